@@ -1,0 +1,43 @@
+# rubricforge: build rubric corpora for rubric-reward RL, audit them, score rollouts against them.
+GO      ?= go
+BIN     ?= bin
+PKGS    := ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/rubricforge/rubricforge/pipeline.ToolVersion=$(VERSION)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help build test bench demo cover fuzz clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## build distill, validate and rewardd into ./bin
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+test: ## gofmt check, go vet, and every test with the race detector
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) test -race -timeout 12m $(PKGS)
+
+bench: ## benchmarks: answer equivalence, pipeline throughput and memory
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
+
+demo: build ## run distill on the example problems against the simulated endpoint
+	@bash examples/demo.sh
+
+cover: ## test coverage summary (writes cover.out)
+	$(GO) test -coverprofile=cover.out $(PKGS)
+	$(GO) tool cover -func=cover.out | tail -1
+
+fuzz: ## run each fuzz target for FUZZTIME (default 20s)
+	@for pkg in ./schema ./verify; do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
+	  done; \
+	done
+
+clean: ## remove build output
+	rm -rf $(BIN) cover.out

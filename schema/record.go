@@ -1,0 +1,109 @@
+// Package schema defines the corpus record (spec v1) and its rubric items, the
+// parsers that turn model output into typed rubric items and verdicts, and the
+// structural rules a rubric must satisfy. It is pure: no I/O, no clocks.
+package schema
+
+import "time"
+
+// SpecVersion is the version of the record layout and of the cache-key and
+// id encodings. Bump it only together with a migration note.
+const SpecVersion = "1"
+
+// Rubric styles.
+const (
+	StyleSRaR           = "srar"
+	StyleFactualProcess = "factual_process"
+)
+
+// Rubric item types.
+const (
+	TypeSuggest = "SUGGEST"
+	TypePitfall = "PITFALL"
+	TypeBonus   = "BONUS"
+	TypeAnswer  = "ANSWER"
+	TypeFactual = "FACTUAL"
+	TypeProcess = "PROCESS"
+)
+
+// ItemTypes lists every rubric item type in a stable order, for reports.
+var ItemTypes = []string{TypeSuggest, TypePitfall, TypeBonus, TypeAnswer, TypeFactual, TypeProcess}
+
+// PolarityOf is +1 for item types whose satisfaction is good and -1 for
+// PITFALL, whose satisfaction means the solution fell into the trap.
+func PolarityOf(itemType string) int32 {
+	if itemType == TypePitfall {
+		return -1
+	}
+	return 1
+}
+
+// Item is one rubric criterion.
+type Item struct {
+	ID       int32   `parquet:"id" json:"id"`
+	Type     string  `parquet:"type" json:"type"`
+	Text     string  `parquet:"text" json:"text"`
+	Weight   float64 `parquet:"weight" json:"weight"`
+	Polarity int32   `parquet:"polarity" json:"polarity"`
+	// Valid and ValidReason come from the LLM validity judge; nil when not judged.
+	Valid       *bool   `parquet:"valid,optional" json:"valid,omitempty"`
+	ValidReason *string `parquet:"valid_reason,optional" json:"valid_reason,omitempty"`
+	// SatRate, Corr and EmpiricalValid come from empirical validity over the
+	// rollouts: satisfaction rate, sign-aware correlation with correctness, and
+	// the RLCER rule (std > 0 and corr > alpha). Nil when not measured.
+	SatRate        *float64 `parquet:"sat_rate,optional" json:"sat_rate,omitempty"`
+	Corr           *float64 `parquet:"corr,optional" json:"corr,omitempty"`
+	EmpiricalValid *bool    `parquet:"empirical_valid,optional" json:"empirical_valid,omitempty"`
+}
+
+// Rollout is one sampled solution and its verification.
+type Rollout struct {
+	Index           int32  `parquet:"index" json:"index"`
+	Text            string `parquet:"text" json:"text"`
+	ExtractedAnswer string `parquet:"extracted_answer" json:"extracted_answer"`
+	Correct         bool   `parquet:"correct" json:"correct"`
+	FormatOK        bool   `parquet:"format_ok" json:"format_ok"`
+	FinishReason    string `parquet:"finish_reason" json:"finish_reason"`
+	// CompletionTokens is nil when the endpoint reported usage for several
+	// choices together (n > 1 per request).
+	CompletionTokens *int32 `parquet:"completion_tokens,optional" json:"completion_tokens,omitempty"`
+}
+
+// Provenance says how a record was made.
+type Provenance struct {
+	RolloutModel    string    `parquet:"rollout_model" json:"rollout_model"`
+	DistillModel    string    `parquet:"distill_model" json:"distill_model"`
+	JudgeModel      string    `parquet:"judge_model" json:"judge_model"`
+	RolloutTemplate string    `parquet:"rollout_template" json:"rollout_template"`
+	DistillTemplate string    `parquet:"distill_template" json:"distill_template"`
+	JudgeTemplate   string    `parquet:"judge_template" json:"judge_template"`
+	SatisfyTemplate string    `parquet:"satisfy_template" json:"satisfy_template"`
+	SpecVersion     string    `parquet:"spec_version" json:"spec_version"`
+	ToolVersion     string    `parquet:"tool_version" json:"tool_version"`
+	CreatedAt       time.Time `parquet:"created_at,timestamp(millisecond)" json:"created_at"`
+}
+
+// Usage is what a record cost at the endpoint. Cache hits count no tokens.
+type Usage struct {
+	Requests         int64   `parquet:"requests" json:"requests"`
+	CachedRequests   int64   `parquet:"cached_requests" json:"cached_requests"`
+	PromptTokens     int64   `parquet:"prompt_tokens" json:"prompt_tokens"`
+	CompletionTokens int64   `parquet:"completion_tokens" json:"completion_tokens"`
+	CostUSD          float64 `parquet:"cost_usd" json:"cost_usd"`
+}
+
+// Record is one row of the corpus: one problem, its rollouts and its rubric.
+type Record struct {
+	ID         string     `parquet:"id" json:"id"`
+	Source     string     `parquet:"source" json:"source"`
+	Split      string     `parquet:"split" json:"split"`
+	Problem    string     `parquet:"problem" json:"problem"`
+	Answer     string     `parquet:"answer" json:"answer"`
+	Reference  *string    `parquet:"reference,optional" json:"reference,omitempty"`
+	Style      string     `parquet:"style" json:"style"`
+	Rubric     []Item     `parquet:"rubric,list" json:"rubric"`
+	Rollouts   []Rollout  `parquet:"rollouts,list" json:"rollouts"`
+	NCorrect   int32      `parquet:"n_correct" json:"n_correct"`
+	PassRate   float64    `parquet:"pass_rate" json:"pass_rate"`
+	Provenance Provenance `parquet:"provenance" json:"provenance"`
+	Usage      Usage      `parquet:"usage" json:"usage"`
+}
