@@ -3,9 +3,10 @@
 // template by a content hash that goes into cache keys and provenance.
 //
 // A template file is a sequence of sections, each opened by a line
-// "=== system ===", "=== user ===" or "=== assistant ===", and rendered with
-// text/template. A directory given to Load overrides the embedded files of the
-// same name; the others stay embedded.
+// "=== system ===", "=== user ===" or "=== assistant ===". Each section is a
+// text/template of its own (actions cannot span section lines), so inputs that
+// contain such lines stay inside their message. A directory given to Load
+// overrides the embedded files of the same name; the others stay embedded.
 package prompts
 
 import (
@@ -49,14 +50,20 @@ type Message struct {
 
 // Set is a loaded, parsed set of templates. It is safe for concurrent use.
 type Set struct {
-	templates map[string]*template.Template
+	templates map[string][]section
 	hashes    map[string]string
+}
+
+// section is one message of a template: its role and its parsed body.
+type section struct {
+	role string
+	body *template.Template
 }
 
 // Load parses the embedded templates, with files NAME.tmpl in dir (if dir is
 // not empty) taking the place of the embedded ones.
 func Load(dir string) (*Set, error) {
-	s := &Set{templates: map[string]*template.Template{}, hashes: map[string]string{}}
+	s := &Set{templates: map[string][]section{}, hashes: map[string]string{}}
 	for _, name := range Names {
 		file := name + ".tmpl"
 		text, err := fs.ReadFile(embedded, "templates/"+file)
@@ -74,14 +81,20 @@ func Load(dir string) (*Set, error) {
 				return nil, fmt.Errorf("prompts: reading %s: %w", override, err)
 			}
 		}
-		t, err := template.New(name).Option("missingkey=error").Parse(string(text))
+		parts, err := cutSections(string(text))
 		if err != nil {
-			return nil, fmt.Errorf("prompts: parsing %s: %w", origin, err)
-		}
-		if _, err := splitSections(string(text)); err != nil {
 			return nil, fmt.Errorf("prompts: %s: %w", origin, err)
 		}
-		s.templates[name] = t
+		secs := make([]section, len(parts))
+		for i, p := range parts {
+			// Leading newlines keep the parser's line numbers those of the file.
+			t, err := template.New(name).Option("missingkey=error").Parse(strings.Repeat("\n", p.line-1) + p.body)
+			if err != nil {
+				return nil, fmt.Errorf("prompts: parsing %s: %w", origin, err)
+			}
+			secs[i] = section{role: p.role, body: t}
+		}
+		s.templates[name] = secs
 		s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
 	}
 	return s, nil
@@ -155,49 +168,62 @@ func (s *Set) RepairMessages(previous []Message, reply string, parseErr error) (
 }
 
 func (s *Set) render(name string, data any) ([]Message, error) {
+	secs := s.templates[name]
+	msgs := make([]Message, 0, len(secs))
 	var buf bytes.Buffer
-	if err := s.templates[name].Execute(&buf, data); err != nil {
-		return nil, fmt.Errorf("prompts: rendering %s: %w", name, err)
+	for _, sec := range secs {
+		buf.Reset()
+		if err := sec.body.Execute(&buf, data); err != nil {
+			return nil, fmt.Errorf("prompts: rendering %s: %w", name, err)
+		}
+		msgs = append(msgs, Message{Role: sec.role, Content: strings.TrimSpace(buf.String())})
 	}
-	return splitSections(buf.String())
+	return msgs, nil
 }
 
-// splitSections cuts rendered text at "=== role ===" lines into messages.
-func splitSections(text string) ([]Message, error) {
-	var msgs []Message
-	var cur *Message
+// part is one section of a template's text before parsing.
+type part struct {
+	role string
+	line int    // line number of the body's first line in the file
+	body string // raw template text up to the next section line
+}
+
+// cutSections cuts template text at "=== role ===" lines.
+func cutSections(text string) ([]part, error) {
+	var parts []part
 	var body strings.Builder
 	flush := func() {
-		if cur != nil {
-			cur.Content = strings.TrimSpace(body.String())
-			msgs = append(msgs, *cur)
+		if len(parts) > 0 {
+			parts[len(parts)-1].body = body.String()
 		}
 		body.Reset()
 	}
+	n := 0
 	for line := range strings.Lines(text) {
+		n++
 		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "=== ") && strings.HasSuffix(trimmed, " ===") {
+		if len(trimmed) >= len("=== ")+len(" ===") && strings.HasPrefix(trimmed, "=== ") && strings.HasSuffix(trimmed, " ===") {
 			role := strings.TrimSpace(trimmed[4 : len(trimmed)-4])
 			switch role {
 			case "system", "user", "assistant":
 			default:
-				return nil, fmt.Errorf("unknown section role %q", role)
+				return nil, fmt.Errorf("line %d: unknown section role %q", n, role)
 			}
 			flush()
-			cur = &Message{Role: role}
+			parts = append(parts, part{role: role, line: n + 1})
 			continue
 		}
-		if cur == nil {
+		if len(parts) == 0 {
 			if trimmed == "" || strings.HasPrefix(trimmed, "{{/*") {
 				continue
 			}
-			return nil, errors.New(`text before the first "=== user ===" (or system) section line`)
+			return nil, fmt.Errorf(`line %d: text before the first "=== user ===" (or system) section line`, n)
 		}
 		body.WriteString(line)
 	}
 	flush()
-	if len(msgs) == 0 {
+	if len(parts) == 0 {
 		return nil, errors.New("no sections")
 	}
-	return msgs, nil
+	return parts, nil
 }

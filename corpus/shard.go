@@ -1,0 +1,359 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// shardsDir is the shard directory inside a run directory; brokenDir is
+// where the resume scan moves shards it cannot use.
+const (
+	shardsDir = "shards"
+	brokenDir = "broken"
+)
+
+// longTextColumns are the leaf column paths that hold long free text. Their
+// pages carry no min/max statistics and their chunks no bounds: for text of
+// kilobytes the values would be copied whole into page headers and footer.
+func longTextColumns() [][]string {
+	return [][]string{
+		{"problem"},
+		{"answer"},
+		{"reference"},
+		{"rubric", "list", "element", "text"},
+		{"rubric", "list", "element", "valid_reason"},
+		{"rollouts", "list", "element", "text"},
+	}
+}
+
+// recordSchema is the parquet schema every shard must have.
+func recordSchema() *parquet.Schema { return parquet.SchemaOf(new(schema.Record)) }
+
+// writerOptions are the options of every shard writer of a run.
+func writerOptions(opt Options) []parquet.WriterOption {
+	opts := []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		// parquet-go defaults strings to DELTA_LENGTH_BYTE_ARRAY, which some
+		// readers (Spark's vectorized reader before 3.4, Velox, old pyarrow)
+		// reject; PLAIN is the encoding every reader has.
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
+		parquet.MaxRowsPerRowGroup(int64(opt.RowGroupRows)),
+		parquet.KeyValueMetadata("spec_version", schema.SpecVersion),
+		parquet.KeyValueMetadata("tool_version", opt.ToolVersion),
+		parquet.CreatedBy("rubricforge", opt.ToolVersion, "parquet-go-"+parquetGoVersion()),
+	}
+	for _, col := range longTextColumns() {
+		opts = append(opts, parquet.SkipPageStatistics(col...), parquet.SkipPageBounds(col...))
+	}
+	return opts
+}
+
+func parquetGoVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/parquet-go/parquet-go" {
+				return strings.TrimPrefix(m.Version, "v")
+			}
+		}
+	}
+	return "unknown"
+}
+
+// writeShard writes recs (sorted by id) as shards/part-idx.parquet by the
+// commit protocol: temp file, close, fsync, reopen and check, rename, fsync
+// the directory. The caller then lists the returned shard in the manifest.
+// renamed reports that the shard reached its final name, even if a later
+// step failed: it must then be listed, as the resume scan would adopt it.
+func writeShard(runDir string, idx int, recs []schema.Record, opts []parquet.WriterOption) (info ShardInfo, renamed bool, err error) {
+	dir := filepath.Join(runDir, shardsDir)
+	tmp := filepath.Join(dir, shardTmpName(idx))
+	final := filepath.Join(dir, shardName(idx))
+	if _, err := os.Lstat(final); err == nil {
+		return ShardInfo{}, false, fmt.Errorf("committing shard: %s already exists", final)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return ShardInfo{}, false, fmt.Errorf("creating shard: %w", err)
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+		if err != nil && !renamed {
+			os.Remove(tmp)
+		}
+	}()
+
+	w := parquet.NewGenericWriter[schema.Record](f, opts...)
+	if _, err := w.Write(recs); err != nil {
+		return ShardInfo{}, false, fmt.Errorf("writing shard %s: %w", tmp, err)
+	}
+	if err := w.Close(); err != nil {
+		return ShardInfo{}, false, fmt.Errorf("finishing shard %s: %w", tmp, err)
+	}
+	if err := syncFile(f); err != nil {
+		return ShardInfo{}, false, fmt.Errorf("syncing shard %s: %w", tmp, err)
+	}
+	cerr := f.Close()
+	f = nil
+	if cerr != nil {
+		return ShardInfo{}, false, fmt.Errorf("closing shard %s: %w", tmp, cerr)
+	}
+
+	info, ids, err := inspectShard(tmp)
+	if err != nil {
+		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
+	}
+	if int(info.Rows) != len(recs) || len(ids) != len(recs) {
+		return ShardInfo{}, false, fmt.Errorf("checking written shard %s: %d rows on disk, %d written", tmp, info.Rows, len(recs))
+	}
+	for i := range recs {
+		if ids[i] != recs[i].ID {
+			return ShardInfo{}, false, fmt.Errorf("checking written shard %s: row %d has id %q, wrote %q", tmp, i, ids[i], recs[i].ID)
+		}
+	}
+
+	if err := os.Rename(tmp, final); err != nil {
+		return ShardInfo{}, false, fmt.Errorf("renaming shard into place: %w", err)
+	}
+	renamed = true
+	info.File = shardRelPath(idx)
+	if err := syncDir(dir); err != nil {
+		return info, true, err
+	}
+	return info, true, nil
+}
+
+// inspectShard opens a shard, checks its footer and schema, reads its id
+// column and hashes its bytes. It never panics on a damaged file.
+func inspectShard(path string) (info ShardInfo, ids []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ShardInfo{}, nil, fmt.Errorf("opening shard: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ShardInfo{}, nil, fmt.Errorf("opening shard: %w", err)
+	}
+	size := st.Size()
+
+	h := xxhash.New()
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 256<<10)); err != nil {
+		return ShardInfo{}, nil, fmt.Errorf("hashing shard %s: %w", path, err)
+	}
+
+	pf, err := openShard(f, path, size)
+	if err != nil {
+		return ShardInfo{}, nil, err
+	}
+	ids, err = readIDs(pf, path)
+	if err != nil {
+		return ShardInfo{}, nil, err
+	}
+	if int64(len(ids)) != pf.NumRows() {
+		return ShardInfo{}, nil, fmt.Errorf("shard %s: footer says %d rows, id column holds %d", path, pf.NumRows(), len(ids))
+	}
+	if len(ids) == 0 {
+		return ShardInfo{}, nil, fmt.Errorf("shard %s holds no rows", path)
+	}
+	if !slices.IsSorted(ids) {
+		return ShardInfo{}, nil, fmt.Errorf("shard %s: ids are not sorted", path)
+	}
+	return ShardInfo{
+		Rows:     int64(len(ids)),
+		Bytes:    size,
+		XXHash64: hashString(h.Sum64()),
+		FirstID:  ids[0],
+		LastID:   ids[len(ids)-1],
+	}, ids, nil
+}
+
+// openShard opens the parquet footer of f and checks that the file has the
+// record schema; parquet-go would otherwise convert a foreign schema silently.
+func openShard(f io.ReaderAt, path string, size int64) (pf *parquet.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
+		}
+	}()
+	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("shard %s is not a readable parquet file: %w", path, err)
+	}
+	if !parquet.EqualNodes(pf.Schema(), recordSchema()) {
+		return nil, fmt.Errorf("shard %s does not have the record schema (spec %s)", path, schema.SpecVersion)
+	}
+	var rows int64
+	for _, rg := range pf.RowGroups() {
+		rows += rg.NumRows()
+	}
+	if rows != pf.NumRows() {
+		return nil, fmt.Errorf("shard %s: row groups hold %d rows, footer says %d", path, rows, pf.NumRows())
+	}
+	return pf, nil
+}
+
+// readIDs decodes only the id column of every row group.
+func readIDs(pf *parquet.File, path string) (ids []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
+		}
+	}()
+	leaf, ok := pf.Schema().Lookup("id")
+	if !ok {
+		return nil, fmt.Errorf("shard %s has no id column", path)
+	}
+	ids = make([]string, 0, pf.NumRows())
+	vals := make([]parquet.Value, 256)
+	for gi, rg := range pf.RowGroups() {
+		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+		for {
+			page, err := pages.ReadPage()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				pages.Close()
+				return nil, fmt.Errorf("shard %s: reading ids of row group %d: %w", path, gi, err)
+			}
+			vr := page.Values()
+			for {
+				n, err := vr.ReadValues(vals)
+				for _, v := range vals[:n] {
+					ids = append(ids, string(v.ByteArray()))
+				}
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					parquet.Release(page)
+					pages.Close()
+					return nil, fmt.Errorf("shard %s: decoding ids of row group %d: %w", path, gi, err)
+				}
+			}
+			parquet.Release(page)
+		}
+		if err := pages.Close(); err != nil {
+			return nil, fmt.Errorf("shard %s: reading ids of row group %d: %w", path, gi, err)
+		}
+	}
+	return ids, nil
+}
+
+// scanBatch is how many records ScanShard decodes at a time.
+const scanBatch = 64
+
+// ScanShard streams the records of one shard file to fn, in file order. A
+// damaged file or one with another schema is an error, never a panic. fn may
+// keep the record it is given. An error from fn stops the scan and is
+// returned as is.
+func ScanShard(path string, fn func(*schema.Record) error) error {
+	_, err := scanShard(path, fn)
+	return err
+}
+
+func scanShard(path string, fn func(*schema.Record) error) (rows int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("opening shard: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("opening shard: %w", err)
+	}
+	pf, err := openShard(f, path, st.Size())
+	if err != nil {
+		return 0, err
+	}
+	r, err := newRecordReader(pf, path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	batch := make([]schema.Record, scanBatch)
+	for {
+		clear(batch) // decoded slices must not alias the previous batch's
+		n, rerr := readBatch(r, batch, path)
+		for i := range batch[:n] {
+			rec := batch[i]
+			if err := fn(&rec); err != nil {
+				return rows, err
+			}
+			rows++
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return rows, fmt.Errorf("reading shard %s after %d rows: %w", path, rows, rerr)
+		}
+		if n == 0 {
+			return rows, fmt.Errorf("reading shard %s after %d rows: reader made no progress", path, rows)
+		}
+	}
+	if rows != pf.NumRows() {
+		return rows, fmt.Errorf("reading shard %s: got %d rows, footer says %d", path, rows, pf.NumRows())
+	}
+	return rows, nil
+}
+
+func newRecordReader(pf *parquet.File, path string) (r *parquet.GenericReader[schema.Record], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
+		}
+	}()
+	return parquet.NewGenericReader[schema.Record](pf), nil
+}
+
+func readBatch(r *parquet.GenericReader[schema.Record], batch []schema.Record, path string) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, err = 0, fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
+		}
+	}()
+	return r.Read(batch)
+}
+
+// ReadAll streams every record of every listed shard of the run directory
+// dir to fn, in manifest order. It takes no lock and does not hash the
+// shards; a shard whose size or row count differs from the manifest is an
+// error.
+func ReadAll(dir string, fn func(*schema.Record) error) error {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return err
+	}
+	for _, s := range m.Shards {
+		path := filepath.Join(dir, filepath.FromSlash(s.File))
+		st, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("reading run %s: %w", dir, err)
+		}
+		if st.Size() != s.Bytes {
+			return fmt.Errorf("reading run %s: shard %s has %d bytes, manifest says %d", dir, s.File, st.Size(), s.Bytes)
+		}
+		rows, err := scanShard(path, fn)
+		if err != nil {
+			return err
+		}
+		if rows != s.Rows {
+			return fmt.Errorf("reading run %s: shard %s has %d rows, manifest says %d", dir, s.File, rows, s.Rows)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make demo: start the SIMULATED endpoint on a free loopback port, run distill
+# over the example problems with examples/demo.yaml, print where the corpus is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin}
+OUT=${OUT:-runs/demo}
+mkdir -p "$BIN"
+go build -o "$BIN/simllm" ./examples/simllm
+
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+"$BIN/simllm" -addr 127.0.0.1:0 -problems examples/problems.jsonl -latency 20ms -fault-rate 0.05 >"$fifo" 2>/dev/null &
+sim=$!
+trap 'kill $sim 2>/dev/null || true; rm -f "$fifo"' EXIT
+exec 3<"$fifo"
+read -r url <&3
+echo "demo: simulated endpoint (not a real model) at $url"
+
+status=0
+"$BIN/distill" run --config examples/demo.yaml --base-url "$url" --out "$OUT" || status=$?
+echo
+echo "demo: corpus in $OUT/shards (manifest $OUT/manifest.json, report $OUT/report.json)"
+echo "demo: distill exit code $status (0 ok, 3 some problems failed); run 'make demo' again to see a resume served from the cache"
+case $status in
+  0|3) exit 0 ;;
+  *) exit "$status" ;;
+esac

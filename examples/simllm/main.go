@@ -1,0 +1,271 @@
+// Command simllm serves the simulated OpenAI-compatible endpoint of package
+// internal/llmtest, for the demo and for trying the pipeline without a model.
+// It is NOT a model: it recognizes the pipeline's own prompt templates and
+// answers them with deterministic, plausible text, with optional latency and
+// injected faults.
+//
+// The first line on stdout is the base URL (for example
+// http://127.0.0.1:41234/v1); the settings go to stderr. It serves until
+// SIGINT or SIGTERM. Exit codes: 0 after a clean shutdown, 1 when serving
+// fails, 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+const defaultProblems = "examples/problems.jsonl"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	addr        string
+	allowRemote bool
+	problems    string
+	latency     time.Duration
+	faultRate   float64
+	rate429     optRate
+	rate500     optRate
+	rateHang    optRate
+	rateTrunc   optRate
+	rateMalform optRate
+	retryAfter  time.Duration
+	hangMax     time.Duration
+	correctRate float64
+	lengthRate  float64
+	invalidRate float64
+	seed        uint64
+	verbose     bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("simllm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address; port 0 picks a free port (e.g. -addr 127.0.0.1:8000)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback -addr such as 0.0.0.0:8000 (the endpoint has no authentication)")
+	fs.StringVar(&o.problems, "problems", "", "JSONL file with \"problem\" and \"answer\" fields that decides correct rollouts (default "+defaultProblems+" when it exists; e.g. -problems data/math.jsonl)")
+	fs.DurationVar(&o.latency, "latency", 0, "mean delay per request, each uniform in [0.5, 1.5] times it (e.g. -latency 200ms)")
+	fs.Float64Var(&o.faultRate, "fault-rate", 0, "total fault rate spread evenly over 429, 500, hang, truncate and malformed (e.g. -fault-rate 0.05)")
+	fs.Var(&o.rate429, "rate-429", "`rate` of 429 responses with Retry-After; overrides -fault-rate's share (e.g. -rate-429 0.1)")
+	fs.Var(&o.rate500, "rate-500", "`rate` of 500 responses; overrides -fault-rate's share (e.g. -rate-500 0.02)")
+	fs.Var(&o.rateHang, "rate-hang", "`rate` of requests held until the client gives up or -hang-max; overrides -fault-rate's share (e.g. -rate-hang 0.01)")
+	fs.Var(&o.rateTrunc, "rate-truncate", "`rate` of 200 responses cut off halfway through the body; overrides -fault-rate's share (e.g. -rate-truncate 0.01)")
+	fs.Var(&o.rateMalform, "rate-malformed", "`rate` of replies that break the stage's output format; overrides -fault-rate's share (e.g. -rate-malformed 0.05)")
+	fs.DurationVar(&o.retryAfter, "retry-after", time.Second, "Retry-After sent with a 429, in whole seconds (e.g. -retry-after 2s)")
+	fs.DurationVar(&o.hangMax, "hang-max", 30*time.Second, "longest a hung request is held before the connection is dropped (e.g. -hang-max 5s)")
+	fs.Float64Var(&o.correctRate, "correct-rate", 0.6, "mean rate of correct rollouts, spread per problem (e.g. -correct-rate 0.4)")
+	fs.Float64Var(&o.lengthRate, "length-rate", 0.02, "rate of rollouts cut off with finish_reason length (e.g. -length-rate 0)")
+	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
+	fs.Uint64Var(&o.seed, "seed", 0, "varies every simulated choice (e.g. -seed 7)")
+	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
+the rubricforge pipeline's own prompt templates, for the demo and for tests.
+
+Usage:
+  simllm [flags]
+
+It prints the base URL (http://HOST:PORT/v1) as the first line of stdout and
+serves POST /v1/chat/completions and GET /v1/models until SIGINT or SIGTERM.
+
+Examples:
+  simllm -problems examples/problems.jsonl -latency 50ms -fault-rate 0.05
+  simllm -rate-429 0.2 -retry-after 2s > url.txt &  URL=$(head -n 1 url.txt)
+
+Flags:
+`)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nExit codes: 0 clean shutdown, 1 serving failed, 2 usage error.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, fs, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simllm: unexpected arguments %q\n", fs.Args())
+		return nil, fs, errors.New("unexpected arguments")
+	}
+	return o, fs, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, _, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2 // the flag package or parseFlags has said why
+	}
+	cfg, err := o.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "simllm: %v\n", err)
+		return 2
+	}
+	if err := checkLoopback(o.addr, o.allowRemote); err != nil {
+		fmt.Fprintf(stderr, "simllm: %v\n", err)
+		return 2
+	}
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "simllm: listening on %s: %v\n", o.addr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "http://%s/v1\n", ln.Addr())
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	fmt.Fprintln(stderr, "SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model")
+	fmt.Fprintf(stderr, "  model: %s (any model name is accepted)\n", llmtest.SimulatedModel)
+	fmt.Fprintf(stderr, "  problems: %s (%d answers)\n", orNone(o.problems), len(cfg.Answers))
+	fmt.Fprintf(stderr, "  correct-rate %.3g, length-rate %.3g, invalid-rate %.3g, seed %d, latency %v\n",
+		o.correctRate, o.lengthRate, o.invalidRate, o.seed, o.latency)
+	f := cfg.Faults
+	fmt.Fprintf(stderr, "  faults: 429 %.3g (Retry-After %v), 500 %.3g, hang %.3g (max %v), truncate %.3g, malformed %.3g\n",
+		f.RateLimited, f.RetryAfter, f.ServerError, f.Hang, f.HangMax, f.Truncate, f.Malformed)
+
+	srv := llmtest.New(cfg)
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintf(stderr, "simllm: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "simllm: stopped after %d requests\n", srv.Count())
+	return 0
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// config turns flags into an llmtest.Config. Rates given as 0 on the
+// command line mean exactly 0.
+func (o *options) config() (llmtest.Config, error) {
+	rates := map[string]float64{"fault-rate": o.faultRate, "correct-rate": o.correctRate, "length-rate": o.lengthRate,
+		"invalid-rate": o.invalidRate}
+	for name, v := range map[string]optRate{"rate-429": o.rate429, "rate-500": o.rate500, "rate-hang": o.rateHang,
+		"rate-truncate": o.rateTrunc, "rate-malformed": o.rateMalform} {
+		if v.set {
+			rates[name] = v.v
+		}
+	}
+	for name, v := range rates {
+		if v < 0 || v > 1 || v != v {
+			return llmtest.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
+		}
+	}
+	if o.latency < 0 || o.retryAfter <= 0 || o.hangMax <= 0 {
+		return llmtest.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
+	}
+	f := llmtest.SpreadFaults(o.faultRate)
+	for _, r := range []struct {
+		v   optRate
+		dst *float64
+	}{{o.rate429, &f.RateLimited}, {o.rate500, &f.ServerError}, {o.rateHang, &f.Hang}, {o.rateTrunc, &f.Truncate}, {o.rateMalform, &f.Malformed}} {
+		if r.v.set {
+			*r.dst = r.v.v
+		}
+	}
+	if f.Total() > 1 {
+		return llmtest.Config{}, fmt.Errorf("fault rates add up to %.3g; want at most 1", f.Total())
+	}
+	f.RetryAfter, f.HangMax = o.retryAfter, o.hangMax
+	cfg := llmtest.Config{
+		CorrectRate: zeroMeansNone(o.correctRate),
+		LengthRate:  zeroMeansNone(o.lengthRate),
+		InvalidRate: zeroMeansNone(o.invalidRate),
+		Latency:     o.latency,
+		Faults:      f,
+		Seed:        o.seed,
+	}
+	path := o.problems
+	if path == "" {
+		if _, err := os.Stat(defaultProblems); err == nil {
+			path = defaultProblems
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return llmtest.Config{}, fmt.Errorf("checking %s: %w", defaultProblems, err)
+		}
+	}
+	if path != "" {
+		answers, err := llmtest.LoadAnswers(path)
+		if err != nil {
+			return llmtest.Config{}, err
+		}
+		cfg.Answers = answers
+		o.problems = path
+	}
+	return cfg, nil
+}
+
+// optRate is a rate flag that may be left unset.
+type optRate struct {
+	v   float64
+	set bool
+}
+
+func (r *optRate) String() string {
+	if r == nil || !r.set {
+		return ""
+	}
+	return strconv.FormatFloat(r.v, 'g', -1, 64)
+}
+
+func (r *optRate) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("want a number: %w", err)
+	}
+	r.v, r.set = v, true
+	return nil
+}
+
+// zeroMeansNone maps a command-line 0 to llmtest's "exactly zero" (negative).
+func zeroMeansNone(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+// checkLoopback refuses to listen beyond this machine unless allowed.
+func checkLoopback(addr string, allowRemote bool) error {
+	if allowRemote {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-addr %q is not a loopback address; the simulated endpoint has no authentication, so pass -allow-remote to listen there anyway", addr)
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestBinary builds simllm, starts it, and checks that the first stdout line
+// is a base URL that answers /v1/models, and that SIGINT stops it cleanly.
+func TestBinary(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build simllm: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "simllm")
+	build := exec.Command(gobin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	problems := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := os.WriteFile(problems, []byte(`{"problem":"What is 2+2?","answer":"4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-problems", problems, "-latency", "1ms", "-seed", "3")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first stdout line: %v", err)
+	}
+	base := strings.TrimSpace(line)
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || !strings.HasSuffix(base, "/v1") {
+		t.Fatalf("first line %q is not a loopback base URL", base)
+	}
+	resp, err := http.Get(base + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&models)
+	resp.Body.Close()
+	if err != nil || len(models.Data) != 1 || models.Data[0].ID != "simulated" {
+		t.Fatalf("models %+v, %v", models, err)
+	}
+	resp, err = http.Post(base+"/chat/completions", "application/json", strings.NewReader(
+		`{"model":"x","messages":[{"role":"user","content":"hello"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("unrecognized prompt: status %d, want 400", resp.StatusCode)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGINT: %v\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model", "(1 answers)", "seed 3", "stopped after 1 requests"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"help", []string{"-h"}, 0, "Examples:"},
+		{"remote address", []string{"-addr", "0.0.0.0:0"}, 2, "-allow-remote"},
+		{"empty host", []string{"-addr", ":8000"}, 2, "not a loopback"},
+		{"bad rate", []string{"-rate-429", "1.5"}, 2, "between 0 and 1"},
+		{"rates over 1", []string{"-rate-429", "0.6", "-rate-500", "0.6"}, 2, "add up to"},
+		{"bad flag value", []string{"-rate-hang", "x"}, 2, "invalid value"},
+		{"stray argument", []string{"extra"}, 2, "unexpected arguments"},
+		{"missing problems", []string{"-problems", "/nonexistent/p.jsonl"}, 2, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(t.Context(), tt.args, &stdout, &stderr); code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("stderr lacks %q:\n%s", tt.want, stderr.String())
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	tests := []struct {
+		addr   string
+		remote bool
+		ok     bool
+	}{
+		{"127.0.0.1:0", false, true},
+		{"[::1]:8000", false, true},
+		{"localhost:8000", false, true},
+		{"127.0.0.2:80", false, true},
+		{"0.0.0.0:8000", false, false},
+		{":8000", false, false},
+		{"example.com:80", false, false},
+		{"0.0.0.0:8000", true, true},
+		{"nonsense", false, false},
+	}
+	for _, tt := range tests {
+		if err := checkLoopback(tt.addr, tt.remote); (err == nil) != tt.ok {
+			t.Errorf("checkLoopback(%q, %v) = %v, want ok %v", tt.addr, tt.remote, err, tt.ok)
+		}
+	}
+}
+
+func TestServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"-fault-rate", "0.1", "-correct-rate", "0"}, pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+	if !strings.Contains(stderr.String(), "429 0.02") {
+		t.Errorf("settings do not show the spread fault rate:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,419 @@
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// FaultKind names an injected failure; FaultNone is the empty string.
+type FaultKind string
+
+// Fault kinds.
+const (
+	FaultNone        FaultKind = ""
+	FaultRateLimited FaultKind = "rate_limited"
+	FaultServerError FaultKind = "server_error"
+	FaultHang        FaultKind = "hang"
+	FaultTruncate    FaultKind = "truncate"
+	FaultMalformed   FaultKind = "malformed"
+)
+
+// Entry records one chat-completions request.
+type Entry struct {
+	Time   time.Time
+	Kind   Kind
+	Repair bool
+	// Hash is the 64-bit hash of the canonical request (model, messages,
+	// seed, n, sampling parameters).
+	Hash uint64
+	// Status is the HTTP status sent; 0 when none was (a hung request, or a
+	// client that left during the latency wait).
+	Status  int
+	Fault   FaultKind
+	N       int
+	Attempt uint64
+}
+
+// Server is the simulated endpoint; it is an http.Handler.
+type Server struct {
+	cfg       Config
+	attempts  atomic.Uint64
+	count     atomic.Int64
+	mu        sync.Mutex
+	log       []Entry
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// created is the fixed "created" time of every response.
+const created = 1700000000
+
+const (
+	maxBodyBytes = 64 << 20
+	maxChoices   = 256
+)
+
+// New returns a simulated endpoint with cfg's zero values defaulted.
+func New(cfg Config) *Server {
+	return &Server{cfg: cfg.withDefaults(), closed: make(chan struct{})}
+}
+
+// Close ends hung and waiting requests (they get a 503) and makes new ones
+// fail fast the same way. It does not close any listener.
+func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+
+// Count is the number of chat-completions requests received.
+func (s *Server) Count() int64 { return s.count.Load() }
+
+// Log returns a copy of the request log; it is empty unless Config.KeepLog.
+func (s *Server) Log() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Entry(nil), s.log...)
+}
+
+func (s *Server) record(e Entry) {
+	if !s.cfg.KeepLog {
+		return
+	}
+	e.Time = time.Now()
+	s.mu.Lock()
+	s.log = append(s.log, e)
+	s.mu.Unlock()
+}
+
+// ServeHTTP answers POST .../chat/completions and GET .../models, whatever
+// the prefix (/v1 or none), so that it can be mounted under a path.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", nil, "use POST for chat completions")
+			return
+		}
+		s.chat(w, r)
+	case strings.HasSuffix(path, "/models") && r.Method == http.MethodGet:
+		writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelInfo{{
+			ID: SimulatedModel, Object: "model", Created: created, OwnedBy: "rubricforge-llmtest (simulated)",
+		}}})
+	default:
+		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
+			fmt.Sprintf("the simulated endpoint (llmtest) has no route %s %s", r.Method, r.URL.Path))
+	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.count.Add(1)
+	attempt := s.attempts.Add(1)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		status := http.StatusBadRequest
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			status = http.StatusRequestEntityTooLarge
+		}
+		s.record(Entry{Kind: KindUnknown, Hash: key(0, string(body)), Status: status, Attempt: attempt})
+		writeError(w, status, "invalid_request_error", nil, "reading the request body: "+err.Error())
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		s.reject(w, key(0, string(body)), attempt, "the request body is not valid JSON: "+err.Error())
+		return
+	}
+	msgs, err := req.messages()
+	if err != nil {
+		s.reject(w, key(0, string(body)), attempt, "invalid request: "+err.Error())
+		return
+	}
+	reqKey := requestKey(&req, msgs)
+	n := req.n()
+	switch {
+	case req.Stream:
+		s.reject(w, reqKey, attempt, "the simulated endpoint (llmtest) does not support stream=true")
+		return
+	case n < 1 || n > maxChoices:
+		s.reject(w, reqKey, attempt, fmt.Sprintf("n must be between 1 and %d", maxChoices))
+		return
+	case req.Model == "":
+		s.reject(w, reqKey, attempt, "model is required")
+		return
+	}
+	kind, prompt, repair := classify(msgs)
+	entry := Entry{Kind: kind, Repair: repair, Hash: reqKey, N: n, Attempt: attempt}
+	if kind == KindUnknown {
+		entry.Status = http.StatusBadRequest
+		s.record(entry)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "unrecognized_prompt",
+			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
+		return
+	}
+
+	fault := s.fault(reqKey, attempt)
+	entry.Fault = fault
+	if fault != FaultNone {
+		s.cfg.Logger.Debug("llmtest: injecting fault", "fault", string(fault), "kind", string(kind), "attempt", attempt)
+	}
+	switch fault {
+	case FaultRateLimited:
+		entry.Status = http.StatusTooManyRequests
+		s.record(entry)
+		secs := int((s.cfg.Faults.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", "rate_limit_exceeded",
+			"simulated rate limit (llmtest): retry after "+strconv.Itoa(secs)+"s")
+		return
+	case FaultHang:
+		s.record(entry)
+		s.hang(w, r)
+		return
+	}
+	if !s.wait(r.Context(), s.latency(reqKey, attempt)) {
+		entry.Status = s.interrupted(w, r)
+		s.record(entry)
+		return
+	}
+	if fault == FaultServerError {
+		entry.Status = http.StatusInternalServerError
+		s.record(entry)
+		writeError(w, http.StatusInternalServerError, "server_error", nil, "simulated internal server error (llmtest)")
+		return
+	}
+
+	resp := s.respond(&req, msgs, kind, prompt, reqKey, n, fault == FaultMalformed, attempt)
+	out, err := json.Marshal(resp)
+	if err != nil {
+		entry.Status = http.StatusInternalServerError
+		s.record(entry)
+		writeError(w, http.StatusInternalServerError, "server_error", nil, "llmtest: encoding the response: "+err.Error())
+		return
+	}
+	entry.Status = http.StatusOK
+	s.record(entry)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	if fault == FaultTruncate {
+		_, _ = w.Write(out[:len(out)/2])
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler) // drops the connection without a log line
+	}
+	_, _ = w.Write(out)
+}
+
+// reject answers a request the simulator cannot parse.
+func (s *Server) reject(w http.ResponseWriter, reqKey, attempt uint64, msg string) {
+	s.record(Entry{Kind: KindUnknown, Hash: reqKey, Status: http.StatusBadRequest, Attempt: attempt})
+	writeError(w, http.StatusBadRequest, "invalid_request_error", nil, msg)
+}
+
+// fault draws this attempt's fault.
+func (s *Server) fault(reqKey, attempt uint64) FaultKind {
+	f := s.cfg.Faults
+	if f.Total() == 0 {
+		return FaultNone
+	}
+	u := unit(newKeyer(s.cfg.Seed).str("fault").u64(reqKey).u64(attempt).sum())
+	for _, c := range []struct {
+		kind FaultKind
+		rate float64
+	}{
+		{FaultRateLimited, f.RateLimited}, {FaultServerError, f.ServerError}, {FaultHang, f.Hang},
+		{FaultTruncate, f.Truncate}, {FaultMalformed, f.Malformed},
+	} {
+		if u < c.rate {
+			return c.kind
+		}
+		u -= c.rate
+	}
+	return FaultNone
+}
+
+// latency draws this attempt's delay, uniform in [0.5, 1.5] x Config.Latency.
+func (s *Server) latency(reqKey, attempt uint64) time.Duration {
+	if s.cfg.Latency <= 0 {
+		return 0
+	}
+	u := unit(newKeyer(s.cfg.Seed).str("latency").u64(reqKey).u64(attempt).sum())
+	return time.Duration(float64(s.cfg.Latency) * (0.5 + u))
+}
+
+// wait sleeps for d unless ctx ends or the server closes first.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-s.closed:
+			return false
+		default:
+			return true
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-s.closed:
+	}
+	return false
+}
+
+// hang holds a request until the client gives up, the server closes, or
+// HangMax passes; then the connection is dropped.
+func (s *Server) hang(w http.ResponseWriter, r *http.Request) {
+	if s.wait(r.Context(), s.cfg.Faults.HangMax) {
+		panic(http.ErrAbortHandler)
+	}
+	_ = s.interrupted(w, r)
+}
+
+// interrupted ends a request whose wait was cut short: nothing to say to a
+// client that left (status 0); a 503 when the server is closing.
+func (s *Server) interrupted(w http.ResponseWriter, r *http.Request) int {
+	if r.Context().Err() != nil {
+		return 0
+	}
+	writeError(w, http.StatusServiceUnavailable, "server_error", nil, "the simulated endpoint (llmtest) is shutting down")
+	return http.StatusServiceUnavailable
+}
+
+// respond builds the completion for a recognized prompt.
+func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt string, reqKey uint64, n int, malformed bool, attempt uint64) chatResponse {
+	resp := chatResponse{
+		ID:                fmt.Sprintf("chatcmpl-sim-%016x", reqKey),
+		Object:            "chat.completion",
+		Created:           created,
+		Model:             req.Model,
+		SystemFingerprint: "simulated-llmtest",
+		Choices:           make([]choice, 0, n),
+	}
+	badIndex := -1
+	if malformed {
+		badIndex = int(attempt % uint64(n))
+	}
+	var problem, gold, sampleBase string
+	if kind == KindRollout {
+		problem, _ = between(prompt, "<problem>", "</problem>")
+		gold = s.cfg.Answers[problem]
+		if req.Seed != nil {
+			sampleBase = "seed:" + strconv.FormatInt(*req.Seed, 10)
+		} else {
+			sampleBase = fmt.Sprintf("request:%016x", reqKey)
+		}
+	}
+	limit := req.maxTokens()
+	jsonMode := req.jsonMode()
+	for i := range n {
+		bad := i == badIndex
+		r := newRNG(newKeyer(s.cfg.Seed).str("choice").u64(reqKey).u64(uint64(i)).sum())
+		msg := responseMessage{Role: "assistant"}
+		finish := "stop"
+		switch kind {
+		case KindRollout:
+			sol := s.rolloutSolution(problem, gold, sampleBase+"/"+strconv.Itoa(i), bad)
+			msg.Content, msg.Reasoning, finish = sol.content, sol.reasoning, sol.finish
+		case KindDistillSRaR:
+			msg.Content = s.srarRubric(prompt, r, bad)
+		case KindDistillFactualProcess:
+			msg.Content = s.factualProcessRubric(prompt, r, bad, jsonMode)
+		case KindJudgeItem:
+			msg.Content = s.judgeItem(prompt, r, bad, jsonMode)
+		case KindJudgeBatch:
+			msg.Content = s.judgeBatch(prompt, r, bad, jsonMode)
+		case KindSatisfy:
+			msg.Content = s.satisfy(prompt, reqKey, r, bad, jsonMode)
+		}
+		if limit > 0 && int64(tokens(msg.Content)) > limit {
+			cut := int(min(limit*4, int64(len(msg.Content))))
+			for cut > 0 && !utf8Start(msg.Content[cut]) {
+				cut--
+			}
+			msg.Content, finish = msg.Content[:cut], "length"
+		}
+		resp.Choices = append(resp.Choices, choice{Index: i, Message: msg, FinishReason: finish})
+		resp.Usage.CompletionTokens += tokens(msg.Content)
+	}
+	if n > 1 && unit(key(s.cfg.Seed, "order", strconv.FormatUint(reqKey, 16))) < 0.25 {
+		for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+			resp.Choices[i], resp.Choices[j] = resp.Choices[j], resp.Choices[i]
+		}
+	}
+	for _, m := range msgs {
+		resp.Usage.PromptTokens += tokens(m.Content) + 4
+	}
+	resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
+	return resp
+}
+
+// Serve answers on ln until ctx ends, then closes s (cutting hung and
+// waiting requests short) and shuts the HTTP server down.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return fmt.Errorf("llmtest: serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.Close()
+	// Handlers return at once after Close, so a short grace period is
+	// enough; it also bounds the wait for connections that never sent a
+	// request, which Shutdown would otherwise hold for 5s.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 250*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("llmtest: shutting down: %w", err)
+	}
+	return nil
+}
+
+// Start serves a new Server on 127.0.0.1 at a free port. It returns the
+// base URL including /v1 and a function that stops the server and waits for
+// it.
+func Start(cfg Config) (*Server, string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("llmtest: listening on 127.0.0.1: %w", err)
+	}
+	s := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := s.Serve(ctx, ln); err != nil {
+			s.cfg.Logger.Warn("llmtest: server stopped", "err", err)
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	return s, "http://" + ln.Addr().String() + "/v1", stop, nil
+}

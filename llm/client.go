@@ -1,0 +1,470 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rubricforge/rubricforge/prompts"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Endpoint is an OpenAI-compatible server. Its String, GoString, Format
+// and LogValue methods never show the key.
+type Endpoint struct {
+	BaseURL string // including /v1, e.g. http://localhost:8000/v1
+	APIKey  string // empty: no Authorization header (vLLM without --api-key)
+}
+
+func (e Endpoint) String() string {
+	key := "none"
+	if e.APIKey != "" {
+		key = "[REDACTED]"
+	}
+	return fmt.Sprintf("Endpoint{BaseURL: %s, APIKey: %s}", redactURL(e.BaseURL), key)
+}
+
+// GoString keeps %#v from printing the key.
+func (e Endpoint) GoString() string { return e.String() }
+
+// Format keeps every fmt verb from printing the key.
+func (e Endpoint) Format(f fmt.State, _ rune) { io.WriteString(f, e.String()) }
+
+// LogValue keeps slog from printing the key.
+func (e Endpoint) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base_url", redactURL(e.BaseURL)), slog.Bool("api_key_set", e.APIKey != ""))
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	return u.Redacted()
+}
+
+// Options tune a Client. Zero values select the defaults.
+type Options struct {
+	MaxInFlight       int           // cap on attempts in flight; default 64
+	RequestsPerMinute float64       // 0 = unlimited
+	TokensPerMinute   float64       // 0 = unlimited; see the package doc
+	AttemptTimeout    time.Duration // per-attempt deadline; default 10m
+	MaxAttempts       int           // default 6
+	BackoffBase       time.Duration // default 500ms
+	BackoffMax        time.Duration // default 60s; also caps Retry-After
+	Logger            *slog.Logger  // nil = discard
+	// HTTPClient nil = a client whose transport keeps MaxInFlight idle
+	// connections per host, allows 2×MaxInFlight connections per host,
+	// and has no overall timeout (AttemptTimeout bounds each attempt).
+	HTTPClient *http.Client
+	// LegacyMaxTokens sends Request.MaxTokens as max_tokens instead of
+	// max_completion_tokens, for servers that predate the latter.
+	// OpenAI's reasoning models accept only max_completion_tokens.
+	LegacyMaxTokens bool
+}
+
+func (o *Options) fill() error {
+	if o.MaxInFlight < 0 || o.MaxAttempts < 0 || o.AttemptTimeout < 0 || o.BackoffBase < 0 || o.BackoffMax < 0 ||
+		o.RequestsPerMinute < 0 || o.TokensPerMinute < 0 ||
+		math.IsNaN(o.RequestsPerMinute) || math.IsNaN(o.TokensPerMinute) {
+		return errors.New("llm: negative or NaN option")
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = 64
+	}
+	if o.AttemptTimeout == 0 {
+		o.AttemptTimeout = 10 * time.Minute
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 6
+	}
+	if o.BackoffBase == 0 {
+		o.BackoffBase = 500 * time.Millisecond
+	}
+	if o.BackoffMax == 0 {
+		o.BackoffMax = 60 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Request is one chat completion to make.
+type Request struct {
+	Stage    string // accounting key ("rollout", "distill", "judge", "satisfy"); not sent, not in the cache key
+	Model    string
+	Messages []prompts.Message
+	// Temperature nil leaves the server's default. 0 is sent as
+	// math.SmallestNonzeroFloat32 (~1.4e-45), because go-openai omits a
+	// float32 0; servers treat it as greedy (vLLM: below 1e-5). TopP
+	// likewise.
+	Temperature *float64
+	TopP        *float64
+	MaxTokens   int // 0 = server default; sent as max_completion_tokens (see Options.LegacyMaxTokens)
+	N           int // choices per request; 0 means 1
+	Seed        *int64
+	SampleIndex int  // distinguishes otherwise identical requests in the cache key; not sent
+	JSON        bool // response_format {"type":"json_object"}
+}
+
+func (r *Request) validate() error {
+	switch {
+	case r.Model == "":
+		return fmt.Errorf("%w: no model", ErrInvalidRequest)
+	case len(r.Messages) == 0:
+		return fmt.Errorf("%w: no messages", ErrInvalidRequest)
+	case r.N < 0:
+		return fmt.Errorf("%w: n = %d", ErrInvalidRequest, r.N)
+	case r.MaxTokens < 0:
+		return fmt.Errorf("%w: max tokens = %d", ErrInvalidRequest, r.MaxTokens)
+	case !validFloat(r.Temperature):
+		return fmt.Errorf("%w: temperature must be finite and >= 0", ErrInvalidRequest)
+	case !validFloat(r.TopP):
+		return fmt.Errorf("%w: top_p must be finite and >= 0", ErrInvalidRequest)
+	}
+	return nil
+}
+
+func validFloat(f *float64) bool {
+	return f == nil || (*f >= 0 && !math.IsInf(*f, 0) && !math.IsNaN(*f))
+}
+
+// Choice is one generated answer.
+type Choice struct {
+	Index        int
+	Content      string
+	Reasoning    string // vLLM `reasoning`, or `reasoning_content` of older servers
+	FinishReason string // "stop", "length" (truncated), ...
+}
+
+// Response is the result of Chat.
+type Response struct {
+	Choices []Choice // sorted by Index, exactly max(N, 1) of them
+	// Token counts as the server reported them. For a cache hit they are
+	// the counts of the original response, and nothing is charged.
+	PromptTokens, CompletionTokens int64
+	Cached                         bool
+	Attempts                       int     // live attempts made; 0 for a cache hit
+	CostUSD                        float64 // charged to the meter by this call; 0 for a cache hit
+}
+
+// Client sends chat completions to one endpoint. It is safe for
+// concurrent use; create one per endpoint and share it.
+type Client struct {
+	oa    *openai.Client
+	httpc *http.Client
+	red   redactor
+	opt   Options
+	cache *Cache
+	meter *Meter
+	ctrl  *controller
+	log   *slog.Logger
+}
+
+// NewClient returns a Client for ep. cache and meter may be nil (no
+// caching; a private meter with no prices and no budget).
+func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, error) {
+	u, err := url.Parse(ep.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: endpoint base URL %s: want http(s)://host[:port]/v1", redactURL(ep.BaseURL))
+	}
+	if strings.ContainsFunc(ep.APIKey, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return nil, errors.New("llm: API key contains spaces or control characters")
+	}
+	if err := opt.fill(); err != nil {
+		return nil, err
+	}
+	if meter == nil {
+		meter = NewMeter(nil, Budget{})
+	}
+	httpc := opt.HTTPClient
+	if httpc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConns = max(100, 2*opt.MaxInFlight)
+		tr.MaxIdleConnsPerHost = opt.MaxInFlight
+		tr.MaxConnsPerHost = 2 * opt.MaxInFlight
+		tr.ResponseHeaderTimeout = 0 // non-streaming: headers come when generation ends
+		httpc = &http.Client{Transport: tr}
+	}
+	cfg := openai.DefaultConfig(ep.APIKey)
+	cfg.BaseURL = strings.TrimRight(ep.BaseURL, "/")
+	cfg.HTTPClient = captureDoer{httpc}
+	return &Client{
+		oa:    openai.NewClientWithConfig(cfg),
+		httpc: httpc,
+		red:   redactor{key: ep.APIKey},
+		opt:   opt,
+		cache: cache,
+		meter: meter,
+		ctrl:  newController(opt.MaxInFlight, opt.RequestsPerMinute, opt.TokensPerMinute),
+		log:   opt.Logger,
+	}, nil
+}
+
+// Close closes idle connections. It does not close the cache.
+func (c *Client) Close() { c.httpc.CloseIdleConnections() }
+
+// InFlightLimit is the current adaptive cap on attempts in flight.
+func (c *Client) InFlightLimit() int { return c.ctrl.currentLimit() }
+
+// Chat answers req from the cache, or sends it, retrying transient
+// failures. Errors are *Error; see the package doc for their classes.
+func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
+	stage := req.Stage
+	if stage == "" {
+		stage = "default"
+	}
+	fail := func(class Class, reason string, attempts, status int, err error) *Error {
+		return &Error{Class: class, Status: status, Attempts: attempts, Stage: stage, Model: req.Model, Reason: reason, Err: c.red.sanitize(err)}
+	}
+	if err := req.validate(); err != nil {
+		return nil, fail(ClassFatal, "invalid_request", 0, 0, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fail(ClassCanceled, "canceled", 0, 0, context.Cause(ctx))
+	}
+	n := max(req.N, 1)
+
+	var key string
+	if c.cache != nil {
+		key = CacheKey(req)
+		raw, ok, err := c.cache.Get(key)
+		switch {
+		case err != nil:
+			c.log.WarnContext(ctx, "llm: cache read failed; asking the server", "stage", stage, "error", err)
+		case ok:
+			d, err := decodeResponse(raw, n)
+			if err == nil {
+				c.meter.hit(stage)
+				return &Response{Choices: d.choices, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Cached: true}, nil
+			}
+			c.log.DebugContext(ctx, "llm: ignoring unusable cache entry", "stage", stage, "cache_key", key, "error", err)
+		}
+	}
+
+	oreq := c.wireRequest(&req)
+	est := estimateTokens(&req)
+	for attempt := 1; ; attempt++ {
+		if c.meter.Exhausted() {
+			c.meter.attemptError(stage, "budget")
+			if attempt > 1 {
+				c.meter.failure(stage)
+			}
+			return nil, fail(ClassBudget, "budget", attempt-1, 0, ErrBudgetExhausted)
+		}
+		if attempt == 1 {
+			c.meter.request(stage, req.Model)
+		}
+		res := c.attempt(ctx, &oreq, est)
+		if res.waitErr != nil {
+			return nil, fail(ClassCanceled, "canceled", attempt-1, 0, res.waitErr)
+		}
+		if res.err != nil && ctx.Err() != nil {
+			return nil, fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
+		}
+		err := res.err
+		if err == nil {
+			d, derr := decodeResponse(res.raw, n)
+			if derr == nil {
+				return c.succeed(ctx, stage, &req, key, res.raw, d, attempt), nil
+			}
+			err = derr
+			if !errors.As(derr, new(*bodyError)) {
+				err = fmt.Errorf("%w (body: %q)", derr, c.red.excerpt(res.raw))
+			}
+		}
+		class, reason := classify(err, res.status)
+		c.meter.attemptError(stage, reason)
+		if class != ClassRetryable || attempt >= c.opt.MaxAttempts {
+			c.meter.failure(stage)
+			return nil, fail(class, reason, attempt, res.status, err)
+		}
+		wait := backoff(attempt, c.opt.BackoffBase, c.opt.BackoffMax)
+		if ra, ok := retryAfter(res.header, time.Now()); ok {
+			wait = min(ra, c.opt.BackoffMax)
+			c.ctrl.pause(time.Now().Add(wait))
+		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "llm: retrying",
+			slog.String("stage", stage), slog.String("model", req.Model),
+			slog.Int("status", res.status), slog.String("reason", reason),
+			slog.Int("attempt", attempt), slog.Duration("wait", wait),
+			slog.String("error", c.red.sanitize(err).Error()))
+		c.meter.retry(stage)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, fail(ClassCanceled, "canceled", attempt, res.status, err)
+		}
+	}
+}
+
+func (c *Client) succeed(ctx context.Context, stage string, req *Request, key string, raw []byte, d decoded, attempt int) *Response {
+	finish := make([]string, len(d.choices))
+	for i, ch := range d.choices {
+		finish[i] = ch.FinishReason
+	}
+	cost := c.meter.success(stage, req.Model, d.promptTokens, d.completionTokens, finish)
+	if c.cache != nil {
+		if err := c.cache.Put(key, raw); err != nil {
+			c.meter.attemptError(stage, "cache_write")
+			c.log.WarnContext(ctx, "llm: cache write failed; the answer will be asked again on resume", "stage", stage, "error", err)
+		}
+	}
+	return &Response{
+		Choices:          d.choices,
+		PromptTokens:     d.promptTokens,
+		CompletionTokens: d.completionTokens,
+		Attempts:         attempt,
+		CostUSD:          cost,
+	}
+}
+
+// attemptResult is what one attempt produced.
+type attemptResult struct {
+	raw     []byte      // the body, as received
+	status  int         // HTTP status; 0 when none arrived
+	header  http.Header // response headers, also on errors
+	err     error       // the attempt's error
+	waitErr error       // the context ended while waiting for a slot or the rate limiters
+}
+
+// attempt waits for a slot and the rate limiters, then sends one request
+// under the per-attempt deadline.
+func (c *Client) attempt(ctx context.Context, oreq *openai.ChatCompletionRequest, est int) attemptResult {
+	epoch, err := c.ctrl.acquire(ctx)
+	if err != nil {
+		return attemptResult{waitErr: err}
+	}
+	defer c.ctrl.release()
+	reserved, err := c.ctrl.waitRate(ctx, est)
+	if err != nil {
+		return attemptResult{waitErr: err}
+	}
+
+	actx, cancel := context.WithTimeout(ctx, c.opt.AttemptTimeout)
+	defer cancel()
+	s := &sink{}
+	resp, err := c.oa.CreateChatCompletion(context.WithValue(actx, sinkKey{}, s), *oreq)
+	r := attemptResult{raw: s.body, status: s.status, header: resp.Header(), err: err}
+	if r.header == nil {
+		r.header = s.header
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+		r.err = fmt.Errorf("attempt deadline of %s passed: %w: %w", c.opt.AttemptTimeout, context.DeadlineExceeded, err)
+	}
+	if err == nil {
+		c.ctrl.settle(reserved, int64(resp.Usage.PromptTokens+resp.Usage.CompletionTokens))
+	} else {
+		c.ctrl.settle(reserved, -1)
+	}
+	switch {
+	case r.status == http.StatusTooManyRequests:
+		if limit, changed := c.ctrl.throttled(epoch); changed {
+			c.log.Info("llm: server is rate limiting; lowering the in-flight limit", "model", oreq.Model, "limit", limit)
+		}
+	case err == nil:
+		c.ctrl.succeeded()
+	}
+	return r
+}
+
+func (c *Client) wireRequest(req *Request) openai.ChatCompletionRequest {
+	msgs := make([]openai.ChatCompletionMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
+	}
+	o := openai.ChatCompletionRequest{Model: req.Model, Messages: msgs}
+	if req.Temperature != nil {
+		o.Temperature = wireFloat(*req.Temperature)
+	}
+	if req.TopP != nil {
+		o.TopP = wireFloat(*req.TopP)
+	}
+	if req.MaxTokens > 0 {
+		if c.opt.LegacyMaxTokens {
+			o.MaxTokens = req.MaxTokens
+		} else {
+			o.MaxCompletionTokens = req.MaxTokens
+		}
+	}
+	if req.N > 1 {
+		o.N = req.N
+	}
+	if req.Seed != nil {
+		s := int(*req.Seed)
+		o.Seed = &s
+	}
+	if req.JSON {
+		o.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
+	}
+	return o
+}
+
+// wireFloat converts a sampling value for go-openai, whose float32
+// fields are omitted when 0: a requested 0 becomes the smallest positive
+// float32, which servers treat as 0.
+func wireFloat(v float64) float32 {
+	if f := float32(v); f != 0 {
+		return f
+	}
+	return math.SmallestNonzeroFloat32
+}
+
+// estimateTokens guesses an attempt's token use for the TPM limiter:
+// prompt characters/4 plus, per choice, MaxTokens or 1024.
+func estimateTokens(req *Request) int {
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content) + len(m.Role)
+	}
+	out := req.MaxTokens
+	if out == 0 {
+		out = 1024
+	}
+	return chars/4 + max(req.N, 1)*out
+}
+
+// sink receives the raw response of one attempt from captureDoer.
+type sink struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+type sinkKey struct{}
+
+// captureDoer is go-openai's HTTP client. It reads each response body in
+// full into the request's sink, so Chat can cache the bytes as sent and
+// read fields go-openai does not model, then hands go-openai a copy.
+type captureDoer struct{ c *http.Client }
+
+func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := req.Context().Value(sinkKey{}).(*sink)
+	if s == nil {
+		return resp, nil
+	}
+	body, rerr := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	s.status, s.header, s.body = resp.StatusCode, resp.Header, body
+	var r io.Reader = bytes.NewReader(body)
+	if rerr != nil {
+		r = io.MultiReader(r, errReader{rerr})
+	}
+	resp.Body = io.NopCloser(r)
+	return resp, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

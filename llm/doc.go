@@ -1,0 +1,78 @@
+// Package llm talks to an OpenAI-compatible chat-completions endpoint
+// (vLLM, SGLang, OpenAI): it retries transient failures, paces requests,
+// caches raw responses, and counts tokens and cost against a budget.
+//
+// A run creates one [Meter] and one [Cache], and one [Client] per distinct
+// [Endpoint]; every stage calls [Client.Chat].
+//
+// # Requests
+//
+// Requests go through go-openai's CreateChatCompletion, with an HTTP
+// client that keeps each raw response body. Two go-openai habits are
+// worked around: a float32 0 is omitted from the JSON, so a requested
+// temperature or top_p of 0 is sent as math.SmallestNonzeroFloat32
+// (servers treat it as greedy); and vendor fields such as vLLM's
+// `reasoning` (earlier `reasoning_content`) are dropped, so responses are
+// decoded from the raw bytes instead. Choices are returned sorted by
+// index; a response with other than max(N, 1) choices is an error.
+// MaxTokens is sent as max_completion_tokens, which vLLM, SGLang and
+// OpenAI (including its reasoning models) accept; Options.LegacyMaxTokens
+// sends max_tokens for older servers.
+//
+// # Errors
+//
+// Chat returns *[Error], whose [Class] says what to do:
+//
+//   - ClassRetryable: 408, 425, 429, 500, 502, 503, 504 (and other 5xx
+//     except 501 and 505), per-attempt timeouts, refused or reset
+//     connections, truncated bodies. Chat has already retried these
+//     MaxAttempts times when one reaches the caller.
+//   - ClassPermanent: a problem with this request: 400, 413, 422 and
+//     other 4xx, a 2xx body that is not a chat completion, a wrong
+//     choice count. Record the row as failed.
+//   - ClassFatal: a problem with the run: 401, 403, 404, an invalid
+//     Request ([ErrInvalidRequest]), go-openai's client-side checks.
+//   - ClassCanceled: the caller's context ended (also while waiting);
+//     nothing failed. errors.Is(err, context.Canceled) works too.
+//   - ClassBudget: the budget is spent; errors.Is(err, ErrBudgetExhausted).
+//
+// The caller's context is checked before an error is classified, so a
+// cancellation is never retried. Error texts carry the status and a short
+// excerpt of the server's body, never the API key: the key, and anything
+// that looks like a bearer token, is redacted from everything the server
+// sent back before it is stored in an error or logged.
+//
+// # Retries and rate control
+//
+// Retries wait with exponential backoff and full jitter (BackoffBase
+// doubling up to BackoffMax), or for the server's Retry-After
+// (retry-after-ms, seconds or an HTTP date), capped at BackoffMax; a
+// Retry-After also holds back the Client's other new attempts for as
+// long.
+//
+// Each Client paces its attempts with one controller: an adaptive cap on
+// attempts in flight, which halves on a 429 (once per wave: 429s to
+// attempts sent before the last decrease do not count) and grows by one
+// after each window of as many successes as the current cap, up to
+// MaxInFlight; an optional requests-per-minute limiter; and an optional
+// tokens-per-minute limiter that reserves an estimate before each attempt
+// (prompt characters/4 plus MaxTokens, or 1024, per choice; capped at one
+// minute's allowance) and settles it against the reported usage after.
+// Waiting for any of them ends when the context does.
+//
+// # Cache
+//
+// The [Cache] maps [CacheKey] to the raw response body. Only complete,
+// well-formed responses with the right choice count are stored. A hit
+// sends nothing and charges nothing; it is served even when the budget is
+// spent. An entry that no longer decodes is treated as a miss and
+// replaced.
+//
+// # Accounting
+//
+// The [Meter] counts requests, cache hits, retries, failures, failed
+// attempts by reason, tokens and cost, by stage and in total, and prices
+// responses by model (unknown models cost 0). Before each live attempt
+// Chat checks [Meter.Exhausted]; requests already in flight can overshoot
+// the budget by their own use.
+package llm

@@ -1,0 +1,91 @@
+package llm
+
+import (
+	"encoding/binary"
+	"math"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// keySalt versions the key recipe: a change to what goes into a key, or
+// to how responses are interpreted, must change schema.SpecVersion.
+const keySalt = "rubricforge-cache/" + schema.SpecVersion
+
+// CacheKey is the response-cache key of req: 16 hex digits of xxhash64
+// over a length-prefixed encoding of the model, the messages, the
+// effective sampling parameters (temperature, top_p, max tokens, n,
+// JSON mode), the seed and the sample index, salted with keySalt.
+//
+// The endpoint, the API key and Request.Stage are not part of it, so the
+// same question asked of the same model by another stage or through
+// another server is answered from the cache.
+func CacheKey(req Request) string {
+	var k keyWriter
+	k.d = xxhash.New()
+	k.str(keySalt)
+	k.str(req.Model)
+	k.uint(uint64(len(req.Messages)))
+	for _, m := range req.Messages {
+		k.str(m.Role)
+		k.str(m.Content)
+	}
+	k.optFloat(req.Temperature)
+	k.optFloat(req.TopP)
+	k.uint(uint64(max(req.MaxTokens, 0)))
+	k.uint(uint64(max(req.N, 1)))
+	if req.JSON {
+		k.uint(1)
+	} else {
+		k.uint(0)
+	}
+	if req.Seed != nil {
+		k.uint(1)
+		k.uint(uint64(*req.Seed))
+	} else {
+		k.uint(0)
+	}
+	k.uint(uint64(int64(req.SampleIndex)))
+	var out [16]byte
+	s := strconv.AppendUint(out[:0], k.d.Sum64(), 16)
+	if pad := 16 - len(s); pad > 0 {
+		var b [16]byte
+		for i := range pad {
+			b[i] = '0'
+		}
+		copy(b[pad:], s)
+		return string(b[:])
+	}
+	return string(s)
+}
+
+type keyWriter struct {
+	d   *xxhash.Digest
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (k *keyWriter) uint(v uint64) {
+	n := binary.PutUvarint(k.buf[:], v)
+	k.d.Write(k.buf[:n])
+}
+
+func (k *keyWriter) str(s string) {
+	k.uint(uint64(len(s)))
+	k.d.WriteString(s)
+}
+
+// optFloat writes presence, then the IEEE bits with -0 folded into 0.
+func (k *keyWriter) optFloat(f *float64) {
+	if f == nil {
+		k.uint(0)
+		return
+	}
+	v := *f
+	if v == 0 {
+		v = 0
+	}
+	k.uint(1)
+	binary.LittleEndian.PutUint64(k.buf[:8], math.Float64bits(v))
+	k.d.Write(k.buf[:8])
+}

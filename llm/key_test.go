@@ -1,0 +1,92 @@
+package llm
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/prompts"
+)
+
+func TestCacheKey(t *testing.T) {
+	base := func() Request {
+		return Request{
+			Stage:       "rollout",
+			Model:       "m",
+			Messages:    []prompts.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "q"}},
+			Temperature: ptr(0.7),
+			TopP:        ptr(0.9),
+			MaxTokens:   100,
+			N:           2,
+			Seed:        ptr[int64](1),
+			SampleIndex: 3,
+		}
+	}
+	k0 := CacheKey(base())
+	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(k0) {
+		t.Fatalf("key %q is not 16 hex digits", k0)
+	}
+	if CacheKey(base()) != k0 {
+		t.Fatal("key is not deterministic")
+	}
+
+	changes := map[string]func(*Request){
+		"model":                 func(r *Request) { r.Model = "m2" },
+		"role":                  func(r *Request) { r.Messages[0].Role = "user" },
+		"content":               func(r *Request) { r.Messages[1].Content = "q2" },
+		"boundary between msgs": func(r *Request) { r.Messages[0].Content = "sq"; r.Messages[1].Content = "" },
+		"role/content boundary": func(r *Request) { r.Messages[1].Role = "userq"; r.Messages[1].Content = "" },
+		"extra message":         func(r *Request) { r.Messages = append(r.Messages, prompts.Message{Role: "user"}) },
+		"temperature":           func(r *Request) { r.Temperature = ptr(0.8) },
+		"temperature nil":       func(r *Request) { r.Temperature = nil },
+		"temperature 0":         func(r *Request) { r.Temperature = ptr(0.0) },
+		"top_p":                 func(r *Request) { r.TopP = ptr(1.0) },
+		"top_p nil":             func(r *Request) { r.TopP = nil },
+		"max tokens":            func(r *Request) { r.MaxTokens = 101 },
+		"n":                     func(r *Request) { r.N = 3 },
+		"seed":                  func(r *Request) { r.Seed = ptr[int64](2) },
+		"seed nil":              func(r *Request) { r.Seed = nil },
+		"seed 0":                func(r *Request) { r.Seed = ptr[int64](0) },
+		"sample index":          func(r *Request) { r.SampleIndex = 4 },
+		"json":                  func(r *Request) { r.JSON = true },
+	}
+	seen := map[string]string{k0: "base"}
+	for name, change := range changes {
+		r := base()
+		change(&r)
+		k := CacheKey(r)
+		if prev, dup := seen[k]; dup {
+			t.Errorf("%s: key %s same as %s", name, k, prev)
+		}
+		seen[k] = name
+	}
+
+	same := map[string][2]func(*Request){
+		"stage":         {func(r *Request) {}, func(r *Request) { r.Stage = "judge" }},
+		"n 0 vs 1":      {func(r *Request) { r.N = 1 }, func(r *Request) { r.N = 0 }},
+		"negative zero": {func(r *Request) { r.Temperature = ptr(0.0) }, func(r *Request) { r.Temperature = ptr(math.Copysign(0, -1)) }},
+		"message copy":  {func(r *Request) {}, func(r *Request) { r.Messages = slices.Clone(r.Messages) }},
+	}
+	for name, pair := range same {
+		a, b := base(), base()
+		pair[0](&a)
+		pair[1](&b)
+		if CacheKey(a) != CacheKey(b) {
+			t.Errorf("%s changed the key", name)
+		}
+	}
+}
+
+func BenchmarkCacheKey(b *testing.B) {
+	req := Request{Model: "Qwen/Qwen3-8B", Temperature: ptr(1.0), MaxTokens: 4096, N: 1, Seed: ptr[int64](7), SampleIndex: 5,
+		Messages: []prompts.Message{
+			{Role: "system", Content: "You are a careful grader."},
+			{Role: "user", Content: string(make([]byte, 8<<10))},
+		}}
+	b.SetBytes(int64(len(req.Messages[1].Content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		CacheKey(req)
+	}
+}

@@ -1,0 +1,186 @@
+package llm
+
+import (
+	"maps"
+	"sync"
+)
+
+// Price is what a model costs, in USD per million tokens.
+type Price struct {
+	PromptPerMTok     float64 `json:"prompt_per_mtok"`
+	CompletionPerMTok float64 `json:"completion_per_mtok"`
+}
+
+// Budget caps a run's spending. Zero fields mean no limit. Tokens count
+// prompt plus completion tokens.
+type Budget struct {
+	MaxCostUSD float64 `json:"max_cost_usd"`
+	MaxTokens  int64   `json:"max_tokens"`
+}
+
+// StageStats are the counters of one stage (or of the whole run).
+//
+// Requests counts logical live requests, each of which may take several
+// attempts; Retries counts the extra attempts; CacheHits counts calls
+// answered from the cache (they add no tokens and no cost); Failures
+// counts live requests that ended in an error other than cancellation.
+// ErrorsByReason counts failed attempts by reason ("429", "500",
+// "timeout", "reset", "refused", "truncated", "malformed",
+// "choice_count", ...); "budget" counts calls refused by the budget.
+// FinishReasons counts the choices of live responses by finish_reason.
+// Models counts live requests by model.
+type StageStats struct {
+	Requests         int64            `json:"requests"`
+	CacheHits        int64            `json:"cache_hits"`
+	Retries          int64            `json:"retries"`
+	Failures         int64            `json:"failures"`
+	PromptTokens     int64            `json:"prompt_tokens"`
+	CompletionTokens int64            `json:"completion_tokens"`
+	CostUSD          float64          `json:"cost_usd"`
+	Models           map[string]int64 `json:"models,omitempty"`
+	ErrorsByReason   map[string]int64 `json:"errors_by_reason,omitempty"`
+	FinishReasons    map[string]int64 `json:"finish_reasons,omitempty"`
+}
+
+func (s StageStats) clone() StageStats {
+	s.Models = maps.Clone(s.Models)
+	s.ErrorsByReason = maps.Clone(s.ErrorsByReason)
+	s.FinishReasons = maps.Clone(s.FinishReasons)
+	return s
+}
+
+// Snapshot is a copy of a Meter's counters, by stage and in total.
+type Snapshot struct {
+	Stages map[string]StageStats `json:"stages"`
+	Total  StageStats            `json:"total"`
+}
+
+// Meter counts requests, tokens and cost for a run and enforces its
+// Budget. One Meter is shared by every Client of a run; it is safe for
+// concurrent use.
+//
+// The budget is checked before each live attempt, so a run can overshoot
+// it by what the requests already in flight spend.
+type Meter struct {
+	prices map[string]Price
+	budget Budget
+
+	mu     sync.Mutex
+	stages map[string]*StageStats
+	total  StageStats
+}
+
+// NewMeter returns a Meter that prices responses by model (unknown models
+// cost 0, but their tokens are counted) and stops live requests once
+// budget is spent.
+func NewMeter(prices map[string]Price, budget Budget) *Meter {
+	return &Meter{
+		prices: maps.Clone(prices),
+		budget: budget,
+		stages: make(map[string]*StageStats),
+	}
+}
+
+// Restore replaces the counters with s, typically the totals saved by
+// earlier sessions of a resumed run, so the budget covers them too. Call
+// it before the Meter is used.
+func (m *Meter) Restore(s Snapshot) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stages = make(map[string]*StageStats, len(s.Stages))
+	for name, st := range s.Stages {
+		c := st.clone()
+		m.stages[name] = &c
+	}
+	m.total = s.Total.clone()
+}
+
+// Snapshot returns a deep copy of the counters.
+func (m *Meter) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{Stages: make(map[string]StageStats, len(m.stages)), Total: m.total.clone()}
+	for name, st := range m.stages {
+		s.Stages[name] = st.clone()
+	}
+	return s
+}
+
+// Exhausted reports whether the budget is spent.
+func (m *Meter) Exhausted() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b := m.budget.MaxCostUSD; b > 0 && m.total.CostUSD >= b {
+		return true
+	}
+	if b := m.budget.MaxTokens; b > 0 && m.total.PromptTokens+m.total.CompletionTokens >= b {
+		return true
+	}
+	return false
+}
+
+// Cost prices a response of model.
+func (m *Meter) Cost(model string, promptTokens, completionTokens int64) float64 {
+	p := m.prices[model]
+	return (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
+}
+
+// update applies f to the stage's counters and to the total.
+func (m *Meter) update(stage string, f func(*StageStats)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.stages[stage]
+	if st == nil {
+		st = &StageStats{}
+		m.stages[stage] = st
+	}
+	f(st)
+	f(&m.total)
+}
+
+func (m *Meter) hit(stage string) {
+	m.update(stage, func(s *StageStats) { s.CacheHits++ })
+}
+
+func (m *Meter) request(stage, model string) {
+	m.update(stage, func(s *StageStats) {
+		s.Requests++
+		bump(&s.Models, model)
+	})
+}
+
+func (m *Meter) retry(stage string) {
+	m.update(stage, func(s *StageStats) { s.Retries++ })
+}
+
+func (m *Meter) attemptError(stage, reason string) {
+	m.update(stage, func(s *StageStats) { bump(&s.ErrorsByReason, reason) })
+}
+
+func (m *Meter) failure(stage string) {
+	m.update(stage, func(s *StageStats) { s.Failures++ })
+}
+
+// success records a live response and returns its cost.
+func (m *Meter) success(stage, model string, prompt, completion int64, finish []string) float64 {
+	cost := m.Cost(model, prompt, completion)
+	m.update(stage, func(s *StageStats) {
+		s.PromptTokens += prompt
+		s.CompletionTokens += completion
+		s.CostUSD += cost
+		for _, f := range finish {
+			if f == "" {
+				f = "none"
+			}
+			bump(&s.FinishReasons, f)
+		}
+	})
+	return cost
+}
+
+func bump(m *map[string]int64, k string) {
+	if *m == nil {
+		*m = make(map[string]int64)
+	}
+	(*m)[k]++
+}

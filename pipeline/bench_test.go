@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+// BenchmarkPipeline runs the whole job (8 rollouts, distillation, batch
+// judging) against the simulated endpoint at 20 ms mean latency and
+// concurrency 512. It reports efficiency: the ideal time (requests x mean
+// latency / concurrency) over the measured time; requests per second; and the
+// peak Go heap in use, which includes the in-process simulated endpoint.
+func BenchmarkPipeline(b *testing.B) {
+	for _, n := range []int{2_500, 10_000} {
+		b.Run(fmt.Sprintf("problems=%d", n), func(b *testing.B) { benchPipeline(b, n) })
+	}
+}
+
+func benchPipeline(b *testing.B, problems int) {
+	const (
+		latency     = 20 * time.Millisecond
+		concurrency = 512
+	)
+	dir := b.TempDir()
+	rows := makeProblems(problems)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(b, input, rows)
+	srv, url := startSim(b, llmtest.Config{Answers: answersOf(rows), Latency: latency})
+	b.ResetTimer()
+	for i := range b.N {
+		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), url)
+		job.Rollout.N = 8
+		job.Limits.Concurrency = concurrency
+		job.Limits.AttemptTimeout = time.Minute
+		job.Output.ShardRows = 1000
+		job.Output.CheckpointInterval = 10 * time.Second
+
+		runtime.GC()
+		peak := watchHeap()
+		before := srv.Count()
+		start := time.Now()
+		rep, err := Run(context.Background(), job, Options{})
+		elapsed := time.Since(start)
+		peakBytes := peak()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Status != StatusFinished {
+			b.Fatalf("status %s: %s", rep.Status, rep.StopReason)
+		}
+		requests := srv.Count() - before
+		ideal := time.Duration(float64(requests) * float64(latency) / concurrency)
+		b.ReportMetric(ideal.Seconds()/elapsed.Seconds(), "efficiency")
+		b.ReportMetric(float64(requests)/elapsed.Seconds(), "req/s")
+		b.ReportMetric(float64(peakBytes)/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(float64(requests), "requests")
+		b.ReportMetric(elapsed.Seconds(), "run-s")
+	}
+}
+
+// watchHeap samples the heap in use until the returned function is called,
+// which returns the largest sample.
+func watchHeap() func() uint64 {
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > peak.Load() {
+				peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() uint64 {
+		close(stop)
+		wg.Wait()
+		return peak.Load()
+	}
+}

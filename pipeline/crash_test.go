@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// crashChildEnv names the job file a re-executed test binary runs as a child.
+const crashChildEnv = "RUBRICFORGE_CRASH_CHILD_JOB"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		os.Exit(crashChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild runs the job in path to the end (unless killed).
+func crashChild(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	job := DefaultJob()
+	if err := yaml.Unmarshal(b, &job); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := Run(context.Background(), job, Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestCrashSafety kills the run with SIGKILL at random moments, several times
+// in a row on the same run directory, and resumes it each time: no id may be
+// missing or doubled, every shard must stay readable, and the requests sent
+// again after a resume may be no more than those in flight at the kill: sent,
+// by the endpoint's request log, but whose answer was not yet durable in the
+// cache (a slot is freed when the answer arrives; its cache write follows).
+func TestCrashSafety(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	kills := 0
+	for trial := range 3 {
+		dir := t.TempDir()
+		rows := makeProblems(80)
+		input := filepath.Join(dir, "in.jsonl")
+		writeJSONL(t, input, rows)
+		srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+		job := testJob(input, filepath.Join(dir, "run"), url)
+		job.Rollout.N = 8
+		job.Limits.Concurrency = 16
+		job.Output.ShardRows = 4
+		job.Empirical.Enabled = trial%2 == 0
+		jobFile := filepath.Join(dir, "job.yaml")
+		b, err := yaml.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(jobFile, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+
+		sentByKilled := map[uint64]bool{} // requests of the last killed process
+		countResent := func(from int) int {
+			n := 0
+			for _, e := range srv.Log()[from:] {
+				if sentByKilled[e.Hash] {
+					n++
+					delete(sentByKilled, e.Hash)
+				}
+			}
+			return n
+		}
+		inFlightAtKill := 0
+		for cycle := range 3 {
+			from := len(srv.Log())
+			cachedAtStart := cacheLen(t, job.Out)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			delay := time.Duration(100+rng.IntN(600)) * time.Millisecond
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("trial %d cycle %d: the run failed on its own: %v", trial, cycle, err)
+				}
+			case <-time.After(delay):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				kills++
+			}
+			time.Sleep(60 * time.Millisecond) // let the endpoint finish the dead client's handlers
+
+			if cycle > 0 {
+				if resent := countResent(from); resent > inFlightAtKill {
+					t.Errorf("trial %d cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", trial, cycle, resent, inFlightAtKill)
+				}
+			}
+			checkShardFiles(t, job.Out)
+			entries := srv.Log()[from:]
+			sentByKilled = map[uint64]bool{}
+			for _, e := range entries {
+				sentByKilled[e.Hash] = true
+			}
+			inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
+			t.Logf("trial %d cycle %d: stopped after %v; %d requests sent, %d in flight at the end", trial, cycle, delay, len(entries), inFlightAtKill)
+		}
+
+		from := len(srv.Log())
+		rep, err := Run(context.Background(), job, Options{})
+		if err != nil {
+			t.Fatalf("trial %d: final resume: %v", trial, err)
+		}
+		if resent := countResent(from); resent > inFlightAtKill {
+			t.Errorf("trial %d: %d requests sent again after the final resume, more than the %d in flight at the kill", trial, resent, inFlightAtKill)
+		}
+		if rep.Status != StatusFinished {
+			t.Fatalf("trial %d: final status %q (%s)", trial, rep.Status, rep.StopReason)
+		}
+		checkAccounted(t, job.Out, rows, rep)
+	}
+	if kills == 0 {
+		t.Fatal("no run was killed; the runs finish faster than the chosen delays")
+	}
+}
+
+// cacheLen is the number of answered requests in a run's cache (0 before the run exists).
+func cacheLen(t testing.TB, runDir string) int {
+	t.Helper()
+	path := filepath.Join(runDir, "cache.db")
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return 0
+	}
+	c, err := llm.OpenCache(path)
+	if err != nil {
+		t.Fatalf("opening the cache: %v", err)
+	}
+	defer c.Close()
+	n, err := c.Len()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkShardFiles reads every committed shard file in the directory, listed in
+// the manifest or not yet: each must read whole, and no id may appear twice.
+func checkShardFiles(t testing.TB, runDir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(runDir, "shards", "part-*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, f := range files {
+		err := corpus.ScanShard(f, func(r *schema.Record) error {
+			if other, dup := seen[r.ID]; dup {
+				return fmt.Errorf("id %s is in %s and %s", r.ID, other, f)
+			}
+			seen[r.ID] = f
+			return nil
+		})
+		if err != nil {
+			t.Errorf("shard %s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,297 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Problem is one input problem, ready for the stages.
+type Problem struct {
+	ID        string
+	Source    string
+	Text      string
+	Answer    string
+	Reference string // empty when the input has none
+	File      string
+	Line      int // 1-based line (JSONL) or row (Parquet)
+}
+
+// InputError is one input line that could not be used. It names the file and
+// line; the run skips the line and goes on.
+type InputError struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+
+// maxIDLen bounds a user-supplied id.
+const maxIDLen = 128
+
+// ReadProblems streams every problem of the input files to yield, in order.
+// Bad lines go to bad; they do not stop the reading. Only an unreadable file
+// or a failing yield stops it.
+func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad func(*InputError)) error {
+	for _, path := range in.Paths {
+		format := in.Format
+		if format == "auto" || format == "" {
+			format = formatOf(path)
+		}
+		var err error
+		switch format {
+		case "parquet":
+			err = readParquet(ctx, path, in, yield, bad)
+		default:
+			err = readJSONL(ctx, path, in, yield, bad)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func formatOf(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".parquet") {
+		return "parquet"
+	}
+	return "jsonl"
+}
+
+func readJSONL(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening input: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for line := 1; ; line++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw, tooLong, err := readLine(r, in.MaxLineBytes)
+		if err == io.EOF && len(raw) == 0 && !tooLong {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("reading %s line %d: %w", path, line, err)
+		}
+		if tooLong {
+			bad(&InputError{path, line, fmt.Sprintf("line longer than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
+			continue
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			if err == io.EOF {
+				return nil
+			}
+			continue
+		}
+		p, perr := problemFromJSON(raw, in)
+		if perr != "" {
+			bad(&InputError{path, line, perr})
+		} else {
+			p.File, p.Line = path, line
+			if yerr := yield(p); yerr != nil {
+				return yerr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// readLine reads one line without its newline. A line longer than limit is
+// consumed and reported as tooLong, without holding it in memory.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		if !tooLong {
+			if len(buf)+len(chunk) > limit {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err != nil {
+			return buf, tooLong, err
+		}
+		if !isPrefix {
+			return buf, tooLong, nil
+		}
+	}
+}
+
+func problemFromJSON(raw []byte, in Input) (Problem, string) {
+	if !utf8.Valid(raw) {
+		return Problem{}, "not valid UTF-8"
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return Problem{}, "not a JSON object: " + err.Error()
+	}
+	get := func(name string, required bool) (string, string) {
+		if name == "" {
+			return "", ""
+		}
+		v, ok := obj[name]
+		if !ok || string(v) == "null" {
+			if required {
+				return "", fmt.Sprintf("missing field %q", name)
+			}
+			return "", ""
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			var n json.Number
+			if err2 := json.Unmarshal(v, &n); err2 != nil {
+				return "", fmt.Sprintf("field %q is not a string or number", name)
+			}
+			s = n.String()
+		}
+		return s, ""
+	}
+	f := in.Fields
+	vals := map[string]string{}
+	for _, fd := range []struct {
+		key, name string
+		required  bool
+	}{{"problem", f.Problem, true}, {"answer", f.Answer, true}, {"id", f.ID, false}, {"source", f.Source, false}, {"reference", f.Reference, false}} {
+		v, msg := get(fd.name, fd.required)
+		if msg != "" {
+			return Problem{}, msg
+		}
+		vals[fd.key] = v
+	}
+	return newProblem(vals, in)
+}
+
+func newProblem(vals map[string]string, in Input) (Problem, string) {
+	p := Problem{
+		Text:      strings.TrimSpace(vals["problem"]),
+		Answer:    strings.TrimSpace(vals["answer"]),
+		Source:    strings.TrimSpace(vals["source"]),
+		Reference: strings.TrimSpace(vals["reference"]),
+	}
+	if p.Text == "" {
+		return p, fmt.Sprintf("field %q is empty", in.Fields.Problem)
+	}
+	if p.Answer == "" {
+		return p, fmt.Sprintf("field %q is empty", in.Fields.Answer)
+	}
+	for name, v := range vals {
+		if !utf8.ValidString(v) {
+			return p, fmt.Sprintf("field %q is not valid UTF-8", name)
+		}
+	}
+	if p.Source == "" {
+		p.Source = in.Source
+	}
+	if id := strings.TrimSpace(vals["id"]); id != "" {
+		if len(id) > maxIDLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return p, fmt.Sprintf("field %q must be at most %d printable characters", in.Fields.ID, maxIDLen)
+		}
+		p.ID = id
+	} else {
+		p.ID = ProblemID(p.Text, p.Answer)
+	}
+	return p, ""
+}
+
+func readParquet(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening input: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("opening input: %w", err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("input %s is not a readable Parquet file: %w", path, err)
+	}
+	cols := map[string]int{}
+	for key, name := range map[string]string{"problem": in.Fields.Problem, "answer": in.Fields.Answer, "id": in.Fields.ID, "source": in.Fields.Source, "reference": in.Fields.Reference} {
+		if name == "" {
+			continue
+		}
+		leaf, ok := pf.Schema().Lookup(name)
+		if !ok {
+			if key == "problem" || key == "answer" {
+				return fmt.Errorf("input %s has no column %q (input.fields.%s)", path, name, key)
+			}
+			continue
+		}
+		if !leaf.Node.Leaf() {
+			return fmt.Errorf("input %s column %q is not a string or integer column", path, name)
+		}
+		switch leaf.Node.Type().Kind() {
+		case parquet.ByteArray, parquet.Int64, parquet.Int32:
+			cols[key] = leaf.ColumnIndex
+		default:
+			return fmt.Errorf("input %s column %q is not a string or integer column", path, name)
+		}
+	}
+	r := parquet.NewReader(pf)
+	defer r.Close()
+	rows := make([]parquet.Row, 256)
+	line := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, rerr := r.ReadRows(rows)
+		for _, row := range rows[:n] {
+			line++
+			vals := map[string]string{}
+			for key, idx := range cols {
+				for _, v := range row {
+					if v.Column() == idx && !v.IsNull() {
+						switch v.Kind() {
+						case parquet.ByteArray:
+							vals[key] = string(v.ByteArray())
+						case parquet.Int32:
+							vals[key] = fmt.Sprint(v.Int32())
+						default:
+							vals[key] = fmt.Sprint(v.Int64())
+						}
+						break
+					}
+				}
+			}
+			p, msg := newProblem(vals, in)
+			if msg != "" {
+				bad(&InputError{path, line, msg})
+				continue
+			}
+			if len(p.Text)+len(p.Answer)+len(p.Reference) > in.MaxLineBytes {
+				bad(&InputError{path, line, fmt.Sprintf("row larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
+				continue
+			}
+			p.File, p.Line = path, line
+			if err := yield(p); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("reading %s row %d: %w", path, line+1, rerr)
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+func TestRunEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		style     string
+		judgeMode string
+		empirical bool
+	}{
+		{"srar batch judge with empirical validity", schema.StyleSRaR, "batch", true},
+		{"srar item judge", schema.StyleSRaR, "item", false},
+		{"factual_process", schema.StyleFactualProcess, "batch", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			rows := makeProblems(40)
+			input := filepath.Join(dir, "in.jsonl")
+			writeJSONL(t, input, rows)
+			srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+			job := testJob(input, filepath.Join(dir, "run"), url)
+			job.Style = tc.style
+			job.Judge.Mode = tc.judgeMode
+			job.Empirical.Enabled = tc.empirical
+			if tc.style == schema.StyleFactualProcess {
+				job.Selection = Selection{MinCorrect: 0, MinIncorrect: 0}
+			}
+			rep := runJob(t, job, Options{})
+			if rep.Status != StatusFinished {
+				t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
+			}
+			checkAccounted(t, job.Out, rows, rep)
+			recs := readCorpus(t, job.Out)
+			if len(recs) < len(rows)/3 {
+				t.Fatalf("only %d of %d problems became records", len(recs), len(rows))
+			}
+			for _, r := range recs {
+				if err := schema.CheckRubric(tc.style, r.Rubric, job.Distill.MaxItems); err != nil {
+					t.Errorf("record %s: %v", r.ID, err)
+				}
+				if len(r.Rollouts) != job.Rollout.N {
+					t.Errorf("record %s has %d rollouts, want %d", r.ID, len(r.Rollouts), job.Rollout.N)
+				}
+				n := 0
+				for i, ro := range r.Rollouts {
+					if int(ro.Index) != i {
+						t.Errorf("record %s rollout %d has index %d", r.ID, i, ro.Index)
+					}
+					if ro.Correct {
+						n++
+					}
+				}
+				if int(r.NCorrect) != n || r.PassRate != float64(n)/float64(len(r.Rollouts)) {
+					t.Errorf("record %s: n_correct %d pass_rate %g, counted %d", r.ID, r.NCorrect, r.PassRate, n)
+				}
+				for _, it := range r.Rubric {
+					if it.Valid == nil || it.ValidReason == nil {
+						t.Errorf("record %s item %d not judged", r.ID, it.ID)
+					}
+					if tc.empirical && it.SatRate == nil {
+						t.Errorf("record %s item %d has no satisfaction rate", r.ID, it.ID)
+					}
+				}
+				if r.Provenance.SpecVersion != schema.SpecVersion || r.Provenance.RolloutTemplate == "" || r.Provenance.JudgeModel == "" {
+					t.Errorf("record %s provenance incomplete: %+v", r.ID, r.Provenance)
+				}
+				if r.Usage.Requests == 0 || r.Usage.PromptTokens == 0 {
+					t.Errorf("record %s usage not counted: %+v", r.ID, r.Usage)
+				}
+			}
+			if rep.Validity["overall"] == nil || rep.Validity["overall"].Items == 0 {
+				t.Errorf("no validity figures in report: %+v", rep.Validity)
+			}
+			if rep.LLM.Total.CostUSD <= 0 {
+				t.Errorf("no cost accounted: %+v", rep.LLM.Total)
+			}
+
+			// Running again resumes: nothing is sent, nothing changes.
+			before := srv.Count()
+			rep2 := runJob(t, job, Options{})
+			if sent := srv.Count() - before; sent != 0 {
+				t.Errorf("resume of a finished run sent %d requests", sent)
+			}
+			if rep2.Problems.AlreadyDone != rep.Problems.Done || rep2.Problems.Done != rep.Problems.Done {
+				t.Errorf("resume: already done %d, done %d; first run done %d", rep2.Problems.AlreadyDone, rep2.Problems.Done, rep.Problems.Done)
+			}
+			checkAccounted(t, job.Out, rows, rep2)
+
+			// Retrying failures re-uses the cache: a left-out problem is left out again.
+			before = srv.Count()
+			rep3 := runJob(t, job, Options{RetryFailed: true})
+			if rep3.Problems.LeftOut != rep.Problems.LeftOut {
+				t.Errorf("retry-failed: left out %d, first run %d", rep3.Problems.LeftOut, rep.Problems.LeftOut)
+			}
+			if sent := srv.Count() - before; sent != 0 && rep.Problems.Failed == 0 {
+				t.Errorf("retry-failed sent %d requests though no problem had failed at a model stage", sent)
+			}
+		})
+	}
+}
+
+func TestRunWithFaults(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(60)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	faults := llmtest.SpreadFaults(0.2)
+	faults.RetryAfter = time.Second
+	faults.HangMax = 5 * time.Second
+	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	job.Limits.AttemptTimeout = 300 * time.Millisecond
+	job.Limits.MaxAttempts = 10
+	job.Limits.BackoffMax = 100 * time.Millisecond
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if rep.LLM.Total.Retries == 0 {
+		t.Error("no retries in the report at a 20% fault rate")
+	}
+	if len(rep.LLM.Total.ErrorsByReason) == 0 {
+		t.Error("no error reasons in the report")
+	}
+	malformed := 0
+	for _, e := range srv.Log() {
+		if e.Fault == llmtest.FaultMalformed && e.Kind != llmtest.KindRollout {
+			malformed++
+		}
+	}
+	if malformed > 0 && rep.Repairs[StageDistill]+rep.Repairs[StageJudge] == 0 {
+		t.Errorf("%d malformed rubric or verdict replies caused no repair attempt", malformed)
+	}
+	kinds := map[llmtest.FaultKind]int{}
+	for _, e := range srv.Log() {
+		kinds[e.Fault]++
+	}
+	for _, k := range []llmtest.FaultKind{llmtest.FaultRateLimited, llmtest.FaultServerError, llmtest.FaultHang, llmtest.FaultTruncate, llmtest.FaultMalformed} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s fault was injected; the test does not cover it", k)
+		}
+	}
+	for id, f := range readFailures(t, job.Out) {
+		if f.Stage == "" || f.Reason == "" || f.Attempts < 1 {
+			t.Errorf("failure %s lacks stage, reason or attempts: %+v", id, f)
+		}
+	}
+	if rep.Problems.Done < int64(len(rows))/3 {
+		t.Errorf("only %d of %d done under faults", rep.Problems.Done, len(rows))
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(10)
+	input := filepath.Join(dir, "in.jsonl")
+	long := `{"problem": "` + strings.Repeat("x", 3000) + `", "answer": "1"}`
+	writeJSONL(t, input, rows,
+		`{"problem": "unterminated`,
+		`{"answer": "5"}`,
+		`{"problem": "   ", "answer": "5"}`,
+		"{\"problem\": \"bad \xff utf8\", \"answer\": \"1\"}",
+		long,
+		`[1, 2, 3]`,
+		`{"problem": "What is 1+1?", "answer": 2}`,
+	)
+	// Duplicates of the first two problems.
+	b, _ := os.ReadFile(input)
+	lines := strings.SplitN(string(b), "\n", 3)
+	os.WriteFile(input, append(b, []byte(lines[0]+"\n"+lines[1]+"\n")...), 0o644)
+
+	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	job.Input.MaxLineBytes = 2048
+	rep := runJob(t, job, Options{})
+	p := rep.Problems
+	if p.BadLines != 6 {
+		t.Errorf("bad lines %d, want 6: %+v", p.BadLines, rep.BadLines)
+	}
+	if p.Duplicates != 2 {
+		t.Errorf("duplicates %d, want 2", p.Duplicates)
+	}
+	if p.Unique != int64(len(rows))+1 {
+		t.Errorf("unique %d, want %d", p.Unique, len(rows)+1)
+	}
+	want := map[int]string{11: "not a JSON object", 12: `missing field "problem"`, 13: `field "problem" is empty`, 14: "UTF-8", 15: "longer than 2048 bytes", 16: "not a JSON object"}
+	got := map[int]string{}
+	for _, e := range rep.BadLines {
+		if e.File != input {
+			t.Errorf("bad line names file %q, want %q", e.File, input)
+		}
+		got[e.Line] = e.Reason
+	}
+	for line, frag := range want {
+		if !strings.Contains(got[line], frag) {
+			t.Errorf("line %d: reason %q, want it to mention %q", line, got[line], frag)
+		}
+	}
+	if p.Unique != p.Done+p.Failed+p.LeftOut+p.Pending {
+		t.Errorf("counts do not add up: %+v", p)
+	}
+}
+
+func TestRunRefusesLockedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(3)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	holder, err := corpus.Open(job.Out, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	_, err = Run(context.Background(), job, Options{})
+	if !errors.Is(err, corpus.ErrLocked) {
+		t.Fatalf("Run on a locked directory: %v, want ErrLocked", err)
+	}
+	if !strings.Contains(err.Error(), "pid") {
+		t.Errorf("refusal does not say who holds the lock: %v", err)
+	}
+}
+
+func TestRunBudgetStopAndResume(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	job.Limits.Concurrency = 4
+	job.Limits.ProblemsInFlight = 2
+	job.Budget.MaxTokens = 20_000
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusStopped || !strings.Contains(rep.StopReason, "budget") {
+		t.Fatalf("status %q (%s), want stopped by the budget", rep.Status, rep.StopReason)
+	}
+	if rep.Problems.Pending == 0 {
+		t.Fatal("budget stop left nothing pending; raise the problem count or lower the budget")
+	}
+	if rep.Problems.Unique != int64(len(rows)) {
+		t.Errorf("a budget stop must still count the whole input: unique %d, want %d", rep.Problems.Unique, len(rows))
+	}
+	spent := rep.LLM.Total.PromptTokens + rep.LLM.Total.CompletionTokens
+	if spent > 2*job.Budget.MaxTokens {
+		t.Errorf("spent %d tokens against a budget of %d", spent, job.Budget.MaxTokens)
+	}
+	if got := len(readFailures(t, job.Out)); int64(got) != rep.Problems.Failed+rep.Problems.LeftOut {
+		t.Errorf("budget-stopped problems must not be recorded as failures: %d lines, report %d", got, rep.Problems.Failed+rep.Problems.LeftOut)
+	}
+
+	// The same budget again: the run stops at once and sends nothing.
+	before := srv.Count()
+	again := runJob(t, job, Options{})
+	if again.Status != StatusStopped || srv.Count() != before {
+		t.Errorf("rerun at a spent budget: status %q, sent %d", again.Status, srv.Count()-before)
+	}
+
+	job.Budget.MaxTokens = 0
+	final := runJob(t, job, Options{})
+	if final.Status != StatusFinished {
+		t.Fatalf("after raising the budget: %q (%s)", final.Status, final.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, final)
+	if final.LLM.Total.PromptTokens < rep.LLM.Total.PromptTokens {
+		t.Errorf("token totals must carry over sessions: %d < %d", final.LLM.Total.PromptTokens, rep.LLM.Total.PromptTokens)
+	}
+}
+
+func TestRunRefusesChangedJob(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(5)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	runJob(t, job, Options{})
+
+	changed := job
+	changed.Rollout.N = 6
+	_, err := Run(context.Background(), changed, Options{})
+	if !errors.Is(err, ErrJobChanged) {
+		t.Fatalf("changed n: %v, want ErrJobChanged", err)
+	}
+	if !strings.Contains(err.Error(), "rollout.n") || !strings.Contains(err.Error(), `"4"`) || !strings.Contains(err.Error(), `"6"`) {
+		t.Errorf("refusal does not say what changed: %v", err)
+	}
+
+	// Settings that do not change records are not a change.
+	same := job
+	same.Limits.Concurrency = 3
+	same.Output.ShardRows = 2
+	if _, err := Run(context.Background(), same, Options{}); err != nil {
+		t.Errorf("changing concurrency and shard size was refused: %v", err)
+	}
+
+	if _, err := Run(context.Background(), changed, Options{Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}
+
+func TestRunRejectsBadJob(t *testing.T) {
+	job := DefaultJob()
+	job.Rollout.N = 0
+	job.Style = "free-form"
+	_, err := Run(context.Background(), job, Options{})
+	if err == nil {
+		t.Fatal("a job with no input, output, endpoint, n=0 and an unknown style was accepted")
+	}
+	for _, field := range []string{"input.paths", "out", "rollout.base_url", "rollout.model", "style", "rollout.n"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error does not name %s: %v", field, err)
+		}
+	}
+}
+
+func TestRunInterruptedStopsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(120)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	job.Limits.Concurrency = 8
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(400*time.Millisecond, cancel)
+	rep, err := Run(ctx, job, Options{})
+	if err != nil {
+		t.Fatalf("an interrupted run must not fail: %v", err)
+	}
+	if rep.Status != StatusStopped || rep.StopReason != "interrupted" {
+		t.Fatalf("status %q (%s), want stopped: interrupted", rep.Status, rep.StopReason)
+	}
+	if got := len(readCorpus(t, job.Out)); int64(got) != rep.Problems.Done {
+		t.Errorf("%d records written, report says %d done: finished work must be committed", got, rep.Problems.Done)
+	}
+	if rep.Problems.Done == 0 || rep.Problems.Pending == 0 {
+		t.Errorf("interrupt at 400ms: done %d pending %d; expected some of each", rep.Problems.Done, rep.Problems.Pending)
+	}
+	final := runJob(t, job, Options{})
+	checkAccounted(t, job.Out, rows, final)
+}

@@ -1,0 +1,210 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ExtractJSON finds JSON inside a model reply that may wrap it in prose or a
+// ```json fence. It returns the first span that starts with open ('[' or '{'),
+// is balanced (brackets inside JSON strings, with their escapes, do not
+// count) and parses as JSON. A reasoning block ending in </think> is skipped.
+//
+// When nothing qualifies, the *ParseError describes the most likely intended
+// candidate, the longest one: not valid JSON (with the line of the fault),
+// never closed (the reply was probably cut off) or closed by the wrong
+// bracket.
+//
+// The scan is linear in the length of text for ordinary replies; adversarial
+// input with many nested invalid spans can make it quadratic.
+func ExtractJSON(text string, open byte) (string, error) {
+	if open != '[' && open != '{' {
+		return "", fmt.Errorf("schema: ExtractJSON: open must be '[' or '{', got %q", open)
+	}
+	r, err := newReply(text)
+	if err != nil {
+		return "", err
+	}
+	s, _, err := findJSON(r, open, nil)
+	return s, err
+}
+
+// findJSON returns the first candidate span accepted by accept (nil accepts
+// any valid JSON) and its offset in r.body. accept gets the span and its
+// offset.
+func findJSON(r reply, open byte, accept func(r reply, span string, off int) error) (string, int, error) {
+	text := r.body
+	what := "array"
+	if open == '{' {
+		what = "object"
+	}
+	// closeAt[i] for an open bracket at i: the index of its matching close, or
+	// one of the failure codes below. Filled by scans from earlier starts.
+	const (
+		unclosed = -1
+		mismatch = -2
+		skipped  = -3
+	)
+	closeAt := make(map[int]int)
+	failEnd := make(map[int]int) // for mismatch: where the wrong bracket is
+
+	scan := func(start int) {
+		var stack []int
+		inString, escaped := false, false
+		for p := start; p < len(text); p++ {
+			c := text[p]
+			if inString {
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inString = true
+			case '[', '{':
+				stack = append(stack, p)
+			case ']', '}':
+				top := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if (text[top] == '[') != (c == ']') {
+					for _, q := range append(stack, top) {
+						if text[q] == open {
+							closeAt[q] = mismatch
+							failEnd[q] = p
+						}
+					}
+					return
+				}
+				if text[top] == open {
+					closeAt[top] = p
+				}
+				if len(stack) == 0 {
+					return
+				}
+			}
+		}
+		for _, q := range stack {
+			if text[q] == open {
+				closeAt[q] = unclosed
+			}
+		}
+	}
+
+	// The error to report is built only for the longest failing candidate;
+	// building one per candidate would cost a line count each.
+	var best func() error
+	bestLen := -1
+	consider := func(length int, mk func() error) {
+		if length > bestLen {
+			best, bestLen = mk, length
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		if text[i] != open {
+			continue
+		}
+		end, ok := closeAt[i]
+		if !ok {
+			scan(i)
+			end = closeAt[i]
+		}
+		switch end {
+		case skipped:
+			continue
+		case unclosed:
+			consider(len(text)-i, func() error {
+				return parseErr(r.lineAt(i), 0, "", "the JSON %s that starts here is never closed; the reply may have been cut off", what)
+			})
+			continue
+		case mismatch:
+			p := failEnd[i]
+			consider(p+1-i, func() error {
+				return parseErr(r.lineAt(p), 0, "", "the JSON %s that starts on line %d is closed by the wrong bracket %q", what, r.lineAt(i), text[p])
+			})
+			continue
+		}
+		span := text[i : end+1]
+		if !json.Valid([]byte(span)) {
+			var v any
+			err := json.Unmarshal([]byte(span), &v)
+			consider(len(span), func() error { return jsonSyntaxErr(r, i, what, err) })
+			// The parse from i consumed every bracket it met before the fault
+			// as the start of a value, so each span that starts before the
+			// fault either ends before it (and is valid) or contains it (and
+			// fails there too). Skip the latter; this keeps the scan linear.
+			var se *json.SyntaxError
+			if errors.As(err, &se) && se.Offset > 0 {
+				for _, q := range openAt(text, i, i+int(se.Offset)-1) {
+					if q != i && text[q] == open {
+						closeAt[q] = skipped
+					}
+				}
+			}
+			continue
+		}
+		if accept != nil {
+			if err := accept(r, span, i); err != nil {
+				consider(len(span), func() error { return err })
+				continue
+			}
+		}
+		return span, i, nil
+	}
+	if best != nil {
+		return "", 0, best()
+	}
+	return "", 0, parseErr(0, 0, "", "the reply contains no JSON %s", what)
+}
+
+// openAt returns the brackets open at byte end of text, scanning from start
+// outside any string.
+func openAt(text string, start, end int) []int {
+	var stack []int
+	inString, escaped := false, false
+	for p := start; p < end && p < len(text); p++ {
+		c := text[p]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			stack = append(stack, p)
+		case ']', '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	return stack
+}
+
+// jsonSyntaxErr turns a decoding error of the span at off into a ParseError
+// naming the line of the fault.
+func jsonSyntaxErr(r reply, off int, what string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		at := off + int(se.Offset) - 1
+		if at < off {
+			at = off
+		}
+		return parseErr(r.lineAt(at), 0, "", "the JSON %s is not valid JSON: %v", what, se)
+	}
+	return parseErr(r.lineAt(off), 0, "", "the JSON %s is not valid JSON: %v", what, err)
+}

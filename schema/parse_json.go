@@ -1,0 +1,484 @@
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The JSON parsers share these rules. The JSON is found with ExtractJSON's
+// scan (prose, fences and a </think> block around it are fine). Keys match
+// without regard to case, as in encoding/json, but a key given twice is an
+// error. Unknown keys are ignored: models like to add a "reason" or a
+// "category", and nothing we need is lost. A key we need that is missing,
+// null or of the wrong JSON type is an error naming the item and the field;
+// nothing is defaulted. Integers may be written as integer-valued numbers
+// (5.0, 5e0) but not as strings; booleans must be true or false, not "true"
+// or 1.
+
+// Verdict is the validity judge's verdict on one rubric item.
+type Verdict struct {
+	ID     int32
+	Valid  bool
+	Reason string
+}
+
+// Satisfaction is the satisfaction judge's verdict on one rubric item for one
+// solution. Step is the "### Step N:" the item is tied to, 0 for the whole
+// solution, -1 for none.
+type Satisfaction struct {
+	ID        int32
+	Satisfied bool
+	Step      int32
+}
+
+// Limits of the factual/process style.
+const (
+	MinFactualProcessItems = 3
+	MaxFactualProcessItems = 10
+	MinWeight              = 1
+	MaxWeight              = 5
+)
+
+var fpPrefixRE = regexp.MustCompile(`(?i)^([*_]{0,3})\s*(factual|process)\s+criteri(?:a|on)\s*([*_]{0,3})\s*:`)
+
+// ParseFactualProcess parses a factual/process rubric: a JSON array of 3 to 10
+// objects {"description": string, "weight": integer 1-5}. A description must
+// begin with "Factual Criteria:" or "Process Criteria:" (any case, "Criterion"
+// also accepted, bold or italic markers around the prefix tolerated); the
+// prefix gives the item type and is removed from the text, and white space in
+// the text is collapsed. Two items with the same type and text are an error.
+// Items get ids 1..n in order and polarity +1.
+func ParseFactualProcess(text string) ([]Item, error) {
+	r, err := newReply(text)
+	if err != nil {
+		return nil, err
+	}
+	span, off, err := findJSON(r, '[', acceptObjectArray)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := splitObjects(r, span, off)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(objs); n < MinFactualProcessItems || n > MaxFactualProcessItems {
+		return nil, parseErr(r.lineAt(off), 0, "", "the array has %d items; between %d and %d are required", n, MinFactualProcessItems, MaxFactualProcessItems)
+	}
+	items := make([]Item, 0, len(objs))
+	seen := make(map[string]int, len(objs))
+	for _, o := range objs {
+		desc, err := o.str("description")
+		if err != nil {
+			return nil, err
+		}
+		typ, body, ok := splitCriteriaPrefix(desc)
+		if !ok {
+			return nil, o.fieldErr("description", "must begin with \"Factual Criteria: \" or \"Process Criteria: \", got %s", excerpt(strings.TrimSpace(desc)))
+		}
+		if body == "" {
+			return nil, o.fieldErr("description", "has no text after the %q prefix", typeLabel(typ))
+		}
+		w, err := o.integer("weight", MinWeight, MaxWeight)
+		if err != nil {
+			return nil, err
+		}
+		key := typ + "\x00" + body
+		if prev, dup := seen[key]; dup {
+			return nil, o.fieldErr("description", "repeats item %d; items must not overlap", prev)
+		}
+		seen[key] = o.item
+		items = append(items, Item{
+			ID:       int32(len(items) + 1),
+			Type:     typ,
+			Text:     body,
+			Weight:   float64(w),
+			Polarity: PolarityOf(typ),
+		})
+	}
+	return items, nil
+}
+
+func typeLabel(typ string) string {
+	if typ == TypeFactual {
+		return "Factual Criteria:"
+	}
+	return "Process Criteria:"
+}
+
+// splitCriteriaPrefix splits "Factual Criteria: text" into its type and the
+// collapsed text.
+func splitCriteriaPrefix(desc string) (typ, body string, ok bool) {
+	s := strings.TrimSpace(desc)
+	m := fpPrefixRE.FindStringSubmatch(s)
+	if m == nil {
+		return "", "", false
+	}
+	typ = TypeProcess
+	if strings.EqualFold(m[2], "factual") {
+		typ = TypeFactual
+	}
+	mark := m[1]
+	markOpen := mark != "" && m[3] != mark
+	rest := strings.TrimSpace(s[len(m[0]):])
+	if markOpen && strings.HasPrefix(rest, mark) {
+		rest, markOpen = rest[len(mark):], false
+	}
+	if markOpen && strings.HasSuffix(rest, mark) {
+		rest = rest[:len(rest)-len(mark)]
+	}
+	return typ, collapseSpace(rest), true
+}
+
+// ParseValidity parses the validity judge's reply for one item:
+// {"valid": bool, "reason": string}. The first JSON object with a "valid" key
+// is used; wrapped in a one-element array is fine, in a longer array is an
+// error. The verdict's ID is 0; the caller knows which item it asked about.
+func ParseValidity(text string) (Verdict, error) {
+	r, err := newReply(text)
+	if err != nil {
+		return Verdict{}, err
+	}
+	span, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
+		o, err := decodeObject([]byte(span), 0, 0)
+		if err == nil {
+			if _, ok := o.fields["valid"]; !ok {
+				err = parseErr(0, 0, "", "the JSON object has no \"valid\" key")
+			}
+		}
+		return atLine(err, r, off)
+	})
+	if err != nil {
+		return Verdict{}, err
+	}
+	if arr, aoff, err := findJSON(r, '[', acceptObjectArray); err == nil && aoff < off && off < aoff+len(arr) {
+		var elems []json.RawMessage
+		if json.Unmarshal([]byte(arr), &elems) == nil && len(elems) > 1 {
+			return Verdict{}, parseErr(r.lineAt(aoff), 0, "", "expected one JSON object for the one item, got an array of %d", len(elems))
+		}
+	}
+	o, err := decodeObject([]byte(span), r.lineAt(off), 0)
+	if err != nil {
+		return Verdict{}, err
+	}
+	var v Verdict
+	if v.Valid, err = o.boolean("valid"); err != nil {
+		return Verdict{}, err
+	}
+	if v.Reason, err = o.str("reason"); err != nil {
+		return Verdict{}, err
+	}
+	return v, nil
+}
+
+// ParseValidityBatch parses the validity judge's reply for several items:
+// [{"id": int, "valid": bool, "reason": string}, ...]. Every id in ids must
+// appear exactly once; the verdicts come back in the order of ids.
+func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
+	return parseBatch(text, "ParseValidityBatch", ids, func(o jsonObj, id int32) (Verdict, error) {
+		v := Verdict{ID: id}
+		var err error
+		if v.Valid, err = o.boolean("valid"); err != nil {
+			return v, err
+		}
+		if v.Reason, err = o.str("reason"); err != nil {
+			return v, err
+		}
+		return v, nil
+	})
+}
+
+// ParseSatisfaction parses the satisfaction judge's reply:
+// [{"id": int, "satisfied": bool, "step": int}, ...]. Every id in ids must
+// appear exactly once; the verdicts come back in the order of ids. A step
+// must be -1, 0 or 1..steps; when steps <= 0 (the step count of the solution
+// is not known) any integer step >= -1 is accepted.
+func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, error) {
+	hi := int64(math.MaxInt32)
+	if steps > 0 {
+		hi = int64(steps)
+	}
+	return parseBatch(text, "ParseSatisfaction", ids, func(o jsonObj, id int32) (Satisfaction, error) {
+		s := Satisfaction{ID: id}
+		var err error
+		if s.Satisfied, err = o.boolean("satisfied"); err != nil {
+			return s, err
+		}
+		step, err := o.integer("step", -1, hi)
+		if err != nil {
+			return s, err
+		}
+		s.Step = int32(step)
+		return s, nil
+	})
+}
+
+// parseBatch finds a JSON array of objects with an "id" each, checks that the
+// ids are exactly ids, and decodes each object with one.
+func parseBatch[T any](text, fn string, ids []int32, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
+	index := make(map[int32]int, len(ids))
+	for k, id := range ids {
+		if _, dup := index[id]; dup {
+			return nil, fmt.Errorf("schema: %s: id %d asked for twice", fn, id)
+		}
+		index[id] = k
+	}
+	r, err := newReply(text)
+	if err != nil {
+		return nil, err
+	}
+	span, off, err := findJSON(r, '[', acceptObjectArray)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := splitObjects(r, span, off)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(ids))
+	from := make([]int, len(ids)) // item number that gave each verdict, 0 if none
+	for _, o := range objs {
+		id64, err := o.integer("id", math.MinInt32, math.MaxInt32)
+		if err != nil {
+			return nil, err
+		}
+		id := int32(id64)
+		k, ok := index[id]
+		if !ok {
+			return nil, o.fieldErr("id", "unknown id %d; the ids are %s", id, describeIDs(ids))
+		}
+		if from[k] != 0 {
+			return nil, o.fieldErr("id", "id %d appears twice (items %d and %d); give every id exactly once", id, from[k], o.item)
+		}
+		v, err := one(o, id)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+		from[k] = o.item
+	}
+	var missing []int32
+	for k, id := range ids {
+		if from[k] == 0 {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		noun := "id"
+		if len(missing) > 1 {
+			noun = "ids"
+		}
+		return nil, parseErr(0, 0, "", "no verdict for %s %s; give every id exactly once", noun, describeIDs(missing))
+	}
+	return out, nil
+}
+
+func describeIDs(ids []int32) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	s := slices.Clone(ids)
+	slices.Sort(s)
+	contiguous := true
+	for i := 1; i < len(s); i++ {
+		if s[i] != s[i-1]+1 {
+			contiguous = false
+			break
+		}
+	}
+	if contiguous && len(s) > 2 {
+		return fmt.Sprintf("%d to %d", s[0], s[len(s)-1])
+	}
+	const show = 20
+	parts := make([]string, 0, min(len(s), show))
+	for i, id := range s {
+		if i == show {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, strconv.Itoa(int(id)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// jsonObj is one JSON object of a reply, keys folded to lower case, with the
+// line it starts on and its 1-based position in the enclosing array (0 when
+// it stands alone).
+type jsonObj struct {
+	fields map[string]json.RawMessage
+	line   int
+	item   int
+}
+
+func (o jsonObj) fieldErr(field, format string, args ...any) *ParseError {
+	return parseErr(o.line, o.item, field, format, args...)
+}
+
+func (o jsonObj) value(name string) (json.RawMessage, error) {
+	v, ok := o.fields[name]
+	if !ok {
+		return nil, o.fieldErr(name, "missing")
+	}
+	if string(v) == "null" {
+		return nil, o.fieldErr(name, "is null")
+	}
+	return v, nil
+}
+
+func (o jsonObj) boolean(name string) (bool, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return false, err
+	}
+	switch string(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, o.fieldErr(name, "must be a JSON boolean (true or false), got %s", describeJSON(v))
+}
+
+func (o jsonObj) str(name string) (string, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return "", err
+	}
+	if v[0] != '"' {
+		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", o.fieldErr(name, "%v", err)
+	}
+	return s, nil
+}
+
+// integer reads an integer-valued JSON number in [lo, hi].
+func (o jsonObj) integer(name string, lo, hi int64) (int64, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return 0, err
+	}
+	want := func() string {
+		if lo == math.MinInt32 {
+			return "an integer"
+		}
+		if hi == math.MaxInt32 {
+			return fmt.Sprintf("an integer >= %d", lo)
+		}
+		return fmt.Sprintf("an integer from %d to %d", lo, hi)
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, o.fieldErr(name, "must be %s as a JSON number, got %s", want(), describeJSON(v))
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
+		return 0, o.fieldErr(name, "must be %s, got %s", want(), v)
+	}
+	return int64(f), nil
+}
+
+func describeJSON(v json.RawMessage) string {
+	switch v[0] {
+	case '"':
+		return "the string " + excerpt(string(v[1:len(v)-1]))
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "the boolean " + string(v)
+	case 'n':
+		return "null"
+	}
+	return "the number " + string(v)
+}
+
+// acceptObjectArray accepts a JSON array whose elements are all objects.
+func acceptObjectArray(r reply, span string, off int) error {
+	var elems []json.RawMessage
+	if err := json.Unmarshal([]byte(span), &elems); err != nil {
+		return atLine(parseErr(0, 0, "", "expected a JSON array of objects: %v", err), r, off)
+	}
+	for k, e := range elems {
+		if e[0] != '{' {
+			return atLine(parseErr(0, k+1, "", "expected a JSON array of objects, but this element is %s", describeJSON(e)), r, off)
+		}
+	}
+	return nil
+}
+
+// atLine sets the line of a *ParseError without one to the line of byte off.
+// Counting lines is left to the error path so that scanning many candidates
+// stays linear.
+func atLine(err error, r reply, off int) error {
+	if pe, ok := err.(*ParseError); ok && pe.Line == 0 {
+		pe.Line = r.lineAt(off)
+	}
+	return err
+}
+
+// splitObjects decodes a JSON array of objects found at byte off of r.body.
+func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
+	dec := json.NewDecoder(strings.NewReader(span))
+	if _, err := dec.Token(); err != nil {
+		return nil, parseErr(r.lineAt(off), 0, "", "reading the JSON array: %v", err)
+	}
+	var objs []jsonObj
+	for dec.More() {
+		start := int(dec.InputOffset())
+		for start < len(span) && strings.IndexByte(" \t\r\n,", span[start]) >= 0 {
+			start++
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, parseErr(r.lineAt(off+start), len(objs)+1, "", "reading the JSON array: %v", err)
+		}
+		o, err := decodeObject(raw, r.lineAt(off+start), len(objs)+1)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// decodeObject decodes one JSON object, folding keys to lower case and
+// rejecting a key given twice.
+func decodeObject(raw []byte, line, item int) (jsonObj, error) {
+	o := jsonObj{fields: make(map[string]json.RawMessage), line: line, item: item}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return o, parseErr(line, item, "", "expected a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return o, parseErr(line, item, "", "reading a JSON object: %v", err)
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return o, parseErr(line, item, "", "reading a JSON object: key is not a string")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return o, parseErr(line, item, key, "reading the value: %v", err)
+		}
+		lk := strings.ToLower(key)
+		if _, dup := o.fields[lk]; dup {
+			return o, parseErr(line, item, key, "the key is given twice")
+		}
+		o.fields[lk] = v
+	}
+	return o, nil
+}

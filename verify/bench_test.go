@@ -1,0 +1,41 @@
+package verify
+
+import "testing"
+
+// typicalPairs is a mix of the answers a reward function sees most: integers, fractions and
+// short LaTeX, a few sets, intervals and expressions, and some whole solutions.
+var typicalPairs = [][2]string{
+	{"42", "42"}, {"42", "41"}, {"1000", "1,000"}, {"-5", "-5"}, {"7", "\\boxed{7}"},
+	{"\\frac{1}{2}", "0.5"}, {"\\frac{1}{2}", "\\frac{1}{2}"}, {"\\frac{3}{4}", "3/4"}, {"\\frac{2}{3}", "\\dfrac{2}{3}"},
+	{"12", "12"}, {"256", "256"}, {"3", "4"}, {"0", "0"}, {"100", "10^2"}, {"2^{10}", "1024"},
+	{"\\sqrt{2}", "\\sqrt{2}"}, {"2\\sqrt{2}", "\\sqrt{8}"}, {"\\frac{\\pi}{4}", "\\pi/4"},
+	{"50\\%", "50"}, {"30^\\circ", "30"}, {"5 \\text{ cm}", "5"}, {"\\$1.50", "1.5"},
+	{"(1,2)", "(1, 2)"}, {"\\{1,2\\}", "\\{2,1\\}"}, {"[0,1)", "[0, 1)"}, {"B", "(B)"},
+	{"x^2+2x+1", "(x+1)^2"}, {"y=2x+1", "y=1+2x"}, {"\\text{Monday}", "Monday"},
+	{"17", "The sum is $8+9=17$, so the answer is $\\boxed{17}$."},
+}
+
+func BenchmarkEqual(b *testing.B) {
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		p := typicalPairs[n%len(typicalPairs)]
+		Equal(p[0], p[1])
+		n++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmp/s")
+}
+
+func BenchmarkEqualIntegers(b *testing.B) {
+	for b.Loop() {
+		Equal("1234", "1,234")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmp/s")
+}
+
+func BenchmarkExtract(b *testing.B) {
+	text := "We add the two numbers: $8+9=17$. Therefore the answer is $\\boxed{17}$."
+	for b.Loop() {
+		Extract(text)
+	}
+}

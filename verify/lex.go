@@ -1,0 +1,795 @@
+package verify
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits that bound the work done on one answer.
+const (
+	maxAnswerLen = 4096 // longer answers are compared as strings only
+	maxTokens    = 1024
+	maxLexDepth  = 24 // nesting of \text{...} and friends
+)
+
+type tokKind uint8
+
+const (
+	tNum   tokKind = iota + 1 // number literal: digits, optional fraction and exponent
+	tIdent                    // single-letter variable or Greek letter name
+	tWord                     // a word of text (units, "and", "or", names)
+	tCmd                      // LaTeX command or known function name, without backslash
+	tOp                       // punctuation and operators
+)
+
+type token struct {
+	kind     tokKind
+	text     string
+	fromText bool // produced inside \text{...}, \mbox{...} and the like
+	space    bool // whitespace came before it
+	newline  bool // a line break came before it
+}
+
+// lexed is one answer after decoration was dropped.
+type lexed struct {
+	toks    []token
+	percent bool
+	degree  bool
+	bad     bool // too long or too deeply nested to analyse
+}
+
+type lexMode uint8
+
+const (
+	modeMath lexMode = iota
+	modeText         // inside \text{}, \mbox{}: letters are words or unit letters
+	modeFont         // inside \mathrm{}, \mathbf{}: letters are symbols, runs are words
+)
+
+type lexer struct {
+	lexed
+	space   bool
+	newline bool
+	depth int
+	paren int // bracket depth, to keep "(100,200)" a pair
+}
+
+func lex(s string) lexed {
+	lx := lexer{}
+	lx.toks = make([]token, 0, 16)
+	lx.run(s, modeMath)
+	return lx.lexed
+}
+
+func (lx *lexer) emit(k tokKind, text string, fromText bool) {
+	if len(lx.toks) >= maxTokens {
+		lx.bad = true
+		return
+	}
+	lx.toks = append(lx.toks, token{kind: k, text: text, fromText: fromText, space: lx.space, newline: lx.newline})
+	lx.space, lx.newline = false, false
+}
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return (c|0x20) >= 'a' && (c|0x20) <= 'z' }
+
+func (lx *lexer) run(s string, mode lexMode) {
+	lx.depth++
+	if lx.depth > maxLexDepth {
+		lx.bad = true
+		lx.depth--
+		return
+	}
+	i := 0
+	for i < len(s) && !lx.bad {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '~':
+			lx.space = true
+			if c == '\n' || c == '\r' {
+				lx.newline = true
+			}
+			i++
+		case c == '$':
+			i++
+		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
+			i = lx.number(s, i)
+		case isLetter(c):
+			i = lx.letters(s, i, mode)
+		case c == '\\':
+			i = lx.command(s, i, mode)
+		case c >= 0x80:
+			i = lx.unicode(s, i)
+		default:
+			i = lx.punct(s, i)
+		}
+	}
+	lx.depth--
+}
+
+// sepLen returns the length of a thousands separator at s[i:], or 0.
+func sepLen(s string, i int, allowComma bool) int {
+	r := s[i:]
+	switch {
+	case strings.HasPrefix(r, "{,}"):
+		return 3 + countSpaces(r[3:])
+	case strings.HasPrefix(r, ",\\!"), strings.HasPrefix(r, ",\\,"):
+		return 3 + countSpaces(r[3:])
+	case allowComma && strings.HasPrefix(r, ","):
+		return 1
+	case strings.HasPrefix(r, "\\,"), strings.HasPrefix(r, "\\!"), strings.HasPrefix(r, "\\ "), strings.HasPrefix(r, "\\;"):
+		return 2
+	case strings.HasPrefix(r, " "), strings.HasPrefix(r, "~"):
+		return 1
+	}
+	return 0
+}
+
+func countSpaces(s string) int {
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+func threeDigitsAt(s string, i int) bool {
+	return i+3 <= len(s) && isDigit(s[i]) && isDigit(s[i+1]) && isDigit(s[i+2]) &&
+		(i+3 == len(s) || !isDigit(s[i+3]))
+}
+
+func (lx *lexer) number(s string, i int) int {
+	start := i
+	j := i
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	var grouped []byte
+	if n := j - start; n >= 1 && n <= 3 {
+		k := j
+		for k < len(s) {
+			sl := sepLen(s, k, lx.paren == 0)
+			if sl == 0 || !threeDigitsAt(s, k+sl) {
+				break
+			}
+			if grouped == nil {
+				grouped = append(make([]byte, 0, 16), s[start:j]...)
+			}
+			grouped = append(grouped, s[k+sl:k+sl+3]...)
+			k += sl + 3
+		}
+		if grouped != nil {
+			j = k
+		}
+	}
+	fracStart := j
+	if j+1 < len(s) && s[j] == '.' && isDigit(s[j+1]) {
+		j++
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	}
+	// Scientific notation: 1e-3, 2.5E10, not followed by a letter.
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		k := j + 1
+		if k < len(s) && (s[k] == '+' || s[k] == '-') {
+			k++
+		}
+		if k < len(s) && isDigit(s[k]) {
+			for k < len(s) && isDigit(s[k]) {
+				k++
+			}
+			if k == len(s) || !isLetter(s[k]) {
+				j = k
+			}
+		}
+	}
+	lit := s[start:j]
+	if grouped != nil {
+		lit = string(grouped) + s[fracStart:j]
+	}
+	lx.emit(tNum, lit, false)
+	return j
+}
+
+var funcNames = map[string]bool{
+	"sin": true, "cos": true, "tan": true, "sec": true, "csc": true, "cot": true,
+	"arcsin": true, "arccos": true, "arctan": true, "arcsec": true, "arccsc": true, "arccot": true,
+	"asin": true, "acos": true, "atan": true,
+	"sinh": true, "cosh": true, "tanh": true, "coth": true, "sech": true, "csch": true,
+	"ln": true, "log": true, "lg": true, "exp": true, "abs": true,
+	"floor": true, "ceil": true, "max": true, "min": true, "gcd": true, "lcm": true,
+}
+
+var unitWords2 = map[string]bool{
+	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ft": true, "yd": true,
+	"mi": true, "hr": true, "ml": true, "mL": true, "oz": true, "lb": true, "sq": true,
+	"or": true, "no": true, "is": true, "to": true, "of": true, "am": true, "pm": true,
+	"th": true, "st": true, "nd": true, "rd": true,
+}
+
+func isPercentWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "percent", "pct", "percentage", "percents":
+		return true
+	}
+	return false
+}
+
+func isDegreeWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "degrees", "degree", "deg":
+		return true
+	}
+	return false
+}
+
+func (lx *lexer) letters(s string, i int, mode lexMode) int {
+	j := i
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	w := s[i:j]
+	if len(w) >= 2 {
+		if isPercentWord(w) {
+			lx.percent = true
+			return j
+		}
+		if isDegreeWord(w) {
+			lx.degree = true
+			return j
+		}
+	}
+	switch mode {
+	case modeText:
+		if len(w) == 1 {
+			lx.emit(tIdent, w, true)
+		} else {
+			lx.emit(tWord, w, true)
+		}
+		return j
+	case modeFont:
+		switch {
+		case len(w) == 1:
+			lx.emit(tIdent, w, false)
+		case funcNames[w]:
+			lx.emit(tCmd, w, false)
+		default:
+			lx.emit(tWord, w, false)
+		}
+		return j
+	}
+	if len(w) == 1 {
+		lx.emit(tIdent, w, false)
+		return j
+	}
+	switch w {
+	case "pi":
+		lx.emit(tCmd, "pi", false)
+		return j
+	case "infty", "inf", "infinity", "Infinity", "oo":
+		lx.emit(tCmd, "infty", false)
+		return j
+	case "sqrt":
+		lx.emit(tCmd, "sqrt", false)
+		return j
+	case "in":
+		lx.emit(tCmd, "in", false)
+		return j
+	case "and", "or", "And", "Or", "AND", "OR":
+		lx.emit(tWord, strings.ToLower(w), false)
+		return j
+	}
+	if funcNames[w] {
+		lx.emit(tCmd, w, false)
+		return j
+	}
+	if len(w) >= 3 || unitWords2[strings.ToLower(w)] {
+		lx.emit(tWord, w, false)
+		return j
+	}
+	// Two letters such as "xy" or "ab": a product of symbols.
+	for k := i; k < j; k++ {
+		lx.emit(tIdent, s[k:k+1], false)
+	}
+	return j
+}
+
+// braced returns the content of a {...} group starting at s[i] (after spaces) and the index
+// after it. Without a brace it returns the next single character (LaTeX argument rules).
+func braced(s string, i int) (string, int, bool) {
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if i >= len(s) {
+		return "", i, false
+	}
+	if s[i] != '{' {
+		if s[i] == '\\' {
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if j == i+1 && j < len(s) {
+				j++
+			}
+			return s[i:j], j, true
+		}
+		_, sz := utf8.DecodeRuneInString(s[i:])
+		return s[i : i+sz], i + sz, true
+	}
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return s[i+1 : j], j + 1, true
+			}
+		}
+	}
+	return s[i+1:], len(s), false
+}
+
+var spacingCmds = map[string]bool{
+	"quad": true, "qquad": true, "enspace": true, "thinspace": true, "medspace": true,
+	"thickspace": true, "negthinspace": true, "negmedspace": true, "negthickspace": true,
+	"hfill": true, "space": true, "nobreak": true, "allowbreak": true, "relax": true,
+}
+
+var sizingCmds = map[string]bool{
+	"left": true, "right": true, "big": true, "Big": true, "bigg": true, "Bigg": true,
+	"bigl": true, "bigr": true, "Bigl": true, "Bigr": true, "biggl": true, "biggr": true,
+	"Biggl": true, "Biggr": true, "bigm": true, "Bigm": true, "middle": true,
+	"displaystyle": true, "textstyle": true, "scriptstyle": true, "scriptscriptstyle": true,
+	"limits": true, "nolimits": true, "mathstrut": true, "strut": true,
+}
+
+var textCmds = map[string]bool{
+	"text": true, "textbf": true, "textit": true, "textrm": true, "textsf": true, "texttt": true,
+	"textnormal": true, "textup": true, "mbox": true, "emph": true, "hbox": true, "textsc": true,
+}
+
+var fontCmds = map[string]bool{
+	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "mathtt": true,
+	"boldsymbol": true, "bm": true, "mathnormal": true, "pmb": true, "mathbb": true, "mathcal": true,
+}
+
+var greek = map[string]bool{
+	"alpha": true, "beta": true, "gamma": true, "delta": true, "epsilon": true, "varepsilon": true,
+	"zeta": true, "eta": true, "theta": true, "vartheta": true, "iota": true, "kappa": true,
+	"lambda": true, "mu": true, "nu": true, "xi": true, "omicron": true, "rho": true, "varrho": true,
+	"sigma": true, "varsigma": true, "tau": true, "upsilon": true, "phi": true, "varphi": true,
+	"chi": true, "psi": true, "omega": true, "Gamma": true, "Delta": true, "Theta": true,
+	"Lambda": true, "Xi": true, "Pi": true, "Sigma": true, "Upsilon": true, "Phi": true,
+	"Psi": true, "Omega": true, "ell": true,
+}
+
+func (lx *lexer) command(s string, i int, mode lexMode) int {
+	if i+1 >= len(s) {
+		return i + 1
+	}
+	c := s[i+1]
+	if !isLetter(c) {
+		switch c {
+		case ',', ';', ':', ' ', '>', '\n', '\t':
+			lx.space = true
+		case '{':
+			lx.paren++
+			lx.emit(tCmd, "{", false)
+		case '}':
+			lx.paren--
+			lx.emit(tCmd, "}", false)
+		case '\\':
+			lx.emit(tCmd, "\\", false)
+		case '%':
+			lx.percent = true
+		case '|':
+			lx.emit(tOp, "|", false)
+		case '&':
+			lx.emit(tOp, "&", false)
+		}
+		// \! \$ \# \( \) \[ \] and the rest carry no value.
+		return i + 2
+	}
+	j := i + 1
+	for j < len(s) && isLetter(s[j]) {
+		j++
+	}
+	name := s[i+1 : j]
+	switch {
+	case spacingCmds[name]:
+		lx.space = true
+		return j
+	case sizingCmds[name]:
+		k := j
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k < len(s) && s[k] == '.' {
+			return k + 1
+		}
+		return j
+	case textCmds[name]:
+		arg, end, _ := braced(s, j)
+		lx.space = true
+		lx.run(arg, modeText)
+		lx.space = true
+		return end
+	case name == "mathbb" || name == "R":
+		arg, end, _ := braced(s, j)
+		if name == "R" || strings.TrimSpace(arg) == "R" {
+			// The real line.
+			lx.emit(tOp, "(", false)
+			lx.emit(tOp, "-", false)
+			lx.emit(tCmd, "infty", false)
+			lx.emit(tOp, ",", false)
+			lx.emit(tCmd, "infty", false)
+			lx.emit(tOp, ")", false)
+			if name == "R" {
+				return j
+			}
+			return end
+		}
+		lx.run(arg, modeFont)
+		return end
+	case fontCmds[name]:
+		arg, end, _ := braced(s, j)
+		lx.run(arg, modeFont)
+		return end
+	}
+	switch name {
+	case "hspace", "vspace", "phantom", "hphantom", "vphantom", "label", "tag", "kern", "mkern":
+		_, end, _ := braced(s, j)
+		lx.space = true
+		return end
+	case "operatorname":
+		arg, end, _ := braced(s, j)
+		arg = strings.TrimSpace(arg)
+		if funcNames[arg] {
+			lx.emit(tCmd, arg, false)
+		} else {
+			lx.run(arg, modeFont)
+		}
+		return end
+	case "boxed", "fbox", "framebox":
+		arg, end, closed := braced(s, j)
+		if !closed {
+			lx.bad = true // a truncated box holds no answer
+			return end
+		}
+		lx.run(arg, mode)
+		return end
+	case "dfrac", "tfrac", "cfrac":
+		lx.emit(tCmd, "frac", false)
+	case "dbinom", "tbinom":
+		lx.emit(tCmd, "binom", false)
+	case "circ", "degree":
+		lx.degree = true
+	case "lbrace":
+		lx.paren++
+		lx.emit(tCmd, "{", false)
+	case "rbrace":
+		lx.paren--
+		lx.emit(tCmd, "}", false)
+	case "lbrack":
+		lx.paren++
+		lx.emit(tOp, "[", false)
+	case "rbrack":
+		lx.paren--
+		lx.emit(tOp, "]", false)
+	case "langle":
+		lx.paren++
+		lx.emit(tOp, "(", false)
+	case "rangle":
+		lx.paren--
+		lx.emit(tOp, ")", false)
+	case "lvert", "rvert", "vert", "lVert", "rVert", "Vert":
+		lx.emit(tOp, "|", false)
+	case "le", "leq", "leqslant", "leqq":
+		lx.emit(tOp, "<=", false)
+	case "ge", "geq", "geqslant", "geqq":
+		lx.emit(tOp, ">=", false)
+	case "lt":
+		lx.emit(tOp, "<", false)
+	case "gt":
+		lx.emit(tOp, ">", false)
+	case "ne", "neq":
+		lx.emit(tOp, "!=", false)
+	case "cdot", "times", "ast", "cross":
+		lx.emit(tOp, "*", false)
+	case "div":
+		lx.emit(tOp, "/", false)
+	case "infty", "infin", "infinity":
+		lx.emit(tCmd, "infty", false)
+	case "colon":
+		lx.emit(tOp, ":", false)
+	case "dots", "ldots", "cdots", "vdots", "ddots", "dotsc", "dotsb":
+		lx.emit(tCmd, "dots", false)
+	case "begin", "end":
+		arg, end, _ := braced(s, j)
+		arg = strings.TrimSuffix(strings.TrimSpace(arg), "*")
+		lx.emit(tCmd, name+":"+arg, false)
+		return end
+	case "mathrm", "to", "rightarrow", "Rightarrow", "implies":
+		lx.emit(tCmd, name, false)
+	case "percent":
+		lx.percent = true
+	case "dollar", "textdollar", "euro", "pounds":
+	case "sqrt", "frac", "binom", "pi", "pm", "mp", "cup", "cap", "in", "approx", "sim",
+		"lfloor", "rfloor", "lceil", "rceil", "emptyset", "varnothing", "choose", "over",
+		"setminus", "equiv", "pmod", "bmod", "mod", "not", "notin", "subset", "subseteq":
+		lx.emit(tCmd, name, false)
+	default:
+		if greek[name] {
+			lx.emit(tIdent, name, false)
+		} else {
+			lx.emit(tCmd, name, false)
+		}
+	}
+	return j
+}
+
+// degreeAfterCaret reports whether s[i:] (just after '^') is \circ or {\circ}, and its length.
+func degreeAfterCaret(s string, i int) (int, bool) {
+	k := i
+	for k < len(s) && s[k] == ' ' {
+		k++
+	}
+	brace := false
+	if k < len(s) && s[k] == '{' {
+		brace = true
+		k++
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+	}
+	if !strings.HasPrefix(s[k:], "\\circ") || (k+5 < len(s) && isLetter(s[k+5])) {
+		return 0, false
+	}
+	k += 5
+	if brace {
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k >= len(s) || s[k] != '}' {
+			return 0, false
+		}
+		k++
+	}
+	return k - i, true
+}
+
+// onlyClosers reports whether s holds nothing but spaces and closing math delimiters, so that a
+// period before it ends a sentence.
+func onlyClosers(s string) bool {
+	for k := 0; k < len(s); k++ {
+		switch s[k] {
+		case ' ', '\t', '\n', '\r', '$':
+		case '\\':
+			if k+1 < len(s) && (s[k+1] == ']' || s[k+1] == ')') {
+				k++
+				continue
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ordinalAfterCaret reports whether s[i:] (just after '^') is an ordinal suffix such as
+// {\text{th}} or {nd}, and its length.
+func ordinalAfterCaret(s string, i int) (int, bool) {
+	arg, end, ok := braced(s, i)
+	if !ok {
+		return 0, false
+	}
+	arg = strings.TrimSpace(arg)
+	for _, w := range []string{`\text`, `\textrm`, `\mathrm`, `\textnormal`, `\mbox`} {
+		if strings.HasPrefix(arg, w+"{") {
+			inner, _, closed := braced(arg, len(w))
+			if !closed {
+				return 0, false
+			}
+			arg = strings.TrimSpace(inner)
+			break
+		}
+	}
+	switch arg {
+	case "th", "st", "nd", "rd":
+		return end - i, true
+	}
+	return 0, false
+}
+
+func (lx *lexer) punct(s string, i int) int {
+	c := s[i]
+	two := ""
+	if i+1 < len(s) {
+		two = s[i : i+2]
+	}
+	switch two {
+	case "**":
+		lx.emit(tOp, "^", false)
+		return i + 2
+	case "<=", "=<":
+		lx.emit(tOp, "<=", false)
+		return i + 2
+	case ">=", "=>":
+		lx.emit(tOp, ">=", false)
+		return i + 2
+	case "!=", "<>":
+		lx.emit(tOp, "!=", false)
+		return i + 2
+	case "==", ":=":
+		lx.emit(tOp, "=", false)
+		return i + 2
+	}
+	switch c {
+	case '^':
+		if n, ok := degreeAfterCaret(s, i+1); ok {
+			lx.degree = true
+			return i + 1 + n
+		}
+		if n, ok := ordinalAfterCaret(s, i+1); ok {
+			return i + 1 + n
+		}
+		lx.emit(tOp, "^", false)
+	case '%':
+		lx.percent = true
+	case '"', '`':
+	case '.':
+		if !onlyClosers(s[i+1:]) {
+			lx.emit(tOp, ".", false)
+		}
+	case '(', '[':
+		lx.paren++
+		lx.emit(tOp, s[i:i+1], false)
+	case ')', ']':
+		lx.paren--
+		lx.emit(tOp, s[i:i+1], false)
+	case '{':
+		if strings.HasPrefix(s[i:], "{,}") {
+			lx.emit(tOp, ",", false)
+			return i + 3
+		}
+		lx.emit(tOp, "{", false)
+	default:
+		lx.emit(tOp, s[i:i+1], false)
+	}
+	return i + 1
+}
+
+var greekRunes = map[rune]string{
+	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'θ': "theta",
+	'λ': "lambda", 'μ': "mu", 'σ': "sigma", 'φ': "phi", 'ω': "omega", 'τ': "tau", 'ρ': "rho",
+}
+
+func (lx *lexer) unicode(s string, i int) int {
+	r, sz := utf8.DecodeRuneInString(s[i:])
+	j := i + sz
+	switch r {
+	case '−', '–', '—', '‐', '‑', '﹣', '－':
+		lx.emit(tOp, "-", false)
+	case '×', '·', '⋅', '∙', '∗':
+		lx.emit(tOp, "*", false)
+	case '÷', '∕':
+		lx.emit(tOp, "/", false)
+	case 'π':
+		lx.emit(tCmd, "pi", false)
+	case '∞':
+		lx.emit(tCmd, "infty", false)
+	case '√':
+		lx.emit(tCmd, "sqrt", false)
+	case '≤', '⩽':
+		lx.emit(tOp, "<=", false)
+	case '≥', '⩾':
+		lx.emit(tOp, ">=", false)
+	case '≠':
+		lx.emit(tOp, "!=", false)
+	case '≈':
+		lx.emit(tCmd, "approx", false)
+	case '∪':
+		lx.emit(tCmd, "cup", false)
+	case '∩':
+		lx.emit(tCmd, "cap", false)
+	case '∈':
+		lx.emit(tCmd, "in", false)
+	case '±':
+		lx.emit(tCmd, "pm", false)
+	case '∓':
+		lx.emit(tCmd, "mp", false)
+	case '°', '∘':
+		lx.degree = true
+	case '²':
+		lx.emit(tOp, "^", false)
+		lx.emit(tNum, "2", false)
+	case '³':
+		lx.emit(tOp, "^", false)
+		lx.emit(tNum, "3", false)
+	case '½':
+		lx.emitFrac("1", "2")
+	case '¼':
+		lx.emitFrac("1", "4")
+	case '¾':
+		lx.emitFrac("3", "4")
+	case '⟨':
+		lx.emit(tOp, "(", false)
+	case '⟩':
+		lx.emit(tOp, ")", false)
+	case '‘', '’', '′':
+		lx.emit(tOp, "'", false)
+	case '“', '”', '€', '£', '¥', '\u200b', '\ufeff':
+	case '\u00a0', '\u2002', '\u2003', '\u2009', '\u202f', '\u3000':
+		lx.space = true
+	case '∅':
+		lx.emit(tCmd, "emptyset", false)
+	case '％':
+		lx.percent = true
+	default:
+		if g, ok := greekRunes[r]; ok {
+			lx.emit(tIdent, g, false)
+		} else {
+			lx.emit(tOp, s[i:j], false)
+		}
+	}
+	return j
+}
+
+func (lx *lexer) emitFrac(a, b string) {
+	lx.emit(tCmd, "frac", false)
+	lx.emit(tNum, a, false)
+	lx.emit(tNum, b, false)
+}
+
+// canon renders tokens as a compact canonical string: equal strings mean equal token streams.
+func canon(toks []token) string {
+	var b strings.Builder
+	n := 0
+	for _, t := range toks {
+		n += len(t.text) + 2
+	}
+	b.Grow(n)
+	var prevAlnum, prevCmd, prevWord bool
+	for _, t := range toks {
+		first := t.text[0]
+		alnumStart := isDigit(first) || isLetter(first)
+		if t.kind == tCmd {
+			if t.text == "{" || t.text == "}" || t.text == "\\" {
+				b.WriteByte('\\')
+				b.WriteString(t.text)
+				prevAlnum, prevCmd, prevWord = false, false, false
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteString(t.text)
+			prevAlnum, prevCmd, prevWord = false, true, false
+			continue
+		}
+		if t.kind == tIdent && len(t.text) > 1 {
+			b.WriteByte('\\')
+			b.WriteString(t.text)
+			prevAlnum, prevCmd, prevWord = false, true, false
+			continue
+		}
+		if (prevAlnum && alnumStart && (t.kind != tIdent || isDigit(first))) || (prevCmd && isLetter(first)) ||
+			(t.kind == tWord && b.Len() > 0) || (prevWord && alnumStart) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.text)
+		last := t.text[len(t.text)-1]
+		prevAlnum = isDigit(last) || isLetter(last)
+		if t.kind == tIdent {
+			// "x y" and "xy" mean the same product.
+			prevAlnum = false
+		}
+		prevCmd, prevWord = false, t.kind == tWord
+	}
+	return b.String()
+}

@@ -1,0 +1,96 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// pathological returns inputs that must neither hang nor panic.
+func pathological() map[string]string {
+	deep := strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000)
+	return map[string]string{
+		"tower of tens":          `10^{10^{10}}`,
+		"taller tower":           `10^{10^{10^{10^{10}}}}`,
+		"power tower of twos":    `2^{2^{2^{2^{2^{2^{2}}}}}}`,
+		"huge factorial":         `9999999!`,
+		"factorial of factorial": `(9999999!)!`,
+		"huge exponent literal":  `1e999999999`,
+		"tiny exponent literal":  `1e-999999999`,
+		"huge binomial":          `\binom{1000000000}{500000000}`,
+		"huge root index":        `\sqrt[100000]{2}`,
+		"variable tower":         `x^{10^{10}}`,
+		"division by zero":       `\frac{1}{0}`,
+		"zero to zero":           `0^0`,
+		"log of zero":            `\log 0`,
+		"deep parens":            deep,
+		"deep parens short":      strings.Repeat("(", 5000) + "x" + strings.Repeat(")", 5000),
+		"deep braces":            strings.Repeat("{", 100000) + "1" + strings.Repeat("}", 100000),
+		"deep fractions":         strings.Repeat(`\frac{1}{`, 2000) + "2" + strings.Repeat("}", 2000),
+		"deep roots":             strings.Repeat(`\sqrt{`, 2000) + "2" + strings.Repeat("}", 2000),
+		"deep text":              strings.Repeat(`\text{`, 5000) + "a" + strings.Repeat("}", 5000),
+		"many minus signs":       strings.Repeat("-", 100000) + "1",
+		"megabyte of sums":       strings.Repeat("1+", 500000) + "1",
+		"megabyte of letters":    strings.Repeat("a", 1<<20),
+		"megabyte of answers":    strings.Repeat("the answer is ", 80000),
+		"megabyte of boxes":      strings.Repeat(`\boxed{`, 150000),
+		"unbalanced braces":      `}}}{{{\frac{{}}\sqrt[`,
+		"unbalanced box":         `\boxed{\frac{1}{2}`,
+		"lone commands":          `\left( \right. \begin{pmatrix} \end{bmatrix} \\ & ^ _ !`,
+		"long list":              strings.Repeat("1, ", 600) + "1",
+		"long set of symbols":    `\{` + strings.Repeat(`x^2+\sin(x)+\sqrt{x}, `, 60) + `1\}`,
+		"many plus-minus":        strings.Repeat(`1 \pm `, 40) + "1",
+		"big matrix":             `\begin{pmatrix}` + strings.Repeat(strings.Repeat("1 & ", 30)+`1 \\ `, 30) + `\end{pmatrix}`,
+		"thousands of groups":    "1" + strings.Repeat(",000", 2000),
+		"nested intervals":       strings.Repeat(`(1,`, 3000) + "2" + strings.Repeat("]", 3000),
+		"invalid utf8":           "\xff\xfe\\frac{\xc3}{2}",
+	}
+}
+
+func TestPathologicalInputsFinish(t *testing.T) {
+	others := []string{"1", `\frac{1}{2}`, "x", `(1,2]`, `\{1,2\}`, "y=2x+1"}
+	for name, in := range pathological() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Extract(in)
+			for _, o := range others {
+				if r := Compare(in, o); internalError(r) {
+					t.Errorf("%s: Compare(input, %q) recovered a panic: %s", name, o, r.Reason)
+				}
+				if r := Compare(o, in); internalError(r) {
+					t.Errorf("%s: Compare(%q, input) recovered a panic: %s", name, o, r.Reason)
+				}
+			}
+			if r := Compare(in, in); internalError(r) {
+				t.Errorf("%s: Compare(input, input) recovered a panic: %s", name, r.Reason)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: comparison did not finish within 20s", name)
+		}
+	}
+}
+
+// TestPathologicalVerdicts pins the answers for inputs whose value cannot be computed.
+func TestPathologicalVerdicts(t *testing.T) {
+	tests := []struct {
+		gold, pred string
+		want       bool
+	}{
+		{`10^{10^{10}}`, `10^{10^{10}}`, true},
+		{`10^{10^{10}}`, `10^{10^{10}}+1`, false},
+		{`9999999!`, `9999999!`, true},
+		{`9999999!`, `9999998!`, false},
+		{`\frac{1}{0}`, `\frac{2}{0}`, false},
+		{`1e999999999`, `1e999999998`, false},
+		{`\boxed{\frac{1}{2}`, `\frac{1}{2}`, false},
+	}
+	for _, tt := range tests {
+		if got := Equal(tt.gold, tt.pred); got != tt.want {
+			t.Errorf("Equal(%q, %q) = %v, want %v", tt.gold, tt.pred, got, tt.want)
+		}
+	}
+}
