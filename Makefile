@@ -21,6 +21,8 @@ test: ## gofmt check, go vet, and every test with the race detector
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) test -race -timeout 12m $(PKGS)
+	@echo "== interop: shards read back with apache/arrow-go (nested module internal/interoptest)"
+	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
 
 bench: ## benchmarks: answer equivalence, pipeline throughput and memory
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)

@@ -370,7 +370,9 @@ func (r *Run) SetFingerprint(fp string) {
 // happens by itself every ShardRows records, or on Commit and Close. The
 // caller must not modify rec's slices or pointed-to values afterwards.
 // Provenance.CreatedAt is stored in UTC at millisecond precision, and must
-// lie in 1678..2262 (the zero time cannot be stored).
+// lie in 1678..2262 (the zero time cannot be stored). If the automatic
+// commit fails, the record stays buffered, the error is returned, and the
+// next Append, Commit or Close retries.
 func (r *Run) Append(rec *schema.Record) error {
 	if rec == nil {
 		return errors.New("appending record: nil record")

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -400,5 +401,79 @@ func TestScanShardRejectsBadFiles(t *testing.T) {
 	stop := errors.New("stop")
 	if err := ScanShard(shardPath(dir, 0), func(*schema.Record) error { return stop }); err != stop {
 		t.Errorf("callback error came back as %v", err)
+	}
+}
+
+func FuzzScanShard(f *testing.F) {
+	dir := f.TempDir()
+	r, err := Open(dir, Options{RowGroupRows: 2, Logger: quietLogger()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	recs := genRecords(12, 0, 5)
+	for i := range recs {
+		if err := r.Append(&recs[i]); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(shardPath(dir, 0))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)-1])
+	for _, at := range []int{4, 100, len(good) / 2, len(good) - 40} {
+		bad := slices.Clone(good)
+		bad[at] ^= 0x5a
+		f.Add(bad)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.parquet")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := ScanShard(path, func(*schema.Record) error { n++; return nil }); err == nil && n == 0 {
+			t.Fatal("a shard without rows scanned cleanly")
+		}
+	})
+}
+
+func TestCheckCompactStruct(t *testing.T) {
+	dir := t.TempDir()
+	r := openRun(t, dir, Options{})
+	appendAll(t, r, genRecords(13, 0, 3))
+	closeRun(t, r)
+	data, err := os.ReadFile(shardPath(dir, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	footer := data[len(data)-8-n : len(data)-8]
+
+	deep := bytes.Repeat([]byte{0x1c}, 100) // struct field inside struct field ...
+	tests := []struct {
+		name string
+		in   []byte
+		ok   bool
+	}{
+		{"real footer", footer, true},
+		{"empty struct", []byte{0x00}, true},
+		{"huge list", []byte{0x19, 0xfc, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00}, false},
+		{"huge string", []byte{0x18, 0xff, 0xff, 0xff, 0xff, 0x07, 'a', 0x00}, false},
+		{"huge map", []byte{0x1b, 0xff, 0xff, 0xff, 0x7f, 0x88, 0x00}, false},
+		{"too deep", append(deep, bytes.Repeat([]byte{0}, 101)...), false},
+		{"truncated", footer[:len(footer)/2], false},
+		{"unknown type", []byte{0x1e, 0x00}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := checkCompactStruct(tt.in); (err == nil) != tt.ok {
+				t.Errorf("checkCompactStruct: %v, want ok=%v", err, tt.ok)
+			}
+		})
 	}
 }

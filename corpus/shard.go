@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -188,6 +189,9 @@ func openShard(f io.ReaderAt, path string, size int64) (pf *parquet.File, err er
 			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
 		}
 	}()
+	if err := checkFooter(f, path, size); err != nil {
+		return nil, err
+	}
 	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("shard %s is not a readable parquet file: %w", path, err)
@@ -203,6 +207,38 @@ func openShard(f io.ReaderAt, path string, size int64) (pf *parquet.File, err er
 		return nil, fmt.Errorf("shard %s: row groups hold %d rows, footer says %d", path, rows, pf.NumRows())
 	}
 	return pf, nil
+}
+
+// checkFooter rejects a file whose footer would make parquet-go v0.32.0
+// allocate without bound: it trusts the footer length and every length
+// inside the footer, so a damaged shard could cost gigabytes or kill the
+// process with an out-of-memory error that no recover catches.
+func checkFooter(f io.ReaderAt, path string, size int64) error {
+	var head, tail [8]byte
+	if size < 12 {
+		return fmt.Errorf("shard %s is not a readable parquet file: only %d bytes", path, size)
+	}
+	if _, err := f.ReadAt(head[:4], 0); err != nil {
+		return fmt.Errorf("reading shard %s: %w", path, err)
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return fmt.Errorf("reading shard %s: %w", path, err)
+	}
+	if string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return fmt.Errorf("shard %s is not a readable parquet file: bad magic bytes", path)
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		return fmt.Errorf("shard %s is not a readable parquet file: footer length %d exceeds the file", path, n)
+	}
+	footer := make([]byte, n)
+	if _, err := f.ReadAt(footer, size-8-n); err != nil {
+		return fmt.Errorf("reading footer of shard %s: %w", path, err)
+	}
+	if err := checkCompactStruct(footer); err != nil {
+		return fmt.Errorf("shard %s is not a readable parquet file: damaged footer: %w", path, err)
+	}
+	return nil
 }
 
 // readIDs decodes only the id column of every row group.

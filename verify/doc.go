@@ -16,7 +16,7 @@
 // deterministic random points, sets without order, tuples and intervals with order and bracket
 // kind, matrices element-wise, equations up to a constant factor, inequalities as intervals.
 //
-// The policy is written down in POLICY.md next to this file. A false "equal" rewards a wrong
+// The policy is written down in the README (Answer equivalence policy). A false "equal" rewards a wrong
 // answer, so wherever a case is ambiguous the comparison says "not equal".
 //
 // # Bounds

@@ -9,10 +9,10 @@ import (
 )
 
 const (
-	maxRatBits   = 8192 // numerator+denominator bits allowed in exact arithmetic
-	maxLitExp    = 400  // |decimal exponent| handled exactly
-	maxFactExact = 500
-	maxBinomN    = 4000
+	maxRatBits   = 1 << 15 // numerator+denominator bits allowed in exact arithmetic
+	maxLitExp    = 400     // |decimal exponent| handled exactly
+	maxFactExact = 3000
+	maxBinomN    = 20000
 )
 
 // litParts splits a number literal into its significant digits and decimal exponent:
@@ -75,8 +75,6 @@ func litRat(lit string) (*big.Rat, bool) {
 func ratOK(r *big.Rat) bool {
 	return r.Num().BitLen()+r.Denom().BitLen() <= maxRatBits
 }
-
-func isInt(r *big.Rat) bool { return r.IsInt() }
 
 // intRoot returns the exact q-th root of x >= 0 when there is one.
 func intRoot(x *big.Int, q int) (*big.Int, bool) {
@@ -144,8 +142,9 @@ func ratPowInt(b *big.Rat, e int64) (*big.Rat, bool) {
 	if ae < 0 {
 		ae = -ae
 	}
-	bits := int64(b.Num().BitLen() + b.Denom().BitLen())
-	if ae > 100000 || (bits > 2 && bits*ae > maxRatBits) {
+	// Size of the result in bits, roughly: (bits(num)-1 + bits(den)-1) * |e|; 0 for ±1.
+	bits := int64(new(big.Int).Abs(b.Num()).BitLen() - 1 + b.Denom().BitLen() - 1)
+	if ae > 100000 || bits*ae > maxRatBits {
 		return nil, false
 	}
 	num := new(big.Int).Exp(b.Num(), big.NewInt(ae), nil)
@@ -313,6 +312,9 @@ func ratPow(b, e *big.Rat) (*big.Rat, bool) {
 type env struct {
 	names []string
 	vals  []complex128
+	// nonReal is set when evaluation passed through a non-real value (the square root or
+	// logarithm of a negative number): the point lies outside the real domain.
+	nonReal bool
 }
 
 func (e *env) lookup(name string) complex128 {
@@ -393,258 +395,4 @@ func cpow(a, b complex128) complex128 {
 		return cmplx.NaN()
 	}
 	return cmplx.Pow(a, b)
-}
-
-func litFloat(n *node) complex128 {
-	f, err := strconv.ParseFloat(n.lit, 64)
-	if err != nil {
-		// Out of range literals parse as ±Inf with an error; keep them.
-		if math.IsInf(f, 0) {
-			return complex(f, 0)
-		}
-		return cmplx.NaN()
-	}
-	return complex(f, 0)
-}
-
-func gammaReal(x float64) float64 {
-	if x > 171 {
-		return math.Inf(1)
-	}
-	return math.Gamma(x)
-}
-
-// cval evaluates n numerically at the point e.
-func cval(n *node, e *env) complex128 {
-	if n == nil {
-		return cmplx.NaN()
-	}
-	switch n.op {
-	case nNum:
-		return litFloat(n)
-	case nConst:
-		switch n.name {
-		case "pi":
-			return math.Pi
-		case "e":
-			return math.E
-		case "i":
-			return complex(0, 1)
-		case "inf":
-			return complex(math.Inf(1), 0)
-		}
-	case nVar:
-		return e.lookup(n.name)
-	case nNeg:
-		return -cval(n.kids[0], e)
-	case nAdd:
-		var s complex128
-		for _, k := range n.kids {
-			s += cval(k, e)
-		}
-		return s
-	case nMul:
-		p := complex(1, 0)
-		for _, k := range n.kids {
-			p *= cval(k, e)
-		}
-		return p
-	case nDiv:
-		d := cval(n.kids[1], e)
-		if d == 0 {
-			return cmplx.Inf()
-		}
-		return cval(n.kids[0], e) / d
-	case nPow:
-		return cpow(cval(n.kids[0], e), cval(n.kids[1], e))
-	case nRoot:
-		x := cval(n.kids[0], e)
-		if n.kids[1] == nil {
-			if imag(x) == 0 && real(x) >= 0 {
-				return complex(math.Sqrt(real(x)), 0)
-			}
-			return cmplx.Sqrt(x)
-		}
-		q := cval(n.kids[1], e)
-		if qi, ok := isRealInt(q, 1e6); ok && qi%2 != 0 && imag(x) == 0 && real(x) < 0 {
-			return complex(-math.Pow(-real(x), 1/float64(qi)), 0)
-		}
-		if q == 0 {
-			return cmplx.NaN()
-		}
-		return cpow(x, 1/q)
-	case nFact:
-		x := cval(n.kids[0], e)
-		if k, ok := isRealInt(x, 1e9); ok {
-			if k < 0 {
-				return cmplx.NaN()
-			}
-			if k > 170 {
-				return complex(math.Inf(1), 0)
-			}
-			p := 1.0
-			for i := int64(2); i <= k; i++ {
-				p *= float64(i)
-			}
-			return complex(p, 0)
-		}
-		if imag(x) == 0 {
-			return complex(gammaReal(real(x)+1), 0)
-		}
-		return cmplx.NaN()
-	case nBinom:
-		a, b := cval(n.kids[0], e), cval(n.kids[1], e)
-		if imag(a) != 0 || imag(b) != 0 {
-			return cmplx.NaN()
-		}
-		if k, ok := isRealInt(b, 1e9); ok {
-			if k < 0 {
-				return 0
-			}
-			if k > 10000 {
-				return complex(math.Inf(1), 0)
-			}
-			p := 1.0
-			for i := int64(0); i < k; i++ {
-				p = p * (real(a) - float64(i)) / float64(i+1)
-			}
-			return complex(p, 0)
-		}
-		return complex(gammaReal(real(a)+1)/(gammaReal(real(b)+1)*gammaReal(real(a)-real(b)+1)), 0)
-	case nAbs:
-		return complex(cmplx.Abs(cval(n.kids[0], e)), 0)
-	case nFunc:
-		return cfunc(n, e)
-	}
-	return cmplx.NaN()
-}
-
-func cfunc(n *node, e *env) complex128 {
-	x := cval(n.kids[0], e)
-	real1 := func(f func(float64) float64) complex128 {
-		if imag(x) != 0 {
-			return cmplx.NaN()
-		}
-		return complex(f(real(x)), 0)
-	}
-	switch n.name {
-	case "sin":
-		return cmplx.Sin(x)
-	case "cos":
-		return cmplx.Cos(x)
-	case "tan":
-		return cmplx.Tan(x)
-	case "sec":
-		return 1 / cmplx.Cos(x)
-	case "csc":
-		return 1 / cmplx.Sin(x)
-	case "cot":
-		return 1 / cmplx.Tan(x)
-	case "arcsin":
-		return cmplx.Asin(x)
-	case "arccos":
-		return cmplx.Acos(x)
-	case "arctan":
-		return cmplx.Atan(x)
-	case "arcsec":
-		return cmplx.Acos(1 / x)
-	case "arccsc":
-		return cmplx.Asin(1 / x)
-	case "arccot":
-		return cmplx.Atan(1 / x)
-	case "sinh":
-		return cmplx.Sinh(x)
-	case "cosh":
-		return cmplx.Cosh(x)
-	case "tanh":
-		return cmplx.Tanh(x)
-	case "coth":
-		return 1 / cmplx.Tanh(x)
-	case "sech":
-		return 1 / cmplx.Cosh(x)
-	case "csch":
-		return 1 / cmplx.Sinh(x)
-	case "ln":
-		return clog(x)
-	case "log":
-		if len(n.kids) == 2 {
-			b := clog(cval(n.kids[1], e))
-			if b == 0 {
-				return cmplx.NaN()
-			}
-			return clog(x) / b
-		}
-		return clog(x)
-	case "lg":
-		return clog(x) / math.Ln10
-	case "exp":
-		return cmplx.Exp(x)
-	case "abs":
-		return complex(cmplx.Abs(x), 0)
-	case "floor":
-		return real1(math.Floor)
-	case "ceil":
-		return real1(math.Ceil)
-	case "max", "min", "gcd", "lcm":
-		if imag(x) != 0 {
-			return cmplx.NaN()
-		}
-		acc := real(x)
-		for _, k := range n.kids[1:] {
-			v := cval(k, e)
-			if imag(v) != 0 {
-				return cmplx.NaN()
-			}
-			switch n.name {
-			case "max":
-				acc = math.Max(acc, real(v))
-			case "min":
-				acc = math.Min(acc, real(v))
-			default:
-				a, ok1 := isRealInt(complex(acc, 0), 1e15)
-				b, ok2 := isRealInt(v, 1e15)
-				if !ok1 || !ok2 {
-					return cmplx.NaN()
-				}
-				g := gcd64(a, b)
-				if n.name == "gcd" {
-					acc = float64(g)
-				} else if g != 0 {
-					acc = math.Abs(float64(a / g * b))
-				}
-			}
-		}
-		return complex(acc, 0)
-	}
-	return cmplx.NaN()
-}
-
-func gcd64(a, b int64) int64 {
-	if a < 0 {
-		a = -a
-	}
-	if b < 0 {
-		b = -b
-	}
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-func clog(x complex128) complex128 {
-	if x == 0 {
-		return complex(math.Inf(-1), 0)
-	}
-	if imag(x) == 0 && real(x) > 0 {
-		return complex(math.Log(real(x)), 0)
-	}
-	return cmplx.Log(x)
-}
-
-// near reports whether a and b agree within rel relative plus abs absolute tolerance.
-func near(a, b complex128, rel, abs float64) bool {
-	d := cmplx.Abs(a - b)
-	scale := math.Max(cmplx.Abs(a), cmplx.Abs(b))
-	return d <= rel*scale+abs
 }

@@ -10,10 +10,11 @@ const maxExtractLen = 1 << 20
 
 // Extract returns the final answer of a model solution: the content of the last
 // <answer>...</answer> tag, else of the last \boxed{...} or \fbox{...} (nested braces allowed,
-// also "\boxed 5"), else of the last explicit final-answer statement ("The final answer is 7",
-// "Final Answer: 7", an "Answer: 7" line, "**Answer:** 7"). Without such a marker it returns
-// ok=false rather than guessing. A last \boxed{ that is never closed (a truncated output) also
-// gives ok=false.
+// also "\boxed 5"; boxes side by side at the end are joined with ", "), else of the last
+// explicit final-answer statement ("The final answer is 7", "Final Answer: 7", an "Answer: 7"
+// line, "**Answer:** 7", "the correct option is C", "答案是 7", a GSM8K "#### 7" line). Without
+// such a marker it returns ok=false rather than guessing. A last \boxed{ that is never closed
+// (a truncated output) also gives ok=false.
 func Extract(text string) (answer string, ok bool) {
 	if len(text) > maxExtractLen {
 		text = text[len(text)-maxExtractLen:]
@@ -145,12 +146,18 @@ func fromBoxed(text string) (string, bool, bool) {
 	for l, r := 0, len(parts)-1; l < r; l, r = l+1, r-1 {
 		parts[l], parts[r] = parts[r], parts[l]
 	}
-	return strings.Join(parts, ", "), true, true
-}
-
-var boxSeparators = []string{
-	`\quad`, `\qquad`, `\text{ and }`, `\text{and}`, `\text{ or }`, `\text{or}`, `\]`, `\[`,
-	`\)`, `\(`, `\,`, `\;`, `\\`, "and", "or",
+	// The same answer boxed twice is one answer.
+	uniq := parts[:1]
+	for _, p := range parts[1:] {
+		dup := false
+		for _, u := range uniq {
+			dup = dup || u == p
+		}
+		if !dup {
+			uniq = append(uniq, p)
+		}
+	}
+	return strings.Join(uniq, ", "), true, true
 }
 
 // boxBefore finds a \boxed{...} that ends text, after separators only, and returns its content
@@ -160,7 +167,10 @@ func boxBefore(text string) (string, int, bool) {
 	for {
 		before := t
 		t = strings.TrimRight(t, " \t\r\n$,;")
-		for _, sep := range boxSeparators {
+		for _, sep := range [...]string{
+			`\quad`, `\qquad`, `\text{ and }`, `\text{and}`, `\text{ or }`, `\text{or}`, `\]`, `\[`,
+			`\)`, `\(`, `\,`, `\;`, `\\`, "and", "or",
+		} {
 			t = strings.TrimSuffix(t, sep)
 		}
 		if t == before {
@@ -212,7 +222,7 @@ func cleanAnswer(s string) string {
 		s = strings.TrimSpace(s)
 		s = strings.TrimSuffix(s, "**")
 		s = strings.TrimPrefix(s, "**")
-		s = strings.TrimRight(s, ".,;: \t\n")
+		s = trimClosingPunct(strings.TrimSuffix(s, "。"))
 		switch {
 		case len(s) >= 4 && strings.HasPrefix(s, "$$") && strings.HasSuffix(s, "$$"):
 			s = s[2 : len(s)-2]
@@ -229,6 +239,19 @@ func cleanAnswer(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// trimClosingPunct drops sentence punctuation at the end of s, but keeps an ellipsis.
+func trimClosingPunct(s string) string {
+	for len(s) > 0 && !strings.HasSuffix(s, "...") {
+		switch s[len(s)-1] {
+		case '.', ',', ';', ':', ' ', '\t', '\n', '\r':
+			s = s[:len(s)-1]
+			continue
+		}
+		break
+	}
+	return s
+}
+
 // fromStatement finds the last "answer" marker followed by ':', 'is', '=' or a line break
 // (a heading such as "**Final Answer**") and returns what it announces.
 func fromStatement(text string) (string, bool) {
@@ -241,6 +264,11 @@ func fromStatement(text string) (string, bool) {
 	}
 	if i, a, ok := gsmMarker(text); ok && i > best {
 		return a, true
+	}
+	for _, kw := range [...]string{"答案是", "答案为", "答案：", "答案:"} {
+		if i := strings.LastIndex(text, kw); i > best {
+			best, bestRest = i, strings.TrimLeft(text[i+len(kw):], ":： ")
+		}
 	}
 	if best < 0 {
 		return "", false
@@ -295,8 +323,6 @@ func skipMarks(s string, j int) int {
 	return j
 }
 
-var linkPhrases = []string{"is", "would be", "should be", "will be", "must be", "equals"}
-
 func markerRest(text string, i, k int) (string, bool) {
 	j := skipMarks(text, k)
 	if j >= len(text) {
@@ -315,7 +341,7 @@ func markerRest(text string, i, k int) (string, bool) {
 		}
 		return "", false
 	}
-	for _, ph := range linkPhrases {
+	for _, ph := range [...]string{"is", "would be", "should be", "will be", "must be", "equals"} {
 		if hasPrefixFold(text[j:], ph) && (j+len(ph) == len(text) || !isLetter(text[j+len(ph)])) {
 			m := skipMarks(text, j+len(ph))
 			if m < len(text) && text[m] == ':' {
@@ -346,16 +372,20 @@ func headingBefore(text string, i int) bool {
 	return pre == ""
 }
 
-var stopWords = map[string]bool{
-	"not": true, "to": true, "that": true, "which": true, "as": true, "following": true,
-	"below": true, "above": true, "given": true, "obtained": true, "found": true, "unknown": true,
-	"unclear": true, "clear": true, "simple": true, "straightforward": true, "we": true,
-	"from": true, "because": true, "correct": true, "incorrect": true, "wrong": true,
-	"therefore": true, "this": true, "these": true, "what": true, "how": true, "why": true,
-	"when": true, "where": true, "it": true, "there": true, "then": true, "now": true,
-	"let": true, "being": true, "still": true, "also": true, "actually": true, "probably": true,
-	"likely": true, "same": true, "in": true, "if": true, "whether": true,
-	"going": true, "based": true, "derived": true, "calculated": true, "computed": true,
+func isStopWord(s string) bool {
+	switch s {
+	case "not", "to", "that", "which", "as", "following", "below", "above",
+		"given", "obtained", "found", "unknown", "unclear", "clear", "simple", "straightforward",
+		"we", "from", "because", "correct", "incorrect", "wrong", "therefore", "this",
+		"these", "what", "how", "why", "when", "where", "it", "there",
+		"then", "now", "let", "being", "still", "also", "actually", "probably",
+		"likely", "same", "in", "if", "whether", "going", "based", "derived",
+		"calculated", "computed", "compute", "check", "verify", "recall", "note", "see",
+		"consider", "first", "is", "was", "will", "should", "seems", "must",
+		"can", "cannot", "does", "doesn't":
+		return true
+	}
+	return false
 }
 
 func statementContent(rest string) (string, bool) {
@@ -372,9 +402,7 @@ func statementContent(rest string) (string, bool) {
 		line = line[:nl]
 	}
 	line = cutSentence(line)
-	if low := strings.ToLower(line); strings.Contains(low, " i hope") {
-		line = line[:strings.Index(low, " i hope")]
-	}
+	line = cutExplanation(line)
 	a := cleanAnswer(line)
 	// "The largest $n$ is 34." announces 34.
 	if len(a) > 0 && isLetter(a[0]) {
@@ -386,6 +414,18 @@ func statementContent(rest string) (string, bool) {
 		return "", false
 	}
 	return a, true
+}
+
+// cutExplanation drops a trailing justification: "5 because ...", "5 (since ...)".
+func cutExplanation(line string) string {
+	low := strings.ToLower(line)
+	cut := len(line)
+	for _, m := range [...]string{" i hope", " because", " since", ", which", ", as ", ", so ", "; ", " (since", " (as", " (because", " (from", " (which"} {
+		if k := strings.Index(low, m); k > 0 && k < cut {
+			cut = k
+		}
+	}
+	return line[:cut]
 }
 
 // leadingMath returns the content of a $...$, $$...$$, \(...\) or \[...\] span at the start of s.
@@ -440,7 +480,7 @@ func answerLike(a string) bool {
 		fw = fw[:sp]
 	}
 	lfw := strings.ToLower(fw)
-	if stopWords[lfw] || ((lfw == "a" || lfw == "an") && len(fw) < len(a)) {
+	if isStopWord(lfw) || ((lfw == "a" || lfw == "an") && len(fw) < len(a)) {
 		return false
 	}
 	if strings.ContainsAny(a, "0123456789\\$^=/()") {

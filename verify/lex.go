@@ -50,8 +50,8 @@ type lexer struct {
 	lexed
 	space   bool
 	newline bool
-	depth int
-	paren int // bracket depth, to keep "(100,200)" a pair
+	depth   int
+	paren   int // bracket depth, to keep "(100,200)" a pair
 }
 
 func lex(s string) lexed {
@@ -192,20 +192,26 @@ func (lx *lexer) number(s string, i int) int {
 	return j
 }
 
-var funcNames = map[string]bool{
-	"sin": true, "cos": true, "tan": true, "sec": true, "csc": true, "cot": true,
-	"arcsin": true, "arccos": true, "arctan": true, "arcsec": true, "arccsc": true, "arccot": true,
-	"asin": true, "acos": true, "atan": true,
-	"sinh": true, "cosh": true, "tanh": true, "coth": true, "sech": true, "csch": true,
-	"ln": true, "log": true, "lg": true, "exp": true, "abs": true,
-	"floor": true, "ceil": true, "max": true, "min": true, "gcd": true, "lcm": true,
+func isFuncName(s string) bool {
+	switch s {
+	case "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos",
+		"arctan", "arcsec", "arccsc", "arccot", "asin", "acos", "atan", "sinh",
+		"cosh", "tanh", "coth", "sech", "csch", "ln", "log", "lg",
+		"exp", "abs", "floor", "ceil", "max", "min", "gcd", "lcm":
+		return true
+	}
+	return false
 }
 
-var unitWords2 = map[string]bool{
-	"cm": true, "mm": true, "km": true, "kg": true, "mg": true, "ft": true, "yd": true,
-	"mi": true, "hr": true, "ml": true, "mL": true, "oz": true, "lb": true, "sq": true,
-	"or": true, "no": true, "is": true, "to": true, "of": true, "am": true, "pm": true,
-	"th": true, "st": true, "nd": true, "rd": true,
+func isShortWord(s string) bool {
+	switch s {
+	case "cm", "mm", "km", "kg", "mg", "ft", "yd", "mi",
+		"hr", "ml", "mL", "oz", "lb", "sq", "or", "no",
+		"is", "to", "of", "am", "pm", "th", "st", "nd",
+		"rd":
+		return true
+	}
+	return false
 }
 
 func isPercentWord(w string) bool {
@@ -252,7 +258,7 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		switch {
 		case len(w) == 1:
 			lx.emit(tIdent, w, false)
-		case funcNames[w]:
+		case isFuncName(w):
 			lx.emit(tCmd, w, false)
 		default:
 			lx.emit(tWord, w, false)
@@ -280,11 +286,11 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		lx.emit(tWord, strings.ToLower(w), false)
 		return j
 	}
-	if funcNames[w] {
+	if isFuncName(w) {
 		lx.emit(tCmd, w, false)
 		return j
 	}
-	if len(w) >= 3 || unitWords2[strings.ToLower(w)] {
+	if len(w) >= 3 || isShortWord(strings.ToLower(w)) {
 		lx.emit(tWord, w, false)
 		return j
 	}
@@ -335,38 +341,54 @@ func braced(s string, i int) (string, int, bool) {
 	return s[i+1:], len(s), false
 }
 
-var spacingCmds = map[string]bool{
-	"quad": true, "qquad": true, "enspace": true, "thinspace": true, "medspace": true,
-	"thickspace": true, "negthinspace": true, "negmedspace": true, "negthickspace": true,
-	"hfill": true, "space": true, "nobreak": true, "allowbreak": true, "relax": true,
+func isSpacingCmd(s string) bool {
+	switch s {
+	case "quad", "qquad", "enspace", "thinspace", "medspace", "thickspace", "negthinspace", "negmedspace",
+		"negthickspace", "hfill", "space", "nobreak", "allowbreak", "relax":
+		return true
+	}
+	return false
 }
 
-var sizingCmds = map[string]bool{
-	"left": true, "right": true, "big": true, "Big": true, "bigg": true, "Bigg": true,
-	"bigl": true, "bigr": true, "Bigl": true, "Bigr": true, "biggl": true, "biggr": true,
-	"Biggl": true, "Biggr": true, "bigm": true, "Bigm": true, "middle": true,
-	"displaystyle": true, "textstyle": true, "scriptstyle": true, "scriptscriptstyle": true,
-	"limits": true, "nolimits": true, "mathstrut": true, "strut": true,
+func isSizingCmd(s string) bool {
+	switch s {
+	case "left", "right", "big", "Big", "bigg", "Bigg", "bigl", "bigr",
+		"Bigl", "Bigr", "biggl", "biggr", "Biggl", "Biggr", "bigm", "Bigm",
+		"middle", "displaystyle", "textstyle", "scriptstyle", "scriptscriptstyle", "limits", "nolimits", "mathstrut",
+		"strut":
+		return true
+	}
+	return false
 }
 
-var textCmds = map[string]bool{
-	"text": true, "textbf": true, "textit": true, "textrm": true, "textsf": true, "texttt": true,
-	"textnormal": true, "textup": true, "mbox": true, "emph": true, "hbox": true, "textsc": true,
+func isTextCmd(s string) bool {
+	switch s {
+	case "text", "textbf", "textit", "textrm", "textsf", "texttt", "textnormal", "textup",
+		"mbox", "emph", "hbox", "textsc":
+		return true
+	}
+	return false
 }
 
-var fontCmds = map[string]bool{
-	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "mathtt": true,
-	"boldsymbol": true, "bm": true, "mathnormal": true, "pmb": true, "mathbb": true, "mathcal": true,
+func isFontCmd(s string) bool {
+	switch s {
+	case "mathrm", "mathbf", "mathit", "mathsf", "mathtt", "boldsymbol", "bm", "mathnormal",
+		"pmb", "mathbb", "mathcal":
+		return true
+	}
+	return false
 }
 
-var greek = map[string]bool{
-	"alpha": true, "beta": true, "gamma": true, "delta": true, "epsilon": true, "varepsilon": true,
-	"zeta": true, "eta": true, "theta": true, "vartheta": true, "iota": true, "kappa": true,
-	"lambda": true, "mu": true, "nu": true, "xi": true, "omicron": true, "rho": true, "varrho": true,
-	"sigma": true, "varsigma": true, "tau": true, "upsilon": true, "phi": true, "varphi": true,
-	"chi": true, "psi": true, "omega": true, "Gamma": true, "Delta": true, "Theta": true,
-	"Lambda": true, "Xi": true, "Pi": true, "Sigma": true, "Upsilon": true, "Phi": true,
-	"Psi": true, "Omega": true, "ell": true,
+func isGreek(s string) bool {
+	switch s {
+	case "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta",
+		"theta", "vartheta", "iota", "kappa", "lambda", "mu", "nu", "xi",
+		"omicron", "rho", "varrho", "sigma", "varsigma", "tau", "upsilon", "phi",
+		"varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda",
+		"Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega", "ell":
+		return true
+	}
+	return false
 }
 
 func (lx *lexer) command(s string, i int, mode lexMode) int {
@@ -402,10 +424,10 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 	}
 	name := s[i+1 : j]
 	switch {
-	case spacingCmds[name]:
+	case isSpacingCmd(name):
 		lx.space = true
 		return j
-	case sizingCmds[name]:
+	case isSizingCmd(name):
 		k := j
 		for k < len(s) && s[k] == ' ' {
 			k++
@@ -414,7 +436,7 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 			return k + 1
 		}
 		return j
-	case textCmds[name]:
+	case isTextCmd(name):
 		arg, end, _ := braced(s, j)
 		lx.space = true
 		lx.run(arg, modeText)
@@ -437,7 +459,7 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 		}
 		lx.run(arg, modeFont)
 		return end
-	case fontCmds[name]:
+	case isFontCmd(name):
 		arg, end, _ := braced(s, j)
 		lx.run(arg, modeFont)
 		return end
@@ -450,7 +472,7 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 	case "operatorname":
 		arg, end, _ := braced(s, j)
 		arg = strings.TrimSpace(arg)
-		if funcNames[arg] {
+		if isFuncName(arg) {
 			lx.emit(tCmd, arg, false)
 		} else {
 			lx.run(arg, modeFont)
@@ -525,7 +547,7 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 		"setminus", "equiv", "pmod", "bmod", "mod", "not", "notin", "subset", "subseteq":
 		lx.emit(tCmd, name, false)
 	default:
-		if greek[name] {
+		if isGreek(name) {
 			lx.emit(tIdent, name, false)
 		} else {
 			lx.emit(tCmd, name, false)
@@ -562,6 +584,18 @@ func degreeAfterCaret(s string, i int) (int, bool) {
 		k++
 	}
 	return k - i, true
+}
+
+// skipTempUnit skips the C or F of a temperature such as 30°C.
+func skipTempUnit(s string, i int) int {
+	k := i
+	for k < len(s) && s[k] == ' ' {
+		k++
+	}
+	if k < len(s) && (s[k] == 'C' || s[k] == 'F') && (k+1 == len(s) || !isLetter(s[k+1])) {
+		return k + 1
+	}
+	return i
 }
 
 // onlyClosers reports whether s holds nothing but spaces and closing math delimiters, so that a
@@ -635,7 +669,7 @@ func (lx *lexer) punct(s string, i int) int {
 	case '^':
 		if n, ok := degreeAfterCaret(s, i+1); ok {
 			lx.degree = true
-			return i + 1 + n
+			return skipTempUnit(s, i+1+n)
 		}
 		if n, ok := ordinalAfterCaret(s, i+1); ok {
 			return i + 1 + n
@@ -666,9 +700,36 @@ func (lx *lexer) punct(s string, i int) int {
 	return i + 1
 }
 
-var greekRunes = map[rune]string{
-	'α': "alpha", 'β': "beta", 'γ': "gamma", 'δ': "delta", 'ε': "epsilon", 'θ': "theta",
-	'λ': "lambda", 'μ': "mu", 'σ': "sigma", 'φ': "phi", 'ω': "omega", 'τ': "tau", 'ρ': "rho",
+func greekRune(r rune) (string, bool) {
+	switch r {
+	case 'α':
+		return "alpha", true
+	case 'β':
+		return "beta", true
+	case 'γ':
+		return "gamma", true
+	case 'δ':
+		return "delta", true
+	case 'ε':
+		return "epsilon", true
+	case 'θ':
+		return "theta", true
+	case 'λ':
+		return "lambda", true
+	case 'μ':
+		return "mu", true
+	case 'σ':
+		return "sigma", true
+	case 'φ':
+		return "phi", true
+	case 'ω':
+		return "omega", true
+	case 'τ':
+		return "tau", true
+	case 'ρ':
+		return "rho", true
+	}
+	return "", false
 }
 
 func (lx *lexer) unicode(s string, i int) int {
@@ -707,6 +768,7 @@ func (lx *lexer) unicode(s string, i int) int {
 		lx.emit(tCmd, "mp", false)
 	case '°', '∘':
 		lx.degree = true
+		return skipTempUnit(s, j)
 	case '²':
 		lx.emit(tOp, "^", false)
 		lx.emit(tNum, "2", false)
@@ -733,7 +795,7 @@ func (lx *lexer) unicode(s string, i int) int {
 	case '％':
 		lx.percent = true
 	default:
-		if g, ok := greekRunes[r]; ok {
+		if g, ok := greekRune(r); ok {
 			lx.emit(tIdent, g, false)
 		} else {
 			lx.emit(tOp, s[i:j], false)
@@ -764,6 +826,16 @@ func canon(toks []token) string {
 			if t.text == "{" || t.text == "}" || t.text == "\\" {
 				b.WriteByte('\\')
 				b.WriteString(t.text)
+				prevAlnum, prevCmd, prevWord = false, false, false
+				continue
+			}
+			if env, ok := strings.CutPrefix(t.text, "begin:"); ok {
+				b.WriteString(`\begin{` + env + "}")
+				prevAlnum, prevCmd, prevWord = false, false, false
+				continue
+			}
+			if env, ok := strings.CutPrefix(t.text, "end:"); ok {
+				b.WriteString(`\end{` + env + "}")
 				prevAlnum, prevCmd, prevWord = false, false, false
 				continue
 			}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -92,5 +93,34 @@ func TestPathologicalVerdicts(t *testing.T) {
 		if got := Equal(tt.gold, tt.pred); got != tt.want {
 			t.Errorf("Equal(%q, %q) = %v, want %v", tt.gold, tt.pred, got, tt.want)
 		}
+	}
+}
+
+// TestConcurrentUse checks that Compare shares no state between calls (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	pairs := [][3]string{
+		{`\frac{1}{2}`, "0.5", "1"}, {`x^2+2x+1`, `(x+1)^2`, "1"}, {`\{1,2\}`, `\{2,1\}`, "1"},
+		{`(1,2)`, `(2,1)`, "0"}, {"B", "(B) 42", "1"}, {`\sqrt{2}`, "1.41", "0"},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8*len(pairs))
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				for _, p := range pairs {
+					if got := Equal(p[0], p[1]); got != (p[2] == "1") {
+						errs <- p[0] + " vs " + p[1]
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Errorf("concurrent Equal gave a wrong verdict for %s", e)
 	}
 }

@@ -42,9 +42,6 @@ type node struct {
 	close byte
 	rows  int
 	cols  int
-	t0    int // first token
-	t1    int // one past the last token
-	mixed bool
 	paren bool // written inside its own parentheses
 }
 
@@ -80,15 +77,14 @@ func parse(toks []token) (root *node, ok bool) {
 	if len(items) == 1 {
 		return items[0], true
 	}
-	n := p.mk(nList, 0)
+	n := p.mk(nList)
 	n.kids = items
-	n.t1 = len(toks)
 	return n, true
 }
 
 func (p *parser) bail() { panic(parseBail{}) }
 
-func (p *parser) mk(op nodeOp, t0 int) *node {
+func (p *parser) mk(op nodeOp) *node {
 	p.nodes++
 	if p.nodes > maxNodes {
 		p.bail()
@@ -96,7 +92,7 @@ func (p *parser) mk(op nodeOp, t0 int) *node {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]node, 0, 16)
 	}
-	p.slab = append(p.slab, node{op: op, t0: t0, t1: p.pos})
+	p.slab = append(p.slab, node{op: op})
 	return &p.slab[len(p.slab)-1]
 }
 
@@ -182,27 +178,39 @@ func (p *parser) parseSeq(stop func(token) bool) []*node {
 }
 
 func (p *parser) parseItem() *node {
-	t0 := p.pos
 	n := p.parseRel()
 	if p.isCmd("cup") {
-		u := p.mk(nUnion, t0)
+		u := p.mk(nUnion)
 		u.kids = append(u.kids, n)
 		for p.isCmd("cup") {
 			p.pos++
 			u.kids = append(u.kids, p.parseRel())
 		}
-		u.t1 = p.pos
 		n = u
 	}
 	p.dropUnits()
 	return n
 }
 
+// meaningWord reports words that change a value, so they can never be dropped as a unit.
+func meaningWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "not", "no", "never", "none", "except", "than", "less", "more", "fewer", "greater",
+		"hundred", "hundreds", "thousand", "thousands", "million", "millions", "billion", "billions",
+		"trillion", "dozen", "dozens", "squared", "cubed", "times", "plus", "minus", "over",
+		"divided", "half", "halves", "twice", "thrice", "double", "triple", "impossible",
+		"undefined", "infinite", "to", "out", "with", "remainder", "if", "when", "unless", "but",
+		"only", "at", "least", "most", "between", "from", "negative", "positive", "approximately":
+		return true
+	}
+	return false
+}
+
 // dropUnits skips trailing unit words such as "cm", "\text{ m}^2" or "miles per hour".
 func (p *parser) dropUnits() {
 	for {
 		t := p.peek()
-		isUnit := (t.kind == tWord && !isSepWord(t)) || (t.kind == tIdent && t.fromText)
+		isUnit := (t.kind == tWord && !isSepWord(t) && !meaningWord(t.text)) || (t.kind == tIdent && t.fromText)
 		if !isUnit {
 			return
 		}
@@ -210,8 +218,11 @@ func (p *parser) dropUnits() {
 		if p.isOp("^") && p.peekAt(1).kind == tNum {
 			p.pos += 2
 		}
-		if (p.isOp("/") || p.isOp(".")) && (p.peekAt(1).kind == tWord || p.peekAt(1).fromText) {
-			p.pos++
+		if p.isOp("/") && (p.peekAt(1).kind == tWord || p.peekAt(1).kind == tIdent) {
+			p.pos += 2 // km/h, m/s
+		}
+		if p.isOp(".") && (p.peekAt(1).kind == tWord || p.peekAt(1).fromText) {
+			p.pos++ // sq. ft
 		}
 		if p.isOp(".") && p.pos+1 == len(p.toks) {
 			p.pos++
@@ -236,13 +247,12 @@ func relOf(t token) string {
 }
 
 func (p *parser) parseRel() *node {
-	t0 := p.pos
 	first := p.parseExpr()
 	r := relOf(p.peek())
 	if r == "" {
 		return first
 	}
-	n := p.mk(nRel, t0)
+	n := p.mk(nRel)
 	n.kids = append(n.kids, first)
 	for r != "" {
 		p.pos++
@@ -254,30 +264,26 @@ func (p *parser) parseRel() *node {
 		}
 		r = relOf(p.peek())
 	}
-	n.t1 = p.pos
 	return n
 }
 
 func (p *parser) parseUnionOperand() *node {
-	t0 := p.pos
 	n := p.parseExpr()
 	if !p.isCmd("cup") {
 		return n
 	}
-	u := p.mk(nUnion, t0)
+	u := p.mk(nUnion)
 	u.kids = append(u.kids, n)
 	for p.isCmd("cup") {
 		p.pos++
 		u.kids = append(u.kids, p.parseExpr())
 	}
-	u.t1 = p.pos
 	return u
 }
 
 func (p *parser) parseExpr() *node {
 	p.enter()
 	defer p.leave()
-	t0 := p.pos
 	first := p.parseTerm()
 	var sum *node
 	for {
@@ -287,16 +293,15 @@ func (p *parser) parseExpr() *node {
 			p.pos++
 			term := p.parseTerm()
 			if t.text == "-" {
-				neg := p.mk(nNeg, term.t0)
+				neg := p.mk(nNeg)
 				neg.kids = []*node{term}
 				term = neg
 			}
 			if sum == nil {
-				sum = p.mk(nAdd, t0)
+				sum = p.mk(nAdd)
 				sum.kids = []*node{first}
 			}
 			sum.kids = append(sum.kids, term)
-			sum.t1 = p.pos
 		case t.kind == tCmd && (t.text == "pm" || t.text == "mp"):
 			p.pos++
 			term := p.parseTerm()
@@ -304,7 +309,7 @@ func (p *parser) parseExpr() *node {
 			if sum != nil {
 				left = sum
 			}
-			pm := p.mk(nPM, t0)
+			pm := p.mk(nPM)
 			pm.name = t.text
 			pm.kids = []*node{left, term}
 			first, sum = pm, nil
@@ -320,16 +325,14 @@ func (p *parser) parseExpr() *node {
 func (p *parser) parseTerm() *node {
 	p.enter()
 	defer p.leave()
-	t0 := p.pos
 	n := p.parseUnary()
 	var prod *node
 	add := func(f *node) {
 		if prod == nil {
-			prod = p.mk(nMul, t0)
+			prod = p.mk(nMul)
 			prod.kids = []*node{n}
 		}
 		prod.kids = append(prod.kids, f)
-		prod.t1 = p.pos
 	}
 	for {
 		t := p.peek()
@@ -344,7 +347,7 @@ func (p *parser) parseTerm() *node {
 			if prod != nil {
 				num = prod
 			}
-			div := p.mk(nDiv, t0)
+			div := p.mk(nDiv)
 			div.kids = []*node{num, d}
 			n, prod = div, nil
 		case p.canStartImplicit(t):
@@ -363,7 +366,7 @@ func isPrimaryCmd(name string) bool {
 	case "frac", "sqrt", "binom", "pi", "infty", "lfloor", "lceil", "emptyset", "varnothing":
 		return true
 	}
-	return funcNames[name] || strings.HasPrefix(name, "begin:")
+	return isFuncName(name) || strings.HasPrefix(name, "begin:")
 }
 
 func (p *parser) canStartImplicit(t token) bool {
@@ -387,23 +390,20 @@ func (p *parser) parseUnary() *node {
 	p.enter()
 	defer p.leave()
 	t := p.peek()
-	t0 := p.pos
 	switch {
 	case t.kind == tOp && t.text == "-":
 		p.pos++
-		n := p.mk(nNeg, t0)
+		n := p.mk(nNeg)
 		n.kids = []*node{p.parseUnary()}
-		n.t1 = p.pos
 		return n
 	case t.kind == tOp && t.text == "+":
 		p.pos++
 		return p.parseUnary()
 	case t.kind == tCmd && (t.text == "pm" || t.text == "mp"):
 		p.pos++
-		n := p.mk(nPM, t0)
+		n := p.mk(nPM)
 		n.name = t.text
 		n.kids = []*node{nil, p.parseUnary()}
-		n.t1 = p.pos
 		return n
 	}
 	return p.parsePower()
@@ -412,17 +412,16 @@ func (p *parser) parseUnary() *node {
 func (p *parser) parsePower() *node {
 	p.enter()
 	defer p.leave()
-	t0 := p.pos
 	base := p.parsePostfix()
 	if p.isOp("^") {
 		p.pos++
 		e := p.parseExponent()
-		n := p.mk(nPow, t0)
+		n := p.mk(nPow)
 		n.kids = []*node{base, e}
 		base = n
 		for p.isOp("!") {
 			p.pos++
-			f := p.mk(nFact, t0)
+			f := p.mk(nFact)
 			f.kids = []*node{base}
 			base = f
 		}
@@ -434,13 +433,12 @@ func (p *parser) parseExponent() *node {
 	p.enter()
 	defer p.leave()
 	t := p.peek()
-	t0 := p.pos
 	switch {
 	case t.kind == tOp && t.text == "{":
 		return p.parseGroup("{", "}")
 	case t.kind == tOp && t.text == "-":
 		p.pos++
-		n := p.mk(nNeg, t0)
+		n := p.mk(nNeg)
 		n.kids = []*node{p.parseExponent()}
 		return n
 	case t.kind == tOp && t.text == "+":
@@ -451,13 +449,12 @@ func (p *parser) parseExponent() *node {
 }
 
 func (p *parser) parsePostfix() *node {
-	t0 := p.pos
 	n := p.parsePrimary()
 	for {
 		switch {
 		case p.isOp("!"):
 			p.pos++
-			f := p.mk(nFact, t0)
+			f := p.mk(nFact)
 			f.kids = []*node{n}
 			n = f
 		case p.isOp("'"):
@@ -496,36 +493,33 @@ func (p *parser) parsePrimary() *node {
 	p.enter()
 	defer p.leave()
 	t := p.peek()
-	t0 := p.pos
 	switch t.kind {
 	case tNum:
 		p.pos++
 		if p.isOp("_") {
 			// A base subscript such as 204_5 stays an opaque symbol.
 			p.pos++
-			n := p.mk(nVar, t0)
+			n := p.mk(nVar)
 			n.name = t.text + "_" + p.readSubscript()
 			return n
 		}
-		n := p.mk(nNum, t0)
+		n := p.mk(nNum)
 		n.lit = t.text
 		if isIntLit(t.text) && p.plainMixedAhead() {
 			// "2 1/2" written in plain text.
-			whole, num, den := n, p.mk(nNum, p.pos), p.mk(nNum, p.pos+2)
+			whole, num, den := n, p.mk(nNum), p.mk(nNum)
 			num.lit, den.lit = p.toks[p.pos].text, p.toks[p.pos+2].text
 			p.pos += 3
-			f := p.mk(nDiv, t0)
+			f := p.mk(nDiv)
 			f.kids = []*node{num, den}
-			m := p.mk(nAdd, t0)
+			m := p.mk(nAdd)
 			m.kids = []*node{whole, f}
-			m.mixed = true
 			return m
 		}
 		if isIntLit(t.text) && p.isCmd("frac") && p.mixedFracAhead() {
 			f := p.parsePrimary()
-			m := p.mk(nAdd, t0)
+			m := p.mk(nAdd)
 			m.kids = []*node{n, f}
-			m.mixed = true
 			return m
 		}
 		return n
@@ -537,11 +531,11 @@ func (p *parser) parsePrimary() *node {
 			name += "_" + p.readSubscript()
 		}
 		if name == "e" || name == "i" {
-			n := p.mk(nConst, t0)
+			n := p.mk(nConst)
 			n.name = name
 			return n
 		}
-		n := p.mk(nVar, t0)
+		n := p.mk(nVar)
 		n.name = name
 		return n
 	case tWord:
@@ -549,7 +543,7 @@ func (p *parser) parsePrimary() *node {
 			p.bail()
 		}
 		p.pos++
-		n := p.mk(nVar, t0)
+		n := p.mk(nVar)
 		n.name = strings.ToLower(t.text)
 		return n
 	case tCmd:
@@ -568,7 +562,7 @@ func (p *parser) parsePrimary() *node {
 			if len(items) == 1 {
 				return items[0]
 			}
-			n := p.mk(nList, t0)
+			n := p.mk(nList)
 			n.kids = items
 			return n
 		case "|":
@@ -577,7 +571,7 @@ func (p *parser) parsePrimary() *node {
 			e := p.parseExpr()
 			p.abs--
 			p.expectOp("|")
-			n := p.mk(nAbs, t0)
+			n := p.mk(nAbs)
 			n.kids = []*node{e}
 			return n
 		}
@@ -641,7 +635,6 @@ func (p *parser) tokAt(k int) token {
 }
 
 func (p *parser) parseBracket() *node {
-	t0 := p.pos
 	open := p.peek().text[0]
 	p.pos++
 	items := p.parseSeq(func(t token) bool { return t.kind == tOp && (t.text == ")" || t.text == "]") })
@@ -658,7 +651,7 @@ func (p *parser) parseBracket() *node {
 		}
 		p.bail()
 	}
-	n := p.mk(nTuple, t0)
+	n := p.mk(nTuple)
 	n.open, n.close = open, close
 	n.kids = items
 	return n
@@ -708,22 +701,24 @@ func (p *parser) readSubscript() string {
 // readArg reads one LaTeX macro argument: a braced group, one digit, one letter or a command.
 func (p *parser) readArg() *node {
 	t := p.peek()
-	t0 := p.pos
 	switch t.kind {
 	case tOp:
-		if t.text == "{" {
+		switch t.text {
+		case "{":
 			return p.parseGroup("{", "}")
+		case "(":
+			return p.parseGroup("(", ")") // \sqrt(2), written as in plain notation
 		}
 	case tNum:
 		if len(t.text) > 1 && isDigit(t.text[0]) {
-			n := p.mk(nNum, t0)
+			n := p.mk(nNum)
 			n.lit = t.text[:1]
 			p.toks[p.pos].text = t.text[1:]
 			p.toks[p.pos].space = false
 			return n
 		}
 		p.pos++
-		n := p.mk(nNum, t0)
+		n := p.mk(nNum)
 		n.lit = t.text
 		return n
 	case tIdent, tCmd:
@@ -734,31 +729,30 @@ func (p *parser) readArg() *node {
 }
 
 func (p *parser) parseCmd(t token) *node {
-	t0 := p.pos
 	name := t.text
 	switch name {
 	case "pi":
 		p.pos++
-		n := p.mk(nConst, t0)
+		n := p.mk(nConst)
 		n.name = "pi"
 		return n
 	case "infty":
 		p.pos++
-		n := p.mk(nConst, t0)
+		n := p.mk(nConst)
 		n.name = "inf"
 		return n
 	case "frac":
 		p.pos++
 		a := p.readArg()
 		b := p.readArg()
-		n := p.mk(nDiv, t0)
+		n := p.mk(nDiv)
 		n.kids = []*node{a, b}
 		return n
 	case "binom":
 		p.pos++
 		a := p.readArg()
 		b := p.readArg()
-		n := p.mk(nBinom, t0)
+		n := p.mk(nBinom)
 		n.kids = []*node{a, b}
 		return n
 	case "sqrt":
@@ -770,12 +764,12 @@ func (p *parser) parseCmd(t token) *node {
 			p.expectOp("]")
 		}
 		arg := p.readArg()
-		n := p.mk(nRoot, t0)
+		n := p.mk(nRoot)
 		n.kids = []*node{arg, idx}
 		return n
 	case "emptyset", "varnothing":
 		p.pos++
-		return p.mk(nSet, t0)
+		return p.mk(nSet)
 	case "{":
 		p.pos++
 		items := p.parseSeq(func(t token) bool { return t.kind == tCmd && t.text == "}" })
@@ -783,7 +777,7 @@ func (p *parser) parseCmd(t token) *node {
 			p.bail()
 		}
 		p.pos++
-		n := p.mk(nSet, t0)
+		n := p.mk(nSet)
 		n.kids = items
 		return n
 	case "lfloor", "lceil":
@@ -798,7 +792,7 @@ func (p *parser) parseCmd(t token) *node {
 			p.bail()
 		}
 		p.pos++
-		n := p.mk(nFunc, t0)
+		n := p.mk(nFunc)
 		n.name = fn
 		n.kids = []*node{e}
 		return n
@@ -806,21 +800,23 @@ func (p *parser) parseCmd(t token) *node {
 	if strings.HasPrefix(name, "begin:") {
 		return p.parseEnv(strings.TrimPrefix(name, "begin:"))
 	}
-	if funcNames[name] {
+	if isFuncName(name) {
 		return p.parseFunc(name)
 	}
 	p.bail()
 	return nil
 }
 
-var matrixEnvs = map[string]bool{
-	"matrix": true, "pmatrix": true, "bmatrix": true, "Bmatrix": true, "vmatrix": true,
-	"Vmatrix": true, "smallmatrix": true, "array": true,
+func isMatrixEnv(s string) bool {
+	switch s {
+	case "matrix", "pmatrix", "bmatrix", "Bmatrix", "vmatrix", "Vmatrix", "smallmatrix", "array":
+		return true
+	}
+	return false
 }
 
 func (p *parser) parseEnv(env string) *node {
-	t0 := p.pos
-	if !matrixEnvs[env] {
+	if !isMatrixEnv(env) {
 		p.bail()
 	}
 	p.pos++
@@ -873,7 +869,7 @@ func (p *parser) parseEnv(env string) *node {
 	if len(rows) == 0 {
 		p.bail()
 	}
-	n := p.mk(nMatrix, t0)
+	n := p.mk(nMatrix)
 	n.rows, n.cols = len(rows), len(rows[0])
 	for _, r := range rows {
 		if len(r) != n.cols {
@@ -884,12 +880,26 @@ func (p *parser) parseEnv(env string) *node {
 	return n
 }
 
-var inverseTrig = map[string]string{
-	"sin": "arcsin", "cos": "arccos", "tan": "arctan", "sec": "arcsec", "csc": "arccsc", "cot": "arccot",
+// inverseTrig names the inverse of a trigonometric function (sin^{-1} is arcsin).
+func inverseTrig(name string) (string, bool) {
+	switch name {
+	case "sin":
+		return "arcsin", true
+	case "cos":
+		return "arccos", true
+	case "tan":
+		return "arctan", true
+	case "sec":
+		return "arcsec", true
+	case "csc":
+		return "arccsc", true
+	case "cot":
+		return "arccot", true
+	}
+	return "", false
 }
 
 func (p *parser) parseFunc(name string) *node {
-	t0 := p.pos
 	p.pos++
 	switch name {
 	case "asin":
@@ -907,7 +917,7 @@ func (p *parser) parseFunc(name string) *node {
 	if p.isOp("^") {
 		p.pos++
 		power = p.parseExponent()
-		if inv, ok := inverseTrig[name]; ok && isMinusOne(power) {
+		if inv, ok := inverseTrig(name); ok && isMinusOne(power) {
 			name, power = inv, nil
 		}
 	}
@@ -928,7 +938,7 @@ func (p *parser) parseFunc(name string) *node {
 	if len(args) > 1 && name != "max" && name != "min" && name != "gcd" && name != "lcm" {
 		p.bail()
 	}
-	n := p.mk(nFunc, t0)
+	n := p.mk(nFunc)
 	n.name = name
 	n.kids = args
 	if base != nil {
@@ -942,7 +952,7 @@ func (p *parser) parseFunc(name string) *node {
 		power = p.parseExponent()
 	}
 	if power != nil {
-		pw := p.mk(nPow, t0)
+		pw := p.mk(nPow)
 		pw.kids = []*node{n, power}
 		return pw
 	}
@@ -956,16 +966,15 @@ func isMinusOne(n *node) bool {
 // parseImplicitArg reads a function argument written without parentheses: "\sin 2x" is
 // sin(2x), "\sin x \cos x" is sin(x)cos(x).
 func (p *parser) parseImplicitArg() *node {
-	t0 := p.pos
 	first := p.parseUnary()
 	var prod *node
 	for {
 		t := p.peek()
-		if !p.canStartImplicit(t) || (t.kind == tCmd && funcNames[t.text]) || (t.kind == tOp && t.text == "(") {
+		if !p.canStartImplicit(t) || (t.kind == tCmd && isFuncName(t.text)) || (t.kind == tOp && t.text == "(") {
 			break
 		}
 		if prod == nil {
-			prod = p.mk(nMul, t0)
+			prod = p.mk(nMul)
 			prod.kids = []*node{first}
 		}
 		prod.kids = append(prod.kids, p.parsePower())

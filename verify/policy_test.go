@@ -1,0 +1,53 @@
+package verify
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestPolicyExamples checks every row of the example table of the README's
+// answer equivalence policy against Equal, so the document cannot drift from
+// the code.
+func TestPolicyExamples(t *testing.T) {
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatalf("open policy: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	inTable := false
+	rows := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "| gold | prediction | equal |") {
+			inTable = true
+			continue
+		}
+		if !inTable || strings.HasPrefix(line, "| ---") {
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			inTable = false
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cells) != 4 {
+			t.Fatalf("policy row %q: want 4 cells, got %d", line, len(cells))
+		}
+		gold := strings.Trim(strings.TrimSpace(cells[0]), "`")
+		pred := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		want := strings.TrimSpace(cells[2]) == "yes"
+		if got := Equal(gold, pred); got != want {
+			t.Errorf("README policy row: Equal(%q, %q) = %v, table says %v", gold, pred, got, want)
+		}
+		rows++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read policy: %v", err)
+	}
+	if rows < 40 {
+		t.Errorf("found only %d example rows in the README policy", rows)
+	}
+}
