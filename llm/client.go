@@ -458,8 +458,14 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	resp.Body.Close()
 	s.status, s.header, s.body = resp.StatusCode, resp.Header, body
 	var r io.Reader = bytes.NewReader(body)
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		r = io.MultiReader(r, errReader{rerr})
+	case resp.StatusCode/100 == 2:
+		// Chat decodes the raw bytes itself (go-openai drops vendor fields);
+		// an empty object spares decoding every body twice.
+		r = strings.NewReader("{}")
+		resp.ContentLength = 2
 	}
 	resp.Body = io.NopCloser(r)
 	return resp, nil

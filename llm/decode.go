@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -47,6 +48,10 @@ type decoded struct {
 func decodeResponse(raw []byte, want int) (decoded, error) {
 	var w wireResponse
 	if err := json.Unmarshal(raw, &w); err != nil {
+		if se, ok := errors.AsType[*json.SyntaxError](err); ok && se.Offset >= int64(len(raw)) && se.Error() == "unexpected end of JSON input" {
+			// The JSON ends early: a connection cut mid-body, worth another try.
+			return decoded{}, &bodyError{class: ClassRetryable, reason: "truncated", msg: "the body ends before its JSON does (truncated): " + err.Error()}
+		}
 		return decoded{}, fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	if w.Choices == nil {

@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/prompts"
 )
 
 // BenchmarkPipeline runs the whole job (8 rollouts, distillation, batch
@@ -92,5 +97,63 @@ func watchHeap() func() uint64 {
 		close(stop)
 		wg.Wait()
 		return peak.Load()
+	}
+}
+
+// BenchmarkEndpointCeiling measures what this machine can do at all: a
+// minimal client (one pre-rendered prompt, encoding/json, net/http, no
+// retries, cache or pipeline) sending rollout requests to the same simulated
+// endpoint at 20 ms latency and concurrency 512. The simulated endpoint runs
+// in this process, so its own CPU shares the cores; BenchmarkPipeline's
+// req/s is best read against this ceiling as well as against the ideal.
+func BenchmarkEndpointCeiling(b *testing.B) {
+	const (
+		latency     = 20 * time.Millisecond
+		concurrency = 512
+		requests    = 20_000
+	)
+	rows := makeProblems(2_000)
+	_, url := startSim(b, llmtest.Config{Answers: answersOf(rows), Latency: latency})
+	ps, err := prompts.Load("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency, MaxConnsPerHost: concurrency}}
+	defer hc.CloseIdleConnections()
+	b.ResetTimer()
+	for range b.N {
+		var wg sync.WaitGroup
+		var failed atomic.Int64
+		slots := make(chan struct{}, concurrency)
+		start := time.Now()
+		for i := range requests {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				msgs, _ := ps.RolloutMessages(rows[i%len(rows)].Problem)
+				body, _ := json.Marshal(map[string]any{"model": "simulated", "messages": msgs, "seed": i})
+				resp, err := hc.Post(url+"/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					failed.Add(1)
+					return
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var out struct {
+					Choices []struct{ Message struct{ Content string } }
+				}
+				if json.Unmarshal(raw, &out) != nil || len(out.Choices) != 1 {
+					failed.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		if n := failed.Load(); n > 0 {
+			b.Fatalf("%d requests failed", n)
+		}
+		ideal := time.Duration(float64(requests) * float64(latency) / concurrency)
+		b.ReportMetric(float64(requests)/elapsed.Seconds(), "req/s")
+		b.ReportMetric(ideal.Seconds()/elapsed.Seconds(), "efficiency")
 	}
 }

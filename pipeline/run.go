@@ -69,7 +69,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	job.TemplateHashes = usedTemplates(&job, ps)
 	fingerprint := job.Fingerprint(job.TemplateHashes)
 
-	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: ToolVersion})
+	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: ToolVersion, Logger: log})
 	if err != nil {
 		return nil, err
 	}
