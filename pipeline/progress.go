@@ -42,13 +42,13 @@ func (p *progress) interval() time.Duration { return p.every }
 
 // statusLine is one look at the run's counters.
 type statusLine struct {
-	done, failed, leftOut, pending, inFlight int64
-	total                                    int64 // 0 while the input is still being read
-	requests, cached                         int64
-	tokens                                   int64
-	cost                                     float64
-	perMin                                   float64
-	eta                                      *float64
+	done, failed, leftOut, inFlight int64
+	total                           int64 // 0 while the input is still being read
+	requests, cached                int64
+	tokens                          int64
+	cost                            float64
+	perMin                          float64
+	eta                             *float64
 }
 
 func (s statusLine) String() string {
@@ -106,7 +106,7 @@ func (l *loop) snapshotLine() statusLine {
 	l.fillReport()
 	r := &l.report
 	s := statusLine{
-		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut, pending: r.Problems.Pending,
+		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
 		inFlight: l.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD,
 		perMin: r.ProblemsPerMin, eta: r.ETASeconds,

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +42,6 @@ type Options struct {
 	Terminal    bool          // Status is a terminal: draw a progress bar
 	StatusEvery time.Duration // plain status line interval when not a terminal (default 5s)
 	Getenv      func(string) string
-	HTTPClient  *http.Client // for tests; nil uses a tuned client per endpoint
 }
 
 // Run builds or resumes the corpus of job. It returns the final report
@@ -228,7 +226,6 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *
 			MaxAttempts:       job.Limits.MaxAttempts,
 			BackoffMax:        job.Limits.BackoffMax,
 			Logger:            log,
-			HTTPClient:        opt.HTTPClient,
 		}, cache, meter)
 		if err != nil {
 			return nil, nil, fmt.Errorf("endpoint for %s: %w", stage, err)

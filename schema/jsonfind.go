@@ -51,44 +51,32 @@ func findJSON(r reply, open byte, accept func(r reply, span string, off int) err
 
 	scan := func(start int) {
 		var stack []int
-		inString, escaped := false, false
-		for p := start; p < len(text); p++ {
-			c := text[p]
-			if inString {
-				switch {
-				case escaped:
-					escaped = false
-				case c == '\\':
-					escaped = true
-				case c == '"':
-					inString = false
-				}
-				continue
-			}
-			switch c {
-			case '"':
-				inString = true
-			case '[', '{':
+		done := false
+		eachBracket(text, start, len(text), func(p int, c byte) bool {
+			if c == '[' || c == '{' {
 				stack = append(stack, p)
-			case ']', '}':
-				top := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				if (text[top] == '[') != (c == ']') {
-					for _, q := range append(stack, top) {
-						if text[q] == open {
-							closeAt[q] = mismatch
-							failEnd[q] = p
-						}
-					}
-					return
-				}
-				if text[top] == open {
-					closeAt[top] = p
-				}
-				if len(stack) == 0 {
-					return
-				}
+				return true
 			}
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if (text[top] == '[') != (c == ']') {
+				for _, q := range append(stack, top) {
+					if text[q] == open {
+						closeAt[q] = mismatch
+						failEnd[q] = p
+					}
+				}
+				done = true
+				return false
+			}
+			if text[top] == open {
+				closeAt[top] = p
+			}
+			done = len(stack) == 0
+			return !done
+		})
+		if done {
+			return
 		}
 		for _, q := range stack {
 			if text[q] == open {
@@ -167,6 +155,23 @@ func findJSON(r reply, open byte, accept func(r reply, span string, off int) err
 // outside any string.
 func openAt(text string, start, end int) []int {
 	var stack []int
+	eachBracket(text, start, end, func(p int, c byte) bool {
+		switch c {
+		case '[', '{':
+			stack = append(stack, p)
+		default:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		return true
+	})
+	return stack
+}
+
+// eachBracket calls visit for every bracket of text[start:end] that lies
+// outside a JSON string, until visit returns false.
+func eachBracket(text string, start, end int, visit func(p int, c byte) bool) {
 	inString, escaped := false, false
 	for p := start; p < end && p < len(text); p++ {
 		c := text[p]
@@ -184,15 +189,12 @@ func openAt(text string, start, end int) []int {
 		switch c {
 		case '"':
 			inString = true
-		case '[', '{':
-			stack = append(stack, p)
-		case ']', '}':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+		case '[', '{', ']', '}':
+			if !visit(p, c) {
+				return
 			}
 		}
 	}
-	return stack
 }
 
 // jsonSyntaxErr turns a decoding error of the span at off into a ParseError

@@ -55,20 +55,12 @@ var fpPrefixRE = regexp.MustCompile(`(?i)^([*_]{0,3})\s*(factual|process)\s+crit
 // the text is collapsed. Two items with the same type and text are an error.
 // Items get ids 1..n in order and polarity +1.
 func ParseFactualProcess(text string) ([]Item, error) {
-	r, err := newReply(text)
-	if err != nil {
-		return nil, err
-	}
-	span, off, err := findJSON(r, '[', acceptObjectArray)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := splitObjects(r, span, off)
+	objs, line, err := objectArray(text)
 	if err != nil {
 		return nil, err
 	}
 	if n := len(objs); n < MinFactualProcessItems || n > MaxFactualProcessItems {
-		return nil, parseErr(r.lineAt(off), 0, "", "the array has %d items; between %d and %d are required", n, MinFactualProcessItems, MaxFactualProcessItems)
+		return nil, parseErr(line, 0, "", "the array has %d items; between %d and %d are required", n, MinFactualProcessItems, MaxFactualProcessItems)
 	}
 	items := make([]Item, 0, len(objs))
 	seen := make(map[string]int, len(objs))
@@ -228,15 +220,7 @@ func parseBatch[T any](text, fn string, ids []int32, one func(o jsonObj, id int3
 		}
 		index[id] = k
 	}
-	r, err := newReply(text)
-	if err != nil {
-		return nil, err
-	}
-	span, off, err := findJSON(r, '[', acceptObjectArray)
-	if err != nil {
-		return nil, err
-	}
-	objs, err := splitObjects(r, span, off)
+	objs, _, err := objectArray(text)
 	if err != nil {
 		return nil, err
 	}
@@ -425,6 +409,21 @@ func atLine(err error, r reply, off int) error {
 }
 
 // splitObjects decodes a JSON array of objects found at byte off of r.body.
+// objectArray finds the reply's JSON array of objects and splits it. line is
+// where the array starts.
+func objectArray(text string) (objs []jsonObj, line int, err error) {
+	r, err := newReply(text)
+	if err != nil {
+		return nil, 0, err
+	}
+	span, off, err := findJSON(r, '[', acceptObjectArray)
+	if err != nil {
+		return nil, 0, err
+	}
+	objs, err = splitObjects(r, span, off)
+	return objs, r.lineAt(off), err
+}
+
 func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
 	dec := json.NewDecoder(strings.NewReader(span))
 	if _, err := dec.Token(); err != nil {

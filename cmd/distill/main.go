@@ -105,44 +105,22 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
 
 	str := func(name, def, help string, set func(j *pipeline.Job, v string)) {
-		v := fs.String(name, def, help)
-		f.apply = append(f.apply, func(j *pipeline.Job) {
-			if isSet(fs, name) {
-				set(j, *v)
-			}
-		})
+		bind(f, name, fs.String(name, def, help), set)
 	}
 	integer := func(name string, def int, help string, set func(j *pipeline.Job, v int)) {
-		v := fs.Int(name, def, help)
-		f.apply = append(f.apply, func(j *pipeline.Job) {
-			if isSet(fs, name) {
-				set(j, *v)
-			}
-		})
+		bind(f, name, fs.Int(name, def, help), set)
 	}
 	float := func(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
-		v := fs.Float64(name, def, help)
-		f.apply = append(f.apply, func(j *pipeline.Job) {
-			if isSet(fs, name) {
-				set(j, *v)
-			}
-		})
+		bind(f, name, fs.Float64(name, def, help), set)
 	}
 	boolean := func(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
-		v := fs.Bool(name, def, help)
-		f.apply = append(f.apply, func(j *pipeline.Job) {
-			if isSet(fs, name) {
-				set(j, *v)
-			}
-		})
+		bind(f, name, fs.Bool(name, def, help), set)
 	}
 	duration := func(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
-		v := fs.Duration(name, def, help)
-		f.apply = append(f.apply, func(j *pipeline.Job) {
-			if isSet(fs, name) {
-				set(j, *v)
-			}
-		})
+		bind(f, name, fs.Duration(name, def, help), set)
+	}
+	int64Flag := func(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
+		bind(f, name, fs.Int64(name, def, help), set)
 	}
 	d := pipeline.DefaultJob()
 
@@ -177,12 +155,7 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
 	float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
 	integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
-	flagInt64 := fs.Int64("seed", 0, "base seed; sample i is sent seed+i")
-	f.apply = append(f.apply, func(j *pipeline.Job) {
-		if isSet(fs, "seed") {
-			j.Rollout.Seed = *flagInt64
-		}
-	})
+	int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
 	integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
 	integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
 	integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
@@ -199,13 +172,7 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
 	integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
 	float("max-cost-usd", 0, "stop cleanly (resumable) once this much is spent; needs prices in the job file", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
-	var maxTok int64
-	fs.Int64Var(&maxTok, "max-total-tokens", 0, "stop cleanly (resumable) once this many tokens are spent")
-	f.apply = append(f.apply, func(j *pipeline.Job) {
-		if isSet(fs, "max-total-tokens") {
-			j.Budget.MaxTokens = maxTok
-		}
-	})
+	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once this many tokens are spent", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
 	integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
 	duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
 	str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
@@ -216,6 +183,16 @@ func newRunFlags(stderr io.Writer) *flagSet {
 		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (budget or interrupt; run again to resume).\n")
 	}
 	return f
+}
+
+// bind applies a flag's value to the job only when the flag was given, so
+// the job file's value stands otherwise.
+func bind[T any](f *flagSet, name string, v *T, set func(j *pipeline.Job, v T)) {
+	f.apply = append(f.apply, func(j *pipeline.Job) {
+		if isSet(f.fs, name) {
+			set(j, *v)
+		}
+	})
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
