@@ -12,11 +12,11 @@ LDFLAGS := -X github.com/rubricforge/rubricforge/pipeline.ToolVersion=$(VERSION)
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build distill, validate and rewardd into ./bin
+build: ## build the commands of cmd/ (now distill) into ./bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-test: ## gofmt check, go vet, and every test with the race detector
+test: ## gofmt check, go vet, every test with the race detector, the arrow-go interop check
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)

@@ -7,6 +7,7 @@
 package corpus
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -59,8 +60,10 @@ type Run struct {
 	done     map[string]struct{}
 	buf      []schema.Record
 	failures map[string]Failure
-	failFile *os.File
-	closed   bool
+	// failLines counts the lines of failures.jsonl, superseded ones included.
+	failLines int
+	failFile  *os.File
+	closed    bool
 }
 
 // Open locks the run directory dir (creating it if needed) and runs the
@@ -290,6 +293,7 @@ func (r *Run) loadFailures() error {
 	for _, e := range fl.entries {
 		r.failures[e.ID] = e
 	}
+	r.failLines = len(fl.entries)
 	switch {
 	case fl.torn:
 		r.log.Warn("dropped a torn last line of the failures log", "file", path, "offset", fl.good)
@@ -553,6 +557,46 @@ func (r *Run) RecordFailure(f Failure) error {
 		return fmt.Errorf("recording failure of %s: syncing: %w", f.ID, err)
 	}
 	r.failures[f.ID] = f
+	r.failLines++
+	return nil
+}
+
+// compactFailuresLocked rewrites failures.jsonl with one line per problem
+// that is still failed, when it holds lines for problems done since or
+// failed again: the log then reads as the run's current failures.
+func (r *Run) compactFailuresLocked() error {
+	live := make([]Failure, 0, len(r.failures))
+	for id, f := range r.failures {
+		if _, done := r.done[id]; !done {
+			live = append(live, f)
+		}
+	}
+	if r.failLines == len(live) {
+		return nil
+	}
+	slices.SortFunc(live, func(a, b Failure) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	var buf bytes.Buffer
+	for _, f := range live {
+		line, err := json.Marshal(f)
+		if err != nil {
+			return fmt.Errorf("compacting failures log: %w", err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if r.failFile != nil {
+		r.failFile.Close()
+		r.failFile = nil
+	}
+	if err := WriteFileAtomic(filepath.Join(r.dir, FailuresName), buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("compacting failures log: %w", err)
+	}
+	r.failLines = len(live)
 	return nil
 }
 
@@ -566,6 +610,9 @@ func (r *Run) Close() error {
 	}
 	r.closed = true
 	err := r.commitLocked()
+	if err == nil {
+		err = r.compactFailuresLocked()
+	}
 	if r.failFile != nil {
 		if cerr := r.failFile.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("closing failures log: %w", cerr)

@@ -477,3 +477,57 @@ func TestCheckCompactStruct(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseCompactsFailures: once a failed problem is done, or failed again,
+// its old lines leave failures.jsonl at Close, so the log holds exactly one
+// line per problem that is still failed.
+func TestCloseCompactsFailures(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir, Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Failure{
+		{ID: "a", Stage: "rollout", Reason: "timeout", Transient: true},
+		{ID: "b", Stage: "distill", Reason: "parse"},
+		{ID: "c", Stage: "judge", Reason: "first"},
+	} {
+		if err := r.RecordFailure(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+
+	r, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := genRecords(1, 0, 1)[0]
+	rec.ID = "a"
+	if err := r.Append(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordFailure(Failure{ID: "c", Stage: "judge", Reason: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FailuresName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"b"`) || !strings.Contains(lines[1], `"second"`) {
+		t.Errorf("failures.jsonl after compaction:\n%s", b)
+	}
+
+	// A run with nothing superseded leaves the log alone.
+	st, _ := os.Stat(filepath.Join(dir, FailuresName))
+	r, _ = Open(dir, Options{})
+	r.Close()
+	st2, _ := os.Stat(filepath.Join(dir, FailuresName))
+	if !st2.ModTime().Equal(st.ModTime()) {
+		t.Error("an unchanged failures log was rewritten")
+	}
+}

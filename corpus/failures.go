@@ -22,6 +22,10 @@ type Failure struct {
 	Attempts int       `json:"attempts"`
 	Time     time.Time `json:"time"`
 	Source   string    `json:"source,omitempty"`
+	// Transient is set when the endpoint, not the problem, was at fault
+	// (retries ran out on 429s, 5xx, timeouts or resets); a plain resume
+	// tries such a problem again.
+	Transient bool `json:"transient,omitempty"`
 }
 
 // failureLog is the parsed content of a failures log.

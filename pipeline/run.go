@@ -259,6 +259,7 @@ type loop struct {
 
 	// owned by the writer (the loop goroutine)
 	doneSession, failedSession, leftOutSession int64
+	transientRun                               int // problems failed in a row on a failing endpoint
 	failuresByStage                            map[string]int64
 	badSample                                  []InputError
 	badMu                                      sync.Mutex
@@ -267,12 +268,16 @@ type loop struct {
 
 const badLineSample = 20
 
+// endpointFailureLimit is how many problems in a row may run out of retries
+// on transient endpoint errors before the run stops as failed.
+const endpointFailureLimit = 50
+
 func (l *loop) loop(ctx context.Context) error {
 	l.started = time.Now()
 	l.failuresByStage = map[string]int64{}
 	previousFailures := l.run.Failures()
 	for _, f := range previousFailures {
-		if !l.opt.RetryFailed {
+		if !l.opt.RetryFailed && !f.Transient {
 			l.failuresByStage[f.Stage]++
 		}
 	}
@@ -316,7 +321,7 @@ func (l *loop) loop(ctx context.Context) error {
 				l.alreadyDone.Add(1)
 				return nil
 			}
-			if f, failed := previousFailures[p.ID]; failed && !l.opt.RetryFailed {
+			if f, failed := previousFailures[p.ID]; failed && !l.opt.RetryFailed && !f.Transient {
 				if f.Stage == StageSelect {
 					l.skippedLeftOut.Add(1)
 				} else {
@@ -427,10 +432,11 @@ func (l *loop) take(o outcome, stop func(string)) error {
 		}
 		l.stats.add(o.record)
 		l.doneSession++
+		l.transientRun = 0
 	case o.failure != nil:
 		f := corpus.Failure{
 			ID: o.problem.ID, Stage: o.failure.stage, Reason: o.failure.reason, Attempts: o.failure.attempts,
-			Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", o.problem.File, o.problem.Line),
+			Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", o.problem.File, o.problem.Line), Transient: o.failure.transient,
 		}
 		if err := l.run.RecordFailure(f); err != nil {
 			return fmt.Errorf("recording failure of %s: %w", f.ID, err)
@@ -441,6 +447,12 @@ func (l *loop) take(o outcome, stop func(string)) error {
 		} else {
 			l.failedSession++
 			l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
+		}
+		if f.Transient {
+			l.transientRun++
+			if l.transientRun >= endpointFailureLimit {
+				return fmt.Errorf("the endpoint keeps failing: %d problems in a row ran out of retries (last: %s); finished work is kept, and a plain resume retries these problems once the endpoint is back", l.transientRun, f.Reason)
+			}
 		}
 	}
 	return nil

@@ -3,9 +3,14 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,4 +359,97 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	}
 	final := runJob(t, job, Options{})
 	checkAccounted(t, job.Out, rows, final)
+}
+
+func TestRunStopsOnFatalEndpointError(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(6)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	const key = "sk-test-SECRET-0123456789"
+	var sawKey atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawKey.Store(r.Header.Get("Authorization") == "Bearer "+key)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	job := testJob(input, filepath.Join(dir, "run"), srv.URL+"/v1")
+	job.Rollout.APIKeyEnv = "TEST_KEY_VAR"
+	var logs strings.Builder
+	rep, err := Run(context.Background(), job, Options{
+		Getenv: func(name string) string {
+			if name == "TEST_KEY_VAR" {
+				return key
+			}
+			return ""
+		},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("a 401 must stop the run with an error naming it: %v", err)
+	}
+	if !sawKey.Load() {
+		t.Error("the key from the named environment variable was not sent")
+	}
+	if rep == nil || rep.Status != StatusFailed {
+		t.Fatalf("report after a fatal error: %+v", rep)
+	}
+	if n := len(readFailures(t, job.Out)); n != 0 {
+		t.Errorf("a run-level error was recorded as %d problem failures", n)
+	}
+	var files strings.Builder
+	filepath.WalkDir(job.Out, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(path, "cache.db") {
+			b, _ := os.ReadFile(path)
+			files.Write(b)
+		}
+		return nil
+	})
+	for where, text := range map[string]string{"error": err.Error(), "logs": logs.String(), "run directory": files.String()} {
+		if strings.Contains(text, "SECRET") {
+			t.Errorf("the API key leaked into the %s", where)
+		}
+	}
+}
+
+func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(200)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	job := testJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
+	job.Limits.MaxAttempts = 2
+	job.Limits.BackoffMax = 5 * time.Millisecond
+	job.Limits.ProblemsInFlight = 4
+	rep, err := Run(context.Background(), job, Options{})
+	if err == nil || !strings.Contains(err.Error(), "keeps failing") {
+		t.Fatalf("a dead endpoint must stop the run: %v", err)
+	}
+	if rep.Problems.Failed >= int64(len(rows)) || rep.Problems.Failed < endpointFailureLimit {
+		t.Errorf("failed %d of %d: the run should stop after about %d", rep.Problems.Failed, len(rows), endpointFailureLimit)
+	}
+	for id, f := range readFailures(t, job.Out) {
+		if !f.Transient || f.Stage != StageRollout {
+			t.Errorf("failure %s should be a transient rollout failure: %+v", id, f)
+		}
+	}
+
+	// The endpoint is back: a plain resume (no --retry-failed) finishes everything.
+	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	job.Rollout.BaseURL = url
+	job.Distill.BaseURL, job.Judge.BaseURL, job.Empirical.BaseURL = "", "", ""
+	final := runJob(t, job, Options{})
+	if final.Status != StatusFinished {
+		t.Fatalf("resume: %s (%s)", final.Status, final.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, final)
+	if final.FailuresByStage[StageRollout] != 0 {
+		t.Errorf("transient rollout failures were not retried: %v", final.FailuresByStage)
+	}
 }

@@ -30,6 +30,7 @@ const (
 type problemFailure struct {
 	stage, reason string
 	attempts      int
+	transient     bool // the endpoint ran out of retries: not the problem's fault
 }
 
 // engine turns one problem into a record or a failure.
@@ -103,11 +104,13 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 		if errors.As(err, &pe) {
 			attempts = pe.attempts
 		}
+		transient := false
 		var le *llm.Error
-		if errors.As(err, &le) && le.Attempts > 0 {
-			attempts = le.Attempts
+		if errors.As(err, &le) {
+			attempts = max(attempts, le.Attempts)
+			transient = le.Class == llm.ClassRetryable
 		}
-		out.failure = &problemFailure{stage: stage, reason: err.Error(), attempts: attempts}
+		out.failure = &problemFailure{stage: stage, reason: err.Error(), attempts: attempts, transient: transient}
 		return out
 	}
 
