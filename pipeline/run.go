@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,10 @@ type Options struct {
 	Terminal    bool          // Status is a terminal: draw a progress bar
 	StatusEvery time.Duration // plain status line interval when not a terminal (default 5s)
 	Getenv      func(string) string
+	// HTTPClient, when set, carries every endpoint's requests (benchmarks use
+	// it to reach an in-process simulated endpoint); nil means a tuned client
+	// per endpoint.
+	HTTPClient *http.Client
 }
 
 // Run builds or resumes the corpus of job. It returns the final report
@@ -225,6 +230,7 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *
 			AttemptTimeout:    job.Limits.AttemptTimeout,
 			MaxAttempts:       job.Limits.MaxAttempts,
 			BackoffMax:        job.Limits.BackoffMax,
+			HTTPClient:        opt.HTTPClient,
 			Logger:            log,
 		}, cache, meter)
 		if err != nil {

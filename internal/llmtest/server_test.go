@@ -271,26 +271,43 @@ func TestFaultsSeenByClient(t *testing.T) {
 			}
 		}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, url, stop, err := Start(Config{Faults: tt.faults, KeepLog: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stop()
-			timeout := tt.timeout
-			if timeout == 0 {
-				timeout = 5 * time.Second
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), timeout)
-			defer cancel()
-			start := time.Now()
-			resp, err := newClient(url).CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "sim", Messages: msgs})
-			tt.check(t, resp, err, time.Since(start))
-			if log := s.Log(); len(log) != 1 || log[0].Kind != KindJudgeBatch {
-				t.Errorf("log %+v", log)
-			}
-		})
+	for _, transport := range []string{"loopback", "in-process"} {
+		for _, tt := range tests {
+			t.Run(transport+"/"+tt.name, func(t *testing.T) {
+				cfg := Config{Faults: tt.faults, KeepLog: true}
+				var s *Server
+				var client *openai.Client
+				if transport == "loopback" {
+					var url string
+					var stop func()
+					var err error
+					if s, url, stop, err = Start(cfg); err != nil {
+						t.Fatal(err)
+					}
+					defer stop()
+					client = newClient(url)
+				} else {
+					s = New(cfg)
+					defer s.Close()
+					oc := openai.DefaultConfig("")
+					oc.BaseURL = "http://llmtest.invalid/v1"
+					oc.HTTPClient = &http.Client{Transport: s.Transport()}
+					client = openai.NewClientWithConfig(oc)
+				}
+				timeout := tt.timeout
+				if timeout == 0 {
+					timeout = 5 * time.Second
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), timeout)
+				defer cancel()
+				start := time.Now()
+				resp, err := client.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "sim", Messages: msgs})
+				tt.check(t, resp, err, time.Since(start))
+				if log := s.Log(); len(log) != 1 || log[0].Kind != KindJudgeBatch {
+					t.Errorf("log %+v", log)
+				}
+			})
+		}
 	}
 }
 
