@@ -34,6 +34,9 @@ type Job struct {
 	Budget     Budget           `yaml:"budget"`
 	Output     Output           `yaml:"output"`
 	PromptsDir string           `yaml:"prompts_dir,omitempty"`
+	// Cache is the response cache file; empty means RUN/cache.db. Runs that
+	// name one file share every answered request (one process at a time).
+	Cache string `yaml:"cache,omitempty"`
 	// TemplateHashes is written by the run (RUN/job.yaml) so that a later
 	// refusal can say which template changed; a job file's value is ignored.
 	TemplateHashes map[string]string `yaml:"template_hashes,omitempty"`

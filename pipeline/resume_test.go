@@ -21,8 +21,8 @@ func kindsSent(srv *llmtest.Server, from int) map[llmtest.Kind]int {
 }
 
 // TestChangedJudgeTemplateRerunsJudgingOnly: each stage's request embeds the
-// previous stage's output, so with a new judge template in a fresh run
-// directory that shares the cache, only judge requests go out.
+// previous stage's output, so a new run with a new judge template that shares
+// the first run's cache (job.Cache) sends judge requests only.
 func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	dir := t.TempDir()
 	rows := makeProblems(20)
@@ -32,8 +32,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	job := testJob(input, filepath.Join(dir, "run"), url)
 	first := runJob(t, job, Options{})
 
-	// A new run directory that starts from the first run's cache, with an
-	// edited judge template.
+	// A new run directory sharing the first run's cache, with an edited judge template.
 	promptsDir := filepath.Join(dir, "prompts")
 	os.Mkdir(promptsDir, 0o755)
 	b, err := os.ReadFile("../prompts/templates/judge_batch.tmpl")
@@ -49,8 +48,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	second := job
 	second.Out = filepath.Join(dir, "run2")
 	second.PromptsDir = promptsDir
-	os.MkdirAll(second.Out, 0o755)
-	copyFile(t, filepath.Join(job.Out, "cache.db"), filepath.Join(second.Out, "cache.db"))
+	second.Cache = filepath.Join(job.Out, "cache.db")
 	from := len(srv.Log())
 	rep := runJob(t, second, Options{})
 	sent := kindsSent(srv, from)
@@ -80,23 +78,11 @@ func TestRaisingNReusesRollouts(t *testing.T) {
 	more := job
 	more.Out = filepath.Join(dir, "run8")
 	more.Rollout.N = 8
-	os.MkdirAll(more.Out, 0o755)
-	copyFile(t, filepath.Join(job.Out, "cache.db"), filepath.Join(more.Out, "cache.db"))
+	more.Cache = filepath.Join(job.Out, "cache.db")
 	from := len(srv.Log())
 	runJob(t, more, Options{})
 	if got := kindsSent(srv, from)[llmtest.KindRollout]; got != 4*len(rows) {
 		t.Errorf("raising n from 4 to 8 sent %d rollout requests, want %d (only the new samples)", got, 4*len(rows))
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
 	}
 }
 

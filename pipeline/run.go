@@ -115,7 +115,11 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	}
 	meter := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
 	meter.Restore(prev.LLM)
-	cache, err := llm.OpenCache(filepath.Join(job.Out, "cache.db"))
+	cachePath := job.Cache
+	if cachePath == "" {
+		cachePath = filepath.Join(job.Out, "cache.db")
+	}
+	cache, err := llm.OpenCache(cachePath)
 	if err != nil {
 		return nil, err
 	}

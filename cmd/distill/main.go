@@ -175,6 +175,7 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once this many tokens are spent", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
 	integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
 	duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
+	str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
 	str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
 
 	fs.Usage = func() {
