@@ -85,7 +85,7 @@ func (p *progress) update(s statusLine) {
 		if s.total > 0 {
 			p.bar.ChangeMax64(s.total)
 		}
-		p.bar.Describe(fmt.Sprintf("%d failed, %d left out, %d in flight, %d req, $%.4f", s.failed, s.leftOut, s.inFlight, s.requests, s.cost))
+		p.bar.Describe(fmt.Sprintf("distill: %d failed, %d left out, %d in flight, %d req, $%.4f |", s.failed, s.leftOut, s.inFlight, s.requests, s.cost))
 		_ = p.bar.Set64(s.done + s.failed + s.leftOut)
 		return
 	}
