@@ -34,8 +34,8 @@ cover: ## test coverage summary (writes cover.out)
 	$(GO) test -coverprofile=cover.out $(PKGS)
 	$(GO) tool cover -func=cover.out | tail -1
 
-fuzz: ## run each fuzz target for FUZZTIME (default 20s)
-	@for pkg in ./schema ./verify; do \
+fuzz: ## run every fuzz target of every package for FUZZTIME each (default 20s)
+	@for pkg in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
 	  done; \
