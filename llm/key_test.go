@@ -90,3 +90,15 @@ func BenchmarkCacheKey(b *testing.B) {
 		CacheKey(req)
 	}
 }
+
+// TestCacheKeyPinned: a change to the key encoding orphans every cache, and
+// every resume would pay again for work already answered. Change the value
+// only together with schema.SpecVersion.
+func TestCacheKeyPinned(t *testing.T) {
+	temp, seed := 0.7, int64(3)
+	req := Request{Stage: "rollout", Model: "m", Messages: []prompts.Message{{Role: "user", Content: "What is 2+2?"}},
+		Temperature: &temp, Seed: &seed, SampleIndex: 3, MaxTokens: 100}
+	if got := CacheKey(req); got != "8bf5c97e9b81e5c8" {
+		t.Errorf("CacheKey changed: %s", got)
+	}
+}
