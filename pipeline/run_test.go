@@ -339,11 +339,17 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	rows := makeProblems(120)
 	input := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, input, rows)
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond})
+	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond})
 	job := testJob(input, filepath.Join(dir, "run"), url)
 	job.Limits.Concurrency = 8
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(400*time.Millisecond, cancel)
+	defer cancel()
+	go func() { // interrupt once about a sixth of the work has been asked for
+		for srv.Count() < 120 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	rep, err := Run(ctx, job, Options{})
 	if err != nil {
 		t.Fatalf("an interrupted run must not fail: %v", err)
@@ -355,7 +361,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 		t.Errorf("%d records written, report says %d done: finished work must be committed", got, rep.Problems.Done)
 	}
 	if rep.Problems.Done == 0 || rep.Problems.Pending == 0 {
-		t.Errorf("interrupt at 400ms: done %d pending %d; expected some of each", rep.Problems.Done, rep.Problems.Pending)
+		t.Errorf("interrupt after 120 requests: done %d pending %d; expected some of each", rep.Problems.Done, rep.Problems.Pending)
 	}
 	final := runJob(t, job, Options{})
 	checkAccounted(t, job.Out, rows, final)
