@@ -192,3 +192,24 @@ func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
 		t.Errorf("report corpus_rows %d, corpus has %d", rep.CorpusRows, len(recs))
 	}
 }
+
+// fixture is the usual test setup: n problems in a JSONL file, a simulated
+// endpoint that knows their answers, and a small job against it.
+type fixture struct {
+	dir, input string
+	rows       []testProblem
+	srv        *llmtest.Server
+	url        string
+	job        Job
+}
+
+func newFixture(t testing.TB, n int, cfg llmtest.Config) *fixture {
+	t.Helper()
+	f := &fixture{dir: t.TempDir(), rows: makeProblems(n)}
+	f.input = filepath.Join(f.dir, "in.jsonl")
+	writeJSONL(t, f.input, f.rows)
+	cfg.Answers = answersOf(f.rows)
+	f.srv, f.url = startSim(t, cfg)
+	f.job = testJob(f.input, filepath.Join(f.dir, "run"), f.url)
+	return f
+}

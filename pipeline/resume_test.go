@@ -24,12 +24,9 @@ func kindsSent(srv *llmtest.Server, from int) map[llmtest.Kind]int {
 // previous stage's output, so a new run with a new judge template that shares
 // the first run's cache (job.Cache) sends judge requests only.
 func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(20)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 20, llmtest.Config{KeepLog: true})
+	dir, job := f.dir, f.job
+	srv := f.srv
 	first := runJob(t, job, Options{})
 
 	// A new run directory sharing the first run's cache, with an edited judge template.
@@ -66,12 +63,9 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 // TestRaisingNReusesRollouts: with one request per sample, raising n from 4
 // to 8 sends only the 4 new samples of each problem.
 func TestRaisingNReusesRollouts(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(10)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 10, llmtest.Config{KeepLog: true})
+	dir, rows, job := f.dir, f.rows, f.job
+	srv := f.srv
 	job.Selection = Selection{}
 	runJob(t, job, Options{})
 

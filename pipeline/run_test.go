@@ -31,12 +31,9 @@ func TestRunEndToEnd(t *testing.T) {
 		{"factual_process", schema.StyleFactualProcess, "batch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			rows := makeProblems(40)
-			input := filepath.Join(dir, "in.jsonl")
-			writeJSONL(t, input, rows)
-			srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-			job := testJob(input, filepath.Join(dir, "run"), url)
+			f := newFixture(t, 40, llmtest.Config{})
+			rows, job := f.rows, f.job
+			srv := f.srv
 			job.Style = tc.style
 			job.Judge.Mode = tc.judgeMode
 			job.Empirical.Enabled = tc.empirical
@@ -221,12 +218,8 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestRunRefusesLockedDirectory(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(3)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 3, llmtest.Config{})
+	job := f.job
 	holder, err := corpus.Open(job.Out, corpus.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -242,12 +235,9 @@ func TestRunRefusesLockedDirectory(t *testing.T) {
 }
 
 func TestRunBudgetStopAndResume(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 30, llmtest.Config{})
+	rows, job := f.rows, f.job
+	srv := f.srv
 	job.Limits.Concurrency = 4
 	job.Limits.ProblemsInFlight = 2
 	job.Budget.MaxTokens = 20_000
@@ -288,12 +278,8 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 }
 
 func TestRunRefusesChangedJob(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(5)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 5, llmtest.Config{})
+	job := f.job
 	runJob(t, job, Options{})
 
 	changed := job
@@ -335,12 +321,9 @@ func TestRunRejectsBadJob(t *testing.T) {
 }
 
 func TestRunInterruptedStopsCleanly(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(120)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	f := newFixture(t, 120, llmtest.Config{Latency: 20 * time.Millisecond})
+	rows, job := f.rows, f.job
+	srv := f.srv
 	job.Limits.Concurrency = 8
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
