@@ -16,34 +16,49 @@ type equalCase struct {
 
 // loadEqualCases reads testdata/equal.tsv: want, gold, pred and an optional note per line.
 func loadEqualCases(t *testing.T) []equalCase {
+	var out []equalCase
+	for _, r := range tsvRows(t, "testdata/equal.tsv", "want<TAB>gold<TAB>pred", 3, -1) {
+		c := equalCase{line: r.line, want: r.cols[0] == "1", gold: unescapeNL(r.cols[1]), pred: unescapeNL(r.cols[2])}
+		if len(r.cols) > 3 {
+			c.note = r.cols[3]
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// tsvRow is one case of a test table and its line number.
+type tsvRow struct {
+	line int
+	cols []string
+}
+
+// tsvRows reads a test table: tab-separated columns, at most split of them
+// (-1: no bound), blank lines and '#' comments skipped. A row with fewer than
+// min columns, or whose first column is not 0 or 1, fails the test.
+func tsvRows(t *testing.T, path, shape string, min, split int) []tsvRow {
 	t.Helper()
-	f, err := os.Open("testdata/equal.tsv")
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("open equal cases: %v", err)
+		t.Fatalf("open %s: %v", path, err)
 	}
 	defer f.Close()
-	var out []equalCase
+	var out []tsvRow
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	n := 0
-	for sc.Scan() {
-		n++
+	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		cols := strings.Split(line, "\t")
-		if len(cols) < 3 || (cols[0] != "0" && cols[0] != "1") {
-			t.Fatalf("equal.tsv line %d: want 'want<TAB>gold<TAB>pred', got %q", n, line)
+		cols := strings.SplitN(line, "\t", split)
+		if len(cols) < min || (cols[0] != "0" && cols[0] != "1") {
+			t.Fatalf("%s line %d: want '%s', got %q", path, n, shape, line)
 		}
-		c := equalCase{line: n, want: cols[0] == "1", gold: unescapeNL(cols[1]), pred: unescapeNL(cols[2])}
-		if len(cols) > 3 {
-			c.note = cols[3]
-		}
-		out = append(out, c)
+		out = append(out, tsvRow{line: n, cols: cols})
 	}
 	if err := sc.Err(); err != nil {
-		t.Fatalf("read equal cases: %v", err)
+		t.Fatalf("read %s: %v", path, err)
 	}
 	return out
 }

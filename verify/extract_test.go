@@ -1,9 +1,6 @@
 package verify
 
 import (
-	"bufio"
-	"os"
-	"strings"
 	"testing"
 )
 
@@ -15,29 +12,9 @@ type extractCase struct {
 }
 
 func loadExtractCases(t *testing.T) []extractCase {
-	t.Helper()
-	f, err := os.Open("testdata/extract.tsv")
-	if err != nil {
-		t.Fatalf("open extract cases: %v", err)
-	}
-	defer f.Close()
 	var out []extractCase
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		cols := strings.SplitN(line, "\t", 3)
-		if len(cols) != 3 || (cols[0] != "0" && cols[0] != "1") {
-			t.Fatalf("extract.tsv line %d: want 'ok<TAB>want<TAB>text', got %q", n, line)
-		}
-		out = append(out, extractCase{line: n, ok: cols[0] == "1", want: cols[1], text: unescapeNL(cols[2])})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read extract cases: %v", err)
+	for _, r := range tsvRows(t, "testdata/extract.tsv", "ok<TAB>want<TAB>text", 3, 3) {
+		out = append(out, extractCase{line: r.line, ok: r.cols[0] == "1", want: r.cols[1], text: unescapeNL(r.cols[2])})
 	}
 	return out
 }
