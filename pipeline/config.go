@@ -66,6 +66,9 @@ type Endpoint struct {
 	BaseURL   string `yaml:"base_url,omitempty"`
 	Model     string `yaml:"model,omitempty"`
 	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+	// LegacyMaxTokens sends the token limit as max_tokens, for servers that
+	// do not know max_completion_tokens.
+	LegacyMaxTokens bool `yaml:"legacy_max_tokens,omitempty"`
 }
 
 // Sampling holds the sampling parameters of a stage. Nil means the server's default.
@@ -208,6 +211,9 @@ func (j *Job) stageEndpoint(e Endpoint) Endpoint {
 	}
 	if e.APIKeyEnv == "" {
 		e.APIKeyEnv = j.Rollout.APIKeyEnv
+	}
+	if e.BaseURL == j.Rollout.BaseURL {
+		e.LegacyMaxTokens = e.LegacyMaxTokens || j.Rollout.LegacyMaxTokens
 	}
 	return e
 }

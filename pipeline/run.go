@@ -215,7 +215,7 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *
 	stages := map[string]Endpoint{StageRollout: job.Rollout.Endpoint, StageDistill: job.Distill.Endpoint, StageJudge: job.Judge.Endpoint, StageEmpirical: job.Empirical.Endpoint}
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
-		key := ep.BaseURL + "\x00" + ep.APIKeyEnv
+		key := fmt.Sprintf("%s\x00%s\x00%v", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens)
 		if c, ok := byEndpoint[key]; ok {
 			clients[stage] = c
 			continue
@@ -235,6 +235,7 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *
 			MaxAttempts:       job.Limits.MaxAttempts,
 			BackoffMax:        job.Limits.BackoffMax,
 			HTTPClient:        opt.HTTPClient,
+			LegacyMaxTokens:   ep.LegacyMaxTokens,
 			Logger:            log,
 		}, cache, meter)
 		if err != nil {

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -440,5 +442,38 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	checkAccounted(t, job.Out, rows, final)
 	if final.FailuresByStage[StageRollout] != 0 {
 		t.Errorf("transient rollout failures were not retried: %v", final.FailuresByStage)
+	}
+}
+
+// TestLegacyMaxTokens: the token limit goes out as max_completion_tokens, or
+// as max_tokens for servers that only know that field.
+func TestLegacyMaxTokens(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		f := newFixture(t, 2, llmtest.Config{})
+		var legacyField, newField atomic.Int64
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"max_tokens":`)) {
+				legacyField.Add(1)
+			}
+			if bytes.Contains(body, []byte(`"max_completion_tokens":`)) {
+				newField.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			f.srv.ServeHTTP(w, r)
+		}))
+		job := f.job
+		job.Rollout.BaseURL = proxy.URL + "/v1"
+		job.Rollout.MaxTokens = 2048
+		job.Rollout.LegacyMaxTokens = legacy
+		runJob(t, job, Options{})
+		proxy.Close()
+		rollouts := int64(2 * job.Rollout.N)
+		if legacy && (legacyField.Load() != rollouts || newField.Load() != 0) {
+			t.Errorf("legacy: max_tokens in %d requests, max_completion_tokens in %d; want %d and 0", legacyField.Load(), newField.Load(), rollouts)
+		}
+		if !legacy && (newField.Load() != rollouts || legacyField.Load() != 0) {
+			t.Errorf("default: max_completion_tokens in %d requests, max_tokens in %d; want %d and 0", newField.Load(), legacyField.Load(), rollouts)
+		}
 	}
 }

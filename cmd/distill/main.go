@@ -137,6 +137,7 @@ func newRunFlags(stderr io.Writer) *flagSet {
 
 	str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
 	str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
+	boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
 	str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
 	for _, st := range []struct {
 		name string
