@@ -361,13 +361,7 @@ func TestWriteFileAtomic(t *testing.T) {
 
 func TestScanShardRejectsBadFiles(t *testing.T) {
 	dir := t.TempDir()
-	r := openRun(t, dir, Options{})
-	appendAll(t, r, genRecords(7, 0, 40))
-	closeRun(t, r)
-	good, err := os.ReadFile(shardPath(dir, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := writeOneShard(t, dir, 7, 40)
 	other := filepath.Join(dir, "other.parquet")
 	type row struct {
 		ID string `parquet:"id"`
@@ -444,13 +438,7 @@ func FuzzScanShard(f *testing.F) {
 
 func TestCheckCompactStruct(t *testing.T) {
 	dir := t.TempDir()
-	r := openRun(t, dir, Options{})
-	appendAll(t, r, genRecords(13, 0, 3))
-	closeRun(t, r)
-	data, err := os.ReadFile(shardPath(dir, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := writeOneShard(t, dir, 13, 3)
 	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
 	footer := data[len(data)-8-n : len(data)-8]
 
@@ -530,4 +518,18 @@ func TestCloseCompactsFailures(t *testing.T) {
 	if !st2.ModTime().Equal(st.ModTime()) {
 		t.Error("an unchanged failures log was rewritten")
 	}
+}
+
+// writeOneShard commits n generated records (seed) as the first shard of dir
+// and returns the shard's bytes.
+func writeOneShard(t *testing.T, dir string, seed uint64, n int) []byte {
+	t.Helper()
+	r := openRun(t, dir, Options{})
+	appendAll(t, r, genRecords(seed, 0, n))
+	closeRun(t, r)
+	b, err := os.ReadFile(shardPath(dir, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -397,11 +397,7 @@ func TestLatencyAndClose(t *testing.T) {
 // while sleeping would make it about 10s.
 func TestConcurrentLatency(t *testing.T) {
 	const workers = 512
-	msgs := renderedPrompts(t)[KindRollout]
-	bodies := make([][]byte, workers)
-	for i := range bodies {
-		bodies[i] = must(json.Marshal(seeded(msgs, int64(i), 1)))
-	}
+	bodies := rolloutBodies(t, workers)
 	// Goroutines waiting on a mutex do not let fake time pass, so a lock held
 	// while sleeping shows up as no progress at all.
 	watchdog := time.AfterFunc(30*time.Second, func() {
@@ -441,11 +437,7 @@ func TestConcurrentLatency(t *testing.T) {
 // serialized sleeps, which would add about 10s.
 func TestConcurrency(t *testing.T) {
 	const workers = 512
-	msgs := renderedPrompts(t)[KindRollout]
-	bodies := make([][]byte, workers)
-	for i := range bodies {
-		bodies[i] = must(json.Marshal(seeded(msgs, int64(i), 1)))
-	}
+	bodies := rolloutBodies(t, workers)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxIdleConns: 2 * workers}}
 	round := func(send func(i int) (*http.Response, error)) (time.Duration, error) {
 		start := time.Now()
@@ -559,4 +551,15 @@ func FuzzHandler(f *testing.F) {
 			t.Fatalf("status %d", rec.Code)
 		}
 	})
+}
+
+// rolloutBodies is n rollout requests that differ by seed.
+func rolloutBodies(t *testing.T, n int) [][]byte {
+	t.Helper()
+	msgs := renderedPrompts(t)[KindRollout]
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = must(json.Marshal(seeded(msgs, int64(i), 1)))
+	}
+	return bodies
 }
