@@ -17,9 +17,9 @@ func realisticRecords(n int) []schema.Record {
 		rec := schema.Record{
 			ID: testID(i), Source: "math", Split: "train", Problem: prose(rng, 600), Answer: prose(rng, 12),
 			Style: schema.StyleSRaR, NCorrect: 4, PassRate: 0.5,
-			Provenance: schema.Provenance{RolloutModel: "qwen3-8b", DistillModel: "qwen3-32b", JudgeModel: "qwen3-32b",
-				RolloutTemplate: "0123456789abcdef", DistillTemplate: "fedcba9876543210", JudgeTemplate: "00ff00ff00ff00ff",
-				SatisfyTemplate: "ff00ff00ff00ff00", SpecVersion: schema.SpecVersion, ToolVersion: "bench",
+			Provenance: schema.Provenance{RolloutModel: "qwen3-8b", DistillModel: "qwen3-32b", JudgeModel: ptr("qwen3-32b"),
+				RolloutTemplate: "0123456789abcdef", DistillTemplate: "fedcba9876543210", JudgeTemplate: ptr("00ff00ff00ff00ff"),
+				SatisfyTemplate: ptr("ff00ff00ff00ff00"), SpecVersion: schema.SpecVersion, ToolVersion: "bench",
 				CreatedAt: time.UnixMilli(1_780_000_000_000 + int64(i)).UTC()},
 			Usage: schema.Usage{Requests: 12, PromptTokens: 9000, CompletionTokens: 5000, CostUSD: 0.01},
 		}

@@ -445,9 +445,13 @@ func checkRecord(rec *schema.Record) error {
 		check("rollouts.finish_reason", ro.FinishReason)
 	}
 	p := rec.Provenance
-	for _, s := range []string{p.RolloutModel, p.DistillModel, p.JudgeModel, p.RolloutTemplate, p.DistillTemplate,
-		p.JudgeTemplate, p.SatisfyTemplate, p.SpecVersion, p.ToolVersion} {
+	for _, s := range []string{p.RolloutModel, p.DistillModel, p.RolloutTemplate, p.DistillTemplate, p.JobFingerprint, p.SpecVersion, p.ToolVersion} {
 		check("provenance", s)
+	}
+	for _, s := range []*string{p.JudgeModel, p.EmpiricalModel, p.JudgeTemplate, p.SatisfyTemplate} {
+		if s != nil {
+			check("provenance", *s)
+		}
 	}
 	if bad != "" {
 		return fmt.Errorf("field %s is not valid UTF-8", bad)

@@ -101,8 +101,8 @@ func genRecord(rng *rand.Rand, i int) schema.Record {
 		Answer:  unicodeBits[i%len(unicodeBits)] + prose(rng, rng.IntN(20)),
 		Style:   []string{schema.StyleSRaR, schema.StyleFactualProcess}[i%2],
 		Provenance: schema.Provenance{
-			RolloutModel: "qwen3-8b", DistillModel: "distiller", JudgeModel: "judge",
-			RolloutTemplate: "r1", DistillTemplate: "d1", JudgeTemplate: "j1", SatisfyTemplate: "s1",
+			RolloutModel: "qwen3-8b", DistillModel: "distiller", JudgeModel: ptr("judge"),
+			RolloutTemplate: "r1", DistillTemplate: "d1", JudgeTemplate: ptr("j1"), SatisfyTemplate: ptr("s1"),
 			SpecVersion: schema.SpecVersion, ToolVersion: "test",
 			CreatedAt: time.UnixMilli(1_700_000_000_000 + int64(i)*1234567).UTC(),
 		},

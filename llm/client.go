@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rubricforge/rubricforge/prompts"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -98,11 +97,17 @@ func (o *Options) fill() error {
 	return nil
 }
 
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
 // Request is one chat completion to make.
 type Request struct {
 	Stage    string // accounting key ("rollout", "distill", "judge", "satisfy"); not sent, not in the cache key
 	Model    string
-	Messages []prompts.Message
+	Messages []Message
 	// Temperature nil leaves the server's default. 0 is sent as
 	// math.SmallestNonzeroFloat32 (~1.4e-45), because go-openai omits a
 	// float32 0; servers treat it as greedy (vLLM: below 1e-5). TopP

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/prompts"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -497,7 +496,7 @@ func TestCancellation(t *testing.T) {
 
 func TestInvalidRequests(t *testing.T) {
 	c := newTestClient(t, Endpoint{BaseURL: "http://127.0.0.1:1/v1"}, fastOptions(), nil, nil)
-	msgs := []prompts.Message{{Role: "user", Content: "q"}}
+	msgs := []Message{{Role: "user", Content: "q"}}
 	for _, req := range []Request{
 		{Messages: msgs},
 		{Model: "m"},

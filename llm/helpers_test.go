@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rubricforge/rubricforge/prompts"
 )
 
 const testKey = "sk-SECRET123"
@@ -136,7 +134,7 @@ func openTestCache(t testing.TB) *Cache {
 }
 
 func simpleRequest(content string) Request {
-	return Request{Stage: "rollout", Model: "m", Messages: []prompts.Message{{Role: "user", Content: content}}}
+	return Request{Stage: "rollout", Model: "m", Messages: []Message{{Role: "user", Content: content}}}
 }
 
 // logBuffer is a concurrency-safe buffer for a debug-level slog logger.

@@ -6,12 +6,13 @@ import (
 	"strconv"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/rubricforge/rubricforge/schema"
 )
 
-// keySalt versions the key recipe: a change to what goes into a key, or
-// to how responses are interpreted, must change schema.SpecVersion.
-const keySalt = "rubricforge-cache/" + schema.SpecVersion
+// keySalt versions the key recipe: a change to what goes into a key, or to
+// how responses are interpreted, must change it. It is the cache's own
+// version, apart from the record layout, so a new record layout keeps every
+// paid response.
+const keySalt = "rubricforge-cache/1"
 
 // CacheKey is the response-cache key of req: 16 hex digits of xxhash64
 // over a length-prefixed encoding of the model, the messages, the

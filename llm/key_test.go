@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"testing"
-
-	"github.com/rubricforge/rubricforge/prompts"
 )
 
 func TestCacheKey(t *testing.T) {
@@ -14,7 +12,7 @@ func TestCacheKey(t *testing.T) {
 		return Request{
 			Stage:       "rollout",
 			Model:       "m",
-			Messages:    []prompts.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "q"}},
+			Messages:    []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "q"}},
 			Temperature: ptr(0.7),
 			TopP:        ptr(0.9),
 			MaxTokens:   100,
@@ -37,7 +35,7 @@ func TestCacheKey(t *testing.T) {
 		"content":               func(r *Request) { r.Messages[1].Content = "q2" },
 		"boundary between msgs": func(r *Request) { r.Messages[0].Content = "sq"; r.Messages[1].Content = "" },
 		"role/content boundary": func(r *Request) { r.Messages[1].Role = "userq"; r.Messages[1].Content = "" },
-		"extra message":         func(r *Request) { r.Messages = append(r.Messages, prompts.Message{Role: "user"}) },
+		"extra message":         func(r *Request) { r.Messages = append(r.Messages, Message{Role: "user"}) },
 		"temperature":           func(r *Request) { r.Temperature = ptr(0.8) },
 		"temperature nil":       func(r *Request) { r.Temperature = nil },
 		"temperature 0":         func(r *Request) { r.Temperature = ptr(0.0) },
@@ -80,7 +78,7 @@ func TestCacheKey(t *testing.T) {
 
 func BenchmarkCacheKey(b *testing.B) {
 	req := Request{Model: "Qwen/Qwen3-8B", Temperature: ptr(1.0), MaxTokens: 4096, N: 1, Seed: ptr[int64](7), SampleIndex: 5,
-		Messages: []prompts.Message{
+		Messages: []Message{
 			{Role: "system", Content: "You are a careful grader."},
 			{Role: "user", Content: string(make([]byte, 8<<10))},
 		}}
@@ -96,7 +94,7 @@ func BenchmarkCacheKey(b *testing.B) {
 // only together with schema.SpecVersion.
 func TestCacheKeyPinned(t *testing.T) {
 	temp, seed := 0.7, int64(3)
-	req := Request{Stage: "rollout", Model: "m", Messages: []prompts.Message{{Role: "user", Content: "What is 2+2?"}},
+	req := Request{Stage: "rollout", Model: "m", Messages: []Message{{Role: "user", Content: "What is 2+2?"}},
 		Temperature: &temp, Seed: &seed, SampleIndex: 3, MaxTokens: 100}
 	if got := CacheKey(req); got != "8bf5c97e9b81e5c8" {
 		t.Errorf("CacheKey changed: %s", got)

@@ -132,7 +132,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 
 	l := &loop{
 		job: &job, opt: opt, log: log, run: run, meter: meter, stats: stats,
-		eng: &engine{job: &job, prompts: ps, clients: clients, stats: newSessionStats(), toolVers: ToolVersion},
+		eng: &engine{job: &job, prompts: ps, clients: clients, stats: newSessionStats(), toolVers: ToolVersion, fingerprint: fingerprint},
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: ToolVersion,
 			JobFingerprint: fingerprint, Started: time.Now().UTC(),

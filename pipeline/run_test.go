@@ -78,7 +78,7 @@ func TestRunEndToEnd(t *testing.T) {
 						t.Errorf("record %s item %d has no satisfaction rate", r.ID, it.ID)
 					}
 				}
-				if r.Provenance.SpecVersion != schema.SpecVersion || r.Provenance.RolloutTemplate == "" || r.Provenance.JudgeModel == "" {
+				if r.Provenance.SpecVersion != schema.SpecVersion || r.Provenance.RolloutTemplate == "" || r.Provenance.JudgeModel == nil || r.Provenance.JobFingerprint == "" {
 					t.Errorf("record %s provenance incomplete: %+v", r.ID, r.Provenance)
 				}
 				if r.Usage.Requests == 0 || r.Usage.PromptTokens == 0 {

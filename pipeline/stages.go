@@ -35,11 +35,12 @@ type problemFailure struct {
 
 // engine turns one problem into a record or a failure.
 type engine struct {
-	job      *Job
-	prompts  *prompts.Set
-	clients  map[string]*llm.Client // by stage
-	stats    *sessionStats
-	toolVers string
+	job         *Job
+	prompts     *prompts.Set
+	clients     map[string]*llm.Client // by stage
+	stats       *sessionStats
+	toolVers    string
+	fingerprint string // of the job, stored in every record's provenance
 }
 
 // outcome is what processing one problem produced. err is set only for
@@ -176,6 +177,7 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 			DistillTemplate: e.prompts.Hash(e.distillTemplate()),
 			SpecVersion:     schema.SpecVersion,
 			ToolVersion:     e.toolVers,
+			JobFingerprint:  e.fingerprint,
 			CreatedAt:       time.Now().UTC().Truncate(time.Millisecond),
 		},
 		Usage: u.u,
@@ -185,11 +187,13 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 		rec.Reference = &ref
 	}
 	if e.job.Judge.Enabled {
-		rec.Provenance.JudgeModel = e.job.Judge.Model
-		rec.Provenance.JudgeTemplate = e.prompts.Hash(e.judgeTemplate())
+		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
+		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(e.judgeTemplate()))
 	}
 	if e.job.Empirical.Enabled {
-		rec.Provenance.SatisfyTemplate = e.prompts.Hash(prompts.Satisfy)
+		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
+		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
+		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
 	}
 	out.record = rec
 	return out
@@ -487,6 +491,8 @@ func (e *engine) judge(ctx context.Context, p Problem, items []schema.Item, u *u
 	return kept, nil
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func itemIDs(items []schema.Item) []int32 {
 	ids := make([]int32, len(items))
 	for i, it := range items {
@@ -519,6 +525,9 @@ func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rol
 	})
 	if err != nil {
 		return err
+	}
+	for i := range rollouts {
+		rollouts[i].Satisfaction = sat[i]
 	}
 	correct := make([]float64, len(rollouts))
 	for i, r := range rollouts {

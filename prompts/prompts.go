@@ -22,6 +22,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -42,11 +43,9 @@ const (
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair}
 
-// Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+// Message is the chat message the templates render into: the client's own
+// type, so rendered prompts go to llm.Client unchanged.
+type Message = llm.Message
 
 // Set is a loaded, parsed set of templates. It is safe for concurrent use.
 type Set struct {

@@ -28,15 +28,6 @@ type Verdict struct {
 	Reason string
 }
 
-// Satisfaction is the satisfaction judge's verdict on one rubric item for one
-// solution. Step is the "### Step N:" the item is tied to, 0 for the whole
-// solution, -1 for none.
-type Satisfaction struct {
-	ID        int32
-	Satisfied bool
-	Step      int32
-}
-
 // Limits of the factual/process style.
 const (
 	MinFactualProcessItems = 3

@@ -5,9 +5,14 @@ package schema
 
 import "time"
 
-// SpecVersion is the version of the record layout and of the cache-key and
-// id encodings. Bump it only together with a migration note.
-const SpecVersion = "1"
+// SpecVersion is the version of the record layout. Bump it only together
+// with a migration note. (The problem-id encoding and the response-cache key
+// have versions of their own, so a layout change keeps ids and paid answers.)
+//
+// Version 2 added provenance.job_fingerprint, the empirical stage's model
+// and alpha, nulls for the models and templates of disabled stages, and the
+// per-rollout satisfaction verdicts.
+const SpecVersion = "2"
 
 // Rubric styles.
 const (
@@ -66,20 +71,39 @@ type Rollout struct {
 	// CompletionTokens is nil when the endpoint reported usage for several
 	// choices together (n > 1 per request).
 	CompletionTokens *int32 `parquet:"completion_tokens,optional" json:"completion_tokens,omitempty"`
+	// Satisfaction holds the empirical stage's verdicts on this rollout, one
+	// per rubric item in item order. It is empty when the stage was off
+	// (provenance.empirical_model is null) or could not judge this rollout.
+	Satisfaction []Satisfaction `parquet:"satisfaction,list" json:"satisfaction"`
 }
 
-// Provenance says how a record was made.
+// Satisfaction is the satisfaction judge's verdict on one rubric item for one
+// solution. Step is the "### Step N:" the item is tied to, 0 for the whole
+// solution, -1 for none.
+type Satisfaction struct {
+	ID        int32 `parquet:"item_id" json:"item_id"`
+	Satisfied bool  `parquet:"satisfied" json:"satisfied"`
+	Step      int32 `parquet:"step" json:"step"`
+}
+
+// Provenance says how a record was made. The model, template and settings
+// of a stage that was off are null.
 type Provenance struct {
-	RolloutModel    string    `parquet:"rollout_model" json:"rollout_model"`
-	DistillModel    string    `parquet:"distill_model" json:"distill_model"`
-	JudgeModel      string    `parquet:"judge_model" json:"judge_model"`
-	RolloutTemplate string    `parquet:"rollout_template" json:"rollout_template"`
-	DistillTemplate string    `parquet:"distill_template" json:"distill_template"`
-	JudgeTemplate   string    `parquet:"judge_template" json:"judge_template"`
-	SatisfyTemplate string    `parquet:"satisfy_template" json:"satisfy_template"`
-	SpecVersion     string    `parquet:"spec_version" json:"spec_version"`
-	ToolVersion     string    `parquet:"tool_version" json:"tool_version"`
-	CreatedAt       time.Time `parquet:"created_at,timestamp(millisecond)" json:"created_at"`
+	RolloutModel    string   `parquet:"rollout_model" json:"rollout_model"`
+	DistillModel    string   `parquet:"distill_model" json:"distill_model"`
+	JudgeModel      *string  `parquet:"judge_model,optional" json:"judge_model"`
+	EmpiricalModel  *string  `parquet:"empirical_model,optional" json:"empirical_model"`
+	RolloutTemplate string   `parquet:"rollout_template" json:"rollout_template"`
+	DistillTemplate string   `parquet:"distill_template" json:"distill_template"`
+	JudgeTemplate   *string  `parquet:"judge_template,optional" json:"judge_template"`
+	SatisfyTemplate *string  `parquet:"satisfy_template,optional" json:"satisfy_template"`
+	Alpha           *float64 `parquet:"alpha,optional" json:"alpha"` // the empirical validity threshold
+	// JobFingerprint identifies the job settings that made the record; a
+	// corpus resumed with --force after a change holds several.
+	JobFingerprint string    `parquet:"job_fingerprint" json:"job_fingerprint"`
+	SpecVersion    string    `parquet:"spec_version" json:"spec_version"`
+	ToolVersion    string    `parquet:"tool_version" json:"tool_version"`
+	CreatedAt      time.Time `parquet:"created_at,timestamp(millisecond)" json:"created_at"`
 }
 
 // Usage is what a record cost at the endpoint. Cache hits count no tokens.

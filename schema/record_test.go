@@ -34,6 +34,10 @@ func TestRecordSchemaShape(t *testing.T) {
 	for _, want := range []string{
 		"group rubric (LIST)",
 		"group rollouts (LIST)",
+		"group satisfaction (LIST)",
+		"optional binary judge_model (STRING)",
+		"optional double alpha",
+		"required binary job_fingerprint (STRING)",
 		"repeated group list",
 		"optional binary reference (STRING)",
 		"optional boolean valid",
@@ -47,8 +51,8 @@ func TestRecordSchemaShape(t *testing.T) {
 			t.Errorf("schema lacks %q:\n%s", want, str)
 		}
 	}
-	if n := strings.Count(str, "(LIST)"); n != 2 {
-		t.Errorf("schema has %d LIST groups, want 2:\n%s", n, str)
+	if n := strings.Count(str, "(LIST)"); n != 3 {
+		t.Errorf("schema has %d LIST groups, want 3:\n%s", n, str)
 	}
 	if strings.Contains(str, "MAP") {
 		t.Errorf("schema has a map column:\n%s", str)
@@ -72,14 +76,15 @@ func fullRecord() Record {
 			{ID: 3, Type: TypeAnswer, Text: "Equals 10.", Weight: 1, Polarity: 1},
 		},
 		Rollouts: []Rollout{
-			{Index: 0, Text: "### Step 1: ...", ExtractedAnswer: "10", Correct: true, FormatOK: true, FinishReason: "stop", CompletionTokens: ptr(int32(812))},
-			{Index: 1, Text: "### Step 1: ...", ExtractedAnswer: "12", Correct: false, FormatOK: false, FinishReason: "length", CompletionTokens: ptr(int32(0))},
+			{Index: 0, Text: "### Step 1: ...", ExtractedAnswer: "10", Correct: true, FormatOK: true, FinishReason: "stop", CompletionTokens: ptr(int32(812)),
+				Satisfaction: []Satisfaction{{ID: 1, Satisfied: true, Step: 2}, {ID: 2, Satisfied: false, Step: -1}, {ID: 3, Satisfied: true, Step: 0}}},
+			{Index: 1, Text: "### Step 1: ...", ExtractedAnswer: "12", Correct: false, FormatOK: false, FinishReason: "length", CompletionTokens: ptr(int32(0)), Satisfaction: []Satisfaction{}},
 		},
 		NCorrect: 1,
 		PassRate: 0.5,
 		Provenance: Provenance{
-			RolloutModel: "m1", DistillModel: "m2", JudgeModel: "m3",
-			RolloutTemplate: "aa", DistillTemplate: "bb", JudgeTemplate: "cc", SatisfyTemplate: "dd",
+			RolloutModel: "m1", DistillModel: "m2", JudgeModel: ptr("m3"), EmpiricalModel: ptr("m4"), Alpha: ptr(0.2), JobFingerprint: "0123456789abcdef",
+			RolloutTemplate: "aa", DistillTemplate: "bb", JudgeTemplate: ptr("cc"), SatisfyTemplate: ptr("dd"),
 			SpecVersion: SpecVersion, ToolVersion: "v0.1.0",
 			CreatedAt: time.Date(2026, 8, 30, 12, 34, 56, 789_000_000, time.UTC),
 		},

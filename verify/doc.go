@@ -25,3 +25,9 @@
 // compared as strings only, token count, nesting depth, node count, exponent and factorial sizes
 // are capped, and an internal panic is recovered and reported as not-equal with a Reason.
 package verify
+
+// PolicyVersion names the equivalence policy: it changes whenever Extract,
+// Equal or Compare may decide a case differently. It is part of a job's
+// identity, so a corpus never resumes silently into verdicts of an older
+// policy.
+const PolicyVersion = "1"

@@ -266,9 +266,11 @@ func batchRecords(t *testing.T, b arrow.RecordBatch) []schema.Record {
 			Rubric: []schema.Item{}, Rollouts: []schema.Rollout{},
 			Provenance: schema.Provenance{
 				RolloutModel: prov.str("rollout_model", i), DistillModel: prov.str("distill_model", i),
-				JudgeModel: prov.str("judge_model", i), RolloutTemplate: prov.str("rollout_template", i),
-				DistillTemplate: prov.str("distill_template", i), JudgeTemplate: prov.str("judge_template", i),
-				SatisfyTemplate: prov.str("satisfy_template", i), SpecVersion: prov.str("spec_version", i),
+				JudgeModel: prov.optStr("judge_model", i), EmpiricalModel: prov.optStr("empirical_model", i),
+				RolloutTemplate: prov.str("rollout_template", i),
+				DistillTemplate: prov.str("distill_template", i), JudgeTemplate: prov.optStr("judge_template", i),
+				SatisfyTemplate: prov.optStr("satisfy_template", i), Alpha: optional(prov, "alpha", i, prov.f64),
+				JobFingerprint: prov.str("job_fingerprint", i), SpecVersion: prov.str("spec_version", i),
 				ToolVersion: prov.str("tool_version", i),
 				CreatedAt:   created.Value(i).ToTime(arrow.Millisecond).UTC(),
 			},
@@ -290,11 +292,18 @@ func batchRecords(t *testing.T, b arrow.RecordBatch) []schema.Record {
 		}
 		ro, s, e := c.list("rollouts", i)
 		for j := s; j < e; j++ {
-			rec.Rollouts = append(rec.Rollouts, schema.Rollout{
+			r := schema.Rollout{
 				Index: ro.i32("index", j), Text: ro.str("text", j), ExtractedAnswer: ro.str("extracted_answer", j),
 				Correct: ro.bool("correct", j), FormatOK: ro.bool("format_ok", j),
 				FinishReason: ro.str("finish_reason", j), CompletionTokens: optional(ro, "completion_tokens", j, ro.i32),
-			})
+				Satisfaction: []schema.Satisfaction{},
+			}
+			sa, ss, se := ro.list("satisfaction", j)
+			for k := ss; k < se; k++ {
+				r.Satisfaction = append(r.Satisfaction, schema.Satisfaction{
+					ID: sa.i32("item_id", k), Satisfied: sa.bool("satisfied", k), Step: sa.i32("step", k)})
+			}
+			rec.Rollouts = append(rec.Rollouts, r)
 		}
 		out[i] = rec
 	}
@@ -324,10 +333,14 @@ func genRecord(rng *rand.Rand, i int) schema.Record {
 		ID: fmt.Sprintf("%016x", uint64(i)*0x9E3779B97F4A7C15), Source: []string{"gsm8k", "数学"}[i%2],
 		Split: "train", Problem: text(rng, 10+rng.IntN(300)), Answer: unicodeBits[i%len(unicodeBits)],
 		Style: schema.StyleFactualProcess, NCorrect: int32(i % 5), PassRate: float64(i%5) / 4,
-		Provenance: schema.Provenance{RolloutModel: "m1", DistillModel: "m2", JudgeModel: "m3", RolloutTemplate: "a",
-			DistillTemplate: "b", JudgeTemplate: "c", SatisfyTemplate: "d", SpecVersion: schema.SpecVersion, ToolVersion: "interop",
+		Provenance: schema.Provenance{RolloutModel: "m1", DistillModel: "m2", RolloutTemplate: "a",
+			DistillTemplate: "b", JobFingerprint: fmt.Sprintf("%016x", i%3), SpecVersion: schema.SpecVersion, ToolVersion: "interop",
 			CreatedAt: time.UnixMilli(1_750_000_000_123 + int64(i)*86_400_001).UTC()},
 		Usage: schema.Usage{Requests: int64(i), CachedRequests: int64(i / 2), PromptTokens: 1 << 40, CompletionTokens: int64(i * 3), CostUSD: 0.125 * float64(i)},
+	}
+	if i%2 == 1 {
+		rec.Provenance.JudgeModel, rec.Provenance.JudgeTemplate = ptr("m3"), ptr("c")
+		rec.Provenance.EmpiricalModel, rec.Provenance.SatisfyTemplate, rec.Provenance.Alpha = ptr("m4"), ptr("d"), ptr(0.2)
 	}
 	if i%3 == 1 {
 		rec.Reference = ptr("")
@@ -361,6 +374,9 @@ func genRecord(rng *rand.Rand, i int) schema.Record {
 			} else if j%3 == 2 {
 				ro.CompletionTokens = ptr(int32(512))
 			}
+			if j%2 == 0 {
+				ro.Satisfaction = []schema.Satisfaction{{ID: 1, Satisfied: true, Step: 2}, {ID: 2, Satisfied: false, Step: -1}}
+			}
 			rec.Rollouts = append(rec.Rollouts, ro)
 		}
 	}
@@ -372,8 +388,11 @@ func stored(rec schema.Record) schema.Record {
 	if rec.Rubric == nil {
 		rec.Rubric = []schema.Item{}
 	}
-	if rec.Rollouts == nil {
-		rec.Rollouts = []schema.Rollout{}
+	rec.Rollouts = append(make([]schema.Rollout, 0, len(rec.Rollouts)), rec.Rollouts...)
+	for i := range rec.Rollouts {
+		if rec.Rollouts[i].Satisfaction == nil {
+			rec.Rollouts[i].Satisfaction = []schema.Satisfaction{}
+		}
 	}
 	return rec
 }
