@@ -1,0 +1,187 @@
+// Package fsys is the one door through which the toolkit's durable state (a
+// run directory's shards, manifest, failures log, lock and response cache)
+// reaches the file system. FS names the operations whose order decides what
+// survives a crash (create, write, sync, rename, remove, directory sync,
+// lock); OS is the real one, and a test file system can record them, crash
+// at any of them keeping only what was synced, or fail them on purpose.
+//
+// The helpers here (WriteFileAtomic, ReadFile) are written once against FS,
+// so every package writes files the same crash-safe way.
+package fsys
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// File is an open file of an FS.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	io.Writer
+	io.WriterAt
+	io.Seeker
+	io.Closer
+	Name() string
+	Stat() (fs.FileInfo, error)
+	// Sync makes the file's contents durable. A file system that cannot
+	// sync at all (ENOTSUP, EINVAL) is not an error; any other failure is,
+	// and after it the file's contents cannot be trusted.
+	Sync() error
+	Truncate(size int64) error
+}
+
+// FS is the file system of durable state. Paths are OS paths.
+type FS interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+	MkdirAll(path string, perm fs.FileMode) error
+	ReadDir(name string) ([]fs.DirEntry, error)
+	Stat(name string) (fs.FileInfo, error)
+	// SyncDir makes the creations, renames and removals in dir durable.
+	SyncDir(dir string) error
+	// Lock takes an exclusive lock on f without waiting. held is true when
+	// another holder has it. The lock ends when f is closed or the process
+	// dies.
+	Lock(f File) (held bool, err error)
+	// Unlock drops a lock taken by Lock.
+	Unlock(f File) error
+}
+
+// OS is the real file system.
+var OS FS = osFS{}
+
+type osFS struct{}
+
+type osFile struct{ *os.File }
+
+func (f osFile) Sync() error {
+	if err := f.File.Sync(); err != nil && !syncUnsupported(err) {
+		return err
+	}
+	return nil
+}
+
+func (osFS) OpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) MkdirAll(path string, perm fs.FileMode) error { return os.MkdirAll(path, perm) }
+func (osFS) ReadDir(name string) ([]fs.DirEntry, error)   { return os.ReadDir(name) }
+func (osFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name) }
+
+func (osFS) SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("opening directory %s to sync it: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !syncUnsupported(err) {
+		return fmt.Errorf("syncing directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (osFS) Lock(f File) (bool, error) {
+	of, ok := f.(osFile)
+	if !ok {
+		return false, fmt.Errorf("locking %s: not a file of fsys.OS", f.Name())
+	}
+	return flock(of.File)
+}
+
+func (osFS) Unlock(f File) error {
+	of, ok := f.(osFile)
+	if !ok {
+		return fmt.Errorf("unlocking %s: not a file of fsys.OS", f.Name())
+	}
+	return funlock(of.File)
+}
+
+// WriteFileAtomic replaces path with data so that a crash leaves either the
+// old content or the new one, never a mix: it writes dir/.name.tmp, syncs and
+// closes it, renames it over path and syncs the directory. Two writers of the
+// same path at once are not supported.
+func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing stale %s: %w", tmp, err)
+	}
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			fsys.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing %s: %w", tmp, err)
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		return fmt.Errorf("renaming %s to %s: %w", tmp, path, err)
+	}
+	return fsys.SyncDir(dir)
+}
+
+// ReadFile reads the whole file at path.
+func ReadFile(fsys FS, path string) ([]byte, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// MkdirAllSynced creates dir and any missing parents, syncing each parent
+// whose entries changed, so the new directories survive a crash.
+func MkdirAllSynced(fsys FS, dir string, perm fs.FileMode) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("creating directory %s: %w", dir, err)
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("creating directory %s: %w", dir, err)
+	}
+	for _, d := range missing {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
