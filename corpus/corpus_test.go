@@ -98,7 +98,7 @@ func checkShardLayout(t *testing.T, dir string, s ShardInfo, groupRows int) {
 		t.Errorf("%s: %d ids sorted=%v %s..%s; manifest %d %s..%s", s.File, len(ids), slices.IsSorted(ids),
 			ids[0], ids[len(ids)-1], s.Rows, s.FirstID, s.LastID)
 	}
-	pf := openParquet(t, path)
+	pf := openTestParquet(t, path)
 	wantGroups := (len(ids) + groupRows - 1) / groupRows
 	if got := len(pf.RowGroups()); got != wantGroups {
 		t.Errorf("%s: %d row groups, want %d", s.File, got, wantGroups)
@@ -125,7 +125,7 @@ func checkShardLayout(t *testing.T, dir string, s ShardInfo, groupRows int) {
 	}
 }
 
-func openParquet(t *testing.T, path string) *parquet.File {
+func openTestParquet(t *testing.T, path string) *parquet.File {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -165,7 +165,7 @@ func TestLongTextColumnsHaveNoStatistics(t *testing.T) {
 	closeRun(t, r)
 	m := r.Manifest()
 	path := filepath.Join(dir, m.Shards[0].File)
-	pf := openParquet(t, path)
+	pf := openTestParquet(t, path)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

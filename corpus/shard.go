@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -183,7 +184,20 @@ func inspectShard(path string) (info ShardInfo, ids []string, err error) {
 
 // openShard opens the parquet footer of f and checks that the file has the
 // record schema; parquet-go would otherwise convert a foreign schema silently.
-func openShard(f io.ReaderAt, path string, size int64) (pf *parquet.File, err error) {
+func openShard(f io.ReaderAt, path string, size int64) (*parquet.File, error) {
+	pf, err := openParquet(f, path, size)
+	if err != nil {
+		return nil, err
+	}
+	if !parquet.EqualNodes(pf.Schema(), recordSchema()) {
+		return nil, fmt.Errorf("shard %s does not have the record schema (spec %s)", path, schema.SpecVersion)
+	}
+	return pf, nil
+}
+
+// openParquet opens the footer of any parquet file, checking it first so a
+// damaged file is an error, never a panic or an unbounded allocation.
+func openParquet(f io.ReaderAt, path string, size int64) (pf *parquet.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
@@ -195,9 +209,6 @@ func openShard(f io.ReaderAt, path string, size int64) (pf *parquet.File, err er
 	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("shard %s is not a readable parquet file: %w", path, err)
-	}
-	if !parquet.EqualNodes(pf.Schema(), recordSchema()) {
-		return nil, fmt.Errorf("shard %s does not have the record schema (spec %s)", path, schema.SpecVersion)
 	}
 	var rows int64
 	for _, rg := range pf.RowGroups() {
@@ -289,7 +300,7 @@ func readIDs(pf *parquet.File, path string) (ids []string, err error) {
 	return ids, nil
 }
 
-// scanBatch is how many records ScanShard decodes at a time.
+// scanBatch is how many rows a scan decodes at a time.
 const scanBatch = 64
 
 // ScanShard streams the records of one shard file to fn, in file order. A
@@ -302,6 +313,32 @@ func ScanShard(path string, fn func(*schema.Record) error) error {
 }
 
 func scanShard(path string, fn func(*schema.Record) error) (rows int64, err error) {
+	return scanFile(path, openShard, fn)
+}
+
+// Scan streams the rows of the parquet file at path to fn, decoded as T: a
+// struct whose parquet tags name the columns it needs (a subset of
+// schema.Record for a shard, or of an export's columns). Only those columns
+// are read, so a reader of rubrics does not pay for the rollouts. A column of
+// T that the file lacks, a damaged file or a row count that disagrees with
+// the footer is an error, never a panic. fn may keep the row it is given.
+func Scan[T any](path string, fn func(*T) error) error {
+	_, err := scanFile(path, func(f io.ReaderAt, path string, size int64) (*parquet.File, error) {
+		pf, err := openParquet(f, path, size)
+		if err != nil {
+			return nil, err
+		}
+		for _, col := range parquet.SchemaOf(new(T)).Columns() {
+			if _, ok := pf.Schema().Lookup(col...); !ok {
+				return nil, fmt.Errorf("%s has no column %s", path, strings.Join(col, "."))
+			}
+		}
+		return pf, nil
+	}, fn)
+	return err
+}
+
+func scanFile[T any](path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
@@ -311,22 +348,22 @@ func scanShard(path string, fn func(*schema.Record) error) (rows int64, err erro
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
 	}
-	pf, err := openShard(f, path, st.Size())
+	pf, err := open(f, path, st.Size())
 	if err != nil {
 		return 0, err
 	}
-	r, err := newRecordReader(pf, path)
+	r, err := newReader[T](pf, path)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
-	batch := make([]schema.Record, scanBatch)
+	batch := make([]T, scanBatch)
 	for {
 		clear(batch) // decoded slices must not alias the previous batch's
 		n, rerr := readBatch(r, batch, path)
 		for i := range batch[:n] {
-			rec := batch[i]
-			if err := fn(&rec); err != nil {
+			row := batch[i]
+			if err := fn(&row); err != nil {
 				return rows, err
 			}
 			rows++
@@ -347,22 +384,61 @@ func scanShard(path string, fn func(*schema.Record) error) (rows int64, err erro
 	return rows, nil
 }
 
-func newRecordReader(pf *parquet.File, path string) (r *parquet.GenericReader[schema.Record], err error) {
+func newReader[T any](pf *parquet.File, path string) (r *parquet.GenericReader[T], err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
 		}
 	}()
-	return parquet.NewGenericReader[schema.Record](pf), nil
+	return parquet.NewGenericReader[T](pf), nil
 }
 
-func readBatch(r *parquet.GenericReader[schema.Record], batch []schema.Record, path string) (n int, err error) {
+func readBatch[T any](r *parquet.GenericReader[T], batch []T, path string) (n int, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			n, err = 0, fmt.Errorf("shard %s is damaged: parquet reader panicked: %v", path, p)
 		}
 	}()
 	return r.Read(batch)
+}
+
+// Shards lists the parquet files of the corpus at path, in order: for a run
+// directory (it holds manifest.json) its listed shards in manifest order,
+// each checked against the size the manifest gives; for an export directory
+// (it holds data/) the data/*.parquet files by name; for a parquet file,
+// itself. It takes no lock and hashes nothing.
+func Shards(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading corpus: %w", err)
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	m, err := ReadManifest(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		files, gerr := filepath.Glob(filepath.Join(path, "data", "*.parquet"))
+		if gerr == nil && len(files) > 0 {
+			slices.Sort(files)
+			return files, nil
+		}
+		return nil, fmt.Errorf("reading corpus %s: neither a run directory (no %s) nor an export directory (no data/*.parquet)", path, ManifestName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	files := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		files[i] = filepath.Join(path, filepath.FromSlash(s.File))
+		st, err := os.Stat(files[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading run %s: %w", path, err)
+		}
+		if st.Size() != s.Bytes {
+			return nil, fmt.Errorf("reading run %s: shard %s has %d bytes, manifest says %d", path, s.File, st.Size(), s.Bytes)
+		}
+	}
+	return files, nil
 }
 
 // ReadAll streams every record of every listed shard of the run directory
@@ -374,16 +450,12 @@ func ReadAll(dir string, fn func(*schema.Record) error) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range m.Shards {
-		path := filepath.Join(dir, filepath.FromSlash(s.File))
-		st, err := os.Stat(path)
-		if err != nil {
-			return fmt.Errorf("reading run %s: %w", dir, err)
-		}
-		if st.Size() != s.Bytes {
-			return fmt.Errorf("reading run %s: shard %s has %d bytes, manifest says %d", dir, s.File, st.Size(), s.Bytes)
-		}
-		rows, err := scanShard(path, fn)
+	files, err := Shards(dir)
+	if err != nil {
+		return err
+	}
+	for i, s := range m.Shards {
+		rows, err := scanShard(files[i], fn)
 		if err != nil {
 			return err
 		}

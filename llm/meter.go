@@ -23,7 +23,9 @@ type Budget struct {
 // Requests counts logical live requests, each of which may take several
 // attempts; Retries counts the extra attempts; CacheHits counts calls
 // answered from the cache (they add no tokens and no cost); Failures
-// counts live requests that ended in an error other than cancellation.
+// counts live requests that ended in an error other than cancellation;
+// Repairs counts replies that did not parse and were shown back to the model
+// (see ChatParsed).
 // ErrorsByReason counts failed attempts by reason ("429", "500",
 // "timeout", "reset", "refused", "truncated", "malformed",
 // "choice_count", ...); "budget" counts calls refused by the budget.
@@ -34,6 +36,7 @@ type StageStats struct {
 	CacheHits        int64            `json:"cache_hits"`
 	Retries          int64            `json:"retries"`
 	Failures         int64            `json:"failures"`
+	Repairs          int64            `json:"repairs"`
 	PromptTokens     int64            `json:"prompt_tokens"`
 	CompletionTokens int64            `json:"completion_tokens"`
 	CostUSD          float64          `json:"cost_usd"`

@@ -92,11 +92,10 @@ type TypeValidity struct {
 type sessionStats struct {
 	mu           sync.Mutex
 	stageSeconds map[string]float64
-	repairs      map[string]int64
 }
 
 func newSessionStats() *sessionStats {
-	return &sessionStats{stageSeconds: map[string]float64{}, repairs: map[string]int64{}}
+	return &sessionStats{stageSeconds: map[string]float64{}}
 }
 
 func (s *sessionStats) stageTime(stage string, d time.Duration) {
@@ -105,24 +104,10 @@ func (s *sessionStats) stageTime(stage string, d time.Duration) {
 	s.mu.Unlock()
 }
 
-func (s *sessionStats) repair(stage string) {
-	s.mu.Lock()
-	s.repairs[stage]++
-	s.mu.Unlock()
-}
-
-func (s *sessionStats) snapshot() (map[string]float64, map[string]int64) {
+func (s *sessionStats) snapshot() map[string]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a := make(map[string]float64, len(s.stageSeconds))
-	for k, v := range s.stageSeconds {
-		a[k] = v
-	}
-	b := make(map[string]int64, len(s.repairs))
-	for k, v := range s.repairs {
-		b[k] = v
-	}
-	return a, b
+	return copyMap(s.stageSeconds)
 }
 
 // corpusStats accumulates the corpus-level figures of the report, one record

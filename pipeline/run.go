@@ -516,8 +516,14 @@ func (l *loop) fillReport() {
 	r.BadLines = append([]InputError(nil), l.badSample...)
 	l.badMu.Unlock()
 	r.CorpusRows, r.Rollouts, r.Validity = l.stats.Rows, l.stats.Rollouts, l.stats.Validity
-	r.StageSeconds, r.Repairs = l.eng.stats.snapshot()
+	r.StageSeconds = l.eng.stats.snapshot()
 	r.LLM = l.meter.Snapshot()
+	r.Repairs = map[string]int64{}
+	for stage, s := range r.LLM.Stages {
+		if s.Repairs > 0 {
+			r.Repairs[stage] = s.Repairs
+		}
+	}
 	r.Shards = len(l.run.Manifest().Shards)
 	processed := float64(l.doneSession + l.failedSession + l.leftOutSession)
 	r.ProblemsPerMin, r.ETASeconds = 0, nil

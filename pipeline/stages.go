@@ -101,9 +101,9 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 			return out
 		}
 		attempts := 1
-		var pe *parseFailure
+		var pe *llm.ParseError
 		if errors.As(err, &pe) {
-			attempts = pe.attempts
+			attempts = pe.Attempts
 		}
 		transient := false
 		var le *llm.Error
@@ -296,44 +296,12 @@ func verifyRollout(index int32, c llm.Choice, gold string, tokens *int32) schema
 // countSteps counts the "### Step N:" headers of a solution.
 func countSteps(text string) int { return len(stepHeader.FindAllStringIndex(text, -1)) }
 
-// parseFailure is a model reply that did not parse after every repair attempt.
-type parseFailure struct {
-	what     string
-	attempts int
-	err      error
-}
-
-func (p *parseFailure) Error() string {
-	return fmt.Sprintf("%s reply unusable after %d attempts: %v", p.what, p.attempts, p.err)
-}
-func (p *parseFailure) Unwrap() error { return p.err }
-
-// askParsed sends req and parses the reply; when parsing fails it shows the
-// model its reply and the parser's error, up to repairs more times.
+// askParsed sends req through client.ChatParsed, adding every response to u
+// and showing an unparsable reply back to the model up to repairs times.
 func (e *engine) askParsed(ctx context.Context, client *llm.Client, req llm.Request, repairs int, what string, u *usage, parse func(string) error) error {
-	base := req.Messages
-	for attempt := 0; ; attempt++ {
-		resp, err := client.Chat(ctx, req)
-		if err != nil {
-			return err
-		}
-		u.add(resp)
-		reply := resp.Choices[0].Content
-		perr := parse(reply)
-		if perr == nil && resp.Choices[0].FinishReason == "length" {
-			perr = errors.New("the reply was cut off by the token limit")
-		}
-		if perr == nil {
-			return nil
-		}
-		if attempt >= repairs {
-			return &parseFailure{what: what, attempts: attempt + 1, err: perr}
-		}
-		e.stats.repair(req.Stage)
-		if req.Messages, err = e.prompts.RepairMessages(base, reply, perr); err != nil {
-			return err
-		}
-	}
+	return client.ChatParsed(ctx, req, llm.Ask{
+		What: what, Repairs: repairs, Parse: parse, Repair: e.prompts.RepairMessages, OnResponse: u.add,
+	})
 }
 
 // distill asks for the rubric in the job's style.

@@ -1,0 +1,74 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Ask is a request whose reply must parse.
+type Ask struct {
+	What    string // what the reply is, for errors: "rubric", "validity verdicts"
+	Repairs int    // repair turns allowed after the first reply
+	// Parse checks the first choice's content; its error is shown to the
+	// model in the next repair turn.
+	Parse func(reply string) error
+	// Repair builds the conversation of the next turn from the one that
+	// was sent, the reply that failed and the parser's error.
+	Repair func(sent []Message, reply string, parseErr error) ([]Message, error)
+	// OnResponse, when set, sees every response, cached or live, so the
+	// caller can add up what a record cost.
+	OnResponse func(*Response)
+}
+
+// ParseError is a reply that still did not parse after every repair turn.
+type ParseError struct {
+	What     string
+	Attempts int // replies received, the first included
+	Err      error
+}
+
+func (p *ParseError) Error() string {
+	return fmt.Sprintf("%s reply unusable after %d attempts: %v", p.What, p.Attempts, p.Err)
+}
+
+func (p *ParseError) Unwrap() error { return p.Err }
+
+// errCutOff marks a reply that parsed but was cut off by the token limit.
+var errCutOff = errors.New("the reply was cut off by the token limit")
+
+// ChatParsed sends req and parses its reply with a.Parse. A reply that does
+// not parse, or was cut off by the token limit, is shown back to the model
+// with the parser's error (a.Repair), up to a.Repairs more times; each repair
+// turn is counted in the stage's Repairs. It returns a *ParseError when no
+// reply parsed, or Chat's error.
+func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
+	stage := req.Stage
+	if stage == "" {
+		stage = "default"
+	}
+	for attempt := 0; ; attempt++ {
+		resp, err := c.Chat(ctx, req)
+		if err != nil {
+			return err
+		}
+		if a.OnResponse != nil {
+			a.OnResponse(resp)
+		}
+		reply := resp.Choices[0].Content
+		perr := a.Parse(reply)
+		if perr == nil && resp.Choices[0].FinishReason == "length" {
+			perr = errCutOff
+		}
+		if perr == nil {
+			return nil
+		}
+		if attempt >= a.Repairs {
+			return &ParseError{What: a.What, Attempts: attempt + 1, Err: perr}
+		}
+		c.meter.update(stage, func(s *StageStats) { s.Repairs++ })
+		if req.Messages, err = a.Repair(req.Messages, reply, perr); err != nil {
+			return fmt.Errorf("building the repair turn for the %s: %w", a.What, err)
+		}
+	}
+}
