@@ -62,10 +62,10 @@ type Options struct {
 	// MaxResponseBytes caps a response body; a longer one fails its
 	// request permanently (reason "too_large"). Default 64 MiB.
 	MaxResponseBytes int64
-	MaxAttempts      int // default 6
-	BackoffBase       time.Duration // default 500ms
-	BackoffMax        time.Duration // default 60s; also caps Retry-After
-	Logger            *slog.Logger  // nil = discard
+	MaxAttempts      int           // default 6
+	BackoffBase      time.Duration // default 500ms
+	BackoffMax       time.Duration // default 60s; also caps Retry-After
+	Logger           *slog.Logger  // nil = discard
 	// HTTPClient nil = a client whose transport keeps MaxInFlight idle
 	// connections per host, allows 2×MaxInFlight connections per host,
 	// and has no overall timeout (AttemptTimeout bounds each attempt).
@@ -308,6 +308,7 @@ func (c *Client) wireRequest(req *Request) openai.ChatCompletionRequest {
 	}
 	if req.MaxTokens > 0 {
 		if c.opt.LegacyMaxTokens {
+			//lint:ignore SA1019 max_tokens is what Options.LegacyMaxTokens asks for, for servers that predate max_completion_tokens
 			o.MaxTokens = req.MaxTokens
 		} else {
 			o.MaxCompletionTokens = req.MaxTokens
@@ -349,4 +350,3 @@ func estimateTokens(req *Request) int {
 	}
 	return chars/4 + max(req.N, 1)*out
 }
-
