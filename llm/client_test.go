@@ -440,6 +440,10 @@ func TestAdaptiveConcurrency(t *testing.T) {
 	if l := c.InFlightLimit(); l <= maxInFlight/2 || l > maxInFlight {
 		t.Errorf("limit after recovery %d, want in (%d, %d]", l, maxInFlight/2, maxInFlight)
 	}
+	h := c.Health()
+	if h.LimitLowered != "8 of the last 8 attempts were answered 429" || h.LimitLoweredAt.IsZero() || h.RateLimitedLastMinute != 8 {
+		t.Errorf("health %+v", h)
+	}
 }
 
 func TestCancellation(t *testing.T) {

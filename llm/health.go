@@ -63,7 +63,7 @@ func (c *Client) Health() Health {
 
 // String renders h on one line, for a status line:
 //
-//	in flight 12/32 of 64 (lowered: 9 of the last 20 attempts were answered 429); last minute: 40 429s, 3 timeouts; deadlines: judge 2s, rollout 41s; server limits: 600 requests/min, 150000 tokens/min
+//	in flight 12/32 of 64 (lowered: 9 of the last 20 attempts were answered 429); last minute: 40 429s, 3 timeouts; deadlines: judge 2s, rollout 41.23s; server limits: 600 requests/min, 150000 tokens/min
 func (h Health) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "in flight %d/%d", h.InFlight, h.InFlightLimit)

@@ -124,8 +124,8 @@ func (l *learnedLimit) learnWindow(a announced) {
 	if a.reset <= 0 || used*10 < a.limit {
 		return
 	}
-	if w := time.Duration(float64(a.reset) * float64(a.limit) / float64(used)); w > 2*time.Minute {
-		l.window = min(w, 24*time.Hour)
+	if w := float64(a.reset) * float64(a.limit) / float64(used); w > float64(2*time.Minute) {
+		l.window = time.Duration(min(w, float64(24*time.Hour)))
 	}
 }
 

@@ -1,8 +1,8 @@
 // Command simllm serves the simulated OpenAI-compatible endpoint of package
 // internal/llmtest, for the demo and for trying the pipeline without a model.
 // It is NOT a model: it recognizes the pipeline's own prompt templates and
-// answers them with deterministic, plausible text, with optional latency and
-// injected faults.
+// answers them with deterministic, plausible text, with optional latency,
+// injected faults and a server-side rate limit (-limit-rpm, -limit-tpm).
 //
 // The first line on stdout is the base URL (for example
 // http://127.0.0.1:41234/v1); the settings go to stderr. It serves until
