@@ -40,7 +40,7 @@ type Cache struct {
 	path     string
 	fs       fsys.FS
 	log      *slog.Logger
-	readOnly bool  // a base: never written
+	readOnly bool   // a base: never written
 	base     *Cache // nil: none
 
 	mu     sync.RWMutex // guards everything below, and f while compaction swaps it
