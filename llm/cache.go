@@ -51,7 +51,9 @@ type Cache struct {
 	size   int64 // end of the last durable entry
 	spend  map[spendKey]Spend
 	stats  CacheStats
-	failed error // the write failure that ends writing; sticky
+	// spendRecords of stats.Records carry the usage of dropped entries.
+	spendRecords int64
+	failed       error // the write failure that ends writing; sticky
 
 	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
@@ -304,6 +306,7 @@ func (c *Cache) apply(r *record, off int64) {
 	c.stats.Records++
 	switch r.kind {
 	case kindSpend:
+		c.spendRecords++
 		c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
 		return
 	case kindResponse:

@@ -12,12 +12,13 @@ import (
 	"slices"
 )
 
-// CompactResult says what a compaction kept.
+// CompactResult says what a compaction kept and dropped.
 type CompactResult struct {
-	RecordsBefore, RecordsAfter int64
+	RecordsBefore, RecordsAfter int64 // entries of the log
 	BytesBefore, BytesAfter     int64
 	Entries, Tombstones         int   // kept
-	Damaged                     int64 // damaged entries dropped
+	Dropped                     int64 // replaced or invalidated responses, tombstones answered since
+	Damaged                     int64 // damaged entries dropped, found by this compaction or skipped by opens before it
 }
 
 // CompactCache compacts the cache at path (see Cache.Compact). It fails if
@@ -84,6 +85,7 @@ type keyLoc struct{ key, loc uint64 }
 // switches to it. No write may run meanwhile.
 func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	res.RecordsBefore, res.BytesBefore = c.stats.Records, c.size
+	entriesBefore, damagedBefore := c.stats.Records-c.spendRecords, c.stats.Damaged
 	if err := c.removeStaleCompaction(); err != nil {
 		return res, err
 	}
@@ -118,7 +120,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	c.mu.Lock()
 	old := c.f
 	c.f, c.idx, c.size, c.header, c.format = f, idx, size, hdr, 2
-	c.stats.Records = int64(idx.len()) + kept
+	c.stats.Records, c.spendRecords = int64(idx.len())+kept, kept
 	c.stats.Damaged, c.stats.DamagedBytes = 0, 0
 	c.mu.Unlock()
 	old.Close()
@@ -130,7 +132,9 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 		return res, err
 	}
 	res.RecordsAfter, res.BytesAfter = c.stats.Records, size
-	res.Entries, res.Tombstones, res.Damaged = idx.responses, idx.tombstones, damaged
+	res.Entries, res.Tombstones = idx.responses, idx.tombstones
+	res.Damaged = damagedBefore + damaged
+	res.Dropped = entriesBefore - int64(idx.len()) - damaged
 	return res, c.saveIndex()
 }
 

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -58,7 +59,8 @@ func TestCacheCompact(t *testing.T) {
 	}
 	// 20 puts, 5 replacements, 5 tombstones: 30 records; 15 responses, 5
 	// tombstones and one spend record (the replaced rollouts) remain.
-	if res.RecordsBefore != 30 || res.RecordsAfter != 21 || res.Entries != 15 || res.Tombstones != 5 || res.BytesAfter >= res.BytesBefore || res.BytesBefore != before.LogBytes {
+	if res.RecordsBefore != 30 || res.RecordsAfter != 21 || res.Entries != 15 || res.Tombstones != 5 || res.Dropped != 10 || res.Damaged != 0 ||
+		res.BytesAfter >= res.BytesBefore || res.BytesBefore != before.LogBytes {
 		t.Errorf("result %+v", res)
 	}
 	wantCompacted(t, c, spent)
@@ -145,4 +147,30 @@ func TestCompactCache(t *testing.T) {
 	c = openCache(t, path, nil)
 	defer c.Close()
 	wantCompacted(t, c, spent)
+}
+
+// TestCacheCompactDropsDamaged: damaged entries skipped by an open are gone
+// after compaction, which counts them.
+func TestCacheCompactDropsDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	c := openCache(t, path, nil)
+	putN(t, c, 0, 3)
+	start := c.Stats().LogBytes
+	putN(t, c, 3, 6)
+	c.close(false)
+	b, _ := os.ReadFile(path)
+	b[start+20] ^= 1
+	os.WriteFile(path, b, 0o600)
+
+	c = openCache(t, path, nil)
+	defer c.Close()
+	res, err := c.Compact()
+	if err != nil || res.Damaged != 1 || res.Dropped != 0 || res.Entries != 5 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if st := c.Stats(); st.Damaged != 0 || st.Entries != 5 {
+		t.Errorf("after compaction: %+v", st)
+	}
+	wantValues(t, c, 0, 3)
+	wantValues(t, c, 4, 6)
 }

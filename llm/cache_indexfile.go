@@ -15,7 +15,7 @@ import (
 // compaction:
 //
 //	magic | log nonce [16] | covered offset u64 | crc32c of the 4 KiB of log before it u32 |
-//	records u64 | damaged u64 | damaged bytes u64 |
+//	records u64 | spend records u64 | damaged u64 | damaged bytes u64 |
 //	n u64 | n × (key u64, loc u64) |
 //	spend rows u32 | per row: stage (u8 length, bytes) | model (u16 length, bytes) |
 //	  responses u64 | prompt tokens u64 | completion tokens u64 |
@@ -52,6 +52,7 @@ func (c *Cache) saveIndex() error {
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.size))
 	b = binary.LittleEndian.AppendUint32(b, sum)
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.Records))
+	b = binary.LittleEndian.AppendUint64(b, uint64(c.spendRecords))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.Damaged))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.DamagedBytes))
 	b = binary.LittleEndian.AppendUint64(b, uint64(n))
@@ -88,7 +89,7 @@ func (c *Cache) loadIndex(size int64) int64 {
 	}
 	if err := c.decodeIndex(b, size); err != nil {
 		c.log.Debug("response cache: not using the saved index; reading the whole log", "path", c.indexPath(), "reason", err)
-		c.idx, c.spend, c.stats = newIndex(0), map[spendKey]Spend{}, CacheStats{}
+		c.idx, c.spend, c.stats, c.spendRecords = newIndex(0), map[spendKey]Spend{}, CacheStats{}, 0
 		return int64(headerSize)
 	}
 	c.stats.IndexLoaded = true
@@ -116,6 +117,7 @@ func (c *Cache) decodeIndex(b []byte, size int64) error {
 		return errors.New("the log's bytes before the covered offset changed")
 	}
 	c.stats.Records = int64(d.u64())
+	c.spendRecords = int64(d.u64())
 	c.stats.Damaged = int64(d.u64())
 	c.stats.DamagedBytes = int64(d.u64())
 	n := d.u64()
