@@ -80,6 +80,13 @@ func (ix *index) count(loc uint64, d int) {
 // place records loc as the entry of key's identity that same recognises,
 // replacing that identity's earlier entry and any legacy entry of key.
 func (ix *index) place(key, loc uint64, same func(old uint64) bool) {
+	if _, ok := ix.one[key]; !ok {
+		if _, ok := ix.more[key]; !ok {
+			ix.one[key] = loc
+			ix.count(loc, 1)
+			return
+		}
+	}
 	var buf [4]uint64
 	old := ix.candidates(key, buf[:0])
 	keep := make([]uint64, 0, len(old)+1)

@@ -305,8 +305,9 @@ func BenchmarkCachePut(b *testing.B) {
 		for pb.Next() {
 			n.Lock()
 			i++
-			id := testID(fmt.Sprint(i))
+			k := i
 			n.Unlock()
+			id := testID(fmt.Sprint(k))
 			if err := c.Put(id, value, u); err != nil {
 				b.Error(err)
 			}

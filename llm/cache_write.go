@@ -13,7 +13,7 @@ type putRequest struct {
 }
 
 func (c *Cache) newPut(r *record) (*putRequest, error) {
-	entry, err := appendEntry(nil, r)
+	entry, err := appendEntry(make([]byte, 0, entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
 	if err != nil {
 		return nil, fmt.Errorf("writing response cache %s: %w", c.path, err)
 	}
