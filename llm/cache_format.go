@@ -44,7 +44,8 @@ const (
 	entryHeaderV1 = 8
 )
 
-var entrySync = [4]byte{0xff, 0xc1, 0xc0, 0xf5}
+// entrySync starts every entry: bytes that UTF-8 text never holds.
+const entrySync = "\xff\xc1\xc0\xf5"
 
 // Record kinds.
 const (
@@ -99,7 +100,7 @@ func appendEntry(dst []byte, r *record) ([]byte, error) {
 		return dst, fmt.Errorf("stage or model name too long (%d, %d bytes)", len(r.usage.Stage), len(r.usage.Model))
 	}
 	start := len(dst)
-	dst = append(dst, entrySync[:]...)
+	dst = append(dst, entrySync...)
 	dst = append(dst, make([]byte, 8)...)
 	dst = append(dst, r.kind, r.flags)
 	dst = binary.LittleEndian.AppendUint64(dst, r.key)
@@ -134,7 +135,7 @@ var errV1Key = errors.New("format-1 entry with a key that is not 16 hex digits")
 
 // entryLen checks an entry header and returns its payload length.
 func entryLen(hdr []byte) (int, error) {
-	if !bytes.Equal(hdr[:4], entrySync[:]) {
+	if string(hdr[:4]) != entrySync {
 		return 0, fmt.Errorf("%w: no entry marker", errBadEntry)
 	}
 	n := binary.LittleEndian.Uint32(hdr[4:8])

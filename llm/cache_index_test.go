@@ -128,10 +128,10 @@ func BenchmarkCacheOpen1M(b *testing.B) {
 	}
 }
 
-// TestCacheIndexMemory: the in-memory index of 100,000 entries stays under
+// TestCacheIndexMemory: the in-memory index of 50,000 entries stays under
 // 64 bytes per entry (the README states the measured figure at 1M).
 func TestCacheIndexMemory(t *testing.T) {
-	const n = 100_000
+	const n = 50_000
 	path := filepath.Join(t.TempDir(), "cache.db")
 	buildLog(t, path, n, 10)
 	var m0, m1 runtime.MemStats

@@ -105,7 +105,7 @@ func (c *Cache) findEntry(from, size int64) (int64, bool, error) {
 			return 0, false, err
 		}
 		for i := 0; ; {
-			j := bytes.Index(buf[i:n], entrySync[:])
+			j := bytes.Index(buf[i:n], []byte(entrySync))
 			if j < 0 || i+j >= chunk {
 				break
 			}

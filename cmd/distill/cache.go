@@ -62,7 +62,7 @@ func cacheCompactCmd(args []string, stdout, stderr io.Writer) int {
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
 		path = filepath.Join(path, runCacheFile)
-		st, err = os.Stat(path)
+		_, err = os.Stat(path)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "distill cache compact: no response cache at %s\n", path)
