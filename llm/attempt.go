@@ -32,7 +32,7 @@ func (cl *call) fail(class Class, reason string, attempts, status int, err error
 
 // live sends req until an attempt succeeds, a failure is final, the
 // budget is spent or ctx ends.
-func (c *Client) live(ctx context.Context, req *Request, stage, key string, n int) (*Response, error) {
+func (c *Client) live(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
 	cl := &call{req: req, stage: stage, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
 	for attempt := 1; ; attempt++ {
 		if c.meter.Exhausted() {
@@ -52,7 +52,7 @@ func (c *Client) live(ctx context.Context, req *Request, stage, key string, n in
 		case res.err != nil && ctx.Err() != nil:
 			return nil, cl.fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
 		case res.err == nil:
-			return c.succeed(ctx, stage, req, key, res.raw, res.decoded, attempt), nil
+			return c.succeed(stage, req, id, res.raw, res.decoded, attempt)
 		}
 		class, reason := classify(res.err, res.status)
 		c.meter.attemptError(stage, reason)

@@ -186,6 +186,8 @@ type Client struct {
 	ctrl  *controller
 	dl    *deadlines
 	log   *slog.Logger
+	// flights lets identical requests made at once be sent once.
+	flights flights
 }
 
 // NewClient returns a Client for ep. cache and meter may be nil (no
@@ -237,7 +239,7 @@ func (c *Client) InFlightLimit() int { return c.ctrl.currentLimit() }
 
 // Chat answers req from the cache, or sends it, retrying transient
 // failures. Errors are *Error; see the package doc for their classes.
-func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
+func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err error) {
 	stage := req.Stage
 	if stage == "" {
 		stage = "default"
@@ -253,36 +255,30 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	n := max(req.N, 1)
 
-	var key string
+	var id Identity
 	if c.cache != nil {
-		key = CacheKey(req)
-		raw, ok, err := c.cache.Get(key)
-		switch {
-		case err != nil:
-			c.log.WarnContext(ctx, "llm: cache read failed; asking the server", "stage", stage, "error", err)
-		case ok:
-			d, err := decodeResponse(raw, n)
-			if err == nil {
-				c.meter.hit(stage)
-				return &Response{Choices: d.choices, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Cached: true}, nil
-			}
-			c.log.DebugContext(ctx, "llm: ignoring unusable cache entry", "stage", stage, "cache_key", key, "error", err)
+		id = IdentityOf(req)
+		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)
+		if f == nil {
+			return hit, ferr
 		}
+		defer func() { c.flights.land(id, f, resp, err) }()
 	}
 
-	return c.live(ctx, &req, stage, key, n)
+	return c.live(ctx, &req, stage, id, n)
 }
 
-func (c *Client) succeed(ctx context.Context, stage string, req *Request, key string, raw []byte, d decoded, attempt int) *Response {
+func (c *Client) succeed(stage string, req *Request, id Identity, raw []byte, d decoded, attempt int) (*Response, error) {
 	finish := make([]string, len(d.choices))
 	for i, ch := range d.choices {
 		finish[i] = ch.FinishReason
 	}
 	cost := c.meter.success(stage, req.Model, d.promptTokens, d.completionTokens, finish)
 	if c.cache != nil {
-		if err := c.cache.Put(key, raw); err != nil {
+		u := Usage{Stage: stage, Model: req.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens}
+		if err := c.cache.Put(id, raw, u); err != nil {
 			c.meter.attemptError(stage, "cache_write")
-			c.log.WarnContext(ctx, "llm: cache write failed; the answer will be asked again on resume", "stage", stage, "error", err)
+			return nil, cacheWriteError(req, stage, attempt, err)
 		}
 	}
 	return &Response{
@@ -291,7 +287,7 @@ func (c *Client) succeed(ctx context.Context, stage string, req *Request, key st
 		CompletionTokens: d.completionTokens,
 		Attempts:         attempt,
 		CostUSD:          cost,
-	}
+	}, nil
 }
 
 func (c *Client) wireRequest(req *Request) openai.ChatCompletionRequest {

@@ -84,11 +84,15 @@
 //
 // # Cache
 //
-// The [Cache] maps [CacheKey] to the raw response body. Only complete,
-// well-formed responses with the right choice count are stored. A hit
-// sends nothing and charges nothing; it is served even when the budget is
-// spent. An entry that no longer decodes is treated as a miss and
-// replaced.
+// The [Cache] maps a request's [Identity] (its [CacheKey] and a SHA-256
+// digest of the same encoding, which a hit must match) to the raw response
+// body and its usage. Only complete, well-formed responses with the right
+// choice count are stored, and Chat returns only after the entry is
+// durable; a failed cache write is a ClassFatal error. A hit sends nothing
+// and charges nothing; it is served even when the budget is spent.
+// Identical requests in flight at once are sent once. An entry that no
+// longer decodes is treated as a miss and replaced; a reply that
+// ChatParsed gave up on is marked unusable.
 //
 // # Accounting
 //
