@@ -3,8 +3,9 @@
 // judges rubric items, and writes resumable Parquet shards.
 //
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
-// failed; 4 stopped before finishing (budget reached or interrupted), run the
-// same command again to resume.
+// failed; 4 stopped before finishing (interrupted: run the same command again
+// to resume; budget reached: raise the budget, which counts every session of
+// the run, and run again).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +35,10 @@ const (
 	exitStopped  = 4
 )
 
+// version is the program's version, set at build time with
+// -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = "dev"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -45,7 +51,8 @@ Usage:
   distill version          print the version
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
-4 stopped before finishing (budget reached or interrupted; run again to resume).
+4 stopped before finishing (interrupted: run again to resume; budget reached:
+raise the budget, which counts every session of the run).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -59,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "distill", pipeline.ToolVersion)
+		fmt.Fprintln(stdout, "distill", version)
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -88,15 +95,15 @@ Flags:
 // flagSet is the run command's flags, applied over the job file.
 type flagSet struct {
 	fs                        *flag.FlagSet
+	usage                     func(io.Writer)
 	config                    *string
 	force, retryFailed, quiet *bool
 	logLevel                  *string
 	apply                     []func(job *pipeline.Job)
 }
 
-func newRunFlags(stderr io.Writer) *flagSet {
+func newRunFlags() *flagSet {
 	fs := flag.NewFlagSet("distill run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &flagSet{fs: fs}
 	f.config = fs.String("config", "", "job file (YAML); e.g. examples/demo.yaml")
 	f.force = fs.Bool("force", false, "resume even though the job differs from the one that made --out")
@@ -167,24 +174,52 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
 
 	integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
-	integer("problems-in-flight", 0, "problems processed at once (default: --concurrency)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
+	integer("problems-in-flight", 0, "problems processed at once (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
 	float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
 	float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
 	duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
 	integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
-	float("max-cost-usd", 0, "stop cleanly (resumable) once this much is spent; needs prices in the job file", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
-	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once this many tokens are spent", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
+	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
+		for _, m := range splitList(v) {
+			if j.Prices == nil {
+				j.Prices = map[string]pipeline.Price{}
+			}
+			j.Prices[m] = pipeline.Price{}
+		}
+	})
 	integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
 	duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
 	str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
 	str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
 
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
+	f.usage = func(w io.Writer) {
+		fmt.Fprint(w, runUsage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (budget or interrupt; run again to resume).\n")
+		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run).\n")
 	}
 	return f
+}
+
+// parseFlags parses args into fs. On -h it prints the full usage; on a bad
+// flag, the error and one line pointing at -h. ok is false when the command
+// must end with code.
+func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stderr io.Writer) (ok bool, code int) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return true, exitOK
+	case errors.Is(err, flag.ErrHelp):
+		usage(stderr)
+		return false, exitOK
+	}
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' to see every flag.\n", fs.Name(), err, fs.Name())
+	return false, exitUsage
 }
 
 // bind applies a flag's value to the job only when the flag was given, so
@@ -218,15 +253,12 @@ func splitList(s string) []string {
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	f := newRunFlags(stderr)
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	f := newRunFlags()
+	if ok, code := parseFlags(f.fs, args, f.usage, stderr); !ok {
+		return code
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "distill run: unexpected argument %q (flags only; see -h)\n", f.fs.Arg(0))
+		fmt.Fprintf(stderr, "distill run: unexpected argument %q (flags only)\nRun 'distill run -h' to see every flag.\n", f.fs.Arg(0))
 		return exitUsage
 	}
 	var level slog.Level
@@ -236,34 +268,22 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	job := pipeline.DefaultJob()
-	if *f.config != "" {
-		var err error
-		if job, err = pipeline.LoadJobFile(*f.config); err != nil {
-			fmt.Fprintf(stderr, "distill run: %v\n", err)
-			return exitUsage
+	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
+		for _, apply := range f.apply {
+			apply(j)
 		}
-	}
-	for _, apply := range f.apply {
-		apply(&job)
-	}
-	job.Normalize()
-	if err := job.Validate(); err != nil {
-		fmt.Fprintf(stderr, "distill run: the job is not usable:\n%s\n", indent(err.Error()))
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "distill run: %v\n", err)
 		return exitUsage
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C ends the process at once
-		if !*f.quiet {
-			fmt.Fprintln(stderr, "distill: stopping; finished work is being written (Ctrl-C again to abort)")
-		}
-	}()
 
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log}
+	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: version}
 	if !*f.quiet {
 		opt.Status = stderr
 		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
@@ -271,14 +291,26 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep, err := pipeline.Run(ctx, job, opt)
+	stop() // nothing is printed about signals after this
 	if rep != nil {
 		rep.WriteSummary(stdout, job.Out)
 	}
-	if err != nil {
+	return exitCode(rep, err, stderr)
+}
+
+// exitCode prints what the user should do next and returns the exit code.
+func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
+	var ue *pipeline.UsageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "distill run: %v\n", err)
+		return exitUsage
+	case err != nil:
 		fmt.Fprintf(stderr, "distill run: %v\n", err)
 		return exitFailed
-	}
-	switch {
+	case rep.Status == pipeline.StatusStopped && rep.StoppedBy == pipeline.StopBudget:
+		fmt.Fprintf(stderr, "distill run: stopped: %s\nThe budget counts every session of this run, so the same command stops again at once: raise --max-cost-usd or --max-total-tokens (budget: in the job file) and run it again to resume.\n", rep.StopReason)
+		return exitStopped
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)
 		return exitStopped
@@ -288,29 +320,62 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+// watchSignals returns a context that ends on the first signal from sigs,
+// saying so on stderr unless quiet. release stops the delivery of signals to
+// sigs, which gives a second Ctrl-C its default action: the process ends at
+// once. The returned stop function must be called when the work is done; it
+// waits for the watcher, so nothing is printed about signals after it
+// returns (a normal finish never prints "stopping").
+func watchSignals(parent context.Context, sigs <-chan os.Signal, release func(), stderr io.Writer, quiet bool) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-sigs:
+			release()
+			if !quiet {
+				fmt.Fprintln(stderr, "distill: stopping; finished work is being written (Ctrl-C again to abort)")
+			}
+			cancel()
+		case <-done:
+		}
+	})
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			release()
+			cancel()
+		})
+	}
 }
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, cost, ETA.\n\nExample:\n  distill status runs/demo\n\nFlags:\n")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	var dirs []string
+	for {
+		if ok, code := parseFlags(fs, args, usage, stderr); !ok {
+			return code
 		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(dirs) != 1 {
+		fmt.Fprintf(stderr, "distill status: want one run directory, got %d\nUsage: distill status [--json] RUN_DIR (see distill status -h)\n", len(dirs))
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	st, err := pipeline.ReadStatus(fs.Arg(0))
+	st, err := pipeline.ReadStatus(dirs[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed
