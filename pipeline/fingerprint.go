@@ -22,40 +22,41 @@ import (
 type setting struct {
 	path  string // as written in the job file
 	value func(j *Job) string
+	on    func(j *Job) bool // nil: always; else the setting counts only when on (its stage is enabled)
 }
 
 // resultSettings are the job settings that change what a record holds. A
-// disabled stage's settings read "off", so changing them changes nothing.
+// disabled stage's settings do not count, so changing them changes nothing.
 func resultSettings() []setting {
 	s := []setting{
-		{"style", func(j *Job) string { return j.Style }},
-		{"input.source", func(j *Job) string { return j.Input.Source }},
-		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }},
-		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }},
-		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }},
-		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }},
-		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }},
-		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }},
-		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }},
-		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }},
-		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }},
-		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }},
-		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }},
-		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }},
-		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }},
-		{"judge.mode", ifOn(judgeOn, func(j *Job) string { return j.Judge.Mode })},
-		{"judge.drop_invalid", ifOn(judgeOn, func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) })},
-		{"judge.repair_attempts", ifOn(judgeOn, func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) })},
-		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }},
-		{"empirical.alpha", ifOn(empiricalOn, func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) })},
-		{"empirical.repair_attempts", ifOn(empiricalOn, func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) })},
-		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }},
-		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }},
-		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }},
-		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }},
+		{"style", func(j *Job) string { return j.Style }, nil},
+		{"input.source", func(j *Job) string { return j.Input.Source }, nil},
+		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, nil},
+		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, nil},
+		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }, nil},
+		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }, nil},
+		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, nil},
+		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
+		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
+		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
+		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, nil},
+		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, nil},
+		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, nil},
+		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil},
+		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil},
+		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, judgeOn},
+		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, judgeOn},
+		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, judgeOn},
+		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil},
+		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, empiricalOn},
+		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, empiricalOn},
+		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, nil},
+		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, nil},
+		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
+		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil},
 	}
-	s = append(s, stageModelSettings(StageRollout, always, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
-	s = append(s, stageModelSettings(StageDistill, always, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
+	s = append(s, stageModelSettings(StageRollout, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
+	s = append(s, stageModelSettings(StageDistill, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
 	s = append(s, stageModelSettings(StageJudge, judgeOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Judge.Endpoint, &j.Judge.Sampling })...)
 	s = append(s, stageModelSettings(StageEmpirical, empiricalOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Empirical.Endpoint, &j.Empirical.Sampling })...)
 	return s
@@ -70,25 +71,15 @@ func stageModelSettings(stage string, on func(*Job) bool, of func(*Job) (*Endpoi
 		return fmt.Sprint(*p)
 	}
 	return []setting{
-		{stage + ".model", ifOn(on, func(j *Job) string { e, _ := of(j); return e.Model })},
-		{stage + ".temperature", ifOn(on, func(j *Job) string { _, s := of(j); return float(s.Temperature) })},
-		{stage + ".top_p", ifOn(on, func(j *Job) string { _, s := of(j); return float(s.TopP) })},
-		{stage + ".max_tokens", ifOn(on, func(j *Job) string { _, s := of(j); return fmt.Sprint(s.MaxTokens) })},
+		{stage + ".model", func(j *Job) string { e, _ := of(j); return e.Model }, on},
+		{stage + ".temperature", func(j *Job) string { _, s := of(j); return float(s.Temperature) }, on},
+		{stage + ".top_p", func(j *Job) string { _, s := of(j); return float(s.TopP) }, on},
+		{stage + ".max_tokens", func(j *Job) string { _, s := of(j); return fmt.Sprint(s.MaxTokens) }, on},
 	}
 }
 
-func always(*Job) bool        { return true }
 func judgeOn(j *Job) bool     { return j.Judge.Enabled }
 func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
-
-func ifOn(on func(*Job) bool, value func(*Job) string) func(*Job) string {
-	return func(j *Job) string {
-		if !on(j) {
-			return "off"
-		}
-		return value(j)
-	}
-}
 
 // stampVersions records in the job what it was run with besides its
 // settings: the record layout, the answer verifier's policy and the hash of
@@ -118,7 +109,9 @@ func (j *Job) identityLines() []identityLine {
 		out = append(out, identityLine{"versions." + k, j.Versions[k]})
 	}
 	for _, s := range resultSettings() {
-		out = append(out, identityLine{s.path, s.value(j)})
+		if s.on == nil || s.on(j) {
+			out = append(out, identityLine{s.path, s.value(j)})
+		}
 	}
 	for _, k := range sortedKeys(j.TemplateHashes) {
 		out = append(out, identityLine{"template." + k, j.TemplateHashes[k]})
@@ -136,26 +129,19 @@ func (j *Job) Fingerprint() string {
 	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
 }
 
-// ChangedSettings lists, one line each, what differs between the job that
-// made a run directory and this one: "rollout.n: 4 → 6".
+// ChangedSettings lists, one line each, the settings that differ between
+// the job that made a run directory and this one: "rollout.n: 4 → 6".
+// Settings that one of the jobs does not use (those of a disabled stage)
+// are not listed; the switch that disabled them is.
 func ChangedSettings(old, cur *Job) []string {
 	before := map[string]string{}
 	for _, l := range old.identityLines() {
 		before[l.key] = l.value
 	}
 	var out []string
-	seen := map[string]bool{}
 	for _, l := range cur.identityLines() {
-		seen[l.key] = true
-		if was, ok := before[l.key]; !ok {
-			out = append(out, fmt.Sprintf("%s: (not recorded) → %s", l.key, show(l.value)))
-		} else if was != l.value {
+		if was, ok := before[l.key]; ok && was != l.value {
 			out = append(out, fmt.Sprintf("%s: %s → %s", l.key, show(was), show(l.value)))
-		}
-	}
-	for _, l := range old.identityLines() {
-		if !seen[l.key] {
-			out = append(out, fmt.Sprintf("%s: %s → (not used)", l.key, show(l.value)))
 		}
 	}
 	return out

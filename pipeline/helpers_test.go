@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -260,8 +261,8 @@ func chatReply(r *http.Request, content string) *http.Response {
 	})
 	return &http.Response{
 		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": {"application/json"}},
-		Body:    io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)), Request: r,
 	}
 }
 
@@ -308,4 +309,8 @@ func testSeed(t testing.TB) uint64 {
 	}
 	t.Logf("random seed %d (set RUBRICFORGE_TEST_SEED to replay another)", seed)
 	return seed
+}
+
+func slogText(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
