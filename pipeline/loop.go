@@ -98,10 +98,11 @@ func (l *loop) loop(ctx context.Context) error {
 	work := make(chan Problem, 64)
 	results := make(chan outcome, l.report.ProblemsInFlight)
 	var readErr error
-	bg.Go(func() { l.countInput(readCtx) })
+	counted := make(chan struct{})
+	bg.Go(func() { defer close(counted); l.countInput(readCtx) })
 	bg.Go(func() { defer close(work); readErr = l.feed(readCtx, work) })
 	bg.Go(func() { l.work(runCtx, work, results) })
-	fatal := l.collect(ctx, results, func(err error) { cancelRun(err); cancelRead() })
+	fatal := l.collect(ctx, results, counted, func(err error) { cancelRun(err); cancelRead() })
 	cancelRead()
 	bg.Wait()
 
@@ -207,9 +208,10 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 }
 
 // collect takes outcomes until the workers are done, checkpoints, shows
-// progress, and stops admission on Ctrl-C. abort ends the run's requests
-// and its reading after a fatal error, which it returns.
-func (l *loop) collect(ctx context.Context, results <-chan outcome, abort func(error)) error {
+// progress, writes the report once the input is counted, and stops
+// admission on Ctrl-C. abort ends the run's requests and its reading after a
+// fatal error, which it returns.
+func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-chan struct{}, abort func(error)) error {
 	progress := newProgress(l.opt.Status, l.opt.Terminal, l.opt.StatusEvery)
 	defer progress.finish()
 	checkpoint := time.NewTicker(l.job.Output.CheckpointInterval)
@@ -240,6 +242,12 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, abort func(e
 			}
 		case <-statusTick.C:
 			progress.update(l.statusLine())
+		case <-counted: // the total is known: let status show it at once
+			counted = nil
+			l.fillReport()
+			if err := writeReport(l.job.Out, &l.report); err != nil {
+				failRun(err)
+			}
 		case <-interrupted:
 			interrupted = nil
 			l.stop.stopNow("interrupted", StopInterrupt)
