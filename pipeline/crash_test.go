@@ -61,7 +61,7 @@ func TestCrashSafety(t *testing.T) {
 	kills := 0
 	for trial := range 3 {
 		dir := t.TempDir()
-		rows := makeProblems(80)
+		rows := makeProblems(60)
 		input := filepath.Join(dir, "in.jsonl")
 		writeJSONL(t, input, rows)
 		srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
@@ -94,7 +94,7 @@ func TestCrashSafety(t *testing.T) {
 		for cycle := range 3 {
 			from := len(srv.Log())
 			cachedAtStart := cacheLen(t, job.Out)
-			killAfter := 20 + rng.IntN(400) // requests this process may send before it is killed
+			killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
 			killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
 			if killed {
 				kills++
