@@ -247,6 +247,7 @@ func (j *Job) stageModels() map[string][]string {
 func (j *Job) Validate() error {
 	var v validation
 	j.validateInput(&v)
+	j.validateEndpoints(&v)
 	j.validateStages(&v)
 	j.validateLimits(&v)
 	j.validatePrices(&v)
@@ -287,12 +288,7 @@ func (j *Job) validateInput(v *validation) {
 	}
 }
 
-func (j *Job) validateStages(v *validation) {
-	switch j.Style {
-	case schema.StyleSRaR, schema.StyleFactualProcess:
-	default:
-		v.bad("style", "%q is not one of %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess)
-	}
+func (j *Job) validateEndpoints(v *validation) {
 	checkEndpoint := func(stage string, e Endpoint) {
 		if e.BaseURL == "" {
 			v.bad(stage+".base_url", "no endpoint given (use --base-url)")
@@ -312,6 +308,14 @@ func (j *Job) validateStages(v *validation) {
 	}
 	if j.Empirical.Enabled {
 		checkEndpoint(StageEmpirical, j.Empirical.Endpoint)
+	}
+}
+
+func (j *Job) validateStages(v *validation) {
+	switch j.Style {
+	case schema.StyleSRaR, schema.StyleFactualProcess:
+	default:
+		v.bad("style", "%q is not one of %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess)
 	}
 	if j.Rollout.N < 1 || j.Rollout.N > 1024 {
 		v.bad("rollout.n", "%d is outside 1..1024", j.Rollout.N)

@@ -111,88 +111,11 @@ func newRunFlags() *flagSet {
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
 
-	str := func(name, def, help string, set func(j *pipeline.Job, v string)) {
-		bind(f, name, fs.String(name, def, help), set)
-	}
-	integer := func(name string, def int, help string, set func(j *pipeline.Job, v int)) {
-		bind(f, name, fs.Int(name, def, help), set)
-	}
-	float := func(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
-		bind(f, name, fs.Float64(name, def, help), set)
-	}
-	boolean := func(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
-		bind(f, name, fs.Bool(name, def, help), set)
-	}
-	duration := func(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
-		bind(f, name, fs.Duration(name, def, help), set)
-	}
-	int64Flag := func(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
-		bind(f, name, fs.Int64(name, def, help), set)
-	}
 	d := pipeline.DefaultJob()
-
-	str("input", "", "input file(s), JSONL or Parquet, comma-separated; e.g. examples/problems.jsonl", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
-	str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
-	str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
-	str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
-	str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
-	str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
-	str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
-	str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
-	str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
-	str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
-
-	str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
-	str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
-	boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
-	str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
-	for _, st := range []struct {
-		name string
-		ep   func(j *pipeline.Job) *pipeline.Endpoint
-	}{
-		{"distill", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Distill.Endpoint }},
-		{"judge", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Judge.Endpoint }},
-		{"empirical", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Empirical.Endpoint }},
-	} {
-		str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *pipeline.Job, v string) { st.ep(j).BaseURL = v })
-		str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *pipeline.Job, v string) { st.ep(j).Model = v })
-		str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *pipeline.Job, v string) { st.ep(j).APIKeyEnv = v })
-	}
-
-	integer("n", d.Rollout.N, "rollouts per problem", func(j *pipeline.Job, v int) { j.Rollout.N = v })
-	integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
-	float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
-	integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
-	int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
-	integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
-	integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
-	integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
-	boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *pipeline.Job, v bool) { j.Judge.Enabled = v })
-	str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *pipeline.Job, v string) { j.Judge.Mode = v })
-	boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *pipeline.Job, v bool) { j.Judge.DropInvalid = v })
-	boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *pipeline.Job, v bool) { j.Empirical.Enabled = v })
-	float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
-
-	integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
-	integer("problems-in-flight", 0, "problems processed at once (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
-	float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
-	float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
-	duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
-	integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
-	float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
-	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
-	str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
-		for _, m := range splitList(v) {
-			if j.Prices == nil {
-				j.Prices = map[string]pipeline.Price{}
-			}
-			j.Prices[m] = pipeline.Price{}
-		}
-	})
-	integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
-	duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
-	str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
-	str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
+	f.inputFlags(d)
+	f.endpointFlags(d)
+	f.stageFlags(d)
+	f.limitFlags(d)
 
 	f.usage = func(w io.Writer) {
 		fmt.Fprint(w, runUsage)
@@ -202,6 +125,105 @@ func newRunFlags() *flagSet {
 		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run).\n")
 	}
 	return f
+}
+
+// inputFlags binds the flags of the input, the output and the style.
+func (f *flagSet) inputFlags(d pipeline.Job) {
+	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; e.g. examples/problems.jsonl", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
+	f.str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
+	f.str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
+	f.str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
+	f.str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
+	f.str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
+	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
+	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
+	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
+	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
+}
+
+// endpointFlags binds the flags of the endpoints and models of the stages.
+func (f *flagSet) endpointFlags(d pipeline.Job) {
+	f.str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
+	f.str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
+	f.boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
+	f.str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
+	for _, st := range []struct {
+		name string
+		ep   func(j *pipeline.Job) *pipeline.Endpoint
+	}{
+		{"distill", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Distill.Endpoint }},
+		{"judge", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Judge.Endpoint }},
+		{"empirical", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Empirical.Endpoint }},
+	} {
+		f.str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *pipeline.Job, v string) { st.ep(j).BaseURL = v })
+		f.str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *pipeline.Job, v string) { st.ep(j).Model = v })
+		f.str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *pipeline.Job, v string) { st.ep(j).APIKeyEnv = v })
+	}
+}
+
+// stageFlags binds the flags of the stages' settings.
+func (f *flagSet) stageFlags(d pipeline.Job) {
+	f.integer("n", d.Rollout.N, "rollouts per problem", func(j *pipeline.Job, v int) { j.Rollout.N = v })
+	f.integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
+	f.float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
+	f.integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
+	f.int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
+	f.integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
+	f.integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
+	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
+	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *pipeline.Job, v bool) { j.Judge.Enabled = v })
+	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *pipeline.Job, v string) { j.Judge.Mode = v })
+	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *pipeline.Job, v bool) { j.Judge.DropInvalid = v })
+	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *pipeline.Job, v bool) { j.Empirical.Enabled = v })
+	f.float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
+}
+
+// limitFlags binds the flags of limits, budget, output and caching.
+func (f *flagSet) limitFlags(d pipeline.Job) {
+	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
+	f.integer("problems-in-flight", 0, "problems processed at once (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
+	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
+	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
+	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
+	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
+	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
+	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
+		for _, m := range splitList(v) {
+			if j.Prices == nil {
+				j.Prices = map[string]pipeline.Price{}
+			}
+			j.Prices[m] = pipeline.Price{}
+		}
+	})
+	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
+	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
+	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
+	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
+}
+
+func (f *flagSet) str(name, def, help string, set func(j *pipeline.Job, v string)) {
+	bind(f, name, f.fs.String(name, def, help), set)
+}
+
+func (f *flagSet) integer(name string, def int, help string, set func(j *pipeline.Job, v int)) {
+	bind(f, name, f.fs.Int(name, def, help), set)
+}
+
+func (f *flagSet) float(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
+	bind(f, name, f.fs.Float64(name, def, help), set)
+}
+
+func (f *flagSet) boolean(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
+	bind(f, name, f.fs.Bool(name, def, help), set)
+}
+
+func (f *flagSet) duration(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
+	bind(f, name, f.fs.Duration(name, def, help), set)
+}
+
+func (f *flagSet) int64Flag(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
+	bind(f, name, f.fs.Int64(name, def, help), set)
 }
 
 // parseFlags parses args into fs. On -h it prints the full usage; on a bad
