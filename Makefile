@@ -3,7 +3,7 @@ GO      ?= go
 BIN     ?= bin
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/rubricforge/rubricforge/pipeline.ToolVersion=$(VERSION)
+LDFLAGS := -X main.version=$(VERSION)
 
 .DEFAULT_GOAL := help
 

@@ -43,7 +43,7 @@ func (p *progress) interval() time.Duration { return p.every }
 // statusLine is one look at the run's counters.
 type statusLine struct {
 	done, failed, leftOut, inFlight int64
-	total                           int64 // 0 while the input is still being read
+	total                           int64 // 0 while unknown
 	requests, cached                int64
 	tokens                          int64
 	cost                            float64
@@ -102,17 +102,21 @@ func (p *progress) finish() {
 	}
 }
 
-func (l *loop) snapshotLine() statusLine {
+// statusLine is the current state of the run, for the progress output.
+func (l *loop) statusLine() statusLine {
 	l.fillReport()
 	r := &l.report
 	s := statusLine{
 		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
-		inFlight: l.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
+		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD,
 		perMin: r.ProblemsPerMin, eta: r.ETASeconds,
 	}
-	if l.readDone.Load() {
+	switch {
+	case l.input.readDone.Load():
 		s.total = r.Problems.Unique
+	case r.Problems.InputLines > 0:
+		s.total = r.Problems.InputLines - r.Problems.BadLines - r.Problems.Duplicates
 	}
 	return s
 }
