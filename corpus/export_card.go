@@ -62,7 +62,7 @@ var jsonlColumns = []columnDoc{
 	{"usage", "requests, tokens and cost spent on the record"},
 }
 
-// schemaOf is the parquet schema of a format's rows; jsonl's records have
+// schema is the parquet schema of a format's rows; jsonl's records have
 // the shape of the corpus record.
 func (f *exportFormat) schema() *parquet.Schema {
 	switch f.name {
@@ -360,7 +360,7 @@ func (in cardInput) provenance(b *bytes.Buffer) {
 	m, s := in.manifest, in.stats
 	b.WriteString("## Provenance\n\n")
 	fmt.Fprintf(b, "- corpus: `%s`, spec version %s, job fingerprints %s\n", m.Source, m.SpecVersion, joinCode(m.JobFingerprints))
-	fmt.Fprintf(b, "- records: %d in, %d out, %d dropped (rubric no longer holds after dropping invalid items); %d invalid items dropped\n",
+	fmt.Fprintf(b, "- records: %d in, %d out, %d dropped (rubric no longer holds after dropping invalid items); invalid items dropped: %d\n",
 		m.RecordsIn, m.RecordsOut, m.RecordsDropped, m.ItemsDropped)
 	for _, stage := range []string{"rollout", "distill", "judge", "empirical"} {
 		models := "off"
