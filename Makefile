@@ -4,6 +4,8 @@ BIN     ?= bin
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# staticcheck runs through the Go toolchain at a pinned version: nothing to install by hand.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
@@ -16,10 +18,11 @@ build: ## build the commands of cmd/ (now distill) into ./bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-test: ## gofmt check, go vet, every test with the race detector, the arrow-go interop check, the trainer shim tests (python3)
+test: ## gofmt check, go vet, staticcheck, every test with the race detector, the arrow-go interop check, the trainer shim tests (python3)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
 	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
