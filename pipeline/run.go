@@ -281,7 +281,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter) (map[string]*llm.Client, error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients := map[string]*llm.Client{}
-	stages := map[string]Endpoint{StageRollout: job.Rollout.Endpoint, StageDistill: job.Distill.Endpoint, StageJudge: job.Judge.Endpoint, StageEmpirical: job.Empirical.Endpoint}
+	stages := job.endpoints()
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
 		key := fmt.Sprintf("%s\x00%s\x00%v", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens)
