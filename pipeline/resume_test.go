@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -178,5 +180,56 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 	}
 	if again.Problems.Done != reports[0].Problems.Done {
 		t.Errorf("the resumed variant holds %d problems, %d before", again.Problems.Done, reports[0].Problems.Done)
+	}
+}
+
+// TestRetryFailedAsksAgainAfterMalformedReplies: replies that never parsed
+// (after their repairs) are not answers to replay: --retry-failed sends
+// fresh distill requests and the problems succeed; a plain resume before it
+// pays for nothing.
+func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
+	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
+	var mu sync.Mutex
+	broken, distillSent := true, 0
+	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		if kind != llmtest.KindDistillSRaR { // repair turns too: they carry the distill prompt
+			return nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		distillSent++
+		if broken {
+			return chatReply(r, "I would rather not write a rubric."), nil
+		}
+		return nil, nil
+	}
+	first, err := Run(context.Background(), f.job, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.FailuresByStage[StageDistill] == 0 {
+		t.Fatalf("no problem failed at distill with malformed replies: %+v", first.FailuresByStage)
+	}
+
+	mu.Lock()
+	broken, distillSent = false, 0
+	mu.Unlock()
+	plain, err := Run(context.Background(), f.job, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if distillSent != 0 || plain.Problems.Failed != first.Problems.Failed {
+		t.Errorf("a plain resume sent %d distill requests; failed %d, before %d", distillSent, plain.Problems.Failed, first.Problems.Failed)
+	}
+
+	retried, err := Run(context.Background(), f.job, Options{HTTPClient: opt.HTTPClient, RetryFailed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if distillSent < int(first.FailuresByStage[StageDistill]) {
+		t.Errorf("--retry-failed sent %d distill requests for %d problems that failed on malformed replies", distillSent, first.FailuresByStage[StageDistill])
+	}
+	if retried.FailuresByStage[StageDistill] != 0 {
+		t.Errorf("after --retry-failed %d problems still fail at distill: the malformed replies were replayed", retried.FailuresByStage[StageDistill])
 	}
 }
