@@ -247,7 +247,7 @@ func relOf(t token) string {
 }
 
 func (p *parser) parseRel() *node {
-	first := p.parseExpr()
+	first := p.parseRatio()
 	r := relOf(p.peek())
 	if r == "" {
 		return first
@@ -260,7 +260,7 @@ func (p *parser) parseRel() *node {
 		if r == "in" {
 			n.kids = append(n.kids, p.parseUnionOperand())
 		} else {
-			n.kids = append(n.kids, p.parseExpr())
+			n.kids = append(n.kids, p.parseRatio())
 		}
 		r = relOf(p.peek())
 	}
@@ -983,4 +983,20 @@ func (p *parser) parseImplicitArg() *node {
 		return prod
 	}
 	return first
+}
+
+// parseRatio reads a ratio "3:8" or "a:b:c" as a tuple with ':' brackets.
+func (p *parser) parseRatio() *node {
+	first := p.parseExpr()
+	if !p.isOp(":") {
+		return first
+	}
+	n := p.mk(nTuple)
+	n.open, n.close = ':', ':'
+	n.kids = []*node{first}
+	for p.isOp(":") {
+		p.pos++
+		n.kids = append(n.kids, p.parseExpr())
+	}
+	return n
 }

@@ -1,0 +1,568 @@
+package verify
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds of the sentence reader.
+const (
+	maxSegments    = 256  // segments of one sentence
+	maxSentenceLen = 2000 // a longer final sentence is not read
+	keptSentences  = 8    // sentences remembered from the end of a text
+)
+
+type segKind uint8
+
+const (
+	segMath  segKind = iota + 1 // $...$, $$...$$, \(...\), \[...\]; text is the content
+	segWord                     // a word: two or more Latin letters, or letters of another script
+	segPlain                    // numbers, operators, single letters and LaTeX outside math
+	segPunct                    // , ; : — between clauses
+)
+
+type segment struct {
+	kind segKind
+	text string
+}
+
+// segments splits one sentence into math blocks, words, plain math and clause punctuation.
+func segments(s string) []segment {
+	var out []segment
+	i := 0
+	for i < len(s) && len(out) < maxSegments {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case unicode.IsSpace(r) || r == '*':
+			i += sz
+		case r == '$' || strings.HasPrefix(s[i:], `\(`) || strings.HasPrefix(s[i:], `\[`):
+			if body, n, ok := mathBlock(s[i:]); ok {
+				out = append(out, segment{segMath, body})
+				i += n
+				continue
+			}
+			n := plainRun(s[i:])
+			out = append(out, segment{segPlain, s[i : i+n]})
+			i += n
+		case strings.ContainsRune(",;:—，；：", r):
+			out = append(out, segment{segPunct, s[i : i+sz]})
+			i += sz
+		case isWordRune(r) && !plainWordAt(s, i):
+			n := wordRun(s[i:])
+			out = append(out, segment{segWord, s[i : i+n]})
+			i += n
+		default:
+			n := plainRun(s[i:])
+			if n == 0 {
+				n = sz
+			}
+			out = append(out, segment{segPlain, s[i : i+n]})
+			i += n
+		}
+	}
+	return out
+}
+
+// mathBlock reads a math span at the start of s. A "$" pair whose content reads as prose ("$15
+// and $20") is money, not math.
+func mathBlock(s string) (string, int, bool) {
+	body, n, ok := leadingMath(s)
+	if !ok || strings.TrimSpace(body) == "" {
+		return "", 0, false
+	}
+	if s[0] == '$' && !strings.HasPrefix(s, "$$") && hasProseWord(body) {
+		return "", 0, false
+	}
+	return body, n, true
+}
+
+// hasProseWord reports a word of three or more letters that is not a LaTeX command.
+func hasProseWord(s string) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case isLetter(s[i]):
+			if run == 0 && i > 0 && s[i-1] == '\\' {
+				run = -1000 // a command name
+			}
+			run++
+			if run >= 3 {
+				return true
+			}
+		default:
+			run = 0
+		}
+	}
+	return false
+}
+
+// plainWordAt reports whether the letters at s[i:] are math rather than prose: one Latin
+// letter used as a symbol (x = 5, 2x, f(x)) or a function name before its argument.
+func plainWordAt(s string, i int) bool {
+	n := wordRun(s[i:])
+	w := s[i : i+n]
+	after := strings.TrimLeft(s[i+n:], " ")
+	if n == 1 && isLetter(w[0]) {
+		if i > 0 && (isDigit(s[i-1]) || s[i-1] == '\\') {
+			return true
+		}
+		if after == "" {
+			return w != "a" && w != "A" && w != "I"
+		}
+		r, _ := utf8.DecodeRuneInString(after)
+		return !isWordRune(r) && !unicode.IsDigit(r) // "a number", "a 5% chance"
+	}
+	switch w {
+	case "sqrt", "pi", "sin", "cos", "tan", "log", "ln", "exp":
+		return strings.HasPrefix(s[i+n:], "(") || strings.HasPrefix(s[i+n:], "{")
+	}
+	return false
+}
+
+// wordRun is the length of the run of letters at the start of s; Han text and Latin letters
+// are separate runs.
+func wordRun(s string) int {
+	r0, _ := utf8.DecodeRuneInString(s)
+	han := isHan(r0)
+	i := 0
+	for i < len(s) {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		if !(isWordRune(r) || r == '\'' || r == '’') || isHan(r) != han {
+			break
+		}
+		i += sz
+	}
+	return i
+}
+
+// plainRun is the length of plain math at the start of s: numbers, operators, brackets,
+// symbols and LaTeX commands, across spaces while math continues.
+func plainRun(s string) int {
+	i := 0
+	for i < len(s) {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\\':
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if j == i+1 && j < len(s) {
+				j++
+			}
+			for j < len(s) && s[j] == '{' {
+				_, end, _ := braced(s, j)
+				j = end
+			}
+			i = j
+		case r == ' ':
+			rest := strings.TrimLeft(s[i:], " ")
+			if rest == "" || !continuesPlain(rest) {
+				return i
+			}
+			i += len(s[i:]) - len(rest)
+		case r == ',':
+			rest := strings.TrimLeft(s[i+1:], " ")
+			if rest == "" || !continuesPlain(rest) {
+				return i
+			}
+			i++
+		case r == '.':
+			if i+1 < len(s) && isDigit(s[i+1]) {
+				i++
+				continue
+			}
+			return i
+		case r == '$':
+			i++ // money: $15
+		case isWordRune(r):
+			if !plainWordAt(s, i) {
+				return i
+			}
+			i += wordRun(s[i:])
+		case unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{}|!%'_~−×÷·±√π∞≤≥≠≈°²³€£¥₹", r):
+			i += sz
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// continuesPlain reports whether plain math goes on at s (after a space or a comma).
+func continuesPlain(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\", r) {
+		return true
+	}
+	return isWordRune(r) && plainWordAt(s, 0)
+}
+
+// isValueSeg reports whether a segment states a value: math, or plain text with a digit, a
+// LaTeX command or a symbol such as π, or a wrapped choice letter "(C)".
+func isValueSeg(sg segment) bool {
+	switch sg.kind {
+	case segMath:
+		return true
+	case segPlain:
+		t := strings.TrimSpace(sg.text)
+		if len(t) == 3 && t[0] == '(' && t[2] == ')' && t[1] >= 'A' && t[1] <= 'J' {
+			return true
+		}
+		return strings.IndexFunc(t, func(r rune) bool { return unicode.IsDigit(r) || strings.ContainsRune(`\π∞√`, r) }) >= 0
+	}
+	return false
+}
+
+// isProse reports whether s is a sentence rather than a bare answer: two words besides
+// connectors, or one that opens it ("Therefore ...", "小明有15个").
+func isProse(s string) bool {
+	segs := segments(s)
+	words := 0
+	for _, sg := range segs {
+		if sg.kind == segWord && !isConnector(sg.text) {
+			words++
+		}
+	}
+	return words >= 2 || (words == 1 && len(segs) > 1 && segs[0].kind == segWord)
+}
+
+func isConnector(w string) bool {
+	switch strings.ToLower(w) {
+	case "and", "or", "et", "y", "und", "o", "ou", "和", "或", "及", "与":
+		return true
+	}
+	return false
+}
+
+// isHedge reports words that make a clause negated, hedged, conditional or an example: a
+// value stated in such a clause is not the answer.
+func isHedge(w string) bool {
+	switch strings.ToLower(strings.Trim(w, "'’")) {
+	case "not", "no", "never", "neither", "nor", "isn't", "isn’t", "aren't", "wasn't", "weren't", "can't",
+		"cannot", "couldn't", "won't", "wouldn't", "don't", "doesn't", "didn't", "maybe", "perhaps", "possibly",
+		"might", "could", "if", "unless", "suppose", "supposing", "assume", "assuming", "guess",
+		"unsure", "uncertain", "wrong", "incorrect", "instead", "rather", "except", "like", "example",
+		"e.g", "etc", "pas", "non", "ne", "n'est", "nicht", "kein", "keine", "niet",
+		"peut-être", "quizás", "quizá", "tal", "vielleicht", "si", "wenn", "falls", "не", "нет", "ليس", "لا",
+		"ربما", "إذا", "नहीं", "शायद", "अगर", "यदि", "check", "checking", "verify", "verifying", "try", "trying":
+		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
+		for _, n := range [...]string{"不", "非", "没", "可能", "也许", "如果", "假设", "若", "例如"} {
+			if strings.Contains(w, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// planStarts open a clause that says what will be done, not what was found.
+var planStarts = [...]string{
+	"let", "let's", "lets", "we need", "we have to", "we want", "we will", "we'll", "we can", "we should",
+	"i will", "i'll", "i need", "to find", "to compute", "to solve", "to get", "compute", "calculate", "find",
+	"determine", "consider", "recall", "next", "now we", "then we need", "step", "and so on",
+}
+
+func isPlan(words []string) bool {
+	lead := strings.ToLower(strings.Join(words[:min(3, len(words))], " "))
+	for _, p := range planStarts {
+		if lead == p || strings.HasPrefix(lead, p+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// isClauseWord reports words that start a new clause: "but", "however", "mais", "但是".
+func isClauseWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "but", "however", "although", "though", "whereas", "mais", "pero", "sino", "aber", "但", "但是", "而", "then", "so":
+		return true
+	}
+	return false
+}
+
+// numberedWords name things a number only labels: "Step 3", "case 2", "part 1".
+func numberedWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "step", "case", "part", "problem", "question", "equation", "line", "page", "figure", "example",
+		"exercise", "method", "lemma", "theorem", "chapter", "section", "round", "day", "option":
+		return true
+	}
+	return false
+}
+
+// statedValue returns the value a sentence states: the last value of its last clause that is
+// neither negated, hedged, conditional nor a plan. Values joined by "and" or commas make a list;
+// "3 + 4 = 7" states 7.
+func statedValue(s string) (string, bool) {
+	segs := segments(s)
+	if planSentence(segs) || incomplete(sentenceWords(segs)) {
+		return "", false
+	}
+	end := len(segs)
+	for end > 0 {
+		start := clauseStart(segs, end)
+		if v, ok := clauseValue(segs[start:end]); ok {
+			return v, true
+		}
+		end = start
+		for end > 0 && (segs[end-1].kind == segPunct || isClauseWord(segs[end-1].text)) {
+			end--
+		}
+	}
+	return "", false
+}
+
+// clauseStart finds where the clause ending at end begins: after clause punctuation (not a
+// comma between two values) or before a clause word.
+func clauseStart(segs []segment, end int) int {
+	for k := end - 1; k > 0; k-- {
+		prev := segs[k-1]
+		if prev.kind == segPunct {
+			listComma := (prev.text == "," || prev.text == "，") && k >= 2 && isValueSeg(segs[k-2]) && isValueSeg(segs[k])
+			if !listComma {
+				return k
+			}
+		}
+		if prev.kind == segWord && isClauseWord(prev.text) {
+			return k
+		}
+	}
+	return 0
+}
+
+func clauseValue(clause []segment) (string, bool) {
+	var words []string
+	for _, sg := range clause {
+		if sg.kind == segWord {
+			if isHedge(sg.text) {
+				return "", false
+			}
+			words = append(words, sg.text)
+		}
+	}
+	if len(words) > 0 && isPlan(words) || incomplete(words) {
+		return "", false
+	}
+	last := -1
+	for k := len(clause) - 1; k >= 0; k-- {
+		if isValueSeg(clause[k]) && (k == 0 || clause[k-1].kind != segWord || !numberedWord(clause[k-1].text)) {
+			last = k
+			break
+		}
+	}
+	if last < 0 {
+		return "", false
+	}
+	first := last
+	for first >= 2 && isValueSeg(clause[first-2]) &&
+		(clause[first-1].kind == segPunct && clause[first-1].text == "," || clause[first-1].kind == segWord && isConnector(clause[first-1].text)) {
+		first -= 2
+	}
+	var parts []string
+	for k := first; k <= last; k += 2 {
+		if v := valueText(clause[k]); v != "" {
+			parts = append(parts, v)
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	if len(parts) == 1 {
+		return resultOf(parts[0]), true
+	}
+	return strings.Join(parts, ", "), true
+}
+
+// valueText is the answer text of a value segment, without sentence punctuation, a leading
+// "=" or a currency sign.
+func valueText(sg segment) string {
+	t := strings.TrimSpace(sg.text)
+	if sg.kind == segPlain {
+		t = strings.TrimLeft(t, "=:$ ")
+		t = strings.TrimRight(t, ".,; ")
+	}
+	return cleanAnswer(t)
+}
+
+// resultOf reads "3 + 4 = 7" (a computation without symbols on the left) as its result, 7;
+// "x = 5" stays as it is, for Compare reads labels itself.
+func resultOf(v string) string {
+	i := strings.IndexByte(v, '=')
+	if i <= 0 || strings.ContainsAny(v, "<>") {
+		return v
+	}
+	lhs := lex(v[:i], false)
+	if lhs.bad || hasSymbols(lhs.toks) || len(lhs.toks) == 0 {
+		return v
+	}
+	if r := cleanAnswer(v[strings.LastIndexByte(v, '=')+1:]); r != "" {
+		return r
+	}
+	return v
+}
+
+// signOff reports a closing sentence that is not part of the solution.
+func signOff(s string) bool {
+	low := strings.ToLower(strings.TrimLeft(s, " *_"))
+	for _, p := range [...]string{"i hope", "hope this", "hope it", "let me know", "feel free", "thank", "good luck",
+		"cheers", "please let", "enjoy", "happy to help", "if you have"} {
+		if strings.HasPrefix(low, p) {
+			return true
+		}
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0
+}
+
+// fromLastSentence is the last resort of extraction: the value stated in the final sentence.
+func fromLastSentence(text string) (string, bool) {
+	s, several := finalSentence(text)
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
+		return "", false
+	}
+	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, ":") || strings.HasSuffix(s, "：") || strings.HasSuffix(s, "？") {
+		return "", false
+	}
+	if !isProse(s) && (!several || countWords(text, 2) < 2) {
+		return "", false // a bare answer, not a sentence
+	}
+	return statedValue(s)
+}
+
+// finalSentence returns the last sentence of text that is not a sign-off, and whether the text
+// has more than one sentence. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line
+// breaks, outside math.
+func finalSentence(text string) (string, bool) {
+	var spans [keptSentences][2]int
+	n := 0
+	add := func(a, b int) {
+		if strings.TrimSpace(text[a:b]) == "" {
+			return
+		}
+		spans[n%keptSentences] = [2]int{a, b}
+		n++
+	}
+	start := 0
+	display, inline := "", false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case display != "":
+			if strings.HasPrefix(text[i:], display) {
+				i += len(display) - 1
+				display = ""
+			}
+		case c == '\\' && i+1 < len(text):
+			switch text[i+1] {
+			case '[':
+				display = `\]`
+			case '(':
+				inline = true
+			case ')':
+				inline = false
+			}
+			i++
+		case c == '$':
+			if strings.HasPrefix(text[i:], "$$") {
+				display = "$$"
+				i++
+			} else if inline || !moneySign(text, i) {
+				inline = !inline
+			}
+		case c == '\n':
+			inline = false
+			add(start, i)
+			start = i + 1
+		case inline:
+		case (c == '.' || c == '!' || c == '?') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\r'):
+			add(start, i)
+			start = i + 1
+		case c >= utf8.RuneSelf:
+			for _, e := range [...]string{"。", "！", "？", "।"} {
+				if strings.HasPrefix(text[i:], e) {
+					add(start, i)
+					start = i + len(e)
+					i += len(e) - 1
+					break
+				}
+			}
+		}
+	}
+	add(start, len(text))
+	for k := n - 1; k >= 0 && k >= n-keptSentences; k-- {
+		sp := spans[k%keptSentences]
+		if s := text[sp[0]:sp[1]]; !signOff(s) {
+			return s, n > 1
+		}
+	}
+	return "", false
+}
+
+// moneySign reports a "$" that is a currency sign: followed by a digit, with no other "$"
+// later on its line.
+func moneySign(text string, i int) bool {
+	if i+1 >= len(text) || !isDigit(text[i+1]) {
+		return false
+	}
+	line := text[i+1:]
+	if nl := strings.IndexByte(line, '\n'); nl >= 0 {
+		line = line[:nl]
+	}
+	return !strings.Contains(line, "$")
+}
+
+// planSentence reports a sentence that opens with a plan: "Let us check ...: 4 and 5".
+func planSentence(segs []segment) bool {
+	var words []string
+	for _, sg := range segs {
+		if sg.kind != segWord {
+			break
+		}
+		words = append(words, sg.text)
+	}
+	return len(words) > 0 && isPlan(words)
+}
+
+// incomplete reports "and so on", "and so forth": the clause lists examples.
+func incomplete(words []string) bool {
+	for k := 1; k < len(words); k++ {
+		if strings.EqualFold(words[k-1], "so") && (strings.EqualFold(words[k], "on") || strings.EqualFold(words[k], "forth")) {
+			return true
+		}
+	}
+	return false
+}
+
+// countWords counts words of two or more letters in text, stopping at limit.
+func countWords(text string, limit int) int {
+	n, run := 0, 0
+	for _, r := range text {
+		if isWordRune(r) {
+			run++
+			if run == 2 || r >= utf8.RuneSelf && run == 1 {
+				n++
+				if n >= limit {
+					return n
+				}
+			}
+			continue
+		}
+		run = 0
+	}
+	return n
+}
+
+func sentenceWords(segs []segment) []string {
+	var words []string
+	for _, sg := range segs {
+		if sg.kind == segWord {
+			words = append(words, sg.text)
+		}
+	}
+	return words
+}
