@@ -234,14 +234,24 @@ func negatedAfter(toks []ctok, i int) bool {
 
 // predChoice finds the choice letters a prediction asserts: letters after a negation or a hedge
 // in the same clause ("not A", "maybe B", "la réponse est C et non A"), letters denied by what
-// follows them ("A is wrong") and letters inside an explanation ("because B ...") do not count.
+// follows them ("A is wrong"), letters inside an explanation ("because B ...") and inside a
+// parenthetical remark ("D (A and B ignore friction)") do not count.
 // It returns the letter and how many distinct letters are asserted.
 func predChoice(s string) (byte, int) {
 	toks := choiceTokens(s)
 	var letter byte
 	count := 0
 	negated, explaining := false, false
+	remark := 0 // depth of parenthetical remarks: "D (A and B ignore friction)"
 	for i, t := range toks {
+		switch {
+		case t.text == "(" && !(i+2 < len(toks) && toks[i+1].letter && toks[i+2].text == ")"):
+			remark++
+			continue
+		case t.text == ")" && remark > 0 && !(i >= 2 && toks[i-1].letter && toks[i-2].text == "("):
+			remark--
+			continue
+		}
 		if clause, sentence := clauseEnd(t.text); clause {
 			negated = false
 			if sentence {
@@ -258,7 +268,7 @@ func predChoice(s string) (byte, int) {
 			continue
 		}
 		l, ok := choiceAt(toks, i)
-		if !ok || negated || explaining || negatedAfter(toks, i) {
+		if !ok || negated || explaining || remark > 0 || negatedAfter(toks, i) {
 			continue
 		}
 		if count == 0 || l != letter {

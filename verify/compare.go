@@ -60,8 +60,8 @@ func Compare(gold, pred string) (res Result) {
 		res.Extracted, res.Extraction = true, how
 	}
 	ga, pa := prepare(g), prepare(p)
-	res.Gold, res.Pred = ga.display(), pa.display()
 	res.Equal, res.Method, res.Reason = decide(&ga, &pa)
+	res.Gold, res.Pred = ga.display(), pa.display()
 	if res.Extraction == ByLastSentence {
 		res.Method = ByLastSentence
 	}
@@ -167,8 +167,9 @@ func decide(g, p *answer) (bool, string, string) {
 }
 
 // decideCommas settles numbers such as 3,75 that read either as a decimal comma or as a list:
-// against a single value they are decimals, against a list they are lists; when both sides are
-// ambiguous, both readings must agree.
+// against a single value they are decimals (the answer is replaced by that reading), against a
+// list, a tuple or a set they are lists; when both sides are ambiguous, both readings must
+// agree.
 func decideCommas(g, p *answer) (bool, string, string) {
 	switch {
 	case g.commaAmbig && p.commaAmbig:
@@ -179,25 +180,18 @@ func decideCommas(g, p *answer) (bool, string, string) {
 		}
 		return eq, m, r
 	case g.commaAmbig && singleValue(p.toks):
-		gd := prepareWith(g.src, true)
-		return decideShapes(&gd, p)
+		*g = prepareWith(g.src, true)
 	case p.commaAmbig && singleValue(g.toks):
-		pd := prepareWith(p.src, true)
-		return decideShapes(g, &pd)
+		*p = prepareWith(p.src, true)
 	}
 	return decideShapes(g, p)
 }
 
-// singleValue reports whether the tokens hold no list separator outside brackets.
+// singleValue reports whether the tokens hold no list separator, inside brackets or not: a
+// tuple, a set or an interval is not a single value.
 func singleValue(toks []token) bool {
-	depth := 0
 	for _, t := range toks {
-		switch {
-		case t.kind == tOp && (t.text == "(" || t.text == "[" || t.text == "{"), t.kind == tCmd && t.text == "{":
-			depth++
-		case t.kind == tOp && (t.text == ")" || t.text == "]" || t.text == "}"), t.kind == tCmd && t.text == "}":
-			depth--
-		case depth == 0 && (isOpTok(t, ",") || isOpTok(t, ";") || isSepWord(t)):
+		if isOpTok(t, ",") || isOpTok(t, ";") || isSepWord(t) {
 			return false
 		}
 	}

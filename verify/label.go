@@ -24,6 +24,8 @@ func isLabel(n *node) bool {
 		return isSymbolProduct(n.kids[0]) && isSymbolProduct(n.kids[1])
 	case nAbs:
 		return isLabel(n.kids[0])
+	case nFunc:
+		return len(n.kids) == 1 && symbolsOnly(n.kids) // \sin\theta
 	case nTuple:
 		if (n.open != '(' || n.close != ')') && n.open != ':' {
 			return false
@@ -35,7 +37,7 @@ func isLabel(n *node) bool {
 
 func symbolsOnly(kids []*node) bool {
 	for _, k := range kids {
-		if k.op != nVar {
+		if k.op != nVar || k.lit == wordVar {
 			return false
 		}
 	}

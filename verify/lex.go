@@ -283,6 +283,10 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 			return j
 		}
 	}
+	if n := perCent(s, j); n > 0 && (strings.EqualFold(w, "per") || strings.EqualFold(w, "pour")) {
+		lx.percent = true
+		return j + n
+	}
 	if isCurrencyWord(w) {
 		if j < len(s) && s[j] == '.' {
 			j++
@@ -590,6 +594,8 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 			return k + 1
 		}
 		lx.emit(tCmd, "not", false)
+	case "angle", "measuredangle", "triangle", "sphericalangle":
+		lx.space = true
 	case "vec", "overline", "overrightarrow", "overleftrightarrow", "hat", "widehat", "bar", "tilde", "widetilde", "underline":
 		arg, end, _ := braced(s, j)
 		lx.run(arg, mode)
@@ -982,7 +988,7 @@ func dottedThousands(s string, start, j int, top bool) (int, string, bool) {
 
 func isApproxWord(w string) bool {
 	switch strings.ToLower(w) {
-	case "approximately", "approx", "roughly", "circa", "environ", "aproximadamente", "约", "大约", "约为", "約", "大約",
+	case "approximately", "approx", "roughly", "about", "around", "nearly", "circa", "environ", "aproximadamente", "约", "大约", "约为", "約", "大約",
 		"约等于", "approssimativamente", "ungefähr", "etwa":
 		return true
 	}
@@ -1069,4 +1075,13 @@ func isCurrencyWord(w string) bool {
 		return true
 	}
 	return false
+}
+
+// perCent returns the length of " cent" at s[j:] (after "per" or "pour"), or 0.
+func perCent(s string, j int) int {
+	k := j + countSpaces(s[j:])
+	if k > j && hasPrefixFold(s[k:], "cent") && (k+4 == len(s) || !isLetter(s[k+4])) {
+		return k + 4 - j
+	}
+	return 0
 }

@@ -32,6 +32,9 @@ const (
 	nMatrix                   // rows x cols, kids row-major
 )
 
+// wordVar marks, in lit, a variable that was written as a word ("total", "Let").
+const wordVar = "word"
+
 type node struct {
 	op    nodeOp
 	name  string
@@ -200,7 +203,7 @@ func meaningWord(w string) bool {
 		"trillion", "dozen", "dozens", "squared", "cubed", "times", "plus", "minus", "over",
 		"divided", "half", "halves", "twice", "thrice", "double", "triple", "impossible",
 		"undefined", "infinite", "to", "out", "with", "remainder", "if", "when", "unless", "but",
-		"only", "at", "least", "most", "between", "from", "negative", "positive", "approximately":
+		"only", "at", "least", "most", "between", "from", "negative", "positive", "am", "pm":
 		return true
 	}
 	return false
@@ -545,6 +548,7 @@ func (p *parser) parsePrimary() *node {
 		p.pos++
 		n := p.mk(nVar)
 		n.name = strings.ToLower(t.text)
+		n.lit = wordVar
 		return n
 	case tCmd:
 		return p.parseCmd(t)

@@ -77,12 +77,17 @@ func mathBlock(s string) (string, int, bool) {
 	return body, n, true
 }
 
-// hasProseWord reports a word of three or more letters that is not a LaTeX command.
+// hasProseWord reports a word of three or more letters outside braces that is not a LaTeX
+// command.
 func hasProseWord(s string) bool {
-	run := 0
+	run, depth := 0, 0
 	for i := 0; i < len(s); i++ {
-		switch {
-		case isLetter(s[i]):
+		switch c := s[i]; {
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case isLetter(c) && depth == 0:
 			if run == 0 && i > 0 && s[i-1] == '\\' {
 				run = -1000 // a command name
 			}
@@ -90,9 +95,9 @@ func hasProseWord(s string) bool {
 			if run >= 3 {
 				return true
 			}
-		default:
-			run = 0
+			continue
 		}
+		run = 0
 	}
 	return false
 }
@@ -103,6 +108,9 @@ func plainWordAt(s string, i int) bool {
 	n := wordRun(s[i:])
 	w := s[i : i+n]
 	after := strings.TrimLeft(s[i+n:], " ")
+	if n <= 3 && isASCIIWord(w) && after != "" && strings.IndexByte("=<>^_", after[0]) >= 0 && !strings.HasPrefix(after, "=>") {
+		return true // AB = 4, ab^2
+	}
 	if n == 1 && isLetter(w[0]) {
 		if i > 0 && (isDigit(s[i-1]) || s[i-1] == '\\') {
 			return true
@@ -176,6 +184,12 @@ func plainRun(s string) int {
 			return i
 		case r == '$':
 			i++ // money: $15
+		case r == '&':
+			_, n := htmlEntity(s[i:])
+			if n == 0 {
+				return i
+			}
+			i += n
 		case isWordRune(r):
 			if !plainWordAt(s, i) {
 				return i
@@ -215,17 +229,19 @@ func isValueSeg(sg segment) bool {
 	return false
 }
 
-// isProse reports whether s is a sentence rather than a bare answer: two words besides
-// connectors, or one that opens it ("Therefore ...", "小明有15个").
+// isProse reports whether s is a sentence rather than a bare answer: a word other than a
+// connector comes before its first value ("Therefore the probability is 3/8", "小明有15个"),
+// unlike "12 apples", "28 per cent" or "3 apples and 4 oranges".
 func isProse(s string) bool {
-	segs := segments(s)
-	words := 0
-	for _, sg := range segs {
-		if sg.kind == segWord && !isConnector(sg.text) {
-			words++
+	for _, sg := range segments(s) {
+		switch {
+		case isValueSeg(sg):
+			return false
+		case sg.kind == segWord && !isConnector(sg.text):
+			return true
 		}
 	}
-	return words >= 2 || (words == 1 && len(segs) > 1 && segs[0].kind == segWord)
+	return false
 }
 
 func isConnector(w string) bool {
@@ -242,11 +258,13 @@ func isHedge(w string) bool {
 	switch strings.ToLower(strings.Trim(w, "'’")) {
 	case "not", "no", "never", "neither", "nor", "isn't", "isn’t", "aren't", "wasn't", "weren't", "can't",
 		"cannot", "couldn't", "won't", "wouldn't", "don't", "doesn't", "didn't", "maybe", "perhaps", "possibly",
-		"might", "could", "if", "unless", "suppose", "supposing", "assume", "assuming", "guess",
+		"might", "could", "if", "unless", "suppose", "supposing", "assume", "assuming",
 		"unsure", "uncertain", "wrong", "incorrect", "instead", "rather", "except", "like", "example",
 		"e.g", "etc", "pas", "non", "ne", "n'est", "nicht", "kein", "keine", "niet",
 		"peut-être", "quizás", "quizá", "tal", "vielleicht", "si", "wenn", "falls", "не", "нет", "ليس", "لا",
-		"ربما", "إذا", "नहीं", "शायद", "अगर", "यदि", "check", "checking", "verify", "verifying", "try", "trying":
+		"ربما", "إذا", "नहीं", "शायद", "अगर", "यदि", "check", "checking", "verify", "verifying", "try", "trying",
+		"think", "believe", "guess", "probably", "likely", "about", "around", "approximately", "approx", "roughly",
+		"nearly", "almost", "estimate", "estimated", "consider", "considering", "prove", "show":
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
@@ -306,7 +324,7 @@ func statedValue(s string) (string, bool) {
 	end := len(segs)
 	for end > 0 {
 		start := clauseStart(segs, end)
-		if v, ok := clauseValue(segs[start:end]); ok {
+		if v, ok := clauseValue(segs[start:end]); ok && !conditionalAt(segs, start) {
 			return v, true
 		}
 		end = start
@@ -350,7 +368,8 @@ func clauseValue(clause []segment) (string, bool) {
 	}
 	last := -1
 	for k := len(clause) - 1; k >= 0; k-- {
-		if isValueSeg(clause[k]) && (k == 0 || clause[k-1].kind != segWord || !numberedWord(clause[k-1].text)) {
+		if isValueSeg(clause[k]) && (k == 0 || clause[k-1].kind != segWord || !numberedWord(clause[k-1].text)) &&
+			(k+1 == len(clause) || clause[k+1].kind != segWord || !metaNoun(clause[k+1].text)) {
 			last = k
 			break
 		}
@@ -369,11 +388,11 @@ func clauseValue(clause []segment) (string, bool) {
 			parts = append(parts, v)
 		}
 	}
-	if len(parts) == 0 {
-		return "", false
+	if len(parts) == 0 || strings.HasPrefix(parts[0], "≈") || strings.HasPrefix(parts[0], `\approx`) {
+		return "", false // an approximation note
 	}
 	if len(parts) == 1 {
-		return resultOf(parts[0]), true
+		return resultOf(parts[0], curveWord(words)), true
 	}
 	return strings.Join(parts, ", "), true
 }
@@ -389,21 +408,67 @@ func valueText(sg segment) string {
 	return cleanAnswer(t)
 }
 
-// resultOf reads "3 + 4 = 7" (a computation without symbols on the left) as its result, 7;
-// "x = 5" stays as it is, for Compare reads labels itself.
-func resultOf(v string) string {
+// resultOf reads what a computed value states: "3 + 4 = 7" is 7, and so is "a + b = 7" (the
+// quantity asked for, written out) unless the sentence speaks of an equation or a curve. A
+// label ("x = 5") or an equation with numbers on the left ("2x = 4", "x^2 + y^2 = 25") stays as
+// it is, for Compare reads labels itself.
+func resultOf(v string, curve bool) string {
 	i := strings.IndexByte(v, '=')
 	if i <= 0 || strings.ContainsAny(v, "<>") {
 		return v
 	}
+	rhs := cleanAnswer(v[strings.LastIndexByte(v, '=')+1:])
 	lhs := lex(v[:i], false)
-	if lhs.bad || hasSymbols(lhs.toks) || len(lhs.toks) == 0 {
+	if rhs == "" || lhs.bad || len(lhs.toks) == 0 {
 		return v
 	}
-	if r := cleanAnswer(v[strings.LastIndexByte(v, '=')+1:]); r != "" {
-		return r
+	if !hasSymbols(lhs.toks) {
+		return rhs
 	}
-	return v
+	if curve || hasNumber(lhs.toks) || symbolCount(lhs.toks) < 2 {
+		return v
+	}
+	if r := lex(rhs, false); r.bad || hasSymbols(r.toks) {
+		return v
+	}
+	if _, ok := parse(lhs.toks); !ok {
+		return v
+	}
+	if n, _ := parse(lhs.toks); isLabel(n) {
+		return v
+	}
+	return rhs
+}
+
+func hasNumber(toks []token) bool {
+	for _, t := range toks {
+		if t.kind == tNum {
+			return true
+		}
+	}
+	return false
+}
+
+func symbolCount(toks []token) int {
+	n := 0
+	for _, t := range toks {
+		if t.kind == tIdent && !t.fromText {
+			n++
+		}
+	}
+	return n
+}
+
+// curveWord reports words that make "... = 25" an equation to keep whole.
+func curveWord(words []string) bool {
+	for _, w := range words {
+		switch strings.ToLower(w) {
+		case "equation", "equations", "line", "circle", "curve", "plane", "parabola", "ellipse", "hyperbola",
+			"graph", "locus", "relation", "relationship", "équation", "ecuación", "方程", "方程为", "方程是":
+			return true
+		}
+	}
+	return false
 }
 
 // signOff reports a closing sentence that is not part of the solution.
@@ -565,4 +630,48 @@ func sentenceWords(segs []segment) []string {
 		}
 	}
 	return words
+}
+
+func isASCIIWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if !isLetter(w[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// metaNoun names parts of the solution rather than the quantity asked for: "2 cases",
+// "3 steps".
+func metaNoun(w string) bool {
+	switch strings.ToLower(w) {
+	case "case", "cases", "subcase", "subcases", "step", "steps", "part", "parts", "stage", "stages",
+		"scenario", "scenarios", "method", "methods", "approach", "approaches", "condition", "conditions",
+		"equation", "equations", "lemma", "lemmas", "claim", "claims":
+		return true
+	}
+	return false
+}
+
+// conditionalAt reports whether a clause starting at segs[start] is the consequence of a
+// condition ("If the side were 2, the perimeter would be 6"): an "if" earlier in the sentence
+// that no "but", "so" or "therefore" has closed.
+func conditionalAt(segs []segment, start int) bool {
+	cond := false
+	for _, sg := range segs[:start] {
+		if sg.kind != segWord {
+			continue
+		}
+		switch strings.ToLower(sg.text) {
+		case "if", "suppose", "supposing", "assume", "assuming", "unless", "si", "wenn", "falls", "إذا", "अगर", "यदि":
+			cond = true
+		case "but", "however", "so", "thus", "therefore", "hence", "since", "mais", "pero", "aber", "donc", "但", "但是", "所以", "因此":
+			cond = false
+		default:
+			if r, _ := utf8.DecodeRuneInString(sg.text); isHan(r) && (strings.Contains(sg.text, "如果") || strings.Contains(sg.text, "假设")) {
+				cond = true
+			}
+		}
+	}
+	return cond
 }

@@ -184,8 +184,8 @@ func markerRest(text string, i, k int) (string, bool) {
 		return "", false
 	case strings.HasPrefix(text[j:], `\[`) || strings.HasPrefix(text[j:], "$$") ||
 		strings.HasPrefix(text[j:], `\(`) || text[j] == '$':
-		// "Answer \[ 42 \]", "**Final answer** $42$"
-		if headingBefore(text, i) {
+		// "Answer \[ 42 \]", "**Final answer** $42$"; inline math must end its line.
+		if headingBefore(text, i) && (strings.HasPrefix(text[j:], `\[`) || strings.HasPrefix(text[j:], "$$") || mathEndsLine(text[j:])) {
 			return text[j:], true
 		}
 		return "", false
@@ -319,10 +319,13 @@ func mathList(s string) ([]string, bool) {
 func cutExplanation(line string) string {
 	low := strings.ToLower(line)
 	cut := len(line)
-	for _, m := range [...]string{" i hope", " because", " since", ", which", ", as ", ", so ", "; ", " (since", " (as", " (because", " (from", " (which", " car ", " porque ", " parce que", "，因为", " 因为"} {
+	for _, m := range [...]string{" i hope", " because", " since", ", which", ", as ", ", so ", ", not ", " not ", " et non ", " y no ", " e não ", " und nicht ", " rather than ", " instead of ", "，而不是", "，不是", "。不是", "而不是", "; ", " (since", " (as", " (because", " (from", " (which", " car ", " porque ", " parce que", "，因为", " 因为"} {
 		if k := strings.Index(low, m); k > 0 && k < cut {
 			cut = k
 		}
+	}
+	if k := remarkStart(line); k > 0 && k < cut {
+		cut = k
 	}
 	return line[:cut]
 }
@@ -382,7 +385,7 @@ func answerLike(a string) bool {
 	if sp := strings.IndexAny(fw, " ,"); sp >= 0 {
 		fw = fw[:sp]
 	}
-	lfw := strings.ToLower(fw)
+	lfw := strings.ToLower(strings.Trim(fw, "(*_"))
 	if isStopWord(lfw) || ((lfw == "a" || lfw == "an") && len(fw) < len(a)) {
 		return false
 	}
@@ -390,4 +393,38 @@ func answerLike(a string) bool {
 		return true
 	}
 	return len(strings.Fields(a)) <= 4
+}
+
+// mathEndsLine reports whether s opens an inline math span that only punctuation follows on
+// its line ("$42$.").
+func mathEndsLine(s string) bool {
+	_, n, ok := leadingMath(s)
+	if !ok {
+		return false
+	}
+	rest := s[n:]
+	if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+		rest = rest[:nl]
+	}
+	return strings.Trim(rest, " \t\r.!*。") == ""
+}
+
+// remarkStart finds a parenthetical remark after the answer, " (A and B ignore friction)",
+// and returns where it starts, or -1; "(B)", "(1, 2)" and "(mod 7)"-like short math stay.
+func remarkStart(line string) int {
+	for k := 1; k+3 < len(line); k++ {
+		if line[k] != '(' || line[k-1] != ' ' {
+			continue
+		}
+		words := 0
+		for _, w := range strings.FieldsFunc(line[k+1:], func(r rune) bool { return r == ' ' || r == ')' || r == ',' || r == ';' }) {
+			if len(w) >= 3 && isASCIIWord(w) {
+				words++
+			}
+		}
+		if words >= 2 {
+			return k
+		}
+	}
+	return -1
 }

@@ -42,6 +42,7 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
+  distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
@@ -58,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
+	case "verify":
+		return verifyCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "distill", pipeline.ToolVersion)
 		return exitOK
