@@ -73,6 +73,7 @@ func choiceLetter(t token, wrapped bool) (byte, bool) {
 type ctok struct {
 	text   string
 	letter bool // a lone ASCII letter
+	spaced bool // a space or dropped markup came before it
 }
 
 // choiceTokens splits a prediction into words and punctuation, with LaTeX commands, braces
@@ -80,6 +81,11 @@ type ctok struct {
 // separate words (答案是B).
 func choiceTokens(s string) []ctok {
 	var out []ctok
+	spaced := true
+	add := func(text string) {
+		out = append(out, ctok{text: text, letter: len(text) == 1 && isLetter(text[0]), spaced: spaced})
+		spaced = false
+	}
 	for i := 0; i < len(s) && len(out) < 256; {
 		r, sz := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -91,9 +97,9 @@ func choiceTokens(s string) []ctok {
 			if j == i+1 {
 				j++
 			}
-			i = j
+			i, spaced = j, true
 		case r == '{' || r == '}' || r == '$' || r == '*' || unicode.IsSpace(r):
-			i += sz
+			i, spaced = i+sz, true
 		case isWordRune(r) || r == '\'' || r == '’':
 			j := i
 			han := isHan(r)
@@ -104,11 +110,10 @@ func choiceTokens(s string) []ctok {
 				}
 				j += qs
 			}
-			w := s[i:j]
-			out = append(out, ctok{text: w, letter: len(w) == 1 && isLetter(w[0])})
+			add(s[i:j])
 			i = j
 		default:
-			out = append(out, ctok{text: s[i : i+sz]})
+			add(s[i : i+sz])
 			i += sz
 		}
 	}
@@ -187,6 +192,12 @@ func choiceAt(toks []ctok, i int) (byte, bool) {
 	}
 	lowerOK := c >= 'a' && c <= 'j'
 	upperOK := c >= 'A' && c <= 'J'
+	if prev != "" && (strings.ContainsAny(prev[len(prev)-1:], "0123456789%") || prev == "°" || prev == "º") {
+		return 0, false // 30°C, 1.5E3
+	}
+	if prev == "(" && !toks[i-1].spaced && i >= 2 && functionName(toks[i-2].text) {
+		return 0, false // P(A), f(b), Var(X)
+	}
 	if (prev == "(" || prev == "[") && (next == ")" || next == "]") {
 		if lowerOK {
 			return c - 32, true
@@ -313,4 +324,18 @@ func textKey(toks []token) string {
 		}
 	}
 	return b.String()
+}
+
+// functionName reports a word that, written right before "(", applies a function to a letter
+// rather than opening a choice: P(A), f(b), Var(X), sin(B). Other words ("Option(D)", "选(C)")
+// do not.
+func functionName(w string) bool {
+	if len(w) == 1 {
+		return isLetter(w[0])
+	}
+	switch w {
+	case "Pr", "Var", "Cov", "sin", "cos", "tan", "log", "ln", "exp", "det":
+		return true
+	}
+	return false
 }
