@@ -279,8 +279,8 @@ func isHedge(w string) bool {
 
 // planStarts open a clause that says what will be done, not what was found.
 var planStarts = [...]string{
-	"let", "let's", "lets", "we need", "we have to", "we want", "we will", "we'll", "we can", "we should",
-	"i will", "i'll", "i need", "to find", "to compute", "to solve", "to get", "compute", "calculate", "find",
+	"let", "let's", "lets", "we need to", "we have to", "we want", "we will", "we'll", "we can", "we should",
+	"i will", "i'll", "i need to", "to find", "to compute", "to solve", "to get", "compute", "calculate", "find",
 	"determine", "consider", "recall", "next", "now we", "then we need", "step", "and so on",
 }
 
@@ -363,7 +363,7 @@ func clauseValue(clause []segment) (string, bool) {
 			words = append(words, sg.text)
 		}
 	}
-	if len(words) > 0 && isPlan(words) || incomplete(words) {
+	if len(words) > 0 && isPlan(words) || incomplete(words) || procedural(clause, words) {
 		return "", false
 	}
 	last := -1
@@ -674,4 +674,37 @@ func conditionalAt(segs []segment, start int) bool {
 		}
 	}
 	return cond
+}
+
+// procedural reports a clause that describes a step ("Then we divide by 3") rather than a
+// result: "we" or "I" and a verb of calculation, with no verb of result ("to get", "gives") and
+// no worked equation ("we divide 6 by 3 = 2"; "we set x = 5" is still a step).
+func procedural(clause []segment, words []string) bool {
+	step := false
+	for k := 0; k+1 < len(words); k++ {
+		if w := strings.ToLower(words[k]); w == "we" || w == "i" {
+			switch strings.ToLower(words[k+1]) {
+			case "divide", "multiply", "add", "subtract", "compute", "calculate", "substitute", "plug", "apply",
+				"use", "simplify", "solve", "factor", "expand", "rewrite", "set", "take", "consider", "check",
+				"verify", "try", "start", "begin", "note", "recall", "square", "differentiate", "integrate",
+				"combine", "move", "isolate", "write", "denote", "define", "round", "convert":
+				step = true
+			}
+		}
+	}
+	if !step {
+		return false
+	}
+	for _, w := range words {
+		switch strings.ToLower(w) {
+		case "get", "gets", "got", "gives", "give", "yields", "obtain", "obtains", "find", "is", "are", "equals", "makes", "have", "has":
+			return false
+		}
+	}
+	for _, sg := range clause {
+		if lhs, _, ok := strings.Cut(sg.text, "="); ok && sg.kind != segWord && strings.ContainsAny(lhs, "0123456789") {
+			return false
+		}
+	}
+	return true
 }
