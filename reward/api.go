@@ -43,24 +43,21 @@ func decodeJSON(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return bad("the request body is empty; expected a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syn):
-			return bad("the request body is not valid JSON at byte %d: %v", syn.Offset, err)
-		case errors.As(err, &typ) && typ.Field != "":
-			return bad("%s: expected %s, got a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
-		case errors.As(err, &typ):
-			return bad("the request body must be a JSON object, got a JSON %s", typ.Value)
-		}
-		return bad("the request body is not valid JSON: %v", err)
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
 	}
-	if dec.More() {
-		return bad("the request body holds more than one JSON value")
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return bad("the request body is not valid JSON at byte %d: %v", syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field != "":
+		return bad("%s: expected %s, got a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.As(err, &typ):
+		return bad("the request body must be a JSON object, got a JSON %s", typ.Value)
 	}
-	return nil
+	return bad("the request body is not valid JSON: %v", err)
 }
 
 func jsonKind(goKind string) string {

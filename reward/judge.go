@@ -112,6 +112,19 @@ func (j *Judge) Stats() JudgeStats {
 	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached}
 }
 
+// Cached returns the verdicts on r held in memory, without calling the
+// endpoint.
+func (j *Judge) Cached(question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, bool) {
+	key := j.key(question, items, r.Response)
+	j.mu.Lock()
+	v, ok := j.cache.get(key)
+	j.mu.Unlock()
+	if ok {
+		j.memHits.Add(1)
+	}
+	return v, ok
+}
+
 // Verdicts judges r against items (one verdict per item, in item order). An
 // error says why there are no verdicts: the endpoint failed, the reply did
 // not parse after every repair, or ctx ended.

@@ -323,14 +323,11 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	rs := make([]Rollout, len(responses))
-	var wg sync.WaitGroup
+	labs := make([]*schema.Label, len(responses))
 	for i, text := range responses {
-		wg.Go(func() {
-			rs[i] = Analyze(text, lab.GroundTruth)
-			s.judge(ctx, lab, &rs[i])
-		})
+		rs[i], labs[i] = Analyze(text, lab.GroundTruth), lab
 	}
-	wg.Wait()
+	s.judgeAll(ctx, labs, rs)
 	g := ScoreGroup(s.cfg.Params, scheme, lab, rs)
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
@@ -345,11 +342,12 @@ type groupJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
-// scoreItems scores items independently, judging them concurrently (the
-// judge bounds its own concurrency).
+// scoreItems scores items independently.
 func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 	out := make([]Result, len(items))
-	var wg sync.WaitGroup
+	labs := make([]*schema.Label, len(items))
+	schemes := make([]string, len(items))
+	rs := make([]Rollout, len(items))
 	for i := range items {
 		it := &items[i]
 		if it.err != "" {
@@ -357,22 +355,41 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 			continue
 		}
 		lab, msg := s.resolve(it)
-		scheme := s.scheme(it.scheme, lab)
+		schemes[i] = s.scheme(it.scheme, lab)
 		if lab == nil {
-			out[i] = ErrorResult(it.requestID, it.problemID, scheme, msg)
+			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
 			continue
 		}
-		wg.Go(func() {
-			r := Analyze(it.response, lab.GroundTruth)
-			s.judge(ctx, lab, &r)
-			out[i] = Score(s.cfg.Params, scheme, lab, &r, nil)
-			out[i].RequestID = it.requestID
-		})
+		labs[i], rs[i] = lab, Analyze(it.response, lab.GroundTruth)
 	}
-	wg.Wait()
+	s.judgeAll(ctx, labs, rs)
+	for i := range items {
+		if labs[i] != nil {
+			out[i] = Score(s.cfg.Params, schemes[i], labs[i], &rs[i], nil)
+			out[i].RequestID = items[i].requestID
+		}
+	}
 	s.m.results(out)
 	s.noteErrors(out)
 	return out
+}
+
+// judgeAll fills the verdicts of every rollout with a label: from the
+// judge's memory at once, the others concurrently (the judge bounds its own
+// concurrency).
+func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollout) {
+	var wg sync.WaitGroup
+	for i, lab := range labs {
+		if lab == nil {
+			continue
+		}
+		if v, ok := s.cfg.Judge.Cached(lab.Question, lab.Rubric, &rs[i]); ok {
+			rs[i].Verdicts = v
+			continue
+		}
+		wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
+	}
+	wg.Wait()
 }
 
 // judge fills r's verdicts, or its judge error.

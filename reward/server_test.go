@@ -199,8 +199,11 @@ func TestJudgeFailureIsAnswered(t *testing.T) {
 	if grounded.JudgeOK || grounded.Reward != 0 {
 		t.Errorf("grounded: %+v; want judge_ok false and 0", grounded)
 	}
-	if st := h.judge.Stats(); st.Failures != 1 || st.Calls != 1 {
-		t.Errorf("judge stats %+v: both items share one failed call", st)
+	// The two items share a call when they are judged at once; a failure is
+	// not cached, so a later one calls again. Each call is one reply and two
+	// repair turns.
+	if st := h.judge.Stats(); st.Failures != st.Calls || st.Calls < 1 || st.Calls > 2 || h.sim.Count() != 3*st.Calls {
+		t.Errorf("judge stats %+v, %d requests to the endpoint: want every call failed after 3 requests", st, h.sim.Count())
 	}
 }
 
@@ -265,7 +268,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"/v1/score", `{"items": [{"response": "r", "label": 7}]}`, "items[0].label: expected the label as a JSON string or object"},
 		{"/v1/score", `{"items": [{"response": "r", "prompt": [{"role": "user"}]}]}`, "items[0].prompt[0]: a message needs"},
 		{"/v1/score", `{"items": [{"response": "r", "prompt": 3}]}`, "items[0].prompt: expected a string or a list"},
-		{"/v1/score", `{"items": [{"response": "r"}]} {"x": 1}`, "more than one JSON value"},
+		{"/v1/score", `{"items": [{"response": "r"}]} {"x": 1}`, "after top-level value"},
 		{"/v1/score_group", `{"problem_id": "x"}`, "responses: required"},
 		{"/v1/score_group", `{"responses": []}`, "responses: empty"},
 		{"/v1/score_group", `{"responses": ["a"], "label": {"rubric": [{"id": 1, "type": "FOO", "text": "t"}]}}`, "label: label.rubric[0].type"},
