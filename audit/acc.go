@@ -25,6 +25,7 @@ type acc struct {
 	pass                                passAcc
 	roll                                rollAcc
 	usage                               Usage
+	costNano                            int64 // the usage cost in 1e-9 USD: sums that do not depend on order
 	emp                                 empAcc
 	viol                                violAcc
 }
@@ -117,7 +118,7 @@ func (a *acc) addUsage(u *schema.Usage) {
 	a.usage.CachedRequests += u.CachedRequests
 	a.usage.PromptTokens += u.PromptTokens
 	a.usage.CompletionTokens += u.CompletionTokens
-	a.usage.CostUSD += u.CostUSD
+	a.costNano += int64(math.Round(u.CostUSD * 1e9))
 }
 
 func (a *acc) styleAcc(style string) *styleAcc {
@@ -160,7 +161,7 @@ func (a *acc) merge(o *acc) {
 	a.usage.CachedRequests += u.CachedRequests
 	a.usage.PromptTokens += u.PromptTokens
 	a.usage.CompletionTokens += u.CompletionTokens
-	a.usage.CostUSD += u.CostUSD
+	a.costNano += o.costNano
 	a.emp.merge(&o.emp)
 	a.viol.merge(&o.viol, a.set.list)
 }
@@ -250,7 +251,6 @@ func countWords(s string) int {
 // passAcc collects pass rates of records with rollouts.
 type passAcc struct {
 	records, without     int64
-	sum                  float64
 	rates                []float64
 	bins                 [10]int64
 	allWrong, allCorrect int64
@@ -265,7 +265,6 @@ func (p *passAcc) add(r *row) {
 	p.records++
 	p.perRecord.add(len(r.Rollouts))
 	x := r.PassRate
-	p.sum += x
 	p.rates = append(p.rates, x)
 	p.bins[min(9, max(0, int(math.Floor(x*10+1e-9))))]++
 	switch x {
@@ -279,7 +278,6 @@ func (p *passAcc) add(r *row) {
 func (p *passAcc) merge(o *passAcc) {
 	p.records += o.records
 	p.without += o.without
-	p.sum += o.sum
 	p.rates = append(p.rates, o.rates...)
 	for i := range p.bins {
 		p.bins[i] += o.bins[i]

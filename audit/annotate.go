@@ -75,10 +75,14 @@ func ReadSheet(r io.Reader, name string) ([]Annotation, error) {
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			line := 0
+			if pe, ok := errors.AsType[*csv.ParseError](err); ok {
+				line, err = pe.Line, pe.Err
+			}
 			return nil, sheetErr(name, line, "", "%v", err)
 		}
+		line, _ := cr.FieldPos(0)
 		a, err := parseAnnotation(rec, col, name, line)
 		if err != nil {
 			return nil, err

@@ -35,6 +35,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.PassRates = a.passRates()
 	r.Rollouts = a.rollouts()
 	u := a.usage
+	u.CostUSD = float64(a.costNano) / 1e9
 	if u.Records > 0 {
 		u.CostPerRecordUSD = u.CostUSD / float64(u.Records)
 		u.TokensPerRecord = float64(u.PromptTokens+u.CompletionTokens) / float64(u.Records)
@@ -154,8 +155,12 @@ func (a *acc) passRates() *PassRates {
 		pr.Histogram[i] = Range{Lo: float64(i) / 10, Hi: float64(i+1) / 10, Count: p.bins[i]}
 	}
 	if p.records > 0 {
-		pr.Mean = p.sum / float64(p.records)
-		slices.Sort(p.rates)
+		slices.Sort(p.rates) // summed in sorted order, the mean does not depend on file order
+		var sum float64
+		for _, x := range p.rates {
+			sum += x
+		}
+		pr.Mean = sum / float64(p.records)
 		pr.Median = median(p.rates)
 	}
 	return pr
