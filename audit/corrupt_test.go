@@ -15,7 +15,9 @@ import (
 // other shards, and never panics.
 func TestCorruptRun(t *testing.T) {
 	recs := fixtureRecords()[:30]
-	shard := func(dir string, i int) string { return filepath.Join(dir, "shards", "part-0000"+string(rune('0'+i))+".parquet") }
+	shard := func(dir string, i int) string {
+		return filepath.Join(dir, "shards", "part-0000"+string(rune('0'+i))+".parquet")
+	}
 	tests := []struct {
 		name   string
 		damage func(t *testing.T, dir string)

@@ -40,13 +40,15 @@ type RejudgeConfig struct {
 	LegacyMaxTokens bool
 	// Limits: records judged at once (one request each; default
 	// DefaultConcurrency), per-attempt timeout and attempts for retryable
-	// errors (zero: llm's defaults).
-	Concurrency    int
-	AttemptTimeout time.Duration
-	MaxAttempts    int
-	HTTPClient     *http.Client // nil: llm's own
-	Logger         *slog.Logger
-	Tool           string
+	// errors, and the retry backoff's base and cap (the cap also bounds
+	// a server's Retry-After) (zero: llm's defaults).
+	Concurrency             int
+	AttemptTimeout          time.Duration
+	MaxAttempts             int
+	BackoffBase, BackoffMax time.Duration
+	HTTPClient              *http.Client // nil: llm's own
+	Logger                  *slog.Logger
+	Tool                    string
 }
 
 // StageRejudge is the meter's stage name for rejudge requests.
@@ -118,6 +120,7 @@ func newJudgeClient(cfg RejudgeConfig) (*llm.Client, *llm.Meter, func(), error) 
 	meter := llm.NewMeter(map[string]llm.Price{cfg.Model: cfg.Price}, llm.Budget{MaxCostUSD: cfg.MaxCostUSD})
 	client, err := llm.NewClient(llm.Endpoint{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey}, llm.Options{
 		MaxInFlight: cfg.Concurrency, AttemptTimeout: cfg.AttemptTimeout, MaxAttempts: cfg.MaxAttempts,
+		BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax,
 		HTTPClient: cfg.HTTPClient, LegacyMaxTokens: cfg.LegacyMaxTokens, Logger: cfg.Logger,
 	}, cache, meter)
 	if err != nil {
