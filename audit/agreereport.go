@@ -147,10 +147,11 @@ func (r *AgreementReport) textHow(w io.Writer) {
 		fmt.Fprintln(w, clip(fmt.Sprintf("  judge %s at %s, judge_batch template %s", j.Model, j.BaseURL, j.Template)))
 	}
 	if s := r.Sample; s != nil {
-		fmt.Fprintf(w, "  sample: seed %d, %s of %s judged items drawn (%s requested) from %s records; %s judged, %s failed\n",
-			s.Seed, num(int64(s.Drawn)), num(s.Eligible), num(int64(s.Requested)), num(int64(s.Records)), num(int64(s.Judged)), num(int64(s.Failed)))
+		fmt.Fprintf(w, "  sample: seed %d, %s of %s judged items drawn (%s requested) from %s records\n",
+			s.Seed, num(int64(s.Drawn)), num(s.Eligible), num(int64(s.Requested)), num(int64(s.Records)))
+		fmt.Fprintf(w, "  %s judged, %s failed\n", num(int64(s.Judged)), num(int64(s.Failed)))
 		if s.Stopped != "" {
-			fmt.Fprintln(w, clip("  stopped early: "+s.Stopped))
+			indented(w, "stopped early: "+s.Stopped)
 		}
 	}
 	if s := r.Sheet; s != nil {
@@ -158,8 +159,16 @@ func (r *AgreementReport) textHow(w io.Writer) {
 			num(int64(s.Rows)), num(int64(s.Blank)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
 	}
 	if u := r.LLM; u != nil {
-		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs; %s prompt + %s completion tokens; cost $%.4f\n",
-			num(u.Requests), num(u.CacheHits), num(u.Retries), num(u.Repairs), num(u.PromptTokens), num(u.CompletionTokens), u.CostUSD)
+		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",
+			num(u.Requests), num(u.CacheHits), num(u.Retries), num(u.Repairs))
+		fmt.Fprintf(w, "  tokens: %s prompt + %s completion; cost $%.4f\n", num(u.PromptTokens), num(u.CompletionTokens), u.CostUSD)
+	}
+}
+
+// indented writes s wrapped to Width, each line indented by two spaces.
+func indented(w io.Writer, s string) {
+	for _, line := range wrap(s, Width-2) {
+		fmt.Fprintln(w, "  "+line)
 	}
 }
 

@@ -151,11 +151,17 @@ func rejudge(t *testing.T, dir string, cfg RejudgeConfig) *AgreementReport {
 	return rep
 }
 
+// noSecret checks the key is nowhere in the report, and the text fits Width.
 func noSecret(t *testing.T, rep *AgreementReport) {
 	t.Helper()
 	for _, write := range []func(io.Writer) error{rep.WriteText, rep.WriteJSON} {
 		if out := render(t, write); bytes.Contains(out, []byte("sk-test-secret")) {
 			t.Errorf("the API key is in the report")
+		}
+	}
+	for i, line := range strings.Split(string(render(t, rep.WriteText)), "\n") {
+		if n := len([]rune(line)); n > Width {
+			t.Errorf("text line %d is %d columns wide: %q", i+1, n, line)
 		}
 	}
 }
@@ -181,9 +187,10 @@ func TestRejudgeBudgetStop(t *testing.T) {
 	if rep.LLM.CostUSD < cfg.MaxCostUSD || rep.Agreement.Items != int64(s.Judged) {
 		t.Errorf("usage %+v, agreement over %d items", rep.LLM, rep.Agreement.Items)
 	}
-	if text := string(render(t, rep.WriteText)); !strings.Contains(text, "$") {
-		t.Errorf("the text report shows no cost:\n%s", text)
+	if text := string(render(t, rep.WriteText)); !strings.Contains(text, "cost $") || !strings.Contains(text, "stopped early") {
+		t.Errorf("the text report shows no cost or no stop:\n%s", text)
 	}
+	noSecret(t, rep)
 }
 
 // TestRejudgeFatal: a refused key ends the rejudge with an error that
