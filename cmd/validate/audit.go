@@ -25,6 +25,10 @@ Examples:
   validate runs/math16k --html audit.html
   validate runs/math16k --min-validity 0.95 --max-violations 0   # a CI gate: exit 1 when below
   validate exports/math16k-verl
+
+Other commands, each with its own -h: validate rejudge (another judge's
+verdicts on a sample), validate sample and validate agreement (people's),
+validate version; validate help lists them.
 `
 
 func auditCmd(ctx context.Context, args []string, e env) int {

@@ -83,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "version", "--version":
 		fmt.Fprintln(stdout, "validate", pipeline.ToolVersion)
 		return exitOK
-	case "help", "-h", "-help", "--help":
+	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
