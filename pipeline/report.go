@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -180,7 +180,7 @@ func scanCorpusStats(dir string) (corpusStats, error) {
 // ReadReport reads RUN/report.json; a missing file is not an error (zero report, false).
 func ReadReport(dir string) (Report, bool, error) {
 	var r Report
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Report())
 	if errors.Is(err, os.ErrNotExist) {
 		return r, false, nil
 	}
@@ -188,7 +188,7 @@ func ReadReport(dir string) (Report, bool, error) {
 		return r, false, fmt.Errorf("reading report: %w", err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return r, false, fmt.Errorf("%s: %w", filepath.Join(dir, "report.json"), err)
+		return r, false, fmt.Errorf("%s: %w", corpus.Layout{Dir: dir}.Report(), err)
 	}
 	return r, true, nil
 }
@@ -198,7 +198,7 @@ func writeReport(dir string, r *Report) error {
 	if err != nil {
 		return err
 	}
-	return corpus.WriteFileAtomic(filepath.Join(dir, "report.json"), append(b, '\n'), 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: dir}.Report(), append(b, '\n'), 0o644)
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -94,8 +94,8 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding job: %w", err)
 	}
-	if err := corpus.WriteFileAtomic(filepath.Join(job.Out, "job.yaml"), jobYAML, 0o644); err != nil {
-		return nil, fmt.Errorf("writing job.yaml: %w", err)
+	if err := fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: job.Out}.Job(), jobYAML, 0o644); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", corpus.JobName, err)
 	}
 
 	prev, _, err := ReadReport(job.Out)
@@ -117,7 +117,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	meter.Restore(prev.LLM)
 	cachePath := job.Cache
 	if cachePath == "" {
-		cachePath = filepath.Join(job.Out, "cache.db")
+		cachePath = corpus.Layout{Dir: job.Out}.Cache()
 	}
 	cache, err := llm.OpenCache(cachePath)
 	if err != nil {
@@ -181,7 +181,7 @@ func usedTemplates(job *Job, ps *prompts.Set) map[string]string {
 
 // describeChange compares the job with RUN/job.yaml, field by field.
 func describeChange(dir string, job *Job) string {
-	b, err := os.ReadFile(filepath.Join(dir, "job.yaml"))
+	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Job())
 	if err != nil {
 		return "the previous job.yaml is unreadable, so what changed is unknown"
 	}

@@ -38,7 +38,7 @@ func ReadStatus(dir string) (*Status, error) {
 		st.Report = &rep
 	}
 	if !ok && len(m.Shards) == 0 {
-		return nil, fmt.Errorf("%s holds no run (no manifest.json or report.json)", dir)
+		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
 	}
 	return st, nil
 }
