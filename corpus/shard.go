@@ -40,7 +40,7 @@ func recordSchema() *parquet.Schema { return parquet.SchemaOf(new(schema.Record)
 // writerOptions are the options of every shard writer of a run.
 func writerOptions(opt Options) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(&shardCodec{}),
 		// parquet-go defaults strings to DELTA_LENGTH_BYTE_ARRAY, which some
 		// readers (Spark's vectorized reader before 3.4, Velox, old pyarrow)
 		// reject; PLAIN is the encoding every reader has.
@@ -115,7 +115,7 @@ func writeParquetTemp(fsy fsys.FS, tmp string, recs []schema.Record, opts []parq
 			f.Close()
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(f, 64<<10)
 	w := parquet.NewGenericWriter[schema.Record](bw, opts...)
 	if _, err := w.Write(recs); err != nil {
 		return fmt.Errorf("writing shard %s: %w", tmp, err)
@@ -178,7 +178,7 @@ func inspectShard(fsy fsys.FS, path string) (info ShardInfo, ids []string, err e
 	size := st.Size()
 
 	h := xxhash.New()
-	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 256<<10)); err != nil {
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 64<<10)); err != nil {
 		return ShardInfo{}, nil, fmt.Errorf("hashing shard %s: %w", path, err)
 	}
 
