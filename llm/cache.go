@@ -1,282 +1,540 @@
 package llm
 
 import (
-	"bufio"
-	"encoding/binary"
+	"cmp"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
+	"io/fs"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
-	"syscall"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
-// Cache is a persistent map from CacheKey to raw response bytes: an
-// append-only log file of checksummed entries and an in-memory index of
-// where each key's latest entry lies.
+// Cache is a persistent map from a request's Identity to its raw response
+// bytes and usage: an append-only log of checksummed entries (format in
+// cache_format.go) and an in-memory index of where each identity's latest
+// entry lies, saved beside the log at Close so the next open reads only
+// the log written after it.
 //
-// Concurrent Puts are written together and made durable by one fsync (group
-// commit); Put returns only after its entry is on disk, so a crash loses
-// nothing Put reported stored. On open the log is read through; a torn or
-// damaged tail, which only a crash mid-write can leave, is cut off. One
-// process at a time may open a file.
+// Concurrent writes are made durable together by one fsync (group commit);
+// Put returns only after its entry is on disk, so a crash loses nothing Put
+// reported stored. A write or sync failure is returned by that Put and by
+// every later one: after a failed fsync the page cache cannot be trusted.
 //
-// The log replaced a bbolt B+tree: with content-hash keys every commit
-// rewrote pages all over the tree, which held writes to a few thousand per
-// second, far below what one busy endpoint answers.
+// On open a torn tail, which only a crash mid-write can leave, is cut off
+// quietly; a damaged entry in the middle of the log is skipped, the entries
+// after it kept, and counted (Stats) and logged once. A file of format 1 is
+// converted to format 2 on open; its entries, which carry no digest,
+// answer the first request with their key that asks for them.
+//
+// A cache may read a base cache (CacheBase): a hit there is copied into
+// this cache, which alone is written. One process at a time may open a
+// cache; any number may read one as a base while no one writes it.
 type Cache struct {
-	path string
-	f    *os.File
+	path     string
+	fs       fsys.FS
+	log      *slog.Logger
+	readOnly bool   // a base: never written
+	base     *Cache // nil: none
 
-	mu    sync.RWMutex // guards index and size
-	index map[string]span
-	size  int64 // end of the last durable entry
+	mu     sync.RWMutex // guards everything below, and f while compaction swaps it
+	f      fsys.File
+	format int // 1 or 2; a cache that is written is always 2
+	header logHeader
+	idx    *index
+	size   int64 // end of the last durable entry
+	spend  map[spendKey]Spend
+	stats  CacheStats
+	// spendRecords of stats.Records carry the usage of dropped entries.
+	spendRecords int64
+	failed       error // the write failure that ends writing; sticky
 
-	closeMu sync.RWMutex // held for reading while a Put queues; for writing by Close
+	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
 
 	puts chan *putRequest
 	done chan struct{} // closed when the writer has stopped
 }
 
-type span struct {
-	off int64 // of the value
-	n   int32
+// CacheStats describe a cache's log and what its open found.
+type CacheStats struct {
+	Entries    int   // live responses
+	Tombstones int   // identities marked unusable (Invalidate)
+	Records    int64 // entries in the log, live or dead
+	LogBytes   int64
+	// IndexLoaded: the open read the index saved at the last Close or
+	// compaction, and ScannedBytes of log after it.
+	IndexLoaded  bool
+	ScannedBytes int64
+	// Damaged entries skipped in the middle of the log since it was last
+	// compacted, and their bytes; their requests are asked again.
+	Damaged      int64
+	DamagedBytes int64
+	// TornBytes were cut off the end of the log by this open.
+	TornBytes int64
+	// Converted from format 1 (this open or earlier): Spent does not cover
+	// what was spent before.
+	Converted bool
 }
 
-type putRequest struct {
-	key   string
-	value []byte
-	err   chan error
+// Spend is the usage of the responses a cache paid for, by stage and model.
+type Spend struct {
+	Stage, Model     string
+	Responses        int64
+	PromptTokens     int64
+	CompletionTokens int64
 }
 
-const (
-	cacheMagic = "rubricforge-cache-log/1\n"
-	// entry: crc32c(payload) u32 | len(payload) u32 | payload
-	// payload: len(key) u16 | key | value
-	entryHeader = 8
-	maxKeyLen   = 1 << 10
-	maxEntry    = 1 << 30
-	// maxGroupBytes bounds one group commit's write.
-	maxGroupBytes = 8 << 20
-)
+type spendKey struct{ stage, model string }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+func (s *Spend) add(o Spend) {
+	s.Responses += o.Responses
+	s.PromptTokens += o.PromptTokens
+	s.CompletionTokens += o.CompletionTokens
+}
+
+// CacheOption configures OpenCache.
+type CacheOption func(*cacheOptions)
+
+type cacheOptions struct {
+	fs   fsys.FS
+	base string
+	log  *slog.Logger
+}
+
+// CacheFS sets the file system (default fsys.OS).
+func CacheFS(f fsys.FS) CacheOption { return func(o *cacheOptions) { o.fs = f } }
+
+// CacheBase sets a cache to read, never write: a request it answers is
+// copied into the opened cache, so the answer stays when the base is
+// deleted. The base is held with a shared lock, so several caches may read
+// one base at once, and its own run cannot write it meanwhile. A base that
+// does not exist is skipped with a warning.
+func CacheBase(path string) CacheOption { return func(o *cacheOptions) { o.base = path } }
+
+// CacheLogger sets the logger for what an open found (default slog.Default()).
+func CacheLogger(l *slog.Logger) CacheOption { return func(o *cacheOptions) { o.log = l } }
+
+// errCacheWrite marks a failure to make an entry durable.
+var errCacheWrite = errors.New("the response cache could not be written")
 
 // OpenCache opens or creates the cache log at path. If another process holds
 // the file it fails at once with an error saying so.
-func OpenCache(path string) (*Cache, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+func OpenCache(path string, opts ...CacheOption) (*Cache, error) {
+	o := cacheOptions{fs: fsys.OS, log: slog.Default()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c, err := openLog(path, o, false)
 	if err != nil {
-		return nil, fmt.Errorf("opening response cache %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("opening response cache %s: the file is locked by another process (is another run using it?)", path)
-		}
-		return nil, fmt.Errorf("opening response cache %s: locking: %w", path, err)
-	}
-	c := &Cache{path: path, f: f, index: map[string]span{}, puts: make(chan *putRequest, 1024), done: make(chan struct{})}
-	if err := c.load(); err != nil {
-		f.Close()
 		return nil, err
 	}
+	if o.base != "" {
+		if c.base, err = openBase(o, c); err != nil {
+			c.close(false)
+			return nil, err
+		}
+	}
+	c.puts = make(chan *putRequest, 1024)
+	c.done = make(chan struct{})
 	go c.writer()
 	return c, nil
 }
 
-// load reads the log into the index, writing the header of a new file and
-// cutting off a torn tail.
+func openBase(o cacheOptions, own *Cache) (*Cache, error) {
+	st, err := o.fs.Stat(o.base)
+	if errors.Is(err, fs.ErrNotExist) {
+		o.log.Warn("the base response cache does not exist; answering from the run's own cache only", "base", o.base)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening base response cache %s: %w", o.base, err)
+	}
+	if ownSt, err := own.f.Stat(); err == nil && os.SameFile(ownSt, st) {
+		return nil, nil // the run's own cache: nothing more to read
+	}
+	return openLog(o.base, o, true)
+}
+
+// openLog opens and locks path (shared and read-only for a base) and loads it.
+func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
+	c := &Cache{path: path, fs: o.fs, log: o.log, readOnly: readOnly, spend: map[spendKey]Spend{}}
+	what := "response cache"
+	if readOnly {
+		what = "base response cache"
+	}
+	for try := 0; ; try++ {
+		f, err := c.lockedOpen(what)
+		if err != nil {
+			return nil, err
+		}
+		// A compaction may have renamed a new log over the path between
+		// the open and the lock: then the lock is on a file no one uses.
+		fst, err1 := f.Stat()
+		pst, err2 := c.fs.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(fst, fst) && !os.SameFile(fst, pst) && try < 3 {
+			f.Close()
+			continue
+		}
+		c.f = f
+		break
+	}
+	if err := c.load(); err != nil {
+		c.f.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cache) lockedOpen(what string) (fsys.File, error) {
+	flag := os.O_RDWR | os.O_CREATE
+	if c.readOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := c.fs.OpenFile(c.path, flag, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s %s: %w", what, c.path, err)
+	}
+	var held bool
+	if sl, ok := c.fs.(fsys.SharedLocker); ok && c.readOnly {
+		held, err = sl.LockShared(f)
+	} else {
+		held, err = c.fs.Lock(f)
+	}
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, fmt.Errorf("opening %s %s: locking: %w", what, c.path, err)
+	case held && c.readOnly:
+		f.Close()
+		return nil, fmt.Errorf("opening %s %s: a run is writing it (it is locked by another process); wait for that run to end", what, c.path)
+	case held:
+		f.Close()
+		return nil, fmt.Errorf("opening %s %s: the file is locked by another process (is another run using it, or reading it as its base cache?)", what, c.path)
+	}
+	return f, nil
+}
+
+// load reads the log into the index: from the saved index and the log
+// after it when they match, otherwise the whole log.
 func (c *Cache) load() error {
 	st, err := c.f.Stat()
 	if err != nil {
 		return fmt.Errorf("opening response cache %s: %w", c.path, err)
 	}
-	if st.Size() == 0 {
-		if _, err := c.f.WriteAt([]byte(cacheMagic), 0); err != nil {
-			return fmt.Errorf("initialising response cache %s: %w", c.path, err)
+	size := st.Size()
+	format, hdr, err := readHeader(c.f, size, c.path)
+	if err != nil {
+		return err
+	}
+	c.format, c.header = format, hdr
+	c.idx = newIndex(0)
+	if !c.readOnly {
+		if err := c.removeStaleCompaction(); err != nil {
+			return err
 		}
-		if err := c.f.Sync(); err != nil {
-			return fmt.Errorf("initialising response cache %s: %w", c.path, err)
-		}
-		if err := syncDir(filepath.Dir(c.path)); err != nil {
-			return fmt.Errorf("initialising response cache %s: %w", c.path, err)
-		}
-		c.size = int64(len(cacheMagic))
+	}
+	switch {
+	case format == 0 && c.readOnly:
+		c.format = 2 // empty, or a creation cut short: nothing to read
 		return nil
+	case format == 0:
+		return c.create()
+	case format == 1:
+		if err := c.scanV1(size); err != nil {
+			return err
+		}
+		if c.readOnly {
+			return nil
+		}
+		return c.convert()
 	}
-	r := bufio.NewReaderSize(io.NewSectionReader(c.f, 0, st.Size()), 1<<20)
-	magic := make([]byte, len(cacheMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != cacheMagic {
-		return fmt.Errorf("opening response cache %s: not a rubricforge cache log (remove it to start a new cache)", c.path)
+	start := c.loadIndex(size)
+	if err := c.scan(start, size); err != nil {
+		return err
 	}
-	off := int64(len(cacheMagic))
-	var hdr [entryHeader]byte
-	buf := make([]byte, 0, 64<<10)
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			break // clean end, or a torn header
-		}
-		sum, n := binary.LittleEndian.Uint32(hdr[:4]), binary.LittleEndian.Uint32(hdr[4:])
-		if n < 2 || n > maxEntry || off+entryHeader+int64(n) > st.Size() {
-			break
-		}
-		buf = append(buf[:0], make([]byte, n)...)
-		if _, err := io.ReadFull(r, buf); err != nil || crc32.Checksum(buf, castagnoli) != sum {
-			break
-		}
-		klen := int(binary.LittleEndian.Uint16(buf))
-		if 2+klen > len(buf) {
-			break
-		}
-		key := string(buf[2 : 2+klen])
-		c.index[key] = span{off: off + entryHeader + 2 + int64(klen), n: int32(len(buf) - 2 - klen)}
-		off += entryHeader + int64(n)
-	}
-	if off < st.Size() {
-		if err := c.f.Truncate(off); err != nil {
-			return fmt.Errorf("opening response cache %s: cutting off a torn tail: %w", c.path, err)
-		}
-		if err := c.f.Sync(); err != nil {
-			return fmt.Errorf("opening response cache %s: %w", c.path, err)
-		}
-	}
-	c.size = off
+	c.stats.Converted = c.header.flags&headerConverted != 0
 	return nil
 }
 
-// Get returns a copy of the value stored under key.
-func (c *Cache) Get(key string) ([]byte, bool, error) {
+// create writes the header of a new log.
+func (c *Cache) create() error {
+	c.header = logHeader{nonce: newNonce()}
+	c.format = 2
+	fail := func(err error) error { return fmt.Errorf("initialising response cache %s: %w", c.path, err) }
+	if err := c.f.Truncate(0); err != nil {
+		return fail(err)
+	}
+	if _, err := c.f.WriteAt(c.header.encode(), 0); err != nil {
+		return fail(err)
+	}
+	if err := c.f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := c.fs.SyncDir(filepath.Dir(c.path)); err != nil {
+		return fail(err)
+	}
+	c.size = int64(headerSize)
+	return nil
+}
+
+// convert rewrites a format-1 log as format 2.
+func (c *Cache) convert() error {
+	n := c.idx.responses
+	if _, err := c.rewrite(headerConverted); err != nil {
+		return fmt.Errorf("converting response cache %s to format 2: %w", c.path, err)
+	}
+	c.stats.Converted = true
+	c.log.Info("converted the response cache to the current format; its answers are kept", "path", c.path, "entries", n)
+	return nil
+}
+
+func newNonce() [16]byte {
+	var n [16]byte
+	rand.Read(n[:])
+	return n
+}
+
+// apply adds a durable record at off to the index and the spend.
+func (c *Cache) apply(r *record, off int64) {
+	c.stats.Records++
+	switch r.kind {
+	case kindSpend:
+		c.spendRecords++
+		c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+		return
+	case kindResponse:
+		if r.paid() {
+			c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+		}
+	}
+	c.idx.place(r.key, makeLoc(off, r), func(old uint64) bool { return c.sameIdentity(old, r.digest) })
+}
+
+func (c *Cache) addSpend(stage, model string, s Spend) {
+	k := spendKey{stage, model}
+	t := c.spend[k]
+	t.add(s)
+	c.spend[k] = t
+}
+
+// sameIdentity reports whether the entry at loc has digest, or is
+// unreadable (and so replaceable).
+func (c *Cache) sameIdentity(loc uint64, digest [32]byte) bool {
+	if c.format != 2 {
+		return true
+	}
+	var b [entryHeader + payloadPrefix]byte
+	if _, err := c.f.ReadAt(b[:], locOff(loc)); err != nil {
+		return true
+	}
+	if _, err := entryLen(b[:entryHeader]); err != nil {
+		return true
+	}
+	return [32]byte(b[entryHeader+10:]) == digest
+}
+
+// lookupState is what a lookup found for an identity.
+type lookupState int
+
+const (
+	lookupMiss      lookupState = iota
+	lookupHit                   // an entry of the identity
+	lookupLegacy                // a format-1 entry with the identity's key
+	lookupTombstone             // the identity was marked unusable
+)
+
+// lookup finds id's entry. A read error is returned with a miss.
+func (c *Cache) lookup(id Identity) (record, lookupState, error) {
+	var buf [4]uint64
+	c.mu.RLock()
+	locs := c.idx.candidates(id.Key, buf[:0])
+	c.mu.RUnlock()
+	var legacy *record
+	var rerr error
+	for _, loc := range locs {
+		r, err := c.readRecord(loc)
+		if err != nil {
+			rerr = err
+			continue
+		}
+		switch {
+		case r.key != id.Key:
+		case r.flags&flagLegacy != 0:
+			legacy = &r
+		case r.digest != id.Digest:
+		case r.kind == kindTombstone:
+			return r, lookupTombstone, nil
+		default:
+			return r, lookupHit, nil
+		}
+	}
+	if legacy != nil {
+		return *legacy, lookupLegacy, nil
+	}
+	return record{}, lookupMiss, rerr
+}
+
+// Get returns the value stored for id, or one found in the base cache,
+// which is then copied into this one. An identity marked unusable
+// (Invalidate) is a miss, also when the base has it.
+func (c *Cache) Get(id Identity) ([]byte, bool, error) {
 	c.closeMu.RLock()
 	defer c.closeMu.RUnlock()
 	if c.closed {
 		return nil, false, fmt.Errorf("reading response cache %s: the cache is closed", c.path)
 	}
-	c.mu.RLock()
-	sp, ok := c.index[key]
-	c.mu.RUnlock()
-	if !ok {
+	r, state, err := c.lookup(id)
+	switch state {
+	case lookupHit:
+		return r.value, true, nil
+	case lookupTombstone:
 		return nil, false, nil
+	case lookupLegacy:
+		// The first identity to ask for a format-1 entry's key claims it.
+		return c.copyIn(id, &r)
 	}
-	out := make([]byte, sp.n)
-	if _, err := c.f.ReadAt(out, sp.off); err != nil {
+	if c.base != nil {
+		br, bstate, berr := c.base.lookup(id)
+		if bstate == lookupHit || bstate == lookupLegacy {
+			return c.copyIn(id, &br)
+		}
+		err = cmp.Or(err, berr)
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("reading response cache %s: %w", c.path, err)
 	}
-	return out, true, nil
+	return nil, false, nil
 }
 
-// Put stores value under key, replacing any earlier value, and returns once
-// it is durable. value must not be modified until Put returns.
-func (c *Cache) Put(key string, value []byte) error {
-	if len(key) == 0 || len(key) > maxKeyLen {
-		return fmt.Errorf("writing response cache %s: key length %d is outside 1..%d", c.path, len(key), maxKeyLen)
+// copyIn stores a response not paid for by this cache under id. Its caller
+// holds closeMu for reading.
+func (c *Cache) copyIn(id Identity, r *record) ([]byte, bool, error) {
+	cp := record{kind: kindResponse, flags: flagCopied, key: id.Key, digest: id.Digest, usage: r.usage, value: r.value}
+	req, err := c.newPut(&cp)
+	if err == nil {
+		err = c.queueLocked(req)
 	}
-	if 2+len(key)+len(value) > maxEntry {
-		return fmt.Errorf("writing response cache %s: value of %d bytes is too large", c.path, len(value))
+	if err == nil {
+		err = <-req.err
 	}
-	req := &putRequest{key: key, value: value, err: make(chan error, 1)}
-	c.closeMu.RLock()
-	if c.closed {
-		c.closeMu.RUnlock()
-		return fmt.Errorf("writing response cache %s: the cache is closed", c.path)
+	if err != nil {
+		return nil, false, err
 	}
-	c.puts <- req
-	c.closeMu.RUnlock()
-	return <-req.err
+	return r.value, true, nil
 }
 
-// writer appends queued puts in groups, one write and one fsync per group.
-func (c *Cache) writer() {
-	defer close(c.done)
-	var buf []byte
-	for first := range c.puts {
-		group := []*putRequest{first}
-		size := first.size()
-	drain:
-		for size < maxGroupBytes {
-			select {
-			case req, ok := <-c.puts:
-				if !ok {
-					break drain
-				}
-				group = append(group, req)
-				size += req.size()
-			default:
-				break drain
-			}
-		}
-		buf = buf[:0]
-		spans := make([]span, len(group))
-		off := c.size
-		for i, req := range group {
-			start := len(buf)
-			buf = append(buf, make([]byte, entryHeader)...)
-			buf = binary.LittleEndian.AppendUint16(buf, uint16(len(req.key)))
-			buf = append(buf, req.key...)
-			buf = append(buf, req.value...)
-			payload := buf[start+entryHeader:]
-			binary.LittleEndian.PutUint32(buf[start:], crc32.Checksum(payload, castagnoli))
-			binary.LittleEndian.PutUint32(buf[start+4:], uint32(len(payload)))
-			spans[i] = span{off: off + int64(start) + entryHeader + 2 + int64(len(req.key)), n: int32(len(req.value))}
-		}
-		_, err := c.f.WriteAt(buf, off)
-		if err == nil {
-			err = c.f.Sync()
-		}
+// Put stores value, the response to the request of id, with its usage,
+// replacing any earlier value of id, and returns once it is durable. value
+// must not be modified until Put returns.
+func (c *Cache) Put(id Identity, value []byte, u Usage) error {
+	return c.write(&record{kind: kindResponse, key: id.Key, digest: id.Digest, usage: u, value: value})
+}
+
+// Invalidate marks the entries of ids unusable, durably: Get misses them
+// (also in the base cache) until a new Put.
+func (c *Cache) Invalidate(ids ...Identity) error {
+	reqs := make([]*putRequest, 0, len(ids))
+	for _, id := range ids {
+		req, err := c.newPut(&record{kind: kindTombstone, key: id.Key, digest: id.Digest})
 		if err != nil {
-			// Leave the index as it was; the unsynced tail is overwritten by the next group.
-			err = fmt.Errorf("writing response cache %s: %w", c.path, err)
-		} else {
-			c.mu.Lock()
-			for i, req := range group {
-				c.index[req.key] = spans[i]
-			}
-			c.size = off + int64(len(buf))
-			c.mu.Unlock()
+			return err
 		}
-		for _, req := range group {
-			req.err <- err
-		}
-		if cap(buf) > 4*maxGroupBytes {
-			buf = nil
-		}
+		reqs = append(reqs, req)
 	}
+	return c.submit(reqs...)
 }
 
-func (p *putRequest) size() int { return entryHeader + 2 + len(p.key) + len(p.value) }
+func (c *Cache) write(r *record) error {
+	req, err := c.newPut(r)
+	if err != nil {
+		return err
+	}
+	return c.submit(req)
+}
 
 // Len returns the number of stored responses.
 func (c *Cache) Len() (int, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.index), nil
+	return c.idx.responses, nil
 }
 
-// Close waits for queued writes, then closes the file. It is safe to call twice.
-func (c *Cache) Close() error {
+// Stats returns the figures of the log and of what its open found.
+func (c *Cache) Stats() CacheStats {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := c.stats
+	s.Entries, s.Tombstones, s.LogBytes = c.idx.responses, c.idx.tombstones, c.size
+	return s
+}
+
+// Spent returns the usage of every response this cache paid for, by stage
+// and model, sorted: the entries Put, not those copied from a base, and
+// also those since replaced, invalidated or dropped by compaction. A run
+// restores its Meter from it (Meter.RestoreSpent). complete is false for
+// a cache converted from format 1, whose entries carried no usage.
+func (c *Cache) Spent() (spent []Spend, complete bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for k, s := range c.spend {
+		s.Stage, s.Model = k.stage, k.model
+		spent = append(spent, s)
+	}
+	slices.SortFunc(spent, func(a, b Spend) int { return cmp.Or(cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Model, b.Model)) })
+	return spent, c.header.flags&headerConverted == 0
+}
+
+// Close waits for queued writes, saves the index and closes the files. It
+// is safe to call twice. It returns the write failure that ended writing,
+// if any.
+func (c *Cache) Close() error { return c.close(true) }
+
+func (c *Cache) close(saveIndex bool) error {
 	c.closeMu.Lock()
 	if c.closed {
 		c.closeMu.Unlock()
 		return nil
 	}
 	c.closed = true
-	close(c.puts)
-	c.closeMu.Unlock()
-	<-c.done
-	if err := c.f.Close(); err != nil {
-		return fmt.Errorf("closing response cache %s: %w", c.path, err)
+	if c.puts != nil {
+		close(c.puts)
 	}
-	return nil
+	c.closeMu.Unlock()
+	if c.done != nil {
+		<-c.done
+	}
+	var errs []error
+	if c.failed != nil {
+		errs = append(errs, c.failed)
+	} else if saveIndex && !c.readOnly {
+		errs = append(errs, c.saveIndex())
+	}
+	if err := c.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing response cache %s: %w", c.path, err))
+	}
+	if c.base != nil {
+		errs = append(errs, c.base.close(false))
+	}
+	return errors.Join(errs...)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
+// spendDiff returns total minus part, leaving out zero rows.
+func spendDiff(total, part map[spendKey]Spend) map[spendKey]Spend {
+	out := maps.Clone(total)
+	for k, p := range part {
+		t := out[k]
+		t.Responses -= p.Responses
+		t.PromptTokens -= p.PromptTokens
+		t.CompletionTokens -= p.CompletionTokens
+		out[k] = t
 	}
-	defer d.Close()
-	return d.Sync()
+	maps.DeleteFunc(out, func(_ spendKey, s Spend) bool { return s == Spend{} })
+	return out
 }

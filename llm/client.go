@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,14 +51,21 @@ func redactURL(s string) string {
 
 // Options tune a Client. Zero values select the defaults.
 type Options struct {
-	MaxInFlight       int           // cap on attempts in flight; default 64
-	RequestsPerMinute float64       // 0 = unlimited
-	TokensPerMinute   float64       // 0 = unlimited; see the package doc
-	AttemptTimeout    time.Duration // per-attempt deadline; default 10m
-	MaxAttempts       int           // default 6
-	BackoffBase       time.Duration // default 500ms
-	BackoffMax        time.Duration // default 60s; also caps Retry-After
-	Logger            *slog.Logger  // nil = discard
+	MaxInFlight       int     // cap on attempts in flight; default 64
+	RequestsPerMinute float64 // 0 = unlimited
+	TokensPerMinute   float64 // 0 = unlimited; see the package doc
+	// AttemptTimeout is the longest an attempt may run; default 10m. Each
+	// stage learns a shorter deadline from its own latencies (see the
+	// package doc), never below AttemptTimeoutFloor (default 10s).
+	AttemptTimeout      time.Duration
+	AttemptTimeoutFloor time.Duration
+	// MaxResponseBytes caps a response body; a longer one fails its
+	// request permanently (reason "too_large"). Default 64 MiB.
+	MaxResponseBytes int64
+	MaxAttempts      int           // default 6
+	BackoffBase      time.Duration // default 500ms
+	BackoffMax       time.Duration // default 60s; also caps Retry-After
+	Logger           *slog.Logger  // nil = discard
 	// HTTPClient nil = a client whose transport keeps MaxInFlight idle
 	// connections per host, allows 2×MaxInFlight connections per host,
 	// and has no overall timeout (AttemptTimeout bounds each attempt).
@@ -72,7 +78,7 @@ type Options struct {
 
 func (o *Options) fill() error {
 	if o.MaxInFlight < 0 || o.MaxAttempts < 0 || o.AttemptTimeout < 0 || o.BackoffBase < 0 || o.BackoffMax < 0 ||
-		o.RequestsPerMinute < 0 || o.TokensPerMinute < 0 ||
+		o.AttemptTimeoutFloor < 0 || o.MaxResponseBytes < 0 || o.RequestsPerMinute < 0 || o.TokensPerMinute < 0 ||
 		math.IsNaN(o.RequestsPerMinute) || math.IsNaN(o.TokensPerMinute) {
 		return errors.New("llm: negative or NaN option")
 	}
@@ -81,6 +87,12 @@ func (o *Options) fill() error {
 	}
 	if o.AttemptTimeout == 0 {
 		o.AttemptTimeout = 10 * time.Minute
+	}
+	if o.AttemptTimeoutFloor == 0 {
+		o.AttemptTimeoutFloor = 10 * time.Second
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = 64 << 20
 	}
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = 6
@@ -172,7 +184,10 @@ type Client struct {
 	cache *Cache
 	meter *Meter
 	ctrl  *controller
+	dl    *deadlines
 	log   *slog.Logger
+	// flights lets identical requests made at once be sent once.
+	flights flights
 }
 
 // NewClient returns a Client for ep. cache and meter may be nil (no
@@ -202,7 +217,7 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 	}
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimRight(ep.BaseURL, "/")
-	cfg.HTTPClient = captureDoer{httpc}
+	cfg.HTTPClient = captureDoer{c: httpc, maxBody: opt.MaxResponseBytes}
 	return &Client{
 		oa:    openai.NewClientWithConfig(cfg),
 		httpc: httpc,
@@ -211,6 +226,7 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 		cache: cache,
 		meter: meter,
 		ctrl:  newController(opt.MaxInFlight, opt.RequestsPerMinute, opt.TokensPerMinute),
+		dl:    newDeadlines(opt.AttemptTimeoutFloor, opt.AttemptTimeout),
 		log:   opt.Logger,
 	}, nil
 }
@@ -223,7 +239,7 @@ func (c *Client) InFlightLimit() int { return c.ctrl.currentLimit() }
 
 // Chat answers req from the cache, or sends it, retrying transient
 // failures. Errors are *Error; see the package doc for their classes.
-func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
+func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err error) {
 	stage := req.Stage
 	if stage == "" {
 		stage = "default"
@@ -239,87 +255,30 @@ func (c *Client) Chat(ctx context.Context, req Request) (*Response, error) {
 	}
 	n := max(req.N, 1)
 
-	var key string
+	var id Identity
 	if c.cache != nil {
-		key = CacheKey(req)
-		raw, ok, err := c.cache.Get(key)
-		switch {
-		case err != nil:
-			c.log.WarnContext(ctx, "llm: cache read failed; asking the server", "stage", stage, "error", err)
-		case ok:
-			d, err := decodeResponse(raw, n)
-			if err == nil {
-				c.meter.hit(stage)
-				return &Response{Choices: d.choices, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Cached: true}, nil
-			}
-			c.log.DebugContext(ctx, "llm: ignoring unusable cache entry", "stage", stage, "cache_key", key, "error", err)
+		id = IdentityOf(req)
+		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)
+		if f == nil {
+			return hit, ferr
 		}
+		defer func() { c.flights.land(id, f, resp, err) }()
 	}
 
-	oreq := c.wireRequest(&req)
-	est := estimateTokens(&req)
-	for attempt := 1; ; attempt++ {
-		if c.meter.Exhausted() {
-			c.meter.attemptError(stage, "budget")
-			if attempt > 1 {
-				c.meter.failure(stage)
-			}
-			return nil, fail(ClassBudget, "budget", attempt-1, 0, ErrBudgetExhausted)
-		}
-		if attempt == 1 {
-			c.meter.request(stage, req.Model)
-		}
-		res := c.attempt(ctx, &oreq, est)
-		if res.waitErr != nil {
-			return nil, fail(ClassCanceled, "canceled", attempt-1, 0, res.waitErr)
-		}
-		if res.err != nil && ctx.Err() != nil {
-			return nil, fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
-		}
-		err := res.err
-		if err == nil {
-			d, derr := decodeResponse(res.raw, n)
-			if derr == nil {
-				return c.succeed(ctx, stage, &req, key, res.raw, d, attempt), nil
-			}
-			err = derr
-			if !errors.As(derr, new(*bodyError)) {
-				err = fmt.Errorf("%w (body: %q)", derr, c.red.excerpt(res.raw))
-			}
-		}
-		class, reason := classify(err, res.status)
-		c.meter.attemptError(stage, reason)
-		if class != ClassRetryable || attempt >= c.opt.MaxAttempts {
-			c.meter.failure(stage)
-			return nil, fail(class, reason, attempt, res.status, err)
-		}
-		wait := backoff(attempt, c.opt.BackoffBase, c.opt.BackoffMax)
-		if ra, ok := retryAfter(res.header, time.Now()); ok {
-			wait = min(ra, c.opt.BackoffMax)
-			c.ctrl.pause(time.Now().Add(wait))
-		}
-		c.log.LogAttrs(ctx, slog.LevelDebug, "llm: retrying",
-			slog.String("stage", stage), slog.String("model", req.Model),
-			slog.Int("status", res.status), slog.String("reason", reason),
-			slog.Int("attempt", attempt), slog.Duration("wait", wait),
-			slog.String("error", c.red.sanitize(err).Error()))
-		c.meter.retry(stage)
-		if err := sleep(ctx, wait); err != nil {
-			return nil, fail(ClassCanceled, "canceled", attempt, res.status, err)
-		}
-	}
+	return c.live(ctx, &req, stage, id, n)
 }
 
-func (c *Client) succeed(ctx context.Context, stage string, req *Request, key string, raw []byte, d decoded, attempt int) *Response {
+func (c *Client) succeed(stage string, req *Request, id Identity, raw []byte, d decoded, attempt int) (*Response, error) {
 	finish := make([]string, len(d.choices))
 	for i, ch := range d.choices {
 		finish[i] = ch.FinishReason
 	}
 	cost := c.meter.success(stage, req.Model, d.promptTokens, d.completionTokens, finish)
 	if c.cache != nil {
-		if err := c.cache.Put(key, raw); err != nil {
+		u := Usage{Stage: stage, Model: req.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens}
+		if err := c.cache.Put(id, raw, u); err != nil {
 			c.meter.attemptError(stage, "cache_write")
-			c.log.WarnContext(ctx, "llm: cache write failed; the answer will be asked again on resume", "stage", stage, "error", err)
+			return nil, cacheWriteError(req, stage, attempt, err)
 		}
 	}
 	return &Response{
@@ -328,56 +287,7 @@ func (c *Client) succeed(ctx context.Context, stage string, req *Request, key st
 		CompletionTokens: d.completionTokens,
 		Attempts:         attempt,
 		CostUSD:          cost,
-	}
-}
-
-// attemptResult is what one attempt produced.
-type attemptResult struct {
-	raw     []byte      // the body, as received
-	status  int         // HTTP status; 0 when none arrived
-	header  http.Header // response headers, also on errors
-	err     error       // the attempt's error
-	waitErr error       // the context ended while waiting for a slot or the rate limiters
-}
-
-// attempt waits for a slot and the rate limiters, then sends one request
-// under the per-attempt deadline.
-func (c *Client) attempt(ctx context.Context, oreq *openai.ChatCompletionRequest, est int) attemptResult {
-	epoch, err := c.ctrl.acquire(ctx)
-	if err != nil {
-		return attemptResult{waitErr: err}
-	}
-	defer c.ctrl.release()
-	reserved, err := c.ctrl.waitRate(ctx, est)
-	if err != nil {
-		return attemptResult{waitErr: err}
-	}
-
-	actx, cancel := context.WithTimeout(ctx, c.opt.AttemptTimeout)
-	defer cancel()
-	s := &sink{}
-	resp, err := c.oa.CreateChatCompletion(context.WithValue(actx, sinkKey{}, s), *oreq)
-	r := attemptResult{raw: s.body, status: s.status, header: resp.Header(), err: err}
-	if r.header == nil {
-		r.header = s.header
-	}
-	if err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
-		r.err = fmt.Errorf("attempt deadline of %s passed: %w: %w", c.opt.AttemptTimeout, context.DeadlineExceeded, err)
-	}
-	if err == nil {
-		c.ctrl.settle(reserved, int64(resp.Usage.PromptTokens+resp.Usage.CompletionTokens))
-	} else {
-		c.ctrl.settle(reserved, -1)
-	}
-	switch {
-	case r.status == http.StatusTooManyRequests:
-		if limit, changed := c.ctrl.throttled(epoch); changed {
-			c.log.Info("llm: server is rate limiting; lowering the in-flight limit", "model", oreq.Model, "limit", limit)
-		}
-	case err == nil:
-		c.ctrl.succeeded()
-	}
-	return r
+	}, nil
 }
 
 func (c *Client) wireRequest(req *Request) openai.ChatCompletionRequest {
@@ -394,6 +304,7 @@ func (c *Client) wireRequest(req *Request) openai.ChatCompletionRequest {
 	}
 	if req.MaxTokens > 0 {
 		if c.opt.LegacyMaxTokens {
+			//lint:ignore SA1019 max_tokens is what Options.LegacyMaxTokens asks for, for servers that predate max_completion_tokens
 			o.MaxTokens = req.MaxTokens
 		} else {
 			o.MaxCompletionTokens = req.MaxTokens
@@ -435,47 +346,3 @@ func estimateTokens(req *Request) int {
 	}
 	return chars/4 + max(req.N, 1)*out
 }
-
-// sink receives the raw response of one attempt from captureDoer.
-type sink struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-type sinkKey struct{}
-
-// captureDoer is go-openai's HTTP client. It reads each response body in
-// full into the request's sink, so Chat can cache the bytes as sent and
-// read fields go-openai does not model, then hands go-openai a copy.
-type captureDoer struct{ c *http.Client }
-
-func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := d.c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	s, _ := req.Context().Value(sinkKey{}).(*sink)
-	if s == nil {
-		return resp, nil
-	}
-	body, rerr := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	s.status, s.header, s.body = resp.StatusCode, resp.Header, body
-	var r io.Reader = bytes.NewReader(body)
-	switch {
-	case rerr != nil:
-		r = io.MultiReader(r, errReader{rerr})
-	case resp.StatusCode/100 == 2:
-		// Chat decodes the raw bytes itself (go-openai drops vendor fields);
-		// an empty object spares decoding every body twice.
-		r = strings.NewReader("{}")
-		resp.ContentLength = 2
-	}
-	resp.Body = io.NopCloser(r)
-	return resp, nil
-}
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -10,21 +11,32 @@ import (
 )
 
 // controller paces one Client's attempts: an adaptive cap on attempts in
-// flight (halved on a 429, raised by one after each window of successes,
-// up to max), a shared pause set by Retry-After, and optional
-// requests-per-minute and tokens-per-minute limiters.
+// flight, optional configured requests- and tokens-per-minute limiters,
+// the pacing learned from the server's rate-limit headers, and the
+// counters Client.Health reports.
+//
+// The cap is halved only on evidence of a real limit: a burst of 429s
+// among the attempts sent since it last changed (see window429). A lone
+// 429 costs only its own request, which waits out its Retry-After. The
+// cap grows back by one after each window of as many successes as the
+// cap, up to max.
 type controller struct {
-	max int
-	rpm *rate.Limiter // nil = unlimited
-	tpm *rate.Limiter // nil = unlimited
+	max   int
+	rpm   *rate.Limiter // configured; nil = unlimited
+	tpm   *rate.Limiter // configured; nil = unlimited
+	paced *pacer        // learned from x-ratelimit-* headers
 
-	mu         sync.Mutex
-	limit      int
-	inflight   int
-	epoch      uint64 // bumped on every decrease
-	successes  int    // since the last change of limit
-	waiters    []*waiter
-	pauseUntil time.Time
+	mu          sync.Mutex
+	limit       int
+	inflight    int
+	epoch       uint64 // bumped on every decrease
+	successes   int    // since the last change of limit
+	waiters     []*waiter
+	recent      window429
+	lowered     string // why the limit was last lowered
+	loweredAt   time.Time
+	rateLimited minuteCounter // 429s
+	timeouts    minuteCounter // attempts cut by a deadline
 }
 
 type waiter struct {
@@ -34,7 +46,7 @@ type waiter struct {
 }
 
 func newController(maxInFlight int, rpm, tpm float64) *controller {
-	c := &controller{max: maxInFlight, limit: maxInFlight}
+	c := &controller{max: maxInFlight, limit: maxInFlight, paced: &pacer{}}
 	if rpm > 0 {
 		c.rpm = rate.NewLimiter(rate.Limit(rpm/60), max(1, int(rpm/60)))
 	}
@@ -45,11 +57,8 @@ func newController(maxInFlight int, rpm, tpm float64) *controller {
 }
 
 // acquire waits for an in-flight slot. It returns the epoch the slot was
-// granted in, to be passed to throttled.
+// granted in, to be passed to outcome.
 func (c *controller) acquire(ctx context.Context) (uint64, error) {
-	if err := c.waitPause(ctx); err != nil {
-		return 0, err
-	}
 	c.mu.Lock()
 	if c.inflight < c.limit && len(c.waiters) == 0 {
 		c.inflight++
@@ -101,27 +110,53 @@ func (c *controller) grantLocked() {
 	}
 }
 
-// throttled halves the limit after a 429 on an attempt sent in epoch.
-// 429s from attempts sent before the last decrease were caused by the
-// old limit and do not halve it again. It returns the limit and whether
-// it changed.
-func (c *controller) throttled(epoch uint64) (int, bool) {
+// outcome is how an attempt ended, as far as pacing is concerned.
+type outcome int
+
+const (
+	outcomeOK outcome = iota
+	outcomeRateLimited
+	outcomeTimeout
+	outcomeOther
+)
+
+// record counts how an attempt sent in epoch ended, lowers the limit on
+// a burst of 429s, and raises it after a window of successes. It returns
+// the new limit and whether it was lowered.
+func (c *controller) record(epoch uint64, o outcome, now time.Time) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if epoch != c.epoch {
-		return c.limit, false
+	switch o {
+	case outcomeRateLimited:
+		c.rateLimited.add(now)
+	case outcomeTimeout:
+		c.timeouts.add(now)
 	}
+	// Attempts sent under an older limit say nothing about this one.
+	if epoch == c.epoch {
+		c.recent.add(o == outcomeRateLimited)
+		if c.recent.burst() {
+			c.lowerLocked(now, fmt.Sprintf("%d of the last %d attempts were answered 429", c.recent.hits, c.recent.n))
+			return c.limit, true
+		}
+	}
+	if o == outcomeOK {
+		c.succeededLocked()
+	}
+	return c.limit, false
+}
+
+func (c *controller) lowerLocked(now time.Time, reason string) {
 	c.limit = max(1, c.limit/2)
 	c.epoch++
 	c.successes = 0
-	return c.limit, true
+	c.recent = window429{}
+	c.lowered, c.loweredAt = reason, now
 }
 
-// succeeded counts a success; after a window of limit successes the
+// succeededLocked counts a success; after a window of limit successes the
 // limit grows by one.
-func (c *controller) succeeded() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *controller) succeededLocked() {
 	if c.limit >= c.max {
 		return
 	}
@@ -139,69 +174,95 @@ func (c *controller) currentLimit() int {
 	return c.limit
 }
 
-// pause holds back new attempts until t.
-func (c *controller) pause(t time.Time) {
-	c.mu.Lock()
-	if t.After(c.pauseUntil) {
-		c.pauseUntil = t
-	}
-	c.mu.Unlock()
+// window429 remembers whether each of the last attempts sent since the
+// limit last changed was answered 429. A burst is burstMin 429s that are
+// also at least a quarter of the window: at 4% random 429s, 16 of 64 is
+// about eight standard deviations away, while a server that refuses
+// everything is recognized after burstMin attempts.
+type window429 struct {
+	ring [64]bool
+	n    int // filled slots
+	next int
+	hits int // 429s in the window
 }
 
-func (c *controller) waitPause(ctx context.Context) error {
-	for {
-		c.mu.Lock()
-		d := time.Until(c.pauseUntil)
-		c.mu.Unlock()
-		if d <= 0 {
-			return nil
+const burstMin = 8
+
+func (w *window429) add(is429 bool) {
+	if w.n == len(w.ring) {
+		if w.ring[w.next] {
+			w.hits--
 		}
-		if err := sleep(ctx, d); err != nil {
-			return err
-		}
+	} else {
+		w.n++
 	}
+	w.ring[w.next] = is429
+	if is429 {
+		w.hits++
+	}
+	w.next = (w.next + 1) % len(w.ring)
 }
 
-// waitRate waits for the request-rate limiter and reserves est tokens
-// with the token-rate limiter. It returns the number of tokens actually
-// reserved (est, capped at the limiter's burst), to be settled.
-func (c *controller) waitRate(ctx context.Context, est int) (int, error) {
+func (w *window429) burst() bool { return w.hits >= burstMin && 4*w.hits >= w.n }
+
+// reservation is what one attempt took from the token limiters, to be
+// settled against the tokens it actually used.
+type reservation struct {
+	configured int   // tokens taken from the configured limiter
+	learned    taken // tokens taken from the learned token limiter
+	requests   taken // the request taken from the learned request limiter
+}
+
+// waitRate waits for the configured and learned request limiters and
+// reserves est tokens with the token limiters (capped at each one's
+// burst).
+func (c *controller) waitRate(ctx context.Context, est int) (reservation, error) {
+	var r reservation
 	if c.rpm != nil {
 		if err := c.rpm.Wait(ctx); err != nil {
-			return 0, rateErr(ctx, err)
+			return r, rateErr(ctx, err)
 		}
 	}
-	if c.tpm == nil {
-		return 0, nil
+	if c.tpm != nil {
+		n := min(max(est, 1), c.tpm.Burst())
+		if err := c.tpm.WaitN(ctx, n); err != nil {
+			return r, rateErr(ctx, err)
+		}
+		r.configured = n
 	}
-	n := min(max(est, 1), c.tpm.Burst())
-	if err := c.tpm.WaitN(ctx, n); err != nil {
-		return 0, rateErr(ctx, err)
+	var err error
+	if r.requests, err = c.paced.requests.take(ctx, 1); err != nil {
+		c.settle(r, -1)
+		return reservation{}, err
 	}
-	return n, nil
+	if r.learned, err = c.paced.tokens.take(ctx, est); err != nil {
+		c.settle(r, -1)
+		return reservation{}, err
+	}
+	return r, nil
 }
 
-// settle corrects a token reservation once the real count is known:
+// settle corrects the token reservations once the real count is known:
 // extra tokens are taken without waiting (later attempts wait for them);
-// unused ones are given back. actual < 0 means the attempt failed and
-// everything is given back.
-func (c *controller) settle(reserved int, actual int64) {
-	if c.tpm == nil || reserved == 0 {
+// unused ones are given back. actual < 0 means the attempt was refused or
+// failed, and everything is given back.
+func (c *controller) settle(r reservation, actual int64) {
+	actual = max(actual, 0)
+	adjustLimiter(c.tpm, actual-int64(r.configured))
+	c.paced.tokens.adjust(r.learned, actual)
+}
+
+// adjustLimiter takes diff more tokens from l, or gives -diff back.
+func adjustLimiter(l *rate.Limiter, diff int64) {
+	if l == nil || diff == 0 {
 		return
 	}
-	if actual < 0 {
-		actual = 0
-	}
-	diff := actual - int64(reserved)
-	if diff == 0 {
-		return
-	}
-	burst := int64(c.tpm.Burst())
+	burst := int64(l.Burst())
 	diff = max(-burst, min(diff, burst))
 	// ReserveN with a negative count returns tokens to the bucket; the
 	// bucket is capped at its burst on the next use. Pinned by
 	// TestTokenLimiterRefund.
-	c.tpm.ReserveN(time.Now(), int(diff))
+	l.ReserveN(time.Now(), int(diff))
 }
 
 // rateErr prefers the context's own error: rate.Wait reports "would
@@ -226,4 +287,29 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// minuteCounter counts events over the last minute in one-second slots.
+type minuteCounter struct {
+	slots [60]struct{ sec, n int64 }
+}
+
+func (m *minuteCounter) add(now time.Time) {
+	s := now.Unix()
+	slot := &m.slots[s%60]
+	if slot.sec != s {
+		slot.sec, slot.n = s, 0
+	}
+	slot.n++
+}
+
+func (m *minuteCounter) lastMinute(now time.Time) int64 {
+	s := now.Unix()
+	var n int64
+	for _, slot := range m.slots {
+		if s-slot.sec < 60 {
+			n += slot.n
+		}
+	}
+	return n
 }

@@ -3,12 +3,15 @@ package llm
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestControllerLimit(t *testing.T) {
 	c := newController(8, 0, 0)
+	now := time.Now()
 	var epochs []uint64
 	for range 8 {
 		e, err := c.acquire(t.Context())
@@ -24,46 +27,96 @@ func TestControllerLimit(t *testing.T) {
 		t.Fatalf("ninth acquire: %v", err)
 	}
 
-	// A wave of 429s halves the limit once.
+	// A wave of 429s is a burst: it halves the limit once.
 	for _, e := range epochs {
-		c.throttled(e)
+		c.record(e, outcomeRateLimited, now)
 	}
 	if l := c.currentLimit(); l != 4 {
-		t.Fatalf("limit after one wave of 429s = %d, want 4", l)
+		t.Fatalf("limit after a wave of 8 429s = %d, want 4", l)
+	}
+	if !strings.Contains(c.lowered, "8 of the last 8 attempts were answered 429") {
+		t.Errorf("reason %q", c.lowered)
 	}
 	for range 8 {
 		c.release()
 	}
 
-	// A 429 on an attempt sent under the new limit halves it again.
-	e, _ := c.acquire(t.Context())
-	if l, changed := c.throttled(e); !changed || l != 2 {
-		t.Errorf("second decrease: %d %v", l, changed)
+	// 429s of attempts sent before the decrease do not lower it again.
+	for range 20 {
+		c.record(epochs[0], outcomeRateLimited, now)
 	}
-	c.release()
-	for range 10 {
-		e, _ := c.acquire(t.Context())
-		c.throttled(e)
-		c.release()
+	if l := c.currentLimit(); l != 4 {
+		t.Errorf("stale 429s lowered the limit to %d", l)
 	}
-	if l := c.currentLimit(); l != 1 {
-		t.Errorf("limit floor %d, want 1", l)
+
+	// A burst under the new limit halves it again, down to 1.
+	for want := 2; want >= 1; want-- {
+		for range burstMin {
+			e, _ := c.acquire(t.Context())
+			c.record(e, outcomeRateLimited, now)
+			c.release()
+		}
+		if l := c.currentLimit(); l != want {
+			t.Fatalf("limit %d, want %d", l, want)
+		}
 	}
 
 	// Additive recovery: +1 after a window of `limit` successes.
+	e, _ := c.acquire(t.Context())
+	c.release()
 	for want := 2; want <= 8; want++ {
 		for range want - 1 {
-			c.succeeded()
+			c.record(e, outcomeOK, now)
 		}
 		if l := c.currentLimit(); l != want {
 			t.Fatalf("limit %d, want %d", l, want)
 		}
 	}
 	for range 100 {
-		c.succeeded()
+		c.record(e, outcomeOK, now)
 	}
 	if l := c.currentLimit(); l != 8 {
 		t.Errorf("limit grew past max: %d", l)
+	}
+}
+
+// TestBurstDetector: the in-flight limit falls only on a burst of 429s,
+// never on sporadic ones.
+func TestBurstDetector(t *testing.T) {
+	const seed = 20240611
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	tests := []struct {
+		name    string
+		is429   func(i int) bool
+		n       int
+		lowered bool
+	}{
+		{"4% random 429s", func(int) bool { return rng.Float64() < 0.04 }, 20000, false},
+		{"10% random 429s", func(int) bool { return rng.Float64() < 0.10 }, 20000, false},
+		{"a lone 429 now and then", func(i int) bool { return i%50 == 0 }, 5000, false},
+		{"seven 429s at the start", func(i int) bool { return i < 7 }, 500, false},
+		{"eight 429s at the start", func(i int) bool { return i < 8 }, 500, true},
+		{"15 of 64 answered 429", func(i int) bool { return i >= 100 && i < 115 }, 500, false},
+		{"16 of 64 answered 429", func(i int) bool { return i >= 100 && i < 116 }, 500, true},
+		{"half of the attempts 429", func(i int) bool { return i%2 == 0 }, 100, true},
+		{"every attempt 429", func(int) bool { return true }, 100, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newController(64, 0, 0)
+			now := time.Now()
+			for i := range tt.n {
+				o := outcomeOK
+				if tt.is429(i) {
+					o = outcomeRateLimited
+				}
+				c.record(0, o, now)
+			}
+			if lowered := c.currentLimit() < 64; lowered != tt.lowered {
+				t.Errorf("lowered = %v (limit %d, reason %q), want %v", lowered, c.currentLimit(), c.lowered, tt.lowered)
+			}
+		})
 	}
 }
 
@@ -102,35 +155,43 @@ func TestControllerWaitersAreServedInOrder(t *testing.T) {
 // ReserveN with a negative count puts tokens back.
 func TestTokenLimiterRefund(t *testing.T) {
 	c := newController(4, 0, 6000) // 100 tokens/s, burst 6000
-	n, err := c.waitRate(t.Context(), 6000)
-	if err != nil || n != 6000 {
-		t.Fatalf("reserve: %d %v", n, err)
+	r, err := c.waitRate(t.Context(), 6000)
+	if err != nil || r.configured != 6000 {
+		t.Fatalf("reserve: %+v %v", r, err)
 	}
 	if tok := c.tpm.Tokens(); tok > 50 {
 		t.Fatalf("after reserving the burst, %v tokens left", tok)
 	}
-	c.settle(n, 1000)
+	c.settle(r, 1000)
 	if tok := c.tpm.Tokens(); tok < 4900 || tok > 5100 {
 		t.Errorf("after settling 6000 reserved against 1000 used: %v tokens, want ~5000", tok)
 	}
-	n, _ = c.waitRate(t.Context(), 1000)
-	c.settle(n, 3000)
+	r, _ = c.waitRate(t.Context(), 1000)
+	c.settle(r, 3000)
 	if tok := c.tpm.Tokens(); tok > 2100 {
 		t.Errorf("after using 2000 more than reserved: %v tokens, want ~2000", tok)
 	}
 	// Oversized estimates are capped at the burst instead of failing.
 	c2 := newController(1, 0, 60)
-	if n, err := c2.waitRate(t.Context(), 1e6); err != nil || n != 60 {
-		t.Errorf("oversized estimate: %d %v", n, err)
+	if r, err := c2.waitRate(t.Context(), 1e6); err != nil || r.configured != 60 {
+		t.Errorf("oversized estimate: %+v %v", r, err)
 	}
 }
 
-func TestPauseRespectsContext(t *testing.T) {
-	c := newController(1, 0, 0)
-	c.pause(time.Now().Add(time.Hour))
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := c.acquire(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("paused acquire: %v", err)
+func TestMinuteCounter(t *testing.T) {
+	var m minuteCounter
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 90 {
+		m.add(t0.Add(time.Duration(i) * time.Second)) // one a second for 90s
+	}
+	now := t0.Add(89 * time.Second)
+	if got := m.lastMinute(now); got != 60 {
+		t.Errorf("last minute at 89s: %d, want 60", got)
+	}
+	if got := m.lastMinute(now.Add(30 * time.Second)); got != 30 {
+		t.Errorf("30s later: %d, want 30", got)
+	}
+	if got := m.lastMinute(now.Add(time.Hour)); got != 0 {
+		t.Errorf("an hour later: %d, want 0", got)
 	}
 }

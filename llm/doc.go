@@ -29,7 +29,8 @@
 //     MaxAttempts times when one reaches the caller.
 //   - ClassPermanent: a problem with this request: 400, 413, 422 and
 //     other 4xx, a 2xx body that is not a chat completion, a wrong
-//     choice count. Record the row as failed.
+//     choice count, a 2xx body longer than Options.MaxResponseBytes
+//     (reason "too_large"). Record the row as failed.
 //   - ClassFatal: a problem with the run: 401, 403, 404, an invalid
 //     Request ([ErrInvalidRequest]), go-openai's client-side checks.
 //   - ClassCanceled: the caller's context ended (also while waiting);
@@ -46,27 +47,52 @@
 //
 // Retries wait with exponential backoff and full jitter (BackoffBase
 // doubling up to BackoffMax), or for the server's Retry-After
-// (retry-after-ms, seconds or an HTTP date), capped at BackoffMax; a
-// Retry-After also holds back the Client's other new attempts for as
-// long.
+// (retry-after-ms, seconds or an HTTP date), capped at BackoffMax. The
+// wait delays only the request that got it: other requests keep flowing.
 //
-// Each Client paces its attempts with one controller: an adaptive cap on
-// attempts in flight, which halves on a 429 (once per wave: 429s to
-// attempts sent before the last decrease do not count) and grows by one
-// after each window of as many successes as the current cap, up to
-// MaxInFlight; an optional requests-per-minute limiter; and an optional
-// tokens-per-minute limiter that reserves an estimate before each attempt
-// (prompt characters/4 plus MaxTokens, or 1024, per choice; capped at one
-// minute's allowance) and settles it against the reported usage after.
-// Waiting for any of them ends when the context does.
+// Each Client paces its attempts with one controller:
+//
+//   - An adaptive cap on attempts in flight, lowered only on evidence of
+//     a real limit: a burst of 429s, at least 8 that are also at least a
+//     quarter of the last 64 attempts sent since the cap last changed.
+//     Then it halves, and grows back by one after each window of as many
+//     successes as the cap, up to MaxInFlight. Sporadic 429s (a few
+//     percent) never lower it.
+//   - Pacing learned from OpenAI's x-ratelimit-{limit,remaining,reset}-
+//     {requests,tokens} headers, when the server sends them: a local token
+//     bucket per limit, refilled at the announced limit per minute (or over
+//     a longer window when the reset times show one, as for a daily
+//     limit), never fuller than what the server last said remains. The
+//     client so stays just under a server's limit without configuration.
+//   - Optional configured limiters: RequestsPerMinute, and
+//     TokensPerMinute, which reserves an estimate before each attempt
+//     (prompt characters/4 plus MaxTokens, or 1024, per choice; capped at
+//     one minute's allowance) and settles it against the usage the
+//     response body reports. The learned token bucket is settled alike.
+//
+// Each attempt runs under a deadline learned per stage (Request.Stage)
+// from the latencies of its successful attempts: 3 times the 99th
+// percentile of the last 256, kept between AttemptTimeoutFloor and
+// AttemptTimeout; until a stage has 20 samples, AttemptTimeout applies.
+// An attempt cut by it counts as reason "timeout" and is retried with the
+// deadline doubled per cut (up to AttemptTimeout), so a genuinely long
+// request still finishes while a hung one costs a few normal latencies.
+// [Client.Health] reports the cap and why it was last lowered, the 429s
+// and timeouts of the last minute, the learned deadlines and limits.
+//
+// Waiting for a slot or a limiter ends when the context does.
 //
 // # Cache
 //
-// The [Cache] maps [CacheKey] to the raw response body. Only complete,
-// well-formed responses with the right choice count are stored. A hit
-// sends nothing and charges nothing; it is served even when the budget is
-// spent. An entry that no longer decodes is treated as a miss and
-// replaced.
+// The [Cache] maps a request's [Identity] (its [CacheKey] and a SHA-256
+// digest of the same encoding, which a hit must match) to the raw response
+// body and its usage. Only complete, well-formed responses with the right
+// choice count are stored, and Chat returns only after the entry is
+// durable; a failed cache write is a ClassFatal error. A hit sends nothing
+// and charges nothing; it is served even when the budget is spent.
+// Identical requests in flight at once are sent once. An entry that no
+// longer decodes is treated as a miss and replaced; a reply that
+// ChatParsed gave up on is marked unusable.
 //
 // # Accounting
 //

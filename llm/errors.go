@@ -166,6 +166,9 @@ func classify(err error, status int) (Class, string) {
 	if errors.Is(err, ErrInvalidRequest) {
 		return ClassFatal, "invalid_request"
 	}
+	if errors.Is(err, errTooLarge) {
+		return ClassPermanent, "too_large"
+	}
 	if status >= 300 {
 		return classifyStatus(status)
 	}

@@ -87,6 +87,16 @@ func TestClassification(t *testing.T) {
 		{name: "wrong choice count", handler: func(w http.ResponseWriter, _ *http.Request, _ int) {
 			writeJSON(w, 200, okBody(1))
 		}, req: func(r *Request) { r.N = 2 }, class: ClassPermanent, reasons: []string{"choice_count"}, status: 200, attempts: 1, hits: 1},
+		{name: "200 body longer than MaxResponseBytes", handler: func(w http.ResponseWriter, _ *http.Request, _ int) {
+			writeJSON(w, 200, completionBody(1, 1, Choice{Content: strings.Repeat("x", 5000), FinishReason: "stop"}))
+		}, opt: func(o *Options) { o.MaxResponseBytes = 4096 },
+			class: ClassPermanent, reasons: []string{"too_large"}, status: 200, attempts: 1, hits: 1,
+			as: func(err error) bool { return errors.Is(err, errTooLarge) }},
+		{name: "long 503 page is still a 503", handler: func(w http.ResponseWriter, _ *http.Request, _ int) {
+			w.WriteHeader(503)
+			io.WriteString(w, strings.Repeat("<p>busy</p>", 1000))
+		}, opt: func(o *Options) { o.MaxResponseBytes = 4096 },
+			class: ClassRetryable, reasons: []string{"503"}, status: 503, attempts: 3, hits: 3},
 		{name: "per-attempt timeout, hung handler", handler: func(w http.ResponseWriter, r *http.Request, _ int) {
 			<-r.Context().Done()
 		}, opt: func(o *Options) { o.AttemptTimeout = 100 * time.Millisecond; o.MaxAttempts = 2 },

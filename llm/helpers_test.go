@@ -160,3 +160,53 @@ func (l *logBuffer) logger() *slog.Logger {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// inProcess answers requests with a handler in this process, without a
+// socket, so that a client can run inside a synctest bubble. A handler
+// that returns after the request's context ended (a hung request given
+// up) yields the context's error, as a transport would.
+type inProcess func(w http.ResponseWriter, r *http.Request)
+
+func (h inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	h(rec, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
+
+// newInProcessClient is a client of h through inProcess.
+func newInProcessClient(t testing.TB, h inProcess, opt Options, meter *Meter) *Client {
+	t.Helper()
+	opt.HTTPClient = &http.Client{Transport: h}
+	return newTestClient(t, Endpoint{BaseURL: "http://in-process.test/v1", APIKey: testKey}, opt, nil, meter)
+}
+
+// contentOf is the last message's content of a chat request.
+func contentOf(r *http.Request) string {
+	var body struct {
+		Messages []Message `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
+		return ""
+	}
+	return body.Messages[len(body.Messages)-1].Content
+}
+
+// hold waits for d, or until the request is given up.
+func hold(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}

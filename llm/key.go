@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"math"
 	"strconv"
@@ -22,9 +24,63 @@ const keySalt = "rubricforge-cache/1"
 // The endpoint, the API key and Request.Stage are not part of it, so the
 // same question asked of the same model by another stage or through
 // another server is answered from the cache.
+//
+// The key indexes the cache; a hit is decided by the request's full
+// Identity, because 64 bits can collide.
 func CacheKey(req Request) string {
-	var k keyWriter
-	k.d = xxhash.New()
+	d := xxhash.New()
+	encodeRequest(d, &req)
+	return hexKey(d.Sum64())
+}
+
+// Identity is a request's full identity in the cache: Key is CacheKey's
+// value, and Digest is SHA-256 over the same canonical encoding. A cache
+// entry answers a request only when both match.
+type Identity struct {
+	Key    uint64
+	Digest [sha256.Size]byte
+}
+
+// IdentityOf returns req's Identity.
+func IdentityOf(req Request) Identity {
+	size := 64
+	for _, m := range req.Messages {
+		size += len(m.Role) + len(m.Content) + 2*binary.MaxVarintLen64
+	}
+	var b bytes.Buffer
+	b.Grow(size + len(req.Model))
+	encodeRequest(&b, &req)
+	return Identity{Key: xxhash.Sum64(b.Bytes()), Digest: sha256.Sum256(b.Bytes())}
+}
+
+// String is the identity's CacheKey.
+func (id Identity) String() string { return hexKey(id.Key) }
+
+func hexKey(k uint64) string {
+	var out [16]byte
+	s := strconv.AppendUint(out[:0], k, 16)
+	if pad := 16 - len(s); pad > 0 {
+		var b [16]byte
+		for i := range pad {
+			b[i] = '0'
+		}
+		copy(b[pad:], s)
+		return string(b[:])
+	}
+	return string(s)
+}
+
+// keySink is what the canonical encoding is written to: a hash, or a buffer
+// that is hashed twice.
+type keySink interface {
+	Write(p []byte) (int, error)
+	WriteString(s string) (int, error)
+}
+
+// encodeRequest writes the canonical encoding of req to w. Its bytes are
+// pinned by TestCacheKeyPinned: changing them orphans every cache.
+func encodeRequest(w keySink, req *Request) {
+	k := keyWriter{w: w}
 	k.str(keySalt)
 	k.str(req.Model)
 	k.uint(uint64(len(req.Messages)))
@@ -48,32 +104,21 @@ func CacheKey(req Request) string {
 		k.uint(0)
 	}
 	k.uint(uint64(int64(req.SampleIndex)))
-	var out [16]byte
-	s := strconv.AppendUint(out[:0], k.d.Sum64(), 16)
-	if pad := 16 - len(s); pad > 0 {
-		var b [16]byte
-		for i := range pad {
-			b[i] = '0'
-		}
-		copy(b[pad:], s)
-		return string(b[:])
-	}
-	return string(s)
 }
 
 type keyWriter struct {
-	d   *xxhash.Digest
+	w   keySink
 	buf [binary.MaxVarintLen64]byte
 }
 
 func (k *keyWriter) uint(v uint64) {
 	n := binary.PutUvarint(k.buf[:], v)
-	k.d.Write(k.buf[:n])
+	k.w.Write(k.buf[:n])
 }
 
 func (k *keyWriter) str(s string) {
 	k.uint(uint64(len(s)))
-	k.d.WriteString(s)
+	k.w.WriteString(s)
 }
 
 // optFloat writes presence, then the IEEE bits with -0 folded into 0.
@@ -88,5 +133,5 @@ func (k *keyWriter) optFloat(f *float64) {
 	}
 	k.uint(1)
 	binary.LittleEndian.PutUint64(k.buf[:8], math.Float64bits(v))
-	k.d.Write(k.buf[:8])
+	k.w.Write(k.buf[:8])
 }

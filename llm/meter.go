@@ -98,6 +98,34 @@ func (m *Meter) Restore(s Snapshot) {
 	m.total = s.Total.clone()
 }
 
+// RestoreSpent sets the tokens and cost of every stage, and of the total,
+// to what spent says the run paid for, priced with the Meter's prices:
+// Cache.Spent, the usage of every response the run's cache holds as paid,
+// which survives a kill that report.json does not. Call it after Restore,
+// whose other counters (requests, hits, retries, failures) it keeps, and
+// before the Meter is used.
+func (m *Meter) RestoreSpent(spent []Spend) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.stages {
+		st.PromptTokens, st.CompletionTokens, st.CostUSD = 0, 0, 0
+	}
+	m.total.PromptTokens, m.total.CompletionTokens, m.total.CostUSD = 0, 0, 0
+	for _, s := range spent {
+		st := m.stages[s.Stage]
+		if st == nil {
+			st = &StageStats{}
+			m.stages[s.Stage] = st
+		}
+		cost := m.Cost(s.Model, s.PromptTokens, s.CompletionTokens)
+		for _, t := range []*StageStats{st, &m.total} {
+			t.PromptTokens += s.PromptTokens
+			t.CompletionTokens += s.CompletionTokens
+			t.CostUSD += cost
+		}
+	}
+}
+
 // Snapshot returns a deep copy of the counters.
 func (m *Meter) Snapshot() Snapshot {
 	m.mu.Lock()

@@ -42,12 +42,21 @@ var errCutOff = errors.New("the reply was cut off by the token limit")
 // with the parser's error (a.Repair), up to a.Repairs more times; each repair
 // turn is counted in the stage's Repairs. It returns a *ParseError when no
 // reply parsed, or Chat's error.
+//
+// When no reply parsed, the cached replies of the whole exchange are marked
+// unusable (Cache.Invalidate), so asking again sends fresh requests instead
+// of replaying them; an exchange that ended in a reply that parsed is never
+// invalidated, so asking it again is answered from the cache.
 func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 	stage := req.Stage
 	if stage == "" {
 		stage = "default"
 	}
+	var sent []Identity
 	for attempt := 0; ; attempt++ {
+		if c.cache != nil {
+			sent = append(sent, IdentityOf(req))
+		}
 		resp, err := c.Chat(ctx, req)
 		if err != nil {
 			return err
@@ -64,6 +73,12 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			return nil
 		}
 		if attempt >= a.Repairs {
+			if c.cache != nil {
+				if err := c.cache.Invalidate(sent...); err != nil {
+					c.meter.attemptError(stage, "cache_write")
+					return cacheWriteError(&req, stage, 0, err)
+				}
+			}
 			return &ParseError{What: a.What, Attempts: attempt + 1, Err: perr}
 		}
 		c.meter.update(stage, func(s *StageStats) { s.Repairs++ })

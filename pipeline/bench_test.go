@@ -172,3 +172,54 @@ func BenchmarkEndpointCeiling(b *testing.B) {
 		b.ReportMetric(ideal.Seconds()/elapsed.Seconds(), "efficiency")
 	}
 }
+
+// BenchmarkFaultMix is issue 6's fault mix: 600 problems, n=4, concurrency
+// 64, 100 ms mean latency, and 4% each of 429 with Retry-After 1 s, 500, a
+// hang held 5 s, a truncated body and malformed output, against the
+// simulated endpoint in this process. It reports goodput efficiency: the
+// ideal time, attempts x (latency + 4% x hang + 4% x Retry-After) /
+// concurrency, over the measured time (target >= 0.5).
+func BenchmarkFaultMix(b *testing.B) {
+	const (
+		problems    = 600
+		latency     = 100 * time.Millisecond
+		concurrency = 64
+		rate        = 0.04
+		hang        = 5 * time.Second
+		retryAfter  = time.Second
+	)
+	dir := b.TempDir()
+	rows := makeProblems(problems)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(b, input, rows)
+	faults := llmtest.Faults{RateLimited: rate, ServerError: rate, Hang: rate, Truncate: rate, Malformed: rate, RetryAfter: retryAfter, HangMax: hang}
+	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), Latency: latency, Faults: faults})
+	b.Cleanup(srv.Close)
+	opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
+	b.ResetTimer()
+	for i := range b.N {
+		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
+		job.Limits = DefaultJob().Limits
+		job.Limits.Concurrency = concurrency
+		job.Output.ShardRows = 1000
+		job.Output.CheckpointInterval = 10 * time.Second
+		before := srv.Count()
+		start := time.Now()
+		rep, err := Run(context.Background(), job, opt)
+		elapsed := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Status != StatusFinished {
+			b.Fatalf("status %s: %s", rep.Status, rep.StopReason)
+		}
+		checkAccounted(b, job.Out, rows, rep)
+		attempts := srv.Count() - before
+		perAttempt := float64(latency) + rate*float64(hang) + rate*float64(retryAfter)
+		ideal := time.Duration(float64(attempts) * perAttempt / concurrency)
+		b.ReportMetric(ideal.Seconds()/elapsed.Seconds(), "goodput-efficiency")
+		b.ReportMetric(float64(attempts), "attempts")
+		b.ReportMetric(ideal.Seconds(), "ideal-s")
+		b.ReportMetric(elapsed.Seconds(), "run-s")
+	}
+}

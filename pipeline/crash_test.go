@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -48,18 +49,20 @@ func crashChild(path string) int {
 	return 0
 }
 
-// TestCrashSafety kills the run with SIGKILL at random moments, several times
-// in a row on the same run directory, and resumes it each time: no id may be
+// TestCrashSafety kills the run with SIGKILL at moments drawn from a logged
+// seed (after a number of requests reached the endpoint), several times in a
+// row on the same run directory, and resumes it each time: no id may be
 // missing or doubled, every shard must stay readable, and the requests sent
 // again after a resume may be no more than those in flight at the kill: sent,
 // by the endpoint's request log, but whose answer was not yet durable in the
 // cache (a slot is freed when the answer arrives; its cache write follows).
 func TestCrashSafety(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
 	for trial := range 3 {
 		dir := t.TempDir()
-		rows := makeProblems(80)
+		rows := makeProblems(60)
 		input := filepath.Join(dir, "in.jsonl")
 		writeJSONL(t, input, rows)
 		srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
@@ -92,25 +95,13 @@ func TestCrashSafety(t *testing.T) {
 		for cycle := range 3 {
 			from := len(srv.Log())
 			cachedAtStart := cacheLen(t, job.Out)
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			delay := time.Duration(100+rng.IntN(600)) * time.Millisecond
-			select {
-			case err := <-exited:
-				if err != nil {
-					t.Fatalf("trial %d cycle %d: the run failed on its own: %v", trial, cycle, err)
-				}
-			case <-time.After(delay):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-exited
+			killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
+			killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
+			if killed {
 				kills++
 			}
-			time.Sleep(60 * time.Millisecond) // let the endpoint finish the dead client's handlers
+			// Every request the dead process sent ends in one log entry: wait for them all.
+			waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
 
 			if cycle > 0 {
 				if resent := countResent(from); resent > inFlightAtKill {
@@ -124,7 +115,7 @@ func TestCrashSafety(t *testing.T) {
 				sentByKilled[e.Hash] = true
 			}
 			inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
-			t.Logf("trial %d cycle %d: stopped after %v; %d requests sent, %d in flight at the end", trial, cycle, delay, len(entries), inFlightAtKill)
+			t.Logf("trial %d cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", trial, cycle, killed, len(entries), killAfter, inFlightAtKill)
 		}
 
 		from := len(srv.Log())
@@ -139,9 +130,67 @@ func TestCrashSafety(t *testing.T) {
 			t.Fatalf("trial %d: final status %q (%s)", trial, rep.Status, rep.StopReason)
 		}
 		checkAccounted(t, job.Out, rows, rep)
+		if trial == 0 {
+			checkSpendAsUninterrupted(t, job, rep)
+		}
 	}
 	if kills == 0 {
-		t.Fatal("no run was killed; the runs finish faster than the chosen delays")
+		t.Fatal("no run was killed; every run finished before its kill point")
+	}
+}
+
+// checkSpendAsUninterrupted runs job again, uninterrupted, into a new
+// directory: the killed and resumed run must report the same tokens and
+// cost, though report.json was lost with every kill (the cache's own record
+// of what it paid for is what counts).
+func checkSpendAsUninterrupted(t *testing.T, job Job, killed *Report) {
+	t.Helper()
+	clean := job
+	clean.Out = job.Out + "-uninterrupted"
+	rep, err := Run(context.Background(), clean, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := killed.LLM.Total, rep.LLM.Total
+	if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
+		t.Errorf("after kills and resumes the run spent %d+%d tokens, $%.6f; uninterrupted: %d+%d tokens, $%.6f",
+			got.PromptTokens, got.CompletionTokens, got.CostUSD, want.PromptTokens, want.CompletionTokens, want.CostUSD)
+	}
+	if want.CostUSD == 0 {
+		t.Error("the uninterrupted run cost nothing: the test job needs a price")
+	}
+}
+
+// runChildUntil runs the job file in a child process and kills it with
+// SIGKILL once killNow holds; it reports whether it killed it (false: the
+// child finished first).
+func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("the run failed on its own: %v\n%s", err, stderr.String())
+			}
+			return false
+		case <-tick.C:
+			if killNow() {
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-exited
+				return true
+			}
+		}
 	}
 }
 

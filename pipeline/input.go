@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -40,19 +42,15 @@ func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 const maxIDLen = 128
 
 // ReadProblems streams every problem of the input files to yield, in order.
-// Bad lines go to bad; they do not stop the reading. Only an unreadable file
-// or a failing yield stops it.
+// JSONL files named .gz or .zst are decompressed. Bad lines go to bad; they
+// do not stop the reading. Only an unreadable file or a failing yield stops
+// it.
 func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad func(*InputError)) error {
 	for _, path := range in.Paths {
-		format := in.Format
-		if format == "auto" || format == "" {
-			format = formatOf(path)
-		}
 		var err error
-		switch format {
-		case "parquet":
+		if formatOf(path, in.Format) == "parquet" {
 			err = readParquet(ctx, path, in, yield, bad)
-		default:
+		} else {
 			err = readJSONL(ctx, path, in, yield, bad)
 		}
 		if err != nil {
@@ -62,17 +60,78 @@ func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad 
 	return nil
 }
 
-func formatOf(path string) string {
-	if strings.EqualFold(filepath.Ext(path), ".parquet") {
+// formatOf is the format of an input file: the job's input.format, or by
+// its name when that is auto.
+func formatOf(path, format string) string {
+	if format != "auto" && format != "" {
+		return format
+	}
+	name, _ := compressionOf(path)
+	if strings.EqualFold(filepath.Ext(name), ".parquet") {
 		return "parquet"
 	}
 	return "jsonl"
 }
 
-func readJSONL(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) error {
+// compressionOf splits a compression suffix (.gz, .zst, .zstd) off a file
+// name: "a.jsonl.gz" is "a.jsonl", "gzip".
+func compressionOf(path string) (name, compression string) {
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".gz":
+		return strings.TrimSuffix(path, filepath.Ext(path)), "gzip"
+	case ".zst", ".zstd":
+		return strings.TrimSuffix(path, filepath.Ext(path)), "zstd"
+	}
+	return path, ""
+}
+
+// openText opens a text input, decompressing it when its name says so.
+func openText(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("opening input: %w", err)
+		return nil, fmt.Errorf("opening input: %w", err)
+	}
+	_, compression := compressionOf(path)
+	var r io.ReadCloser
+	switch compression {
+	case "gzip":
+		zr, zerr := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
+		err, r = zerr, zr
+	case "zstd":
+		var zr *zstd.Decoder
+		zr, err = zstd.NewReader(bufio.NewReaderSize(f, 1<<16), zstd.WithDecoderConcurrency(1))
+		if err == nil {
+			r = zr.IOReadCloser()
+		}
+	default:
+		return f, nil
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("input %s is not readable %s data: %w", path, compression, err)
+	}
+	return both{r, f}, nil
+}
+
+// both closes a decompressor and the file under it.
+type both struct {
+	io.ReadCloser
+	file io.Closer
+}
+
+func (b both) Close() error {
+	err := b.ReadCloser.Close()
+	if ferr := b.file.Close(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+func readJSONL(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) error {
+	f, err := openText(path)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
@@ -222,29 +281,11 @@ func readParquet(ctx context.Context, path string, in Input, yield func(Problem)
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return fmt.Errorf("input %s is not a readable Parquet file: %w", path, err)
+		return &UsageError{Problems: []string{fmt.Sprintf("input %s is not a readable Parquet file: %v", path, err)}}
 	}
-	cols := map[string]int{}
-	for key, name := range map[string]string{"problem": in.Fields.Problem, "answer": in.Fields.Answer, "id": in.Fields.ID, "source": in.Fields.Source, "reference": in.Fields.Reference} {
-		if name == "" {
-			continue
-		}
-		leaf, ok := pf.Schema().Lookup(name)
-		if !ok {
-			if key == "problem" || key == "answer" {
-				return fmt.Errorf("input %s has no column %q (input.fields.%s)", path, name, key)
-			}
-			continue
-		}
-		if !leaf.Node.Leaf() {
-			return fmt.Errorf("input %s column %q is not a string or integer column", path, name)
-		}
-		switch leaf.Node.Type().Kind() {
-		case parquet.ByteArray, parquet.Int64, parquet.Int32:
-			cols[key] = leaf.ColumnIndex
-		default:
-			return fmt.Errorf("input %s column %q is not a string or integer column", path, name)
-		}
+	cols, err := parquetColumns(pf, path, in)
+	if err != nil {
+		return err
 	}
 	r := parquet.NewReader(pf)
 	defer r.Close()
@@ -257,22 +298,7 @@ func readParquet(ctx context.Context, path string, in Input, yield func(Problem)
 		n, rerr := r.ReadRows(rows)
 		for _, row := range rows[:n] {
 			line++
-			vals := map[string]string{}
-			for key, idx := range cols {
-				for _, v := range row {
-					if v.Column() == idx && !v.IsNull() {
-						switch v.Kind() {
-						case parquet.ByteArray:
-							vals[key] = string(v.ByteArray())
-						case parquet.Int32:
-							vals[key] = fmt.Sprint(v.Int32())
-						default:
-							vals[key] = fmt.Sprint(v.Int64())
-						}
-						break
-					}
-				}
-			}
+			vals := rowValues(row, cols)
 			p, msg := newProblem(vals, in)
 			if msg != "" {
 				bad(&InputError{path, line, msg})
@@ -294,4 +320,87 @@ func readParquet(ctx context.Context, path string, in Input, yield func(Problem)
 			return fmt.Errorf("reading %s row %d: %w", path, line+1, rerr)
 		}
 	}
+}
+
+// rowValues reads the mapped columns of one Parquet row as text.
+func rowValues(row parquet.Row, cols map[string]int) map[string]string {
+	vals := map[string]string{}
+	for key, idx := range cols {
+		for _, v := range row {
+			if v.Column() != idx || v.IsNull() {
+				continue
+			}
+			switch v.Kind() {
+			case parquet.ByteArray:
+				vals[key] = string(v.ByteArray())
+			case parquet.Int32:
+				vals[key] = fmt.Sprint(v.Int32())
+			default:
+				vals[key] = fmt.Sprint(v.Int64())
+			}
+			break
+		}
+	}
+	return vals
+}
+
+// parquetColumns finds the leaf columns of the mapped input fields.
+func parquetColumns(pf *parquet.File, path string, in Input) (map[string]int, error) {
+	cols := map[string]int{}
+	var problems []string
+	for _, key := range []string{"problem", "answer", "id", "source", "reference"} {
+		name := fieldName(in.Fields, key)
+		if name == "" {
+			continue
+		}
+		leaf, ok := pf.Schema().Lookup(name)
+		switch {
+		case !ok && (key == "problem" || key == "answer"):
+			problems = append(problems, fmt.Sprintf("input %s has no column %q (input.fields.%s); its columns are %s", path, name, key, quoteAll(columnNames(pf))))
+		case !ok:
+		case !leaf.Node.Leaf():
+			problems = append(problems, fmt.Sprintf("input %s column %q (input.fields.%s) is not a string or integer column", path, name, key))
+		default:
+			switch leaf.Node.Type().Kind() {
+			case parquet.ByteArray, parquet.Int64, parquet.Int32:
+				cols[key] = leaf.ColumnIndex
+			default:
+				problems = append(problems, fmt.Sprintf("input %s column %q (input.fields.%s) is not a string or integer column", path, name, key))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &UsageError{Problems: problems}
+	}
+	return cols, nil
+}
+
+func fieldName(f Fields, key string) string {
+	switch key {
+	case "problem":
+		return f.Problem
+	case "answer":
+		return f.Answer
+	case "id":
+		return f.ID
+	case "source":
+		return f.Source
+	}
+	return f.Reference
+}
+
+func columnNames(pf *parquet.File) []string {
+	var out []string
+	for _, path := range pf.Schema().Columns() {
+		out = append(out, strings.Join(path, "."))
+	}
+	return out
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

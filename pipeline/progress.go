@@ -43,12 +43,13 @@ func (p *progress) interval() time.Duration { return p.every }
 // statusLine is one look at the run's counters.
 type statusLine struct {
 	done, failed, leftOut, inFlight int64
-	total                           int64 // 0 while the input is still being read
+	total                           int64 // 0 while unknown
 	requests, cached                int64
 	tokens                          int64
 	cost                            float64
 	perMin                          float64
 	eta                             *float64
+	heldBack                        []string // endpoints held back now, and why
 }
 
 func (s statusLine) String() string {
@@ -61,6 +62,9 @@ func (s statusLine) String() string {
 		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.cost, s.perMin)
 	if s.eta != nil {
 		fmt.Fprintf(&b, ", ETA %s", (time.Duration(*s.eta) * time.Second).Round(time.Second))
+	}
+	for _, e := range s.heldBack {
+		b.WriteString("\n  held back: " + e)
 	}
 	return b.String()
 }
@@ -102,17 +106,21 @@ func (p *progress) finish() {
 	}
 }
 
-func (l *loop) snapshotLine() statusLine {
+// statusLine is the current state of the run, for the progress output.
+func (l *loop) statusLine() statusLine {
 	l.fillReport()
 	r := &l.report
 	s := statusLine{
 		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
-		inFlight: l.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
+		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD,
-		perMin: r.ProblemsPerMin, eta: r.ETASeconds,
+		perMin: r.ProblemsPerMin, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
 	}
-	if l.readDone.Load() {
+	switch {
+	case l.input.readDone.Load():
 		s.total = r.Problems.Unique
+	case r.Problems.InputLines > 0:
+		s.total = r.Problems.InputLines - r.Problems.BadLines - r.Problems.Duplicates
 	}
 	return s
 }

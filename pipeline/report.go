@@ -24,12 +24,19 @@ const (
 	StatusFailed   = "failed"   // a fatal error (bad endpoint, key, model, disk)
 )
 
+// Why a run stopped before finishing (report.json's stopped_by).
+const (
+	StopBudget    = "budget"    // the budget, counted over every session, is spent: raise it to go on
+	StopInterrupt = "interrupt" // Ctrl-C or SIGTERM: run the same command again to go on
+)
+
 // Report is RUN/report.json: what the run has done, what it cost and how long
 // it took. Problem counts are over the unique problems of the input:
 // Unique = Done + Failed + LeftOut + Pending.
 type Report struct {
 	Status         string    `json:"status"`
 	StopReason     string    `json:"stop_reason,omitempty"`
+	StoppedBy      string    `json:"stopped_by,omitempty"` // StopBudget or StopInterrupt when stopped
 	SpecVersion    string    `json:"spec_version"`
 	ToolVersion    string    `json:"tool_version"`
 	JobFingerprint string    `json:"job_fingerprint"`
@@ -37,23 +44,39 @@ type Report struct {
 	Updated        time.Time `json:"updated"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 
-	Problems        ProblemCounts            `json:"problems"`
-	FailuresByStage map[string]int64         `json:"failures_by_stage"`
-	BadLines        []InputError             `json:"bad_lines,omitempty"` // the first few; the count is in Problems
-	CorpusRows      int64                    `json:"corpus_rows"`
-	Rollouts        RolloutStats             `json:"rollouts"`
-	Validity        map[string]*TypeValidity `json:"validity_by_type"`
-	Repairs         map[string]int64         `json:"repairs_by_stage"`
-	StageSeconds    map[string]float64       `json:"stage_seconds"`
-	LLM             llm.Snapshot             `json:"llm"`
-	ProblemsPerMin  float64                  `json:"problems_per_minute"`
-	ETASeconds      *float64                 `json:"eta_seconds,omitempty"`
-	Shards          int                      `json:"shards"`
+	Problems ProblemCounts `json:"problems"`
+	// FailuresByStage counts failed problems by stage; problems left out by
+	// selection are not failures and are not in it.
+	FailuresByStage map[string]int64 `json:"failures_by_stage"`
+	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+	// Sampled counts every rollout sampled for a problem that got past the
+	// rollout stage, kept or not, over every session of the run.
+	Sampled    Tally                    `json:"sampled_rollouts"`
+	CorpusRows int64                    `json:"corpus_rows"`
+	Rollouts   RolloutStats             `json:"rollouts"` // of the records in the corpus
+	Validity   map[string]*TypeValidity `json:"validity_by_type"`
+	Repairs    map[string]int64         `json:"repairs_by_stage"`
+	// StageSeconds adds up, per stage, the time problems spent in it (this
+	// session; problems in parallel add up).
+	StageSeconds map[string]float64 `json:"stage_seconds"`
+	LLM          llm.Snapshot       `json:"llm"`
+	// CostCounted is false when the job has no prices: the cost figures are
+	// then zero and mean nothing.
+	CostCounted      bool     `json:"cost_counted"`
+	ProblemsInFlight int      `json:"problems_in_flight"`
+	ProblemsPerMin   float64  `json:"problems_per_minute"`
+	ETASeconds       *float64 `json:"eta_seconds,omitempty"`
+	Shards           int      `json:"shards"`
+	// Endpoints is how each endpoint's client copes with it, as of Updated.
+	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 }
 
 // ProblemCounts adds up: Unique = Done + Failed + LeftOut + Pending.
 type ProblemCounts struct {
-	InputRows  int64 `json:"input_rows"`
+	// InputLines is the number of input rows counted up front (JSONL lines
+	// that are not blank, Parquet rows), bad ones included; 0 until counted.
+	InputLines int64 `json:"input_lines"`
+	InputRows  int64 `json:"input_rows"` // rows read that hold a problem
 	BadLines   int64 `json:"bad_lines"`
 	Duplicates int64 `json:"duplicates"`
 	Unique     int64 `json:"unique"`
@@ -62,11 +85,21 @@ type ProblemCounts struct {
 	LeftOut    int64 `json:"left_out"` // excluded by selection, with the reason in failures.jsonl
 	Pending    int64 `json:"pending"`
 	// This session only.
-	AlreadyDone       int64 `json:"already_done"`
-	SkippedFailed     int64 `json:"skipped_failed"`
-	DoneThisSession   int64 `json:"done_this_session"`
-	FailedThisSession int64 `json:"failed_this_session"`
+	AlreadyDone        int64 `json:"already_done"`
+	SkippedFailed      int64 `json:"skipped_failed"`   // failed in an earlier session, not retried
+	SkippedLeftOut     int64 `json:"skipped_left_out"` // left out in an earlier session
+	DoneThisSession    int64 `json:"done_this_session"`
+	FailedThisSession  int64 `json:"failed_this_session"`
+	LeftOutThisSession int64 `json:"left_out_this_session"`
 }
+
+// Tally counts rollouts and the correct ones among them.
+type Tally struct {
+	Total   int64 `json:"total"`
+	Correct int64 `json:"correct"`
+}
+
+func (t *Tally) add(r rolloutTally) { t.Total += r.total; t.Correct += r.correct }
 
 // RolloutStats describes the rollouts of the records in the corpus.
 type RolloutStats struct {
@@ -75,6 +108,12 @@ type RolloutStats struct {
 	FormatOK  int64     `json:"format_ok"`
 	Truncated int64     `json:"truncated"`
 	PassRate  [11]int64 `json:"pass_rate_histogram"` // bucket k: pass rate in [k/10, (k+1)/10), the last is exactly 1
+	// Of records with empirical validity: rollouts with satisfaction
+	// verdicts, rollouts whose verdict was unusable, and the records that
+	// have such a rollout.
+	SatisfactionJudged     int64 `json:"satisfaction_judged"`
+	SatisfactionMissing    int64 `json:"satisfaction_missing"`
+	RecordsMissingVerdicts int64 `json:"records_missing_satisfaction"`
 }
 
 // TypeValidity counts the items of one type and the validity judge's verdicts.
@@ -88,26 +127,24 @@ type TypeValidity struct {
 	EmpiricalKnown int64   `json:"empirically_measured"`
 }
 
-// sessionStats are the counters of this session, shared by the workers.
-type sessionStats struct {
-	mu           sync.Mutex
-	stageSeconds map[string]float64
+// stageTimes adds up the time spent per stage; the workers share it.
+type stageTimes struct {
+	mu      sync.Mutex
+	seconds map[string]float64
 }
 
-func newSessionStats() *sessionStats {
-	return &sessionStats{stageSeconds: map[string]float64{}}
-}
+func newStageTimes() *stageTimes { return &stageTimes{seconds: map[string]float64{}} }
 
-func (s *sessionStats) stageTime(stage string, d time.Duration) {
+func (s *stageTimes) add(stage string, d time.Duration) {
 	s.mu.Lock()
-	s.stageSeconds[stage] += d.Seconds()
+	s.seconds[stage] += d.Seconds()
 	s.mu.Unlock()
 }
 
-func (s *sessionStats) snapshot() map[string]float64 {
+func (s *stageTimes) snapshot() map[string]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return copyMap(s.stageSeconds)
+	return maps.Clone(s.seconds)
 }
 
 // corpusStats accumulates the corpus-level figures of the report, one record
@@ -121,6 +158,7 @@ type corpusStats struct {
 func (c *corpusStats) add(r *schema.Record) {
 	c.Rows++
 	rs := &c.Rollouts
+	missing := false
 	for _, ro := range r.Rollouts {
 		rs.Total++
 		if ro.Correct {
@@ -132,6 +170,17 @@ func (c *corpusStats) add(r *schema.Record) {
 		if ro.FinishReason == "length" {
 			rs.Truncated++
 		}
+		if r.Provenance.EmpiricalModel != nil && len(r.Rubric) > 0 {
+			if len(ro.Satisfaction) > 0 {
+				rs.SatisfactionJudged++
+			} else {
+				rs.SatisfactionMissing++
+				missing = true
+			}
+		}
+	}
+	if missing {
+		rs.RecordsMissingVerdicts++
 	}
 	rs.PassRate[min(10, max(0, int(r.PassRate*10)))]++
 	if c.Validity == nil {
@@ -177,10 +226,90 @@ func scanCorpusStats(dir string) (corpusStats, error) {
 	return c, err
 }
 
+// fillReport brings the report up to date from the counters.
+func (l *loop) fillReport() {
+	r := &l.report
+	now := time.Now().UTC()
+	r.Updated = now
+	r.ElapsedSeconds = now.Sub(r.Started).Seconds()
+	in := &l.input
+	skippedFailed, skippedLeftOut := in.skippedFailed.Load(), in.skippedLeftOut.Load()
+	pc := ProblemCounts{
+		InputLines: in.lines.Load(), InputRows: in.rows.Load(), BadLines: in.badLines.Load(), Duplicates: in.duplicates.Load(),
+		Unique: in.unique.Load(), AlreadyDone: in.alreadyDone.Load(), SkippedFailed: skippedFailed, SkippedLeftOut: skippedLeftOut,
+		DoneThisSession: l.session.done, FailedThisSession: l.session.failed, LeftOutThisSession: l.session.leftOut,
+	}
+	pc.Done = pc.AlreadyDone + l.session.done
+	pc.Failed = skippedFailed + l.session.failed
+	pc.LeftOut = skippedLeftOut + l.session.leftOut
+	pc.Pending = pc.Unique - pc.Done - pc.Failed - pc.LeftOut
+	r.Problems = pc
+	r.FailuresByStage = maps.Clone(l.failuresByStage)
+	in.mu.Lock()
+	r.BadLines = slices.Clone(in.badSample)
+	in.mu.Unlock()
+	r.CorpusRows, r.Rollouts, r.Validity = l.stats.Rows, l.stats.Rollouts, l.stats.Validity
+	r.StageSeconds = l.eng.stageTimes.snapshot()
+	r.LLM = l.meter.Snapshot()
+	r.Repairs = map[string]int64{}
+	for stage, s := range r.LLM.Stages {
+		if s.Repairs > 0 {
+			r.Repairs[stage] = s.Repairs
+		}
+	}
+	r.Shards = len(l.run.Manifest().Shards)
+	r.Endpoints = l.eng.endpointHealth()
+	l.fillRate(now)
+}
+
+// fillRate sets the problems per minute of this session and the ETA: from
+// the pending count once the input is read, before that from the rows
+// counted up front.
+func (l *loop) fillRate(now time.Time) {
+	r := &l.report
+	processed := l.session.done + l.session.failed + l.session.leftOut
+	r.ProblemsPerMin, r.ETASeconds = 0, nil
+	mins := now.Sub(l.started).Minutes()
+	if mins <= 0 || processed == 0 {
+		return
+	}
+	r.ProblemsPerMin = float64(processed) / mins
+	remaining := int64(-1)
+	p := r.Problems
+	switch {
+	case l.input.readDone.Load():
+		remaining = p.Pending
+	case p.InputLines > 0:
+		remaining = max(0, p.InputLines-p.BadLines-p.Duplicates-l.resolvedAtStart-processed)
+	}
+	if remaining >= 0 {
+		eta := float64(remaining) / r.ProblemsPerMin * 60
+		r.ETASeconds = &eta
+	}
+}
+
+// finish sets the final status of the session.
+func (l *loop) finish(runErr error) {
+	l.fillReport()
+	r := &l.report
+	r.ETASeconds = nil
+	switch {
+	case runErr != nil:
+		r.Status, r.StopReason, r.StoppedBy = StatusFailed, runErr.Error(), ""
+	case r.StopReason != "":
+		r.Status = StatusStopped
+	default:
+		r.Status = StatusFinished
+	}
+	if r.Status == StatusFinished && r.Problems.Pending != 0 {
+		r.Status, r.StopReason = StatusStopped, fmt.Sprintf("%d problems were not processed", r.Problems.Pending)
+	}
+}
+
 // ReadReport reads RUN/report.json; a missing file is not an error (zero report, false).
 func ReadReport(dir string) (Report, bool, error) {
 	var r Report
-	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Report())
+	b, err := os.ReadFile(reportPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return r, false, nil
 	}
@@ -188,7 +317,7 @@ func ReadReport(dir string) (Report, bool, error) {
 		return r, false, fmt.Errorf("reading report: %w", err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
-		return r, false, fmt.Errorf("%s: %w", corpus.Layout{Dir: dir}.Report(), err)
+		return r, false, fmt.Errorf("%s: %w", reportPath(dir), err)
 	}
 	return r, true, nil
 }
@@ -198,7 +327,7 @@ func writeReport(dir string, r *Report) error {
 	if err != nil {
 		return err
 	}
-	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: dir}.Report(), append(b, '\n'), 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, reportPath(dir), append(b, '\n'), 0o644)
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

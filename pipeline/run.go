@@ -1,7 +1,3 @@
-// Package pipeline turns problems into corpus records: it reads the job and
-// the input, samples and verifies rollouts, selects problems, distills and
-// judges rubrics, measures empirical validity, and drives the resumable run
-// loop that writes records into the run directory.
 package pipeline
 
 import (
@@ -12,12 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -27,10 +21,6 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// ToolVersion is the toolkit's version, set at build time with
-// -ldflags "-X github.com/rubricforge/rubricforge/pipeline.ToolVersion=v1.2.3".
-var ToolVersion = "dev"
-
 // ErrJobChanged is returned when a run directory was made by a different job.
 var ErrJobChanged = errors.New("the job differs from the one that made this run directory")
 
@@ -38,6 +28,9 @@ var ErrJobChanged = errors.New("the job differs from the one that made this run 
 type Options struct {
 	Force       bool // run even if the job changed
 	RetryFailed bool // retry problems recorded in failures.jsonl
+	// ToolVersion is the version of the program, stored in every record's
+	// provenance and in the manifest; "dev" when empty.
+	ToolVersion string
 	Logger      *slog.Logger
 	Status      io.Writer     // progress output, normally stderr; nil for none
 	Terminal    bool          // Status is a terminal: draw a progress bar
@@ -47,60 +40,87 @@ type Options struct {
 	// it to reach an in-process simulated endpoint); nil means a tuned client
 	// per endpoint.
 	HTTPClient *http.Client
+
+	hooks *hooks // set by tests only
+}
+
+// hooks let tests reach inside a run.
+type hooks struct {
+	extract func(text string) (string, bool) // replaces verify.Extract
+}
+
+func (o *Options) fill() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.ToolVersion == "" {
+		o.ToolVersion = "dev"
+	}
 }
 
 // Run builds or resumes the corpus of job. It returns the final report
 // (also written to RUN/report.json) and an error only when the run could not
-// go on: a bad job, a locked or changed run directory, a fatal endpoint error
-// or a disk error. Per-problem failures are in the report, not in the error.
+// go on: a bad job or input (a *UsageError), a locked or changed run
+// directory, a fatal endpoint error or a disk error. Per-problem failures are
+// in the report, not in the error.
 func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
-	log := opt.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if opt.Getenv == nil {
-		opt.Getenv = os.Getenv
-	}
+	opt.fill()
 	job.Normalize()
 	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkInputs(job.Input); err != nil {
 		return nil, err
 	}
 	ps, err := prompts.Load(job.PromptsDir)
 	if err != nil {
 		return nil, err
 	}
-	job.TemplateHashes = usedTemplates(&job, ps)
-	fingerprint := job.Fingerprint(job.TemplateHashes)
+	job.stampVersions(ps)
 
-	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: ToolVersion, Logger: log})
+	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			run.Close()
-		}
-	}()
-	if prev := run.Manifest().JobFingerprint; prev != "" && prev != fingerprint {
-		change := describeChange(job.Out, &job)
-		if !opt.Force {
-			return nil, fmt.Errorf("%w (%s): %s; use a new --out, restore the old settings, or pass --force to mix them", ErrJobChanged, job.Out, change)
-		}
-		log.Warn("job changed; continuing because of --force", "changed", change)
-	}
-	run.SetFingerprint(fingerprint)
-	jobYAML, err := job.YAML()
+	l, err := newLoop(&job, opt, run, ps)
 	if err != nil {
-		return nil, fmt.Errorf("encoding job: %w", err)
+		run.Close()
+		return nil, err
 	}
-	if err := fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: job.Out}.Job(), jobYAML, 0o644); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", corpus.JobName, err)
+	defer l.closeLLM()
+	runErr := l.loop(ctx)
+	if err := run.Commit(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing the last shard: %w", err)
 	}
+	// TODO(integration): compact the run's small shards here (corpus), before Close.
+	if runErr == nil {
+		l.compactCache()
+	}
+	l.finish(runErr)
+	if err := run.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("closing the run: %w", err)
+		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
+	}
+	if err := writeReport(job.Out, &l.report); err != nil && runErr == nil {
+		runErr = fmt.Errorf("writing report: %w", err)
+	}
+	return &l.report, runErr
+}
 
+// newLoop settles the run directory's job and prepares the session: the
+// previous report, the meter, the cache and the endpoints' clients.
+func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, error) {
+	fingerprint := job.Fingerprint()
+	replaced, err := adoptJob(job, fingerprint, run, opt)
+	if err != nil {
+		return nil, err
+	}
 	prev, _, err := ReadReport(job.Out)
 	if err != nil {
-		log.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
+		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
 	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity}
 	if stats.Rows != run.Manifest().Rows {
@@ -108,111 +128,161 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
+	if prev.Sampled.Total < stats.Rollouts.Total { // a report from before sampled rollouts were counted
+		prev.Sampled = Tally{Total: stats.Rollouts.Total, Correct: stats.Rollouts.Correct}
+	}
+	l := &loop{
+		job: job, opt: opt, log: opt.Logger, run: run, stats: stats,
+		retryFailed: opt.RetryFailed || replaced,
+		report: Report{
+			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
+			JobFingerprint: fingerprint, Started: time.Now().UTC(), Sampled: prev.Sampled,
+			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
+		},
+	}
+	l.meter = newMeter(job, prev.LLM)
+	if err := l.openLLM(ps, fingerprint); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
 
+// adoptJob checks the job against the one that made the run directory and
+// writes RUN/job.yaml when the directory takes this job. It reports whether
+// a changed job replaced the old one in a directory without records, whose
+// old failures are then retried.
+func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
+	prevFP := run.Manifest().JobFingerprint
+	_, statErr := os.Stat(jobPath(job.Out))
+	write := errors.Is(statErr, os.ErrNotExist) || prevFP == ""
+	if prevFP != "" && prevFP != fingerprint {
+		changes := changesFrom(job)
+		switch {
+		case run.DoneCount() == 0:
+			opt.Logger.Info("the run directory holds no records yet, so it takes the changed job", "changed", strings.Join(changes, "; "))
+			write, replaced = true, true
+			// TODO(integration): drop the old job's lines from failures.jsonl (corpus); until
+			// then they stay, and replaced makes this session retry them.
+		case opt.Force:
+			opt.Logger.Warn("the job changed; continuing because of --force; records of both jobs are mixed", "changed", strings.Join(changes, "; "))
+			// TODO(integration): append the new settings to the manifest's job history (corpus);
+			// job.yaml keeps the first job's settings.
+		default:
+			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them", ErrJobChanged, job.Out, strings.Join(changes, "\n  "))
+		}
+	}
+	run.SetFingerprint(fingerprint)
+	if !write {
+		return replaced, nil
+	}
+	b, err := job.runDirYAML()
+	if err != nil {
+		return false, fmt.Errorf("encoding job: %w", err)
+	}
+	if err := fsys.WriteFileAtomic(fsys.OS, jobPath(job.Out), b, 0o644); err != nil {
+		return false, fmt.Errorf("writing job.yaml: %w", err)
+	}
+	return replaced, nil
+}
+
+// changesFrom lists what changed since the job in RUN/job.yaml.
+func changesFrom(job *Job) []string {
+	b, err := os.ReadFile(jobPath(job.Out))
+	old := DefaultJob()
+	if err == nil {
+		err = yaml.Unmarshal(b, &old)
+	}
+	if err != nil {
+		return []string{"the previous job.yaml is unreadable, so what changed is unknown"}
+	}
+	changes := ChangedSettings(&old, job)
+	if len(changes) == 0 {
+		return []string{"no setting differs from job.yaml, but the fingerprint does: the directory was made by another version of the tool"}
+	}
+	return changes
+}
+
+// newMeter counts tokens and cost against the budget, starting from what the
+// earlier sessions of the run spent: the budget covers the whole run. The
+// tokens and cost are then replaced by the response cache's own record of
+// what it paid for (openLLM), which survives a kill that report.json does not.
+func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
 	for model, p := range job.Prices {
 		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
 	}
-	meter := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
-	meter.Restore(prev.LLM)
-	cachePath := job.Cache
-	if cachePath == "" {
-		cachePath = corpus.Layout{Dir: job.Out}.Cache()
-	}
-	cache, err := llm.OpenCache(cachePath)
-	if err != nil {
-		return nil, err
-	}
-	defer cache.Close()
-	clients, closeClients, err := newClients(&job, opt, cache, meter, log)
-	if err != nil {
-		return nil, err
-	}
-	defer closeClients()
-
-	l := &loop{
-		job: &job, opt: opt, log: log, run: run, meter: meter, stats: stats,
-		eng: &engine{job: &job, prompts: ps, clients: clients, stats: newSessionStats(), toolVers: ToolVersion, fingerprint: fingerprint},
-		report: Report{
-			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: ToolVersion,
-			JobFingerprint: fingerprint, Started: time.Now().UTC(),
-		},
-	}
-	runErr := l.loop(ctx)
-	if err := run.Commit(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("writing the last shard: %w", err)
-	}
-	l.finish(runErr)
-	if err := run.Close(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("closing the run: %w", err)
-		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
-	}
-	closed = true
-	if err := writeReport(job.Out, &l.report); err != nil && runErr == nil {
-		runErr = fmt.Errorf("writing report: %w", err)
-	}
-	return &l.report, runErr
+	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
+	m.Restore(spent)
+	return m
 }
 
-// usedTemplates is the hash of every template this job sends.
-func usedTemplates(job *Job, ps *prompts.Set) map[string]string {
-	names := []string{prompts.Rollout, prompts.Repair}
-	if job.Style == schema.StyleFactualProcess {
-		names = append(names, prompts.DistillFactualProcess)
-	} else {
-		names = append(names, prompts.DistillSRaR)
+// openCache opens RUN/cache.db. A cache named in the job (--cache) is a
+// base: read, never written; what it answers is copied into RUN/cache.db.
+func openCache(job *Job, log *slog.Logger) (*llm.Cache, error) {
+	opts := []llm.CacheOption{llm.CacheLogger(log)}
+	own := defaultCachePath(job.Out)
+	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
+		opts = append(opts, llm.CacheBase(job.Cache))
 	}
-	if job.Judge.Enabled {
-		if job.Judge.Mode == "item" {
-			names = append(names, prompts.JudgeItem)
-		} else {
-			names = append(names, prompts.JudgeBatch)
-		}
-	}
-	if job.Empirical.Enabled {
-		names = append(names, prompts.Satisfy)
-	}
-	out := map[string]string{}
-	for _, n := range names {
-		out[n] = ps.Hash(n)
-	}
-	return out
+	return llm.OpenCache(own, opts...)
 }
 
-// describeChange compares the job with RUN/job.yaml, field by field.
-func describeChange(dir string, job *Job) string {
-	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Job())
+// compactCache rewrites the response cache without its dead entries when
+// they are a quarter of the log or more, or some are damaged.
+func (l *loop) compactCache() {
+	st := l.cache.Stats()
+	dead := st.Records - int64(st.Entries+st.Tombstones)
+	if st.Damaged == 0 && (dead <= 0 || dead*4 < st.Records) {
+		return
+	}
+	res, err := l.cache.Compact()
 	if err != nil {
-		return "the previous job.yaml is unreadable, so what changed is unknown"
+		l.log.Warn("compacting the response cache failed; it stays as it was", "err", err)
+		return
 	}
-	old := DefaultJob()
-	if err := yaml.Unmarshal(b, &old); err != nil {
-		return "the previous job.yaml is unreadable, so what changed is unknown"
+	l.log.Info("compacted the response cache", "entries", res.Entries, "dropped", res.Dropped, "damaged", res.Damaged,
+		"bytes_before", res.BytesBefore, "bytes_after", res.BytesAfter)
+}
+
+// openLLM opens the response cache and one client per distinct endpoint,
+// and builds the engine that uses them.
+func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
+	cache, err := openCache(l.job, l.log)
+	if err != nil {
+		return err
 	}
-	before, after := old.FingerprintFields(old.TemplateHashes), job.FingerprintFields(job.TemplateHashes)
-	var changes []string
-	for _, k := range sortedKeys(after) {
-		if before[k] != after[k] {
-			changes = append(changes, fmt.Sprintf("%s was %q, now %q", k, before[k], after[k]))
+	if spent, complete := cache.Spent(); complete {
+		l.meter.RestoreSpent(spent)
+	}
+	l.cache = cache
+	clients, err := newClients(l.job, l.opt, cache, l.meter)
+	if err != nil {
+		cache.Close()
+		return err
+	}
+	l.closeLLM = func() {
+		for _, c := range clients {
+			c.Close()
 		}
+		cache.Close()
 	}
-	for _, k := range sortedKeys(before) {
-		if _, ok := after[k]; !ok {
-			changes = append(changes, fmt.Sprintf("%s was %q, now unused", k, before[k]))
-		}
+	extract := defaultExtract
+	if l.opt.hooks != nil && l.opt.hooks.extract != nil {
+		extract = l.opt.hooks.extract
 	}
-	if len(changes) == 0 {
-		return "the fingerprint differs (different tool spec version?)"
+	l.eng = &engine{
+		job: l.job, prompts: ps, clients: clients, stageTimes: newStageTimes(),
+		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
 	}
-	return strings.Join(changes, "; ")
+	return nil
 }
 
 // newClients makes one client per distinct endpoint and key, shared by the
 // stages that use it, so each endpoint has one rate controller.
-func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *slog.Logger) (map[string]*llm.Client, func(), error) {
+func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter) (map[string]*llm.Client, error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients := map[string]*llm.Client{}
-	stages := map[string]Endpoint{StageRollout: job.Rollout.Endpoint, StageDistill: job.Distill.Endpoint, StageJudge: job.Judge.Endpoint, StageEmpirical: job.Empirical.Endpoint}
+	stages := job.endpoints()
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
 		key := fmt.Sprintf("%s\x00%s\x00%v", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens)
@@ -222,341 +292,58 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, log *
 		}
 		apiKey := ""
 		if ep.APIKeyEnv != "" {
-			apiKey = opt.Getenv(ep.APIKeyEnv)
-			if apiKey == "" {
-				log.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
+			if apiKey = opt.Getenv(ep.APIKeyEnv); apiKey == "" {
+				opt.Logger.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
 			}
 		}
-		c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, llm.Options{
-			MaxInFlight:       job.Limits.Concurrency,
-			RequestsPerMinute: job.Limits.RequestsPerMinute,
-			TokensPerMinute:   job.Limits.TokensPerMinute,
-			AttemptTimeout:    job.Limits.AttemptTimeout,
-			MaxAttempts:       job.Limits.MaxAttempts,
-			BackoffMax:        job.Limits.BackoffMax,
-			HTTPClient:        opt.HTTPClient,
-			LegacyMaxTokens:   ep.LegacyMaxTokens,
-			Logger:            log,
-		}, cache, meter)
+		c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, clientOptions(job, ep, opt), cache, meter)
 		if err != nil {
-			return nil, nil, fmt.Errorf("endpoint for %s: %w", stage, err)
+			for _, c := range byEndpoint {
+				c.Close()
+			}
+			return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
 		}
 		byEndpoint[key] = c
 		clients[stage] = c
 	}
-	return clients, func() {
-		for _, c := range byEndpoint {
-			c.Close()
-		}
-	}, nil
+	return clients, nil
 }
 
-// loop is the state of one run session.
-type loop struct {
-	job    *Job
-	opt    Options
-	log    *slog.Logger
-	run    *corpus.Run
-	meter  *llm.Meter
-	eng    *engine
-	stats  corpusStats
-	report Report
-
-	// counters shared with the reader and the workers
-	inputRows, badLines, duplicates, unique    atomic.Int64
-	alreadyDone, skippedFailed, skippedLeftOut atomic.Int64
-	inFlight                                   atomic.Int64
-	readDone                                   atomic.Bool
-
-	// owned by the writer (the loop goroutine)
-	doneSession, failedSession, leftOutSession int64
-	transientRun                               int // problems failed in a row on a failing endpoint
-	failuresByStage                            map[string]int64
-	badSample                                  []InputError
-	badMu                                      sync.Mutex
-	started                                    time.Time
-}
-
-const badLineSample = 20
-
-// endpointFailureLimit is how many problems in a row may run out of retries
-// on transient endpoint errors before the run stops as failed.
-const endpointFailureLimit = 50
-
-func (l *loop) loop(ctx context.Context) error {
-	l.started = time.Now()
-	l.failuresByStage = map[string]int64{}
-	previousFailures := l.run.Failures()
-	for _, f := range previousFailures {
-		if !l.opt.RetryFailed && !f.Transient {
-			l.failuresByStage[f.Stage]++
-		}
-	}
-
-	runCtx, cancelRun := context.WithCancelCause(ctx)
-	defer cancelRun(nil)
-	var stopOnce sync.Once
-	var stopReason atomic.Value
-	stopFeeding := make(chan struct{})
-	stop := func(reason string) {
-		stopOnce.Do(func() { stopReason.Store(reason); close(stopFeeding) })
-	}
-	if l.meter.Exhausted() {
-		stop("budget reached before the run started: " + l.budgetString())
-	}
-
-	work := make(chan Problem, l.job.Limits.ProblemsInFlight)
-	results := make(chan outcome, l.job.Limits.ProblemsInFlight)
-	var readErr error
-	go func() {
-		defer close(work)
-		type seenAt struct {
-			content uint64
-			where   string
-		}
-		seen := map[string]seenAt{}
-		readErr = ReadProblems(runCtx, l.job.Input, func(p Problem) error {
-			l.inputRows.Add(1)
-			content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
-			if s, dup := seen[p.ID]; dup {
-				if s.content != content {
-					l.bad(&InputError{p.File, p.Line, fmt.Sprintf("id %q is already used by %s for a different problem", p.ID, s.where)})
-				} else {
-					l.duplicates.Add(1)
-				}
-				return nil
-			}
-			seen[p.ID] = seenAt{content, fmt.Sprintf("%s:%d", p.File, p.Line)}
-			l.unique.Add(1)
-			if l.run.Done(p.ID) {
-				l.alreadyDone.Add(1)
-				return nil
-			}
-			if f, failed := previousFailures[p.ID]; failed && !l.opt.RetryFailed && !f.Transient {
-				if f.Stage == StageSelect {
-					l.skippedLeftOut.Add(1)
-				} else {
-					l.skippedFailed.Add(1)
-				}
-				return nil
-			}
-			select {
-			case <-stopFeeding:
-				return nil // keep counting the input; the problem stays pending
-			default:
-			}
-			select {
-			case work <- p:
-				return nil
-			case <-stopFeeding:
-				return nil
-			case <-runCtx.Done():
-				return runCtx.Err()
-			}
-		}, l.bad)
-		l.readDone.Store(true)
-	}()
-
-	var wg sync.WaitGroup
-	for range l.job.Limits.ProblemsInFlight {
-		wg.Go(func() {
-			for p := range work {
-				select {
-				case <-stopFeeding:
-					continue
-				default:
-				}
-				if runCtx.Err() != nil {
-					continue
-				}
-				l.inFlight.Add(1)
-				o := l.eng.process(runCtx, p)
-				l.inFlight.Add(-1)
-				results <- o
-			}
-		})
-	}
-	go func() { wg.Wait(); close(results) }()
-
-	progress := newProgress(l.opt.Status, l.opt.Terminal, l.opt.StatusEvery)
-	defer progress.finish()
-	checkpoint := time.NewTicker(l.job.Output.CheckpointInterval)
-	defer checkpoint.Stop()
-	statusTick := time.NewTicker(progress.interval())
-	defer statusTick.Stop()
-
-	var fatal error
-	for {
-		select {
-		case o, ok := <-results:
-			if !ok {
-				results = nil
-				break
-			}
-			if err := l.take(o, stop); err != nil && fatal == nil {
-				fatal = err
-				cancelRun(err)
-			}
-		case <-checkpoint.C:
-			if err := l.checkpoint(); err != nil && fatal == nil {
-				fatal = err
-				cancelRun(err)
-			}
-		case <-statusTick.C:
-			progress.update(l.snapshotLine())
-		}
-		if results == nil {
-			break
-		}
-	}
-	progress.update(l.snapshotLine())
-	if fatal == nil && readErr != nil && !errors.Is(readErr, context.Canceled) {
-		fatal = fmt.Errorf("reading input: %w", readErr)
-	}
-	if fatal != nil {
-		return fatal
-	}
-	if r, ok := stopReason.Load().(string); ok {
-		l.report.StopReason = r
-	}
-	if ctx.Err() != nil {
-		l.report.StopReason = "interrupted"
-	}
-	return nil
-}
-
-// take records one outcome. It returns an error only when the run must end.
-func (l *loop) take(o outcome, stop func(string)) error {
-	switch {
-	case o.err != nil:
-		if errors.Is(o.err, llm.ErrBudgetExhausted) || llm.ClassOf(o.err) == llm.ClassBudget {
-			stop("budget reached: " + l.budgetString())
-			return nil
-		}
-		if errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded) || llm.ClassOf(o.err) == llm.ClassCanceled {
-			return nil
-		}
-		return fmt.Errorf("problem %s: %w", o.problem.ID, o.err)
-	case o.record != nil:
-		if err := l.run.Append(o.record); err != nil {
-			return fmt.Errorf("writing record %s: %w", o.record.ID, err)
-		}
-		l.stats.add(o.record)
-		l.doneSession++
-		l.transientRun = 0
-	case o.failure != nil:
-		f := corpus.Failure{
-			ID: o.problem.ID, Stage: o.failure.stage, Reason: o.failure.reason, Attempts: o.failure.attempts,
-			Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", o.problem.File, o.problem.Line), Transient: o.failure.transient,
-		}
-		if err := l.run.RecordFailure(f); err != nil {
-			return fmt.Errorf("recording failure of %s: %w", f.ID, err)
-		}
-		l.failuresByStage[f.Stage]++
-		if f.Stage == StageSelect {
-			l.leftOutSession++
-		} else {
-			l.failedSession++
-			l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
-		}
-		if f.Transient {
-			l.transientRun++
-			if l.transientRun >= endpointFailureLimit {
-				return fmt.Errorf("the endpoint keeps failing: %d problems in a row ran out of retries (last: %s); finished work is kept, and a plain resume retries these problems once the endpoint is back", l.transientRun, f.Reason)
-			}
-		}
-	}
-	return nil
-}
-
-func (l *loop) bad(e *InputError) {
-	l.badLines.Add(1)
-	l.log.Warn("skipping bad input line", "file", e.File, "line", e.Line, "reason", e.Reason)
-	l.badMu.Lock()
-	if len(l.badSample) < badLineSample {
-		l.badSample = append(l.badSample, *e)
-	}
-	l.badMu.Unlock()
-}
-
-func (l *loop) budgetString() string {
-	s := l.meter.Snapshot().Total
-	return fmt.Sprintf("spent $%.4f and %d tokens (max_cost_usd %g, max_tokens %d)",
-		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.Budget.MaxCostUSD, l.job.Budget.MaxTokens)
-}
-
-func (l *loop) checkpoint() error {
-	if err := l.run.Commit(); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	l.fillReport()
-	return writeReport(l.job.Out, &l.report)
-}
-
-// fillReport brings the report up to date from the counters.
-func (l *loop) fillReport() {
-	r := &l.report
-	now := time.Now().UTC()
-	r.Updated = now
-	r.ElapsedSeconds = now.Sub(r.Started).Seconds()
-	prevFailed := l.skippedFailed.Load()
-	prevLeftOut := l.skippedLeftOut.Load()
-	pc := ProblemCounts{
-		InputRows: l.inputRows.Load(), BadLines: l.badLines.Load(), Duplicates: l.duplicates.Load(),
-		Unique: l.unique.Load(), AlreadyDone: l.alreadyDone.Load(), SkippedFailed: prevFailed + prevLeftOut,
-		DoneThisSession: l.doneSession, FailedThisSession: l.failedSession + l.leftOutSession,
-	}
-	pc.Done = pc.AlreadyDone + l.doneSession
-	pc.Failed = prevFailed + l.failedSession
-	pc.LeftOut = prevLeftOut + l.leftOutSession
-	pc.Pending = pc.Unique - pc.Done - pc.Failed - pc.LeftOut
-	r.Problems = pc
-	r.FailuresByStage = copyMap(l.failuresByStage)
-	l.badMu.Lock()
-	r.BadLines = append([]InputError(nil), l.badSample...)
-	l.badMu.Unlock()
-	r.CorpusRows, r.Rollouts, r.Validity = l.stats.Rows, l.stats.Rollouts, l.stats.Validity
-	r.StageSeconds = l.eng.stats.snapshot()
-	r.LLM = l.meter.Snapshot()
-	r.Repairs = map[string]int64{}
-	for stage, s := range r.LLM.Stages {
-		if s.Repairs > 0 {
-			r.Repairs[stage] = s.Repairs
-		}
-	}
-	r.Shards = len(l.run.Manifest().Shards)
-	processed := float64(l.doneSession + l.failedSession + l.leftOutSession)
-	r.ProblemsPerMin, r.ETASeconds = 0, nil
-	if mins := now.Sub(l.started).Minutes(); mins > 0 && processed > 0 {
-		r.ProblemsPerMin = processed / mins
-		if l.readDone.Load() {
-			eta := float64(pc.Pending) / r.ProblemsPerMin * 60
-			r.ETASeconds = &eta
-		}
+// clientOptions are the llm client settings of one endpoint.
+func clientOptions(job *Job, ep Endpoint, opt Options) llm.Options {
+	return llm.Options{
+		MaxInFlight:       job.Limits.Concurrency,
+		RequestsPerMinute: job.Limits.RequestsPerMinute,
+		TokensPerMinute:   job.Limits.TokensPerMinute,
+		AttemptTimeout:    job.Limits.AttemptTimeout,
+		MaxAttempts:       job.Limits.MaxAttempts,
+		BackoffMax:        job.Limits.BackoffMax,
+		HTTPClient:        opt.HTTPClient,
+		LegacyMaxTokens:   ep.LegacyMaxTokens,
+		Logger:            opt.Logger,
 	}
 }
 
-func (l *loop) finish(runErr error) {
-	l.fillReport()
-	r := &l.report
-	r.ETASeconds = nil
-	switch {
-	case runErr != nil:
-		r.Status, r.StopReason = StatusFailed, runErr.Error()
-	case r.StopReason != "":
-		r.Status = StatusStopped
-	default:
-		r.Status = StatusFinished
+// problemsInFlight is how many problems are worked on at once. Problems are
+// admitted independently of request slots, so that problems waiting on a
+// slow or hung request, or on a retry, do not leave slots idle: by default
+// four times the request concurrency, bounded by a memory budget for the
+// rollout text that problems in flight hold. limits.problems_in_flight
+// overrides it.
+func problemsInFlight(job *Job) int {
+	if job.Limits.ProblemsInFlight > 0 {
+		return job.Limits.ProblemsInFlight
 	}
-	if r.Status == StatusFinished && r.Problems.Pending != 0 {
-		r.Status, r.StopReason = StatusStopped, fmt.Sprintf("%d problems were not processed", r.Problems.Pending)
+	const (
+		memoryBudget       = 256 << 20 // bytes of rollout text held by problems in flight
+		defaultRolloutSize = 16 << 10  // bytes of one rollout when max_tokens is unset (~4K tokens)
+		bytesPerToken      = 4
+		perProblemOverhead = 16 << 10 // problem text, prompts, rubric
+	)
+	rollout := defaultRolloutSize
+	if job.Rollout.MaxTokens > 0 {
+		rollout = job.Rollout.MaxTokens * bytesPerToken
 	}
-}
-
-func copyMap[V any](m map[string]V) map[string]V {
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	perProblem := job.Rollout.N*rollout + perProblemOverhead
+	return max(1, min(4*job.Limits.Concurrency, memoryBudget/perProblem))
 }

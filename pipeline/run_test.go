@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,8 +89,17 @@ func TestRunEndToEnd(t *testing.T) {
 			if rep.Validity["overall"] == nil || rep.Validity["overall"].Items == 0 {
 				t.Errorf("no validity figures in report: %+v", rep.Validity)
 			}
-			if rep.LLM.Total.CostUSD <= 0 {
+			if rep.LLM.Total.CostUSD <= 0 || !rep.CostCounted {
 				t.Errorf("no cost accounted: %+v", rep.LLM.Total)
+			}
+			p := rep.Problems
+			if p.FailedThisSession != p.Failed || p.LeftOutThisSession != p.LeftOut {
+				t.Errorf("left-out problems counted as failed this session: %+v", p)
+			}
+			// Accuracy is over every sampled rollout, kept or left out.
+			n := int64(job.Rollout.N)
+			if rep.Sampled.Total != n*(p.Done+p.LeftOut+p.Failed-rep.FailuresByStage[StageRollout]) || rep.Sampled.Total <= rep.Rollouts.Total {
+				t.Errorf("sampled rollouts %+v for %d done, %d left out, %d failed; kept rollouts %d", rep.Sampled, p.Done, p.LeftOut, p.Failed, rep.Rollouts.Total)
 			}
 
 			// Running again resumes: nothing is sent, nothing changes.
@@ -290,7 +300,7 @@ func TestRunRefusesChangedJob(t *testing.T) {
 	if !errors.Is(err, ErrJobChanged) {
 		t.Fatalf("changed n: %v, want ErrJobChanged", err)
 	}
-	if !strings.Contains(err.Error(), "rollout.n") || !strings.Contains(err.Error(), `"4"`) || !strings.Contains(err.Error(), `"6"`) {
+	if !strings.Contains(err.Error(), "\n  rollout.n: 4 → 6\n") {
 		t.Errorf("refusal does not say what changed: %v", err)
 	}
 
@@ -327,6 +337,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	rows, job := f.rows, f.job
 	srv := f.srv
 	job.Limits.Concurrency = 8
+	job.Limits.ProblemsInFlight = 8 // so that some problems finish within the first 120 requests
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { // interrupt once about a sixth of the work has been asked for
@@ -347,6 +358,9 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	}
 	if rep.Problems.Done == 0 || rep.Problems.Pending == 0 {
 		t.Errorf("interrupt after 120 requests: done %d pending %d; expected some of each", rep.Problems.Done, rep.Problems.Pending)
+	}
+	if rep.Problems.Unique != int64(len(rows)) {
+		t.Errorf("after an interrupt, unique %d: the counts must be of the whole input (%d)", rep.Problems.Unique, len(rows))
 	}
 	final := runJob(t, job, Options{})
 	checkAccounted(t, job.Out, rows, final)
@@ -422,8 +436,8 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "keeps failing") {
 		t.Fatalf("a dead endpoint must stop the run: %v", err)
 	}
-	if rep.Problems.Failed >= int64(len(rows)) || rep.Problems.Failed < endpointFailureLimit {
-		t.Errorf("failed %d of %d: the run should stop after about %d", rep.Problems.Failed, len(rows), endpointFailureLimit)
+	if rep.Problems.Failed >= int64(len(rows)) || rep.Problems.Failed < transientStreakLimit {
+		t.Errorf("failed %d of %d: the run should stop after about %d", rep.Problems.Failed, len(rows), transientStreakLimit)
 	}
 	for id, f := range readFailures(t, job.Out) {
 		if !f.Transient || f.Stage != StageRollout {
@@ -474,6 +488,38 @@ func TestLegacyMaxTokens(t *testing.T) {
 		}
 		if !legacy && (newField.Load() != rollouts || legacyField.Load() != 0) {
 			t.Errorf("default: max_completion_tokens in %d requests, max_tokens in %d; want %d and 0", newField.Load(), legacyField.Load(), rollouts)
+		}
+	}
+}
+
+// TestRunStopsWhenNothingListens: with nothing listening at the endpoint,
+// the run stops after a short streak of connection failures, with one
+// message that says so.
+func TestRunStopsWhenNothingListens(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/v1"
+	ln.Close() // the port is now closed: connections are refused
+	f := newFixture(t, 200, llmtest.Config{})
+	job := f.job
+	job.Rollout.BaseURL = url
+	job.Limits.MaxAttempts = 2
+	job.Limits.BackoffMax = 5 * time.Millisecond
+	rep, err := Run(context.Background(), job, Options{})
+	if err == nil || !strings.Contains(err.Error(), "nothing answers at "+url) {
+		t.Fatalf("a run against a closed port: %v", err)
+	}
+	if strings.Count(err.Error(), "\n") != 0 {
+		t.Errorf("the message is not one line: %q", err)
+	}
+	if rep.Status != StatusFailed || rep.Problems.Failed >= int64(len(f.rows))/2 {
+		t.Errorf("status %s after %d failed problems: the run should stop after a short streak", rep.Status, rep.Problems.Failed)
+	}
+	for id, fl := range readFailures(t, job.Out) {
+		if !fl.Transient {
+			t.Errorf("failure %s is not transient, so a resume would not retry it: %+v", id, fl)
 		}
 	}
 }

@@ -3,8 +3,9 @@
 // judges rubric items, and writes resumable Parquet shards.
 //
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
-// failed; 4 stopped before finishing (budget reached or interrupted), run the
-// same command again to resume.
+// failed; 4 stopped before finishing (interrupted: run the same command again
+// to resume; budget reached: raise the budget, which counts every session of
+// the run, and run again).
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +35,10 @@ const (
 	exitStopped  = 4
 )
 
+// version is the program's version, set at build time with
+// -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = "dev"
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -42,10 +48,14 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
+  distill cache compact RUN_DIR   drop the response cache's dead entries
+  distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
+  distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
-4 stopped before finishing (budget reached or interrupted; run again to resume).
+4 stopped before finishing (interrupted: run again to resume; budget reached:
+raise the budget, which counts every session of the run).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -58,8 +68,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
+	case "cache":
+		return cacheCmd(args[1:], stdout, stderr)
+	case "export":
+		return exportCmd(args[1:], stdout, stderr)
+	case "verify":
+		return verifyCmd(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "distill", pipeline.ToolVersion)
+		fmt.Fprintln(stdout, "distill", version)
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -88,15 +104,15 @@ Flags:
 // flagSet is the run command's flags, applied over the job file.
 type flagSet struct {
 	fs                        *flag.FlagSet
+	usage                     func(io.Writer)
 	config                    *string
 	force, retryFailed, quiet *bool
 	logLevel                  *string
 	apply                     []func(job *pipeline.Job)
 }
 
-func newRunFlags(stderr io.Writer) *flagSet {
+func newRunFlags() *flagSet {
 	fs := flag.NewFlagSet("distill run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f := &flagSet{fs: fs}
 	f.config = fs.String("config", "", "job file (YAML); e.g. examples/demo.yaml")
 	f.force = fs.Bool("force", false, "resume even though the job differs from the one that made --out")
@@ -104,41 +120,42 @@ func newRunFlags(stderr io.Writer) *flagSet {
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
 
-	str := func(name, def, help string, set func(j *pipeline.Job, v string)) {
-		bind(f, name, fs.String(name, def, help), set)
-	}
-	integer := func(name string, def int, help string, set func(j *pipeline.Job, v int)) {
-		bind(f, name, fs.Int(name, def, help), set)
-	}
-	float := func(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
-		bind(f, name, fs.Float64(name, def, help), set)
-	}
-	boolean := func(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
-		bind(f, name, fs.Bool(name, def, help), set)
-	}
-	duration := func(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
-		bind(f, name, fs.Duration(name, def, help), set)
-	}
-	int64Flag := func(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
-		bind(f, name, fs.Int64(name, def, help), set)
-	}
 	d := pipeline.DefaultJob()
+	f.inputFlags(d)
+	f.endpointFlags(d)
+	f.stageFlags(d)
+	f.limitFlags(d)
 
-	str("input", "", "input file(s), JSONL or Parquet, comma-separated; e.g. examples/problems.jsonl", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
-	str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
-	str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
-	str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
-	str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
-	str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
-	str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
-	str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
-	str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
-	str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
+	f.usage = func(w io.Writer) {
+		fmt.Fprint(w, runUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run).\n")
+	}
+	return f
+}
 
-	str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
-	str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
-	boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
-	str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
+// inputFlags binds the flags of the input, the output and the style.
+func (f *flagSet) inputFlags(d pipeline.Job) {
+	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; e.g. examples/problems.jsonl", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
+	f.str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
+	f.str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
+	f.str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
+	f.str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
+	f.str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
+	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
+	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
+	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
+	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
+}
+
+// endpointFlags binds the flags of the endpoints and models of the stages.
+func (f *flagSet) endpointFlags(d pipeline.Job) {
+	f.str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
+	f.str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
+	f.boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
+	f.str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
 	for _, st := range []struct {
 		name string
 		ep   func(j *pipeline.Job) *pipeline.Endpoint
@@ -147,44 +164,93 @@ func newRunFlags(stderr io.Writer) *flagSet {
 		{"judge", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Judge.Endpoint }},
 		{"empirical", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Empirical.Endpoint }},
 	} {
-		str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *pipeline.Job, v string) { st.ep(j).BaseURL = v })
-		str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *pipeline.Job, v string) { st.ep(j).Model = v })
-		str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *pipeline.Job, v string) { st.ep(j).APIKeyEnv = v })
+		f.str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *pipeline.Job, v string) { st.ep(j).BaseURL = v })
+		f.str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *pipeline.Job, v string) { st.ep(j).Model = v })
+		f.str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *pipeline.Job, v string) { st.ep(j).APIKeyEnv = v })
 	}
+}
 
-	integer("n", d.Rollout.N, "rollouts per problem", func(j *pipeline.Job, v int) { j.Rollout.N = v })
-	integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
-	float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
-	integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
-	int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
-	integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
-	integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
-	integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
-	boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *pipeline.Job, v bool) { j.Judge.Enabled = v })
-	str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *pipeline.Job, v string) { j.Judge.Mode = v })
-	boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *pipeline.Job, v bool) { j.Judge.DropInvalid = v })
-	boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *pipeline.Job, v bool) { j.Empirical.Enabled = v })
-	float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
+// stageFlags binds the flags of the stages' settings.
+func (f *flagSet) stageFlags(d pipeline.Job) {
+	f.integer("n", d.Rollout.N, "rollouts per problem", func(j *pipeline.Job, v int) { j.Rollout.N = v })
+	f.integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
+	f.float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
+	f.integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
+	f.int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
+	f.integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
+	f.integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
+	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
+	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *pipeline.Job, v bool) { j.Judge.Enabled = v })
+	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *pipeline.Job, v string) { j.Judge.Mode = v })
+	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *pipeline.Job, v bool) { j.Judge.DropInvalid = v })
+	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *pipeline.Job, v bool) { j.Empirical.Enabled = v })
+	f.float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
+}
 
-	integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
-	integer("problems-in-flight", 0, "problems processed at once (default: --concurrency)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
-	float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
-	float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
-	duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
-	integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
-	float("max-cost-usd", 0, "stop cleanly (resumable) once this much is spent; needs prices in the job file", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
-	int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once this many tokens are spent", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
-	integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
-	duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
-	str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
-	str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
+// limitFlags binds the flags of limits, budget, output and caching.
+func (f *flagSet) limitFlags(d pipeline.Job) {
+	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
+	f.integer("problems-in-flight", 0, "problems processed at once (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
+	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
+	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
+	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
+	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
+	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
+	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
+		for _, m := range splitList(v) {
+			if j.Prices == nil {
+				j.Prices = map[string]pipeline.Price{}
+			}
+			j.Prices[m] = pipeline.Price{}
+		}
+	})
+	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
+	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
+	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
+	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
+}
 
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (budget or interrupt; run again to resume).\n")
+func (f *flagSet) str(name, def, help string, set func(j *pipeline.Job, v string)) {
+	bind(f, name, f.fs.String(name, def, help), set)
+}
+
+func (f *flagSet) integer(name string, def int, help string, set func(j *pipeline.Job, v int)) {
+	bind(f, name, f.fs.Int(name, def, help), set)
+}
+
+func (f *flagSet) float(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
+	bind(f, name, f.fs.Float64(name, def, help), set)
+}
+
+func (f *flagSet) boolean(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
+	bind(f, name, f.fs.Bool(name, def, help), set)
+}
+
+func (f *flagSet) duration(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
+	bind(f, name, f.fs.Duration(name, def, help), set)
+}
+
+func (f *flagSet) int64Flag(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
+	bind(f, name, f.fs.Int64(name, def, help), set)
+}
+
+// parseFlags parses args into fs. On -h it prints the full usage; on a bad
+// flag, the error and one line pointing at -h. ok is false when the command
+// must end with code.
+func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stderr io.Writer) (ok bool, code int) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return true, exitOK
+	case errors.Is(err, flag.ErrHelp):
+		usage(stderr)
+		return false, exitOK
 	}
-	return f
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' to see every flag.\n", fs.Name(), err, fs.Name())
+	return false, exitUsage
 }
 
 // bind applies a flag's value to the job only when the flag was given, so
@@ -218,15 +284,12 @@ func splitList(s string) []string {
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	f := newRunFlags(stderr)
-	if err := f.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	f := newRunFlags()
+	if ok, code := parseFlags(f.fs, args, f.usage, stderr); !ok {
+		return code
 	}
 	if f.fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "distill run: unexpected argument %q (flags only; see -h)\n", f.fs.Arg(0))
+		fmt.Fprintf(stderr, "distill run: unexpected argument %q (flags only)\nRun 'distill run -h' to see every flag.\n", f.fs.Arg(0))
 		return exitUsage
 	}
 	var level slog.Level
@@ -236,34 +299,22 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	job := pipeline.DefaultJob()
-	if *f.config != "" {
-		var err error
-		if job, err = pipeline.LoadJobFile(*f.config); err != nil {
-			fmt.Fprintf(stderr, "distill run: %v\n", err)
-			return exitUsage
+	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
+		for _, apply := range f.apply {
+			apply(j)
 		}
-	}
-	for _, apply := range f.apply {
-		apply(&job)
-	}
-	job.Normalize()
-	if err := job.Validate(); err != nil {
-		fmt.Fprintf(stderr, "distill run: the job is not usable:\n%s\n", indent(err.Error()))
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "distill run: %v\n", err)
 		return exitUsage
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C ends the process at once
-		if !*f.quiet {
-			fmt.Fprintln(stderr, "distill: stopping; finished work is being written (Ctrl-C again to abort)")
-		}
-	}()
 
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log}
+	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: version}
 	if !*f.quiet {
 		opt.Status = stderr
 		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
@@ -271,14 +322,26 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	rep, err := pipeline.Run(ctx, job, opt)
+	stop() // nothing is printed about signals after this
 	if rep != nil {
 		rep.WriteSummary(stdout, job.Out)
 	}
-	if err != nil {
+	return exitCode(rep, err, stderr)
+}
+
+// exitCode prints what the user should do next and returns the exit code.
+func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
+	var ue *pipeline.UsageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "distill run: %v\n", err)
+		return exitUsage
+	case err != nil:
 		fmt.Fprintf(stderr, "distill run: %v\n", err)
 		return exitFailed
-	}
-	switch {
+	case rep.Status == pipeline.StatusStopped && rep.StoppedBy == pipeline.StopBudget:
+		fmt.Fprintf(stderr, "distill run: stopped: %s\nThe budget counts every session of this run, so the same command stops again at once: raise --max-cost-usd or --max-total-tokens (budget: in the job file) and run it again to resume.\n", rep.StopReason)
+		return exitStopped
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)
 		return exitStopped
@@ -288,29 +351,62 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+// watchSignals returns a context that ends on the first signal from sigs,
+// saying so on stderr unless quiet. release stops the delivery of signals to
+// sigs, which gives a second Ctrl-C its default action: the process ends at
+// once. The returned stop function must be called when the work is done; it
+// waits for the watcher, so nothing is printed about signals after it
+// returns (a normal finish never prints "stopping").
+func watchSignals(parent context.Context, sigs <-chan os.Signal, release func(), stderr io.Writer, quiet bool) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-sigs:
+			release()
+			if !quiet {
+				fmt.Fprintln(stderr, "distill: stopping; finished work is being written (Ctrl-C again to abort)")
+			}
+			cancel()
+		case <-done:
+		}
+	})
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			release()
+			cancel()
+		})
+	}
 }
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, cost, ETA.\n\nExample:\n  distill status runs/demo\n\nFlags:\n")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
+	var dirs []string
+	for {
+		if ok, code := parseFlags(fs, args, usage, stderr); !ok {
+			return code
 		}
+		if fs.NArg() == 0 {
+			break
+		}
+		dirs = append(dirs, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(dirs) != 1 {
+		fmt.Fprintf(stderr, "distill status: want one run directory, got %d\nUsage: distill status [--json] RUN_DIR (see distill status -h)\n", len(dirs))
 		return exitUsage
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	st, err := pipeline.ReadStatus(fs.Arg(0))
+	st, err := pipeline.ReadStatus(dirs[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -128,5 +129,147 @@ func TestUnknownJobKeyIsAnError(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "temprature") {
 		t.Errorf("error does not name the unknown key: %s", stderr.String())
+	}
+}
+
+// startRun serves a simulated endpoint for problems written to dir.
+func startRun(t *testing.T, n int) (input, url string) {
+	t.Helper()
+	input = filepath.Join(t.TempDir(), "p.jsonl")
+	answers := writeProblems(t, input, n)
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return input, url
+}
+
+// TestBadFlagPointsAtHelp: a bad flag prints the error and one line that
+// points at -h, not the whole usage.
+func TestBadFlagPointsAtHelp(t *testing.T) {
+	for _, args := range [][]string{{"run", "--no-such-flag"}, {"run", "--n", "many"}, {"status", "--frob", "x"}} {
+		var stdout, stderr bytes.Buffer
+		if code := run(args, &stdout, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[1], "-h") || strings.Contains(stderr.String(), "Examples") {
+			t.Errorf("%v: want the error and one line pointing at -h, got:\n%s", args, stderr.String())
+		}
+	}
+}
+
+// TestCostWithoutPriceIsAUsageError: a cost budget for a model without a
+// price is refused before anything is sent, naming the model and the prices
+// key; --free-models declares a model free.
+func TestCostWithoutPriceIsAUsageError(t *testing.T) {
+	input, url := startRun(t, 4)
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"run", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--n", "2", "--quiet", "--max-cost-usd", "0.01"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != exitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `model "simulated"`) || !strings.Contains(stderr.String(), "prices") {
+		t.Errorf("the refusal does not name the model and the prices key:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused job created its run directory")
+	}
+	stderr.Reset()
+	if code := run(append(args, "--free-models", "simulated"), &stdout, &stderr); code != exitOK && code != exitProblems {
+		t.Errorf("with --free-models: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// TestBudgetStopSaysToRaiseTheBudget: the budget counts every session, so
+// the hint after a budget stop is to raise it, not to run the same command.
+func TestBudgetStopSaysToRaiseTheBudget(t *testing.T) {
+	input, url := startRun(t, 30)
+	args := []string{"run", "--input", input, "--out", filepath.Join(t.TempDir(), "run"), "--base-url", url, "--model", "simulated",
+		"--n", "2", "--concurrency", "2", "--problems-in-flight", "2", "--quiet", "--max-total-tokens", "3000"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != exitStopped {
+		t.Fatalf("exit %d, want %d\n%s", code, exitStopped, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "raise --max-cost-usd or --max-total-tokens") || strings.Contains(stderr.String(), "run the same command again") {
+		t.Errorf("budget stop hint:\n%s", stderr.String())
+	}
+}
+
+func TestMissingInputIsAUsageError(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--input", filepath.Join(t.TempDir(), "nope.jsonl"), "--out", filepath.Join(t.TempDir(), "run"), "--base-url", "http://127.0.0.1:1/v1", "--model", "m"}
+	if code := run(args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "nope.jsonl does not exist") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// TestStatusFlagsAfterTheDirectory: `distill status RUN --json` works.
+func TestStatusFlagsAfterTheDirectory(t *testing.T) {
+	input, url := startRun(t, 3)
+	out := filepath.Join(t.TempDir(), "run")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"run", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--n", "2", "--quiet"}, &stdout, &stderr); code != exitOK && code != exitProblems {
+		t.Fatalf("run: exit %d\n%s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"status", out, "--json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("status RUN --json: exit %d\n%s", code, stderr.String())
+	}
+	var st map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &st); err != nil {
+		t.Errorf("status RUN --json is not JSON: %v\n%s", err, stdout.String())
+	}
+}
+
+// TestNoStoppingMessageAfterANormalFinish: the signal watcher is joined
+// before runCmd returns, and a normal finish prints nothing about stopping.
+func TestNoStoppingMessageAfterANormalFinish(t *testing.T) {
+	input, url := startRun(t, 3)
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--input", input, "--out", filepath.Join(t.TempDir(), "run"), "--base-url", url, "--model", "simulated", "--n", "2"}, &stdout, &stderr)
+	if code != exitOK && code != exitProblems {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "stopping") {
+		t.Errorf("a normal finish printed a stopping message:\n%s", stderr.String())
+	}
+}
+
+// TestWatchSignals: stop without a signal prints nothing and returns only
+// once the watcher is gone; a signal cancels the context, says so once, and
+// gives later signals back their default action.
+func TestWatchSignals(t *testing.T) {
+	var out bytes.Buffer
+	sigs := make(chan os.Signal, 1)
+	released := 0
+	ctx, stop := watchSignals(context.Background(), sigs, func() { released++ }, &out, false)
+	stop()
+	if out.Len() != 0 || ctx.Err() == nil || released == 0 {
+		t.Errorf("stop without a signal: output %q, ctx %v, released %d", out.String(), ctx.Err(), released)
+	}
+
+	out.Reset()
+	released = 0
+	sigs = make(chan os.Signal, 1)
+	ctx, stop = watchSignals(context.Background(), sigs, func() { released++ }, &out, false)
+	sigs <- os.Interrupt
+	<-ctx.Done()
+	stop()
+	if got := strings.Count(out.String(), "stopping"); got != 1 || released == 0 {
+		t.Errorf("after a signal: %d stopping messages, released %d:\n%s", got, released, out.String())
+	}
+}
+
+// TestVersionIsSetOnMain: the version comes from package main (-ldflags -X main.version).
+func TestVersionIsSetOnMain(t *testing.T) {
+	old := version
+	version = "v9.9.9-test"
+	defer func() { version = old }()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"version"}, &stdout, &stderr); code != exitOK || strings.TrimSpace(stdout.String()) != "distill v9.9.9-test" {
+		t.Errorf("version: exit %d, %q", code, stdout.String())
 	}
 }

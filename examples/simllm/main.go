@@ -1,8 +1,8 @@
 // Command simllm serves the simulated OpenAI-compatible endpoint of package
 // internal/llmtest, for the demo and for trying the pipeline without a model.
 // It is NOT a model: it recognizes the pipeline's own prompt templates and
-// answers them with deterministic, plausible text, with optional latency and
-// injected faults.
+// answers them with deterministic, plausible text, with optional latency,
+// injected faults and a server-side rate limit (-limit-rpm, -limit-tpm).
 //
 // The first line on stdout is the base URL (for example
 // http://127.0.0.1:41234/v1); the settings go to stderr. It serves until
@@ -49,6 +49,8 @@ type options struct {
 	rateMalform optRate
 	retryAfter  time.Duration
 	hangMax     time.Duration
+	limitRPM    int
+	limitTPM    int
 	correctRate float64
 	lengthRate  float64
 	invalidRate float64
@@ -72,6 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Var(&o.rateMalform, "rate-malformed", "`rate` of replies that break the stage's output format; overrides -fault-rate's share (e.g. -rate-malformed 0.05)")
 	fs.DurationVar(&o.retryAfter, "retry-after", time.Second, "Retry-After sent with a 429, in whole seconds (e.g. -retry-after 2s)")
 	fs.DurationVar(&o.hangMax, "hang-max", 30*time.Second, "longest a hung request is held before the connection is dropped (e.g. -hang-max 5s)")
+	fs.IntVar(&o.limitRPM, "limit-rpm", 0, "server-side limit in requests per minute, as OpenAI enforces one: beyond it a 429 with Retry-After, and x-ratelimit-* headers on every response (0: none; e.g. -limit-rpm 600)")
+	fs.IntVar(&o.limitTPM, "limit-tpm", 0, "server-side limit in tokens per minute (prompt plus completion tokens of each reply), like -limit-rpm (0: none; e.g. -limit-tpm 150000)")
 	fs.Float64Var(&o.correctRate, "correct-rate", 0.6, "mean rate of correct rollouts, spread per problem (e.g. -correct-rate 0.4)")
 	fs.Float64Var(&o.lengthRate, "length-rate", 0.02, "rate of rollouts cut off with finish_reason length (e.g. -length-rate 0)")
 	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
@@ -90,6 +94,7 @@ serves POST /v1/chat/completions and GET /v1/models until SIGINT or SIGTERM.
 Examples:
   simllm -problems examples/problems.jsonl -latency 50ms -fault-rate 0.05
   simllm -rate-429 0.2 -retry-after 2s > url.txt &  URL=$(head -n 1 url.txt)
+  simllm -latency 100ms -limit-rpm 600 -limit-tpm 200000
 
 Flags:
 `)
@@ -146,6 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := cfg.Faults
 	fmt.Fprintf(stderr, "  faults: 429 %.3g (Retry-After %v), 500 %.3g, hang %.3g (max %v), truncate %.3g, malformed %.3g\n",
 		f.RateLimited, f.RetryAfter, f.ServerError, f.Hang, f.HangMax, f.Truncate, f.Malformed)
+	fmt.Fprintf(stderr, "  rate limit: %s requests/min, %s tokens/min\n", limitText(o.limitRPM), limitText(o.limitTPM))
 
 	srv := llmtest.New(cfg)
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -153,7 +159,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "simllm: stopped after %d requests\n", srv.Count())
+	if n := srv.UnknownProblems(); n > 0 {
+		fmt.Fprintf(stderr, "simllm: %d rollout requests were for problems not in %s (always answered wrong)\n", n, orNone(o.problems))
+	}
 	return 0
+}
+
+func limitText(perMinute int) string {
+	if perMinute <= 0 {
+		return "no limit on"
+	}
+	return strconv.Itoa(perMinute)
 }
 
 func orNone(s string) string {
@@ -182,6 +198,9 @@ func (o *options) config() (llmtest.Config, error) {
 	if o.latency < 0 || o.retryAfter <= 0 || o.hangMax <= 0 {
 		return llmtest.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
 	}
+	if o.limitRPM < 0 || o.limitTPM < 0 {
+		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
+	}
 	f := llmtest.SpreadFaults(o.faultRate)
 	for _, r := range []struct {
 		v   optRate
@@ -201,6 +220,8 @@ func (o *options) config() (llmtest.Config, error) {
 		InvalidRate: zeroMeansNone(o.invalidRate),
 		Latency:     o.latency,
 		Faults:      f,
+		LimitRPM:    o.limitRPM,
+		LimitTPM:    o.limitTPM,
 		Seed:        o.seed,
 	}
 	path := o.problems

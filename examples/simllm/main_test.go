@@ -67,6 +67,16 @@ func TestBinary(t *testing.T) {
 	if err != nil || len(models.Data) != 1 || models.Data[0].ID != "simulated" {
 		t.Fatalf("models %+v, %v", models, err)
 	}
+	// A base URL without /v1 gets vLLM's 404.
+	resp, err = http.Get(strings.TrimSuffix(base, "/v1") + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notFound, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || string(notFound) != `{"detail":"Not Found"}` {
+		t.Errorf("GET /models without /v1: %d %s, want vLLM's 404", resp.StatusCode, notFound)
+	}
 	resp, err = http.Post(base+"/chat/completions", "application/json", strings.NewReader(
 		`{"model":"x","messages":[{"role":"user","content":"hello"}]}`))
 	if err != nil {
@@ -105,6 +115,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad flag value", []string{"-rate-hang", "x"}, 2, "invalid value"},
 		{"stray argument", []string{"extra"}, 2, "unexpected arguments"},
 		{"missing problems", []string{"-problems", "/nonexistent/p.jsonl"}, 2, "no such file"},
+		{"negative limit", []string{"-limit-rpm", "-5"}, 2, "-limit-rpm"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,6 +130,29 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stdout %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+// TestMeasuredFlags: the flags used to measure the pipeline from outside
+// exist under these names and reach the simulated endpoint's Config.
+func TestMeasuredFlags(t *testing.T) {
+	problems := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := os.WriteFile(problems, []byte(`{"problem":"What is 2+2?","answer":"4"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	o, _, err := parseFlags([]string{"-fault-rate", "0.2", "-hang-max", "5s", "-latency", "100ms", "-problems", problems,
+		"-limit-rpm", "600", "-limit-tpm", "150000"}, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	cfg, err := o.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Faults.Total() < 0.199 || cfg.Faults.HangMax != 5*time.Second || cfg.Latency != 100*time.Millisecond ||
+		len(cfg.Answers) != 1 || cfg.LimitRPM != 600 || cfg.LimitTPM != 150000 {
+		t.Errorf("config %+v", cfg)
 	}
 }
 

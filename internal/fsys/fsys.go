@@ -75,6 +75,16 @@ func SyncDir(fsys FS, dir string) error {
 	return nil
 }
 
+// SharedLocker is an FS that can also take shared locks: any number of
+// shared holders at once, and none while an exclusive Lock is held. Readers
+// that must not see a file change under them (a base cache shared by
+// several runs) take one.
+type SharedLocker interface {
+	// LockShared takes a shared lock on f without waiting. held is true
+	// when another holder has an exclusive lock.
+	LockShared(f File) (held bool, err error)
+}
+
 // OS is the real file system.
 var OS FS = osFS{}
 
@@ -121,6 +131,14 @@ func (osFS) Lock(f File) (bool, error) {
 		return false, fmt.Errorf("locking %s: not a file of fsys.OS", f.Name())
 	}
 	return flock(of.File)
+}
+
+func (osFS) LockShared(f File) (bool, error) {
+	of, ok := f.(osFile)
+	if !ok {
+		return false, fmt.Errorf("locking %s: not a file of fsys.OS", f.Name())
+	}
+	return flockShared(of.File)
 }
 
 func (osFS) Unlock(f File) error {

@@ -62,3 +62,35 @@ func TestMkdirAllSynced(t *testing.T) {
 		t.Fatalf("second call: %v", err)
 	}
 }
+
+func TestLockSharedAllowsReadersExcludesWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	open := func() File {
+		f, err := OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	sl := OS.(SharedLocker)
+	r1, r2, w := open(), open(), open()
+	if held, err := sl.LockShared(r1); held || err != nil {
+		t.Fatalf("first shared lock: held=%v err=%v", held, err)
+	}
+	if held, err := sl.LockShared(r2); held || err != nil {
+		t.Fatalf("second shared lock: held=%v err=%v; shared locks must coexist", held, err)
+	}
+	if held, err := OS.Lock(w); !held || err != nil {
+		t.Fatalf("exclusive lock under shared ones: held=%v err=%v; want held", held, err)
+	}
+	r1.Close()
+	r2.Close()
+	if held, err := OS.Lock(w); held || err != nil {
+		t.Fatalf("exclusive lock after the readers closed: held=%v err=%v", held, err)
+	}
+	r3 := open()
+	if held, err := sl.LockShared(r3); !held || err != nil {
+		t.Fatalf("shared lock under an exclusive one: held=%v err=%v; want held", held, err)
+	}
+}

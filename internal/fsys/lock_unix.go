@@ -11,9 +11,14 @@ import (
 
 // flock takes an exclusive, non-blocking flock on f. The kernel drops it when
 // the last descriptor closes, also when the process is killed.
-func flock(f *os.File) (held bool, err error) {
+func flock(f *os.File) (held bool, err error) { return flockHow(f, syscall.LOCK_EX) }
+
+// flockShared takes a shared, non-blocking flock on f.
+func flockShared(f *os.File) (held bool, err error) { return flockHow(f, syscall.LOCK_SH) }
+
+func flockHow(f *os.File, how int) (held bool, err error) {
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}

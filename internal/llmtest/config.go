@@ -30,6 +30,13 @@ type Config struct {
 	Latency time.Duration
 	// Faults are the per-attempt fault rates.
 	Faults Faults
+	// LimitRPM and LimitTPM are a server-side rate limit in requests and
+	// tokens per minute (0: none), enforced like OpenAI's: token buckets
+	// holding a minute's allowance, refilled continuously; a request's
+	// tokens are the prompt plus completion tokens its reply reports.
+	// Beyond them the server answers 429 with Retry-After; while a limit is
+	// set, every response carries OpenAI's x-ratelimit-* headers.
+	LimitRPM, LimitTPM int
 	// Seed varies every deterministic choice.
 	Seed uint64
 	// KeepLog records every request for [Server.Log]. Leave it off for long

@@ -16,7 +16,11 @@
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models
-// lists the model "simulated".
+// lists the model "simulated". Other paths get vLLM's 404
+// ({"detail":"Not Found"}), so a base URL without /v1 fails as it would
+// against vLLM. A rollout for a problem not in [Config.Answers] is
+// reported once through Config.Logger and then only counted
+// ([Server.UnknownProblems]).
 //
 // # Determinism and faults
 //
@@ -26,4 +30,14 @@
 // drawn per attempt from a per-server counter mixed with the request hash, so
 // a retry of the same request can succeed. Latency applies to every request
 // and respects the request context.
+//
+// # Rate limits
+//
+// [Config.LimitRPM] and [Config.LimitTPM] set a server-side limit enforced
+// like OpenAI's: token buckets holding one minute's allowance, refilled
+// continuously, charged the prompt plus completion tokens of each reply.
+// Beyond them a request gets 429 with Retry-After and retry-after-ms; while
+// a limit is set every response carries x-ratelimit-limit-*,
+// x-ratelimit-remaining-* and x-ratelimit-reset-* for requests and tokens,
+// with reset times formatted as OpenAI does ("1s", "6m0s", "120ms").
 package llmtest

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,13 +42,21 @@ type Entry struct {
 	Fault   FaultKind
 	N       int
 	Attempt uint64
+	// OverLimit marks a request refused (429) by the server-side rate
+	// limit (Config.LimitRPM, Config.LimitTPM), not by an injected fault.
+	OverLimit bool
+	// Tokens is what an admitted request was charged against the limit:
+	// the prompt plus completion tokens its reply reports.
+	Tokens int
 }
 
 // Server is the simulated endpoint; it is an http.Handler.
 type Server struct {
 	cfg       Config
+	limit     *rateLimit
 	attempts  atomic.Uint64
 	count     atomic.Int64
+	unknown   atomic.Int64 // rollout requests for problems not in Config.Answers
 	mu        sync.Mutex
 	log       []Entry
 	closed    chan struct{}
@@ -66,7 +73,8 @@ const (
 
 // New returns a simulated endpoint with cfg's zero values defaulted.
 func New(cfg Config) *Server {
-	return &Server{cfg: cfg.withDefaults(), closed: make(chan struct{})}
+	cfg = cfg.withDefaults()
+	return &Server{cfg: cfg, limit: newRateLimit(cfg.LimitRPM, cfg.LimitTPM), closed: make(chan struct{})}
 }
 
 // Close ends hung and waiting requests (they get a 503) and makes new ones
@@ -75,6 +83,10 @@ func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
 
 // Count is the number of chat-completions requests received.
 func (s *Server) Count() int64 { return s.count.Load() }
+
+// UnknownProblems is the number of rollout requests for problems not in
+// Config.Answers (their rollouts are always wrong).
+func (s *Server) UnknownProblems() int64 { return s.unknown.Load() }
 
 // Log returns a copy of the request log; it is empty unless Config.KeepLog.
 func (s *Server) Log() []Entry {
@@ -93,31 +105,65 @@ func (s *Server) record(e Entry) {
 	s.mu.Unlock()
 }
 
-// ServeHTTP answers POST .../chat/completions and GET .../models, whatever
-// the prefix (/v1 or none), so that it can be mounted under a path.
+// ServeHTTP answers POST /v1/chat/completions and GET /v1/models. Any
+// other path gets the 404 vLLM gives ({"detail":"Not Found"}), so that a
+// base URL without /v1 fails here as it would there; mount the server
+// under a prefix with http.StripPrefix.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
+	switch r.URL.Path {
+	case "/v1/chat/completions":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
 			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", nil, "use POST for chat completions")
 			return
 		}
 		s.chat(w, r)
-	case strings.HasSuffix(path, "/models") && r.Method == http.MethodGet:
+	case "/v1/models":
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+			return
+		}
 		writeJSON(w, http.StatusOK, modelList{Object: "list", Data: []modelInfo{{
 			ID: SimulatedModel, Object: "model", Created: created, OwnedBy: "rubricforge-llmtest (simulated)",
 		}}})
 	default:
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
-			fmt.Sprintf("the simulated endpoint (llmtest) has no route %s %s", r.Method, r.URL.Path))
+		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	}
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	s.count.Add(1)
 	attempt := s.attempts.Add(1)
+	req, msgs, ok := s.readChat(w, r, attempt)
+	if !ok {
+		return
+	}
+	reqKey := requestKey(req, msgs)
+	kind, prompt, repair := classify(msgs)
+	entry := Entry{Kind: kind, Repair: repair, Hash: reqKey, N: req.n(), Attempt: attempt}
+	if kind == KindUnknown {
+		entry.Status = http.StatusBadRequest
+		s.record(entry)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "unrecognized_prompt",
+			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
+		return
+	}
+	fault := s.fault(reqKey, attempt)
+	entry.Fault = fault
+	resp := s.respond(req, msgs, kind, prompt, reqKey, entry.N, fault == FaultMalformed, attempt)
+	if !s.admit(w, &entry, resp.Usage.TotalTokens) {
+		return
+	}
+	if fault != FaultNone {
+		s.cfg.Logger.Debug("llmtest: injecting fault", "fault", string(fault), "kind", string(kind), "attempt", attempt)
+	}
+	s.answer(w, r, entry, resp)
+}
+
+// readChat reads and checks a chat-completions request; it answers a
+// request it cannot take itself and returns false.
+func (s *Server) readChat(w http.ResponseWriter, r *http.Request, attempt uint64) (*chatRequest, []Message, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		status := http.StatusBadRequest
@@ -126,47 +172,55 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		s.record(Entry{Kind: KindUnknown, Hash: key(0, string(body)), Status: status, Attempt: attempt})
 		writeError(w, status, "invalid_request_error", nil, "reading the request body: "+err.Error())
-		return
+		return nil, nil, false
 	}
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		s.reject(w, key(0, string(body)), attempt, "the request body is not valid JSON: "+err.Error())
-		return
+		return nil, nil, false
 	}
 	msgs, err := req.messages()
 	if err != nil {
 		s.reject(w, key(0, string(body)), attempt, "invalid request: "+err.Error())
-		return
+		return nil, nil, false
 	}
 	reqKey := requestKey(&req, msgs)
 	n := req.n()
 	switch {
 	case req.Stream:
 		s.reject(w, reqKey, attempt, "the simulated endpoint (llmtest) does not support stream=true")
-		return
 	case n < 1 || n > maxChoices:
 		s.reject(w, reqKey, attempt, fmt.Sprintf("n must be between 1 and %d", maxChoices))
-		return
 	case req.Model == "":
 		s.reject(w, reqKey, attempt, "model is required")
-		return
+	default:
+		return &req, msgs, true
 	}
-	kind, prompt, repair := classify(msgs)
-	entry := Entry{Kind: kind, Repair: repair, Hash: reqKey, N: n, Attempt: attempt}
-	if kind == KindUnknown {
-		entry.Status = http.StatusBadRequest
-		s.record(entry)
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "unrecognized_prompt",
-			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
-		return
-	}
+	return nil, nil, false
+}
 
-	fault := s.fault(reqKey, attempt)
-	entry.Fault = fault
-	if fault != FaultNone {
-		s.cfg.Logger.Debug("llmtest: injecting fault", "fault", string(fault), "kind", string(kind), "attempt", attempt)
+// admit applies the server-side rate limit to a request whose reply
+// uses tokens: over the limit, it answers 429 itself and returns false.
+func (s *Server) admit(w http.ResponseWriter, entry *Entry, tokens int) bool {
+	wait, ok := s.limit.admit(w.Header(), time.Now(), tokens)
+	if ok {
+		entry.Tokens = tokens
+		return true
 	}
-	switch fault {
+	entry.Status, entry.OverLimit = http.StatusTooManyRequests, true
+	s.record(*entry)
+	secs := int64((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	w.Header().Set("Retry-After-Ms", strconv.FormatInt(max(1, wait.Milliseconds()), 10))
+	writeError(w, http.StatusTooManyRequests, "requests", "rate_limit_exceeded",
+		fmt.Sprintf("simulated rate limit (llmtest): over the server's limit; retry in %v", wait.Round(time.Millisecond)))
+	return false
+}
+
+// answer sends an admitted request's reply after its latency, or the
+// fault drawn for it.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, resp chatResponse) {
+	switch entry.Fault {
 	case FaultRateLimited:
 		entry.Status = http.StatusTooManyRequests
 		s.record(entry)
@@ -180,19 +234,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.hang(w, r)
 		return
 	}
-	if !s.wait(r.Context(), s.latency(reqKey, attempt)) {
+	if !s.wait(r.Context(), s.latency(entry.Hash, entry.Attempt)) {
 		entry.Status = s.interrupted(w, r)
 		s.record(entry)
 		return
 	}
-	if fault == FaultServerError {
+	if entry.Fault == FaultServerError {
 		entry.Status = http.StatusInternalServerError
 		s.record(entry)
 		writeError(w, http.StatusInternalServerError, "server_error", nil, "simulated internal server error (llmtest)")
 		return
 	}
-
-	resp := s.respond(&req, msgs, kind, prompt, reqKey, n, fault == FaultMalformed, attempt)
 	out, err := json.Marshal(resp)
 	if err != nil {
 		entry.Status = http.StatusInternalServerError
@@ -205,7 +257,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
-	if fault == FaultTruncate {
+	if entry.Fault == FaultTruncate {
 		_, _ = w.Write(out[:len(out)/2])
 		_ = http.NewResponseController(w).Flush()
 		panic(http.ErrAbortHandler) // drops the connection without a log line
@@ -307,7 +359,7 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 	var problem, gold, sampleBase string
 	if kind == KindRollout {
 		problem, _ = between(prompt, "<problem>", "</problem>")
-		gold = s.cfg.Answers[problem]
+		gold = s.goldFor(problem)
 		if req.Seed != nil {
 			sampleBase = "seed:" + strconv.FormatInt(*req.Seed, 10)
 		} else {
@@ -356,6 +408,28 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 	}
 	resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	return resp
+}
+
+// goldFor looks a rollout's problem up in Config.Answers. The first
+// problem not there is reported once; the rest are only counted.
+func (s *Server) goldFor(problem string) string {
+	gold, ok := s.cfg.Answers[problem]
+	if !ok && s.unknown.Add(1) == 1 {
+		s.cfg.Logger.Warn("llmtest: a problem is not in the answers file (-problems), so its rollouts are always wrong; further ones are only counted",
+			"problem", excerpt(problem, 80), "answers", len(s.cfg.Answers))
+	}
+	return gold
+}
+
+// excerpt cuts s to at most n bytes on a rune boundary.
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Serve answers on ln until ctx ends, then closes s (cutting hung and

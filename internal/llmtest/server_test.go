@@ -135,7 +135,6 @@ func TestBadRequests(t *testing.T) {
 		{"no model", "POST", "/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}]}`, 400, nil},
 		{"n too big", "POST", "/v1/chat/completions", `{"model":"m","n":100000,"messages":[{"role":"user","content":"x"}]}`, 400, nil},
 		{"GET completions", "GET", "/v1/chat/completions", ``, 405, nil},
-		{"no route", "GET", "/v1/embeddings", ``, 404, "not_found"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +162,39 @@ func TestBadRequests(t *testing.T) {
 	}
 	if log := s.Log(); len(log) != 5 || log[0].Kind != KindUnknown || log[0].Status != 400 {
 		t.Errorf("log %+v", log)
+	}
+}
+
+// TestRoutes: only /v1/chat/completions and /v1/models exist; anything
+// else, such as a base URL without /v1, gets vLLM's 404.
+func TestRoutes(t *testing.T) {
+	s := New(Config{})
+	chat := `{"model":"m","messages":[{"role":"user","content":"x"}]}`
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		want                     string // a part of the body
+	}{
+		{"models", "GET", "/v1/models", ``, 200, `"id":"simulated"`},
+		{"chat", "POST", "/v1/chat/completions", chat, 400, `unrecognized_prompt`},
+		{"chat without /v1", "POST", "/chat/completions", chat, 404, `{"detail":"Not Found"}`},
+		{"models without /v1", "GET", "/models", ``, 404, `{"detail":"Not Found"}`},
+		{"another prefix", "POST", "/api/v1/chat/completions", chat, 404, `{"detail":"Not Found"}`},
+		{"embeddings", "POST", "/v1/embeddings", `{}`, 404, `{"detail":"Not Found"}`},
+		{"root", "GET", "/", ``, 404, `{"detail":"Not Found"}`},
+		{"POST models", "POST", "/v1/models", `{}`, 405, `Method Not Allowed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body)))
+			if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Errorf("%s %s: %d %s, want %d with %s", tt.method, tt.path, rec.Code, rec.Body, tt.status, tt.want)
+			}
+		})
+	}
+	if got := s.Count(); got != 1 {
+		t.Errorf("Count = %d, want 1: only /v1/chat/completions counts", got)
 	}
 }
 
@@ -463,8 +495,8 @@ func TestConcurrency(t *testing.T) {
 	fastSrv := New(Config{Answers: testProblems()})
 	slowSrv := New(Config{Answers: testProblems(), Latency: 20 * time.Millisecond})
 	mux := http.NewServeMux()
-	mux.Handle("/fast/", fastSrv)
-	mux.Handle("/slow/", slowSrv)
+	mux.Handle("/fast/", http.StripPrefix("/fast", fastSrv))
+	mux.Handle("/slow/", http.StripPrefix("/slow", slowSrv))
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	if _, err := round(func(int) (*http.Response, error) { return client.Get(ts.URL + "/fast/v1/models") }); err != nil {

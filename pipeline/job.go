@@ -1,16 +1,14 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"sort"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/schema"
@@ -37,13 +35,16 @@ type Job struct {
 	// Cache is the response cache file; empty means RUN/cache.db. Runs that
 	// name one file share every answered request (one process at a time).
 	Cache string `yaml:"cache,omitempty"`
-	// TemplateHashes is written by the run (RUN/job.yaml) so that a later
-	// refusal can say which template changed; a job file's value is ignored.
+	// TemplateHashes and Versions are written by the run into RUN/job.yaml,
+	// so that a later refusal can say which template or version changed. A
+	// job file's values are ignored.
 	TemplateHashes map[string]string `yaml:"template_hashes,omitempty"`
+	Versions       map[string]string `yaml:"versions,omitempty"`
 }
 
 // Input says where problems come from and which fields hold what.
 type Input struct {
+	// Paths are JSONL files (also .jsonl.gz and .jsonl.zst) or Parquet files.
 	Paths        []string `yaml:"paths"`
 	Format       string   `yaml:"format"` // auto, jsonl or parquet
 	Source       string   `yaml:"source"` // source name for rows without a source field
@@ -134,7 +135,9 @@ type SplitFractions struct {
 
 // Limits bounds concurrency and rates.
 type Limits struct {
-	Concurrency       int           `yaml:"concurrency"` // requests in flight per endpoint
+	Concurrency int `yaml:"concurrency"` // requests in flight per endpoint
+	// ProblemsInFlight is how many problems are worked on at once; 0 derives
+	// it from the concurrency and a memory budget (see problemsInFlight).
 	ProblemsInFlight  int           `yaml:"problems_in_flight"`
 	RequestsPerMinute float64       `yaml:"requests_per_minute,omitempty"`
 	TokensPerMinute   float64       `yaml:"tokens_per_minute,omitempty"`
@@ -144,13 +147,15 @@ type Limits struct {
 	BackoffMax time.Duration `yaml:"backoff_max"`
 }
 
-// Price is USD per million tokens for one model.
+// Price is USD per million tokens for one model. In a job file a model that
+// costs nothing may be written `MODEL: 0`.
 type Price struct {
 	Prompt     float64 `yaml:"prompt_per_mtok"`
 	Completion float64 `yaml:"completion_per_mtok"`
 }
 
 // Budget stops a run cleanly, resumable, once spent. Zero means no limit.
+// It counts what every session of the run spent, not only the current one.
 type Budget struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty"`
 	MaxTokens  int64   `yaml:"max_tokens,omitempty"`
@@ -185,21 +190,6 @@ func DefaultJob() Job {
 	}
 }
 
-// LoadJobFile reads a YAML job file over the defaults. Unknown keys are errors.
-func LoadJobFile(path string) (Job, error) {
-	job := DefaultJob()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return job, fmt.Errorf("reading job file: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&job); err != nil {
-		return job, fmt.Errorf("job file %s: %w", path, err)
-	}
-	return job, nil
-}
-
 // stageEndpoint is a stage's endpoint with the rollout endpoint filled in
 // where the stage names none.
 func (j *Job) stageEndpoint(e Endpoint) Endpoint {
@@ -224,9 +214,6 @@ func (j *Job) Normalize() {
 	j.Distill.Endpoint = j.stageEndpoint(j.Distill.Endpoint)
 	j.Judge.Endpoint = j.stageEndpoint(j.Judge.Endpoint)
 	j.Empirical.Endpoint = j.stageEndpoint(j.Empirical.Endpoint)
-	if j.Limits.ProblemsInFlight <= 0 {
-		j.Limits.ProblemsInFlight = max(1, j.Limits.Concurrency)
-	}
 	if j.Rollout.PerRequest <= 0 {
 		j.Rollout.PerRequest = 1
 	}
@@ -235,181 +222,265 @@ func (j *Job) Normalize() {
 	}
 }
 
-// Validate reports every problem with the job at once, naming each field.
-func (j *Job) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, args...)))
-	}
-	if len(j.Input.Paths) == 0 {
-		bad("input.paths", "no input file given (use --input or input.paths)")
-	}
-	switch j.Input.Format {
-	case "auto", "jsonl", "parquet":
-	default:
-		bad("input.format", "%q is not one of auto, jsonl, parquet", j.Input.Format)
-	}
-	if j.Input.Fields.Problem == "" || j.Input.Fields.Answer == "" {
-		bad("input.fields", "problem and answer field names are required")
-	}
-	if j.Input.MaxLineBytes <= 0 {
-		bad("input.max_line_bytes", "must be positive")
-	}
-	if j.Out == "" {
-		bad("out", "no run directory given (use --out or out)")
-	}
-	switch j.Style {
-	case schema.StyleSRaR, schema.StyleFactualProcess:
-	default:
-		bad("style", "%q is not one of %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess)
-	}
-	checkEndpoint := func(stage string, e Endpoint) {
-		if e.BaseURL == "" {
-			bad(stage+".base_url", "no endpoint given (use --base-url)")
-		} else if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(stage+".base_url", "%q is not an http(s) URL", e.BaseURL)
-		} else if u.User != nil {
-			bad(stage+".base_url", "must not carry credentials; name an environment variable in api_key_env")
-		}
-		if e.Model == "" {
-			bad(stage+".model", "no model given (use --model)")
+// stageModels maps each model the job sends requests to onto the stages
+// that use it.
+func (j *Job) stageModels() map[string][]string {
+	out := map[string][]string{}
+	add := func(stage, model string) {
+		if model != "" && !slices.Contains(out[model], stage) {
+			out[model] = append(out[model], stage)
 		}
 	}
-	checkEndpoint("rollout", j.Rollout.Endpoint)
-	checkEndpoint("distill", j.Distill.Endpoint)
+	add(StageRollout, j.Rollout.Model)
+	add(StageDistill, j.Distill.Model)
 	if j.Judge.Enabled {
-		checkEndpoint("judge", j.Judge.Endpoint)
+		add(StageJudge, j.Judge.Model)
 	}
 	if j.Empirical.Enabled {
-		checkEndpoint("empirical", j.Empirical.Endpoint)
-	}
-	if j.Rollout.N < 1 || j.Rollout.N > 1024 {
-		bad("rollout.n", "%d is outside 1..1024", j.Rollout.N)
-	}
-	if j.Rollout.PerRequest > j.Rollout.N {
-		bad("rollout.per_request", "%d is larger than n=%d", j.Rollout.PerRequest, j.Rollout.N)
-	}
-	if j.Distill.MaxSolutions < 1 {
-		bad("distill.max_solutions", "must be at least 1")
-	}
-	if j.Distill.MaxSolutionChars < 200 {
-		bad("distill.max_solution_chars", "must be at least 200")
-	}
-	if j.Distill.MaxItems < 2 || j.Distill.MaxItems > 64 {
-		bad("distill.max_items", "%d is outside 2..64", j.Distill.MaxItems)
-	}
-	if j.Judge.Mode != "batch" && j.Judge.Mode != "item" {
-		bad("judge.mode", "%q is not batch or item", j.Judge.Mode)
-	}
-	for name, n := range map[string]int{"distill.repair_attempts": j.Distill.RepairAttempts, "judge.repair_attempts": j.Judge.RepairAttempts, "empirical.repair_attempts": j.Empirical.RepairAttempts} {
-		if n < 0 || n > 10 {
-			bad(name, "%d is outside 0..10", n)
-		}
-	}
-	if j.Empirical.Alpha < -1 || j.Empirical.Alpha >= 1 {
-		bad("empirical.alpha", "%g is outside [-1, 1)", j.Empirical.Alpha)
-	}
-	if j.Selection.MinCorrect < 0 || j.Selection.MinIncorrect < 0 {
-		bad("selection", "min_correct and min_incorrect must not be negative")
-	}
-	if j.Selection.MinCorrect+j.Selection.MinIncorrect > j.Rollout.N {
-		bad("selection", "min_correct + min_incorrect = %d needs more than n=%d rollouts", j.Selection.MinCorrect+j.Selection.MinIncorrect, j.Rollout.N)
-	}
-	if j.Split.Validation < 0 || j.Split.Test < 0 || j.Split.Validation+j.Split.Test > 1 {
-		bad("split", "validation and test must be non-negative and add up to at most 1")
-	}
-	if j.Limits.Concurrency < 1 || j.Limits.Concurrency > 16384 {
-		bad("limits.concurrency", "%d is outside 1..16384", j.Limits.Concurrency)
-	}
-	if j.Limits.MaxAttempts < 1 {
-		bad("limits.max_attempts", "must be at least 1")
-	}
-	if j.Limits.AttemptTimeout <= 0 {
-		bad("limits.attempt_timeout", "must be positive")
-	}
-	if j.Limits.BackoffMax <= 0 {
-		bad("limits.backoff_max", "must be positive")
-	}
-	if j.Budget.MaxCostUSD < 0 || j.Budget.MaxTokens < 0 {
-		bad("budget", "limits must not be negative")
-	}
-	if j.Output.ShardRows < 1 {
-		bad("output.shard_rows", "must be at least 1")
-	}
-	if j.Output.CheckpointInterval < time.Second {
-		bad("output.checkpoint_interval", "must be at least 1s")
-	}
-	for model, p := range j.Prices {
-		if p.Prompt < 0 || p.Completion < 0 {
-			bad("prices."+model, "prices must not be negative")
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Fingerprint identifies what the run produces: the inputs' identity is not in
-// it (new input lines simply add problems), but everything that changes a
-// record's content is. Limits, budget, prices, output layout and endpoint URLs
-// are not part of it: changing them does not change what a record holds.
-func (j *Job) Fingerprint(templateHashes map[string]string) string {
-	var b strings.Builder
-	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
-	w("spec", schema.SpecVersion)
-	w("style", j.Style)
-	w("fields", fmt.Sprintf("%+v", j.Input.Fields))
-	w("rollout", fmt.Sprintf("%s|%s|%d|%d|%d", j.Rollout.Model, samplingString(j.Rollout.Sampling), j.Rollout.N, j.Rollout.PerRequest, j.Rollout.Seed))
-	w("distill", fmt.Sprintf("%s|%s|%d|%d|%d|%d", j.Distill.Model, samplingString(j.Distill.Sampling), j.Distill.MaxSolutions, j.Distill.MaxSolutionChars, j.Distill.MaxItems, j.Distill.RepairAttempts))
-	w("judge", fmt.Sprintf("%v|%s|%s|%s|%v|%d", j.Judge.Enabled, j.Judge.Model, samplingString(j.Judge.Sampling), j.Judge.Mode, j.Judge.DropInvalid, j.Judge.RepairAttempts))
-	w("empirical", fmt.Sprintf("%v|%s|%s|%g|%d", j.Empirical.Enabled, j.Empirical.Model, samplingString(j.Empirical.Sampling), j.Empirical.Alpha, j.Empirical.RepairAttempts))
-	w("selection", fmt.Sprintf("%d|%d", j.Selection.MinCorrect, j.Selection.MinIncorrect))
-	w("split", fmt.Sprintf("%g|%g", j.Split.Validation, j.Split.Test))
-	names := make([]string, 0, len(templateHashes))
-	for n := range templateHashes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		w("template."+n, templateHashes[n])
-	}
-	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
-}
-
-// FingerprintFields lists the job settings that enter the fingerprint, as
-// printable lines, so a refusal can say what changed.
-func (j *Job) FingerprintFields(templateHashes map[string]string) map[string]string {
-	out := map[string]string{
-		"style":               j.Style,
-		"input.fields":        fmt.Sprintf("%+v", j.Input.Fields),
-		"rollout.model":       j.Rollout.Model,
-		"rollout.sampling":    samplingString(j.Rollout.Sampling),
-		"rollout.n":           fmt.Sprint(j.Rollout.N),
-		"rollout.per_request": fmt.Sprint(j.Rollout.PerRequest),
-		"rollout.seed":        fmt.Sprint(j.Rollout.Seed),
-		"distill.model":       j.Distill.Model,
-		"distill.sampling":    samplingString(j.Distill.Sampling),
-		"distill.limits":      fmt.Sprintf("max_solutions=%d max_solution_chars=%d max_items=%d repair_attempts=%d", j.Distill.MaxSolutions, j.Distill.MaxSolutionChars, j.Distill.MaxItems, j.Distill.RepairAttempts),
-		"judge":               fmt.Sprintf("enabled=%v model=%s sampling=%s mode=%s drop_invalid=%v repair_attempts=%d", j.Judge.Enabled, j.Judge.Model, samplingString(j.Judge.Sampling), j.Judge.Mode, j.Judge.DropInvalid, j.Judge.RepairAttempts),
-		"empirical":           fmt.Sprintf("enabled=%v model=%s sampling=%s alpha=%g", j.Empirical.Enabled, j.Empirical.Model, samplingString(j.Empirical.Sampling), j.Empirical.Alpha),
-		"selection":           fmt.Sprintf("min_correct=%d min_incorrect=%d", j.Selection.MinCorrect, j.Selection.MinIncorrect),
-		"split":               fmt.Sprintf("validation=%g test=%g", j.Split.Validation, j.Split.Test),
-	}
-	for n, h := range templateHashes {
-		out["template."+n] = h
+		add(StageEmpirical, j.Empirical.Model)
 	}
 	return out
 }
 
-func samplingString(s Sampling) string {
-	f := func(p *float64) string {
-		if p == nil {
-			return "default"
-		}
-		return fmt.Sprint(*p)
-	}
-	return fmt.Sprintf("temperature=%s top_p=%s max_tokens=%d", f(s.Temperature), f(s.TopP), s.MaxTokens)
+// Validate reports every problem with the job at once, naming each field.
+// The error is a *UsageError.
+func (j *Job) Validate() error {
+	var v validation
+	j.validateInput(&v)
+	j.validateEndpoints(&v)
+	j.validateStages(&v)
+	j.validateLimits(&v)
+	j.validatePrices(&v)
+	return v.err()
 }
 
-// YAML is the normalized job as written to RUN/job.yaml.
-func (j *Job) YAML() ([]byte, error) {
-	return yaml.Marshal(j)
+// validation collects the problems of a job, one line each.
+type validation struct{ problems []string }
+
+func (v *validation) bad(field, format string, args ...any) {
+	v.problems = append(v.problems, field+": "+fmt.Sprintf(format, args...))
+}
+
+func (v *validation) err() error {
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &UsageError{Problems: v.problems}
+}
+
+func (j *Job) validateInput(v *validation) {
+	if len(j.Input.Paths) == 0 {
+		v.bad("input.paths", "no input file given (use --input or input.paths)")
+	}
+	switch j.Input.Format {
+	case "auto", "jsonl", "parquet":
+	default:
+		v.bad("input.format", "%q is not one of auto, jsonl, parquet", j.Input.Format)
+	}
+	if j.Input.Fields.Problem == "" || j.Input.Fields.Answer == "" {
+		v.bad("input.fields", "problem and answer field names are required")
+	}
+	if j.Input.MaxLineBytes <= 0 {
+		v.bad("input.max_line_bytes", "must be positive")
+	}
+	if j.Out == "" {
+		v.bad("out", "no run directory given (use --out or out)")
+	}
+}
+
+func (j *Job) validateEndpoints(v *validation) {
+	checkEndpoint := func(stage string, e Endpoint) {
+		if e.BaseURL == "" {
+			v.bad(stage+".base_url", "no endpoint given (use --base-url)")
+		} else if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.bad(stage+".base_url", "%q is not an http(s) URL", e.BaseURL)
+		} else if u.User != nil {
+			v.bad(stage+".base_url", "must not carry credentials; name an environment variable in api_key_env")
+		}
+		if e.Model == "" {
+			v.bad(stage+".model", "no model given (use --model)")
+		}
+	}
+	checkEndpoint(StageRollout, j.Rollout.Endpoint)
+	checkEndpoint(StageDistill, j.Distill.Endpoint)
+	if j.Judge.Enabled {
+		checkEndpoint(StageJudge, j.Judge.Endpoint)
+	}
+	if j.Empirical.Enabled {
+		checkEndpoint(StageEmpirical, j.Empirical.Endpoint)
+	}
+}
+
+func (j *Job) validateStages(v *validation) {
+	switch j.Style {
+	case schema.StyleSRaR, schema.StyleFactualProcess:
+	default:
+		v.bad("style", "%q is not one of %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess)
+	}
+	if j.Rollout.N < 1 || j.Rollout.N > 1024 {
+		v.bad("rollout.n", "%d is outside 1..1024", j.Rollout.N)
+	}
+	if j.Rollout.PerRequest > j.Rollout.N {
+		v.bad("rollout.per_request", "%d is larger than n=%d", j.Rollout.PerRequest, j.Rollout.N)
+	}
+	if j.Distill.MaxSolutions < 1 {
+		v.bad("distill.max_solutions", "must be at least 1")
+	}
+	if j.Distill.MaxSolutionChars < 200 {
+		v.bad("distill.max_solution_chars", "must be at least 200")
+	}
+	if j.Distill.MaxItems < 2 || j.Distill.MaxItems > 64 {
+		v.bad("distill.max_items", "%d is outside 2..64", j.Distill.MaxItems)
+	}
+	if j.Judge.Mode != "batch" && j.Judge.Mode != "item" {
+		v.bad("judge.mode", "%q is not batch or item", j.Judge.Mode)
+	}
+	for _, r := range []struct {
+		field string
+		n     int
+	}{{"distill.repair_attempts", j.Distill.RepairAttempts}, {"judge.repair_attempts", j.Judge.RepairAttempts}, {"empirical.repair_attempts", j.Empirical.RepairAttempts}} {
+		if r.n < 0 || r.n > 10 {
+			v.bad(r.field, "%d is outside 0..10", r.n)
+		}
+	}
+	if j.Empirical.Alpha < -1 || j.Empirical.Alpha >= 1 {
+		v.bad("empirical.alpha", "%g is outside [-1, 1)", j.Empirical.Alpha)
+	}
+	if j.Selection.MinCorrect < 0 || j.Selection.MinIncorrect < 0 {
+		v.bad("selection", "min_correct and min_incorrect must not be negative")
+	}
+	if j.Selection.MinCorrect+j.Selection.MinIncorrect > j.Rollout.N {
+		v.bad("selection", "min_correct + min_incorrect = %d needs more than n=%d rollouts", j.Selection.MinCorrect+j.Selection.MinIncorrect, j.Rollout.N)
+	}
+	if j.Split.Validation < 0 || j.Split.Test < 0 || j.Split.Validation+j.Split.Test > 1 {
+		v.bad("split", "validation and test must be non-negative and add up to at most 1")
+	}
+}
+
+func (j *Job) validateLimits(v *validation) {
+	if j.Limits.Concurrency < 1 || j.Limits.Concurrency > 16384 {
+		v.bad("limits.concurrency", "%d is outside 1..16384", j.Limits.Concurrency)
+	}
+	if j.Limits.ProblemsInFlight < 0 {
+		v.bad("limits.problems_in_flight", "must not be negative (0 derives it from the concurrency)")
+	}
+	if j.Limits.MaxAttempts < 1 {
+		v.bad("limits.max_attempts", "must be at least 1")
+	}
+	if j.Limits.AttemptTimeout <= 0 {
+		v.bad("limits.attempt_timeout", "must be positive")
+	}
+	if j.Limits.BackoffMax <= 0 {
+		v.bad("limits.backoff_max", "must be positive")
+	}
+	if j.Budget.MaxCostUSD < 0 || j.Budget.MaxTokens < 0 {
+		v.bad("budget", "limits must not be negative")
+	}
+	if j.Output.ShardRows < 1 {
+		v.bad("output.shard_rows", "must be at least 1")
+	}
+	if j.Output.CheckpointInterval < time.Second {
+		v.bad("output.checkpoint_interval", "must be at least 1s")
+	}
+}
+
+// validatePrices refuses a cost figure that cannot be measured: once the job
+// has a cost budget or any price, every model it uses needs a price (0 for
+// a model that costs nothing), or the budget and the report's cost would
+// silently count that model as free.
+func (j *Job) validatePrices(v *validation) {
+	for _, model := range sortedKeys(j.Prices) {
+		if p := j.Prices[model]; p.Prompt < 0 || p.Completion < 0 {
+			v.bad("prices."+model, "prices must not be negative")
+		}
+	}
+	if j.Budget.MaxCostUSD == 0 && len(j.Prices) == 0 {
+		return
+	}
+	why := "the job has prices, so its cost is reported"
+	if j.Budget.MaxCostUSD > 0 {
+		why = fmt.Sprintf("budget.max_cost_usd is %g", j.Budget.MaxCostUSD)
+	}
+	models := j.stageModels()
+	for _, model := range sortedKeys(models) {
+		if _, ok := j.Prices[model]; ok {
+			continue
+		}
+		v.bad("prices", "model %q (%s) has no price, but %s; add `prices: {%q: {prompt_per_mtok: USD, completion_per_mtok: USD}}`, or declare it free with `prices: {%q: 0}` or --free-models %s",
+			model, strings.Join(models[model], ", "), why, model, model, model)
+	}
+}
+
+// UsageError is a mistake in what was asked for (the job, its file, the
+// input files), as opposed to a failure while running: distill exits 2 on
+// it. Each problem is one line that names the field or file.
+type UsageError struct {
+	File     string // the job file the problems are in, if any
+	Problems []string
+}
+
+func (e *UsageError) Error() string {
+	head := "the job is not usable"
+	if e.File != "" {
+		head = "job file " + e.File
+	}
+	return head + ":\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// PrepareJob reads the job file (when file is not empty) over the defaults,
+// applies override (the flags), normalizes and validates the result. Every
+// problem found, unknown keys and wrong types in the file as well as invalid
+// values, is in one *UsageError.
+func PrepareJob(file string, override func(*Job)) (Job, error) {
+	job := DefaultJob()
+	var problems []string
+	if file != "" {
+		var err error
+		job, err = LoadJobFile(file)
+		var ue *UsageError
+		switch {
+		case errors.As(err, &ue):
+			problems = append(problems, ue.Problems...)
+		case err != nil:
+			return job, err
+		}
+	}
+	if override != nil {
+		override(&job)
+	}
+	job.Normalize()
+	var ue *UsageError
+	if errors.As(job.Validate(), &ue) {
+		problems = append(problems, ue.Problems...)
+	}
+	if len(problems) > 0 {
+		return job, &UsageError{File: file, Problems: problems}
+	}
+	return job, nil
+}
+
+// runDirYAML is the job as written to RUN/job.yaml: normalized, with
+// absolute paths so that the file reads back the same from anywhere.
+func (j *Job) runDirYAML() ([]byte, error) {
+	c := *j
+	abs := func(p string) string {
+		if p == "" {
+			return p
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	c.Input.Paths = make([]string, len(j.Input.Paths))
+	for i, p := range j.Input.Paths {
+		c.Input.Paths[i] = abs(p)
+	}
+	c.Out, c.PromptsDir, c.Cache = abs(j.Out), abs(j.PromptsDir), abs(j.Cache)
+	return yaml.Marshal(&c)
+}
+
+// endpoints is each stage's endpoint.
+func (j *Job) endpoints() map[string]Endpoint {
+	return map[string]Endpoint{StageRollout: j.Rollout.Endpoint, StageDistill: j.Distill.Endpoint, StageJudge: j.Judge.Endpoint, StageEmpirical: j.Empirical.Endpoint}
 }

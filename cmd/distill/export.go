@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/rubricforge/rubricforge/corpus"
+)
+
+const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
+
+Writes the corpus in the run directory RUN (or one shard file) in the dataset
+format an RL trainer reads: data/{split}-NNNNN-of-NNNNN.{parquet|jsonl}, a
+dataset card README.md that HF datasets and the Hub read, and export.json
+(counts, files with their hashes, provenance). The prompt the policy sees never
+holds the rubric, the reference or the answer. Running the same command again
+writes the same bytes.
+
+Formats:
+  verl        data_source, prompt (chat messages), ability, reward_model, extra_info
+              (with the rubric as JSON), plus label (the reward spec rewardd reads,
+              for OpenRLHF and slime) and solution (for TRL)
+  rar         question, reference_answer, question_source, rubric [{title,
+              description, weight}], id: the ScaleAI RaR datasets' shape
+  srar-lines  problem, rubric as "<<TYPE>>: text" lines, ground_truth, id
+  jsonl       the full records, one JSON object per line
+
+Examples:
+  distill export runs/demo --format verl --out exports/demo-verl
+  distill export runs/math16k --format verl --out exports/math16k --valid-only \
+      --system-prompt prompts/system.txt --split train,validation
+  distill export runs/math16k --format rar --out exports/math16k-rar --rows-per-file 50000
+
+Flags:
+`
+
+// exportFlags are the flags of distill export.
+type exportFlags struct {
+	fs                               *flag.FlagSet
+	format, out, split, systemPrompt *string
+	validOnly, force                 *bool
+	rowsPerFile                      *int
+}
+
+func newExportFlags(stderr io.Writer) *exportFlags {
+	fs := flag.NewFlagSet("distill export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &exportFlags{fs: fs}
+	f.format = fs.String("format", "", "verl, rar, srar-lines or jsonl (required); e.g. --format verl")
+	f.out = fs.String("out", "", "export directory, created if missing (required); e.g. --out exports/demo-verl")
+	f.split = fs.String("split", "", "splits to export, comma-separated (default: every split the corpus has); e.g. --split train,validation")
+	f.systemPrompt = fs.String("system-prompt", "", "verl only: file whose text is sent as a system message before every problem; e.g. --system-prompt system.txt")
+	f.validOnly = fs.Bool("valid-only", false, "drop the items the validity judge marked invalid, and the records whose rubric then no longer holds (counted in export.json)")
+	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
+	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), exportUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, --out refused, disk error), 2 usage error.\n")
+	}
+	return f
+}
+
+// parse reads flags and the one positional argument in any order.
+func (f *exportFlags) parse(args []string) (run string, err error) {
+	var pos []string
+	for {
+		if err := f.fs.Parse(args); err != nil {
+			return "", err
+		}
+		if f.fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, f.fs.Arg(0))
+		args = f.fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		return "", fmt.Errorf("want one run directory, got %d arguments", len(pos))
+	}
+	return pos[0], nil
+}
+
+func exportCmd(args []string, stdout, stderr io.Writer) int {
+	f := newExportFlags(stderr)
+	run, err := f.parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		if !strings.Contains(err.Error(), "flag provided but not defined") {
+			fmt.Fprintf(stderr, "distill export: %v (see -h)\n", err)
+		}
+		return exitUsage
+	}
+	opt := corpus.ExportOptions{
+		Format: *f.format, Out: *f.out, Splits: splitList(*f.split), ValidOnly: *f.validOnly,
+		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: version,
+		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+	}
+	if *f.rowsPerFile <= 0 {
+		fmt.Fprintln(stderr, "distill export: --rows-per-file must be positive")
+		return exitUsage
+	}
+	if *f.systemPrompt != "" {
+		data, err := os.ReadFile(*f.systemPrompt)
+		if err != nil {
+			fmt.Fprintf(stderr, "distill export: --system-prompt: %v\n", err)
+			return exitUsage
+		}
+		if opt.SystemPrompt = strings.TrimSpace(string(data)); opt.SystemPrompt == "" {
+			fmt.Fprintf(stderr, "distill export: --system-prompt: %s is empty\n", *f.systemPrompt)
+			return exitUsage
+		}
+		opt.SystemPromptFile = *f.systemPrompt
+	}
+	if err := opt.Check(); err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m, err := corpus.Export(ctx, run, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitFailed
+	}
+	writeExportSummary(stdout, opt.Out, m)
+	return exitOK
+}
+
+func writeExportSummary(w io.Writer, out string, m *corpus.ExportManifest) {
+	fmt.Fprintf(w, "export: %s (%s), %d records in, %d out", out, m.Format, m.RecordsIn, m.RecordsOut)
+	if m.ValidOnly {
+		fmt.Fprintf(w, ", %d dropped (rubric no longer holds), %d invalid items dropped", m.RecordsDropped, m.ItemsDropped)
+	}
+	fmt.Fprintln(w)
+	for _, s := range corpus.ExportSplits {
+		if c, ok := m.Splits[s]; ok {
+			fmt.Fprintf(w, "  %-10s %7d rows in %d files\n", s, c.Rows, c.Files)
+		}
+	}
+	fmt.Fprintf(w, "  card %s/%s, manifest %s/%s\n", out, corpus.DatasetCardName, out, corpus.ExportManifestName)
+}

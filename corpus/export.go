@@ -1,0 +1,442 @@
+package corpus
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Export formats.
+const (
+	FormatVerl      = "verl"       // verl's columns plus label and solution
+	FormatRaR       = "rar"        // question, reference_answer, rubric of {title, description, weight}
+	FormatSRaRLines = "srar-lines" // problem, rubric as SRaR's tagged lines, ground_truth
+	FormatJSONL     = "jsonl"      // the full records, one JSON object per line
+)
+
+// ExportFormats lists the export formats.
+var ExportFormats = []string{FormatVerl, FormatRaR, FormatSRaRLines, FormatJSONL}
+
+// ExportSplits lists the splits an export can hold, in the order it writes
+// them.
+var ExportSplits = []string{"train", "validation", "test"}
+
+// Names inside an export directory.
+const (
+	ExportManifestName = "export.json"
+	DatasetCardName    = "README.md"
+)
+
+// Defaults of ExportOptions.
+const (
+	DefaultRowsPerFile  = 10000
+	DefaultRowGroupRows = 1000
+)
+
+// ExportOptions configure Export.
+type ExportOptions struct {
+	Format string // one of ExportFormats
+	Out    string // the export directory
+	// Splits selects the splits to export; empty: every split the corpus has.
+	Splits []string
+	// SystemPrompt, verl only, is sent as a system message before the
+	// problem. SystemPromptFile names where it came from, for the card.
+	SystemPrompt     string
+	SystemPromptFile string
+	// ValidOnly drops the items the validity judge marked invalid, and the
+	// records whose rubric then no longer holds (schema.CheckRubric).
+	ValidOnly bool
+	// RowsPerFile bounds every data file; default DefaultRowsPerFile.
+	RowsPerFile int
+	// RowGroupRows bounds parquet row groups; default DefaultRowGroupRows.
+	RowGroupRows int
+	// Force writes into a directory that holds other files than an earlier
+	// export.
+	Force       bool
+	ToolVersion string
+	FS          fsys.FS // default fsys.OS
+	Logger      *slog.Logger
+}
+
+// ExportManifest is export.json: what an export holds and where it came
+// from. A directory without it is an incomplete export.
+type ExportManifest struct {
+	Format          string                 `json:"format"`
+	SpecVersion     string                 `json:"spec_version"`
+	Source          string                 `json:"source"` // the corpus path as given
+	JobFingerprints []string               `json:"job_fingerprints"`
+	ValidOnly       bool                   `json:"valid_only"`
+	Splits          map[string]SplitCounts `json:"splits"`
+	// RecordsIn counts the records of the selected splits; RecordsOut those
+	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
+	// no longer holds after --valid-only. ItemsDropped counts the invalid
+	// items removed from the records written.
+	RecordsIn      int64        `json:"records_in"`
+	RecordsOut     int64        `json:"records_out"`
+	RecordsDropped int64        `json:"records_dropped"`
+	ItemsDropped   int64        `json:"items_dropped"`
+	Files          []ExportFile `json:"files"`
+	// CreatedAt is the newest provenance.created_at among the records in,
+	// so that the same export of the same corpus is the same bytes.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// SplitCounts is one split of an export.
+type SplitCounts struct {
+	Rows  int64 `json:"rows"`
+	Files int   `json:"files"`
+}
+
+// ExportFile is one data file of an export.
+type ExportFile struct {
+	File     string `json:"file"` // relative to the export directory: data/train-00000-of-00001.parquet
+	Rows     int64  `json:"rows"`
+	Bytes    int64  `json:"bytes"`
+	XXHash64 string `json:"xxhash64"` // 16 lower-case hex digits of the file bytes
+}
+
+// exportFormat is how one format writes and checks its data files.
+type exportFormat struct {
+	name    string
+	ext     string
+	columns []columnDoc
+	// full: the rows need the whole record, rollouts included.
+	full    bool
+	newSink func(w io.Writer, opt *ExportOptions) sink
+	check   func(f io.ReaderAt, size, rows, lines int64) error
+}
+
+func parquetFormat[T any](name string, cols []columnDoc, longText [][]string, row func(rowMaker) func(*schema.Record, int64) (T, error)) *exportFormat {
+	return &exportFormat{
+		name: name, ext: "parquet", columns: cols,
+		newSink: func(w io.Writer, opt *ExportOptions) sink {
+			return newParquetSink(w, row(rowMaker{systemPrompt: opt.SystemPrompt}), exportWriterOptions(opt, longText))
+		},
+		check: func(f io.ReaderAt, size, rows, _ int64) error { return checkParquet[T](f, size, rows) },
+	}
+}
+
+func formatOf(name string) *exportFormat {
+	switch name {
+	case FormatVerl:
+		return parquetFormat(name, verlColumns, [][]string{
+			{"prompt", "list", "element", "content"}, {"reward_model", "ground_truth"},
+			{"extra_info", "question"}, {"extra_info", "answer"}, {"extra_info", "rubric"}, {"label"}, {"solution"},
+		}, func(m rowMaker) func(*schema.Record, int64) (VerlRow, error) { return m.verl })
+	case FormatRaR:
+		return parquetFormat(name, rarColumns, [][]string{
+			{"question"}, {"reference_answer"}, {"rubric", "list", "element", "description"},
+		}, func(m rowMaker) func(*schema.Record, int64) (RaRRow, error) { return m.rar })
+	case FormatSRaRLines:
+		return parquetFormat(name, srarLinesColumns, [][]string{{"problem"}, {"rubric"}, {"ground_truth"}},
+			func(m rowMaker) func(*schema.Record, int64) (SRaRLinesRow, error) { return m.srarLines })
+	case FormatJSONL:
+		return &exportFormat{
+			name: name, ext: "jsonl", columns: jsonlColumns, full: true,
+			newSink: func(w io.Writer, _ *ExportOptions) sink { return &jsonlSink{w: bufio.NewWriterSize(w, 256<<10)} },
+			check: func(_ io.ReaderAt, _, rows, lines int64) error {
+				if lines != rows {
+					return fmt.Errorf("holds %d lines, %d records were written", lines, rows)
+				}
+				return nil
+			},
+		}
+	}
+	return nil
+}
+
+// exportWriterOptions are the parquet options of every data file: zstd,
+// PLAIN strings (the encoding every reader has), bounded row groups, and no
+// min/max statistics on long text.
+func exportWriterOptions(opt *ExportOptions, longText [][]string) []parquet.WriterOption {
+	opts := []parquet.WriterOption{
+		parquet.Compression(&parquet.Zstd),
+		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
+		parquet.MaxRowsPerRowGroup(int64(opt.RowGroupRows)),
+		parquet.KeyValueMetadata("spec_version", schema.SpecVersion),
+		parquet.KeyValueMetadata("export_format", opt.Format),
+		parquet.CreatedBy("rubricforge", opt.ToolVersion, ""),
+	}
+	for _, col := range longText {
+		opts = append(opts, parquet.SkipPageStatistics(col...), parquet.SkipPageBounds(col...))
+	}
+	return opts
+}
+
+// Check reports the first problem with the options, as a user would fix it.
+func (o *ExportOptions) Check() error {
+	switch {
+	case !slices.Contains(ExportFormats, o.Format):
+		return fmt.Errorf("--format %q is not one of %s", o.Format, strings.Join(ExportFormats, ", "))
+	case o.Out == "":
+		return errors.New("--out is required: the export directory")
+	case o.SystemPrompt != "" && o.Format != FormatVerl:
+		return fmt.Errorf("--system-prompt is for --format verl only; %s has no chat prompt", o.Format)
+	case !utf8.ValidString(o.SystemPrompt):
+		return errors.New("--system-prompt: the file is not valid UTF-8")
+	case o.RowsPerFile < 0 || o.RowGroupRows < 0:
+		return errors.New("--rows-per-file must be positive")
+	}
+	seen := map[string]bool{}
+	for _, s := range o.Splits {
+		if !slices.Contains(ExportSplits, s) {
+			return fmt.Errorf("--split %q is not one of %s", s, strings.Join(ExportSplits, ", "))
+		}
+		if seen[s] {
+			return fmt.Errorf("--split names %s twice", s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+func (o ExportOptions) withDefaults() ExportOptions {
+	if o.RowsPerFile == 0 {
+		o.RowsPerFile = DefaultRowsPerFile
+	}
+	if o.RowGroupRows == 0 {
+		o.RowGroupRows = DefaultRowGroupRows
+	}
+	o.RowGroupRows = min(o.RowGroupRows, o.RowsPerFile)
+	if o.FS == nil {
+		o.FS = fsys.OS
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Export writes the corpus at src (a run directory or one shard file) as
+// opt.Format into opt.Out, and returns what it wrote (also in export.json).
+//
+// The data files are written under temporary names, synced and read back;
+// only when all are done does the export remove the earlier export.json and
+// card, rename the files to data/{split}-{i:05d}-of-{n:05d}.{ext}, remove
+// the earlier export's data files it does not replace, sync, and write
+// export.json and then the card (README.md), each atomically. An export that
+// fails before that leaves an earlier export in opt.Out as it was; a crash
+// after it leaves opt.Out without export.json, which readers treat as
+// incomplete. The same export of the same corpus writes the same bytes.
+func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	opt = opt.withDefaults()
+	files, err := exportSources(src)
+	if err != nil {
+		return nil, err
+	}
+	out := outDir{fs: opt.FS, dir: opt.Out, force: opt.Force}
+	if err := out.prepare(); err != nil {
+		return nil, err
+	}
+	x := newExporter(&opt, out)
+	if err := x.read(ctx, files); err != nil {
+		x.abort()
+		return nil, err
+	}
+	return x.commit(src)
+}
+
+// exportSources lists the shard files of the corpus at src.
+func exportSources(src string) ([]string, error) {
+	if _, err := os.Stat(filepath.Join(src, ExportManifestName)); err == nil {
+		return nil, fmt.Errorf("%s is an export directory; export reads a run directory (or a shard file)", src)
+	}
+	files, err := Shards(src)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("corpus %s holds no records yet", src)
+	}
+	return files, nil
+}
+
+// exporter streams records into the split writers and gathers the figures
+// of export.json and the card.
+type exporter struct {
+	opt    *ExportOptions
+	format *exportFormat
+	out    outDir
+	splits map[string]*splitWriter
+	stats  exportStats
+}
+
+func newExporter(opt *ExportOptions, out outDir) *exporter {
+	x := &exporter{opt: opt, format: formatOf(opt.Format), out: out, splits: map[string]*splitWriter{}, stats: newExportStats()}
+	selected := opt.Splits
+	if len(selected) == 0 {
+		selected = ExportSplits
+	}
+	for _, s := range selected {
+		x.splits[s] = &splitWriter{fs: opt.FS, dir: out.data(), format: x.format, opt: opt, split: s}
+	}
+	return x
+}
+
+// recordHead is the projection of a shard that every format but jsonl
+// needs: the record without its rollouts and usage.
+type recordHead struct {
+	ID         string            `parquet:"id"`
+	Source     string            `parquet:"source"`
+	Split      string            `parquet:"split"`
+	Problem    string            `parquet:"problem"`
+	Answer     string            `parquet:"answer"`
+	Reference  *string           `parquet:"reference,optional"`
+	Style      string            `parquet:"style"`
+	Rubric     []schema.Item     `parquet:"rubric,list"`
+	Provenance schema.Provenance `parquet:"provenance"`
+}
+
+func (h *recordHead) record() schema.Record {
+	return schema.Record{ID: h.ID, Source: h.Source, Split: h.Split, Problem: h.Problem, Answer: h.Answer,
+		Reference: h.Reference, Style: h.Style, Rubric: h.Rubric, Provenance: h.Provenance}
+}
+
+func (x *exporter) read(ctx context.Context, files []string) error {
+	for _, file := range files {
+		var err error
+		if x.format.full {
+			err = ScanShard(file, func(rec *schema.Record) error { return x.add(ctx, rec) })
+		} else {
+			err = Scan(file, func(h *recordHead) error {
+				rec := h.record()
+				return x.add(ctx, &rec)
+			})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range ExportSplits {
+		if sw := x.splits[s]; sw != nil {
+			if err := sw.close(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// add exports one record if its split is selected.
+func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sw, ok := x.splits[rec.Split]
+	if !ok {
+		if !slices.Contains(ExportSplits, rec.Split) {
+			return fmt.Errorf("record %s has split %q; an export knows %s", rec.ID, rec.Split, strings.Join(ExportSplits, ", "))
+		}
+		return nil
+	}
+	x.stats.in(rec)
+	if x.opt.ValidOnly {
+		dropped, holds := dropInvalid(rec)
+		if !holds {
+			x.stats.recordsDropped++
+			x.opt.Logger.Debug("dropped a record whose rubric no longer holds", "id", rec.ID, "items_dropped", dropped)
+			return nil
+		}
+		x.stats.itemsDropped += int64(dropped)
+	}
+	x.stats.out(rec)
+	return sw.add(rec)
+}
+
+func (x *exporter) abort() {
+	for _, sw := range x.splits {
+		sw.abort()
+	}
+}
+
+// commit puts the data files in place and writes export.json and the card.
+func (x *exporter) commit(src string) (*ExportManifest, error) {
+	if x.stats.recordsOut == 0 {
+		x.abort()
+		if x.stats.recordsIn == 0 {
+			return nil, fmt.Errorf("nothing to export: corpus %s has no records in the selected splits", src)
+		}
+		return nil, fmt.Errorf("nothing to export: all %d records of the selected splits were dropped by --valid-only", x.stats.recordsIn)
+	}
+	var ordered []*splitWriter
+	for _, s := range ExportSplits {
+		if sw := x.splits[s]; sw != nil {
+			ordered = append(ordered, sw)
+		}
+	}
+	files, err := x.out.commit(ordered, x.format.ext)
+	if err != nil {
+		return nil, err
+	}
+	m := x.manifest(src, ordered, files)
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", ExportManifestName, err)
+	}
+	if err := fsys.WriteFileAtomic(x.opt.FS, filepath.Join(x.opt.Out, ExportManifestName), append(data, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	card := renderCard(cardInput{opt: x.opt, format: x.format, manifest: m, stats: &x.stats})
+	if err := fsys.WriteFileAtomic(x.opt.FS, filepath.Join(x.opt.Out, DatasetCardName), card, 0o644); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFile) *ExportManifest {
+	m := &ExportManifest{
+		Format: x.opt.Format, SpecVersion: schema.SpecVersion, Source: src,
+		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{},
+		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
+		ItemsDropped: x.stats.itemsDropped, Files: files, CreatedAt: x.stats.newest,
+	}
+	for _, sw := range splits {
+		// A split is listed when the corpus has records in it or it was asked for.
+		if sw.rows == 0 && x.stats.splitIn[sw.split] == 0 && !slices.Contains(x.opt.Splits, sw.split) {
+			continue
+		}
+		m.Splits[sw.split] = SplitCounts{Rows: sw.rows, Files: len(sw.pending)}
+		if sw.rows == 0 {
+			x.opt.Logger.Warn("split has no rows to export; it has no files and is left out of the card's configs",
+				"split", sw.split, "records_in", x.stats.splitIn[sw.split])
+		}
+	}
+	return m
+}
+
+// ReadExportManifest reads dir/export.json. A missing one (an incomplete
+// export, or no export at all) is an error wrapping fs.ErrNotExist.
+func ReadExportManifest(dir string) (ExportManifest, error) {
+	path := filepath.Join(dir, ExportManifestName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ExportManifest{}, fmt.Errorf("%s is not a complete export (no %s): %w", dir, ExportManifestName, err)
+		}
+		return ExportManifest{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var m ExportManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return ExportManifest{}, fmt.Errorf("%s is corrupt: %w", path, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,235 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// call is one live request to make: what is sent, and what its attempts
+// have learned so far.
+type call struct {
+	req   *Request
+	stage string
+	n     int // choices expected
+	wire  openai.ChatCompletionRequest
+	est   int // token estimate for the TPM limiters
+	cuts  int // attempts cut by a learned deadline
+	red   redactor
+}
+
+func (cl *call) fail(class Class, reason string, attempts, status int, err error) *Error {
+	return &Error{Class: class, Status: status, Attempts: attempts, Stage: cl.stage, Model: cl.req.Model, Reason: reason, Err: cl.red.sanitize(err)}
+}
+
+// live sends req until an attempt succeeds, a failure is final, the
+// budget is spent or ctx ends.
+func (c *Client) live(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
+	cl := &call{req: req, stage: stage, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
+	for attempt := 1; ; attempt++ {
+		if c.meter.Exhausted() {
+			c.meter.attemptError(stage, "budget")
+			if attempt > 1 {
+				c.meter.failure(stage)
+			}
+			return nil, cl.fail(ClassBudget, "budget", attempt-1, 0, ErrBudgetExhausted)
+		}
+		if attempt == 1 {
+			c.meter.request(stage, req.Model)
+		}
+		res := c.attempt(ctx, cl)
+		switch {
+		case res.waitErr != nil:
+			return nil, cl.fail(ClassCanceled, "canceled", attempt-1, 0, res.waitErr)
+		case res.err != nil && ctx.Err() != nil:
+			return nil, cl.fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
+		case res.err == nil:
+			return c.succeed(stage, req, id, res.raw, res.decoded, attempt)
+		}
+		class, reason := classify(res.err, res.status)
+		c.meter.attemptError(stage, reason)
+		if class != ClassRetryable || attempt >= c.opt.MaxAttempts {
+			c.meter.failure(stage)
+			return nil, cl.fail(class, reason, attempt, res.status, res.err)
+		}
+		wait := c.retryWait(attempt, res.header)
+		c.log.LogAttrs(ctx, slog.LevelDebug, "llm: retrying",
+			slog.String("stage", stage), slog.String("model", req.Model),
+			slog.Int("status", res.status), slog.String("reason", reason),
+			slog.Int("attempt", attempt), slog.Duration("wait", wait),
+			slog.String("error", c.red.sanitize(res.err).Error()))
+		c.meter.retry(stage)
+		if err := sleep(ctx, wait); err != nil {
+			return nil, cl.fail(ClassCanceled, "canceled", attempt, res.status, err)
+		}
+	}
+}
+
+// retryWait is how long to wait before the next attempt: the server's
+// Retry-After when it gave one (capped at BackoffMax), else backoff. It
+// delays only this request.
+func (c *Client) retryWait(attempt int, h http.Header) time.Duration {
+	if ra, ok := retryAfter(h, time.Now()); ok {
+		return min(ra, c.opt.BackoffMax)
+	}
+	return backoff(attempt, c.opt.BackoffBase, c.opt.BackoffMax)
+}
+
+// attemptResult is what one attempt produced.
+type attemptResult struct {
+	raw     []byte      // the body, as received
+	decoded decoded     // the body, decoded, when err is nil
+	status  int         // HTTP status; 0 when none arrived
+	header  http.Header // response headers, also on errors
+	err     error       // the attempt's error
+	waitErr error       // the context ended while waiting for a slot or the rate limiters
+}
+
+// attempt waits for a slot and the rate limiters, sends one request
+// under the stage's deadline, decodes the answer, and tells the pacing
+// what happened.
+func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
+	epoch, err := c.ctrl.acquire(ctx)
+	if err != nil {
+		return attemptResult{waitErr: err}
+	}
+	defer c.ctrl.release()
+	reserved, err := c.ctrl.waitRate(ctx, cl.est)
+	if err != nil {
+		return attemptResult{waitErr: err}
+	}
+	deadline, learned := c.dl.forAttempt(cl.stage, cl.cuts)
+	start := time.Now()
+	r, cut := c.send(ctx, &cl.wire, deadline)
+	took := time.Since(start)
+	if r.err == nil {
+		r.decoded, r.err = c.decode(r.raw, cl.n)
+	}
+	if r.err == nil {
+		c.ctrl.settle(reserved, r.decoded.promptTokens+r.decoded.completionTokens)
+		c.dl.observe(cl.stage, took)
+	} else {
+		c.ctrl.settle(reserved, -1)
+	}
+	if cut && learned {
+		cl.cuts++
+	}
+	c.learn(epoch, cl, &r, reserved, cut)
+	return r
+}
+
+// learn tells the controller how the attempt ended and what the server
+// said about its rate limits.
+func (c *Client) learn(epoch uint64, cl *call, r *attemptResult, reserved reservation, cut bool) {
+	now := time.Now()
+	if r.header != nil {
+		requests, tokens := rateLimitHeaders(r.header)
+		c.ctrl.paced.requests.observe(requests, reserved.requests, now)
+		c.ctrl.paced.tokens.observe(tokens, reserved.learned, now)
+	}
+	o := outcomeOther
+	switch {
+	case r.status == http.StatusTooManyRequests:
+		o = outcomeRateLimited
+	case cut:
+		o = outcomeTimeout
+	case r.err == nil:
+		o = outcomeOK
+	}
+	if limit, lowered := c.ctrl.record(epoch, o, now); lowered {
+		c.log.Info("llm: server is rate limiting; lowering the in-flight limit", "model", cl.req.Model, "limit", limit)
+	}
+}
+
+// send makes one HTTP request under deadline. cut reports that the
+// deadline, not the caller, ended it.
+func (c *Client) send(ctx context.Context, wire *openai.ChatCompletionRequest, deadline time.Duration) (r attemptResult, cut bool) {
+	actx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	s := &sink{}
+	resp, err := c.oa.CreateChatCompletion(context.WithValue(actx, sinkKey{}, s), *wire)
+	r = attemptResult{raw: s.body, status: s.status, header: resp.Header(), err: err}
+	if r.header == nil {
+		r.header = s.header
+	}
+	cut = err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
+	if cut && !errors.Is(err, context.DeadlineExceeded) {
+		r.err = fmt.Errorf("attempt deadline of %s passed: %w: %w", deadline, context.DeadlineExceeded, err)
+	}
+	return r, cut
+}
+
+// decode parses a 2xx body; errors other than the body's own carry a
+// redacted excerpt of it.
+func (c *Client) decode(raw []byte, n int) (decoded, error) {
+	d, err := decodeResponse(raw, n)
+	if err != nil && !errors.As(err, new(*bodyError)) {
+		err = fmt.Errorf("%w (body: %q)", err, c.red.excerpt(raw))
+	}
+	return d, err
+}
+
+// sink receives the raw response of one attempt from captureDoer.
+type sink struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+type sinkKey struct{}
+
+// errTooLarge marks a 2xx body longer than Options.MaxResponseBytes.
+var errTooLarge = errors.New("response body too large")
+
+// captureDoer is go-openai's HTTP client. It reads each response body, up
+// to maxBody bytes, into the request's sink, so Chat can cache the bytes
+// as sent and read fields go-openai does not model, then hands go-openai
+// a copy (for a 2xx body, only "{}": Chat decodes the raw bytes itself).
+type captureDoer struct {
+	c       *http.Client
+	maxBody int64
+}
+
+func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := req.Context().Value(sinkKey{}).(*sink)
+	if s == nil {
+		return resp, nil
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, d.maxBody+1))
+	resp.Body.Close()
+	ok := resp.StatusCode/100 == 2
+	if int64(len(body)) > d.maxBody {
+		body, rerr = body[:d.maxBody], nil
+		if ok {
+			s.status, s.header = resp.StatusCode, resp.Header
+			return nil, fmt.Errorf("%w: longer than %d bytes (Options.MaxResponseBytes)", errTooLarge, d.maxBody)
+		}
+	}
+	s.status, s.header, s.body = resp.StatusCode, resp.Header, body
+	var r io.Reader = bytes.NewReader(body)
+	switch {
+	case rerr != nil:
+		r = io.MultiReader(r, errReader{rerr})
+	case ok:
+		r = strings.NewReader("{}")
+		resp.ContentLength = 2
+	}
+	resp.Body = io.NopCloser(r)
+	return resp, nil
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

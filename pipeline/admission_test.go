@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+// TestHungRequestsDoNotKeepSlotsIdle: problems are admitted independently of
+// request slots. Rollouts go to one endpoint, distillation to another, both
+// with `concurrency` request slots. The endpoint hangs the first
+// `concurrency` distill requests, which fills the distill endpoint; while
+// they hang, the rollout endpoint must keep receiving requests from other
+// problems. (When problems in flight equal the concurrency, the hung
+// problems hold every problem slot and the rollout endpoint sits idle until
+// the attempt timeout cuts the hung requests.)
+func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
+	const concurrency = 4
+	f, tap, opt := inProcessFixture(t, 40, llmtest.Config{})
+	job := f.job
+	job.Rollout.BaseURL = "http://rollouts.invalid/v1"
+	job.Distill.BaseURL = "http://distiller.invalid/v1"
+	job.Judge.Enabled = false
+	job.Rollout.N = 1
+	job.Selection = Selection{} // every problem goes on to distillation
+	job.Limits.Concurrency = concurrency
+	job.Limits.ProblemsInFlight = 0             // the default under test
+	job.Limits.AttemptTimeout = 3 * time.Second // ends the hang when admission is broken, so the test can fail
+	job.Limits.MaxAttempts = 3
+
+	var (
+		mu               sync.Mutex
+		released         = make(chan struct{})
+		saturated        = make(chan struct{}) // closed when every distill slot hangs
+		hung             int
+		firstProblems    = map[string]bool{} // the problems answered before the distill endpoint filled up
+		whileHung        int                 // rollout requests of other problems sent while distill hangs
+		rolloutsInFlight int
+		maxInFlightHung  int // most rollout requests in flight at once while distill hangs
+	)
+	releaseOnce := sync.OnceFunc(func() { close(released) })
+	isClosed := func(c chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		switch {
+		case strings.HasPrefix(r.URL.Host, "distiller") && !isClosed(released):
+			mu.Lock()
+			if hung < concurrency {
+				hung++
+				if hung == concurrency {
+					close(saturated)
+				}
+			}
+			mu.Unlock()
+			select {
+			case <-released:
+				return nil, nil // answered by the simulated endpoint
+			case <-r.Context().Done():
+				releaseOnce() // an attempt timeout cut a hung request: the test has its answer
+				return nil, r.Context().Err()
+			}
+		case kind == llmtest.KindRollout:
+			problem := msgs[len(msgs)-1].Content
+			mu.Lock()
+			if len(firstProblems) < concurrency && !firstProblems[problem] && !isClosed(saturated) {
+				firstProblems[problem] = true
+				mu.Unlock()
+				return nil, nil
+			}
+			mu.Unlock()
+			select { // later problems' rollouts wait until the distill endpoint hangs
+			case <-saturated:
+			case <-released:
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+			mu.Lock()
+			if !isClosed(released) {
+				whileHung++
+				rolloutsInFlight++
+				maxInFlightHung = max(maxInFlightHung, rolloutsInFlight)
+				if whileHung >= 2*concurrency {
+					releaseOnce()
+				}
+			}
+			mu.Unlock()
+			defer func() { mu.Lock(); rolloutsInFlight--; mu.Unlock() }()
+			return f.srv.Transport().RoundTrip(r)
+		}
+		return nil, nil
+	}
+
+	rep, err := Run(context.Background(), job, opt)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("problems in flight %d; while %d distill requests hung, %d rollout requests of other problems were sent (at most %d at once)",
+		rep.ProblemsInFlight, hung, whileHung, maxInFlightHung)
+	if whileHung < 2*concurrency {
+		t.Errorf("while %d distill requests hung, only %d rollout requests of other problems were sent: problems in flight are bound to the request concurrency, so hung problems leave request slots idle", hung, whileHung)
+	}
+	if rep.ProblemsInFlight <= concurrency {
+		t.Errorf("default problems in flight %d, want more than the concurrency %d", rep.ProblemsInFlight, concurrency)
+	}
+	if rep.Status != StatusFinished {
+		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, f.rows, rep)
+}
+
+func TestProblemsInFlightDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		concurrency, n int
+		maxTokens, set int
+		want           int
+	}{
+		{"four times the concurrency", 64, 8, 0, 0, 256},
+		{"bounded by the memory budget of long rollouts", 512, 16, 32768, 0, 127},
+		{"an explicit setting wins", 64, 8, 0, 10, 10},
+		{"never below one", 1, 1024, 1 << 20, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := DefaultJob()
+			j.Limits.Concurrency, j.Rollout.N, j.Rollout.MaxTokens, j.Limits.ProblemsInFlight = tc.concurrency, tc.n, tc.maxTokens, tc.set
+			if got := problemsInFlight(&j); got != tc.want {
+				t.Errorf("problemsInFlight = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,255 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+// Stage names, as they appear in failures.jsonl and report.json.
+const (
+	StageRollout   = "rollout"
+	StageVerify    = "verify"
+	StageSelect    = "select"
+	StageDistill   = "distill"
+	StageJudge     = "judge"
+	StageEmpirical = "empirical"
+	// StageInternal is a failure of this program (a recovered panic), with
+	// the stack in the log.
+	StageInternal = "internal"
+)
+
+// engine turns one problem into a record or a failure, stage by stage.
+type engine struct {
+	job         *Job
+	prompts     *prompts.Set
+	clients     map[string]*llm.Client // by stage
+	stageTimes  *stageTimes
+	toolVersion string
+	fingerprint string // of the job, stored in every record's provenance
+	log         *slog.Logger
+	extract     func(text string) (answer string, ok bool) // verify.Extract, or a test's hook
+}
+
+// outcome is what processing one problem produced: a record, a failure, or
+// (err) a condition that stops the run, after which the problem stays
+// pending. sampled counts its rollouts once they were all sampled.
+type outcome struct {
+	problem Problem
+	record  *schema.Record
+	failure *problemFailure
+	err     error
+	sampled rolloutTally
+}
+
+// problemFailure is a per-problem failure: data, not an error that stops the run.
+type problemFailure struct {
+	stage, reason string
+	attempts      int
+	transient     bool   // the endpoint ran out of retries: not the problem's fault
+	llmReason     string // the llm error's reason ("refused", "timeout", ...), if any
+}
+
+// rolloutTally counts sampled rollouts.
+type rolloutTally struct{ total, correct int64 }
+
+// usage adds up what a record cost.
+type usage struct {
+	mu sync.Mutex
+	u  schema.Usage
+}
+
+func (u *usage) add(r *llm.Response) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.u.Requests++
+	if r.Cached {
+		u.u.CachedRequests++
+	}
+	u.u.PromptTokens += r.PromptTokens
+	u.u.CompletionTokens += r.CompletionTokens
+	u.u.CostUSD += r.CostUSD
+}
+
+// process runs the stages over p. A panic anywhere in it, its fan-out
+// goroutines included, becomes a failure of this problem.
+func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
+	out.problem = p
+	current := StageRollout
+	defer func() {
+		if r := recover(); r != nil {
+			out.record, out.err = nil, nil
+			out.failure = e.failure(p, current, newPanicError(r))
+		}
+	}()
+	var u usage
+	stage := func(name string, run func() error) error {
+		current = name
+		start := time.Now()
+		err := run()
+		e.stageTimes.add(name, time.Since(start))
+		return err
+	}
+	fail := func(name string, err error) outcome {
+		if effectOf(err) != effectProblem {
+			out.err = err
+		} else {
+			out.failure = e.failure(p, name, err)
+		}
+		return out
+	}
+
+	var rollouts []schema.Rollout
+	if err := stage(StageRollout, func() (err error) { rollouts, err = e.rollouts(ctx, p, &u); return err }); err != nil {
+		return fail(StageRollout, err)
+	}
+	out.sampled = tally(rollouts)
+	if f := e.selectProblem(rollouts); f != nil {
+		out.failure = f
+		return out
+	}
+	var items []schema.Item
+	if err := stage(StageDistill, func() (err error) { items, err = e.distill(ctx, p, rollouts, &u); return err }); err != nil {
+		return fail(StageDistill, err)
+	}
+	if e.job.Judge.Enabled {
+		if err := stage(StageJudge, func() (err error) { items, err = e.judge(ctx, p, items, &u); return err }); err != nil {
+			return fail(StageJudge, err)
+		}
+	}
+	if e.job.Empirical.Enabled {
+		if err := stage(StageEmpirical, func() error { return e.empirical(ctx, p, rollouts, items, &u) }); err != nil {
+			return fail(StageEmpirical, err)
+		}
+	}
+	out.record = e.record(p, rollouts, items, u.u)
+	return out
+}
+
+// failure describes err as a failure of p at stage. A recovered panic is
+// logged with its stack.
+func (e *engine) failure(p Problem, stage string, err error) *problemFailure {
+	f := &problemFailure{stage: stage, reason: err.Error(), attempts: 1}
+	var pe *panicError
+	if errors.As(err, &pe) {
+		e.log.Error("internal error while processing a problem; it is recorded as failed",
+			"id", p.ID, "source", fmt.Sprintf("%s:%d", p.File, p.Line), "stage", stage, "panic", pe.value, "stack", string(pe.stack))
+		f.stage = StageInternal
+		f.reason = fmt.Sprintf("internal error in the %s stage: %v (the stack is in the log)", stage, pe.value)
+		return f
+	}
+	var parseErr *llm.ParseError
+	if errors.As(err, &parseErr) {
+		f.attempts = parseErr.Attempts
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		f.attempts = max(f.attempts, le.Attempts)
+		f.transient = le.Class == llm.ClassRetryable
+		f.llmReason = le.Reason
+	}
+	return f
+}
+
+func tally(rollouts []schema.Rollout) rolloutTally {
+	t := rolloutTally{total: int64(len(rollouts))}
+	for _, r := range rollouts {
+		if r.Correct {
+			t.correct++
+		}
+	}
+	return t
+}
+
+// selectProblem leaves out a problem without enough correct and flawed
+// rollouts to contrast; it returns nil when the problem goes on.
+func (e *engine) selectProblem(rollouts []schema.Rollout) *problemFailure {
+	t := tally(rollouts)
+	nIncorrect := t.total - t.correct
+	sel := e.job.Selection
+	if t.correct >= int64(sel.MinCorrect) && nIncorrect >= int64(sel.MinIncorrect) {
+		return nil
+	}
+	return &problemFailure{stage: StageSelect, attempts: 1, reason: fmt.Sprintf(
+		"left out by selection: %d of %d rollouts correct, %d flawed (need at least %d correct and %d flawed)",
+		t.correct, t.total, nIncorrect, sel.MinCorrect, sel.MinIncorrect)}
+}
+
+// record assembles the corpus record of a problem that passed every stage.
+func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Item, u schema.Usage) *schema.Record {
+	t := tally(rollouts)
+	rec := &schema.Record{
+		ID:       p.ID,
+		Source:   p.Source,
+		Split:    SplitOf(p.ID, e.job.Split),
+		Problem:  p.Text,
+		Answer:   p.Answer,
+		Style:    e.job.Style,
+		Rubric:   items,
+		Rollouts: rollouts,
+		NCorrect: int32(t.correct),
+		PassRate: float64(t.correct) / float64(len(rollouts)),
+		Provenance: schema.Provenance{
+			RolloutModel:    e.job.Rollout.Model,
+			DistillModel:    e.job.Distill.Model,
+			RolloutTemplate: e.prompts.Hash(prompts.Rollout),
+			DistillTemplate: e.prompts.Hash(distillTemplate(e.job)),
+			SpecVersion:     schema.SpecVersion,
+			ToolVersion:     e.toolVersion,
+			JobFingerprint:  e.fingerprint,
+			CreatedAt:       time.Now().UTC().Truncate(time.Millisecond),
+		},
+		Usage: u,
+	}
+	if p.Reference != "" {
+		rec.Reference = ptr(p.Reference)
+	}
+	if e.job.Judge.Enabled {
+		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
+		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(judgeTemplate(e.job)))
+	}
+	if e.job.Empirical.Enabled {
+		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
+		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
+		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
+	}
+	return rec
+}
+
+func distillTemplate(j *Job) string {
+	if j.Style == schema.StyleFactualProcess {
+		return prompts.DistillFactualProcess
+	}
+	return prompts.DistillSRaR
+}
+
+func judgeTemplate(j *Job) string {
+	if j.Judge.Mode == "item" {
+		return prompts.JudgeItem
+	}
+	return prompts.JudgeBatch
+}
+
+func request(stage string, ep Endpoint, s Sampling, msgs []llm.Message) llm.Request {
+	return llm.Request{Stage: stage, Model: ep.Model, Messages: msgs, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens}
+}
+
+// askParsed sends req through client.ChatParsed, adding every response to u
+// and showing an unparsable reply back to the model up to repairs times.
+func (e *engine) askParsed(ctx context.Context, client *llm.Client, req llm.Request, repairs int, what string, u *usage, parse func(string) error) error {
+	return client.ChatParsed(ctx, req, llm.Ask{
+		What: what, Repairs: repairs, Parse: parse, Repair: e.prompts.RepairMessages, OnResponse: u.add,
+	})
+}
+
+func defaultExtract(text string) (string, bool) { return verify.Extract(text) }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// fanOut runs call(ctx, i) for i in [0, n) concurrently and returns the
+// first error, cancelling the others once one fails. A panic in a call
+// (they run the answer verifier and the reply parsers) is recovered and
+// returned as a *panicError carrying the stack, so it fails one problem
+// instead of the process.
+func fanOut(ctx context.Context, n int, call func(ctx context.Context, i int) error) error {
+	if n == 1 {
+		return safeCall(ctx, 0, call)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		wg.Go(func() {
+			if err := safeCall(ctx, i, call); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func safeCall(ctx context.Context, i int, call func(ctx context.Context, i int) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = newPanicError(r)
+		}
+	}()
+	return call(ctx, i)
+}
+
+// panicError is a recovered panic with the stack of the goroutine it
+// happened in.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+func newPanicError(value any) *panicError { return &panicError{value: value, stack: debug.Stack()} }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }

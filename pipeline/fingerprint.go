@@ -1,0 +1,155 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+// The job fingerprint identifies what a run produces. It is made from one
+// list, identityLines, from which the readable account of a change is made
+// too, so the two cannot drift apart. A setting that changes what a record
+// holds belongs in resultSettings; one that does not belongs in the test's
+// list of neutral settings, with the reason (the test fails when a Job field
+// is in neither).
+
+// setting is one job setting that changes what a run produces.
+type setting struct {
+	path  string // as written in the job file
+	value func(j *Job) string
+	on    func(j *Job) bool // nil: always; else the setting counts only when on (its stage is enabled)
+}
+
+// resultSettings are the job settings that change what a record holds. A
+// disabled stage's settings do not count, so changing them changes nothing.
+func resultSettings() []setting {
+	s := []setting{
+		{"style", func(j *Job) string { return j.Style }, nil},
+		{"input.source", func(j *Job) string { return j.Input.Source }, nil},
+		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, nil},
+		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, nil},
+		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }, nil},
+		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }, nil},
+		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, nil},
+		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
+		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
+		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
+		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, nil},
+		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, nil},
+		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, nil},
+		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil},
+		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil},
+		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, judgeOn},
+		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, judgeOn},
+		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, judgeOn},
+		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil},
+		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, empiricalOn},
+		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, empiricalOn},
+		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, nil},
+		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, nil},
+		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
+		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil},
+	}
+	s = append(s, stageModelSettings(StageRollout, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
+	s = append(s, stageModelSettings(StageDistill, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
+	s = append(s, stageModelSettings(StageJudge, judgeOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Judge.Endpoint, &j.Judge.Sampling })...)
+	s = append(s, stageModelSettings(StageEmpirical, empiricalOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Empirical.Endpoint, &j.Empirical.Sampling })...)
+	return s
+}
+
+// stageModelSettings are a stage's model and sampling parameters.
+func stageModelSettings(stage string, on func(*Job) bool, of func(*Job) (*Endpoint, *Sampling)) []setting {
+	float := func(p *float64) string {
+		if p == nil {
+			return "server default"
+		}
+		return fmt.Sprint(*p)
+	}
+	return []setting{
+		{stage + ".model", func(j *Job) string { e, _ := of(j); return e.Model }, on},
+		{stage + ".temperature", func(j *Job) string { _, s := of(j); return float(s.Temperature) }, on},
+		{stage + ".top_p", func(j *Job) string { _, s := of(j); return float(s.TopP) }, on},
+		{stage + ".max_tokens", func(j *Job) string { _, s := of(j); return fmt.Sprint(s.MaxTokens) }, on},
+	}
+}
+
+func judgeOn(j *Job) bool     { return j.Judge.Enabled }
+func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
+
+// stampVersions records in the job what it was run with besides its
+// settings: the record layout, the answer verifier's policy and the hash of
+// every template it sends. They enter the fingerprint, so a new verifier
+// policy or template does not silently resume into old verdicts.
+func (j *Job) stampVersions(ps *prompts.Set) {
+	j.Versions = map[string]string{"spec": schema.SpecVersion, "verify_policy": verify.PolicyVersion}
+	names := []string{prompts.Rollout, prompts.Repair, distillTemplate(j)}
+	if j.Judge.Enabled {
+		names = append(names, judgeTemplate(j))
+	}
+	if j.Empirical.Enabled {
+		names = append(names, prompts.Satisfy)
+	}
+	j.TemplateHashes = map[string]string{}
+	for _, n := range names {
+		j.TemplateHashes[n] = ps.Hash(n)
+	}
+}
+
+type identityLine struct{ key, value string }
+
+// identityLines is the one list behind Fingerprint and ChangedSettings.
+func (j *Job) identityLines() []identityLine {
+	var out []identityLine
+	for _, k := range sortedKeys(j.Versions) {
+		out = append(out, identityLine{"versions." + k, j.Versions[k]})
+	}
+	for _, s := range resultSettings() {
+		if s.on == nil || s.on(j) {
+			out = append(out, identityLine{s.path, s.value(j)})
+		}
+	}
+	for _, k := range sortedKeys(j.TemplateHashes) {
+		out = append(out, identityLine{"template." + k, j.TemplateHashes[k]})
+	}
+	return out
+}
+
+// Fingerprint identifies what the run produces: 16 hex digits of xxhash64
+// over identityLines. Call it on a normalized job after stampVersions.
+func (j *Job) Fingerprint() string {
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+	}
+	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
+}
+
+// ChangedSettings lists, one line each, the settings that differ between
+// the job that made a run directory and this one: "rollout.n: 4 → 6".
+// Settings that one of the jobs does not use (those of a disabled stage)
+// are not listed; the switch that disabled them is.
+func ChangedSettings(old, cur *Job) []string {
+	before := map[string]string{}
+	for _, l := range old.identityLines() {
+		before[l.key] = l.value
+	}
+	var out []string
+	for _, l := range cur.identityLines() {
+		if was, ok := before[l.key]; ok && was != l.value {
+			out = append(out, fmt.Sprintf("%s: %s → %s", l.key, show(was), show(l.value)))
+		}
+	}
+	return out
+}
+
+func show(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
+}

@@ -1,0 +1,347 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// loop is one run session. The feeder reads the input and admits problems;
+// the workers (problemsInFlight of them) process them; the collector, the
+// goroutine that called loop, takes their outcomes in, writes records and
+// failures, checkpoints, and decides when to stop (see verdict).
+type loop struct {
+	job         *Job
+	opt         Options
+	log         *slog.Logger
+	run         *corpus.Run
+	meter       *llm.Meter
+	eng         *engine
+	closeLLM    func()
+	cache       *llm.Cache
+	stats       corpusStats
+	report      Report
+	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
+
+	input inputCounts // shared with the feeder and the workers
+	stop  stopper
+
+	// owned by the collector
+	session         sessionCounts
+	health          health
+	failuresByStage map[string]int64
+	started         time.Time
+	resolvedAtStart int64 // problems done or finally failed before this session, for the ETA
+}
+
+// inputCounts are the counters of the feeder and the workers.
+type inputCounts struct {
+	rows, badLines, duplicates, unique         atomic.Int64
+	alreadyDone, skippedFailed, skippedLeftOut atomic.Int64
+	inFlight                                   atomic.Int64
+	lines                                      atomic.Int64 // input rows counted up front; 0 until known
+	readDone                                   atomic.Bool
+
+	mu        sync.Mutex
+	badSample []InputError // the first few bad lines
+}
+
+// sessionCounts are the collector's counters of this session.
+type sessionCounts struct {
+	done, failed, leftOut int64
+}
+
+// stopper stops the admission of new problems, once, with a reason.
+type stopper struct {
+	once          sync.Once
+	feeding       chan struct{} // closed when no new problem may start
+	reason, cause string        // set before feeding is closed
+}
+
+func (s *stopper) stopNow(reason, cause string) {
+	s.once.Do(func() { s.reason, s.cause = reason, cause; close(s.feeding) })
+}
+
+func (s *stopper) stopped() bool {
+	select {
+	case <-s.feeding:
+		return true
+	default:
+		return false
+	}
+}
+
+const badLineSample = 20
+
+func (l *loop) loop(ctx context.Context) error {
+	l.begin()
+	runCtx, cancelRun := context.WithCancelCause(ctx) // requests: ends on Ctrl-C or a fatal error
+	defer cancelRun(nil)
+	readCtx, cancelRead := context.WithCancel(context.Background()) // the input is read to its end unless the run fails
+	defer cancelRead()
+	if l.meter.Exhausted() {
+		l.stop.stopNow("budget reached before the run started: "+l.budgetString(), StopBudget)
+	}
+	if err := l.checkpoint(); err != nil { // status knows the run from its first second
+		return err
+	}
+
+	var bg sync.WaitGroup
+	work := make(chan Problem, 64)
+	results := make(chan outcome, l.report.ProblemsInFlight)
+	var readErr error
+	counted := make(chan struct{})
+	bg.Go(func() { defer close(counted); l.countInput(readCtx) })
+	bg.Go(func() { defer close(work); readErr = l.feed(readCtx, work) })
+	bg.Go(func() { l.work(runCtx, work, results) })
+	fatal := l.collect(ctx, results, counted, func(err error) { cancelRun(err); cancelRead() })
+	cancelRead()
+	bg.Wait()
+
+	if fatal == nil && readErr != nil && !errors.Is(readErr, context.Canceled) {
+		fatal = fmt.Errorf("reading input: %w", readErr)
+	}
+	if fatal != nil {
+		return fatal
+	}
+	if l.stop.stopped() {
+		l.report.StopReason, l.report.StoppedBy = l.stop.reason, l.stop.cause
+	}
+	if ctx.Err() != nil {
+		l.report.StopReason, l.report.StoppedBy = "interrupted", StopInterrupt
+	}
+	return nil
+}
+
+// begin sets up the session's counters from the failures of earlier sessions.
+func (l *loop) begin() {
+	l.started = time.Now()
+	l.stop.feeding = make(chan struct{})
+	l.failuresByStage = map[string]int64{}
+	l.resolvedAtStart = int64(l.run.DoneCount())
+	for _, f := range l.run.Failures() {
+		if !l.retryFailed && !f.Transient {
+			l.resolvedAtStart++
+			if f.Stage != StageSelect {
+				l.failuresByStage[f.Stage]++
+			}
+		}
+	}
+}
+
+// feed reads the input to its end, counting every row, and admits the
+// problems that are new, not done and not failed before, until the run
+// stops taking problems.
+func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
+	defer l.input.readDone.Store(true)
+	previous := l.run.Failures()
+	type seenAt struct {
+		content uint64
+		where   string
+	}
+	seen := map[string]seenAt{}
+	return ReadProblems(ctx, l.job.Input, func(p Problem) error {
+		l.input.rows.Add(1)
+		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
+		if s, dup := seen[p.ID]; dup {
+			if s.content != content {
+				l.bad(&InputError{p.File, p.Line, fmt.Sprintf("id %q is already used by %s for a different problem", p.ID, s.where)})
+			} else {
+				l.input.duplicates.Add(1)
+			}
+			return nil
+		}
+		seen[p.ID] = seenAt{content, fmt.Sprintf("%s:%d", p.File, p.Line)}
+		l.input.unique.Add(1)
+		if l.run.Done(p.ID) {
+			l.input.alreadyDone.Add(1)
+			return nil
+		}
+		if f, failed := previous[p.ID]; failed && !l.retryFailed && !f.Transient {
+			if f.Stage == StageSelect {
+				l.input.skippedLeftOut.Add(1)
+			} else {
+				l.input.skippedFailed.Add(1)
+			}
+			return nil
+		}
+		if l.stop.stopped() {
+			return nil // the problem stays pending; the input is still counted
+		}
+		select {
+		case work <- p:
+			return nil
+		case <-l.stop.feeding:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, l.bad)
+}
+
+// work runs the workers until the feeder is done, then closes results.
+func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- outcome) {
+	var wg sync.WaitGroup
+	for range l.report.ProblemsInFlight {
+		wg.Go(func() {
+			for p := range work {
+				if l.stop.stopped() || ctx.Err() != nil {
+					continue // the problem stays pending
+				}
+				l.input.inFlight.Add(1)
+				o := l.eng.process(ctx, p)
+				l.input.inFlight.Add(-1)
+				results <- o
+			}
+		})
+	}
+	wg.Wait()
+	close(results)
+}
+
+// collect takes outcomes until the workers are done, checkpoints, shows
+// progress, writes the report once the input is counted, and stops
+// admission on Ctrl-C. abort ends the run's requests and its reading after a
+// fatal error, which it returns.
+func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-chan struct{}, abort func(error)) error {
+	progress := newProgress(l.opt.Status, l.opt.Terminal, l.opt.StatusEvery)
+	defer progress.finish()
+	checkpoint := time.NewTicker(l.job.Output.CheckpointInterval)
+	defer checkpoint.Stop()
+	statusTick := time.NewTicker(progress.interval())
+	defer statusTick.Stop()
+	interrupted := ctx.Done()
+	var fatal error
+	failRun := func(err error) {
+		if fatal == nil {
+			fatal = err
+			abort(err)
+		}
+	}
+	for {
+		select {
+		case o, ok := <-results:
+			if !ok {
+				progress.update(l.statusLine())
+				return fatal
+			}
+			if err := l.take(o); err != nil {
+				failRun(err)
+			}
+		case <-checkpoint.C:
+			if err := l.checkpoint(); err != nil {
+				failRun(err)
+			}
+		case <-statusTick.C:
+			progress.update(l.statusLine())
+		case <-counted: // the total is known: let status show it at once
+			counted = nil
+			l.fillReport()
+			if err := writeReport(l.job.Out, &l.report); err != nil {
+				failRun(err)
+			}
+		case <-interrupted:
+			interrupted = nil
+			l.stop.stopNow("interrupted", StopInterrupt)
+		}
+	}
+}
+
+// take writes one outcome and acts on its verdict. It returns an error only
+// when the run must end.
+func (l *loop) take(o outcome) error {
+	switch {
+	case o.record != nil:
+		if err := l.run.Append(o.record); err != nil {
+			return fmt.Errorf("writing record %s: %w", o.record.ID, err)
+		}
+		l.stats.add(o.record)
+		l.session.done++
+	case o.failure != nil:
+		if err := l.recordFailure(o.problem, o.failure); err != nil {
+			return err
+		}
+	}
+	if o.err == nil {
+		l.report.Sampled.add(o.sampled)
+	}
+	act := l.health.verdict(o, l.endpointOf)
+	if act.stopFeeding != "" {
+		l.stop.stopNow(act.stopFeeding+": "+l.budgetString(), act.stopCause)
+	}
+	return act.fatal
+}
+
+func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
+	f := corpus.Failure{
+		ID: p.ID, Stage: pf.stage, Reason: pf.reason, Attempts: pf.attempts,
+		Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", p.File, p.Line), Transient: pf.transient,
+	}
+	if err := l.run.RecordFailure(f); err != nil {
+		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
+	}
+	if f.Stage == StageSelect {
+		l.session.leftOut++
+		return nil
+	}
+	l.failuresByStage[f.Stage]++
+	l.session.failed++
+	l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
+	return nil
+}
+
+// endpointOf is the base URL a stage sends to, for messages.
+func (l *loop) endpointOf(stage string) string {
+	switch stage {
+	case StageDistill:
+		return l.job.Distill.BaseURL
+	case StageJudge:
+		return l.job.Judge.BaseURL
+	case StageEmpirical:
+		return l.job.Empirical.BaseURL
+	}
+	return l.job.Rollout.BaseURL
+}
+
+func (l *loop) bad(e *InputError) {
+	l.input.badLines.Add(1)
+	l.log.Warn("skipping bad input line", "file", e.File, "line", e.Line, "reason", e.Reason)
+	l.input.mu.Lock()
+	if len(l.input.badSample) < badLineSample {
+		l.input.badSample = append(l.input.badSample, *e)
+	}
+	l.input.mu.Unlock()
+}
+
+func (l *loop) budgetString() string {
+	s := l.meter.Snapshot().Total
+	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (max_cost_usd %g, max_tokens %d)",
+		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.Budget.MaxCostUSD, l.job.Budget.MaxTokens)
+}
+
+// countInput counts the input's rows up front, for the total and the ETA.
+func (l *loop) countInput(ctx context.Context) {
+	n, err := countRows(ctx, l.job.Input)
+	if err != nil {
+		l.log.Debug("could not count the input's rows up front", "err", err)
+		return
+	}
+	l.input.lines.Store(n)
+}
+
+func (l *loop) checkpoint() error {
+	if err := l.run.Commit(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	l.fillReport()
+	return writeReport(l.job.Out, &l.report)
+}

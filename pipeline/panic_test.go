@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+// syncBuffer is a strings.Builder safe for concurrent writers (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestPanicInAStageFailsOneProblem: a panic in the answer verifier, which
+// runs in the stage fan-out's goroutines (one per rollout request), fails
+// that problem, logs the stack, and the run goes on.
+func TestPanicInAStageFailsOneProblem(t *testing.T) {
+	for _, n := range []int{4, 1} { // 4: in fan-out goroutines; 1: in the problem's own goroutine
+		f, _, opt := inProcessFixture(t, 12, llmtest.Config{})
+		job := f.job
+		job.Rollout.N = n
+		job.Selection = Selection{}
+		var calls atomic.Int64
+		opt.hooks = &hooks{extract: func(text string) (string, bool) {
+			if calls.Add(1) == 3 {
+				panic("verifier bug (injected by the test)")
+			}
+			return verify.Extract(text)
+		}}
+		var logs syncBuffer
+		opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		rep, err := Run(context.Background(), job, opt)
+		if err != nil {
+			t.Fatalf("n=%d: the run failed: %v", n, err)
+		}
+		checkAccounted(t, job.Out, f.rows, rep)
+		fails := readFailures(t, job.Out)
+		internal := 0
+		for _, fl := range fails {
+			if fl.Stage == StageInternal {
+				internal++
+				if !strings.Contains(fl.Reason, "verifier bug") || !strings.Contains(fl.Reason, "rollout stage") {
+					t.Errorf("n=%d: failure reason %q does not name the panic and its stage", n, fl.Reason)
+				}
+			}
+		}
+		if internal != 1 || rep.FailuresByStage[StageInternal] != 1 {
+			t.Errorf("n=%d: %d internal failures (report %v), want 1", n, internal, rep.FailuresByStage)
+		}
+		if l := logs.String(); !strings.Contains(l, "verifier bug") || !strings.Contains(l, "goroutine") || !strings.Contains(l, "verifyRollout") {
+			t.Errorf("n=%d: the log lacks the panic's stack:\n%s", n, l)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+// rollouts samples N solutions and verifies each against the ground truth.
+func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Rollout, error) {
+	msgs, err := e.prompts.RolloutMessages(p.Text)
+	if err != nil {
+		return nil, err
+	}
+	n, per := e.job.Rollout.N, e.job.Rollout.PerRequest
+	out := make([]schema.Rollout, n)
+	requests := (n + per - 1) / per
+	client := e.clients[StageRollout]
+	err = fanOut(ctx, requests, func(ctx context.Context, i int) error {
+		first := i * per
+		k := min(per, n-first)
+		req := request(StageRollout, e.job.Rollout.Endpoint, e.job.Rollout.Sampling, msgs)
+		req.N = k
+		req.SampleIndex = first
+		seed := e.job.Rollout.Seed + int64(first)
+		req.Seed = &seed
+		resp, err := client.Chat(ctx, req)
+		if err != nil {
+			return fmt.Errorf("samples %d-%d: %w", first, first+k-1, err)
+		}
+		u.add(resp)
+		var tokens *int32
+		if k == 1 { // usage is per request, so per sample only when a request has one
+			tokens = ptr(int32(min(resp.CompletionTokens, math.MaxInt32)))
+		}
+		for j, c := range resp.Choices {
+			out[first+j] = e.verifyRollout(int32(first+j), c, p.Answer, tokens)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var stepHeader = regexp.MustCompile(`(?m)^[ \t]*#{2,4}[ \t]*Step[ \t]+\d+[ \t]*:`)
+
+// verifyRollout extracts and checks a rollout's final answer. A rollout cut
+// off by the token limit is never a clean correct answer.
+func (e *engine) verifyRollout(index int32, c llm.Choice, gold string, tokens *int32) schema.Rollout {
+	r := schema.Rollout{Index: index, Text: c.Content, FinishReason: c.FinishReason, CompletionTokens: tokens}
+	ans, ok := e.extract(c.Content)
+	if ok {
+		r.ExtractedAnswer = ans
+	}
+	r.FormatOK = stepHeader.MatchString(c.Content) && strings.Contains(c.Content, "<answer>") && strings.Contains(c.Content, "</answer>")
+	r.Correct = ok && c.FinishReason == "stop" && verify.Equal(gold, ans)
+	return r
+}
+
+// countSteps counts the "### Step N:" headers of a solution.
+func countSteps(text string) int { return len(stepHeader.FindAllStringIndex(text, -1)) }

@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteSummary prints the report's figures for a person.
+func (r *Report) WriteSummary(w io.Writer, dir string) {
+	p := r.Problems
+	fmt.Fprintf(w, "run directory: %s (%s", dir, r.Status)
+	if r.StopReason != "" {
+		fmt.Fprintf(w, ": %s", r.StopReason)
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "problems: %d unique of %d input rows (%d duplicates, %d bad lines)\n", p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by selection %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, p.LeftOut, p.Pending)
+	if len(r.FailuresByStage) > 0 {
+		fmt.Fprint(w, "  failures by stage:")
+		for _, k := range sortedKeys(r.FailuresByStage) {
+			fmt.Fprintf(w, " %s=%d", k, r.FailuresByStage[k])
+		}
+		fmt.Fprintln(w)
+	}
+	r.writeRollouts(w)
+	r.writeValidity(w)
+	t := r.LLM.Total
+	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
+	if !r.CostCounted {
+		cost = "cost not counted (the job has no prices)"
+	}
+	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt + %d completion; %s\n",
+		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, t.CompletionTokens, cost)
+	fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, (time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Millisecond))
+}
+
+// writeRollouts prints the accuracy over every sampled rollout, then the
+// figures of the rollouts kept in the corpus.
+func (r *Report) writeRollouts(w io.Writer) {
+	s, k := r.Sampled, r.Rollouts
+	if s.Total == 0 && k.Total == 0 {
+		return
+	}
+	fmt.Fprintf(w, "rollouts: %d sampled, %.1f%% correct", s.Total, pct(s.Correct, s.Total))
+	if k.Total > 0 {
+		fmt.Fprintf(w, "; in the %d kept problems: %d, %.1f%% correct, %.1f%% well formatted, %d cut off",
+			r.CorpusRows, k.Total, pct(k.Correct, k.Total), pct(k.FormatOK, k.Total), k.Truncated)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeValidity prints the judge's and the empirical validity figures by
+// item type, leaving out what was not measured.
+func (r *Report) writeValidity(w io.Writer) {
+	overall := r.Validity["overall"]
+	if overall == nil || overall.Items == 0 {
+		return
+	}
+	var judged, measured []string
+	for _, k := range sortedKeys(r.Validity) {
+		v := r.Validity[k]
+		if n := v.Valid + v.Invalid; n > 0 {
+			judged = append(judged, fmt.Sprintf("%s %d/%d (%.1f%%)", k, v.Valid, n, pct(v.Valid, n)))
+		}
+		if v.EmpiricalKnown > 0 {
+			measured = append(measured, fmt.Sprintf("%s %d/%d (%.1f%%)", k, v.EmpiricalValid, v.EmpiricalKnown, pct(v.EmpiricalValid, v.EmpiricalKnown)))
+		}
+	}
+	if len(judged) == 0 {
+		fmt.Fprintf(w, "rubric items: %d (not judged)\n", overall.Items)
+	} else {
+		fmt.Fprintf(w, "rubric items valid/judged: %s\n", strings.Join(judged, ", "))
+	}
+	if len(measured) > 0 {
+		fmt.Fprintf(w, "empirically valid/measured: %s\n", strings.Join(measured, ", "))
+	}
+	if k := r.Rollouts; k.SatisfactionMissing > 0 {
+		fmt.Fprintf(w, "  %d of %d rollouts have no usable satisfaction verdict (in %d records); their items are measured over the other rollouts\n",
+			k.SatisfactionMissing, k.SatisfactionMissing+k.SatisfactionJudged, k.RecordsMissingVerdicts)
+	}
+}
+
+func pct(n, d int64) float64 {
+	if d == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(d)
+}

@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// summaryReport is a finished run's report with every figure set.
+func summaryReport() Report {
+	return Report{
+		Status: StatusFinished,
+		Problems: ProblemCounts{InputLines: 65, InputRows: 64, BadLines: 1, Duplicates: 1, Unique: 63, Done: 40, Failed: 2, LeftOut: 21,
+			DoneThisSession: 40, FailedThisSession: 2, LeftOutThisSession: 21},
+		FailuresByStage: map[string]int64{StageDistill: 1, StageJudge: 1},
+		Sampled:         Tally{Total: 504, Correct: 278},
+		CorpusRows:      40,
+		Rollouts:        RolloutStats{Total: 320, Correct: 160, FormatOK: 300, Truncated: 3, SatisfactionJudged: 312, SatisfactionMissing: 8, RecordsMissingVerdicts: 5},
+		Validity: map[string]*TypeValidity{
+			"overall": {Items: 400, Valid: 390, Invalid: 10, EmpiricalValid: 200, EmpiricalKnown: 380},
+			"PITFALL": {Items: 100, Valid: 95, Invalid: 5, EmpiricalValid: 40, EmpiricalKnown: 95},
+		},
+		LLM:            llm.Snapshot{Total: llm.StageStats{Requests: 1200, CacheHits: 30, Retries: 12, PromptTokens: 900000, CompletionTokens: 400000, CostUSD: 0.25}},
+		CostCounted:    true,
+		Shards:         2,
+		ElapsedSeconds: 12.5,
+	}
+}
+
+// TestSummaryGolden: the summary says what its counts mean, and leaves out
+// what was not measured (run with -update to rewrite testdata).
+func TestSummaryGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		modify func(r *Report)
+	}{
+		{"finished", func(r *Report) {}},
+		{"judge_off_no_prices", func(r *Report) {
+			r.Validity = map[string]*TypeValidity{"overall": {Items: 400, Unjudged: 400}, "PITFALL": {Items: 100, Unjudged: 100}}
+			r.Rollouts.SatisfactionJudged, r.Rollouts.SatisfactionMissing, r.Rollouts.RecordsMissingVerdicts = 0, 0, 0
+			r.CostCounted = false
+			r.LLM.Total.CostUSD = 0
+		}},
+		{"budget_stop", func(r *Report) {
+			r.Status, r.StoppedBy = StatusStopped, StopBudget
+			r.StopReason = "budget reached: spent $0.0102 and 1300000 tokens over every session of this run (max_cost_usd 0.01, max_tokens 0)"
+			r.Problems.Done, r.Problems.DoneThisSession, r.Problems.Pending = 20, 20, 20
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := summaryReport()
+			tc.modify(&r)
+			var b bytes.Buffer
+			r.WriteSummary(&b, "runs/demo")
+			golden := filepath.Join("testdata", "summary_"+tc.name+".golden")
+			if *update {
+				os.MkdirAll("testdata", 0o755)
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if b.String() != string(want) {
+				t.Errorf("summary differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
+			}
+		})
+	}
+}
