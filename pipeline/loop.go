@@ -246,7 +246,7 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 		case <-counted: // the total is known: let status show it at once
 			counted = nil
 			l.fillReport()
-			if err := writeReport(l.job.Out, &l.report); err != nil {
+			if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
 				failRun(err)
 			}
 		case <-interrupted:
@@ -343,5 +343,5 @@ func (l *loop) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	l.fillReport()
-	return writeReport(l.job.Out, &l.report)
+	return writeReport(l.opt.runFS(), l.job.Out, &l.report)
 }

@@ -220,9 +220,9 @@ func (tv *TypeValidity) add(it schema.Item) {
 }
 
 // scanCorpusStats reads every record of the run directory.
-func scanCorpusStats(dir string) (corpusStats, error) {
+func scanCorpusStats(fsy fsys.FS, dir string) (corpusStats, error) {
 	var c corpusStats
-	err := corpus.ReadAll(dir, func(r *schema.Record) error { c.add(r); return nil })
+	err := corpus.ReadAllFS(fsy, dir, func(r *schema.Record) error { c.add(r); return nil })
 	return c, err
 }
 
@@ -307,9 +307,11 @@ func (l *loop) finish(runErr error) {
 }
 
 // ReadReport reads RUN/report.json; a missing file is not an error (zero report, false).
-func ReadReport(dir string) (Report, bool, error) {
+func ReadReport(dir string) (Report, bool, error) { return readReport(fsys.OS, dir) }
+
+func readReport(fsy fsys.FS, dir string) (Report, bool, error) {
 	var r Report
-	b, err := os.ReadFile(reportPath(dir))
+	b, err := fsys.ReadFile(fsy, reportPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return r, false, nil
 	}
@@ -322,12 +324,12 @@ func ReadReport(dir string) (Report, bool, error) {
 	return r, true, nil
 }
 
-func writeReport(dir string, r *Report) error {
+func writeReport(fsy fsys.FS, dir string, r *Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return fsys.WriteFileAtomic(fsys.OS, reportPath(dir), append(b, '\n'), 0o644)
+	return fsys.WriteFileAtomic(fsy, reportPath(dir), append(b, '\n'), 0o644)
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -41,7 +41,8 @@ type Options struct {
 	// per endpoint.
 	HTTPClient *http.Client
 
-	hooks *hooks // set by tests only
+	hooks *hooks  // set by tests only
+	fs    fsys.FS // set by tests only: the run directory's file system; nil is fsys.OS
 }
 
 // hooks let tests reach inside a run.
@@ -81,7 +82,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	}
 	job.stampVersions(ps)
 
-	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
+	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.runFS()})
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
 	}
-	if err := writeReport(job.Out, &l.report); err != nil && runErr == nil {
+	if err := writeReport(opt.runFS(), job.Out, &l.report); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing report: %w", err)
 	}
 	return &l.report, runErr
@@ -118,13 +119,13 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 	if err != nil {
 		return nil, err
 	}
-	prev, _, err := ReadReport(job.Out)
+	prev, _, err := readReport(opt.runFS(), job.Out)
 	if err != nil {
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
 	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity}
 	if stats.Rows != run.Manifest().Rows {
-		if stats, err = scanCorpusStats(job.Out); err != nil {
+		if stats, err = scanCorpusStats(opt.runFS(), job.Out); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
@@ -153,10 +154,10 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 // old failures are then retried.
 func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
 	prevFP := run.Manifest().JobFingerprint
-	_, statErr := os.Stat(jobPath(job.Out))
+	_, statErr := opt.runFS().Stat(jobPath(job.Out))
 	write := errors.Is(statErr, os.ErrNotExist) || prevFP == ""
 	if prevFP != "" && prevFP != fingerprint {
-		changes := changesFrom(job)
+		changes := changesFrom(job, opt.runFS())
 		switch {
 		case run.DoneCount() == 0:
 			opt.Logger.Info("the run directory holds no records yet, so it takes the changed job", "changed", strings.Join(changes, "; "))
@@ -179,15 +180,15 @@ func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (repla
 	if err != nil {
 		return false, fmt.Errorf("encoding job: %w", err)
 	}
-	if err := fsys.WriteFileAtomic(fsys.OS, jobPath(job.Out), b, 0o644); err != nil {
+	if err := fsys.WriteFileAtomic(opt.runFS(), jobPath(job.Out), b, 0o644); err != nil {
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil
 }
 
 // changesFrom lists what changed since the job in RUN/job.yaml.
-func changesFrom(job *Job) []string {
-	b, err := os.ReadFile(jobPath(job.Out))
+func changesFrom(job *Job, fsy fsys.FS) []string {
+	b, err := fsys.ReadFile(fsy, jobPath(job.Out))
 	old := DefaultJob()
 	if err == nil {
 		err = yaml.Unmarshal(b, &old)
@@ -218,8 +219,8 @@ func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 
 // openCache opens RUN/cache.db. A cache named in the job (--cache) is a
 // base: read, never written; what it answers is copied into RUN/cache.db.
-func openCache(job *Job, log *slog.Logger) (*llm.Cache, error) {
-	opts := []llm.CacheOption{llm.CacheLogger(log)}
+func openCache(job *Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
+	opts := []llm.CacheOption{llm.CacheLogger(log), llm.CacheFS(fsy)}
 	own := defaultCachePath(job.Out)
 	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
 		opts = append(opts, llm.CacheBase(job.Cache))
@@ -247,7 +248,7 @@ func (l *loop) compactCache() {
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
 func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
-	cache, err := openCache(l.job, l.log)
+	cache, err := openCache(l.job, l.log, l.opt.runFS())
 	if err != nil {
 		return err
 	}
