@@ -274,10 +274,10 @@ func (c *Cache) create() error {
 	if _, err := c.f.WriteAt(c.header.encode(), 0); err != nil {
 		return fail(err)
 	}
-	if err := c.f.Sync(); err != nil {
+	if err := fsys.SyncFile(c.f); err != nil {
 		return fail(err)
 	}
-	if err := c.fs.SyncDir(filepath.Dir(c.path)); err != nil {
+	if err := fsys.SyncDir(c.fs, filepath.Dir(c.path)); err != nil {
 		return fail(err)
 	}
 	c.size = int64(headerSize)

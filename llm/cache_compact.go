@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // CompactResult says what a compaction kept and dropped.
@@ -110,8 +112,8 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	if err := f.Sync(); err != nil {
-		return res, fmt.Errorf("syncing %s: %w", tmp, err)
+	if err := fsys.SyncFile(f); err != nil {
+		return res, err
 	}
 	if err := c.fs.Rename(tmp, c.path); err != nil {
 		return res, err
@@ -124,7 +126,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	c.stats.Damaged, c.stats.DamagedBytes = 0, 0
 	c.mu.Unlock()
 	old.Close()
-	if err := c.fs.SyncDir(filepath.Dir(c.path)); err != nil {
+	if err := fsys.SyncDir(c.fs, filepath.Dir(c.path)); err != nil {
 		err = fmt.Errorf("%w: %w", errCacheWrite, err)
 		c.mu.Lock()
 		c.failed = err

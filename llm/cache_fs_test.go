@@ -187,6 +187,9 @@ func TestCacheWriteFailureIsFatal(t *testing.T) {
 			if !errors.Is(err, syscall.EIO) || !errors.Is(err, errCacheWrite) {
 				t.Fatalf("Put: %v; want EIO", err)
 			}
+			if op == "sync" && !errors.Is(err, fsys.ErrNotDurable) {
+				t.Errorf("Put after a failed fsync: %v; want it marked fsys.ErrNotDurable", err)
+			}
 			ffs.setFail(nil)
 			if err := cache.Put(testID("y"), []byte("v"), Usage{}); !errors.Is(err, syscall.EIO) {
 				t.Errorf("Put after a failed %s: %v; want the failure again", op, err)

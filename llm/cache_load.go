@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // scan reads the log from start to size into the index. A damaged entry
@@ -133,7 +135,7 @@ func (c *Cache) cutTail(off, size int64) error {
 	if err := c.f.Truncate(off); err != nil {
 		return fmt.Errorf("opening response cache %s: cutting off a torn tail: %w", c.path, err)
 	}
-	if err := c.f.Sync(); err != nil {
+	if err := fsys.SyncFile(c.f); err != nil {
 		return fmt.Errorf("opening response cache %s: cutting off a torn tail: %w", c.path, err)
 	}
 	c.stats.TornBytes = size - off

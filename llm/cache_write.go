@@ -2,6 +2,8 @@ package llm
 
 import (
 	"fmt"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // putRequest is one entry for the writer, or work it does alone (run).
@@ -119,7 +121,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		}
 		_, err = c.f.WriteAt(data, off)
 		if err == nil {
-			err = c.f.Sync()
+			err = fsys.SyncFile(c.f)
 		}
 		if err != nil {
 			// The page cache cannot be trusted after a failed write or
