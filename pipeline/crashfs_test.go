@@ -284,14 +284,15 @@ func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
 // only what was synced (and, at every other point, a random part of each
 // file's unsynced tail, as a disk may write back some pages before the power
 // goes); then it reopens the crashed directory and resumes the job to the
-// end, and checks the corpus is whole and equal to an uninterrupted run's.
+// end (at every third point crashing the resume once more first), and
+// checks the corpus is whole and equal to an uninterrupted run's.
 func TestRunCrashAtEveryOperation(t *testing.T) {
 	c := newCrashRun(t)
 	points := c.mutating()
 	t.Logf("the uninterrupted run made %d file operations, %d of which change the disk; %d records, %d failures",
 		len(c.ops), len(points), len(c.want), len(c.wantFail))
 	tear := rand.New(rand.NewPCG(*runCrashSeed, 1))
-	crashed, finished := 0, 0
+	crashed, twice, finished := 0, 0, 0
 	for n, at := range samplePoints(t, points, runCrashPoints, 2) {
 		fsy := newRunCrashFS(t)
 		fsy.CrashAt(at)
@@ -317,6 +318,21 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 			c.checkDurable(t, after, what+", before resuming")
 			finished++
 		}
+		if n%3 == 2 {
+			// The resume itself crashes, in its own repairs or later.
+			again := tear.IntN(len(c.ops))
+			after.CrashAt(again)
+			if _, err := c.run(after); err != nil && !after.Crashed() {
+				t.Fatalf("%s: resuming (to crash again): %v", what, err)
+			}
+			if after.Crashed() {
+				what += fmt.Sprintf(", then the resume crashed at %s", after.Ops()[again])
+				after = after.CrashClone(crashfs.CrashOptions{Tear: tear})
+				twice++
+			} else {
+				after.CrashAt(-1) // it finished first
+			}
+		}
 		cached := c.cachedAnswers(t, after)
 		sentBefore := c.srv.Count()
 		rep, err := c.run(after)
@@ -334,7 +350,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 	if crashed == 0 {
 		t.Fatal("no run reached its crash point")
 	}
-	t.Logf("%d runs crashed and resumed (%d of them had finished their durable work before the crash point)", crashed, finished)
+	t.Logf("%d runs crashed and resumed (%d crashed again while resuming; %d had finished their durable work before the crash point)", crashed, twice, finished)
 }
 
 // TestRunDiskErrors fails one operation of a run that changes the disk with
