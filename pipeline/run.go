@@ -96,7 +96,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("writing the last shard: %w", err)
 	}
 	if runErr == nil && ctx.Err() == nil {
-		l.compact()
+		runErr = l.compact()
 	}
 	l.finish(runErr)
 	if err := run.Close(); err != nil && runErr == nil {
@@ -267,15 +267,18 @@ func openCache(job *Job, log *slog.Logger) (*llm.Cache, error) {
 // compact merges the small shards that checkpoints left into full ones,
 // then compacts the cache if it is worth it. A failure leaves both as they
 // were (the merge is crash-safe) and is logged, unless the disk lost data.
-func (l *loop) compact() {
+func (l *loop) compact() error {
 	c, err := l.run.Compact()
 	switch {
+	case errors.Is(err, corpus.ErrNotDurable):
+		return fmt.Errorf("merging small shards: %w", err)
 	case err != nil:
 		l.log.Warn("merging small shards failed; the corpus stays as it was", "err", err)
 	case c.Merged > 0:
 		l.log.Info("merged small shards", "merged", c.Merged, "written", c.Written)
 	}
 	l.compactCache()
+	return nil
 }
 
 // compactCache rewrites the response cache without its dead entries when
