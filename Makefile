@@ -14,7 +14,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build the commands of cmd/ (now distill) into ./bin
+build: ## build the commands of cmd/ (distill, validate, rewardd) into ./bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
@@ -34,7 +34,7 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 	  else echo "== trainer shim end-to-end test NOT RUN: it needs cmd/rewardd, which is not in this tree"; fi; \
 	else echo "== trainer shim tests NOT RUN: python3 is not installed"; fi
 
-bench: ## benchmarks: answer equivalence, pipeline throughput and memory
+bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint

@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -42,8 +44,9 @@ const (
 const crashRunDir = "/data/run"
 
 // crashRun is a small job whose run directory lives on a crashfs: 8
-// problems, 4 rollouts each, shards of 2 rows, against the in-process
-// simulated endpoint, and what an uninterrupted run of it leaves.
+// problems, 4 rollouts each, shards of 3 rows, against the in-process
+// simulated endpoint, started from a directory with two one-row shards;
+// and what an uninterrupted run of it leaves.
 type crashRun struct {
 	job  Job
 	rows []testProblem
@@ -54,26 +57,51 @@ type crashRun struct {
 	wantFail []string                 // problem ids the uninterrupted run recorded as failures
 	ops      []crashfs.Op             // the operations of the uninterrupted run
 	requests int64                    // the requests the uninterrupted run sent
+	log      *runLog                  // what the runs said about merging small shards
+	start    *crashfs.FS              // the run directory every run starts from
 }
+
+// runLog is a slog handler that counts the runs' messages about merging
+// small shards at their end: done, and failed (a warning; the run goes on).
+type runLog struct{ merged, mergeFailed atomic.Int64 }
+
+func (l *runLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *runLog) Handle(_ context.Context, r slog.Record) error {
+	switch {
+	case r.Message == "merged small shards":
+		l.merged.Add(1)
+	case strings.HasPrefix(r.Message, "merging small shards failed"):
+		l.mergeFailed.Add(1)
+	}
+	return nil
+}
+func (l *runLog) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *runLog) WithGroup(string) slog.Handler      { return l }
 
 func newCrashRun(t *testing.T) *crashRun {
 	t.Helper()
 	f, _, opt := inProcessFixture(t, 8, llmtest.Config{})
 	f.job.Out = crashRunDir
-	f.job.Output.ShardRows = 2
+	f.job.Output.ShardRows = 3
 	f.job.Limits.Concurrency = 4
-	c := &crashRun{job: f.job, rows: f.rows, opt: opt, srv: f.srv}
+	c := &crashRun{job: f.job, rows: f.rows, opt: opt, srv: f.srv, log: &runLog{}}
+	c.opt.Logger = slog.New(c.log)
+	c.start = c.startWithSmallShards(t)
 
-	fsy := newRunCrashFS(t)
+	fsy := c.start.CrashClone(crashfs.CrashOptions{})
+	sentBefore := c.srv.Count()
 	if _, err := c.run(fsy); err != nil {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
+	if n := c.log.merged.Load(); n != 1 {
+		t.Fatalf("the uninterrupted run merged small shards %d times, want once", n)
+	}
 	c.ops = fsy.Ops()
-	c.requests = c.srv.Count()
+	c.requests = c.srv.Count() - sentBefore
 	if n := c.cachedAnswers(t, fsy); int64(n) != c.requests {
 		t.Fatalf("the uninterrupted run sent %d requests and cached %d answers; the request accounting below needs one per request", c.requests, n)
 	}
-	recs, fails := c.contents(t, fsy, "uninterrupted run")
+	recs, fails := c.contents(t, fsy, false, "uninterrupted run")
 	c.want = map[string]schema.Record{}
 	for id, r := range recs {
 		c.want[id] = normalized(r)
@@ -83,6 +111,44 @@ func newCrashRun(t *testing.T) *crashRun {
 		t.Fatalf("the uninterrupted run made only %d records of %d problems (failures %v)", len(c.want), len(c.rows), fails)
 	}
 	return c
+}
+
+// startWithSmallShards makes the run directory every run starts from: two
+// records of the job, made by a first run, in two one-row shards, as
+// sessions stopped early leave them, so that each run ends by merging them.
+func (c *crashRun) startWithSmallShards(t *testing.T) *crashfs.FS {
+	t.Helper()
+	first := newRunCrashFS(t)
+	if _, err := c.run(first); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	m, err := corpus.ReadManifestFS(first, crashRunDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, _ := c.contents(t, first, false, "first run")
+	ids := slices.Sorted(maps.Keys(recs))
+	if len(ids) < 2 {
+		t.Fatalf("the first run made %d records, want 2 or more", len(ids))
+	}
+	start := newRunCrashFS(t)
+	run, err := corpus.Open(crashRunDir, corpus.Options{FS: start, ShardRows: c.job.Output.ShardRows, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.SetFingerprint(m.JobFingerprint)
+	for _, id := range ids[:2] {
+		if err := run.Append(recs[id]); err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return start
 }
 
 func newRunCrashFS(t testing.TB) *crashfs.FS {
@@ -121,11 +187,17 @@ func (c *crashRun) mutating() []int {
 // whole: no shard corrupt or unlisted (corpus.VerifyFS), the manifest's
 // rows equal to the shards', no id twice in the shards, no id both a
 // record and a failure. It returns the records by id and the failed ids.
-func (c *crashRun) contents(t *testing.T, fsy fsys.FS, what string) (map[string]*schema.Record, []string) {
+// With leftovers, shard files the manifest does not list are let pass: a
+// merge of small shards that failed after its manifest switch leaves the
+// merged-away files for the next open to remove.
+func (c *crashRun) contents(t *testing.T, fsy fsys.FS, leftovers bool, what string) (map[string]*schema.Record, []string) {
 	t.Helper()
 	v, err := corpus.VerifyFS(fsy, crashRunDir)
 	if err != nil {
 		t.Fatalf("%s: verifying the corpus: %v", what, err)
+	}
+	if leftovers {
+		v.Problems = slices.DeleteFunc(v.Problems, func(p string) bool { return strings.Contains(p, "not listed in the manifest") })
 	}
 	if !v.OK() {
 		t.Fatalf("%s: the corpus does not verify:\n  %s", what, strings.Join(v.Problems, "\n  "))
@@ -201,9 +273,9 @@ func normalized(r *schema.Record) schema.Record {
 // every problem accounted for exactly once, as a record or a failure; the
 // same records, field by field, as the uninterrupted run (so no answer was
 // torn or lost on the way through the cache); the report's counts agree.
-func (c *crashRun) checkComplete(t *testing.T, fsy fsys.FS, rep *Report, what string) {
+func (c *crashRun) checkComplete(t *testing.T, fsy fsys.FS, rep *Report, leftovers bool, what string) {
 	t.Helper()
-	recs, fails := c.contents(t, fsy, what)
+	recs, fails := c.contents(t, fsy, leftovers, what)
 	if len(recs)+len(fails) != len(c.rows) {
 		t.Errorf("%s: %d records + %d failures, want the %d problems", what, len(recs), len(fails), len(c.rows))
 	}
@@ -252,13 +324,13 @@ func (c *crashRun) cachedAnswers(t *testing.T, fsy *crashfs.FS) int {
 // checkDurable checks, on the file system a power cut left after a run that
 // returned no error, that everything the run reported is there: its
 // report.json, and a whole corpus that agrees with it.
-func (c *crashRun) checkDurable(t *testing.T, cut fsys.FS, what string) {
+func (c *crashRun) checkDurable(t *testing.T, cut fsys.FS, leftovers bool, what string) {
 	t.Helper()
 	rep, ok, err := readReport(cut, crashRunDir)
 	if err != nil || !ok {
 		t.Fatalf("%s: Run returned no error, but report.json is not on disk (%v)", what, err)
 	}
-	c.checkComplete(t, cut, &rep, what)
+	c.checkComplete(t, cut, &rep, leftovers, what)
 }
 
 // samplePoints returns every point, or a sample of n of them drawn with the
@@ -294,7 +366,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 	tear := rand.New(rand.NewPCG(*runCrashSeed, 1))
 	crashed, twice, finished := 0, 0, 0
 	for n, at := range samplePoints(t, points, runCrashPoints, 2) {
-		fsy := newRunCrashFS(t)
+		fsy := c.start.CrashClone(crashfs.CrashOptions{})
 		fsy.CrashAt(at)
 		_, runErr := c.run(fsy)
 		if !fsy.Crashed() {
@@ -315,7 +387,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 		if runErr == nil {
 			// The run finished before the crash point but for operations
 			// it can do without.
-			c.checkDurable(t, after, what+", before resuming")
+			c.checkDurable(t, after, false, what+", before resuming")
 			finished++
 		}
 		if n%3 == 2 {
@@ -339,7 +411,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: resuming: %v", what, err)
 		}
-		c.checkComplete(t, after, rep, what)
+		c.checkComplete(t, after, rep, false, what)
 		// The resumed run asks only for what the crash left no durable,
 		// whole answer for: every answer the cache kept is used, none is
 		// asked again.
@@ -350,7 +422,8 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 	if crashed == 0 {
 		t.Fatal("no run reached its crash point")
 	}
-	t.Logf("%d runs crashed and resumed (%d crashed again while resuming; %d had finished their durable work before the crash point)", crashed, twice, finished)
+	t.Logf("%d runs crashed and resumed (%d crashed again while resuming; %d had finished their durable work before the crash point); %d sessions merged small shards",
+		crashed, twice, finished, c.log.merged.Load())
 }
 
 // TestRunDiskErrors fails one operation of a run that changes the disk with
@@ -366,8 +439,9 @@ func TestRunDiskErrors(t *testing.T) {
 	stopped, absorbed := map[string]int{}, map[string]int{}
 	for n, at := range samplePoints(t, c.mutating(), runFaultPoints, 3) {
 		errno := errnos[n%len(errnos)]
-		fsy := newRunCrashFS(t)
+		fsy := c.start.CrashClone(crashfs.CrashOptions{})
 		fsy.FailAt(at, errno)
+		mergeFailed := c.log.mergeFailed.Load()
 		rep, runErr := c.run(fsy)
 		fired := fsy.Fired()
 		if len(fired) == 0 {
@@ -382,8 +456,9 @@ func TestRunDiskErrors(t *testing.T) {
 		what := fmt.Sprintf("%v at %s", errno, op)
 		if runErr == nil {
 			absorbed[op.Kind.String()+" "+path.Base(op.Path)]++
-			c.checkComplete(t, fsy, rep, what+", which the run did without")
-			c.checkDurable(t, fsy.CrashClone(crashfs.CrashOptions{}), what+", which the run did without, then a power cut")
+			leftovers := c.log.mergeFailed.Load() > mergeFailed
+			c.checkComplete(t, fsy, rep, leftovers, what+", which the run did without")
+			c.checkDurable(t, fsy.CrashClone(crashfs.CrashOptions{}), leftovers, what+", which the run did without, then a power cut")
 		} else {
 			stopped[op.Kind.String()]++
 			checkDiskError(t, runErr, errno, op, what)
@@ -397,12 +472,13 @@ func TestRunDiskErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %s: %v", what, how, err)
 		}
-		c.checkComplete(t, resumeOn, rep, what+", "+how)
+		c.checkComplete(t, resumeOn, rep, false, what+", "+how)
 	}
 	if len(stopped) == 0 {
 		t.Fatal("no injected error stopped a run")
 	}
-	t.Logf("injected errors that stopped the run, by operation: %v; that it did without: %v", stopped, absorbed)
+	t.Logf("injected errors that stopped the run, by operation: %v; that it did without: %v; %d sessions merged small shards, %d failed to and went on",
+		stopped, absorbed, c.log.merged.Load(), c.log.mergeFailed.Load())
 }
 
 // checkDiskError checks the error of a run stopped by errno injected at op.

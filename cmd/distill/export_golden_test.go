@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	demoJobFile  = "../../examples/demo.yaml"
+	demoProblems = "../../examples/problems.jsonl"
+	demoGolden   = "testdata/export-demo"
+)
+
+// buildDemoCorpus runs the demo job (examples/demo.yaml over
+// examples/problems.jsonl, as `make demo` does) against the simulated
+// endpoint in process, with simllm's defaults (seed 0) but without the
+// demo's injected faults and latency, so that the corpus is the same on
+// every run.
+func buildDemoCorpus(t *testing.T, dir string) string {
+	t.Helper()
+	answers, err := llmtest.LoadAnswers(demoProblems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := llmtest.New(llmtest.Config{Answers: answers})
+	job, err := pipeline.PrepareJob(demoJobFile, func(j *pipeline.Job) {
+		j.Out = filepath.Join(dir, "demo")
+		j.Rollout.BaseURL = "http://simulated.invalid/v1"
+		// Which records share a shard (each shard is sorted by id) depends
+		// on the order problems finish and on when checkpoints commit a
+		// partial shard. One problem at a time and no checkpoint make both
+		// the same on every run: shards of 25 records taken in input order (the
+		// demo's output.shard_rows). Neither setting is part of the job
+		// fingerprint.
+		j.Limits.ProblemsInFlight = 1
+		j.Output.CheckpointInterval = time.Hour
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: sim.Transport()}, ToolVersion: version})
+	if err != nil {
+		t.Fatalf("building the demo corpus: %v", err)
+	}
+	if rep.Status != pipeline.StatusFinished {
+		t.Fatalf("demo run ended %q: %s", rep.Status, rep.StopReason)
+	}
+	return job.Out
+}
+
+// TestExportGoldenDemo exports the demo corpus in every format through the
+// distill export command and compares each export (export.json, the dataset
+// card, every data file's rows as JSON lines) with a golden file.
+func TestExportGoldenDemo(t *testing.T) {
+	dir := t.TempDir()
+	runDir := buildDemoCorpus(t, dir)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"verl", []string{"--format", "verl"}},
+		{"verl-valid-only", []string{"--format", "verl", "--valid-only"}},
+		{"rar", []string{"--format", "rar"}},
+		{"srar-lines", []string{"--format", "srar-lines"}},
+		{"jsonl", []string{"--format", "jsonl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "export-"+tc.name)
+			var stdout, stderr bytes.Buffer
+			if code := run(append([]string{"export", runDir, "--out", out}, tc.args...), &stdout, &stderr); code != exitOK {
+				t.Fatalf("export: exit %d\n%s", code, stderr.String())
+			}
+			got := normalizeDemoExport(dumpExport(t, out), dir, tc.args[1])
+			checkDemoGolden(t, filepath.Join(demoGolden, tc.name+".golden"), got)
+		})
+	}
+}
+
+// dumpExport renders an export as text: export.json, the card, then each
+// data file listed in export.json: for parquet the file's own schema (so a
+// renamed or retyped column shows even though the rows are read back with
+// the same struct that wrote them) and its rows as JSON lines read back with
+// corpus.Scan into the format's row type; jsonl as it is.
+func dumpExport(t *testing.T, out string) []byte {
+	t.Helper()
+	m, err := corpus.ReadExportManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for _, name := range []string{corpus.ExportManifestName, corpus.DatasetCardName} {
+		data, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "== %s\n%s", name, data)
+	}
+	for _, f := range m.Files {
+		fmt.Fprintf(&b, "== %s\n", f.File)
+		path := filepath.Join(out, f.File)
+		if m.Format != corpus.FormatJSONL {
+			b.WriteString(parquetSchema(t, path) + "\n")
+		}
+		switch m.Format {
+		case corpus.FormatVerl:
+			dumpParquetRows[corpus.VerlRow](t, &b, path)
+		case corpus.FormatRaR:
+			dumpParquetRows[corpus.RaRRow](t, &b, path)
+		case corpus.FormatSRaRLines:
+			dumpParquetRows[corpus.SRaRLinesRow](t, &b, path)
+		case corpus.FormatJSONL:
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(data)
+		default:
+			t.Fatalf("export.json names format %q", m.Format)
+		}
+	}
+	return b.Bytes()
+}
+
+func parquetSchema(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f.Schema().String()
+}
+
+func dumpParquetRows[T any](t *testing.T, b *bytes.Buffer, path string) {
+	t.Helper()
+	err := corpus.Scan(path, func(r *T) error {
+		var line bytes.Buffer
+		enc := json.NewEncoder(&line)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		b.Write(line.Bytes())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The fields of an export that legitimately differ between two runs of
+// this test; normalizeDemoExport replaces their values:
+//   - created_at: the time the demo corpus was built (export.json's
+//     created_at, the card's "records created", every jsonl record's
+//     provenance.created_at);
+//   - the temporary directory: absolute paths of the run and export
+//     directories (export.json's source, the card's command, source and
+//     load_dataset line);
+//   - the program's version: provenance.tool_version in jsonl records and
+//     the card's "tool versions";
+//   - jsonl only: usage.cost_usd, a sum of per-request costs in the order
+//     a problem's requests finished, so its last bits vary: rounded to 9
+//     significant digits;
+//   - jsonl only: each file's bytes and xxhash64 in export.json and the
+//     card's bytes per split, since the files hold created_at, whose RFC 3339
+//     text varies in length. Parquet files hold no timestamp: their sizes and
+//     hashes stay in the golden files.
+var (
+	demoTimestamp  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	demoToolVer    = regexp.MustCompile(`"tool_version":"[^"]*"`)
+	demoCardToolV  = regexp.MustCompile("(?m)^- tool versions: .*$")
+	demoFileBytes  = regexp.MustCompile(`("bytes": )\d+(,\s*"xxhash64": )"[0-9a-f]{16}"`)
+	demoCost       = regexp.MustCompile(`"cost_usd":[-+0-9.eE]+`)
+	demoSplitBytes = regexp.MustCompile(`(?m)^(\| [a-z]+ \| \d+ \| \d+ \| )\d+ \|$`)
+)
+
+func normalizeDemoExport(dump []byte, tmp, format string) []byte {
+	s := strings.ReplaceAll(string(dump), tmp, "$TMP")
+	s = demoTimestamp.ReplaceAllString(s, "$$TIME")
+	s = demoToolVer.ReplaceAllString(s, `"tool_version":"$$VERSION"`)
+	s = demoCardToolV.ReplaceAllString(s, "- tool versions: $$VERSION")
+	if format == corpus.FormatJSONL {
+		s = demoCost.ReplaceAllStringFunc(s, roundCost)
+		s = demoFileBytes.ReplaceAllString(s, `${1}$$BYTES${2}"$$XXHASH64"`)
+		s = demoSplitBytes.ReplaceAllString(s, `${1}$$BYTES |`)
+	}
+	return []byte(s)
+}
+
+func roundCost(field string) string {
+	key, num, _ := strings.Cut(field, ":")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return field
+	}
+	return key + ":" + strconv.FormatFloat(v, 'g', 9, 64)
+}
+
+func checkDemoGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/distill -run ExportGoldenDemo -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from this export (go test ./cmd/distill -run ExportGoldenDemo -update rewrites it):\n%s",
+			path, firstDiffs(string(got), string(want)))
+	}
+}
+
+// firstDiffs names, for each differing part of two dumps (export.json, the
+// card, each data file), the first line where they differ.
+func firstDiffs(got, want string) string {
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	var b strings.Builder
+	section, reported := "", ""
+	for n := range max(len(gl), len(wl)) {
+		g, w := lineOr(gl, n), lineOr(wl, n)
+		if strings.HasPrefix(w, "== ") {
+			section = w
+		}
+		if g != w && section != reported {
+			fmt.Fprintf(&b, "%s, line %d:\n got: %s\nwant: %s\n", section, n+1, g, w)
+			reported = section
+		}
+	}
+	return b.String()
+}
+
+func lineOr(lines []string, n int) string {
+	if n < len(lines) {
+		return lines[n]
+	}
+	return "<end of file>"
+}
