@@ -62,7 +62,8 @@ type crashRun struct {
 }
 
 // runLog is a slog handler that counts the runs' messages about merging
-// small shards at their end: done, and failed (a warning; the run goes on).
+// small shards at their end: done, and failed (a run error since merge
+// failures are fatal; the counter stays as a check that none is only logged).
 type runLog struct{ merged, mergeFailed atomic.Int64 }
 
 func (l *runLog) Enabled(context.Context, slog.Level) bool { return true }

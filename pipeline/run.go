@@ -269,16 +269,16 @@ func openCache(job *Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
 }
 
 // compact merges the small shards that checkpoints left into full ones,
-// then compacts the cache if it is worth it. A failure leaves both as they
-// were (the merge is crash-safe) and is logged, unless the disk lost data.
+// then compacts the cache if it is worth it. A failed merge ends the run
+// like any other disk error (exit 1): the merge is crash-safe, so the
+// records stay whole, and the next open removes whichever files the
+// manifest does not list.
 func (l *loop) compact() error {
 	c, err := l.run.Compact()
-	switch {
-	case errors.Is(err, corpus.ErrNotDurable):
+	if err != nil {
 		return fmt.Errorf("merging small shards: %w", err)
-	case err != nil:
-		l.log.Warn("merging small shards failed; the corpus stays as it was", "err", err)
-	case c.Merged > 0:
+	}
+	if c.Merged > 0 {
 		l.log.Info("merged small shards", "merged", c.Merged, "written", c.Written)
 	}
 	l.compactCache()
