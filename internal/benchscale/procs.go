@@ -64,18 +64,33 @@ func (s *sim) stop() (served, error) {
 	if err := s.cmd.Wait(); err != nil {
 		return served{}, fmt.Errorf("simllm: %w\n%s", err, s.stderr.String())
 	}
-	cpu := s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
-	m := servedLine.FindStringSubmatch(s.stderr.String())
+	sv, err := parseServed(s.stderr.String())
+	sv.cpu = s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
+	return sv, err
+}
+
+// parseServed reads simllm's last line, "simllm: stopped after N requests
+// (by status: 200 N, none M)".
+func parseServed(stderr string) (served, error) {
+	m := servedLine.FindStringSubmatch(stderr)
 	if m == nil {
-		return served{}, fmt.Errorf("simllm printed no served-requests line:\n%s", s.stderr.String())
+		return served{}, fmt.Errorf("simllm printed no served-requests line:\n%s", stderr)
 	}
-	total, _ := strconv.ParseInt(m[1], 10, 64)
-	sv := served{cpu: cpu, requests: total, byStatus: map[string]int64{}}
+	total, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return served{}, fmt.Errorf("simllm's served-requests line %q: %w", m[0], err)
+	}
+	sv := served{requests: total, byStatus: map[string]int64{}}
+	if total == 0 { // "by status: none sent"
+		return sv, nil
+	}
 	for part := range strings.SplitSeq(m[2], ", ") {
 		name, count, ok := strings.Cut(part, " ")
-		if v, err := strconv.ParseInt(count, 10, 64); ok && err == nil {
-			sv.byStatus[name] = v
+		v, err := strconv.ParseInt(count, 10, 64)
+		if !ok || err != nil {
+			return served{}, fmt.Errorf("simllm's served-requests line %q: bad count %q", m[0], part)
 		}
+		sv.byStatus[name] = v
 	}
 	return sv, nil
 }

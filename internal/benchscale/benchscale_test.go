@@ -1,0 +1,65 @@
+package main
+
+import (
+	"maps"
+	"path/filepath"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+// TestParseServed reads the line simllm prints when it stops (the format
+// examples/simllm's tests pin), including a session that sent nothing.
+func TestParseServed(t *testing.T) {
+	tests := []struct {
+		name, stderr string
+		total        int64
+		byStatus     map[string]int64
+		wantErr      bool
+	}{
+		{"answered and cut", "settings\nsimllm: stopped after 10 requests (by status: 200 7, 503 1, none 2)\n", 10,
+			map[string]int64{"200": 7, "503": 1, "none": 2}, false},
+		{"nothing sent", "simllm: stopped after 0 requests (by status: none sent)\n", 0, map[string]int64{}, false},
+		{"old format", "simllm: stopped after 3 requests\n", 0, nil, true},
+		{"bad count", "simllm: stopped after 3 requests (by status: 200 x)\n", 0, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sv, err := parseServed(tt.stderr)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				return
+			}
+			if sv.requests != tt.total || !maps.Equal(sv.byStatus, tt.byStatus) {
+				t.Errorf("got %d %v, want %d %v", sv.requests, sv.byStatus, tt.total, tt.byStatus)
+			}
+			if got, want := sv.noReply(), tt.byStatus["none"]+tt.byStatus["503"]; got != want {
+				t.Errorf("noReply = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestProblemsAreDistinctAndKnownToTheEndpoint: every generated problem is
+// a different text, and the simulated endpoint loads each with its answer
+// (otherwise it would answer every rollout wrong and selection would drop
+// every problem).
+func TestProblemsAreDistinctAndKnownToTheEndpoint(t *testing.T) {
+	const n = 3000
+	path := filepath.Join(t.TempDir(), "p.jsonl")
+	if err := writeProblems(path, n); err != nil {
+		t.Fatal(err)
+	}
+	answers, err := llmtest.LoadAnswers(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answers) != n {
+		t.Fatalf("the endpoint knows %d distinct problems, want %d", len(answers), n)
+	}
+	if got := answers["Compute 2 + 3."]; got != "5" {
+		t.Errorf("answer of the first problem = %q, want 5", got)
+	}
+}
