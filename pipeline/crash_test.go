@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -129,9 +130,34 @@ func TestCrashSafety(t *testing.T) {
 			t.Fatalf("trial %d: final status %q (%s)", trial, rep.Status, rep.StopReason)
 		}
 		checkAccounted(t, job.Out, rows, rep)
+		if trial == 0 {
+			checkSpendAsUninterrupted(t, job, rep)
+		}
 	}
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
+	}
+}
+
+// checkSpendAsUninterrupted runs job again, uninterrupted, into a new
+// directory: the killed and resumed run must report the same tokens and
+// cost, though report.json was lost with every kill (the cache's own record
+// of what it paid for is what counts).
+func checkSpendAsUninterrupted(t *testing.T, job Job, killed *Report) {
+	t.Helper()
+	clean := job
+	clean.Out = job.Out + "-uninterrupted"
+	rep, err := Run(context.Background(), clean, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := killed.LLM.Total, rep.LLM.Total
+	if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
+		t.Errorf("after kills and resumes the run spent %d+%d tokens, $%.6f; uninterrupted: %d+%d tokens, $%.6f",
+			got.PromptTokens, got.CompletionTokens, got.CostUSD, want.PromptTokens, want.CompletionTokens, want.CostUSD)
+	}
+	if want.CostUSD == 0 {
+		t.Error("the uninterrupted run cost nothing: the test job needs a price")
 	}
 }
 

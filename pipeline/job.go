@@ -479,3 +479,8 @@ func (j *Job) runDirYAML() ([]byte, error) {
 	c.Out, c.PromptsDir, c.Cache = abs(j.Out), abs(j.PromptsDir), abs(j.Cache)
 	return yaml.Marshal(&c)
 }
+
+// endpoints is each stage's endpoint.
+func (j *Job) endpoints() map[string]Endpoint {
+	return map[string]Endpoint{StageRollout: j.Rollout.Endpoint, StageDistill: j.Distill.Endpoint, StageJudge: j.Judge.Endpoint, StageEmpirical: j.Empirical.Endpoint}
+}

@@ -27,6 +27,7 @@ type loop struct {
 	meter       *llm.Meter
 	eng         *engine
 	closeLLM    func()
+	cache       *llm.Cache
 	stats       corpusStats
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory

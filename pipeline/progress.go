@@ -49,6 +49,7 @@ type statusLine struct {
 	cost                            float64
 	perMin                          float64
 	eta                             *float64
+	heldBack                        []string // endpoints held back now, and why
 }
 
 func (s statusLine) String() string {
@@ -61,6 +62,9 @@ func (s statusLine) String() string {
 		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.cost, s.perMin)
 	if s.eta != nil {
 		fmt.Fprintf(&b, ", ETA %s", (time.Duration(*s.eta) * time.Second).Round(time.Second))
+	}
+	for _, e := range s.heldBack {
+		b.WriteString("\n  held back: " + e)
 	}
 	return b.String()
 }
@@ -110,7 +114,7 @@ func (l *loop) statusLine() statusLine {
 		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
 		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD,
-		perMin: r.ProblemsPerMin, eta: r.ETASeconds,
+		perMin: r.ProblemsPerMin, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
 	}
 	switch {
 	case l.input.readDone.Load():

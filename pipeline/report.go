@@ -66,6 +66,8 @@ type Report struct {
 	ProblemsPerMin   float64  `json:"problems_per_minute"`
 	ETASeconds       *float64 `json:"eta_seconds,omitempty"`
 	Shards           int      `json:"shards"`
+	// Endpoints is how each endpoint's client copes with it, as of Updated.
+	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 }
 
 // ProblemCounts adds up: Unique = Done + Failed + LeftOut + Pending.
@@ -255,6 +257,7 @@ func (l *loop) fillReport() {
 		}
 	}
 	r.Shards = len(l.run.Manifest().Shards)
+	r.Endpoints = l.eng.endpointHealth()
 	l.fillRate(now)
 }
 

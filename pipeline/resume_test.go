@@ -1,9 +1,14 @@
 package pipeline
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -117,5 +122,114 @@ func TestParquetInput(t *testing.T) {
 	job.Input.Fields.Problem = "prompt"
 	if _, err := Run(t.Context(), job, Options{Force: true}); err == nil || !strings.Contains(err.Error(), `no column "prompt"`) {
 		t.Errorf("a missing column: %v", err)
+	}
+}
+
+// TestBaseCacheIsReadNeverWritten: a variant run that names another run's
+// cache (--cache) reads it and never writes it; what it read is copied into
+// its own cache, so its resume needs no base; two variants share one base
+// at once.
+func TestBaseCacheIsReadNeverWritten(t *testing.T) {
+	f := newFixture(t, 12, llmtest.Config{KeepLog: true})
+	runJob(t, f.job, Options{})
+	basePath := filepath.Join(f.job.Out, "cache.db")
+	before, err := os.ReadFile(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	variants := make([]Job, 2)
+	errs := make(chan error, len(variants))
+	reports := make([]*Report, len(variants))
+	from := len(f.srv.Log())
+	for i := range variants {
+		v := f.job
+		v.Out = filepath.Join(f.dir, fmt.Sprintf("variant%d", i))
+		v.Rollout.N = 6 // 2 new samples per problem; the first 4 come from the base
+		v.Cache = basePath
+		variants[i] = v
+		go func() {
+			var err error
+			reports[i], err = Run(context.Background(), v, Options{})
+			errs <- err
+		}()
+	}
+	for range variants {
+		if err := <-errs; err != nil {
+			t.Fatalf("a variant sharing the base cache: %v", err)
+		}
+	}
+	if got := kindsSent(f.srv, from)[llmtest.KindRollout]; got > 2*2*len(f.rows) {
+		t.Errorf("two variants sent %d rollout requests; the base held 4 of each problem's 6", got)
+	}
+	after, err := os.ReadFile(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the base cache changed (%d bytes, now %d): a variant wrote into it", len(before), len(after))
+	}
+
+	if err := os.RemoveAll(f.job.Out); err != nil {
+		t.Fatal(err)
+	}
+	from = len(f.srv.Log())
+	again := runJob(t, variants[0], Options{})
+	if sent := len(f.srv.Log()) - from; sent != 0 {
+		t.Errorf("resuming a variant after its base was deleted sent %d requests", sent)
+	}
+	if again.Problems.Done != reports[0].Problems.Done {
+		t.Errorf("the resumed variant holds %d problems, %d before", again.Problems.Done, reports[0].Problems.Done)
+	}
+}
+
+// TestRetryFailedAsksAgainAfterMalformedReplies: replies that never parsed
+// (after their repairs) are not answers to replay: --retry-failed sends
+// fresh distill requests and the problems succeed; a plain resume before it
+// pays for nothing.
+func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
+	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
+	var mu sync.Mutex
+	broken, distillSent := true, 0
+	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		if kind != llmtest.KindDistillSRaR { // repair turns too: they carry the distill prompt
+			return nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		distillSent++
+		if broken {
+			return chatReply(r, "I would rather not write a rubric."), nil
+		}
+		return nil, nil
+	}
+	first, err := Run(context.Background(), f.job, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.FailuresByStage[StageDistill] == 0 {
+		t.Fatalf("no problem failed at distill with malformed replies: %+v", first.FailuresByStage)
+	}
+
+	mu.Lock()
+	broken, distillSent = false, 0
+	mu.Unlock()
+	plain, err := Run(context.Background(), f.job, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if distillSent != 0 || plain.Problems.Failed != first.Problems.Failed {
+		t.Errorf("a plain resume sent %d distill requests; failed %d, before %d", distillSent, plain.Problems.Failed, first.Problems.Failed)
+	}
+
+	retried, err := Run(context.Background(), f.job, Options{HTTPClient: opt.HTTPClient, RetryFailed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if distillSent < int(first.FailuresByStage[StageDistill]) {
+		t.Errorf("--retry-failed sent %d distill requests for %d problems that failed on malformed replies", distillSent, first.FailuresByStage[StageDistill])
+	}
+	if retried.FailuresByStage[StageDistill] != 0 {
+		t.Errorf("after --retry-failed %d problems still fail at distill: the malformed replies were replayed", retried.FailuresByStage[StageDistill])
 	}
 }

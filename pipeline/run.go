@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -94,6 +95,9 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("writing the last shard: %w", err)
 	}
 	// TODO(integration): compact the run's small shards here (corpus), before Close.
+	if runErr == nil {
+		l.compactCache()
+	}
 	l.finish(runErr)
 	if err := run.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("closing the run: %w", err)
@@ -135,7 +139,6 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
 		},
 	}
-	// TODO(integration): recover past spend from durable data (llm), not only report.json.
 	l.meter = newMeter(job, prev.LLM)
 	if err := l.openLLM(ps, fingerprint); err != nil {
 		return nil, err
@@ -199,7 +202,9 @@ func changesFrom(job *Job) []string {
 }
 
 // newMeter counts tokens and cost against the budget, starting from what the
-// earlier sessions of the run spent: the budget covers the whole run.
+// earlier sessions of the run spent: the budget covers the whole run. The
+// tokens and cost are then replaced by the response cache's own record of
+// what it paid for (openLLM), which survives a kill that report.json does not.
 func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
 	for model, p := range job.Prices {
@@ -210,18 +215,45 @@ func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	return m
 }
 
+// openCache opens RUN/cache.db. A cache named in the job (--cache) is a
+// base: read, never written; what it answers is copied into RUN/cache.db.
+func openCache(job *Job, log *slog.Logger) (*llm.Cache, error) {
+	opts := []llm.CacheOption{llm.CacheLogger(log)}
+	own := defaultCachePath(job.Out)
+	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
+		opts = append(opts, llm.CacheBase(job.Cache))
+	}
+	return llm.OpenCache(own, opts...)
+}
+
+// compactCache rewrites the response cache without its dead entries when
+// they are a quarter of the log or more, or some are damaged.
+func (l *loop) compactCache() {
+	st := l.cache.Stats()
+	dead := st.Records - int64(st.Entries+st.Tombstones)
+	if st.Damaged == 0 && (dead <= 0 || dead*4 < st.Records) {
+		return
+	}
+	res, err := l.cache.Compact()
+	if err != nil {
+		l.log.Warn("compacting the response cache failed; it stays as it was", "err", err)
+		return
+	}
+	l.log.Info("compacted the response cache", "entries", res.Entries, "dropped", res.Dropped, "damaged", res.Damaged,
+		"bytes_before", res.BytesBefore, "bytes_after", res.BytesAfter)
+}
+
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
 func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
-	cachePath := l.job.Cache
-	if cachePath == "" {
-		cachePath = defaultCachePath(l.job.Out)
-	}
-	// TODO(integration): a cache named with --cache is read, never written (llm).
-	cache, err := llm.OpenCache(cachePath)
+	cache, err := openCache(l.job, l.log)
 	if err != nil {
 		return err
 	}
+	if spent, complete := cache.Spent(); complete {
+		l.meter.RestoreSpent(spent)
+	}
+	l.cache = cache
 	clients, err := newClients(l.job, l.opt, cache, l.meter)
 	if err != nil {
 		cache.Close()
@@ -249,7 +281,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter) (map[string]*llm.Client, error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients := map[string]*llm.Client{}
-	stages := map[string]Endpoint{StageRollout: job.Rollout.Endpoint, StageDistill: job.Distill.Endpoint, StageJudge: job.Judge.Endpoint, StageEmpirical: job.Empirical.Endpoint}
+	stages := job.endpoints()
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
 		key := fmt.Sprintf("%s\x00%s\x00%v", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens)

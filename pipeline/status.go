@@ -63,6 +63,9 @@ func (s *Status) WriteText(w io.Writer) {
 	s.Report.WriteSummary(w, s.Dir)
 	if s.Report.Status == StatusRunning {
 		s.Report.writeProgress(w)
+		for _, e := range s.Report.Endpoints {
+			fmt.Fprintf(w, "endpoint %s\n", e)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -70,5 +71,45 @@ func TestETAFromTheStart(t *testing.T) {
 	l.fillRate(time.Now())
 	if *l.report.ETASeconds < 55 || *l.report.ETASeconds > 65 {
 		t.Errorf("ETA once the input is read: %v s, want about 60", *l.report.ETASeconds)
+	}
+}
+
+// TestReportShowsWhyARunIsSlow: after a burst of 429s the report names the
+// endpoint, its lowered concurrency with the reason, and the 429s of the
+// last minute; the status line shows the endpoint as held back.
+func TestReportShowsWhyARunIsSlow(t *testing.T) {
+	f, tap, opt := inProcessFixture(t, 20, llmtest.Config{})
+	var mu sync.Mutex
+	limited := 0
+	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if limited >= 30 {
+			return nil, nil
+		}
+		limited++
+		resp := chatReply(r, "")
+		resp.StatusCode, resp.Status = http.StatusTooManyRequests, "429 Too Many Requests"
+		resp.Header.Set("Retry-After", "0")
+		resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(`{"error":{"message":"rate limited"}}`)), -1
+		return resp, nil
+	}
+	rep, err := Run(context.Background(), f.job, opt)
+	if err != nil || rep.Status != StatusFinished {
+		t.Fatalf("run: %v %+v", err, rep)
+	}
+	if len(rep.Endpoints) != 1 {
+		t.Fatalf("report endpoints: %+v, want the one endpoint", rep.Endpoints)
+	}
+	e := rep.Endpoints[0]
+	if e.BaseURL != f.url || len(e.Stages) < 2 {
+		t.Errorf("endpoint %q for stages %v, want %q for every stage", e.BaseURL, e.Stages, f.url)
+	}
+	if e.Health.RateLimitedLastMinute < 30 || e.Health.LimitLowered == "" {
+		t.Errorf("after 30 429s in a row the report says %d 429s last minute, lowered %q", e.Health.RateLimitedLastMinute, e.Health.LimitLowered)
+	}
+	line := statusLine{heldBack: degradedEndpoints(rep.Endpoints)}.String()
+	if !strings.Contains(line, "held back: "+f.url) || !strings.Contains(line, "429s") {
+		t.Errorf("the status line does not say the endpoint is held back:\n%s", line)
 	}
 }

@@ -14,10 +14,13 @@ type equalCase struct {
 	note       string
 }
 
-// loadEqualCases reads testdata/equal.tsv: want, gold, pred and an optional note per line.
-func loadEqualCases(t *testing.T) []equalCase {
+// loadEqualCases reads testdata/equal.tsv; see loadEqualTable.
+func loadEqualCases(t *testing.T) []equalCase { return loadEqualTable(t, "testdata/equal.tsv") }
+
+// loadEqualTable reads a table of want, gold, pred and an optional note per line.
+func loadEqualTable(t *testing.T, path string) []equalCase {
 	var out []equalCase
-	for _, r := range tsvRows(t, "testdata/equal.tsv", "want<TAB>gold<TAB>pred", 3, -1) {
+	for _, r := range tsvRows(t, path, "want<TAB>gold<TAB>pred", 3, -1) {
 		c := equalCase{line: r.line, want: r.cols[0] == "1", gold: unescapeNL(r.cols[1]), pred: unescapeNL(r.cols[2])}
 		if len(r.cols) > 3 {
 			c.note = r.cols[3]

@@ -1,28 +1,56 @@
 package verify
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
-// goldChoice recognises a multiple-choice gold answer: A, (A), A), A.
-func goldChoice(toks []token) (byte, bool) {
+// goldChoice recognises a multiple-choice gold answer: A, (A), A), A., and a letter with its
+// option's text: "(C) 15", "C) Paris", "C. Paris", "C: Paris", "C Paris". It returns the letter
+// and the option's text, if any.
+func goldChoice(toks []token) (byte, []token, bool) {
 	switch len(toks) {
 	case 1:
-		return choiceLetter(toks[0], false)
+		l, ok := choiceLetter(toks[0], false)
+		return l, nil, ok
 	case 2:
 		if toks[1].kind == tOp && (toks[1].text == ")" || toks[1].text == ".") {
-			return choiceLetter(toks[0], true)
+			l, ok := choiceLetter(toks[0], true)
+			return l, nil, ok
 		}
 	case 3:
 		if isOpTok(toks[0], "(") && isOpTok(toks[2], ")") {
-			return choiceLetter(toks[1], true)
+			l, ok := choiceLetter(toks[1], true)
+			return l, nil, ok
 		}
 	}
-	// "(C) 15": a choice letter with its option text.
 	if len(toks) > 3 && isOpTok(toks[0], "(") && isOpTok(toks[2], ")") {
-		if l, ok := choiceLetter(toks[1], false); ok {
-			return l, true
-		}
+		l, ok := choiceLetter(toks[1], false)
+		return l, toks[3:], ok
 	}
-	return 0, false
+	if len(toks) > 2 && toks[1].kind == tOp && (toks[1].text == ")" || toks[1].text == "." || toks[1].text == ":") {
+		l, ok := choiceLetter(toks[0], false)
+		return l, toks[2:], ok
+	}
+	if len(toks) > 1 && toks[1].space && optionStart(toks[1]) {
+		l, ok := choiceLetter(toks[0], false)
+		return l, toks[1:], ok
+	}
+	return 0, nil, false
+}
+
+// optionStart reports whether t can open an option's text after a bare letter ("C Paris",
+// "C 15"), unlike an article followed by a common word ("A cube").
+func optionStart(t token) bool {
+	switch t.kind {
+	case tNum:
+		return true
+	case tWord:
+		r, _ := utf8.DecodeRuneInString(t.text)
+		return unicode.IsUpper(r) || r >= utf8.RuneSelf
+	}
+	return false
 }
 
 func isOpTok(t token, s string) bool { return t.kind == tOp && t.text == s }
@@ -41,55 +69,225 @@ func choiceLetter(t token, wrapped bool) (byte, bool) {
 	return 0, false
 }
 
-// predChoice finds the one choice letter a prediction names: "(B)", "B)", "B. 42", "Option B".
-func predChoice(toks []token) (byte, bool) {
-	i := 0
-	for i < len(toks) && toks[i].kind == tWord {
-		switch strings.ToLower(toks[i].text) {
-		case "option", "choice", "answer", "is", "the", "correct":
-			i++
-			continue
-		}
-		break
+// A choice token is a word, a single letter, or one punctuation character of a prediction.
+type ctok struct {
+	text   string
+	letter bool // a lone ASCII letter
+	spaced bool // a space or dropped markup came before it
+}
+
+// choiceTokens splits a prediction into words and punctuation, with LaTeX commands, braces
+// and dollar signs dropped (\textbf{(B)} reads as (B)). Han text and Latin letters are
+// separate words (答案是B).
+func choiceTokens(s string) []ctok {
+	var out []ctok
+	spaced := true
+	add := func(text string) {
+		out = append(out, ctok{text: text, letter: len(text) == 1 && isLetter(text[0]), spaced: spaced})
+		spaced = false
 	}
-	var letter byte
-	var next int
-	switch {
-	case i+2 < len(toks) && isOpTok(toks[i], "(") && isOpTok(toks[i+2], ")"):
-		l, ok := choiceLetter(toks[i+1], true)
-		if !ok {
-			return 0, false
+	for i := 0; i < len(s) && len(out) < 256; {
+		r, sz := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\\':
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if j == i+1 {
+				j++
+			}
+			i, spaced = j, true
+		case r == '{' || r == '}' || r == '$' || r == '*' || unicode.IsSpace(r):
+			i, spaced = i+sz, true
+		case isWordRune(r) || r == '\'' || r == '’':
+			j := i
+			han := isHan(r)
+			for j < len(s) {
+				q, qs := utf8.DecodeRuneInString(s[j:])
+				if !(isWordRune(q) || q == '\'' || q == '’') || isHan(q) != han {
+					break
+				}
+				j += qs
+			}
+			add(s[i:j])
+			i = j
+		default:
+			add(s[i : i+sz])
+			i += sz
 		}
-		letter, next = l, i+3
-	case i+1 < len(toks) && isOpTok(toks[i+1], ")"):
-		l, ok := choiceLetter(toks[i], true)
-		if !ok {
-			return 0, false
-		}
-		letter, next = l, i+2
-	case i < len(toks):
-		l, ok := choiceLetter(toks[i], false)
-		if !ok {
-			return 0, false
-		}
-		letter, next = l, i+1
-		if next < len(toks) {
-			t := toks[next]
-			if t.kind != tOp || (t.text != "." && t.text != ":" && t.text != ",") {
-				return 0, false
+	}
+	return out
+}
+
+func isNegation(w string) bool {
+	switch strings.ToLower(w) {
+	case "not", "no", "never", "neither", "nor", "isn't", "isn’t", "aren't", "wasn't", "can't", "can’t",
+		"cannot", "couldn't", "won't", "don't", "doesn't", "non", "pas", "n'est", "nicht", "kein", "keine",
+		"except", "excluding", "instead", "rather", "wrong", "incorrect", "false", "invalid", "impossible",
+		"eliminated", "eliminate", "excluded", "exclude", "rule", "ruled", "faux", "fausse", "incorrecte",
+		"incorrecta", "incorrecto", "falsch", "maybe", "perhaps", "possibly", "might", "could", "if",
+		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно":
+		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
+		for _, n := range [...]string{"不", "非", "错", "没", "排除", "可能", "也许", "如果"} {
+			if strings.Contains(w, n) {
+				return true
 			}
 		}
-	default:
+	}
+	return false
+}
+
+func isExplanation(w string) bool {
+	switch strings.ToLower(w) {
+	case "because", "since", "as", "car", "porque", "puisque", "weil", "da", "denn", "because,":
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(w)
+	return isHan(r) && (strings.Contains(w, "因为") || strings.Contains(w, "由于"))
+}
+
+// clauseEnd reports punctuation and words that end a clause: a comma, "but", a sentence end.
+func clauseEnd(w string) (clause, sentence bool) {
+	switch w {
+	case ".", ";", "!", "?", "。", "；", "！", "？", "\n":
+		return true, true
+	case ",", "，", "、", ":", "：", "—":
+		return true, false
+	}
+	switch strings.ToLower(w) {
+	case "but", "mais", "pero", "sino", "aber", "however", "但", "但是", "而", "所以", "so", "thus", "hence", "therefore":
+		return true, false
+	}
+	return false, false
+}
+
+// letterVerbs may follow a choice letter written as a bare capital A or I, which otherwise
+// reads as the article or the pronoun ("A number is ...", "I think ...").
+func letterVerb(w string) bool {
+	switch w {
+	case "is", "was", "and", "or", "seems", "would", "fits", "matches", "gives", "satisfies", "must",
+		"should", "can", "only", "also", "remains", "holds", "works", "because", "since", "as", "with", "et", "y",
+		"est", "es", "ist":
+		return true
+	}
+	return false
+}
+
+// choiceAt reports whether toks[i] names a choice letter, and which.
+func choiceAt(toks []ctok, i int) (byte, bool) {
+	t := toks[i]
+	if !t.letter {
 		return 0, false
 	}
-	// Any other choice letter makes the prediction ambiguous: "A, B", "(B) or (C)".
-	for k := next; k < len(toks); k++ {
-		wrapped := k > 0 && k+1 < len(toks) && isOpTok(toks[k-1], "(") && isOpTok(toks[k+1], ")")
-		if l, ok := choiceLetter(toks[k], wrapped); ok && l != letter {
-			return 0, false
+	c := t.text[0]
+	prev, next := "", ""
+	if i > 0 {
+		prev = toks[i-1].text
+	}
+	if i+1 < len(toks) {
+		next = toks[i+1].text
+	}
+	lowerOK := c >= 'a' && c <= 'j'
+	upperOK := c >= 'A' && c <= 'J'
+	if prev != "" && (strings.ContainsAny(prev[len(prev)-1:], "0123456789%") || prev == "°" || prev == "º") {
+		return 0, false // 30°C, 1.5E3
+	}
+	if prev == "(" && !toks[i-1].spaced && i >= 2 && functionName(toks[i-2].text) {
+		return 0, false // P(A), f(b), Var(X)
+	}
+	if (prev == "(" || prev == "[") && (next == ")" || next == "]") {
+		if lowerOK {
+			return c - 32, true
+		}
+		return c, upperOK
+	}
+	if strings.Contains("=+-*/^_<>|'", prev) && prev != "" || strings.Contains("=+-*/^_<>|'", next) && next != "" {
+		return 0, false
+	}
+	if next == ")" && prev != "(" {
+		if lowerOK {
+			return c - 32, true
+		}
+		return c, upperOK
+	}
+	if !upperOK {
+		return 0, false
+	}
+	if (c == 'A' || c == 'I') && i+1 < len(toks) {
+		r, _ := utf8.DecodeRuneInString(next)
+		if unicode.IsLower(r) && !letterVerb(next) {
+			return 0, false // the article or the pronoun
 		}
 	}
-	return letter, true
+	return c, true
+}
+
+// negatedAfter reports whether the letter at i is denied by what follows it: "A is wrong",
+// "A isn't", "A est fausse", "A 错误".
+func negatedAfter(toks []ctok, i int) bool {
+	for k, skipped := i+1, 0; k < len(toks) && skipped <= 2; k++ {
+		w := strings.ToLower(toks[k].text)
+		if isNegation(w) {
+			return true
+		}
+		switch w {
+		case "is", "are", "was", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是", "option", "choice":
+			skipped++
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// predChoice finds the choice letters a prediction asserts: letters after a negation or a hedge
+// in the same clause ("not A", "maybe B", "la réponse est C et non A"), letters denied by what
+// follows them ("A is wrong"), letters inside an explanation ("because B ...") and inside a
+// parenthetical remark ("D (A and B ignore friction)") do not count.
+// It returns the letter and how many distinct letters are asserted.
+func predChoice(s string) (byte, int) {
+	toks := choiceTokens(s)
+	var letter byte
+	count := 0
+	negated, explaining := false, false
+	remark := 0 // depth of parenthetical remarks: "D (A and B ignore friction)"
+	for i, t := range toks {
+		switch {
+		case t.text == "(" && !(i+2 < len(toks) && toks[i+1].letter && toks[i+2].text == ")"):
+			remark++
+			continue
+		case t.text == ")" && remark > 0 && !(i >= 2 && toks[i-1].letter && toks[i-2].text == "("):
+			remark--
+			continue
+		}
+		if clause, sentence := clauseEnd(t.text); clause {
+			negated = false
+			if sentence {
+				explaining = false
+			}
+			continue
+		}
+		if isNegation(t.text) {
+			negated = true
+			continue
+		}
+		if isExplanation(t.text) {
+			explaining = true
+			continue
+		}
+		l, ok := choiceAt(toks, i)
+		if !ok || negated || explaining || remark > 0 || negatedAfter(toks, i) {
+			continue
+		}
+		if count == 0 || l != letter {
+			count++
+		}
+		letter = l
+	}
+	return letter, count
 }
 
 // isText reports whether an answer is words only (a name, "yes", "no solution").
@@ -126,4 +324,18 @@ func textKey(toks []token) string {
 		}
 	}
 	return b.String()
+}
+
+// functionName reports a word that, written right before "(", applies a function to a letter
+// rather than opening a choice: P(A), f(b), Var(X), sin(B). Other words ("Option(D)", "选(C)")
+// do not.
+func functionName(w string) bool {
+	if len(w) == 1 {
+		return isLetter(w[0])
+	}
+	switch w {
+	case "Pr", "Var", "Cov", "sin", "cos", "tan", "log", "ln", "exp", "det":
+		return true
+	}
+	return false
 }

@@ -20,12 +20,17 @@ const (
 type Result struct {
 	Equal bool
 	// Method names the rule that decided: "exact", "numeric", "symbolic", "set", "tuple",
-	// "interval", "matrix", "equation", "choice", "text" or "none".
+	// "interval", "matrix", "equation", "ratio", "choice", "text" or "none"; and
+	// "last_sentence" whenever pred's answer was taken from its final sentence (see
+	// [ExtractMethod]), whatever its shape.
 	Method string
 	// Gold and Pred are the normalized answers that were compared.
 	Gold, Pred string
-	// Extracted is true when a final answer was extracted from pred (tag, box or statement).
+	// Extracted is true when a final answer was extracted from pred.
 	Extracted bool
+	// Extraction names how pred's answer was found: "tag", "boxed", "statement" or
+	// "last_sentence"; empty when pred as a whole was the answer.
+	Extraction string
 	// Reason explains a not-equal verdict that was not a plain mismatch.
 	Reason string
 }
@@ -34,8 +39,9 @@ type Result struct {
 func Equal(gold, pred string) bool { return Compare(gold, pred).Equal }
 
 // Compare decides whether pred states the same answer as gold. pred may be a whole solution
-// (its final answer is extracted first, see [Extract]) or a bare answer; gold may be plain,
-// in $...$ or in \boxed{}. It never panics and does bounded work for any input.
+// (its final answer is extracted first, see [ExtractMethod]) or a bare answer; gold may be
+// plain, in $...$, in \boxed{} or a sentence. It never panics and does bounded work for any
+// input.
 func Compare(gold, pred string) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -45,17 +51,20 @@ func Compare(gold, pred string) (res Result) {
 		}
 	}()
 	g := cleanAnswer(gold)
-	if a, ok := Extract(gold); ok {
+	if a, _, ok := ExtractMethod(gold); ok {
 		g = a
 	}
 	p := cleanAnswer(pred)
-	if a, ok := Extract(pred); ok {
+	if a, how, ok := ExtractMethod(pred); ok {
 		p = a
-		res.Extracted = true
+		res.Extracted, res.Extraction = true, how
 	}
 	ga, pa := prepare(g), prepare(p)
-	res.Gold, res.Pred = ga.display(), pa.display()
 	res.Equal, res.Method, res.Reason = decide(&ga, &pa)
+	res.Gold, res.Pred = ga.display(), pa.display()
+	if res.Extraction == ByLastSentence {
+		res.Method = ByLastSentence
+	}
 	return res
 }
 
@@ -76,22 +85,35 @@ func (a *answer) display() string {
 
 type answer struct {
 	lexed
+	src        string // the answer text after normalization
 	canon      string
 	root       *node
 	parsed     bool
 	parseTried bool
 }
 
-func prepare(s string) answer {
+func prepare(s string) answer { return prepareWith(s, false) }
+
+// prepareWith normalizes and lexes one answer; decComma reads an ambiguous 3,75 as 3.75.
+func prepareWith(s string, decComma bool) answer {
 	s = strings.TrimSpace(s)
 	if len(s) > maxAnswerLen {
-		return answer{canon: s, lexed: lexed{bad: true}}
+		return answer{canon: s, src: s, lexed: lexed{bad: true}}
 	}
-	lx := lex(s)
+	s = strings.TrimSpace(foldUnicode(unescapeLatex(cutAtTurnEnd(s))))
+	lx := lex(s, decComma)
 	if lx.bad {
-		return answer{canon: s, lexed: lx}
+		return answer{canon: s, src: s, lexed: lx}
 	}
-	return answer{lexed: lx, canon: canon(lx.toks)}
+	lx.toks = dropApproxNote(lx.toks)
+	return answer{lexed: lx, src: s, canon: canon(lx.toks)}
+}
+
+// withTokens is a copy of a holding other tokens.
+func (a *answer) withTokens(toks []token) answer {
+	lx := a.lexed
+	lx.toks = toks
+	return answer{lexed: lx, src: a.src, canon: canon(toks)}
 }
 
 func (a *answer) tree() (*node, bool) {
@@ -100,6 +122,29 @@ func (a *answer) tree() (*node, bool) {
 		a.root, a.parsed = parse(a.toks)
 	}
 	return a.root, a.parsed
+}
+
+// dropApproxNote removes an approximation note after the answer: "(\approx 0.707)",
+// "(approximately 0.71)", ", approx. 0.707", "or about 0.707".
+func dropApproxNote(toks []token) []token {
+	depth := 0
+	for k, t := range toks {
+		switch {
+		case t.kind == tOp && (t.text == "(" || t.text == "["):
+			depth++
+		case t.kind == tOp && (t.text == ")" || t.text == "]"):
+			depth--
+		case t.kind == tCmd && t.text == "approx" && k > 0:
+			prev := toks[k-1]
+			switch {
+			case depth == 1 && isOpTok(prev, "(") && isOpTok(toks[len(toks)-1], ")") && k > 1:
+				return toks[:k-1]
+			case depth == 0 && (isOpTok(prev, ",") || isSepWord(prev)) && k > 1:
+				return toks[:k-1]
+			}
+		}
+	}
+	return toks
 }
 
 func decide(g, p *answer) (bool, string, string) {
@@ -115,13 +160,50 @@ func decide(g, p *answer) (bool, string, string) {
 		return false, "none", "answer too long or too deeply nested to analyse"
 	case g.canon == p.canon:
 		return true, "exact", ""
+	case g.commaAmbig || p.commaAmbig:
+		return decideCommas(g, p)
 	}
-	if letter, ok := goldChoice(g.toks); ok {
-		pl, ok := predChoice(p.toks)
-		if !ok {
-			return false, "choice", "prediction names no single choice letter"
+	return decideShapes(g, p)
+}
+
+// decideCommas settles numbers such as 3,75 that read either as a decimal comma or as a list:
+// against a single value they are decimals (the answer is replaced by that reading), against a
+// list, a tuple or a set they are lists; when both sides are ambiguous, both readings must
+// agree.
+func decideCommas(g, p *answer) (bool, string, string) {
+	switch {
+	case g.commaAmbig && p.commaAmbig:
+		eq, m, r := decideShapes(g, p)
+		gd, pd := prepareWith(g.src, true), prepareWith(p.src, true)
+		if eqDec, _, _ := decideShapes(&gd, &pd); eqDec != eq {
+			return false, m, "decimal comma or list: the two readings disagree"
 		}
-		return pl == letter, "choice", ""
+		return eq, m, r
+	case g.commaAmbig && singleValue(p.toks):
+		*g = prepareWith(g.src, true)
+	case p.commaAmbig && singleValue(g.toks):
+		*p = prepareWith(p.src, true)
+	}
+	return decideShapes(g, p)
+}
+
+// singleValue reports whether the tokens hold no list separator, inside brackets or not: a
+// tuple, a set or an interval is not a single value.
+func singleValue(toks []token) bool {
+	for _, t := range toks {
+		if isOpTok(t, ",") || isOpTok(t, ";") || isSepWord(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func decideShapes(g, p *answer) (bool, string, string) {
+	if g.canon == p.canon {
+		return true, "exact", ""
+	}
+	if eq, method, reason, ok := decideChoice(g, p); ok {
+		return eq, method, reason
 	}
 	if gv, ok := fastNumber(g.toks); ok {
 		if pv, ok := fastNumber(p.toks); ok {
@@ -142,6 +224,18 @@ func decide(g, p *answer) (bool, string, string) {
 		}
 		return false, "text", "one answer is text, the other is not"
 	}
+	if s, ok := unitSymbolDropped(p.toks); ok && !hasSymbols(g.toks) {
+		q := p.withTokens(s)
+		return decideShapes(g, &q)
+	}
+	if s, ok := unitSymbolDropped(g.toks); ok && !hasSymbols(p.toks) {
+		q := g.withTokens(s)
+		return decideShapes(&q, p)
+	}
+	return decideTrees(g, p)
+}
+
+func decideTrees(g, p *answer) (bool, string, string) {
 	gr, ok := g.tree()
 	if !ok {
 		return false, "none", "could not parse gold answer"
@@ -159,40 +253,84 @@ func decide(g, p *answer) (bool, string, string) {
 	return eq, methodOf(gr, pr), reason
 }
 
-type comparer struct {
-	g, p  *answer
-	steps int
+// decideChoice applies when the gold answer is a choice letter: the prediction must assert
+// that letter and no other, or, when it names no letter, state the option's text.
+func decideChoice(g, p *answer) (bool, string, string, bool) {
+	letter, option, ok := goldChoice(g.toks)
+	if !ok {
+		return false, "", "", false
+	}
+	switch pl, n := predChoice(p.src); {
+	case n == 1:
+		return pl == letter, "choice", "", true
+	case n > 1:
+		return false, "choice", "prediction names more than one choice", true
+	}
+	if len(option) > 0 {
+		o := g.withTokens(option)
+		if eq, _, _ := decideShapes(&o, p); eq {
+			return true, "choice", "", true
+		}
+	}
+	return false, "choice", "prediction names no single choice letter", true
 }
 
-func symbolLike(n *node) bool {
-	switch n.op {
-	case nVar:
-		return true
-	case nMul:
-		// f(x), f^{-1}(x)
-		if len(n.kids) != 2 || !n.kids[1].paren {
-			return false
-		}
-		f := n.kids[0]
-		return f.op == nVar || (f.op == nPow && f.kids[0].op == nVar)
-	case nTuple:
-		// (x, y) = (1, 2)
-		if n.open != '(' || n.close != ')' {
-			return false
-		}
-		for _, k := range n.kids {
-			if k.op != nVar {
-				return false
-			}
-		}
+// unitSymbols are one-letter units dropped after a number when the other side has no
+// symbols: 3.5m², 12 m, 9.8 m/s^2, 5 h.
+func unitSymbol(t token) bool {
+	if t.kind != tIdent {
+		return false
+	}
+	switch t.text {
+	case "m", "g", "s", "h", "L":
 		return true
 	}
 	return false
 }
 
-// stripAssign turns "x = 5", "x = 2+3 = 5", "x \approx 5" and "x \in [1,2]" into their value.
+// unitSymbolDropped returns the tokens of a plain number followed by a one-letter unit, with
+// the unit (and its power or "per" unit) removed.
+func unitSymbolDropped(toks []token) ([]token, bool) {
+	for k := 1; k < len(toks); k++ {
+		if !unitSymbol(toks[k]) {
+			continue
+		}
+		rest := toks[k+1:]
+		switch {
+		case len(rest) == 0:
+		case len(rest) == 2 && isOpTok(rest[0], "^") && (rest[1].text == "2" || rest[1].text == "3"):
+		case len(rest) == 2 && isOpTok(rest[0], "/") && unitSymbol(rest[1]):
+		case len(rest) == 4 && isOpTok(rest[0], "/") && unitSymbol(rest[1]) && isOpTok(rest[2], "^") && rest[3].text == "2":
+		default:
+			return nil, false
+		}
+		if _, ok := fastNumber(toks[:k]); !ok {
+			return nil, false
+		}
+		return toks[:k], true
+	}
+	return nil, false
+}
+
+// hasSymbols reports whether the tokens name a variable.
+func hasSymbols(toks []token) bool {
+	for _, t := range toks {
+		if t.kind == tIdent && !t.fromText {
+			return true
+		}
+	}
+	return false
+}
+
+type comparer struct {
+	g, p  *answer
+	steps int
+}
+
+// stripAssign turns "x = 5", "x = 2+3 = 5", "x \approx 5" and "x \in [1,2]" into their value
+// when the left side is a label (see isLabel).
 func stripAssign(n *node) (*node, bool) {
-	if n.op != nRel || !symbolLike(n.kids[0]) {
+	if n.op != nRel || !isLabel(n.kids[0]) {
 		return n, false
 	}
 	if len(n.rels) == 1 && n.rels[0] == "in" {
@@ -204,18 +342,17 @@ func stripAssign(n *node) (*node, bool) {
 		}
 	}
 	idx := len(n.kids) - 1
-	if n.rels[len(n.rels)-1] == "approx" {
-		for k := len(n.rels) - 1; k >= 0; k-- {
-			if n.rels[k] == "=" {
-				idx = k + 1
-				break
-			}
+	for k, r := range n.rels {
+		if r == "approx" && k > 0 {
+			idx = k // x = exact ≈ approximation: the exact part
+			break
 		}
 	}
 	return n.kids[idx], true
 }
 
 func (c *comparer) top(g, p *node) bool {
+	g, p = exactPart(g), exactPart(p)
 	gv, gA := stripAssign(g)
 	pv, pA := stripAssign(p)
 	if g.op == nRel && p.op == nRel {
@@ -260,6 +397,12 @@ func (c *comparer) value(a, b *node, top bool) bool {
 		return false
 	}
 	a, b = expandPM(a), expandPM(b)
+	a, b = evalMatrices(a), evalMatrices(b)
+	if a.op == nList || b.op == nList {
+		ra, la := regroup(a)
+		rb, lb := regroup(b)
+		a, b = ra, alignLabels(ra, la, rb, lb)
+	}
 	switch {
 	case isColl(a) || isColl(b):
 		return c.collEq(a, b)
@@ -318,7 +461,7 @@ func elems(n *node) []*node {
 	}
 	out := make([]*node, 0, len(src))
 	for _, k := range src {
-		v, _ := stripAssign(k)
+		v, _ := stripAssign(exactPart(k))
 		v = expandPM(v)
 		if v.op == nList && v != k {
 			out = append(out, v.kids...)
@@ -350,8 +493,13 @@ func (c *comparer) collEq(a, b *node) bool {
 	} else {
 		ea, eb = elems(a), elems(b)
 	}
-	if len(ea) != len(eb) || len(ea) > maxColl {
+	if len(ea) > maxColl || len(eb) > maxColl {
 		return false
+	}
+	if len(ea) != len(eb) {
+		// A set of solutions named with repeats: (1,2), (1,2), (3,4) is {(1,2), (3,4)}. Lists of
+		// numbers keep their count, which may be a multiplicity (1, 2, 2).
+		return !ordered && isColl(a) && len(ea) >= 2 && len(eb) > len(ea) && allTuples(ea) && c.distinct(ea) && c.covers(ea, eb)
 	}
 	if ordered {
 		for i := range ea {
@@ -452,8 +600,8 @@ func isScalar(n *node) bool {
 }
 
 func methodOf(g, p *node) string {
-	gv, _ := stripAssign(g)
-	pv, _ := stripAssign(p)
+	gv, _ := stripAssign(exactPart(g))
+	pv, _ := stripAssign(exactPart(p))
 	for _, n := range [2]*node{gv, pv} {
 		if n.op == nRel {
 			for _, r := range n.rels {
@@ -471,6 +619,9 @@ func methodOf(g, p *node) string {
 		case nMatrix:
 			return "matrix"
 		case nTuple:
+			if n.open == ':' {
+				return "ratio"
+			}
 			if n.open != '(' || n.close != ')' {
 				return "interval"
 			}
@@ -486,4 +637,60 @@ func methodOf(g, p *node) string {
 		return "symbolic"
 	}
 	return "numeric"
+}
+
+// evalMatrices evaluates arithmetic on explicit matrices (see matrixValue); other nodes are
+// returned as they are.
+func evalMatrices(n *node) *node {
+	if n.op == nMatrix || !hasMatrix(n) {
+		return n
+	}
+	if m, ok := matrixValue(n); ok {
+		return m
+	}
+	return n
+}
+
+// distinct reports whether no two members of es are equal.
+func (c *comparer) distinct(es []*node) bool {
+	for i := range es {
+		for j := 0; j < i; j++ {
+			if c.value(es[j], es[i], false) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// covers reports whether every member of gold is named in pred and pred names nothing else.
+func (c *comparer) covers(gold, pred []*node) bool {
+	named := make([]bool, len(gold))
+	for _, y := range pred {
+		found := false
+		for i, x := range gold {
+			if c.value(x, y, false) {
+				named[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for _, n := range named {
+		if !n {
+			return false
+		}
+	}
+	return true
+}
+
+func allTuples(es []*node) bool {
+	for _, e := range es {
+		if !parenTuple(e) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,18 +3,24 @@
 //
 // # Entry points
 //
-// [Extract] pulls the final answer out of a solution text: the last <answer>...</answer> tag,
-// else the last \boxed{...} or \fbox{...}, else an explicit final-answer statement such as
-// "The final answer is 7" or an "Answer: 7" line. It never guesses: text without such a marker
-// gives ok=false.
+// [Extract] and [ExtractMethod] pull the final answer out of a solution text: the last marker
+// of any kind wins, whichever comes last in the text (an <answer>...</answer> tag, a \boxed{...}
+// or \fbox{...}, an explicit final-answer statement in English or another language such as
+// "The final answer is 7", "Answer: 7", "Réponse : 3,5" or "答案是 7"). Without any marker, the
+// last resort is the value stated in the final sentence, never in an earlier one and never in
+// a negated or hedged clause; a bare answer gives ok=false.
 //
-// [Equal] and [Compare] decide equivalence. Both sides go through the same pipeline: extraction
-// (when a marker is present), a lexer that drops LaTeX decoration (spacing, sizing, \text units,
-// dollar signs, degree and percent marks), a cheap canonical-string comparison, a multiple-choice
+// [Equal] and [Compare] decide equivalence. Both sides go through the same pipeline:
+// extraction, normalization (chat-template tokens, doubly escaped LaTeX, full-width forms and
+// digits of other scripts), a lexer that drops LaTeX decoration (spacing, sizing, \text units,
+// currency, degree and percent marks), a cheap canonical-string comparison, a multiple-choice
 // check, and then a real expression parser for LaTeX and plain notation. Parsed answers are
 // compared by shape: numbers exactly as rationals where possible, expressions by evaluation at
-// deterministic random points, sets without order, tuples and intervals with order and bracket
-// kind, matrices element-wise, equations up to a constant factor, inequalities as intervals.
+// deterministic random points, sets without order, tuples, ratios and intervals with order and
+// bracket kind, matrices element-wise after evaluating their arithmetic, labelled answers by
+// their values, equations up to a constant factor, inequalities as intervals.
+//
+// [VerifyJSONL] runs either over JSON lines, for the distill verify command.
 //
 // The policy is written down in the README (Answer equivalence policy). A false "equal" rewards a wrong
 // answer, so wherever a case is ambiguous the comparison says "not equal".
@@ -30,4 +36,4 @@ package verify
 // Equal or Compare may decide a case differently. It is part of a job's
 // identity, so a corpus never resumes silently into verdicts of an older
 // policy.
-const PolicyVersion = "1"
+const PolicyVersion = "2"

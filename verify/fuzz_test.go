@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -13,6 +15,12 @@ var fuzzSeeds = []string{
 	"x^2+2x+1", "\\sin^2 x", "\\log_2 8", "5!", "\\binom{n}{k}", "\\boxed{5}", "<answer>7</answer>",
 	"Final Answer: The final answer is 7.", "\\boxed{", "}{", "\\left(", "((((", "\\frac{", "^^^",
 	"x \\in [1,2]", "\\pm 2", "|x|", "\\lfloor x \\rfloor", "2 1/2", "204_5", "\\begin{array}{cc}",
+	"3,75", "1.234,5", "12 345,67", "(1,2)", "3:8", "P:Q = 3:8", "AB = 4, CD = 5", "m=2, n=3; m=4, n=1",
+	"答案：7", "所以答案是 **12个**。", "Réponse : 3,5", "4000千克", "3万", "الإجابة: ٧", "अतः उत्तर 12 है।",
+	"The answer is 42<|im_end|><|im_start|>user", "\\\\frac{1}{2}", "\\\\begin{pmatrix} 1 \\\\\\\\ 2 \\\\end{pmatrix}",
+	"\\frac{\\sqrt2}{2} \\approx 0.707", "(1,2), (1,2), (3,4)", "C. Not A, because A is wrong", "x &lt; 5",
+	"Therefore the probability is 3/8.", "If it were 5, maybe 6.", "\\boxed{1} and \\boxed{2}",
+	"2\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}", "3.5m²", "28 per cent", "Answer \\[ 42 \\]",
 }
 
 // internalError reports whether Compare had to recover from a panic.
@@ -54,8 +62,9 @@ func FuzzExtract(f *testing.F) {
 		if a == "" {
 			t.Fatalf("Extract(%q) returned an empty answer with ok=true", text)
 		}
+		normalized := unescapeLatex(cutAtTurnEnd(text))
 		for _, part := range strings.Split(a, ", ") {
-			if !strings.Contains(text, part) {
+			if !strings.Contains(normalized, part) {
 				t.Fatalf("Extract(%q) = %q, which is not part of the text", text, a)
 			}
 		}
@@ -79,6 +88,39 @@ func FuzzCompare(f *testing.F) {
 		}
 		if _, ok := Extract(pred); ok != r.Extracted {
 			t.Fatalf("Compare(%q, %q).Extracted = %v, Extract says %v", gold, pred, r.Extracted, ok)
+		}
+	})
+}
+
+// FuzzVerifyJSONL feeds arbitrary input to the JSONL reader: it never fails on a reader that
+// does not fail, writes exactly one JSON object per input line, and numbers bad lines.
+func FuzzVerifyJSONL(f *testing.F) {
+	f.Add(`{"gold":"1/2","pred":"0.5"}`+"\n"+`{"id":3,"gold":42,"pred":"The answer is 42."}`, false)
+	f.Add("not json\n\n{\"gold\":\"x\"}\n[1]\r\n{\"id\":\"a\",\"gold\":\"3,75\",\"pred\":\"3.75\"}", false)
+	f.Add(`{"text":"so \\boxed{5}"}`+"\n"+`{"id":null,"text":7}`, true)
+	f.Add("{\"gold\":\"\xff\",\"pred\":\"1\"}\n{\"gold\":\"\\u0000\",\"pred\":\"\\u2028\"}", false)
+	f.Fuzz(func(t *testing.T, input string, extract bool) {
+		var out bytes.Buffer
+		bad := 0
+		st, err := VerifyJSONL(strings.NewReader(input), &out, JSONLOptions{Extract: extract, MaxLineBytes: 1 << 12, BadLine: func(int, error) { bad++ }})
+		if err != nil {
+			t.Fatalf("VerifyJSONL failed on an in-memory input: %v", err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if out.Len() == 0 {
+			lines = nil
+		}
+		if len(lines) != st.Lines || bad != st.Bad {
+			t.Fatalf("%d output lines, %d bad reported, stats %+v", len(lines), bad, st)
+		}
+		for i, l := range lines {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Fatalf("output line %d is not JSON: %q: %v", i+1, l, err)
+			}
+			if n, ok := v["line"]; ok && n != float64(i+1) {
+				t.Fatalf("output line %d reports line %v", i+1, n)
+			}
 		}
 	})
 }

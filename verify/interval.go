@@ -41,7 +41,7 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 		}
 		return out, true
 	case nRel:
-		if len(n.rels) == 1 && n.rels[0] == "in" && symbolLike(n.kids[0]) {
+		if len(n.rels) == 1 && n.rels[0] == "in" && isLabel(n.kids[0]) {
 			return toPieces(n.kids[1], depth+1)
 		}
 		if p, ok := ineqPiece(n); ok {

@@ -36,6 +36,9 @@ type lexed struct {
 	percent bool
 	degree  bool
 	bad     bool // too long or too deeply nested to analyse
+	// commaAmbig is set when a number such as 3,75 could be a decimal comma or a list of two
+	// numbers; the tokens hold the list reading unless the lexer was asked for decimals.
+	commaAmbig bool
 }
 
 type lexMode uint8
@@ -48,14 +51,15 @@ const (
 
 type lexer struct {
 	lexed
-	space   bool
-	newline bool
-	depth   int
-	paren   int // bracket depth, to keep "(100,200)" a pair
+	space    bool
+	newline  bool
+	depth    int
+	paren    int  // bracket depth, to keep "(100,200)" a pair
+	decComma bool // read an ambiguous 3,75 as a decimal comma
 }
 
-func lex(s string) lexed {
-	lx := lexer{}
+func lex(s string, decComma bool) lexed {
+	lx := lexer{decComma: decComma}
 	lx.toks = make([]token, 0, 16)
 	lx.run(s, modeMath)
 	return lx.lexed
@@ -99,7 +103,7 @@ func (lx *lexer) run(s string, mode lexMode) {
 		case c == '\\':
 			i = lx.command(s, i, mode)
 		case c >= 0x80:
-			i = lx.unicode(s, i)
+			i = lx.unicode(s, i, mode)
 		default:
 			i = lx.punct(s, i)
 		}
@@ -144,8 +148,13 @@ func (lx *lexer) number(s string, i int) int {
 	for j < len(s) && isDigit(s[j]) {
 		j++
 	}
+	if end, lit, ok := dottedThousands(s, start, j, lx.paren == 0); ok {
+		lx.emit(tNum, lit, false)
+		return end
+	}
 	var grouped []byte
-	if n := j - start; n >= 1 && n <= 3 {
+	commaGroups := false
+	if n := j - start; n >= 1 && n <= 3 && s[start] != '0' {
 		k := j
 		for k < len(s) {
 			sl := sepLen(s, k, lx.paren == 0)
@@ -155,11 +164,30 @@ func (lx *lexer) number(s string, i int) int {
 			if grouped == nil {
 				grouped = append(make([]byte, 0, 16), s[start:j]...)
 			}
+			commaGroups = commaGroups || s[k] == ','
 			grouped = append(grouped, s[k+sl:k+sl+3]...)
 			k += sl + 3
 		}
 		if grouped != nil {
 			j = k
+		}
+	}
+	if lx.paren == 0 {
+		// "1 234,5": groups of three by spaces, then a decimal comma.
+		if grouped != nil && !commaGroups {
+			if end, ok := commaFraction(s, j); ok {
+				lx.emit(tNum, string(grouped)+"."+s[j+1:end], false)
+				return end
+			}
+		}
+		if grouped == nil && !afterListComma(s, start) {
+			if end, ok := commaFraction(s, j); ok {
+				lx.commaAmbig = true
+				if lx.decComma {
+					lx.emit(tNum, s[start:j]+"."+s[j+1:end], false)
+					return end
+				}
+			}
 		}
 	}
 	fracStart := j
@@ -216,7 +244,7 @@ func isShortWord(s string) bool {
 
 func isPercentWord(w string) bool {
 	switch strings.ToLower(w) {
-	case "percent", "pct", "percentage", "percents":
+	case "percent", "pct", "percentage", "percents", "ciento", "pourcent", "prozent", "percento", "procent":
 		return true
 	}
 	return false
@@ -224,7 +252,7 @@ func isPercentWord(w string) bool {
 
 func isDegreeWord(w string) bool {
 	switch strings.ToLower(w) {
-	case "degrees", "degree", "deg":
+	case "degrees", "degree", "deg", "grados", "degrés", "度":
 		return true
 	}
 	return false
@@ -235,8 +263,17 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 	for j < len(s) && isLetter(s[j]) {
 		j++
 	}
+	if j < len(s) && s[j] >= utf8.RuneSelf {
+		if r, _ := utf8.DecodeRuneInString(s[j:]); isWordRune(r) {
+			return lx.word(s, i, mode)
+		}
+	}
 	w := s[i:j]
 	if len(w) >= 2 {
+		if len(w) >= 4 && isApproxWord(w) {
+			lx.emit(tCmd, "approx", false)
+			return j
+		}
 		if isPercentWord(w) {
 			lx.percent = true
 			return j
@@ -245,6 +282,16 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 			lx.degree = true
 			return j
 		}
+	}
+	if n := perCent(s, j); n > 0 && (strings.EqualFold(w, "per") || strings.EqualFold(w, "pour")) {
+		lx.percent = true
+		return j + n
+	}
+	if isCurrencyWord(w) {
+		if j < len(s) && s[j] == '.' {
+			j++
+		}
+		return j
 	}
 	switch mode {
 	case modeText:
@@ -541,10 +588,22 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 		lx.emit(tCmd, name, false)
 	case "percent":
 		lx.percent = true
+	case "not":
+		if k := j + countSpaces(s[j:]); k < len(s) && s[k] == '=' {
+			lx.emit(tOp, "!=", false)
+			return k + 1
+		}
+		lx.emit(tCmd, "not", false)
+	case "angle", "measuredangle", "triangle", "sphericalangle":
+		lx.space = true
+	case "vec", "overline", "overrightarrow", "overleftrightarrow", "hat", "widehat", "bar", "tilde", "widetilde", "underline":
+		arg, end, _ := braced(s, j)
+		lx.run(arg, mode)
+		return end
 	case "dollar", "textdollar", "euro", "pounds":
 	case "sqrt", "frac", "binom", "pi", "pm", "mp", "cup", "cap", "in", "approx", "sim",
 		"lfloor", "rfloor", "lceil", "rceil", "emptyset", "varnothing", "choose", "over",
-		"setminus", "equiv", "pmod", "bmod", "mod", "not", "notin", "subset", "subseteq":
+		"setminus", "equiv", "pmod", "bmod", "mod", "notin", "subset", "subseteq":
 		lx.emit(tCmd, name, false)
 	default:
 		if isGreek(name) {
@@ -677,6 +736,14 @@ func (lx *lexer) punct(s string, i int) int {
 		lx.emit(tOp, "^", false)
 	case '%':
 		lx.percent = true
+	case '&':
+		if op, n := htmlEntity(s[i:]); n > 0 {
+			if op != "" {
+				lx.emit(tOp, op, false)
+			}
+			return i + n
+		}
+		lx.emit(tOp, "&", false)
 	case '"', '`':
 	case '.':
 		if !onlyClosers(s[i+1:]) {
@@ -732,7 +799,7 @@ func greekRune(r rune) (string, bool) {
 	return "", false
 }
 
-func (lx *lexer) unicode(s string, i int) int {
+func (lx *lexer) unicode(s string, i int, mode lexMode) int {
 	r, sz := utf8.DecodeRuneInString(s[i:])
 	j := i + sz
 	switch r {
@@ -787,7 +854,7 @@ func (lx *lexer) unicode(s string, i int) int {
 		lx.emit(tOp, ")", false)
 	case '‘', '’', '′':
 		lx.emit(tOp, "'", false)
-	case '“', '”', '€', '£', '¥', '\u200b', '\ufeff':
+	case '“', '”', '€', '£', '¥', '₹', '₽', '₩', '₺', '₫', '₱', '₦', '\u200b', '\ufeff':
 	case '\u00a0', '\u2002', '\u2003', '\u2009', '\u202f', '\u3000':
 		lx.space = true
 	case '∅':
@@ -797,6 +864,8 @@ func (lx *lexer) unicode(s string, i int) int {
 	default:
 		if g, ok := greekRune(r); ok {
 			lx.emit(tIdent, g, false)
+		} else if isWordRune(r) {
+			return lx.word(s, i, mode)
 		} else {
 			lx.emit(tOp, s[i:j], false)
 		}
@@ -864,4 +933,155 @@ func canon(toks []token) string {
 		prevCmd, prevWord = false, t.kind == tWord
 	}
 	return b.String()
+}
+
+// commaFraction reads ",75" at s[j:] as the fraction part of a decimal comma: digits right
+// after the comma, not another comma-and-digit after them (that is a list) and not a point.
+func commaFraction(s string, j int) (int, bool) {
+	if j+1 >= len(s) || s[j] != ',' || !isDigit(s[j+1]) {
+		return 0, false
+	}
+	k := j + 1
+	for k < len(s) && isDigit(s[k]) {
+		k++
+	}
+	if k < len(s) && (s[k] == '.' || s[k] == '_') {
+		return 0, false
+	}
+	if k+1 < len(s) && s[k] == ',' && isDigit(s[k+1]) {
+		return 0, false
+	}
+	return k, true
+}
+
+// afterListComma reports whether the number at s[start:] follows "digit," (the second
+// member of a list such as 1,2,3).
+func afterListComma(s string, start int) bool {
+	return start >= 2 && s[start-1] == ',' && isDigit(s[start-2])
+}
+
+// dottedThousands reads numbers grouped by points in the continental way: 1.234.567 (two or
+// more groups) or 1.234,5 (groups, then a decimal comma; outside brackets only).
+func dottedThousands(s string, start, j int, top bool) (int, string, bool) {
+	if n := j - start; n < 1 || n > 3 || s[start] == '0' && n > 1 {
+		return 0, "", false
+	}
+	k, groups := j, 0
+	for k+4 <= len(s) && s[k] == '.' && threeDigitsAt(s, k+1) {
+		k += 4
+		groups++
+	}
+	if groups == 0 {
+		return 0, "", false
+	}
+	digits := strings.ReplaceAll(s[start:k], ".", "")
+	if top {
+		if end, ok := commaFraction(s, k); ok {
+			return end, digits + "." + s[k+1:end], true
+		}
+	}
+	if groups >= 2 && (k == len(s) || s[k] != '.') {
+		return k, digits, true
+	}
+	return 0, "", false
+}
+
+func isApproxWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "approximately", "approx", "roughly", "about", "around", "nearly", "circa", "environ", "aproximadamente", "约", "大约", "约为", "約", "大約",
+		"约等于", "approssimativamente", "ungefähr", "etwa":
+		return true
+	}
+	return false
+}
+
+// cjkMultiplier gives the value of a CJK numeral multiplier that follows a number (3万 is
+// 30000), unless it is the prefix of a unit (千克 is a kilogram).
+func cjkMultiplier(w string) (string, int) {
+	r, sz := utf8.DecodeRuneInString(w)
+	var v string
+	switch r {
+	case '万', '萬':
+		v = "10000"
+	case '亿', '億':
+		v = "100000000"
+	case '千':
+		v = "1000"
+	case '百':
+		v = "100"
+	default:
+		return "", 0
+	}
+	if next, _ := utf8.DecodeRuneInString(w[sz:]); (r == '千' || r == '百') && strings.ContainsRune("克米瓦卡帕焦赫伏秒分字", next) {
+		return "", 0
+	}
+	return v, sz
+}
+
+// word lexes a run of letters of any script that starts at s[i]: a word of text, a unit such
+// as 千克 or 页, an approximation word, a percent prefix (百分之) or a CJK multiplier.
+func (lx *lexer) word(s string, i int, mode lexMode) int {
+	j := i
+	for j < len(s) {
+		r, sz := utf8.DecodeRuneInString(s[j:])
+		if !isWordRune(r) {
+			break
+		}
+		j += sz
+	}
+	w := s[i:j]
+	if rest, ok := strings.CutPrefix(w, "百分之"); ok {
+		lx.percent = true
+		w = rest
+	}
+	if n := len(lx.toks); n > 0 && lx.toks[n-1].kind == tNum {
+		if v, sz := cjkMultiplier(w); sz > 0 {
+			lx.emit(tOp, "*", false)
+			lx.emit(tNum, v, false)
+			w = w[sz:]
+		}
+	}
+	switch {
+	case w == "":
+	case isApproxWord(w):
+		lx.emit(tCmd, "approx", false)
+	case isPercentWord(w):
+		lx.percent = true
+	case isDegreeWord(w):
+		lx.degree = true
+	default:
+		lx.emit(tWord, w, mode == modeText)
+	}
+	return j
+}
+
+// htmlEntity reads an HTML-escaped relation or space at the start of s: the operator it stands
+// for and its length.
+func htmlEntity(s string) (string, int) {
+	for _, e := range [...][2]string{
+		{"&lt;=", "<="}, {"&gt;=", ">="}, {"&lt;", "<"}, {"&gt;", ">"}, {"&le;", "<="}, {"&ge;", ">="},
+		{"&ne;", "!="}, {"&nbsp;", ""}, {"&amp;", "&"},
+	} {
+		if strings.HasPrefix(s, e[0]) {
+			return e[1], len(e[0])
+		}
+	}
+	return "", 0
+}
+
+func isCurrencyWord(w string) bool {
+	switch w {
+	case "Rs", "INR", "USD", "EUR", "GBP", "RMB", "CNY", "JPY", "Rp":
+		return true
+	}
+	return false
+}
+
+// perCent returns the length of " cent" at s[j:] (after "per" or "pour"), or 0.
+func perCent(s string, j int) int {
+	k := j + countSpaces(s[j:])
+	if k > j && hasPrefixFold(s[k:], "cent") && (k+4 == len(s) || !isLetter(s[k+4])) {
+		return k + 4 - j
+	}
+	return 0
 }

@@ -32,6 +32,9 @@ const (
 	nMatrix                   // rows x cols, kids row-major
 )
 
+// wordVar marks, in lit, a variable that was written as a word ("total", "Let").
+const wordVar = "word"
+
 type node struct {
 	op    nodeOp
 	name  string
@@ -200,7 +203,7 @@ func meaningWord(w string) bool {
 		"trillion", "dozen", "dozens", "squared", "cubed", "times", "plus", "minus", "over",
 		"divided", "half", "halves", "twice", "thrice", "double", "triple", "impossible",
 		"undefined", "infinite", "to", "out", "with", "remainder", "if", "when", "unless", "but",
-		"only", "at", "least", "most", "between", "from", "negative", "positive", "approximately":
+		"only", "at", "least", "most", "between", "from", "negative", "positive", "am", "pm":
 		return true
 	}
 	return false
@@ -247,7 +250,7 @@ func relOf(t token) string {
 }
 
 func (p *parser) parseRel() *node {
-	first := p.parseExpr()
+	first := p.parseRatio()
 	r := relOf(p.peek())
 	if r == "" {
 		return first
@@ -260,7 +263,7 @@ func (p *parser) parseRel() *node {
 		if r == "in" {
 			n.kids = append(n.kids, p.parseUnionOperand())
 		} else {
-			n.kids = append(n.kids, p.parseExpr())
+			n.kids = append(n.kids, p.parseRatio())
 		}
 		r = relOf(p.peek())
 	}
@@ -545,6 +548,7 @@ func (p *parser) parsePrimary() *node {
 		p.pos++
 		n := p.mk(nVar)
 		n.name = strings.ToLower(t.text)
+		n.lit = wordVar
 		return n
 	case tCmd:
 		return p.parseCmd(t)
@@ -983,4 +987,20 @@ func (p *parser) parseImplicitArg() *node {
 		return prod
 	}
 	return first
+}
+
+// parseRatio reads a ratio "3:8" or "a:b:c" as a tuple with ':' brackets.
+func (p *parser) parseRatio() *node {
+	first := p.parseExpr()
+	if !p.isOp(":") {
+		return first
+	}
+	n := p.mk(nTuple)
+	n.open, n.close = ':', ':'
+	n.kids = []*node{first}
+	for p.isOp(":") {
+		p.pos++
+		n.kids = append(n.kids, p.parseExpr())
+	}
+	return n
 }

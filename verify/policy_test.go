@@ -36,8 +36,9 @@ func TestPolicyExamples(t *testing.T) {
 		if len(cells) != 4 {
 			t.Fatalf("policy row %q: want 4 cells, got %d", line, len(cells))
 		}
-		gold := strings.Trim(strings.TrimSpace(cells[0]), "`")
-		pred := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		// A pipe inside a cell is written \| so that the table stays a table.
+		gold := strings.ReplaceAll(strings.Trim(strings.TrimSpace(cells[0]), "`"), `\|`, "|")
+		pred := strings.ReplaceAll(strings.Trim(strings.TrimSpace(cells[1]), "`"), `\|`, "|")
 		want := strings.TrimSpace(cells[2]) == "yes"
 		if got := Equal(gold, pred); got != want {
 			t.Errorf("README policy row: Equal(%q, %q) = %v, table says %v", gold, pred, got, want)
@@ -47,7 +48,7 @@ func TestPolicyExamples(t *testing.T) {
 	if err := sc.Err(); err != nil {
 		t.Fatalf("read policy: %v", err)
 	}
-	if rows < 40 {
+	if rows < 100 {
 		t.Errorf("found only %d example rows in the README policy", rows)
 	}
 }

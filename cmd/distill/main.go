@@ -50,6 +50,7 @@ Usage:
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
   distill cache compact RUN_DIR   drop the response cache's dead entries
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
+  distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cacheCmd(args[1:], stdout, stderr)
 	case "export":
 		return exportCmd(args[1:], stdout, stderr)
+	case "verify":
+		return verifyCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "distill", version)
 		return exitOK

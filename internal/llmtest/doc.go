@@ -12,7 +12,9 @@
 //   - distill_factual_process: a JSON array of weighted Factual/Process criteria.
 //   - judge_item, judge_batch: validity verdicts, deterministic per item.
 //   - satisfy: per-item satisfaction and step, correlated with whether the
-//     graded final answer is correct, with some noise items.
+//     graded final answer is correct, with some noise items; or, when the
+//     solution carries [SatisfiedMarker] or [JudgeFailsMarker] markers,
+//     exactly the verdicts they ask for (tests predict them).
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models

@@ -128,6 +128,12 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 		correct = strings.TrimSpace(final) != "" && unit(key(s.cfg.Seed, "ungraded", problem, final)) < 0.5
 	}
 	items := parseItems(rubric)
+	if marked, fail, ok := markedSatisfy(sol, items); ok {
+		if fail {
+			return unusableReply
+		}
+		return finishJSON(marked, r, malformed, jsonMode)
+	}
 	out := make([]satisfactionJSON, 0, len(items))
 	for _, it := range items {
 		ir := newRNG(newKeyer(requestKey).str(it.ID).str(it.Text).sum())
@@ -157,9 +163,14 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 		}
 		out = append(out, satisfactionJSON{it.idJSON(), sat, step})
 	}
+	return finishJSON(out, r, malformed, jsonMode)
+}
+
+// finishJSON encodes a reply, broken when the attempt is to be malformed.
+func finishJSON(v any, r *rng, malformed, jsonMode bool) string {
 	if malformed {
-		raw, _ := json.Marshal(out)
+		raw, _ := json.Marshal(v)
 		return breakJSON(string(raw), r)
 	}
-	return marshalOrFence(out, r, jsonMode)
+	return marshalOrFence(v, r, jsonMode)
 }

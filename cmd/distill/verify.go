@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+const verifyUsage = `Usage: distill verify [--extract] [--out FILE] [FILE]
+
+Runs the answer verifier alone over JSON lines, from FILE or stdin ("-" or no FILE),
+and writes one JSON line per input line, in order:
+
+  in:  {"id": 7, "gold": "\\frac{1}{2}", "pred": "... so the answer is $\\boxed{0.5}$."}
+  out: {"id":7,"equal":true,"method":"numeric","gold_norm":"\\frac{1}{2}","pred_norm":"0.5"}
+
+With --extract each line holds a model solution and the extracted answer is written:
+
+  in:  {"id": "a1", "text": "... Therefore, the answer is 12."}
+  out: {"id":"a1","answer":"12","ok":true,"method":"statement"}
+
+"id" is optional and copied as it is; "gold", "pred" and "text" are strings (numbers are
+read as written). A line that is not such an object gives {"line": N, "error": "..."} on
+stdout, so output lines stay aligned with input lines, and a message naming the line on
+stderr. Other field names: rename them first, e.g.
+  jq -c '{id, gold: .answer, pred: .response}' data.jsonl | distill verify
+
+Examples:
+  distill verify rollouts.jsonl > verdicts.jsonl
+  distill verify --extract --out answers.jsonl solutions.jsonl
+  cat pairs.jsonl | distill verify -
+
+Exit codes: 0 every line was read (bad lines are counted in the summary on stderr),
+1 reading or writing failed, 2 usage error.
+
+Flags:
+`
+
+func verifyCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("distill verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	extract := fs.Bool("extract", false, `read {"text"} lines and write the extracted answer instead of comparing {"gold", "pred"}`)
+	outPath := fs.String("out", "", "write the results to this file instead of stdout; e.g. verdicts.jsonl")
+	maxLine := fs.Int("max-line-bytes", verify.DefaultMaxLineBytes, "longest input line; a longer one is reported as a bad line")
+	quiet := fs.Bool("quiet", false, "no message per bad line on stderr (the summary stays)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), verifyUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 1 || *maxLine <= 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	name, in := "stdin", io.Reader(os.Stdin)
+	if p := fs.Arg(0); p != "" && p != "-" {
+		f, err := os.Open(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "distill verify: %v\n", err)
+			return exitFailed
+		}
+		defer f.Close()
+		name, in = p, f
+	}
+	out := stdout
+	var outFile *os.File
+	if *outPath != "" {
+		f, err := os.Create(*outPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "distill verify: %v\n", err)
+			return exitFailed
+		}
+		outFile, out = f, f
+	}
+	opt := verify.JSONLOptions{Extract: *extract, MaxLineBytes: *maxLine}
+	if !*quiet {
+		opt.BadLine = func(line int, err error) { fmt.Fprintf(stderr, "distill verify: %s:%d: %v\n", name, line, err) }
+	}
+	st, err := verify.VerifyJSONL(in, out, opt)
+	if outFile != nil {
+		if cerr := outFile.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", *outPath, cerr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "distill verify: %s: %v\n", name, err)
+		return exitFailed
+	}
+	what := "equal"
+	if *extract {
+		what = "with an answer"
+	}
+	fmt.Fprintf(stderr, "distill verify: %s: %d lines, %d %s, %d bad (policy %s)\n", name, st.Lines, st.Equal, what, st.Bad, verify.PolicyVersion)
+	return exitOK
+}

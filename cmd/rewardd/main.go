@@ -1,0 +1,265 @@
+// Command rewardd serves rubric rewards to RL trainers over HTTP: OpenRLHF's
+// remote reward protocol (POST /get_reward), slime's (POST /score), and the
+// native batch and group APIs (POST /v1/score, POST /v1/score_group), with
+// GET /healthz and GET /metrics. Rubrics come from a loaded corpus (a run
+// directory or a `distill export` directory), found by problem id or
+// problem text, or travel in the request as the label.
+//
+// The first line on stdout is the base URL it listens on; logs go to stderr.
+// It serves until SIGINT or SIGTERM, then answers the requests in flight
+// before it exits. Exit codes: 0 after a clean shutdown, 1 when loading the
+// corpus, listening or serving fails, 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/reward"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus RUN_OR_EXPORT_DIR] [flags]
+
+Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
+(slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
+
+Examples:
+  rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
+  rewardd --corpus exports/verl --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini \
+      --judge-api-key-env OPENAI_API_KEY --cache rewardd-cache.db --scheme rgr
+  REWARDD_TOKEN=... rewardd --addr 10.0.0.5:8700 --allow-remote --token-env REWARDD_TOKEN ...
+
+OpenRLHF: --reward.remote_url http://127.0.0.1:8700/get_reward
+slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key reward
+
+Flags:
+`
+
+type options struct {
+	corpus, addr, scheme, tokenEnv, cache, promptsDir, logLevel string
+	allowRemote                                                 bool
+	judgeURL, judgeModel, judgeKeyEnv                           string
+	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
+	legacyMaxTokens                                             bool
+	judgeTimeout, attemptTimeout, drain                         time.Duration
+	verdictCache, maxQueue                                      int
+	maxBody                                                     int64
+	params                                                      reward.Params
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{params: reward.DefaultParams()}
+	fs := flag.NewFlagSet("rewardd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.serverFlags(fs)
+	o.judgeFlags(fs)
+	o.formulaFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 clean shutdown, 1 failed (corpus, listen, serve), 2 usage error.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, o.check()
+}
+
+// serverFlags are the flags of the corpus, the listener and the HTTP server.
+func (o *options) serverFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export, a Parquet file or a JSONL file of records, whose rubrics to serve; empty: every request carries its label (e.g. --corpus runs/math16k)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8700", "listen address; port 0 picks a free one, printed as the first stdout line (e.g. --addr 127.0.0.1:0)")
+	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
+	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
+	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
+	fs.Int64Var(&o.maxBody, "max-body", 16<<20, "largest request body in bytes (e.g. --max-body 67108864)")
+	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more get 503 with Retry-After (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
+	fs.DurationVar(&o.drain, "drain-timeout", 2*time.Minute, "on SIGTERM, how long to wait for the requests in flight (e.g. --drain-timeout 30s)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error (e.g. --log-level debug)")
+}
+
+// judgeFlags are the flags of the satisfaction judge and its client.
+func (o *options) judgeFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.judgeURL, "judge-base-url", "", "OpenAI-compatible endpoint of the satisfaction judge, including /v1 (e.g. --judge-base-url http://127.0.0.1:8000/v1)")
+	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
+	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key, never logged; unset or empty sends none (e.g. --judge-api-key-env VLLM_API_KEY)")
+	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
+	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
+	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
+	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
+	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
+	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
+	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
+	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
+	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
+	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
+}
+
+// formulaFlags are the constants of the reward formulas.
+func (o *options) formulaFlags(fs *flag.FlagSet) {
+	fs.Float64Var(&o.params.RSug, "r-suggest", o.params.RSug, "SRaR budget R_SUG of the SUGGEST items (e.g. --r-suggest 0.5)")
+	fs.Float64Var(&o.params.RPit, "r-pitfall", o.params.RPit, "SRaR budget R_PIT of the PITFALL items, negative (e.g. --r-pitfall -0.5)")
+	fs.Float64Var(&o.params.RBon, "r-bonus", o.params.RBon, "SRaR budget R_BON of the BONUS items (e.g. --r-bonus 0.5)")
+	fs.Float64Var(&o.params.Lambda, "lambda", o.params.Lambda, "SRaR weight λ of the format reward in r_base = (1-λ)·accuracy + λ·format (e.g. --lambda 0.2)")
+	fs.Float64Var(&o.params.Alpha, "alpha", o.params.Alpha, "RLCER validity threshold: an item is valid when its satisfaction varies and corr > alpha (e.g. --alpha 0.2)")
+}
+
+func (o *options) check() error {
+	var errs []error
+	if o.judgeURL == "" || o.judgeModel == "" {
+		errs = append(errs, errors.New("--judge-base-url and --judge-model are required"))
+	}
+	if o.scheme != "" && !slices.Contains(schema.Schemes, o.scheme) {
+		errs = append(errs, fmt.Errorf("--scheme %q is not one of %s", o.scheme, strings.Join(schema.Schemes, ", ")))
+	}
+	if err := o.params.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--addr %q: %w", o.addr, err))
+	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
+	}
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.judgeTimeout <= 0 || o.drain <= 0 {
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --judge-timeout and --drain-timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rewardd: %v\n(rewardd -h lists every flag)\n", err)
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "rewardd: --log-level: %v\n", err)
+		return exitUsage
+	}
+	token := ""
+	if o.tokenEnv != "" {
+		if token = getenv(o.tokenEnv); token == "" {
+			fmt.Fprintf(stderr, "rewardd: --token-env %s: the variable is unset or empty\n", o.tokenEnv)
+			return exitUsage
+		}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := serve(ctx, o, token, getenv(o.judgeKeyEnv), stdout, log); err != nil {
+		log.Error("rewardd failed", "error", err.Error())
+		return exitFailed
+	}
+	return exitOK
+}
+
+// serve loads the corpus, builds the judge and answers requests until ctx
+// ends.
+func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writer, log *slog.Logger) error {
+	var index *reward.Index
+	if o.corpus != "" {
+		start := time.Now()
+		x, st, err := reward.LoadIndex(o.corpus, log)
+		if err != nil {
+			return err
+		}
+		log.Info("corpus loaded", "path", o.corpus, "problems", st.Loaded, "rows", st.Records, "files", st.Files,
+			"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", time.Since(start).Seconds())
+		index = x
+	}
+	var cache *llm.Cache
+	if o.cache != "" {
+		c, err := llm.OpenCache(o.cache)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		cache = c
+	}
+	meter := llm.NewMeter(nil, llm.Budget{})
+	client, err := llm.NewClient(llm.Endpoint{BaseURL: o.judgeURL, APIKey: apiKey}, llm.Options{
+		MaxInFlight: o.judgeConcurrency, AttemptTimeout: o.attemptTimeout, MaxAttempts: o.maxAttempts,
+		LegacyMaxTokens: o.legacyMaxTokens, Logger: log,
+	}, cache, meter)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	ps, err := prompts.Load(o.promptsDir)
+	if err != nil {
+		return err
+	}
+	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs),
+		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache})
+	if err != nil {
+		return err
+	}
+	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
+		MaxBodyBytes: o.maxBody, MaxQueue: o.maxQueue, Timeout: o.judgeTimeout, Token: token, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", o.addr, err)
+	}
+	if err := announce(stdout, ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "judge_model", o.judgeModel, "scheme", o.scheme, "auth", token != "")
+	return srv.Serve(ctx, ln, o.drain)
+}
+
+// announce writes the base URL as the first line of stdout and flushes it:
+// scripts and tests that start rewardd with port 0 read it to find the port.
+func announce(stdout io.Writer, addr net.Addr) error {
+	if _, err := fmt.Fprintf(stdout, "http://%s\n", addr); err != nil {
+		return fmt.Errorf("writing the URL to stdout: %w", err)
+	}
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync() // a pipe or terminal cannot sync; the write is already unbuffered
+	}
+	return nil
+}
+
+// repairs maps the flag (0 for none) to JudgeOptions.Repairs (0 for the
+// default, -1 for none).
+func repairs(n int) int {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+func TestUsage(t *testing.T) {
+	env := func(string) string { return "" }
+	judge := []string{"--judge-base-url", "http://127.0.0.1:1/v1", "--judge-model", "m"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"help", []string{"-h"}, exitOK, "--reward.remote_url"},
+		{"no judge", nil, exitUsage, "--judge-base-url and --judge-model are required"},
+		{"bad scheme", append([]string{"--scheme", "best"}, judge...), exitUsage, `--scheme "best"`},
+		{"remote without consent", append([]string{"--addr", "0.0.0.0:8700"}, judge...), exitUsage, "--allow-remote"},
+		{"token variable unset", append([]string{"--token-env", "REWARDD_TEST_TOKEN"}, judge...), exitUsage, "REWARDD_TEST_TOKEN"},
+		{"bad budget", append([]string{"--r-pitfall", "1"}, judge...), exitUsage, "r_pit"},
+		{"unknown flag", []string{"--nope"}, exitUsage, "flag provided but not defined"},
+		{"stray argument", append(judge, "runs/demo"), exitUsage, `unexpected argument "runs/demo"`},
+		{"address without port", append([]string{"--addr", "127.0.0.1"}, judge...), exitUsage, "--addr"},
+		{"bad log level", append([]string{"--log-level", "loud"}, judge...), exitUsage, "--log-level"},
+		{"missing corpus", append([]string{"--corpus", "/nonexistent/run", "--addr", "127.0.0.1:0"}, judge...), exitFailed, "no such file"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut, env)
+		if code != tc.code || !strings.Contains(errOut.String(), tc.says) {
+			t.Errorf("%s: exit %d, want %d; stderr lacks %q:\n%s", tc.name, code, tc.code, tc.says, errOut.String())
+		}
+	}
+	var errOut bytes.Buffer
+	run(context.Background(), []string{"-h"}, io.Discard, &errOut, env)
+	for _, flag := range []string{"corpus", "addr", "scheme", "token-env", "judge-base-url", "judge-model", "judge-api-key-env",
+		"judge-concurrency", "judge-timeout", "cache", "max-body", "max-queue", "drain-timeout", "r-suggest", "lambda", "alpha"} {
+		if !strings.Contains(errOut.String(), "-"+flag) {
+			t.Errorf("-h does not explain --%s", flag)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServesUntilCanceled starts rewardd against a simulated judge over
+// loopback, scores a request with the rubric in its label, and stops it.
+func TestServesUntilCanceled(t *testing.T) {
+	_, simURL, stop, err := llmtest.Start(llmtest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	const token = "test-token-123"
+	env := func(k string) string {
+		if k == "REWARDD_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--judge-base-url", simURL, "--judge-model", "simulated", "--token-env", "REWARDD_TOKEN"}, pw, stderr, env)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL: %v (stderr: %s)", err, stderr.String())
+	}
+	base := strings.TrimSpace(line)
+	go io.Copy(io.Discard, pr)
+
+	label := schema.Label{ID: "p", Question: "What is 2+3?", GroundTruth: "5", Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "Adds.", Weight: 1}}}
+	lb, _ := json.Marshal(label)
+	body, _ := json.Marshal(map[string]any{"prompt": "What is 2+3?", "response": "### Step 1: Add.\n<answer>5</answer>", "label": string(lb)})
+	req, _ := http.NewRequest(http.MethodPost, base+"/score?bare=1&scheme=rgr", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /score: %d %s", resp.StatusCode, got)
+	}
+	var r float64
+	if err := json.Unmarshal(got, &r); err != nil || r < 0 || r > 1 {
+		t.Errorf("bare reward %s: %v", got, err)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("exit %d after cancel, want 0; stderr:\n%s", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), token) {
+		t.Errorf("the token reached the log:\n%s", stderr.String())
+	}
+}
+
+// TestEveryFlagHasExample keeps -h honest: every flag says what it does and
+// shows an example.
+func TestEveryFlagHasExample(t *testing.T) {
+	o := &options{}
+	fs := flag.NewFlagSet("rewardd", flag.ContinueOnError)
+	o.serverFlags(fs)
+	o.judgeFlags(fs)
+	o.formulaFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(f.Usage, "(e.g. ") || !strings.Contains(f.Usage[strings.Index(f.Usage, "(e.g. "):], "--"+f.Name) {
+			t.Errorf("-h: --%s has no example: %q", f.Name, f.Usage)
+		}
+	})
+}

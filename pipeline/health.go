@@ -1,0 +1,57 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// EndpointHealth is how one endpoint's client copes with it: why a run is
+// slow when it is (the concurrency now and why it was lowered, 429s and
+// timeouts in the last minute, the learned deadline per stage).
+type EndpointHealth struct {
+	BaseURL string     `json:"base_url"`
+	Stages  []string   `json:"stages"`
+	Health  llm.Health `json:"health"`
+}
+
+// degraded reports whether the endpoint is held back now.
+func (e EndpointHealth) degraded() bool {
+	h := e.Health
+	return h.InFlightLimit < h.MaxInFlight || h.RateLimitedLastMinute > 0 || h.TimeoutsLastMinute > 0
+}
+
+func (e EndpointHealth) String() string {
+	return fmt.Sprintf("%s (%s): %s", e.BaseURL, strings.Join(e.Stages, ", "), e.Health)
+}
+
+// endpointHealth is the health of every endpoint's client, one entry per
+// client, in stage order.
+func (e *engine) endpointHealth() []EndpointHealth {
+	byClient := map[*llm.Client]int{}
+	var out []EndpointHealth
+	endpoints := e.job.endpoints()
+	for _, stage := range sortedKeys(e.clients) {
+		c := e.clients[stage]
+		if i, ok := byClient[c]; ok {
+			out[i].Stages = append(out[i].Stages, stage)
+			continue
+		}
+		byClient[c] = len(out)
+		out = append(out, EndpointHealth{BaseURL: endpoints[stage].BaseURL, Stages: []string{stage}, Health: c.Health()})
+	}
+	return out
+}
+
+// degradedEndpoints renders the endpoints held back now, for the status line.
+func degradedEndpoints(eps []EndpointHealth) []string {
+	var out []string
+	for _, e := range eps {
+		if e.degraded() {
+			out = append(out, e.String())
+		}
+	}
+	return slices.Clip(out)
+}

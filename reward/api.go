@@ -1,0 +1,321 @@
+package reward
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Limits on what one request may ask for.
+const (
+	MaxItems     = 4096 // items of /v1/score, samples of /get_reward
+	MaxResponses = 1024 // responses of /v1/score_group
+)
+
+// badRequest is a malformed request; its message names the field.
+type badRequest struct{ msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+func bad(format string, args ...any) error { return &badRequest{fmt.Sprintf(format, args...)} }
+
+// scoreItem is one response to score, decoded from any of the protocols.
+type scoreItem struct {
+	requestID string
+	problemID string
+	question  string
+	prompt    string // the problem as a prompt: a templated string, or the last user message
+	query     string // OpenRLHF only: the templated prompt and response, to find the problem in when prompt is empty
+	label     *schema.Label
+	response  string
+	scheme    string // "" takes the request's, the server's or the label's default
+	err       string // set when the item cannot be scored (no response in the query, ...)
+}
+
+// decodeJSON decodes one JSON value into v; a syntax or type error names the
+// byte offset or the field.
+func decodeJSON(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return bad("the request body is empty; expected a JSON object")
+	}
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return bad("the request body is not valid JSON at byte %d: %v", syn.Offset, err)
+	case errors.As(err, &typ) && typ.Field != "":
+		return bad("%s: expected %s, got a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+	case errors.As(err, &typ):
+		return bad("the request body must be a JSON object, got a JSON %s", typ.Value)
+	}
+	return bad("the request body is not valid JSON: %v", err)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "slice":
+		return "a list"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "true or false"
+	}
+	return "a number"
+}
+
+// labelField decodes a label given as a JSON string (what `distill export`
+// writes in its label column) or as a JSON object. null or "" is no label.
+func labelField(raw json.RawMessage, field string) (*schema.Label, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
+		return nil, nil
+	}
+	data := []byte(raw)
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, bad("%s: %v", field, err)
+		}
+		data = []byte(s)
+	} else if raw[0] != '{' {
+		return nil, bad("%s: expected the label as a JSON string or object", field)
+	}
+	l, err := schema.ParseLabel(data)
+	if err != nil {
+		return nil, bad("%s: %v", field, err)
+	}
+	return &l, nil
+}
+
+// promptField decodes a prompt given as a string (plain or chat-templated)
+// or as a list of {role, content} messages; of a list it keeps the last user
+// message, the one that holds the problem.
+func promptField(raw json.RawMessage, field string) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", bad("%s: %v", field, err)
+		}
+		return s, nil
+	case '[':
+		var msgs []struct {
+			Role    *string `json:"role"`
+			Content *string `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			return "", bad("%s: expected a list of {\"role\", \"content\"} messages with string values", field)
+		}
+		user := ""
+		for i, m := range msgs {
+			if m.Role == nil || m.Content == nil {
+				return "", bad("%s[%d]: a message needs \"role\" and \"content\"", field, i)
+			}
+			if *m.Role == "user" {
+				user = *m.Content
+			}
+		}
+		return user, nil
+	}
+	return "", bad("%s: expected a string or a list of {\"role\", \"content\"} messages", field)
+}
+
+func checkScheme(scheme, field string) error {
+	if scheme != "" && !slices.Contains(schema.Schemes, scheme) {
+		return bad("%s: %q is not a scheme (%s)", field, scheme, strings.Join(schema.Schemes, ", "))
+	}
+	return nil
+}
+
+// scoreRequest is the body of POST /v1/score.
+type scoreRequest struct {
+	Items  []scoreItemJSON `json:"items"`
+	Scheme string          `json:"scheme"`
+}
+
+type scoreItemJSON struct {
+	RequestID string          `json:"request_id"`
+	ProblemID string          `json:"problem_id"`
+	Question  string          `json:"question"`
+	Prompt    json.RawMessage `json:"prompt"`
+	Label     json.RawMessage `json:"label"`
+	Response  *string         `json:"response"`
+	Scheme    string          `json:"scheme"`
+}
+
+// decodeScore decodes a /v1/score body.
+func decodeScore(body []byte) ([]scoreItem, error) {
+	var req scoreRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, err
+	}
+	if err := checkScheme(req.Scheme, "scheme"); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.Items == nil:
+		return nil, bad("items: required, a list of {\"response\", ...} objects")
+	case len(req.Items) == 0:
+		return nil, bad("items: empty")
+	case len(req.Items) > MaxItems:
+		return nil, bad("items: %d items, at most %d per request", len(req.Items), MaxItems)
+	}
+	out := make([]scoreItem, len(req.Items))
+	for i, it := range req.Items {
+		f := fmt.Sprintf("items[%d]", i)
+		if it.Response == nil {
+			return nil, bad("%s.response: required", f)
+		}
+		if err := checkScheme(it.Scheme, f+".scheme"); err != nil {
+			return nil, err
+		}
+		label, err := labelField(it.Label, f+".label")
+		if err != nil {
+			return nil, err
+		}
+		prompt, err := promptField(it.Prompt, f+".prompt")
+		if err != nil {
+			return nil, err
+		}
+		scheme := it.Scheme
+		if scheme == "" {
+			scheme = req.Scheme
+		}
+		out[i] = scoreItem{requestID: it.RequestID, problemID: it.ProblemID, question: it.Question, prompt: prompt,
+			label: label, response: *it.Response, scheme: scheme}
+	}
+	return out, nil
+}
+
+// groupRequest is the body of POST /v1/score_group.
+type groupRequest struct {
+	RequestID string          `json:"request_id"`
+	ProblemID string          `json:"problem_id"`
+	Question  string          `json:"question"`
+	Prompt    json.RawMessage `json:"prompt"`
+	Label     json.RawMessage `json:"label"`
+	Responses []string        `json:"responses"`
+	Scheme    string          `json:"scheme"`
+}
+
+// decodeGroup decodes a /v1/score_group body into the problem (as an item
+// without a response) and the responses.
+func decodeGroup(body []byte) (scoreItem, []string, error) {
+	var req groupRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return scoreItem{}, nil, err
+	}
+	switch {
+	case req.Responses == nil:
+		return scoreItem{}, nil, bad("responses: required, the list of every rollout of the prompt")
+	case len(req.Responses) == 0:
+		return scoreItem{}, nil, bad("responses: empty")
+	case len(req.Responses) > MaxResponses:
+		return scoreItem{}, nil, bad("responses: %d responses, at most %d per group", len(req.Responses), MaxResponses)
+	}
+	if err := checkScheme(req.Scheme, "scheme"); err != nil {
+		return scoreItem{}, nil, err
+	}
+	label, err := labelField(req.Label, "label")
+	if err != nil {
+		return scoreItem{}, nil, err
+	}
+	prompt, err := promptField(req.Prompt, "prompt")
+	if err != nil {
+		return scoreItem{}, nil, err
+	}
+	return scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt,
+		label: label, scheme: req.Scheme}, req.Responses, nil
+}
+
+// getRewardRequest is the body OpenRLHF's remote reward client posts.
+type getRewardRequest struct {
+	Query   []string          `json:"query"`
+	Prompts []string          `json:"prompts"`
+	Labels  []json.RawMessage `json:"labels"`
+}
+
+// decodeGetReward decodes an OpenRLHF /get_reward body: N >= 1 queries, with
+// prompts and labels of the same length when present.
+func decodeGetReward(body []byte, scheme string) ([]scoreItem, error) {
+	var req getRewardRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return nil, err
+	}
+	n := len(req.Query)
+	switch {
+	case req.Query == nil:
+		return nil, bad("query: required, a list of prompt+response strings")
+	case n == 0:
+		return nil, bad("query: empty")
+	case n > MaxItems:
+		return nil, bad("query: %d samples, at most %d per request", n, MaxItems)
+	case req.Prompts != nil && len(req.Prompts) != n:
+		return nil, bad("prompts: %d entries, query has %d", len(req.Prompts), n)
+	case req.Labels != nil && len(req.Labels) != n:
+		return nil, bad("labels: %d entries, query has %d", len(req.Labels), n)
+	}
+	out := make([]scoreItem, n)
+	for i, q := range req.Query {
+		it := scoreItem{query: q, scheme: scheme}
+		if req.Prompts != nil {
+			it.prompt = req.Prompts[i]
+		}
+		if req.Labels != nil {
+			l, err := labelField(req.Labels[i], fmt.Sprintf("labels[%d]", i))
+			if err != nil {
+				return nil, err
+			}
+			it.label = l
+		}
+		resp, err := ResponseFromQuery(q, it.prompt)
+		if err != nil {
+			it.err = fmt.Sprintf("query[%d]: %v", i, err)
+		}
+		it.response = resp
+		out[i] = it
+	}
+	return out, nil
+}
+
+// slimeRequest is the body slime's remote_rm posts.
+type slimeRequest struct {
+	Prompt   json.RawMessage `json:"prompt"`
+	Response *string         `json:"response"`
+	Label    json.RawMessage `json:"label"`
+}
+
+// decodeSlime decodes a slime /score body.
+func decodeSlime(body []byte, scheme string) (scoreItem, error) {
+	var req slimeRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return scoreItem{}, err
+	}
+	if req.Response == nil {
+		return scoreItem{}, bad("response: required")
+	}
+	label, err := labelField(req.Label, "label")
+	if err != nil {
+		return scoreItem{}, err
+	}
+	prompt, err := promptField(req.Prompt, "prompt")
+	if err != nil {
+		return scoreItem{}, err
+	}
+	return scoreItem{prompt: prompt, label: label, response: TrimEndTokens(*req.Response), scheme: scheme}, nil
+}

@@ -1,0 +1,27 @@
+// Package reward scores RL rollouts against a rubric corpus: the reward
+// formulas of the papers the corpus is made for (pure functions), the
+// satisfaction judge that says which rubric items a response satisfies and at
+// which step, the corpus index that finds a problem's rubric, and the HTTP
+// handlers of rewardd, which speak the trainers' own reward protocols.
+//
+// # Schemes
+//
+//   - srar (seed 000, SRaR): per-item signed deltas by type with budgets
+//     (SRaRDelta), summed per step (SRaRDeltas), normalized per step across
+//     the rollouts of one prompt (NormalizeSteps), added to the GRPO
+//     advantage of r_base = (1 - λ) r_acc + λ r_fmt (SRaRStepAdvantages).
+//   - rgr (seed 003, RGR-GRPO): the weighted fraction of criteria met, 1 when
+//     every Factual criterion holds (RGRReward).
+//   - grounded (seed 001, Rubric-Grounded RL): the weighted score over the
+//     total weight, clipped to [0, 1], 0 on a judge failure, with a
+//     leave-one-out group baseline (GroundedReward, LOOAdvantages).
+//   - rlcer (seed 002, RLCER): ±1 for the answer plus the min-max normalized
+//     signed points of the valid items (RLCERCoT, ItemValidity).
+//   - papo (seed 004, PAPO): the outcome advantage plus a process advantage
+//     normalized only among correct rollouts (PAPOProcessAdvantages).
+//
+// Accuracy always comes from package verify against the record's ground
+// truth, the code the corpus was built with. Score and ScoreGroup turn a
+// rubric, analyzed responses (Analyze) and the judge's verdicts into the
+// results the API returns.
+package reward

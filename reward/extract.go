@@ -1,0 +1,150 @@
+package reward
+
+import (
+	"errors"
+	"strings"
+)
+
+// A chat turn as the templates we know write it.
+type turnMarks struct{ open, close string }
+
+// userTurns are the user-turn markers of the chat templates rewardd reads
+// problems out of.
+var userTurns = []turnMarks{
+	{"<|im_start|>user", "<|im_end|>"},                         // ChatML (Qwen, many others)
+	{"<|start_header_id|>user<|end_header_id|>", "<|eot_id|>"}, // Llama 3
+	{"<start_of_turn>user", "<end_of_turn>"},                   // Gemma
+	{"[INST]", "[/INST]"},                                      // Mistral, Llama 2
+	{"<｜User｜>", "<｜Assistant｜>"},                              // DeepSeek V3 and R1
+	{"<|user|>", "<|end|>"},                                    // Phi-3
+}
+
+// assistantHeaders open the assistant turn in the same templates.
+var assistantHeaders = []string{
+	"<|im_start|>assistant",
+	"<|start_header_id|>assistant<|end_header_id|>",
+	"<start_of_turn>model",
+	"[/INST]",
+	"<｜Assistant｜>",
+	"<|assistant|>",
+}
+
+// endTokens are the end-of-turn and end-of-sequence tokens a decoded
+// response may end with.
+var endTokens = []string{"<|im_end|>", "<|eot_id|>", "</s>", "<|endoftext|>", "<|end|>", "<end_of_turn>", "<｜end▁of▁sentence｜>"}
+
+// promptTexts are the texts of a prompt the problem may be: the user turns
+// of a chat-templated prompt, last first, then the whole prompt.
+func promptTexts(prompt string) []string {
+	var out []string
+	for _, t := range userTurns {
+		for rest := prompt; ; {
+			i := strings.Index(rest, t.open)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(t.open):]
+			body := rest
+			if j := strings.Index(rest, t.close); j >= 0 {
+				body = rest[:j]
+			}
+			out = append(out, body)
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return append(out, prompt)
+}
+
+// maxRunLines bounds how many lines of a prompt lineRuns looks at.
+const maxRunLines = 200
+
+// lineRuns are the candidate problem texts in one user text: the whole text,
+// then its runs of whole lines that start at its first line or end at its
+// last (longest first), each also with a "Problem:" or "Question:" label
+// dropped from its first line.
+func lineRuns(text string) []string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	out := []string{text}
+	if len(lines) < 2 || len(lines) > maxRunLines {
+		return append(out, unlabeled(text)...)
+	}
+	for n := len(lines) - 1; n >= 1; n-- {
+		prefix := strings.Join(lines[:n], "\n")
+		suffix := strings.Join(lines[len(lines)-n:], "\n")
+		out = append(out, prefix, suffix)
+		out = append(out, unlabeled(suffix)...)
+	}
+	return append(out, unlabeled(text)...)
+}
+
+// unlabeled drops a leading "Problem:" or "Question:" label.
+func unlabeled(s string) []string {
+	t := strings.TrimSpace(s)
+	for _, label := range []string{"Problem:", "Question:", "problem:", "question:"} {
+		if rest, ok := strings.CutPrefix(t, label); ok {
+			return []string{rest}
+		}
+	}
+	return nil
+}
+
+// ErrNoResponse is returned when a query holds no recognizable response.
+var ErrNoResponse = errors.New("the response is not in the query: the query does not start with the prompt and has no assistant header of a known chat template")
+
+// ResponseFromQuery cuts the response out of an OpenRLHF query (the
+// chat-templated prompt and response, decoded with special tokens): the
+// text after the prompt when the query starts with it, otherwise after the
+// last assistant header of a known chat template; then trailing end tokens
+// (<|im_end|>, <|eot_id|>, </s>, <|endoftext|>, ...) and white space are cut.
+func ResponseFromQuery(query, prompt string) (string, error) {
+	var resp string
+	switch {
+	case prompt != "" && strings.HasPrefix(query, prompt):
+		resp = query[len(prompt):]
+	default:
+		at, size := -1, 0
+		for _, h := range assistantHeaders {
+			if i := strings.LastIndex(query, h); i > at {
+				at, size = i, len(h)
+			}
+		}
+		if at < 0 {
+			return "", ErrNoResponse
+		}
+		resp = query[at+size:]
+	}
+	return TrimEndTokens(resp), nil
+}
+
+// PromptOfQuery is the part of a query before its last assistant header:
+// the templated prompt, for finding the problem when a request has no
+// prompt. It is the whole query when there is no header.
+func PromptOfQuery(query string) string {
+	at := -1
+	for _, h := range assistantHeaders {
+		at = max(at, strings.LastIndex(query, h))
+	}
+	if at < 0 {
+		return query
+	}
+	return query[:at]
+}
+
+// TrimEndTokens cuts end-of-turn tokens and white space off the end of a
+// response (and the newline a template puts after an assistant header off
+// its start).
+func TrimEndTokens(s string) string {
+	for {
+		t := strings.TrimRight(s, " \t\r\n")
+		for _, tok := range endTokens {
+			t = strings.TrimSuffix(t, tok)
+		}
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return strings.TrimLeft(s, "\r\n")
+}

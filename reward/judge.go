@@ -1,0 +1,295 @@
+package reward
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// JudgeStage is the accounting stage of the satisfaction judge's requests.
+const JudgeStage = "satisfy"
+
+// JudgeOptions configure the satisfaction judge.
+type JudgeOptions struct {
+	Model       string // the judge model, sent with every request
+	Repairs     int    // repair turns after an unparsable reply (default 2; -1 for none)
+	Concurrency int    // verdict calls at once (default 64)
+	MaxTokens   int    // 0: the server's default
+	// CacheEntries bounds the in-memory cache of parsed verdicts (default
+	// 100,000 responses; -1 for none). The llm response cache, when the
+	// client has one, keeps every answered request on disk as well.
+	CacheEntries int
+}
+
+// Judge asks the satisfaction judge which rubric items a response satisfies
+// and at which step. It renders the satisfy template (the contract of seed
+// 000 appendix 7.4: the items with ids and types, the response with its
+// numbered steps, the extracted answer), calls the endpoint through
+// llm.Client.ChatParsed at temperature 0, parses the reply with
+// schema.ParseSatisfaction, and shows an unparsable reply back to the model
+// with the parser's error up to Repairs times.
+//
+// Verdicts are cached twice: by the llm response cache (its key covers the
+// model, the messages, which embed the rubric and the response, and the
+// sampling settings), and in memory as parsed verdicts keyed by the judge
+// model, the template hashes, the question, the items and the response; a
+// request for a verdict already being computed waits for it. Judge is safe
+// for concurrent use.
+type Judge struct {
+	client  *llm.Client
+	prompts *prompts.Set
+	opt     JudgeOptions
+	salt    string // model and template hashes: what else decides a verdict
+	sem     chan struct{}
+
+	mu     sync.Mutex
+	cache  verdictCache
+	flight map[uint64]*flight
+
+	calls, memHits, diskHits, failures atomic.Int64
+	latency                            *histogram
+}
+
+// flight is one verdict computation others may wait for.
+type flight struct {
+	done     chan struct{}
+	verdicts []schema.Satisfaction
+	err      error
+}
+
+// NewJudge returns a judge that sends its requests through client.
+func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, error) {
+	switch {
+	case client == nil || ps == nil:
+		return nil, errors.New("reward: the judge needs an llm client and prompt templates")
+	case opt.Model == "":
+		return nil, errors.New("reward: the judge needs a model name")
+	}
+	if opt.Repairs == 0 {
+		opt.Repairs = 2
+	}
+	opt.Repairs = max(opt.Repairs, 0)
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 64
+	}
+	if opt.CacheEntries == 0 {
+		opt.CacheEntries = 100_000
+	}
+	return &Judge{
+		client: client, prompts: ps, opt: opt,
+		salt:    opt.Model + "\x00" + ps.Hash(prompts.Satisfy) + "\x00" + ps.Hash(prompts.Repair),
+		sem:     make(chan struct{}, opt.Concurrency),
+		cache:   newVerdictCache(opt.CacheEntries),
+		flight:  map[uint64]*flight{},
+		latency: newHistogram(latencyBuckets),
+	}, nil
+}
+
+// JudgeStats count the judge's work since it was made.
+type JudgeStats struct {
+	Calls    int64 // verdicts computed through the endpoint (or its response cache)
+	MemHits  int64 // verdicts served from the in-memory cache
+	DiskHits int64 // responses served from the llm response cache
+	Failures int64 // verdict calls that ended without usable verdicts
+	Cached   int   // verdicts held in memory now
+}
+
+// Stats returns the judge's counters.
+func (j *Judge) Stats() JudgeStats {
+	j.mu.Lock()
+	cached := j.cache.len()
+	j.mu.Unlock()
+	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached}
+}
+
+// Cached returns the verdicts on r held in memory, without calling the
+// endpoint.
+func (j *Judge) Cached(question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, bool) {
+	key := j.key(question, items, r.Response)
+	j.mu.Lock()
+	v, ok := j.cache.get(key)
+	j.mu.Unlock()
+	if ok {
+		j.memHits.Add(1)
+	}
+	return v, ok
+}
+
+// Verdicts judges r against items (one verdict per item, in item order). An
+// error says why there are no verdicts: the endpoint failed, the reply did
+// not parse after every repair, or ctx ended.
+func (j *Judge) Verdicts(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
+	key := j.key(question, items, r.Response)
+	for {
+		j.mu.Lock()
+		if v, ok := j.cache.get(key); ok {
+			j.mu.Unlock()
+			j.memHits.Add(1)
+			return v, nil
+		}
+		if f, busy := j.flight[key]; busy {
+			j.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the judge: %w", context.Cause(ctx))
+			}
+			if f.err == nil {
+				j.memHits.Add(1)
+				return f.verdicts, nil
+			}
+			if !errors.Is(f.err, errLeaderGone) {
+				return nil, f.err
+			}
+			continue // the caller computing it went away: compute it here
+		}
+		f := &flight{done: make(chan struct{})}
+		j.flight[key] = f
+		j.mu.Unlock()
+
+		f.verdicts, f.err = j.call(ctx, question, items, r)
+		j.mu.Lock()
+		delete(j.flight, key)
+		if f.err == nil {
+			j.cache.put(key, f.verdicts)
+		}
+		j.mu.Unlock()
+		if f.err != nil && ctx.Err() != nil {
+			err := f.err
+			f.err = errLeaderGone
+			close(f.done)
+			return nil, err
+		}
+		close(f.done)
+		return f.verdicts, f.err
+	}
+}
+
+var errLeaderGone = errors.New("the request computing this verdict ended")
+
+func (j *Judge) call(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
+	select {
+	case j.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a judge slot: %w", context.Cause(ctx))
+	}
+	defer func() { <-j.sem }()
+	start := time.Now()
+	j.calls.Add(1)
+	verdicts, err := j.ask(ctx, question, items, r)
+	j.latency.observe(time.Since(start).Seconds())
+	if err != nil {
+		j.failures.Add(1)
+	}
+	return verdicts, err
+}
+
+func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
+	msgs, err := j.prompts.SatisfyMessages(question, r.Response, r.Extracted, items)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int32, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	zero := 0.0
+	req := llm.Request{Stage: JudgeStage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens}
+	var verdicts []schema.Satisfaction
+	err = j.client.ChatParsed(ctx, req, llm.Ask{
+		What:    "satisfaction verdicts",
+		Repairs: j.opt.Repairs,
+		Parse: func(reply string) error {
+			v, err := schema.ParseSatisfaction(reply, ids, len(r.Steps))
+			verdicts = v
+			return err
+		},
+		Repair: j.prompts.RepairMessages,
+		OnResponse: func(resp *llm.Response) {
+			if resp.Cached {
+				j.diskHits.Add(1)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return verdicts, nil
+}
+
+// key identifies a verdict: the judge model and templates, the question,
+// the items and the response (the extracted answer and the step count are
+// functions of the response).
+func (j *Judge) key(question string, items []schema.Item, response string) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	var n [8]byte
+	str := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		_, _ = d.Write(n[:])
+		_, _ = d.WriteString(s)
+	}
+	str(j.salt)
+	str(question)
+	for _, it := range items {
+		binary.LittleEndian.PutUint64(n[:], uint64(it.ID))
+		_, _ = d.Write(n[:])
+		str(it.Type)
+		str(it.Text)
+	}
+	str(response)
+	return d.Sum64()
+}
+
+// verdictCache is a bounded cache of parsed verdicts with two generations:
+// when the current one is full it becomes the old one and the oldest is
+// dropped, so at most 2×half entries are held and a hit in the old
+// generation is moved back. The caller holds the judge's lock.
+type verdictCache struct {
+	half     int
+	cur, old map[uint64][]schema.Satisfaction
+}
+
+func newVerdictCache(entries int) verdictCache {
+	if entries < 0 {
+		return verdictCache{}
+	}
+	half := max(1, entries/2)
+	return verdictCache{half: half, cur: make(map[uint64][]schema.Satisfaction)}
+}
+
+func (c *verdictCache) get(k uint64) ([]schema.Satisfaction, bool) {
+	if c.half == 0 {
+		return nil, false
+	}
+	if v, ok := c.cur[k]; ok {
+		return v, true
+	}
+	if v, ok := c.old[k]; ok {
+		c.put(k, v)
+		return v, true
+	}
+	return nil, false
+}
+
+func (c *verdictCache) put(k uint64, v []schema.Satisfaction) {
+	if c.half == 0 {
+		return
+	}
+	if len(c.cur) >= c.half {
+		c.old, c.cur = c.cur, make(map[uint64][]schema.Satisfaction, c.half)
+	}
+	c.cur[k] = v
+}
+
+func (c *verdictCache) len() int { return len(c.cur) + len(c.old) }

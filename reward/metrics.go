@@ -1,0 +1,195 @@
+package reward
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// latencyBuckets are the upper bounds, in seconds, of the latency histograms.
+var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// histogram is a Prometheus histogram with fixed buckets, safe for
+// concurrent use.
+type histogram struct {
+	bounds []float64
+	counts []atomic.Int64 // per bucket, not cumulative; the last is +Inf
+	sumMu  sync.Mutex
+	sum    float64
+	total  atomic.Int64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]atomic.Int64, len(bounds)+1)}
+}
+
+func (h *histogram) observe(v float64) {
+	i, _ := slices.BinarySearch(h.bounds, v)
+	h.counts[i].Add(1)
+	h.total.Add(1)
+	h.sumMu.Lock()
+	h.sum += v
+	h.sumMu.Unlock()
+}
+
+// write writes the histogram's series, labels being `name="value"` pairs
+// without braces (empty for none).
+func (h *histogram) write(w io.Writer, name, labels string) {
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	cum := int64(0)
+	for i, b := range h.bounds {
+		cum += h.counts[i].Load()
+		fmt.Fprintf(w, "%s_bucket{%s%sle=%q} %d\n", name, labels, sep, strconv.FormatFloat(b, 'g', -1, 64), cum)
+	}
+	cum += h.counts[len(h.bounds)].Load()
+	fmt.Fprintf(w, "%s_bucket{%s%sle=\"+Inf\"} %d\n", name, labels, sep, cum)
+	h.sumMu.Lock()
+	sum := h.sum
+	h.sumMu.Unlock()
+	braces := ""
+	if labels != "" {
+		braces = "{" + labels + "}"
+	}
+	fmt.Fprintf(w, "%s_sum%s %s\n", name, braces, formatFloat(sum))
+	fmt.Fprintf(w, "%s_count%s %d\n", name, braces, cum)
+}
+
+func formatFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// endpoints are the paths rewardd serves, for its metrics.
+var endpoints = []string{pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathHealthz, pathMetrics, pathOther}
+
+// serverMetrics are rewardd's counters.
+type serverMetrics struct {
+	mu       sync.Mutex
+	requests map[requestKey]int64 // by endpoint and status code
+	latency  map[string]*histogram
+	inflight atomic.Int64
+	items    map[itemKey]int64 // results by scheme and outcome
+}
+
+type requestKey struct {
+	endpoint string
+	code     int
+}
+
+type itemKey struct {
+	scheme, outcome string // outcome: ok, judge_failed, error
+}
+
+func newServerMetrics() *serverMetrics {
+	m := &serverMetrics{requests: map[requestKey]int64{}, latency: map[string]*histogram{}, items: map[itemKey]int64{}}
+	for _, e := range endpoints {
+		m.latency[e] = newHistogram(latencyBuckets)
+	}
+	return m
+}
+
+func (m *serverMetrics) request(endpoint string, code int, seconds float64) {
+	m.mu.Lock()
+	m.requests[requestKey{endpoint, code}]++
+	m.mu.Unlock()
+	m.latency[endpoint].observe(seconds)
+}
+
+func (m *serverMetrics) results(rs []Result) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range rs {
+		outcome := "ok"
+		switch {
+		case r.Error != "":
+			outcome = "error"
+		case !r.JudgeOK:
+			outcome = "judge_failed"
+		}
+		m.items[itemKey{r.Scheme, outcome}]++
+	}
+}
+
+// write renders every metric in the Prometheus text exposition format.
+func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter) {
+	m.mu.Lock()
+	reqs := make([]requestKey, 0, len(m.requests))
+	for k := range m.requests {
+		reqs = append(reqs, k)
+	}
+	slices.SortFunc(reqs, func(a, b requestKey) int {
+		if a.endpoint != b.endpoint {
+			return strings.Compare(a.endpoint, b.endpoint)
+		}
+		return a.code - b.code
+	})
+	counts := make([]int64, len(reqs))
+	for i, k := range reqs {
+		counts[i] = m.requests[k]
+	}
+	items := make([]itemKey, 0, len(m.items))
+	for k := range m.items {
+		items = append(items, k)
+	}
+	slices.SortFunc(items, func(a, b itemKey) int { return strings.Compare(a.scheme+" "+a.outcome, b.scheme+" "+b.outcome) })
+	itemCounts := make([]int64, len(items))
+	for i, k := range items {
+		itemCounts[i] = m.items[k]
+	}
+	m.mu.Unlock()
+
+	help(w, "rewardd_requests_total", "counter", "HTTP requests by endpoint and status code.")
+	for i, k := range reqs {
+		fmt.Fprintf(w, "rewardd_requests_total{endpoint=%q,code=\"%d\"} %d\n", k.endpoint, k.code, counts[i])
+	}
+	help(w, "rewardd_request_duration_seconds", "histogram", "Time from a request's arrival to its response, by endpoint.")
+	for _, e := range endpoints {
+		m.latency[e].write(w, "rewardd_request_duration_seconds", fmt.Sprintf("endpoint=%q", e))
+	}
+	help(w, "rewardd_requests_in_flight", "gauge", "Requests admitted and not yet answered.")
+	fmt.Fprintf(w, "rewardd_requests_in_flight %d\n", m.inflight.Load())
+	help(w, "rewardd_results_total", "counter", "Scored responses by scheme and outcome (ok, judge_failed, error).")
+	for i, k := range items {
+		fmt.Fprintf(w, "rewardd_results_total{scheme=%q,outcome=%q} %d\n", k.scheme, k.outcome, itemCounts[i])
+	}
+	help(w, "rewardd_corpus_records", "gauge", "Problems in the loaded corpus index.")
+	fmt.Fprintf(w, "rewardd_corpus_records %d\n", records)
+	if j != nil {
+		st := j.Stats()
+		help(w, "rewardd_judge_calls_total", "counter", "Satisfaction verdicts computed through the judge endpoint or its response cache.")
+		fmt.Fprintf(w, "rewardd_judge_calls_total %d\n", st.Calls)
+		help(w, "rewardd_judge_cache_hits_total", "counter", "Verdicts served from the in-memory cache (memory) and judge responses served from the response cache file (disk).")
+		fmt.Fprintf(w, "rewardd_judge_cache_hits_total{cache=\"memory\"} %d\n", st.MemHits)
+		fmt.Fprintf(w, "rewardd_judge_cache_hits_total{cache=\"disk\"} %d\n", st.DiskHits)
+		help(w, "rewardd_judge_failures_total", "counter", "Verdict calls that ended without usable verdicts (judge_ok false).")
+		fmt.Fprintf(w, "rewardd_judge_failures_total %d\n", st.Failures)
+		help(w, "rewardd_judge_cached_verdicts", "gauge", "Verdicts held in the in-memory cache.")
+		fmt.Fprintf(w, "rewardd_judge_cached_verdicts %d\n", st.Cached)
+		help(w, "rewardd_judge_duration_seconds", "histogram", "Time of one verdict call, repairs and retries included.")
+		j.latency.write(w, "rewardd_judge_duration_seconds", "")
+	}
+	if meter != nil {
+		t := meter.Snapshot().Total
+		help(w, "rewardd_judge_tokens_total", "counter", "Tokens the judge endpoint reported, by kind.")
+		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"prompt\"} %d\n", t.PromptTokens)
+		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"completion\"} %d\n", t.CompletionTokens)
+		help(w, "rewardd_judge_requests_total", "counter", "Live requests sent to the judge endpoint (retries not counted).")
+		fmt.Fprintf(w, "rewardd_judge_requests_total %d\n", t.Requests)
+	}
+}
+
+func help(w io.Writer, name, typ, text string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, typ)
+}

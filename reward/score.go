@@ -1,0 +1,350 @@
+package reward
+
+import (
+	"math"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// ItemVerdict is the judge's verdict on one rubric item, as results carry it.
+type ItemVerdict struct {
+	ID        int32  `json:"id"`
+	Type      string `json:"type"`
+	Satisfied bool   `json:"satisfied"`
+	Step      int32  `json:"step"`
+}
+
+// StepResult is a step span with its SRaR rubric reward d_k (seed 000,
+// under eq. 3), whatever the scheme; 0 when the judge failed.
+type StepResult struct {
+	StepSpan
+	Delta float64 `json:"delta"`
+}
+
+// Result is the score of one response.
+type Result struct {
+	RequestID string  `json:"request_id,omitempty"`
+	ProblemID string  `json:"problem_id"`
+	Scheme    string  `json:"scheme"`
+	Reward    float64 `json:"reward"` // the scalar a trainer uses
+	Score     float64 `json:"score"`  // the same mapped to [0, 1]
+	// JudgeOK is false when the satisfaction judge failed (JudgeError says
+	// why); the reward then follows the scheme's fallback.
+	JudgeOK    bool   `json:"judge_ok"`
+	JudgeError string `json:"judge_error,omitempty"`
+	Correct    bool   `json:"correct"` // verify.Equal of the extracted answer against the ground truth
+	// Components add up to Reward; their keys are fixed per scheme.
+	Components map[string]float64 `json:"components"`
+	// Metrics are diagnostics; their keys are fixed per scheme.
+	Metrics map[string]float64 `json:"metrics"`
+	Items   []ItemVerdict      `json:"items"`
+	Steps   []StepResult       `json:"steps"`
+	// Error is set when the response could not be scored at all (unknown
+	// problem, ...); the reward is then 0.
+	Error string `json:"error"`
+}
+
+// ErrorResult is the result of an item that could not be scored.
+func ErrorResult(requestID, problemID, scheme, msg string) Result {
+	return Result{RequestID: requestID, ProblemID: problemID, Scheme: scheme, Error: msg,
+		Components: map[string]float64{}, Metrics: map[string]float64{}, Items: []ItemVerdict{}, Steps: []StepResult{}}
+}
+
+// scored holds one rollout's intermediate values under every scheme; the
+// results and the group advantages are built from it.
+type scored struct {
+	base    float64    // r_base (srar)
+	rubric  SRaRRubric // Δ_i by type and d_{k,i} (srar), zero without verdicts
+	rgr     float64    // eq. 5 of seed 003, or the fallback
+	rgrAll  bool
+	ground  float64 // seed 001's clipped normalized score, 0 without verdicts
+	pass    float64 // weighted fraction of criteria met, 0 without verdicts
+	cot     float64 // RLCER r_cot over the valid items
+	nValid  int
+	process float64 // PAPO r_proc: the grounded score of a correct, judged rollout
+}
+
+func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
+	var s scored
+	items := lab.Rubric
+	s.base = BaseReward(p, r.Correct, r.FormatOK)
+	for _, v := range valid {
+		if v {
+			s.nValid++
+		}
+	}
+	if !r.JudgeOK() {
+		// Accuracy-only fallback: rgr pays for a correct answer; grounded
+		// gives its conservative zero; srar keeps r_base, rlcer r_outcome,
+		// papo the outcome reward.
+		s.rgr = b2f(r.Correct)
+		return s
+	}
+	s.rubric = SRaRDeltas(p, items, r.Verdicts, len(r.Steps))
+	s.rgr, s.rgrAll = RGRReward(items, r.Verdicts)
+	s.pass = WeightedFraction(items, r.Verdicts)
+	s.ground = clip01(s.pass)
+	s.cot = RLCERCoT(items, r.Verdicts, valid)
+	if r.Correct {
+		s.process = s.ground
+	}
+	return s
+}
+
+// Score scores one rollout against lab under scheme. valid marks the items
+// RLCER counts; nil takes the validity the corpus stored with each item
+// (an item never measured counts as valid).
+//
+// Rewards and [0, 1] scores by scheme (judge failed: the fallback):
+//   - srar: r_base + Δ_i (components accuracy, format, suggest, pitfall,
+//     bonus); score min-max over the range the rubric's types allow,
+//     [-|R_PIT| if it has PITFALLs, 1 + R_SUG + R_BON for the types it has].
+//     Fallback: r_base.
+//   - rgr: seed 003 eq. 5 (component rubric). Fallback: r_acc.
+//   - grounded: seed 001's clipped normalized score (component rubric).
+//     Fallback: 0, the paper's rule.
+//   - rlcer: r_outcome (±1) + r_cot (components outcome, cot); score
+//     (reward + 1) / 3. Fallback: r_outcome.
+//   - papo: the outcome reward r_acc (component accuracy); the process
+//     reward is metrics.process and enters only the group advantage
+//     (/v1/score_group). Fallback: the same, with process 0.
+func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool) Result {
+	if valid == nil {
+		valid = storedValidity(lab.Rubric)
+	}
+	return result(p, scheme, lab, r, compute(p, lab, r, valid))
+}
+
+// storedValidity is the corpus's empirical validity of each item; an item
+// never measured (nil) counts as valid.
+func storedValidity(items []schema.Item) []bool {
+	out := make([]bool, len(items))
+	for j, it := range items {
+		out[j] = it.EmpiricalValid == nil || *it.EmpiricalValid
+	}
+	return out
+}
+
+func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored) Result {
+	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct}
+	acc := b2f(r.Correct)
+	switch scheme {
+	case schema.SchemeSRaR:
+		res.Components = map[string]float64{
+			"accuracy": (1 - p.Lambda) * acc, "format": p.Lambda * b2f(r.FormatOK),
+			"suggest": s.rubric.Suggest, "pitfall": s.rubric.Pitfall, "bonus": s.rubric.Bonus,
+		}
+		res.Reward = s.base + s.rubric.Total()
+		lo, hi := srarRange(p, CountTypes(lab.Rubric))
+		res.Score = clip01((res.Reward - lo) / (hi - lo))
+	case schema.SchemeRGR:
+		res.Reward, res.Score = s.rgr, s.rgr
+		res.Components = map[string]float64{"rubric": s.rgr}
+	case schema.SchemeGrounded:
+		res.Reward, res.Score = s.ground, s.ground
+		res.Components = map[string]float64{"rubric": s.ground}
+	case schema.SchemeRLCER:
+		out := RLCEROutcome(r.Correct)
+		res.Reward = out + s.cot
+		res.Score = clip01((res.Reward + 1) / 3)
+		res.Components = map[string]float64{"outcome": out, "cot": s.cot}
+	case schema.SchemePAPO:
+		res.Reward, res.Score = acc, acc
+		res.Components = map[string]float64{"accuracy": acc}
+	}
+	res.Metrics = metrics(scheme, lab, r, s)
+	res.Items = itemVerdicts(lab.Rubric, r.Verdicts)
+	res.Steps = stepResults(r.Steps, s.rubric.Steps)
+	return res
+}
+
+// srarRange is the lowest and highest SRaR reward a rubric with n allows.
+func srarRange(p Params, n TypeCounts) (lo, hi float64) {
+	hi = 1
+	if n.Pitfall > 0 {
+		lo = -math.Abs(p.RPit)
+	}
+	if n.Suggest > 0 {
+		hi += p.RSug
+	}
+	if n.Bonus > 0 {
+		hi += p.RBon
+	}
+	return lo, hi
+}
+
+// metrics are the diagnostics of a result: n_items, satisfied (items the
+// judge called satisfied), n_steps and pass_rate (the weighted fraction of
+// criteria met) for every scheme, and per scheme base_reward and
+// rubric_delta (srar), factual_all (rgr), n_valid (rlcer), process (papo).
+func metrics(scheme string, lab *schema.Label, r *Rollout, s scored) map[string]float64 {
+	sat := 0
+	for _, v := range r.Verdicts {
+		if v.Satisfied {
+			sat++
+		}
+	}
+	m := map[string]float64{
+		"n_items": float64(len(lab.Rubric)), "satisfied": float64(sat),
+		"n_steps": float64(len(r.Steps)), "pass_rate": s.pass,
+	}
+	switch scheme {
+	case schema.SchemeSRaR:
+		m["base_reward"], m["rubric_delta"] = s.base, s.rubric.Total()
+	case schema.SchemeRGR:
+		m["factual_all"] = b2f(s.rgrAll)
+	case schema.SchemeRLCER:
+		m["n_valid"] = float64(s.nValid)
+	case schema.SchemePAPO:
+		m["process"] = s.process
+	}
+	return m
+}
+
+func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction) []ItemVerdict {
+	out := make([]ItemVerdict, 0, len(verdicts))
+	for j := range min(len(items), len(verdicts)) {
+		v := verdicts[j]
+		out = append(out, ItemVerdict{ID: items[j].ID, Type: items[j].Type, Satisfied: v.Satisfied, Step: v.Step})
+	}
+	return out
+}
+
+func stepResults(spans []StepSpan, d []StepDelta) []StepResult {
+	out := make([]StepResult, len(spans))
+	for i, sp := range spans {
+		out[i].StepSpan = sp
+		for _, s := range d {
+			if s.Step == sp.Step {
+				out[i].Delta = s.D
+			}
+		}
+	}
+	return out
+}
+
+// Advantage is one rollout's advantage within its group.
+type Advantage struct {
+	// Outcome is the scheme's group advantage of its reward: GRPO's (eq. 1 of
+	// seed 000) of r_base for srar, of the reward for rgr and rlcer, of the
+	// outcome reward for papo; the leave-one-out one (seed 001) for grounded.
+	Outcome float64 `json:"outcome"`
+	// Process is PAPO's process advantage (seed 004 eq. 4); 0 for the other
+	// schemes.
+	Process float64 `json:"process"`
+	Total   float64 `json:"total"` // Outcome + Process (seed 004 eq. 5)
+	// Steps are SRaR's decoupled advantages per step span (seed 000 eq.
+	// 5-6); empty for the other schemes.
+	Steps []StepAdvantage `json:"steps"`
+}
+
+// ItemGroupValidity is one item's RLCER validity measured over a group.
+type ItemGroupValidity struct {
+	ID      int32    `json:"id"`
+	SatRate *float64 `json:"sat_rate"`
+	Corr    *float64 `json:"corr"`
+	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group
+}
+
+// Group is the score of all rollouts of one prompt.
+type Group struct {
+	Results    []Result            `json:"results"`
+	Advantages []Advantage         `json:"advantages"`
+	Validity   []ItemGroupValidity `json:"validity"`
+}
+
+// ScoreGroup scores every rollout of one prompt under scheme and computes
+// the group-level outputs. Validity is measured over the rollouts whose
+// judge succeeded; RLCER's rewards use it for every item it is defined for
+// and the corpus's stored validity for the others. A rollout whose judge
+// failed enters no step group G_k (srar) and is not in PAPO's correct set C.
+func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
+	validity := GroupValidity(p, lab.Rubric, rs)
+	valid := storedValidity(lab.Rubric)
+	for j, v := range validity {
+		if v.Valid != nil {
+			valid[j] = *v.Valid
+		}
+	}
+	g := Group{Results: make([]Result, len(rs)), Validity: validity}
+	ss := make([]scored, len(rs))
+	for i := range rs {
+		ss[i] = compute(p, lab, &rs[i], valid)
+		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i])
+	}
+	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results)
+	return g
+}
+
+func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result) []Advantage {
+	n := len(rs)
+	signal := make([]float64, n)
+	for i := range n {
+		switch scheme {
+		case schema.SchemeSRaR:
+			signal[i] = ss[i].base
+		case schema.SchemePAPO:
+			signal[i] = b2f(rs[i].Correct)
+		default:
+			signal[i] = results[i].Reward
+		}
+	}
+	var outcome, process []float64
+	if scheme == schema.SchemeGrounded {
+		outcome = LOOAdvantages(signal, p.Epsilon)
+	} else {
+		outcome = GroupAdvantages(signal, p.Epsilon)
+	}
+	if scheme == schema.SchemePAPO {
+		proc := make([]float64, n)
+		inC := make([]bool, n)
+		for i := range n {
+			proc[i], inC[i] = ss[i].process, rs[i].Correct && rs[i].JudgeOK()
+		}
+		process = PAPOProcessAdvantages(proc, inC, p.Epsilon)
+	} else {
+		process = make([]float64, n)
+	}
+	var dbar [][]StepDelta
+	if scheme == schema.SchemeSRaR {
+		d := make([][]StepDelta, n)
+		for i := range n {
+			d[i] = ss[i].rubric.Steps
+		}
+		dbar = NormalizeSteps(d, p.Epsilon)
+	}
+	out := make([]Advantage, n)
+	for i := range n {
+		out[i] = Advantage{Outcome: outcome[i], Process: process[i], Total: outcome[i] + process[i], Steps: []StepAdvantage{}}
+		if dbar != nil {
+			out[i].Steps = SRaRStepAdvantages(outcome[i], rs[i].Steps, dbar[i])
+		}
+	}
+	return out
+}
+
+// GroupValidity measures RLCER validity (ItemValidity) of every item over
+// the rollouts whose judge succeeded.
+func GroupValidity(p Params, items []schema.Item, rs []Rollout) []ItemGroupValidity {
+	var correct []float64
+	var judged []int
+	for i := range rs {
+		if rs[i].JudgeOK() {
+			judged = append(judged, i)
+			correct = append(correct, b2f(rs[i].Correct))
+		}
+	}
+	out := make([]ItemGroupValidity, len(items))
+	sat := make([]float64, len(judged))
+	for j, it := range items {
+		for k, i := range judged {
+			sat[k] = 0
+			if j < len(rs[i].Verdicts) && rs[i].Verdicts[j].Satisfied {
+				sat[k] = 1
+			}
+		}
+		v := ItemValidity(sat, correct, polarity(it), p.Alpha)
+		out[j] = ItemGroupValidity{ID: it.ID, SatRate: v.SatRate, Corr: v.Corr, Valid: v.Valid}
+	}
+	return out
+}

@@ -1,0 +1,523 @@
+package reward
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// The paths rewardd serves.
+const (
+	pathGetReward    = "/get_reward"
+	pathScore        = "/score"
+	pathV1Score      = "/v1/score"
+	pathV1ScoreGroup = "/v1/score_group"
+	pathHealthz      = "/healthz"
+	pathMetrics      = "/metrics"
+	pathOther        = "other"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Index finds rubrics by problem id or text; nil when rewardd runs
+	// without a corpus and every request carries its label.
+	Index *Index
+	Judge *Judge     // the satisfaction judge; required
+	Meter *llm.Meter // the judge client's meter, for /metrics; may be nil
+	// Params are the formulas' constants (DefaultParams when zero).
+	Params Params
+	// Scheme, when set, is the default scheme of every request that names
+	// none, before the label's own.
+	Scheme string
+	// MaxBodyBytes bounds a request body (default 16 MiB).
+	MaxBodyBytes int64
+	// MaxQueue bounds the scoring requests admitted at once (default 4096);
+	// more get 503 with Retry-After.
+	MaxQueue int
+	// Timeout bounds the judging of one request (default 100s, under the
+	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
+	// in by then is a judge failure.
+	Timeout time.Duration
+	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
+	// request except GET /healthz.
+	Token  string
+	Logger *slog.Logger
+}
+
+// Server is rewardd's HTTP handler.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	m         *serverMetrics
+	queue     chan struct{}
+	tokenHash [sha256.Size]byte
+	itemErrs  atomic.Int64
+}
+
+// NewServer checks cfg and returns the handler.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Judge == nil {
+		return nil, errors.New("reward: the server needs a judge")
+	}
+	if cfg.Params == (Params{}) {
+		cfg.Params = DefaultParams()
+	}
+	if err := cfg.Params.Check(); err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	if err := checkScheme(cfg.Scheme, "scheme"); err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 16 << 20
+	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = 4096
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 100 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue)}
+	if cfg.Token != "" {
+		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
+	}
+	return s, nil
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// ServeHTTP routes a request, counting it by endpoint and status.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	endpoint := endpointOf(r.URL.Path)
+	defer func() { s.m.request(endpoint, sw.code, time.Since(start).Seconds()) }()
+	if endpoint != pathHealthz && !s.authorized(r) {
+		sw.Header().Set("WWW-Authenticate", `Bearer realm="rewardd"`)
+		writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer ...)")
+		return
+	}
+	method := http.MethodPost
+	if endpoint == pathHealthz || endpoint == pathMetrics {
+		method = http.MethodGet
+	}
+	switch {
+	case endpoint == pathOther:
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s and GET %s, %s",
+			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathHealthz, pathMetrics))
+		return
+	case r.Method != method:
+		sw.Header().Set("Allow", method)
+		writeError(sw, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s", endpoint, method))
+		return
+	}
+	switch endpoint {
+	case pathHealthz:
+		writeJSON(sw, http.StatusOK, map[string]any{"ok": true, "records": s.records()})
+	case pathMetrics:
+		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		sw.WriteHeader(http.StatusOK)
+		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter)
+	default:
+		s.scoring(sw, r, endpoint)
+	}
+}
+
+func endpointOf(path string) string {
+	switch path {
+	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathHealthz, pathMetrics:
+		return path
+	}
+	return pathOther
+}
+
+func (s *Server) records() int {
+	if s.cfg.Index == nil {
+		return 0
+	}
+	return s.cfg.Index.Len()
+}
+
+// authorized compares the bearer token in constant time (of hashes, so
+// neither the length nor the content leaks).
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	h := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+// scoring admits a scoring request, reads its body and hands it to the
+// endpoint's handler.
+func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string) {
+	select {
+	case s.queue <- struct{}{}:
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: %d requests in progress (--max-queue); retry", cap(s.queue)))
+		return
+	}
+	s.m.inflight.Add(1)
+	defer func() { <-s.queue; s.m.inflight.Add(-1) }()
+
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes (--max-body)", tooBig.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
+	defer cancel()
+	q := r.URL.Query()
+	scheme := q.Get("scheme")
+	if err := checkScheme(scheme, "the scheme URL parameter"); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	switch endpoint {
+	case pathGetReward:
+		s.getReward(ctx, w, body, scheme)
+	case pathScore:
+		s.slimeScore(ctx, w, body, scheme, q.Get("bare") == "1")
+	case pathV1Score:
+		s.v1Score(ctx, w, body)
+	case pathV1ScoreGroup:
+		s.v1ScoreGroup(ctx, w, body)
+	}
+}
+
+func (s *Server) v1Score(ctx context.Context, w http.ResponseWriter, body []byte) {
+	items, err := decodeScore(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": s.scoreItems(ctx, items)})
+}
+
+// getReward answers OpenRLHF's remote reward protocol: rewards, scores in
+// [0, 1] and extra_logs with the same keys for every sample.
+func (s *Server) getReward(ctx context.Context, w http.ResponseWriter, body []byte, scheme string) {
+	items, err := decodeGetReward(body, scheme)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	results := s.scoreItems(ctx, items)
+	rewards := make([]float64, len(results))
+	scores := make([]float64, len(results))
+	logs := make(map[string][]float64, len(extraLogKeys))
+	for _, k := range extraLogKeys {
+		logs[k] = make([]float64, len(results))
+	}
+	for i, r := range results {
+		rewards[i], scores[i] = r.Reward, r.Score
+		for _, k := range extraLogKeys {
+			logs[k][i] = extraLog(r, k)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
+}
+
+// extraLogKeys are the extra_logs of /get_reward: the components of every
+// scheme (0 when a scheme has no such component) and the main metrics.
+var extraLogKeys = []string{
+	"reward/accuracy", "reward/format", "reward/suggest", "reward/pitfall", "reward/bonus", "reward/rubric",
+	"reward/outcome", "reward/cot",
+	"rubric/judge_ok", "rubric/correct", "rubric/pass_rate", "rubric/n_items", "rubric/satisfied", "rubric/n_steps",
+	"rubric/error",
+}
+
+func extraLog(r Result, key string) float64 {
+	switch key {
+	case "rubric/judge_ok":
+		return b2f(r.JudgeOK)
+	case "rubric/correct":
+		return b2f(r.Correct)
+	case "rubric/error":
+		return b2f(r.Error != "")
+	}
+	if c, ok := strings.CutPrefix(key, "reward/"); ok {
+		return r.Components[c]
+	}
+	return r.Metrics[strings.TrimPrefix(key, "rubric/")]
+}
+
+// slimeScore answers slime's remote_rm: the result object (use
+// --reward-key reward), or with ?bare=1 the reward as a bare JSON number.
+func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []byte, scheme string, bare bool) {
+	item, err := decodeSlime(body, scheme)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	res := s.scoreItems(ctx, []scoreItem{item})[0]
+	if bare {
+		writeJSON(w, http.StatusOK, res.Reward)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body []byte) {
+	problem, responses, err := decodeGroup(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	lab, msg := s.resolve(&problem)
+	scheme := s.scheme(problem.scheme, lab)
+	if lab == nil {
+		g := Group{Results: make([]Result, len(responses)), Advantages: make([]Advantage, len(responses)), Validity: []ItemGroupValidity{}}
+		for i := range responses {
+			g.Results[i] = ErrorResult(problem.requestID, problem.problemID, scheme, msg)
+			g.Advantages[i].Steps = []StepAdvantage{}
+		}
+		s.noteErrors(g.Results)
+		writeJSON(w, http.StatusOK, groupJSON{Group: g, Error: msg})
+		return
+	}
+	rs := make([]Rollout, len(responses))
+	labs := make([]*schema.Label, len(responses))
+	for i, text := range responses {
+		rs[i], labs[i] = Analyze(text, lab.GroundTruth), lab
+	}
+	s.judgeAll(ctx, labs, rs)
+	g := ScoreGroup(s.cfg.Params, scheme, lab, rs)
+	for i := range g.Results {
+		g.Results[i].RequestID = problem.requestID
+	}
+	s.m.results(g.Results)
+	writeJSON(w, http.StatusOK, groupJSON{Group: g})
+}
+
+// groupJSON is the body of a /v1/score_group answer.
+type groupJSON struct {
+	Group
+	Error string `json:"error,omitempty"`
+}
+
+// scoreItems scores items independently.
+func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
+	out := make([]Result, len(items))
+	labs := make([]*schema.Label, len(items))
+	schemes := make([]string, len(items))
+	rs := make([]Rollout, len(items))
+	for i := range items {
+		it := &items[i]
+		if it.err != "" {
+			out[i] = ErrorResult(it.requestID, it.problemID, s.scheme(it.scheme, nil), it.err)
+			continue
+		}
+		lab, msg := s.resolve(it)
+		schemes[i] = s.scheme(it.scheme, lab)
+		if lab == nil {
+			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
+			continue
+		}
+		labs[i], rs[i] = lab, Analyze(it.response, lab.GroundTruth)
+	}
+	s.judgeAll(ctx, labs, rs)
+	for i := range items {
+		if labs[i] != nil {
+			out[i] = Score(s.cfg.Params, schemes[i], labs[i], &rs[i], nil)
+			out[i].RequestID = items[i].requestID
+		}
+	}
+	s.m.results(out)
+	s.noteErrors(out)
+	return out
+}
+
+// judgeAll fills the verdicts of every rollout with a label: from the
+// judge's memory at once, the others concurrently (the judge bounds its own
+// concurrency).
+func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollout) {
+	var wg sync.WaitGroup
+	for i, lab := range labs {
+		if lab == nil {
+			continue
+		}
+		if v, ok := s.cfg.Judge.Cached(lab.Question, lab.Rubric, &rs[i]); ok {
+			rs[i].Verdicts = v
+			continue
+		}
+		wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
+	}
+	wg.Wait()
+}
+
+// judge fills r's verdicts, or its judge error.
+func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
+	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
+	if err != nil {
+		r.JudgeErr = "satisfaction judge: " + err.Error()
+		return
+	}
+	r.Verdicts = v
+}
+
+// scheme is the scheme of an item: its own or its request's, else the
+// server's default, else the label's, else the label style's default.
+func (s *Server) scheme(own string, lab *schema.Label) string {
+	switch {
+	case own != "":
+		return own
+	case s.cfg.Scheme != "":
+		return s.cfg.Scheme
+	case lab != nil && lab.Scheme != "":
+		return lab.Scheme
+	case lab != nil:
+		return schema.DefaultScheme(lab.Style)
+	}
+	return schema.SchemeSRaR
+}
+
+// resolve finds an item's rubric: the label it carries, else the corpus's by
+// problem id, by question text, by prompt, or by the prompt part of an
+// OpenRLHF query. The message says why there is none.
+func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
+	if it.label != nil {
+		return it.label, ""
+	}
+	x := s.cfg.Index
+	if x == nil {
+		return nil, "no rubric: the item carries no label and rewardd runs without --corpus"
+	}
+	var tried []string
+	if it.problemID != "" {
+		if l, ok := x.ByID(it.problemID); ok {
+			return l, ""
+		}
+		tried = append(tried, fmt.Sprintf("problem_id %q is not in the corpus", it.problemID))
+	}
+	lookups := []struct {
+		text, what string
+		find       func(string) (*schema.Label, bool, error)
+	}{
+		{it.question, "question", x.ByText},
+		{it.prompt, "prompt", x.ByPrompt},
+		{PromptOfQuery(it.query), "query", x.ByPrompt},
+	}
+	for _, lk := range lookups {
+		if strings.TrimSpace(lk.text) == "" {
+			continue
+		}
+		l, ok, err := lk.find(lk.text)
+		if err != nil {
+			return nil, fmt.Sprintf("no rubric: the %s: %v", lk.what, err)
+		}
+		if ok {
+			return l, ""
+		}
+		tried = append(tried, fmt.Sprintf("the %s matches no problem text (whitespace-normalized)", lk.what))
+	}
+	if len(tried) == 0 {
+		return nil, "no rubric: the item names no problem; give problem_id, question, prompt or label"
+	}
+	return nil, fmt.Sprintf("no rubric in the corpus (%d problems): %s; or send the label", x.Len(), strings.Join(tried, "; "))
+}
+
+// noteErrors logs items that could not be scored: the first ten, then one
+// in a thousand, so a misconfigured trainer is seen without flooding.
+func (s *Server) noteErrors(rs []Result) {
+	for _, r := range rs {
+		if r.Error == "" {
+			continue
+		}
+		if n := s.itemErrs.Add(1); n <= 10 || n%1000 == 0 {
+			s.log.Warn("item not scored", "error", r.Error, "problem_id", r.ProblemID, "errors_so_far", n)
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(map[string]string{"error": "encoding the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// Serve answers requests on ln until ctx ends, then stops taking new ones
+// and waits up to drain for the requests in flight to be answered.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      s.cfg.Timeout + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("draining", "in_flight", s.m.inflight.Load(), "timeout", drain.String())
+	dctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	err := srv.Shutdown(dctx)
+	<-served
+	if err != nil {
+		return fmt.Errorf("draining the requests in flight: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package reward
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/verify"
+)
+
+// StepSpan is one "### Step N:" step of a response: from the start of its
+// header line to the start of the next header, or to the end of the
+// response. Step is the header's position, 1 for the first header, whatever
+// number the header shows (models number them 1..K). Char offsets count
+// Unicode code points (Python str indices, for a tokenizer's offset
+// mapping); byte offsets count UTF-8 bytes. Ends are exclusive.
+type StepSpan struct {
+	Step      int32 `json:"step"`
+	CharStart int   `json:"char_start"`
+	CharEnd   int   `json:"char_end"`
+	ByteStart int   `json:"byte_start"`
+	ByteEnd   int   `json:"byte_end"`
+}
+
+// Steps finds the step spans of a response. A header is a line that starts,
+// after spaces or tabs, with two to four '#', optional spaces, "Step", at
+// least one space, a number, optional spaces and ':' (the rollout template's
+// "### Step N:", the same rule the pipeline counts steps by). Text before the
+// first header belongs to no step; a response without headers has none.
+func Steps(response string) []StepSpan {
+	var spans []StepSpan
+	chars, counted := 0, 0 // code points up to byte offset counted
+	for off := 0; off < len(response); {
+		end := strings.IndexByte(response[off:], '\n')
+		next := len(response)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		if isStepHeader(response[off:next]) {
+			chars += utf8.RuneCountInString(response[counted:off])
+			counted = off
+			if k := len(spans); k > 0 {
+				spans[k-1].ByteEnd, spans[k-1].CharEnd = off, chars
+			}
+			spans = append(spans, StepSpan{Step: int32(len(spans) + 1), ByteStart: off, CharStart: chars})
+		}
+		off = next
+	}
+	if k := len(spans); k > 0 {
+		spans[k-1].ByteEnd = len(response)
+		spans[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
+	}
+	return spans
+}
+
+// isStepHeader reports whether line starts with a step header.
+func isStepHeader(line string) bool {
+	i := skipBlank(line, 0)
+	hashes := 0
+	for i < len(line) && line[i] == '#' {
+		i++
+		hashes++
+	}
+	if hashes < 2 || hashes > 4 {
+		return false
+	}
+	i = skipBlank(line, i)
+	if !strings.HasPrefix(line[i:], "Step") {
+		return false
+	}
+	i += len("Step")
+	j := skipBlank(line, i)
+	if j == i {
+		return false
+	}
+	digits := j
+	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+		j++
+	}
+	if j == digits {
+		return false
+	}
+	j = skipBlank(line, j)
+	return j < len(line) && line[j] == ':'
+}
+
+func skipBlank(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// FormatOK is the format reward r_fmt of seed 000 (eq. 6): the response has
+// step headers and a final answer in the form the prompts ask for, an
+// <answer>...</answer> tag (our rollout template) or a \boxed{} (the paper's
+// training prompt).
+func FormatOK(response string, steps []StepSpan) bool {
+	if len(steps) == 0 {
+		return false
+	}
+	open := strings.Index(response, "<answer>")
+	return (open >= 0 && strings.Contains(response[open:], "</answer>")) || strings.Contains(response, `\boxed`)
+}
+
+// Rollout is one response prepared for scoring: what the pure formulas need
+// besides the rubric and the judge's verdicts.
+type Rollout struct {
+	Response  string
+	Steps     []StepSpan
+	Extracted string // the final answer verify.Extract found; "" when none
+	Correct   bool   // verify.Equal of Extracted against the ground truth
+	FormatOK  bool
+	// Verdicts are the judge's, one per rubric item in rubric order; nil
+	// when the judge failed (JudgeErr says why).
+	Verdicts []schema.Satisfaction
+	JudgeErr string
+}
+
+// Analyze finds the steps, the final answer and its correctness against
+// groundTruth, with the same verify code the corpus was built with: no
+// answer found means not correct.
+func Analyze(response, groundTruth string) Rollout {
+	r := Rollout{Response: response, Steps: Steps(response)}
+	r.FormatOK = FormatOK(response, r.Steps)
+	if ans, ok := verify.Extract(response); ok {
+		r.Extracted = ans
+		r.Correct = verify.Equal(groundTruth, ans)
+	}
+	return r
+}
+
+// JudgeOK reports whether the judge's verdicts are there.
+func (r *Rollout) JudgeOK() bool { return r.Verdicts != nil }

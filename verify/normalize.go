@@ -1,0 +1,186 @@
+package verify
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// turnTokens are chat-template tokens that end a model's turn or open another one. Text after
+// the first of them that follows some content is not part of the answer.
+var turnTokens = [...]string{
+	"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>",
+	"<|end|>", "<|start_header_id|>", "<|end_header_id|>", "<|assistant|>", "<|user|>", "<|system|>",
+	"</s>", "<end_of_turn>", "<start_of_turn>", "<｜end▁of▁sentence｜>", "<|end▁of▁sentence|>",
+	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>",
+}
+
+// nextTurnToken returns the earliest chat-template token in s: its position and length.
+func nextTurnToken(s string) (int, int) {
+	best, size := -1, 0
+	if strings.IndexByte(s, '<') < 0 {
+		return -1, 0
+	}
+	for _, t := range turnTokens {
+		if i := strings.Index(s, t); i >= 0 && (best < 0 || i < best) {
+			best, size = i, len(t)
+		}
+	}
+	return best, size
+}
+
+// cutAtTurnEnd drops chat-template tokens: leading ones (with the role name that follows an
+// opening token) are skipped, and the text ends at the first one that follows some content.
+func cutAtTurnEnd(s string) string {
+	for range 16 {
+		i, n := nextTurnToken(s)
+		if i < 0 {
+			return s
+		}
+		if strings.TrimSpace(s[:i]) != "" {
+			return s[:i]
+		}
+		s = s[i+n:]
+		for _, role := range [...]string{"assistant", "user", "system", "model"} {
+			if rest, ok := strings.CutPrefix(s, role); ok && (rest == "" || rest[0] == '\n' || rest[0] == '\r') {
+				s = rest
+				break
+			}
+		}
+	}
+	return s
+}
+
+// overEscaped reports whether s went through JSON escaping twice: a doubled backslash stands
+// before a command name (`\\frac`), or every backslash is doubled and one of them escapes a brace
+// or another LaTeX symbol (`\\{1, 2\\}`).
+func overEscaped(s string) bool {
+	if !strings.Contains(s, `\\`) {
+		return false
+	}
+	weak, single := false, false
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		run := j - i
+		switch {
+		case run == 2 && j+1 < len(s) && isLetter(s[j]) && isLetter(s[j+1]):
+			return true
+		case run == 2 && j < len(s) && strings.IndexByte("{}%$()[],!;", s[j]) >= 0:
+			weak = true
+		case run == 1 && j < len(s) && isLetter(s[j]):
+			single = true
+		}
+		i = j
+	}
+	return weak && !single
+}
+
+// unescapeLatex undoes a second round of escaping: `\\frac` is `\frac` and an escaped row
+// separator `\\\\` is `\\`; a single-escaped row separator (`1 \\ 2`) stays what it is.
+func unescapeLatex(s string) string {
+	if !overEscaped(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '\\' {
+			j++
+		}
+		run := j - i
+		switch {
+		case run == 2 && j < len(s) && (isLetter(s[j]) || strings.IndexByte("{}%$()[],!;: ", s[j]) >= 0):
+			run = 1
+		case run == 4:
+			run = 2
+		}
+		b.WriteString(strings.Repeat(`\`, run))
+		i = j
+	}
+	return b.String()
+}
+
+// foldRune maps a character to its plain ASCII spelling where there is one: full-width forms,
+// digits of other scripts, CJK and Arabic punctuation. It returns -1 to drop the character.
+func foldRune(r rune) rune {
+	switch {
+	case r >= 0xFF01 && r <= 0xFF5E:
+		return r - 0xFEE0 // full-width ASCII
+	case r >= 0x0660 && r <= 0x0669:
+		return '0' + r - 0x0660 // Arabic-Indic
+	case r >= 0x06F0 && r <= 0x06F9:
+		return '0' + r - 0x06F0 // Persian
+	case r >= 0x0966 && r <= 0x096F:
+		return '0' + r - 0x0966 // Devanagari
+	case r >= 0x09E6 && r <= 0x09EF:
+		return '0' + r - 0x09E6 // Bengali
+	}
+	switch r {
+	case '٫':
+		return '.'
+	case '٬', '،', '、':
+		return ','
+	case '∶':
+		return ':'
+	case '।', '۔':
+		return '.'
+	case '؛':
+		return ';'
+	case '≧':
+		return '≥'
+	case '≦':
+		return '≤'
+	case '✓', '✔', '✅', '☑', '✗', '✘', '❌':
+		return -1
+	}
+	if r >= 0x1F300 && r <= 0x1FAFF {
+		return -1 // emoji
+	}
+	return r
+}
+
+// foldUnicode applies foldRune to s; ASCII text is returned as it is.
+func foldUnicode(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	return strings.Map(foldRune, s)
+}
+
+// isWordRune reports letters of any script (and their combining marks) that make up words;
+// Greek letters and π are symbols.
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return isLetter(byte(r))
+	}
+	if _, greek := greekRune(r); greek || r == 'π' {
+		return false
+	}
+	return unicode.IsLetter(r) || unicode.IsMark(r)
+}
+
+// isHan reports CJK ideographs, kana and hangul.
+func isHan(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Hangul, r)
+}
