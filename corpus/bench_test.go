@@ -66,3 +66,32 @@ func BenchmarkAppendCommit(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
 	b.ReportMetric(float64(bytes)/n, "bytes/record")
 }
+
+// BenchmarkCheckpoints appends 2,000 records and commits every 50, as a
+// run with a slow model and frequent checkpoints does: 40 small shards per
+// iteration. Its B/op shows what each shard write costs beyond its data.
+func BenchmarkCheckpoints(b *testing.B) {
+	const n, every = 2_000, 50
+	recs := realisticRecords(n)
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := Open(b.TempDir(), Options{ToolVersion: "bench", Logger: quietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range recs {
+			if err := r.Append(&recs[i]); err != nil {
+				b.Fatal(err)
+			}
+			if (i+1)%every == 0 {
+				if err := r.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := r.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "records/s")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -318,9 +319,21 @@ func TestManifestCountsAndFingerprint(t *testing.T) {
 	}
 }
 
-func TestEmptyRunWritesManifest(t *testing.T) {
+// TestManifestAtFirstCommit: Open and Close of a new run directory write no
+// manifest (a start that fails leaves none behind); the first Commit writes
+// one, even with no records.
+func TestManifestAtFirstCommit(t *testing.T) {
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
+	r.SetFingerprint("fp")
+	closeRun(t, r)
+	if _, err := ReadManifest(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open+Close of a new directory left a manifest: %v", err)
+	}
+	r = openRun(t, dir, Options{})
+	if err := r.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	closeRun(t, r)
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -332,30 +345,6 @@ func TestEmptyRunWritesManifest(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(dir, ManifestName))
 	if !bytes.Contains(raw, []byte(`"shards": []`)) {
 		t.Errorf("empty shard list not written as []: %s", raw)
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.json")
-	for _, content := range []string{"first", "second, longer content", ""} {
-		if err := WriteFileAtomic(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != content {
-			t.Fatalf("content %q, %v; want %q", got, err, content)
-		}
-		entries, _ := os.ReadDir(dir)
-		if len(entries) != 1 {
-			t.Fatalf("directory holds %d entries after write, want only the file", len(entries))
-		}
-	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
-		t.Errorf("perm = %v", st.Mode().Perm())
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "no-such-dir", "x"), []byte("x"), 0o644); err == nil {
-		t.Error("write into a missing directory succeeded")
 	}
 }
 

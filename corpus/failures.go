@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
 	"time"
-)
 
-// FailuresName is the failures log inside a run directory.
-const FailuresName = "failures.jsonl"
+	"github.com/rubricforge/rubricforge/internal/fsys"
+)
 
 // Failure is one line of failures.jsonl: a problem that did not make it into
 // the corpus at some stage.
@@ -31,17 +34,21 @@ type Failure struct {
 // failureLog is the parsed content of a failures log.
 type failureLog struct {
 	entries []Failure
-	// good is the length of the prefix made of complete lines; a torn last
-	// line (no newline and not valid JSON) starts there.
+	// good is where the next line goes: the end of the last complete line.
 	good int64
-	// torn is set when bytes after good were dropped; unterminated is set
-	// when the last line was complete JSON but lacked its newline.
+	// torn is set when bytes after good were dropped (a line cut by a crash
+	// or a failed write); unterminated is set when the last line was a
+	// complete record that lacked its newline.
 	torn, unterminated bool
+	// bad counts complete lines that are not failure records; firstBad
+	// says which was the first and why.
+	bad      int
+	firstBad string
 }
 
-// parseFailureLog reads a failures log. Only the last line may be damaged
-// (a crash mid-append); any other bad line is an error naming name and the
-// line number.
+// parseFailureLog reads a failures log. A bad line anywhere is skipped and
+// counted, never fatal: the log is a report, and one damaged line must not
+// make a run unopenable. Only a read error is an error.
 func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 	var out failureLog
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -57,31 +64,42 @@ func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 		}
 		off += int64(len(line))
 		body := bytes.TrimSpace(line)
-		if len(body) == 0 {
-			out.good = off
-			if last {
-				return out, nil
-			}
-			continue
-		}
 		f, perr := parseFailureLine(body)
-		if perr != nil {
-			if last {
-				out.torn = true
-				return out, nil
-			}
-			return failureLog{}, fmt.Errorf("%s line %d: %w", name, lineNo, perr)
-		}
-		out.entries = append(out.entries, f)
-		out.good = off
-		if last {
+		switch {
+		case last && len(body) > 0 && perr != nil:
+			out.torn = true
+		case last && len(body) > 0:
+			out.entries = append(out.entries, f)
+			out.good = off
 			out.unterminated = true
+		case last:
+			out.good = off
+		case len(body) == 0:
+			out.good = off
+		case perr != nil:
+			out.bad++
+			if out.firstBad == "" {
+				out.firstBad = fmt.Sprintf("%s line %d: %v", name, lineNo, perr)
+			}
+			out.good = off
+		default:
+			out.entries = append(out.entries, f)
+			out.good = off
+		}
+		if last {
 			return out, nil
 		}
 	}
 }
 
 func parseFailureLine(b []byte) (Failure, error) {
+	if len(b) > 0 && b[0] != '{' {
+		what := "a JSON value"
+		if b[0] == '[' {
+			what = "an array"
+		}
+		return Failure{}, fmt.Errorf("bad failure record: expected an object, found %s", what)
+	}
 	var f Failure
 	if err := json.Unmarshal(b, &f); err != nil {
 		return Failure{}, fmt.Errorf("bad failure record: %w", err)
@@ -90,4 +108,163 @@ func parseFailureLine(b []byte) (Failure, error) {
 		return Failure{}, errors.New("bad failure record: empty id")
 	}
 	return f, nil
+}
+
+// encodeFailure is f as one line, keeping <, > and & readable.
+func encodeFailure(f Failure) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// loadFailures reads failures.jsonl: bad lines are skipped with one warning,
+// a torn last line is cut off, and a complete last line without its newline
+// gets one, so the next append starts a line of its own.
+func (r *Run) loadFailures() error {
+	path := r.layout.Failures()
+	f, err := r.fs.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening failures log: %w", err)
+	}
+	defer f.Close()
+	fl, err := parseFailureLog(path, f)
+	if err != nil {
+		return err
+	}
+	for _, e := range fl.entries {
+		r.failures[e.ID] = e
+	}
+	r.failLines = len(fl.entries) + fl.bad
+	r.failOff = fl.good
+	if fl.bad > 0 {
+		r.log.Warn("skipped bad lines of the failures log; they leave it when the run closes",
+			"file", path, "lines", fl.bad, "first", fl.firstBad)
+	}
+	switch {
+	case fl.torn:
+		r.log.Warn("dropped a torn last line of the failures log", "file", path, "offset", fl.good)
+		err = f.Truncate(fl.good)
+	case fl.unterminated:
+		_, err = f.WriteAt([]byte("\n"), fl.good)
+		r.failOff++
+	default:
+		return nil
+	}
+	if err == nil {
+		err = fsys.SyncFile(f)
+	}
+	if err != nil {
+		return r.fatal(fmt.Errorf("repairing the end of %s: %w", path, err))
+	}
+	return nil
+}
+
+// RecordFailure appends f to failures.jsonl and syncs it. A zero f.Time is
+// set to now. The append is all or nothing: a failed write is cut back off,
+// so the next line never follows torn bytes. A failed sync is fatal for the
+// run (the error wraps ErrNotDurable).
+func (r *Run) RecordFailure(f Failure) error {
+	if f.ID == "" {
+		return errors.New("recording failure: empty id")
+	}
+	if f.Time.IsZero() {
+		f.Time = time.Now().UTC()
+	}
+	line, err := encodeFailure(f)
+	if err != nil {
+		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.writable(); err != nil {
+		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
+	}
+	if err := r.appendFailure(line); err != nil {
+		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
+	}
+	r.failures[f.ID] = f
+	r.failLines++
+	return nil
+}
+
+func (r *Run) appendFailure(line []byte) error {
+	if r.failFile == nil {
+		path := r.layout.Failures()
+		_, statErr := r.fs.Stat(path)
+		ff, err := r.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return fmt.Errorf("opening failures log: %w", err)
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			if err := fsys.SyncDir(r.fs, r.dir); err != nil {
+				ff.Close()
+				return r.fatal(err)
+			}
+		}
+		r.failFile = ff
+	}
+	if r.failTorn {
+		if err := r.failFile.Truncate(r.failOff); err != nil {
+			return fmt.Errorf("cutting a failed append off the failures log: %w", err)
+		}
+		r.failTorn = false
+	}
+	if _, err := r.failFile.WriteAt(line, r.failOff); err != nil {
+		if terr := r.failFile.Truncate(r.failOff); terr != nil {
+			r.failTorn = true
+		}
+		return fmt.Errorf("appending to the failures log: %w", err)
+	}
+	if err := fsys.SyncFile(r.failFile); err != nil {
+		return r.fatal(fmt.Errorf("appending to the failures log: %w", err))
+	}
+	r.failOff += int64(len(line))
+	return nil
+}
+
+// compactFailuresLocked rewrites failures.jsonl with one line per problem
+// that is still failed, when it holds lines for problems done since, failed
+// again, or bad lines: the log then reads as the run's current failures.
+func (r *Run) compactFailuresLocked() error {
+	live := make([]Failure, 0, len(r.failures))
+	for id, f := range r.failures {
+		if _, done := r.done[id]; !done {
+			live = append(live, f)
+		}
+	}
+	if r.failLines == len(live) && !r.failTorn {
+		return nil
+	}
+	slices.SortFunc(live, func(a, b Failure) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	var buf bytes.Buffer
+	for _, f := range live {
+		line, err := encodeFailure(f)
+		if err != nil {
+			return fmt.Errorf("compacting failures log: %w", err)
+		}
+		buf.Write(line)
+	}
+	if r.failFile != nil {
+		r.failFile.Close()
+		r.failFile = nil
+	}
+	if err := fsys.WriteFileAtomic(r.fs, r.layout.Failures(), buf.Bytes(), 0o644); err != nil {
+		return r.fatal(fmt.Errorf("compacting failures log: %w", err))
+	}
+	r.failLines = len(live)
+	r.failOff = int64(buf.Len())
+	r.failTorn = false
+	return nil
 }

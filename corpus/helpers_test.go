@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,9 @@ func genRecord(rng *rand.Rand, i int) schema.Record {
 			case 2:
 				ro.CompletionTokens = ptr(int32(100 + j))
 			}
+			if j%2 == 1 {
+				ro.Satisfaction = []schema.Satisfaction{{ID: 1, Satisfied: j%4 == 1, Step: int32(j)}, {ID: 2, Step: -1}}
+			}
 			if ro.Correct {
 				rec.NCorrect++
 			}
@@ -166,6 +170,12 @@ func stored(rec schema.Record) schema.Record {
 	}
 	if rec.Rollouts == nil {
 		rec.Rollouts = []schema.Rollout{}
+	}
+	rec.Rollouts = slices.Clone(rec.Rollouts)
+	for i := range rec.Rollouts {
+		if rec.Rollouts[i].Satisfaction == nil {
+			rec.Rollouts[i].Satisfaction = []schema.Satisfaction{}
+		}
 	}
 	return rec
 }

@@ -5,17 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // ErrLocked is wrapped by Open's error when another process holds the run
 // directory's LOCK.
 var ErrLocked = errors.New("run directory is locked")
-
-// lockName is the lock file inside a run directory.
-const lockName = "LOCK"
 
 // lockHolder is what the holder of LOCK writes into it, for the message a
 // refused process prints.
@@ -25,51 +24,59 @@ type lockHolder struct {
 	Started time.Time `json:"started"`
 }
 
-// runLock is a held LOCK file. The file itself is never removed: unlinking a
-// flock'ed file lets two processes lock different inodes of the same name.
+// runLock is a held LOCK file. The file itself is never removed (except by
+// Abandon, of a directory this process created): unlinking a locked file
+// lets two processes lock different inodes of the same name.
 type runLock struct {
-	f *os.File
+	fs fsys.FS
+	f  fsys.File
 }
 
-func acquireLock(dir string) (*runLock, error) {
-	path := filepath.Join(dir, lockName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// acquireLock takes dir's LOCK. created reports that the file was new.
+func acquireLock(fsy fsys.FS, l Layout) (lk *runLock, created bool, err error) {
+	path := l.Lock()
+	_, statErr := fsy.Stat(path)
+	f, err := fsy.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("opening lock file: %w", err)
+		return nil, false, fmt.Errorf("opening lock file: %w", err)
 	}
-	held, err := flockFile(f)
+	held, err := fsy.Lock(f)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, false, err
 	}
 	if held {
 		who := describeHolder(f)
 		f.Close()
-		return nil, fmt.Errorf("run directory %s is in use by another distill process (%s): %w", dir, who, ErrLocked)
+		return nil, false, fmt.Errorf("run directory %s is in use by another distill process (%s): %w", l.Dir, who, ErrLocked)
 	}
+	if err := writeHolder(f); err != nil {
+		fsy.Unlock(f)
+		f.Close()
+		return nil, false, fmt.Errorf("writing lock holder into %s: %w", path, err)
+	}
+	return &runLock{fs: fsy, f: f}, errors.Is(statErr, fs.ErrNotExist), nil
+}
+
+// writeHolder writes this process into the held LOCK: in place, then trimmed,
+// so a reader never sees an empty file.
+func writeHolder(f fsys.File) error {
 	host, _ := os.Hostname()
 	info, err := json.Marshal(lockHolder{PID: os.Getpid(), Host: host, Started: time.Now().UTC()})
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("encoding lock holder: %w", err)
+		return err
 	}
 	info = append(info, '\n')
-	// Write in place, then trim, so a reader never sees an empty file.
-	if _, err := f.WriteAt(info, 0); err == nil {
-		err = f.Truncate(int64(len(info)))
+	if _, err := f.WriteAt(info, 0); err != nil {
+		return err
 	}
-	if err == nil {
-		err = syncFile(f)
+	if err := f.Truncate(int64(len(info))); err != nil {
+		return err
 	}
-	if err != nil {
-		funlockFile(f)
-		f.Close()
-		return nil, fmt.Errorf("writing lock holder into %s: %w", path, err)
-	}
-	return &runLock{f: f}, nil
+	return fsys.SyncFile(f)
 }
 
-func describeHolder(f *os.File) string {
+func describeHolder(f fsys.File) string {
 	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
 	if err != nil {
 		return "holder unknown"
@@ -81,17 +88,19 @@ func describeHolder(f *os.File) string {
 	return fmt.Sprintf("pid %d on %s since %s", h.PID, h.Host, h.Started.Local().Format(time.RFC3339))
 }
 
-// release clears the holder note and drops the lock.
+// release clears the holder note (best effort: it is only a note) and drops
+// the lock.
 func (l *runLock) release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
+	name := l.f.Name()
 	l.f.Truncate(0)
-	uerr := funlockFile(l.f)
+	uerr := l.fs.Unlock(l.f)
 	cerr := l.f.Close()
 	l.f = nil
 	if uerr != nil {
-		return uerr
+		return fmt.Errorf("unlocking %s: %w", name, uerr)
 	}
 	if cerr != nil {
 		return fmt.Errorf("closing lock file: %w", cerr)

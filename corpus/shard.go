@@ -1,6 +1,7 @@
 package corpus
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,14 +16,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/schema"
-)
-
-// shardsDir is the shard directory inside a run directory; brokenDir is
-// where the resume scan moves shards it cannot use.
-const (
-	shardsDir = "shards"
-	brokenDir = "broken"
 )
 
 // longTextColumns are the leaf column paths that hold long free text. Their
@@ -45,7 +40,7 @@ func recordSchema() *parquet.Schema { return parquet.SchemaOf(new(schema.Record)
 // writerOptions are the options of every shard writer of a run.
 func writerOptions(opt Options) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(&shardCodec{}),
 		// parquet-go defaults strings to DELTA_LENGTH_BYTE_ARRAY, which some
 		// readers (Spark's vectorized reader before 3.4, Velox, old pyarrow)
 		// reject; PLAIN is the encoding every reader has.
@@ -73,74 +68,105 @@ func parquetGoVersion() string {
 }
 
 // writeShard writes recs (sorted by id) as shards/part-idx.parquet by the
-// commit protocol: temp file, close, fsync, reopen and check, rename, fsync
-// the directory. The caller then lists the returned shard in the manifest.
-// renamed reports that the shard reached its final name, even if a later
-// step failed: it must then be listed, as the resume scan would adopt it.
-func writeShard(runDir string, idx int, recs []schema.Record, opts []parquet.WriterOption) (info ShardInfo, renamed bool, err error) {
+// commit protocol: temp file, sync, close, reopen and check, id list written
+// atomically, rename, sync the directory. The caller then lists the returned
+// shard in the manifest. renamed reports that the shard reached its final
+// name, even if a later step failed: it must then be listed, as the resume
+// scan would adopt it.
+func writeShard(fsy fsys.FS, runDir string, idx int, recs []schema.Record, opts []parquet.WriterOption) (info ShardInfo, renamed bool, err error) {
 	dir := filepath.Join(runDir, shardsDir)
 	tmp := filepath.Join(dir, shardTmpName(idx))
 	final := filepath.Join(dir, shardName(idx))
-	if _, err := os.Lstat(final); err == nil {
+	if _, err := fsy.Stat(final); err == nil {
 		return ShardInfo{}, false, fmt.Errorf("committing shard: %s already exists", final)
 	}
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err := writeParquetTemp(fsy, tmp, recs, opts); err != nil {
+		fsy.Remove(tmp)
+		return ShardInfo{}, false, err
+	}
+	info, ids, err := inspectShard(fsy, tmp)
+	if err == nil {
+		err = sameIDs(tmp, ids, recs)
+	}
+	if err == nil {
+		info.IDsXXHash64, err = writeIDList(fsy, dir, idx, info.XXHash64, ids)
+	}
 	if err != nil {
-		return ShardInfo{}, false, fmt.Errorf("creating shard: %w", err)
+		fsy.Remove(tmp)
+		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
+	}
+	if err := fsy.Rename(tmp, final); err != nil {
+		fsy.Remove(tmp)
+		fsy.Remove(filepath.Join(dir, sidecarName(idx)))
+		return ShardInfo{}, false, fmt.Errorf("renaming shard into place: %w", err)
+	}
+	info.File = shardRelPath(idx)
+	return info, true, fsys.SyncDir(fsy, dir)
+}
+
+// writeParquetTemp writes recs into a new file at tmp, syncs and closes it.
+func writeParquetTemp(fsy fsys.FS, tmp string, recs []schema.Record, opts []parquet.WriterOption) error {
+	f, err := fsy.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating shard: %w", err)
 	}
 	defer func() {
 		if f != nil {
 			f.Close()
 		}
-		if err != nil && !renamed {
-			os.Remove(tmp)
-		}
 	}()
-
-	w := parquet.NewGenericWriter[schema.Record](f, opts...)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	w := parquet.NewGenericWriter[schema.Record](bw, opts...)
 	if _, err := w.Write(recs); err != nil {
-		return ShardInfo{}, false, fmt.Errorf("writing shard %s: %w", tmp, err)
+		return fmt.Errorf("writing shard %s: %w", tmp, err)
 	}
 	if err := w.Close(); err != nil {
-		return ShardInfo{}, false, fmt.Errorf("finishing shard %s: %w", tmp, err)
+		return fmt.Errorf("finishing shard %s: %w", tmp, err)
 	}
-	if err := syncFile(f); err != nil {
-		return ShardInfo{}, false, fmt.Errorf("syncing shard %s: %w", tmp, err)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing shard %s: %w", tmp, err)
+	}
+	if err := fsys.SyncFile(f); err != nil {
+		return err
 	}
 	cerr := f.Close()
 	f = nil
 	if cerr != nil {
-		return ShardInfo{}, false, fmt.Errorf("closing shard %s: %w", tmp, cerr)
+		return fmt.Errorf("closing shard %s: %w", tmp, cerr)
 	}
+	return nil
+}
 
-	info, ids, err := inspectShard(tmp)
-	if err != nil {
-		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
-	}
-	if int(info.Rows) != len(recs) || len(ids) != len(recs) {
-		return ShardInfo{}, false, fmt.Errorf("checking written shard %s: %d rows on disk, %d written", tmp, info.Rows, len(recs))
+// sameIDs checks that the shard at path holds exactly the ids of recs.
+func sameIDs(path string, ids []string, recs []schema.Record) error {
+	if len(ids) != len(recs) {
+		return fmt.Errorf("shard %s: %d rows on disk, %d written", path, len(ids), len(recs))
 	}
 	for i := range recs {
 		if ids[i] != recs[i].ID {
-			return ShardInfo{}, false, fmt.Errorf("checking written shard %s: row %d has id %q, wrote %q", tmp, i, ids[i], recs[i].ID)
+			return fmt.Errorf("shard %s: row %d has id %q, wrote %q", path, i, ids[i], recs[i].ID)
 		}
 	}
+	return nil
+}
 
-	if err := os.Rename(tmp, final); err != nil {
-		return ShardInfo{}, false, fmt.Errorf("renaming shard into place: %w", err)
+// writeIDList writes the id list of shard idx atomically and returns its
+// checksum.
+func writeIDList(fsy fsys.FS, dir string, idx int, shardHash string, ids []string) (string, error) {
+	data, sum, err := encodeIDs(shardHash, ids)
+	if err != nil {
+		return "", err
 	}
-	renamed = true
-	info.File = shardRelPath(idx)
-	if err := syncDir(dir); err != nil {
-		return info, true, err
+	if err := fsys.WriteFileAtomic(fsy, filepath.Join(dir, sidecarName(idx)), data, 0o644); err != nil {
+		return "", fmt.Errorf("writing id list: %w", err)
 	}
-	return info, true, nil
+	return sum, nil
 }
 
 // inspectShard opens a shard, checks its footer and schema, reads its id
 // column and hashes its bytes. It never panics on a damaged file.
-func inspectShard(path string) (info ShardInfo, ids []string, err error) {
-	f, err := os.Open(path)
+func inspectShard(fsy fsys.FS, path string) (info ShardInfo, ids []string, err error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return ShardInfo{}, nil, fmt.Errorf("opening shard: %w", err)
 	}
@@ -152,7 +178,7 @@ func inspectShard(path string) (info ShardInfo, ids []string, err error) {
 	size := st.Size()
 
 	h := xxhash.New()
-	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 256<<10)); err != nil {
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, size), make([]byte, 64<<10)); err != nil {
 		return ShardInfo{}, nil, fmt.Errorf("hashing shard %s: %w", path, err)
 	}
 
@@ -174,11 +200,12 @@ func inspectShard(path string) (info ShardInfo, ids []string, err error) {
 		return ShardInfo{}, nil, fmt.Errorf("shard %s: ids are not sorted", path)
 	}
 	return ShardInfo{
-		Rows:     int64(len(ids)),
-		Bytes:    size,
-		XXHash64: hashString(h.Sum64()),
-		FirstID:  ids[0],
-		LastID:   ids[len(ids)-1],
+		Rows:      int64(len(ids)),
+		Bytes:     size,
+		XXHash64:  hashString(h.Sum64()),
+		FirstID:   ids[0],
+		LastID:    ids[len(ids)-1],
+		ModTimeNS: st.ModTime().UnixNano(),
 	}, ids, nil
 }
 
@@ -313,7 +340,7 @@ func ScanShard(path string, fn func(*schema.Record) error) error {
 }
 
 func scanShard(path string, fn func(*schema.Record) error) (rows int64, err error) {
-	return scanFile(path, openShard, fn)
+	return scanFileFS(fsys.OS, path, openShard, fn)
 }
 
 // Scan streams the rows of the parquet file at path to fn, decoded as T: a
@@ -339,7 +366,12 @@ func Scan[T any](path string, fn func(*T) error) error {
 }
 
 func scanFile[T any](path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {
-	f, err := os.Open(path)
+	return scanFileFS(fsys.OS, path, open, fn)
+}
+
+// scanFileFS is scanFile on any file system.
+func scanFileFS[T any](fsy fsys.FS, path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
 	}
@@ -407,15 +439,17 @@ func readBatch[T any](r *parquet.GenericReader[T], batch []T, path string) (n in
 // each checked against the size the manifest gives; for an export directory
 // (it holds data/) the data/*.parquet files by name; for a parquet file,
 // itself. It takes no lock and hashes nothing.
-func Shards(path string) ([]string, error) {
-	st, err := os.Stat(path)
+func Shards(path string) ([]string, error) { return shardFiles(fsys.OS, path) }
+
+func shardFiles(fsy fsys.FS, path string) ([]string, error) {
+	st, err := fsy.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading corpus: %w", err)
 	}
 	if !st.IsDir() {
 		return []string{path}, nil
 	}
-	m, err := ReadManifest(path)
+	m, err := readManifest(fsy, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		files, gerr := filepath.Glob(filepath.Join(path, "data", "*.parquet"))
 		if gerr == nil && len(files) > 0 {
@@ -430,7 +464,7 @@ func Shards(path string) ([]string, error) {
 	files := make([]string, len(m.Shards))
 	for i, s := range m.Shards {
 		files[i] = filepath.Join(path, filepath.FromSlash(s.File))
-		st, err := os.Stat(files[i])
+		st, err := fsy.Stat(files[i])
 		if err != nil {
 			return nil, fmt.Errorf("reading run %s: %w", path, err)
 		}
@@ -445,17 +479,19 @@ func Shards(path string) ([]string, error) {
 // dir to fn, in manifest order. It takes no lock and does not hash the
 // shards; a shard whose size or row count differs from the manifest is an
 // error.
-func ReadAll(dir string, fn func(*schema.Record) error) error {
-	m, err := ReadManifest(dir)
+func ReadAll(dir string, fn func(*schema.Record) error) error { return readAllFS(fsys.OS, dir, fn) }
+
+func readAllFS(fsy fsys.FS, dir string, fn func(*schema.Record) error) error {
+	m, err := readManifest(fsy, dir)
 	if err != nil {
 		return err
 	}
-	files, err := Shards(dir)
+	files, err := shardFiles(fsy, dir)
 	if err != nil {
 		return err
 	}
 	for i, s := range m.Shards {
-		rows, err := scanShard(files[i], fn)
+		rows, err := scanFileFS(fsy, files[i], openShard, fn)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -84,7 +85,7 @@ func measureItems(rollouts []schema.Rollout, items []schema.Item, alpha float64)
 				s[i] = 1
 			}
 		}
-		m := itemValidity(s, correct, items[j].Polarity, alpha)
-		items[j].SatRate, items[j].Corr, items[j].EmpiricalValid = m.satRate, m.corr, m.valid
+		m := reward.ItemValidity(s, correct, items[j].Polarity, alpha)
+		items[j].SatRate, items[j].Corr, items[j].EmpiricalValid = m.SatRate, m.Corr, m.Valid
 	}
 }

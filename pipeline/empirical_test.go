@@ -86,20 +86,3 @@ func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
 		}
 	}
 }
-
-func TestItemValidityOverJudgedRollouts(t *testing.T) {
-	// Satisfying the item goes with correctness: valid. A constant
-	// correctness gives no correlation and no verdict.
-	v := itemValidity([]float64{1, 1, 0, 0}, []float64{1, 1, 0, 0}, 1, 0.2)
-	if v.corr == nil || *v.corr != 1 || v.valid == nil || !*v.valid || *v.satRate != 0.5 {
-		t.Errorf("perfectly aligned item: %+v", v)
-	}
-	v = itemValidity([]float64{1, 1, 0, 0}, []float64{1, 1, 0, 0}, -1, 0.2) // a pitfall satisfied by correct solutions is bad
-	if v.valid == nil || *v.valid {
-		t.Errorf("pitfall aligned with correctness: %+v", v)
-	}
-	v = itemValidity([]float64{1, 0}, []float64{1, 1}, 1, 0.2)
-	if v.corr != nil || v.valid != nil || v.satRate == nil {
-		t.Errorf("constant correctness: %+v", v)
-	}
-}

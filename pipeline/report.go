@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -326,7 +327,7 @@ func writeReport(dir string, r *Report) error {
 	if err != nil {
 		return err
 	}
-	return corpus.WriteFileAtomic(reportPath(dir), append(b, '\n'), 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, reportPath(dir), append(b, '\n'), 0o644)
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -178,7 +179,7 @@ func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (repla
 	if err != nil {
 		return false, fmt.Errorf("encoding job: %w", err)
 	}
-	if err := corpus.WriteFileAtomic(jobPath(job.Out), b, 0o644); err != nil {
+	if err := fsys.WriteFileAtomic(fsys.OS, jobPath(job.Out), b, 0o644); err != nil {
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil

@@ -39,7 +39,7 @@ func ReadStatus(dir string) (*Status, error) {
 		st.Report = &rep
 	}
 	if !ok && len(m.Shards) == 0 {
-		return nil, fmt.Errorf("%s holds no run (no manifest.json or report.json)", dir)
+		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
 	}
 	// TODO(integration): a report that says "running" while nothing holds
 	// LOCK is a dead run: probe the lock (corpus) and show it as stopped.

@@ -44,10 +44,22 @@ type Result struct {
 	Error string `json:"error"`
 }
 
-// ErrorResult is the result of an item that could not be scored.
+// ErrorResult is the result of an item that could not be scored: reward 0,
+// with the scheme's component and metric keys all 0, so every result of a
+// scheme has the same keys.
 func ErrorResult(requestID, problemID, scheme, msg string) Result {
+	shape := result(Params{}, scheme, &schema.Label{}, &Rollout{}, scored{})
 	return Result{RequestID: requestID, ProblemID: problemID, Scheme: scheme, Error: msg,
-		Components: map[string]float64{}, Metrics: map[string]float64{}, Items: []ItemVerdict{}, Steps: []StepResult{}}
+		Components: zeroed(shape.Components), Metrics: zeroed(shape.Metrics), Items: []ItemVerdict{}, Steps: []StepResult{}}
+}
+
+// zeroed is m with every value 0 (an empty, non-nil map for nil).
+func zeroed(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k := range m {
+		out[k] = 0
+	}
+	return out
 }
 
 // scored holds one rollout's intermediate values under every scheme; the

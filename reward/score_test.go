@@ -278,3 +278,23 @@ func TestScoreGroupOtherSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorResultHasTheSchemesKeys: a result that could not be scored has
+// the same component and metric keys as a scored one of its scheme (verl's
+// dict-return rule: every sample of a batch returns the same keys), all 0.
+func TestErrorResultHasTheSchemesKeys(t *testing.T) {
+	lab := &schema.Label{ID: "p", Rubric: []schema.Item{{ID: 1, Type: schema.TypeSuggest, Text: "s"}, {ID: 2, Type: schema.TypeAnswer, Text: "a"}}}
+	for _, scheme := range schema.Schemes {
+		ok := Score(DefaultParams(), scheme, lab, &Rollout{}, nil)
+		bad := ErrorResult("r", "p", scheme, "unknown problem")
+		if !slices.Equal(slices.Sorted(maps.Keys(ok.Components)), slices.Sorted(maps.Keys(bad.Components))) ||
+			!slices.Equal(slices.Sorted(maps.Keys(ok.Metrics)), slices.Sorted(maps.Keys(bad.Metrics))) {
+			t.Errorf("%s: error result keys %v %v, scored %v %v", scheme, bad.Components, bad.Metrics, ok.Components, ok.Metrics)
+		}
+		for k, v := range bad.Metrics {
+			if v != 0 {
+				t.Errorf("%s: error result metric %s = %v", scheme, k, v)
+			}
+		}
+	}
+}

@@ -53,6 +53,28 @@ type FS interface {
 	Unlock(f File) error
 }
 
+// ErrNotDurable is wrapped by the errors of WriteFileAtomic, MkdirAllSynced
+// and SyncFile when a file or directory sync failed. After a failed fsync the
+// kernel may have dropped the dirty pages, so what was written cannot be
+// trusted to be on disk; a caller must stop writing, not retry.
+var ErrNotDurable = errors.New("fsync failed, so data written may not be on disk")
+
+// SyncFile syncs f; a failure wraps ErrNotDurable.
+func SyncFile(f File) error {
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w: %w", f.Name(), ErrNotDurable, err)
+	}
+	return nil
+}
+
+// SyncDir syncs dir; a failure wraps ErrNotDurable.
+func SyncDir(fsys FS, dir string) error {
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("syncing directory %s: %w: %w", dir, ErrNotDurable, err)
+	}
+	return nil
+}
+
 // SharedLocker is an FS that can also take shared locks: any number of
 // shared holders at once, and none while an exclusive Lock is held. Readers
 // that must not see a file change under them (a base cache shared by
@@ -94,11 +116,11 @@ func (osFS) Stat(name string) (fs.FileInfo, error)        { return os.Stat(name)
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("opening directory %s to sync it: %w", dir, err)
+		return err
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil && !syncUnsupported(err) {
-		return fmt.Errorf("syncing directory %s: %w", dir, err)
+		return err
 	}
 	return nil
 }
@@ -153,8 +175,8 @@ func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err e
 	if _, err := f.Write(data); err != nil {
 		return fmt.Errorf("writing %s: %w", tmp, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", tmp, err)
+	if err := SyncFile(f); err != nil {
+		return err
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp, err)
@@ -162,7 +184,7 @@ func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err e
 	if err := fsys.Rename(tmp, path); err != nil {
 		return fmt.Errorf("renaming %s to %s: %w", tmp, path, err)
 	}
-	return fsys.SyncDir(dir)
+	return SyncDir(fsys, dir)
 }
 
 // ReadFile reads the whole file at path.
@@ -197,9 +219,37 @@ func MkdirAllSynced(fsys FS, dir string, perm fs.FileMode) error {
 		return fmt.Errorf("creating directory %s: %w", dir, err)
 	}
 	for _, d := range missing {
-		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+		if err := SyncDir(fsys, filepath.Dir(d)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// RemoveAll removes path and everything under it. A missing path is not an
+// error. It does not sync: a caller that needs the removal durable syncs the
+// parent directory.
+func RemoveAll(fsys FS, path string) error {
+	st, err := fsys.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing %s: %w", path, err)
+	}
+	if st.IsDir() {
+		entries, err := fsys.ReadDir(path)
+		if err != nil {
+			return fmt.Errorf("removing %s: %w", path, err)
+		}
+		for _, e := range entries {
+			if err := RemoveAll(fsys, filepath.Join(path, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fsys.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("removing %s: %w", path, err)
 	}
 	return nil
 }

@@ -1,0 +1,216 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// AgreementReport is what `validate rejudge` and `validate agreement`
+// print: the stored verdicts against another judge's or people's, in the
+// layout of seed 000's Table 6.
+type AgreementReport struct {
+	Tool          string         `json:"tool"`
+	Corpus        []string       `json:"corpus"`
+	Against       string         `json:"against"` // whose verdicts are compared with the stored ones
+	Judge         *JudgeInfo     `json:"judge,omitempty"`
+	Sample        *SampleInfo    `json:"sample,omitempty"`
+	Sheet         *SheetInfo     `json:"sheet,omitempty"`
+	Agreement     *Agreement     `json:"agreement"`
+	Disagreements []Disagreement `json:"disagreements"` // the first ones
+	LLM           *LLMUsage      `json:"llm,omitempty"`
+	InputProblems []Problem      `json:"input_problems"`
+}
+
+// JudgeInfo names the judge of a rejudge. The endpoint's key is never in it.
+type JudgeInfo struct {
+	BaseURL  string `json:"base_url"`
+	Model    string `json:"model"`
+	Template string `json:"template"` // content hash of the judge_batch template
+}
+
+// SampleInfo says what a rejudge drew and judged.
+type SampleInfo struct {
+	Seed      uint64 `json:"seed"`
+	Requested int    `json:"requested"`
+	Eligible  int64  `json:"eligible"` // judged items in the corpus
+	Drawn     int    `json:"drawn"`
+	Records   int    `json:"records"` // records the drawn items belong to: one request each
+	Judged    int    `json:"judged"`
+	Failed    int    `json:"failed"` // not judged: the reply never parsed, or the request failed
+	Stopped   string `json:"stopped,omitempty"`
+}
+
+// SheetInfo counts the rows of an annotation sheet.
+type SheetInfo struct {
+	Rows           int `json:"rows"`
+	Blank          int `json:"blank"`           // no verdict written
+	Missing        int `json:"missing"`         // the item is not in the corpus
+	Changed        int `json:"changed"`         // the item's text differs from the sheet's
+	StoredUnjudged int `json:"stored_unjudged"` // the corpus holds no verdict to compare with
+}
+
+// Disagreement is an item the two sides judged differently.
+type Disagreement struct {
+	RecordID string `json:"record_id"`
+	ItemID   int32  `json:"item_id"`
+	Type     string `json:"type"`
+	Item     string `json:"item"`
+	Stored   bool   `json:"stored_valid"`
+	Other    bool   `json:"other_valid"`
+	Reason   string `json:"other_reason,omitempty"`
+}
+
+// LLMUsage is what a rejudge cost, from the meter.
+type LLMUsage struct {
+	Requests         int64   `json:"requests"`
+	CacheHits        int64   `json:"cache_hits"`
+	Retries          int64   `json:"retries"`
+	Failures         int64   `json:"failures"`
+	Repairs          int64   `json:"repairs"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+}
+
+// listedDisagreements is how many disagreements a report lists.
+const listedDisagreements = 50
+
+// verdictPair is one item judged by both sides.
+type verdictPair struct {
+	RecordID      string
+	ItemID        int32
+	Type, Text    string
+	Stored, Other bool
+	Reason        string
+}
+
+func newAgreementReport(in *Input, against string) *AgreementReport {
+	return &AgreementReport{Corpus: in.Paths, Against: against, Disagreements: []Disagreement{}, InputProblems: []Problem{}}
+}
+
+func (r *AgreementReport) problem(p Problem) { r.InputProblems = append(r.InputProblems, p) }
+
+// finish computes the agreement over pairs.
+func (r *AgreementReport) finish(pairs []verdictPair) {
+	var all confusion
+	byType := map[string]*confusion{}
+	for _, p := range pairs {
+		all.add(p.Stored, p.Other)
+		c := byType[p.Type]
+		if c == nil {
+			c = &confusion{}
+			byType[p.Type] = c
+		}
+		c.add(p.Stored, p.Other)
+		if p.Stored != p.Other && len(r.Disagreements) < listedDisagreements {
+			r.Disagreements = append(r.Disagreements, Disagreement{p.RecordID, p.ItemID, p.Type, p.Text, p.Stored, p.Other, p.Reason})
+		}
+	}
+	other := r.Against
+	if i := strings.Index(other, " ("); i > 0 {
+		other = other[:i]
+	}
+	r.Agreement = agreementOf("stored judge", other, all, byType)
+}
+
+// WriteJSON writes the report as one indented JSON document.
+func (r *AgreementReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes the report for a person, no wider than Width columns.
+func (r *AgreementReport) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintln(ew, clip("corpus: "+strings.Join(r.Corpus, " ")))
+	fmt.Fprintln(ew, clip("stored validity verdicts against "+r.Against))
+	r.textHow(ew)
+	r.textTable(ew)
+	r.textDisagreements(ew)
+	if len(r.InputProblems) > 0 {
+		heading(ew, "Input problems: %d (the rest of the corpus was read)", len(r.InputProblems))
+		t := newTable("file", "line", "problem").leftAlign(2)
+		for _, p := range r.InputProblems {
+			t.add(p.File, strconv.FormatInt(p.Line, 10), p.Error)
+		}
+		t.write(ew)
+	}
+	return ew.err
+}
+
+func (r *AgreementReport) textHow(w io.Writer) {
+	if j := r.Judge; j != nil {
+		fmt.Fprintln(w, clip(fmt.Sprintf("  judge %s at %s, judge_batch template %s", j.Model, j.BaseURL, j.Template)))
+	}
+	if s := r.Sample; s != nil {
+		fmt.Fprintf(w, "  sample: seed %d, %s of %s judged items drawn (%s requested) from %s records\n",
+			s.Seed, num(int64(s.Drawn)), num(s.Eligible), num(int64(s.Requested)), num(int64(s.Records)))
+		fmt.Fprintf(w, "  %s judged, %s failed\n", num(int64(s.Judged)), num(int64(s.Failed)))
+		if s.Stopped != "" {
+			indented(w, "stopped early: "+s.Stopped)
+		}
+	}
+	if s := r.Sheet; s != nil {
+		fmt.Fprintf(w, "  %s rows: %s left blank, %s not in the corpus, %s changed since sampling, %s not judged in the corpus\n",
+			num(int64(s.Rows)), num(int64(s.Blank)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
+	}
+	if u := r.LLM; u != nil {
+		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",
+			num(u.Requests), num(u.CacheHits), num(u.Retries), num(u.Repairs))
+		fmt.Fprintf(w, "  tokens: %s prompt + %s completion; cost $%.4f\n", num(u.PromptTokens), num(u.CompletionTokens), u.CostUSD)
+	}
+}
+
+// indented writes s wrapped to Width, each line indented by two spaces.
+func indented(w io.Writer, s string) {
+	for _, line := range wrap(s, Width-2) {
+		fmt.Fprintln(w, "  "+line)
+	}
+}
+
+func (r *AgreementReport) textTable(w io.Writer) {
+	a := r.Agreement
+	heading(w, "Agreement on validity (seed 000, Table 6 layout)")
+	t := newTable("metric", "value")
+	t.add("items compared", num(a.Items))
+	t.add("validity agreement rate", pct(a.Rate))
+	t.add("validity Cohen's kappa", fix(a.Kappa, 2)+" ("+a.Scale+")")
+	t.add(a.A+": valid", pct(a.AValidRate))
+	t.add(a.B+": valid", pct(a.BValidRate))
+	t.write(w)
+	fmt.Fprintln(w)
+	t = newTable("", a.B+": valid", a.B+": invalid")
+	t.add(a.A+": valid", num(a.BothValid), num(a.OnlyAValid))
+	t.add(a.A+": invalid", num(a.OnlyBValid), num(a.BothInvalid))
+	t.write(w)
+	if len(a.ByType) > 0 {
+		fmt.Fprintln(w)
+		t = newTable("type", "items", "agreement", "kappa")
+		for _, ta := range a.ByType {
+			t.add(ta.Type, num(ta.Items), pct(ta.Rate), fix(ta.Kappa, 2))
+		}
+		t.write(w)
+	}
+}
+
+func (r *AgreementReport) textDisagreements(w io.Writer) {
+	if len(r.Disagreements) == 0 {
+		return
+	}
+	n := r.Agreement.Items - r.Agreement.Agree
+	heading(w, "Disagreements: %s (the first %d listed)", num(n), len(r.Disagreements))
+	valid := map[bool]string{true: "valid", false: "invalid"}
+	t := newTable("record", "item", "type", "stored", "other", "item text").leftAlign(2, 3, 4, 5)
+	for _, d := range r.Disagreements {
+		text := d.Item
+		if d.Reason != "" {
+			text += " [" + d.Reason + "]"
+		}
+		t.add(d.RecordID, strconv.Itoa(int(d.ItemID)), d.Type, valid[d.Stored], valid[d.Other], text)
+	}
+	t.write(w)
+}

@@ -1,0 +1,398 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/reward"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func ptr[T any](v T) *T { return &v }
+
+// srarRubric is a well-formed SRaR rubric whose type counts vary with i.
+func srarRubric(i int) []schema.Item {
+	var items []schema.Item
+	add := func(t, text string) {
+		items = append(items, schema.Item{ID: int32(len(items) + 1), Type: t, Text: text, Weight: 1, Polarity: schema.PolarityOf(t)})
+	}
+	for k := range 3 + i%3 {
+		add(schema.TypeSuggest, fmt.Sprintf("Problem %d, step %d: reduce the expression before expanding.", i, k+1))
+	}
+	for k := range i % 3 {
+		add(schema.TypePitfall, fmt.Sprintf("Problem %d: drops the sign in term %d.", i, k+1))
+	}
+	for k := range i % 2 {
+		add(schema.TypeBonus, fmt.Sprintf("Problem %d: checks the result by substitution (%d).", i, k+1))
+	}
+	add(schema.TypeAnswer, fmt.Sprintf("The final answer is %d.", i))
+	return items
+}
+
+// fpRubric is a well-formed factual/process rubric.
+func fpRubric(i int) []schema.Item {
+	return []schema.Item{
+		{ID: 1, Type: schema.TypeFactual, Text: fmt.Sprintf("States that the answer is %d.", i), Weight: 5, Polarity: 1},
+		{ID: 2, Type: schema.TypeProcess, Text: "Sets up the equation from the conditions.", Weight: 3, Polarity: 1},
+		{ID: 3, Type: schema.TypeProcess, Text: "Solves the equation for the unknown.", Weight: 2, Polarity: 1},
+	}
+}
+
+// makeRecord builds a consistent record i of style: judged items, four
+// rollouts with satisfaction verdicts and the empirical figures they give.
+// editRubric runs before the rollouts are made (so verdicts follow the
+// rubric); edit runs last, to break something on purpose.
+func makeRecord(i int, style string, editRubric func([]schema.Item) []schema.Item, edit func(*schema.Record)) schema.Record {
+	rec := schema.Record{
+		ID: fmt.Sprintf("p%03d", i), Source: "fixture", Split: []string{"train", "train", "train", "validation"}[i%4],
+		Problem: fmt.Sprintf("Problem %d: compute the value.", i), Answer: fmt.Sprint(i), Style: style,
+		Provenance: schema.Provenance{
+			RolloutModel: "sim-rollout", DistillModel: "sim-distill", JudgeModel: ptr("sim-judge"), EmpiricalModel: ptr("sim-judge"),
+			RolloutTemplate: "r1", DistillTemplate: "d1", JudgeTemplate: ptr("j1"), SatisfyTemplate: ptr("s1"), Alpha: ptr(0.2),
+			JobFingerprint: []string{"fp-aaaa", "fp-aaaa", "fp-aaaa", "fp-bbbb"}[i%4], SpecVersion: schema.SpecVersion, ToolVersion: "test",
+			CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
+		},
+		Usage: schema.Usage{Requests: 7, CachedRequests: int64(i % 2), PromptTokens: 3000 + int64(i)*10, CompletionTokens: 1500 + int64(i)*5, CostUSD: 0.001 * float64(i%5+1)},
+	}
+	if style == schema.StyleFactualProcess {
+		rec.Rubric = fpRubric(i)
+	} else {
+		rec.Rubric = srarRubric(i)
+	}
+	if editRubric != nil {
+		rec.Rubric = editRubric(rec.Rubric)
+	}
+	for k := range rec.Rubric {
+		it := &rec.Rubric[k]
+		if i%10 != 9 { // every tenth record was not judged
+			it.Valid = ptr((i*7+k)%9 != 4)
+			it.ValidReason = ptr("reason")
+		}
+	}
+	addRollouts(&rec, i)
+	if edit != nil {
+		edit(&rec)
+	}
+	return rec
+}
+
+// addRollouts gives rec four rollouts, 1 + i%3 of them correct, with
+// verdicts on every item and the stored empirical figures they give.
+func addRollouts(rec *schema.Record, i int) {
+	correct := make([]float64, 4)
+	for j := range 4 {
+		ro := schema.Rollout{Index: int32(j), Text: "### Step 1: ...", Correct: j < 1+i%3, FormatOK: j != 2 || i%4 != 0,
+			FinishReason: "stop", CompletionTokens: ptr(int32(100*(j+1) + i))}
+		if i%5 == 0 && j == 3 {
+			ro.FinishReason = "length"
+		}
+		if ro.Correct {
+			rec.NCorrect++
+			correct[j] = 1
+		}
+		for k, it := range rec.Rubric {
+			ro.Satisfaction = append(ro.Satisfaction, schema.Satisfaction{ID: it.ID, Satisfied: (i+j*k+k)%3 != 0 == ro.Correct, Step: 1})
+		}
+		rec.Rollouts = append(rec.Rollouts, ro)
+	}
+	rec.PassRate = float64(rec.NCorrect) / 4
+	for k := range rec.Rubric {
+		sat := make([]float64, 4)
+		for j := range 4 {
+			if rec.Rollouts[j].Satisfaction[k].Satisfied {
+				sat[j] = 1
+			}
+		}
+		v := reward.ItemValidity(sat, correct, rec.Rubric[k].Polarity, 0.2)
+		rec.Rubric[k].SatRate, rec.Rubric[k].Corr, rec.Rubric[k].EmpiricalValid = v.SatRate, v.Corr, v.Valid
+	}
+}
+
+// violating lists records that break one rule each (and what that drags
+// along), by the rule they are for.
+func violating(start int) []schema.Record {
+	srar := func(i int, edit func(*schema.Record)) schema.Record {
+		return makeRecord(i, schema.StyleSRaR, nil, edit)
+	}
+	items := func(i int, style string, edit func([]schema.Item) []schema.Item) schema.Record {
+		return makeRecord(i, style, edit, nil)
+	}
+	i := start
+	next := func() int { i++; return i }
+	return []schema.Record{
+		srar(next(), func(r *schema.Record) { r.Provenance.SpecVersion = "1" }),
+		srar(next(), func(r *schema.Record) { r.Problem = "  \n" }),
+		srar(next(), func(r *schema.Record) { r.Answer = "" }),
+		items(next(), "grounded", nil),
+		items(next(), schema.StyleSRaR, func([]schema.Item) []schema.Item { return nil }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[2].ID = 9; return it }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[1].Type = schema.TypeFactual; return it }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[0].Text = " \t"; return it }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[1].Text = "first line\nsecond line"; return it }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[2].Text = "  " + strings.ToUpper(it[0].Text); return it }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item {
+			it[len(it)-2].Type, it[len(it)-2].Polarity = schema.TypePitfall, 1
+			return it
+		}),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[0].Weight = 0; return it }),
+		items(next(), schema.StyleFactualProcess, func(it []schema.Item) []schema.Item { it[1].Weight = 2.5; return it }),
+		srar(next(), func(r *schema.Record) { r.Rubric[0].SatRate = ptr(1.5) }),
+		srar(next(), func(r *schema.Record) { r.Rubric[1].Corr = ptr(-2.0) }),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item {
+			for k := range it {
+				if it[k].Type == schema.TypeSuggest {
+					it[k].Type = schema.TypeBonus
+				}
+			}
+			return it
+		}),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item {
+			return append(it, schema.Item{ID: int32(len(it) + 1), Type: schema.TypeAnswer, Text: "The answer is stated once more.", Weight: 1, Polarity: 1})
+		}),
+		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item {
+			for len(it) < 14 {
+				it = append(it[:len(it)-1], schema.Item{ID: int32(len(it)), Type: schema.TypeSuggest, Text: fmt.Sprintf("Extra step %d.", len(it)), Weight: 1, Polarity: 1}, it[len(it)-1])
+				it[len(it)-1].ID = int32(len(it))
+			}
+			return it
+		}),
+		items(next(), schema.StyleFactualProcess, func(it []schema.Item) []schema.Item { return it[:2] }),
+		srar(next(), func(r *schema.Record) { r.NCorrect++ }),
+		srar(next(), func(r *schema.Record) { r.Rollouts[1].Index = 0 }),
+		srar(next(), func(r *schema.Record) { r.Rollouts[2].Satisfaction = r.Rollouts[2].Satisfaction[1:] }),
+		srar(next(), func(r *schema.Record) { r.Rubric[1].SatRate = ptr(*r.Rubric[1].SatRate + 0.25) }),
+	}
+}
+
+// fixtureRecords are 30 good records (srar and factual_process) and one
+// breaking each rule.
+func fixtureRecords() []schema.Record {
+	var recs []schema.Record
+	for i := range 30 {
+		style := schema.StyleSRaR
+		if i%10 == 7 {
+			style = schema.StyleFactualProcess
+		}
+		recs = append(recs, makeRecord(i, style, nil, nil))
+	}
+	return append(recs, violating(100)...)
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// writeRun writes recs as a run directory with shards of shardRows.
+func writeRun(t testing.TB, dir string, recs []schema.Record, shardRows int) {
+	t.Helper()
+	r, err := corpus.Open(dir, corpus.Options{ShardRows: shardRows, ToolVersion: "test", Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetFingerprint("fp-aaaa")
+	for k := range recs {
+		if err := r.Append(&recs[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte("distill: {max_items: 12}\n"), 0o644)
+}
+
+// addDuplicateShard puts a shard holding a copy of rec into the run at
+// dir, as a copied file would, and lets the resume scan adopt it.
+func addDuplicateShard(t testing.TB, dir string, rec schema.Record) {
+	t.Helper()
+	other := t.TempDir()
+	writeRun(t, other, []schema.Record{rec}, 10)
+	data, err := os.ReadFile(filepath.Join(other, "shards", "part-00000.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shards", "part-00042.parquet"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := corpus.Open(dir, corpus.Options{Logger: quiet(), ToolVersion: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixtureRun is the golden fixture: a run directory of fixtureRecords in
+// shards of 16, plus an adopted shard that repeats record p005.
+func fixtureRun(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	recs := fixtureRecords()
+	writeRun(t, dir, recs, 16)
+	addDuplicateShard(t, dir, recs[5])
+	return dir
+}
+
+// writeExport writes an export directory per the export contract.
+func writeExport(t testing.TB, dir, format string, files map[string]int64, validOnly bool) {
+	t.Helper()
+	type file struct {
+		File  string `json:"file"`
+		Rows  int64  `json:"rows"`
+		Bytes int64  `json:"bytes"`
+	}
+	var list []file
+	for name, rows := range files {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, file{name, rows, st.Size()})
+	}
+	ex := map[string]any{"format": format, "spec_version": schema.SpecVersion, "source": "runs/fixture",
+		"job_fingerprints": []string{"fp-aaaa", "fp-bbbb"}, "valid_only": validOnly, "files": list, "created_at": "2026-03-01T12:00:00Z"}
+	data, _ := json.MarshalIndent(ex, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, exportName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeJSONLExport writes recs as a jsonl export.
+func writeJSONLExport(t testing.TB, dir string, recs []schema.Record, extraLines ...string) {
+	t.Helper()
+	var b bytes.Buffer
+	for k := range recs {
+		line, err := json.Marshal(&recs[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	for _, l := range extraLines {
+		b.WriteString(l)
+	}
+	name := "data/train-00000-of-00001.jsonl"
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeExport(t, dir, "jsonl", map[string]int64{name: int64(len(recs) + len(extraLines))}, false)
+}
+
+// verlRow is a row of a verl export, in the contract's column order.
+type verlRow struct {
+	DataSource string        `parquet:"data_source"`
+	Prompt     []verlMessage `parquet:"prompt,list"`
+	Ability    string        `parquet:"ability"`
+	Reward     struct {
+		Style       string `parquet:"style"`
+		GroundTruth string `parquet:"ground_truth"`
+	} `parquet:"reward_model"`
+	ExtraInfo struct {
+		Split       string `parquet:"split"`
+		Index       int64  `parquet:"index"`
+		ID          string `parquet:"id"`
+		Question    string `parquet:"question"`
+		Answer      string `parquet:"answer"`
+		Rubric      string `parquet:"rubric"`
+		Scheme      string `parquet:"scheme"`
+		SpecVersion string `parquet:"spec_version"`
+	} `parquet:"extra_info"`
+	Label    string `parquet:"label"`
+	Solution string `parquet:"solution"`
+}
+
+type verlMessage struct {
+	Role    string `parquet:"role"`
+	Content string `parquet:"content"`
+}
+
+// writeVerlExport writes recs as a verl export, one file per split.
+func writeVerlExport(t testing.TB, dir string, recs []schema.Record, validOnly bool) {
+	t.Helper()
+	bySplit := map[string][]verlRow{}
+	for k := range recs {
+		rec := &recs[k]
+		l := schema.LabelOf(rec)
+		label, _ := json.Marshal(l)
+		rubric, _ := json.Marshal(rec.Rubric)
+		var v verlRow
+		v.DataSource, v.Ability, v.Label, v.Solution = "rubricforge/"+rec.Source, "math", string(label), rec.Answer
+		v.Prompt = []verlMessage{{"user", rec.Problem}}
+		v.Reward.Style, v.Reward.GroundTruth = "rubric", rec.Answer
+		e := &v.ExtraInfo
+		e.Split, e.Index, e.ID, e.Question, e.Answer = rec.Split, int64(len(bySplit[rec.Split])), rec.ID, rec.Problem, rec.Answer
+		e.Rubric, e.Scheme, e.SpecVersion = string(rubric), l.Scheme, schema.SpecVersion
+		bySplit[rec.Split] = append(bySplit[rec.Split], v)
+	}
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	files := map[string]int64{}
+	for split, rows := range bySplit {
+		name := fmt.Sprintf("data/%s-00000-of-00001.parquet", split)
+		if err := parquet.WriteFile(filepath.Join(dir, name), rows); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = int64(len(rows))
+	}
+	writeExport(t, dir, "verl", files, validOnly)
+}
+
+// auditPath opens and audits paths, failing the test on an error.
+func auditPath(t testing.TB, opt Options, paths ...string) *Report {
+	t.Helper()
+	in, err := Open(paths...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	rep, err := Audit(context.Background(), in, opt)
+	if err != nil {
+		t.Fatalf("Audit: %v", err)
+	}
+	return rep
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+// base is replaced by "FIXTURE" first, so paths do not depend on the
+// temporary directory.
+func golden(t *testing.T, name, base string, got []byte) {
+	t.Helper()
+	got = bytes.ReplaceAll(got, []byte(base), []byte("FIXTURE"))
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
+	}
+}
+
+func render(t testing.TB, write func(io.Writer) error) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}

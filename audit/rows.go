@@ -1,0 +1,102 @@
+package audit
+
+import (
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// row is what the audit reads of one record: every column a figure needs and
+// none of the long texts it does not (rollout texts, extracted answers,
+// judge reasons, the reference). Its json tags are schema.Record's, so JSONL
+// records decode into it too.
+type row struct {
+	ID         string            `parquet:"id" json:"id"`
+	Split      string            `parquet:"split" json:"split"`
+	Problem    string            `parquet:"problem" json:"problem"`
+	Answer     string            `parquet:"answer" json:"answer"`
+	Style      string            `parquet:"style" json:"style"`
+	Rubric     []item            `parquet:"rubric,list" json:"rubric"`
+	Rollouts   []rollout         `parquet:"rollouts,list" json:"rollouts"`
+	NCorrect   int32             `parquet:"n_correct" json:"n_correct"`
+	PassRate   float64           `parquet:"pass_rate" json:"pass_rate"`
+	Provenance schema.Provenance `parquet:"provenance" json:"provenance"`
+	Usage      schema.Usage      `parquet:"usage" json:"usage"`
+}
+
+// item is a rubric item without its judge reason.
+type item struct {
+	ID             int32    `parquet:"id" json:"id"`
+	Type           string   `parquet:"type" json:"type"`
+	Text           string   `parquet:"text" json:"text"`
+	Weight         float64  `parquet:"weight" json:"weight"`
+	Polarity       int32    `parquet:"polarity" json:"polarity"`
+	Valid          *bool    `parquet:"valid,optional" json:"valid,omitempty"`
+	SatRate        *float64 `parquet:"sat_rate,optional" json:"sat_rate,omitempty"`
+	Corr           *float64 `parquet:"corr,optional" json:"corr,omitempty"`
+	EmpiricalValid *bool    `parquet:"empirical_valid,optional" json:"empirical_valid,omitempty"`
+}
+
+// rollout is a rollout without its text.
+type rollout struct {
+	Index            int32          `parquet:"index" json:"index"`
+	Correct          bool           `parquet:"correct" json:"correct"`
+	FormatOK         bool           `parquet:"format_ok" json:"format_ok"`
+	FinishReason     string         `parquet:"finish_reason" json:"finish_reason"`
+	CompletionTokens *int32         `parquet:"completion_tokens,optional" json:"completion_tokens,omitempty"`
+	Satisfaction     []satisfaction `parquet:"satisfaction,list" json:"satisfaction"`
+}
+
+// satisfaction is one per-rollout verdict without its step.
+type satisfaction struct {
+	ID        int32 `parquet:"item_id" json:"item_id"`
+	Satisfied bool  `parquet:"satisfied" json:"satisfied"`
+}
+
+// schemaItem is it as a schema.Item, for the schema's structural rules.
+func (it *item) schemaItem() schema.Item {
+	return schema.Item{ID: it.ID, Type: it.Type, Text: it.Text, Weight: it.Weight, Polarity: it.Polarity,
+		Valid: it.Valid, SatRate: it.SatRate, Corr: it.Corr, EmpiricalValid: it.EmpiricalValid}
+}
+
+// rowOfLabel is what a verl export's label holds of a record: no rollouts,
+// no provenance but the spec version, no usage.
+func rowOfLabel(l *schema.Label, split string) row {
+	r := row{ID: l.ID, Split: split, Problem: l.Question, Answer: l.GroundTruth, Style: l.Style, Rubric: make([]item, len(l.Rubric))}
+	r.Provenance.SpecVersion = l.V
+	for i, it := range l.Rubric {
+		r.Rubric[i] = item{ID: it.ID, Type: it.Type, Text: it.Text, Weight: it.Weight, Polarity: it.Polarity,
+			Valid: it.Valid, SatRate: it.SatRate, Corr: it.Corr, EmpiricalValid: it.EmpiricalValid}
+	}
+	return r
+}
+
+// judgedRow is what sampling for annotation and re-judging read: the
+// problem, its ground truth and the rubric with the stored verdicts.
+type judgedRow struct {
+	ID      string       `parquet:"id" json:"id"`
+	Problem string       `parquet:"problem" json:"problem"`
+	Answer  string       `parquet:"answer" json:"answer"`
+	Rubric  []judgedItem `parquet:"rubric,list" json:"rubric"`
+}
+
+type judgedItem struct {
+	ID    int32  `parquet:"id" json:"id"`
+	Type  string `parquet:"type" json:"type"`
+	Text  string `parquet:"text" json:"text"`
+	Valid *bool  `parquet:"valid,optional" json:"valid,omitempty"`
+}
+
+func judgedOfLabel(l *schema.Label, _ string) judgedRow {
+	r := judgedRow{ID: l.ID, Problem: l.Question, Answer: l.GroundTruth, Rubric: make([]judgedItem, len(l.Rubric))}
+	for i, it := range l.Rubric {
+		r.Rubric[i] = judgedItem{ID: it.ID, Type: it.Type, Text: it.Text, Valid: it.Valid}
+	}
+	return r
+}
+
+// labelRow is what the audit reads of a verl export row.
+type labelRow struct {
+	Label     string `parquet:"label"`
+	ExtraInfo struct {
+		Split string `parquet:"split"`
+	} `parquet:"extra_info"`
+}

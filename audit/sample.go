@@ -1,0 +1,109 @@
+package audit
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// SampleItem is one rubric item drawn for annotation or re-judging, with
+// what a judge needs to see and the verdict stored in the corpus.
+type SampleItem struct {
+	RecordID string
+	ItemID   int32
+	Type     string
+	Text     string
+	Problem  string
+	Answer   string
+	Stored   *bool // the stored LLM verdict; nil when the item was not judged
+	key      uint64
+}
+
+// Sample draws n rubric items from in, reproducibly: each item gets the key
+// xxhash64(seed, record id, item id) and the n items with the smallest keys
+// are drawn. The draw depends only on the seed and the items, not on the
+// order of files or rows, and a larger n draws a superset. With judgedOnly
+// only items with a stored verdict take part. eligible counts the items
+// that did; problems lists unreadable input. The items come in key order,
+// which is a random order.
+func Sample(ctx context.Context, in *Input, n int, seed uint64, judgedOnly bool) (items []SampleItem, eligible int64, problems []Problem, err error) {
+	if n <= 0 {
+		return nil, 0, nil, fmt.Errorf("sample size %d: it must be positive", n)
+	}
+	h := &maxHeap{}
+	seen := map[string]bool{}
+	bad := func(p Problem) { problems = append(problems, p) }
+	for _, f := range in.Files {
+		_, err := scanFile(f, in.Format, judgedOfLabel, func(r *judgedRow, _ int64) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if seen[r.ID] { // a duplicate record: its first copy counts
+				return nil
+			}
+			seen[r.ID] = true
+			for _, it := range r.Rubric {
+				if judgedOnly && it.Valid == nil {
+					continue
+				}
+				eligible++
+				k := sampleKey(seed, r.ID, it.ID)
+				if h.Len() == n && k >= (*h)[0].key {
+					continue
+				}
+				s := SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid, key: k}
+				heap.Push(h, s)
+				if h.Len() > n {
+					heap.Pop(h)
+				}
+			}
+			return nil
+		}, bad)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, 0, nil, ctx.Err()
+			}
+			bad(Problem{File: f.Path, Error: err.Error()})
+		}
+	}
+	items = []SampleItem(*h)
+	slices.SortFunc(items, func(a, b SampleItem) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	return items, eligible, problems, nil
+}
+
+// sampleKey is an item's place in the draw of a seed.
+func sampleKey(seed uint64, recordID string, itemID int32) uint64 {
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], seed)
+	binary.LittleEndian.PutUint32(b[8:], uint32(itemID))
+	d := xxhash.New()
+	d.Write(b[:])
+	d.WriteString(recordID)
+	return d.Sum64()
+}
+
+// maxHeap keeps the drawn items with the largest key on top.
+type maxHeap []SampleItem
+
+func (h maxHeap) Len() int           { return len(h) }
+func (h maxHeap) Less(i, j int) bool { return h[i].key > h[j].key }
+func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *maxHeap) Push(x any)        { *h = append(*h, x.(SampleItem)) }
+func (h *maxHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

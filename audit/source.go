@@ -1,0 +1,255 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+// Kinds of corpus path.
+const (
+	KindRun    = "run"    // a run directory: manifest.json and shards/
+	KindExport = "export" // a `distill export` directory: export.json and data/
+	KindFiles  = "files"  // shard or data files named one by one
+)
+
+// Row formats: what the rows of a corpus hold.
+const (
+	FormatRecords = "records" // full records: run shards, jsonl exports and files
+	FormatVerl    = "verl"    // a verl export: the rubric in the label column
+)
+
+// exportName is the manifest of an export directory, written last but one.
+const exportName = "export.json"
+
+var (
+	// ErrNotAuditable marks a path that is not a corpus validate can read:
+	// a rar or srar-lines export, a directory that is neither a run nor an
+	// export, a file of another kind. It is the user's choice of path.
+	ErrNotAuditable = errors.New("not an auditable corpus")
+	// ErrIncomplete marks an export directory without export.json: the
+	// export did not finish.
+	ErrIncomplete = errors.New("incomplete export")
+)
+
+// Input is a resolved corpus: its files and what is known about them.
+type Input struct {
+	Paths  []string // as given
+	Kind   string   // KindRun, KindExport or KindFiles; the first path's when mixed
+	Format string   // FormatRecords or FormatVerl
+	Files  []File
+	// From a run directory's manifest and job.yaml.
+	ManifestFingerprint string
+	MaxItems            int // distill.max_items of the job; 0 when unknown
+	// From an export directory's export.json.
+	Export *ExportInfo
+}
+
+// File is one data file of a corpus.
+type File struct {
+	Path  string
+	JSONL bool  // JSONL records; otherwise Parquet
+	Rows  int64 // rows the manifest or export.json lists; -1 when unknown
+	Bytes int64 // size they list; -1 when unknown
+}
+
+// ExportInfo is what the audit reads of export.json (see the export
+// contract); unknown keys are ignored.
+type ExportInfo struct {
+	Format          string   `json:"format"`
+	SpecVersion     string   `json:"spec_version"`
+	Source          string   `json:"source"`
+	JobFingerprints []string `json:"job_fingerprints"`
+	ValidOnly       bool     `json:"valid_only"`
+	RecordsOut      int64    `json:"records_out"`
+	Files           []struct {
+		File  string `json:"file"`
+		Rows  int64  `json:"rows"`
+		Bytes int64  `json:"bytes"`
+	} `json:"files"`
+}
+
+// auditableExports are the export formats whose rows hold a rubric with
+// item types and verdicts.
+var auditableExports = []string{"jsonl", "verl"}
+
+// Open resolves paths (run directories, export directories, shard and data
+// files) into one Input. A path that does not exist wraps fs.ErrNotExist;
+// one validate cannot read wraps ErrNotAuditable; an export without
+// export.json wraps ErrIncomplete. Mixing verl exports with record corpora
+// is refused (ErrNotAuditable): their figures do not add up.
+func Open(paths ...string) (*Input, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no corpus path given: %w", ErrNotAuditable)
+	}
+	in := &Input{Paths: paths}
+	for i, p := range paths {
+		part, err := openOne(p)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			in.Kind, in.Format = part.Kind, part.Format
+			in.ManifestFingerprint, in.MaxItems, in.Export = part.ManifestFingerprint, part.MaxItems, part.Export
+		} else if part.Format != in.Format {
+			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
+		}
+		in.Files = append(in.Files, part.Files...)
+	}
+	return in, nil
+}
+
+func openOne(path string) (*Input, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus path: %w", err)
+	}
+	if !st.IsDir() {
+		return openFile(path)
+	}
+	if _, err := os.Stat(filepath.Join(path, corpus.ManifestName)); err == nil {
+		return openRun(path)
+	}
+	if _, err := os.Stat(filepath.Join(path, exportName)); err == nil {
+		return openExport(path)
+	}
+	if st, err := os.Stat(filepath.Join(path, "data")); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s has data/ but no %s: the export did not finish (%s is written last); run distill export again: %w",
+			path, exportName, exportName, ErrIncomplete)
+	}
+	return nil, fmt.Errorf("%s is neither a run directory (no %s) nor an export directory (no %s): %w",
+		path, corpus.ManifestName, exportName, ErrNotAuditable)
+}
+
+// openRun lists a run directory's shards as its manifest does. Sizes and
+// row counts are checked when each shard is read, so one bad shard does not
+// hide the others.
+func openRun(dir string) (*Input, error) {
+	m, err := corpus.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading run %s: %w", dir, err)
+	}
+	in := &Input{Kind: KindRun, Format: FormatRecords, ManifestFingerprint: m.JobFingerprint}
+	for _, s := range m.Shards {
+		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(s.File)), Rows: s.Rows, Bytes: s.Bytes})
+	}
+	if job, err := pipeline.LoadJobFile(filepath.Join(dir, "job.yaml")); err == nil {
+		in.MaxItems = job.Distill.MaxItems
+	}
+	return in, nil
+}
+
+func openExport(dir string) (*Input, error) {
+	path := filepath.Join(dir, exportName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading export: %w", err)
+	}
+	var ex ExportInfo
+	if err := json.Unmarshal(data, &ex); err != nil {
+		return nil, fmt.Errorf("export manifest %s is corrupt: %w", path, err)
+	}
+	in := &Input{Kind: KindExport, Export: &ex}
+	switch ex.Format {
+	case "jsonl":
+		in.Format = FormatRecords
+	case "verl":
+		in.Format = FormatVerl
+	case "rar", "srar-lines":
+		return nil, fmt.Errorf("%s is a %q export: its rows hold no item types or validity verdicts, so it cannot be audited; "+
+			"validate reads run directories, shard files and %s exports (audit the run it came from: %s): %w",
+			dir, ex.Format, orList(auditableExports), ex.Source, ErrNotAuditable)
+	default:
+		return nil, fmt.Errorf("%s names export format %q; validate reads %s exports: %w", path, ex.Format, orList(auditableExports), ErrNotAuditable)
+	}
+	for _, f := range ex.Files {
+		if f.File == "" || filepath.IsAbs(f.File) || slices.Contains(strings.Split(filepath.ToSlash(f.File), "/"), "..") {
+			return nil, fmt.Errorf("export manifest %s is corrupt: file %q is not a path inside the export", path, f.File)
+		}
+		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(f.File)), JSONL: ex.Format == "jsonl", Rows: f.Rows, Bytes: f.Bytes})
+	}
+	if len(ex.Files) == 0 {
+		ext := ".parquet"
+		if ex.Format == "jsonl" {
+			ext = ".jsonl"
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "data", "*"+ext))
+		slices.Sort(files)
+		for _, f := range files {
+			in.Files = append(in.Files, File{Path: f, JSONL: ex.Format == "jsonl", Rows: -1, Bytes: -1})
+		}
+	}
+	return in, nil
+}
+
+// openFile takes one shard or data file; a Parquet file's rows are told
+// apart by its columns.
+func openFile(path string) (*Input, error) {
+	in := &Input{Kind: KindFiles}
+	f := File{Path: path, Rows: -1, Bytes: -1}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".jsonl":
+		f.JSONL = true
+		in.Format = FormatRecords
+	case ".parquet":
+		format, err := probeParquet(path)
+		if err != nil {
+			return nil, err
+		}
+		in.Format = format
+	default:
+		return nil, fmt.Errorf("%s: validate reads .parquet shards and .jsonl records: %w", path, ErrNotAuditable)
+	}
+	in.Files = []File{f}
+	return in, nil
+}
+
+var errStop = errors.New("stop")
+
+// probeParquet reads the first rows of a Parquet file as a record shard,
+// then as a verl file, and says which it is. A damaged file is reported as
+// such, with both readers' errors.
+func probeParquet(path string) (string, error) {
+	recErr := corpus.Scan(path, func(*row) error { return errStop })
+	if recErr == nil || errors.Is(recErr, errStop) {
+		return FormatRecords, nil
+	}
+	verlErr := corpus.Scan(path, func(*labelRow) error { return errStop })
+	if verlErr == nil || errors.Is(verlErr, errStop) {
+		return FormatVerl, nil
+	}
+	if !missingColumn(recErr) || !missingColumn(verlErr) {
+		return "", recErr // damaged, not foreign
+	}
+	return "", fmt.Errorf("%s is neither a corpus shard (%v) nor a verl export file (%v); rar and srar-lines exports cannot be audited: %w",
+		path, recErr, verlErr, ErrNotAuditable)
+}
+
+// missingColumn reports whether err is corpus.Scan's "has no column" error:
+// the file is readable but holds other columns.
+func missingColumn(err error) bool { return strings.Contains(err.Error(), " has no column ") }
+
+func orList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// IsUsage reports whether err is about the paths the user gave (missing, or
+// not something validate reads) rather than damage to a corpus.
+func IsUsage(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotAuditable)
+}

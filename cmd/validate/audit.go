@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rubricforge/rubricforge/audit"
+)
+
+const auditUsage = `Usage: validate [flags] CORPUS...
+
+Audits a corpus: structural violations listed by record id and item id,
+validity by item type, items per record by type, PITFALL x BONUS
+co-occurrence, pass rates, rollout lengths, tokens and cost, provenance and
+empirical validity. The text report goes to stdout; --json prints the same
+figures as JSON; --html writes a self-contained page with charts.
+
+CORPUS is a run directory, a distill export directory (jsonl or verl) or
+shard files (.parquet, .jsonl). rar and srar-lines exports cannot be audited.
+
+Examples:
+  validate runs/math16k
+  validate runs/math16k --json > audit.json
+  validate runs/math16k --html audit.html
+  validate runs/math16k --min-validity 0.95 --max-violations 0   # a CI gate: exit 1 when below
+  validate exports/math16k-verl
+
+Other commands, each with its own -h: validate rejudge (another judge's
+verdicts on a sample), validate sample and validate agreement (people's),
+validate version; validate help lists them.
+`
+
+func auditCmd(ctx context.Context, args []string, e env) int {
+	fs := newFlags("validate", auditUsage, e)
+	asJSON := fs.Bool("json", false, "print the report as JSON (keys documented in the README)")
+	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
+	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
+	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
+	maxItems := fs.Int("max-items", 0, "SRaR item limit to check (0: the run's distill.max_items, else 12)")
+	list := fs.Int("list", audit.DefaultList, "violations listed in full, in corpus order (0: all); the counts are always exact")
+	paths, code, done := parseOrExit(fs, args)
+	if done {
+		return code
+	}
+	if *minValidity > 1 || *list < 0 || *maxItems < 0 {
+		fmt.Fprintln(e.stderr, "validate: --min-validity is a rate from 0 to 1; --list and --max-items are not negative")
+		return exitUsage
+	}
+	in, code, ok := openCorpus("validate", paths, e)
+	if !ok {
+		return code
+	}
+	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version}
+	if *list == 0 {
+		opt.List = -1
+	}
+	rep, err := audit.Audit(ctx, in, opt)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "validate: %v\n", err)
+		return exitFailed
+	}
+	write := rep.WriteText
+	if *asJSON {
+		write = rep.WriteJSON
+	}
+	if err := write(e.stdout); err != nil {
+		fmt.Fprintf(e.stderr, "validate: writing the report: %v\n", err)
+		return exitFailed
+	}
+	if *htmlPath != "" {
+		if err := writeFile(*htmlPath, e.stdout, rep.WriteHTML); err != nil {
+			fmt.Fprintf(e.stderr, "validate: %v\n", err)
+			return exitFailed
+		}
+	}
+	return auditExit(rep, audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations}, e)
+}
+
+// auditExit says on stderr why the audit does not exit 0, and returns the code.
+func auditExit(rep *audit.Report, g audit.Gate, e env) int {
+	if rep.Corpus.Records == 0 && len(rep.InputProblems) > 0 {
+		fmt.Fprintf(e.stderr, "validate: no record could be read:\n  %s\n", problemLines(rep.InputProblems))
+		return exitFailed
+	}
+	if fails := rep.Failures(g); len(fails) > 0 {
+		fmt.Fprintf(e.stderr, "validate: the corpus fails the gate:\n  %s\n", joinLines(fails))
+		return exitFailed
+	}
+	if damage := rep.Damage(); len(damage) > 0 {
+		fmt.Fprintf(e.stderr, "validate: the corpus is damaged:\n  %s\n", joinLines(damage))
+		for _, p := range rep.InputProblems[:min(5, len(rep.InputProblems))] {
+			fmt.Fprintf(e.stderr, "  %s\n", problemLine(p))
+		}
+		return exitPartial
+	}
+	return exitOK
+}
+
+func problemLine(p audit.Problem) string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Error)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Error)
+}
+
+func problemLines(ps []audit.Problem) string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = problemLine(p)
+	}
+	return joinLines(lines)
+}

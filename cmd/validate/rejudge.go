@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+const rejudgeUsage = `Usage: validate rejudge --base-url URL --model MODEL [flags] CORPUS
+
+Re-runs validity judging with another judge on a reproducible sample of the
+corpus's judged items (the same --seed draws the same items) and reports its
+agreement with the stored verdicts: agreement rate and Cohen's kappa,
+overall and by item type, and the items judged differently with the new
+judge's reasons. Requests use the pipeline's judge_batch prompt, one request
+per record, through the same client as distill run: retries, rate control,
+a response cache (a second run costs nothing), token and cost accounting
+and a budget stop. The API key is read from the environment variable named
+by --api-key-env, never from a flag.
+
+Examples:
+  validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --sample 500 --seed 1
+  OPENAI_API_KEY=... validate rejudge runs/math16k --base-url https://api.openai.com/v1 --model gpt-4.1-mini \
+      --price-prompt 0.40 --price-completion 1.60 --max-cost-usd 2
+`
+
+// rejudgeFlags are the flags of validate rejudge.
+type rejudgeFlags struct {
+	baseURL, model, keyEnv, cache, promptsDir *string
+	sample, maxTokens, repairs, concurrency   *int
+	maxAttempts                               *int
+	seed                                      *uint64
+	pricePrompt, priceCompletion, maxCost     *float64
+	temperature                               *float64
+	timeout                                   *time.Duration
+	legacy, asJSON                            *bool
+}
+
+func rejudgeCmd(ctx context.Context, args []string, e env) int {
+	fs := newFlags("validate rejudge", rejudgeUsage, e)
+	f := rejudgeFlags{
+		baseURL:         fs.String("base-url", "", "the judge's OpenAI-compatible endpoint including /v1; e.g. http://127.0.0.1:8000/v1"),
+		model:           fs.String("model", "", "the judge model; e.g. gpt-4.1-mini"),
+		keyEnv:          fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key sent)"),
+		sample:          fs.Int("sample", 200, "judged items to draw"),
+		seed:            fs.Uint64("seed", 1, "seed of the draw"),
+		cache:           fs.String("cache", "rejudge-cache.db", `response cache file ("" for none); a second run answers from it`),
+		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
+		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
+		maxCost:         fs.Float64("max-cost-usd", 0, "stop sending requests once this much is spent (0: no limit); needs prices"),
+		concurrency:     fs.Int("concurrency", audit.DefaultConcurrency, "requests in flight"),
+		timeout:         fs.Duration("attempt-timeout", 2*time.Minute, "deadline of one request attempt"),
+		maxAttempts:     fs.Int("max-attempts", 6, "attempts per request for retryable errors (429, 5xx, timeouts)"),
+		temperature:     fs.Float64("temperature", 0, "the judge's sampling temperature"),
+		maxTokens:       fs.Int("max-tokens", 0, "the judge's max completion tokens (0: server default)"),
+		repairs:         fs.Int("repairs", 2, "times a reply that does not parse is shown back to the judge with the error"),
+		legacy:          fs.Bool("legacy-max-tokens", false, "send the token limit as max_tokens (older servers)"),
+		promptsDir:      fs.String("prompts-dir", "", "directory whose judge_batch.tmpl or repair.tmpl replace the embedded templates"),
+		asJSON:          fs.Bool("json", false, "print the result as JSON"),
+	}
+	paths, code, done := parseOrExit(fs, args)
+	if done {
+		return code
+	}
+	if msg := f.check(paths); msg != "" {
+		fmt.Fprintf(e.stderr, "validate rejudge: %s; see -h\n", msg)
+		return exitUsage
+	}
+	in, code, ok := openCorpus("validate rejudge", paths, e)
+	if !ok {
+		return code
+	}
+	rep, err := audit.Rejudge(ctx, in, f.config(e))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "validate rejudge: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(e.stderr, "validate rejudge: interrupted; answered requests are in the cache")
+		}
+		return exitFailed
+	}
+	return writeAgreement("validate rejudge", rep, *f.asJSON, e)
+}
+
+// check returns what is wrong with the flags, or "".
+func (f *rejudgeFlags) check(paths []string) string {
+	switch {
+	case len(paths) != 1:
+		return "give one corpus"
+	case *f.baseURL == "" || *f.model == "":
+		return "--base-url and --model name the judge"
+	case *f.sample <= 0:
+		return "--sample must be positive"
+	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
+		return "prices, --max-cost-usd, --temperature and --repairs are not negative"
+	case *f.maxCost > 0 && *f.pricePrompt == 0 && *f.priceCompletion == 0:
+		return fmt.Sprintf("--max-cost-usd cannot be enforced without a price for %s (--price-prompt, --price-completion)", *f.model)
+	}
+	return ""
+}
+
+func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
+	key := ""
+	if *f.keyEnv != "" {
+		key = e.getenv(*f.keyEnv)
+	}
+	return audit.RejudgeConfig{
+		BaseURL: *f.baseURL, APIKey: key, Model: *f.model, Sample: *f.sample, Seed: *f.seed, CachePath: *f.cache,
+		Price:      llm.Price{PromptPerMTok: *f.pricePrompt, CompletionPerMTok: *f.priceCompletion},
+		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,
+		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
+		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,
+	}
+}

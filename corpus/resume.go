@@ -1,0 +1,307 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// resume rebuilds the run state from disk.
+func (r *Run) resume() error {
+	man, err := readManifest(r.fs, r.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		man = Manifest{SpecVersion: schema.SpecVersion}
+	case err != nil:
+		return err
+	case man.SpecVersion != schema.SpecVersion:
+		return fmt.Errorf("manifest %s has spec version %q; this tool writes %q",
+			r.layout.Manifest(), man.SpecVersion, schema.SpecVersion)
+	default:
+		r.onDisk = true
+	}
+	r.man = man
+	changed := false
+	listed := make(map[string]bool, len(man.Shards))
+	for i := range r.man.Shards {
+		s := &r.man.Shards[i]
+		listed[filepath.Base(s.File)] = true
+		r.next = max(r.next, s.index()+1)
+		ids, relisted, err := r.checkListed(s)
+		if err != nil {
+			return err
+		}
+		changed = changed || relisted
+		r.addDone(ids, s.File)
+	}
+	adopted, err := r.scanUnlisted(listed)
+	if err != nil {
+		return err
+	}
+	if err := r.scanBroken(); err != nil {
+		return err
+	}
+	r.man.sortShards()
+	if changed || adopted {
+		r.dirty = true
+		if err := r.writeManifest(); err != nil {
+			return err
+		}
+	}
+	return r.loadFailures()
+}
+
+// checkListed checks a listed shard and returns its ids. The cheap path: the
+// shard has the size and modification time the manifest recorded, and its
+// id list matches the entry. Otherwise the shard is hashed and its id column
+// read; a shard that differs from its entry is kept only if it still reads
+// as the same rows. relisted reports that s was updated (and an id list
+// written), so the manifest must be rewritten.
+func (r *Run) checkListed(s *ShardInfo) (ids []string, relisted bool, err error) {
+	path := filepath.Join(r.dir, filepath.FromSlash(s.File))
+	st, err := r.fs.Stat(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("listed shard %s is missing (its %d rows would be lost; restore it, or remove it from %s to recompute them): %w",
+			s.File, s.Rows, ManifestName, err)
+	}
+	if s.IDsXXHash64 != "" && st.Size() == s.Bytes && st.ModTime().UnixNano() == s.ModTimeNS {
+		l, why := r.readIDList(s)
+		if why == "" {
+			return l.ids, false, nil
+		}
+		r.log.Warn("id list of a shard is unusable; reading the shard instead", "file", s.File, "reason", why)
+	}
+	info, ids, err := r.verifyListed(s)
+	if err != nil {
+		return nil, false, err
+	}
+	info.IDsXXHash64, err = writeIDList(r.fs, r.layout.Shards(), s.index(), info.XXHash64, ids)
+	if err != nil {
+		return nil, false, r.fatal(fmt.Errorf("rewriting the id list of %s: %w", s.File, err))
+	}
+	*s = info
+	return ids, true, nil
+}
+
+// readIDList reads and checks the id list of a listed shard; why is "" when
+// it is usable.
+func (r *Run) readIDList(s *ShardInfo) (l idList, why string) {
+	data, err := fsys.ReadFile(r.fs, filepath.Join(r.layout.Shards(), sidecarName(s.index())))
+	if err != nil {
+		return idList{}, err.Error()
+	}
+	l, err = decodeIDs(data)
+	if err != nil {
+		return idList{}, err.Error()
+	}
+	return l, l.matches(*s)
+}
+
+// verifyListed hashes a listed shard and reads its ids. A shard that differs
+// from its entry is kept only if it still reads as the same rows.
+func (r *Run) verifyListed(s *ShardInfo) (ShardInfo, []string, error) {
+	path := filepath.Join(r.dir, filepath.FromSlash(s.File))
+	info, ids, ierr := inspectShard(r.fs, path)
+	info.File = s.File
+	if ierr == nil && info.Bytes == s.Bytes && info.XXHash64 == s.XXHash64 {
+		if info.Rows != s.Rows || info.FirstID != s.FirstID || info.LastID != s.LastID {
+			return ShardInfo{}, nil, fmt.Errorf("listed shard %s matches its hash but not its manifest entry (rows %d, ids %s..%s)",
+				s.File, info.Rows, info.FirstID, info.LastID)
+		}
+		return info, ids, nil
+	}
+	if ierr == nil && info.Rows == s.Rows && info.FirstID == s.FirstID && info.LastID == s.LastID {
+		r.log.Warn("listed shard changed on disk but still reads as the same rows; re-listing it",
+			"file", s.File, "bytes", info.Bytes, "want_bytes", s.Bytes, "xxhash64", info.XXHash64, "want_xxhash64", s.XXHash64)
+		return info, ids, nil
+	}
+	var why string
+	if ierr != nil {
+		why = ierr.Error()
+	} else {
+		why = fmt.Sprintf("it holds %d rows %s..%s, the manifest says %d rows %s..%s",
+			info.Rows, info.FirstID, info.LastID, s.Rows, s.FirstID, s.LastID)
+	}
+	return ShardInfo{}, nil, fmt.Errorf("listed shard %s does not match the manifest (bytes %d, xxhash64 %s expected) and cannot be re-verified: %s; "+
+		"move it away and remove it from %s to recompute its %d rows", s.File, s.Bytes, s.XXHash64, why, ManifestName, s.Rows)
+}
+
+func (r *Run) addDone(ids []string, file string) {
+	for _, id := range ids {
+		if _, dup := r.done[id]; dup {
+			r.log.Warn("id appears in more than one shard", "id", id, "file", file)
+		}
+		r.done[id] = struct{}{}
+	}
+}
+
+// scanUnlisted deals with what shards/ holds beyond the listed shards: temp
+// files of an unfinished commit are removed; an unlisted shard is adopted
+// when its ids are new (a crash between its rename and the manifest write),
+// removed when all its ids are in listed shards (a compaction cut short,
+// before or after its manifest switch), and moved aside when unreadable or
+// when it overlaps the listed shards only in part; id lists without their
+// shard are removed. adopted reports that the manifest gained shards.
+func (r *Run) scanUnlisted(listed map[string]bool) (adopted bool, err error) {
+	sdir := r.layout.Shards()
+	entries, err := r.fs.ReadDir(sdir)
+	if err != nil {
+		return false, fmt.Errorf("listing shards: %w", err)
+	}
+	var idLists []string
+	removed := false
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".part-") && strings.HasSuffix(name, ".tmp") {
+			if err := r.fs.Remove(filepath.Join(sdir, name)); err != nil {
+				return false, fmt.Errorf("removing stale temp shard: %w", err)
+			}
+			r.log.Info("removed an unfinished shard left by an earlier run", "file", name)
+			removed = true
+			continue
+		}
+		if strings.HasSuffix(name, ".ids") {
+			idLists = append(idLists, name)
+			continue
+		}
+		idx, ok := shardIndex(name)
+		if !ok || listed[name] || !e.Type().IsRegular() {
+			continue
+		}
+		r.next = max(r.next, idx+1)
+		got, err := r.unlisted(idx)
+		if err != nil {
+			return false, err
+		}
+		adopted = adopted || got
+		removed = removed || !got
+	}
+	kept := make(map[string]bool, len(r.man.Shards))
+	for _, s := range r.man.Shards {
+		kept[sidecarName(s.index())] = true
+	}
+	for _, name := range idLists {
+		if kept[name] {
+			continue
+		}
+		if err := r.fs.Remove(filepath.Join(sdir, name)); err != nil {
+			return false, fmt.Errorf("removing an id list without its shard: %w", err)
+		}
+		removed = true
+	}
+	if removed {
+		if err := fsys.SyncDir(r.fs, sdir); err != nil {
+			return false, r.fatal(err)
+		}
+	}
+	return adopted, nil
+}
+
+// unlisted adopts, removes or moves aside the unlisted shard idx; adopted
+// reports which.
+func (r *Run) unlisted(idx int) (adopted bool, err error) {
+	name := shardName(idx)
+	path := filepath.Join(r.layout.Shards(), name)
+	info, ids, err := inspectShard(r.fs, path)
+	if err != nil {
+		return false, r.moveAside(name, err)
+	}
+	done := 0
+	for _, id := range ids {
+		if _, ok := r.done[id]; ok {
+			done++
+		}
+	}
+	switch {
+	case done == len(ids):
+		if err := r.fs.Remove(path); err != nil {
+			return false, fmt.Errorf("removing a shard superseded by compaction: %w", err)
+		}
+		r.log.Info("removed a shard whose records are all in listed shards (a compaction was cut short)", "file", name, "rows", len(ids))
+		return false, nil
+	case done > 0:
+		return false, r.moveAside(name, fmt.Errorf("%d of its %d ids are already in listed shards", done, len(ids)))
+	}
+	info.File = shardRelPath(idx)
+	info.IDsXXHash64, err = writeIDList(r.fs, r.layout.Shards(), idx, info.XXHash64, ids)
+	if err != nil {
+		return false, r.fatal(fmt.Errorf("writing the id list of adopted shard %s: %w", name, err))
+	}
+	byFP, err := shardFingerprints(r.fs, path)
+	if err != nil {
+		return false, err
+	}
+	r.man.Shards = append(r.man.Shards, info)
+	r.man.countRecords(byFP, time.Now().UTC())
+	r.addDone(ids, info.File)
+	r.log.Warn("adopted a committed shard missing from the manifest", "file", info.File, "rows", info.Rows)
+	return true, nil
+}
+
+// moveAside moves an unusable unlisted shard into shards/broken/.
+func (r *Run) moveAside(name string, why error) error {
+	bdir := filepath.Join(r.layout.Shards(), brokenDir)
+	if err := fsys.MkdirAllSynced(r.fs, bdir, 0o755); err != nil {
+		return r.fatal(fmt.Errorf("moving broken shard aside: %w", err))
+	}
+	dst := filepath.Join(bdir, name)
+	for i := 1; ; i++ {
+		if _, err := r.fs.Stat(dst); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dst = filepath.Join(bdir, fmt.Sprintf("%s.%d", name, i))
+	}
+	if err := r.fs.Rename(filepath.Join(r.layout.Shards(), name), dst); err != nil {
+		return fmt.Errorf("moving broken shard aside: %w", err)
+	}
+	if err := fsys.SyncDir(r.fs, bdir); err != nil {
+		return r.fatal(err)
+	}
+	if err := fsys.SyncDir(r.fs, r.layout.Shards()); err != nil {
+		return r.fatal(err)
+	}
+	r.log.Warn("moved an unusable unlisted shard aside; its rows will be recomputed",
+		"file", filepath.Join(shardsDir, name), "to", dst, "reason", why.Error())
+	return nil
+}
+
+// scanBroken keeps indexes of shards moved aside from being reused.
+func (r *Run) scanBroken() error {
+	entries, err := r.fs.ReadDir(filepath.Join(r.layout.Shards(), brokenDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing broken shards: %w", err)
+	}
+	for _, e := range entries {
+		name, _, _ := strings.Cut(e.Name(), ".parquet")
+		if idx, ok := shardIndex(name + ".parquet"); ok {
+			r.next = max(r.next, idx+1)
+		}
+	}
+	return nil
+}
+
+// fingerprintRow projects a record on its job fingerprint.
+type fingerprintRow struct {
+	Provenance struct {
+		JobFingerprint string `parquet:"job_fingerprint"`
+	} `parquet:"provenance"`
+}
+
+// shardFingerprints counts the records of a shard by job fingerprint.
+func shardFingerprints(fsy fsys.FS, path string) (map[string]int64, error) {
+	out := map[string]int64{}
+	_, err := scanFileFS(fsy, path, openShard, func(row *fingerprintRow) error {
+		out[row.Provenance.JobFingerprint]++
+		return nil
+	})
+	return out, err
+}
