@@ -35,7 +35,7 @@ func TestParseServed(t *testing.T) {
 			if sv.requests != tt.total || !maps.Equal(sv.byStatus, tt.byStatus) {
 				t.Errorf("got %d %v, want %d %v", sv.requests, sv.byStatus, tt.total, tt.byStatus)
 			}
-			if got, want := sv.noReply(), tt.byStatus["none"]+tt.byStatus["503"]; got != want {
+			if got, want := sv.noReply(), tt.total-tt.byStatus["200"]; got != want {
 				t.Errorf("noReply = %d, want %d", got, want)
 			}
 		})

@@ -29,9 +29,10 @@ type served struct {
 	byStatus map[string]int64 // "200", "none" (no reply: the client left), ...
 }
 
-// noReply counts the requests that got no answer: cut by the client's
-// exit, or by the endpoint's shutdown (503).
-func (s served) noReply() int64 { return s.byStatus["none"] + s.byStatus["503"] }
+// noReply counts the requests not answered with a 200: with no injected
+// faults, those cut by the client's exit (no reply, or a 400 for a body cut
+// off mid-send) or by the endpoint's shutdown (503).
+func (s served) noReply() int64 { return s.requests - s.byStatus["200"] }
 
 func startSim(ctx context.Context, bin, problems string, latency time.Duration) (*sim, error) {
 	s := &sim{}

@@ -29,9 +29,9 @@ func printTable(w io.Writer, o *options, results []sizeResult) {
 	fmt.Fprintln(w, "requests: counted by the endpoint (every HTTP request); report: requests + retries in report.json")
 	for _, r := range results {
 		if k := r.kill; k != nil && k.second.sess.wall > 0 {
-			fmt.Fprintf(w, "kill at 50%% (%d problems; %d handled when killed with SIGKILL): sessions sent %d + %d = %d requests, the uninterrupted run %d: extra %d; requests without a reply at the kill %d (concurrency %d); resume took %.1fs\n",
+			fmt.Fprintf(w, "kill at 50%% (%d problems; %d handled when killed with SIGKILL): sessions sent %d + %d = %d requests, the uninterrupted run %d: extra %d, in flight at most %d (concurrency; %d of them still waiting at the endpoint); resume took %.1fs\n",
 				r.size, k.doneAtKill, k.first.served.requests, k.second.served.requests,
-				k.first.served.requests+k.second.served.requests, r.full.served.requests, k.extra, k.cut, o.concurrency,
+				k.first.served.requests+k.second.served.requests, r.full.served.requests, k.extra, o.concurrency, k.cut,
 				k.second.sess.wall.Seconds())
 		}
 	}
