@@ -37,7 +37,7 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 bench: ## benchmarks: answer equivalence, pipeline throughput and memory
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
 
-# bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=2000 SCALE_KILL=2000
+# bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000
 SCALE_KILL     ?= 10000
 SCALE_FLAGS    ?=

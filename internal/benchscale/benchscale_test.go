@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io"
 	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -61,5 +63,33 @@ func TestProblemsAreDistinctAndKnownToTheEndpoint(t *testing.T) {
 	}
 	if got := answers["Compute 2 + 3."]; got != "5" {
 		t.Errorf("answer of the first problem = %q, want 5", got)
+	}
+}
+
+// TestFlags: sizes are parsed, the kill runs at the smallest size unless
+// told, and a kill size that is not measured is a usage error.
+func TestFlags(t *testing.T) {
+	tests := []struct {
+		args     []string
+		sizes    []int
+		killSize int
+		wantErr  bool
+	}{
+		{[]string{"-problems", "10000,100000"}, []int{10000, 100000}, 10000, false},
+		{[]string{"-problems", "100000, 5000"}, []int{100000, 5000}, 5000, false},
+		{[]string{"-problems", "5000", "-kill-size", "0"}, []int{5000}, 0, false},
+		{[]string{"-problems", "5000", "-kill-size", "7000"}, nil, 0, true},
+		{[]string{"-problems", "5000,x"}, nil, 0, true},
+		{[]string{"-concurrency", "0"}, nil, 0, true},
+	}
+	for _, tt := range tests {
+		o, err := parseFlags(tt.args, io.Discard)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%v: err = %v, want error %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err == nil && (!slices.Equal(o.sizes, tt.sizes) || o.killSize != tt.killSize) {
+			t.Errorf("%v: sizes %v kill %d, want %v kill %d", tt.args, o.sizes, o.killSize, tt.sizes, tt.killSize)
+		}
 	}
 }

@@ -15,7 +15,7 @@
 // Usage:
 //
 //	go run ./internal/benchscale -problems 10000,100000
-//	go run ./internal/benchscale -problems 2000 -kill-size 2000 -keep
+//	go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
 package main
 
 import (
@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -96,7 +97,7 @@ Usage:
 
 Examples:
   go run ./internal/benchscale -problems 10000,100000
-  go run ./internal/benchscale -problems 2000 -kill-size 2000 -keep
+  go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
 
 Flags:
 `)
@@ -118,6 +119,10 @@ Flags:
 		for _, s := range o.sizes {
 			o.killSize = min(o.killSize, s)
 		}
+	}
+	if o.killSize > 0 && !slices.Contains(o.sizes, o.killSize) {
+		fmt.Fprintf(stderr, "benchscale: -kill-size %d is not one of -problems %s\n", o.killSize, *sizes)
+		return nil, errors.New("bad -kill-size")
 	}
 	if o.concurrency < 1 || o.n < 1 || o.latency <= 0 {
 		fmt.Fprintln(stderr, "benchscale: -concurrency, -n and -latency must be positive")
