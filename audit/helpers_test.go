@@ -214,24 +214,37 @@ func writeRun(t testing.TB, dir string, recs []schema.Record, shardRows int) {
 	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte("distill: {max_items: 12}\n"), 0o644)
 }
 
-// addDuplicateShard puts a shard holding a copy of rec into the run at
-// dir, as a copied file would, and lets the resume scan adopt it.
+// addDuplicateShard lists in the run at dir a shard holding a copy of rec,
+// as a hand-edited or merged manifest would (a resume refuses to adopt a
+// shard whose ids are already there, so the manifest is edited directly).
 func addDuplicateShard(t testing.TB, dir string, rec schema.Record) {
 	t.Helper()
 	other := t.TempDir()
 	writeRun(t, other, []schema.Record{rec}, 10)
-	data, err := os.ReadFile(filepath.Join(other, "shards", "part-00000.parquet"))
+	om, err := corpus.ReadManifest(other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "shards", "part-00042.parquet"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := corpus.Open(dir, corpus.Options{Logger: quiet(), ToolVersion: "test"})
+	data, err := os.ReadFile(filepath.Join(other, filepath.FromSlash(om.Shards[0].File)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Close(); err != nil {
+	shard := om.Shards[0]
+	shard.File, shard.IDsXXHash64, shard.ModTimeNS = "shards/part-00042.parquet", "", 0
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(shard.File)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := corpus.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Shards = append(m.Shards, shard)
+	m.Rows += shard.Rows
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, corpus.ManifestName), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

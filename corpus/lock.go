@@ -107,3 +107,23 @@ func (l *runLock) release() error {
 	}
 	return nil
 }
+
+// InUse reports whether a process holds the run directory dir now, without
+// taking its lock: a report that says "running" while nothing holds LOCK is
+// a run that died. A directory without LOCK is not in use.
+func InUse(dir string) (bool, error) {
+	path := Layout{Dir: dir}.Lock()
+	f, err := fsys.OS.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("probing the lock of %s: %w", dir, err)
+	}
+	defer f.Close()
+	held, err := fsys.OS.(fsys.SharedLocker).LockShared(f)
+	if err != nil || held {
+		return held, err
+	}
+	return false, fsys.OS.Unlock(f)
+}

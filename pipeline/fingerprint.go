@@ -129,6 +129,16 @@ func (j *Job) Fingerprint() string {
 	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
 }
 
+// Settings are the job's identity lines as name -> value: what the
+// manifest's job history keeps of each job that ran in a directory.
+func (j *Job) Settings() map[string]string {
+	out := map[string]string{}
+	for _, l := range j.identityLines() {
+		out[l.key] = l.value
+	}
+	return out
+}
+
 // ChangedSettings lists, one line each, the settings that differ between
 // the job that made a run directory and this one: "rollout.n: 4 → 6".
 // Settings that one of the jobs does not use (those of a disabled stage)

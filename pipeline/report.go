@@ -28,6 +28,7 @@ const (
 const (
 	StopBudget    = "budget"    // the budget, counted over every session, is spent: raise it to go on
 	StopInterrupt = "interrupt" // Ctrl-C or SIGTERM: run the same command again to go on
+	StopDied      = "died"      // status only: the report says running, but no process holds the run
 )
 
 // Report is RUN/report.json: what the run has done, what it cost and how long

@@ -81,23 +81,22 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	}
 	job.stampVersions(ps)
 
+	fresh := freshFiles(job.Out)
 	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
 		return nil, err
 	}
 	l, err := newLoop(&job, opt, run, ps)
 	if err != nil {
-		run.Close()
-		return nil, err
+		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
 	defer l.closeLLM()
 	runErr := l.loop(ctx)
 	if err := run.Commit(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the last shard: %w", err)
 	}
-	// TODO(integration): compact the run's small shards here (corpus), before Close.
-	if runErr == nil {
-		l.compactCache()
+	if runErr == nil && ctx.Err() == nil {
+		runErr = l.compact()
 	}
 	l.finish(runErr)
 	if err := run.Close(); err != nil && runErr == nil {
@@ -108,6 +107,44 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("writing report: %w", err)
 	}
 	return &l.report, runErr
+}
+
+// startFiles says which of the run directory's files a session found
+// missing before it opened the run: those a failed start removes again.
+type startFiles struct{ job, cache bool }
+
+func freshFiles(dir string) startFiles {
+	lay := corpus.Layout{Dir: dir}
+	missing := func(path string) bool { _, err := os.Stat(path); return errors.Is(err, os.ErrNotExist) }
+	return startFiles{job: missing(lay.Job()), cache: missing(lay.Cache())}
+}
+
+// abandonStart undoes a start that failed before any work: job.yaml and
+// the cache it created go, and the corpus removes what its Open created
+// (a directory it made, its manifest, its lock), so the corrected command
+// meets the directory as it was.
+func abandonStart(run *corpus.Run, fresh startFiles) error {
+	lay := run.Layout()
+	if run.DoneCount() == 0 && len(run.Manifest().Shards) == 0 {
+		var errs []error
+		if fresh.job {
+			errs = append(errs, removeIfThere(lay.Job()))
+		}
+		if fresh.cache {
+			errs = append(errs, removeIfThere(lay.Cache()), removeIfThere(lay.Cache()+".idx"))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return errors.Join(err, run.Close())
+		}
+	}
+	return run.Abandon()
+}
+
+func removeIfThere(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing %s after a failed start: %w", path, err)
+	}
+	return nil
 }
 
 // newLoop settles the run directory's job and prepares the session: the
@@ -161,17 +198,17 @@ func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (repla
 		case run.DoneCount() == 0:
 			opt.Logger.Info("the run directory holds no records yet, so it takes the changed job", "changed", strings.Join(changes, "; "))
 			write, replaced = true, true
-			// TODO(integration): drop the old job's lines from failures.jsonl (corpus); until
-			// then they stay, and replaced makes this session retry them.
+			// The old job's failures stay in failures.jsonl; replaced makes
+			// this session retry them under the new job.
 		case opt.Force:
+			// job.yaml keeps the first job's settings; the manifest's job
+			// history keeps every job's, and each record its own fingerprint.
 			opt.Logger.Warn("the job changed; continuing because of --force; records of both jobs are mixed", "changed", strings.Join(changes, "; "))
-			// TODO(integration): append the new settings to the manifest's job history (corpus);
-			// job.yaml keeps the first job's settings.
 		default:
 			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them", ErrJobChanged, job.Out, strings.Join(changes, "\n  "))
 		}
 	}
-	run.SetFingerprint(fingerprint)
+	run.SetJob(fingerprint, job.Settings())
 	if !write {
 		return replaced, nil
 	}
@@ -225,6 +262,23 @@ func openCache(job *Job, log *slog.Logger) (*llm.Cache, error) {
 		opts = append(opts, llm.CacheBase(job.Cache))
 	}
 	return llm.OpenCache(own, opts...)
+}
+
+// compact merges the small shards that checkpoints left into full ones,
+// then compacts the cache if it is worth it. A failure leaves both as they
+// were (the merge is crash-safe) and is logged, unless the disk lost data.
+func (l *loop) compact() error {
+	c, err := l.run.Compact()
+	switch {
+	case errors.Is(err, corpus.ErrNotDurable):
+		return fmt.Errorf("merging small shards: %w", err)
+	case err != nil:
+		l.log.Warn("merging small shards failed; the corpus stays as it was", "err", err)
+	case c.Merged > 0:
+		l.log.Info("merged small shards", "merged", c.Merged, "written", c.Written)
+	}
+	l.compactCache()
+	return nil
 }
 
 // compactCache rewrites the response cache without its dead entries when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -41,8 +42,16 @@ func ReadStatus(dir string) (*Status, error) {
 	if !ok && len(m.Shards) == 0 {
 		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
 	}
-	// TODO(integration): a report that says "running" while nothing holds
-	// LOCK is a dead run: probe the lock (corpus) and show it as stopped.
+	if ok && rep.Status == StatusRunning {
+		inUse, err := corpus.InUse(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !inUse {
+			st.Report.Status, st.Report.StoppedBy = StatusStopped, StopDied
+			st.Report.StopReason = "the run's process is gone (killed or crashed) and holds no lock; run the same command again to resume"
+		}
+	}
 	return st, nil
 }
 
@@ -56,6 +65,7 @@ func (s *Status) WriteJSON(w io.Writer) error {
 // WriteText prints the status for a person.
 func (s *Status) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "corpus: %d records in %d shards (spec %s, tool %s)\n", s.Manifest.Rows, len(s.Manifest.Shards), s.Manifest.SpecVersion, s.Manifest.ToolVersion)
+	s.writeJobs(w)
 	if s.Report == nil {
 		fmt.Fprintln(w, "no report.json yet")
 		return
@@ -84,4 +94,34 @@ func (r *Report) writeProgress(w io.Writer) {
 		fmt.Fprintf(w, ", ETA %s", (time.Duration(*r.ETASeconds) * time.Second).Round(time.Second))
 	}
 	fmt.Fprintln(w)
+}
+
+// writeJobs says when the corpus holds records of several jobs (--force),
+// with each job's records and the settings that differ from the first's.
+func (s *Status) writeJobs(w io.Writer) {
+	if !s.Manifest.Mixed() {
+		return
+	}
+	jobs := s.Manifest.Jobs
+	fmt.Fprintf(w, "mixed: records of %d jobs (forced with --force):\n", len(jobs))
+	for i, j := range jobs {
+		fmt.Fprintf(w, "  job %s: %d records, %s to %s", j.Fingerprint, j.Records, j.FirstSeen.Format(time.DateTime), j.LastSeen.Format(time.DateTime))
+		if i > 0 {
+			if diff := settingsDiff(jobs[0].Settings, j.Settings); len(diff) > 0 {
+				fmt.Fprintf(w, "; differs from the first in %s", strings.Join(diff, ", "))
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// settingsDiff lists the settings whose values differ between two jobs.
+func settingsDiff(a, b map[string]string) []string {
+	var out []string
+	for _, k := range sortedKeys(b) {
+		if a[k] != b[k] {
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, show(a[k]), show(b[k])))
+		}
+	}
+	return out
 }

@@ -7,13 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
+	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/llm"
 )
-
-// runCacheFile is the response cache inside a run directory.
-const runCacheFile = "cache.db"
 
 const cacheUsage = `Usage: distill cache compact RUN
 
@@ -61,7 +58,7 @@ func cacheCompactCmd(args []string, stdout, stderr io.Writer) int {
 	path := fs.Arg(0)
 	st, err := os.Stat(path)
 	if err == nil && st.IsDir() {
-		path = filepath.Join(path, runCacheFile)
+		path = corpus.Layout{Dir: path}.Cache()
 		_, err = os.Stat(path)
 	}
 	if err != nil {

@@ -48,7 +48,8 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
-  distill cache compact RUN_DIR   drop the response cache's dead entries
+  distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
+  distill cache compact RUN_DIR   drop the response cache's dead entries only
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version
@@ -70,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return statusCmd(args[1:], stdout, stderr)
 	case "cache":
 		return cacheCmd(args[1:], stdout, stderr)
+	case "compact":
+		return compactCmd(args[1:], stdout, stderr)
 	case "export":
 		return exportCmd(args[1:], stdout, stderr)
 	case "verify":
@@ -394,18 +397,13 @@ func watchSignals(parent context.Context, sigs <-chan os.Signal, release func(),
 	}
 }
 
-func statusCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
+// parseDirAndFlags parses flags that may come before or after the one
+// directory argument; it returns ok false and the exit code otherwise.
+func parseDirAndFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stderr io.Writer, synopsis string) (string, bool, int) {
 	var dirs []string
 	for {
 		if ok, code := parseFlags(fs, args, usage, stderr); !ok {
-			return code
+			return "", false, code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -414,10 +412,25 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		args = fs.Args()[1:]
 	}
 	if len(dirs) != 1 {
-		fmt.Fprintf(stderr, "distill status: want one run directory, got %d\nUsage: distill status [--json] RUN_DIR (see distill status -h)\n", len(dirs))
-		return exitUsage
+		fmt.Fprintf(stderr, "%s: want one run directory, got %d\nUsage: %s (see -h)\n", fs.Name(), len(dirs), synopsis)
+		return "", false, exitUsage
 	}
-	st, err := pipeline.ReadStatus(dirs[0])
+	return dirs[0], true, exitOK
+}
+
+func statusCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR")
+	if !ok {
+		return code
+	}
+	st, err := pipeline.ReadStatus(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed

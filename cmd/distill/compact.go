@@ -1,0 +1,92 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+const compactUsage = `Usage: distill compact RUN
+
+Merges the small shards that checkpoints leave (fewer than half of
+output.shard_rows records) into full ones, then rewrites the response cache
+without its dead entries (as distill cache compact does). A finished run does
+this itself; use it on a run stopped early, or one built by an older version.
+Each merge is crash-safe: the new shard is made durable and listed in the
+manifest before the old ones are removed, so a kill at any moment loses
+nothing. Refused while a run uses the directory.
+
+Flags:
+  --shard-rows N   records per merged shard (default: the run's output.shard_rows,
+                   else 1000; e.g. --shard-rows 5000)
+
+Example:
+  distill compact runs/math16k
+`
+
+func compactCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("distill compact", flag.ContinueOnError)
+	shardRows := fs.Int("shard-rows", 0, "records per merged shard")
+	usage := func(w io.Writer) { fmt.Fprint(w, compactUsage) }
+	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill compact RUN_DIR")
+	if !ok {
+		return code
+	}
+	if _, err := os.Stat(corpus.Layout{Dir: dir}.Manifest()); err != nil {
+		fmt.Fprintf(stderr, "distill compact: %s is not a run directory (no %s)\n", dir, corpus.ManifestName)
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := compactRun(dir, *shardRows, log, stdout); err != nil {
+		fmt.Fprintf(stderr, "distill compact: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// compactRun merges the run's small shards, then compacts its cache.
+func compactRun(dir string, shardRows int, log *slog.Logger, stdout io.Writer) error {
+	if shardRows <= 0 {
+		shardRows = runShardRows(dir)
+	}
+	run, err := corpus.Open(dir, corpus.Options{ShardRows: shardRows, Logger: log})
+	if err != nil {
+		return err
+	}
+	before := len(run.Manifest().Shards)
+	c, err := run.Compact()
+	if cerr := run.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d shards -> %d (%d small shards merged into %d)\n", dir, before, before-c.Merged+c.Written, c.Merged, c.Written)
+	cache := corpus.Layout{Dir: dir}.Cache()
+	if _, err := os.Stat(cache); err != nil {
+		return nil
+	}
+	res, err := llm.CompactCache(cache, llm.CacheLogger(log))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: kept %d answers and %d unusable marks; dropped %d dead entries; %s -> %s\n",
+		cache, res.Entries, res.Tombstones, res.Dropped+res.Damaged, byteSize(res.BytesBefore), byteSize(res.BytesAfter))
+	return nil
+}
+
+// runShardRows is the output.shard_rows of the job in RUN/job.yaml, else
+// the default.
+func runShardRows(dir string) int {
+	job, err := pipeline.LoadJobFile(corpus.Layout{Dir: dir}.Job())
+	if err != nil || job.Output.ShardRows < 1 {
+		return pipeline.DefaultJob().Output.ShardRows
+	}
+	return job.Output.ShardRows
+}
