@@ -9,10 +9,10 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test bench demo cover fuzz clean
+.PHONY: help build test bench bench-scale demo cover fuzz clean
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build the commands of cmd/ (distill, validate, rewardd) into ./bin
 	@mkdir -p $(BIN)
@@ -36,6 +36,15 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
+
+# bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
+SCALE_PROBLEMS ?= 10000,100000
+SCALE_KILL     ?= 10000
+SCALE_FLAGS    ?=
+
+bench-scale: build ## distill run at 10K and 100K problems on the simulated endpoint: efficiency, peak RSS, resume, kill at 50% (~15 min; not in make test)
+	$(GO) build -o $(BIN)/simllm ./examples/simllm
+	$(GO) run ./internal/benchscale -bin $(BIN) -problems $(SCALE_PROBLEMS) -kill-size $(SCALE_KILL) $(SCALE_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

@@ -111,6 +111,7 @@ type flagSet struct {
 	config                    *string
 	force, retryFailed, quiet *bool
 	logLevel                  *string
+	cpuProfile, memProfile    *string
 	apply                     []func(job *pipeline.Job)
 }
 
@@ -122,6 +123,8 @@ func newRunFlags() *flagSet {
 	f.retryFailed = fs.Bool("retry-failed", false, "retry the problems recorded in failures.jsonl")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
+	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the run to this file, for go tool pprof; e.g. cpu.pprof")
+	f.memProfile = fs.String("memprofile", "", "write a memory profile (allocations, and what is in use at the end) to this file, for go tool pprof; e.g. mem.pprof")
 
 	d := pipeline.DefaultJob()
 	f.inputFlags(d)
@@ -324,8 +327,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			opt.Terminal = term.IsTerminal(int(fd.Fd()))
 		}
 	}
+	stopProfiles, err := startProfiles(*f.cpuProfile, *f.memProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "distill run: %v\n", err)
+		return exitUsage
+	}
 	rep, err := pipeline.Run(ctx, job, opt)
 	stop() // nothing is printed about signals after this
+	if perr := stopProfiles(); perr != nil {
+		fmt.Fprintf(stderr, "distill run: %v\n", perr)
+	}
 	if rep != nil {
 		rep.WriteSummary(stdout, job.Out)
 	}

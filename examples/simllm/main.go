@@ -6,8 +6,9 @@
 //
 // The first line on stdout is the base URL (for example
 // http://127.0.0.1:41234/v1); the settings go to stderr. It serves until
-// SIGINT or SIGTERM. Exit codes: 0 after a clean shutdown, 1 when serving
-// fails, 2 for a usage error.
+// SIGINT or SIGTERM, then prints the requests it served by status ("none":
+// no reply sent, because the request hung or its client left). Exit codes:
+// 0 after a clean shutdown, 1 when serving fails, 2 for a usage error.
 package main
 
 import (
@@ -18,10 +19,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -158,11 +162,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simllm: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "simllm: stopped after %d requests\n", srv.Count())
+	fmt.Fprintf(stderr, "simllm: stopped after %d requests (by status: %s)\n", srv.Count(), statusText(srv.StatusCounts()))
 	if n := srv.UnknownProblems(); n > 0 {
 		fmt.Fprintf(stderr, "simllm: %d rollout requests were for problems not in %s (always answered wrong)\n", n, orNone(o.problems))
 	}
 	return 0
+}
+
+// statusText lists request counts by status, lowest status first, as
+// "200 9950, 429 50"; status 0 (no reply: hung, or the client left) is
+// spelled "none".
+func statusText(counts map[int]int64) string {
+	if len(counts) == 0 {
+		return "none sent"
+	}
+	parts := make([]string, 0, len(counts))
+	for _, status := range slices.Sorted(maps.Keys(counts)) {
+		name := strconv.Itoa(status)
+		if status == 0 {
+			name = "none"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, counts[status]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func limitText(perMinute int) string {

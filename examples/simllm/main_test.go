@@ -93,7 +93,7 @@ func TestBinary(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("exit after SIGINT: %v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model", "(1 answers)", "seed 3", "stopped after 1 requests"} {
+	for _, want := range []string{"SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model", "(1 answers)", "seed 3", "stopped after 1 requests (by status: 400 1)"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -59,6 +60,7 @@ type Server struct {
 	unknown   atomic.Int64 // rollout requests for problems not in Config.Answers
 	mu        sync.Mutex
 	log       []Entry
+	statuses  map[int]int64 // requests by the status sent (0: none sent)
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -74,7 +76,8 @@ const (
 // New returns a simulated endpoint with cfg's zero values defaulted.
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
-	return &Server{cfg: cfg, limit: newRateLimit(cfg.LimitRPM, cfg.LimitTPM), closed: make(chan struct{})}
+	return &Server{cfg: cfg, limit: newRateLimit(cfg.LimitRPM, cfg.LimitTPM), closed: make(chan struct{}),
+		statuses: make(map[int]int64)}
 }
 
 // Close ends hung and waiting requests (they get a 503) and makes new ones
@@ -95,14 +98,22 @@ func (s *Server) Log() []Entry {
 	return append([]Entry(nil), s.log...)
 }
 
-func (s *Server) record(e Entry) {
-	if !s.cfg.KeepLog {
-		return
-	}
-	e.Time = time.Now()
+// StatusCounts counts the chat-completions requests by the HTTP status
+// sent; status 0 counts those that got none (hung, or the client left).
+func (s *Server) StatusCounts() map[int]int64 {
 	s.mu.Lock()
-	s.log = append(s.log, e)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.statuses)
+}
+
+func (s *Server) record(e Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.statuses[e.Status]++
+	if s.cfg.KeepLog {
+		e.Time = time.Now()
+		s.log = append(s.log, e)
+	}
 }
 
 // ServeHTTP answers POST /v1/chat/completions and GET /v1/models. Any

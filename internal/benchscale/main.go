@@ -1,0 +1,155 @@
+// Command benchscale measures `distill run` at scale from outside, the way a
+// user runs it: the built bin/distill against the SIMULATED endpoint
+// bin/simllm (not a model) over N generated problems, n=8 rollouts plus
+// distill and judge, at a fixed mean latency and request concurrency.
+// `make bench-scale` runs it.
+//
+// For every size it reports the wall time, the requests sent (counted by the
+// endpoint and by the run's report.json), the goodput efficiency (ideal /
+// wall, where ideal = requests x mean latency / concurrency) and the peak RSS
+// of the distill process; then it resumes the finished run (time, requests
+// sent). At one size it also kills a fresh run with SIGKILL when about half
+// of its problems are done, resumes it, and compares the requests both
+// sessions sent with the uninterrupted run's.
+//
+// Usage:
+//
+//	go run ./internal/benchscale -problems 10000,100000
+//	go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	bin         string
+	sizes       []int
+	killSize    int
+	concurrency int
+	latency     time.Duration
+	n           int
+	dir         string
+	keep        bool
+	profile     bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	dir, cleanup, err := workDir(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchscale: %v\n", err)
+		return 1
+	}
+	defer cleanup()
+	b := &bench{opt: o, dir: dir, log: stderr}
+	results, err := b.all(ctx)
+	printTable(stdout, o, results)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchscale: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("benchscale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sizes := fs.String("problems", "10000,100000", "problem counts to measure, comma-separated (e.g. -problems 2000)")
+	fs.StringVar(&o.bin, "bin", "bin", "directory holding the built distill and simllm (make build; go build -o bin/simllm ./examples/simllm)")
+	fs.IntVar(&o.killSize, "kill-size", -1, "size at which to kill a run at 50% and resume it (-1: the smallest of -problems; 0: skip; e.g. -kill-size 10000)")
+	fs.IntVar(&o.concurrency, "concurrency", 512, "limits.concurrency of the job (e.g. -concurrency 256)")
+	fs.DurationVar(&o.latency, "latency", 200*time.Millisecond, "mean latency of the simulated endpoint (e.g. -latency 100ms)")
+	fs.IntVar(&o.n, "n", 8, "rollouts per problem (e.g. -n 4)")
+	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary directory, removed at the end unless -keep)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (problems, job files, run directories, logs)")
+	fs.BoolVar(&o.profile, "profile", false, "pass --cpuprofile and --memprofile to the uninterrupted runs (files in the work directory; implies -keep)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `benchscale: measure distill run at scale against the SIMULATED endpoint (simllm).
+
+Usage:
+  go run ./internal/benchscale [flags]
+
+Examples:
+  go run ./internal/benchscale -problems 10000,100000
+  go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v < 1 {
+			fmt.Fprintf(stderr, "benchscale: -problems %q: want positive counts, comma-separated\n", *sizes)
+			return nil, errors.New("bad -problems")
+		}
+		o.sizes = append(o.sizes, v)
+	}
+	if o.killSize < 0 {
+		o.killSize = o.sizes[0]
+		for _, s := range o.sizes {
+			o.killSize = min(o.killSize, s)
+		}
+	}
+	if o.killSize > 0 && !slices.Contains(o.sizes, o.killSize) {
+		fmt.Fprintf(stderr, "benchscale: -kill-size %d is not one of -problems %s\n", o.killSize, *sizes)
+		return nil, errors.New("bad -kill-size")
+	}
+	if o.concurrency < 1 || o.n < 1 || o.latency <= 0 {
+		fmt.Fprintln(stderr, "benchscale: -concurrency, -n and -latency must be positive")
+		return nil, errors.New("bad flags")
+	}
+	o.keep = o.keep || o.profile
+	return o, nil
+}
+
+// workDir makes the work directory and returns how to clean it up.
+func workDir(o *options) (string, func(), error) {
+	dir := o.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "benchscale-")
+		if err != nil {
+			return "", nil, fmt.Errorf("making a work directory: %w", err)
+		}
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("making %s: %w", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("resolving %s: %w", dir, err)
+	}
+	if o.keep {
+		return abs, func() { fmt.Fprintf(os.Stderr, "benchscale: work directory kept: %s\n", abs) }, nil
+	}
+	return abs, func() { _ = os.RemoveAll(abs) }, nil
+}
