@@ -279,7 +279,7 @@ func writeExport(t testing.TB, dir, format string, files map[string]int64, valid
 	ex := map[string]any{"format": format, "spec_version": schema.SpecVersion, "source": "runs/fixture",
 		"job_fingerprints": []string{"fp-aaaa", "fp-bbbb"}, "valid_only": validOnly, "files": list, "created_at": "2026-03-01T12:00:00Z"}
 	data, _ := json.MarshalIndent(ex, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, exportName), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, corpus.ExportManifestName), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -27,8 +27,7 @@ const (
 	FormatVerl    = "verl"    // a verl export: the rubric in the label column
 )
 
-// exportName is the manifest of an export directory, written last but one.
-const exportName = "export.json"
+// corpus.ExportManifestName is the manifest of an export directory, written last but one.
 
 var (
 	// ErrNotAuditable marks a path that is not a corpus validate can read:
@@ -118,15 +117,15 @@ func openOne(path string) (*Input, error) {
 	if _, err := os.Stat(filepath.Join(path, corpus.ManifestName)); err == nil {
 		return openRun(path)
 	}
-	if _, err := os.Stat(filepath.Join(path, exportName)); err == nil {
+	if _, err := os.Stat(filepath.Join(path, corpus.ExportManifestName)); err == nil {
 		return openExport(path)
 	}
 	if st, err := os.Stat(filepath.Join(path, "data")); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s has data/ but no %s: the export did not finish (%s is written last); run distill export again: %w",
-			path, exportName, exportName, ErrIncomplete)
+			path, corpus.ExportManifestName, corpus.ExportManifestName, ErrIncomplete)
 	}
 	return nil, fmt.Errorf("%s is neither a run directory (no %s) nor an export directory (no %s): %w",
-		path, corpus.ManifestName, exportName, ErrNotAuditable)
+		path, corpus.ManifestName, corpus.ExportManifestName, ErrNotAuditable)
 }
 
 // openRun lists a run directory's shards as its manifest does. Sizes and
@@ -141,14 +140,14 @@ func openRun(dir string) (*Input, error) {
 	for _, s := range m.Shards {
 		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(s.File)), Rows: s.Rows, Bytes: s.Bytes})
 	}
-	if job, err := pipeline.LoadJobFile(filepath.Join(dir, "job.yaml")); err == nil {
+	if job, err := pipeline.LoadJobFile(corpus.Layout{Dir: dir}.Job()); err == nil {
 		in.MaxItems = job.Distill.MaxItems
 	}
 	return in, nil
 }
 
 func openExport(dir string) (*Input, error) {
-	path := filepath.Join(dir, exportName)
+	path := filepath.Join(dir, corpus.ExportManifestName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading export: %w", err)

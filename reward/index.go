@@ -172,11 +172,6 @@ type labelRow struct {
 	Label string `parquet:"label"`
 }
 
-const (
-	manifestFile = "manifest.json"
-	exportFile   = "export.json"
-)
-
 func (l *loader) load(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -186,7 +181,7 @@ func (l *loader) load(path string) error {
 		return l.loadFile(path)
 	}
 	switch {
-	case exists(filepath.Join(path, manifestFile)):
+	case exists(filepath.Join(path, corpus.ManifestName)):
 		files, err := corpus.Shards(path)
 		if err != nil {
 			return err
@@ -197,10 +192,10 @@ func (l *loader) load(path string) error {
 			}
 		}
 		return nil
-	case exists(filepath.Join(path, exportFile)):
+	case exists(filepath.Join(path, corpus.ExportManifestName)):
 		return l.loadExport(path)
 	}
-	return fmt.Errorf("loading the corpus: %s is neither a run directory (no %s) nor a finished export directory (no %s)", path, manifestFile, exportFile)
+	return fmt.Errorf("loading the corpus: %s is neither a run directory (no %s) nor a finished export directory (no %s)", path, corpus.ManifestName, corpus.ExportManifestName)
 }
 
 func exists(p string) bool {
@@ -209,7 +204,7 @@ func exists(p string) bool {
 }
 
 func (l *loader) loadExport(dir string) error {
-	raw, err := os.ReadFile(filepath.Join(dir, exportFile))
+	raw, err := os.ReadFile(filepath.Join(dir, corpus.ExportManifestName))
 	if err != nil {
 		return fmt.Errorf("loading the export: %w", err)
 	}
@@ -217,7 +212,7 @@ func (l *loader) loadExport(dir string) error {
 		Format string `json:"format"`
 	}
 	if err := json.Unmarshal(raw, &meta); err != nil {
-		return fmt.Errorf("loading the export: %s: %w", filepath.Join(dir, exportFile), err)
+		return fmt.Errorf("loading the export: %s: %w", filepath.Join(dir, corpus.ExportManifestName), err)
 	}
 	if meta.Format == "jsonl" {
 		files, err := filepath.Glob(filepath.Join(dir, "data", "*.jsonl"))
