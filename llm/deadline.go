@@ -16,6 +16,11 @@ const (
 	minLatencySamples = 20
 	deadlineQuantile  = 0.99
 	deadlineMargin    = 3
+	// recomputeEvery successes the deadline is computed again (a sort of
+	// the window), or at once after a slower one: often enough to follow
+	// the endpoint, rarely enough that a busy run does not spend its CPU
+	// sorting.
+	recomputeEvery = 16
 )
 
 // deadlines learns how long each stage's attempts normally take, so that
@@ -35,6 +40,7 @@ type latencies struct {
 	ring     [latencyWindow]time.Duration
 	n, next  int
 	deadline time.Duration
+	stale    int // successes since the deadline was computed
 }
 
 func newDeadlines(floor, ceiling time.Duration) *deadlines {
@@ -53,8 +59,13 @@ func (d *deadlines) observe(stage string, took time.Duration) {
 	l.ring[l.next] = took
 	l.next = (l.next + 1) % latencyWindow
 	l.n = min(l.n+1, latencyWindow)
-	if l.n >= minLatencySamples {
+	l.stale++
+	// A sample beyond the quantile the deadline came from is computed in at
+	// once: a slower endpoint must never see its normal requests cut.
+	slower := deadlineMargin*took > l.deadline
+	if l.n >= minLatencySamples && (l.deadline == 0 || slower || l.stale >= recomputeEvery) {
 		l.deadline = d.compute(l.ring[:l.n])
+		l.stale = 0
 	}
 }
 
