@@ -373,3 +373,19 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestFailureLinesStayReadable: a failure's reason keeps <, > and & as
+// written (no \u003c), and a line that is a JSON array says it expected an
+// object.
+func TestFailureLinesStayReadable(t *testing.T) {
+	line, err := encodeFailure(Failure{ID: "a", Stage: "distill", Reason: "missing <<ANSWER>> line & more"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(line, []byte("<<ANSWER>> line & more")) {
+		t.Errorf("encoded failure escapes the reason: %s", line)
+	}
+	if _, err := parseFailureLine([]byte(`[{"id":"a"}]`)); err == nil || !strings.Contains(err.Error(), "expected an object, found an array") {
+		t.Errorf("an array line: %v", err)
+	}
+}
