@@ -34,11 +34,11 @@ type Result struct {
 	JudgeError string `json:"judge_error,omitempty"`
 	Correct    bool   `json:"correct"` // verify.Equal of the extracted answer against the ground truth
 	// Components add up to Reward; their keys are fixed per scheme.
-	Components map[string]float64 `json:"components"`
+	Components Values `json:"components"`
 	// Metrics are diagnostics; their keys are fixed per scheme.
-	Metrics map[string]float64 `json:"metrics"`
-	Items   []ItemVerdict      `json:"items"`
-	Steps   []StepResult       `json:"steps"`
+	Metrics Values        `json:"metrics"`
+	Items   []ItemVerdict `json:"items"`
+	Steps   []StepResult  `json:"steps"`
 	// Error is set when the response could not be scored at all (unknown
 	// problem, ...); the reward is then 0.
 	Error string `json:"error"`
@@ -54,8 +54,8 @@ func ErrorResult(requestID, problemID, scheme, msg string) Result {
 }
 
 // zeroed is m with every value 0 (an empty, non-nil map for nil).
-func zeroed(m map[string]float64) map[string]float64 {
-	out := make(map[string]float64, len(m))
+func zeroed(m Values) Values {
+	out := make(Values, len(m))
 	for k := range m {
 		out[k] = 0
 	}
@@ -142,7 +142,7 @@ func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored) Re
 	acc := b2f(r.Correct)
 	switch scheme {
 	case schema.SchemeSRaR:
-		res.Components = map[string]float64{
+		res.Components = Values{
 			"accuracy": (1 - p.Lambda) * acc, "format": p.Lambda * b2f(r.FormatOK),
 			"suggest": s.rubric.Suggest, "pitfall": s.rubric.Pitfall, "bonus": s.rubric.Bonus,
 		}
@@ -151,18 +151,18 @@ func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored) Re
 		res.Score = clip01((res.Reward - lo) / (hi - lo))
 	case schema.SchemeRGR:
 		res.Reward, res.Score = s.rgr, s.rgr
-		res.Components = map[string]float64{"rubric": s.rgr}
+		res.Components = Values{"rubric": s.rgr}
 	case schema.SchemeGrounded:
 		res.Reward, res.Score = s.ground, s.ground
-		res.Components = map[string]float64{"rubric": s.ground}
+		res.Components = Values{"rubric": s.ground}
 	case schema.SchemeRLCER:
 		out := RLCEROutcome(r.Correct)
 		res.Reward = out + s.cot
 		res.Score = clip01((res.Reward + 1) / 3)
-		res.Components = map[string]float64{"outcome": out, "cot": s.cot}
+		res.Components = Values{"outcome": out, "cot": s.cot}
 	case schema.SchemePAPO:
 		res.Reward, res.Score = acc, acc
-		res.Components = map[string]float64{"accuracy": acc}
+		res.Components = Values{"accuracy": acc}
 	}
 	res.Metrics = metrics(scheme, lab, r, s)
 	res.Items = itemVerdicts(lab.Rubric, r.Verdicts)
@@ -189,14 +189,14 @@ func srarRange(p Params, n TypeCounts) (lo, hi float64) {
 // judge called satisfied), n_steps and pass_rate (the weighted fraction of
 // criteria met) for every scheme, and per scheme base_reward and
 // rubric_delta (srar), factual_all (rgr), n_valid (rlcer), process (papo).
-func metrics(scheme string, lab *schema.Label, r *Rollout, s scored) map[string]float64 {
+func metrics(scheme string, lab *schema.Label, r *Rollout, s scored) Values {
 	sat := 0
 	for _, v := range r.Verdicts {
 		if v.Satisfied {
 			sat++
 		}
 	}
-	m := map[string]float64{
+	m := Values{
 		"n_items": float64(len(lab.Rubric)), "satisfied": float64(sat),
 		"n_steps": float64(len(r.Steps)), "pass_rate": s.pass,
 	}

@@ -1,13 +1,13 @@
 package reward
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,6 +67,9 @@ type Server struct {
 	queue     chan struct{}
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
+	// bufs holds *bytes.Buffer for request bodies and answers, so that a
+	// request's large buffers are not garbage the next ones pay for.
+	bufs sync.Pool
 }
 
 // NewServer checks cfg and returns the handler.
@@ -201,7 +204,10 @@ func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string
 	s.m.inflight.Add(1)
 	defer func() { <-s.queue; s.m.inflight.Add(-1) }()
 
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	in := s.buffer()
+	defer s.release(in)
+	_, err := in.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body := in.Bytes() // the decoders copy what they keep
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -237,7 +243,7 @@ func (s *Server) v1Score(ctx context.Context, w http.ResponseWriter, body []byte
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"results": s.scoreItems(ctx, items)})
+	s.answer(w, map[string]any{"results": s.scoreItems(ctx, items)})
 }
 
 // getReward answers OpenRLHF's remote reward protocol: rewards, scores in
@@ -261,7 +267,7 @@ func (s *Server) getReward(ctx context.Context, w http.ResponseWriter, body []by
 			logs[k][i] = extraLog(r, k)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
+	s.answer(w, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
 }
 
 // extraLogKeys are the extra_logs of /get_reward: the components of every
@@ -298,10 +304,10 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 	}
 	res := s.scoreItems(ctx, []scoreItem{item})[0]
 	if bare {
-		writeJSON(w, http.StatusOK, res.Reward)
+		s.answer(w, res.Reward)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	s.answer(w, res)
 }
 
 func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body []byte) {
@@ -319,7 +325,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 			g.Advantages[i].Steps = []StepAdvantage{}
 		}
 		s.noteErrors(g.Results)
-		writeJSON(w, http.StatusOK, groupJSON{Group: g, Error: msg})
+		s.answer(w, groupJSON{Group: g, Error: msg})
 		return
 	}
 	rs := make([]Rollout, len(responses))
@@ -333,7 +339,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
-	writeJSON(w, http.StatusOK, groupJSON{Group: g})
+	s.answer(w, groupJSON{Group: g})
 }
 
 // groupJSON is the body of a /v1/score_group answer.
@@ -477,15 +483,45 @@ func (s *Server) noteErrors(rs []Result) {
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	writeJSONWith(w, code, v, new(bytes.Buffer))
+}
+
+// answer writes v with status 200, encoded in a pooled buffer.
+func (s *Server) answer(w http.ResponseWriter, v any) {
+	buf := s.buffer()
+	writeJSONWith(w, http.StatusOK, v, buf)
+	s.release(buf)
+}
+
+// writeJSONWith writes v as one line of JSON, encoded in buf.
+func writeJSONWith(w http.ResponseWriter, code int, v any, buf *bytes.Buffer) {
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		code = http.StatusInternalServerError
-		b, _ = json.Marshal(map[string]string{"error": "encoding the answer: " + err.Error()})
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(map[string]string{"error": "encoding the answer: " + err.Error()})
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(code)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(buf.Bytes())
+}
+
+// maxPooledBuffer bounds the buffers kept for reuse, so that one large
+// request does not hold its memory for good.
+const maxPooledBuffer = 1 << 20
+
+func (s *Server) buffer() *bytes.Buffer {
+	if b, ok := s.bufs.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (s *Server) release(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuffer {
+		b.Reset()
+		s.bufs.Put(b)
+	}
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {

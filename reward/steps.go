@@ -42,6 +42,9 @@ func Steps(response string) []StepSpan {
 			if k := len(spans); k > 0 {
 				spans[k-1].ByteEnd, spans[k-1].CharEnd = off, chars
 			}
+			if spans == nil {
+				spans = make([]StepSpan, 0, 8) // one allocation for most responses
+			}
 			spans = append(spans, StepSpan{Step: int32(len(spans) + 1), ByteStart: off, CharStart: chars})
 		}
 		off = next

@@ -47,11 +47,13 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 	if c, ok := fromTag(text); ok {
 		best, found, tagEnd = c.pos, c, c.end
 	}
-	// A box or a statement inside the tag is the tag's own content.
-	if c, ok := fromBoxed(text); ok && c.pos > best && c.pos >= tagEnd {
+	// A box or a statement inside the tag is the tag's own content, so only the text after
+	// the tag is searched for them.
+	from := max(tagEnd, 0)
+	if c, ok := fromBoxed(text, from); ok && c.pos > best && c.pos >= tagEnd {
 		best, found = c.pos, c
 	}
-	if c, ok := fromStatement(text); ok && c.pos > best && c.pos >= tagEnd && (found.method != ByBox || !found.ok || strongStatement(c.answer)) {
+	if c, ok := fromStatement(text, from); ok && c.pos > best && c.pos >= tagEnd && (found.method != ByBox || !found.ok || strongStatement(c.answer)) {
 		best, found = c.pos, c
 	}
 	if best >= 0 {
@@ -132,10 +134,10 @@ func fromTag(text string) (candidate, bool) {
 		content = content[:j]
 		end = i + len("<answer>") + j
 	}
-	if c, found := fromBoxed(content); found {
+	if c, found := fromBoxed(content, 0); found {
 		return candidate{pos: i, end: end, answer: c.answer, method: ByTag, ok: c.ok}, true
 	}
-	if c, ok := fromStatement(content); ok {
+	if c, ok := fromStatement(content, 0); ok {
 		return candidate{pos: i, end: end, answer: c.answer, method: ByTag, ok: true}, true
 	}
 	a := cleanAnswer(content)
@@ -145,14 +147,38 @@ func fromTag(text string) (candidate, bool) {
 	return candidate{pos: i, end: end, answer: a, method: ByTag, ok: true}, true
 }
 
-// lastBox finds the last \boxed or \fbox in text[:end]: its start and the length of its name.
+// lastBox finds the last \boxed or \fbox in text: its start and the length of its name.
 func lastBox(text string) (int, int) {
-	i := strings.LastIndex(text, `\boxed`)
+	i := lastIndex(text, `\boxed`)
 	name := len(`\boxed`)
-	if j := strings.LastIndex(text, `\fbox`); j > i {
-		i, name = j, len(`\fbox`)
+	if j := lastIndex(text[i+1:], `\fbox`); j >= 0 {
+		i, name = i+1+j, len(`\fbox`)
 	}
 	return i, name
+}
+
+// lastIndex is strings.LastIndex for a short marker. It reads windows from the end of s with
+// strings.Index, which is vectorised where strings.LastIndex goes byte by byte, so a text
+// without the marker costs a fraction of one byte-by-byte pass.
+func lastIndex(s, sub string) int {
+	const window = 4096
+	end := len(s)
+	for end >= len(sub) {
+		start := max(end-window, 0)
+		w := s[start:end]
+		last := strings.Index(w, sub)
+		if last >= 0 {
+			for j := strings.Index(w[last+1:], sub); j >= 0; j = strings.Index(w[last+1:], sub) {
+				last += 1 + j
+			}
+			return start + last
+		}
+		if start == 0 {
+			break
+		}
+		end = start + len(sub) - 1 // a marker across the window's start
+	}
+	return -1
 }
 
 // boxAt reads the box whose name starts at i: its cleaned content, the index after it, and
@@ -179,11 +205,13 @@ func boxAt(text string, i, name int) (string, int, bool) {
 	return cleanAnswer(text[j:k]), k, true
 }
 
-func fromBoxed(text string) (candidate, bool) {
-	i, name := lastBox(text)
+// fromBoxed reads the last box that starts at or after from.
+func fromBoxed(text string, from int) (candidate, bool) {
+	i, name := lastBox(text[from:])
 	if i < 0 {
 		return candidate{}, false
 	}
+	i += from
 	if j := i + name; j < len(text) && isLetter(text[j]) {
 		return candidate{}, false // \boxedsomething is another command
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,21 @@ func TestExtractCases(t *testing.T) {
 	}
 	if noAnswer < 10 {
 		t.Errorf("only %d ok=false extraction cases, want at least 10", noAnswer)
+	}
+}
+
+// TestLastIndex checks the windowed search against strings.LastIndex, with markers at the
+// ends of the text, across a window's start, overlapping themselves and absent.
+func TestLastIndex(t *testing.T) {
+	pad := strings.Repeat("x", 4093)
+	texts := []string{"", `\boxed`, `\boxe`, `a\boxed{1} b \boxed{2}`, "#####", "## ## ####",
+		pad + `\boxed{1}`, pad[:4093] + `\boxed{1}` + pad[:4090], `\boxed{1}` + pad + pad,
+		pad + "#" + "###" + pad, strings.Repeat(`\boxed`, 3000), strings.Repeat("#", 9000)}
+	for _, text := range texts {
+		for _, sub := range []string{`\boxed`, `\fbox`, "####"} {
+			if got, want := lastIndex(text, sub), strings.LastIndex(text, sub); got != want {
+				t.Errorf("lastIndex(%.20q... (%d bytes), %q) = %d, want %d", text, len(text), sub, got, want)
+			}
+		}
 	}
 }

@@ -32,10 +32,11 @@ var scriptMarkers = [...]scriptMarker{
 	{"उत्तर", []string{"है:", "है", ":", "="}, true},
 }
 
-// fromStatement finds the last explicit answer statement and returns what it announces.
-func fromStatement(text string) (candidate, bool) {
-	best, rest, found := lastStatementMarker(text)
-	if i, a, ok := gsmMarker(text); ok && i > best {
+// fromStatement finds the last explicit answer statement that starts at or after from and
+// returns what it announces.
+func fromStatement(text string, from int) (candidate, bool) {
+	best, rest, found := lastStatementMarker(text, from)
+	if i, a, ok := gsmMarker(text, from); ok && i > best {
 		return candidate{pos: i, answer: a, method: ByStatement, ok: true}, true
 	}
 	if !found {
@@ -52,12 +53,12 @@ func fromStatement(text string) (candidate, bool) {
 // answer after them ("the answers", "To find the answer, ...").
 const maxMarkerMisses = 256
 
-// lastStatementMarker scans text backwards, once, for the last marker of any language that is
+// lastStatementMarker scans text backwards to from, once, for the last marker of any language that is
 // followed by what announces an answer; it returns the marker's position and the text after
 // the announcement.
-func lastStatementMarker(text string) (int, string, bool) {
+func lastStatementMarker(text string, from int) (int, string, bool) {
 	misses := 0
-	for i := len(text) - 1; i >= 0 && misses < maxMarkerMisses; i-- {
+	for i := len(text) - 1; i >= from && misses < maxMarkerMisses; i-- {
 		c := lower(text[i])
 		if !markerStart(c) {
 			continue
@@ -117,9 +118,13 @@ func startsValue(s string) bool {
 	return isDigit(byte(r)) && r < utf8.RuneSelf || strings.ContainsRune(`$\(-−`, r) || foldRune(r) != r && isDigit(byte(foldRune(r)))
 }
 
-// gsmMarker reads a GSM8K-style last line "#### 42" when what follows is a plain number.
-func gsmMarker(text string) (int, string, bool) {
-	i := strings.LastIndex(text, "####")
+// gsmMarker reads a GSM8K-style last line "#### 42", at or after from, when what follows is
+// a plain number.
+func gsmMarker(text string, from int) (int, string, bool) {
+	i := lastIndex(text[from:], "####")
+	if i >= 0 {
+		i += from
+	}
 	if i < 0 || strings.TrimLeft(text[strings.LastIndexByte(text[:i], '\n')+1:i], " \t") != "" {
 		return -1, "", false
 	}
