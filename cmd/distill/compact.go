@@ -52,6 +52,17 @@ func compactCmd(args []string, stdout, stderr io.Writer) int {
 
 // compactRun merges the run's small shards, then compacts its cache.
 func compactRun(dir string, shardRows int, log *slog.Logger, stdout io.Writer) error {
+	if err := compactShards(dir, shardRows, log, stdout); err != nil {
+		return err
+	}
+	cache := corpus.Layout{Dir: dir}.Cache()
+	if _, err := os.Stat(cache); err != nil {
+		return nil
+	}
+	return compactCache(cache, log, stdout)
+}
+
+func compactShards(dir string, shardRows int, log *slog.Logger, stdout io.Writer) error {
 	if shardRows <= 0 {
 		shardRows = runShardRows(dir)
 	}
@@ -68,16 +79,29 @@ func compactRun(dir string, shardRows int, log *slog.Logger, stdout io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d shards -> %d (%d small shards merged into %d)\n", dir, before, before-c.Merged+c.Written, c.Merged, c.Written)
-	cache := corpus.Layout{Dir: dir}.Cache()
-	if _, err := os.Stat(cache); err != nil {
-		return nil
+	return nil
+}
+
+// compactCache rewrites the cache at path when it holds dead entries.
+func compactCache(path string, log *slog.Logger, stdout io.Writer) error {
+	c, err := llm.OpenCache(path, llm.CacheLogger(log))
+	if err != nil {
+		return err
 	}
-	res, err := llm.CompactCache(cache, llm.CacheLogger(log))
+	st := c.Stats()
+	if st.Damaged == 0 && st.Records == int64(st.Entries+st.Tombstones) {
+		fmt.Fprintf(stdout, "%s: %d answers, no dead entries to drop\n", path, st.Entries)
+		return c.Close()
+	}
+	res, err := c.Compact()
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: kept %d answers and %d unusable marks; dropped %d dead entries; %s -> %s\n",
-		cache, res.Entries, res.Tombstones, res.Dropped+res.Damaged, byteSize(res.BytesBefore), byteSize(res.BytesAfter))
+		path, res.Entries, res.Tombstones, res.Dropped+res.Damaged, byteSize(res.BytesBefore), byteSize(res.BytesAfter))
 	return nil
 }
 
