@@ -17,8 +17,8 @@ func TestGoldenRun(t *testing.T) {
 	dir := fixtureRun(t)
 	rep := auditPath(t, Options{Tool: "validate test"}, dir)
 	base := filepath.Dir(dir)
-	golden(t, "run.txt", base, render(t, rep.WriteText))
-	golden(t, "run.json", base, render(t, rep.WriteJSON))
+	checkGolden(t, "run.txt", base, render(t, rep.WriteText))
+	checkGolden(t, "run.json", base, render(t, rep.WriteJSON))
 	for i, line := range strings.Split(string(render(t, rep.WriteText)), "\n") {
 		if n := len([]rune(line)); n > Width {
 			t.Errorf("text line %d is %d columns wide: %q", i+1, n, line)

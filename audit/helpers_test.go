@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,11 +16,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -379,26 +377,12 @@ func auditPath(t testing.TB, opt Options, paths ...string) *Report {
 	return rep
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
+// checkGolden compares got with testdata/name, or rewrites it with -update.
 // base is replaced by "FIXTURE" first, so paths do not depend on the
 // temporary directory.
-func golden(t *testing.T, name, base string, got []byte) {
+func checkGolden(t *testing.T, name, base string, got []byte) {
 	t.Helper()
-	got = bytes.ReplaceAll(got, []byte(base), []byte("FIXTURE"))
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), bytes.ReplaceAll(got, []byte(base), []byte("FIXTURE")))
 }
 
 func render(t testing.TB, write func(io.Writer) error) []byte {

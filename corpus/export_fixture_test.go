@@ -3,21 +3,18 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-var updateExportGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // exportGoldenDir is absolute: the export tests change the working directory.
 var exportGoldenDir, _ = filepath.Abs(filepath.Join("testdata", "export"))
@@ -209,42 +206,7 @@ func jsonLine(t *testing.T, v any) string {
 
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(exportGoldenDir, name+".golden")
-	if *updateExportGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./corpus -run Export -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; diff from line %d:\n got: %s\nwant: %s\n(go test ./corpus -run Export -update rewrites it)",
-			path, firstDiffLine(got, want), lineAt(got, firstDiffLine(got, want)), lineAt(want, firstDiffLine(got, want)))
-	}
-}
-
-func firstDiffLine(a, b []byte) int {
-	la, lb := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
-	for i := range min(len(la), len(lb)) {
-		if la[i] != lb[i] {
-			return i + 1
-		}
-	}
-	return min(len(la), len(lb)) + 1
-}
-
-func lineAt(data []byte, n int) string {
-	lines := strings.Split(string(data), "\n")
-	if n-1 < len(lines) {
-		return lines[n-1]
-	}
-	return "<end of file>"
+	golden.Check(t, filepath.Join(exportGoldenDir, name+".golden"), got)
 }
 
 // exportDump renders an export for a golden file: export.json, the card,

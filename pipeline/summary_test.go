@@ -2,15 +2,12 @@ package pipeline
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // summaryReport is a finished run's report with every figure set.
 func summaryReport() Report {
@@ -58,20 +55,7 @@ func TestSummaryGolden(t *testing.T) {
 			tc.modify(&r)
 			var b bytes.Buffer
 			r.WriteSummary(&b, "runs/demo")
-			golden := filepath.Join("testdata", "summary_"+tc.name+".golden")
-			if *update {
-				os.MkdirAll("testdata", 0o755)
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("summary differs from %s:\n--- got\n%s--- want\n%s", golden, b.String(), want)
-			}
+			golden.Check(t, filepath.Join("testdata", "summary_"+tc.name+".golden"), b.Bytes())
 		})
 	}
 }

@@ -2,7 +2,6 @@ package prompts
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -15,10 +14,9 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Fixed inputs shared by the render, golden and benchmark tests.
 const (
@@ -257,24 +255,7 @@ func TestGolden(t *testing.T) {
 			for _, m := range msgs {
 				fmt.Fprintf(&b, "=== %s ===\n%s\n", m.Role, m.Content)
 			}
-			got := b.String()
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./prompts/ -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from the golden file (run go test ./prompts/ -update if intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(b.String()))
 		})
 	}
 }

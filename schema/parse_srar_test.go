@@ -3,14 +3,13 @@ package schema
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"github.com/rubricforge/rubricforge/internal/golden"
+)
 
 // item is shorthand for an SRaR item as ParseSRaR builds it.
 func item(id int32, typ, text string) Item {
@@ -277,20 +276,7 @@ func checkGolden(t *testing.T, path string, v any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs:\n got %s\nwant %s", path, got, want)
-	}
+	golden.Check(t, path, append(got, '\n'))
 }
 
 func TestParseErrorMessage(t *testing.T) {

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/jsonl")
+	"github.com/rubricforge/rubricforge/internal/golden"
+)
 
 // TestVerifyJSONLGolden runs both modes over testdata/jsonl/*.jsonl and compares the output
 // with the .golden files (go test -run JSONLGolden -update rewrites them).
@@ -47,19 +46,7 @@ func TestVerifyJSONLGolden(t *testing.T) {
 		if n := strings.Count(out.String(), "\n"); n != tt.lines {
 			t.Errorf("%s: %d output lines for %d input lines", tt.file, n, tt.lines)
 		}
-		golden := "testdata/jsonl/" + strings.TrimSuffix(tt.file, ".jsonl") + ".golden"
-		if *update {
-			if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if !bytes.Equal(out.Bytes(), want) {
-			t.Errorf("%s: output differs from %s:\n%s", tt.file, golden, out.String())
-		}
+		golden.Check(t, "testdata/jsonl/"+strings.TrimSuffix(tt.file, ".jsonl")+".golden", out.Bytes())
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,11 +17,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
 	demoJobFile  = "../../examples/demo.yaml"
@@ -90,7 +88,7 @@ func TestExportGoldenDemo(t *testing.T) {
 				t.Fatalf("export: exit %d\n%s", code, stderr.String())
 			}
 			got := normalizeDemoExport(dumpExport(t, out), dir, tc.args[1])
-			checkDemoGolden(t, filepath.Join(demoGolden, tc.name+".golden"), got)
+			golden.Check(t, filepath.Join(demoGolden, tc.name+".golden"), got)
 		})
 	}
 }
@@ -216,51 +214,4 @@ func roundCost(field string) string {
 		return field
 	}
 	return key + ":" + strconv.FormatFloat(v, 'g', 9, 64)
-}
-
-func checkDemoGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/distill -run ExportGoldenDemo -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from this export (go test ./cmd/distill -run ExportGoldenDemo -update rewrites it):\n%s",
-			path, firstDiffs(string(got), string(want)))
-	}
-}
-
-// firstDiffs names, for each differing part of two dumps (export.json, the
-// card, each data file), the first line where they differ.
-func firstDiffs(got, want string) string {
-	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
-	var b strings.Builder
-	section, reported := "", ""
-	for n := range max(len(gl), len(wl)) {
-		g, w := lineOr(gl, n), lineOr(wl, n)
-		if strings.HasPrefix(w, "== ") {
-			section = w
-		}
-		if g != w && section != reported {
-			fmt.Fprintf(&b, "%s, line %d:\n got: %s\nwant: %s\n", section, n+1, g, w)
-			reported = section
-		}
-	}
-	return b.String()
-}
-
-func lineOr(lines []string, n int) string {
-	if n < len(lines) {
-		return lines[n]
-	}
-	return "<end of file>"
 }
