@@ -71,9 +71,7 @@ func cacheCompactCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill cache compact: %v\n", err)
 		return exitFailed
 	}
-	fmt.Fprintf(stdout, "%s: kept %d answers and %d unusable marks; dropped %d dead entries (%d damaged); %s -> %s\n",
-		path, res.Entries, res.Tombstones, res.Dropped+res.Damaged, res.Damaged,
-		byteSize(res.BytesBefore), byteSize(res.BytesAfter))
+	printCacheCompaction(stdout, path, res)
 	return exitOK
 }
 
@@ -87,4 +85,11 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// printCacheCompaction says what compacting the cache at path kept and dropped.
+func printCacheCompaction(w io.Writer, path string, res llm.CompactResult) {
+	fmt.Fprintf(w, "%s: kept %d answers and %d unusable marks; dropped %d dead entries (%d damaged); %s -> %s\n",
+		path, res.Entries, res.Tombstones, res.Dropped+res.Damaged, res.Damaged,
+		byteSize(res.BytesBefore), byteSize(res.BytesAfter))
 }

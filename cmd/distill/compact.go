@@ -100,8 +100,7 @@ func compactCache(path string, log *slog.Logger, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: kept %d answers and %d unusable marks; dropped %d dead entries; %s -> %s\n",
-		path, res.Entries, res.Tombstones, res.Dropped+res.Damaged, byteSize(res.BytesBefore), byteSize(res.BytesAfter))
+	printCacheCompaction(stdout, path, res)
 	return nil
 }
 
