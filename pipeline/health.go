@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -53,5 +52,5 @@ func degradedEndpoints(eps []EndpointHealth) []string {
 			out = append(out, e.String())
 		}
 	}
-	return slices.Clip(out)
+	return out
 }
