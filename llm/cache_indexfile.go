@@ -26,7 +26,10 @@ import (
 // that offset.
 const indexMagic = "rubricforge-cache-index/1\n"
 
-func (c *Cache) indexPath() string { return c.path + ".idx" }
+func (c *Cache) indexPath() string { return CacheIndexPath(c.path) }
+
+// CacheIndexPath is where the cache at path saves its index.
+func CacheIndexPath(path string) string { return path + ".idx" }
 
 // tailSum checksums the last 4 KiB of the log before off.
 func (c *Cache) tailSum(off int64) (uint32, error) {

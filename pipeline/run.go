@@ -135,7 +135,7 @@ func abandonStart(run *corpus.Run, fresh startFiles) error {
 			errs = append(errs, removeIfThere(fresh.fs, lay.Job()))
 		}
 		if fresh.cache {
-			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, lay.Cache()+".idx"))
+			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, llm.CacheIndexPath(lay.Cache())))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return errors.Join(err, run.Close())
