@@ -19,10 +19,12 @@ import (
 type call struct {
 	req   *Request
 	stage string
-	n     int // choices expected
+	id    Identity // the cache key; zero without a cache
+	n     int      // choices expected
 	wire  openai.ChatCompletionRequest
-	est   int // token estimate for the TPM limiters
-	cuts  int // attempts cut by a learned deadline
+	est   int  // token estimate for the TPM limiters
+	cuts  int  // attempts cut by a learned deadline
+	sent  bool // an attempt has gone out: the request is counted
 	red   redactor
 }
 
@@ -33,17 +35,14 @@ func (cl *call) fail(class Class, reason string, attempts, status int, err error
 // live sends req until an attempt succeeds, a failure is final, the
 // budget is spent or ctx ends.
 func (c *Client) live(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
-	cl := &call{req: req, stage: stage, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
+	cl := &call{req: req, stage: stage, id: id, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
 	for attempt := 1; ; attempt++ {
 		if c.meter.Exhausted() {
 			c.meter.attemptError(stage, "budget")
-			if attempt > 1 {
+			if cl.sent {
 				c.meter.failure(stage)
 			}
 			return nil, cl.fail(ClassBudget, "budget", attempt-1, 0, ErrBudgetExhausted)
-		}
-		if attempt == 1 {
-			c.meter.request(stage, req.Model)
 		}
 		res := c.attempt(ctx, cl)
 		switch {
@@ -52,7 +51,7 @@ func (c *Client) live(ctx context.Context, req *Request, stage string, id Identi
 		case res.err != nil && ctx.Err() != nil:
 			return nil, cl.fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
 		case res.err == nil:
-			return c.succeed(stage, req, id, res.raw, res.decoded, attempt)
+			return c.succeed(cl, &res, attempt)
 		}
 		class, reason := classify(res.err, res.status)
 		c.meter.attemptError(stage, reason)
@@ -91,11 +90,13 @@ type attemptResult struct {
 	header  http.Header // response headers, also on errors
 	err     error       // the attempt's error
 	waitErr error       // the context ended while waiting for a slot or the rate limiters
+	keepErr error       // a good answer could not be made durable in the cache
 }
 
 // attempt waits for a slot and the rate limiters, sends one request
-// under the stage's deadline, decodes the answer, and tells the pacing
-// what happened.
+// under the stage's deadline, decodes the answer, makes a good one durable
+// in the cache, and tells the pacing what happened. The slot is held until
+// the answer is durable, so a kill loses at most the slots' answers.
 func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 	epoch, err := c.ctrl.acquire(ctx)
 	if err != nil {
@@ -107,6 +108,10 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 		return attemptResult{waitErr: err}
 	}
 	deadline, learned := c.dl.forAttempt(cl.stage, cl.cuts)
+	if !cl.sent {
+		c.meter.request(cl.stage, cl.req.Model)
+		cl.sent = true
+	}
 	start := time.Now()
 	r, cut := c.send(ctx, &cl.wire, deadline)
 	took := time.Since(start)
@@ -116,6 +121,7 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 	if r.err == nil {
 		c.ctrl.settle(reserved, r.decoded.promptTokens+r.decoded.completionTokens)
 		c.dl.observe(cl.stage, took)
+		r.keepErr = c.keep(cl, &r)
 	} else {
 		c.ctrl.settle(reserved, -1)
 	}

@@ -268,18 +268,27 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	return c.live(ctx, &req, stage, id, n)
 }
 
-func (c *Client) succeed(stage string, req *Request, id Identity, raw []byte, d decoded, attempt int) (*Response, error) {
+// keep makes a good answer durable in the cache before its slot is freed.
+func (c *Client) keep(cl *call, r *attemptResult) error {
+	if c.cache == nil {
+		return nil
+	}
+	u := Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CompletionTokens: r.decoded.completionTokens}
+	return c.cache.Put(cl.id, r.raw, u)
+}
+
+// succeed charges a good answer and returns it; an answer that could not
+// be made durable fails the run.
+func (c *Client) succeed(cl *call, r *attemptResult, attempt int) (*Response, error) {
+	d := r.decoded
 	finish := make([]string, len(d.choices))
 	for i, ch := range d.choices {
 		finish[i] = ch.FinishReason
 	}
-	cost := c.meter.success(stage, req.Model, d.promptTokens, d.completionTokens, finish)
-	if c.cache != nil {
-		u := Usage{Stage: stage, Model: req.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens}
-		if err := c.cache.Put(id, raw, u); err != nil {
-			c.meter.attemptError(stage, "cache_write")
-			return nil, cacheWriteError(req, stage, attempt, err)
-		}
+	cost := c.meter.success(cl.stage, cl.req.Model, d.promptTokens, d.completionTokens, finish)
+	if r.keepErr != nil {
+		c.meter.attemptError(cl.stage, "cache_write")
+		return nil, cacheWriteError(cl.req, cl.stage, attempt, r.keepErr)
 	}
 	return &Response{
 		Choices:          d.choices,

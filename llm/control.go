@@ -31,7 +31,7 @@ type controller struct {
 	inflight    int
 	epoch       uint64 // bumped on every decrease
 	successes   int    // since the last change of limit
-	waiters     []*waiter
+	waiters     waitQueue
 	recent      window429
 	lowered     string // why the limit was last lowered
 	loweredAt   time.Time
@@ -43,6 +43,9 @@ type waiter struct {
 	ch      chan struct{}
 	granted bool
 	epoch   uint64
+	order   uint64 // from WithPriority
+	seq     uint64 // arrival, among equal orders
+	pos     int    // index in the queue; -1 once out of it
 }
 
 func newController(maxInFlight int, rpm, tpm float64) *controller {
@@ -56,18 +59,19 @@ func newController(maxInFlight int, rpm, tpm float64) *controller {
 	return c
 }
 
-// acquire waits for an in-flight slot. It returns the epoch the slot was
-// granted in, to be passed to outcome.
+// acquire waits for an in-flight slot, in the order of ctx's priority
+// (see WithPriority). It returns the epoch the slot was granted in, to be
+// passed to outcome.
 func (c *controller) acquire(ctx context.Context) (uint64, error) {
 	c.mu.Lock()
-	if c.inflight < c.limit && len(c.waiters) == 0 {
+	if c.inflight < c.limit && c.waiters.Len() == 0 {
 		c.inflight++
 		e := c.epoch
 		c.mu.Unlock()
 		return e, nil
 	}
-	w := &waiter{ch: make(chan struct{})}
-	c.waiters = append(c.waiters, w)
+	w := &waiter{ch: make(chan struct{}), order: priorityOf(ctx)}
+	c.waiters.push(w)
 	c.mu.Unlock()
 
 	select {
@@ -79,12 +83,7 @@ func (c *controller) acquire(ctx context.Context) (uint64, error) {
 			c.inflight--
 			c.grantLocked()
 		} else {
-			for i, x := range c.waiters {
-				if x == w {
-					c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
-					break
-				}
-			}
+			c.waiters.remove(w)
 		}
 		c.mu.Unlock()
 		return 0, context.Cause(ctx)
@@ -99,10 +98,8 @@ func (c *controller) release() {
 }
 
 func (c *controller) grantLocked() {
-	for c.inflight < c.limit && len(c.waiters) > 0 {
-		w := c.waiters[0]
-		c.waiters[0] = nil
-		c.waiters = c.waiters[1:]
+	for c.inflight < c.limit && c.waiters.Len() > 0 {
+		w := c.waiters.pop()
 		w.granted = true
 		w.epoch = c.epoch
 		c.inflight++

@@ -135,7 +135,7 @@ func TestControllerWaitersAreServedInOrder(t *testing.T) {
 		}()
 		for {
 			c.mu.Lock()
-			n := len(c.waiters)
+			n := c.waiters.Len()
 			c.mu.Unlock()
 			if n == i+1 {
 				break

@@ -142,3 +142,67 @@ func TestProblemsInFlightDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestProblemsUnderWayGoFirst: a problem's requests carry its admission
+// order as their priority, so with one request slot and several problems in
+// flight, a problem's distill and judge requests are sent as soon as its
+// rollouts are in, not behind the rollouts of every newer problem. (With a
+// first-come queue, a 429's retry and each later stage queued again behind
+// all of them, and a run with sporadic 429s ended on a long tail.)
+func TestProblemsUnderWayGoFirst(t *testing.T) {
+	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
+	job := f.job
+	job.Limits.Concurrency = 1
+	job.Limits.ProblemsInFlight = 6
+	job.Selection = Selection{} // every problem goes on to distillation
+	problemOf := func(msgs []llmtest.Message) int {
+		var all strings.Builder
+		for _, m := range msgs {
+			all.WriteString(m.Content)
+		}
+		for i, p := range f.rows {
+			if strings.Contains(all.String(), p.Problem) {
+				return i
+			}
+		}
+		return -1
+	}
+	var mu sync.Mutex
+	var sent []int // the problem of each request, in the order sent
+	tap.handle = func(_ *http.Request, _ llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		mu.Lock()
+		sent = append(sent, problemOf(msgs))
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // a request takes far longer than the work between a problem's stages
+		return nil, nil
+	}
+	rep, err := Run(context.Background(), job, opt)
+	if err != nil || rep.Status != StatusFinished {
+		t.Fatalf("Run: %v (%+v)", err, rep)
+	}
+	// Between a problem's first request and its last, requests of problems
+	// that started after it may go only while it has nothing to send (each
+	// gap between its stages or repairs lets one through). The first problems are
+	// admitted at once, in no fixed order, and are not checked.
+	first, last := map[int]int{}, map[int]int{}
+	var started []int
+	for i, p := range sent {
+		if _, ok := first[p]; !ok {
+			first[p] = i
+			started = append(started, p)
+		}
+		last[p] = i
+	}
+	for _, p := range started[job.Limits.ProblemsInFlight:] {
+		overtaken := 0
+		for _, q := range sent[first[p]:last[p]] {
+			if first[q] > first[p] {
+				overtaken++
+			}
+		}
+		if overtaken > 4 {
+			t.Errorf("problem %d: %d requests of newer problems went while it was under way (requests in order: %v)", p, overtaken, sent)
+		}
+	}
+	checkAccounted(t, job.Out, f.rows, rep)
+}

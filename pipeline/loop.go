@@ -189,8 +189,11 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 }
 
 // work runs the workers until the feeder is done, then closes results.
+// Each problem's requests carry its admission order as their priority, so
+// the problems under way finish before newer ones take request slots.
 func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- outcome) {
 	var wg sync.WaitGroup
+	var admitted atomic.Uint64
 	for range l.report.ProblemsInFlight {
 		wg.Go(func() {
 			for p := range work {
@@ -198,7 +201,7 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 					continue // the problem stays pending
 				}
 				l.input.inFlight.Add(1)
-				o := l.eng.process(ctx, p)
+				o := l.eng.process(llm.WithPriority(ctx, admitted.Add(1)), p)
 				l.input.inFlight.Add(-1)
 				results <- o
 			}

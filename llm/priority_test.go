@@ -1,0 +1,249 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds, failing the test after a few seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for start := time.Now(); !cond(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// content is the first message of the server's n-th request (1-based).
+func (s *server) content(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msgs, _ := s.bodies[n-1]["messages"].([]any)
+	if len(msgs) == 0 {
+		return ""
+	}
+	m, _ := msgs[0].(map[string]any)
+	c, _ := m["content"].(string)
+	return c
+}
+
+func (c *controller) waiting() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waiters.Len()
+}
+
+// TestWaitersAreServedByPriority: slots go to the smallest order first,
+// then in arrival order; requests without an order come last; a waiter
+// that gives up leaves the queue without disturbing it.
+func TestWaitersAreServedByPriority(t *testing.T) {
+	c := newController(1, 0, 0)
+	if _, err := c.acquire(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	type arrival struct {
+		name  string
+		ctx   context.Context
+		quits bool
+	}
+	canceled, cancel := context.WithCancel(WithPriority(t.Context(), 0))
+	arrivals := []arrival{
+		{"none-1", t.Context(), false},
+		{"5", WithPriority(t.Context(), 5), false},
+		{"3-first", WithPriority(t.Context(), 3), false},
+		{"0-quits", canceled, true},
+		{"none-2", t.Context(), false},
+		{"3-second", WithPriority(t.Context(), 3), false},
+		{"1", WithPriority(t.Context(), 1), false},
+	}
+	served := make(chan string, len(arrivals))
+	var wg sync.WaitGroup
+	for i, a := range arrivals {
+		wg.Go(func() {
+			if _, err := c.acquire(a.ctx); err != nil {
+				if !a.quits {
+					t.Errorf("%s: %v", a.name, err)
+				}
+				return
+			}
+			served <- a.name
+			c.release()
+		})
+		waitFor(t, a.name+" to queue", func() bool { return c.waiting() == i+1 })
+	}
+	cancel()
+	waitFor(t, "the canceled waiter to leave", func() bool { return c.waiting() == len(arrivals)-1 })
+	c.release()
+	wg.Wait()
+	close(served)
+	var got []string
+	for name := range served {
+		got = append(got, name)
+	}
+	want := []string{"1", "3-first", "3-second", "5", "none-1", "none-2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("served %v, want %v", got, want)
+	}
+}
+
+func TestPriorityOfAContextWithoutOne(t *testing.T) {
+	if got := priorityOf(t.Context()); got != math.MaxUint64 {
+		t.Errorf("priorityOf(no order) = %d, want the largest", got)
+	}
+	if got := priorityOf(WithPriority(t.Context(), 7)); got != 7 {
+		t.Errorf("priorityOf(7) = %d", got)
+	}
+}
+
+// TestRetryGoesBeforeNewerRequests is the mechanism that keeps a run with
+// sporadic 429s from stalling on its tail: once an older problem's request
+// has waited out its Retry-After, it takes the next free slot ahead of the
+// requests of newer problems that queued meanwhile, instead of queueing
+// again behind all of them.
+func TestRetryGoesBeforeNewerRequests(t *testing.T) {
+	var mu sync.Mutex
+	var arrivals []string
+	gates := map[string]chan struct{}{"B": make(chan struct{}), "C": make(chan struct{})}
+	var srv *server
+	srv = newServer(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+		name := srv.content(n)
+		mu.Lock()
+		arrivals = append(arrivals, name)
+		first429 := name == "A" && slices.Index(arrivals, "A") == len(arrivals)-1
+		mu.Unlock()
+		if first429 {
+			w.Header().Set("Retry-After-Ms", "1")
+			writeJSON(w, http.StatusTooManyRequests, []byte(`{"error":{"message":"slow down"}}`))
+			return
+		}
+		if g, ok := gates[name]; ok {
+			<-g
+		}
+		writeJSON(w, 200, okBody(1))
+	})
+	t.Cleanup(func() { // a failed wait must not leave the server's handlers stuck
+		for _, g := range gates {
+			select {
+			case <-g:
+			default:
+				close(g)
+			}
+		}
+	})
+	opt := fastOptions()
+	opt.MaxInFlight = 1
+	c := newTestClient(t, srv.endpoint(), opt, nil, nil)
+	var wg sync.WaitGroup
+	send := func(name string, order uint64) {
+		wg.Go(func() {
+			if _, err := c.Chat(WithPriority(t.Context(), order), simpleRequest(name)); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
+	}
+	sent := func(n int) func() bool {
+		return func() bool { mu.Lock(); defer mu.Unlock(); return len(arrivals) == n }
+	}
+	send("B", 2) // holds the only slot
+	waitFor(t, "B to be sent", sent(1))
+	send("C", 3)
+	send("D", 4)
+	waitFor(t, "C and D to queue", func() bool { return c.ctrl.waiting() == 2 })
+	send("A", 1) // the oldest problem's request
+	waitFor(t, "A to queue", func() bool { return c.ctrl.waiting() == 3 })
+	close(gates["B"]) // A goes next, gets a 429, and C takes the slot
+	waitFor(t, "A's 429 and C", sent(3))
+	waitFor(t, "A's retry to queue beside D", func() bool { return c.ctrl.waiting() == 2 })
+	close(gates["C"])
+	waitFor(t, "every request", sent(5))
+	wg.Wait()
+	want := []string{"B", "A", "C", "A", "D"}
+	if !slices.Equal(arrivals, want) {
+		t.Errorf("the server saw %v, want %v (A's retry ahead of the newer D)", arrivals, want)
+	}
+}
+
+// TestSlotIsHeldUntilTheAnswerIsDurable: a request slot is freed only once
+// its answer is in the cache on disk, so a kill loses at most as many
+// answers as there are slots, however slow the disk.
+func TestSlotIsHeldUntilTheAnswerIsDurable(t *testing.T) {
+	syncing, release := make(chan struct{}), make(chan struct{})
+	var once, released sync.Once
+	ffs := &faultFS{}
+	cache := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	t.Cleanup(func() { cache.Close() })
+	t.Cleanup(func() { released.Do(func() { close(release) }) }) // first, should a wait fail
+	ffs.setFail(func(op, name string) error {
+		if op == "sync" && filepath.Base(name) == "cache.db" {
+			once.Do(func() { close(syncing); <-release })
+		}
+		return nil
+	})
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, okBody(1)) })
+	opt := fastOptions()
+	opt.MaxInFlight = 1
+	c := newTestClient(t, srv.endpoint(), opt, cache, nil)
+	var wg sync.WaitGroup
+	for _, q := range []string{"first", "second"} {
+		wg.Go(func() {
+			if _, err := c.Chat(t.Context(), simpleRequest(q)); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		})
+	}
+	<-syncing
+	waitFor(t, "the other request to wait for the slot", func() bool { return c.ctrl.waiting() == 1 })
+	if got := srv.hits.Load(); got != 1 {
+		t.Errorf("%d requests sent while the first answer was not yet durable, want 1", got)
+	}
+	released.Do(func() { close(release) })
+	wg.Wait()
+	if got := srv.hits.Load(); got != 2 {
+		t.Errorf("%d requests sent in all, want 2", got)
+	}
+}
+
+// TestRequestIsCountedWhenSent: a request that gave up while waiting for a
+// slot was never sent, and the meter does not count it.
+func TestRequestIsCountedWhenSent(t *testing.T) {
+	gate := make(chan struct{})
+	var opened sync.Once
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		<-gate
+		writeJSON(w, 200, okBody(1))
+	})
+	opt := fastOptions()
+	opt.MaxInFlight = 1
+	meter := NewMeter(nil, Budget{})
+	c := newTestClient(t, srv.endpoint(), opt, nil, meter)
+	t.Cleanup(func() { opened.Do(func() { close(gate) }) })
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := c.Chat(t.Context(), simpleRequest("sent")); err != nil {
+			t.Errorf("sent: %v", err)
+		}
+	})
+	waitFor(t, "the first request to be sent", func() bool { return srv.hits.Load() == 1 })
+	ctx, cancel := context.WithCancel(t.Context())
+	wg.Go(func() {
+		if _, err := c.Chat(ctx, simpleRequest("never sent")); !errors.Is(err, context.Canceled) {
+			t.Errorf("never sent: %v; want canceled", err)
+		}
+	})
+	waitFor(t, "the second request to wait for the slot", func() bool { return c.ctrl.waiting() == 1 })
+	cancel()
+	waitFor(t, "the second request to give up", func() bool { return c.ctrl.waiting() == 0 })
+	opened.Do(func() { close(gate) })
+	wg.Wait()
+	if got := meter.Snapshot().Total.Requests; got != 1 {
+		t.Errorf("meter counted %d requests, want the 1 that was sent", got)
+	}
+}
