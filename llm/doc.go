@@ -80,7 +80,12 @@
 // [Client.Health] reports the cap and why it was last lowered, the 429s
 // and timeouts of the last minute, the learned deadlines and limits.
 //
-// Waiting for a slot or a limiter ends when the context does.
+// Waiting for a slot or a limiter ends when the context does. Slots go to
+// the smallest [WithPriority] order first, then first come first served: a
+// pipeline passes each problem's admission order, so the problems under
+// way (their retries, their later stages) finish before newer ones start.
+// A slot is held until its answer is durable in the cache, so a kill loses
+// at most as many answers as there are slots.
 //
 // # Cache
 //
@@ -96,7 +101,8 @@
 //
 // # Accounting
 //
-// The [Meter] counts requests, cache hits, retries, failures, failed
+// The [Meter] counts requests (when first sent, not while they wait for a
+// slot), cache hits, retries, failures, failed
 // attempts by reason, tokens and cost, by stage and in total, and prices
 // responses by model (unknown models cost 0). Before each live attempt
 // Chat checks [Meter.Exhausted]; requests already in flight can overshoot
