@@ -217,8 +217,11 @@ type groupRequest struct {
 // without a response) and the responses.
 func decodeGroup(body []byte) (scoreItem, []string, error) {
 	var req groupRequest
-	if err := decodeJSON(body, &req); err != nil {
-		return scoreItem{}, nil, err
+	if !fastGroup(body, &req) {
+		req = groupRequest{}
+		if err := decodeJSON(body, &req); err != nil {
+			return scoreItem{}, nil, err
+		}
 	}
 	switch {
 	case req.Responses == nil:

@@ -1,0 +1,98 @@
+package reward
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// groupBodies are /v1/score_group bodies the fast decoder must read as
+// encoding/json does (fast) or leave to it (not fast).
+var groupBodies = []struct {
+	body string
+	fast bool
+}{
+	{`{}`, true},
+	{` { } `, true},
+	{`{"responses": []}`, true},
+	{`{"responses": ["a", "b"], "problem_id": "p", "scheme": "srar", "request_id": "r", "question": "q"}`, true},
+	{"{\"responses\":[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\",\"\\u00e9\\u20AC\\ud83d\\ude00\",\"é€😀\"]}", true},
+	{`{"responses": ["a\u0000b", ""], "extra": {"x": [1, 2, {"y": "}]"}], "z": null}, "n": -1.5e3}`, true},
+	{`{"prompt": [{"role": "user", "content": "q"}], "label": "{\"rubric\": []}", "responses": ["a"]}`, true},
+	{`{"prompt": "p", "label": {"id": "x"}, "responses": ["a"], "other": true}`, true},
+	{`{"prompt": null, "label": null, "responses": ["a"]}`, true},
+	{"\t{\"responses\"\n:\r[ \"a\" , \"b\" ]\n}\n", true},
+
+	{``, false},
+	{`null`, false},
+	{`[]`, false},
+	{`"x"`, false},
+	{`{`, false},
+	{`{"responses": ["a"]`, false},
+	{`{"responses": ["a"]} x`, false},
+	{`{"responses": ["a"]}{}`, false},
+	{`{"responses": ["a",]}`, false},
+	{`{"responses": ["a" "b"]}`, false},
+	{`{"responses": ["a"],}`, false},
+	{`{"responses": null}`, false},
+	{`{"responses": ["a", null]}`, false},
+	{`{"responses": ["a", 1]}`, false},
+	{`{"responses": "a"}`, false},
+	{`{"responses": ["a"], "responses": ["b"]}`, false},
+	{`{"Responses": ["a"]}`, false},
+	{`{"PROBLEM_ID": "p", "responses": ["a"]}`, false},
+	{`{"re\u0073ponses": ["a"]}`, false},
+	{`{"problem_id": 1, "responses": ["a"]}`, false},
+	{`{"problem_id": null, "responses": ["a"]}`, false},
+	{`{"responses": ["\ud83d"]}`, false},
+	{`{"responses": ["\ud83dx"]}`, false},
+	{`{"responses": ["\ud83d\u0041"]}`, false},
+	{`{"responses": ["\x"]}`, false},
+	{`{"responses": ["\u12"]}`, false},
+	{"{\"responses\": [\"a\nb\"]}", false},
+	{"{\"responses\": [\"\xff\"]}", false},
+	{`{"label": {"x": }, "responses": ["a"]}`, false},
+	{`{"label": tru, "responses": ["a"]}`, false},
+	{`{"label": tru"e", "responses": ["a"]}`, false},
+	{`{"label": {"a": 1}}}`, false},
+	{`{"other": [1, 2}`, false},
+	{`{"other": 01}`, false},
+}
+
+func TestFastGroup(t *testing.T) {
+	for _, c := range groupBodies {
+		var fast groupRequest
+		if got := fastGroup([]byte(c.body), &fast); got != c.fast {
+			t.Errorf("fastGroup(%q) = %v, want %v", c.body, got, c.fast)
+			continue
+		}
+		if c.fast {
+			checkLikeEncodingJSON(t, c.body, fast)
+		}
+	}
+}
+
+// checkLikeEncodingJSON fails t unless encoding/json decodes body into fast.
+func checkLikeEncodingJSON(t *testing.T, body string, fast groupRequest) {
+	t.Helper()
+	var want groupRequest
+	if err := json.Unmarshal([]byte(body), &want); err != nil {
+		t.Fatalf("fastGroup accepted %q, which encoding/json rejects: %v", body, err)
+	}
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("fastGroup(%q):\n got %#v\nwant %#v", body, fast, want)
+	}
+}
+
+// TestFastGroupShared: the responses are slices of one string, and a
+// scratch buffer reused by the next body does not change them.
+func TestFastGroupShared(t *testing.T) {
+	var a, b groupRequest
+	if !fastGroup([]byte(`{"responses": ["first", "second"]}`), &a) || !fastGroup([]byte(`{"responses": ["XXXXX", "YYYYYY"]}`), &b) {
+		t.Fatal("not decoded")
+	}
+	if strings.Join(a.Responses, ",") != "first,second" || strings.Join(b.Responses, ",") != "XXXXX,YYYYYY" {
+		t.Fatalf("got %q and %q", a.Responses, b.Responses)
+	}
+}
