@@ -325,7 +325,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 			g.Advantages[i].Steps = []StepAdvantage{}
 		}
 		s.noteErrors(g.Results)
-		s.answer(w, groupJSON{Group: g, Error: msg})
+		s.answerGroup(w, groupJSON{Group: g, Error: msg})
 		return
 	}
 	rs := make([]Rollout, len(responses))
@@ -339,7 +339,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
-	s.answer(w, groupJSON{Group: g})
+	s.answerGroup(w, groupJSON{Group: g})
 }
 
 // groupJSON is the body of a /v1/score_group answer.
@@ -493,6 +493,20 @@ func (s *Server) answer(w http.ResponseWriter, v any) {
 	s.release(buf)
 }
 
+// answerGroup writes a /v1/score_group answer with status 200, encoded
+// without reflection in a pooled buffer.
+func (s *Server) answerGroup(w http.ResponseWriter, g groupJSON) {
+	buf := s.buffer()
+	defer s.release(buf)
+	b, ok := g.appendJSON(buf.AvailableBuffer())
+	if !ok {
+		writeJSONWith(w, http.StatusOK, g, buf)
+		return
+	}
+	buf.Write(b)
+	writeBuffer(w, http.StatusOK, buf)
+}
+
 // writeJSONWith writes v as one line of JSON, encoded in buf.
 func writeJSONWith(w http.ResponseWriter, code int, v any, buf *bytes.Buffer) {
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
@@ -500,6 +514,11 @@ func writeJSONWith(w http.ResponseWriter, code int, v any, buf *bytes.Buffer) {
 		buf.Reset()
 		_ = json.NewEncoder(buf).Encode(map[string]string{"error": "encoding the answer: " + err.Error()})
 	}
+	writeBuffer(w, code, buf)
+}
+
+// writeBuffer writes buf as the JSON body of an answer with status code.
+func writeBuffer(w http.ResponseWriter, code int, buf *bytes.Buffer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(code)
