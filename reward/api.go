@@ -214,10 +214,10 @@ type groupRequest struct {
 }
 
 // decodeGroup decodes a /v1/score_group body into the problem (as an item
-// without a response) and the responses.
-func decodeGroup(body []byte) (scoreItem, []string, error) {
+// without a response) and the responses, which may be views of sc.
+func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	var req groupRequest
-	if !fastGroup(body, &req) {
+	if !fastGroup(body, &req, sc) {
 		req = groupRequest{}
 		if err := decodeJSON(body, &req); err != nil {
 			return scoreItem{}, nil, err

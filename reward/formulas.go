@@ -144,6 +144,9 @@ func SRaRDeltas(p Params, items []schema.Item, verdicts []schema.Satisfaction, n
 		}
 		k := slices.IndexFunc(out.Steps, func(s StepDelta) bool { return s.Step == v.Step })
 		if k < 0 {
+			if out.Steps == nil {
+				out.Steps = make([]StepDelta, 0, min(nSteps, len(verdicts)))
+			}
 			out.Steps = append(out.Steps, StepDelta{Step: v.Step})
 			k = len(out.Steps) - 1
 		}

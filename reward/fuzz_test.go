@@ -75,13 +75,13 @@ func FuzzDecodeGroup(f *testing.F) {
 		f.Add(c.body)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		problem, responses, err := decodeGroup([]byte(body))
+		problem, responses, err := decodeGroup([]byte(body), new(groupScratch))
 		checkDecoded(t, err, problem)
 		if err == nil && len(responses) == 0 {
 			t.Fatal("accepted a group without responses")
 		}
 		var fast groupRequest
-		if fastGroup([]byte(body), &fast) {
+		if fastGroup([]byte(body), &fast, new(groupScratch)) {
 			checkLikeEncodingJSON(t, body, fast)
 		}
 	})

@@ -6,19 +6,19 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastGroup decodes the usual shape of a /v1/score_group body in one pass,
-// with every response unquoted into one shared string: a JSON object whose
-// keys are spelled exactly as groupRequest's tags, string values, a list of
-// strings for responses and any JSON value for prompt, label and unknown
-// keys. It reports false for anything else (invalid JSON, null, another
-// type, a repeated key, a key in another case or with escapes, invalid UTF-8
-// or a lone surrogate in a string), which encoding/json then decodes, so
-// that its results and error messages stay the only ones.
-func fastGroup(body []byte, req *groupRequest) bool {
-	sc := groupScratchPool.Get().(*groupScratch)
-	defer groupScratchPool.Put(sc)
+// with the responses unquoted into sc and returned as views of its memory,
+// valid until sc is reused: a JSON object whose keys are spelled exactly as
+// groupRequest's tags, string values, a list of strings for responses and
+// any JSON value for prompt, label and unknown keys. It reports false for
+// anything else (invalid JSON, null, another type, a repeated key, a key in
+// another case or with escapes, invalid UTF-8 or a lone surrogate in a
+// string), which encoding/json then decodes, so that its results and error
+// messages stay the only ones.
+func fastGroup(body []byte, req *groupRequest, sc *groupScratch) bool {
 	sc.reset()
 	d := jsonScan{b: body}
 	if !d.byte('{') {
@@ -29,7 +29,7 @@ func fastGroup(body []byte, req *groupRequest) bool {
 		return false
 	}
 	if sc.seen&fieldResponses != 0 {
-		req.Responses = sc.strings()
+		req.Responses = sc.views()
 	}
 	return true
 }
@@ -87,7 +87,9 @@ func (d *jsonScan) groupField(key []byte, req *groupRequest, sc *groupScratch) b
 	return ok
 }
 
-// groupScratch collects the unquoted responses of one body.
+// groupScratch holds the unquoted responses of one body. It is pooled: a
+// request takes one with getGroupScratch and puts it back once answered,
+// when nothing refers to its responses any more.
 type groupScratch struct {
 	buf  []byte
 	ends []int
@@ -95,6 +97,14 @@ type groupScratch struct {
 }
 
 var groupScratchPool = sync.Pool{New: func() any { return new(groupScratch) }}
+
+func getGroupScratch() *groupScratch { return groupScratchPool.Get().(*groupScratch) }
+
+func putGroupScratch(sc *groupScratch) {
+	if cap(sc.buf) <= maxPooledBuffer {
+		groupScratchPool.Put(sc)
+	}
+}
 
 func (sc *groupScratch) reset() {
 	sc.buf, sc.ends, sc.seen = sc.buf[:0], sc.ends[:0], 0
@@ -108,13 +118,14 @@ func (d *jsonScan) appendString(sc *groupScratch) bool {
 	return ok
 }
 
-// strings are the collected strings, all in one allocation.
-func (sc *groupScratch) strings() []string {
-	all := string(sc.buf)
+// views are the collected strings, sharing sc's memory.
+func (sc *groupScratch) views() []string {
 	out := make([]string, len(sc.ends))
 	start := 0
 	for i, end := range sc.ends {
-		out[i] = all[start:end]
+		if end > start {
+			out[i] = unsafe.String(&sc.buf[start], end-start)
+		}
 		start = end
 	}
 	return out

@@ -310,8 +310,13 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 	s.answer(w, res)
 }
 
+// v1ScoreGroup scores a group. Its responses are views of a pooled scratch
+// buffer, put back once the answer is written: nothing keeps a response past
+// the request (the judge keeps a hash of it and the prompts it renders).
 func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body []byte) {
-	problem, responses, err := decodeGroup(body)
+	sc := getGroupScratch()
+	defer putGroupScratch(sc)
+	problem, responses, err := decodeGroup(body, sc)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return

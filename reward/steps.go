@@ -28,7 +28,8 @@ type StepSpan struct {
 // "### Step N:", the same rule the pipeline counts steps by). Text before the
 // first header belongs to no step; a response without headers has none.
 func Steps(response string) []StepSpan {
-	var spans []StepSpan
+	var store [8]StepSpan // most responses have fewer steps; the result is a copy of the right size
+	spans := store[:0]
 	chars, counted := 0, 0 // code points up to byte offset counted
 	for off := 0; off < len(response); {
 		end := strings.IndexByte(response[off:], '\n')
@@ -42,18 +43,19 @@ func Steps(response string) []StepSpan {
 			if k := len(spans); k > 0 {
 				spans[k-1].ByteEnd, spans[k-1].CharEnd = off, chars
 			}
-			if spans == nil {
-				spans = make([]StepSpan, 0, 8) // one allocation for most responses
-			}
 			spans = append(spans, StepSpan{Step: int32(len(spans) + 1), ByteStart: off, CharStart: chars})
 		}
 		off = next
 	}
-	if k := len(spans); k > 0 {
-		spans[k-1].ByteEnd = len(response)
-		spans[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
+	k := len(spans)
+	if k == 0 {
+		return nil
 	}
-	return spans
+	spans[k-1].ByteEnd = len(response)
+	spans[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
+	out := make([]StepSpan, k)
+	copy(out, spans)
+	return out
 }
 
 // isStepHeader reports whether line starts with a step header.
