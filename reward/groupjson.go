@@ -3,7 +3,6 @@ package reward
 import (
 	"bytes"
 	"encoding/json"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -19,7 +18,7 @@ import (
 // string), which encoding/json then decodes, so that its results and error
 // messages stay the only ones.
 func fastGroup(body []byte, req *groupRequest, sc *groupScratch) bool {
-	sc.reset()
+	sc.resetResponses()
 	d := jsonScan{b: body}
 	if !d.byte('{') {
 		return false
@@ -85,29 +84,6 @@ func (d *jsonScan) groupField(key []byte, req *groupRequest, sc *groupScratch) b
 		ok = d.byte('[') && (d.byte(']') || d.elements(func() bool { return d.appendString(sc) }))
 	}
 	return ok
-}
-
-// groupScratch holds the unquoted responses of one body. It is pooled: a
-// request takes one with getGroupScratch and puts it back once answered,
-// when nothing refers to its responses any more.
-type groupScratch struct {
-	buf  []byte
-	ends []int
-	seen int
-}
-
-var groupScratchPool = sync.Pool{New: func() any { return new(groupScratch) }}
-
-func getGroupScratch() *groupScratch { return groupScratchPool.Get().(*groupScratch) }
-
-func putGroupScratch(sc *groupScratch) {
-	if cap(sc.buf) <= maxPooledBuffer {
-		groupScratchPool.Put(sc)
-	}
-}
-
-func (sc *groupScratch) reset() {
-	sc.buf, sc.ends, sc.seen = sc.buf[:0], sc.ends[:0], 0
 }
 
 // appendString unquotes the next JSON string onto sc.

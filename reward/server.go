@@ -310,9 +310,10 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 	s.answer(w, res)
 }
 
-// v1ScoreGroup scores a group. Its responses are views of a pooled scratch
-// buffer, put back once the answer is written: nothing keeps a response past
-// the request (the judge keeps a hash of it and the prompts it renders).
+// v1ScoreGroup scores a group in the memory of a pooled scratch, put back
+// once the answer is written: nothing keeps a response, a rollout or a
+// result past the request (the judge keeps a response's hash and the
+// prompts it renders, the metrics count results).
 func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body []byte) {
 	sc := getGroupScratch()
 	defer putGroupScratch(sc)
@@ -333,13 +334,13 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		s.answerGroup(w, groupJSON{Group: g, Error: msg})
 		return
 	}
-	rs := make([]Rollout, len(responses))
-	labs := make([]*schema.Label, len(responses))
+	rs := sc.rollouts.take(len(responses))
+	labs := sc.labels.take(len(responses))
 	for i, text := range responses {
 		rs[i], labs[i] = Analyze(text, lab.GroundTruth), lab
 	}
 	s.judgeAll(ctx, labs, rs)
-	g := ScoreGroup(s.cfg.Params, scheme, lab, rs)
+	g := scoreGroup(s.cfg.Params, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
