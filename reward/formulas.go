@@ -252,7 +252,11 @@ type StepAdvantage struct {
 // item attributed. Tokens before the first step get the outcome advantage
 // alone.
 func SRaRStepAdvantages(outcome float64, spans []StepSpan, dbar []StepDelta) []StepAdvantage {
-	out := make([]StepAdvantage, len(spans))
+	return stepAdvantages(make([]StepAdvantage, len(spans)), outcome, spans, dbar)
+}
+
+// stepAdvantages is SRaRStepAdvantages written into out, one per span.
+func stepAdvantages(out []StepAdvantage, outcome float64, spans []StepSpan, dbar []StepDelta) []StepAdvantage {
 	for i, sp := range spans {
 		off := 0.0
 		if k := slices.IndexFunc(dbar, func(s StepDelta) bool { return s.Step == sp.Step }); k >= 0 {

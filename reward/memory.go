@@ -16,6 +16,7 @@ type groupScratch struct {
 	seen int    // the groupRequest fields read, as field* bits
 
 	rollouts slab[Rollout]
+	spans    slab[StepSpan]
 	labels   slab[*schema.Label]
 	mem      groupMemory
 }
@@ -27,6 +28,7 @@ func getGroupScratch() *groupScratch {
 	sc := groupScratchPool.Get().(*groupScratch)
 	sc.resetResponses()
 	sc.rollouts.reset()
+	sc.spans.reset()
 	sc.labels.reset()
 	sc.mem.reset()
 	return sc
@@ -47,13 +49,14 @@ func (sc *groupScratch) resetResponses() {
 // groupMemory is what a group's results are carved from: ScoreGroup uses a
 // new one, rewardd one it reuses.
 type groupMemory struct {
-	results    slab[Result]
-	scored     slab[scored]
-	items      slab[ItemVerdict]
-	steps      slab[StepResult]
-	advantages slab[Advantage]
-	maps       []Values // every map handed out since reset, to clear and hand out again
-	mapsOut    int
+	results        slab[Result]
+	scored         slab[scored]
+	items          slab[ItemVerdict]
+	steps          slab[StepResult]
+	advantages     slab[Advantage]
+	stepAdvantages slab[StepAdvantage]
+	maps           []Values // every map handed out since reset, to clear and hand out again
+	mapsOut        int
 }
 
 func (m *groupMemory) reset() {
@@ -62,6 +65,7 @@ func (m *groupMemory) reset() {
 	m.items.reset()
 	m.steps.reset()
 	m.advantages.reset()
+	m.stepAdvantages.reset()
 	m.mapsOut = 0
 }
 
@@ -95,6 +99,17 @@ func (s *slab[T]) take(n int) []T {
 	out := s.buf[i : i+n : i+n]
 	clear(out)
 	return out
+}
+
+// extend appends to the slab with add and returns what add appended (nil
+// for nothing), with no room to append in place.
+func (s *slab[T]) extend(add func([]T) []T) []T {
+	i := len(s.buf)
+	s.buf = add(s.buf)
+	if len(s.buf) == i {
+		return nil
+	}
+	return s.buf[i:len(s.buf):len(s.buf)]
 }
 
 func (s *slab[T]) reset() { s.buf = s.buf[:0] }

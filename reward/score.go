@@ -289,18 +289,21 @@ func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *g
 	}
 	mem.items.grow(len(rs) * len(lab.Rubric))
 	mem.steps.grow(steps)
+	if scheme == schema.SchemeSRaR {
+		mem.stepAdvantages.grow(steps)
+	}
 	g := Group{Results: mem.results.take(len(rs)), Validity: validity}
 	ss := mem.scored.take(len(rs))
 	for i := range rs {
 		ss[i] = compute(p, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem.advantages.take(len(rs)))
+	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem)
 	return g
 }
 
-// groupAdvantages fills out, one advantage per rollout.
-func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, out []Advantage) []Advantage {
+// groupAdvantages are the rollouts' advantages, carved from mem.
+func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
 	n := len(rs)
 	signal := make([]float64, n)
 	for i := range n {
@@ -337,10 +340,11 @@ func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results
 		}
 		dbar = NormalizeSteps(d, p.Epsilon)
 	}
+	out := mem.advantages.take(n)
 	for i := range n {
 		out[i] = Advantage{Outcome: outcome[i], Process: process[i], Total: outcome[i] + process[i], Steps: []StepAdvantage{}}
 		if dbar != nil {
-			out[i].Steps = SRaRStepAdvantages(outcome[i], rs[i].Steps, dbar[i])
+			out[i].Steps = stepAdvantages(mem.stepAdvantages.take(len(rs[i].Steps)), outcome[i], rs[i].Steps, dbar[i])
 		}
 	}
 	return out

@@ -337,7 +337,8 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 	rs := sc.rollouts.take(len(responses))
 	labs := sc.labels.take(len(responses))
 	for i, text := range responses {
-		rs[i], labs[i] = Analyze(text, lab.GroundTruth), lab
+		steps := sc.spans.extend(func(b []StepSpan) []StepSpan { return appendSteps(b, text) })
+		rs[i], labs[i] = analyzeSteps(text, lab.GroundTruth, steps), lab
 	}
 	s.judgeAll(ctx, labs, rs)
 	g := scoreGroup(s.cfg.Params, scheme, lab, rs, &sc.mem)
