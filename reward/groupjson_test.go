@@ -2,6 +2,7 @@ package reward
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,5 +102,28 @@ func TestFastGroupViews(t *testing.T) {
 	}
 	if got := strings.Join(a.Responses, ","); got != "XXXXX,,YYYYYY" {
 		t.Fatalf("the first responses are not views of the reused scratch: %q", got)
+	}
+}
+
+// TestPlainRun: the eight-byte scan stops where a byte at a time does.
+func TestPlainRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	special := []byte{'"', '\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, 'a'}
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = 'a' + byte(rng.IntN(26))
+			if rng.IntN(12) == 0 {
+				b[i] = special[rng.IntN(len(special))]
+			}
+		}
+		start := rng.IntN(len(b) + 1)
+		want := start
+		for want < len(b) && b[want] >= 0x20 && b[want] < 0x80 && b[want] != '"' && b[want] != '\\' {
+			want++
+		}
+		if got := plainRun(b, start); got != want {
+			t.Fatalf("plainRun(%q, %d) = %d, want %d", b, start, got, want)
+		}
 	}
 }
