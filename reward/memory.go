@@ -2,6 +2,7 @@ package reward
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -34,12 +35,18 @@ func getGroupScratch() *groupScratch {
 	return sc
 }
 
-// putGroupScratch keeps sc for reuse unless its response buffer is larger
-// than the server keeps.
+// putGroupScratch keeps sc for reuse unless it holds more memory than the
+// server keeps for one request.
 func putGroupScratch(sc *groupScratch) {
-	if cap(sc.buf) <= maxPooledBuffer {
+	if sc.bytes() <= maxPooledBuffer {
 		groupScratchPool.Put(sc)
 	}
+}
+
+// bytes is about how much memory sc holds.
+func (sc *groupScratch) bytes() int {
+	return cap(sc.buf) + cap(sc.ends)*int(unsafe.Sizeof(0)) + sc.rollouts.bytes() + sc.spans.bytes() + sc.labels.bytes() +
+		sc.mem.bytes()
 }
 
 func (sc *groupScratch) resetResponses() {
@@ -67,6 +74,12 @@ func (m *groupMemory) reset() {
 	m.advantages.reset()
 	m.stepAdvantages.reset()
 	m.mapsOut = 0
+}
+
+func (m *groupMemory) bytes() int {
+	const mapBytes = 256 // a map of up to eight entries
+	return m.results.bytes() + m.scored.bytes() + m.items.bytes() + m.steps.bytes() + m.advantages.bytes() +
+		m.stepAdvantages.bytes() + len(m.maps)*mapBytes
 }
 
 // values returns an empty map.
@@ -113,3 +126,8 @@ func (s *slab[T]) extend(add func([]T) []T) []T {
 }
 
 func (s *slab[T]) reset() { s.buf = s.buf[:0] }
+
+func (s *slab[T]) bytes() int {
+	var zero T
+	return cap(s.buf) * int(unsafe.Sizeof(zero))
+}

@@ -42,3 +42,15 @@ func TestSlab(t *testing.T) {
 		t.Fatalf("a take after reset is not zeroed: %v", c)
 	}
 }
+
+// TestGroupScratchBytes: a scratch counts the memory of what it holds, so
+// that one large group's is not kept.
+func TestGroupScratchBytes(t *testing.T) {
+	sc := getGroupScratch()
+	small := sc.bytes()
+	sc.mem.items.take(maxPooledBuffer / 32)
+	if sc.bytes() < small+maxPooledBuffer {
+		t.Fatalf("%d bytes after taking %d item verdicts", sc.bytes(), maxPooledBuffer/32)
+	}
+	putGroupScratch(sc)
+}
