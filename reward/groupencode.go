@@ -12,183 +12,172 @@ import (
 // metrics key that needs escaping: the caller then lets encoding/json
 // answer.
 func (g *groupJSON) appendJSON(b []byte) ([]byte, bool) {
-	o := jsonOut{b: b, ok: true}
-	o.raw(`{"results":`)
-	list(&o, g.Results, (*jsonOut).result)
-	o.raw(`,"advantages":`)
-	list(&o, g.Advantages, (*jsonOut).advantage)
-	o.raw(`,"validity":`)
-	list(&o, g.Validity, (*jsonOut).validity)
+	o := jsonOut{ok: true}
+	b = append(b, `{"results":`...)
+	b = list(&o, b, g.Results, (*jsonOut).result)
+	b = append(b, `,"advantages":`...)
+	b = list(&o, b, g.Advantages, (*jsonOut).advantage)
+	b = append(b, `,"validity":`...)
+	b = list(&o, b, g.Validity, (*jsonOut).validity)
 	if g.Error != "" {
-		o.raw(`,"error":`)
-		o.str(g.Error)
+		b = append(b, `,"error":`...)
+		b = appendString(b, g.Error)
 	}
-	o.raw("}\n")
-	return o.b, o.ok
+	return append(b, "}\n"...), o.ok
 }
 
-// jsonOut appends JSON text; ok turns false at what appendJSON leaves to
-// encoding/json.
-type jsonOut struct {
-	b  []byte
-	ok bool
-}
+// jsonOut's methods append JSON text to the slice they are given and return
+// it; ok turns false at what appendJSON leaves to encoding/json. (The text
+// is passed along, not kept in jsonOut, so that appending is not a pointer
+// write into memory the collector has to be told about.)
+type jsonOut struct{ ok bool }
 
 // list appends xs as a JSON list (null when nil), each with each.
-func list[T any](o *jsonOut, xs []T, each func(*jsonOut, *T)) {
+func list[T any](o *jsonOut, b []byte, xs []T, each func(*jsonOut, []byte, *T) []byte) []byte {
 	if xs == nil {
-		o.raw("null")
-		return
+		return append(b, "null"...)
 	}
-	o.raw("[")
+	b = append(b, '[')
 	for i := range xs {
 		if i > 0 {
-			o.raw(",")
+			b = append(b, ',')
 		}
-		each(o, &xs[i])
+		b = each(o, b, &xs[i])
 	}
-	o.raw("]")
+	return append(b, ']')
 }
 
-func (o *jsonOut) result(r *Result) {
-	o.raw("{")
+func (o *jsonOut) result(b []byte, r *Result) []byte {
+	b = append(b, '{')
 	if r.RequestID != "" {
-		o.raw(`"request_id":`)
-		o.str(r.RequestID)
-		o.raw(",")
+		b = append(b, `"request_id":`...)
+		b = appendString(b, r.RequestID)
+		b = append(b, ',')
 	}
-	o.raw(`"problem_id":`)
-	o.str(r.ProblemID)
-	o.raw(`,"scheme":`)
-	o.str(r.Scheme)
-	o.raw(`,"reward":`)
-	o.num(r.Reward)
-	o.raw(`,"score":`)
-	o.num(r.Score)
-	o.raw(`,"judge_ok":`)
-	o.bool(r.JudgeOK)
+	b = append(b, `"problem_id":`...)
+	b = appendString(b, r.ProblemID)
+	b = append(b, `,"scheme":`...)
+	b = appendString(b, r.Scheme)
+	b = append(b, `,"reward":`...)
+	b = o.num(b, r.Reward)
+	b = append(b, `,"score":`...)
+	b = o.num(b, r.Score)
+	b = append(b, `,"judge_ok":`...)
+	b = strconv.AppendBool(b, r.JudgeOK)
 	if r.JudgeError != "" {
-		o.raw(`,"judge_error":`)
-		o.str(r.JudgeError)
+		b = append(b, `,"judge_error":`...)
+		b = appendString(b, r.JudgeError)
 	}
-	o.raw(`,"correct":`)
-	o.bool(r.Correct)
-	o.raw(`,"components":`)
-	o.values(r.Components)
-	o.raw(`,"metrics":`)
-	o.values(r.Metrics)
-	o.raw(`,"items":`)
-	list(o, r.Items, (*jsonOut).itemVerdict)
-	o.raw(`,"steps":`)
-	list(o, r.Steps, (*jsonOut).stepResult)
-	o.raw(`,"error":`)
-	o.str(r.Error)
-	o.raw("}")
+	b = append(b, `,"correct":`...)
+	b = strconv.AppendBool(b, r.Correct)
+	b = append(b, `,"components":`...)
+	b = o.values(b, r.Components)
+	b = append(b, `,"metrics":`...)
+	b = o.values(b, r.Metrics)
+	b = append(b, `,"items":`...)
+	b = list(o, b, r.Items, (*jsonOut).itemVerdict)
+	b = append(b, `,"steps":`...)
+	b = list(o, b, r.Steps, (*jsonOut).stepResult)
+	b = append(b, `,"error":`...)
+	b = appendString(b, r.Error)
+	return append(b, '}')
 }
 
-func (o *jsonOut) itemVerdict(v *ItemVerdict) {
-	o.raw(`{"id":`)
-	o.int(int64(v.ID))
-	o.raw(`,"type":`)
-	o.str(v.Type)
-	o.raw(`,"satisfied":`)
-	o.bool(v.Satisfied)
-	o.raw(`,"step":`)
-	o.int(int64(v.Step))
-	o.raw("}")
+func (o *jsonOut) itemVerdict(b []byte, v *ItemVerdict) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(v.ID), 10)
+	b = append(b, `,"type":`...)
+	b = appendString(b, v.Type)
+	b = append(b, `,"satisfied":`...)
+	b = strconv.AppendBool(b, v.Satisfied)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(v.Step), 10)
+	return append(b, '}')
 }
 
-func (o *jsonOut) stepResult(s *StepResult) {
-	o.raw(`{"step":`)
-	o.int(int64(s.Step))
-	o.raw(`,"char_start":`)
-	o.int(int64(s.CharStart))
-	o.raw(`,"char_end":`)
-	o.int(int64(s.CharEnd))
-	o.raw(`,"byte_start":`)
-	o.int(int64(s.ByteStart))
-	o.raw(`,"byte_end":`)
-	o.int(int64(s.ByteEnd))
-	o.raw(`,"delta":`)
-	o.num(s.Delta)
-	o.raw("}")
+func (o *jsonOut) stepResult(b []byte, s *StepResult) []byte {
+	b = append(b, `{"step":`...)
+	b = strconv.AppendInt(b, int64(s.Step), 10)
+	b = append(b, `,"char_start":`...)
+	b = strconv.AppendInt(b, int64(s.CharStart), 10)
+	b = append(b, `,"char_end":`...)
+	b = strconv.AppendInt(b, int64(s.CharEnd), 10)
+	b = append(b, `,"byte_start":`...)
+	b = strconv.AppendInt(b, int64(s.ByteStart), 10)
+	b = append(b, `,"byte_end":`...)
+	b = strconv.AppendInt(b, int64(s.ByteEnd), 10)
+	b = append(b, `,"delta":`...)
+	b = o.num(b, s.Delta)
+	return append(b, '}')
 }
 
-func (o *jsonOut) advantage(a *Advantage) {
-	o.raw(`{"outcome":`)
-	o.num(a.Outcome)
-	o.raw(`,"process":`)
-	o.num(a.Process)
-	o.raw(`,"total":`)
-	o.num(a.Total)
-	o.raw(`,"steps":`)
-	list(o, a.Steps, (*jsonOut).stepAdvantage)
-	o.raw("}")
+func (o *jsonOut) advantage(b []byte, a *Advantage) []byte {
+	b = append(b, `{"outcome":`...)
+	b = o.num(b, a.Outcome)
+	b = append(b, `,"process":`...)
+	b = o.num(b, a.Process)
+	b = append(b, `,"total":`...)
+	b = o.num(b, a.Total)
+	b = append(b, `,"steps":`...)
+	b = list(o, b, a.Steps, (*jsonOut).stepAdvantage)
+	return append(b, '}')
 }
 
-func (o *jsonOut) stepAdvantage(s *StepAdvantage) {
-	o.raw(`{"step":`)
-	o.int(int64(s.Step))
-	o.raw(`,"offset":`)
-	o.num(s.Offset)
-	o.raw(`,"advantage":`)
-	o.num(s.Advantage)
-	o.raw("}")
+func (o *jsonOut) stepAdvantage(b []byte, s *StepAdvantage) []byte {
+	b = append(b, `{"step":`...)
+	b = strconv.AppendInt(b, int64(s.Step), 10)
+	b = append(b, `,"offset":`...)
+	b = o.num(b, s.Offset)
+	b = append(b, `,"advantage":`...)
+	b = o.num(b, s.Advantage)
+	return append(b, '}')
 }
 
-func (o *jsonOut) validity(v *ItemGroupValidity) {
-	o.raw(`{"id":`)
-	o.int(int64(v.ID))
-	o.raw(`,"sat_rate":`)
-	if v.SatRate == nil {
-		o.raw("null")
-	} else {
-		o.num(*v.SatRate)
-	}
-	o.raw(`,"corr":`)
-	if v.Corr == nil {
-		o.raw("null")
-	} else {
-		o.num(*v.Corr)
-	}
-	o.raw(`,"valid":`)
+func (o *jsonOut) validity(b []byte, v *ItemGroupValidity) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(v.ID), 10)
+	b = append(b, `,"sat_rate":`...)
+	b = o.optionalNum(b, v.SatRate)
+	b = append(b, `,"corr":`...)
+	b = o.optionalNum(b, v.Corr)
+	b = append(b, `,"valid":`...)
 	if v.Valid == nil {
-		o.raw("null")
+		b = append(b, "null"...)
 	} else {
-		o.bool(*v.Valid)
+		b = strconv.AppendBool(b, *v.Valid)
 	}
-	o.raw("}")
+	return append(b, '}')
 }
 
-func (o *jsonOut) raw(s string) { o.b = append(o.b, s...) }
-
-// str appends s quoted; a string encoding/json would escape goes through it.
-func (o *jsonOut) str(s string) {
+// appendString appends s quoted; a string encoding/json would escape goes
+// through it.
+func appendString(b []byte, s string) []byte {
 	if !plainString(s) {
 		q, _ := json.Marshal(s) // a string always encodes
-		o.b = append(o.b, q...)
-		return
+		return append(b, q...)
 	}
-	o.b = append(o.b, '"')
-	o.b = append(o.b, s...)
-	o.b = append(o.b, '"')
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
-func (o *jsonOut) num(f float64) {
+func (o *jsonOut) num(b []byte, f float64) []byte {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		o.ok = false
-		return
+		return b
 	}
-	o.b = appendFloat(o.b, f)
+	return appendFloat(b, f)
 }
 
-func (o *jsonOut) int(i int64) { o.b = strconv.AppendInt(o.b, i, 10) }
-
-func (o *jsonOut) bool(v bool) { o.b = strconv.AppendBool(o.b, v) }
-
-func (o *jsonOut) values(v Values) {
-	var ok bool
-	if o.b, ok = v.appendJSON(o.b); !ok {
-		o.ok = false
+func (o *jsonOut) optionalNum(b []byte, f *float64) []byte {
+	if f == nil {
+		return append(b, "null"...)
 	}
+	return o.num(b, *f)
+}
+
+func (o *jsonOut) values(b []byte, v Values) []byte {
+	b, ok := v.appendJSON(b)
+	o.ok = o.ok && ok
+	return b
 }
