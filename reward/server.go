@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -392,11 +394,16 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 // concurrency).
 func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollout) {
 	var wg sync.WaitGroup
+	var rubric xxhash.Digest // the key of hashed's rubric, hashed once for its responses in a row
+	var hashed *schema.Label
 	for i, lab := range labs {
 		if lab == nil {
 			continue
 		}
-		if v, ok := s.cfg.Judge.Cached(lab.Question, lab.Rubric, &rs[i]); ok {
+		if lab != hashed {
+			rubric, hashed = s.cfg.Judge.rubricKey(lab.Question, lab.Rubric), lab
+		}
+		if v, ok := s.cfg.Judge.cached(responseKey(rubric, rs[i].Response)); ok {
 			rs[i].Verdicts = v
 			continue
 		}
