@@ -204,8 +204,9 @@ func meanStd(x []float64) (mu, sigma float64) {
 // for every rollout when |G_k| <= 1. d[i] is rollout i's SRaRRubric.Steps;
 // the result has the same shape.
 func NormalizeSteps(d [][]StepDelta, eps float64) [][]StepDelta {
-	maxStep := int32(0)
+	maxStep, total := int32(0), 0
 	for _, steps := range d {
+		total += len(steps)
 		for _, s := range steps {
 			maxStep = max(maxStep, s.Step)
 		}
@@ -225,9 +226,10 @@ func NormalizeSteps(d [][]StepDelta, eps float64) [][]StepDelta {
 			sq[s.Step] += dev * dev
 		}
 	}
+	all := make([]StepDelta, total) // one allocation for every rollout's
 	out := make([][]StepDelta, len(d))
 	for i, steps := range d {
-		out[i] = make([]StepDelta, len(steps))
+		out[i], all = all[:len(steps):len(steps)], all[len(steps):]
 		for j, s := range steps {
 			out[i][j].Step = s.Step
 			if n := count[s.Step]; n > 1 {
