@@ -275,10 +275,10 @@ func (d *jsonScan) escape(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 		if utf16.IsSurrogate(r) {
-			if !d.byte('\\') || d.i >= len(d.b) || d.b[d.i] != 'u' {
+			if d.i+1 >= len(d.b) || d.b[d.i] != '\\' || d.b[d.i+1] != 'u' {
 				return dst, false
 			}
-			d.i++
+			d.i += 2
 			low, ok := d.hex4()
 			if r = utf16.DecodeRune(r, low); !ok || r == utf8.RuneError {
 				return dst, false
