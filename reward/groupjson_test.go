@@ -130,3 +130,24 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFastGroupPieces: bodies built from pieces of escapes, surrogates,
+// white space and odd bytes decode, when the fast decoder takes them, as
+// encoding/json decodes them.
+func TestFastGroupPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	pieces := []string{"a", " ", "\t", `\n`, `\\`, `\"`, `\/`, `\u`, "d83d", "de00", "00e9", "D83D", `\ud83d`, `\ude00`,
+		"é", "\xff", "\x01", `"`, ",", "[", "]", "{", "}", ":", `"responses"`, `"scheme"`, "null", "1"}
+	for range 30000 {
+		var b strings.Builder
+		b.WriteString(`{"responses": ["`)
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b.WriteString(`"]}`)
+		var fast groupRequest
+		if fastGroup([]byte(b.String()), &fast, new(groupScratch)) {
+			checkLikeEncodingJSON(t, b.String(), fast)
+		}
+	}
+}
