@@ -214,11 +214,14 @@ type groupRequest struct {
 }
 
 // decodeGroup decodes a /v1/score_group body into the problem (as an item
-// without a response) and the responses.
-func decodeGroup(body []byte) (scoreItem, []string, error) {
+// without a response) and the responses, which may be views of sc.
+func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	var req groupRequest
-	if err := decodeJSON(body, &req); err != nil {
-		return scoreItem{}, nil, err
+	if !fastGroup(body, &req, sc) {
+		req = groupRequest{}
+		if err := decodeJSON(body, &req); err != nil {
+			return scoreItem{}, nil, err
+		}
 	}
 	switch {
 	case req.Responses == nil:

@@ -144,6 +144,9 @@ func SRaRDeltas(p Params, items []schema.Item, verdicts []schema.Satisfaction, n
 		}
 		k := slices.IndexFunc(out.Steps, func(s StepDelta) bool { return s.Step == v.Step })
 		if k < 0 {
+			if out.Steps == nil {
+				out.Steps = make([]StepDelta, 0, min(nSteps, len(verdicts)))
+			}
 			out.Steps = append(out.Steps, StepDelta{Step: v.Step})
 			k = len(out.Steps) - 1
 		}
@@ -201,8 +204,9 @@ func meanStd(x []float64) (mu, sigma float64) {
 // for every rollout when |G_k| <= 1. d[i] is rollout i's SRaRRubric.Steps;
 // the result has the same shape.
 func NormalizeSteps(d [][]StepDelta, eps float64) [][]StepDelta {
-	maxStep := int32(0)
+	maxStep, total := int32(0), 0
 	for _, steps := range d {
+		total += len(steps)
 		for _, s := range steps {
 			maxStep = max(maxStep, s.Step)
 		}
@@ -222,9 +226,10 @@ func NormalizeSteps(d [][]StepDelta, eps float64) [][]StepDelta {
 			sq[s.Step] += dev * dev
 		}
 	}
+	all := make([]StepDelta, total) // one allocation for every rollout's
 	out := make([][]StepDelta, len(d))
 	for i, steps := range d {
-		out[i] = make([]StepDelta, len(steps))
+		out[i], all = all[:len(steps):len(steps)], all[len(steps):]
 		for j, s := range steps {
 			out[i][j].Step = s.Step
 			if n := count[s.Step]; n > 1 {
@@ -249,7 +254,11 @@ type StepAdvantage struct {
 // item attributed. Tokens before the first step get the outcome advantage
 // alone.
 func SRaRStepAdvantages(outcome float64, spans []StepSpan, dbar []StepDelta) []StepAdvantage {
-	out := make([]StepAdvantage, len(spans))
+	return stepAdvantages(make([]StepAdvantage, len(spans)), outcome, spans, dbar)
+}
+
+// stepAdvantages is SRaRStepAdvantages written into out, one per span.
+func stepAdvantages(out []StepAdvantage, outcome float64, spans []StepSpan, dbar []StepDelta) []StepAdvantage {
 	for i, sp := range spans {
 		off := 0.0
 		if k := slices.IndexFunc(dbar, func(s StepDelta) bool { return s.Step == sp.Step }); k >= 0 {

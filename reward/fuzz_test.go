@@ -65,15 +65,24 @@ func FuzzDecodeScore(f *testing.F) {
 	})
 }
 
+// FuzzDecodeGroup also checks that what the fast decoder accepts,
+// encoding/json decodes to the same request.
 func FuzzDecodeGroup(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
 	}
+	for _, c := range groupBodies {
+		f.Add(c.body)
+	}
 	f.Fuzz(func(t *testing.T, body string) {
-		problem, responses, err := decodeGroup([]byte(body))
+		problem, responses, err := decodeGroup([]byte(body), new(groupScratch))
 		checkDecoded(t, err, problem)
 		if err == nil && len(responses) == 0 {
 			t.Fatal("accepted a group without responses")
+		}
+		var fast groupRequest
+		if fastGroup([]byte(body), &fast, new(groupScratch)) {
+			checkLikeEncodingJSON(t, body, fast)
 		}
 	})
 }

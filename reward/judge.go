@@ -115,7 +115,11 @@ func (j *Judge) Stats() JudgeStats {
 // Cached returns the verdicts on r held in memory, without calling the
 // endpoint.
 func (j *Judge) Cached(question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, bool) {
-	key := j.key(question, items, r.Response)
+	return j.cached(j.key(question, items, r.Response))
+}
+
+// cached returns the verdicts held in memory under key.
+func (j *Judge) cached(key uint64) ([]schema.Satisfaction, bool) {
 	j.mu.Lock()
 	v, ok := j.cache.get(key)
 	j.mu.Unlock()
@@ -231,24 +235,41 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 // the items and the response (the extracted answer and the step count are
 // functions of the response).
 func (j *Judge) key(question string, items []schema.Item, response string) uint64 {
+	return responseKey(j.rubricKey(question, items), response)
+}
+
+// rubricKey is the key's hash before the response: the same for every
+// response to one problem.
+func (j *Judge) rubricKey(question string, items []schema.Item) xxhash.Digest {
 	var d xxhash.Digest
 	d.Reset()
-	var n [8]byte
-	str := func(s string) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		_, _ = d.Write(n[:])
-		_, _ = d.WriteString(s)
-	}
-	str(j.salt)
-	str(question)
+	hashString(&d, j.salt)
+	hashString(&d, question)
 	for _, it := range items {
-		binary.LittleEndian.PutUint64(n[:], uint64(it.ID))
-		_, _ = d.Write(n[:])
-		str(it.Type)
-		str(it.Text)
+		hashInt(&d, uint64(it.ID))
+		hashString(&d, it.Type)
+		hashString(&d, it.Text)
 	}
-	str(response)
-	return d.Sum64()
+	return d
+}
+
+// responseKey completes a rubric key (a copy of it) with the response.
+func responseKey(rubric xxhash.Digest, response string) uint64 {
+	hashString(&rubric, response)
+	return rubric.Sum64()
+}
+
+// hashString hashes s with its length first, so that no two sequences of
+// strings hash the same bytes.
+func hashString(d *xxhash.Digest, s string) {
+	hashInt(d, uint64(len(s)))
+	_, _ = d.WriteString(s)
+}
+
+func hashInt(d *xxhash.Digest, n uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], n)
+	_, _ = d.Write(b[:])
 }
 
 // verdictCache is a bounded cache of parsed verdicts with two generations:

@@ -55,3 +55,19 @@ func TestJudgeSharesCallsInFlight(t *testing.T) {
 		}
 	}
 }
+
+// TestRubricKey: a rubric's key, hashed once, completes to each response's
+// key as hashing all of it does.
+func TestRubricKey(t *testing.T) {
+	j := newHarness(t, nil).judge
+	items := srarItems()
+	rubric := j.rubricKey("What is 2+3?", items)
+	for _, response := range []string{twoSteps, "", markedResponse, twoSteps} {
+		if got, want := responseKey(rubric, response), j.key("What is 2+3?", items, response); got != want {
+			t.Fatalf("%q: %x, want %x", response, got, want)
+		}
+	}
+	if j.key("What is 2+3?", items, "a") == j.key("What is 2+3?", items[:4], "a") {
+		t.Fatal("the key does not cover the items")
+	}
+}

@@ -48,7 +48,7 @@ type Result struct {
 // with the scheme's component and metric keys all 0, so every result of a
 // scheme has the same keys.
 func ErrorResult(requestID, problemID, scheme, msg string) Result {
-	shape := result(Params{}, scheme, &schema.Label{}, &Rollout{}, scored{})
+	shape := result(Params{}, scheme, &schema.Label{}, &Rollout{}, scored{}, new(groupMemory))
 	return Result{RequestID: requestID, ProblemID: problemID, Scheme: scheme, Error: msg,
 		Components: zeroed(shape.Components), Metrics: zeroed(shape.Metrics), Items: []ItemVerdict{}, Steps: []StepResult{}}
 }
@@ -124,7 +124,7 @@ func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool)
 	if valid == nil {
 		valid = storedValidity(lab.Rubric)
 	}
-	return result(p, scheme, lab, r, compute(p, lab, r, valid))
+	return result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory))
 }
 
 // storedValidity is the corpus's empirical validity of each item; an item
@@ -137,36 +137,37 @@ func storedValidity(items []schema.Item) []bool {
 	return out
 }
 
-func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored) Result {
+// result is one rollout's result, carved from mem.
+func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *groupMemory) Result {
 	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct}
 	acc := b2f(r.Correct)
+	c := mem.values()
 	switch scheme {
 	case schema.SchemeSRaR:
-		res.Components = Values{
-			"accuracy": (1 - p.Lambda) * acc, "format": p.Lambda * b2f(r.FormatOK),
-			"suggest": s.rubric.Suggest, "pitfall": s.rubric.Pitfall, "bonus": s.rubric.Bonus,
-		}
+		c["accuracy"], c["format"] = (1-p.Lambda)*acc, p.Lambda*b2f(r.FormatOK)
+		c["suggest"], c["pitfall"], c["bonus"] = s.rubric.Suggest, s.rubric.Pitfall, s.rubric.Bonus
 		res.Reward = s.base + s.rubric.Total()
 		lo, hi := srarRange(p, CountTypes(lab.Rubric))
 		res.Score = clip01((res.Reward - lo) / (hi - lo))
 	case schema.SchemeRGR:
 		res.Reward, res.Score = s.rgr, s.rgr
-		res.Components = Values{"rubric": s.rgr}
+		c["rubric"] = s.rgr
 	case schema.SchemeGrounded:
 		res.Reward, res.Score = s.ground, s.ground
-		res.Components = Values{"rubric": s.ground}
+		c["rubric"] = s.ground
 	case schema.SchemeRLCER:
 		out := RLCEROutcome(r.Correct)
 		res.Reward = out + s.cot
 		res.Score = clip01((res.Reward + 1) / 3)
-		res.Components = Values{"outcome": out, "cot": s.cot}
+		c["outcome"], c["cot"] = out, s.cot
 	case schema.SchemePAPO:
 		res.Reward, res.Score = acc, acc
-		res.Components = Values{"accuracy": acc}
+		c["accuracy"] = acc
 	}
-	res.Metrics = metrics(scheme, lab, r, s)
-	res.Items = itemVerdicts(lab.Rubric, r.Verdicts)
-	res.Steps = stepResults(r.Steps, s.rubric.Steps)
+	res.Components = c
+	res.Metrics = metrics(scheme, lab, r, s, mem.values())
+	res.Items = itemVerdicts(lab.Rubric, r.Verdicts, mem)
+	res.Steps = stepResults(r.Steps, s.rubric.Steps, mem)
 	return res
 }
 
@@ -188,18 +189,17 @@ func srarRange(p Params, n TypeCounts) (lo, hi float64) {
 // metrics are the diagnostics of a result: n_items, satisfied (items the
 // judge called satisfied), n_steps and pass_rate (the weighted fraction of
 // criteria met) for every scheme, and per scheme base_reward and
-// rubric_delta (srar), factual_all (rgr), n_valid (rlcer), process (papo).
-func metrics(scheme string, lab *schema.Label, r *Rollout, s scored) Values {
+// rubric_delta (srar), factual_all (rgr), n_valid (rlcer), process (papo),
+// written into the empty map m.
+func metrics(scheme string, lab *schema.Label, r *Rollout, s scored, m Values) Values {
 	sat := 0
 	for _, v := range r.Verdicts {
 		if v.Satisfied {
 			sat++
 		}
 	}
-	m := Values{
-		"n_items": float64(len(lab.Rubric)), "satisfied": float64(sat),
-		"n_steps": float64(len(r.Steps)), "pass_rate": s.pass,
-	}
+	m["n_items"], m["satisfied"] = float64(len(lab.Rubric)), float64(sat)
+	m["n_steps"], m["pass_rate"] = float64(len(r.Steps)), s.pass
 	switch scheme {
 	case schema.SchemeSRaR:
 		m["base_reward"], m["rubric_delta"] = s.base, s.rubric.Total()
@@ -213,17 +213,17 @@ func metrics(scheme string, lab *schema.Label, r *Rollout, s scored) Values {
 	return m
 }
 
-func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction) []ItemVerdict {
-	out := make([]ItemVerdict, 0, len(verdicts))
-	for j := range min(len(items), len(verdicts)) {
+func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction, mem *groupMemory) []ItemVerdict {
+	out := mem.items.take(min(len(items), len(verdicts)))
+	for j := range out {
 		v := verdicts[j]
-		out = append(out, ItemVerdict{ID: items[j].ID, Type: items[j].Type, Satisfied: v.Satisfied, Step: v.Step})
+		out[j] = ItemVerdict{ID: items[j].ID, Type: items[j].Type, Satisfied: v.Satisfied, Step: v.Step}
 	}
 	return out
 }
 
-func stepResults(spans []StepSpan, d []StepDelta) []StepResult {
-	out := make([]StepResult, len(spans))
+func stepResults(spans []StepSpan, d []StepDelta, mem *groupMemory) []StepResult {
+	out := mem.steps.take(len(spans))
 	for i, sp := range spans {
 		out[i].StepSpan = sp
 		for _, s := range d {
@@ -271,6 +271,11 @@ type Group struct {
 // and the corpus's stored validity for the others. A rollout whose judge
 // failed enters no step group G_k (srar) and is not in PAPO's correct set C.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
+	return scoreGroup(p, scheme, lab, rs, new(groupMemory))
+}
+
+// scoreGroup is ScoreGroup with its results carved from mem.
+func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
 	validity := GroupValidity(p, lab.Rubric, rs)
 	valid := storedValidity(lab.Rubric)
 	for j, v := range validity {
@@ -278,17 +283,27 @@ func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group 
 			valid[j] = *v.Valid
 		}
 	}
-	g := Group{Results: make([]Result, len(rs)), Validity: validity}
-	ss := make([]scored, len(rs))
+	steps := 0
+	for i := range rs {
+		steps += len(rs[i].Steps)
+	}
+	mem.items.grow(len(rs) * len(lab.Rubric))
+	mem.steps.grow(steps)
+	if scheme == schema.SchemeSRaR {
+		mem.stepAdvantages.grow(steps)
+	}
+	g := Group{Results: mem.results.take(len(rs)), Validity: validity}
+	ss := mem.scored.take(len(rs))
 	for i := range rs {
 		ss[i] = compute(p, lab, &rs[i], valid)
-		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i])
+		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results)
+	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem)
 	return g
 }
 
-func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result) []Advantage {
+// groupAdvantages are the rollouts' advantages, carved from mem.
+func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
 	n := len(rs)
 	signal := make([]float64, n)
 	for i := range n {
@@ -325,11 +340,11 @@ func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results
 		}
 		dbar = NormalizeSteps(d, p.Epsilon)
 	}
-	out := make([]Advantage, n)
+	out := mem.advantages.take(n)
 	for i := range n {
 		out[i] = Advantage{Outcome: outcome[i], Process: process[i], Total: outcome[i] + process[i], Steps: []StepAdvantage{}}
 		if dbar != nil {
-			out[i].Steps = SRaRStepAdvantages(outcome[i], rs[i].Steps, dbar[i])
+			out[i].Steps = stepAdvantages(mem.stepAdvantages.take(len(rs[i].Steps)), outcome[i], rs[i].Steps, dbar[i])
 		}
 	}
 	return out

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -310,8 +312,14 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 	s.answer(w, res)
 }
 
+// v1ScoreGroup scores a group in the memory of a pooled scratch, put back
+// once the answer is written: nothing keeps a response, a rollout or a
+// result past the request (the judge keeps a response's hash and the
+// prompts it renders, the metrics count results).
 func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body []byte) {
-	problem, responses, err := decodeGroup(body)
+	sc := getGroupScratch()
+	defer putGroupScratch(sc)
+	problem, responses, err := decodeGroup(body, sc)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
@@ -325,21 +333,22 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 			g.Advantages[i].Steps = []StepAdvantage{}
 		}
 		s.noteErrors(g.Results)
-		s.answer(w, groupJSON{Group: g, Error: msg})
+		s.answerGroup(w, groupJSON{Group: g, Error: msg})
 		return
 	}
-	rs := make([]Rollout, len(responses))
-	labs := make([]*schema.Label, len(responses))
+	rs := sc.rollouts.take(len(responses))
+	labs := sc.labels.take(len(responses))
 	for i, text := range responses {
-		rs[i], labs[i] = Analyze(text, lab.GroundTruth), lab
+		steps := sc.spans.extend(func(b []StepSpan) []StepSpan { return appendSteps(b, text) })
+		rs[i], labs[i] = analyzeSteps(text, lab.GroundTruth, steps), lab
 	}
 	s.judgeAll(ctx, labs, rs)
-	g := ScoreGroup(s.cfg.Params, scheme, lab, rs)
+	g := scoreGroup(s.cfg.Params, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
-	s.answer(w, groupJSON{Group: g})
+	s.answerGroup(w, groupJSON{Group: g})
 }
 
 // groupJSON is the body of a /v1/score_group answer.
@@ -385,11 +394,16 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 // concurrency).
 func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollout) {
 	var wg sync.WaitGroup
+	var rubric xxhash.Digest // the key of hashed's rubric, hashed once for its responses in a row
+	var hashed *schema.Label
 	for i, lab := range labs {
 		if lab == nil {
 			continue
 		}
-		if v, ok := s.cfg.Judge.Cached(lab.Question, lab.Rubric, &rs[i]); ok {
+		if lab != hashed {
+			rubric, hashed = s.cfg.Judge.rubricKey(lab.Question, lab.Rubric), lab
+		}
+		if v, ok := s.cfg.Judge.cached(responseKey(rubric, rs[i].Response)); ok {
 			rs[i].Verdicts = v
 			continue
 		}
@@ -493,6 +507,20 @@ func (s *Server) answer(w http.ResponseWriter, v any) {
 	s.release(buf)
 }
 
+// answerGroup writes a /v1/score_group answer with status 200, encoded
+// without reflection in a pooled buffer.
+func (s *Server) answerGroup(w http.ResponseWriter, g groupJSON) {
+	buf := s.buffer()
+	defer s.release(buf)
+	b, ok := g.appendJSON(buf.AvailableBuffer())
+	if !ok {
+		writeJSONWith(w, http.StatusOK, g, buf)
+		return
+	}
+	buf.Write(b)
+	writeBuffer(w, http.StatusOK, buf)
+}
+
 // writeJSONWith writes v as one line of JSON, encoded in buf.
 func writeJSONWith(w http.ResponseWriter, code int, v any, buf *bytes.Buffer) {
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
@@ -500,6 +528,11 @@ func writeJSONWith(w http.ResponseWriter, code int, v any, buf *bytes.Buffer) {
 		buf.Reset()
 		_ = json.NewEncoder(buf).Encode(map[string]string{"error": "encoding the answer: " + err.Error()})
 	}
+	writeBuffer(w, code, buf)
+}
+
+// writeBuffer writes buf as the JSON body of an answer with status code.
+func writeBuffer(w http.ResponseWriter, code int, buf *bytes.Buffer) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(code)

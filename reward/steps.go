@@ -28,7 +28,19 @@ type StepSpan struct {
 // "### Step N:", the same rule the pipeline counts steps by). Text before the
 // first header belongs to no step; a response without headers has none.
 func Steps(response string) []StepSpan {
-	var spans []StepSpan
+	var store [8]StepSpan // most responses have fewer steps; the result is a copy of the right size
+	spans := appendSteps(store[:0], response)
+	if len(spans) == 0 {
+		return nil
+	}
+	out := make([]StepSpan, len(spans))
+	copy(out, spans)
+	return out
+}
+
+// appendSteps appends the step spans of response to dst.
+func appendSteps(dst []StepSpan, response string) []StepSpan {
+	first := len(dst)
 	chars, counted := 0, 0 // code points up to byte offset counted
 	for off := 0; off < len(response); {
 		end := strings.IndexByte(response[off:], '\n')
@@ -39,21 +51,18 @@ func Steps(response string) []StepSpan {
 		if isStepHeader(response[off:next]) {
 			chars += utf8.RuneCountInString(response[counted:off])
 			counted = off
-			if k := len(spans); k > 0 {
-				spans[k-1].ByteEnd, spans[k-1].CharEnd = off, chars
+			if k := len(dst); k > first {
+				dst[k-1].ByteEnd, dst[k-1].CharEnd = off, chars
 			}
-			if spans == nil {
-				spans = make([]StepSpan, 0, 8) // one allocation for most responses
-			}
-			spans = append(spans, StepSpan{Step: int32(len(spans) + 1), ByteStart: off, CharStart: chars})
+			dst = append(dst, StepSpan{Step: int32(len(dst) - first + 1), ByteStart: off, CharStart: chars})
 		}
 		off = next
 	}
-	if k := len(spans); k > 0 {
-		spans[k-1].ByteEnd = len(response)
-		spans[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
+	if k := len(dst); k > first {
+		dst[k-1].ByteEnd = len(response)
+		dst[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
 	}
-	return spans
+	return dst
 }
 
 // isStepHeader reports whether line starts with a step header.
@@ -124,7 +133,12 @@ type Rollout struct {
 // groundTruth, with the same verify code the corpus was built with: no
 // answer found means not correct.
 func Analyze(response, groundTruth string) Rollout {
-	r := Rollout{Response: response, Steps: Steps(response)}
+	return analyzeSteps(response, groundTruth, Steps(response))
+}
+
+// analyzeSteps is Analyze with the response's steps found.
+func analyzeSteps(response, groundTruth string, steps []StepSpan) Rollout {
+	r := Rollout{Response: response, Steps: steps}
 	r.FormatOK = FormatOK(response, r.Steps)
 	if ans, ok := verify.Extract(response); ok {
 		r.Extracted = ans

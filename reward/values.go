@@ -15,25 +15,27 @@ type Values map[string]float64
 // MarshalJSON writes the object with keys in byte order and numbers formatted
 // as encoding/json formats a float64.
 func (v Values) MarshalJSON() ([]byte, error) {
+	if b, ok := v.appendJSON(make([]byte, 0, 2+len(v)*40)); ok {
+		return b, nil
+	}
+	return json.Marshal(map[string]float64(v)) // its escaping, or its error on NaN and ±Inf
+}
+
+// appendJSON appends v as MarshalJSON writes it; it reports false, having
+// appended part of it, when a key needs escaping or a value is NaN or ±Inf.
+func (v Values) appendJSON(b []byte) ([]byte, bool) {
 	if v == nil {
-		return []byte("null"), nil
+		return append(b, "null"...), true
 	}
 	var store [16]string
 	keys := store[:0]
-	size := 2
-	for k := range v {
-		if !plainKey(k) {
-			return json.Marshal(map[string]float64(v))
-		}
-		f := v[k]
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return json.Marshal(map[string]float64(v)) // encoding/json's own error
+	for k, f := range v {
+		if !plainString(k) || math.IsInf(f, 0) || math.IsNaN(f) {
+			return b, false
 		}
 		keys = append(keys, k)
-		size += len(k) + 28
 	}
 	slices.Sort(keys)
-	b := make([]byte, 0, size)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -44,14 +46,14 @@ func (v Values) MarshalJSON() ([]byte, error) {
 		b = append(b, '"', ':')
 		b = appendFloat(b, v[k])
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), true
 }
 
-// plainKey reports whether k needs no escaping in JSON (encoding/json also
-// escapes <, > and &).
-func plainKey(k string) bool {
-	for i := 0; i < len(k); i++ {
-		c := k[i]
+// plainString reports whether s needs no escaping in JSON (encoding/json also
+// escapes <, > and &, and non-ASCII U+2028, U+2029 and invalid UTF-8).
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return false
 		}
@@ -62,6 +64,9 @@ func plainKey(k string) bool {
 // appendFloat formats f as encoding/json does: the shortest decimal, in
 // exponent form only below 1e-6 or from 1e21, with exponents unpadded.
 func appendFloat(b []byte, f float64) []byte {
+	if i := int64(f); float64(i) == f && i > -1e15 && i < 1e15 && (i != 0 || !math.Signbit(f)) {
+		return strconv.AppendInt(b, i, 10) // whole numbers, the most common, at integer speed
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

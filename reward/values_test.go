@@ -14,9 +14,10 @@ func TestValuesJSON(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	nums := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1.0 / 3, 1e-6, 9.99e-7, 1e-7, -2.5e-9, 1e20, 1e21, 1.5e21,
-		-1e300, 5e-324, math.MaxFloat64, 123456789.125, 0.8, -0.2}
+		-1e300, 5e-324, math.MaxFloat64, 123456789.125, 0.8, -0.2, 3, -7, 10, 1e15 - 1, 1e15, -1e15 + 1, -1e15,
+		1 << 53, 1<<53 + 2, -(1 << 62), 1 << 63, 9.2233720368547e18, 1e19}
 	for range 300 {
-		nums = append(nums, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(60)-30)))
+		nums = append(nums, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(60)-30)), float64(rng.Int64N(1<<40)-1<<39))
 	}
 	cases := []Values{nil, {}, {"a<b": 1, "x": 2}, {"ключ": 0.5}, {"q\"": 1}}
 	for i := 0; i+6 <= len(nums); i += 3 {

@@ -56,3 +56,38 @@ func TestLastIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestTurnTokensOpenWithAngle: nextTurnToken looks for tokens only where a '<' stands.
+func TestTurnTokensOpenWithAngle(t *testing.T) {
+	for _, tok := range turnTokens {
+		if tok[0] != '<' {
+			t.Fatalf("%q does not start with '<'", tok)
+		}
+	}
+}
+
+// TestNextTurnToken: the earliest token wins, the first listed at a tie, as
+// searching for each token in turn finds it.
+func TestNextTurnToken(t *testing.T) {
+	reference := func(s string) (int, int) {
+		best, size := -1, 0
+		for _, tok := range turnTokens {
+			if i := strings.Index(s, tok); i >= 0 && (best < 0 || i < best) {
+				best, size = i, len(tok)
+			}
+		}
+		return best, size
+	}
+	pieces := append([]string{"", "<", "<|", "x", "|>", "< |end|>", "<answer>5</answer>", "<|end"}, turnTokens[:]...)
+	for a := range pieces {
+		for b := range pieces {
+			for c := range pieces {
+				s := pieces[a] + pieces[b] + "y" + pieces[c]
+				gi, gn := nextTurnToken(s)
+				if wi, wn := reference(s); gi != wi || gn != wn {
+					t.Fatalf("nextTurnToken(%q) = %d, %d; want %d, %d", s, gi, gn, wi, wn)
+				}
+			}
+		}
+	}
+}

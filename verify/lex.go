@@ -60,7 +60,7 @@ type lexer struct {
 
 func lex(s string, decComma bool) lexed {
 	lx := lexer{decComma: decComma}
-	lx.toks = make([]token, 0, 16)
+	lx.toks = make([]token, 0, min(len(s), 16)) // a token takes a byte or more
 	lx.run(s, modeMath)
 	return lx.lexed
 }

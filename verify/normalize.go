@@ -15,18 +15,21 @@ var turnTokens = [...]string{
 	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>",
 }
 
-// nextTurnToken returns the earliest chat-template token in s: its position and length.
+// nextTurnToken returns the earliest chat-template token in s: its position and length. Every
+// token starts with '<', so only the places of a '<' are tried, in one pass.
 func nextTurnToken(s string) (int, int) {
-	best, size := -1, 0
-	if strings.IndexByte(s, '<') < 0 {
-		return -1, 0
-	}
-	for _, t := range turnTokens {
-		if i := strings.Index(s, t); i >= 0 && (best < 0 || i < best) {
-			best, size = i, len(t)
+	for i := 0; ; i++ {
+		j := strings.IndexByte(s[i:], '<')
+		if j < 0 {
+			return -1, 0
+		}
+		i += j
+		for _, t := range turnTokens {
+			if strings.HasPrefix(s[i:], t) {
+				return i, len(t)
+			}
 		}
 	}
-	return best, size
 }
 
 // cutAtTurnEnd drops chat-template tokens: leading ones (with the role name that follows an

@@ -27,11 +27,11 @@ type segment struct {
 	text string
 }
 
-// segments splits one sentence into math blocks, words, plain math and clause punctuation.
-func segments(s string) []segment {
-	var out []segment
-	i := 0
-	for i < len(s) && len(out) < maxSegments {
+// segments splits one sentence into math blocks, words, plain math and clause punctuation,
+// appended to out.
+func segments(out []segment, s string) []segment {
+	i, first := 0, len(out)
+	for i < len(s) && len(out)-first < maxSegments {
 		r, sz := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case unicode.IsSpace(r) || r == '*':
@@ -233,7 +233,8 @@ func isValueSeg(sg segment) bool {
 // connector comes before its first value ("Therefore the probability is 3/8", "小明有15个"),
 // unlike "12 apples", "28 per cent" or "3 apples and 4 oranges".
 func isProse(s string) bool {
-	for _, sg := range segments(s) {
+	var store [8]segment
+	for _, sg := range segments(store[:0], s) {
 		switch {
 		case isValueSeg(sg):
 			return false
@@ -317,7 +318,7 @@ func numberedWord(w string) bool {
 // neither negated, hedged, conditional nor a plan. Values joined by "and" or commas make a list;
 // "3 + 4 = 7" states 7.
 func statedValue(s string) (string, bool) {
-	segs := segments(s)
+	segs := segments(nil, s)
 	if planSentence(segs) || incomplete(sentenceWords(segs)) {
 		return "", false
 	}
