@@ -25,8 +25,12 @@ func (c *Cache) scan(start, size int64) error {
 		var err error
 		buf, rec, err = readEntry(r, buf, size-off)
 		if err == nil {
-			c.apply(&rec, off)
+			if err := c.apply(&rec, off); err != nil {
+				return fmt.Errorf("reading response cache %s: %w", c.path, err)
+			}
 			off += int64(len(buf))
+			c.size = off
+			c.mergeIndex()
 			continue
 		}
 		if !errors.Is(err, errBadEntry) {
@@ -165,7 +169,9 @@ func (c *Cache) scanV1(size int64) error {
 		}
 		rec, err := decodeV1Entry(buf)
 		if err == nil {
-			c.apply(&rec, off)
+			if err := c.apply(&rec, off); err != nil {
+				return fmt.Errorf("reading response cache %s: %w", c.path, err)
+			}
 		} else if !errors.Is(err, errV1Key) {
 			break
 		}
