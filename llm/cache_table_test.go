@@ -336,3 +336,35 @@ func BenchmarkCacheGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIndexMerge1M merges 65,536 new keys into an index file of 1M
+// keys: what the cache's writer does every 65,536 new keys.
+func BenchmarkIndexMerge1M(b *testing.B) {
+	w := tableWriter{fs: fsys.OS, path: filepath.Join(b.TempDir(), "t.idx")}
+	r := rand.New(rand.NewPCG(9, 10))
+	adds := make([]keyLoc, 1<<20)
+	for i := range adds {
+		adds[i] = keyLoc{r.Uint64(), uint64(100 + i)}
+	}
+	slices.SortFunc(adds, func(a, b keyLoc) int { return cmp.Compare(a.key, b.key) })
+	tab, err := w.write(nil, adds, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tab.close()
+	ix := newIndex(w, defaultMergeAt)
+	ix.tab = tab
+	for b.Loop() {
+		b.StopTimer()
+		ix.delta = map[uint64]uint64{}
+		for i := range defaultMergeAt {
+			ix.delta[r.Uint64()] = uint64(1<<30 + i)
+		}
+		b.StartTimer()
+		t, err := ix.merged(nil, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.close()
+	}
+}
