@@ -90,7 +90,10 @@ func (c *Cache) saveIndex() error {
 // meanwhile. A failure costs memory, not answers: it is logged, and tried
 // again later.
 func (c *Cache) mergeIndex() {
-	if !c.idx.full() {
+	c.mu.RLock()
+	due := c.idx.full() && c.failed == nil
+	c.mu.RUnlock()
+	if !due {
 		return
 	}
 	if err := c.writeIndex(false); err != nil {

@@ -237,25 +237,30 @@ func TestCacheIndexMerges(t *testing.T) {
 	wantValues(t, c, 0, 500)
 }
 
-// TestCacheIndexCrash crashes a cache whose index merges often at every
-// operation that changes the disk (keeping a random part of unsynced
+// TestCacheIndexCrash crashes two sessions of a cache whose index merges
+// often at every operation that changes the disk (keeping a random part of unsynced
 // tails at every other point): the reopened cache answers every Put that
 // returned, with its own value, and nothing else.
 func TestCacheIndexCrash(t *testing.T) {
 	const puts = 120
 	path := "/run/cache.db"
+	// Two sessions, so that the second starts from the index file the
+	// first closed with and merges past it.
 	session := func(f *crashfs.FS) (done int) {
-		c, err := OpenCache(path, CacheFS(f), cacheMergeAt(16), CacheLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			return 0
-		}
-		defer c.Close()
-		for i := range puts {
-			if err := c.Put(testID(fmt.Sprintf("key-%d", i)), []byte(fmt.Sprintf("value %d", i)), Usage{}); err != nil {
-				return i
+		for _, to := range []int{puts / 2, puts} {
+			c, err := OpenCache(path, CacheFS(f), cacheMergeAt(16), CacheLogger(slog.New(slog.DiscardHandler)))
+			if err != nil {
+				return done
 			}
+			for ; done < to; done++ {
+				if err := c.Put(testID(fmt.Sprintf("key-%d", done)), []byte(fmt.Sprintf("value %d", done)), Usage{}); err != nil {
+					c.Close()
+					return done
+				}
+			}
+			c.Close()
 		}
-		return puts
+		return done
 	}
 	base := crashfs.New()
 	if err := fsys.MkdirAllSynced(base, "/run", 0o755); err != nil {
@@ -270,6 +275,7 @@ func TestCacheIndexCrash(t *testing.T) {
 		}
 	}
 	tear := rand.New(rand.NewPCG(5, 6))
+	loaded := 0
 	for n, at := range points {
 		f := base.CrashClone(crashfs.CrashOptions{})
 		f.CrashAt(at)
@@ -283,6 +289,9 @@ func TestCacheIndexCrash(t *testing.T) {
 		if err != nil {
 			t.Fatalf("crash at %s: reopening: %v", f.Ops()[at], err)
 		}
+		if c.Stats().IndexLoaded {
+			loaded++
+		}
 		for i := range puts {
 			v, ok, err := c.Get(testID(fmt.Sprintf("key-%d", i)))
 			if err != nil || (ok && string(v) != fmt.Sprintf("value %d", i)) || (!ok && i < done) {
@@ -291,7 +300,10 @@ func TestCacheIndexCrash(t *testing.T) {
 		}
 		c.Close()
 	}
-	t.Logf("%d crash points", len(points))
+	t.Logf("%d crash points; %d reopens used an index file", len(points), loaded)
+	if loaded == 0 {
+		t.Error("no reopen used an index file")
+	}
 }
 
 // TestCacheIndexMemory: an open cache of 100,000 entries holds almost none
