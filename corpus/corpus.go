@@ -79,6 +79,7 @@ type Run struct {
 	// failures locates the latest line of each failed id in
 	// failures.jsonl; the records themselves stay on disk.
 	failures idmap.Map[failureLine]
+	stages   map[string]string // the stage names of failures, shared
 	// failLines counts the lines of failures.jsonl, superseded and bad ones
 	// included; failOff is where the next line goes. failTorn is set when a
 	// failed append could not be cut back off.
@@ -118,6 +119,7 @@ func Open(dir string, opt Options) (*Run, error) {
 		wopt:     writerOptions(opt),
 		done:     idmap.New[struct{}](),
 		failures: idmap.New[failureLine](),
+		stages:   map[string]string{},
 	}
 	_, err := r.fs.Stat(dir)
 	r.createdDir = errors.Is(err, fs.ErrNotExist)

@@ -33,8 +33,40 @@ type Failure struct {
 }
 
 // failureLine is where the latest line of a failed id starts in the
-// failures log.
-type failureLine struct{ off int64 }
+// failures log, and what a resume asks of it.
+type failureLine struct {
+	off int64
+	FailureState
+}
+
+// FailureState is what a resume needs of a failure.
+type FailureState struct {
+	Stage string
+	// Transient: the endpoint, not the problem, was at fault.
+	Transient bool
+}
+
+// failureLine returns f's line at off, its stage name shared with the
+// other failures of that stage.
+func (r *Run) failureLine(off int64, f *Failure) failureLine {
+	stage, ok := r.stages[f.Stage]
+	if !ok {
+		stage = f.Stage
+		r.stages[stage] = stage
+	}
+	return failureLine{off, FailureState{stage, f.Transient}}
+}
+
+// Failed returns the state of id's latest failure when id is not done.
+func (r *Run) Failed(id string) (FailureState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.failures.Get(id)
+	if !ok || r.done.Has(id) {
+		return FailureState{}, false
+	}
+	return at.FailureState, true
+}
 
 // failureLog is the parsed content of a failures log.
 type failureLog struct {
@@ -151,7 +183,7 @@ func (r *Run) loadFailures() error {
 		return err
 	}
 	for i, e := range fl.entries {
-		r.failures.Set(e.ID, failureLine{fl.offs[i]})
+		r.failures.Set(e.ID, r.failureLine(fl.offs[i], &e))
 	}
 	r.failLines = len(fl.entries) + fl.bad
 	r.failOff = fl.good
@@ -202,7 +234,7 @@ func (r *Run) RecordFailure(f Failure) error {
 	if err := r.appendFailure(line); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	r.failures.Set(f.ID, failureLine{off})
+	r.failures.Set(f.ID, r.failureLine(off, &f))
 	r.failLines++
 	return nil
 }
@@ -266,7 +298,7 @@ func (r *Run) compactFailuresLocked() error {
 		if err != nil {
 			return fmt.Errorf("compacting failures log: %w", err)
 		}
-		lines.Set(f.ID, failureLine{int64(buf.Len())})
+		lines.Set(f.ID, r.failureLine(int64(buf.Len()), &f))
 		buf.Write(line)
 	}
 	if r.failFile != nil {

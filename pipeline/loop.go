@@ -144,7 +144,6 @@ func (l *loop) begin() {
 // stops taking problems.
 func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	defer l.input.readDone.Store(true)
-	previous := l.run.Failures()
 	type seenAt struct {
 		content uint64
 		file    string // shared by the problems of one file
@@ -168,7 +167,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 			l.input.alreadyDone.Add(1)
 			return nil
 		}
-		if f, failed := previous[p.ID]; failed && !l.retryFailed && !f.Transient {
+		if f, failed := l.run.Failed(p.ID); failed && !l.retryFailed && !f.Transient {
 			if f.Stage == StageSelect {
 				l.input.skippedLeftOut.Add(1)
 			} else {
