@@ -43,15 +43,17 @@ func (c *Cache) scan(start, size int64) error {
 		if !found {
 			return c.cutTail(off, size)
 		}
+		// Counted at once: a merge of the index during this scan
+		// carries the counts with it.
 		damaged++
 		damagedBytes += next - off
+		c.stats.Damaged++
+		c.stats.DamagedBytes += next - off
 		off = next
 		r.Reset(io.NewSectionReader(c.f, off, size-off))
 	}
 	c.size = off
 	if damaged > 0 {
-		c.stats.Damaged += damaged
-		c.stats.DamagedBytes += damagedBytes
 		c.log.Warn("response cache: skipped damaged entries in the middle of the log; the entries after them are kept, and the requests they held will be asked again",
 			"path", c.path, "entries", damaged, "bytes", damagedBytes)
 	}
