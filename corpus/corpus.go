@@ -26,6 +26,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -71,11 +72,14 @@ type Run struct {
 	dirty  bool // the manifest on disk is behind man
 	onDisk bool // a manifest exists on disk
 	next   int  // next shard index; indexes are never reused
-	done   map[string]struct{}
+	done   idmap.Map[struct{}]
 	buf    []schema.Record
 	// broken is set by a failed fsync; every later write returns it.
-	broken   error
-	failures map[string]Failure
+	broken error
+	// failures locates the latest line of each failed id in
+	// failures.jsonl; the records themselves stay on disk.
+	failures idmap.Map[failureLine]
+	stages   map[string]string // the stage names of failures, shared
 	// failLines counts the lines of failures.jsonl, superseded and bad ones
 	// included; failOff is where the next line goes. failTorn is set when a
 	// failed append could not be cut back off.
@@ -113,8 +117,9 @@ func Open(dir string, opt Options) (*Run, error) {
 		opt:      opt,
 		log:      opt.Logger.With("run", dir),
 		wopt:     writerOptions(opt),
-		done:     make(map[string]struct{}),
-		failures: make(map[string]Failure),
+		done:     idmap.New[struct{}](),
+		failures: idmap.New[failureLine](),
+		stages:   map[string]string{},
 	}
 	_, err := r.fs.Stat(dir)
 	r.createdDir = errors.Is(err, fs.ErrNotExist)
@@ -166,15 +171,14 @@ func (r *Run) Dir() string { return r.dir }
 func (r *Run) Done(id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.done[id]
-	return ok
+	return r.done.Has(id)
 }
 
 // DoneCount is the number of distinct done ids, buffered ones included.
 func (r *Run) DoneCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.done)
+	return r.done.Len()
 }
 
 // Buffered is the number of appended records not yet in a shard.
@@ -184,15 +188,19 @@ func (r *Run) Buffered() int {
 	return len(r.buf)
 }
 
-// Failures returns the latest failure of every id that is not done.
+// Failures returns the latest failure of every id that is not done, read
+// back from failures.jsonl. A failure to read it is logged, and what was
+// read returned.
 func (r *Run) Failures() map[string]Failure {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]Failure, len(r.failures))
-	for id, f := range r.failures {
-		if _, ok := r.done[id]; !ok {
-			out[id] = f
-		}
+	live, err := r.liveFailuresLocked()
+	if err != nil {
+		r.log.Warn("could not read back the failures log", "error", err)
+	}
+	out := make(map[string]Failure, len(live))
+	for _, f := range live {
+		out[f.ID] = f
 	}
 	return out
 }
@@ -249,10 +257,10 @@ func (r *Run) Append(rec *schema.Record) error {
 	if err := r.writable(); err != nil {
 		return fmt.Errorf("appending record %q: %w", rec.ID, err)
 	}
-	if _, ok := r.done[rec.ID]; ok {
+	if r.done.Has(rec.ID) {
 		return fmt.Errorf("appending record %q: %w", rec.ID, ErrDuplicate)
 	}
-	r.done[rec.ID] = struct{}{}
+	r.done.Set(rec.ID, struct{}{})
 	r.buf = append(r.buf, *rec)
 	last := &r.buf[len(r.buf)-1]
 	last.Provenance.CreatedAt = last.Provenance.CreatedAt.UTC().Truncate(time.Millisecond)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/idmap"
 )
 
 // Failure is one line of failures.jsonl: a problem that did not make it into
@@ -31,9 +32,46 @@ type Failure struct {
 	Transient bool `json:"transient,omitempty"`
 }
 
+// failureLine is where the latest line of a failed id starts in the
+// failures log, and what a resume asks of it.
+type failureLine struct {
+	off int64
+	FailureState
+}
+
+// FailureState is what a resume needs of a failure.
+type FailureState struct {
+	Stage string
+	// Transient: the endpoint, not the problem, was at fault.
+	Transient bool
+}
+
+// failureLine returns f's line at off, its stage name shared with the
+// other failures of that stage.
+func (r *Run) failureLine(off int64, f *Failure) failureLine {
+	stage, ok := r.stages[f.Stage]
+	if !ok {
+		stage = f.Stage
+		r.stages[stage] = stage
+	}
+	return failureLine{off, FailureState{stage, f.Transient}}
+}
+
+// Failed returns the state of id's latest failure when id is not done.
+func (r *Run) Failed(id string) (FailureState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.failures.Get(id)
+	if !ok || r.done.Has(id) {
+		return FailureState{}, false
+	}
+	return at.FailureState, true
+}
+
 // failureLog is the parsed content of a failures log.
 type failureLog struct {
 	entries []Failure
+	offs    []int64 // where each entry's line starts
 	// good is where the next line goes: the end of the last complete line.
 	good int64
 	// torn is set when bytes after good were dropped (a line cut by a crash
@@ -62,6 +100,7 @@ func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 		if last && len(line) == 0 {
 			return out, nil
 		}
+		start := off
 		off += int64(len(line))
 		body := bytes.TrimSpace(line)
 		f, perr := parseFailureLine(body)
@@ -69,7 +108,7 @@ func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 		case last && len(body) > 0 && perr != nil:
 			out.torn = true
 		case last && len(body) > 0:
-			out.entries = append(out.entries, f)
+			out.add(f, start)
 			out.good = off
 			out.unterminated = true
 		case last:
@@ -83,13 +122,18 @@ func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 			}
 			out.good = off
 		default:
-			out.entries = append(out.entries, f)
+			out.add(f, start)
 			out.good = off
 		}
 		if last {
 			return out, nil
 		}
 	}
+}
+
+func (l *failureLog) add(f Failure, off int64) {
+	l.entries = append(l.entries, f)
+	l.offs = append(l.offs, off)
 }
 
 func parseFailureLine(b []byte) (Failure, error) {
@@ -138,8 +182,8 @@ func (r *Run) loadFailures() error {
 	if err != nil {
 		return err
 	}
-	for _, e := range fl.entries {
-		r.failures[e.ID] = e
+	for i, e := range fl.entries {
+		r.failures.Set(e.ID, r.failureLine(fl.offs[i], &e))
 	}
 	r.failLines = len(fl.entries) + fl.bad
 	r.failOff = fl.good
@@ -186,10 +230,11 @@ func (r *Run) RecordFailure(f Failure) error {
 	if err := r.writable(); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
+	off := r.failOff
 	if err := r.appendFailure(line); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	r.failures[f.ID] = f
+	r.failures.Set(f.ID, r.failureLine(off, &f))
 	r.failLines++
 	return nil
 }
@@ -233,11 +278,9 @@ func (r *Run) appendFailure(line []byte) error {
 // that is still failed, when it holds lines for problems done since, failed
 // again, or bad lines: the log then reads as the run's current failures.
 func (r *Run) compactFailuresLocked() error {
-	live := make([]Failure, 0, len(r.failures))
-	for id, f := range r.failures {
-		if _, done := r.done[id]; !done {
-			live = append(live, f)
-		}
+	live, err := r.liveFailuresLocked()
+	if err != nil {
+		return fmt.Errorf("compacting failures log: %w", err)
 	}
 	if r.failLines == len(live) && !r.failTorn {
 		return nil
@@ -249,11 +292,13 @@ func (r *Run) compactFailuresLocked() error {
 		return strings.Compare(a.ID, b.ID)
 	})
 	var buf bytes.Buffer
+	lines := idmap.New[failureLine]()
 	for _, f := range live {
 		line, err := encodeFailure(f)
 		if err != nil {
 			return fmt.Errorf("compacting failures log: %w", err)
 		}
+		lines.Set(f.ID, r.failureLine(int64(buf.Len()), &f))
 		buf.Write(line)
 	}
 	if r.failFile != nil {
@@ -263,8 +308,34 @@ func (r *Run) compactFailuresLocked() error {
 	if err := fsys.WriteFileAtomic(r.fs, r.layout.Failures(), buf.Bytes(), 0o644); err != nil {
 		return r.fatal(fmt.Errorf("compacting failures log: %w", err))
 	}
+	r.failures = lines
 	r.failLines = len(live)
 	r.failOff = int64(buf.Len())
 	r.failTorn = false
 	return nil
+}
+
+// liveFailuresLocked reads back the latest failure of every id that is not
+// done from the failures log, in the log's order.
+func (r *Run) liveFailuresLocked() ([]Failure, error) {
+	if r.failures.Len() == 0 {
+		return nil, nil
+	}
+	path := r.layout.Failures()
+	f, err := r.fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading failures log: %w", err)
+	}
+	defer f.Close()
+	fl, err := parseFailureLog(path, io.LimitReader(f, r.failOff))
+	if err != nil {
+		return nil, err
+	}
+	var live []Failure
+	for i, e := range fl.entries {
+		if at, ok := r.failures.Get(e.ID); ok && at.off == fl.offs[i] && !r.done.Has(e.ID) {
+			live = append(live, e)
+		}
+	}
+	return live, nil
 }

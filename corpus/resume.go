@@ -134,10 +134,10 @@ func (r *Run) verifyListed(s *ShardInfo) (ShardInfo, []string, error) {
 
 func (r *Run) addDone(ids []string, file string) {
 	for _, id := range ids {
-		if _, dup := r.done[id]; dup {
+		if r.done.Has(id) {
 			r.log.Warn("id appears in more than one shard", "id", id, "file", file)
 		}
-		r.done[id] = struct{}{}
+		r.done.Set(id, struct{}{})
 	}
 }
 
@@ -214,7 +214,7 @@ func (r *Run) unlisted(idx int) (adopted bool, err error) {
 	}
 	done := 0
 	for _, id := range ids {
-		if _, ok := r.done[id]; ok {
+		if r.done.Has(id) {
 			done++
 		}
 	}

@@ -267,8 +267,14 @@ func TestFailuresLog(t *testing.T) {
 	}
 	appendAll(t, r, recs[:1]) // p0 later succeeded
 	got := r.Failures()
-	if len(got) != 1 || got["p2"].Stage != "judge" || got["p2"].Time.IsZero() {
+	if len(got) != 1 || got["p2"].Stage != "judge" || got["p2"].Time.IsZero() || got["p2"].Reason != "429 after retries" {
 		t.Errorf("Failures() = %+v; want only p2's latest (judge) with a time", got)
+	}
+	if st, ok := r.Failed("p2"); !ok || st != (FailureState{Stage: "judge"}) {
+		t.Errorf("Failed(p2) = %+v %v; want its latest stage", st, ok)
+	}
+	if st, ok := r.Failed(recs[0].ID); ok {
+		t.Errorf("Failed(%s) = %+v; want none: it is done", recs[0].ID, st)
 	}
 	closeRun(t, r)
 
@@ -289,8 +295,11 @@ func TestFailuresLog(t *testing.T) {
 	}
 	closeRun(t, r2)
 	r3 := openRun(t, dir, Options{}) // the torn bytes are gone, p4 is on its own line
-	if got := r3.Failures(); len(got) != 2 || got["p4"].Stage != "verify" {
+	if got := r3.Failures(); len(got) != 2 || got["p4"].Stage != "verify" || got["p2"].Reason != "429 after retries" {
 		t.Errorf("after repair and append: %+v", got)
+	}
+	if st, ok := r3.Failed("p2"); !ok || st != (FailureState{Stage: "judge"}) {
+		t.Errorf("after compaction, Failed(p2) = %+v %v; want its latest stage", st, ok)
 	}
 	closeRun(t, r3)
 

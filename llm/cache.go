@@ -18,9 +18,10 @@ import (
 
 // Cache is a persistent map from a request's Identity to its raw response
 // bytes and usage: an append-only log of checksummed entries (format in
-// cache_format.go) and an in-memory index of where each identity's latest
-// entry lies, saved beside the log at Close so the next open reads only
-// the log written after it.
+// cache_format.go) and an index of where each identity's latest entry lies,
+// a hash table in a file beside the log (cache_index.go) read with pread,
+// so its size is in the page cache, not in the heap. The index is derived:
+// an open that finds it missing or not matching the log reads the log.
 //
 // Concurrent writes are made durable together by one fsync (group commit);
 // Put returns only after its entry is on disk, so a crash loses nothing Put
@@ -49,8 +50,11 @@ type Cache struct {
 	header logHeader
 	idx    *index
 	size   int64 // end of the last durable entry
-	spend  map[spendKey]Spend
-	stats  CacheStats
+	// indexCovers is the log the index file describes (0: none).
+	indexCovers int64
+	mergeAt     int // keys the index holds in memory before a merge
+	spend       map[spendKey]Spend
+	stats       CacheStats
 	// spendRecords of stats.Records carry the usage of dropped entries.
 	spendRecords int64
 	failed       error // the write failure that ends writing; sticky
@@ -103,9 +107,10 @@ func (s *Spend) add(o Spend) {
 type CacheOption func(*cacheOptions)
 
 type cacheOptions struct {
-	fs   fsys.FS
-	base string
-	log  *slog.Logger
+	fs      fsys.FS
+	base    string
+	log     *slog.Logger
+	mergeAt int
 }
 
 // CacheFS sets the file system (default fsys.OS).
@@ -127,7 +132,7 @@ var errCacheWrite = errors.New("the response cache could not be written")
 // OpenCache opens or creates the cache log at path. If another process holds
 // the file it fails at once with an error saying so.
 func OpenCache(path string, opts ...CacheOption) (*Cache, error) {
-	o := cacheOptions{fs: fsys.OS, log: slog.Default()}
+	o := cacheOptions{fs: fsys.OS, log: slog.Default(), mergeAt: defaultMergeAt}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -164,7 +169,7 @@ func openBase(o cacheOptions, own *Cache) (*Cache, error) {
 
 // openLog opens and locks path (shared and read-only for a base) and loads it.
 func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
-	c := &Cache{path: path, fs: o.fs, log: o.log, readOnly: readOnly, spend: map[spendKey]Spend{}}
+	c := &Cache{path: path, fs: o.fs, log: o.log, readOnly: readOnly, spend: map[spendKey]Spend{}, mergeAt: o.mergeAt}
 	what := "response cache"
 	if readOnly {
 		what = "base response cache"
@@ -186,6 +191,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 		break
 	}
 	if err := c.load(); err != nil {
+		c.idx.close()
 		c.f.Close()
 		return nil, err
 	}
@@ -234,7 +240,7 @@ func (c *Cache) load() error {
 		return err
 	}
 	c.format, c.header = format, hdr
-	c.idx = newIndex(0)
+	c.idx = c.newIndex()
 	if !c.readOnly {
 		if err := c.removeStaleCompaction(); err != nil {
 			return err
@@ -302,19 +308,19 @@ func newNonce() [16]byte {
 }
 
 // apply adds a durable record at off to the index and the spend.
-func (c *Cache) apply(r *record, off int64) {
+func (c *Cache) apply(r *record, off int64) error {
 	c.stats.Records++
 	switch r.kind {
 	case kindSpend:
 		c.spendRecords++
 		c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
-		return
+		return nil
 	case kindResponse:
 		if r.paid() {
 			c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
 		}
 	}
-	c.idx.place(r.key, makeLoc(off, r), func(old uint64) bool { return c.sameIdentity(old, r.digest) })
+	return c.idx.place(r.key, makeLoc(off, r), func(old uint64) bool { return c.sameIdentity(old, r.digest) })
 }
 
 func (c *Cache) addSpend(stage, model string, s Spend) {
@@ -354,10 +360,9 @@ const (
 func (c *Cache) lookup(id Identity) (record, lookupState, error) {
 	var buf [4]uint64
 	c.mu.RLock()
-	locs := c.idx.candidates(id.Key, buf[:0])
+	locs, rerr := c.idx.candidates(id.Key, buf[:0])
 	c.mu.RUnlock()
 	var legacy *record
-	var rerr error
 	for _, loc := range locs {
 		r, err := c.readRecord(loc)
 		if err != nil {
@@ -516,6 +521,7 @@ func (c *Cache) close(saveIndex bool) error {
 	} else if saveIndex && !c.readOnly {
 		errs = append(errs, c.saveIndex())
 	}
+	c.idx.close()
 	if err := c.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing response cache %s: %w", c.path, err))
 	}

@@ -97,8 +97,10 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 		return res, err
 	}
 	renamed := false
+	idx := c.newIndex()
 	defer func() {
 		if !renamed {
+			idx.close()
 			f.Close()
 			c.fs.Remove(tmp)
 		}
@@ -108,7 +110,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 		return res, fmt.Errorf("locking %s: %w (held by another: %v)", tmp, err, held)
 	}
 	hdr := logHeader{nonce: newNonce(), flags: flags}
-	idx, kept, size, damaged, err := c.copyLive(f, hdr)
+	kept, size, damaged, err := c.copyLive(f, hdr, idx)
 	if err != nil {
 		return res, err
 	}
@@ -120,11 +122,13 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	}
 	renamed = true
 	c.mu.Lock()
-	old := c.f
+	old, oldIdx := c.f, c.idx
 	c.f, c.idx, c.size, c.header, c.format = f, idx, size, hdr, 2
+	c.indexCovers = 0
 	c.stats.Records, c.spendRecords = int64(idx.len())+kept, kept
 	c.stats.Damaged, c.stats.DamagedBytes = 0, 0
 	c.mu.Unlock()
+	oldIdx.close()
 	old.Close()
 	if err := fsys.SyncDir(c.fs, filepath.Dir(c.path)); err != nil {
 		err = fmt.Errorf("%w: %w", errCacheWrite, err)
@@ -140,13 +144,15 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	return res, c.saveIndex()
 }
 
-// copyLive writes hdr and the live entries to f, then one spend record per
-// stage and model for the paid responses left out. It returns the new
-// index, the number of spend records, the size written and the number of
-// damaged entries dropped.
-func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeader) (*index, int64, int64, int64, error) {
+// copyLive writes hdr and the live entries to f, indexing them in idx,
+// then one spend record per stage and model for the paid responses left
+// out. It returns the number of spend records, the size written and the
+// number of damaged entries dropped.
+func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeader, idx *index) (int64, int64, int64, error) {
 	var live []keyLoc
-	c.idx.each(func(key, loc uint64) { live = append(live, keyLoc{key, loc}) })
+	if err := c.idx.each(func(key, loc uint64) { live = append(live, keyLoc{key, loc}) }); err != nil {
+		return 0, 0, 0, err
+	}
 	slices.SortFunc(live, func(a, b keyLoc) int { return cmp.Compare(locOff(a.loc), locOff(b.loc)) })
 
 	w := bufio.NewWriterSize(f, 1<<20)
@@ -156,7 +162,6 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 		off += int64(len(entry))
 	}
 	put(hdr.encode())
-	idx := newIndex(len(live))
 	kept := map[spendKey]Spend{}
 	var entry []byte
 	var damaged int64
@@ -167,12 +172,14 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 			continue
 		}
 		if err != nil {
-			return nil, 0, 0, 0, err
+			return 0, 0, 0, err
 		}
 		if entry, err = appendEntry(entry[:0], &r); err != nil {
-			return nil, 0, 0, 0, err
+			return 0, 0, 0, err
 		}
-		idx.add(r.key, makeLoc(off, &r))
+		if err := addLive(idx, r.key, makeLoc(off, &r)); err != nil {
+			return 0, 0, 0, err
+		}
 		put(entry)
 		if r.paid() {
 			k := spendKey{r.usage.Stage, r.usage.Model}
@@ -190,12 +197,30 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 		r := record{kind: kindSpend, responses: s.Responses, usage: Usage{Stage: k.stage, Model: k.model, PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens}}
 		var err error
 		if entry, err = appendEntry(entry[:0], &r); err != nil {
-			return nil, 0, 0, 0, err
+			return 0, 0, 0, err
 		}
 		put(entry)
 	}
 	if err := w.Flush(); err != nil {
-		return nil, 0, 0, 0, err
+		return 0, 0, 0, err
 	}
-	return idx, int64(len(keys)), off, damaged, nil
+	return int64(len(keys)), off, damaged, nil
+}
+
+// addLive adds an entry of the new log to its index, merging the keys in
+// memory into the index file when they are due. Such a table describes no
+// log yet (its meta is empty): the compaction's end writes the one that does.
+func addLive(idx *index, key, loc uint64) error {
+	if err := idx.add(key, loc); err != nil {
+		return err
+	}
+	if !idx.full() {
+		return nil
+	}
+	t, err := idx.merged(nil, false)
+	if err != nil {
+		return err
+	}
+	idx.install(t)
+	return nil
 }

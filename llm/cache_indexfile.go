@@ -7,29 +7,34 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-
-	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
-// The saved index (PATH.idx), written atomically at Close and after
-// compaction:
+// The index file (PATH.idx) is the index's table (cache_table.go), written
+// at each merge, at Close and after compaction. Its trailer holds, after
+// the index's own part, this meta:
 //
-//	magic | log nonce [16] | covered offset u64 | crc32c of the 4 KiB of log before it u32 |
+//	log nonce [16] | covered offset u64 | crc32c of the 4 KiB of log before it u32 |
 //	records u64 | spend records u64 | damaged u64 | damaged bytes u64 |
-//	n u64 | n × (key u64, loc u64) |
 //	spend rows u32 | per row: stage (u8 length, bytes) | model (u16 length, bytes) |
-//	  responses u64 | prompt tokens u64 | completion tokens u64 |
-//	crc32c of everything before u32
+//	  responses u64 | prompt tokens u64 | completion tokens u64
 //
 // An open uses it only when the log's nonce matches and the log still holds
 // the same bytes before the covered offset; it then reads only the log after
-// that offset.
-const indexMagic = "rubricforge-cache-index/1\n"
+// that offset. A merge while the cache is written does not sync it: after a
+// crash it is checked whole (checksums) like any other, and when it does
+// not match the log, the log is read again.
 
 func (c *Cache) indexPath() string { return CacheIndexPath(c.path) }
 
-// CacheIndexPath is where the cache at path saves its index.
+// CacheIndexPath is where the cache at path keeps its index.
 func CacheIndexPath(path string) string { return path + ".idx" }
+
+func (c *Cache) newIndex() *index {
+	if c.readOnly {
+		return newIndex(tableWriter{}, 0)
+	}
+	return newIndex(tableWriter{fs: c.fs, path: c.indexPath()}, c.mergeAt)
+}
 
 // tailSum checksums the last 4 KiB of the log before off.
 func (c *Cache) tailSum(off int64) (uint32, error) {
@@ -41,16 +46,13 @@ func (c *Cache) tailSum(off int64) (uint32, error) {
 	return crc32.Checksum(b, castagnoli), nil
 }
 
-// saveIndex writes the index of the log up to c.size. The writer must be
-// idle.
-func (c *Cache) saveIndex() error {
+// meta describes the log up to c.size for the index file.
+func (c *Cache) meta() ([]byte, error) {
 	sum, err := c.tailSum(c.size)
 	if err != nil {
-		return fmt.Errorf("saving the index of response cache %s: %w", c.path, err)
+		return nil, err
 	}
-	n := c.idx.len()
-	b := make([]byte, 0, len(indexMagic)+64+16*n+64*len(c.spend))
-	b = append(b, indexMagic...)
+	b := make([]byte, 0, 64+64*len(c.spend))
 	b = append(b, c.header.nonce[:]...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.size))
 	b = binary.LittleEndian.AppendUint32(b, sum)
@@ -58,11 +60,6 @@ func (c *Cache) saveIndex() error {
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.spendRecords))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.Damaged))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.DamagedBytes))
-	b = binary.LittleEndian.AppendUint64(b, uint64(n))
-	c.idx.each(func(key, loc uint64) {
-		b = binary.LittleEndian.AppendUint64(b, key)
-		b = binary.LittleEndian.AppendUint64(b, loc)
-	})
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.spend)))
 	for k, s := range c.spend {
 		b = append(b, byte(len(k.stage)))
@@ -73,41 +70,82 @@ func (c *Cache) saveIndex() error {
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.PromptTokens))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.CompletionTokens))
 	}
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-	if err := fsys.WriteFileAtomic(c.fs, c.indexPath(), b, 0o600); err != nil {
+	return b, nil
+}
+
+// saveIndex writes the index of the log up to c.size, durably, unless the
+// index file already holds it. The writer must be idle.
+func (c *Cache) saveIndex() error {
+	if c.size == c.indexCovers {
+		return nil
+	}
+	if err := c.writeIndex(true); err != nil {
 		return fmt.Errorf("saving the index of response cache %s: %w", c.path, err)
 	}
 	return nil
 }
 
-// loadIndex loads the saved index when it describes this log of size bytes
+// mergeIndex moves the keys the index holds in memory into its file, when
+// they are due. Only the writer (or an open) calls it; lookups go on
+// meanwhile. A failure costs memory, not answers: it is logged, and tried
+// again later.
+func (c *Cache) mergeIndex() {
+	c.mu.RLock()
+	due := c.idx.full() && c.failed == nil
+	c.mu.RUnlock()
+	if !due {
+		return
+	}
+	if err := c.writeIndex(false); err != nil {
+		c.log.Warn("response cache: could not write the index file; keeping its keys in memory", "path", c.indexPath(), "error", err)
+	}
+}
+
+func (c *Cache) writeIndex(durable bool) error {
+	c.mu.RLock()
+	meta, err := c.meta()
+	var t *table
+	if err == nil {
+		t, err = c.idx.merged(meta, durable)
+	}
+	c.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.idx.install(t)
+	c.indexCovers = c.size
+	c.mu.Unlock()
+	return nil
+}
+
+// loadIndex loads the index file when it describes this log of size bytes
 // and returns the offset the log must be read from.
 func (c *Cache) loadIndex(size int64) int64 {
-	b, err := fsys.ReadFile(c.fs, c.indexPath())
+	t, trailer, err := openTable(c.fs, c.indexPath())
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			c.log.Debug("response cache: not using the saved index", "path", c.indexPath(), "error", err)
+			c.log.Debug("response cache: not using the index file", "path", c.indexPath(), "error", err)
 		}
 		return int64(headerSize)
 	}
-	if err := c.decodeIndex(b, size); err != nil {
-		c.log.Debug("response cache: not using the saved index; reading the whole log", "path", c.indexPath(), "reason", err)
-		c.idx, c.spend, c.stats, c.spendRecords = newIndex(0), map[spendKey]Spend{}, CacheStats{}, 0
+	meta, err := c.idx.adopt(t, trailer)
+	if err == nil {
+		err = c.decodeMeta(meta, size)
+	}
+	if err != nil {
+		c.log.Debug("response cache: not using the index file; reading the whole log", "path", c.indexPath(), "reason", err)
+		c.idx.close()
+		c.idx, c.spend, c.stats, c.spendRecords = c.newIndex(), map[spendKey]Spend{}, CacheStats{}, 0
 		return int64(headerSize)
 	}
 	c.stats.IndexLoaded = true
+	c.indexCovers = c.size
 	return c.size
 }
 
-func (c *Cache) decodeIndex(b []byte, size int64) error {
-	if len(b) < len(indexMagic)+4 || !bytes.HasPrefix(b, []byte(indexMagic)) {
-		return errors.New("not an index of this format")
-	}
-	body := b[:len(b)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return errors.New("checksum mismatch")
-	}
-	d := decoder{b: body[len(indexMagic):]}
+func (c *Cache) decodeMeta(b []byte, size int64) error {
+	d := decoder{b: b}
 	if !bytes.Equal(d.bytes(16), c.header.nonce[:]) {
 		return errors.New("it describes another log (compacted or replaced since)")
 	}
@@ -123,18 +161,6 @@ func (c *Cache) decodeIndex(b []byte, size int64) error {
 	c.spendRecords = int64(d.u64())
 	c.stats.Damaged = int64(d.u64())
 	c.stats.DamagedBytes = int64(d.u64())
-	n := d.u64()
-	if d.bad || n > uint64(len(d.b))/16 {
-		return errors.New("truncated")
-	}
-	c.idx = newIndex(int(n))
-	for range n {
-		key, loc := d.u64(), d.u64()
-		if locOff(loc) >= covered {
-			return fmt.Errorf("an entry at %d lies past the covered offset %d", locOff(loc), covered)
-		}
-		c.idx.add(key, loc)
-	}
 	for rows := d.u32(); rows > 0 && !d.bad; rows-- {
 		k := spendKey{stage: string(d.bytes(int(d.byte())))}
 		k.model = string(d.bytes(int(d.u16())))

@@ -25,8 +25,12 @@ func (c *Cache) scan(start, size int64) error {
 		var err error
 		buf, rec, err = readEntry(r, buf, size-off)
 		if err == nil {
-			c.apply(&rec, off)
+			if err := c.apply(&rec, off); err != nil {
+				return fmt.Errorf("reading response cache %s: %w", c.path, err)
+			}
 			off += int64(len(buf))
+			c.size = off
+			c.mergeIndex()
 			continue
 		}
 		if !errors.Is(err, errBadEntry) {
@@ -39,15 +43,17 @@ func (c *Cache) scan(start, size int64) error {
 		if !found {
 			return c.cutTail(off, size)
 		}
+		// Counted at once: a merge of the index during this scan
+		// carries the counts with it.
 		damaged++
 		damagedBytes += next - off
+		c.stats.Damaged++
+		c.stats.DamagedBytes += next - off
 		off = next
 		r.Reset(io.NewSectionReader(c.f, off, size-off))
 	}
 	c.size = off
 	if damaged > 0 {
-		c.stats.Damaged += damaged
-		c.stats.DamagedBytes += damagedBytes
 		c.log.Warn("response cache: skipped damaged entries in the middle of the log; the entries after them are kept, and the requests they held will be asked again",
 			"path", c.path, "entries", damaged, "bytes", damagedBytes)
 	}
@@ -165,7 +171,9 @@ func (c *Cache) scanV1(size int64) error {
 		}
 		rec, err := decodeV1Entry(buf)
 		if err == nil {
-			c.apply(&rec, off)
+			if err := c.apply(&rec, off); err != nil {
+				return fmt.Errorf("reading response cache %s: %w", c.path, err)
+			}
 		} else if !errors.Is(err, errV1Key) {
 			break
 		}

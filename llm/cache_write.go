@@ -103,6 +103,7 @@ func (c *Cache) writer() {
 		if cap(buf) > 4*maxGroupBytes {
 			buf = nil
 		}
+		c.mergeIndex()
 	}
 }
 
@@ -129,14 +130,11 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 			err = fmt.Errorf("writing response cache %s: %w: %w", c.path, errCacheWrite, err)
 		}
 		c.mu.Lock()
+		if err == nil {
+			err = c.applyGroup(group, off)
+		}
 		if err != nil {
 			c.failed = err
-		} else {
-			for _, req := range group {
-				c.apply(&req.rec, off)
-				off += int64(len(req.entry))
-			}
-			c.size = off
 		}
 		c.mu.Unlock()
 	}
@@ -144,4 +142,18 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		req.err <- err
 	}
 	return buf
+}
+
+// applyGroup indexes the entries of group, written at off. A failure to
+// read the index file ends writing, as a failed write does: the index
+// would no longer know every entry.
+func (c *Cache) applyGroup(group []*putRequest, off int64) error {
+	for _, req := range group {
+		if err := c.apply(&req.rec, off); err != nil {
+			return fmt.Errorf("indexing response cache %s: %w: %w", c.path, errCacheWrite, err)
+		}
+		off += int64(len(req.entry))
+	}
+	c.size = off
+	return nil
 }

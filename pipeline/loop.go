@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -143,30 +144,30 @@ func (l *loop) begin() {
 // stops taking problems.
 func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	defer l.input.readDone.Store(true)
-	previous := l.run.Failures()
 	type seenAt struct {
 		content uint64
-		where   string
+		file    string // shared by the problems of one file
+		line    int
 	}
-	seen := map[string]seenAt{}
+	seen := idmap.New[seenAt]()
 	return ReadProblems(ctx, l.job.Input, func(p Problem) error {
 		l.input.rows.Add(1)
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
-		if s, dup := seen[p.ID]; dup {
+		if s, dup := seen.Get(p.ID); dup {
 			if s.content != content {
-				l.bad(&InputError{p.File, p.Line, fmt.Sprintf("id %q is already used by %s for a different problem", p.ID, s.where)})
+				l.bad(&InputError{p.File, p.Line, fmt.Sprintf("id %q is already used by %s:%d for a different problem", p.ID, s.file, s.line)})
 			} else {
 				l.input.duplicates.Add(1)
 			}
 			return nil
 		}
-		seen[p.ID] = seenAt{content, fmt.Sprintf("%s:%d", p.File, p.Line)}
+		seen.Set(p.ID, seenAt{content, p.File, p.Line})
 		l.input.unique.Add(1)
 		if l.run.Done(p.ID) {
 			l.input.alreadyDone.Add(1)
 			return nil
 		}
-		if f, failed := previous[p.ID]; failed && !l.retryFailed && !f.Transient {
+		if f, failed := l.run.Failed(p.ID); failed && !l.retryFailed && !f.Transient {
 			if f.Stage == StageSelect {
 				l.input.skippedLeftOut.Add(1)
 			} else {
