@@ -237,6 +237,24 @@ func (c *Client) Close() { c.httpc.CloseIdleConnections() }
 // InFlightLimit is the current adaptive cap on attempts in flight.
 func (c *Client) InFlightLimit() int { return c.ctrl.currentLimit() }
 
+// Admit waits until this client can take more work: until the attempts
+// waiting for a slot, plus those that earlier admissions are about to send,
+// are fewer than the client may have in flight. It then counts weight
+// attempts as about to be sent, each until a request made under the
+// returned context asks for a slot, or until done is called. Call done
+// when the admitted work ends (it may send fewer, say when the cache
+// answers).
+// Admitting work this way keeps the slots busy without a pile of requests
+// that only wait, each holding a goroutine and its messages. Callers are
+// let in first come, first served.
+func (c *Client) Admit(ctx context.Context, weight int) (admitted context.Context, done func(), err error) {
+	a, err := c.ctrl.admit(ctx, weight)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithValue(ctx, admissionKey{}, a), a.settle, nil
+}
+
 // Chat answers req from the cache, or sends it, retrying transient
 // failures. Errors are *Error; see the package doc for their classes.
 func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -32,6 +34,8 @@ type controller struct {
 	epoch       uint64 // bumped on every decrease
 	successes   int    // since the last change of limit
 	waiters     waitQueue
+	demand      []chan struct{} // Admit callers waiting, first come first woken
+	promised    int             // attempts admissions promised that have not queued yet
 	recent      window429
 	lowered     string // why the limit was last lowered
 	loweredAt   time.Time
@@ -63,15 +67,18 @@ func newController(maxInFlight int, rpm, tpm float64) *controller {
 // (see WithPriority). It returns the epoch the slot was granted in, to be
 // passed to outcome.
 func (c *controller) acquire(ctx context.Context) (uint64, error) {
+	adm := promiseOf(ctx)
 	c.mu.Lock()
 	if c.inflight < c.limit && c.waiters.Len() == 0 {
 		c.inflight++
 		e := c.epoch
+		adm.keepOneLocked()
 		c.mu.Unlock()
 		return e, nil
 	}
 	w := &waiter{ch: make(chan struct{}), order: priorityOf(ctx)}
 	c.waiters.push(w)
+	adm.keepOneLocked()
 	c.mu.Unlock()
 
 	select {
@@ -84,6 +91,7 @@ func (c *controller) acquire(ctx context.Context) (uint64, error) {
 			c.grantLocked()
 		} else {
 			c.waiters.remove(w)
+			c.wakeDemandLocked()
 		}
 		c.mu.Unlock()
 		return 0, context.Cause(ctx)
@@ -104,6 +112,94 @@ func (c *controller) grantLocked() {
 		w.epoch = c.epoch
 		c.inflight++
 		close(w.ch)
+	}
+	c.wakeDemandLocked()
+}
+
+// admit waits until the attempts waiting for a slot, plus those that
+// earlier admissions promised and have not yet queued, are fewer than the
+// limit; then it promises weight more. Each of the admission's first
+// weight attempts keeps one as it asks for a slot (see acquire); settle
+// drops the rest.
+func (c *controller) admit(ctx context.Context, weight int) (*admission, error) {
+	a := &admission{c: c}
+	weight = max(weight, 1)
+	a.left.Store(int64(weight))
+	c.mu.Lock()
+	if c.demandLocked() && len(c.demand) == 0 {
+		c.promised += weight
+		c.mu.Unlock()
+		return a, nil
+	}
+	ch := make(chan struct{})
+	c.demand = append(c.demand, ch)
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		c.mu.Lock()
+		c.promised += weight
+		c.wakeDemandLocked()
+		c.mu.Unlock()
+		return a, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if i := slices.Index(c.demand, ch); i >= 0 {
+			c.demand = slices.Delete(c.demand, i, i+1)
+		} else {
+			c.wakeDemandLocked() // woken as it gave up: pass the turn on
+		}
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (c *controller) demandLocked() bool { return c.waiters.Len()+c.promised < c.limit }
+
+// wakeDemandLocked lets the next admission through while there is demand.
+func (c *controller) wakeDemandLocked() {
+	if len(c.demand) > 0 && c.demandLocked() {
+		close(c.demand[0])
+		c.demand = slices.Delete(c.demand, 0, 1)
+	}
+}
+
+// An admission is work let in by admit: weight attempts promised to come.
+type admission struct {
+	c    *controller
+	left atomic.Int64 // promised attempts that have not asked for a slot yet
+}
+
+type admissionKey struct{}
+
+// settle ends the promise: the admission's work will send no more
+// attempts than it has.
+func (a *admission) settle() {
+	if n := a.left.Swap(0); n > 0 {
+		a.c.mu.Lock()
+		a.keptLocked(n)
+		a.c.mu.Unlock()
+	}
+}
+
+func (a *admission) keptLocked(n int64) {
+	a.c.promised -= int(n)
+	a.c.wakeDemandLocked()
+}
+
+// promiseOf returns ctx's admission if an attempt asking for a slot under
+// ctx keeps one of its promised attempts, else nil.
+func promiseOf(ctx context.Context) *admission {
+	if a, ok := ctx.Value(admissionKey{}).(*admission); ok && a.left.Add(-1) >= 0 {
+		return a
+	}
+	return nil
+}
+
+// keepOneLocked counts one promised attempt as come; a is nil when the
+// attempt was not promised.
+func (a *admission) keepOneLocked() {
+	if a != nil {
+		a.keptLocked(1)
 	}
 }
 

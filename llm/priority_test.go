@@ -247,3 +247,88 @@ func TestRequestIsCountedWhenSent(t *testing.T) {
 		t.Errorf("meter counted %d requests, want the 1 that was sent", got)
 	}
 }
+
+// TestAdmitWaitsForDemand: work is admitted while the attempts waiting for
+// a slot, plus those admitted work is about to send, are fewer than the
+// limit; an admission's promise ends when its first attempt asks for a
+// slot, or when its work ends without sending anything.
+func TestAdmitWaitsForDemand(t *testing.T) {
+	c := newController(2, 0, 0)
+	ctx := t.Context()
+	first, err := c.admit(ctx, 2) // promised 2: no more demand
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := make(chan *admission, 2)
+	go func() {
+		a, err := c.admit(ctx, 2)
+		if err != nil {
+			t.Error(err)
+		}
+		admitted <- a
+	}()
+	waitFor(t, "the second admission to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	// first's two attempts take both slots: its promise is kept, nothing waits
+	fctx := context.WithValue(ctx, admissionKey{}, first)
+	for range 2 {
+		if _, err := c.acquire(fctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := receive(t, admitted)
+	c.mu.Lock()
+	if c.promised != 2 {
+		t.Errorf("promised %d after the second admission, want 2", c.promised)
+	}
+	c.mu.Unlock()
+	// second sends nothing; its end frees the promise for a third
+	go func() {
+		a, err := c.admit(ctx, 1)
+		if err != nil {
+			t.Error(err)
+		}
+		admitted <- a
+	}()
+	waitFor(t, "the third admission to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	second.settle()
+	second.settle() // twice is once
+	third := receive(t, admitted)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.promised != 1 || third == nil {
+		t.Errorf("promised %d with the third admitted, want 1", c.promised)
+	}
+}
+
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out waiting for an admission")
+		panic("unreachable")
+	}
+}
+
+// TestAdmitGivesUpWithItsContext: a caller that stops waiting leaves the
+// line without taking a turn from the others.
+func TestAdmitGivesUpWithItsContext(t *testing.T) {
+	c := newController(1, 0, 0)
+	if _, err := c.admit(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	gaveUp := make(chan error)
+	go func() { _, err := c.admit(ctx, 1); gaveUp <- err }()
+	waitFor(t, "the admission to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Errorf("admit after cancel: %v", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.demand) != 0 || c.promised != 1 {
+		t.Errorf("after giving up: %d waiting, %d promised; want 0 and 1", len(c.demand), c.promised)
+	}
+}

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +207,57 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 		}
 	}
 	checkAccounted(t, job.Out, f.rows, rep)
+}
+
+// TestProblemsStartWhenTheEndpointCanTakeThem: a worker starts a problem
+// only when the rollout endpoint can take its rollouts, so while the one
+// request slot is held, one problem is in flight, not problems_in_flight of
+// them, each with goroutines and requests that only wait (at 100,000
+// problems that pile cost ~100 MiB of RSS).
+func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
+	f, tap, opt := inProcessFixture(t, 20, llmtest.Config{})
+	job := f.job
+	job.Limits.Concurrency = 1
+	job.Limits.ProblemsInFlight = 8
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	var status syncBuffer
+	opt.Status, opt.StatusEvery = &status, 5*time.Millisecond
+	tap.handle = func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+		select { // the first request holds the only slot until released
+		case <-release:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return nil, nil
+	}
+	inFlight := regexp.MustCompile(`(\d+) in flight \|`)
+	most := func() int {
+		n := 0
+		for _, m := range inFlight.FindAllStringSubmatch(status.String(), -1) {
+			v, _ := strconv.Atoi(m[1])
+			n = max(n, v)
+		}
+		return n
+	}
+	done := make(chan *Report)
+	go func() {
+		rep, err := Run(context.Background(), job, opt)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
+	}()
+	waitFor(t, "a problem in flight", func() bool { return most() >= 1 })
+	time.Sleep(100 * time.Millisecond) // twenty status lines: time for more problems to start, were they let
+	held := most()
+	once.Do(func() { close(release) })
+	rep := <-done
+	if held != 1 {
+		t.Errorf("%d problems in flight while the only request slot was held, want 1", held)
+	}
+	if rep != nil {
+		checkAccounted(t, job.Out, f.rows, rep)
+	}
 }

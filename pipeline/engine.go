@@ -238,6 +238,13 @@ func judgeTemplate(j *Job) string {
 	return prompts.JudgeBatch
 }
 
+// admit waits until the rollout endpoint can take one more problem's
+// rollout requests; see llm.Client.Admit.
+func (e *engine) admit(ctx context.Context) (context.Context, func(), error) {
+	r := e.job.Rollout
+	return e.clients[StageRollout].Admit(ctx, (r.N+r.PerRequest-1)/r.PerRequest)
+}
+
 func request(stage string, ep Endpoint, s Sampling, msgs []llm.Message) llm.Request {
 	return llm.Request{Stage: stage, Model: ep.Model, Messages: msgs, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens}
 }

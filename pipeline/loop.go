@@ -190,8 +190,10 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 }
 
 // work runs the workers until the feeder is done, then closes results.
-// Each problem's requests carry its admission order as their priority, so
-// the problems under way finish before newer ones take request slots.
+// A worker starts a problem when the rollout endpoint can take its
+// rollouts (see llm.Client.Admit), and the problem's requests carry its
+// admission order as their priority, so the problems under way finish
+// before newer ones take request slots.
 func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- outcome) {
 	var wg sync.WaitGroup
 	var admitted atomic.Uint64
@@ -201,8 +203,13 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 				if l.stop.stopped() || ctx.Err() != nil {
 					continue // the problem stays pending
 				}
+				actx, done, err := l.eng.admit(ctx)
+				if err != nil {
+					continue // the run is ending; the problem stays pending
+				}
 				l.input.inFlight.Add(1)
-				o := l.eng.process(llm.WithPriority(ctx, admitted.Add(1)), p)
+				o := l.eng.process(llm.WithPriority(actx, admitted.Add(1)), p)
+				done()
 				l.input.inFlight.Add(-1)
 				results <- o
 			}
