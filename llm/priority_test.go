@@ -260,14 +260,17 @@ func TestAdmitWaitsForDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	admitted := make(chan *admission, 2)
-	go func() {
-		a, err := c.admit(ctx, 2)
-		if err != nil {
-			t.Error(err)
-		}
-		admitted <- a
-	}()
-	waitFor(t, "the second admission to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	admitLater := func(what string, weight int) {
+		go func() {
+			a, err := c.admit(ctx, weight)
+			if err != nil {
+				t.Error(err)
+			}
+			admitted <- a
+		}()
+		waitFor(t, what+" to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	}
+	admitLater("the second admission", 2)
 	// first's two attempts take both slots: its promise is kept, nothing waits
 	fctx := context.WithValue(ctx, admissionKey{}, first)
 	for range 2 {
@@ -282,14 +285,7 @@ func TestAdmitWaitsForDemand(t *testing.T) {
 	}
 	c.mu.Unlock()
 	// second sends nothing; its end frees the promise for a third
-	go func() {
-		a, err := c.admit(ctx, 1)
-		if err != nil {
-			t.Error(err)
-		}
-		admitted <- a
-	}()
-	waitFor(t, "the third admission to wait", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.demand) == 1 })
+	admitLater("the third admission", 1)
 	second.settle()
 	second.settle() // twice is once
 	third := receive(t, admitted)

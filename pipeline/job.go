@@ -136,8 +136,9 @@ type SplitFractions struct {
 // Limits bounds concurrency and rates.
 type Limits struct {
 	Concurrency int `yaml:"concurrency"` // requests in flight per endpoint
-	// ProblemsInFlight is how many problems are worked on at once; 0 derives
-	// it from the concurrency and a memory budget (see problemsInFlight).
+	// ProblemsInFlight is the most problems worked on at once (a new one
+	// starts when the rollout endpoint can take its rollouts); 0 derives it
+	// from the concurrency and a memory budget (see problemsInFlight).
 	ProblemsInFlight  int           `yaml:"problems_in_flight"`
 	RequestsPerMinute float64       `yaml:"requests_per_minute,omitempty"`
 	TokensPerMinute   float64       `yaml:"tokens_per_minute,omitempty"`

@@ -196,7 +196,7 @@ func (f *flagSet) stageFlags(d pipeline.Job) {
 // limitFlags binds the flags of limits, budget, output and caching.
 func (f *flagSet) limitFlags(d pipeline.Job) {
 	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
-	f.integer("problems-in-flight", 0, "problems processed at once (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
+	f.integer("problems-in-flight", 0, "most problems processed at once; a new one starts when the rollout endpoint can take its rollouts (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold; e.g. 64)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
 	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
 	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
 	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
