@@ -95,7 +95,10 @@ func (d *jsonScan) appendString(sc *groupScratch) bool {
 	return ok
 }
 
-// views are the collected strings, sharing sc's memory.
+// views are the collected strings, sharing sc's memory. They hold only
+// until sc goes back to the pool: nothing that outlives the request (a
+// cache, a log line, a goroutine) may keep one, or a substring of one,
+// without strings.Clone.
 func (sc *groupScratch) views() []string {
 	out := make([]string, len(sc.ends))
 	start := 0
