@@ -381,6 +381,10 @@ func (in cardInput) usage(b *bytes.Buffer) {
 			"`examples/trainers/rubric_reward.py` (`custom_reward_function.path`); TRL takes the directory and the same file's " +
 			"`rubric_reward`; OpenRLHF reads `prompt` and `label` (`--data.input_key prompt --data.apply_chat_template " +
 			"--data.label_key label`) and slime `--input-key prompt --label-key label`, both scoring through rewardd.\n")
+		if len(in.filesOf("validation")) == 0 {
+			b.WriteString("\nThis export has no validation split: give verl's `data.val_files` the train files, as " +
+				"`examples/trainers/verl.sh` does.\n")
+		}
 	}
 }
 
