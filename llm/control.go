@@ -228,7 +228,7 @@ func (c *controller) record(epoch uint64, o outcome, now time.Time) (int, bool) 
 	// Attempts sent under an older limit say nothing about this one.
 	if epoch == c.epoch {
 		c.recent.add(o == outcomeRateLimited)
-		if c.recent.burst() {
+		if c.recent.burst(c.inflight - 1) { // the others still in flight
 			c.lowerLocked(now, fmt.Sprintf("%d of the last %d attempts were answered 429", c.recent.hits, c.recent.n))
 			return c.limit, true
 		}
@@ -271,7 +271,8 @@ func (c *controller) currentLimit() int {
 // limit last changed was answered 429. A burst is burstMin 429s that are
 // also at least a quarter of the window: at 4% random 429s, 16 of 64 is
 // about eight standard deviations away, while a server that refuses
-// everything is recognized after burstMin attempts.
+// everything is recognized after burstMin to 16 attempts (16 when as many
+// attempts as the window holds are in flight).
 type window429 struct {
 	ring [64]bool
 	n    int // filled slots
@@ -296,7 +297,14 @@ func (w *window429) add(is429 bool) {
 	w.next = (w.next + 1) % len(w.ring)
 }
 
-func (w *window429) burst() bool { return w.hits >= burstMin && 4*w.hits >= w.n }
+// burst reports a burst among the last attempts sent, pending of them
+// still unanswered. A 429 comes back at once and a success only after the
+// server's latency, so the first answers of an epoch are mostly its 429s:
+// the unanswered attempts count as not 429 while the window has room.
+func (w *window429) burst(pending int) bool {
+	sent := min(w.n+max(pending, 0), len(w.ring))
+	return w.hits >= burstMin && 4*w.hits >= sent
+}
 
 // reservation is what one attempt took from the token limiters, to be
 // settled against the tokens it actually used.

@@ -195,3 +195,32 @@ func TestMinuteCounter(t *testing.T) {
 		t.Errorf("an hour later: %d, want 0", got)
 	}
 }
+
+// TestBurstCountsUnansweredAttempts: a 429 comes back at once and a success
+// only after the latency, so an epoch's first answers are mostly its 429s;
+// attempts still in flight count as sent, not as 429s, while the window has
+// room. A server refusing everything is still recognized within 16.
+func TestBurstCountsUnansweredAttempts(t *testing.T) {
+	fill := func(hits, n int) *window429 {
+		var w window429
+		for i := range n {
+			w.add(i < hits)
+		}
+		return &w
+	}
+	for _, tc := range []struct {
+		name          string
+		hits, n, pend int
+		want          bool
+	}{
+		{"8 early 429s of 16 answers, 48 still in flight", 8, 16, 48, false},
+		{"8 429s of 16 attempts, nothing else in flight", 8, 16, 0, true},
+		{"a refusing server: 16 of 16 answers, 48 in flight", 16, 16, 48, true},
+		{"a full window: in flight changes nothing", 16, 64, 64, true},
+		{"a full window below a quarter", 15, 64, 0, false},
+	} {
+		if got := fill(tc.hits, tc.n).burst(tc.pend); got != tc.want {
+			t.Errorf("%s: burst = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
