@@ -53,13 +53,14 @@ var jsonlColumns = []columnDoc{
 	{"problem", "the problem"},
 	{"answer", "the ground-truth answer"},
 	{"reference", "the input's reference solution, absent when it had none"},
-	{"style", "srar or factual_process"},
+	{"style", "srar, factual_process or grounded"},
 	{"rubric", "the rubric items with the validity judge's verdicts and the empirical figures"},
 	{"rollouts", "the sampled solutions, their verification and satisfaction verdicts"},
 	{"n_correct", "correct rollouts"},
 	{"pass_rate", "n_correct over the rollouts"},
 	{"provenance", "models, templates, job fingerprint, spec and tool version, created_at"},
 	{"usage", "requests, tokens and cost spent on the record"},
+	{"grounded", "grounded style only: the passage, its analysis, its questions with their weighted criteria; absent otherwise"},
 }
 
 // schema is the parquet schema of a format's rows; jsonl's records have

@@ -130,4 +130,9 @@ type Record struct {
 	PassRate   float64    `parquet:"pass_rate" json:"pass_rate"`
 	Provenance Provenance `parquet:"provenance" json:"provenance"`
 	Usage      Usage      `parquet:"usage" json:"usage"`
+	// Grounded is the payload of a grounded-style record (style
+	// "grounded"): the passage, its analysis and its questions with their
+	// criteria. Nil for the math styles. For a grounded record Problem and
+	// Answer are empty and Rubric and Rollouts are empty lists.
+	Grounded *Grounded `parquet:"grounded,optional" json:"grounded,omitempty"`
 }

@@ -15,7 +15,7 @@ import (
 // TestParquetSchemas builds the Parquet schema of every record type, so a
 // struct-tag typo (which panics in parquet-go) fails here rather than mid-run.
 func TestParquetSchemas(t *testing.T) {
-	for _, v := range []any{new(Record), new(Item), new(Rollout), new(Provenance), new(Usage)} {
+	for _, v := range []any{new(Record), new(Item), new(Rollout), new(Provenance), new(Usage), new(Grounded), new(Criterion)} {
 		t.Run(reflect.TypeOf(v).Elem().Name(), func(t *testing.T) {
 			s := parquet.SchemaOf(v)
 			if len(s.Fields()) == 0 {
@@ -51,8 +51,11 @@ func TestRecordSchemaShape(t *testing.T) {
 			t.Errorf("schema lacks %q:\n%s", want, str)
 		}
 	}
-	if n := strings.Count(str, "(LIST)"); n != 3 {
-		t.Errorf("schema has %d LIST groups, want 3:\n%s", n, str)
+	// rubric, rollouts, satisfaction; grounded's concepts, questions,
+	// criteria, required_elements, expected_keywords, expected_concepts,
+	// answers, scores.
+	if n := strings.Count(str, "(LIST)"); n != 11 {
+		t.Errorf("schema has %d LIST groups, want 11:\n%s", n, str)
 	}
 	if strings.Contains(str, "MAP") {
 		t.Errorf("schema has a map column:\n%s", str)
