@@ -255,7 +255,7 @@ type ItemGroupValidity struct {
 	ID      int32    `json:"id"`
 	SatRate *float64 `json:"sat_rate"`
 	Corr    *float64 `json:"corr"`
-	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group
+	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group: then no item is valid for it
 }
 
 // Group is the score of all rollouts of one prompt.
@@ -267,9 +267,11 @@ type Group struct {
 
 // ScoreGroup scores every rollout of one prompt under scheme and computes
 // the group-level outputs. Validity is measured over the rollouts whose
-// judge succeeded; RLCER's rewards use it for every item it is defined for
-// and the corpus's stored validity for the others. A rollout whose judge
-// failed enters no step group G_k (srar) and is not in PAPO's correct set C.
+// judge succeeded, and RLCER's rewards count only the items valid in the
+// group: where correctness does not vary over those rollouts corr(v_k, z)
+// is undefined, no item is valid and r_cot is 0 for every rollout (seed 002
+// eq. 6-7), whatever the corpus stored. A rollout whose judge failed enters
+// no step group G_k (srar) and is not in PAPO's correct set C.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
 	return scoreGroup(p, scheme, lab, rs, new(groupMemory))
 }
@@ -277,11 +279,9 @@ func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group 
 // scoreGroup is ScoreGroup with its results carved from mem.
 func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
 	validity := GroupValidity(p, lab.Rubric, rs)
-	valid := storedValidity(lab.Rubric)
+	valid := make([]bool, len(validity))
 	for j, v := range validity {
-		if v.Valid != nil {
-			valid[j] = *v.Valid
-		}
+		valid[j] = v.Valid != nil && *v.Valid
 	}
 	steps := 0
 	for i := range rs {
