@@ -124,7 +124,7 @@ func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool)
 	if valid == nil {
 		valid = storedValidity(lab.Rubric)
 	}
-	return result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory))
+	return finiteOrError(result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory)))
 }
 
 // storedValidity is the corpus's empirical validity of each item; an item
@@ -298,7 +298,7 @@ func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *g
 		ss[i] = compute(p, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem)
+	g.Advantages = finiteAdvantages(p, scheme, rs, ss, g.Results, mem)
 	return g
 }
 
