@@ -58,3 +58,32 @@ func TestRLCERGroupWithoutVaryingCorrectness(t *testing.T) {
 		}
 	}
 }
+
+// TestRLCERStoredUndefinedValidity: scoring one response (no group), RLCER
+// takes the validity the corpus stored. An item the empirical stage
+// measured (sat_rate set) over rollouts whose correctness did not vary has
+// no validity (corr and empirical_valid null): corr(v_k, z) was undefined,
+// so it is not valid and gives no r_cot. An item never measured (the stage
+// was off) still counts as valid; one measured valid counts.
+func TestRLCERStoredUndefinedValidity(t *testing.T) {
+	p := DefaultParams()
+	rate := 0.5
+	for _, tc := range []struct {
+		name    string
+		measure func(*schema.Item)
+		cot     float64
+	}{
+		{"measured, correctness constant", func(it *schema.Item) { it.SatRate = &rate }, 0},
+		{"never measured", func(*schema.Item) {}, 1},
+		{"measured valid", func(it *schema.Item) { it.SatRate, it.Corr, it.EmpiricalValid = &rate, ptr(0.5), ptr(true) }, 1},
+		{"measured not valid", func(it *schema.Item) { it.SatRate, it.Corr, it.EmpiricalValid = &rate, ptr(0.1), ptr(false) }, 0},
+	} {
+		items := []schema.Item{item(1, schema.TypeSuggest, 1)}
+		tc.measure(&items[0])
+		r := judged(twoSteps, []schema.Satisfaction{sat(1, true, 1)})
+		got := Score(p, schema.SchemeRLCER, testLabel(items), &r, nil)
+		if got.Components["cot"] != tc.cot || !near(got.Reward, 1+tc.cot) {
+			t.Errorf("%s: cot %v, reward %v; want cot %v", tc.name, got.Components["cot"], got.Reward, tc.cot)
+		}
+	}
+}

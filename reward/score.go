@@ -105,7 +105,7 @@ func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
 
 // Score scores one rollout against lab under scheme. valid marks the items
 // RLCER counts; nil takes the validity the corpus stored with each item
-// (an item never measured counts as valid).
+// (storedValidity: an item never measured counts as valid).
 //
 // Rewards and [0, 1] scores by scheme (judge failed: the fallback):
 //   - srar: r_base + Δ_i (components accuracy, format, suggest, pitfall,
@@ -127,12 +127,18 @@ func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool)
 	return finiteOrError(result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory)))
 }
 
-// storedValidity is the corpus's empirical validity of each item; an item
-// never measured (nil) counts as valid.
+// storedValidity is the corpus's empirical validity of each item. An item
+// never measured (no sat_rate: the empirical stage was off) counts as
+// valid; one measured over rollouts whose correctness did not vary (a
+// sat_rate, no validity) does not: its correlation was undefined.
 func storedValidity(items []schema.Item) []bool {
 	out := make([]bool, len(items))
 	for j, it := range items {
-		out[j] = it.EmpiricalValid == nil || *it.EmpiricalValid
+		if it.EmpiricalValid != nil {
+			out[j] = *it.EmpiricalValid
+		} else {
+			out[j] = it.SatRate == nil
+		}
 	}
 	return out
 }
