@@ -14,7 +14,10 @@
 //   - satisfy: per-item satisfaction and step, correlated with whether the
 //     graded final answer is correct, with some noise items; or, when the
 //     solution carries [SatisfiedMarker] or [JudgeFailsMarker] markers,
-//     exactly the verdicts they ask for (tests predict them).
+//     exactly the verdicts they ask for (tests predict them). Steps are
+//     named as a model reading the prompt names them: by the <step n="K">
+//     tags the satisfy template wraps steps in, else by the number written
+//     in each "### Step N:" header, never by counting headers.
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models
