@@ -45,3 +45,14 @@ func skipBlank(s string, i int) int {
 	}
 	return i
 }
+
+// CountSteps counts the step header lines of text (IsStepHeader).
+func CountSteps(text string) int {
+	n := 0
+	for line := range strings.Lines(text) {
+		if IsStepHeader(line) {
+			n++
+		}
+	}
+	return n
+}
