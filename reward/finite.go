@@ -83,36 +83,43 @@ func nonFiniteError(r Result, what string) Result {
 // finite; a rollout whose result is not (made its error here), or whose
 // advantage comes out non-finite, gets advantage 0.
 func finiteAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
-	var keep []int
-	for i := range results {
-		if !allFinite(&results[i]) {
-			results[i] = nonFiniteError(results[i], nonFinite(&results[i]))
-			continue
-		}
-		keep = append(keep, i)
-	}
 	var out []Advantage
-	if len(keep) == len(results) {
+	if slices.IndexFunc(results, func(r Result) bool { return !allFinite(&r) }) < 0 {
 		out = groupAdvantages(p, scheme, rs, ss, results, mem)
 	} else {
-		subRs, subSs, subResults := make([]Rollout, len(keep)), make([]scored, len(keep)), make([]Result, len(keep))
-		for k, i := range keep {
-			subRs[k], subSs[k], subResults[k] = rs[i], ss[i], results[i]
-		}
-		sub := groupAdvantages(p, scheme, subRs, subSs, subResults, mem)
-		out = make([]Advantage, len(results))
-		for i := range out {
-			out[i].Steps = []StepAdvantage{}
-		}
-		for k, i := range keep {
-			out[i] = sub[k]
-		}
+		out = advantagesOfFinite(p, scheme, rs, ss, results, mem)
 	}
 	for i := range out {
 		if !finiteAdvantage(&out[i]) {
 			results[i] = nonFiniteError(results[i], "advantage")
 			out[i] = Advantage{Steps: []StepAdvantage{}}
 		}
+	}
+	return out
+}
+
+// advantagesOfFinite makes every non-finite result its error and computes
+// the group advantages over the others; the errors get advantage 0.
+func advantagesOfFinite(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+	var keep []int
+	for i := range results {
+		if allFinite(&results[i]) {
+			keep = append(keep, i)
+		} else {
+			results[i] = nonFiniteError(results[i], nonFinite(&results[i]))
+		}
+	}
+	subRs, subSs, subResults := make([]Rollout, len(keep)), make([]scored, len(keep)), make([]Result, len(keep))
+	for k, i := range keep {
+		subRs[k], subSs[k], subResults[k] = rs[i], ss[i], results[i]
+	}
+	sub := groupAdvantages(p, scheme, subRs, subSs, subResults, mem)
+	out := make([]Advantage, len(results))
+	for i := range out {
+		out[i].Steps = []StepAdvantage{}
+	}
+	for k, i := range keep {
+		out[i] = sub[k]
 	}
 	return out
 }
