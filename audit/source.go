@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 // Kinds of corpus path.
@@ -45,9 +45,9 @@ type Input struct {
 	Kind   string   // KindRun, KindExport or KindFiles; the first path's when mixed
 	Format string   // FormatRecords or FormatVerl
 	Files  []File
-	// From a run directory's manifest and job.yaml.
+	// From a run directory's manifest and its job history.
 	ManifestFingerprint string
-	MaxItems            int // distill.max_items of the job; 0 when unknown
+	MaxItems            int // the largest distill.max_items of the jobs in the run; 0 when unknown
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -140,10 +140,30 @@ func openRun(dir string) (*Input, error) {
 	for _, s := range m.Shards {
 		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(s.File)), Rows: s.Rows, Bytes: s.Bytes})
 	}
-	if job, err := pipeline.LoadJobFile(corpus.Layout{Dir: dir}.Job()); err == nil {
-		in.MaxItems = job.Distill.MaxItems
-	}
+	in.MaxItems = maxItemsOf(m)
 	return in, nil
+}
+
+// maxItemsSetting names distill.max_items in the manifest's job history
+// (the settings distill run records for every job, as its job file spells
+// them).
+const maxItemsSetting = "distill.max_items"
+
+// maxItemsOf is the largest SRaR item limit of the jobs whose records the
+// run holds (the current job's when none has records yet), from the
+// manifest's job history; 0 when the history does not say. With several
+// jobs, the largest limit is the one no record of theirs was made to break.
+func maxItemsOf(m corpus.Manifest) int {
+	most := 0
+	for _, j := range m.Jobs {
+		if j.Records == 0 && j.Fingerprint != m.JobFingerprint {
+			continue
+		}
+		if n, err := strconv.Atoi(j.Settings[maxItemsSetting]); err == nil && n > 0 {
+			most = max(most, n)
+		}
+	}
+	return most
 }
 
 func openExport(dir string) (*Input, error) {
