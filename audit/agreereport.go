@@ -214,3 +214,30 @@ func (r *AgreementReport) textDisagreements(w io.Writer) {
 	}
 	t.write(w)
 }
+
+// NothingCompared says, when no item could be compared, why not; "" when
+// some were. An agreement over no items is no result, whatever the exit.
+func (r *AgreementReport) NothingCompared() string {
+	if r.Agreement != nil && r.Agreement.Items > 0 {
+		return ""
+	}
+	why := "no item was compared"
+	switch s, sh := r.Sample, r.Sheet; {
+	case sh != nil && sh.Rows == 0:
+		return why + ": the sheet has no rows"
+	case sh != nil && sh.Blank == sh.Rows:
+		return why + fmt.Sprintf(": all %d rows of the sheet are blank (fill in human_valid with valid or invalid)", sh.Rows)
+	case sh != nil && sh.Missing == sh.Rows-sh.Blank:
+		return why + fmt.Sprintf(": none of the sheet's %d annotated items is in this corpus; was the sheet drawn from another corpus?", sh.Rows-sh.Blank)
+	case sh != nil:
+		return why + fmt.Sprintf(": of the sheet's %d rows, %d are blank, %d not in the corpus, %d changed since sampling, %d not judged in the corpus",
+			sh.Rows, sh.Blank, sh.Missing, sh.Changed, sh.StoredUnjudged)
+	case s != nil && s.Eligible == 0:
+		return why + ": the corpus holds no item with a stored verdict to re-judge"
+	case s != nil && s.Stopped != "":
+		return why + ": " + s.Stopped
+	case s != nil:
+		return why + fmt.Sprintf(": none of the %d drawn items could be judged (see the warnings above)", s.Drawn)
+	}
+	return why
+}

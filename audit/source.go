@@ -1,10 +1,14 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,9 +220,15 @@ func openFile(path string) (*Input, error) {
 	f := File{Path: path, Rows: -1, Bytes: -1}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl":
+		if err := probeJSONL(path); err != nil {
+			return nil, err
+		}
 		f.JSONL = true
 		in.Format = FormatRecords
 	case ".parquet":
+		if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+			return nil, fmt.Errorf("%s is empty (0 bytes), not a corpus shard: %w", path, ErrNotAuditable)
+		}
 		format, err := probeParquet(path)
 		if err != nil {
 			return nil, err
@@ -232,6 +242,66 @@ func openFile(path string) (*Input, error) {
 }
 
 var errStop = errors.New("stop")
+
+// probeLines is how many non-blank lines of a JSONL file probeJSONL reads.
+const probeLines = 16
+
+// probeJSONL tells a file of corpus records from one that is not a corpus:
+// an empty file, a problems file (the input of distill run), other JSON,
+// text. It reads the first non-blank lines: one record (an object with
+// "id" and "rubric") makes it a corpus, and lines further on that do not
+// decode are then damage, reported by the audit. None makes it something
+// else, said in words and wrapped in ErrNotAuditable.
+func probeJSONL(path string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("corpus path: %w", err)
+	}
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, 1<<16)
+	var keys []string // of the first JSON object that is not a record
+	seen, parsed := 0, 0
+	for seen < probeLines {
+		line, rerr := readLine(br)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			if errors.Is(rerr, errLineTooLong) {
+				seen++
+				continue
+			}
+			return fmt.Errorf("reading %s: %w", path, rerr)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			seen++
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(line, &obj) == nil {
+				parsed++
+				_, id := obj["id"]
+				_, rubric := obj["rubric"]
+				if id && rubric {
+					return nil
+				}
+				if keys == nil {
+					keys = slices.Sorted(maps.Keys(obj))
+				}
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+	}
+	switch {
+	case seen == 0:
+		return fmt.Errorf("%s is empty: it holds no records, so it is not a corpus: %w", path, ErrNotAuditable)
+	case parsed == 0:
+		return fmt.Errorf("%s is not a corpus: none of its first %d lines is JSON (validate reads corpus records, one JSON object a line): %w",
+			path, seen, ErrNotAuditable)
+	case slices.Contains(keys, "problem") || slices.Contains(keys, "question"):
+		return fmt.Errorf("%s is not a corpus: it looks like a problems file (keys %s), the input of distill run; "+
+			"its records have no rubric. Audit the run directory distill run made from it: %w", path, strings.Join(keys, ", "), ErrNotAuditable)
+	}
+	return fmt.Errorf("%s is not a corpus: its first %d lines hold no record (an object with \"id\" and \"rubric\"; the first has keys %s): %w",
+		path, seen, strings.Join(keys, ", "), ErrNotAuditable)
+}
 
 // probeParquet reads the first rows of a Parquet file as a record shard,
 // then as a verl file, and says which it is. A damaged file is reported as

@@ -62,8 +62,9 @@ func readSheet(path string) ([]audit.Annotation, error) {
 	return audit.ReadSheet(f, path)
 }
 
-// writeAgreement prints an agreement report and returns the exit code: 3
-// when part of the corpus could not be read or items could not be judged.
+// writeAgreement prints an agreement report and returns the exit code: 1
+// when no item could be compared, 3 when part of the corpus could not be
+// read or items could not be judged.
 func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) int {
 	write := rep.WriteText
 	if asJSON {
@@ -71,6 +72,10 @@ func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) 
 	}
 	if err := write(e.stdout); err != nil && !errors.Is(err, io.ErrShortWrite) {
 		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", cmd, err)
+		return exitFailed
+	}
+	if why := rep.NothingCompared(); why != "" {
+		fmt.Fprintf(e.stderr, "%s: %s\n", cmd, why)
 		return exitFailed
 	}
 	code := exitOK
