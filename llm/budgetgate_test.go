@@ -1,0 +1,106 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBudgetGateHoldsAtConcurrency: 16 callers each spend $1 against a $5
+// budget; with each call reserved first, at most five calls are paid, and
+// the rest are refused with ErrBudgetExhausted once nothing fits.
+func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 5})
+	g := NewBudgetGate(m)
+	var paid, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			release, err := g.Reserve(context.Background(), 1)
+			if errors.Is(err, ErrBudgetExhausted) {
+				refused.Add(1)
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+			m.success("s", "m", 1, 0, nil) // $1
+			paid.Add(1)
+			release()
+		})
+	}
+	wg.Wait()
+	if s := m.Snapshot().Total.CostUSD; s > 5 || paid.Load() != 5 || refused.Load() != 11 {
+		t.Errorf("spent $%g on %d calls, %d refused; want $5 on 5, 11 refused", s, paid.Load(), refused.Load())
+	}
+}
+
+// TestBudgetGateUnknownCost: a call of unknown cost goes alone; one that
+// costs less than reserved lets the next in.
+func TestBudgetGateUnknownCost(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
+	g := NewBudgetGate(m)
+	release, err := g.Reserve(context.Background(), math.Inf(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := g.Reserve(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second call went out beside one of unknown cost: %v", err)
+	}
+	m.success("s", "m", 1, 0, nil)
+	release()
+	r2, err := g.Reserve(context.Background(), 2)
+	if err != nil {
+		t.Fatalf("$2 after $1 of a $3 budget: %v", err)
+	}
+	r2()
+	if _, err := g.Reserve(context.Background(), 2.5); !errors.Is(err, ErrBudgetExhausted) {
+		t.Errorf("$2.50 after $1 of a $3 budget: %v; want ErrBudgetExhausted", err)
+	}
+	if r, err := NewBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), 1e9); err != nil {
+		t.Errorf("without a budget: %v", err)
+	} else {
+		r()
+	}
+}
+
+// TestStreak: three calls in a row that could not connect stop a caller;
+// an answer in between starts the count again; fifty transient failures
+// of any kind stop it too.
+func TestStreak(t *testing.T) {
+	refused := &Error{Class: ClassRetryable, Reason: "refused"}
+	var s Streak
+	if s.Observe(refused) != StreakGoOn || s.Observe(refused) != StreakGoOn {
+		t.Fatal("stopped before the third refusal")
+	}
+	s.Observe(nil)
+	s.Observe(refused)
+	s.Observe(&Error{Class: ClassPermanent, Reason: "400"}) // the endpoint answered
+	s.Observe(refused)
+	if v := s.Observe(refused); v != StreakGoOn {
+		t.Fatalf("verdict %v after two refusals in a row", v)
+	}
+	if v := s.Observe(refused); v != StreakUnreachable {
+		t.Errorf("verdict %v after three refusals in a row; want StreakUnreachable", v)
+	}
+	s.Reset()
+	var v StreakVerdict
+	for i := range FailingStreakLimit {
+		reason := "500"
+		if i%2 == 0 {
+			reason = "refused"
+		}
+		v = s.Observe(&Error{Class: ClassRetryable, Reason: reason})
+	}
+	if v != StreakFailing || s.Len() != FailingStreakLimit {
+		t.Errorf("verdict %v after %d transient failures; want StreakFailing", v, s.Len())
+	}
+}
