@@ -174,7 +174,7 @@ func indented(w io.Writer, s string) {
 
 func (r *AgreementReport) textTable(w io.Writer) {
 	a := r.Agreement
-	heading(w, "Agreement on validity (seed 000, Table 6 layout)")
+	heading(w, "Agreement on validity (laid out as the SRaR paper's judge-agreement table)")
 	t := newTable("metric", "value")
 	t.add("items compared", num(a.Items))
 	t.add("validity agreement rate", pct(a.Rate))

@@ -53,6 +53,20 @@ func agreementCmd(ctx context.Context, args []string, e env) int {
 	return writeAgreement("validate agreement", rep, *asJSON, e)
 }
 
+// printAgreement prints rep on stdout; false (said on stderr) when it
+// could not.
+func printAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) bool {
+	write := rep.WriteText
+	if asJSON {
+		write = rep.WriteJSON
+	}
+	if err := write(e.stdout); err != nil && !errors.Is(err, io.ErrShortWrite) {
+		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", cmd, err)
+		return false
+	}
+	return true
+}
+
 func readSheet(path string) ([]audit.Annotation, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -66,12 +80,7 @@ func readSheet(path string) ([]audit.Annotation, error) {
 // when no item could be compared, 3 when part of the corpus could not be
 // read or items could not be judged.
 func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) int {
-	write := rep.WriteText
-	if asJSON {
-		write = rep.WriteJSON
-	}
-	if err := write(e.stdout); err != nil && !errors.Is(err, io.ErrShortWrite) {
-		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", cmd, err)
+	if !printAgreement(cmd, rep, asJSON, e) {
 		return exitFailed
 	}
 	if why := rep.NothingCompared(); why != "" {
