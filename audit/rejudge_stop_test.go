@@ -112,3 +112,17 @@ func TestRejudgeInterrupted(t *testing.T) {
 		t.Errorf("partial report: sample %+v, agreement %+v", s, rep.Agreement)
 	}
 }
+
+// TestRejudgeUnparseableReplies: replies that never parse fail their own
+// records only; the rejudge goes on and counts them as failed.
+func TestRejudgeUnparseableReplies(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, fixtureRecords()[:20], 8)
+	srv := llmtest.New(llmtest.Config{Seed: 5, Faults: llmtest.Faults{Malformed: 0.5}})
+	cfg := rejudgeConfig(srv, "", 60, 1)
+	cfg.Repairs = 0
+	rep := rejudge(t, dir, cfg)
+	if s := rep.Sample; s.Judged == 0 || s.Failed == 0 || s.Judged+s.Failed != s.Drawn {
+		t.Errorf("sample %+v; want some records judged and the unparseable ones failed", s)
+	}
+}
