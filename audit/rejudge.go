@@ -219,7 +219,7 @@ feed:
 	case parent.Err() != nil:
 		info.Stopped = "interrupted: the figures are over the items judged before; answered requests are in the cache, so running again pays only for the rest"
 	case errors.Is(cause, llm.ErrBudgetExhausted):
-		info.Stopped = fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD)
+		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	case cause != nil:
 		return nil, cause
 	}

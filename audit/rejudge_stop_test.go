@@ -76,7 +76,7 @@ func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 	if rep.LLM.CostUSD > cfg.MaxCostUSD {
 		t.Errorf("spent $%.6f on a $%.6f budget (%d requests of about $%.6f)", rep.LLM.CostUSD, cfg.MaxCostUSD, rep.LLM.Requests, perRequest)
 	}
-	if s.Judged == 0 || s.Failed == 0 || !strings.Contains(s.Stopped, "budget") {
+	if s.Judged == 0 || s.Failed == 0 || !strings.Contains(string(s.Stopped), "budget") {
 		t.Errorf("sample %+v; want some judged, the rest stopped by the budget", s)
 	}
 	t.Logf("budget $%.6f: %d requests, $%.6f spent; %d of %d items judged", cfg.MaxCostUSD, rep.LLM.Requests, rep.LLM.CostUSD, s.Judged, s.Drawn)
@@ -108,7 +108,7 @@ func TestRejudgeInterrupted(t *testing.T) {
 	}
 	s := rep.Sample
 	if rep.Agreement == nil || s.Judged == 0 || rep.Agreement.Items != int64(s.Judged) || s.Judged+s.Failed != s.Drawn ||
-		!strings.Contains(s.Stopped, "interrupted") {
+		!strings.Contains(string(s.Stopped), "interrupted") {
 		t.Errorf("partial report: sample %+v, agreement %+v", s, rep.Agreement)
 	}
 }

@@ -181,7 +181,7 @@ func TestRejudgeBudgetStop(t *testing.T) {
 	cfg.MaxCostUSD = 0.001
 	rep := rejudge(t, dir, cfg)
 	s := rep.Sample
-	if s.Stopped == "" || !strings.Contains(s.Stopped, "budget") {
+	if s.Stopped == "" || !strings.Contains(string(s.Stopped), "budget") {
 		t.Errorf("stopped %q; want the budget named", s.Stopped)
 	}
 	if s.Judged == 0 || s.Failed == 0 || s.Judged+s.Failed != s.Drawn || srv.Count() >= int64(s.Records) {

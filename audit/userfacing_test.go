@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"go/build"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,40 @@ func TestReadsRunsThroughCorpus(t *testing.T) {
 	for _, imp := range pkg.Imports {
 		if strings.HasSuffix(imp, "/pipeline") {
 			t.Errorf("audit imports %s", imp)
+		}
+	}
+}
+
+// TestRenderUncomputable: the text and HTML reports render when figures
+// are null: no rollouts, no items, no token counts, a verl
+// export.
+func TestRenderUncomputable(t *testing.T) {
+	bare := func(r *schema.Record) {
+		r.Rollouts, r.NCorrect, r.PassRate = nil, 0, 0
+		r.Rubric = []schema.Item{}
+	}
+	noTokens := func(r *schema.Record) {
+		for k := range r.Rollouts {
+			r.Rollouts[k].CompletionTokens = nil
+		}
+	}
+	dirs := map[string]string{}
+	for name, edit := range map[string]func(*schema.Record){"bare": bare, "no tokens": noTokens} {
+		var recs []schema.Record
+		for i := range 5 {
+			recs = append(recs, makeRecord(i, schema.StyleSRaR, nil, edit))
+		}
+		dirs[name] = filepath.Join(t.TempDir(), "run")
+		writeRun(t, dirs[name], recs, 4)
+	}
+	dirs["verl"] = t.TempDir()
+	writeVerlExport(t, dirs["verl"], fixtureRecords()[:6], false)
+	for name, dir := range dirs {
+		rep := auditPath(t, Options{}, dir)
+		for what, write := range map[string]func(io.Writer) error{"text": rep.WriteText, "HTML": rep.WriteHTML, "JSON": rep.WriteJSON} {
+			if err := write(io.Discard); err != nil {
+				t.Errorf("%s: the %s report does not render: %v", name, what, err)
+			}
 		}
 	}
 }

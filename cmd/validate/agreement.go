@@ -95,7 +95,7 @@ func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) 
 	if s := rep.Sample; s != nil && s.Failed > 0 {
 		why := "their requests failed or the replies never parsed (see the warnings above)"
 		if s.Stopped != "" {
-			why = s.Stopped
+			why = string(s.Stopped)
 		}
 		fmt.Fprintf(e.stderr, "%s: %d of %d drawn items were not judged: %s\n", cmd, s.Failed, s.Drawn, why)
 		code = exitPartial
