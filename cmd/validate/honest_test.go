@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
 )
 
 // TestNotACorpus: a problems file, an empty file and a file of other JSON
@@ -105,5 +111,50 @@ func writeCSV(t *testing.T, path string, rows [][]string) {
 	csv.NewWriter(f).WriteAll(rows)
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRejudgeCtrlC runs validate rejudge as its own process (this test
+// binary, re-run) against a slow simulated judge, sends SIGINT once some
+// requests were answered, and checks the exit code 4, the partial figures
+// on stdout and the message on stderr.
+func TestRejudgeCtrlC(t *testing.T) {
+	if args := os.Getenv("VALIDATE_AS_MAIN"); args != "" {
+		os.Exit(run(strings.Split(args, "\n"), os.Stdout, os.Stderr, os.Getenv))
+	}
+	srv, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, Latency: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir := writeRun(t, 30, nil)
+	args := []string{"rejudge", dir, "--base-url", url, "--model", "simulated", "--sample", "100", "--concurrency", "2",
+		"--cache", filepath.Join(t.TempDir(), "cache.db"), "--json"}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRejudgeCtrlC$")
+	cmd.Env = append(os.Environ(), "VALIDATE_AS_MAIN="+strings.Join(args, "\n"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for srv.Count() < 4 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	var rep struct {
+		Sample struct {
+			Drawn, Judged int
+			Stopped       string
+		}
+		Agreement struct{ Items int }
+	}
+	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr != nil {
+		t.Fatalf("exit %d (%v); stdout is not the JSON report: %v\n%s\nstderr: %s", code, err, jerr, stdout.String(), stderr.String())
+	}
+	if code != exitStopped || rep.Sample.Judged == 0 || rep.Agreement.Items != rep.Sample.Judged || rep.Sample.Judged == rep.Sample.Drawn ||
+		!strings.Contains(rep.Sample.Stopped, "interrupted") || !strings.Contains(stderr.String(), "interrupted after") {
+		t.Errorf("exit %d, want %d; sample %+v, %d items compared\nstderr: %s", code, exitStopped, rep.Sample, rep.Agreement.Items, stderr.String())
 	}
 }
