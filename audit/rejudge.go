@@ -193,12 +193,16 @@ func (j *rejudger) run(parent context.Context, groups [][]SampleItem, info *Samp
 	results := make([][]verdictPair, len(groups))
 	failed := make([]error, len(groups))
 	work := make(chan int)
+	spent := make(chan struct{}) // closed at the budget stop: the requests in flight, reserved within it, finish
+	var stopFeeding sync.Once
 	var wg sync.WaitGroup
 	for range max(1, min(j.cfg.Concurrency, len(groups))) {
 		wg.Go(func() {
 			for i := range work {
 				results[i], failed[i] = j.judge(ctx, groups[i])
-				if stop := j.stopsAll(failed[i]); stop != nil {
+				if errors.Is(failed[i], llm.ErrBudgetExhausted) {
+					stopFeeding.Do(func() { close(spent) })
+				} else if stop := j.stopsAll(failed[i]); stop != nil {
 					cancel(stop)
 				}
 			}
@@ -210,6 +214,8 @@ feed:
 		case work <- i:
 		case <-ctx.Done():
 			break feed
+		case <-spent:
+			break feed
 		}
 	}
 	close(work)
@@ -218,16 +224,16 @@ feed:
 	switch {
 	case parent.Err() != nil:
 		info.Stopped = "interrupted: the figures are over the items judged before; answered requests are in the cache, so running again pays only for the rest"
-	case errors.Is(cause, llm.ErrBudgetExhausted):
-		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	case cause != nil:
 		return nil, cause
+	case isClosed(spent):
+		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	}
 	var pairs []verdictPair
 	for i, g := range groups {
 		if results[i] == nil {
 			info.Failed += len(g)
-			if failed[i] != nil && ctx.Err() == nil {
+			if err := failed[i]; err != nil && !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled {
 				j.log.Warn("an item group could not be judged", "record", g[0].RecordID, "items", len(g), "err", failed[i])
 			}
 			continue
@@ -241,9 +247,18 @@ feed:
 	return pairs, nil
 }
 
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // stopsAll says whether a group's error ends the whole rejudge, and with
-// what: a fatal endpoint error (wrong key, model or URL), the budget, or
-// the streak of failures distill run stops on (nothing listens, or the
+// what: a fatal endpoint error (wrong key, model or URL), or the streak of failures distill run stops on (nothing listens, or the
 // endpoint keeps failing). A reply that never parsed is the group's alone.
 func (j *rejudger) stopsAll(err error) error {
 	var le *llm.Error
@@ -252,8 +267,6 @@ func (j *rejudger) stopsAll(err error) error {
 		return nil
 	case errors.As(err, &le) && le.Class == llm.ClassFatal:
 		return fmt.Errorf("rejudging: %w", err)
-	case errors.Is(err, llm.ErrBudgetExhausted):
-		return err
 	}
 	j.mu.Lock()
 	verdict, n := j.streak.Observe(err), j.streak.Len()
@@ -311,7 +324,7 @@ func (j *rejudger) judge(ctx context.Context, g []SampleItem) ([]verdictPair, er
 	if err != nil {
 		return nil, err
 	}
-	release, err := j.gate.Reserve(ctx, j.estimate(j.cost, msgs, len(g)))
+	release, err := j.gate.Reserve(ctx, func() float64 { return j.estimate(j.cost, msgs, len(g)) })
 	if err != nil {
 		return nil, err
 	}

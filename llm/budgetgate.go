@@ -26,21 +26,23 @@ func NewBudgetGate(m *Meter) *BudgetGate {
 	return &BudgetGate{meter: m, changed: make(chan struct{})}
 }
 
-// Reserve holds cost (USD) for one call until release is called, once the
-// call is done and its real cost is in the Meter. It waits while the
-// estimate does not fit beside the calls in flight; when it does not fit
-// even with none in flight, it returns an error wrapping
-// ErrBudgetExhausted, and when ctx ends first, the context's cause. A cost
-// of +Inf (not known yet) waits until no other call is in flight. Without a
-// cost budget it never waits.
-func (g *BudgetGate) Reserve(ctx context.Context, cost float64) (release func(), err error) {
+// Reserve holds the estimated cost (USD) of one call until release is
+// called, once the call is done and its real cost is in the Meter. estimate
+// is asked again each time the gate looks, so it can use what the calls
+// before taught the caller. Reserve waits while the estimate does not fit
+// beside the calls in flight; when it does not fit even with none in
+// flight, it returns an error wrapping ErrBudgetExhausted, and when ctx
+// ends first, the context's cause. An estimate of +Inf (not known yet)
+// waits until no other call is in flight. Without a cost budget it never
+// waits.
+func (g *BudgetGate) Reserve(ctx context.Context, estimate func() float64) (release func(), err error) {
 	limit := g.meter.budget.MaxCostUSD
 	if limit <= 0 {
 		return func() {}, nil
 	}
 	for {
 		g.mu.Lock()
-		spent := g.spent()
+		spent, cost := g.spent(), estimate()
 		fits := spent+g.reserved+cost <= limit || math.IsInf(cost, 1) && g.inflight == 0 && spent < limit
 		if fits {
 			g.reserved += finite(cost, limit)

@@ -20,7 +20,7 @@ func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			release, err := g.Reserve(context.Background(), 1)
+			release, err := g.Reserve(context.Background(), usd(1))
 			if errors.Is(err, ErrBudgetExhausted) {
 				refused.Add(1)
 				return
@@ -46,29 +46,67 @@ func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
 func TestBudgetGateUnknownCost(t *testing.T) {
 	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
 	g := NewBudgetGate(m)
-	release, err := g.Reserve(context.Background(), math.Inf(1))
+	release, err := g.Reserve(context.Background(), usd(math.Inf(1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := g.Reserve(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := g.Reserve(ctx, usd(1)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a second call went out beside one of unknown cost: %v", err)
 	}
 	m.success("s", "m", 1, 0, nil)
 	release()
-	r2, err := g.Reserve(context.Background(), 2)
+	r2, err := g.Reserve(context.Background(), usd(2))
 	if err != nil {
 		t.Fatalf("$2 after $1 of a $3 budget: %v", err)
 	}
 	r2()
-	if _, err := g.Reserve(context.Background(), 2.5); !errors.Is(err, ErrBudgetExhausted) {
+	if _, err := g.Reserve(context.Background(), usd(2.5)); !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("$2.50 after $1 of a $3 budget: %v; want ErrBudgetExhausted", err)
 	}
-	if r, err := NewBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), 1e9); err != nil {
+	if r, err := NewBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), usd(1e9)); err != nil {
 		t.Errorf("without a budget: %v", err)
 	} else {
 		r()
+	}
+}
+
+// usd is a fixed estimate.
+func usd(x float64) func() float64 { return func() float64 { return x } }
+
+// TestBudgetGateEstimateLearns: a call waiting with an unknown cost is
+// looked at again with what the caller learned meanwhile: once the first
+// call showed what calls cost, the second is refused instead of going out
+// alone past the budget.
+func TestBudgetGateEstimateLearns(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
+	g := NewBudgetGate(m)
+	var known atomic.Bool
+	estimate := func() float64 {
+		if known.Load() {
+			return 2
+		}
+		return math.Inf(1)
+	}
+	first, err := g.Reserve(context.Background(), estimate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		release, err := g.Reserve(context.Background(), estimate)
+		if err == nil {
+			release()
+		}
+		second <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // the second waits beside the first
+	m.success("s", "m", 2, 0, nil)    // the first cost $2
+	known.Store(true)
+	first()
+	if err := <-second; !errors.Is(err, ErrBudgetExhausted) {
+		t.Errorf("a $2 call after $2 of a $3 budget: %v; want ErrBudgetExhausted", err)
 	}
 }
 
