@@ -11,7 +11,8 @@
 // listens there, no item could be compared); 2 usage error (a path that is
 // not a corpus: a problems file, an empty file); 3 finished, but part of the
 // input is damaged (unreadable files or lines, repeated record ids) or some
-// items could not be judged.
+// items could not be judged; 4 rejudge stopped by Ctrl-C (the figures of the
+// items judged so far are printed).
 package main
 
 import (
@@ -61,7 +62,8 @@ explains its flags with -h.
 Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused
 or unreachable, no item compared); 2 usage error (a path that is not a
 corpus); 3 finished, but part of the input is damaged (unreadable files or
-lines, repeated ids) or some items could not be judged.
+lines, repeated ids) or some items could not be judged; 4 rejudge stopped by
+Ctrl-C (the figures so far are printed).
 `
 
 // env is what a command needs from its process.
