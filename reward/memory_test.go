@@ -25,7 +25,7 @@ func TestScoreGroupReusesMemory(t *testing.T) {
 	for _, scheme := range schema.Schemes {
 		for _, rs := range groups {
 			mem.reset()
-			got := scoreGroup(DefaultParams(), scheme, lab, rs, &mem)
+			got := scoreGroup(DefaultParams(), OnJudgeFailureFloor, scheme, lab, rs, &mem)
 			if want := ScoreGroup(DefaultParams(), scheme, lab, rs); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s, %d rollouts: reused memory gives\n%+v\nnot\n%+v", scheme, len(rs), got.Results[0], want.Results[0])
 			}

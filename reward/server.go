@@ -55,6 +55,10 @@ type Config struct {
 	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
 	// in by then is a judge failure.
 	Timeout time.Duration
+	// OnJudgeFailure is what a response whose judgment failed is paid:
+	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
+	// OnJudgeFailureError.
+	OnJudgeFailure string
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token  string
@@ -87,6 +91,12 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if err := checkScheme(cfg.Scheme, "scheme"); err != nil {
 		return nil, fmt.Errorf("reward: %w", err)
+	}
+	if err := CheckJudgeFailurePolicy(cfg.OnJudgeFailure); err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
+	}
+	if cfg.OnJudgeFailure == "" {
+		cfg.OnJudgeFailure = OnJudgeFailureFloor
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 16 << 20
@@ -343,7 +353,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		rs[i], labs[i] = analyzeSteps(text, lab.GroundTruth, steps), lab
 	}
 	s.judgeAll(ctx, labs, rs)
-	g := scoreGroup(s.cfg.Params, scheme, lab, rs, &sc.mem)
+	g := scoreGroup(s.cfg.Params, s.cfg.OnJudgeFailure, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
@@ -380,7 +390,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 	s.judgeAll(ctx, labs, rs)
 	for i := range items {
 		if labs[i] != nil {
-			out[i] = Score(s.cfg.Params, schemes[i], labs[i], &rs[i], nil)
+			out[i] = scoreWith(s.cfg.Params, s.cfg.OnJudgeFailure, schemes[i], labs[i], &rs[i], nil)
 			out[i].RequestID = items[i].requestID
 		}
 	}

@@ -183,7 +183,7 @@ func TestV1Score(t *testing.T) {
 }
 
 // TestJudgeFailureIsAnswered checks a judge that never gives a usable reply:
-// 200, judge_ok false with the reason, the accuracy-only fallback.
+// 200, judge_ok false with the reason, the floor.
 func TestJudgeFailureIsAnswered(t *testing.T) {
 	h := newHarness(t, []schema.Label{demoLabel()})
 	resp := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
@@ -193,8 +193,8 @@ func TestJudgeFailureIsAnswered(t *testing.T) {
 		{"problem_id": "sum-2-3", "response": resp, "scheme": "grounded"},
 	}}), &got)
 	srar, grounded := got.Results[0], got.Results[1]
-	if srar.JudgeOK || !strings.Contains(srar.JudgeError, "unusable after 3 attempts") || !near(srar.Reward, 1) || srar.Error != "" {
-		t.Errorf("srar: %+v; want judge_ok false after 3 attempts and r_base 1", srar)
+	if srar.JudgeOK || !strings.Contains(srar.JudgeError, "unusable after 3 attempts") || !near(srar.Reward, 0) || srar.Error != "" {
+		t.Errorf("srar: %+v; want judge_ok false after 3 attempts and r_base 1 - |R_PIT| = 0", srar)
 	}
 	if grounded.JudgeOK || grounded.Reward != 0 {
 		t.Errorf("grounded: %+v; want judge_ok false and 0", grounded)
