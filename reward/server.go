@@ -255,7 +255,11 @@ func (s *Server) v1Score(ctx context.Context, w http.ResponseWriter, body []byte
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.answer(w, map[string]any{"results": s.scoreItems(ctx, items)})
+	results := s.scoreItems(ctx, items)
+	if s.refuseFailed(w, results) {
+		return
+	}
+	s.answer(w, map[string]any{"results": results})
 }
 
 // getReward answers OpenRLHF's remote reward protocol: rewards, scores in
@@ -267,17 +271,26 @@ func (s *Server) getReward(ctx context.Context, w http.ResponseWriter, body []by
 		return
 	}
 	results := s.scoreItems(ctx, items)
+	if s.refuseFailed(w, results) {
+		return
+	}
 	rewards := make([]float64, len(results))
 	scores := make([]float64, len(results))
 	logs := make(map[string][]float64, len(extraLogKeys))
 	for _, k := range extraLogKeys {
 		logs[k] = make([]float64, len(results))
 	}
+	judged, failed := judgeFailures(results)
+	rate := 0.0
+	if judged > 0 {
+		rate = float64(failed) / float64(judged)
+	}
 	for i, r := range results {
 		rewards[i], scores[i] = r.Reward, r.Score
 		for _, k := range extraLogKeys {
 			logs[k][i] = extraLog(r, k)
 		}
+		logs[extraLogFailureRate][i] = rate
 	}
 	s.answer(w, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
 }
@@ -288,8 +301,14 @@ var extraLogKeys = []string{
 	"reward/accuracy", "reward/format", "reward/suggest", "reward/pitfall", "reward/bonus", "reward/rubric",
 	"reward/outcome", "reward/cot",
 	"rubric/judge_ok", "rubric/correct", "rubric/pass_rate", "rubric/n_items", "rubric/satisfied", "rubric/n_steps",
-	"rubric/error",
+	"rubric/error", extraLogFailureRate,
 }
+
+// extraLogFailureRate is the extra_logs key of the batch's judge-failure
+// rate: the fraction of its judged samples whose judgment failed, the same
+// value for every sample of the batch (so its mean over a rollout is the
+// rollout's rate, whatever the batch sizes).
+const extraLogFailureRate = "rubric/judge_failure_rate"
 
 func extraLog(r Result, key string) float64 {
 	switch key {
@@ -299,6 +318,8 @@ func extraLog(r Result, key string) float64 {
 		return b2f(r.Correct)
 	case "rubric/error":
 		return b2f(r.Error != "")
+	case extraLogFailureRate:
+		return 0 // a figure of the batch, filled in by getReward
 	}
 	if c, ok := strings.CutPrefix(key, "reward/"); ok {
 		return r.Components[c]
@@ -314,7 +335,11 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res := s.scoreItems(ctx, []scoreItem{item})[0]
+	results := s.scoreItems(ctx, []scoreItem{item})
+	if s.refuseFailed(w, results) {
+		return
+	}
+	res := results[0]
 	if bare {
 		s.answer(w, res.Reward)
 		return
@@ -358,6 +383,9 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
+	if s.refuseFailed(w, g.Results) {
+		return
+	}
 	s.answerGroup(w, groupJSON{Group: g})
 }
 
@@ -365,6 +393,28 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 type groupJSON struct {
 	Group
 	Error string `json:"error,omitempty"`
+}
+
+// refuseFailed answers 503 with Retry-After, and reports true, when the
+// policy is OnJudgeFailureError and a judgment of results failed.
+func (s *Server) refuseFailed(w http.ResponseWriter, results []Result) bool {
+	if s.cfg.OnJudgeFailure != OnJudgeFailureError {
+		return false
+	}
+	judged, failed := judgeFailures(results)
+	if failed == 0 {
+		return false
+	}
+	first := ""
+	for _, r := range results {
+		if r.Error == "" && !r.JudgeOK {
+			first = r.JudgeError
+			break
+		}
+	}
+	w.Header().Set("Retry-After", "2")
+	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the judge failed on %d of %d responses (--on-judge-failure error; the verdicts in are cached, retry): %s", failed, judged, first))
+	return true
 }
 
 // scoreItems scores items independently.

@@ -64,7 +64,7 @@ Flags:
 type options struct {
 	corpus, addr, scheme, tokenEnv, cache, promptsDir, logLevel string
 	allowRemote                                                 bool
-	judgeURL, judgeModel, judgeKeyEnv                           string
+	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain                         time.Duration
@@ -111,7 +111,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeURL, "judge-base-url", "", "OpenAI-compatible endpoint of the satisfaction judge, including /v1 (e.g. --judge-base-url http://127.0.0.1:8000/v1)")
 	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
-	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key, never logged; unset or empty sends none (e.g. --judge-api-key-env VLLM_API_KEY)")
+	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "", "environment variable holding the judge's API key, sent to --judge-base-url only and never logged; no default, so that no key goes to an endpoint you did not name one for; empty: no key (e.g. --judge-api-key-env OPENAI_API_KEY)")
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
 	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
@@ -121,6 +121,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
+	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -143,6 +144,12 @@ func (o *options) check() error {
 	}
 	if err := o.params.Check(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := reward.CheckJudgeFailurePolicy(o.onJudgeFailure); err != nil {
+		errs = append(errs, fmt.Errorf("--%w", err))
+	}
+	if o.allowRemote && o.tokenEnv == "" {
+		errs = append(errs, errors.New("--allow-remote needs --token-env: a server other hosts can reach must require a bearer token"))
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
@@ -170,19 +177,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: --log-level: %v\n", err)
 		return exitUsage
 	}
-	token := ""
-	if o.tokenEnv != "" {
-		if token = getenv(o.tokenEnv); token == "" {
-			fmt.Fprintf(stderr, "rewardd: --token-env %s: the variable is unset or empty\n", o.tokenEnv)
-			return exitUsage
-		}
+	token, apiKey, err := secrets(o, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rewardd: %v\n", err)
+		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serve(ctx, o, token, getenv(o.judgeKeyEnv), stdout, log); err != nil {
+	if err := serve(ctx, o, token, apiKey, stdout, log); err != nil {
 		log.Error("rewardd failed", "error", err.Error())
 		return exitFailed
 	}
 	return exitOK
+}
+
+// secrets reads the bearer token and the judge's API key from the variables
+// the flags name. White space around them (a newline from a secrets file)
+// is trimmed; a variable named but unset or blank is an error, never a
+// silent "no token" or "no key".
+func secrets(o *options, getenv func(string) string) (token, apiKey string, err error) {
+	if o.tokenEnv != "" {
+		if token = strings.TrimSpace(getenv(o.tokenEnv)); token == "" {
+			return "", "", fmt.Errorf("--token-env %s: the variable is unset or blank", o.tokenEnv)
+		}
+	}
+	if o.judgeKeyEnv != "" {
+		if apiKey = strings.TrimSpace(getenv(o.judgeKeyEnv)); apiKey == "" {
+			return "", "", fmt.Errorf("--judge-api-key-env %s: the variable is unset or blank (leave the flag out for a judge that needs no key)", o.judgeKeyEnv)
+		}
+	}
+	return token, apiKey, nil
 }
 
 // serve loads the corpus, builds the judge and answers requests until ctx
@@ -227,7 +250,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxQueue: o.maxQueue, Timeout: o.judgeTimeout, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxQueue: o.maxQueue, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}
