@@ -13,8 +13,8 @@ import (
 
 // Limits on what one request may ask for.
 const (
-	MaxItems     = 4096 // items of /v1/score, samples of /get_reward
-	MaxResponses = 1024 // responses of /v1/score_group
+	MaxItems     = 16384 // items of /v1/score, samples of /get_reward (OpenRLHF 0.9: 512 prompts x 16 samples in one request)
+	MaxResponses = 1024  // responses of /v1/score_group
 )
 
 // badRequest is a malformed request; its message names the field.
@@ -264,8 +264,6 @@ func decodeGetReward(body []byte, scheme string) ([]scoreItem, error) {
 	switch {
 	case req.Query == nil:
 		return nil, bad("query: required, a list of prompt+response strings")
-	case n == 0:
-		return nil, bad("query: empty")
 	case n > MaxItems:
 		return nil, bad("query: %d samples, at most %d per request", n, MaxItems)
 	case req.Prompts != nil && len(req.Prompts) != n:

@@ -46,11 +46,21 @@ type Config struct {
 	// Scheme, when set, is the default scheme of every request that names
 	// none, before the label's own.
 	Scheme string
-	// MaxBodyBytes bounds a request body (default 16 MiB).
+	// MaxBodyBytes bounds a request body (default 64 MiB: OpenRLHF 0.9
+	// posts a whole rollout in one request, 1,024 samples of 8K-token
+	// responses are 36 MB).
 	MaxBodyBytes int64
-	// MaxQueue bounds the scoring requests admitted at once (default 4096);
-	// more get 503 with Retry-After.
+	// MaxInflightBytes bounds the bytes of the request bodies held at once
+	// (default 512 MiB, at least MaxBodyBytes): a request reserves its
+	// Content-Length (MaxBodyBytes when unknown) before its body is read
+	// and waits, up to QueueWait, while others hold the room.
+	MaxInflightBytes int64
+	// MaxQueue bounds the scoring requests being scored at once (default
+	// 4096); a request whose body is read waits up to QueueWait for a slot.
 	MaxQueue int
+	// QueueWait bounds how long a request waits for room (its body's bytes,
+	// then a slot) before it gets 503 with Retry-After (default 60s).
+	QueueWait time.Duration
 	// Timeout bounds the judging of one request (default 100s, under the
 	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
 	// in by then is a judge failure.
@@ -71,6 +81,7 @@ type Server struct {
 	log       *slog.Logger
 	m         *serverMetrics
 	queue     chan struct{}
+	bodies    *byteBudget
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
@@ -99,10 +110,17 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.OnJudgeFailure = OnJudgeFailureFloor
 	}
 	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 16 << 20
+		cfg.MaxBodyBytes = 64 << 20
 	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = 512 << 20
+	}
+	cfg.MaxInflightBytes = max(cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 4096
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = time.Minute
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 100 * time.Second
@@ -110,7 +128,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue)}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
+		bodies: newByteBudget(cfg.MaxInflightBytes)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -203,32 +222,22 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
 }
 
-// scoring admits a scoring request, reads its body and hands it to the
-// endpoint's handler.
+// scoring admits a scoring request: it reserves room for the body's bytes,
+// reads the body, takes a scoring slot (waiting up to QueueWait for each),
+// and hands the body to the endpoint's handler under the judge timeout,
+// which starts once the body is in.
 func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string) {
-	select {
-	case s.queue <- struct{}{}:
-	default:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: %d requests in progress (--max-queue); retry", cap(s.queue)))
+	body, release, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	if !s.takeSlot(w, r) {
 		return
 	}
 	s.m.inflight.Add(1)
 	defer func() { <-s.queue; s.m.inflight.Add(-1) }()
 
-	in := s.buffer()
-	defer s.release(in)
-	_, err := in.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	body := in.Bytes() // the decoders copy what they keep
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes (--max-body)", tooBig.Limit))
-			return
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
 	q := r.URL.Query()
@@ -393,6 +402,80 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 type groupJSON struct {
 	Group
 	Error string `json:"error,omitempty"`
+}
+
+// readBody reads a request body within the byte budget. It answers the
+// request itself and reports false when the body is too large, the budget
+// stays full for QueueWait, or the read fails; release gives the body's
+// bytes back.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
+		return nil, nil, false
+	}
+	reserved := limit
+	if r.ContentLength >= 0 {
+		reserved = r.ContentLength
+	}
+	wait, cancel := context.WithTimeout(r.Context(), s.cfg.QueueWait)
+	err := s.bodies.acquire(wait, reserved)
+	cancel()
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: the request bodies in progress fill --max-inflight-bytes %d and none was done within --queue-wait %s; retry", s.cfg.MaxInflightBytes, s.cfg.QueueWait))
+		return nil, nil, false
+	}
+	in := s.buffer()
+	if r.ContentLength > 0 {
+		in.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err = in.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if held := int64(in.Len()); held < reserved {
+		s.bodies.release(reserved - held)
+		reserved = held
+	}
+	release = func() { s.release(in); s.bodies.release(reserved) }
+	if err != nil {
+		release()
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
+			return nil, nil, false
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+		return nil, nil, false
+	}
+	return in.Bytes(), release, true // the decoders copy what they keep
+}
+
+func tooLarge(size, limit int64) string {
+	what := "the request body is larger than"
+	if size >= 0 {
+		what = fmt.Sprintf("the request body of %d bytes is larger than", size)
+	}
+	return fmt.Sprintf("%s the %d allowed (--max-body); raise --max-body (and --max-inflight-bytes) or send smaller batches", what, limit)
+}
+
+// takeSlot takes a scoring slot, waiting up to QueueWait; it answers 503
+// itself and reports false when none came free.
+func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case s.queue <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(s.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case s.queue <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: %d requests in progress (--max-queue) and none was done within --queue-wait %s; retry", cap(s.queue), s.cfg.QueueWait))
+	return false
 }
 
 // refuseFailed answers 503 with Retry-After, and reports true, when the
@@ -628,7 +711,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      s.cfg.Timeout + time.Minute,
+		WriteTimeout:      2*time.Minute + 2*s.cfg.QueueWait + s.cfg.Timeout + time.Minute, // read, waits, judging, answer
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

@@ -273,7 +273,6 @@ func TestMalformedRequests(t *testing.T) {
 		{"/v1/score_group", `{"responses": []}`, "responses: empty"},
 		{"/v1/score_group", `{"responses": ["a"], "label": {"rubric": [{"id": 1, "type": "FOO", "text": "t"}]}}`, "label: label.rubric[0].type"},
 		{"/get_reward", `{"prompts": ["p"]}`, "query: required"},
-		{"/get_reward", `{"query": []}`, "query: empty"},
 		{"/get_reward", `{"query": ["a", "b"], "prompts": ["p"]}`, "prompts: 1 entries, query has 2"},
 		{"/get_reward", `{"query": ["a"], "labels": ["x", "y"]}`, "labels: 2 entries, query has 1"},
 		{"/get_reward", `{"query": ["a"], "labels": ["not json"]}`, "labels[0]: label: expected a JSON object"},
@@ -413,10 +412,11 @@ func checkPrometheusText(t *testing.T, text string) {
 }
 
 // TestQueueBound fills the queue with one request held by a slow judge and
-// checks the next is refused with 503, not queued without bound.
+// checks the next is refused with 503 after the queue wait, not queued
+// without bound.
 func TestQueueBound(t *testing.T) {
 	h := newHarness(t, []schema.Label{demoLabel()}, func(c *Config, s *llmtest.Config) {
-		c.MaxQueue = 1
+		c.MaxQueue, c.QueueWait = 1, 10*time.Millisecond
 		s.Latency = time.Minute
 	})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -67,9 +67,9 @@ type options struct {
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	legacyMaxTokens                                             bool
-	judgeTimeout, attemptTimeout, drain                         time.Duration
+	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
 	verdictCache, maxQueue                                      int
-	maxBody                                                     int64
+	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 }
 
@@ -101,8 +101,10 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
 	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
-	fs.Int64Var(&o.maxBody, "max-body", 16<<20, "largest request body in bytes (e.g. --max-body 67108864)")
-	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more get 503 with Retry-After (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
+	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in bytes; OpenRLHF 0.9 posts a whole rollout in one request, 1,024 samples of 8K-token responses are 36 MB (e.g. --max-body 402653184 for 8,192 such samples)")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a request waits up to --queue-wait for room (e.g. --max-inflight-bytes 1073741824)")
+	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more wait up to --queue-wait for a slot (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
+	fs.DurationVar(&o.queueWait, "queue-wait", time.Minute, "how long a request waits for room (--max-inflight-bytes, --max-queue) before 503 with Retry-After (e.g. --queue-wait 30s)")
 	fs.DurationVar(&o.drain, "drain-timeout", 2*time.Minute, "on SIGTERM, how long to wait for the requests in flight (e.g. --drain-timeout 30s)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error (e.g. --log-level debug)")
 }
@@ -157,8 +159,8 @@ func (o *options) check() error {
 	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
-	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.judgeTimeout <= 0 || o.drain <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --judge-timeout and --drain-timeout must be positive"))
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 {
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout and --drain-timeout must be positive"))
 	}
 	return errors.Join(errs...)
 }
@@ -250,7 +252,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxQueue: o.maxQueue, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}
