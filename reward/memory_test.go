@@ -54,9 +54,9 @@ func TestSlab(t *testing.T) {
 // that one large group's is not kept.
 func TestGroupScratchBytes(t *testing.T) {
 	sc := getGroupScratch()
-	small := sc.bytes()
 	sc.mem.items.take(maxPooledBuffer / 32)
-	if sc.bytes() < small+maxPooledBuffer {
+	if sc.bytes() <= maxPooledBuffer { // not kept: a pooled scratch may already hold room, so compare with the bound
+
 		t.Fatalf("%d bytes after taking %d item verdicts", sc.bytes(), maxPooledBuffer/32)
 	}
 	putGroupScratch(sc)

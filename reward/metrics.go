@@ -172,7 +172,7 @@ func (m *serverMetrics) results(rs []Result) {
 }
 
 // write renders every metric in the Prometheus text exposition format.
-func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter) {
+func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter, b breakerStatus) {
 	m.mu.Lock()
 	reqs := make([]requestKey, 0, len(m.requests))
 	for k := range m.requests {
@@ -216,6 +216,12 @@ func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Met
 	rate, _ := m.judged.rate(time.Now())
 	help(w, "rewardd_judge_failure_ratio", "gauge", "Judged responses whose judgment failed (judge_ok false), as a fraction of those judged in the last minute; 0 when none was.")
 	fmt.Fprintf(w, "rewardd_judge_failure_ratio %s\n", formatFloat(rate))
+	help(w, "rewardd_judge_breaker_state", "gauge", "1 for the circuit breaker's state in front of the judge: closed (calls go to the judge), open (the judge is down; answers take the failure policy at once), fatal (the judge refuses rewardd).")
+	for _, st := range []string{breakerClosed, breakerOpen, breakerFatal} {
+		fmt.Fprintf(w, "rewardd_judge_breaker_state{state=%q} %d\n", st, int(b2f(b.State == st)))
+	}
+	help(w, "rewardd_judge_breaker_opened_total", "counter", "Times the circuit breaker opened.")
+	fmt.Fprintf(w, "rewardd_judge_breaker_opened_total %d\n", b.Opened)
 	help(w, "rewardd_corpus_records", "gauge", "Problems in the loaded corpus index.")
 	fmt.Fprintf(w, "rewardd_corpus_records %d\n", records)
 	if j != nil {

@@ -69,6 +69,8 @@ type Config struct {
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
 	OnJudgeFailure string
+	// Breaker tunes the circuit breaker in front of the judge.
+	Breaker BreakerOptions
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token  string
@@ -82,6 +84,7 @@ type Server struct {
 	m         *serverMetrics
 	queue     chan struct{}
 	bodies    *byteBudget
+	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
@@ -129,7 +132,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
-		bodies: newByteBudget(cfg.MaxInflightBytes)}
+		bodies: newByteBudget(cfg.MaxInflightBytes), breaker: newBreaker(cfg.Breaker)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -183,11 +186,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch endpoint {
 	case pathHealthz:
-		writeJSON(sw, http.StatusOK, map[string]any{"ok": true, "records": s.records()})
+		s.healthz(sw)
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
-		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter)
+		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status())
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -555,9 +558,16 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollou
 	wg.Wait()
 }
 
-// judge fills r's verdicts, or its judge error.
+// judge fills r's verdicts, or its judge error; while the breaker is open
+// the judge is not asked.
 func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
+	probe, err := s.breaker.allow(time.Now())
+	if err != nil {
+		r.JudgeErr = "satisfaction judge: " + err.Error()
+		return
+	}
 	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
+	s.breaker.record(ctx, time.Now(), probe, err)
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
