@@ -71,6 +71,7 @@ type options struct {
 	verdictCache, maxQueue                                      int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
+	breaker                                                     reward.BreakerOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -124,6 +125,8 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
 	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
+	fs.IntVar(&o.breaker.Failures, "judge-breaker-failures", 5, "judge calls in a row ending in an outage (timeout, refused or reset connection, 5xx or 429 after every retry) that open the circuit breaker: answers then take --on-judge-failure at once (e.g. --judge-breaker-failures 10)")
+	fs.DurationVar(&o.breaker.Probe, "judge-breaker-probe", 5*time.Second, "how long the open breaker waits before one call probes the judge; doubles after a failed probe, up to 1m (e.g. --judge-breaker-probe 10s)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -159,8 +162,9 @@ func (o *options) check() error {
 	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
-	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout and --drain-timeout must be positive"))
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
+		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
 	}
 	return errors.Join(errs...)
 }
@@ -252,7 +256,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}
