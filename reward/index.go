@@ -91,8 +91,8 @@ func (x *Index) ByText(text string) (l *schema.Label, ok bool, err error) {
 // ByPrompt finds the problem in a prompt as a trainer sends it: the problem
 // text itself, or a chat-templated prompt (ChatML, Llama 3, Gemma, Mistral,
 // DeepSeek, Phi-3) whose user turn is the problem, or holds it as a run of
-// whole lines at its start or end (a system-style instruction before or a
-// format instruction after; a leading "Problem:" or "Question:" label on its
+// whole lines (an instruction before, a format instruction or OpenRLHF's
+// "Answer:" after, or both; a leading "Problem:" or "Question:" label on its
 // first line is dropped).
 func (x *Index) ByPrompt(prompt string) (l *schema.Label, ok bool, err error) {
 	for _, text := range promptTexts(prompt) {

@@ -598,7 +598,21 @@ func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 	if it.label != nil {
 		return it.label, ""
 	}
+	l, msg := s.find(it)
+	if l != nil && it.answer != "" && it.answer != l.GroundTruth {
+		c := *l
+		c.GroundTruth = it.answer // the label is the ground truth the user has
+		l = &c
+	}
+	return l, msg
+}
+
+// find looks an item's rubric up in the corpus.
+func (s *Server) find(it *scoreItem) (*schema.Label, string) {
 	x := s.cfg.Index
+	if x == nil && it.answer != "" {
+		return nil, "no rubric: the label is an answer, not a reward spec (distill export's label column), and rewardd runs without --corpus to find the problem's rubric in"
+	}
 	if x == nil {
 		return nil, "no rubric: the item carries no label and rewardd runs without --corpus"
 	}

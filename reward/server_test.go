@@ -264,8 +264,6 @@ func TestMalformedRequests(t *testing.T) {
 		{"/v1/score", `{"items": [{"response": 5}]}`, "items.response: expected a string"},
 		{"/v1/score", `{"items": [{"response": "r", "scheme": "best"}]}`, `items[0].scheme: "best" is not a scheme`},
 		{"/v1/score", `{"scheme": "x", "items": [{"response": "r"}]}`, "scheme:"},
-		{"/v1/score", `{"items": [{"response": "r", "label": "{\"rubric\": []}"}]}`, "items[0].label: label.rubric: no items"},
-		{"/v1/score", `{"items": [{"response": "r", "label": 7}]}`, "items[0].label: expected the label as a JSON string or object"},
 		{"/v1/score", `{"items": [{"response": "r", "prompt": [{"role": "user"}]}]}`, "items[0].prompt[0]: a message needs"},
 		{"/v1/score", `{"items": [{"response": "r", "prompt": 3}]}`, "items[0].prompt: expected a string or a list"},
 		{"/v1/score", `{"items": [{"response": "r"}]} {"x": 1}`, "after top-level value"},
@@ -275,11 +273,9 @@ func TestMalformedRequests(t *testing.T) {
 		{"/get_reward", `{"prompts": ["p"]}`, "query: required"},
 		{"/get_reward", `{"query": ["a", "b"], "prompts": ["p"]}`, "prompts: 1 entries, query has 2"},
 		{"/get_reward", `{"query": ["a"], "labels": ["x", "y"]}`, "labels: 2 entries, query has 1"},
-		{"/get_reward", `{"query": ["a"], "labels": ["not json"]}`, "labels[0]: label: expected a JSON object"},
 		{"/get_reward", `{"query": "a"}`, "query: expected a list"},
 		{"/get_reward?scheme=best", `{"query": ["a"]}`, "the scheme URL parameter"},
 		{"/score", `{"prompt": "p"}`, "response: required"},
-		{"/score", `{"response": "r", "label": {"rubric": [{"id": 0, "type": "SUGGEST", "text": "t"}]}}`, "label: label.rubric[0].id"},
 	} {
 		code, body := h.do(http.MethodPost, tc.path, tc.body)
 		var e struct{ Error string }
@@ -289,6 +285,19 @@ func TestMalformedRequests(t *testing.T) {
 	}
 	if h.sim.Count() != 0 {
 		t.Errorf("malformed requests reached the judge %d times", h.sim.Count())
+	}
+	// A bad label fails its own item, with the field named, not the request.
+	for _, tc := range []struct {
+		path, body, field string
+	}{
+		{"/v1/score", `{"items": [{"response": "r", "label": "{\"rubric\": []}"}]}`, "items[0].label: label.rubric: no items"},
+		{"/v1/score", `{"items": [{"response": "r", "label": [7]}]}`, "items[0].label: expected the label as a JSON string (the reward spec or the answer), an object or a number"},
+		{"/score", `{"response": "r", "label": {"rubric": [{"id": 0, "type": "SUGGEST", "text": "t"}]}}`, "label: label.rubric[0].id"},
+	} {
+		code, body := h.do(http.MethodPost, tc.path, tc.body)
+		if code != http.StatusOK || !strings.Contains(string(body), tc.field) {
+			t.Errorf("POST %s %s: %d %s; want 200 with the item's error naming %q", tc.path, tc.body, code, body, tc.field)
+		}
 	}
 }
 
