@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 
 // serverFlags are the flags of the corpus, the listener and the HTTP server.
 func (o *options) serverFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export, a Parquet file or a JSONL file of records, whose rubrics to serve; empty: every request carries its label (e.g. --corpus runs/math16k)")
+	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export (any format: verl, rar, srar-lines, jsonl), one of their data files, or a JSONL file of records, whose rubrics to serve; rewardd refuses to start when it holds no rubric; empty: every request carries its label (e.g. --corpus runs/math16k)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8700", "listen address; port 0 picks a free one, printed as the first stdout line (e.g. --addr 127.0.0.1:0)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
 	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
