@@ -121,24 +121,21 @@ func (b *breaker) trip(now time.Time, state string, err error) {
 
 // outageKind sorts a verdict call's outcome: breakerOpen for an outage of
 // the judge, breakerFatal for a refusal that no retry passes, "" for an
-// answer (verdicts, or a reply that did not parse: the judge is up) or a
-// caller that went away.
+// answer (verdicts, or a reply that did not parse: the judge is up), a
+// caller that went away, or a call that timed out before anything was sent
+// (waiting for a slot behind a large batch says nothing about the judge).
 func outageKind(ctx context.Context, err error) string {
-	if err == nil {
+	var e *llm.Error // only the endpoint's own failures
+	if err == nil || !errors.As(err, &e) {
 		return ""
 	}
-	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return breakerOpen // the judge timeout: it hangs
-	}
-	var e *llm.Error // only the endpoint's own failures; a reply that did not parse is an answer
-	if !errors.As(err, &e) {
-		return ""
-	}
-	switch e.Class {
-	case llm.ClassRetryable:
+	switch {
+	case e.Class == llm.ClassRetryable:
 		return breakerOpen
-	case llm.ClassFatal:
+	case e.Class == llm.ClassFatal:
 		return breakerFatal
+	case e.Class == llm.ClassCanceled && e.Attempts > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return breakerOpen // the judge timeout ended an attempt in flight: the judge hangs
 	}
 	return ""
 }

@@ -1,6 +1,8 @@
 package reward
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -148,6 +151,36 @@ func TestJudgeRefusalIsFatal(t *testing.T) {
 		}
 		if code, out := healthStatus(t, h); code != http.StatusServiceUnavailable || !strings.Contains(out, `"status":"unhealthy"`) {
 			t.Errorf("%s: /healthz %d %s; want 503 unhealthy", mode, code, out)
+		}
+	}
+}
+
+// TestOutageKind: only the endpoint's failures open the breaker; a reply
+// that did not parse, a caller gone, or a timeout spent waiting for a slot
+// behind a large batch say nothing about the judge.
+func TestOutageKind(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	live := context.Background()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"answered", live, nil, ""},
+		{"refused after retries", live, &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "refused"}, breakerOpen},
+		{"bad key", live, &llm.Error{Class: llm.ClassFatal, Attempts: 1, Status: 401}, breakerFatal},
+		{"reply did not parse", live, &llm.ParseError{What: "satisfaction verdicts", Attempts: 3, Err: errors.New("no JSON")}, ""},
+		{"an attempt cut by the judge timeout", expired, &llm.Error{Class: llm.ClassCanceled, Attempts: 1}, breakerOpen},
+		{"timed out waiting for a slot", expired, fmt.Errorf("waiting for a judge slot: %w", context.DeadlineExceeded), ""},
+		{"timed out before sending", expired, &llm.Error{Class: llm.ClassCanceled, Attempts: 0}, ""},
+		{"the caller went away", gone, &llm.Error{Class: llm.ClassCanceled, Attempts: 1}, ""},
+	} {
+		if got := outageKind(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
