@@ -96,6 +96,8 @@ func choiceTokens(s string) []ctok {
 			}
 			if j == i+1 {
 				j++
+			} else if !choiceWrapper(s[i+1 : j]) {
+				add("*") // \sqrt{C}, \frac{C}{2}, C \times 2, \angle C: math on the letter
 			}
 			i, spaced = j, true
 		case r == '{' || r == '}' || r == '$' || r == '*' || unicode.IsSpace(r):
@@ -120,6 +122,31 @@ func choiceTokens(s string) []ctok {
 	return out
 }
 
+// choiceWrapper reports LaTeX commands that only dress a choice letter: text and font
+// wrappers, boxes, spacing and sizing (\textbf{(B)}, \boxed{C}, \mathrm{C}, \quad).
+func choiceWrapper(name string) bool {
+	switch name {
+	case "boxed", "fbox", "framebox", "bf", "it", "rm", "bfseries", "underline", "color", "textcolor", "colorbox":
+		return true
+	}
+	return isTextCmd(name) || isFontCmd(name) || isSpacingCmd(name) || isSizingCmd(name)
+}
+
+// isPostNegation reports words that deny the letter before them in languages that put the
+// negation after what it denies: "Aではなく", "A가 아니라", "A नहीं", "A değil".
+func isPostNegation(w string) bool {
+	switch strings.ToLower(w) {
+	case "नहीं", "değil", "degil":
+		return true
+	}
+	for _, n := range [...]string{"ではな", "じゃな", "ではありません", "아니", "않", "틀리", "違", "誤"} {
+		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	return false
+}
+
 func isNegation(w string) bool {
 	switch strings.ToLower(w) {
 	case "not", "no", "never", "neither", "nor", "isn't", "isn’t", "aren't", "wasn't", "can't", "can’t",
@@ -127,11 +154,13 @@ func isNegation(w string) bool {
 		"except", "excluding", "instead", "rather", "wrong", "incorrect", "false", "invalid", "impossible",
 		"eliminated", "eliminate", "excluded", "exclude", "rule", "ruled", "faux", "fausse", "incorrecte",
 		"incorrecta", "incorrecto", "falsch", "maybe", "perhaps", "possibly", "might", "could", "if",
-		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно":
+		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно",
+		"não", "nao", "nein", "nie", "ні", "ليس", "không", "inte", "ikke", "nem", "errada", "errado", "falso", "falsa",
+		"sbagliata", "sbagliato", "неправильно", "неверный":
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
-		for _, n := range [...]string{"不", "非", "错", "没", "排除", "可能", "也许", "如果"} {
+		for _, n := range [...]string{"不", "非", "错", "误", "没", "排除", "可能", "也许", "如果"} {
 			if strings.Contains(w, n) {
 				return true
 			}
@@ -158,7 +187,8 @@ func clauseEnd(w string) (clause, sentence bool) {
 		return true, false
 	}
 	switch strings.ToLower(w) {
-	case "but", "mais", "pero", "sino", "aber", "however", "但", "但是", "而", "所以", "so", "thus", "hence", "therefore":
+	case "but", "mais", "pero", "sino", "aber", "however", "但", "但是", "而", "而是", "所以", "so", "thus", "hence", "therefore",
+		"mas", "ma", "но", "maar", "ale", "sondern", "bensì":
 		return true, false
 	}
 	return false, false
@@ -199,6 +229,9 @@ func choiceAt(toks []ctok, i int) (byte, bool) {
 		return 0, false // P(A), f(b), Var(X)
 	}
 	if (prev == "(" || prev == "[") && (next == ")" || next == "]") {
+		if mathAround(toks, i-1, i+1) {
+			return 0, false // 2(C), (C)^2: a factor, not a choice
+		}
 		if lowerOK {
 			return c - 32, true
 		}
@@ -225,16 +258,35 @@ func choiceAt(toks []ctok, i int) (byte, bool) {
 	return c, true
 }
 
+// mathAround reports whether the bracket at toks[open] or toks[close] is glued to math: a
+// number or a closing bracket before it, an operator after it.
+func mathAround(toks []ctok, open, close int) bool {
+	if open > 0 && !toks[open].spaced {
+		p := toks[open-1].text
+		if strings.ContainsAny(p[len(p)-1:], "0123456789)") {
+			return true
+		}
+	}
+	if close+1 < len(toks) && !toks[close+1].spaced {
+		n := toks[close+1].text
+		if strings.Contains("^*/_(", n) || n[0] >= '0' && n[0] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
 // negatedAfter reports whether the letter at i is denied by what follows it: "A is wrong",
 // "A isn't", "A est fausse", "A 错误".
 func negatedAfter(toks []ctok, i int) bool {
 	for k, skipped := i+1, 0; k < len(toks) && skipped <= 2; k++ {
 		w := strings.ToLower(toks[k].text)
-		if isNegation(w) {
+		if isNegation(w) || isPostNegation(w) {
 			return true
 		}
 		switch w {
-		case "is", "are", "was", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是", "option", "choice":
+		case "is", "are", "was", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是", "option", "choice",
+			"가", "이", "은", "는", "が", "は", "も", "です", "है":
 			skipped++
 			continue
 		}

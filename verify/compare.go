@@ -105,7 +105,7 @@ func prepareWith(s string, decComma bool) answer {
 	if lx.bad {
 		return answer{canon: s, src: s, lexed: lx}
 	}
-	lx.toks = dropApproxNote(lx.toks)
+	lx.toks = dropUnitNote(dropApproxNote(lx.toks))
 	return answer{lexed: lx, src: s, canon: canon(lx.toks)}
 }
 
@@ -122,6 +122,26 @@ func (a *answer) tree() (*node, bool) {
 		a.root, a.parsed = parse(a.toks)
 	}
 	return a.root, a.parsed
+}
+
+// dropUnitNote removes a unit in parentheses after a number: "14 (см)", "9 (яблок).",
+// "14（元）".
+func dropUnitNote(toks []token) []token {
+	n := len(toks)
+	if n > 0 && isOpTok(toks[n-1], ".") {
+		n--
+	}
+	if n < 4 || !isOpTok(toks[n-1], ")") {
+		return toks
+	}
+	k := n - 2
+	for k > 0 && (toks[k].kind == tWord || isOpTok(toks[k], ".")) {
+		k--
+	}
+	if k == n-2 || !isOpTok(toks[k], "(") || k == 0 || toks[k-1].kind != tNum || toks[k+1].kind != tWord {
+		return toks
+	}
+	return toks[:k]
 }
 
 // dropApproxNote removes an approximation note after the answer: "(\approx 0.707)",
@@ -158,7 +178,7 @@ func decide(g, p *answer) (bool, string, string) {
 			return true, "exact", ""
 		}
 		return false, "none", "answer too long or too deeply nested to analyse"
-	case g.canon == p.canon:
+	case g.canon == p.canon && !isChoiceGold(g):
 		return true, "exact", ""
 	case g.commaAmbig || p.commaAmbig:
 		return decideCommas(g, p)
@@ -199,11 +219,13 @@ func singleValue(toks []token) bool {
 }
 
 func decideShapes(g, p *answer) (bool, string, string) {
-	if g.canon == p.canon {
-		return true, "exact", ""
-	}
+	// A choice letter is decided first: "\angle C" and "\vec{C}" lose their macro in the
+	// canonical string but are no choice.
 	if eq, method, reason, ok := decideChoice(g, p); ok {
 		return eq, method, reason
+	}
+	if g.canon == p.canon {
+		return true, "exact", ""
 	}
 	if gv, ok := fastNumber(g.toks); ok {
 		if pv, ok := fastNumber(p.toks); ok {
@@ -251,6 +273,12 @@ func decideTrees(g, p *answer) (bool, string, string) {
 		eq, reason = false, "comparison budget exhausted"
 	}
 	return eq, methodOf(gr, pr), reason
+}
+
+// isChoiceGold reports a gold answer that is a choice letter.
+func isChoiceGold(g *answer) bool {
+	_, _, ok := goldChoice(g.toks)
+	return ok
 }
 
 // decideChoice applies when the gold answer is a choice letter: the prediction must assert

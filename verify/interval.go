@@ -47,6 +47,9 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 		if p, ok := ineqPiece(n); ok {
 			return []piece{p}, true
 		}
+		if ps, ok := absPieces(n); ok {
+			return ps, true
+		}
 	}
 	return nil, false
 }

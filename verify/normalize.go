@@ -12,7 +12,48 @@ var turnTokens = [...]string{
 	"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>",
 	"<|end|>", "<|start_header_id|>", "<|end_header_id|>", "<|assistant|>", "<|user|>", "<|system|>",
 	"</s>", "<end_of_turn>", "<start_of_turn>", "<｜end▁of▁sentence｜>", "<|end▁of▁sentence|>",
-	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>",
+	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>", "<eos>", "<|eos|>", "<|end_of_turn|>", "<|return|>",
+	"<|EOT|>", "<|eot|>", "<end_of_utterance>", "<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>",
+	"<|endofmessage|>", "<|end_of_role|>", "<|start_of_role|>", "<|im_sep|>", "<<SYS>>",
+}
+
+// turnLines open another turn without a template token: an instruction tag of the Llama-2
+// template or a role name that starts a line ("\nHuman:", "\nUSER:"). Text after the first
+// of them that follows some content is not part of the answer.
+var turnLines = [...]string{
+	"[/INST]", "[INST]", "\nHuman:", "\nHUMAN:", "\nUser:", "\nUSER:", "\n### Human:", "\n### User:",
+	"\n### Instruction:", "\n### Input:",
+}
+
+// cutAtTurnLine ends s at the first turn line that follows some content.
+func cutAtTurnLine(s string) string {
+	cut := len(s)
+	for _, t := range turnLines {
+		if i := strings.Index(s[:cut], t); i >= 0 && strings.TrimSpace(s[:i]) != "" {
+			cut = i
+		}
+	}
+	return s[:cut]
+}
+
+// cutPartialToken drops the start of a chat-template token that ends the text: a log cut
+// inside "<|im_end|>" leaves "<|im_end" or "<|im_".
+func cutPartialToken(s string) string {
+	i := strings.LastIndexByte(s[max(len(s)-32, 0):], '<')
+	if i < 0 {
+		return s
+	}
+	i += max(len(s)-32, 0)
+	tail := s[i:]
+	if len(tail) < 3 {
+		return s
+	}
+	for _, t := range turnTokens {
+		if len(tail) < len(t) && strings.HasPrefix(t, tail) {
+			return s[:i]
+		}
+	}
+	return s
 }
 
 // nextTurnToken returns the earliest chat-template token in s: its position and length. Every
@@ -33,15 +74,16 @@ func nextTurnToken(s string) (int, int) {
 }
 
 // cutAtTurnEnd drops chat-template tokens: leading ones (with the role name that follows an
-// opening token) are skipped, and the text ends at the first one that follows some content.
+// opening token) are skipped, and the text ends at the first one that follows some content,
+// at a turn line (see turnLines) or before a token cut off at its end.
 func cutAtTurnEnd(s string) string {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			return s
+			return cutPartialToken(cutAtTurnLine(s))
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return s[:i]
+			return cutAtTurnLine(s[:i])
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {

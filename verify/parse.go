@@ -366,7 +366,7 @@ func (p *parser) parseTerm() *node {
 
 func isPrimaryCmd(name string) bool {
 	switch name {
-	case "frac", "sqrt", "binom", "pi", "infty", "lfloor", "lceil", "emptyset", "varnothing":
+	case "frac", "sqrt", "cbrt", "binom", "pi", "infty", "lfloor", "lceil", "emptyset", "varnothing":
 		return true
 	}
 	return isFuncName(name) || strings.HasPrefix(name, "begin:")
@@ -374,6 +374,9 @@ func isPrimaryCmd(name string) bool {
 
 func (p *parser) canStartImplicit(t token) bool {
 	switch t.kind {
+	case tNum:
+		return t.glued // \frac123: the 3 multiplies
+
 	case tIdent:
 		return !t.fromText
 	case tCmd:
@@ -719,6 +722,7 @@ func (p *parser) readArg() *node {
 			n.lit = t.text[:1]
 			p.toks[p.pos].text = t.text[1:]
 			p.toks[p.pos].space = false
+			p.toks[p.pos].glued = true
 			return n
 		}
 		p.pos++
@@ -770,6 +774,12 @@ func (p *parser) parseCmd(t token) *node {
 		arg := p.readArg()
 		n := p.mk(nRoot)
 		n.kids = []*node{arg, idx}
+		return n
+	case "cbrt":
+		p.pos++
+		arg := p.readArg()
+		n := p.mk(nRoot)
+		n.kids = []*node{arg, numNode(3)}
 		return n
 	case "emptyset", "varnothing":
 		p.pos++

@@ -122,8 +122,14 @@ func plainWordAt(s string, i int) bool {
 		return !isWordRune(r) && !unicode.IsDigit(r) // "a number", "a 5% chance"
 	}
 	switch w {
-	case "sqrt", "pi", "sin", "cos", "tan", "log", "ln", "exp":
-		return strings.HasPrefix(s[i+n:], "(") || strings.HasPrefix(s[i+n:], "{")
+	case "sqrt", "cbrt", "pi", "sin", "cos", "tan", "log", "ln", "exp", "infty", "infinity", "theta", "alpha", "beta",
+		"gamma", "delta", "lambda", "omega", "phi":
+		// pi/2, 2pi, sqrt(3), theta + pi: a constant or a function written in plain text
+		glued := i+n < len(s) && strings.IndexByte("({/*^_0123456789", s[i+n]) >= 0
+		if glued || i > 0 && strings.IndexByte("0123456789*/^(+-", s[i-1]) >= 0 {
+			return true
+		}
+		return after == "" && i > 0 || after != "" && strings.IndexByte("+-*/^=<>)", after[0]) >= 0
 	}
 	return false
 }
@@ -207,7 +213,7 @@ func plainRun(s string) int {
 // continuesPlain reports whether plain math goes on at s (after a space or a comma).
 func continuesPlain(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
-	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\", r) {
+	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\€£¥₹₽", r) {
 		return true
 	}
 	return isWordRune(r) && plainWordAt(s, 0)
@@ -486,7 +492,13 @@ func signOff(s string) bool {
 
 // fromLastSentence is the last resort of extraction: the value stated in the final sentence.
 func fromLastSentence(text string) (string, bool) {
-	s, several := finalSentence(text)
+	s, end, several, open := finalSentence(text)
+	if open {
+		return "", false // the text stops inside a math span
+	}
+	if cut, concludes := cutOffSentence(s, text[end:]); cut && !concludes {
+		return "", false
+	}
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
@@ -500,10 +512,10 @@ func fromLastSentence(text string) (string, bool) {
 	return statedValue(s)
 }
 
-// finalSentence returns the last sentence of text that is not a sign-off, and whether the text
-// has more than one sentence. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line
-// breaks, outside math.
-func finalSentence(text string) (string, bool) {
+// finalSentence returns the last sentence of text that is not a sign-off, where it ends in
+// text, whether the text has more than one sentence, and whether the text ends inside a math
+// span. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line breaks, outside math.
+func finalSentence(text string) (sentence string, end int, several, open bool) {
 	var spans [keptSentences][2]int
 	n := 0
 	add := func(a, b int) {
@@ -560,13 +572,14 @@ func finalSentence(text string) (string, bool) {
 		}
 	}
 	add(start, len(text))
+	open = display != "" || inline
 	for k := n - 1; k >= 0 && k >= n-keptSentences; k-- {
 		sp := spans[k%keptSentences]
 		if s := text[sp[0]:sp[1]]; !signOff(s) {
-			return s, n > 1
+			return s, sp[1], n > 1, open
 		}
 	}
-	return "", false
+	return "", len(text), false, open
 }
 
 // moneySign reports a "$" that is a currency sign: followed by a digit, with no other "$"

@@ -30,6 +30,7 @@ var scriptMarkers = [...]scriptMarker{
 	{"الإجابة", []string{"النهائية هي", "النهائية:", "النهائية", "هي", "هو", ":"}, true},
 	{"الجواب", []string{"النهائي هو", "النهائي:", "النهائي", "هو", "هي", ":"}, true},
 	{"उत्तर", []string{"है:", "है", ":", "="}, true},
+	{"คำตอบ", []string{"คือ", "ได้แก่", ":", "="}, true},
 }
 
 // fromStatement finds the last explicit answer statement that starts at or after from and
@@ -41,6 +42,9 @@ func fromStatement(text string, from int) (candidate, bool) {
 	}
 	if !found {
 		return candidate{}, false
+	}
+	if opensMath(strings.TrimLeft(rest, " \t\r\n")) {
+		return candidate{pos: best, method: ByStatement}, true // cut off inside the answer
 	}
 	a, ok := statementContent(rest)
 	if !ok {
@@ -281,10 +285,27 @@ func statementContent(rest string) (string, bool) {
 			a = v
 		}
 	}
+	a = chainResult(a)
 	if !answerLike(a) {
 		return "", false
 	}
 	return a, true
+}
+
+// chainResult reads an announced computation as its result: "Ответ: (3 + 4) * 2 = 14 (см)" is
+// 14 (см). Both sides must be free of symbols, so "x = 5" and "2x = 14" stay as they are.
+func chainResult(a string) string {
+	i := strings.IndexByte(a, '=')
+	if i <= 0 || strings.ContainsAny(a, "<>") {
+		return a
+	}
+	rhs := cleanAnswer(a[strings.LastIndexByte(a, '=')+1:])
+	lhs := lex(a[:i], false)
+	r := lex(rhs, false)
+	if rhs == "" || lhs.bad || r.bad || !hasNumber(lhs.toks) || hasSymbols(lhs.toks) || hasSymbols(r.toks) || !hasNumber(r.toks) {
+		return a
+	}
+	return rhs
 }
 
 // mathList reads further math blocks joined to a first one: "$x=2$ and $y=3$". It returns

@@ -1,0 +1,140 @@
+package verify
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// This file holds the rules that keep extraction from guessing in a text that stops
+// mid-solution (a rollout cut off by its token limit, a truncated log): an unclosed <think>, an
+// unclosed math span after a marker or in the final sentence, and a final sentence that ends
+// without its full stop unless it concludes on its value. It also reads a choice letter that
+// opens a solution ("B. Option A overlooks ...").
+
+// unclosedThink reports a text whose last <think> is never closed: the model was still
+// reasoning when the text ended.
+func unclosedThink(text string) bool {
+	i := lastIndex(text, "<think>")
+	return i >= 0 && !strings.Contains(text[i:], "</think>")
+}
+
+// opensMath reports whether s starts a math span ($, $$, \[, \() that is never closed.
+func opensMath(s string) bool {
+	if !(strings.HasPrefix(s, "$") || strings.HasPrefix(s, `\[`) || strings.HasPrefix(s, `\(`)) {
+		return false
+	}
+	if strings.HasPrefix(s, "$") && moneySign(s, 0) {
+		return false
+	}
+	_, _, ok := leadingMath(s)
+	return !ok
+}
+
+// cutOffSentence reports whether the final sentence s, followed by rest in the text, may have
+// been cut off, and then whether it still concludes on its value. A sentence span ends at its
+// full stop or line break, so rest holds that mark and what follows; when rest holds nothing
+// but white space the sentence ran to the end of the text without a full stop. It concludes
+// only when it says so ("So the total is 12", "Total = 12") and its value ends it.
+func cutOffSentence(s, rest string) (cut, concludes bool) {
+	if strings.TrimSpace(rest) != "" {
+		return false, true
+	}
+	segs := segments(nil, s)
+	if len(segs) == 0 || !isValueSeg(segs[len(segs)-1]) {
+		return true, false
+	}
+	if last := segs[len(segs)-1]; last.kind == segPlain && strings.Contains(last.text, "$") && strings.ContainsAny(last.text, "+-*/^=\\{") {
+		return true, false // "$12 + 5": math whose closing "$" was cut off, not money
+	}
+	for _, sg := range segs {
+		if sg.kind == segWord && conclusionWord(sg.text) {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// conclusionWord reports words that say a sentence states the result: "so", "therefore",
+// "total", "answer" and their like in other languages.
+func conclusionWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "so", "thus", "therefore", "hence", "consequently", "ultimately", "total", "totals", "altogether",
+		"overall", "answer", "result", "final", "finally", "donc", "ainsi", "résultat", "entonces", "resultado",
+		"portanto", "logo", "então", "daher", "somit", "insgesamt", "ergebnis", "итак", "поэтому", "значит",
+		"следовательно", "итого", "ответ", "इसलिए", "अतः", "उत्तर", "إذن", "لذلك", "ดังนั้น", "따라서", "그러므로":
+		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
+		for _, c := range [...]string{"所以", "因此", "综上", "總共", "总共", "一共", "答", "故", "したがって", "よって", "つまり"} {
+			if strings.Contains(w, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leadLetter reads a choice letter that opens a solution and is followed by its reason: "B"
+// or "(B)" or "**B**" alone on the first line with more lines after it, or "B." "B)" "B:" "B,"
+// "(B)" before a sentence ("B. Option A overlooks the overlap."). A list of options ("A. 12⏎B.
+// 15"), a heading ("I. Setup") or a bare "B. 42" is not such an answer.
+func leadLetter(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \t\r\n")
+	line, after := t, ""
+	if nl := strings.IndexByte(t, '\n'); nl >= 0 {
+		line, after = t[:nl], t[nl+1:]
+	}
+	l := strings.TrimLeft(line, "*_#> ")
+	wrapped := strings.HasPrefix(l, "(")
+	if wrapped {
+		l = l[1:]
+	}
+	if l == "" || l[0] < 'A' || l[0] > 'J' {
+		return "", false
+	}
+	c, rest := l[0], l[1:]
+	if wrapped {
+		if !strings.HasPrefix(rest, ")") {
+			return "", false
+		}
+		rest = rest[1:]
+	}
+	rest = strings.TrimLeft(rest, "*_")
+	switch {
+	case strings.TrimSpace(rest) == "":
+		if strings.TrimSpace(after) == "" {
+			return "", false // a bare letter is the answer as it is
+		}
+	case wrapped && (rest[0] == ' ' || strings.IndexByte(".,:", rest[0]) >= 0) ||
+		!wrapped && c != 'I' && strings.IndexByte(".):,", rest[0]) >= 0 && len(rest) > 1 && rest[1] == ' ':
+		if reason := strings.TrimLeft(rest, ".):, "); !isProse(reason) || len(strings.Fields(reason)) < 4 {
+			return "", false // "B. 42", "C) Paris": a letter with its option's text
+		}
+	default:
+		return "", false
+	}
+	if optionList(after) {
+		return "", false
+	}
+	return string(c), true
+}
+
+// optionList reports whether a line of text starts with an option label: "B. 15", "(C) 18".
+func optionList(text string) bool {
+	for text != "" {
+		line := text
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+			line, text = text[:nl], text[nl+1:]
+		} else {
+			text = ""
+		}
+		l := strings.TrimLeft(line, " \t*_#>")
+		if strings.HasPrefix(l, "(") {
+			l = l[1:]
+		}
+		if len(l) >= 2 && l[0] >= 'A' && l[0] <= 'J' && (l[1] == '.' || l[1] == ')') {
+			return true
+		}
+	}
+	return false
+}
