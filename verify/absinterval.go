@@ -89,3 +89,72 @@ func substVar(n *node, name string, v *node) *node {
 	}
 	return &cp
 }
+
+// bothHold reads relations joined by "and" on one variable as the intersection of their
+// intervals: "x \ge 2 and x \le 5" is [2, 5]. An empty intersection, a second variable or an
+// end that is not a real number give nothing.
+func bothHold(n *node, depth int) ([]piece, bool) {
+	if len(collectVars(nil, n.kids...)) != 1 {
+		return nil, false
+	}
+	var cur piece
+	for i, k := range n.kids {
+		if k.op != nRel {
+			return nil, false
+		}
+		ps, ok := toPieces(k, depth+1)
+		if !ok || len(ps) != 1 || ps[0].set != nil {
+			return nil, false
+		}
+		q := ps[0]
+		if i == 0 {
+			cur = q
+			continue
+		}
+		switch c, ok := cmpEnds(cur.lo, q.lo); {
+		case !ok:
+			return nil, false
+		case c < 0:
+			cur.lo, cur.loC = q.lo, q.loC
+		case c == 0:
+			cur.loC = cur.loC && q.loC
+		}
+		switch c, ok := cmpEnds(cur.hi, q.hi); {
+		case !ok:
+			return nil, false
+		case c > 0:
+			cur.hi, cur.hiC = q.hi, q.hiC
+		case c == 0:
+			cur.hiC = cur.hiC && q.hiC
+		}
+	}
+	if c, ok := cmpEnds(cur.lo, cur.hi); !ok || c > 0 || c == 0 && !(cur.loC && cur.hiC) {
+		return nil, false
+	}
+	return []piece{cur}, true
+}
+
+// cmpEnds orders two interval ends, infinities included.
+func cmpEnds(a, b *node) (int, bool) {
+	sa, ia := infSign(a)
+	sb, ib := infSign(b)
+	switch {
+	case ia && ib:
+		return sa - sb, true
+	case ia:
+		return sa, true
+	case ib:
+		return -sb, true
+	}
+	va, vb := realValue(a), realValue(b)
+	if math.IsNaN(va) || math.IsNaN(vb) {
+		return 0, false
+	}
+	if math.Abs(va-vb) <= 1e-12*math.Max(1, math.Max(math.Abs(va), math.Abs(vb))) {
+		return 0, true
+	}
+	if va < vb {
+		return -1, true
+	}
+	return 1, true
+}

@@ -132,6 +132,16 @@ func choiceWrapper(name string) bool {
 	return isTextCmd(name) || isFontCmd(name) || isSpacingCmd(name) || isSizingCmd(name)
 }
 
+// failsVerb reports verbs that reject the letter before them: "A fails", "B overlooks".
+func failsVerb(w string) bool {
+	switch w {
+	case "fails", "fail", "failed", "violates", "overlooks", "ignores", "misses", "omits", "neglects", "overcounts",
+		"undercounts", "contradicts", "doesn’t", "can’t":
+		return true
+	}
+	return false
+}
+
 // isPostNegation reports words that deny the letter before them in languages that put the
 // negation after what it denies: "Aではなく", "A가 아니라", "A नहीं", "A değil".
 func isPostNegation(w string) bool {
@@ -281,7 +291,7 @@ func mathAround(toks []ctok, open, close int) bool {
 func negatedAfter(toks []ctok, i int) bool {
 	for k, skipped := i+1, 0; k < len(toks) && skipped <= 2; k++ {
 		w := strings.ToLower(toks[k].text)
-		if isNegation(w) || isPostNegation(w) {
+		if isNegation(w) || isPostNegation(w) || failsVerb(w) {
 			return true
 		}
 		switch w {

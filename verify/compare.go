@@ -135,8 +135,9 @@ func dropUnitNote(toks []token) []token {
 		return toks
 	}
 	k := n - 2
-	for k > 0 && (toks[k].kind == tWord || isOpTok(toks[k], ".")) {
-		k--
+	for k > 0 && (toks[k].kind == tWord || isOpTok(toks[k], ".") || isOpTok(toks[k], "/") || isOpTok(toks[k], "^") ||
+		toks[k].kind == tNum && isOpTok(toks[k-1], "^")) {
+		k-- // (см), (яб.), (см²), (km/h)
 	}
 	if k == n-2 || !isOpTok(toks[k], "(") || k == 0 || toks[k-1].kind != tNum || toks[k+1].kind != tWord {
 		return toks
@@ -432,6 +433,8 @@ func (c *comparer) value(a, b *node, top bool) bool {
 		a, b = ra, alignLabels(ra, la, rb, lb)
 	}
 	switch {
+	case allRel(a) || allRel(b):
+		return c.intervalsEq(a, b) // "x < 2 or x > 5", "x \ge 2 and x \le 5" against intervals
 	case isColl(a) || isColl(b):
 		return c.collEq(a, b)
 	case a.op == nUnion || b.op == nUnion || a.op == nRel || b.op == nRel:

@@ -33,17 +33,24 @@ func opensMath(s string) bool {
 // cutOffSentence reports whether the final sentence s, followed by rest in the text, may have
 // been cut off, and then whether it still concludes on its value. A sentence span ends at its
 // full stop or line break, so rest holds that mark and what follows; when rest holds nothing
-// but white space the sentence ran to the end of the text without a full stop. It concludes
-// only when it says so ("So the total is 12", "Total = 12") and its value ends it.
+// but white space the sentence ran to the end of the text without a full stop. Such a
+// sentence concludes only when its value ends it (a unit word may follow: "3.5 千米", "24
+// cm") and it says so: a conclusion word ("So the total is 12", "Total = 12", "因此...") or a
+// copula right before the value ("The sum of the roots is 5") in a sentence that does not
+// open a step ("First, the number of red marbles is 5").
 func cutOffSentence(s, rest string) (cut, concludes bool) {
 	if strings.TrimSpace(rest) != "" {
 		return false, true
 	}
 	segs := segments(nil, s)
-	if len(segs) == 0 || !isValueSeg(segs[len(segs)-1]) {
+	last := len(segs) - 1
+	if last >= 1 && segs[last].kind == segWord && unitWord(segs[last].text) && isValueSeg(segs[last-1]) {
+		last--
+	}
+	if last < 0 || !isValueSeg(segs[last]) {
 		return true, false
 	}
-	if last := segs[len(segs)-1]; last.kind == segPlain && strings.Contains(last.text, "$") && strings.ContainsAny(last.text, "+-*/^=\\{") {
+	if v := segs[last]; v.kind == segPlain && strings.Contains(v.text, "$") && strings.ContainsAny(v.text, "+-*/^=\\{") {
 		return true, false // "$12 + 5": math whose closing "$" was cut off, not money
 	}
 	for _, sg := range segs {
@@ -51,7 +58,51 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 			return true, true
 		}
 	}
+	if last >= 1 && segs[last-1].kind == segWord && copulaWord(segs[last-1].text) && !stepStart(segs) {
+		return true, true
+	}
 	return true, false
+}
+
+// unitWord reports a word that may follow a value at the end of a sentence as its unit: a
+// word of a script without spaces (千米) or of at most three letters (cm, km, см).
+func unitWord(w string) bool {
+	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
+		return true
+	}
+	switch strings.ToLower(w) {
+	case "and", "or", "the", "but", "for", "to", "of", "in", "is", "we", "so", "at", "on", "by", "if", "as", "a", "an",
+		"it", "be", "are", "was", "not", "nor", "yet", "i", "you", "he", "she", "its", "his", "her", "our", "и", "а",
+		"но", "в", "с", "на", "et", "ou", "de", "la", "le", "y", "o", "el", "und", "der", "die", "das":
+		return false
+	}
+	return utf8.RuneCountInString(w) <= 3
+}
+
+// copulaWord reports words that state a value: "is", "equals", "равно", "vaut", "是".
+func copulaWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "is", "are", "was", "were", "equals", "equal", "be", "becomes", "gives", "give", "makes", "yields",
+		"get", "gets", "obtain", "est", "vaut", "es", "ist", "beträgt", "é", "è", "равно", "равна", "равен",
+		"составляет", "是", "为", "為", "等于", "は":
+		return true
+	}
+	return false
+}
+
+// stepStart reports a sentence that opens a step of the solution rather than its end.
+func stepStart(segs []segment) bool {
+	for _, sg := range segs {
+		if sg.kind != segWord {
+			continue
+		}
+		switch strings.ToLower(sg.text) {
+		case "first", "firstly", "next", "now", "step", "let", "let's", "to", "then", "second", "secondly", "initially":
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // conclusionWord reports words that say a sentence states the result: "so", "therefore",
@@ -59,6 +110,7 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 func conclusionWord(w string) bool {
 	switch strings.ToLower(w) {
 	case "so", "thus", "therefore", "hence", "consequently", "ultimately", "total", "totals", "altogether",
+		"summing", "summary", "conclusion", "conclude", "together",
 		"overall", "answer", "result", "final", "finally", "donc", "ainsi", "résultat", "entonces", "resultado",
 		"portanto", "logo", "então", "daher", "somit", "insgesamt", "ergebnis", "итак", "поэтому", "значит",
 		"следовательно", "итого", "ответ", "इसलिए", "अतः", "उत्तर", "إذن", "لذلك", "ดังนั้น", "따라서", "그러므로":
@@ -107,7 +159,9 @@ func leadLetter(text string) (string, bool) {
 		}
 	case wrapped && (rest[0] == ' ' || strings.IndexByte(".,:", rest[0]) >= 0) ||
 		!wrapped && c != 'I' && strings.IndexByte(".):,", rest[0]) >= 0 && len(rest) > 1 && rest[1] == ' ':
-		if reason := strings.TrimLeft(rest, ".):, "); !isProse(reason) || len(strings.Fields(reason)) < 4 {
+		reason := strings.TrimLeft(rest, ".):, ")
+		words := len(strings.Fields(reason))
+		if !(isProse(reason) && words >= 4 || strings.Contains(reason, ". ") && words >= 6) {
 			return "", false // "B. 42", "C) Paris": a letter with its option's text
 		}
 	default:

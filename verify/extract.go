@@ -49,7 +49,8 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 			text = text[1:]
 		}
 	}
-	text = unescapeLatex(cutAtTurnEnd(text))
+	text, ended := cutTurn(text)
+	text = unescapeLatex(text)
 	if unclosedThink(text) {
 		return "", "", false
 	}
@@ -76,7 +77,7 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 	if a, ok := leadLetter(text); ok {
 		return a, ByLeadLetter, true
 	}
-	if a, ok := fromLastSentence(text); ok {
+	if a, ok := fromLastSentence(text, ended); ok {
 		return a, ByLastSentence, true
 	}
 	return "", "", false

@@ -30,7 +30,12 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 		}
 	case nSet:
 		return []piece{{set: n}}, true
-	case nUnion, nList:
+	case nList:
+		if n.name == "and" {
+			return bothHold(n, depth)
+		}
+		fallthrough
+	case nUnion:
 		var out []piece
 		for _, k := range n.kids {
 			ps, ok := toPieces(k, depth+1)

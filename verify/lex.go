@@ -323,9 +323,21 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		return j
 	}
 	switch w {
-	case "pi":
+	case "pi", "Pi", "PI":
 		lx.emit(tCmd, "pi", false)
 		return j
+	case "log":
+		// log2(8), log10(x): the base written right after the name, as in code
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k > j && k < len(s) && s[k] == '(' {
+			lx.emit(tCmd, "log", false)
+			lx.emit(tOp, "_", false)
+			lx.emit(tNum, s[j:k], false)
+			return k
+		}
 	case "infty", "inf", "infinity", "Infinity", "oo":
 		lx.emit(tCmd, "infty", false)
 		return j

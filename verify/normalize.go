@@ -22,7 +22,7 @@ var turnTokens = [...]string{
 // of them that follows some content is not part of the answer.
 var turnLines = [...]string{
 	"[/INST]", "[INST]", "\nHuman:", "\nHUMAN:", "\nUser:", "\nUSER:", "\n### Human:", "\n### User:",
-	"\n### Instruction:", "\n### Input:",
+	"\n### Instruction:", "\n### Input:", "\nuser\n", "\nassistant\n", "\n<|user|>",
 }
 
 // cutAtTurnLine ends s at the first turn line that follows some content.
@@ -77,13 +77,21 @@ func nextTurnToken(s string) (int, int) {
 // opening token) are skipped, and the text ends at the first one that follows some content,
 // at a turn line (see turnLines) or before a token cut off at its end.
 func cutAtTurnEnd(s string) string {
+	s, _ = cutTurn(s)
+	return s
+}
+
+// cutTurn is cutAtTurnEnd that also reports whether the text was ended by the model: a
+// template token, a turn line or a cut-off token after the content.
+func cutTurn(s string) (string, bool) {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			return cutPartialToken(cutAtTurnLine(s))
+			t := cutPartialToken(cutAtTurnLine(s))
+			return t, len(t) < len(s)
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return cutAtTurnLine(s[:i])
+			return cutAtTurnLine(s[:i]), true
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {
@@ -93,7 +101,7 @@ func cutAtTurnEnd(s string) string {
 			}
 		}
 	}
-	return s
+	return s, false
 }
 
 // overEscaped reports whether s went through JSON escaping twice: a doubled backslash stands

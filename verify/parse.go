@@ -82,7 +82,33 @@ func parse(toks []token) (root *node, ok bool) {
 	}
 	n := p.mk(nList)
 	n.kids = items
+	if joinedByAnd(toks) {
+		n.name = "and"
+	}
 	return n, true
+}
+
+// joinedByAnd reports whether every separator between the top-level items is the word "and"
+// ("x \ge 2 \text{ and } x \le 5"), so that relations hold together.
+func joinedByAnd(toks []token) bool {
+	depth, and := 0, false
+	for _, t := range toks {
+		switch {
+		case t.kind == tOp && (t.text == "(" || t.text == "[" || t.text == "{"), t.kind == tCmd && t.text == "{":
+			depth++
+		case t.kind == tOp && (t.text == ")" || t.text == "]" || t.text == "}"), t.kind == tCmd && t.text == "}":
+			depth--
+		case depth != 0:
+		case isSepWord(t):
+			if !strings.EqualFold(t.text, "and") {
+				return false
+			}
+			and = true
+		case t.kind == tOp && (t.text == "," || t.text == ";"), t.kind == tCmd && t.text == "\\":
+			return false
+		}
+	}
+	return and
 }
 
 func (p *parser) bail() { panic(parseBail{}) }

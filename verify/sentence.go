@@ -491,12 +491,14 @@ func signOff(s string) bool {
 }
 
 // fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-func fromLastSentence(text string) (string, bool) {
+// ended tells that the model ended the text itself (a template token followed it), so a
+// final sentence without its full stop was not cut off.
+func fromLastSentence(text string, ended bool) (string, bool) {
 	s, end, several, open := finalSentence(text)
 	if open {
 		return "", false // the text stops inside a math span
 	}
-	if cut, concludes := cutOffSentence(s, text[end:]); cut && !concludes {
+	if cut, concludes := cutOffSentence(s, text[end:]); cut && !concludes && !ended {
 		return "", false
 	}
 	s = strings.TrimSpace(s)

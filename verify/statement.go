@@ -9,7 +9,8 @@ import (
 // word boundaries, ignoring ASCII case.
 var wordMarkers = [...]string{
 	"answer", "correct option", "correct choice", "réponse", "reponse", "respuesta", "resposta",
-	"risposta", "antwort", "ответ", "Ответ", "ОТВЕТ",
+	"risposta", "antwort", "ответ", "Ответ", "ОТВЕТ", "svar", "cevap", "jawaban", "odpowiedź", "odpowiedz",
+	"відповідь", "Відповідь", "đáp án", "Đáp án", "antwoord",
 }
 
 // scriptMarker announces the answer in a script without word spaces (or with its copula after
@@ -95,7 +96,7 @@ func lastStatementMarker(text string, from int) (int, string, bool) {
 // markerStart reports the first bytes of the markers (ASCII letters in lower case).
 func markerStart(c byte) bool {
 	switch c {
-	case 'a', 'c', 'r', 0xD0, 0xE7, 0xEC, 0xEB, 0xD8, 0xE0:
+	case 'a', 'c', 'r', 's', 'j', 'o', 0xC4, 0xD0, 0xE7, 0xEC, 0xEB, 0xD8, 0xE0:
 		return true
 	}
 	return false
@@ -286,6 +287,9 @@ func statementContent(rest string) (string, bool) {
 		}
 	}
 	a = chainResult(a)
+	if cutOffList(a) {
+		return "", false // "So the answer is 15 apples, and": the text stops in the statement
+	}
 	if !answerLike(a) {
 		return "", false
 	}
@@ -453,4 +457,16 @@ func remarkStart(line string) int {
 		}
 	}
 	return -1
+}
+
+// cutOffList reports a statement that ends on a word or mark joining it to more: "15, and",
+// "2 or".
+func cutOffList(a string) bool {
+	t := strings.TrimRight(a, " \t")
+	for _, w := range [...]string{" and", " or", ",", " et", " y", " und", " и", "和", "或"} {
+		if strings.HasSuffix(t, w) {
+			return true
+		}
+	}
+	return false
 }
