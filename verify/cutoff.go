@@ -58,7 +58,9 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 			return true, true
 		}
 	}
-	if last >= 1 && segs[last-1].kind == segWord && copulaWord(segs[last-1].text) && !stepStart(segs) {
+	stated := last >= 1 && segs[last-1].kind == segWord && copulaWord(segs[last-1].text) ||
+		segs[last].kind == segPlain && strings.HasPrefix(strings.TrimSpace(segs[last].text), "=") // "Area = 24"
+	if stated && !stepStart(segs) {
 		return true, true
 	}
 	return true, false

@@ -25,15 +25,33 @@ var turnLines = [...]string{
 	"\n### Instruction:", "\n### Input:", "\nuser\n", "\nassistant\n", "\n<|user|>",
 }
 
-// cutAtTurnLine ends s at the first turn line that follows some content.
+// cutAtTurnLine ends s at the first turn line that follows some content. Every turn line
+// starts with '[' or a line break, so only those places are tried.
 func cutAtTurnLine(s string) string {
 	cut := len(s)
-	for _, t := range turnLines {
-		if i := strings.Index(s[:cut], t); i >= 0 && strings.TrimSpace(s[:i]) != "" {
-			cut = i
+	for _, c := range [...]byte{'[', '\n'} {
+		for i := 0; i < cut; i++ {
+			j := strings.IndexByte(s[i:cut], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			if turnLineAt(s[i:]) && strings.TrimSpace(s[:i]) != "" {
+				cut = i
+				break
+			}
 		}
 	}
 	return s[:cut]
+}
+
+func turnLineAt(s string) bool {
+	for _, t := range turnLines {
+		if strings.HasPrefix(s, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // cutPartialToken drops the start of a chat-template token that ends the text: a log cut
