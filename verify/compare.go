@@ -179,7 +179,7 @@ func decide(g, p *answer) (bool, string, string) {
 			return true, "exact", ""
 		}
 		return false, "none", "answer too long or too deeply nested to analyse"
-	case g.canon == p.canon && !isChoiceGold(g):
+	case g.canon == p.canon && (g.src == p.src || !isChoiceGold(g)):
 		return true, "exact", ""
 	case g.commaAmbig || p.commaAmbig:
 		return decideCommas(g, p)
@@ -222,6 +222,9 @@ func singleValue(toks []token) bool {
 func decideShapes(g, p *answer) (bool, string, string) {
 	// A choice letter is decided first: "\angle C" and "\vec{C}" lose their macro in the
 	// canonical string but are no choice.
+	if g.canon == p.canon && g.src == p.src {
+		return true, "exact", ""
+	}
 	if eq, method, reason, ok := decideChoice(g, p); ok {
 		return eq, method, reason
 	}
