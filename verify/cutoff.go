@@ -44,17 +44,21 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 	}
 	segs := segments(nil, s)
 	last := len(segs) - 1
-	if last >= 1 && segs[last].kind == segWord && unitWord(segs[last].text) && isValueSeg(segs[last-1]) {
-		last--
+	for k := 0; k < 3 && last >= 1 && segs[last].kind == segWord && tailWord(segs[last].text); k++ {
+		last-- // "45 per day", "18 students in total"
 	}
-	if last < 0 || !isValueSeg(segs[last]) {
+	unit := last >= 1 && segs[last].kind == segWord && unitWord(segs[last].text) && isValueSeg(segs[last-1])
+	if unit {
+		last-- // "3.5 千米", "45 pages"
+	}
+	if last < 0 || !isValueSeg(segs[last]) || last < len(segs)-1 && !unit && segs[len(segs)-1].kind != segWord {
 		return true, false
 	}
-	if v := segs[last]; v.kind == segPlain && strings.Contains(v.text, "$") && strings.ContainsAny(v.text, "+-*/^=\\{") {
-		return true, false // "$12 + 5": math whose closing "$" was cut off, not money
+	if unfinished(segs, last) {
+		return true, false
 	}
-	for _, sg := range segs {
-		if sg.kind == segWord && conclusionWord(sg.text) {
+	for k, sg := range segs {
+		if sg.kind == segWord && conclusionWord(sg.text) && !(k+1 < len(segs) && strings.EqualFold(segs[k+1].text, "far")) {
 			return true, true
 		}
 	}
@@ -66,8 +70,40 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 	return true, false
 }
 
-// unitWord reports a word that may follow a value at the end of a sentence as its unit: a
-// word of a script without spaces (千米) or of at most three letters (cm, km, см).
+// unfinished reports a value that is still being written: "$6 + $2" or "12 + 5" without its
+// result, "$12 + 5" whose closing "$" was cut off.
+func unfinished(segs []segment, last int) bool {
+	v := segs[last]
+	if v.kind == segMath {
+		return false // closed math was finished by its writer
+	}
+	t := strings.TrimSpace(v.text)
+	if strings.Contains(t, "$") && strings.ContainsAny(t, "+-*/^=\\{") {
+		return true
+	}
+	if !strings.Contains(t, "=") && strings.ContainsAny(strings.TrimLeft(t, "-−$"), "+-*/×÷·−") {
+		return true
+	}
+	if last > 0 {
+		p := strings.TrimSpace(segs[last-1].text)
+		return strings.HasSuffix(p, "+") || strings.HasSuffix(p, "-") || strings.HasSuffix(p, "*") ||
+			strings.HasSuffix(p, "/") || strings.HasSuffix(p, `\times`) || strings.HasSuffix(p, `\cdot`)
+	}
+	return false
+}
+
+// tailWord reports words that may close a stated value: "in total", "per day", "left".
+func tailWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "in", "total", "all", "altogether", "overall", "left", "remaining", "each", "per", "day", "week", "hour",
+		"month", "year", "person", "now", "only":
+		return true
+	}
+	return false
+}
+
+// unitWord reports a word that may follow a value at the end of a sentence as its unit or
+// what it counts (千米, cm, pages), not a word that goes on with the sentence.
 func unitWord(w string) bool {
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
 		return true
@@ -78,13 +114,38 @@ func unitWord(w string) bool {
 		"но", "в", "с", "на", "et", "ou", "de", "la", "le", "y", "o", "el", "und", "der", "die", "das":
 		return false
 	}
-	return utf8.RuneCountInString(w) <= 3
+	return !tailWord(w) && !isHedge(w) && !isClauseWord(w) && !meaningWord(w)
+}
+
+// dropCalculatorNotes removes the calculator annotations of GSM8K solutions: "48+24 =
+// <<48+24=72>>72" reads "48+24 = 72".
+func dropCalculatorNotes(text string) string {
+	if !strings.Contains(text, "<<") {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(text, "<<")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(text[i+2:], ">>")
+		if j < 0 || strings.ContainsAny(text[i+2:i+2+j], "\n<") || !strings.Contains(text[i+2:i+2+j], "=") {
+			break // not a note: keep the rest as it is
+		}
+		j += 2
+		b.WriteString(text[:i])
+		text = text[i+j+2:]
+	}
+	b.WriteString(text)
+	return b.String()
 }
 
 // copulaWord reports words that state a value: "is", "equals", "равно", "vaut", "是".
 func copulaWord(w string) bool {
 	switch strings.ToLower(w) {
 	case "is", "are", "was", "were", "equals", "equal", "be", "becomes", "gives", "give", "makes", "yields",
+		"leaves", "leaving", "totals",
 		"get", "gets", "obtain", "est", "vaut", "es", "ist", "beträgt", "é", "è", "равно", "равна", "равен",
 		"составляет", "是", "为", "為", "等于", "は":
 		return true

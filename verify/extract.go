@@ -50,7 +50,7 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 		}
 	}
 	text, ended := cutTurn(text)
-	text = unescapeLatex(text)
+	text = dropCalculatorNotes(unescapeLatex(text))
 	if unclosedThink(text) {
 		return "", "", false
 	}

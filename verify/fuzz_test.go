@@ -27,7 +27,7 @@ var fuzzSeeds = []string{
 	"1.500 €", "Ответ: (3 + 4) * 2 = 14 (см)", "14 (см²).", "B. Option A overlooks the overlap, so it cannot be right.",
 	"B\nThe area is 12.", "So the total is 42<|im_end", "The answer is 7 [/INST] 8", "Aではなく、Cです", "A가 아니라 C이다",
 	"\\sqrt{C}", "2(C)", "<think>The total is 3 + 4 = 7", "So the total is $12 + 5", "The final answer is $\\frac{3}{",
-	"So the answer is 15 apples, and", "The smaller root is \\boxed{2} and the larger root is \\boxed{3}.",
+	"So the answer is 15 apples, and", "Natalia sold 48+24 = <<48+24=72>>72 clips.", "<<3+4", "a<<b>>c<<", "The smaller root is \\boxed{2} and the larger root is \\boxed{3}.",
 }
 
 // internalError reports whether Compare had to recover from a panic.
@@ -69,7 +69,7 @@ func FuzzExtract(f *testing.F) {
 		if a == "" {
 			t.Fatalf("Extract(%q) returned an empty answer with ok=true", text)
 		}
-		normalized := unescapeLatex(cutAtTurnEnd(text))
+		normalized := dropCalculatorNotes(unescapeLatex(cutAtTurnEnd(text)))
 		for _, part := range strings.Split(a, ", ") {
 			// A percent sign or word after a box joins its answer as \%: \boxed{25} percent is 25\%.
 			if !strings.Contains(normalized, part) && !strings.Contains(normalized, strings.TrimSuffix(part, `\%`)) {

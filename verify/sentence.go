@@ -78,9 +78,9 @@ func mathBlock(s string) (string, int, bool) {
 }
 
 // hasProseWord reports a word of three or more letters outside braces that is not a LaTeX
-// command.
+// command nor capitals naming points (ABC).
 func hasProseWord(s string) bool {
-	run, depth := 0, 0
+	run, depth, small := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '{':
@@ -92,12 +92,13 @@ func hasProseWord(s string) bool {
 				run = -1000 // a command name
 			}
 			run++
-			if run >= 3 {
+			small = small || c >= 'a'
+			if run >= 3 && small {
 				return true
 			}
 			continue
 		}
-		run = 0
+		run, small = 0, false
 	}
 	return false
 }
