@@ -91,8 +91,9 @@ func substVar(n *node, name string, v *node) *node {
 }
 
 // bothHold reads relations joined by "and" on one variable as the intersection of their
-// intervals: "x \ge 2 and x \le 5" is [2, 5]. An empty intersection, a second variable or an
-// end that is not a real number give nothing.
+// intervals: "x \ge 2 and x \le 5" is [2, 5]. When nothing holds both ("x < -2 and x > 2"),
+// "and" lists the pieces of a union. A second variable or an end that is not a real number
+// give nothing.
 func bothHold(n *node, depth int) ([]piece, bool) {
 	if len(collectVars(nil, n.kids...)) != 1 {
 		return nil, false
@@ -128,8 +129,16 @@ func bothHold(n *node, depth int) ([]piece, bool) {
 			cur.hiC = cur.hiC && q.hiC
 		}
 	}
-	if c, ok := cmpEnds(cur.lo, cur.hi); !ok || c > 0 || c == 0 && !(cur.loC && cur.hiC) {
+	if c, ok := cmpEnds(cur.lo, cur.hi); !ok {
 		return nil, false
+	} else if c > 0 || c == 0 && !(cur.loC && cur.hiC) {
+		// Nothing holds both: "x < -2 and x > 2" is written for the union.
+		var out []piece
+		for _, k := range n.kids {
+			ps, _ := toPieces(k, depth+1)
+			out = append(out, ps...)
+		}
+		return out, true
 	}
 	return []piece{cur}, true
 }

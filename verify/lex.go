@@ -504,6 +504,10 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 	switch {
 	case isSpacingCmd(name):
 		lx.space = true
+		if (name == "quad" || name == "qquad") && lx.paren == 0 && mode == modeMath && lx.afterValue() &&
+			lx.assigned() && startsItem(s[j:]) {
+			lx.emit(tOp, ",", false) // x_1 = 2 \quad x_2 = 3: two answers
+		}
 		return j
 	case isSizingCmd(name):
 		k := j
@@ -1204,4 +1208,34 @@ func indianGroups(s string, start, j int) (int, string, bool) {
 		return 0, "", false
 	}
 	return end, strings.ReplaceAll(s[start:end], ",", ""), true
+}
+
+// afterValue reports whether the last token ends a value: a number, a symbol or a closing
+// bracket.
+func (lx *lexer) afterValue() bool {
+	n := len(lx.toks)
+	if n == 0 {
+		return false
+	}
+	t := lx.toks[n-1]
+	return t.kind == tNum || t.kind == tIdent || t.kind == tOp && (t.text == ")" || t.text == "]") ||
+		t.kind == tCmd && (t.text == "}" || t.text == "pi" || t.text == "infty")
+}
+
+// assigned reports an "=" among the tokens so far: "x_1 = 2 \quad x_2 = 3" lists answers,
+// "2x \quad + 1" is spaced.
+func (lx *lexer) assigned() bool {
+	for _, t := range lx.toks {
+		if t.kind == tOp && t.text == "=" {
+			return true
+		}
+	}
+	return false
+}
+
+// startsItem reports whether s (after spaces) starts a new item rather than continuing an
+// expression with an operator.
+func startsItem(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	return s != "" && strings.IndexByte("+-*/^=<>)]},.;&|_!", s[0]) < 0
 }
