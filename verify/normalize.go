@@ -74,6 +74,60 @@ func cutPartialToken(s string) string {
 	return s
 }
 
+// trimJunkTail drops what a decoder leaves after the last words: special tokens of any
+// template (<pad>, <unk>, <|reserved_special_token_0|>, a stray </answer>), end marks such as
+// [END] or [end of text], and check marks or emoji.
+func trimJunkTail(s string) string {
+	for range 16 {
+		t := strings.TrimRight(s, " \t\r\n")
+		switch {
+		case strings.HasSuffix(t, ">"):
+			i := strings.LastIndexByte(t, '<')
+			if tok := t[i+1 : len(t)-1]; i < 0 || !tokenLike(tok) || strings.TrimPrefix(tok, "/") == "think" {
+				return s
+			}
+			t = t[:i]
+		case strings.HasSuffix(t, "]"):
+			i := strings.LastIndexByte(t, '[')
+			if i < 0 || !endMark(t[i+1:len(t)-1]) {
+				return s
+			}
+			t = t[:i]
+		default:
+			r, n := utf8.DecodeLastRuneInString(t)
+			if n == 0 || foldRune(r) >= 0 {
+				return s
+			}
+			t = t[:len(t)-n]
+		}
+		s = t
+	}
+	return s
+}
+
+// tokenLike reports the inside of a special token: letters, digits, "_", "|", "/", "▁", "｜"
+// and "-", with no space.
+func tokenLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r < utf8.RuneSelf && (isLetter(byte(r)) || isDigit(byte(r)) || strings.ContainsRune("_|/-", r)) || r == '▁' || r == '｜') {
+			return false
+		}
+	}
+	return true
+}
+
+// endMark reports the inside of an end mark in square brackets: [END], [EOS], [end of text].
+func endMark(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "end", "eos", "end of text", "endoftext", "done", "stop", "end of answer", "end of solution":
+		return true
+	}
+	return false
+}
+
 // nextTurnToken returns the earliest chat-template token in s: its position and length. Every
 // token starts with '<', so only the places of a '<' are tried, in one pass.
 func nextTurnToken(s string) (int, int) {
@@ -105,11 +159,11 @@ func cutTurn(s string) (string, bool) {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			t := cutPartialToken(cutAtTurnLine(s))
-			return t, len(t) < len(s)
+			t := trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
+			return t, len(t) < len(strings.TrimRight(s, " \t\r\n"))
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return cutAtTurnLine(s[:i]), true
+			return trimJunkTail(cutAtTurnLine(s[:i])), true
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {

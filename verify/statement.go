@@ -275,7 +275,10 @@ func statementContent(rest string) (string, bool) {
 		line = line[:nl]
 	}
 	line = cutSentence(line)
-	line = cutExplanation(line)
+	if cutOffList(cleanAnswer(line)) {
+		return "", false // "So the answer is 15 apples, and": the text stops in the statement
+	}
+	line = trimJoiner(cutExplanation(line))
 	a := cleanAnswer(line)
 	for _, c := range trailingCopulas {
 		a = cleanAnswer(strings.TrimSuffix(a, c))
@@ -287,9 +290,6 @@ func statementContent(rest string) (string, bool) {
 		}
 	}
 	a = chainResult(a)
-	if cutOffList(a) {
-		return "", false // "So the answer is 15 apples, and": the text stops in the statement
-	}
 	if !answerLike(a) {
 		return "", false
 	}
@@ -457,6 +457,15 @@ func remarkStart(line string) int {
 		}
 	}
 	return -1
+}
+
+// trimJoiner drops an "and" left before a cut remark: "42 and I hope it is correct".
+func trimJoiner(s string) string {
+	t := strings.TrimRight(s, " \t")
+	for _, w := range [...]string{" and", ","} {
+		t = strings.TrimSuffix(t, w)
+	}
+	return t
 }
 
 // cutOffList reports a statement that ends on a word or mark joining it to more: "15, and",
