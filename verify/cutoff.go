@@ -176,8 +176,14 @@ func conclusionWord(w string) bool {
 		"summing", "summary", "conclusion", "conclude", "together",
 		"overall", "answer", "result", "final", "finally", "donc", "ainsi", "résultat", "entonces", "resultado",
 		"portanto", "logo", "então", "daher", "somit", "insgesamt", "ergebnis", "итак", "поэтому", "значит",
-		"следовательно", "итого", "ответ", "इसलिए", "अतः", "उत्तर", "إذن", "لذلك", "ดังนั้น", "따라서", "그러므로":
+		"следовательно", "итого", "ответ", "इसलिए", "अतः", "उत्तर", "إذن", "لذلك", "ดังนั้น", "따라서", "그러므로",
+		"vậy", "jadi", "dolayısıyla", "yani", "zatem", "więc", "stąd", "dus", "daarom", "quindi", "dunque", "tanto",
+		"assim", "así", "образом", "cevap", "jawabannya", "odpowiedź", "đáp":
 		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(w); r >= 0x0E00 && r <= 0x0EFF {
+		// Thai and Lao write without spaces: "ดังนั้นราคาทั้งหมดคือ"
+		return strings.Contains(w, "ดังนั้น") || strings.Contains(w, "คำตอบ") || strings.Contains(w, "ทั้งหมด")
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
 		for _, c := range [...]string{"所以", "因此", "综上", "總共", "总共", "一共", "答", "故", "したがって", "よって", "つまり"} {

@@ -293,6 +293,9 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		lx.percent = true
 		return j + n
 	}
+	if w == "R" && j < len(s) && s[j] == '$' {
+		return j + 1 // R$ 50,00: Brazilian reais
+	}
 	if isCurrencyWord(w) {
 		if j < len(s) && s[j] == '.' {
 			j++
@@ -1026,7 +1029,8 @@ func dottedThousands(s string, start, j int, top bool) (int, string, bool) {
 // before three digits groups thousands there.
 func currencyAfter(s string) bool {
 	s = strings.TrimLeft(s, " \u00a0\u202f")
-	for _, c := range [...]string{"€", "£", "₽", "₺", "₴", "руб", "EUR", "euro", "Euro", "reais", "R$", "kr"} {
+	for _, c := range [...]string{"€", "£", "₽", "₺", "₴", "₫", "руб", "EUR", "euro", "Euro", "reais", "R$", "kr", "pesos",
+		"peso", "rublos", "рубл", "zł", "złot", "Kč", "Ft", "VND", "đồng", "COP", "ARS", "CLP", "MXN", "BRL", "lei"} {
 		if strings.HasPrefix(s, c) {
 			return true
 		}

@@ -268,7 +268,7 @@ func foldRune(r rune) rune {
 		return '≥'
 	case '≦':
 		return '≤'
-	case '✓', '✔', '✅', '☑', '✗', '✘', '❌':
+	case '✓', '✔', '✅', '☑', '✗', '✘', '❌', '∴', '∵':
 		return -1
 	}
 	if r >= 0x1F300 && r <= 0x1FAFF {

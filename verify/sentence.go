@@ -400,6 +400,9 @@ func clauseValue(clause []segment) (string, bool) {
 		return "", false // an approximation note
 	}
 	if len(parts) == 1 {
+		if last+1 < len(clause) && clause[last+1].kind == segWord && currencyAfter(clause[last+1].text) {
+			parts[0] += " " + clause[last+1].text // "1.500 pesos": the currency tells the thousands
+		}
 		return resultOf(parts[0], curveWord(words)), true
 	}
 	return strings.Join(parts, ", "), true
@@ -411,7 +414,7 @@ func valueText(sg segment) string {
 	t := strings.TrimSpace(sg.text)
 	if sg.kind == segPlain {
 		t = strings.TrimLeft(t, "=:$ ")
-		t = strings.TrimRight(t, ".,; ")
+		t = strings.TrimRight(t, ".,;'’ ") // 7'dir: a Turkish suffix after an apostrophe
 	}
 	return cleanAnswer(t)
 }

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -385,15 +386,19 @@ func leadingMath(s string) (string, int, bool) {
 
 // cutSentence ends the line at the first sentence end outside $...$.
 func cutSentence(line string) string {
-	inMath := false
+	inMath, paren := false, 0
 	for k := 0; k < len(line); k++ {
 		switch line[k] {
 		case '\\':
 			k++
 		case '$':
 			inMath = !inMath
+		case '(':
+			paren++
+		case ')':
+			paren--
 		case '.':
-			if !inMath && (k+1 == len(line) || line[k+1] == ' ' || line[k+1] == '\t') {
+			if !inMath && paren <= 0 && (k+1 == len(line) || line[k+1] == ' ' || line[k+1] == '\t') {
 				return line[:k]
 			}
 		}
@@ -448,7 +453,7 @@ func remarkStart(line string) int {
 		}
 		words := 0
 		for _, w := range strings.FieldsFunc(line[k+1:], func(r rune) bool { return r == ' ' || r == ')' || r == ',' || r == ';' }) {
-			if len(w) >= 3 && isASCIIWord(w) {
+			if len(w) >= 3 && isASCIIWord(w) || remarkWord(strings.TrimRight(w, ".")) {
 				words++
 			}
 		}
@@ -457,6 +462,18 @@ func remarkStart(line string) int {
 		}
 	}
 	return -1
+}
+
+// remarkWord reports a word of another script in a remark: "(см. выше)".
+func remarkWord(w string) bool {
+	n := 0
+	for _, r := range w {
+		if r < utf8.RuneSelf || !unicode.IsLetter(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 2
 }
 
 // trimJoiner drops an "and" left before a cut remark: "42 and I hope it is correct".
