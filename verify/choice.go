@@ -166,7 +166,8 @@ func isNegation(w string) bool {
 		"incorrecta", "incorrecto", "falsch", "maybe", "perhaps", "possibly", "might", "could", "if",
 		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно",
 		"não", "nao", "nein", "nie", "ні", "ليس", "không", "inte", "ikke", "nem", "errada", "errado", "falso", "falsa",
-		"sbagliata", "sbagliato", "неправильно", "неверный":
+		"sbagliata", "sbagliato", "неправильно", "неверный", "incorrectas", "incorrectos", "incorrectes", "fausses",
+		"faux.", "falsos", "falsas", "erradas", "errados", "sbagliate", "sbagliati", "falsche", "distractor", "distractors":
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
@@ -181,7 +182,8 @@ func isNegation(w string) bool {
 
 func isExplanation(w string) bool {
 	switch strings.ToLower(w) {
-	case "because", "since", "as", "car", "porque", "puisque", "weil", "da", "denn", "because,":
+	case "because", "since", "as", "car", "porque", "puisque", "weil", "da", "denn", "because,", "ya", "pues", "pois",
+		"perché", "poiché", "omdat", "потому", "так", "çünkü", "karena", "vì":
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(w)
@@ -289,14 +291,57 @@ func mathAround(toks []ctok, open, close int) bool {
 // negatedAfter reports whether the letter at i is denied by what follows it: "A is wrong",
 // "A isn't", "A est fausse", "A 错误".
 func negatedAfter(toks []ctok, i int) bool {
-	for k, skipped := i+1, 0; k < len(toks) && skipped <= 2; k++ {
+	copula := false
+	for k, skipped, joined := i+1, 0, 0; k < len(toks) && skipped <= 2 && joined <= 12; k++ {
 		w := strings.ToLower(toks[k].text)
-		if isNegation(w) || isPostNegation(w) || failsVerb(w) {
+		if isPostNegation(w) || failsVerb(w) {
 			return true
 		}
+		if isNegation(w) {
+			// After other letters a particle denies what follows it ("C, no A"), unless a
+			// copula came first ("A and C are not correct").
+			return joined == 0 || copula || !negationParticle(w)
+		}
 		switch w {
-		case "is", "are", "was", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是", "option", "choice",
-			"가", "이", "은", "는", "が", "は", "も", "です", "है":
+		case "is", "are", "was", "were", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是",
+			"option", "choice", "가", "이", "은", "는", "が", "は", "も", "です", "है", "both", "all", "each", "son", "sont",
+			"sind", "sono", "são", "都", "均":
+			skipped++
+			copula = copula || w != "both" && w != "all" && w != "each"
+			continue
+		}
+		// "A and C fail", "A, B y C son incorrectas": letters joined to a denied one share its denial.
+		if toks[k].letter || w == "and" || w == "," || w == "or" || w == "y" || w == "et" || w == "und" || w == "e" ||
+			w == "、" || w == "，" || w == "和" || w == "&" {
+			joined++
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// negationParticle reports negations that deny what follows them: "no A", "nicht A", "不是A".
+func negationParticle(w string) bool {
+	switch w {
+	case "not", "no", "never", "neither", "nor", "non", "pas", "nicht", "kein", "keine", "niet", "не", "não", "nao",
+		"nie", "ні", "ليس", "không", "except", "excluding", "instead", "rather", "if", "si", "maybe", "perhaps":
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(w)
+	return isHan(r) && (strings.HasPrefix(w, "不") || strings.HasPrefix(w, "非"))
+}
+
+// affirmedAfter reports whether the letter at i is declared the answer by what follows it:
+// "B is correct", "B is the correct answer", "D es la correcta", "B 正确".
+func affirmedAfter(toks []ctok, i int) bool {
+	for k, skipped := i+1, 0; k < len(toks) && skipped <= 3; k++ {
+		switch strings.ToLower(toks[k].text) {
+		case "correct", "right", "true", "correcta", "correcto", "correcte", "bonne", "richtig", "corretta", "correta",
+			"正确", "正確", "是正确的", "对", "正解", "정답":
+			return true
+		case "is", "was", "the", "definitely", "clearly", "indeed", "answer", "option", "choice", "es", "la", "est",
+			"ist", "è", "é", "a", "是", "이", "가", "です", "は", ")", "]":
 			skipped++
 			continue
 		}
@@ -307,13 +352,14 @@ func negatedAfter(toks []ctok, i int) bool {
 
 // predChoice finds the choice letters a prediction asserts: letters after a negation or a hedge
 // in the same clause ("not A", "maybe B", "la réponse est C et non A"), letters denied by what
-// follows them ("A is wrong"), letters inside an explanation ("because B ...") and inside a
-// parenthetical remark ("D (A and B ignore friction)") do not count.
+// follows them ("A is wrong", "A and C fail"), letters inside an explanation ("because B ...")
+// and inside a parenthetical remark ("D (A and B ignore friction)") do not count. One letter
+// declared correct ("B is the correct answer") is the answer whatever other letters are named.
 // It returns the letter and how many distinct letters are asserted.
 func predChoice(s string) (byte, int) {
 	toks := choiceTokens(s)
-	var letter byte
-	count := 0
+	var letter, sure byte
+	count, sureCount := 0, 0
 	negated, explaining := false, false
 	remark := 0 // depth of parenthetical remarks: "D (A and B ignore friction)"
 	for i, t := range toks {
@@ -341,13 +387,23 @@ func predChoice(s string) (byte, int) {
 			continue
 		}
 		l, ok := choiceAt(toks, i)
-		if !ok || negated || explaining || remark > 0 || negatedAfter(toks, i) {
+		if !ok || negated || remark > 0 || negatedAfter(toks, i) {
+			continue
+		}
+		if affirmedAfter(toks, i) && (sureCount == 0 || l != sure) {
+			sure = l
+			sureCount++
+		}
+		if explaining {
 			continue
 		}
 		if count == 0 || l != letter {
 			count++
 		}
 		letter = l
+	}
+	if sureCount == 1 {
+		return sure, 1 // "**B** is the correct answer. A is a distractor."
 	}
 	return letter, count
 }

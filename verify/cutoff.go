@@ -206,6 +206,9 @@ func leadLetter(text string) (string, bool) {
 		line, after = t[:nl], t[nl+1:]
 	}
 	l := strings.TrimLeft(line, "*_#> ")
+	for _, w := range [...]string{"Option ", "option ", "Choice ", "choice "} {
+		l = strings.TrimPrefix(l, w) // "Option B. Option A would require ..."
+	}
 	wrapped := strings.HasPrefix(l, "(")
 	if wrapped {
 		l = l[1:]
