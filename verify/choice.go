@@ -311,9 +311,9 @@ func negatedAfter(toks []ctok, i int) bool {
 			continue
 		}
 		// "A and C fail", "A, B y C son incorrectas": letters joined to a denied one share its denial.
-		if toks[k].letter || w == "and" || w == "," || w == "or" || w == "y" || w == "et" || w == "und" || w == "e" ||
-			w == "、" || w == "，" || w == "和" || w == "&" {
-			joined++
+		if !copula && (toks[k].letter || w == "and" || w == "," || w == "or" || w == "y" || w == "et" || w == "und" ||
+			w == "e" || w == "、" || w == "，" || w == "和" || w == "&") {
+			joined++ // "C है, A नहीं": after its copula a letter's clause is over
 			continue
 		}
 		return false

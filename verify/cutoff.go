@@ -42,7 +42,8 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 	if strings.TrimSpace(rest) != "" {
 		return false, true
 	}
-	segs := segments(nil, s)
+	var store [32]segment
+	segs := segments(store[:0], s)
 	last := len(segs) - 1
 	for k := 0; k < 3 && last >= 1 && segs[last].kind == segWord && tailWord(segs[last].text); k++ {
 		last-- // "45 per day", "18 students in total"

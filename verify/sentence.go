@@ -502,9 +502,7 @@ func fromLastSentence(text string, ended bool) (string, bool) {
 	if open {
 		return "", false // the text stops inside a math span
 	}
-	if cut, concludes := cutOffSentence(s, text[end:]); cut && !concludes && !ended {
-		return "", false
-	}
+	rest := text[end:]
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
@@ -514,6 +512,9 @@ func fromLastSentence(text string, ended bool) (string, bool) {
 	}
 	if !isProse(s) && (!several || countWords(text, 2) < 2) {
 		return "", false // a bare answer, not a sentence
+	}
+	if cut, concludes := cutOffSentence(s, rest); cut && !concludes && !ended {
+		return "", false
 	}
 	return statedValue(s)
 }
