@@ -371,6 +371,17 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		}
 		return j
 	}
+	if len(w) == 2 && isShortWord(strings.ToLower(w)) && lx.afterSymbol() {
+		switch strings.ToLower(w) {
+		case "or", "no", "is", "to", "of", "th", "st", "nd", "rd":
+		default:
+			// "2\pi hr", "F = am": after a symbol or an operator, two letters are a product,
+			// not the unit of a number ("5 hr", "9 am")
+			lx.emit(tIdent, s[i:i+1], false)
+			lx.emit(tIdent, s[i+1:j], false)
+			return j
+		}
+	}
 	if len(w) >= 3 || isShortWord(strings.ToLower(w)) {
 		lx.emit(tWord, w, false)
 		return j
@@ -1160,10 +1171,10 @@ func letterProduct(s string, i, j int) bool {
 		}
 		seen |= 1 << (c - 'a')
 	}
-	if i > 0 && strings.IndexByte("0123456789)}^", s[i-1]) >= 0 {
+	if i > 0 && strings.IndexByte("0123456789)}^{", s[i-1]) >= 0 {
 		return true
 	}
-	if j < len(s) && strings.IndexByte("^_(", s[j]) >= 0 {
+	if j < len(s) && strings.IndexByte("^_({}", s[j]) >= 0 {
 		return true
 	}
 	before := strings.TrimRight(s[:i], " ")
@@ -1242,4 +1253,23 @@ func (lx *lexer) assigned() bool {
 func startsItem(s string) bool {
 	s = strings.TrimLeft(s, " ")
 	return s != "" && strings.IndexByte("+-*/^=<>)]},.;&|_!", s[0]) < 0
+}
+
+// afterSymbol reports whether the last token is a symbol, a constant or an operator, after
+// which letters are math rather than the unit of a number.
+func (lx *lexer) afterSymbol() bool {
+	n := len(lx.toks)
+	if n == 0 {
+		return false
+	}
+	t := lx.toks[n-1]
+	switch t.kind {
+	case tIdent:
+		return !t.fromText
+	case tCmd:
+		return t.text == "pi" || t.text == "cdot" || t.text == "times"
+	case tOp:
+		return strings.Contains("+-*/=^(", t.text)
+	}
+	return false
 }
