@@ -516,6 +516,9 @@ func fromLastSentence(text string, ended bool) (string, bool) {
 	if cut, concludes := cutOffSentence(s, rest); cut && !concludes && !ended {
 		return "", false
 	}
+	if opensStep(s) {
+		return "", false // "Now, the first basket holds 12 apples.": a text that stops on the way
+	}
 	return statedValue(s)
 }
 
