@@ -126,7 +126,7 @@ func choiceTokens(s string) []ctok {
 // wrappers, boxes, spacing and sizing (\textbf{(B)}, \boxed{C}, \mathrm{C}, \quad).
 func choiceWrapper(name string) bool {
 	switch name {
-	case "boxed", "fbox", "framebox", "bf", "it", "rm", "bfseries", "underline", "color", "textcolor", "colorbox":
+	case "boxed", "fbox", "framebox", "bf", "it", "rm", "bfseries", "underline", "color", "textcolor", "colorbox", "textcircled":
 		return true
 	}
 	return isTextCmd(name) || isFontCmd(name) || isSpacingCmd(name) || isSizingCmd(name)
