@@ -1029,7 +1029,7 @@ func dottedThousands(s string, start, j int, top bool) (int, string, bool) {
 			return end, digits + "." + s[k+1:end], true
 		}
 	}
-	if (groups >= 2 || currencyAfter(s[k:])) && (k == len(s) || s[k] != '.') {
+	if (groups >= 2 || groups == 1 && s[start] != '0' && currencyAfter(s[k:])) && (k == len(s) || s[k] != '.') {
 		return k, digits, true
 	}
 	return 0, "", false
