@@ -259,7 +259,7 @@ func optionList(text string) bool {
 		if strings.HasPrefix(l, "(") {
 			l = l[1:]
 		}
-		if len(l) >= 2 && l[0] >= 'A' && l[0] <= 'J' && (l[1] == '.' || l[1] == ')') {
+		if len(l) >= 3 && l[0] >= 'A' && l[0] <= 'J' && (l[1] == '.' || l[1] == ')' || l[1] == ':') && l[2] == ' ' {
 			return true
 		}
 	}

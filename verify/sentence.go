@@ -516,8 +516,10 @@ func fromLastSentence(text string, ended bool) (string, bool) {
 	if cut, concludes := cutOffSentence(s, rest); cut && !concludes && !ended {
 		return "", false
 	}
-	if opensStep(s) {
-		return "", false // "Now, the first basket holds 12 apples.": a text that stops on the way
+	if opensStep(s) || optionList(s) {
+		// "Now, the first basket holds 12 apples.": a text that stops on the way; "C: 2 + 2 =
+		// 3, wrong.": a check of one option
+		return "", false
 	}
 	return statedValue(s)
 }
