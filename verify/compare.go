@@ -105,7 +105,7 @@ func prepareWith(s string, decComma bool) answer {
 	if lx.bad {
 		return answer{canon: s, src: s, lexed: lx}
 	}
-	lx.toks = dropUnitNote(dropApproxNote(lx.toks))
+	lx.toks = dropPerUnit(dropUnitNote(dropApproxNote(lx.toks)))
 	return answer{lexed: lx, src: s, canon: canon(lx.toks)}
 }
 
@@ -122,6 +122,24 @@ func (a *answer) tree() (*node, bool) {
 		a.root, a.parsed = parse(a.toks)
 	}
 	return a.root, a.parsed
+}
+
+// dropPerUnit removes a rate's unit glued to a number: "1,500/month", "45/hr". A word of two
+// letters or more after the slash is a unit, never a symbol to divide by.
+func dropPerUnit(toks []token) []token {
+	n := len(toks)
+	if n >= 3 && toks[n-1].kind == tWord && unitLike(toks[n-1].text) && isOpTok(toks[n-2], "/") && toks[n-3].kind == tNum {
+		return toks[:n-2]
+	}
+	return toks
+}
+
+// unitLike reports a word that names a unit rather than symbols: a known unit or word, or four
+// letters or more with a vowel (month, person); "6/abc" keeps its product.
+func unitLike(w string) bool {
+	lw := strings.ToLower(w)
+	return knownWord(lw) || isShortWord(lw) && !isSepWord(token{kind: tWord, text: lw}) ||
+		len(w) >= 4 && strings.ContainsAny(lw, "aeiouy") || !isASCIIWord(w)
 }
 
 // dropUnitNote removes a unit in parentheses after a number: "14 (см)", "9 (яблок).",

@@ -1179,7 +1179,7 @@ func letterProduct(s string, i, j int) bool {
 	}
 	before := strings.TrimRight(s[:i], " ")
 	after := strings.TrimLeft(s[j:], " ")
-	return before != "" && strings.IndexByte("+-*/=", before[len(before)-1]) >= 0 ||
+	return before != "" && strings.IndexByte("+-*=", before[len(before)-1]) >= 0 || // "/month" is a unit
 		after != "" && strings.IndexByte("+-*/=", after[0]) >= 0
 }
 
@@ -1192,6 +1192,8 @@ func knownWord(w string) bool {
 		"week", "kgs", "sqft", "ohm", "volt", "amp", "amps", "watt", "feet", "inch", "mile", "pint", "cup", "cups",
 		"tsp", "tbsp", "dozen", "five", "four", "nine", "from", "with", "than", "less", "more", "half", "cent",
 		"cents", "euro", "yen", "yuan", "unit", "units", "now", "get", "got", "set", "let", "our", "out", "new",
+		"month", "hours", "weeks", "years", "meter", "metre", "liter", "litre", "gram", "grams", "item", "items",
+		"page", "pages", "box", "boxes", "miles", "kmph", "dollar", "pound", "point", "points",
 		"area", "side", "cost", "price", "total", "only", "each", "both", "then", "thus", "hence", "gcd", "lcm",
 		"dim", "ker", "det", "arg", "exp", "log", "sin", "cos", "tan", "cot", "csc":
 		return true
@@ -1269,7 +1271,7 @@ func (lx *lexer) afterSymbol() bool {
 	case tCmd:
 		return t.text == "pi" || t.text == "cdot" || t.text == "times"
 	case tOp:
-		return strings.Contains("+-*/=^(", t.text)
+		return strings.Contains("+-*=^(", t.text) // not "/": 45/hr is a rate
 	}
 	return false
 }
