@@ -130,7 +130,7 @@ func plainWordAt(s string, i int) bool {
 		if glued || i > 0 && strings.IndexByte("0123456789*/^(+-", s[i-1]) >= 0 {
 			return true
 		}
-		return after == "" && i > 0 || after != "" && strings.IndexByte("+-*/^=<>)", after[0]) >= 0
+		return after == "" && i > 0 || after != "" && strings.IndexByte("+-*/^=<>)0123456789", after[0]) >= 0
 	}
 	return false
 }
