@@ -28,8 +28,8 @@ type Result struct {
 	Gold, Pred string
 	// Extracted is true when a final answer was extracted from pred.
 	Extracted bool
-	// Extraction names how pred's answer was found: "tag", "boxed", "statement" or
-	// "last_sentence"; empty when pred as a whole was the answer.
+	// Extraction names how pred's answer was found: "tag", "boxed", "statement",
+	// "lead_letter" or "last_sentence"; empty when pred as a whole was the answer.
 	Extraction string
 	// Reason explains a not-equal verdict that was not a plain mismatch.
 	Reason string
