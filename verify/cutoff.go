@@ -267,11 +267,13 @@ func optionList(text string) bool {
 }
 
 // opensStep reports a final sentence that opens a step of the solution ("First, ...", "Next,
-// ...", "Now, ..."): the text stopped on the way, whatever value the sentence meets.
+// ...", "Now, ...", "So far, ...") or second thoughts ("Wait, ...", "Hmm, ..."): the text
+// stopped on the way, whatever value the sentence meets.
 func opensStep(s string) bool {
 	w := strings.ToLower(strings.TrimLeft(s, " *_#>-"))
 	for _, p := range [...]string{"first,", "first ", "firstly", "next,", "next ", "now,", "now ", "initially", "second,",
-		"secondly", "to begin", "let's start", "we start", "首先", "第一步", "d'abord", "primero", "zuerst", "сначала"} {
+		"secondly", "to begin", "let's start", "we start", "so far", "at this point", "up to now", "for now", "wait",
+		"hmm", "hold on", "首先", "第一步", "d'abord", "primero", "zuerst", "сначала"} {
 		if strings.HasPrefix(w, p) {
 			return true
 		}
