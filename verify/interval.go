@@ -31,7 +31,7 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 	case nSet:
 		return []piece{{set: n}}, true
 	case nList:
-		if n.name == "and" {
+		if n.name == "and" && allRel(n) {
 			return bothHold(n, depth)
 		}
 		fallthrough

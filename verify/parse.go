@@ -88,8 +88,9 @@ func parse(toks []token) (root *node, ok bool) {
 	return n, true
 }
 
-// joinedByAnd reports whether every separator between the top-level items is the word "and"
-// ("x \ge 2 \text{ and } x \le 5"), so that relations hold together.
+// joinedByAnd reports whether the separators between the top-level items are the word "and"
+// or commas, never "or" ("x \ge 2 \text{ and } x \le 5", "x > -2, x \le 3"), so that
+// relations may hold together.
 func joinedByAnd(toks []token) bool {
 	depth, and := 0, false
 	for _, t := range toks {
@@ -104,7 +105,9 @@ func joinedByAnd(toks []token) bool {
 				return false
 			}
 			and = true
-		case t.kind == tOp && (t.text == "," || t.text == ";"), t.kind == tCmd && t.text == "\\":
+		case t.kind == tOp && t.text == ",":
+			and = true
+		case t.kind == tOp && t.text == ";", t.kind == tCmd && t.text == "\\":
 			return false
 		}
 	}
