@@ -310,6 +310,9 @@ func decideChoice(g, p *answer) (bool, string, string, bool) {
 	if !ok {
 		return false, "", "", false
 	}
+	if l, n := predChoice(g.src); n != 1 || l != letter {
+		return false, "", "", false // \bar{C}, \vec{B}: math on a letter, not a choice
+	}
 	switch pl, n := predChoice(p.src); {
 	case n == 1:
 		return pl == letter, "choice", "", true
