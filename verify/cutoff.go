@@ -63,7 +63,12 @@ func cutOffSentence(s, rest string) (cut, concludes bool) {
 			return true, true
 		}
 	}
-	stated := last >= 1 && segs[last-1].kind == segWord && copulaWord(segs[last-1].text) ||
+	first := last // "The solutions are $x = 1$ and $x = 4$": the copula stands before the list
+	for first >= 2 && isValueSeg(segs[first-2]) && (segs[first-1].kind == segPunct && segs[first-1].text == "," ||
+		segs[first-1].kind == segWord && isConnector(segs[first-1].text)) {
+		first -= 2
+	}
+	stated := first >= 1 && segs[first-1].kind == segWord && copulaWord(segs[first-1].text) ||
 		segs[last].kind == segPlain && strings.HasPrefix(strings.TrimSpace(segs[last].text), "=") // "Area = 24"
 	if stated && !stepStart(segs) {
 		return true, true
