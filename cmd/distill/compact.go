@@ -38,9 +38,12 @@ func compactCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if _, err := os.Stat(corpus.Layout{Dir: dir}.Manifest()); err != nil {
-		fmt.Fprintf(stderr, "distill compact: %s is not a run directory (no %s)\n", dir, corpus.ManifestName)
+	if *shardRows < 0 {
+		fmt.Fprintf(stderr, "distill compact: --shard-rows must be positive, got %d\n", *shardRows)
 		return exitUsage
+	}
+	if code, ok := checkRunDir(fs.Name(), dir, stderr); !ok {
+		return code
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := compactRun(dir, *shardRows, log, stdout); err != nil {

@@ -64,7 +64,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, --out refused, disk error), 2 usage error.\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, --out refused, disk error), 2 usage error (a bad flag, no such RUN).\n")
 	}
 	return f
 }
@@ -123,6 +123,10 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := opt.Check(); err != nil {
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
+	}
+	if _, err := os.Stat(run); err != nil {
+		fmt.Fprintf(stderr, "distill export: %s: no such run directory or shard\n", run)
 		return exitUsage
 	}
 

@@ -50,6 +50,7 @@ Usage:
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
+  distill repair RUN_DIR   move damaged shards aside so the next run makes their records again
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version
@@ -73,6 +74,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cacheCmd(args[1:], stdout, stderr)
 	case "compact":
 		return compactCmd(args[1:], stdout, stderr)
+	case "repair":
+		return repairCmd(args[1:], stdout, stderr)
 	case "export":
 		return exportCmd(args[1:], stdout, stderr)
 	case "verify":
@@ -422,12 +425,15 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory).\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
 	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR")
 	if !ok {
+		return code
+	}
+	if code, ok := checkRunDir(fs.Name(), dir, stderr); !ok {
 		return code
 	}
 	st, err := pipeline.ReadStatus(dir)
@@ -440,8 +446,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "distill status: %v\n", err)
 			return exitFailed
 		}
-		return exitOK
+	} else {
+		st.WriteText(stdout)
 	}
-	st.WriteText(stdout)
+	if len(st.Damaged) > 0 {
+		fmt.Fprintf(stderr, "distill status: %d damaged shard(s); see distill repair -h\n", len(st.Damaged))
+		return exitFailed
+	}
 	return exitOK
 }

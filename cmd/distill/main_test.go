@@ -93,7 +93,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "--config", filepath.Join(dir, "missing.yaml")}, exitUsage, "missing.yaml"},
 		{[]string{"run", "extra"}, exitUsage, "unexpected argument"},
 		{[]string{"status"}, exitUsage, "Usage"},
-		{[]string{"status", filepath.Join(dir, "nothing")}, exitFailed, "nothing"},
+		{[]string{"status", filepath.Join(dir, "nothing")}, exitUsage, "nothing"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(tc.args, &stdout, &stderr)
