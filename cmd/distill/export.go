@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
 const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
@@ -127,6 +128,10 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := os.Stat(run); err != nil {
 		fmt.Fprintf(stderr, "distill export: %s: no such run directory or shard\n", run)
+		return exitUsage
+	}
+	if err := outpath.Dir("--out", opt.Out, run); err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitUsage
 	}
 

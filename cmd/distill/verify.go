@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
@@ -47,6 +48,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("out", "", "write the results to this file instead of stdout; e.g. verdicts.jsonl")
 	maxLine := fs.Int("max-line-bytes", verify.DefaultMaxLineBytes, "longest input line; a longer one is reported as a bad line")
 	quiet := fs.Bool("quiet", false, "no message per bad line on stderr (the summary stays)")
+	force := fs.Bool("force", false, "replace the --out file when it exists")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), verifyUsage)
 		fs.PrintDefaults()
@@ -59,6 +61,10 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 1 || *maxLine <= 0 {
 		fs.Usage()
+		return exitUsage
+	}
+	if err := outpath.File("--out", *outPath, *force, fs.Arg(0)); err != nil {
+		fmt.Fprintf(stderr, "distill verify: %v\n", err)
 		return exitUsage
 	}
 	name, in := "stdin", io.Reader(os.Stdin)

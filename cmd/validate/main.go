@@ -27,6 +27,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
 // version is set at build time (make build: -X main.version=...).
@@ -152,6 +153,16 @@ func openCorpus(cmd string, paths []string, e env) (*audit.Input, int, bool) {
 		return nil, exitFailed, false
 	}
 	return in, 0, true
+}
+
+// checkOutput refuses an output file that is an input, inside a run
+// directory or export, a directory, or an existing file without --force.
+func checkOutput(cmd, flag, path string, force bool, inputs []string, e env) bool {
+	if err := outpath.File(flag, path, force, inputs...); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", cmd, err)
+		return false
+	}
+	return true
 }
 
 // writeFile writes what write produces to path atomically, or to stdout

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOutputsNeverReplaceInputs: distill verify --out its own input, and
+// distill export --out the run directory or a directory inside it, are
+// refused (exit 2) and change nothing.
+func TestOutputsNeverReplaceInputs(t *testing.T) {
+	tmp := t.TempDir()
+	pairs := filepath.Join(tmp, "pairs.jsonl")
+	const line = `{"gold": "1/2", "pred": "0.5"}` + "\n"
+	if err := os.WriteFile(pairs, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run2(t, []string{"verify", "--out", pairs, pairs}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "is an input") {
+		t.Errorf("verify --out its input: exit %d, %s", code, errOut.String())
+	}
+	if data, _ := os.ReadFile(pairs); string(data) != line {
+		t.Errorf("the input was changed: %q", data)
+	}
+	verdicts := filepath.Join(tmp, "verdicts.jsonl")
+	os.WriteFile(verdicts, []byte("keep\n"), 0o644)
+	if code := run2(t, []string{"verify", "--out", verdicts, pairs}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "--force") {
+		t.Errorf("verify --out an existing file: exit %d, %s", code, errOut.String())
+	}
+	if code := run2(t, []string{"verify", "--force", "--out", verdicts, pairs}, &out, &errOut); code != exitOK {
+		t.Errorf("verify --force: exit %d, %s", code, errOut.String())
+	}
+	if data, _ := os.ReadFile(verdicts); !strings.Contains(string(data), `"equal":true`) {
+		t.Errorf("verdicts: %q", data)
+	}
+
+	dir := smallRun(t, 4, 10)
+	before, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	for _, o := range []string{dir, filepath.Join(dir, "exp"), filepath.Join(dir, "shards")} {
+		code := run2(t, []string{"export", dir, "--format", "jsonl", "--out", o, "--force"}, &out, &errOut)
+		if code != exitUsage || !strings.Contains(errOut.String(), "run directory") {
+			t.Errorf("export --out %s: exit %d, %s", o, code, errOut.String())
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "manifest.json")); !bytes.Equal(before, after) {
+		t.Error("the run's manifest changed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
+		t.Error("export wrote data/ into the run directory")
+	}
+}
