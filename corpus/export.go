@@ -87,11 +87,14 @@ type ExportManifest struct {
 	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
 	// no longer holds after --valid-only. ItemsDropped counts the invalid
 	// items removed from the records written.
-	RecordsIn      int64        `json:"records_in"`
-	RecordsOut     int64        `json:"records_out"`
-	RecordsDropped int64        `json:"records_dropped"`
-	ItemsDropped   int64        `json:"items_dropped"`
-	Files          []ExportFile `json:"files"`
+	RecordsIn      int64 `json:"records_in"`
+	RecordsOut     int64 `json:"records_out"`
+	RecordsDropped int64 `json:"records_dropped"`
+	ItemsDropped   int64 `json:"items_dropped"`
+	// DuplicatesDropped counts the records whose id an earlier shard already
+	// held: the first is exported, as rewardd's index keeps it.
+	DuplicatesDropped int64        `json:"duplicates_dropped"`
+	Files             []ExportFile `json:"files"`
 	// CreatedAt is the newest provenance.created_at among the records in,
 	// so that the same export of the same corpus is the same bytes.
 	CreatedAt time.Time `json:"created_at"`
@@ -292,6 +295,10 @@ func newExporter(opt *ExportOptions, out outDir) *exporter {
 	return x
 }
 
+// fullMergeBatch is how many whole records (rollouts included) the merge of
+// an export decodes at a time from each shard.
+const fullMergeBatch = 8
+
 // recordHead is the projection of a shard that every format but jsonl
 // needs: the record without its rollouts and usage.
 type recordHead struct {
@@ -311,20 +318,28 @@ func (h *recordHead) record() schema.Record {
 		Reference: h.Reference, Style: h.Style, Rubric: h.Rubric, Provenance: h.Provenance}
 }
 
+// read exports the records of files (shards sorted by id) in global id
+// order, a k-way merge, so that the export does not depend on how the run's
+// checkpoints cut its shards; of a repeated id the first is exported.
 func (x *exporter) read(ctx context.Context, files []string) error {
-	for _, file := range files {
-		var err error
-		if x.format.full {
-			err = ScanShard(file, func(rec *schema.Record) error { return x.add(ctx, rec) })
-		} else {
-			err = Scan(file, func(h *recordHead) error {
+	dup := func(id, file string) {
+		x.stats.duplicates++
+		x.opt.Logger.Warn("record id repeated in a later shard; the first is exported", "id", id, "file", file)
+	}
+	var err error
+	if x.format.full {
+		// Whole records hold their rollouts: few at a time per shard.
+		err = mergeByID(files, openShard, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
+			func(rec *schema.Record) error { return x.add(ctx, rec) }, dup)
+	} else {
+		err = mergeByID(files, openProjected[recordHead], scanBatch, func(h *recordHead) string { return h.ID },
+			func(h *recordHead) error {
 				rec := h.record()
 				return x.add(ctx, &rec)
-			})
-		}
-		if err != nil {
-			return err
-		}
+			}, dup)
+	}
+	if err != nil {
+		return err
 	}
 	for _, s := range ExportSplits {
 		if sw := x.splits[s]; sw != nil {
@@ -407,7 +422,7 @@ func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFil
 		Format: x.opt.Format, SpecVersion: schema.SpecVersion, Source: src,
 		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{},
 		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
-		ItemsDropped: x.stats.itemsDropped, Files: files, CreatedAt: x.stats.newest,
+		ItemsDropped: x.stats.itemsDropped, DuplicatesDropped: x.stats.duplicates, Files: files, CreatedAt: x.stats.newest,
 	}
 	for _, sw := range splits {
 		// A split is listed when the corpus has records in it or it was asked for.

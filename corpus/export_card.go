@@ -126,6 +126,7 @@ func baseTypeString(n parquet.Node) string {
 // exportStats gathers the figures of export.json and the card.
 type exportStats struct {
 	recordsIn, recordsOut, recordsDropped, itemsDropped int64
+	duplicates                                          int64 // records whose id an earlier shard held
 	splitIn                                             map[string]int64
 	fps, toolVersions                                   map[string]bool
 	models                                              map[string]map[string]bool // stage -> models

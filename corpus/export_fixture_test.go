@@ -255,13 +255,13 @@ func readManifestFile(t *testing.T, dir string) ExportManifest {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"format", "spec_version", "source", "job_fingerprints", "valid_only", "splits", "records_in",
-		"records_out", "records_dropped", "items_dropped", "files", "created_at"} {
+		"records_out", "records_dropped", "items_dropped", "duplicates_dropped", "files", "created_at"} {
 		if _, ok := raw[key]; !ok {
 			t.Errorf("export.json has no %q", key)
 		}
 	}
-	if len(raw) != 12 {
-		t.Errorf("export.json has %d keys, the contract names 12", len(raw))
+	if len(raw) != 13 {
+		t.Errorf("export.json has %d keys, the contract names 13", len(raw))
 	}
 	return m
 }
