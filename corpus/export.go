@@ -59,6 +59,11 @@ type ExportOptions struct {
 	// problem. SystemPromptFile names where it came from, for the card.
 	SystemPrompt     string
 	SystemPromptFile string
+	// UserTemplateFile, verl only, is a rollout template file (the format of
+	// prompts/templates/rollout.tmpl, e.g. the run's PROMPTS_DIR/rollout.tmpl)
+	// whose messages are the prompt. Without it or SystemPrompt the prompt is
+	// the rollout template the records' rollouts were sampled with.
+	UserTemplateFile string
 	// ValidOnly drops the items the validity judge marked invalid, and the
 	// records whose rubric then no longer holds (schema.CheckRubric).
 	ValidOnly bool
@@ -72,6 +77,8 @@ type ExportOptions struct {
 	ToolVersion string
 	FS          fsys.FS // default fsys.OS
 	Logger      *slog.Logger
+
+	prompts *promptSource // set by Export
 }
 
 // ExportManifest is export.json: what an export holds and where it came
@@ -129,7 +136,7 @@ func parquetFormat[T any](name string, cols []columnDoc, longText [][]string, ro
 	return &exportFormat{
 		name: name, ext: "parquet", columns: cols,
 		newSink: func(w io.Writer, opt *ExportOptions) sink {
-			return newParquetSink(w, row(rowMaker{systemPrompt: opt.SystemPrompt}), exportWriterOptions(opt, longText))
+			return newParquetSink(w, row(rowMaker{prompts: opt.prompts}), exportWriterOptions(opt, longText))
 		},
 		check: func(f io.ReaderAt, size, rows, _ int64) error { return checkParquet[T](f, size, rows) },
 	}
@@ -191,6 +198,8 @@ func (o *ExportOptions) Check() error {
 		return errors.New("--out is required: the export directory")
 	case o.SystemPrompt != "" && o.Format != FormatVerl:
 		return fmt.Errorf("--system-prompt is for --format verl only; %s has no chat prompt", o.Format)
+	case o.UserTemplateFile != "" && o.Format != FormatVerl:
+		return fmt.Errorf("--user-template is for --format verl only; %s has no chat prompt", o.Format)
 	case !utf8.ValidString(o.SystemPrompt):
 		return errors.New("--system-prompt: the file is not valid UTF-8")
 	case o.RowsPerFile < 0 || o.RowGroupRows < 0:
@@ -242,6 +251,10 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 		return nil, err
 	}
 	opt = opt.withDefaults()
+	var err error
+	if opt.prompts, err = newPromptSource(&opt); err != nil {
+		return nil, err
+	}
 	files, err := exportSources(src)
 	if err != nil {
 		return nil, err

@@ -22,8 +22,11 @@ Writes the corpus in the run directory RUN (or one shard file) in the dataset
 format an RL trainer reads: data/{split}-NNNNN-of-NNNNN.{parquet|jsonl}, a
 dataset card README.md that HF datasets and the Hub read, and export.json
 (counts, files with their hashes, provenance). The prompt the policy sees never
-holds the rubric, the reference or the answer. Running the same command again
-writes the same bytes.
+holds the rubric, the reference or the answer; a verl prompt asks for the answer
+format the corpus's rollouts were asked for (step headers, answer tag): their
+rollout template around the problem, unless --system-prompt or --user-template
+say otherwise. Rows are in id order, a repeated id exported once; running the
+same command again writes the same bytes.
 
 Formats:
   verl        data_source, prompt (chat messages), ability, reward_model, extra_info
@@ -47,6 +50,7 @@ Flags:
 type exportFlags struct {
 	fs                               *flag.FlagSet
 	format, out, split, systemPrompt *string
+	userTemplate                     *string
 	validOnly, force                 *bool
 	rowsPerFile                      *int
 }
@@ -59,6 +63,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	f.out = fs.String("out", "", "export directory, created if missing (required); e.g. --out exports/demo-verl")
 	f.split = fs.String("split", "", "splits to export, comma-separated (default: every split the corpus has); e.g. --split train,validation")
 	f.systemPrompt = fs.String("system-prompt", "", "verl only: file whose text is sent as a system message before every problem; e.g. --system-prompt system.txt")
+	f.userTemplate = fs.String("user-template", "", "verl only: rollout template file whose messages are the prompt, {{.Problem}} marking the problem (the format of prompts/templates/rollout.tmpl); default: the rollout template the corpus's rollouts were sampled with; give the run's own when it used --prompts-dir; e.g. --user-template my-prompts/rollout.tmpl")
 	f.validOnly = fs.Bool("valid-only", false, "drop the items the validity judge marked invalid, and the records whose rubric then no longer holds (counted in export.json)")
 	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
 	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
@@ -122,6 +127,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		opt.SystemPromptFile = *f.systemPrompt
 	}
+	opt.UserTemplateFile = *f.userTemplate
 	if err := opt.Check(); err != nil {
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitUsage
