@@ -108,7 +108,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := corpus.ExportOptions{
 		Format: *f.format, Out: *f.out, Splits: splitList(*f.split), ValidOnly: *f.validOnly,
-		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: version,
+		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: toolVersion(),
 		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}
 	if *f.rowsPerFile <= 0 {

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -35,9 +36,13 @@ const (
 	exitStopped  = 4
 )
 
-// version is the program's version, set at build time with
-// -ldflags "-X main.version=v1.2.3" (the Makefile does).
-var version = "dev"
+// version overrides the version the build information gives (the module
+// version go build derives from the VCS, else the revision), when set at
+// build time with -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = ""
+
+// toolVersion is the version records' provenance and the manifest keep.
+func toolVersion() string { return buildinfo.Version(version) }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -53,7 +58,7 @@ Usage:
   distill repair RUN_DIR   move damaged shards aside so the next run makes their records again
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
-  distill version          print the version
+  distill version          print the version, the VCS revision and time it was built from
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
 4 stopped before finishing (interrupted: run again to resume; budget reached:
@@ -81,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "verify":
 		return verifyCmd(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "distill", version)
+		fmt.Fprintln(stdout, "distill", buildinfo.Read(version))
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -323,7 +328,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
 
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: version}
+	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: toolVersion()}
 	if !*f.quiet {
 		opt.Status = stderr
 		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {

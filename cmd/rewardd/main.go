@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -45,6 +46,7 @@ func main() {
 }
 
 const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus RUN_OR_EXPORT_DIR] [flags]
+       rewardd --version   (the version, the VCS revision and time it was built from)
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
@@ -156,7 +158,15 @@ func (o *options) check() error {
 	return errors.Join(errs...)
 }
 
+// version overrides the version the build information gives, when set at
+// build time with -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = ""
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, "rewardd", buildinfo.Read(version))
+		return exitOK
+	}
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

@@ -26,12 +26,15 @@ import (
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
-// version is set at build time (make build: -X main.version=...).
-var version = "dev"
+// version is set at build time (make build: -X main.version=...); main
+// replaces an unset one by what the build information says (the module
+// version go build derives from the VCS, else the revision).
+var version = ""
 
 const (
 	exitOK      = 0
@@ -41,6 +44,7 @@ const (
 )
 
 func main() {
+	version = buildinfo.Version(version)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 
@@ -84,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "agreement":
 		return agreementCmd(ctx, args[1:], e)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "validate", version)
+		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK
 	case "help":
 		fmt.Fprint(stdout, usage)
