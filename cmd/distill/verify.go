@@ -59,7 +59,13 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() > 1 || *maxLine <= 0 {
+	switch {
+	case fs.NArg() > 1:
+		fmt.Fprintf(stderr, "distill verify: unexpected argument %q: give one input FILE (or none, or -, for stdin)\n\n", fs.Arg(1))
+		fs.Usage()
+		return exitUsage
+	case *maxLine <= 0:
+		fmt.Fprintf(stderr, "distill verify: --max-line-bytes must be positive, got %d\n\n", *maxLine)
 		fs.Usage()
 		return exitUsage
 	}
