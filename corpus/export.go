@@ -263,13 +263,20 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 	if err := out.prepare(); err != nil {
 		return nil, err
 	}
-	x := newExporter(&opt, out)
+	x := newExporter(&opt, &out)
 	if err := x.read(ctx, files); err != nil {
 		x.abort()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ErrExportStopped, ctx.Err())
+		}
 		return nil, err
 	}
 	return x.commit(src)
 }
+
+// ErrExportStopped is wrapped when the context ended an export before it
+// put anything in place: an earlier export in the directory is unchanged.
+var ErrExportStopped = errors.New("export stopped before anything was put in place")
 
 // exportSources lists the shard files of the corpus at src.
 func exportSources(src string) ([]string, error) {
@@ -291,12 +298,12 @@ func exportSources(src string) ([]string, error) {
 type exporter struct {
 	opt    *ExportOptions
 	format *exportFormat
-	out    outDir
+	out    *outDir
 	splits map[string]*splitWriter
 	stats  exportStats
 }
 
-func newExporter(opt *ExportOptions, out outDir) *exporter {
+func newExporter(opt *ExportOptions, out *outDir) *exporter {
 	x := &exporter{opt: opt, format: formatOf(opt.Format), out: out, splits: map[string]*splitWriter{}, stats: newExportStats()}
 	selected := opt.Splits
 	if len(selected) == 0 {
@@ -390,10 +397,13 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 	return sw.add(rec)
 }
 
+// abort drops every file the export was writing, and the directories it
+// made for them.
 func (x *exporter) abort() {
 	for _, sw := range x.splits {
 		sw.abort()
 	}
+	x.out.removeCreated()
 }
 
 // commit puts the data files in place and writes export.json and the card.

@@ -268,6 +268,9 @@ type outDir struct {
 	fs    fsys.FS
 	dir   string
 	force bool
+	// createdDir and createdData: prepare made them, so an export that
+	// fails or is stopped removes them again when they are empty.
+	createdDir, createdData bool
 }
 
 func (o outDir) data() string { return filepath.Join(o.dir, exportDataDir) }
@@ -275,10 +278,11 @@ func (o outDir) data() string { return filepath.Join(o.dir, exportDataDir) }
 // prepare makes sure the directory exists and holds nothing but an earlier
 // export (unless force), and removes data files left half-written by an
 // export that crashed. An earlier export stays complete until commit.
-func (o outDir) prepare() error {
+func (o *outDir) prepare() error {
 	st, err := o.fs.Stat(o.dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		o.createdDir, o.createdData = true, true
 		return fsys.MkdirAllSynced(o.fs, o.data(), 0o755)
 	case err != nil:
 		return fmt.Errorf("export directory: %w", err)
@@ -297,10 +301,24 @@ func (o outDir) prepare() error {
 			"(export.json, README.md and data/{split}-NNNNN-of-NNNNN.* are then replaced, other files left as they are)",
 			o.dir, strings.Join(foreign, ", "))
 	}
+	if _, err := o.fs.Stat(o.data()); errors.Is(err, fs.ErrNotExist) {
+		o.createdData = true
+	}
 	if err := fsys.MkdirAllSynced(o.fs, o.data(), 0o755); err != nil {
 		return err
 	}
 	return o.removeMatching(o.data(), exportTempRE, nil)
+}
+
+// removeCreated removes the directories prepare made, when they are still
+// empty: an export that failed or was stopped leaves no empty DIR/data.
+func (o *outDir) removeCreated() {
+	if o.createdData {
+		o.fs.Remove(o.data()) // fails, as it should, when not empty
+	}
+	if o.createdDir {
+		o.fs.Remove(o.dir)
+	}
 }
 
 // foreign lists what in the directory is not an earlier export's.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -70,7 +71,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, --out refused, disk error), 2 usage error (a bad flag, no such RUN).\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
 	}
 	return f
 }
@@ -143,8 +144,22 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return exportRun(ctx, run, opt, stdout, stderr)
+}
+
+// exportRun exports and says how it ended: exit 4 when ctx stopped it
+// (Ctrl-C) before anything was put in place.
+func exportRun(ctx context.Context, run string, opt corpus.ExportOptions, stdout, stderr io.Writer) int {
+	_, statErr := os.Stat(filepath.Join(opt.Out, corpus.ExportManifestName))
 	m, err := corpus.Export(ctx, run, opt)
-	if err != nil {
+	switch {
+	case errors.Is(err, corpus.ErrExportStopped) && statErr == nil:
+		fmt.Fprintf(stderr, "distill export: stopped; the earlier export in %s is unchanged\n", opt.Out)
+		return exitStopped
+	case errors.Is(err, corpus.ErrExportStopped):
+		fmt.Fprintf(stderr, "distill export: stopped; nothing was written to %s\n", opt.Out)
+		return exitStopped
+	case err != nil:
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitFailed
 	}

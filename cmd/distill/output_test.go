@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
 )
 
 // TestOutputsNeverReplaceInputs: distill verify --out its own input, and
@@ -50,5 +54,36 @@ func TestOutputsNeverReplaceInputs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
 		t.Error("export wrote data/ into the run directory")
+	}
+}
+
+// TestStoppedExportExits4: Ctrl-C during an export exits 4 and says the
+// earlier export is unchanged, which it is.
+func TestStoppedExportExits4(t *testing.T) {
+	dir := smallRun(t, 6, 3)
+	out := filepath.Join(t.TempDir(), "exp")
+	var stdout, stderr bytes.Buffer
+	if code := run2(t, []string{"export", dir, "--format", "jsonl", "--out", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export: exit %d %s", code, stderr.String())
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "export.json"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stderr.Reset()
+	opt := corpus.ExportOptions{Format: "rar", Out: out, Logger: slog.New(slog.DiscardHandler)}
+	if code := exportRun(ctx, dir, opt, &stdout, &stderr); code != exitStopped || !strings.Contains(stderr.String(), "stopped; the earlier export in "+out+" is unchanged") {
+		t.Errorf("stopped export: exit %d, %q", code, stderr.String())
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "export.json")); !bytes.Equal(before, after) {
+		t.Error("the earlier export changed")
+	}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	stderr.Reset()
+	opt.Out = fresh
+	if code := exportRun(ctx, dir, opt, &stdout, &stderr); code != exitStopped || !strings.Contains(stderr.String(), "nothing was written") {
+		t.Errorf("stopped fresh export: exit %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("a stopped export left %s: %v", fresh, err)
 	}
 }

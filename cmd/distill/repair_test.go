@@ -22,7 +22,7 @@ func smallRun(t *testing.T, n, rows int) string {
 		t.Fatal(err)
 	}
 	for i := range n {
-		rec := schema.Record{ID: fmt.Sprintf("%016x", i+1), Problem: fmt.Sprintf("problem %d", i), Answer: "1", Style: schema.StyleSRaR,
+		rec := schema.Record{ID: fmt.Sprintf("%016x", i+1), Problem: fmt.Sprintf("problem %d", i), Answer: "1", Style: schema.StyleSRaR, Split: "train",
 			Provenance: schema.Provenance{SpecVersion: schema.SpecVersion, CreatedAt: time.Unix(1700000000, 0).UTC()}}
 		if err := run.Append(&rec); err != nil {
 			t.Fatal(err)
