@@ -255,16 +255,21 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 	if opt.prompts, err = newPromptSource(&opt); err != nil {
 		return nil, err
 	}
-	files, err := exportSources(src)
+	in, err := openExportSource(src)
 	if err != nil {
 		return nil, err
+	}
+	defer in.close()
+	if in.snap != nil && in.snap.InUse {
+		opt.Logger.Warn("the run is still being written (a distill run holds it): exporting the records committed so far; export again when it has finished",
+			"run", src, "records", in.snap.Manifest.Rows)
 	}
 	out := outDir{fs: opt.FS, dir: opt.Out, force: opt.Force}
 	if err := out.prepare(); err != nil {
 		return nil, err
 	}
 	x := newExporter(&opt, &out)
-	if err := x.read(ctx, files); err != nil {
+	if err := x.read(ctx, in); err != nil {
 		x.abort()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", ErrExportStopped, ctx.Err())
@@ -278,19 +283,58 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 // put anything in place: an earlier export in the directory is unchanged.
 var ErrExportStopped = errors.New("export stopped before anything was put in place")
 
-// exportSources lists the shard files of the corpus at src.
-func exportSources(src string) ([]string, error) {
+// exportSource is what an export reads: the shards of a run directory,
+// opened together (a Snapshot, so that a running run's compaction cannot
+// take a shard away half way), or one shard file.
+type exportSource struct {
+	snap  *Snapshot
+	files []string
+}
+
+func (e exportSource) close() {
+	if e.snap != nil {
+		e.snap.Close()
+	}
+}
+
+// openExportSource opens the corpus at src.
+func openExportSource(src string) (exportSource, error) {
 	if _, err := os.Stat(filepath.Join(src, ExportManifestName)); err == nil {
-		return nil, fmt.Errorf("%s is an export directory; export reads a run directory (or a shard file)", src)
+		return exportSource{}, fmt.Errorf("%s is an export directory; export reads a run directory (or a shard file)", src)
+	}
+	if _, err := os.Stat(filepath.Join(src, ManifestName)); err == nil {
+		snap, err := OpenSnapshot(src)
+		if err == nil {
+			err = snap.Check()
+		}
+		if err != nil {
+			if snap != nil {
+				snap.Close()
+			}
+			return exportSource{}, err
+		}
+		if snap.Len() == 0 {
+			snap.Close()
+			return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
+		}
+		return exportSource{snap: snap}, nil
 	}
 	files, err := Shards(src)
 	if err != nil {
-		return nil, err
+		return exportSource{}, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("corpus %s holds no records yet", src)
+		return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
 	}
-	return files, nil
+	return exportSource{files: files}, nil
+}
+
+// sources are the merge inputs of e, read as T.
+func sources[T any](e exportSource, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int) []mergeSource[T] {
+	if e.snap != nil {
+		return snapshotSources[T](e.snap, open, batch)
+	}
+	return fileSources[T](e.files, open, batch)
 }
 
 // exporter streams records into the split writers and gathers the figures
@@ -341,7 +385,7 @@ func (h *recordHead) record() schema.Record {
 // read exports the records of files (shards sorted by id) in global id
 // order, a k-way merge, so that the export does not depend on how the run's
 // checkpoints cut its shards; of a repeated id the first is exported.
-func (x *exporter) read(ctx context.Context, files []string) error {
+func (x *exporter) read(ctx context.Context, in exportSource) error {
 	dup := func(id, file string) {
 		x.stats.duplicates++
 		x.opt.Logger.Warn("record id repeated in a later shard; the first is exported", "id", id, "file", file)
@@ -349,10 +393,10 @@ func (x *exporter) read(ctx context.Context, files []string) error {
 	var err error
 	if x.format.full {
 		// Whole records hold their rollouts: few at a time per shard.
-		err = mergeByID(files, openShard, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
+		err = mergeByID(sources[schema.Record](in, openShard, fullMergeBatch), func(rec *schema.Record) string { return rec.ID },
 			func(rec *schema.Record) error { return x.add(ctx, rec) }, dup)
 	} else {
-		err = mergeByID(files, openProjected[recordHead], scanBatch, func(h *recordHead) string { return h.ID },
+		err = mergeByID(sources[recordHead](in, openProjected[recordHead], scanBatch), func(h *recordHead) string { return h.ID },
 			func(h *recordHead) error {
 				rec := h.record()
 				return x.add(ctx, &rec)

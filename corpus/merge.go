@@ -15,11 +15,18 @@ import (
 // errStopScan ends a scan whose reader wants no more rows.
 var errStopScan = errors.New("scan stopped")
 
-// shardRows streams the rows of a parquet file as T, batch rows decoded at a
-// time; a read error is the last pair.
-func shardRows[T any](path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int) iter.Seq2[*T, error] {
+// mergeSource is one id-sorted input of a merge: its name for errors, and
+// its rows.
+type mergeSource[T any] struct {
+	name string
+	rows iter.Seq2[*T, error]
+}
+
+// rowsOf turns a scan (scanning to fn) into a sequence of rows, a read
+// error being the last pair.
+func rowsOf[T any](scan func(fn func(*T) error) error) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
-		_, err := scanFileBatch(fsys.OS, path, open, batch, func(row *T) error {
+		err := scan(func(row *T) error {
 			if !yield(row, nil) {
 				return errStopScan
 			}
@@ -29,6 +36,37 @@ func shardRows[T any](path string, open func(io.ReaderAt, string, int64) (*parqu
 			yield(nil, err)
 		}
 	}
+}
+
+// fileSources are the parquet files at paths, read as T batch rows at a time.
+func fileSources[T any](paths []string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int) []mergeSource[T] {
+	out := make([]mergeSource[T], len(paths))
+	for i, p := range paths {
+		out[i] = mergeSource[T]{name: p, rows: rowsOf(func(fn func(*T) error) error {
+			_, err := scanFileBatch(fsys.OS, p, open, batch, fn)
+			return err
+		})}
+	}
+	return out
+}
+
+// snapshotSources are the shards of s, read as T batch rows at a time; a
+// row count that differs from the manifest is an error.
+func snapshotSources[T any](s *Snapshot, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int) []mergeSource[T] {
+	out := make([]mergeSource[T], s.Len())
+	for i := range out {
+		out[i] = mergeSource[T]{name: s.Path(i), rows: rowsOf(func(fn func(*T) error) error {
+			if s.files[i] == nil {
+				return s.errs[i]
+			}
+			rows, err := scanOpen(s.files[i], s.paths[i], open, batch, fn)
+			if err == nil && rows != s.Manifest.Shards[i].Rows {
+				err = fmt.Errorf("shard %s has %d rows, the manifest says %d", s.paths[i], rows, s.Manifest.Shards[i].Rows)
+			}
+			return err
+		})}
+	}
+	return out
 }
 
 // mergeCursor is the next row of one sorted file in a merge.
@@ -59,12 +97,11 @@ func (h *mergeHeap[T]) Pop() any {
 }
 
 // mergeByID streams the rows of files, each sorted by id (as shards are),
-// to fn in global id order: a k-way merge holding batch rows per file. Of a
+// to fn in global id order: a k-way merge holding one batch per file. Of a
 // repeated id only the first is given, the one of the earliest file (the
 // order the files are listed in, as rewardd's index keeps them); dup is
 // told of each other one. A file whose ids are not sorted is an error.
-func mergeByID[T any](files []string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int,
-	id func(*T) string, fn func(*T) error, dup func(id, file string)) (err error) {
+func mergeByID[T any](files []mergeSource[T], id func(*T) string, fn func(*T) error, dup func(id, file string)) (err error) {
 	h := make(mergeHeap[T], 0, len(files))
 	defer func() {
 		for _, c := range h {
@@ -84,13 +121,13 @@ func mergeByID[T any](files []string, open func(io.ReaderAt, string, int64) (*pa
 		rid := id(row)
 		if c.row != nil && rid <= c.id {
 			c.close()
-			return false, fmt.Errorf("%s: ids are not sorted (%s after %s); export reads shards sorted by id", files[c.file], rid, c.id)
+			return false, fmt.Errorf("%s: ids are not sorted (%s after %s); export reads shards sorted by id", files[c.file].name, rid, c.id)
 		}
 		c.row, c.id = row, rid
 		return true, nil
 	}
 	for i, f := range files {
-		next, stop := iter.Pull2(shardRows[T](f, open, batch))
+		next, stop := iter.Pull2(f.rows)
 		c := &mergeCursor[T]{file: i, next: next, close: stop}
 		ok, err := advance(c)
 		if err != nil {
@@ -105,7 +142,7 @@ func mergeByID[T any](files []string, open func(io.ReaderAt, string, int64) (*pa
 	for h.Len() > 0 {
 		c := h[0]
 		if started && c.id == last {
-			dup(c.id, files[c.file])
+			dup(c.id, files[c.file].name)
 		} else if err := fn(c.row); err != nil {
 			return err
 		}

@@ -385,6 +385,14 @@ func scanFileBatch[T any](fsy fsys.FS, path string, open func(io.ReaderAt, strin
 		return 0, fmt.Errorf("opening shard: %w", err)
 	}
 	defer f.Close()
+	return scanOpen(f, path, open, batch, fn)
+}
+
+// scanOpen streams the rows of the open parquet file f (named path).
+func scanOpen[T any](f interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}, path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int, fn func(*T) error) (rows int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)

@@ -156,6 +156,9 @@ func openCorpus(cmd string, paths []string, e env) (*audit.Input, int, bool) {
 		}
 		return nil, exitFailed, false
 	}
+	if in.Running {
+		fmt.Fprintf(e.stderr, "%s: the run is still being written (a distill run holds it): reading the records committed so far\n", cmd)
+	}
 	return in, 0, true
 }
 
