@@ -81,6 +81,9 @@ func (s *Status) WriteText(w io.Writer) {
 		return
 	}
 	s.Report.WriteSummary(w, s.Dir)
+	if s.Report.StoppedBy == StopDied {
+		s.writeDied(w)
+	}
 	if s.Report.Status == StatusRunning {
 		s.Report.writeProgress(w)
 		for _, e := range s.Report.Endpoints {
@@ -150,4 +153,16 @@ func (s *Status) writeDamaged(w io.Writer) {
 		fmt.Fprintf(w, "  %s (%d records): %s\n", d.File, d.Rows, d.Reason)
 	}
 	fmt.Fprintf(w, "  recover: distill repair %s, then the same distill run again (it makes them again from the response cache)\n", s.Dir)
+}
+
+// writeDied says what is known of a run whose process died: the records
+// committed in shards survive; records its last report counted as done
+// beyond them were lost with the process, and the next run makes them
+// again with every request they needed answered from the response cache.
+func (s *Status) writeDied(w io.Writer) {
+	fmt.Fprintf(w, "after the crash: %d records are committed in shards", s.Manifest.Rows)
+	if lost := s.Report.Problems.Done - s.Manifest.Rows; lost > 0 {
+		fmt.Fprintf(w, "; %d more were finished by its last update but not committed", lost)
+	}
+	fmt.Fprintln(w, "; the same command resumes, answering every request the run had answered from its response cache")
 }
