@@ -8,7 +8,8 @@
 // The first line on stdout is the base URL it listens on; logs go to stderr.
 // It serves until SIGINT or SIGTERM, then answers the requests in flight
 // before it exits. Exit codes: 0 after a clean shutdown, 1 when loading the
-// corpus, listening or serving fails, 2 for a usage error.
+// corpus, listening or serving fails, 2 for a usage error (a --corpus that
+// does not exist included, as a missing directory in every command).
 package main
 
 import (
@@ -178,6 +179,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		fmt.Fprintf(stderr, "rewardd: --log-level: %v\n", err)
+		return exitUsage
+	}
+	if _, err := os.Stat(o.corpus); o.corpus != "" && err != nil {
+		// A corpus path that names nothing is a usage error, as in distill and validate.
+		fmt.Fprintf(stderr, "rewardd: --corpus %s: %v\n", o.corpus, err)
 		return exitUsage
 	}
 	token := ""
