@@ -25,6 +25,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -333,6 +334,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		opt.Status = stderr
 		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
 			opt.Terminal = term.IsTerminal(int(fd.Fd()))
+		}
+	}
+	for flag, path := range map[string]string{"--cpuprofile": *f.cpuProfile, "--memprofile": *f.memProfile} {
+		// A profile replaces an earlier one, but never an input or a file of a run.
+		if err := outpath.File(flag, path, true, job.Input.Paths...); err != nil {
+			fmt.Fprintf(stderr, "distill run: %v\n", err)
+			return exitUsage
 		}
 	}
 	stopProfiles, err := startProfiles(*f.cpuProfile, *f.memProfile)

@@ -87,3 +87,23 @@ func TestStoppedExportExits4(t *testing.T) {
 		t.Errorf("a stopped export left %s: %v", fresh, err)
 	}
 }
+
+// TestProfileNeverReplacesTheInput: distill run --cpuprofile naming the
+// input is refused before the run starts, and the input is left as it was.
+func TestProfileNeverReplacesTheInput(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.jsonl")
+	const line = `{"problem": "1+1?", "answer": "2"}` + "\n"
+	if err := os.WriteFile(input, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run2(t, []string{"run", "--input", input, "--out", filepath.Join(dir, "run"), "--base-url", "http://127.0.0.1:1/v1",
+		"--model", "m", "--free-models", "m", "--quiet", "--cpuprofile", input}, &out, &errOut)
+	if code != exitUsage || !strings.Contains(errOut.String(), "is an input") {
+		t.Errorf("--cpuprofile the input: exit %d, %s", code, errOut.String())
+	}
+	if data, _ := os.ReadFile(input); string(data) != line {
+		t.Errorf("the input was replaced: %q", data)
+	}
+}
