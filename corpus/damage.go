@@ -54,30 +54,28 @@ func (e *DamageError) Error() string {
 
 func (e *DamageError) Unwrap() error { return ErrDamaged }
 
-// fileHash is the size and xxhash64 of a file.
-func fileHash(fsy fsys.FS, path string) (size int64, sum string, err error) {
-	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	h := xxhash.New()
-	size, err = io.CopyBuffer(h, f, make([]byte, 64<<10))
-	if err != nil {
-		return 0, "", fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return size, hashString(h.Sum64()), nil
-}
-
 // damageOf checks the bytes of the listed shard s against its entry; full
 // hashes even when size and modification time are unchanged. It returns ""
 // when the shard is intact.
 func damageOf(fsy fsys.FS, dir string, s ShardInfo, full bool) (string, error) {
 	path := filepath.Join(dir, filepath.FromSlash(s.File))
-	st, err := fsy.Stat(path)
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "missing", nil
 	}
+	if err != nil {
+		return "", fmt.Errorf("checking shard %s: %w", s.File, err)
+	}
+	defer f.Close()
+	return damageOfOpen(f, path, s, full)
+}
+
+// damageOfOpen is damageOf for the open shard file f (named path).
+func damageOfOpen(f interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}, path string, s ShardInfo, full bool) (string, error) {
+	st, err := f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("checking shard %s: %w", s.File, err)
 	}
@@ -87,14 +85,11 @@ func damageOf(fsy fsys.FS, dir string, s ShardInfo, full bool) (string, error) {
 	if !full && s.ModTimeNS != 0 && st.ModTime().UnixNano() == s.ModTimeNS {
 		return "", nil
 	}
-	_, sum, err := fileHash(fsy, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "missing", nil
+	h := xxhash.New()
+	if _, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, st.Size()), make([]byte, 64<<10)); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
 	}
-	if err != nil {
-		return "", err
-	}
-	if sum != s.XXHash64 {
+	if sum := hashString(h.Sum64()); sum != s.XXHash64 {
 		return fmt.Sprintf("its bytes changed on disk (xxhash64 %s, the manifest recorded %s)", sum, s.XXHash64), nil
 	}
 	return "", nil

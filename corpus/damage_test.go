@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -86,6 +87,9 @@ func TestDamagedListedShardIsNeverAccepted(t *testing.T) {
 			if r, err := Open(dir, Options{ShardRows: 20, Logger: quietLogger()}); err == nil {
 				r.Close()
 				t.Fatal("the second Open accepted the damaged shard")
+			}
+			if _, err := Export(context.Background(), dir, quietExportOptions(FormatJSONL, filepath.Join(t.TempDir(), "exp"))); !errors.Is(err, ErrDamaged) {
+				t.Errorf("export of a damaged run: %v", err)
 			}
 			damaged, err := CheckShards(dir)
 			if err != nil {

@@ -305,6 +305,9 @@ func openExportSource(src string) (exportSource, error) {
 	if _, err := os.Stat(filepath.Join(src, ManifestName)); err == nil {
 		snap, err := OpenSnapshot(src)
 		if err == nil {
+			err = snap.checkDamage()
+		}
+		if err == nil {
 			err = snap.Check()
 		}
 		if err != nil {
