@@ -394,12 +394,13 @@ func (x *exporter) read(ctx context.Context, in exportSource) error {
 		x.opt.Logger.Warn("record id repeated in a later shard; the first is exported", "id", id, "file", file)
 	}
 	var err error
+	tmp := &mergeTemp{fs: x.opt.FS, dir: x.out.data()}
 	if x.format.full {
 		// Whole records hold their rollouts: few at a time per shard.
-		err = mergeByID(sources[schema.Record](in, openShard, fullMergeBatch), func(rec *schema.Record) string { return rec.ID },
+		err = mergeBounded(sources[schema.Record](in, openShard, fullMergeBatch), tmp, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
 			func(rec *schema.Record) error { return x.add(ctx, rec) }, dup)
 	} else {
-		err = mergeByID(sources[recordHead](in, openProjected[recordHead], scanBatch), func(h *recordHead) string { return h.ID },
+		err = mergeBounded(sources[recordHead](in, openProjected[recordHead], scanBatch), tmp, scanBatch, func(h *recordHead) string { return h.ID },
 			func(h *recordHead) error {
 				rec := h.record()
 				return x.add(ctx, &rec)

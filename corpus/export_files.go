@@ -26,8 +26,9 @@ const exportDataDir = "data"
 var (
 	// exportFileRE matches a committed data file: HF's shard naming.
 	exportFileRE = regexp.MustCompile(`^(train|validation|test)-[0-9]{5}-of-[0-9]{5}\.(parquet|jsonl)$`)
-	// exportTempRE matches a data file being written.
-	exportTempRE = regexp.MustCompile(`^\.(train|validation|test)-[0-9]{5}\.(parquet|jsonl)\.tmp$`)
+	// exportTempRE matches a data file being written, or a temporary file
+	// of the merge of many shards.
+	exportTempRE = regexp.MustCompile(`^\.((train|validation|test)-[0-9]{5}\.(parquet|jsonl)|merge-[0-9]{5})\.tmp$`)
 )
 
 // maxExportFiles is the most files of one split that the 5-digit shard

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,9 +46,10 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 	root := t.TempDir()
 	runOf(t, filepath.Join(root, "a"), recs, a, 7, 1000)
 	runOf(t, filepath.Join(root, "b"), recs, b, 11, 1000)
+	runOf(t, filepath.Join(root, "c"), recs, b, 1, 1000) // 60 shards: merged in rounds (maxMergeFanIn)
 	for _, format := range []string{FormatJSONL, FormatRaR} {
-		var data [2]map[string][]byte
-		for k, run := range []string{"a", "b"} {
+		var data [3]map[string][]byte
+		for k, run := range []string{"a", "b", "c"} {
 			out := filepath.Join(root, "exp-"+format+"-"+run)
 			if _, err := Export(context.Background(), filepath.Join(root, run), quietExportOptions(format, out)); err != nil {
 				t.Fatal(err)
@@ -58,8 +60,13 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 			t.Fatalf("%s: %d and %d data files", format, len(data[0]), len(data[1]))
 		}
 		for name, want := range data[0] {
-			if !bytes.Equal(data[1][name], want) {
-				t.Errorf("%s: %s differs between two runs of one job", format, name)
+			if !bytes.Equal(data[1][name], want) || !bytes.Equal(data[2][name], want) {
+				t.Errorf("%s: %s differs between runs of one job", format, name)
+			}
+		}
+		for _, run := range []string{"a", "b", "c"} {
+			if left, _ := filepath.Glob(filepath.Join(root, "exp-"+format+"-"+run, exportDataDir, ".merge-*")); len(left) > 0 {
+				t.Errorf("temporary merge files left: %v", left)
 			}
 		}
 	}
@@ -75,9 +82,15 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 // shard is exported once, the first (as rewardd's index keeps it), and
 // counted.
 func TestExportDropsRepeatedIDs(t *testing.T) {
-	recs := genRecords(5, 0, 20)
+	for _, cut := range []int{5, 1} { // 8 shards, and 40 (merged in rounds)
+		t.Run(fmt.Sprint("cut ", cut), func(t *testing.T) { exportDropsRepeatedIDs(t, cut) })
+	}
+}
+
+func exportDropsRepeatedIDs(t *testing.T, cut int) {
+	recs := genRecords(5, 0, 40)
 	dir := filepath.Join(t.TempDir(), "run")
-	runOf(t, dir, recs, rng20(), 5, 1000)
+	runOf(t, dir, recs, rand.New(rand.NewPCG(3, 4)).Perm(40), cut, 1000)
 	// A later shard repeats two ids with other content (an older tool, a
 	// hand-merged corpus): the manifest lists it.
 	dup := []schema.Record{recs[3], recs[11]}
@@ -111,15 +124,13 @@ func TestExportDropsRepeatedIDs(t *testing.T) {
 			seen[rec.ID] = rec.Problem
 		}
 	}
-	if len(seen) != 20 || seen[recs[3].ID] != recs[3].Problem || seen[recs[11].ID] != recs[11].Problem {
+	if len(seen) != 40 || seen[recs[3].ID] != recs[3].Problem || seen[recs[11].ID] != recs[11].Problem {
 		t.Errorf("%d ids exported; the repeated ones hold %q, %q", len(seen), seen[recs[3].ID], seen[recs[11].ID])
 	}
-	if em.RecordsOut != 20 || em.DuplicatesDropped != 2 {
-		t.Errorf("export.json: %d out, %d duplicates dropped; want 20, 2", em.RecordsOut, em.DuplicatesDropped)
+	if em.RecordsOut != 40 || em.DuplicatesDropped != 2 {
+		t.Errorf("export.json: %d out, %d duplicates dropped; want 40, 2", em.RecordsOut, em.DuplicatesDropped)
 	}
 }
-
-func rng20() []int { return rand.New(rand.NewPCG(3, 4)).Perm(20) }
 
 func cmpString(a, b string) int {
 	switch {
