@@ -178,7 +178,9 @@ type mergeTemp struct {
 
 // name is the path of temporary file i; exportTempRE matches it, so an
 // export cut short leaves nothing the next one keeps.
-func (m *mergeTemp) name(i int) string { return filepath.Join(m.dir, fmt.Sprintf(".merge-%05d.tmp", i)) }
+func (m *mergeTemp) name(i int) string {
+	return filepath.Join(m.dir, fmt.Sprintf(".merge-%05d.tmp", i))
+}
 
 func (m *mergeTemp) removeAll() {
 	for _, p := range m.files {
