@@ -397,10 +397,10 @@ func (x *exporter) read(ctx context.Context, in exportSource) error {
 	tmp := &mergeTemp{fs: x.opt.FS, dir: x.out.data()}
 	if x.format.full {
 		// Whole records hold their rollouts: few at a time per shard.
-		err = mergeBounded(sources[schema.Record](in, openShard, fullMergeBatch), tmp, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
+		err = mergeBounded(ctx, sources[schema.Record](in, openShard, fullMergeBatch), tmp, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
 			func(rec *schema.Record) error { return x.add(ctx, rec) }, dup)
 	} else {
-		err = mergeBounded(sources[recordHead](in, openProjected[recordHead], scanBatch), tmp, scanBatch, func(h *recordHead) string { return h.ID },
+		err = mergeBounded(ctx, sources[recordHead](in, openProjected[recordHead], scanBatch), tmp, scanBatch, func(h *recordHead) string { return h.ID },
 			func(h *recordHead) error {
 				rec := h.record()
 				return x.add(ctx, &rec)

@@ -3,6 +3,7 @@ package corpus
 import (
 	"bufio"
 	"container/heap"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -196,7 +197,7 @@ func (m *mergeTemp) removeAll() {
 // Groups keep the inputs' order, so the first of a repeated id is still the
 // one of the earliest input; each repeat is told to dup once. The temporary
 // files are removed before it returns.
-func mergeBounded[T any](srcs []mergeSource[T], tmp *mergeTemp, batch int, id func(*T) string, fn func(*T) error, dup func(id, file string)) error {
+func mergeBounded[T any](ctx context.Context, srcs []mergeSource[T], tmp *mergeTemp, batch int, id func(*T) string, fn func(*T) error, dup func(id, file string)) error {
 	defer tmp.removeAll()
 	for len(srcs) > maxMergeFanIn {
 		// Merge just enough groups at the front for the next round to
@@ -210,7 +211,7 @@ func mergeBounded[T any](srcs []mergeSource[T], tmp *mergeTemp, batch int, id fu
 			excess -= k - 1
 			path := tmp.name(len(tmp.files))
 			tmp.files = append(tmp.files, path)
-			if err := mergeInto(tmp.fs, path, group, id, dup); err != nil {
+			if err := mergeInto(ctx, tmp.fs, path, group, id, dup); err != nil {
 				return err
 			}
 			next = append(next, mergeSource[T]{name: path, rows: rowsOf(func(fn func(*T) error) error {
@@ -224,7 +225,7 @@ func mergeBounded[T any](srcs []mergeSource[T], tmp *mergeTemp, batch int, id fu
 }
 
 // mergeInto merges group into a new parquet file of T at path.
-func mergeInto[T any](fsy fsys.FS, path string, group []mergeSource[T], id func(*T) string, dup func(id, file string)) error {
+func mergeInto[T any](ctx context.Context, fsy fsys.FS, path string, group []mergeSource[T], id func(*T) string, dup func(id, file string)) error {
 	f, err := fsy.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating a temporary merge file: %w", err)
@@ -233,6 +234,9 @@ func mergeInto[T any](fsy fsys.FS, path string, group []mergeSource[T], id func(
 	w := parquet.NewGenericWriter[T](bw, parquet.Compression(&parquet.Snappy), parquet.MaxRowsPerRowGroup(int64(2*scanBatch)))
 	row := make([]T, 1)
 	err = mergeByID(group, id, func(r *T) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		row[0] = *r
 		_, err := w.Write(row)
 		return err
