@@ -26,6 +26,7 @@ func TestStatusDuringARunIsOnePicture(t *testing.T) {
 	job := f.job
 	job.Output.CheckpointInterval = time.Hour
 	job.Limits.Concurrency = 8
+	job.Limits.AttemptTimeout = time.Hour // held requests must not time out and lower the cap, however slow the machine
 	opt.StatusEvery = 20 * time.Millisecond
 	release := make(chan struct{})
 	var held atomic.Int64
