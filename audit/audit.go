@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -94,7 +93,7 @@ func auditFile(ctx context.Context, in *Input, i int, set *settings) (a *acc, pr
 	f := in.Files[i]
 	a = newAcc(set, i, f.Path)
 	bad := func(p Problem) { probs = append(probs, p) }
-	st, err := os.Stat(f.Path)
+	size, err := f.size()
 	if err != nil {
 		return a, append(probs, Problem{File: f.Path, Error: fmt.Sprintf("listed but cannot be opened: %v", err)}), false
 	}
@@ -108,8 +107,8 @@ func auditFile(ctx context.Context, in *Input, i int, set *settings) (a *acc, pr
 		return nil
 	}, bad)
 	sizeNote := ""
-	if f.Bytes >= 0 && st.Size() != f.Bytes {
-		sizeNote = fmt.Sprintf("; it has %d bytes, the listing says %d", st.Size(), f.Bytes)
+	if f.Bytes >= 0 && size != f.Bytes {
+		sizeNote = fmt.Sprintf("; it has %d bytes, the listing says %d", size, f.Bytes)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -49,7 +49,10 @@ type Input struct {
 	Kind   string   // KindRun, KindExport or KindFiles; the first path's when mixed
 	Format string   // FormatRecords or FormatVerl
 	Files  []File
-	// From a run directory's manifest and its job history.
+	// From a run directory's manifest and its job history. Running: a
+	// distill run held the directory when it was opened; the audit reads
+	// the shards committed by then.
+	Running             bool
 	ManifestFingerprint string
 	MaxItems            int // the largest distill.max_items of the jobs in the run; 0 when unknown
 	// From an export directory's export.json.
@@ -62,6 +65,22 @@ type File struct {
 	JSONL bool  // JSONL records; otherwise Parquet
 	Rows  int64 // rows the manifest or export.json lists; -1 when unknown
 	Bytes int64 // size they list; -1 when unknown
+	// snap holds a run's shards open (shard index), so that a running
+	// run's compaction cannot take one away while it is audited.
+	snap  *corpus.Snapshot
+	index int
+}
+
+// size is the file's size now (as opened, for a run's shard).
+func (f File) size() (int64, error) {
+	if f.snap != nil {
+		return f.snap.Size(f.index)
+	}
+	st, err := os.Stat(f.Path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 // ExportInfo is what the audit reads of export.json (see the export
@@ -106,6 +125,7 @@ func Open(paths ...string) (*Input, error) {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
 		in.Files = append(in.Files, part.Files...)
+		in.Running = in.Running || part.Running
 	}
 	return in, nil
 }
@@ -132,17 +152,19 @@ func openOne(path string) (*Input, error) {
 		path, corpus.ManifestName, corpus.ExportManifestName, ErrNotAuditable)
 }
 
-// openRun lists a run directory's shards as its manifest does. Sizes and
-// row counts are checked when each shard is read, so one bad shard does not
-// hide the others.
+// openRun opens a run directory's shards as its manifest lists them, all
+// at once (a corpus.Snapshot), so that a run still going cannot merge one
+// away half way through the audit. Sizes and row counts are checked when
+// each shard is read, so one bad shard does not hide the others.
 func openRun(dir string) (*Input, error) {
-	m, err := corpus.ReadManifest(dir)
+	snap, err := corpus.OpenSnapshot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", dir, err)
 	}
-	in := &Input{Kind: KindRun, Format: FormatRecords, ManifestFingerprint: m.JobFingerprint}
-	for _, s := range m.Shards {
-		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(s.File)), Rows: s.Rows, Bytes: s.Bytes})
+	m := snap.Manifest
+	in := &Input{Kind: KindRun, Format: FormatRecords, ManifestFingerprint: m.JobFingerprint, Running: snap.InUse}
+	for i, s := range m.Shards {
+		in.Files = append(in.Files, File{Path: snap.Path(i), Rows: s.Rows, Bytes: s.Bytes, snap: snap, index: i})
 	}
 	in.MaxItems = maxItemsOf(m)
 	return in, nil

@@ -93,10 +93,11 @@ func (x *Index) ByText(text string) (l *schema.Label, ok bool, err error) {
 // DeepSeek, Phi-3) whose user turn is the problem, or holds it as a run of
 // whole lines (an instruction before, a format instruction or OpenRLHF's
 // "Answer:" after, or both; a leading "Problem:" or "Question:" label on its
-// first line is dropped).
+// first line is dropped), or between the <problem> tags of the toolkit's
+// rollout template (the prompt of a verl export).
 func (x *Index) ByPrompt(prompt string) (l *schema.Label, ok bool, err error) {
 	for _, text := range promptTexts(prompt) {
-		for _, cand := range lineRuns(text) {
+		for _, cand := range append(taggedProblems(text), lineRuns(text)...) {
 			if l, ok, err = x.ByText(cand); ok || err != nil {
 				return l, ok, err
 			}

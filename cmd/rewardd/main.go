@@ -8,7 +8,8 @@
 // The first line on stdout is the base URL it listens on; logs go to stderr.
 // It serves until SIGINT or SIGTERM, then answers the requests in flight
 // before it exits. Exit codes: 0 after a clean shutdown, 1 when loading the
-// corpus, listening or serving fails, 2 for a usage error.
+// corpus, listening or serving fails, 2 for a usage error (a --corpus that
+// does not exist included, as a missing directory in every command).
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -45,6 +47,7 @@ func main() {
 }
 
 const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus RUN_OR_EXPORT_DIR] [flags]
+       rewardd --version   (the version, the VCS revision and time it was built from)
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
@@ -169,7 +172,15 @@ func (o *options) check() error {
 	return errors.Join(errs...)
 }
 
+// version overrides the version the build information gives, when set at
+// build time with -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = ""
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, "rewardd", buildinfo.Read(version))
+		return exitOK
+	}
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -181,6 +192,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		fmt.Fprintf(stderr, "rewardd: --log-level: %v\n", err)
+		return exitUsage
+	}
+	if _, err := os.Stat(o.corpus); o.corpus != "" && err != nil {
+		// A corpus path that names nothing is a usage error, as in distill and validate.
+		fmt.Fprintf(stderr, "rewardd: --corpus %s: %v\n", o.corpus, err)
 		return exitUsage
 	}
 	token, apiKey, err := secrets(o, getenv)

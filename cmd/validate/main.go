@@ -29,11 +29,15 @@ import (
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
-// version is set at build time (make build: -X main.version=...).
-var version = "dev"
+// version is set at build time (make build: -X main.version=...); main
+// replaces an unset one by what the build information says (the module
+// version go build derives from the VCS, else the revision).
+var version = ""
 
 const (
 	exitOK      = 0
@@ -43,6 +47,7 @@ const (
 )
 
 func main() {
+	version = buildinfo.Version(version)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 
@@ -88,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "agreement":
 		return agreementCmd(ctx, args[1:], e)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "validate", version)
+		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -156,7 +161,20 @@ func openCorpus(cmd string, paths []string, e env) (*audit.Input, int, bool) {
 		}
 		return nil, exitFailed, false
 	}
+	if in.Running {
+		fmt.Fprintf(e.stderr, "%s: the run is still being written (a distill run holds it): reading the records committed so far\n", cmd)
+	}
 	return in, 0, true
+}
+
+// checkOutput refuses an output file that is an input, inside a run
+// directory or export, a directory, or an existing file without --force.
+func checkOutput(cmd, flag, path string, force bool, inputs []string, e env) bool {
+	if err := outpath.File(flag, path, force, inputs...); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", cmd, err)
+		return false
+	}
+	return true
 }
 
 // writeFile writes what write produces to path atomically, or to stdout
