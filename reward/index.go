@@ -165,6 +165,9 @@ type rubricRow struct {
 	Answer  string        `parquet:"answer" json:"answer"`
 	Style   string        `parquet:"style" json:"style"`
 	Rubric  []schema.Item `parquet:"rubric,list" json:"rubric"`
+	// Grounded is read from JSONL here and from Parquet by
+	// groundedRubricRow (older shards have no such column).
+	Grounded *schema.Grounded `parquet:"-" json:"grounded"`
 }
 
 // labelRow is the projection of an export row that rewardd reads.
@@ -272,6 +275,12 @@ func hasColumn(path, column string) (bool, error) {
 }
 
 func (l *loader) scanRecords(file string) error {
+	if ok, err := hasColumn(file, groundedColumn); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return l.scanGroundedRecords(file)
+	}
 	l.stats.Files++
 	row := 0
 	return corpus.Scan(file, func(r *rubricRow) error {
@@ -283,6 +292,10 @@ func (l *loader) scanRecords(file string) error {
 
 func (l *loader) addRecord(r *rubricRow, file string, row int) {
 	l.stats.Records++
+	if r.Style == schema.StyleGrounded {
+		l.addGrounded(r, file, row)
+		return
+	}
 	if len(r.Rubric) == 0 {
 		l.skip(file, row, errors.New("the record has no rubric"))
 		return
