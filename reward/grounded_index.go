@@ -7,9 +7,9 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// groundedColumn is the record column of the grounded payload; shards
-// written before the grounded style lack it.
-const groundedColumn = "grounded"
+// groundedColumn is a leaf column of the grounded payload; shards written
+// before the grounded style lack it.
+var groundedColumn = []string{"grounded", "doc_id"}
 
 // groundedRubricRow is rubricRow with the grounded payload, for shards that
 // have the column.

@@ -256,7 +256,9 @@ func (l *loader) loadFile(path string) error {
 	return l.scanRecords(path)
 }
 
-func hasColumn(path, column string) (bool, error) {
+// hasColumn reports whether the parquet file has the leaf column at path
+// column (a group such as a struct is found by one of its leaves).
+func hasColumn(path string, column ...string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
@@ -270,12 +272,12 @@ func hasColumn(path, column string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %s is not a Parquet file: %w", path, err)
 	}
-	_, ok := pf.Schema().Lookup(column)
+	_, ok := pf.Schema().Lookup(column...)
 	return ok, nil
 }
 
 func (l *loader) scanRecords(file string) error {
-	if ok, err := hasColumn(file, groundedColumn); err != nil || ok {
+	if ok, err := hasColumn(file, groundedColumn...); err != nil || ok {
 		if err != nil {
 			return err
 		}
