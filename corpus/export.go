@@ -317,10 +317,7 @@ func (x *exporter) read(ctx context.Context, files []string) error {
 		if x.format.full {
 			err = ScanShard(file, func(rec *schema.Record) error { return x.add(ctx, rec) })
 		} else {
-			err = Scan(file, func(h *recordHead) error {
-				rec := h.record()
-				return x.add(ctx, &rec)
-			})
+			err = scanHeads(file, func(rec *schema.Record) error { return x.add(ctx, rec) })
 		}
 		if err != nil {
 			return err
@@ -359,7 +356,12 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 		x.stats.itemsDropped += int64(dropped)
 	}
 	x.stats.out(rec)
-	return sw.add(rec)
+	for _, row := range rowRecords(x.format, rec) {
+		if err := sw.add(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (x *exporter) abort() {

@@ -37,6 +37,9 @@ type VerlExtraInfo struct {
 	Rubric      string `parquet:"rubric" json:"rubric"` // JSON array of schema.Item
 	Scheme      string `parquet:"scheme" json:"scheme"`
 	SpecVersion string `parquet:"spec_version" json:"spec_version"`
+	// Passage is a grounded question's passage, the judge's answer key;
+	// empty for a math problem.
+	Passage string `parquet:"passage" json:"passage"`
 }
 
 // VerlRow is one row of a verl export.
@@ -94,14 +97,30 @@ type rowMaker struct {
 // problem. It is built from nothing else, so it never holds the rubric, the
 // reference or the ground truth.
 func (m rowMaker) prompt(rec *schema.Record) []ChatMessage {
+	return m.messages(rec.Problem)
+}
+
+// messages are the optional system message and user.
+func (m rowMaker) messages(user string) []ChatMessage {
 	msgs := make([]ChatMessage, 0, 2)
 	if m.systemPrompt != "" {
 		msgs = append(msgs, ChatMessage{Role: roleSystem, Content: m.systemPrompt})
 	}
-	return append(msgs, ChatMessage{Role: roleUser, Content: rec.Problem})
+	return append(msgs, ChatMessage{Role: roleUser, Content: user})
+}
+
+// dataSource is verl's data_source of rec.
+func dataSource(rec *schema.Record) string {
+	if rec.Source != "" {
+		return dataSourceRoot + "/" + rec.Source
+	}
+	return dataSourceRoot
 }
 
 func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
+	if rec.Grounded != nil {
+		return m.verlGrounded(rec, index)
+	}
 	rubric, err := marshalJSON(nonNil(rec.Rubric))
 	if err != nil {
 		return VerlRow{}, fmt.Errorf("record %s: encoding the rubric: %w", rec.ID, err)
@@ -110,12 +129,8 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	if err != nil {
 		return VerlRow{}, fmt.Errorf("record %s: encoding the label: %w", rec.ID, err)
 	}
-	source := dataSourceRoot
-	if rec.Source != "" {
-		source += "/" + rec.Source
-	}
 	return VerlRow{
-		DataSource:  source,
+		DataSource:  dataSource(rec),
 		Prompt:      m.prompt(rec),
 		Ability:     verlAbility,
 		RewardModel: VerlRewardModel{Style: verlStyle, GroundTruth: rec.Answer},
@@ -129,6 +144,9 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 }
 
 func (rowMaker) rar(rec *schema.Record, _ int64) (RaRRow, error) {
+	if rec.Grounded != nil {
+		return rarGrounded(rec)
+	}
 	items := make([]RaRItem, len(rec.Rubric))
 	for i, it := range rec.Rubric {
 		items[i] = RaRItem{Title: it.Type, Description: it.Text, Weight: float64(it.Polarity) * it.Weight}
@@ -165,6 +183,9 @@ func SRaRLines(items []schema.Item) string {
 // (schema.CheckRubric for the record's style). rec's slices are replaced,
 // never modified in place.
 func dropInvalid(rec *schema.Record) (dropped int, holds bool) {
+	if rec.Grounded != nil {
+		return dropInvalidCriteria(rec)
+	}
 	newID := make(map[int32]int32, len(rec.Rubric))
 	kept := make([]schema.Item, 0, len(rec.Rubric))
 	for _, it := range rec.Rubric {
@@ -203,6 +224,7 @@ func remapSatisfaction(rollouts []schema.Rollout, newID map[int32]int32) []schem
 func fullRecord(rec *schema.Record) *schema.Record {
 	r := *rec
 	r.Rubric = nonNil(r.Rubric)
+	r.Grounded = fullGrounded(rec.Grounded)
 	r.Rollouts = make([]schema.Rollout, len(rec.Rollouts))
 	for i, ro := range rec.Rollouts {
 		ro.Satisfaction = nonNil(ro.Satisfaction)
