@@ -39,7 +39,7 @@ func (h *groundedHead) record() schema.Record {
 // scanHeads streams file's records without their rollouts, with the
 // grounded payload when the file has that column.
 func scanHeads(file string, fn func(*schema.Record) error) error {
-	grounded, err := hasGroundedColumn(file)
+	grounded, err := HasGroundedColumn(file)
 	if err != nil {
 		return err
 	}
@@ -55,9 +55,9 @@ func scanHeads(file string, fn func(*schema.Record) error) error {
 	})
 }
 
-// hasGroundedColumn reports whether the shard at path has the grounded
-// column.
-func hasGroundedColumn(path string) (bool, error) {
+// HasGroundedColumn reports whether the shard at path has the grounded
+// column (shards written before the grounded style do not).
+func HasGroundedColumn(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opening shard: %w", err)
