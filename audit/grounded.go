@@ -61,6 +61,7 @@ type Grounded struct {
 	// with its passage (case and punctuation aside); Copying counts the
 	// questions with a run of CopyWords or more.
 	Overlap     Summary `json:"overlap_words"`
+	CopyWords   int     `json:"copy_words"` // the run that counts as copying, CopyWords
 	Copying     int64   `json:"copying_questions"`
 	CopyingRate float64 `json:"copying_rate"`
 	// Validity counts the validity judge's verdicts on the criteria,
@@ -255,7 +256,7 @@ func (a *acc) groundedReport() *Grounded {
 		CriteriaPerQuestion: g.perQuestion.summary(), CriteriaHistogram: g.perQuestion.bins(), Weights: []Weight{},
 		TotalWeight: g.totalWeight.summary(), Completeness: make([]FieldFill, len(criterionFields)),
 		QuestionChars: g.questionChars.summary(), PassageChars: g.passageChars.summary(), Overlap: g.overlap.summary(),
-		Copying: g.copying, CopyingRate: share(g.copying, g.questions),
+		CopyWords: CopyWords, Copying: g.copying, CopyingRate: share(g.copying, g.questions),
 		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant,
 		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(),
 	}
