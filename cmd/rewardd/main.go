@@ -48,6 +48,8 @@ const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
+A grounded corpus's questions are judged against their passage, taken from the
+corpus or the label, never from the request's prompt.
 
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
@@ -99,7 +101,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export, a Parquet file or a JSONL file of records, whose rubrics to serve; empty: every request carries its label (e.g. --corpus runs/math16k)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8700", "listen address; port 0 picks a free one, printed as the first stdout line (e.g. --addr 127.0.0.1:0)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
-	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
+	fs.StringVar(&o.scheme, "scheme", "", "default scheme of math rubrics when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own; a grounded corpus's questions are always scored under grounded (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
 	fs.Int64Var(&o.maxBody, "max-body", 16<<20, "largest request body in bytes (e.g. --max-body 67108864)")
 	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more get 503 with Retry-After (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
@@ -113,7 +115,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
 	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key, never logged; unset or empty sends none (e.g. --judge-api-key-env VLLM_API_KEY)")
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
-	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
+	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none; the grounded judge is repaired once at most (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
