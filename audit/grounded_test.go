@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -190,5 +192,26 @@ func TestGroundedExports(t *testing.T) {
 		if g == nil || g.Records != wantRecords || g.Questions != 3 || g.Criteria != 15 || g.Validity.Invalid != 2 || rep.Structure.Violations != 0 {
 			t.Errorf("%s export: grounded %+v, %d violations", format, g, rep.Structure.Violations)
 		}
+	}
+}
+
+// TestAuditReadsShardsWithoutTheGroundedColumn: a shard written before the
+// grounded style is audited as before, with no grounded section.
+func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
+	rec := makeRecord(1, schema.StyleSRaR, nil, nil)
+	r := row{ID: rec.ID, Split: rec.Split, Problem: rec.Problem, Answer: rec.Answer, Style: rec.Style, Provenance: rec.Provenance, Usage: rec.Usage, NCorrect: rec.NCorrect, PassRate: rec.PassRate}
+	for _, it := range rec.Rubric {
+		r.Rubric = append(r.Rubric, item{ID: it.ID, Type: it.Type, Text: it.Text, Weight: it.Weight, Polarity: it.Polarity, Valid: it.Valid})
+	}
+	path := filepath.Join(t.TempDir(), "old.parquet")
+	if err := parquet.WriteFile(path, []row{r}); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := corpus.HasGroundedColumn(path); err != nil || has {
+		t.Fatalf("the old shard has the grounded column (%v, %v)", has, err)
+	}
+	rep := auditPath(t, Options{}, path)
+	if len(rep.InputProblems) != 0 || rep.Corpus.Records != 1 || rep.Grounded != nil || rep.Validity.Overall.Total != int64(len(rec.Rubric)) {
+		t.Errorf("problems %+v, records %d, grounded %+v", rep.InputProblems, rep.Corpus.Records, rep.Grounded)
 	}
 }

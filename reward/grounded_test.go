@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/llm"
@@ -307,5 +310,29 @@ func TestGroundedScoresCached(t *testing.T) {
 	}
 	if n := h.sim.Count(); n != 2 {
 		t.Errorf("%d judge requests, want 2: one per distinct rubric", n)
+	}
+}
+
+// TestIndexReadsShardsWithoutTheGroundedColumn: a shard written before the
+// grounded style (no grounded column) still loads its math rubrics.
+func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
+	type oldRecord struct {
+		ID      string        `parquet:"id"`
+		Source  string        `parquet:"source"`
+		Problem string        `parquet:"problem"`
+		Answer  string        `parquet:"answer"`
+		Style   string        `parquet:"style"`
+		Rubric  []schema.Item `parquet:"rubric,list"`
+	}
+	path := filepath.Join(t.TempDir(), "old.parquet")
+	if err := parquet.WriteFile(path, []oldRecord{{ID: "p1", Problem: "What is 2+3?", Answer: "5", Style: schema.StyleSRaR, Rubric: srarItems()}}); err != nil {
+		t.Fatal(err)
+	}
+	x, stats, err := LoadIndex(path, nil)
+	if err != nil || x.Len() != 1 || stats.Skipped != 0 {
+		t.Fatalf("LoadIndex of a shard without the grounded column: %d labels, %+v, %v", x.Len(), stats, err)
+	}
+	if l, ok := x.ByID("p1"); !ok || l.Grounded != nil || len(l.Rubric) != len(srarItems()) {
+		t.Errorf("label %+v", l)
 	}
 }
