@@ -146,12 +146,15 @@ func (s *Set) JudgeBatchMessages(problem, answer string, items []schema.Item) ([
 	}{problem, answer, items})
 }
 
-// SatisfyMessages asks which rubric items a solution satisfies, and at which step.
+// SatisfyMessages asks which rubric items a solution satisfies, and at which
+// step. The template's .Solution is the solution with each step wrapped in a
+// <step n="K"> tag, K its position (see tagSteps): the judge names steps by
+// K, the position reward.Steps numbers spans by.
 func (s *Set) SatisfyMessages(problem, solution, finalAnswer string, items []schema.Item) ([]Message, error) {
 	return s.render(Satisfy, struct {
 		Problem, Solution, FinalAnswer string
 		Items                          []schema.Item
-	}{problem, solution, finalAnswer, items})
+	}{problem, tagSteps(solution), finalAnswer, items})
 }
 
 // RepairMessages continues a conversation whose last reply failed to parse:

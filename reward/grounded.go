@@ -138,7 +138,7 @@ func ScoreGrounded(lab *schema.Label, g schema.GroundedScores, judgeErr error) R
 	res.Score = res.Reward
 	res.Components = Values{"rubric": res.Reward}
 	res.Metrics = Values{"n_items": float64(len(criteria)), "satisfied": float64(full), "n_steps": 0, "pass_rate": res.Reward}
-	return res
+	return finiteOrError(res)
 }
 
 // ScoreGroundedGroup scores every response to one grounded question (scores

@@ -108,7 +108,7 @@ func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
 
 // Score scores one rollout against lab under scheme. valid marks the items
 // RLCER counts; nil takes the validity the corpus stored with each item
-// (an item never measured counts as valid).
+// (storedValidity: an item never measured counts as valid).
 //
 // Rewards and [0, 1] scores by scheme (judge failed: the fallback):
 //   - srar: r_base + Δ_i (components accuracy, format, suggest, pitfall,
@@ -127,15 +127,21 @@ func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool)
 	if valid == nil {
 		valid = storedValidity(lab.Rubric)
 	}
-	return result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory))
+	return finiteOrError(result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory)))
 }
 
-// storedValidity is the corpus's empirical validity of each item; an item
-// never measured (nil) counts as valid.
+// storedValidity is the corpus's empirical validity of each item. An item
+// never measured (no sat_rate: the empirical stage was off) counts as
+// valid; one measured over rollouts whose correctness did not vary (a
+// sat_rate, no validity) does not: its correlation was undefined.
 func storedValidity(items []schema.Item) []bool {
 	out := make([]bool, len(items))
 	for j, it := range items {
-		out[j] = it.EmpiricalValid == nil || *it.EmpiricalValid
+		if it.EmpiricalValid != nil {
+			out[j] = *it.EmpiricalValid
+		} else {
+			out[j] = it.SatRate == nil
+		}
 	}
 	return out
 }
@@ -258,7 +264,7 @@ type ItemGroupValidity struct {
 	ID      int32    `json:"id"`
 	SatRate *float64 `json:"sat_rate"`
 	Corr    *float64 `json:"corr"`
-	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group
+	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group: then no item is valid for it
 }
 
 // Group is the score of all rollouts of one prompt.
@@ -270,9 +276,11 @@ type Group struct {
 
 // ScoreGroup scores every rollout of one prompt under scheme and computes
 // the group-level outputs. Validity is measured over the rollouts whose
-// judge succeeded; RLCER's rewards use it for every item it is defined for
-// and the corpus's stored validity for the others. A rollout whose judge
-// failed enters no step group G_k (srar) and is not in PAPO's correct set C.
+// judge succeeded, and RLCER's rewards count only the items valid in the
+// group: where correctness does not vary over those rollouts corr(v_k, z)
+// is undefined, no item is valid and r_cot is 0 for every rollout (seed 002
+// eq. 6-7), whatever the corpus stored. A rollout whose judge failed enters
+// no step group G_k (srar) and is not in PAPO's correct set C.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
 	return scoreGroup(p, scheme, lab, rs, new(groupMemory))
 }
@@ -280,11 +288,9 @@ func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group 
 // scoreGroup is ScoreGroup with its results carved from mem.
 func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
 	validity := GroupValidity(p, lab.Rubric, rs)
-	valid := storedValidity(lab.Rubric)
+	valid := make([]bool, len(validity))
 	for j, v := range validity {
-		if v.Valid != nil {
-			valid[j] = *v.Valid
-		}
+		valid[j] = v.Valid != nil && *v.Valid
 	}
 	steps := 0
 	for i := range rs {
@@ -301,7 +307,7 @@ func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *g
 		ss[i] = compute(p, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem)
+	g.Advantages = finiteAdvantages(p, scheme, rs, ss, g.Results, mem)
 	return g
 }
 

@@ -93,8 +93,8 @@ func (l *Label) checkGrounded() error {
 			bad(f+".id", "%q appears twice", c.ID)
 		}
 		seen[c.ID] = true
-		if math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0 {
-			bad(f+".weight", "%v is not a finite non-negative number", c.Weight)
+		if math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0 || c.Weight > MaxLabelWeight {
+			bad(f+".weight", "%v is out of range: a criterion's weight must be a number from 0 to %g", c.Weight, MaxLabelWeight)
 		}
 	}
 	if w := TotalWeight(g.Criteria); len(g.Criteria) > 0 && !(w > 0) && !math.IsNaN(w) {

@@ -77,7 +77,8 @@ func TestParseGroundedLabelErrors(t *testing.T) {
 		{"math scheme", func(m map[string]any) { m["scheme"] = "srar" }, `label.scheme: "srar"; a grounded question is scored only under "grounded"`},
 		{"rubric items", func(m map[string]any) { m["rubric"] = []any{map[string]any{"id": 1, "type": "ANSWER", "text": "t"}} }, "label.rubric: 1 items"},
 		{"repeated id", func(m map[string]any) { crit(m)[1].(map[string]any)["id"] = "c1" }, `label.grounded.criteria[1].id: "c1" appears twice`},
-		{"negative weight", func(m map[string]any) { crit(m)[0].(map[string]any)["weight"] = -1 }, "label.grounded.criteria[0].weight: -1 is not a finite non-negative number"},
+		{"negative weight", func(m map[string]any) { crit(m)[0].(map[string]any)["weight"] = -1 }, "label.grounded.criteria[0].weight: -1 is out of range: a criterion's weight must be a number from 0 to 1e+06"},
+		{"huge weight", func(m map[string]any) { crit(m)[0].(map[string]any)["weight"] = 1e300 }, "label.grounded.criteria[0].weight: 1e+300 is out of range"},
 		{"zero total", func(m map[string]any) {
 			crit(m)[0].(map[string]any)["weight"] = 0
 			crit(m)[1].(map[string]any)["weight"] = 0
