@@ -276,6 +276,17 @@ func (a *acc) groundedReport() *Grounded {
 	return out
 }
 
+// gateValidity is the validity --min-validity checks: the math items' and
+// the grounded criteria's verdicts together.
+func (r *Report) gateValidity() TypeValidity {
+	v := r.Validity.Overall
+	if g := r.Grounded; g != nil {
+		addValidity(&v, g.Validity)
+		v.Rate = ratio(v.Valid, v.Valid+v.Invalid)
+	}
+	return v
+}
+
 // checkGrounded runs the grounded structural rules on one record.
 func (a *acc) checkGrounded(r *row, rowNum int64) {
 	g := r.Grounded

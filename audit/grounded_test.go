@@ -215,3 +215,18 @@ func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 		t.Errorf("problems %+v, records %d, grounded %+v", rep.InputProblems, rep.Corpus.Records, rep.Grounded)
 	}
 }
+
+// TestGroundedGate: --min-validity counts the verdicts on grounded criteria
+// with those on math items.
+func TestGroundedGate(t *testing.T) {
+	rep := auditPath(t, Options{}, groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}))
+	v := rep.Grounded.Validity
+	rate := float64(v.Valid) / float64(v.Valid+v.Invalid)
+	if f := rep.Failures(Gate{MinValidity: rate - 0.01, MaxViolations: -1}); len(f) != 0 {
+		t.Errorf("a grounded corpus with validity %.3f fails --min-validity %.3f: %v", rate, rate-0.01, f)
+	}
+	f := rep.Failures(Gate{MinValidity: rate + 0.01, MaxViolations: -1})
+	if len(f) != 1 || !strings.Contains(f[0], fmt.Sprintf("(%d of %d judged items valid)", v.Valid, v.Valid+v.Invalid)) {
+		t.Errorf("--min-validity above the grounded validity: %v", f)
+	}
+}
