@@ -164,6 +164,7 @@ func (s *exportStats) in(rec *schema.Record) {
 	if t := p.CreatedAt.UTC(); s.recordsIn == 1 || t.Before(s.oldest) {
 		s.oldest = t
 	}
+	s.groundedIn(rec)
 	for _, it := range rec.Rubric {
 		c := s.typeCounts(it.Type)
 		c.items++
@@ -187,6 +188,7 @@ func (s *exportStats) in(rec *schema.Record) {
 // out counts a record as written.
 func (s *exportStats) out(rec *schema.Record) {
 	s.recordsOut++
+	s.groundedOut(rec)
 	for _, it := range rec.Rubric {
 		s.typeCounts(it.Type).exported++
 	}

@@ -199,3 +199,45 @@ func fullGrounded(g *schema.Grounded) *schema.Grounded {
 	}
 	return &out
 }
+
+// cardCriterionType is the row of the card's validity table that counts
+// grounded criteria; its empirical column counts the criteria whose score
+// varies over the closed-book answers.
+const cardCriterionType = "grounded criterion"
+
+// groundedIn counts a grounded record's criteria for the card.
+func (s *exportStats) groundedIn(rec *schema.Record) {
+	if rec.Grounded == nil {
+		return
+	}
+	for _, q := range rec.Grounded.Questions {
+		for _, cr := range q.Criteria {
+			c := s.typeCounts(cardCriterionType)
+			c.items++
+			switch {
+			case cr.Valid == nil:
+				c.unjudged++
+			case *cr.Valid:
+				c.valid++
+			default:
+				c.invalid++
+			}
+			if cr.Varies != nil {
+				c.empMeasured++
+				if *cr.Varies {
+					c.empValid++
+				}
+			}
+		}
+	}
+}
+
+// groundedOut counts the criteria of a grounded record as written.
+func (s *exportStats) groundedOut(rec *schema.Record) {
+	if rec.Grounded == nil {
+		return
+	}
+	for _, q := range rec.Grounded.Questions {
+		s.typeCounts(cardCriterionType).exported += int64(len(q.Criteria))
+	}
+}

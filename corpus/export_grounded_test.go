@@ -195,4 +195,8 @@ func TestExportGroundedValidOnly(t *testing.T) {
 	if !reflect.DeepEqual(ids, []string{"c1", "c3"}) || m.ItemsDropped != 2 || m.RecordsOut != 2 {
 		t.Errorf("criteria %v, items dropped %d, records out %d; want c1 and c3, 2, 2", ids, m.ItemsDropped, m.RecordsOut)
 	}
+	card := string(dirFiles(t, "export")["README.md"])
+	if want := "| grounded criterion | 5 | 1 | 2 | 2 | — | 3 |"; !strings.Contains(card, want) {
+		t.Errorf("the card lacks the criteria's row %q:\n%s", want, card)
+	}
 }
