@@ -136,7 +136,7 @@ func (t *acc) findDuplicates(a *acc, seen map[string]struct{}) {
 			seen[id] = struct{}{}
 			continue
 		}
-		row := int64(k + 1)
+		row := a.idRows[k]
 		v.current = v.current[:0] // counts this record once for the rule
 		if _, had := slices.BinarySearch(v.rows, row); !had {
 			v.records++
@@ -145,7 +145,7 @@ func (t *acc) findDuplicates(a *acc, seen map[string]struct{}) {
 			File: a.file, Row: row, fileIdx: a.fileIdx}, -1)
 		found = true
 	}
-	a.ids = nil
+	a.ids, a.idRows = nil, nil
 	if !found {
 		return
 	}

@@ -46,24 +46,24 @@ type Grounded struct {
 	Questions           int64    `json:"questions"`
 	QuestionsPerRecord  []Bin    `json:"questions_per_record"`
 	Criteria            int64    `json:"criteria"`
-	CriteriaPerQuestion Summary  `json:"criteria_per_question"`
-	CriteriaHistogram   []Bin    `json:"criteria_histogram"` // records = questions with that many criteria
-	Weights             []Weight `json:"weights"`            // items = criteria with that weight
+	CriteriaPerQuestion *Summary `json:"criteria_per_question"` // the summaries over questions are null without questions
+	CriteriaHistogram   []Bin    `json:"criteria_histogram"`    // records = questions with that many criteria
+	Weights             []Weight `json:"weights"`               // items = criteria with that weight
 	// TotalWeight is the distribution of W (the sum of a question's
 	// weights) over questions, rounded to integers.
-	TotalWeight Summary `json:"total_weight"`
+	TotalWeight *Summary `json:"total_weight"`
 	// Completeness is, per criterion field, how many criteria fill it.
 	Completeness []FieldFill `json:"completeness"`
 	// QuestionChars and PassageChars are lengths in characters.
-	QuestionChars Summary `json:"question_chars"`
-	PassageChars  Summary `json:"passage_chars"`
+	QuestionChars *Summary `json:"question_chars"`
+	PassageChars  *Summary `json:"passage_chars"`
 	// Overlap is the longest run of consecutive words a question shares
 	// with its passage (case and punctuation aside); Copying counts the
 	// questions with a run of CopyWords or more.
-	Overlap     Summary `json:"overlap_words"`
-	CopyWords   int     `json:"copy_words"` // the run that counts as copying, CopyWords
-	Copying     int64   `json:"copying_questions"`
-	CopyingRate float64 `json:"copying_rate"`
+	Overlap     *Summary `json:"overlap_words"`
+	CopyWords   int      `json:"copy_words"` // the run that counts as copying, CopyWords
+	Copying     int64    `json:"copying_questions"`
+	CopyingRate *float64 `json:"copying_rate"` // null without questions
 	// Validity counts the validity judge's verdicts on the criteria,
 	// overall and by the criterion's position in its question (Type is
 	// "criterion 1", ...).
@@ -80,10 +80,10 @@ type Grounded struct {
 
 // FieldFill is how many criteria fill one field.
 type FieldFill struct {
-	Field   string  `json:"field"`
-	Present int64   `json:"present"`
-	Total   int64   `json:"total"`
-	Share   float64 `json:"share"`
+	Field   string   `json:"field"`
+	Present int64    `json:"present"`
+	Total   int64    `json:"total"`
+	Share   *float64 `json:"share"` // null without criteria
 }
 
 // criterionFields are the criterion fields Completeness checks, in order.
@@ -253,10 +253,10 @@ func (a *acc) groundedReport() *Grounded {
 	}
 	out := &Grounded{
 		Records: g.records, Questions: g.questions, QuestionsPerRecord: g.perRecord.bins(), Criteria: g.criteria,
-		CriteriaPerQuestion: g.perQuestion.summary(), CriteriaHistogram: g.perQuestion.bins(), Weights: []Weight{},
-		TotalWeight: g.totalWeight.summary(), Completeness: make([]FieldFill, len(criterionFields)),
-		QuestionChars: g.questionChars.summary(), PassageChars: g.passageChars.summary(), Overlap: g.overlap.summary(),
-		CopyWords: CopyWords, Copying: g.copying, CopyingRate: share(g.copying, g.questions),
+		CriteriaPerQuestion: summaryOrNil(g.perQuestion), CriteriaHistogram: g.perQuestion.bins(), Weights: []Weight{},
+		TotalWeight: summaryOrNil(g.totalWeight), Completeness: make([]FieldFill, len(criterionFields)),
+		QuestionChars: summaryOrNil(g.questionChars), PassageChars: summaryOrNil(g.passageChars), Overlap: summaryOrNil(g.overlap),
+		CopyWords: CopyWords, Copying: g.copying, CopyingRate: ratio(g.copying, g.questions),
 		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant,
 		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(),
 	}
@@ -264,7 +264,7 @@ func (a *acc) groundedReport() *Grounded {
 		out.Weights = append(out.Weights, Weight{w, g.weights[w]})
 	}
 	for f, name := range criterionFields {
-		out.Completeness[f] = FieldFill{Field: name, Present: g.filled[f], Total: g.criteria, Share: share(g.filled[f], g.criteria)}
+		out.Completeness[f] = FieldFill{Field: name, Present: g.filled[f], Total: g.criteria, Share: ratio(g.filled[f], g.criteria)}
 	}
 	out.Validity.Type = "Overall"
 	out.Validity.Rate = ratio(out.Validity.Valid, out.Validity.Valid+out.Validity.Invalid)
@@ -285,6 +285,15 @@ func (r *Report) gateValidity() TypeValidity {
 		v.Rate = ratio(v.Valid, v.Valid+v.Invalid)
 	}
 	return v
+}
+
+// summaryOrNil is h's summary, nil when h counts nothing.
+func summaryOrNil(h hist) *Summary {
+	if h.n() == 0 {
+		return nil
+	}
+	s := h.summary()
+	return &s
 }
 
 // checkGrounded runs the grounded structural rules on one record.
@@ -431,13 +440,15 @@ func (r *Report) textGrounded(w io.Writer) {
 	t := newTable("per question", "mean", "std", "median", "min", "max")
 	for _, s := range []struct {
 		name string
-		s    Summary
+		s    *Summary
 	}{{"criteria", g.CriteriaPerQuestion}, {"total weight W", g.TotalWeight}, {"question chars", g.QuestionChars},
-		{"overlap words", g.Overlap}} {
+		{"overlap words", g.Overlap}, {"passage chars (per passage)", g.PassageChars}} {
+		if s.s == nil {
+			t.add(s.name, "-", "-", "-", "-", "-")
+			continue
+		}
 		t.add(s.name, f2(s.s.Mean), f2(s.s.Std), formatFloat(s.s.Median), strconv.Itoa(s.s.Min), strconv.Itoa(s.s.Max))
 	}
-	p := g.PassageChars
-	t.add("passage chars (per passage)", f2(p.Mean), f2(p.Std), formatFloat(p.Median), strconv.Itoa(p.Min), strconv.Itoa(p.Max))
 	t.write(w)
 	fmt.Fprintf(w, "%squestions repeating %d or more consecutive passage words: %s (%s)\n", indent, CopyWords, num(g.Copying), pctOf(g.Copying, g.Questions))
 

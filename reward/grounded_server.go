@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -26,7 +27,7 @@ func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glab
 			continue
 		}
 		wg.Go(func() {
-			g, err := s.cfg.Judge.GroundedScores(ctx, lab, items[i].response)
+			g, err := s.groundedScores(ctx, lab, items[i].response)
 			out[i] = ScoreGrounded(lab, g, err)
 			out[i].RequestID = items[i].requestID
 		})
@@ -53,7 +54,7 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, text := range responses {
-		wg.Go(func() { scores[i], errs[i] = s.cfg.Judge.GroundedScores(ctx, lab, text) })
+		wg.Go(func() { scores[i], errs[i] = s.groundedScores(ctx, lab, text) })
 	}
 	wg.Wait()
 	g := ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
@@ -61,5 +62,21 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
+	if s.refuseFailed(w, g.Results) {
+		return
+	}
 	s.answerGroup(w, groupJSON{Group: g})
+}
+
+// groundedScores asks the judge for the scores of response, through the
+// circuit breaker as the satisfaction judge is asked: while it is open the
+// judge is not asked.
+func (s *Server) groundedScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
+	probe, err := s.breaker.allow(time.Now())
+	if err != nil {
+		return schema.GroundedScores{}, err
+	}
+	g, err := s.cfg.Judge.GroundedScores(ctx, lab, response)
+	s.breaker.record(ctx, time.Now(), probe, err)
+	return g, err
 }

@@ -336,3 +336,22 @@ func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 		t.Errorf("label %+v", l)
 	}
 }
+
+// TestGroundedJudgeFailurePolicyError: under --on-judge-failure error a
+// grounded question whose judgment failed makes the answer 503, on the
+// batch and the group endpoints alike.
+func TestGroundedJudgeFailurePolicyError(t *testing.T) {
+	labs := groundedLabels(t)
+	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h.srv.cfg.OnJudgeFailure = OnJudgeFailureError
+	failing := "x " + llmtest.JudgeFailsMarker
+	for _, req := range []struct{ path, body string }{
+		{pathV1Score, mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": failing}}})},
+		{pathV1ScoreGroup, mustJSON(t, map[string]any{"problem_id": labs[0].ID, "responses": []string{scored3, failing}})},
+	} {
+		code, body := h.do(http.MethodPost, req.path, req.body)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "on-judge-failure error") {
+			t.Errorf("%s with a failing grounded judgment: %d %s, want 503", req.path, code, body)
+		}
+	}
+}

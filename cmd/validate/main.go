@@ -7,9 +7,12 @@
 // a self-contained HTML page.
 //
 // Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity
-// or --max-violations gate failed, the judge endpoint refused); 2 usage
-// error; 3 finished, but part of the input is damaged (unreadable files or
-// lines, repeated record ids) or some items could not be judged.
+// or --max-violations gate failed, the judge endpoint refused or nothing
+// listens there, no item could be compared); 2 usage error (a path that is
+// not a corpus: a problems file, an empty file); 3 finished, but part of the
+// input is damaged (unreadable files or lines, repeated record ids) or some
+// items could not be judged; 4 rejudge stopped by Ctrl-C (the figures of the
+// items judged so far are printed).
 package main
 
 import (
@@ -56,9 +59,11 @@ CORPUS is a run directory, an export directory (jsonl or verl) or shard files.
 A corpus directory named like a command is given as ./NAME. Every command
 explains its flags with -h.
 
-Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused);
-2 usage error; 3 finished, but part of the input is damaged (unreadable files
-or lines, repeated ids) or some items could not be judged.
+Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused
+or unreachable, no item compared); 2 usage error (a path that is not a
+corpus); 3 finished, but part of the input is damaged (unreadable files or
+lines, repeated ids) or some items could not be judged; 4 rejudge stopped by
+Ctrl-C (the figures so far are printed).
 `
 
 // env is what a command needs from its process.
