@@ -29,6 +29,7 @@ type acc struct {
 	costNano                            int64 // the usage cost in 1e-9 USD: sums that do not depend on order
 	emp                                 empAcc
 	viol                                violAcc
+	grounded                            *groundedAcc // nil until a grounded record
 }
 
 // settings are what every accumulator of one audit shares.
@@ -66,6 +67,10 @@ func (a *acc) add(r *row, rowNum int64) {
 		a.fingerprints[fp]++
 	}
 	a.prov.add(&r.Provenance)
+	if r.Style == schema.StyleGrounded || r.Grounded != nil {
+		a.addGroundedRecord(r, rowNum)
+		return
+	}
 	a.addValidity(r)
 	a.styleAcc(r.Style).add(r)
 	a.addCoOccurrence(r)
@@ -166,6 +171,7 @@ func (a *acc) merge(o *acc) {
 	a.costNano += o.costNano
 	a.emp.merge(&o.emp)
 	a.viol.merge(&o.viol, a.set.list)
+	a.mergeGrounded(o)
 }
 
 // styleAcc counts the items of the records of one style.

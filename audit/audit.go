@@ -97,7 +97,7 @@ func auditFile(ctx context.Context, in *Input, i int, set *settings) (a *acc, pr
 	if err != nil {
 		return a, append(probs, Problem{File: f.Path, Error: fmt.Sprintf("listed but cannot be opened: %v", err)}), false
 	}
-	rows, err := scanFile(f, in.Format, rowOfLabel, func(r *row, n int64) error {
+	rows, err := scanRows(f, in.Format, func(r *row, n int64) error {
 		if n%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

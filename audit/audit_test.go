@@ -35,6 +35,9 @@ func TestFixtureBreaksEveryRule(t *testing.T) {
 		counted[rc.Rule] = rc.Violations
 	}
 	for _, rule := range Rules {
+		if slices.Contains(GroundedRules, rule) {
+			continue // TestGroundedFixtureBreaksEveryRule
+		}
 		if counted[rule] == 0 {
 			t.Errorf("no violation of %s in the fixture", rule)
 		}

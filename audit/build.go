@@ -20,6 +20,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		Counts:        a.counts(),
 		PitfallBonus:  a.coOccurrence(),
 		Unavailable:   []Unavailable{},
+		Grounded:      a.groundedReport(),
 	}
 	if in.Format == FormatVerl {
 		why := "a verl export's label column holds the rubric only; audit the run directory it came from"

@@ -12,12 +12,13 @@ type Gate struct {
 func (r *Report) Failures(g Gate) []string {
 	var out []string
 	if g.MinValidity >= 0 {
-		switch rate := r.Validity.Overall.Rate; {
+		overall := r.gateValidity()
+		switch rate := overall.Rate; {
 		case rate == nil:
 			out = append(out, fmt.Sprintf("validity: no item has a verdict, so the rate cannot be checked against %s", formatFloat(g.MinValidity)))
 		case *rate < g.MinValidity:
 			out = append(out, fmt.Sprintf("validity %s (%d of %d judged items valid) is below --min-validity %s",
-				formatFloat(round4(*rate)), r.Validity.Overall.Valid, r.Validity.Overall.Valid+r.Validity.Overall.Invalid, formatFloat(g.MinValidity)))
+				formatFloat(round4(*rate)), overall.Valid, overall.Valid+overall.Invalid, formatFloat(g.MinValidity)))
 		}
 	}
 	if g.MaxViolations >= 0 && r.Structure.Violations > g.MaxViolations {

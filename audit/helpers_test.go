@@ -136,7 +136,7 @@ func violating(start int) []schema.Record {
 		srar(next(), func(r *schema.Record) { r.Provenance.SpecVersion = "1" }),
 		srar(next(), func(r *schema.Record) { r.Problem = "  \n" }),
 		srar(next(), func(r *schema.Record) { r.Answer = "" }),
-		items(next(), "grounded", nil),
+		items(next(), "freeform", nil),
 		items(next(), schema.StyleSRaR, func([]schema.Item) []schema.Item { return nil }),
 		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[2].ID = 9; return it }),
 		items(next(), schema.StyleSRaR, func(it []schema.Item) []schema.Item { it[1].Type = schema.TypeFactual; return it }),

@@ -20,6 +20,9 @@ type row struct {
 	PassRate   float64           `parquet:"pass_rate" json:"pass_rate"`
 	Provenance schema.Provenance `parquet:"provenance" json:"provenance"`
 	Usage      schema.Usage      `parquet:"usage" json:"usage"`
+	// Grounded is read from JSONL here and from Parquet by scanRows
+	// (older shards have no such column).
+	Grounded *schema.Grounded `parquet:"-" json:"grounded"`
 }
 
 // item is a rubric item without its judge reason.
@@ -60,6 +63,9 @@ func (it *item) schemaItem() schema.Item {
 // rowOfLabel is what a verl export's label holds of a record: no rollouts,
 // no provenance but the spec version, no usage.
 func rowOfLabel(l *schema.Label, split string) row {
+	if l.Grounded != nil {
+		return groundedRowOfLabel(l, split)
+	}
 	r := row{ID: l.ID, Split: split, Problem: l.Question, Answer: l.GroundTruth, Style: l.Style, Rubric: make([]item, len(l.Rubric))}
 	r.Provenance.SpecVersion = l.V
 	for i, it := range l.Rubric {

@@ -26,13 +26,13 @@ const (
 )
 
 // Rules lists every structural rule in the order reports use.
-var Rules = []string{
+var Rules = append([]string{
 	RuleSpecVersion, RuleDuplicateID, RuleNoProblem, RuleNoAnswer,
 	schema.RuleStyle, schema.RuleNoItems, schema.RuleItemID, schema.RuleItemType, schema.RuleItemText, RuleDuplicateItem,
 	schema.RulePolarity, schema.RuleWeight, schema.RuleSatRate, schema.RuleCorr,
 	schema.RuleSuggest, schema.RuleAnswerCount, schema.RuleTooManyItems, schema.RuleItemCount,
 	RuleRolloutCounts, RuleRolloutIndex, RuleSatisfaction, RuleEmpiricalMismatch,
-}
+}, GroundedRules...)
 
 // violAcc counts and keeps violations.
 type violAcc struct {

@@ -16,7 +16,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	for _, section := range []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
-		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textEmpirical, r.textUnavailable,
+		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textEmpirical, r.textGrounded, r.textUnavailable,
 	} {
 		section(ew)
 	}

@@ -378,11 +378,12 @@ type recordHead struct {
 	Style      string            `parquet:"style"`
 	Rubric     []schema.Item     `parquet:"rubric,list"`
 	Provenance schema.Provenance `parquet:"provenance"`
+	Grounded   *schema.Grounded  `parquet:"grounded,optional"` // nil in shards written before the grounded style
 }
 
 func (h *recordHead) record() schema.Record {
 	return schema.Record{ID: h.ID, Source: h.Source, Split: h.Split, Problem: h.Problem, Answer: h.Answer,
-		Reference: h.Reference, Style: h.Style, Rubric: h.Rubric, Provenance: h.Provenance}
+		Reference: h.Reference, Style: h.Style, Rubric: h.Rubric, Provenance: h.Provenance, Grounded: h.Grounded}
 }
 
 // read exports the records of files (shards sorted by id) in global id
@@ -442,7 +443,12 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 		x.stats.itemsDropped += int64(dropped)
 	}
 	x.stats.out(rec)
-	return sw.add(rec)
+	for _, row := range rowRecords(x.format, rec) {
+		if err := sw.add(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // abort drops every file the export was writing, and the directories it

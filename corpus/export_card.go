@@ -23,20 +23,20 @@ type columnDoc struct{ name, meaning string }
 
 var verlColumns = []columnDoc{
 	{"data_source", `"rubricforge/" + the record's source ("rubricforge" when it has none)`},
-	{"prompt", "what the policy sees: the rollout template the corpus's rollouts were sampled with (its step-header and answer-tag format) around the problem, or --user-template's; with --system-prompt alone, that system message and the bare problem; never the rubric, the reference or the answer"},
-	{"ability", `"math"`},
-	{"reward_model", `style "rubric"; ground_truth: the record's answer`},
-	{"extra_info", "split; index: the row within the split; id: the problem id; question; answer; rubric: JSON array of the rubric items; scheme: the rubric's default reward scheme; spec_version"},
-	{"label", "JSON of the reward spec rewardd reads (id, scheme, style, question, ground_truth, rubric)"},
-	{"solution", "the record's answer, for TRL's accuracy_reward"},
+	{"prompt", "what the policy sees: the rollout template the corpus's rollouts were sampled with (its step-header and answer-tag format) around the problem, or --user-template's; with --system-prompt alone, that system message and the bare problem; a grounded row: the --system-prompt message if given, then the question alone; never the rubric, the reference, the answer or the passage"},
+	{"ability", `"math"; "grounded" for a grounded question`},
+	{"reward_model", `style "rubric"; ground_truth: the record's answer (empty for a grounded question)`},
+	{"extra_info", "split; index: the row within the split; id: the problem id (a grounded row: the question id, record id + \"-q\" + k); question; answer; rubric: JSON array of the rubric items (a grounded row: of the criteria); scheme: the rubric's default reward scheme; spec_version; passage: a grounded question's passage for the judge, empty otherwise"},
+	{"label", "JSON of the reward spec rewardd reads (id, scheme, style, question, ground_truth, rubric; a grounded question's passage and criteria under grounded)"},
+	{"solution", "the record's answer, for TRL's accuracy_reward (empty for a grounded question)"},
 }
 
 var rarColumns = []columnDoc{
-	{"question", "the problem"},
-	{"reference_answer", "the ground-truth answer"},
+	{"question", "the problem, or a grounded question"},
+	{"reference_answer", "the ground-truth answer; for a grounded question its passage, the judge's grounding"},
 	{"question_source", "the record's source"},
-	{"rubric", "title: the item type; description: the item text; weight: signed, negative for a PITFALL (satisfying it is the mistake)"},
-	{"id", "the problem id"},
+	{"rubric", "title: the item type; description: the item text; weight: signed, negative for a PITFALL (satisfying it is the mistake). A grounded question's criteria: title: the name; description; weight"},
+	{"id", "the problem id, or a grounded question's id (record id + \"-q\" + k)"},
 }
 
 var srarLinesColumns = []columnDoc{
@@ -165,6 +165,7 @@ func (s *exportStats) in(rec *schema.Record) {
 	if t := p.CreatedAt.UTC(); s.recordsIn == 1 || t.Before(s.oldest) {
 		s.oldest = t
 	}
+	s.groundedIn(rec)
 	for _, it := range rec.Rubric {
 		c := s.typeCounts(it.Type)
 		c.items++
@@ -188,6 +189,7 @@ func (s *exportStats) in(rec *schema.Record) {
 // out counts a record as written.
 func (s *exportStats) out(rec *schema.Record) {
 	s.recordsOut++
+	s.groundedOut(rec)
 	for _, it := range rec.Rubric {
 		s.typeCounts(it.Type).exported++
 	}

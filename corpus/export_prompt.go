@@ -67,3 +67,14 @@ func (p *promptSource) messages(rec *schema.Record) ([]ChatMessage, error) {
 	}
 	return msgs, nil
 }
+
+// question is the prompt of a grounded question: the --system-prompt
+// message if given, then the question alone (never the passage, the
+// criteria or the rationale: the policy answers closed-book).
+func (p *promptSource) question(q string) []ChatMessage {
+	var msgs []ChatMessage
+	if p.system != "" {
+		msgs = append(msgs, ChatMessage{Role: roleSystem, Content: p.system})
+	}
+	return append(msgs, ChatMessage{Role: roleUser, Content: q})
+}

@@ -37,6 +37,9 @@ type VerlExtraInfo struct {
 	Rubric      string `parquet:"rubric" json:"rubric"` // JSON array of schema.Item
 	Scheme      string `parquet:"scheme" json:"scheme"`
 	SpecVersion string `parquet:"spec_version" json:"spec_version"`
+	// Passage is a grounded question's passage, the judge's answer key;
+	// empty for a math problem.
+	Passage string `parquet:"passage" json:"passage"`
 }
 
 // VerlRow is one row of a verl export.
@@ -93,7 +96,18 @@ type rowMaker struct {
 // prompt is what the policy sees (see promptSource).
 func (m rowMaker) prompt(rec *schema.Record) ([]ChatMessage, error) { return m.prompts.messages(rec) }
 
+// dataSource is verl's data_source of rec.
+func dataSource(rec *schema.Record) string {
+	if rec.Source != "" {
+		return dataSourceRoot + "/" + rec.Source
+	}
+	return dataSourceRoot
+}
+
 func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
+	if rec.Grounded != nil {
+		return m.verlGrounded(rec, index)
+	}
 	rubric, err := marshalJSON(nonNil(rec.Rubric))
 	if err != nil {
 		return VerlRow{}, fmt.Errorf("record %s: encoding the rubric: %w", rec.ID, err)
@@ -102,16 +116,12 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	if err != nil {
 		return VerlRow{}, fmt.Errorf("record %s: encoding the label: %w", rec.ID, err)
 	}
-	source := dataSourceRoot
-	if rec.Source != "" {
-		source += "/" + rec.Source
-	}
 	prompt, err := m.prompt(rec)
 	if err != nil {
 		return VerlRow{}, err
 	}
 	return VerlRow{
-		DataSource:  source,
+		DataSource:  dataSource(rec),
 		Prompt:      prompt,
 		Ability:     verlAbility,
 		RewardModel: VerlRewardModel{Style: verlStyle, GroundTruth: rec.Answer},
@@ -125,6 +135,9 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 }
 
 func (rowMaker) rar(rec *schema.Record, _ int64) (RaRRow, error) {
+	if rec.Grounded != nil {
+		return rarGrounded(rec)
+	}
 	items := make([]RaRItem, len(rec.Rubric))
 	for i, it := range rec.Rubric {
 		items[i] = RaRItem{Title: it.Type, Description: it.Text, Weight: float64(it.Polarity) * it.Weight}
@@ -161,6 +174,9 @@ func SRaRLines(items []schema.Item) string {
 // (schema.CheckRubric for the record's style). rec's slices are replaced,
 // never modified in place.
 func dropInvalid(rec *schema.Record) (dropped int, holds bool) {
+	if rec.Grounded != nil {
+		return dropInvalidCriteria(rec)
+	}
 	newID := make(map[int32]int32, len(rec.Rubric))
 	kept := make([]schema.Item, 0, len(rec.Rubric))
 	for _, it := range rec.Rubric {
@@ -199,6 +215,7 @@ func remapSatisfaction(rollouts []schema.Rollout, newID map[int32]int32) []schem
 func fullRecord(rec *schema.Record) *schema.Record {
 	r := *rec
 	r.Rubric = nonNil(r.Rubric)
+	r.Grounded = fullGrounded(rec.Grounded)
 	r.Rollouts = make([]schema.Rollout, len(rec.Rollouts))
 	for i, ro := range rec.Rollouts {
 		ro.Satisfaction = nonNil(ro.Satisfaction)

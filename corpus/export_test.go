@@ -372,7 +372,7 @@ func TestExportColumnDocsMatchSchemas(t *testing.T) {
 			t.Errorf("%s: documented columns %v, schema %v", name, cols, fields)
 		}
 	}
-	want := "struct<split: string, index: int64, id: string, question: string, answer: string, rubric: string, scheme: string, spec_version: string>"
+	want := "struct<split: string, index: int64, id: string, question: string, answer: string, rubric: string, scheme: string, spec_version: string, passage: string>"
 	if got := typeString(parquet.SchemaOf(new(VerlRow)).Fields()[4]); got != want {
 		t.Errorf("extra_info is %s", got)
 	}

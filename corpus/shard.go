@@ -355,18 +355,44 @@ func Scan[T any](path string, fn func(*T) error) error {
 }
 
 // openProjected opens a parquet file to be read as T, checking that it has
-// every column of T.
+// every column of T but those under an optional top-level field (the
+// grounded payload, which shards written before the grounded style lack:
+// parquet-go reads it as nil).
 func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File, error) {
 	pf, err := openParquet(f, path, size)
 	if err != nil {
 		return nil, err
 	}
-	for _, col := range parquet.SchemaOf(new(T)).Columns() {
+	want := parquet.SchemaOf(new(T))
+	for _, col := range want.Columns() {
+		if optionalField(want, col[0]) && !hasField(pf.Schema(), col[0]) {
+			continue
+		}
 		if _, ok := pf.Schema().Lookup(col...); !ok {
 			return nil, fmt.Errorf("%s has no column %s", path, strings.Join(col, "."))
 		}
 	}
 	return pf, nil
+}
+
+// optionalField reports whether s has an optional top-level field name.
+func optionalField(s *parquet.Schema, name string) bool {
+	for _, f := range s.Fields() {
+		if f.Name() == name {
+			return f.Optional()
+		}
+	}
+	return false
+}
+
+// hasField reports whether s has a top-level field name.
+func hasField(s *parquet.Schema, name string) bool {
+	for _, f := range s.Fields() {
+		if f.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 func scanFile[T any](path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {

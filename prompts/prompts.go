@@ -38,10 +38,11 @@ const (
 	JudgeBatch            = "judge_batch"
 	Satisfy               = "satisfy"
 	Repair                = "repair"
+	ScoreGrounded         = "score_grounded"
 )
 
 // Names lists every template the toolkit needs.
-var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair}
+var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.

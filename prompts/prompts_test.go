@@ -68,6 +68,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.JudgeBatchMessages(fixProblem, fixAnswer, fixItems())
 	case Satisfy:
 		return s.SatisfyMessages(fixProblem, fixSolution, fixFinal, fixItems())
+	case ScoreGrounded:
+		return s.ScoreGroundedMessages(fixPassage, fixQuestion, fixResponse, fixCriteria())
 	case Repair:
 		prev := []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "usr"}}
 		return s.RepairMessages(prev, "not json", errors.New("reply is not a JSON array"))
@@ -103,8 +105,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 7 {
-		t.Errorf("Names has %d entries, want 7", len(Names))
+	if len(Names) != 8 {
+		t.Errorf("Names has %d entries, want 8", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

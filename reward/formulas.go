@@ -291,7 +291,15 @@ func polarity(it schema.Item) int32 {
 // with s_k = criterionMet and w_k = |weight|. It is 0 when the weights sum
 // to 0.
 func WeightedFraction(items []schema.Item, verdicts []schema.Satisfaction) float64 {
-	var got, total float64
+	got, total := awardedWeight(items, verdicts)
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+// awardedWeight is Σ_k w_k s_k and Σ_k w_k with w_k = |weight|.
+func awardedWeight(items []schema.Item, verdicts []schema.Satisfaction) (got, total float64) {
 	for j := range min(len(items), len(verdicts)) {
 		w := math.Abs(items[j].Weight)
 		total += w
@@ -299,10 +307,7 @@ func WeightedFraction(items []schema.Item, verdicts []schema.Satisfaction) float
 			got += w
 		}
 	}
-	if total == 0 {
-		return 0
-	}
-	return got / total
+	return got, total
 }
 
 // RGRReward is seed 003 eq. 5: 1 when every FACTUAL item holds, else the
@@ -327,10 +332,21 @@ func RGRReward(items []schema.Item, verdicts []schema.Satisfaction) (r float64, 
 
 // GroundedReward is seed 001's normalized reward r = (Σ_j a_j) / W, the
 // awarded weight over the total weight (eq. 2), clipped to [0, 1] as the
-// paper's implementation does. With binary verdicts a_j = |w_j| s_j. The
-// caller gives 0 on a judge failure (the paper's conservative zero).
+// paper's implementation does, for a math rubric judged item by item: with
+// binary verdicts a_j = |w_j| s_j. The caller gives 0 on a judge failure
+// (the paper's conservative zero). A grounded question's per-criterion
+// scores go through NormalizedReward, the same formula.
 func GroundedReward(items []schema.Item, verdicts []schema.Satisfaction) float64 {
-	return clip01(WeightedFraction(items, verdicts))
+	return NormalizedReward(awardedWeight(items, verdicts))
+}
+
+// NormalizedReward is eq. 2 of seed 001 for scores a_j from 0 to w_j:
+// clip(awarded / total, 0, 1), 0 when total is not positive.
+func NormalizedReward(awarded, total float64) float64 {
+	if !(total > 0) {
+		return 0
+	}
+	return clip01(awarded / total)
 }
 
 func clip01(x float64) float64 { return min(1, max(0, x)) }

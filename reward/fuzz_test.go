@@ -3,6 +3,7 @@ package reward
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -120,7 +121,10 @@ func FuzzHandlers(f *testing.F) {
 			f.Add(path, s)
 		}
 	}
-	h := newHarness(f, []schema.Label{demoLabel()})
+	grounded := groundedLabels(f)[0]
+	f.Add(pathV1Score, `{"items":[{"problem_id":"`+grounded.ID+`","response":"Log first; replay from the checkpoint."}]}`)
+	f.Add(pathV1ScoreGroup, `{"question":`+strconv.Quote(grounded.Question)+`,"responses":["a","[sim:scores order=9]"]}`)
+	h := newHarness(f, []schema.Label{demoLabel(), grounded})
 	f.Fuzz(func(t *testing.T, path, body string) {
 		if endpointOf(path) == pathOther || path == pathHealthz || path == pathMetrics {
 			return

@@ -78,6 +78,9 @@ func (o *jsonOut) result(b []byte, r *Result) []byte {
 	b = list(o, b, r.Items, (*jsonOut).itemVerdict)
 	b = append(b, `,"steps":`...)
 	b = list(o, b, r.Steps, (*jsonOut).stepResult)
+	if len(r.Criteria) > 0 {
+		o.ok = false // a grounded result: encoding/json writes its criteria
+	}
 	b = append(b, `,"error":`...)
 	b = appendString(b, r.Error)
 	return append(b, '}')

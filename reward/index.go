@@ -170,6 +170,9 @@ type rubricRow struct {
 	Answer  string        `parquet:"answer" json:"answer"`
 	Style   string        `parquet:"style" json:"style"`
 	Rubric  []schema.Item `parquet:"rubric,list" json:"rubric"`
+	// Grounded is read from JSONL here and from Parquet by
+	// groundedRubricRow (older shards have no such column).
+	Grounded *schema.Grounded `parquet:"-" json:"grounded"`
 }
 
 // labelRow is the projection of an export row that rewardd reads.
@@ -267,7 +270,9 @@ func (l *loader) loadFile(path string) error {
 	return l.scanRecords(path)
 }
 
-func hasColumn(path, column string) (bool, error) {
+// hasColumn reports whether the parquet file has the leaf column at path
+// column (a group such as a struct is found by one of its leaves).
+func hasColumn(path string, column ...string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
@@ -281,11 +286,17 @@ func hasColumn(path, column string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %s is not a Parquet file: %w", path, err)
 	}
-	_, ok := pf.Schema().Lookup(column)
+	_, ok := pf.Schema().Lookup(column...)
 	return ok, nil
 }
 
 func (l *loader) scanRecords(file string) error {
+	if ok, err := hasColumn(file, groundedColumn...); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return l.scanGroundedRecords(file)
+	}
 	l.stats.Files++
 	row := 0
 	return corpus.Scan(file, func(r *rubricRow) error {
@@ -297,6 +308,10 @@ func (l *loader) scanRecords(file string) error {
 
 func (l *loader) addRecord(r *rubricRow, file string, row int) {
 	l.stats.Records++
+	if r.Style == schema.StyleGrounded {
+		l.addGrounded(r, file, row)
+		return
+	}
 	if len(r.Rubric) == 0 {
 		l.skip(file, row, errors.New("the record has no rubric"))
 		return

@@ -52,19 +52,33 @@ type Judge struct {
 	salt    string // model and template hashes: what else decides a verdict
 	sem     chan struct{}
 
-	mu     sync.Mutex
-	cache  verdictCache
-	flight map[uint64]*flight
+	// groundedSalt is salt's counterpart for the grounded judge's scores.
+	groundedSalt string
+
+	sat      memo[[]schema.Satisfaction]
+	grounded memo[schema.GroundedScores]
 
 	calls, memHits, diskHits, failures atomic.Int64
 	latency                            *histogram
 }
 
+// memo holds parsed judge answers of one kind: a bounded cache, and the
+// computations in flight that other requests for the same key wait for.
+type memo[V any] struct {
+	mu     sync.Mutex
+	cache  verdictCache[V]
+	flight map[uint64]*flight[V]
+}
+
+func newMemo[V any](entries int) memo[V] {
+	return memo[V]{cache: newVerdictCache[V](entries), flight: map[uint64]*flight[V]{}}
+}
+
 // flight is one verdict computation others may wait for.
-type flight struct {
-	done     chan struct{}
-	verdicts []schema.Satisfaction
-	err      error
+type flight[V any] struct {
+	done chan struct{}
+	val  V
+	err  error
 }
 
 // NewJudge returns a judge that sends its requests through client.
@@ -87,11 +101,12 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
-		salt:    opt.Model + "\x00" + ps.Hash(prompts.Satisfy) + "\x00" + ps.Hash(prompts.Repair),
-		sem:     make(chan struct{}, opt.Concurrency),
-		cache:   newVerdictCache(opt.CacheEntries),
-		flight:  map[uint64]*flight{},
-		latency: newHistogram(latencyBuckets),
+		salt:         opt.Model + "\x00" + ps.Hash(prompts.Satisfy) + "\x00" + ps.Hash(prompts.Repair),
+		groundedSalt: opt.Model + "\x00" + ps.Hash(prompts.ScoreGrounded) + "\x00" + ps.Hash(prompts.Repair),
+		sem:          make(chan struct{}, opt.Concurrency),
+		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
+		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
+		latency:      newHistogram(latencyBuckets),
 	}, nil
 }
 
@@ -106,9 +121,7 @@ type JudgeStats struct {
 
 // Stats returns the judge's counters.
 func (j *Judge) Stats() JudgeStats {
-	j.mu.Lock()
-	cached := j.cache.len()
-	j.mu.Unlock()
+	cached := j.sat.len() + j.grounded.len()
 	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached}
 }
 
@@ -120,13 +133,24 @@ func (j *Judge) Cached(question string, items []schema.Item, r *Rollout) ([]sche
 
 // cached returns the verdicts held in memory under key.
 func (j *Judge) cached(key uint64) ([]schema.Satisfaction, bool) {
-	j.mu.Lock()
-	v, ok := j.cache.get(key)
-	j.mu.Unlock()
+	return j.sat.cached(key, &j.memHits)
+}
+
+// cached returns the value held under key, counting a hit in hits.
+func (m *memo[V]) cached(key uint64, hits *atomic.Int64) (V, bool) {
+	m.mu.Lock()
+	v, ok := m.cache.get(key)
+	m.mu.Unlock()
 	if ok {
-		j.memHits.Add(1)
+		hits.Add(1)
 	}
 	return v, ok
+}
+
+func (m *memo[V]) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache.len()
 }
 
 // Verdicts judges r against items (one verdict per item, in item order). An
@@ -134,68 +158,87 @@ func (j *Judge) cached(key uint64) ([]schema.Satisfaction, bool) {
 // not parse after every repair, or ctx ended.
 func (j *Judge) Verdicts(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
 	key := j.key(question, items, r.Response)
+	return j.sat.do(ctx, key, &j.memHits, func() ([]schema.Satisfaction, error) { return j.call(ctx, question, items, r) })
+}
+
+// do returns the value under key: from the cache, from a computation of it
+// already in flight, or from compute, whose success is cached. A hit or a
+// wait that ends in a value counts in hits.
+func (m *memo[V]) do(ctx context.Context, key uint64, hits *atomic.Int64, compute func() (V, error)) (V, error) {
+	var zero V
 	for {
-		j.mu.Lock()
-		if v, ok := j.cache.get(key); ok {
-			j.mu.Unlock()
-			j.memHits.Add(1)
+		m.mu.Lock()
+		if v, ok := m.cache.get(key); ok {
+			m.mu.Unlock()
+			hits.Add(1)
 			return v, nil
 		}
-		if f, busy := j.flight[key]; busy {
-			j.mu.Unlock()
+		if f, busy := m.flight[key]; busy {
+			m.mu.Unlock()
 			select {
 			case <-f.done:
 			case <-ctx.Done():
-				return nil, fmt.Errorf("waiting for the judge: %w", context.Cause(ctx))
+				return zero, fmt.Errorf("waiting for the judge: %w", context.Cause(ctx))
 			}
 			if f.err == nil {
-				j.memHits.Add(1)
-				return f.verdicts, nil
+				hits.Add(1)
+				return f.val, nil
 			}
 			if !errors.Is(f.err, errLeaderGone) {
-				return nil, f.err
+				return zero, f.err
 			}
 			continue // the caller computing it went away: compute it here
 		}
-		f := &flight{done: make(chan struct{})}
-		j.flight[key] = f
-		j.mu.Unlock()
+		f := &flight[V]{done: make(chan struct{})}
+		m.flight[key] = f
+		m.mu.Unlock()
 
-		f.verdicts, f.err = j.call(ctx, question, items, r)
-		j.mu.Lock()
-		delete(j.flight, key)
+		f.val, f.err = compute()
+		m.mu.Lock()
+		delete(m.flight, key)
 		if f.err == nil {
-			j.cache.put(key, f.verdicts)
+			m.cache.put(key, f.val)
 		}
-		j.mu.Unlock()
+		m.mu.Unlock()
 		if f.err != nil && ctx.Err() != nil {
 			err := f.err
 			f.err = errLeaderGone
 			close(f.done)
-			return nil, err
+			return zero, err
 		}
 		close(f.done)
-		return f.verdicts, f.err
+		return f.val, f.err
 	}
 }
 
 var errLeaderGone = errors.New("the request computing this verdict ended")
 
 func (j *Judge) call(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
+	var verdicts []schema.Satisfaction
+	err := j.slot(ctx, func() (err error) {
+		verdicts, err = j.ask(ctx, question, items, r)
+		return err
+	})
+	return verdicts, err
+}
+
+// slot runs ask in one of the judge's concurrency slots, counting the call,
+// its latency and its failure.
+func (j *Judge) slot(ctx context.Context, ask func() error) error {
 	select {
 	case j.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for a judge slot: %w", context.Cause(ctx))
+		return fmt.Errorf("waiting for a judge slot: %w", context.Cause(ctx))
 	}
 	defer func() { <-j.sem }()
 	start := time.Now()
 	j.calls.Add(1)
-	verdicts, err := j.ask(ctx, question, items, r)
+	err := ask()
 	j.latency.observe(time.Since(start).Seconds())
 	if err != nil {
 		j.failures.Add(1)
 	}
-	return verdicts, err
+	return err
 }
 
 func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r *Rollout) ([]schema.Satisfaction, error) {
@@ -275,23 +318,24 @@ func hashInt(d *xxhash.Digest, n uint64) {
 // verdictCache is a bounded cache of parsed verdicts with two generations:
 // when the current one is full it becomes the old one and the oldest is
 // dropped, so at most 2×half entries are held and a hit in the old
-// generation is moved back. The caller holds the judge's lock.
-type verdictCache struct {
+// generation is moved back. The caller holds the memo's lock.
+type verdictCache[V any] struct {
 	half     int
-	cur, old map[uint64][]schema.Satisfaction
+	cur, old map[uint64]V
 }
 
-func newVerdictCache(entries int) verdictCache {
+func newVerdictCache[V any](entries int) verdictCache[V] {
 	if entries < 0 {
-		return verdictCache{}
+		return verdictCache[V]{}
 	}
 	half := max(1, entries/2)
-	return verdictCache{half: half, cur: make(map[uint64][]schema.Satisfaction)}
+	return verdictCache[V]{half: half, cur: make(map[uint64]V)}
 }
 
-func (c *verdictCache) get(k uint64) ([]schema.Satisfaction, bool) {
+func (c *verdictCache[V]) get(k uint64) (V, bool) {
+	var zero V
 	if c.half == 0 {
-		return nil, false
+		return zero, false
 	}
 	if v, ok := c.cur[k]; ok {
 		return v, true
@@ -300,17 +344,17 @@ func (c *verdictCache) get(k uint64) ([]schema.Satisfaction, bool) {
 		c.put(k, v)
 		return v, true
 	}
-	return nil, false
+	return zero, false
 }
 
-func (c *verdictCache) put(k uint64, v []schema.Satisfaction) {
+func (c *verdictCache[V]) put(k uint64, v V) {
 	if c.half == 0 {
 		return
 	}
 	if len(c.cur) >= c.half {
-		c.old, c.cur = c.cur, make(map[uint64][]schema.Satisfaction, c.half)
+		c.old, c.cur = c.cur, make(map[uint64]V, c.half)
 	}
 	c.cur[k] = v
 }
 
-func (c *verdictCache) len() int { return len(c.cur) + len(c.old) }
+func (c *verdictCache[V]) len() int { return len(c.cur) + len(c.old) }

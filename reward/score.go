@@ -39,6 +39,9 @@ type Result struct {
 	Metrics Values        `json:"metrics"`
 	Items   []ItemVerdict `json:"items"`
 	Steps   []StepResult  `json:"steps"`
+	// Criteria are a grounded question's per-criterion scores (seed 001);
+	// absent for the math rubrics.
+	Criteria []CriterionScore `json:"criteria,omitempty"`
 	// Error is set when the response could not be scored at all (unknown
 	// problem, ...); the reward is then 0.
 	Error string `json:"error"`

@@ -372,6 +372,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	lab, msg := s.resolve(&problem)
+	if lab != nil && lab.Grounded != nil {
+		s.groundedGroup(ctx, w, &problem, lab, responses)
+		return
+	}
 	scheme := s.scheme(problem.scheme, lab)
 	if lab == nil {
 		g := Group{Results: make([]Result, len(responses)), Advantages: make([]Advantage, len(responses)), Validity: []ItemGroupValidity{}}
@@ -509,6 +513,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 	labs := make([]*schema.Label, len(items))
 	schemes := make([]string, len(items))
 	rs := make([]Rollout, len(items))
+	glabs := make([]*schema.Label, len(items)) // grounded questions, scored by scoreGroundedItems
 	for i := range items {
 		it := &items[i]
 		if it.err != "" {
@@ -521,6 +526,10 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
 			continue
 		}
+		if lab.Grounded != nil {
+			glabs[i] = lab
+			continue
+		}
 		labs[i], rs[i] = lab, Analyze(it.response, lab.GroundTruth)
 	}
 	s.judgeAll(ctx, labs, rs)
@@ -530,6 +539,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 			out[i].RequestID = items[i].requestID
 		}
 	}
+	s.scoreGroundedItems(ctx, items, glabs, out)
 	s.m.results(out)
 	s.noteErrors(out)
 	return out

@@ -24,8 +24,11 @@ var Schemes = []string{SchemeSRaR, SchemeRGR, SchemeGrounded, SchemeRLCER, Schem
 
 // DefaultScheme is the reward scheme a rubric of style is made for.
 func DefaultScheme(style string) string {
-	if style == StyleFactualProcess {
+	switch style {
+	case StyleFactualProcess:
 		return SchemeRGR
+	case StyleGrounded:
+		return SchemeGrounded
 	}
 	return SchemeSRaR
 }
@@ -43,6 +46,9 @@ type Label struct {
 	Question    string `json:"question"`
 	GroundTruth string `json:"ground_truth"`
 	Rubric      []Item `json:"rubric"`
+	// Grounded is set for a grounded question (style grounded, Rubric
+	// empty): its passage and criteria. Absent from math labels.
+	Grounded *GroundedLabel `json:"grounded,omitempty"`
 }
 
 // LabelOf is the label of rec: its rubric with the judge's verdicts and the
@@ -90,8 +96,11 @@ func (l *Label) check() error {
 	if l.Scheme != "" && !slices.Contains(Schemes, l.Scheme) {
 		bad("scheme", "%q is not one of %s", l.Scheme, strings.Join(Schemes, ", "))
 	}
+	if l.Style == StyleGrounded || l.Grounded != nil {
+		return l.checkGrounded()
+	}
 	if l.Style != "" && l.Style != StyleSRaR && l.Style != StyleFactualProcess {
-		bad("style", "%q is not %s or %s", l.Style, StyleSRaR, StyleFactualProcess)
+		bad("style", "%q is not %s, %s or %s", l.Style, StyleSRaR, StyleFactualProcess, StyleGrounded)
 	}
 	if len(l.Rubric) == 0 {
 		bad("rubric", "no items")

@@ -67,9 +67,16 @@ func FuzzParseLabel(f *testing.F) {
 	f.Add([]byte(`{"v":"2","id":"x","scheme":"srar","rubric":[{"id":1,"type":"SUGGEST","text":"a","weight":1}]}`))
 	f.Add([]byte(`{"rubric":[{"id":1,"type":"FACTUAL","text":"a","weight":5,"polarity":-1}]}`))
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"id":"x-q0","style":"grounded","question":"Why?","rubric":[],"grounded":{"passage":"p","criteria":[{"id":"c1","weight":2}]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParseLabel(b)
 		if err != nil {
+			return
+		}
+		if l.Grounded != nil {
+			if len(l.Rubric) > 0 || len(l.Grounded.Criteria) == 0 || !(TotalWeight(l.Grounded.Criteria) > 0) || l.Scheme != SchemeGrounded {
+				t.Fatalf("accepted a grounded label with items %d, criteria %+v, scheme %q", len(l.Rubric), l.Grounded.Criteria, l.Scheme)
+			}
 			return
 		}
 		if len(l.Rubric) == 0 {

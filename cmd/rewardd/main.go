@@ -51,6 +51,8 @@ const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
+A grounded corpus's questions are judged against their passage, taken from the
+corpus or the label, never from the request's prompt.
 
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
@@ -103,7 +105,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export (any format: verl, rar, srar-lines, jsonl), one of their data files, or a JSONL file of records, whose rubrics to serve; rewardd refuses to start when it holds no rubric; empty: every request carries its label (e.g. --corpus runs/math16k)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8700", "listen address; port 0 picks a free one, printed as the first stdout line (e.g. --addr 127.0.0.1:0)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
-	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
+	fs.StringVar(&o.scheme, "scheme", "", "default scheme of math rubrics when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own; a grounded corpus's questions are always scored under grounded (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
 	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in bytes; OpenRLHF 0.9 posts a whole rollout in one request, 1,024 samples of 8K-token responses are 36 MB (e.g. --max-body 402653184 for 8,192 such samples)")
 	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a request waits up to --queue-wait for room (e.g. --max-inflight-bytes 1073741824)")
@@ -119,7 +121,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
 	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "", "environment variable holding the judge's API key, sent to --judge-base-url only and never logged; no default, so that no key goes to an endpoint you did not name one for; empty: no key (e.g. --judge-api-key-env OPENAI_API_KEY)")
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
-	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
+	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none; the grounded judge is repaired once at most (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")

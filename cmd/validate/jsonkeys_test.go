@@ -156,6 +156,8 @@ func TestAuditJSONDocumented(t *testing.T) {
 	})
 	extra := filepath.Join(t.TempDir(), "extra.jsonl")
 	line, _ := json.Marshal(record(900))
+	g, _ := json.Marshal(groundedRecord(901, "Why can two candidates not both become leader in one term?", false))
+	line = append(append(line, '\n'), g...)
 	os.WriteFile(extra, append(line, []byte("\n{not json\n")...), 0o644)
 	// no rollouts, no verdicts, no empirical figures
 	bare := writeRun(t, 6, func(r *schema.Record) {

@@ -63,7 +63,8 @@ var wantExportSchemas = map[string]*arrow.Schema{
 		field("ability", str()),
 		field("reward_model", arrow.StructOf(field("style", str()), field("ground_truth", str()))),
 		field("extra_info", arrow.StructOf(field("split", str()), field("index", arrow.PrimitiveTypes.Int64), field("id", str()),
-			field("question", str()), field("answer", str()), field("rubric", str()), field("scheme", str()), field("spec_version", str()))),
+			field("question", str()), field("answer", str()), field("rubric", str()), field("scheme", str()), field("spec_version", str()),
+			field("passage", str()))),
 		field("label", str()),
 		field("solution", str()),
 	}, nil),
@@ -256,6 +257,7 @@ func verlRowsOf(t *testing.T, b arrow.RecordBatch) []corpus.VerlRow {
 			ExtraInfo: corpus.VerlExtraInfo{
 				Split: ei.str("split", i), Index: ei.i64("index", i), ID: ei.str("id", i), Question: ei.str("question", i),
 				Answer: ei.str("answer", i), Rubric: ei.str("rubric", i), Scheme: ei.str("scheme", i), SpecVersion: ei.str("spec_version", i),
+				Passage: ei.str("passage", i),
 			},
 			Prompt: []corpus.ChatMessage{},
 		}

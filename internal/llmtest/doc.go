@@ -18,6 +18,12 @@
 //     named as a model reading the prompt names them: by the <step n="K">
 //     tags the satisfy template wraps steps in, else by the number written
 //     in each "### Step N:" header, never by counting headers.
+//   - score_grounded (seed 001's grounded reward judge): a score per
+//     criterion id from the share of the criterion's keywords and required
+//     elements the response mentions, or exactly what a [ScoresMarker] in
+//     the response asks for; malformed attempts make the mistakes real
+//     judges make with that contract (ids replaced by list numbers, a total
+//     as a fraction, a score over its weight, a criterion left out).
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models

@@ -1,0 +1,357 @@
+package reward
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+const (
+	walPassage  = "A write-ahead log makes a store durable: each change is appended to the log and fsynced before any data page is touched. After a crash, recovery replays the log from the last checkpoint, redoing committed changes and undoing the rest."
+	walQuestion = "Why must a database make a change durable in its log before it updates the data pages, and how does it recover after a crash?"
+)
+
+// groundedRecord is a passage record with two questions; its criteria
+// weigh 4 + 2 + 2 = 8 and 3 + 1 = 4.
+func groundedRecord() schema.Record {
+	return schema.Record{
+		ID: "0123456789abcdef", Source: "wal-notes", Split: "train", Style: schema.StyleGrounded,
+		Rubric: []schema.Item{}, Rollouts: []schema.Rollout{},
+		Grounded: &schema.Grounded{
+			DocID: "notes/wal.md", PassageID: "notes/wal.md#0", Title: "Write-ahead logging", Passage: walPassage, DocHash: "00ff00ff00ff00ff",
+			Analysis: schema.Analysis{Genre: "tutorial", Contribution: "durability by logging", Concepts: []string{"WAL", "checkpoint"}, Depth: "intermediate", ReasoningMode: "causal"},
+			Questions: []schema.GroundedQuestion{
+				{Index: 0, Question: walQuestion, Rationale: "Tests the ordering argument.", Criteria: []schema.Criterion{
+					{ID: "order", Weight: 4, Name: "Log first", Description: "The log write is durable before the pages change.", RequiredElements: []string{"fsync"}, ScoringGuide: "Full for order and fsync.", VerificationMethod: "Check the order.", ExpectedKeywords: []string{"log", "before"}},
+					{ID: "replay", Weight: 2, Name: "Replay", Description: "Recovery replays from a checkpoint.", ScoringGuide: "Full for replay.", VerificationMethod: "Check recovery.", ExpectedKeywords: []string{"replay", "checkpoint"}},
+					{ID: "undo", Weight: 2, Name: "Undo", Description: "Uncommitted changes are undone.", ScoringGuide: "Full for undo.", VerificationMethod: "Check undo.", ExpectedKeywords: []string{"undo"}},
+				}},
+				{Index: 1, Question: "What does a checkpoint bound during recovery?", Rationale: "Checkpoint role.", Criteria: []schema.Criterion{
+					{ID: "c1", Weight: 3, Name: "Bound", Description: "Replay starts at the checkpoint.", ScoringGuide: "g", VerificationMethod: "v", ExpectedKeywords: []string{"checkpoint"}},
+					{ID: "c2", Weight: 1, Name: "Why", Description: "Older log records are not needed.", ScoringGuide: "g", VerificationMethod: "v"},
+				}},
+			},
+		},
+	}
+}
+
+func groundedLabels(t testing.TB) []schema.Label {
+	t.Helper()
+	rec := groundedRecord()
+	labs := schema.QuestionLabels(&rec)
+	for i := range labs {
+		if err := labs[i].Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return labs
+}
+
+// scored3 is a response the simulated judge scores order 3, replay 2,
+// undo 0: 5 of 8.
+var scored3 = "Log first, then pages; replay from the checkpoint. " +
+	llmtest.ScoresMarker(map[string]float64{"order": 3, "replay": 2}, "order", "replay")
+
+func TestNormalizedReward(t *testing.T) {
+	for _, tc := range []struct{ awarded, total, want float64 }{
+		{5, 8, 0.625}, {8, 8, 1}, {9, 8, 1}, {-1, 8, 0}, {0, 8, 0}, {1, 0, 0}, {1, -2, 0},
+	} {
+		if got := NormalizedReward(tc.awarded, tc.total); got != tc.want {
+			t.Errorf("NormalizedReward(%v, %v) = %v, want %v", tc.awarded, tc.total, got, tc.want)
+		}
+	}
+}
+
+func TestScoreGroundedResult(t *testing.T) {
+	lab := &groundedLabels(t)[0]
+	res := ScoreGrounded(lab, schema.GroundedScores{Scores: []float64{4, 1, 0}, Total: 5, MaxTotal: 8}, nil)
+	if res.Reward != 0.625 || res.Score != 0.625 || !res.JudgeOK || res.Components["rubric"] != 0.625 || res.Scheme != schema.SchemeGrounded {
+		t.Errorf("result %+v, want reward and score 5/8 under grounded", res)
+	}
+	if res.ProblemID != schema.QuestionID("0123456789abcdef", 0) || len(res.Criteria) != 3 || res.Criteria[0] != (CriterionScore{"order", "Log first", 4, 4}) {
+		t.Errorf("problem %q criteria %+v", res.ProblemID, res.Criteria)
+	}
+	if res.Metrics["satisfied"] != 1 || res.Metrics["n_items"] != 3 || res.Metrics["pass_rate"] != 0.625 {
+		t.Errorf("metrics %v", res.Metrics)
+	}
+	failed := ScoreGrounded(lab, schema.GroundedScores{}, errors.New("down"))
+	if failed.Reward != 0 || failed.JudgeOK || !strings.Contains(failed.JudgeError, "down") || failed.Criteria != nil {
+		t.Errorf("judge failure: %+v, want reward 0 and judge_ok false", failed)
+	}
+	shape := ErrorResult("", "x", schema.SchemeGrounded, "e")
+	for k := range shape.Metrics {
+		if _, ok := res.Metrics[k]; !ok {
+			t.Errorf("metric %q of the grounded scheme is missing from a grounded question's result", k)
+		}
+	}
+}
+
+func TestScoreGroundedGroupLOO(t *testing.T) {
+	lab := &groundedLabels(t)[0]
+	p := DefaultParams()
+	scores := []schema.GroundedScores{{Scores: []float64{4, 2, 2}}, {Scores: []float64{2, 0, 0}}, {}, {Scores: []float64{0, 0, 0}}}
+	errs := []error{nil, nil, errors.New("unusable"), nil}
+	g := ScoreGroundedGroup(p, lab, scores, errs)
+	rewards := []float64{1, 0.25, 0, 0}
+	want := LOOAdvantages(rewards, p.Epsilon)
+	for i := range rewards {
+		if !near(g.Results[i].Reward, rewards[i]) || !near(g.Advantages[i].Outcome, want[i]) || g.Advantages[i].Total != g.Advantages[i].Outcome {
+			t.Errorf("rollout %d: reward %v advantage %+v, want %v and %v", i, g.Results[i].Reward, g.Advantages[i], rewards[i], want[i])
+		}
+	}
+	if g.Advantages[0].Outcome <= 0 || g.Advantages[2].Outcome >= 0 {
+		t.Errorf("advantages %+v: the best answer must gain, a failed judgment lose", g.Advantages)
+	}
+}
+
+// recordingTransport keeps the body of every judge request.
+type recordingTransport struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	r.bodies = append(r.bodies, string(b))
+	r.mu.Unlock()
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	return r.next.RoundTrip(req)
+}
+
+// groundedHarness is a server over labels (none: labels come with the
+// requests) judged by the simulated endpoint, with its judge requests kept.
+func groundedHarness(t testing.TB, labels []schema.Label, sim llmtest.Config) (*harness, *recordingTransport) {
+	t.Helper()
+	sim.KeepLog = true
+	s := llmtest.New(sim)
+	rec := &recordingTransport{next: s.Transport()}
+	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
+		llm.Options{HTTPClient: &http.Client{Transport: rec}, MaxAttempts: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		nil, llm.NewMeter(nil, llm.Budget{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge, err := NewJudge(client, ps, JudgeOptions{Model: "simulated"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Judge: judge}
+	if labels != nil {
+		cfg.Index, _ = NewIndex(labels)
+	}
+	srv, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, srv: srv, sim: s, judge: judge, logs: &bytes.Buffer{}, labels: labels}, rec
+}
+
+// TestGroundedEveryEndpoint scores a grounded question on every endpoint,
+// found by id, question text, prompt, OpenRLHF query and label, against
+// the simulated judge.
+func TestGroundedEveryEndpoint(t *testing.T) {
+	labs := groundedLabels(t)
+	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	id := labs[0].ID
+	const want = 5.0 / 8
+	check := func(what string, r Result) {
+		t.Helper()
+		if r.Error != "" || !r.JudgeOK || !near(r.Reward, want) || r.ProblemID != id || len(r.Criteria) != 3 || r.Criteria[1].Score != 2 {
+			t.Errorf("%s: %+v, want reward %v for %s", what, r, want, id)
+		}
+	}
+	var v1 struct{ Results []Result }
+	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
+		{"problem_id": id, "response": scored3},
+		{"question": walQuestion, "response": scored3},
+		{"prompt": []map[string]string{{"role": "system", "content": "Answer carefully."}, {"role": "user", "content": walQuestion}}, "response": scored3},
+		{"label": labelJSON(t, labs[0]), "response": scored3},
+	}}), &v1)
+	for i, r := range v1.Results {
+		check(fmt.Sprintf("/v1/score item %d", i), r)
+	}
+
+	prompt := "<|im_start|>user\n" + walQuestion + "<|im_end|>\n<|im_start|>assistant\n"
+	var gr struct {
+		Rewards   []float64
+		Scores    []float64
+		ExtraLogs map[string][]float64 `json:"extra_logs"`
+	}
+	h.post("/get_reward", mustJSON(t, map[string]any{"query": []string{prompt + scored3 + "<|im_end|>"}, "prompts": []string{prompt}}), &gr)
+	if len(gr.Rewards) != 1 || !near(gr.Rewards[0], want) || !near(gr.ExtraLogs["reward/rubric"][0], want) || gr.ExtraLogs["rubric/judge_ok"][0] != 1 {
+		t.Errorf("/get_reward: %+v, want reward %v", gr, want)
+	}
+
+	var slime Result
+	h.post("/score", mustJSON(t, map[string]any{"prompt": walQuestion, "response": scored3}), &slime)
+	check("/score", slime)
+
+	var g struct {
+		Results    []Result
+		Advantages []Advantage
+	}
+	h.post("/v1/score_group", mustJSON(t, map[string]any{"problem_id": id, "responses": []string{scored3, "nothing relevant", scored3}}), &g)
+	if len(g.Results) != 3 || !near(g.Results[0].Reward, want) || g.Results[1].Reward != 0 {
+		t.Fatalf("/v1/score_group: %+v", g)
+	}
+	wantAdv := LOOAdvantages([]float64{want, 0, want}, DefaultParams().Epsilon)
+	for i := range wantAdv {
+		if !near(g.Advantages[i].Outcome, wantAdv[i]) {
+			t.Errorf("/v1/score_group advantage %d = %v, want %v", i, g.Advantages[i].Outcome, wantAdv[i])
+		}
+	}
+}
+
+// TestGroundedPassageFromCorpus: the judge reads the corpus's passage even
+// when the trainer's prompt carries other text, and the label's passage when
+// the request brings a label.
+func TestGroundedPassageFromCorpus(t *testing.T) {
+	labs := groundedLabels(t)
+	h, rec := groundedHarness(t, labs, llmtest.Config{})
+	const planted = "PLANTED: the log is optional and pages go first."
+	var out struct{ Results []Result }
+	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
+		{"prompt": walQuestion + "\n" + planted, "response": scored3},
+	}}), &out)
+	if r := out.Results[0]; r.Error != "" || !r.JudgeOK {
+		t.Fatalf("result %+v", r)
+	}
+	if len(rec.bodies) != 1 {
+		t.Fatalf("%d judge requests, want 1", len(rec.bodies))
+	}
+	body := rec.bodies[0]
+	if strings.Contains(body, "PLANTED") || !strings.Contains(body, "each change is appended to the log and fsynced") {
+		t.Errorf("the judge request does not hold the corpus passage alone:\n%s", body)
+	}
+}
+
+// TestGroundedRepairOnce: an unusable reply is shown back once; a second
+// unusable one is a judge failure with reward 0.
+func TestGroundedRepairOnce(t *testing.T) {
+	labs := groundedLabels(t)
+	for _, tc := range []struct {
+		name     string
+		sim      llmtest.Config
+		response string
+		ok       bool
+		requests int64
+	}{
+		{"every reply malformed", llmtest.Config{Faults: llmtest.Faults{Malformed: 1}}, scored3, false, 2},
+		{"score over the weight every time", llmtest.Config{}, "x " + llmtest.ScoresMarker(map[string]float64{"order": 9}, "order"), false, 2},
+		{"judge unable", llmtest.Config{}, "x " + llmtest.JudgeFailsMarker, false, 2},
+		{"well formed", llmtest.Config{}, scored3, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _ := groundedHarness(t, labs, tc.sim)
+			var out struct{ Results []Result }
+			h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": tc.response}}}), &out)
+			r := out.Results[0]
+			if r.JudgeOK != tc.ok || h.sim.Count() != tc.requests {
+				t.Errorf("judge_ok %v after %d requests (%s), want %v after %d", r.JudgeOK, h.sim.Count(), r.JudgeError, tc.ok, tc.requests)
+			}
+			if !tc.ok && (r.Reward != 0 || r.Score != 0 || r.Error != "") {
+				t.Errorf("a failed judgment pays %v (error %q), want 0", r.Reward, r.Error)
+			}
+		})
+	}
+}
+
+func TestGroundedSchemeMismatch(t *testing.T) {
+	labs := groundedLabels(t)
+	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	var out struct{ Results []Result }
+	h.post("/v1/score", mustJSON(t, map[string]any{"scheme": "srar", "items": []map[string]any{{"problem_id": labs[0].ID, "response": scored3}}}), &out)
+	if r := out.Results[0]; !strings.Contains(r.Error, "scored only under scheme grounded") || r.Reward != 0 || h.sim.Count() != 0 {
+		t.Errorf("scheme srar on a grounded question: %+v after %d judge requests", r, h.sim.Count())
+	}
+	code, body := h.do(http.MethodPost, "/v1/score_group?scheme=rgr", mustJSON(t, map[string]any{"problem_id": labs[0].ID, "scheme": "rgr", "responses": []string{scored3}}))
+	if code != http.StatusOK || !strings.Contains(string(body), "scored only under scheme grounded") {
+		t.Errorf("/v1/score_group with scheme rgr: %d %s", code, body)
+	}
+}
+
+// TestGroundedScoresCached: the same response to the same question is
+// judged once.
+func TestGroundedScoresCached(t *testing.T) {
+	labs := groundedLabels(t)
+	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	for range 3 {
+		g, err := h.judge.GroundedScores(context.Background(), &labs[0], scored3)
+		if err != nil || g.Scores[0] != 3 {
+			t.Fatalf("%+v %v", g, err)
+		}
+	}
+	other := labs[0]
+	other.Grounded = &schema.GroundedLabel{Passage: labs[0].Grounded.Passage, Criteria: append([]schema.Criterion(nil), labs[0].Grounded.Criteria...)}
+	other.Grounded.Criteria[2].ScoringGuide = "a different guide"
+	if _, err := h.judge.GroundedScores(context.Background(), &other, scored3); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.sim.Count(); n != 2 {
+		t.Errorf("%d judge requests, want 2: one per distinct rubric", n)
+	}
+}
+
+// TestIndexReadsShardsWithoutTheGroundedColumn: a shard written before the
+// grounded style (no grounded column) still loads its math rubrics.
+func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
+	type oldRecord struct {
+		ID      string        `parquet:"id"`
+		Source  string        `parquet:"source"`
+		Problem string        `parquet:"problem"`
+		Answer  string        `parquet:"answer"`
+		Style   string        `parquet:"style"`
+		Rubric  []schema.Item `parquet:"rubric,list"`
+	}
+	path := filepath.Join(t.TempDir(), "old.parquet")
+	if err := parquet.WriteFile(path, []oldRecord{{ID: "p1", Problem: "What is 2+3?", Answer: "5", Style: schema.StyleSRaR, Rubric: srarItems()}}); err != nil {
+		t.Fatal(err)
+	}
+	x, stats, err := LoadIndex(path, nil)
+	if err != nil || x.Len() != 1 || stats.Skipped != 0 {
+		t.Fatalf("LoadIndex of a shard without the grounded column: %d labels, %+v, %v", x.Len(), stats, err)
+	}
+	if l, ok := x.ByID("p1"); !ok || l.Grounded != nil || len(l.Rubric) != len(srarItems()) {
+		t.Errorf("label %+v", l)
+	}
+}
+
+// TestGroundedJudgeFailurePolicyError: under --on-judge-failure error a
+// grounded question whose judgment failed makes the answer 503, on the
+// batch and the group endpoints alike.
+func TestGroundedJudgeFailurePolicyError(t *testing.T) {
+	labs := groundedLabels(t)
+	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h.srv.cfg.OnJudgeFailure = OnJudgeFailureError
+	failing := "x " + llmtest.JudgeFailsMarker
+	for _, req := range []struct{ path, body string }{
+		{pathV1Score, mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": failing}}})},
+		{pathV1ScoreGroup, mustJSON(t, map[string]any{"problem_id": labs[0].ID, "responses": []string{scored3, failing}})},
+	} {
+		code, body := h.do(http.MethodPost, req.path, req.body)
+		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "on-judge-failure error") {
+			t.Errorf("%s with a failing grounded judgment: %d %s, want 503", req.path, code, body)
+		}
+	}
+}
