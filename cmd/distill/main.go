@@ -47,7 +47,7 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
-  distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
+  distill status RUN_DIR...   what run directories hold: done, failed, cost, ETA (several: one table)
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
@@ -423,15 +423,18 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Several run directories (the workers of a --partition job)\nare shown as one table, a row per worker and their total, with the partitions\nmissing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR")
+	dirs, ok, code := parseDirsAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR...")
 	if !ok {
 		return code
 	}
-	st, err := pipeline.ReadStatus(dir)
+	if len(dirs) > 1 {
+		return workersStatus(dirs, *asJSON, stdout, stderr)
+	}
+	st, err := pipeline.ReadStatus(dirs[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed
