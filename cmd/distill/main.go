@@ -48,6 +48,7 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
   distill status RUN_DIR...   what run directories hold: done, failed, cost, ETA (several: one table)
+  distill merge RUN_DIR... --out DIR   merge the workers of a --partition job into one corpus (see distill merge -h)
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "cache":
 		return cacheCmd(args[1:], stdout, stderr)
 	case "compact":
