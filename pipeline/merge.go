@@ -242,7 +242,7 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		if err != nil {
 			break
 		}
-		err = mergePartInto(ctx, run, p, fp)
+		err = mergePartInto(ctx, run, p, fp, &rep.Problems)
 	}
 	if err == nil {
 		err = run.Commit()
@@ -257,6 +257,7 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	if err != nil {
 		return nil, fmt.Errorf("merging into %s: %w", job.Out, err)
 	}
+	rep.Problems.AlreadyDone = rep.Problems.Done - rep.Problems.DoneThisSession
 	rep.Status, rep.Updated = StatusFinished, time.Now().UTC()
 	rep.ElapsedSeconds = time.Since(started).Seconds()
 	if err := writeReport(fsys.OS, job.Out, &rep); err != nil {
@@ -274,9 +275,10 @@ func writeMergeJob(job *Job) error {
 }
 
 // mergePartInto appends the records of p that run does not hold yet,
-// stamped with the merged job's fingerprint, then its failures. A record
-// of another partition means the parts overlap: the merge stops.
-func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string) error {
+// stamped with the merged job's fingerprint, then its failures, counting
+// them as this session's in pc. A record of another partition means the
+// parts overlap: the merge stops.
+func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string, pc *ProblemCounts) error {
 	partFP := p.man.JobFingerprint
 	err := corpus.ReadAll(p.dir, func(r *schema.Record) error {
 		if err := ctx.Err(); err != nil {
@@ -291,6 +293,7 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		if r.Provenance.JobFingerprint == partFP || r.Provenance.JobFingerprint == "" {
 			r.Provenance.JobFingerprint = fp
 		}
+		pc.DoneThisSession++
 		return run.Append(r)
 	})
 	if err != nil {
@@ -304,5 +307,12 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		_, again := run.Failed(f.ID)
 		return run.Done(f.ID) || again
 	})
+	for _, f := range fails {
+		if f.Stage == StageSelect {
+			pc.LeftOutThisSession++
+		} else {
+			pc.FailedThisSession++
+		}
+	}
 	return run.RecordFailures(fails)
 }

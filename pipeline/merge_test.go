@@ -86,6 +86,9 @@ func TestMergeIsWhatOneMachineMakes(t *testing.T) {
 		t.Errorf("the merged corpus does not verify: %+v, %v", v, err)
 	}
 	wp, mp := wholeRep.Problems, rep.Problems
+	if mp.DoneThisSession != wp.Done || mp.FailedThisSession+mp.LeftOutThisSession != wp.Failed+wp.LeftOut {
+		t.Errorf("the merge says it copied %d records and %d failures, want %d and %d", mp.DoneThisSession, mp.FailedThisSession+mp.LeftOutThisSession, wp.Done, wp.Failed+wp.LeftOut)
+	}
 	if mp.Unique != wp.Unique || mp.Done != wp.Done || mp.Failed != wp.Failed || mp.LeftOut != wp.LeftOut || mp.InputRows != wp.InputRows || mp.Pending != 0 {
 		t.Errorf("merged report problems %+v, a whole run's %+v", mp, wp)
 	}

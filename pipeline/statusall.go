@@ -119,11 +119,11 @@ func coverage(ws []*Status) string {
 // WriteText prints one row per worker and their total.
 func (w *Workers) WriteText(out io.Writer) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "worker\tpartition\tstatus\tin partition\tdone\tfailed\tleft out\tpending\trecords\tcost USD\tETA\t")
+	fmt.Fprintln(tw, "worker\tpartition\tstatus\tin partition\tdone\tfailed\tleft out\tpending\trecords\tcost USD\tETA")
 	for _, st := range w.Workers {
 		r := st.Report
 		if r == nil {
-			fmt.Fprintf(tw, "%s\t-\tno report\t-\t-\t-\t-\t-\t%d\t-\t-\t\n", st.Dir, st.Manifest.Rows)
+			fmt.Fprintf(tw, "%s\t-\tno report\t-\t-\t-\t-\t-\t%d\t-\t-\n", st.Dir, st.Manifest.Rows)
 			continue
 		}
 		part, inPart := "all", "-"
@@ -132,12 +132,12 @@ func (w *Workers) WriteText(out io.Writer) {
 			inPart = fmt.Sprintf("%d/%d", r.Partition.RowsInPartition, r.Partition.RowsSeen)
 		}
 		p := r.Problems
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\t\n", st.Dir, part, workerState(r), inPart,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", st.Dir, part, workerState(r), inPart,
 			p.Done, p.Failed, p.LeftOut, p.Pending, st.Manifest.Rows, r.LLM.Total.CostUSD, eta(r.ETASeconds))
 	}
 	t := w.Total
 	p := t.Problems
-	fmt.Fprintf(tw, "total (%d workers)\t\t%s\t%d unique\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\t\n", len(w.Workers), t.statusWord(),
+	fmt.Fprintf(tw, "total (%d workers)\t\t%s\t%d unique\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", len(w.Workers), t.statusWord(),
 		p.Unique, p.Done, p.Failed, p.LeftOut, p.Pending, t.Records, t.CostUSD, eta(t.ETASeconds))
 	tw.Flush()
 	fmt.Fprintf(out, "partitions: %s\n", t.Partitions)
