@@ -79,27 +79,39 @@ func TestPartitionsAreDisjointAndCover(t *testing.T) {
 // is about 2.4 sigma (~1.9%; BenchmarkPartitionBalance measures it). The
 // test asserts a chi-square statistic a uniform hash stays under (63
 // degrees of freedom, mean 63, sd 11.2: 5 sd) and no partition 4.5 sigma
-// (3.6%) off; a hash that leans on some digits of the id fails both.
+// (3.6%) off, over the ids the pipeline computes and over sequential ids
+// an input supplies (input.fields.id); a rule that used only some digits
+// of the id fails.
 func TestPartitionBalance(t *testing.T) {
 	const k, n = 64, 1_000_000
-	counts := make([]int, k)
 	var b [8]byte
-	for i := range n {
-		binary.LittleEndian.PutUint64(b[:], uint64(i))
-		counts[PartitionOf(fmt.Sprintf("%016x", xxhash.Sum64(b[:])), k)]++ // ids are 16 hex digits of an xxhash64
-	}
-	mean := float64(n) / k
-	sigma := math.Sqrt(float64(n)*(k-1)) / k
-	chi2 := 0.0
-	for p, c := range counts {
-		d := float64(c) - mean
-		chi2 += d * d / mean
-		if math.Abs(d) > 4.5*sigma {
-			t.Errorf("partition %d/%d holds %d ids, %.2f%% off the mean %.0f", p, k, c, 100*d/mean, mean)
+	for _, ids := range []struct {
+		name string
+		id   func(i int) string
+	}{
+		{"computed ids", func(i int) string { // 16 hex digits of an xxhash64, as ProblemID makes them
+			binary.LittleEndian.PutUint64(b[:], uint64(i))
+			return fmt.Sprintf("%016x", xxhash.Sum64(b[:]))
+		}},
+		{"input ids", func(i int) string { return fmt.Sprintf("dapo-%07d", i) }}, // input.fields.id: sequential, alike in all but a few digits
+	} {
+		counts := make([]int, k)
+		for i := range n {
+			counts[PartitionOf(ids.id(i), k)]++
 		}
-	}
-	if limit := 63 + 5*math.Sqrt(2*63); chi2 > limit {
-		t.Errorf("chi-square over the %d partitions is %.1f, more than a uniform hash reaches (%.1f)", k, chi2, limit)
+		mean := float64(n) / k
+		sigma := math.Sqrt(float64(n)*(k-1)) / k
+		chi2 := 0.0
+		for p, c := range counts {
+			d := float64(c) - mean
+			chi2 += d * d / mean
+			if math.Abs(d) > 4.5*sigma {
+				t.Errorf("%s: partition %d/%d holds %d ids, %.2f%% off the mean %.0f", ids.name, p, k, c, 100*d/mean, mean)
+			}
+		}
+		if limit := 63 + 5*math.Sqrt(2*63); chi2 > limit {
+			t.Errorf("%s: chi-square over the %d partitions is %.1f, more than a uniform hash reaches (%.1f)", ids.name, k, chi2, limit)
+		}
 	}
 }
 
