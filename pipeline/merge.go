@@ -127,11 +127,11 @@ func readMergePart(dir string) (*mergePart, error) {
 	if p.part, err = ParsePartition(p.job.Partition); err != nil {
 		return nil, fmt.Errorf("%s: partition %w", dir, err)
 	}
-	if fp := p.job.Fingerprint(); fp != man.JobFingerprint {
-		return nil, fmt.Errorf("%s: its job.yaml (job %s) is not the job of its manifest (%s); it was made by another version of distill", dir, fp, man.JobFingerprint)
-	}
 	if man.Mixed() {
 		return nil, fmt.Errorf("%s holds records of several jobs (run with --force); merge only the workers of one job", dir)
+	}
+	if fp := p.job.Fingerprint(); fp != man.JobFingerprint {
+		return nil, fmt.Errorf("%s: its job.yaml (job %s) is not the job of its manifest (%s): the directory was made by another version of distill, or its job changed with --force", dir, fp, man.JobFingerprint)
 	}
 	rep, ok, err := ReadReport(dir)
 	if err != nil {
