@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -269,5 +270,32 @@ func TestWholeInputFingerprintIsUnchanged(t *testing.T) {
 	j.Partition = "0/1"
 	if j.Fingerprint() == old.Fingerprint() {
 		t.Error("partition 0/1 has the whole-input fingerprint")
+	}
+}
+
+// TestPartitionedProgress: a running worker's progress counts the other
+// partitions' rows it has read as handled, and its ETA counts only its own
+// share of the rows still to read.
+func TestPartitionedProgress(t *testing.T) {
+	r := &Report{Status: StatusRunning, Updated: time.Now(),
+		Problems:  ProblemCounts{InputLines: 1000, InputRows: 400, Unique: 100, Done: 60, Pending: 40},
+		Partition: &PartitionShare{Partition: "0/4", RowsSeen: 400, RowsInPartition: 100}}
+	var b strings.Builder
+	r.writeProgress(&b)
+	if !strings.Contains(b.String(), "progress: 360 of 1000 input rows (36.0%)") {
+		t.Errorf("progress line %q: want the 300 rows of other partitions counted as handled", b.String())
+	}
+	f := partitionFilter{part: Partition{0, 4}}
+	for range 100 {
+		f.inPart.Add(1)
+	}
+	if got := f.ofRows(1000, 400); got != 250 {
+		t.Errorf("the share of 1000 rows after 100 of 400 read is %d, want 250", got)
+	}
+	if got := (&partitionFilter{part: Partition{1, 4}}).ofRows(1000, 0); got != 250 {
+		t.Errorf("before any row is read the share of 1000 rows is %d, want 1000/4", got)
+	}
+	if got := (&partitionFilter{}).ofRows(1000, 400); got != 1000 {
+		t.Errorf("a whole-input run's share of 1000 rows is %d", got)
 	}
 }
