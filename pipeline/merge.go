@@ -238,11 +238,12 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	rep := sumReports(ps, fp, opt.ToolVersion)
 	rep.Status = StatusRunning
 	err = errors.Join(writeMergeJob(&job), writeReport(fsys.OS, job.Out, &rep))
-	for _, p := range ps {
+	for i, p := range ps {
 		if err != nil {
 			break
 		}
 		err = mergePartInto(ctx, run, p, fp, &rep.Problems)
+		opt.Logger.Info("merged a worker", "dir", p.dir, "partition", p.part.String(), "records", p.man.Rows, "parts_done", i+1, "of", len(ps))
 	}
 	if err == nil {
 		err = run.Commit()
