@@ -242,8 +242,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		if err != nil {
 			break
 		}
-		err = mergePartInto(ctx, run, p, fp, &rep.Problems)
-		opt.Logger.Info("merged a worker", "dir", p.dir, "partition", p.part.String(), "records", p.man.Rows, "parts_done", i+1, "of", len(ps))
+		if err = mergePartInto(ctx, run, p, fp, &rep.Problems); err == nil {
+			opt.Logger.Info("merged a worker", "dir", p.dir, "partition", p.part.String(), "records", p.man.Rows, "parts_done", i+1, "of", len(ps))
+		}
 	}
 	if err == nil {
 		err = run.Commit()
