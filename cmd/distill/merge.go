@@ -39,7 +39,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill merge", flag.ContinueOnError)
 	out := fs.String("out", "", "the merged run directory (created if missing; a merge into it resumes); e.g. runs/big/all")
 	shardRows := fs.Int("shard-rows", 0, "records per shard of the merged corpus (0: the workers' output.shard_rows); e.g. 5000")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error; e.g. warn to see only problems")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, mergeUsage)
 		fs.SetOutput(w)
