@@ -154,6 +154,9 @@ func TestIndexedJob(t *testing.T) {
 		t.Errorf("the merge job does not merge the workers' directories:\n%s", ms)
 	}
 	checkMounts(t, o, merge.Spec.Template.Spec, mc, "/runs")
+	if req := mc.Resources.Requests[corev1.ResourceMemory]; req.Cmp(resource.MustParse("225Mi")) < 0 {
+		t.Errorf("merge memory request %s is below the measured peak of a 1,048,576-record merge (225 MiB)", req.String())
+	}
 }
 
 // checkJobFile: the ConfigMap's job file is a valid distill job for every
