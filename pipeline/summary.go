@@ -23,6 +23,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	default:
 		fmt.Fprintf(w, "problems: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", p.InputRows, p.Unique, p.Duplicates, p.BadLines)
 	}
+	r.Partition.writeShare(w)
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by selection %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, p.LeftOut, p.Pending)
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
