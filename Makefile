@@ -18,7 +18,7 @@ build: ## build the commands of cmd/ (distill, validate, rewardd) into ./bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
-test: ## gofmt check, go vet, staticcheck, every test with the race detector, the arrow-go interop check, the trainer shim tests (python3)
+test: ## gofmt check, go vet, staticcheck, every test with the race detector, the arrow-go interop check, the Kubernetes manifest check, the trainer shim tests (python3)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
@@ -26,6 +26,8 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
 	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
+	@echo "== manifests: examples/k8s decoded strictly into the Kubernetes API types (nested module examples/k8s/k8stest)"
+	cd examples/k8s/k8stest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
 	@if command -v python3 >/dev/null 2>&1; then \
 	  echo "== trainer shim: examples/trainers/rubric_reward.py (python3 unittest)"; \
 	  python3 -m unittest examples/trainers/test_rubric_reward.py || exit 1; \

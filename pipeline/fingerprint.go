@@ -54,6 +54,7 @@ func resultSettings() []setting {
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, nil},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
 		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil},
+		{"partition", func(j *Job) string { return j.partitionSetting() }, nil},
 	}
 	s = append(s, stageModelSettings(StageRollout, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
 	s = append(s, stageModelSettings(StageDistill, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
@@ -124,6 +125,9 @@ func (j *Job) identityLines() []identityLine {
 func (j *Job) Fingerprint() string {
 	var b strings.Builder
 	for _, l := range j.identityLines() {
+		if l.key == "partition" && l.value == partitionAll {
+			continue // a whole-input job keeps the fingerprint it had before partitions existed
+		}
 		fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 	}
 	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))

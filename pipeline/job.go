@@ -35,6 +35,9 @@ type Job struct {
 	// Cache is the response cache file; empty means RUN/cache.db. Runs that
 	// name one file share every answered request (one process at a time).
 	Cache string `yaml:"cache,omitempty"`
+	// Partition is "I/K" when this run is worker I of K that split the
+	// input between them (see Partition); empty for the whole input.
+	Partition string `yaml:"partition,omitempty"`
 	// TemplateHashes and Versions are written by the run into RUN/job.yaml,
 	// so that a later refusal can say which template or version changed. A
 	// job file's values are ignored.
@@ -252,6 +255,7 @@ func (j *Job) Validate() error {
 	j.validateStages(&v)
 	j.validateLimits(&v)
 	j.validatePrices(&v)
+	j.validatePartition(&v)
 	return v.err()
 }
 

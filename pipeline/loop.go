@@ -34,6 +34,7 @@ type loop struct {
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
 
 	input inputCounts // shared with the feeder and the workers
+	part  partitionFilter
 	stop  stopper
 
 	// owned by the collector
@@ -126,6 +127,7 @@ func (l *loop) loop(ctx context.Context) error {
 // begin sets up the session's counters from the failures of earlier sessions.
 func (l *loop) begin() {
 	l.started = time.Now()
+	l.part.part = l.job.partition()
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage = map[string]int64{}
 	l.resolvedAtStart = int64(l.run.DoneCount())
@@ -152,6 +154,9 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	seen := idmap.New[seenAt]()
 	return ReadProblems(ctx, l.job.Input, func(p Problem) error {
 		l.input.rows.Add(1)
+		if !l.part.admit(p.ID) {
+			return nil // another worker's problem
+		}
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
 		if s, dup := seen.Get(p.ID); dup {
 			if s.content != content {

@@ -70,6 +70,8 @@ type Report struct {
 	Shards           int      `json:"shards"`
 	// Endpoints is how each endpoint's client copes with it, as of Updated.
 	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
+	// Partition is the share of the input a partitioned worker holds.
+	Partition *PartitionShare `json:"partition,omitempty"`
 }
 
 // ProblemCounts adds up: Unique = Done + Failed + LeftOut + Pending.
@@ -245,6 +247,7 @@ func (l *loop) fillReport() {
 	pc.LeftOut = skippedLeftOut + l.session.leftOut
 	pc.Pending = pc.Unique - pc.Done - pc.Failed - pc.LeftOut
 	r.Problems = pc
+	r.Partition = l.part.share(pc.InputRows)
 	r.FailuresByStage = maps.Clone(l.failuresByStage)
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
@@ -281,7 +284,7 @@ func (l *loop) fillRate(now time.Time) {
 	case l.input.readDone.Load():
 		remaining = p.Pending
 	case p.InputLines > 0:
-		remaining = max(0, p.InputLines-p.BadLines-p.Duplicates-l.resolvedAtStart-processed)
+		remaining = max(0, l.part.ofRows(p.InputLines-p.BadLines, p.InputRows)-p.Duplicates-l.resolvedAtStart-processed)
 	}
 	if remaining >= 0 {
 		eta := float64(remaining) / r.ProblemsPerMin * 60

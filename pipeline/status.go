@@ -82,7 +82,7 @@ func (s *Status) WriteText(w io.Writer) {
 // writeProgress prints how far a running run is and when it should end.
 func (r *Report) writeProgress(w io.Writer) {
 	p := r.Problems
-	handled := p.Done + p.Failed + p.LeftOut + p.BadLines + p.Duplicates
+	handled := p.Done + p.Failed + p.LeftOut + p.BadLines + p.Duplicates + r.Partition.outside()
 	fmt.Fprintf(w, "progress: %d", handled)
 	if p.InputLines > 0 {
 		fmt.Fprintf(w, " of %d input rows (%.1f%%)", p.InputLines, pct(handled, p.InputLines))

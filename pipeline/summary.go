@@ -16,6 +16,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	fmt.Fprintln(w, ")")
 	fmt.Fprintf(w, "problems: %d unique of %d input rows (%d duplicates, %d bad lines)\n", p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+	r.Partition.writeShare(w)
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by selection %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, p.LeftOut, p.Pending)
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")

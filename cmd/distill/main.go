@@ -47,7 +47,8 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
-  distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
+  distill status RUN_DIR...   what run directories hold: done, failed, cost, ETA (several: one table)
+  distill merge RUN_DIR... --out DIR   merge the workers of a --partition job into one corpus (see distill merge -h)
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
+	case "merge":
+		return mergeCmd(args[1:], stdout, stderr)
 	case "cache":
 		return cacheCmd(args[1:], stdout, stderr)
 	case "compact":
@@ -153,6 +156,7 @@ func (f *flagSet) inputFlags(d pipeline.Job) {
 	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
 	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
 	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
+	f.str("partition", "", "I/K: run only the problems of partition I of K (0 <= I < K), those whose id hashes to I mod K; one worker per partition, each with its own --out, then distill merge; e.g. 3/16", func(j *pipeline.Job, v string) { j.Partition = v })
 	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
 }
 
@@ -422,15 +426,18 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Several run directories (the workers of a --partition job)\nare shown as one table, a row per worker and their total, with the partitions\nmissing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR")
+	dirs, ok, code := parseDirsAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR...")
 	if !ok {
 		return code
 	}
-	st, err := pipeline.ReadStatus(dir)
+	if len(dirs) > 1 {
+		return workersStatus(dirs, *asJSON, stdout, stderr)
+	}
+	st, err := pipeline.ReadStatus(dirs[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+// TestValidateReadsAMergedCorpus: the merge of a partitioned job's workers
+// audits exactly like the corpus one machine makes of the same job.
+func TestValidateReadsAMergedCorpus(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	var lines []string
+	answers := map[string]string{}
+	for i := range 30 {
+		p := fmt.Sprintf("What is %d times %d?", i, i+3)
+		answers[p] = fmt.Sprint(i * (i + 3))
+		lines = append(lines, fmt.Sprintf(`{"problem":%q,"answer":%q}`, p, answers[p]))
+	}
+	if err := os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	job := pipeline.DefaultJob()
+	job.Input.Paths = []string{input}
+	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = url, "simulated", 4
+	job.Output.CheckpointInterval = time.Second
+	run := func(out, partition string) {
+		j := job
+		j.Out, j.Partition = out, partition
+		if _, err := pipeline.Run(t.Context(), j, pipeline.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := filepath.Join(dir, "whole")
+	run(whole, "")
+	var parts []string
+	for i := range 3 {
+		parts = append(parts, filepath.Join(dir, fmt.Sprintf("part-%d", i)))
+		run(parts[i], fmt.Sprintf("%d/3", i))
+	}
+	merged := filepath.Join(dir, "all")
+	if _, err := pipeline.Merge(t.Context(), parts, merged, pipeline.MergeOptions{ShardRows: 4}); err != nil {
+		t.Fatal(err)
+	}
+	audit := func(corpus string) map[string]json.RawMessage {
+		code, stdout, stderr := validate(t, nil, corpus, "--json")
+		if code != exitOK {
+			t.Fatalf("validate %s: exit %d: %s", corpus, code, stderr)
+		}
+		var got map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got, want := audit(merged), audit(whole)
+	compared := 0
+	for k, w := range want {
+		if k == "corpus" || k == "paths" || k == "source" || k == "files" || k == "shards" {
+			continue // where the corpus is and how it is cut
+		}
+		compared++
+		if k == "provenance" { // the records were made at other times
+			got[k], w = withoutTimes(t, got[k]), withoutTimes(t, w)
+		}
+		if string(got[k]) != string(w) {
+			t.Errorf("validate %s of the merged corpus:\n%s\nof a whole run's:\n%s", k, got[k], w)
+		}
+	}
+	if compared < 3 {
+		t.Errorf("only %d figures compared: %v", compared, want)
+	}
+}
+
+// withoutTimes drops the creation times from a provenance summary.
+func withoutTimes(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["created_first"]; !ok {
+		t.Fatalf("provenance has no created_first: %s", raw)
+	}
+	delete(m, "created_first")
+	delete(m, "created_last")
+	b, _ := json.Marshal(m)
+	return b
+}

@@ -1,0 +1,189 @@
+// Package slurm holds the tests of the Slurm scripts of examples/slurm: a
+// syntax check by bash -n, and each script run as Slurm would run it
+// against the simulated endpoint.
+package slurm
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+var scripts = []string{"distill-array.sbatch", "distill-merge.sbatch", "submit.sh"}
+
+func TestScriptsParse(t *testing.T) {
+	for _, s := range scripts {
+		if out, err := exec.Command("bash", "-n", s).CombinedOutput(); err != nil {
+			t.Errorf("bash -n %s: %v\n%s", s, err, out)
+		}
+	}
+}
+
+// runScript runs a script with bash, as sbatch does, with env added to the
+// test's environment.
+func runScript(t *testing.T, script string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("bash", script)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestArrayAndMerge runs each array task of the worker script with the
+// variables Slurm sets, against the simulated endpoint, then the merge
+// script: the merged corpus accounts for every problem of the input.
+func TestArrayAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "distill")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	answers := map[string]string{}
+	var lines []string
+	for i := range 40 {
+		p := fmt.Sprintf("What is %d squared plus %d?", i, i+1)
+		answers[p] = fmt.Sprint(i*i + i + 1)
+		lines = append(lines, fmt.Sprintf(`{"problem":%q,"answer":%q}`, p, answers[p]))
+	}
+	input := filepath.Join(dir, "problems.jsonl")
+	os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	jobFile := filepath.Join(dir, "job.yaml")
+	os.WriteFile(jobFile, []byte(fmt.Sprintf("input: {paths: [%s]}\nrollout: {base_url: %q, model: simulated, n: 4}\noutput: {shard_rows: 5}\n", input, url)), 0o644)
+	runs := filepath.Join(dir, "runs", "big")
+	common := []string{"JOB_FILE=" + jobFile, "RUNS=" + runs, "DISTILL=" + bin}
+
+	if out, err := runScript(t, "distill-merge.sbatch", common...); err == nil || !strings.Contains(out, "no worker run directories") {
+		t.Errorf("the merge before any worker: %v\n%s", err, out)
+	}
+	const k = 4
+	for task := range k {
+		env := append([]string{fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", task), fmt.Sprintf("SLURM_ARRAY_TASK_COUNT=%d", k), "SLURM_ARRAY_JOB_ID=77"}, common...)
+		if out, err := runScript(t, "distill-array.sbatch", env...); err != nil {
+			t.Fatalf("array task %d: %v\n%s", task, err, out)
+		}
+		if task == 1 { // the merge refuses while partitions are missing
+			if out, err := runScript(t, "distill-merge.sbatch", common...); err == nil || !strings.Contains(out, "missing partitions: 2/4, 3/4") {
+				t.Errorf("the merge with 2 of 4 workers: %v\n%s", err, out)
+			}
+		}
+	}
+	if out, err := runScript(t, "distill-merge.sbatch", common...); err != nil {
+		t.Fatalf("merge: %v\n%s", err, out)
+	}
+	rep, ok, err := pipeline.ReadReport(filepath.Join(runs, "all"))
+	if err != nil || !ok {
+		t.Fatalf("the merged report: %v", err)
+	}
+	p := rep.Problems
+	if rep.Status != pipeline.StatusFinished || p.Unique != 40 || p.Done+p.Failed+p.LeftOut != 40 || rep.CorpusRows != p.Done || p.Done == 0 {
+		t.Errorf("merged: %s, problems %+v, %d records", rep.Status, p, rep.CorpusRows)
+	}
+	for task := range k {
+		w, _, _ := pipeline.ReadReport(filepath.Join(runs, fmt.Sprintf("part-%d", task)))
+		if w.Partition == nil || w.Partition.Partition != fmt.Sprintf("%d/%d", task, k) {
+			t.Errorf("task %d ran partition %+v", task, w.Partition)
+		}
+	}
+
+	// Outside an array job the worker script says what is missing.
+	if out, err := runScript(t, "distill-array.sbatch", common...); err == nil || !strings.Contains(out, "not an array task") {
+		t.Errorf("the worker script outside an array: %v\n%s", err, out)
+	}
+}
+
+// TestSubmit runs submit.sh with an sbatch that records its calls: the
+// workers go as an array of PARTITIONS tasks, the merge after all of them.
+func TestSubmit(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := `#!/bin/bash
+n=$(( $(cat "` + calls + `.n" 2>/dev/null || echo 0) + 1 ))
+echo $n > "` + calls + `.n"
+printf '%s\n' "$*" >> "` + calls + `"
+echo "$((4000 + n));cluster1"
+`
+	os.WriteFile(filepath.Join(dir, "sbatch"), []byte(fake), 0o755)
+	out, err := runScript(t, "submit.sh", "PATH="+dir+":"+os.Getenv("PATH"), "PARTITIONS=16", "JOB_FILE=j.yaml", "RUNS=r")
+	if err != nil {
+		t.Fatalf("submit.sh: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(calls)
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(got) != 2 || !strings.Contains(got[0], "--array=0-15") || !strings.HasSuffix(got[0], "distill-array.sbatch") ||
+		!strings.Contains(got[1], "--dependency=afterok:4001 ") || !strings.HasSuffix(got[1], "distill-merge.sbatch") {
+		t.Errorf("sbatch calls:\n%s", b)
+	}
+	if !strings.Contains(out, "array job 4001 (16 tasks); merge: job 4002") {
+		t.Errorf("submit.sh says %q", out)
+	}
+	if out, err := runScript(t, "submit.sh", "PATH="+dir+":"+os.Getenv("PATH"), "PARTITIONS=0"); err == nil || !strings.Contains(out, "not a positive number") {
+		t.Errorf("PARTITIONS=0: %v %s", err, out)
+	}
+}
+
+// TestTimeLimitRequeues: the SIGTERM Slurm sends before the time limit
+// reaches distill, which commits what is finished and exits 4, and the
+// task requeues itself to resume.
+func TestTimeLimitRequeues(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "distill")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	answers := map[string]string{}
+	var lines []string
+	for i := range 200 {
+		p := fmt.Sprintf("What is %d plus %d?", i, 2*i)
+		answers[p] = fmt.Sprint(3 * i)
+		lines = append(lines, fmt.Sprintf(`{"problem":%q,"answer":%q}`, p, answers[p]))
+	}
+	input := filepath.Join(dir, "problems.jsonl")
+	os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	srv, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Latency: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	jobFile := filepath.Join(dir, "job.yaml")
+	os.WriteFile(jobFile, []byte(fmt.Sprintf("input: {paths: [%s]}\nrollout: {base_url: %q, model: simulated, n: 4}\nlimits: {concurrency: 4}\n", input, url)), 0o644)
+	requeued := filepath.Join(dir, "requeued")
+	os.WriteFile(filepath.Join(dir, "scontrol"), []byte("#!/bin/bash\necho \"$*\" > "+requeued+"\n"), 0o755)
+
+	cmd := exec.Command("bash", "distill-array.sbatch")
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "SLURM_ARRAY_TASK_ID=1", "SLURM_ARRAY_TASK_COUNT=2", "SLURM_JOB_ID=4242",
+		"JOB_FILE="+jobFile, "RUNS="+filepath.Join(dir, "runs"), "DISTILL="+bin)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for srv.Count() < 20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM) // to the batch shell only, as --signal=B:TERM does
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+		t.Fatalf("after SIGTERM the task exited with %v, want 4 (stopped, resumable)\n%s", err, out.String())
+	}
+	if b, err := os.ReadFile(requeued); err != nil || strings.TrimSpace(string(b)) != "requeue 4242" {
+		t.Errorf("the task did not requeue itself: %q, %v\n%s", b, err, out.String())
+	}
+	rep, _, _ := pipeline.ReadReport(filepath.Join(dir, "runs", "part-1"))
+	if rep.Status != pipeline.StatusStopped || rep.StoppedBy != pipeline.StopInterrupt {
+		t.Errorf("the worker's report says %s (%s), want stopped by the interrupt", rep.Status, rep.StoppedBy)
+	}
+}
