@@ -110,11 +110,14 @@ func (s *PartitionShare) outside() int64 {
 type partitionFilter struct {
 	part   Partition
 	inPart atomic.Int64
+	// sample, when set, narrows the partition to the problems of a
+	// distill plan's pilot (see Sample).
+	sample *Sample
 }
 
 // admit reports whether the feeder takes the problem with id, counting it.
 func (f *partitionFilter) admit(id string) bool {
-	if !f.part.Holds(id) {
+	if !f.part.Holds(id) || !f.sample.Holds(id) {
 		return false
 	}
 	f.inPart.Add(1)

@@ -17,6 +17,7 @@ type Status struct {
 	Dir      string          `json:"dir"`
 	Manifest corpus.Manifest `json:"manifest"`
 	Report   *Report         `json:"report,omitempty"`
+	Plan     *PlanDoc        `json:"plan,omitempty"` // RUN/plan.json, from distill plan
 }
 
 // ReadStatus reads a run directory without taking its lock, so it works
@@ -38,6 +39,9 @@ func ReadStatus(dir string) (*Status, error) {
 	}
 	if ok {
 		st.Report = &rep
+	}
+	if st.Plan, err = ReadPlan(dir); err != nil {
+		return nil, err
 	}
 	if !ok && len(m.Shards) == 0 {
 		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
@@ -71,6 +75,7 @@ func (s *Status) WriteText(w io.Writer) {
 		return
 	}
 	s.Report.WriteSummary(w, s.Dir)
+	s.writePlan(w)
 	if s.Report.Status == StatusRunning {
 		s.Report.writeProgress(w)
 		for _, e := range s.Report.Endpoints {
