@@ -136,7 +136,9 @@ func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, opt Opt
 	}
 	plan.options = planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
 	stages := stagesOf(probs)
-	est := func(ps []PilotProblem) map[string]float64 { return estimate(job, ps, stages, in.unique, rest, plan.options) }
+	est := func(ps []PilotProblem) map[string]float64 {
+		return estimate(job, ps, stages, in.unique, rest, plan.options)
+	}
 	full := est(probs)
 	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
 	rounds := make([]map[string]float64, bootstrapRounds)
