@@ -76,10 +76,16 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 	if len(problems) == 0 {
 		return nil, fmt.Errorf("no sampled problem was measured: the %d sampled problems were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.sample.Len(), job.Out)
 	}
-	plan := project(&job, in, problems, rep, opt)
+	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
+		earlier = nil
+	}
+	plan := project(&job, in, problems, rep, earlier)
 	plan.JobFingerprint = rep.JobFingerprint
 	plan.Created = time.Now().UTC().Truncate(time.Second)
 	plan.PilotSeconds = rep.ElapsedSeconds
+	if len(measured) == 0 && earlier != nil {
+		plan.PilotSeconds = earlier.PilotSeconds // nothing was sent: the figures are the earlier pilot's
+	}
 	if err := writePlan(opt.runFS(), job.Out, plan); err != nil {
 		return nil, err
 	}

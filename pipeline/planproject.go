@@ -124,7 +124,7 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, opt Options) *PlanDoc {
+func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, earlier *PlanDoc) *PlanDoc {
 	rest := max(0, in.unique-(rep.Problems.Done+rep.Problems.Failed+rep.Problems.LeftOut))
 	plan := &PlanDoc{
 		Input:       PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
@@ -132,7 +132,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, opt Opt
 		Measured:    len(probs),
 		CostCounted: len(job.Prices) > 0,
 		Pilot:       probs,
-		Endpoints:   planEndpoints(job, rep),
+		Endpoints:   planEndpoints(job, rep, earlier),
 	}
 	plan.options = planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
 	stages := stagesOf(probs)
@@ -286,11 +286,13 @@ func wallBounds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWa
 			}
 		}
 		conc = max(conc, busy*per/float64(max(1, wo.concurrency)))
+		// A limit is a bucket that holds a minute's allowance: the first
+		// minute's worth goes at once, the rest at the limit's pace.
 		if e.RequestsPerMinute > 0 {
-			rate = max(rate, reqs*per/e.RequestsPerMinute*60)
+			rate = max(rate, max(0, reqs*per/e.RequestsPerMinute-1)*60)
 		}
 		if e.TokensPerMinute > 0 {
-			rate = max(rate, toks*per/e.TokensPerMinute*60)
+			rate = max(rate, max(0, toks*per/e.TokensPerMinute-1)*60)
 		}
 	}
 	out = append(out, Bound{ConstraintConcurrency, conc})
@@ -370,8 +372,9 @@ func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWal
 }
 
 // planEndpoints are the job's endpoints with their limits: the job's
-// configured rates, or those the server announced during the pilot.
-func planEndpoints(job *Job, rep *Report) []PlanEndpoint {
+// configured rates, or those the server announced during the pilot (or,
+// when this plan sent nothing, during the earlier plan's pilot).
+func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
 	var out []PlanEndpoint
 	eps := job.endpoints()
 	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
@@ -398,6 +401,13 @@ func planEndpoints(job *Job, rep *Report) []PlanEndpoint {
 			}
 			if t := h.Health.Tokens; t != nil && (e.TokensPerMinute == 0 || t.PerMinute < e.TokensPerMinute) {
 				e.TokensPerMinute, e.LimitSource = t.PerMinute, "announced"
+			}
+		}
+		if earlier != nil && e.LimitSource == "" {
+			for _, old := range earlier.Endpoints {
+				if old.BaseURL == url && old.LimitSource == "announced" {
+					e.RequestsPerMinute, e.TokensPerMinute, e.LimitSource = old.RequestsPerMinute, old.TokensPerMinute, old.LimitSource
+				}
 			}
 		}
 		out = append(out, e)
@@ -447,6 +457,8 @@ func hours(sec float64) string {
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%.0f s", sec)
+	case d < 10*time.Minute:
+		return fmt.Sprintf("%.1f min", d.Minutes())
 	case d < time.Hour:
 		return fmt.Sprintf("%.0f min", d.Minutes())
 	case d < 100*time.Hour:

@@ -77,8 +77,8 @@ func (p *PlanDoc) writeWall(w io.Writer) {
 func (b BudgetCheck) String() string {
 	what, limit, flag := countRange(b.Projected)+" tokens", count(b.Value), "--max-total-tokens"
 	if b.Limit == "max_cost_usd" {
-		what, limit, flag = money(b.Projected), fmt.Sprintf("%.2f", b.Value), "--max-cost-usd"
-		if b.Value >= 100 {
+		what, limit, flag = money(b.Projected), fmt.Sprintf("%g", b.Value), "--max-cost-usd"
+		if b.Value >= 1000 {
 			limit = count(b.Value)
 		}
 	}
@@ -94,7 +94,10 @@ func (b BudgetCheck) String() string {
 // money renders a cost range: $4,210 (3,900-4,560), with cents below $100.
 func money(r Range) string {
 	f := func(v float64) string {
-		if r.High < 100 {
+		switch {
+		case r.High < 1:
+			return fmt.Sprintf("%.4f", v)
+		case r.High < 100:
 			return fmt.Sprintf("%.2f", v)
 		}
 		return count(v)
