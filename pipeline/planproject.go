@@ -286,13 +286,14 @@ func wallBounds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWa
 			}
 		}
 		conc = max(conc, busy*per/float64(max(1, wo.concurrency)))
-		// A limit is a bucket that holds a minute's allowance: the first
-		// minute's worth goes at once, the rest at the limit's pace.
+		// At the limit's pace throughout: a server's bucket may let the first
+		// minute's allowance go at once, but the pilot has just drawn on it,
+		// and over a run of hours it is a minute.
 		if e.RequestsPerMinute > 0 {
-			rate = max(rate, max(0, reqs*per/e.RequestsPerMinute-1)*60)
+			rate = max(rate, reqs*per/e.RequestsPerMinute*60)
 		}
 		if e.TokensPerMinute > 0 {
-			rate = max(rate, max(0, toks*per/e.TokensPerMinute-1)*60)
+			rate = max(rate, toks*per/e.TokensPerMinute*60)
 		}
 	}
 	out = append(out, Bound{ConstraintConcurrency, conc})
