@@ -149,7 +149,8 @@ func (s *Status) writePlan(w io.Writer) {
 	fmt.Fprintf(w, "  against the plan, for the %.1f%% of the input handled: requests %s vs %s planned", 100*share, count(float64(t.Requests+t.CacheHits)), count(share*p.Total.Requests.Value))
 	fmt.Fprintf(w, ", tokens %s vs %s", count(float64(t.PromptTokens+t.CompletionTokens)), count(share*p.Tokens.Value))
 	if p.CostCounted {
-		fmt.Fprintf(w, ", cost $%.2f vs $%.2f", t.CostUSD, share*p.Total.CostUSD.Value)
+		planned := share * p.Total.CostUSD.Value
+		fmt.Fprintf(w, ", cost %s vs %s", dollars(t.CostUSD), dollars(planned))
 	}
 	fmt.Fprintf(w, ", records %d vs %s", r.CorpusRows, count(share*p.Records.Value))
 	if rest := p.Input.Rest; rest > 0 {
@@ -164,4 +165,12 @@ func planCost(p *PlanDoc) string {
 		return "not projected (no prices)"
 	}
 	return money(p.Total.CostUSD)
+}
+
+// dollars renders one cost: cents from $1 up, four decimals below.
+func dollars(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
 }
