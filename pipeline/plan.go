@@ -167,14 +167,10 @@ func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProbl
 	t := rep.LLM.Total
 	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached during the pilot itself, after %d of its %d sampled problems ($%.4f, %d tokens spent over every session of %s)",
 		job.Budget.MaxCostUSD, job.Budget.MaxTokens, len(measured), in.sample.Len(), t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
-	if len(measured) > 0 && rep.CostCounted {
-		var cost float64
-		for _, p := range measured {
-			cost += problemCost(job, p)
-		}
-		msg += fmt.Sprintf("; at the pilot's rate the whole input (%d problems) would cost about $%.2f", in.unique, cost/float64(len(measured))*float64(in.unique))
-	}
-	return errors.New(msg + ". Raise --max-cost-usd or --max-total-tokens and plan again; the problems done so far are kept and not paid again")
+	// No projection from the problems finished: the cheap ones (left out
+	// after their rollouts) finish first, so they would understate it.
+	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d problems). Raise --max-cost-usd or --max-total-tokens and plan again; the problems done so far are kept and not paid again",
+		msg, in.unique)
 }
 
 // earlierPilot is what an earlier plan of the same job measured of the

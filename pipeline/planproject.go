@@ -425,15 +425,6 @@ func usageCost(job *Job, stage string, prompt, completion int64) float64 {
 	return (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
 }
 
-// problemCost is what a pilot problem's tokens cost at the job's prices.
-func problemCost(job *Job, p PilotProblem) float64 {
-	var c float64
-	for s, u := range p.Stages {
-		c += usageCost(job, s, u.PromptTokens, u.CompletionTokens)
-	}
-	return c
-}
-
 // budgetChecks compares the projected cost and tokens with the job's budget.
 func budgetChecks(job *Job, plan *PlanDoc) []BudgetCheck {
 	var out []BudgetCheck
