@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // planProblems are n problems with ids and three sources.
@@ -257,5 +259,39 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 	}
 	if rep := runJob(t, job, opt); rep.Status != StatusFinished {
 		t.Errorf("the run after: %s (%s)", rep.Status, rep.StopReason)
+	}
+}
+
+// TestPlanWallTime checks the time model's arithmetic on figures made by
+// hand: 10 one-second requests per problem at concurrency 10 take 1,000 s
+// for 1,000 problems, plus one problem's 3 s; a 300 requests/min limit
+// takes 2,000 s and binds instead.
+func TestPlanWallTime(t *testing.T) {
+	const url = "http://e/v1"
+	job := DefaultJob()
+	job.Rollout.BaseURL, job.Rollout.Model = url, "m"
+	job.Normalize()
+	job.Limits.Concurrency = 10
+	probs := make([]PilotProblem, 50)
+	for i := range probs {
+		probs[i] = PilotProblem{ID: fmt.Sprint(i), Outcome: OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
+			Stages: map[string]schema.Usage{StageRollout: {Requests: 8}, StageDistill: {Requests: 1}, StageJudge: {Requests: 1}}}
+	}
+	in := &planInput{unique: 1000, sample: &Sample{}}
+	rep := &Report{}
+	plan := project(&job, in, probs, rep, nil)
+	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-1003) > 1e-6 || plan.Wall.Binding != ConstraintConcurrency {
+		t.Errorf("wall %.3f s bound by %q; want 1003 s by concurrency", got, plan.Wall.Binding)
+	}
+	if !strings.Contains(plan.Wall.Relief, "concurrency 20 would take it from 17 min to 8.4 min") {
+		t.Errorf("relief %q", plan.Wall.Relief)
+	}
+	job.Limits.RequestsPerMinute = 300
+	plan = project(&job, in, probs, rep, nil)
+	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-2003) > 1e-6 || plan.Wall.Binding != ConstraintRate || plan.Endpoints[0].LimitSource != "configured" {
+		t.Errorf("wall %.3f s bound by %q (%+v); want 2003 s by the configured rate limit", got, plan.Wall.Binding, plan.Endpoints)
+	}
+	if plan.Total.Requests.Value != 10000 || plan.Total.Requests.Low != 10000 {
+		t.Errorf("requests %+v; want exactly 10,000 (every problem alike)", plan.Total.Requests)
 	}
 }
