@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"golang.org/x/term"
+
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -74,6 +76,12 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, ToolVersion: version,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	if !*f.quiet {
+		opt.Status = stderr // the pilot's progress
+		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
+			opt.Terminal = term.IsTerminal(int(fd.Fd()))
+		}
+	}
 	plan, err := pipeline.Plan(ctx, job, opt, pipeline.PlanOptions{Sample: *sample, AllowBadRows: *allowBad})
 	stop()
 	var ue *pipeline.UsageError
