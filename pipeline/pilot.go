@@ -95,6 +95,10 @@ type PilotProblem struct {
 	Items  int64 `json:"items,omitempty"`
 	Judged int64 `json:"judged,omitempty"`
 	Valid  int64 `json:"valid,omitempty"`
+	// Measured and EmpiricallyValid count the items whose empirical
+	// validity was measured, and those found valid.
+	Measured         int64 `json:"empirically_measured,omitempty"`
+	EmpiricallyValid int64 `json:"empirically_valid,omitempty"`
 }
 
 // The outcomes of a sampled problem.
@@ -167,6 +171,12 @@ func (p *pilot) observe(o outcome) {
 				pp.Judged++
 				if *it.Valid {
 					pp.Valid++
+				}
+			}
+			if it.EmpiricalValid != nil {
+				pp.Measured++
+				if *it.EmpiricalValid {
+					pp.EmpiricallyValid++
 				}
 			}
 		}

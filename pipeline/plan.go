@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
@@ -63,23 +64,27 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", job.Out, err)
 	}
 	measured := pl.problems()
+	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
 	switch {
-	case rep.StoppedBy == StopBudget:
+	case rep.StoppedBy == StopBudget && len(problems) < in.sample.Len():
 		return nil, pilotOverBudget(&job, rep, in, measured)
-	case rep.Status == StatusStopped:
+	case rep.Status == StatusStopped && rep.StoppedBy != StopBudget:
 		return nil, fmt.Errorf("the pilot stopped before its %d problems were done (%s); run distill plan again to finish it", in.sample.Len(), rep.StopReason)
 	}
 	if err := markPilot(opt, job.Out, rep, in); err != nil {
 		return nil, err
 	}
-	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
 	if len(problems) == 0 {
 		return nil, fmt.Errorf("no sampled problem was measured: the %d sampled problems were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.sample.Len(), job.Out)
 	}
 	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
 		earlier = nil
 	}
-	plan := project(&job, in, problems, rep, earlier)
+	rest, err := pendingIn(opt, job.Out, in.unique)
+	if err != nil {
+		return nil, err
+	}
+	plan := project(&job, in, problems, rest, rep, earlier)
 	plan.JobFingerprint = rep.JobFingerprint
 	plan.Created = time.Now().UTC().Truncate(time.Second)
 	plan.PilotSeconds = rep.ElapsedSeconds
@@ -154,19 +159,44 @@ func (in *planInput) usable(allowBad bool) error {
 // markPilot rewrites the report of a finished pilot as stopped by the plan:
 // the rest of the input is for distill run.
 func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
-	if rep.Status != StatusFinished && rep.Status != StatusStopped {
-		return nil
+	if rep.Status != StatusFinished {
+		return nil // a budget stop stays one
 	}
 	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
 	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled problems of %d; distill run does the rest", in.sample.Len(), in.unique)
 	return writeReport(opt.runFS(), dir, rep)
 }
 
+// pendingIn is how many of the input's unique problems the run directory
+// has not resolved: those distill run has left to do (a failure it would
+// retry counts as left).
+func pendingIn(opt Options, dir string, unique int64) (int64, error) {
+	m, err := corpus.ReadManifestFS(opt.runFS(), dir)
+	if err != nil {
+		return 0, fmt.Errorf("reading the run's manifest: %w", err)
+	}
+	failures, err := corpus.ReadFailures(dir)
+	if err != nil {
+		return 0, err
+	}
+	resolved := m.Rows
+	for _, f := range failures {
+		if !f.Transient && !opt.RetryFailed {
+			resolved++
+		}
+	}
+	return max(0, unique-resolved), nil
+}
+
 // pilotOverBudget explains a pilot that the job's budget stopped.
 func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProblem) error {
 	t := rep.LLM.Total
-	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached during the pilot itself, after %d of its %d sampled problems ($%.4f, %d tokens spent over every session of %s)",
-		job.Budget.MaxCostUSD, job.Budget.MaxTokens, len(measured), in.sample.Len(), t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
+	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled problems", len(measured), in.sample.Len())
+	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
+		when = "before the pilot started, by the earlier sessions of the run"
+	}
+	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached %s ($%.4f, %d tokens spent over every session of %s)",
+		job.Budget.MaxCostUSD, job.Budget.MaxTokens, when, t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
 	// No projection from the problems finished: the cheap ones (left out
 	// after their rollouts) finish first, so they would understate it.
 	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d problems). Raise --max-cost-usd or --max-total-tokens and plan again; the problems done so far are kept and not paid again",

@@ -83,8 +83,8 @@ func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	if plan.Sampled != 15 || plan.Measured != 15 || plan.Input.Unique != 90 {
-		t.Fatalf("sampled %d, measured %d of %d unique; want 15, 15 of 90", plan.Sampled, plan.Measured, plan.Input.Unique)
+	if plan.Sampled != 15 || plan.Measured != 15 || plan.Input.Unique != 90 || plan.Input.Rest != 75 {
+		t.Fatalf("sampled %d, measured %d of %d unique, %d left; want 15, 15 of 90, 75 left", plan.Sampled, plan.Measured, plan.Input.Unique, plan.Input.Rest)
 	}
 	pilotRequests := counter.total
 	if pilotRequests == 0 {
@@ -279,7 +279,7 @@ func TestPlanWallTime(t *testing.T) {
 	}
 	in := &planInput{unique: 1000, sample: &Sample{}}
 	rep := &Report{}
-	plan := project(&job, in, probs, rep, nil)
+	plan := project(&job, in, probs, 1000, rep, nil)
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-1003) > 1e-6 || plan.Wall.Binding != ConstraintConcurrency {
 		t.Errorf("wall %.3f s bound by %q; want 1003 s by concurrency", got, plan.Wall.Binding)
 	}
@@ -287,7 +287,7 @@ func TestPlanWallTime(t *testing.T) {
 		t.Errorf("relief %q", plan.Wall.Relief)
 	}
 	job.Limits.RequestsPerMinute = 300
-	plan = project(&job, in, probs, rep, nil)
+	plan = project(&job, in, probs, 1000, rep, nil)
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-2003) > 1e-6 || plan.Wall.Binding != ConstraintRate || plan.Endpoints[0].LimitSource != "configured" {
 		t.Errorf("wall %.3f s bound by %q (%+v); want 2003 s by the configured rate limit", got, plan.Wall.Binding, plan.Endpoints)
 	}

@@ -31,13 +31,16 @@ type PlanDoc struct {
 	Failed      Range             `json:"failed"`
 	// Validity is the share of judged rubric items found valid; absent
 	// when the judge is off.
-	Validity       *Range          `json:"validity,omitempty"`
-	ItemsPerRecord Range           `json:"items_per_record"`
-	Wall           WallProjection  `json:"wall"`
-	Budget         []BudgetCheck   `json:"budget,omitempty"`
-	Endpoints      []PlanEndpoint  `json:"endpoints"`
-	Pilot          []PilotProblem  `json:"pilot_problems"`
-	options        planWallOptions // for what-ifs, not stored
+	Validity *Range `json:"validity,omitempty"`
+	// EmpiricalValidity is the share of measured items empirically valid;
+	// absent when the empirical stage is off.
+	EmpiricalValidity *Range          `json:"empirical_validity,omitempty"`
+	ItemsPerRecord    Range           `json:"items_per_record"`
+	Wall              WallProjection  `json:"wall"`
+	Budget            []BudgetCheck   `json:"budget,omitempty"`
+	Endpoints         []PlanEndpoint  `json:"endpoints"`
+	Pilot             []PilotProblem  `json:"pilot_problems"`
+	options           planWallOptions // for what-ifs, not stored
 }
 
 // PlanInput is the input as the plan counted it (in the job's partition).
@@ -124,8 +127,7 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, earlier *PlanDoc) *PlanDoc {
-	rest := max(0, in.unique-(rep.Problems.Done+rep.Problems.Failed+rep.Problems.LeftOut))
+func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Report, earlier *PlanDoc) *PlanDoc {
 	plan := &PlanDoc{
 		Input:       PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
 		Sampled:     in.sample.Len(),
@@ -167,6 +169,10 @@ func project(job *Job, in *planInput, probs []PilotProblem, rep *Report, earlier
 	if _, ok := full["validity"]; ok {
 		v := rg("validity")
 		plan.Validity = &v
+	}
+	if _, ok := full["empirical_validity"]; ok {
+		v := rg("empirical_validity")
+		plan.EmpiricalValidity = &v
 	}
 	plan.Wall = wallOf(full, rg)
 	plan.Wall.Relief = relief(job, probs, stages, rest, plan.options, plan.Wall)
@@ -213,7 +219,7 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, 
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
-	var records, items, judged, valid float64
+	var records, items, judged, valid, measured, empValid float64
 	for _, p := range ps {
 		switch p.Outcome {
 		case OutcomeRecord:
@@ -227,6 +233,8 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, 
 		items += float64(p.Items)
 		judged += float64(p.Judged)
 		valid += float64(p.Valid)
+		measured += float64(p.Measured)
+		empValid += float64(p.EmpiricallyValid)
 		for _, s := range stages {
 			u := p.Stages[s]
 			cost := usageCost(job, s, u.PromptTokens, u.CompletionTokens)
@@ -244,6 +252,9 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, 
 	}
 	if judged > 0 {
 		out["validity"] = valid / judged
+	}
+	if measured > 0 {
+		out["empirical_validity"] = empValid / measured
 	}
 	for _, b := range wallBounds(job, ps, stages, rest, wo) {
 		out["bound."+b.Constraint] = b.Seconds

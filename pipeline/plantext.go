@@ -35,6 +35,9 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	if v := p.Validity; v != nil {
 		fmt.Fprintf(w, "; judged valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
 	}
+	if v := p.EmpiricalValidity; v != nil {
+		fmt.Fprintf(w, "; empirically valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
+	}
 	fmt.Fprintln(w)
 	p.writeWall(w)
 	for _, b := range p.Budget {
