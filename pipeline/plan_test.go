@@ -295,3 +295,33 @@ func TestPlanWallTime(t *testing.T) {
 		t.Errorf("requests %+v; want exactly 10,000 (every problem alike)", plan.Total.Requests)
 	}
 }
+
+// TestPlanOfAPartition: a partitioned worker's plan samples and projects
+// its own share of the input only.
+func TestPlanOfAPartition(t *testing.T) {
+	rows := planProblems(60)
+	job, opt, _ := planSetup(t, rows)
+	job.Partition = "1/3"
+	var share int64
+	for _, r := range rows {
+		if PartitionOf(r.ID, 3) == 1 {
+			share++
+		}
+	}
+	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 6})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	if plan.Input.Unique != share || plan.Input.Rows != 60 || plan.Measured != 6 {
+		t.Errorf("planned %d unique of %d rows, %d measured; want the partition's %d of 60, 6 measured", plan.Input.Unique, plan.Input.Rows, plan.Measured, share)
+	}
+	for _, p := range plan.Pilot {
+		if PartitionOf(p.ID, 3) != 1 {
+			t.Errorf("sampled %s, which is partition %d's", p.ID, PartitionOf(p.ID, 3))
+		}
+	}
+	rep := runJob(t, job, opt)
+	if rep.Problems.Unique != share || rep.Problems.AlreadyDone+rep.Problems.SkippedLeftOut+rep.Problems.SkippedFailed != 6 {
+		t.Errorf("the worker's run after the plan: %+v; want its %d problems, 6 of them resolved by the plan", rep.Problems, share)
+	}
+}
