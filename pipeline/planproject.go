@@ -34,13 +34,12 @@ type PlanDoc struct {
 	Validity *Range `json:"validity,omitempty"`
 	// EmpiricalValidity is the share of measured items empirically valid;
 	// absent when the empirical stage is off.
-	EmpiricalValidity *Range          `json:"empirical_validity,omitempty"`
-	ItemsPerRecord    Range           `json:"items_per_record"`
-	Wall              WallProjection  `json:"wall"`
-	Budget            []BudgetCheck   `json:"budget,omitempty"`
-	Endpoints         []PlanEndpoint  `json:"endpoints"`
-	Pilot             []PilotProblem  `json:"pilot_problems"`
-	options           planWallOptions // for what-ifs, not stored
+	EmpiricalValidity *Range         `json:"empirical_validity,omitempty"`
+	ItemsPerRecord    Range          `json:"items_per_record"`
+	Wall              WallProjection `json:"wall"`
+	Budget            []BudgetCheck  `json:"budget,omitempty"`
+	Endpoints         []PlanEndpoint `json:"endpoints"`
+	Pilot             []PilotProblem `json:"pilot_problems"`
 }
 
 // PlanInput is the input as the plan counted it (in the job's partition).
@@ -136,10 +135,10 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 		Pilot:       probs,
 		Endpoints:   planEndpoints(job, rep, earlier),
 	}
-	plan.options = planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
+	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
 	stages := stagesOf(probs)
 	est := func(ps []PilotProblem) map[string]float64 {
-		return estimate(job, ps, stages, in.unique, rest, plan.options)
+		return estimate(job, ps, stages, in.unique, rest, wo)
 	}
 	full := est(probs)
 	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
@@ -175,7 +174,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 		plan.EmpiricalValidity = &v
 	}
 	plan.Wall = wallOf(full, rg)
-	plan.Wall.Relief = relief(job, probs, stages, rest, plan.options, plan.Wall)
+	plan.Wall.Relief = relief(job, probs, stages, rest, wo, plan.Wall)
 	plan.Budget = budgetChecks(job, plan)
 	return plan
 }
