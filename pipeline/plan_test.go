@@ -325,3 +325,27 @@ func TestPlanOfAPartition(t *testing.T) {
 		t.Errorf("the worker's run after the plan: %+v; want its %d problems, 6 of them resolved by the plan", rep.Problems, share)
 	}
 }
+
+// TestPlanUsesAnnouncedLimits: an endpoint's x-ratelimit-* headers seen
+// during the pilot are the limits the projection assumes when the job
+// sets none, and a tight one binds the time.
+func TestPlanUsesAnnouncedLimits(t *testing.T) {
+	rows := planProblems(200)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
+	t.Cleanup(srv.Close)
+	job := testJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	plan, err := Plan(context.Background(), job, Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, PlanOptions{Sample: 10})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	e := plan.Endpoints[0]
+	if e.LimitSource != "announced" || e.RequestsPerMinute <= 0 || e.RequestsPerMinute > 6000 || e.TokensPerMinute <= 0 {
+		t.Fatalf("endpoint %+v; want the announced limits (at most 6000 requests/min)", e)
+	}
+	if plan.Wall.Binding != ConstraintRate || !strings.Contains(plan.Wall.Relief, "rate limit") {
+		t.Errorf("binding %q (%+v), relief %q; want the rate limit", plan.Wall.Binding, plan.Wall.Bounds, plan.Wall.Relief)
+	}
+}
