@@ -283,6 +283,3 @@ func timedClient(job *Job, c *http.Client) *http.Client {
 	}
 	return out
 }
-
-// hashID is the key under which a plan counts an id once.
-func hashID(id string) uint64 { return xxhash.Sum64String(id) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/idmap"
 )
 
 // PlanName is the plan's file in the run directory, beside report.json.
@@ -110,19 +111,18 @@ type planInput struct {
 func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 	in := &planInput{sources: map[string]int64{}}
 	part := job.partition()
-	seen := map[uint64]struct{}{}
+	seen := idmap.New[struct{}]() // as the feeder counts them
 	low := lowestHashes{n: n}
 	err := ReadProblems(ctx, job.Input, func(p Problem) error {
 		in.rows++
 		if !part.Holds(p.ID) {
 			return nil
 		}
-		h := hashID(p.ID)
-		if _, dup := seen[h]; dup {
+		if _, dup := seen.Get(p.ID); dup {
 			in.dups++
 			return nil
 		}
-		seen[h] = struct{}{}
+		seen.Set(p.ID, struct{}{})
 		in.unique++
 		in.sources[p.Source]++
 		low.offer(p.ID)
