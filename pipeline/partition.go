@@ -137,6 +137,9 @@ func (f *partitionFilter) share(rowsSeen int64) *PartitionShare {
 // of them, for the ETA before the input is read to its end: the share seen
 // so far, or 1/K before any row is read.
 func (f *partitionFilter) ofRows(rows, seen int64) int64 {
+	if f.sample != nil { // a plan's pilot: its sample, known up front
+		return min(rows, int64(f.sample.Len()))
+	}
 	if f.part.Count <= 1 {
 		return rows
 	}
