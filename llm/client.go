@@ -208,12 +208,7 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 	}
 	httpc := opt.HTTPClient
 	if httpc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConns = max(100, 2*opt.MaxInFlight)
-		tr.MaxIdleConnsPerHost = opt.MaxInFlight
-		tr.MaxConnsPerHost = 2 * opt.MaxInFlight
-		tr.ResponseHeaderTimeout = 0 // non-streaming: headers come when generation ends
-		httpc = &http.Client{Transport: tr}
+		httpc = &http.Client{Transport: NewTransport(opt.MaxInFlight)}
 	}
 	cfg := openai.DefaultConfig(ep.APIKey)
 	cfg.BaseURL = strings.TrimRight(ep.BaseURL, "/")
@@ -372,4 +367,16 @@ func estimateTokens(req *Request) int {
 		out = 1024
 	}
 	return chars/4 + max(req.N, 1)*out
+}
+
+// NewTransport is the HTTP transport a Client makes for itself when
+// Options.HTTPClient is nil: it keeps maxInFlight idle connections to an
+// endpoint, so that a steady load does not redial.
+func NewTransport(maxInFlight int) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns = max(100, 2*maxInFlight)
+	tr.MaxIdleConnsPerHost = maxInFlight
+	tr.MaxConnsPerHost = 2 * maxInFlight
+	tr.ResponseHeaderTimeout = 0 // non-streaming: headers come when generation ends
+	return tr
 }

@@ -48,6 +48,7 @@ type outcome struct {
 	failure *problemFailure
 	err     error
 	sampled rolloutTally
+	usage   *usage // what the problem's requests cost, by stage (distill plan reads it)
 }
 
 // problemFailure is a per-problem failure: data, not an error that stops the run.
@@ -63,8 +64,17 @@ type rolloutTally struct{ total, correct int64 }
 
 // usage adds up what a record cost.
 type usage struct {
-	mu sync.Mutex
-	u  schema.Usage
+	mu      sync.Mutex
+	u       schema.Usage
+	stage   string                  // the stage whose requests are being added
+	byStage map[string]schema.Usage // u, split by stage
+}
+
+// enter makes the responses added from now on count to stage.
+func (u *usage) enter(stage string) {
+	u.mu.Lock()
+	u.stage = stage
+	u.mu.Unlock()
 }
 
 func (u *usage) add(r *llm.Response) {
@@ -77,6 +87,15 @@ func (u *usage) add(r *llm.Response) {
 	u.u.PromptTokens += r.PromptTokens
 	u.u.CompletionTokens += r.CompletionTokens
 	u.u.CostUSD += r.CostUSD
+	if u.byStage == nil {
+		u.byStage = map[string]schema.Usage{}
+	}
+	s := u.byStage[u.stage]
+	s.Requests++
+	s.PromptTokens += r.PromptTokens
+	s.CompletionTokens += r.CompletionTokens
+	s.CostUSD += r.CostUSD
+	u.byStage[u.stage] = s
 }
 
 // process runs the stages over p. A panic anywhere in it, its fan-out
@@ -91,8 +110,10 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 		}
 	}()
 	var u usage
+	out.usage = &u
 	stage := func(name string, run func() error) error {
 		current = name
+		u.enter(name)
 		start := time.Now()
 		err := run()
 		e.stageTimes.add(name, time.Since(start))

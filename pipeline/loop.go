@@ -128,6 +128,7 @@ func (l *loop) loop(ctx context.Context) error {
 func (l *loop) begin() {
 	l.started = time.Now()
 	l.part.part = l.job.partition()
+	l.part.sample = l.opt.pilot.sampleOf()
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage = map[string]int64{}
 	l.resolvedAtStart = int64(l.run.DoneCount())
@@ -213,6 +214,7 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 					continue // the run is ending; the problem stays pending
 				}
 				l.input.inFlight.Add(1)
+				actx = l.opt.pilot.start(actx, p.ID)
 				o := l.eng.process(llm.WithPriority(actx, admitted.Add(1)), p)
 				done()
 				l.input.inFlight.Add(-1)
@@ -301,6 +303,7 @@ func (l *loop) take(o outcome) error {
 	if o.err == nil {
 		l.report.Sampled.add(o.sampled)
 	}
+	l.opt.pilot.observe(o)
 	act := l.health.verdict(o, l.endpointOf)
 	if act.stopFeeding != "" {
 		l.stop.stopNow(act.stopFeeding+": "+l.budgetString(), act.stopCause)

@@ -110,11 +110,14 @@ func (s *PartitionShare) outside() int64 {
 type partitionFilter struct {
 	part   Partition
 	inPart atomic.Int64
+	// sample, when set, narrows the partition to the problems of a
+	// distill plan's pilot (see Sample).
+	sample *Sample
 }
 
 // admit reports whether the feeder takes the problem with id, counting it.
 func (f *partitionFilter) admit(id string) bool {
-	if !f.part.Holds(id) {
+	if !f.part.Holds(id) || !f.sample.Holds(id) {
 		return false
 	}
 	f.inPart.Add(1)
@@ -134,6 +137,9 @@ func (f *partitionFilter) share(rowsSeen int64) *PartitionShare {
 // of them, for the ETA before the input is read to its end: the share seen
 // so far, or 1/K before any row is read.
 func (f *partitionFilter) ofRows(rows, seen int64) int64 {
+	if f.sample != nil { // a plan's pilot: its sample, known up front
+		return min(rows, int64(f.sample.Len()))
+	}
 	if f.part.Count <= 1 {
 		return rows
 	}

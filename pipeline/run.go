@@ -43,6 +43,7 @@ type Options struct {
 	// per endpoint.
 	HTTPClient *http.Client
 
+	pilot *pilot  // set by Plan only: the sample and what its problems cost
 	hooks *hooks  // set by tests only
 	fs    fsys.FS // set by tests only: the run directory's file system; nil is fsys.OS
 }

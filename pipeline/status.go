@@ -20,6 +20,7 @@ type Status struct {
 	// Damaged lists the listed shards that are missing or whose bytes no
 	// longer match the manifest; `distill repair` recovers from them.
 	Damaged []corpus.DamagedShard `json:"damaged"`
+	Plan    *PlanDoc              `json:"plan,omitempty"` // RUN/plan.json, from distill plan
 }
 
 // ReadStatus reads a run directory without taking its lock, so it works
@@ -41,6 +42,9 @@ func ReadStatus(dir string) (*Status, error) {
 	}
 	if ok {
 		st.Report = &rep
+	}
+	if st.Plan, err = ReadPlan(dir); err != nil {
+		return nil, err
 	}
 	if !ok && len(m.Shards) == 0 {
 		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
@@ -84,6 +88,7 @@ func (s *Status) WriteText(w io.Writer) {
 	if s.Report.StoppedBy == StopDied {
 		s.writeDied(w)
 	}
+	s.writePlan(w)
 	if s.Report.Status == StatusRunning {
 		s.Report.writeProgress(w)
 		for _, e := range s.Report.Endpoints {

@@ -53,6 +53,7 @@ const usage = `distill builds rubric corpora for rubric-reward RL.
 
 Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
+  distill plan --sample N [flags]   run a sample, project the whole job's requests, tokens, cost and time (see distill plan -h)
   distill status RUN_DIR...   what run directories hold: done, failed, cost, ETA (several: one table)
   distill merge RUN_DIR... --out DIR   merge the workers of a --partition job into one corpus (see distill merge -h)
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
@@ -75,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
+	case "plan":
+		return planCmd(args[1:], stdout, stderr)
 	case "status":
 		return statusCmd(args[1:], stdout, stderr)
 	case "merge":

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
+)
+
+// TestPlanCommand: distill plan prints the projection table, writes
+// plan.json, and distill status shows the plan, then the real run's
+// figures against it.
+func TestPlanCommand(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, 40)
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	out := filepath.Join(dir, "run")
+	args := []string{"--input", input, "--base-url", url, "--model", "simulated", "--n", "4", "--out", out, "--quiet", "--free-models", "simulated", "--max-cost-usd", "5"}
+
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"plan", "--sample", "10"}, args...), &stdout, &stderr); code != exitOK {
+		t.Fatalf("plan exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, want := range []string{"10 sampled problems of 40", "rollout", "total", "records expected", "wall time of distill run for the 30 problems left", "binding:", "--max-cost-usd 5 covers"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if p, err := pipeline.ReadPlan(out); err != nil || p == nil || p.Measured != 10 {
+		t.Fatalf("plan.json: %v %+v", err, p)
+	}
+	stdout.Reset()
+	if code := run([]string{"status", out}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "pilot of distill plan") || !strings.Contains(stdout.String(), "plan of ") {
+		t.Errorf("status after the plan (exit %d):\n%s", code, stdout.String())
+	}
+	if code := run(append([]string{"run"}, args...), &stdout, &stderr); code != exitOK && code != exitProblems {
+		t.Fatalf("run after the plan: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	run([]string{"status", out}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "against the plan, for the 100.0% of the input handled") {
+		t.Errorf("status after the run does not compare with the plan:\n%s", stdout.String())
+	}
+}
+
+// TestPlanCommandUsage: -h explains --sample with an example; bad input is
+// exit 2 naming the line.
+func TestPlanCommandUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"plan", "-h"}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-sample") || !strings.Contains(stderr.String(), "distill plan --config job.yaml --sample 100") {
+		t.Errorf("plan -h: exit %d\n%s", code, stderr.String())
+	}
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	os.WriteFile(input, []byte("{\"problem\": \"1+1\", \"answer\": \"2\"}\n{broken\n"), 0o644)
+	stderr.Reset()
+	code := run([]string{"plan", "--input", input, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--out", filepath.Join(dir, "run")}, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "p.jsonl:2") || !strings.Contains(stderr.String(), "--allow-bad-rows") {
+		t.Errorf("plan on a bad row: exit %d\n%s", code, stderr.String())
+	}
+}

@@ -1,0 +1,274 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/idmap"
+)
+
+// PlanName is the plan's file in the run directory, beside report.json.
+const PlanName = "plan.json"
+
+// StopPlan is report.json's stopped_by after a plan's pilot: the sampled
+// problems are done, the rest is for distill run.
+const StopPlan = "plan"
+
+// PlanOptions are the settings of distill plan that are not the job's.
+type PlanOptions struct {
+	Sample       int  // problems in the pilot
+	AllowBadRows bool // plan although the input has bad rows (the real run skips them)
+}
+
+// Plan runs job on a deterministic sample of its input (see Sample), in
+// the run directory and cache the real run uses, so the real run pays
+// nothing again for the sampled problems; the sample is not part of the
+// job, so the job's fingerprint stays the same. From what the sampled
+// problems took it projects the whole input's requests, tokens, cost,
+// records and wall time, each with a range (see project), and writes them
+// to RUN/plan.json. A plan of a job whose sampled problems an earlier plan
+// already measured reuses their figures and sends nothing.
+func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, error) {
+	opt.fill()
+	job.Normalize()
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	if po.Sample < 1 {
+		return nil, &UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 problem", po.Sample)}}
+	}
+	if err := checkInputs(job.Input); err != nil {
+		return nil, err
+	}
+	in, err := scanForPlan(ctx, &job, po.Sample)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.usable(po.AllowBadRows); err != nil {
+		return nil, err
+	}
+	earlier, _ := ReadPlan(job.Out) // its figures count only if the job is the same (below)
+
+	pl := newPilot(in.sample)
+	opt.pilot = pl
+	opt.HTTPClient = timedClient(&job, opt.HTTPClient)
+	rep, err := Run(ctx, job, opt)
+	if err != nil {
+		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", job.Out, err)
+	}
+	measured := pl.problems()
+	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
+	switch {
+	case rep.StoppedBy == StopBudget && len(problems) < in.sample.Len():
+		return nil, pilotOverBudget(&job, rep, in, measured)
+	case rep.Status == StatusStopped && rep.StoppedBy != StopBudget:
+		return nil, fmt.Errorf("the pilot stopped before its %d problems were done (%s); run distill plan again to finish it", in.sample.Len(), rep.StopReason)
+	}
+	if err := markPilot(opt, job.Out, rep, in); err != nil {
+		return nil, err
+	}
+	if len(problems) == 0 {
+		return nil, fmt.Errorf("no sampled problem was measured: the %d sampled problems were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.sample.Len(), job.Out)
+	}
+	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
+		earlier = nil
+	}
+	rest, err := pendingIn(opt, job.Out, in.unique)
+	if err != nil {
+		return nil, err
+	}
+	plan := project(&job, in, problems, rest, rep, earlier)
+	plan.JobFingerprint = rep.JobFingerprint
+	plan.Created = time.Now().UTC().Truncate(time.Second)
+	plan.PilotSeconds = rep.ElapsedSeconds
+	if len(measured) == 0 && earlier != nil {
+		plan.PilotSeconds = earlier.PilotSeconds // nothing was sent: the figures are the earlier pilot's
+	}
+	if err := writePlan(opt.runFS(), job.Out, plan); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// planInput is what a plan reads of the input before the pilot.
+type planInput struct {
+	rows, bad, dups, unique int64
+	sources                 map[string]int64
+	badSample               []InputError
+	sample                  *Sample
+}
+
+// scanForPlan reads the input once: it counts the unique problems of the
+// job's partition, by source, notes bad rows, and picks the sample.
+func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
+	in := &planInput{sources: map[string]int64{}}
+	part := job.partition()
+	seen := idmap.New[struct{}]() // as the feeder counts them
+	low := lowestHashes{n: n}
+	err := ReadProblems(ctx, job.Input, func(p Problem) error {
+		in.rows++
+		if !part.Holds(p.ID) {
+			return nil
+		}
+		if _, dup := seen.Get(p.ID); dup {
+			in.dups++
+			return nil
+		}
+		seen.Set(p.ID, struct{}{})
+		in.unique++
+		in.sources[p.Source]++
+		low.offer(p.ID)
+		return nil
+	}, func(e *InputError) {
+		in.bad++
+		if len(in.badSample) < 5 {
+			in.badSample = append(in.badSample, *e)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading input: %w", err)
+	}
+	in.sample = low.sample()
+	return in, nil
+}
+
+// usable refuses an input the plan cannot stand for: bad rows (unless
+// allowed) or no problem at all.
+func (in *planInput) usable(allowBad bool) error {
+	if in.bad > 0 && !allowBad {
+		problems := []string{fmt.Sprintf("input: %d bad rows; distill run skips them, so a plan would project a job that is not the one meant. Fix them, or pass --allow-bad-rows to plan without them. The first:", in.bad)}
+		for _, e := range in.badSample {
+			problems = append(problems, "  "+e.Error())
+		}
+		return &UsageError{Problems: problems}
+	}
+	if in.unique == 0 {
+		return &UsageError{Problems: []string{"input: no usable problem to plan for"}}
+	}
+	return nil
+}
+
+// markPilot rewrites the report of a finished pilot as stopped by the plan:
+// the rest of the input is for distill run.
+func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
+	if rep.Status != StatusFinished {
+		return nil // a budget stop stays one
+	}
+	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
+	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled problems of %d; distill run does the rest", in.sample.Len(), in.unique)
+	return writeReport(opt.runFS(), dir, rep)
+}
+
+// pendingIn is how many of the input's unique problems the run directory
+// has not resolved: those distill run has left to do (a failure it would
+// retry counts as left).
+func pendingIn(opt Options, dir string, unique int64) (int64, error) {
+	m, err := corpus.ReadManifestFS(opt.runFS(), dir)
+	if err != nil {
+		return 0, fmt.Errorf("reading the run's manifest: %w", err)
+	}
+	failures, err := corpus.ReadFailures(dir)
+	if err != nil {
+		return 0, err
+	}
+	resolved := m.Rows
+	for _, f := range failures {
+		if !f.Transient && !opt.RetryFailed {
+			resolved++
+		}
+	}
+	return max(0, unique-resolved), nil
+}
+
+// pilotOverBudget explains a pilot that the job's budget stopped.
+func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProblem) error {
+	t := rep.LLM.Total
+	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled problems", len(measured), in.sample.Len())
+	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
+		when = "before the pilot started, by the earlier sessions of the run"
+	}
+	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached %s ($%.4f, %d tokens spent over every session of %s)",
+		job.Budget.MaxCostUSD, job.Budget.MaxTokens, when, t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
+	// No projection from the problems finished: the cheap ones (left out
+	// after their rollouts) finish first, so they would understate it.
+	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d problems). Raise --max-cost-usd or --max-total-tokens and plan again; the problems done so far are kept and not paid again",
+		msg, in.unique)
+}
+
+// earlierPilot is what an earlier plan of the same job measured of the
+// sampled problems; nil when there is none.
+func earlierPilot(old *PlanDoc, fingerprint string, s *Sample) []PilotProblem {
+	if old == nil || old.JobFingerprint != fingerprint {
+		return nil
+	}
+	var out []PilotProblem
+	for _, p := range old.Pilot {
+		if s.Holds(p.ID) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// mergePilots adds to what this pilot measured the earlier plan's figures
+// of the sampled problems it did not process (done before).
+func mergePilots(now, earlier []PilotProblem, s *Sample) []PilotProblem {
+	have := map[string]bool{}
+	for _, p := range now {
+		have[p.ID] = true
+	}
+	out := slices.Clone(now)
+	for _, p := range earlier {
+		if !have[p.ID] && s.Holds(p.ID) {
+			out = append(out, p)
+			have[p.ID] = true
+		}
+	}
+	slices.SortFunc(out, func(a, b PilotProblem) int { return compareStrings(a.ID, b.ID) })
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ReadPlan reads RUN/plan.json; nil without error when there is none.
+func ReadPlan(dir string) (*PlanDoc, error) {
+	b, err := os.ReadFile(filepath.Join(dir, PlanName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading plan: %w", err)
+	}
+	var p PlanDoc
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)
+	}
+	return &p, nil
+}
+
+func writePlan(fsy fsys.FS, dir string, p *PlanDoc) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := fsys.WriteFileAtomic(fsy, filepath.Join(dir, PlanName), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing plan: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,470 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// PlanDoc is RUN/plan.json: what distill plan projects for the whole input
+// from its pilot. Every Range is the figure from the pilot's problems with
+// a 95% bootstrap interval over them.
+type PlanDoc struct {
+	Created        time.Time `json:"created"`
+	JobFingerprint string    `json:"job_fingerprint"`
+	PilotSeconds   float64   `json:"pilot_seconds"`
+	Input          PlanInput `json:"input"`
+	// Sampled is the size of the sample; Measured the sampled problems
+	// whose figures the projection stands on.
+	Sampled  int `json:"sampled"`
+	Measured int `json:"measured"`
+	// CostCounted is false when the job has no prices: cost is then not
+	// projected.
+	CostCounted bool              `json:"cost_counted"`
+	Stages      []StageProjection `json:"stages"`
+	Total       StageProjection   `json:"total"`
+	Tokens      Range             `json:"tokens"` // prompt and completion, every stage
+	Records     Range             `json:"records"`
+	LeftOut     Range             `json:"left_out"`
+	Failed      Range             `json:"failed"`
+	// Validity is the share of judged rubric items found valid; absent
+	// when the judge is off.
+	Validity *Range `json:"validity,omitempty"`
+	// EmpiricalValidity is the share of measured items empirically valid;
+	// absent when the empirical stage is off.
+	EmpiricalValidity *Range         `json:"empirical_validity,omitempty"`
+	ItemsPerRecord    Range          `json:"items_per_record"`
+	Wall              WallProjection `json:"wall"`
+	Budget            []BudgetCheck  `json:"budget,omitempty"`
+	Endpoints         []PlanEndpoint `json:"endpoints"`
+	Pilot             []PilotProblem `json:"pilot_problems"`
+}
+
+// PlanInput is the input as the plan counted it (in the job's partition).
+type PlanInput struct {
+	Rows       int64            `json:"rows"`
+	BadLines   int64            `json:"bad_lines"`
+	Duplicates int64            `json:"duplicates"`
+	Unique     int64            `json:"unique"`
+	Sources    map[string]int64 `json:"sources"`
+	// Rest is the problems distill run has left after the pilot.
+	Rest int64 `json:"rest"`
+}
+
+// Range is a projected figure with its interval.
+type Range struct {
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+}
+
+// StageProjection is one stage's projected requests, tokens and cost.
+type StageProjection struct {
+	Stage            string `json:"stage"`
+	Requests         Range  `json:"requests"`
+	PromptTokens     Range  `json:"prompt_tokens"`
+	CompletionTokens Range  `json:"completion_tokens"`
+	CostUSD          Range  `json:"cost_usd"`
+}
+
+// WallProjection is the wall time of distill run for the problems the
+// pilot left, the constraint that sets it, and what relaxing it buys.
+type WallProjection struct {
+	// WholeSeconds is the wall time of the whole input in one run;
+	// RestSeconds that of the problems the pilot left.
+	WholeSeconds Range   `json:"whole_seconds"`
+	RestSeconds  Range   `json:"rest_seconds"`
+	Binding      string  `json:"binding"` // concurrency, rate limit, problems in flight, latency
+	Bounds       []Bound `json:"bounds"`
+	// Relief says what changing the binding constraint would buy.
+	Relief string `json:"relief"`
+}
+
+// Bound is the wall time one constraint alone would set, for the rest.
+type Bound struct {
+	Constraint string  `json:"constraint"`
+	Seconds    float64 `json:"seconds"`
+}
+
+// BudgetCheck compares the projection with one budget of the job.
+type BudgetCheck struct {
+	Limit     string  `json:"limit"` // max_cost_usd or max_tokens
+	Value     float64 `json:"value"`
+	Projected Range   `json:"projected"`
+	// Covers is the share of the input the budget is projected to pay for
+	// (1 when it covers it all).
+	Covers float64 `json:"covers"`
+}
+
+// PlanEndpoint is one endpoint's limits as the projection assumes them.
+type PlanEndpoint struct {
+	BaseURL     string   `json:"base_url"`
+	Stages      []string `json:"stages"`
+	Concurrency int      `json:"concurrency"`
+	// RequestsPerMinute and TokensPerMinute are 0 without a limit; their
+	// source is "configured" (the job's limits) or "announced" (the
+	// server's x-ratelimit-* headers seen in the pilot).
+	RequestsPerMinute float64 `json:"requests_per_minute,omitempty"`
+	TokensPerMinute   float64 `json:"tokens_per_minute,omitempty"`
+	LimitSource       string  `json:"limit_source,omitempty"`
+}
+
+// planWallOptions are the settings the wall time depends on.
+type planWallOptions struct {
+	concurrency int
+	inFlight    int // problems in flight
+	endpoints   []PlanEndpoint
+}
+
+const (
+	bootstrapRounds = 1000
+	bootstrapSeed   = 20
+)
+
+// project turns the pilot's problems into the plan. Totals are the mean
+// per sampled problem times the input's unique problems; the intervals
+// come from resampling the pilot's problems with replacement.
+func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Report, earlier *PlanDoc) *PlanDoc {
+	plan := &PlanDoc{
+		Input:       PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
+		Sampled:     in.sample.Len(),
+		Measured:    len(probs),
+		CostCounted: len(job.Prices) > 0,
+		Pilot:       probs,
+		Endpoints:   planEndpoints(job, rep, earlier),
+	}
+	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
+	stages := stagesOf(probs)
+	est := func(ps []PilotProblem) map[string]float64 {
+		return estimate(job, ps, stages, in.unique, rest, wo)
+	}
+	full := est(probs)
+	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
+	rounds := make([]map[string]float64, bootstrapRounds)
+	re := make([]PilotProblem, len(probs))
+	for i := range rounds {
+		for j := range re {
+			re[j] = probs[rng.IntN(len(probs))]
+		}
+		rounds[i] = est(re)
+	}
+	// Sampling without replacement from a finite input: the spread shrinks
+	// by the finite population correction, to nothing for the whole input.
+	fpc := math.Sqrt(max(0, 1-float64(len(probs))/float64(in.unique)))
+	rg := func(key string) Range { return rangeOf(key, full, rounds, fpc) }
+	for _, s := range append(stages, "total") {
+		sp := StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
+		if s == "total" {
+			plan.Total = sp
+		} else {
+			plan.Stages = append(plan.Stages, sp)
+		}
+	}
+	plan.Tokens = rg("total.tokens")
+	plan.Records, plan.LeftOut, plan.Failed = rg("records"), rg("left_out"), rg("failed")
+	plan.ItemsPerRecord = rg("items_per_record")
+	if _, ok := full["validity"]; ok {
+		v := rg("validity")
+		plan.Validity = &v
+	}
+	if _, ok := full["empirical_validity"]; ok {
+		v := rg("empirical_validity")
+		plan.EmpiricalValidity = &v
+	}
+	plan.Wall = wallOf(full, rg)
+	plan.Wall.Relief = relief(job, probs, stages, rest, wo, plan.Wall)
+	plan.Budget = budgetChecks(job, plan)
+	return plan
+}
+
+// rangeOf is the figure key of full with the 2.5 and 97.5 percentiles of
+// the rounds, their distance from it scaled by fpc.
+func rangeOf(key string, full map[string]float64, rounds []map[string]float64, fpc float64) Range {
+	vals := make([]float64, 0, len(rounds))
+	for _, r := range rounds {
+		if v, ok := r[key]; ok {
+			vals = append(vals, v)
+		}
+	}
+	slices.Sort(vals)
+	r := Range{Value: full[key], Low: full[key], High: full[key]}
+	if len(vals) > 0 {
+		lo, hi := vals[int(0.025*float64(len(vals)-1))], vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
+		r.Low = min(r.Value, r.Value-(r.Value-lo)*fpc)
+		r.High = max(r.Value, r.Value+(hi-r.Value)*fpc)
+	}
+	return r
+}
+
+// stagesOf lists the stages that sent requests, in pipeline order.
+func stagesOf(probs []PilotProblem) []string {
+	var out []string
+	for _, s := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
+		for _, p := range probs {
+			if _, ok := p.Stages[s]; ok {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// estimate computes every projected figure from a set of pilot problems:
+// per-problem means scaled to the input's unique problems.
+func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, wo planWallOptions) map[string]float64 {
+	out := map[string]float64{}
+	n := float64(len(ps))
+	scale := float64(unique) / n
+	var records, items, judged, valid, measured, empValid float64
+	for _, p := range ps {
+		switch p.Outcome {
+		case OutcomeRecord:
+			records++
+			out["records"] += scale
+		case OutcomeLeftOut:
+			out["left_out"] += scale
+		default:
+			out["failed"] += scale
+		}
+		items += float64(p.Items)
+		judged += float64(p.Judged)
+		valid += float64(p.Valid)
+		measured += float64(p.Measured)
+		empValid += float64(p.EmpiricallyValid)
+		for _, s := range stages {
+			u := p.Stages[s]
+			cost := usageCost(job, s, u.PromptTokens, u.CompletionTokens)
+			for _, k := range []string{s, "total"} {
+				out[k+".requests"] += float64(u.Requests) * scale
+				out[k+".prompt"] += float64(u.PromptTokens) * scale
+				out[k+".completion"] += float64(u.CompletionTokens) * scale
+				out[k+".cost"] += cost * scale
+			}
+			out["total.tokens"] += float64(u.PromptTokens+u.CompletionTokens) * scale
+		}
+	}
+	if records > 0 {
+		out["items_per_record"] = items / records
+	}
+	if judged > 0 {
+		out["validity"] = valid / judged
+	}
+	if measured > 0 {
+		out["empirical_validity"] = empValid / measured
+	}
+	for _, b := range wallBounds(job, ps, stages, rest, wo) {
+		out["bound."+b.Constraint] = b.Seconds
+	}
+	out["wall.rest"] = wallSeconds(job, ps, stages, rest, wo)
+	out["wall.whole"] = wallSeconds(job, ps, stages, unique, wo)
+	return out
+}
+
+// The constraints on the wall time.
+const (
+	ConstraintConcurrency = "concurrency"
+	ConstraintRate        = "rate limit"
+	ConstraintInFlight    = "problems in flight"
+	ConstraintLatency     = "latency"
+)
+
+// wallBounds are the wall times each constraint alone sets for m problems:
+// the request seconds of an endpoint over its concurrency; its requests
+// and tokens over its rate limits; the problems' own latency over the
+// problems in flight at once; and the latency of one problem.
+func wallBounds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) []Bound {
+	n := float64(len(ps))
+	per := float64(m) / n
+	var latency float64
+	for _, p := range ps {
+		latency += p.Seconds
+	}
+	latency /= n
+	out := []Bound{{ConstraintLatency, latency}, {ConstraintInFlight, latency * float64(m) / float64(max(1, wo.inFlight))}}
+	conc, rate := 0.0, 0.0
+	for _, e := range wo.endpoints {
+		var busy, reqs, toks float64
+		for _, p := range ps {
+			busy += p.RequestSeconds[e.BaseURL]
+			for _, s := range e.Stages {
+				u := p.Stages[s]
+				reqs += float64(u.Requests)
+				toks += float64(u.PromptTokens + u.CompletionTokens)
+			}
+		}
+		conc = max(conc, busy*per/float64(max(1, wo.concurrency)))
+		// At the limit's pace throughout: a server's bucket may let the first
+		// minute's allowance go at once, but the pilot has just drawn on it,
+		// and over a run of hours it is a minute.
+		if e.RequestsPerMinute > 0 {
+			rate = max(rate, reqs*per/e.RequestsPerMinute*60)
+		}
+		if e.TokensPerMinute > 0 {
+			rate = max(rate, toks*per/e.TokensPerMinute*60)
+		}
+	}
+	out = append(out, Bound{ConstraintConcurrency, conc})
+	if rate > 0 {
+		out = append(out, Bound{ConstraintRate, rate})
+	}
+	return out
+}
+
+// wallSeconds is the projected wall time of m problems: the tightest
+// throughput bound, plus one problem's latency for the pipeline to fill
+// and drain.
+func wallSeconds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
+	if m == 0 {
+		return 0
+	}
+	var latency, through float64
+	for _, b := range wallBounds(job, ps, stages, m, wo) {
+		if b.Constraint == ConstraintLatency {
+			latency = b.Seconds
+		} else {
+			through = max(through, b.Seconds)
+		}
+	}
+	return through + latency
+}
+
+// wallOf reads the wall figures out of the estimates and names the
+// binding constraint: the largest bound, or latency when one problem's own
+// latency outweighs every throughput bound.
+func wallOf(full map[string]float64, rg func(string) Range) WallProjection {
+	w := WallProjection{WholeSeconds: rg("wall.whole"), RestSeconds: rg("wall.rest")}
+	for _, c := range []string{ConstraintLatency, ConstraintConcurrency, ConstraintRate, ConstraintInFlight} {
+		if v, ok := full["bound."+c]; ok {
+			w.Bounds = append(w.Bounds, Bound{c, v})
+		}
+	}
+	best := 0.0
+	for _, b := range w.Bounds {
+		if b.Seconds > best {
+			best, w.Binding = b.Seconds, b.Constraint
+		}
+	}
+	return w
+}
+
+// relief says what changing the binding constraint would buy, for the rest.
+func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWallOptions, w WallProjection) string {
+	now := wallSeconds(job, ps, stages, rest, wo)
+	switch w.Binding {
+	case ConstraintConcurrency:
+		alt := wo
+		alt.concurrency = 2 * wo.concurrency
+		j := *job
+		j.Limits.Concurrency = alt.concurrency
+		alt.inFlight = problemsInFlight(&j)
+		return fmt.Sprintf("concurrency %d would take it from %s to %s (if the endpoint keeps its latency under twice the load)", alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+	case ConstraintRate:
+		alt := wo
+		alt.endpoints = slices.Clone(wo.endpoints)
+		for i := range alt.endpoints {
+			alt.endpoints[i].RequestsPerMinute *= 2
+			alt.endpoints[i].TokensPerMinute *= 2
+		}
+		return fmt.Sprintf("twice the endpoint's rate limit would take it from %s to %s; more concurrency buys nothing", hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+	case ConstraintInFlight:
+		alt := wo
+		alt.inFlight = 2 * wo.inFlight
+		return fmt.Sprintf("problems_in_flight %d would take it from %s to %s", alt.inFlight, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+	case ConstraintLatency:
+		alt := wo
+		alt.concurrency = 2 * wo.concurrency
+		alt.inFlight = 2 * wo.inFlight
+		return fmt.Sprintf("one problem's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+	}
+	return ""
+}
+
+// planEndpoints are the job's endpoints with their limits: the job's
+// configured rates, or those the server announced during the pilot (or,
+// when this plan sent nothing, during the earlier plan's pilot).
+func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
+	var out []PlanEndpoint
+	eps := job.endpoints()
+	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
+		if (stage == StageJudge && !job.Judge.Enabled) || (stage == StageEmpirical && !job.Empirical.Enabled) {
+			continue
+		}
+		url := eps[stage].BaseURL
+		i := slices.IndexFunc(out, func(e PlanEndpoint) bool { return e.BaseURL == url })
+		if i >= 0 {
+			out[i].Stages = append(out[i].Stages, stage)
+			continue
+		}
+		e := PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: job.Limits.Concurrency,
+			RequestsPerMinute: job.Limits.RequestsPerMinute, TokensPerMinute: job.Limits.TokensPerMinute}
+		if e.RequestsPerMinute > 0 || e.TokensPerMinute > 0 {
+			e.LimitSource = "configured"
+		}
+		for _, h := range rep.Endpoints {
+			if h.BaseURL != url {
+				continue
+			}
+			if r := h.Health.Requests; r != nil && (e.RequestsPerMinute == 0 || r.PerMinute < e.RequestsPerMinute) {
+				e.RequestsPerMinute, e.LimitSource = r.PerMinute, "announced"
+			}
+			if t := h.Health.Tokens; t != nil && (e.TokensPerMinute == 0 || t.PerMinute < e.TokensPerMinute) {
+				e.TokensPerMinute, e.LimitSource = t.PerMinute, "announced"
+			}
+		}
+		if earlier != nil && e.LimitSource == "" {
+			for _, old := range earlier.Endpoints {
+				if old.BaseURL == url && old.LimitSource == "announced" {
+					e.RequestsPerMinute, e.TokensPerMinute, e.LimitSource = old.RequestsPerMinute, old.TokensPerMinute, old.LimitSource
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// usageCost prices a stage's tokens with the job's price of its model.
+func usageCost(job *Job, stage string, prompt, completion int64) float64 {
+	p, ok := job.Prices[job.endpoints()[stage].Model]
+	if !ok {
+		return 0
+	}
+	return (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
+}
+
+// budgetChecks compares the projected cost and tokens with the job's budget.
+func budgetChecks(job *Job, plan *PlanDoc) []BudgetCheck {
+	var out []BudgetCheck
+	covers := func(limit float64, projected Range) float64 {
+		if projected.Value <= limit {
+			return 1
+		}
+		return limit / projected.Value
+	}
+	if b := job.Budget.MaxCostUSD; b > 0 && plan.CostCounted {
+		out = append(out, BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: plan.Total.CostUSD, Covers: covers(b, plan.Total.CostUSD)})
+	}
+	if b := float64(job.Budget.MaxTokens); b > 0 {
+		out = append(out, BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})
+	}
+	return out
+}
+
+// hours renders a duration for a plan: seconds, minutes or hours.
+func hours(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.0f s", sec)
+	case d < 10*time.Minute:
+		return fmt.Sprintf("%.1f min", d.Minutes())
+	case d < time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	case d < 100*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%.0f h", d.Hours())
+}
