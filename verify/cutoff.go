@@ -261,9 +261,7 @@ func optionList(text string) bool {
 			text = ""
 		}
 		l := strings.TrimLeft(line, " \t*_#>")
-		if strings.HasPrefix(l, "(") {
-			l = l[1:]
-		}
+		l = strings.TrimPrefix(l, "(")
 		if len(l) >= 3 && l[0] >= 'A' && l[0] <= 'J' && (l[1] == '.' || l[1] == ')' || l[1] == ':') && l[2] == ' ' {
 			return true
 		}
