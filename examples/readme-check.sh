@@ -5,7 +5,7 @@
 # after a change that moves the demo's figures (prompts, the simulated endpoint,
 # the verifier, the summary's wording), then update the README's example blocks.
 #
-#   bash examples/readme-check.sh          # about a minute on 2 cores
+#   bash examples/readme-check.sh          # about a minute on 2 cores; needs jq, curl, python3
 #
 # Everything runs against the SIMULATED endpoint (examples/simllm), started the
 # way examples/demo.sh starts it (-seed 1 -faults-by-request), so the figures are
@@ -26,10 +26,11 @@ make -s build >/dev/null
 go build -o "$BIN/simllm" ./examples/simllm
 
 differs=0
-check() { # check LINE...: print each line, marked by whether README.md has it verbatim
+tr -s ' ' <README.md >"$work/readme.txt"
+check() { # check LINE...: print each line, marked by whether README.md has it (runs of spaces as one)
   local line
   for line in "$@"; do
-    if grep -qF -- "$line" README.md; then echo "  ok       $line"; else echo "  DIFFERS  $line"; differs=1; fi
+    if grep -qF -- "$(tr -s ' ' <<<"$line")" "$work/readme.txt"; then echo "  ok       $line"; else echo "  DIFFERS  $line"; differs=1; fi
   done
 }
 lines() { # lines FILE PATTERN: the lines of FILE matching PATTERN, one per array entry
@@ -69,6 +70,28 @@ lines "$work/validate.txt" '^  (43 records|job fingerprints|SUGGEST  |Overall  |
 check "${got[@]}"
 "$BIN/validate" "$run" --json 2>/dev/null | jq -c '.validity.overall' >"$work/vjson.txt"
 lines "$work/vjson.txt" '.'
+check "${got[@]}"
+
+echo "distill repair (eight bytes of the last shard flipped), then the same run again:"
+cp -a "$run" "$work/damaged"
+last=$(jq -r '.shards[-1].file' "$work/damaged/manifest.json")
+python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[1000:1008]=bytes(x^0xff for x in b[1000:1008]); open(p,"wb").write(b)' "$work/damaged/$last"
+"$BIN/distill" repair "$work/damaged" 2>/dev/null | sed -n 1p | sed "s|$work/damaged|runs/demo|" >"$work/repair.txt" || true
+"$BIN/distill" run --config examples/demo.yaml --base-url "$url" --out "$work/damaged" --quiet 2>/dev/null >>"$work/repair.txt" || true
+lines "$work/repair.txt" '^(runs/demo: 1 damaged|  done )'
+check "${got[@]}"
+lines "$work/repair.txt" '^requests:'
+echo "  (printed) ${got[0]}   (from cache: may differ from the README by one)"
+
+echo "four partitions and their merge (a fresh simulated endpoint: its faults depend on how often it saw a request):"
+start_sim "$work/parts.url" -problems examples/problems.jsonl -latency 20ms -fault-rate 0.05 -seed 1 -faults-by-request
+url=$(head -n 1 "$work/parts.url")
+for I in 0 1 2 3; do
+  "$BIN/distill" run --config examples/demo.yaml --base-url "$url" --out "$work/big/part-$I" --partition "$I/4" --quiet >/dev/null 2>&1 || true
+done
+"$BIN/distill" status "$work"/big/part-* 2>/dev/null | sed "s|$work/|runs/|" >"$work/parts.txt" || true
+"$BIN/distill" merge "$work"/big/part-* --out "$work/big/all" 2>/dev/null | sed "s|$work/|runs/|" >>"$work/parts.txt" || true
+lines "$work/parts.txt" '^(runs/big/part-|total|partitions:|problems:|  done |requests:)'
 check "${got[@]}"
 
 echo "validate rejudge (simllm -seed 7 -invalid-rate 0.1 as the other judge):"
