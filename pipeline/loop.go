@@ -150,7 +150,8 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		line    int
 	}
 	seen := idmap.New[seenAt]()
-	return ReadProblems(ctx, l.job.Input, func(p Problem) error {
+	seenPassages := idmap.New[struct{}]() // by content hash
+	return readUnits(ctx, l.job.input(), func(p Problem) error {
 		l.input.rows.Add(1)
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
 		if s, dup := seen.Get(p.ID); dup {
@@ -162,6 +163,13 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		seen.Set(p.ID, seenAt{content, p.File, p.Line})
+		if p.DocHash != "" { // a passage: identical passages are processed once
+			if _, dup := seenPassages.Get(p.DocHash); dup {
+				l.input.duplicates.Add(1)
+				return nil
+			}
+			seenPassages.Set(p.DocHash, struct{}{})
+		}
 		l.input.unique.Add(1)
 		if l.run.Done(p.ID) {
 			l.input.alreadyDone.Add(1)
@@ -341,7 +349,7 @@ func (l *loop) budgetString() string {
 
 // countInput counts the input's rows up front, for the total and the ETA.
 func (l *loop) countInput(ctx context.Context) {
-	n, err := countRows(ctx, l.job.Input)
+	n, err := countRows(ctx, l.job.input())
 	if err != nil {
 		l.log.Debug("could not count the input's rows up front", "err", err)
 		return

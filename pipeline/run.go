@@ -73,7 +73,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkInputs(job.Input); err != nil {
+	if err := checkInputs(job.input()); err != nil {
 		return nil, err
 	}
 	ps, err := prompts.Load(job.PromptsDir)
