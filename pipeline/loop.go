@@ -132,7 +132,7 @@ func (l *loop) begin() {
 	for _, f := range l.run.Failures() {
 		if !l.retryFailed && !f.Transient {
 			l.resolvedAtStart++
-			if f.Stage != StageSelect {
+			if !leftOutStage(f.Stage) {
 				l.failuresByStage[f.Stage]++
 			}
 		}
@@ -176,7 +176,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		if f, failed := l.run.Failed(p.ID); failed && !l.retryFailed && !f.Transient {
-			if f.Stage == StageSelect {
+			if leftOutStage(f.Stage) {
 				l.input.skippedLeftOut.Add(1)
 			} else {
 				l.input.skippedFailed.Add(1)
@@ -308,7 +308,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	if f.Stage == StageSelect {
+	if leftOutStage(f.Stage) {
 		l.session.leftOut++
 		return nil
 	}
@@ -321,7 +321,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 // endpointOf is the base URL a stage sends to, for messages.
 func (l *loop) endpointOf(stage string) string {
 	switch stage {
-	case StageDistill:
+	case StageDistill, StageAnalyze, StageSynthesize, StageEnrich:
 		return l.job.Distill.BaseURL
 	case StageJudge:
 		return l.job.Judge.BaseURL

@@ -83,7 +83,7 @@ type ProblemCounts struct {
 	Unique     int64 `json:"unique"`
 	Done       int64 `json:"done"`
 	Failed     int64 `json:"failed"`
-	LeftOut    int64 `json:"left_out"` // excluded by selection, with the reason in failures.jsonl
+	LeftOut    int64 `json:"left_out"` // excluded by selection (math styles) or the quality checks (grounded), with the reason in failures.jsonl
 	Pending    int64 `json:"pending"`
 	// This session only.
 	AlreadyDone        int64 `json:"already_done"`
