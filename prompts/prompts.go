@@ -38,10 +38,18 @@ const (
 	JudgeBatch            = "judge_batch"
 	Satisfy               = "satisfy"
 	Repair                = "repair"
+	// The grounded style's templates (seed 001).
+	GroundedAnalyze    = "grounded_analyze"
+	GroundedSynthesize = "grounded_synthesize"
+	GroundedEnrich     = "grounded_enrich"
+	GroundedJudgeBatch = "grounded_judge_batch"
+	GroundedJudgeItem  = "grounded_judge_item"
+	GroundedAnswer     = "grounded_answer"
 )
 
 // Names lists every template the toolkit needs.
-var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair}
+var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair,
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.
@@ -87,7 +95,7 @@ func Load(dir string) (*Set, error) {
 		secs := make([]section, len(parts))
 		for i, p := range parts {
 			// Leading newlines keep the parser's line numbers those of the file.
-			t, err := template.New(name).Option("missingkey=error").Parse(strings.Repeat("\n", p.line-1) + p.body)
+			t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(strings.Repeat("\n", p.line-1) + p.body)
 			if err != nil {
 				return nil, fmt.Errorf("prompts: parsing %s: %w", origin, err)
 			}
@@ -97,6 +105,12 @@ func Load(dir string) (*Set, error) {
 		s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
 	}
 	return s, nil
+}
+
+// funcs are the functions templates may call.
+var funcs = template.FuncMap{
+	"join": strings.Join,
+	"inc":  func(i int) int { return i + 1 },
 }
 
 // Hash is the content hash of the named template (16 hex digits).

@@ -53,6 +53,27 @@ func mustLoad(t testing.TB, dir string) *Set {
 	return s
 }
 
+// Fixed inputs of the grounded templates.
+const (
+	fixTitle    = "Heat pipes"
+	fixPassage  = "A heat pipe moves heat by evaporating a working fluid at the hot end and condensing it at the cold end.\n\nA wick returns the liquid by capillary action, so the pipe works against gravity within limits."
+	fixQuestion = "Why can a heat pipe carry heat against gravity, and what limits it?"
+)
+
+var fixAnalysis = schema.Analysis{Genre: "technical note", Contribution: "Explains how heat pipes move heat.",
+	Concepts: []string{"evaporation", "capillary action"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
+
+func fixCriteria() []schema.Criterion {
+	return []schema.Criterion{
+		{ID: "c1", Weight: 3, Name: "Phase change", Description: "Explains evaporation and condensation.",
+			RequiredElements: []string{"evaporation at the hot end", "condensation at the cold end"}, ScoringGuide: "full: both ends",
+			VerificationMethod: "compare with the passage", ExpectedKeywords: []string{"latent heat"}, ExpectedConcepts: []string{"phase change"}},
+		{ID: "c2", Weight: 2.5, Name: "Wick", Description: "Names capillary return.",
+			RequiredElements: []string{"wick", "capillary action"}, ScoringGuide: "full: names the wick",
+			VerificationMethod: "look for capillary", ExpectedKeywords: []string{"wick", "capillary"}, ExpectedConcepts: []string{"capillarity"}},
+	}
+}
+
 // renderFixed renders the named template with the fixed inputs.
 func renderFixed(s *Set, name string) ([]Message, error) {
 	switch name {
@@ -71,6 +92,18 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 	case Repair:
 		prev := []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "usr"}}
 		return s.RepairMessages(prev, "not json", errors.New("reply is not a JSON array"))
+	case GroundedAnalyze:
+		return s.GroundedAnalyzeMessages(fixTitle, fixPassage)
+	case GroundedSynthesize:
+		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, 2, 5, 10)
+	case GroundedEnrich:
+		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixCriteria()[:1])
+	case GroundedJudgeBatch:
+		return s.GroundedJudgeBatchMessages(fixPassage, fixQuestion, fixCriteria())
+	case GroundedJudgeItem:
+		return s.GroundedJudgeItemMessages(fixPassage, fixQuestion, fixCriteria()[1])
+	case GroundedAnswer:
+		return s.GroundedAnswerMessages(fixQuestion)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -103,8 +136,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 7 {
-		t.Errorf("Names has %d entries, want 7", len(Names))
+	if len(Names) != 13 {
+		t.Errorf("Names has %d entries, want 13", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {
