@@ -1,54 +1,64 @@
 package prompts
 
-import "github.com/rubricforge/rubricforge/schema"
+import (
+	"strconv"
+	"strings"
 
-// GroundedAnalyzeMessages asks for the analysis of a passage (genre,
-// contribution, concepts, depth, reasoning mode) as one JSON object.
-func (s *Set) GroundedAnalyzeMessages(title, passage string) ([]Message, error) {
-	return s.render(GroundedAnalyze, struct{ Title, Passage string }{title, passage})
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// ScoreGroundedMessages asks the grounded style's reward judge (seed 001,
+// appendix D) to score response, an answer to question written without the
+// passage, against each criterion from 0 to its weight, with passage as the
+// answer key. The reply is parsed by schema.ParseGroundedScores with the same
+// criteria. The caller bounds the passage (the corpus already holds it
+// bounded by --passage-chars).
+func (s *Set) ScoreGroundedMessages(passage, question, response string, criteria []schema.Criterion) ([]Message, error) {
+	shown := make([]criterionView, len(criteria))
+	for i, c := range criteria {
+		shown[i] = criterionView{
+			Number:             i + 1,
+			ID:                 c.ID,
+			Name:               c.Name,
+			Weight:             FormatWeight(c.Weight),
+			Description:        c.Description,
+			RequiredElements:   listText(c.RequiredElements),
+			ScoringGuide:       c.ScoringGuide,
+			ExpectedKeywords:   listText(c.ExpectedKeywords),
+			VerificationMethod: c.VerificationMethod,
+		}
+	}
+	return s.render(ScoreGrounded, struct {
+		Passage, Question, Response string
+		Criteria                    []criterionView
+		TotalWeight                 string
+	}{passage, question, response, shown, FormatWeight(schema.TotalWeight(criteria))})
 }
 
-// GroundedSynthesizeMessages asks for k question-rubric tuples about a
-// passage, conditioned on its analysis, each rubric with between
-// minCriteria and maxCriteria criteria carrying every field of seed 001's
-// appendix E.
-func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, k, minCriteria, maxCriteria int) ([]Message, error) {
-	return s.render(GroundedSynthesize, struct {
-		Title, Passage              string
-		Analysis                    schema.Analysis
-		K, MinCriteria, MaxCriteria int
-	}{title, passage, a, k, minCriteria, maxCriteria})
+// criterionView is a criterion as the judge template shows it: lists joined,
+// numbers in their shortest form.
+type criterionView struct {
+	Number                                          int
+	ID, Name, Weight, Description, RequiredElements string
+	ScoringGuide, ExpectedKeywords                  string
+	VerificationMethod                              string
 }
 
-// GroundedEnrichMessages asks to complete thin criteria of a question's
-// rubric: verification method, keywords and concepts.
-func (s *Set) GroundedEnrichMessages(passage, question string, thin []schema.Criterion) ([]Message, error) {
-	return s.render(GroundedEnrich, struct {
-		Passage, Question string
-		Criteria          []schema.Criterion
-	}{passage, question, thin})
-}
+// FormatWeight writes a weight the way the judge is asked to echo it: the
+// shortest decimal that reads back as the same float64 ("3", "1.5").
+func FormatWeight(w float64) string { return strconv.FormatFloat(w, 'g', -1, 64) }
 
-// GroundedJudgeBatchMessages asks whether each criterion of a question's
-// rubric is valid against the passage; criterion i is shown with id i+1.
-func (s *Set) GroundedJudgeBatchMessages(passage, question string, criteria []schema.Criterion) ([]Message, error) {
-	return s.render(GroundedJudgeBatch, struct {
-		Passage, Question string
-		Criteria          []schema.Criterion
-	}{passage, question, criteria})
-}
-
-// GroundedJudgeItemMessages asks whether one criterion is valid against the
-// passage.
-func (s *Set) GroundedJudgeItemMessages(passage, question string, c schema.Criterion) ([]Message, error) {
-	return s.render(GroundedJudgeItem, struct {
-		Passage, Question string
-		Criterion         schema.Criterion
-	}{passage, question, c})
-}
-
-// GroundedAnswerMessages asks for a closed-book answer: the question alone,
-// never the passage.
-func (s *Set) GroundedAnswerMessages(question string) ([]Message, error) {
-	return s.render(GroundedAnswer, struct{ Question string }{question})
+// listText joins a criterion's list field for the prompt; an empty list is
+// shown as "(none)" so the line never looks cut off.
+func listText(xs []string) string {
+	var kept []string
+	for _, x := range xs {
+		if x = strings.TrimSpace(x); x != "" {
+			kept = append(kept, x)
+		}
+	}
+	if len(kept) == 0 {
+		return "(none)"
+	}
+	return strings.Join(kept, "; ")
 }

@@ -38,7 +38,8 @@ const (
 	JudgeBatch            = "judge_batch"
 	Satisfy               = "satisfy"
 	Repair                = "repair"
-	// The grounded style's templates (seed 001).
+	ScoreGrounded         = "score_grounded"
+	// The grounded style's stage templates (seed 001).
 	GroundedAnalyze    = "grounded_analyze"
 	GroundedSynthesize = "grounded_synthesize"
 	GroundedEnrich     = "grounded_enrich"
@@ -48,7 +49,7 @@ const (
 )
 
 // Names lists every template the toolkit needs.
-var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair,
+var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
 	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer}
 
 // Message is the chat message the templates render into: the client's own

@@ -53,26 +53,11 @@ func mustLoad(t testing.TB, dir string) *Set {
 	return s
 }
 
-// Fixed inputs of the grounded templates.
-const (
-	fixTitle    = "Heat pipes"
-	fixPassage  = "A heat pipe moves heat by evaporating a working fluid at the hot end and condensing it at the cold end.\n\nA wick returns the liquid by capillary action, so the pipe works against gravity within limits."
-	fixQuestion = "Why can a heat pipe carry heat against gravity, and what limits it?"
-)
+// Fixed inputs of the grounded stage templates (with those of grounded_test.go).
+const fixTitle = "Write-ahead logging"
 
-var fixAnalysis = schema.Analysis{Genre: "technical note", Contribution: "Explains how heat pipes move heat.",
-	Concepts: []string{"evaporation", "capillary action"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
-
-func fixCriteria() []schema.Criterion {
-	return []schema.Criterion{
-		{ID: "c1", Weight: 3, Name: "Phase change", Description: "Explains evaporation and condensation.",
-			RequiredElements: []string{"evaporation at the hot end", "condensation at the cold end"}, ScoringGuide: "full: both ends",
-			VerificationMethod: "compare with the passage", ExpectedKeywords: []string{"latent heat"}, ExpectedConcepts: []string{"phase change"}},
-		{ID: "c2", Weight: 2.5, Name: "Wick", Description: "Names capillary return.",
-			RequiredElements: []string{"wick", "capillary action"}, ScoringGuide: "full: names the wick",
-			VerificationMethod: "look for capillary", ExpectedKeywords: []string{"wick", "capillary"}, ExpectedConcepts: []string{"capillarity"}},
-	}
-}
+var fixAnalysis = schema.Analysis{Genre: "technical note", Contribution: "Explains why databases log before they write.",
+	Concepts: []string{"write-ahead log", "checkpoint"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
 
 // renderFixed renders the named template with the fixed inputs.
 func renderFixed(s *Set, name string) ([]Message, error) {
@@ -89,6 +74,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.JudgeBatchMessages(fixProblem, fixAnswer, fixItems())
 	case Satisfy:
 		return s.SatisfyMessages(fixProblem, fixSolution, fixFinal, fixItems())
+	case ScoreGrounded:
+		return s.ScoreGroundedMessages(fixPassage, fixQuestion, fixResponse, fixCriteria())
 	case Repair:
 		prev := []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "usr"}}
 		return s.RepairMessages(prev, "not json", errors.New("reply is not a JSON array"))
@@ -136,8 +123,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 13 {
-		t.Errorf("Names has %d entries, want 13", len(Names))
+	if len(Names) != 14 {
+		t.Errorf("Names has %d entries, want 14", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

@@ -1,0 +1,73 @@
+package prompts
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Fixed inputs of the grounded judge template.
+const (
+	fixPassage  = "A write-ahead log makes a store durable: every change is appended and fsynced to the log before the data pages are touched, so after a crash the log is replayed from the last checkpoint."
+	fixQuestion = "Why does a database append a change to a log before updating its data pages, and what happens after a crash?"
+	fixResponse = "Logging first means a crash never leaves a half-applied change without a record; on restart the log is replayed."
+)
+
+func fixCriteria() []schema.Criterion {
+	return []schema.Criterion{
+		{
+			ID: "c1", Weight: 3, Name: "Ordering", Description: "States that the log write reaches disk before the data pages change.",
+			RequiredElements: []string{"append before update", "fsync"}, ScoringGuide: "3 if both the order and durability are given; 1 for the order alone.",
+			VerificationMethod: "Look for the order of the two writes.", ExpectedKeywords: []string{"write-ahead", "fsync"},
+		},
+		{
+			ID: "c2", Weight: 1.5, Name: "Recovery", Description: "Explains replay from the last checkpoint.",
+			ScoringGuide: "Full weight for replay from a checkpoint.", VerificationMethod: "Check that recovery is described.",
+		},
+	}
+}
+
+func TestScoreGroundedShowsEveryCriterionField(t *testing.T) {
+	s := mustLoad(t, "")
+	msgs, err := s.ScoreGroundedMessages(fixPassage, fixQuestion, fixResponse, fixCriteria())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := roles(msgs); len(got) != 2 || got[0] != "system" || got[1] != "user" {
+		t.Fatalf("roles = %v, want [system user]", got)
+	}
+	user := msgs[1].Content
+	for _, want := range []string{
+		"<source_passage>\n" + fixPassage + "\n</source_passage>",
+		"<question>\n" + fixQuestion + "\n</question>",
+		"<response>\n" + fixResponse + "\n</response>",
+		"total weight 4.5",
+		"1. [id: c1] Ordering (weight 3)",
+		"Required elements: append before update; fsync",
+		"Scoring guide: 3 if both the order and durability are given; 1 for the order alone.",
+		"Expected keywords: write-ahead; fsync",
+		"Verification: Look for the order of the two writes.",
+		"2. [id: c2] Recovery (weight 1.5)",
+		"Description: Explains replay from the last checkpoint.",
+		"Required elements: (none)",
+		`"max_total": 4.5`,
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("judge prompt lacks %q:\n%s", want, user)
+		}
+	}
+	for _, n := range []string{fixPassage, fixQuestion, fixResponse} {
+		if c := strings.Count(user, n); c != 1 {
+			t.Errorf("%q appears %d times, want once", n[:20], c)
+		}
+	}
+}
+
+func TestFormatWeight(t *testing.T) {
+	for w, want := range map[float64]string{3: "3", 1.5: "1.5", 0: "0", 0.1: "0.1", 12.25: "12.25"} {
+		if got := FormatWeight(w); got != want {
+			t.Errorf("FormatWeight(%v) = %q, want %q", w, got, want)
+		}
+	}
+}
