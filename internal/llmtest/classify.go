@@ -24,6 +24,7 @@ const (
 	KindJudgeItem             Kind = "judge_item"
 	KindJudgeBatch            Kind = "judge_batch"
 	KindSatisfy               Kind = "satisfy"
+	KindScoreGrounded         Kind = "score_grounded"
 	KindUnknown               Kind = "unknown"
 )
 
@@ -79,6 +80,8 @@ func kindOf(p string) Kind {
 		return true
 	}
 	switch {
+	case has("<source_passage>", "<response>", `"max_total"`, "[id: "):
+		return KindScoreGrounded
 	case has("<rubric>", "<solution>", "<final_answer>", `"satisfied"`, `"step"`):
 		return KindSatisfy
 	case has(`<item id="`, `"valid"`, `"id"`, "<ground_truth>"):

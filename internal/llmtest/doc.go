@@ -15,6 +15,12 @@
 //     graded final answer is correct, with some noise items; or, when the
 //     solution carries [SatisfiedMarker] or [JudgeFailsMarker] markers,
 //     exactly the verdicts they ask for (tests predict them).
+//   - score_grounded (seed 001's grounded reward judge): a score per
+//     criterion id from the share of the criterion's keywords and required
+//     elements the response mentions, or exactly what a [ScoresMarker] in
+//     the response asks for; malformed attempts make the mistakes real
+//     judges make with that contract (ids replaced by list numbers, a total
+//     as a fraction, a score over its weight, a criterion left out).
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models

@@ -398,6 +398,8 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.judgeBatch(prompt, r, bad, jsonMode)
 		case KindSatisfy:
 			msg.Content = s.satisfy(prompt, reqKey, r, bad, jsonMode)
+		case KindScoreGrounded:
+			msg.Content = s.scoreGrounded(prompt, r, bad, jsonMode)
 		}
 		if limit > 0 && int64(tokens(msg.Content)) > limit {
 			cut := int(min(limit*4, int64(len(msg.Content))))
