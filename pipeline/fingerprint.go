@@ -98,6 +98,27 @@ func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
 // policy or template does not silently resume into old verdicts.
 func (j *Job) stampVersions(ps *prompts.Set) {
 	j.Versions = map[string]string{"spec": schema.SpecVersion, "verify_policy": verify.PolicyVersion}
+	j.TemplateHashes = map[string]string{}
+	for _, n := range templatesOf(j) {
+		j.TemplateHashes[n] = ps.Hash(n)
+	}
+}
+
+// templatesOf names every template the job's stages send.
+func templatesOf(j *Job) []string {
+	if j.Style == schema.StyleGrounded {
+		names := []string{prompts.Repair, prompts.GroundedAnalyze, prompts.GroundedSynthesize}
+		if j.Grounded.Enrich {
+			names = append(names, prompts.GroundedEnrich)
+		}
+		if j.Judge.Enabled {
+			names = append(names, groundedJudgeTemplate(j))
+		}
+		if j.Empirical.Enabled {
+			names = append(names, prompts.GroundedAnswer, prompts.ScoreGrounded)
+		}
+		return names
+	}
 	names := []string{prompts.Rollout, prompts.Repair, distillTemplate(j)}
 	if j.Judge.Enabled {
 		names = append(names, judgeTemplate(j))
@@ -105,10 +126,7 @@ func (j *Job) stampVersions(ps *prompts.Set) {
 	if j.Empirical.Enabled {
 		names = append(names, prompts.Satisfy)
 	}
-	j.TemplateHashes = map[string]string{}
-	for _, n := range names {
-		j.TemplateHashes[n] = ps.Hash(n)
-	}
+	return names
 }
 
 type identityLine struct{ key, value string }

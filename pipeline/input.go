@@ -73,7 +73,7 @@ func readUnits(ctx context.Context, in inputSpec, yield func(Problem) error, bad
 		case inputDir:
 			err = readDocDir(ctx, path, in, yield, bad)
 		case inputText:
-			err = readDocFile(path, filepath.Base(path), in, yield, bad)
+			err = readDocFile(path, filepath.ToSlash(filepath.Clean(path)), in, yield, bad)
 		case inputParquet:
 			err = readParquet(ctx, path, in, yield, bad)
 		default:

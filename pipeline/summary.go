@@ -25,6 +25,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintln(w)
 	}
 	r.writeRollouts(w)
+	r.writeGrounded(w)
 	r.writeValidity(w)
 	t := r.LLM.Total
 	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
@@ -79,6 +80,20 @@ func (r *Report) writeValidity(w io.Writer) {
 	if k := r.Rollouts; k.SatisfactionMissing > 0 {
 		fmt.Fprintf(w, "  %d of %d rollouts have no usable satisfaction verdict (in %d records); their items are measured over the other rollouts\n",
 			k.SatisfactionMissing, k.SatisfactionMissing+k.SatisfactionJudged, k.RecordsMissingVerdicts)
+	}
+}
+
+// writeGrounded prints the grounded records' questions and criteria, and
+// the criteria whose scores do not vary across closed-book answers.
+func (r *Report) writeGrounded(w io.Writer) {
+	g := r.Grounded
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(w, "grounded: %d passages, %d questions, %d criteria\n", g.Passages, g.Questions, g.Criteria)
+	if g.Measured > 0 || g.UnscoredAnswers > 0 {
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal)\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured))
 	}
 }
 

@@ -59,7 +59,9 @@ func TestParseQuestions(t *testing.T) {
 		{"an empty required element", func(qs []map[string]any) {
 			qs[0]["criteria"].([]any)[1].(map[string]any)["required_elements"] = []string{"a", " "}
 		}, `field "questions[0].criteria[1].required_elements[1]": is empty`},
-		{"no required elements", func(qs []map[string]any) { qs[0]["criteria"].([]any)[1].(map[string]any)["required_elements"] = []string{} },
+		{"no required elements", func(qs []map[string]any) {
+			qs[0]["criteria"].([]any)[1].(map[string]any)["required_elements"] = []string{}
+		},
 			`field "questions[0].criteria[1].required_elements": has 0 entries; at least 1 are required`},
 		{"too few criteria", func(qs []map[string]any) { qs[1]["criteria"] = qs[1]["criteria"].([]any)[:4] },
 			`field "questions[1].criteria": has 4 criteria; between 5 and 10 are required`},
