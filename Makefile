@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test bench bench-scale demo cover fuzz clean
+.PHONY: help build test bench bench-scale demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,6 +48,9 @@ bench-scale: build ## distill run at 10K and 100K problems on the simulated endp
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh
+
+demo-grounded: build ## run the grounded style on examples/documents against the simulated endpoint
+	@CONFIG=examples/demo-grounded.yaml OUT=runs/demo-grounded bash examples/demo.sh
 
 cover: ## test coverage summary (writes cover.out)
 	$(GO) test -coverprofile=cover.out $(PKGS)

@@ -181,6 +181,9 @@ func TestGroundedEndToEnd(t *testing.T) {
 			t.Errorf("no %s reply was repaired (repairs %v)", k, repaired)
 		}
 	}
+	if rep.Repairs[StageSynthesize] == 0 || rep.Repairs[StageAnalyze] == 0 {
+		t.Errorf("the report counts no repairs of the grounded stages: %v", rep.Repairs)
+	}
 	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
 		if rep.StageSeconds[st] == 0 || rep.LLM.Stages[st].Requests == 0 {
 			t.Errorf("the report does not show stage %s: %v seconds, %+v", st, rep.StageSeconds[st], rep.LLM.Stages[st])
@@ -211,7 +214,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
-	if !strings.Contains(sum.String(), "grounded: ") || !strings.Contains(sum.String(), "not varying") {
+	if !strings.Contains(sum.String(), "grounded: ") || !strings.Contains(sum.String(), "not varying") || !strings.Contains(sum.String(), "requests by stage: analyze") {
 		t.Errorf("summary without the grounded figures:\n%s", sum.String())
 	}
 

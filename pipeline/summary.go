@@ -91,6 +91,15 @@ func (r *Report) writeGrounded(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "grounded: %d passages, %d questions, %d criteria\n", g.Passages, g.Questions, g.Criteria)
+	var stages []string
+	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
+		if ss, ok := r.LLM.Stages[st]; ok {
+			stages = append(stages, fmt.Sprintf("%s %d (%d repaired)", st, ss.Requests, ss.Repairs))
+		}
+	}
+	if len(stages) > 0 {
+		fmt.Fprintf(w, "  requests by stage: %s\n", strings.Join(stages, ", "))
+	}
 	if g.Measured > 0 || g.UnscoredAnswers > 0 {
 		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal)\n",
 			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured))

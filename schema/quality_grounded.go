@@ -18,6 +18,9 @@ type QualityRules struct {
 	MaxCopiedWords int
 }
 
+// quotedWords bounds the copied words a reason quotes.
+const quotedWords = 16
+
 // QualityProblems lists what is wrong with question q of a passage, one
 // reason each; none when it passes.
 func QualityProblems(q GroundedQuestion, passage string, r QualityRules) []string {
@@ -44,7 +47,11 @@ func QualityProblems(q GroundedQuestion, passage string, r QualityRules) []strin
 		}
 	}
 	if run := CopiedRun(q.Question, passage); len(run) > r.MaxCopiedWords {
-		bad("the question copies %d consecutive words of the passage (%q); at most %d are allowed", len(run), strings.Join(run, " "), r.MaxCopiedWords)
+		shown := strings.Join(run[:min(len(run), quotedWords)], " ")
+		if len(run) > quotedWords {
+			shown += " ..."
+		}
+		bad("the question copies %d consecutive words of the passage (%q); at most %d are allowed", len(run), shown, r.MaxCopiedWords)
 	}
 	return out
 }
