@@ -29,6 +29,9 @@ grounded: {passage_chars: 4000, questions_per_passage: 3, min_criteria: 6, enric
 		job.Input.Fields.Text != "body" || job.Input.Paths[0] != filepath.Join(dir, "docs") {
 		t.Errorf("loaded %+v, input %+v", g, job.Input)
 	}
+	if job.Split != GroundedSplit {
+		t.Errorf("a grounded job without split: has split %+v, want 70/15/15", job.Split)
+	}
 	b, err := job.runDirYAML()
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +51,10 @@ grounded: {passage_chars: 4000, questions_per_passage: 3, min_criteria: 6, enric
 		t.Errorf("a changed passage size is described as %q", changes)
 	}
 
+	writeFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\nsplit: {validation: 0.1}\n")
+	if job, err := PrepareJob(path, nil); err != nil || job.Split != (SplitFractions{Validation: 0.1}) {
+		t.Errorf("a job file's split is not kept: %+v, %v", job.Split, err)
+	}
 	writeFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\ngrounded: {passage_chars: 50, min_criteria: 12, max_criteria: 8}\n")
 	_, err = PrepareJob(path, nil)
 	for _, want := range []string{"grounded.passage_chars: 50 is outside", "grounded.min_criteria: min_criteria 12 and max_criteria 8"} {

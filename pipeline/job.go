@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -500,6 +501,9 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 	if override != nil {
 		override(&job)
 	}
+	if job.Style == schema.StyleGrounded && !fileSetsKey(file, "split") {
+		job.Split = GroundedSplit
+	}
 	job.Normalize()
 	var ue *UsageError
 	if errors.As(job.Validate(), &ue) {
@@ -509,6 +513,28 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 		return job, &UsageError{File: file, Problems: problems}
 	}
 	return job, nil
+}
+
+// GroundedSplit is the grounded style's default split, 70/15/15 by id
+// (seed 001's corpora are evaluated on held-out passages); a job file's
+// split: overrides it.
+var GroundedSplit = SplitFractions{Validation: 0.15, Test: 0.15}
+
+// fileSetsKey reports whether the YAML job file sets the top-level key.
+func fileSetsKey(file, key string) bool {
+	if file == "" {
+		return false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(b, &top) != nil {
+		return false
+	}
+	_, ok := top[key]
+	return ok
 }
 
 // runDirYAML is the job as written to RUN/job.yaml: normalized, with
