@@ -32,7 +32,7 @@ func TestScoreGroundedContract(t *testing.T) {
 		want     []float64
 	}{
 		{"The write-ahead log is fsynced first; on restart we replay it from the checkpoint.", []float64{4, 2, 1}}, // c3 has no keywords: half its weight, 0.75, in half points
-		{"A log is written first.", []float64{1.5, 0, 1}}, // one of three keywords of 4: 1.33, in half points
+		{"A log is written first.", []float64{1.5, 0, 1}},                                                          // one of three keywords of 4: 1.33, in half points
 		{"", []float64{0, 0, 0}},
 		{"Anything. " + ScoresMarker(map[string]float64{"replay": 1.5, "c3": 1.5}, "replay", "c3"), []float64{0, 1.5, 1.5}},
 	} {
