@@ -214,7 +214,8 @@ func TestGroundedEndToEnd(t *testing.T) {
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
-	if !strings.Contains(sum.String(), "grounded: ") || !strings.Contains(sum.String(), "not varying") || !strings.Contains(sum.String(), "requests by stage: analyze") {
+	if !strings.Contains(sum.String(), "grounded: ") || !strings.Contains(sum.String(), "not varying") || !strings.Contains(sum.String(), "requests by stage: analyze") ||
+		!strings.Contains(sum.String(), fmt.Sprintf("left out by the quality checks %d", quality)) {
 		t.Errorf("summary without the grounded figures:\n%s", sum.String())
 	}
 

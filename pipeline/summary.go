@@ -15,8 +15,12 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, ": %s", r.StopReason)
 	}
 	fmt.Fprintln(w, ")")
-	fmt.Fprintf(w, "problems: %d unique of %d input rows (%d duplicates, %d bad lines)\n", p.Unique, p.InputRows, p.Duplicates, p.BadLines)
-	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by selection %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, p.LeftOut, p.Pending)
+	units, leftOutBy := "problems", "selection"
+	if r.Grounded != nil {
+		units, leftOutBy = "passages", "the quality checks"
+	}
+	fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
 		for _, k := range sortedKeys(r.FailuresByStage) {
