@@ -326,6 +326,7 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 	j.Grounded.PassageChars = 3000
 	j.Grounded.QuestionsPerPassage = 1
 	j.Empirical.Enabled = false
+	j.Judge.Mode, j.Judge.DropInvalid = "item", true // one verdict request per criterion; invalid ones dropped
 	j.Limits.Concurrency = 64
 	j.Output.ShardRows = 500
 	rep := runJob(t, j, Options{})
@@ -346,6 +347,15 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 	readme := filepath.ToSlash(filepath.Join(root, "README.md"))
 	if byDoc[readme] == 0 || rep.Problems.BadLines != 0 {
 		t.Errorf("records by document %v (want some from %s); bad lines %v", byDoc, readme, rep.BadLines)
+	}
+	for _, r := range recs {
+		for _, q := range r.Grounded.Questions {
+			for _, c := range q.Criteria {
+				if c.Valid == nil || !*c.Valid {
+					t.Errorf("record %s keeps criterion %s judged %v though drop_invalid is on", r.ID, c.ID, c.Valid)
+				}
+			}
+		}
 	}
 	t.Logf("%d documents, %d passages, %d records, %d left out, %d failed", len(docs), len(units), len(recs), rep.Problems.LeftOut, rep.Problems.Failed)
 }
