@@ -16,6 +16,7 @@ type acc struct {
 
 	records, items int64
 	ids            []string // in row order; duplicates are found when merging
+	idRows         []int64  // the row (from 1, bad lines counted) of each id
 
 	styles, splits, specs, fingerprints counter
 	prov                                provAcc
@@ -55,6 +56,7 @@ func (a *acc) add(r *row, rowNum int64) {
 	a.records++
 	a.items += int64(len(r.Rubric))
 	a.ids = append(a.ids, r.ID)
+	a.idRows = append(a.idRows, rowNum)
 	a.styles[r.Style]++
 	if r.Split != "" {
 		a.splits[r.Split]++

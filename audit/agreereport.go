@@ -10,17 +10,19 @@ import (
 
 // AgreementReport is what `validate rejudge` and `validate agreement`
 // print: the stored verdicts against another judge's or people's, in the
-// layout of seed 000's Table 6.
+// layout of seed 000's Table 6. Every JSON key is always present: the
+// sections of the other command (judge, sample and llm for agreement, sheet
+// for rejudge) are null.
 type AgreementReport struct {
 	Tool          string         `json:"tool"`
 	Corpus        []string       `json:"corpus"`
 	Against       string         `json:"against"` // whose verdicts are compared with the stored ones
-	Judge         *JudgeInfo     `json:"judge,omitempty"`
-	Sample        *SampleInfo    `json:"sample,omitempty"`
-	Sheet         *SheetInfo     `json:"sheet,omitempty"`
+	Judge         *JudgeInfo     `json:"judge"`
+	Sample        *SampleInfo    `json:"sample"`
+	Sheet         *SheetInfo     `json:"sheet"`
 	Agreement     *Agreement     `json:"agreement"`
 	Disagreements []Disagreement `json:"disagreements"` // the first ones
-	LLM           *LLMUsage      `json:"llm,omitempty"`
+	LLM           *LLMUsage      `json:"llm"`
 	InputProblems []Problem      `json:"input_problems"`
 }
 
@@ -33,14 +35,14 @@ type JudgeInfo struct {
 
 // SampleInfo says what a rejudge drew and judged.
 type SampleInfo struct {
-	Seed      uint64 `json:"seed"`
-	Requested int    `json:"requested"`
-	Eligible  int64  `json:"eligible"` // judged items in the corpus
-	Drawn     int    `json:"drawn"`
-	Records   int    `json:"records"` // records the drawn items belong to: one request each
-	Judged    int    `json:"judged"`
-	Failed    int    `json:"failed"` // not judged: the reply never parsed, or the request failed
-	Stopped   string `json:"stopped,omitempty"`
+	Seed      uint64     `json:"seed"`
+	Requested int        `json:"requested"`
+	Eligible  int64      `json:"eligible"` // judged items in the corpus
+	Drawn     int        `json:"drawn"`
+	Records   int        `json:"records"` // records the drawn items belong to: one request each
+	Judged    int        `json:"judged"`
+	Failed    int        `json:"failed"`  // not judged: the reply never parsed, or the request failed
+	Stopped   NullString `json:"stopped"` // why the rejudge ended early; null when it did not
 }
 
 // SheetInfo counts the rows of an annotation sheet.
@@ -54,13 +56,13 @@ type SheetInfo struct {
 
 // Disagreement is an item the two sides judged differently.
 type Disagreement struct {
-	RecordID string `json:"record_id"`
-	ItemID   int32  `json:"item_id"`
-	Type     string `json:"type"`
-	Item     string `json:"item"`
-	Stored   bool   `json:"stored_valid"`
-	Other    bool   `json:"other_valid"`
-	Reason   string `json:"other_reason,omitempty"`
+	RecordID string     `json:"record_id"`
+	ItemID   int32      `json:"item_id"`
+	Type     string     `json:"type"`
+	Item     string     `json:"item"`
+	Stored   bool       `json:"stored_valid"`
+	Other    bool       `json:"other_valid"`
+	Reason   NullString `json:"other_reason"` // the other judge's reason; null for people
 }
 
 // LLMUsage is what a rejudge cost, from the meter.
@@ -73,6 +75,17 @@ type LLMUsage struct {
 	PromptTokens     int64   `json:"prompt_tokens"`
 	CompletionTokens int64   `json:"completion_tokens"`
 	CostUSD          float64 `json:"cost_usd"`
+}
+
+// NullString is a text written as null in JSON when it is empty.
+type NullString string
+
+// MarshalJSON writes "" as null.
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
 }
 
 // listedDisagreements is how many disagreements a report lists.
@@ -106,7 +119,7 @@ func (r *AgreementReport) finish(pairs []verdictPair) {
 		}
 		c.add(p.Stored, p.Other)
 		if p.Stored != p.Other && len(r.Disagreements) < listedDisagreements {
-			r.Disagreements = append(r.Disagreements, Disagreement{p.RecordID, p.ItemID, p.Type, p.Text, p.Stored, p.Other, p.Reason})
+			r.Disagreements = append(r.Disagreements, Disagreement{p.RecordID, p.ItemID, p.Type, p.Text, p.Stored, p.Other, NullString(p.Reason)})
 		}
 	}
 	other := r.Against
@@ -151,7 +164,7 @@ func (r *AgreementReport) textHow(w io.Writer) {
 			s.Seed, num(int64(s.Drawn)), num(s.Eligible), num(int64(s.Requested)), num(int64(s.Records)))
 		fmt.Fprintf(w, "  %s judged, %s failed\n", num(int64(s.Judged)), num(int64(s.Failed)))
 		if s.Stopped != "" {
-			indented(w, "stopped early: "+s.Stopped)
+			indented(w, "stopped early: "+string(s.Stopped))
 		}
 	}
 	if s := r.Sheet; s != nil {
@@ -174,7 +187,7 @@ func indented(w io.Writer, s string) {
 
 func (r *AgreementReport) textTable(w io.Writer) {
 	a := r.Agreement
-	heading(w, "Agreement on validity (seed 000, Table 6 layout)")
+	heading(w, "Agreement on validity (laid out as the SRaR paper's judge-agreement table)")
 	t := newTable("metric", "value")
 	t.add("items compared", num(a.Items))
 	t.add("validity agreement rate", pct(a.Rate))
@@ -208,9 +221,36 @@ func (r *AgreementReport) textDisagreements(w io.Writer) {
 	for _, d := range r.Disagreements {
 		text := d.Item
 		if d.Reason != "" {
-			text += " [" + d.Reason + "]"
+			text += " [" + string(d.Reason) + "]"
 		}
 		t.add(d.RecordID, strconv.Itoa(int(d.ItemID)), d.Type, valid[d.Stored], valid[d.Other], text)
 	}
 	t.write(w)
+}
+
+// NothingCompared says, when no item could be compared, why not; "" when
+// some were. An agreement over no items is no result, whatever the exit.
+func (r *AgreementReport) NothingCompared() string {
+	if r.Agreement != nil && r.Agreement.Items > 0 {
+		return ""
+	}
+	why := "no item was compared"
+	switch s, sh := r.Sample, r.Sheet; {
+	case sh != nil && sh.Rows == 0:
+		return why + ": the sheet has no rows"
+	case sh != nil && sh.Blank == sh.Rows:
+		return why + fmt.Sprintf(": all %d rows of the sheet are blank (fill in human_valid with valid or invalid)", sh.Rows)
+	case sh != nil && sh.Missing == sh.Rows-sh.Blank:
+		return why + fmt.Sprintf(": none of the sheet's %d annotated items is in this corpus; was the sheet drawn from another corpus?", sh.Rows-sh.Blank)
+	case sh != nil:
+		return why + fmt.Sprintf(": of the sheet's %d rows, %d are blank, %d not in the corpus, %d changed since sampling, %d not judged in the corpus",
+			sh.Rows, sh.Blank, sh.Missing, sh.Changed, sh.StoredUnjudged)
+	case s != nil && s.Eligible == 0:
+		return why + ": the corpus holds no item with a stored verdict to re-judge"
+	case s != nil && s.Stopped != "":
+		return why + ": " + string(s.Stopped)
+	case s != nil:
+		return why + fmt.Sprintf(": none of the %d drawn items could be judged (see the warnings above)", s.Drawn)
+	}
+	return why
 }

@@ -16,7 +16,8 @@ var sheetColumns = []string{"sample", "record_id", "item_id", "type", "item", "p
 
 // WriteSheet writes items as a CSV annotation sheet (RFC 4180, UTF-8, one
 // header row). The stored verdicts are left out so that annotators judge
-// blind.
+// blind. A cell that a spreadsheet would take for a formula is written with
+// a leading quote (see escapeCell); ReadSheet takes it off again.
 func WriteSheet(w io.Writer, items []SampleItem) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(sheetColumns); err != nil {
@@ -24,6 +25,9 @@ func WriteSheet(w io.Writer, items []SampleItem) error {
 	}
 	for i, it := range items {
 		row := []string{strconv.Itoa(i + 1), it.RecordID, strconv.Itoa(int(it.ItemID)), it.Type, it.Text, it.Problem, it.Answer, "", ""}
+		for c := range row {
+			row[c] = escapeCell(row[c])
+		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("writing annotation sheet: %w", err)
 		}
@@ -33,6 +37,36 @@ func WriteSheet(w io.Writer, items []SampleItem) error {
 		return fmt.Errorf("writing annotation sheet: %w", err)
 	}
 	return nil
+}
+
+// formulaStart holds the first characters that make a spreadsheet (Excel,
+// LibreOffice, Google Sheets) read a cell as a formula: a problem "-3x = 6"
+// or an item "=HYPERLINK(...)" would be evaluated when the sheet is opened.
+const formulaStart = "=+-@\t\r"
+
+// escapeCell prefixes a cell that starts like a formula with a single
+// quote, which spreadsheets show as text and do not display. Quotes already
+// in front of a formula character get one more, so that unescapeCell gives
+// every cell back unchanged.
+func escapeCell(s string) string {
+	if looksLikeFormula(s) {
+		return "'" + s
+	}
+	return s
+}
+
+// looksLikeFormula: s starts with a formula character, after any quotes.
+func looksLikeFormula(s string) bool {
+	s = strings.TrimLeft(s, "'")
+	return s != "" && strings.IndexByte(formulaStart, s[0]) >= 0
+}
+
+// unescapeCell undoes escapeCell.
+func unescapeCell(s string) string {
+	if strings.HasPrefix(s, "'") && looksLikeFormula(s) {
+		return s[1:]
+	}
+	return s
 }
 
 // Annotation is one row of a filled-in sheet.
@@ -102,7 +136,7 @@ func ReadSheet(r io.Reader, name string) ([]Annotation, error) {
 func parseAnnotation(rec []string, col map[string]int, name string, line int) (Annotation, error) {
 	get := func(c string) string {
 		if i, ok := col[c]; ok && i < len(rec) {
-			return strings.TrimSpace(rec[i])
+			return strings.TrimSpace(unescapeCell(rec[i]))
 		}
 		return ""
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -94,7 +93,7 @@ func auditFile(ctx context.Context, in *Input, i int, set *settings) (a *acc, pr
 	f := in.Files[i]
 	a = newAcc(set, i, f.Path)
 	bad := func(p Problem) { probs = append(probs, p) }
-	st, err := os.Stat(f.Path)
+	size, err := f.size()
 	if err != nil {
 		return a, append(probs, Problem{File: f.Path, Error: fmt.Sprintf("listed but cannot be opened: %v", err)}), false
 	}
@@ -108,8 +107,8 @@ func auditFile(ctx context.Context, in *Input, i int, set *settings) (a *acc, pr
 		return nil
 	}, bad)
 	sizeNote := ""
-	if f.Bytes >= 0 && st.Size() != f.Bytes {
-		sizeNote = fmt.Sprintf("; it has %d bytes, the listing says %d", st.Size(), f.Bytes)
+	if f.Bytes >= 0 && size != f.Bytes {
+		sizeNote = fmt.Sprintf("; it has %d bytes, the listing says %d", size, f.Bytes)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -136,7 +135,7 @@ func (t *acc) findDuplicates(a *acc, seen map[string]struct{}) {
 			seen[id] = struct{}{}
 			continue
 		}
-		row := int64(k + 1)
+		row := a.idRows[k]
 		v.current = v.current[:0] // counts this record once for the rule
 		if _, had := slices.BinarySearch(v.rows, row); !had {
 			v.records++
@@ -145,7 +144,7 @@ func (t *acc) findDuplicates(a *acc, seen map[string]struct{}) {
 			File: a.file, Row: row, fileIdx: a.fileIdx}, -1)
 		found = true
 	}
-	a.ids = nil
+	a.ids, a.idRows = nil, nil
 	if !found {
 		return
 	}

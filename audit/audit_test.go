@@ -122,7 +122,7 @@ func TestJSONLExport(t *testing.T) {
 	writeJSONLExport(t, dir, recs)
 	fromExport := auditPath(t, Options{}, dir)
 	sameFigures(t, fromRun, fromExport)
-	if fromExport.Corpus.Kind != KindExport || fromExport.Corpus.ExportFormat != "jsonl" {
+	if fromExport.Corpus.Kind != KindExport || deref(fromExport.Corpus.ExportFormat) != "jsonl" {
 		t.Errorf("corpus %+v", fromExport.Corpus)
 	}
 

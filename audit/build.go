@@ -37,8 +37,8 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	u := a.usage
 	u.CostUSD = float64(a.costNano) / 1e9
 	if u.Records > 0 {
-		u.CostPerRecordUSD = u.CostUSD / float64(u.Records)
-		u.TokensPerRecord = float64(u.PromptTokens+u.CompletionTokens) / float64(u.Records)
+		u.CostPerRecordUSD = addr(u.CostUSD / float64(u.Records))
+		u.TokensPerRecord = addr(float64(u.PromptTokens+u.CompletionTokens) / float64(u.Records))
 	}
 	r.Usage = &u
 	r.Provenance = a.provenance()
@@ -50,12 +50,18 @@ func (a *acc) corpusInfo(in *Input) CorpusInfo {
 	c := CorpusInfo{
 		Paths: in.Paths, Kind: in.Kind, Format: in.Format, Files: len(in.Files), Records: a.records, Items: a.items,
 		Styles: a.styles.counts(), Splits: a.splits.counts(), SpecVersions: a.specs.counts(),
-		JobFingerprints: a.fingerprints.counts(), ManifestFingerprint: in.ManifestFingerprint,
+		JobFingerprints: a.fingerprints.counts(),
+	}
+	if in.Kind == KindRun {
+		c.ManifestFingerprint = &in.ManifestFingerprint
 	}
 	if ex := in.Export; ex != nil {
-		c.ExportFormat, c.ExportSource = ex.Format, ex.Source
+		c.ExportFormat, c.ExportSource = &ex.Format, &ex.Source
 		c.ValidOnly = &ex.ValidOnly
 		c.ExportFingerprints = ex.JobFingerprints
+		if c.ExportFingerprints == nil {
+			c.ExportFingerprints = []string{}
+		}
 	}
 	return c
 }
@@ -98,25 +104,16 @@ func (a *acc) counts() []StyleCounts {
 			if t == typeOther && s.typeItems[t] == 0 {
 				continue
 			}
-			sc.ByType = append(sc.ByType, TypeCount{Type: t, Summary: s.perType[t].summary(), Share: share(s.typeItems[t], s.items)})
+			sc.ByType = append(sc.ByType, TypeCount{Type: t, Summary: s.perType[t].summary(), Share: ratio(s.typeItems[t], s.items)})
 		}
-		sc.Total = TypeCount{Type: "Total", Summary: s.perRecord.summary(), Share: share(s.items, s.items)}
-		if s.items > 0 {
-			sc.WordsPerItem = float64(s.words) / float64(s.items)
-		}
+		sc.Total = TypeCount{Type: "Total", Summary: s.perRecord.summary(), Share: ratio(s.items, s.items)}
+		sc.WordsPerItem = ratio(s.words, s.items)
 		for _, w := range slices.Sorted(maps.Keys(s.weights)) {
 			sc.Weights = append(sc.Weights, Weight{w, s.weights[w]})
 		}
 		out = append(out, sc)
 	}
 	return out
-}
-
-func share(n, total int64) float64 {
-	if total == 0 {
-		return 0
-	}
-	return float64(n) / float64(total)
 }
 
 func (a *acc) coOccurrence() *CoOccurrence {
@@ -150,7 +147,7 @@ func (a *acc) coOccurrence() *CoOccurrence {
 func (a *acc) passRates() *PassRates {
 	p := &a.pass
 	pr := &PassRates{Records: p.records, WithoutRollouts: p.without, AllWrong: p.allWrong, AllCorrect: p.allCorrect,
-		Histogram: make([]Range, 10), RolloutsPerRecord: p.perRecord.summary()}
+		Histogram: make([]Range, 10)}
 	for i := range pr.Histogram {
 		pr.Histogram[i] = Range{Lo: float64(i) / 10, Hi: float64(i+1) / 10, Count: p.bins[i]}
 	}
@@ -160,8 +157,10 @@ func (a *acc) passRates() *PassRates {
 		for _, x := range p.rates {
 			sum += x
 		}
-		pr.Mean = sum / float64(p.records)
-		pr.Median = median(p.rates)
+		pr.Mean = addr(sum / float64(p.records))
+		pr.Median = addr(median(p.rates))
+		rp := p.perRecord.summary()
+		pr.RolloutsPerRecord = &rp
 	}
 	return pr
 }
@@ -181,9 +180,10 @@ func (a *acc) rollouts() *Rollouts {
 		return ro
 	}
 	slices.Sort(ra.tokens)
-	t.Mean = float64(ra.sumCorrect+ra.sumIncorrect) / float64(len(ra.tokens))
-	t.Median = median(ra.tokens)
-	t.P90, t.P99, t.Max = quantile(ra.tokens, 0.9), quantile(ra.tokens, 0.99), ra.tokens[len(ra.tokens)-1]
+	t.Mean = addr(float64(ra.sumCorrect+ra.sumIncorrect) / float64(len(ra.tokens)))
+	t.Median = addr(median(ra.tokens))
+	maxTokens := ra.tokens[len(ra.tokens)-1]
+	t.P90, t.P99, t.Max = addr(quantile(ra.tokens, 0.9)), addr(quantile(ra.tokens, 0.99)), &maxTokens
 	if ra.nCorrect > 0 {
 		m := float64(ra.sumCorrect) / float64(ra.nCorrect)
 		t.MeanCorrect = &m
@@ -192,8 +192,8 @@ func (a *acc) rollouts() *Rollouts {
 		m := float64(ra.sumIncorrect) / float64(ra.nIncorrect)
 		t.MeanIncorrect = &m
 	}
-	step := niceStep(float64(t.Max)+1, tokenBins)
-	bins := int(math.Floor(float64(t.Max)/step)) + 1
+	step := niceStep(float64(maxTokens)+1, tokenBins)
+	bins := int(math.Floor(float64(maxTokens)/step)) + 1
 	counts := make([]int64, bins)
 	for _, x := range ra.tokens {
 		counts[min(bins-1, int(float64(x)/step))]++
@@ -206,11 +206,14 @@ func (a *acc) rollouts() *Rollouts {
 
 func (a *acc) provenance() *Provenance {
 	p := &a.prov
-	return &Provenance{
+	out := &Provenance{
 		RolloutModels: p.rollout.counts(), DistillModels: p.distill.counts(), JudgeModels: p.judge.counts(),
 		EmpiricalModels: p.empirical.counts(), Alphas: p.alphas.counts(), ToolVersions: p.tools.counts(),
-		CreatedFirst: p.first, CreatedLast: p.last,
 	}
+	if !p.first.IsZero() {
+		out.CreatedFirst, out.CreatedLast = &p.first, &p.last
+	}
+	return out
 }
 
 // empirical reports the stored empirical figures; withVerdicts adds what
@@ -275,5 +278,8 @@ func satisfactionOf(ty string, c confusion) TypeSatisfaction {
 	}
 	return ts
 }
+
+// addr is a pointer to a copy of v: a figure that was computed.
+func addr[T any](v T) *T { return &v }
 
 func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

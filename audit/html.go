@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 //go:embed report.html.tmpl
@@ -80,7 +81,10 @@ const (
 
 func esc(s string) string { return html.EscapeString(s) }
 
-// histogram draws one vertical bar per label.
+// histogram draws one vertical bar per label. Counts are written above
+// the bars only when every one fits its bar's width (in full, else
+// shortened: 12.3k); the bars' tooltips always hold them. Axis labels are
+// thinned to what fits without touching.
 func histogram(title, xName, yName string, labels []string, counts []int64, color string) template.HTML {
 	var most int64
 	for _, c := range counts {
@@ -93,15 +97,20 @@ func histogram(title, xName, yName string, labels []string, counts []int64, colo
 	axes(&b, top, yName, xName)
 	n := max(1, len(counts))
 	slot := plotW / float64(n)
-	every := int(math.Ceil(float64(n) / 16)) // at most 16 labels
+	value := valueLabels(counts, slot)
+	widest := 0.0
+	for _, l := range labels {
+		widest = max(widest, textWidth(l, fontX))
+	}
+	every := max(1, int(math.Ceil(float64(n)*(widest+6)/plotW)))
 	for i, c := range counts {
 		h := plotH * float64(c) / top
 		x := float64(padL) + float64(i)*slot
 		y := float64(padT) + plotH - h
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %s</title></rect>`,
 			x+slot*0.1, y, slot*0.8, h, color, esc(labels[i]), num(c))
-		if n <= 24 && c > 0 {
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="v">%s</text>`, x+slot/2, y-3, num(c))
+		if value != nil && c > 0 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="v">%s</text>`, x+slot/2, y-3, value(c))
 		}
 		if i%every == 0 {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="x">%s</text>`, x+slot/2, chartH-padB+14, esc(labels[i]))
@@ -109,6 +118,56 @@ func histogram(title, xName, yName string, labels []string, counts []int64, colo
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
+}
+
+// Font sizes of the chart texts, as the page's style sets them.
+const (
+	fontValue = 10 // counts above bars
+	fontX     = 11 // x axis labels
+	fontY     = 11 // y axis ticks
+)
+
+// textWidth estimates how wide s is drawn at px pixels: 0.62 em a glyph,
+// a little more than the digits of common sans-serif fonts.
+func textWidth(s string, px float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * px * 0.62
+}
+
+// valueLabels is how the counts above bars are written, or nil when not
+// even the short form fits every bar's slot.
+func valueLabels(counts []int64, slot float64) func(int64) string {
+	for _, format := range []func(int64) string{num, short} {
+		fits := true
+		for _, c := range counts {
+			fits = fits && textWidth(format(c), fontValue) <= slot-2
+		}
+		if fits {
+			return format
+		}
+	}
+	return nil
+}
+
+// short writes a count in at most five characters: 950, 12k, 2.5k, 1.2M.
+func short(n int64) string {
+	x := float64(n)
+	switch {
+	case n < 1000:
+		return strconv.FormatInt(n, 10)
+	case n < 1e6:
+		return trimZero(x/1e3) + "k"
+	default:
+		return trimZero(x/1e6) + "M"
+	}
+}
+
+// trimZero writes x with one decimal below 100 and none above, without a
+// trailing ".0".
+func trimZero(x float64) string {
+	if x >= 100 {
+		return strconv.FormatFloat(math.Round(x), 'f', 0, 64)
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(math.Round(x*10)/10, 'f', 1, 64), ".0")
 }
 
 // rangeChart draws a histogram of real-valued bins labelled by their lower
@@ -128,18 +187,24 @@ func svgOpen(b *strings.Builder, title string) {
 	fmt.Fprintf(b, `<text x="%d" y="20" class="t">%s</text>`, padL, esc(title))
 }
 
-// axes draws the y axis from 0 to top with three ticks, and the axis names.
+// axes draws the y axis from 0 to top with three ticks (short numbers:
+// 2.5k), and the axis names; the y name stands left of the widest tick.
 func axes(b *strings.Builder, top float64, yName, xName string) {
 	plotH := float64(chartH - padT - padB)
 	for k := 0; k <= 2; k++ {
 		v := top * float64(k) / 2
 		y := float64(padT) + plotH - plotH*float64(k)/2
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" class="g"/>`, padL, y, chartW-padR, y)
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" class="y">%s</text>`, padL-6, y+4, num(int64(math.Round(v))))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" class="y">%s</text>`, padL-6, y+4, short(int64(math.Round(v))))
 	}
-	fmt.Fprintf(b, `<text x="%d" y="%d" class="a" transform="rotate(-90 14 %d)">%s</text>`, 14, padT+int(plotH/2), padT+int(plotH/2), esc(yName))
+	fmt.Fprintf(b, `<text x="%d" y="%d" class="a" transform="rotate(-90 %d %d)">%s</text>`, yTitleX, padT+int(plotH/2), yTitleX, padT+int(plotH/2), esc(yName))
 	fmt.Fprintf(b, `<text x="%d" y="%d" class="a">%s</text>`, padL+(chartW-padL-padR)/2, chartH-8, esc(xName))
 }
+
+// yTitleX is the baseline of the rotated y axis name: its glyphs reach
+// about 9 px left of it and 3 px right, clear of ticks of five characters
+// (padL - 6 - 34 px).
+const yTitleX = 12
 
 // niceCeil rounds x up to 1, 2 or 5 times a power of ten (at least 1), so
 // that half of it is a round tick too.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,8 +64,10 @@ const DefaultConcurrency = 16
 // request per record, holding that record's drawn items), and reports its
 // agreement with the stored verdicts. Items the judge could not answer are
 // counted as failed. The error is for what stops the whole rejudge: bad
-// configuration, a fatal endpoint error (wrong key, model or URL), a
-// cancelled context.
+// configuration, a fatal endpoint error (wrong key, model or URL), an
+// endpoint where nothing answers (llm.Streak, the rule distill run keeps),
+// a cancelled context. When ctx is cancelled the report comes with the
+// error, its figures over the items judged before (Sample.Stopped says so).
 func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementReport, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
@@ -92,19 +95,20 @@ func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementRepor
 		return nil, err
 	}
 	defer closeClient()
-	j := &rejudger{cfg: cfg, client: client, prompts: set, log: cfg.Logger}
+	j := &rejudger{cfg: cfg, client: client, prompts: set, log: cfg.Logger, cost: meter.Cost}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
+	j.gate = llm.NewBudgetGate(meter)
 	pairs, err := j.run(ctx, groups, rep.Sample)
 	s := meter.Snapshot().Total
 	rep.LLM = &LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
 		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
-	if err != nil {
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return rep, err
 	}
-	rep.finish(pairs)
-	return rep, nil
+	rep.finish(pairs) // when interrupted, over the items judged before
+	return rep, err
 }
 
 // newJudgeClient makes the client, its cache and its meter.
@@ -171,24 +175,35 @@ type rejudger struct {
 	client  *llm.Client
 	prompts *prompts.Set
 	log     *slog.Logger
+	gate    *llm.BudgetGate // holds each request's estimated cost against the budget
+	cost    func(model string, prompt, completion int64) float64
+
+	mu                sync.Mutex
+	streak            llm.Streak // records in a row whose request failed for the endpoint's sake
+	completionPerItem int64      // the most completion tokens per item a reply has used
 }
 
 // run judges every group; it returns the judged pairs, in sample order.
-// A budget stop ends it early (recorded in info); a fatal error ends it
-// with that error.
-func (j *rejudger) run(ctx context.Context, groups [][]SampleItem, info *SampleInfo) ([]verdictPair, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
+// A budget stop or an interruption (ctx cancelled) ends it early, recorded
+// in info, with the pairs judged before; a fatal error, or an endpoint
+// where nothing answers, ends it with that error.
+func (j *rejudger) run(parent context.Context, groups [][]SampleItem, info *SampleInfo) ([]verdictPair, error) {
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	results := make([][]verdictPair, len(groups))
 	failed := make([]error, len(groups))
 	work := make(chan int)
+	spent := make(chan struct{}) // closed at the budget stop: the requests in flight, reserved within it, finish
+	var stopFeeding sync.Once
 	var wg sync.WaitGroup
 	for range max(1, min(j.cfg.Concurrency, len(groups))) {
 		wg.Go(func() {
 			for i := range work {
 				results[i], failed[i] = j.judge(ctx, groups[i])
-				if failed[i] != nil && (llm.ClassOf(failed[i]) == llm.ClassFatal || errors.Is(failed[i], llm.ErrBudgetExhausted)) {
-					cancel(failed[i])
+				if errors.Is(failed[i], llm.ErrBudgetExhausted) {
+					stopFeeding.Do(func() { close(spent) })
+				} else if stop := j.stopsAll(failed[i]); stop != nil {
+					cancel(stop)
 				}
 			}
 		})
@@ -199,24 +214,26 @@ feed:
 		case work <- i:
 		case <-ctx.Done():
 			break feed
+		case <-spent:
+			break feed
 		}
 	}
 	close(work)
 	wg.Wait()
 	cause := context.Cause(ctx)
 	switch {
-	case cause != nil && llm.ClassOf(cause) == llm.ClassFatal:
-		return nil, fmt.Errorf("rejudging: %w", cause)
-	case errors.Is(cause, llm.ErrBudgetExhausted):
-		info.Stopped = fmt.Sprintf("the budget of $%g is spent; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD)
+	case parent.Err() != nil:
+		info.Stopped = "interrupted: the figures are over the items judged before; answered requests are in the cache, so running again pays only for the rest"
 	case cause != nil:
 		return nil, cause
+	case isClosed(spent):
+		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	}
 	var pairs []verdictPair
 	for i, g := range groups {
 		if results[i] == nil {
 			info.Failed += len(g)
-			if failed[i] != nil && !errors.Is(failed[i], context.Canceled) && !errors.Is(failed[i], llm.ErrBudgetExhausted) {
+			if err := failed[i]; err != nil && !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled {
 				j.log.Warn("an item group could not be judged", "record", g[0].RecordID, "items", len(g), "err", failed[i])
 			}
 			continue
@@ -224,7 +241,75 @@ feed:
 		info.Judged += len(g)
 		pairs = append(pairs, results[i]...)
 	}
+	if parent.Err() != nil {
+		return pairs, context.Cause(parent)
+	}
 	return pairs, nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopsAll says whether a group's error ends the whole rejudge, and with
+// what: a fatal endpoint error (wrong key, model or URL), or the streak of failures distill run stops on (nothing listens, or the
+// endpoint keeps failing). A reply that never parsed is the group's alone.
+func (j *rejudger) stopsAll(err error) error {
+	var le *llm.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return nil
+	case errors.As(err, &le) && le.Class == llm.ClassFatal:
+		return fmt.Errorf("rejudging: %w", err)
+	}
+	j.mu.Lock()
+	verdict, n := j.streak.Observe(err), j.streak.Len()
+	j.mu.Unlock()
+	switch verdict {
+	case llm.StreakUnreachable:
+		return fmt.Errorf("nothing answers at %s: %d requests in a row could not connect (%v); is the server running, and is the base URL right? Answered requests are in the cache",
+			redactedURL(j.cfg.BaseURL), llm.UnreachableStreakLimit, err)
+	case llm.StreakFailing:
+		return fmt.Errorf("the endpoint at %s keeps failing: %d requests in a row ran out of retries (last: %v); answered requests are in the cache",
+			redactedURL(j.cfg.BaseURL), n, err)
+	}
+	return nil
+}
+
+// estimate is an upper bound of what a request costs: its prompt counted
+// as one token per byte (a token holds at least one) plus the chat
+// template's, and the reply as MaxTokens, else twice the most tokens per
+// item a reply has used yet (+Inf before the first reply: it goes alone).
+func (j *rejudger) estimate(price func(model string, prompt, completion int64) float64, msgs []llm.Message, items int) float64 {
+	prompt := int64(16)
+	for _, m := range msgs {
+		prompt += int64(len(m.Content)) + 16
+	}
+	completion := int64(j.cfg.MaxTokens)
+	if completion <= 0 {
+		j.mu.Lock()
+		perItem := j.completionPerItem
+		j.mu.Unlock()
+		if perItem == 0 {
+			return math.Inf(1)
+		}
+		completion = 2 * perItem * int64(items)
+	}
+	return price(j.cfg.Model, prompt, completion)
+}
+
+// observe keeps the most completion tokens per item a reply used.
+func (j *rejudger) observe(resp *llm.Response, items int) {
+	per := (resp.CompletionTokens + int64(items) - 1) / int64(items)
+	j.mu.Lock()
+	j.completionPerItem = max(j.completionPerItem, per)
+	j.mu.Unlock()
 }
 
 // judge asks the judge about one record's drawn items.
@@ -239,11 +324,17 @@ func (j *rejudger) judge(ctx context.Context, g []SampleItem) ([]verdictPair, er
 	if err != nil {
 		return nil, err
 	}
+	release, err := j.gate.Reserve(ctx, func() float64 { return j.estimate(j.cost, msgs, len(g)) })
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	temp := j.cfg.Temperature
 	req := llm.Request{Stage: StageRejudge, Model: j.cfg.Model, Messages: msgs, Temperature: &temp, MaxTokens: j.cfg.MaxTokens}
 	var verdicts []schema.Verdict
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: j.prompts.RepairMessages,
+		OnResponse: func(resp *llm.Response) { j.observe(resp, len(g)) },
 		Parse: func(reply string) error {
 			vs, err := schema.ParseValidityBatch(reply, ids)
 			verdicts = vs

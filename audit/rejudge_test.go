@@ -159,6 +159,9 @@ func noSecret(t *testing.T, rep *AgreementReport) {
 			t.Errorf("the API key is in the report")
 		}
 	}
+	if text := string(render(t, rep.WriteText)); strings.Contains(text, "seed 000") {
+		t.Errorf("the text report says \"seed 000\", which reads as the draw's seed:\n%s", text)
+	}
 	for i, line := range strings.Split(string(render(t, rep.WriteText)), "\n") {
 		if n := len([]rune(line)); n > Width {
 			t.Errorf("text line %d is %d columns wide: %q", i+1, n, line)
@@ -178,7 +181,7 @@ func TestRejudgeBudgetStop(t *testing.T) {
 	cfg.MaxCostUSD = 0.001
 	rep := rejudge(t, dir, cfg)
 	s := rep.Sample
-	if s.Stopped == "" || !strings.Contains(s.Stopped, "budget") {
+	if s.Stopped == "" || !strings.Contains(string(s.Stopped), "budget") {
 		t.Errorf("stopped %q; want the budget named", s.Stopped)
 	}
 	if s.Judged == 0 || s.Failed == 0 || s.Judged+s.Failed != s.Drawn || srv.Count() >= int64(s.Records) {

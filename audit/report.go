@@ -1,10 +1,15 @@
 package audit
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Report is everything `validate` says about a corpus. Its JSON keys are
-// stable and documented in the README; a section the input cannot give is
-// null and named in Unavailable.
+// stable, documented in the README and always present: a figure that cannot
+// be computed (a mean of nothing, a field that does not apply to the input)
+// is null, and a section the input cannot give is null and named in
+// Unavailable.
 type Report struct {
 	Tool          string        `json:"tool"`
 	SpecVersion   string        `json:"spec_version"` // the record layout this tool reads
@@ -25,11 +30,11 @@ type Report struct {
 // CorpusInfo says what was read.
 type CorpusInfo struct {
 	Paths               []string `json:"paths"`
-	Kind                string   `json:"kind"`   // run, export or files
-	Format              string   `json:"format"` // records or verl
-	ExportFormat        string   `json:"export_format,omitempty"`
-	ExportSource        string   `json:"export_source,omitempty"`
-	ValidOnly           *bool    `json:"valid_only,omitempty"` // an export made with --valid-only
+	Kind                string   `json:"kind"`          // run, export or files
+	Format              string   `json:"format"`        // records or verl
+	ExportFormat        *string  `json:"export_format"` // null unless an export
+	ExportSource        *string  `json:"export_source"`
+	ValidOnly           *bool    `json:"valid_only"` // an export made with --valid-only
 	Files               int      `json:"files"`
 	FilesRead           int      `json:"files_read"`
 	Records             int64    `json:"records"`
@@ -38,8 +43,8 @@ type CorpusInfo struct {
 	Splits              []Count  `json:"splits"`
 	SpecVersions        []Count  `json:"spec_versions"`
 	JobFingerprints     []Count  `json:"job_fingerprints"`
-	ManifestFingerprint string   `json:"manifest_fingerprint,omitempty"`
-	ExportFingerprints  []string `json:"export_job_fingerprints,omitempty"`
+	ManifestFingerprint *string  `json:"manifest_fingerprint"`    // null unless a run directory
+	ExportFingerprints  []string `json:"export_job_fingerprints"` // null unless an export
 }
 
 // Problem is input the audit could not use: an unreadable file, a JSONL
@@ -47,8 +52,22 @@ type CorpusInfo struct {
 // manifest listing it.
 type Problem struct {
 	File  string `json:"file"`
-	Line  int64  `json:"line,omitempty"` // JSONL line or Parquet row, from 1; 0 for the whole file
+	Line  int64  `json:"line"` // JSONL line or Parquet row, from 1; 0 (null in JSON) for the whole file
 	Error string `json:"error"`
+}
+
+// MarshalJSON writes a whole-file problem's line as null.
+func (p Problem) MarshalJSON() ([]byte, error) {
+	type plain struct {
+		File  string `json:"file"`
+		Line  *int64 `json:"line"`
+		Error string `json:"error"`
+	}
+	q := plain{File: p.File, Error: p.Error}
+	if p.Line > 0 {
+		q.Line = &p.Line
+	}
+	return json.Marshal(q)
 }
 
 // Structure lists the records that break the corpus's structural rules.
@@ -106,7 +125,7 @@ type StyleCounts struct {
 	ByType         []TypeCount `json:"by_type"`
 	Total          TypeCount   `json:"total"`
 	ItemsPerRecord []Bin       `json:"items_per_record"`
-	WordsPerItem   float64     `json:"mean_words_per_item"`
+	WordsPerItem   *float64    `json:"mean_words_per_item"` // null without items
 	Weights        []Weight    `json:"weights"`
 }
 
@@ -115,7 +134,7 @@ type StyleCounts struct {
 type TypeCount struct {
 	Type string `json:"type"`
 	Summary
-	Share float64 `json:"share"`
+	Share *float64 `json:"share"` // null without items
 }
 
 // Weight counts the items with one weight.
@@ -137,14 +156,14 @@ type CoOccurrence struct {
 
 // PassRates is the distribution of pass_rate over records with rollouts.
 type PassRates struct {
-	Records           int64   `json:"records"`
-	WithoutRollouts   int64   `json:"records_without_rollouts"`
-	Mean              float64 `json:"mean"`
-	Median            float64 `json:"median"`
-	AllWrong          int64   `json:"all_wrong"`   // pass_rate 0
-	AllCorrect        int64   `json:"all_correct"` // pass_rate 1
-	Histogram         []Range `json:"histogram"`   // ten bins of width 0.1
-	RolloutsPerRecord Summary `json:"rollouts_per_record"`
+	Records           int64    `json:"records"`
+	WithoutRollouts   int64    `json:"records_without_rollouts"`
+	Mean              *float64 `json:"mean"` // null without records with rollouts
+	Median            *float64 `json:"median"`
+	AllWrong          int64    `json:"all_wrong"`   // pass_rate 0
+	AllCorrect        int64    `json:"all_correct"` // pass_rate 1
+	Histogram         []Range  `json:"histogram"`   // ten bins of width 0.1
+	RolloutsPerRecord *Summary `json:"rollouts_per_record"`
 }
 
 // Rollouts describes the rollouts and their lengths in completion tokens.
@@ -161,11 +180,11 @@ type Rollouts struct {
 type Tokens struct {
 	Known         int64    `json:"known"`
 	Unknown       int64    `json:"unknown"`
-	Mean          float64  `json:"mean"`
-	Median        float64  `json:"median"`
-	P90           int32    `json:"p90"`
-	P99           int32    `json:"p99"`
-	Max           int32    `json:"max"`
+	Mean          *float64 `json:"mean"` // these five null when no count is known
+	Median        *float64 `json:"median"`
+	P90           *int32   `json:"p90"`
+	P99           *int32   `json:"p99"`
+	Max           *int32   `json:"max"`
 	MeanCorrect   *float64 `json:"mean_correct"`
 	MeanIncorrect *float64 `json:"mean_incorrect"`
 	Histogram     []Range  `json:"histogram"`
@@ -175,26 +194,26 @@ type Tokens struct {
 // problems that failed or were left out is not in any record (see the run's
 // report.json).
 type Usage struct {
-	Records          int64   `json:"records"`
-	Requests         int64   `json:"requests"`
-	CachedRequests   int64   `json:"cached_requests"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
-	CostPerRecordUSD float64 `json:"cost_per_record_usd"`
-	TokensPerRecord  float64 `json:"tokens_per_record"`
+	Records          int64    `json:"records"`
+	Requests         int64    `json:"requests"`
+	CachedRequests   int64    `json:"cached_requests"`
+	PromptTokens     int64    `json:"prompt_tokens"`
+	CompletionTokens int64    `json:"completion_tokens"`
+	CostUSD          float64  `json:"cost_usd"`
+	CostPerRecordUSD *float64 `json:"cost_per_record_usd"` // null without records
+	TokensPerRecord  *float64 `json:"tokens_per_record"`
 }
 
 // Provenance counts records by the models, settings and versions that made them.
 type Provenance struct {
-	RolloutModels   []Count   `json:"rollout_models"`
-	DistillModels   []Count   `json:"distill_models"`
-	JudgeModels     []Count   `json:"judge_models"`     // "(none)": judging was off
-	EmpiricalModels []Count   `json:"empirical_models"` // "(none)": the empirical stage was off
-	Alphas          []Count   `json:"alphas"`
-	ToolVersions    []Count   `json:"tool_versions"`
-	CreatedFirst    time.Time `json:"created_first"`
-	CreatedLast     time.Time `json:"created_last"`
+	RolloutModels   []Count    `json:"rollout_models"`
+	DistillModels   []Count    `json:"distill_models"`
+	JudgeModels     []Count    `json:"judge_models"`     // "(none)": judging was off
+	EmpiricalModels []Count    `json:"empirical_models"` // "(none)": the empirical stage was off
+	Alphas          []Count    `json:"alphas"`
+	ToolVersions    []Count    `json:"tool_versions"`
+	CreatedFirst    *time.Time `json:"created_first"` // null when no record says
+	CreatedLast     *time.Time `json:"created_last"`
 }
 
 // Empirical is the empirical (RLCER) validity of the items that carry it:

@@ -36,6 +36,12 @@ func scanFile[T any](f File, format string, ofLabel func(*schema.Label, string) 
 			return fn(&t, rows)
 		})
 		return rows, err
+	case f.snap != nil:
+		err = corpus.ScanSnapshot(f.snap, f.index, func(t *T) error {
+			rows++
+			return fn(t, rows)
+		})
+		return rows, err
 	default:
 		err = corpus.Scan(f.Path, func(t *T) error {
 			rows++

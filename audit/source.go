@@ -1,17 +1,21 @@
 package audit
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 // Kinds of corpus path.
@@ -45,9 +49,12 @@ type Input struct {
 	Kind   string   // KindRun, KindExport or KindFiles; the first path's when mixed
 	Format string   // FormatRecords or FormatVerl
 	Files  []File
-	// From a run directory's manifest and job.yaml.
+	// From a run directory's manifest and its job history. Running: a
+	// distill run held the directory when it was opened; the audit reads
+	// the shards committed by then.
+	Running             bool
 	ManifestFingerprint string
-	MaxItems            int // distill.max_items of the job; 0 when unknown
+	MaxItems            int // the largest distill.max_items of the jobs in the run; 0 when unknown
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -58,6 +65,22 @@ type File struct {
 	JSONL bool  // JSONL records; otherwise Parquet
 	Rows  int64 // rows the manifest or export.json lists; -1 when unknown
 	Bytes int64 // size they list; -1 when unknown
+	// snap holds a run's shards open (shard index), so that a running
+	// run's compaction cannot take one away while it is audited.
+	snap  *corpus.Snapshot
+	index int
+}
+
+// size is the file's size now (as opened, for a run's shard).
+func (f File) size() (int64, error) {
+	if f.snap != nil {
+		return f.snap.Size(f.index)
+	}
+	st, err := os.Stat(f.Path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
 }
 
 // ExportInfo is what the audit reads of export.json (see the export
@@ -102,6 +125,7 @@ func Open(paths ...string) (*Input, error) {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
 		in.Files = append(in.Files, part.Files...)
+		in.Running = in.Running || part.Running
 	}
 	return in, nil
 }
@@ -128,22 +152,44 @@ func openOne(path string) (*Input, error) {
 		path, corpus.ManifestName, corpus.ExportManifestName, ErrNotAuditable)
 }
 
-// openRun lists a run directory's shards as its manifest does. Sizes and
-// row counts are checked when each shard is read, so one bad shard does not
-// hide the others.
+// openRun opens a run directory's shards as its manifest lists them, all
+// at once (a corpus.Snapshot), so that a run still going cannot merge one
+// away half way through the audit. Sizes and row counts are checked when
+// each shard is read, so one bad shard does not hide the others.
 func openRun(dir string) (*Input, error) {
-	m, err := corpus.ReadManifest(dir)
+	snap, err := corpus.OpenSnapshot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %s: %w", dir, err)
 	}
-	in := &Input{Kind: KindRun, Format: FormatRecords, ManifestFingerprint: m.JobFingerprint}
-	for _, s := range m.Shards {
-		in.Files = append(in.Files, File{Path: filepath.Join(dir, filepath.FromSlash(s.File)), Rows: s.Rows, Bytes: s.Bytes})
+	m := snap.Manifest
+	in := &Input{Kind: KindRun, Format: FormatRecords, ManifestFingerprint: m.JobFingerprint, Running: snap.InUse}
+	for i, s := range m.Shards {
+		in.Files = append(in.Files, File{Path: snap.Path(i), Rows: s.Rows, Bytes: s.Bytes, snap: snap, index: i})
 	}
-	if job, err := pipeline.LoadJobFile(corpus.Layout{Dir: dir}.Job()); err == nil {
-		in.MaxItems = job.Distill.MaxItems
-	}
+	in.MaxItems = maxItemsOf(m)
 	return in, nil
+}
+
+// maxItemsSetting names distill.max_items in the manifest's job history
+// (the settings distill run records for every job, as its job file spells
+// them).
+const maxItemsSetting = "distill.max_items"
+
+// maxItemsOf is the largest SRaR item limit of the jobs whose records the
+// run holds (the current job's when none has records yet), from the
+// manifest's job history; 0 when the history does not say. With several
+// jobs, the largest limit is the one no record of theirs was made to break.
+func maxItemsOf(m corpus.Manifest) int {
+	most := 0
+	for _, j := range m.Jobs {
+		if j.Records == 0 && j.Fingerprint != m.JobFingerprint {
+			continue
+		}
+		if n, err := strconv.Atoi(j.Settings[maxItemsSetting]); err == nil && n > 0 {
+			most = max(most, n)
+		}
+	}
+	return most
 }
 
 func openExport(dir string) (*Input, error) {
@@ -196,9 +242,15 @@ func openFile(path string) (*Input, error) {
 	f := File{Path: path, Rows: -1, Bytes: -1}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl":
+		if err := probeJSONL(path); err != nil {
+			return nil, err
+		}
 		f.JSONL = true
 		in.Format = FormatRecords
 	case ".parquet":
+		if st, err := os.Stat(path); err == nil && st.Size() == 0 {
+			return nil, fmt.Errorf("%s is empty (0 bytes), not a corpus shard: %w", path, ErrNotAuditable)
+		}
 		format, err := probeParquet(path)
 		if err != nil {
 			return nil, err
@@ -212,6 +264,66 @@ func openFile(path string) (*Input, error) {
 }
 
 var errStop = errors.New("stop")
+
+// probeLines is how many non-blank lines of a JSONL file probeJSONL reads.
+const probeLines = 16
+
+// probeJSONL tells a file of corpus records from one that is not a corpus:
+// an empty file, a problems file (the input of distill run), other JSON,
+// text. It reads the first non-blank lines: one record (an object with
+// "id" and "rubric") makes it a corpus, and lines further on that do not
+// decode are then damage, reported by the audit. None makes it something
+// else, said in words and wrapped in ErrNotAuditable.
+func probeJSONL(path string) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("corpus path: %w", err)
+	}
+	defer fh.Close()
+	br := bufio.NewReaderSize(fh, 1<<16)
+	var keys []string // of the first JSON object that is not a record
+	seen, parsed := 0, 0
+	for seen < probeLines {
+		line, rerr := readLine(br)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			if errors.Is(rerr, errLineTooLong) {
+				seen++
+				continue
+			}
+			return fmt.Errorf("reading %s: %w", path, rerr)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			seen++
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(line, &obj) == nil {
+				parsed++
+				_, id := obj["id"]
+				_, rubric := obj["rubric"]
+				if id && rubric {
+					return nil
+				}
+				if keys == nil {
+					keys = slices.Sorted(maps.Keys(obj))
+				}
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+	}
+	switch {
+	case seen == 0:
+		return fmt.Errorf("%s is empty: it holds no records, so it is not a corpus: %w", path, ErrNotAuditable)
+	case parsed == 0:
+		return fmt.Errorf("%s is not a corpus: none of its first %d lines is JSON (validate reads corpus records, one JSON object a line): %w",
+			path, seen, ErrNotAuditable)
+	case slices.Contains(keys, "problem") || slices.Contains(keys, "question"):
+		return fmt.Errorf("%s is not a corpus: it looks like a problems file (keys %s), the input of distill run; "+
+			"its records have no rubric. Audit the run directory distill run made from it: %w", path, strings.Join(keys, ", "), ErrNotAuditable)
+	}
+	return fmt.Errorf("%s is not a corpus: its first %d lines hold no record (an object with \"id\" and \"rubric\"; the first has keys %s): %w",
+		path, seen, strings.Join(keys, ", "), ErrNotAuditable)
+}
 
 // probeParquet reads the first rows of a Parquet file as a record shard,
 // then as a verl file, and says which it is. A damaged file is reported as

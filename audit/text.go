@@ -44,7 +44,7 @@ func heading(w io.Writer, format string, args ...any) {
 
 func (r *Report) textCorpus(w io.Writer) {
 	c := &r.Corpus
-	kind := map[string]string{KindRun: "run directory", KindExport: c.ExportFormat + " export", KindFiles: "files"}[c.Kind]
+	kind := map[string]string{KindRun: "run directory", KindExport: deref(c.ExportFormat) + " export", KindFiles: "files"}[c.Kind]
 	fmt.Fprintln(w, clip(fmt.Sprintf("corpus: %s (%s)", strings.Join(c.Paths, " "), kind)))
 	fmt.Fprintln(w, clip(fmt.Sprintf("  %s records, %s rubric items, %d of %d files read; spec %s",
 		num(c.Records), num(c.Items), c.FilesRead, c.Files, countList(c.SpecVersions))))
@@ -54,12 +54,20 @@ func (r *Report) textCorpus(w io.Writer) {
 		fps = strings.Join(c.ExportFingerprints, ", ") + " (from export.json)"
 	}
 	fmt.Fprintln(w, clip("  job fingerprints: "+fps))
-	if c.ManifestFingerprint != "" {
-		fmt.Fprintln(w, clip("  the manifest's current job: "+c.ManifestFingerprint))
+	if fp := deref(c.ManifestFingerprint); fp != "" {
+		fmt.Fprintln(w, clip("  the manifest's current job: "+fp))
 	}
 	if c.ValidOnly != nil && *c.ValidOnly {
 		fmt.Fprintln(w, "  exported with --valid-only: items judged invalid were dropped before export")
 	}
+}
+
+// deref is *s, "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // countList formats counts as "a (3), b (1)"; "-" when empty.
@@ -135,14 +143,14 @@ func (r *Report) textCounts(w io.Writer) {
 		heading(w, "Items per record by type: %s, %s records", orQuoted(sc.Style), num(sc.Records))
 		t := newTable("type", "mean", "std", "median", "min", "max", "share")
 		for _, tc := range append(slices.Clone(sc.ByType), sc.Total) {
-			t.add(tc.Type, f2(tc.Mean), f2(tc.Std), formatFloat(tc.Median), strconv.Itoa(tc.Min), strconv.Itoa(tc.Max), pct(&tc.Share))
+			t.add(tc.Type, f2(tc.Mean), f2(tc.Std), formatFloat(tc.Median), strconv.Itoa(tc.Min), strconv.Itoa(tc.Max), pct(tc.Share))
 		}
 		t.write(w)
 		weights := make([]string, 0, len(sc.Weights))
 		for _, wt := range sc.Weights {
 			weights = append(weights, fmt.Sprintf("%s (%s)", formatFloat(wt.Weight), num(wt.Items)))
 		}
-		fmt.Fprintln(w, clip(fmt.Sprintf("  mean words per item %.1f; item weights: %s", sc.WordsPerItem, strings.Join(weights, ", "))))
+		fmt.Fprintln(w, clip(fmt.Sprintf("  mean words per item %s; item weights: %s", fix(sc.WordsPerItem, 1), strings.Join(weights, ", "))))
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  items per record (%s):\n", orQuoted(sc.Style))
 		var most int64
@@ -196,8 +204,8 @@ func (r *Report) textPassRates(w io.Writer) {
 	if p == nil {
 		return
 	}
-	heading(w, "Pass rates: %s records with rollouts (%s without); mean %.3f, median %.3f", num(p.Records), num(p.WithoutRollouts), p.Mean, p.Median)
-	if p.Records == 0 {
+	heading(w, "Pass rates: %s records with rollouts (%s without); mean %s, median %s", num(p.Records), num(p.WithoutRollouts), fix(p.Mean, 3), fix(p.Median, 3))
+	if p.RolloutsPerRecord == nil {
 		return
 	}
 	rp := p.RolloutsPerRecord
@@ -235,8 +243,8 @@ func (r *Report) textRollouts(w io.Writer) {
 		fmt.Fprintln(w, "  completion tokens: not known (the endpoint reported usage per request, not per sample)")
 		return
 	}
-	fmt.Fprintf(w, "  completion tokens: mean %.0f, median %s, p90 %d, p99 %d, max %d; %s unknown\n",
-		t.Mean, formatFloat(t.Median), t.P90, t.P99, t.Max, num(t.Unknown))
+	fmt.Fprintf(w, "  completion tokens: mean %s, median %s, p90 %d, p99 %d, max %d; %s unknown\n",
+		fix(t.Mean, 0), formatFloat(*t.Median), *t.P90, *t.P99, *t.Max, num(t.Unknown))
 	fmt.Fprintf(w, "  mean of correct rollouts %s, of incorrect ones %s\n", fix(t.MeanCorrect, 0), fix(t.MeanIncorrect, 0))
 	writeRanges(w, "tokens", t.Histogram, t.Known, 0)
 }
@@ -249,7 +257,9 @@ func (r *Report) textUsage(w io.Writer) {
 	heading(w, "Tokens and cost of the records (failed problems' spend is in the run's report.json)")
 	fmt.Fprintf(w, "  %s requests (%s answered from the cache), %s prompt + %s completion tokens\n",
 		num(u.Requests), num(u.CachedRequests), num(u.PromptTokens), num(u.CompletionTokens))
-	fmt.Fprintf(w, "  cost $%.4f: $%.6f and %s tokens per record\n", u.CostUSD, u.CostPerRecordUSD, num(int64(u.TokensPerRecord+0.5)))
+	if u.Records > 0 {
+		fmt.Fprintf(w, "  cost $%.4f: $%.6f and %s tokens per record\n", u.CostUSD, *u.CostPerRecordUSD, num(int64(*u.TokensPerRecord+0.5)))
+	}
 }
 
 func (r *Report) textProvenance(w io.Writer) {
@@ -267,7 +277,7 @@ func (r *Report) textProvenance(w io.Writer) {
 	} {
 		fmt.Fprintln(w, clip(fmt.Sprintf("  %-17s %s", l.name+":", countList(l.cs))))
 	}
-	if !p.CreatedFirst.IsZero() {
+	if p.CreatedFirst != nil {
 		fmt.Fprintf(w, "  %-17s %s .. %s\n", "created:", p.CreatedFirst.UTC().Format(time.RFC3339), p.CreatedLast.UTC().Format(time.RFC3339))
 	}
 }

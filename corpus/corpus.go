@@ -98,6 +98,24 @@ type Run struct {
 // loaded. Open writes no manifest into a new directory: the first Commit
 // does. When another process holds the directory the error wraps ErrLocked.
 func Open(dir string, opt Options) (*Run, error) {
+	r, err := newRun(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	r.lock, r.createdLock, err = acquireLock(r.fs, r.layout)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.resume(); err != nil {
+		r.lock.release()
+		return nil, fmt.Errorf("resuming run %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+// newRun fills in the defaults of opt and creates dir and its shards
+// directory (durably) if needed; the Run holds no lock yet.
+func newRun(dir string, opt Options) (*Run, error) {
 	if opt.ShardRows <= 0 {
 		opt.ShardRows = 1000
 	}
@@ -127,14 +145,6 @@ func Open(dir string, opt Options) (*Run, error) {
 	r.createdShards = errors.Is(err, fs.ErrNotExist)
 	if err := fsys.MkdirAllSynced(r.fs, r.layout.Shards(), 0o755); err != nil {
 		return nil, fmt.Errorf("creating run directory: %w", err)
-	}
-	r.lock, r.createdLock, err = acquireLock(r.fs, r.layout)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.resume(); err != nil {
-		r.lock.release()
-		return nil, fmt.Errorf("resuming run %s: %w", dir, err)
 	}
 	return r, nil
 }

@@ -59,6 +59,11 @@ type ExportOptions struct {
 	// problem. SystemPromptFile names where it came from, for the card.
 	SystemPrompt     string
 	SystemPromptFile string
+	// UserTemplateFile, verl only, is a rollout template file (the format of
+	// prompts/templates/rollout.tmpl, e.g. the run's PROMPTS_DIR/rollout.tmpl)
+	// whose messages are the prompt. Without it or SystemPrompt the prompt is
+	// the rollout template the records' rollouts were sampled with.
+	UserTemplateFile string
 	// ValidOnly drops the items the validity judge marked invalid, and the
 	// records whose rubric then no longer holds (schema.CheckRubric).
 	ValidOnly bool
@@ -72,6 +77,8 @@ type ExportOptions struct {
 	ToolVersion string
 	FS          fsys.FS // default fsys.OS
 	Logger      *slog.Logger
+
+	prompts *promptSource // set by Export
 }
 
 // ExportManifest is export.json: what an export holds and where it came
@@ -87,11 +94,14 @@ type ExportManifest struct {
 	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
 	// no longer holds after --valid-only. ItemsDropped counts the invalid
 	// items removed from the records written.
-	RecordsIn      int64        `json:"records_in"`
-	RecordsOut     int64        `json:"records_out"`
-	RecordsDropped int64        `json:"records_dropped"`
-	ItemsDropped   int64        `json:"items_dropped"`
-	Files          []ExportFile `json:"files"`
+	RecordsIn      int64 `json:"records_in"`
+	RecordsOut     int64 `json:"records_out"`
+	RecordsDropped int64 `json:"records_dropped"`
+	ItemsDropped   int64 `json:"items_dropped"`
+	// DuplicatesDropped counts the records whose id an earlier shard already
+	// held: the first is exported, as rewardd's index keeps it.
+	DuplicatesDropped int64        `json:"duplicates_dropped"`
+	Files             []ExportFile `json:"files"`
 	// CreatedAt is the newest provenance.created_at among the records in,
 	// so that the same export of the same corpus is the same bytes.
 	CreatedAt time.Time `json:"created_at"`
@@ -126,7 +136,7 @@ func parquetFormat[T any](name string, cols []columnDoc, longText [][]string, ro
 	return &exportFormat{
 		name: name, ext: "parquet", columns: cols,
 		newSink: func(w io.Writer, opt *ExportOptions) sink {
-			return newParquetSink(w, row(rowMaker{systemPrompt: opt.SystemPrompt}), exportWriterOptions(opt, longText))
+			return newParquetSink(w, row(rowMaker{prompts: opt.prompts}), exportWriterOptions(opt, longText))
 		},
 		check: func(f io.ReaderAt, size, rows, _ int64) error { return checkParquet[T](f, size, rows) },
 	}
@@ -188,6 +198,8 @@ func (o *ExportOptions) Check() error {
 		return errors.New("--out is required: the export directory")
 	case o.SystemPrompt != "" && o.Format != FormatVerl:
 		return fmt.Errorf("--system-prompt is for --format verl only; %s has no chat prompt", o.Format)
+	case o.UserTemplateFile != "" && o.Format != FormatVerl:
+		return fmt.Errorf("--user-template is for --format verl only; %s has no chat prompt", o.Format)
 	case !utf8.ValidString(o.SystemPrompt):
 		return errors.New("--system-prompt: the file is not valid UTF-8")
 	case o.RowsPerFile < 0 || o.RowGroupRows < 0:
@@ -239,35 +251,93 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 		return nil, err
 	}
 	opt = opt.withDefaults()
-	files, err := exportSources(src)
+	var err error
+	if opt.prompts, err = newPromptSource(&opt); err != nil {
+		return nil, err
+	}
+	in, err := openExportSource(src)
 	if err != nil {
 		return nil, err
+	}
+	defer in.close()
+	if in.snap != nil && in.snap.InUse {
+		opt.Logger.Warn("the run is still being written (a distill run holds it): exporting the records committed so far; export again when it has finished",
+			"run", src, "records", in.snap.Manifest.Rows)
 	}
 	out := outDir{fs: opt.FS, dir: opt.Out, force: opt.Force}
 	if err := out.prepare(); err != nil {
 		return nil, err
 	}
-	x := newExporter(&opt, out)
-	if err := x.read(ctx, files); err != nil {
+	x := newExporter(&opt, &out)
+	if err := x.read(ctx, in); err != nil {
 		x.abort()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ErrExportStopped, ctx.Err())
+		}
 		return nil, err
 	}
 	return x.commit(src)
 }
 
-// exportSources lists the shard files of the corpus at src.
-func exportSources(src string) ([]string, error) {
+// ErrExportStopped is wrapped when the context ended an export before it
+// put anything in place: an earlier export in the directory is unchanged.
+var ErrExportStopped = errors.New("export stopped before anything was put in place")
+
+// exportSource is what an export reads: the shards of a run directory,
+// opened together (a Snapshot, so that a running run's compaction cannot
+// take a shard away half way), or one shard file.
+type exportSource struct {
+	snap  *Snapshot
+	files []string
+}
+
+func (e exportSource) close() {
+	if e.snap != nil {
+		e.snap.Close()
+	}
+}
+
+// openExportSource opens the corpus at src.
+func openExportSource(src string) (exportSource, error) {
 	if _, err := os.Stat(filepath.Join(src, ExportManifestName)); err == nil {
-		return nil, fmt.Errorf("%s is an export directory; export reads a run directory (or a shard file)", src)
+		return exportSource{}, fmt.Errorf("%s is an export directory; export reads a run directory (or a shard file)", src)
+	}
+	if _, err := os.Stat(filepath.Join(src, ManifestName)); err == nil {
+		snap, err := OpenSnapshot(src)
+		if err == nil {
+			err = snap.checkDamage()
+		}
+		if err == nil {
+			err = snap.Check()
+		}
+		if err != nil {
+			if snap != nil {
+				snap.Close()
+			}
+			return exportSource{}, err
+		}
+		if snap.Len() == 0 {
+			snap.Close()
+			return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
+		}
+		return exportSource{snap: snap}, nil
 	}
 	files, err := Shards(src)
 	if err != nil {
-		return nil, err
+		return exportSource{}, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("corpus %s holds no records yet", src)
+		return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
 	}
-	return files, nil
+	return exportSource{files: files}, nil
+}
+
+// sources are the merge inputs of e, read as T.
+func sources[T any](e exportSource, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int) []mergeSource[T] {
+	if e.snap != nil {
+		return snapshotSources[T](e.snap, open, batch)
+	}
+	return fileSources[T](e.files, open, batch)
 }
 
 // exporter streams records into the split writers and gathers the figures
@@ -275,12 +345,12 @@ func exportSources(src string) ([]string, error) {
 type exporter struct {
 	opt    *ExportOptions
 	format *exportFormat
-	out    outDir
+	out    *outDir
 	splits map[string]*splitWriter
 	stats  exportStats
 }
 
-func newExporter(opt *ExportOptions, out outDir) *exporter {
+func newExporter(opt *ExportOptions, out *outDir) *exporter {
 	x := &exporter{opt: opt, format: formatOf(opt.Format), out: out, splits: map[string]*splitWriter{}, stats: newExportStats()}
 	selected := opt.Splits
 	if len(selected) == 0 {
@@ -291,6 +361,10 @@ func newExporter(opt *ExportOptions, out outDir) *exporter {
 	}
 	return x
 }
+
+// fullMergeBatch is how many whole records (rollouts included) the merge of
+// an export decodes at a time from each shard.
+const fullMergeBatch = 8
 
 // recordHead is the projection of a shard that every format but jsonl
 // needs: the record without its rollouts and usage.
@@ -311,20 +385,29 @@ func (h *recordHead) record() schema.Record {
 		Reference: h.Reference, Style: h.Style, Rubric: h.Rubric, Provenance: h.Provenance}
 }
 
-func (x *exporter) read(ctx context.Context, files []string) error {
-	for _, file := range files {
-		var err error
-		if x.format.full {
-			err = ScanShard(file, func(rec *schema.Record) error { return x.add(ctx, rec) })
-		} else {
-			err = Scan(file, func(h *recordHead) error {
+// read exports the records of files (shards sorted by id) in global id
+// order, a k-way merge, so that the export does not depend on how the run's
+// checkpoints cut its shards; of a repeated id the first is exported.
+func (x *exporter) read(ctx context.Context, in exportSource) error {
+	dup := func(id, file string) {
+		x.stats.duplicates++
+		x.opt.Logger.Warn("record id repeated in a later shard; the first is exported", "id", id, "file", file)
+	}
+	var err error
+	tmp := &mergeTemp{fs: x.opt.FS, dir: x.out.data()}
+	if x.format.full {
+		// Whole records hold their rollouts: few at a time per shard.
+		err = mergeBounded(ctx, sources[schema.Record](in, openShard, fullMergeBatch), tmp, fullMergeBatch, func(rec *schema.Record) string { return rec.ID },
+			func(rec *schema.Record) error { return x.add(ctx, rec) }, dup)
+	} else {
+		err = mergeBounded(ctx, sources[recordHead](in, openProjected[recordHead], scanBatch), tmp, scanBatch, func(h *recordHead) string { return h.ID },
+			func(h *recordHead) error {
 				rec := h.record()
 				return x.add(ctx, &rec)
-			})
-		}
-		if err != nil {
-			return err
-		}
+			}, dup)
+	}
+	if err != nil {
+		return err
 	}
 	for _, s := range ExportSplits {
 		if sw := x.splits[s]; sw != nil {
@@ -362,10 +445,13 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 	return sw.add(rec)
 }
 
+// abort drops every file the export was writing, and the directories it
+// made for them.
 func (x *exporter) abort() {
 	for _, sw := range x.splits {
 		sw.abort()
 	}
+	x.out.removeCreated()
 }
 
 // commit puts the data files in place and writes export.json and the card.
@@ -407,7 +493,7 @@ func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFil
 		Format: x.opt.Format, SpecVersion: schema.SpecVersion, Source: src,
 		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{},
 		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
-		ItemsDropped: x.stats.itemsDropped, Files: files, CreatedAt: x.stats.newest,
+		ItemsDropped: x.stats.itemsDropped, DuplicatesDropped: x.stats.duplicates, Files: files, CreatedAt: x.stats.newest,
 	}
 	for _, sw := range splits {
 		// A split is listed when the corpus has records in it or it was asked for.

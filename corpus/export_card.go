@@ -23,7 +23,7 @@ type columnDoc struct{ name, meaning string }
 
 var verlColumns = []columnDoc{
 	{"data_source", `"rubricforge/" + the record's source ("rubricforge" when it has none)`},
-	{"prompt", "what the policy sees: the --system-prompt message if given, then the problem as the user message; never the rubric, the reference or the answer"},
+	{"prompt", "what the policy sees: the rollout template the corpus's rollouts were sampled with (its step-header and answer-tag format) around the problem, or --user-template's; with --system-prompt alone, that system message and the bare problem; never the rubric, the reference or the answer"},
 	{"ability", `"math"`},
 	{"reward_model", `style "rubric"; ground_truth: the record's answer`},
 	{"extra_info", "split; index: the row within the split; id: the problem id; question; answer; rubric: JSON array of the rubric items; scheme: the rubric's default reward scheme; spec_version"},
@@ -126,6 +126,7 @@ func baseTypeString(n parquet.Node) string {
 // exportStats gathers the figures of export.json and the card.
 type exportStats struct {
 	recordsIn, recordsOut, recordsDropped, itemsDropped int64
+	duplicates                                          int64 // records whose id an earlier shard held
 	splitIn                                             map[string]int64
 	fps, toolVersions                                   map[string]bool
 	models                                              map[string]map[string]bool // stage -> models
@@ -287,6 +288,9 @@ func (in cardInput) command() string {
 	}
 	if o.SystemPromptFile != "" {
 		parts = append(parts, "--system-prompt", o.SystemPromptFile)
+	}
+	if o.UserTemplateFile != "" {
+		parts = append(parts, "--user-template", o.UserTemplateFile)
 	}
 	if o.ValidOnly {
 		parts = append(parts, "--valid-only")

@@ -26,8 +26,9 @@ const exportDataDir = "data"
 var (
 	// exportFileRE matches a committed data file: HF's shard naming.
 	exportFileRE = regexp.MustCompile(`^(train|validation|test)-[0-9]{5}-of-[0-9]{5}\.(parquet|jsonl)$`)
-	// exportTempRE matches a data file being written.
-	exportTempRE = regexp.MustCompile(`^\.(train|validation|test)-[0-9]{5}\.(parquet|jsonl)\.tmp$`)
+	// exportTempRE matches a data file being written, or a temporary file
+	// of the merge of many shards.
+	exportTempRE = regexp.MustCompile(`^\.((train|validation|test)-[0-9]{5}\.(parquet|jsonl)|merge-[0-9]{5})\.tmp$`)
 )
 
 // maxExportFiles is the most files of one split that the 5-digit shard
@@ -268,6 +269,9 @@ type outDir struct {
 	fs    fsys.FS
 	dir   string
 	force bool
+	// createdDir and createdData: prepare made them, so an export that
+	// fails or is stopped removes them again when they are empty.
+	createdDir, createdData bool
 }
 
 func (o outDir) data() string { return filepath.Join(o.dir, exportDataDir) }
@@ -275,10 +279,11 @@ func (o outDir) data() string { return filepath.Join(o.dir, exportDataDir) }
 // prepare makes sure the directory exists and holds nothing but an earlier
 // export (unless force), and removes data files left half-written by an
 // export that crashed. An earlier export stays complete until commit.
-func (o outDir) prepare() error {
+func (o *outDir) prepare() error {
 	st, err := o.fs.Stat(o.dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		o.createdDir, o.createdData = true, true
 		return fsys.MkdirAllSynced(o.fs, o.data(), 0o755)
 	case err != nil:
 		return fmt.Errorf("export directory: %w", err)
@@ -297,10 +302,24 @@ func (o outDir) prepare() error {
 			"(export.json, README.md and data/{split}-NNNNN-of-NNNNN.* are then replaced, other files left as they are)",
 			o.dir, strings.Join(foreign, ", "))
 	}
+	if _, err := o.fs.Stat(o.data()); errors.Is(err, fs.ErrNotExist) {
+		o.createdData = true
+	}
 	if err := fsys.MkdirAllSynced(o.fs, o.data(), 0o755); err != nil {
 		return err
 	}
 	return o.removeMatching(o.data(), exportTempRE, nil)
+}
+
+// removeCreated removes the directories prepare made, when they are still
+// empty: an export that failed or was stopped leaves no empty DIR/data.
+func (o *outDir) removeCreated() {
+	if o.createdData {
+		o.fs.Remove(o.data()) // fails, as it should, when not empty
+	}
+	if o.createdDir {
+		o.fs.Remove(o.dir)
+	}
 }
 
 // foreign lists what in the directory is not an earlier export's.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -31,9 +32,19 @@ func exItem(id int32, typ, text string, weight float64, valid *bool) schema.Item
 	return it
 }
 
+// rolloutHash is the hash of this build's rollout template, which the
+// fixture's rollouts were "sampled" with.
+func rolloutHash() string {
+	set, err := prompts.Load("")
+	if err != nil {
+		panic(err)
+	}
+	return set.Hash(prompts.Rollout)
+}
+
 func exProvenance(fp string, day int, judged bool) schema.Provenance {
 	p := schema.Provenance{
-		RolloutModel: "simulated-rollout", DistillModel: "simulated-distill", RolloutTemplate: "r1", DistillTemplate: "d1",
+		RolloutModel: "simulated-rollout", DistillModel: "simulated-distill", RolloutTemplate: rolloutHash(), DistillTemplate: "d1",
 		JobFingerprint: fp, SpecVersion: schema.SpecVersion, ToolVersion: "export-test",
 		CreatedAt: time.Date(2026, 5, day, 12, 30, 0, 0, time.UTC),
 	}
@@ -255,13 +266,13 @@ func readManifestFile(t *testing.T, dir string) ExportManifest {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"format", "spec_version", "source", "job_fingerprints", "valid_only", "splits", "records_in",
-		"records_out", "records_dropped", "items_dropped", "files", "created_at"} {
+		"records_out", "records_dropped", "items_dropped", "duplicates_dropped", "files", "created_at"} {
 		if _, ok := raw[key]; !ok {
 			t.Errorf("export.json has no %q", key)
 		}
 	}
-	if len(raw) != 12 {
-		t.Errorf("export.json has %d keys, the contract names 12", len(raw))
+	if len(raw) != 13 {
+		t.Errorf("export.json has %d keys, the contract names 13", len(raw))
 	}
 	return m
 }

@@ -87,19 +87,11 @@ const (
 
 // rowMaker turns records into the rows of one format.
 type rowMaker struct {
-	systemPrompt string
+	prompts *promptSource // verl only
 }
 
-// prompt is what the policy sees: the optional system message and the
-// problem. It is built from nothing else, so it never holds the rubric, the
-// reference or the ground truth.
-func (m rowMaker) prompt(rec *schema.Record) []ChatMessage {
-	msgs := make([]ChatMessage, 0, 2)
-	if m.systemPrompt != "" {
-		msgs = append(msgs, ChatMessage{Role: roleSystem, Content: m.systemPrompt})
-	}
-	return append(msgs, ChatMessage{Role: roleUser, Content: rec.Problem})
-}
+// prompt is what the policy sees (see promptSource).
+func (m rowMaker) prompt(rec *schema.Record) ([]ChatMessage, error) { return m.prompts.messages(rec) }
 
 func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	rubric, err := marshalJSON(nonNil(rec.Rubric))
@@ -114,9 +106,13 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	if rec.Source != "" {
 		source += "/" + rec.Source
 	}
+	prompt, err := m.prompt(rec)
+	if err != nil {
+		return VerlRow{}, err
+	}
 	return VerlRow{
 		DataSource:  source,
-		Prompt:      m.prompt(rec),
+		Prompt:      prompt,
 		Ability:     verlAbility,
 		RewardModel: VerlRewardModel{Style: verlStyle, GroundTruth: rec.Answer},
 		ExtraInfo: VerlExtraInfo{

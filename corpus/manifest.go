@@ -194,7 +194,9 @@ func (r *Run) writeManifest() error {
 		m.Shards = []ShardInfo{}
 	}
 	m.SpecVersion = schema.SpecVersion
-	m.ToolVersion = r.opt.ToolVersion
+	if r.opt.ToolVersion != "" { // compaction and repair make no records: keep the version of the run that did
+		m.ToolVersion = r.opt.ToolVersion
+	}
 	m.UpdatedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -34,16 +34,24 @@ func (r *Run) resume() error {
 	r.man = man
 	changed := false
 	listed := make(map[string]bool, len(man.Shards))
+	var damaged []DamagedShard
 	for i := range r.man.Shards {
 		s := &r.man.Shards[i]
 		listed[filepath.Base(s.File)] = true
 		r.next = max(r.next, s.index()+1)
-		ids, relisted, err := r.checkListed(s)
+		ids, relisted, why, err := r.checkListed(s)
 		if err != nil {
 			return err
 		}
+		if why != "" {
+			damaged = append(damaged, DamagedShard{File: s.File, Rows: s.Rows, Reason: why})
+			continue
+		}
 		changed = changed || relisted
 		r.addDone(ids, s.File)
+	}
+	if len(damaged) > 0 {
+		return &DamageError{Dir: r.dir, Shards: damaged}
 	}
 	adopted, err := r.scanUnlisted(listed)
 	if err != nil {
@@ -65,33 +73,40 @@ func (r *Run) resume() error {
 // checkListed checks a listed shard and returns its ids. The cheap path: the
 // shard has the size and modification time the manifest recorded, and its
 // id list matches the entry. Otherwise the shard is hashed and its id column
-// read; a shard that differs from its entry is kept only if it still reads
-// as the same rows. relisted reports that s was updated (and an id list
-// written), so the manifest must be rewritten.
-func (r *Run) checkListed(s *ShardInfo) (ids []string, relisted bool, err error) {
+// read. A shard that is missing or whose bytes differ from its entry is
+// damaged (why says how), whatever its rows read as: it is never listed
+// again with a new hash. relisted reports that s was updated (a shard whose
+// modification time alone changed, or whose id list was rewritten), so the
+// manifest must be rewritten.
+func (r *Run) checkListed(s *ShardInfo) (ids []string, relisted bool, why string, err error) {
 	path := filepath.Join(r.dir, filepath.FromSlash(s.File))
 	st, err := r.fs.Stat(path)
-	if err != nil {
-		return nil, false, fmt.Errorf("listed shard %s is missing (its %d rows would be lost; restore it, or remove it from %s to recompute them): %w",
-			s.File, s.Rows, ManifestName, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, "missing", nil
 	}
-	if s.IDsXXHash64 != "" && st.Size() == s.Bytes && st.ModTime().UnixNano() == s.ModTimeNS {
+	if err != nil {
+		return nil, false, "", fmt.Errorf("checking listed shard %s: %w", s.File, err)
+	}
+	if st.Size() != s.Bytes {
+		return nil, false, fmt.Sprintf("%d bytes, the manifest recorded %d (truncated or overwritten)", st.Size(), s.Bytes), nil
+	}
+	if s.IDsXXHash64 != "" && st.ModTime().UnixNano() == s.ModTimeNS {
 		l, why := r.readIDList(s)
 		if why == "" {
-			return l.ids, false, nil
+			return l.ids, false, "", nil
 		}
 		r.log.Warn("id list of a shard is unusable; reading the shard instead", "file", s.File, "reason", why)
 	}
-	info, ids, err := r.verifyListed(s)
-	if err != nil {
-		return nil, false, err
+	info, ids, why, err := r.verifyListed(s)
+	if err != nil || why != "" {
+		return nil, false, why, err
 	}
 	info.IDsXXHash64, err = writeIDList(r.fs, r.layout.Shards(), s.index(), info.XXHash64, ids)
 	if err != nil {
-		return nil, false, r.fatal(fmt.Errorf("rewriting the id list of %s: %w", s.File, err))
+		return nil, false, "", r.fatal(fmt.Errorf("rewriting the id list of %s: %w", s.File, err))
 	}
 	*s = info
-	return ids, true, nil
+	return ids, true, "", nil
 }
 
 // readIDList reads and checks the id list of a listed shard; why is "" when
@@ -108,33 +123,22 @@ func (r *Run) readIDList(s *ShardInfo) (l idList, why string) {
 	return l, l.matches(*s)
 }
 
-// verifyListed hashes a listed shard and reads its ids. A shard that differs
-// from its entry is kept only if it still reads as the same rows.
-func (r *Run) verifyListed(s *ShardInfo) (ShardInfo, []string, error) {
+// verifyListed hashes a listed shard and reads its ids; why is not "" when
+// its bytes differ from its entry or it cannot be read.
+func (r *Run) verifyListed(s *ShardInfo) (info ShardInfo, ids []string, why string, err error) {
 	path := filepath.Join(r.dir, filepath.FromSlash(s.File))
 	info, ids, ierr := inspectShard(r.fs, path)
 	info.File = s.File
-	if ierr == nil && info.Bytes == s.Bytes && info.XXHash64 == s.XXHash64 {
-		if info.Rows != s.Rows || info.FirstID != s.FirstID || info.LastID != s.LastID {
-			return ShardInfo{}, nil, fmt.Errorf("listed shard %s matches its hash but not its manifest entry (rows %d, ids %s..%s)",
-				s.File, info.Rows, info.FirstID, info.LastID)
-		}
-		return info, ids, nil
+	switch {
+	case ierr != nil:
+		return ShardInfo{}, nil, "unreadable: " + ierr.Error(), nil
+	case info.Bytes != s.Bytes || info.XXHash64 != s.XXHash64:
+		return ShardInfo{}, nil, fmt.Sprintf("its bytes changed on disk (xxhash64 %s, the manifest recorded %s)", info.XXHash64, s.XXHash64), nil
+	case info.Rows != s.Rows || info.FirstID != s.FirstID || info.LastID != s.LastID:
+		return ShardInfo{}, nil, "", fmt.Errorf("listed shard %s matches its hash but not its manifest entry (rows %d, ids %s..%s)",
+			s.File, info.Rows, info.FirstID, info.LastID)
 	}
-	if ierr == nil && info.Rows == s.Rows && info.FirstID == s.FirstID && info.LastID == s.LastID {
-		r.log.Warn("listed shard changed on disk but still reads as the same rows; re-listing it",
-			"file", s.File, "bytes", info.Bytes, "want_bytes", s.Bytes, "xxhash64", info.XXHash64, "want_xxhash64", s.XXHash64)
-		return info, ids, nil
-	}
-	var why string
-	if ierr != nil {
-		why = ierr.Error()
-	} else {
-		why = fmt.Sprintf("it holds %d rows %s..%s, the manifest says %d rows %s..%s",
-			info.Rows, info.FirstID, info.LastID, s.Rows, s.FirstID, s.LastID)
-	}
-	return ShardInfo{}, nil, fmt.Errorf("listed shard %s does not match the manifest (bytes %d, xxhash64 %s expected) and cannot be re-verified: %s; "+
-		"move it away and remove it from %s to recompute its %d rows", s.File, s.Bytes, s.XXHash64, why, ManifestName, s.Rows)
+	return info, ids, "", nil
 }
 
 func (r *Run) addDone(ids []string, file string) {
@@ -271,7 +275,7 @@ func (r *Run) moveAside(name string, why error) error {
 	if err := fsys.SyncDir(r.fs, r.layout.Shards()); err != nil {
 		return r.fatal(err)
 	}
-	r.log.Warn("moved an unusable unlisted shard aside; its rows will be recomputed",
+	r.log.Warn("moved an unusable shard aside; its rows will be made again by the next run",
 		"file", filepath.Join(shardsDir, name), "to", dst, "reason", why.Error())
 	return nil
 }

@@ -173,7 +173,7 @@ func TestResumeListedShardProblems(t *testing.T) {
 				data[len(data)-10] ^= 0xff // inside the footer length / footer
 				os.WriteFile(p, data, 0o644)
 			},
-			wantErr: "listed shard shards/part-00001.parquet does not match the manifest",
+			wantErr: "shards/part-00001.parquet (20 records): unreadable",
 		},
 		{
 			name: "truncated",
@@ -182,12 +182,12 @@ func TestResumeListedShardProblems(t *testing.T) {
 				st, _ := os.Stat(p)
 				os.Truncate(p, st.Size()-100)
 			},
-			wantErr: "listed shard shards/part-00000.parquet does not match the manifest",
+			wantErr: "shards/part-00000.parquet (20 records): ",
 		},
 		{
 			name:    "missing",
 			damage:  func(t *testing.T, dir string) { os.Remove(shardPath(dir, 1)) },
-			wantErr: "listed shard shards/part-00001.parquet is missing",
+			wantErr: "shards/part-00001.parquet (20 records): missing",
 		},
 		{
 			name: "corrupt manifest",
@@ -197,7 +197,8 @@ func TestResumeListedShardProblems(t *testing.T) {
 			wantErr: ManifestName + " is corrupt",
 		},
 		{
-			name: "wrong hash in manifest, file intact: re-listed",
+			// Either side may be wrong; neither is believed.
+			name: "wrong hash in manifest, file intact: damaged",
 			damage: func(t *testing.T, dir string) {
 				m, err := ReadManifest(dir)
 				if err != nil {
@@ -205,6 +206,16 @@ func TestResumeListedShardProblems(t *testing.T) {
 				}
 				m.Shards[0].XXHash64 = "0123456789abcdef"
 				writeManifestForTest(t, dir, m)
+			},
+			wantErr: "shards/part-00000.parquet (20 records): its bytes changed on disk",
+		},
+		{
+			name: "modification time changed, bytes intact: re-listed",
+			damage: func(t *testing.T, dir string) {
+				later := time.Now().Add(time.Hour)
+				if err := os.Chtimes(shardPath(dir, 0), later, later); err != nil {
+					t.Fatal(err)
+				}
 			},
 		},
 	}

@@ -354,19 +354,23 @@ func scanShard(path string, fn func(*schema.Record) error) (rows int64, err erro
 // T that the file lacks, a damaged file or a row count that disagrees with
 // the footer is an error, never a panic. fn may keep the row it is given.
 func Scan[T any](path string, fn func(*T) error) error {
-	_, err := scanFile(path, func(f io.ReaderAt, path string, size int64) (*parquet.File, error) {
-		pf, err := openParquet(f, path, size)
-		if err != nil {
-			return nil, err
-		}
-		for _, col := range parquet.SchemaOf(new(T)).Columns() {
-			if _, ok := pf.Schema().Lookup(col...); !ok {
-				return nil, fmt.Errorf("%s has no column %s", path, strings.Join(col, "."))
-			}
-		}
-		return pf, nil
-	}, fn)
+	_, err := scanFile(path, openProjected[T], fn)
 	return err
+}
+
+// openProjected opens a parquet file to be read as T, checking that it has
+// every column of T.
+func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File, error) {
+	pf, err := openParquet(f, path, size)
+	if err != nil {
+		return nil, err
+	}
+	for _, col := range parquet.SchemaOf(new(T)).Columns() {
+		if _, ok := pf.Schema().Lookup(col...); !ok {
+			return nil, fmt.Errorf("%s has no column %s", path, strings.Join(col, "."))
+		}
+	}
+	return pf, nil
 }
 
 func scanFile[T any](path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {
@@ -375,11 +379,24 @@ func scanFile[T any](path string, open func(io.ReaderAt, string, int64) (*parque
 
 // scanFileFS is scanFile on any file system.
 func scanFileFS[T any](fsy fsys.FS, path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), fn func(*T) error) (rows int64, err error) {
+	return scanFileBatch(fsy, path, open, scanBatch, fn)
+}
+
+// scanFileBatch is scanFileFS decoding batch rows at a time.
+func scanFileBatch[T any](fsy fsys.FS, path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int, fn func(*T) error) (rows int64, err error) {
 	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
 	}
 	defer f.Close()
+	return scanOpen(f, path, open, batch, fn)
+}
+
+// scanOpen streams the rows of the open parquet file f (named path).
+func scanOpen[T any](f interface {
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}, path string, open func(io.ReaderAt, string, int64) (*parquet.File, error), batch int, fn func(*T) error) (rows int64, err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
@@ -393,12 +410,12 @@ func scanFileFS[T any](fsy fsys.FS, path string, open func(io.ReaderAt, string, 
 		return 0, err
 	}
 	defer r.Close()
-	batch := make([]T, scanBatch)
+	buf := make([]T, max(batch, 1))
 	for {
-		clear(batch) // decoded slices must not alias the previous batch's
-		n, rerr := readBatch(r, batch, path)
-		for i := range batch[:n] {
-			row := batch[i]
+		clear(buf) // decoded slices must not alias the previous batch's
+		n, rerr := readBatch(r, buf, path)
+		for i := range buf[:n] {
+			row := buf[i]
 			if err := fn(&row); err != nil {
 				return rows, err
 			}

@@ -3,6 +3,9 @@
 # over the example problems with examples/demo.yaml, print where the corpus is.
 # make demo-grounded runs it with CONFIG=examples/demo-grounded.yaml (the
 # example documents, grounded style).
+# The simulated faults are seeded and drawn per request (-seed 1
+# -faults-by-request), so every run makes the same corpus and the README's
+# example figures are what you get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
@@ -13,7 +16,7 @@ go build -o "$BIN/simllm" ./examples/simllm
 
 fifo=$(mktemp -u)
 mkfifo "$fifo"
-"$BIN/simllm" -addr 127.0.0.1:0 -problems examples/problems.jsonl -latency 20ms -fault-rate 0.05 >"$fifo" 2>/dev/null &
+"$BIN/simllm" -addr 127.0.0.1:0 -problems examples/problems.jsonl -latency 20ms -fault-rate 0.05 -seed 1 -faults-by-request >"$fifo" 2>/dev/null &
 sim=$!
 trap 'kill $sim 2>/dev/null || true; rm -f "$fifo"' EXIT
 exec 3<"$fifo"

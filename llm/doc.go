@@ -106,5 +106,13 @@
 // attempts by reason, tokens and cost, by stage and in total, and prices
 // responses by model (unknown models cost 0). Before each live attempt
 // Chat checks [Meter.Exhausted]; requests already in flight can overshoot
-// the budget by their own use.
+// the budget by their own use, unless the caller reserves each request's
+// estimated cost first with a [BudgetGate].
+//
+// # Endpoints that are down
+//
+// A [Streak] follows a caller's calls in a row that ran out of retries on
+// transient errors: three in a row that could not connect mean nothing
+// listens at the URL, fifty of any kind that the endpoint keeps failing.
+// distill run and validate rejudge both stop on it.
 package llm

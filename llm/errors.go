@@ -169,6 +169,11 @@ func classify(err error, status int) (Class, string) {
 	if errors.Is(err, errTooLarge) {
 		return ClassPermanent, "too_large"
 	}
+	if status == 429 && quotaExhausted(err) {
+		// OpenAI's "insufficient_quota" 429 is not a rate limit: no retry
+		// passes until someone pays.
+		return ClassFatal, "insufficient_quota"
+	}
 	if status >= 300 {
 		return classifyStatus(status)
 	}
@@ -226,6 +231,18 @@ func classifyStatus(status int) (Class, string) {
 		return ClassRetryable, reason // proxies' 52x and friends
 	}
 	return ClassPermanent, reason
+}
+
+// quotaExhausted reports an OpenAI insufficient_quota error.
+func quotaExhausted(err error) bool {
+	const quota = "insufficient_quota"
+	var ae *openai.APIError
+	if errors.As(err, &ae) {
+		code, _ := ae.Code.(string)
+		return code == quota || ae.Type == quota
+	}
+	var re *openai.RequestError
+	return errors.As(err, &re) && strings.Contains(string(re.Body), quota)
 }
 
 // statusOf returns the HTTP status carried by go-openai's error types.

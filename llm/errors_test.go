@@ -53,6 +53,9 @@ func TestClassification(t *testing.T) {
 		{name: "403", handler: flat(403), class: ClassFatal, reasons: []string{"403"}, status: 403, attempts: 1, hits: 1},
 		{name: "404", handler: func(w http.ResponseWriter, _ *http.Request, _ int) { http.NotFound(w, nil) },
 			class: ClassFatal, reasons: []string{"404"}, status: 404, attempts: 1, hits: 1},
+		{name: "429 insufficient_quota", handler: func(w http.ResponseWriter, _ *http.Request, _ int) {
+			writeJSON(w, 429, []byte(`{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`))
+		}, class: ClassFatal, reasons: []string{"insufficient_quota"}, status: 429, attempts: 1, hits: 1},
 		{name: "429 envelope", handler: envelope(429, "slow down"), class: ClassRetryable, reasons: []string{"429"}, status: 429, attempts: 3, hits: 3},
 		{name: "flat vLLM 503", handler: flat(503), class: ClassRetryable, reasons: []string{"503"}, status: 503, attempts: 3, hits: 3},
 		{name: "HTML 502 from a proxy", handler: func(w http.ResponseWriter, _ *http.Request, _ int) {

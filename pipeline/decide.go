@@ -36,20 +36,14 @@ func effectOf(err error) effect {
 	return effectProblem
 }
 
-const (
-	// transientStreakLimit is how many problems in a row may run out of
-	// retries on transient endpoint errors before the run stops as failed.
-	transientStreakLimit = 50
-	// unreachableStreakLimit is how many problems in a row may fail because
-	// no connection could be made before the run stops: nothing is listening.
-	unreachableStreakLimit = 3
-)
+// transientStreakLimit is how many problems in a row may run out of
+// retries on transient endpoint errors before the run stops as failed.
+const transientStreakLimit = llm.FailingStreakLimit
 
 // health follows the failures in a row that point at the endpoint rather
-// than at the problems.
+// than at the problems (llm.Streak: the same rule validate rejudge keeps).
 type health struct {
-	transient   int // problems in a row that ran out of retries on transient errors
-	unreachable int // of those, the ones whose last error was a failed connection
+	streak llm.Streak
 }
 
 // action is what the loop does after an outcome.
@@ -84,18 +78,12 @@ func (h *health) failed(f *problemFailure, endpointOf func(stage string) string)
 		*h = health{} // the endpoint answered; the problem itself failed
 		return action{}
 	}
-	h.transient++
-	if f.llmReason == "refused" || f.llmReason == "network" {
-		h.unreachable++
-	} else {
-		h.unreachable = 0
-	}
-	switch {
-	case h.unreachable >= unreachableStreakLimit:
+	switch h.streak.Failed(f.llmReason) {
+	case llm.StreakUnreachable:
 		return action{fatal: fmt.Errorf("nothing answers at %s: %d problems in a row could not connect (%s); is the server running, and is the base URL right? Finished work is kept; run again once the endpoint is up",
-			endpointOf(f.stage), h.unreachable, f.reason)}
-	case h.transient >= transientStreakLimit:
-		return action{fatal: fmt.Errorf("the endpoint keeps failing: %d problems in a row ran out of retries (last: %s); finished work is kept, and a plain resume retries these problems once the endpoint is back", h.transient, f.reason)}
+			endpointOf(f.stage), llm.UnreachableStreakLimit, f.reason)}
+	case llm.StreakFailing:
+		return action{fatal: fmt.Errorf("the endpoint keeps failing: %d problems in a row ran out of retries (last: %s); finished work is kept, and a plain resume retries these problems once the endpoint is back", h.streak.Len(), f.reason)}
 	}
 	return action{}
 }

@@ -227,6 +227,12 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 	close(results)
 }
 
+// reportEvery is how often, at most, a running run rewrites report.json
+// between checkpoints, so that distill status shows the run as it is (the
+// requests in flight, the rows read) rather than as it was at the last
+// checkpoint. The status tick (5 s, or 250 ms on a terminal) paces it.
+const reportEvery = time.Second
+
 // collect takes outcomes until the workers are done, checkpoints, shows
 // progress, writes the report once the input is counted, and stops
 // admission on Ctrl-C. abort ends the run's requests and its reading after a
@@ -260,8 +266,13 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 			if err := l.checkpoint(); err != nil {
 				failRun(err)
 			}
-		case <-statusTick.C:
-			progress.update(l.statusLine())
+		case now := <-statusTick.C:
+			progress.update(l.statusLine()) // fills the report
+			if now.Sub(l.report.written) >= reportEvery {
+				if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+					failRun(err)
+				}
+			}
 		case <-counted: // the total is known: let status show it at once
 			counted = nil
 			l.fillReport()

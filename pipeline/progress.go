@@ -47,6 +47,7 @@ type statusLine struct {
 	requests, cached                int64
 	tokens                          int64
 	cost                            float64
+	costCounted                     bool // the job has prices
 	perMin                          float64
 	eta                             *float64
 	heldBack                        []string // endpoints held back now, and why
@@ -58,8 +59,8 @@ func (s statusLine) String() string {
 	if s.total > 0 {
 		total = fmt.Sprint(s.total)
 	}
-	fmt.Fprintf(&b, "%d/%s done, %d failed, %d left out, %d in flight | %d requests (%d cached), %s tokens, $%.4f | %.1f problems/min",
-		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.cost, s.perMin)
+	fmt.Fprintf(&b, "%d/%s done, %d failed, %d left out, %d in flight | %d requests (%d cached), %s tokens, %s | %.1f problems/min",
+		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.costText(), s.perMin)
 	if s.eta != nil {
 		fmt.Fprintf(&b, ", ETA %s", (time.Duration(*s.eta) * time.Second).Round(time.Second))
 	}
@@ -67,6 +68,14 @@ func (s statusLine) String() string {
 		b.WriteString("\n  held back: " + e)
 	}
 	return b.String()
+}
+
+// costText is the cost so far, or that it is not counted (no prices).
+func (s statusLine) costText() string {
+	if !s.costCounted {
+		return "cost not counted"
+	}
+	return fmt.Sprintf("$%.4f", s.cost)
 }
 
 func humanCount(n int64) string {
@@ -89,7 +98,7 @@ func (p *progress) update(s statusLine) {
 		if s.total > 0 {
 			p.bar.ChangeMax64(s.total)
 		}
-		p.bar.Describe(fmt.Sprintf("distill: %d failed, %d left out, %d in flight, %d req, $%.4f |", s.failed, s.leftOut, s.inFlight, s.requests, s.cost))
+		p.bar.Describe(fmt.Sprintf("distill: %d failed, %d left out, %d in flight, %d req, %s |", s.failed, s.leftOut, s.inFlight, s.requests, s.costText()))
 		_ = p.bar.Set64(s.done + s.failed + s.leftOut)
 		return
 	}
@@ -113,7 +122,7 @@ func (l *loop) statusLine() statusLine {
 	s := statusLine{
 		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
 		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
-		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD,
+		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD, costCounted: r.CostCounted,
 		perMin: r.ProblemsPerMin, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
 	}
 	switch {

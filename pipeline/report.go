@@ -35,6 +35,7 @@ const (
 // it took. Problem counts are over the unique problems of the input:
 // Unique = Done + Failed + LeftOut + Pending.
 type Report struct {
+	written        time.Time // when writeReport last wrote it
 	Status         string    `json:"status"`
 	StopReason     string    `json:"stop_reason,omitempty"`
 	StoppedBy      string    `json:"stopped_by,omitempty"` // StopBudget or StopInterrupt when stopped
@@ -395,7 +396,11 @@ func writeReport(fsy fsys.FS, dir string, r *Report) error {
 	if err != nil {
 		return err
 	}
-	return fsys.WriteFileAtomic(fsy, reportPath(dir), append(b, '\n'), 0o644)
+	if err := fsys.WriteFileAtomic(fsy, reportPath(dir), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	r.written = time.Now()
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

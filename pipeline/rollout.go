@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -50,8 +49,6 @@ func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Ro
 	return out, nil
 }
 
-var stepHeader = regexp.MustCompile(`(?m)^[ \t]*#{2,4}[ \t]*Step[ \t]+\d+[ \t]*:`)
-
 // verifyRollout extracts and checks a rollout's final answer. A rollout cut
 // off by the token limit is never a clean correct answer.
 func (e *engine) verifyRollout(index int32, c llm.Choice, gold string, tokens *int32) schema.Rollout {
@@ -60,10 +57,11 @@ func (e *engine) verifyRollout(index int32, c llm.Choice, gold string, tokens *i
 	if ok {
 		r.ExtractedAnswer = ans
 	}
-	r.FormatOK = stepHeader.MatchString(c.Content) && strings.Contains(c.Content, "<answer>") && strings.Contains(c.Content, "</answer>")
+	r.FormatOK = schema.CountSteps(c.Content) > 0 && strings.Contains(c.Content, "<answer>") && strings.Contains(c.Content, "</answer>")
 	r.Correct = ok && c.FinishReason == "stop" && verify.Equal(gold, ans)
 	return r
 }
 
-// countSteps counts the "### Step N:" headers of a solution.
-func countSteps(text string) int { return len(stepHeader.FindAllStringIndex(text, -1)) }
+// countSteps counts the "### Step N:" headers of a solution, by the rule
+// rewardd's step spans and the satisfy prompt's step tags use.
+func countSteps(text string) int { return schema.CountSteps(text) }

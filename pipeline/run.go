@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
@@ -29,7 +30,8 @@ type Options struct {
 	Force       bool // run even if the job changed
 	RetryFailed bool // retry problems recorded in failures.jsonl
 	// ToolVersion is the version of the program, stored in every record's
-	// provenance and in the manifest; "dev" when empty.
+	// provenance and in the manifest; when empty, what the build
+	// information gives (internal/buildinfo).
 	ToolVersion string
 	Logger      *slog.Logger
 	Status      io.Writer     // progress output, normally stderr; nil for none
@@ -58,7 +60,7 @@ func (o *Options) fill() {
 		o.Getenv = os.Getenv
 	}
 	if o.ToolVersion == "" {
-		o.ToolVersion = "dev"
+		o.ToolVersion = buildinfo.Version("")
 	}
 }
 

@@ -17,6 +17,9 @@ type Status struct {
 	Dir      string          `json:"dir"`
 	Manifest corpus.Manifest `json:"manifest"`
 	Report   *Report         `json:"report,omitempty"`
+	// Damaged lists the listed shards that are missing or whose bytes no
+	// longer match the manifest; `distill repair` recovers from them.
+	Damaged []corpus.DamagedShard `json:"damaged"`
 }
 
 // ReadStatus reads a run directory without taking its lock, so it works
@@ -42,6 +45,12 @@ func ReadStatus(dir string) (*Status, error) {
 	if !ok && len(m.Shards) == 0 {
 		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
 	}
+	if st.Damaged, err = corpus.CheckShards(dir); err != nil {
+		return nil, err
+	}
+	if st.Damaged == nil {
+		st.Damaged = []corpus.DamagedShard{}
+	}
 	if ok && rep.Status == StatusRunning {
 		inUse, err := corpus.InUse(dir)
 		if err != nil {
@@ -66,11 +75,15 @@ func (s *Status) WriteJSON(w io.Writer) error {
 func (s *Status) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "corpus: %d records in %d shards (spec %s, tool %s)\n", s.Manifest.Rows, len(s.Manifest.Shards), s.Manifest.SpecVersion, s.Manifest.ToolVersion)
 	s.writeJobs(w)
+	s.writeDamaged(w)
 	if s.Report == nil {
 		fmt.Fprintln(w, "no report.json yet")
 		return
 	}
 	s.Report.WriteSummary(w, s.Dir)
+	if s.Report.StoppedBy == StopDied {
+		s.writeDied(w)
+	}
 	if s.Report.Status == StatusRunning {
 		s.Report.writeProgress(w)
 		for _, e := range s.Report.Endpoints {
@@ -124,4 +137,32 @@ func settingsDiff(a, b map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// writeDamaged names the damaged shards and says how to recover.
+func (s *Status) writeDamaged(w io.Writer) {
+	if len(s.Damaged) == 0 {
+		return
+	}
+	var rows int64
+	for _, d := range s.Damaged {
+		rows += d.Rows
+	}
+	fmt.Fprintf(w, "damaged: %d shard(s), %d records not usable:\n", len(s.Damaged), rows)
+	for _, d := range s.Damaged {
+		fmt.Fprintf(w, "  %s (%d records): %s\n", d.File, d.Rows, d.Reason)
+	}
+	fmt.Fprintf(w, "  recover: distill repair %s, then the same distill run again (it makes them again from the response cache)\n", s.Dir)
+}
+
+// writeDied says what is known of a run whose process died: the records
+// committed in shards survive; records its last report counted as done
+// beyond them were lost with the process, and the next run makes them
+// again with every request they needed answered from the response cache.
+func (s *Status) writeDied(w io.Writer) {
+	fmt.Fprintf(w, "after the crash: %d records are committed in shards", s.Manifest.Rows)
+	if lost := s.Report.Problems.Done - s.Manifest.Rows; lost > 0 {
+		fmt.Fprintf(w, "; %d more were finished by its last update but not committed", lost)
+	}
+	fmt.Fprintln(w, "; the same command resumes, answering every request the run had answered from its response cache")
 }

@@ -19,7 +19,14 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	if r.Grounded != nil {
 		units, leftOutBy = "passages", "the quality checks"
 	}
-	fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+	switch {
+	case r.Status != StatusRunning:
+		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+	case p.InputLines > 0:
+		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines)
+	default:
+		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
+	}
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
@@ -38,7 +45,15 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt + %d completion; %s\n",
 		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, t.CompletionTokens, cost)
-	fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, (time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Millisecond))
+	elapsed := (time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Millisecond)
+	switch {
+	case r.Status == StatusRunning:
+		fmt.Fprintf(w, "shards: %d; running for %s at its last update\n", r.Shards, elapsed.Round(time.Second))
+	case r.StoppedBy == StopDied:
+		fmt.Fprintf(w, "shards: %d; the session ran for at least %s (its last update, %s)\n", r.Shards, elapsed.Round(time.Second), r.Updated.Local().Format(time.DateTime))
+	default:
+		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
+	}
 }
 
 // writeRollouts prints the accuracy over every sampled rollout, then the

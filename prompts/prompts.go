@@ -89,21 +89,9 @@ func Load(dir string) (*Set, error) {
 				return nil, fmt.Errorf("prompts: reading %s: %w", override, err)
 			}
 		}
-		parts, err := cutSections(string(text))
-		if err != nil {
-			return nil, fmt.Errorf("prompts: %s: %w", origin, err)
+		if err := s.parse(name, text, origin); err != nil {
+			return nil, err
 		}
-		secs := make([]section, len(parts))
-		for i, p := range parts {
-			// Leading newlines keep the parser's line numbers those of the file.
-			t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(strings.Repeat("\n", p.line-1) + p.body)
-			if err != nil {
-				return nil, fmt.Errorf("prompts: parsing %s: %w", origin, err)
-			}
-			secs[i] = section{role: p.role, body: t}
-		}
-		s.templates[name] = secs
-		s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
 	}
 	return s, nil
 }
@@ -112,6 +100,46 @@ func Load(dir string) (*Set, error) {
 var funcs = template.FuncMap{
 	"join": strings.Join,
 	"inc":  func(i int) int { return i + 1 },
+}
+
+// LoadRollout is Load("") with the rollout template read from the file at
+// path (in the format of Load's files): the prompt a run's own rollout
+// template (its --prompts-dir) showed the model, for an export to show the
+// policy the same.
+func LoadRollout(path string) (*Set, error) {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("prompts: reading %s: %w", path, err)
+	}
+	s, err := Load("")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.parse(Rollout, text, path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parse sets the named template from its file text; origin names the file
+// in errors.
+func (s *Set) parse(name string, text []byte, origin string) error {
+	parts, err := cutSections(string(text))
+	if err != nil {
+		return fmt.Errorf("prompts: %s: %w", origin, err)
+	}
+	secs := make([]section, len(parts))
+	for i, p := range parts {
+		// Leading newlines keep the parser's line numbers those of the file.
+		t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(strings.Repeat("\n", p.line-1) + p.body)
+		if err != nil {
+			return fmt.Errorf("prompts: parsing %s: %w", origin, err)
+		}
+		secs[i] = section{role: p.role, body: t}
+	}
+	s.templates[name] = secs
+	s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
+	return nil
 }
 
 // Hash is the content hash of the named template (16 hex digits).
@@ -160,12 +188,15 @@ func (s *Set) JudgeBatchMessages(problem, answer string, items []schema.Item) ([
 	}{problem, answer, items})
 }
 
-// SatisfyMessages asks which rubric items a solution satisfies, and at which step.
+// SatisfyMessages asks which rubric items a solution satisfies, and at which
+// step. The template's .Solution is the solution with each step wrapped in a
+// <step n="K"> tag, K its position (see tagSteps): the judge names steps by
+// K, the position reward.Steps numbers spans by.
 func (s *Set) SatisfyMessages(problem, solution, finalAnswer string, items []schema.Item) ([]Message, error) {
 	return s.render(Satisfy, struct {
 		Problem, Solution, FinalAnswer string
 		Items                          []schema.Item
-	}{problem, solution, finalAnswer, items})
+	}{problem, tagSteps(solution), finalAnswer, items})
 }
 
 // RepairMessages continues a conversation whose last reply failed to parse:

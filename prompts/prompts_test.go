@@ -209,7 +209,8 @@ func TestRender(t *testing.T) {
 			},
 			wantRoles: []string{"system", "user"},
 			want: []string{
-				fixProblem, fixSolution, "<final_answer>\n" + fixFinal + "\n</final_answer>",
+				fixProblem, "<solution>\n<step n=\"1\">\n### Step 1: Factor\n(x - 3)(x + 2) = 0.\n</step>\n<step n=\"2\">\n### Step 2: Solve each factor\n",
+				"<final_answer>\n" + fixFinal + "\n</final_answer>",
 				`<item id="1" type="SUGGEST">` + fixItems()[0].Text + "</item>",
 				`<item id="2" type="PITFALL">` + fixItems()[1].Text + "</item>",
 				`<item id="3" type="ANSWER">` + fixItems()[2].Text + "</item>",
@@ -571,7 +572,7 @@ func FuzzCutSections(f *testing.F) {
 }
 
 // Whatever the inputs hold, a render keeps the template's messages and carries
-// the inputs verbatim.
+// the inputs verbatim (the solution with its step tags, FuzzTagSteps).
 func FuzzSatisfyInputs(f *testing.F) {
 	s, err := Load("")
 	if err != nil {
@@ -589,7 +590,7 @@ func FuzzSatisfyInputs(f *testing.F) {
 		if got := roles(msgs); !slices.Equal(got, []string{"system", "user"}) {
 			t.Fatalf("roles = %v", got)
 		}
-		for _, in := range []string{problem, solution} {
+		for _, in := range []string{problem, tagSteps(solution)} {
 			if !strings.Contains(msgs[1].Content, in) {
 				t.Errorf("user message lacks input %q", in)
 			}

@@ -13,8 +13,8 @@ import (
 
 // Limits on what one request may ask for.
 const (
-	MaxItems     = 4096 // items of /v1/score, samples of /get_reward
-	MaxResponses = 1024 // responses of /v1/score_group
+	MaxItems     = 16384 // items of /v1/score, samples of /get_reward (OpenRLHF 0.9: 512 prompts x 16 samples in one request)
+	MaxResponses = 1024  // responses of /v1/score_group
 )
 
 // badRequest is a malformed request; its message names the field.
@@ -32,6 +32,7 @@ type scoreItem struct {
 	prompt    string // the problem as a prompt: a templated string, or the last user message
 	query     string // OpenRLHF only: the templated prompt and response, to find the problem in when prompt is empty
 	label     *schema.Label
+	answer    string // the ground truth a plain label gives, for the rubric found by the other fields
 	response  string
 	scheme    string // "" takes the request's, the server's or the label's default
 	err       string // set when the item cannot be scored (no response in the query, ...)
@@ -74,28 +75,41 @@ func jsonKind(goKind string) string {
 	return "a number"
 }
 
-// labelField decodes a label given as a JSON string (what `distill export`
-// writes in its label column) or as a JSON object. null or "" is no label.
-func labelField(raw json.RawMessage, field string) (*schema.Label, error) {
+// labelField decodes a label: our reward spec as a JSON string (what
+// `distill export` writes in its label column) or object, or else the
+// ground truth as users' datasets have it (OpenRLHF's and slime's label_key
+// pointed at the answer column): a string that is not a JSON object, or a
+// number. null or "" is no label. A spec that does not parse is an error.
+func labelField(raw json.RawMessage, field string) (lab *schema.Label, groundTruth string, err error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || string(raw) == `""` {
-		return nil, nil
+		return nil, "", nil
 	}
 	data := []byte(raw)
-	if raw[0] == '"' {
+	switch {
+	case raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, bad("%s: %v", field, err)
+			return nil, "", bad("%s: %v", field, err)
 		}
-		data = []byte(s)
-	} else if raw[0] != '{' {
-		return nil, bad("%s: expected the label as a JSON string or object", field)
+		t := strings.TrimSpace(s)
+		if !strings.HasPrefix(t, "{") || !json.Valid([]byte(t)) {
+			if t == "" {
+				return nil, "", nil
+			}
+			return nil, s, nil // an answer such as "5", "\\frac{1}{2}" or "{1, 2}"
+		}
+		data = []byte(t)
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		return nil, string(raw), nil
+	case raw[0] != '{':
+		return nil, "", bad("%s: expected the label as a JSON string (the reward spec or the answer), an object or a number", field)
 	}
 	l, err := schema.ParseLabel(data)
 	if err != nil {
-		return nil, bad("%s: %v", field, err)
+		return nil, "", bad("%s: %v", field, err)
 	}
-	return &l, nil
+	return &l, "", nil
 }
 
 // promptField decodes a prompt given as a string (plain or chat-templated)
@@ -133,6 +147,17 @@ func promptField(raw json.RawMessage, field string) (string, error) {
 		return user, nil
 	}
 	return "", bad("%s: expected a string or a list of {\"role\", \"content\"} messages", field)
+}
+
+// setLabel decodes an item's label; a bad one is the item's error, not the
+// request's, so that one bad row fails only its own sample.
+func (it *scoreItem) setLabel(raw json.RawMessage, field string) {
+	l, answer, err := labelField(raw, field)
+	if err != nil {
+		it.err = err.Error()
+		return
+	}
+	it.label, it.answer = l, answer
 }
 
 func checkScheme(scheme, field string) error {
@@ -184,10 +209,6 @@ func decodeScore(body []byte) ([]scoreItem, error) {
 		if err := checkScheme(it.Scheme, f+".scheme"); err != nil {
 			return nil, err
 		}
-		label, err := labelField(it.Label, f+".label")
-		if err != nil {
-			return nil, err
-		}
 		prompt, err := promptField(it.Prompt, f+".prompt")
 		if err != nil {
 			return nil, err
@@ -197,7 +218,8 @@ func decodeScore(body []byte) ([]scoreItem, error) {
 			scheme = req.Scheme
 		}
 		out[i] = scoreItem{requestID: it.RequestID, problemID: it.ProblemID, question: it.Question, prompt: prompt,
-			label: label, response: *it.Response, scheme: scheme}
+			response: *it.Response, scheme: scheme}
+		out[i].setLabel(it.Label, f+".label")
 	}
 	return out, nil
 }
@@ -234,7 +256,7 @@ func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	if err := checkScheme(req.Scheme, "scheme"); err != nil {
 		return scoreItem{}, nil, err
 	}
-	label, err := labelField(req.Label, "label")
+	label, answer, err := labelField(req.Label, "label")
 	if err != nil {
 		return scoreItem{}, nil, err
 	}
@@ -243,7 +265,7 @@ func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 		return scoreItem{}, nil, err
 	}
 	return scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt,
-		label: label, scheme: req.Scheme}, req.Responses, nil
+		label: label, answer: answer, scheme: req.Scheme}, req.Responses, nil
 }
 
 // getRewardRequest is the body OpenRLHF's remote reward client posts.
@@ -264,8 +286,6 @@ func decodeGetReward(body []byte, scheme string) ([]scoreItem, error) {
 	switch {
 	case req.Query == nil:
 		return nil, bad("query: required, a list of prompt+response strings")
-	case n == 0:
-		return nil, bad("query: empty")
 	case n > MaxItems:
 		return nil, bad("query: %d samples, at most %d per request", n, MaxItems)
 	case req.Prompts != nil && len(req.Prompts) != n:
@@ -280,14 +300,10 @@ func decodeGetReward(body []byte, scheme string) ([]scoreItem, error) {
 			it.prompt = req.Prompts[i]
 		}
 		if req.Labels != nil {
-			l, err := labelField(req.Labels[i], fmt.Sprintf("labels[%d]", i))
-			if err != nil {
-				return nil, err
-			}
-			it.label = l
+			it.setLabel(req.Labels[i], fmt.Sprintf("labels[%d]", i))
 		}
 		resp, err := ResponseFromQuery(q, it.prompt)
-		if err != nil {
+		if err != nil && it.err == "" {
 			it.err = fmt.Sprintf("query[%d]: %v", i, err)
 		}
 		it.response = resp
@@ -312,13 +328,11 @@ func decodeSlime(body []byte, scheme string) (scoreItem, error) {
 	if req.Response == nil {
 		return scoreItem{}, bad("response: required")
 	}
-	label, err := labelField(req.Label, "label")
-	if err != nil {
-		return scoreItem{}, err
-	}
 	prompt, err := promptField(req.Prompt, "prompt")
 	if err != nil {
 		return scoreItem{}, err
 	}
-	return scoreItem{prompt: prompt, label: label, response: TrimEndTokens(*req.Response), scheme: scheme}, nil
+	it := scoreItem{prompt: prompt, response: TrimEndTokens(*req.Response), scheme: scheme}
+	it.setLabel(req.Label, "label")
+	return it, nil
 }

@@ -57,26 +57,42 @@ func promptTexts(prompt string) []string {
 	return append(out, prompt)
 }
 
-// maxRunLines bounds how many lines of a prompt lineRuns looks at.
-const maxRunLines = 200
+// maxRunLines bounds how many lines of a prompt lineRuns looks at, and
+// maxMiddleLines those it also tries runs in the middle of.
+const (
+	maxRunLines    = 200
+	maxMiddleLines = 20
+)
 
 // lineRuns are the candidate problem texts in one user text: the whole text,
-// then its runs of whole lines that start at its first line or end at its
-// last (longest first), each also with a "Problem:" or "Question:" label
-// dropped from its first line.
+// then its runs of whole lines, longest first: those that start at its first
+// line or end at its last (an instruction after or before the problem, as
+// in "Question: {}\nAnswer:"), then for a short text those in its middle
+// (an instruction on both sides); each also with a "Problem:" or
+// "Question:" label dropped from its first line.
 func lineRuns(text string) []string {
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	out := []string{text}
+	out := append([]string{text}, unlabeled(text)...)
 	if len(lines) < 2 || len(lines) > maxRunLines {
-		return append(out, unlabeled(text)...)
+		return out
+	}
+	add := func(run []string) {
+		s := strings.Join(run, "\n")
+		out = append(out, s)
+		out = append(out, unlabeled(s)...)
 	}
 	for n := len(lines) - 1; n >= 1; n-- {
-		prefix := strings.Join(lines[:n], "\n")
-		suffix := strings.Join(lines[len(lines)-n:], "\n")
-		out = append(out, prefix, suffix)
-		out = append(out, unlabeled(suffix)...)
+		add(lines[:n])
+		add(lines[len(lines)-n:])
 	}
-	return append(out, unlabeled(text)...)
+	if len(lines) <= maxMiddleLines {
+		for n := len(lines) - 2; n >= 1; n-- {
+			for i := 1; i+n < len(lines); i++ {
+				add(lines[i : i+n])
+			}
+		}
+	}
+	return out
 }
 
 // unlabeled drops a leading "Problem:" or "Question:" label.

@@ -30,6 +30,10 @@ func DefaultParams() Params {
 	return Params{RSug: 0.8, RPit: -1.0, RBon: 1.0, Lambda: 0.1, Alpha: 0.2, Epsilon: 1e-6}
 }
 
+// MaxBudget bounds the magnitude of R_SUG, R_PIT and R_BON: the papers use
+// about 1, and the bound keeps every SRaR reward and range finite.
+const MaxBudget = 1e6
+
 // Check reports parameters the formulas cannot use.
 func (p Params) Check() error {
 	var errs []error
@@ -38,9 +42,9 @@ func (p Params) Check() error {
 		v    float64
 		ok   bool
 	}{
-		{"r_sug", p.RSug, p.RSug >= 0},
-		{"r_pit", p.RPit, p.RPit <= 0},
-		{"r_bon", p.RBon, p.RBon >= 0},
+		{"r_sug", p.RSug, p.RSug >= 0 && p.RSug <= MaxBudget},
+		{"r_pit", p.RPit, p.RPit <= 0 && p.RPit >= -MaxBudget},
+		{"r_bon", p.RBon, p.RBon >= 0 && p.RBon <= MaxBudget},
 		{"lambda", p.Lambda, p.Lambda >= 0 && p.Lambda <= 1},
 		{"alpha", p.Alpha, p.Alpha >= -1 && p.Alpha <= 1},
 		{"epsilon", p.Epsilon, p.Epsilon > 0},

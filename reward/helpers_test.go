@@ -61,6 +61,13 @@ type harnessOpt func(*Config, *llmtest.Config)
 
 func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harness {
 	t.Helper()
+	return newHarnessVia(t, labels, nil, opts...)
+}
+
+// newHarnessVia is newHarness with the judge's transport wrapped by wrap
+// (nil: the simulated endpoint's own).
+func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTripper) http.RoundTripper, opts ...harnessOpt) *harness {
+	t.Helper()
 	cfg := Config{}
 	simCfg := llmtest.Config{KeepLog: true}
 	for _, o := range opts {
@@ -68,8 +75,12 @@ func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harnes
 	}
 	sim := llmtest.New(simCfg)
 	meter := llm.NewMeter(nil, llm.Budget{})
+	transport := sim.Transport()
+	if wrap != nil {
+		transport = wrap(transport)
+	}
 	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
-		llm.Options{HTTPClient: &http.Client{Transport: sim.Transport()}, MaxAttempts: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		llm.Options{HTTPClient: &http.Client{Transport: transport}, MaxAttempts: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 		nil, meter)
 	if err != nil {
 		t.Fatal(err)

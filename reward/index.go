@@ -91,12 +91,13 @@ func (x *Index) ByText(text string) (l *schema.Label, ok bool, err error) {
 // ByPrompt finds the problem in a prompt as a trainer sends it: the problem
 // text itself, or a chat-templated prompt (ChatML, Llama 3, Gemma, Mistral,
 // DeepSeek, Phi-3) whose user turn is the problem, or holds it as a run of
-// whole lines at its start or end (a system-style instruction before or a
-// format instruction after; a leading "Problem:" or "Question:" label on its
-// first line is dropped).
+// whole lines (an instruction before, a format instruction or OpenRLHF's
+// "Answer:" after, or both; a leading "Problem:" or "Question:" label on its
+// first line is dropped), or between the <problem> tags of the toolkit's
+// rollout template (the prompt of a verl export).
 func (x *Index) ByPrompt(prompt string) (l *schema.Label, ok bool, err error) {
 	for _, text := range promptTexts(prompt) {
-		for _, cand := range lineRuns(text) {
+		for _, cand := range append(taggedProblems(text), lineRuns(text)...) {
 			if l, ok, err = x.ByText(cand); ok || err != nil {
 				return l, ok, err
 			}
@@ -148,6 +149,10 @@ func LoadIndex(path string, log *slog.Logger) (*Index, LoadStats, error) {
 		return nil, l.stats, err
 	}
 	l.stats.Loaded = l.x.Len()
+	if l.stats.Loaded == 0 {
+		return nil, l.stats, fmt.Errorf("loading the corpus: no rubric loaded from %s (%d rows read, %d without a rubric or with a bad label): give a run directory of distill run, an export directory of distill export (%s), or one of their data files, not a problems file",
+			path, l.stats.Records, l.stats.Skipped, strings.Join(corpus.ExportFormats, ", "))
+	}
 	return l.x, l.stats, nil
 }
 
@@ -214,25 +219,27 @@ func (l *loader) loadExport(dir string) error {
 	if err := json.Unmarshal(raw, &meta); err != nil {
 		return fmt.Errorf("loading the export: %s: %w", filepath.Join(dir, corpus.ExportManifestName), err)
 	}
-	if meta.Format == "jsonl" {
-		files, err := filepath.Glob(filepath.Join(dir, "data", "*.jsonl"))
-		if err != nil || len(files) == 0 {
-			return fmt.Errorf("loading the export %s: no data/*.jsonl files", dir)
+	scan := map[string]func(string) error{
+		corpus.FormatVerl: l.scanLabels, corpus.FormatRaR: l.scanRaR, corpus.FormatSRaRLines: l.scanSRaRLines, corpus.FormatJSONL: l.scanJSONL,
+	}[meta.Format]
+	if scan == nil {
+		return fmt.Errorf("loading the export %s: its format %q is not one rewardd reads (%s)", dir, meta.Format, strings.Join(corpus.ExportFormats, ", "))
+	}
+	var files []string
+	if meta.Format == corpus.FormatJSONL {
+		files, err = filepath.Glob(filepath.Join(dir, "data", "*.jsonl"))
+		if err == nil && len(files) == 0 {
+			err = errors.New("no data/*.jsonl files")
 		}
 		slices.Sort(files)
-		for _, f := range files {
-			if err := l.scanJSONL(f); err != nil {
-				return err
-			}
-		}
-		return nil
+	} else {
+		files, err = corpus.Shards(dir)
 	}
-	files, err := corpus.Shards(dir)
 	if err != nil {
-		return err
+		return fmt.Errorf("loading the export %s (format %q): %w", dir, meta.Format, err)
 	}
 	for _, f := range files {
-		if err := l.scanLabels(f); err != nil {
+		if err := scan(f); err != nil {
 			return fmt.Errorf("loading the export %s (format %q): %w", dir, meta.Format, err)
 		}
 	}
@@ -243,12 +250,19 @@ func (l *loader) loadFile(path string) error {
 	if strings.HasSuffix(path, ".jsonl") {
 		return l.scanJSONL(path)
 	}
-	hasLabel, err := hasColumn(path, "label")
-	if err != nil {
-		return err
-	}
-	if hasLabel {
-		return l.scanLabels(path)
+	// One data file: of a verl export (its label column), a rar or
+	// srar-lines export, or a run's shard.
+	for _, f := range []struct {
+		column string
+		scan   func(string) error
+	}{{"label", l.scanLabels}, {"reference_answer", l.scanRaR}, {"ground_truth", l.scanSRaRLines}} {
+		has, err := hasColumn(path, f.column)
+		if err != nil {
+			return err
+		}
+		if has {
+			return f.scan(path)
+		}
 	}
 	return l.scanRecords(path)
 }

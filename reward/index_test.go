@@ -154,7 +154,7 @@ func TestLoadIndex(t *testing.T) {
 	writeParquet(t, filepath.Join(incomplete, "data", "train-00000-of-00001.parquet"), rows)
 	for _, tc := range []struct{ path, msg string }{
 		{noLabel, `format "rar"`},
-		{noLabel, "no column label"},
+		{noLabel, "no column reference_answer"},
 		{incomplete, "no export.json"},
 		{filepath.Join(base, "missing"), "no such file"},
 		{filepath.Join(jsonl, "export.json"), "not a Parquet file"},

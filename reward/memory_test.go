@@ -25,7 +25,7 @@ func TestScoreGroupReusesMemory(t *testing.T) {
 	for _, scheme := range schema.Schemes {
 		for _, rs := range groups {
 			mem.reset()
-			got := scoreGroup(DefaultParams(), scheme, lab, rs, &mem)
+			got := scoreGroup(DefaultParams(), OnJudgeFailureFloor, scheme, lab, rs, &mem)
 			if want := ScoreGroup(DefaultParams(), scheme, lab, rs); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s, %d rollouts: reused memory gives\n%+v\nnot\n%+v", scheme, len(rs), got.Results[0], want.Results[0])
 			}
@@ -54,10 +54,10 @@ func TestSlab(t *testing.T) {
 // that one large group's is not kept.
 func TestGroupScratchBytes(t *testing.T) {
 	sc := getGroupScratch()
-	small := sc.bytes()
-	sc.mem.items.take(maxPooledBuffer / 32)
-	if sc.bytes() < small+maxPooledBuffer {
-		t.Fatalf("%d bytes after taking %d item verdicts", sc.bytes(), maxPooledBuffer/32)
+	sc.mem.items.take(maxPooledBuffer/32 + 1)
+	if sc.bytes() <= maxPooledBuffer { // not kept: a pooled scratch may already hold room, so compare with the bound
+
+		t.Fatalf("%d bytes after taking %d item verdicts", sc.bytes(), maxPooledBuffer/32+1)
 	}
 	putGroupScratch(sc)
 }

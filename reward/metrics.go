@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -81,6 +82,52 @@ type serverMetrics struct {
 	latency  map[string]*histogram
 	inflight atomic.Int64
 	items    map[itemKey]int64 // results by scheme and outcome
+	judged   window            // judged responses and judge failures, last minute
+}
+
+// windowSeconds is the span of the recent judge-failure rate.
+const windowSeconds = 60
+
+// window counts judged responses and judge failures over the last minute,
+// by second. It is safe for concurrent use.
+type window struct {
+	mu        sync.Mutex
+	sec       [windowSeconds]int64 // the Unix second each slot counts
+	n, failed [windowSeconds]int64
+}
+
+func (w *window) add(now time.Time, n, failed int64) {
+	if n == 0 {
+		return
+	}
+	t := now.Unix()
+	i := t % windowSeconds
+	w.mu.Lock()
+	if w.sec[i] != t {
+		w.sec[i], w.n[i], w.failed[i] = t, 0, 0
+	}
+	w.n[i] += n
+	w.failed[i] += failed
+	w.mu.Unlock()
+}
+
+// rate is the failed fraction of the responses judged in the last minute,
+// and their count; 0 when none was.
+func (w *window) rate(now time.Time) (float64, int64) {
+	t := now.Unix()
+	var n, failed int64
+	w.mu.Lock()
+	for i := range w.sec {
+		if t-w.sec[i] < windowSeconds {
+			n += w.n[i]
+			failed += w.failed[i]
+		}
+	}
+	w.mu.Unlock()
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(failed) / float64(n), n
 }
 
 type requestKey struct {
@@ -108,6 +155,8 @@ func (m *serverMetrics) request(endpoint string, code int, seconds float64) {
 }
 
 func (m *serverMetrics) results(rs []Result) {
+	judged, failed := judgeFailures(rs)
+	m.judged.add(time.Now(), judged, failed)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, r := range rs {
@@ -123,7 +172,7 @@ func (m *serverMetrics) results(rs []Result) {
 }
 
 // write renders every metric in the Prometheus text exposition format.
-func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter) {
+func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter, b breakerStatus) {
 	m.mu.Lock()
 	reqs := make([]requestKey, 0, len(m.requests))
 	for k := range m.requests {
@@ -164,6 +213,15 @@ func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Met
 	for i, k := range items {
 		fmt.Fprintf(w, "rewardd_results_total{scheme=%q,outcome=%q} %d\n", k.scheme, k.outcome, itemCounts[i])
 	}
+	rate, _ := m.judged.rate(time.Now())
+	help(w, "rewardd_judge_failure_ratio", "gauge", "Judged responses whose judgment failed (judge_ok false), as a fraction of those judged in the last minute; 0 when none was.")
+	fmt.Fprintf(w, "rewardd_judge_failure_ratio %s\n", formatFloat(rate))
+	help(w, "rewardd_judge_breaker_state", "gauge", "1 for the circuit breaker's state in front of the judge: closed (calls go to the judge), open (the judge is down; answers take the failure policy at once), fatal (the judge refuses rewardd).")
+	for _, st := range []string{breakerClosed, breakerOpen, breakerFatal} {
+		fmt.Fprintf(w, "rewardd_judge_breaker_state{state=%q} %d\n", st, int(b2f(b.State == st)))
+	}
+	help(w, "rewardd_judge_breaker_opened_total", "counter", "Times the circuit breaker opened.")
+	fmt.Fprintf(w, "rewardd_judge_breaker_opened_total %d\n", b.Opened)
 	help(w, "rewardd_corpus_records", "gauge", "Problems in the loaded corpus index.")
 	fmt.Fprintf(w, "rewardd_corpus_records %d\n", records)
 	if j != nil {
@@ -188,6 +246,21 @@ func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Met
 		help(w, "rewardd_judge_requests_total", "counter", "Live requests sent to the judge endpoint (retries not counted).")
 		fmt.Fprintf(w, "rewardd_judge_requests_total %d\n", t.Requests)
 	}
+}
+
+// judgeFailures counts the results that went to the judge (those without
+// an error) and those among them whose judgment failed.
+func judgeFailures(rs []Result) (judged, failed int64) {
+	for _, r := range rs {
+		if r.Error != "" {
+			continue
+		}
+		judged++
+		if !r.JudgeOK {
+			failed++
+		}
+	}
+	return judged, failed
 }
 
 func help(w io.Writer, name, typ, text string) {

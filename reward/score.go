@@ -76,7 +76,7 @@ type scored struct {
 	process float64 // PAPO r_proc: the grounded score of a correct, judged rollout
 }
 
-func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
+func compute(p Params, policy string, lab *schema.Label, r *Rollout, valid []bool) scored {
 	var s scored
 	items := lab.Rubric
 	s.base = BaseReward(p, r.Correct, r.FormatOK)
@@ -86,10 +86,7 @@ func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
 		}
 	}
 	if !r.JudgeOK() {
-		// Accuracy-only fallback: rgr pays for a correct answer; grounded
-		// gives its conservative zero; srar keeps r_base, rlcer r_outcome,
-		// papo the outcome reward.
-		s.rgr = b2f(r.Correct)
+		fallback(p, policy, items, r, &s)
 		return s
 	}
 	s.rubric = SRaRDeltas(p, items, r.Verdicts, len(r.Steps))
@@ -105,34 +102,38 @@ func compute(p Params, lab *schema.Label, r *Rollout, valid []bool) scored {
 
 // Score scores one rollout against lab under scheme. valid marks the items
 // RLCER counts; nil takes the validity the corpus stored with each item
-// (an item never measured counts as valid).
+// (storedValidity: an item never measured counts as valid).
 //
-// Rewards and [0, 1] scores by scheme (judge failed: the fallback):
+// Rewards and [0, 1] scores by scheme (judge failed: the floor, see
+// OnJudgeFailureFloor):
 //   - srar: r_base + Δ_i (components accuracy, format, suggest, pitfall,
 //     bonus); score min-max over the range the rubric's types allow,
 //     [-|R_PIT| if it has PITFALLs, 1 + R_SUG + R_BON for the types it has].
-//     Fallback: r_base.
-//   - rgr: seed 003 eq. 5 (component rubric). Fallback: r_acc.
+//     Floor: r_base - |R_PIT| when the rubric has PITFALLs, else r_base.
+//   - rgr: seed 003 eq. 5 (component rubric). Floor: 0.
 //   - grounded: seed 001's clipped normalized score (component rubric).
-//     Fallback: 0, the paper's rule.
+//     Floor: 0, the paper's rule.
 //   - rlcer: r_outcome (±1) + r_cot (components outcome, cot); score
-//     (reward + 1) / 3. Fallback: r_outcome.
+//     (reward + 1) / 3. Floor: r_outcome.
 //   - papo: the outcome reward r_acc (component accuracy); the process
 //     reward is metrics.process and enters only the group advantage
-//     (/v1/score_group). Fallback: the same, with process 0.
+//     (/v1/score_group). Floor: the same, with process 0.
 func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool) Result {
-	if valid == nil {
-		valid = storedValidity(lab.Rubric)
-	}
-	return result(p, scheme, lab, r, compute(p, lab, r, valid), new(groupMemory))
+	return scoreWith(p, OnJudgeFailureFloor, scheme, lab, r, valid)
 }
 
-// storedValidity is the corpus's empirical validity of each item; an item
-// never measured (nil) counts as valid.
+// storedValidity is the corpus's empirical validity of each item. An item
+// never measured (no sat_rate: the empirical stage was off) counts as
+// valid; one measured over rollouts whose correctness did not vary (a
+// sat_rate, no validity) does not: its correlation was undefined.
 func storedValidity(items []schema.Item) []bool {
 	out := make([]bool, len(items))
 	for j, it := range items {
-		out[j] = it.EmpiricalValid == nil || *it.EmpiricalValid
+		if it.EmpiricalValid != nil {
+			out[j] = *it.EmpiricalValid
+		} else {
+			out[j] = it.SatRate == nil
+		}
 	}
 	return out
 }
@@ -255,7 +256,7 @@ type ItemGroupValidity struct {
 	ID      int32    `json:"id"`
 	SatRate *float64 `json:"sat_rate"`
 	Corr    *float64 `json:"corr"`
-	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group
+	Valid   *bool    `json:"valid"` // null when correctness does not vary in the group: then no item is valid for it
 }
 
 // Group is the score of all rollouts of one prompt.
@@ -267,21 +268,22 @@ type Group struct {
 
 // ScoreGroup scores every rollout of one prompt under scheme and computes
 // the group-level outputs. Validity is measured over the rollouts whose
-// judge succeeded; RLCER's rewards use it for every item it is defined for
-// and the corpus's stored validity for the others. A rollout whose judge
-// failed enters no step group G_k (srar) and is not in PAPO's correct set C.
+// judge succeeded, and RLCER's rewards count only the items valid in the
+// group: where correctness does not vary over those rollouts corr(v_k, z)
+// is undefined, no item is valid and r_cot is 0 for every rollout (seed 002
+// eq. 6-7), whatever the corpus stored. A rollout whose judge failed enters
+// no step group G_k (srar) and is not in PAPO's correct set C.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
-	return scoreGroup(p, scheme, lab, rs, new(groupMemory))
+	return scoreGroup(p, OnJudgeFailureFloor, scheme, lab, rs, new(groupMemory))
 }
 
-// scoreGroup is ScoreGroup with its results carved from mem.
-func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
+// scoreGroup is ScoreGroup with a judge-failure policy and its results
+// carved from mem.
+func scoreGroup(p Params, policy, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
 	validity := GroupValidity(p, lab.Rubric, rs)
-	valid := storedValidity(lab.Rubric)
+	valid := make([]bool, len(validity))
 	for j, v := range validity {
-		if v.Valid != nil {
-			valid[j] = *v.Valid
-		}
+		valid[j] = v.Valid != nil && *v.Valid
 	}
 	steps := 0
 	for i := range rs {
@@ -295,10 +297,10 @@ func scoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout, mem *g
 	g := Group{Results: mem.results.take(len(rs)), Validity: validity}
 	ss := mem.scored.take(len(rs))
 	for i := range rs {
-		ss[i] = compute(p, lab, &rs[i], valid)
+		ss[i] = compute(p, policy, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = groupAdvantages(p, scheme, rs, ss, g.Results, mem)
+	g.Advantages = finiteAdvantages(p, scheme, rs, ss, g.Results, mem)
 	return g
 }
 

@@ -50,9 +50,10 @@ func TestScoreSchemes(t *testing.T) {
 		{schema.SchemeGrounded, ok, 0.6, 0.6, map[string]float64{"rubric": 0.6}, "pass_rate", 0.6},
 		{schema.SchemeRLCER, ok, 1.6, 2.6 / 3, map[string]float64{"outcome": 1, "cot": 0.6}, "n_valid", 5},
 		{schema.SchemePAPO, ok, 1, 1, map[string]float64{"accuracy": 1}, "process", 0.6},
-		// Judge failed: the accuracy-only fallbacks (grounded: zero).
-		{schema.SchemeSRaR, failed, 1, 2 / 3.8, map[string]float64{"accuracy": 0.9, "format": 0.1, "suggest": 0, "pitfall": 0, "bonus": 0}, "rubric_delta", 0},
-		{schema.SchemeRGR, failed, 1, 1, map[string]float64{"rubric": 1}, "pass_rate", 0},
+		// Judge failed: the floor, the lowest any judgment could pay (srar:
+		// r_base with the PITFALL fallen into; rgr and grounded: zero).
+		{schema.SchemeSRaR, failed, 0, 1 / 3.8, map[string]float64{"accuracy": 0.9, "format": 0.1, "suggest": 0, "pitfall": -1, "bonus": 0}, "rubric_delta", -1},
+		{schema.SchemeRGR, failed, 0, 0, map[string]float64{"rubric": 0}, "pass_rate", 0},
 		{schema.SchemeGrounded, failed, 0, 0, map[string]float64{"rubric": 0}, "pass_rate", 0},
 		{schema.SchemeRLCER, failed, 1, 2.0 / 3, map[string]float64{"outcome": 1, "cot": 0}, "n_valid", 5},
 		{schema.SchemePAPO, failed, 1, 1, map[string]float64{"accuracy": 1}, "process", 0},

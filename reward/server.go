@@ -46,15 +46,31 @@ type Config struct {
 	// Scheme, when set, is the default scheme of every request that names
 	// none, before the label's own.
 	Scheme string
-	// MaxBodyBytes bounds a request body (default 16 MiB).
+	// MaxBodyBytes bounds a request body (default 64 MiB: OpenRLHF 0.9
+	// posts a whole rollout in one request, 1,024 samples of 8K-token
+	// responses are 36 MB).
 	MaxBodyBytes int64
-	// MaxQueue bounds the scoring requests admitted at once (default 4096);
-	// more get 503 with Retry-After.
+	// MaxInflightBytes bounds the bytes of the request bodies held at once
+	// (default 512 MiB, at least MaxBodyBytes): a request reserves its
+	// Content-Length (MaxBodyBytes when unknown) before its body is read
+	// and waits, up to QueueWait, while others hold the room.
+	MaxInflightBytes int64
+	// MaxQueue bounds the scoring requests being scored at once (default
+	// 4096); a request whose body is read waits up to QueueWait for a slot.
 	MaxQueue int
+	// QueueWait bounds how long a request waits for room (its body's bytes,
+	// then a slot) before it gets 503 with Retry-After (default 60s).
+	QueueWait time.Duration
 	// Timeout bounds the judging of one request (default 100s, under the
 	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
 	// in by then is a judge failure.
 	Timeout time.Duration
+	// OnJudgeFailure is what a response whose judgment failed is paid:
+	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
+	// OnJudgeFailureError.
+	OnJudgeFailure string
+	// Breaker tunes the circuit breaker in front of the judge.
+	Breaker BreakerOptions
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token  string
@@ -67,6 +83,8 @@ type Server struct {
 	log       *slog.Logger
 	m         *serverMetrics
 	queue     chan struct{}
+	bodies    *byteBudget
+	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
@@ -88,11 +106,24 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := checkScheme(cfg.Scheme, "scheme"); err != nil {
 		return nil, fmt.Errorf("reward: %w", err)
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 16 << 20
+	if err := CheckJudgeFailurePolicy(cfg.OnJudgeFailure); err != nil {
+		return nil, fmt.Errorf("reward: %w", err)
 	}
+	if cfg.OnJudgeFailure == "" {
+		cfg.OnJudgeFailure = OnJudgeFailureFloor
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 20
+	}
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = 512 << 20
+	}
+	cfg.MaxInflightBytes = max(cfg.MaxInflightBytes, cfg.MaxBodyBytes)
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 4096
+	}
+	if cfg.QueueWait <= 0 {
+		cfg.QueueWait = time.Minute
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 100 * time.Second
@@ -100,7 +131,8 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue)}
+	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
+		bodies: newByteBudget(cfg.MaxInflightBytes), breaker: newBreaker(cfg.Breaker)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -154,11 +186,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch endpoint {
 	case pathHealthz:
-		writeJSON(sw, http.StatusOK, map[string]any{"ok": true, "records": s.records()})
+		s.healthz(sw)
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
-		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter)
+		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status())
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -193,32 +225,22 @@ func (s *Server) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
 }
 
-// scoring admits a scoring request, reads its body and hands it to the
-// endpoint's handler.
+// scoring admits a scoring request: it reserves room for the body's bytes,
+// reads the body, takes a scoring slot (waiting up to QueueWait for each),
+// and hands the body to the endpoint's handler under the judge timeout,
+// which starts once the body is in.
 func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string) {
-	select {
-	case s.queue <- struct{}{}:
-	default:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: %d requests in progress (--max-queue); retry", cap(s.queue)))
+	body, release, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	if !s.takeSlot(w, r) {
 		return
 	}
 	s.m.inflight.Add(1)
 	defer func() { <-s.queue; s.m.inflight.Add(-1) }()
 
-	in := s.buffer()
-	defer s.release(in)
-	_, err := in.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	body := in.Bytes() // the decoders copy what they keep
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d bytes (--max-body)", tooBig.Limit))
-			return
-		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Timeout)
 	defer cancel()
 	q := r.URL.Query()
@@ -245,7 +267,11 @@ func (s *Server) v1Score(ctx context.Context, w http.ResponseWriter, body []byte
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.answer(w, map[string]any{"results": s.scoreItems(ctx, items)})
+	results := s.scoreItems(ctx, items)
+	if s.refuseFailed(w, results) {
+		return
+	}
+	s.answer(w, map[string]any{"results": results})
 }
 
 // getReward answers OpenRLHF's remote reward protocol: rewards, scores in
@@ -257,17 +283,26 @@ func (s *Server) getReward(ctx context.Context, w http.ResponseWriter, body []by
 		return
 	}
 	results := s.scoreItems(ctx, items)
+	if s.refuseFailed(w, results) {
+		return
+	}
 	rewards := make([]float64, len(results))
 	scores := make([]float64, len(results))
 	logs := make(map[string][]float64, len(extraLogKeys))
 	for _, k := range extraLogKeys {
 		logs[k] = make([]float64, len(results))
 	}
+	judged, failed := judgeFailures(results)
+	rate := 0.0
+	if judged > 0 {
+		rate = float64(failed) / float64(judged)
+	}
 	for i, r := range results {
 		rewards[i], scores[i] = r.Reward, r.Score
 		for _, k := range extraLogKeys {
 			logs[k][i] = extraLog(r, k)
 		}
+		logs[extraLogFailureRate][i] = rate
 	}
 	s.answer(w, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
 }
@@ -278,8 +313,14 @@ var extraLogKeys = []string{
 	"reward/accuracy", "reward/format", "reward/suggest", "reward/pitfall", "reward/bonus", "reward/rubric",
 	"reward/outcome", "reward/cot",
 	"rubric/judge_ok", "rubric/correct", "rubric/pass_rate", "rubric/n_items", "rubric/satisfied", "rubric/n_steps",
-	"rubric/error",
+	"rubric/error", extraLogFailureRate,
 }
+
+// extraLogFailureRate is the extra_logs key of the batch's judge-failure
+// rate: the fraction of its judged samples whose judgment failed, the same
+// value for every sample of the batch (so its mean over a rollout is the
+// rollout's rate, whatever the batch sizes).
+const extraLogFailureRate = "rubric/judge_failure_rate"
 
 func extraLog(r Result, key string) float64 {
 	switch key {
@@ -289,6 +330,8 @@ func extraLog(r Result, key string) float64 {
 		return b2f(r.Correct)
 	case "rubric/error":
 		return b2f(r.Error != "")
+	case extraLogFailureRate:
+		return 0 // a figure of the batch, filled in by getReward
 	}
 	if c, ok := strings.CutPrefix(key, "reward/"); ok {
 		return r.Components[c]
@@ -304,7 +347,11 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	res := s.scoreItems(ctx, []scoreItem{item})[0]
+	results := s.scoreItems(ctx, []scoreItem{item})
+	if s.refuseFailed(w, results) {
+		return
+	}
+	res := results[0]
 	if bare {
 		s.answer(w, res.Reward)
 		return
@@ -343,11 +390,14 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		rs[i], labs[i] = analyzeSteps(text, lab.GroundTruth, steps), lab
 	}
 	s.judgeAll(ctx, labs, rs)
-	g := scoreGroup(s.cfg.Params, scheme, lab, rs, &sc.mem)
+	g := scoreGroup(s.cfg.Params, s.cfg.OnJudgeFailure, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
 	s.m.results(g.Results)
+	if s.refuseFailed(w, g.Results) {
+		return
+	}
 	s.answerGroup(w, groupJSON{Group: g})
 }
 
@@ -355,6 +405,102 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 type groupJSON struct {
 	Group
 	Error string `json:"error,omitempty"`
+}
+
+// readBody reads a request body within the byte budget. It answers the
+// request itself and reports false when the body is too large, the budget
+// stays full for QueueWait, or the read fails; release gives the body's
+// bytes back.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
+		return nil, nil, false
+	}
+	reserved := limit
+	if r.ContentLength >= 0 {
+		reserved = r.ContentLength
+	}
+	wait, cancel := context.WithTimeout(r.Context(), s.cfg.QueueWait)
+	err := s.bodies.acquire(wait, reserved)
+	cancel()
+	if err != nil {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: the request bodies in progress fill --max-inflight-bytes %d and none was done within --queue-wait %s; retry", s.cfg.MaxInflightBytes, s.cfg.QueueWait))
+		return nil, nil, false
+	}
+	in := s.buffer()
+	if r.ContentLength > 0 {
+		in.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err = in.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	if held := int64(in.Len()); held < reserved {
+		s.bodies.release(reserved - held)
+		reserved = held
+	}
+	release = func() { s.release(in); s.bodies.release(reserved) }
+	if err != nil {
+		release()
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
+			return nil, nil, false
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
+		return nil, nil, false
+	}
+	return in.Bytes(), release, true // the decoders copy what they keep
+}
+
+func tooLarge(size, limit int64) string {
+	what := "the request body is larger than"
+	if size >= 0 {
+		what = fmt.Sprintf("the request body of %d bytes is larger than", size)
+	}
+	return fmt.Sprintf("%s the %d allowed (--max-body); raise --max-body (and --max-inflight-bytes) or send smaller batches", what, limit)
+}
+
+// takeSlot takes a scoring slot, waiting up to QueueWait; it answers 503
+// itself and reports false when none came free.
+func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request) bool {
+	select {
+	case s.queue <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(s.cfg.QueueWait)
+	defer t.Stop()
+	select {
+	case s.queue <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+	w.Header().Set("Retry-After", "5")
+	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: %d requests in progress (--max-queue) and none was done within --queue-wait %s; retry", cap(s.queue), s.cfg.QueueWait))
+	return false
+}
+
+// refuseFailed answers 503 with Retry-After, and reports true, when the
+// policy is OnJudgeFailureError and a judgment of results failed.
+func (s *Server) refuseFailed(w http.ResponseWriter, results []Result) bool {
+	if s.cfg.OnJudgeFailure != OnJudgeFailureError {
+		return false
+	}
+	judged, failed := judgeFailures(results)
+	if failed == 0 {
+		return false
+	}
+	first := ""
+	for _, r := range results {
+		if r.Error == "" && !r.JudgeOK {
+			first = r.JudgeError
+			break
+		}
+	}
+	w.Header().Set("Retry-After", "2")
+	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the judge failed on %d of %d responses (--on-judge-failure error; the verdicts in are cached, retry): %s", failed, judged, first))
+	return true
 }
 
 // scoreItems scores items independently.
@@ -380,7 +526,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 	s.judgeAll(ctx, labs, rs)
 	for i := range items {
 		if labs[i] != nil {
-			out[i] = Score(s.cfg.Params, schemes[i], labs[i], &rs[i], nil)
+			out[i] = scoreWith(s.cfg.Params, s.cfg.OnJudgeFailure, schemes[i], labs[i], &rs[i], nil)
 			out[i].RequestID = items[i].requestID
 		}
 	}
@@ -412,9 +558,16 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollou
 	wg.Wait()
 }
 
-// judge fills r's verdicts, or its judge error.
+// judge fills r's verdicts, or its judge error; while the breaker is open
+// the judge is not asked.
 func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
+	probe, err := s.breaker.allow(time.Now())
+	if err != nil {
+		r.JudgeErr = "satisfaction judge: " + err.Error()
+		return
+	}
 	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
+	s.breaker.record(ctx, time.Now(), probe, err)
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
@@ -445,7 +598,21 @@ func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 	if it.label != nil {
 		return it.label, ""
 	}
+	l, msg := s.find(it)
+	if l != nil && it.answer != "" && it.answer != l.GroundTruth {
+		c := *l
+		c.GroundTruth = it.answer // the label is the ground truth the user has
+		l = &c
+	}
+	return l, msg
+}
+
+// find looks an item's rubric up in the corpus.
+func (s *Server) find(it *scoreItem) (*schema.Label, string) {
 	x := s.cfg.Index
+	if x == nil && it.answer != "" {
+		return nil, "no rubric: the label is an answer, not a reward spec (distill export's label column), and rewardd runs without --corpus to find the problem's rubric in"
+	}
 	if x == nil {
 		return nil, "no rubric: the item carries no label and rewardd runs without --corpus"
 	}
@@ -568,7 +735,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
-		WriteTimeout:      s.cfg.Timeout + time.Minute,
+		WriteTimeout:      2*time.Minute + 2*s.cfg.QueueWait + s.cfg.Timeout + time.Minute, // read, waits, judging, answer
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

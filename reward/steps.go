@@ -11,7 +11,9 @@ import (
 // StepSpan is one "### Step N:" step of a response: from the start of its
 // header line to the start of the next header, or to the end of the
 // response. Step is the header's position, 1 for the first header, whatever
-// number the header shows (models number them 1..K). Char offsets count
+// number the header shows (models number from 0, skip numbers and start
+// over): the satisfaction judge is shown each step inside a tag with this
+// number and names steps by it (prompts.Set.SatisfyMessages). Char offsets count
 // Unicode code points (Python str indices, for a tokenizer's offset
 // mapping); byte offsets count UTF-8 bytes. Ends are exclusive.
 type StepSpan struct {
@@ -24,9 +26,9 @@ type StepSpan struct {
 
 // Steps finds the step spans of a response. A header is a line that starts,
 // after spaces or tabs, with two to four '#', optional spaces, "Step", at
-// least one space, a number, optional spaces and ':' (the rollout template's
-// "### Step N:", the same rule the pipeline counts steps by). Text before the
-// first header belongs to no step; a response without headers has none.
+// least one space, a number, optional spaces and ':' (schema.IsStepHeader,
+// the rollout template's "### Step N:"). Text before the first header
+// belongs to no step; a response without headers has none.
 func Steps(response string) []StepSpan {
 	var store [8]StepSpan // most responses have fewer steps; the result is a copy of the right size
 	spans := appendSteps(store[:0], response)
@@ -48,7 +50,7 @@ func appendSteps(dst []StepSpan, response string) []StepSpan {
 		if end >= 0 {
 			next = off + end + 1
 		}
-		if isStepHeader(response[off:next]) {
+		if schema.IsStepHeader(response[off:next]) {
 			chars += utf8.RuneCountInString(response[counted:off])
 			counted = off
 			if k := len(dst); k > first {
@@ -63,44 +65,6 @@ func appendSteps(dst []StepSpan, response string) []StepSpan {
 		dst[k-1].CharEnd = chars + utf8.RuneCountInString(response[counted:])
 	}
 	return dst
-}
-
-// isStepHeader reports whether line starts with a step header.
-func isStepHeader(line string) bool {
-	i := skipBlank(line, 0)
-	hashes := 0
-	for i < len(line) && line[i] == '#' {
-		i++
-		hashes++
-	}
-	if hashes < 2 || hashes > 4 {
-		return false
-	}
-	i = skipBlank(line, i)
-	if !strings.HasPrefix(line[i:], "Step") {
-		return false
-	}
-	i += len("Step")
-	j := skipBlank(line, i)
-	if j == i {
-		return false
-	}
-	digits := j
-	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
-		j++
-	}
-	if j == digits {
-		return false
-	}
-	j = skipBlank(line, j)
-	return j < len(line) && line[j] == ':'
-}
-
-func skipBlank(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	return i
 }
 
 // FormatOK is the format reward r_fmt of seed 000 (eq. 6): the response has

@@ -57,6 +57,12 @@ func LabelOf(rec *Record) Label {
 // maxLabelBytes bounds a label; real ones are a few KiB.
 const maxLabelBytes = 4 << 20
 
+// MaxLabelWeight bounds the magnitude of a label item's weight. Rubric
+// weights are small (1-5 for factual_process, 1 for srar; custom rubrics
+// use points up to a few hundred); the bound keeps every sum of the
+// weights a 4 MiB label can hold, and every formula over them, finite.
+const MaxLabelWeight = 1e6
+
 // ParseLabel decodes and checks a label. Unknown keys are ignored (a newer
 // writer may add some); every error names the field, e.g.
 // `label.rubric[2].type: "FOO" is not a rubric item type`. A zero polarity
@@ -107,8 +113,8 @@ func (l *Label) check() error {
 		if strings.TrimSpace(it.Text) == "" {
 			bad(f+".text", "empty")
 		}
-		if math.IsNaN(it.Weight) || math.IsInf(it.Weight, 0) {
-			bad(f+".weight", "not a finite number")
+		if math.IsNaN(it.Weight) || math.IsInf(it.Weight, 0) || math.Abs(it.Weight) > MaxLabelWeight {
+			bad(f+".weight", "%g is out of range: a weight must be a number from -%g to %g", it.Weight, MaxLabelWeight, MaxLabelWeight)
 		}
 		switch it.Polarity {
 		case 0:

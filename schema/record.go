@@ -86,8 +86,10 @@ type Rollout struct {
 }
 
 // Satisfaction is the satisfaction judge's verdict on one rubric item for one
-// solution. Step is the "### Step N:" the item is tied to, 0 for the whole
-// solution, -1 for none.
+// solution. Step is the position of the step the item is tied to, 1 for the
+// solution's first "### Step" header line (IsStepHeader) whatever number the
+// header shows, 0 for the whole solution, -1 for none: the judge is shown
+// each step in a tag with its position and names steps by it.
 type Satisfaction struct {
 	ID        int32 `parquet:"item_id" json:"item_id"`
 	Satisfied bool  `parquet:"satisfied" json:"satisfied"`

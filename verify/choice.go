@@ -96,6 +96,8 @@ func choiceTokens(s string) []ctok {
 			}
 			if j == i+1 {
 				j++
+			} else if !choiceWrapper(s[i+1 : j]) {
+				add("*") // \sqrt{C}, \frac{C}{2}, C \times 2, \angle C: math on the letter
 			}
 			i, spaced = j, true
 		case r == '{' || r == '}' || r == '$' || r == '*' || unicode.IsSpace(r):
@@ -120,6 +122,41 @@ func choiceTokens(s string) []ctok {
 	return out
 }
 
+// choiceWrapper reports LaTeX commands that only dress a choice letter: text and font
+// wrappers, boxes, spacing and sizing (\textbf{(B)}, \boxed{C}, \mathrm{C}, \quad).
+func choiceWrapper(name string) bool {
+	switch name {
+	case "boxed", "fbox", "framebox", "bf", "it", "rm", "bfseries", "underline", "color", "textcolor", "colorbox", "textcircled":
+		return true
+	}
+	return isTextCmd(name) || isFontCmd(name) || isSpacingCmd(name) || isSizingCmd(name)
+}
+
+// failsVerb reports verbs that reject the letter before them: "A fails", "B overlooks".
+func failsVerb(w string) bool {
+	switch w {
+	case "fails", "fail", "failed", "violates", "overlooks", "ignores", "misses", "omits", "neglects", "overcounts",
+		"undercounts", "contradicts", "doesn’t", "can’t":
+		return true
+	}
+	return false
+}
+
+// isPostNegation reports words that deny the letter before them in languages that put the
+// negation after what it denies: "Aではなく", "A가 아니라", "A नहीं", "A değil".
+func isPostNegation(w string) bool {
+	switch strings.ToLower(w) {
+	case "नहीं", "değil", "degil":
+		return true
+	}
+	for _, n := range [...]string{"ではな", "じゃな", "ではありません", "아니", "않", "틀리", "違", "誤"} {
+		if strings.Contains(w, n) {
+			return true
+		}
+	}
+	return false
+}
+
 func isNegation(w string) bool {
 	switch strings.ToLower(w) {
 	case "not", "no", "never", "neither", "nor", "isn't", "isn’t", "aren't", "wasn't", "can't", "can’t",
@@ -127,11 +164,14 @@ func isNegation(w string) bool {
 		"except", "excluding", "instead", "rather", "wrong", "incorrect", "false", "invalid", "impossible",
 		"eliminated", "eliminate", "excluded", "exclude", "rule", "ruled", "faux", "fausse", "incorrecte",
 		"incorrecta", "incorrecto", "falsch", "maybe", "perhaps", "possibly", "might", "could", "if",
-		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно":
+		"peut-être", "quizás", "quizá", "vielleicht", "si", "unless", "nicht.", "niet", "не", "неверно",
+		"não", "nao", "nein", "nie", "ні", "ليس", "không", "inte", "ikke", "nem", "errada", "errado", "falso", "falsa",
+		"sbagliata", "sbagliato", "неправильно", "неверный", "incorrectas", "incorrectos", "incorrectes", "fausses",
+		"faux.", "falsos", "falsas", "erradas", "errados", "sbagliate", "sbagliati", "falsche", "distractor", "distractors":
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
-		for _, n := range [...]string{"不", "非", "错", "没", "排除", "可能", "也许", "如果"} {
+		for _, n := range [...]string{"不", "非", "错", "误", "没", "排除", "可能", "也许", "如果"} {
 			if strings.Contains(w, n) {
 				return true
 			}
@@ -142,7 +182,8 @@ func isNegation(w string) bool {
 
 func isExplanation(w string) bool {
 	switch strings.ToLower(w) {
-	case "because", "since", "as", "car", "porque", "puisque", "weil", "da", "denn", "because,":
+	case "because", "since", "as", "car", "porque", "puisque", "weil", "da", "denn", "because,", "ya", "pues", "pois",
+		"perché", "poiché", "omdat", "потому", "так", "çünkü", "karena", "vì":
 		return true
 	}
 	r, _ := utf8.DecodeRuneInString(w)
@@ -158,7 +199,8 @@ func clauseEnd(w string) (clause, sentence bool) {
 		return true, false
 	}
 	switch strings.ToLower(w) {
-	case "but", "mais", "pero", "sino", "aber", "however", "但", "但是", "而", "所以", "so", "thus", "hence", "therefore":
+	case "but", "mais", "pero", "sino", "aber", "however", "但", "但是", "而", "而是", "所以", "so", "thus", "hence", "therefore",
+		"mas", "ma", "но", "maar", "ale", "sondern", "bensì":
 		return true, false
 	}
 	return false, false
@@ -199,6 +241,9 @@ func choiceAt(toks []ctok, i int) (byte, bool) {
 		return 0, false // P(A), f(b), Var(X)
 	}
 	if (prev == "(" || prev == "[") && (next == ")" || next == "]") {
+		if mathAround(toks, i-1, i+1) {
+			return 0, false // 2(C), (C)^2: a factor, not a choice
+		}
 		if lowerOK {
 			return c - 32, true
 		}
@@ -225,16 +270,78 @@ func choiceAt(toks []ctok, i int) (byte, bool) {
 	return c, true
 }
 
+// mathAround reports whether the bracket at toks[open] or toks[close] is glued to math: a
+// number or a closing bracket before it, an operator after it.
+func mathAround(toks []ctok, open, close int) bool {
+	if open > 0 && !toks[open].spaced {
+		p := toks[open-1].text
+		if strings.ContainsAny(p[len(p)-1:], "0123456789)") {
+			return true
+		}
+	}
+	if close+1 < len(toks) && !toks[close+1].spaced {
+		n := toks[close+1].text
+		if strings.Contains("^*/_(", n) || n[0] >= '0' && n[0] <= '9' {
+			return true
+		}
+	}
+	return false
+}
+
 // negatedAfter reports whether the letter at i is denied by what follows it: "A is wrong",
 // "A isn't", "A est fausse", "A 错误".
 func negatedAfter(toks []ctok, i int) bool {
-	for k, skipped := i+1, 0; k < len(toks) && skipped <= 2; k++ {
+	copula := false
+	for k, skipped, joined := i+1, 0, 0; k < len(toks) && skipped <= 2 && joined <= 12; k++ {
 		w := strings.ToLower(toks[k].text)
-		if isNegation(w) {
+		if isPostNegation(w) || failsVerb(w) {
 			return true
 		}
+		if isNegation(w) {
+			// After other letters a particle denies what follows it ("C, no A"), unless a
+			// copula came first ("A and C are not correct").
+			return joined == 0 || copula || !negationParticle(w)
+		}
 		switch w {
-		case "is", "are", "was", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是", "option", "choice":
+		case "is", "are", "was", "were", "est", "es", "ist", "also", "definitely", "clearly", "obviously", "也", "是",
+			"option", "choice", "가", "이", "은", "는", "が", "は", "も", "です", "है", "both", "all", "each", "son", "sont",
+			"sind", "sono", "são", "都", "均":
+			skipped++
+			copula = copula || w != "both" && w != "all" && w != "each"
+			continue
+		}
+		// "A and C fail", "A, B y C son incorrectas": letters joined to a denied one share its denial.
+		if !copula && (toks[k].letter || w == "and" || w == "," || w == "or" || w == "y" || w == "et" || w == "und" ||
+			w == "e" || w == "、" || w == "，" || w == "和" || w == "&") {
+			joined++ // "C है, A नहीं": after its copula a letter's clause is over
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+// negationParticle reports negations that deny what follows them: "no A", "nicht A", "不是A".
+func negationParticle(w string) bool {
+	switch w {
+	case "not", "no", "never", "neither", "nor", "non", "pas", "nicht", "kein", "keine", "niet", "не", "não", "nao",
+		"nie", "ні", "ليس", "không", "except", "excluding", "instead", "rather", "if", "si", "maybe", "perhaps":
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(w)
+	return isHan(r) && (strings.HasPrefix(w, "不") || strings.HasPrefix(w, "非"))
+}
+
+// affirmedAfter reports whether the letter at i is declared the answer by what follows it:
+// "B is correct", "B is the correct answer", "D es la correcta", "B 正确".
+func affirmedAfter(toks []ctok, i int) bool {
+	for k, skipped := i+1, 0; k < len(toks) && skipped <= 3; k++ {
+		switch strings.ToLower(toks[k].text) {
+		case "correct", "right", "true", "correcta", "correcto", "correcte", "bonne", "richtig", "corretta", "correta",
+			"正确", "正確", "是正确的", "对", "正解", "정답":
+			return true
+		case "is", "was", "the", "definitely", "clearly", "indeed", "answer", "option", "choice", "es", "la", "est",
+			"ist", "è", "é", "a", "是", "이", "가", "です", "は", ")", "]":
 			skipped++
 			continue
 		}
@@ -245,13 +352,14 @@ func negatedAfter(toks []ctok, i int) bool {
 
 // predChoice finds the choice letters a prediction asserts: letters after a negation or a hedge
 // in the same clause ("not A", "maybe B", "la réponse est C et non A"), letters denied by what
-// follows them ("A is wrong"), letters inside an explanation ("because B ...") and inside a
-// parenthetical remark ("D (A and B ignore friction)") do not count.
+// follows them ("A is wrong", "A and C fail"), letters inside an explanation ("because B ...")
+// and inside a parenthetical remark ("D (A and B ignore friction)") do not count. One letter
+// declared correct ("B is the correct answer") is the answer whatever other letters are named.
 // It returns the letter and how many distinct letters are asserted.
 func predChoice(s string) (byte, int) {
 	toks := choiceTokens(s)
-	var letter byte
-	count := 0
+	var letter, sure byte
+	count, sureCount := 0, 0
 	negated, explaining := false, false
 	remark := 0 // depth of parenthetical remarks: "D (A and B ignore friction)"
 	for i, t := range toks {
@@ -279,13 +387,23 @@ func predChoice(s string) (byte, int) {
 			continue
 		}
 		l, ok := choiceAt(toks, i)
-		if !ok || negated || explaining || remark > 0 || negatedAfter(toks, i) {
+		if !ok || negated || remark > 0 || negatedAfter(toks, i) {
+			continue
+		}
+		if affirmedAfter(toks, i) && (sureCount == 0 || l != sure) {
+			sure = l
+			sureCount++
+		}
+		if explaining {
 			continue
 		}
 		if count == 0 || l != letter {
 			count++
 		}
 		letter = l
+	}
+	if sureCount == 1 {
+		return sure, 1 // "**B** is the correct answer. A is a distractor."
 	}
 	return letter, count
 }

@@ -28,8 +28,8 @@ type Result struct {
 	Gold, Pred string
 	// Extracted is true when a final answer was extracted from pred.
 	Extracted bool
-	// Extraction names how pred's answer was found: "tag", "boxed", "statement" or
-	// "last_sentence"; empty when pred as a whole was the answer.
+	// Extraction names how pred's answer was found: "tag", "boxed", "statement",
+	// "lead_letter" or "last_sentence"; empty when pred as a whole was the answer.
 	Extraction string
 	// Reason explains a not-equal verdict that was not a plain mismatch.
 	Reason string
@@ -105,7 +105,7 @@ func prepareWith(s string, decComma bool) answer {
 	if lx.bad {
 		return answer{canon: s, src: s, lexed: lx}
 	}
-	lx.toks = dropApproxNote(lx.toks)
+	lx.toks = dropPerUnit(dropUnitNote(dropApproxNote(lx.toks)))
 	return answer{lexed: lx, src: s, canon: canon(lx.toks)}
 }
 
@@ -122,6 +122,45 @@ func (a *answer) tree() (*node, bool) {
 		a.root, a.parsed = parse(a.toks)
 	}
 	return a.root, a.parsed
+}
+
+// dropPerUnit removes a rate's unit glued to a number: "1,500/month", "45/hr". A word of two
+// letters or more after the slash is a unit, never a symbol to divide by.
+func dropPerUnit(toks []token) []token {
+	n := len(toks)
+	if n >= 3 && toks[n-1].kind == tWord && unitLike(toks[n-1].text) && isOpTok(toks[n-2], "/") && toks[n-3].kind == tNum {
+		return toks[:n-2]
+	}
+	return toks
+}
+
+// unitLike reports a word that names a unit rather than symbols: a known unit or word, or four
+// letters or more with a vowel (month, person); "6/abc" keeps its product.
+func unitLike(w string) bool {
+	lw := strings.ToLower(w)
+	return knownWord(lw) || isShortWord(lw) && !isSepWord(token{kind: tWord, text: lw}) ||
+		len(w) >= 4 && strings.ContainsAny(lw, "aeiouy") || !isASCIIWord(w)
+}
+
+// dropUnitNote removes a unit in parentheses after a number: "14 (см)", "9 (яблок).",
+// "14（元）".
+func dropUnitNote(toks []token) []token {
+	n := len(toks)
+	if n > 0 && isOpTok(toks[n-1], ".") {
+		n--
+	}
+	if n < 4 || !isOpTok(toks[n-1], ")") {
+		return toks
+	}
+	k := n - 2
+	for k > 0 && (toks[k].kind == tWord || isOpTok(toks[k], ".") || isOpTok(toks[k], "/") || isOpTok(toks[k], "^") ||
+		toks[k].kind == tNum && isOpTok(toks[k-1], "^")) {
+		k-- // (см), (яб.), (см²), (km/h)
+	}
+	if k == n-2 || !isOpTok(toks[k], "(") || k == 0 || toks[k-1].kind != tNum || toks[k+1].kind != tWord {
+		return toks
+	}
+	return toks[:k]
 }
 
 // dropApproxNote removes an approximation note after the answer: "(\approx 0.707)",
@@ -158,7 +197,7 @@ func decide(g, p *answer) (bool, string, string) {
 			return true, "exact", ""
 		}
 		return false, "none", "answer too long or too deeply nested to analyse"
-	case g.canon == p.canon:
+	case g.canon == p.canon && (g.src == p.src || !isChoiceGold(g)):
 		return true, "exact", ""
 	case g.commaAmbig || p.commaAmbig:
 		return decideCommas(g, p)
@@ -199,11 +238,16 @@ func singleValue(toks []token) bool {
 }
 
 func decideShapes(g, p *answer) (bool, string, string) {
-	if g.canon == p.canon {
+	// A choice letter is decided first: "\angle C" and "\vec{C}" lose their macro in the
+	// canonical string but are no choice.
+	if g.canon == p.canon && g.src == p.src {
 		return true, "exact", ""
 	}
 	if eq, method, reason, ok := decideChoice(g, p); ok {
 		return eq, method, reason
+	}
+	if g.canon == p.canon {
+		return true, "exact", ""
 	}
 	if gv, ok := fastNumber(g.toks); ok {
 		if pv, ok := fastNumber(p.toks); ok {
@@ -253,12 +297,21 @@ func decideTrees(g, p *answer) (bool, string, string) {
 	return eq, methodOf(gr, pr), reason
 }
 
+// isChoiceGold reports a gold answer that is a choice letter.
+func isChoiceGold(g *answer) bool {
+	_, _, ok := goldChoice(g.toks)
+	return ok
+}
+
 // decideChoice applies when the gold answer is a choice letter: the prediction must assert
 // that letter and no other, or, when it names no letter, state the option's text.
 func decideChoice(g, p *answer) (bool, string, string, bool) {
 	letter, option, ok := goldChoice(g.toks)
 	if !ok {
 		return false, "", "", false
+	}
+	if l, n := predChoice(g.src); n != 1 || l != letter {
+		return false, "", "", false // \bar{C}, \vec{B}: math on a letter, not a choice
 	}
 	switch pl, n := predChoice(p.src); {
 	case n == 1:
@@ -404,6 +457,8 @@ func (c *comparer) value(a, b *node, top bool) bool {
 		a, b = ra, alignLabels(ra, la, rb, lb)
 	}
 	switch {
+	case allRel(a) || allRel(b):
+		return c.intervalsEq(a, b) // "x < 2 or x > 5", "x \ge 2 and x \le 5" against intervals
 	case isColl(a) || isColl(b):
 		return c.collEq(a, b)
 	case a.op == nUnion || b.op == nUnion || a.op == nRel || b.op == nRel:

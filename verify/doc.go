@@ -6,9 +6,12 @@
 // [Extract] and [ExtractMethod] pull the final answer out of a solution text: the last marker
 // of any kind wins, whichever comes last in the text (an <answer>...</answer> tag, a \boxed{...}
 // or \fbox{...}, an explicit final-answer statement in English or another language such as
-// "The final answer is 7", "Answer: 7", "Réponse : 3,5" or "答案是 7"). Without any marker, the
-// last resort is the value stated in the final sentence, never in an earlier one and never in
-// a negated or hedged clause; a bare answer gives ok=false.
+// "The final answer is 7", "Answer: 7", "Réponse : 3,5" or "答案是 7"). Without any marker, a
+// choice letter that opens the solution before its reason is the answer, and else the last
+// resort is the value stated in the final sentence, never in an earlier one and never in a
+// negated or hedged clause; a bare answer gives ok=false, and so does a text that stops
+// mid-solution (an unclosed box, math span or <think>, a final sentence cut off before it
+// concludes).
 //
 // [Equal] and [Compare] decide equivalence. Both sides go through the same pipeline:
 // extraction, normalization (chat-template tokens, doubly escaped LaTeX, full-width forms and
@@ -36,4 +39,4 @@ package verify
 // Equal or Compare may decide a case differently. It is part of a job's
 // identity, so a corpus never resumes silently into verdicts of an older
 // policy.
-const PolicyVersion = "2"
+const PolicyVersion = "3"

@@ -14,6 +14,7 @@ const (
 	ByBox          = "boxed"         // \boxed{...} or \fbox{...}
 	ByStatement    = "statement"     // "The final answer is ...", "Answer: ...", "答案是 ..."
 	ByLastSentence = "last_sentence" // the value stated in the final sentence, as a last resort
+	ByLeadLetter   = "lead_letter"   // a choice letter that opens the solution before its reason
 )
 
 // Extract returns the final answer of a model solution; see [ExtractMethod].
@@ -30,10 +31,17 @@ func Extract(text string) (answer string, ok bool) {
 // block, "Réponse : 3,5", "答案是 7", a GSM8K "#### 7" line). Chat-template tokens end the text
 // ("<|im_end|>" and what follows), and doubly escaped LaTeX is read once unescaped.
 //
-// When there is no marker at all, the last resort is the value stated in the final sentence
-// ("..., so the ordered pair is (3, 4)."), method "last_sentence": never an earlier sentence,
-// never a value in a negated or hedged clause ("not 5", "maybe 5", "if it were 5"). A bare
-// answer is not a sentence and gives ok=false, as does a last \boxed{ that is never closed.
+// When there is no marker at all, a choice letter that opens the solution before its reason
+// ("B. Option A overlooks the overlap.") is the answer, method "lead_letter". Else the last
+// resort is the value stated in the final sentence ("..., so the ordered pair is (3, 4)."),
+// method "last_sentence": never an earlier sentence, never a value in a negated or hedged
+// clause ("not 5", "maybe 5", "if it were 5"), and in a final sentence without its full stop
+// only a value that ends a conclusion ("So the total is 12"). A bare answer is not a sentence
+// and gives ok=false.
+//
+// A text that stops mid-solution gives ok=false: a last \boxed{ that is never closed, a math
+// span after a marker or in the final sentence that is never closed, a <think> that is never
+// closed.
 func ExtractMethod(text string) (answer, method string, ok bool) {
 	if len(text) > maxExtractLen {
 		text = text[len(text)-maxExtractLen:]
@@ -41,7 +49,11 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 			text = text[1:]
 		}
 	}
-	text = unescapeLatex(cutAtTurnEnd(text))
+	text, ended := cutTurn(text)
+	text = dropCalculatorNotes(unescapeLatex(text))
+	if unclosedThink(text) {
+		return "", "", false
+	}
 	best, tagEnd := -1, -1
 	var found candidate
 	if c, ok := fromTag(text); ok {
@@ -62,7 +74,10 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 		}
 		return found.answer, found.method, true
 	}
-	if a, ok := fromLastSentence(text); ok {
+	if a, ok := leadLetter(text); ok {
+		return a, ByLeadLetter, true
+	}
+	if a, ok := fromLastSentence(text, ended); ok {
 		return a, ByLastSentence, true
 	}
 	return "", "", false
@@ -215,9 +230,12 @@ func fromBoxed(text string, from int) (candidate, bool) {
 	if j := i + name; j < len(text) && isLetter(text[j]) {
 		return candidate{}, false // \boxedsomething is another command
 	}
-	a, _, closed := boxAt(text, i, name)
+	a, end, closed := boxAt(text, i, name)
 	if !closed || a == "" {
 		return candidate{pos: i, method: ByBox}, true
+	}
+	if percentAfter(text[end:]) && !strings.Contains(a, "%") {
+		a += `\%` // \boxed{25}\%, \boxed{25} percent
 	}
 	// Boxes that end the solution together ("\boxed{-2} and \boxed{1}", "x_1 = \boxed{1}, x_2 =
 	// \boxed{2}", "\boxed{5} for part (a) and \boxed{7}") hold one answer between them.
@@ -264,10 +282,42 @@ func connectorGap(gap string) bool {
 	}
 	for _, w := range strings.FieldsFunc(gap, gapSeparator) {
 		if !connectorWord(w) {
-			return false
+			return describingGap(gap)
 		}
 	}
 	return true
+}
+
+// describingGap reports words between two boxes that name what each box holds and join them:
+// "\boxed{2} and the larger root is \boxed{3}", "\boxed{3} apples and \boxed{5}". It needs a
+// joining "and" or comma, at most eight words, no number and no word of a revision
+// ("\boxed{2}, but after checking, the answer is \boxed{3}").
+func describingGap(gap string) bool {
+	if strings.ContainsAny(gap, "0123456789.!?") {
+		return false
+	}
+	words := strings.FieldsFunc(gap, gapSeparator)
+	joined := strings.ContainsAny(gap, ",;，；")
+	if len(words) > 8 {
+		return false
+	}
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		switch lw {
+		case "and", "et", "y", "und", "和", "以及":
+			joined = true
+		case "but", "however", "wait", "actually", "after", "check", "checking", "checked", "recheck", "rechecking",
+			"correct", "corrected", "correction", "instead", "again", "mistake", "error", "wrong", "so", "thus",
+			"therefore", "hence", "final", "finally", "then", "no", "not", "oops", "hmm", "redo", "recount",
+			"recompute", "recalculate", "sorry", "earlier", "previous", "above", "first", "initially", "later",
+			"update", "updated", "fix", "fixed", "realize", "realized", "mean", "meant", "rather", "or":
+			return false
+		}
+		if isHedge(lw) {
+			return false
+		}
+	}
+	return joined
 }
 
 func gapSeparator(r rune) bool {
@@ -353,4 +403,19 @@ func shortLabel(w string) bool {
 		}
 	}
 	return len(w) <= 6 && letters <= 2
+}
+
+// percentAfter reports a percent sign or word right after a box: "\%", "%", " percent",
+// " per cent", " pct".
+func percentAfter(s string) bool {
+	s = strings.TrimLeft(s, " $")
+	if strings.HasPrefix(s, `\%`) || strings.HasPrefix(s, "%") || strings.HasPrefix(s, "％") {
+		return true
+	}
+	for _, w := range [...]string{"percent", "per cent", "pct", "per cento", "por ciento", "pour cent", "prozent"} {
+		if hasPrefixFold(s, w) && (len(s) == len(w) || !isLetter(s[len(w)])) {
+			return true
+		}
+	}
+	return false
 }

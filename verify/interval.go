@@ -30,7 +30,12 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 		}
 	case nSet:
 		return []piece{{set: n}}, true
-	case nUnion, nList:
+	case nList:
+		if n.name == "and" && allRel(n) {
+			return bothHold(n, depth)
+		}
+		fallthrough
+	case nUnion:
 		var out []piece
 		for _, k := range n.kids {
 			ps, ok := toPieces(k, depth+1)
@@ -46,6 +51,9 @@ func toPieces(n *node, depth int) ([]piece, bool) {
 		}
 		if p, ok := ineqPiece(n); ok {
 			return []piece{p}, true
+		}
+		if ps, ok := absPieces(n); ok {
+			return ps, true
 		}
 	}
 	return nil, false

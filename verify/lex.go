@@ -28,6 +28,7 @@ type token struct {
 	fromText bool // produced inside \text{...}, \mbox{...} and the like
 	space    bool // whitespace came before it
 	newline  bool // a line break came before it
+	glued    bool // the digits left after a one-digit macro argument (\frac123 is \frac{1}{2}3)
 }
 
 // lexed is one answer after decoration was dropped.
@@ -152,6 +153,10 @@ func (lx *lexer) number(s string, i int) int {
 		lx.emit(tNum, lit, false)
 		return end
 	}
+	if end, lit, ok := indianGroups(s, start, j); ok && lx.paren == 0 {
+		lx.emit(tNum, lit, false)
+		return end
+	}
 	var grouped []byte
 	commaGroups := false
 	if n := j - start; n >= 1 && n <= 3 && s[start] != '0' {
@@ -244,7 +249,8 @@ func isShortWord(s string) bool {
 
 func isPercentWord(w string) bool {
 	switch strings.ToLower(w) {
-	case "percent", "pct", "percentage", "percents", "ciento", "pourcent", "prozent", "percento", "procent":
+	case "percent", "pct", "perc", "percentage", "percents", "ciento", "pourcent", "prozent", "percento", "procent",
+		"процент", "процента", "процентов", "відсотків", "प्रतिशत", "パーセント", "퍼센트", "prosen", "yüzde":
 		return true
 	}
 	return false
@@ -283,9 +289,12 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 			return j
 		}
 	}
-	if n := perCent(s, j); n > 0 && (strings.EqualFold(w, "per") || strings.EqualFold(w, "pour")) {
+	if n := perCent(s, j); n > 0 && (strings.EqualFold(w, "per") || strings.EqualFold(w, "pour") || strings.EqualFold(w, "por")) {
 		lx.percent = true
 		return j + n
+	}
+	if w == "R" && j < len(s) && s[j] == '$' {
+		return j + 1 // R$ 50,00: Brazilian reais
 	}
 	if isCurrencyWord(w) {
 		if j < len(s) && s[j] == '.' {
@@ -317,9 +326,21 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 		return j
 	}
 	switch w {
-	case "pi":
+	case "pi", "Pi", "PI":
 		lx.emit(tCmd, "pi", false)
 		return j
+	case "log":
+		// log2(8), log10(x): the base written right after the name, as in code
+		k := j
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		if k > j && k < len(s) && s[k] == '(' {
+			lx.emit(tCmd, "log", false)
+			lx.emit(tOp, "_", false)
+			lx.emit(tNum, s[j:k], false)
+			return k
+		}
 	case "infty", "inf", "infinity", "Infinity", "oo":
 		lx.emit(tCmd, "infty", false)
 		return j
@@ -336,6 +357,30 @@ func (lx *lexer) letters(s string, i int, mode lexMode) int {
 	if isFuncName(w) {
 		lx.emit(tCmd, w, false)
 		return j
+	}
+	switch {
+	case w == "cbrt":
+		lx.emit(tCmd, "cbrt", false)
+		return j
+	case len(w) >= 3 && w[0] >= 'a' && isGreek(w):
+		lx.emit(tIdent, w, false) // theta written in plain text is \theta
+		return j
+	case letterProduct(s, i, j):
+		for k := i; k < j; k++ {
+			lx.emit(tIdent, s[k:k+1], false)
+		}
+		return j
+	}
+	if len(w) == 2 && isShortWord(strings.ToLower(w)) && lx.afterSymbol() {
+		switch strings.ToLower(w) {
+		case "or", "no", "is", "to", "of", "th", "st", "nd", "rd":
+		default:
+			// "2\pi hr", "F = am": after a symbol or an operator, two letters are a product,
+			// not the unit of a number ("5 hr", "9 am")
+			lx.emit(tIdent, s[i:i+1], false)
+			lx.emit(tIdent, s[i+1:j], false)
+			return j
+		}
 	}
 	if len(w) >= 3 || isShortWord(strings.ToLower(w)) {
 		lx.emit(tWord, w, false)
@@ -473,6 +518,10 @@ func (lx *lexer) command(s string, i int, mode lexMode) int {
 	switch {
 	case isSpacingCmd(name):
 		lx.space = true
+		if (name == "quad" || name == "qquad") && lx.paren == 0 && mode == modeMath && lx.afterValue() &&
+			lx.assigned() && startsItem(s[j:]) {
+			lx.emit(tOp, ",", false) // x_1 = 2 \quad x_2 = 3: two answers
+		}
 		return j
 	case isSizingCmd(name):
 		k := j
@@ -980,10 +1029,24 @@ func dottedThousands(s string, start, j int, top bool) (int, string, bool) {
 			return end, digits + "." + s[k+1:end], true
 		}
 	}
-	if groups >= 2 && (k == len(s) || s[k] != '.') {
+	if (groups >= 2 || groups == 1 && s[start] != '0' && currencyAfter(s[k:])) && (k == len(s) || s[k] != '.') {
 		return k, digits, true
 	}
 	return 0, "", false
+}
+
+// currencyAfter reports a currency sign or word right after a number, with at most a space
+// between: "1.500€", "1.500 €", "1.500 руб". A price never has three decimals, so a point
+// before three digits groups thousands there.
+func currencyAfter(s string) bool {
+	s = strings.TrimLeft(s, " \u00a0\u202f")
+	for _, c := range [...]string{"€", "£", "₽", "₺", "₴", "₫", "руб", "EUR", "euro", "Euro", "reais", "R$", "kr", "pesos",
+		"peso", "rublos", "рубл", "zł", "złot", "Kč", "Ft", "VND", "đồng", "COP", "ARS", "CLP", "MXN", "BRL", "lei"} {
+		if strings.HasPrefix(s, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func isApproxWord(w string) bool {
@@ -1077,11 +1140,138 @@ func isCurrencyWord(w string) bool {
 	return false
 }
 
-// perCent returns the length of " cent" at s[j:] (after "per" or "pour"), or 0.
+// perCent returns the length of " cent" at s[j:] (after "per", "pour" or "por"; also
+// "cento", "ciento"), or 0.
 func perCent(s string, j int) int {
 	k := j + countSpaces(s[j:])
-	if k > j && hasPrefixFold(s[k:], "cent") && (k+4 == len(s) || !isLetter(s[k+4])) {
-		return k + 4 - j
+	if k == j {
+		return 0
+	}
+	for _, w := range [...]string{"cento", "ciento", "cent"} {
+		if hasPrefixFold(s[k:], w) && (k+len(w) == len(s) || !isLetter(s[k+len(w)])) {
+			return k + len(w) - j
+		}
 	}
 	return 0
+}
+
+// letterProduct reports whether the run of letters s[i:j] is a product of symbols rather than
+// a word: three to five distinct lower-case letters that are no known word or unit, glued to
+// math ("2abc", "bca^2", "abc + bcd"). A run that stands alone ("abc") stays a word.
+func letterProduct(s string, i, j int) bool {
+	w := s[i:j]
+	if len(w) < 3 || len(w) > 5 || knownWord(w) {
+		return false
+	}
+	var seen uint32
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		if c < 'a' || c > 'z' || seen&(1<<(c-'a')) != 0 {
+			return false
+		}
+		seen |= 1 << (c - 'a')
+	}
+	if i > 0 && strings.IndexByte("0123456789)}^{", s[i-1]) >= 0 {
+		return true
+	}
+	if j < len(s) && strings.IndexByte("^_({}", s[j]) >= 0 {
+		return true
+	}
+	before := strings.TrimRight(s[:i], " ")
+	after := strings.TrimLeft(s[j:], " ")
+	return before != "" && strings.IndexByte("+-*=", before[len(before)-1]) >= 0 || // "/month" is a unit
+		after != "" && strings.IndexByte("+-*/=", after[0]) >= 0
+}
+
+// knownWord lists short words and units that are never a product of letters.
+func knownWord(w string) bool {
+	switch w {
+	case "the", "for", "not", "are", "all", "any", "but", "can", "has", "its", "one", "two", "six", "ten", "yes",
+		"per", "sum", "mod", "deg", "rad", "sec", "min", "max", "hrs", "mph", "kph", "kmh", "rpm", "lbs", "yds", "pts",
+		"cal", "mol", "day", "yrs", "mos", "wks", "gal", "qts", "pcs", "cms", "mins", "secs", "days", "hour", "year",
+		"week", "kgs", "sqft", "ohm", "volt", "amp", "amps", "watt", "feet", "inch", "mile", "pint", "cup", "cups",
+		"tsp", "tbsp", "dozen", "five", "four", "nine", "from", "with", "than", "less", "more", "half", "cent",
+		"cents", "euro", "yen", "yuan", "unit", "units", "now", "get", "got", "set", "let", "our", "out", "new",
+		"month", "hours", "weeks", "years", "meter", "metre", "liter", "litre", "gram", "grams", "item", "items",
+		"page", "pages", "box", "boxes", "miles", "kmph", "dollar", "pound", "point", "points",
+		"area", "side", "cost", "price", "total", "only", "each", "both", "then", "thus", "hence", "gcd", "lcm",
+		"dim", "ker", "det", "arg", "exp", "log", "sin", "cos", "tan", "cot", "csc":
+		return true
+	}
+	return false
+}
+
+// indianGroups reads a number grouped in the Indian way, in lakhs and crores, in an answer
+// that speaks of rupees: "₹1,50,000" is 150000, "Rs. 15,00,000" is 1500000. The groups are
+// of two digits, the last of three.
+func indianGroups(s string, start, j int) (int, string, bool) {
+	if n := j - start; n < 1 || n > 2 || s[start] == '0' || j+3 >= len(s) || s[j] != ',' {
+		return 0, "", false
+	}
+	k, pairs := j, 0
+	for k+3 < len(s) && s[k] == ',' && isDigit(s[k+1]) && isDigit(s[k+2]) && s[k+3] == ',' {
+		k += 3
+		pairs++
+	}
+	if pairs == 0 || !threeDigitsAt(s, k+1) || s[k] != ',' {
+		return 0, "", false
+	}
+	if !strings.Contains(s, "₹") && !strings.Contains(s, "Rs") && !strings.Contains(s, "INR") &&
+		!strings.Contains(s, "rupee") && !strings.Contains(s, "lakh") && !strings.Contains(s, "crore") {
+		return 0, "", false
+	}
+	end := k + 4
+	if end < len(s) && s[end] == ',' && end+1 < len(s) && isDigit(s[end+1]) {
+		return 0, "", false
+	}
+	return end, strings.ReplaceAll(s[start:end], ",", ""), true
+}
+
+// afterValue reports whether the last token ends a value: a number, a symbol or a closing
+// bracket.
+func (lx *lexer) afterValue() bool {
+	n := len(lx.toks)
+	if n == 0 {
+		return false
+	}
+	t := lx.toks[n-1]
+	return t.kind == tNum || t.kind == tIdent || t.kind == tOp && (t.text == ")" || t.text == "]") ||
+		t.kind == tCmd && (t.text == "}" || t.text == "pi" || t.text == "infty")
+}
+
+// assigned reports an "=" among the tokens so far: "x_1 = 2 \quad x_2 = 3" lists answers,
+// "2x \quad + 1" is spaced.
+func (lx *lexer) assigned() bool {
+	for _, t := range lx.toks {
+		if t.kind == tOp && t.text == "=" {
+			return true
+		}
+	}
+	return false
+}
+
+// startsItem reports whether s (after spaces) starts a new item rather than continuing an
+// expression with an operator.
+func startsItem(s string) bool {
+	s = strings.TrimLeft(s, " ")
+	return s != "" && strings.IndexByte("+-*/^=<>)]},.;&|_!", s[0]) < 0
+}
+
+// afterSymbol reports whether the last token is a symbol, a constant or an operator, after
+// which letters are math rather than the unit of a number.
+func (lx *lexer) afterSymbol() bool {
+	n := len(lx.toks)
+	if n == 0 {
+		return false
+	}
+	t := lx.toks[n-1]
+	switch t.kind {
+	case tIdent:
+		return !t.fromText
+	case tCmd:
+		return t.text == "pi" || t.text == "cdot" || t.text == "times"
+	case tOp:
+		return strings.Contains("+-*=^(", t.text) // not "/": 45/hr is a rate
+	}
+	return false
 }

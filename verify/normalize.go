@@ -12,7 +12,120 @@ var turnTokens = [...]string{
 	"<|im_end|>", "<|im_start|>", "<|endoftext|>", "<|end_of_text|>", "<|eot_id|>", "<|eom_id|>",
 	"<|end|>", "<|start_header_id|>", "<|end_header_id|>", "<|assistant|>", "<|user|>", "<|system|>",
 	"</s>", "<end_of_turn>", "<start_of_turn>", "<｜end▁of▁sentence｜>", "<|end▁of▁sentence|>",
-	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>",
+	"<｜Assistant｜>", "<｜User｜>", "<|endofturn|>", "<eos>", "<|eos|>", "<|end_of_turn|>", "<|return|>",
+	"<|EOT|>", "<|eot|>", "<end_of_utterance>", "<|END_OF_TURN_TOKEN|>", "<|START_OF_TURN_TOKEN|>",
+	"<|endofmessage|>", "<|end_of_role|>", "<|start_of_role|>", "<|im_sep|>", "<<SYS>>",
+}
+
+// turnLines open another turn without a template token: an instruction tag of the Llama-2
+// template or a role name that starts a line ("\nHuman:", "\nUSER:"). Text after the first
+// of them that follows some content is not part of the answer.
+var turnLines = [...]string{
+	"[/INST]", "[INST]", "\nHuman:", "\nHUMAN:", "\nUser:", "\nUSER:", "\n### Human:", "\n### User:",
+	"\n### Instruction:", "\n### Input:", "\nuser\n", "\nassistant\n", "\n<|user|>",
+}
+
+// cutAtTurnLine ends s at the first turn line that follows some content. Every turn line
+// starts with '[' or a line break, so only those places are tried.
+func cutAtTurnLine(s string) string {
+	cut := len(s)
+	for _, c := range [...]byte{'[', '\n'} {
+		for i := 0; i < cut; i++ {
+			j := strings.IndexByte(s[i:cut], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			if turnLineAt(s[i:]) && strings.TrimSpace(s[:i]) != "" {
+				cut = i
+				break
+			}
+		}
+	}
+	return s[:cut]
+}
+
+func turnLineAt(s string) bool {
+	for _, t := range turnLines {
+		if strings.HasPrefix(s, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutPartialToken drops the start of a chat-template token that ends the text: a log cut
+// inside "<|im_end|>" leaves "<|im_end" or "<|im_".
+func cutPartialToken(s string) string {
+	i := strings.LastIndexByte(s[max(len(s)-32, 0):], '<')
+	if i < 0 {
+		return s
+	}
+	i += max(len(s)-32, 0)
+	tail := s[i:]
+	if len(tail) < 3 {
+		return s
+	}
+	for _, t := range turnTokens {
+		if len(tail) < len(t) && strings.HasPrefix(t, tail) {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// trimJunkTail drops what a decoder leaves after the last words: special tokens of any
+// template (<pad>, <unk>, <|reserved_special_token_0|>, a stray </answer>), end marks such as
+// [END] or [end of text], and check marks or emoji.
+func trimJunkTail(s string) string {
+	for range 16 {
+		t := strings.TrimRight(s, " \t\r\n")
+		switch {
+		case strings.HasSuffix(t, ">"):
+			i := strings.LastIndexByte(t, '<')
+			if tok := t[i+1 : len(t)-1]; i < 0 || !tokenLike(tok) || strings.TrimPrefix(tok, "/") == "think" {
+				return s
+			}
+			t = t[:i]
+		case strings.HasSuffix(t, "]"):
+			i := strings.LastIndexByte(t, '[')
+			if i < 0 || !endMark(t[i+1:len(t)-1]) {
+				return s
+			}
+			t = t[:i]
+		default:
+			r, n := utf8.DecodeLastRuneInString(t)
+			if n == 0 || foldRune(r) >= 0 {
+				return s
+			}
+			t = t[:len(t)-n]
+		}
+		s = t
+	}
+	return s
+}
+
+// tokenLike reports the inside of a special token: letters, digits, "_", "|", "/", "▁", "｜"
+// and "-", with no space.
+func tokenLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r < utf8.RuneSelf && (isLetter(byte(r)) || isDigit(byte(r)) || strings.ContainsRune("_|/-", r)) || r == '▁' || r == '｜') {
+			return false
+		}
+	}
+	return true
+}
+
+// endMark reports the inside of an end mark in square brackets: [END], [EOS], [end of text].
+func endMark(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "end", "eos", "end of text", "endoftext", "done", "stop", "end of answer", "end of solution":
+		return true
+	}
+	return false
 }
 
 // nextTurnToken returns the earliest chat-template token in s: its position and length. Every
@@ -33,15 +146,24 @@ func nextTurnToken(s string) (int, int) {
 }
 
 // cutAtTurnEnd drops chat-template tokens: leading ones (with the role name that follows an
-// opening token) are skipped, and the text ends at the first one that follows some content.
+// opening token) are skipped, and the text ends at the first one that follows some content,
+// at a turn line (see turnLines) or before a token cut off at its end.
 func cutAtTurnEnd(s string) string {
+	s, _ = cutTurn(s)
+	return s
+}
+
+// cutTurn is cutAtTurnEnd that also reports whether the text was ended by the model: a
+// template token, a turn line or a cut-off token after the content.
+func cutTurn(s string) (string, bool) {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			return s
+			t := trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
+			return t, len(t) < len(strings.TrimRight(s, " \t\r\n"))
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return s[:i]
+			return trimJunkTail(cutAtTurnLine(s[:i])), true
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {
@@ -51,7 +173,7 @@ func cutAtTurnEnd(s string) string {
 			}
 		}
 	}
-	return s
+	return s, false
 }
 
 // overEscaped reports whether s went through JSON escaping twice: a doubled backslash stands
@@ -146,7 +268,7 @@ func foldRune(r rune) rune {
 		return '≥'
 	case '≦':
 		return '≤'
-	case '✓', '✔', '✅', '☑', '✗', '✘', '❌':
+	case '✓', '✔', '✅', '☑', '✗', '✘', '❌', '∴', '∵':
 		return -1
 	}
 	if r >= 0x1F300 && r <= 0x1FAFF {

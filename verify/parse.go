@@ -82,7 +82,36 @@ func parse(toks []token) (root *node, ok bool) {
 	}
 	n := p.mk(nList)
 	n.kids = items
+	if joinedByAnd(toks) {
+		n.name = "and"
+	}
 	return n, true
+}
+
+// joinedByAnd reports whether the separators between the top-level items are the word "and"
+// or commas, never "or" ("x \ge 2 \text{ and } x \le 5", "x > -2, x \le 3"), so that
+// relations may hold together.
+func joinedByAnd(toks []token) bool {
+	depth, and := 0, false
+	for _, t := range toks {
+		switch {
+		case t.kind == tOp && (t.text == "(" || t.text == "[" || t.text == "{"), t.kind == tCmd && t.text == "{":
+			depth++
+		case t.kind == tOp && (t.text == ")" || t.text == "]" || t.text == "}"), t.kind == tCmd && t.text == "}":
+			depth--
+		case depth != 0:
+		case isSepWord(t):
+			if !strings.EqualFold(t.text, "and") {
+				return false
+			}
+			and = true
+		case t.kind == tOp && t.text == ",":
+			and = true
+		case t.kind == tOp && t.text == ";", t.kind == tCmd && t.text == "\\":
+			return false
+		}
+	}
+	return and
 }
 
 func (p *parser) bail() { panic(parseBail{}) }
@@ -366,7 +395,7 @@ func (p *parser) parseTerm() *node {
 
 func isPrimaryCmd(name string) bool {
 	switch name {
-	case "frac", "sqrt", "binom", "pi", "infty", "lfloor", "lceil", "emptyset", "varnothing":
+	case "frac", "sqrt", "cbrt", "binom", "pi", "infty", "lfloor", "lceil", "emptyset", "varnothing":
 		return true
 	}
 	return isFuncName(name) || strings.HasPrefix(name, "begin:")
@@ -374,6 +403,9 @@ func isPrimaryCmd(name string) bool {
 
 func (p *parser) canStartImplicit(t token) bool {
 	switch t.kind {
+	case tNum:
+		return t.glued // \frac123: the 3 multiplies
+
 	case tIdent:
 		return !t.fromText
 	case tCmd:
@@ -719,6 +751,7 @@ func (p *parser) readArg() *node {
 			n.lit = t.text[:1]
 			p.toks[p.pos].text = t.text[1:]
 			p.toks[p.pos].space = false
+			p.toks[p.pos].glued = true
 			return n
 		}
 		p.pos++
@@ -770,6 +803,12 @@ func (p *parser) parseCmd(t token) *node {
 		arg := p.readArg()
 		n := p.mk(nRoot)
 		n.kids = []*node{arg, idx}
+		return n
+	case "cbrt":
+		p.pos++
+		arg := p.readArg()
+		n := p.mk(nRoot)
+		n.kids = []*node{arg, numNode(3)}
 		return n
 	case "emptyset", "varnothing":
 		p.pos++

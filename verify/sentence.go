@@ -78,9 +78,9 @@ func mathBlock(s string) (string, int, bool) {
 }
 
 // hasProseWord reports a word of three or more letters outside braces that is not a LaTeX
-// command.
+// command nor capitals naming points (ABC).
 func hasProseWord(s string) bool {
-	run, depth := 0, 0
+	run, depth, small := 0, 0, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '{':
@@ -92,12 +92,13 @@ func hasProseWord(s string) bool {
 				run = -1000 // a command name
 			}
 			run++
-			if run >= 3 {
+			small = small || c >= 'a'
+			if run >= 3 && small {
 				return true
 			}
 			continue
 		}
-		run = 0
+		run, small = 0, false
 	}
 	return false
 }
@@ -122,8 +123,14 @@ func plainWordAt(s string, i int) bool {
 		return !isWordRune(r) && !unicode.IsDigit(r) // "a number", "a 5% chance"
 	}
 	switch w {
-	case "sqrt", "pi", "sin", "cos", "tan", "log", "ln", "exp":
-		return strings.HasPrefix(s[i+n:], "(") || strings.HasPrefix(s[i+n:], "{")
+	case "sqrt", "cbrt", "pi", "sin", "cos", "tan", "log", "ln", "exp", "infty", "infinity", "theta", "alpha", "beta",
+		"gamma", "delta", "lambda", "omega", "phi":
+		// pi/2, 2pi, sqrt(3), theta + pi: a constant or a function written in plain text
+		glued := i+n < len(s) && strings.IndexByte("({/*^_0123456789", s[i+n]) >= 0
+		if glued || i > 0 && strings.IndexByte("0123456789*/^(+-", s[i-1]) >= 0 {
+			return true
+		}
+		return after == "" && i > 0 || after != "" && strings.IndexByte("+-*/^=<>)0123456789", after[0]) >= 0
 	}
 	return false
 }
@@ -207,7 +214,7 @@ func plainRun(s string) int {
 // continuesPlain reports whether plain math goes on at s (after a space or a comma).
 func continuesPlain(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
-	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\", r) {
+	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\€£¥₹₽", r) {
 		return true
 	}
 	return isWordRune(r) && plainWordAt(s, 0)
@@ -393,6 +400,9 @@ func clauseValue(clause []segment) (string, bool) {
 		return "", false // an approximation note
 	}
 	if len(parts) == 1 {
+		if last+1 < len(clause) && clause[last+1].kind == segWord && currencyAfter(clause[last+1].text) {
+			parts[0] += " " + clause[last+1].text // "1.500 pesos": the currency tells the thousands
+		}
 		return resultOf(parts[0], curveWord(words)), true
 	}
 	return strings.Join(parts, ", "), true
@@ -404,7 +414,7 @@ func valueText(sg segment) string {
 	t := strings.TrimSpace(sg.text)
 	if sg.kind == segPlain {
 		t = strings.TrimLeft(t, "=:$ ")
-		t = strings.TrimRight(t, ".,; ")
+		t = strings.TrimRight(t, ".,;'’ ") // 7'dir: a Turkish suffix after an apostrophe
 	}
 	return cleanAnswer(t)
 }
@@ -485,8 +495,14 @@ func signOff(s string) bool {
 }
 
 // fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-func fromLastSentence(text string) (string, bool) {
-	s, several := finalSentence(text)
+// ended tells that the model ended the text itself (a template token followed it), so a
+// final sentence without its full stop was not cut off.
+func fromLastSentence(text string, ended bool) (string, bool) {
+	s, end, several, open := finalSentence(text)
+	if open {
+		return "", false // the text stops inside a math span
+	}
+	rest := text[end:]
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
@@ -497,13 +513,21 @@ func fromLastSentence(text string) (string, bool) {
 	if !isProse(s) && (!several || countWords(text, 2) < 2) {
 		return "", false // a bare answer, not a sentence
 	}
+	if cut, concludes := cutOffSentence(s, rest); cut && !concludes && !ended {
+		return "", false
+	}
+	if opensStep(s) || optionList(s) {
+		// "Now, the first basket holds 12 apples.": a text that stops on the way; "C: 2 + 2 =
+		// 3, wrong.": a check of one option
+		return "", false
+	}
 	return statedValue(s)
 }
 
-// finalSentence returns the last sentence of text that is not a sign-off, and whether the text
-// has more than one sentence. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line
-// breaks, outside math.
-func finalSentence(text string) (string, bool) {
+// finalSentence returns the last sentence of text that is not a sign-off, where it ends in
+// text, whether the text has more than one sentence, and whether the text ends inside a math
+// span. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line breaks, outside math.
+func finalSentence(text string) (sentence string, end int, several, open bool) {
 	var spans [keptSentences][2]int
 	n := 0
 	add := func(a, b int) {
@@ -560,13 +584,14 @@ func finalSentence(text string) (string, bool) {
 		}
 	}
 	add(start, len(text))
+	open = display != "" || inline
 	for k := n - 1; k >= 0 && k >= n-keptSentences; k-- {
 		sp := spans[k%keptSentences]
 		if s := text[sp[0]:sp[1]]; !signOff(s) {
-			return s, n > 1
+			return s, sp[1], n > 1, open
 		}
 	}
-	return "", false
+	return "", len(text), false, open
 }
 
 // moneySign reports a "$" that is a currency sign: followed by a digit, with no other "$"

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -9,7 +10,8 @@ import (
 // word boundaries, ignoring ASCII case.
 var wordMarkers = [...]string{
 	"answer", "correct option", "correct choice", "réponse", "reponse", "respuesta", "resposta",
-	"risposta", "antwort", "ответ", "Ответ", "ОТВЕТ",
+	"risposta", "antwort", "ответ", "Ответ", "ОТВЕТ", "svar", "cevap", "jawaban", "odpowiedź", "odpowiedz",
+	"відповідь", "Відповідь", "đáp án", "Đáp án", "antwoord",
 }
 
 // scriptMarker announces the answer in a script without word spaces (or with its copula after
@@ -30,6 +32,7 @@ var scriptMarkers = [...]scriptMarker{
 	{"الإجابة", []string{"النهائية هي", "النهائية:", "النهائية", "هي", "هو", ":"}, true},
 	{"الجواب", []string{"النهائي هو", "النهائي:", "النهائي", "هو", "هي", ":"}, true},
 	{"उत्तर", []string{"है:", "है", ":", "="}, true},
+	{"คำตอบ", []string{"คือ", "ได้แก่", ":", "="}, true},
 }
 
 // fromStatement finds the last explicit answer statement that starts at or after from and
@@ -41,6 +44,9 @@ func fromStatement(text string, from int) (candidate, bool) {
 	}
 	if !found {
 		return candidate{}, false
+	}
+	if opensMath(strings.TrimLeft(rest, " \t\r\n")) {
+		return candidate{pos: best, method: ByStatement}, true // cut off inside the answer
 	}
 	a, ok := statementContent(rest)
 	if !ok {
@@ -91,7 +97,7 @@ func lastStatementMarker(text string, from int) (int, string, bool) {
 // markerStart reports the first bytes of the markers (ASCII letters in lower case).
 func markerStart(c byte) bool {
 	switch c {
-	case 'a', 'c', 'r', 0xD0, 0xE7, 0xEC, 0xEB, 0xD8, 0xE0:
+	case 'a', 'c', 'r', 's', 'j', 'o', 0xC4, 0xD0, 0xE7, 0xEC, 0xEB, 0xD8, 0xE0:
 		return true
 	}
 	return false
@@ -270,7 +276,10 @@ func statementContent(rest string) (string, bool) {
 		line = line[:nl]
 	}
 	line = cutSentence(line)
-	line = cutExplanation(line)
+	if cutOffList(cleanAnswer(line)) {
+		return "", false // "So the answer is 15 apples, and": the text stops in the statement
+	}
+	line = trimJoiner(cutExplanation(line))
 	a := cleanAnswer(line)
 	for _, c := range trailingCopulas {
 		a = cleanAnswer(strings.TrimSuffix(a, c))
@@ -281,10 +290,27 @@ func statementContent(rest string) (string, bool) {
 			a = v
 		}
 	}
+	a = chainResult(a)
 	if !answerLike(a) {
 		return "", false
 	}
 	return a, true
+}
+
+// chainResult reads an announced computation as its result: "Ответ: (3 + 4) * 2 = 14 (см)" is
+// 14 (см). Both sides must be free of symbols, so "x = 5" and "2x = 14" stay as they are.
+func chainResult(a string) string {
+	i := strings.IndexByte(a, '=')
+	if i <= 0 || strings.ContainsAny(a, "<>") {
+		return a
+	}
+	rhs := cleanAnswer(a[strings.LastIndexByte(a, '=')+1:])
+	lhs := lex(a[:i], false)
+	r := lex(rhs, false)
+	if rhs == "" || lhs.bad || r.bad || !hasNumber(lhs.toks) || hasSymbols(lhs.toks) || hasSymbols(r.toks) || !hasNumber(r.toks) {
+		return a
+	}
+	return rhs
 }
 
 // mathList reads further math blocks joined to a first one: "$x=2$ and $y=3$". It returns
@@ -360,15 +386,19 @@ func leadingMath(s string) (string, int, bool) {
 
 // cutSentence ends the line at the first sentence end outside $...$.
 func cutSentence(line string) string {
-	inMath := false
+	inMath, paren := false, 0
 	for k := 0; k < len(line); k++ {
 		switch line[k] {
 		case '\\':
 			k++
 		case '$':
 			inMath = !inMath
+		case '(':
+			paren++
+		case ')':
+			paren--
 		case '.':
-			if !inMath && (k+1 == len(line) || line[k+1] == ' ' || line[k+1] == '\t') {
+			if !inMath && paren <= 0 && (k+1 == len(line) || line[k+1] == ' ' || line[k+1] == '\t') {
 				return line[:k]
 			}
 		}
@@ -423,7 +453,7 @@ func remarkStart(line string) int {
 		}
 		words := 0
 		for _, w := range strings.FieldsFunc(line[k+1:], func(r rune) bool { return r == ' ' || r == ')' || r == ',' || r == ';' }) {
-			if len(w) >= 3 && isASCIIWord(w) {
+			if len(w) >= 3 && isASCIIWord(w) || remarkWord(strings.TrimRight(w, ".")) {
 				words++
 			}
 		}
@@ -432,4 +462,37 @@ func remarkStart(line string) int {
 		}
 	}
 	return -1
+}
+
+// remarkWord reports a word of another script in a remark: "(см. выше)".
+func remarkWord(w string) bool {
+	n := 0
+	for _, r := range w {
+		if r < utf8.RuneSelf || !unicode.IsLetter(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 2
+}
+
+// trimJoiner drops an "and" left before a cut remark: "42 and I hope it is correct".
+func trimJoiner(s string) string {
+	t := strings.TrimRight(s, " \t")
+	for _, w := range [...]string{" and", ","} {
+		t = strings.TrimSuffix(t, w)
+	}
+	return t
+}
+
+// cutOffList reports a statement that ends on a word or mark joining it to more: "15, and",
+// "2 or".
+func cutOffList(a string) bool {
+	t := strings.TrimRight(a, " \t")
+	for _, w := range [...]string{" and", " or", ",", " et", " y", " und", " и", "和", "或"} {
+		if strings.HasSuffix(t, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,8 @@ const compactUsage = `Usage: distill compact RUN
 
 Merges the small shards that checkpoints leave (fewer than half of
 output.shard_rows records) into full ones, then rewrites the response cache
-without its dead entries (as distill cache compact does). A finished run does
+without its dead entries (as distill cache compact does) when they are at
+least 5% of its log: a rewrite copies every live answer. A finished run does
 this itself; use it on a run stopped early, or one built by an older version.
 Each merge is crash-safe: the new shard is made durable and listed in the
 manifest before the old ones are removed, so a kill at any moment loses
@@ -38,9 +39,12 @@ func compactCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if _, err := os.Stat(corpus.Layout{Dir: dir}.Manifest()); err != nil {
-		fmt.Fprintf(stderr, "distill compact: %s is not a run directory (no %s)\n", dir, corpus.ManifestName)
+	if *shardRows < 0 {
+		fmt.Fprintf(stderr, "distill compact: --shard-rows must be positive, got %d\n", *shardRows)
 		return exitUsage
+	}
+	if code, ok := checkRunDir(fs.Name(), dir, stderr); !ok {
+		return code
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if err := compactRun(dir, *shardRows, log, stdout); err != nil {
@@ -82,15 +86,28 @@ func compactShards(dir string, shardRows int, log *slog.Logger, stdout io.Writer
 	return nil
 }
 
-// compactCache rewrites the cache at path when it holds dead entries.
+// deadWorthRewrite is the share of a cache's log entries that must be dead
+// (replaced, or damaged) before distill compact rewrites it: a rewrite
+// copies every live answer, so a few dead entries in a large cache are not
+// worth it. distill cache compact rewrites whatever the share.
+const deadWorthRewrite = 0.05
+
+// compactCache rewrites the cache at path when enough of it is dead.
 func compactCache(path string, log *slog.Logger, stdout io.Writer) error {
 	c, err := llm.OpenCache(path, llm.CacheLogger(log))
 	if err != nil {
 		return err
 	}
 	st := c.Stats()
-	if st.Damaged == 0 && st.Records == int64(st.Entries+st.Tombstones) {
+	dead := st.Records - int64(st.Entries+st.Tombstones) + st.Damaged
+	records := st.Records + st.Damaged
+	switch {
+	case dead <= 0:
 		fmt.Fprintf(stdout, "%s: %d answers, no dead entries to drop\n", path, st.Entries)
+		return c.Close()
+	case float64(dead) < deadWorthRewrite*float64(records):
+		fmt.Fprintf(stdout, "%s: %d answers; %d dead entries (%.1f%% of %d), under the %.0f%% worth a rewrite (distill cache compact %s rewrites it anyway)\n",
+			path, st.Entries, dead, 100*float64(dead)/float64(records), records, 100*deadWorthRewrite, path)
 		return c.Close()
 	}
 	res, err := c.Compact()

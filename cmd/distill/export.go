@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
 const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
@@ -21,8 +23,11 @@ Writes the corpus in the run directory RUN (or one shard file) in the dataset
 format an RL trainer reads: data/{split}-NNNNN-of-NNNNN.{parquet|jsonl}, a
 dataset card README.md that HF datasets and the Hub read, and export.json
 (counts, files with their hashes, provenance). The prompt the policy sees never
-holds the rubric, the reference or the answer. Running the same command again
-writes the same bytes.
+holds the rubric, the reference or the answer; a verl prompt asks for the answer
+format the corpus's rollouts were asked for (step headers, answer tag): their
+rollout template around the problem, unless --system-prompt or --user-template
+say otherwise. Rows are in id order, a repeated id exported once; running the
+same command again writes the same bytes.
 
 Formats:
   verl        data_source, prompt (chat messages), ability, reward_model, extra_info
@@ -46,6 +51,7 @@ Flags:
 type exportFlags struct {
 	fs                               *flag.FlagSet
 	format, out, split, systemPrompt *string
+	userTemplate                     *string
 	validOnly, force                 *bool
 	rowsPerFile                      *int
 }
@@ -58,13 +64,14 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	f.out = fs.String("out", "", "export directory, created if missing (required); e.g. --out exports/demo-verl")
 	f.split = fs.String("split", "", "splits to export, comma-separated (default: every split the corpus has); e.g. --split train,validation")
 	f.systemPrompt = fs.String("system-prompt", "", "verl only: file whose text is sent as a system message before every problem; e.g. --system-prompt system.txt")
+	f.userTemplate = fs.String("user-template", "", "verl only: rollout template file whose messages are the prompt, {{.Problem}} marking the problem (the format of prompts/templates/rollout.tmpl); default: the rollout template the corpus's rollouts were sampled with; give the run's own when it used --prompts-dir; e.g. --user-template my-prompts/rollout.tmpl")
 	f.validOnly = fs.Bool("valid-only", false, "drop the items the validity judge marked invalid, and the records whose rubric then no longer holds (counted in export.json)")
 	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
 	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, --out refused, disk error), 2 usage error.\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
 	}
 	return f
 }
@@ -102,7 +109,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opt := corpus.ExportOptions{
 		Format: *f.format, Out: *f.out, Splits: splitList(*f.split), ValidOnly: *f.validOnly,
-		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: version,
+		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: toolVersion(),
 		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}
 	if *f.rowsPerFile <= 0 {
@@ -121,15 +128,38 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		opt.SystemPromptFile = *f.systemPrompt
 	}
+	opt.UserTemplateFile = *f.userTemplate
 	if err := opt.Check(); err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
+	}
+	if _, err := os.Stat(run); err != nil {
+		fmt.Fprintf(stderr, "distill export: %s: no such run directory or shard\n", run)
+		return exitUsage
+	}
+	if err := outpath.Dir("--out", opt.Out, run); err != nil {
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitUsage
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return exportRun(ctx, run, opt, stdout, stderr)
+}
+
+// exportRun exports and says how it ended: exit 4 when ctx stopped it
+// (Ctrl-C) before anything was put in place.
+func exportRun(ctx context.Context, run string, opt corpus.ExportOptions, stdout, stderr io.Writer) int {
+	_, statErr := os.Stat(filepath.Join(opt.Out, corpus.ExportManifestName))
 	m, err := corpus.Export(ctx, run, opt)
-	if err != nil {
+	switch {
+	case errors.Is(err, corpus.ErrExportStopped) && statErr == nil:
+		fmt.Fprintf(stderr, "distill export: stopped; the earlier export in %s is unchanged\n", opt.Out)
+		return exitStopped
+	case errors.Is(err, corpus.ErrExportStopped):
+		fmt.Fprintf(stderr, "distill export: stopped; nothing was written to %s\n", opt.Out)
+		return exitStopped
+	case err != nil:
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitFailed
 	}

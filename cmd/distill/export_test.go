@@ -107,7 +107,7 @@ func TestExportUsage(t *testing.T) {
 		{[]string{"export", "r", "--format", "rar", "--out", dir, "--system-prompt", filepath.Join(dir, "nope")}, exitUsage, "nope"},
 		{[]string{"export", "r", "--format", "verl", "--out", dir, "--rows-per-file", "0"}, exitUsage, "--rows-per-file"},
 		{[]string{"export", "r", "--no-such"}, exitUsage, "no-such"},
-		{[]string{"export", filepath.Join(dir, "missing"), "--format", "verl", "--out", filepath.Join(dir, "x")}, exitFailed, "missing"},
+		{[]string{"export", filepath.Join(dir, "missing"), "--format", "verl", "--out", filepath.Join(dir, "x")}, exitUsage, "missing"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {

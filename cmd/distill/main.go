@@ -24,6 +24,8 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -35,9 +37,13 @@ const (
 	exitStopped  = 4
 )
 
-// version is the program's version, set at build time with
-// -ldflags "-X main.version=v1.2.3" (the Makefile does).
-var version = "dev"
+// version overrides the version the build information gives (the module
+// version go build derives from the VCS, else the revision), when set at
+// build time with -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = ""
+
+// toolVersion is the version records' provenance and the manifest keep.
+func toolVersion() string { return buildinfo.Version(version) }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -50,9 +56,10 @@ Usage:
   distill status RUN_DIR   what a run directory holds: done, failed, cost, ETA
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
+  distill repair RUN_DIR   move damaged shards aside so the next run makes their records again
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
-  distill version          print the version
+  distill version          print the version, the VCS revision and time it was built from
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
 4 stopped before finishing (interrupted: run again to resume; budget reached:
@@ -73,12 +80,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cacheCmd(args[1:], stdout, stderr)
 	case "compact":
 		return compactCmd(args[1:], stdout, stderr)
+	case "repair":
+		return repairCmd(args[1:], stdout, stderr)
 	case "export":
 		return exportCmd(args[1:], stdout, stderr)
 	case "verify":
 		return verifyCmd(args[1:], stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "distill", version)
+		fmt.Fprintln(stdout, "distill", buildinfo.Read(version))
 		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -327,11 +336,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
 
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: version}
+	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: toolVersion()}
 	if !*f.quiet {
 		opt.Status = stderr
 		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
 			opt.Terminal = term.IsTerminal(int(fd.Fd()))
+		}
+	}
+	for flag, path := range map[string]string{"--cpuprofile": *f.cpuProfile, "--memprofile": *f.memProfile} {
+		// A profile replaces an earlier one, but never an input or a file of a run.
+		if err := outpath.File(flag, path, true, job.Input.Paths...); err != nil {
+			fmt.Fprintf(stderr, "distill run: %v\n", err)
+			return exitUsage
 		}
 	}
 	stopProfiles, err := startProfiles(*f.cpuProfile, *f.memProfile)
@@ -429,12 +445,15 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory).\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
 	dir, ok, code := parseDirAndFlags(fs, args, usage, stderr, "distill status [--json] RUN_DIR")
 	if !ok {
+		return code
+	}
+	if code, ok := checkRunDir(fs.Name(), dir, stderr); !ok {
 		return code
 	}
 	st, err := pipeline.ReadStatus(dir)
@@ -447,8 +466,12 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "distill status: %v\n", err)
 			return exitFailed
 		}
-		return exitOK
+	} else {
+		st.WriteText(stdout)
 	}
-	st.WriteText(stdout)
+	if len(st.Damaged) > 0 {
+		fmt.Fprintf(stderr, "distill status: %d damaged shard(s); see distill repair -h\n", len(st.Damaged))
+		return exitFailed
+	}
 	return exitOK
 }

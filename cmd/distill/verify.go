@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
@@ -47,6 +48,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	outPath := fs.String("out", "", "write the results to this file instead of stdout; e.g. verdicts.jsonl")
 	maxLine := fs.Int("max-line-bytes", verify.DefaultMaxLineBytes, "longest input line; a longer one is reported as a bad line")
 	quiet := fs.Bool("quiet", false, "no message per bad line on stderr (the summary stays)")
+	force := fs.Bool("force", false, "replace the --out file when it exists")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), verifyUsage)
 		fs.PrintDefaults()
@@ -57,8 +59,18 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	if fs.NArg() > 1 || *maxLine <= 0 {
+	switch {
+	case fs.NArg() > 1:
+		fmt.Fprintf(stderr, "distill verify: unexpected argument %q: give one input FILE (or none, or -, for stdin)\n\n", fs.Arg(1))
 		fs.Usage()
+		return exitUsage
+	case *maxLine <= 0:
+		fmt.Fprintf(stderr, "distill verify: --max-line-bytes must be positive, got %d\n\n", *maxLine)
+		fs.Usage()
+		return exitUsage
+	}
+	if err := outpath.File("--out", *outPath, *force, fs.Arg(0)); err != nil {
+		fmt.Fprintf(stderr, "distill verify: %v\n", err)
 		return exitUsage
 	}
 	name, in := "stdin", io.Reader(os.Stdin)

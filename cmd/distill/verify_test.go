@@ -53,6 +53,11 @@ func TestVerifyCommandExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+	stderr.Reset()
+	run([]string{"verify", "a.jsonl", "b.jsonl"}, &stdout, &stderr)
+	if msg, _, _ := strings.Cut(stderr.String(), "Usage"); !strings.Contains(msg, `unexpected argument "b.jsonl"`) {
+		t.Errorf("two inputs: the wrong argument is not named before the usage:\n%s", stderr.String())
+	}
 	if code := run([]string{"verify", filepath.Join(t.TempDir(), "missing.jsonl")}, &stdout, &stderr); code != exitFailed {
 		t.Errorf("missing input: exit %d, want %d", code, exitFailed)
 	}

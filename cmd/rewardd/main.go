@@ -8,7 +8,8 @@
 // The first line on stdout is the base URL it listens on; logs go to stderr.
 // It serves until SIGINT or SIGTERM, then answers the requests in flight
 // before it exits. Exit codes: 0 after a clean shutdown, 1 when loading the
-// corpus, listening or serving fails, 2 for a usage error.
+// corpus, listening or serving fails, 2 for a usage error (a --corpus that
+// does not exist included, as a missing directory in every command).
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -45,6 +47,7 @@ func main() {
 }
 
 const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus RUN_OR_EXPORT_DIR] [flags]
+       rewardd --version   (the version, the VCS revision and time it was built from)
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
@@ -64,13 +67,14 @@ Flags:
 type options struct {
 	corpus, addr, scheme, tokenEnv, cache, promptsDir, logLevel string
 	allowRemote                                                 bool
-	judgeURL, judgeModel, judgeKeyEnv                           string
+	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	legacyMaxTokens                                             bool
-	judgeTimeout, attemptTimeout, drain                         time.Duration
+	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
 	verdictCache, maxQueue                                      int
-	maxBody                                                     int64
+	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
+	breaker                                                     reward.BreakerOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -96,13 +100,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 
 // serverFlags are the flags of the corpus, the listener and the HTTP server.
 func (o *options) serverFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export, a Parquet file or a JSONL file of records, whose rubrics to serve; empty: every request carries its label (e.g. --corpus runs/math16k)")
+	fs.StringVar(&o.corpus, "corpus", "", "`PATH` of a run directory, an export directory of distill export (any format: verl, rar, srar-lines, jsonl), one of their data files, or a JSONL file of records, whose rubrics to serve; rewardd refuses to start when it holds no rubric; empty: every request carries its label (e.g. --corpus runs/math16k)")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8700", "listen address; port 0 picks a free one, printed as the first stdout line (e.g. --addr 127.0.0.1:0)")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback --addr (e.g. --addr 0.0.0.0:8700 --allow-remote --token-env REWARDD_TOKEN)")
 	fs.StringVar(&o.scheme, "scheme", "", "default scheme when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
-	fs.Int64Var(&o.maxBody, "max-body", 16<<20, "largest request body in bytes (e.g. --max-body 67108864)")
-	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more get 503 with Retry-After (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
+	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in bytes; OpenRLHF 0.9 posts a whole rollout in one request, 1,024 samples of 8K-token responses are 36 MB (e.g. --max-body 402653184 for 8,192 such samples)")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a request waits up to --queue-wait for room (e.g. --max-inflight-bytes 1073741824)")
+	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more wait up to --queue-wait for a slot (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
+	fs.DurationVar(&o.queueWait, "queue-wait", time.Minute, "how long a request waits for room (--max-inflight-bytes, --max-queue) before 503 with Retry-After (e.g. --queue-wait 30s)")
 	fs.DurationVar(&o.drain, "drain-timeout", 2*time.Minute, "on SIGTERM, how long to wait for the requests in flight (e.g. --drain-timeout 30s)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error (e.g. --log-level debug)")
 }
@@ -111,7 +117,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeURL, "judge-base-url", "", "OpenAI-compatible endpoint of the satisfaction judge, including /v1 (e.g. --judge-base-url http://127.0.0.1:8000/v1)")
 	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
-	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "OPENAI_API_KEY", "environment variable holding the judge's API key, never logged; unset or empty sends none (e.g. --judge-api-key-env VLLM_API_KEY)")
+	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "", "environment variable holding the judge's API key, sent to --judge-base-url only and never logged; no default, so that no key goes to an endpoint you did not name one for; empty: no key (e.g. --judge-api-key-env OPENAI_API_KEY)")
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
 	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
@@ -121,6 +127,9 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
+	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
+	fs.IntVar(&o.breaker.Failures, "judge-breaker-failures", 5, "judge calls in a row ending in an outage (timeout, refused or reset connection, 5xx or 429 after every retry) that open the circuit breaker: answers then take --on-judge-failure at once (e.g. --judge-breaker-failures 10)")
+	fs.DurationVar(&o.breaker.Probe, "judge-breaker-probe", 5*time.Second, "how long the open breaker waits before one call probes the judge; doubles after a failed probe, up to 1m (e.g. --judge-breaker-probe 10s)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -144,19 +153,34 @@ func (o *options) check() error {
 	if err := o.params.Check(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := reward.CheckJudgeFailurePolicy(o.onJudgeFailure); err != nil {
+		errs = append(errs, fmt.Errorf("--%w", err))
+	}
+	if o.allowRemote && o.tokenEnv == "" {
+		errs = append(errs, errors.New("--allow-remote needs --token-env: a server other hosts can reach must require a bearer token"))
+	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--addr %q: %w", o.addr, err))
 	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
-	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.judgeTimeout <= 0 || o.drain <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --judge-timeout and --drain-timeout must be positive"))
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
+		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
 	}
 	return errors.Join(errs...)
 }
 
+// version overrides the version the build information gives, when set at
+// build time with -ldflags "-X main.version=v1.2.3" (the Makefile does).
+var version = ""
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version" || args[0] == "version") {
+		fmt.Fprintln(stdout, "rewardd", buildinfo.Read(version))
+		return exitOK
+	}
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -170,19 +194,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: --log-level: %v\n", err)
 		return exitUsage
 	}
-	token := ""
-	if o.tokenEnv != "" {
-		if token = getenv(o.tokenEnv); token == "" {
-			fmt.Fprintf(stderr, "rewardd: --token-env %s: the variable is unset or empty\n", o.tokenEnv)
-			return exitUsage
-		}
+	if _, err := os.Stat(o.corpus); o.corpus != "" && err != nil {
+		// A corpus path that names nothing is a usage error, as in distill and validate.
+		fmt.Fprintf(stderr, "rewardd: --corpus %s: %v\n", o.corpus, err)
+		return exitUsage
+	}
+	token, apiKey, err := secrets(o, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rewardd: %v\n", err)
+		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serve(ctx, o, token, getenv(o.judgeKeyEnv), stdout, log); err != nil {
+	if err := serve(ctx, o, token, apiKey, stdout, log); err != nil {
 		log.Error("rewardd failed", "error", err.Error())
 		return exitFailed
 	}
 	return exitOK
+}
+
+// secrets reads the bearer token and the judge's API key from the variables
+// the flags name. White space around them (a newline from a secrets file)
+// is trimmed; a variable named but unset or blank is an error, never a
+// silent "no token" or "no key".
+func secrets(o *options, getenv func(string) string) (token, apiKey string, err error) {
+	if o.tokenEnv != "" {
+		if token = strings.TrimSpace(getenv(o.tokenEnv)); token == "" {
+			return "", "", fmt.Errorf("--token-env %s: the variable is unset or blank", o.tokenEnv)
+		}
+	}
+	if o.judgeKeyEnv != "" {
+		if apiKey = strings.TrimSpace(getenv(o.judgeKeyEnv)); apiKey == "" {
+			return "", "", fmt.Errorf("--judge-api-key-env %s: the variable is unset or blank (leave the flag out for a judge that needs no key)", o.judgeKeyEnv)
+		}
+	}
+	return token, apiKey, nil
 }
 
 // serve loads the corpus, builds the judge and answers requests until ctx
@@ -227,7 +272,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxQueue: o.maxQueue, Timeout: o.judgeTimeout, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}

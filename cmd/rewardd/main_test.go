@@ -35,7 +35,9 @@ func TestUsage(t *testing.T) {
 		{"stray argument", append(judge, "runs/demo"), exitUsage, `unexpected argument "runs/demo"`},
 		{"address without port", append([]string{"--addr", "127.0.0.1"}, judge...), exitUsage, "--addr"},
 		{"bad log level", append([]string{"--log-level", "loud"}, judge...), exitUsage, "--log-level"},
-		{"missing corpus", append([]string{"--corpus", "/nonexistent/run", "--addr", "127.0.0.1:0"}, judge...), exitFailed, "no such file"},
+		{"missing corpus", append([]string{"--corpus", "/nonexistent/run", "--addr", "127.0.0.1:0"}, judge...), exitUsage, "no such file"}, // as a missing directory in every command
+		{"a problems file as corpus", append([]string{"--corpus", "../../examples/problems.jsonl", "--addr", "127.0.0.1:0"}, judge...), exitFailed, "no rubric loaded from ../../examples/problems.jsonl"},
+		{"bad failure policy", append([]string{"--on-judge-failure", "zero"}, judge...), exitUsage, `--on-judge-failure "zero" is not one of floor, outcome, error`},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, env)

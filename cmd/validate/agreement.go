@@ -53,6 +53,20 @@ func agreementCmd(ctx context.Context, args []string, e env) int {
 	return writeAgreement("validate agreement", rep, *asJSON, e)
 }
 
+// printAgreement prints rep on stdout; false (said on stderr) when it
+// could not.
+func printAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) bool {
+	write := rep.WriteText
+	if asJSON {
+		write = rep.WriteJSON
+	}
+	if err := write(e.stdout); err != nil && !errors.Is(err, io.ErrShortWrite) {
+		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", cmd, err)
+		return false
+	}
+	return true
+}
+
 func readSheet(path string) ([]audit.Annotation, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -62,15 +76,15 @@ func readSheet(path string) ([]audit.Annotation, error) {
 	return audit.ReadSheet(f, path)
 }
 
-// writeAgreement prints an agreement report and returns the exit code: 3
-// when part of the corpus could not be read or items could not be judged.
+// writeAgreement prints an agreement report and returns the exit code: 1
+// when no item could be compared, 3 when part of the corpus could not be
+// read or items could not be judged.
 func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) int {
-	write := rep.WriteText
-	if asJSON {
-		write = rep.WriteJSON
+	if !printAgreement(cmd, rep, asJSON, e) {
+		return exitFailed
 	}
-	if err := write(e.stdout); err != nil && !errors.Is(err, io.ErrShortWrite) {
-		fmt.Fprintf(e.stderr, "%s: writing the report: %v\n", cmd, err)
+	if why := rep.NothingCompared(); why != "" {
+		fmt.Fprintf(e.stderr, "%s: %s\n", cmd, why)
 		return exitFailed
 	}
 	code := exitOK
@@ -81,7 +95,7 @@ func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) 
 	if s := rep.Sample; s != nil && s.Failed > 0 {
 		why := "their requests failed or the replies never parsed (see the warnings above)"
 		if s.Stopped != "" {
-			why = s.Stopped
+			why = string(s.Stopped)
 		}
 		fmt.Fprintf(e.stderr, "%s: %d of %d drawn items were not judged: %s\n", cmd, s.Failed, s.Drawn, why)
 		code = exitPartial

@@ -38,9 +38,13 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
 	maxItems := fs.Int("max-items", 0, "SRaR item limit to check (0: the run's distill.max_items, else 12)")
 	list := fs.Int("list", audit.DefaultList, "violations listed in full, in corpus order (0: all); the counts are always exact")
+	force := fs.Bool("force", false, "replace the --html file when it exists")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
+	}
+	if !checkOutput("validate", "--html", *htmlPath, *force, paths, e) {
+		return exitUsage
 	}
 	if *minValidity > 1 || *list < 0 || *maxItems < 0 {
 		fmt.Fprintln(e.stderr, "validate: --min-validity is a rate from 0 to 1; --list and --max-items are not negative")

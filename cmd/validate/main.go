@@ -7,9 +7,12 @@
 // a self-contained HTML page.
 //
 // Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity
-// or --max-violations gate failed, the judge endpoint refused); 2 usage
-// error; 3 finished, but part of the input is damaged (unreadable files or
-// lines, repeated record ids) or some items could not be judged.
+// or --max-violations gate failed, the judge endpoint refused or nothing
+// listens there, no item could be compared); 2 usage error (a path that is
+// not a corpus: a problems file, an empty file); 3 finished, but part of the
+// input is damaged (unreadable files or lines, repeated record ids) or some
+// items could not be judged; 4 rejudge stopped by Ctrl-C (the figures of the
+// items judged so far are printed).
 package main
 
 import (
@@ -26,11 +29,15 @@ import (
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/outpath"
 )
 
-// version is set at build time (make build: -X main.version=...).
-var version = "dev"
+// version is set at build time (make build: -X main.version=...); main
+// replaces an unset one by what the build information says (the module
+// version go build derives from the VCS, else the revision).
+var version = ""
 
 const (
 	exitOK      = 0
@@ -40,6 +47,7 @@ const (
 )
 
 func main() {
+	version = buildinfo.Version(version)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 
@@ -56,9 +64,11 @@ CORPUS is a run directory, an export directory (jsonl or verl) or shard files.
 A corpus directory named like a command is given as ./NAME. Every command
 explains its flags with -h.
 
-Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused);
-2 usage error; 3 finished, but part of the input is damaged (unreadable files
-or lines, repeated ids) or some items could not be judged.
+Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused
+or unreachable, no item compared); 2 usage error (a path that is not a
+corpus); 3 finished, but part of the input is damaged (unreadable files or
+lines, repeated ids) or some items could not be judged; 4 rejudge stopped by
+Ctrl-C (the figures so far are printed).
 `
 
 // env is what a command needs from its process.
@@ -83,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "agreement":
 		return agreementCmd(ctx, args[1:], e)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "validate", version)
+		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK
 	case "help":
 		fmt.Fprint(stdout, usage)
@@ -151,7 +161,20 @@ func openCorpus(cmd string, paths []string, e env) (*audit.Input, int, bool) {
 		}
 		return nil, exitFailed, false
 	}
+	if in.Running {
+		fmt.Fprintf(e.stderr, "%s: the run is still being written (a distill run holds it): reading the records committed so far\n", cmd)
+	}
 	return in, 0, true
+}
+
+// checkOutput refuses an output file that is an input, inside a run
+// directory or export, a directory, or an existing file without --force.
+func checkOutput(cmd, flag, path string, force bool, inputs []string, e env) bool {
+	if err := outpath.File(flag, path, force, inputs...); err != nil {
+		fmt.Fprintf(e.stderr, "%s: %v\n", cmd, err)
+		return false
+	}
+	return true
 }
 
 // writeFile writes what write produces to path atomically, or to stdout

@@ -19,8 +19,12 @@ overall and by item type, and the items judged differently with the new
 judge's reasons. Requests use the pipeline's judge_batch prompt, one request
 per record, through the same client as distill run: retries, rate control,
 a response cache (a second run costs nothing), token and cost accounting
-and a budget stop. The API key is read from the environment variable named
-by --api-key-env, never from a flag.
+and a budget stop that holds with many requests in flight (each request's
+estimated cost is reserved before it is sent). Like distill run, it stops
+with one message when nothing answers at the URL (three requests in a row
+could not connect). Ctrl-C prints the figures of the items judged so far
+and exits 4. The API key is read from the environment variable named by
+--api-key-env, never from a flag.
 
 Examples:
   validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --sample 500 --seed 1
@@ -75,15 +79,22 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		return code
 	}
 	rep, err := audit.Rejudge(ctx, in, f.config(e))
-	if err != nil {
+	switch {
+	case errors.Is(err, context.Canceled) && rep != nil:
+		printAgreement("validate rejudge", rep, *f.asJSON, e)
+		fmt.Fprintf(e.stderr, "validate rejudge: interrupted after %d of %d drawn items; the figures above are over those; answered requests are in the cache, so the same command pays only for the rest\n",
+			rep.Sample.Judged, rep.Sample.Drawn)
+		return exitStopped
+	case err != nil:
 		fmt.Fprintf(e.stderr, "validate rejudge: %v\n", err)
-		if errors.Is(err, context.Canceled) {
-			fmt.Fprintln(e.stderr, "validate rejudge: interrupted; answered requests are in the cache")
-		}
 		return exitFailed
 	}
 	return writeAgreement("validate rejudge", rep, *f.asJSON, e)
 }
+
+// exitStopped: interrupted (Ctrl-C), as distill run's exit 4; rejudge
+// prints the figures of the items judged before.
+const exitStopped = 4
 
 // check returns what is wrong with the flags, or "".
 func (f *rejudgeFlags) check(paths []string) string {

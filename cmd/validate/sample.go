@@ -29,9 +29,13 @@ func sampleCmd(ctx context.Context, args []string, e env) int {
 	seed := fs.Uint64("seed", 1, "seed of the draw")
 	out := fs.String("out", "-", "CSV file to write (- for stdout); e.g. items.csv")
 	unjudged := fs.Bool("include-unjudged", false, "draw among all items, not only those with a stored verdict")
+	force := fs.Bool("force", false, "replace the --out file when it exists (an annotated sheet is lost)")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
+	}
+	if !checkOutput("validate sample", "--out", *out, *force, paths, e) {
+		return exitUsage
 	}
 	if *n <= 0 {
 		fmt.Fprintln(e.stderr, "validate sample: --n must be positive")

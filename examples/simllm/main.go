@@ -59,6 +59,7 @@ type options struct {
 	lengthRate  float64
 	invalidRate float64
 	seed        uint64
+	byRequest   bool
 	verbose     bool
 }
 
@@ -84,6 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Float64Var(&o.lengthRate, "length-rate", 0.02, "rate of rollouts cut off with finish_reason length (e.g. -length-rate 0)")
 	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
 	fs.Uint64Var(&o.seed, "seed", 0, "varies every simulated choice (e.g. -seed 7)")
+	fs.BoolVar(&o.byRequest, "faults-by-request", false, "draw each attempt's fault from the request and how often it came, not from the order of arrival, so that the same run meets the same faults and gives the same figures (make demo uses it; e.g. -faults-by-request -seed 1)")
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
@@ -153,8 +155,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "  correct-rate %.3g, length-rate %.3g, invalid-rate %.3g, seed %d, latency %v\n",
 		o.correctRate, o.lengthRate, o.invalidRate, o.seed, o.latency)
 	f := cfg.Faults
-	fmt.Fprintf(stderr, "  faults: 429 %.3g (Retry-After %v), 500 %.3g, hang %.3g (max %v), truncate %.3g, malformed %.3g\n",
-		f.RateLimited, f.RetryAfter, f.ServerError, f.Hang, f.HangMax, f.Truncate, f.Malformed)
+	fmt.Fprintf(stderr, "  faults: 429 %.3g (Retry-After %v), 500 %.3g, hang %.3g (max %v), truncate %.3g, malformed %.3g; drawn by %s\n",
+		f.RateLimited, f.RetryAfter, f.ServerError, f.Hang, f.HangMax, f.Truncate, f.Malformed, map[bool]string{true: "request", false: "arrival"}[o.byRequest])
 	fmt.Fprintf(stderr, "  rate limit: %s requests/min, %s tokens/min\n", limitText(o.limitRPM), limitText(o.limitTPM))
 
 	srv := llmtest.New(cfg)
@@ -245,6 +247,8 @@ func (o *options) config() (llmtest.Config, error) {
 		LimitRPM:    o.limitRPM,
 		LimitTPM:    o.limitTPM,
 		Seed:        o.seed,
+		// FaultsByRequest: the same faults whatever the order of arrival
+		FaultsByRequest: o.byRequest,
 	}
 	path := o.problems
 	if path == "" {

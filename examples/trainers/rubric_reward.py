@@ -28,8 +28,11 @@ Settings, as keyword arguments (verl reward_kwargs) or environment variables
 (the only way for TRL): scorer_url / RUBRIC_REWARD_URL (default
 http://127.0.0.1:8700), timeout / RUBRIC_REWARD_TIMEOUT (seconds per
 request, default 120), retries / RUBRIC_REWARD_RETRIES (default 5; with
-exponential backoff and jitter, for connection errors, timeouts, 408, 429 and
-5xx), scheme / RUBRIC_REWARD_SCHEME (default: the row's). When rewardd runs
+exponential backoff and jitter, for refused and reset connections, timeouts,
+408, 429 and 5xx; when it gives up it says the last cause), scheme /
+RUBRIC_REWARD_SCHEME (default: the row's). Requests hold at most 256 items
+and 8 MiB; a request rewardd answers 413 (over its --max-body) is halved
+until it fits. When rewardd runs
 with --token-env, put the token in RUBRIC_REWARD_TOKEN (token_env names
 another variable); it is sent as a bearer token and never printed.
 
@@ -50,7 +53,8 @@ import urllib.request
 DEFAULT_URL = "http://127.0.0.1:8700"
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_RETRIES = 5
-BATCH_ITEMS = 256  # items per /v1/score request
+BATCH_ITEMS = 256  # items per /v1/score request, at most
+BATCH_BYTES = 8 << 20  # bytes per /v1/score request, at most (rewardd's --max-body is 64 MiB by default)
 RETRY_STATUS = (408, 425, 429, 500, 502, 503, 504)
 BACKOFF_BASE, BACKOFF_MAX = 0.5, 8.0
 
@@ -64,6 +68,10 @@ _sleep = time.sleep
 
 class RewardError(RuntimeError):
     """rewardd could not be reached, or refused the request."""
+
+
+class _TooLarge(RewardError):
+    """rewardd answered 413: the request body is over its --max-body."""
 
 
 class _Config:
@@ -84,7 +92,7 @@ def _backoff(attempt):
 
 def _post(cfg, path, body):
     """POSTs body as JSON and returns the decoded answer, retrying what may pass."""
-    data = json.dumps(body).encode("utf-8")
+    data = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8")
     headers = {"Content-Type": "application/json"}
     if cfg.token:
         headers["Authorization"] = "Bearer " + cfg.token
@@ -98,12 +106,24 @@ def _post(cfg, path, body):
                 return json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
             reason = _error_text(e)
+            if e.code == 413:
+                raise _TooLarge("rewardd at %s refused a request of %d bytes as too large (413): %s" % (cfg.url, len(data), reason)) from None
             if e.code not in RETRY_STATUS:
                 raise RewardError("rewardd at %s refused the request (%d): %s" % (cfg.url, e.code, reason)) from None
             last = "%d %s" % (e.code, reason)
-        except (OSError, http.client.HTTPException, ValueError) as e:  # refused, reset, timeout, cut short, bad JSON
-            last = "%s: %s" % (type(e).__name__, e)
+        except urllib.error.URLError as e:  # refused, unknown host, ...: the cause is in e.reason
+            last = _cause(e.reason)
+        except (OSError, http.client.HTTPException, ValueError) as e:  # reset, timeout, cut short, bad JSON
+            last = _cause(e)
     raise RewardError("rewardd at %s did not answer after %d attempts: %s" % (cfg.url, cfg.retries + 1, last))
+
+
+def _cause(err):
+    """The cause of a failed attempt in words, with what to check for a refused connection."""
+    text = "%s: %s" % (type(err).__name__, err) if not isinstance(err, str) else err
+    if isinstance(err, ConnectionRefusedError):
+        text += " (is rewardd running at that address? it prints its URL as its first line)"
+    return text
 
 
 def _error_text(err):
@@ -114,19 +134,44 @@ def _error_text(err):
         return err.reason or "no reason given"
 
 
+def _chunks(items):
+    """Splits items into requests of at most BATCH_ITEMS items and BATCH_BYTES bytes (an item larger than
+    that alone goes in a request of its own)."""
+    chunk, size = [], 0
+    for item in items:
+        n = len(json.dumps(item).encode("utf-8")) + 2
+        if chunk and (len(chunk) >= BATCH_ITEMS or size + n > BATCH_BYTES - 64):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(item)
+        size += n
+    if chunk:
+        yield chunk
+
+
+def _score_chunk(cfg, chunk):
+    """Scores one chunk; a chunk rewardd finds too large (413) is halved until it fits."""
+    body = {"items": chunk}
+    if cfg.scheme:
+        body["scheme"] = cfg.scheme
+    try:
+        answer = _post(cfg, "/v1/score", body)
+    except _TooLarge as e:
+        if len(chunk) == 1:
+            raise RewardError("%s; one item alone is too large: raise rewardd's --max-body" % e) from None
+        half = len(chunk) // 2
+        return _score_chunk(cfg, chunk[:half]) + _score_chunk(cfg, chunk[half:])
+    got = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(got, list) or len(got) != len(chunk):
+        raise RewardError("rewardd at %s answered %d results for %d items" % (cfg.url, len(got or []), len(chunk)))
+    return [r if isinstance(r, dict) else {"error": "not a result object"} for r in got]
+
+
 def _score(cfg, items):
     """Scores items (dicts of the /v1/score request) in bounded requests; one result per item, in order."""
     results = []
-    for start in range(0, len(items), BATCH_ITEMS):
-        chunk = items[start : start + BATCH_ITEMS]
-        body = {"items": chunk}
-        if cfg.scheme:
-            body["scheme"] = cfg.scheme
-        answer = _post(cfg, "/v1/score", body)
-        got = answer.get("results") if isinstance(answer, dict) else None
-        if not isinstance(got, list) or len(got) != len(chunk):
-            raise RewardError("rewardd at %s answered %d results for %d items" % (cfg.url, len(got or []), len(chunk)))
-        results.extend(r if isinstance(r, dict) else {"error": "not a result object"} for r in got)
+    for chunk in _chunks(items):
+        results.extend(_score_chunk(cfg, chunk))
     return results
 
 

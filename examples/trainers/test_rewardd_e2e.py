@@ -45,6 +45,9 @@ def first_line(proc, what):
     return line
 
 
+SMALL_BODY = 64 << 10  # --max-body of the second rewardd
+
+
 class RewarddEndToEnd(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -87,6 +90,9 @@ class RewarddEndToEnd(unittest.TestCase):
         srv = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
                           "--judge-model", "simulated", "--addr", "127.0.0.1:0"])
         cls.url = first_line(srv, "rewardd")
+        small = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
+                            "--judge-model", "simulated", "--addr", "127.0.0.1:0", "--max-body", str(SMALL_BODY)])
+        cls.small_url = first_line(small, "rewardd with a small --max-body")
 
     @classmethod
     def _spawn(cls, argv):
@@ -119,7 +125,24 @@ class RewarddEndToEnd(unittest.TestCase):
     def test_healthz_counts_the_export(self):
         with urllib.request.urlopen(self.url + "/healthz", timeout=10) as resp:
             health = json.loads(resp.read())
-        self.assertEqual(health, {"ok": True, "records": len(self.rows)})
+        self.assertEqual((health["ok"], health["status"], health["records"]), (True, "ok", len(self.rows)))
+        self.assertEqual(health["judge"]["breaker"], "closed")
+
+    def test_a_batch_over_max_body_is_halved(self):
+        """rewardd answers 413 to a batch over its --max-body; the shim halves it until it fits."""
+        rows = self.rows[:8]
+        filler = "\nWe double-check the arithmetic once more." * 250  # ~11 KB a response: 16 of them pass 64 KiB
+        sols, truths, infos = [], [], []
+        for row in rows:
+            for s in self.responses(row):
+                sols.append(s.replace("<answer>", filler + "\n<answer>"))
+                truths.append(row["reward_model"]["ground_truth"])
+                infos.append(row["extra_info"])
+        self.assertGreater(len(json.dumps(sols)), SMALL_BODY)
+        out = rr.compute_score(data_sources=["s"] * len(sols), solution_strs=sols, ground_truths=truths,
+                               extra_infos=infos, scorer_url=self.small_url)
+        self.assertEqual([o["scored"] for o in out], [1.0] * len(sols))
+        self.assertEqual([o["correct"] for o in out], [1.0, 0.0] * len(rows))
 
     def test_verl_plain_signature(self):
         for row in self.rows[:6]:

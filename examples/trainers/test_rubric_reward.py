@@ -88,6 +88,9 @@ class Transport:
             return _Response(step)
         if isinstance(step, int):
             raise urllib.error.HTTPError(req.full_url, step, "status %d" % step, {}, io.BytesIO(b'{"error": "items[0].response: required"}'))
+        if isinstance(step, tuple):  # (status, error text)
+            body = json.dumps({"error": step[1]}).encode("utf-8")
+            raise urllib.error.HTTPError(req.full_url, step[0], "status %d" % step[0], {}, io.BytesIO(body))
         return _Response(json.dumps(step).encode("utf-8"))
 
 
@@ -168,6 +171,50 @@ class ShimTest(unittest.TestCase):
         out = rr.compute_score(data_sources=["s"] * n, solution_strs=["x"] * n, ground_truths=["1"] * n, extra_infos=[verl_extra_info()] * n)
         self.assertEqual(len(out), n)
         self.assertEqual([len(r["body"]["items"]) for r in t.requests], [rr.BATCH_ITEMS, rr.BATCH_ITEMS, 3])
+
+    def test_batch_is_split_by_bytes(self):
+        big = "x" * (3 << 20)  # 3 MiB responses: at most two fit in an 8 MiB request
+        t = self.use(Transport(*([answer_each] * 3)))
+        out = rr.compute_score(data_sources=["s"] * 5, solution_strs=[big] * 5, ground_truths=["1"] * 5, extra_infos=[verl_extra_info()] * 5)
+        self.assertEqual(len(out), 5)
+        self.assertEqual([len(r["body"]["items"]) for r in t.requests], [2, 2, 1])
+        for r in t.requests:
+            self.assertLessEqual(len(json.dumps(r["body"]).encode("utf-8")), rr.BATCH_BYTES)
+
+    def test_a_413_halves_the_chunk(self):
+        too_large = (413, "the request body of 9000000 bytes is larger than the 8388608 allowed (--max-body)")
+        t = self.use(Transport(too_large, answer_each, too_large, answer_each, answer_each))
+        out = rr.compute_score(data_sources=["s"] * 4, solution_strs=["a", "b", "c", "d"], ground_truths=["1"] * 4, extra_infos=[verl_extra_info()] * 4)
+        self.assertEqual([len(r["body"]["items"]) for r in t.requests], [4, 2, 2, 1, 1])
+        self.assertEqual([[it["response"] for it in r["body"]["items"]] for r in t.requests][-3:], [["c", "d"], ["c"], ["d"]])
+        self.assertEqual([o["score"] for o in out], [0.0, 0.1, 0.0, 0.0], "results in item order")
+        self.assertEqual(self.sleeps, [], "a 413 is not waited for")
+
+    def test_one_item_too_large_names_the_limit(self):
+        self.use(Transport((413, "the request body of 9000000 bytes is larger than the 8388608 allowed (--max-body)")))
+        with self.assertRaises(rr.RewardError) as ctx:
+            rr.compute_score("s", "x" * 100, "1", verl_extra_info())
+        self.assertIn("--max-body", str(ctx.exception))
+        self.assertIn("413", str(ctx.exception))
+
+    def test_a_reset_connection_is_retried(self):
+        t = self.use(Transport(ConnectionResetError(104, "Connection reset by peer"), {"results": [result()]}))
+        self.assertEqual(rr.compute_score("s", "x", "1", verl_extra_info())["score"], 0.5)
+        self.assertEqual(len(t.requests), 2)
+
+    def test_gives_up_naming_the_cause(self):
+        refused = urllib.error.URLError(ConnectionRefusedError(111, "Connection refused"))
+        self.use(Transport(refused, refused, refused))
+        with self.assertRaises(rr.RewardError) as ctx:
+            rr.compute_score("s", "x", "1", verl_extra_info(), retries=2, scorer_url="http://127.0.0.1:9")
+        msg = str(ctx.exception)
+        self.assertIn("Connection refused", msg)
+        self.assertIn("is rewardd running", msg)
+        self.assertNotIn("<urlopen error", msg)
+        self.use(Transport(*([(503, "rewardd is busy: 4096 requests in progress (--max-queue)")] * 2)))
+        with self.assertRaises(rr.RewardError) as ctx:
+            rr.compute_score("s", "x", "1", verl_extra_info(), retries=1)
+        self.assertIn("--max-queue", str(ctx.exception))
 
     def test_an_item_rewardd_could_not_score_keeps_the_key_set(self):
         self.use(Transport(lambda body: {"results": [result(), result(reward=0.9, error="unknown problem", judge_ok=False, components={}, metrics={})]}))

@@ -39,6 +39,13 @@ type Config struct {
 	LimitRPM, LimitTPM int
 	// Seed varies every deterministic choice.
 	Seed uint64
+	// FaultsByRequest draws each attempt's fault and latency from the
+	// request and the number of times this server has seen it, instead of
+	// from the order in which attempts arrive: the same workload then meets
+	// the same faults at any concurrency, and a run's figures repeat (the
+	// demo). The counts cover up to a million distinct requests, then start
+	// over.
+	FaultsByRequest bool
 	// KeepLog records every request for [Server.Log]. Leave it off for long
 	// benchmarks.
 	KeepLog bool

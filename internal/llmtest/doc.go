@@ -14,7 +14,10 @@
 //   - satisfy: per-item satisfaction and step, correlated with whether the
 //     graded final answer is correct, with some noise items; or, when the
 //     solution carries [SatisfiedMarker] or [JudgeFailsMarker] markers,
-//     exactly the verdicts they ask for (tests predict them).
+//     exactly the verdicts they ask for (tests predict them). Steps are
+//     named as a model reading the prompt names them: by the <step n="K">
+//     tags the satisfy template wraps steps in, else by the number written
+//     in each "### Step N:" header, never by counting headers.
 //   - score_grounded (seed 001's grounded reward judge): a score per
 //     criterion id from the share of the criterion's keywords and required
 //     elements the response mentions, or exactly what a [ScoresMarker] in

@@ -120,7 +120,7 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 	rubric, _ := between(prompt, "<rubric>", "</rubric>")
 	sol, _ := betweenLast(prompt, "<solution>", "</solution>")
 	final, _ := betweenLast(prompt, "<final_answer>", "</final_answer>")
-	k := countSteps(sol)
+	steps := shownSteps(sol)
 	var correct bool
 	if gold, ok := s.cfg.Answers[problem]; ok {
 		correct = isCorrectFor(final, gold)
@@ -152,12 +152,12 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 		}
 		step := -1
 		switch {
-		case sat && k == 0:
+		case sat && len(steps) == 0:
 			step = 0
 		case sat && (it.Type == "ANSWER" || it.Type == "FACTUAL"):
-			step = k
+			step = steps[len(steps)-1].n
 		case sat:
-			step = 1 + ir.intn(k)
+			step = steps[ir.intn(len(steps))].n
 		case ir.chance(0.3):
 			step = 0
 		}

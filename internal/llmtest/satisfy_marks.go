@@ -10,9 +10,10 @@ import (
 // without any marker is judged by the usual simulated rules.
 const (
 	// markSat, followed by item ids and "]", e.g. "[sim:sat 1,3]", marks
-	// those items satisfied at the step the marker is in: the number of
-	// "### Step" header lines before it, 0 before the first header. Every
-	// item no marker names is unsatisfied, with step -1.
+	// those items satisfied at the step the marker is in, named as a model
+	// reading the prompt names it (shownSteps): the number of the step tag
+	// around it, or of the header above it as written; 0 before the first
+	// step. Every item no marker names is unsatisfied, with step -1.
 	markSat = "[sim:sat "
 	// JudgeFailsMarker in a solution makes every satisfaction reply about
 	// it, repairs included, unusable.
@@ -32,6 +33,7 @@ func markedSatisfy(sol string, items []item) (out []satisfactionJSON, fail, ok b
 		return nil, false, false
 	}
 	stepOf := map[string]int{}
+	steps := shownSteps(sol)
 	for rest, off := sol, 0; ; {
 		i := strings.Index(rest, markSat)
 		if i < 0 {
@@ -43,7 +45,7 @@ func markedSatisfy(sol string, items []item) (out []satisfactionJSON, fail, ok b
 		if end < 0 {
 			break
 		}
-		step := countSteps(sol[:at])
+		step := stepAt(steps, at)
 		for _, id := range strings.Split(body[:end], ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				stepOf[id] = step

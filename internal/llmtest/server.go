@@ -39,9 +39,11 @@ type Entry struct {
 	Hash uint64
 	// Status is the HTTP status sent; 0 when none was (a hung request, or a
 	// client that left during the latency wait).
-	Status  int
-	Fault   FaultKind
-	N       int
+	Status int
+	Fault  FaultKind
+	N      int
+	// Attempt is what the fault was drawn from: the server-wide attempt
+	// number, or with Config.FaultsByRequest this request's (1 for its first).
 	Attempt uint64
 	// OverLimit marks a request refused (429) by the server-side rate
 	// limit (Config.LimitRPM, Config.LimitTPM), not by an injected fault.
@@ -56,6 +58,8 @@ type Server struct {
 	cfg       Config
 	limit     *rateLimit
 	attempts  atomic.Uint64
+	seenMu    sync.Mutex
+	seen      map[uint64]uint32 // attempts per request, with Config.FaultsByRequest
 	count     atomic.Int64
 	unknown   atomic.Int64 // rollout requests for problems not in Config.Answers
 	mu        sync.Mutex
@@ -160,9 +164,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
 		return
 	}
-	fault := s.fault(reqKey, attempt)
+	draw := s.drawOf(reqKey, attempt)
+	entry.Attempt = draw
+	fault := s.fault(reqKey, draw)
 	entry.Fault = fault
-	resp := s.respond(req, msgs, kind, prompt, reqKey, entry.N, fault == FaultMalformed, attempt)
+	resp := s.respond(req, msgs, kind, prompt, reqKey, entry.N, fault == FaultMalformed, draw)
 	if !s.admit(w, &entry, resp.Usage.TotalTokens) {
 		return
 	}
@@ -280,6 +286,25 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, res
 func (s *Server) reject(w http.ResponseWriter, reqKey, attempt uint64, msg string) {
 	s.record(Entry{Kind: KindUnknown, Hash: reqKey, Status: http.StatusBadRequest, Attempt: attempt})
 	writeError(w, http.StatusBadRequest, "invalid_request_error", nil, msg)
+}
+
+// maxSeen bounds the per-request attempt counts of Config.FaultsByRequest.
+const maxSeen = 1 << 20
+
+// drawOf is what an attempt's fault and latency are drawn from: the
+// server-wide attempt number, or with Config.FaultsByRequest the number of
+// times this request has come (1 for the first).
+func (s *Server) drawOf(reqKey, attempt uint64) uint64 {
+	if !s.cfg.FaultsByRequest {
+		return attempt
+	}
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	if s.seen == nil || len(s.seen) >= maxSeen {
+		s.seen = make(map[uint64]uint32)
+	}
+	s.seen[reqKey]++
+	return uint64(s.seen[reqKey])
 }
 
 // fault draws this attempt's fault.

@@ -595,3 +595,45 @@ func rolloutBodies(t *testing.T, n int) [][]byte {
 	}
 	return bodies
 }
+
+// TestFaultsByRequest: with FaultsByRequest the faults a workload meets
+// do not depend on the order its requests arrive in: two servers sent the
+// same requests in opposite orders inject the same faults into each.
+func TestFaultsByRequest(t *testing.T) {
+	cfg := Config{Seed: 3, Faults: Faults{ServerError: 0.3, Malformed: 0.2}, FaultsByRequest: true, KeepLog: true}
+	bodies := rolloutBodies(t, 40)
+	faults := func(order []int) map[string][]FaultKind {
+		srv := New(cfg)
+		for _, i := range order {
+			for range 3 { // three attempts of each request
+				req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i]))
+				srv.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		}
+		out := map[string][]FaultKind{}
+		for _, e := range srv.Log() {
+			k := fmt.Sprint(e.Hash)
+			out[k] = append(out[k], e.Fault)
+		}
+		return out
+	}
+	forward, backward := make([]int, len(bodies)), make([]int, len(bodies))
+	for i := range bodies {
+		forward[i], backward[i] = i, len(bodies)-1-i
+	}
+	a, b := faults(forward), faults(backward)
+	if fmt.Sprint(a) != fmt.Sprint(b) { // maps print sorted by key
+		t.Errorf("the faults depend on the order of arrival:\n%v\n%v", a, b)
+	}
+	var n int
+	for _, fs := range a {
+		for _, f := range fs {
+			if f != FaultNone {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no fault injected")
+	}
+}

@@ -1,0 +1,146 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBudgetGateHoldsAtConcurrency: 16 callers each spend $1 against a $5
+// budget; with each call reserved first, at most five calls are paid, and
+// the rest are refused with ErrBudgetExhausted once nothing fits.
+func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 5})
+	g := NewBudgetGate(m)
+	var paid, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			release, err := g.Reserve(context.Background(), usd(1))
+			if errors.Is(err, ErrBudgetExhausted) {
+				refused.Add(1)
+				return
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+			m.success("s", "m", 1, 0, nil) // $1
+			paid.Add(1)
+			release()
+		})
+	}
+	wg.Wait()
+	if s := m.Snapshot().Total.CostUSD; s > 5 || paid.Load() != 5 || refused.Load() != 11 {
+		t.Errorf("spent $%g on %d calls, %d refused; want $5 on 5, 11 refused", s, paid.Load(), refused.Load())
+	}
+}
+
+// TestBudgetGateUnknownCost: a call of unknown cost goes alone; one that
+// costs less than reserved lets the next in.
+func TestBudgetGateUnknownCost(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
+	g := NewBudgetGate(m)
+	release, err := g.Reserve(context.Background(), usd(math.Inf(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := g.Reserve(ctx, usd(1)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a second call went out beside one of unknown cost: %v", err)
+	}
+	m.success("s", "m", 1, 0, nil)
+	release()
+	r2, err := g.Reserve(context.Background(), usd(2))
+	if err != nil {
+		t.Fatalf("$2 after $1 of a $3 budget: %v", err)
+	}
+	r2()
+	if _, err := g.Reserve(context.Background(), usd(2.5)); !errors.Is(err, ErrBudgetExhausted) {
+		t.Errorf("$2.50 after $1 of a $3 budget: %v; want ErrBudgetExhausted", err)
+	}
+	if r, err := NewBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), usd(1e9)); err != nil {
+		t.Errorf("without a budget: %v", err)
+	} else {
+		r()
+	}
+}
+
+// usd is a fixed estimate.
+func usd(x float64) func() float64 { return func() float64 { return x } }
+
+// TestBudgetGateEstimateLearns: a call waiting with an unknown cost is
+// looked at again with what the caller learned meanwhile: once the first
+// call showed what calls cost, the second is refused instead of going out
+// alone past the budget.
+func TestBudgetGateEstimateLearns(t *testing.T) {
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
+	g := NewBudgetGate(m)
+	var known atomic.Bool
+	estimate := func() float64 {
+		if known.Load() {
+			return 2
+		}
+		return math.Inf(1)
+	}
+	first, err := g.Reserve(context.Background(), estimate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() {
+		release, err := g.Reserve(context.Background(), estimate)
+		if err == nil {
+			release()
+		}
+		second <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // the second waits beside the first
+	m.success("s", "m", 2, 0, nil)    // the first cost $2
+	known.Store(true)
+	first()
+	if err := <-second; !errors.Is(err, ErrBudgetExhausted) {
+		t.Errorf("a $2 call after $2 of a $3 budget: %v; want ErrBudgetExhausted", err)
+	}
+}
+
+// TestStreak: three calls in a row that could not connect stop a caller;
+// an answer in between starts the count again; fifty transient failures
+// of any kind stop it too.
+func TestStreak(t *testing.T) {
+	refused := &Error{Class: ClassRetryable, Reason: "refused"}
+	var s Streak
+	for i := range 2 {
+		if v := s.Observe(refused); v != StreakGoOn {
+			t.Fatalf("verdict %v after refusal %d", v, i+1)
+		}
+	}
+	s.Observe(nil)
+	s.Observe(refused)
+	s.Observe(&Error{Class: ClassPermanent, Reason: "400"}) // the endpoint answered
+	s.Observe(refused)
+	if v := s.Observe(refused); v != StreakGoOn {
+		t.Fatalf("verdict %v after two refusals in a row", v)
+	}
+	if v := s.Observe(refused); v != StreakUnreachable {
+		t.Errorf("verdict %v after three refusals in a row; want StreakUnreachable", v)
+	}
+	s.Reset()
+	var v StreakVerdict
+	for i := range FailingStreakLimit {
+		reason := "500"
+		if i%2 == 0 {
+			reason = "refused"
+		}
+		v = s.Observe(&Error{Class: ClassRetryable, Reason: reason})
+	}
+	if v != StreakFailing || s.Len() != FailingStreakLimit {
+		t.Errorf("verdict %v after %d transient failures; want StreakFailing", v, s.Len())
+	}
+}

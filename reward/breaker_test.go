@@ -1,0 +1,186 @@
+package reward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// switchable is a judge transport whose failure mode a test sets: "" passes
+// to the simulated endpoint, "refuse" fails like a dead server, "401" and
+// "quota" answer as OpenAI does to a bad key and an exhausted quota.
+type switchable struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	mode  string
+	calls int
+}
+
+func (s *switchable) wrap(next http.RoundTripper) http.RoundTripper { s.next = next; return s }
+
+func (s *switchable) set(mode string) { s.mu.Lock(); s.mode = mode; s.mu.Unlock() }
+
+func (s *switchable) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls }
+
+func (s *switchable) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.calls++
+	mode := s.mode
+	s.mu.Unlock()
+	answer := func(code int, body string) (*http.Response, error) {
+		return &http.Response{StatusCode: code, Status: fmt.Sprintf("%d", code), Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(body)), Request: r, ContentLength: int64(len(body))}, nil
+	}
+	switch mode {
+	case "refuse":
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.AddrError{Err: syscall.ECONNREFUSED.Error()}}
+	case "401":
+		return answer(401, `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	case "quota":
+		return answer(429, `{"error":{"message":"You exceeded your current quota.","type":"insufficient_quota","code":"insufficient_quota"}}`)
+	}
+	return s.next.RoundTrip(r)
+}
+
+func scoreOne(t *testing.T, h *harness, i int) Result {
+	t.Helper()
+	resp := strings.Replace(markedResponse, "5-3 = 2.", fmt.Sprintf("5-3 = 2 (%d).", i), 1) // distinct: no verdict cache
+	var got scoreAnswer
+	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": resp}}}), &got)
+	return got.Results[0]
+}
+
+func healthStatus(t *testing.T, h *harness) (int, string) {
+	t.Helper()
+	code, out := h.do(http.MethodGet, "/healthz", "")
+	return code, string(out)
+}
+
+// TestBreakerOpensOnOutages checks the circuit breaker: after Failures
+// verdict calls in a row end in an outage, requests are answered at the
+// floor without asking the judge, /healthz says degraded, and a probe that
+// gets an answer closes it again.
+func TestBreakerOpensOnOutages(t *testing.T) {
+	sw := &switchable{}
+	h := newHarnessVia(t, []schema.Label{demoLabel()}, sw.wrap, func(c *Config, _ *llmtest.Config) {
+		c.Breaker = BreakerOptions{Failures: 3, Probe: time.Millisecond}
+	})
+	sw.set("refuse")
+	for i := range 3 {
+		if r := scoreOne(t, h, i); r.JudgeOK || !strings.Contains(r.JudgeError, "HTTP") && !strings.Contains(r.JudgeError, "retryable") {
+			t.Errorf("call %d while the judge is down: %+v", i, r)
+		}
+	}
+	sent := sw.count()
+	// A probe is due after 1ms; keep it failing, so the breaker stays open
+	// and answers every request but the probes at once.
+	for i := 3; i < 10; i++ {
+		r := scoreOne(t, h, i)
+		if r.JudgeOK || !near(r.Reward, 0) {
+			t.Errorf("call %d with the breaker open: %+v; want judge_ok false at the floor 0", i, r)
+		}
+	}
+	if code, out := healthStatus(t, h); code != http.StatusOK || !strings.Contains(out, `"status":"degraded"`) || !strings.Contains(out, `"breaker":"open"`) {
+		t.Errorf("/healthz with the breaker open: %d %s", code, out)
+	}
+	open := 0
+	for i := 10; i < 20; i++ {
+		if r := scoreOne(t, h, i); strings.Contains(r.JudgeError, "circuit breaker open") {
+			open++
+		}
+	}
+	if open == 0 || sw.count()-sent >= 4*17 {
+		t.Errorf("%d of 10 answers from the open breaker; the endpoint got %d more calls; want most answered without it", open, sw.count()-sent)
+	}
+	_, m := h.do(http.MethodGet, "/metrics", "")
+	if !strings.Contains(string(m), `rewardd_judge_breaker_state{state="open"} 1`) || !strings.Contains(string(m), "rewardd_judge_failure_ratio 1\n") {
+		t.Errorf("/metrics does not show the open breaker and the failure ratio 1")
+	}
+
+	sw.set("")
+	// The next probe is due within the probe interval (it doubled from 1ms
+	// with every failed probe, at most maxProbeWait).
+	deadline := time.Now().Add(maxProbeWait + 10*time.Second)
+	for i := 100; !scoreOne(t, h, i).JudgeOK; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("no probe closed the breaker after the judge came back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := scoreOne(t, h, 101); !r.JudgeOK {
+		t.Errorf("after the probe: %+v", r)
+	}
+	if code, out := healthStatus(t, h); code != http.StatusOK || !strings.Contains(out, `"breaker":"closed"`) {
+		t.Errorf("/healthz after the judge came back: %d %s", code, out)
+	}
+}
+
+// TestJudgeRefusalIsFatal checks a judge that refuses rewardd (a bad key,
+// an exhausted quota): not retried, /healthz unhealthy, every answer says
+// so.
+func TestJudgeRefusalIsFatal(t *testing.T) {
+	for _, mode := range []string{"401", "quota"} {
+		sw := &switchable{}
+		h := newHarnessVia(t, []schema.Label{demoLabel()}, sw.wrap, func(c *Config, _ *llmtest.Config) {
+			c.Breaker = BreakerOptions{Failures: 3, Probe: time.Hour}
+		})
+		sw.set(mode)
+		first := scoreOne(t, h, 0)
+		if sw.count() != 1 || first.JudgeOK {
+			t.Errorf("%s: %d calls to the endpoint, result %+v; want one, not retried", mode, sw.count(), first)
+		}
+		for i := 1; i < 4; i++ {
+			if r := scoreOne(t, h, i); !strings.Contains(r.JudgeError, "the judge refuses rewardd") || r.JudgeOK {
+				t.Errorf("%s: answer %d: %q; want it to say the judge refuses rewardd", mode, i, r.JudgeError)
+			}
+		}
+		if sw.count() != 1 {
+			t.Errorf("%s: the endpoint got %d calls; want none after the refusal", mode, sw.count())
+		}
+		if code, out := healthStatus(t, h); code != http.StatusServiceUnavailable || !strings.Contains(out, `"status":"unhealthy"`) {
+			t.Errorf("%s: /healthz %d %s; want 503 unhealthy", mode, code, out)
+		}
+	}
+}
+
+// TestOutageKind: only the endpoint's failures open the breaker; a reply
+// that did not parse, a caller gone, or a timeout spent waiting for a slot
+// behind a large batch say nothing about the judge.
+func TestOutageKind(t *testing.T) {
+	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel()
+	gone, stop := context.WithCancel(context.Background())
+	stop()
+	live := context.Background()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"answered", live, nil, ""},
+		{"refused after retries", live, &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "refused"}, breakerOpen},
+		{"bad key", live, &llm.Error{Class: llm.ClassFatal, Attempts: 1, Status: 401}, breakerFatal},
+		{"reply did not parse", live, &llm.ParseError{What: "satisfaction verdicts", Attempts: 3, Err: errors.New("no JSON")}, ""},
+		{"an attempt cut by the judge timeout", expired, &llm.Error{Class: llm.ClassCanceled, Attempts: 1}, breakerOpen},
+		{"timed out waiting for a slot", expired, fmt.Errorf("waiting for a judge slot: %w", context.DeadlineExceeded), ""},
+		{"timed out before sending", expired, &llm.Error{Class: llm.ClassCanceled, Attempts: 0}, ""},
+		{"the caller went away", gone, &llm.Error{Class: llm.ClassCanceled, Attempts: 1}, ""},
+	} {
+		if got := outageKind(tc.ctx, tc.err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
