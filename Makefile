@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test bench bench-scale demo cover fuzz clean
+.PHONY: help build test bench bench-scale bench-scale-grounded demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,8 +48,15 @@ bench-scale: build ## distill run at 10K and 100K problems on the simulated endp
 	$(GO) build -o $(BIN)/simllm ./examples/simllm
 	$(GO) run ./internal/benchscale -bin $(BIN) -problems $(SCALE_PROBLEMS) -kill-size $(SCALE_KILL) $(SCALE_FLAGS)
 
+bench-scale-grounded: build ## the grounded style at 100K one-passage documents: analyze, synthesize, enrich, judge (~15 min; not in make test)
+	$(GO) build -o $(BIN)/simllm ./examples/simllm
+	$(GO) run ./internal/benchscale -style grounded -bin $(BIN) -problems 100000 -kill-size 100000 $(SCALE_FLAGS)
+
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh
+
+demo-grounded: build ## run the grounded style on examples/documents against the simulated endpoint
+	@CONFIG=examples/demo-grounded.yaml OUT=runs/demo-grounded bash examples/demo.sh
 
 cover: ## test coverage summary (writes cover.out)
 	$(GO) test -coverprofile=cover.out $(PKGS)

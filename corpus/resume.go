@@ -20,6 +20,11 @@ func (r *Run) resume() error {
 		man = Manifest{SpecVersion: schema.SpecVersion}
 	case err != nil:
 		return err
+	case man.SpecVersion == "2":
+		return fmt.Errorf("run directory %s was written with record spec 2 (tool %s); this tool writes spec %s, which adds the grounded column, and does not mix the two layouts in one run: "+
+			"its records stay readable (validate, export, status and rewardd read them); to add to it, finish it with the tool version that made it, "+
+			"or build a new run with --out NEW --cache %s so that every request it answered is reused at no cost",
+			r.dir, man.ToolVersion, schema.SpecVersion, r.layout.Cache())
 	case man.SpecVersion != schema.SpecVersion:
 		return fmt.Errorf("manifest %s has spec version %q; this tool writes %q",
 			r.layout.Manifest(), man.SpecVersion, schema.SpecVersion)

@@ -210,16 +210,20 @@ func inspectShard(fsy fsys.FS, path string) (info ShardInfo, ids []string, err e
 }
 
 // openShard opens the parquet footer of f and checks that the file has the
-// record schema; parquet-go would otherwise convert a foreign schema silently.
+// record schema, or spec 2's (see readableSchemas), whose rows decode with
+// Grounded nil; parquet-go would otherwise convert a foreign schema
+// silently.
 func openShard(f io.ReaderAt, path string, size int64) (*parquet.File, error) {
 	pf, err := openParquet(f, path, size)
 	if err != nil {
 		return nil, err
 	}
-	if !parquet.EqualNodes(pf.Schema(), recordSchema()) {
-		return nil, fmt.Errorf("shard %s does not have the record schema (spec %s)", path, schema.SpecVersion)
+	for _, s := range readableSchemas() {
+		if parquet.EqualNodes(pf.Schema(), s) {
+			return pf, nil
+		}
 	}
-	return pf, nil
+	return nil, fmt.Errorf("shard %s does not have the record schema (spec %s, or spec 2 without the grounded column)", path, schema.SpecVersion)
 }
 
 // openParquet opens the footer of any parquet file, checking it first so a

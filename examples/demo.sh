@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: start the SIMULATED endpoint on a free loopback port, run distill
 # over the example problems with examples/demo.yaml, print where the corpus is.
+# make demo-grounded runs it with CONFIG=examples/demo-grounded.yaml (the
+# example documents, grounded style).
 # The simulated faults are seeded and drawn per request (-seed 1
 # -faults-by-request), so every run makes the same corpus and the README's
 # example figures are what you get.
@@ -8,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
 OUT=${OUT:-runs/demo}
+CONFIG=${CONFIG:-examples/demo.yaml}
 mkdir -p "$BIN"
 go build -o "$BIN/simllm" ./examples/simllm
 
@@ -21,10 +24,10 @@ read -r url <&3
 echo "demo: simulated endpoint (not a real model) at $url"
 
 status=0
-"$BIN/distill" run --config examples/demo.yaml --base-url "$url" --out "$OUT" || status=$?
+"$BIN/distill" run --config "$CONFIG" --base-url "$url" --out "$OUT" || status=$?
 echo
 echo "demo: corpus in $OUT/shards (manifest $OUT/manifest.json, report $OUT/report.json)"
-echo "demo: distill exit code $status (0 ok, 3 some problems failed); run 'make demo' again to see a resume served from the cache"
+echo "demo: distill exit code $status (0 ok, 3 some problems failed); run the same make target again to see a resume served from the cache"
 case $status in
   0|3) exit 0 ;;
   *) exit "$status" ;;

@@ -67,7 +67,7 @@ func (h *health) verdict(o outcome, endpointOf func(stage string) string) action
 		return action{fatal: fmt.Errorf("problem %s: %w", o.problem.ID, o.err)}
 	case o.record != nil:
 		*h = health{}
-	case o.failure != nil && o.failure.stage != StageSelect:
+	case o.failure != nil && !leftOutStage(o.failure.stage):
 		return h.failed(o.failure, endpointOf)
 	}
 	return action{}

@@ -22,6 +22,11 @@ const (
 	StageDistill   = "distill"
 	StageJudge     = "judge"
 	StageEmpirical = "empirical"
+	// The grounded style's stages (StageJudge and StageEmpirical too).
+	StageAnalyze    = "analyze"
+	StageSynthesize = "synthesize"
+	StageEnrich     = "enrich"
+	StageQuality    = "quality"
 	// StageInternal is a failure of this program (a recovered panic), with
 	// the stack in the log.
 	StageInternal = "internal"
@@ -98,60 +103,108 @@ func (u *usage) add(r *llm.Response) {
 	u.byStage[u.stage] = s
 }
 
-// process runs the stages over p. A panic anywhere in it, its fan-out
-// goroutines included, becomes a failure of this problem.
+// unit is one problem or passage on its way through its style's stages:
+// what the stages so far made of it.
+type unit struct {
+	p        Problem
+	u        usage
+	rollouts []schema.Rollout
+	items    []schema.Item
+	grounded *schema.Grounded // the grounded style's payload
+	// leftOut ends the unit without a record and without an error: a
+	// selecting stage (select, quality) left it out, with the reason.
+	leftOut *problemFailure
+}
+
+// stage is one step of a style: its name (in failures.jsonl and the
+// report), whether the job runs it, and what it does to the unit. A stage
+// that sends no request (a check) is not timed.
+type stage struct {
+	name  string
+	on    func(*Job) bool // nil: always
+	check bool
+	run   func(e *engine, ctx context.Context, w *unit) error
+}
+
+// stagesOf is the stage list of a style; the engine runs every style's
+// list the same way.
+func stagesOf(style string) []stage {
+	if style == schema.StyleGrounded {
+		return groundedStages
+	}
+	return mathStages
+}
+
+// mathStages are the stages of the srar and factual_process styles.
+var mathStages = []stage{
+	{name: StageRollout, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+		w.rollouts, err = e.rollouts(ctx, w.p, &w.u)
+		return err
+	}},
+	{name: StageSelect, check: true, run: func(e *engine, _ context.Context, w *unit) error {
+		w.leftOut = e.selectProblem(w.rollouts)
+		return nil
+	}},
+	{name: StageDistill, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+		w.items, err = e.distill(ctx, w.p, w.rollouts, &w.u)
+		return err
+	}},
+	{name: StageJudge, on: judgeOn, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+		w.items, err = e.judge(ctx, w.p, w.items, &w.u)
+		return err
+	}},
+	{name: StageEmpirical, on: empiricalOn, run: func(e *engine, ctx context.Context, w *unit) error {
+		return e.empirical(ctx, w.p, w.rollouts, w.items, &w.u)
+	}},
+}
+
+// leftOutStage: a unit that ends at this stage was left out by a check,
+// not failed; it is recorded in failures.jsonl, counted apart, and not
+// retried by a resume.
+func leftOutStage(stage string) bool { return stage == StageSelect || stage == StageQuality }
+
+// process runs the stages of the job's style over p. A panic anywhere in
+// it, its fan-out goroutines included, becomes a failure of this problem.
 func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 	out.problem = p
-	current := StageRollout
+	w := &unit{p: p}
+	current := ""
 	defer func() {
+		out.sampled = tally(w.rollouts)
 		if r := recover(); r != nil {
 			out.record, out.err = nil, nil
 			out.failure = e.failure(p, current, newPanicError(r))
 		}
 	}()
-	var u usage
-	out.usage = &u
-	stage := func(name string, run func() error) error {
-		current = name
-		u.enter(name)
+	out.usage = &w.u
+	for _, st := range stagesOf(e.job.Style) {
+		if st.on != nil && !st.on(e.job) {
+			continue
+		}
+		current = st.name
+		w.u.enter(st.name)
 		start := time.Now()
-		err := run()
-		e.stageTimes.add(name, time.Since(start))
-		return err
-	}
-	fail := func(name string, err error) outcome {
-		if effectOf(err) != effectProblem {
+		err := st.run(e, ctx, w)
+		if !st.check {
+			e.stageTimes.add(st.name, time.Since(start))
+		}
+		switch {
+		case err != nil && effectOf(err) != effectProblem:
 			out.err = err
-		} else {
-			out.failure = e.failure(p, name, err)
-		}
-		return out
-	}
-
-	var rollouts []schema.Rollout
-	if err := stage(StageRollout, func() (err error) { rollouts, err = e.rollouts(ctx, p, &u); return err }); err != nil {
-		return fail(StageRollout, err)
-	}
-	out.sampled = tally(rollouts)
-	if f := e.selectProblem(rollouts); f != nil {
-		out.failure = f
-		return out
-	}
-	var items []schema.Item
-	if err := stage(StageDistill, func() (err error) { items, err = e.distill(ctx, p, rollouts, &u); return err }); err != nil {
-		return fail(StageDistill, err)
-	}
-	if e.job.Judge.Enabled {
-		if err := stage(StageJudge, func() (err error) { items, err = e.judge(ctx, p, items, &u); return err }); err != nil {
-			return fail(StageJudge, err)
+			return out
+		case err != nil:
+			out.failure = e.failure(p, st.name, err)
+			return out
+		case w.leftOut != nil:
+			out.failure = w.leftOut
+			return out
 		}
 	}
-	if e.job.Empirical.Enabled {
-		if err := stage(StageEmpirical, func() error { return e.empirical(ctx, p, rollouts, items, &u) }); err != nil {
-			return fail(StageEmpirical, err)
-		}
+	if w.grounded != nil {
+		out.record = e.groundedRecord(w)
+	} else {
+		out.record = e.record(p, w.rollouts, w.items, w.u.u)
 	}
-	out.record = e.record(p, rollouts, items, u.u)
 	return out
 }
 
@@ -259,9 +312,13 @@ func judgeTemplate(j *Job) string {
 	return prompts.JudgeBatch
 }
 
-// admit waits until the rollout endpoint can take one more problem's
-// rollout requests; see llm.Client.Admit.
+// admit waits until the endpoint of the style's first stage can take one
+// more unit's first requests (a problem's rollouts, a passage's analysis);
+// see llm.Client.Admit.
 func (e *engine) admit(ctx context.Context) (context.Context, func(), error) {
+	if e.job.Style == schema.StyleGrounded {
+		return e.clients[StageDistill].Admit(ctx, 1)
+	}
 	r := e.job.Rollout
 	return e.clients[StageRollout].Admit(ctx, (r.N+r.PerRequest-1)/r.PerRequest)
 }

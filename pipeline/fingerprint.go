@@ -31,17 +31,26 @@ func resultSettings() []setting {
 	s := []setting{
 		{"style", func(j *Job) string { return j.Style }, nil},
 		{"input.source", func(j *Job) string { return j.Input.Source }, nil},
-		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, nil},
-		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, nil},
+		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, notGrounded},
+		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, notGrounded},
 		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }, nil},
 		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }, nil},
-		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, nil},
+		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, notGrounded},
+		{"input.fields.text", func(j *Job) string { return j.Input.Fields.Text }, grounded},
+		{"input.fields.title", func(j *Job) string { return j.Input.Fields.Title }, grounded},
+		{"grounded.passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.PassageChars) }, grounded},
+		{"grounded.questions_per_passage", func(j *Job) string { return fmt.Sprint(j.Grounded.QuestionsPerPassage) }, grounded},
+		{"grounded.min_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MinCriteria) }, grounded},
+		{"grounded.max_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCriteria) }, grounded},
+		{"grounded.min_total_weight", func(j *Job) string { return fmt.Sprint(j.Grounded.MinTotalWeight) }, grounded},
+		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded},
+		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded},
 		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
 		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
 		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
-		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, nil},
-		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, nil},
-		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, nil},
+		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, notGrounded},
+		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, notGrounded},
+		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, notGrounded},
 		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil},
 		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil},
 		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, judgeOn},
@@ -50,8 +59,8 @@ func resultSettings() []setting {
 		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil},
 		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, empiricalOn},
 		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, empiricalOn},
-		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, nil},
-		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, nil},
+		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded},
+		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
 		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil},
 		{"partition", func(j *Job) string { return j.partitionSetting() }, nil},
@@ -80,6 +89,8 @@ func stageModelSettings(stage string, on func(*Job) bool, of func(*Job) (*Endpoi
 }
 
 func judgeOn(j *Job) bool     { return j.Judge.Enabled }
+func grounded(j *Job) bool    { return j.Style == schema.StyleGrounded }
+func notGrounded(j *Job) bool { return j.Style != schema.StyleGrounded }
 func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
 
 // stampVersions records in the job what it was run with besides its
@@ -88,6 +99,27 @@ func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
 // policy or template does not silently resume into old verdicts.
 func (j *Job) stampVersions(ps *prompts.Set) {
 	j.Versions = map[string]string{"spec": schema.SpecVersion, "verify_policy": verify.PolicyVersion}
+	j.TemplateHashes = map[string]string{}
+	for _, n := range templatesOf(j) {
+		j.TemplateHashes[n] = ps.Hash(n)
+	}
+}
+
+// templatesOf names every template the job's stages send.
+func templatesOf(j *Job) []string {
+	if j.Style == schema.StyleGrounded {
+		names := []string{prompts.Repair, prompts.GroundedAnalyze, prompts.GroundedSynthesize}
+		if j.Grounded.Enrich {
+			names = append(names, prompts.GroundedEnrich)
+		}
+		if j.Judge.Enabled {
+			names = append(names, groundedJudgeTemplate(j))
+		}
+		if j.Empirical.Enabled {
+			names = append(names, prompts.GroundedAnswer, prompts.ScoreGrounded)
+		}
+		return names
+	}
 	names := []string{prompts.Rollout, prompts.Repair, distillTemplate(j)}
 	if j.Judge.Enabled {
 		names = append(names, judgeTemplate(j))
@@ -95,10 +127,7 @@ func (j *Job) stampVersions(ps *prompts.Set) {
 	if j.Empirical.Enabled {
 		names = append(names, prompts.Satisfy)
 	}
-	j.TemplateHashes = map[string]string{}
-	for _, n := range names {
-		j.TemplateHashes[n] = ps.Hash(n)
-	}
+	return names
 }
 
 type identityLine struct{ key, value string }

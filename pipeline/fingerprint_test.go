@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
@@ -177,10 +178,21 @@ func fullJob(t *testing.T) Job {
 // fingerprint list changes the fingerprint, and the account of the change
 // names that setting (one list makes both, so they cannot drift apart:
 // empirical.repair_attempts was once in one and not the other).
+// A style's own settings are changed in a job of that style.
 func TestEachResultSettingChangesTheFingerprint(t *testing.T) {
 	base := fullJob(t)
-	for _, s := range resultSettings() {
+	grounded := func(t *testing.T) Job {
 		j := fullJob(t)
+		j.Style = schema.StyleGrounded
+		return j
+	}
+	for _, s := range resultSettings() {
+		job := fullJob
+		if s.on != nil && !s.on(&base) {
+			job = grounded
+		}
+		base := job(t)
+		j := job(t)
 		change(t, settingValue(t, &j, s.path))
 		if j.Fingerprint() == base.Fingerprint() {
 			t.Errorf("changing %s leaves the fingerprint as it was", s.path)

@@ -17,7 +17,9 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// Problem is one input problem, ready for the stages.
+// Problem is one unit of work, ready for the stages: an input problem (the
+// math styles) or a passage of a document (the grounded style, where Text is
+// the passage, Answer is empty and the Doc fields are set).
 type Problem struct {
 	ID        string
 	Source    string
@@ -25,7 +27,13 @@ type Problem struct {
 	Answer    string
 	Reference string // empty when the input has none
 	File      string
-	Line      int // 1-based line (JSONL) or row (Parquet)
+	Line      int // 1-based line (JSONL) or row (Parquet); 0 for a whole file
+
+	// A passage's document: its id, title, the passage's index in it from 0
+	// and the passage's content hash (ContentHash).
+	DocID, Title string
+	PassageIndex int32
+	DocHash      string
 }
 
 // InputError is one input line that could not be used. It names the file and
@@ -36,7 +44,12 @@ type InputError struct {
 	Reason string `json:"reason"`
 }
 
-func (e *InputError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+func (e *InputError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
 
 // maxIDLen bounds a user-supplied id.
 const maxIDLen = 128
@@ -46,11 +59,24 @@ const maxIDLen = 128
 // do not stop the reading. Only an unreadable file or a failing yield stops
 // it.
 func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad func(*InputError)) error {
+	return readUnits(ctx, inputSpec{Input: in}, yield, bad)
+}
+
+// readUnits is ReadProblems over an input of problems or documents. In a
+// documents input (the grounded style) every row is a document, and a
+// directory or a .txt/.md file holds documents too; each document is cut
+// into passages (CutPassages), which are yielded in order as the units.
+func readUnits(ctx context.Context, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
 	for _, path := range in.Paths {
 		var err error
-		if formatOf(path, in.Format) == "parquet" {
+		switch in.kindOf(path) {
+		case inputDir:
+			err = readDocDir(ctx, path, in, yield, bad)
+		case inputText:
+			err = readDocFile(path, filepath.ToSlash(filepath.Clean(path)), in, yield, bad)
+		case inputParquet:
 			err = readParquet(ctx, path, in, yield, bad)
-		} else {
+		default:
 			err = readJSONL(ctx, path, in, yield, bad)
 		}
 		if err != nil {
@@ -128,7 +154,7 @@ func (b both) Close() error {
 	return err
 }
 
-func readJSONL(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) error {
+func readJSONL(ctx context.Context, path string, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
 	f, err := openText(path)
 	if err != nil {
 		return err
@@ -156,10 +182,11 @@ func readJSONL(ctx context.Context, path string, in Input, yield func(Problem) e
 			}
 			continue
 		}
-		p, perr := problemFromJSON(raw, in)
+		units, perr := unitsFromJSON(raw, in)
 		if perr != "" {
 			bad(&InputError{path, line, perr})
-		} else {
+		}
+		for _, p := range units {
 			p.File, p.Line = path, line
 			if yerr := yield(p); yerr != nil {
 				return yerr
@@ -193,13 +220,33 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 	}
 }
 
-func problemFromJSON(raw []byte, in Input) (Problem, string) {
+// problemFromJSON reads one JSONL line of problems.
+func problemFromJSON(raw []byte, in inputSpec) (Problem, string) {
+	vals, msg := jsonValues(raw, in)
+	if msg != "" {
+		return Problem{}, msg
+	}
+	return newProblem(vals, in)
+}
+
+// unitsFromJSON reads one JSONL line into its units: one problem, or the
+// passages of one document.
+func unitsFromJSON(raw []byte, in inputSpec) ([]Problem, string) {
+	vals, msg := jsonValues(raw, in)
+	if msg != "" {
+		return nil, msg
+	}
+	return in.units(vals)
+}
+
+// jsonValues reads the mapped fields of one JSONL line as text.
+func jsonValues(raw []byte, in inputSpec) (map[string]string, string) {
 	if !utf8.Valid(raw) {
-		return Problem{}, "not valid UTF-8"
+		return nil, "not valid UTF-8"
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return Problem{}, "not a JSON object: " + err.Error()
+		return nil, "not a JSON object: " + err.Error()
 	}
 	get := func(name string, required bool) (string, string) {
 		if name == "" {
@@ -222,22 +269,47 @@ func problemFromJSON(raw []byte, in Input) (Problem, string) {
 		}
 		return s, ""
 	}
-	f := in.Fields
 	vals := map[string]string{}
-	for _, fd := range []struct {
-		key, name string
-		required  bool
-	}{{"problem", f.Problem, true}, {"answer", f.Answer, true}, {"id", f.ID, false}, {"source", f.Source, false}, {"reference", f.Reference, false}} {
+	for _, fd := range in.fieldList() {
 		v, msg := get(fd.name, fd.required)
 		if msg != "" {
-			return Problem{}, msg
+			return nil, msg
 		}
 		vals[fd.key] = v
 	}
-	return newProblem(vals, in)
+	return vals, ""
 }
 
-func newProblem(vals map[string]string, in Input) (Problem, string) {
+// units makes the units of one input row: one problem, or the passages of
+// one document.
+func (in inputSpec) units(vals map[string]string) ([]Problem, string) {
+	if in.docs.on {
+		return newDocument(vals, in)
+	}
+	p, msg := newProblem(vals, in)
+	if msg != "" {
+		return nil, msg
+	}
+	return []Problem{p}, ""
+}
+
+// fieldSpec is one mapped input field: the record's key, the input's name
+// for it, and whether a row must have it.
+type fieldSpec struct {
+	key, name string
+	required  bool
+}
+
+// fieldList is the mapped fields of the input: a problem's or a document's.
+func (in inputSpec) fieldList() []fieldSpec {
+	f := in.Fields
+	if in.docs.on {
+		return []fieldSpec{{"text", f.Text, true}, {"id", f.ID, false}, {"title", f.Title, false}, {"source", f.Source, false}}
+	}
+	return []fieldSpec{{"problem", f.Problem, true}, {"answer", f.Answer, true}, {"id", f.ID, false}, {"source", f.Source, false}, {"reference", f.Reference, false}}
+}
+
+func newProblem(vals map[string]string, in inputSpec) (Problem, string) {
 	p := Problem{
 		Text:      strings.TrimSpace(vals["problem"]),
 		Answer:    strings.TrimSpace(vals["answer"]),
@@ -259,7 +331,7 @@ func newProblem(vals map[string]string, in Input) (Problem, string) {
 		p.Source = in.Source
 	}
 	if id := strings.TrimSpace(vals["id"]); id != "" {
-		if len(id) > maxIDLen || strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if !usableID(id) {
 			return p, fmt.Sprintf("field %q must be at most %d printable characters", in.Fields.ID, maxIDLen)
 		}
 		p.ID = id
@@ -269,7 +341,7 @@ func newProblem(vals map[string]string, in Input) (Problem, string) {
 	return p, ""
 }
 
-func readParquet(ctx context.Context, path string, in Input, yield func(Problem) error, bad func(*InputError)) (err error) {
+func readParquet(ctx context.Context, path string, in inputSpec, yield func(Problem) error, bad func(*InputError)) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
@@ -299,18 +371,24 @@ func readParquet(ctx context.Context, path string, in Input, yield func(Problem)
 		for _, row := range rows[:n] {
 			line++
 			vals := rowValues(row, cols)
-			p, msg := newProblem(vals, in)
+			size := 0
+			for _, v := range vals {
+				size += len(v)
+			}
+			if size > in.MaxLineBytes {
+				bad(&InputError{path, line, fmt.Sprintf("row larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
+				continue
+			}
+			units, msg := in.units(vals)
 			if msg != "" {
 				bad(&InputError{path, line, msg})
 				continue
 			}
-			if len(p.Text)+len(p.Answer)+len(p.Reference) > in.MaxLineBytes {
-				bad(&InputError{path, line, fmt.Sprintf("row larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
-				continue
-			}
-			p.File, p.Line = path, line
-			if err := yield(p); err != nil {
-				return err
+			for _, p := range units {
+				p.File, p.Line = path, line
+				if err := yield(p); err != nil {
+					return err
+				}
 			}
 		}
 		if rerr == io.EOF {
@@ -345,17 +423,17 @@ func rowValues(row parquet.Row, cols map[string]int) map[string]string {
 }
 
 // parquetColumns finds the leaf columns of the mapped input fields.
-func parquetColumns(pf *parquet.File, path string, in Input) (map[string]int, error) {
+func parquetColumns(pf *parquet.File, path string, in inputSpec) (map[string]int, error) {
 	cols := map[string]int{}
 	var problems []string
-	for _, key := range []string{"problem", "answer", "id", "source", "reference"} {
-		name := fieldName(in.Fields, key)
+	for _, fd := range in.fieldList() {
+		key, name := fd.key, fd.name
 		if name == "" {
 			continue
 		}
 		leaf, ok := pf.Schema().Lookup(name)
 		switch {
-		case !ok && (key == "problem" || key == "answer"):
+		case !ok && fd.required:
 			problems = append(problems, fmt.Sprintf("input %s has no column %q (input.fields.%s); its columns are %s", path, name, key, quoteAll(columnNames(pf))))
 		case !ok:
 		case !leaf.Node.Leaf():
@@ -373,20 +451,6 @@ func parquetColumns(pf *parquet.File, path string, in Input) (map[string]int, er
 		return nil, &UsageError{Problems: problems}
 	}
 	return cols, nil
-}
-
-func fieldName(f Fields, key string) string {
-	switch key {
-	case "problem":
-		return f.Problem
-	case "answer":
-		return f.Answer
-	case "id":
-		return f.ID
-	case "source":
-		return f.Source
-	}
-	return f.Reference
 }
 
 func columnNames(pf *parquet.File) []string {

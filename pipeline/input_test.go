@@ -36,7 +36,7 @@ func FuzzProblemFromJSON(f *testing.F) {
 	}
 	in := DefaultJob().Input
 	f.Fuzz(func(t *testing.T, line string) {
-		p, msg := problemFromJSON([]byte(line), in)
+		p, msg := problemFromJSON([]byte(line), inputSpec{Input: in})
 		if msg != "" {
 			return
 		}
@@ -141,7 +141,7 @@ func TestWrongInputStopsEarly(t *testing.T) {
 			input := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
 			tc.write(input)
 			job := testJob(input, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_")), "http://127.0.0.1:1/v1")
-			err := checkInputs(job.Input)
+			err := checkInputs(job.input())
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -181,7 +181,7 @@ func TestCompressedInputs(t *testing.T) {
 		compress(t, input, kind, append(plain, '\n', ' ', '\n')) // blank lines are not rows
 		job := f.job
 		job.Input.Paths = []string{input}
-		n, err := countRows(context.Background(), job.Input)
+		n, err := countRows(context.Background(), job.input())
 		if err != nil || n != int64(len(f.rows)) {
 			t.Errorf("%s: counted %d rows (%v), want %d", kind, n, err, len(f.rows))
 		}
@@ -202,7 +202,8 @@ func TestParquetMissingColumnNamesTheColumns(t *testing.T) {
 	if err := parquet.WriteFile(path, []row{{"q", "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	err := checkInputs(testJob(path, "run", "http://x/v1").Input)
+	j := testJob(path, "run", "http://x/v1")
+	err := checkInputs(j.input())
 	var ue *UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `no column "problem"`) || !strings.Contains(err.Error(), `"question", "gold"`) {
 		t.Errorf("missing column: %v", err)

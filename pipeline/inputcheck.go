@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/parquet-go/parquet-go"
@@ -22,13 +23,18 @@ const firstLinesChecked = 100
 // checkInputs makes sure, before the run directory is touched, that every
 // input file exists and that its first lines hold problems. Its errors are
 // *UsageError and say what the lines hold instead.
-func checkInputs(in Input) error {
+func checkInputs(in inputSpec) error {
 	var problems []string
 	for _, path := range in.Paths {
 		var err error
-		if formatOf(path, in.Format) == "parquet" {
+		switch in.kindOf(path) {
+		case inputDir:
+			err = checkDocDir(path, in)
+		case inputText:
+			err = checkDocText(path, in)
+		case inputParquet:
 			err = checkParquet(path, in)
-		} else {
+		default:
 			err = checkJSONL(path, in)
 		}
 		var ue *UsageError
@@ -54,12 +60,12 @@ func checkFile(path string) error {
 	case err != nil:
 		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	case st.IsDir():
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files", path)}}
+		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files (only the grounded style reads a directory of documents)", path)}}
 	}
 	return nil
 }
 
-func checkJSONL(path string, in Input) error {
+func checkJSONL(path string, in inputSpec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -91,8 +97,31 @@ func checkJSONL(path string, in Input) error {
 	if s.lines == 0 {
 		return nil // an empty file holds no problems, and that is all
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable problem (%s); %s",
-		path, s.lines, s.firstReason, s.describe(in))}}
+	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
+		path, s.lines, in.unitName(), s.firstReason, s.describe(in))}}
+}
+
+// checkDocText refuses a .txt or .md input that holds no usable text.
+func checkDocText(path string, in inputSpec) error {
+	if err := checkFile(path); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+	}
+	if _, msg := docFileUnits(b, filepath.Base(path), in); msg != "" {
+		return &UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
+	}
+	return nil
+}
+
+// unitName is what one input row holds, for messages.
+func (in inputSpec) unitName() string {
+	if in.docs.on {
+		return "document"
+	}
+	return "problem"
 }
 
 // lineSurvey collects what the bad first lines of a JSONL input hold.
@@ -103,11 +132,11 @@ type lineSurvey struct {
 }
 
 // take looks at one non-blank line; it reports whether the line holds a problem.
-func (s *lineSurvey) take(line int, raw []byte, tooLong bool, in Input) bool {
+func (s *lineSurvey) take(line int, raw []byte, tooLong bool, in inputSpec) bool {
 	s.lines++
 	msg := fmt.Sprintf("longer than %d bytes (input.max_line_bytes)", in.MaxLineBytes)
 	if !tooLong {
-		if _, msg = problemFromJSON(raw, in); msg == "" {
+		if _, msg = unitsFromJSON(raw, in); msg == "" {
 			return true
 		}
 		var obj map[string]json.RawMessage
@@ -127,7 +156,7 @@ func (s *lineSurvey) take(line int, raw []byte, tooLong bool, in Input) bool {
 	return false
 }
 
-func (s *lineSurvey) describe(in Input) string {
+func (s *lineSurvey) describe(in inputSpec) string {
 	if s.objects == 0 {
 		return "the lines are not JSON objects, one per line"
 	}
@@ -142,6 +171,10 @@ func (s *lineSurvey) describe(in Input) string {
 	more := ""
 	if len(names) > shown {
 		names, more = names[:shown], ", ..."
+	}
+	if in.docs.on {
+		return fmt.Sprintf("the lines have the fields %s%s, and input.fields maps the document's text to %q (set it with --field-text)",
+			quoteAll(names), more, in.Fields.Text)
 	}
 	return fmt.Sprintf("the lines have the fields %s%s, and input.fields maps the problem to %q and the answer to %q (set them with --field-problem and --field-answer)",
 		quoteAll(names), more, in.Fields.Problem, in.Fields.Answer)
@@ -174,7 +207,7 @@ func binaryHint(kind string) string {
 	return "unpack it first"
 }
 
-func checkParquet(path string, in Input) error {
+func checkParquet(path string, in inputSpec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -199,13 +232,18 @@ func checkParquet(path string, in Input) error {
 	case err != nil && !errors.Is(err, context.Canceled):
 		return err
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable problem (%s)", path, rows, firstReason)}}
+	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
 }
 
 // countRows counts the rows of the input quickly, without parsing them:
 // the non-blank lines of JSONL files, the footer's row count of Parquet
 // files. It feeds the total and the ETA of a run from its start.
-func countRows(ctx context.Context, in Input) (int64, error) {
+//
+// A documents input counts its passages, which takes cutting it.
+func countRows(ctx context.Context, in inputSpec) (int64, error) {
+	if in.docs.on {
+		return countUnits(ctx, in)
+	}
 	var total int64
 	for _, path := range in.Paths {
 		var n int64

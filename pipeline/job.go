@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ type Job struct {
 	Distill    DistillStage     `yaml:"distill"`
 	Judge      JudgeStage       `yaml:"judge"`
 	Empirical  EmpiricalStage   `yaml:"empirical"`
+	Grounded   GroundedStage    `yaml:"grounded"`
 	Selection  Selection        `yaml:"selection"`
 	Split      SplitFractions   `yaml:"split"`
 	Limits     Limits           `yaml:"limits"`
@@ -63,6 +65,10 @@ type Fields struct {
 	ID        string `yaml:"id,omitempty"`
 	Source    string `yaml:"source,omitempty"`
 	Reference string `yaml:"reference,omitempty"`
+	// Text and Title are a document's fields (the grounded style); the
+	// id and source fields serve documents too.
+	Text  string `yaml:"text,omitempty"`
+	Title string `yaml:"title,omitempty"`
 }
 
 // Endpoint is where a stage sends its requests.
@@ -123,6 +129,27 @@ type EmpiricalStage struct {
 	RepairAttempts int     `yaml:"repair_attempts"`
 }
 
+// GroundedStage configures the grounded style (seed 001): how documents
+// are cut into passages, how many questions each passage gets, and the
+// quality checks every question-rubric tuple passes before it is written.
+// The analyze, synthesize and enrich stages use the distill endpoint,
+// sampling and repair attempts; the validity judge the judge's; the
+// empirical stage samples rollout.n closed-book answers from the rollout
+// endpoint and scores them with the empirical endpoint.
+type GroundedStage struct {
+	PassageChars        int     `yaml:"passage_chars"`         // a passage's most characters
+	QuestionsPerPassage int     `yaml:"questions_per_passage"` // K
+	MinCriteria         int     `yaml:"min_criteria"`
+	MaxCriteria         int     `yaml:"max_criteria"`
+	MinTotalWeight      float64 `yaml:"min_total_weight"`
+	// MaxCopiedWords is the longest run of the passage's words a question
+	// may copy; a longer verbatim overlap fails the quality check.
+	MaxCopiedWords int `yaml:"max_copied_words"`
+	// Enrich completes thin criteria (few keywords or concepts, a short
+	// verification method) in one more request per passage.
+	Enrich bool `yaml:"enrich"`
+}
+
 // Selection says which problems go on to distillation, by their number of
 // correct and flawed rollouts.
 type Selection struct {
@@ -176,7 +203,7 @@ func DefaultJob() Job {
 	one := 1.0
 	zero := 0.0
 	return Job{
-		Input: Input{Format: "auto", Fields: Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source", Reference: "solution"}, MaxLineBytes: 4 << 20},
+		Input: Input{Format: "auto", Fields: Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source", Reference: "solution", Text: "text", Title: "title"}, MaxLineBytes: 4 << 20},
 		Style: schema.StyleSRaR,
 		Rollout: RolloutStage{
 			Endpoint:   Endpoint{APIKeyEnv: "OPENAI_API_KEY"},
@@ -187,6 +214,7 @@ func DefaultJob() Job {
 		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
 		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
+		Grounded:  GroundedStage{PassageChars: 6000, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true},
 		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
 		Split:     SplitFractions{Validation: 0.02},
 		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
@@ -282,7 +310,10 @@ func (j *Job) validateInput(v *validation) {
 	default:
 		v.bad("input.format", "%q is not one of auto, jsonl, parquet", j.Input.Format)
 	}
-	if j.Input.Fields.Problem == "" || j.Input.Fields.Answer == "" {
+	switch {
+	case j.Style == schema.StyleGrounded && j.Input.Fields.Text == "":
+		v.bad("input.fields.text", "the grounded style needs the name of the documents' text field (--field-text)")
+	case j.Style != schema.StyleGrounded && (j.Input.Fields.Problem == "" || j.Input.Fields.Answer == ""):
 		v.bad("input.fields", "problem and answer field names are required")
 	}
 	if j.Input.MaxLineBytes <= 0 {
@@ -319,8 +350,10 @@ func (j *Job) validateEndpoints(v *validation) {
 func (j *Job) validateStages(v *validation) {
 	switch j.Style {
 	case schema.StyleSRaR, schema.StyleFactualProcess:
+	case schema.StyleGrounded:
+		j.validateGrounded(v)
 	default:
-		v.bad("style", "%q is not one of %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess)
+		v.bad("style", "%q is not one of %s, %s, %s", j.Style, schema.StyleSRaR, schema.StyleFactualProcess, schema.StyleGrounded)
 	}
 	if j.Rollout.N < 1 || j.Rollout.N > 1024 {
 		v.bad("rollout.n", "%d is outside 1..1024", j.Rollout.N)
@@ -354,11 +387,30 @@ func (j *Job) validateStages(v *validation) {
 	if j.Selection.MinCorrect < 0 || j.Selection.MinIncorrect < 0 {
 		v.bad("selection", "min_correct and min_incorrect must not be negative")
 	}
-	if j.Selection.MinCorrect+j.Selection.MinIncorrect > j.Rollout.N {
+	if j.Style != schema.StyleGrounded && j.Selection.MinCorrect+j.Selection.MinIncorrect > j.Rollout.N {
 		v.bad("selection", "min_correct + min_incorrect = %d needs more than n=%d rollouts", j.Selection.MinCorrect+j.Selection.MinIncorrect, j.Rollout.N)
 	}
 	if j.Split.Validation < 0 || j.Split.Test < 0 || j.Split.Validation+j.Split.Test > 1 {
 		v.bad("split", "validation and test must be non-negative and add up to at most 1")
+	}
+}
+
+func (j *Job) validateGrounded(v *validation) {
+	g := j.Grounded
+	if g.PassageChars < 200 || g.PassageChars > 1_000_000 {
+		v.bad("grounded.passage_chars", "%d is outside 200..1000000", g.PassageChars)
+	}
+	if g.QuestionsPerPassage < 1 || g.QuestionsPerPassage > 16 {
+		v.bad("grounded.questions_per_passage", "%d is outside 1..16", g.QuestionsPerPassage)
+	}
+	if g.MinCriteria < 1 || g.MaxCriteria > 32 || g.MinCriteria > g.MaxCriteria {
+		v.bad("grounded.min_criteria", "min_criteria %d and max_criteria %d must satisfy 1 <= min <= max <= 32", g.MinCriteria, g.MaxCriteria)
+	}
+	if g.MinTotalWeight < 0 {
+		v.bad("grounded.min_total_weight", "must not be negative")
+	}
+	if g.MaxCopiedWords < 3 {
+		v.bad("grounded.max_copied_words", "%d is below 3", g.MaxCopiedWords)
 	}
 }
 
@@ -453,6 +505,9 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 	if override != nil {
 		override(&job)
 	}
+	if job.Style == schema.StyleGrounded && !fileSetsKey(file, "split") {
+		job.Split = GroundedSplit
+	}
 	job.Normalize()
 	var ue *UsageError
 	if errors.As(job.Validate(), &ue) {
@@ -462,6 +517,28 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 		return job, &UsageError{File: file, Problems: problems}
 	}
 	return job, nil
+}
+
+// GroundedSplit is the grounded style's default split, 70/15/15 by id
+// (seed 001's corpora are evaluated on held-out passages); a job file's
+// split: overrides it.
+var GroundedSplit = SplitFractions{Validation: 0.15, Test: 0.15}
+
+// fileSetsKey reports whether the YAML job file sets the top-level key.
+func fileSetsKey(file, key string) bool {
+	if file == "" {
+		return false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var top map[string]yaml.Node
+	if yaml.Unmarshal(b, &top) != nil {
+		return false
+	}
+	_, ok := top[key]
+	return ok
 }
 
 // runDirYAML is the job as written to RUN/job.yaml: normalized, with

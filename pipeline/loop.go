@@ -135,7 +135,7 @@ func (l *loop) begin() {
 	for _, f := range l.run.Failures() {
 		if !l.retryFailed && !f.Transient {
 			l.resolvedAtStart++
-			if f.Stage != StageSelect {
+			if !leftOutStage(f.Stage) {
 				l.failuresByStage[f.Stage]++
 			}
 		}
@@ -153,7 +153,8 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		line    int
 	}
 	seen := idmap.New[seenAt]()
-	return ReadProblems(ctx, l.job.Input, func(p Problem) error {
+	seenPassages := idmap.New[struct{}]() // by content hash
+	return readUnits(ctx, l.job.input(), func(p Problem) error {
 		l.input.rows.Add(1)
 		if !l.part.admit(p.ID) {
 			return nil // another worker's problem
@@ -168,13 +169,20 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		seen.Set(p.ID, seenAt{content, p.File, p.Line})
+		if p.DocHash != "" { // a passage: identical passages are processed once
+			if _, dup := seenPassages.Get(p.DocHash); dup {
+				l.input.duplicates.Add(1)
+				return nil
+			}
+			seenPassages.Set(p.DocHash, struct{}{})
+		}
 		l.input.unique.Add(1)
 		if l.run.Done(p.ID) {
 			l.input.alreadyDone.Add(1)
 			return nil
 		}
 		if f, failed := l.run.Failed(p.ID); failed && !l.retryFailed && !f.Transient {
-			if f.Stage == StageSelect {
+			if leftOutStage(f.Stage) {
 				l.input.skippedLeftOut.Add(1)
 			} else {
 				l.input.skippedFailed.Add(1)
@@ -319,7 +327,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	if f.Stage == StageSelect {
+	if leftOutStage(f.Stage) {
 		l.session.leftOut++
 		return nil
 	}
@@ -332,7 +340,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 // endpointOf is the base URL a stage sends to, for messages.
 func (l *loop) endpointOf(stage string) string {
 	switch stage {
-	case StageDistill:
+	case StageDistill, StageAnalyze, StageSynthesize, StageEnrich:
 		return l.job.Distill.BaseURL
 	case StageJudge:
 		return l.job.Judge.BaseURL
@@ -360,7 +368,7 @@ func (l *loop) budgetString() string {
 
 // countInput counts the input's rows up front, for the total and the ETA.
 func (l *loop) countInput(ctx context.Context) {
-	n, err := countRows(ctx, l.job.Input)
+	n, err := countRows(ctx, l.job.input())
 	if err != nil {
 		l.log.Debug("could not count the input's rows up front", "err", err)
 		return

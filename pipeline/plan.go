@@ -45,7 +45,7 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 	if po.Sample < 1 {
 		return nil, &UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 problem", po.Sample)}}
 	}
-	if err := checkInputs(job.Input); err != nil {
+	if err := checkInputs(job.input()); err != nil {
 		return nil, err
 	}
 	in, err := scanForPlan(ctx, &job, po.Sample)

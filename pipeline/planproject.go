@@ -136,7 +136,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 		Endpoints:   planEndpoints(job, rep, earlier),
 	}
 	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
-	stages := stagesOf(probs)
+	stages := pilotStages(probs)
 	est := func(ps []PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, rest, wo)
 	}
@@ -198,13 +198,16 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 	return r
 }
 
-// stagesOf lists the stages that sent requests, in pipeline order.
-func stagesOf(probs []PilotProblem) []string {
+// pilotStages lists the stages that sent requests, in pipeline order.
+func pilotStages(probs []PilotProblem) []string {
 	var out []string
-	for _, s := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
+	for _, st := range append(append([]stage(nil), mathStages...), groundedStages...) {
+		if slices.Contains(out, st.name) {
+			continue // judge and empirical are in both styles
+		}
 		for _, p := range probs {
-			if _, ok := p.Stages[s]; ok {
-				out = append(out, s)
+			if _, ok := p.Stages[st.name]; ok {
+				out = append(out, st.name)
 				break
 			}
 		}

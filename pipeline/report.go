@@ -57,7 +57,10 @@ type Report struct {
 	CorpusRows int64                    `json:"corpus_rows"`
 	Rollouts   RolloutStats             `json:"rollouts"` // of the records in the corpus
 	Validity   map[string]*TypeValidity `json:"validity_by_type"`
-	Repairs    map[string]int64         `json:"repairs_by_stage"`
+	// Grounded sums up the grounded records' questions and criteria; nil
+	// for the math styles.
+	Grounded *GroundedStats   `json:"grounded,omitempty"`
+	Repairs  map[string]int64 `json:"repairs_by_stage"`
 	// StageSeconds adds up, per stage, the time problems spent in it (this
 	// session; problems in parallel add up).
 	StageSeconds map[string]float64 `json:"stage_seconds"`
@@ -86,7 +89,7 @@ type ProblemCounts struct {
 	Unique     int64 `json:"unique"`
 	Done       int64 `json:"done"`
 	Failed     int64 `json:"failed"`
-	LeftOut    int64 `json:"left_out"` // excluded by selection, with the reason in failures.jsonl
+	LeftOut    int64 `json:"left_out"` // excluded by selection (math styles) or the quality checks (grounded), with the reason in failures.jsonl
 	Pending    int64 `json:"pending"`
 	// This session only.
 	AlreadyDone        int64 `json:"already_done"`
@@ -157,10 +160,34 @@ type corpusStats struct {
 	Rows     int64
 	Rollouts RolloutStats
 	Validity map[string]*TypeValidity
+	Grounded *GroundedStats
 }
+
+// GroundedStats are the corpus figures of grounded records. Criteria the
+// empirical stage measured either vary across the closed-book answers or
+// do not: a criterion every answer meets, or none does, carries no
+// training signal, and NotVarying counts them.
+type GroundedStats struct {
+	Passages   int64 `json:"passages"`
+	Questions  int64 `json:"questions"`
+	Criteria   int64 `json:"criteria"`
+	Measured   int64 `json:"criteria_measured"`
+	NotVarying int64 `json:"criteria_not_varying"`
+	// ScoredAnswers and UnscoredAnswers count the closed-book answers
+	// whose scores could and could not be had.
+	ScoredAnswers   int64 `json:"scored_answers"`
+	UnscoredAnswers int64 `json:"unscored_answers"`
+}
+
+// CriterionType is the key of grounded criteria in validity_by_type.
+const CriterionType = "CRITERION"
 
 func (c *corpusStats) add(r *schema.Record) {
 	c.Rows++
+	if r.Grounded != nil {
+		c.addGrounded(r.Grounded)
+		return
+	}
 	rs := &c.Rollouts
 	missing := false
 	for _, ro := range r.Rollouts {
@@ -198,6 +225,44 @@ func (c *corpusStats) add(r *schema.Record) {
 				c.Validity[key] = tv
 			}
 			tv.add(it)
+		}
+	}
+}
+
+func (c *corpusStats) addGrounded(g *schema.Grounded) {
+	if c.Grounded == nil {
+		c.Grounded = &GroundedStats{}
+	}
+	if c.Validity == nil {
+		c.Validity = map[string]*TypeValidity{}
+	}
+	gs := c.Grounded
+	gs.Passages++
+	for _, q := range g.Questions {
+		gs.Questions++
+		for _, a := range q.Answers {
+			if len(a.Scores) > 0 {
+				gs.ScoredAnswers++
+			} else {
+				gs.UnscoredAnswers++
+			}
+		}
+		for _, cr := range q.Criteria {
+			gs.Criteria++
+			if cr.Varies != nil {
+				gs.Measured++
+				if !*cr.Varies {
+					gs.NotVarying++
+				}
+			}
+			for _, key := range []string{CriterionType, "overall"} {
+				tv := c.Validity[key]
+				if tv == nil {
+					tv = &TypeValidity{}
+					c.Validity[key] = tv
+				}
+				tv.add(schema.Item{Valid: cr.Valid})
+			}
 		}
 	}
 }
@@ -253,7 +318,7 @@ func (l *loop) fillReport() {
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
 	in.mu.Unlock()
-	r.CorpusRows, r.Rollouts, r.Validity = l.stats.Rows, l.stats.Rollouts, l.stats.Validity
+	r.CorpusRows, r.Rollouts, r.Validity, r.Grounded = l.stats.Rows, l.stats.Rollouts, l.stats.Validity, l.stats.Grounded
 	r.StageSeconds = l.eng.stageTimes.snapshot()
 	r.LLM = l.meter.Snapshot()
 	r.Repairs = map[string]int64{}

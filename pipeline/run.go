@@ -76,7 +76,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkInputs(job.Input); err != nil {
+	if err := checkInputs(job.input()); err != nil {
 		return nil, err
 	}
 	ps, err := prompts.Load(job.PromptsDir)
@@ -166,7 +166,7 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 	if err != nil {
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
-	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity}
+	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded}
 	if stats.Rows != run.Manifest().Rows {
 		if stats, err = scanCorpusStats(opt.runFS(), job.Out); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
@@ -406,5 +406,11 @@ func problemsInFlight(job *Job) int {
 		rollout = job.Rollout.MaxTokens * bytesPerToken
 	}
 	perProblem := job.Rollout.N*rollout + perProblemOverhead
+	if job.Style == schema.StyleGrounded { // a passage, its replies and, with the empirical stage, K*N answers
+		perProblem = 4 * perProblemOverhead
+		if job.Empirical.Enabled {
+			perProblem += job.Grounded.QuestionsPerPassage * job.Rollout.N * rollout
+		}
+	}
 	return max(1, min(4*job.Limits.Concurrency, memoryBudget/perProblem))
 }

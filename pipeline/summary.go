@@ -15,16 +15,20 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, ": %s", r.StopReason)
 	}
 	fmt.Fprintln(w, ")")
+	units, leftOutBy := "problems", "selection"
+	if r.Grounded != nil {
+		units, leftOutBy = "passages", "the quality checks"
+	}
 	switch {
 	case r.Status != StatusRunning:
-		fmt.Fprintf(w, "problems: %d unique of %d input rows (%d duplicates, %d bad lines)\n", p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
 	case p.InputLines > 0:
-		fmt.Fprintf(w, "problems: %d of %d input rows read so far: %d unique (%d duplicates, %d bad lines)\n", p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines)
 	default:
-		fmt.Fprintf(w, "problems: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", p.InputRows, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
 	}
 	r.Partition.writeShare(w)
-	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by selection %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, p.LeftOut, p.Pending)
+	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
 		for _, k := range sortedKeys(r.FailuresByStage) {
@@ -33,6 +37,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintln(w)
 	}
 	r.writeRollouts(w)
+	r.writeGrounded(w)
 	r.writeValidity(w)
 	t := r.LLM.Total
 	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
@@ -95,6 +100,29 @@ func (r *Report) writeValidity(w io.Writer) {
 	if k := r.Rollouts; k.SatisfactionMissing > 0 {
 		fmt.Fprintf(w, "  %d of %d rollouts have no usable satisfaction verdict (in %d records); their items are measured over the other rollouts\n",
 			k.SatisfactionMissing, k.SatisfactionMissing+k.SatisfactionJudged, k.RecordsMissingVerdicts)
+	}
+}
+
+// writeGrounded prints the grounded records' questions and criteria, and
+// the criteria whose scores do not vary across closed-book answers.
+func (r *Report) writeGrounded(w io.Writer) {
+	g := r.Grounded
+	if g == nil {
+		return
+	}
+	fmt.Fprintf(w, "grounded: %d passages, %d questions, %d criteria\n", g.Passages, g.Questions, g.Criteria)
+	var stages []string
+	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
+		if ss, ok := r.LLM.Stages[st]; ok {
+			stages = append(stages, fmt.Sprintf("%s %d (%d repaired)", st, ss.Requests, ss.Repairs))
+		}
+	}
+	if len(stages) > 0 {
+		fmt.Fprintf(w, "  requests by stage: %s\n", strings.Join(stages, ", "))
+	}
+	if g.Measured > 0 || g.UnscoredAnswers > 0 {
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal)\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured))
 	}
 }
 

@@ -39,10 +39,18 @@ const (
 	Satisfy               = "satisfy"
 	Repair                = "repair"
 	ScoreGrounded         = "score_grounded"
+	// The grounded style's stage templates (seed 001).
+	GroundedAnalyze    = "grounded_analyze"
+	GroundedSynthesize = "grounded_synthesize"
+	GroundedEnrich     = "grounded_enrich"
+	GroundedJudgeBatch = "grounded_judge_batch"
+	GroundedJudgeItem  = "grounded_judge_item"
+	GroundedAnswer     = "grounded_answer"
 )
 
 // Names lists every template the toolkit needs.
-var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded}
+var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.
@@ -88,6 +96,12 @@ func Load(dir string) (*Set, error) {
 	return s, nil
 }
 
+// funcs are the functions templates may call.
+var funcs = template.FuncMap{
+	"join": strings.Join,
+	"inc":  func(i int) int { return i + 1 },
+}
+
 // LoadRollout is Load("") with the rollout template read from the file at
 // path (in the format of Load's files): the prompt a run's own rollout
 // template (its --prompts-dir) showed the model, for an export to show the
@@ -117,7 +131,7 @@ func (s *Set) parse(name string, text []byte, origin string) error {
 	secs := make([]section, len(parts))
 	for i, p := range parts {
 		// Leading newlines keep the parser's line numbers those of the file.
-		t, err := template.New(name).Option("missingkey=error").Parse(strings.Repeat("\n", p.line-1) + p.body)
+		t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(strings.Repeat("\n", p.line-1) + p.body)
 		if err != nil {
 			return fmt.Errorf("prompts: parsing %s: %w", origin, err)
 		}

@@ -53,6 +53,12 @@ func mustLoad(t testing.TB, dir string) *Set {
 	return s
 }
 
+// Fixed inputs of the grounded stage templates (with those of grounded_test.go).
+const fixTitle = "Write-ahead logging"
+
+var fixAnalysis = schema.Analysis{Genre: "technical note", Contribution: "Explains why databases log before they write.",
+	Concepts: []string{"write-ahead log", "checkpoint"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
+
 // renderFixed renders the named template with the fixed inputs.
 func renderFixed(s *Set, name string) ([]Message, error) {
 	switch name {
@@ -73,6 +79,18 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 	case Repair:
 		prev := []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "usr"}}
 		return s.RepairMessages(prev, "not json", errors.New("reply is not a JSON array"))
+	case GroundedAnalyze:
+		return s.GroundedAnalyzeMessages(fixTitle, fixPassage)
+	case GroundedSynthesize:
+		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, 2, 5, 10)
+	case GroundedEnrich:
+		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixCriteria()[:1])
+	case GroundedJudgeBatch:
+		return s.GroundedJudgeBatchMessages(fixPassage, fixQuestion, fixCriteria())
+	case GroundedJudgeItem:
+		return s.GroundedJudgeItemMessages(fixPassage, fixQuestion, fixCriteria()[1])
+	case GroundedAnswer:
+		return s.GroundedAnswerMessages(fixQuestion)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -105,8 +123,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 8 {
-		t.Errorf("Names has %d entries, want 8", len(Names))
+	if len(Names) != 14 {
+		t.Errorf("Names has %d entries, want 14", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

@@ -93,3 +93,7 @@ func TotalWeight(cs []Criterion) float64 {
 	}
 	return w
 }
+
+// PassageRecordID is the id of the record of passage index of document
+// docID: the document id, "#" and the index from 0.
+func PassageRecordID(docID string, index int32) string { return fmt.Sprintf("%s#%d", docID, index) }

@@ -12,7 +12,15 @@ import "time"
 // Version 2 added provenance.job_fingerprint, the empirical stage's model
 // and alpha, nulls for the models and templates of disabled stages, and the
 // per-rollout satisfaction verdicts.
-const SpecVersion = "2"
+//
+// Version 3 added the optional grounded column (Record.Grounded: the
+// document-grounded style's passage, analysis and questions with their
+// criteria); every other column is as in version 2. A version-2 shard reads
+// as records whose Grounded is nil, so validate, export, status and rewardd
+// read version-2 corpora unchanged; a version-2 run directory is not
+// resumed by this version (its shards would mix two layouts), and the
+// refusal says how to go on (see corpus.Run's resume).
+const SpecVersion = "3"
 
 // Rubric styles.
 const (

@@ -115,6 +115,8 @@ Examples:
   distill run --input problems.jsonl --out runs/math16k \
       --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --style srar --n 8 --concurrency 512
   OPENAI_API_KEY=... distill run --config job.yaml --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini
+  distill run --style grounded --input docs/ --out runs/docs --base-url URL --model M --concurrency 256
+  distill run --style grounded --input docs.jsonl.zst --field-text body --field-id doc_id --out runs/docs ...
 
 Flags:
 `
@@ -159,17 +161,22 @@ func newRunFlags() *flagSet {
 
 // inputFlags binds the flags of the input, the output and the style.
 func (f *flagSet) inputFlags(d pipeline.Job) {
-	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; e.g. examples/problems.jsonl", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
+	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; the grounded style also reads directories of .txt/.md documents; e.g. examples/problems.jsonl or docs/", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
 	f.str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
 	f.str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
 	f.str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
 	f.str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
 	f.str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
 	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
+	f.str("field-text", d.Input.Fields.Text, "grounded style: input field holding a document's text; e.g. body", func(j *pipeline.Job, v string) { j.Input.Fields.Text = v })
+	f.str("field-title", d.Input.Fields.Title, "grounded style: optional input field holding a document's title", func(j *pipeline.Job, v string) { j.Input.Fields.Title = v })
+	f.integer("passage-chars", d.Grounded.PassageChars, "grounded style: most characters of a passage; longer documents are cut at paragraph, else sentence, boundaries; e.g. 4000", func(j *pipeline.Job, v int) { j.Grounded.PassageChars = v })
+	f.integer("questions-per-passage", d.Grounded.QuestionsPerPassage, "grounded style: question-rubric tuples synthesized per passage (K); e.g. 2", func(j *pipeline.Job, v int) { j.Grounded.QuestionsPerPassage = v })
+	f.boolean("enrich", d.Grounded.Enrich, "grounded style: complete thin criteria (keywords, concepts, verification) in one more request (--enrich=false to skip)", func(j *pipeline.Job, v bool) { j.Grounded.Enrich = v })
 	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
 	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
 	f.str("partition", "", "I/K: run only the problems of partition I of K (0 <= I < K), those whose id hashes to I mod K; one worker per partition, each with its own --out, then distill merge; e.g. 3/16", func(j *pipeline.Job, v string) { j.Partition = v })
-	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER) or factual_process (weighted criteria)", func(j *pipeline.Job, v string) { j.Style = v })
+	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER), factual_process (weighted criteria) or grounded (documents into questions with passage-grounded criteria)", func(j *pipeline.Job, v string) { j.Style = v })
 }
 
 // endpointFlags binds the flags of the endpoints and models of the stages.

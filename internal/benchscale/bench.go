@@ -95,7 +95,11 @@ func (b *bench) size(ctx context.Context, size int) (sizeResult, error) {
 		return res, fmt.Errorf("making %s: %w", dir, err)
 	}
 	problems := filepath.Join(dir, "problems.jsonl")
-	if err := writeProblems(problems, size); err != nil {
+	write := writeProblems
+	if b.opt.style == "grounded" {
+		write = writeDocuments
+	}
+	if err := write(problems, size); err != nil {
 		return res, err
 	}
 	job := filepath.Join(dir, "job.yaml")
@@ -237,6 +241,9 @@ func writeProblems(path string, n int) error {
 // writeJob writes the job: n rollouts per problem, distill and judge, no
 // empirical stage, the default shard size.
 func writeJob(path, out string, o *options, checkpoint time.Duration) error {
+	if o.style == "grounded" {
+		return writeGroundedJob(path, out, o, checkpoint)
+	}
 	job := fmt.Sprintf(`# benchscale job against the SIMULATED endpoint (simllm): not a real model.
 input:
   paths: [problems.jsonl]
@@ -256,6 +263,66 @@ limits:
 output:
   checkpoint_interval: %s
 `, out, o.n, o.concurrency, checkpoint)
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeDocuments writes n distinct one-passage documents (about 900
+// characters each) as JSONL rows {"id", "title", "text"}.
+func writeDocuments(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	topics := []string{"compressor", "capacitor", "turbine", "membrane", "catalyst", "waveguide", "reactor", "inverter", "bearing", "antenna"}
+	for i := range n {
+		t := topics[i%len(topics)]
+		doc := struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+			Text  string `json:"text"`
+		}{fmt.Sprintf("doc-%06d", i), fmt.Sprintf("Unit %d: the %s", i, t), fmt.Sprintf(
+			"The %s of unit %d regulates pressure because the upstream coupling transfers thermal energy into mechanical motion. "+
+				"Operators measure efficiency by comparing delivered output with consumed input; the difference appears as dissipation in bearings and seals.\n\n"+
+				"Calibration of the %s matters whenever temperature drifts beyond the nominal envelope, which for unit %d is %d kelvin. "+
+				"Therefore maintenance schedules track drift, vibration and lubrication together, and replacement follows sustained degradation of the %s.",
+			t, i, t, i, 250+i%97, t)}
+		if err := enc.Encode(doc); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// writeGroundedJob writes the grounded job: one question per passage,
+// enrich and the validity judge on, no empirical stage.
+func writeGroundedJob(path, out string, o *options, checkpoint time.Duration) error {
+	job := fmt.Sprintf(`# benchscale grounded job against the SIMULATED endpoint (simllm): not a real model.
+input:
+  paths: [problems.jsonl]
+  source: benchscale
+  fields: {text: text, id: id, title: title}
+out: %s
+style: grounded
+grounded: {passage_chars: 6000, questions_per_passage: 1, enrich: true}
+rollout:
+  model: simulated
+  api_key_env: BENCHSCALE_NO_KEY   # unset: no key is sent
+judge: {enabled: true, mode: batch}
+empirical: {enabled: false}
+limits:
+  concurrency: %d
+output:
+  checkpoint_interval: %s
+`, out, o.concurrency, checkpoint)
 	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -91,5 +94,34 @@ func TestFlags(t *testing.T) {
 		if err == nil && (!slices.Equal(o.sizes, tt.sizes) || o.killSize != tt.killSize) {
 			t.Errorf("%v: sizes %v kill %d, want %v kill %d", tt.args, o.sizes, o.killSize, tt.sizes, tt.killSize)
 		}
+	}
+}
+
+// TestDocumentsAreOnePassageEach: the grounded bench's documents are
+// distinct rows with an id, a title and a text shorter than the job's
+// passage size, so every document is one passage and none is a duplicate.
+func TestDocumentsAreOnePassageEach(t *testing.T) {
+	const n = 500
+	path := filepath.Join(t.TempDir(), "d.jsonl")
+	if err := writeDocuments(path, n); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]bool{}
+	for line := range strings.Lines(string(b)) {
+		var d struct{ ID, Title, Text string }
+		if err := json.Unmarshal([]byte(line), &d); err != nil || d.ID == "" || d.Title == "" {
+			t.Fatalf("row %q: %v", line, err)
+		}
+		if len(d.Text) >= 6000 || texts[d.Text] {
+			t.Errorf("document %s: %d bytes, repeated %v", d.ID, len(d.Text), texts[d.Text])
+		}
+		texts[d.Text] = true
+	}
+	if len(texts) != n {
+		t.Errorf("%d distinct documents, want %d", len(texts), n)
 	}
 }

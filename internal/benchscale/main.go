@@ -16,6 +16,10 @@
 //
 //	go run ./internal/benchscale -problems 10000,100000
 //	go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
+//	go run ./internal/benchscale -style grounded -problems 100000 -kill-size 100000
+//
+// With -style grounded the problems are one-passage documents that go
+// through analyze, synthesize (one question), enrich and judge.
 package main
 
 import (
@@ -44,6 +48,7 @@ type options struct {
 	dir         string
 	keep        bool
 	profile     bool
+	style       string // srar, or grounded: passages through analyze, synthesize, enrich and judge
 }
 
 func main() {
@@ -88,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.n, "n", 8, "rollouts per problem (e.g. -n 4)")
 	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary directory, removed at the end unless -keep)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (problems, job files, run directories, logs)")
+	fs.StringVar(&o.style, "style", "srar", "srar (problems: n rollouts, distill, judge) or grounded (one-passage documents: analyze, synthesize, enrich, judge); e.g. -style grounded")
 	fs.BoolVar(&o.profile, "profile", false, "pass --cpuprofile and --memprofile to the uninterrupted runs (files in the work directory; implies -keep)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `benchscale: measure distill run at scale against the SIMULATED endpoint (simllm).
@@ -123,6 +129,10 @@ Flags:
 	if o.killSize > 0 && !slices.Contains(o.sizes, o.killSize) {
 		fmt.Fprintf(stderr, "benchscale: -kill-size %d is not one of -problems %s\n", o.killSize, *sizes)
 		return nil, errors.New("bad -kill-size")
+	}
+	if o.style != "srar" && o.style != "grounded" {
+		fmt.Fprintf(stderr, "benchscale: -style %q is not srar or grounded\n", o.style)
+		return nil, errors.New("bad -style")
 	}
 	if o.concurrency < 1 || o.n < 1 || o.latency <= 0 {
 		fmt.Fprintln(stderr, "benchscale: -concurrency, -n and -latency must be positive")

@@ -10,8 +10,13 @@ import (
 // printTable writes the figures of every measured size, then the
 // kill-and-resume comparison.
 func printTable(w io.Writer, o *options, results []sizeResult) {
-	fmt.Fprintf(w, "distill run against the SIMULATED endpoint: n=%d, distill and judge, concurrency %d, mean latency %v\n",
-		o.n, o.concurrency, o.latency)
+	if o.style == "grounded" {
+		fmt.Fprintf(w, "distill run --style grounded against the SIMULATED endpoint: one-passage documents, analyze, synthesize (1 question), enrich and judge, concurrency %d, mean latency %v\n",
+			o.concurrency, o.latency)
+	} else {
+		fmt.Fprintf(w, "distill run against the SIMULATED endpoint: n=%d, distill and judge, concurrency %d, mean latency %v\n",
+			o.n, o.concurrency, o.latency)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "problems\trequests\treport\twall s\tideal s\tefficiency\tpeak RSS MiB\tresume s\tresume requests\tresume RSS MiB\t")
 	for _, r := range results {

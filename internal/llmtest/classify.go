@@ -25,6 +25,12 @@ const (
 	KindJudgeBatch            Kind = "judge_batch"
 	KindSatisfy               Kind = "satisfy"
 	KindScoreGrounded         Kind = "score_grounded"
+	KindGroundedAnalyze       Kind = "grounded_analyze"
+	KindGroundedSynthesize    Kind = "grounded_synthesize"
+	KindGroundedEnrich        Kind = "grounded_enrich"
+	KindGroundedJudgeBatch    Kind = "grounded_judge_batch"
+	KindGroundedJudgeItem     Kind = "grounded_judge_item"
+	KindGroundedAnswer        Kind = "grounded_answer"
 	KindUnknown               Kind = "unknown"
 )
 
@@ -82,6 +88,18 @@ func kindOf(p string) Kind {
 	switch {
 	case has("<source_passage>", "<response>", `"max_total"`, "[id: "):
 		return KindScoreGrounded
+	case has(`<passage title="`, "<analysis>", `"question_rationale"`, `"required_elements"`):
+		return KindGroundedSynthesize
+	case has(`<passage title="`, `"genre"`, `"reasoning_mode"`):
+		return KindGroundedAnalyze
+	case has("<criteria_to_complete>", `"verification_method"`, `"expected_keywords"`):
+		return KindGroundedEnrich
+	case has("<passage>", `<criterion id="`, `"valid"`, `"id"`):
+		return KindGroundedJudgeBatch
+	case has("<passage>", `<criterion weight="`, `"valid"`, `"reason"`):
+		return KindGroundedJudgeItem
+	case has("<question>", "</question>", "Answer the technical question below from what you know"):
+		return KindGroundedAnswer
 	case has("<rubric>", "<solution>", "<final_answer>", `"satisfied"`, `"step"`):
 		return KindSatisfy
 	case has(`<item id="`, `"valid"`, `"id"`, "<ground_truth>"):

@@ -24,6 +24,14 @@
 //     the response asks for; malformed attempts make the mistakes real
 //     judges make with that contract (ids replaced by list numbers, a total
 //     as a fraction, a score over its weight, a criterion left out).
+//   - grounded_analyze, grounded_synthesize, grounded_enrich,
+//     grounded_judge_batch, grounded_judge_item, grounded_answer (the
+//     grounded style's stages): an analysis naming the passage's frequent
+//     terms, K questions with 5-10 criteria built from them (some thin, one
+//     passage in twenty with a question copying the passage), completions
+//     of exactly the criteria shown, verdicts deterministic per criterion,
+//     and closed-book answers that differ from sample to sample; see
+//     grounded_gen.go.
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models

@@ -425,6 +425,18 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.satisfy(prompt, reqKey, r, bad, jsonMode)
 		case KindScoreGrounded:
 			msg.Content = s.scoreGrounded(prompt, r, bad, jsonMode)
+		case KindGroundedAnalyze:
+			msg.Content = s.groundedAnalyze(prompt, r, bad, jsonMode)
+		case KindGroundedSynthesize:
+			msg.Content = s.groundedSynthesize(prompt, r, bad, jsonMode)
+		case KindGroundedEnrich:
+			msg.Content = s.groundedEnrich(prompt, r, bad, jsonMode)
+		case KindGroundedJudgeBatch:
+			msg.Content = s.groundedJudgeBatch(prompt, r, bad, jsonMode)
+		case KindGroundedJudgeItem:
+			msg.Content = s.groundedJudgeItem(prompt, r, bad, jsonMode)
+		case KindGroundedAnswer:
+			msg.Content = s.groundedAnswer(prompt, r)
 		}
 		if limit > 0 && int64(tokens(msg.Content)) > limit {
 			cut := int(min(limit*4, int64(len(msg.Content))))

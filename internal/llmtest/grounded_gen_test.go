@@ -1,0 +1,137 @@
+package llmtest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+const genPassage = "A heat pipe carries heat by evaporating a working fluid at the hot end and condensing it at the cold end. " +
+	"The wick returns the condensate by capillary action, which limits the heat the pipe can carry against gravity. " +
+	"Therefore the capillary limit, the sonic limit and the boiling limit bound the operating envelope of the pipe."
+
+// TestGroundedGenerationContract: every grounded stage template is
+// recognized, and its well-formed replies pass the pipeline's strict
+// parsers; malformed attempts fail them.
+func TestGroundedGenerationContract(t *testing.T) {
+	ps := loadPrompts(t)
+	s := New(Config{InvalidRate: 0.2})
+	analysis := schema.Analysis{}
+	for seed := range int64(20) {
+		msgs, err := ps.GroundedAnalyzeMessages("Heat pipes", genPassage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := Classify(toMessages(msgs)); k != KindGroundedAnalyze {
+			t.Fatalf("analyze prompt classified as %s", k)
+		}
+		reply := complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content
+		if analysis, err = schema.ParseAnalysis(reply); err != nil || analysis.ReasoningMode != "causal explanation" {
+			t.Fatalf("analysis %+v, %v:\n%s", analysis, err, reply)
+		}
+	}
+	thin, quality := 0, 0
+	for seed := range int64(20) {
+		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, 3, 5, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k := Classify(toMessages(msgs)); k != KindGroundedSynthesize {
+			t.Fatalf("synthesize prompt classified as %s", k)
+		}
+		reply := complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content
+		qs, err := schema.ParseQuestions(reply, schema.QuestionOptions{K: 3, MinCriteria: 5, MaxCriteria: 8})
+		if err != nil {
+			t.Fatalf("synthesis does not parse: %v\n%s", err, reply)
+		}
+		for _, q := range qs {
+			if len(schema.QualityProblems(q, genPassage, schema.QualityRules{MinCriteria: 5, MaxCopiedWords: 12})) > 0 {
+				quality++
+			}
+			var ids []string
+			var thinOnes = q.Criteria[:0:0]
+			for _, c := range q.Criteria {
+				if len(c.ExpectedKeywords) < 3 {
+					thin++
+					ids = append(ids, c.ID)
+					thinOnes = append(thinOnes, c)
+				}
+			}
+			if len(thinOnes) == 0 {
+				continue
+			}
+			emsgs, err := ps.GroundedEnrichMessages(genPassage, q.Question, thinOnes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply := complete(t, s, seeded(emsgs, seed, 1)).Choices[0].Message.Content
+			if _, err := schema.ParseEnrichment(reply, ids, 3, 2); err != nil {
+				t.Fatalf("enrichment of %v does not parse: %v\n%s", ids, err, reply)
+			}
+			bmsgs, _ := ps.GroundedJudgeBatchMessages(genPassage, q.Question, q.Criteria)
+			nums := make([]int32, len(q.Criteria))
+			for i := range nums {
+				nums[i] = int32(i + 1)
+			}
+			vs, err := schema.ParseValidityBatch(complete(t, s, seeded(bmsgs, seed, 1)).Choices[0].Message.Content, nums)
+			if err != nil {
+				t.Fatalf("batch verdicts: %v", err)
+			}
+			for i, c := range q.Criteria { // item mode agrees with batch mode
+				imsgs, _ := ps.GroundedJudgeItemMessages(genPassage, q.Question, c)
+				v, err := schema.ParseValidity(complete(t, s, seeded(imsgs, seed, 1)).Choices[0].Message.Content)
+				if err != nil || v.Valid != vs[i].Valid {
+					t.Fatalf("criterion %s: item verdict %v (%v), batch %v", c.ID, v.Valid, err, vs[i].Valid)
+				}
+			}
+		}
+	}
+	if thin == 0 {
+		t.Error("the simulated synthesis never leaves a criterion thin, so enrichment is never exercised")
+	}
+	if quality != 0 {
+		t.Errorf("%d well-formed tuples of a short passage fail the quality checks", quality)
+	}
+}
+
+// TestGroundedMalformedReplies: a malformed attempt of each generation
+// stage fails its parser, as the repair path expects.
+func TestGroundedMalformedReplies(t *testing.T) {
+	ps := loadPrompts(t)
+	s := New(Config{Faults: Faults{Malformed: 1}})
+	a := schema.Analysis{Genre: "note", Contribution: "c", Concepts: []string{"capillary"}, Depth: "intermediate", ReasoningMode: "causal"}
+	for seed := range int64(10) {
+		msgs, _ := ps.GroundedAnalyzeMessages("", genPassage)
+		if _, err := schema.ParseAnalysis(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content); err == nil {
+			t.Error("a malformed analysis parsed")
+		}
+		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, 1, 5, 10)
+		if _, err := schema.ParseQuestions(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content, schema.QuestionOptions{K: 1, MinCriteria: 5, MaxCriteria: 10}); err == nil {
+			t.Error("a malformed synthesis parsed")
+		}
+	}
+}
+
+// TestGroundedAnswersDiffer: closed-book answers to one question differ
+// from sample to sample and never quote a passage (they are not shown one).
+func TestGroundedAnswersDiffer(t *testing.T) {
+	ps := loadPrompts(t)
+	s := New(Config{})
+	msgs, _ := ps.GroundedAnswerMessages("In heat pipes, how does capillary pumping interact with gravity, and what limits the transport?")
+	if k := Classify(toMessages(msgs)); k != KindGroundedAnswer {
+		t.Fatalf("answer prompt classified as %s", k)
+	}
+	seen := map[string]bool{}
+	for seed := range int64(12) {
+		seen[complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("only %d different answers in 12 samples", len(seen))
+	}
+	for a := range seen {
+		if strings.Contains(a, "<passage>") {
+			t.Errorf("answer quotes a passage: %s", a)
+		}
+	}
+}

@@ -1,0 +1,9 @@
+// Package pipeline turns input units into corpus records: problems (the math
+// styles srar and factual_process: rollout, verify/select, distill, judge,
+// empirical) or passages of documents (the grounded style: analyze,
+// synthesize, enrich, quality, judge, empirical). A style is a stage list
+// (stagesOf); one engine runs every style's stages with the same admission,
+// request priority, cache, repair of unparseable replies, failures by stage,
+// budget, checkpoints, status and report. It also holds the job config and
+// the input readers.
+package pipeline

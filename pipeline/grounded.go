@@ -1,0 +1,368 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// groundedStages are the stages of the grounded style (seed 001 section
+// 3.4): a passage is analyzed, K question-rubric tuples are synthesized from
+// it and the analysis, thin criteria are completed, every tuple passes the
+// quality checks, the validity judge reads every criterion against the
+// passage, and (optionally) closed-book answers measure which criteria vary.
+var groundedStages = []stage{
+	{name: StageAnalyze, run: (*engine).analyze},
+	{name: StageSynthesize, run: (*engine).synthesize},
+	{name: StageEnrich, on: func(j *Job) bool { return j.Grounded.Enrich }, run: (*engine).enrich},
+	{name: StageQuality, check: true, run: (*engine).quality},
+	{name: StageJudge, on: judgeOn, run: (*engine).judgeGrounded},
+	{name: StageEmpirical, on: empiricalOn, run: (*engine).empiricalGrounded},
+}
+
+// Thin criteria are completed by the enrich stage: fewer keywords or
+// concepts than these, or a verification method shorter than this.
+const (
+	thinKeywords           = 3
+	thinConcepts           = 2
+	thinVerificationLength = 40
+)
+
+// analyze asks for the passage's analysis and starts the record's payload.
+func (e *engine) analyze(ctx context.Context, w *unit) error {
+	p := w.p
+	msgs, err := e.prompts.GroundedAnalyzeMessages(p.Title, p.Text)
+	if err != nil {
+		return err
+	}
+	var a schema.Analysis
+	if err := e.askDistiller(ctx, StageAnalyze, msgs, true, "passage analysis", w, func(reply string) (err error) {
+		a, err = schema.ParseAnalysis(reply)
+		return err
+	}); err != nil {
+		return err
+	}
+	w.grounded = &schema.Grounded{
+		DocID: p.DocID, PassageID: p.ID, PassageIndex: p.PassageIndex, Title: p.Title,
+		Passage: p.Text, DocHash: p.DocHash, Analysis: a,
+	}
+	return nil
+}
+
+// synthesize asks for the K question-rubric tuples.
+func (e *engine) synthesize(ctx context.Context, w *unit) error {
+	g, gs := w.grounded, e.job.Grounded
+	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, gs.QuestionsPerPassage, gs.MinCriteria, gs.MaxCriteria)
+	if err != nil {
+		return err
+	}
+	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
+	return e.askDistiller(ctx, StageSynthesize, msgs, true, "questions and rubrics", w, func(reply string) (err error) {
+		g.Questions, err = schema.ParseQuestions(reply, opt)
+		return err
+	})
+}
+
+// enrich completes the thin criteria of every question, one request per
+// question that has any; a question without thin criteria costs nothing.
+func (e *engine) enrich(ctx context.Context, w *unit) error {
+	g := w.grounded
+	return fanOut(ctx, len(g.Questions), func(ctx context.Context, k int) error {
+		q := &g.Questions[k]
+		var thin []schema.Criterion
+		for _, c := range q.Criteria {
+			if isThin(c) {
+				thin = append(thin, c)
+			}
+		}
+		if len(thin) == 0 {
+			return nil
+		}
+		msgs, err := e.prompts.GroundedEnrichMessages(g.Passage, q.Question, thin)
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(thin))
+		for i, c := range thin {
+			ids[i] = c.ID
+		}
+		var got []schema.Enrichment
+		if err := e.askDistiller(ctx, StageEnrich, msgs, false, fmt.Sprintf("completed criteria of question %d", k+1), w, func(reply string) (err error) {
+			got, err = schema.ParseEnrichment(reply, ids, thinKeywords, thinConcepts)
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, en := range got {
+			i := slices.IndexFunc(q.Criteria, func(c schema.Criterion) bool { return c.ID == en.ID })
+			c := &q.Criteria[i]
+			c.VerificationMethod = en.VerificationMethod
+			c.ExpectedKeywords = union(c.ExpectedKeywords, en.Keywords)
+			c.ExpectedConcepts = union(c.ExpectedConcepts, en.Concepts)
+		}
+		return nil
+	})
+}
+
+func isThin(c schema.Criterion) bool {
+	return len(c.ExpectedKeywords) < thinKeywords || len(c.ExpectedConcepts) < thinConcepts ||
+		utf8.RuneCountInString(c.VerificationMethod) < thinVerificationLength
+}
+
+// union is a followed by the entries of b it lacks, compared without case.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.ContainsFunc(out, func(t string) bool { return strings.EqualFold(s, t) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// quality leaves the passage out when any of its tuples fails the quality
+// checks, with every failing tuple's reasons (seed 001 discards such
+// examples; they are counted like the math styles' selection).
+func (e *engine) quality(_ context.Context, w *unit) error {
+	if reasons := e.qualityProblems(w.grounded); len(reasons) > 0 {
+		w.leftOut = &problemFailure{stage: StageQuality, attempts: 1, reason: "left out by the quality checks: " + strings.Join(reasons, "; ")}
+	}
+	return nil
+}
+
+func (e *engine) qualityProblems(g *schema.Grounded) []string {
+	gs := e.job.Grounded
+	rules := schema.QualityRules{MinCriteria: gs.MinCriteria, MinTotalWeight: gs.MinTotalWeight, MaxCopiedWords: gs.MaxCopiedWords}
+	var out []string
+	for k, q := range g.Questions {
+		for _, r := range schema.QualityProblems(q, g.Passage, rules) {
+			out = append(out, fmt.Sprintf("question %d: %s", k+1, r))
+		}
+	}
+	return out
+}
+
+// judgeGrounded asks the validity judge about every criterion of every
+// question against the passage, in batch mode one request per question, in
+// item mode one per criterion; with drop_invalid the invalid criteria go,
+// and the tuples must still pass the quality checks.
+func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
+	g, js := w.grounded, e.job.Judge
+	client := e.clients[StageJudge]
+	type job struct{ q, c int } // c < 0: the whole question
+	var jobs []job
+	for k, q := range g.Questions {
+		if js.Mode == "item" {
+			for i := range q.Criteria {
+				jobs = append(jobs, job{k, i})
+			}
+		} else {
+			jobs = append(jobs, job{k, -1})
+		}
+	}
+	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
+		q := &g.Questions[jobs[n].q]
+		if i := jobs[n].c; i >= 0 {
+			msgs, err := e.prompts.GroundedJudgeItemMessages(g.Passage, q.Question, q.Criteria[i])
+			if err != nil {
+				return err
+			}
+			req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+			req.JSON = true
+			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
+				v, err := schema.ParseValidity(reply)
+				if err == nil {
+					q.Criteria[i].Valid, q.Criteria[i].ValidReason = &v.Valid, &v.Reason
+				}
+				return err
+			})
+		}
+		msgs, err := e.prompts.GroundedJudgeBatchMessages(g.Passage, q.Question, q.Criteria)
+		if err != nil {
+			return err
+		}
+		ids := make([]int32, len(q.Criteria))
+		for i := range ids {
+			ids[i] = int32(i + 1)
+		}
+		req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+		return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdicts for question %d", q.Index+1), &w.u, func(reply string) error {
+			vs, err := schema.ParseValidityBatch(reply, ids)
+			if err != nil {
+				return err
+			}
+			for i := range vs {
+				q.Criteria[i].Valid, q.Criteria[i].ValidReason = &vs[i].Valid, &vs[i].Reason
+			}
+			return nil
+		})
+	})
+	if err != nil || !js.DropInvalid {
+		return err
+	}
+	dropped := 0
+	for k := range g.Questions {
+		q := &g.Questions[k]
+		kept := q.Criteria[:0:0]
+		for _, c := range q.Criteria {
+			if c.Valid == nil || *c.Valid {
+				kept = append(kept, c)
+			}
+		}
+		dropped += len(q.Criteria) - len(kept)
+		q.Criteria = kept
+	}
+	if reasons := e.qualityProblems(g); len(reasons) > 0 {
+		return fmt.Errorf("the rubrics no longer pass the quality checks after dropping %d invalid criteria: %s", dropped, strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// empiricalGrounded samples rollout.n closed-book answers to every
+// question (the question alone, never the passage) and scores each against
+// the rubric with the passage (seed 001's judge contract), then stores per
+// criterion its mean score as a fraction of its weight and whether it
+// varies across the answers. An answer whose scores stay unusable (they
+// did not parse after the repairs) keeps empty scores; the passage is not
+// lost for it.
+func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
+	g, ro, es := w.grounded, e.job.Rollout, e.job.Empirical
+	type job struct{ q, a int }
+	var jobs []job
+	for k := range g.Questions {
+		g.Questions[k].Answers = make([]schema.GroundedAnswer, ro.N)
+		for a := range ro.N {
+			jobs = append(jobs, job{k, a})
+		}
+	}
+	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
+		q := &g.Questions[jobs[n].q]
+		a := jobs[n].a
+		msgs, err := e.prompts.GroundedAnswerMessages(q.Question)
+		if err != nil {
+			return err
+		}
+		req := request(StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
+		req.SampleIndex = a
+		seed := ro.Seed + int64(a)
+		req.Seed = &seed
+		resp, err := e.clients[StageRollout].Chat(ctx, req)
+		if err != nil {
+			return fmt.Errorf("closed-book answer %d to question %d: %w", a, q.Index+1, err)
+		}
+		w.u.add(resp)
+		text := resp.Choices[0].Content
+		q.Answers[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
+		smsgs, err := e.prompts.ScoreGroundedMessages(g.Passage, q.Question, text, q.Criteria)
+		if err != nil {
+			return err
+		}
+		sreq := request(StageEmpirical, es.Endpoint, es.Sampling, smsgs)
+		var scores schema.GroundedScores
+		err = e.askParsed(ctx, e.clients[StageEmpirical], sreq, es.RepairAttempts, fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1), &w.u, func(reply string) (err error) {
+			scores, err = schema.ParseGroundedScores(reply, q.Criteria)
+			return err
+		})
+		if err != nil && unusableVerdict(err) {
+			e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "err", err)
+			return nil
+		}
+		if err == nil {
+			q.Answers[a].Scores = scores.Scores
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for k := range g.Questions {
+		measureCriteria(&g.Questions[k])
+	}
+	return nil
+}
+
+// measureCriteria stores each criterion's mean score (a fraction of its
+// weight) over the scored answers and whether the score varies between
+// them; with fewer than two scored answers nothing is measured.
+func measureCriteria(q *schema.GroundedQuestion) {
+	var scored [][]float64
+	for _, a := range q.Answers {
+		if len(a.Scores) == len(q.Criteria) && len(a.Scores) > 0 {
+			scored = append(scored, a.Scores)
+		}
+	}
+	if len(scored) < 2 {
+		return
+	}
+	for i := range q.Criteria {
+		c := &q.Criteria[i]
+		var sum float64
+		varies := false
+		for _, s := range scored {
+			sum += s[i]
+			varies = varies || s[i] != scored[0][i]
+		}
+		mean := 0.0
+		if c.Weight > 0 {
+			mean = sum / float64(len(scored)) / c.Weight
+		}
+		c.ScoreMean, c.Varies = ptr(mean), ptr(varies)
+	}
+}
+
+// askDistiller sends a grounded generation request (analyze, synthesize,
+// enrich) to the distill endpoint with its sampling and repairs.
+func (e *engine) askDistiller(ctx context.Context, stage string, msgs []llm.Message, jsonObject bool, what string, w *unit, parse func(string) error) error {
+	ds := e.job.Distill
+	req := request(stage, ds.Endpoint, ds.Sampling, msgs)
+	req.JSON = jsonObject
+	return e.askParsed(ctx, e.clients[StageDistill], req, ds.RepairAttempts, what, &w.u, parse)
+}
+
+// groundedRecord assembles the record of a passage that passed every stage.
+// Its provenance names the synthesize template as the distill template, the
+// closed-book answer template as the rollout template and the reward
+// judge's as the satisfy template; the analyze and enrich templates' hashes
+// are in job.yaml's template_hashes, which the job fingerprint every record
+// carries covers.
+func (e *engine) groundedRecord(w *unit) *schema.Record {
+	p := w.p
+	rec := &schema.Record{
+		ID: p.ID, Source: p.Source, Split: SplitOf(p.ID, e.job.Split), Style: schema.StyleGrounded,
+		Rubric: []schema.Item{}, Rollouts: []schema.Rollout{}, Grounded: w.grounded,
+		Provenance: schema.Provenance{
+			DistillModel:    e.job.Distill.Model,
+			DistillTemplate: e.prompts.Hash(prompts.GroundedSynthesize),
+			SpecVersion:     schema.SpecVersion,
+			ToolVersion:     e.toolVersion,
+			JobFingerprint:  e.fingerprint,
+			CreatedAt:       time.Now().UTC().Truncate(time.Millisecond),
+		},
+		Usage: w.u.u,
+	}
+	if e.job.Judge.Enabled {
+		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
+		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(groundedJudgeTemplate(e.job)))
+	}
+	if e.job.Empirical.Enabled {
+		rec.Provenance.RolloutModel = e.job.Rollout.Model
+		rec.Provenance.RolloutTemplate = e.prompts.Hash(prompts.GroundedAnswer)
+		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
+		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.ScoreGrounded))
+	}
+	return rec
+}
+
+func groundedJudgeTemplate(j *Job) string {
+	if j.Judge.Mode == "item" {
+		return prompts.GroundedJudgeItem
+	}
+	return prompts.GroundedJudgeBatch
+}
