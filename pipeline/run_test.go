@@ -502,7 +502,11 @@ func TestRunStopsWhenNothingListens(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String() + "/v1"
 	ln.Close() // the port is now closed: connections are refused
-	f := newFixture(t, 200, llmtest.Config{})
+	// Refusals are instant, so the problems that fail before the collector
+	// sees the streak depend on scheduling (150 of them on a loaded 2-core
+	// machine); the input is large enough that stopping early stays
+	// distinguishable from failing everything.
+	f := newFixture(t, 1000, llmtest.Config{})
 	job := f.job
 	job.Rollout.BaseURL = url
 	job.Limits.MaxAttempts = 2

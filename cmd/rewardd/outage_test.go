@@ -49,6 +49,11 @@ func startKillableJudge(t *testing.T) *killableJudge {
 			panic(http.ErrAbortHandler) // the connection is cut, as by a crash
 		}
 		sim.ServeHTTP(w, r)
+		// The answer leaves before the test may kill the judge: a kill
+		// cuts connections, and must not cut an answer still buffered here.
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
 		j.served <- struct{}{}
 	}))
 	var once, hangOnce sync.Once
