@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -305,7 +305,11 @@ func TestGroundedCrashSafety(t *testing.T) {
 // documents nobody here wrote: the Markdown files of the Go distribution
 // this test runs with ($GOROOT/doc/*.md and its README.md).
 func TestGroundedOnGoDistributionDocs(t *testing.T) {
-	root := runtime.GOROOT()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	root := strings.TrimSpace(string(out))
 	docs, err := filepath.Glob(filepath.Join(root, "doc", "*.md"))
 	if err != nil {
 		t.Fatal(err)
