@@ -27,7 +27,7 @@ status=0
 "$BIN/distill" run --config "$CONFIG" --base-url "$url" --out "$OUT" || status=$?
 echo
 echo "demo: corpus in $OUT/shards (manifest $OUT/manifest.json, report $OUT/report.json)"
-echo "demo: distill exit code $status (0 ok, 3 some problems failed); run the same make target again to see a resume served from the cache"
+echo "demo: distill exit code $status (0 ok, 3 some problems failed); run the same make target again to see a resume: finished problems are skipped and nothing is sent"
 case $status in
   0|3) exit 0 ;;
   *) exit "$status" ;;
