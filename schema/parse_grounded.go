@@ -334,18 +334,22 @@ func objectWith(text, key string) (pathObj, error) {
 	if err != nil {
 		return pathObj{}, err
 	}
-	span, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
+	// The object accepted is kept, so the reply is decoded once; its line
+	// numbers are set from where findJSON found it.
+	var found jsonObj
+	_, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
 			if _, ok := o.fields[key]; !ok {
 				err = parseErr(0, 0, "", "the JSON object has no %q key", key)
 			}
 		}
+		found = o
 		return atLine(err, r, off)
 	})
 	if err != nil {
 		return pathObj{}, err
 	}
-	o, err := decodeObject([]byte(span), r.lineAt(off), 0)
-	return pathObj{o, ""}, err
+	found.line = r.lineAt(off)
+	return pathObj{found, ""}, nil
 }
