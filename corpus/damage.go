@@ -220,3 +220,29 @@ func (r *Run) recountJobs() error {
 	r.man.countRecords(byFP, r.man.UpdatedAt)
 	return nil
 }
+
+// VerifyShards hashes every listed shard of the open run in full, whatever
+// its size and modification time say: the check of `distill compact`, a
+// maintenance command that can afford to read the corpus once, so damage
+// that kept a shard's size and modification time (bit rot on disk) is
+// found there too, not only by `distill repair`. The error is a
+// *DamageError naming every damaged shard.
+func (r *Run) VerifyShards() error {
+	r.mu.Lock()
+	shards := slices.Clone(r.man.Shards)
+	r.mu.Unlock()
+	var damaged []DamagedShard
+	for _, s := range shards {
+		why, err := damageOf(r.fs, r.dir, s, true)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			damaged = append(damaged, DamagedShard{File: s.File, Rows: s.Rows, Reason: why})
+		}
+	}
+	if len(damaged) > 0 {
+		return &DamageError{Dir: r.dir, Shards: damaged}
+	}
+	return nil
+}

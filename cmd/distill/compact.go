@@ -74,6 +74,10 @@ func compactShards(dir string, shardRows int, log *slog.Logger, stdout io.Writer
 	if err != nil {
 		return err
 	}
+	if err := run.VerifyShards(); err != nil {
+		run.Close()
+		return err
+	}
 	before := len(run.Manifest().Shards)
 	c, err := run.Compact()
 	if cerr := run.Close(); err == nil {
