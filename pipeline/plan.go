@@ -106,14 +106,16 @@ type planInput struct {
 	sample                  *Sample
 }
 
-// scanForPlan reads the input once: it counts the unique problems of the
+// scanForPlan reads the input once, as distill run reads it (a grounded
+// job's documents cut into passages): it counts the unique units of the
 // job's partition, by source, notes bad rows, and picks the sample.
 func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 	in := &planInput{sources: map[string]int64{}}
 	part := job.partition()
-	seen := idmap.New[struct{}]() // as the feeder counts them
+	seen := idmap.New[struct{}]()         // as the feeder counts them
+	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
 	low := lowestHashes{n: n}
-	err := ReadProblems(ctx, job.Input, func(p Problem) error {
+	err := readUnits(ctx, job.input(), func(p Problem) error {
 		in.rows++
 		if !part.Holds(p.ID) {
 			return nil
@@ -123,6 +125,13 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 			return nil
 		}
 		seen.Set(p.ID, struct{}{})
+		if p.DocHash != "" {
+			if _, dup := seenPassages.Get(p.DocHash); dup {
+				in.dups++
+				return nil
+			}
+			seenPassages.Set(p.DocHash, struct{}{})
+		}
 		in.unique++
 		in.sources[p.Source]++
 		low.offer(p.ID)
