@@ -60,8 +60,12 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if plan.Sampled != sample || plan.Measured != sample || plan.Input.Rest != int64(len(units)-sample) {
 		t.Fatalf("sampled %d, measured %d, %d left; want %d, %d, %d", plan.Sampled, plan.Measured, plan.Input.Rest, sample, sample, len(units)-sample)
 	}
-	if pilotRep, _, err := ReadReport(job.Out); err != nil || pilotRep.StoppedBy != StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
-		t.Errorf("report after the plan: %v, stopped by %q: %q", err, pilotRep.StoppedBy, pilotRep.StopReason)
+	pilotRep, _, err := ReadReport(job.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pilotRep.StoppedBy != StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
+		t.Errorf("report after the plan: stopped by %q: %q", pilotRep.StoppedBy, pilotRep.StopReason)
 	}
 	var stages []string
 	for _, s := range plan.Stages {
