@@ -90,13 +90,15 @@ type PilotProblem struct {
 	// Stages is what its requests cost, by stage; the tokens of a request
 	// answered from the cache are counted (the real run pays for them).
 	Stages map[string]schema.Usage `json:"stages"`
-	// Items, Judged and Valid count the rubric items of a record, those the
-	// judge ruled on and those it found valid.
+	// Items, Judged and Valid count the rubric items of a record (a
+	// grounded record's criteria), those the judge ruled on and those it
+	// found valid.
 	Items  int64 `json:"items,omitempty"`
 	Judged int64 `json:"judged,omitempty"`
 	Valid  int64 `json:"valid,omitempty"`
 	// Measured and EmpiricallyValid count the items whose empirical
-	// validity was measured, and those found valid.
+	// validity was measured, and those found valid (a grounded criterion:
+	// whose score varies across the closed-book answers).
 	Measured         int64 `json:"empirically_measured,omitempty"`
 	EmpiricallyValid int64 `json:"empirically_valid,omitempty"`
 }
@@ -104,7 +106,7 @@ type PilotProblem struct {
 // The outcomes of a sampled problem.
 const (
 	OutcomeRecord  = "record"
-	OutcomeLeftOut = "left_out" // by selection
+	OutcomeLeftOut = "left_out" // by selection, or a grounded job's quality checks
 	OutcomeFailed  = "failed"
 )
 
@@ -165,22 +167,8 @@ func (p *pilot) observe(o outcome) {
 	switch {
 	case o.record != nil:
 		pp.Outcome = OutcomeRecord
-		for _, it := range o.record.Rubric {
-			pp.Items++
-			if it.Valid != nil {
-				pp.Judged++
-				if *it.Valid {
-					pp.Valid++
-				}
-			}
-			if it.EmpiricalValid != nil {
-				pp.Measured++
-				if *it.EmpiricalValid {
-					pp.EmpiricallyValid++
-				}
-			}
-		}
-	case o.failure.stage == StageSelect:
+		pp.countItems(o.record)
+	case leftOutStage(o.failure.stage):
 		pp.Outcome = OutcomeLeftOut
 	default:
 		pp.Outcome = OutcomeFailed
@@ -199,6 +187,38 @@ func (p *pilot) observe(o outcome) {
 	p.mu.Lock()
 	p.done = append(p.done, pp)
 	p.mu.Unlock()
+}
+
+// countItems counts a record's rubric items (a grounded record's
+// criteria, over its questions), those judged and found valid, and those
+// measured empirically and found valid (for a criterion: its score varies
+// across the closed-book answers).
+func (pp *PilotProblem) countItems(r *schema.Record) {
+	count := func(valid, empirical *bool) {
+		pp.Items++
+		if valid != nil {
+			pp.Judged++
+			if *valid {
+				pp.Valid++
+			}
+		}
+		if empirical != nil {
+			pp.Measured++
+			if *empirical {
+				pp.EmpiricallyValid++
+			}
+		}
+	}
+	for _, it := range r.Rubric {
+		count(it.Valid, it.EmpiricalValid)
+	}
+	if g := r.Grounded; g != nil {
+		for _, q := range g.Questions {
+			for _, c := range q.Criteria {
+				count(c.Valid, c.Varies)
+			}
+		}
+	}
 }
 
 func (p *pilot) problems() []PilotProblem {

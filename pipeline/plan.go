@@ -43,7 +43,7 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 		return nil, err
 	}
 	if po.Sample < 1 {
-		return nil, &UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 problem", po.Sample)}}
+		return nil, &UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, unitWordsOf(job.Style).unit)}}
 	}
 	if err := checkInputs(job.input()); err != nil {
 		return nil, err
@@ -70,13 +70,13 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 	case rep.StoppedBy == StopBudget && len(problems) < in.sample.Len():
 		return nil, pilotOverBudget(&job, rep, in, measured)
 	case rep.Status == StatusStopped && rep.StoppedBy != StopBudget:
-		return nil, fmt.Errorf("the pilot stopped before its %d problems were done (%s); run distill plan again to finish it", in.sample.Len(), rep.StopReason)
+		return nil, fmt.Errorf("the pilot stopped before its %d %s were done (%s); run distill plan again to finish it", in.sample.Len(), in.words.units, rep.StopReason)
 	}
 	if err := markPilot(opt, job.Out, rep, in); err != nil {
 		return nil, err
 	}
 	if len(problems) == 0 {
-		return nil, fmt.Errorf("no sampled problem was measured: the %d sampled problems were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.sample.Len(), job.Out)
+		return nil, fmt.Errorf("no sampled %s was measured: the %d sampled %s were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.words.unit, in.sample.Len(), in.words.units, job.Out)
 	}
 	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
 		earlier = nil
@@ -104,16 +104,19 @@ type planInput struct {
 	sources                 map[string]int64
 	badSample               []InputError
 	sample                  *Sample
+	words                   unitWords // problems, or a grounded job's passages
 }
 
-// scanForPlan reads the input once: it counts the unique problems of the
+// scanForPlan reads the input once, as distill run reads it (a grounded
+// job's documents cut into passages): it counts the unique units of the
 // job's partition, by source, notes bad rows, and picks the sample.
 func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
-	in := &planInput{sources: map[string]int64{}}
+	in := &planInput{sources: map[string]int64{}, words: unitWordsOf(job.Style)}
 	part := job.partition()
-	seen := idmap.New[struct{}]() // as the feeder counts them
+	seen := idmap.New[struct{}]()         // as the feeder counts them
+	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
 	low := lowestHashes{n: n}
-	err := ReadProblems(ctx, job.Input, func(p Problem) error {
+	err := readUnits(ctx, job.input(), func(p Problem) error {
 		in.rows++
 		if !part.Holds(p.ID) {
 			return nil
@@ -123,6 +126,13 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 			return nil
 		}
 		seen.Set(p.ID, struct{}{})
+		if p.DocHash != "" {
+			if _, dup := seenPassages.Get(p.DocHash); dup {
+				in.dups++
+				return nil
+			}
+			seenPassages.Set(p.DocHash, struct{}{})
+		}
 		in.unique++
 		in.sources[p.Source]++
 		low.offer(p.ID)
@@ -151,7 +161,7 @@ func (in *planInput) usable(allowBad bool) error {
 		return &UsageError{Problems: problems}
 	}
 	if in.unique == 0 {
-		return &UsageError{Problems: []string{"input: no usable problem to plan for"}}
+		return &UsageError{Problems: []string{"input: no usable " + in.words.unit + " to plan for"}}
 	}
 	return nil
 }
@@ -163,7 +173,7 @@ func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
 		return nil // a budget stop stays one
 	}
 	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
-	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled problems of %d; distill run does the rest", in.sample.Len(), in.unique)
+	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled %s of %d; distill run does the rest", in.sample.Len(), in.words.units, in.unique)
 	return writeReport(opt.runFS(), dir, rep)
 }
 
@@ -191,7 +201,7 @@ func pendingIn(opt Options, dir string, unique int64) (int64, error) {
 // pilotOverBudget explains a pilot that the job's budget stopped.
 func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProblem) error {
 	t := rep.LLM.Total
-	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled problems", len(measured), in.sample.Len())
+	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.units)
 	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
 		when = "before the pilot started, by the earlier sessions of the run"
 	}
@@ -199,8 +209,8 @@ func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProbl
 		job.Budget.MaxCostUSD, job.Budget.MaxTokens, when, t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
 	// No projection from the problems finished: the cheap ones (left out
 	// after their rollouts) finish first, so they would understate it.
-	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d problems). Raise --max-cost-usd or --max-total-tokens and plan again; the problems done so far are kept and not paid again",
-		msg, in.unique)
+	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d %s). Raise --max-cost-usd or --max-total-tokens and plan again; the %s done so far are kept and not paid again",
+		msg, in.unique, in.words.units, in.words.units)
 }
 
 // earlierPilot is what an earlier plan of the same job measured of the

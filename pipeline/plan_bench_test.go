@@ -58,30 +58,37 @@ func BenchmarkPlanProjection(b *testing.B) {
 		if err != nil || rep.Status != StatusFinished {
 			b.Fatalf("real run: %v %+v", err, rep)
 		}
-		t := rep.LLM.Total
-		for _, f := range []struct {
-			name string
-			r    Range
-			real float64
-		}{
-			{"requests", plan.Total.Requests, float64(t.Requests + t.CacheHits)},
-			{"prompt-tokens", plan.Total.PromptTokens, float64(t.PromptTokens)},
-			{"completion-tokens", plan.Total.CompletionTokens, float64(t.CompletionTokens)},
-			{"cost", plan.Total.CostUSD, t.CostUSD},
-			{"wall", plan.Wall.WholeSeconds, elapsed},
-			{"records", plan.Records, float64(rep.CorpusRows)},
-		} {
-			b.ReportMetric(100*(f.r.Value-f.real)/f.real, f.name+"-err-%")
-			in := 0.0
-			if f.real >= f.r.Low && f.real <= f.r.High {
-				in = 1
-			}
-			b.ReportMetric(in, f.name+"-in-range")
-			b.Logf("%s: projected %.4g (%.4g-%.4g), real %.4g (%+.1f%%)", f.name, f.r.Value, f.r.Low, f.r.High, f.real, 100*(f.r.Value-f.real)/f.real)
-		}
-		b.Logf("binding %s; bounds %+v; pilot %.1fs", plan.Wall.Binding, plan.Wall.Bounds, plan.PilotSeconds)
-		b.ReportMetric(math.Round(elapsed), "real-run-s")
+		reportProjection(b, plan, rep, elapsed)
 	}
+}
+
+// reportProjection reports the projection's error against the real run,
+// in percent, and whether each real figure fell inside the projected range.
+func reportProjection(b *testing.B, plan *PlanDoc, rep *Report, elapsed float64) {
+	t := rep.LLM.Total
+	for _, f := range []struct {
+		name string
+		r    Range
+		real float64
+	}{
+		{"requests", plan.Total.Requests, float64(t.Requests + t.CacheHits)},
+		{"prompt-tokens", plan.Total.PromptTokens, float64(t.PromptTokens)},
+		{"completion-tokens", plan.Total.CompletionTokens, float64(t.CompletionTokens)},
+		{"cost", plan.Total.CostUSD, t.CostUSD},
+		{"wall", plan.Wall.WholeSeconds, elapsed},
+		{"records", plan.Records, float64(rep.CorpusRows)},
+	} {
+		b.ReportMetric(100*(f.r.Value-f.real)/f.real, f.name+"-err-%")
+		in := 0.0
+		if f.real >= f.r.Low && f.real <= f.r.High {
+			in = 1
+		}
+		b.ReportMetric(in, f.name+"-in-range")
+		b.Logf("%s: projected %.4g (%.4g-%.4g), real %.4g (%+.1f%%)", f.name, f.r.Value, f.r.Low, f.r.High, f.real, 100*(f.r.Value-f.real)/f.real)
+	}
+	b.Logf("left out: projected %.4g (%.4g-%.4g), real %d; binding %s; bounds %+v; pilot %.1fs",
+		plan.LeftOut.Value, plan.LeftOut.Low, plan.LeftOut.High, rep.Problems.LeftOut, plan.Wall.Binding, plan.Wall.Bounds, plan.PilotSeconds)
+	b.ReportMetric(math.Round(elapsed), "real-run-s")
 }
 
 func envInt(name string, def int) int {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // PlanDoc is RUN/plan.json: what distill plan projects for the whole input
@@ -15,7 +17,9 @@ type PlanDoc struct {
 	Created        time.Time `json:"created"`
 	JobFingerprint string    `json:"job_fingerprint"`
 	PilotSeconds   float64   `json:"pilot_seconds"`
-	Input          PlanInput `json:"input"`
+	// Style is the job's; a grounded job's units are passages.
+	Style string    `json:"style,omitempty"`
+	Input PlanInput `json:"input"`
 	// Sampled is the size of the sample; Measured the sampled problems
 	// whose figures the projection stands on.
 	Sampled  int `json:"sampled"`
@@ -132,11 +136,12 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 		Sampled:     in.sample.Len(),
 		Measured:    len(probs),
 		CostCounted: len(job.Prices) > 0,
+		Style:       job.Style,
 		Pilot:       probs,
 		Endpoints:   planEndpoints(job, rep, earlier),
 	}
 	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
-	stages := pilotStages(probs)
+	stages := pilotStages(job.Style, probs)
 	est := func(ps []PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, rest, wo)
 	}
@@ -198,10 +203,16 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 	return r
 }
 
-// pilotStages lists the stages that sent requests, in pipeline order.
-func pilotStages(probs []PilotProblem) []string {
+// pilotStages lists the stages that sent requests, in the pipeline order
+// of the job's style (then any other style's, for figures read back from an
+// older plan).
+func pilotStages(style string, probs []PilotProblem) []string {
 	var out []string
-	for _, st := range append(append([]stage(nil), mathStages...), groundedStages...) {
+	other := groundedStages
+	if style == schema.StyleGrounded {
+		other = mathStages
+	}
+	for _, st := range append(slices.Clone(stagesOf(style)), other...) {
 		if slices.Contains(out, st.name) {
 			continue // judge and empirical are in both styles
 		}
@@ -380,7 +391,7 @@ func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWal
 		alt := wo
 		alt.concurrency = 2 * wo.concurrency
 		alt.inFlight = 2 * wo.inFlight
-		return fmt.Sprintf("one problem's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("one %s's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", unitWordsOf(job.Style).unit, alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
 	}
 	return ""
 }
@@ -390,15 +401,13 @@ func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWal
 // when this plan sent nothing, during the earlier plan's pilot).
 func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
 	var out []PlanEndpoint
-	eps := job.endpoints()
-	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
-		if (stage == StageJudge && !job.Judge.Enabled) || (stage == StageEmpirical && !job.Empirical.Enabled) {
-			continue
-		}
-		url := eps[stage].BaseURL
+	for _, se := range requestStages(job) {
+		stage, url := se.stage, se.endpoint.BaseURL
 		i := slices.IndexFunc(out, func(e PlanEndpoint) bool { return e.BaseURL == url })
 		if i >= 0 {
-			out[i].Stages = append(out[i].Stages, stage)
+			if !slices.Contains(out[i].Stages, stage) {
+				out[i].Stages = append(out[i].Stages, stage)
+			}
 			continue
 		}
 		e := PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: job.Limits.Concurrency,
@@ -431,7 +440,7 @@ func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
 
 // usageCost prices a stage's tokens with the job's price of its model.
 func usageCost(job *Job, stage string, prompt, completion int64) float64 {
-	p, ok := job.Prices[job.endpoints()[stage].Model]
+	p, ok := job.Prices[stageEndpoint(job, stage).Model]
 	if !ok {
 		return 0
 	}

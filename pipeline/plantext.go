@@ -6,13 +6,29 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
+
+// unitWords name, for a person, what a style's unit of work is, what
+// leaves one out, and what its records hold.
+type unitWords struct {
+	unit, units, leftOutBy, items, empirical string
+}
+
+func unitWordsOf(style string) unitWords {
+	if style == schema.StyleGrounded {
+		return unitWords{"passage", "passages", "the quality checks", "criteria", "criteria whose score varies across closed-book answers"}
+	}
+	return unitWords{"problem", "problems", "selection", "rubric items", "empirically valid"}
+}
 
 // WriteText prints the plan as a table for a person.
 func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	in := p.Input
-	fmt.Fprintf(w, "plan for %s: %s sampled problems of %s (%.1f%%), %d measured; the pilot took %s\n",
-		dir, count(float64(p.Sampled)), count(float64(in.Unique)), 100*float64(p.Sampled)/float64(max(1, in.Unique)), p.Measured, hours(p.PilotSeconds))
+	words := unitWordsOf(p.Style)
+	fmt.Fprintf(w, "plan for %s: %s sampled %s of %s (%.1f%%), %d measured; the pilot took %s\n",
+		dir, count(float64(p.Sampled)), words.units, count(float64(in.Unique)), 100*float64(p.Sampled)/float64(max(1, in.Unique)), p.Measured, hours(p.PilotSeconds))
 	if in.BadLines > 0 {
 		fmt.Fprintf(w, "  the input's %d bad rows are left out of the projection, as distill run skips them\n", in.BadLines)
 	}
@@ -29,14 +45,14 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}
-	fmt.Fprintf(w, "records expected: %s of %s; left out by selection %s; failed %s\n",
-		countRange(p.Records), count(float64(in.Unique)), countRange(p.LeftOut), countRange(p.Failed))
-	fmt.Fprintf(w, "rubric items per record: %.1f (%.1f-%.1f)", p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)
+	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s; failed %s\n",
+		countRange(p.Records), count(float64(in.Unique)), words.leftOutBy, countRange(p.LeftOut), countRange(p.Failed))
+	fmt.Fprintf(w, "%s per record: %.1f (%.1f-%.1f)", words.items, p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)
 	if v := p.Validity; v != nil {
 		fmt.Fprintf(w, "; judged valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
 	}
 	if v := p.EmpiricalValidity; v != nil {
-		fmt.Fprintf(w, "; empirically valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
+		fmt.Fprintf(w, "; %s: %.1f%% (%.1f-%.1f%%)", words.empirical, 100*v.Value, 100*v.Low, 100*v.High)
 	}
 	fmt.Fprintln(w)
 	p.writeWall(w)
@@ -50,8 +66,8 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 
 func (p *PlanDoc) writeWall(w io.Writer) {
 	wl := p.Wall
-	fmt.Fprintf(w, "wall time of distill run for the %s problems left: %s (%s-%s); the whole input in one run: %s\n",
-		count(float64(p.Input.Rest)), hours(wl.RestSeconds.Value), hours(wl.RestSeconds.Low), hours(wl.RestSeconds.High), hours(wl.WholeSeconds.Value))
+	fmt.Fprintf(w, "wall time of distill run for the %s %s left: %s (%s-%s); the whole input in one run: %s\n",
+		count(float64(p.Input.Rest)), unitWordsOf(p.Style).units, hours(wl.RestSeconds.Value), hours(wl.RestSeconds.Low), hours(wl.RestSeconds.High), hours(wl.WholeSeconds.Value))
 	var limits []string
 	for _, e := range p.Endpoints {
 		l := fmt.Sprintf("%s (%s): concurrency %d", e.BaseURL, strings.Join(e.Stages, ", "), e.Concurrency)
@@ -138,9 +154,9 @@ func (s *Status) writePlan(w io.Writer) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(w, "plan of %s: %s requests, %s tokens, cost %s, %s records; distill run of the %s problems left: %s (%s bound)\n",
+	fmt.Fprintf(w, "plan of %s: %s requests, %s tokens, cost %s, %s records; distill run of the %s %s left: %s (%s bound)\n",
 		p.Created.Format(time.DateTime), countRange(p.Total.Requests), countRange(p.Tokens), planCost(p),
-		countRange(p.Records), count(float64(p.Input.Rest)), hours(p.Wall.RestSeconds.Value), p.Wall.Binding)
+		countRange(p.Records), count(float64(p.Input.Rest)), unitWordsOf(p.Style).units, hours(p.Wall.RestSeconds.Value), p.Wall.Binding)
 	r := s.Report
 	if r == nil || r.StoppedBy == StopPlan || p.Input.Unique == 0 {
 		return

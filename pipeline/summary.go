@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // WriteSummary prints the report's figures for a person.
@@ -15,10 +17,12 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, ": %s", r.StopReason)
 	}
 	fmt.Fprintln(w, ")")
-	units, leftOutBy := "problems", "selection"
+	style := ""
 	if r.Grounded != nil {
-		units, leftOutBy = "passages", "the quality checks"
+		style = schema.StyleGrounded
 	}
+	words := unitWordsOf(style)
+	units, leftOutBy := words.units, words.leftOutBy
 	switch {
 	case r.Status != StatusRunning:
 		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)

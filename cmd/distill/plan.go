@@ -19,7 +19,8 @@ import (
 const planUsage = `Usage: distill plan [--sample N] [--config job.yaml] [every flag of distill run]
 
 Runs the job on a deterministic sample of its input (the N problems whose id
-hash is lowest, spread over sources and input order) in --out and its cache,
+hash is lowest, spread over sources and input order; for --style grounded,
+the N passages the documents are cut into) in --out and its cache,
 so the real distill run pays nothing again for them; the sample is not part of
 the job, so distill run afterwards takes the same run directory. From the
 sample it projects for the whole input, per stage and in total, requests,
@@ -33,6 +34,7 @@ the pilot's figures (try another --concurrency or --rpm for free).
 Examples:
   distill plan --config job.yaml --sample 100
   distill plan --config job.yaml --sample 200 --concurrency 512 --max-cost-usd 3000
+  distill plan --style grounded --input docs/ --out runs/docs --base-url URL --model M --sample 100
   distill run --config job.yaml     # then: the sampled problems are already done
 
 Flags:
@@ -41,7 +43,7 @@ Flags:
 func planCmd(args []string, stdout, stderr io.Writer) int {
 	f := newRunFlags()
 	f.fs.Init("distill plan", flag.ContinueOnError)
-	sample := f.fs.Int("sample", 100, "problems in the pilot, chosen by the hash of their id; e.g. 200")
+	sample := f.fs.Int("sample", 100, "problems (for --style grounded, passages) in the pilot, chosen by the hash of their id; e.g. 200")
 	allowBad := f.fs.Bool("allow-bad-rows", false, "plan although the input has bad rows (distill run skips them); without it a plan refuses such an input")
 	f.usage = func(w io.Writer) {
 		fmt.Fprint(w, planUsage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,42 @@ func TestPlanCommandUsage(t *testing.T) {
 	code := run([]string{"plan", "--input", input, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--out", filepath.Join(dir, "run")}, &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "p.jsonl:2") || !strings.Contains(stderr.String(), "--allow-bad-rows") {
 		t.Errorf("plan on a bad row: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// TestPlanCommandGrounded: distill plan of a grounded job over the example
+// documents samples passages and projects the grounded stages; distill run
+// afterwards finishes the passages and status compares them with the plan.
+func TestPlanCommandGrounded(t *testing.T) {
+	dir := t.TempDir()
+	_, url, stop, err := llmtest.Start(llmtest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	out := filepath.Join(dir, "run")
+	args := []string{"--style", "grounded", "--input", filepath.Join("..", "..", "examples", "documents"), "--passage-chars", "1200",
+		"--base-url", url, "--model", "simulated", "--out", out, "--quiet", "--free-models", "simulated"}
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"plan", "--sample", "5"}, args...), &stdout, &stderr); code != exitOK {
+		t.Fatalf("plan exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	p, err := pipeline.ReadPlan(out)
+	if err != nil || p == nil || p.Measured != 5 || p.Style != "grounded" || p.Input.Unique <= 5 {
+		t.Fatalf("plan.json: %v %+v", err, p)
+	}
+	for _, want := range []string{"5 sampled passages of", "analyze", "synthesize", "judge", "left out by the quality checks",
+		fmt.Sprintf("wall time of distill run for the %d passages left", p.Input.Rest)} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if code := run(append([]string{"run"}, args...), &stdout, &stderr); code != exitOK && code != exitProblems {
+		t.Fatalf("run after the plan: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	run([]string{"status", out}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "against the plan, for the 100.0% of the input handled") || !strings.Contains(stdout.String(), "passages left") {
+		t.Errorf("status after the run does not compare with the plan:\n%s", stdout.String())
 	}
 }

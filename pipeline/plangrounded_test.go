@@ -1,0 +1,175 @@
+package pipeline
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// groundedPlanSetup is a grounded job over documents against an in-process
+// simulated endpoint, its requests counted.
+func groundedPlanSetup(t *testing.T, docs int) (Job, Options, *problemCounter) {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "docs")
+	writeDocs(t, input, docs)
+	srv := llmtest.New(llmtest.Config{Latency: 5e6, Seed: 7})
+	t.Cleanup(srv.Close)
+	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
+	job := groundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
+}
+
+// passageMark is a line of a passage that names it alone (its document and
+// paragraph), as it appears in a request's JSON body.
+func passageMark(t *testing.T, text string) string {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "of document ") {
+			return line
+		}
+	}
+	t.Fatalf("passage without a paragraph: %q", text)
+	return ""
+}
+
+// TestPlanOfAGroundedJobThenRunSendsNothingForTheSample: distill plan of a
+// grounded job samples passages (the unit of work: duplicates once, as
+// distill run counts them), projects the grounded stages with their cost,
+// counts the passages the quality checks leave out as left out (not
+// failed), says so in its table; and distill run afterwards sends not one
+// request that names a sampled passage.
+func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
+	job, opt, counter := groundedPlanSetup(t, 24)
+	units := distinctUnits(t, job)
+	const sample = 40
+	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: sample, AllowBadRows: true})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	if plan.Style != schema.StyleGrounded || plan.Input.Unique != int64(len(units)) || plan.Input.Duplicates == 0 {
+		t.Fatalf("plan of style %q over %d unique units (%d duplicates); want grounded over the %d distinct passages, the copied document's passages counted as duplicates",
+			plan.Style, plan.Input.Unique, plan.Input.Duplicates, len(units))
+	}
+	if plan.Sampled != sample || plan.Measured != sample || plan.Input.Rest != int64(len(units)-sample) {
+		t.Fatalf("sampled %d, measured %d, %d left; want %d, %d, %d", plan.Sampled, plan.Measured, plan.Input.Rest, sample, sample, len(units)-sample)
+	}
+	pilotRep, _, err := ReadReport(job.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pilotRep.StoppedBy != StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
+		t.Errorf("report after the plan: stopped by %q: %q", pilotRep.StoppedBy, pilotRep.StopReason)
+	}
+	var stages []string
+	for _, s := range plan.Stages {
+		stages = append(stages, s.Stage)
+		if plan.CostCounted && s.CostUSD.Value <= 0 {
+			t.Errorf("stage %s: projected cost %v; the job prices its model", s.Stage, s.CostUSD)
+		}
+	}
+	if want := []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical}; !slices.Equal(stages, want) {
+		t.Errorf("projected stages %v; want %v", stages, want)
+	}
+	if !plan.CostCounted || plan.Total.CostUSD.Value <= 0 {
+		t.Errorf("total cost %v (counted %v); want it projected from the job's prices", plan.Total.CostUSD, plan.CostCounted)
+	}
+	var eps []string
+	for _, e := range plan.Endpoints {
+		eps = append(eps, e.Stages...)
+	}
+	for _, st := range stages {
+		if !slices.Contains(eps, st) {
+			t.Errorf("stage %s on no endpoint of the plan %+v: its requests would not count against a rate limit", st, plan.Endpoints)
+		}
+	}
+
+	text := map[string]string{}
+	for _, u := range units {
+		text[u.ID] = u.Text
+	}
+	fails := readFailures(t, job.Out)
+	recs := readCorpus(t, job.Out)
+	leftOut, criteria := 0, int64(0)
+	for _, p := range plan.Pilot {
+		if text[p.ID] == "" {
+			t.Fatalf("pilot unit %s is not a distinct passage of the input", p.ID)
+		}
+		counter.watch[passageMark(t, text[p.ID])] = true
+		switch f, failed := fails[p.ID]; {
+		case failed && f.Stage == StageQuality:
+			leftOut++
+			if p.Outcome != OutcomeLeftOut {
+				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, OutcomeLeftOut)
+			}
+		case failed:
+			if p.Outcome != OutcomeFailed {
+				t.Errorf("passage %s failed at %s is %q in the pilot", p.ID, f.Stage, p.Outcome)
+			}
+		default:
+			r := recs[p.ID]
+			if r == nil || p.Outcome != OutcomeRecord {
+				t.Fatalf("passage %s: outcome %q, record %v", p.ID, p.Outcome, r != nil)
+			}
+			var n int64
+			for _, q := range r.Grounded.Questions {
+				n += int64(len(q.Criteria))
+			}
+			if p.Items != n || p.Judged != n || p.Measured != n {
+				t.Errorf("passage %s: pilot counts %d items, %d judged, %d measured; its record has %d criteria, every one judged and measured", p.ID, p.Items, p.Judged, p.Measured, n)
+			}
+			criteria += n
+		}
+	}
+	if leftOut == 0 {
+		t.Fatal("no sampled passage was left out by the quality checks; the simulator copies the passage in one question in twenty")
+	}
+	scale := float64(len(units)) / sample
+	if got, want := plan.LeftOut.Value, float64(leftOut)*scale; got < want-1e-9 || got > want+1e-9 {
+		t.Errorf("projected left out %.2f; want %d of %d sampled scaled to %d passages = %.2f", got, leftOut, sample, len(units), want)
+	}
+	if plan.Validity == nil || plan.EmpiricalValidity == nil || plan.ItemsPerRecord.Value < float64(job.Grounded.MinCriteria*job.Grounded.QuestionsPerPassage) {
+		t.Errorf("validity %v, empirical %v, criteria per record %v", plan.Validity, plan.EmpiricalValidity, plan.ItemsPerRecord)
+	}
+	var table strings.Builder
+	plan.WriteText(&table, job.Out)
+	for _, want := range []string{"sampled passages of", "left out by the quality checks", "criteria per record", "for the " + count(float64(plan.Input.Rest)) + " passages left"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the plan's table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if !slices.ContainsFunc(strings.Split(table.String(), "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), StageAnalyze+" ") }) {
+		t.Errorf("the plan's table has no row for stage %s:\n%s", StageAnalyze, table.String())
+	}
+	if strings.Contains(table.String(), "problems left") || strings.Contains(table.String(), "problem's") || strings.Contains(table.String(), "selection") {
+		t.Errorf("the plan's table of a grounded job speaks of problems or selection:\n%s", table.String())
+	}
+
+	rep := runJob(t, job, opt)
+	if rep.Status != StatusFinished || rep.JobFingerprint != plan.JobFingerprint {
+		t.Fatalf("the run after the plan: %s (%s), fingerprint %s vs the plan's %s", rep.Status, rep.StopReason, rep.JobFingerprint, plan.JobFingerprint)
+	}
+	if counter.watched != 0 {
+		t.Errorf("the run after the plan sent %d requests for sampled passages: %v", counter.watched, counter.hits)
+	}
+	if got := rep.Problems.AlreadyDone + rep.Problems.SkippedLeftOut + rep.Problems.SkippedFailed; got != sample {
+		t.Errorf("the run found %d passages resolved before it; want the %d sampled", got, sample)
+	}
+	checkGroundedAccounted(t, job, rep)
+
+	st, err := ReadStatus(job.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var status strings.Builder
+	st.writePlan(&status)
+	if !strings.Contains(status.String(), "passages left") || !strings.Contains(status.String(), "against the plan, for the 100.0% of the input handled") {
+		t.Errorf("status of the finished run against its plan:\n%s", status.String())
+	}
+}
