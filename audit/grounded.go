@@ -127,8 +127,8 @@ func newGroundedAcc() *groundedAcc {
 func (a *acc) addGroundedRecord(r *row, rowNum int64) {
 	a.addUsage(&r.Usage)
 	a.viol.beginRecord()
-	if v := r.Provenance.SpecVersion; v != schema.SpecVersion {
-		a.violate(r, rowNum, nil, RuleSpecVersion, "spec version %q; this tool reads %q", v, schema.SpecVersion)
+	if v := r.Provenance.SpecVersion; !schema.ReadableSpec(v) {
+		a.violate(r, rowNum, nil, RuleSpecVersion, "spec version %q; this tool reads %s", v, readableSpecs)
 	}
 	a.checkGrounded(r, rowNum)
 	a.viol.endRecord(rowNum)

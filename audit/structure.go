@@ -99,10 +99,14 @@ func (a *acc) violate(r *row, rowNum int64, item *int32, rule, format string, ar
 		File: a.file, Row: rowNum, fileIdx: a.fileIdx}, a.set.list)
 }
 
+// readableSpecs names the record layouts this tool reads, for the
+// spec_version rule's detail.
+var readableSpecs = `"` + strings.Join(schema.ReadableSpecVersions, `" and "`) + `"`
+
 // check runs the structural rules on one record.
 func (a *acc) check(r *row, rowNum int64) {
-	if v := r.Provenance.SpecVersion; v != schema.SpecVersion {
-		a.violate(r, rowNum, nil, RuleSpecVersion, "spec version %q; this tool reads %q", v, schema.SpecVersion)
+	if v := r.Provenance.SpecVersion; !schema.ReadableSpec(v) {
+		a.violate(r, rowNum, nil, RuleSpecVersion, "spec version %q; this tool reads %s", v, readableSpecs)
 	}
 	if strings.TrimSpace(r.Problem) == "" {
 		a.violate(r, rowNum, nil, RuleNoProblem, "the problem text is blank")

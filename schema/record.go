@@ -3,7 +3,10 @@
 // structural rules a rubric must satisfy. It is pure: no I/O, no clocks.
 package schema
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // SpecVersion is the version of the record layout. Bump it only together
 // with a migration note. (The problem-id encoding and the response-cache key
@@ -21,6 +24,14 @@ import "time"
 // resumed by this version (its shards would mix two layouts), and the
 // refusal says how to go on (see corpus.Run's resume).
 const SpecVersion = "3"
+
+// ReadableSpecVersions are the record layouts this version reads: its own
+// and version 2, whose records are version 3's without the grounded column.
+var ReadableSpecVersions = []string{"2", SpecVersion}
+
+// ReadableSpec reports whether records of spec version v are read by this
+// version.
+func ReadableSpec(v string) bool { return slices.Contains(ReadableSpecVersions, v) }
 
 // Rubric styles.
 const (
