@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // EndpointHealth is how one endpoint's client copes with it: why a run is
@@ -26,6 +27,23 @@ func (e EndpointHealth) String() string {
 	return fmt.Sprintf("%s (%s): %s", e.BaseURL, strings.Join(e.Stages, ", "), e.Health)
 }
 
+// clientStages names the stages of the job's style that send requests
+// through the client of stage, for the endpoint lines a user reads: a
+// grounded job's analyze, synthesize and enrich ask the distill endpoint,
+// and its empirical stage's closed-book answers go to the rollout one.
+func clientStages(style, stage string) []string {
+	if style != schema.StyleGrounded {
+		return []string{stage}
+	}
+	switch stage {
+	case StageDistill:
+		return []string{StageAnalyze, StageSynthesize, StageEnrich}
+	case StageRollout:
+		return []string{"answer"}
+	}
+	return []string{stage}
+}
+
 // endpointHealth is the health of every endpoint's client, one entry per
 // client, in stage order.
 func (e *engine) endpointHealth() []EndpointHealth {
@@ -34,12 +52,13 @@ func (e *engine) endpointHealth() []EndpointHealth {
 	endpoints := e.job.endpoints()
 	for _, stage := range sortedKeys(e.clients) {
 		c := e.clients[stage]
+		uses := clientStages(e.job.Style, stage)
 		if i, ok := byClient[c]; ok {
-			out[i].Stages = append(out[i].Stages, stage)
+			out[i].Stages = append(out[i].Stages, uses...)
 			continue
 		}
 		byClient[c] = len(out)
-		out = append(out, EndpointHealth{BaseURL: endpoints[stage].BaseURL, Stages: []string{stage}, Health: c.Health()})
+		out = append(out, EndpointHealth{BaseURL: endpoints[stage].BaseURL, Stages: uses, Health: c.Health()})
 	}
 	return out
 }
