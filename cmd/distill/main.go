@@ -312,6 +312,39 @@ func splitList(s string) []string {
 	return out
 }
 
+// startJob is what distill run and distill plan do before their work: the
+// log level, the job from --config and the flags, Ctrl-C handling (stop
+// ends it) and the pipeline's options, with the progress on stderr unless
+// --quiet. ok is false after a usage error, which it has printed.
+func startJob(name string, f *flagSet, stderr io.Writer) (job pipeline.Job, ctx context.Context, stop func(), opt pipeline.Options, ok bool) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*f.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "%s: --log-level: %v\n", name, err)
+		return job, nil, nil, opt, false
+	}
+	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
+		for _, apply := range f.apply {
+			apply(j)
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return job, nil, nil, opt, false
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, stop = watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
+	opt = pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, ToolVersion: toolVersion(),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	if !*f.quiet {
+		opt.Status = stderr
+		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
+			opt.Terminal = term.IsTerminal(int(fd.Fd()))
+		}
+	}
+	return job, ctx, stop, opt, true
+}
+
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	f := newRunFlags()
 	if ok, code := parseFlags(f.fs, args, f.usage, stderr); !ok {
@@ -321,35 +354,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill run: unexpected argument %q (flags only)\nRun 'distill run -h' to see every flag.\n", f.fs.Arg(0))
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*f.logLevel)); err != nil {
-		fmt.Fprintf(stderr, "distill run: --log-level: %v\n", err)
+	job, ctx, stop, opt, ok := startJob("distill run", f, stderr)
+	if !ok {
 		return exitUsage
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-
-	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
-		for _, apply := range f.apply {
-			apply(j)
-		}
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "distill run: %v\n", err)
-		return exitUsage
-	}
-
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
-
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, Logger: log, ToolVersion: toolVersion()}
-	if !*f.quiet {
-		opt.Status = stderr
-		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
-			opt.Terminal = term.IsTerminal(int(fd.Fd()))
-		}
-	}
 	for flag, path := range map[string]string{"--cpuprofile": *f.cpuProfile, "--memprofile": *f.memProfile} {
 		// A profile replaces an earlier one, but never an input or a file of a run.
 		if err := outpath.File(flag, path, true, job.Input.Paths...); err != nil {

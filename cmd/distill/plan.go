@@ -1,17 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"golang.org/x/term"
 
 	"github.com/rubricforge/rubricforge/pipeline"
 )
@@ -58,32 +51,11 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill plan: unexpected argument %q (flags only)\nRun 'distill plan -h' to see every flag.\n", f.fs.Arg(0))
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*f.logLevel)); err != nil {
-		fmt.Fprintf(stderr, "distill plan: --log-level: %v\n", err)
+	job, ctx, stop, opt, ok := startJob("distill plan", f, stderr)
+	if !ok {
 		return exitUsage
 	}
-	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
-		for _, apply := range f.apply {
-			apply(j)
-		}
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "distill plan: %v\n", err)
-		return exitUsage
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	defer stop()
-	opt := pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, ToolVersion: version,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
-	if !*f.quiet {
-		opt.Status = stderr // the pilot's progress
-		if fd, ok := stderr.(interface{ Fd() uintptr }); ok {
-			opt.Terminal = term.IsTerminal(int(fd.Fd()))
-		}
-	}
 	plan, err := pipeline.Plan(ctx, job, opt, pipeline.PlanOptions{Sample: *sample, AllowBadRows: *allowBad})
 	stop()
 	var ue *pipeline.UsageError
