@@ -87,15 +87,32 @@ type CacheStats struct {
 	Converted bool
 }
 
-// Spend is the usage of the responses a cache paid for, by stage and model.
+// Spend is the usage of the responses a cache paid for, by stage and
+// model, and whether they were paid at the batch rate.
 type Spend struct {
 	Stage, Model     string
+	Batch            bool
 	Responses        int64
 	PromptTokens     int64
 	CompletionTokens int64
 }
 
-type spendKey struct{ stage, model string }
+type spendKey struct {
+	stage, model string
+	batch        bool
+}
+
+func spendKeyOf(u Usage) spendKey { return spendKey{u.Stage, u.Model, u.Batch} }
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
 
 func (s *Spend) add(o Spend) {
 	s.Responses += o.Responses
@@ -313,18 +330,18 @@ func (c *Cache) apply(r *record, off int64) error {
 	switch r.kind {
 	case kindSpend:
 		c.spendRecords++
-		c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+		c.addSpend(r.usage, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
 		return nil
 	case kindResponse:
 		if r.paid() {
-			c.addSpend(r.usage.Stage, r.usage.Model, Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+			c.addSpend(r.usage, Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
 		}
 	}
 	return c.idx.place(r.key, makeLoc(off, r), func(old uint64) bool { return c.sameIdentity(old, r.digest) })
 }
 
-func (c *Cache) addSpend(stage, model string, s Spend) {
-	k := spendKey{stage, model}
+func (c *Cache) addSpend(u Usage, s Spend) {
+	k := spendKeyOf(u)
 	t := c.spend[k]
 	t.add(s)
 	c.spend[k] = t
@@ -439,7 +456,7 @@ func (c *Cache) copyIn(id Identity, r *record) ([]byte, bool, error) {
 // replacing any earlier value of id, and returns once it is durable. value
 // must not be modified until Put returns.
 func (c *Cache) Put(id Identity, value []byte, u Usage) error {
-	return c.write(&record{kind: kindResponse, key: id.Key, digest: id.Digest, usage: u, value: value})
+	return c.write(&record{kind: kindResponse, flags: usageFlags(u), key: id.Key, digest: id.Digest, usage: u, value: value})
 }
 
 // Invalidate marks the entries of ids unusable, durably: Get misses them
@@ -489,10 +506,12 @@ func (c *Cache) Spent() (spent []Spend, complete bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for k, s := range c.spend {
-		s.Stage, s.Model = k.stage, k.model
+		s.Stage, s.Model, s.Batch = k.stage, k.model, k.batch
 		spent = append(spent, s)
 	}
-	slices.SortFunc(spent, func(a, b Spend) int { return cmp.Or(cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Model, b.Model)) })
+	slices.SortFunc(spent, func(a, b Spend) int {
+		return cmp.Or(cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Model, b.Model), compareBool(a.Batch, b.Batch))
+	})
 	return spent, c.header.flags&headerConverted == 0
 }
 
@@ -543,4 +562,25 @@ func spendDiff(total, part map[spendKey]Spend) map[spendKey]Spend {
 	}
 	maps.DeleteFunc(out, func(_ spendKey, s Spend) bool { return s == Spend{} })
 	return out
+}
+
+// CacheEntry is one response for PutMany.
+type CacheEntry struct {
+	ID    Identity
+	Value []byte
+	Usage Usage
+}
+
+// PutMany stores entries like Put, in as few durable writes as the writer
+// groups them into, and returns once all are durable.
+func (c *Cache) PutMany(entries []CacheEntry) error {
+	reqs := make([]*putRequest, 0, len(entries))
+	for _, e := range entries {
+		req, err := c.newPut(&record{kind: kindResponse, flags: usageFlags(e.Usage), key: e.ID.Key, digest: e.ID.Digest, usage: e.Usage, value: e.Value})
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, req)
+	}
+	return c.submit(reqs...)
 }

@@ -182,7 +182,7 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 		}
 		put(entry)
 		if r.paid() {
-			k := spendKey{r.usage.Stage, r.usage.Model}
+			k := spendKeyOf(r.usage)
 			s := kept[k]
 			s.add(Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
 			kept[k] = s
@@ -190,11 +190,12 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 	}
 	carry := spendDiff(c.spend, kept)
 	keys := slices.SortedFunc(maps.Keys(carry), func(a, b spendKey) int {
-		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.model, b.model))
+		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.model, b.model), compareBool(a.batch, b.batch))
 	})
 	for _, k := range keys {
 		s := carry[k]
-		r := record{kind: kindSpend, responses: s.Responses, usage: Usage{Stage: k.stage, Model: k.model, PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens}}
+		u := Usage{Stage: k.stage, Model: k.model, PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, Batch: k.batch}
+		r := record{kind: kindSpend, flags: usageFlags(u), responses: s.Responses, usage: u}
 		var err error
 		if entry, err = appendEntry(entry[:0], &r); err != nil {
 			return 0, 0, 0, err

@@ -62,6 +62,9 @@ const (
 	// flagLegacy: converted from a format-1 entry, which had no digest; it
 	// answers the first identity with its key that asks for it.
 	flagLegacy
+	// flagBatch: the response (or, on a spend record, the usage) was paid
+	// at the provider's batch rate (Usage.Batch).
+	flagBatch
 )
 
 // Header flags.
@@ -79,6 +82,17 @@ type Usage struct {
 	Model            string
 	PromptTokens     int64
 	CompletionTokens int64
+	// Batch: answered through the provider's batch API, so priced at the
+	// batch rate (Price.BatchRate). Stored as the entry's flagBatch.
+	Batch bool
+}
+
+// usageFlags are the record flags that carry u.
+func usageFlags(u Usage) byte {
+	if u.Batch {
+		return flagBatch
+	}
+	return 0
 }
 
 // record is one decoded log entry.
@@ -96,7 +110,7 @@ func (r *record) paid() bool { return r.kind == kindResponse && r.flags&(flagCop
 
 // appendEntry appends r, framed and checksummed, to dst.
 func appendEntry(dst []byte, r *record) ([]byte, error) {
-	if len(r.usage.Stage) > 255 || len(r.usage.Model) > 65535 {
+	if len(r.usage.Stage) >= batchSpendBit || len(r.usage.Model) > 65535 {
 		return dst, fmt.Errorf("stage or model name too long (%d, %d bytes)", len(r.usage.Stage), len(r.usage.Model))
 	}
 	start := len(dst)
@@ -166,6 +180,7 @@ func decodePayload(p []byte) (record, error) {
 		return r, fmt.Errorf("%w: payload of %d bytes", errBadEntry, len(p))
 	}
 	r.kind, r.flags = p[0], p[1]
+	r.usage.Batch = r.flags&flagBatch != 0
 	r.key = binary.LittleEndian.Uint64(p[2:])
 	copy(r.digest[:], p[10:payloadPrefix])
 	rest := p[payloadPrefix:]

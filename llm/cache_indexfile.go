@@ -18,11 +18,18 @@ import (
 //	spend rows u32 | per row: stage (u8 length, bytes) | model (u16 length, bytes) |
 //	  responses u64 | prompt tokens u64 | completion tokens u64
 //
+// A spend row paid at the batch rate sets the high bit of its stage's
+// length byte (stage names are shorter than 128 bytes; see appendEntry), so
+// index files written before batches existed read unchanged.
+//
 // An open uses it only when the log's nonce matches and the log still holds
 // the same bytes before the covered offset; it then reads only the log after
 // that offset. A merge while the cache is written does not sync it: after a
 // crash it is checked whole (checksums) like any other, and when it does
 // not match the log, the log is read again.
+
+// batchSpendBit marks a batch-rate spend row in the index file's meta.
+const batchSpendBit = 0x80
 
 func (c *Cache) indexPath() string { return CacheIndexPath(c.path) }
 
@@ -62,7 +69,11 @@ func (c *Cache) meta() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.DamagedBytes))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.spend)))
 	for k, s := range c.spend {
-		b = append(b, byte(len(k.stage)))
+		n := byte(len(k.stage))
+		if k.batch {
+			n |= batchSpendBit
+		}
+		b = append(b, n)
 		b = append(b, k.stage...)
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(k.model)))
 		b = append(b, k.model...)
@@ -162,7 +173,8 @@ func (c *Cache) decodeMeta(b []byte, size int64) error {
 	c.stats.Damaged = int64(d.u64())
 	c.stats.DamagedBytes = int64(d.u64())
 	for rows := d.u32(); rows > 0 && !d.bad; rows-- {
-		k := spendKey{stage: string(d.bytes(int(d.byte())))}
+		n := d.byte()
+		k := spendKey{stage: string(d.bytes(int(n &^ batchSpendBit))), batch: n&batchSpendBit != 0}
 		k.model = string(d.bytes(int(d.u16())))
 		c.spend[k] = Spend{Responses: int64(d.u64()), PromptTokens: int64(d.u64()), CompletionTokens: int64(d.u64())}
 	}

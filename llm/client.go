@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,10 @@ type Options struct {
 	// max_completion_tokens, for servers that predate the latter.
 	// OpenAI's reasoning models accept only max_completion_tokens.
 	LegacyMaxTokens bool
+	// Defer, when set, takes every request the cache cannot answer
+	// instead of sending it (batch mode; see Batcher): Chat then returns
+	// the Deferrer's error, ClassDeferred while a batch will answer.
+	Defer Deferrer
 }
 
 func (o *Options) fill() error {
@@ -271,6 +276,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	var id Identity
 	if c.cache != nil {
 		id = IdentityOf(req)
+		if c.opt.Defer != nil {
+			return c.deferUnlessCached(ctx, &req, stage, id, n)
+		}
 		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)
 		if f == nil {
 			return hit, ferr
@@ -279,6 +287,26 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	}
 
 	return c.live(ctx, &req, stage, id, n)
+}
+
+// deferUnlessCached answers req from the cache, or hands it to the
+// Deferrer.
+func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
+	if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
+		return resp, err
+	}
+	body, err := json.Marshal(c.wireRequest(req))
+	if err != nil {
+		return nil, &Error{Class: ClassFatal, Stage: stage, Model: req.Model, Reason: "invalid_request", Err: err}
+	}
+	est := estimateTokens(req)
+	chars := 0
+	for _, m := range req.Messages {
+		chars += len(m.Content) + len(m.Role)
+	}
+	return nil, c.opt.Defer.Defer(ctx, DeferredRequest{
+		Stage: stage, Model: req.Model, ID: id, N: n, Body: body, PromptTokens: chars / 4, CompletionTokens: est - chars/4,
+	})
 }
 
 // keep makes a good answer durable in the cache before its slot is freed.

@@ -36,6 +36,10 @@ const (
 	ClassCanceled
 	// ClassBudget means the meter's budget is spent; see ErrBudgetExhausted.
 	ClassBudget
+	// ClassDeferred means the request went into a provider batch
+	// (Options.Defer) instead of being sent: its answer comes into the
+	// cache later, and the caller asks again then. Nothing failed.
+	ClassDeferred
 )
 
 func (c Class) String() string {
@@ -50,6 +54,8 @@ func (c Class) String() string {
 		return "canceled"
 	case ClassBudget:
 		return "budget"
+	case ClassDeferred:
+		return "deferred"
 	default:
 		return "class(" + strconv.Itoa(int(c)) + ")"
 	}

@@ -9,6 +9,21 @@ import (
 type Price struct {
 	PromptPerMTok     float64 `json:"prompt_per_mtok"`
 	CompletionPerMTok float64 `json:"completion_per_mtok"`
+	// BatchRate is the share of the online price a request answered
+	// through the provider's batch API costs; 0 means DefaultBatchRate.
+	BatchRate float64 `json:"batch_rate,omitempty"`
+}
+
+// DefaultBatchRate is the share of the online price a batch request costs
+// when a price does not say: OpenAI's, and most hosted providers', half.
+const DefaultBatchRate = 0.5
+
+// batchRate is p's batch share of the online price.
+func (p Price) batchRate() float64 {
+	if p.BatchRate > 0 {
+		return p.BatchRate
+	}
+	return DefaultBatchRate
 }
 
 // Budget caps a run's spending. Zero fields mean no limit. Tokens count
@@ -25,7 +40,8 @@ type Budget struct {
 // answered from the cache (they add no tokens and no cost); Failures
 // counts live requests that ended in an error other than cancellation;
 // Repairs counts replies that did not parse and were shown back to the model
-// (see ChatParsed).
+// (see ChatParsed). BatchAnswers counts the Requests answered through a
+// provider's batch API (priced at the batch rate).
 // ErrorsByReason counts failed attempts by reason ("429", "500",
 // "timeout", "reset", "refused", "truncated", "malformed",
 // "choice_count", ...); "budget" counts calls refused by the budget.
@@ -37,6 +53,7 @@ type StageStats struct {
 	Retries          int64            `json:"retries"`
 	Failures         int64            `json:"failures"`
 	Repairs          int64            `json:"repairs"`
+	BatchAnswers     int64            `json:"batch_answers,omitempty"`
 	PromptTokens     int64            `json:"prompt_tokens"`
 	CompletionTokens int64            `json:"completion_tokens"`
 	CostUSD          float64          `json:"cost_usd"`
@@ -117,7 +134,7 @@ func (m *Meter) RestoreSpent(spent []Spend) {
 			st = &StageStats{}
 			m.stages[s.Stage] = st
 		}
-		cost := m.Cost(s.Model, s.PromptTokens, s.CompletionTokens)
+		cost := m.cost(s.Model, s.PromptTokens, s.CompletionTokens, s.Batch)
 		for _, t := range []*StageStats{st, &m.total} {
 			t.PromptTokens += s.PromptTokens
 			t.CompletionTokens += s.CompletionTokens
@@ -152,8 +169,28 @@ func (m *Meter) Exhausted() bool {
 
 // Cost prices a response of model.
 func (m *Meter) Cost(model string, promptTokens, completionTokens int64) float64 {
+	return m.cost(model, promptTokens, completionTokens, false)
+}
+
+// BatchCost prices a response of model answered through a batch.
+func (m *Meter) BatchCost(model string, promptTokens, completionTokens int64) float64 {
+	return m.cost(model, promptTokens, completionTokens, true)
+}
+
+func (m *Meter) cost(model string, promptTokens, completionTokens int64, batch bool) float64 {
 	p := m.prices[model]
-	return (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
+	c := (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
+	if batch {
+		c *= p.batchRate()
+	}
+	return c
+}
+
+// Spent is the cost counted so far, over every session.
+func (m *Meter) Spent() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total.CostUSD
 }
 
 // update applies f to the stage's counters and to the total.
@@ -194,7 +231,19 @@ func (m *Meter) failure(stage string) {
 
 // success records a live response and returns its cost.
 func (m *Meter) success(stage, model string, prompt, completion int64, finish []string) float64 {
-	cost := m.Cost(model, prompt, completion)
+	return m.charge(stage, model, prompt, completion, finish, false)
+}
+
+// batchAnswer records a request answered by a batch, counted as sent when
+// its answer came, and returns its cost at the batch rate.
+func (m *Meter) batchAnswer(stage, model string, prompt, completion int64, finish []string) float64 {
+	m.request(stage, model)
+	m.update(stage, func(s *StageStats) { s.BatchAnswers++ })
+	return m.charge(stage, model, prompt, completion, finish, true)
+}
+
+func (m *Meter) charge(stage, model string, prompt, completion int64, finish []string, batch bool) float64 {
+	cost := m.cost(model, prompt, completion, batch)
 	m.update(stage, func(s *StageStats) {
 		s.PromptTokens += prompt
 		s.CompletionTokens += completion
@@ -214,4 +263,16 @@ func bump(m *map[string]int64, k string) {
 		*m = make(map[string]int64)
 	}
 	(*m)[k]++
+}
+
+// meanCompletion is the completion tokens a stage's answered requests used
+// on average, once it has at least 20 of them.
+func (m *Meter) meanCompletion(stage string) (float64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.stages[stage]
+	if st == nil || st.Requests-st.Failures < 20 {
+		return 0, false
+	}
+	return float64(st.CompletionTokens) / float64(st.Requests-st.Failures), true
 }

@@ -20,6 +20,7 @@ const (
 	effectBudget                 // the budget is spent: stop feeding, stop cleanly (resumable)
 	effectCanceled               // the run is stopping; the problem stays pending
 	effectFatal                  // the run cannot go on (401, 403, 404, invalid requests)
+	effectDeferred               // the problem's requests wait in batches; it stays pending
 )
 
 func effectOf(err error) effect {
@@ -28,6 +29,8 @@ func effectOf(err error) effect {
 		return effectBudget
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), llm.ClassOf(err) == llm.ClassCanceled:
 		return effectCanceled
+	case llm.ClassOf(err) == llm.ClassDeferred:
+		return effectDeferred
 	}
 	var le *llm.Error
 	if errors.As(err, &le) && le.Class == llm.ClassFatal {

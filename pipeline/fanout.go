@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+
+	"github.com/rubricforge/rubricforge/llm"
 )
 
 // fanOut runs call(ctx, i) for i in [0, n) concurrently and returns the
-// first error, cancelling the others once one fails. A panic in a call
+// first error, cancelling the others once one fails. A request deferred to
+// a batch is not a failure: the others go on, so that every request of the
+// fan-out joins the same batch, and the deferral is returned when nothing
+// failed. A panic in a call
 // (they run the answer verifier and the reply parsers) is recovered and
 // returned as a *panicError carrying the stack, so it fails one problem
 // instead of the process.
@@ -19,17 +24,25 @@ func fanOut(ctx context.Context, n int, call func(ctx context.Context, i int) er
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
+	var once, deferOnce sync.Once
+	var first, deferred error
 	for i := range n {
 		wg.Go(func() {
-			if err := safeCall(ctx, i, call); err != nil {
+			err := safeCall(ctx, i, call)
+			switch {
+			case err == nil:
+			case llm.ClassOf(err) == llm.ClassDeferred:
+				deferOnce.Do(func() { deferred = err })
+			default:
 				once.Do(func() { first = err; cancel(err) })
 			}
 		})
 	}
 	wg.Wait()
-	return first
+	if first != nil {
+		return first
+	}
+	return deferred
 }
 
 func safeCall(ctx context.Context, i int, call func(ctx context.Context, i int) error) (err error) {

@@ -33,6 +33,7 @@ type Job struct {
 	Prices     map[string]Price `yaml:"prices,omitempty"`
 	Budget     Budget           `yaml:"budget"`
 	Output     Output           `yaml:"output"`
+	Batch      BatchSettings    `yaml:"batch,omitempty"`
 	PromptsDir string           `yaml:"prompts_dir,omitempty"`
 	// Cache is the response cache file; empty means RUN/cache.db. Runs that
 	// name one file share every answered request (one process at a time).
@@ -79,6 +80,10 @@ type Endpoint struct {
 	// LegacyMaxTokens sends the token limit as max_tokens, for servers that
 	// do not know max_completion_tokens.
 	LegacyMaxTokens bool `yaml:"legacy_max_tokens,omitempty"`
+	// Mode is online (the default), batch (the provider's Batch API, at
+	// its batch price) or auto (batch when the endpoint has a Batch API).
+	// It is not part of the job's identity: a run may switch.
+	Mode string `yaml:"mode,omitempty"`
 }
 
 // Sampling holds the sampling parameters of a stage. Nil means the server's default.
@@ -183,6 +188,9 @@ type Limits struct {
 type Price struct {
 	Prompt     float64 `yaml:"prompt_per_mtok"`
 	Completion float64 `yaml:"completion_per_mtok"`
+	// BatchRate is the share of the price a request answered through the
+	// Batch API costs (0: half, OpenAI's rate).
+	BatchRate float64 `yaml:"batch_rate,omitempty"`
 }
 
 // Budget stops a run cleanly, resumable, once spent. Zero means no limit.
@@ -283,6 +291,7 @@ func (j *Job) Validate() error {
 	j.validateStages(&v)
 	j.validateLimits(&v)
 	j.validatePrices(&v)
+	j.validateBatch(&v)
 	j.validatePartition(&v)
 	return v.err()
 }
@@ -447,7 +456,7 @@ func (j *Job) validateLimits(v *validation) {
 // silently count that model as free.
 func (j *Job) validatePrices(v *validation) {
 	for _, model := range sortedKeys(j.Prices) {
-		if p := j.Prices[model]; p.Prompt < 0 || p.Completion < 0 {
+		if p := j.Prices[model]; p.Prompt < 0 || p.Completion < 0 || p.BatchRate < 0 {
 			v.bad("prices."+model, "prices must not be negative")
 		}
 	}

@@ -37,6 +37,11 @@ type loop struct {
 	part  partitionFilter
 	stop  stopper
 
+	// batch mode
+	batcher  *llm.Batcher
+	deferred int64               // problems of this pass whose requests wait in batches
+	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
+
 	// owned by the collector
 	session         sessionCounts
 	health          health
@@ -86,34 +91,30 @@ const badLineSample = 20
 
 func (l *loop) loop(ctx context.Context) error {
 	l.begin()
-	runCtx, cancelRun := context.WithCancelCause(ctx) // requests: ends on Ctrl-C or a fatal error
-	defer cancelRun(nil)
-	readCtx, cancelRead := context.WithCancel(context.Background()) // the input is read to its end unless the run fails
-	defer cancelRead()
 	if l.meter.Exhausted() {
 		l.stop.stopNow("budget reached before the run started: "+l.budgetString(), StopBudget)
 	}
 	if err := l.checkpoint(); err != nil { // status knows the run from its first second
 		return err
 	}
-
-	var bg sync.WaitGroup
-	work := make(chan Problem, 64)
-	results := make(chan outcome, l.report.ProblemsInFlight)
-	var readErr error
-	counted := make(chan struct{})
-	bg.Go(func() { defer close(counted); l.countInput(readCtx) })
-	bg.Go(func() { defer close(work); readErr = l.feed(readCtx, work) })
-	bg.Go(func() { l.work(runCtx, work, results) })
-	fatal := l.collect(ctx, results, counted, func(err error) { cancelRun(err); cancelRead() })
-	cancelRead()
-	bg.Wait()
-
-	if fatal == nil && readErr != nil && !errors.Is(readErr, context.Canceled) {
-		fatal = fmt.Errorf("reading input: %w", readErr)
+	// A pass reads the input and runs every pending problem. In batch mode
+	// a problem whose requests went into batches waits; once batches
+	// answer, another pass runs the problems they let go on (a wave).
+	for pass := 0; ; pass++ {
+		if err := l.pass(ctx, pass); err != nil {
+			return err
+		}
+		ready, err := l.nextWave(ctx)
+		if err != nil {
+			return err
+		}
+		if ready == nil {
+			break
+		}
+		l.only = ready
 	}
-	if fatal != nil {
-		return fatal
+	if reason, cause := l.batchStopReason(); cause != "" && !l.stop.stopped() && ctx.Err() == nil {
+		l.stop.stopNow(reason, cause)
 	}
 	if l.stop.stopped() {
 		l.report.StopReason, l.report.StoppedBy = l.stop.reason, l.stop.cause
@@ -122,6 +123,64 @@ func (l *loop) loop(ctx context.Context) error {
 		l.report.StopReason, l.report.StoppedBy = "interrupted", StopInterrupt
 	}
 	return nil
+}
+
+// pass reads the input once and processes the problems it admits: every
+// pending one in the first pass, the ones in l.only after that.
+func (l *loop) pass(ctx context.Context, pass int) error {
+	l.deferred = 0
+	runCtx, cancelRun := context.WithCancelCause(ctx) // requests: ends on Ctrl-C or a fatal error
+	defer cancelRun(nil)
+	readCtx, cancelRead := context.WithCancel(context.Background()) // the input is read to its end unless the run fails
+	defer cancelRead()
+
+	var bg sync.WaitGroup
+	work := make(chan Problem, 64)
+	results := make(chan outcome, l.report.ProblemsInFlight)
+	var readErr error
+	counted := make(chan struct{})
+	if pass == 0 {
+		bg.Go(func() { defer close(counted); l.countInput(readCtx) })
+	}
+	bg.Go(func() {
+		defer close(work)
+		if pass == 0 {
+			readErr = l.feed(readCtx, work)
+		} else {
+			readErr = l.feedReady(readCtx, work)
+		}
+	})
+	bg.Go(func() { l.work(runCtx, work, results) })
+	fatal := l.collect(ctx, results, counted, func(err error) { cancelRun(err); cancelRead() })
+	cancelRead()
+	bg.Wait()
+
+	if fatal == nil && readErr != nil && !errors.Is(readErr, context.Canceled) {
+		fatal = fmt.Errorf("reading input: %w", readErr)
+	}
+	return fatal
+}
+
+// feedReady reads the input again and admits the problems of l.only: those
+// whose batched requests were answered.
+func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
+	return readUnits(ctx, l.job.input(), func(p Problem) error {
+		if _, ok := l.only[p.ID]; !ok || l.stop.stopped() {
+			return nil
+		}
+		delete(l.only, p.ID)
+		if l.run.Done(p.ID) {
+			return nil
+		}
+		select {
+		case work <- p:
+			return nil
+		case <-l.stop.feeding:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, func(*InputError) {})
 }
 
 // begin sets up the session's counters from the failures of earlier sessions.
@@ -223,6 +282,7 @@ func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- out
 				}
 				l.input.inFlight.Add(1)
 				actx = l.opt.pilot.start(actx, p.ID)
+				actx = llm.WithUnit(actx, p.ID)
 				o := l.eng.process(llm.WithPriority(actx, admitted.Add(1)), p)
 				done()
 				l.input.inFlight.Add(-1)
@@ -296,6 +356,10 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 // take writes one outcome and acts on its verdict. It returns an error only
 // when the run must end.
 func (l *loop) take(o outcome) error {
+	if llm.ClassOf(o.err) == llm.ClassDeferred { // waits for a batch; the next wave runs it again
+		l.deferred++
+		return nil
+	}
 	switch {
 	case o.record != nil:
 		if err := l.run.Append(o.record); err != nil {

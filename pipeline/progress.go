@@ -51,6 +51,7 @@ type statusLine struct {
 	perMin                          float64
 	eta                             *float64
 	heldBack                        []string // endpoints held back now, and why
+	batches                         string   // the batches' summary; "" without batches
 }
 
 func (s statusLine) String() string {
@@ -63,6 +64,9 @@ func (s statusLine) String() string {
 		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.costText(), s.perMin)
 	if s.eta != nil {
 		fmt.Fprintf(&b, ", ETA %s", (time.Duration(*s.eta) * time.Second).Round(time.Second))
+	}
+	if s.batches != "" {
+		b.WriteString(" | batches: " + s.batches)
 	}
 	for _, e := range s.heldBack {
 		b.WriteString("\n  held back: " + e)
@@ -124,6 +128,9 @@ func (l *loop) statusLine() statusLine {
 		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD, costCounted: r.CostCounted,
 		perMin: r.ProblemsPerMin, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
+	}
+	if r.Batches != nil {
+		s.batches = r.Batches.String()
 	}
 	switch {
 	case l.input.readDone.Load():

@@ -76,6 +76,9 @@ type Report struct {
 	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 	// Partition is the share of the input a partitioned worker holds.
 	Partition *PartitionShare `json:"partition,omitempty"`
+	// Batches sums up the run's provider batches (batch mode only); each
+	// batch's state is in RUN/batches/journal.jsonl.
+	Batches *llm.BatchSummary `json:"batches,omitempty"`
 }
 
 // ProblemCounts adds up: Unique = Done + Failed + LeftOut + Pending.
@@ -329,6 +332,7 @@ func (l *loop) fillReport() {
 	}
 	r.Shards = len(l.run.Manifest().Shards)
 	r.Endpoints = l.eng.endpointHealth()
+	r.Batches = l.batchSummary()
 	l.fillRate(now)
 }
 

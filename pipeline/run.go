@@ -253,7 +253,7 @@ func changesFrom(job *Job, fsy fsys.FS) []string {
 func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
 	for model, p := range job.Prices {
-		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion}
+		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
 	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
 	m.Restore(spent)
@@ -316,14 +316,31 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 		l.meter.RestoreSpent(spent)
 	}
 	l.cache = cache
-	clients, err := newClients(l.job, l.opt, cache, l.meter)
+	batcher, err := newBatcher(l.job, fingerprint, cache, l.meter, l.opt)
 	if err != nil {
 		cache.Close()
+		return fmt.Errorf("opening the run's batches: %w", err)
+	}
+	clients, err := newClients(l.job, l.opt, cache, l.meter, batcher)
+	if err != nil {
+		if batcher != nil {
+			batcher.Close()
+		}
+		cache.Close()
 		return err
+	}
+	if batcher != nil {
+		l.batcher = batcher
+		batcher.Start(context.Background())
 	}
 	l.closeLLM = func() {
 		for _, c := range clients {
 			c.Close()
+		}
+		if batcher != nil {
+			if err := batcher.Close(); err != nil {
+				l.log.Warn("closing the batch journal", "err", err)
+			}
 		}
 		cache.Close()
 	}
@@ -340,13 +357,13 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 
 // newClients makes one client per distinct endpoint and key, shared by the
 // stages that use it, so each endpoint has one rate controller.
-func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter) (map[string]*llm.Client, error) {
+func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (map[string]*llm.Client, error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients := map[string]*llm.Client{}
 	stages := job.endpoints()
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
-		key := fmt.Sprintf("%s\x00%s\x00%v", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens)
+		key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
 		if c, ok := byEndpoint[key]; ok {
 			clients[stage] = c
 			continue
@@ -357,7 +374,16 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter) (map[
 				opt.Logger.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
 			}
 		}
-		c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, clientOptions(job, ep, opt), cache, meter)
+		copt := clientOptions(job, ep, opt)
+		d, err := batchDeferrer(batcher, stage, ep, apiKey, copt, opt.Logger.Info)
+		if err != nil {
+			for _, c := range byEndpoint {
+				c.Close()
+			}
+			return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
+		}
+		copt.Defer = d
+		c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, cache, meter)
 		if err != nil {
 			for _, c := range byEndpoint {
 				c.Close()

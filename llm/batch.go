@@ -1,0 +1,559 @@
+package llm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BatchOptions configure a Batcher. Zero values select the defaults.
+type BatchOptions struct {
+	// Dir holds the journal and the batch files (RUN/batches).
+	Dir string
+	// MaxRequests and MaxBytes split input files at the provider's limits
+	// (OpenAI: 50,000 requests and 200 MB per batch).
+	MaxRequests int
+	MaxBytes    int64
+	// CompletionWindow is the window asked for (default "24h").
+	CompletionWindow string
+	// PollInterval is how often open batches are read (default 30s).
+	PollInterval time.Duration
+	// MaxRowAttempts is how many batches a request may fail in, transiently
+	// (a 5xx row, an expired or failed batch), before its caller gets a
+	// retryable error; default 3.
+	MaxRowAttempts int
+	// OfflineDir, when set, receives the input files instead of the
+	// provider, for the user to run (vLLM's run-batch reads them); output
+	// files found there as NAME.output.jsonl are imported.
+	OfflineDir string
+	// RunTag goes into each batch's metadata, so a run killed between
+	// creating a batch and recording its id finds it again.
+	RunTag string
+	Logger *slog.Logger
+}
+
+func (o *BatchOptions) fill() {
+	if o.MaxRequests <= 0 {
+		o.MaxRequests = 50_000
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 200 << 20
+	}
+	if o.CompletionWindow == "" {
+		o.CompletionWindow = "24h"
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = 30 * time.Second
+	}
+	if o.MaxRowAttempts <= 0 {
+		o.MaxRowAttempts = 3
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// DeferredRequest is a request a Client in batch mode hands to its
+// Deferrer instead of sending it.
+type DeferredRequest struct {
+	Stage, Model string
+	ID           Identity
+	N            int    // choices asked for
+	Body         []byte // the chat-completions body the Client would have sent
+	// Estimates for the budget: prompt tokens (characters/4) and
+	// completion tokens (max tokens, or 1024, per choice).
+	PromptTokens, CompletionTokens int
+}
+
+// Deferrer takes the requests a Client does not send itself (see
+// Options.Defer). Defer returns the error the caller of Chat gets: an
+// *Error of ClassDeferred when the request will be answered into the cache
+// later, or another *Error when it never will (it failed in a batch).
+type Deferrer interface {
+	Defer(ctx context.Context, r DeferredRequest) error
+}
+
+// WithUnit returns ctx naming the unit of work (a problem, a passage) its
+// requests belong to, so a Batcher can say which units an answered batch
+// lets go on (Batcher.TakeReady).
+func WithUnit(ctx context.Context, unit string) context.Context {
+	return context.WithValue(ctx, unitKey{}, unit)
+}
+
+type unitKey struct{}
+
+func unitOf(ctx context.Context) string {
+	u, _ := ctx.Value(unitKey{}).(string)
+	return u
+}
+
+// Batcher sends deferred requests through a provider's Batch API: it
+// collects them into input files (one per endpoint and model, split at the
+// limits), uploads them, creates batches, polls them, and puts every
+// answer into the cache, priced at the batch rate. Every step is in a
+// journal in Dir before anything waits on it, so a killed run resumes by
+// polling the batches it made, never by making them again.
+type Batcher struct {
+	opt   BatchOptions
+	cache *Cache
+	meter *Meter
+	log   *slog.Logger
+	jr    *journal
+
+	mu       sync.Mutex
+	apis     map[string]*BatchAPI // by endpoint base
+	states   map[string]*BatchState
+	order    []string
+	seq      int
+	open     map[uint64]string   // key → the batch (local) holding the row
+	waiters  map[uint64][]string // key → units waiting for it
+	failures map[uint64]rowFailure
+	building map[string]*building // by endpoint and model
+	queue    []string             // written, to upload and create
+	ready    map[string]struct{}
+	held     string // why new batches are not submitted ("" while they are)
+	fatal    error  // what stops the run (a 401 from the batch API, a disk error)
+	changed  chan struct{}
+	wake     chan struct{}
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// rowFailure is what earlier batches said of a request that did not get
+// an answer.
+type rowFailure struct {
+	permanent bool
+	attempts  int
+	status    int
+	text      string
+}
+
+// building is an input file being written.
+type building struct {
+	state      *BatchState
+	in, rows   *os.File
+	inw, rowsw *bufio.Writer
+}
+
+// NewBatcher opens the journal in opt.Dir and the state of every batch in
+// it. Register each endpoint's API (Deferrer), then Start.
+func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) {
+	opt.fill()
+	if cache == nil {
+		return nil, errors.New("llm: batch mode needs a response cache")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if opt.OfflineDir != "" {
+		if err := os.MkdirAll(opt.OfflineDir, 0o755); err != nil {
+			return nil, fmt.Errorf("batch files directory: %w", err)
+		}
+	}
+	states, err := ReadBatchStates(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	jr, err := openJournal(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batcher{
+		opt: opt, cache: cache, meter: meter, log: opt.Logger, jr: jr,
+		apis: map[string]*BatchAPI{}, states: map[string]*BatchState{},
+		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
+		building: map[string]*building{}, ready: map[string]struct{}{},
+		changed: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+	}
+	for i := range states {
+		s := states[i]
+		b.states[s.Local] = &s
+		b.order = append(b.order, s.Local)
+		var n int
+		if _, err := fmt.Sscanf(s.Local, "b%d", &n); err == nil {
+			b.seq = max(b.seq, n)
+		}
+	}
+	if err := b.recover(); err != nil {
+		jr.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// recover rebuilds what the journal implies: the rows of open batches, the
+// failures earlier batches reported, and the files to submit.
+func (b *Batcher) recover() error {
+	for _, local := range b.order {
+		s := b.states[local]
+		switch {
+		case s.Phase == PhaseIngested:
+			b.loadFailures(local)
+		case s.Phase == PhaseWritten && !b.fileComplete(local):
+			s.Phase, s.Note = PhaseDropped, "the input file was lost before upload; its rows are asked again"
+			if err := b.jr.append(s); err != nil {
+				return err
+			}
+		case s.Open():
+			rows, err := readRows(b.path(local, "rows"))
+			if err != nil {
+				return fmt.Errorf("batch %s: %w", local, err)
+			}
+			for _, r := range rows {
+				b.open[r.id.Key] = local
+			}
+			if s.Phase == PhaseWritten {
+				b.queue = append(b.queue, local)
+			}
+		}
+	}
+	// Files a kill left half-written, which the journal never listed.
+	entries, _ := os.ReadDir(b.opt.Dir)
+	for _, e := range entries {
+		local, _, _ := strings.Cut(e.Name(), ".")
+		if _, known := b.states[local]; !known && e.Name() != BatchJournal {
+			os.Remove(filepath.Join(b.opt.Dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+func (b *Batcher) fileComplete(local string) bool {
+	_, err1 := os.Stat(b.path(local, "input.jsonl"))
+	_, err2 := os.Stat(b.path(local, "rows"))
+	return err1 == nil && err2 == nil
+}
+
+// loadFailures reads the failures an ingested batch's error file names.
+func (b *Batcher) loadFailures(local string) {
+	path := b.path(local, "errors.jsonl")
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	eachOutputLine(path, func(customID string, o rowOutcome) error {
+		var key uint64
+		if _, err := fmt.Sscanf(customID, "%x", &key); err == nil {
+			b.noteFailure(key, o)
+		}
+		return nil
+	})
+}
+
+func (b *Batcher) path(local, ext string) string { return filepath.Join(b.opt.Dir, local+"."+ext) }
+
+// Deferrer returns the Deferrer of the endpoint api speaks to. Batches of
+// this endpoint in the journal are resumed through it.
+func (b *Batcher) Deferrer(api *BatchAPI) Deferrer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.apis[api.Base()] = api
+	return &endpointDeferrer{b: b, api: api}
+}
+
+type endpointDeferrer struct {
+	b   *Batcher
+	api *BatchAPI
+}
+
+func (d *endpointDeferrer) Defer(ctx context.Context, r DeferredRequest) error {
+	return d.b.deferRequest(ctx, d.api, r)
+}
+
+// deferred is the error of a request that went into a batch.
+func deferred(r *DeferredRequest, local string) *Error {
+	return &Error{Class: ClassDeferred, Stage: r.Stage, Model: r.Model, Reason: "deferred",
+		Err: fmt.Errorf("%w: request in batch %s", ErrDeferred, local)}
+}
+
+// ErrDeferred is wrapped by the ClassDeferred error of a request that a
+// batch will answer.
+var ErrDeferred = errors.New("llm: answered later by a batch")
+
+func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredRequest) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if f, ok := b.failures[r.ID.Key]; ok && (f.permanent || f.attempts >= b.opt.MaxRowAttempts) {
+		return f.asError(&r)
+	}
+	if unit := unitOf(ctx); unit != "" {
+		b.waiters[r.ID.Key] = appendUnique(b.waiters[r.ID.Key], unit)
+	}
+	if local, ok := b.open[r.ID.Key]; ok {
+		return deferred(&r, local)
+	}
+	if b.fatal != nil {
+		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
+	}
+	bl, err := b.fileFor(api, r.Model)
+	if err != nil {
+		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
+	}
+	if err := b.addRow(bl, &r); err != nil {
+		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
+	}
+	local := bl.state.Local
+	if bl.state.Rows >= b.opt.MaxRequests || bl.state.Bytes >= b.opt.MaxBytes-int64(len(r.Body))-256 {
+		if err := b.sealLocked(bl); err != nil {
+			return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
+		}
+	}
+	return deferred(&r, local)
+}
+
+func appendUnique(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+func (f rowFailure) asError(r *DeferredRequest) *Error {
+	class := ClassRetryable
+	if f.permanent {
+		class = ClassPermanent
+	}
+	reason := "batch_row"
+	if f.status != 0 {
+		reason = fmt.Sprint(f.status)
+	}
+	return &Error{Class: class, Status: f.status, Attempts: f.attempts, Stage: r.Stage, Model: r.Model, Reason: reason,
+		Err: fmt.Errorf("failed in %d batch(es): %s", f.attempts, f.text)}
+}
+
+// fileFor returns the input file being written for the endpoint and model,
+// starting one.
+func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
+	k := api.Base() + "\x00" + model
+	if bl := b.building[k]; bl != nil {
+		return bl, nil
+	}
+	b.seq++
+	local := fmt.Sprintf("b%06d", b.seq)
+	in, err := os.Create(b.path(local, "input.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := os.Create(b.path(local, "rows"))
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	bl := &building{
+		state: &BatchState{Local: local, Endpoint: api.Base(), Model: model, Stages: map[string]int{}, Created: time.Now().UTC()},
+		in:    in, rows: rows, inw: bufio.NewWriterSize(in, 1<<20), rowsw: bufio.NewWriter(rows),
+	}
+	b.building[k] = bl
+	return bl, nil
+}
+
+func (b *Batcher) addRow(bl *building, r *DeferredRequest) error {
+	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
+	if err != nil {
+		return err
+	}
+	if _, err := bl.inw.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
+		return err
+	}
+	s := bl.state
+	s.Rows++
+	s.Bytes += int64(len(line) + 1)
+	s.Stages[r.Stage]++
+	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
+	b.open[r.ID.Key] = s.Local
+	return nil
+}
+
+// expectedCompletion is the completion tokens a request is expected to
+// use: what the stage's answers used on average, once there are enough of
+// them, else the request's own limit.
+func (b *Batcher) expectedCompletion(r *DeferredRequest) int {
+	if mean, ok := b.meter.meanCompletion(r.Stage); ok { // per request, its choices together
+		return int(mean)
+	}
+	return r.CompletionTokens
+}
+
+// sealLocked closes an input file, durably, journals it as written and
+// queues it for upload.
+func (b *Batcher) sealLocked(bl *building) error {
+	for k, v := range b.building {
+		if v == bl {
+			delete(b.building, k)
+		}
+	}
+	err := errors.Join(bl.inw.Flush(), bl.rowsw.Flush(), bl.in.Sync(), bl.rows.Sync(), bl.in.Close(), bl.rows.Close())
+	if err != nil {
+		return fmt.Errorf("writing batch file %s: %w", bl.in.Name(), err)
+	}
+	s := bl.state
+	s.Phase = PhaseWritten
+	b.states[s.Local] = s
+	b.order = append(b.order, s.Local)
+	if err := b.jr.append(s); err != nil {
+		return err
+	}
+	b.queue = append(b.queue, s.Local)
+	b.signal(b.wake)
+	return nil
+}
+
+func (b *Batcher) signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Flush seals the input files being written and waits until every
+// written file is submitted (or held back: see Held).
+func (b *Batcher) Flush(ctx context.Context) error {
+	b.mu.Lock()
+	for _, bl := range b.building {
+		if err := b.sealLocked(bl); err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
+	b.mu.Unlock()
+	for {
+		b.mu.Lock()
+		pending, fatal := len(b.queue), b.fatal
+		b.mu.Unlock()
+		if fatal != nil {
+			return fatal
+		}
+		if pending == 0 {
+			return nil
+		}
+		b.signal(b.wake)
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-b.changed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Waiting reports how many batches are open at the provider: submitted
+// and not yet ingested. Batches written to the offline directory are not
+// counted (Offline).
+func (b *Batcher) Waiting() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.queue)
+	for _, s := range b.states {
+		if s.Phase == PhaseUploaded || s.Phase == PhaseSubmitted {
+			n++
+		}
+	}
+	return n
+}
+
+// Offline lists the input files written to the offline directory whose
+// output has not been imported.
+func (b *Batcher) Offline() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.order {
+		if b.states[l].Phase == PhaseOffline {
+			out = append(out, filepath.Join(b.opt.OfflineDir, l+".input.jsonl"))
+		}
+	}
+	return out
+}
+
+// Held says why new batches are not being submitted ("" when they are):
+// the budget, or the run's batches were cancelled.
+func (b *Batcher) Held() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held
+}
+
+// Wait blocks until a batch was ingested since the last Wait, no batch is
+// open, or ctx ends. It returns the error that stops the run, if any.
+func (b *Batcher) Wait(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		fatal, ready := b.fatal, len(b.ready)
+		b.mu.Unlock()
+		if fatal != nil {
+			return fatal
+		}
+		if ready > 0 || b.Waiting() == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-b.changed:
+		}
+	}
+}
+
+// TakeReady returns the units whose requests a batch answered (or failed)
+// since the last call.
+func (b *Batcher) TakeReady() map[string]struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r := b.ready
+	b.ready = map[string]struct{}{}
+	return r
+}
+
+// States is a copy of every batch's state, in the order they were made.
+func (b *Batcher) States() []BatchState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]BatchState, 0, len(b.order))
+	for _, l := range b.order {
+		out = append(out, *b.states[l])
+	}
+	return out
+}
+
+// Start resumes the journal's open batches and starts submitting, polling
+// and ingesting, until Close.
+func (b *Batcher) Start(ctx context.Context) {
+	ctx, b.stop = context.WithCancel(ctx)
+	b.done = make(chan struct{})
+	go b.work(ctx)
+}
+
+// Close stops the Batcher's work; open batches stay in the journal, for
+// the next run to poll. Files being written are sealed, so their rows are
+// submitted by that run.
+func (b *Batcher) Close() error {
+	if b.stop != nil {
+		b.stop()
+		<-b.done
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for _, bl := range b.building {
+		errs = append(errs, b.sealLocked(bl))
+	}
+	errs = append(errs, b.jr.close())
+	return errors.Join(errs...)
+}
+
+// OfflineDir is where input files go for an offline run ("" when they go
+// to the provider).
+func (b *Batcher) OfflineDir() string { return b.opt.OfflineDir }

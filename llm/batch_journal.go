@@ -1,0 +1,233 @@
+package llm
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// A batch's phases, as the journal records them.
+const (
+	// PhaseWritten: the input file is complete on disk, not yet uploaded.
+	PhaseWritten = "written"
+	// PhaseUploaded: the provider holds the file (FileID); the batch may
+	// or may not have been created (a run killed in between finds it by
+	// its metadata).
+	PhaseUploaded = "uploaded"
+	// PhaseSubmitted: the batch exists (BatchID) and is polled.
+	PhaseSubmitted = "submitted"
+	// PhaseOffline: the input file was written to the offline directory
+	// (--batch-files) for the user to run; its output is imported when it
+	// appears there.
+	PhaseOffline = "offline"
+	// PhaseIngested: every answer the batch gave is in the cache.
+	PhaseIngested = "ingested"
+	// PhaseDropped: the file was not submitted (the budget would have been
+	// passed, or the run's batches were cancelled); its rows are asked
+	// again by a later run.
+	PhaseDropped = "dropped"
+)
+
+// BatchState is what the run directory's journal says of one batch.
+type BatchState struct {
+	Local    string         `json:"local"`    // the run's own name of the batch, b000001
+	Endpoint string         `json:"endpoint"` // base URL, without credentials
+	Model    string         `json:"model"`
+	Stages   map[string]int `json:"stages"` // rows by stage
+	Rows     int            `json:"rows"`
+	Bytes    int64          `json:"bytes"`
+	// EstCostUSD is the projected cost at the batch rate, counted against
+	// the budget while the batch is open.
+	EstCostUSD float64     `json:"est_cost_usd"`
+	Phase      string      `json:"phase"`
+	FileID     string      `json:"file_id,omitempty"`
+	BatchID    string      `json:"batch_id,omitempty"`
+	Status     string      `json:"status,omitempty"` // the provider's status
+	Counts     BatchCounts `json:"request_counts"`
+	// What ingesting found: rows answered into the cache, rows that
+	// failed, rows the batch left unanswered (expired, cancelled).
+	Answered int       `json:"answered,omitempty"`
+	Failed   int       `json:"failed,omitempty"`
+	Missing  int       `json:"missing,omitempty"`
+	Note     string    `json:"note,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+}
+
+// Open reports whether the batch still waits for answers.
+func (s *BatchState) Open() bool {
+	switch s.Phase {
+	case PhaseWritten, PhaseUploaded, PhaseSubmitted, PhaseOffline:
+		return true
+	}
+	return false
+}
+
+// BatchJournal is the file name of the journal in a batch directory.
+const BatchJournal = "journal.jsonl"
+
+// ReadBatchStates reads the journal in dir: the latest state of every
+// batch, in the order they were created. A missing journal is no batches;
+// a torn last line (a kill mid-append) is ignored.
+func ReadBatchStates(dir string) ([]BatchState, error) {
+	f, err := os.Open(filepath.Join(dir, BatchJournal))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	latest := map[string]BatchState{}
+	var order []string
+	r := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			break // an unterminated last line is a torn append
+		}
+		if err != nil {
+			return nil, err
+		}
+		var s BatchState
+		if err := json.Unmarshal(b, &s); err != nil || s.Local == "" {
+			return nil, fmt.Errorf("%s line %d: not a batch state", filepath.Join(dir, BatchJournal), line)
+		}
+		if _, seen := latest[s.Local]; !seen {
+			order = append(order, s.Local)
+		}
+		latest[s.Local] = s
+	}
+	out := make([]BatchState, 0, len(order))
+	for _, l := range order {
+		out = append(out, latest[l])
+	}
+	return out, nil
+}
+
+// journal appends batch states to the journal, durably.
+type journal struct {
+	f *os.File
+}
+
+func openJournal(dir string) (*journal, error) {
+	f, err := os.OpenFile(filepath.Join(dir, BatchJournal), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &journal{f: f}, nil
+}
+
+func (j *journal) append(s *BatchState) error {
+	s.Updated = time.Now().UTC().Truncate(time.Millisecond)
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing the batch journal: %w", err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("syncing the batch journal: %w", err)
+	}
+	return nil
+}
+
+func (j *journal) close() error { return j.f.Close() }
+
+// BatchSummary counts batches by what a status line says of them.
+type BatchSummary struct {
+	InProgress int `json:"in_progress"`
+	Completed  int `json:"completed"`
+	Offline    int `json:"waiting_for_files"`
+	Dropped    int `json:"not_submitted"`
+	// RowsDone and RowsTotal are the request counts of the batches in
+	// progress.
+	RowsDone  int `json:"rows_done"`
+	RowsTotal int `json:"rows_total"`
+}
+
+// SummarizeBatches counts states for a status line.
+func SummarizeBatches(states []BatchState) BatchSummary {
+	var s BatchSummary
+	for _, b := range states {
+		switch b.Phase {
+		case PhaseIngested:
+			s.Completed++
+		case PhaseOffline:
+			s.Offline++
+		case PhaseDropped:
+			s.Dropped++
+		default:
+			s.InProgress++
+			s.RowsTotal += b.Rows
+			s.RowsDone += b.Counts.Completed + b.Counts.Failed
+		}
+	}
+	return s
+}
+
+// String is the status line's batches part, e.g. "3 in progress (41,200
+// of 60,000 done), 2 completed".
+func (s BatchSummary) String() string {
+	var parts []string
+	if s.InProgress > 0 {
+		parts = append(parts, fmt.Sprintf("%d in progress (%s of %s done)", s.InProgress, thousands(s.RowsDone), thousands(s.RowsTotal)))
+	}
+	if s.Completed > 0 {
+		parts = append(parts, fmt.Sprintf("%d completed", s.Completed))
+	}
+	if s.Offline > 0 {
+		parts = append(parts, fmt.Sprintf("%d waiting for output files", s.Offline))
+	}
+	if s.Dropped > 0 {
+		parts = append(parts, fmt.Sprintf("%d not submitted", s.Dropped))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return joinComma(parts)
+}
+
+func joinComma(parts []string) string {
+	out := ""
+	for i, p := range parts {
+		if i > 0 {
+			out += ", "
+		}
+		out += p
+	}
+	return out
+}
+
+// thousands formats n with commas.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// sortedStages lists a state's stages, for messages.
+func sortedStages(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,399 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// work submits written files, polls open batches and ingests finished
+// ones until ctx ends.
+func (b *Batcher) work(ctx context.Context) {
+	defer close(b.done)
+	b.importOffline()
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		b.submitQueued(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.wake:
+		case <-poll.C:
+			b.pollOpen(ctx)
+			b.importOffline()
+			poll.Reset(b.opt.PollInterval)
+		}
+	}
+}
+
+// fail records what stops the run.
+func (b *Batcher) fail(err error) {
+	b.mu.Lock()
+	if b.fatal == nil {
+		b.fatal = err
+	}
+	b.mu.Unlock()
+	b.signal(b.changed)
+}
+
+// journal appends s; a failure stops the run.
+func (b *Batcher) journal(s *BatchState) {
+	b.mu.Lock()
+	err := b.jr.append(s)
+	b.mu.Unlock()
+	if err != nil {
+		b.fail(err)
+	}
+}
+
+// submitQueued takes the written files in order and submits each.
+func (b *Batcher) submitQueued(ctx context.Context) {
+	for ctx.Err() == nil {
+		b.mu.Lock()
+		if len(b.queue) == 0 || b.fatal != nil {
+			b.mu.Unlock()
+			return
+		}
+		local := b.queue[0]
+		s := b.states[local]
+		b.mu.Unlock()
+		err := b.submit(ctx, s)
+		b.mu.Lock()
+		if err == nil || ctx.Err() == nil {
+			b.queue = b.queue[1:]
+		}
+		b.mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			b.fail(err)
+			return
+		}
+		b.signal(b.changed)
+	}
+}
+
+// submit takes a written or uploaded file to a created batch (or to the
+// offline directory), journaling each step before the next.
+func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
+	if s.Phase == PhaseWritten {
+		if why := b.holdReason(s); why != "" {
+			return b.drop(s, why)
+		}
+		if b.opt.OfflineDir != "" {
+			return b.writeOffline(s)
+		}
+	}
+	api := b.apiFor(s)
+	if api == nil {
+		return fmt.Errorf("batch %s was made for %s, which this job no longer uses; finish it with that endpoint or remove %s", s.Local, s.Endpoint, b.opt.Dir)
+	}
+	if s.Phase == PhaseWritten {
+		id, err := api.UploadFile(ctx, b.path(s.Local, "input.jsonl"))
+		if err != nil {
+			return err
+		}
+		s.FileID, s.Phase = id, PhaseUploaded
+		b.journal(s)
+	}
+	if s.Phase == PhaseUploaded {
+		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool {
+			return o.InputFileID == s.FileID || (o.Metadata["rubricforge_batch"] == s.Local && o.Metadata["rubricforge_run"] == b.opt.RunTag)
+		})
+		if err != nil {
+			return err
+		}
+		if !found {
+			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag}
+			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta); err != nil {
+				return err
+			}
+		}
+		s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted
+		b.journal(s)
+		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
+	}
+	return nil
+}
+
+// holdReason says why a written file must not be submitted: the budget,
+// counting the open batches' projected cost, or the run's batches were
+// cancelled.
+func (b *Batcher) holdReason(s *BatchState) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held != "" {
+		return b.held
+	}
+	limit := b.meter.budget.MaxCostUSD
+	if limit <= 0 {
+		return ""
+	}
+	projected := b.meter.Spent() + s.EstCostUSD
+	for _, o := range b.states {
+		if o != s && (o.Phase == PhaseUploaded || o.Phase == PhaseSubmitted) {
+			projected += o.EstCostUSD
+		}
+	}
+	if projected > limit {
+		b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
+			s.Rows, s.EstCostUSD, projected, limit)
+	}
+	return b.held
+}
+
+// drop journals a file as not submitted and frees its rows for a later run.
+func (b *Batcher) drop(s *BatchState, why string) error {
+	rows, err := readRows(b.path(s.Local, "rows"))
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	for _, r := range rows {
+		if b.open[r.id.Key] == s.Local {
+			delete(b.open, r.id.Key)
+		}
+	}
+	s.Phase, s.Note = PhaseDropped, why
+	err = b.jr.append(s)
+	b.mu.Unlock()
+	os.Remove(b.path(s.Local, "input.jsonl"))
+	os.Remove(b.path(s.Local, "rows"))
+	return err
+}
+
+func (b *Batcher) apiFor(s *BatchState) *BatchAPI {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.apis[s.Endpoint]
+}
+
+// writeOffline copies the input file to the offline directory.
+func (b *Batcher) writeOffline(s *BatchState) error {
+	src, err := os.Open(b.path(s.Local, "input.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := writeStream(filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), src); err != nil {
+		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
+	}
+	s.Phase = PhaseOffline
+	b.journal(s)
+	b.log.Info("batch file written for an offline run", "file", filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), "rows", s.Rows, "model", s.Model)
+	return nil
+}
+
+// importOffline ingests the output files that appeared in the offline
+// directory for the files written there.
+func (b *Batcher) importOffline() {
+	if b.opt.OfflineDir == "" {
+		return
+	}
+	for _, s := range b.snapshot(PhaseOffline) {
+		out := filepath.Join(b.opt.OfflineDir, s.Local+".output.jsonl")
+		if _, err := os.Stat(out); err != nil {
+			continue
+		}
+		if err := b.ingest(s, []string{out}); err != nil {
+			b.fail(err)
+			return
+		}
+	}
+}
+
+// snapshot lists the states in a phase.
+func (b *Batcher) snapshot(phase string) []*BatchState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*BatchState
+	for _, l := range b.order {
+		if s := b.states[l]; s.Phase == phase {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pollOpen reads every submitted batch, journals what changed, and
+// ingests the finished ones.
+func (b *Batcher) pollOpen(ctx context.Context) {
+	for _, s := range b.snapshot(PhaseSubmitted) {
+		api := b.apiFor(s)
+		if api == nil {
+			continue
+		}
+		obj, err := api.GetBatch(ctx, s.BatchID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if ClassOf(err) != ClassRetryable {
+				b.fail(err)
+				return
+			}
+			b.log.Warn("could not read a batch; trying again at the next poll", "batch", s.Local, "err", err)
+			continue
+		}
+		if obj.Status != s.Status || obj.RequestCounts != s.Counts {
+			b.mu.Lock()
+			s.Status, s.Counts = obj.Status, obj.RequestCounts
+			if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
+				b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
+			}
+			b.mu.Unlock()
+			b.journal(s)
+			b.signal(b.changed)
+		}
+		if !obj.Terminal() {
+			continue
+		}
+		if txt := obj.errorText(); txt != "" {
+			s.Note = obj.Status + ": " + txt
+			b.log.Warn("a batch ended with errors; its rows are asked again", "batch", s.Local, "status", obj.Status, "errors", txt)
+		}
+		var files []string
+		for _, f := range []struct{ id, name string }{{obj.OutputFileID, "output.jsonl"}, {obj.ErrorFileID, "errors.jsonl"}} {
+			if f.id == "" {
+				continue
+			}
+			if err := api.Download(ctx, f.id, b.path(s.Local, f.name)); err != nil {
+				if ctx.Err() == nil {
+					b.log.Warn("could not download a batch's file; trying again at the next poll", "batch", s.Local, "err", err)
+				}
+				files = nil
+				break
+			}
+			files = append(files, b.path(s.Local, f.name))
+		}
+		if files == nil && (obj.OutputFileID != "" || obj.ErrorFileID != "") {
+			continue
+		}
+		if err := b.ingest(s, files); err != nil {
+			b.fail(err)
+			return
+		}
+	}
+}
+
+// ingestChunk is how many answers go to the cache in one group.
+const ingestChunk = 512
+
+// ingest puts every answer of a finished batch into the cache, notes the
+// rows that failed, and lets the units waiting for its rows go on.
+func (b *Batcher) ingest(s *BatchState, files []string) error {
+	rows, err := readRows(b.path(s.Local, "rows"))
+	if err != nil {
+		return fmt.Errorf("batch %s: %w", s.Local, err)
+	}
+	seen := make(map[string]bool, len(rows))
+	var answered, failed int
+	var chunk []CacheEntry
+	var charges []func()
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		if err := b.cache.PutMany(chunk); err != nil {
+			return fmt.Errorf("%w: %v", errCacheWrite, err)
+		}
+		for _, c := range charges {
+			c()
+		}
+		chunk, charges = chunk[:0], charges[:0]
+		return nil
+	}
+	for _, path := range files {
+		err := eachOutputLine(path, func(customID string, o rowOutcome) error {
+			r, ok := rows[customID]
+			if !ok || seen[customID] {
+				return nil // not ours, or a repeat
+			}
+			seen[customID] = true
+			if o.status == 200 && o.errCode == "" {
+				d, derr := decodeResponse(o.body, r.n)
+				if derr == nil {
+					answered++
+					if _, hit, _ := b.cache.Get(r.id); hit {
+						return nil // answered online meanwhile, or by an earlier ingest
+					}
+					chunk = append(chunk, CacheEntry{ID: r.id, Value: append([]byte(nil), o.body...),
+						Usage: Usage{Stage: r.stage, Model: s.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Batch: true}})
+					finish := make([]string, len(d.choices))
+					for i, c := range d.choices {
+						finish[i] = c.FinishReason
+					}
+					charges = append(charges, func() { b.meter.batchAnswer(r.stage, s.Model, d.promptTokens, d.completionTokens, finish) })
+					if len(chunk) >= ingestChunk {
+						return flush()
+					}
+					return nil
+				}
+				o.status, o.errText = 0, "the answer is not a chat completion: "+derr.Error()
+				o.errCode = "malformed"
+			}
+			failed++
+			b.mu.Lock()
+			b.noteFailure(r.id.Key, o)
+			b.mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	missing := 0
+	b.mu.Lock()
+	for cid, r := range rows {
+		if !seen[cid] {
+			missing++
+			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
+		}
+		if b.open[r.id.Key] == s.Local {
+			delete(b.open, r.id.Key)
+		}
+		for _, u := range b.waiters[r.id.Key] {
+			b.ready[u] = struct{}{}
+		}
+		delete(b.waiters, r.id.Key)
+	}
+	s.Phase, s.Answered, s.Failed, s.Missing = PhaseIngested, answered, failed, missing
+	err = b.jr.append(s)
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	b.log.Info("batch ingested", "batch", s.Local, "answered", answered, "failed", failed, "missing", missing)
+	for _, name := range []string{"input.jsonl", "rows", "output.jsonl"} {
+		os.Remove(b.path(s.Local, name))
+	}
+	b.signal(b.changed)
+	return nil
+}
+
+// noteFailure counts a row's failure in a batch. A 4xx other than 408 and
+// 429 is the request's own fault and final; anything else (a 5xx, an
+// expired or cancelled batch, no answer) is transient. Call with mu held.
+func (b *Batcher) noteFailure(key uint64, o rowOutcome) {
+	f := b.failures[key]
+	f.attempts++
+	f.status = o.status
+	f.text = o.errText
+	if o.errCode != "" && o.errText == "" {
+		f.text = o.errCode
+	} else if o.errCode != "" {
+		f.text = o.errCode + ": " + o.errText
+	}
+	if o.status != 0 {
+		class, _ := classifyStatus(o.status)
+		f.permanent = class == ClassPermanent || class == ClassFatal
+	}
+	if o.errCode == "malformed" {
+		f.permanent = true
+	}
+	b.failures[key] = f
+}

@@ -1,0 +1,139 @@
+package llm
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// batchInputLine is one request of a batch input file, in OpenAI's format
+// (vLLM's run-batch reads the same).
+type batchInputLine struct {
+	CustomID string          `json:"custom_id"`
+	Method   string          `json:"method"`
+	URL      string          `json:"url"`
+	Body     json.RawMessage `json:"body"`
+}
+
+// batchOutputLine is one line of a batch output or error file.
+type batchOutputLine struct {
+	CustomID string `json:"custom_id"`
+	Response *struct {
+		StatusCode int             `json:"status_code"`
+		Body       json.RawMessage `json:"body"`
+	} `json:"response"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rowInfo is what the run knows of one row of a batch it wrote: the
+// request's full identity, its stage and its choice count. It is kept in
+// the batch's rows file next to the input file.
+type rowInfo struct {
+	id    Identity
+	stage string
+	n     int
+}
+
+// appendRow writes a rows-file line: key, digest, stage, n.
+func appendRow(w io.Writer, r rowInfo) error {
+	_, err := fmt.Fprintf(w, "%s %s %s %d\n", r.id.String(), hex.EncodeToString(r.id.Digest[:]), r.stage, r.n)
+	return err
+}
+
+// readRows reads a rows file into a map by custom id.
+func readRows(path string) (map[string]rowInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows := map[string]rowInfo{}
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 4 {
+			return nil, fmt.Errorf("%s line %d: want 4 fields", path, line)
+		}
+		key, err1 := strconv.ParseUint(fields[0], 16, 64)
+		digest, err2 := hex.DecodeString(fields[1])
+		n, err3 := strconv.Atoi(fields[3])
+		if err := errors.Join(err1, err2, err3); err != nil || len(digest) != 32 {
+			return nil, fmt.Errorf("%s line %d: damaged row", path, line)
+		}
+		var r rowInfo
+		r.id.Key = key
+		copy(r.id.Digest[:], digest)
+		r.stage, r.n = fields[2], n
+		rows[fields[0]] = r
+	}
+	return rows, sc.Err()
+}
+
+// rowOutcome is what a batch said of one row.
+type rowOutcome struct {
+	body      json.RawMessage // the chat completion, when status is 200
+	status    int             // HTTP status of the row; 0 when the row has none
+	errCode   string          // batch_expired, batch_cancelled, ...
+	errText   string
+	malformed bool // the line itself did not decode
+}
+
+// eachOutputLine calls fn with every line of an output or error file,
+// streaming it. A line that does not decode is reported with malformed
+// set and an empty custom id, unless its custom id could be read.
+func eachOutputLine(path string, fn func(customID string, o rowOutcome) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		b, err := r.ReadBytes('\n')
+		if len(strings.TrimSpace(string(b))) > 0 {
+			if ferr := fn(decodeOutputLine(b)); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func decodeOutputLine(b []byte) (string, rowOutcome) {
+	var l batchOutputLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return "", rowOutcome{malformed: true, errText: err.Error()}
+	}
+	var o rowOutcome
+	if l.Response != nil {
+		o.status, o.body = l.Response.StatusCode, l.Response.Body
+		if o.status != 200 {
+			var env struct {
+				Error struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(l.Response.Body, &env) == nil {
+				o.errText = env.Error.Message
+			}
+		}
+	}
+	if l.Error != nil {
+		o.errCode, o.errText = l.Error.Code, l.Error.Message
+	}
+	return l.CustomID, o
+}

@@ -1,0 +1,267 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// A stage section's request mode (Endpoint.Mode).
+const (
+	ModeOnline = "online" // requests are sent as they come (the default)
+	ModeBatch  = "batch"  // requests go through the provider's Batch API
+	// ModeAuto is batch when the endpoint has a Batch API (it lists
+	// /v1/batches), else online: what --batch without stages asks for.
+	ModeAuto = "auto"
+)
+
+// Why a run in batch mode stopped with work left (report.json's stopped_by).
+const (
+	// StopBatchFiles: input files were written to batch.files_dir for the
+	// user to run; the next run imports their output.
+	StopBatchFiles = "batch_files"
+	// StopBatchCancelled: the run's batches were cancelled (distill
+	// batches cancel); the next run asks what they did not answer.
+	StopBatchCancelled = "batch_cancelled"
+)
+
+// BatchSettings configure the stages in batch mode.
+type BatchSettings struct {
+	// MaxRequests and MaxBytes split a batch input file (OpenAI's limits:
+	// 50,000 requests, 200 MB).
+	MaxRequests int   `yaml:"max_requests,omitempty"`
+	MaxBytes    int64 `yaml:"max_bytes,omitempty"`
+	// CompletionWindow is asked of the provider (default 24h).
+	CompletionWindow string `yaml:"completion_window,omitempty"`
+	// PollInterval is how often open batches are read (default 30s).
+	PollInterval time.Duration `yaml:"poll_interval,omitempty"`
+	// MaxRowAttempts is how many batches a request may fail in
+	// transiently before its problem fails (default 3).
+	MaxRowAttempts int `yaml:"max_row_attempts,omitempty"`
+	// FilesDir, when set, receives each wave's input files instead of the
+	// provider, for vLLM's run-batch or any runner of the same format; the
+	// next run imports the NAME.output.jsonl files it finds there.
+	FilesDir string `yaml:"files_dir,omitempty"`
+}
+
+// batchSections are the job sections whose mode can be batch, with their
+// endpoints.
+func (j *Job) batchSections() map[string]*Endpoint {
+	return map[string]*Endpoint{
+		StageRollout: &j.Rollout.Endpoint, StageDistill: &j.Distill.Endpoint,
+		StageJudge: &j.Judge.Endpoint, StageEmpirical: &j.Empirical.Endpoint,
+	}
+}
+
+// SetBatch puts the named job sections in batch mode (every one, in auto
+// mode, when stages is empty): what --batch [STAGES] does. A grounded
+// stage name (analyze, synthesize, enrich) names the distill section it
+// uses.
+func (j *Job) SetBatch(stages []string) error {
+	sections := j.batchSections()
+	if len(stages) == 0 {
+		for _, ep := range sections {
+			ep.Mode = ModeAuto
+		}
+		return nil
+	}
+	for _, s := range stages {
+		switch s {
+		case StageAnalyze, StageSynthesize, StageEnrich:
+			s = StageDistill
+		}
+		ep, ok := sections[s]
+		if !ok {
+			return fmt.Errorf("--batch: unknown stage %q; want some of rollout, distill, judge, empirical (comma-separated), or none for every stage whose endpoint has a batch API", s)
+		}
+		ep.Mode = ModeBatch
+	}
+	return nil
+}
+
+func (j *Job) validateBatch(v *validation) {
+	for _, name := range sortedKeys(j.batchSections()) {
+		switch m := j.batchSections()[name].Mode; m {
+		case "", ModeOnline, ModeBatch, ModeAuto:
+		default:
+			v.bad(name+".mode", "want online, batch or auto, not %q", m)
+		}
+	}
+	b := j.Batch
+	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 {
+		v.bad("batch", "limits must not be negative")
+	}
+	if w := b.CompletionWindow; w != "" && w != "24h" {
+		v.bad("batch.completion_window", "providers accept only 24h, not %q", w)
+	}
+}
+
+// usesBatch reports whether a stage section may send batches.
+func (j *Job) usesBatch() bool {
+	for _, ep := range j.batchSections() {
+		if ep.Mode == ModeBatch || ep.Mode == ModeAuto {
+			return true
+		}
+	}
+	return false
+}
+
+// batchDir is where a run keeps its batch journal and files.
+func batchDir(out string) string { return filepath.Join(out, "batches") }
+
+// newBatcher opens the run's batch journal, when a stage is in batch mode.
+func newBatcher(job *Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
+	if !job.usesBatch() {
+		return nil, nil
+	}
+	abs, _ := filepath.Abs(job.Out)
+	b := job.Batch
+	return llm.NewBatcher(llm.BatchOptions{
+		Dir: batchDir(job.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
+		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir,
+		RunTag: fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
+	}, cache, meter)
+}
+
+// batchDeferrer is the Deferrer of a stage section in batch mode, or nil
+// when its requests go online: in auto mode, when the endpoint has no
+// Batch API (vLLM and SGLang servers).
+func batchDeferrer(b *llm.Batcher, section string, ep Endpoint, apiKey string, opt llm.Options, log func(string, ...any)) (llm.Deferrer, error) {
+	if b == nil || (ep.Mode != ModeBatch && ep.Mode != ModeAuto) {
+		return nil, nil
+	}
+	api, err := llm.NewBatchAPI(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, opt)
+	if err != nil {
+		return nil, err
+	}
+	if ep.Mode == ModeAuto && b.OfflineDir() == "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ok, err := api.Available(ctx)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("asking %s whether it has a Batch API: %w", api.Base(), err)
+		}
+		if !ok {
+			log("the endpoint has no Batch API; the stage's requests go online", "stage", section, "endpoint", api.Base())
+			return nil, nil
+		}
+	}
+	return b.Deferrer(api), nil
+}
+
+// nextWave waits, after a pass in which some problems' requests went into
+// batches, until a batch has answered some of them, and returns the
+// problems to run again. It returns nil when no batch will answer anything
+// this session: none is open (the budget held new ones back, they were
+// cancelled, or their files wait in batch.files_dir), or the run stops.
+func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
+	if l.batcher == nil || l.deferred == 0 || l.stop.stopped() || ctx.Err() != nil {
+		return nil, nil
+	}
+	if err := l.batcher.Flush(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("batches: %w", err)
+	}
+	if err := l.checkpoint(); err != nil {
+		return nil, err
+	}
+	for {
+		if l.batcher.Waiting() == 0 {
+			if ready := l.batcher.TakeReady(); len(ready) > 0 {
+				return ready, nil
+			}
+			return nil, nil
+		}
+		if err := l.waitBatches(ctx); err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		if ready := l.batcher.TakeReady(); len(ready) > 0 {
+			return ready, nil
+		}
+	}
+}
+
+// waitBatches waits for the batcher, showing progress and writing the
+// report meanwhile; Ctrl-C ends the wait (the batches stay open, and the
+// next run polls them).
+func (l *loop) waitBatches(ctx context.Context) error {
+	progress := newProgress(l.opt.Status, false, l.opt.StatusEvery)
+	tick := time.NewTicker(progress.interval())
+	defer tick.Stop()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- l.batcher.Wait(wctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return fmt.Errorf("batches: %w", err)
+			}
+			return nil
+		case <-tick.C:
+			progress.update(l.statusLine())
+			if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			l.stop.stopNow("interrupted", StopInterrupt)
+			<-done
+			return nil
+		}
+	}
+}
+
+// batchStopReason says why problems whose requests wait in batches are
+// left at the end of the session, for the report.
+func (l *loop) batchStopReason() (reason, cause string) {
+	if l.batcher == nil || l.deferred == 0 {
+		return "", ""
+	}
+	if files := l.batcher.Offline(); len(files) > 0 {
+		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run them (e.g. python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model MODEL), then run distill again to import the answers",
+			l.deferred, len(files), l.job.Batch.FilesDir, files[0], strings.TrimSuffix(files[0], ".input.jsonl")+".output.jsonl"), StopBatchFiles
+	}
+	held := l.batcher.Held()
+	switch {
+	case strings.HasPrefix(held, "budget"):
+		return "budget reached: " + held, StopBudget
+	case held != "":
+		return held, StopBatchCancelled
+	}
+	return "", ""
+}
+
+// batchSummary is the batches part of the status line and the report.
+func (l *loop) batchSummary() *llm.BatchSummary {
+	if l.batcher == nil {
+		return nil
+	}
+	s := llm.SummarizeBatches(l.batcher.States())
+	return &s
+}
+
+// BatchStageList parses --batch's value: stage names, comma-separated;
+// "" or "true" is every stage.
+func BatchStageList(v string) []string {
+	if v == "" || v == "true" {
+		return nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
