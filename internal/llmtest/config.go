@@ -37,6 +37,34 @@ type Config struct {
 	// Beyond them the server answers 429 with Retry-After; while a limit is
 	// set, every response carries OpenAI's x-ratelimit-* headers.
 	LimitRPM, LimitTPM int
+	// BatchTurnaround is how long a batch of the simulated Batch API takes
+	// from creation to "completed". Its rows are answered evenly over it,
+	// so request_counts.completed grows linearly while it is in progress;
+	// 0 answers them as fast as it can.
+	BatchTurnaround time.Duration
+	// BatchRowFailRate is the rate in [0, 1] of batch rows answered with a
+	// 500 in the error file instead of a completion. It is drawn per row
+	// (custom_id) and batch, so a row resubmitted in a later batch can
+	// succeed; whether a row fails never changes what a row that succeeds
+	// says.
+	BatchRowFailRate float64
+	// BatchExpire makes the first BatchExpire batches created (in creation
+	// order, counting every batch) expire: such a batch answers the first
+	// half of its rows (rounded down), then expires, at about half its
+	// turnaround; its remaining rows go to the error file as
+	// batch_expired.
+	BatchExpire int
+	// BatchMaxRequests is the most requests a batch's input file may hold
+	// (default 50,000, OpenAI's documented limit); a file with more makes
+	// the batch fail with too_many_tasks naming the first line beyond it.
+	BatchMaxRequests int
+	// BatchMaxBytes is the largest file POST /v1/files accepts (default
+	// 200 MB, 200,000,000 bytes: OpenAI's documented limit, read strictly).
+	BatchMaxBytes int64
+	// BatchDir is where uploaded files and batch outputs are written, in a
+	// fresh subdirectory that Close removes (default: the system's
+	// temporary directory). Nothing persists across servers.
+	BatchDir string
 	// Seed varies every deterministic choice.
 	Seed uint64
 	// FaultsByRequest draws each attempt's fault and latency from the
@@ -52,6 +80,12 @@ type Config struct {
 	// Logger receives debug lines about faults; nil discards them.
 	Logger *slog.Logger
 }
+
+// The Batch API's default limits, OpenAI's documented ones.
+const (
+	DefaultBatchMaxRequests = 50_000
+	DefaultBatchMaxBytes    = 200_000_000
+)
 
 // Faults are rates in [0, 1] of each injected failure, drawn per attempt.
 // If they add up to more than 1 they are scaled down to sum to 1.
@@ -116,6 +150,14 @@ func (c Config) withDefaults() Config {
 	}
 	if f.HangMax <= 0 {
 		f.HangMax = 30 * time.Second
+	}
+	c.BatchTurnaround = max(c.BatchTurnaround, 0)
+	c.BatchRowFailRate = clamp01(c.BatchRowFailRate)
+	if c.BatchMaxRequests <= 0 {
+		c.BatchMaxRequests = DefaultBatchMaxRequests
+	}
+	if c.BatchMaxBytes <= 0 {
+		c.BatchMaxBytes = DefaultBatchMaxBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

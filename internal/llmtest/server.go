@@ -67,6 +67,8 @@ type Server struct {
 	statuses  map[int]int64 // requests by the status sent (0: none sent)
 	closed    chan struct{}
 	closeOnce sync.Once
+	answers   answerCounts // 200 replies per request key, online and in batches
+	batch     *batchAPI    // the simulated Files and Batch API (batch.go)
 }
 
 // created is the fixed "created" time of every response.
@@ -81,14 +83,21 @@ const (
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	return &Server{cfg: cfg, limit: newRateLimit(cfg.LimitRPM, cfg.LimitTPM), closed: make(chan struct{}),
-		statuses: make(map[int]int64)}
+		statuses: make(map[int]int64), batch: newBatchAPI(cfg)}
 }
 
 // Close ends hung and waiting requests (they get a 503) and makes new ones
-// fail fast the same way. It does not close any listener.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+// fail fast the same way; it stops running batches and removes the files
+// of the Files and Batch API. It does not close any listener.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.batch.close()
+	})
+}
 
-// Count is the number of chat-completions requests received.
+// Count is the number of chat-completions requests received over HTTP;
+// batch rows are counted by [Server.BatchStats].
 func (s *Server) Count() int64 { return s.count.Load() }
 
 // UnknownProblems is the number of rollout requests for problems not in
@@ -114,16 +123,20 @@ func (s *Server) record(e Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.statuses[e.Status]++
+	if e.Status == http.StatusOK {
+		s.answers.note(e.Hash)
+	}
 	if s.cfg.KeepLog {
 		e.Time = time.Now()
 		s.log = append(s.log, e)
 	}
 }
 
-// ServeHTTP answers POST /v1/chat/completions and GET /v1/models. Any
-// other path gets the 404 vLLM gives ({"detail":"Not Found"}), so that a
-// base URL without /v1 fails here as it would there; mount the server
-// under a prefix with http.StripPrefix.
+// ServeHTTP answers POST /v1/chat/completions, GET /v1/models and the
+// Files and Batch API (/v1/files, /v1/batches; see batch.go). Any other
+// path gets the 404 vLLM gives ({"detail":"Not Found"}), so that a base
+// URL without /v1 fails here as it would there; mount the server under a
+// prefix with http.StripPrefix.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
@@ -143,7 +156,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ID: SimulatedModel, Object: "model", Created: created, OwnedBy: "rubricforge-llmtest (simulated)",
 		}}})
 	default:
-		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+		if !s.serveBatchAPI(w, r) {
+			writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+		}
 	}
 }
 
@@ -191,29 +206,37 @@ func (s *Server) readChat(w http.ResponseWriter, r *http.Request, attempt uint64
 		writeError(w, status, "invalid_request_error", nil, "reading the request body: "+err.Error())
 		return nil, nil, false
 	}
+	req, msgs, reqKey, problem := parseChat(body)
+	if problem != "" {
+		s.reject(w, reqKey, attempt, problem)
+		return nil, nil, false
+	}
+	return req, msgs, true
+}
+
+// parseChat decodes and checks a chat-completions body, online or a batch
+// row's. When it cannot take the request it says why, with the request key
+// known so far.
+func parseChat(body []byte) (*chatRequest, []Message, uint64, string) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.reject(w, key(0, string(body)), attempt, "the request body is not valid JSON: "+err.Error())
-		return nil, nil, false
+		return nil, nil, key(0, string(body)), "the request body is not valid JSON: " + err.Error()
 	}
 	msgs, err := req.messages()
 	if err != nil {
-		s.reject(w, key(0, string(body)), attempt, "invalid request: "+err.Error())
-		return nil, nil, false
+		return nil, nil, key(0, string(body)), "invalid request: " + err.Error()
 	}
 	reqKey := requestKey(&req, msgs)
 	n := req.n()
 	switch {
 	case req.Stream:
-		s.reject(w, reqKey, attempt, "the simulated endpoint (llmtest) does not support stream=true")
+		return nil, nil, reqKey, "the simulated endpoint (llmtest) does not support stream=true"
 	case n < 1 || n > maxChoices:
-		s.reject(w, reqKey, attempt, fmt.Sprintf("n must be between 1 and %d", maxChoices))
+		return nil, nil, reqKey, fmt.Sprintf("n must be between 1 and %d", maxChoices)
 	case req.Model == "":
-		s.reject(w, reqKey, attempt, "model is required")
-	default:
-		return &req, msgs, true
+		return nil, nil, reqKey, "model is required"
 	}
-	return nil, nil, false
+	return &req, msgs, reqKey, ""
 }
 
 // admit applies the server-side rate limit to a request whose reply
