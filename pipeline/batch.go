@@ -89,7 +89,7 @@ func (j *Job) validateBatch(v *validation) {
 		switch m := j.batchSections()[name].Mode; m {
 		case "", ModeOnline, ModeBatch, ModeAuto:
 		default:
-			v.bad(name+".mode", "want online, batch or auto, not %q", m)
+			v.bad(name+".request_mode", "want online, batch or auto, not %q", m)
 		}
 	}
 	b := j.Batch
@@ -160,7 +160,7 @@ func batchDeferrer(b *llm.Batcher, section string, ep Endpoint, apiKey string, o
 // this session: none is open (the budget held new ones back, they were
 // cancelled, or their files wait in batch.files_dir), or the run stops.
 func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
-	if l.batcher == nil || l.deferred == 0 || l.stop.stopped() || ctx.Err() != nil {
+	if l.batcher == nil || l.stop.stopped() || ctx.Err() != nil {
 		return nil, nil
 	}
 	if err := l.batcher.Flush(ctx); err != nil {
@@ -228,9 +228,11 @@ func (l *loop) batchStopReason() (reason, cause string) {
 	if l.batcher == nil || l.deferred == 0 {
 		return "", ""
 	}
+	l.fillReport()
+	pending := l.report.Problems.Pending
 	if files := l.batcher.Offline(); len(files) > 0 {
 		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run them (e.g. python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model MODEL), then run distill again to import the answers",
-			l.deferred, len(files), l.job.Batch.FilesDir, files[0], strings.TrimSuffix(files[0], ".input.jsonl")+".output.jsonl"), StopBatchFiles
+			pending, len(files), l.job.Batch.FilesDir, files[0], strings.TrimSuffix(files[0], ".input.jsonl")+".output.jsonl"), StopBatchFiles
 	}
 	held := l.batcher.Held()
 	switch {

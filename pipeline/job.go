@@ -82,8 +82,9 @@ type Endpoint struct {
 	LegacyMaxTokens bool `yaml:"legacy_max_tokens,omitempty"`
 	// Mode is online (the default), batch (the provider's Batch API, at
 	// its batch price) or auto (batch when the endpoint has a Batch API).
-	// It is not part of the job's identity: a run may switch.
-	Mode string `yaml:"mode,omitempty"`
+	// It is not part of the job's identity: a run may switch. The job
+	// file's key is request_mode, since judge.mode says something else.
+	Mode string `yaml:"request_mode,omitempty"`
 }
 
 // Sampling holds the sampling parameters of a stage. Nil means the server's default.

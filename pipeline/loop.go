@@ -39,7 +39,7 @@ type loop struct {
 
 	// batch mode
 	batcher  *llm.Batcher
-	deferred int64               // problems of this pass whose requests wait in batches
+	deferred int64               // times a problem's requests went into batches, this session
 	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
 
 	// owned by the collector
@@ -128,7 +128,6 @@ func (l *loop) loop(ctx context.Context) error {
 // pass reads the input once and processes the problems it admits: every
 // pending one in the first pass, the ones in l.only after that.
 func (l *loop) pass(ctx context.Context, pass int) error {
-	l.deferred = 0
 	runCtx, cancelRun := context.WithCancelCause(ctx) // requests: ends on Ctrl-C or a fatal error
 	defer cancelRun(nil)
 	readCtx, cancelRead := context.WithCancel(context.Background()) // the input is read to its end unless the run fails
