@@ -211,8 +211,8 @@ func (b *Batcher) recover() error {
 			for _, r := range rows {
 				b.open[r.id.Key] = local
 			}
-			if s.Phase == PhaseWritten {
-				b.queue = append(b.queue, local)
+			if s.Phase == PhaseWritten || s.Phase == PhaseUploaded {
+				b.queue = append(b.queue, local) // to upload, or to find or create its batch
 			}
 		}
 	}
