@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -181,4 +186,308 @@ func lineWith(s, sub string) string {
 		}
 	}
 	return ""
+}
+
+// TestBatchFilesWaveByWave: with --batch-files DIR a run writes each wave's
+// input file to DIR and stops (exit 4, saying what to run); the test runs
+// each file as vLLM's run-batch would, through the simulated endpoint's
+// chat completions, and runs distill again, wave by wave, until the corpus
+// is finished (exit 0). No request is answered twice.
+func TestBatchFilesWaveByWave(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, 12)
+	srv, url := startBatchSim(t, answers, 0)
+	out, files := filepath.Join(dir, "run"), filepath.Join(dir, "offline")
+	args := []string{"run", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--n", "4",
+		"--batch-files", files, "--quiet"}
+	answered := map[string]bool{}
+	for wave := 1; ; wave++ {
+		if wave > 12 {
+			t.Fatalf("not finished after %d waves", wave-1)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		if code == exitOK {
+			t.Logf("finished in wave %d", wave)
+			if wave < 3 {
+				t.Errorf("finished in wave %d; rollouts, distill and the judges need a wave each", wave)
+			}
+			break
+		}
+		if code != exitStopped {
+			t.Fatalf("wave %d: exit %d\nstdout:\n%s\nstderr:\n%s", wave, code, stdout.String(), stderr.String())
+		}
+		var rep pipeline.Report
+		readJSONFile(t, filepath.Join(out, "report.json"), &rep)
+		if rep.StoppedBy != pipeline.StopBatchFiles || !strings.Contains(stderr.String(), "run_batch") || !strings.Contains(stderr.String(), files) {
+			t.Fatalf("wave %d: stopped by %q; stderr does not say which files to run:\n%s", wave, rep.StoppedBy, stderr.String())
+		}
+		inputs, _ := filepath.Glob(filepath.Join(files, "*.input.jsonl"))
+		fresh := 0
+		for _, in := range inputs {
+			if answered[in] {
+				continue
+			}
+			answered[in] = true
+			fresh++
+			runBatchFileLikeVLLM(t, url, in, strings.TrimSuffix(in, ".input.jsonl")+".output.jsonl")
+		}
+		if wave == 1 && !answered[filepath.Join(files, "b000001.input.jsonl")] {
+			t.Fatalf("the first wave wrote %v, not b000001.input.jsonl", inputs)
+		}
+		t.Logf("wave %d: %d new batch file(s): %s", wave, fresh, strings.TrimSpace(stderr.String()))
+		if fresh == 0 {
+			t.Fatalf("wave %d stopped for batch files but wrote no new one (%v)", wave, inputs)
+		}
+	}
+	st := srv.BatchStats()
+	if st.RequestsRepeated != 0 {
+		t.Errorf("%d requests answered twice", st.RequestsRepeated)
+	}
+	if st.BatchesCreated != 0 {
+		t.Errorf("%d batches sent to the endpoint; --batch-files sends none", st.BatchesCreated)
+	}
+	states, err := pipeline.ReadBatches(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range states {
+		if s.Phase != llm.PhaseIngested || s.Answered != s.Rows {
+			t.Errorf("batch %s: phase %s, %d of %d rows answered", s.Local, s.Phase, s.Answered, s.Rows)
+		}
+	}
+	var rep pipeline.Report
+	readJSONFile(t, filepath.Join(out, "report.json"), &rep)
+	if rep.Problems.Done+rep.Problems.LeftOut != 12 || rep.LLM.Total.BatchAnswers == 0 {
+		t.Errorf("report: %+v, %d batch answers", rep.Problems, rep.LLM.Total.BatchAnswers)
+	}
+}
+
+// runBatchFileLikeVLLM answers a batch input file as vLLM's run-batch does:
+// one output line per input line, each the chat completion the endpoint
+// gives for the line's body.
+func runBatchFileLikeVLLM(t *testing.T, url, in, out string) {
+	t.Helper()
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var req struct {
+			CustomID string          `json:"custom_id"`
+			Method   string          `json:"method"`
+			URL      string          `json:"url"`
+			Body     json.RawMessage `json:"body"`
+		}
+		if err := json.Unmarshal(line, &req); err != nil || req.Method != "POST" || req.URL != "/v1/chat/completions" || req.CustomID == "" {
+			t.Fatalf("%s line %d is not a batch request (%v): %s", in, i+1, err, line)
+		}
+		resp, err := http.Post(url+"/chat/completions", "application/json", bytes.NewReader(req.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s line %d: HTTP %d: %s (%v)", in, i+1, resp.StatusCode, body, err)
+		}
+		o, _ := json.Marshal(map[string]any{
+			"id": fmt.Sprintf("vllm-%d", i), "custom_id": req.CustomID, "error": nil,
+			"response": map[string]any{"status_code": 200, "request_id": fmt.Sprintf("vllm-batch-%d", i), "body": json.RawMessage(body)},
+		})
+		b.Write(append(o, '\n'))
+	}
+	if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TestBatchesCancel: batches that take minutes are cancelled with distill
+// batches cancel, once while the run polls them (it ingests what they
+// answered, submits nothing new and stops: batch_cancelled, exit 4), and
+// once after the run was killed (the next run does the same). The run in
+// between resubmits only the rows the cancelled batch did not answer, and
+// no request is ever answered twice.
+func TestBatchesCancel(t *testing.T) {
+	bin := buildDistill(t)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	const problems, n = 40, 4
+	answers := writeProblems(t, input, problems)
+	srv, url := startBatchSim(t, answers, 2*time.Minute) // a row every 0.75 s
+	out := filepath.Join(dir, "run")
+	args := []string{"run", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--n", fmt.Sprint(n),
+		"--batch", "--batch-poll", "100ms", "--quiet"}
+	submitted := func(local string) bool {
+		states, _ := pipeline.ReadBatches(out)
+		for _, s := range states {
+			if s.Local == local && s.Phase == llm.PhaseSubmitted {
+				return true
+			}
+		}
+		return false
+	}
+	cancel := func(wantBatch string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"batches", "cancel", out}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("batches cancel: exit %d\n%s%s", code, stdout.String(), stderr.String())
+		}
+		line := lineWith(stdout.String(), wantBatch)
+		if !strings.Contains(line, "cancel") || !strings.Contains(line, "rows done") || !strings.Contains(stdout.String(), "cancelled 1 of 1 open batches") {
+			t.Errorf("batches cancel output:\n%s", stdout.String())
+		}
+		t.Logf("distill batches cancel:\n%s", stdout.String())
+	}
+
+	// The run polls the batch while it is cancelled.
+	first := exec.Command(bin, args...)
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	waitUntil(t, "the first batch to be submitted and answer some rows", func() bool {
+		return submitted("b000001") && srv.BatchStats().RowsAnswered >= 3
+	})
+	var live bytes.Buffer
+	if code := run([]string{"status", out}, &live, io.Discard); code != exitOK || !strings.Contains(live.String(), "batches: 1 in progress (") || !strings.Contains(live.String(), " of 160 done)") {
+		t.Errorf("status while the run polls its batch (exit %d):\n%s", code, live.String())
+	}
+	t.Logf("distill status while the run polls:\n%s", live.String())
+	cancel("b000001")
+	select {
+	case err := <-exited:
+		if !exitedWith(err, exitStopped) {
+			t.Fatalf("the run whose batches were cancelled: %v, want exit %d\n%s", err, exitStopped, firstErr.String())
+		}
+	case <-time.After(time.Minute):
+		first.Process.Kill()
+		t.Fatalf("the run did not stop within a minute of its batches' cancellation\n%s", firstErr.String())
+	}
+	checkCancelledStop(t, out, firstErr.String())
+	answered1 := srv.BatchStats().RowsAnswered
+	if st := srv.BatchStats(); st.BatchesCreated != 1 {
+		t.Errorf("%d batches created; the run submits none after its batches are cancelled", st.BatchesCreated)
+	}
+	b1 := batchState(t, out, "b000001")
+	if b1.Phase != llm.PhaseIngested || int64(b1.Answered) != answered1 || b1.Answered+b1.Failed+b1.Missing != problems*n {
+		t.Errorf("the cancelled batch: %+v; the endpoint answered %d rows", b1, answered1)
+	}
+
+	// The next run resubmits only what the cancelled batch did not answer;
+	// it is killed, and its batch cancelled.
+	second := exec.Command(bin, args...)
+	next := fmt.Sprintf("b%06d", len(readStates(t, out))+1)
+	killed := runUntil(t, second, func() bool {
+		return submitted(next) && srv.BatchStats().RowsAnswered >= answered1+2
+	})
+	if !killed {
+		t.Fatal("the second run ended before its batch answered")
+	}
+	rows := batchRows(t, filepath.Join(pipeline.BatchDir(out), next+".input.jsonl"))
+	for _, r := range rows {
+		if srv.CustomIDAnswers(r.customID) > 1 {
+			t.Errorf("row %s of %s was answered before", r.customID, next)
+		}
+	}
+	if rollouts, want := batchState(t, out, next).Stages[pipeline.StageRollout], problems*n-int(answered1); rollouts != want {
+		t.Errorf("the resubmitted batch holds %d rollout rows; the cancelled one left %d unanswered", rollouts, want)
+	}
+	cancel(next)
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != exitStopped {
+		t.Fatalf("the run after the cancel: exit %d, want %d\n%s", code, exitStopped, stderr.String())
+	}
+	checkCancelledStop(t, out, stderr.String())
+	t.Logf("distill run after distill batches cancel:\n%s", stderr.String())
+	if b := batchState(t, out, next); b.Phase != llm.PhaseIngested || b.Answered < 2 {
+		t.Errorf("the second cancelled batch: %+v", b)
+	}
+	st := srv.BatchStats()
+	if st.BatchesCreated != 2 {
+		t.Errorf("%d batches created, want 2: none after a cancellation", st.BatchesCreated)
+	}
+	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 || srv.Count() != 0 {
+		t.Errorf("requests answered twice (%d, %d custom ids) or online (%d)", st.RequestsRepeated, st.CustomIDsRepeated, srv.Count())
+	}
+	stdout.Reset()
+	if code := run([]string{"status", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("status: exit %d: %s", code, stderr.String())
+	}
+	t.Logf("distill status:\n%s", stdout.String())
+	if !strings.Contains(stdout.String(), "batches: 2 completed") || !strings.Contains(stdout.String(), "batches were cancelled") {
+		t.Errorf("status after the cancellations:\n%s", stdout.String())
+	}
+}
+
+// checkCancelledStop checks a run stopped because its batches were
+// cancelled, and said so.
+func checkCancelledStop(t *testing.T, out, stderr string) {
+	t.Helper()
+	var rep pipeline.Report
+	readJSONFile(t, filepath.Join(out, "report.json"), &rep)
+	if rep.Status != pipeline.StatusStopped || rep.StoppedBy != pipeline.StopBatchCancelled {
+		t.Errorf("report: status %s, stopped by %q (%s); want stopped by %s", rep.Status, rep.StoppedBy, rep.StopReason, pipeline.StopBatchCancelled)
+	}
+	if !strings.Contains(stderr, "cancelled") || !strings.Contains(stderr, "run again") {
+		t.Errorf("stderr does not say the batches were cancelled and what to do:\n%s", stderr)
+	}
+}
+
+func readStates(t *testing.T, out string) []llm.BatchState {
+	t.Helper()
+	states, err := pipeline.ReadBatches(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return states
+}
+
+func batchState(t *testing.T, out, local string) llm.BatchState {
+	t.Helper()
+	for _, s := range readStates(t, out) {
+		if s.Local == local {
+			return s
+		}
+	}
+	t.Fatalf("no batch %s in the journal", local)
+	return llm.BatchState{}
+}
+
+type batchRow struct{ customID string }
+
+// batchRows reads a batch input file.
+func batchRows(t *testing.T, path string) []batchRow {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []batchRow
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r struct {
+			CustomID string `json:"custom_id"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		rows = append(rows, batchRow{r.CustomID})
+	}
+	return rows
 }
