@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -490,4 +491,52 @@ func batchRows(t *testing.T, path string) []batchRow {
 		rows = append(rows, batchRow{r.CustomID})
 	}
 	return rows
+}
+
+// TestPlanBatchPrices: distill plan --batch distill,judge runs its pilot
+// online (no batch waits) and prices the distill and judge stages at the
+// batch rate: half of what the same plan without --batch projects for
+// them, the rollouts at the same price.
+func TestPlanBatchPrices(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, 20)
+	srv, url := startBatchSim(t, answers, time.Hour)
+	job := filepath.Join(dir, "job.yaml")
+	os.WriteFile(job, []byte("prices: {simulated: {prompt_per_mtok: 2, completion_per_mtok: 8}}\n"), 0o644)
+	plan := func(out string, extra ...string) *pipeline.PlanDoc {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"plan", "--config", job, "--sample", "5", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--quiet"}, extra...)
+		if code := run(args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", extra, code, stdout.String(), stderr.String())
+		}
+		if len(extra) > 0 && !strings.Contains(stdout.String(), "batch mode: distill, judge priced at the batch rate") {
+			t.Errorf("the plan does not say which stages it priced at the batch rate:\n%s", stdout.String())
+		}
+		p, err := pipeline.ReadPlan(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	online, batch := plan(filepath.Join(dir, "online")), plan(filepath.Join(dir, "batch"), "--batch", "distill,judge")
+	if st := srv.BatchStats(); st.BatchesCreated != 0 {
+		t.Errorf("the pilot created %d batches; it runs online", st.BatchesCreated)
+	}
+	cost := func(p *pipeline.PlanDoc, stage string) float64 {
+		for _, s := range p.Stages {
+			if s.Stage == stage {
+				return s.CostUSD.Value
+			}
+		}
+		t.Fatalf("no stage %s in the plan", stage)
+		return 0
+	}
+	for stage, rate := range map[string]float64{pipeline.StageRollout: 1, pipeline.StageDistill: llm.DefaultBatchRate, pipeline.StageJudge: llm.DefaultBatchRate} {
+		on, b := cost(online, stage), cost(batch, stage)
+		if on <= 0 || math.Abs(b-rate*on) > 1e-9*on {
+			t.Errorf("%s: online plan $%.6f, batch plan $%.6f; want %.1f times", stage, on, b, rate)
+		}
+	}
 }
