@@ -540,3 +540,44 @@ func TestPlanBatchPrices(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchJobFileSettings: request_mode per section and the batch:
+// settings of a job file are read (files_dir, like every path in a job
+// file, relative to the file), and --batch overrides request_mode.
+func TestBatchJobFileSettings(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.yaml")
+	os.WriteFile(job, []byte(`input: {paths: [p.jsonl]}
+out: runs/x
+rollout: {base_url: "http://127.0.0.1:1/v1", model: m}
+distill: {request_mode: batch}
+judge: {mode: item, request_mode: auto}
+batch: {files_dir: offline, poll_interval: 2m, max_requests: 1000, max_bytes: 1000000}
+`), 0o644)
+	load := func(args ...string) pipeline.Job {
+		t.Helper()
+		f := newRunFlags()
+		if ok, code := parseFlags(f.fs, batchArgs(append([]string{"--config", job}, args...)), f.usage, io.Discard); !ok {
+			t.Fatalf("exit %d", code)
+		}
+		j, err := pipeline.PrepareJob(job, func(j *pipeline.Job) {
+			for _, apply := range f.apply {
+				apply(j)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	j := load()
+	if j.Rollout.Endpoint.Mode != "" || j.Distill.Endpoint.Mode != pipeline.ModeBatch || j.Judge.Endpoint.Mode != pipeline.ModeAuto || j.Judge.Mode != "item" {
+		t.Errorf("modes: rollout %q distill %q judge %q (judge.mode %q)", j.Rollout.Endpoint.Mode, j.Distill.Endpoint.Mode, j.Judge.Endpoint.Mode, j.Judge.Mode)
+	}
+	if b := j.Batch; b.FilesDir != filepath.Join(dir, "offline") || b.PollInterval != 2*time.Minute || b.MaxRequests != 1000 || b.MaxBytes != 1_000_000 {
+		t.Errorf("batch settings %+v; files_dir relative to the job file is %s", b, filepath.Join(dir, "offline"))
+	}
+	if j := load("--batch", "rollout", "--batch-files", "elsewhere"); j.Rollout.Endpoint.Mode != pipeline.ModeBatch || j.Batch.FilesDir != "elsewhere" {
+		t.Errorf("flags over the job file: rollout %q, files %q", j.Rollout.Endpoint.Mode, j.Batch.FilesDir)
+	}
+}
