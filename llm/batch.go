@@ -19,7 +19,7 @@ type BatchOptions struct {
 	// Dir holds the journal and the batch files (RUN/batches).
 	Dir string
 	// MaxRequests and MaxBytes split input files at the provider's limits
-	// (OpenAI: 50,000 requests and 200 MB per batch).
+	// (OpenAI: 50,000 requests and 200 MB, read as 200,000,000 bytes).
 	MaxRequests int
 	MaxBytes    int64
 	// CompletionWindow is the window asked for (default "24h").
@@ -45,7 +45,7 @@ func (o *BatchOptions) fill() {
 		o.MaxRequests = 50_000
 	}
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 200 << 20
+		o.MaxBytes = 200_000_000
 	}
 	if o.CompletionWindow == "" {
 		o.CompletionWindow = "24h"
@@ -293,18 +293,17 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	if b.fatal != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
 	}
-	bl, err := b.fileFor(api, r.Model)
+	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
+	if err != nil {
+		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "invalid_request", Err: err}
+	}
+	if int64(len(line))+1 > b.opt.MaxBytes {
+		return &Error{Class: ClassPermanent, Stage: r.Stage, Model: r.Model, Reason: "too_large",
+			Err: fmt.Errorf("the request's batch line of %d bytes is larger than a batch file may be (%d bytes)", len(line)+1, b.opt.MaxBytes)}
+	}
+	local, err := b.addRow(api, &r, append(line, '\n'))
 	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
-	}
-	if err := b.addRow(bl, &r); err != nil {
-		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
-	}
-	local := bl.state.Local
-	if bl.state.Rows >= b.opt.MaxRequests || bl.state.Bytes >= b.opt.MaxBytes-int64(len(r.Body))-256 {
-		if err := b.sealLocked(bl); err != nil {
-			return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
-		}
 	}
 	return deferred(&r, local)
 }
@@ -357,24 +356,38 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	return bl, nil
 }
 
-func (b *Batcher) addRow(bl *building, r *DeferredRequest) error {
-	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
+// addRow writes a request's line into the input file of its endpoint and
+// model, sealing the file first when the line would pass a limit, and
+// after, when the file is full. It returns the batch the row is in.
+func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string, error) {
+	bl, err := b.fileFor(api, r.Model)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if _, err := bl.inw.Write(append(line, '\n')); err != nil {
-		return err
+	if bl.state.Rows > 0 && bl.state.Bytes+int64(len(line)) > b.opt.MaxBytes {
+		if err := b.sealLocked(bl); err != nil {
+			return "", err
+		}
+		if bl, err = b.fileFor(api, r.Model); err != nil {
+			return "", err
+		}
+	}
+	if _, err := bl.inw.Write(line); err != nil {
+		return "", err
 	}
 	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
-		return err
+		return "", err
 	}
 	s := bl.state
 	s.Rows++
-	s.Bytes += int64(len(line) + 1)
+	s.Bytes += int64(len(line))
 	s.Stages[r.Stage]++
 	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
 	b.open[r.ID.Key] = s.Local
-	return nil
+	if s.Rows >= b.opt.MaxRequests {
+		return s.Local, b.sealLocked(bl)
+	}
+	return s.Local, nil
 }
 
 // expectedCompletion is the completion tokens a request is expected to

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -266,4 +267,28 @@ func BatchStageList(v string) []string {
 		}
 	}
 	return out
+}
+
+// settledSet is the problems a batch-mode session settled (a record or a
+// failure), which later waves must not run again; the collector adds to
+// it while the feeder reads it.
+type settledSet struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (s *settledSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string]struct{}{}
+	}
+	s.ids[id] = struct{}{}
+}
+
+func (s *settledSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ids[id]
+	return ok
 }

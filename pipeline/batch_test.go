@@ -134,3 +134,129 @@ func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// rowsByStage adds up the journal's rows by stage.
+func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
+	t.Helper()
+	states, err := llm.ReadBatchStates(batchDir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, s := range states {
+		for st, n := range s.Stages {
+			by[st] += n
+		}
+	}
+	return states, by
+}
+
+// TestBatchExpiredResubmitsOnlyMissingRows: the first batch expires having
+// answered half its rows; only the other half is asked again, and nothing
+// is paid twice.
+func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{BatchExpire: 1})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	st := srv.BatchStats()
+	if st.Batches["expired"] != 1 || st.RowsExpired == 0 {
+		t.Fatalf("simulator: %+v; want one expired batch", st)
+	}
+	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+	states, by := rowsByStage(t, job.Out)
+	first := states[0]
+	if first.Status != "expired" || first.Answered != first.Rows/2 || first.Failed+first.Missing != first.Rows-first.Rows/2 {
+		t.Errorf("expired batch in the journal: %+v", first)
+	}
+	// Rollout requests: one per sample (per_request 1) per problem; the
+	// expired rows were sent once more, and nothing else was.
+	want := len(rows)*job.Rollout.N + (first.Rows - first.Answered)
+	if by[StageRollout] != want {
+		t.Errorf("%d rollout rows over every batch, want %d (%d requests and the %d the expired batch did not answer)",
+			by[StageRollout], want, len(rows)*job.Rollout.N, first.Rows-first.Answered)
+	}
+}
+
+// TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
+// later batch, until answered.
+func TestBatchFailedRowsRetried(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{BatchRowFailRate: 0.15})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	job.Batch.MaxRowAttempts = 6
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	st := srv.BatchStats()
+	if st.RowsFailed == 0 {
+		t.Fatalf("no row failed: %+v", st)
+	}
+	if st.RequestsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+	states, _ := rowsByStage(t, job.Out)
+	failed, rowsSent, answered := 0, 0, 0
+	for _, s := range states {
+		failed += s.Failed
+		rowsSent += s.Rows
+		answered += s.Answered
+	}
+	if int64(failed) != st.RowsFailed || rowsSent != answered+failed {
+		t.Errorf("journal: %d rows sent, %d answered, %d failed; simulator failed %d", rowsSent, answered, failed, st.RowsFailed)
+	}
+	if len(readFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
+		t.Errorf("problems failed although every failed row was retried: %v", rep.FailuresByStage)
+	}
+}
+
+// TestBatchMixedMode: rollouts online, distill and judge in batches, in one
+// run.
+func TestBatchMixedMode(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if rep.Problems.Done == 0 {
+		t.Fatal("no record")
+	}
+	for _, e := range srv.Log() {
+		if e.Kind != llmtest.KindRollout {
+			t.Fatalf("online request of kind %s; only rollouts go online", e.Kind)
+		}
+	}
+	if got, want := srv.Count(), int64(len(rows)*job.Rollout.N); got != want {
+		t.Errorf("%d online requests, want the %d rollouts", got, want)
+	}
+	_, by := rowsByStage(t, job.Out)
+	if by[StageRollout] != 0 || by[StageDistill] == 0 || by[StageJudge] == 0 {
+		t.Errorf("batch rows by stage %v; want distill and judge only", by)
+	}
+	s := rep.LLM.Stages
+	if s[StageRollout].BatchAnswers != 0 || s[StageDistill].BatchAnswers != s[StageDistill].Requests {
+		t.Errorf("batch answers: rollout %d, distill %d of %d", s[StageRollout].BatchAnswers, s[StageDistill].BatchAnswers, s[StageDistill].Requests)
+	}
+}

@@ -41,6 +41,7 @@ type loop struct {
 	batcher  *llm.Batcher
 	deferred int64               // times a problem's requests went into batches, this session
 	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
+	settled  settledSet          // problems this session made a record or a failure of
 
 	// owned by the collector
 	session         sessionCounts
@@ -168,8 +169,8 @@ func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		delete(l.only, p.ID)
-		if l.run.Done(p.ID) {
-			return nil
+		if l.settled.has(p.ID) {
+			return nil // a batch that answered it late lists it again
 		}
 		select {
 		case work <- p:
@@ -358,6 +359,9 @@ func (l *loop) take(o outcome) error {
 	if llm.ClassOf(o.err) == llm.ClassDeferred { // waits for a batch; the next wave runs it again
 		l.deferred++
 		return nil
+	}
+	if l.batcher != nil && (o.record != nil || o.failure != nil) {
+		l.settled.add(o.problem.ID)
 	}
 	switch {
 	case o.record != nil:
