@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,26 @@ func TestBatchFlagParsing(t *testing.T) {
 				t.Errorf("--n after --batch was not parsed: n=%d", job.Rollout.N)
 			}
 		})
+	}
+	for _, cmd := range []string{"run", "plan"} {
+		var help bytes.Buffer
+		run([]string{cmd, "-h"}, io.Discard, &help)
+		for _, flag := range []string{"-batch", "-batch-files", "-batch-poll", "-batch-max-requests", "-batch-max-bytes"} {
+			i := strings.Index(help.String(), "  "+flag+" ")
+			if i < 0 {
+				i = strings.Index(help.String(), "  "+flag+"\n")
+			}
+			text := ""
+			if i >= 0 {
+				text = help.String()[i+2:]
+				if end := strings.Index(text, "\n  -"); end >= 0 {
+					text = text[:end]
+				}
+			}
+			if !strings.Contains(text, "e.g.") {
+				t.Errorf("%s -h does not explain %s with an example", cmd, flag)
+			}
+		}
 	}
 	f := newRunFlags()
 	var stderr bytes.Buffer
@@ -579,5 +600,88 @@ batch: {files_dir: offline, poll_interval: 2m, max_requests: 1000, max_bytes: 10
 	}
 	if j := load("--batch", "rollout", "--batch-files", "elsewhere"); j.Rollout.Endpoint.Mode != pipeline.ModeBatch || j.Batch.FilesDir != "elsewhere" {
 		t.Errorf("flags over the job file: rollout %q, files %q", j.Rollout.Endpoint.Mode, j.Batch.FilesDir)
+	}
+}
+
+// TestBatchesCancelKeyAndErrors: distill batches cancel sends the API key
+// of the variable RUN/job.yaml names (and never prints it), reports a batch
+// that finished meanwhile with its final status, names a path that is not
+// a run directory (exit 2), and has nothing to do in a run without batches.
+func TestBatchesCancelKeyAndErrors(t *testing.T) {
+	const secret = "sk-test-0123456789abcdef"
+	t.Setenv("RF_TEST_BATCH_KEY", secret)
+	var auth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = append(auth, r.Header.Get("Authorization"))
+		switch r.URL.Path {
+		case "/v1/batches/batch_open/cancel":
+			fmt.Fprint(w, `{"id":"batch_open","status":"cancelling","request_counts":{"total":10,"completed":4,"failed":1}}`)
+		case "/v1/batches/batch_done/cancel":
+			w.WriteHeader(http.StatusConflict)
+			fmt.Fprint(w, `{"error":{"message":"cannot cancel a completed batch (key `+secret+`)"}}`)
+		case "/v1/batches/batch_done":
+			fmt.Fprint(w, `{"id":"batch_done","status":"completed","request_counts":{"total":7,"completed":7,"failed":0}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	run1 := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(pipeline.BatchDir(run1), 0o755)
+	os.WriteFile(filepath.Join(run1, "report.json"), []byte(`{"status":"stopped"}`), 0o644)
+	os.WriteFile(filepath.Join(run1, "job.yaml"), []byte("input: {paths: [p.jsonl]}\nrollout: {base_url: \""+srv.URL+"/v1\", model: m, api_key_env: RF_TEST_BATCH_KEY}\n"), 0o644)
+	var journal bytes.Buffer
+	for _, s := range []llm.BatchState{
+		{Local: "b000001", Endpoint: srv.URL + "/v1", Phase: llm.PhaseIngested, BatchID: "batch_old", Rows: 3},
+		{Local: "b000002", Endpoint: srv.URL + "/v1", Phase: llm.PhaseSubmitted, BatchID: "batch_open", Rows: 10},
+		{Local: "b000003", Endpoint: srv.URL + "/v1", Phase: llm.PhaseSubmitted, BatchID: "batch_done", Rows: 7},
+	} {
+		b, _ := json.Marshal(s)
+		journal.Write(append(b, '\n'))
+	}
+	os.WriteFile(filepath.Join(pipeline.BatchDir(run1), llm.BatchJournal), journal.Bytes(), 0o644)
+
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"batches", "cancel", run1}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	for _, a := range auth {
+		if a != "Bearer "+secret {
+			t.Errorf("a request went with Authorization %q, not the key of RF_TEST_BATCH_KEY", a)
+		}
+	}
+	if len(auth) != 3 {
+		t.Errorf("%d requests; want a cancel of each submitted batch and a read of the finished one", len(auth))
+	}
+	for _, want := range []string{"b000002  batch_open  cancelling  5 of 10 rows done", "b000003  batch_done  completed  7 of 7 rows done", "cancelled 2 of 2 open batches (12 of 17 rows done)"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if strings.Contains(stdout.String()+stderr.String(), secret) || strings.Contains(stdout.String(), "batch_old") {
+		t.Errorf("output shows the key or an ingested batch:\n%s%s", stdout.String(), stderr.String())
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty")
+	os.MkdirAll(empty, 0o755)
+	online := filepath.Join(t.TempDir(), "online")
+	os.MkdirAll(online, 0o755)
+	os.WriteFile(filepath.Join(online, "report.json"), []byte(`{"status":"finished"}`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"batches", "cancel", filepath.Join(empty, "nope")}, exitUsage, filepath.Join(empty, "nope") + " does not exist"},
+		{[]string{"batches", "list", empty}, exitUsage, empty + " is not a run directory"},
+		{[]string{"batches", "cancel"}, exitUsage, "want one run directory"},
+		{[]string{"batches", "frob", online}, exitUsage, `unknown command "frob"`},
+		{[]string{"batches", "cancel", online}, exitOK, "nothing to cancel"},
+		{[]string{"batches", "list", online}, exitOK, "has no batches"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stdout.String()+stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s%s", tc.args, code, tc.code, tc.want, stdout.String(), stderr.String())
+		}
 	}
 }
