@@ -477,18 +477,29 @@ func (b *Batcher) Waiting() int {
 	return n
 }
 
-// Offline lists the input files written to the offline directory whose
-// output has not been imported.
-func (b *Batcher) Offline() []string {
+// Offline lists the batches whose input files wait in the offline
+// directory for their output.
+func (b *Batcher) Offline() []BatchState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []string
+	var out []BatchState
 	for _, l := range b.order {
-		if b.states[l].Phase == PhaseOffline {
-			out = append(out, filepath.Join(b.opt.OfflineDir, l+".input.jsonl"))
+		if s := b.states[l]; s.Phase == PhaseOffline {
+			out = append(out, *s)
 		}
 	}
 	return out
+}
+
+// OfflineInput and OfflineOutput are where the offline directory holds a
+// batch's input file and where its output file is looked for.
+func (b *Batcher) OfflineInput(local string) string {
+	return filepath.Join(b.opt.OfflineDir, local+".input.jsonl")
+}
+
+// OfflineOutput: see OfflineInput.
+func (b *Batcher) OfflineOutput(local string) string {
+	return filepath.Join(b.opt.OfflineDir, local+".output.jsonl")
 }
 
 // Held says why new batches are not being submitted ("" when they are):
@@ -542,8 +553,12 @@ func (b *Batcher) States() []BatchState {
 }
 
 // Start resumes the journal's open batches and starts submitting, polling
-// and ingesting, until Close.
+// and ingesting, until Close. It first reads the batches a killed run left
+// and imports the offline output files, so a batch cancelled meanwhile
+// holds back new ones before any is submitted.
 func (b *Batcher) Start(ctx context.Context) {
+	b.pollOpen(ctx)
+	b.importOffline()
 	ctx, b.stop = context.WithCancel(ctx)
 	b.done = make(chan struct{})
 	go b.work(ctx)

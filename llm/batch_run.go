@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -12,8 +11,7 @@ import (
 // ones until ctx ends.
 func (b *Batcher) work(ctx context.Context) {
 	defer close(b.done)
-	b.importOffline()
-	poll := time.NewTimer(0)
+	poll := time.NewTimer(b.opt.PollInterval)
 	defer poll.Stop()
 	for {
 		b.submitQueued(ctx)
@@ -98,9 +96,9 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		b.journal(s)
 	}
 	if s.Phase == PhaseUploaded {
-		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool {
-			return o.InputFileID == s.FileID || (o.Metadata["rubricforge_batch"] == s.Local && o.Metadata["rubricforge_run"] == b.opt.RunTag)
-		})
+		// Killed between creating the batch and recording it? The file
+		// id is this upload's own, so a batch that reads it is ours.
+		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool { return o.InputFileID == s.FileID })
 		if err != nil {
 			return err
 		}
@@ -176,12 +174,12 @@ func (b *Batcher) writeOffline(s *BatchState) error {
 		return err
 	}
 	defer src.Close()
-	if err := writeStream(filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), src); err != nil {
+	if err := writeStream(b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
 	s.Phase = PhaseOffline
 	b.journal(s)
-	b.log.Info("batch file written for an offline run", "file", filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), "rows", s.Rows, "model", s.Model)
+	b.log.Info("batch file written for an offline run", "file", b.OfflineInput(s.Local), "rows", s.Rows, "model", s.Model)
 	return nil
 }
 
@@ -192,7 +190,7 @@ func (b *Batcher) importOffline() {
 		return
 	}
 	for _, s := range b.snapshot(PhaseOffline) {
-		out := filepath.Join(b.opt.OfflineDir, s.Local+".output.jsonl")
+		out := b.OfflineOutput(s.Local)
 		if _, err := os.Stat(out); err != nil {
 			continue
 		}

@@ -232,8 +232,13 @@ func (l *loop) batchStopReason() (reason, cause string) {
 	l.fillReport()
 	pending := l.report.Problems.Pending
 	if files := l.batcher.Offline(); len(files) > 0 {
-		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run them (e.g. python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model MODEL), then run distill again to import the answers",
-			pending, len(files), l.job.Batch.FilesDir, files[0], strings.TrimSuffix(files[0], ".input.jsonl")+".output.jsonl"), StopBatchFiles
+		var runs []string
+		for _, f := range files {
+			runs = append(runs, fmt.Sprintf("python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model %s",
+				l.batcher.OfflineInput(f.Local), l.batcher.OfflineOutput(f.Local), f.Model))
+		}
+		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run each (%s), then run distill again to import the answers",
+			pending, len(files), l.job.Batch.FilesDir, strings.Join(runs, "; ")), StopBatchFiles
 	}
 	held := l.batcher.Held()
 	switch {

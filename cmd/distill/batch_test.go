@@ -453,7 +453,7 @@ func TestBatchesCancel(t *testing.T) {
 		t.Fatalf("status: exit %d: %s", code, stderr.String())
 	}
 	t.Logf("distill status:\n%s", stdout.String())
-	if !strings.Contains(stdout.String(), "batches: 2 completed") || !strings.Contains(stdout.String(), "batches were cancelled") {
+	if !strings.Contains(stdout.String(), "batches: 2 cancelled") || !strings.Contains(stdout.String(), "batches were cancelled") {
 		t.Errorf("status after the cancellations:\n%s", stdout.String())
 	}
 }
