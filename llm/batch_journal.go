@@ -149,8 +149,8 @@ type BatchSummary struct {
 	// the rest of their rows are asked again).
 	Expired   int `json:"expired,omitempty"`
 	Cancelled int `json:"cancelled,omitempty"`
-	Offline    int `json:"waiting_for_files"`
-	Dropped    int `json:"not_submitted"`
+	Offline   int `json:"waiting_for_files"`
+	Dropped   int `json:"not_submitted"`
 	// RowsDone and RowsTotal are the request counts of the batches in
 	// progress.
 	RowsDone  int `json:"rows_done"`
