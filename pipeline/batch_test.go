@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"encoding/json"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -162,14 +161,6 @@ func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url stri
 	}
 	return onRep, bRep
 }
-
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
