@@ -161,9 +161,6 @@ func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url stri
 	}
 	return onRep, bRep
 }
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
-}
 
 // rowsByStage adds up the journal's rows by stage.
 func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
