@@ -233,19 +233,19 @@ func (b *Batcher) fileComplete(local string) bool {
 	return err1 == nil && err2 == nil
 }
 
-// loadFailures reads the failures an ingested batch's error file names.
+// loadFailures reads the failures an ingested batch recorded.
 func (b *Batcher) loadFailures(local string) {
-	path := b.path(local, "errors.jsonl")
-	if _, err := os.Stat(path); err != nil {
+	lines, err := readFailures(b.path(local, "failures.jsonl"))
+	if err != nil {
+		b.log.Warn("could not read a batch's failed rows; they are asked again", "batch", local, "err", err)
 		return
 	}
-	eachOutputLine(path, func(customID string, o rowOutcome) error {
+	for _, f := range lines {
 		var key uint64
-		if _, err := fmt.Sscanf(customID, "%x", &key); err == nil {
-			b.noteFailure(key, o)
+		if _, err := fmt.Sscanf(f.CustomID, "%x", &key); err == nil {
+			b.noteFailure(key, rowOutcome{status: f.Status, errCode: f.Code, errText: f.Text})
 		}
-		return nil
-	})
+	}
 }
 
 func (b *Batcher) path(local, ext string) string { return filepath.Join(b.opt.Dir, local+"."+ext) }

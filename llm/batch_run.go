@@ -287,6 +287,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 	}
 	seen := make(map[string]bool, len(rows))
 	var answered, failed int
+	var failures []rowFailureLine
 	var chunk []CacheEntry
 	var charges []func()
 	flush := func() error {
@@ -332,6 +333,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 				o.errCode = "malformed"
 			}
 			failed++
+			failures = append(failures, rowFailureLine{CustomID: customID, Status: o.status, Code: o.errCode, Text: o.errText})
 			b.mu.Lock()
 			b.noteFailure(r.id.Key, o)
 			b.mu.Unlock()
@@ -345,10 +347,18 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 		return err
 	}
 	missing := 0
+	for cid := range rows {
+		if !seen[cid] {
+			missing++
+			failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
+		}
+	}
+	if err := writeFailures(b.path(s.Local, "failures.jsonl"), failures); err != nil {
+		return fmt.Errorf("batch %s: %w", s.Local, err)
+	}
 	b.mu.Lock()
 	for cid, r := range rows {
 		if !seen[cid] {
-			missing++
 			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
 		}
 		if b.open[r.id.Key] == s.Local {
