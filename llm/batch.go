@@ -268,9 +268,21 @@ func (d *endpointDeferrer) Defer(ctx context.Context, r DeferredRequest) error {
 	return d.b.deferRequest(ctx, d.api, r)
 }
 
-// deferred is the error of a request that went into a batch.
-func deferred(r *DeferredRequest, local string) *Error {
-	return &Error{Class: ClassDeferred, Stage: r.Stage, Model: r.Model, Reason: "deferred",
+// Reasons of a ClassDeferred error: the request was written into a batch
+// now, or it already waited in one.
+const (
+	reasonDeferred = "deferred"
+	reasonWaiting  = "deferred_waiting"
+)
+
+// deferred is the error of a request that went into a batch; added says
+// whether this call put it there.
+func deferred(r *DeferredRequest, local string, added bool) *Error {
+	reason := reasonWaiting
+	if added {
+		reason = reasonDeferred
+	}
+	return &Error{Class: ClassDeferred, Stage: r.Stage, Model: r.Model, Reason: reason,
 		Err: fmt.Errorf("%w: request in batch %s", ErrDeferred, local)}
 }
 
@@ -288,7 +300,7 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 		b.waiters[r.ID.Key] = appendUnique(b.waiters[r.ID.Key], unit)
 	}
 	if local, ok := b.open[r.ID.Key]; ok {
-		return deferred(&r, local)
+		return deferred(&r, local, false)
 	}
 	if b.fatal != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
@@ -305,7 +317,7 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
 	}
-	return deferred(&r, local)
+	return deferred(&r, local, true)
 }
 
 func appendUnique(xs []string, x string) []string {

@@ -21,6 +21,23 @@ type Ask struct {
 	OnResponse func(*Response)
 }
 
+// repairShown reports whether a repair turn that ended in resp or err
+// showed the model its bad reply now: it was sent (answered or not), or
+// written into a batch. A turn answered from the cache, or already waiting
+// in a batch, replays one counted before (a resumed run, a later wave).
+func repairShown(resp *Response, err error) bool {
+	var e *Error
+	switch {
+	case err == nil:
+		return !resp.Cached
+	case errors.As(err, &e) && e.Class == ClassDeferred:
+		return e.Reason == reasonDeferred
+	case errors.As(err, &e) && (e.Class == ClassCanceled || e.Class == ClassBudget):
+		return false
+	}
+	return true
+}
+
 // ParseError is a reply that still did not parse after every repair turn.
 type ParseError struct {
 	What     string
@@ -40,7 +57,8 @@ var errCutOff = errors.New("the reply was cut off by the token limit")
 // ChatParsed sends req and parses its reply with a.Parse. A reply that does
 // not parse, or was cut off by the token limit, is shown back to the model
 // with the parser's error (a.Repair), up to a.Repairs more times; each repair
-// turn is counted in the stage's Repairs. It returns a *ParseError when no
+// turn is counted in the stage's Repairs once, when it is sent (a replay
+// from the cache is not counted again). It returns a *ParseError when no
 // reply parsed, or Chat's error.
 //
 // When no reply parsed, the cached replies of the whole exchange are marked
@@ -58,6 +76,9 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			sent = append(sent, IdentityOf(req))
 		}
 		resp, err := c.Chat(ctx, req)
+		if attempt > 0 && repairShown(resp, err) {
+			c.meter.update(stage, func(s *StageStats) { s.Repairs++ })
+		}
 		if err != nil {
 			return err
 		}
@@ -81,7 +102,6 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			}
 			return &ParseError{What: a.What, Attempts: attempt + 1, Err: perr}
 		}
-		c.meter.update(stage, func(s *StageStats) { s.Repairs++ })
 		if req.Messages, err = a.Repair(req.Messages, reply, perr); err != nil {
 			return fmt.Errorf("building the repair turn for the %s: %w", a.What, err)
 		}

@@ -141,6 +141,9 @@ func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url stri
 	if want := on.CostUSD * llm.DefaultBatchRate; math.Abs(b.CostUSD-want) > 1e-9*want {
 		t.Errorf("batch cost $%.6f, want half the online $%.6f", b.CostUSD, on.CostUSD)
 	}
+	if b.Repairs != on.Repairs {
+		t.Errorf("%d repairs in batches, %d online: a repair replayed in a later wave was counted again", b.Repairs, on.Repairs)
+	}
 	if b.BatchAnswers != b.Requests || b.Requests != on.Requests {
 		t.Errorf("batch answers %d of %d requests; online %d requests", b.BatchAnswers, b.Requests, on.Requests)
 	}
