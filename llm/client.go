@@ -136,6 +136,9 @@ type Request struct {
 	Seed        *int64
 	SampleIndex int  // distinguishes otherwise identical requests in the cache key; not sent
 	JSON        bool // response_format {"type":"json_object"}
+	// Online sends the request even when the Client defers requests to
+	// batches (Options.Defer); not sent, not in the cache key.
+	Online bool
 }
 
 func (r *Request) validate() error {
@@ -276,7 +279,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	var id Identity
 	if c.cache != nil {
 		id = IdentityOf(req)
-		if c.opt.Defer != nil {
+		if c.opt.Defer != nil && !req.Online {
 			return c.deferUnlessCached(ctx, &req, stage, id, n)
 		}
 		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)

@@ -19,6 +19,9 @@ type Ask struct {
 	// OnResponse, when set, sees every response, cached or live, so the
 	// caller can add up what a record cost.
 	OnResponse func(*Response)
+	// RepairsOnline sends the repair turns at once even when the Client
+	// defers requests to batches, instead of in the next batch.
+	RepairsOnline bool
 }
 
 // repairShown reports whether a repair turn that ended in resp or err
@@ -105,5 +108,6 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 		if req.Messages, err = a.Repair(req.Messages, reply, perr); err != nil {
 			return fmt.Errorf("building the repair turn for the %s: %w", a.What, err)
 		}
+		req.Online = req.Online || a.RepairsOnline
 	}
 }

@@ -44,6 +44,10 @@ type BatchSettings struct {
 	// MaxRowAttempts is how many batches a request may fail in
 	// transiently before its problem fails (default 3).
 	MaxRowAttempts int `yaml:"max_row_attempts,omitempty"`
+	// Repairs says where a repair turn of an unparseable batch answer goes:
+	// "batch" (the default: into the next wave's batch) or "online" (sent
+	// at once, at the online price).
+	Repairs string `yaml:"repairs,omitempty"`
 	// FilesDir, when set, receives each wave's input files instead of the
 	// provider, for vLLM's run-batch or any runner of the same format; the
 	// next run imports the NAME.output.jsonl files it finds there.
@@ -96,6 +100,9 @@ func (j *Job) validateBatch(v *validation) {
 	b := j.Batch
 	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 {
 		v.bad("batch", "limits must not be negative")
+	}
+	if r := b.Repairs; r != "" && r != ModeBatch && r != ModeOnline {
+		v.bad("batch.repairs", "want batch or online, not %q", r)
 	}
 	if w := b.CompletionWindow; w != "" && w != "24h" {
 		v.bad("batch.completion_window", "providers accept only 24h, not %q", w)

@@ -72,6 +72,20 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 			t.Error("no reply needed a repair: the test does not cover repairs in a later wave")
 		}
 	})
+	t.Run("factual_process", func(t *testing.T) {
+		dir := t.TempDir()
+		rows := makeProblems(30)
+		input := filepath.Join(dir, "in.jsonl")
+		writeJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 4, Answers: answersOf(rows)}
+		job := func(out, url string) Job {
+			j := batchJob(input, filepath.Join(dir, out), url)
+			j.Style = schema.StyleFactualProcess
+			return j
+		}
+		_, bRep := compareOnlineBatch(t, cfg, job, 29)
+		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
+	})
 	t.Run("grounded", func(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
@@ -398,5 +412,62 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 	checkAccounted(t, job.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
 		t.Errorf("requests answered twice: %+v", st)
+	}
+}
+
+// TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
+// answer is repaired at once, online, and only repairs go online.
+func TestBatchRepairsOnline(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	job.Batch.Repairs = ModeOnline
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	online := srv.Log()
+	if len(online) == 0 || rep.LLM.Total.Repairs == 0 {
+		t.Fatalf("%d online requests, %d repairs: no repair went online", len(online), rep.LLM.Total.Repairs)
+	}
+	for _, e := range online {
+		if !e.Repair {
+			t.Fatalf("an online request of kind %s is not a repair", e.Kind)
+		}
+	}
+	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+}
+
+// TestBatchAfterOnline: a run stopped online (its budget) and resumed in
+// batch mode sends none of the requests answered online into a batch.
+func TestBatchAfterOnline(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(40)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{})
+	job := batchJob(input, filepath.Join(dir, "run"), url)
+	job.Budget.MaxCostUSD = 0.01
+	rep := runJob(t, job, Options{})
+	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
+		t.Fatalf("online run %s by %q after %d requests; want it stopped by the budget partway", rep.Status, rep.StoppedBy, srv.Count())
+	}
+	job.Budget.MaxCostUSD = 0
+	for _, ep := range job.batchSections() {
+		ep.Mode = ModeBatch
+	}
+	rep = runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("batch resume %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if st := srv.BatchStats(); st.RequestsRepeated != 0 || st.BatchesCreated == 0 {
+		t.Errorf("%d requests answered online and again in a batch (%d batches)", st.RequestsRepeated, st.BatchesCreated)
 	}
 }
