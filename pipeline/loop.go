@@ -172,15 +172,20 @@ func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
 		if l.settled.has(p.ID) {
 			return nil // a batch that answered it late lists it again
 		}
-		select {
-		case work <- p:
-			return nil
-		case <-l.stop.feeding:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return l.send(ctx, work, p)
 	}, func(*InputError) {})
+}
+
+// send hands p to the workers, unless the run stops taking problems.
+func (l *loop) send(ctx context.Context, work chan<- Problem, p Problem) error {
+	select {
+	case work <- p:
+		return nil
+	case <-l.stop.feeding:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // begin sets up the session's counters from the failures of earlier sessions.
@@ -251,14 +256,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		if l.stop.stopped() {
 			return nil // the problem stays pending; the input is still counted
 		}
-		select {
-		case work <- p:
-			return nil
-		case <-l.stop.feeding:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return l.send(ctx, work, p)
 	}, l.bad)
 }
 
