@@ -286,6 +286,10 @@ func deferred(r *DeferredRequest, local string, added bool) *Error {
 		Err: fmt.Errorf("%w: request in batch %s", ErrDeferred, local)}
 }
 
+// errAnsweredMeanwhile tells the Client that a batch answered the request
+// between its cache miss and the Deferrer: it reads the cache again.
+var errAnsweredMeanwhile = errors.New("llm: answered by a batch meanwhile")
+
 // ErrDeferred is wrapped by the ClassDeferred error of a request that a
 // batch will answer.
 var ErrDeferred = errors.New("llm: answered later by a batch")
@@ -304,6 +308,11 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	}
 	if b.fatal != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
+	}
+	// The caller missed the cache before taking the lock; a batch ingested
+	// since put its answer there before freeing its row.
+	if _, hit, _ := b.cache.Get(r.ID); hit {
+		return errAnsweredMeanwhile
 	}
 	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
 	if err != nil {

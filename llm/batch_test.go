@@ -331,3 +331,28 @@ func TestBatchJournalTornLine(t *testing.T) {
 		t.Errorf("damaged journal: %v, want an error naming line 1", err)
 	}
 }
+
+// TestBatchRowAnsweredMeanwhile: a request whose answer a batch put into
+// the cache between the caller's cache miss and the Deferrer is read from
+// the cache, not written into another batch (that paid for it twice).
+func TestBatchRowAnsweredMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	cache := openTestCache(t)
+	b, c := offlineBatcher(t, cache, NewMeter(nil, Budget{}), dir)
+	defer b.Close()
+	req := simpleRequest("late")
+	id := IdentityOf(req)
+	if err := cache.Put(id, okBody(1), Usage{Stage: "rollout", Model: "m", Batch: true}); err != nil {
+		t.Fatal(err)
+	}
+	err := b.deferRequest(context.Background(), nil, DeferredRequest{Stage: "rollout", Model: "m", ID: id, N: 1, Body: []byte(`{}`)})
+	if !errors.Is(err, errAnsweredMeanwhile) {
+		t.Fatalf("%v, want the cache to be read again", err)
+	}
+	if len(b.building) != 0 || len(b.open) != 0 {
+		t.Fatalf("a row was written for an answered request: %d files, %d rows open", len(b.building), len(b.open))
+	}
+	if resp, err := c.Chat(context.Background(), req); err != nil || !resp.Cached {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+}

@@ -307,9 +307,17 @@ func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage stri
 	for _, m := range req.Messages {
 		chars += len(m.Content) + len(m.Role)
 	}
-	return nil, c.opt.Defer.Defer(ctx, DeferredRequest{
+	err = c.opt.Defer.Defer(ctx, DeferredRequest{
 		Stage: stage, Model: req.Model, ID: id, N: n, Body: body, PromptTokens: chars / 4, CompletionTokens: est - chars/4,
 	})
+	if errors.Is(err, errAnsweredMeanwhile) {
+		if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
+			return resp, err
+		}
+		return nil, &Error{Class: ClassPermanent, Stage: stage, Model: req.Model, Reason: "unusable",
+			Err: errors.New("a batch's answer to this request is in the cache but does not decode")}
+	}
+	return nil, err
 }
 
 // keep makes a good answer durable in the cache before its slot is freed.
