@@ -37,9 +37,12 @@ func (b *Batcher) fail(err error) {
 	b.signal(b.changed)
 }
 
-// journal appends s; a failure stops the run.
-func (b *Batcher) journal(s *BatchState) {
+// record changes s and appends it to the journal, under the lock that
+// States reads it under; a failure stops the run. Only the worker changes
+// a submitted state, so it may read one without the lock.
+func (b *Batcher) record(s *BatchState, change func()) {
 	b.mu.Lock()
+	change()
 	err := b.jr.append(s)
 	b.mu.Unlock()
 	if err != nil {
@@ -92,8 +95,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		if err != nil {
 			return err
 		}
-		s.FileID, s.Phase = id, PhaseUploaded
-		b.journal(s)
+		b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
 	}
 	if s.Phase == PhaseUploaded {
 		// Killed between creating the batch and recording it? The file
@@ -108,8 +110,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 				return err
 			}
 		}
-		s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted
-		b.journal(s)
+		b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
 		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
 	}
 	return nil
@@ -177,8 +178,7 @@ func (b *Batcher) writeOffline(s *BatchState) error {
 	if err := writeStream(b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
-	s.Phase = PhaseOffline
-	b.journal(s)
+	b.record(s, func() { s.Phase = PhaseOffline })
 	b.log.Info("batch file written for an offline run", "file", b.OfflineInput(s.Local), "rows", s.Rows, "model", s.Model)
 	return nil
 }
@@ -235,20 +235,21 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		if obj.Status != s.Status || obj.RequestCounts != s.Counts {
-			b.mu.Lock()
-			s.Status, s.Counts = obj.Status, obj.RequestCounts
-			if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
-				b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
-			}
-			b.mu.Unlock()
-			b.journal(s)
+			b.record(s, func() {
+				s.Status, s.Counts = obj.Status, obj.RequestCounts
+				if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
+					b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
+				}
+			})
 			b.signal(b.changed)
 		}
 		if !obj.Terminal() {
 			continue
 		}
 		if txt := obj.errorText(); txt != "" {
+			b.mu.Lock()
 			s.Note = obj.Status + ": " + txt
+			b.mu.Unlock()
 			b.log.Warn("a batch ended with errors; its rows are asked again", "batch", s.Local, "status", obj.Status, "errors", txt)
 		}
 		var files []string
