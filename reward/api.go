@@ -195,8 +195,6 @@ func decodeScore(body []byte) ([]scoreItem, error) {
 	switch {
 	case req.Items == nil:
 		return nil, bad("items: required, a list of {\"response\", ...} objects")
-	case len(req.Items) == 0:
-		return nil, bad("items: empty")
 	case len(req.Items) > MaxItems:
 		return nil, bad("items: %d items, at most %d per request", len(req.Items), MaxItems)
 	}

@@ -340,7 +340,9 @@ func extraLog(r Result, key string) float64 {
 }
 
 // slimeScore answers slime's remote_rm: the result object (use
-// --reward-key reward), or with ?bare=1 the reward as a bare JSON number.
+// --reward-key reward), or with ?bare=1 the reward as a bare JSON number;
+// an item that cannot be scored (no rubric found, a bad label) is then a
+// 422 naming why, never a bare 0 that looks like a judged reward.
 func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []byte, scheme string, bare bool) {
 	item, err := decodeSlime(body, scheme)
 	if err != nil {
@@ -353,6 +355,10 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 	}
 	res := results[0]
 	if bare {
+		if res.Error != "" { // a bare number cannot say the item was not scored
+			writeError(w, http.StatusUnprocessableEntity, res.Error)
+			return
+		}
 		s.answer(w, res.Reward)
 		return
 	}

@@ -117,6 +117,29 @@ func TestScoreSlime(t *testing.T) {
 	if code != http.StatusOK || json.Unmarshal(bare, &r) != nil || !near(r, 0.8) {
 		t.Errorf("bare grounded reward: %d %s, want 0.8", code, bare)
 	}
+	// An item with no rubric: the result object says so, a bare number
+	// cannot, so it is an error rather than a reward of 0.
+	unknown := mustJSON(t, map[string]any{"prompt": "A problem no corpus holds.", "response": markedResponse})
+	h.post("/score", unknown, &res)
+	if res.Error == "" {
+		t.Errorf("unscorable item: %+v, want an error", res)
+	}
+	code, bare = h.do(http.MethodPost, "/score?bare=1", unknown)
+	var e struct{ Error string }
+	if code != http.StatusUnprocessableEntity || json.Unmarshal(bare, &e) != nil || e.Error != res.Error {
+		t.Errorf("bare reward of an unscorable item: %d %s; want 422 with %q", code, bare, res.Error)
+	}
+}
+
+// TestV1ScoreEmpty: an empty batch is answered, as /get_reward answers one
+// (a trainer's last, empty split).
+func TestV1ScoreEmpty(t *testing.T) {
+	h := newHarness(t, nil)
+	var ans scoreAnswer
+	h.post("/v1/score", `{"items": []}`, &ans)
+	if ans.Results == nil || len(ans.Results) != 0 {
+		t.Errorf("got %+v, want an empty results list", ans)
+	}
 }
 
 type scoreAnswer struct {
@@ -259,7 +282,6 @@ func TestMalformedRequests(t *testing.T) {
 		{"/v1/score", `{"items": [`, "not valid JSON"},
 		{"/v1/score", `[1, 2]`, "must be a JSON object"},
 		{"/v1/score", `{}`, "items: required"},
-		{"/v1/score", `{"items": []}`, "items: empty"},
 		{"/v1/score", `{"items": [{"problem_id": "x"}]}`, "items[0].response: required"},
 		{"/v1/score", `{"items": [{"response": 5}]}`, "items.response: expected a string"},
 		{"/v1/score", `{"items": [{"response": "r", "scheme": "best"}]}`, `items[0].scheme: "best" is not a scheme`},
