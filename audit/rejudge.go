@@ -9,6 +9,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -115,6 +117,9 @@ func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementRepor
 func newJudgeClient(cfg RejudgeConfig) (*llm.Client, *llm.Meter, func(), error) {
 	var cache *llm.Cache
 	if cfg.CachePath != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.CachePath), 0o755); err != nil {
+			return nil, nil, nil, fmt.Errorf("the response cache's directory: %w", err)
+		}
 		c, err := llm.OpenCache(cfg.CachePath)
 		if err != nil {
 			return nil, nil, nil, err

@@ -309,3 +309,30 @@ func TestRejudgeCommand(t *testing.T) {
 		t.Errorf("text rejudge report: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestRejudgeCacheDefault: without --cache, rejudge keeps its answers in the
+// user's cache directory (a second run answers from it), and writes nothing
+// into the current directory.
+func TestRejudgeCacheDefault(t *testing.T) {
+	_, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir := writeRun(t, 10, nil)
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	env := map[string]string{"XDG_CACHE_HOME": filepath.Join(t.TempDir(), "xdg")}
+	if code, _, stderr := validate(t, env, "rejudge", dir, "--base-url", url, "--model", "simulated", "--sample", "10"); code != exitOK {
+		t.Fatalf("rejudge: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(env["XDG_CACHE_HOME"], "rubricforge", "rejudge-cache.db")); err != nil {
+		t.Errorf("no cache in the user's cache directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
+		t.Errorf("rejudge wrote %s into the current directory", entries[0].Name())
+	}
+	if got := defaultRejudgeCache(func(k string) string { return map[string]string{"HOME": "/home/u"}[k] }); got != "/home/u/.cache/rubricforge/rejudge-cache.db" {
+		t.Errorf("with HOME alone: %s", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
@@ -52,7 +53,7 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		keyEnv:          fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key sent)"),
 		sample:          fs.Int("sample", 200, "judged items to draw"),
 		seed:            fs.Uint64("seed", 1, "seed of the draw"),
-		cache:           fs.String("cache", "rejudge-cache.db", `response cache file ("" for none); a second run answers from it`),
+		cache:           fs.String("cache", defaultRejudgeCache(e.getenv), `response cache file ("" for none); a second run answers from it; by default in the user cache directory ($XDG_CACHE_HOME, else ~/.cache), not the current one`),
 		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
 		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
 		maxCost:         fs.Float64("max-cost-usd", 0, "stop sending requests once this much is spent (0: no limit); needs prices"),
@@ -111,6 +112,23 @@ func (f *rejudgeFlags) check(paths []string) string {
 		return fmt.Sprintf("--max-cost-usd cannot be enforced without a price for %s (--price-prompt, --price-completion)", *f.model)
 	}
 	return ""
+}
+
+// defaultRejudgeCache is the response cache rejudge keeps when --cache is
+// not given: under the user's cache directory, so that a rejudge run from
+// anywhere finds the answers of the last one and leaves no file in the
+// current directory.
+func defaultRejudgeCache(getenv func(string) string) string {
+	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		if home := getenv("HOME"); home != "" {
+			dir = filepath.Join(home, ".cache")
+		}
+	}
+	if dir == "" {
+		return "rejudge-cache.db"
+	}
+	return filepath.Join(dir, "rubricforge", "rejudge-cache.db")
 }
 
 func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
