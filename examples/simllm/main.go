@@ -3,11 +3,15 @@
 // It is NOT a model: it recognizes the pipeline's own prompt templates and
 // answers them with deterministic, plausible text, with optional latency,
 // injected faults and a server-side rate limit (-limit-rpm, -limit-tpm).
+// It also simulates OpenAI's Files and Batch API (/v1/files, /v1/batches)
+// with a configurable turnaround, per-row failures, expiry and limits
+// (the -batch-* flags); files live under -batch-dir until it stops.
 //
 // The first line on stdout is the base URL (for example
 // http://127.0.0.1:41234/v1); the settings go to stderr. It serves until
 // SIGINT or SIGTERM, then prints the requests it served by status ("none":
-// no reply sent, because the request hung or its client left). Exit codes:
+// no reply sent, because the request hung or its client left) and what the
+// Batch API did. Exit codes:
 // 0 after a clean shutdown, 1 when serving fails, 2 for a usage error.
 package main
 
@@ -61,6 +65,13 @@ type options struct {
 	seed        uint64
 	byRequest   bool
 	verbose     bool
+
+	batchTurnaround  time.Duration
+	batchRowFail     float64
+	batchExpire      int
+	batchMaxRequests int
+	batchMaxBytes    int64
+	batchDir         string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -86,6 +97,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
 	fs.Uint64Var(&o.seed, "seed", 0, "varies every simulated choice (e.g. -seed 7)")
 	fs.BoolVar(&o.byRequest, "faults-by-request", false, "draw each attempt's fault from the request and how often it came, not from the order of arrival, so that the same run meets the same faults and gives the same figures (make demo uses it; e.g. -faults-by-request -seed 1)")
+	fs.DurationVar(&o.batchTurnaround, "batch-turnaround", 0, "time a batch takes from creation to completed, its rows answered evenly over it so that request_counts.completed grows (0: as fast as it can; e.g. -batch-turnaround 30s)")
+	fs.Float64Var(&o.batchRowFail, "batch-row-fail", 0, "`rate` of batch rows answered with a 500 in the error file, drawn per row and batch so a resubmitted row can succeed (e.g. -batch-row-fail 0.02)")
+	fs.IntVar(&o.batchExpire, "batch-expire", 0, "the first `K` batches created expire after answering the first half of their rows; the rest are batch_expired in the error file (e.g. -batch-expire 1)")
+	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", llmtest.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
+	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
+	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
@@ -95,12 +112,16 @@ Usage:
   simllm [flags]
 
 It prints the base URL (http://HOST:PORT/v1) as the first line of stdout and
-serves POST /v1/chat/completions and GET /v1/models until SIGINT or SIGTERM.
+serves POST /v1/chat/completions and GET /v1/models until SIGINT or SIGTERM,
+and a SIMULATED OpenAI Files and Batch API (POST /v1/files; POST, GET
+/v1/batches; GET /v1/batches/ID; POST /v1/batches/ID/cancel) whose rows get
+the online replies. Nothing persists across restarts.
 
 Examples:
   simllm -problems examples/problems.jsonl -latency 50ms -fault-rate 0.05
   simllm -rate-429 0.2 -retry-after 2s > url.txt &  URL=$(head -n 1 url.txt)
   simllm -latency 100ms -limit-rpm 600 -limit-tpm 200000
+  simllm -batch-turnaround 30s -batch-row-fail 0.02 -batch-expire 1 -batch-max-requests 1000
 
 Flags:
 `)
@@ -158,6 +179,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "  faults: 429 %.3g (Retry-After %v), 500 %.3g, hang %.3g (max %v), truncate %.3g, malformed %.3g; drawn by %s\n",
 		f.RateLimited, f.RetryAfter, f.ServerError, f.Hang, f.HangMax, f.Truncate, f.Malformed, map[bool]string{true: "request", false: "arrival"}[o.byRequest])
 	fmt.Fprintf(stderr, "  rate limit: %s requests/min, %s tokens/min\n", limitText(o.limitRPM), limitText(o.limitTPM))
+	fmt.Fprintf(stderr, "  batches (SIMULATED Files and Batch API): turnaround %v, row failures %.3g, the first %d batches expire, at most %d requests and %d bytes per file, files under %s\n",
+		cfg.BatchTurnaround, cfg.BatchRowFailRate, cfg.BatchExpire, cfg.BatchMaxRequests, cfg.BatchMaxBytes, orDefault(cfg.BatchDir, os.TempDir()))
 
 	srv := llmtest.New(cfg)
 	if err := srv.Serve(ctx, ln); err != nil {
@@ -165,6 +188,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stderr, "simllm: stopped after %d requests (by status: %s)\n", srv.Count(), statusText(srv.StatusCounts()))
+	if st := srv.BatchStats(); st.FilesUploaded+st.UploadsRefused+st.BatchesCreated > 0 {
+		fmt.Fprintf(stderr, "simllm: batch API: %d files uploaded (%d refused), %d batches (%s); rows answered %d, failed %d, expired %d, cancelled %d; requests answered more than once: %d\n",
+			st.FilesUploaded, st.UploadsRefused, st.BatchesCreated, batchesText(st.Batches), st.RowsAnswered, st.RowsFailed,
+			st.RowsExpired, st.RowsCancelled, st.RequestsRepeated)
+	}
 	if n := srv.UnknownProblems(); n > 0 {
 		fmt.Fprintf(stderr, "simllm: %d rollout requests were for problems not in %s (always answered wrong)\n", n, orNone(o.problems))
 	}
@@ -187,6 +215,25 @@ func statusText(counts map[int]int64) string {
 		parts = append(parts, fmt.Sprintf("%s %d", name, counts[status]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// batchesText lists batch counts by status, as "cancelled 1, completed 3".
+func batchesText(byStatus map[string]int) string {
+	if len(byStatus) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(byStatus))
+	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
+		parts = append(parts, fmt.Sprintf("%s %d", status, byStatus[status]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func limitText(perMinute int) string {
@@ -225,6 +272,9 @@ func (o *options) config() (llmtest.Config, error) {
 	if o.limitRPM < 0 || o.limitTPM < 0 {
 		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
 	}
+	if err := o.checkBatch(); err != nil {
+		return llmtest.Config{}, err
+	}
 	f := llmtest.SpreadFaults(o.faultRate)
 	for _, r := range []struct {
 		v   optRate
@@ -248,7 +298,13 @@ func (o *options) config() (llmtest.Config, error) {
 		LimitTPM:    o.limitTPM,
 		Seed:        o.seed,
 		// FaultsByRequest: the same faults whatever the order of arrival
-		FaultsByRequest: o.byRequest,
+		FaultsByRequest:  o.byRequest,
+		BatchTurnaround:  o.batchTurnaround,
+		BatchRowFailRate: o.batchRowFail,
+		BatchExpire:      o.batchExpire,
+		BatchMaxRequests: o.batchMaxRequests,
+		BatchMaxBytes:    o.batchMaxBytes,
+		BatchDir:         o.batchDir,
 	}
 	path := o.problems
 	if path == "" {
@@ -267,6 +323,30 @@ func (o *options) config() (llmtest.Config, error) {
 		o.problems = path
 	}
 	return cfg, nil
+}
+
+// checkBatch checks the -batch-* flags.
+func (o *options) checkBatch() error {
+	switch {
+	case o.batchTurnaround < 0:
+		return fmt.Errorf("-batch-turnaround %v: want a duration >= 0", o.batchTurnaround)
+	case o.batchRowFail < 0 || o.batchRowFail > 1 || o.batchRowFail != o.batchRowFail:
+		return fmt.Errorf("-batch-row-fail %v: want a rate between 0 and 1", o.batchRowFail)
+	case o.batchExpire < 0:
+		return fmt.Errorf("-batch-expire %d: want a number of batches >= 0", o.batchExpire)
+	case o.batchMaxRequests < 1:
+		return fmt.Errorf("-batch-max-requests %d: want at least 1", o.batchMaxRequests)
+	case o.batchMaxBytes < 1:
+		return fmt.Errorf("-batch-max-bytes %d: want at least 1", o.batchMaxBytes)
+	}
+	if o.batchDir != "" {
+		if info, err := os.Stat(o.batchDir); err != nil {
+			return fmt.Errorf("-batch-dir: %w", err)
+		} else if !info.IsDir() {
+			return fmt.Errorf("-batch-dir %s: not a directory", o.batchDir)
+		}
+	}
+	return nil
 }
 
 // optRate is a rate flag that may be left unset.

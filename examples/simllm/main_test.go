@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"os/exec"
@@ -116,6 +118,13 @@ func TestUsageErrors(t *testing.T) {
 		{"stray argument", []string{"extra"}, 2, "unexpected arguments"},
 		{"missing problems", []string{"-problems", "/nonexistent/p.jsonl"}, 2, "no such file"},
 		{"negative limit", []string{"-limit-rpm", "-5"}, 2, "-limit-rpm"},
+		{"batch row-fail rate", []string{"-batch-row-fail", "2"}, 2, "-batch-row-fail"},
+		{"batch turnaround", []string{"-batch-turnaround", "-1s"}, 2, "-batch-turnaround"},
+		{"batch expire", []string{"-batch-expire", "-1"}, 2, "-batch-expire"},
+		{"batch max requests", []string{"-batch-max-requests", "0"}, 2, "-batch-max-requests"},
+		{"batch max bytes", []string{"-batch-max-bytes", "0"}, 2, "-batch-max-bytes"},
+		{"batch dir", []string{"-batch-dir", "/nonexistent/dir"}, 2, "-batch-dir"},
+		{"help explains batches", []string{"-h"}, 0, "-batch-turnaround 30s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,5 +213,107 @@ func TestServesUntilCancelled(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "429 0.02") {
 		t.Errorf("settings do not show the spread fault rate:\n%s", stderr.String())
+	}
+}
+
+// TestBatchFlags: the -batch-* flags reach the Config, the startup lines
+// label the Batch API simulated, a batch runs through the Batch API, and
+// the shutdown line counts it; -batch-dir is left empty.
+func TestBatchFlags(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"-batch-turnaround", "50ms", "-batch-row-fail", "0.25", "-batch-expire", "1", "-batch-max-requests", "7",
+		"-batch-max-bytes", "100000", "-batch-dir", dir}
+	var stderr bytes.Buffer
+	o, _, err := parseFlags(args, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	cfg, err := o.config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BatchTurnaround != 50*time.Millisecond || cfg.BatchRowFailRate != 0.25 || cfg.BatchExpire != 1 ||
+		cfg.BatchMaxRequests != 7 || cfg.BatchMaxBytes != 100000 || cfg.BatchDir != dir {
+		t.Errorf("config %+v", cfg)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	stderr.Reset()
+	go func() {
+		done <- run(ctx, append(args, "-batch-row-fail", "0"), pw, &stderr)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	base := strings.TrimSpace(line)
+	// Eight lines: over -batch-max-requests 7, so the batch fails naming line 8.
+	var file bytes.Buffer
+	for i := range 8 {
+		fmt.Fprintf(&file, `{"custom_id":"r%d","method":"POST","url":"/v1/chat/completions","body":{"model":"m","messages":[{"role":"user","content":"hi"}]}}`+"\n", i)
+	}
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	_ = mw.WriteField("purpose", "batch")
+	fw, _ := mw.CreateFormFile("file", "in.jsonl")
+	_, _ = fw.Write(file.Bytes())
+	_ = mw.Close()
+	var obj struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Errors *struct {
+			Data []struct {
+				Code string `json:"code"`
+				Line int    `json:"line"`
+			} `json:"data"`
+		} `json:"errors"`
+	}
+	post := func(url, contentType string, body io.Reader) {
+		t.Helper()
+		resp, err := http.Post(url, contentType, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&obj); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d %v", url, resp.StatusCode, err)
+		}
+	}
+	post(base+"/files", mw.FormDataContentType(), &form)
+	post(base+"/batches", "application/json", strings.NewReader(`{"input_file_id":"`+obj.ID+`","endpoint":"/v1/chat/completions","completion_window":"24h"}`))
+	for deadline := time.Now().Add(time.Minute); obj.Status != "failed"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("batch still %s", obj.Status)
+		}
+		resp, err := http.Get(base + "/batches/" + obj.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&obj)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if obj.Errors == nil || len(obj.Errors.Data) != 1 || obj.Errors.Data[0].Code != "too_many_tasks" || obj.Errors.Data[0].Line != 8 {
+		t.Errorf("batch %+v", obj)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"batches (SIMULATED Files and Batch API): turnaround 50ms, row failures 0, the first 1 batches expire, at most 7 requests and 100000 bytes per file, files under " + dir,
+		"simllm: batch API: 1 files uploaded (0 refused), 1 batches (failed 1)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("-batch-dir after shutdown holds %v, %v", entries, err)
 	}
 }

@@ -1,11 +1,21 @@
 package llmtest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 // BenchmarkHandler measures the in-process handler at zero latency, one
@@ -68,4 +78,144 @@ func BenchmarkServerParallel(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// BenchmarkBatch100k streams a 100,000-row batch through the Files and
+// Batch API over loopback HTTP: upload from disk, validate, answer every
+// row into the output file on disk, download it line by line. peak-heap-MiB
+// (the most heap the process held at once, client and server together,
+// sampled every 2ms) stays far below the input's size: no file is ever held
+// in memory. Run: go test -run '^$' -bench Batch100k -benchtime 1x ./internal/llmtest/
+func BenchmarkBatch100k(b *testing.B) {
+	const rows = 100_000
+	rendered := renderedPrompts(b)
+	kinds := []Kind{KindRollout, KindDistillSRaR, KindDistillFactualProcess, KindJudgeItem, KindJudgeBatch, KindSatisfy}
+	path := filepath.Join(b.TempDir(), "input.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for i := range rows {
+		_, _ = w.Write(batchLine(b, fmt.Sprintf("row-%06d", i), seeded(rendered[kinds[i%len(kinds)]], int64(i), 1)))
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		b.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := startBatchServer(b, Config{Answers: testProblems(), BatchMaxRequests: rows, BatchMaxBytes: 1 << 30})
+	runtime.GC()
+	peak := newHeapPeak()
+	defer peak.stop()
+	var outBytes int64
+	for b.Loop() {
+		in := streamUpload(b, c.base, path)
+		done := c.wait(c.create(in.ID, nil).ID)
+		if done.Status != BatchCompleted || done.RequestCounts.Completed != rows {
+			b.Fatalf("batch %+v", done)
+		}
+		outBytes = countRows(b, c.base+"/files/"+*done.OutputFileID+"/content", rows)
+	}
+	b.ReportMetric(float64(peak.stop())/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(info.Size())/(1<<20), "input-MiB")
+	b.ReportMetric(float64(outBytes)/(1<<20), "output-MiB")
+	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// streamUpload uploads the file at path without reading it into memory.
+func streamUpload(b *testing.B, base, path string) fileObject {
+	b.Helper()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		defer f.Close()
+		err = mw.WriteField("purpose", "batch")
+		var fw io.Writer
+		if err == nil {
+			fw, err = mw.CreateFormFile("file", filepath.Base(path))
+		}
+		if err == nil {
+			_, err = io.Copy(fw, f)
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	resp, err := http.Post(base+"/files", mw.FormDataContentType(), pr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var obj fileObject
+	body, _ := io.ReadAll(resp.Body)
+	decodeOK(b, resp.StatusCode, body, &obj)
+	return obj
+}
+
+// countRows downloads an output file line by line and checks its length.
+func countRows(b *testing.B, url string, want int) int64 {
+	b.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	n, size := 0, int64(0)
+	for sc.Scan() {
+		n++
+		size += int64(len(sc.Bytes())) + 1
+	}
+	if err := sc.Err(); err != nil || n != want {
+		b.Fatalf("output: %d rows, %v; want %d", n, err, want)
+	}
+	return size
+}
+
+// heapPeak samples the live heap until stopped.
+type heapPeak struct {
+	done chan struct{}
+	max  chan uint64
+}
+
+func newHeapPeak() *heapPeak {
+	h := &heapPeak{done: make(chan struct{}), max: make(chan uint64, 1)}
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-h.done:
+				h.max <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+// stop ends the sampling and returns the peak; later calls return 0.
+func (h *heapPeak) stop() uint64 {
+	select {
+	case <-h.done:
+		return 0
+	default:
+	}
+	close(h.done)
+	return <-h.max
 }

@@ -1,5 +1,5 @@
-// Package llmtest is a simulated OpenAI-compatible chat-completions endpoint
-// for tests, the demo and benchmarks. It is not a model: it recognizes the
+// Package llmtest is a simulated OpenAI-compatible chat-completions endpoint,
+// with a simulated Files and Batch API, for tests, the demo and benchmarks. It is not a model: it recognizes the
 // pipeline's own prompt templates from the rendered messages and answers each
 // one in its contract with plausible, deterministic text.
 //
@@ -49,6 +49,46 @@
 // drawn per attempt from a per-server counter mixed with the request hash, so
 // a retry of the same request can succeed. Latency applies to every request
 // and respects the request context.
+//
+// # Files and Batch API
+//
+// The server also simulates OpenAI's Files and Batch API, in OpenAI's wire
+// format, for the pipeline's batch mode: POST /v1/files (multipart fields
+// purpose "batch" and file), GET and DELETE /v1/files/{id}, GET
+// /v1/files/{id}/content; POST /v1/batches (endpoint /v1/chat/completions,
+// completion_window 24h, metadata), GET /v1/batches/{id}, POST
+// /v1/batches/{id}/cancel, and GET /v1/batches?limit=N&after=ID (newest
+// first). Uploads stream to disk under [Config.BatchDir] and are never held
+// in memory; one over [Config.BatchMaxBytes], or cut short, gets a 400 and
+// leaves no file. Nothing persists beyond the Server: [Server.Close] removes
+// the files.
+//
+// A batch is validated first (status "validating"): a line that is not a
+// JSON object, a missing or duplicate custom_id, a method other than POST,
+// a url other than the batch's endpoint, a second model, or more than
+// [Config.BatchMaxRequests] lines make it "failed", with errors naming the
+// line (OpenAI's codes: invalid_json_line, duplicate_custom_id,
+// url_mismatch, model_mismatch, too_many_tasks, empty_file, ...). Then its
+// rows are answered in order, streaming from the input file to an output
+// file on disk, evenly over [Config.BatchTurnaround], so that
+// request_counts.completed grows while the batch is "in_progress". Each row
+// is answered by the code that answers an online request: a row's body is
+// byte for byte the online reply to the same request, Malformed faults
+// included (drawn as online; with [Config.FaultsByRequest] a request's
+// first answer is the same online and in a batch). A batch has no latency,
+// rate limit, 429, hang or truncation; instead a row fails with a 500 in
+// the error file at [Config.BatchRowFailRate], drawn per row and batch, so a
+// resubmitted row can succeed (with the reply it would have had). The first
+// [Config.BatchExpire] batches created expire after answering the first half
+// of their rows; a cancelled batch goes "cancelling", then "cancelled"; the
+// rows either left unanswered are in the error file as batch_expired or
+// batch_cancelled, and the rows answered before are in the output file. An
+// output or error file exists only when it has rows.
+//
+// [Server.BatchStats] counts files, batches by status and rows by outcome,
+// and the requests answered more than once online or in batches (each one
+// paid twice); [Server.TimesAnswered] and [Server.CustomIDAnswers] count a
+// single request or custom_id.
 //
 // # Rate limits
 //
