@@ -95,7 +95,9 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		if err != nil {
 			return err
 		}
+		b.mu.Lock()
 		s.FileID, s.Phase = id, PhaseUploaded
+		b.mu.Unlock()
 		b.journal(s)
 		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
@@ -112,7 +114,9 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 				return err
 			}
 		}
+		b.mu.Lock()
 		s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted
+		b.mu.Unlock()
 		b.journal(s)
 		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
 	}
@@ -181,7 +185,9 @@ func (b *Batcher) writeOffline(s *BatchState) error {
 	if err := writeStream(filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
+	b.mu.Lock()
 	s.Phase = PhaseOffline
+	b.mu.Unlock()
 	b.journal(s)
 	b.log.Info("batch file written for an offline run", "file", filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), "rows", s.Rows, "model", s.Model)
 	return nil
@@ -252,7 +258,9 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		if txt := obj.errorText(); txt != "" {
+			b.mu.Lock()
 			s.Note = obj.Status + ": " + txt
+			b.mu.Unlock()
 			b.log.Warn("a batch ended with errors; its rows are asked again", "batch", s.Local, "status", obj.Status, "errors", txt)
 		}
 		start := time.Now()
