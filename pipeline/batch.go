@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -174,8 +175,7 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 	}
 	for {
 		if l.batcher.Waiting() == 0 {
-			if ready := l.batcher.TakeReady(); len(ready) > 0 {
-				l.log.Debug("batch wave", "problems", len(ready))
+			if ready := l.takeReady(); len(ready) > 0 {
 				return ready, nil
 			}
 			return nil, nil
@@ -186,8 +186,7 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		if ready := l.batcher.TakeReady(); len(ready) > 0 {
-			l.log.Debug("batch wave", "problems", len(ready))
+		if ready := l.takeReady(); len(ready) > 0 {
 			return ready, nil
 		}
 	}
@@ -222,6 +221,35 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// settle notes, in batch mode, that a problem failed or was left out
+// this session (the collector calls it, as it does nextWave).
+func (l *loop) settle(id string) {
+	if l.batcher == nil {
+		return
+	}
+	if l.settled.Len() == 0 {
+		l.settled = idmap.New[struct{}]()
+	}
+	l.settled.Set(id, struct{}{})
+}
+
+// takeReady takes the problems batches let go on, less those settled this
+// session: a problem whose requests went into several batches is let go
+// on by each batch that answers them, and once one wave has failed it or
+// left it out, running it again would count it twice.
+func (l *loop) takeReady() map[string]struct{} {
+	ready := l.batcher.TakeReady()
+	for id := range ready {
+		if l.settled.Has(id) {
+			delete(ready, id)
+		}
+	}
+	if len(ready) > 0 {
+		l.log.Debug("batch wave", "problems", len(ready))
+	}
+	return ready
 }
 
 // batchStopReason says why problems whose requests wait in batches are

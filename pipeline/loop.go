@@ -41,6 +41,7 @@ type loop struct {
 	batcher  *llm.Batcher
 	deferred int64               // times a problem's requests went into batches, this session
 	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
+	settled  idmap.Map[struct{}] // the problems failed or left out this session (settle)
 
 	// owned by the collector
 	session         sessionCounts
@@ -390,6 +391,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
+	l.settle(p.ID)
 	if leftOutStage(f.Stage) {
 		l.session.leftOut++
 		return nil
