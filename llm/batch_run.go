@@ -384,6 +384,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 		}
 		delete(b.waiters, r.id.Key)
 	}
+	b.shrinkLocked()
 	s.Phase, s.Answered, s.Failed, s.Missing = PhaseIngested, answered, failed, missing
 	err = b.jr.append(s)
 	b.mu.Unlock()
