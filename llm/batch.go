@@ -294,11 +294,27 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	if b.fatal != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
 	}
-	bl, err := b.fileFor(api, r.Model)
+	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
 	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
 	}
-	if err := b.addRow(bl, &r); err != nil {
+	line = append(line, '\n')
+	if int64(len(line)) > b.opt.MaxBytes {
+		delete(b.waiters, r.ID.Key) // no batch will hold it
+		return &Error{Class: ClassPermanent, Stage: r.Stage, Model: r.Model, Reason: "batch_row_too_large",
+			Err: fmt.Errorf("the request is %d bytes as a line of a batch input file, over the %d-byte limit of a file (batch.max_bytes)", len(line), b.opt.MaxBytes)}
+	}
+	bl, err := b.fileFor(api, r.Model)
+	if err == nil && bl.state.Rows > 0 && bl.state.Bytes+int64(len(line)) > b.opt.MaxBytes {
+		// the row does not fit: the file is as full as it gets
+		if err = b.sealLocked(bl); err == nil {
+			bl, err = b.fileFor(api, r.Model)
+		}
+	}
+	if err == nil {
+		err = b.addRow(bl, &r, line)
+	}
+	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
 	}
 	local := bl.state.Local
@@ -358,12 +374,10 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	return bl, nil
 }
 
-func (b *Batcher) addRow(bl *building, r *DeferredRequest) error {
-	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
-	if err != nil {
-		return err
-	}
-	if _, err := bl.inw.Write(append(line, '\n')); err != nil {
+// addRow writes line, r's line of the input file (newline included), to
+// the file being written.
+func (b *Batcher) addRow(bl *building, r *DeferredRequest, line []byte) error {
+	if _, err := bl.inw.Write(line); err != nil {
 		return err
 	}
 	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
@@ -371,7 +385,7 @@ func (b *Batcher) addRow(bl *building, r *DeferredRequest) error {
 	}
 	s := bl.state
 	s.Rows++
-	s.Bytes += int64(len(line) + 1)
+	s.Bytes += int64(len(line))
 	s.Stages[r.Stage]++
 	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
 	b.open[r.ID.Key] = s.Local
