@@ -19,7 +19,7 @@ type BatchOptions struct {
 	// Dir holds the journal and the batch files (RUN/batches).
 	Dir string
 	// MaxRequests and MaxBytes split input files at the provider's limits
-	// (OpenAI: 50,000 requests and 200 MB per batch).
+	// (OpenAI: 50,000 requests and 200 MB, read as 200,000,000 bytes).
 	MaxRequests int
 	MaxBytes    int64
 	// CompletionWindow is the window asked for (default "24h").
@@ -45,7 +45,7 @@ func (o *BatchOptions) fill() {
 		o.MaxRequests = 50_000
 	}
 	if o.MaxBytes <= 0 {
-		o.MaxBytes = 200 << 20
+		o.MaxBytes = 200_000_000
 	}
 	if o.CompletionWindow == "" {
 		o.CompletionWindow = "24h"
@@ -212,8 +212,8 @@ func (b *Batcher) recover() error {
 			for _, r := range rows {
 				b.open[r.id.Key] = local
 			}
-			if s.Phase == PhaseWritten {
-				b.queue = append(b.queue, local)
+			if s.Phase == PhaseWritten || s.Phase == PhaseUploaded {
+				b.queue = append(b.queue, local) // to upload, or to find or create its batch
 			}
 		}
 	}
@@ -234,19 +234,19 @@ func (b *Batcher) fileComplete(local string) bool {
 	return err1 == nil && err2 == nil
 }
 
-// loadFailures reads the failures an ingested batch's error file names.
+// loadFailures reads the failures an ingested batch recorded.
 func (b *Batcher) loadFailures(local string) {
-	path := b.path(local, "errors.jsonl")
-	if _, err := os.Stat(path); err != nil {
+	lines, err := readFailures(b.path(local, "failures.jsonl"))
+	if err != nil {
+		b.log.Warn("could not read a batch's failed rows; they are asked again", "batch", local, "err", err)
 		return
 	}
-	eachOutputLine(path, func(customID string, o rowOutcome) error {
+	for _, f := range lines {
 		var key uint64
-		if _, err := fmt.Sscanf(customID, "%x", &key); err == nil {
-			b.noteFailure(key, o)
+		if _, err := fmt.Sscanf(f.CustomID, "%x", &key); err == nil {
+			b.noteFailure(key, rowOutcome{status: f.Status, errCode: f.Code, errText: f.Text})
 		}
-		return nil
-	})
+	}
 }
 
 func (b *Batcher) path(local, ext string) string { return filepath.Join(b.opt.Dir, local+"."+ext) }
@@ -269,11 +269,27 @@ func (d *endpointDeferrer) Defer(ctx context.Context, r DeferredRequest) error {
 	return d.b.deferRequest(ctx, d.api, r)
 }
 
-// deferred is the error of a request that went into a batch.
-func deferred(r *DeferredRequest, local string) *Error {
-	return &Error{Class: ClassDeferred, Stage: r.Stage, Model: r.Model, Reason: "deferred",
+// Reasons of a ClassDeferred error: the request was written into a batch
+// now, or it already waited in one.
+const (
+	reasonDeferred = "deferred"
+	reasonWaiting  = "deferred_waiting"
+)
+
+// deferred is the error of a request that went into a batch; added says
+// whether this call put it there.
+func deferred(r *DeferredRequest, local string, added bool) *Error {
+	reason := reasonWaiting
+	if added {
+		reason = reasonDeferred
+	}
+	return &Error{Class: ClassDeferred, Stage: r.Stage, Model: r.Model, Reason: reason,
 		Err: fmt.Errorf("%w: request in batch %s", ErrDeferred, local)}
 }
+
+// errAnsweredMeanwhile tells the Client that a batch answered the request
+// between its cache miss and the Deferrer: it reads the cache again.
+var errAnsweredMeanwhile = errors.New("llm: answered by a batch meanwhile")
 
 // ErrDeferred is wrapped by the ClassDeferred error of a request that a
 // batch will answer.
@@ -289,41 +305,29 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 		b.waiters[r.ID.Key] = appendUnique(b.waiters[r.ID.Key], unit)
 	}
 	if local, ok := b.open[r.ID.Key]; ok {
-		return deferred(&r, local)
+		return deferred(&r, local, false)
 	}
 	if b.fatal != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_api", Err: b.fatal}
 	}
+	// The caller missed the cache before taking the lock; a batch ingested
+	// since put its answer there before freeing its row.
+	if _, hit, _ := b.cache.Get(r.ID); hit {
+		return errAnsweredMeanwhile
+	}
 	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
 	if err != nil {
-		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
+		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "invalid_request", Err: err}
 	}
-	line = append(line, '\n')
-	if int64(len(line)) > b.opt.MaxBytes {
-		delete(b.waiters, r.ID.Key) // no batch will hold it
-		return &Error{Class: ClassPermanent, Stage: r.Stage, Model: r.Model, Reason: "batch_row_too_large",
-			Err: fmt.Errorf("the request is %d bytes as a line of a batch input file, over the %d-byte limit of a file (batch.max_bytes)", len(line), b.opt.MaxBytes)}
+	if int64(len(line))+1 > b.opt.MaxBytes {
+		return &Error{Class: ClassPermanent, Stage: r.Stage, Model: r.Model, Reason: "too_large",
+			Err: fmt.Errorf("the request's batch line of %d bytes is larger than a batch file may be (%d bytes)", len(line)+1, b.opt.MaxBytes)}
 	}
-	bl, err := b.fileFor(api, r.Model)
-	if err == nil && bl.state.Rows > 0 && bl.state.Bytes+int64(len(line)) > b.opt.MaxBytes {
-		// the row does not fit: the file is as full as it gets
-		if err = b.sealLocked(bl); err == nil {
-			bl, err = b.fileFor(api, r.Model)
-		}
-	}
-	if err == nil {
-		err = b.addRow(bl, &r, line)
-	}
+	local, err := b.addRow(api, &r, append(line, '\n'))
 	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
 	}
-	local := bl.state.Local
-	if bl.state.Rows >= b.opt.MaxRequests || bl.state.Bytes >= b.opt.MaxBytes-int64(len(r.Body))-256 {
-		if err := b.sealLocked(bl); err != nil {
-			return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "batch_file", Err: err}
-		}
-	}
-	return deferred(&r, local)
+	return deferred(&r, local, true)
 }
 
 func appendUnique(xs []string, x string) []string {
@@ -374,14 +378,27 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	return bl, nil
 }
 
-// addRow writes line, r's line of the input file (newline included), to
-// the file being written.
-func (b *Batcher) addRow(bl *building, r *DeferredRequest, line []byte) error {
+// addRow writes a request's line into the input file of its endpoint and
+// model, sealing the file first when the line would pass a limit, and
+// after, when the file is full. It returns the batch the row is in.
+func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string, error) {
+	bl, err := b.fileFor(api, r.Model)
+	if err != nil {
+		return "", err
+	}
+	if bl.state.Rows > 0 && bl.state.Bytes+int64(len(line)) > b.opt.MaxBytes {
+		if err := b.sealLocked(bl); err != nil {
+			return "", err
+		}
+		if bl, err = b.fileFor(api, r.Model); err != nil {
+			return "", err
+		}
+	}
 	if _, err := bl.inw.Write(line); err != nil {
-		return err
+		return "", err
 	}
 	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
-		return err
+		return "", err
 	}
 	s := bl.state
 	s.Rows++
@@ -390,26 +407,10 @@ func (b *Batcher) addRow(bl *building, r *DeferredRequest, line []byte) error {
 	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
 	b.open[r.ID.Key] = s.Local
 	b.mostOpen = max(b.mostOpen, len(b.open))
-	return nil
-}
-
-// shrinkLocked copies open and waiters into new maps once they hold under
-// a quarter of the most rows they held: Go never frees a map's buckets, so
-// the 800,000 rollout rows of a 100,000-problem run left 61 MB of empty
-// buckets in the heap for the rest of the run. Call with mu held.
-func (b *Batcher) shrinkLocked() {
-	if len(b.open) >= b.mostOpen/4 {
-		return
+	if s.Rows >= b.opt.MaxRequests {
+		return s.Local, b.sealLocked(bl)
 	}
-	open := make(map[uint64]string, len(b.open))
-	for k, v := range b.open {
-		open[k] = v
-	}
-	waiters := make(map[uint64][]string, len(b.waiters))
-	for k, v := range b.waiters {
-		waiters[k] = v
-	}
-	b.open, b.waiters, b.mostOpen = open, waiters, len(open)
+	return s.Local, nil
 }
 
 // expectedCompletion is the completion tokens a request is expected to
@@ -499,18 +500,29 @@ func (b *Batcher) Waiting() int {
 	return n
 }
 
-// Offline lists the input files written to the offline directory whose
-// output has not been imported.
-func (b *Batcher) Offline() []string {
+// Offline lists the batches whose input files wait in the offline
+// directory for their output.
+func (b *Batcher) Offline() []BatchState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []string
+	var out []BatchState
 	for _, l := range b.order {
-		if b.states[l].Phase == PhaseOffline {
-			out = append(out, filepath.Join(b.opt.OfflineDir, l+".input.jsonl"))
+		if s := b.states[l]; s.Phase == PhaseOffline {
+			out = append(out, *s)
 		}
 	}
 	return out
+}
+
+// OfflineInput and OfflineOutput are where the offline directory holds a
+// batch's input file and where its output file is looked for.
+func (b *Batcher) OfflineInput(local string) string {
+	return filepath.Join(b.opt.OfflineDir, local+".input.jsonl")
+}
+
+// OfflineOutput: see OfflineInput.
+func (b *Batcher) OfflineOutput(local string) string {
+	return filepath.Join(b.opt.OfflineDir, local+".output.jsonl")
 }
 
 // Held says why new batches are not being submitted ("" when they are):
@@ -564,8 +576,12 @@ func (b *Batcher) States() []BatchState {
 }
 
 // Start resumes the journal's open batches and starts submitting, polling
-// and ingesting, until Close.
+// and ingesting, until Close. It first reads the batches a killed run left
+// and imports the offline output files, so a batch cancelled meanwhile
+// holds back new ones before any is submitted.
 func (b *Batcher) Start(ctx context.Context) {
+	b.pollOpen(ctx)
+	b.importOffline()
 	ctx, b.stop = context.WithCancel(ctx)
 	b.done = make(chan struct{})
 	go b.work(ctx)
@@ -592,3 +608,22 @@ func (b *Batcher) Close() error {
 // OfflineDir is where input files go for an offline run ("" when they go
 // to the provider).
 func (b *Batcher) OfflineDir() string { return b.opt.OfflineDir }
+
+// shrinkLocked copies open and waiters into new maps once they hold under
+// a quarter of the most rows they held: Go never frees a map's buckets, so
+// the 800,000 rollout rows of a 100,000-problem run left 61 MB of empty
+// buckets in the heap for the rest of the run. Call with mu held.
+func (b *Batcher) shrinkLocked() {
+	if len(b.open) >= b.mostOpen/4 {
+		return
+	}
+	open := make(map[uint64]string, len(b.open))
+	for k, v := range b.open {
+		open[k] = v
+	}
+	waiters := make(map[uint64][]string, len(b.waiters))
+	for k, v := range b.waiters {
+		waiters[k] = v
+	}
+	b.open, b.waiters, b.mostOpen = open, waiters, len(open)
+}

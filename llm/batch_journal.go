@@ -145,8 +145,12 @@ func (j *journal) close() error { return j.f.Close() }
 type BatchSummary struct {
 	InProgress int `json:"in_progress"`
 	Completed  int `json:"completed"`
-	Offline    int `json:"waiting_for_files"`
-	Dropped    int `json:"not_submitted"`
+	// Expired and Cancelled batches (their answers are in the cache too;
+	// the rest of their rows are asked again).
+	Expired   int `json:"expired,omitempty"`
+	Cancelled int `json:"cancelled,omitempty"`
+	Offline   int `json:"waiting_for_files"`
+	Dropped   int `json:"not_submitted"`
 	// RowsDone and RowsTotal are the request counts of the batches in
 	// progress.
 	RowsDone  int `json:"rows_done"`
@@ -159,7 +163,14 @@ func SummarizeBatches(states []BatchState) BatchSummary {
 	for _, b := range states {
 		switch b.Phase {
 		case PhaseIngested:
-			s.Completed++
+			switch b.Status {
+			case "expired":
+				s.Expired++
+			case "cancelled":
+				s.Cancelled++
+			default:
+				s.Completed++
+			}
 		case PhaseOffline:
 			s.Offline++
 		case PhaseDropped:
@@ -182,6 +193,12 @@ func (s BatchSummary) String() string {
 	}
 	if s.Completed > 0 {
 		parts = append(parts, fmt.Sprintf("%d completed", s.Completed))
+	}
+	if s.Expired > 0 {
+		parts = append(parts, fmt.Sprintf("%d expired", s.Expired))
+	}
+	if s.Cancelled > 0 {
+		parts = append(parts, fmt.Sprintf("%d cancelled", s.Cancelled))
 	}
 	if s.Offline > 0 {
 		parts = append(parts, fmt.Sprintf("%d waiting for output files", s.Offline))

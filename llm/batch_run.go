@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -12,8 +11,7 @@ import (
 // ones until ctx ends.
 func (b *Batcher) work(ctx context.Context) {
 	defer close(b.done)
-	b.importOffline()
-	poll := time.NewTimer(0)
+	poll := time.NewTimer(b.opt.PollInterval)
 	defer poll.Stop()
 	for {
 		b.submitQueued(ctx)
@@ -39,9 +37,12 @@ func (b *Batcher) fail(err error) {
 	b.signal(b.changed)
 }
 
-// journal appends s; a failure stops the run.
-func (b *Batcher) journal(s *BatchState) {
+// record changes s and appends it to the journal, under the lock that
+// States reads it under; a failure stops the run. Only the worker changes
+// a submitted state, so it may read one without the lock.
+func (b *Batcher) record(s *BatchState, change func()) {
 	b.mu.Lock()
+	change()
 	err := b.jr.append(s)
 	b.mu.Unlock()
 	if err != nil {
@@ -95,16 +96,13 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		if err != nil {
 			return err
 		}
-		b.mu.Lock()
-		s.FileID, s.Phase = id, PhaseUploaded
-		b.mu.Unlock()
-		b.journal(s)
+		b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
 		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if s.Phase == PhaseUploaded {
-		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool {
-			return o.InputFileID == s.FileID || (o.Metadata["rubricforge_batch"] == s.Local && o.Metadata["rubricforge_run"] == b.opt.RunTag)
-		})
+		// Killed between creating the batch and recording it? The file
+		// id is this upload's own, so a batch that reads it is ours.
+		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool { return o.InputFileID == s.FileID })
 		if err != nil {
 			return err
 		}
@@ -114,10 +112,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 				return err
 			}
 		}
-		b.mu.Lock()
-		s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted
-		b.mu.Unlock()
-		b.journal(s)
+		b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
 		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
 	}
 	return nil
@@ -182,14 +177,11 @@ func (b *Batcher) writeOffline(s *BatchState) error {
 		return err
 	}
 	defer src.Close()
-	if err := writeStream(filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), src); err != nil {
+	if err := writeStream(b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
-	b.mu.Lock()
-	s.Phase = PhaseOffline
-	b.mu.Unlock()
-	b.journal(s)
-	b.log.Info("batch file written for an offline run", "file", filepath.Join(b.opt.OfflineDir, s.Local+".input.jsonl"), "rows", s.Rows, "model", s.Model)
+	b.record(s, func() { s.Phase = PhaseOffline })
+	b.log.Info("batch file written for an offline run", "file", b.OfflineInput(s.Local), "rows", s.Rows, "model", s.Model)
 	return nil
 }
 
@@ -200,7 +192,7 @@ func (b *Batcher) importOffline() {
 		return
 	}
 	for _, s := range b.snapshot(PhaseOffline) {
-		out := filepath.Join(b.opt.OfflineDir, s.Local+".output.jsonl")
+		out := b.OfflineOutput(s.Local)
 		if _, err := os.Stat(out); err != nil {
 			continue
 		}
@@ -245,13 +237,12 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		if obj.Status != s.Status || obj.RequestCounts != s.Counts {
-			b.mu.Lock()
-			s.Status, s.Counts = obj.Status, obj.RequestCounts
-			if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
-				b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
-			}
-			b.mu.Unlock()
-			b.journal(s)
+			b.record(s, func() {
+				s.Status, s.Counts = obj.Status, obj.RequestCounts
+				if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
+					b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
+				}
+			})
 			b.signal(b.changed)
 		}
 		if !obj.Terminal() {
@@ -312,6 +303,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 	}
 	seen := make(map[string]bool, len(rows))
 	var answered, failed int
+	var failures []rowFailureLine
 	var chunk []CacheEntry
 	var charges []func()
 	flush := func() error {
@@ -357,6 +349,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 				o.errCode = "malformed"
 			}
 			failed++
+			failures = append(failures, rowFailureLine{CustomID: customID, Status: o.status, Code: o.errCode, Text: o.errText})
 			b.mu.Lock()
 			b.noteFailure(r.id.Key, o)
 			b.mu.Unlock()
@@ -370,10 +363,18 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 		return err
 	}
 	missing := 0
+	for cid := range rows {
+		if !seen[cid] {
+			missing++
+			failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
+		}
+	}
+	if err := writeFailures(b.path(s.Local, "failures.jsonl"), failures); err != nil {
+		return fmt.Errorf("batch %s: %w", s.Local, err)
+	}
 	b.mu.Lock()
 	for cid, r := range rows {
 		if !seen[cid] {
-			missing++
 			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
 		}
 		if b.open[r.id.Key] == s.Local {

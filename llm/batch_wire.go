@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -136,4 +137,49 @@ func decodeOutputLine(b []byte) (string, rowOutcome) {
 		o.errCode, o.errText = l.Error.Code, l.Error.Message
 	}
 	return l.CustomID, o
+}
+
+// rowFailureLine is a row a batch did not answer, as the run keeps it in
+// NAME.failures.jsonl: what a later run needs to know of it.
+type rowFailureLine struct {
+	CustomID string `json:"custom_id"`
+	Status   int    `json:"status,omitempty"`
+	Code     string `json:"code,omitempty"`
+	Text     string `json:"text,omitempty"`
+}
+
+// writeFailures writes lines to path, durably.
+func writeFailures(path string, lines []rowFailureLine) error {
+	var b []byte
+	for _, l := range lines {
+		j, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, j...), '\n')
+	}
+	return writeStream(path, bytes.NewReader(b))
+}
+
+// readFailures reads a failures file; a missing one has none.
+func readFailures(path string) ([]rowFailureLine, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []rowFailureLine
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var l rowFailureLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return out, fmt.Errorf("%s line %d: %v", path, line, err)
+		}
+		out = append(out, l)
+	}
+	return out, sc.Err()
 }

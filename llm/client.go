@@ -136,6 +136,9 @@ type Request struct {
 	Seed        *int64
 	SampleIndex int  // distinguishes otherwise identical requests in the cache key; not sent
 	JSON        bool // response_format {"type":"json_object"}
+	// Online sends the request even when the Client defers requests to
+	// batches (Options.Defer); not sent, not in the cache key.
+	Online bool
 }
 
 func (r *Request) validate() error {
@@ -276,7 +279,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	var id Identity
 	if c.cache != nil {
 		id = IdentityOf(req)
-		if c.opt.Defer != nil {
+		if c.opt.Defer != nil && !req.Online {
 			return c.deferUnlessCached(ctx, &req, stage, id, n)
 		}
 		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)
@@ -304,9 +307,17 @@ func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage stri
 	for _, m := range req.Messages {
 		chars += len(m.Content) + len(m.Role)
 	}
-	return nil, c.opt.Defer.Defer(ctx, DeferredRequest{
+	err = c.opt.Defer.Defer(ctx, DeferredRequest{
 		Stage: stage, Model: req.Model, ID: id, N: n, Body: body, PromptTokens: chars / 4, CompletionTokens: est - chars/4,
 	})
+	if errors.Is(err, errAnsweredMeanwhile) {
+		if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
+			return resp, err
+		}
+		return nil, &Error{Class: ClassPermanent, Stage: stage, Model: req.Model, Reason: "unusable",
+			Err: errors.New("a batch's answer to this request is in the cache but does not decode")}
+	}
+	return nil, err
 }
 
 // keep makes a good answer durable in the cache before its slot is freed.

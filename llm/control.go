@@ -67,7 +67,7 @@ func newController(maxInFlight int, rpm, tpm float64) *controller {
 // (see WithPriority). It returns the epoch the slot was granted in, to be
 // passed to outcome.
 func (c *controller) acquire(ctx context.Context) (uint64, error) {
-	adm := promiseOf(ctx)
+	adm := promiseOf(ctx, c)
 	c.mu.Lock()
 	if c.inflight < c.limit && c.waiters.Len() == 0 {
 		c.inflight++
@@ -186,10 +186,12 @@ func (a *admission) keptLocked(n int64) {
 	a.c.wakeDemandLocked()
 }
 
-// promiseOf returns ctx's admission if an attempt asking for a slot under
-// ctx keeps one of its promised attempts, else nil.
-func promiseOf(ctx context.Context) *admission {
-	if a, ok := ctx.Value(admissionKey{}).(*admission); ok && a.left.Add(-1) >= 0 {
+// promiseOf returns ctx's admission if an attempt asking c for a slot
+// under ctx keeps one of its promised attempts, else nil. An attempt to
+// another endpoint's controller keeps none: the admission's counts belong
+// to c's lock, and its promise is of c's attempts.
+func promiseOf(ctx context.Context, c *controller) *admission {
+	if a, ok := ctx.Value(admissionKey{}).(*admission); ok && a.c == c && a.left.Add(-1) >= 0 {
 		return a
 	}
 	return nil

@@ -224,3 +224,35 @@ func TestBurstCountsUnansweredAttempts(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionKeptOnlyByItsOwnEndpoint: a problem admitted by the rollout
+// endpoint's client may send its later stages to another endpoint; those
+// attempts keep none of the admission's promise, which belongs to the
+// first controller (and its lock: touching it under the other's was a
+// data race).
+func TestAdmissionKeptOnlyByItsOwnEndpoint(t *testing.T) {
+	rollout, judge := newController(4, 0, 0), newController(4, 0, 0)
+	a, err := rollout.admit(context.Background(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.WithValue(context.Background(), admissionKey{}, a)
+	if _, err := judge.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	judge.release()
+	rollout.mu.Lock()
+	promised := rollout.promised
+	rollout.mu.Unlock()
+	if promised != 2 || a.left.Load() != 2 {
+		t.Fatalf("after an attempt to another endpoint: promised %d, left %d; want 2 and 2", promised, a.left.Load())
+	}
+	if _, err := rollout.acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rollout.release()
+	if a.left.Load() != 1 {
+		t.Fatalf("an attempt to its own endpoint kept %d of 2", 2-a.left.Load())
+	}
+	a.settle()
+}

@@ -109,6 +109,26 @@
 // the budget by their own use, unless the caller reserves each request's
 // estimated cost first with a [BudgetGate].
 //
+// # Batches
+//
+// A Client whose Options.Defer is set (batch mode) sends nothing itself:
+// a request the cache cannot answer goes to the [Deferrer], and Chat
+// returns an *Error of ClassDeferred. A [Batcher] is the Deferrer of a
+// provider's Batch API: it writes the requests into input files (one per
+// endpoint and model, split at MaxRequests and MaxBytes; custom_id is the
+// CacheKey), uploads them, creates the batches, polls them, downloads
+// their output and error files, and puts every answer into the cache
+// (flagged as paid at the batch rate, Price.BatchRate, half by default),
+// after which asking again is a cache hit. Each step is in a journal
+// (BatchJournal) before anything waits on it: a killed run polls the
+// batches it made, finds one it created but did not record by its input
+// file, and never submits a row twice; a row that a batch failed with a
+// 5xx, or left unanswered (expired, cancelled), goes into a later batch,
+// up to MaxRowAttempts; a 4xx row fails its request. With OfflineDir the
+// input files go to a directory for vLLM's run-batch instead, and the
+// output files found there are imported. The budget is checked before each
+// batch is submitted, against the projected cost of the open batches.
+//
 // # Endpoints that are down
 //
 // A [Streak] follows a caller's calls in a row that ran out of retries on

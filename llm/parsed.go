@@ -19,6 +19,26 @@ type Ask struct {
 	// OnResponse, when set, sees every response, cached or live, so the
 	// caller can add up what a record cost.
 	OnResponse func(*Response)
+	// RepairsOnline sends the repair turns at once even when the Client
+	// defers requests to batches, instead of in the next batch.
+	RepairsOnline bool
+}
+
+// repairShown reports whether a repair turn that ended in resp or err
+// showed the model its bad reply now: it was sent (answered or not), or
+// written into a batch. A turn answered from the cache, or already waiting
+// in a batch, replays one counted before (a resumed run, a later wave).
+func repairShown(resp *Response, err error) bool {
+	var e *Error
+	switch {
+	case err == nil:
+		return !resp.Cached
+	case errors.As(err, &e) && e.Class == ClassDeferred:
+		return e.Reason == reasonDeferred
+	case errors.As(err, &e) && (e.Class == ClassCanceled || e.Class == ClassBudget):
+		return false
+	}
+	return true
 }
 
 // ParseError is a reply that still did not parse after every repair turn.
@@ -40,7 +60,8 @@ var errCutOff = errors.New("the reply was cut off by the token limit")
 // ChatParsed sends req and parses its reply with a.Parse. A reply that does
 // not parse, or was cut off by the token limit, is shown back to the model
 // with the parser's error (a.Repair), up to a.Repairs more times; each repair
-// turn is counted in the stage's Repairs. It returns a *ParseError when no
+// turn is counted in the stage's Repairs once, when it is sent (a replay
+// from the cache is not counted again). It returns a *ParseError when no
 // reply parsed, or Chat's error.
 //
 // When no reply parsed, the cached replies of the whole exchange are marked
@@ -58,6 +79,9 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			sent = append(sent, IdentityOf(req))
 		}
 		resp, err := c.Chat(ctx, req)
+		if attempt > 0 && repairShown(resp, err) {
+			c.meter.update(stage, func(s *StageStats) { s.Repairs++ })
+		}
 		if err != nil {
 			return err
 		}
@@ -81,9 +105,9 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			}
 			return &ParseError{What: a.What, Attempts: attempt + 1, Err: perr}
 		}
-		c.meter.update(stage, func(s *StageStats) { s.Repairs++ })
 		if req.Messages, err = a.Repair(req.Messages, reply, perr); err != nil {
 			return fmt.Errorf("building the repair turn for the %s: %w", a.What, err)
 		}
+		req.Online = req.Online || a.RepairsOnline
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -44,6 +44,10 @@ type BatchSettings struct {
 	// MaxRowAttempts is how many batches a request may fail in
 	// transiently before its problem fails (default 3).
 	MaxRowAttempts int `yaml:"max_row_attempts,omitempty"`
+	// Repairs says where a repair turn of an unparseable batch answer goes:
+	// "batch" (the default: into the next wave's batch) or "online" (sent
+	// at once, at the online price).
+	Repairs string `yaml:"repairs,omitempty"`
 	// FilesDir, when set, receives each wave's input files instead of the
 	// provider, for vLLM's run-batch or any runner of the same format; the
 	// next run imports the NAME.output.jsonl files it finds there.
@@ -96,6 +100,9 @@ func (j *Job) validateBatch(v *validation) {
 	b := j.Batch
 	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 {
 		v.bad("batch", "limits must not be negative")
+	}
+	if r := b.Repairs; r != "" && r != ModeBatch && r != ModeOnline {
+		v.bad("batch.repairs", "want batch or online, not %q", r)
 	}
 	if w := b.CompletionWindow; w != "" && w != "24h" {
 		v.bad("batch.completion_window", "providers accept only 24h, not %q", w)
@@ -175,7 +182,8 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 	}
 	for {
 		if l.batcher.Waiting() == 0 {
-			if ready := l.takeReady(); len(ready) > 0 {
+			if ready := l.batcher.TakeReady(); len(ready) > 0 {
+				l.log.Debug("batch wave", "problems", len(ready))
 				return ready, nil
 			}
 			return nil, nil
@@ -186,7 +194,8 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 		if ctx.Err() != nil {
 			return nil, nil
 		}
-		if ready := l.takeReady(); len(ready) > 0 {
+		if ready := l.batcher.TakeReady(); len(ready) > 0 {
+			l.log.Debug("batch wave", "problems", len(ready))
 			return ready, nil
 		}
 	}
@@ -223,35 +232,6 @@ func (l *loop) waitBatches(ctx context.Context) error {
 	}
 }
 
-// settle notes, in batch mode, that a problem failed or was left out
-// this session (the collector calls it, as it does nextWave).
-func (l *loop) settle(id string) {
-	if l.batcher == nil {
-		return
-	}
-	if l.settled.Len() == 0 {
-		l.settled = idmap.New[struct{}]()
-	}
-	l.settled.Set(id, struct{}{})
-}
-
-// takeReady takes the problems batches let go on, less those settled this
-// session: a problem whose requests went into several batches is let go
-// on by each batch that answers them, and once one wave has failed it or
-// left it out, running it again would count it twice.
-func (l *loop) takeReady() map[string]struct{} {
-	ready := l.batcher.TakeReady()
-	for id := range ready {
-		if l.settled.Has(id) {
-			delete(ready, id)
-		}
-	}
-	if len(ready) > 0 {
-		l.log.Debug("batch wave", "problems", len(ready))
-	}
-	return ready
-}
-
 // batchStopReason says why problems whose requests wait in batches are
 // left at the end of the session, for the report.
 func (l *loop) batchStopReason() (reason, cause string) {
@@ -261,8 +241,13 @@ func (l *loop) batchStopReason() (reason, cause string) {
 	l.fillReport()
 	pending := l.report.Problems.Pending
 	if files := l.batcher.Offline(); len(files) > 0 {
-		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run them (e.g. python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model MODEL), then run distill again to import the answers",
-			pending, len(files), l.job.Batch.FilesDir, files[0], strings.TrimSuffix(files[0], ".input.jsonl")+".output.jsonl"), StopBatchFiles
+		var runs []string
+		for _, f := range files {
+			runs = append(runs, fmt.Sprintf("python -m vllm.entrypoints.openai.run_batch -i %s -o %s --model %s",
+				l.batcher.OfflineInput(f.Local), l.batcher.OfflineOutput(f.Local), f.Model))
+		}
+		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run each (%s), then run distill again to import the answers",
+			pending, len(files), l.job.Batch.FilesDir, strings.Join(runs, "; ")), StopBatchFiles
 	}
 	held := l.batcher.Held()
 	switch {
@@ -296,4 +281,28 @@ func BatchStageList(v string) []string {
 		}
 	}
 	return out
+}
+
+// settledSet is the problems a batch-mode session settled (a record or a
+// failure), which later waves must not run again; the collector adds to
+// it while the feeder reads it.
+type settledSet struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+func (s *settledSet) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string]struct{}{}
+	}
+	s.ids[id] = struct{}{}
+}
+
+func (s *settledSet) has(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.ids[id]
+	return ok
 }

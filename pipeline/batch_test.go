@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"encoding/json"
-	"log/slog"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/llm"
@@ -53,26 +55,75 @@ func comparable(t *testing.T, r *schema.Record) string {
 
 // TestBatchRunEqualsOnline: every stage through batches gives the records an
 // online run gives from the same answers, at half the cost, with no request
-// answered twice, and the report and status line show the batches.
+// answered twice, and the report and status line show the batches: for a
+// math style (with replies that need repair, which go into the next wave)
+// and for the grounded style.
 func TestBatchRunEqualsOnline(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(40)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	t.Run("srar", func(t *testing.T) {
+		dir := t.TempDir()
+		rows := makeProblems(40)
+		input := filepath.Join(dir, "in.jsonl")
+		writeJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 3, Answers: answersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
+		job := func(out, url string) Job { return batchJob(input, filepath.Join(dir, out), url) }
+		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
+		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
+		if onRep.LLM.Total.Repairs == 0 {
+			t.Error("no reply needed a repair: the test does not cover repairs in a later wave")
+		}
+	})
+	t.Run("factual_process", func(t *testing.T) {
+		dir := t.TempDir()
+		rows := makeProblems(30)
+		input := filepath.Join(dir, "in.jsonl")
+		writeJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 4, Answers: answersOf(rows)}
+		job := func(out, url string) Job {
+			j := batchJob(input, filepath.Join(dir, out), url)
+			j.Style = schema.StyleFactualProcess
+			return j
+		}
+		_, bRep := compareOnlineBatch(t, cfg, job, 29)
+		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
+	})
+	t.Run("grounded", func(t *testing.T) {
+		dir := t.TempDir()
+		docs := filepath.Join(dir, "docs")
+		writeDocs(t, docs, 12)
+		cfg := llmtest.Config{Seed: 5, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.05}}
+		job := func(out, url string) Job {
+			j := groundedTestJob(docs, filepath.Join(dir, out), url)
+			j.Batch.PollInterval = 10 * time.Millisecond
+			return j
+		}
+		_, bRep := compareOnlineBatch(t, cfg, job, 25)
+		checkGroundedAccounted(t, job("batch", ""), bRep)
+	})
+}
 
-	_, onlineURL := batchSim(t, rows, llmtest.Config{Seed: 3})
-	onJob := batchJob(input, filepath.Join(dir, "online"), onlineURL)
-	onRep := runJob(t, onJob, Options{})
+// compareOnlineBatch runs job online, then with every stage in batch mode
+// (files of at most maxRows), against two simulated endpoints with cfg,
+// and checks that the records are the same, the batch run cost half, and
+// no request was answered twice.
+func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url string) Job, maxRows int) (onRep, bRep *Report) {
+	t.Helper()
+	if cfg.BatchTurnaround == 0 {
+		cfg.BatchTurnaround = 30 * time.Millisecond
+	}
+	_, onlineURL := startSim(t, cfg)
+	onJob := job("online", onlineURL)
+	onRep = runJob(t, onJob, Options{})
 
-	batch, batchURL := batchSim(t, rows, llmtest.Config{Seed: 3})
-	bJob := batchJob(input, filepath.Join(dir, "batch"), batchURL, StageRollout, StageDistill, StageJudge, StageEmpirical)
-	bJob.Batch.MaxRequests = 37 // several files per wave
-	bRep := runJob(t, bJob, Options{Logger: testLogger(t)})
-
+	batch, batchURL := startSim(t, cfg)
+	bJob := job("batch", batchURL)
+	for _, ep := range bJob.batchSections() {
+		ep.Mode = ModeBatch
+	}
+	bJob.Batch.MaxRequests = maxRows // several files per wave
+	bRep = runJob(t, bJob, Options{})
 	if bRep.Status != StatusFinished {
 		t.Fatalf("batch run %s: %s", bRep.Status, bRep.StopReason)
 	}
-	checkAccounted(t, bJob.Out, rows, bRep)
 	onRecs, bRecs := readCorpus(t, onJob.Out), readCorpus(t, bJob.Out)
 	if len(onRecs) == 0 || len(onRecs) != len(bRecs) {
 		t.Fatalf("online %d records, batch %d", len(onRecs), len(bRecs))
@@ -95,7 +146,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		t.Errorf("requests answered twice: %+v", st)
 	}
 	if st.BatchesCreated < 5 {
-		t.Errorf("%d batches: want a wave per stage, split at 37 rows", st.BatchesCreated)
+		t.Errorf("%d batches: want a wave per stage, split at %d rows", st.BatchesCreated, maxRows)
 	}
 	on, b := onRep.LLM.Total, bRep.LLM.Total
 	if b.PromptTokens != on.PromptTokens || b.CompletionTokens != on.CompletionTokens {
@@ -103,6 +154,9 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	}
 	if want := on.CostUSD * llm.DefaultBatchRate; math.Abs(b.CostUSD-want) > 1e-9*want {
 		t.Errorf("batch cost $%.6f, want half the online $%.6f", b.CostUSD, on.CostUSD)
+	}
+	if b.Repairs != on.Repairs {
+		t.Errorf("%d repairs in batches, %d online: a repair replayed in a later wave was counted again", b.Repairs, on.Repairs)
 	}
 	if b.BatchAnswers != b.Requests || b.Requests != on.Requests {
 		t.Errorf("batch answers %d of %d requests; online %d requests", b.BatchAnswers, b.Requests, on.Requests)
@@ -122,15 +176,298 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	if line := (statusLine{batches: bRep.Batches.String()}).String(); !strings.Contains(line, "batches: ") || !strings.Contains(line, " completed") {
 		t.Errorf("status line %q does not show the batches", line)
 	}
+	return onRep, bRep
 }
 
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// rowsByStage adds up the journal's rows by stage.
+func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
+	t.Helper()
+	states, err := llm.ReadBatchStates(batchDir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, s := range states {
+		for st, n := range s.Stages {
+			by[st] += n
+		}
+	}
+	return states, by
 }
 
-type tWriter struct{ t *testing.T }
+// TestBatchExpiredResubmitsOnlyMissingRows: the first batch expires having
+// answered half its rows; only the other half is asked again, and nothing
+// is paid twice.
+func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{BatchExpire: 1})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	st := srv.BatchStats()
+	if st.Batches["expired"] != 1 || st.RowsExpired == 0 {
+		t.Fatalf("simulator: %+v; want one expired batch", st)
+	}
+	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+	states, by := rowsByStage(t, job.Out)
+	first := states[0]
+	if first.Status != "expired" || first.Answered != first.Rows/2 || first.Failed+first.Missing != first.Rows-first.Rows/2 {
+		t.Errorf("expired batch in the journal: %+v", first)
+	}
+	// Rollout requests: one per sample (per_request 1) per problem; the
+	// expired rows were sent once more, and nothing else was.
+	want := len(rows)*job.Rollout.N + (first.Rows - first.Answered)
+	if by[StageRollout] != want {
+		t.Errorf("%d rollout rows over every batch, want %d (%d requests and the %d the expired batch did not answer)",
+			by[StageRollout], want, len(rows)*job.Rollout.N, first.Rows-first.Answered)
+	}
+}
 
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
+// TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
+// later batch, until answered.
+func TestBatchFailedRowsRetried(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{BatchRowFailRate: 0.15})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	job.Batch.MaxRowAttempts = 6
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	st := srv.BatchStats()
+	if st.RowsFailed == 0 {
+		t.Fatalf("no row failed: %+v", st)
+	}
+	if st.RequestsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+	states, _ := rowsByStage(t, job.Out)
+	failed, rowsSent, answered := 0, 0, 0
+	for _, s := range states {
+		failed += s.Failed
+		rowsSent += s.Rows
+		answered += s.Answered
+	}
+	if int64(failed) != st.RowsFailed || rowsSent != answered+failed {
+		t.Errorf("journal: %d rows sent, %d answered, %d failed; simulator failed %d", rowsSent, answered, failed, st.RowsFailed)
+	}
+	if len(readFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
+		t.Errorf("problems failed although every failed row was retried: %v", rep.FailuresByStage)
+	}
+}
+
+// TestBatchMixedMode: rollouts online, distill and judge in batches, in one
+// run.
+func TestBatchMixedMode(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if rep.Problems.Done == 0 {
+		t.Fatal("no record")
+	}
+	for _, e := range srv.Log() {
+		if e.Kind != llmtest.KindRollout {
+			t.Fatalf("online request of kind %s; only rollouts go online", e.Kind)
+		}
+	}
+	if got, want := srv.Count(), int64(len(rows)*job.Rollout.N); got != want {
+		t.Errorf("%d online requests, want the %d rollouts", got, want)
+	}
+	_, by := rowsByStage(t, job.Out)
+	if by[StageRollout] != 0 || by[StageDistill] == 0 || by[StageJudge] == 0 {
+		t.Errorf("batch rows by stage %v; want distill and judge only", by)
+	}
+	s := rep.LLM.Stages
+	if s[StageRollout].BatchAnswers != 0 || s[StageDistill].BatchAnswers != s[StageDistill].Requests {
+		t.Errorf("batch answers: rollout %d, distill %d of %d", s[StageRollout].BatchAnswers, s[StageDistill].BatchAnswers, s[StageDistill].Requests)
+	}
+}
+
+// TestBatchKilledWhilePending: SIGKILL while batches wait at the provider,
+// at several moments of one run; each resume polls the batches the journal
+// names and creates none of them again, and no request is answered twice.
+func TestBatchKilledWhilePending(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(40)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	job.Batch.MaxRequests = 50
+	job.Batch.PollInterval = 20 * time.Millisecond
+	jobFile := filepath.Join(dir, "job.yaml")
+	b, err := yaml.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kills := 0
+	for cycle := range 4 {
+		created := srv.BatchStats().BatchesCreated
+		// Kill once this process has a batch of its own in progress.
+		killed := runChildUntil(t, jobFile, func() bool {
+			return srv.BatchStats().BatchesCreated > created && srv.BatchStats().Batches["in_progress"] > 0
+		})
+		if killed {
+			kills++
+		}
+		t.Logf("cycle %d: killed=%v with %+v", cycle, killed, srv.BatchStats().Batches)
+	}
+	if kills == 0 {
+		t.Fatal("no run was killed while its batches were pending")
+	}
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("final run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	st := srv.BatchStats()
+	states, _ := rowsByStage(t, job.Out)
+	ids := map[string]bool{}
+	for _, s := range states {
+		if s.BatchID != "" {
+			if ids[s.BatchID] {
+				t.Errorf("batch %s recorded twice", s.BatchID)
+			}
+			ids[s.BatchID] = true
+		}
+	}
+	if int64(len(ids)) != st.BatchesCreated {
+		t.Errorf("the simulator created %d batches, the journal knows %d: a batch was made again or lost", st.BatchesCreated, len(ids))
+	}
+	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+	if n := srv.Count(); n != 0 {
+		t.Errorf("%d requests went online", n)
+	}
+}
+
+// TestBatchBudgetStopsSubmitting: with a budget that the next wave's
+// projection passes, the run stops before submitting it, having spent no
+// more than the budget, and says so; raising the budget finishes the run.
+func TestBatchBudgetStopsSubmitting(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	job.Prices = map[string]Price{"simulated": {Prompt: 100, Completion: 200}}
+	created := srv.BatchStats().BatchesCreated
+
+	job.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusStopped || rep.StoppedBy != StopBudget || !strings.Contains(rep.StopReason, "batch") {
+		t.Fatalf("run %s by %q: %s; want stopped by the budget before a batch", rep.Status, rep.StoppedBy, rep.StopReason)
+	}
+	if rep.LLM.Total.CostUSD > job.Budget.MaxCostUSD {
+		t.Errorf("spent $%.4f over the $%.2f budget", rep.LLM.Total.CostUSD, job.Budget.MaxCostUSD)
+	}
+	states, _ := rowsByStage(t, job.Out)
+	dropped := 0
+	for _, s := range states {
+		if s.Phase == llm.PhaseDropped {
+			dropped++
+		}
+	}
+	if dropped == 0 {
+		t.Errorf("no batch held back in the journal: %+v", states)
+	}
+	if made := srv.BatchStats().BatchesCreated - created; int(made) != len(states)-dropped {
+		t.Errorf("simulator created %d batches, journal submitted %d", made, len(states)-dropped)
+	}
+
+	job.Budget.MaxCostUSD = 100
+	rep = runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("after raising the budget: %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+}
+
+// TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
+// answer is repaired at once, online, and only repairs go online.
+func TestBatchRepairsOnline(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(30)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}})
+	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	job.Batch.Repairs = ModeOnline
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	online := srv.Log()
+	if len(online) == 0 || rep.LLM.Total.Repairs == 0 {
+		t.Fatalf("%d online requests, %d repairs: no repair went online", len(online), rep.LLM.Total.Repairs)
+	}
+	for _, e := range online {
+		if !e.Repair {
+			t.Fatalf("an online request of kind %s is not a repair", e.Kind)
+		}
+	}
+	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
+		t.Errorf("requests answered twice: %+v", st)
+	}
+}
+
+// TestBatchAfterOnline: a run stopped online (its budget) and resumed in
+// batch mode sends none of the requests answered online into a batch.
+func TestBatchAfterOnline(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(40)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, llmtest.Config{})
+	job := batchJob(input, filepath.Join(dir, "run"), url)
+	job.Budget.MaxCostUSD = 0.01
+	rep := runJob(t, job, Options{})
+	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
+		t.Fatalf("online run %s by %q after %d requests; want it stopped by the budget partway", rep.Status, rep.StoppedBy, srv.Count())
+	}
+	job.Budget.MaxCostUSD = 0
+	for _, ep := range job.batchSections() {
+		ep.Mode = ModeBatch
+	}
+	rep = runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("batch resume %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if st := srv.BatchStats(); st.RequestsRepeated != 0 || st.BatchesCreated == 0 {
+		t.Errorf("%d requests answered online and again in a batch (%d batches)", st.RequestsRepeated, st.BatchesCreated)
+	}
 }

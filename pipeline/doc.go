@@ -4,6 +4,10 @@
 // synthesize, enrich, quality, judge, empirical). A style is a stage list
 // (stagesOf); one engine runs every style's stages with the same admission,
 // request priority, cache, repair of unparseable replies, failures by stage,
-// budget, checkpoints, status and report. It also holds the job config and
-// the input readers.
+// budget, checkpoints, status and report. In batch mode (a section's
+// request_mode) the same engine runs in waves: a pass runs every pending
+// problem until its next request goes into a provider batch
+// (llm.Batcher), and once batches answer, another pass runs the problems
+// they let go on, their earlier answers read from the cache. It also holds
+// the job config and the input readers.
 package pipeline

@@ -332,6 +332,7 @@ func request(stage string, ep Endpoint, s Sampling, msgs []llm.Message) llm.Requ
 func (e *engine) askParsed(ctx context.Context, client *llm.Client, req llm.Request, repairs int, what string, u *usage, parse func(string) error) error {
 	return client.ChatParsed(ctx, req, llm.Ask{
 		What: what, Repairs: repairs, Parse: parse, Repair: e.prompts.RepairMessages, OnResponse: u.add,
+		RepairsOnline: e.job.Batch.Repairs == ModeOnline,
 	})
 }
 

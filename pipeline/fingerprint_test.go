@@ -36,9 +36,10 @@ func neutralSettings() map[string]string {
 		"cache":                "where answered requests are kept",
 		"template_hashes":      "written by the run; the templates' hashes enter the fingerprint as template.*",
 		"versions":             "written by the run; the versions enter the fingerprint as versions.*",
+		"batch":                "how batches are cut, polled and retried: the same requests, the same answers",
 	}
 	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
-		for _, f := range []string{"base_url", "api_key_env", "legacy_max_tokens"} {
+		for _, f := range []string{"base_url", "api_key_env", "legacy_max_tokens", "request_mode"} {
 			m[stage+"."+f] = endpoint
 		}
 	}

@@ -569,6 +569,7 @@ func (j *Job) runDirYAML() ([]byte, error) {
 		c.Input.Paths[i] = abs(p)
 	}
 	c.Out, c.PromptsDir, c.Cache = abs(j.Out), abs(j.PromptsDir), abs(j.Cache)
+	c.Batch.FilesDir = abs(j.Batch.FilesDir)
 	return yaml.Marshal(&c)
 }
 

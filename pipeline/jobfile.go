@@ -51,6 +51,7 @@ func (j *Job) resolvePaths(dir string) {
 		j.Input.Paths[i] = rel(p)
 	}
 	j.Out, j.PromptsDir, j.Cache = rel(j.Out), rel(j.PromptsDir), rel(j.Cache)
+	j.Batch.FilesDir = rel(j.Batch.FilesDir)
 }
 
 // nodeDecoder decodes a YAML node tree into a Go value field by field, so

@@ -41,7 +41,7 @@ type loop struct {
 	batcher  *llm.Batcher
 	deferred int64               // times a problem's requests went into batches, this session
 	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
-	settled  idmap.Map[struct{}] // the problems failed or left out this session (settle)
+	settled  settledSet          // problems this session made a record or a failure of
 
 	// owned by the collector
 	session         sessionCounts
@@ -169,18 +169,23 @@ func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		delete(l.only, p.ID)
-		if l.run.Done(p.ID) {
-			return nil
+		if l.settled.has(p.ID) {
+			return nil // a batch that answered it late lists it again
 		}
-		select {
-		case work <- p:
-			return nil
-		case <-l.stop.feeding:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return l.send(ctx, work, p)
 	}, func(*InputError) {})
+}
+
+// send hands p to the workers, unless the run stops taking problems.
+func (l *loop) send(ctx context.Context, work chan<- Problem, p Problem) error {
+	select {
+	case work <- p:
+		return nil
+	case <-l.stop.feeding:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // begin sets up the session's counters from the failures of earlier sessions.
@@ -251,14 +256,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		if l.stop.stopped() {
 			return nil // the problem stays pending; the input is still counted
 		}
-		select {
-		case work <- p:
-			return nil
-		case <-l.stop.feeding:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return l.send(ctx, work, p)
 	}, l.bad)
 }
 
@@ -360,6 +358,9 @@ func (l *loop) take(o outcome) error {
 		l.deferred++
 		return nil
 	}
+	if l.batcher != nil && (o.record != nil || o.failure != nil) {
+		l.settled.add(o.problem.ID)
+	}
 	switch {
 	case o.record != nil:
 		if err := l.run.Append(o.record); err != nil {
@@ -391,7 +392,6 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	l.settle(p.ID)
 	if leftOutStage(f.Stage) {
 		l.session.leftOut++
 		return nil

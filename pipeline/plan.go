@@ -57,10 +57,13 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 	}
 	earlier, _ := ReadPlan(job.Out) // its figures count only if the job is the same (below)
 
+	if err := resolveAutoModes(ctx, &job, opt); err != nil {
+		return nil, err
+	}
 	pl := newPilot(in.sample)
 	opt.pilot = pl
 	opt.HTTPClient = timedClient(&job, opt.HTTPClient)
-	rep, err := Run(ctx, job, opt)
+	rep, err := Run(ctx, onlinePilot(job), opt)
 	if err != nil {
 		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", job.Out, err)
 	}

@@ -44,6 +44,8 @@ type PlanDoc struct {
 	Budget            []BudgetCheck  `json:"budget,omitempty"`
 	Endpoints         []PlanEndpoint `json:"endpoints"`
 	Pilot             []PilotProblem `json:"pilot_problems"`
+	// BatchStages are the stages in batch mode, priced at the batch rate.
+	BatchStages []string `json:"batch_stages,omitempty"`
 }
 
 // PlanInput is the input as the plan counted it (in the job's partition).
@@ -142,6 +144,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 	}
 	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
 	stages := pilotStages(job.Style, probs)
+	plan.BatchStages = batchStages(job, stages)
 	est := func(ps []PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, rest, wo)
 	}
@@ -444,7 +447,7 @@ func usageCost(job *Job, stage string, prompt, completion int64) float64 {
 	if !ok {
 		return 0
 	}
-	return (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
+	return batchRateOf(job, stage) * (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.

@@ -45,6 +45,7 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}
+	p.writeBatchStages(w)
 	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s; failed %s\n",
 		countRange(p.Records), count(float64(in.Unique)), words.leftOutBy, countRange(p.LeftOut), countRange(p.Failed))
 	fmt.Fprintf(w, "%s per record: %.1f (%.1f-%.1f)", words.items, p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm"
 )
 
 // Status is what `distill status` shows of a run directory.
@@ -21,6 +22,9 @@ type Status struct {
 	// longer match the manifest; `distill repair` recovers from them.
 	Damaged []corpus.DamagedShard `json:"damaged"`
 	Plan    *PlanDoc              `json:"plan,omitempty"` // RUN/plan.json, from distill plan
+	// Batches sums up RUN/batches/journal.jsonl (batch mode only), read
+	// live: a running run journals every change of its batches.
+	Batches *llm.BatchSummary `json:"batches,omitempty"`
 }
 
 // ReadStatus reads a run directory without taking its lock, so it works
@@ -48,6 +52,9 @@ func ReadStatus(dir string) (*Status, error) {
 	}
 	if !ok && len(m.Shards) == 0 {
 		return nil, fmt.Errorf("%s holds no run (no %s or %s)", dir, corpus.ManifestName, corpus.ReportName)
+	}
+	if err := st.readBatches(); err != nil {
+		return nil, err
 	}
 	if st.Damaged, err = corpus.CheckShards(dir); err != nil {
 		return nil, err

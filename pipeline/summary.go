@@ -50,6 +50,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt + %d completion; %s\n",
 		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, t.CompletionTokens, cost)
+	r.writeBatches(w)
 	elapsed := (time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Millisecond)
 	switch {
 	case r.Status == StatusRunning:

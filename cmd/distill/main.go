@@ -5,7 +5,8 @@
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
 // failed; 4 stopped before finishing (interrupted: run the same command again
 // to resume; budget reached: raise the budget, which counts every session of
-// the run, and run again).
+// the run, and run again; batch files written with --batch-files: run them,
+// then run again; the run's batches cancelled: run again to ask the rest).
 package main
 
 import (
@@ -55,6 +56,7 @@ Usage:
   distill run    [flags]   build or resume a corpus (see distill run -h)
   distill plan --sample N [flags]   run a sample, project the whole job's requests, tokens, cost and time (see distill plan -h)
   distill status RUN_DIR...   what run directories hold: done, failed, cost, ETA (several: one table)
+  distill batches list|cancel RUN_DIR   a batch-mode run's provider batches: list them, or cancel the open ones (see distill batches -h)
   distill merge RUN_DIR... --out DIR   merge the workers of a --partition job into one corpus (see distill merge -h)
   distill compact RUN_DIR  merge a run's small shards and drop its cache's dead entries
   distill cache compact RUN_DIR   drop the response cache's dead entries only
@@ -65,7 +67,8 @@ Usage:
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
 4 stopped before finishing (interrupted: run again to resume; budget reached:
-raise the budget, which counts every session of the run).
+raise the budget, which counts every session of the run; batch files written:
+run them, then run again; batches cancelled: run again to ask the rest).
 `
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -82,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return statusCmd(args[1:], stdout, stderr)
 	case "merge":
 		return mergeCmd(args[1:], stdout, stderr)
+	case "batches":
+		return batchesCmd(args[1:], stdout, stderr)
 	case "cache":
 		return cacheCmd(args[1:], stdout, stderr)
 	case "compact":
@@ -117,6 +122,9 @@ Examples:
   OPENAI_API_KEY=... distill run --config job.yaml --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini
   distill run --style grounded --input docs/ --out runs/docs --base-url URL --model M --concurrency 256
   distill run --style grounded --input docs.jsonl.zst --field-text body --field-id doc_id --out runs/docs ...
+  distill run --config job.yaml --batch                 # every stage whose endpoint has a Batch API, at half price
+  distill run --config job.yaml --batch distill,judge   # rollouts online (a local vLLM), distill and judge in batches
+  distill run --config job.yaml --batch-files runs/x/offline   # write batch files for vLLM's run-batch; run again to import
 
 Flags:
 `
@@ -148,13 +156,14 @@ func newRunFlags() *flagSet {
 	f.endpointFlags(d)
 	f.stageFlags(d)
 	f.limitFlags(d)
+	f.batchFlags()
 
 	f.usage = func(w io.Writer) {
 		fmt.Fprint(w, runUsage)
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
-		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run).\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
 	}
 	return f
 }
@@ -347,7 +356,7 @@ func startJob(name string, f *flagSet, stderr io.Writer) (job pipeline.Job, ctx 
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	f := newRunFlags()
-	if ok, code := parseFlags(f.fs, args, f.usage, stderr); !ok {
+	if ok, code := parseFlags(f.fs, batchArgs(args), f.usage, stderr); !ok {
 		return code
 	}
 	if f.fs.NArg() > 0 {
@@ -394,6 +403,9 @@ func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
 		return exitFailed
 	case rep.Status == pipeline.StatusStopped && rep.StoppedBy == pipeline.StopBudget:
 		fmt.Fprintf(stderr, "distill run: stopped: %s\nThe budget counts every session of this run, so the same command stops again at once: raise --max-cost-usd or --max-total-tokens (budget: in the job file) and run it again to resume.\n", rep.StopReason)
+		return exitStopped
+	case rep.Status == pipeline.StatusStopped && (rep.StoppedBy == pipeline.StopBatchFiles || rep.StoppedBy == pipeline.StopBatchCancelled):
+		fmt.Fprintf(stderr, "distill run: stopped: %s\n", rep.StopReason) // the reason says what to do
 		return exitStopped
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)

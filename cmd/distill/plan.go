@@ -44,7 +44,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		f.fs.PrintDefaults()
 		fmt.Fprint(w, "\nExit codes: 0 ok, 1 the pilot failed (the run directory stays usable: distill run resumes it), 2 usage error or bad input.\n")
 	}
-	if ok, code := parseFlags(f.fs, args, f.usage, stderr); !ok {
+	if ok, code := parseFlags(f.fs, batchArgs(args), f.usage, stderr); !ok {
 		return code
 	}
 	if f.fs.NArg() > 0 {

@@ -201,10 +201,10 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, status, "", msg)
 		return
 	}
-	go s.runBatch(b, in)
 	a.mu.Lock()
-	obj := b.obj
+	obj := b.obj // as created, before the runner moves it on
 	a.mu.Unlock()
+	go s.runBatch(b, in)
 	writeJSON(w, http.StatusOK, obj)
 }
 

@@ -511,3 +511,26 @@ func TestBatchClose(t *testing.T) {
 		t.Errorf("the batch stopped by Close is %q; it should stay unfinished, as the server went away", got)
 	}
 }
+
+// TestBatchOpenLimit: the server holds a bounded number of unfinished
+// batches; one more gets a 429, and a finished batch frees its place.
+func TestBatchOpenLimit(t *testing.T) {
+	c := startBatchServer(t, Config{Answers: testProblems(), BatchTurnaround: time.Hour})
+	in := c.mustUpload(inputFile(t, mixedRequests(t, 1)[:1]))
+	var first string
+	for i := range maxOpenBatches {
+		id := c.create(in.ID, nil).ID
+		if i == 0 {
+			first = id
+		}
+	}
+	req := `{"input_file_id":"` + in.ID + `","endpoint":"/v1/chat/completions","completion_window":"24h"}`
+	if status, body := c.do(http.MethodPost, "/batches", "application/json", strings.NewReader(req)); status != http.StatusTooManyRequests {
+		t.Fatalf("batch %d: %d %s, want 429", maxOpenBatches+1, status, body)
+	}
+	c.do(http.MethodPost, "/batches/"+first+"/cancel", "", nil)
+	c.wait(first)
+	if status, body := c.do(http.MethodPost, "/batches", "application/json", strings.NewReader(req)); status != http.StatusOK {
+		t.Fatalf("after one finished: %d %s", status, body)
+	}
+}

@@ -1,0 +1,91 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// A plan of a job with stages in batch mode runs its pilot online (a batch
+// may take 24 hours; the answers land in the cache the real run reads,
+// whatever way they came) and prices those stages at the batch rate.
+
+// resolveAutoModes settles the sections in auto mode (--batch alone): batch
+// when the endpoint has a Batch API, else online, as the run will.
+func resolveAutoModes(ctx context.Context, job *Job, opt Options) error {
+	for _, name := range sortedKeys(job.batchSections()) {
+		ep := job.batchSections()[name]
+		if ep.Mode != ModeAuto {
+			continue
+		}
+		if job.Batch.FilesDir != "" {
+			ep.Mode = ModeBatch
+			continue
+		}
+		key := ""
+		if ep.APIKeyEnv != "" {
+			key = opt.Getenv(ep.APIKeyEnv)
+		}
+		api, err := llm.NewBatchAPI(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: key}, llm.Options{MaxAttempts: job.Limits.MaxAttempts, HTTPClient: opt.HTTPClient})
+		if err != nil {
+			return err
+		}
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		ok, err := api.Available(actx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("asking %s whether it has a Batch API: %w", api.Base(), err)
+		}
+		ep.Mode = ModeOnline
+		if ok {
+			ep.Mode = ModeBatch
+		}
+	}
+	return nil
+}
+
+// onlinePilot is the job the pilot of a plan runs: every section online.
+func onlinePilot(job Job) Job {
+	for _, ep := range job.batchSections() {
+		ep.Mode = ModeOnline
+	}
+	return job
+}
+
+// batchStages lists the stages (of stages) whose section is in batch mode.
+func batchStages(job *Job, stages []string) []string {
+	var out []string
+	for _, s := range stages {
+		if stageEndpoint(job, s).Mode == ModeBatch {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// batchRateOf is the share of the online price a stage's requests cost:
+// the model's batch rate when the stage is in batch mode, else 1.
+func batchRateOf(job *Job, stage string) float64 {
+	ep := stageEndpoint(job, stage)
+	if ep.Mode != ModeBatch {
+		return 1
+	}
+	if r := job.Prices[ep.Model].BatchRate; r > 0 {
+		return r
+	}
+	return llm.DefaultBatchRate
+}
+
+// writeBatchStages says which stages the plan priced at the batch rate.
+func (p *PlanDoc) writeBatchStages(w io.Writer) {
+	if len(p.BatchStages) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "batch mode: %s priced at the batch rate (prices: batch_rate, half by default); the pilot ran online; "+
+		"the wall time assumes online speed, and each wave of batches may take up to the provider's 24 h window\n",
+		strings.Join(p.BatchStages, ", "))
+}
