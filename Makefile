@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test bench bench-scale bench-scale-grounded demo demo-grounded cover fuzz clean
+.PHONY: help build test bench bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,6 +51,14 @@ bench-scale: build ## distill run at 10K and 100K problems on the simulated endp
 bench-scale-grounded: build ## the grounded style at 100K one-passage documents: analyze, synthesize, enrich, judge (~15 min; not in make test)
 	$(GO) build -o $(BIN)/simllm ./examples/simllm
 	$(GO) run ./internal/benchscale -style grounded -bin $(BIN) -problems 100000 -kill-size 100000 $(SCALE_FLAGS)
+
+# bench-scale-batch sizes; e.g. make bench-scale-batch BATCH_PROBLEMS=10000 BATCH_KILL=10000
+BATCH_PROBLEMS ?= 100000
+BATCH_KILL     ?= 100000
+
+bench-scale-batch: build ## every stage in batch mode at 100K problems on the simulated Batch API: peak RSS, phase times, kill and resume (~10 min; not in make test)
+	$(GO) build -o $(BIN)/simllm ./examples/simllm
+	$(GO) run ./internal/benchscale -mode batch -bin $(BIN) -problems $(BATCH_PROBLEMS) -kill-size $(BATCH_KILL) $(SCALE_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

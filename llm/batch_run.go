@@ -91,11 +91,13 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		return fmt.Errorf("batch %s was made for %s, which this job no longer uses; finish it with that endpoint or remove %s", s.Local, s.Endpoint, b.opt.Dir)
 	}
 	if s.Phase == PhaseWritten {
+		start := time.Now()
 		id, err := api.UploadFile(ctx, b.path(s.Local, "input.jsonl"))
 		if err != nil {
 			return err
 		}
 		b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
+		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if s.Phase == PhaseUploaded {
 		// Killed between creating the batch and recording it? The file
@@ -252,6 +254,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			b.mu.Unlock()
 			b.log.Warn("a batch ended with errors; its rows are asked again", "batch", s.Local, "status", obj.Status, "errors", txt)
 		}
+		start := time.Now()
 		var files []string
 		for _, f := range []struct{ id, name string }{{obj.OutputFileID, "output.jsonl"}, {obj.ErrorFileID, "errors.jsonl"}} {
 			if f.id == "" {
@@ -269,11 +272,23 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 		if files == nil && (obj.OutputFileID != "" || obj.ErrorFileID != "") {
 			continue
 		}
+		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
 		if err := b.ingest(s, files); err != nil {
 			b.fail(err)
 			return
 		}
 	}
+}
+
+// sizeOf is the total size of the files, for the log.
+func sizeOf(paths []string) int64 {
+	var n int64
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 // ingestChunk is how many answers go to the cache in one group.
@@ -370,6 +385,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 		}
 		delete(b.waiters, r.id.Key)
 	}
+	b.shrinkLocked()
 	s.Phase, s.Answered, s.Failed, s.Missing = PhaseIngested, answered, failed, missing
 	err = b.jr.append(s)
 	b.mu.Unlock()

@@ -183,6 +183,7 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 	for {
 		if l.batcher.Waiting() == 0 {
 			if ready := l.batcher.TakeReady(); len(ready) > 0 {
+				l.log.Debug("batch wave", "problems", len(ready))
 				return ready, nil
 			}
 			return nil, nil
@@ -194,6 +195,7 @@ func (l *loop) nextWave(ctx context.Context) (map[string]struct{}, error) {
 			return nil, nil
 		}
 		if ready := l.batcher.TakeReady(); len(ready) > 0 {
+			l.log.Debug("batch wave", "problems", len(ready))
 			return ready, nil
 		}
 	}

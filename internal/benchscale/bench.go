@@ -30,6 +30,10 @@ type sizeResult struct {
 	full   measured
 	resume measured
 	kill   *killResult
+	// with -mode batch: the uninterrupted run's batches, and the kill once
+	// the first batch is submitted
+	phases    *phases
+	batchKill *batchKill
 }
 
 type killResult struct {
@@ -106,6 +110,9 @@ func (b *bench) size(ctx context.Context, size int) (sizeResult, error) {
 	if err := writeJob(job, "run", b.opt, 30*time.Second); err != nil {
 		return res, err
 	}
+	if b.opt.mode == "batch" {
+		return b.batchSize(ctx, res, dir, job)
+	}
 	var err error
 	b.say("%d problems: uninterrupted run", size)
 	var extra []string
@@ -133,11 +140,12 @@ func (b *bench) size(ctx context.Context, size int) (sizeResult, error) {
 // finished, unless watch killed it.
 func (b *bench) session(ctx context.Context, dir, job, out, name string, size int, extra []string, watch func() bool) (measured, error) {
 	var m measured
-	s, err := startSim(ctx, b.opt.bin, filepath.Join(dir, "problems.jsonl"), b.opt.latency)
+	s, err := startSim(ctx, b.opt.bin, filepath.Join(dir, "problems.jsonl"), b.opt.latency, b.simArgs(dir)...)
 	if err != nil {
 		return m, err
 	}
 	args := append([]string{"--config", job, "--base-url", s.url}, extra...)
+	args = append(args, b.distillArgs()...)
 	m.sess, err = runDistill(ctx, b.opt.bin, args, filepath.Join(dir, name+".log"), watch)
 	if watch != nil {
 		time.Sleep(500 * time.Millisecond) // let the endpoint see the dropped connections
@@ -155,6 +163,9 @@ func (b *bench) session(ctx context.Context, dir, job, out, name string, size in
 	}
 	b.say("  %s: exit %d, %.1fs, %d requests served (%v), peak RSS %.0f MiB, CPU distill %.1fs simllm %.1fs", name,
 		m.sess.code, m.sess.wall.Seconds(), sv.requests, sv.byStatus, mib(m.sess.maxRSS), m.sess.cpu.Seconds(), sv.cpu.Seconds())
+	if b.opt.mode == "batch" {
+		b.sayBatch(sv.batch)
+	}
 	if watch != nil {
 		return m, nil
 	}
@@ -239,7 +250,8 @@ func writeProblems(path string, n int) error {
 }
 
 // writeJob writes the job: n rollouts per problem, distill and judge, no
-// empirical stage, the default shard size.
+// empirical stage, the default shard size; with -mode batch every stage in
+// batch mode.
 func writeJob(path, out string, o *options, checkpoint time.Duration) error {
 	if o.style == "grounded" {
 		return writeGroundedJob(path, out, o, checkpoint)
@@ -263,6 +275,9 @@ limits:
 output:
   checkpoint_interval: %s
 `, out, o.n, o.concurrency, checkpoint)
+	if o.mode == "batch" {
+		job = batchJob(job, o)
+	}
 	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

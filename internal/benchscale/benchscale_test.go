@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 // TestParseServed reads the line simllm prints when it stops (the format
@@ -84,6 +86,10 @@ func TestFlags(t *testing.T) {
 		{[]string{"-problems", "5000", "-kill-size", "7000"}, nil, 0, true},
 		{[]string{"-problems", "5000,x"}, nil, 0, true},
 		{[]string{"-concurrency", "0"}, nil, 0, true},
+		{[]string{"-problems", "5000", "-mode", "batch"}, []int{5000}, 5000, false},
+		{[]string{"-mode", "batch", "-style", "grounded"}, nil, 0, true},
+		{[]string{"-mode", "offline"}, nil, 0, true},
+		{[]string{"-mode", "batch", "-batch-poll", "0s"}, nil, 0, true},
 	}
 	for _, tt := range tests {
 		o, err := parseFlags(tt.args, io.Discard)
@@ -123,5 +129,92 @@ func TestDocumentsAreOnePassageEach(t *testing.T) {
 	}
 	if len(texts) != n {
 		t.Errorf("%d distinct documents, want %d", len(texts), n)
+	}
+}
+
+// TestParseBatchLine reads simllm's batch line (the format examples/simllm
+// prints at shutdown) and finds none when the Batch API was not used.
+func TestParseBatchLine(t *testing.T) {
+	stderr := "simllm: stopped after 0 requests (by status: none sent)\n" +
+		"simllm: batch API: 6 files uploaded (1 refused), 5 batches (completed 4, expired 1); rows answered 93938, failed 2, expired 7, cancelled 0; requests answered more than once: 3\n"
+	sv, err := parseServed(stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := batchServed{files: 6, refused: 1, batches: 5, byStatus: "completed 4, expired 1", answered: 93938, failed: 2, expired: 7, answeredTwiceOrMore: 3}
+	if sv.requests != 0 || sv.batch != want {
+		t.Errorf("got %d online, %+v; want 0, %+v", sv.requests, sv.batch, want)
+	}
+	if got := parseBatchLine("simllm: stopped after 3 requests (by status: 200 3)\n"); got != (batchServed{}) {
+		t.Errorf("no batch line: got %+v", got)
+	}
+}
+
+// TestBatchJobPutsEveryStageInBatchMode: the job -mode batch writes loads,
+// with rollout, distill and judge in request_mode batch, OpenAI's limits
+// and the poll interval asked for.
+func TestBatchJobPutsEveryStageInBatchMode(t *testing.T) {
+	dir := t.TempDir()
+	o := &options{n: 8, concurrency: 512, style: "srar", mode: "batch", poll: 2 * time.Second}
+	path := filepath.Join(dir, "job.yaml")
+	if err := writeJob(path, "run", o, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	job, err := pipeline.LoadJobFile(path)
+	if err != nil {
+		t.Fatalf("the batch job does not load: %v", err)
+	}
+	for name, mode := range map[string]string{"rollout": job.Rollout.Mode, "distill": job.Distill.Mode, "judge": job.Judge.Mode + "/" + job.Judge.Endpoint.Mode} {
+		if name == "judge" && mode != "batch/batch" || name != "judge" && mode != pipeline.ModeBatch {
+			t.Errorf("%s: mode %q, want batch", name, mode)
+		}
+	}
+	b := job.Batch
+	if b.MaxRequests != 50_000 || b.MaxBytes != 200_000_000 || b.PollInterval != 2*time.Second || job.Empirical.Enabled {
+		t.Errorf("batch settings %+v, empirical %v", b, job.Empirical.Enabled)
+	}
+}
+
+// TestReadPhases adds up a batch's phases from its journal lines and the
+// log's debug lines, and counts the waves.
+func TestReadPhases(t *testing.T) {
+	run := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(run, "batches"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	journal := `{"local":"b000001","rows":100,"bytes":5000,"phase":"written","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:02Z"}
+{"local":"b000001","rows":100,"bytes":5000,"phase":"uploaded","file_id":"file-1","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:03.5Z"}
+{"local":"b000001","rows":100,"bytes":5000,"phase":"submitted","status":"validating","batch_id":"batch_1","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:04Z"}
+{"local":"b000001","rows":100,"bytes":5000,"phase":"submitted","status":"in_progress","batch_id":"batch_1","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:05Z"}
+{"local":"b000001","rows":100,"bytes":5000,"phase":"submitted","status":"completed","batch_id":"batch_1","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:09Z"}
+{"local":"b000001","rows":100,"bytes":5000,"phase":"ingested","status":"completed","batch_id":"batch_1","created":"2026-11-25T10:00:00Z","updated":"2026-11-25T10:00:11Z"}
+{"local":"b000001","rows":10`
+	if err := os.WriteFile(filepath.Join(run, "batches", "journal.jsonl"), []byte(journal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := `distill: 0/10 done
+time=2026-11-25T10:00:03.500Z level=DEBUG msg="batch uploaded" batch=b000001 bytes=5000 took=1s
+time=2026-11-25T10:00:09.750Z level=DEBUG msg="batch downloaded" batch=b000001 files=1 bytes=7000 took=750ms
+time=2026-11-25T10:00:11.000Z level=INFO msg="batch ingested" batch=b000001 answered=100 failed=0 missing=0
+time=2026-11-25T10:00:11.010Z level=DEBUG msg="batch wave" problems=12
+`
+	logPath := filepath.Join(run, "full.log")
+	if err := os.WriteFile(logPath, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := readPhases(run, logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := phases{batches: 1, waves: 1, rows: 100, inBytes: 5000, outBytes: 7000,
+		write: 2 * time.Second, queue: 500 * time.Millisecond, upload: time.Second, create: 500 * time.Millisecond,
+		provider: 5 * time.Second, download: 750 * time.Millisecond, ingest: 1250 * time.Millisecond,
+		maxWrite: 2 * time.Second, maxUpload: time.Second, maxProvider: 5 * time.Second, maxDownload: 750 * time.Millisecond, maxIngest: 1250 * time.Millisecond}
+	if p != want {
+		t.Errorf("phases\n got %+v\nwant %+v", p, want)
+	}
+	c, err := countJournal(run)
+	if err != nil || c.batches != 1 || c.submitted != 1 || c.open != 0 || !c.ids["batch_1"] {
+		t.Errorf("countJournal = %+v, %v", c, err)
 	}
 }

@@ -24,9 +24,18 @@ type sim struct {
 
 // served is what simllm says it served when it stops.
 type served struct {
-	cpu      time.Duration // user + system time of simllm
-	requests int64
+	cpu      time.Duration    // user + system time of simllm
+	requests int64            // chat-completions requests sent online
 	byStatus map[string]int64 // "200", "none" (no reply: the client left), ...
+	batch    batchServed      // what its Batch API did (zero when unused)
+}
+
+// batchServed is simllm's batch line: what its simulated Files and Batch
+// API did over its life.
+type batchServed struct {
+	files, refused, batches                                   int64
+	byStatus                                                  string // "completed 3"
+	answered, failed, expired, cancelled, answeredTwiceOrMore int64
 }
 
 // noReply counts the requests not answered with a 200: with no injected
@@ -34,9 +43,12 @@ type served struct {
 // off mid-send) or by the endpoint's shutdown (503).
 func (s served) noReply() int64 { return s.requests - s.byStatus["200"] }
 
-func startSim(ctx context.Context, bin, problems string, latency time.Duration) (*sim, error) {
+// startSim starts simllm over the problems; extra are more flags (the
+// Batch API's).
+func startSim(ctx context.Context, bin, problems string, latency time.Duration, extra ...string) (*sim, error) {
 	s := &sim{}
-	s.cmd = exec.CommandContext(ctx, bin+"/simllm", "-latency", latency.String(), "-problems", problems)
+	args := append([]string{"-latency", latency.String(), "-problems", problems}, extra...)
+	s.cmd = exec.CommandContext(ctx, bin+"/simllm", args...)
 	s.cmd.Stderr = &s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -55,7 +67,11 @@ func startSim(ctx context.Context, bin, problems string, latency time.Duration) 
 	return s, nil
 }
 
-var servedLine = regexp.MustCompile(`stopped after (\d+) requests \(by status: ([^)]*)\)`)
+var (
+	servedLine = regexp.MustCompile(`stopped after (\d+) requests \(by status: ([^)]*)\)`)
+	batchLine  = regexp.MustCompile(`batch API: (\d+) files uploaded \((\d+) refused\), (\d+) batches \(([^)]*)\); ` +
+		`rows answered (\d+), failed (\d+), expired (\d+), cancelled (\d+); requests answered more than once: (\d+)`)
+)
 
 // stop ends simllm with SIGTERM and reads its served-requests line.
 func (s *sim) stop() (served, error) {
@@ -81,7 +97,7 @@ func parseServed(stderr string) (served, error) {
 	if err != nil {
 		return served{}, fmt.Errorf("simllm's served-requests line %q: %w", m[0], err)
 	}
-	sv := served{requests: total, byStatus: map[string]int64{}}
+	sv := served{requests: total, byStatus: map[string]int64{}, batch: parseBatchLine(stderr)}
 	if total == 0 { // "by status: none sent"
 		return sv, nil
 	}
@@ -94,6 +110,23 @@ func parseServed(stderr string) (served, error) {
 		sv.byStatus[name] = v
 	}
 	return sv, nil
+}
+
+// parseBatchLine reads simllm's batch line, "simllm: batch API: 3 files
+// uploaded (0 refused), 3 batches (completed 3); rows answered 900, ...";
+// simllm prints none when nothing was uploaded.
+func parseBatchLine(stderr string) batchServed {
+	b := batchLine.FindStringSubmatch(stderr)
+	if b == nil {
+		return batchServed{}
+	}
+	n := make([]int64, 0, 8)
+	for _, i := range []int{1, 2, 3, 5, 6, 7, 8, 9} {
+		v, _ := strconv.ParseInt(b[i], 10, 64) // the pattern took digits only
+		n = append(n, v)
+	}
+	return batchServed{files: n[0], refused: n[1], batches: n[2], byStatus: b[4], answered: n[3], failed: n[4],
+		expired: n[5], cancelled: n[6], answeredTwiceOrMore: n[7]}
 }
 
 // session is one finished distill process.
