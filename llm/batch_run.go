@@ -4,21 +4,33 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 )
 
-// work submits written files, polls open batches and ingests finished
-// ones until ctx ends.
+// work submits written files, and apart from that polls open batches and
+// ingests finished ones, until ctx ends: a file is uploaded while another
+// batch's answers go into the cache, not after.
 func (b *Batcher) work(ctx context.Context) {
 	defer close(b.done)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			b.submitQueued(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.wake:
+			}
+		}
+	})
 	poll := time.NewTimer(b.opt.PollInterval)
 	defer poll.Stop()
 	for {
-		b.submitQueued(ctx)
 		select {
 		case <-ctx.Done():
+			wg.Wait()
 			return
-		case <-b.wake:
 		case <-poll.C:
 			b.pollOpen(ctx)
 			b.importOffline()
@@ -38,8 +50,9 @@ func (b *Batcher) fail(err error) {
 }
 
 // record changes s and appends it to the journal, under the lock that
-// States reads it under; a failure stops the run. Only the worker changes
-// a submitted state, so it may read one without the lock.
+// States reads it under; a failure stops the run. A state is changed by
+// one goroutine at a time (the submitter until it is submitted, then the
+// poller), which may read it without the lock.
 func (b *Batcher) record(s *BatchState, change func()) {
 	b.mu.Lock()
 	change()
