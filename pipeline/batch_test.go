@@ -28,6 +28,19 @@ func batchJob(input, out, url string, stages ...string) Job {
 	return j
 }
 
+// batchSetup writes n problems and serves a simulated endpoint with cfg
+// for a batchJob over them with stages in batch mode, its run directory in
+// a temporary directory.
+func batchSetup(t *testing.T, n int, cfg llmtest.Config, stages ...string) (*llmtest.Server, Job, []testProblem) {
+	t.Helper()
+	dir := t.TempDir()
+	rows := makeProblems(n)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := batchSim(t, rows, cfg)
+	return srv, batchJob(input, filepath.Join(dir, "run"), url, stages...), rows
+}
+
 // batchSim is a simulated endpoint with a Batch API that answers a batch
 // after turnaround.
 func batchSim(t *testing.T, rows []testProblem, cfg llmtest.Config) (*llmtest.Server, string) {
@@ -199,12 +212,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{BatchExpire: 1})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchExpire: 1}, StageRollout, StageDistill, StageJudge)
 	job.Empirical.Enabled = false
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -235,12 +243,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{BatchRowFailRate: 0.15})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, StageRollout, StageDistill, StageJudge, StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -272,12 +275,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageDistill, StageJudge)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true}, StageDistill, StageJudge)
 	job.Empirical.Enabled = false
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -309,16 +307,11 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(40)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	srv, job, rows := batchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, StageRollout, StageDistill, StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
-	jobFile := filepath.Join(dir, "job.yaml")
+	jobFile := filepath.Join(filepath.Dir(job.Out), "job.yaml")
 	b, err := yaml.Marshal(job)
 	if err != nil {
 		t.Fatal(err)
@@ -372,12 +365,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{}, StageRollout, StageDistill, StageJudge)
 	job.Empirical.Enabled = false
 	job.Prices = map[string]Price{"simulated": {Prompt: 100, Completion: 200}}
 	created := srv.BatchStats().BatchesCreated
@@ -418,12 +406,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(30)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}})
-	job := batchJob(input, filepath.Join(dir, "run"), url, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, StageRollout, StageDistill, StageJudge, StageEmpirical)
 	job.Batch.Repairs = ModeOnline
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -447,12 +430,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(40)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, llmtest.Config{})
-	job := batchJob(input, filepath.Join(dir, "run"), url)
+	srv, job, rows := batchSetup(t, 40, llmtest.Config{})
 	job.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, job, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
