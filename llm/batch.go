@@ -121,9 +121,14 @@ type Batcher struct {
 	queue    []string             // written, to upload and create
 	ready    map[string]struct{}
 	held     string // why new batches are not submitted ("" while they are)
-	fatal    error  // what stops the run (a 401 from the batch API, a disk error)
-	changed  chan struct{}
-	wake     chan struct{}
+	// The provider refused more work: new files wait until heldUntil, or
+	// until a batch finishes (freed); backoff doubles with each refusal.
+	heldUntil time.Time
+	backoff   time.Duration
+	freed     chan struct{}
+	fatal     error // what stops the run (a 401 from the batch API, a disk error)
+	changed   chan struct{}
+	wake      chan struct{}
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -173,7 +178,7 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 		apis: map[string]*BatchAPI{}, states: map[string]*BatchState{},
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},
-		changed: make(chan struct{}, 1), wake: make(chan struct{}, 1),
+		changed: make(chan struct{}, 1), wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
 	}
 	for i := range states {
 		s := states[i]
@@ -455,7 +460,8 @@ func (b *Batcher) signal(ch chan struct{}) {
 }
 
 // Flush seals the input files being written and waits until every
-// written file is submitted (or held back: see Held).
+// written file is submitted, dropped (see Held), or waiting for the
+// provider to take more work.
 func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Lock()
 	for _, bl := range b.building {
@@ -467,12 +473,12 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	b.mu.Unlock()
 	for {
 		b.mu.Lock()
-		pending, fatal := len(b.queue), b.fatal
+		pending, fatal, held := len(b.queue), b.fatal, time.Now().Before(b.heldUntil)
 		b.mu.Unlock()
 		if fatal != nil {
 			return fatal
 		}
-		if pending == 0 {
+		if pending == 0 || held { // held files go once the provider has room (Waiting counts them)
 			return nil
 		}
 		b.signal(b.wake)

@@ -63,7 +63,11 @@ func (b *Batcher) record(s *BatchState, change func()) {
 	}
 }
 
-// submitQueued takes the written files in order and submits each.
+// submitQueued takes the written files in order and submits each. A
+// provider that refuses more work for now (429 or 5xx after the retries)
+// holds the queue back, longer each time, until the hold ends or one of
+// the open batches finishes; an error that retrying cannot cure stops the
+// run.
 func (b *Batcher) submitQueued(ctx context.Context) {
 	for ctx.Err() == nil {
 		b.mu.Lock()
@@ -71,21 +75,70 @@ func (b *Batcher) submitQueued(ctx context.Context) {
 			b.mu.Unlock()
 			return
 		}
-		local := b.queue[0]
+		local, hold := b.queue[0], time.Until(b.heldUntil)
 		s := b.states[local]
 		b.mu.Unlock()
-		err := b.submit(ctx, s)
-		b.mu.Lock()
-		if err == nil || ctx.Err() == nil {
-			b.queue = b.queue[1:]
+		if hold > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(hold):
+			case <-b.freed:
+			}
+			b.mu.Lock()
+			b.heldUntil = time.Time{}
+			b.mu.Unlock()
+			continue
 		}
+		err := b.submit(ctx, s)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && ClassOf(err) == ClassRetryable:
+			b.holdBack(err.Error())
+			continue
+		}
+		b.mu.Lock()
+		b.queue = b.queue[1:]
 		b.mu.Unlock()
-		if err != nil && ctx.Err() == nil {
+		if err != nil {
 			b.fail(err)
 			return
 		}
 		b.signal(b.changed)
 	}
+}
+
+// holdBack holds new submissions back after the provider refused more
+// work: for the poll interval, doubling with each refusal in a row up to
+// half an hour, or until an open batch finishes.
+func (b *Batcher) holdBack(why string) {
+	b.mu.Lock()
+	b.backoff = min(max(2*b.backoff, b.opt.PollInterval), 30*time.Minute)
+	b.heldUntil = time.Now().Add(b.backoff)
+	wait := b.backoff
+	b.mu.Unlock()
+	b.log.Warn("the provider takes no more batches for now; holding new ones back", "for", wait, "why", why)
+}
+
+// capacityCodes are the codes of a batch that failed because the
+// provider's queue was full (OpenAI's enqueued-token limit), not because
+// of its rows: they are asked again once there is room, and no row counts
+// it as a failure.
+var capacityCodes = map[string]bool{"token_limit_exceeded": true, "request_limit_exceeded": true}
+
+// failedForCapacity reports whether a failed batch failed for the
+// provider's queue limit.
+func failedForCapacity(obj BatchObject) bool {
+	if obj.Status != "failed" || obj.Errors == nil {
+		return false
+	}
+	for _, e := range obj.Errors.Data {
+		if capacityCodes[e.Code] {
+			return true
+		}
+	}
+	return false
 }
 
 // submit takes a written or uploaded file to a created batch (or to the
@@ -209,7 +262,7 @@ func (b *Batcher) importOffline() {
 		if _, err := os.Stat(out); err != nil {
 			continue
 		}
-		if err := b.ingest(s, []string{out}); err != nil {
+		if err := b.ingest(s, []string{out}, true); err != nil {
 			b.fail(err)
 			return
 		}
@@ -286,7 +339,11 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
-		if err := b.ingest(s, files); err != nil {
+		capacity := failedForCapacity(obj)
+		if capacity {
+			b.holdBack(obj.errorText())
+		}
+		if err := b.ingest(s, files, !capacity); err != nil {
 			b.fail(err)
 			return
 		}
@@ -309,7 +366,7 @@ const ingestChunk = 512
 
 // ingest puts every answer of a finished batch into the cache, notes the
 // rows that failed, and lets the units waiting for its rows go on.
-func (b *Batcher) ingest(s *BatchState, files []string) error {
+func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) error {
 	rows, err := readRows(b.path(s.Local, "rows"))
 	if err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
@@ -379,7 +436,9 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 	for cid := range rows {
 		if !seen[cid] {
 			missing++
-			failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
+			if countFailures {
+				failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
+			}
 		}
 	}
 	if err := writeFailures(b.path(s.Local, "failures.jsonl"), failures); err != nil {
@@ -387,7 +446,7 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 	}
 	b.mu.Lock()
 	for cid, r := range rows {
-		if !seen[cid] {
+		if !seen[cid] && countFailures {
 			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
 		}
 		if b.open[r.id.Key] == s.Local {
@@ -406,6 +465,14 @@ func (b *Batcher) ingest(s *BatchState, files []string) error {
 		return err
 	}
 	b.log.Info("batch ingested", "batch", s.Local, "answered", answered, "failed", failed, "missing", missing)
+	if countFailures {
+		b.mu.Lock()
+		if answered > 0 {
+			b.backoff = 0 // the provider works through batches again
+		}
+		b.mu.Unlock()
+		b.signal(b.freed) // room at the provider for a held-back file
+	}
 	for _, name := range []string{"input.jsonl", "rows", "output.jsonl"} {
 		os.Remove(b.path(s.Local, name))
 	}

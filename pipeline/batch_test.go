@@ -2,10 +2,15 @@ package pipeline
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -447,5 +452,56 @@ func TestBatchAfterOnline(t *testing.T) {
 	checkAccounted(t, job.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 || st.BatchesCreated == 0 {
 		t.Errorf("%d requests answered online and again in a batch (%d batches)", st.RequestsRepeated, st.BatchesCreated)
+	}
+}
+
+// TestBatchProviderFull: a provider that refuses new batches for a while
+// (429 on create) and fails one for its queue limit (token_limit_exceeded)
+// slows the run down but fails nothing: the refused files wait and go
+// later, and the failed batch's rows are asked again without counting as
+// failures (one counted failure would fail a problem here).
+func TestBatchProviderFull(t *testing.T) {
+	dir := t.TempDir()
+	rows := makeProblems(20)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	sim := llmtest.New(llmtest.Config{Answers: answersOf(rows), BatchTurnaround: 20 * time.Millisecond})
+	defer sim.Close()
+	var creates, reads atomic.Int64
+	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/batches" && creates.Add(1) <= 3:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error": {"message": "too many open batches", "type": "rate_limit_exceeded"}}`)
+			return
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/batches/") && reads.Add(1) == 1:
+			id := strings.TrimPrefix(r.URL.Path, "/v1/batches/")
+			fmt.Fprintf(w, `{"id": %q, "object": "batch", "status": "failed", "request_counts": {"total": 0, "completed": 0, "failed": 0},
+				"errors": {"object": "list", "data": [{"code": "token_limit_exceeded", "message": "Enqueued token limit reached for simulated."}]}}`, id)
+			return
+		}
+		sim.ServeHTTP(w, r)
+	}))
+	defer full.Close()
+	job := batchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", StageRollout, StageDistill, StageJudge)
+	job.Empirical.Enabled = false
+	job.Batch.MaxRowAttempts = 1
+	job.Limits.MaxAttempts = 2
+	job.Limits.BackoffMax = 10 * time.Millisecond
+	rep := runJob(t, job, Options{})
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if rep.Problems.Failed != 0 {
+		t.Errorf("%d problems failed: %v", rep.Problems.Failed, rep.FailuresByStage)
+	}
+	states, _ := rowsByStage(t, job.Out)
+	if states[0].Status != "failed" || !strings.Contains(states[0].Note, "token_limit_exceeded") {
+		t.Errorf("first batch %+v: want failed for the queue limit, with the reason noted", states[0])
+	}
+	if creates.Load() <= 3 {
+		t.Errorf("%d creates: the refusals were not met", creates.Load())
 	}
 }
