@@ -226,7 +226,7 @@ func (b *Batcher) recover() error {
 	entries, _ := os.ReadDir(b.opt.Dir)
 	for _, e := range entries {
 		local, _, _ := strings.Cut(e.Name(), ".")
-		if _, known := b.states[local]; !known && e.Name() != BatchJournal {
+		if _, known := b.states[local]; !known && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
 			os.Remove(filepath.Join(b.opt.Dir, e.Name()))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -172,6 +173,9 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		if err != nil {
 			return err
 		}
+		if !found && b.cancelRequested() {
+			return b.drop(s, b.Held())
+		}
 		if !found {
 			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag}
 			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta); err != nil {
@@ -188,6 +192,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 // counting the open batches' projected cost, or the run's batches were
 // cancelled.
 func (b *Batcher) holdReason(s *BatchState) string {
+	b.cancelRequested()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.held != "" {
@@ -208,6 +213,34 @@ func (b *Batcher) holdReason(s *BatchState) string {
 			s.Rows, s.EstCostUSD, projected, limit)
 	}
 	return b.held
+}
+
+// cancelledReason is why a run whose batches were cancelled submits no
+// more.
+const cancelledReason = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
+
+// BatchCancelFile is the file in a Batcher's Dir by which distill batches
+// cancel asks the run going on (or the next one) to submit nothing more:
+// a batch it is about to create would escape the cancellation otherwise.
+const BatchCancelFile = "cancel-requested"
+
+// cancelRequested reports whether a cancellation was asked for; the first
+// Batcher to see the request holds back every new batch for the rest of
+// its session and removes it, so the run after that asks the rest.
+func (b *Batcher) cancelRequested() bool {
+	path := filepath.Join(b.opt.Dir, BatchCancelFile)
+	if _, err := os.Stat(path); err != nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.held == cancelledReason
+	}
+	b.mu.Lock()
+	if b.held == "" {
+		b.held = cancelledReason
+	}
+	b.mu.Unlock()
+	os.Remove(path)
+	return true
 }
 
 // drop journals a file as not submitted and frees its rows for a later run.
@@ -285,6 +318,7 @@ func (b *Batcher) snapshot(phase string) []*BatchState {
 // pollOpen reads every submitted batch, journals what changed, and
 // ingests the finished ones.
 func (b *Batcher) pollOpen(ctx context.Context) {
+	b.cancelRequested()
 	for _, s := range b.snapshot(PhaseSubmitted) {
 		api := b.apiFor(s)
 		if api == nil {
@@ -306,7 +340,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			b.record(s, func() {
 				s.Status, s.Counts = obj.Status, obj.RequestCounts
 				if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
-					b.held = "the run's batches were cancelled (distill batches cancel); run again to ask the rest"
+					b.held = cancelledReason
 				}
 			})
 			b.signal(b.changed)

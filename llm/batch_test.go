@@ -356,3 +356,72 @@ func TestBatchRowAnsweredMeanwhile(t *testing.T) {
 		t.Fatalf("%+v, %v", resp, err)
 	}
 }
+
+// TestBatchCancelRequestStopsACreate: a file uploaded but not yet made a
+// batch when distill batches cancel asks the run to stop is dropped, not
+// created: a batch made after the cancellation would escape it.
+func TestBatchCancelRequestStopsACreate(t *testing.T) {
+	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir := t.TempDir()
+	cache := openTestCache(t)
+	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := BatchOptions{Dir: dir, PollInterval: 10 * time.Millisecond}
+	b, err := NewBatcher(opts, cache, NewMeter(nil, Budget{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Endpoint{BaseURL: url}, Options{Defer: b.Deferrer(api)}, cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Stage: "rollout", Model: "simulated", Messages: []Message{{Role: "user", Content: "<problem>1+1?</problem> ### Step <answer>"}}}
+	if _, err := c.Chat(context.Background(), req); ClassOf(err) != ClassDeferred {
+		t.Fatalf("%v, want deferred", err)
+	}
+	b.mu.Lock()
+	for _, bl := range b.building {
+		if err := b.sealLocked(bl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := b.states[b.queue[0]]
+	b.mu.Unlock()
+	if s.FileID, err = api.UploadFile(context.Background(), b.path(s.Local, "input.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	s.Phase = PhaseUploaded
+	if err := b.jr.append(s); err != nil {
+		t.Fatal(err)
+	}
+	b.jr.close()
+	if err := os.WriteFile(filepath.Join(dir, BatchCancelFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	b2, err := NewBatcher(opts, cache, NewMeter(nil, Budget{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2.Deferrer(api)
+	b2.Start(context.Background())
+	defer b2.Close()
+	if err := b2.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b2.States()[0]; got.Phase != PhaseDropped || b2.Held() == "" {
+		t.Errorf("after the cancel request: %+v, held %q; want the file dropped and new batches held", got, b2.Held())
+	}
+	if n := srv.BatchStats().BatchesCreated; n != 0 {
+		t.Errorf("%d batches created after the cancel request", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, BatchCancelFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the cancel request is still there (%v): the run after this one would hold back too", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -31,11 +32,12 @@ type BatchCancelled struct {
 }
 
 // CancelBatches asks the providers to cancel every batch the run
-// directory's journal has submitted, with the API keys named by RUN/job.yaml
-// (read from getenv). It writes nothing to the run directory: the run that
-// polls the batches (running now, or the next distill run) sees them
-// cancelled, ingests what they answered, submits no new batch and stops
-// with stopped_by batch_cancelled. A batch that had already finished is
+// directory's journal has submitted (or uploaded the file of), with the API
+// keys named by RUN/job.yaml (read from getenv). Of the run directory it
+// writes only the cancel request (llm.BatchCancelFile), never the journal:
+// the run that polls the batches (running now, or the next distill run)
+// sees them cancelled, ingests what they answered, submits no new batch
+// and stops with stopped_by batch_cancelled. A batch that had already finished is
 // reported with its final status, not as an error.
 func CancelBatches(ctx context.Context, run string, getenv func(string) string, httpc *http.Client) ([]BatchCancelled, error) {
 	states, err := ReadBatches(run)
@@ -44,7 +46,7 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 	}
 	var open []llm.BatchState
 	for _, s := range states {
-		if s.Phase == llm.PhaseSubmitted {
+		if s.Phase == llm.PhaseSubmitted || s.Phase == llm.PhaseUploaded {
 			open = append(open, s)
 		}
 	}
@@ -55,6 +57,10 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 	if err != nil {
 		return nil, err
 	}
+	// Asked first, so a run about to create a batch creates none.
+	if err := os.WriteFile(filepath.Join(batchDir(run), llm.BatchCancelFile), nil, 0o644); err != nil {
+		return nil, fmt.Errorf("asking the run to submit no more batches: %w", err)
+	}
 	out := make([]BatchCancelled, 0, len(open))
 	for _, s := range open {
 		c := BatchCancelled{State: s}
@@ -62,12 +68,25 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 		switch {
 		case api == nil:
 			c.Err = fmt.Errorf("the batch was sent to %s, which %s names for no stage", s.Endpoint, jobPath(run))
+		case s.Phase == llm.PhaseUploaded:
+			c.After, c.Err = cancelUploaded(ctx, api, s)
 		default:
 			c.After, c.Err = cancelOne(ctx, api, s.BatchID)
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// cancelUploaded cancels the batch of a file the journal has as uploaded:
+// the run may have created it without recording it yet. When there is none,
+// the run creates none either (the cancel request holds it back).
+func cancelUploaded(ctx context.Context, api *llm.BatchAPI, s llm.BatchState) (llm.BatchObject, error) {
+	obj, found, err := api.FindBatch(ctx, 5, func(o llm.BatchObject) bool { return o.InputFileID == s.FileID })
+	if err != nil || !found {
+		return llm.BatchObject{Status: "not created"}, err
+	}
+	return cancelOne(ctx, api, obj.ID)
 }
 
 // cancelOne cancels a batch; one that finished meanwhile (409) is read
