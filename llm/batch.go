@@ -34,8 +34,10 @@ type BatchOptions struct {
 	// provider, for the user to run (vLLM's run-batch reads them); output
 	// files found there as NAME.output.jsonl are imported.
 	OfflineDir string
-	// RunTag goes into each batch's metadata, so a run killed between
-	// creating a batch and recording its id finds it again.
+	// RunTag goes into each batch's metadata, so that a person looking at
+	// the provider's batches can tell which run made one. (A run killed
+	// between creating a batch and recording it finds it by its input
+	// file, which is its own.)
 	RunTag string
 	Logger *slog.Logger
 }

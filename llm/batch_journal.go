@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -209,18 +211,7 @@ func (s BatchSummary) String() string {
 	if len(parts) == 0 {
 		return "none"
 	}
-	return joinComma(parts)
-}
-
-func joinComma(parts []string) string {
-	out := ""
-	for i, p := range parts {
-		if i > 0 {
-			out += ", "
-		}
-		out += p
-	}
-	return out
+	return strings.Join(parts, ", ")
 }
 
 // thousands formats n with commas.
@@ -240,11 +231,4 @@ func thousands(n int) string {
 }
 
 // sortedStages lists a state's stages, for messages.
-func sortedStages(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for s := range m {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedStages(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }

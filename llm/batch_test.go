@@ -229,23 +229,16 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 	}
 }
 
-// TestBatchFoundAfterKillBeforeRecorded: a run killed after creating a
-// batch but before recording its id finds it by its input file at the
-// next start instead of creating it again.
-func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	dir := t.TempDir()
-	cache := openTestCache(t)
-	meter := NewMeter(nil, Budget{})
+// killedAfterUpload leaves in dir what a run killed mid-submit leaves: one
+// request deferred, its file sealed and uploaded to the simulated endpoint
+// at url, and the journal saying "uploaded". It returns the request, the
+// uploaded file's state and the batch API.
+func killedAfterUpload(t *testing.T, url string, opts BatchOptions, cache *Cache, meter *Meter) (Request, *BatchState, *BatchAPI) {
+	t.Helper()
 	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := BatchOptions{Dir: dir, PollInterval: 10 * time.Millisecond}
 	b, err := NewBatcher(opts, cache, meter)
 	if err != nil {
 		t.Fatal(err)
@@ -261,8 +254,6 @@ func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
 	if _, err := c.Chat(context.Background(), req); ClassOf(err) != ClassDeferred {
 		t.Fatalf("%v, want deferred", err)
 	}
-	// What a run killed mid-submit leaves: the file sealed and uploaded,
-	// the batch created at the provider, the journal saying only "uploaded".
 	b.mu.Lock()
 	for _, bl := range b.building {
 		if err := b.sealLocked(bl); err != nil {
@@ -271,18 +262,34 @@ func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
 	}
 	s := b.states[b.queue[0]]
 	b.mu.Unlock()
-	s.FileID, err = api.UploadFile(context.Background(), b.path(s.Local, "input.jsonl"))
-	if err != nil {
+	if s.FileID, err = api.UploadFile(context.Background(), b.path(s.Local, "input.jsonl")); err != nil {
 		t.Fatal(err)
 	}
 	s.Phase = PhaseUploaded
 	if err := b.jr.append(s); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := api.CreateBatch(context.Background(), s.FileID, "24h", nil); err != nil {
+	if err := b.jr.close(); err != nil { // killed: nothing else is written
 		t.Fatal(err)
 	}
-	if err := b.jr.close(); err != nil { // killed: nothing else is written
+	return req, s, api
+}
+
+// TestBatchFoundAfterKillBeforeRecorded: a run killed after creating a
+// batch but before recording its id finds it by its input file at the
+// next start instead of creating it again.
+func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
+	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cache := openTestCache(t)
+	meter := NewMeter(nil, Budget{})
+	opts := BatchOptions{Dir: t.TempDir(), PollInterval: 10 * time.Millisecond}
+	req, s, api := killedAfterUpload(t, url, opts, cache, meter)
+	// ... after the batch was created at the provider.
+	if _, err := api.CreateBatch(context.Background(), s.FileID, "24h", nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -368,39 +375,8 @@ func TestBatchCancelRequestStopsACreate(t *testing.T) {
 	defer stop()
 	dir := t.TempDir()
 	cache := openTestCache(t)
-	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := BatchOptions{Dir: dir, PollInterval: 10 * time.Millisecond}
-	b, err := NewBatcher(opts, cache, NewMeter(nil, Budget{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(Endpoint{BaseURL: url}, Options{Defer: b.Deferrer(api)}, cache, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := Request{Stage: "rollout", Model: "simulated", Messages: []Message{{Role: "user", Content: "<problem>1+1?</problem> ### Step <answer>"}}}
-	if _, err := c.Chat(context.Background(), req); ClassOf(err) != ClassDeferred {
-		t.Fatalf("%v, want deferred", err)
-	}
-	b.mu.Lock()
-	for _, bl := range b.building {
-		if err := b.sealLocked(bl); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := b.states[b.queue[0]]
-	b.mu.Unlock()
-	if s.FileID, err = api.UploadFile(context.Background(), b.path(s.Local, "input.jsonl")); err != nil {
-		t.Fatal(err)
-	}
-	s.Phase = PhaseUploaded
-	if err := b.jr.append(s); err != nil {
-		t.Fatal(err)
-	}
-	b.jr.close()
+	_, _, api := killedAfterUpload(t, url, opts, cache, NewMeter(nil, Budget{}))
 	if err := os.WriteFile(filepath.Join(dir, BatchCancelFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

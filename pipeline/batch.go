@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -285,24 +286,24 @@ func BatchStageList(v string) []string {
 
 // settledSet is the problems a batch-mode session settled (a record or a
 // failure), which later waves must not run again; the collector adds to
-// it while the feeder reads it.
+// it while the feeder reads it. Ids are kept as idmap keeps the run's
+// done ids: 64-bit numbers where they are hex.
 type settledSet struct {
 	mu  sync.Mutex
-	ids map[string]struct{}
+	ids idmap.Map[struct{}]
 }
 
 func (s *settledSet) add(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ids == nil {
-		s.ids = map[string]struct{}{}
+	if s.ids.Len() == 0 {
+		s.ids = idmap.New[struct{}]()
 	}
-	s.ids[id] = struct{}{}
+	s.ids.Set(id, struct{}{})
 }
 
 func (s *settledSet) has(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.ids[id]
-	return ok
+	return s.ids.Has(id) // a zero Map reads as empty
 }
