@@ -9,14 +9,24 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test bench bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## build the commands of cmd/ (distill, validate, rewardd) into ./bin
+build: ## build the commands of cmd/ (distill, validate, rewardd) and the SIMULATED endpoint (simllm) into ./bin
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/simllm ./examples/simllm
+
+# The container image of the Kubernetes manifests: distill, validate and rewardd
+# on a slim Debian with /bin/sh, tagged with the version (git describe), never
+# :latest. e.g. make image IMAGE=registry.example.com/team/rubricforge
+IMAGE   ?= rubricforge
+DOCKER  ?= docker
+image: ## build the container image $(IMAGE):$(VERSION) from the Dockerfile (needs docker or podman: DOCKER=podman)
+	$(DOCKER) build --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
+	@echo "built $(IMAGE):$(VERSION); push it, then pin it in examples/k8s (docs/scale-out.md, The image)"
 
 test: ## gofmt check, go vet, staticcheck, every test with the race detector, the arrow-go interop check, the Kubernetes manifest check, the trainer shim tests (python3)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -45,11 +55,9 @@ SCALE_KILL     ?= 10000
 SCALE_FLAGS    ?=
 
 bench-scale: build ## distill run at 10K and 100K problems on the simulated endpoint: efficiency, peak RSS, resume, kill at 50% (~15 min; not in make test)
-	$(GO) build -o $(BIN)/simllm ./examples/simllm
 	$(GO) run ./internal/benchscale -bin $(BIN) -problems $(SCALE_PROBLEMS) -kill-size $(SCALE_KILL) $(SCALE_FLAGS)
 
 bench-scale-grounded: build ## the grounded style at 100K one-passage documents: analyze, synthesize, enrich, judge (~15 min; not in make test)
-	$(GO) build -o $(BIN)/simllm ./examples/simllm
 	$(GO) run ./internal/benchscale -style grounded -bin $(BIN) -problems 100000 -kill-size 100000 $(SCALE_FLAGS)
 
 # bench-scale-batch sizes; e.g. make bench-scale-batch BATCH_PROBLEMS=10000 BATCH_KILL=10000
@@ -57,7 +65,6 @@ BATCH_PROBLEMS ?= 100000
 BATCH_KILL     ?= 100000
 
 bench-scale-batch: build ## every stage in batch mode at 100K problems on the simulated Batch API: peak RSS, phase times, kill and resume (~10 min; not in make test)
-	$(GO) build -o $(BIN)/simllm ./examples/simllm
 	$(GO) run ./internal/benchscale -mode batch -bin $(BIN) -problems $(BATCH_PROBLEMS) -kill-size $(BATCH_KILL) $(SCALE_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint

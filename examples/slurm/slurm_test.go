@@ -31,7 +31,13 @@ func TestScriptsParse(t *testing.T) {
 // test's environment.
 func runScript(t *testing.T, script string, env ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("bash", script)
+	return runScriptArgs(t, script, nil, env...)
+}
+
+// runScriptArgs is runScript with arguments to the script.
+func runScriptArgs(t *testing.T, script string, args []string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -104,33 +110,86 @@ func TestArrayAndMerge(t *testing.T) {
 	}
 }
 
+// fakeSlurm writes an sbatch that records its calls and answers job ids
+// 4001, 4002, ... (as JOBID;CLUSTER), and an scancel that records its own.
+func fakeSlurm(t *testing.T, dir string) (path, calls string) {
+	t.Helper()
+	calls = filepath.Join(dir, "calls")
+	sbatch := `#!/bin/bash
+n=$(( $(cat "` + calls + `.n" 2>/dev/null || echo 0) + 1 ))
+echo $n > "` + calls + `.n"
+printf 'sbatch %s\n' "$*" >> "` + calls + `"
+echo "$((4000 + n));cluster1"
+`
+	os.WriteFile(filepath.Join(dir, "sbatch"), []byte(sbatch), 0o755)
+	os.WriteFile(filepath.Join(dir, "scancel"), []byte("#!/bin/bash\nprintf 'scancel %s\\n' \"$*\" >> \""+calls+"\"\n"), 0o755)
+	return "PATH=" + dir + ":" + os.Getenv("PATH"), calls
+}
+
+func readCalls(t *testing.T, calls string) []string {
+	t.Helper()
+	b, _ := os.ReadFile(calls)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
 // TestSubmit runs submit.sh with an sbatch that records its calls: the
 // workers go as an array of PARTITIONS tasks, the merge after all of them.
 func TestSubmit(t *testing.T) {
 	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	fake := `#!/bin/bash
-n=$(( $(cat "` + calls + `.n" 2>/dev/null || echo 0) + 1 ))
-echo $n > "` + calls + `.n"
-printf '%s\n' "$*" >> "` + calls + `"
-echo "$((4000 + n));cluster1"
-`
-	os.WriteFile(filepath.Join(dir, "sbatch"), []byte(fake), 0o755)
-	out, err := runScript(t, "submit.sh", "PATH="+dir+":"+os.Getenv("PATH"), "PARTITIONS=16", "JOB_FILE=j.yaml", "RUNS=r")
+	path, calls := fakeSlurm(t, dir)
+	out, err := runScript(t, "submit.sh", path, "PARTITIONS=16", "JOB_FILE=j.yaml", "RUNS="+filepath.Join(dir, "r"))
 	if err != nil {
 		t.Fatalf("submit.sh: %v\n%s", err, out)
 	}
-	b, _ := os.ReadFile(calls)
-	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	got := readCalls(t, calls)
 	if len(got) != 2 || !strings.Contains(got[0], "--array=0-15") || !strings.HasSuffix(got[0], "distill-array.sbatch") ||
 		!strings.Contains(got[1], "--dependency=afterok:4001 ") || !strings.HasSuffix(got[1], "distill-merge.sbatch") {
-		t.Errorf("sbatch calls:\n%s", b)
+		t.Errorf("sbatch calls:\n%s", strings.Join(got, "\n"))
 	}
 	if !strings.Contains(out, "array job 4001 (16 tasks); merge: job 4002") {
 		t.Errorf("submit.sh says %q", out)
 	}
-	if out, err := runScript(t, "submit.sh", "PATH="+dir+":"+os.Getenv("PATH"), "PARTITIONS=0"); err == nil || !strings.Contains(out, "not a positive number") {
+	if out, err := runScript(t, "submit.sh", path, "PARTITIONS=0"); err == nil || !strings.Contains(out, "not a positive number") {
 		t.Errorf("PARTITIONS=0: %v %s", err, out)
+	}
+}
+
+// TestSubmitResume: a task that failed leaves the merge's afterok unmet
+// for ever. --resume cancels that merge, submits again only the tasks
+// whose worker has not finished, and queues a new merge after them;
+// --merge queues the merge alone.
+func TestSubmitResume(t *testing.T) {
+	dir := t.TempDir()
+	path, calls := fakeSlurm(t, dir)
+	runs := filepath.Join(dir, "runs")
+	env := []string{path, "PARTITIONS=4", "JOB_FILE=j.yaml", "RUNS=" + runs}
+	if out, err := runScript(t, "submit.sh", env...); err != nil {
+		t.Fatalf("submit.sh: %v\n%s", err, out)
+	}
+	// Workers 0 and 2 finished; 1 failed (exit 1), 3 stopped.
+	for i, status := range []string{"finished", "failed", "finished", "stopped"} {
+		os.MkdirAll(filepath.Join(runs, fmt.Sprintf("part-%d", i)), 0o755)
+		os.WriteFile(filepath.Join(runs, fmt.Sprintf("part-%d", i), "report.json"), []byte(`{
+  "status": "`+status+`"
+}`), 0o644)
+	}
+	out, err := runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
+	if err != nil {
+		t.Fatalf("submit.sh --resume: %v\n%s", err, out)
+	}
+	got := readCalls(t, calls)[2:]
+	if len(got) != 3 || got[0] != "scancel 4002" || !strings.Contains(got[1], "--array=1,3 ") ||
+		!strings.HasSuffix(got[1], "distill-array.sbatch") || !strings.Contains(got[2], "--dependency=afterok:4003 ") {
+		t.Errorf("--resume's calls:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(out, "tasks 1,3 of 4") {
+		t.Errorf("--resume says %q", out)
+	}
+
+	out, err = runScriptArgs(t, "submit.sh", []string{"--merge"}, env...)
+	got = readCalls(t, calls)
+	if last := got[len(got)-1]; err != nil || strings.Contains(last, "--dependency") || !strings.HasSuffix(last, "distill-merge.sbatch") {
+		t.Errorf("--merge: %v, %q\n%s", err, last, out)
 	}
 }
 
