@@ -45,26 +45,27 @@ func main() {
 }
 
 type options struct {
-	addr        string
-	allowRemote bool
-	problems    string
-	latency     time.Duration
-	faultRate   float64
-	rate429     optRate
-	rate500     optRate
-	rateHang    optRate
-	rateTrunc   optRate
-	rateMalform optRate
-	retryAfter  time.Duration
-	hangMax     time.Duration
-	limitRPM    int
-	limitTPM    int
-	correctRate float64
-	lengthRate  float64
-	invalidRate float64
-	seed        uint64
-	byRequest   bool
-	verbose     bool
+	addr         string
+	allowRemote  bool
+	problems     string
+	latency      time.Duration
+	faultRate    float64
+	rate429      optRate
+	rate500      optRate
+	rateHang     optRate
+	rateTrunc    optRate
+	rateMalform  optRate
+	retryAfter   time.Duration
+	hangMax      time.Duration
+	limitRPM     int
+	limitTPM     int
+	correctRate  float64
+	lengthRate   float64
+	invalidRate  float64
+	rolloutChars int
+	seed         uint64
+	byRequest    bool
+	verbose      bool
 
 	batchTurnaround  time.Duration
 	batchRowFail     float64
@@ -94,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.IntVar(&o.limitTPM, "limit-tpm", 0, "server-side limit in tokens per minute (prompt plus completion tokens of each reply), like -limit-rpm (0: none; e.g. -limit-tpm 150000)")
 	fs.Float64Var(&o.correctRate, "correct-rate", 0.6, "mean rate of correct rollouts, spread per problem (e.g. -correct-rate 0.4)")
 	fs.Float64Var(&o.lengthRate, "length-rate", 0.02, "rate of rollouts cut off with finish_reason length (e.g. -length-rate 0)")
+	fs.IntVar(&o.rolloutChars, "rollout-chars", 0, "pad every rollout to about this many bytes of filler reasoning, to measure memory at real rollout lengths (0: ~0.5-2 KB; 16,384 tokens are ~65,000; e.g. -rollout-chars 65000)")
 	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
 	fs.Uint64Var(&o.seed, "seed", 0, "varies every simulated choice (e.g. -seed 7)")
 	fs.BoolVar(&o.byRequest, "faults-by-request", false, "draw each attempt's fault from the request and how often it came, not from the order of arrival, so that the same run meets the same faults and gives the same figures (make demo uses it; e.g. -faults-by-request -seed 1)")
@@ -261,6 +263,9 @@ func (o *options) config() (llmtest.Config, error) {
 			rates[name] = v.v
 		}
 	}
+	if o.rolloutChars < 0 {
+		return llmtest.Config{}, fmt.Errorf("-rollout-chars %d: want 0 or more bytes", o.rolloutChars)
+	}
 	for name, v := range rates {
 		if v < 0 || v > 1 || v != v {
 			return llmtest.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
@@ -289,14 +294,15 @@ func (o *options) config() (llmtest.Config, error) {
 	}
 	f.RetryAfter, f.HangMax = o.retryAfter, o.hangMax
 	cfg := llmtest.Config{
-		CorrectRate: zeroMeansNone(o.correctRate),
-		LengthRate:  zeroMeansNone(o.lengthRate),
-		InvalidRate: zeroMeansNone(o.invalidRate),
-		Latency:     o.latency,
-		Faults:      f,
-		LimitRPM:    o.limitRPM,
-		LimitTPM:    o.limitTPM,
-		Seed:        o.seed,
+		CorrectRate:  zeroMeansNone(o.correctRate),
+		LengthRate:   zeroMeansNone(o.lengthRate),
+		InvalidRate:  zeroMeansNone(o.invalidRate),
+		RolloutChars: o.rolloutChars,
+		Latency:      o.latency,
+		Faults:       f,
+		LimitRPM:     o.limitRPM,
+		LimitTPM:     o.limitTPM,
+		Seed:         o.seed,
 		// FaultsByRequest: the same faults whatever the order of arrival
 		FaultsByRequest:  o.byRequest,
 		BatchTurnaround:  o.batchTurnaround,

@@ -23,6 +23,10 @@ type Config struct {
 	// LengthRate is the rate of rollouts cut off with finish_reason "length"
 	// (default 0.02).
 	LengthRate float64
+	// RolloutChars pads every rollout's first step with filler sentences to
+	// about this many bytes (0: no padding, rollouts of ~0.5-2 KB), to
+	// measure a run at the length of real reasoning rollouts.
+	RolloutChars int
 	// InvalidRate is the rate of rubric items the judge calls invalid (default 0.03).
 	InvalidRate float64
 	// Latency is the mean delay of every request; each delay is uniform in

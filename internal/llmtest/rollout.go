@@ -131,6 +131,9 @@ func (s *Server) rolloutSolution(problem, gold, sampleKey string, malformed bool
 		for _, j := range r.perm(len(fillers))[:1+r.intn(3)] {
 			sentences = append(sentences, c.fill(r, fillers[j]))
 		}
+		if i == 0 {
+			sentences = s.padToLength(r, c, sentences)
+		}
 		if i == steps-1 {
 			sentences = append(sentences, "Therefore the result is "+answer+".")
 		}
@@ -157,6 +160,22 @@ func (s *Server) rolloutSolution(problem, gold, sampleKey string, malformed bool
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// padToLength adds filler sentences to a step until they hold about
+// Config.RolloutChars bytes, for measurements at the lengths of real
+// reasoning models' rollouts (16,384 tokens are ~65,000 characters).
+func (s *Server) padToLength(r *rng, c cues, sentences []string) []string {
+	n := 0
+	for _, x := range sentences {
+		n += len(x) + 1
+	}
+	for n < s.cfg.RolloutChars {
+		x := c.fill(r, pick(r, fillers))
+		sentences = append(sentences, x)
+		n += len(x) + 1
+	}
+	return sentences
+}
 
 // problemCorrectRate is a problem's own chance of a correct rollout. Its mean
 // over problems is Config.CorrectRate: a quarter of the weight goes to
