@@ -242,3 +242,29 @@ func TestSatisfyCorrelatesWithCorrectness(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutChars: with Config.RolloutChars every finished rollout is at
+// least that long, and padding changes neither its answer nor whether it is
+// correct (a measurement at real lengths measures the same run).
+func TestRolloutChars(t *testing.T) {
+	answers := map[string]string{}
+	for i := range 40 {
+		answers[fmt.Sprintf("Problem %d: compute %d + %d.", i, i, 5*i)] = fmt.Sprint(6 * i)
+	}
+	short := New(Config{Answers: answers, LengthRate: -1})
+	long := New(Config{Answers: answers, LengthRate: -1, RolloutChars: 20000})
+	for problem, gold := range answers {
+		for i := range 4 {
+			key := fmt.Sprintf("seed:7/%d", i)
+			a, b := short.rolloutSolution(problem, gold, key, false), long.rolloutSolution(problem, gold, key, false)
+			if len(b.content) < 20000 || len(b.content) > 21000 {
+				t.Fatalf("a padded rollout holds %d bytes, want about 20,000", len(b.content))
+			}
+			ansA, okA := finalAnswer(a.content)
+			ansB, okB := finalAnswer(b.content)
+			if okA != okB || ansA != ansB || isCorrectFor(ansA, gold) != isCorrectFor(ansB, gold) {
+				t.Fatalf("padding changed the answer: %q (%v) -> %q (%v)", ansA, okA, ansB, okB)
+			}
+		}
+	}
+}

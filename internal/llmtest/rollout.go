@@ -131,8 +131,9 @@ func (s *Server) rolloutSolution(problem, gold, sampleKey string, malformed bool
 		for _, j := range r.perm(len(fillers))[:1+r.intn(3)] {
 			sentences = append(sentences, c.fill(r, fillers[j]))
 		}
-		if i == 0 {
-			sentences = s.padToLength(r, c, sentences)
+		if i == 0 && s.cfg.RolloutChars > 0 {
+			// its own generator, so that padding changes no other draw
+			sentences = s.padToLength(newRNG(key(s.cfg.Seed, "pad", problem, sampleKey)), c, sentences)
 		}
 		if i == steps-1 {
 			sentences = append(sentences, "Therefore the result is "+answer+".")
