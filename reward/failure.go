@@ -48,6 +48,7 @@ func fallback(p Params, policy string, items []schema.Item, r *Rollout, s *score
 		s.rgr = b2f(r.Correct)
 		return
 	}
+	s.floored = true
 	// The floor: every PITFALL fallen into, nothing else satisfied. rgr,
 	// grounded, the RLCER r_cot and the PAPO process reward are then 0,
 	// their lowest values (a weighted fraction and a min-max normalized sum
