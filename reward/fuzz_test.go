@@ -155,7 +155,7 @@ func TestResponseFromQuery(t *testing.T) {
 		{"prompt prefix", chatMLPrompt + "The answer.<|im_end|>", chatMLPrompt, "The answer.", false},
 		{"several end tokens", chatMLPrompt + "x\n<|im_end|>\n<|endoftext|><|endoftext|>", chatMLPrompt, "x", false},
 		{"llama 3 with a BOS the prompt lacks", llama3Prompt + "y<|eot_id|>", strings.TrimPrefix(llama3Prompt, "<|begin_of_text|>") + " ", "y", false},
-		{"last assistant header", "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nfirst<|im_end|>\n<|im_start|>assistant\nsecond</s>", "", "second", false},
+		{"several assistant headers: a guess", "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\nfirst<|im_end|>\n<|im_start|>assistant\nsecond</s>", "", "second", true},
 		{"gemma", "<start_of_turn>user\nq<end_of_turn>\n<start_of_turn>model\nz<end_of_turn>", "", "z", false},
 		{"mistral", "<s>[INST] q [/INST] w</s>", "", " w", false},
 		{"deepseek", "<｜User｜>q<｜Assistant｜>v<｜end▁of▁sentence｜>", "", "v", false},

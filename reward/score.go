@@ -45,7 +45,10 @@ type Result struct {
 	// absent for the math rubrics.
 	Criteria []CriterionScore `json:"criteria,omitempty"`
 	// Error is set when the response could not be scored at all (unknown
-	// problem, ...); the reward is then 0.
+	// problem, ...); the reward is then 0. A response that could not be
+	// judged for what it holds (/get_reward without prompts, a response
+	// holding a chat header) has it too, with judge_ok false and the floor
+	// reward.
 	Error string `json:"error"`
 }
 
