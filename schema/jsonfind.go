@@ -9,7 +9,8 @@ import (
 // ExtractJSON finds JSON inside a model reply that may wrap it in prose or a
 // ```json fence. It returns the first span that starts with open ('[' or '{'),
 // is balanced (brackets inside JSON strings, with their escapes, do not
-// count) and parses as JSON. A reasoning block ending in </think> is skipped.
+// count) and parses as JSON. The reply's reasoning (a <think> block, gpt-oss
+// Harmony channels, text before a </think>; see newReply) is skipped.
 //
 // When nothing qualifies, the *ParseError describes the most likely intended
 // candidate, the longest one: not valid JSON (with the line of the fault),

@@ -12,7 +12,9 @@ import (
 )
 
 // The JSON parsers share these rules. The JSON is found with ExtractJSON's
-// scan (prose, fences and a </think> block around it are fine). Keys match
+// scan (prose, fences and the reply's reasoning around it are fine); a
+// judge's verdict is the one in its reply's answer, and two different ones
+// there are an error (judgeVerdict). Keys match
 // without regard to case, as in encoding/json, but a key given twice is an
 // error. Unknown keys are ignored: models like to add a "reason" or a
 // "category", and nothing we need is lost. A key we need that is missing,
