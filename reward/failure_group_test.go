@@ -222,3 +222,29 @@ func TestFailedGroundedJudgmentGetsNoMoreAdvantage(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedRLCERJudgmentPastTheFlipBound: a group where the failed
+// rollout's verdict on each of more than maxRLCERFlips items decides that
+// item's validity (one judged rollout beside it) takes the bound -sqrt(G-1),
+// which must still be no more than any judgment of it gives.
+func TestFailedRLCERJudgmentPastTheFlipBound(t *testing.T) {
+	p := DefaultParams()
+	items := make([]schema.Item, maxRLCERFlips+1)
+	all := make([]schema.Satisfaction, len(items))
+	for j := range items {
+		items[j] = item(int32(j+1), schema.TypeSuggest, 1)
+		all[j] = sat(int32(j+1), true, 1)
+	}
+	lab := testLabel(items)
+	rs := []Rollout{judged(twoSteps, all), judged(wrongTwoSteps, nil)}
+	got := ScoreGroup(p, schema.SchemeRLCER, lab, rs).Advantages[1]
+	for _, v := range everyJudgment(items) {
+		alt := []Rollout{rs[0], judged(wrongTwoSteps, v)}
+		if a := ScoreGroup(p, schema.SchemeRLCER, lab, alt).Advantages[1]; got.Total > a.Total && !near(got.Total, a.Total) {
+			t.Fatalf("judge failed: advantage %v; a judgment of it gives %v", got.Total, a.Total)
+		}
+	}
+	if !near(got.Total, -1) {
+		t.Errorf("advantage %v, want the bound -sqrt(1)", got.Total)
+	}
+}
