@@ -156,3 +156,26 @@ func FuzzJudgeVerdictQuote(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNewReply checks the cut of any reply: the answer part starts at or
+// before the body, the body is the reply's tail, and an error is a
+// *ParseError.
+func FuzzNewReply(f *testing.F) {
+	for _, s := range []string{"", "<think>a</think>b", " <think>a", "x</think>y</think>z", "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>final<|message|>b",
+		"<|start|>assistant<|channel|>final<|message|>b", "analysisxassistantfinaly", "analysis only", "<|channel|>final<|message|>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r, err := newReply(text)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is %T", err, err)
+			}
+			return
+		}
+		if r.answerFrom < 0 || r.answerFrom > r.base || r.base > len(text) || r.body != text[r.base:] || r.orig != text {
+			t.Fatalf("%q: answerFrom %d, base %d, body %q", text, r.answerFrom, r.base, r.body)
+		}
+	})
+}
