@@ -36,6 +36,10 @@ type scoreItem struct {
 	response  string
 	scheme    string // "" takes the request's, the server's or the label's default
 	err       string // set when the item cannot be scored (no response in the query, ...)
+	// unjudged is set when the response is not to be judged (it cannot be
+	// told from the prompt): it is paid the floor with this error
+	// (unjudgedResult).
+	unjudged string
 }
 
 // decodeJSON decodes one JSON value into v; a syntax or type error names the
@@ -301,7 +305,10 @@ func decodeGetReward(body []byte, scheme string) ([]scoreItem, error) {
 			it.setLabel(req.Labels[i], fmt.Sprintf("labels[%d]", i))
 		}
 		resp, err := ResponseFromQuery(q, it.prompt)
-		if err != nil && it.err == "" {
+		switch {
+		case errors.Is(err, ErrAmbiguousResponse):
+			it.unjudged = fmt.Sprintf("query[%d]: %v", i, err)
+		case err != nil && it.err == "":
 			it.err = fmt.Sprintf("query[%d]: %v", i, err)
 		}
 		it.response = resp

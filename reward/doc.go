@@ -23,5 +23,8 @@
 // Accuracy always comes from package verify against the record's ground
 // truth, the code the corpus was built with. Score and ScoreGroup turn a
 // rubric, analyzed responses (Analyze) and the judge's verdicts into the
-// results the API returns.
+// results the API returns. A response whose judgment failed is paid, by
+// default, the lowest reward any judgment could give it (OnJudgeFailureFloor),
+// and in a group no more advantage, on any term or step, than any judgment
+// of it could have given it there (floorAdvantages).
 package reward

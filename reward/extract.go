@@ -109,43 +109,69 @@ func unlabeled(s string) []string {
 // ErrNoResponse is returned when a query holds no recognizable response.
 var ErrNoResponse = errors.New("the response is not in the query: the query does not start with the prompt and has no assistant header of a known chat template")
 
+// ErrAmbiguousResponse is returned when a query whose prompt is not known
+// holds more than one assistant header: the response starts after one of
+// them, and the response itself may hold the text of one, so which one
+// would be a guess (the last would hide from the judge everything the
+// response wrote before it).
+var ErrAmbiguousResponse = errors.New("the response is not told from the prompt: the query holds more than one assistant header of a known chat template, and a response may contain one; send the prompts (OpenRLHF's remote reward client does) to have it judged")
+
 // ResponseFromQuery cuts the response out of an OpenRLHF query (the
 // chat-templated prompt and response, decoded with special tokens): the
 // text after the prompt when the query starts with it, otherwise after the
-// last assistant header of a known chat template; then trailing end tokens
+// assistant header of a known chat template; then trailing end tokens
 // (<|im_end|>, <|eot_id|>, </s>, <|endoftext|>, ...) and white space are cut.
+// A query without the prompt that holds several assistant headers gives the
+// text after the last one with ErrAmbiguousResponse: it must not be judged.
 func ResponseFromQuery(query, prompt string) (string, error) {
-	var resp string
-	switch {
-	case prompt != "" && strings.HasPrefix(query, prompt):
-		resp = query[len(prompt):]
-	default:
-		at, size := -1, 0
-		for _, h := range assistantHeaders {
-			if i := strings.LastIndex(query, h); i > at {
-				at, size = i, len(h)
-			}
-		}
-		if at < 0 {
-			return "", ErrNoResponse
-		}
-		resp = query[at+size:]
+	if prompt != "" && strings.HasPrefix(query, prompt) {
+		return TrimEndTokens(query[len(prompt):]), nil
 	}
-	return TrimEndTokens(resp), nil
+	h := findHeaders(query)
+	switch {
+	case h.count == 0:
+		return "", ErrNoResponse
+	case h.count > 1:
+		return TrimEndTokens(query[h.lastEnd:]), ErrAmbiguousResponse
+	}
+	return TrimEndTokens(query[h.lastEnd:]), nil
 }
 
-// PromptOfQuery is the part of a query before its last assistant header:
-// the templated prompt, for finding the problem when a request has no
-// prompt. It is the whole query when there is no header.
-func PromptOfQuery(query string) string {
-	at := -1
-	for _, h := range assistantHeaders {
-		at = max(at, strings.LastIndex(query, h))
+// headers are where the assistant headers of a query are.
+type headers struct {
+	count          int
+	first, lastEnd int // the start of the first, the end of the last
+}
+
+func findHeaders(query string) headers {
+	h := headers{first: len(query)}
+	last := -1
+	for _, hd := range assistantHeaders {
+		n := strings.Count(query, hd)
+		if n == 0 {
+			continue
+		}
+		h.count += n
+		h.first = min(h.first, strings.Index(query, hd))
+		if i := strings.LastIndex(query, hd); i > last {
+			last, h.lastEnd = i, i+len(hd)
+		}
 	}
-	if at < 0 {
+	return h
+}
+
+// PromptOfQuery is the part of a query before its assistant header: the
+// templated prompt, for finding the problem when a request has no prompt.
+// With several headers it is the part before the first, which is surely
+// prompt (a response may hold a header, and a user turn after it, to be
+// scored against another problem). It is the whole query when there is no
+// header.
+func PromptOfQuery(query string) string {
+	h := findHeaders(query)
+	if h.count == 0 {
 		return query
 	}
-	return query[:at]
+	return query[:h.first]
 }
 
 // TrimEndTokens cuts end-of-turn tokens and white space off the end of a

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // A reward that is not a finite number cannot be sent (JSON has no NaN or
@@ -82,12 +84,12 @@ func nonFiniteError(r Result, what string) Result {
 // finiteAdvantages is groupAdvantages over the rollouts whose results are
 // finite; a rollout whose result is not (made its error here), or whose
 // advantage comes out non-finite, gets advantage 0.
-func finiteAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func finiteAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
 	var out []Advantage
 	if slices.IndexFunc(results, func(r Result) bool { return !allFinite(&r) }) < 0 {
-		out = groupAdvantages(p, scheme, rs, ss, results, mem)
+		out = groupAdvantages(p, scheme, lab, rs, ss, results, mem)
 	} else {
-		out = advantagesOfFinite(p, scheme, rs, ss, results, mem)
+		out = advantagesOfFinite(p, scheme, lab, rs, ss, results, mem)
 	}
 	for i := range out {
 		if !finiteAdvantage(&out[i]) {
@@ -100,7 +102,7 @@ func finiteAdvantages(p Params, scheme string, rs []Rollout, ss []scored, result
 
 // advantagesOfFinite makes every non-finite result its error and computes
 // the group advantages over the others; the errors get advantage 0.
-func advantagesOfFinite(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func advantagesOfFinite(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
 	var keep []int
 	for i := range results {
 		if allFinite(&results[i]) {
@@ -113,7 +115,7 @@ func advantagesOfFinite(p Params, scheme string, rs []Rollout, ss []scored, resu
 	for k, i := range keep {
 		subRs[k], subSs[k], subResults[k] = rs[i], ss[i], results[i]
 	}
-	sub := groupAdvantages(p, scheme, subRs, subSs, subResults, mem)
+	sub := groupAdvantages(p, scheme, lab, subRs, subSs, subResults, mem)
 	out := make([]Advantage, len(results))
 	for i := range out {
 		out[i].Steps = []StepAdvantage{}

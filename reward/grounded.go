@@ -16,11 +16,6 @@ import (
 // requests.
 const GroundedJudgeStage = "score_grounded"
 
-// groundedRepairs is how often an unusable grounded-judge reply is shown
-// back with the parser's error: once, as seed 001 prescribes (after that the
-// response gets the conservative zero).
-const groundedRepairs = 1
-
 // CriterionScore is the grounded judge's score of one criterion.
 type CriterionScore struct {
 	ID     string  `json:"id"`
@@ -32,8 +27,11 @@ type CriterionScore struct {
 // GroundedScores scores response against the grounded question of lab (its
 // passage as the answer key, its criteria) with the score_grounded template
 // (seed 001 appendix D), at temperature 0, parsed by
-// schema.ParseGroundedScores; an unusable reply is repaired once (none when
-// the judge runs with Repairs -1). The parsed scores are cached in memory
+// schema.ParseGroundedScores. An unusable reply is a judge failure, paid
+// the conservative zero, as seed 001 prescribes (its structured-parsing
+// safeguard: an invalid output gets zero, it is not repaired);
+// JudgeOptions.GroundedRepairs opts into showing it back to the judge with
+// the parser's error that many times first. The parsed scores are cached in memory
 // like the satisfaction verdicts, keyed by the judge model, the templates,
 // the question, the passage, every criterion field the prompt shows and the
 // response.
@@ -63,7 +61,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 	var g schema.GroundedScores
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "grounded criterion scores",
-		Repairs: min(j.opt.Repairs, groundedRepairs),
+		Repairs: j.opt.GroundedRepairs,
 		Parse: func(reply string) error {
 			var err error
 			g, err = schema.ParseGroundedScores(reply, criteria)

@@ -139,6 +139,12 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // requests) judged by the simulated endpoint, with its judge requests kept.
 func groundedHarness(t testing.TB, labels []schema.Label, sim llmtest.Config) (*harness, *recordingTransport) {
 	t.Helper()
+	return groundedHarnessWith(t, labels, sim, JudgeOptions{Model: "simulated"})
+}
+
+// groundedHarnessWith is groundedHarness with the judge's options.
+func groundedHarnessWith(t testing.TB, labels []schema.Label, sim llmtest.Config, opt JudgeOptions) (*harness, *recordingTransport) {
+	t.Helper()
 	sim.KeepLog = true
 	s := llmtest.New(sim)
 	rec := &recordingTransport{next: s.Transport()}
@@ -152,7 +158,7 @@ func groundedHarness(t testing.TB, labels []schema.Label, sim llmtest.Config) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	judge, err := NewJudge(client, ps, JudgeOptions{Model: "simulated"})
+	judge, err := NewJudge(client, ps, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,34 +252,41 @@ func TestGroundedPassageFromCorpus(t *testing.T) {
 	}
 }
 
-// TestGroundedRepairOnce: an unusable reply is shown back once; a second
-// unusable one is a judge failure with reward 0.
-func TestGroundedRepairOnce(t *testing.T) {
+// TestGroundedInvalidOutputIsZero: seed 001 gives an invalid judge output
+// the conservative zero, not a repair: by default one request, judge_ok
+// false, reward 0. GroundedRepairs (rewardd --grounded-judge-repairs) opts
+// into showing it back that many times.
+func TestGroundedInvalidOutputIsZero(t *testing.T) {
 	labs := groundedLabels(t)
 	for _, tc := range []struct {
 		name     string
 		sim      llmtest.Config
 		response string
 		ok       bool
-		requests int64
 	}{
-		{"every reply malformed", llmtest.Config{Faults: llmtest.Faults{Malformed: 1}}, scored3, false, 2},
-		{"score over the weight every time", llmtest.Config{}, "x " + llmtest.ScoresMarker(map[string]float64{"order": 9}, "order"), false, 2},
-		{"judge unable", llmtest.Config{}, "x " + llmtest.JudgeFailsMarker, false, 2},
-		{"well formed", llmtest.Config{}, scored3, true, 1},
+		{"every reply malformed", llmtest.Config{Faults: llmtest.Faults{Malformed: 1}}, scored3, false},
+		{"score over the weight every time", llmtest.Config{}, "x " + llmtest.ScoresMarker(map[string]float64{"order": 9}, "order"), false},
+		{"judge unable", llmtest.Config{}, "x " + llmtest.JudgeFailsMarker, false},
+		{"well formed", llmtest.Config{}, scored3, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			h, _ := groundedHarness(t, labs, tc.sim)
-			var out struct{ Results []Result }
-			h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": tc.response}}}), &out)
-			r := out.Results[0]
-			if r.JudgeOK != tc.ok || h.sim.Count() != tc.requests {
-				t.Errorf("judge_ok %v after %d requests (%s), want %v after %d", r.JudgeOK, h.sim.Count(), r.JudgeError, tc.ok, tc.requests)
-			}
-			if !tc.ok && (r.Reward != 0 || r.Score != 0 || r.Error != "") {
-				t.Errorf("a failed judgment pays %v (error %q), want 0", r.Reward, r.Error)
-			}
-		})
+		for _, repairs := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("%s, %d repairs", tc.name, repairs), func(t *testing.T) {
+				h, _ := groundedHarnessWith(t, labs, tc.sim, JudgeOptions{Model: "simulated", GroundedRepairs: repairs})
+				var out struct{ Results []Result }
+				h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": tc.response}}}), &out)
+				r := out.Results[0]
+				requests := int64(1)
+				if !tc.ok {
+					requests += int64(repairs)
+				}
+				if r.JudgeOK != tc.ok || h.sim.Count() != requests {
+					t.Errorf("judge_ok %v after %d requests (%s), want %v after %d", r.JudgeOK, h.sim.Count(), r.JudgeError, tc.ok, requests)
+				}
+				if !tc.ok && (r.Reward != 0 || r.Score != 0 || r.Error != "") {
+					t.Errorf("a failed judgment pays %v (error %q), want 0", r.Reward, r.Error)
+				}
+			})
+		}
 	}
 }
 

@@ -21,10 +21,13 @@ const JudgeStage = "satisfy"
 
 // JudgeOptions configure the satisfaction judge.
 type JudgeOptions struct {
-	Model       string // the judge model, sent with every request
-	Repairs     int    // repair turns after an unparsable reply (default 2; -1 for none)
-	Concurrency int    // verdict calls at once (default 64)
-	MaxTokens   int    // 0: the server's default
+	Model   string // the judge model, sent with every request
+	Repairs int    // repair turns after an unparsable reply (default 2; -1 for none)
+	// GroundedRepairs are the grounded judge's repair turns (default 0:
+	// seed 001 gives an invalid output the conservative zero, no repair).
+	GroundedRepairs int
+	Concurrency     int // verdict calls at once (default 64)
+	MaxTokens       int // 0: the server's default
 	// CacheEntries bounds the in-memory cache of parsed verdicts (default
 	// 100,000 responses; -1 for none). The llm response cache, when the
 	// client has one, keeps every answered request on disk as well.
@@ -93,6 +96,7 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 		opt.Repairs = 2
 	}
 	opt.Repairs = max(opt.Repairs, 0)
+	opt.GroundedRepairs = max(opt.GroundedRepairs, 0)
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 64
 	}

@@ -15,7 +15,9 @@ type ItemVerdict struct {
 }
 
 // StepResult is a step span with its SRaR rubric reward d_k (seed 000,
-// under eq. 3), whatever the scheme; 0 when the judge failed.
+// under eq. 3), whatever the scheme. When the judge failed it is the lowest
+// any judgment could give the step under the floor policy (-|R_PIT| when
+// the rubric has PITFALLs, else 0), and 0 under the outcome policy.
 type StepResult struct {
 	StepSpan
 	Delta float64 `json:"delta"`
@@ -43,7 +45,10 @@ type Result struct {
 	// absent for the math rubrics.
 	Criteria []CriterionScore `json:"criteria,omitempty"`
 	// Error is set when the response could not be scored at all (unknown
-	// problem, ...); the reward is then 0.
+	// problem, ...); the reward is then 0. A response that could not be
+	// judged for what it holds (/get_reward without prompts, a response
+	// holding a chat header) has it too, with judge_ok false and the floor
+	// reward.
 	Error string `json:"error"`
 }
 
@@ -77,6 +82,10 @@ type scored struct {
 	cot     float64 // RLCER r_cot over the valid items
 	nValid  int
 	process float64 // PAPO r_proc: the grounded score of a correct, judged rollout
+	// floored: the judgment failed and the floor policy pays it; its step
+	// deltas and group advantages are then the lowest any judgment of the
+	// rollout could give (failure_group.go).
+	floored bool
 }
 
 func compute(p Params, policy string, lab *schema.Label, r *Rollout, valid []bool) scored {
@@ -172,6 +181,9 @@ func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, me
 	res.Metrics = metrics(scheme, lab, r, s, mem.values())
 	res.Items = itemVerdicts(lab.Rubric, r.Verdicts, mem)
 	res.Steps = stepResults(r.Steps, s.rubric.Steps, mem)
+	if s.floored {
+		floorStepDeltas(res.Steps, lab.Rubric, p)
+	}
 	return res
 }
 
@@ -275,7 +287,11 @@ type Group struct {
 // group: where correctness does not vary over those rollouts corr(v_k, z)
 // is undefined, no item is valid and r_cot is 0 for every rollout (seed 002
 // eq. 6-7), whatever the corpus stored. A rollout whose judge failed enters
-// no step group G_k (srar) and is not in PAPO's correct set C.
+// no step group G_k (srar), is not in PAPO's correct set C and does not
+// count in the validity, so the others' advantages are the paper's over the
+// judged rollouts; its own advantages, term by term and step by step, are
+// the lowest any judgment of it could have given it in the group (see
+// floorAdvantages), as its reward is the lowest any judgment could give.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
 	return scoreGroup(p, OnJudgeFailureFloor, scheme, lab, rs, new(groupMemory))
 }
@@ -303,12 +319,12 @@ func scoreGroup(p Params, policy, scheme string, lab *schema.Label, rs []Rollout
 		ss[i] = compute(p, policy, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
 	}
-	g.Advantages = finiteAdvantages(p, scheme, rs, ss, g.Results, mem)
+	g.Advantages = finiteAdvantages(p, scheme, lab, rs, ss, g.Results, mem)
 	return g
 }
 
 // groupAdvantages are the rollouts' advantages, carved from mem.
-func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
 	n := len(rs)
 	signal := make([]float64, n)
 	for i := range n {
@@ -352,6 +368,7 @@ func groupAdvantages(p Params, scheme string, rs []Rollout, ss []scored, results
 			out[i].Steps = stepAdvantages(mem.stepAdvantages.take(len(rs[i].Steps)), outcome[i], rs[i].Steps, dbar[i])
 		}
 	}
+	floorAdvantages(p, scheme, lab, rs, ss, out)
 	return out
 }
 

@@ -215,7 +215,10 @@ func TestScoreGroupPAPO(t *testing.T) {
 			// r_proc = 1, 0.25, 0.75 over C: μ 2/3, σ sqrt(((1/3)² + (5/12)² + (1/12)²)/3)
 			nil},
 		{"one correct", []Rollout{judged(twoSteps, all(true, true)), judged(wrong, all(true, true)), judged(wrong, all(false, false))}, []float64{0, 0, 0}},
-		{"two correct, one unjudged", []Rollout{judged(twoSteps, all(true, true)), judged(twoSteps, nil), judged(wrong, all(true, true))}, []float64{0, 0, 0}},
+		// The unjudged correct rollout is left out of C (the judged one
+		// alone gets 0), but gets the process advantage of r_proc 0 beside
+		// it, the lowest a judgment of it could give: (0 - 0.5) / 0.5.
+		{"two correct, one unjudged", []Rollout{judged(twoSteps, all(true, true)), judged(twoSteps, nil), judged(wrong, all(true, true))}, []float64{0, -0.5 / (0.5 + 1e-6), 0}},
 	} {
 		g := ScoreGroup(p, schema.SchemePAPO, lab, tc.rs)
 		acc := make([]float64, len(tc.rs))

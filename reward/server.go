@@ -532,6 +532,10 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
 			continue
 		}
+		if it.unjudged != "" {
+			out[i] = unjudgedResult(s.cfg.Params, schemes[i], lab, it)
+			continue
+		}
 		if lab.Grounded != nil {
 			glabs[i] = lab
 			continue

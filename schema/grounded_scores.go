@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -32,9 +33,11 @@ func SumTolerance(w float64) float64 { return max(0.01, w/1000) }
 //
 //	{"scores": {"<criterion id>": s, ...}, "total": t, "max_total": W, "reasoning": "..."}
 //
-// against criteria. The first JSON object with a "scores" key is used (prose,
-// fences and a </think> block around it are fine; the top-level keys match
-// without regard to case). It is a parse failure, with a message fit to show
+// against criteria. The verdict is the JSON object with a "scores" key in
+// the reply's answer, after any reasoning (judgeVerdict: prose, fences, a
+// <think> block, Harmony channels are fine; two objects with different
+// scores there are a parse failure); the top-level keys match without
+// regard to case. It is a parse failure, with a message fit to show
 // back to the judge, when: "scores" is not an object; a criterion id is
 // missing from it, unknown to the rubric or given twice (ids match exactly);
 // a score is not a JSON number, is below 0 or above its criterion's weight;
@@ -50,11 +53,7 @@ func ParseGroundedScores(text string, criteria []Criterion) (GroundedScores, err
 	if err != nil {
 		return GroundedScores{}, err
 	}
-	r, err := newReply(text)
-	if err != nil {
-		return GroundedScores{}, err
-	}
-	span, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
+	accept := func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
 			if _, ok := o.fields["scores"]; !ok {
@@ -62,10 +61,15 @@ func ParseGroundedScores(text string, criteria []Criterion) (GroundedScores, err
 			}
 		}
 		return atLine(err, r, off)
-	})
-	if err != nil {
-		return GroundedScores{}, err
 	}
+	decode := func(r reply, span string, off int) (GroundedScores, error) {
+		return decodeGroundedScores(r, span, off, criteria, index, w)
+	}
+	return judgeVerdict(text, '{', accept, decode, func(a, b GroundedScores) bool { return slices.Equal(a.Scores, b.Scores) })
+}
+
+// decodeGroundedScores reads the grounded judge's object at off of r.
+func decodeGroundedScores(r reply, span string, off int, criteria []Criterion, index map[string]int, w float64) (GroundedScores, error) {
 	o, err := decodeObject([]byte(span), r.lineAt(off), 0)
 	if err != nil {
 		return GroundedScores{}, err

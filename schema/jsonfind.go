@@ -9,7 +9,8 @@ import (
 // ExtractJSON finds JSON inside a model reply that may wrap it in prose or a
 // ```json fence. It returns the first span that starts with open ('[' or '{'),
 // is balanced (brackets inside JSON strings, with their escapes, do not
-// count) and parses as JSON. A reasoning block ending in </think> is skipped.
+// count) and parses as JSON. The reply's reasoning (a <think> block, gpt-oss
+// Harmony channels, text before a </think>; see newReply) is skipped.
 //
 // When nothing qualifies, the *ParseError describes the most likely intended
 // candidate, the longest one: not valid JSON (with the line of the fault),
@@ -34,6 +35,19 @@ func ExtractJSON(text string, open byte) (string, error) {
 // any valid JSON) and its offset in r.body. accept gets the span and its
 // offset.
 func findJSON(r reply, open byte, accept func(r reply, span string, off int) error) (string, int, error) {
+	span, at := "", -1
+	err := eachJSON(r, open, accept, func(s string, off int) bool {
+		span, at = s, off
+		return false
+	})
+	return span, at, err
+}
+
+// eachJSON calls visit with every candidate span accepted by accept and its
+// offset in r.body, in order, until visit returns false; a span inside an
+// accepted one is not a candidate. When none is accepted, the error
+// describes the most likely intended candidate (see ExtractJSON).
+func eachJSON(r reply, open byte, accept func(r reply, span string, off int) error, visit func(span string, off int) bool) error {
 	text := r.body
 	what := "array"
 	if open == '{' {
@@ -85,6 +99,7 @@ func findJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		}
 	}
 
+	found := false
 	// The error to report is built only for the longest failing candidate;
 	// building one per candidate would cost a line count each.
 	var best func() error
@@ -143,12 +158,19 @@ func findJSON(r reply, open byte, accept func(r reply, span string, off int) err
 				continue
 			}
 		}
-		return span, i, nil
+		found = true
+		if !visit(span, i) {
+			return nil
+		}
+		i = end // the next candidate starts after this one
 	}
-	if best != nil {
-		return "", 0, best()
+	switch {
+	case found:
+		return nil
+	case best != nil:
+		return best()
 	}
-	return "", 0, parseErr(0, 0, "", "the reply contains no JSON %s", what)
+	return parseErr(0, 0, "", "the reply contains no JSON %s", what)
 }
 
 // openAt returns the brackets open at byte end of text, scanning from start

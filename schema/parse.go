@@ -53,12 +53,16 @@ func parseErr(line, item int, field, format string, args ...any) *ParseError {
 	return &ParseError{Line: line, Item: item, Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// reply is a model reply with any leading reasoning block cut off. base is the
-// byte offset of body in the original text, so errors can name original lines.
+// reply is a model reply with its reasoning cut off. base is the byte
+// offset of body in the original text, so errors can name original lines.
+// answerFrom is where the part of the reply that may hold its answer starts
+// (answerFrom <= base): a judge's verdict is taken there, and two different
+// verdicts there fail the judgment (see judgeVerdict).
 type reply struct {
-	orig string
-	body string
-	base int
+	orig       string
+	body       string
+	base       int
+	answerFrom int
 }
 
 // lineAt returns the 1-based line of byte offset off in body.
@@ -74,23 +78,6 @@ const (
 	thinkOpen  = "<think>"
 	thinkClose = "</think>"
 )
-
-// newReply cuts off a reasoning block: everything up to the last </think>.
-// Reasoning models served without a reasoning parser put their drafts there,
-// and a draft must never be taken for the answer. A <think> after that (or
-// with no </think> at all) is never closed: the reasoning did not finish,
-// which is an error.
-func newReply(text string) (reply, error) {
-	r := reply{orig: text, body: text}
-	if i := strings.LastIndex(text, thinkClose); i >= 0 {
-		r.base = i + len(thinkClose)
-		r.body = text[r.base:]
-	}
-	if i := strings.Index(r.body, thinkOpen); i >= 0 {
-		return r, parseErr(r.lineAt(i), 0, "", "the reply opens a %s block that is never closed; the reasoning did not finish", thinkOpen)
-	}
-	return r, nil
-}
 
 // checkUTF8 reports the line of the first invalid UTF-8 byte in text.
 func checkUTF8(r reply) error {

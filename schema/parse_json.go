@@ -12,7 +12,9 @@ import (
 )
 
 // The JSON parsers share these rules. The JSON is found with ExtractJSON's
-// scan (prose, fences and a </think> block around it are fine). Keys match
+// scan (prose, fences and the reply's reasoning around it are fine); a
+// judge's verdict is the one in its reply's answer, and two different ones
+// there are an error (judgeVerdict). Keys match
 // without regard to case, as in encoding/json, but a key given twice is an
 // error. Unknown keys are ignored: models like to add a "reason" or a
 // "category", and nothing we need is lost. A key we need that is missing,
@@ -119,15 +121,11 @@ func splitCriteriaPrefix(desc string) (typ, body string, ok bool) {
 }
 
 // ParseValidity parses the validity judge's reply for one item:
-// {"valid": bool, "reason": string}. The first JSON object with a "valid" key
-// is used; wrapped in a one-element array is fine, in a longer array is an
+// {"valid": bool, "reason": string}: the JSON object with a "valid" key in
+// the reply's answer (judgeVerdict); wrapped in a one-element array is fine, in a longer array is an
 // error. The verdict's ID is 0; the caller knows which item it asked about.
 func ParseValidity(text string) (Verdict, error) {
-	r, err := newReply(text)
-	if err != nil {
-		return Verdict{}, err
-	}
-	span, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
+	accept := func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
 			if _, ok := o.fields["valid"]; !ok {
@@ -135,10 +133,12 @@ func ParseValidity(text string) (Verdict, error) {
 			}
 		}
 		return atLine(err, r, off)
-	})
-	if err != nil {
-		return Verdict{}, err
 	}
+	return judgeVerdict(text, '{', accept, decodeValidity, func(a, b Verdict) bool { return a.Valid == b.Valid })
+}
+
+// decodeValidity reads the validity judge's object at off of r.
+func decodeValidity(r reply, span string, off int) (Verdict, error) {
 	if arr, aoff, err := findJSON(r, '[', acceptObjectArray); err == nil && aoff < off && off < aoff+len(arr) {
 		var elems []json.RawMessage
 		if json.Unmarshal([]byte(arr), &elems) == nil && len(elems) > 1 {
@@ -163,7 +163,8 @@ func ParseValidity(text string) (Verdict, error) {
 // [{"id": int, "valid": bool, "reason": string}, ...]. Every id in ids must
 // appear exactly once; the verdicts come back in the order of ids.
 func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
-	return parseBatch(text, "ParseValidityBatch", ids, func(o jsonObj, id int32) (Verdict, error) {
+	same := func(a, b Verdict) bool { return a.ID == b.ID && a.Valid == b.Valid }
+	return parseBatch(text, "ParseValidityBatch", ids, same, func(o jsonObj, id int32) (Verdict, error) {
 		v := Verdict{ID: id}
 		var err error
 		if v.Valid, err = o.boolean("valid"); err != nil {
@@ -186,7 +187,8 @@ func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, err
 	if steps > 0 {
 		hi = int64(steps)
 	}
-	return parseBatch(text, "ParseSatisfaction", ids, func(o jsonObj, id int32) (Satisfaction, error) {
+	same := func(a, b Satisfaction) bool { return a == b }
+	return parseBatch(text, "ParseSatisfaction", ids, same, func(o jsonObj, id int32) (Satisfaction, error) {
 		s := Satisfaction{ID: id}
 		var err error
 		if s.Satisfied, err = o.boolean("satisfied"); err != nil {
@@ -201,9 +203,11 @@ func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, err
 	})
 }
 
-// parseBatch finds a JSON array of objects with an "id" each, checks that the
-// ids are exactly ids, and decodes each object with one.
-func parseBatch[T any](text, fn string, ids []int32, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
+// parseBatch finds a judge's JSON array of objects with an "id" each in its
+// reply's answer (judgeVerdict; same says when two verdicts on one id
+// agree), checks that the ids are exactly ids, and decodes each object with
+// one.
+func parseBatch[T any](text, fn string, ids []int32, same func(a, b T) bool, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
 	index := make(map[int32]int, len(ids))
 	for k, id := range ids {
 		if _, dup := index[id]; dup {
@@ -211,10 +215,18 @@ func parseBatch[T any](text, fn string, ids []int32, one func(o jsonObj, id int3
 		}
 		index[id] = k
 	}
-	objs, _, err := objectArray(text)
-	if err != nil {
-		return nil, err
+	decode := func(r reply, span string, off int) ([]T, error) {
+		objs, err := splitObjects(r, span, off)
+		if err != nil {
+			return nil, err
+		}
+		return batchVerdicts(objs, ids, index, one)
 	}
+	return judgeVerdict(text, '[', acceptObjectArray, decode, func(a, b []T) bool { return slices.EqualFunc(a, b, same) })
+}
+
+// batchVerdicts decodes the objects of a batch reply, one per id.
+func batchVerdicts[T any](objs []jsonObj, ids []int32, index map[int32]int, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
 	out := make([]T, len(ids))
 	from := make([]int, len(ids)) // item number that gave each verdict, 0 if none
 	for _, o := range objs {

@@ -207,7 +207,8 @@ func TestParseValidityBad(t *testing.T) {
 		{"python literals", `{"valid": True, "reason": "r"}`, ParseError{Line: 1, Msg: "not valid JSON"}},
 		{"truncated", `{"valid": true, "reason": "the item is`, ParseError{Line: 1, Msg: "never closed"}},
 		{"no JSON", "valid", ParseError{Msg: "no JSON object"}},
-		{"array of verdicts", "[\n{\"valid\": true, \"reason\": \"a\"},\n{\"valid\": false, \"reason\": \"b\"}]", ParseError{Line: 1, Msg: "got an array of 2"}},
+		{"array of different verdicts", "[\n{\"valid\": true, \"reason\": \"a\"},\n{\"valid\": false, \"reason\": \"b\"}]", ParseError{Line: 1, Msg: "got an array of 2"}},
+		{"array of one verdict twice", "[\n{\"valid\": true, \"reason\": \"a\"},\n{\"valid\": true, \"reason\": \"b\"}]", ParseError{Line: 1, Msg: "got an array of 2"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

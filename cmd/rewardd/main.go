@@ -71,6 +71,7 @@ type options struct {
 	allowRemote                                                 bool
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
+	groundedRepairs                                             int
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
 	verdictCache, maxQueue                                      int
@@ -121,7 +122,8 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeModel, "judge-model", "", "judge model (e.g. --judge-model Qwen/Qwen3-32B)")
 	fs.StringVar(&o.judgeKeyEnv, "judge-api-key-env", "", "environment variable holding the judge's API key, sent to --judge-base-url only and never logged; no default, so that no key goes to an endpoint you did not name one for; empty: no key (e.g. --judge-api-key-env OPENAI_API_KEY)")
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
-	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none; the grounded judge is repaired once at most (e.g. --judge-repairs 1)")
+	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a satisfaction judge reply that does not parse; 0: none (e.g. --judge-repairs 1)")
+	fs.IntVar(&o.groundedRepairs, "grounded-judge-repairs", 0, "repair turns after a grounded judge reply that does not parse; 0, seed 001's rule: an invalid output is a judge failure, paid 0 (--on-judge-failure), not repaired; N shows it back with the parser's error up to N times, a deviation from the paper (e.g. --grounded-judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
@@ -170,6 +172,9 @@ func (o *options) check() error {
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
 		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
+	}
+	if o.groundedRepairs < 0 {
+		errs = append(errs, fmt.Errorf("--grounded-judge-repairs %d is negative; 0 repairs none", o.groundedRepairs))
 	}
 	return errors.Join(errs...)
 }
@@ -268,7 +273,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs),
+	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
 		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache})
 	if err != nil {
 		return err

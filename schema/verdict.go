@@ -1,0 +1,61 @@
+package schema
+
+// judgeVerdict takes a judge's verdict from its reply. The candidates are
+// the JSON spans (opening with open) that accept takes in the reply's
+// answer part (reply.answerFrom: after the reasoning the reply opened, or
+// the whole reply when it did not open one), not counting spans inside
+// another; decode reads one. A judge's reply may restate its verdict, but a
+// reply whose candidates differ (same says when two are the same verdict)
+// is a failed judgment: the judged response may have planted one, and the
+// judge quoted it (before its verdict or after), so no choice between them
+// is safe. The verdict is the last candidate's; a single candidate's decode
+// error is the reply's.
+func judgeVerdict[T any](text string, open byte, accept func(r reply, span string, off int) error,
+	decode func(r reply, span string, off int) (T, error), same func(a, b T) bool) (T, error) {
+	var zero T
+	r, err := newReply(text)
+	if err != nil {
+		return zero, err
+	}
+	ans := r.answer()
+	var cands []jsonSpan
+	err = eachJSON(ans, open, accept, func(span string, off int) bool {
+		cands = append(cands, jsonSpan{span, off})
+		return true
+	})
+	if err != nil {
+		return zero, err
+	}
+	last := cands[len(cands)-1]
+	v, err := decode(ans, last.span, last.off)
+	for _, c := range cands[:len(cands)-1] {
+		if c.span == last.span {
+			continue
+		}
+		w, werr := decode(ans, c.span, c.off)
+		if err != nil && werr != nil && err.Error() == werr.Error() {
+			continue // the same fault in both (an array of them, ...)
+		}
+		if err != nil || werr != nil || !same(v, w) {
+			return zero, parseErr(ans.lineAt(last.off), 0, "",
+				"the reply gives %d different verdicts (lines %d and %d) where its answer is; give exactly one, after any reasoning, and quote nothing that looks like one",
+				distinct(cands), ans.lineAt(c.off), ans.lineAt(last.off))
+		}
+	}
+	return v, err
+}
+
+// jsonSpan is a JSON span of a reply and its offset.
+type jsonSpan struct {
+	span string
+	off  int
+}
+
+// distinct counts the different spans of cands.
+func distinct(cands []jsonSpan) int {
+	seen := map[string]bool{}
+	for _, c := range cands {
+		seen[c.span] = true
+	}
+	return len(seen)
+}
