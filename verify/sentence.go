@@ -392,8 +392,14 @@ func clauseValue(clause []segment, concluded, doubts bool) (string, bool) {
 	if len(words) > 0 && isPlan(words) || incomplete(words) || procedural(clause, words) {
 		return "", false
 	}
-	if k := len(clause) - 1; k >= 1 && choiceAfterCopula(clause[k-1], clause[k]) {
-		return strings.TrimSpace(clause[k].text), true // "therefore I think it's B"
+	if k := len(clause) - 1; k >= 1 {
+		p := k - 1
+		if p >= 1 && clause[p].kind == segWord && conclusionWord(clause[p].text) {
+			p-- // "the correct choice is therefore B"
+		}
+		if choiceAfterCopula(clause[p], clause[k]) {
+			return strings.TrimSpace(clause[k].text), true // "therefore I think it's B"
+		}
 	}
 	last := -1
 	for k := len(clause) - 1; k >= 0; k-- {
