@@ -25,6 +25,9 @@ func unclosedThink(text string) bool {
 // line, $$...$$ or \[...\] anywhere (a "$" next to a number, with no other "$" on its line,
 // is money).
 func mathOpenAtEnd(text string) bool {
+	if !strings.ContainsAny(text, `$\`) {
+		return false
+	}
 	_, _, _, open := finalSentence(text)
 	return open
 }
