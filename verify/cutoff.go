@@ -35,12 +35,16 @@ func mathOpenAtEnd(text string) bool {
 // saysContinued reports a text that ends by saying it goes on: "[continued]", "(truncated)".
 func saysContinued(text string) bool {
 	t := strings.TrimRight(text, " \t\r\n.")
-	for _, m := range [...]string{"continued", "to be continued", "truncated", "cont", "output truncated"} {
-		for _, b := range [...][2]string{{"[", "]"}, {"(", ")"}} {
-			if w := b[0] + m + b[1]; len(t) >= len(w) && strings.EqualFold(t[len(t)-len(w):], w) {
-				return true
-			}
-		}
+	if t == "" || t[len(t)-1] != ']' && t[len(t)-1] != ')' {
+		return false
+	}
+	open := strings.LastIndexAny(t, "[(")
+	if open < 0 {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(t[open+1 : len(t)-1])) {
+	case "continued", "to be continued", "truncated", "cont", "cont.", "output truncated":
+		return true
 	}
 	return false
 }

@@ -96,14 +96,18 @@ func extract(text string, opt Options) extraction {
 	if unclosedThink(text) {
 		return extraction{cut: "the text never leaves its <think> reasoning"}
 	}
-	if opt.FinishReason == "" && isProse(textHead(text, 4096)) {
-		// A bare answer with a stray "$" ("\frac{1}{2}$") is read as it is; a solution that
-		// stops inside math or says it goes on was cut off.
-		if mathOpenAtEnd(text) {
-			return extraction{cut: "the text stops inside a math span"}
+	if opt.FinishReason == "" {
+		// A solution that stops inside math or says it goes on was cut off; a bare answer with
+		// a stray "$" ("\frac{1}{2}$") is read as it is.
+		why := ""
+		switch {
+		case mathOpenAtEnd(text):
+			why = "the text stops inside a math span"
+		case saysContinued(text):
+			why = "the text says it continues"
 		}
-		if saysContinued(text) {
-			return extraction{cut: "the text says it continues"}
+		if why != "" && isProse(textHead(text, 4096)) {
+			return extraction{cut: why}
 		}
 	}
 	best, tagEnd := -1, -1
