@@ -41,7 +41,7 @@ type engine struct {
 	toolVersion string
 	fingerprint string // of the job, stored in every record's provenance
 	log         *slog.Logger
-	extract     func(text string) (answer string, ok bool) // verify.Extract, or a test's hook
+	extract     func(text, finishReason string) (answer string, ok bool) // defaultExtract, or a test's hook
 }
 
 // outcome is what processing one problem produced: a record, a failure, or
@@ -336,6 +336,11 @@ func (e *engine) askParsed(ctx context.Context, client *llm.Client, req llm.Requ
 	})
 }
 
-func defaultExtract(text string) (string, bool) { return verify.Extract(text) }
+// defaultExtract extracts a rollout's final answer, telling the verifier how the rollout
+// ended: its finish reason, not a guess, says whether it was cut off.
+func defaultExtract(text, finishReason string) (string, bool) {
+	a, _, ok := verify.ExtractWith(text, verify.Options{FinishReason: finishReason})
+	return a, ok
+}
 
 func ptr[T any](v T) *T { return &v }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/verify"
 )
 
 // syncBuffer is a strings.Builder safe for concurrent writers (a log sink).
@@ -40,11 +39,11 @@ func TestPanicInAStageFailsOneProblem(t *testing.T) {
 		job.Rollout.N = n
 		job.Selection = Selection{}
 		var calls atomic.Int64
-		opt.hooks = &hooks{extract: func(text string) (string, bool) {
+		opt.hooks = &hooks{extract: func(text, finishReason string) (string, bool) {
 			if calls.Add(1) == 3 {
 				panic("verifier bug (injected by the test)")
 			}
-			return verify.Extract(text)
+			return defaultExtract(text, finishReason)
 		}}
 		var logs syncBuffer
 		opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -49,11 +49,12 @@ func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Ro
 	return out, nil
 }
 
-// verifyRollout extracts and checks a rollout's final answer. A rollout cut
-// off by the token limit is never a clean correct answer.
+// verifyRollout extracts and checks a rollout's final answer. The verifier is
+// told the finish reason: a rollout cut off by the token limit has no answer
+// and is never a clean correct one, and one the model ended is read as it is.
 func (e *engine) verifyRollout(index int32, c llm.Choice, gold string, tokens *int32) schema.Rollout {
 	r := schema.Rollout{Index: index, Text: c.Content, FinishReason: c.FinishReason, CompletionTokens: tokens}
-	ans, ok := e.extract(c.Content)
+	ans, ok := e.extract(c.Content, c.FinishReason)
 	if ok {
 		r.ExtractedAnswer = ans
 	}

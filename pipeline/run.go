@@ -50,7 +50,7 @@ type Options struct {
 
 // hooks let tests reach inside a run.
 type hooks struct {
-	extract func(text string) (string, bool) // replaces verify.Extract
+	extract func(text, finishReason string) (string, bool) // replaces defaultExtract
 }
 
 func (o *Options) fill() {

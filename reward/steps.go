@@ -95,7 +95,11 @@ type Rollout struct {
 
 // Analyze finds the steps, the final answer and its correctness against
 // groundTruth, with the same verify code the corpus was built with: no
-// answer found means not correct.
+// answer found means not correct. A trainer's response comes without a
+// finish reason (no trainer protocol sends one), so the verifier's rule for
+// an unknown one applies: the response counts as cut off only when it stops
+// inside math, a \boxed{ or its <think>; one truncated mid-sentence is read
+// as it is (see verify.Options).
 func Analyze(response, groundTruth string) Rollout {
 	return analyzeSteps(response, groundTruth, Steps(response))
 }

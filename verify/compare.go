@@ -41,8 +41,13 @@ func Equal(gold, pred string) bool { return Compare(gold, pred).Equal }
 // Compare decides whether pred states the same answer as gold. pred may be a whole solution
 // (its final answer is extracted first, see [ExtractMethod]) or a bare answer; gold may be
 // plain, in $...$, in \boxed{} or a sentence. It never panics and does bounded work for any
-// input.
-func Compare(gold, pred string) (res Result) {
+// input. How pred ended is not known: it is [CompareWith] with no finish reason.
+func Compare(gold, pred string) (res Result) { return CompareWith(gold, pred, Options{}) }
+
+// CompareWith is [Compare] told what is known of pred (see [Options]). A pred that was cut
+// off (by its finish reason, or stopping inside math, a box or its <think>) is not equal to
+// anything, with Reason saying why.
+func CompareWith(gold, pred string, opt Options) (res Result) {
 	defer func() {
 		if r := recover(); r != nil {
 			res.Equal = false
@@ -55,9 +60,15 @@ func Compare(gold, pred string) (res Result) {
 		g = a
 	}
 	p := cleanAnswer(pred)
-	if a, how, ok := ExtractMethod(pred); ok {
-		p = a
-		res.Extracted, res.Extraction = true, how
+	x := extract(pred, opt)
+	if x.cut != "" {
+		ga := prepare(g)
+		res.Method, res.Gold, res.Reason = "none", ga.display(), x.cut
+		return res
+	}
+	if x.method != "" {
+		p = x.answer
+		res.Extracted, res.Extraction = true, x.method
 	}
 	ga, pa := prepare(g), prepare(p)
 	res.Equal, res.Method, res.Reason = decide(&ga, &pa)

@@ -5,17 +5,48 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the rules that keep extraction from guessing in a text that stops
-// mid-solution (a rollout cut off by its token limit, a truncated log): an unclosed <think>, an
-// unclosed math span after a marker or in the final sentence, and a final sentence that ends
-// without its full stop unless it concludes on its value. It also reads a choice letter that
-// opens a solution ("B. Option A overlooks ...").
+// This file holds what tells that a text stops mid-solution, and the readings of the end of
+// a text that go with it. Whether a text was cut off is a fact when the finish reason is known
+// (see [Options]); without it, only a text that stops inside an unclosed structure counts as
+// cut off: an unclosed math span or box, a <think> never left, or a text that says it goes on
+// ("[continued]"). A final sentence that ends on a word that needs what follows ("and", "the",
+// "is", "所以") states no value, whatever the finish reason. The file also reads a choice letter
+// that opens a solution ("B. Option A overlooks ...").
 
-// unclosedThink reports a text whose last <think> is never closed: the model was still
-// reasoning when the text ended.
+// unclosedThink reports a text whose last <think> is never closed and has no <answer> tag
+// after it: the text never left its reasoning. An answer tag after an unclosed <think> ends
+// the reasoning (the model forgot "</think>" and answered in the rollout format).
 func unclosedThink(text string) bool {
 	i := lastIndex(text, "<think>")
-	return i >= 0 && !strings.Contains(text[i:], "</think>")
+	return i >= 0 && !strings.Contains(text[i:], "</think>") && indexFold(text[i:], "<answer>") < 0
+}
+
+// mathOpenAtEnd reports a text that stops inside a math span: $...$ or \(...\) on its last
+// line, $$...$$ or \[...\] anywhere (a "$" next to a number, with no other "$" on its line,
+// is money).
+func mathOpenAtEnd(text string) bool {
+	if !strings.ContainsAny(text, `$\`) {
+		return false
+	}
+	_, _, _, open := finalSentence(text)
+	return open
+}
+
+// saysContinued reports a text that ends by saying it goes on: "[continued]", "(truncated)".
+func saysContinued(text string) bool {
+	t := strings.TrimRight(text, " \t\r\n.")
+	if t == "" || t[len(t)-1] != ']' && t[len(t)-1] != ')' {
+		return false
+	}
+	open := strings.LastIndexAny(t, "[(")
+	if open < 0 {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(t[open+1 : len(t)-1])) {
+	case "continued", "to be continued", "truncated", "cont", "cont.", "output truncated":
+		return true
+	}
+	return false
 }
 
 // opensMath reports whether s starts a math span ($, $$, \[, \() that is never closed.
@@ -30,97 +61,52 @@ func opensMath(s string) bool {
 	return !ok
 }
 
-// cutOffSentence reports whether the final sentence s, followed by rest in the text, may have
-// been cut off, and then whether it still concludes on its value. A sentence span ends at its
-// full stop or line break, so rest holds that mark and what follows; when rest holds nothing
-// but white space the sentence ran to the end of the text without a full stop. Such a
-// sentence concludes only when its value ends it (a unit word may follow: "3.5 千米", "24
-// cm") and it says so: a conclusion word ("So the total is 12", "Total = 12", "因此...") or a
-// copula right before the value ("The sum of the roots is 5") in a sentence that does not
-// open a step ("First, the number of red marbles is 5").
-func cutOffSentence(s, rest string) (cut, concludes bool) {
-	if strings.TrimSpace(rest) != "" {
-		return false, true
-	}
-	var store [32]segment
-	segs := segments(store[:0], s)
-	last := len(segs) - 1
-	for k := 0; k < 3 && last >= 1 && segs[last].kind == segWord && tailWord(segs[last].text); k++ {
-		last-- // "45 per day", "18 students in total"
-	}
-	unit := last >= 1 && segs[last].kind == segWord && unitWord(segs[last].text) && isValueSeg(segs[last-1])
-	if unit {
-		last-- // "3.5 千米", "45 pages"
-	}
-	if last < 0 || !isValueSeg(segs[last]) || last < len(segs)-1 && !unit && segs[len(segs)-1].kind != segWord {
-		return true, false
-	}
-	if unfinished(segs, last) {
-		return true, false
-	}
-	for k, sg := range segs {
-		if sg.kind == segWord && conclusionWord(sg.text) && !(k+1 < len(segs) && strings.EqualFold(segs[k+1].text, "far")) {
-			return true, true
-		}
-	}
-	first := last // "The solutions are $x = 1$ and $x = 4$": the copula stands before the list
-	for first >= 2 && isValueSeg(segs[first-2]) && (segs[first-1].kind == segPunct && segs[first-1].text == "," ||
-		segs[first-1].kind == segWord && isConnector(segs[first-1].text)) {
-		first -= 2
-	}
-	stated := first >= 1 && segs[first-1].kind == segWord && copulaWord(segs[first-1].text) ||
-		segs[last].kind == segPlain && strings.HasPrefix(strings.TrimSpace(segs[last].text), "=") // "Area = 24"
-	if stated && !stepStart(segs) {
-		return true, true
-	}
-	return true, false
-}
-
-// unfinished reports a value that is still being written: "$6 + $2" or "12 + 5" without its
-// result, "$12 + 5" whose closing "$" was cut off.
-func unfinished(segs []segment, last int) bool {
-	v := segs[last]
-	if v.kind == segMath {
-		return false // closed math was finished by its writer
-	}
-	t := strings.TrimSpace(v.text)
-	if strings.Contains(t, "$") && strings.ContainsAny(t, "+-*/^=\\{") {
-		return true
-	}
-	if !strings.Contains(t, "=") && strings.ContainsAny(strings.TrimLeft(t, "-−$"), "+-*/×÷·−") {
-		return true
-	}
-	if last > 0 {
-		p := strings.TrimSpace(segs[last-1].text)
-		return strings.HasSuffix(p, "+") || strings.HasSuffix(p, "-") || strings.HasSuffix(p, "*") ||
-			strings.HasSuffix(p, "/") || strings.HasSuffix(p, `\times`) || strings.HasSuffix(p, `\cdot`)
-	}
-	return false
-}
-
-// tailWord reports words that may close a stated value: "in total", "per day", "left".
-func tailWord(w string) bool {
-	switch strings.ToLower(w) {
-	case "in", "total", "all", "altogether", "overall", "left", "remaining", "each", "per", "day", "week", "hour",
-		"month", "year", "person", "now", "only":
-		return true
-	}
-	return false
-}
-
-// unitWord reports a word that may follow a value at the end of a sentence as its unit or
-// what it counts (千米, cm, pages), not a word that goes on with the sentence.
-func unitWord(w string) bool {
-	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
-		return true
-	}
-	switch strings.ToLower(w) {
-	case "and", "or", "the", "but", "for", "to", "of", "in", "is", "we", "so", "at", "on", "by", "if", "as", "a", "an",
-		"it", "be", "are", "was", "not", "nor", "yet", "i", "you", "he", "she", "its", "his", "her", "our", "и", "а",
-		"но", "в", "с", "на", "et", "ou", "de", "la", "le", "y", "o", "el", "und", "der", "die", "das":
+// danglingEnd reports a final sentence whose last word needs what follows it: a conjunction,
+// an article, a preposition, a copula or a conclusion word ("..., and", "the area of the",
+// "so each group gets", "所以"), or whose last math ends on an operator ("12 +", "x ="). Such
+// a sentence states no value, however the text ended.
+func danglingEnd(segs []segment) bool {
+	if len(segs) == 0 {
 		return false
 	}
-	return !tailWord(w) && !isHedge(w) && !isClauseWord(w) && !meaningWord(w)
+	last := segs[len(segs)-1]
+	switch last.kind {
+	case segWord:
+		return danglingWord(last.text)
+	case segPlain:
+		t := strings.TrimSpace(last.text)
+		for _, op := range [...]string{"+", "-", "*", "/", "=", "×", "÷", "·", "−", `\times`, `\cdot`, `\div`} {
+			if strings.HasSuffix(t, op) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// danglingWord reports words no sentence ends on when it is complete.
+func danglingWord(w string) bool {
+	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
+		for _, e := range [...]string{"所以", "因此", "于是", "然后", "等于", "是", "为", "和", "与", "的"} {
+			if strings.HasSuffix(w, e) {
+				return true
+			}
+		}
+		return false
+	}
+	switch strings.ToLower(w) {
+	case "and", "or", "but", "nor", "the", "an", "of", "to", "by", "with", "than", "from", "into", "as", "is",
+		"are", "was", "were", "equals", "gives", "makes", "yields", "gets", "get", "obtain", "then", "so", "thus",
+		"therefore", "hence", "because", "since", "whose", "plus", "minus", "between", "its", "their", "our", "his",
+		"my", "your",
+		"et", "ou", "de", "du", "des", "le", "la", "les", "une", "est", "sont", "vaut", "donc", "puis", "que",
+		"avec", "par", "und", "oder", "der", "die", "das", "den", "dem", "ein", "eine", "ist", "sind", "mit",
+		"von", "dann", "daher", "dass", "y", "el", "los", "las", "una", "del", "es", "son", "con", "para",
+		"entonces", "и", "а", "но", "в", "с", "на", "к", "по", "равно", "равна", "равен", "составляет",
+		"значит", "поэтому":
+		return true
+	}
+	return false
 }
 
 // dropCalculatorNotes removes the calculator annotations of GSM8K solutions: "48+24 =
@@ -155,21 +141,6 @@ func copulaWord(w string) bool {
 		"get", "gets", "obtain", "est", "vaut", "es", "ist", "beträgt", "é", "è", "равно", "равна", "равен",
 		"составляет", "是", "为", "為", "等于", "は":
 		return true
-	}
-	return false
-}
-
-// stepStart reports a sentence that opens a step of the solution rather than its end.
-func stepStart(segs []segment) bool {
-	for _, sg := range segs {
-		if sg.kind != segWord {
-			continue
-		}
-		switch strings.ToLower(sg.text) {
-		case "first", "firstly", "next", "now", "step", "let", "let's", "to", "then", "second", "secondly", "initially":
-			return true
-		}
-		return false
 	}
 	return false
 }

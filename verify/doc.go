@@ -9,9 +9,10 @@
 // "The final answer is 7", "Answer: 7", "Réponse : 3,5" or "答案是 7"). Without any marker, a
 // choice letter that opens the solution before its reason is the answer, and else the last
 // resort is the value stated in the final sentence, never in an earlier one and never in a
-// negated or hedged clause; a bare answer gives ok=false, and so does a text that stops
-// mid-solution (an unclosed box, math span or <think>, a final sentence cut off before it
-// concludes).
+// negated or hedged clause; a bare answer gives ok=false. A text that was cut off gives
+// ok=false too: [ExtractWith] and [CompareWith] take what is known of the text ([Options]),
+// and a known finish reason alone says whether it was cut off ("length"); without one, only a
+// text that stops inside an unclosed math span or box, or never leaves its <think>, was.
 //
 // [Equal] and [Compare] decide equivalence. Both sides go through the same pipeline:
 // extraction, normalization (chat-template tokens, doubly escaped LaTeX, full-width forms and
@@ -23,7 +24,8 @@
 // bracket kind, matrices element-wise after evaluating their arithmetic, labelled answers by
 // their values, equations up to a constant factor, inequalities as intervals.
 //
-// [VerifyJSONL] runs either over JSON lines, for the distill verify command.
+// [VerifyJSONL] runs either over JSON lines (with an optional finish_reason per line), for the
+// distill verify command.
 //
 // The policy is written down in the README (Answer equivalence policy). A false "equal" rewards a wrong
 // answer, so wherever a case is ambiguous the comparison says "not equal".
@@ -39,4 +41,4 @@ package verify
 // Equal or Compare may decide a case differently. It is part of a job's
 // identity, so a corpus never resumes silently into verdicts of an older
 // policy.
-const PolicyVersion = "3"
+const PolicyVersion = "4"

@@ -17,15 +17,39 @@ const (
 	ByLeadLetter   = "lead_letter"   // a choice letter that opens the solution before its reason
 )
 
+// Options is what is known of a solution beyond its text.
+type Options struct {
+	// FinishReason is the endpoint's finish_reason for the text, "" when it is unknown.
+	// "length" (the token limit; "max_tokens" on some servers) and "content_filter" say the
+	// text was cut off before the model ended it: no answer is taken from it, whatever it
+	// holds. Any other reason ("stop", "eos", ...) says the model (or a stop sequence) ended
+	// it: no cut-off rule applies. When it is unknown, a text is cut off only when it stops
+	// inside an unclosed structure: a math span ($, $$, \[, \(), a \boxed{ whose braces
+	// never close, a <think> with no answer tag after it.
+	FinishReason string
+}
+
+// CutOffBy reports whether a finish reason says the text was cut off before the model
+// ended it: "length", "max_tokens" or "content_filter".
+func CutOffBy(finishReason string) bool {
+	switch finishReason {
+	case "length", "max_tokens", "content_filter":
+		return true
+	}
+	return false
+}
+
 // Extract returns the final answer of a model solution; see [ExtractMethod].
 func Extract(text string) (answer string, ok bool) {
 	a, _, ok := ExtractMethod(text)
 	return a, ok
 }
 
-// ExtractMethod returns the final answer of a model solution and how it was found. It looks
-// for the last marker of any kind, whichever comes last in the text: an <answer>...</answer>
-// tag, a \boxed{...} or \fbox{...} (boxes that end the solution together, "\boxed{1} and
+// ExtractMethod returns the final answer of a model solution and how it was found, when how
+// the text ended is not known: [ExtractWith] with no finish reason. It looks for the last
+// marker of any kind, whichever comes last in the text: an <answer>...</answer> tag (an
+// answer tag that is never closed runs to the end of the text, as a stop sequence leaves it),
+// a \boxed{...} or \fbox{...} (boxes that end the solution together, "\boxed{1} and
 // \boxed{2}", make one list answer), or an explicit final-answer statement in English or
 // another language ("The final answer is 7", "Answer: 7", "**Final Answer**" over a math
 // block, "Réponse : 3,5", "答案是 7", a GSM8K "#### 7" line). Chat-template tokens end the text
@@ -35,24 +59,56 @@ func Extract(text string) (answer string, ok bool) {
 // ("B. Option A overlooks the overlap.") is the answer, method "lead_letter". Else the last
 // resort is the value stated in the final sentence ("..., so the ordered pair is (3, 4)."),
 // method "last_sentence": never an earlier sentence, never a value in a negated or hedged
-// clause ("not 5", "maybe 5", "if it were 5"), and in a final sentence without its full stop
-// only a value that ends a conclusion ("So the total is 12"). A bare answer is not a sentence
-// and gives ok=false.
+// clause ("not 5", "maybe 5", "if it were 5"). A final sentence without its full stop is read
+// like any other. A bare answer is not a sentence and gives ok=false.
 //
-// A text that stops mid-solution gives ok=false: a last \boxed{ that is never closed, a math
-// span after a marker or in the final sentence that is never closed, a <think> that is never
-// closed.
+// A text that stops inside an unclosed structure was cut off and gives ok=false: a math span
+// ($, $$, \[, \() or a \boxed{ never closed. So does a <think> that is never closed and has
+// no <answer> tag after it: the text never left its reasoning.
 func ExtractMethod(text string) (answer, method string, ok bool) {
+	return ExtractWith(text, Options{})
+}
+
+// ExtractWith is [ExtractMethod] told what is known of the text (see [Options]): with a
+// finish reason, the reason alone says whether the text was cut off.
+func ExtractWith(text string, opt Options) (answer, method string, ok bool) {
+	x := extract(text, opt)
+	return x.answer, x.method, x.cut == "" && x.method != ""
+}
+
+// extraction is what extract found: the answer and how, or why the text counts as cut off.
+type extraction struct {
+	answer, method string
+	cut            string // why no answer may be taken from the text; "" when it was not cut off
+}
+
+func extract(text string, opt Options) extraction {
+	if CutOffBy(opt.FinishReason) {
+		return extraction{cut: "cut off (finish_reason " + opt.FinishReason + ")"}
+	}
 	if len(text) > maxExtractLen {
 		text = text[len(text)-maxExtractLen:]
 		for len(text) > 0 && !utf8.RuneStart(text[0]) {
 			text = text[1:]
 		}
 	}
-	text, ended := cutTurn(text)
-	text = dropCalculatorNotes(unescapeLatex(text))
+	text = dropCalculatorNotes(unescapeLatex(cutAtTurnEnd(text)))
 	if unclosedThink(text) {
-		return "", "", false
+		return extraction{cut: "the text never leaves its <think> reasoning"}
+	}
+	if opt.FinishReason == "" {
+		// A solution that stops inside math or says it goes on was cut off; a bare answer with
+		// a stray "$" ("\frac{1}{2}$") is read as it is.
+		why := ""
+		switch {
+		case mathOpenAtEnd(text):
+			why = "the text stops inside a math span"
+		case saysContinued(text):
+			why = "the text says it continues"
+		}
+		if why != "" && isProse(textHead(text, 4096)) {
+			return extraction{cut: why}
+		}
 	}
 	best, tagEnd := -1, -1
 	var found candidate
@@ -70,17 +126,28 @@ func ExtractMethod(text string) (answer, method string, ok bool) {
 	}
 	if best >= 0 {
 		if !found.ok {
-			return "", "", false
+			return extraction{cut: "the answer stops inside math or a box"}
 		}
-		return found.answer, found.method, true
+		return extraction{answer: found.answer, method: found.method}
 	}
 	if a, ok := leadLetter(text); ok {
-		return a, ByLeadLetter, true
+		return extraction{answer: a, method: ByLeadLetter}
 	}
-	if a, ok := fromLastSentence(text, ended); ok {
-		return a, ByLastSentence, true
+	if a, ok := fromLastSentence(text); ok {
+		return extraction{answer: a, method: ByLastSentence}
 	}
-	return "", "", false
+	return extraction{}
+}
+
+// textHead is the first n bytes of text at most, cut at a rune's start.
+func textHead(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
 }
 
 // candidate is one marker's answer: where the marker stands, what it announces, and ok=false
@@ -154,6 +221,11 @@ func fromTag(text string) (candidate, bool) {
 	}
 	if c, ok := fromStatement(content, 0); ok {
 		return candidate{pos: i, end: end, answer: c.answer, method: ByTag, ok: true}, true
+	}
+	if isProse(content) {
+		if a, ok := fromLastSentence(content); ok {
+			return candidate{pos: i, end: end, answer: a, method: ByTag, ok: true}, true // "<answer>The total is 42</answer>"
+		}
 	}
 	a := cleanAnswer(content)
 	if a == "" {

@@ -45,8 +45,10 @@ func FuzzEqual(f *testing.F) {
 		if Equal(gold, pred) != r.Equal {
 			t.Fatalf("Equal and Compare disagree on (%q, %q)", gold, pred)
 		}
+		// A text that counts as cut off (it stops inside math, a box or its <think>) equals
+		// nothing, itself included.
 		self := Compare(pred, pred)
-		if self.Gold != "" && !self.Equal {
+		if self.Gold != "" && !self.Equal && extract(pred, Options{}).cut == "" {
 			t.Fatalf("Compare(x, x) = false for %q (normalized %q, %s)", pred, self.Gold, self.Reason)
 		}
 	})

@@ -38,6 +38,20 @@ type verifyLine struct {
 	Gold json.RawMessage `json:"gold"`
 	Pred json.RawMessage `json:"pred"`
 	Text json.RawMessage `json:"text"`
+	// FinishReason, optional, is how the solution ended ("stop", "length", ...); see [Options].
+	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+// finishOf reads the optional finish_reason field: a string, or absent or null when unknown.
+func finishOf(raw json.RawMessage) (Options, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return Options{}, nil
+	}
+	var f string
+	if raw[0] != '"' || json.Unmarshal(raw, &f) != nil {
+		return Options{}, errors.New(`field "finish_reason" must be a string`)
+	}
+	return Options{FinishReason: f}, nil
 }
 
 // textOf reads a field as text: a JSON string, or a number as written (a gold answer of 42).
@@ -62,8 +76,10 @@ func textOf(name string, raw json.RawMessage) (string, error) {
 
 // VerifyJSONL reads JSON lines from r and writes one JSON line per input line to w, in order.
 // Each input is {"gold", "pred", "id" (optional)} and gives {"id", "equal", "method",
-// "gold_norm", "pred_norm"} (see [Compare]); with opt.Extract each input is {"text", "id"}
-// and gives {"id", "answer", "ok", "method"} (see [ExtractMethod]). A line that is not such an
+// "gold_norm", "pred_norm"} (see [CompareWith]); with opt.Extract each input is {"text", "id"}
+// and gives {"id", "answer", "ok", "method"} (see [ExtractWith]). An optional "finish_reason"
+// string says how the solution ended; without it only a text that stops inside math, a box or
+// its <think> counts as cut off (see [Options]). A line that is not such an
 // object gives {"line": N, "error": "..."}, so that output lines stay aligned with input lines,
 // and is reported to opt.BadLine. The error is non-nil only when reading or writing failed.
 func VerifyJSONL(r io.Reader, w io.Writer, opt JSONLOptions) (JSONLStats, error) {
@@ -156,12 +172,16 @@ func verifyOne(line []byte, tooLong bool, max int, extract bool) ([]byte, error)
 		out = append(out, in.ID...)
 		out = append(out, ',')
 	}
+	opt, err := finishOf(in.FinishReason)
+	if err != nil {
+		return nil, err
+	}
 	if extract {
 		text, err := textOf("text", in.Text)
 		if err != nil {
 			return nil, err
 		}
-		a, method, ok := ExtractMethod(text)
+		a, method, ok := ExtractWith(text, opt)
 		out = appendField(out, "answer", a, true)
 		out = append(out, `"ok":`...)
 		out = strconv.AppendBool(out, ok)
@@ -177,7 +197,7 @@ func verifyOne(line []byte, tooLong bool, max int, extract bool) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	res := Compare(gold, pred)
+	res := CompareWith(gold, pred, opt)
 	out = append(out, `"equal":`...)
 	out = strconv.AppendBool(out, res.Equal)
 	out = append(out, ',')

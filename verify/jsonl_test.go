@@ -78,6 +78,17 @@ func TestVerifyJSONLLines(t *testing.T) {
 			[]string{`{"line":1,"error":"not valid UTF-8"}`}},
 		{"extract", `{"id":1,"text":"The answer is \\boxed{5}."}` + "\n" + `{"id":2,"text":"Hmm."}`, JSONLOptions{Extract: true},
 			[]string{`{"id":1,"answer":"5","ok":true,"method":"boxed"}`, `{"id":2,"answer":"","ok":false,"method":""}`}},
+		{"finish_reason decides a cut-off", `{"id":1,"gold":"126","pred":"So the total cost is $126.","finish_reason":"length"}` + "\n" +
+			`{"id":2,"gold":"126","pred":"Tom spent 126 dollars on clothes","finish_reason":"stop"}` + "\n" +
+			`{"id":3,"gold":"126","pred":"So the total cost is $126.","finish_reason":null}`, JSONLOptions{},
+			[]string{`{"id":1,"equal":false,"method":"none","gold_norm":"126","pred_norm":""}`,
+				`{"id":2,"equal":true,"method":"last_sentence","gold_norm":"126","pred_norm":"126"}`,
+				`{"id":3,"equal":true,"method":"last_sentence","gold_norm":"126","pred_norm":"126"}`}},
+		{"finish_reason in extract mode", `{"id":1,"text":"The answer is \\boxed{5}.","finish_reason":"length"}` + "\n" +
+			`{"id":2,"text":"The answer is \\boxed{5}.","finish_reason":"stop"}` + "\n" +
+			`{"id":3,"text":"The answer is \\boxed{5}.","finish_reason":5}`, JSONLOptions{Extract: true},
+			[]string{`{"id":1,"answer":"","ok":false,"method":""}`, `{"id":2,"answer":"5","ok":true,"method":"boxed"}`,
+				`{"line":3,"error":"field \"finish_reason\" must be a string"}`}},
 		{"backslashes in the output", `{"gold":"\\\\frac{1}{2}","pred":"1/2"}`, JSONLOptions{},
 			[]string{`{"equal":true,"method":"numeric","gold_norm":"\\frac{1}{2}","pred_norm":"1/2"}`}},
 	}

@@ -149,21 +149,13 @@ func nextTurnToken(s string) (int, int) {
 // opening token) are skipped, and the text ends at the first one that follows some content,
 // at a turn line (see turnLines) or before a token cut off at its end.
 func cutAtTurnEnd(s string) string {
-	s, _ = cutTurn(s)
-	return s
-}
-
-// cutTurn is cutAtTurnEnd that also reports whether the text was ended by the model: a
-// template token, a turn line or a cut-off token after the content.
-func cutTurn(s string) (string, bool) {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			t := trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
-			return t, len(t) < len(strings.TrimRight(s, " \t\r\n"))
+			return trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return trimJunkTail(cutAtTurnLine(s[:i])), true
+			return trimJunkTail(cutAtTurnLine(s[:i]))
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {
@@ -173,7 +165,7 @@ func cutTurn(s string) (string, bool) {
 			}
 		}
 	}
-	return s, false
+	return s
 }
 
 // overEscaped reports whether s went through JSON escaping twice: a doubled backslash stands

@@ -71,10 +71,17 @@ func mathBlock(s string) (string, int, bool) {
 	if !ok || strings.TrimSpace(body) == "" {
 		return "", 0, false
 	}
-	if s[0] == '$' && !strings.HasPrefix(s, "$$") && hasProseWord(body) {
+	if s[0] == '$' && !strings.HasPrefix(s, "$$") && (hasProseWord(body) || moneyPair(body, s[n:])) {
 		return "", 0, false
 	}
 	return body, n, true
+}
+
+// moneyPair reports a "$" pair that is two amounts of money: "$6 + $2" reads "6 + " between
+// its signs, an operation that ends on its operator before a number.
+func moneyPair(body, after string) bool {
+	b := strings.TrimRight(body, " ")
+	return startsDigit(strings.TrimSpace(body)) && b != "" && strings.IndexByte("+-*/=", b[len(b)-1]) >= 0 && startsDigit(after)
 }
 
 // hasProseWord reports a word of three or more letters outside braces that is not a LaTeX
@@ -111,6 +118,10 @@ func plainWordAt(s string, i int) bool {
 	after := strings.TrimLeft(s[i+n:], " ")
 	if n <= 3 && isASCIIWord(w) && after != "" && strings.IndexByte("=<>^_", after[0]) >= 0 && !strings.HasPrefix(after, "=>") {
 		return true // AB = 4, ab^2
+	}
+	if n <= 3 && isASCIIWord(w) && len(after) >= 2 && strings.IndexByte("+-*/", after[0]) >= 0 && after[1] == ' ' &&
+		i+n < len(s) && s[i+n] == ' ' && !danglingWord(w) && !isHedge(w) && !copulaWord(w) {
+		return true // mgh + \frac{1}{2}mv^2
 	}
 	if n == 1 && isLetter(w[0]) {
 		if i > 0 && (isDigit(s[i-1]) || s[i-1] == '\\') {
@@ -214,7 +225,7 @@ func plainRun(s string) int {
 // continuesPlain reports whether plain math goes on at s (after a space or a comma).
 func continuesPlain(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
-	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\€£¥₹₽", r) {
+	if unicode.IsDigit(r) || strings.ContainsRune("+-*/^=<>()[]{|!%−×÷·±√π∞≤≥≠≈\\€£¥₹₽", r) || r == '$' && len(s) > 1 && isDigit(s[1]) {
 		return true
 	}
 	return isWordRune(r) && plainWordAt(s, 0)
@@ -272,7 +283,9 @@ func isHedge(w string) bool {
 		"peut-être", "quizás", "quizá", "tal", "vielleicht", "si", "wenn", "falls", "не", "нет", "ليس", "لا",
 		"ربما", "إذا", "नहीं", "शायद", "अगर", "यदि", "check", "checking", "verify", "verifying", "try", "trying",
 		"think", "believe", "guess", "probably", "likely", "about", "around", "approximately", "approx", "roughly",
-		"nearly", "almost", "estimate", "estimated", "consider", "considering", "prove", "show":
+		"nearly", "almost", "estimate", "estimated", "consider", "considering", "prove", "show", "peut",
+		"probablement", "environ", "wahrscheinlich", "etwa", "ungefähr", "probablemente", "aproximadamente",
+		"возможно", "наверное", "примерно", "около":
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
@@ -330,9 +343,11 @@ func statedValue(s string) (string, bool) {
 		return "", false
 	}
 	end := len(segs)
+	doubts := doubtful(segs)
 	for end > 0 {
 		start := clauseStart(segs, end)
-		if v, ok := clauseValue(segs[start:end]); ok && !conditionalAt(segs, start) {
+		concluded := !doubts && start > 0 && segs[start-1].kind == segWord && conclusionWord(segs[start-1].text)
+		if v, ok := clauseValue(segs[start:end], concluded, doubts); ok && !conditionalAt(segs, start) && !hedgedLead(segs, start) {
 			return v, true
 		}
 		end = start
@@ -361,11 +376,14 @@ func clauseStart(segs []segment, end int) int {
 	return 0
 }
 
-func clauseValue(clause []segment) (string, bool) {
+// clauseValue is the value a clause states; concluded tells that a conclusion word opens it
+// ("so", "therefore"), which makes "I think" an opinion the clause concludes on, not a hedge.
+func clauseValue(clause []segment, concluded, doubts bool) (string, bool) {
 	var words []string
 	for _, sg := range clause {
 		if sg.kind == segWord {
-			if isHedge(sg.text) {
+			concluded = concluded || !doubts && conclusionWord(sg.text)
+			if isHedge(sg.text) && !(concluded && opinionWord(sg.text)) {
 				return "", false
 			}
 			words = append(words, sg.text)
@@ -373,6 +391,15 @@ func clauseValue(clause []segment) (string, bool) {
 	}
 	if len(words) > 0 && isPlan(words) || incomplete(words) || procedural(clause, words) {
 		return "", false
+	}
+	if k := len(clause) - 1; k >= 1 {
+		p := k - 1
+		if p >= 1 && clause[p].kind == segWord && conclusionWord(clause[p].text) {
+			p-- // "the correct choice is therefore B"
+		}
+		if choiceAfterCopula(clause[p], clause[k]) {
+			return strings.TrimSpace(clause[k].text), true // "therefore I think it's B"
+		}
 	}
 	last := -1
 	for k := len(clause) - 1; k >= 0; k-- {
@@ -408,6 +435,64 @@ func clauseValue(clause []segment) (string, bool) {
 	return strings.Join(parts, ", "), true
 }
 
+// doubtful reports a sentence that says its writer is not sure: "not sure", "unsure",
+// "unclear". Its "I think" stays a hedge whatever concludes it.
+func doubtful(segs []segment) bool {
+	prev := ""
+	for _, sg := range segs {
+		if sg.kind != segWord {
+			continue
+		}
+		w := strings.ToLower(sg.text)
+		switch {
+		case w == "unsure" || w == "uncertain" || w == "unclear":
+			return true
+		case (w == "sure" || w == "certain") && (prev == "not" || strings.HasSuffix(prev, "n't") || strings.HasSuffix(prev, "n’t")):
+			return true
+		}
+		prev = w
+	}
+	return false
+}
+
+// opinionWord reports "think" and "believe": a hedge, unless the clause concludes on it
+// ("so I think it's B").
+func opinionWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "think", "believe":
+		return true
+	}
+	return false
+}
+
+// hedgedLead reports a clause that follows a colon after a hedged lead: "Here is an example:
+// $\frac{1}{3}$", "It might be: 5".
+func hedgedLead(segs []segment, start int) bool {
+	if start == 0 || segs[start-1].kind != segPunct || (segs[start-1].text != ":" && segs[start-1].text != "：") {
+		return false
+	}
+	for _, sg := range segs[clauseStart(segs, start-1) : start-1] {
+		if sg.kind == segWord && isHedge(sg.text) && !opinionWord(sg.text) {
+			return true
+		}
+	}
+	return false
+}
+
+// choiceAfterCopula reports a choice letter that ends a clause right after its copula:
+// "it's B", "the right one is C", "c'est D".
+func choiceAfterCopula(prev, sg segment) bool {
+	t := strings.TrimSpace(sg.text)
+	if sg.kind != segPlain || len(t) != 1 || t[0] < 'A' || t[0] > 'J' || t == "I" || prev.kind != segWord {
+		return false
+	}
+	switch strings.ToLower(prev.text) {
+	case "it's", "it’s", "that's", "that’s", "c'est", "c’est":
+		return true
+	}
+	return copulaWord(prev.text)
+}
+
 // valueText is the answer text of a value segment, without sentence punctuation, a leading
 // "=" or a currency sign.
 func valueText(sg segment) string {
@@ -429,6 +514,9 @@ func resultOf(v string, curve bool) string {
 		return v
 	}
 	rhs := cleanAnswer(v[strings.LastIndexByte(v, '=')+1:])
+	if len(rhs) > 1 && rhs[0] == '$' && isDigit(rhs[1]) {
+		rhs = rhs[1:] // "$6 + $2 = $8" is 8
+	}
 	lhs := lex(v[:i], false)
 	if rhs == "" || lhs.bad || len(lhs.toks) == 0 {
 		return v
@@ -495,14 +583,13 @@ func signOff(s string) bool {
 }
 
 // fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-// ended tells that the model ended the text itself (a template token followed it), so a
-// final sentence without its full stop was not cut off.
-func fromLastSentence(text string, ended bool) (string, bool) {
-	s, end, several, open := finalSentence(text)
+// A final sentence without its full stop is read like any other: whether the text was cut
+// off is for the finish reason, or its unclosed structures, to say (see [Options]).
+func fromLastSentence(text string) (string, bool) {
+	s, _, several, open := finalSentence(text)
 	if open {
 		return "", false // the text stops inside a math span
 	}
-	rest := text[end:]
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
@@ -513,8 +600,9 @@ func fromLastSentence(text string, ended bool) (string, bool) {
 	if !isProse(s) && (!several || countWords(text, 2) < 2) {
 		return "", false // a bare answer, not a sentence
 	}
-	if cut, concludes := cutOffSentence(s, rest); cut && !concludes && !ended {
-		return "", false
+	var store [32]segment
+	if danglingEnd(segments(store[:0], s)) {
+		return "", false // "..., and", "so each group gets": the value never comes
 	}
 	if opensStep(s) || optionList(s) {
 		// "Now, the first basket holds 12 apples.": a text that stops on the way; "C: 2 + 2 =
@@ -594,17 +682,43 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 	return "", len(text), false, open
 }
 
-// moneySign reports a "$" that is a currency sign: followed by a digit, with no other "$"
-// later on its line.
+// moneySign reports a "$" that is a currency sign, with no other "$" later on its line:
+// before a number ("$15", "R$ 50", "US$ 3") on a line with no LaTeX command ("$12 \times 3"
+// is math), or right after a number ("7 $", "1 500$").
 func moneySign(text string, i int) bool {
-	if i+1 >= len(text) || !isDigit(text[i+1]) {
-		return false
-	}
 	line := text[i+1:]
 	if nl := strings.IndexByte(line, '\n'); nl >= 0 {
 		line = line[:nl]
 	}
-	return !strings.Contains(line, "$")
+	if strings.Contains(line, "$") {
+		return false
+	}
+	if i+1 < len(text) && isDigit(text[i+1]) || currencyPrefix(text[:i]) && startsDigit(strings.TrimLeft(line, " ")) {
+		return !hasCommand(line)
+	}
+	before := strings.TrimRight(text[:i], " ")
+	return before != "" && isDigit(before[len(before)-1])
+}
+
+// currencyPrefix reports capitals that name a dollar at the end of s: R$, US$, C$, HK$.
+func currencyPrefix(s string) bool {
+	n := 0
+	for n < len(s) && n < 4 && s[len(s)-1-n] >= 'A' && s[len(s)-1-n] <= 'Z' {
+		n++
+	}
+	return n >= 1 && n <= 3 && (n == len(s) || !isLetter(s[len(s)-1-n]))
+}
+
+func startsDigit(s string) bool { return s != "" && isDigit(s[0]) }
+
+// hasCommand reports a LaTeX command (a backslash before a letter) in s.
+func hasCommand(s string) bool {
+	for k := 0; k+1 < len(s); k++ {
+		if s[k] == '\\' && isLetter(s[k+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // planSentence reports a sentence that opens with a plan: "Let us check ...: 4 and 5".

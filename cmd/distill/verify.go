@@ -30,6 +30,13 @@ stdout, so output lines stay aligned with input lines, and a message naming the 
 stderr. Other field names: rename them first, e.g.
   jq -c '{id, gold: .answer, pred: .response}' data.jsonl | distill verify
 
+"finish_reason" (optional, a string) is how the solution ended, as the endpoint said:
+"length" means cut off by the token limit (no answer, never equal), another reason
+("stop", ...) that the model ended it. Without it, only a text that stops inside math,
+a \boxed{ or a <think> counts as cut off:
+  in:  {"gold": "126", "pred": "So the total cost is $126.", "finish_reason": "length"}
+  out: {"equal":false,"method":"none","gold_norm":"126","pred_norm":""}
+
 Examples:
   distill verify rollouts.jsonl > verdicts.jsonl
   distill verify --extract --out answers.jsonl solutions.jsonl
