@@ -217,12 +217,23 @@ func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return false
 	}
-	h := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	h := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+// bearerToken is the token of an "Authorization: Bearer TOKEN" header; the
+// scheme's name is case-insensitive (RFC 9110, section 11.1: "bearer" and
+// "BEARER" are "Bearer").
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // scoring admits a scoring request: it reserves room for the body's bytes,

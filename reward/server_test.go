@@ -355,6 +355,10 @@ func TestBearerToken(t *testing.T) {
 		{"prefix of the token", "/v1/score", []string{"Authorization", "Bearer s3cret"}, http.StatusUnauthorized},
 		{"not a bearer", "/v1/score", []string{"Authorization", "Basic " + token}, http.StatusUnauthorized},
 		{"right token", "/v1/score", []string{"Authorization", "Bearer " + token}, http.StatusOK},
+		{"scheme in lower case", "/v1/score", []string{"Authorization", "bearer " + token}, http.StatusOK}, // RFC 9110 11.1: case-insensitive
+		{"scheme in upper case", "/v1/score", []string{"Authorization", "BEARER " + token}, http.StatusOK},
+		{"spaces after the scheme", "/v1/score", []string{"Authorization", "Bearer   " + token}, http.StatusOK},
+		{"scheme without a space", "/v1/score", []string{"Authorization", "Bearer" + token}, http.StatusUnauthorized},
 		{"metrics need it", "/metrics", nil, http.StatusUnauthorized},
 	} {
 		method := http.MethodPost
