@@ -98,25 +98,35 @@ func (b *breaker) record(ctx context.Context, now time.Time, probe bool, err err
 			return // the caller went away: no news of the judge
 		}
 		b.state, b.inARow, b.wait, b.reason = breakerClosed, 0, 0, ""
-	case breakerFatal:
-		b.trip(now, breakerFatal, err)
-	case breakerOpen:
-		b.inARow++
-		if probe || b.state != breakerClosed || b.inARow >= b.opt.Failures {
-			b.trip(now, breakerOpen, err)
-		}
+	default:
+		b.outage(now, probe, kind, err)
 	}
 }
 
-func (b *breaker) trip(now time.Time, state string, err error) {
-	if b.state == breakerClosed {
+// outage takes an outage or a refusal (kind breakerOpen or breakerFatal).
+// While closed, a refusal or Failures outages in a row open the breaker; a
+// failed probe doubles the probe interval. The outcome of a call let
+// through before the breaker opened is old news: it leaves the interval and
+// the next probe alone (else one batch in flight would push the interval to
+// its cap), and only a refusal changes the state to fatal.
+func (b *breaker) outage(now time.Time, probe bool, kind string, err error) {
+	switch {
+	case b.state == breakerClosed:
+		if kind == breakerOpen {
+			b.inARow++
+			if b.inARow < b.opt.Failures {
+				return
+			}
+		}
 		b.opened++
-		b.since = now
-		b.wait = b.opt.Probe
-	} else {
+		b.since, b.wait = now, b.opt.Probe
+		b.state, b.reason, b.nextProbe = kind, err.Error(), now.Add(b.wait)
+	case probe:
 		b.wait = min(2*b.wait, maxProbeWait)
+		b.state, b.reason, b.nextProbe = kind, err.Error(), now.Add(b.wait)
+	case kind == breakerFatal:
+		b.state, b.reason = kind, err.Error()
 	}
-	b.state, b.reason, b.nextProbe = state, err.Error(), now.Add(b.wait)
 }
 
 // outageKind sorts a verdict call's outcome: breakerOpen for an outage of

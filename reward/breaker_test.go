@@ -184,3 +184,73 @@ func TestOutageKind(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerProbeIntervalDoublesOnlyOnFailedProbes: the outages of calls
+// already in flight when the breaker opened (a whole batch at a dead judge)
+// are known news and leave the probe interval alone; only a failed probe
+// doubles it. Before, each such outage doubled it, so one batch in flight
+// pushed it to the 1-minute cap and the breaker stayed open about a minute
+// after the judge came back.
+func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
+	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
+	refusal := &llm.Error{Class: llm.ClassFatal, Attempts: 1, Status: 401}
+	ctx := context.Background()
+	t0 := time.Unix(1_700_000_000, 0)
+	const probe = 5 * time.Second
+	for _, tc := range []struct {
+		name          string
+		inFlight      int           // outages of calls admitted before it opened, recorded after
+		failedProbes  int           // probes that failed after that
+		wantNextProbe time.Duration // after it opened or the last failed probe, when the next probe is let through
+		wantState     string
+	}{
+		{"opened, nothing else", 0, 0, probe, breakerOpen},
+		{"a batch of 500 in flight", 500, 0, probe, breakerOpen},
+		{"one failed probe", 0, 1, 2 * probe, breakerOpen},
+		{"in flight, then two failed probes", 500, 2, 4 * probe, breakerOpen},
+		{"failed probes up to the cap", 0, 10, maxProbeWait, breakerOpen},
+	} {
+		b := newBreaker(BreakerOptions{Failures: 3, Probe: probe})
+		now := t0
+		for range 3 {
+			if p, err := b.allow(now); p || err != nil {
+				t.Fatalf("%s: a closed breaker refused a call: %v", tc.name, err)
+			}
+			b.record(ctx, now, false, outage)
+		}
+		last := now
+		for range tc.inFlight {
+			now = now.Add(time.Millisecond)
+			b.record(ctx, now, false, outage)
+		}
+		for range tc.failedProbes {
+			now = b.nextProbe
+			if p, err := b.allow(now); !p || err != nil {
+				t.Fatalf("%s: no probe at %s: %v", tc.name, now.Sub(t0), err)
+			}
+			b.record(ctx, now, true, outage)
+			last = now
+		}
+		if p, _ := b.allow(last.Add(tc.wantNextProbe - time.Millisecond)); p {
+			t.Errorf("%s: a probe was let through before %s", tc.name, tc.wantNextProbe)
+		}
+		if p, err := b.allow(last.Add(tc.wantNextProbe)); !p {
+			t.Errorf("%s: no probe %s after it opened or the last failed probe: %v", tc.name, tc.wantNextProbe, err)
+		}
+		if st := b.status().State; st != tc.wantState {
+			t.Errorf("%s: state %s, want %s", tc.name, st, tc.wantState)
+		}
+	}
+
+	// A refusal from a call in flight still makes the open breaker fatal
+	// (it says more than the outage), without moving the next probe.
+	b := newBreaker(BreakerOptions{Failures: 1, Probe: probe})
+	b.record(ctx, t0, false, outage)
+	b.record(ctx, t0.Add(time.Second), false, refusal)
+	if st := b.status().State; st != breakerFatal {
+		t.Errorf("a refusal while open: state %s, want fatal", st)
+	}
+	if p, _ := b.allow(t0.Add(probe)); !p {
+		t.Errorf("a refusal from a call in flight moved the next probe")
+	}
+}
