@@ -163,31 +163,36 @@ func (b *breaker) status() breakerStatus {
 	return breakerStatus{State: b.state, Reason: b.reason, Opened: b.opened}
 }
 
-// degradedRate is the judge-failure rate of the last minute above which
-// /healthz reports degraded, once degradedMin responses were judged.
-const (
-	degradedRate = 0.2
-	degradedMin  = 20
-)
+// degradedRate is the judge-failure ratio of the last minute above which
+// /healthz reports degraded, however few judgments were made.
+const degradedRate = 0.2
 
 // healthz answers GET /healthz: 200 "ok", 200 "degraded" while the breaker
-// is open or the last minute's judge-failure rate is high (answers are
-// then at the failure policy), 503 "unhealthy" while the judge refuses
-// rewardd (401, 403, an exhausted quota: no answer is judged until that is
-// fixed).
+// is open or more than degradedRate of the last minute's judgments failed,
+// the stalled calls of a hung judge counted as failed (answers are then at
+// the failure policy), 503 "unhealthy" while the judge refuses rewardd
+// (401, 403, an exhausted quota: no answer is judged until that is fixed).
 func (s *Server) healthz(w http.ResponseWriter) {
 	b := s.breaker.status()
-	rate, judged := s.m.judged.rate(time.Now())
+	jh := s.judgeHealth(time.Now())
 	status, code := "ok", http.StatusOK
 	switch {
 	case b.State == breakerFatal:
 		status, code = "unhealthy", http.StatusServiceUnavailable
-	case b.State == breakerOpen || judged >= degradedMin && rate > degradedRate:
+	case b.State == breakerOpen || jh.ratio() > degradedRate:
 		status = "degraded"
 	}
-	judge := map[string]any{"breaker": b.State, "failure_ratio_1m": rate, "judged_1m": judged}
+	judge := map[string]any{"breaker": b.State, "failure_ratio_1m": jh.ratio(), "judged_1m": jh.judged, "stalled_calls": jh.stalled}
 	if b.Reason != "" {
 		judge["cause"] = b.Reason
 	}
 	writeJSON(w, code, map[string]any{"ok": code == http.StatusOK, "status": status, "records": s.records(), "judge": judge})
+}
+
+// judgeHealth is the last minute's judgments, with the stalled calls
+// counted as judged and failed.
+func (s *Server) judgeHealth(now time.Time) judgeHealth {
+	n, failed := s.m.judged.counts(now)
+	stalled := s.calls.stalled(now, s.cfg.StallAfter)
+	return judgeHealth{judged: n + stalled, failed: failed + stalled, stalled: stalled}
 }

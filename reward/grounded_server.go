@@ -61,7 +61,7 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
-	s.m.results(g.Results)
+	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {
 		return
 	}
@@ -76,7 +76,9 @@ func (s *Server) groundedScores(ctx context.Context, lab *schema.Label, response
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
+	s.calls.start(time.Now())
 	g, err := s.cfg.Judge.GroundedScores(ctx, lab, response)
+	s.calls.done(time.Now())
 	s.breaker.record(ctx, time.Now(), probe, err)
 	return g, err
 }

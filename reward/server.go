@@ -65,6 +65,10 @@ type Config struct {
 	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
 	// in by then is a judge failure.
 	Timeout time.Duration
+	// StallAfter is how long judge calls may be outstanding with none
+	// finishing before they count as failed judgments in /healthz and
+	// /metrics (default 20s): a hung judge shows long before Timeout.
+	StallAfter time.Duration
 	// OnJudgeFailure is what a response whose judgment failed is paid:
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
@@ -87,6 +91,11 @@ type Server struct {
 	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
+	calls     callWatch // the judge calls outstanding, to see a hung judge
+	// judgeFails counts the failed judgments; failLog rate-limits the
+	// lines that say so.
+	judgeFails atomic.Int64
+	failLog    everyLog
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -127,6 +136,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 100 * time.Second
+	}
+	if cfg.StallAfter <= 0 {
+		cfg.StallAfter = 20 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -190,7 +202,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
-		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status())
+		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -415,7 +427,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 	for i := range g.Results {
 		g.Results[i].RequestID = problem.requestID
 	}
-	s.m.results(g.Results)
+	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {
 		return
 	}
@@ -557,8 +569,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 		}
 	}
 	s.scoreGroundedItems(ctx, items, glabs, out)
-	s.m.results(out)
-	s.noteErrors(out)
+	s.account(out)
 	return out
 }
 
@@ -593,7 +604,9 @@ func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
 	}
+	s.calls.start(time.Now())
 	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
+	s.calls.done(time.Now())
 	s.breaker.record(ctx, time.Now(), probe, err)
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
@@ -675,6 +688,63 @@ func (s *Server) find(it *scoreItem) (*schema.Label, string) {
 		return nil, "no rubric: the item names no problem; give problem_id, question, prompt or label"
 	}
 	return nil, fmt.Sprintf("no rubric in the corpus (%d problems): %s; or send the label", x.Len(), strings.Join(tried, "; "))
+}
+
+// account counts results in the metrics and logs the items that could not
+// be scored and the judgments that failed.
+func (s *Server) account(rs []Result) {
+	s.m.results(rs)
+	s.noteErrors(rs)
+	s.noteJudgeFailures(rs)
+}
+
+// noteJudgeFailures logs failed judgments (judge down, hanging, its replies
+// unusable): one line at most every failLogEvery, with the first failure's
+// reason and the count since the line before, so a judge that answers
+// garbage is seen in the log without flooding it.
+func (s *Server) noteJudgeFailures(rs []Result) {
+	var n int64
+	var first *Result
+	for i := range rs {
+		if rs[i].Error == "" && !rs[i].JudgeOK {
+			if first == nil {
+				first = &rs[i]
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	total := s.judgeFails.Add(n)
+	if since, ok := s.failLog.allow(time.Now(), total); ok {
+		s.log.Warn("judgments failed", "judge_error", first.JudgeError, "problem_id", first.ProblemID,
+			"failed_since_last_line", since, "failed_so_far", total, "next_line_in", failLogEvery.String())
+	}
+}
+
+// failLogEvery is the least time between two lines about failed judgments.
+const failLogEvery = 10 * time.Second
+
+// everyLog lets a log line through at most once every failLogEvery. It is
+// safe for concurrent use.
+type everyLog struct {
+	mu       sync.Mutex
+	next     time.Time
+	lastSeen int64 // the running count at the last line
+}
+
+// allow reports whether a line may be written now, and how much of the
+// running count total came since the last line.
+func (e *everyLog) allow(now time.Time, total int64) (since int64, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if now.Before(e.next) {
+		return 0, false
+	}
+	e.next = now.Add(failLogEvery)
+	since, e.lastSeen = total-e.lastSeen, total
+	return since, true
 }
 
 // noteErrors logs items that could not be scored: the first ten, then one

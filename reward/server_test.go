@@ -380,7 +380,7 @@ func TestBearerToken(t *testing.T) {
 func TestHealthzAndMetrics(t *testing.T) {
 	h := newHarness(t, []schema.Label{demoLabel()})
 	code, out := h.do(http.MethodGet, "/healthz", "")
-	if code != http.StatusOK || strings.TrimSpace(string(out)) != `{"judge":{"breaker":"closed","failure_ratio_1m":0,"judged_1m":0},"ok":true,"records":1,"status":"ok"}` {
+	if code != http.StatusOK || strings.TrimSpace(string(out)) != `{"judge":{"breaker":"closed","failure_ratio_1m":0,"judged_1m":0,"stalled_calls":0},"ok":true,"records":1,"status":"ok"}` {
 		t.Errorf("/healthz: %d %s", code, out)
 	}
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": markedResponse}, {"problem_id": "nope", "response": "x"}}})

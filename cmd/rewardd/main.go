@@ -54,6 +54,12 @@ Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 A grounded corpus's questions are judged against their passage, taken from the
 corpus or the label, never from the request's prompt.
 
+GET /healthz says ok; degraded (200) while the judge's circuit breaker is open
+or more than 20% of the last minute's judgments failed, however few were made
+(judge calls outstanding while none has finished for --judge-stall-after count
+as failed, so a hung judge shows within that time); unhealthy (503) while the
+judge refuses rewardd (401, 403, an exhausted quota).
+
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
   rewardd --corpus exports/verl --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini \
@@ -72,7 +78,7 @@ type options struct {
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	legacyMaxTokens                                             bool
-	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
+	judgeTimeout, attemptTimeout, drain, queueWait, stallAfter  time.Duration
 	verdictCache, maxQueue                                      int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
@@ -125,6 +131,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
+	fs.DurationVar(&o.stallAfter, "judge-stall-after", 20*time.Second, "judge calls outstanding while none has finished for this long count as failed judgments in /healthz and /metrics, so a hung judge shows long before --judge-timeout; set it above the judge's slowest answer (e.g. --judge-stall-after 45s)")
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
@@ -167,9 +174,9 @@ func (o *options) check() error {
 	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
-	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.stallAfter <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
 	}
 	return errors.Join(errs...)
 }
@@ -274,7 +281,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}
