@@ -81,8 +81,10 @@ type serverMetrics struct {
 	requests map[requestKey]int64 // by endpoint and status code
 	latency  map[string]*histogram
 	inflight atomic.Int64
-	items    map[itemKey]int64 // results by scheme and outcome
-	judged   window            // judged responses and judge failures, last minute
+	// bodiesReading counts the requests whose body is being read.
+	bodiesReading atomic.Int64
+	items         map[itemKey]int64 // results by scheme and outcome
+	judged        window            // judged responses and judge failures, last minute
 }
 
 // windowSeconds is the span of the recent judge-failure rate.

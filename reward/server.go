@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,9 +52,10 @@ type Config struct {
 	// responses are 36 MB).
 	MaxBodyBytes int64
 	// MaxInflightBytes bounds the bytes of the request bodies held at once
-	// (default 512 MiB, at least MaxBodyBytes): a request reserves its
-	// Content-Length (MaxBodyBytes when unknown) before its body is read
-	// and waits, up to QueueWait, while others hold the room.
+	// (default 512 MiB, at least MaxBodyBytes): a request reserves room as
+	// its body's bytes arrive (its buffer doubles, up to its
+	// Content-Length) and waits, up to QueueWait, while others hold the
+	// room; a body sent slowly holds only what it has sent.
 	MaxInflightBytes int64
 	// MaxQueue bounds the scoring requests being scored at once (default
 	// 4096); a request whose body is read waits up to QueueWait for a slot.
@@ -203,9 +205,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
 		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
+		s.writeBodyMetrics(sw)
 	default:
 		s.scoring(sw, r, endpoint)
 	}
+}
+
+// writeBodyMetrics writes the request bodies being read and the bytes
+// of --max-inflight-bytes held.
+func (s *Server) writeBodyMetrics(w io.Writer) {
+	help(w, "rewardd_request_bodies_reading", "gauge", "Requests whose body is being read.")
+	fmt.Fprintf(w, "rewardd_request_bodies_reading %d\n", s.m.bodiesReading.Load())
+	help(w, "rewardd_request_body_bytes", "gauge", "Bytes of --max-inflight-bytes held by the request bodies read or being read.")
+	fmt.Fprintf(w, "rewardd_request_body_bytes %d\n", s.cfg.MaxInflightBytes-s.bodies.available())
 }
 
 func endpointOf(path string) string {
@@ -440,49 +452,104 @@ type groupJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
-// readBody reads a request body within the byte budget. It answers the
-// request itself and reports false when the body is too large, the budget
-// stays full for QueueWait, or the read fails; release gives the body's
-// bytes back.
+// readBody reads a request body within the byte budget. The body's buffer
+// grows as its bytes arrive (doubling, at most to the declared
+// Content-Length), and each growth reserves its bytes first, waiting for
+// room up to QueueWait in all: a request holds the room its received bytes
+// take, never what it declares, so connections that declare large bodies
+// and send them slowly do not starve the others. It answers the request
+// itself and reports false when the body is too large, the budget stays
+// full past QueueWait, or the read fails; release gives the body's bytes
+// back.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	s.m.bodiesReading.Add(1)
+	defer s.m.bodiesReading.Add(-1)
 	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
 		return nil, nil, false
 	}
-	reserved := limit
-	if r.ContentLength >= 0 {
-		reserved = r.ContentLength
-	}
 	wait, cancel := context.WithTimeout(r.Context(), s.cfg.QueueWait)
-	err := s.bodies.acquire(wait, reserved)
-	cancel()
-	if err != nil {
+	defer cancel()
+	b := bodyBuffer{budget: s.bodies, buf: s.buffer().AvailableBuffer()}
+	release = func() { s.release(bytes.NewBuffer(b.buf[:0])); b.free() }
+	err := b.readFrom(wait, http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+	if err == nil {
+		return b.buf, release, true // the decoders copy what they keep
+	}
+	release()
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
+	case errors.Is(err, errNoRoom):
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: the request bodies in progress fill --max-inflight-bytes %d and none was done within --queue-wait %s; retry", s.cfg.MaxInflightBytes, s.cfg.QueueWait))
-		return nil, nil, false
-	}
-	in := s.buffer()
-	if r.ContentLength > 0 {
-		in.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	_, err = in.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	if held := int64(in.Len()); held < reserved {
-		s.bodies.release(reserved - held)
-		reserved = held
-	}
-	release = func() { s.release(in); s.bodies.release(reserved) }
-	if err != nil {
-		release()
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
-			return nil, nil, false
-		}
+	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
-		return nil, nil, false
 	}
-	return in.Bytes(), release, true // the decoders copy what they keep
+	return nil, nil, false
+}
+
+// errNoRoom is a body that found no room in the byte budget within the
+// queue wait.
+var errNoRoom = errors.New("no room for the request body")
+
+// bodyStep is the least a body's buffer grows by.
+const bodyStep = 64 << 10
+
+// bodyBuffer is a request body read into a buffer whose capacity is
+// reserved in a byte budget before it is allocated.
+type bodyBuffer struct {
+	budget   *byteBudget
+	buf      []byte
+	reserved int64 // reserved for buf's capacity (0 for a pooled buffer's)
+}
+
+// readFrom reads src to its end, growing buf as bytes arrive: to twice its
+// capacity, at least bodyStep more, at most size (the declared length; -1
+// for unknown, then limit+1, room to see a body over the limit). ctx
+// bounds the waits for room.
+func (b *bodyBuffer) readFrom(ctx context.Context, src io.Reader, size, limit int64) error {
+	ceiling := limit + 1
+	if size >= 0 {
+		ceiling = size
+	}
+	for int64(len(b.buf)) < ceiling {
+		if len(b.buf) == cap(b.buf) {
+			if err := b.grow(ctx, min(max(2*int64(cap(b.buf)), int64(len(b.buf))+bodyStep), ceiling)); err != nil {
+				return err
+			}
+		}
+		n, err := src.Read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grow moves buf to an array of capacity c, whose bytes beyond the old
+// array's are reserved first (the old array is garbage once copied; so a
+// body of --max-body alone always fits the budget).
+func (b *bodyBuffer) grow(ctx context.Context, c int64) error {
+	if err := b.budget.acquire(ctx, c-b.reserved); err != nil {
+		return fmt.Errorf("%w: %w", errNoRoom, err)
+	}
+	nb := make([]byte, len(b.buf), c)
+	copy(nb, b.buf)
+	b.buf, b.reserved = nb, c
+	return nil
+}
+
+// free gives the reservation back.
+func (b *bodyBuffer) free() {
+	b.budget.release(b.reserved)
+	b.reserved = 0
 }
 
 func tooLarge(size, limit int64) string {

@@ -114,7 +114,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.scheme, "scheme", "", "default scheme of math rubrics when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own; a grounded corpus's questions are always scored under grounded (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
 	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in bytes; OpenRLHF 0.9 posts a whole rollout in one request, 1,024 samples of 8K-token responses are 36 MB (e.g. --max-body 402653184 for 8,192 such samples)")
-	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a request waits up to --queue-wait for room (e.g. --max-inflight-bytes 1073741824)")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a body holds room as its bytes arrive, not what it declares, and waits up to --queue-wait for more; rewardd's memory is about this plus the corpus index plus 100 MiB (README, Kubernetes) (e.g. --max-inflight-bytes 1073741824)")
 	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more wait up to --queue-wait for a slot (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
 	fs.DurationVar(&o.queueWait, "queue-wait", time.Minute, "how long a request waits for room (--max-inflight-bytes, --max-queue) before 503 with Retry-After (e.g. --queue-wait 30s)")
 	fs.DurationVar(&o.drain, "drain-timeout", 2*time.Minute, "on SIGTERM, how long to wait for the requests in flight (e.g. --drain-timeout 30s)")
