@@ -59,7 +59,7 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	wg.Wait()
 	g := ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
 	for i := range g.Results {
-		g.Results[i].RequestID = problem.requestID
+		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
 	}
 	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {

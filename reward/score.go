@@ -45,6 +45,9 @@ type Result struct {
 	// Error is set when the response could not be scored at all (unknown
 	// problem, ...); the reward is then 0.
 	Error string `json:"error"`
+	// Note says how the rubric was found when not as asked: a label that
+	// could not be used, replaced by the corpus's rubric of its problem.
+	Note string `json:"note,omitempty"`
 }
 
 // ErrorResult is the result of an item that could not be scored: reward 0,

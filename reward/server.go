@@ -2,6 +2,7 @@ package reward
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -93,6 +94,7 @@ type Server struct {
 	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
+	fallbacks atomic.Int64 // items whose label did not parse, scored by the corpus's rubric
 	calls     callWatch // the judge calls outstanding, to see a hung judge
 	// judgeFails counts the failed judgments; failLog rate-limits the
 	// lines that say so.
@@ -413,6 +415,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	lab, msg := s.resolve(&problem)
+	if lab == nil && problem.badLabel != nil {
+		writeError(w, http.StatusBadRequest, msg) // a malformed label and no rubric to stand in for it
+		return
+	}
 	if lab != nil && lab.Grounded != nil {
 		s.groundedGroup(ctx, w, &problem, lab, responses)
 		return
@@ -437,7 +443,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 	s.judgeAll(ctx, labs, rs)
 	g := scoreGroup(s.cfg.Params, s.cfg.OnJudgeFailure, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
-		g.Results[i].RequestID = problem.requestID
+		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
 	}
 	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {
@@ -619,7 +625,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 		lab, msg := s.resolve(it)
 		schemes[i] = s.scheme(it.scheme, lab)
 		if lab == nil {
-			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
+			out[i] = ErrorResult(it.requestID, it.problemID, s.errorScheme(it), msg)
 			continue
 		}
 		if lab.Grounded != nil {
@@ -636,6 +642,9 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 		}
 	}
 	s.scoreGroundedItems(ctx, items, glabs, out)
+	for i := range items {
+		out[i].Note = items[i].note
+	}
 	s.account(out)
 	return out
 }
@@ -682,6 +691,16 @@ func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
 	r.Verdicts = v
 }
 
+// errorScheme is the scheme of an item without a rubric: its own or its
+// request's, else the server's default, else the one its unusable label
+// names, else srar.
+func (s *Server) errorScheme(it *scoreItem) string {
+	if it.scheme == "" && s.cfg.Scheme == "" && it.badLabel != nil && it.badLabel.scheme != "" {
+		return it.badLabel.scheme
+	}
+	return s.scheme(it.scheme, nil)
+}
+
 // scheme is the scheme of an item: its own or its request's, else the
 // server's default, else the label's, else the label style's default.
 func (s *Server) scheme(own string, lab *schema.Label) string {
@@ -700,10 +719,16 @@ func (s *Server) scheme(own string, lab *schema.Label) string {
 
 // resolve finds an item's rubric: the label it carries, else the corpus's by
 // problem id, by question text, by prompt, or by the prompt part of an
-// OpenRLHF query. The message says why there is none.
+// OpenRLHF query. A label that did not parse is replaced by the corpus's
+// rubric of the item's problem id or the label's own id, and the item's
+// note says so; no text lookup stands in for it. The message says why there
+// is no rubric.
 func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 	if it.label != nil {
 		return it.label, ""
+	}
+	if it.badLabel != nil {
+		return s.fallback(it)
 	}
 	l, msg := s.find(it)
 	if l != nil && it.answer != "" && it.answer != l.GroundTruth {
@@ -712,6 +737,28 @@ func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 		l = &c
 	}
 	return l, msg
+}
+
+// fallback finds the corpus's rubric for an item whose label did not parse,
+// by the item's problem id, else the label's own id.
+func (s *Server) fallback(it *scoreItem) (*schema.Label, string) {
+	bad := it.badLabel
+	id := cmp.Or(it.problemID, bad.id)
+	switch {
+	case s.cfg.Index == nil:
+		return nil, bad.reason + "; and rewardd runs without --corpus to find the problem's rubric in"
+	case id == "":
+		return nil, bad.reason + "; and neither the item nor the label names a problem id to find the rubric by in the corpus"
+	}
+	l, ok := s.cfg.Index.ByID(id)
+	if !ok {
+		return nil, fmt.Sprintf("%s; and problem id %q is not in the corpus (%d problems)", bad.reason, id, s.cfg.Index.Len())
+	}
+	it.note = fmt.Sprintf("the label was not used (%s); scored against the corpus's rubric of problem %s", bad.reason, id)
+	if n := s.fallbacks.Add(1); n <= 10 || n%1000 == 0 {
+		s.log.Warn("label unusable, rubric from the corpus", "problem_id", id, "reason", bad.reason, "so_far", n)
+	}
+	return l, ""
 }
 
 // find looks an item's rubric up in the corpus.
