@@ -95,7 +95,7 @@ type Server struct {
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
 	fallbacks atomic.Int64 // items whose label did not parse, scored by the corpus's rubric
-	calls     callWatch // the judge calls outstanding, to see a hung judge
+	calls     callWatch    // the judge calls outstanding, to see a hung judge
 	// judgeFails counts the failed judgments; failLog rate-limits the
 	// lines that say so.
 	judgeFails atomic.Int64
