@@ -478,10 +478,21 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	wait, cancel := context.WithTimeout(r.Context(), s.cfg.QueueWait)
 	defer cancel()
 	b := bodyBuffer{budget: s.bodies, buf: s.buffer().AvailableBuffer()}
-	release = func() { s.release(bytes.NewBuffer(b.buf[:0])); b.free() }
+	release = func() {
+		if b.buf != nil {
+			s.release(bytes.NewBuffer(b.buf[:0]))
+		}
+		b.free()
+	}
 	err := b.readFrom(wait, http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	if err == nil {
-		return b.buf, release, true // the decoders copy what they keep
+		body = b.buf
+		if cap(body) > maxPooledBuffer {
+			// The decoders copy what they keep, so a large body is garbage
+			// once decoded; the reservation stays for the decoded copy.
+			b.buf = nil
+		}
+		return body, release, true
 	}
 	release()
 	var tooBig *http.MaxBytesError
