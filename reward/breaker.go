@@ -49,6 +49,7 @@ type breaker struct {
 	reason    string // the error that opened it
 	since     time.Time
 	opened    int64 // times it opened
+	epoch     int64 // times it closed again
 }
 
 func newBreaker(opt BreakerOptions) *breaker {
@@ -64,42 +65,55 @@ func newBreaker(opt BreakerOptions) *breaker {
 // maxProbeWait caps the probe interval.
 const maxProbeWait = time.Minute
 
+// breakerCall is a call allow let through: whether it is the probe, and
+// the breaker's epoch (how many times it closed again) when it was let
+// through.
+type breakerCall struct {
+	probe bool
+	epoch int64
+}
+
 // allow reports whether a call may go to the judge, and if not the error
-// that stands for its verdict. probe is true when the call is the probe.
-func (b *breaker) allow(now time.Time) (probe bool, err error) {
+// that stands for its verdict.
+func (b *breaker) allow(now time.Time) (breakerCall, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state == breakerClosed {
-		return false, nil
+		return breakerCall{epoch: b.epoch}, nil
 	}
 	if !b.probing && !now.Before(b.nextProbe) {
 		b.probing = true
-		return true, nil
+		return breakerCall{probe: true, epoch: b.epoch}, nil
 	}
 	what := "the judge is unreachable"
 	if b.state == breakerFatal {
 		what = "the judge refuses rewardd (fix the key, the model or the quota)"
 	}
-	return false, fmt.Errorf("%s: circuit breaker %s since %s, not asked; next probe in %s; cause: %s",
+	return breakerCall{}, fmt.Errorf("%s: circuit breaker %s since %s, not asked; next probe in %s; cause: %s",
 		what, b.state, b.since.UTC().Format(time.RFC3339), max(0, b.nextProbe.Sub(now)).Round(time.Second), b.reason)
 }
 
 // record takes the outcome of a call allow let through; ctx is the call's.
-func (b *breaker) record(ctx context.Context, now time.Time, probe bool, err error) {
+// The outage of a call let through before the breaker last closed is old
+// news (the judge was found back since) and is ignored.
+func (b *breaker) record(ctx context.Context, now time.Time, call breakerCall, err error) {
 	kind := outageKind(ctx, err)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if probe {
+	if call.probe {
 		b.probing = false
 	}
-	switch kind {
-	case "":
-		if probe && err != nil && errors.Is(err, context.Canceled) {
+	switch {
+	case kind == "":
+		if call.probe && err != nil && errors.Is(err, context.Canceled) {
 			return // the caller went away: no news of the judge
 		}
+		if b.state != breakerClosed {
+			b.epoch++
+		}
 		b.state, b.inARow, b.wait, b.reason = breakerClosed, 0, 0, ""
-	default:
-		b.outage(now, probe, kind, err)
+	case call.epoch == b.epoch:
+		b.outage(now, call.probe, kind, err)
 	}
 }
 

@@ -213,28 +213,30 @@ func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
 		b := newBreaker(BreakerOptions{Failures: 3, Probe: probe})
 		now := t0
 		for range 3 {
-			if p, err := b.allow(now); p || err != nil {
+			c, err := b.allow(now)
+			if c.probe || err != nil {
 				t.Fatalf("%s: a closed breaker refused a call: %v", tc.name, err)
 			}
-			b.record(ctx, now, false, outage)
+			b.record(ctx, now, c, outage)
 		}
 		last := now
 		for range tc.inFlight {
 			now = now.Add(time.Millisecond)
-			b.record(ctx, now, false, outage)
+			b.record(ctx, now, breakerCall{}, outage) // let through before it opened
 		}
 		for range tc.failedProbes {
 			now = b.nextProbe
-			if p, err := b.allow(now); !p || err != nil {
+			c, err := b.allow(now)
+			if !c.probe || err != nil {
 				t.Fatalf("%s: no probe at %s: %v", tc.name, now.Sub(t0), err)
 			}
-			b.record(ctx, now, true, outage)
+			b.record(ctx, now, c, outage)
 			last = now
 		}
-		if p, _ := b.allow(last.Add(tc.wantNextProbe - time.Millisecond)); p {
+		if c, _ := b.allow(last.Add(tc.wantNextProbe - time.Millisecond)); c.probe {
 			t.Errorf("%s: a probe was let through before %s", tc.name, tc.wantNextProbe)
 		}
-		if p, err := b.allow(last.Add(tc.wantNextProbe)); !p {
+		if c, err := b.allow(last.Add(tc.wantNextProbe)); !c.probe {
 			t.Errorf("%s: no probe %s after it opened or the last failed probe: %v", tc.name, tc.wantNextProbe, err)
 		}
 		if st := b.status().State; st != tc.wantState {
@@ -245,12 +247,55 @@ func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
 	// A refusal from a call in flight still makes the open breaker fatal
 	// (it says more than the outage), without moving the next probe.
 	b := newBreaker(BreakerOptions{Failures: 1, Probe: probe})
-	b.record(ctx, t0, false, outage)
-	b.record(ctx, t0.Add(time.Second), false, refusal)
+	b.record(ctx, t0, breakerCall{}, outage)
+	b.record(ctx, t0.Add(time.Second), breakerCall{}, refusal)
 	if st := b.status().State; st != breakerFatal {
 		t.Errorf("a refusal while open: state %s, want fatal", st)
 	}
-	if p, _ := b.allow(t0.Add(probe)); !p {
+	if c, _ := b.allow(t0.Add(probe)); !c.probe {
 		t.Errorf("a refusal from a call in flight moved the next probe")
+	}
+}
+
+// TestBreakerIgnoresOutagesFromBeforeItClosed: calls let through before a
+// probe found the judge back, and failed at the dead judge, end after it
+// closed; they are old news and do not open it again.
+func TestBreakerIgnoresOutagesFromBeforeItClosed(t *testing.T) {
+	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	b := newBreaker(BreakerOptions{Failures: 3, Probe: 5 * time.Second})
+	var old []breakerCall
+	for range 10 { // a batch at the judge when it dies
+		c, err := b.allow(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, c)
+	}
+	for _, c := range old[:3] {
+		b.record(ctx, now, c, outage)
+	}
+	if st := b.status().State; st != breakerOpen {
+		t.Fatalf("state %s after 3 outages, want open", st)
+	}
+	now = now.Add(5 * time.Second)
+	probe, err := b.allow(now)
+	if err != nil || !probe.probe {
+		t.Fatalf("no probe: %v", err)
+	}
+	b.record(ctx, now, probe, nil) // the judge is back
+	for _, c := range old[3:] {
+		b.record(ctx, now, c, outage)
+	}
+	if st := b.status().State; st != breakerClosed {
+		t.Errorf("state %s after the old calls' outages, want closed: they were let through before it closed", st)
+	}
+	fresh, _ := b.allow(now)
+	for range 3 { // new outages still open it
+		b.record(ctx, now, fresh, outage)
+	}
+	if st := b.status().State; st != breakerOpen {
+		t.Errorf("state %s after 3 new outages, want open", st)
 	}
 }

@@ -72,13 +72,13 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 // circuit breaker as the satisfaction judge is asked: while it is open the
 // judge is not asked.
 func (s *Server) groundedScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
-	probe, err := s.breaker.allow(time.Now())
+	call, err := s.breaker.allow(time.Now())
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
 	s.calls.start(time.Now())
 	g, err := s.cfg.Judge.GroundedScores(ctx, lab, response)
 	s.calls.done(time.Now())
-	s.breaker.record(ctx, time.Now(), probe, err)
+	s.breaker.record(ctx, time.Now(), call, err)
 	return g, err
 }

@@ -686,7 +686,7 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollou
 // judge fills r's verdicts, or its judge error; while the breaker is open
 // the judge is not asked.
 func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
-	probe, err := s.breaker.allow(time.Now())
+	call, err := s.breaker.allow(time.Now())
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
@@ -694,7 +694,7 @@ func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
 	s.calls.start(time.Now())
 	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
 	s.calls.done(time.Now())
-	s.breaker.record(ctx, time.Now(), probe, err)
+	s.breaker.record(ctx, time.Now(), call, err)
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
