@@ -37,6 +37,13 @@ func (b *byteBudget) acquire(ctx context.Context, n int64) error {
 	}
 }
 
+// available is the number of bytes not reserved.
+func (b *byteBudget) available() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.free
+}
+
 // release gives n reserved bytes back and wakes the waiting requests.
 func (b *byteBudget) release(n int64) {
 	if n <= 0 {

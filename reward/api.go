@@ -40,6 +40,18 @@ type scoreItem struct {
 	// told from the prompt): it is paid the floor with this error
 	// (unjudgedResult).
 	unjudged string
+	// badLabel is set when the item's label does not parse: the rubric
+	// then comes from the corpus by problem id (the item's, else the
+	// label's own), or the item fails with badLabel's reason.
+	badLabel *unusableLabel
+	note     string // set when the rubric came from the corpus in place of the label
+}
+
+// unusableLabel is a label that did not parse: why, and the id and scheme
+// it names when those can be read.
+type unusableLabel struct {
+	reason     string
+	id, scheme string
 }
 
 // decodeJSON decodes one JSON value into v; a syntax or type error names the
@@ -153,15 +165,38 @@ func promptField(raw json.RawMessage, field string) (string, error) {
 	return "", bad("%s: expected a string or a list of {\"role\", \"content\"} messages", field)
 }
 
-// setLabel decodes an item's label; a bad one is the item's error, not the
-// request's, so that one bad row fails only its own sample.
+// setLabel decodes an item's label; a bad one is the item's, not the
+// request's, so that one bad row fails at most its own sample.
 func (it *scoreItem) setLabel(raw json.RawMessage, field string) {
 	l, answer, err := labelField(raw, field)
 	if err != nil {
-		it.err = err.Error()
+		it.badLabel = looseLabel(raw, err)
 		return
 	}
 	it.label, it.answer = l, answer
+}
+
+// looseLabel is a label that did not parse, with the id and the scheme it
+// names when they are strings (a valid scheme), whatever the rest holds.
+func looseLabel(raw json.RawMessage, err error) *unusableLabel {
+	u := &unusableLabel{reason: err.Error()}
+	data := []byte(bytes.TrimSpace(raw))
+	var s string
+	if len(data) > 0 && data[0] == '"' && json.Unmarshal(data, &s) == nil {
+		data = []byte(s)
+	}
+	var named struct {
+		ID     json.RawMessage `json:"id"`
+		Scheme json.RawMessage `json:"scheme"`
+	}
+	if json.Unmarshal(data, &named) != nil {
+		return u
+	}
+	_ = json.Unmarshal(named.ID, &u.id)
+	if json.Unmarshal(named.Scheme, &u.scheme) != nil || !slices.Contains(schema.Schemes, u.scheme) {
+		u.scheme = ""
+	}
+	return u
 }
 
 func checkScheme(scheme, field string) error {
@@ -258,16 +293,13 @@ func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	if err := checkScheme(req.Scheme, "scheme"); err != nil {
 		return scoreItem{}, nil, err
 	}
-	label, answer, err := labelField(req.Label, "label")
-	if err != nil {
-		return scoreItem{}, nil, err
-	}
 	prompt, err := promptField(req.Prompt, "prompt")
 	if err != nil {
 		return scoreItem{}, nil, err
 	}
-	return scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt,
-		label: label, answer: answer, scheme: req.Scheme}, req.Responses, nil
+	it := scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt, scheme: req.Scheme}
+	it.setLabel(req.Label, "label") // a bad label is a 400 unless the corpus has the problem (Server.resolve)
+	return it, req.Responses, nil
 }
 
 // getRewardRequest is the body OpenRLHF's remote reward client posts.

@@ -49,6 +49,7 @@ type breaker struct {
 	reason    string // the error that opened it
 	since     time.Time
 	opened    int64 // times it opened
+	epoch     int64 // times it closed again
 }
 
 func newBreaker(opt BreakerOptions) *breaker {
@@ -64,59 +65,82 @@ func newBreaker(opt BreakerOptions) *breaker {
 // maxProbeWait caps the probe interval.
 const maxProbeWait = time.Minute
 
+// breakerCall is a call allow let through: whether it is the probe, and
+// the breaker's epoch (how many times it closed again) when it was let
+// through.
+type breakerCall struct {
+	probe bool
+	epoch int64
+}
+
 // allow reports whether a call may go to the judge, and if not the error
-// that stands for its verdict. probe is true when the call is the probe.
-func (b *breaker) allow(now time.Time) (probe bool, err error) {
+// that stands for its verdict.
+func (b *breaker) allow(now time.Time) (breakerCall, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state == breakerClosed {
-		return false, nil
+		return breakerCall{epoch: b.epoch}, nil
 	}
 	if !b.probing && !now.Before(b.nextProbe) {
 		b.probing = true
-		return true, nil
+		return breakerCall{probe: true, epoch: b.epoch}, nil
 	}
 	what := "the judge is unreachable"
 	if b.state == breakerFatal {
 		what = "the judge refuses rewardd (fix the key, the model or the quota)"
 	}
-	return false, fmt.Errorf("%s: circuit breaker %s since %s, not asked; next probe in %s; cause: %s",
+	return breakerCall{}, fmt.Errorf("%s: circuit breaker %s since %s, not asked; next probe in %s; cause: %s",
 		what, b.state, b.since.UTC().Format(time.RFC3339), max(0, b.nextProbe.Sub(now)).Round(time.Second), b.reason)
 }
 
 // record takes the outcome of a call allow let through; ctx is the call's.
-func (b *breaker) record(ctx context.Context, now time.Time, probe bool, err error) {
+// The outage of a call let through before the breaker last closed is old
+// news (the judge was found back since) and is ignored.
+func (b *breaker) record(ctx context.Context, now time.Time, call breakerCall, err error) {
 	kind := outageKind(ctx, err)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if probe {
+	if call.probe {
 		b.probing = false
 	}
-	switch kind {
-	case "":
-		if probe && err != nil && errors.Is(err, context.Canceled) {
+	switch {
+	case kind == "":
+		if call.probe && err != nil && errors.Is(err, context.Canceled) {
 			return // the caller went away: no news of the judge
 		}
-		b.state, b.inARow, b.wait, b.reason = breakerClosed, 0, 0, ""
-	case breakerFatal:
-		b.trip(now, breakerFatal, err)
-	case breakerOpen:
-		b.inARow++
-		if probe || b.state != breakerClosed || b.inARow >= b.opt.Failures {
-			b.trip(now, breakerOpen, err)
+		if b.state != breakerClosed {
+			b.epoch++
 		}
+		b.state, b.inARow, b.wait, b.reason = breakerClosed, 0, 0, ""
+	case call.epoch == b.epoch:
+		b.outage(now, call.probe, kind, err)
 	}
 }
 
-func (b *breaker) trip(now time.Time, state string, err error) {
-	if b.state == breakerClosed {
+// outage takes an outage or a refusal (kind breakerOpen or breakerFatal).
+// While closed, a refusal or Failures outages in a row open the breaker; a
+// failed probe doubles the probe interval. The outcome of a call let
+// through before the breaker opened is old news: it leaves the interval and
+// the next probe alone (else one batch in flight would push the interval to
+// its cap), and only a refusal changes the state to fatal.
+func (b *breaker) outage(now time.Time, probe bool, kind string, err error) {
+	switch {
+	case b.state == breakerClosed:
+		if kind == breakerOpen {
+			b.inARow++
+			if b.inARow < b.opt.Failures {
+				return
+			}
+		}
 		b.opened++
-		b.since = now
-		b.wait = b.opt.Probe
-	} else {
+		b.since, b.wait = now, b.opt.Probe
+		b.state, b.reason, b.nextProbe = kind, err.Error(), now.Add(b.wait)
+	case probe:
 		b.wait = min(2*b.wait, maxProbeWait)
+		b.state, b.reason, b.nextProbe = kind, err.Error(), now.Add(b.wait)
+	case kind == breakerFatal:
+		b.state, b.reason = kind, err.Error()
 	}
-	b.state, b.reason, b.nextProbe = state, err.Error(), now.Add(b.wait)
 }
 
 // outageKind sorts a verdict call's outcome: breakerOpen for an outage of
@@ -153,31 +177,36 @@ func (b *breaker) status() breakerStatus {
 	return breakerStatus{State: b.state, Reason: b.reason, Opened: b.opened}
 }
 
-// degradedRate is the judge-failure rate of the last minute above which
-// /healthz reports degraded, once degradedMin responses were judged.
-const (
-	degradedRate = 0.2
-	degradedMin  = 20
-)
+// degradedRate is the judge-failure ratio of the last minute above which
+// /healthz reports degraded, however few judgments were made.
+const degradedRate = 0.2
 
 // healthz answers GET /healthz: 200 "ok", 200 "degraded" while the breaker
-// is open or the last minute's judge-failure rate is high (answers are
-// then at the failure policy), 503 "unhealthy" while the judge refuses
-// rewardd (401, 403, an exhausted quota: no answer is judged until that is
-// fixed).
+// is open or more than degradedRate of the last minute's judgments failed,
+// the stalled calls of a hung judge counted as failed (answers are then at
+// the failure policy), 503 "unhealthy" while the judge refuses rewardd
+// (401, 403, an exhausted quota: no answer is judged until that is fixed).
 func (s *Server) healthz(w http.ResponseWriter) {
 	b := s.breaker.status()
-	rate, judged := s.m.judged.rate(time.Now())
+	jh := s.judgeHealth(time.Now())
 	status, code := "ok", http.StatusOK
 	switch {
 	case b.State == breakerFatal:
 		status, code = "unhealthy", http.StatusServiceUnavailable
-	case b.State == breakerOpen || judged >= degradedMin && rate > degradedRate:
+	case b.State == breakerOpen || jh.ratio() > degradedRate:
 		status = "degraded"
 	}
-	judge := map[string]any{"breaker": b.State, "failure_ratio_1m": rate, "judged_1m": judged}
+	judge := map[string]any{"breaker": b.State, "failure_ratio_1m": jh.ratio(), "judged_1m": jh.judged, "stalled_calls": jh.stalled}
 	if b.Reason != "" {
 		judge["cause"] = b.Reason
 	}
 	writeJSON(w, code, map[string]any{"ok": code == http.StatusOK, "status": status, "records": s.records(), "judge": judge})
+}
+
+// judgeHealth is the last minute's judgments, with the stalled calls
+// counted as judged and failed.
+func (s *Server) judgeHealth(now time.Time) judgeHealth {
+	n, failed := s.m.judged.counts(now)
+	stalled := s.calls.stalled(now, s.cfg.StallAfter)
+	return judgeHealth{judged: n + stalled, failed: failed + stalled, stalled: stalled}
 }

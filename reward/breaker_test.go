@@ -184,3 +184,118 @@ func TestOutageKind(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerProbeIntervalDoublesOnlyOnFailedProbes: the outages of calls
+// already in flight when the breaker opened (a whole batch at a dead judge)
+// are known news and leave the probe interval alone; only a failed probe
+// doubles it. Before, each such outage doubled it, so one batch in flight
+// pushed it to the 1-minute cap and the breaker stayed open about a minute
+// after the judge came back.
+func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
+	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
+	refusal := &llm.Error{Class: llm.ClassFatal, Attempts: 1, Status: 401}
+	ctx := context.Background()
+	t0 := time.Unix(1_700_000_000, 0)
+	const probe = 5 * time.Second
+	for _, tc := range []struct {
+		name          string
+		inFlight      int           // outages of calls admitted before it opened, recorded after
+		failedProbes  int           // probes that failed after that
+		wantNextProbe time.Duration // after it opened or the last failed probe, when the next probe is let through
+		wantState     string
+	}{
+		{"opened, nothing else", 0, 0, probe, breakerOpen},
+		{"a batch of 500 in flight", 500, 0, probe, breakerOpen},
+		{"one failed probe", 0, 1, 2 * probe, breakerOpen},
+		{"in flight, then two failed probes", 500, 2, 4 * probe, breakerOpen},
+		{"failed probes up to the cap", 0, 10, maxProbeWait, breakerOpen},
+	} {
+		b := newBreaker(BreakerOptions{Failures: 3, Probe: probe})
+		now := t0
+		for range 3 {
+			c, err := b.allow(now)
+			if c.probe || err != nil {
+				t.Fatalf("%s: a closed breaker refused a call: %v", tc.name, err)
+			}
+			b.record(ctx, now, c, outage)
+		}
+		last := now
+		for range tc.inFlight {
+			now = now.Add(time.Millisecond)
+			b.record(ctx, now, breakerCall{}, outage) // let through before it opened
+		}
+		for range tc.failedProbes {
+			now = b.nextProbe
+			c, err := b.allow(now)
+			if !c.probe || err != nil {
+				t.Fatalf("%s: no probe at %s: %v", tc.name, now.Sub(t0), err)
+			}
+			b.record(ctx, now, c, outage)
+			last = now
+		}
+		if c, _ := b.allow(last.Add(tc.wantNextProbe - time.Millisecond)); c.probe {
+			t.Errorf("%s: a probe was let through before %s", tc.name, tc.wantNextProbe)
+		}
+		if c, err := b.allow(last.Add(tc.wantNextProbe)); !c.probe {
+			t.Errorf("%s: no probe %s after it opened or the last failed probe: %v", tc.name, tc.wantNextProbe, err)
+		}
+		if st := b.status().State; st != tc.wantState {
+			t.Errorf("%s: state %s, want %s", tc.name, st, tc.wantState)
+		}
+	}
+
+	// A refusal from a call in flight still makes the open breaker fatal
+	// (it says more than the outage), without moving the next probe.
+	b := newBreaker(BreakerOptions{Failures: 1, Probe: probe})
+	b.record(ctx, t0, breakerCall{}, outage)
+	b.record(ctx, t0.Add(time.Second), breakerCall{}, refusal)
+	if st := b.status().State; st != breakerFatal {
+		t.Errorf("a refusal while open: state %s, want fatal", st)
+	}
+	if c, _ := b.allow(t0.Add(probe)); !c.probe {
+		t.Errorf("a refusal from a call in flight moved the next probe")
+	}
+}
+
+// TestBreakerIgnoresOutagesFromBeforeItClosed: calls let through before a
+// probe found the judge back, and failed at the dead judge, end after it
+// closed; they are old news and do not open it again.
+func TestBreakerIgnoresOutagesFromBeforeItClosed(t *testing.T) {
+	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
+	ctx := context.Background()
+	now := time.Unix(1_700_000_000, 0)
+	b := newBreaker(BreakerOptions{Failures: 3, Probe: 5 * time.Second})
+	var old []breakerCall
+	for range 10 { // a batch at the judge when it dies
+		c, err := b.allow(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, c)
+	}
+	for _, c := range old[:3] {
+		b.record(ctx, now, c, outage)
+	}
+	if st := b.status().State; st != breakerOpen {
+		t.Fatalf("state %s after 3 outages, want open", st)
+	}
+	now = now.Add(5 * time.Second)
+	probe, err := b.allow(now)
+	if err != nil || !probe.probe {
+		t.Fatalf("no probe: %v", err)
+	}
+	b.record(ctx, now, probe, nil) // the judge is back
+	for _, c := range old[3:] {
+		b.record(ctx, now, c, outage)
+	}
+	if st := b.status().State; st != breakerClosed {
+		t.Errorf("state %s after the old calls' outages, want closed: they were let through before it closed", st)
+	}
+	fresh, _ := b.allow(now)
+	for range 3 { // new outages still open it
+		b.record(ctx, now, fresh, outage)
+	}
+	if st := b.status().State; st != breakerOpen {
+		t.Errorf("state %s after 3 new outages, want open", st)
+	}
+}

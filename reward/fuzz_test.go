@@ -25,6 +25,8 @@ func fuzzSeeds(t testing.TB) []string {
 		`{"prompt": "p", "response": "r", "label": ` + mustJSON(t, lab) + `}`,
 		`{"prompt": [{"role": "user", "content": 1}], "response": "r"}`,
 		`{"items": [{"response": "r", "label": "{\"rubric\": [{\"id\": 1, \"type\": \"SUGGEST\", \"text\": \"t\", \"weight\": 1e999}]}"}]}`,
+		`{"items": [{"problem_id": "r-q0", "response": "r", "label": {"id": "r-q0", "scheme": "grounded", "rubric": [{"id": "c1", "weight": 2}]}}]}`,
+		`{"items": [{"response": "r", "label": "{\"id\": 7, \"scheme\": \"best\", \"rubric\": 1}"}]}`,
 	}
 }
 
@@ -42,8 +44,11 @@ func checkDecoded(t *testing.T, err error, items ...scoreItem) {
 		return
 	}
 	for _, it := range items {
-		if it.label != nil && len(it.label.Rubric) == 0 {
+		if it.label != nil && len(it.label.Rubric) == 0 && it.label.Grounded == nil {
 			t.Fatalf("an accepted label without items: %+v", it.label)
+		}
+		if b := it.badLabel; b != nil && (b.reason == "" || b.scheme != "" && checkScheme(b.scheme, "x") != nil || it.label != nil) {
+			t.Fatalf("an unusable label without a reason, with a bad scheme or beside a label: %+v", b)
 		}
 		if it.scheme != "" {
 			if err := checkScheme(it.scheme, "x"); err != nil {
@@ -60,7 +65,7 @@ func FuzzDecodeScore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		items, err := decodeScore([]byte(body))
 		checkDecoded(t, err, items...)
-		if err == nil && (len(items) == 0 || len(items) > MaxItems) {
+		if err == nil && len(items) > MaxItems { // an empty list is answered with an empty list
 			t.Fatalf("accepted %d items", len(items))
 		}
 	})

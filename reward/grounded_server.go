@@ -59,9 +59,9 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	wg.Wait()
 	g := ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
 	for i := range g.Results {
-		g.Results[i].RequestID = problem.requestID
+		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
 	}
-	s.m.results(g.Results)
+	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {
 		return
 	}
@@ -72,11 +72,13 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 // circuit breaker as the satisfaction judge is asked: while it is open the
 // judge is not asked.
 func (s *Server) groundedScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
-	probe, err := s.breaker.allow(time.Now())
+	call, err := s.breaker.allow(time.Now())
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
+	s.calls.start(time.Now())
 	g, err := s.cfg.Judge.GroundedScores(ctx, lab, response)
-	s.breaker.record(ctx, time.Now(), probe, err)
+	s.calls.done(time.Now())
+	s.breaker.record(ctx, time.Now(), call, err)
 	return g, err
 }

@@ -83,6 +83,10 @@ func (o *jsonOut) result(b []byte, r *Result) []byte {
 	}
 	b = append(b, `,"error":`...)
 	b = appendString(b, r.Error)
+	if r.Note != "" {
+		b = append(b, `,"note":`...)
+		b = appendString(b, r.Note)
+	}
 	return append(b, '}')
 }
 

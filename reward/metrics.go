@@ -81,8 +81,10 @@ type serverMetrics struct {
 	requests map[requestKey]int64 // by endpoint and status code
 	latency  map[string]*histogram
 	inflight atomic.Int64
-	items    map[itemKey]int64 // results by scheme and outcome
-	judged   window            // judged responses and judge failures, last minute
+	// bodiesReading counts the requests whose body is being read.
+	bodiesReading atomic.Int64
+	items         map[itemKey]int64 // results by scheme and outcome
+	judged        window            // judged responses and judge failures, last minute
 }
 
 // windowSeconds is the span of the recent judge-failure rate.
@@ -111,11 +113,10 @@ func (w *window) add(now time.Time, n, failed int64) {
 	w.mu.Unlock()
 }
 
-// rate is the failed fraction of the responses judged in the last minute,
-// and their count; 0 when none was.
-func (w *window) rate(now time.Time) (float64, int64) {
+// counts are the responses judged in the last minute and the failed ones
+// among them.
+func (w *window) counts(now time.Time) (n, failed int64) {
 	t := now.Unix()
-	var n, failed int64
 	w.mu.Lock()
 	for i := range w.sec {
 		if t-w.sec[i] < windowSeconds {
@@ -124,10 +125,61 @@ func (w *window) rate(now time.Time) (float64, int64) {
 		}
 	}
 	w.mu.Unlock()
-	if n == 0 {
-		return 0, 0
+	return n, failed
+}
+
+// callWatch counts the judge calls outstanding and sees a judge that takes
+// calls and answers none: the calls outstanding are stalled once none has
+// finished for the stall time (since the last one finished, or since the
+// first started after none was outstanding). A slow judge that keeps
+// answering some calls is not stalled; one that hangs is, within the stall
+// time, long before the judge timeout ends its calls. It is safe for
+// concurrent use.
+type callWatch struct {
+	mu          sync.Mutex
+	outstanding int64
+	quietSince  time.Time
+}
+
+func (c *callWatch) start(now time.Time) {
+	c.mu.Lock()
+	if c.outstanding == 0 {
+		c.quietSince = now
 	}
-	return float64(failed) / float64(n), n
+	c.outstanding++
+	c.mu.Unlock()
+}
+
+func (c *callWatch) done(now time.Time) {
+	c.mu.Lock()
+	c.outstanding--
+	c.quietSince = now
+	c.mu.Unlock()
+}
+
+// stalled is the number of calls outstanding when none has finished for
+// after, else 0.
+func (c *callWatch) stalled(now time.Time, after time.Duration) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.outstanding > 0 && now.Sub(c.quietSince) >= after {
+		return c.outstanding
+	}
+	return 0
+}
+
+// judgeHealth is the judge's recent record: the last minute's judgments
+// with the stalled calls counted as failed ones.
+type judgeHealth struct {
+	judged, failed, stalled int64
+}
+
+// ratio is the failed fraction; 0 when nothing was judged.
+func (h judgeHealth) ratio() float64 {
+	if h.judged == 0 {
+		return 0
+	}
+	return float64(h.failed) / float64(h.judged)
 }
 
 type requestKey struct {
@@ -172,7 +224,7 @@ func (m *serverMetrics) results(rs []Result) {
 }
 
 // write renders every metric in the Prometheus text exposition format.
-func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter, b breakerStatus) {
+func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Meter, b breakerStatus, jh judgeHealth) {
 	m.mu.Lock()
 	reqs := make([]requestKey, 0, len(m.requests))
 	for k := range m.requests {
@@ -213,9 +265,10 @@ func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Met
 	for i, k := range items {
 		fmt.Fprintf(w, "rewardd_results_total{scheme=%q,outcome=%q} %d\n", k.scheme, k.outcome, itemCounts[i])
 	}
-	rate, _ := m.judged.rate(time.Now())
-	help(w, "rewardd_judge_failure_ratio", "gauge", "Judged responses whose judgment failed (judge_ok false), as a fraction of those judged in the last minute; 0 when none was.")
-	fmt.Fprintf(w, "rewardd_judge_failure_ratio %s\n", formatFloat(rate))
+	help(w, "rewardd_judge_failure_ratio", "gauge", "Judged responses whose judgment failed (judge_ok false), as a fraction of those judged in the last minute, the stalled judge calls counted as failed; 0 when none was.")
+	fmt.Fprintf(w, "rewardd_judge_failure_ratio %s\n", formatFloat(jh.ratio()))
+	help(w, "rewardd_judge_calls_stalled", "gauge", "Judge calls outstanding while none has finished for --judge-stall-after (a hung judge); 0 otherwise.")
+	fmt.Fprintf(w, "rewardd_judge_calls_stalled %d\n", jh.stalled)
 	help(w, "rewardd_judge_breaker_state", "gauge", "1 for the circuit breaker's state in front of the judge: closed (calls go to the judge), open (the judge is down; answers take the failure policy at once), fatal (the judge refuses rewardd).")
 	for _, st := range []string{breakerClosed, breakerOpen, breakerFatal} {
 		fmt.Fprintf(w, "rewardd_judge_breaker_state{state=%q} %d\n", st, int(b2f(b.State == st)))

@@ -50,6 +50,9 @@ type Result struct {
 	// holding a chat header) has it too, with judge_ok false and the floor
 	// reward.
 	Error string `json:"error"`
+	// Note says how the rubric was found when not as asked: a label that
+	// could not be used, replaced by the corpus's rubric of its problem.
+	Note string `json:"note,omitempty"`
 }
 
 // ErrorResult is the result of an item that could not be scored: reward 0,

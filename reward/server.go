@@ -2,12 +2,14 @@ package reward
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,9 +53,10 @@ type Config struct {
 	// responses are 36 MB).
 	MaxBodyBytes int64
 	// MaxInflightBytes bounds the bytes of the request bodies held at once
-	// (default 512 MiB, at least MaxBodyBytes): a request reserves its
-	// Content-Length (MaxBodyBytes when unknown) before its body is read
-	// and waits, up to QueueWait, while others hold the room.
+	// (default 512 MiB, at least MaxBodyBytes): a request reserves room as
+	// its body's bytes arrive (its buffer doubles, up to its
+	// Content-Length) and waits, up to QueueWait, while others hold the
+	// room; a body sent slowly holds only what it has sent.
 	MaxInflightBytes int64
 	// MaxQueue bounds the scoring requests being scored at once (default
 	// 4096); a request whose body is read waits up to QueueWait for a slot.
@@ -65,6 +68,10 @@ type Config struct {
 	// trainers' client timeouts: slime 120s, OpenRLHF 180s); a verdict not
 	// in by then is a judge failure.
 	Timeout time.Duration
+	// StallAfter is how long judge calls may be outstanding with none
+	// finishing before they count as failed judgments in /healthz and
+	// /metrics (default 20s): a hung judge shows long before Timeout.
+	StallAfter time.Duration
 	// OnJudgeFailure is what a response whose judgment failed is paid:
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
@@ -87,6 +94,12 @@ type Server struct {
 	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
+	fallbacks atomic.Int64 // items whose label did not parse, scored by the corpus's rubric
+	calls     callWatch    // the judge calls outstanding, to see a hung judge
+	// judgeFails counts the failed judgments; failLog rate-limits the
+	// lines that say so.
+	judgeFails atomic.Int64
+	failLog    everyLog
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -127,6 +140,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 100 * time.Second
+	}
+	if cfg.StallAfter <= 0 {
+		cfg.StallAfter = 20 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -190,10 +206,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
-		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status())
+		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
+		s.writeBodyMetrics(sw)
 	default:
 		s.scoring(sw, r, endpoint)
 	}
+}
+
+// writeBodyMetrics writes the request bodies being read and the bytes
+// of --max-inflight-bytes held.
+func (s *Server) writeBodyMetrics(w io.Writer) {
+	help(w, "rewardd_request_bodies_reading", "gauge", "Requests whose body is being read.")
+	fmt.Fprintf(w, "rewardd_request_bodies_reading %d\n", s.m.bodiesReading.Load())
+	help(w, "rewardd_request_body_bytes", "gauge", "Bytes of --max-inflight-bytes held by the request bodies read or being read.")
+	fmt.Fprintf(w, "rewardd_request_body_bytes %d\n", s.cfg.MaxInflightBytes-s.bodies.available())
 }
 
 func endpointOf(path string) string {
@@ -217,12 +243,23 @@ func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return false
 	}
-	h := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	h := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+// bearerToken is the token of an "Authorization: Bearer TOKEN" header; the
+// scheme's name is case-insensitive (RFC 9110, section 11.1: "bearer" and
+// "BEARER" are "Bearer").
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // scoring admits a scoring request: it reserves room for the body's bytes,
@@ -378,6 +415,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	lab, msg := s.resolve(&problem)
+	if lab == nil && problem.badLabel != nil {
+		writeError(w, http.StatusBadRequest, msg) // a malformed label and no rubric to stand in for it
+		return
+	}
 	if lab != nil && lab.Grounded != nil {
 		s.groundedGroup(ctx, w, &problem, lab, responses)
 		return
@@ -402,9 +443,9 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 	s.judgeAll(ctx, labs, rs)
 	g := scoreGroup(s.cfg.Params, s.cfg.OnJudgeFailure, scheme, lab, rs, &sc.mem)
 	for i := range g.Results {
-		g.Results[i].RequestID = problem.requestID
+		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
 	}
-	s.m.results(g.Results)
+	s.account(g.Results)
 	if s.refuseFailed(w, g.Results) {
 		return
 	}
@@ -417,49 +458,115 @@ type groupJSON struct {
 	Error string `json:"error,omitempty"`
 }
 
-// readBody reads a request body within the byte budget. It answers the
-// request itself and reports false when the body is too large, the budget
-// stays full for QueueWait, or the read fails; release gives the body's
-// bytes back.
+// readBody reads a request body within the byte budget. The body's buffer
+// grows as its bytes arrive (doubling, at most to the declared
+// Content-Length), and each growth reserves its bytes first, waiting for
+// room up to QueueWait in all: a request holds the room its received bytes
+// take, never what it declares, so connections that declare large bodies
+// and send them slowly do not starve the others. It answers the request
+// itself and reports false when the body is too large, the budget stays
+// full past QueueWait, or the read fails; release gives the body's bytes
+// back.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	s.m.bodiesReading.Add(1)
+	defer s.m.bodiesReading.Add(-1)
 	limit := s.cfg.MaxBodyBytes
 	if r.ContentLength > limit {
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, limit))
 		return nil, nil, false
 	}
-	reserved := limit
-	if r.ContentLength >= 0 {
-		reserved = r.ContentLength
-	}
 	wait, cancel := context.WithTimeout(r.Context(), s.cfg.QueueWait)
-	err := s.bodies.acquire(wait, reserved)
-	cancel()
-	if err != nil {
+	defer cancel()
+	b := bodyBuffer{budget: s.bodies, buf: s.buffer().AvailableBuffer()}
+	release = func() {
+		if b.buf != nil {
+			s.release(bytes.NewBuffer(b.buf[:0]))
+		}
+		b.free()
+	}
+	err := b.readFrom(wait, http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
+	if err == nil {
+		body = b.buf
+		if cap(body) > maxPooledBuffer {
+			// The decoders copy what they keep, so a large body is garbage
+			// once decoded; the reservation stays for the decoded copy.
+			b.buf = nil
+		}
+		return body, release, true
+	}
+	release()
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
+	case errors.Is(err, errNoRoom):
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("rewardd is busy: the request bodies in progress fill --max-inflight-bytes %d and none was done within --queue-wait %s; retry", s.cfg.MaxInflightBytes, s.cfg.QueueWait))
-		return nil, nil, false
-	}
-	in := s.buffer()
-	if r.ContentLength > 0 {
-		in.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	_, err = in.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	if held := int64(in.Len()); held < reserved {
-		s.bodies.release(reserved - held)
-		reserved = held
-	}
-	release = func() { s.release(in); s.bodies.release(reserved) }
-	if err != nil {
-		release()
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, tooLarge(-1, tooBig.Limit))
-			return nil, nil, false
-		}
+	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", err))
-		return nil, nil, false
 	}
-	return in.Bytes(), release, true // the decoders copy what they keep
+	return nil, nil, false
+}
+
+// errNoRoom is a body that found no room in the byte budget within the
+// queue wait.
+var errNoRoom = errors.New("no room for the request body")
+
+// bodyStep is the least a body's buffer grows by.
+const bodyStep = 64 << 10
+
+// bodyBuffer is a request body read into a buffer whose capacity is
+// reserved in a byte budget before it is allocated.
+type bodyBuffer struct {
+	budget   *byteBudget
+	buf      []byte
+	reserved int64 // reserved for buf's capacity (0 for a pooled buffer's)
+}
+
+// readFrom reads src to its end, growing buf as bytes arrive: to twice its
+// capacity, at least bodyStep more, at most size (the declared length; -1
+// for unknown, then limit+1, room to see a body over the limit). ctx
+// bounds the waits for room.
+func (b *bodyBuffer) readFrom(ctx context.Context, src io.Reader, size, limit int64) error {
+	ceiling := limit + 1
+	if size >= 0 {
+		ceiling = size
+	}
+	for int64(len(b.buf)) < ceiling {
+		if len(b.buf) == cap(b.buf) {
+			if err := b.grow(ctx, min(max(2*int64(cap(b.buf)), int64(len(b.buf))+bodyStep), ceiling)); err != nil {
+				return err
+			}
+		}
+		n, err := src.Read(b.buf[len(b.buf):cap(b.buf)])
+		b.buf = b.buf[:len(b.buf)+n]
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// grow moves buf to an array of capacity c, whose bytes beyond the old
+// array's are reserved first (the old array is garbage once copied; so a
+// body of --max-body alone always fits the budget).
+func (b *bodyBuffer) grow(ctx context.Context, c int64) error {
+	if err := b.budget.acquire(ctx, c-b.reserved); err != nil {
+		return fmt.Errorf("%w: %w", errNoRoom, err)
+	}
+	nb := make([]byte, len(b.buf), c)
+	copy(nb, b.buf)
+	b.buf, b.reserved = nb, c
+	return nil
+}
+
+// free gives the reservation back.
+func (b *bodyBuffer) free() {
+	b.budget.release(b.reserved)
+	b.reserved = 0
 }
 
 func tooLarge(size, limit int64) string {
@@ -529,7 +636,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 		lab, msg := s.resolve(it)
 		schemes[i] = s.scheme(it.scheme, lab)
 		if lab == nil {
-			out[i] = ErrorResult(it.requestID, it.problemID, schemes[i], msg)
+			out[i] = ErrorResult(it.requestID, it.problemID, s.errorScheme(it), msg)
 			continue
 		}
 		if it.unjudged != "" {
@@ -550,8 +657,10 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []Result {
 		}
 	}
 	s.scoreGroundedItems(ctx, items, glabs, out)
-	s.m.results(out)
-	s.noteErrors(out)
+	for i := range items {
+		out[i].Note = items[i].note
+	}
+	s.account(out)
 	return out
 }
 
@@ -581,18 +690,30 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []Rollou
 // judge fills r's verdicts, or its judge error; while the breaker is open
 // the judge is not asked.
 func (s *Server) judge(ctx context.Context, lab *schema.Label, r *Rollout) {
-	probe, err := s.breaker.allow(time.Now())
+	call, err := s.breaker.allow(time.Now())
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
 	}
+	s.calls.start(time.Now())
 	v, err := s.cfg.Judge.Verdicts(ctx, lab.Question, lab.Rubric, r)
-	s.breaker.record(ctx, time.Now(), probe, err)
+	s.calls.done(time.Now())
+	s.breaker.record(ctx, time.Now(), call, err)
 	if err != nil {
 		r.JudgeErr = "satisfaction judge: " + err.Error()
 		return
 	}
 	r.Verdicts = v
+}
+
+// errorScheme is the scheme of an item without a rubric: its own or its
+// request's, else the server's default, else the one its unusable label
+// names, else srar.
+func (s *Server) errorScheme(it *scoreItem) string {
+	if it.scheme == "" && s.cfg.Scheme == "" && it.badLabel != nil && it.badLabel.scheme != "" {
+		return it.badLabel.scheme
+	}
+	return s.scheme(it.scheme, nil)
 }
 
 // scheme is the scheme of an item: its own or its request's, else the
@@ -613,10 +734,16 @@ func (s *Server) scheme(own string, lab *schema.Label) string {
 
 // resolve finds an item's rubric: the label it carries, else the corpus's by
 // problem id, by question text, by prompt, or by the prompt part of an
-// OpenRLHF query. The message says why there is none.
+// OpenRLHF query. A label that did not parse is replaced by the corpus's
+// rubric of the item's problem id or the label's own id, and the item's
+// note says so; no text lookup stands in for it. The message says why there
+// is no rubric.
 func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 	if it.label != nil {
 		return it.label, ""
+	}
+	if it.badLabel != nil {
+		return s.fallback(it)
 	}
 	l, msg := s.find(it)
 	if l != nil && it.answer != "" && it.answer != l.GroundTruth {
@@ -625,6 +752,28 @@ func (s *Server) resolve(it *scoreItem) (*schema.Label, string) {
 		l = &c
 	}
 	return l, msg
+}
+
+// fallback finds the corpus's rubric for an item whose label did not parse,
+// by the item's problem id, else the label's own id.
+func (s *Server) fallback(it *scoreItem) (*schema.Label, string) {
+	bad := it.badLabel
+	id := cmp.Or(it.problemID, bad.id)
+	switch {
+	case s.cfg.Index == nil:
+		return nil, bad.reason + "; and rewardd runs without --corpus to find the problem's rubric in"
+	case id == "":
+		return nil, bad.reason + "; and neither the item nor the label names a problem id to find the rubric by in the corpus"
+	}
+	l, ok := s.cfg.Index.ByID(id)
+	if !ok {
+		return nil, fmt.Sprintf("%s; and problem id %q is not in the corpus (%d problems)", bad.reason, id, s.cfg.Index.Len())
+	}
+	it.note = fmt.Sprintf("the label was not used (%s); scored against the corpus's rubric of problem %s", bad.reason, id)
+	if n := s.fallbacks.Add(1); n <= 10 || n%1000 == 0 {
+		s.log.Warn("label unusable, rubric from the corpus", "problem_id", id, "reason", bad.reason, "so_far", n)
+	}
+	return l, ""
 }
 
 // find looks an item's rubric up in the corpus.
@@ -668,6 +817,63 @@ func (s *Server) find(it *scoreItem) (*schema.Label, string) {
 		return nil, "no rubric: the item names no problem; give problem_id, question, prompt or label"
 	}
 	return nil, fmt.Sprintf("no rubric in the corpus (%d problems): %s; or send the label", x.Len(), strings.Join(tried, "; "))
+}
+
+// account counts results in the metrics and logs the items that could not
+// be scored and the judgments that failed.
+func (s *Server) account(rs []Result) {
+	s.m.results(rs)
+	s.noteErrors(rs)
+	s.noteJudgeFailures(rs)
+}
+
+// noteJudgeFailures logs failed judgments (judge down, hanging, its replies
+// unusable): one line at most every failLogEvery, with the first failure's
+// reason and the count since the line before, so a judge that answers
+// garbage is seen in the log without flooding it.
+func (s *Server) noteJudgeFailures(rs []Result) {
+	var n int64
+	var first *Result
+	for i := range rs {
+		if rs[i].Error == "" && !rs[i].JudgeOK {
+			if first == nil {
+				first = &rs[i]
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	total := s.judgeFails.Add(n)
+	if since, ok := s.failLog.allow(time.Now(), total); ok {
+		s.log.Warn("judgments failed", "judge_error", first.JudgeError, "problem_id", first.ProblemID,
+			"failed_since_last_line", since, "failed_so_far", total, "next_line_in", failLogEvery.String())
+	}
+}
+
+// failLogEvery is the least time between two lines about failed judgments.
+const failLogEvery = 10 * time.Second
+
+// everyLog lets a log line through at most once every failLogEvery. It is
+// safe for concurrent use.
+type everyLog struct {
+	mu       sync.Mutex
+	next     time.Time
+	lastSeen int64 // the running count at the last line
+}
+
+// allow reports whether a line may be written now, and how much of the
+// running count total came since the last line.
+func (e *everyLog) allow(now time.Time, total int64) (since int64, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if now.Before(e.next) {
+		return 0, false
+	}
+	e.next = now.Add(failLogEvery)
+	since, e.lastSeen = total-e.lastSeen, total
+	return since, true
 }
 
 // noteErrors logs items that could not be scored: the first ten, then one

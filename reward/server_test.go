@@ -355,6 +355,10 @@ func TestBearerToken(t *testing.T) {
 		{"prefix of the token", "/v1/score", []string{"Authorization", "Bearer s3cret"}, http.StatusUnauthorized},
 		{"not a bearer", "/v1/score", []string{"Authorization", "Basic " + token}, http.StatusUnauthorized},
 		{"right token", "/v1/score", []string{"Authorization", "Bearer " + token}, http.StatusOK},
+		{"scheme in lower case", "/v1/score", []string{"Authorization", "bearer " + token}, http.StatusOK}, // RFC 9110 11.1: case-insensitive
+		{"scheme in upper case", "/v1/score", []string{"Authorization", "BEARER " + token}, http.StatusOK},
+		{"spaces after the scheme", "/v1/score", []string{"Authorization", "Bearer   " + token}, http.StatusOK},
+		{"scheme without a space", "/v1/score", []string{"Authorization", "Bearer" + token}, http.StatusUnauthorized},
 		{"metrics need it", "/metrics", nil, http.StatusUnauthorized},
 	} {
 		method := http.MethodPost
@@ -376,7 +380,7 @@ func TestBearerToken(t *testing.T) {
 func TestHealthzAndMetrics(t *testing.T) {
 	h := newHarness(t, []schema.Label{demoLabel()})
 	code, out := h.do(http.MethodGet, "/healthz", "")
-	if code != http.StatusOK || strings.TrimSpace(string(out)) != `{"judge":{"breaker":"closed","failure_ratio_1m":0,"judged_1m":0},"ok":true,"records":1,"status":"ok"}` {
+	if code != http.StatusOK || strings.TrimSpace(string(out)) != `{"judge":{"breaker":"closed","failure_ratio_1m":0,"judged_1m":0,"stalled_calls":0},"ok":true,"records":1,"status":"ok"}` {
 		t.Errorf("/healthz: %d %s", code, out)
 	}
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": markedResponse}, {"problem_id": "nope", "response": "x"}}})

@@ -54,6 +54,12 @@ Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 A grounded corpus's questions are judged against their passage, taken from the
 corpus or the label, never from the request's prompt.
 
+GET /healthz says ok; degraded (200) while the judge's circuit breaker is open
+or more than 20% of the last minute's judgments failed, however few were made
+(judge calls outstanding while none has finished for --judge-stall-after count
+as failed, so a hung judge shows within that time); unhealthy (503) while the
+judge refuses rewardd (401, 403, an exhausted quota).
+
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
   rewardd --corpus exports/verl --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini \
@@ -73,7 +79,7 @@ type options struct {
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	groundedRepairs                                             int
 	legacyMaxTokens                                             bool
-	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
+	judgeTimeout, attemptTimeout, drain, queueWait, stallAfter  time.Duration
 	verdictCache, maxQueue                                      int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
@@ -109,7 +115,7 @@ func (o *options) serverFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.scheme, "scheme", "", "default scheme of math rubrics when a request names none: srar, rgr, grounded, rlcer or papo; empty: each label's own; a grounded corpus's questions are always scored under grounded (e.g. --scheme rgr)")
 	fs.StringVar(&o.tokenEnv, "token-env", "", "environment variable holding a bearer token every request but GET /healthz must send (e.g. --token-env REWARDD_TOKEN)")
 	fs.Int64Var(&o.maxBody, "max-body", 64<<20, "largest request body in bytes; OpenRLHF 0.9 posts a whole rollout in one request, 1,024 samples of 8K-token responses are 36 MB (e.g. --max-body 402653184 for 8,192 such samples)")
-	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a request waits up to --queue-wait for room (e.g. --max-inflight-bytes 1073741824)")
+	fs.Int64Var(&o.maxInflight, "max-inflight-bytes", 512<<20, "request bodies held at once, in bytes (at least --max-body); a body holds room as its bytes arrive, not what it declares, and waits up to --queue-wait for more; rewardd needs about 2.2 times this plus the corpus index plus 64 MiB, with GOMEMLIMIT set (README, rewardd) (e.g. --max-inflight-bytes 1073741824)")
 	fs.IntVar(&o.maxQueue, "max-queue", 4096, "scoring requests in progress at most; more wait up to --queue-wait for a slot (e.g. --max-queue 16384 for OpenRLHF's one request per sample)")
 	fs.DurationVar(&o.queueWait, "queue-wait", time.Minute, "how long a request waits for room (--max-inflight-bytes, --max-queue) before 503 with Retry-After (e.g. --queue-wait 30s)")
 	fs.DurationVar(&o.drain, "drain-timeout", 2*time.Minute, "on SIGTERM, how long to wait for the requests in flight (e.g. --drain-timeout 30s)")
@@ -127,6 +133,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
+	fs.DurationVar(&o.stallAfter, "judge-stall-after", 20*time.Second, "judge calls outstanding while none has finished for this long count as failed judgments in /healthz and /metrics, so a hung judge shows long before --judge-timeout; set it above the judge's slowest answer (e.g. --judge-stall-after 45s)")
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
@@ -169,9 +176,9 @@ func (o *options) check() error {
 	} else if ip := net.ParseIP(host); !o.allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
-	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
+	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.stallAfter <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
 	}
 	if o.groundedRepairs < 0 {
 		errs = append(errs, fmt.Errorf("--grounded-judge-repairs %d is negative; 0 repairs none", o.groundedRepairs))
@@ -279,7 +286,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
 	if err != nil {
 		return err
 	}

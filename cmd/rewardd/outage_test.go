@@ -183,18 +183,40 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// TestHangingJudge wedges the judge: the first batch waits for the judge
-// timeout, the breaker opens, and the next batch is answered at once.
+// TestHangingJudge wedges the judge: /healthz says degraded within
+// --judge-stall-after, while the first batch waits for the judge timeout;
+// then the breaker opens, and the next batch is answered at once.
 func TestHangingJudge(t *testing.T) {
 	judge := startKillableJudge(t)
 	const judgeTimeout = 10 * time.Second
 	c := startChild(t, "--corpus", writeCorpus(t), "--addr", "127.0.0.1:0", "--judge-base-url", judge.srv.URL+"/v1",
-		"--judge-model", "simulated", "--judge-timeout", judgeTimeout.String(), "--judge-breaker-failures", "3", "--judge-breaker-probe", "1m")
+		"--judge-model", "simulated", "--judge-timeout", judgeTimeout.String(), "--judge-breaker-failures", "3", "--judge-breaker-probe", "1m",
+		"--judge-stall-after", "1s")
 	judge.hang()
 	for b := range 2 {
 		start := time.Now()
-		code, out := c.post(t, "/get_reward", mustJSON(t, map[string]any{"query": queries(8, 100*b, func(int) bool { return false })}))
+		type reply struct {
+			code int
+			out  []byte
+			err  error
+		}
+		answered := make(chan reply, 1)
+		body := mustJSON(t, map[string]any{"query": queries(8, 100*b, func(int) bool { return false })})
+		go func() {
+			code, out, err := c.send("/get_reward", body)
+			answered <- reply{code, out, err}
+		}()
+		var r reply
+		if b == 0 {
+			r = waitDegraded(t, c.base, answered)
+		} else {
+			r = <-answered
+		}
 		took := time.Since(start)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		code, out := r.code, r.out
 		var got rewardsAnswer
 		if code != http.StatusOK || json.Unmarshal(out, &got) != nil || len(got.Rewards) != 8 {
 			t.Fatalf("batch %d: %d %.300s", b+1, code, out)
@@ -206,6 +228,39 @@ func TestHangingJudge(t *testing.T) {
 		}
 		if b == 1 && took > judgeTimeout/2 {
 			t.Errorf("the batch after the breaker opened took %s, want far less than the judge timeout %s", took, judgeTimeout)
+		}
+	}
+}
+
+// waitDegraded polls /healthz until it says degraded with stalled judge
+// calls, and fails the test when the batch is answered first (after the
+// judge timeout: the hung judge was not seen); it returns the batch's
+// answer.
+func waitDegraded[R any](t *testing.T, base string, answered <-chan R) R {
+	t.Helper()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-answered:
+			t.Errorf("the batch at the hung judge was answered before /healthz said degraded")
+			return r
+		case <-tick.C:
+		}
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Status string
+			Judge  struct {
+				Stalled int `json:"stalled_calls"`
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err == nil && h.Status == "degraded" && h.Judge.Stalled > 0 {
+			return <-answered
 		}
 	}
 }

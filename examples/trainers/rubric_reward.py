@@ -4,7 +4,9 @@ rewardd (cmd/rewardd) scores a response against a problem's rubric; this file
 is the few lines of glue that verl and TRL need to call it, because both load
 reward code by Python import. It POSTs to rewardd's /v1/score with the rubric
 taken from the row (the verl export's extra_info, or its label column), so
-rewardd needs no corpus lookup.
+rewardd needs no corpus lookup; a grounded question's row (scheme grounded)
+sends its passage and criteria the same way. The problem id goes along, so
+a rewardd with the corpus scores the row even when its label cannot be used.
 
 verl (custom_reward_function.path; the plain and the batch reward managers):
 
@@ -179,15 +181,20 @@ def _text(v):
     return "" if v is None else str(v)
 
 
+GROUNDED = "grounded"
+
+
 def _label_from_extra_info(extra_info, ground_truth):
-    """The reward spec rebuilt from a verl row's extra_info; None without a rubric."""
+    """The reward spec rebuilt from a verl row's extra_info; None without a rubric (rewardd then finds the
+    problem by its id). A grounded question's row holds its criteria in rubric and its passage beside them:
+    its label carries both in grounded, with an empty rubric, as distill export's label column does."""
     rubric = extra_info.get("rubric")
     if isinstance(rubric, str):
         rubric = json.loads(rubric) if rubric.strip() else None
     if not rubric:
         return None
     answer = ground_truth if ground_truth is not None else extra_info.get("answer")
-    return {
+    label = {
         "v": _text(extra_info.get("spec_version")),
         "id": _text(extra_info.get("id")),
         "scheme": _text(extra_info.get("scheme")),
@@ -195,6 +202,17 @@ def _label_from_extra_info(extra_info, ground_truth):
         "ground_truth": _text(answer),
         "rubric": rubric,
     }
+    if extra_info.get("scheme") != GROUNDED and not extra_info.get("passage"):
+        return label
+    passage = _text(extra_info.get("passage"))
+    if not passage.strip():
+        return None  # the judge's answer key is not in the row: rewardd takes the question from its corpus
+    grounded = {"passage": passage, "criteria": rubric}
+    record, sep, k = label["id"].rpartition("-q")
+    if sep and record and k.isdigit():  # a question's id is its record's id + "-q" + its index
+        grounded = {"record_id": record, "index": int(k), **grounded}
+    label.update(scheme=GROUNDED, style=GROUNDED, ground_truth="", rubric=[], grounded=grounded)
+    return label
 
 
 def _item(index, response, label=None, extra_info=None, ground_truth=None, prompt=None):

@@ -59,14 +59,29 @@ class RewarddEndToEnd(unittest.TestCase):
             cls.tearDownClass()
             raise
 
+    CONFIG = "examples/demo.yaml"
+
     @classmethod
     def _start(cls):
+        export_dir = cls._export()
+        rewardd = cls.rewardd
+        srv = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
+                          "--judge-model", "simulated", "--addr", "127.0.0.1:0"])
+        cls.url = first_line(srv, "rewardd")
+        small = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
+                            "--judge-model", "simulated", "--addr", "127.0.0.1:0", "--max-body", str(SMALL_BODY)])
+        cls.small_url = first_line(small, "rewardd with a small --max-body")
+
+    @classmethod
+    def _export(cls):
+        """Builds the tools, starts the simulated endpoint, runs distill on cls.CONFIG, exports the corpus for
+        verl and reads its rows into cls.rows; returns the export directory."""
         bindir = os.path.join(cls.tmp, "bin")
         pkgs = ["./cmd/distill", "./examples/simllm", "./examples/trainers/exportrows"]
-        rewardd = os.environ.get("RUBRICFORGE_REWARDD")
-        if not rewardd:
+        cls.rewardd = os.environ.get("RUBRICFORGE_REWARDD")
+        if not cls.rewardd:
             pkgs.append("./cmd/rewardd")
-            rewardd = os.path.join(bindir, "rewardd")
+            cls.rewardd = os.path.join(bindir, "rewardd")
         subprocess.run([os.environ.get("GO", "go"), "build", "-o", bindir + os.sep] + pkgs, cwd=REPO, check=True)
         tool = lambda name: os.path.join(bindir, name)  # noqa: E731
 
@@ -75,7 +90,7 @@ class RewarddEndToEnd(unittest.TestCase):
 
         run_dir, export_dir = os.path.join(cls.tmp, "run"), os.path.join(cls.tmp, "export")
         code = subprocess.run(
-            [tool("distill"), "run", "--config", "examples/demo.yaml", "--base-url", cls.judge_url, "--out", run_dir, "--quiet"],
+            [tool("distill"), "run", "--config", cls.CONFIG, "--base-url", cls.judge_url, "--out", run_dir, "--quiet"],
             cwd=REPO, stdout=subprocess.DEVNULL, timeout=600,
         ).returncode
         if code not in (0, 3):
@@ -85,14 +100,8 @@ class RewarddEndToEnd(unittest.TestCase):
         out = subprocess.run([tool("exportrows"), export_dir], cwd=REPO, check=True, capture_output=True, text=True, timeout=120)
         cls.rows = [json.loads(line) for line in out.stdout.splitlines()]
         if len(cls.rows) < 8:
-            raise RuntimeError("the demo export has only %d rows" % len(cls.rows))
-
-        srv = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
-                          "--judge-model", "simulated", "--addr", "127.0.0.1:0"])
-        cls.url = first_line(srv, "rewardd")
-        small = cls._spawn([rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
-                            "--judge-model", "simulated", "--addr", "127.0.0.1:0", "--max-body", str(SMALL_BODY)])
-        cls.small_url = first_line(small, "rewardd with a small --max-body")
+            raise RuntimeError("the %s export has only %d rows" % (cls.CONFIG, len(cls.rows)))
+        return export_dir
 
     @classmethod
     def _spawn(cls, argv):
@@ -202,6 +211,126 @@ class RewarddEndToEnd(unittest.TestCase):
         good, bad = rewards[0::2], rewards[1::2]
         self.assertGreater(sum(good) / len(good), sum(bad) / len(bad))
         self.assertEqual(metrics.get("rubric/scored"), 1.0)
+
+
+def post(url, path, body):
+    """POSTs body as JSON to rewardd and returns the decoded answer."""
+    req = urllib.request.Request(url + path, data=json.dumps(body).encode("utf-8"),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        return json.loads(resp.read())
+
+
+def chatml(messages):
+    """A prompt as OpenRLHF applies a ChatML chat template to it, ready for the response."""
+    turns = "".join("<|im_start|>%s\n%s<|im_end|>\n" % (m["role"], m["content"]) for m in messages)
+    return turns + "<|im_start|>assistant\n"
+
+
+class GroundedEndToEnd(RewarddEndToEnd):
+    """Every trainer path on a grounded export (examples/demo-grounded.yaml): the verl shim (plain and batch),
+    TRL with and without the label column, OpenRLHF's /get_reward, slime's /score and /v1/score. A response
+    whose marker gives every criterion its full weight is paid 1 by the simulated judge, one that says
+    nothing is paid less; no path may fail the sample (before, the shim's label of a grounded row did not
+    parse and every sample was paid 0)."""
+
+    CONFIG = "examples/demo-grounded.yaml"
+
+    @classmethod
+    def _start(cls):
+        export_dir = cls._export()
+        srv = cls._spawn([cls.rewardd, "--corpus", export_dir, "--judge-base-url", cls.judge_url,
+                          "--judge-model", "simulated", "--addr", "127.0.0.1:0"])
+        cls.url = first_line(srv, "rewardd")
+        if any(row["ability"] != "grounded" for row in cls.rows):
+            raise RuntimeError("the grounded export has rows that are not grounded questions")
+
+    @staticmethod
+    def responses(row):
+        """An answer the simulated judge gives every criterion's full weight, and one it gives nothing."""
+        criteria = json.loads(row["extra_info"]["rubric"])
+        marker = "[sim:scores %s]" % ",".join("%s=%g" % (c["id"], c["weight"]) for c in criteria)
+        return "The passage's account, point by point. " + marker, "I cannot say."
+
+    def check_rewards(self, what, got):
+        """got: (reward, judged) of each row's full and empty answer, in that order."""
+        self.assertEqual(len(got), 2 * len(self.rows[:6]), what)
+        for i, (reward, judged) in enumerate(got):
+            self.assertTrue(judged, "%s, sample %d: not judged" % (what, i))
+            if i % 2 == 0:
+                self.assertAlmostEqual(reward, 1.0, msg="%s, sample %d: the full answer" % (what, i))
+            else:
+                self.assertLess(reward, 1.0, "%s, sample %d: the empty answer" % (what, i))
+
+    def samples(self):
+        return [(row, s) for row in self.rows[:6] for s in self.responses(row)]
+
+    def test_verl_plain_signature(self):
+        got = []
+        for row, s in self.samples():
+            out = rr.compute_score(row["data_source"], s, row["reward_model"]["ground_truth"], row["extra_info"], scorer_url=self.url)
+            self.assertEqual(out["scored"], 1.0, out)
+            got.append((out["score"], out["judge_ok"] == 1.0))
+        self.check_rewards("verl plain", got)
+
+    def test_verl_batch_signature(self):
+        samples = self.samples()
+        out = rr.compute_score(data_sources=[r["data_source"] for r, _ in samples], solution_strs=[s for _, s in samples],
+                               ground_truths=[r["reward_model"]["ground_truth"] for r, _ in samples],
+                               extra_infos=[r["extra_info"] for r, _ in samples], scorer_url=self.url)
+        self.check_rewards("verl batch", [(o["score"], o["judge_ok"] == 1.0 and o["scored"] == 1.0) for o in out])
+
+    def test_trl_reward_function(self):
+        samples = self.samples()
+        for columns in (("extra_info", "label", "solution"), ("extra_info", "solution")):  # with and without the label column
+            kwargs = {c: [r[c] for r, _ in samples] for c in columns}
+            metrics = {}
+            rewards = rr.rubric_reward([r["prompt"] for r, _ in samples], [[{"role": "assistant", "content": s}] for _, s in samples],
+                                       log_metric=lambda k, v: metrics.__setitem__(k, v), **kwargs)
+            self.check_rewards("TRL with %s" % ", ".join(columns), [(r, r is not None) for r in rewards])
+            self.assertEqual((metrics.get("rubric/scored"), metrics.get("rubric/judge_ok")), (1.0, 1.0), columns)
+
+    def test_openrlhf_get_reward(self):
+        samples = self.samples()
+        prompts = [chatml(r["prompt"]) for r, _ in samples]
+        for labels in ([r["label"] for r, _ in samples], None):  # --data.label_key label, and no label (found by the prompt)
+            body = {"query": [p + s + "<|im_end|>" for p, (_, s) in zip(prompts, samples)], "prompts": prompts}
+            if labels is not None:
+                body["labels"] = labels
+            out = post(self.url, "/get_reward", body)
+            logs = out["extra_logs"]
+            self.assertEqual(logs["rubric/error"], [0.0] * len(samples), labels is not None)
+            self.check_rewards("/get_reward", [(r, ok == 1.0) for r, ok in zip(out["rewards"], logs["rubric/judge_ok"])])
+
+    def test_slime_score(self):
+        got = []
+        for row, s in self.samples():
+            out = post(self.url, "/score", {"prompt": row["prompt"], "response": s, "label": row["label"]})
+            self.assertEqual((out["error"], out["scheme"]), ("", "grounded"), out)
+            got.append((out["reward"], out["judge_ok"]))
+        self.check_rewards("/score", got)
+
+    def test_v1_score(self):
+        items = [{"request_id": str(i), "problem_id": r["extra_info"]["id"], "response": s} for i, (r, s) in enumerate(self.samples())]
+        out = post(self.url, "/v1/score", {"items": items})["results"]
+        self.assertTrue(all(r["error"] == "" and r["scheme"] == "grounded" for r in out), out)
+        self.check_rewards("/v1/score", [(r["reward"], r["judge_ok"]) for r in out])
+
+    def test_unusable_label_falls_back_to_the_corpus(self):
+        """The label the shim used to build (the criteria as a math rubric): rewardd scores the row by its
+        problem id against the corpus, and says so in the result's note."""
+        row = self.rows[0]
+        info = row["extra_info"]
+        old = {"v": info["spec_version"], "id": info["id"], "scheme": "grounded", "question": info["question"],
+               "ground_truth": "", "rubric": json.loads(info["rubric"])}
+        full, _ = self.responses(row)
+        out = post(self.url, "/v1/score", {"items": [{"problem_id": info["id"], "label": old, "response": full}]})["results"][0]
+        self.assertEqual((out["error"], out["scheme"], out["judge_ok"], out["reward"]), ("", "grounded", True, 1.0), out)
+        self.assertIn("the label was not used", out["note"])
+
+    # The math class's tests that do not apply to a grounded corpus.
+    test_a_batch_over_max_body_is_halved = None
+    test_rubric_from_the_corpus_by_id = None
 
 
 if __name__ == "__main__":

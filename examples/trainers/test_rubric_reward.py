@@ -26,6 +26,34 @@ RUBRIC = [
 ]
 
 
+CRITERIA = [
+    {"id": "order", "weight": 4, "name": "Log first", "description": "The log write is durable before the pages change.",
+     "required_elements": ["fsync"], "scoring_guide": "Full for order and fsync.", "verification_method": "Check the order.",
+     "expected_keywords": ["log", "before"], "expected_concepts": [], "valid": True},
+    {"id": "replay", "weight": 2, "name": "Replay", "description": "Recovery replays from a checkpoint.",
+     "required_elements": [], "scoring_guide": "Full for replay.", "verification_method": "Check recovery.",
+     "expected_keywords": ["replay"], "expected_concepts": []},
+]
+PASSAGE = "A write-ahead log makes a store durable: each change is appended to the log and fsynced before any data page is touched."
+
+
+def grounded_extra_info(**over):
+    """extra_info of a grounded question's verl row: the criteria in rubric, the passage beside them."""
+    info = {
+        "split": "train",
+        "index": 0,
+        "id": "0123456789abcdef-q1",
+        "question": "Why must a database log a change before it updates the data pages?",
+        "answer": "",
+        "rubric": json.dumps(CRITERIA),
+        "scheme": "grounded",
+        "spec_version": "3",
+        "passage": PASSAGE,
+    }
+    info.update(over)
+    return info
+
+
 def verl_extra_info(**over):
     """extra_info as HF datasets materializes it from a verl export row."""
     info = {
@@ -144,6 +172,37 @@ class ShimTest(unittest.TestCase):
         self.assertEqual(item["label"]["scheme"], "srar")
         self.assertEqual(item["problem_id"], "1b2c3d4e5f607182")
         self.assertEqual(item["response"], "### Step 1: (x+3)^2-5\n<answer>-5</answer>")
+
+    def test_grounded_row_sends_the_grounded_label(self):
+        """A grounded row's label carries the passage and the criteria as rewardd reads a grounded question
+        (style and scheme grounded, an empty rubric), not the criteria as a math rubric, which rewardd
+        cannot parse (string ids); for verl and for TRL without the label column alike."""
+        info = grounded_extra_info()
+        before = copy.deepcopy(info)
+        want = {
+            "v": "3", "id": info["id"], "scheme": "grounded", "style": "grounded", "question": info["question"],
+            "ground_truth": "", "rubric": [],
+            "grounded": {"record_id": "0123456789abcdef", "index": 1, "passage": PASSAGE, "criteria": CRITERIA},
+        }
+        t = self.use(Transport(lambda body: {"results": [result(reward=0.75)]}))
+        out = rr.compute_score("rubricforge-documents", "The log is fsynced before the pages.", "", info)
+        self.assertEqual(out["score"], 0.75)
+        self.assertEqual(info, before, "extra_info was modified")
+        item = t.requests[0]["body"]["items"][0]
+        self.assertEqual(item["label"], want)
+        self.assertEqual(item["problem_id"], info["id"])
+
+        t = self.use(Transport(lambda body: {"results": [result(reward=0.75)]}))
+        rr.rubric_reward(prompts=[[{"role": "user", "content": info["question"]}]], completions=["x"], extra_info=[info])
+        self.assertEqual(t.requests[0]["body"]["items"][0]["label"], want, "TRL without the label column")
+
+    def test_grounded_row_without_its_passage_is_found_by_id(self):
+        """No passage (an export written before extra_info had it): no label, rewardd finds the question by id."""
+        t = self.use(Transport(lambda body: {"results": [result()]}))
+        rr.compute_score("s", "x", "", grounded_extra_info(passage=None))
+        item = t.requests[0]["body"]["items"][0]
+        self.assertNotIn("label", item)
+        self.assertEqual(item["problem_id"], "0123456789abcdef-q1")
 
     def test_verl_batch_keywords_and_positional_give_the_same_keys_in_order(self):
         class Column(list):

@@ -226,6 +226,7 @@ func TestRewarddDeployment(t *testing.T) {
 	if req := c.Resources.Requests[corev1.ResourceMemory]; req.Cmp(resource.MustParse("517Mi")) < 0 {
 		t.Errorf("memory request %s is below rewardd's measured peak loading 100,000 records (517 MiB)", req.String())
 	}
+	checkRewarddMemory(t, c, args)
 	drain, err := time.ParseDuration(args["drain-timeout"])
 	if grace := pod.Spec.TerminationGracePeriodSeconds; err != nil || grace == nil || time.Duration(*grace)*time.Second <= drain {
 		t.Errorf("terminationGracePeriodSeconds %v must exceed --drain-timeout %q, or requests in flight are cut off", deref(grace), args["drain-timeout"])
@@ -241,6 +242,36 @@ func TestRewarddDeployment(t *testing.T) {
 	}
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "http" {
 		t.Errorf("service ports %+v, want one to the http port", svc.Spec.Ports)
+	}
+}
+
+// checkRewarddMemory: the memory limit holds rewardd's measured need at its
+// flags (README, rewardd: memory): the index of 100,000 records (393 MiB),
+// 2.2 bytes per byte of --max-inflight-bytes (the bodies and their decoded
+// copies, examples/trainers/rewardd_memory.py with GOMEMLIMIT set) and 64
+// MiB for the rest; GOMEMLIMIT is set under the limit, so that the
+// collector works before the kernel kills.
+func checkRewarddMemory(t *testing.T, c corev1.Container, args map[string]string) {
+	t.Helper()
+	const mib = 1 << 20
+	inflight := int64(512 * mib) // the flag's default
+	if v, ok := args["max-inflight-bytes"]; ok {
+		if _, err := fmt.Sscan(v, &inflight); err != nil {
+			t.Errorf("--max-inflight-bytes %q: %v", v, err)
+		}
+	}
+	need := 393*mib + inflight*22/10 + 64*mib
+	lim := c.Resources.Limits[corev1.ResourceMemory]
+	if lim.Value() < need {
+		t.Errorf("memory limit %s is below rewardd's need at --max-inflight-bytes %d: %d MiB", lim.String(), inflight, need/mib)
+	}
+	env := envVar(c, "GOMEMLIMIT")
+	if env == nil {
+		t.Fatal("GOMEMLIMIT is not set: without it the heap grows to twice what is live before a collection")
+	}
+	soft, err := resource.ParseQuantity(strings.TrimSuffix(strings.TrimSuffix(env.Value, "B"), "i") + "i")
+	if err != nil || soft.Value() < need || soft.Cmp(lim) >= 0 {
+		t.Errorf("GOMEMLIMIT %q (%v), want between the need (%d MiB) and the limit %s", env.Value, err, need/mib, lim.String())
 	}
 }
 
