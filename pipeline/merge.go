@@ -83,8 +83,8 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	var ps []*mergePart
 	var problems []string
 	for _, dir := range dirs {
-		if abs, err := filepath.Abs(dir); err == nil && abs == outAbs {
-			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s is one of the run directories to merge; give a new directory", out)}}
+		if why := outAroundPart(outAbs, dir); why != "" {
+			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
 		}
 		p, err := readMergePart(dir)
 		if err != nil {
@@ -101,6 +101,30 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	}
 	slices.SortFunc(ps, func(a, b *mergePart) int { return a.part.Index - b.part.Index })
 	return ps, nil
+}
+
+// outAroundPart says why the merge's output directory (absolute) cannot
+// be where it is for the part dir: it is the part, holds it (the workers'
+// parent directory would become a run directory around them) or lies
+// inside it; "" when they are apart.
+func outAroundPart(outAbs, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	within := func(parent, child string) bool {
+		rel, err := filepath.Rel(parent, child)
+		return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	switch {
+	case abs == outAbs:
+		return "is one of the run directories to merge"
+	case within(outAbs, abs):
+		return "holds the run directory " + dir + " to merge"
+	case within(abs, outAbs):
+		return "is inside the run directory " + dir + " to merge"
+	}
+	return ""
 }
 
 // readMergePart reads a worker's manifest, job and report.
@@ -310,7 +334,7 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		return run.Done(f.ID) || again
 	})
 	for _, f := range fails {
-		if f.Stage == StageSelect {
+		if leftOutStage(f.Stage) {
 			pc.LeftOutThisSession++
 		} else {
 			pc.FailedThisSession++
