@@ -220,7 +220,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	seenPassages := idmap.New[struct{}]() // by content hash
 	return readUnits(ctx, l.job.input(), func(p Problem) error {
 		l.input.rows.Add(1)
-		if !l.part.admit(p.ID) {
+		if !l.part.admit(&p) {
 			return nil // another worker's problem
 		}
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)

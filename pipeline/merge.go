@@ -310,8 +310,8 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !p.part.Holds(r.ID) {
-			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(r.ID, p.part.Count), p.part.Count)
+		if key := recordPartitionKey(r); !p.part.Holds(key) {
+			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(key, p.part.Count), p.part.Count)
 		}
 		if run.Done(r.ID) {
 			return nil // merged by an earlier, interrupted merge

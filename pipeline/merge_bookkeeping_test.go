@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +74,39 @@ func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(out, corpus.ManifestName)); !os.IsNotExist(err) {
 			t.Errorf("--out %s: a refused merge wrote a manifest there", out)
+		}
+	}
+}
+
+// TestGroundedPartitionsKeepAPassageOnce: the same passage text under two
+// ids (a document copied under another name) goes to one worker, so the
+// merge holds it once, as one machine does, never in two workers and two
+// splits (a train/validation leak).
+func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	writeDocs(t, docs, 12)
+	_, url := startSim(t, llmtest.Config{})
+	whole := groundedTestJob(docs, filepath.Join(dir, "whole"), url)
+	runJob(t, whole, Options{})
+	for _, k := range []int{2, 3} {
+		job := groundedTestJob(docs, "", url)
+		dirs := runWorkers(t, job, filepath.Join(dir, fmt.Sprint("k", k)), k)
+		out := filepath.Join(dir, fmt.Sprint("merged", k))
+		if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
+			t.Fatalf("K=%d: %v", k, err)
+		}
+		recs := readCorpus(t, out)
+		byHash := map[string]string{}
+		for id, r := range recs {
+			if other, dup := byHash[r.Grounded.DocHash]; dup {
+				t.Errorf("K=%d: passage %s is in the merged corpus twice: %s (%s) and %s (%s)", k, r.Grounded.DocHash, id, r.Split, other, recs[other].Split)
+			}
+			byHash[r.Grounded.DocHash] = id
+		}
+		want := readCorpus(t, whole.Out)
+		if g, w := slices.Sorted(maps.Keys(recs)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+			t.Errorf("K=%d: the merge holds %d passages, one machine %d", k, len(g), len(w))
 		}
 	}
 }
