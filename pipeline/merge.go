@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -276,6 +277,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	if err == nil {
 		_, err = run.Compact()
 	}
+	if err == nil {
+		err = mergeCaches(ps, job.Out, opt.Logger)
+	}
 	rep.CorpusRows, rep.Shards = run.Manifest().Rows, len(run.Manifest().Shards)
 	if cerr := run.Close(); err == nil {
 		err = cerr
@@ -290,6 +294,30 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		return nil, fmt.Errorf("writing report: %w", err)
 	}
 	return &rep, nil
+}
+
+// mergeCaches merges the workers' response caches into the merged
+// directory's: the answers they paid for, so a variant of the merged job
+// (a larger n, a new judge template) pays only for what is new, and the
+// spend behind them, which a later run in the merged directory restores
+// its tokens and cost from (the cache is the record of what was paid). A
+// worker without a cache is skipped with a warning.
+func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
+	var srcs []string
+	for _, p := range ps {
+		path := defaultCachePath(p.dir)
+		if _, err := fsys.OS.Stat(path); err != nil {
+			log.Warn("a worker has no response cache: its answers and spend are not in the merged cache", "dir", p.dir, "err", err)
+			continue
+		}
+		srcs = append(srcs, path)
+	}
+	res, err := llm.MergeCaches(defaultCachePath(out), srcs, llm.CacheLogger(log))
+	if err != nil {
+		return fmt.Errorf("merging the workers' response caches: %w", err)
+	}
+	log.Info("merged the workers' response caches", "caches", res.Sources, "responses", res.Entries, "repeats", res.Repeats, "damaged", res.Damaged)
+	return nil
 }
 
 func writeMergeJob(job *Job) error {

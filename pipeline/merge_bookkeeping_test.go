@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
 )
 
 // TestMergeCountsLeftOutsByStage: a worker's problems left out by a check
@@ -108,5 +110,59 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 		if g, w := slices.Sorted(maps.Keys(recs)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
 			t.Errorf("K=%d: the merge holds %d passages, one machine %d", k, len(g), len(w))
 		}
+	}
+}
+
+// TestMergeKeepsCostAndAnswers: the merged corpus keeps what its workers
+// spent and the answers they paid for. The merge's report, and the whole
+// job run again in the merged directory, show the workers' tokens and
+// cost (not 0), and a variant of the job that reads the merged cache as
+// its base (--cache) pays for nothing the workers already have.
+func TestMergeKeepsCostAndAnswers(t *testing.T) {
+	f := newFixture(t, 30, llmtest.Config{KeepLog: true})
+	dirs := runWorkers(t, f.job, f.dir, 3)
+	var want llm.StageStats
+	for _, d := range dirs {
+		rep, _, err := ReadReport(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.PromptTokens += rep.LLM.Total.PromptTokens
+		want.CompletionTokens += rep.LLM.Total.CompletionTokens
+		want.CostUSD += rep.LLM.Total.CostUSD
+	}
+	if want.PromptTokens == 0 || want.CostUSD == 0 {
+		t.Fatalf("the workers spent nothing: %+v", want)
+	}
+	sameSpend := func(what string, got llm.StageStats) {
+		t.Helper()
+		if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
+			t.Errorf("%s: %d+%d tokens, $%.6f; the workers spent %d+%d, $%.6f", what, got.PromptTokens, got.CompletionTokens, got.CostUSD, want.PromptTokens, want.CompletionTokens, want.CostUSD)
+		}
+	}
+	out := filepath.Join(f.dir, "merged")
+	rep, err := Merge(t.Context(), dirs, out, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSpend("the merge's report", rep.LLM.Total)
+
+	whole := f.job
+	whole.Out = out
+	from := len(f.srv.Log())
+	again := runJob(t, whole, Options{})
+	if sent := len(f.srv.Log()) - from; sent != 0 {
+		t.Errorf("the whole job in the merged directory sent %d requests", sent)
+	}
+	sameSpend("the whole job run again in the merged directory", again.LLM.Total)
+
+	// A variant (another output, the same requests) reads the merged cache.
+	variant := f.job
+	variant.Out = filepath.Join(f.dir, "variant")
+	variant.Cache = filepath.Join(out, "cache.db")
+	from = len(f.srv.Log())
+	vrep := runJob(t, variant, Options{})
+	if sent := len(f.srv.Log()) - from; sent != 0 || vrep.Problems.Done != again.Problems.Done {
+		t.Errorf("the variant over the merged cache sent %d requests (want 0: the workers have every answer) and made %d records (want %d)", sent, vrep.Problems.Done, again.Problems.Done)
 	}
 }
