@@ -320,14 +320,16 @@ func countLines(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	return countNonBlank(&ctxReader{ctx, f})
+}
+
+// countNonBlank counts the lines of r that are not blank.
+func countNonBlank(r io.Reader) (int64, error) {
 	buf := make([]byte, 1<<20)
 	var n int64
 	blank := true
 	for {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		k, err := f.Read(buf)
+		k, err := r.Read(buf)
 		for _, b := range buf[:k] {
 			switch {
 			case b == '\n':

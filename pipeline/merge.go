@@ -198,6 +198,7 @@ func checkMergeParts(ps []*mergePart) []string {
 			problems = append(problems, fmt.Sprintf("%s (partition %s) %s", p.dir, p.part, why))
 		}
 	}
+	problems = append(problems, inputProblems(ps)...)
 	var missing []string
 	for i := range k {
 		if _, ok := held[i]; !ok {
@@ -208,6 +209,54 @@ func checkMergeParts(ps []*mergePart) []string {
 		problems = append(problems, fmt.Sprintf("missing partitions: %s (run their workers, then merge every part)", strings.Join(missing, ", ")))
 	}
 	return problems
+}
+
+// inputProblems lists the workers that read other input than the first
+// worker whose manifest records its input (workers made before inputs were
+// recorded cannot be compared), naming the files that differ.
+func inputProblems(ps []*mergePart) []string {
+	ref := mergeInputs(ps)
+	if ref == nil {
+		return nil
+	}
+	var problems []string
+	for _, p := range ps {
+		if p == ref || len(p.man.Inputs) == 0 {
+			continue
+		}
+		if diff := inputDiff(ref.man.Inputs, p.man.Inputs); len(diff) > 0 {
+			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s", p.dir, ref.dir, strings.Join(diff, "; ")))
+		}
+	}
+	return problems
+}
+
+// mergeInputs is the first part whose manifest records its input; nil
+// when none does.
+func mergeInputs(ps []*mergePart) *mergePart {
+	for _, p := range ps {
+		if len(p.man.Inputs) > 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// inputDiff lists the input files of b whose content differs from a's,
+// matched by position (paths may differ between machines).
+func inputDiff(a, b []corpus.InputFile) []string {
+	var out []string
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			out = append(out, "it also read "+describeInput(b[i]))
+		case i >= len(b):
+			out = append(out, "it did not read "+describeInput(a[i]))
+		case a[i].XXHash64 != b[i].XXHash64 || a[i].Bytes != b[i].Bytes:
+			out = append(out, fmt.Sprintf("%s, not %s", describeInput(b[i]), describeInput(a[i])))
+		}
+	}
+	return out
 }
 
 // unfinished says why a worker has not finished; "" when it has.
@@ -260,6 +309,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	}
 	fp := job.Fingerprint()
 	run.SetJob(fp, job.Settings())
+	if ref := mergeInputs(ps); ref != nil {
+		run.SetInputs(ref.man.Inputs)
+	}
 	rep := sumReports(ps, fp, opt.ToolVersion)
 	rep.Status = StatusRunning
 	err = errors.Join(writeMergeJob(&job), writeReport(fsys.OS, job.Out, &rep))

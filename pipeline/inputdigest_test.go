@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+// changedAnswers is rows with the answers of the first n changed: a copy of
+// the input that is not the input.
+func changedAnswers(rows []testProblem, n int) []testProblem {
+	out := append([]testProblem(nil), rows...)
+	for i := range n {
+		out[i].Answer += "1"
+	}
+	return out
+}
+
+// TestMergeRefusesWorkersOfOtherInputs: workers that read different input
+// (a copy with some answers changed, half of the input) are not merged;
+// the refusal names the workers and their files.
+func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
+	f := newFixture(t, 24, llmtest.Config{})
+	for _, tc := range []struct {
+		name string
+		rows []testProblem
+		says string
+	}{
+		{"answers changed", changedAnswers(f.rows, 3), "24 rows"},
+		{"half of the input", f.rows[:12], "12 rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := filepath.Join(t.TempDir(), "w")
+			dirs := runWorkers(t, f.job, base, 3)
+			other := filepath.Join(t.TempDir(), "other.jsonl")
+			writeJSONL(t, other, tc.rows)
+			w := f.job
+			w.Input.Paths = []string{other}
+			w.Out = filepath.Join(base, "part-1-other")
+			w.Partition = "1/3"
+			runJob(t, w, Options{})
+			_, err := Merge(t.Context(), []string{dirs[0], w.Out, dirs[2]}, filepath.Join(t.TempDir(), "merged"), MergeOptions{})
+			if !errors.Is(err, ErrMergeRefused) {
+				t.Fatalf("merged workers of different inputs: %v", err)
+			}
+			for _, s := range []string{w.Out, dirs[0], other, f.input, tc.says} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("the refusal does not name %q:\n%v", s, err)
+				}
+			}
+		})
+	}
+}
+
+// TestResumeRefusesAnotherInput: a run directory resumed with an input of
+// other content is refused before anything is sent, naming the file (the
+// job's fingerprint holds the source's name, not its content); an input
+// that only grew resumes and takes the new rows; --force resumes anyway.
+func TestResumeRefusesAnotherInput(t *testing.T) {
+	f := newFixture(t, 20, llmtest.Config{KeepLog: true}) // f.input holds 20 rows
+	input16 := filepath.Join(f.dir, "in16.jsonl")
+	writeJSONL(t, input16, f.rows[:16])
+	job := f.job
+	job.Input.Paths = []string{input16}
+	first := runJob(t, job, Options{})
+	man, err := corpus.ReadManifest(job.Out)
+	if err != nil || len(man.Inputs) != 1 || man.Inputs[0].Rows != 16 || man.Inputs[0].XXHash64 == "" {
+		t.Fatalf("the manifest does not record the input read: %+v (%v)", man.Inputs, err)
+	}
+
+	changed := filepath.Join(f.dir, "changed.jsonl")
+	writeJSONL(t, changed, changedAnswers(f.rows[:16], 2))
+	j := job
+	j.Input.Paths = []string{changed}
+	from := len(f.srv.Log())
+	_, err = Run(t.Context(), j, Options{})
+	if !errors.Is(err, ErrInputChanged) || !strings.Contains(err.Error(), changed) || !strings.Contains(err.Error(), input16) {
+		t.Fatalf("a resume with other input content: %v; want ErrInputChanged naming both files", err)
+	}
+	if sent := len(f.srv.Log()) - from; sent != 0 {
+		t.Errorf("the refused resume sent %d requests", sent)
+	}
+
+	// The same rows with rows appended (f.input): the new rows are new work.
+	j.Input.Paths = []string{f.input}
+	rep := runJob(t, j, Options{})
+	if rep.Problems.AlreadyDone != first.Problems.Done || rep.Problems.Unique != 20 {
+		t.Errorf("a grown input: %d already done (want %d), %d unique (want 20)", rep.Problems.AlreadyDone, first.Problems.Done, rep.Problems.Unique)
+	}
+	if man, _ := corpus.ReadManifest(job.Out); len(man.Inputs) != 1 || man.Inputs[0].Rows != 20 {
+		t.Errorf("after the grown input the manifest records %+v", man.Inputs)
+	}
+
+	j.Input.Paths = []string{changed}
+	if _, err := Run(t.Context(), j, Options{Force: true}); err != nil {
+		t.Errorf("--force: %v", err)
+	}
+}
