@@ -52,6 +52,15 @@ func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
 					t.Errorf("the refusal does not name %q:\n%v", s, err)
 				}
 			}
+			ws, err := ReadWorkers([]string{dirs[0], w.Out, dirs[2]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var status strings.Builder
+			ws.WriteText(&status)
+			if !strings.Contains(status.String(), "input differs: "+w.Out+" read other input than "+dirs[0]) {
+				t.Errorf("distill status over the workers does not say their input differs:\n%s", status.String())
+			}
 		})
 	}
 }

@@ -215,17 +215,38 @@ func checkMergeParts(ps []*mergePart) []string {
 // worker whose manifest records its input (workers made before inputs were
 // recorded cannot be compared), naming the files that differ.
 func inputProblems(ps []*mergePart) []string {
-	ref := mergeInputs(ps)
-	if ref == nil {
+	ws := make([]workerInput, len(ps))
+	for i, p := range ps {
+		ws[i] = workerInput{p.dir, p.man.Inputs}
+	}
+	return inputsDiffer(ws)
+}
+
+// workerInput is a worker's directory and the input it recorded.
+type workerInput struct {
+	dir    string
+	inputs []corpus.InputFile
+}
+
+// inputsDiffer is inputProblems over any workers: merge's and status's.
+func inputsDiffer(ws []workerInput) []string {
+	ref := -1
+	for i, w := range ws {
+		if len(w.inputs) > 0 {
+			ref = i
+			break
+		}
+	}
+	if ref < 0 {
 		return nil
 	}
 	var problems []string
-	for _, p := range ps {
-		if p == ref || len(p.man.Inputs) == 0 {
+	for i, w := range ws {
+		if i == ref || len(w.inputs) == 0 {
 			continue
 		}
-		if diff := inputDiff(ref.man.Inputs, p.man.Inputs); len(diff) > 0 {
-			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s", p.dir, ref.dir, strings.Join(diff, "; ")))
+		if diff := inputDiff(ws[ref].inputs, w.inputs); len(diff) > 0 {
+			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s", w.dir, ws[ref].dir, strings.Join(diff, "; ")))
 		}
 	}
 	return problems
