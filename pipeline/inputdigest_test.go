@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -108,4 +109,33 @@ func TestResumeRefusesAnotherInput(t *testing.T) {
 	if _, err := Run(t.Context(), j, Options{Force: true}); err != nil {
 		t.Errorf("--force: %v", err)
 	}
+}
+
+// BenchmarkInputDigest measures the pass that hashes the input and counts
+// its rows (checkInput) against counting alone (what a session did before
+// inputs were recorded), over a 64 MiB JSONL file.
+func BenchmarkInputDigest(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "in.jsonl")
+	writeJSONL(b, path, makeProblems(600_000))
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := inputSpec{Input: Input{Paths: []string{path}, Format: "auto"}}
+	b.Run("count", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := countRows(b.Context(), in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("digest+count", func(b *testing.B) {
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			if _, err := digestInputs(b.Context(), in, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
