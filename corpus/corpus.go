@@ -247,6 +247,15 @@ func (r *Run) SetJob(fingerprint string, settings map[string]string) {
 	r.dirty = true
 }
 
+// SetInputs records in the manifest what this session read (written with
+// the next commit).
+func (r *Run) SetInputs(in []InputFile) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.man.Inputs = slices.Clone(in)
+	r.dirty = true
+}
+
 // Append buffers rec. Done(rec.ID) is true as soon as Append returns, but
 // the record is durable only after the shard holding it is committed, which
 // happens by itself every ShardRows records, or on Commit and Close. The

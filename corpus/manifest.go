@@ -24,6 +24,18 @@ type Manifest struct {
 	Shards         []ShardInfo `json:"shards"`
 	Rows           int64       `json:"rows"`
 	UpdatedAt      time.Time   `json:"updated_at"`
+	// Inputs is what the latest session read: each input file's size,
+	// content hash and rows. Empty in manifests written before inputs
+	// were recorded.
+	Inputs []InputFile `json:"inputs,omitempty"`
+}
+
+// InputFile is one input file as a run read it.
+type InputFile struct {
+	Path     string `json:"path"` // as the job names it (a directory's files under it)
+	Bytes    int64  `json:"bytes"`
+	XXHash64 string `json:"xxhash64"` // 16 lower-case hex digits of the file's bytes
+	Rows     int64  `json:"rows"`     // non-blank lines (JSONL), rows (Parquet), 1 (a document file)
 }
 
 // JobEntry is one job in the history of a run directory: its fingerprint,
@@ -146,6 +158,7 @@ func parseManifest(path string, data []byte) (Manifest, error) {
 func (m Manifest) clone() Manifest {
 	m.Shards = slices.Clone(m.Shards)
 	m.Jobs = slices.Clone(m.Jobs)
+	m.Inputs = slices.Clone(m.Inputs)
 	for i := range m.Jobs {
 		m.Jobs[i].Settings = maps.Clone(m.Jobs[i].Settings)
 	}

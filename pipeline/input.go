@@ -118,26 +118,33 @@ func openText(path string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening input: %w", err)
 	}
-	_, compression := compressionOf(path)
-	var r io.ReadCloser
-	switch compression {
-	case "gzip":
-		zr, zerr := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
-		err, r = zerr, zr
-	case "zstd":
-		var zr *zstd.Decoder
-		zr, err = zstd.NewReader(bufio.NewReaderSize(f, 1<<16), zstd.WithDecoderConcurrency(1))
-		if err == nil {
-			r = zr.IOReadCloser()
-		}
-	default:
-		return f, nil
-	}
+	r, err := decompress(path, bufio.NewReaderSize(f, 1<<16))
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("input %s is not readable %s data: %w", path, compression, err)
+		return nil, err
 	}
 	return both{r, f}, nil
+}
+
+// decompress reads the text input named path from src, decompressed when
+// its name says so. Closing it does not close src.
+func decompress(path string, src io.Reader) (io.ReadCloser, error) {
+	_, compression := compressionOf(path)
+	switch compression {
+	case "gzip":
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			return nil, fmt.Errorf("input %s is not readable %s data: %w", path, compression, err)
+		}
+		return zr, nil
+	case "zstd":
+		zr, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("input %s is not readable %s data: %w", path, compression, err)
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return io.NopCloser(src), nil
 }
 
 // both closes a decompressor and the file under it.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,22 +80,14 @@ func checkJSONL(path string, in inputSpec) error {
 	if kind := binaryKind(head); kind != "" {
 		return &UsageError{Problems: []string{fmt.Sprintf("input %s looks like %s, not JSONL text; %s", path, kind, binaryHint(kind))}}
 	}
-	var s lineSurvey
-	for line := 1; s.lines < firstLinesChecked; line++ {
-		raw, tooLong, err := readLine(r, in.MaxLineBytes)
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("reading %s line %d: %w", path, line, err)
-		}
-		if tooLong || len(bytes.TrimSpace(raw)) > 0 {
-			if s.take(line, raw, tooLong, in) {
-				return nil
-			}
-		}
-		if err == io.EOF {
-			break
-		}
+	s, err := surveyHead(r, in.MaxLineBytes, "input.max_line_bytes", func(raw []byte) string {
+		_, msg := unitsFromJSON(raw, in)
+		return msg
+	})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	if s.lines == 0 {
+	if s.usable || s.lines == 0 {
 		return nil // an empty file holds no problems, and that is all
 	}
 	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
@@ -127,16 +120,41 @@ func (in inputSpec) unitName() string {
 // lineSurvey collects what the bad first lines of a JSONL input hold.
 type lineSurvey struct {
 	lines, objects int
+	usable         bool // a line held what the reader needs
 	firstReason    string
 	fields         map[string]bool
 }
 
-// take looks at one non-blank line; it reports whether the line holds a problem.
-func (s *lineSurvey) take(line int, raw []byte, tooLong bool, in inputSpec) bool {
+// surveyHead reads non-blank lines of r, at most maxLine bytes each (limit
+// names that setting in messages), until one is usable (usable returns ""
+// for it, else why not) or firstLinesChecked lines were read. It is the
+// check of distill run's input and of distill verify's.
+func surveyHead(r *bufio.Reader, maxLine int, limit string, usable func(raw []byte) string) (*lineSurvey, error) {
+	s := &lineSurvey{}
+	for line := 1; s.lines < firstLinesChecked; line++ {
+		raw, tooLong, err := readLine(r, maxLine)
+		if err != nil && err != io.EOF {
+			return s, fmt.Errorf("line %d: %w", line, err)
+		}
+		if tooLong || len(bytes.TrimSpace(raw)) > 0 {
+			if s.take(line, raw, tooLong, fmt.Sprintf("longer than %d bytes (%s)", maxLine, limit), usable) {
+				s.usable = true
+				return s, nil
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+	}
+	return s, nil
+}
+
+// take looks at one non-blank line; it reports whether the line is usable.
+func (s *lineSurvey) take(line int, raw []byte, tooLong bool, tooLongMsg string, usable func([]byte) string) bool {
 	s.lines++
-	msg := fmt.Sprintf("longer than %d bytes (input.max_line_bytes)", in.MaxLineBytes)
+	msg := tooLongMsg
 	if !tooLong {
-		if _, msg = unitsFromJSON(raw, in); msg == "" {
+		if msg = usable(raw); msg == "" {
 			return true
 		}
 		var obj map[string]json.RawMessage
@@ -156,28 +174,45 @@ func (s *lineSurvey) take(line int, raw []byte, tooLong bool, in inputSpec) bool
 	return false
 }
 
-func (s *lineSurvey) describe(in inputSpec) string {
-	if s.objects == 0 {
-		return "the lines are not JSON objects, one per line"
-	}
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range s.fields {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+// fieldNames lists, quoted and sorted, the fields the surveyed lines have
+// (the first dozen); "" when no line was a JSON object.
+func (s *lineSurvey) fieldNames() string {
+	names := slices.Sorted(maps.Keys(s.fields))
 	const shown = 12
 	more := ""
 	if len(names) > shown {
 		names, more = names[:shown], ", ..."
 	}
-	if in.docs.on {
-		return fmt.Sprintf("the lines have the fields %s%s, and input.fields maps the document's text to %q (set it with --field-text)",
-			quoteAll(names), more, in.Fields.Text)
+	return quoteAll(names) + more
+}
+
+func (s *lineSurvey) describe(in inputSpec) string {
+	if s.objects == 0 {
+		return "the lines are not JSON objects, one per line"
 	}
-	return fmt.Sprintf("the lines have the fields %s%s, and input.fields maps the problem to %q and the answer to %q (set them with --field-problem and --field-answer)",
-		quoteAll(names), more, in.Fields.Problem, in.Fields.Answer)
+	if in.docs.on {
+		return fmt.Sprintf("the lines have the fields %s, and input.fields maps the document's text to %q (set it with --field-text)",
+			s.fieldNames(), in.Fields.Text)
+	}
+	return fmt.Sprintf("the lines have the fields %s, and input.fields maps the problem to %q and the answer to %q (set them with --field-problem and --field-answer)",
+		s.fieldNames(), in.Fields.Problem, in.Fields.Answer)
+}
+
+// HeadProblem says why none of the first lines of a JSONL stream is
+// usable, naming the fields they have; nil when one is, or there are none.
+// r is read up to the first usable line, or its first 100 non-blank lines.
+// usable returns "" for a usable line, else why it is not. distill verify
+// checks its input with it as distill run checks its own.
+func HeadProblem(r *bufio.Reader, maxLine int, usable func(raw []byte) string) (string, error) {
+	s, err := surveyHead(r, maxLine, "--max-line-bytes", usable)
+	if err != nil || s.usable || s.lines == 0 {
+		return "", err
+	}
+	found := "the lines are not JSON objects, one per line"
+	if s.objects > 0 {
+		found = "the lines have the fields " + s.fieldNames()
+	}
+	return fmt.Sprintf("none of its first %d lines is usable (%s); %s", s.lines, s.firstReason, found), nil
 }
 
 // binaryKind names the data format that a file's first bytes announce.
@@ -285,14 +320,16 @@ func countLines(ctx context.Context, path string) (int64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	return countNonBlank(&ctxReader{ctx, f})
+}
+
+// countNonBlank counts the lines of r that are not blank.
+func countNonBlank(r io.Reader) (int64, error) {
 	buf := make([]byte, 1<<20)
 	var n int64
 	blank := true
 	for {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		k, err := f.Read(buf)
+		k, err := r.Read(buf)
 		for _, b := range buf[:k] {
 			switch {
 			case b == '\n':

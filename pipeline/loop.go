@@ -33,9 +33,10 @@ type loop struct {
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
 
-	input inputCounts // shared with the feeder and the workers
-	part  partitionFilter
-	stop  stopper
+	input        inputCounts // shared with the feeder and the workers
+	inputCounted bool        // the input's rows were counted before the session (checkInput)
+	part         partitionFilter
+	stop         stopper
 
 	// batch mode
 	batcher  *llm.Batcher
@@ -139,7 +140,10 @@ func (l *loop) pass(ctx context.Context, pass int) error {
 	results := make(chan outcome, l.report.ProblemsInFlight)
 	var readErr error
 	counted := make(chan struct{})
-	if pass == 0 {
+	switch {
+	case pass == 0 && l.inputCounted:
+		close(counted)
+	case pass == 0:
 		bg.Go(func() { defer close(counted); l.countInput(readCtx) })
 	}
 	bg.Go(func() {
@@ -220,7 +224,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	seenPassages := idmap.New[struct{}]() // by content hash
 	return readUnits(ctx, l.job.input(), func(p Problem) error {
 		l.input.rows.Add(1)
-		if !l.part.admit(p.ID) {
+		if !l.part.admit(&p) {
 			return nil // another worker's problem
 		}
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -83,8 +84,8 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	var ps []*mergePart
 	var problems []string
 	for _, dir := range dirs {
-		if abs, err := filepath.Abs(dir); err == nil && abs == outAbs {
-			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s is one of the run directories to merge; give a new directory", out)}}
+		if why := outAroundPart(outAbs, dir); why != "" {
+			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
 		}
 		p, err := readMergePart(dir)
 		if err != nil {
@@ -101,6 +102,30 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	}
 	slices.SortFunc(ps, func(a, b *mergePart) int { return a.part.Index - b.part.Index })
 	return ps, nil
+}
+
+// outAroundPart says why the merge's output directory (absolute) cannot
+// be where it is for the part dir: it is the part, holds it (the workers'
+// parent directory would become a run directory around them) or lies
+// inside it; "" when they are apart.
+func outAroundPart(outAbs, dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	within := func(parent, child string) bool {
+		rel, err := filepath.Rel(parent, child)
+		return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	switch {
+	case abs == outAbs:
+		return "is one of the run directories to merge"
+	case within(outAbs, abs):
+		return "holds the run directory " + dir + " to merge"
+	case within(abs, outAbs):
+		return "is inside the run directory " + dir + " to merge"
+	}
+	return ""
 }
 
 // readMergePart reads a worker's manifest, job and report.
@@ -173,6 +198,7 @@ func checkMergeParts(ps []*mergePart) []string {
 			problems = append(problems, fmt.Sprintf("%s (partition %s) %s", p.dir, p.part, why))
 		}
 	}
+	problems = append(problems, inputProblems(ps)...)
 	var missing []string
 	for i := range k {
 		if _, ok := held[i]; !ok {
@@ -183,6 +209,75 @@ func checkMergeParts(ps []*mergePart) []string {
 		problems = append(problems, fmt.Sprintf("missing partitions: %s (run their workers, then merge every part)", strings.Join(missing, ", ")))
 	}
 	return problems
+}
+
+// inputProblems lists the workers that read other input than the first
+// worker whose manifest records its input (workers made before inputs were
+// recorded cannot be compared), naming the files that differ.
+func inputProblems(ps []*mergePart) []string {
+	ws := make([]workerInput, len(ps))
+	for i, p := range ps {
+		ws[i] = workerInput{p.dir, p.man.Inputs}
+	}
+	return inputsDiffer(ws)
+}
+
+// workerInput is a worker's directory and the input it recorded.
+type workerInput struct {
+	dir    string
+	inputs []corpus.InputFile
+}
+
+// inputsDiffer is inputProblems over any workers: merge's and status's.
+func inputsDiffer(ws []workerInput) []string {
+	ref := -1
+	for i, w := range ws {
+		if len(w.inputs) > 0 {
+			ref = i
+			break
+		}
+	}
+	if ref < 0 {
+		return nil
+	}
+	var problems []string
+	for i, w := range ws {
+		if i == ref || len(w.inputs) == 0 {
+			continue
+		}
+		if diff := inputDiff(ws[ref].inputs, w.inputs); len(diff) > 0 {
+			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s", w.dir, ws[ref].dir, strings.Join(diff, "; ")))
+		}
+	}
+	return problems
+}
+
+// mergeInputs is the first part whose manifest records its input; nil
+// when none does.
+func mergeInputs(ps []*mergePart) *mergePart {
+	for _, p := range ps {
+		if len(p.man.Inputs) > 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// inputDiff lists the input files of b whose content differs from a's,
+// matched by position (paths may differ between machines).
+func inputDiff(a, b []corpus.InputFile) []string {
+	var out []string
+	for i := range max(len(a), len(b)) {
+		switch {
+		case i >= len(a):
+			out = append(out, "it also read "+describeInput(b[i]))
+		case i >= len(b):
+			out = append(out, "it did not read "+describeInput(a[i]))
+		case a[i].XXHash64 != b[i].XXHash64 || a[i].Bytes != b[i].Bytes:
+			out = append(out, fmt.Sprintf("%s, not %s", describeInput(b[i]), describeInput(a[i])))
+		}
+	}
+	return out
 }
 
 // unfinished says why a worker has not finished; "" when it has.
@@ -235,6 +330,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	}
 	fp := job.Fingerprint()
 	run.SetJob(fp, job.Settings())
+	if ref := mergeInputs(ps); ref != nil {
+		run.SetInputs(ref.man.Inputs)
+	}
 	rep := sumReports(ps, fp, opt.ToolVersion)
 	rep.Status = StatusRunning
 	err = errors.Join(writeMergeJob(&job), writeReport(fsys.OS, job.Out, &rep))
@@ -252,6 +350,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 	if err == nil {
 		_, err = run.Compact()
 	}
+	if err == nil {
+		err = mergeCaches(ps, job.Out, opt.Logger)
+	}
 	rep.CorpusRows, rep.Shards = run.Manifest().Rows, len(run.Manifest().Shards)
 	if cerr := run.Close(); err == nil {
 		err = cerr
@@ -266,6 +367,30 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		return nil, fmt.Errorf("writing report: %w", err)
 	}
 	return &rep, nil
+}
+
+// mergeCaches merges the workers' response caches into the merged
+// directory's: the answers they paid for, so a variant of the merged job
+// (a larger n, a new judge template) pays only for what is new, and the
+// spend behind them, which a later run in the merged directory restores
+// its tokens and cost from (the cache is the record of what was paid). A
+// worker without a cache is skipped with a warning.
+func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
+	var srcs []string
+	for _, p := range ps {
+		path := defaultCachePath(p.dir)
+		if _, err := fsys.OS.Stat(path); err != nil {
+			log.Warn("a worker has no response cache: its answers and spend are not in the merged cache", "dir", p.dir, "err", err)
+			continue
+		}
+		srcs = append(srcs, path)
+	}
+	res, err := llm.MergeCaches(defaultCachePath(out), srcs, llm.CacheLogger(log))
+	if err != nil {
+		return fmt.Errorf("merging the workers' response caches: %w", err)
+	}
+	log.Info("merged the workers' response caches", "caches", res.Sources, "responses", res.Entries, "repeats", res.Repeats, "damaged", res.Damaged)
+	return nil
 }
 
 func writeMergeJob(job *Job) error {
@@ -286,8 +411,8 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !p.part.Holds(r.ID) {
-			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(r.ID, p.part.Count), p.part.Count)
+		if key := recordPartitionKey(r); !p.part.Holds(key) {
+			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(key, p.part.Count), p.part.Count)
 		}
 		if run.Done(r.ID) {
 			return nil // merged by an earlier, interrupted merge
@@ -310,7 +435,7 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		return run.Done(f.ID) || again
 	})
 	for _, f := range fails {
-		if f.Stage == StageSelect {
+		if leftOutStage(f.Stage) {
 			pc.LeftOutThisSession++
 		} else {
 			pc.FailedThisSession++

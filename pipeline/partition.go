@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // MaxPartitions bounds K in a partition I/K.
@@ -19,8 +21,10 @@ const MaxPartitions = 1 << 16
 const partitionAll = "all"
 
 // Partition is one worker's share of the input when a job is split over K
-// workers without a coordinator: problem id belongs to partition
-// xxhash64(id) mod K. The rule is deterministic, so a restarted worker
+// workers without a coordinator: a problem belongs to partition
+// xxhash64(key) mod K, its key being its id, or for a passage of the
+// grounded style its content hash (partitionKey), so identical passages
+// under two ids go to one worker, which keeps the first as one machine does. The rule is deterministic, so a restarted worker
 // redoes only its own share, and the shares are disjoint and cover the
 // input. The zero Partition holds every problem.
 type Partition struct {
@@ -61,6 +65,23 @@ func PartitionOf(id string, k int) int {
 	return int(xxhash.Sum64String(id) % uint64(k))
 }
 
+// partitionKey is what decides a unit's partition: a passage's content
+// hash, else the problem's id.
+func partitionKey(p *Problem) string {
+	if p.DocHash != "" {
+		return p.DocHash
+	}
+	return p.ID
+}
+
+// recordPartitionKey is partitionKey of the unit a record was made from.
+func recordPartitionKey(r *schema.Record) string {
+	if r.Grounded != nil && r.Grounded.DocHash != "" {
+		return r.Grounded.DocHash
+	}
+	return r.ID
+}
+
 // partition is the job's partition; the zero Partition when it has none
 // (Validate has refused a bad one).
 func (j *Job) partition() Partition {
@@ -71,10 +92,16 @@ func (j *Job) partition() Partition {
 	return p
 }
 
-// partitionSetting is the partition as the job's identity shows it.
+// partitionSetting is the partition as the job's identity shows it. A
+// grounded worker's says its share is by passage content: workers that
+// split passages by id (before this rule) hold other shares, so they are
+// not resumed or merged with these.
 func (j *Job) partitionSetting() string {
 	if _, err := ParsePartition(j.Partition); j.Partition != "" && err != nil {
 		return j.Partition // shown as given; Validate refuses it
+	}
+	if p := j.partition(); p.Count > 0 && j.Style == schema.StyleGrounded {
+		return p.String() + " by passage content"
 	}
 	return j.partition().String()
 }
@@ -115,9 +142,9 @@ type partitionFilter struct {
 	sample *Sample
 }
 
-// admit reports whether the feeder takes the problem with id, counting it.
-func (f *partitionFilter) admit(id string) bool {
-	if !f.part.Holds(id) || !f.sample.Holds(id) {
+// admit reports whether the feeder takes the problem p, counting it.
+func (f *partitionFilter) admit(p *Problem) bool {
+	if !f.part.Holds(partitionKey(p)) || !f.sample.Holds(p.ID) {
 		return false
 	}
 	f.inPart.Add(1)

@@ -121,7 +121,7 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 	low := lowestHashes{n: n}
 	err := readUnits(ctx, job.input(), func(p Problem) error {
 		in.rows++
-		if !part.Holds(p.ID) {
+		if !part.Holds(partitionKey(&p)) {
 			return nil
 		}
 		if _, dup := seen.Get(p.ID); dup {

@@ -148,20 +148,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 	est := func(ps []PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, rest, wo)
 	}
-	full := est(probs)
-	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
-	rounds := make([]map[string]float64, bootstrapRounds)
-	re := make([]PilotProblem, len(probs))
-	for i := range rounds {
-		for j := range re {
-			re[j] = probs[rng.IntN(len(probs))]
-		}
-		rounds[i] = est(re)
-	}
-	// Sampling without replacement from a finite input: the spread shrinks
-	// by the finite population correction, to nothing for the whole input.
-	fpc := math.Sqrt(max(0, 1-float64(len(probs))/float64(in.unique)))
-	rg := func(key string) Range { return rangeOf(key, full, rounds, fpc) }
+	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
 	for _, s := range append(stages, "total") {
 		sp := StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
 		if s == "total" {
@@ -185,6 +172,31 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 	plan.Wall.Relief = relief(job, probs, stages, rest, wo, plan.Wall)
 	plan.Budget = budgetChecks(job, plan)
 	return plan
+}
+
+// bootstrapRanges estimates the figures of est over probs, the pilot's
+// problems out of unique, and returns each one's Range: the figure with a
+// 95% interval from resampling probs with replacement, nRounds times. A
+// resample draws whole problems, each with its outcome and its tokens, so
+// the interval carries the sampling error of the selection rate (the
+// share of problems that make records, and so pay for every stage) with
+// that of the tokens per problem; TestPlanRangesCoverTheTruth measures it. full is the
+// figures of probs themselves.
+func bootstrapRanges(probs []PilotProblem, unique int64, nRounds int, est func([]PilotProblem) map[string]float64) (full map[string]float64, rg func(key string) Range) {
+	full = est(probs)
+	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
+	rounds := make([]map[string]float64, nRounds)
+	re := make([]PilotProblem, len(probs))
+	for i := range rounds {
+		for j := range re {
+			re[j] = probs[rng.IntN(len(probs))]
+		}
+		rounds[i] = est(re)
+	}
+	// Sampling without replacement from a finite input: the spread shrinks
+	// by the finite population correction, to nothing for the whole input.
+	fpc := math.Sqrt(max(0, 1-float64(len(probs))/float64(unique)))
+	return full, func(key string) Range { return rangeOf(key, full, rounds, fpc) }
 }
 
 // rangeOf is the figure key of full with the 2.5 and 97.5 percentiles of
@@ -232,6 +244,18 @@ func pilotStages(style string, probs []PilotProblem) []string {
 // estimate computes every projected figure from a set of pilot problems:
 // per-problem means scaled to the input's unique problems.
 func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, wo planWallOptions) map[string]float64 {
+	out := estimateCounts(job, ps, stages, unique)
+	for _, b := range wallBounds(job, ps, stages, rest, wo) {
+		out["bound."+b.Constraint] = b.Seconds
+	}
+	out["wall.rest"] = wallSeconds(job, ps, stages, rest, wo)
+	out["wall.whole"] = wallSeconds(job, ps, stages, unique, wo)
+	return out
+}
+
+// estimateCounts is estimate without the wall times: outcomes, requests,
+// tokens, cost and validity.
+func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique int64) map[string]float64 {
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
@@ -272,11 +296,6 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, 
 	if measured > 0 {
 		out["empirical_validity"] = empValid / measured
 	}
-	for _, b := range wallBounds(job, ps, stages, rest, wo) {
-		out["bound."+b.Constraint] = b.Seconds
-	}
-	out["wall.rest"] = wallSeconds(job, ps, stages, rest, wo)
-	out["wall.whole"] = wallSeconds(job, ps, stages, unique, wo)
 	return out
 }
 

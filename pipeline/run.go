@@ -25,6 +25,10 @@ import (
 // ErrJobChanged is returned when a run directory was made by a different job.
 var ErrJobChanged = errors.New("the job differs from the one that made this run directory")
 
+// ErrInputChanged is returned when a run directory's input files hold
+// other content than they did when it was made (not only rows appended).
+var ErrInputChanged = errors.New("the input differs from the one this run directory was made from")
+
 // Options are the settings of one invocation that are not part of the job.
 type Options struct {
 	Force       bool // run even if the job changed
@@ -90,11 +94,19 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows, err := checkInput(ctx, &job, run, opt)
+	if err != nil {
+		return nil, errors.Join(err, abandonStart(run, fresh))
+	}
 	l, err := newLoop(&job, opt, run, ps)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
 	defer l.closeLLM()
+	if rows >= 0 {
+		l.input.lines.Store(rows)
+		l.inputCounted = true
+	}
 	runErr := l.loop(ctx)
 	if err := run.Commit(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing the last shard: %w", err)

@@ -28,6 +28,9 @@ type Total struct {
 	ETASeconds *float64 `json:"eta_seconds,omitempty"`
 	// Partitions says which partitions of K the workers cover.
 	Partitions string `json:"partitions"`
+	// InputsDiffer names the workers that read other input than the first
+	// (their manifests' input digests); a merge refuses them.
+	InputsDiffer []string `json:"inputs_differ,omitempty"`
 }
 
 // ReadWorkers reads the status of each run directory.
@@ -42,6 +45,11 @@ func ReadWorkers(dirs []string) (*Workers, error) {
 		w.Total.add(st)
 	}
 	w.Total.Partitions = coverage(w.Workers)
+	ins := make([]workerInput, len(w.Workers))
+	for i, st := range w.Workers {
+		ins[i] = workerInput{st.Dir, st.Manifest.Inputs}
+	}
+	w.Total.InputsDiffer = inputsDiffer(ins)
 	return w, nil
 }
 
@@ -141,6 +149,9 @@ func (w *Workers) WriteText(out io.Writer) {
 		p.Unique, p.Done, p.Failed, p.LeftOut, p.Pending, t.Records, t.CostUSD, eta(t.ETASeconds))
 	tw.Flush()
 	fmt.Fprintf(out, "partitions: %s\n", t.Partitions)
+	for _, d := range t.InputsDiffer {
+		fmt.Fprintf(out, "input differs: %s\n", d)
+	}
 }
 
 // statusWord is "finished" when every worker finished, else the count of

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -192,6 +193,9 @@ func verifyOne(line []byte, tooLong bool, max int, extract bool) ([]byte, error)
 	gold, err := textOf("gold", in.Gold)
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(gold) == "" {
+		return nil, errors.New(`field "gold" is empty: there is no answer to compare with`)
 	}
 	pred, err := textOf("pred", in.Pred)
 	if err != nil {

@@ -19,13 +19,18 @@ const mergeUsage = `Usage: distill merge RUN_DIR... --out DIR [flags]
 Merges the run directories of a partitioned job's workers (distill run
 --partition I/K, one per partition) into one corpus in --out: the records of
 every worker in shards re-cut to --shard-rows, one manifest, their failures,
-and a report that adds up theirs. The merged corpus is what one machine would
-have made (the job without a partition: its fingerprint and job.yaml), and
-validate, distill export and distill status read it like any run directory.
+a report that adds up theirs, and their response caches merged into
+DIR/cache.db (their answers and what they paid: a run in DIR reports the
+workers' tokens and cost, and a variant run with --cache DIR/cache.db pays
+only for new answers). The merged corpus is what one machine would have made
+(the job without a partition: its fingerprint and job.yaml), and validate,
+distill export and distill status read it like any run directory.
 
 It refuses, naming every reason, unless the directories hold one job apart
-from the partition, every partition 0..K-1 exactly once, and every worker has
-finished. Records are committed like a run's: a merge that is interrupted or
+from the partition, read the same input (the content digests of the input
+files in their manifests), hold every partition 0..K-1 exactly once, and
+every worker has finished; --out must be a directory apart from the
+workers' (not their parent). Records are committed like a run's: a merge that is interrupted or
 killed resumes when run again, skipping what it already wrote.
 
 Examples:

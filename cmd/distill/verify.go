@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +11,7 @@ import (
 	"os"
 
 	"github.com/rubricforge/rubricforge/internal/outpath"
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
@@ -42,11 +46,59 @@ Examples:
   distill verify --extract --out answers.jsonl solutions.jsonl
   cat pairs.jsonl | distill verify -
 
+A line whose gold answer is empty is a bad line: there is nothing to compare with. When
+none of the first 100 lines has the fields read ("gold" and "pred", or "text"), nothing is
+written and the message names the fields the lines have.
+
 Exit codes: 0 every line was read (bad lines are counted in the summary on stderr),
-1 reading or writing failed, 2 usage error.
+1 reading or writing failed, 2 usage error (also: no usable line among the first 100).
 
 Flags:
 `
+
+// checkVerifyHead reads the first lines of in as distill run checks its
+// input: when none of them has the fields verify reads, it says so, naming
+// the fields they have, before anything is written. It returns a reader
+// that gives in from its start again.
+func checkVerifyHead(in io.Reader, maxLine int, extract bool) (io.Reader, string, error) {
+	var head bytes.Buffer
+	r := bufio.NewReaderSize(io.TeeReader(in, &head), 64<<10)
+	problem, err := pipeline.HeadProblem(r, maxLine, func(raw []byte) string { return verifyLineProblem(raw, extract) })
+	return io.MultiReader(&head, in), problem, err
+}
+
+// verifyLineProblem says why a line lacks the fields verify reads; "" when
+// it has them (their values are checked line by line later).
+func verifyLineProblem(raw []byte, extract bool) string {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return "not a JSON object"
+	}
+	need := []string{"gold", "pred"}
+	if extract {
+		need = []string{"text"}
+	}
+	for _, f := range need {
+		if v, ok := obj[f]; !ok || string(v) == "null" {
+			return fmt.Sprintf("missing field %q", f)
+		}
+	}
+	return ""
+}
+
+func verifyFields(extract bool) string {
+	if extract {
+		return `"text"`
+	}
+	return `"gold" and "pred"`
+}
+
+func verifyRenameHint(extract bool) string {
+	if extract {
+		return `jq -c '{id, text: .solution}' data.jsonl | distill verify --extract`
+	}
+	return `jq -c '{id, gold: .answer, pred: .response}' data.jsonl | distill verify`
+}
 
 func verifyCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill verify", flag.ContinueOnError)
@@ -89,6 +141,15 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		name, in = p, f
+	}
+	in, problem, err := checkVerifyHead(in, *maxLine, *extract)
+	if err != nil {
+		fmt.Fprintf(stderr, "distill verify: reading %s: %v\n", name, err)
+		return exitFailed
+	}
+	if problem != "" {
+		fmt.Fprintf(stderr, "distill verify: %s: %s; it needs %s (rename them first, e.g. %s)\n", name, problem, verifyFields(*extract), verifyRenameHint(*extract))
+		return exitUsage
 	}
 	out := stdout
 	var outFile *os.File

@@ -65,3 +65,73 @@ func TestVerifyCommandExitCodes(t *testing.T) {
 		t.Errorf("unwritable output: exit %d, want %d", code, exitFailed)
 	}
 }
+
+// A row whose gold answer is empty cannot be graded: it is a bad line,
+// never a comparison counted as not equal.
+func TestVerifyEmptyGoldIsABadLine(t *testing.T) {
+	for _, gold := range []string{`""`, `"   "`} {
+		in := filepath.Join(t.TempDir(), "pairs.jsonl")
+		data := `{"id":1,"gold":` + gold + `,"pred":"The answer is 5."}` + "\n" + `{"id":2,"gold":"5","pred":"5"}` + "\n"
+		if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"verify", in}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("gold %s: exit %d\n%s", gold, code, stderr.String())
+		}
+		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"line":1,"error":`) || !strings.Contains(lines[0], `gold`) {
+			t.Errorf("gold %s: the first line must be a bad line naming the field:\n%s", gold, stdout.String())
+		}
+		if !strings.Contains(stderr.String(), "2 lines, 1 equal, 1 bad") {
+			t.Errorf("gold %s: summary must count the empty gold as bad:\n%s", gold, stderr.String())
+		}
+	}
+}
+
+// A file whose rows all use other field names stops after its first lines
+// with a usage error that names the fields it found, as distill run does,
+// instead of one stderr line per row and exit 0.
+func TestVerifyOtherFieldNamesIsAUsageError(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		line    string
+		want    []string
+		wantOut bool
+	}{
+		{"compare", nil, `{"question":"q","answer":"5","response":"The answer is 5."}`, []string{`"answer"`, `"question"`, `"response"`, `"gold"`, `"pred"`}, false},
+		{"extract", []string{"--extract"}, `{"solution":"The answer is 5."}`, []string{`"solution"`, `"text"`}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := filepath.Join(t.TempDir(), "rows.jsonl")
+			if err := os.WriteFile(in, []byte(strings.Repeat(tc.line+"\n", 5000)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(append(append([]string{"verify"}, tc.args...), in), &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d", code, exitUsage)
+			}
+			if n := strings.Count(stderr.String(), "\n"); n > 5 {
+				t.Errorf("stderr has %d lines; want one message", n)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr does not name %s:\n%s", w, stderr.String())
+				}
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("nothing must be written when the input is refused; stdout has %d bytes", stdout.Len())
+			}
+		})
+	}
+	// One usable line among the first ones is enough: the others are bad lines.
+	in := filepath.Join(t.TempDir(), "mixed.jsonl")
+	os.WriteFile(in, []byte(`{"answer":"5"}`+"\n"+`{"gold":"5","pred":"5"}`+"\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"verify", in}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "2 lines, 1 equal, 1 bad") {
+		t.Errorf("mixed: exit %d\n%s", code, stderr.String())
+	}
+}

@@ -1,0 +1,219 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/corpus"
+)
+
+// What a run read is recorded in its manifest (corpus.InputFile): every
+// input file's size, xxhash64 of its bytes and its rows. A resume compares
+// the files it is given with them before it sends anything, and a merge
+// compares its workers', so a corpus is never built from, or merged
+// across, inputs that differ while the job's settings (which name the
+// input, not its content) are the same. The digest is taken in the pass
+// that counts the input's rows up front, which every session makes anyway
+// for its ETA; a Parquet file, whose rows its footer gives, is read once
+// more for it.
+//
+// A file that only grew (its old bytes are the start of the new ones: rows
+// appended) resumes, and its new rows are new work. Any other difference
+// (a changed row, a file removed, fewer rows) is refused unless --force,
+// or the directory holds no records yet.
+
+// inputDigest reads the input files of in: their digests, and for each
+// file that prev (the last session's record, matched by position) holds,
+// whether its old bytes are the start of the file now (prefix).
+type inputDigest struct {
+	files  []corpus.InputFile
+	prefix []bool
+}
+
+// digestInputs reads every input file once, hashing its bytes and
+// counting its rows.
+func digestInputs(ctx context.Context, in inputSpec, prev []corpus.InputFile) (inputDigest, error) {
+	var paths []string
+	for _, p := range in.Paths {
+		if in.kindOf(p) != inputDir {
+			paths = append(paths, p)
+			continue
+		}
+		files, err := docFiles(p)
+		if err != nil {
+			return inputDigest{}, err
+		}
+		paths = append(paths, files...)
+	}
+	var d inputDigest
+	for i, path := range paths {
+		at := int64(-1)
+		if i < len(prev) {
+			at = prev[i].Bytes
+		}
+		f, prefix, err := digestFile(ctx, path, in, at)
+		if err != nil {
+			return inputDigest{}, fmt.Errorf("reading input %s for its digest: %w", path, err)
+		}
+		if i < len(prev) {
+			d.prefix = append(d.prefix, prefix == prev[i].XXHash64)
+		}
+		d.files = append(d.files, f)
+	}
+	return d, nil
+}
+
+// digestFile hashes the bytes of path and counts its rows; prefix is the
+// hash of its first at bytes ("" when it is shorter, or at < 0).
+func digestFile(ctx context.Context, path string, in inputSpec, at int64) (corpus.InputFile, string, error) {
+	out := corpus.InputFile{Path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return out, "", err
+	}
+	defer f.Close()
+	h := &prefixHash{d: xxhash.New(), at: at}
+	src := io.TeeReader(&ctxReader{ctx, f}, h)
+	switch in.kindOf(path) {
+	case inputText:
+		out.Rows = 1
+	case inputParquet:
+		if out.Rows, err = parquetRows(path); err != nil {
+			return out, "", err
+		}
+	default:
+		if out.Rows, err = countLinesIn(path, src); err != nil {
+			return out, "", err
+		}
+	}
+	if _, err := io.Copy(io.Discard, src); err != nil { // what a decompressor left unread
+		return out, "", err
+	}
+	out.Bytes, out.XXHash64 = h.n, fmt.Sprintf("%016x", h.d.Sum64())
+	if h.done || h.at == h.n {
+		return out, h.prefix(), nil
+	}
+	return out, "", nil
+}
+
+// countLinesIn counts the non-blank lines of the JSONL file read from src,
+// decompressed when its name says so.
+func countLinesIn(path string, src io.Reader) (int64, error) {
+	r, err := decompress(path, src)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return countNonBlank(r)
+}
+
+// prefixHash is an xxhash64 of a stream that also keeps the hash of the
+// stream's first at bytes.
+type prefixHash struct {
+	d      *xxhash.Digest
+	n, at  int64
+	done   bool
+	atHash uint64
+}
+
+func (h *prefixHash) Write(p []byte) (int, error) {
+	if !h.done && h.at >= 0 && h.n+int64(len(p)) >= h.at {
+		k := h.at - h.n
+		h.d.Write(p[:k])
+		h.atHash, h.done = h.d.Sum64(), true
+		h.d.Write(p[k:])
+	} else {
+		h.d.Write(p)
+	}
+	h.n += int64(len(p))
+	return len(p), nil
+}
+
+func (h *prefixHash) prefix() string {
+	if !h.done {
+		return fmt.Sprintf("%016x", h.d.Sum64())
+	}
+	return fmt.Sprintf("%016x", h.atHash)
+}
+
+// ctxReader stops a read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// inputChanges lists how the input now differs from prev (the record of
+// the run directory, made from dir), one line per file; grew lists the
+// files that only had bytes appended.
+func inputChanges(prev []corpus.InputFile, now inputDigest) (changes, grew []string) {
+	for i, p := range prev {
+		if i >= len(now.files) {
+			changes = append(changes, fmt.Sprintf("input file %d (%s) is not read any more", i+1, describeInput(p)))
+			continue
+		}
+		c := now.files[i]
+		switch {
+		case c.XXHash64 == p.XXHash64 && c.Bytes == p.Bytes:
+		case c.Bytes > p.Bytes && now.prefix[i]:
+			grew = append(grew, fmt.Sprintf("%s: %d rows, now %d", c.Path, p.Rows, c.Rows))
+		default:
+			changes = append(changes, fmt.Sprintf("%s, now %s", describeInput(p), describeInput(c)))
+		}
+	}
+	for _, c := range now.files[min(len(prev), len(now.files)):] {
+		grew = append(grew, fmt.Sprintf("%s is new: %d rows", c.Path, c.Rows))
+	}
+	return changes, grew
+}
+
+// describeInput names a file as a message shows it.
+func describeInput(f corpus.InputFile) string {
+	return fmt.Sprintf("%s (%d rows, %d bytes, xxhash64 %s)", f.Path, f.Rows, f.Bytes, f.XXHash64)
+}
+
+// checkInput records what this session reads in the run's manifest, after
+// refusing an input whose content is not what the directory's records were
+// made from (see above). It returns the input's rows when the digest
+// counted them (not for documents, whose units are passages), else -1.
+func checkInput(ctx context.Context, job *Job, run *corpus.Run, opt Options) (int64, error) {
+	prev := run.Manifest().Inputs
+	now, err := digestInputs(ctx, job.input(), prev)
+	if err != nil {
+		return -1, err
+	}
+	changes, grew := inputChanges(prev, now)
+	switch {
+	case len(changes) == 0:
+	case run.DoneCount() == 0:
+		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", strings.Join(changes, "; "))
+	case opt.Force:
+		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
+	default:
+		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
+			ErrInputChanged, job.Out, strings.Join(changes, "\n  "))
+	}
+	if len(grew) > 0 {
+		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
+	}
+	run.SetInputs(now.files)
+	if job.input().docs.on {
+		return -1, nil
+	}
+	var rows int64
+	for _, f := range now.files {
+		rows += f.Rows
+	}
+	return rows, nil
+}

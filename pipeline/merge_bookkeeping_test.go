@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
+)
+
+// TestMergeCountsLeftOutsByStage: a worker's problems left out by a check
+// (selection in the math styles, the quality check in the grounded style)
+// are counted as left out in the merge's report, never as failures.
+func TestMergeCountsLeftOutsByStage(t *testing.T) {
+	f := newFixture(t, 12, llmtest.Config{})
+	dirs := runWorkers(t, f.job, f.dir, 2)
+	before := map[string]int{}
+	for _, fl := range readFailures(t, dirs[0]) {
+		before[fl.Stage]++
+	}
+	extra := []corpus.Failure{
+		{ID: "q-left-out-1", Stage: StageQuality, Reason: "fewer than 3 criteria", Attempts: 1, Time: time.Now().UTC()},
+		{ID: "q-left-out-2", Stage: StageQuality, Reason: "copies the passage", Attempts: 1, Time: time.Now().UTC()},
+	}
+	fh, err := os.OpenFile(filepath.Join(dirs[0], "failures.jsonl"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fl := range extra {
+		b, _ := json.Marshal(fl)
+		fh.Write(append(b, '\n'))
+	}
+	fh.Close()
+	var wantLeftOut, wantFailed int64 = 2, 0
+	for _, d := range dirs {
+		for _, fl := range readFailures(t, d) {
+			if fl.ID == extra[0].ID || fl.ID == extra[1].ID {
+				continue
+			}
+			if leftOutStage(fl.Stage) {
+				wantLeftOut++
+			} else {
+				wantFailed++
+			}
+		}
+	}
+	rep, err := Merge(t.Context(), dirs, filepath.Join(f.dir, "merged"), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Problems; p.LeftOutThisSession != wantLeftOut || p.FailedThisSession != wantFailed {
+		t.Errorf("merge counted %d left out and %d failed, want %d and %d (quality left-outs are not failures)", p.LeftOutThisSession, p.FailedThisSession, wantLeftOut, wantFailed)
+	}
+}
+
+// TestMergeRefusesAnOutAroundTheWorkers: --out into the workers' parent
+// directory (or any directory holding a worker) would turn it into a run
+// directory around them; it is refused before anything is written.
+func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
+	f := newFixture(t, 8, llmtest.Config{})
+	parent := filepath.Join(f.dir, "workers")
+	dirs := runWorkers(t, f.job, parent, 2)
+	for _, out := range []string{parent, f.dir, filepath.Join(dirs[1], "merged")} {
+		_, err := Merge(t.Context(), dirs, out, MergeOptions{})
+		if err == nil || !strings.Contains(err.Error(), "--out "+out) {
+			t.Errorf("--out %s: merged (%v); want a refusal naming it", out, err)
+		}
+		if _, err := os.Stat(filepath.Join(out, corpus.ManifestName)); !os.IsNotExist(err) {
+			t.Errorf("--out %s: a refused merge wrote a manifest there", out)
+		}
+	}
+}
+
+// TestGroundedPartitionsKeepAPassageOnce: the same passage text under two
+// ids (a document copied under another name) goes to one worker, so the
+// merge holds it once, as one machine does, never in two workers and two
+// splits (a train/validation leak).
+func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	writeDocs(t, docs, 12)
+	_, url := startSim(t, llmtest.Config{})
+	whole := groundedTestJob(docs, filepath.Join(dir, "whole"), url)
+	runJob(t, whole, Options{})
+	for _, k := range []int{2, 3} {
+		job := groundedTestJob(docs, "", url)
+		dirs := runWorkers(t, job, filepath.Join(dir, fmt.Sprint("k", k)), k)
+		out := filepath.Join(dir, fmt.Sprint("merged", k))
+		if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
+			t.Fatalf("K=%d: %v", k, err)
+		}
+		recs := readCorpus(t, out)
+		byHash := map[string]string{}
+		for id, r := range recs {
+			if other, dup := byHash[r.Grounded.DocHash]; dup {
+				t.Errorf("K=%d: passage %s is in the merged corpus twice: %s (%s) and %s (%s)", k, r.Grounded.DocHash, id, r.Split, other, recs[other].Split)
+			}
+			byHash[r.Grounded.DocHash] = id
+		}
+		want := readCorpus(t, whole.Out)
+		if g, w := slices.Sorted(maps.Keys(recs)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
+			t.Errorf("K=%d: the merge holds %d passages, one machine %d", k, len(g), len(w))
+		}
+	}
+}
+
+// TestMergeKeepsCostAndAnswers: the merged corpus keeps what its workers
+// spent and the answers they paid for. The merge's report, and the whole
+// job run again in the merged directory, show the workers' tokens and
+// cost (not 0), and a variant of the job that reads the merged cache as
+// its base (--cache) pays for nothing the workers already have.
+func TestMergeKeepsCostAndAnswers(t *testing.T) {
+	f := newFixture(t, 30, llmtest.Config{KeepLog: true})
+	dirs := runWorkers(t, f.job, f.dir, 3)
+	var want llm.StageStats
+	for _, d := range dirs {
+		rep, _, err := ReadReport(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.PromptTokens += rep.LLM.Total.PromptTokens
+		want.CompletionTokens += rep.LLM.Total.CompletionTokens
+		want.CostUSD += rep.LLM.Total.CostUSD
+	}
+	if want.PromptTokens == 0 || want.CostUSD == 0 {
+		t.Fatalf("the workers spent nothing: %+v", want)
+	}
+	sameSpend := func(what string, got llm.StageStats) {
+		t.Helper()
+		if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
+			t.Errorf("%s: %d+%d tokens, $%.6f; the workers spent %d+%d, $%.6f", what, got.PromptTokens, got.CompletionTokens, got.CostUSD, want.PromptTokens, want.CompletionTokens, want.CostUSD)
+		}
+	}
+	out := filepath.Join(f.dir, "merged")
+	rep, err := Merge(t.Context(), dirs, out, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSpend("the merge's report", rep.LLM.Total)
+
+	whole := f.job
+	whole.Out = out
+	from := len(f.srv.Log())
+	again := runJob(t, whole, Options{})
+	if sent := len(f.srv.Log()) - from; sent != 0 {
+		t.Errorf("the whole job in the merged directory sent %d requests", sent)
+	}
+	sameSpend("the whole job run again in the merged directory", again.LLM.Total)
+
+	// A variant (another output, the same requests) reads the merged cache.
+	variant := f.job
+	variant.Out = filepath.Join(f.dir, "variant")
+	variant.Cache = filepath.Join(out, "cache.db")
+	from = len(f.srv.Log())
+	vrep := runJob(t, variant, Options{})
+	if sent := len(f.srv.Log()) - from; sent != 0 || vrep.Problems.Done != again.Problems.Done {
+		t.Errorf("the variant over the merged cache sent %d requests (want 0: the workers have every answer) and made %d records (want %d)", sent, vrep.Problems.Done, again.Problems.Done)
+	}
+}
