@@ -375,7 +375,15 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 // spend behind them, which a later run in the merged directory restores
 // its tokens and cost from (the cache is the record of what was paid). A
 // worker without a cache is skipped with a warning.
+//
+// A merged directory that has its cache already (a merge run again, or a
+// run in it since) keeps it: the workers' answers are in it, and answers
+// a later run added would be lost to a rebuild.
 func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
+	if _, err := fsys.OS.Stat(defaultCachePath(out)); err == nil {
+		log.Info("the merged directory has its response cache already; kept it", "cache", defaultCachePath(out))
+		return nil
+	}
 	var srcs []string
 	for _, p := range ps {
 		path := defaultCachePath(p.dir)

@@ -165,4 +165,34 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 	if sent := len(f.srv.Log()) - from; sent != 0 || vrep.Problems.Done != again.Problems.Done {
 		t.Errorf("the variant over the merged cache sent %d requests (want 0: the workers have every answer) and made %d records (want %d)", sent, vrep.Problems.Done, again.Problems.Done)
 	}
+
+	// An answer a later run put in the merged cache survives a merge run
+	// again.
+	added := llm.Identity{Key: 0x5eed, Digest: [32]byte{0xd1}}
+	putInCache(t, filepath.Join(out, "cache.db"), added)
+	if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := llm.OpenCache(filepath.Join(out, "cache.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok, err := c.Get(added); err != nil || !ok {
+		t.Errorf("a merge run again lost an answer the merged directory's cache held: %v, %v", ok, err)
+	}
+}
+
+func putInCache(t *testing.T, path string, id llm.Identity) {
+	t.Helper()
+	c, err := llm.OpenCache(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(id, []byte(`{"choices":[]}`), llm.Usage{Stage: "rollout", Model: "simulated"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
