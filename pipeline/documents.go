@@ -186,6 +186,16 @@ func (d DocumentRef) String() string {
 	return fmt.Sprintf("%s (%s)", d.DocID, d.File)
 }
 
+// DuplicateDocument is a document left out because Kept, earlier in input
+// order, has its text.
+type DuplicateDocument struct {
+	Kept    DocumentRef `json:"kept"`
+	Dropped DocumentRef `json:"dropped"`
+}
+
+// maxDuplicateDocuments bounds the duplicate documents a report names.
+const maxDuplicateDocuments = 100
+
 func refOf(p Problem) DocumentRef { return DocumentRef{DocID: p.DocID, File: p.File, Line: p.Line} }
 
 // seenDocuments tells a duplicate document: one whose text an earlier

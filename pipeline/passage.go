@@ -70,16 +70,18 @@ func (c passageCut) text(src string) string { return c.Prefix + src[c.Start:c.En
 // kind of boundary cost; a passage shorter than the minimum costs more than
 // any number of cuts. A cut between two blocks of one section costs more
 // than a passage, so a section that fits in a passage is cut only when
-// that saves more than one passage.
+// that saves more than one passage; a cut inside a paragraph costs more
+// than two passages and a cut between blocks, so it is made only for a
+// paragraph longer than a passage or to spare a passage under the minimum.
 const (
 	costPassage      = 10
 	costShort        = 1000
-	costCutSection   = 0  // before a heading
-	costCutBlock     = 12 // between two blocks (paragraphs, lists, tables, code) of a section
-	costCutBlockLine = 20 // between two lines of a fenced block or table longer than a passage
-	costCutSentence  = 30 // at a sentence end inside a paragraph
-	costCutLine      = 40 // at a line end inside a paragraph
-	costCutWord      = 60 // at white space inside a sentence longer than a passage
+	costCutSection   = 0   // before a heading
+	costCutBlock     = 12  // between two blocks (paragraphs, lists, tables, code) of a section
+	costCutBlockLine = 20  // between two lines of a fenced block or table longer than a passage
+	costCutSentence  = 60  // at a sentence end inside a paragraph
+	costCutLine      = 70  // at a line end inside a paragraph
+	costCutWord      = 100 // at white space inside a sentence longer than a passage
 )
 
 // cutPassages cuts a document's text into passages. Cuts fall, in order of

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/prompts"
 )
 
 // The fixtures in testdata/passages are Markdown written for these tests:
@@ -267,7 +269,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 	rep := runJob(t, j, Options{})
 	fails := readFailures(t, j.Out)
 	f, ok := fails["short.md#0"]
-	if !ok || f.Stage != "passage" || !strings.Contains(f.Reason, "80 characters") || !strings.Contains(f.Reason, "min_passage_chars 150") {
+	if !ok || f.Stage != "passage" || !strings.Contains(f.Reason, "79 characters") || !strings.Contains(f.Reason, "min_passage_chars 150") {
 		t.Errorf("the boilerplate document is not left out at the passage stage with its length: %+v (failures %v)", f, fails)
 	}
 	if recs := readCorpus(t, j.Out); len(recs) != 1 || recs["code.md#0"] == nil {
@@ -355,4 +357,34 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestCutterVersionEntersTheFingerprint: passages cut by other rules have
+// other texts under the same ids, so a grounded run made by an older
+// cutter (whose job.yaml has no passage_cutter version) is not resumed
+// silently; a math job's fingerprint does not change.
+func TestCutterVersionEntersTheFingerprint(t *testing.T) {
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	math := fullJob(t)
+	if _, ok := math.Versions["passage_cutter"]; ok {
+		t.Errorf("a math job is stamped with the passage cutter: %v", math.Versions)
+	}
+	cur := groundedJob("docs")
+	cur.Normalize()
+	cur.stampVersions(ps)
+	if cur.Versions["passage_cutter"] != CutterVersion {
+		t.Fatalf("a grounded job is not stamped with the passage cutter: %v", cur.Versions)
+	}
+	old := cur
+	old.Versions = maps.Clone(cur.Versions)
+	delete(old.Versions, "passage_cutter")
+	if old.Fingerprint() == cur.Fingerprint() {
+		t.Error("a run of the older cutter has the fingerprint of this one")
+	}
+	if c := ChangedSettings(&old, &cur); len(c) != 1 || c[0] != "versions.passage_cutter: (none) → "+CutterVersion {
+		t.Errorf("the change of cutter is described as %q", c)
+	}
 }
