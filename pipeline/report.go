@@ -59,7 +59,7 @@ type Report struct {
 	// kept. Their passages are among Problems.Duplicates.
 	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
 	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
-	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+	BadLines                []InputError        `json:"bad_lines,omitempty"` // the first few; the count is in Problems
 	// Sampled counts every rollout sampled for a problem that got past the
 	// rollout stage, kept or not, over every session of the run.
 	Sampled    Tally                    `json:"sampled_rollouts"`
