@@ -50,6 +50,8 @@ type Report struct {
 	// FailuresByStage counts failed problems by stage; problems left out by
 	// selection are not failures and are not in it.
 	FailuresByStage map[string]int64 `json:"failures_by_stage"`
+	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+
 	// LeftOutByStage counts the units left out, by the stage that left them
 	// out (select; the grounded passage and quality checks).
 	LeftOutByStage map[string]int64 `json:"left_out_by_stage,omitempty"`
@@ -59,7 +61,7 @@ type Report struct {
 	// kept. Their passages are among Problems.Duplicates.
 	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
 	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
-	BadLines                []InputError        `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+
 	// Sampled counts every rollout sampled for a problem that got past the
 	// rollout stage, kept or not, over every session of the run.
 	Sampled    Tally                    `json:"sampled_rollouts"`
