@@ -88,6 +88,7 @@ func TestCutPassages(t *testing.T) {
 func checkCuts(t *testing.T, src string, o cutOptions, cuts []passageCut) {
 	t.Helper()
 	var b strings.Builder
+	blocks := scanBlocks(src)
 	prev := 0
 	for i, c := range cuts {
 		if c.Start < prev || c.End <= c.Start || c.End > len(src) {
@@ -103,7 +104,7 @@ func checkCuts(t *testing.T, src string, o cutOptions, cuts []passageCut) {
 		if core[0] == '\n' || strings.HasPrefix(strings.TrimLeft(core, " \t"), "\n") || strings.TrimRightFunc(core, unicode.IsSpace) != core {
 			t.Fatalf("passage %d starts with a blank line or ends with white space: %q", i, core)
 		}
-		if c.Prefix != "" && !declaredHead(src[:c.Start], c.Prefix) {
+		if c.Prefix != "" && !declaredHead(src, blocks, c.Start, c.Prefix) {
 			t.Fatalf("passage %d repeats %q, not a fence's opening line or a table's header that came before", i, c.Prefix)
 		}
 		if c.Suffix != "" && (!strings.HasPrefix(c.Suffix, "\n") || fenceOpen(c.Suffix[1:]) == "" || strings.TrimLeft(c.Suffix[1:], " \t`~") != "") {
@@ -118,7 +119,6 @@ func checkCuts(t *testing.T, src string, o cutOptions, cuts []passageCut) {
 			}
 		}
 	}
-	blocks := scanBlocks(src)
 	checkNoCutInFittingBlock(t, src, o, blocks, cuts)
 	for i, c := range cuts {
 		if headingBlocksOnly(blocks, c.Start, c.End) && !headingBlocksOnly(blocks, c.Start, len(src)) {
@@ -134,12 +134,16 @@ func checkCuts(t *testing.T, src string, o cutOptions, cuts []passageCut) {
 	}
 }
 
-// declaredHead: head is a fence's opening line or a table's header and
-// delimiter rows, with their line end, and it is in before.
-func declaredHead(before, head string) bool {
-	lines := strings.Split(strings.TrimSuffix(head, "\n"), "\n")
-	ok := (len(lines) == 1 && fenceOpen(lines[0]) != "") || (len(lines) == 2 && isDelimiterRow(lines[1]))
-	return ok && strings.HasSuffix(head, "\n") && strings.Contains(before, head)
+// declaredHead: head is the opening line of the fenced block, or the
+// header and delimiter rows of the table, that the passage starting at s
+// starts inside, with their line end.
+func declaredHead(src string, blocks []block, s int, head string) bool {
+	k := sort.Search(len(blocks), func(k int) bool { return blocks[k].end > s }) // the block s is in
+	if k == len(blocks) || blocks[k].start >= s {
+		return false
+	}
+	b := blocks[k]
+	return (b.kind == blockFence || b.kind == blockTable) && head == src[b.start:b.head]+"\n"
 }
 
 // headingBlocksOnly: every block that overlaps [start, end) is a heading.
