@@ -242,6 +242,18 @@ func TestFrontMatterAndBOM(t *testing.T) {
 	if len(units) != 1 || units[0].Title != "Weight decay" || strings.ContainsAny(units[0].Text, "\uFEFF\r") {
 		t.Errorf("BOM: title %q, text %q", units[0].Title, units[0].Text)
 	}
+	// A row's text is read the same way; its title field comes first.
+	rows := filepath.Join(t.TempDir(), "docs.jsonl")
+	writeFile(t, rows, `{"text": "\ufeff---\r\ntitle: From the front matter\r\n---\r\n    indented first line\r\n\r\nBody."}
+{"text": "---\ntitle: Ignored\n---\nOther body.", "title": "From the field"}
+`)
+	j := groundedJob(rows)
+	j.Input.Fields.Title = "title"
+	units, bad := readAll(t, j)
+	if len(bad) != 0 || len(units) != 2 || units[0].Title != "From the front matter" || units[0].Text != "    indented first line\n\nBody." ||
+		units[1].Title != "From the field" || units[1].Text != "Other body." {
+		t.Errorf("rows: %+v, bad %v", units, bad)
+	}
 }
 
 // TestShortPassages: a boilerplate document shorter than
