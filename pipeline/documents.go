@@ -10,6 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cespare/xxhash/v2"
+	"gopkg.in/yaml.v3"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -21,13 +24,14 @@ type inputSpec struct {
 }
 
 type documentInput struct {
-	on           bool
-	passageChars int
+	on  bool
+	cut cutOptions
 }
 
 // input is how the job's input is read.
 func (j Job) input() inputSpec {
-	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, passageChars: j.Grounded.PassageChars}}
+	g := j.Grounded
+	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: g.cutOptions()}}
 }
 
 // The kinds of input path.
@@ -75,20 +79,21 @@ func usableID(id string) bool {
 }
 
 // newDocument cuts one document row into its passages. The document's id is
-// the row's id field, or its content hash when it has none.
+// the row's id field, or its content hash when it has none; its title the
+// title field, or its front matter's title.
 func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
-	text := strings.TrimSpace(vals["text"])
-	if text == "" {
-		return nil, fmt.Sprintf("field %q is empty", in.Fields.Text)
-	}
 	for name, v := range vals {
 		if !utf8.ValidString(v) {
 			return nil, fmt.Sprintf("field %q is not valid UTF-8", name)
 		}
 	}
+	doc := readDocument(vals["text"])
+	if strings.TrimSpace(doc.body) == "" {
+		return nil, fmt.Sprintf("field %q is empty", in.Fields.Text)
+	}
 	id := strings.TrimSpace(vals["id"])
 	if id == "" {
-		id = ContentHash(text)
+		id = ContentHash(doc.body)
 	} else if !usableID(id) {
 		return nil, fmt.Sprintf("field %q must be at most %d printable characters", in.Fields.ID, maxIDLen)
 	}
@@ -96,20 +101,139 @@ func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
 	if source == "" {
 		source = in.Source
 	}
-	return passagesOf(id, strings.TrimSpace(vals["title"]), source, text, in.docs.passageChars), ""
+	title := strings.TrimSpace(vals["title"])
+	if title == "" {
+		title = doc.title
+	}
+	return passagesOf(id, title, source, doc.body, in.docs.cut), ""
 }
 
-// passagesOf cuts a document into its passage units.
-func passagesOf(docID, title, source, text string, limit int) []Problem {
-	cuts := CutPassages(text, limit)
+// passagesOf cuts a document's text into its passage units.
+func passagesOf(docID, title, source, text string, o cutOptions) []Problem {
+	cuts := cutPassages(text, o)
+	digest := xxhash.Sum64String(text)
 	out := make([]Problem, len(cuts))
 	for i, c := range cuts {
+		t := c.text(text)
 		out[i] = Problem{
-			ID: schema.PassageRecordID(docID, int32(i)), Source: source, Text: c,
-			DocID: docID, Title: title, PassageIndex: int32(i), DocHash: ContentHash(c),
+			ID: schema.PassageRecordID(docID, int32(i)), Source: source, Text: t,
+			DocID: docID, Title: title, PassageIndex: int32(i), PassageCount: int32(len(cuts)), DocHash: ContentHash(t),
+			docDigest: digest,
 		}
 	}
 	return out
+}
+
+// document is a document's text as the cutter reads it, and its title.
+type document struct{ body, title string }
+
+// readDocument normalizes a document's text, the only changes a passage
+// makes to it: a leading byte order mark is dropped, CRLF and CR line ends
+// become LF, and YAML front matter (a mapping between a first line "---"
+// and a line "---" or "...") is metadata, its title the document's title,
+// and no part of the text. Everything else is kept byte for byte.
+func readDocument(raw string) document {
+	s := strings.TrimPrefix(raw, "\uFEFF")
+	if strings.Contains(s, "\r") {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	}
+	body, title, ok := splitFrontMatter(s)
+	if !ok {
+		return document{body: s}
+	}
+	return document{body: body, title: title}
+}
+
+// splitFrontMatter splits YAML front matter off s: the text after it and
+// its title field, if s starts with front matter that holds a mapping.
+func splitFrontMatter(s string) (body, title string, ok bool) {
+	rest, found := strings.CutPrefix(s, "---\n")
+	if !found {
+		return "", "", false
+	}
+	for i := 0; i < len(rest); {
+		line, next := lineAt(rest, i)
+		if l := strings.TrimRight(line, " \t"); l == "---" || l == "..." {
+			var meta map[string]any
+			if err := yaml.Unmarshal([]byte(rest[:i]), &meta); err != nil || meta == nil {
+				return "", "", false
+			}
+			switch t := meta["title"].(type) {
+			case string:
+				title = strings.TrimSpace(t)
+			case int, float64, bool:
+				title = fmt.Sprint(t)
+			}
+			return rest[next:], title, true
+		}
+		i = next
+	}
+	return "", "", false
+}
+
+// DocumentRef names a document: its id, and the file (and, for a row, the
+// line) it was read from.
+type DocumentRef struct {
+	DocID string `json:"doc_id"`
+	File  string `json:"file"`
+	Line  int    `json:"line,omitempty"`
+}
+
+func (d DocumentRef) String() string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s (%s:%d)", d.DocID, d.File, d.Line)
+	}
+	return fmt.Sprintf("%s (%s)", d.DocID, d.File)
+}
+
+// DuplicateDocument is a document left out because Kept, earlier in input
+// order, has its text.
+type DuplicateDocument struct {
+	Kept    DocumentRef `json:"kept"`
+	Dropped DocumentRef `json:"dropped"`
+}
+
+// maxDuplicateDocuments bounds the duplicate documents a report names.
+const maxDuplicateDocuments = 100
+
+func refOf(p Problem) DocumentRef { return DocumentRef{DocID: p.DocID, File: p.File, Line: p.Line} }
+
+// seenDocuments tells a duplicate document: one whose text an earlier
+// document in input order has (the paths in the order input.paths gives
+// them, a directory's files in lexical order of their paths, a file's
+// rows in order). The first is kept; every later one is marked with it.
+type seenDocuments struct {
+	first map[uint64]DocumentRef // by the document text's xxhash64
+	// the document being read, and the document it duplicates (nil: none)
+	current DocumentRef
+	dupOf   *DocumentRef
+}
+
+// mark sets p.DuplicateOf when p's document duplicates an earlier one.
+// The passages of a document come one after the other, from index 0.
+func (s *seenDocuments) mark(p *Problem) {
+	if p.PassageIndex == 0 || refOf(*p) != s.current {
+		s.current, s.dupOf = refOf(*p), nil
+		if first, ok := s.first[p.docDigest]; ok {
+			s.dupOf = &first
+		} else {
+			s.first[p.docDigest] = s.current
+		}
+	}
+	p.DuplicateOf = s.dupOf
+}
+
+// markDuplicates wraps yield so that every passage of a duplicate document
+// is marked (seenDocuments); a problems input passes through.
+func (in *inputSpec) markDuplicates(yield func(Problem) error) func(Problem) error {
+	if !in.docs.on {
+		return yield
+	}
+	seen := &seenDocuments{first: map[uint64]DocumentRef{}}
+	return func(p Problem) error {
+		seen.mark(&p)
+		return yield(p)
+	}
 }
 
 // readDocDir reads every .txt and .md file under root (recursively, in
@@ -198,18 +322,20 @@ func docFileUnits(b []byte, id string, in inputSpec) ([]Problem, string) {
 	if !utf8.Valid(b) {
 		return nil, "not valid UTF-8 text"
 	}
-	text := strings.TrimSpace(string(b))
-	if text == "" {
+	doc := readDocument(string(b))
+	if strings.TrimSpace(doc.body) == "" {
+		if doc.title != "" {
+			return nil, "holds only front matter"
+		}
 		return nil, "empty document"
 	}
 	if !usableID(id) {
 		return nil, fmt.Sprintf("its path %q is not usable as a document id (at most %d printable characters)", id, maxIDLen)
 	}
-	title := ""
-	if strings.EqualFold(filepath.Ext(id), ".md") {
-		title = markdownTitle(text)
+	if doc.title == "" && strings.EqualFold(filepath.Ext(id), ".md") {
+		doc.title = markdownTitle(doc.body)
 	}
-	return passagesOf(id, title, in.Source, text, in.docs.passageChars), ""
+	return passagesOf(id, doc.title, in.Source, doc.body, in.docs.cut), ""
 }
 
 // markdownTitle is the text of the first level-1 heading, if any.

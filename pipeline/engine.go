@@ -161,7 +161,9 @@ var mathStages = []stage{
 // leftOutStage: a unit that ends at this stage was left out by a check,
 // not failed; it is recorded in failures.jsonl, counted apart, and not
 // retried by a resume.
-func leftOutStage(stage string) bool { return stage == StageSelect || stage == StageQuality }
+func leftOutStage(stage string) bool {
+	return stage == StageSelect || stage == StageQuality || stage == StagePassage
+}
 
 // process runs the stages of the job's style over p. A panic anywhere in
 // it, its fan-out goroutines included, becomes a failure of this problem.

@@ -39,6 +39,7 @@ func resultSettings() []setting {
 		{"input.fields.text", func(j *Job) string { return j.Input.Fields.Text }, grounded},
 		{"input.fields.title", func(j *Job) string { return j.Input.Fields.Title }, grounded},
 		{"grounded.passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.PassageChars) }, grounded},
+		{"grounded.min_passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.MinPassageChars) }, grounded},
 		{"grounded.questions_per_passage", func(j *Job) string { return fmt.Sprint(j.Grounded.QuestionsPerPassage) }, grounded},
 		{"grounded.min_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MinCriteria) }, grounded},
 		{"grounded.max_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCriteria) }, grounded},
@@ -94,11 +95,14 @@ func notGrounded(j *Job) bool { return j.Style != schema.StyleGrounded }
 func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
 
 // stampVersions records in the job what it was run with besides its
-// settings: the record layout, the answer verifier's policy and the hash of
-// every template it sends. They enter the fingerprint, so a new verifier
+// settings: the record layout, the answer verifier's policy, a grounded
+// job's passage cutter, and the hash of every template it sends. They enter the fingerprint, so a new verifier
 // policy or template does not silently resume into old verdicts.
 func (j *Job) stampVersions(ps *prompts.Set) {
 	j.Versions = map[string]string{"spec": schema.SpecVersion, "verify_policy": verify.PolicyVersion}
+	if j.Style == schema.StyleGrounded {
+		j.Versions["passage_cutter"] = CutterVersion // the passages' texts under their ids
+	}
 	j.TemplateHashes = map[string]string{}
 	for _, n := range templatesOf(j) {
 		j.TemplateHashes[n] = ps.Hash(n)
@@ -183,7 +187,11 @@ func ChangedSettings(old, cur *Job) []string {
 	}
 	var out []string
 	for _, l := range cur.identityLines() {
-		if was, ok := before[l.key]; ok && was != l.value {
+		was, ok := before[l.key]
+		if !ok && strings.HasPrefix(l.key, "versions.") && len(old.Versions) > 0 {
+			was, ok = "(none)", true // a version the older tool did not stamp
+		}
+		if ok && was != l.value {
 			out = append(out, fmt.Sprintf("%s: %s → %s", l.key, show(was), show(l.value)))
 		}
 	}

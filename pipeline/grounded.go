@@ -19,6 +19,7 @@ import (
 // quality checks, the validity judge reads every criterion against the
 // passage, and (optionally) closed-book answers measure which criteria vary.
 var groundedStages = []stage{
+	{name: StagePassage, check: true, run: (*engine).checkPassage},
 	{name: StageAnalyze, run: (*engine).analyze},
 	{name: StageSynthesize, run: (*engine).synthesize},
 	{name: StageEnrich, on: func(j *Job) bool { return j.Grounded.Enrich }, run: (*engine).enrich},

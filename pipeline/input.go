@@ -29,11 +29,18 @@ type Problem struct {
 	File      string
 	Line      int // 1-based line (JSONL) or row (Parquet); 0 for a whole file
 
-	// A passage's document: its id, title, the passage's index in it from 0
-	// and the passage's content hash (ContentHash).
-	DocID, Title string
-	PassageIndex int32
-	DocHash      string
+	// A passage's document: its id, title, the passage's index in it from 0,
+	// the number of passages it was cut into, and the passage's content hash
+	// (ContentHash).
+	DocID, Title               string
+	PassageIndex, PassageCount int32
+	DocHash                    string
+	// DuplicateOf is the document that has this passage's document's text
+	// and comes first in input order; nil when there is none. The run
+	// leaves such a document out and reports it.
+	DuplicateOf *DocumentRef
+
+	docDigest uint64 // xxhash64 of the document's text, to tell duplicates
 }
 
 // InputError is one input line that could not be used. It names the file and
@@ -65,8 +72,10 @@ func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad 
 // readUnits is ReadProblems over an input of problems or documents. In a
 // documents input (the grounded style) every row is a document, and a
 // directory or a .txt/.md file holds documents too; each document is cut
-// into passages (CutPassages), which are yielded in order as the units.
+// into passages (cutPassages), which are yielded in order as the units,
+// those of a duplicate document marked (Problem.DuplicateOf).
 func readUnits(ctx context.Context, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
+	yield = in.markDuplicates(yield)
 	for _, path := range in.Paths {
 		var err error
 		switch in.kindOf(path) {

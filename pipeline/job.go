@@ -143,7 +143,12 @@ type EmpiricalStage struct {
 // empirical stage samples rollout.n closed-book answers from the rollout
 // endpoint and scores them with the empirical endpoint.
 type GroundedStage struct {
-	PassageChars        int     `yaml:"passage_chars"`         // a passage's most characters
+	PassageChars int `yaml:"passage_chars"` // a passage's most characters
+	// MinPassageChars is a passage's fewest characters: the cutter merges a
+	// shorter piece into a neighbour where the limit allows, and a passage
+	// still shorter is left out at the passage stage without a request. At
+	// most half of PassageChars counts; 0 keeps every passage.
+	MinPassageChars     int     `yaml:"min_passage_chars"`
 	QuestionsPerPassage int     `yaml:"questions_per_passage"` // K
 	MinCriteria         int     `yaml:"min_criteria"`
 	MaxCriteria         int     `yaml:"max_criteria"`
@@ -223,7 +228,7 @@ func DefaultJob() Job {
 		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
 		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
-		Grounded:  GroundedStage{PassageChars: 6000, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true},
+		Grounded:  GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true},
 		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
 		Split:     SplitFractions{Validation: 0.02},
 		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
@@ -409,6 +414,9 @@ func (j *Job) validateGrounded(v *validation) {
 	g := j.Grounded
 	if g.PassageChars < 200 || g.PassageChars > 1_000_000 {
 		v.bad("grounded.passage_chars", "%d is outside 200..1000000", g.PassageChars)
+	}
+	if g.MinPassageChars < 0 || g.MinPassageChars > 1_000_000 {
+		v.bad("grounded.min_passage_chars", "%d is outside 0..1000000", g.MinPassageChars)
 	}
 	if g.QuestionsPerPassage < 1 || g.QuestionsPerPassage > 16 {
 		v.bad("grounded.questions_per_passage", "%d is outside 1..16", g.QuestionsPerPassage)

@@ -48,6 +48,7 @@ type loop struct {
 	session         sessionCounts
 	health          health
 	failuresByStage map[string]int64
+	leftOutByStage  map[string]int64
 	started         time.Time
 	resolvedAtStart int64 // problems done or finally failed before this session, for the ETA
 }
@@ -62,6 +63,9 @@ type inputCounts struct {
 
 	mu        sync.Mutex
 	badSample []InputError // the first few bad lines
+	// duplicate documents left out this session, and the first few
+	duplicateDocs   int64
+	duplicateSample []DuplicateDocument
 }
 
 // sessionCounts are the collector's counters of this session.
@@ -198,12 +202,14 @@ func (l *loop) begin() {
 	l.part.part = l.job.partition()
 	l.part.sample = l.opt.pilot.sampleOf()
 	l.stop.feeding = make(chan struct{})
-	l.failuresByStage = map[string]int64{}
+	l.failuresByStage, l.leftOutByStage = map[string]int64{}, map[string]int64{}
 	l.resolvedAtStart = int64(l.run.DoneCount())
 	for _, f := range l.run.Failures() {
 		if !l.retryFailed && !f.Transient {
 			l.resolvedAtStart++
-			if !leftOutStage(f.Stage) {
+			if leftOutStage(f.Stage) {
+				l.leftOutByStage[f.Stage]++
+			} else {
 				l.failuresByStage[f.Stage]++
 			}
 		}
@@ -226,6 +232,13 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		l.input.rows.Add(1)
 		if !l.part.admit(&p) {
 			return nil // another worker's problem
+		}
+		if p.DuplicateOf != nil { // a document with the text of an earlier one
+			l.input.duplicates.Add(1)
+			if p.PassageIndex == 0 {
+				l.duplicateDocument(p)
+			}
+			return nil
 		}
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
 		if s, dup := seen.Get(p.ID); dup {
@@ -398,6 +411,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 	}
 	if leftOutStage(f.Stage) {
 		l.session.leftOut++
+		l.leftOutByStage[f.Stage]++
 		return nil
 	}
 	l.failuresByStage[f.Stage]++
@@ -417,6 +431,21 @@ func (l *loop) endpointOf(stage string) string {
 		return l.job.Empirical.BaseURL
 	}
 	return l.job.Rollout.BaseURL
+}
+
+// duplicateDocument logs and notes a document left out because an earlier
+// one in input order has its text (p is its first passage).
+func (l *loop) duplicateDocument(p Problem) {
+	d := DuplicateDocument{Kept: *p.DuplicateOf, Dropped: refOf(p)}
+	l.log.Warn("duplicate document left out: an earlier document in input order has its text and is kept",
+		"kept", d.Kept.DocID, "kept_file", d.Kept.File, "dropped", d.Dropped.DocID, "dropped_file", d.Dropped.File)
+	in := &l.input
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.duplicateDocs++
+	if len(in.duplicateSample) < maxDuplicateDocuments {
+		in.duplicateSample = append(in.duplicateSample, d)
+	}
 }
 
 func (l *loop) bad(e *InputError) {

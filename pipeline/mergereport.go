@@ -35,6 +35,14 @@ func sumReports(ps []*mergePart, fingerprint, toolVersion string) Report {
 			out.BadLines = slices.Clone(r.BadLines)
 		}
 		addCounts(out.FailuresByStage, r.FailuresByStage)
+		if len(r.LeftOutByStage) > 0 {
+			if out.LeftOutByStage == nil {
+				out.LeftOutByStage = map[string]int64{}
+			}
+			addCounts(out.LeftOutByStage, r.LeftOutByStage)
+		}
+		out.DuplicateDocumentsTotal += r.DuplicateDocumentsTotal
+		out.DuplicateDocuments = append(out.DuplicateDocuments, r.DuplicateDocuments[:min(len(r.DuplicateDocuments), maxDuplicateDocuments-len(out.DuplicateDocuments))]...)
 		addCounts(out.Repairs, r.Repairs)
 		addCounts(out.StageSeconds, r.StageSeconds)
 		out.Sampled.Total += r.Sampled.Total

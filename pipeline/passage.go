@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,101 +11,501 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// CutPassages cuts a document into passages of at most limit characters
-// (runes) for the grounded style. Paragraphs (separated by blank lines) are
-// packed whole into a passage while they fit, joined by a blank line. A
-// paragraph longer than the limit is cut at sentence ends; a sentence longer
-// than the limit at white space. A cut never falls inside a word, so a
-// passage is longer than the limit only when it is a single word that is.
-// Passages are trimmed and never empty; a blank document has none.
-func CutPassages(text string, limit int) []string {
-	limit = max(limit, 1)
-	var out []string
-	var cur strings.Builder
-	curLen := 0
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
-			curLen = 0
-		}
-	}
-	for _, para := range paragraphs(text) {
-		n := utf8.RuneCountInString(para)
-		switch {
-		case n > limit:
-			flush()
-			out = append(out, cutParagraph(para, limit)...)
-		case cur.Len() > 0 && curLen+2+n > limit:
-			flush()
-			fallthrough
-		default:
-			if cur.Len() > 0 {
-				cur.WriteString("\n\n")
-				curLen += 2
-			}
-			cur.WriteString(para)
-			curLen += n
-		}
-	}
-	flush()
-	return out
+// CutterVersion names the rules by which documents are read and cut into
+// passages. A grounded job's fingerprint holds it (versions.passage_cutter),
+// because other rules give other passage texts under the same passage ids:
+// a run made by an older cutter is not resumed into silently.
+//
+//	1  paragraphs trimmed and packed, cut at sentence ends (until issue 28)
+//	2  the source text byte for byte, cut by Markdown structure, a minimum
+//	   length, front matter and a byte order mark as metadata
+const CutterVersion = "2"
+
+// DefaultMinPassageChars is grounded.min_passage_chars unless a job sets
+// it: a question needs min_criteria (5) checkable points in its passage,
+// and a point takes a clause of six to eight words, about 40 characters.
+const DefaultMinPassageChars = 200
+
+// StagePassage is the grounded style's first stage, a check without a
+// request: a passage shorter than the minimum is left out.
+const StagePassage = "passage"
+
+// minPassage is the minimum that counts: at most half the passage size,
+// so a short tail can always be balanced against its neighbour.
+func (g GroundedStage) minPassage() int { return min(max(g.MinPassageChars, 0), g.PassageChars/2) }
+
+// cutOptions are the passage sizes of the job's documents.
+func (g GroundedStage) cutOptions() cutOptions {
+	return cutOptions{limit: g.PassageChars, min: g.minPassage()}
 }
 
-// paragraphs splits text at blank lines, trimming each paragraph's ends and
-// normalizing line ends to \n.
-func paragraphs(text string) []string {
-	var out []string
-	var cur strings.Builder
-	flush := func() {
-		if p := strings.TrimSpace(cur.String()); p != "" {
-			out = append(out, p)
-		}
-		cur.Reset()
+// checkPassage leaves out a passage shorter than the minimum, before any
+// request is paid for it.
+func (e *engine) checkPassage(_ context.Context, w *unit) error {
+	least := e.job.Grounded.minPassage()
+	if n := utf8.RuneCountInString(w.p.Text); n < least {
+		w.leftOut = &problemFailure{stage: StagePassage, attempts: 1, reason: fmt.Sprintf(
+			"left out by length: the passage has %d characters, fewer than grounded.min_passage_chars %d (too little for a question)", n, least)}
 	}
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
-		if strings.TrimSpace(line) == "" {
-			flush()
+	return nil
+}
+
+// cutOptions are a document's passage sizes in characters (runes): at most
+// limit, and at least min where the cutter can (0: no minimum).
+type cutOptions struct{ limit, min int }
+
+// passageCut is one passage of a document's text src: Prefix +
+// src[Start:End] + Suffix. Prefix and Suffix are the only text a passage
+// adds to its document's: the header and delimiter rows of a table cut into
+// pieces, the opening line of a fenced block cut into pieces (Prefix), and
+// its closing fence (Suffix). Between two passages lies only white space.
+type passageCut struct {
+	Start, End     int
+	Prefix, Suffix string
+}
+
+func (c passageCut) text(src string) string { return c.Prefix + src[c.Start:c.End] + c.Suffix }
+
+// Cut penalties of the passage packer: what a passage and a cut at each
+// kind of boundary cost; a passage shorter than the minimum costs more than
+// any number of cuts. A cut between two blocks of one section costs more
+// than a passage, so a section that fits in a passage is cut only when
+// that saves more than one passage; a cut inside a paragraph costs more
+// than two passages and a cut between blocks, so it is made only for a
+// paragraph longer than a passage or to spare a passage under the minimum.
+const (
+	costPassage      = 10
+	costShort        = 1000
+	costCutSection   = 0   // before a heading
+	costCutBlock     = 12  // between two blocks (paragraphs, lists, tables, code) of a section
+	costCutBlockLine = 20  // between two lines of a fenced block or table longer than a passage
+	costCutSentence  = 60  // at a sentence end inside a paragraph
+	costCutLine      = 70  // at a line end inside a paragraph
+	costCutWord      = 100 // at white space inside a sentence longer than a passage
+)
+
+// cutPassages cuts a document's text into passages. Cuts fall, in order of
+// preference, before a heading, between two blocks, between two lines of a
+// block, at a sentence end, at white space; never inside a word, so a
+// passage is longer than the limit only when it is one word that is. A
+// heading stays with the block under it. A fenced code block or a table
+// is cut inside only when it is longer than a passage: then between its
+// lines, each piece reopening and closing the fence or repeating the
+// table's header and delimiter rows. Among the ways to cut at those
+// boundaries, the packer takes the one with the fewest passages shorter
+// than the minimum, then the fewest passages and cuts inside sections.
+// Passages are never empty and hold no leading or trailing blank line; a
+// blank text has none.
+func cutPassages(src string, o cutOptions) []passageCut {
+	o.limit = max(o.limit, 1)
+	o.min = min(max(o.min, 0), o.limit/2)
+	var spans []span
+	for _, a := range atomsOf(src, scanBlocks(src)) {
+		spans = append(spans, spansOf(src, a, o)...)
+	}
+	return pack(src, spans, o)
+}
+
+// blockKind is the kind of a Markdown block the cutter tells apart.
+type blockKind int
+
+const (
+	blockParagraph blockKind = iota // any other run of lines up to a blank line
+	blockHeading                    // an ATX heading line: 1-6 '#' and a space
+	blockFence                      // a fenced code block, fences included
+	blockTable                      // a pipe table: header, delimiter row, rows
+)
+
+// block is one block of the text: src[start:end], from the start of its
+// first line (its indentation included) to the last non-space character
+// of its last line. head is the end of the lines a piece of the block
+// repeats (a fence's opening line, a table's delimiter row); closeAt, of
+// a closed fence, is where its closing line starts.
+type block struct {
+	kind          blockKind
+	start, end    int
+	head, closeAt int
+	closer        string // a fence's closing line: its indentation and fence string
+}
+
+// scanBlocks splits src into its blocks.
+func scanBlocks(src string) []block {
+	var out []block
+	for i := 0; i < len(src); {
+		line, next := lineAt(src, i)
+		switch {
+		case strings.TrimSpace(line) == "":
+			i = next
+			continue
+		case fenceOpen(line) != "":
+			b, after := fenceBlock(src, i)
+			out = append(out, b)
+			i = after
+			continue
+		case isHeading(line):
+			out = append(out, block{kind: blockHeading, start: i, end: trimEnd(src, i, i+len(line))})
+			i = next
+			continue
+		case tableStarts(src, i):
+			b, after := tableBlock(src, i)
+			out = append(out, b)
+			i = after
 			continue
 		}
-		if cur.Len() > 0 {
-			cur.WriteByte('\n')
-		}
-		cur.WriteString(strings.TrimRight(line, " \t\r"))
+		b, after := paragraphBlock(src, i)
+		out = append(out, b)
+		i = after
 	}
-	flush()
 	return out
 }
 
-// cutParagraph cuts a paragraph longer than limit at the last sentence end
-// that keeps a piece within the limit, else at the last white space, else
-// (one word longer than the limit) after that word.
-func cutParagraph(p string, limit int) []string {
-	var out []string
-	for p != "" {
-		if !longerThan(p, limit) {
-			out = append(out, p)
-			break
+// lineAt is the line starting at i, without its "\n", and where the next
+// line starts.
+func lineAt(src string, i int) (string, int) {
+	if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
+		return src[i : i+j], i + j + 1
+	}
+	return src[i:], len(src)
+}
+
+// trimEnd is the end of src[start:end] without its trailing white space.
+func trimEnd(src string, start, end int) int {
+	return start + len(strings.TrimRightFunc(src[start:end], unicode.IsSpace))
+}
+
+// isHeading: an ATX heading, up to three spaces, one to six '#', then a
+// space, a tab or the end of the line.
+func isHeading(line string) bool {
+	s := strings.TrimLeft(line, " ")
+	if len(line)-len(s) > 3 {
+		return false
+	}
+	n := len(s) - len(strings.TrimLeft(s, "#"))
+	return n >= 1 && n <= 6 && (len(s) == n || s[n] == ' ' || s[n] == '\t')
+}
+
+// fenceOpen is the fence string (three or more '`' or '~') that opens a
+// fenced code block on line, or "". A backtick fence's info string holds no
+// backtick (else the line is inline code).
+func fenceOpen(line string) string {
+	s := strings.TrimLeft(line, " \t")
+	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
+		return ""
+	}
+	n := len(s) - len(strings.TrimLeft(s, s[:1]))
+	if n < 3 || (s[0] == '`' && strings.Contains(s[n:], "`")) {
+		return ""
+	}
+	return s[:n]
+}
+
+// closesFence: line is a fence of fence's character, at least as long,
+// with nothing after it but white space.
+func closesFence(line, fence string) bool {
+	s := strings.TrimSpace(line)
+	return len(s) >= len(fence) && strings.Trim(s, fence[:1]) == ""
+}
+
+// fenceBlock is the fenced block whose opening line starts at i, and where
+// the text after it starts. An unclosed fence runs to the end of the text.
+func fenceBlock(src string, i int) (block, int) {
+	open, next := lineAt(src, i)
+	fence := fenceOpen(open)
+	indent := open[:len(open)-len(strings.TrimLeft(open, " \t"))]
+	b := block{kind: blockFence, start: i, head: i + len(open), closeAt: -1, closer: indent + fence}
+	for j := next; j < len(src); {
+		line, after := lineAt(src, j)
+		if closesFence(line, fence) {
+			b.closeAt, b.end = j, trimEnd(src, j, j+len(line))
+			return b, after
 		}
-		end := lastCut(p, limit, isSentenceEnd)
-		if end <= 0 {
-			end = lastCut(p, limit, isWordEnd)
+		j = after
+	}
+	b.end = trimEnd(src, i, len(src))
+	return b, len(src)
+}
+
+// tableStarts: the line at i holds a '|' and the next line is a table's
+// delimiter row.
+func tableStarts(src string, i int) bool {
+	line, next := lineAt(src, i)
+	if !strings.Contains(line, "|") || next >= len(src) {
+		return false
+	}
+	delim, _ := lineAt(src, next)
+	return isDelimiterRow(delim)
+}
+
+// isDelimiterRow: cells of '-' with optional ':' at either end, between
+// '|'s ("|:---|--:|").
+func isDelimiterRow(line string) bool {
+	s := strings.TrimSpace(line)
+	if !strings.Contains(s, "|") || !strings.Contains(s, "-") {
+		return false
+	}
+	for _, cell := range strings.Split(strings.Trim(s, "|"), "|") {
+		c := strings.TrimSpace(cell)
+		c = strings.TrimSuffix(strings.TrimPrefix(c, ":"), ":")
+		if c == "" || strings.Trim(c, "-") != "" {
+			return false
 		}
-		if end <= 0 {
-			end = strings.IndexFunc(p, unicode.IsSpace)
-			if end < 0 {
-				end = len(p)
+	}
+	return true
+}
+
+// tableBlock is the table whose header row starts at i: its header and
+// delimiter rows, then every line holding a '|' up to a blank line.
+func tableBlock(src string, i int) (block, int) {
+	_, next := lineAt(src, i)
+	delim, after := lineAt(src, next)
+	b := block{kind: blockTable, start: i, head: next + len(delim), end: trimEnd(src, i, next+len(delim))}
+	for j := after; j < len(src); {
+		line, n := lineAt(src, j)
+		if strings.TrimSpace(line) == "" || !strings.Contains(line, "|") {
+			return b, j
+		}
+		b.end, j = trimEnd(src, j, j+len(line)), n
+	}
+	return b, len(src)
+}
+
+// paragraphBlock is the run of lines from i up to a blank line or a line
+// that starts another block.
+func paragraphBlock(src string, i int) (block, int) {
+	line, j := lineAt(src, i)
+	b := block{kind: blockParagraph, start: i, end: trimEnd(src, i, i+len(line))}
+	for j < len(src) {
+		line, next := lineAt(src, j)
+		if strings.TrimSpace(line) == "" || fenceOpen(line) != "" || isHeading(line) || tableStarts(src, j) {
+			return b, j
+		}
+		b.end, j = trimEnd(src, j, j+len(line)), next
+	}
+	return b, len(src)
+}
+
+// atom is a block b with the headings above it and any headings at the
+// end of the text after it: src[start:end]. section is set when headings
+// come first.
+type atom struct {
+	b          block
+	start, end int
+	section    bool
+}
+
+// atomsOf glues every heading to the block under it; headings with no
+// block under them join the block above, so a heading is never alone.
+func atomsOf(src string, blocks []block) []atom {
+	var out []atom
+	headAt := -1 // start of the pending headings
+	for _, b := range blocks {
+		if b.kind == blockHeading {
+			if headAt < 0 {
+				headAt = b.start
 			}
+			continue
 		}
-		out = append(out, strings.TrimSpace(p[:end]))
-		p = strings.TrimLeftFunc(p[end:], unicode.IsSpace)
+		a := atom{b: b, start: b.start, end: b.end}
+		if headAt >= 0 {
+			a.start, a.section, headAt = headAt, true, -1
+		}
+		out = append(out, a)
+	}
+	if headAt >= 0 { // trailing headings
+		end := trimEnd(src, headAt, len(src))
+		if len(out) == 0 {
+			b := block{kind: blockHeading, start: end, end: end}
+			return []atom{{b: b, start: headAt, end: end, section: true}}
+		}
+		out[len(out)-1].end = end
 	}
 	return out
+}
+
+// span is what the packer puts into passages whole: a stretch
+// src[start:end] of an atom between two boundaries where a cut may fall.
+// cost is that of a cut before it; prefix and suffix are what a passage
+// that starts or ends with it adds (repeatedHead, closingFence).
+type span struct {
+	start, end     int
+	cost           int
+	prefix, suffix string
+}
+
+// spansOf cuts an atom at the boundaries where a passage may end inside it:
+// a paragraph's sentence ends and line ends; a fenced block's or a table's
+// line ends when the block with its headings is longer than a passage (never among the lines
+// a piece repeats, nor just before a fence's closing line). A stretch still
+// longer than a passage is cut at white space, after the word that crosses
+// the limit; the headings above a block are never cut from it.
+func spansOf(src string, a atom, o cutOptions) []span {
+	first := costCutBlock
+	if a.section {
+		first = costCutSection
+	}
+	b := a.b
+	if (b.kind == blockFence || b.kind == blockTable) && !longerThan(src[a.start:b.end], o.limit) {
+		return splitAtWords(src, span{start: a.start, end: a.end, cost: first}, b.end-1, o.limit) // cut only from its end on, among the headings after it
+	}
+	lo, hi := b.start, b.end // boundaries fall in (lo, hi)
+	switch b.kind {
+	case blockFence, blockTable:
+		if !longerThan(src[a.start:b.end], o.limit) { // the block fits, with its headings
+			lo = hi
+		}
+		lo = max(lo, b.head)
+		if b.kind == blockFence && b.closeAt > 0 {
+			hi = trimEnd(src, b.start, b.closeAt)
+		}
+	}
+	var out []span
+	s, cost := a.start, first
+	for i := lo + 1; i < hi; { // not at lo: a fence's opening line or a table's delimiter row ends there
+		r, size := utf8.DecodeRuneInString(src[i:])
+		if !unicode.IsSpace(r) || !isWordEnd(src, i) {
+			i += size
+			continue
+		}
+		next := skipGap(src, i)
+		c := 0
+		switch {
+		case b.kind == blockParagraph && isSentenceEnd(src, i):
+			c = costCutSentence
+		case strings.Contains(src[i:next], "\n"):
+			c = costCutLine
+		}
+		if c > 0 && next < a.end {
+			out = append(out, span{start: s, end: trimEnd(src, s, i), cost: cost})
+			s, cost = next, c
+			if b.kind == blockFence || b.kind == blockTable {
+				cost = costCutBlockLine
+			}
+		}
+		i = max(next, i+size)
+	}
+	out = append(out, span{start: s, end: a.end, cost: cost})
+	var fine []span
+	headRunes := utf8.RuneCountInString(repeatedHead(src, b, b.end-1)) + utf8.RuneCountInString(closingFence(b, b.head+1))
+	if headRunes > o.limit/2 { // lines so long that repeating them leaves no room: cut as plain lines
+		b.kind, headRunes = blockParagraph, 0
+	}
+	for _, sp := range out {
+		fine = append(fine, splitAtWords(src, sp, max(sp.start, b.start), max(o.limit-headRunes, 1))...)
+	}
+	for k := range fine {
+		fine[k].prefix = repeatedHead(src, b, fine[k].start)
+		if k < len(fine)-1 {
+			fine[k].suffix = closingFence(b, fine[k+1].start)
+		}
+	}
+	return fine
+}
+
+// splitAtWords cuts a span longer than budget characters at the last white
+// space that keeps a piece within it (after lo), else after the word that
+// crosses it.
+func splitAtWords(src string, sp span, lo, budget int) []span {
+	var out []span
+	s := sp.start
+	for longerThan(src[s:sp.end], budget) {
+		maxB := byteAfterRunes(src, s, budget)
+		from := max(s, lo)
+		c := lastCut(src, from, maxB, isWordEnd)
+		if c <= from {
+			if maxB > from {
+				from = maxB
+			} else {
+				_, size := utf8.DecodeRuneInString(src[from:])
+				from += size
+			}
+			c = firstCut(src, from, sp.end)
+		}
+		if c < 0 || skipGap(src, c) >= sp.end {
+			break // one word longer than the budget
+		}
+		piece := sp
+		piece.start, piece.end = s, trimEnd(src, s, c)
+		if s != sp.start {
+			piece.cost = costCutWord
+		}
+		out = append(out, piece)
+		s = skipGap(src, c)
+	}
+	last := sp
+	last.start = s
+	if s != sp.start {
+		last.cost = costCutWord
+	}
+	return append(out, last)
+}
+
+// repeatedHead is what a piece of block b that starts at s repeats: the
+// table's header and delimiter rows or the fence's opening line, when the
+// piece starts inside the block after them.
+func repeatedHead(src string, b block, s int) string {
+	if (b.kind == blockFence || b.kind == blockTable) && s > b.head && s < b.end {
+		return src[b.start:b.head] + "\n"
+	}
+	return ""
+}
+
+// closingFence is the fence line a piece of block b that ends before next
+// adds, when the piece ends inside the block, before its own closing line.
+func closingFence(b block, next int) string {
+	if b.kind == blockFence && next > b.head && next < b.end {
+		return "\n" + b.closer
+	}
+	return ""
+}
+
+// firstCut is the first byte offset i in [from, hi) where white space
+// follows a word, or -1.
+func firstCut(src string, from, hi int) int {
+	for i := from; i < hi; {
+		r, size := utf8.DecodeRuneInString(src[i:])
+		if unicode.IsSpace(r) && isWordEnd(src, i) {
+			return i
+		}
+		i += size
+	}
+	return -1
+}
+
+// skipGap is where the text after a cut at c resumes: past the white space
+// at c, but at the start of the line when the white space ends a line, so
+// that the next line keeps its indentation.
+func skipGap(src string, c int) int {
+	j := c
+	lastNL := -1
+	for j < len(src) {
+		r, size := utf8.DecodeRuneInString(src[j:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		if r == '\n' {
+			lastNL = j
+		}
+		j += size
+	}
+	if lastNL >= 0 {
+		return lastNL + 1
+	}
+	return j
+}
+
+// byteAfterRunes is the byte offset n runes after s, or len(src).
+func byteAfterRunes(src string, s, n int) int {
+	for i := range src[s:] {
+		if n == 0 {
+			return s + i
+		}
+		n--
+	}
+	return len(src)
 }
 
 // longerThan reports whether s has more than n runes, looking at no more
-// than n+1 of them (a long paragraph is asked at every cut).
+// than n+1 of them.
 func longerThan(s string, n int) bool {
 	for i := range s {
 		if n == 0 {
@@ -114,28 +516,19 @@ func longerThan(s string, n int) bool {
 	return false
 }
 
-// lastCut is the largest byte offset i, with p[:i] at most limit runes
-// long, where p[i] is white space and at(p, i) holds; 0 when there is none.
-func lastCut(p string, limit int, at func(p string, i int) bool) int {
-	maxB := len(p)
-	n := 0
-	for i := range p {
-		if n == limit {
-			maxB = i
-			break
-		}
-		n++
-	}
-	for i := maxB; i > 0; {
-		if i < len(p) {
-			if r, _ := utf8.DecodeRuneInString(p[i:]); unicode.IsSpace(r) && at(p, i) {
+// lastCut is the largest byte offset i in (lo, maxB] where src[i] is white
+// space and at(src, i) holds; lo when there is none.
+func lastCut(src string, lo, maxB int, at func(p string, i int) bool) int {
+	for i := maxB; i > lo; {
+		if i < len(src) {
+			if r, _ := utf8.DecodeRuneInString(src[i:]); unicode.IsSpace(r) && at(src, i) {
 				return i
 			}
 		}
-		_, size := utf8.DecodeLastRuneInString(p[:i])
+		_, size := utf8.DecodeLastRuneInString(src[:i])
 		i -= size
 	}
-	return 0
+	return lo
 }
 
 // isWordEnd: the rune before white space at i is not white space.
@@ -168,6 +561,60 @@ func isSentenceEnd(p string, i int) bool {
 		}
 	}
 	return true
+}
+
+// pack puts consecutive spans into passages of at most the limit: of all
+// the ways to do so, the cheapest by the costs above (a shortest path over
+// the spans, looking back no further than a passage reaches).
+func pack(src string, spans []span, o cutOptions) []passageCut {
+	n := len(spans)
+	if n == 0 {
+		return nil
+	}
+	// runeStart[i], runeEnd[i]: the span's bounds in runes of src.
+	runeStart, runeEnd := make([]int, n), make([]int, n)
+	at, pos := 0, 0
+	for i, sp := range spans {
+		at += utf8.RuneCountInString(src[pos:sp.start])
+		runeStart[i] = at
+		at += utf8.RuneCountInString(src[sp.start:sp.end])
+		runeEnd[i], pos = at, sp.end
+	}
+	headRunes, tailRunes := make([]int, n), make([]int, n)
+	for i, sp := range spans {
+		headRunes[i], tailRunes[i] = utf8.RuneCountInString(sp.prefix), utf8.RuneCountInString(sp.suffix)
+	}
+	best, from := make([]int, n+1), make([]int, n+1)
+	for j := range n {
+		cutAfter := 0
+		if j < n-1 {
+			cutAfter = spans[j+1].cost
+		}
+		best[j+1] = -1
+		for i := j; i >= 0; i-- {
+			if i < j && runeEnd[j]-runeStart[i] > o.limit {
+				break
+			}
+			l := headRunes[i] + runeEnd[j] - runeStart[i] + tailRunes[j]
+			if i < j && l > o.limit {
+				continue
+			}
+			c := best[i] + costPassage + cutAfter
+			if l < o.min {
+				c += costShort
+			}
+			if best[j+1] < 0 || c < best[j+1] {
+				best[j+1], from[j+1] = c, i
+			}
+		}
+	}
+	var out []passageCut
+	for j := n; j > 0; j = from[j] {
+		i := from[j]
+		out = append(out, passageCut{Start: spans[i].start, End: spans[j-1].end, Prefix: spans[i].prefix, Suffix: spans[j-1].suffix})
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // ContentHash is the content hash of a passage (the record's doc_hash): 16

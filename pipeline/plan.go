@@ -124,6 +124,10 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 		if !part.Holds(partitionKey(&p)) {
 			return nil
 		}
+		if p.DuplicateOf != nil { // a duplicate document, as the feeder counts it
+			in.dups++
+			return nil
+		}
 		if _, dup := seen.Get(p.ID); dup {
 			in.dups++
 			return nil

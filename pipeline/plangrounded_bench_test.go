@@ -88,7 +88,7 @@ func writeBenchDocuments(b *testing.B, path string, n, limit int) (docs, passage
 			}
 			text.WriteString("The residual error is what calibration must remove.\n\n")
 		}
-		cuts := CutPassages(strings.TrimSpace(text.String()), limit)
+		cuts := cutPassages(readDocument(text.String()).body, GroundedStage{PassageChars: limit, MinPassageChars: DefaultMinPassageChars}.cutOptions())
 		if passages+len(cuts) > n {
 			continue // a shorter one next
 		}

@@ -51,6 +51,17 @@ type Report struct {
 	// selection are not failures and are not in it.
 	FailuresByStage map[string]int64 `json:"failures_by_stage"`
 	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+
+	// LeftOutByStage counts the units left out, by the stage that left them
+	// out (select; the grounded passage and quality checks).
+	LeftOutByStage map[string]int64 `json:"left_out_by_stage,omitempty"`
+	// DuplicateDocumentsTotal counts the documents of a grounded input left
+	// out this session because an earlier one in input order has their
+	// text; DuplicateDocuments names the first few, each with the document
+	// kept. Their passages are among Problems.Duplicates.
+	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
+	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
+
 	// Sampled counts every rollout sampled for a problem that got past the
 	// rollout stage, kept or not, over every session of the run.
 	Sampled    Tally                    `json:"sampled_rollouts"`
@@ -318,8 +329,12 @@ func (l *loop) fillReport() {
 	r.Problems = pc
 	r.Partition = l.part.share(pc.InputRows)
 	r.FailuresByStage = maps.Clone(l.failuresByStage)
+	if len(l.leftOutByStage) > 0 {
+		r.LeftOutByStage = maps.Clone(l.leftOutByStage)
+	}
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
+	r.DuplicateDocumentsTotal, r.DuplicateDocuments = in.duplicateDocs, slices.Clone(in.duplicateSample)
 	in.mu.Unlock()
 	r.CorpusRows, r.Rollouts, r.Validity, r.Grounded = l.stats.Rows, l.stats.Rollouts, l.stats.Validity, l.stats.Grounded
 	r.StageSeconds = l.eng.stageTimes.snapshot()

@@ -32,7 +32,15 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
 	}
 	r.Partition.writeShare(w)
+	r.writeDuplicateDocuments(w)
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
+	if r.LeftOutByStage[StagePassage] > 0 { // not only the checks the line above names
+		fmt.Fprint(w, "  left out by stage:")
+		for _, k := range sortedKeys(r.LeftOutByStage) {
+			fmt.Fprintf(w, " %s=%d", k, r.LeftOutByStage[k])
+		}
+		fmt.Fprintf(w, " (passage: shorter than grounded.min_passage_chars; the reasons are in failures.jsonl)\n")
+	}
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
 		for _, k := range sortedKeys(r.FailuresByStage) {
@@ -60,6 +68,23 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	default:
 		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
 	}
+}
+
+// writeDuplicateDocuments names the documents left out as copies of
+// earlier ones, with the one kept.
+func (r *Report) writeDuplicateDocuments(w io.Writer) {
+	if r.DuplicateDocumentsTotal == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  duplicate documents: %d left out, the first in input order kept:", r.DuplicateDocumentsTotal)
+	for i, d := range r.DuplicateDocuments {
+		if i == 3 {
+			fmt.Fprint(w, " ... (report.json names more)")
+			break
+		}
+		fmt.Fprintf(w, " %s (copy of %s)", d.Dropped.DocID, d.Kept.DocID)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeRollouts prints the accuracy over every sampled rollout, then the
