@@ -25,6 +25,10 @@ type JudgeOptions struct {
 	Repairs     int    // repair turns after an unparsable reply (default 2; -1 for none)
 	Concurrency int    // verdict calls at once (default 64)
 	MaxTokens   int    // 0: the server's default
+	// PassageTokens is the grounded judge's passage budget in estimated
+	// tokens (prompts.FitPassage): a longer passage is cut to it (default
+	// prompts.DefaultJudgePassageTokens; -1 for none).
+	PassageTokens int
 	// CacheEntries bounds the in-memory cache of parsed verdicts (default
 	// 100,000 responses; -1 for none). The llm response cache, when the
 	// client has one, keeps every answered request on disk as well.
@@ -59,6 +63,7 @@ type Judge struct {
 	grounded memo[schema.GroundedScores]
 
 	calls, memHits, diskHits, failures atomic.Int64
+	passagesCut                        atomic.Int64
 	latency                            *histogram
 }
 
@@ -96,6 +101,9 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 64
 	}
+	if opt.PassageTokens == 0 {
+		opt.PassageTokens = prompts.DefaultJudgePassageTokens
+	}
 	if opt.CacheEntries == 0 {
 		opt.CacheEntries = 100_000
 	}
@@ -117,12 +125,16 @@ type JudgeStats struct {
 	DiskHits int64 // responses served from the llm response cache
 	Failures int64 // verdict calls that ended without usable verdicts
 	Cached   int   // verdicts held in memory now
+	// PassagesCut counts grounded judge calls whose passage was cut to
+	// JudgeOptions.PassageTokens.
+	PassagesCut int64
 }
 
 // Stats returns the judge's counters.
 func (j *Judge) Stats() JudgeStats {
 	cached := j.sat.len() + j.grounded.len()
-	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached}
+	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached,
+		PassagesCut: j.passagesCut.Load()}
 }
 
 // Cached returns the verdicts on r held in memory, without calling the

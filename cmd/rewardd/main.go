@@ -71,6 +71,7 @@ type options struct {
 	allowRemote                                                 bool
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
+	judgePassageTokens                                          int
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
 	verdictCache, maxQueue                                      int
@@ -123,6 +124,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
 	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none; the grounded judge is repaired once at most (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
+	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
@@ -170,6 +172,9 @@ func (o *options) check() error {
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
 		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
+	}
+	if o.judgePassageTokens < prompts.MinJudgePassageTokens {
+		errs = append(errs, fmt.Errorf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", o.judgePassageTokens, prompts.MinJudgePassageTokens))
 	}
 	return errors.Join(errs...)
 }
@@ -269,7 +274,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs),
-		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache})
+		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})
 	if err != nil {
 		return err
 	}
