@@ -167,10 +167,11 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, job{k, -1})
 		}
 	}
+	passage := e.judgePassage(w)
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
 		q := &g.Questions[jobs[n].q]
 		if i := jobs[n].c; i >= 0 {
-			msgs, err := e.prompts.GroundedJudgeItemMessages(g.Passage, q.Question, q.Criteria[i])
+			msgs, err := e.prompts.GroundedJudgeItemMessages(passage, q.Question, q.Criteria[i])
 			if err != nil {
 				return err
 			}
@@ -184,7 +185,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 				return err
 			})
 		}
-		msgs, err := e.prompts.GroundedJudgeBatchMessages(g.Passage, q.Question, q.Criteria)
+		msgs, err := e.prompts.GroundedJudgeBatchMessages(passage, q.Question, q.Criteria)
 		if err != nil {
 			return err
 		}
@@ -242,6 +243,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, job{k, a})
 		}
 	}
+	passage := e.judgePassage(w)
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
 		q := &g.Questions[jobs[n].q]
 		a := jobs[n].a
@@ -260,7 +262,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		w.u.add(resp)
 		text := resp.Choices[0].Content
 		q.Answers[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
-		smsgs, err := e.prompts.ScoreGroundedMessages(g.Passage, q.Question, text, q.Criteria)
+		smsgs, err := e.prompts.ScoreGroundedMessages(passage, q.Question, text, q.Criteria)
 		if err != nil {
 			return err
 		}
@@ -315,6 +317,30 @@ func measureCriteria(q *schema.GroundedQuestion) {
 		}
 		c.ScoreMean, c.Varies = ptr(mean), ptr(varies)
 	}
+}
+
+// judgePassage is the passage as the validity judge and the empirical
+// stage's scorer are shown it: cut to grounded.judge_passage_tokens
+// (prompts.FitPassage, as rewardd's grounded scorer cuts it). A cut is
+// logged here and counted in the report (GroundedStats.JudgePassagesCut).
+func (e *engine) judgePassage(w *unit) string {
+	budget := e.job.Grounded.JudgePassageTokens
+	shown, cut := prompts.FitPassage(w.grounded.Passage, budget)
+	if cut && !w.judgeCutLogged {
+		w.judgeCutLogged = true
+		e.log.Info("grounded: the judge is shown the passage cut to grounded.judge_passage_tokens",
+			"id", w.p.ID, "estimated_tokens", prompts.EstimateTokens(w.grounded.Passage), "judge_passage_tokens", budget)
+	}
+	return shown
+}
+
+// judgePassageBudget is the judge passage budget of a grounded job whose
+// judge or empirical stage shows a judge the passage; 0 otherwise.
+func (j *Job) judgePassageBudget() int {
+	if !judgesPassage(j) {
+		return 0
+	}
+	return j.Grounded.JudgePassageTokens
 }
 
 // askDistiller sends a grounded generation request (analyze, synthesize,

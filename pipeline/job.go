@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -154,6 +155,11 @@ type GroundedStage struct {
 	// Enrich completes thin criteria (few keywords or concepts, a short
 	// verification method) in one more request per passage.
 	Enrich bool `yaml:"enrich"`
+	// JudgePassageTokens is the most estimated tokens of the passage the
+	// validity judge and the empirical stage's scorer are shown
+	// (prompts.FitPassage): a longer passage is cut there, with a note
+	// saying so; the record keeps the whole passage.
+	JudgePassageTokens int `yaml:"judge_passage_tokens"`
 }
 
 // Selection says which problems go on to distillation, by their number of
@@ -223,7 +229,8 @@ func DefaultJob() Job {
 		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
 		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
-		Grounded:  GroundedStage{PassageChars: 6000, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true},
+		Grounded: GroundedStage{PassageChars: 6000, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
+			JudgePassageTokens: prompts.DefaultJudgePassageTokens},
 		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
 		Split:     SplitFractions{Validation: 0.02},
 		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
@@ -421,6 +428,9 @@ func (j *Job) validateGrounded(v *validation) {
 	}
 	if g.MaxCopiedWords < 3 {
 		v.bad("grounded.max_copied_words", "%d is below 3", g.MaxCopiedWords)
+	}
+	if g.JudgePassageTokens < prompts.MinJudgePassageTokens {
+		v.bad("grounded.judge_passage_tokens", "%d is below %d: the judge would see too little of a passage to grade against", g.JudgePassageTokens, prompts.MinJudgePassageTokens)
 	}
 }
 
