@@ -21,13 +21,14 @@ type inputSpec struct {
 }
 
 type documentInput struct {
-	on           bool
-	passageChars int
+	on            bool
+	passageChars  int
+	analysisChars int
 }
 
 // input is how the job's input is read.
 func (j Job) input() inputSpec {
-	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, passageChars: j.Grounded.PassageChars}}
+	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, passageChars: j.Grounded.PassageChars, analysisChars: j.Grounded.AnalysisChars}}
 }
 
 // The kinds of input path.
@@ -96,7 +97,8 @@ func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
 	if source == "" {
 		source = in.Source
 	}
-	return passagesOf(id, strings.TrimSpace(vals["title"]), source, text, in.docs.passageChars), ""
+	title := strings.TrimSpace(vals["title"])
+	return withDocContext(passagesOf(id, title, source, text, in.docs.passageChars), title, text, in.docs.analysisChars), ""
 }
 
 // passagesOf cuts a document into its passage units.
@@ -209,7 +211,7 @@ func docFileUnits(b []byte, id string, in inputSpec) ([]Problem, string) {
 	if strings.EqualFold(filepath.Ext(id), ".md") {
 		title = markdownTitle(text)
 	}
-	return passagesOf(id, title, in.Source, text, in.docs.passageChars), ""
+	return withDocContext(passagesOf(id, title, in.Source, text, in.docs.passageChars), title, text, in.docs.analysisChars), ""
 }
 
 // markdownTitle is the text of the first level-1 heading, if any.

@@ -45,6 +45,7 @@ func resultSettings() []setting {
 		{"grounded.min_total_weight", func(j *Job) string { return fmt.Sprint(j.Grounded.MinTotalWeight) }, grounded},
 		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded},
 		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded},
+		{"grounded.analysis_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.AnalysisChars) }, grounded},
 		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, judgesPassage},
 		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
 		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},

@@ -34,6 +34,12 @@ type Problem struct {
 	DocID, Title string
 	PassageIndex int32
 	DocHash      string
+	// Doc is the document's context for its analysis (shared by its
+	// passages), PassageCount its number of passages and Section the
+	// passage's heading path ("Chapter > Section"; see withDocContext).
+	Doc          *docContext
+	PassageCount int32
+	Section      string
 }
 
 // InputError is one input line that could not be used. It names the file and

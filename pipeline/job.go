@@ -160,6 +160,10 @@ type GroundedStage struct {
 	// (prompts.FitPassage): a longer passage is cut there, with a note
 	// saying so; the record keeps the whole passage.
 	JudgePassageTokens int `yaml:"judge_passage_tokens"`
+	// AnalysisChars is how much of a document's beginning its analysis
+	// reads (with the outline of all of it), in characters; the analysis is
+	// asked once per document and given to all its passages.
+	AnalysisChars int `yaml:"analysis_chars"`
 }
 
 // Selection says which problems go on to distillation, by their number of
@@ -230,7 +234,7 @@ func DefaultJob() Job {
 		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
 		Grounded: GroundedStage{PassageChars: 6000, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
-			JudgePassageTokens: prompts.DefaultJudgePassageTokens},
+			JudgePassageTokens: prompts.DefaultJudgePassageTokens, AnalysisChars: 12000},
 		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
 		Split:     SplitFractions{Validation: 0.02},
 		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
@@ -428,6 +432,9 @@ func (j *Job) validateGrounded(v *validation) {
 	}
 	if g.MaxCopiedWords < 3 {
 		v.bad("grounded.max_copied_words", "%d is below 3", g.MaxCopiedWords)
+	}
+	if g.AnalysisChars < 1000 || g.AnalysisChars > 1_000_000 {
+		v.bad("grounded.analysis_chars", "%d is outside 1000..1000000", g.AnalysisChars)
 	}
 	if g.JudgePassageTokens < prompts.MinJudgePassageTokens {
 		v.bad("grounded.judge_passage_tokens", "%d is below %d: the judge would see too little of a passage to grade against", g.JudgePassageTokens, prompts.MinJudgePassageTokens)

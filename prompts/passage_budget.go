@@ -52,8 +52,19 @@ func FitPassage(passage string, maxTokens int) (string, bool) {
 	if room <= 0 {
 		return "", true
 	}
-	head := strings.TrimRightFunc(passage[:cutPoint(passage, room)], unicode.IsSpace)
+	head := CutHead(passage, room)
 	return head + cutNote(utf8.RuneCountInString(head), total), true
+}
+
+// CutHead is the beginning of s within maxBytes bytes: s itself when it
+// fits, else cut after the last paragraph break, line break or white
+// space in the last quarter of maxBytes, else at the last character
+// boundary (never inside a UTF-8 sequence), trailing white space trimmed.
+func CutHead(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	return strings.TrimRightFunc(s[:cutPoint(s, max(maxBytes, 0))], unicode.IsSpace)
 }
 
 // cutNote ends a cut passage: the judge is told the passage goes on.
@@ -66,7 +77,7 @@ func cutNote(shown, total int) string {
 // in the last quarter of the room, else at the last character boundary.
 func cutPoint(s string, room int) int {
 	end := room
-	for end > 0 && !utf8.RuneStart(s[end]) {
+	for end > 0 && end < len(s) && !utf8.RuneStart(s[end]) {
 		end--
 	}
 	floor := end - end/4
