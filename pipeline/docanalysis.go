@@ -42,11 +42,14 @@ func withDocContext(units []Problem, title, text string, analysisChars int) []Pr
 		return units
 	}
 	head := headOf(text, analysisChars)
-	if len(units) == 1 && head == units[0].Text {
-		head = units[0].Text // one string for a document of one passage
+	cut := len(head) < len(strings.TrimSpace(text))
+	if len(units) == 1 && !cut {
+		// A document of one passage is read as its passage: one string,
+		// and the document's text is not kept alive by its head.
+		head = units[0].Text
 	}
 	doc := &docContext{prompts.DocumentView{
-		Title: title, Head: head, Cut: len(head) < len(strings.TrimSpace(text)),
+		Title: title, Head: head, Cut: cut,
 		Chars: utf8.RuneCountInString(text), Outline: outlineOf(text),
 	}}
 	var path headingStack
@@ -80,13 +83,44 @@ var atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$`)
 // fence opens or closes a fenced code block: three or more ` or ~.
 var fence = regexp.MustCompile("^ {0,3}(```+|~~~+)")
 
+// markup is the first character of a line that may be a heading or a
+// fence, after up to 3 spaces; 0 for any other line (most lines, which
+// then cost no regular expression).
+func markup(line string) byte {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 || t == "" {
+		return 0
+	}
+	switch t[0] {
+	case '#', '`', '~':
+		return t[0]
+	}
+	return 0
+}
+
+// fenceOf and headingOf match a line against fence and atxHeading when
+// markup says it may be one.
+func fenceOf(line string) []string {
+	if c := markup(line); c != '`' && c != '~' {
+		return nil
+	}
+	return fence.FindStringSubmatch(line)
+}
+
+func headingOf(line string) []string {
+	if markup(line) != '#' {
+		return nil
+	}
+	return atxHeading.FindStringSubmatch(line)
+}
+
 // headings calls yield with the level and text of every ATX heading of
 // text outside fenced code blocks.
 func headings(text string, yield func(level int, title string)) {
 	inFence := ""
 	for line := range strings.Lines(text) {
 		line = strings.TrimRight(line, "\r\n")
-		if m := fence.FindStringSubmatch(line); m != nil {
+		if m := fenceOf(line); m != nil {
 			switch {
 			case inFence == "":
 				inFence = m[1][:3]
@@ -98,7 +132,7 @@ func headings(text string, yield func(level int, title string)) {
 		if inFence != "" {
 			continue
 		}
-		if m := atxHeading.FindStringSubmatch(line); m != nil && strings.TrimSpace(m[2]) != "" {
+		if m := headingOf(line); m != nil && strings.TrimSpace(m[2]) != "" {
 			yield(len(m[1]), clip(strings.TrimSpace(m[2]), maxHeadingBytes))
 		}
 	}
@@ -138,14 +172,14 @@ func (s *headingStack) advance(passage string) string {
 	inFence := ""
 	for line := range strings.Lines(passage) {
 		line = strings.TrimRight(line, "\r\n")
-		if m := fence.FindStringSubmatch(line); m != nil {
+		if m := fenceOf(line); m != nil {
 			switch {
 			case inFence == "":
 				inFence = m[1][:3]
 			case strings.HasPrefix(m[1], inFence):
 				inFence = ""
 			}
-		} else if m := atxHeading.FindStringSubmatch(line); inFence == "" && m != nil && strings.TrimSpace(m[2]) != "" {
+		} else if m := headingOf(line); inFence == "" && m != nil && strings.TrimSpace(m[2]) != "" {
 			s.push(len(m[1]), clip(strings.TrimSpace(m[2]), maxHeadingBytes))
 			continue
 		}

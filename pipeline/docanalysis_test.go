@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -119,4 +120,27 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 	if msgs, _ := ps.GroundedAnalyzeMessages(documentView(other[0])); reflect.DeepEqual(msgs, first) {
 		t.Error("two documents send the same analysis request")
 	}
+}
+
+// FuzzWithDocContext: any document's passages get a context without
+// panicking, with valid UTF-8 heading paths and a bounded outline.
+func FuzzWithDocContext(f *testing.F) {
+	f.Add(sectionedDoc, 200)
+	f.Add("# a\n```\n# b\n~~~\n## c\n```\n### d é\n", 50)
+	f.Add(strings.Repeat("# "+strings.Repeat("日", 100)+"\n\ntext\n\n", 50), 300)
+	f.Fuzz(func(t *testing.T, text string, limit int) {
+		if !utf8.ValidString(text) || strings.TrimSpace(text) == "" {
+			return
+		}
+		limit = 200 + int(uint(limit)%2000)
+		units := withDocContext(passagesOf("d", "", "s", text, limit), "", text, 1000)
+		for _, u := range units {
+			if !utf8.ValidString(u.Section) || !utf8.ValidString(u.Doc.Outline) || !utf8.ValidString(u.Doc.Head) {
+				t.Fatalf("invalid UTF-8 in the context of passage %d", u.PassageIndex)
+			}
+			if len(u.Doc.Outline) > maxOutlineBytes+len("\n(more headings left out)") {
+				t.Fatalf("outline of %d bytes", len(u.Doc.Outline))
+			}
+		}
+	})
 }
