@@ -152,8 +152,9 @@ type GroundedStage struct {
 	// MaxCopiedWords is the longest run of the passage's words a question
 	// may copy; a longer verbatim overlap fails the quality check.
 	MaxCopiedWords int `yaml:"max_copied_words"`
-	// Enrich completes thin criteria (few keywords or concepts, a short
-	// verification method) in one more request per passage.
+	// Enrich enriches every criterion (verification method, keywords,
+	// concepts) with the document's analysis in view, in one more request
+	// per question.
 	Enrich bool `yaml:"enrich"`
 	// JudgePassageTokens is the most estimated tokens of the passage the
 	// validity judge and the empirical stage's scorer are shown

@@ -181,7 +181,7 @@ func (f *flagSet) inputFlags(d pipeline.Job) {
 	f.str("field-title", d.Input.Fields.Title, "grounded style: optional input field holding a document's title", func(j *pipeline.Job, v string) { j.Input.Fields.Title = v })
 	f.integer("passage-chars", d.Grounded.PassageChars, "grounded style: most characters of a passage; longer documents are cut at paragraph, else sentence, boundaries; e.g. 4000", func(j *pipeline.Job, v int) { j.Grounded.PassageChars = v })
 	f.integer("questions-per-passage", d.Grounded.QuestionsPerPassage, "grounded style: question-rubric tuples synthesized per passage (K); e.g. 2", func(j *pipeline.Job, v int) { j.Grounded.QuestionsPerPassage = v })
-	f.boolean("enrich", d.Grounded.Enrich, "grounded style: complete thin criteria (keywords, concepts, verification) in one more request (--enrich=false to skip)", func(j *pipeline.Job, v bool) { j.Grounded.Enrich = v })
+	f.boolean("enrich", d.Grounded.Enrich, "grounded style: enrich every criterion (verification method, keywords, concepts) with the document's analysis in view, in one more request per question (--enrich=false to skip)", func(j *pipeline.Job, v bool) { j.Grounded.Enrich = v })
 	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
 	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
 	f.str("partition", "", "I/K: run only the problems of partition I of K (0 <= I < K), those whose id hashes to I mod K; one worker per partition, each with its own --out, then distill merge; e.g. 3/16", func(j *pipeline.Job, v string) { j.Partition = v })
