@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -173,5 +175,29 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 	}
 	if len(enrichPrompts) < questions {
 		t.Errorf("%d enrichment requests for %d questions", len(enrichPrompts), questions)
+	}
+}
+
+// TestPlanProjectsOneAnalysisPerDocument: distill plan projects the
+// analyze stage at one request per document, as the run sends it, not one
+// per passage.
+func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
+	job, opt, _ := groundedPlanSetup(t, 12)
+	docs := map[string]bool{}
+	units := distinctUnits(t, job)
+	for _, u := range units {
+		docs[u.DocID] = true
+	}
+	if len(docs) == len(units) {
+		t.Fatalf("every document is one passage (%d); the test needs longer ones", len(units))
+	}
+	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10, AllowBadRows: true})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	for _, s := range plan.Stages {
+		if s.Stage == StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
+			t.Errorf("plan projects %.1f analyze requests for %d documents of %d passages", s.Requests.Value, len(docs), len(units))
+		}
 	}
 }
