@@ -31,10 +31,8 @@ type CriterionScore struct {
 }
 
 // GroundedScores scores response against the grounded question of lab (its
-// passage as the answer key, cut to JudgeOptions.PassageTokens by
-// prompts.FitPassage as seed 001 truncates the grounding to fit the judge,
-// and its criteria) with the score_grounded template (seed 001 appendix
-// D), at temperature 0, parsed by
+// passage as the answer key, its criteria) with the score_grounded template
+// (seed 001 appendix D), at temperature 0, parsed by
 // schema.ParseGroundedScores; an unusable reply is repaired once (none when
 // the judge runs with Repairs -1). The parsed scores are cached in memory
 // like the satisfaction verdicts, keyed by the judge model, the templates,
@@ -57,6 +55,8 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 
 func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	criteria := lab.Grounded.Criteria
+	// The passage is cut to JudgeOptions.PassageTokens, as seed 001
+	// truncates the grounding to fit the judge's context.
 	passage, cut := prompts.FitPassage(lab.Grounded.Passage, j.opt.PassageTokens)
 	if cut {
 		j.passagesCut.Add(1)

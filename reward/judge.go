@@ -25,14 +25,14 @@ type JudgeOptions struct {
 	Repairs     int    // repair turns after an unparsable reply (default 2; -1 for none)
 	Concurrency int    // verdict calls at once (default 64)
 	MaxTokens   int    // 0: the server's default
-	// PassageTokens is the grounded judge's passage budget in estimated
-	// tokens (prompts.FitPassage): a longer passage is cut to it (default
-	// prompts.DefaultJudgePassageTokens; -1 for none).
-	PassageTokens int
 	// CacheEntries bounds the in-memory cache of parsed verdicts (default
 	// 100,000 responses; -1 for none). The llm response cache, when the
 	// client has one, keeps every answered request on disk as well.
 	CacheEntries int
+	// PassageTokens is the grounded judge's passage budget in estimated
+	// tokens (prompts.FitPassage): a longer passage is cut to it (default
+	// prompts.DefaultJudgePassageTokens; -1 for none).
+	PassageTokens int
 }
 
 // Judge asks the satisfaction judge which rubric items a response satisfies

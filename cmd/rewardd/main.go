@@ -71,10 +71,10 @@ type options struct {
 	allowRemote                                                 bool
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
-	judgePassageTokens                                          int
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain, queueWait              time.Duration
 	verdictCache, maxQueue                                      int
+	judgePassageTokens                                          int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     reward.BreakerOptions
@@ -124,11 +124,11 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.judgeConcurrency, "judge-concurrency", 64, "judge requests in flight at most (e.g. --judge-concurrency 256 for a vLLM server)")
 	fs.IntVar(&o.judgeRepairs, "judge-repairs", 2, "repair turns after a judge reply that does not parse; 0: none; the grounded judge is repaired once at most (e.g. --judge-repairs 1)")
 	fs.IntVar(&o.judgeMaxTokens, "judge-max-tokens", 0, "judge max completion tokens; 0: the server's default (e.g. --judge-max-tokens 2048)")
-	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
 	fs.BoolVar(&o.legacyMaxTokens, "legacy-max-tokens", false, "send the token limit as max_tokens for older vLLM or SGLang (e.g. --legacy-max-tokens)")
 	fs.DurationVar(&o.judgeTimeout, "judge-timeout", 100*time.Second, "deadline for judging one request; a verdict not in by then is judge_ok:false; keep it under the trainer's timeout, slime 120s, OpenRLHF 180s (e.g. --judge-timeout 60s)")
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
+	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
 	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
@@ -157,6 +157,9 @@ func (o *options) check() error {
 	if err := o.params.Check(); err != nil {
 		errs = append(errs, err)
 	}
+	if o.judgePassageTokens < prompts.MinJudgePassageTokens {
+		errs = append(errs, fmt.Errorf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", o.judgePassageTokens, prompts.MinJudgePassageTokens))
+	}
 	if err := reward.CheckJudgeFailurePolicy(o.onJudgeFailure); err != nil {
 		errs = append(errs, fmt.Errorf("--%w", err))
 	}
@@ -172,9 +175,6 @@ func (o *options) check() error {
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
 		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
-	}
-	if o.judgePassageTokens < prompts.MinJudgePassageTokens {
-		errs = append(errs, fmt.Errorf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", o.judgePassageTokens, prompts.MinJudgePassageTokens))
 	}
 	return errors.Join(errs...)
 }

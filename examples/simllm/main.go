@@ -59,7 +59,6 @@ type options struct {
 	hangMax     time.Duration
 	limitRPM    int
 	limitTPM    int
-	contextTok  int
 	correctRate float64
 	lengthRate  float64
 	invalidRate float64
@@ -73,6 +72,8 @@ type options struct {
 	batchMaxRequests int
 	batchMaxBytes    int64
 	batchDir         string
+
+	contextTokens int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -93,7 +94,6 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.DurationVar(&o.hangMax, "hang-max", 30*time.Second, "longest a hung request is held before the connection is dropped (e.g. -hang-max 5s)")
 	fs.IntVar(&o.limitRPM, "limit-rpm", 0, "server-side limit in requests per minute, as OpenAI enforces one: beyond it a 429 with Retry-After, and x-ratelimit-* headers on every response (0: none; e.g. -limit-rpm 600)")
 	fs.IntVar(&o.limitTPM, "limit-tpm", 0, "server-side limit in tokens per minute (prompt plus completion tokens of each reply), like -limit-rpm (0: none; e.g. -limit-tpm 150000)")
-	fs.IntVar(&o.contextTok, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Float64Var(&o.correctRate, "correct-rate", 0.6, "mean rate of correct rollouts, spread per problem (e.g. -correct-rate 0.4)")
 	fs.Float64Var(&o.lengthRate, "length-rate", 0.02, "rate of rollouts cut off with finish_reason length (e.g. -length-rate 0)")
 	fs.Float64Var(&o.invalidRate, "invalid-rate", 0.03, "rate of rubric items the judge calls invalid (e.g. -invalid-rate 0.1)")
@@ -106,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
+	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
 the rubricforge pipeline's own prompt templates, for the demo and for tests.
@@ -271,8 +272,11 @@ func (o *options) config() (llmtest.Config, error) {
 	if o.latency < 0 || o.retryAfter <= 0 || o.hangMax <= 0 {
 		return llmtest.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
 	}
-	if o.limitRPM < 0 || o.limitTPM < 0 || o.contextTok < 0 {
-		return llmtest.Config{}, errors.New("-limit-rpm, -limit-tpm and -context-tokens must be >= 0 (0: no limit)")
+	if o.limitRPM < 0 || o.limitTPM < 0 {
+		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
+	}
+	if o.contextTokens < 0 {
+		return llmtest.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
 	}
 	if err := o.checkBatch(); err != nil {
 		return llmtest.Config{}, err
@@ -291,15 +295,14 @@ func (o *options) config() (llmtest.Config, error) {
 	}
 	f.RetryAfter, f.HangMax = o.retryAfter, o.hangMax
 	cfg := llmtest.Config{
-		CorrectRate:   zeroMeansNone(o.correctRate),
-		LengthRate:    zeroMeansNone(o.lengthRate),
-		InvalidRate:   zeroMeansNone(o.invalidRate),
-		Latency:       o.latency,
-		Faults:        f,
-		LimitRPM:      o.limitRPM,
-		LimitTPM:      o.limitTPM,
-		ContextTokens: o.contextTok,
-		Seed:          o.seed,
+		CorrectRate: zeroMeansNone(o.correctRate),
+		LengthRate:  zeroMeansNone(o.lengthRate),
+		InvalidRate: zeroMeansNone(o.invalidRate),
+		Latency:     o.latency,
+		Faults:      f,
+		LimitRPM:    o.limitRPM,
+		LimitTPM:    o.limitTPM,
+		Seed:        o.seed,
 		// FaultsByRequest: the same faults whatever the order of arrival
 		FaultsByRequest:  o.byRequest,
 		BatchTurnaround:  o.batchTurnaround,
@@ -325,6 +328,7 @@ func (o *options) config() (llmtest.Config, error) {
 		cfg.Answers = answers
 		o.problems = path
 	}
+	cfg.ContextTokens = o.contextTokens
 	return cfg, nil
 }
 
