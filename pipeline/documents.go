@@ -24,14 +24,15 @@ type inputSpec struct {
 }
 
 type documentInput struct {
-	on  bool
-	cut cutOptions
+	on            bool
+	cut           cutOptions
+	analysisChars int
 }
 
 // input is how the job's input is read.
 func (j Job) input() inputSpec {
 	g := j.Grounded
-	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: g.cutOptions()}}
+	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: g.cutOptions(), analysisChars: g.AnalysisChars}}
 }
 
 // The kinds of input path.
@@ -105,7 +106,7 @@ func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
 	if title == "" {
 		title = doc.title
 	}
-	return passagesOf(id, title, source, doc.body, in.docs.cut), ""
+	return withDocContext(passagesOf(id, title, source, doc.body, in.docs.cut), title, doc.body, in.docs.analysisChars), ""
 }
 
 // passagesOf cuts a document's text into its passage units.
@@ -335,7 +336,7 @@ func docFileUnits(b []byte, id string, in inputSpec) ([]Problem, string) {
 	if doc.title == "" && strings.EqualFold(filepath.Ext(id), ".md") {
 		doc.title = markdownTitle(doc.body)
 	}
-	return passagesOf(id, doc.title, in.Source, doc.body, in.docs.cut), ""
+	return withDocContext(passagesOf(id, doc.title, in.Source, doc.body, in.docs.cut), doc.title, doc.body, in.docs.analysisChars), ""
 }
 
 // markdownTitle is the text of the first level-1 heading, if any.

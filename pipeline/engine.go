@@ -111,6 +111,8 @@ type unit struct {
 	rollouts []schema.Rollout
 	items    []schema.Item
 	grounded *schema.Grounded // the grounded style's payload
+	// judgeCutLogged: the passage's cut for the judge was logged.
+	judgeCutLogged bool
 	// leftOut ends the unit without a record and without an error: a
 	// selecting stage (select, quality) left it out, with the reason.
 	leftOut *problemFailure

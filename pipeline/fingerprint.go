@@ -46,6 +46,8 @@ func resultSettings() []setting {
 		{"grounded.min_total_weight", func(j *Job) string { return fmt.Sprint(j.Grounded.MinTotalWeight) }, grounded},
 		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded},
 		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded},
+		{"grounded.analysis_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.AnalysisChars) }, grounded},
+		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, judgesPassage},
 		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
 		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
 		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
@@ -93,6 +95,10 @@ func judgeOn(j *Job) bool     { return j.Judge.Enabled }
 func grounded(j *Job) bool    { return j.Style == schema.StyleGrounded }
 func notGrounded(j *Job) bool { return j.Style != schema.StyleGrounded }
 func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
+
+// judgesPassage: a grounded job whose judge or empirical stage shows a
+// judge the passage.
+func judgesPassage(j *Job) bool { return grounded(j) && (judgeOn(j) || empiricalOn(j)) }
 
 // stampVersions records in the job what it was run with besides its
 // settings: the record layout, the answer verifier's policy, a grounded

@@ -14,10 +14,12 @@ import (
 )
 
 // groundedStages are the stages of the grounded style (seed 001 section
-// 3.4): a passage is analyzed, K question-rubric tuples are synthesized from
-// it and the analysis, thin criteria are completed, every tuple passes the
-// quality checks, the validity judge reads every criterion against the
-// passage, and (optionally) closed-book answers measure which criteria vary.
+// 3.4): the passage's document is analyzed (once for all its passages, see
+// docanalysis.go), K question-rubric tuples are synthesized from the
+// passage, the analysis and the passage's position, every criterion is
+// enriched with the analysis in view, every tuple passes the quality
+// checks, the validity judge reads every criterion against the passage, and
+// (optionally) closed-book answers measure which criteria vary.
 var groundedStages = []stage{
 	{name: StagePassage, check: true, run: (*engine).checkPassage},
 	{name: StageAnalyze, run: (*engine).analyze},
@@ -28,23 +30,25 @@ var groundedStages = []stage{
 	{name: StageEmpirical, on: empiricalOn, run: (*engine).empiricalGrounded},
 }
 
-// Thin criteria are completed by the enrich stage: fewer keywords or
-// concepts than these, or a verification method shorter than this.
+// An enriched criterion has at least these many keywords and concepts.
 const (
-	thinKeywords           = 3
-	thinConcepts           = 2
-	thinVerificationLength = 40
+	enrichedKeywords = 3
+	enrichedConcepts = 2
 )
 
-// analyze asks for the passage's analysis and starts the record's payload.
+// analyze asks for the analysis of the passage's document and starts the
+// record's payload. The request is the document's, the same for each of
+// its passages, so the cache (and, for passages in flight at once, the
+// client's single-flight; in batch mode, one batch row) makes it one
+// request per document.
 func (e *engine) analyze(ctx context.Context, w *unit) error {
 	p := w.p
-	msgs, err := e.prompts.GroundedAnalyzeMessages(p.Title, p.Text)
+	msgs, err := e.prompts.GroundedAnalyzeMessages(documentView(p))
 	if err != nil {
 		return err
 	}
 	var a schema.Analysis
-	if err := e.askDistiller(ctx, StageAnalyze, msgs, true, "passage analysis", w, func(reply string) (err error) {
+	if err := e.askDistiller(ctx, StageAnalyze, msgs, true, "document analysis", w, func(reply string) (err error) {
 		a, err = schema.ParseAnalysis(reply)
 		return err
 	}); err != nil {
@@ -57,10 +61,21 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 	return nil
 }
 
+// documentView is p's document as its analysis reads it; a passage made
+// without its document's context (a single passage) stands for its
+// document.
+func documentView(p Problem) prompts.DocumentView {
+	if p.Doc != nil {
+		return p.Doc.DocumentView
+	}
+	return prompts.DocumentView{Title: p.Title, Head: p.Text, Chars: utf8.RuneCountInString(p.Text)}
+}
+
 // synthesize asks for the K question-rubric tuples.
 func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	g, gs := w.grounded, e.job.Grounded
-	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, gs.QuestionsPerPassage, gs.MinCriteria, gs.MaxCriteria)
+	pos := prompts.PassagePosition{Number: int(w.p.PassageIndex) + 1, Count: int(max(w.p.PassageCount, w.p.PassageIndex+1)), Section: w.p.Section}
+	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, pos, gs.QuestionsPerPassage, gs.MinCriteria, gs.MaxCriteria)
 	if err != nil {
 		return err
 	}
@@ -71,32 +86,26 @@ func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	})
 }
 
-// enrich completes the thin criteria of every question, one request per
-// question that has any; a question without thin criteria costs nothing.
+// enrich enriches every criterion of every question with the document's
+// analysis in view (seed 001): a concrete verification method, and the
+// keywords and concepts added to those the criterion has; one request per
+// question. The criteria keep appendix E's fields: nothing is added but
+// their content.
 func (e *engine) enrich(ctx context.Context, w *unit) error {
 	g := w.grounded
 	return fanOut(ctx, len(g.Questions), func(ctx context.Context, k int) error {
 		q := &g.Questions[k]
-		var thin []schema.Criterion
-		for _, c := range q.Criteria {
-			if isThin(c) {
-				thin = append(thin, c)
-			}
-		}
-		if len(thin) == 0 {
-			return nil
-		}
-		msgs, err := e.prompts.GroundedEnrichMessages(g.Passage, q.Question, thin)
+		msgs, err := e.prompts.GroundedEnrichMessages(g.Passage, q.Question, g.Analysis, q.Criteria)
 		if err != nil {
 			return err
 		}
-		ids := make([]string, len(thin))
-		for i, c := range thin {
+		ids := make([]string, len(q.Criteria))
+		for i, c := range q.Criteria {
 			ids[i] = c.ID
 		}
 		var got []schema.Enrichment
-		if err := e.askDistiller(ctx, StageEnrich, msgs, false, fmt.Sprintf("completed criteria of question %d", k+1), w, func(reply string) (err error) {
-			got, err = schema.ParseEnrichment(reply, ids, thinKeywords, thinConcepts)
+		if err := e.askDistiller(ctx, StageEnrich, msgs, false, fmt.Sprintf("enriched criteria of question %d", k+1), w, func(reply string) (err error) {
+			got, err = schema.ParseEnrichment(reply, ids, enrichedKeywords, enrichedConcepts)
 			return err
 		}); err != nil {
 			return err
@@ -110,11 +119,6 @@ func (e *engine) enrich(ctx context.Context, w *unit) error {
 		}
 		return nil
 	})
-}
-
-func isThin(c schema.Criterion) bool {
-	return len(c.ExpectedKeywords) < thinKeywords || len(c.ExpectedConcepts) < thinConcepts ||
-		utf8.RuneCountInString(c.VerificationMethod) < thinVerificationLength
 }
 
 // union is a followed by the entries of b it lacks, compared without case.
@@ -168,10 +172,11 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, job{k, -1})
 		}
 	}
+	passage := e.judgePassage(w)
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
 		q := &g.Questions[jobs[n].q]
 		if i := jobs[n].c; i >= 0 {
-			msgs, err := e.prompts.GroundedJudgeItemMessages(g.Passage, q.Question, q.Criteria[i])
+			msgs, err := e.prompts.GroundedJudgeItemMessages(passage, q.Question, q.Criteria[i])
 			if err != nil {
 				return err
 			}
@@ -185,7 +190,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 				return err
 			})
 		}
-		msgs, err := e.prompts.GroundedJudgeBatchMessages(g.Passage, q.Question, q.Criteria)
+		msgs, err := e.prompts.GroundedJudgeBatchMessages(passage, q.Question, q.Criteria)
 		if err != nil {
 			return err
 		}
@@ -243,6 +248,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, job{k, a})
 		}
 	}
+	passage := e.judgePassage(w)
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
 		q := &g.Questions[jobs[n].q]
 		a := jobs[n].a
@@ -261,7 +267,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		w.u.add(resp)
 		text := resp.Choices[0].Content
 		q.Answers[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
-		smsgs, err := e.prompts.ScoreGroundedMessages(g.Passage, q.Question, text, q.Criteria)
+		smsgs, err := e.prompts.ScoreGroundedMessages(passage, q.Question, text, q.Criteria)
 		if err != nil {
 			return err
 		}
@@ -316,6 +322,30 @@ func measureCriteria(q *schema.GroundedQuestion) {
 		}
 		c.ScoreMean, c.Varies = ptr(mean), ptr(varies)
 	}
+}
+
+// judgePassage is the passage as the validity judge and the empirical
+// stage's scorer are shown it: cut to grounded.judge_passage_tokens
+// (prompts.FitPassage, as rewardd's grounded scorer cuts it). A cut is
+// logged here and counted in the report (GroundedStats.JudgePassagesCut).
+func (e *engine) judgePassage(w *unit) string {
+	budget := e.job.Grounded.JudgePassageTokens
+	shown, cut := prompts.FitPassage(w.grounded.Passage, budget)
+	if cut && !w.judgeCutLogged {
+		w.judgeCutLogged = true
+		e.log.Info("grounded: the judge is shown the passage cut to grounded.judge_passage_tokens",
+			"id", w.p.ID, "estimated_tokens", prompts.EstimateTokens(w.grounded.Passage), "judge_passage_tokens", budget)
+	}
+	return shown
+}
+
+// judgePassageBudget is the judge passage budget of a grounded job whose
+// judge or empirical stage shows a judge the passage; 0 otherwise.
+func (j *Job) judgePassageBudget() int {
+	if !judgesPassage(j) {
+		return 0
+	}
+	return j.Grounded.JudgePassageTokens
 }
 
 // askDistiller sends a grounded generation request (analyze, synthesize,

@@ -123,7 +123,7 @@ func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema
 				if j.Judge.Enabled && c.Valid == nil {
 					t.Errorf("record %s criterion %s not judged", id, c.ID)
 				}
-				if j.Grounded.Enrich && (len(c.ExpectedKeywords) < thinKeywords || len(c.ExpectedConcepts) < thinConcepts) {
+				if j.Grounded.Enrich && (len(c.ExpectedKeywords) < enrichedKeywords || len(c.ExpectedConcepts) < enrichedConcepts) {
 					t.Errorf("record %s criterion %s still thin after enrichment: %+v", id, c.ID, c)
 				}
 			}

@@ -39,6 +39,11 @@ type Problem struct {
 	// and comes first in input order; nil when there is none. The run
 	// leaves such a document out and reports it.
 	DuplicateOf *DocumentRef
+	// Doc is the document's context for its analysis (shared by its
+	// passages) and Section the passage's heading path ("Chapter >
+	// Section"; see withDocContext).
+	Doc     *docContext
+	Section string
 
 	docDigest uint64 // xxhash64 of the document's text, to tell duplicates
 }

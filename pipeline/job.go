@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -156,9 +157,19 @@ type GroundedStage struct {
 	// MaxCopiedWords is the longest run of the passage's words a question
 	// may copy; a longer verbatim overlap fails the quality check.
 	MaxCopiedWords int `yaml:"max_copied_words"`
-	// Enrich completes thin criteria (few keywords or concepts, a short
-	// verification method) in one more request per passage.
+	// Enrich enriches every criterion (verification method, keywords,
+	// concepts) with the document's analysis in view, in one more request
+	// per question.
 	Enrich bool `yaml:"enrich"`
+	// JudgePassageTokens is the most estimated tokens of the passage the
+	// validity judge and the empirical stage's scorer are shown
+	// (prompts.FitPassage): a longer passage is cut there, with a note
+	// saying so; the record keeps the whole passage.
+	JudgePassageTokens int `yaml:"judge_passage_tokens"`
+	// AnalysisChars is how much of a document's beginning its analysis
+	// reads (with the outline of all of it), in characters; the analysis is
+	// asked once per document and given to all its passages.
+	AnalysisChars int `yaml:"analysis_chars"`
 }
 
 // Selection says which problems go on to distillation, by their number of
@@ -228,7 +239,8 @@ func DefaultJob() Job {
 		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
 		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
-		Grounded:  GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true},
+		Grounded: GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
+			JudgePassageTokens: prompts.DefaultJudgePassageTokens, AnalysisChars: 12000},
 		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
 		Split:     SplitFractions{Validation: 0.02},
 		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
@@ -429,6 +441,12 @@ func (j *Job) validateGrounded(v *validation) {
 	}
 	if g.MaxCopiedWords < 3 {
 		v.bad("grounded.max_copied_words", "%d is below 3", g.MaxCopiedWords)
+	}
+	if g.AnalysisChars < 1000 || g.AnalysisChars > 1_000_000 {
+		v.bad("grounded.analysis_chars", "%d is outside 1000..1000000", g.AnalysisChars)
+	}
+	if g.JudgePassageTokens < prompts.MinJudgePassageTokens {
+		v.bad("grounded.judge_passage_tokens", "%d is below %d: the judge would see too little of a passage to grade against", g.JudgePassageTokens, prompts.MinJudgePassageTokens)
 	}
 }
 

@@ -104,10 +104,13 @@ func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, 
 // planInput is what a plan reads of the input before the pilot.
 type planInput struct {
 	rows, bad, dups, unique int64
-	sources                 map[string]int64
-	badSample               []InputError
-	sample                  *Sample
-	words                   unitWords // problems, or a grounded job's passages
+	// docs counts the documents of a grounded job's unique passages: its
+	// analyses, one per document.
+	docs      int64
+	sources   map[string]int64
+	badSample []InputError
+	sample    *Sample
+	words     unitWords // problems, or a grounded job's passages
 }
 
 // scanForPlan reads the input once, as distill run reads it (a grounded
@@ -118,6 +121,7 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 	part := job.partition()
 	seen := idmap.New[struct{}]()         // as the feeder counts them
 	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
+	seenDocs := idmap.New[struct{}]()
 	low := lowestHashes{n: n}
 	err := readUnits(ctx, job.input(), func(p Problem) error {
 		in.rows++
@@ -141,6 +145,10 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 			seenPassages.Set(p.DocHash, struct{}{})
 		}
 		in.unique++
+		if _, seen := seenDocs.Get(p.DocID); p.DocID != "" && !seen {
+			seenDocs.Set(p.DocID, struct{}{})
+			in.docs++
+		}
 		in.sources[p.Source]++
 		low.offer(p.ID)
 		return nil

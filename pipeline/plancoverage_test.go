@@ -46,7 +46,7 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 	job.Prices = map[string]Price{job.Rollout.Model: {Prompt: 0.5, Completion: 2}, job.Distill.Model: {Prompt: 0.5, Completion: 2}, job.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
 	stages := pilotStages(job.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population) }
+	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population, 0) }
 	truth := est(pop)
 	figures := []string{"total.tokens", "total.cost", "records"}
 	covered := map[string]int{}
@@ -81,7 +81,7 @@ func TestPlanRangesCoverAnUnluckySample(t *testing.T) {
 	job.Prices = map[string]Price{job.Rollout.Model: {Prompt: 0.5, Completion: 2}, job.Distill.Model: {Prompt: 0.5, Completion: 2}, job.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
 	stages := pilotStages(job.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population) }
+	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population, 0) }
 	truth := est(pop)
 	var probs []PilotProblem
 	kept, left := 0, 0

@@ -146,7 +146,7 @@ func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Rep
 	stages := pilotStages(job.Style, probs)
 	plan.BatchStages = batchStages(job, stages)
 	est := func(ps []PilotProblem) map[string]float64 {
-		return estimate(job, ps, stages, in.unique, rest, wo)
+		return estimate(job, ps, stages, in.unique, in.docs, rest, wo)
 	}
 	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
 	for _, s := range append(stages, "total") {
@@ -243,8 +243,8 @@ func pilotStages(style string, probs []PilotProblem) []string {
 
 // estimate computes every projected figure from a set of pilot problems:
 // per-problem means scaled to the input's unique problems.
-func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, wo planWallOptions) map[string]float64 {
-	out := estimateCounts(job, ps, stages, unique)
+func estimate(job *Job, ps []PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
+	out := estimateCounts(job, ps, stages, unique, docs)
 	for _, b := range wallBounds(job, ps, stages, rest, wo) {
 		out["bound."+b.Constraint] = b.Seconds
 	}
@@ -254,8 +254,9 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, rest int64, 
 }
 
 // estimateCounts is estimate without the wall times: outcomes, requests,
-// tokens, cost and validity.
-func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique int64) map[string]float64 {
+// tokens, cost and validity. docs is the number of documents of a grounded
+// job (0 otherwise): its analyses are one per document.
+func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique, docs int64) map[string]float64 {
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
@@ -278,6 +279,10 @@ func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique int64) 
 		for _, s := range stages {
 			u := p.Stages[s]
 			cost := usageCost(job, s, u.PromptTokens, u.CompletionTokens)
+			scale := scale
+			if s == StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
+				scale *= float64(docs) / float64(unique)
+			}
 			for _, k := range []string{s, "total"} {
 				out[k+".requests"] += float64(u.Requests) * scale
 				out[k+".prompt"] += float64(u.PromptTokens) * scale

@@ -13,6 +13,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -175,6 +176,9 @@ type corpusStats struct {
 	Rollouts RolloutStats
 	Validity map[string]*TypeValidity
 	Grounded *GroundedStats
+	// judgePassageTokens is the judge passage budget the grounded
+	// records were judged under (0: none was judged).
+	judgePassageTokens int
 }
 
 // GroundedStats are the corpus figures of grounded records. Criteria the
@@ -191,6 +195,10 @@ type GroundedStats struct {
 	// whose scores could and could not be had.
 	ScoredAnswers   int64 `json:"scored_answers"`
 	UnscoredAnswers int64 `json:"unscored_answers"`
+	// JudgePassagesCut counts the passages longer than
+	// grounded.judge_passage_tokens, which the judge and empirical stages
+	// showed cut.
+	JudgePassagesCut int64 `json:"judge_passages_cut"`
 }
 
 // CriterionType is the key of grounded criteria in validity_by_type.
@@ -252,6 +260,9 @@ func (c *corpusStats) addGrounded(g *schema.Grounded) {
 	}
 	gs := c.Grounded
 	gs.Passages++
+	if _, cut := prompts.FitPassage(g.Passage, c.judgePassageTokens); cut {
+		gs.JudgePassagesCut++
+	}
 	for _, q := range g.Questions {
 		gs.Questions++
 		for _, a := range q.Answers {
@@ -303,8 +314,8 @@ func (tv *TypeValidity) add(it schema.Item) {
 }
 
 // scanCorpusStats reads every record of the run directory.
-func scanCorpusStats(fsy fsys.FS, dir string) (corpusStats, error) {
-	var c corpusStats
+func scanCorpusStats(fsy fsys.FS, dir string, judgePassageTokens int) (corpusStats, error) {
+	c := corpusStats{judgePassageTokens: judgePassageTokens}
 	err := corpus.ReadAllFS(fsy, dir, func(r *schema.Record) error { c.add(r); return nil })
 	return c, err
 }

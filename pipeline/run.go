@@ -178,9 +178,10 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 	if err != nil {
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
-	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded}
+	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded,
+		judgePassageTokens: job.judgePassageBudget()}
 	if stats.Rows != run.Manifest().Rows {
-		if stats, err = scanCorpusStats(opt.runFS(), job.Out); err != nil {
+		if stats, err = scanCorpusStats(opt.runFS(), job.Out, job.judgePassageBudget()); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}

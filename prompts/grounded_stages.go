@@ -2,31 +2,56 @@ package prompts
 
 import "github.com/rubricforge/rubricforge/schema"
 
-// GroundedAnalyzeMessages asks for the analysis of a passage (genre,
-// contribution, concepts, depth, reasoning mode) as one JSON object.
-func (s *Set) GroundedAnalyzeMessages(title, passage string) ([]Message, error) {
-	return s.render(GroundedAnalyze, struct{ Title, Passage string }{title, passage})
+// DocumentView is a document as its analysis reads it: its title, its
+// beginning (Head; Cut when the document goes on), its length in
+// characters and its outline (its headings, one a line, indented by
+// level; empty when it has none).
+type DocumentView struct {
+	Title, Head string
+	Cut         bool
+	Chars       int
+	Outline     string
+}
+
+// GroundedAnalyzeMessages asks for the analysis of a document (genre,
+// contribution, concepts, depth, reasoning mode) as one JSON object. The
+// request depends on the document alone, so every passage of it sends the
+// same one.
+func (s *Set) GroundedAnalyzeMessages(doc DocumentView) ([]Message, error) {
+	return s.render(GroundedAnalyze, doc)
+}
+
+// PassagePosition is where a passage sits in its document: passage Number
+// (from 1) of Count, under the headings of Section ("Chapter > Section";
+// empty when the document has none above it).
+type PassagePosition struct {
+	Number, Count int
+	Section       string
 }
 
 // GroundedSynthesizeMessages asks for k question-rubric tuples about a
-// passage, conditioned on its analysis, each rubric with between
-// minCriteria and maxCriteria criteria carrying every field of seed 001's
-// appendix E.
-func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, k, minCriteria, maxCriteria int) ([]Message, error) {
+// passage, conditioned on its document's analysis and its position in the
+// document, each rubric with between minCriteria and maxCriteria criteria
+// carrying every field of seed 001's appendix E.
+func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, pos PassagePosition, k, minCriteria, maxCriteria int) ([]Message, error) {
 	return s.render(GroundedSynthesize, struct {
 		Title, Passage              string
 		Analysis                    schema.Analysis
+		Position                    PassagePosition
 		K, MinCriteria, MaxCriteria int
-	}{title, passage, a, k, minCriteria, maxCriteria})
+	}{title, passage, a, pos, k, minCriteria, maxCriteria})
 }
 
-// GroundedEnrichMessages asks to complete thin criteria of a question's
-// rubric: verification method, keywords and concepts.
-func (s *Set) GroundedEnrichMessages(passage, question string, thin []schema.Criterion) ([]Message, error) {
+// GroundedEnrichMessages asks to enrich every criterion of a question's
+// rubric with the document's analysis in view: a concrete verification
+// method, the terminology (keywords) and the concepts of each (seed 001's
+// enrichment).
+func (s *Set) GroundedEnrichMessages(passage, question string, a schema.Analysis, criteria []schema.Criterion) ([]Message, error) {
 	return s.render(GroundedEnrich, struct {
 		Passage, Question string
+		Analysis          schema.Analysis
 		Criteria          []schema.Criterion
-	}{passage, question, thin})
+	}{passage, question, a, criteria})
 }
 
 // GroundedJudgeBatchMessages asks whether each criterion of a question's

@@ -80,11 +80,12 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		prev := []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "usr"}}
 		return s.RepairMessages(prev, "not json", errors.New("reply is not a JSON array"))
 	case GroundedAnalyze:
-		return s.GroundedAnalyzeMessages(fixTitle, fixPassage)
+		return s.GroundedAnalyzeMessages(DocumentView{Title: fixTitle, Head: fixPassage, Cut: true, Chars: 9000,
+			Outline: "- Write-ahead logging\n  - Durability\n  - Recovery"})
 	case GroundedSynthesize:
-		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, 2, 5, 10)
+		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, PassagePosition{Number: 2, Count: 5, Section: "Write-ahead logging > Durability"}, 2, 5, 10)
 	case GroundedEnrich:
-		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixCriteria()[:1])
+		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixAnalysis, fixCriteria())
 	case GroundedJudgeBatch:
 		return s.GroundedJudgeBatchMessages(fixPassage, fixQuestion, fixCriteria())
 	case GroundedJudgeItem:

@@ -9,6 +9,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -52,7 +53,13 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 
 func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	criteria := lab.Grounded.Criteria
-	msgs, err := j.prompts.ScoreGroundedMessages(lab.Grounded.Passage, lab.Question, response, criteria)
+	// The passage is cut to JudgeOptions.PassageTokens, as seed 001
+	// truncates the grounding to fit the judge's context.
+	passage, cut := prompts.FitPassage(lab.Grounded.Passage, j.opt.PassageTokens)
+	if cut {
+		j.passagesCut.Add(1)
+	}
+	msgs, err := j.prompts.ScoreGroundedMessages(passage, lab.Question, response, criteria)
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}

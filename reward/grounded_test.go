@@ -368,3 +368,29 @@ func TestGroundedJudgeFailurePolicyError(t *testing.T) {
 		}
 	}
 }
+
+// TestGroundedJudgeLongPassageIsCut: a passage longer than the judge's
+// context (20,000 characters against a 4,096-token judge) is cut to the
+// passage budget, so the response is judged instead of failing, and the
+// cut is counted.
+func TestGroundedJudgeLongPassageIsCut(t *testing.T) {
+	labs := groundedLabels(t)
+	lab := labs[0]
+	g := *lab.Grounded
+	g.Passage = strings.Repeat(walPassage+"\n\n", 20_000/len(walPassage)+1)
+	lab.Grounded = &g
+	h, rec := groundedHarness(t, nil, llmtest.Config{ContextTokens: 4096})
+	scores, err := h.judge.GroundedScores(context.Background(), &lab, scored3)
+	if err != nil {
+		t.Fatalf("judging against a %d-character passage: %v", len(g.Passage), err)
+	}
+	if got := ScoreGrounded(&lab, scores, nil).Reward; !near(got, 5.0/8) {
+		t.Errorf("reward %v, want %v", got, 5.0/8)
+	}
+	if len(rec.bodies) != 1 || !strings.Contains(rec.bodies[0], "the passage is cut here to fit the judge") {
+		t.Errorf("the judge was not shown a cut passage (%d requests)", len(rec.bodies))
+	}
+	if st := h.judge.Stats(); st.PassagesCut != 1 {
+		t.Errorf("Stats().PassagesCut = %d, want 1", st.PassagesCut)
+	}
+}

@@ -32,6 +32,10 @@ type JudgeOptions struct {
 	// 100,000 responses; -1 for none). The llm response cache, when the
 	// client has one, keeps every answered request on disk as well.
 	CacheEntries int
+	// PassageTokens is the grounded judge's passage budget in estimated
+	// tokens (prompts.FitPassage): a longer passage is cut to it (default
+	// prompts.DefaultJudgePassageTokens; -1 for none).
+	PassageTokens int
 }
 
 // Judge asks the satisfaction judge which rubric items a response satisfies
@@ -62,6 +66,7 @@ type Judge struct {
 	grounded memo[schema.GroundedScores]
 
 	calls, memHits, diskHits, failures atomic.Int64
+	passagesCut                        atomic.Int64
 	latency                            *histogram
 }
 
@@ -100,6 +105,9 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = 64
 	}
+	if opt.PassageTokens == 0 {
+		opt.PassageTokens = prompts.DefaultJudgePassageTokens
+	}
 	if opt.CacheEntries == 0 {
 		opt.CacheEntries = 100_000
 	}
@@ -121,12 +129,16 @@ type JudgeStats struct {
 	DiskHits int64 // responses served from the llm response cache
 	Failures int64 // verdict calls that ended without usable verdicts
 	Cached   int   // verdicts held in memory now
+	// PassagesCut counts grounded judge calls whose passage was cut to
+	// JudgeOptions.PassageTokens.
+	PassagesCut int64
 }
 
 // Stats returns the judge's counters.
 func (j *Judge) Stats() JudgeStats {
 	cached := j.sat.len() + j.grounded.len()
-	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached}
+	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached,
+		PassagesCut: j.passagesCut.Load()}
 }
 
 // Cached returns the verdicts on r held in memory, without calling the

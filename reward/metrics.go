@@ -286,6 +286,8 @@ func (m *serverMetrics) write(w io.Writer, records int, j *Judge, meter *llm.Met
 		fmt.Fprintf(w, "rewardd_judge_cache_hits_total{cache=\"disk\"} %d\n", st.DiskHits)
 		help(w, "rewardd_judge_failures_total", "counter", "Verdict calls that ended without usable verdicts (judge_ok false).")
 		fmt.Fprintf(w, "rewardd_judge_failures_total %d\n", st.Failures)
+		help(w, "rewardd_judge_passages_cut_total", "counter", "Grounded judge calls whose passage was longer than --judge-passage-tokens and was cut to it.")
+		fmt.Fprintf(w, "rewardd_judge_passages_cut_total %d\n", st.PassagesCut)
 		help(w, "rewardd_judge_cached_verdicts", "gauge", "Verdicts held in the in-memory cache.")
 		fmt.Fprintf(w, "rewardd_judge_cached_verdicts %d\n", st.Cached)
 		help(w, "rewardd_judge_duration_seconds", "histogram", "Time of one verdict call, repairs and retries included.")

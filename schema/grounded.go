@@ -26,8 +26,9 @@ type Grounded struct {
 	Questions []GroundedQuestion `parquet:"questions,list" json:"questions"`
 }
 
-// Analysis is the analyze stage's reading of a passage (appendix E's
-// document_analysis).
+// Analysis is the analyze stage's reading of a passage's document
+// (appendix E's document_analysis): the same for every passage of one
+// document.
 type Analysis struct {
 	Genre         string   `parquet:"genre" json:"genre"`
 	Contribution  string   `parquet:"contribution" json:"contribution"`

@@ -81,6 +81,7 @@ type options struct {
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain, queueWait, stallAfter  time.Duration
 	verdictCache, maxQueue                                      int
+	judgePassageTokens                                          int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     reward.BreakerOptions
@@ -136,6 +137,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.stallAfter, "judge-stall-after", 20*time.Second, "judge calls outstanding while none has finished for this long count as failed judgments in /healthz and /metrics, so a hung judge shows long before --judge-timeout; set it above the judge's slowest answer (e.g. --judge-stall-after 45s)")
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
+	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
 	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
@@ -163,6 +165,9 @@ func (o *options) check() error {
 	}
 	if err := o.params.Check(); err != nil {
 		errs = append(errs, err)
+	}
+	if o.judgePassageTokens < prompts.MinJudgePassageTokens {
+		errs = append(errs, fmt.Errorf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", o.judgePassageTokens, prompts.MinJudgePassageTokens))
 	}
 	if err := reward.CheckJudgeFailurePolicy(o.onJudgeFailure); err != nil {
 		errs = append(errs, fmt.Errorf("--%w", err))
@@ -281,7 +286,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
-		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache})
+		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,7 @@ func TestUsage(t *testing.T) {
 		{"bad log level", append([]string{"--log-level", "loud"}, judge...), exitUsage, "--log-level"},
 		{"missing corpus", append([]string{"--corpus", "/nonexistent/run", "--addr", "127.0.0.1:0"}, judge...), exitUsage, "no such file"}, // as a missing directory in every command
 		{"a problems file as corpus", append([]string{"--corpus", "../../examples/problems.jsonl", "--addr", "127.0.0.1:0"}, judge...), exitFailed, "no rubric loaded from ../../examples/problems.jsonl"},
+		{"passage budget too small", append([]string{"--judge-passage-tokens", "100"}, judge...), exitUsage, "--judge-passage-tokens 100 is below 256"},
 		{"bad failure policy", append([]string{"--on-judge-failure", "zero"}, judge...), exitUsage, `--on-judge-failure "zero" is not one of floor, outcome, error`},
 	} {
 		var out, errOut bytes.Buffer
@@ -48,7 +49,7 @@ func TestUsage(t *testing.T) {
 	var errOut bytes.Buffer
 	run(context.Background(), []string{"-h"}, io.Discard, &errOut, env)
 	for _, flag := range []string{"corpus", "addr", "scheme", "token-env", "judge-base-url", "judge-model", "judge-api-key-env",
-		"judge-concurrency", "judge-timeout", "cache", "max-body", "max-queue", "drain-timeout", "r-suggest", "lambda", "alpha"} {
+		"judge-concurrency", "judge-timeout", "judge-passage-tokens", "cache", "max-body", "max-queue", "drain-timeout", "r-suggest", "lambda", "alpha"} {
 		if !strings.Contains(errOut.String(), "-"+flag) {
 			t.Errorf("-h does not explain --%s", flag)
 		}

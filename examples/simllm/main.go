@@ -73,6 +73,8 @@ type options struct {
 	batchMaxRequests int
 	batchMaxBytes    int64
 	batchDir         string
+
+	contextTokens int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -106,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
+	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
 the rubricforge pipeline's own prompt templates, for the demo and for tests.
@@ -277,6 +280,9 @@ func (o *options) config() (llmtest.Config, error) {
 	if o.limitRPM < 0 || o.limitTPM < 0 {
 		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
 	}
+	if o.contextTokens < 0 {
+		return llmtest.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
+	}
 	if err := o.checkBatch(); err != nil {
 		return llmtest.Config{}, err
 	}
@@ -328,6 +334,7 @@ func (o *options) config() (llmtest.Config, error) {
 		cfg.Answers = answers
 		o.problems = path
 	}
+	cfg.ContextTokens = o.contextTokens
 	return cfg, nil
 }
 

@@ -88,11 +88,11 @@ func kindOf(p string) Kind {
 	switch {
 	case has("<source_passage>", "<response>", `"max_total"`, "[id: "):
 		return KindScoreGrounded
-	case has(`<passage title="`, "<analysis>", `"question_rationale"`, `"required_elements"`):
+	case has(`<passage title="`, "<analysis", `"question_rationale"`, `"required_elements"`):
 		return KindGroundedSynthesize
-	case has(`<passage title="`, `"genre"`, `"reasoning_mode"`):
+	case has(`<document title="`, `"genre"`, `"reasoning_mode"`):
 		return KindGroundedAnalyze
-	case has("<criteria_to_complete>", `"verification_method"`, `"expected_keywords"`):
+	case has("<criteria_to_enrich>", `"verification_method"`, `"expected_keywords"`):
 		return KindGroundedEnrich
 	case has("<passage>", `<criterion id="`, `"valid"`, `"id"`):
 		return KindGroundedJudgeBatch

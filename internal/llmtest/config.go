@@ -41,6 +41,12 @@ type Config struct {
 	// Beyond them the server answers 429 with Retry-After; while a limit is
 	// set, every response carries OpenAI's x-ratelimit-* headers.
 	LimitRPM, LimitTPM int
+	// ContextTokens is the model's context length (0: unbounded): an
+	// online request whose prompt tokens (as the replies count them, about
+	// 4 bytes a token) plus its max_tokens exceed it is answered 400 with
+	// vLLM's "maximum context length" message, as a real server refuses a
+	// prompt that does not fit.
+	ContextTokens int
 	// BatchTurnaround is how long a batch of the simulated Batch API takes
 	// from creation to "completed". Its rows are answered evenly over it,
 	// so request_counts.completed grows linearly while it is in progress;

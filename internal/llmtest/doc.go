@@ -26,13 +26,18 @@
 //     as a fraction, a score over its weight, a criterion left out).
 //   - grounded_analyze, grounded_synthesize, grounded_enrich,
 //     grounded_judge_batch, grounded_judge_item, grounded_answer (the
-//     grounded style's stages): an analysis naming the passage's frequent
-//     terms, K questions with 5-10 criteria built from them (some thin, one
-//     passage in twenty with a question copying the passage), completions
-//     of exactly the criteria shown, verdicts deterministic per criterion,
+//     grounded style's stages): an analysis of the document shown (its
+//     beginning and outline) naming its frequent terms, K questions with
+//     5-10 criteria built from the passage's terms and the analysis's
+//     concepts (some thin, one passage in twenty with a question copying
+//     the passage), enrichment of exactly the criteria shown, each given
+//     one of the analysis's concepts, verdicts deterministic per criterion,
 //     and closed-book answers that differ from sample to sample; see
 //     grounded_gen.go.
 //   - repair conversations of any of the above: a well-formed answer.
+//
+// With [Config.ContextTokens] set, an online request whose prompt and
+// max_tokens exceed it gets vLLM's 400 "maximum context length" error.
 //
 // Anything else gets a 400 with an OpenAI error envelope. GET /v1/models
 // lists the model "simulated". Other paths get vLLM's 404

@@ -18,7 +18,7 @@ import (
 // keyword, a terse verification method) as models often leave them, and
 // now and then (about one passage in twenty) a question that copies a
 // sentence of the passage; enrichment completes exactly the criteria it is
-// shown; the validity judge calls a few criteria invalid, deterministically
+// shown, adding one of the document analysis's concepts to each; the validity judge calls a few criteria invalid, deterministically
 // per criterion, so batch and item mode agree; a closed-book answer
 // mentions a random share of the question's terms, so answers differ. A
 // malformed attempt breaks the stage's JSON the way models do (a field
@@ -46,6 +46,26 @@ func groundedPassage(p string) (title, passage string) {
 		rest = rest[:j]
 	}
 	return title, strings.TrimSpace(rest)
+}
+
+var reDocument = regexp.MustCompile(`<document title="[^"]*"[^>]*>\n?`)
+
+// groundedDocument reads the document's text (its beginning and its
+// outline) from an analysis prompt.
+func groundedDocument(p string) string {
+	loc := reDocument.FindStringIndex(p)
+	if loc == nil {
+		return ""
+	}
+	rest := p[loc[1]:]
+	text := rest
+	if j := strings.Index(rest, "</document>"); j >= 0 {
+		text = rest[:j]
+	}
+	if outline, ok := between(rest, "<outline>", "</outline>"); ok {
+		text += "\n" + outline
+	}
+	return strings.TrimSpace(text)
 }
 
 var termStopWords = map[string]bool{
@@ -100,7 +120,7 @@ type analysisJSON struct {
 }
 
 func (s *Server) groundedAnalyze(prompt string, r *rng, malformed, jsonMode bool) string {
-	_, passage := groundedPassage(prompt)
+	passage := groundedDocument(prompt)
 	lower := strings.ToLower(passage)
 	a := analysisJSON{Genre: "technical report", Contribution: firstSentence(passage), Concepts: topTerms(passage, 3+r.intn(4)),
 		Depth: "intermediate", ReasoningMode: "definition"}
@@ -155,9 +175,9 @@ func (s *Server) groundedSynthesize(prompt string, r *rng, malformed, jsonMode b
 		lo, _ = strconv.Atoi(m[1])
 		hi, _ = strconv.Atoi(m[2])
 	}
-	concepts := topTerms(passage, 8)
+	concepts := topTerms(passage, 8) // the passage's own first: the analysis is its document's
 	if c, ok := between(prompt, "concepts: ", "\n"); ok && c != "" {
-		concepts = append(strings.Split(c, "; "), concepts...)
+		concepts = append(concepts, strings.Split(c, "; ")...)
 	}
 	terms := topTerms(passage, 24)
 	subject := title
@@ -221,7 +241,11 @@ type enrichJSON struct {
 func (s *Server) groundedEnrich(prompt string, r *rng, malformed, jsonMode bool) string {
 	passage, _ := between(prompt, "<passage>", "</passage>")
 	terms := topTerms(passage, 12)
-	block, _ := between(prompt, "<criteria_to_complete>", "</criteria_to_complete>")
+	block, _ := between(prompt, "<criteria_to_enrich>", "</criteria_to_enrich>")
+	var docConcepts []string // the analysis's, when the prompt shows it
+	if c, ok := between(prompt, "concepts: ", "\n"); ok && c != "" {
+		docConcepts = strings.Split(c, "; ")
+	}
 	var out []enrichJSON
 	for i, loc := range reCriterionOpen.FindAllStringSubmatchIndex(block, -1) {
 		id := block[loc[2]:loc[3]]
@@ -235,6 +259,9 @@ func (s *Server) groundedEnrich(prompt string, r *rng, malformed, jsonMode bool)
 			ExpectedKeywords:   []string{terms[i%len(terms)], terms[(i+1)%len(terms)], terms[(i+2)%len(terms)], terms[(i+5)%len(terms)]},
 			ExpectedConcepts:   []string{terms[(i+3)%len(terms)], terms[(i+4)%len(terms)]},
 		})
+		if len(docConcepts) > 0 {
+			out[len(out)-1].ExpectedConcepts = append(out[len(out)-1].ExpectedConcepts, docConcepts[i%len(docConcepts)])
+		}
 	}
 	if malformed && len(out) > 0 {
 		if r.chance(0.5) {

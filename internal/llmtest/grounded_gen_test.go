@@ -1,9 +1,11 @@
 package llmtest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -19,7 +21,7 @@ func TestGroundedGenerationContract(t *testing.T) {
 	s := New(Config{InvalidRate: 0.2})
 	analysis := schema.Analysis{}
 	for seed := range int64(20) {
-		msgs, err := ps.GroundedAnalyzeMessages("Heat pipes", genPassage)
+		msgs, err := ps.GroundedAnalyzeMessages(prompts.DocumentView{Title: "Heat pipes", Head: genPassage, Chars: len(genPassage), Outline: "- Heat pipes\n  - Wicks"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +35,7 @@ func TestGroundedGenerationContract(t *testing.T) {
 	}
 	thin, quality := 0, 0
 	for seed := range int64(20) {
-		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, 3, 5, 8)
+		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, prompts.PassagePosition{Number: 1, Count: 3, Section: "Heat pipes"}, 3, 5, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,24 +52,28 @@ func TestGroundedGenerationContract(t *testing.T) {
 				quality++
 			}
 			var ids []string
-			var thinOnes = q.Criteria[:0:0]
 			for _, c := range q.Criteria {
 				if len(c.ExpectedKeywords) < 3 {
 					thin++
-					ids = append(ids, c.ID)
-					thinOnes = append(thinOnes, c)
 				}
+				ids = append(ids, c.ID)
 			}
-			if len(thinOnes) == 0 {
-				continue
-			}
-			emsgs, err := ps.GroundedEnrichMessages(genPassage, q.Question, thinOnes)
+			emsgs, err := ps.GroundedEnrichMessages(genPassage, q.Question, analysis, q.Criteria)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if k := Classify(toMessages(emsgs)); k != KindGroundedEnrich {
+				t.Fatalf("enrich prompt classified as %s", k)
+			}
 			reply := complete(t, s, seeded(emsgs, seed, 1)).Choices[0].Message.Content
-			if _, err := schema.ParseEnrichment(reply, ids, 3, 2); err != nil {
+			got, err := schema.ParseEnrichment(reply, ids, 3, 2)
+			if err != nil {
 				t.Fatalf("enrichment of %v does not parse: %v\n%s", ids, err, reply)
+			}
+			for _, en := range got { // the simulated model uses the analysis it is shown
+				if !slices.ContainsFunc(en.Concepts, func(c string) bool { return slices.Contains(analysis.Concepts, c) }) {
+					t.Fatalf("criterion %s enriched with concepts %v, none of the analysis's %v", en.ID, en.Concepts, analysis.Concepts)
+				}
 			}
 			bmsgs, _ := ps.GroundedJudgeBatchMessages(genPassage, q.Question, q.Criteria)
 			nums := make([]int32, len(q.Criteria))
@@ -102,11 +108,11 @@ func TestGroundedMalformedReplies(t *testing.T) {
 	s := New(Config{Faults: Faults{Malformed: 1}})
 	a := schema.Analysis{Genre: "note", Contribution: "c", Concepts: []string{"capillary"}, Depth: "intermediate", ReasoningMode: "causal"}
 	for seed := range int64(10) {
-		msgs, _ := ps.GroundedAnalyzeMessages("", genPassage)
+		msgs, _ := ps.GroundedAnalyzeMessages(prompts.DocumentView{Head: genPassage, Chars: len(genPassage)})
 		if _, err := schema.ParseAnalysis(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content); err == nil {
 			t.Error("a malformed analysis parsed")
 		}
-		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, 1, 5, 10)
+		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, prompts.PassagePosition{Number: 1, Count: 1}, 1, 5, 10)
 		if _, err := schema.ParseQuestions(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content, schema.QuestionOptions{K: 1, MinCriteria: 5, MaxCriteria: 10}); err == nil {
 			t.Error("a malformed synthesis parsed")
 		}

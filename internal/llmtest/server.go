@@ -179,6 +179,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
 		return
 	}
+	if msg := s.overContext(req, msgs); msg != "" {
+		entry.Status = http.StatusBadRequest
+		s.record(entry)
+		writeError(w, http.StatusBadRequest, "BadRequestError", nil, msg)
+		return
+	}
 	draw := s.drawOf(reqKey, attempt)
 	entry.Attempt = draw
 	fault := s.fault(reqKey, draw)
@@ -191,6 +197,29 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Debug("llmtest: injecting fault", "fault", string(fault), "kind", string(kind), "attempt", attempt)
 	}
 	s.answer(w, r, entry, resp)
+}
+
+// overContext says why a request does not fit Config.ContextTokens, in
+// vLLM's words; "" when it fits.
+func (s *Server) overContext(req *chatRequest, msgs []Message) string {
+	if s.cfg.ContextTokens <= 0 {
+		return ""
+	}
+	prompt := promptTokens(msgs)
+	if need := int64(prompt) + req.maxTokens(); need > int64(s.cfg.ContextTokens) {
+		return fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.cfg.ContextTokens, need, prompt, req.maxTokens())
+	}
+	return ""
+}
+
+// promptTokens is a request's prompt tokens as its reply's usage counts them.
+func promptTokens(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += tokens(m.Content) + 4
+	}
+	return n
 }
 
 // readChat reads and checks a chat-completions request; it answers a
@@ -476,9 +505,7 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			resp.Choices[i], resp.Choices[j] = resp.Choices[j], resp.Choices[i]
 		}
 	}
-	for _, m := range msgs {
-		resp.Usage.PromptTokens += tokens(m.Content) + 4
-	}
+	resp.Usage.PromptTokens = promptTokens(msgs)
 	resp.Usage.TotalTokens = resp.Usage.PromptTokens + resp.Usage.CompletionTokens
 	return resp
 }

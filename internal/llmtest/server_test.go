@@ -637,3 +637,25 @@ func TestFaultsByRequest(t *testing.T) {
 		t.Error("no fault injected")
 	}
 }
+
+// TestContextTokens: a prompt plus max_tokens over Config.ContextTokens is
+// refused with vLLM's 400; one that fits is answered.
+func TestContextTokens(t *testing.T) {
+	s := New(Config{Answers: testProblems(), ContextTokens: 300})
+	req := seeded(renderedPrompts(t)[KindRollout], 1, 1)
+	for _, tc := range []struct {
+		maxTokens int
+		status    int
+	}{{0, 200}, {50, 200}, {100_000, 400}} {
+		req.MaxTokens = tc.maxTokens
+		body, _ := json.Marshal(req)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body)))
+		if rec.Code != tc.status {
+			t.Errorf("max_tokens %d: status %d, want %d: %s", tc.maxTokens, rec.Code, tc.status, rec.Body)
+		}
+		if tc.status == 400 && !strings.Contains(rec.Body.String(), "maximum context length is 300 tokens") {
+			t.Errorf("max_tokens %d: %s", tc.maxTokens, rec.Body)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/prompts"
+)
+
+const sectionedDoc = `# Storage engines
+
+Intro paragraph about storage engines and why they log before they write pages.
+
+## Write-ahead logging
+
+The log is appended and fsynced before the data pages change, so a crash never loses a committed change.
+
+` + "```python\n# not a heading: a comment in code\nlog.append(change)\n```" + `
+
+### Checkpoints
+
+A checkpoint bounds the log that recovery must replay after a crash.
+
+## Compaction
+
+Compaction rewrites segments to drop overwritten keys and reclaim space on disk.
+`
+
+func TestWithDocContext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		passages []string
+		want     []string
+	}{
+		{"headings open passages", []string{
+			"# Storage engines\n\nIntro paragraph about storage engines.",
+			"## Write-ahead logging\n\nThe log is appended and fsynced first.",
+			"```python\n# not a heading: a comment in code\nlog.append(change)\n```",
+			"### Checkpoints\n\nA checkpoint bounds the log to replay.",
+			"## Compaction\n\nCompaction rewrites segments.",
+		}, []string{
+			"Storage engines",
+			"Storage engines > Write-ahead logging",
+			"Storage engines > Write-ahead logging",
+			"Storage engines > Write-ahead logging > Checkpoints",
+			"Storage engines > Compaction",
+		}},
+		{"a heading ends a passage", []string{
+			"# Storage engines\n\nIntro paragraph.\n\n## Write-ahead logging",
+			"The log is appended and fsynced first.\n\n### Checkpoints",
+			"A checkpoint bounds the log to replay.",
+		}, []string{
+			"Storage engines",
+			"Storage engines > Write-ahead logging",
+			"Storage engines > Write-ahead logging > Checkpoints",
+		}},
+		{"no headings", []string{"Plain text.", "More plain text."}, []string{"", ""}},
+		{"a deeper heading first", []string{"### Notes\n\nText.", "# Top\n\nText."}, []string{"Notes", "Top"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Join(tc.passages, "\n\n")
+			units := make([]Problem, len(tc.passages))
+			for i, p := range tc.passages {
+				units[i] = Problem{Text: p, PassageIndex: int32(i)}
+			}
+			units = withDocContext(units, "Title", text, 12000)
+			var got []string
+			for i, u := range units {
+				got = append(got, u.Section)
+				if u.PassageCount != int32(len(units)) || u.Doc != units[0].Doc {
+					t.Errorf("passage %d: count %d of %d, shares the document's context: %v", i, u.PassageCount, len(units), u.Doc == units[0].Doc)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("heading paths:\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", sectionedDoc, cutOptions{limit: 200}), "Storage engines", sectionedDoc, 1000)
+	doc := units[0].Doc
+	if wantOutline := "- Storage engines\n  - Write-ahead logging\n    - Checkpoints\n  - Compaction"; doc.Outline != wantOutline {
+		t.Errorf("outline %q, want %q (a comment inside a code block is no heading)", doc.Outline, wantOutline)
+	}
+	if doc.Cut || doc.Head != strings.TrimSpace(sectionedDoc) || doc.Title != "Storage engines" {
+		t.Errorf("a document shorter than analysis_chars is read whole: cut %v, head %d bytes", doc.Cut, len(doc.Head))
+	}
+}
+
+// TestAnalysisRequestIsTheDocuments: every passage of a document sends the
+// same analysis request (so the cache makes it one), reading the
+// document's beginning within analysis_chars and its outline; another
+// document sends another.
+func TestAnalysisRequestIsTheDocuments(t *testing.T) {
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat(sectionedDoc+"\n", 20) // about 8,000 characters
+	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", long, cutOptions{limit: 700}), "Storage engines", long, 2000)
+	if len(units) < 8 {
+		t.Fatalf("only %d passages", len(units))
+	}
+	first, err := ps.GroundedAnalyzeMessages(documentView(units[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range units[1:] {
+		msgs, _ := ps.GroundedAnalyzeMessages(documentView(u))
+		if !reflect.DeepEqual(msgs, first) {
+			t.Fatalf("passage %s sends another analysis request than passage 0", u.ID)
+		}
+	}
+	user := first[len(first)-1].Content
+	if doc := units[0].Doc; !doc.Cut || len([]rune(doc.Head)) > 2000 || len([]rune(doc.Head)) < 1500 || !strings.Contains(user, "goes on beyond this beginning") {
+		t.Errorf("the analysis of a long document reads %d characters of it (cut %v), want at most 2000 and says it goes on", len([]rune(doc.Head)), doc.Cut)
+	}
+	other := withDocContext(passagesOf("other.md", "Other", "src", "Another document entirely.", cutOptions{limit: 700}), "Other", "Another document entirely.", 2000)
+	if msgs, _ := ps.GroundedAnalyzeMessages(documentView(other[0])); reflect.DeepEqual(msgs, first) {
+		t.Error("two documents send the same analysis request")
+	}
+}
+
+// FuzzWithDocContext: any document's passages get a context without
+// panicking, with valid UTF-8 heading paths and a bounded outline.
+func FuzzWithDocContext(f *testing.F) {
+	f.Add(sectionedDoc, 200)
+	f.Add("# a\n```\n# b\n~~~\n## c\n```\n### d é\n", 50)
+	f.Add(strings.Repeat("# "+strings.Repeat("日", 100)+"\n\ntext\n\n", 50), 300)
+	f.Fuzz(func(t *testing.T, text string, limit int) {
+		if !utf8.ValidString(text) || strings.TrimSpace(text) == "" {
+			return
+		}
+		limit = 200 + int(uint(limit)%2000)
+		units := withDocContext(passagesOf("d", "", "s", text, cutOptions{limit: limit}), "", text, 1000)
+		for _, u := range units {
+			if !utf8.ValidString(u.Section) || !utf8.ValidString(u.Doc.Outline) || !utf8.ValidString(u.Doc.Head) {
+				t.Fatalf("invalid UTF-8 in the context of passage %d", u.PassageIndex)
+			}
+			if len(u.Doc.Outline) > maxOutlineBytes+len("\n(more headings left out)") {
+				t.Fatalf("outline of %d bytes", len(u.Doc.Outline))
+			}
+		}
+	})
+}
