@@ -169,7 +169,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 	if s.Phase == PhaseUploaded {
 		// Killed between creating the batch and recording it? The file
 		// id is this upload's own, so a batch that reads it is ours.
-		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool { return o.InputFileID == s.FileID })
+		obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
 		if err != nil {
 			return err
 		}
