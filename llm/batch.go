@@ -30,6 +30,10 @@ type BatchOptions struct {
 	// (a 5xx row, an expired or failed batch), before its caller gets a
 	// retryable error; default 3.
 	MaxRowAttempts int
+	// ResetRowFailures forgets what earlier batches said of the rows that
+	// failed in them (--retry-failed): they are asked again, and the
+	// sessions after this one count their failures from zero.
+	ResetRowFailures bool
 	// OfflineDir, when set, receives the input files instead of the
 	// provider, for the user to run (vLLM's run-batch reads them); output
 	// files found there as NAME.output.jsonl are imported.
@@ -201,6 +205,11 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 // recover rebuilds what the journal implies: the rows of open batches, the
 // failures earlier batches reported, and the files to submit.
 func (b *Batcher) recover() error {
+	if b.opt.ResetRowFailures {
+		if err := b.resetFailures(); err != nil {
+			return err
+		}
+	}
 	for _, local := range b.order {
 		s := b.states[local]
 		switch {
@@ -239,6 +248,32 @@ func (b *Batcher) fileComplete(local string) bool {
 	_, err1 := os.Stat(b.path(local, "input.jsonl"))
 	_, err2 := os.Stat(b.path(local, "rows"))
 	return err1 == nil && err2 == nil
+}
+
+// resetFailures sets aside what the ingested batches recorded of their
+// failed rows (NAME.failures.jsonl becomes NAME.failures-reset.jsonl, kept
+// for the record), so this session and the ones after it ask those rows
+// again with no failure counted, and says how many rows that frees.
+func (b *Batcher) resetFailures() error {
+	rows := map[string]struct{}{}
+	for _, local := range b.order {
+		path := b.path(local, "failures.jsonl")
+		lines, err := readFailures(path)
+		if err != nil || len(lines) == 0 {
+			continue
+		}
+		for _, f := range lines {
+			rows[f.CustomID] = struct{}{}
+		}
+		if err := os.Rename(path, b.path(local, "failures-reset.jsonl")); err != nil {
+			return fmt.Errorf("resetting the failed rows of batch %s: %w", local, err)
+		}
+	}
+	if len(rows) > 0 {
+		b.log.Info("retrying failed rows: what earlier batches said of their failed rows is reset; they are asked again",
+			"rows", len(rows), "max_row_attempts", b.opt.MaxRowAttempts)
+	}
+	return nil
 }
 
 // loadFailures reads the failures an ingested batch recorded.

@@ -295,7 +295,7 @@ func (b *Batcher) importOffline() {
 		if _, err := os.Stat(out); err != nil {
 			continue
 		}
-		if err := b.ingest(s, []string{out}, true); err != nil {
+		if err := b.ingest(s, []string{out}, true, true); err != nil {
 			b.fail(err)
 			return
 		}
@@ -377,7 +377,9 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 		if capacity {
 			b.holdBack(obj.errorText())
 		}
-		if err := b.ingest(s, files, !capacity); err != nil {
+		// A batch that failed for the provider's queue, or that someone
+		// cancelled, did not fail the rows it left unanswered.
+		if err := b.ingest(s, files, !capacity, !capacity && obj.Status != "cancelled"); err != nil {
 			b.fail(err)
 			return
 		}
@@ -399,8 +401,12 @@ func sizeOf(paths []string) int64 {
 const ingestChunk = 512
 
 // ingest puts every answer of a finished batch into the cache, notes the
-// rows that failed, and lets the units waiting for its rows go on.
-func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) error {
+// rows that failed, and lets the units waiting for its rows go on. A
+// provider that works through batches again frees a held-back file
+// (working); rows the batch left unanswered count as their failures only
+// when countMissing (not when the batch was cancelled, or failed for the
+// provider's queue).
+func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bool) error {
 	rows, err := readRows(b.path(s.Local, "rows"))
 	if err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
@@ -452,6 +458,10 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 				o.status, o.errText = 0, "the answer is not a chat completion: "+derr.Error()
 				o.errCode = "malformed"
 			}
+			if o.errCode == "batch_cancelled" && !countMissing {
+				delete(seen, customID) // left unanswered by a cancellation: missing, not failed
+				return nil
+			}
 			failed++
 			failures = append(failures, rowFailureLine{CustomID: customID, Status: o.status, Code: o.errCode, Text: o.errText})
 			b.mu.Lock()
@@ -470,7 +480,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 	for cid := range rows {
 		if !seen[cid] {
 			missing++
-			if countFailures {
+			if countMissing {
 				failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
 			}
 		}
@@ -480,7 +490,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 	}
 	b.mu.Lock()
 	for cid, r := range rows {
-		if !seen[cid] && countFailures {
+		if !seen[cid] && countMissing {
 			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
 		}
 		if b.open[r.id.Key] == s.Local {
@@ -499,7 +509,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 		return err
 	}
 	b.log.Info("batch ingested", "batch", s.Local, "answered", answered, "failed", failed, "missing", missing)
-	if countFailures {
+	if working {
 		b.mu.Lock()
 		if answered > 0 {
 			b.backoff = 0 // the provider works through batches again

@@ -132,7 +132,7 @@ func newBatcher(job *Job, fingerprint string, cache *llm.Cache, meter *llm.Meter
 	b := job.Batch
 	return llm.NewBatcher(llm.BatchOptions{
 		Dir: batchDir(job.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
-		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir,
+		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
 		RunTag: fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
 	}, cache, meter)
 }
