@@ -30,6 +30,16 @@ type BatchOptions struct {
 	// (a 5xx row, an expired or failed batch), before its caller gets a
 	// retryable error; default 3.
 	MaxRowAttempts int
+	// PlanCompletion is what distill plan's pilot measured of each stage:
+	// the completion tokens of a request (its choices together), used to
+	// price a stage's batch rows until the run has answers of its own.
+	PlanCompletion map[string]float64
+	// PilotRequests is how many requests of a stage with no estimate of
+	// its answers (neither answers of the run nor PlanCompletion) are sent
+	// online first, when the run has a cost budget, so that its batch rows
+	// are priced from answers rather than from their max_tokens; default
+	// 8, negative for none.
+	PilotRequests int
 	// ResetRowFailures forgets what earlier batches said of the rows that
 	// failed in them (--retry-failed): they are asked again, and the
 	// sessions after this one count their failures from zero.
@@ -61,6 +71,9 @@ func (o *BatchOptions) fill() {
 	}
 	if o.MaxRowAttempts <= 0 {
 		o.MaxRowAttempts = 3
+	}
+	if o.PilotRequests == 0 {
+		o.PilotRequests = 8
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -132,9 +145,16 @@ type Batcher struct {
 	heldUntil time.Time
 	backoff   time.Duration
 	freed     chan struct{}
-	fatal     error // what stops the run (a 401 from the batch API, a disk error)
-	changed   chan struct{}
-	wake      chan struct{}
+	// pilots are the online requests sent to price a stage's rows (see
+	// BatchOptions.PilotRequests); pricedFrom is what each stage's rows
+	// were last priced from, to log a change once.
+	pilots     map[string]*stagePilot
+	pilotCost  float64 // the online price of the pilot requests in flight, at their max_tokens
+	pilotDone  chan struct{}
+	pricedFrom map[string]string
+	fatal      error // what stops the run (a 401 from the batch API, a disk error)
+	changed    chan struct{}
+	wake       chan struct{}
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -185,6 +205,7 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},
 		changed: make(chan struct{}, 1), wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+		pilots: map[string]*stagePilot{}, pilotDone: make(chan struct{}, 1), pricedFrom: map[string]string{},
 	}
 	for i := range states {
 		s := states[i]
@@ -357,6 +378,9 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	if _, hit, _ := b.cache.Get(r.ID); hit {
 		return errAnsweredMeanwhile
 	}
+	if p := b.pilotLocked(&r); p != nil {
+		return p
+	}
 	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
 	if err != nil {
 		return &Error{Class: ClassFatal, Stage: r.Stage, Model: r.Model, Reason: "invalid_request", Err: err}
@@ -446,23 +470,17 @@ func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string
 	s.Rows++
 	s.Bytes += int64(len(line))
 	s.Stages[r.Stage]++
-	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
+	if s.PromptTokens == nil {
+		s.PromptTokens, s.MaxCompletion = map[string]int64{}, map[string]int64{}
+	}
+	s.PromptTokens[r.Stage] += int64(r.PromptTokens)
+	s.MaxCompletion[r.Stage] += int64(r.CompletionTokens)
 	b.open[r.ID.Key] = s.Local
 	b.mostOpen = max(b.mostOpen, len(b.open))
 	if s.Rows >= b.opt.MaxRequests {
 		return s.Local, b.sealLocked(bl)
 	}
 	return s.Local, nil
-}
-
-// expectedCompletion is the completion tokens a request is expected to
-// use: what the stage's answers used on average, once there are enough of
-// them, else the request's own limit.
-func (b *Batcher) expectedCompletion(r *DeferredRequest) int {
-	if mean, ok := b.meter.meanCompletion(r.Stage); ok { // per request, its choices together
-		return int(mean)
-	}
-	return r.CompletionTokens
 }
 
 // sealLocked closes an input file, durably, journals it as written and

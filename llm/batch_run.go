@@ -91,6 +91,15 @@ func (b *Batcher) submitQueued(ctx context.Context) {
 			b.mu.Unlock()
 			continue
 		}
+		if s.Phase == PhaseWritten && b.pilotPending(s) { // priced once its stages' pilots are answered
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.pilotDone:
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
 		err := b.submit(ctx, s)
 		switch {
 		case ctx.Err() != nil:
@@ -198,16 +207,12 @@ func (b *Batcher) holdReason(s *BatchState) string {
 	if b.held != "" {
 		return b.held
 	}
+	s.EstCostUSD = b.estimateLocked(s)
 	limit := b.meter.budget.MaxCostUSD
 	if limit <= 0 {
 		return ""
 	}
-	projected := b.meter.Spent() + s.EstCostUSD
-	for _, o := range b.states {
-		if o != s && (o.Phase == PhaseUploaded || o.Phase == PhaseSubmitted) {
-			projected += o.EstCostUSD
-		}
-	}
+	projected := b.projectedLocked(s) + s.EstCostUSD
 	if projected > limit {
 		b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
 			s.Rows, s.EstCostUSD, projected, limit)
