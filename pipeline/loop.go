@@ -432,8 +432,8 @@ func (l *loop) bad(e *InputError) {
 
 func (l *loop) budgetString() string {
 	s := l.meter.Snapshot().Total
-	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (max_cost_usd %g, max_tokens %d)",
-		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.Budget.MaxCostUSD, l.job.Budget.MaxTokens)
+	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (%s)",
+		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.budgetShare())
 }
 
 // countInput counts the input's rows up front, for the total and the ETA.

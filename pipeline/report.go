@@ -78,6 +78,9 @@ type Report struct {
 	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 	// Partition is the share of the input a partitioned worker holds.
 	Partition *PartitionShare `json:"partition,omitempty"`
+	// Budget is the budget the run enforces, and the job's it is a share
+	// of; absent without one.
+	Budget *BudgetShare `json:"budget,omitempty"`
 	// Batches sums up the run's provider batches (batch mode only); each
 	// batch's state is in RUN/batches/journal.jsonl.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`

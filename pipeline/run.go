@@ -183,6 +183,10 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 		},
 	}
 	l.failedSampled = failedSampled
+	if b := job.budgetShare(); b.limited() {
+		l.report.Budget = &b
+	}
+	warnBudgetPerWorker(job, opt.Logger)
 	l.meter = newMeter(job, prev.LLM)
 	if err := l.openLLM(ps, fingerprint); err != nil {
 		return nil, err
@@ -254,7 +258,8 @@ func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	for model, p := range job.Prices {
 		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
-	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
+	b := job.budgetShare()
+	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens})
 	m.Restore(spent)
 	return m
 }

@@ -28,6 +28,8 @@ type Total struct {
 	ETASeconds *float64 `json:"eta_seconds,omitempty"`
 	// Partitions says which partitions of K the workers cover.
 	Partitions string `json:"partitions"`
+	// Budget says what the workers may spend together (budgetOver).
+	Budget string `json:"budget,omitempty"`
 }
 
 // ReadWorkers reads the status of each run directory.
@@ -42,7 +44,47 @@ func ReadWorkers(dirs []string) (*Workers, error) {
 		w.Total.add(st)
 	}
 	w.Total.Partitions = coverage(w.Workers)
+	w.Total.Budget = budgetOver(w.Workers, w.Total.CostUSD)
 	return w, nil
+}
+
+// budgetOver says what the workers' budgets let them spend together, and
+// what they spent: "" when no worker has a budget.
+func budgetOver(ws []*Status, spent float64) string {
+	shares := map[BudgetShare]int{}
+	for _, st := range ws {
+		if st.Report != nil && st.Report.Budget != nil {
+			shares[*st.Report.Budget]++
+		} else {
+			shares[BudgetShare{}]++
+		}
+	}
+	if _, none := shares[BudgetShare{}]; none && len(shares) == 1 {
+		return ""
+	}
+	if len(shares) > 1 {
+		return fmt.Sprintf("the workers enforce different budgets (set budget: and budget.scope alike in every worker's job); spent $%.4f together", spent)
+	}
+	var b BudgetShare
+	for s := range shares {
+		b = s
+	}
+	limit := func(cost float64, tokens int64) string {
+		var parts []string
+		if cost > 0 {
+			parts = append(parts, fmt.Sprintf("$%.4g", cost))
+		}
+		if tokens > 0 {
+			parts = append(parts, fmt.Sprintf("%d tokens", tokens))
+		}
+		return strings.Join(parts, " and ")
+	}
+	if b.Scope == BudgetPerJob {
+		return fmt.Sprintf("%s for the job (budget.scope job), %s for each of %d workers; spent $%.4f together",
+			limit(b.JobMaxCostUSD, b.JobMaxTokens), limit(b.MaxCostUSD, b.MaxTokens), b.Workers, spent)
+	}
+	return fmt.Sprintf("%s for each worker (budget.scope worker): the %d workers may spend up to %s together; spent $%.4f",
+		limit(b.MaxCostUSD, b.MaxTokens), b.Workers, limit(b.JobMaxCostUSD, b.JobMaxTokens), spent)
 }
 
 func (t *Total) add(st *Status) {
@@ -141,6 +183,9 @@ func (w *Workers) WriteText(out io.Writer) {
 		p.Unique, p.Done, p.Failed, p.LeftOut, p.Pending, t.Records, t.CostUSD, eta(t.ETASeconds))
 	tw.Flush()
 	fmt.Fprintf(out, "partitions: %s\n", t.Partitions)
+	if t.Budget != "" {
+		fmt.Fprintf(out, "budget: %s\n", t.Budget)
+	}
 }
 
 // statusWord is "finished" when every worker finished, else the count of

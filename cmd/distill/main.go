@@ -235,6 +235,7 @@ func (f *flagSet) limitFlags(d pipeline.Job) {
 	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
 	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
 	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	f.str("budget-scope", "", "whose spending --max-cost-usd and --max-total-tokens cap in a partitioned job: worker (each worker's own, the default: K workers may spend K times them) or job (the whole job's: worker I of K stops at a Kth of them); e.g. --partition 3/16 --max-cost-usd 160 --budget-scope job stops this worker at $10", func(j *pipeline.Job, v string) { j.Budget.Scope = v })
 	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
 		for _, m := range splitList(v) {
 			if j.Prices == nil {
