@@ -145,7 +145,7 @@ func newRunFlags() *flagSet {
 	f := &flagSet{fs: fs}
 	f.config = fs.String("config", "", "job file (YAML); e.g. examples/demo.yaml")
 	f.force = fs.Bool("force", false, "resume even though the job differs from the one that made --out")
-	f.retryFailed = fs.Bool("retry-failed", false, "retry the problems recorded in failures.jsonl")
+	f.retryFailed = fs.Bool("retry-failed", false, "retry the problems recorded in failures.jsonl; in batch mode, also forget how many batches each request failed in (max_row_attempts), so those requests go into batches again")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
 	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the run to this file, for go tool pprof; e.g. cpu.pprof")
