@@ -30,6 +30,12 @@ type Failure struct {
 	// (retries ran out on 429s, 5xx, timeouts or resets); a plain resume
 	// tries such a problem again.
 	Transient bool `json:"transient,omitempty"`
+	// Rollouts and RolloutsCorrect count the rollouts sampled for a
+	// problem that got past the rollout stage before it failed or was
+	// left out: with the records' rollouts, what a resume counts the
+	// run's sampled rollouts from.
+	Rollouts        int64 `json:"rollouts,omitempty"`
+	RolloutsCorrect int64 `json:"rollouts_correct,omitempty"`
 }
 
 // failureLine is where the latest line of a failed id starts in the

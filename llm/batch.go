@@ -30,6 +30,20 @@ type BatchOptions struct {
 	// (a 5xx row, an expired or failed batch), before its caller gets a
 	// retryable error; default 3.
 	MaxRowAttempts int
+	// PlanCompletion is what distill plan's pilot measured of each stage:
+	// the completion tokens of a request (its choices together), used to
+	// price a stage's batch rows until the run has answers of its own.
+	PlanCompletion map[string]float64
+	// PilotRequests is how many requests of a stage with no estimate of
+	// its answers (neither answers of the run nor PlanCompletion) are sent
+	// online first, when the run has a cost budget, so that its batch rows
+	// are priced from answers rather than from their max_tokens; default
+	// 8, negative for none.
+	PilotRequests int
+	// ResetRowFailures forgets what earlier batches said of the rows that
+	// failed in them (--retry-failed): they are asked again, and the
+	// sessions after this one count their failures from zero.
+	ResetRowFailures bool
 	// OfflineDir, when set, receives the input files instead of the
 	// provider, for the user to run (vLLM's run-batch reads them); output
 	// files found there as NAME.output.jsonl are imported.
@@ -57,6 +71,9 @@ func (o *BatchOptions) fill() {
 	}
 	if o.MaxRowAttempts <= 0 {
 		o.MaxRowAttempts = 3
+	}
+	if o.PilotRequests == 0 {
+		o.PilotRequests = 8
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -128,9 +145,16 @@ type Batcher struct {
 	heldUntil time.Time
 	backoff   time.Duration
 	freed     chan struct{}
-	fatal     error // what stops the run (a 401 from the batch API, a disk error)
-	changed   chan struct{}
-	wake      chan struct{}
+	// pilots are the online requests sent to price a stage's rows (see
+	// BatchOptions.PilotRequests); pricedFrom is what each stage's rows
+	// were last priced from, to log a change once.
+	pilots     map[string]*stagePilot
+	pilotCost  float64 // the online price of the pilot requests in flight, at their max_tokens
+	pilotDone  chan struct{}
+	pricedFrom map[string]string
+	fatal      error // what stops the run (a 401 from the batch API, a disk error)
+	changed    chan struct{}
+	wake       chan struct{}
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -181,6 +205,7 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},
 		changed: make(chan struct{}, 1), wake: make(chan struct{}, 1), freed: make(chan struct{}, 1),
+		pilots: map[string]*stagePilot{}, pilotDone: make(chan struct{}, 1), pricedFrom: map[string]string{},
 	}
 	for i := range states {
 		s := states[i]
@@ -201,6 +226,11 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 // recover rebuilds what the journal implies: the rows of open batches, the
 // failures earlier batches reported, and the files to submit.
 func (b *Batcher) recover() error {
+	if b.opt.ResetRowFailures {
+		if err := b.resetFailures(); err != nil {
+			return err
+		}
+	}
 	for _, local := range b.order {
 		s := b.states[local]
 		switch {
@@ -239,6 +269,32 @@ func (b *Batcher) fileComplete(local string) bool {
 	_, err1 := os.Stat(b.path(local, "input.jsonl"))
 	_, err2 := os.Stat(b.path(local, "rows"))
 	return err1 == nil && err2 == nil
+}
+
+// resetFailures sets aside what the ingested batches recorded of their
+// failed rows (NAME.failures.jsonl becomes NAME.failures-reset.jsonl, kept
+// for the record), so this session and the ones after it ask those rows
+// again with no failure counted, and says how many rows that frees.
+func (b *Batcher) resetFailures() error {
+	rows := map[string]struct{}{}
+	for _, local := range b.order {
+		path := b.path(local, "failures.jsonl")
+		lines, err := readFailures(path)
+		if err != nil || len(lines) == 0 {
+			continue
+		}
+		for _, f := range lines {
+			rows[f.CustomID] = struct{}{}
+		}
+		if err := os.Rename(path, b.path(local, "failures-reset.jsonl")); err != nil {
+			return fmt.Errorf("resetting the failed rows of batch %s: %w", local, err)
+		}
+	}
+	if len(rows) > 0 {
+		b.log.Info("retrying failed rows: what earlier batches said of their failed rows is reset; they are asked again",
+			"rows", len(rows), "max_row_attempts", b.opt.MaxRowAttempts)
+	}
+	return nil
 }
 
 // loadFailures reads the failures an ingested batch recorded.
@@ -321,6 +377,9 @@ func (b *Batcher) deferRequest(ctx context.Context, api *BatchAPI, r DeferredReq
 	// since put its answer there before freeing its row.
 	if _, hit, _ := b.cache.Get(r.ID); hit {
 		return errAnsweredMeanwhile
+	}
+	if p := b.pilotLocked(&r); p != nil {
+		return p
 	}
 	line, err := json.Marshal(batchInputLine{CustomID: r.ID.String(), Method: "POST", URL: "/v1/chat/completions", Body: r.Body})
 	if err != nil {
@@ -411,23 +470,17 @@ func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string
 	s.Rows++
 	s.Bytes += int64(len(line))
 	s.Stages[r.Stage]++
-	s.EstCostUSD += b.meter.BatchCost(r.Model, int64(r.PromptTokens), int64(b.expectedCompletion(r)))
+	if s.PromptTokens == nil {
+		s.PromptTokens, s.MaxCompletion = map[string]int64{}, map[string]int64{}
+	}
+	s.PromptTokens[r.Stage] += int64(r.PromptTokens)
+	s.MaxCompletion[r.Stage] += int64(r.CompletionTokens)
 	b.open[r.ID.Key] = s.Local
 	b.mostOpen = max(b.mostOpen, len(b.open))
 	if s.Rows >= b.opt.MaxRequests {
 		return s.Local, b.sealLocked(bl)
 	}
 	return s.Local, nil
-}
-
-// expectedCompletion is the completion tokens a request is expected to
-// use: what the stage's answers used on average, once there are enough of
-// them, else the request's own limit.
-func (b *Batcher) expectedCompletion(r *DeferredRequest) int {
-	if mean, ok := b.meter.meanCompletion(r.Stage); ok { // per request, its choices together
-		return int(mean)
-	}
-	return r.CompletionTokens
 }
 
 // sealLocked closes an input file, durably, journals it as written and

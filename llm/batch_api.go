@@ -158,18 +158,42 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 }
 
 // CreateBatch creates a batch of the chat completions in the uploaded file.
+// A create whose reply was lost (a proxy's 502 or 504, a reset, a cut
+// body) may have made the batch all the same, so before each retry the
+// endpoint's batches are looked through for one of this input file (see
+// FindBatchOfFile); one found is the answer, and no second batch of the
+// same file is made (and billed).
 func (a *BatchAPI) CreateBatch(ctx context.Context, fileID, window string, metadata map[string]string) (BatchObject, error) {
 	body, _ := json.Marshal(map[string]any{
 		"input_file_id": fileID, "endpoint": "/v1/chat/completions", "completion_window": window, "metadata": metadata,
 	})
 	var b BatchObject
-	err := a.retry(ctx, "creating a batch", func(ctx context.Context) (*http.Response, error) {
+	lookFirst := func(ctx context.Context) (bool, error) {
+		found, ok, err := a.FindBatchOfFile(ctx, fileID)
+		if ok {
+			b = found
+		}
+		return ok, err
+	}
+	err := a.retryLooking(ctx, "creating a batch", func(ctx context.Context) (*http.Response, error) {
 		return a.send(ctx, http.MethodPost, "/batches", body)
-	}, &b)
+	}, &b, lookFirst)
 	if err == nil && b.ID == "" {
 		err = errors.New("creating a batch: the reply has no batch id")
 	}
 	return b, err
+}
+
+// findPages is how many pages of 100 batches, newest first, a look for a
+// batch of an input file reads: a batch made moments (or one kill) ago is
+// on the first.
+const findPages = 10
+
+// FindBatchOfFile looks for the batch made of the uploaded input file
+// fileID. A file id is the upload's own, so a batch that reads it was made
+// by whoever uploaded it.
+func (a *BatchAPI) FindBatchOfFile(ctx context.Context, fileID string) (BatchObject, bool, error) {
+	return a.FindBatch(ctx, findPages, func(o BatchObject) bool { return o.InputFileID == fileID })
 }
 
 // GetBatch reads a batch.
@@ -303,11 +327,38 @@ const batchCallTimeout = 30 * time.Minute
 // retry makes the call until it succeeds or fails for good, decoding a 2xx
 // JSON body into out (when not nil). Errors name what was being done.
 func (a *BatchAPI) retry(ctx context.Context, what string, call func(context.Context) (*http.Response, error), out any) error {
+	return a.retryLooking(ctx, what, call, out, nil)
+}
+
+// retryLooking is retry for a call that may have done its work although
+// its reply was lost: before each retry, found (when not nil) looks for
+// what the call would have made, and a true ends the retries without
+// error (found filled out itself). A failed look is retried as the call.
+func (a *BatchAPI) retryLooking(ctx context.Context, what string, call func(context.Context) (*http.Response, error), out any,
+	found func(context.Context) (bool, error)) error {
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, batchCallTimeout)
-		resp, err := call(actx)
-		status, retryable, err := a.settle(resp, err, out)
-		cancel()
+		var resp *http.Response
+		var status int
+		var retryable bool
+		var err error
+		if attempt > 1 && found != nil {
+			// Not called again until the look says the first call made
+			// nothing: a look that fails is this attempt's failure.
+			var ok bool
+			if ok, err = found(ctx); err == nil && ok {
+				return nil
+			}
+			if err != nil && ClassOf(err) != ClassRetryable {
+				return err
+			}
+			retryable = err != nil
+		}
+		if err == nil {
+			actx, cancel := context.WithTimeout(ctx, batchCallTimeout)
+			resp, err = call(actx)
+			status, retryable, err = a.settle(resp, err, out)
+			cancel()
+		}
 		if err == nil {
 			return nil
 		}

@@ -46,12 +46,17 @@ type BatchState struct {
 	Bytes    int64          `json:"bytes"`
 	// EstCostUSD is the projected cost at the batch rate, counted against
 	// the budget while the batch is open.
-	EstCostUSD float64     `json:"est_cost_usd"`
-	Phase      string      `json:"phase"`
-	FileID     string      `json:"file_id,omitempty"`
-	BatchID    string      `json:"batch_id,omitempty"`
-	Status     string      `json:"status,omitempty"` // the provider's status
-	Counts     BatchCounts `json:"request_counts"`
+	EstCostUSD float64 `json:"est_cost_usd"`
+	// PromptTokens and MaxCompletion sum the rows' prompt tokens and
+	// completion limits (max_tokens) by stage: what EstCostUSD is priced
+	// again from as the run learns how long the stages' answers are.
+	PromptTokens  map[string]int64 `json:"prompt_tokens,omitempty"`
+	MaxCompletion map[string]int64 `json:"max_completion_tokens,omitempty"`
+	Phase         string           `json:"phase"`
+	FileID        string           `json:"file_id,omitempty"`
+	BatchID       string           `json:"batch_id,omitempty"`
+	Status        string           `json:"status,omitempty"` // the provider's status
+	Counts        BatchCounts      `json:"request_counts"`
 	// What ingesting found: rows answered into the cache, rows that
 	// failed, rows the batch left unanswered (expired, cancelled).
 	Answered int       `json:"answered,omitempty"`

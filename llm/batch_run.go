@@ -91,6 +91,15 @@ func (b *Batcher) submitQueued(ctx context.Context) {
 			b.mu.Unlock()
 			continue
 		}
+		if s.Phase == PhaseWritten && b.pilotPending(s) { // priced once its stages' pilots are answered
+			select {
+			case <-ctx.Done():
+				return
+			case <-b.pilotDone:
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
 		err := b.submit(ctx, s)
 		switch {
 		case ctx.Err() != nil:
@@ -169,7 +178,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 	if s.Phase == PhaseUploaded {
 		// Killed between creating the batch and recording it? The file
 		// id is this upload's own, so a batch that reads it is ours.
-		obj, found, err := api.FindBatch(ctx, 5, func(o BatchObject) bool { return o.InputFileID == s.FileID })
+		obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
 		if err != nil {
 			return err
 		}
@@ -198,16 +207,12 @@ func (b *Batcher) holdReason(s *BatchState) string {
 	if b.held != "" {
 		return b.held
 	}
+	s.EstCostUSD = b.estimateLocked(s)
 	limit := b.meter.budget.MaxCostUSD
 	if limit <= 0 {
 		return ""
 	}
-	projected := b.meter.Spent() + s.EstCostUSD
-	for _, o := range b.states {
-		if o != s && (o.Phase == PhaseUploaded || o.Phase == PhaseSubmitted) {
-			projected += o.EstCostUSD
-		}
-	}
+	projected := b.projectedLocked(s) + s.EstCostUSD
 	if projected > limit {
 		b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
 			s.Rows, s.EstCostUSD, projected, limit)
@@ -295,7 +300,7 @@ func (b *Batcher) importOffline() {
 		if _, err := os.Stat(out); err != nil {
 			continue
 		}
-		if err := b.ingest(s, []string{out}, true); err != nil {
+		if err := b.ingest(s, []string{out}, true, true); err != nil {
 			b.fail(err)
 			return
 		}
@@ -377,7 +382,9 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 		if capacity {
 			b.holdBack(obj.errorText())
 		}
-		if err := b.ingest(s, files, !capacity); err != nil {
+		// A batch that failed for the provider's queue, or that someone
+		// cancelled, did not fail the rows it left unanswered.
+		if err := b.ingest(s, files, !capacity, !capacity && obj.Status != "cancelled"); err != nil {
 			b.fail(err)
 			return
 		}
@@ -399,8 +406,12 @@ func sizeOf(paths []string) int64 {
 const ingestChunk = 512
 
 // ingest puts every answer of a finished batch into the cache, notes the
-// rows that failed, and lets the units waiting for its rows go on.
-func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) error {
+// rows that failed, and lets the units waiting for its rows go on. A
+// provider that works through batches again frees a held-back file
+// (working); rows the batch left unanswered count as their failures only
+// when countMissing (not when the batch was cancelled, or failed for the
+// provider's queue).
+func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bool) error {
 	rows, err := readRows(b.path(s.Local, "rows"))
 	if err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
@@ -452,6 +463,10 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 				o.status, o.errText = 0, "the answer is not a chat completion: "+derr.Error()
 				o.errCode = "malformed"
 			}
+			if o.errCode == "batch_cancelled" && !countMissing {
+				delete(seen, customID) // left unanswered by a cancellation: missing, not failed
+				return nil
+			}
 			failed++
 			failures = append(failures, rowFailureLine{CustomID: customID, Status: o.status, Code: o.errCode, Text: o.errText})
 			b.mu.Lock()
@@ -470,7 +485,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 	for cid := range rows {
 		if !seen[cid] {
 			missing++
-			if countFailures {
+			if countMissing {
 				failures = append(failures, rowFailureLine{CustomID: cid, Code: "missing", Text: "the batch gave no answer for it"})
 			}
 		}
@@ -480,7 +495,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 	}
 	b.mu.Lock()
 	for cid, r := range rows {
-		if !seen[cid] && countFailures {
+		if !seen[cid] && countMissing {
 			b.noteFailure(r.id.Key, rowOutcome{errCode: "missing", errText: "the batch gave no answer for it"})
 		}
 		if b.open[r.id.Key] == s.Local {
@@ -499,7 +514,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, countFailures bool) erro
 		return err
 	}
 	b.log.Info("batch ingested", "batch", s.Local, "answered", answered, "failed", failed, "missing", missing)
-	if countFailures {
+	if working {
 		b.mu.Lock()
 		if answered > 0 {
 			b.backoff = 0 // the provider works through batches again

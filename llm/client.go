@@ -282,14 +282,20 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 		if c.opt.Defer != nil && !req.Online {
 			return c.deferUnlessCached(ctx, &req, stage, id, n)
 		}
-		hit, f, ferr := c.fromCache(ctx, &req, stage, id, n)
+	}
+	return c.online(ctx, &req, stage, id, n)
+}
+
+// online answers req from the cache, or sends it.
+func (c *Client) online(ctx context.Context, req *Request, stage string, id Identity, n int) (resp *Response, err error) {
+	if c.cache != nil {
+		hit, f, ferr := c.fromCache(ctx, req, stage, id, n)
 		if f == nil {
 			return hit, ferr
 		}
 		defer func() { c.flights.land(id, f, resp, err) }()
 	}
-
-	return c.live(ctx, &req, stage, id, n)
+	return c.live(ctx, req, stage, id, n)
 }
 
 // deferUnlessCached answers req from the cache, or hands it to the
@@ -310,6 +316,11 @@ func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage stri
 	err = c.opt.Defer.Defer(ctx, DeferredRequest{
 		Stage: stage, Model: req.Model, ID: id, N: n, Body: body, PromptTokens: chars / 4, CompletionTokens: est - chars/4,
 	})
+	var pilot *pilotRequest
+	if errors.As(err, &pilot) {
+		defer pilot.done()
+		return c.online(ctx, req, stage, id, n)
+	}
 	if errors.Is(err, errAnsweredMeanwhile) {
 		if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
 			return resp, err

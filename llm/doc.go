@@ -122,12 +122,17 @@
 // after which asking again is a cache hit. Each step is in a journal
 // (BatchJournal) before anything waits on it: a killed run polls the
 // batches it made, finds one it created but did not record by its input
-// file, and never submits a row twice; a row that a batch failed with a
-// 5xx, or left unanswered (expired, cancelled), goes into a later batch,
-// up to MaxRowAttempts; a 4xx row fails its request. With OfflineDir the
-// input files go to a directory for vLLM's run-batch instead, and the
-// output files found there are imported. The budget is checked before each
-// batch is submitted, against the projected cost of the open batches.
+// file (as does a create retried after its reply was lost), and never
+// submits a row twice; a row that a batch failed with a 5xx, or left
+// unanswered when it expired, goes into a later batch, up to
+// MaxRowAttempts (a cancelled batch's unanswered rows do not count;
+// ResetRowFailures starts every count again); a 4xx row fails its
+// request. With OfflineDir the input files go to a directory for vLLM's
+// run-batch instead, and the output files found there are imported. The
+// budget is checked before each batch is submitted, against the projected
+// cost of the open batches, their rows priced from the best estimate of
+// their answers' length (the run's answers, a plan's, an online pilot of
+// the stage; see batch_price.go), not from their max_tokens.
 //
 // # Endpoints that are down
 //

@@ -2,6 +2,8 @@ package llm
 
 import (
 	"maps"
+	"math"
+	"slices"
 	"sync"
 )
 
@@ -36,7 +38,9 @@ type Budget struct {
 // StageStats are the counters of one stage (or of the whole run).
 //
 // Requests counts logical live requests, each of which may take several
-// attempts; Retries counts the extra attempts; CacheHits counts calls
+// attempts: on resume, recounted as the answers the run's cache paid for
+// plus the requests that failed (Meter.RestoreSpent), since a report.json
+// a kill left lags the cache; Retries counts the extra attempts; CacheHits counts calls
 // answered from the cache (they add no tokens and no cost); Failures
 // counts live requests that ended in an error other than cancellation;
 // Repairs counts replies that did not parse and were shown back to the model
@@ -88,6 +92,17 @@ type Meter struct {
 	mu     sync.Mutex
 	stages map[string]*StageStats
 	total  StageStats
+	// answers are the completion tokens of each stage's answered
+	// requests, for pricing requests not yet answered (Estimate).
+	answers map[string]*moments
+}
+
+// moments sum the completion tokens of a stage's answered requests; the
+// squares only of those answered in this session (sqN of them).
+type moments struct {
+	n, sum   float64
+	sqN, sq1 float64 // this session's count and sum
+	sq       float64 // this session's sum of squares
 }
 
 // NewMeter returns a Meter that prices responses by model (unknown models
@@ -95,9 +110,10 @@ type Meter struct {
 // budget is spent.
 func NewMeter(prices map[string]Price, budget Budget) *Meter {
 	return &Meter{
-		prices: maps.Clone(prices),
-		budget: budget,
-		stages: make(map[string]*StageStats),
+		prices:  maps.Clone(prices),
+		budget:  budget,
+		stages:  make(map[string]*StageStats),
+		answers: make(map[string]*moments),
 	}
 }
 
@@ -118,16 +134,17 @@ func (m *Meter) Restore(s Snapshot) {
 // RestoreSpent sets the tokens and cost of every stage, and of the total,
 // to what spent says the run paid for, priced with the Meter's prices:
 // Cache.Spent, the usage of every response the run's cache holds as paid,
-// which survives a kill that report.json does not. Call it after Restore,
-// whose other counters (requests, hits, retries, failures) it keeps, and
-// before the Meter is used.
+// which survives a kill that report.json does not. Requests and
+// BatchAnswers are recounted from it the same way (see StageStats);
+// hits, retries and failures are kept from Restore. Call it after
+// Restore and before the Meter is used.
 func (m *Meter) RestoreSpent(spent []Spend) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, st := range m.stages {
-		st.PromptTokens, st.CompletionTokens, st.CostUSD = 0, 0, 0
+	for _, t := range append(slices.Collect(maps.Values(m.stages)), &m.total) {
+		t.PromptTokens, t.CompletionTokens, t.CostUSD = 0, 0, 0
+		t.Requests, t.BatchAnswers = t.Failures, 0
 	}
-	m.total.PromptTokens, m.total.CompletionTokens, m.total.CostUSD = 0, 0, 0
 	for _, s := range spent {
 		st := m.stages[s.Stage]
 		if st == nil {
@@ -139,8 +156,25 @@ func (m *Meter) RestoreSpent(spent []Spend) {
 			t.PromptTokens += s.PromptTokens
 			t.CompletionTokens += s.CompletionTokens
 			t.CostUSD += cost
+			t.Requests += s.Responses
+			if s.Batch {
+				t.BatchAnswers += s.Responses
+			}
 		}
+		a := m.answersOf(s.Stage)
+		a.n += float64(s.Responses)
+		a.sum += float64(s.CompletionTokens)
 	}
+}
+
+// answersOf is a stage's answer moments; m.mu is held.
+func (m *Meter) answersOf(stage string) *moments {
+	a := m.answers[stage]
+	if a == nil {
+		a = &moments{}
+		m.answers[stage] = a
+	}
+	return a
 }
 
 // Snapshot returns a deep copy of the counters.
@@ -244,6 +278,10 @@ func (m *Meter) batchAnswer(stage, model string, prompt, completion int64, finis
 
 func (m *Meter) charge(stage, model string, prompt, completion int64, finish []string, batch bool) float64 {
 	cost := m.cost(model, prompt, completion, batch)
+	m.mu.Lock()
+	a, c := m.answersOf(stage), float64(completion)
+	a.n, a.sum, a.sqN, a.sq1, a.sq = a.n+1, a.sum+c, a.sqN+1, a.sq1+c, a.sq+c*c
+	m.mu.Unlock()
 	m.update(stage, func(s *StageStats) {
 		s.PromptTokens += prompt
 		s.CompletionTokens += completion
@@ -265,14 +303,33 @@ func bump(m *map[string]int64, k string) {
 	(*m)[k]++
 }
 
-// meanCompletion is the completion tokens a stage's answered requests used
-// on average, once it has at least 20 of them.
-func (m *Meter) meanCompletion(stage string) (float64, bool) {
+// AnswerEstimate is what a stage's answered requests say of the
+// completion tokens of one not yet answered (its choices together).
+type AnswerEstimate struct {
+	// Answers is how many answered requests it stands on.
+	Answers int
+	// Mean is their mean completion tokens; Upper adds twice the standard
+	// error of that mean (from this session's answers; without two of
+	// them, Upper is Mean): a price for the rows of a batch that the
+	// batch's real cost passes only by chance.
+	Mean, Upper float64
+}
+
+// completionEstimate is what the stage's answered requests, over every
+// session, say of the next one's completion tokens.
+func (m *Meter) completionEstimate(stage string) AnswerEstimate {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.stages[stage]
-	if st == nil || st.Requests-st.Failures < 20 {
-		return 0, false
+	a := m.answers[stage]
+	if a == nil || a.n == 0 {
+		return AnswerEstimate{}
 	}
-	return float64(st.CompletionTokens) / float64(st.Requests-st.Failures), true
+	e := AnswerEstimate{Answers: int(a.n), Mean: a.sum / a.n}
+	e.Upper = e.Mean
+	if a.sqN >= 2 {
+		mean := a.sq1 / a.sqN
+		variance := max(0, (a.sq-a.sqN*mean*mean)/(a.sqN-1))
+		e.Upper += 2 * math.Sqrt(variance/a.n)
+	}
+	return e
 }

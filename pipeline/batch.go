@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,9 +133,39 @@ func newBatcher(job *Job, fingerprint string, cache *llm.Cache, meter *llm.Meter
 	b := job.Batch
 	return llm.NewBatcher(llm.BatchOptions{
 		Dir: batchDir(job.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
-		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir,
-		RunTag: fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
+		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
+		PlanCompletion: planCompletion(job, fingerprint, opt.Logger),
+		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
 	}, cache, meter)
+}
+
+// planCompletion is what RUN/plan.json's pilot measured of each stage: the
+// completion tokens of one request, which price the stage's batch rows
+// against the budget until the run has answers of its own. A plan of
+// another job is not used.
+func planCompletion(job *Job, fingerprint string, log *slog.Logger) map[string]float64 {
+	plan, err := ReadPlan(job.Out)
+	if err != nil || plan == nil {
+		return nil
+	}
+	if plan.JobFingerprint != fingerprint {
+		log.Info("plan.json is of another job; batch rows are not priced from it", "plan", plan.JobFingerprint, "job", fingerprint)
+		return nil
+	}
+	tokens, requests := map[string]float64{}, map[string]float64{}
+	for _, p := range plan.Pilot {
+		for stage, u := range p.Stages {
+			tokens[stage] += float64(u.CompletionTokens)
+			requests[stage] += float64(u.Requests)
+		}
+	}
+	out := map[string]float64{}
+	for stage, n := range requests {
+		if n > 0 {
+			out[stage] = tokens[stage] / n
+		}
+	}
+	return out
 }
 
 // batchDeferrer is the Deferrer of a stage section in batch mode, or nil

@@ -215,6 +215,10 @@ type Price struct {
 type Budget struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd,omitempty"`
 	MaxTokens  int64   `yaml:"max_tokens,omitempty"`
+	// Scope says whose spending the limits cap when the job is
+	// partitioned: "worker" (the default: each worker's own) or "job"
+	// (the whole job's: worker I of K enforces a Kth of them).
+	Scope string `yaml:"scope,omitempty"`
 }
 
 // Output configures shards and checkpoints.
@@ -466,9 +470,7 @@ func (j *Job) validateLimits(v *validation) {
 	if j.Limits.BackoffMax <= 0 {
 		v.bad("limits.backoff_max", "must be positive")
 	}
-	if j.Budget.MaxCostUSD < 0 || j.Budget.MaxTokens < 0 {
-		v.bad("budget", "limits must not be negative")
-	}
+	j.validateBudget(v)
 	if j.Output.ShardRows < 1 {
 		v.bad("output.shard_rows", "must be at least 1")
 	}

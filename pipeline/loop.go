@@ -43,6 +43,10 @@ type loop struct {
 	deferred int64               // times a problem's requests went into batches, this session
 	only     map[string]struct{} // the problems the next pass runs (nil: every pending one)
 	settled  settledSet          // problems this session made a record or a failure of
+	// failedSampled is the rollouts of the failed problems the session's
+	// sampled_rollouts started from (sampledOf): a problem run again
+	// counts its new rollouts instead.
+	failedSampled map[string]Tally
 
 	// owned by the collector
 	session         sessionCounts
@@ -386,12 +390,12 @@ func (l *loop) take(o outcome) error {
 		l.stats.add(o.record)
 		l.session.done++
 	case o.failure != nil:
-		if err := l.recordFailure(o.problem, o.failure); err != nil {
+		if err := l.recordFailure(o.problem, o.failure, o.sampled); err != nil {
 			return err
 		}
 	}
 	if o.err == nil {
-		l.report.Sampled.add(o.sampled)
+		l.countSampled(o.problem.ID, o.sampled)
 	}
 	l.opt.pilot.observe(o)
 	act := l.health.verdict(o, l.endpointOf)
@@ -401,10 +405,11 @@ func (l *loop) take(o outcome) error {
 	return act.fatal
 }
 
-func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
+func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally) error {
 	f := corpus.Failure{
 		ID: p.ID, Stage: pf.stage, Reason: pf.reason, Attempts: pf.attempts,
 		Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", p.File, p.Line), Transient: pf.transient,
+		Rollouts: sampled.total, RolloutsCorrect: sampled.correct,
 	}
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
@@ -460,8 +465,8 @@ func (l *loop) bad(e *InputError) {
 
 func (l *loop) budgetString() string {
 	s := l.meter.Snapshot().Total
-	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (max_cost_usd %g, max_tokens %d)",
-		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.Budget.MaxCostUSD, l.job.Budget.MaxTokens)
+	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (%s)",
+		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.budgetShare())
 }
 
 // countInput counts the input's rows up front, for the total and the ETA.

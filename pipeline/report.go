@@ -64,7 +64,9 @@ type Report struct {
 	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
 
 	// Sampled counts every rollout sampled for a problem that got past the
-	// rollout stage, kept or not, over every session of the run.
+	// rollout stage, kept or not, over every session of the run:
+	// recomputed at each start from the shards and failures.jsonl
+	// (sampledOf).
 	Sampled    Tally                    `json:"sampled_rollouts"`
 	CorpusRows int64                    `json:"corpus_rows"`
 	Rollouts   RolloutStats             `json:"rollouts"` // of the records in the corpus
@@ -88,6 +90,9 @@ type Report struct {
 	Endpoints []EndpointHealth `json:"endpoints,omitempty"`
 	// Partition is the share of the input a partitioned worker holds.
 	Partition *PartitionShare `json:"partition,omitempty"`
+	// Budget is the budget the run enforces, and the job's it is a share
+	// of; absent without one.
+	Budget *BudgetShare `json:"budget,omitempty"`
 	// Batches sums up the run's provider batches (batch mode only); each
 	// batch's state is in RUN/batches/journal.jsonl.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`
@@ -311,6 +316,39 @@ func (tv *TypeValidity) add(it schema.Item) {
 			tv.EmpiricalValid++
 		}
 	}
+}
+
+// sampledOf is what report.json's sampled_rollouts holds at the start of
+// a session, recomputed from the run's own files rather than carried over
+// from an earlier report (a report a SIGKILL left counts the rollouts of
+// problems whose records were not yet durable, and the redone problems
+// count them again): the rollouts of the records in the shards, plus those
+// of the problems that failed or were left out after their rollouts
+// (failures.jsonl). It returns the second part by problem too, for
+// countSampled. A session then adds the rollouts of each problem it
+// settles.
+func sampledOf(records RolloutStats, failures map[string]corpus.Failure) (Tally, map[string]Tally) {
+	t := Tally{Total: records.Total, Correct: records.Correct}
+	byID := map[string]Tally{}
+	for id, f := range failures {
+		if f.Rollouts > 0 {
+			t.Total += f.Rollouts
+			t.Correct += f.RolloutsCorrect
+			byID[id] = Tally{Total: f.Rollouts, Correct: f.RolloutsCorrect}
+		}
+	}
+	return t, byID
+}
+
+// countSampled adds a settled problem's rollouts to sampled_rollouts, in
+// place of those its earlier failure counted.
+func (l *loop) countSampled(id string, sampled rolloutTally) {
+	if old, ok := l.failedSampled[id]; ok {
+		l.report.Sampled.Total -= old.Total
+		l.report.Sampled.Correct -= old.Correct
+		delete(l.failedSampled, id)
+	}
+	l.report.Sampled.add(sampled)
 }
 
 // scanCorpusStats reads every record of the run directory.

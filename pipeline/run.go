@@ -185,18 +185,21 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
-	if prev.Sampled.Total < stats.Rollouts.Total { // a report from before sampled rollouts were counted
-		prev.Sampled = Tally{Total: stats.Rollouts.Total, Correct: stats.Rollouts.Correct}
-	}
+	sampled, failedSampled := sampledOf(stats.Rollouts, run.Failures())
 	l := &loop{
 		job: job, opt: opt, log: opt.Logger, run: run, stats: stats,
 		retryFailed: opt.RetryFailed || replaced,
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
-			JobFingerprint: fingerprint, Started: time.Now().UTC(), Sampled: prev.Sampled,
+			JobFingerprint: fingerprint, Started: time.Now().UTC(), Sampled: sampled,
 			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
 		},
 	}
+	l.failedSampled = failedSampled
+	if b := job.budgetShare(); b.limited() {
+		l.report.Budget = &b
+	}
+	warnBudgetPerWorker(job, opt.Logger)
 	l.meter = newMeter(job, prev.LLM)
 	if err := l.openLLM(ps, fingerprint); err != nil {
 		return nil, err
@@ -268,7 +271,8 @@ func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 	for model, p := range job.Prices {
 		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
-	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: job.Budget.MaxCostUSD, MaxTokens: job.Budget.MaxTokens})
+	b := job.budgetShare()
+	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens})
 	m.Restore(spent)
 	return m
 }

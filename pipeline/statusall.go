@@ -31,6 +31,8 @@ type Total struct {
 	// InputsDiffer names the workers that read other input than the first
 	// (their manifests' input digests); a merge refuses them.
 	InputsDiffer []string `json:"inputs_differ,omitempty"`
+	// Budget says what the workers may spend together (budgetOver).
+	Budget string `json:"budget,omitempty"`
 }
 
 // ReadWorkers reads the status of each run directory.
@@ -50,7 +52,47 @@ func ReadWorkers(dirs []string) (*Workers, error) {
 		ins[i] = workerInput{st.Dir, st.Manifest.Inputs}
 	}
 	w.Total.InputsDiffer = inputsDiffer(ins)
+	w.Total.Budget = budgetOver(w.Workers, w.Total.CostUSD)
 	return w, nil
+}
+
+// budgetOver says what the workers' budgets let them spend together, and
+// what they spent: "" when no worker has a budget.
+func budgetOver(ws []*Status, spent float64) string {
+	shares := map[BudgetShare]int{}
+	for _, st := range ws {
+		if st.Report != nil && st.Report.Budget != nil {
+			shares[*st.Report.Budget]++
+		} else {
+			shares[BudgetShare{}]++
+		}
+	}
+	if _, none := shares[BudgetShare{}]; none && len(shares) == 1 {
+		return ""
+	}
+	if len(shares) > 1 {
+		return fmt.Sprintf("the workers enforce different budgets (set budget: and budget.scope alike in every worker's job); spent $%.4f together", spent)
+	}
+	var b BudgetShare
+	for s := range shares {
+		b = s
+	}
+	limit := func(cost float64, tokens int64) string {
+		var parts []string
+		if cost > 0 {
+			parts = append(parts, fmt.Sprintf("$%.4g", cost))
+		}
+		if tokens > 0 {
+			parts = append(parts, fmt.Sprintf("%d tokens", tokens))
+		}
+		return strings.Join(parts, " and ")
+	}
+	if b.Scope == BudgetPerJob {
+		return fmt.Sprintf("%s for the job (budget.scope job), %s for each of %d workers; spent $%.4f together",
+			limit(b.JobMaxCostUSD, b.JobMaxTokens), limit(b.MaxCostUSD, b.MaxTokens), b.Workers, spent)
+	}
+	return fmt.Sprintf("%s for each worker (budget.scope worker): the %d workers may spend up to %s together; spent $%.4f",
+		limit(b.MaxCostUSD, b.MaxTokens), b.Workers, limit(b.JobMaxCostUSD, b.JobMaxTokens), spent)
 }
 
 func (t *Total) add(st *Status) {
@@ -151,6 +193,9 @@ func (w *Workers) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "partitions: %s\n", t.Partitions)
 	for _, d := range t.InputsDiffer {
 		fmt.Fprintf(out, "input differs: %s\n", d)
+	}
+	if t.Budget != "" {
+		fmt.Fprintf(out, "budget: %s\n", t.Budget)
 	}
 }
 

@@ -145,7 +145,7 @@ func newRunFlags() *flagSet {
 	f := &flagSet{fs: fs}
 	f.config = fs.String("config", "", "job file (YAML); e.g. examples/demo.yaml")
 	f.force = fs.Bool("force", false, "resume even though the job differs from the one that made --out")
-	f.retryFailed = fs.Bool("retry-failed", false, "retry the problems recorded in failures.jsonl")
+	f.retryFailed = fs.Bool("retry-failed", false, "retry the problems recorded in failures.jsonl; in batch mode, also forget how many batches each request failed in (max_row_attempts), so those requests go into batches again")
 	f.quiet = fs.Bool("quiet", false, "no progress output")
 	f.logLevel = fs.String("log-level", "info", "log level: debug, info, warn, error")
 	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the run to this file, for go tool pprof; e.g. cpu.pprof")
@@ -236,6 +236,7 @@ func (f *flagSet) limitFlags(d pipeline.Job) {
 	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
 	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
 	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
+	f.str("budget-scope", "", "whose spending --max-cost-usd and --max-total-tokens cap in a partitioned job: worker (each worker's own, the default: K workers may spend K times them) or job (the whole job's: worker I of K stops at a Kth of them); e.g. --partition 3/16 --max-cost-usd 160 --budget-scope job stops this worker at $10", func(j *pipeline.Job, v string) { j.Budget.Scope = v })
 	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
 		for _, m := range splitList(v) {
 			if j.Prices == nil {

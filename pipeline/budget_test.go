@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+)
+
+// TestBudgetScopeJobSplitsItBetweenWorkers: K workers sharing one job file
+// with budget.scope job spend no more than the job's budget together (each
+// enforces a Kth of it), while with the default scope each worker's budget
+// is its own; distill status over the workers says which.
+func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
+	// In batch mode, where a budget holds back the batches that do not
+	// fit it (online, each worker may pass its budget by what its
+	// requests in flight spend).
+	_, whole, _ := batchSetup(t, 60, llmtest.Config{}, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	whole.Batch.MaxRequests = 8
+	cost := runJob(t, whole, Options{}).LLM.Total.CostUSD
+	const k = 4
+	cases := []struct {
+		scope      string
+		wantStatus string
+		overBudget bool // the workers together may pass the job's budget
+	}{
+		{BudgetPerJob, "for each of 4 workers", false},
+		{"", "the 4 workers may spend up to", true},
+	}
+	for _, tc := range cases {
+		t.Run("scope "+tc.scope, func(t *testing.T) {
+			budget := cost / 2
+			var spent float64
+			var dirs []string
+			for i := range k {
+				job := whole
+				job.Out = filepath.Join(t.TempDir(), fmt.Sprintf("part-%d", i))
+				job.Partition = fmt.Sprintf("%d/%d", i, k)
+				job.Budget.MaxCostUSD, job.Budget.Scope = budget, tc.scope
+				rep := runJob(t, job, Options{})
+				spent += rep.LLM.Total.CostUSD
+				dirs = append(dirs, job.Out)
+				if rep.Budget == nil || (tc.scope == BudgetPerJob) != (rep.Budget.MaxCostUSD < budget) {
+					t.Errorf("worker %d enforces %+v of a $%.4f budget with scope %q", i, rep.Budget, budget, tc.scope)
+				}
+			}
+			if !tc.overBudget && spent > budget {
+				t.Errorf("%d workers spent $%.4f together of a job budget of $%.4f (the job costs $%.4f)", k, spent, budget, cost)
+			}
+			if tc.overBudget && spent <= budget {
+				t.Errorf("with budgets per worker the workers spent $%.4f of $%.4f: the test does not show the difference", spent, budget)
+			}
+			ws, err := ReadWorkers(dirs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			ws.WriteText(&out)
+			if !strings.Contains(out.String(), "budget: ") || !strings.Contains(out.String(), tc.wantStatus) {
+				t.Errorf("status over the workers does not say how the budget is split:\n%s", out.String())
+			}
+		})
+	}
+}
