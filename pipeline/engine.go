@@ -42,6 +42,9 @@ type engine struct {
 	fingerprint string // of the job, stored in every record's provenance
 	log         *slog.Logger
 	extract     func(text string) (answer string, ok bool) // verify.Extract, or a test's hook
+	// causes counts why problems failed and why verdicts could not be had,
+	// by stage, for the report's most common cause.
+	causes *causes
 }
 
 // outcome is what processing one problem produced: a record, a failure, or

@@ -272,6 +272,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		})
 		if err != nil && unusableVerdict(err) {
 			e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "err", err)
+			e.causes.add(StageEmpirical, err.Error())
 			return nil
 		}
 		if err == nil {

@@ -201,6 +201,7 @@ func (l *loop) begin() {
 			l.resolvedAtStart++
 			if !leftOutStage(f.Stage) {
 				l.failuresByStage[f.Stage]++
+				l.eng.causes.add(f.Stage, f.Reason)
 			}
 		}
 	}
@@ -397,6 +398,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure) error {
 		return nil
 	}
 	l.failuresByStage[f.Stage]++
+	l.eng.causes.add(f.Stage, f.Reason)
 	l.session.failed++
 	l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
 	return nil

@@ -50,7 +50,15 @@ type Report struct {
 	// FailuresByStage counts failed problems by stage; problems left out by
 	// selection are not failures and are not in it.
 	FailuresByStage map[string]int64 `json:"failures_by_stage"`
-	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+	// FailureCauses is the most common cause of each stage's failures (of
+	// this session's and the earlier ones still recorded), and of the
+	// verdicts the empirical stage could not have.
+	FailureCauses map[string]Cause `json:"failure_causes,omitempty"`
+	// StageFailures lists the stages that failed as a whole though no
+	// problem failed for them: an empirical stage that judged none of its
+	// rollouts or closed-book answers. The run then exits 3.
+	StageFailures []StageFailure `json:"stage_failures,omitempty"`
+	BadLines      []InputError   `json:"bad_lines,omitempty"` // the first few; the count is in Problems
 	// Sampled counts every rollout sampled for a problem that got past the
 	// rollout stage, kept or not, over every session of the run.
 	Sampled    Tally                    `json:"sampled_rollouts"`
@@ -318,6 +326,7 @@ func (l *loop) fillReport() {
 	r.Problems = pc
 	r.Partition = l.part.share(pc.InputRows)
 	r.FailuresByStage = maps.Clone(l.failuresByStage)
+	r.FailureCauses = l.eng.causes.top()
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
 	in.mu.Unlock()
@@ -366,6 +375,7 @@ func (l *loop) fillRate(now time.Time) {
 func (l *loop) finish(runErr error) {
 	l.fillReport()
 	r := &l.report
+	r.StageFailures = r.stagesThatJudgedNothing()
 	r.ETASeconds = nil
 	switch {
 	case runErr != nil:
@@ -411,3 +421,35 @@ func writeReport(fsy fsys.FS, dir string, r *Report) error {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// StageFailure is a stage that failed as a whole: Reason says how.
+type StageFailure struct {
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
+}
+
+// SomethingFailed reports whether the run finished with failures: a
+// problem failed, or a stage failed as a whole (exit code 3).
+func (r *Report) SomethingFailed() bool { return r.Problems.Failed > 0 || len(r.StageFailures) > 0 }
+
+// stagesThatJudgedNothing names the empirical stage when it had rollouts
+// or closed-book answers to judge and judged none of them: every
+// criterion or item is then unmeasured, and the corpus carries no
+// empirical figure at all.
+func (r *Report) stagesThatJudgedNothing() []StageFailure {
+	var what string
+	var unjudged int64
+	switch g := r.Grounded; {
+	case g != nil && g.ScoredAnswers == 0 && g.UnscoredAnswers > 0:
+		what, unjudged = "closed-book answers", g.UnscoredAnswers
+	case g == nil && r.Rollouts.SatisfactionJudged == 0 && r.Rollouts.SatisfactionMissing > 0:
+		what, unjudged = "rollouts", r.Rollouts.SatisfactionMissing
+	default:
+		return nil
+	}
+	reason := fmt.Sprintf("judged none of its %d %s", unjudged, what)
+	if c, ok := r.FailureCauses[StageEmpirical]; ok {
+		reason += fmt.Sprintf("; most common cause (%d of %d): %s", c.Count, c.Of, c.Reason)
+	}
+	return []StageFailure{{Stage: StageEmpirical, Reason: reason}}
+}

@@ -351,6 +351,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 	l.eng = &engine{
 		job: l.job, prompts: ps, clients: clients, stageTimes: newStageTimes(),
 		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
+		causes: &causes{},
 	}
 	return nil
 }

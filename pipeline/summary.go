@@ -39,6 +39,14 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 			fmt.Fprintf(w, " %s=%d", k, r.FailuresByStage[k])
 		}
 		fmt.Fprintln(w)
+		for _, k := range sortedKeys(r.FailuresByStage) {
+			if c, ok := r.FailureCauses[k]; ok {
+				fmt.Fprintf(w, "    %s, most common cause (%d of %d): %s\n", k, c.Count, c.Of, c.Reason)
+			}
+		}
+	}
+	for _, f := range r.StageFailures {
+		fmt.Fprintf(w, "  stage failed: %s %s\n", f.Stage, f.Reason)
 	}
 	r.writeRollouts(w)
 	r.writeGrounded(w)
@@ -125,9 +133,13 @@ func (r *Report) writeGrounded(w io.Writer) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "  requests by stage: %s\n", strings.Join(stages, ", "))
 	}
-	if g.Measured > 0 || g.UnscoredAnswers > 0 {
-		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal)\n",
-			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured))
+	switch {
+	case g.Measured > 0:
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal), unmeasured %d\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured), g.Criteria-g.Measured)
+	case g.UnscoredAnswers > 0:
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; every one of the %d criteria is unmeasured\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Criteria)
 	}
 }
 
