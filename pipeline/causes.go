@@ -3,6 +3,7 @@ package pipeline
 import (
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -34,9 +35,22 @@ const (
 
 var causeNumbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 
-// causeOf is reason with its numbers written as N, cut to maxCauseLength.
+// causeOf is reason with its numbers written as N (an HTTP status is
+// kept), cut to maxCauseLength.
 func causeOf(reason string) string {
-	s := causeNumbers.ReplaceAllString(reason, "N")
+	var b strings.Builder
+	last := 0
+	for _, m := range causeNumbers.FindAllStringIndex(reason, -1) {
+		b.WriteString(reason[last:m[0]])
+		if strings.HasSuffix(reason[:m[0]], "HTTP ") {
+			b.WriteString(reason[m[0]:m[1]])
+		} else {
+			b.WriteString("N")
+		}
+		last = m[1]
+	}
+	b.WriteString(reason[last:])
+	s := b.String()
 	if len(s) > maxCauseLength {
 		cut := maxCauseLength
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -54,5 +58,87 @@ func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
 	t.Log(s)
 	if strings.Contains(s, "not varying 0") || strings.Contains(s, "no training signal") {
 		t.Errorf("summary calls unmeasured criteria not varying:\n%s", s)
+	}
+}
+
+// refusesJSONObject answers a request that asks for response_format
+// json_object with the 400 a server that does not take it sends.
+func refusesJSONObject(asked *atomic.Int64) func(r *http.Request, kind llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+	return func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !bytes.Contains(body, []byte(`"response_format"`)) {
+			return nil, nil
+		}
+		asked.Add(1)
+		msg := `{"error": {"message": "response_format json_object is not supported by this model", "type": "invalid_request_error"}}`
+		return &http.Response{
+			StatusCode: http.StatusBadRequest, Status: "400 Bad Request", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(msg)),
+			ContentLength: int64(len(msg)), Request: r,
+		}, nil
+	}
+}
+
+// TestGroundedJSONObjectPerStage: against a server that refuses
+// response_format, the default run fails every passage at analyze and the
+// summary names the cause; with json_object off for the stages, the same
+// server makes records and is never asked for it.
+func TestGroundedJSONObjectPerStage(t *testing.T) {
+	var asked atomic.Int64
+	j, opt, _ := groundedTapFixture(t, 3, refusesJSONObject(&asked))
+	j.Judge.Mode = "item" // the item judge asks for json_object too
+	rep := runJob(t, j, opt)
+	if rep.Problems.Done != 0 || rep.FailuresByStage[StageAnalyze] != rep.Problems.Unique {
+		t.Fatalf("done %d, failures %v; want every passage failed at analyze", rep.Problems.Done, rep.FailuresByStage)
+	}
+	var sum strings.Builder
+	rep.WriteSummary(&sum, j.Out)
+	t.Log(sum.String())
+	if c := rep.FailureCauses[StageAnalyze]; c.Count != rep.Problems.Unique || !strings.Contains(c.Reason, "response_format") ||
+		!strings.Contains(sum.String(), "analyze, most common cause") || !strings.Contains(sum.String(), "json_object.analyze: false") {
+		t.Errorf("cause %+v; summary:\n%s", c, sum.String())
+	}
+
+	j2, opt2, _ := groundedTapFixture(t, 3, refusesJSONObject(&asked))
+	j2.Judge.Mode = "item"
+	j2.JSONObject = JSONObjectStages{}
+	asked.Store(0)
+	rep = runJob(t, j2, opt2)
+	if rep.Problems.Failed != 0 || rep.Problems.Done == 0 || asked.Load() != 0 {
+		t.Errorf("with json_object off: done %d, failed %d (%v), %d requests asked for response_format", rep.Problems.Done, rep.Problems.Failed, rep.FailureCauses, asked.Load())
+	}
+}
+
+// TestCauseOf: the same cause on another passage, question or answer is
+// one cause; an HTTP status stays readable; a long reason is cut on a
+// character boundary.
+func TestCauseOf(t *testing.T) {
+	long := strings.Repeat("é", maxCauseLength)
+	for _, tc := range []struct{ in, want string }{
+		{"scores of answer 2 to question 1: no JSON object", "scores of answer N to question N: no JSON object"},
+		{"permanent error after 1 attempt: HTTP 400: bad", "permanent error after N attempt: HTTP 400: bad"},
+		{"weight 2.5 is below 5", "weight N is below N"},
+		{long, long[:maxCauseLength] + " ..."},
+	} {
+		if got := causeOf(tc.in); got != tc.want {
+			t.Errorf("causeOf(%.40q) = %.60q, want %.60q", tc.in, got, tc.want)
+		}
+	}
+	var c causes
+	for i := range maxCauses + 10 {
+		c.add(StageAnalyze, fmt.Sprintf("reason %c%c", 'a'+i%26, 'a'+i/26))
+	}
+	for range 20 {
+		c.add(StageAnalyze, "reason aa")
+	}
+	if top := c.top()[StageAnalyze]; top.Reason != "reason aa" || top.Count != 21 || top.Of != maxCauses+30 {
+		t.Errorf("top cause %+v", top)
+	}
+	if n := len(c.byStage[StageAnalyze]); n > maxCauses+1 {
+		t.Errorf("%d distinct reasons kept, more than %d and the other bucket", n, maxCauses)
 	}
 }

@@ -43,7 +43,7 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 		return err
 	}
 	var a schema.Analysis
-	if err := e.askDistiller(ctx, StageAnalyze, msgs, true, "passage analysis", w, func(reply string) (err error) {
+	if err := e.askDistiller(ctx, StageAnalyze, msgs, e.job.JSONObject.Analyze, "passage analysis", w, func(reply string) (err error) {
 		a, err = schema.ParseAnalysis(reply)
 		return err
 	}); err != nil {
@@ -64,7 +64,7 @@ func (e *engine) synthesize(ctx context.Context, w *unit) error {
 		return err
 	}
 	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
-	return e.askDistiller(ctx, StageSynthesize, msgs, true, "questions and rubrics", w, func(reply string) (err error) {
+	return e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) (err error) {
 		g.Questions, err = schema.ParseQuestions(reply, opt)
 		return err
 	})
@@ -175,7 +175,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 				return err
 			}
 			req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
-			req.JSON = true
+			req.JSON = e.job.JSONObject.Judge
 			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
 				v, err := schema.ParseValidity(reply)
 				if err == nil {

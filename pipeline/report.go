@@ -42,6 +42,9 @@ type Report struct {
 	SpecVersion    string    `json:"spec_version"`
 	ToolVersion    string    `json:"tool_version"`
 	JobFingerprint string    `json:"job_fingerprint"`
+	// Style is the job's style (srar, factual_process, grounded); empty
+	// in reports written before it was kept.
+	Style          string    `json:"style,omitempty"`
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`

@@ -180,7 +180,7 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 		retryFailed: opt.RetryFailed || replaced,
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
-			JobFingerprint: fingerprint, Started: time.Now().UTC(), Sampled: prev.Sampled,
+			JobFingerprint: fingerprint, Style: job.Style, Started: time.Now().UTC(), Sampled: prev.Sampled,
 			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
 		},
 	}

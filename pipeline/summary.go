@@ -17,7 +17,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, ": %s", r.StopReason)
 	}
 	fmt.Fprintln(w, ")")
-	style := ""
+	style := r.Style
 	if r.Grounded != nil {
 		style = schema.StyleGrounded
 	}
@@ -41,7 +41,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintln(w)
 		for _, k := range sortedKeys(r.FailuresByStage) {
 			if c, ok := r.FailureCauses[k]; ok {
-				fmt.Fprintf(w, "    %s, most common cause (%d of %d): %s\n", k, c.Count, c.Of, c.Reason)
+				fmt.Fprintf(w, "    %s, most common cause (%d of %d): %s%s\n", k, c.Count, c.Of, c.Reason, jsonObjectHint(k, c.Reason))
 			}
 		}
 	}
@@ -148,4 +148,16 @@ func pct(n, d int64) float64 {
 		return 0
 	}
 	return 100 * float64(n) / float64(d)
+}
+
+// jsonObjectHint tells how to stop sending response_format when a stage's
+// failures are the endpoint refusing it.
+func jsonObjectHint(stage, reason string) string {
+	switch stage {
+	case StageAnalyze, StageSynthesize, StageJudge:
+		if strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") {
+			return fmt.Sprintf(" (if the endpoint does not take response_format, set json_object.%s: false in the job file)", stage)
+		}
+	}
+	return ""
 }
