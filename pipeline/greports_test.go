@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -140,5 +141,70 @@ func TestCauseOf(t *testing.T) {
 	}
 	if n := len(c.byStage[StageAnalyze]); n > maxCauses+1 {
 		t.Errorf("%d distinct reasons kept, more than %d and the other bucket", n, maxCauses)
+	}
+}
+
+// weightsSumToOne answers the first synthesize request of each passage
+// (not a repair) with the simulated endpoint's tuples, their weights
+// rewritten to add up to 1, as a model that was told no scale may write
+// them.
+func weightsSumToOne(t *testing.T, srv **llmtest.Server) func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	return func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+		if kind != llmtest.KindGroundedSynthesize || len(msgs) > 2 {
+			return nil, nil
+		}
+		resp, err := (*srv).Transport().RoundTrip(r)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return resp, err
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			return nil, err
+		}
+		content := body.Choices[0].Message.Content
+		content = content[strings.Index(content, "{") : strings.LastIndex(content, "}")+1]
+		var reply map[string][]map[string]any
+		if err := json.Unmarshal([]byte(content), &reply); err != nil {
+			return chatReply(r, content), nil // a malformed reply stays malformed
+		}
+		for _, q := range reply["questions"] {
+			cs, _ := q["criteria"].([]any)
+			for _, c := range cs {
+				c.(map[string]any)["weight"] = 1 / float64(len(cs))
+			}
+		}
+		b, err := json.Marshal(reply)
+		if err != nil {
+			t.Error(err)
+		}
+		return chatReply(r, string(b)), nil
+	}
+}
+
+// TestGroundedWeightsBelowTheMinimumAreRepaired: tuples whose weights add
+// up to 1 fail the minimum total weight; they go back to the model for
+// repair, as an unparseable reply does, instead of leaving every passage
+// out after three stages were paid for.
+func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
+	var srv *llmtest.Server
+	j, opt, s := groundedTapFixture(t, 4, weightsSumToOne(t, &srv))
+	srv = s
+	j.Empirical.Enabled = false
+	rep := runJob(t, j, opt)
+	if rep.Problems.LeftOut != 0 || rep.Problems.Done != rep.Problems.Unique {
+		fails := readFailures(t, j.Out)
+		for _, f := range fails {
+			t.Log(f.Stage, f.Reason)
+			break
+		}
+		t.Errorf("done %d of %d, left out %d, failed %d; want every passage made after a repair", rep.Problems.Done, rep.Problems.Unique, rep.Problems.LeftOut, rep.Problems.Failed)
+	}
+	if rep.Repairs[StageSynthesize] < rep.Problems.Unique {
+		t.Errorf("%d synthesize repairs for %d passages", rep.Repairs[StageSynthesize], rep.Problems.Unique)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,18 +57,64 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 	return nil
 }
 
-// synthesize asks for the K question-rubric tuples.
+// synthesize asks for the K question-rubric tuples. A reply whose tuples
+// parse but fail a quality check the later stages cannot mend (a total
+// weight below the minimum, too few criteria, a question copying the
+// passage, an empty field the enrich stage does not fill) goes back to
+// the model for repair like a reply that does not parse; when the repairs
+// run out, the last tuples go on and the quality stage leaves the passage
+// out with their reasons.
 func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	g, gs := w.grounded, e.job.Grounded
-	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, gs.QuestionsPerPassage, gs.MinCriteria, gs.MaxCriteria)
+	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, prompts.RubricBounds{
+		K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria, MinTotalWeight: gs.MinTotalWeight,
+	})
 	if err != nil {
 		return err
 	}
 	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
-	return e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) (err error) {
-		g.Questions, err = schema.ParseQuestions(reply, opt)
-		return err
+	var failing []schema.GroundedQuestion // the last tuples that parsed but failed a check
+	err = e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
+		qs, err := schema.ParseQuestions(reply, opt)
+		if err != nil {
+			return err
+		}
+		if reasons := e.mendableOnlyByTheModel(g.Passage, qs); len(reasons) > 0 {
+			failing = qs
+			return &qualityError{reasons: reasons}
+		}
+		g.Questions = qs
+		return nil
 	})
+	var qe *qualityError
+	if errors.As(err, &qe) && failing != nil {
+		g.Questions = failing
+		return nil
+	}
+	return err
+}
+
+// qualityError is a synthesize reply that parsed into tuples failing the
+// quality checks; its message, shown to the model in the repair, lists why.
+type qualityError struct{ reasons []string }
+
+func (q *qualityError) Error() string {
+	return "the tuples fail the quality checks: " + strings.Join(q.reasons, "; ")
+}
+
+// mendableOnlyByTheModel lists the quality problems of tuples that no later
+// stage mends: all of them, but for the fields the enrich stage completes
+// when it is on.
+func (e *engine) mendableOnlyByTheModel(passage string, qs []schema.GroundedQuestion) []string {
+	gs := e.job.Grounded
+	rules := schema.QualityRules{MinCriteria: gs.MinCriteria, MinTotalWeight: gs.MinTotalWeight, MaxCopiedWords: gs.MaxCopiedWords, EnrichFills: gs.Enrich}
+	var out []string
+	for k, q := range qs {
+		for _, r := range schema.QualityProblems(q, passage, rules) {
+			out = append(out, fmt.Sprintf("question %d: %s", k+1, r))
+		}
+	}
+	return out
 }
 
 // enrich completes the thin criteria of every question, one request per

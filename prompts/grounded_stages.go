@@ -8,16 +8,32 @@ func (s *Set) GroundedAnalyzeMessages(title, passage string) ([]Message, error) 
 	return s.render(GroundedAnalyze, struct{ Title, Passage string }{title, passage})
 }
 
-// GroundedSynthesizeMessages asks for k question-rubric tuples about a
-// passage, conditioned on its analysis, each rubric with between
-// minCriteria and maxCriteria criteria carrying every field of seed 001's
-// appendix E.
-func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, k, minCriteria, maxCriteria int) ([]Message, error) {
+// RubricBounds are what the synthesis is asked to keep to: K tuples, each
+// rubric with between MinCriteria and MaxCriteria criteria whose weights,
+// on the scale the template states (MinWeight to MaxWeight), add up to at
+// least MinTotalWeight (the quality check's minimum).
+type RubricBounds struct {
+	K, MinCriteria, MaxCriteria int
+	MinTotalWeight              float64
+}
+
+// The weight scale the synthesis template states (seed 003's 1-5).
+const (
+	MinWeight = 1
+	MaxWeight = 5
+)
+
+// GroundedSynthesizeMessages asks for question-rubric tuples about a
+// passage, conditioned on its analysis, within b, each criterion carrying
+// every field of seed 001's appendix E.
+func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, b RubricBounds) ([]Message, error) {
 	return s.render(GroundedSynthesize, struct {
 		Title, Passage              string
 		Analysis                    schema.Analysis
 		K, MinCriteria, MaxCriteria int
-	}{title, passage, a, k, minCriteria, maxCriteria})
+		MinWeight, MaxWeight        int
+		MinTotalWeight              string
+	}{title, passage, a, b.K, b.MinCriteria, b.MaxCriteria, MinWeight, MaxWeight, FormatWeight(b.MinTotalWeight)})
 }
 
 // GroundedEnrichMessages asks to complete thin criteria of a question's

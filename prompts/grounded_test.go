@@ -71,3 +71,22 @@ func TestFormatWeight(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthesizeStatesTheWeightScale: the synthesis is told the weight
+// scale and the least total a rubric's weights must reach, so a model does
+// not write weights that add up to 1 and fail the minimum total weight.
+func TestSynthesizeStatesTheWeightScale(t *testing.T) {
+	s := mustLoad(t, "")
+	for _, minTotal := range []float64{5, 12.5} {
+		msgs, err := s.GroundedSynthesizeMessages("t", fixPassage, schema.Analysis{Genre: "g", Concepts: []string{"c"}}, RubricBounds{K: 1, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: minTotal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		user := msgs[len(msgs)-1].Content
+		for _, want := range []string{"a number from 1 to 5", "not meant to add up to 1", "must add up to at least " + FormatWeight(minTotal)} {
+			if !strings.Contains(user, want) {
+				t.Errorf("the synthesis prompt (minimum %g) does not say %q", minTotal, want)
+			}
+		}
+	}
+}

@@ -82,7 +82,7 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 	case GroundedAnalyze:
 		return s.GroundedAnalyzeMessages(fixTitle, fixPassage)
 	case GroundedSynthesize:
-		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, 2, 5, 10)
+		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, RubricBounds{K: 2, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5})
 	case GroundedEnrich:
 		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixCriteria()[:1])
 	case GroundedJudgeBatch:

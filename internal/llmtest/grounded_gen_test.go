@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -33,7 +34,7 @@ func TestGroundedGenerationContract(t *testing.T) {
 	}
 	thin, quality := 0, 0
 	for seed := range int64(20) {
-		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, 3, 5, 8)
+		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, prompts.RubricBounds{K: 3, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestGroundedMalformedReplies(t *testing.T) {
 		if _, err := schema.ParseAnalysis(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content); err == nil {
 			t.Error("a malformed analysis parsed")
 		}
-		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, 1, 5, 10)
+		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, prompts.RubricBounds{K: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5})
 		if _, err := schema.ParseQuestions(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content, schema.QuestionOptions{K: 1, MinCriteria: 5, MaxCriteria: 10}); err == nil {
 			t.Error("a malformed synthesis parsed")
 		}
