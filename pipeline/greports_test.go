@@ -2,16 +2,21 @@ package pipeline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // groundedTapFixture is a grounded job over a few documents whose endpoint
@@ -207,4 +212,84 @@ func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
 	if rep.Repairs[StageSynthesize] < rep.Problems.Unique {
 		t.Errorf("%d synthesize repairs for %d passages", rep.Repairs[StageSynthesize], rep.Problems.Unique)
 	}
+}
+
+// TestBrokenTemplateOverrideIsRefusedBeforePaying: a template override
+// that names a field its stage does not give is refused before the first
+// request, for every style, with the file named; nothing is sent.
+func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
+	for _, tc := range []struct {
+		style, template string
+	}{
+		{schema.StyleGrounded, prompts.GroundedAnalyze},
+		{schema.StyleGrounded, prompts.ScoreGrounded},
+		{schema.StyleSRaR, prompts.Rollout},
+		{schema.StyleSRaR, prompts.Satisfy},
+		{schema.StyleFactualProcess, prompts.DistillFactualProcess},
+	} {
+		t.Run(tc.style+"/"+tc.template, func(t *testing.T) {
+			var sent atomic.Int64
+			count := func(*http.Request, llmtest.Kind, []llmtest.Message) (*http.Response, error) { sent.Add(1); return nil, nil }
+			var j Job
+			var opt Options
+			if tc.style == schema.StyleGrounded {
+				j, opt, _ = groundedTapFixture(t, 2, count)
+			} else {
+				f, tap, o := inProcessFixture(t, 3, llmtest.Config{})
+				tap.handle, j, opt = count, f.job, o
+				j.Style, j.Judge.Enabled, j.Empirical.Enabled = tc.style, true, true
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, tc.template+".tmpl")
+			writeFile(t, path, "=== user ===\n{{.NoSuchField}}\n")
+			j.PromptsDir = dir
+			_, err := Run(context.Background(), j, opt)
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("a run with a broken %s: %v; want an error naming %s", tc.template, err, path)
+			}
+			if n := sent.Load(); n != 0 {
+				t.Errorf("%d requests sent before the broken template was found", n)
+			}
+		})
+	}
+}
+
+// TestGroundedProvenanceCarriesTheGroundedTemplates: a grounded record's
+// provenance names the hashes of the grounded templates the run used (its
+// overrides), not the math templates'.
+func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
+	j, opt, _ := groundedTapFixture(t, 2, nil)
+	dir := t.TempDir()
+	for _, name := range []string{prompts.GroundedSynthesize, prompts.GroundedJudgeBatch, prompts.GroundedAnswer, prompts.ScoreGrounded} {
+		text, err := os.ReadFile(filepath.Join("..", "prompts", "templates", name+".tmpl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, name+".tmpl"), "{{/* an override */}}\n"+string(text))
+	}
+	j.PromptsDir = dir
+	rep := runJob(t, j, opt)
+	ps, err := prompts.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readCorpus(t, j.Out)
+	if len(recs) == 0 {
+		t.Fatalf("no records (%+v)", rep.Problems)
+	}
+	for id, r := range recs {
+		p := r.Provenance
+		got := []string{p.DistillTemplate, deref(p.JudgeTemplate), p.RolloutTemplate, deref(p.SatisfyTemplate)}
+		want := []string{ps.Hash(prompts.GroundedSynthesize), ps.Hash(prompts.GroundedJudgeBatch), ps.Hash(prompts.GroundedAnswer), ps.Hash(prompts.ScoreGrounded)}
+		if !slices.Equal(got, want) {
+			t.Errorf("record %s provenance templates %v, want the overrides' %v", id, got, want)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

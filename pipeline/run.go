@@ -83,6 +83,12 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every template the job's stages send is rendered once with sample
+	// inputs before the first request: a broken override is refused here,
+	// not after its stage's first requests were paid for.
+	if err := ps.Check(templatesOf(&job)...); err != nil {
+		return nil, &UsageError{Problems: []string{err.Error()}}
+	}
 	job.stampVersions(ps)
 
 	fresh := freshFiles(opt.runFS(), job.Out)

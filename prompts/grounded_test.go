@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,6 +89,26 @@ func TestSynthesizeStatesTheWeightScale(t *testing.T) {
 			if !strings.Contains(user, want) {
 				t.Errorf("the synthesis prompt (minimum %g) does not say %q", minTotal, want)
 			}
+		}
+	}
+}
+
+// TestCheckRendersEveryTemplate: the embedded templates all pass Check,
+// every template has sample inputs, and an override that names a field its
+// stage does not give fails Check with the file named.
+func TestCheckRendersEveryTemplate(t *testing.T) {
+	if err := mustLoad(t, "").Check(Names...); err != nil {
+		t.Fatalf("the embedded templates fail Check: %v", err)
+	}
+	for _, name := range Names {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name+".tmpl")
+		if err := os.WriteFile(path, []byte("=== user ===\n{{.NoSuchField}}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := mustLoad(t, dir).Check(Names...)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "NoSuchField") {
+			t.Errorf("%s: an override with an unknown field passes Check or is not named: %v", name, err)
 		}
 	}
 }
