@@ -229,7 +229,10 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 	} {
 		t.Run(tc.style+"/"+tc.template, func(t *testing.T) {
 			var sent atomic.Int64
-			count := func(*http.Request, llmtest.Kind, []llmtest.Message) (*http.Response, error) { sent.Add(1); return nil, nil }
+			count := func(*http.Request, llmtest.Kind, []llmtest.Message) (*http.Response, error) {
+				sent.Add(1)
+				return nil, nil
+			}
 			var j Job
 			var opt Options
 			if tc.style == schema.StyleGrounded {

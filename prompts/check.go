@@ -63,7 +63,9 @@ var samples = map[string]func(s *Set) ([]Message, error){
 	DistillFactualProcess: func(s *Set) ([]Message, error) {
 		return s.DistillFactualProcessMessages(sampleProblem, sampleSolution, sampleAnswer)
 	},
-	JudgeItem:  func(s *Set) ([]Message, error) { return s.JudgeItemMessages(sampleProblem, sampleAnswer, sampleItems[0]) },
+	JudgeItem: func(s *Set) ([]Message, error) {
+		return s.JudgeItemMessages(sampleProblem, sampleAnswer, sampleItems[0])
+	},
 	JudgeBatch: func(s *Set) ([]Message, error) { return s.JudgeBatchMessages(sampleProblem, sampleAnswer, sampleItems) },
 	Satisfy: func(s *Set) ([]Message, error) {
 		return s.SatisfyMessages(sampleProblem, sampleSolution, sampleAnswer, sampleItems)
