@@ -41,6 +41,9 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		u.CostPerRecordUSD = addr(u.CostUSD / float64(u.Records))
 		u.TokensPerRecord = addr(float64(u.PromptTokens+u.CompletionTokens) / float64(u.Records))
 	}
+	if t := in.RunTotals; t != nil {
+		u.RunRequests, u.RunCacheReads = &t.Requests, &t.CacheReads
+	}
 	r.Usage = &u
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)

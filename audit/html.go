@@ -30,10 +30,11 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return strconv.Itoa(int(*id))
 	},
-	"time":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"list":  countList,
-	"addr":  func(f float64) *float64 { return &f },
-	"deref": func(b *bool) bool { return b != nil && *b },
+	"time":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"list":    countList,
+	"addr":    func(f float64) *float64 { return &f },
+	"deref":   func(b *bool) bool { return b != nil && *b },
+	"deref64": func(n *int64) int64 { return *n },
 	"tail": func(path string) string { // the last two elements: shards/part-00001.parquet
 		dir, file := filepath.Split(filepath.Clean(path))
 		return filepath.Join(filepath.Base(dir), file)

@@ -203,6 +203,13 @@ type Usage struct {
 	CostUSD          float64  `json:"cost_usd"`
 	CostPerRecordUSD *float64 `json:"cost_per_record_usd"` // null without records
 	TokensPerRecord  *float64 `json:"tokens_per_record"`
+	// RunRequests and RunCacheReads are the run's own totals from its
+	// report.json (every session, failed and left-out problems included):
+	// null unless the input is a run directory with a report. Requests here
+	// and there count what was sent to the endpoint (llm.StageStats's
+	// definition); cache reads are counted apart.
+	RunRequests   *int64 `json:"run_requests"`
+	RunCacheReads *int64 `json:"run_cache_reads"`
 }
 
 // Provenance counts records by the models, settings and versions that made them.

@@ -255,8 +255,12 @@ func (r *Report) textUsage(w io.Writer) {
 		return
 	}
 	heading(w, "Tokens and cost of the records (failed problems' spend is in the run's report.json)")
-	fmt.Fprintf(w, "  %s requests (%s answered from the cache), %s prompt + %s completion tokens\n",
+	fmt.Fprintf(w, "  %s requests sent (%s answers read from the cache), %s prompt + %s completion tokens\n",
 		num(u.Requests), num(u.CachedRequests), num(u.PromptTokens), num(u.CompletionTokens))
+	if u.RunRequests != nil {
+		fmt.Fprintf(w, "  the run: %s requests sent in all (%s answers read from the cache), failed and left-out ones included\n",
+			num(*u.RunRequests), num(*u.RunCacheReads))
+	}
 	if u.Records > 0 {
 		fmt.Fprintf(w, "  cost $%.4f: $%.6f and %s tokens per record\n", u.CostUSD, *u.CostPerRecordUSD, num(int64(*u.TokensPerRecord+0.5)))
 	}

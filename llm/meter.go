@@ -36,7 +36,10 @@ type Budget struct {
 // StageStats are the counters of one stage (or of the whole run).
 //
 // Requests counts logical live requests, each of which may take several
-// attempts; Retries counts the extra attempts; CacheHits counts calls
+// attempts: a request is one sent to the endpoint. This is the one
+// definition of a request count (records' usage, report.json, distill
+// status and validate follow it); an answer read from the response cache
+// is never a request; Retries counts the extra attempts; CacheHits counts calls
 // answered from the cache (they add no tokens and no cost); Failures
 // counts live requests that ended in an error other than cancellation;
 // Repairs counts replies that did not parse and were shown back to the model

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -295,4 +296,33 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// TestRequestsAreWhatWasSent: a request counts where it was sent to the
+// endpoint (llm.StageStats.Requests); an answer read from the cache is
+// counted beside it, never as a request: in a record's usage, and in
+// distill status against the plan, where a resumed run's cache reads (the
+// answers its killed session had already paid for) made it look 14% over.
+func TestRequestsAreWhatWasSent(t *testing.T) {
+	var u usage
+	u.enter(StageAnalyze)
+	u.add(&llm.Response{PromptTokens: 100, CompletionTokens: 20, CostUSD: 0.01})
+	u.add(&llm.Response{PromptTokens: 100, CompletionTokens: 20, Cached: true})
+	if want := (schema.Usage{Requests: 1, CachedRequests: 1, PromptTokens: 100, CompletionTokens: 20, CostUSD: 0.01}); u.u != want {
+		t.Errorf("a record's usage after one sent and one cached answer: %+v, want %+v", u.u, want)
+	}
+	if got := u.byStage[StageAnalyze].Requests; got != 2 {
+		t.Errorf("the pilot's requests by stage (what a fresh run asks) count %d, want 2", got)
+	}
+
+	st := Status{
+		Plan: &PlanDoc{Input: PlanInput{Unique: 100}, Total: StageProjection{Requests: Range{Value: 1000}}, Tokens: Range{Value: 1e6}, Records: Range{Value: 100}},
+		Report: &Report{Status: StatusFinished, Problems: ProblemCounts{Unique: 100, Done: 100},
+			LLM: llm.Snapshot{Total: llm.StageStats{Requests: 1000, CacheHits: 140}}},
+	}
+	var b strings.Builder
+	st.writePlan(&b)
+	if !strings.Contains(b.String(), "requests sent 1,000 vs 1,000 planned (140 read from the cache)") {
+		t.Errorf("status against the plan:\n%s", b.String())
+	}
 }
