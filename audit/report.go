@@ -16,7 +16,7 @@ type Report struct {
 	Corpus        CorpusInfo    `json:"corpus"`
 	InputProblems []Problem     `json:"input_problems"`
 	Structure     Structure     `json:"structure"`
-	Validity      Validity      `json:"validity"`
+	Validity      *Validity     `json:"validity"` // null for a grounded corpus (see Corpus.RubricKind)
 	Counts        []StyleCounts `json:"counts"`
 	PitfallBonus  *CoOccurrence `json:"pitfall_bonus"`
 	PassRates     *PassRates    `json:"pass_rates"`
@@ -30,16 +30,21 @@ type Report struct {
 
 // CorpusInfo says what was read.
 type CorpusInfo struct {
-	Paths               []string `json:"paths"`
-	Kind                string   `json:"kind"`          // run, export or files
-	Format              string   `json:"format"`        // records or verl
-	ExportFormat        *string  `json:"export_format"` // null unless an export
-	ExportSource        *string  `json:"export_source"`
-	ValidOnly           *bool    `json:"valid_only"` // an export made with --valid-only
-	Files               int      `json:"files"`
-	FilesRead           int      `json:"files_read"`
-	Records             int64    `json:"records"`
-	Items               int64    `json:"items"`
+	Paths        []string `json:"paths"`
+	Kind         string   `json:"kind"`          // run, export or files
+	Format       string   `json:"format"`        // records or verl
+	ExportFormat *string  `json:"export_format"` // null unless an export
+	ExportSource *string  `json:"export_source"`
+	ValidOnly    *bool    `json:"valid_only"` // an export made with --valid-only
+	Files        int      `json:"files"`
+	FilesRead    int      `json:"files_read"`
+	Records      int64    `json:"records"`
+	Items        int64    `json:"items"`
+	// RubricKind is what the records hold: "math" (rubric items: srar,
+	// factual_process), "grounded" (questions with criteria) or "both".
+	// A grounded corpus's report leaves the math sections out (null in
+	// JSON, named in unavailable); a math corpus's grounded is null.
+	RubricKind          string   `json:"rubric_kind"`
 	Styles              []Count  `json:"styles"`
 	Splits              []Count  `json:"splits"`
 	SpecVersions        []Count  `json:"spec_versions"`
