@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -61,9 +60,10 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 // parse but fail a quality check the later stages cannot mend (a total
 // weight below the minimum, too few criteria, a question copying the
 // passage, an empty field the enrich stage does not fill) goes back to
-// the model for repair like a reply that does not parse; when the repairs
-// run out, the last tuples go on and the quality stage leaves the passage
-// out with their reasons.
+// the model for repair like a reply that does not parse; the last reply
+// the repairs allow is taken as it is, so the quality stage leaves the
+// passage out with its reasons (and the exchange, having parsed, stays in
+// the cache: a batch wave that replays it sends nothing again).
 func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	g, gs := w.grounded, e.job.Grounded
 	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, prompts.RubricBounds{
@@ -73,25 +73,19 @@ func (e *engine) synthesize(ctx context.Context, w *unit) error {
 		return err
 	}
 	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
-	var failing []schema.GroundedQuestion // the last tuples that parsed but failed a check
-	err = e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
+	replies := 0
+	return e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
+		replies++
 		qs, err := schema.ParseQuestions(reply, opt)
 		if err != nil {
 			return err
 		}
-		if reasons := e.mendableOnlyByTheModel(g.Passage, qs); len(reasons) > 0 {
-			failing = qs
+		if reasons := e.mendableOnlyByTheModel(g.Passage, qs); len(reasons) > 0 && replies <= e.job.Distill.RepairAttempts {
 			return &qualityError{reasons: reasons}
 		}
 		g.Questions = qs
 		return nil
 	})
-	var qe *qualityError
-	if errors.As(err, &qe) && failing != nil {
-		g.Questions = failing
-		return nil
-	}
-	return err
 }
 
 // qualityError is a synthesize reply that parsed into tuples failing the
