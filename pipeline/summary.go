@@ -50,7 +50,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	r.writeRollouts(w)
 	r.writeGrounded(w)
-	r.writeValidity(w)
+	r.writeValidity(w, words.items)
 	t := r.LLM.Total
 	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
 	if !r.CostCounted {
@@ -87,7 +87,7 @@ func (r *Report) writeRollouts(w io.Writer) {
 
 // writeValidity prints the judge's and the empirical validity figures by
 // item type, leaving out what was not measured.
-func (r *Report) writeValidity(w io.Writer) {
+func (r *Report) writeValidity(w io.Writer, items string) {
 	overall := r.Validity["overall"]
 	if overall == nil || overall.Items == 0 {
 		return
@@ -103,9 +103,9 @@ func (r *Report) writeValidity(w io.Writer) {
 		}
 	}
 	if len(judged) == 0 {
-		fmt.Fprintf(w, "rubric items: %d (not judged)\n", overall.Items)
+		fmt.Fprintf(w, "%s: %d (not judged)\n", items, overall.Items)
 	} else {
-		fmt.Fprintf(w, "rubric items valid/judged: %s\n", strings.Join(judged, ", "))
+		fmt.Fprintf(w, "%s valid/judged: %s\n", items, strings.Join(judged, ", "))
 	}
 	if len(measured) > 0 {
 		fmt.Fprintf(w, "empirically valid/measured: %s\n", strings.Join(measured, ", "))
