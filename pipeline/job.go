@@ -157,7 +157,8 @@ type GroundedStage struct {
 	Enrich bool `yaml:"enrich"`
 }
 
-// JSONObjectStages says which stages send response_format
+// JSONObjectStages (not part of the job's fingerprint: how a request is
+// sent, like legacy_max_tokens) says which stages send response_format
 // {"type":"json_object"} with their requests (the stages whose reply is one
 // JSON object): on by default, since vLLM, SGLang and OpenAI take it; a
 // server that refuses it (400) fails every request of a stage left on, so
