@@ -16,7 +16,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		Corpus:        a.corpusInfo(in),
 		InputProblems: []Problem{},
 		Structure:     a.structure(set),
-		Validity:      a.validityReport(),
+		Validity:      addr(a.validityReport()),
 		Counts:        a.counts(),
 		PitfallBonus:  a.coOccurrence(),
 		Unavailable:   []Unavailable{},
@@ -41,10 +41,57 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		u.CostPerRecordUSD = addr(u.CostUSD / float64(u.Records))
 		u.TokensPerRecord = addr(float64(u.PromptTokens+u.CompletionTokens) / float64(u.Records))
 	}
+	if t := in.RunTotals; t != nil {
+		u.RunRequests, u.RunCacheReads = &t.Requests, &t.CacheReads
+	}
 	r.Usage = &u
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
+	r.leaveOutTheOtherKind()
 	return r
+}
+
+// Rubric kinds of a corpus (CorpusInfo.RubricKind).
+const (
+	RubricMath     = "math"
+	RubricGrounded = "grounded"
+	RubricBoth     = "both"
+)
+
+// rubricKind says what the corpus's records hold, from their styles.
+func rubricKind(styles []Count) string {
+	var grounded, other bool
+	for _, s := range styles {
+		if s.Value == schema.StyleGrounded {
+			grounded = true
+		} else {
+			other = true
+		}
+	}
+	switch {
+	case grounded && other:
+		return RubricBoth
+	case grounded:
+		return RubricGrounded
+	}
+	return RubricMath
+}
+
+// leaveOutTheOtherKind sets the corpus's kind and, for a grounded corpus,
+// leaves out the sections of rubric items (they would all say 0): null in
+// JSON and named in Unavailable.
+func (r *Report) leaveOutTheOtherKind() {
+	r.Corpus.RubricKind = rubricKind(r.Corpus.Styles)
+	if r.Corpus.RubricKind != RubricGrounded {
+		return
+	}
+	r.Validity, r.Counts, r.PitfallBonus, r.PassRates, r.Rollouts, r.Empirical = nil, nil, nil, nil, nil, nil
+	const why = "the math styles' section; a grounded corpus's questions, criteria and their validity are in grounded"
+	for _, s := range []string{"validity", "counts", "pitfall_bonus", "pass_rates", "rollouts", "empirical"} {
+		if !slices.ContainsFunc(r.Unavailable, func(u Unavailable) bool { return u.Section == s }) {
+			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
+		}
+	}
 }
 
 func (a *acc) corpusInfo(in *Input) CorpusInfo {

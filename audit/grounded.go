@@ -279,7 +279,10 @@ func (a *acc) groundedReport() *Grounded {
 // gateValidity is the validity --min-validity checks: the math items' and
 // the grounded criteria's verdicts together.
 func (r *Report) gateValidity() TypeValidity {
-	v := r.Validity.Overall
+	var v TypeValidity
+	if r.Validity != nil {
+		v = r.Validity.Overall
+	}
 	if g := r.Grounded; g != nil {
 		addValidity(&v, g.Validity)
 		v.Rate = ratio(v.Valid, v.Valid+v.Invalid)

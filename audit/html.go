@@ -30,10 +30,11 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return strconv.Itoa(int(*id))
 	},
-	"time":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"list":  countList,
-	"addr":  func(f float64) *float64 { return &f },
-	"deref": func(b *bool) bool { return b != nil && *b },
+	"time":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"list":    countList,
+	"addr":    func(f float64) *float64 { return &f },
+	"deref":   func(b *bool) bool { return b != nil && *b },
+	"deref64": func(n *int64) int64 { return *n },
 	"tail": func(path string) string { // the last two elements: shards/part-00001.parquet
 		dir, file := filepath.Split(filepath.Clean(path))
 		return filepath.Join(filepath.Base(dir), file)
@@ -52,7 +53,13 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 // charts draws the report's figures as inline SVG.
 func (r *Report) charts() []template.HTML {
-	out := []template.HTML{validityChart(r.Validity)}
+	var out []template.HTML
+	if g := r.Grounded; g != nil && r.Corpus.RubricKind == RubricGrounded { // its own figures lead
+		out = append(out, r.groundedCharts()...)
+	}
+	if r.Validity != nil {
+		out = append(out, validityChart(*r.Validity, "Validity by type"))
+	}
 	for _, sc := range r.Counts {
 		labels := make([]string, len(sc.ItemsPerRecord))
 		counts := make([]int64, len(sc.ItemsPerRecord))
@@ -66,6 +73,25 @@ func (r *Report) charts() []template.HTML {
 	}
 	if ro := r.Rollouts; ro != nil && ro.Tokens != nil && ro.Tokens.Known > 0 {
 		out = append(out, rangeChart("Rollout length", "completion tokens", "rollouts", ro.Tokens.Histogram, 0, "#8172b2"))
+	}
+	if r.Grounded != nil && r.Corpus.RubricKind == RubricBoth {
+		out = append(out, r.groundedCharts()...)
+	}
+	return out
+}
+
+// groundedCharts draws the grounded criteria's validity by position and the
+// criteria per question.
+func (r *Report) groundedCharts() []template.HTML {
+	g := r.Grounded
+	out := []template.HTML{validityChart(Validity{ByType: g.ByPosition, Overall: g.Validity}, "Criteria validity by position")}
+	if len(g.CriteriaHistogram) > 0 {
+		labels := make([]string, len(g.CriteriaHistogram))
+		counts := make([]int64, len(g.CriteriaHistogram))
+		for i, b := range g.CriteriaHistogram {
+			labels[i], counts[i] = strconv.Itoa(b.Value), b.Records
+		}
+		out = append(out, histogram("Criteria per question", "criteria", "questions", labels, counts, "#4c72b0"))
 	}
 	return out
 }
@@ -227,15 +253,15 @@ func niceCeil(x float64) float64 {
 
 // validityChart draws one horizontal bar per item type: valid, invalid and
 // unjudged items as parts of the total, with the validity rate.
-func validityChart(v Validity) template.HTML {
+func validityChart(v Validity, title string) template.HTML {
 	rows := append(append([]TypeValidity{}, v.ByType...), v.Overall)
 	const rowH, labelW, rateW = 30, 84, 120
 	height := padT + rowH*len(rows) + 30
 	barW := float64(chartW - labelW - rateW - padR)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="Validity by type">`,
-		chartW, height, chartW, height)
-	fmt.Fprintf(&b, `<text x="%d" y="20" class="t">Validity by type (LLM judge)</text>`, labelW)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
+		chartW, height, chartW, height, esc(title))
+	fmt.Fprintf(&b, `<text x="%d" y="20" class="t">%s (LLM judge)</text>`, labelW, esc(title))
 	for i, t := range rows {
 		y := padT + i*rowH
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="l">%s</text>`, labelW-8, y+18, esc(t.Type))

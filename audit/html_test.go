@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,4 +77,41 @@ func TestHTMLSelfContained(t *testing.T) {
 
 func escapeHTML(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// TestReportsHaveNoFormatErrors renders the text and HTML reports of every
+// kind of input (a math run, a grounded run, a corpus of both, the exports
+// a verl or jsonl audit reads, records with and without usage) and fails on
+// a format verb applied to the wrong kind of value ("%!f(*float64=...)").
+func TestReportsHaveNoFormatErrors(t *testing.T) {
+	grounded := []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}
+	for i := range grounded {
+		grounded[i].Usage = schema.Usage{Requests: 7, CachedRequests: 1, PromptTokens: 900, CompletionTokens: 300, CostUSD: 0.0125}
+	}
+	math := fixtureRecords()
+	for i := range math {
+		math[i].Usage = schema.Usage{Requests: 5, PromptTokens: 500, CompletionTokens: 200, CostUSD: 0.003}
+	}
+	mathRun := filepath.Join(t.TempDir(), "math")
+	writeRun(t, mathRun, math, 16)
+	groundedRunDir := groundedRun(t, grounded)
+	mixed := filepath.Join(t.TempDir(), "mixed")
+	writeRun(t, mixed, append(slices.Clone(math[:10]), grounded...), 4)
+	verl := filepath.Join(t.TempDir(), "verl")
+	writeVerlExport(t, verl, math[:10], false)
+	jsonl := filepath.Join(t.TempDir(), "jsonl")
+	writeJSONLExport(t, jsonl, grounded)
+	for _, tc := range []struct{ name, path string }{
+		{"math run", mathRun}, {"grounded run", groundedRunDir}, {"both kinds", mixed}, {"verl export", verl}, {"jsonl export", jsonl},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := auditPath(t, Options{List: -1}, tc.path)
+			for format, write := range map[string]func(io.Writer) error{"text": rep.WriteText, "html": rep.WriteHTML, "json": rep.WriteJSON} {
+				out := string(render(t, write))
+				if i := strings.Index(out, "%!"); i >= 0 {
+					t.Errorf("%s report holds a format error: %q", format, out[max(0, i-60):min(len(out), i+60)])
+				}
+			}
+		})
+	}
 }

@@ -16,7 +16,7 @@ type Report struct {
 	Corpus        CorpusInfo    `json:"corpus"`
 	InputProblems []Problem     `json:"input_problems"`
 	Structure     Structure     `json:"structure"`
-	Validity      Validity      `json:"validity"`
+	Validity      *Validity     `json:"validity"` // null for a grounded corpus (see Corpus.RubricKind)
 	Counts        []StyleCounts `json:"counts"`
 	PitfallBonus  *CoOccurrence `json:"pitfall_bonus"`
 	PassRates     *PassRates    `json:"pass_rates"`
@@ -30,16 +30,21 @@ type Report struct {
 
 // CorpusInfo says what was read.
 type CorpusInfo struct {
-	Paths               []string `json:"paths"`
-	Kind                string   `json:"kind"`          // run, export or files
-	Format              string   `json:"format"`        // records or verl
-	ExportFormat        *string  `json:"export_format"` // null unless an export
-	ExportSource        *string  `json:"export_source"`
-	ValidOnly           *bool    `json:"valid_only"` // an export made with --valid-only
-	Files               int      `json:"files"`
-	FilesRead           int      `json:"files_read"`
-	Records             int64    `json:"records"`
-	Items               int64    `json:"items"`
+	Paths        []string `json:"paths"`
+	Kind         string   `json:"kind"`          // run, export or files
+	Format       string   `json:"format"`        // records or verl
+	ExportFormat *string  `json:"export_format"` // null unless an export
+	ExportSource *string  `json:"export_source"`
+	ValidOnly    *bool    `json:"valid_only"` // an export made with --valid-only
+	Files        int      `json:"files"`
+	FilesRead    int      `json:"files_read"`
+	Records      int64    `json:"records"`
+	Items        int64    `json:"items"`
+	// RubricKind is what the records hold: "math" (rubric items: srar,
+	// factual_process), "grounded" (questions with criteria) or "both".
+	// A grounded corpus's report leaves the math sections out (null in
+	// JSON, named in unavailable); a math corpus's grounded is null.
+	RubricKind          string   `json:"rubric_kind"`
 	Styles              []Count  `json:"styles"`
 	Splits              []Count  `json:"splits"`
 	SpecVersions        []Count  `json:"spec_versions"`
@@ -203,6 +208,13 @@ type Usage struct {
 	CostUSD          float64  `json:"cost_usd"`
 	CostPerRecordUSD *float64 `json:"cost_per_record_usd"` // null without records
 	TokensPerRecord  *float64 `json:"tokens_per_record"`
+	// RunRequests and RunCacheReads are the run's own totals from its
+	// report.json (every session, failed and left-out problems included):
+	// null unless the input is a run directory with a report. Requests here
+	// and there count what was sent to the endpoint (llm.StageStats's
+	// definition); cache reads are counted apart.
+	RunRequests   *int64 `json:"run_requests"`
+	RunCacheReads *int64 `json:"run_cache_reads"`
 }
 
 // Provenance counts records by the models, settings and versions that made them.

@@ -54,7 +54,10 @@ type Input struct {
 	// the shards committed by then.
 	Running             bool
 	ManifestFingerprint string
-	MaxItems            int // the largest distill.max_items of the jobs in the run; 0 when unknown
+	// RunTotals are the run's request totals from RUN/report.json; nil
+	// when it has none or it does not read.
+	RunTotals *RunTotals
+	MaxItems  int // the largest distill.max_items of the jobs in the run; 0 when unknown
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -120,12 +123,15 @@ func Open(paths ...string) (*Input, error) {
 		}
 		if i == 0 {
 			in.Kind, in.Format = part.Kind, part.Format
-			in.ManifestFingerprint, in.MaxItems, in.Export = part.ManifestFingerprint, part.MaxItems, part.Export
+			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals
 		} else if part.Format != in.Format {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
 		in.Files = append(in.Files, part.Files...)
 		in.Running = in.Running || part.Running
+	}
+	if len(paths) > 1 {
+		in.RunTotals = nil // one run's totals are not those of what is audited
 	}
 	return in, nil
 }
@@ -167,7 +173,37 @@ func openRun(dir string) (*Input, error) {
 		in.Files = append(in.Files, File{Path: snap.Path(i), Rows: s.Rows, Bytes: s.Bytes, snap: snap, index: i})
 	}
 	in.MaxItems = maxItemsOf(m)
+	in.RunTotals = readRunTotals(dir)
 	return in, nil
+}
+
+// RunTotals are a run's request totals over every session, as its
+// report.json counts them: requests sent to the endpoint, and answers read
+// from the response cache.
+type RunTotals struct {
+	Requests   int64
+	CacheReads int64
+}
+
+// readRunTotals reads RUN/report.json's totals; nil when it is missing or
+// does not decode (the audit goes on without them).
+func readRunTotals(dir string) *RunTotals {
+	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Report())
+	if err != nil {
+		return nil
+	}
+	var rep struct {
+		LLM struct {
+			Total *struct {
+				Requests  int64 `json:"requests"`
+				CacheHits int64 `json:"cache_hits"`
+			} `json:"total"`
+		} `json:"llm"`
+	}
+	if json.Unmarshal(b, &rep) != nil || rep.LLM.Total == nil {
+		return nil
+	}
+	return &RunTotals{Requests: rep.LLM.Total.Requests, CacheReads: rep.LLM.Total.CacheHits}
 }
 
 // maxItemsSetting names distill.max_items in the manifest's job history

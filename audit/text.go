@@ -14,10 +14,14 @@ import (
 // Width columns.
 func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	for _, section := range []func(io.Writer){
+	sections := []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
 		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textEmpirical, r.textGrounded, r.textUnavailable,
-	} {
+	}
+	if r.Corpus.RubricKind == RubricGrounded { // its own sections lead
+		sections = []func(io.Writer){r.textCorpus, r.textProblems, r.textStructure, r.textGrounded, r.textUsage, r.textProvenance, r.textUnavailable}
+	}
+	for _, section := range sections {
 		section(ew)
 	}
 	return ew.err
@@ -46,8 +50,11 @@ func (r *Report) textCorpus(w io.Writer) {
 	c := &r.Corpus
 	kind := map[string]string{KindRun: "run directory", KindExport: deref(c.ExportFormat) + " export", KindFiles: "files"}[c.Kind]
 	fmt.Fprintln(w, clip(fmt.Sprintf("corpus: %s (%s)", strings.Join(c.Paths, " "), kind)))
-	fmt.Fprintln(w, clip(fmt.Sprintf("  %s records, %s rubric items, %d of %d files read; spec %s",
-		num(c.Records), num(c.Items), c.FilesRead, c.Files, countList(c.SpecVersions))))
+	contents := fmt.Sprintf("%s records, %s rubric items", num(c.Records), num(c.Items))
+	if g := r.Grounded; g != nil && c.RubricKind == RubricGrounded {
+		contents = fmt.Sprintf("%s records (%s), %s questions, %s criteria", num(c.Records), groundedRowsAre(c.Format), num(g.Questions), num(g.Criteria))
+	}
+	fmt.Fprintln(w, clip(fmt.Sprintf("  %s, %d of %d files read; spec %s", contents, c.FilesRead, c.Files, countList(c.SpecVersions))))
 	fmt.Fprintln(w, clip("  styles: "+countList(c.Styles)+"; splits: "+countList(c.Splits)))
 	fps := countList(c.JobFingerprints)
 	if len(c.ExportFingerprints) > 0 {
@@ -104,8 +111,12 @@ func (r *Report) textProblems(w io.Writer) {
 
 func (r *Report) textStructure(w io.Writer) {
 	s := &r.Structure
-	heading(w, "Structure: %s violations in %s of %s records (SRaR item limit %d)",
-		num(s.Violations), num(s.RecordsWithViolations), num(s.RecordsChecked), s.MaxItems)
+	limit := fmt.Sprintf(" (SRaR item limit %d)", s.MaxItems)
+	if r.Corpus.RubricKind == RubricGrounded {
+		limit = ""
+	}
+	heading(w, "Structure: %s violations in %s of %s records%s",
+		num(s.Violations), num(s.RecordsWithViolations), num(s.RecordsChecked), limit)
 	if s.Violations == 0 {
 		return
 	}
@@ -130,6 +141,9 @@ func (r *Report) textStructure(w io.Writer) {
 }
 
 func (r *Report) textValidity(w io.Writer) {
+	if r.Validity == nil {
+		return
+	}
 	heading(w, "Validity by type (the LLM judge's verdicts; rate = valid / judged)")
 	t := newTable("type", "total", "valid", "invalid", "unjudged", "rate")
 	for _, v := range append(slices.Clone(r.Validity.ByType), r.Validity.Overall) {
@@ -255,8 +269,12 @@ func (r *Report) textUsage(w io.Writer) {
 		return
 	}
 	heading(w, "Tokens and cost of the records (failed problems' spend is in the run's report.json)")
-	fmt.Fprintf(w, "  %s requests (%s answered from the cache), %s prompt + %s completion tokens\n",
+	fmt.Fprintf(w, "  %s requests sent (%s answers read from the cache), %s prompt + %s completion tokens\n",
 		num(u.Requests), num(u.CachedRequests), num(u.PromptTokens), num(u.CompletionTokens))
+	if u.RunRequests != nil {
+		fmt.Fprintf(w, "  the run: %s requests sent in all (%s answers read from the cache), failed and left-out ones included\n",
+			num(*u.RunRequests), num(*u.RunCacheReads))
+	}
 	if u.Records > 0 {
 		fmt.Fprintf(w, "  cost $%.4f: $%.6f and %s tokens per record\n", u.CostUSD, *u.CostPerRecordUSD, num(int64(*u.TokensPerRecord+0.5)))
 	}
@@ -362,4 +380,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// groundedRowsAre says what a grounded corpus's rows are: passages, or
+// questions in a verl export (one row per question).
+func groundedRowsAre(format string) string {
+	if format == FormatVerl {
+		return "questions"
+	}
+	return "passages"
 }

@@ -38,9 +38,12 @@ type Budget struct {
 // StageStats are the counters of one stage (or of the whole run).
 //
 // Requests counts logical live requests, each of which may take several
-// attempts: on resume, recounted as the answers the run's cache paid for
-// plus the requests that failed (Meter.RestoreSpent), since a report.json
-// a kill left lags the cache; Retries counts the extra attempts; CacheHits counts calls
+// attempts: a request is one sent to the endpoint. This is the one
+// definition of a request count (records' usage, report.json, distill
+// status and validate follow it); an answer read from the response cache
+// is never a request. On resume it is recounted as the answers the run's
+// cache paid for plus the requests that failed (Meter.RestoreSpent), since
+// a report.json a kill left lags the cache; Retries counts the extra attempts; CacheHits counts calls
 // answered from the cache (they add no tokens and no cost); Failures
 // counts live requests that ended in an error other than cancellation;
 // Repairs counts replies that did not parse and were shown back to the model

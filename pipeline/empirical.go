@@ -36,6 +36,7 @@ func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rol
 		})
 		if err != nil && unusableVerdict(err) {
 			e.log.Debug("empirical: leaving a rollout unjudged", "id", p.ID, "rollout", r.Index, "err", err)
+			e.causes.add(StageEmpirical, err.Error())
 			return nil
 		}
 		sat[i] = verdicts

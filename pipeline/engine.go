@@ -42,6 +42,9 @@ type engine struct {
 	fingerprint string // of the job, stored in every record's provenance
 	log         *slog.Logger
 	extract     func(text, finishReason string) (answer string, ok bool) // defaultExtract, or a test's hook
+	// causes counts why problems failed and why verdicts could not be had,
+	// by stage, for the report's most common cause.
+	causes *causes
 }
 
 // outcome is what processing one problem produced: a record, a failure, or
@@ -82,16 +85,23 @@ func (u *usage) enter(stage string) {
 	u.mu.Unlock()
 }
 
+// add counts one answer. The record's usage counts as llm.StageStats does
+// (the one definition of a request): a request is one sent to the endpoint,
+// with its tokens and cost; an answer read from the cache is counted apart
+// (CachedRequests) and adds nothing else. byStage counts every answer the
+// problem needed, read or sent, since distill plan projects from it what a
+// run with an empty cache sends.
 func (u *usage) add(r *llm.Response) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.u.Requests++
 	if r.Cached {
 		u.u.CachedRequests++
+	} else {
+		u.u.Requests++
+		u.u.PromptTokens += r.PromptTokens
+		u.u.CompletionTokens += r.CompletionTokens
+		u.u.CostUSD += r.CostUSD
 	}
-	u.u.PromptTokens += r.PromptTokens
-	u.u.CompletionTokens += r.CompletionTokens
-	u.u.CostUSD += r.CostUSD
 	if u.byStage == nil {
 		u.byStage = map[string]schema.Usage{}
 	}

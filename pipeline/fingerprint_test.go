@@ -37,6 +37,7 @@ func neutralSettings() map[string]string {
 		"template_hashes":      "written by the run; the templates' hashes enter the fingerprint as template.*",
 		"versions":             "written by the run; the versions enter the fingerprint as versions.*",
 		"batch":                "how batches are cut, polled and retried: the same requests, the same answers",
+		"json_object":          "how a request is sent (response_format); the reply is parsed and checked the same, and the request's cache key holds it",
 	}
 	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
 		for _, f := range []string{"base_url", "api_key_env", "legacy_max_tokens", "request_mode"} {

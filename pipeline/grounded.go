@@ -48,7 +48,7 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 		return err
 	}
 	var a schema.Analysis
-	if err := e.askDistiller(ctx, StageAnalyze, msgs, true, "document analysis", w, func(reply string) (err error) {
+	if err := e.askDistiller(ctx, StageAnalyze, msgs, e.job.JSONObject.Analyze, "document analysis", w, func(reply string) (err error) {
 		a, err = schema.ParseAnalysis(reply)
 		return err
 	}); err != nil {
@@ -71,19 +71,60 @@ func documentView(p Problem) prompts.DocumentView {
 	return prompts.DocumentView{Title: p.Title, Head: p.Text, Chars: utf8.RuneCountInString(p.Text)}
 }
 
-// synthesize asks for the K question-rubric tuples.
+// synthesize asks for the K question-rubric tuples. A reply whose tuples
+// parse but fail a quality check the later stages cannot mend (a total
+// weight below the minimum, too few criteria, a question copying the
+// passage, an empty field the enrich stage does not fill) goes back to
+// the model for repair like a reply that does not parse; the last reply
+// the repairs allow is taken as it is, so the quality stage leaves the
+// passage out with its reasons (and the exchange, having parsed, stays in
+// the cache: a batch wave that replays it sends nothing again).
 func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	g, gs := w.grounded, e.job.Grounded
 	pos := prompts.PassagePosition{Number: int(w.p.PassageIndex) + 1, Count: int(max(w.p.PassageCount, w.p.PassageIndex+1)), Section: w.p.Section}
-	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, pos, gs.QuestionsPerPassage, gs.MinCriteria, gs.MaxCriteria)
+	msgs, err := e.prompts.GroundedSynthesizeMessages(g.Title, g.Passage, g.Analysis, pos, prompts.RubricBounds{
+		K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria, MinTotalWeight: gs.MinTotalWeight,
+	})
 	if err != nil {
 		return err
 	}
 	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
-	return e.askDistiller(ctx, StageSynthesize, msgs, true, "questions and rubrics", w, func(reply string) (err error) {
-		g.Questions, err = schema.ParseQuestions(reply, opt)
-		return err
+	replies := 0
+	return e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
+		replies++
+		qs, err := schema.ParseQuestions(reply, opt)
+		if err != nil {
+			return err
+		}
+		if reasons := e.mendableOnlyByTheModel(g.Passage, qs); len(reasons) > 0 && replies <= e.job.Distill.RepairAttempts {
+			return &qualityError{reasons: reasons}
+		}
+		g.Questions = qs
+		return nil
 	})
+}
+
+// qualityError is a synthesize reply that parsed into tuples failing the
+// quality checks; its message, shown to the model in the repair, lists why.
+type qualityError struct{ reasons []string }
+
+func (q *qualityError) Error() string {
+	return "the tuples fail the quality checks: " + strings.Join(q.reasons, "; ")
+}
+
+// mendableOnlyByTheModel lists the quality problems of tuples that no later
+// stage mends: all of them, but for the fields the enrich stage completes
+// when it is on.
+func (e *engine) mendableOnlyByTheModel(passage string, qs []schema.GroundedQuestion) []string {
+	gs := e.job.Grounded
+	rules := schema.QualityRules{MinCriteria: gs.MinCriteria, MinTotalWeight: gs.MinTotalWeight, MaxCopiedWords: gs.MaxCopiedWords, EnrichFills: gs.Enrich}
+	var out []string
+	for k, q := range qs {
+		for _, r := range schema.QualityProblems(q, passage, rules) {
+			out = append(out, fmt.Sprintf("question %d: %s", k+1, r))
+		}
+	}
+	return out
 }
 
 // enrich enriches every criterion of every question with the document's
@@ -181,7 +222,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 				return err
 			}
 			req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
-			req.JSON = true
+			req.JSON = e.job.JSONObject.Judge
 			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
 				v, err := schema.ParseValidity(reply)
 				if err == nil {
@@ -279,6 +320,7 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		})
 		if err != nil && unusableVerdict(err) {
 			e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "err", err)
+			e.causes.add(StageEmpirical, err.Error())
 			return nil
 		}
 		if err == nil {

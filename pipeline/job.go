@@ -35,6 +35,7 @@ type Job struct {
 	Budget     Budget           `yaml:"budget"`
 	Output     Output           `yaml:"output"`
 	Batch      BatchSettings    `yaml:"batch,omitempty"`
+	JSONObject JSONObjectStages `yaml:"json_object"`
 	PromptsDir string           `yaml:"prompts_dir,omitempty"`
 	// Cache is the response cache file; empty means RUN/cache.db. Runs that
 	// name one file share every answered request (one process at a time).
@@ -172,6 +173,19 @@ type GroundedStage struct {
 	AnalysisChars int `yaml:"analysis_chars"`
 }
 
+// JSONObjectStages (not part of the job's fingerprint: how a request is
+// sent, like legacy_max_tokens) says which stages send response_format
+// {"type":"json_object"} with their requests (the stages whose reply is one
+// JSON object): on by default, since vLLM, SGLang and OpenAI take it; a
+// server that refuses it (400) fails every request of a stage left on, so
+// turn it off there (json_object: {analyze: false, ...}). The reply is
+// parsed and repaired the same either way.
+type JSONObjectStages struct {
+	Analyze    bool `yaml:"analyze"`    // the grounded analysis
+	Synthesize bool `yaml:"synthesize"` // the grounded questions and rubrics
+	Judge      bool `yaml:"judge"`      // the validity judge in item mode (math and grounded)
+}
+
 // Selection says which problems go on to distillation, by their number of
 // correct and flawed rollouts.
 type Selection struct {
@@ -245,10 +259,11 @@ func DefaultJob() Job {
 		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
 		Grounded: GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
 			JudgePassageTokens: prompts.DefaultJudgePassageTokens, AnalysisChars: 12000},
-		Selection: Selection{MinCorrect: 1, MinIncorrect: 1},
-		Split:     SplitFractions{Validation: 0.02},
-		Limits:    Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
-		Output:    Output{ShardRows: 1000, CheckpointInterval: 30 * time.Second},
+		JSONObject: JSONObjectStages{Analyze: true, Synthesize: true, Judge: true},
+		Selection:  Selection{MinCorrect: 1, MinIncorrect: 1},
+		Split:      SplitFractions{Validation: 0.02},
+		Limits:     Limits{Concurrency: 64, AttemptTimeout: 10 * time.Minute, MaxAttempts: 6, BackoffMax: time.Minute},
+		Output:     Output{ShardRows: 1000, CheckpointInterval: 30 * time.Second},
 	}
 }
 

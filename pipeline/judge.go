@@ -44,7 +44,7 @@ func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.It
 			return err
 		}
 		req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
-		req.JSON = true
+		req.JSON = e.job.JSONObject.Judge
 		return e.askParsed(ctx, e.clients[StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
 			v, err := schema.ParseValidity(reply)
 			if err == nil {

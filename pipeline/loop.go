@@ -215,6 +215,7 @@ func (l *loop) begin() {
 				l.leftOutByStage[f.Stage]++
 			} else {
 				l.failuresByStage[f.Stage]++
+				l.eng.causes.add(f.Stage, f.Reason)
 			}
 		}
 	}
@@ -420,6 +421,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally
 		return nil
 	}
 	l.failuresByStage[f.Stage]++
+	l.eng.causes.add(f.Stage, f.Reason)
 	l.session.failed++
 	l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
 	return nil

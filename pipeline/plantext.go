@@ -166,7 +166,11 @@ func (s *Status) writePlan(w io.Writer) {
 	handled := pc.Done + pc.Failed + pc.LeftOut
 	share := float64(handled) / float64(p.Input.Unique)
 	t := r.LLM.Total
-	fmt.Fprintf(w, "  against the plan, for the %.1f%% of the input handled: requests %s vs %s planned", 100*share, count(float64(t.Requests+t.CacheHits)), count(share*p.Total.Requests.Value))
+	// Requests sent, as llm.StageStats counts them: an answer read from the
+	// cache was either sent by an earlier session (and counted then) or
+	// never cost a request, so it is shown beside, not added.
+	fmt.Fprintf(w, "  against the plan, for the %.1f%% of the input handled: requests sent %s vs %s planned (%s read from the cache)",
+		100*share, count(float64(t.Requests)), count(share*p.Total.Requests.Value), count(float64(t.CacheHits)))
 	fmt.Fprintf(w, ", tokens %s vs %s", count(float64(t.PromptTokens+t.CompletionTokens)), count(share*p.Tokens.Value))
 	if p.CostCounted {
 		planned := share * p.Total.CostUSD.Value

@@ -43,6 +43,9 @@ type Report struct {
 	SpecVersion    string    `json:"spec_version"`
 	ToolVersion    string    `json:"tool_version"`
 	JobFingerprint string    `json:"job_fingerprint"`
+	// Style is the job's style (srar, factual_process, grounded); empty
+	// in reports written before it was kept.
+	Style          string    `json:"style,omitempty"`
 	Started        time.Time `json:"started"`
 	Updated        time.Time `json:"updated"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
@@ -63,6 +66,14 @@ type Report struct {
 	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
 	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
 
+	// FailureCauses is the most common cause of each stage's failures (of
+	// this session's and the earlier ones still recorded), and of the
+	// verdicts the empirical stage could not have.
+	FailureCauses map[string]Cause `json:"failure_causes,omitempty"`
+	// StageFailures lists the stages that failed as a whole though no
+	// problem failed for them: an empirical stage that judged none of its
+	// rollouts or closed-book answers. The run then exits 3.
+	StageFailures []StageFailure `json:"stage_failures,omitempty"`
 	// Sampled counts every rollout sampled for a problem that got past the
 	// rollout stage, kept or not, over every session of the run:
 	// recomputed at each start from the shards and failures.jsonl
@@ -381,6 +392,7 @@ func (l *loop) fillReport() {
 	if len(l.leftOutByStage) > 0 {
 		r.LeftOutByStage = maps.Clone(l.leftOutByStage)
 	}
+	r.FailureCauses = l.eng.causes.top()
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
 	r.DuplicateDocumentsTotal, r.DuplicateDocuments = in.duplicateDocs, slices.Clone(in.duplicateSample)
@@ -430,6 +442,7 @@ func (l *loop) fillRate(now time.Time) {
 func (l *loop) finish(runErr error) {
 	l.fillReport()
 	r := &l.report
+	r.StageFailures = r.stagesThatJudgedNothing()
 	r.ETASeconds = nil
 	switch {
 	case runErr != nil:
@@ -475,3 +488,35 @@ func writeReport(fsy fsys.FS, dir string, r *Report) error {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// StageFailure is a stage that failed as a whole: Reason says how.
+type StageFailure struct {
+	Stage  string `json:"stage"`
+	Reason string `json:"reason"`
+}
+
+// SomethingFailed reports whether the run finished with failures: a
+// problem failed, or a stage failed as a whole (exit code 3).
+func (r *Report) SomethingFailed() bool { return r.Problems.Failed > 0 || len(r.StageFailures) > 0 }
+
+// stagesThatJudgedNothing names the empirical stage when it had rollouts
+// or closed-book answers to judge and judged none of them: every
+// criterion or item is then unmeasured, and the corpus carries no
+// empirical figure at all.
+func (r *Report) stagesThatJudgedNothing() []StageFailure {
+	var what string
+	var unjudged int64
+	switch g := r.Grounded; {
+	case g != nil && g.ScoredAnswers == 0 && g.UnscoredAnswers > 0:
+		what, unjudged = "closed-book answers", g.UnscoredAnswers
+	case g == nil && r.Rollouts.SatisfactionJudged == 0 && r.Rollouts.SatisfactionMissing > 0:
+		what, unjudged = "rollouts", r.Rollouts.SatisfactionMissing
+	default:
+		return nil
+	}
+	reason := fmt.Sprintf("judged none of its %d %s", unjudged, what)
+	if c, ok := r.FailureCauses[StageEmpirical]; ok {
+		reason += fmt.Sprintf("; most common cause (%d of %d): %s", c.Count, c.Of, c.Reason)
+	}
+	return []StageFailure{{Stage: StageEmpirical, Reason: reason}}
+}

@@ -87,6 +87,12 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every template the job's stages send is rendered once with sample
+	// inputs before the first request: a broken override is refused here,
+	// not after its stage's first requests were paid for.
+	if err := ps.Check(templatesOf(&job)...); err != nil {
+		return nil, &UsageError{Problems: []string{err.Error()}}
+	}
 	job.stampVersions(ps)
 
 	fresh := freshFiles(opt.runFS(), job.Out)
@@ -191,7 +197,7 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 		retryFailed: opt.RetryFailed || replaced,
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
-			JobFingerprint: fingerprint, Started: time.Now().UTC(), Sampled: sampled,
+			JobFingerprint: fingerprint, Style: job.Style, Started: time.Now().UTC(), Sampled: sampled,
 			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
 		},
 	}
@@ -368,6 +374,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 	l.eng = &engine{
 		job: l.job, prompts: ps, clients: clients, stageTimes: newStageTimes(),
 		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
+		causes: &causes{},
 	}
 	return nil
 }

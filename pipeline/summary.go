@@ -17,7 +17,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, ": %s", r.StopReason)
 	}
 	fmt.Fprintln(w, ")")
-	style := ""
+	style := r.Style
 	if r.Grounded != nil {
 		style = schema.StyleGrounded
 	}
@@ -47,10 +47,18 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 			fmt.Fprintf(w, " %s=%d", k, r.FailuresByStage[k])
 		}
 		fmt.Fprintln(w)
+		for _, k := range sortedKeys(r.FailuresByStage) {
+			if c, ok := r.FailureCauses[k]; ok {
+				fmt.Fprintf(w, "    %s, most common cause (%d of %d): %s%s\n", k, c.Count, c.Of, c.Reason, jsonObjectHint(k, c.Reason))
+			}
+		}
+	}
+	for _, f := range r.StageFailures {
+		fmt.Fprintf(w, "  stage failed: %s %s\n", f.Stage, f.Reason)
 	}
 	r.writeRollouts(w)
 	r.writeGrounded(w)
-	r.writeValidity(w)
+	r.writeValidity(w, words.items)
 	t := r.LLM.Total
 	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
 	if !r.CostCounted {
@@ -104,7 +112,7 @@ func (r *Report) writeRollouts(w io.Writer) {
 
 // writeValidity prints the judge's and the empirical validity figures by
 // item type, leaving out what was not measured.
-func (r *Report) writeValidity(w io.Writer) {
+func (r *Report) writeValidity(w io.Writer, items string) {
 	overall := r.Validity["overall"]
 	if overall == nil || overall.Items == 0 {
 		return
@@ -120,9 +128,9 @@ func (r *Report) writeValidity(w io.Writer) {
 		}
 	}
 	if len(judged) == 0 {
-		fmt.Fprintf(w, "rubric items: %d (not judged)\n", overall.Items)
+		fmt.Fprintf(w, "%s: %d (not judged)\n", items, overall.Items)
 	} else {
-		fmt.Fprintf(w, "rubric items valid/judged: %s\n", strings.Join(judged, ", "))
+		fmt.Fprintf(w, "%s valid/judged: %s\n", items, strings.Join(judged, ", "))
 	}
 	if len(measured) > 0 {
 		fmt.Fprintf(w, "empirically valid/measured: %s\n", strings.Join(measured, ", "))
@@ -150,9 +158,13 @@ func (r *Report) writeGrounded(w io.Writer) {
 	if len(stages) > 0 {
 		fmt.Fprintf(w, "  requests by stage: %s\n", strings.Join(stages, ", "))
 	}
-	if g.Measured > 0 || g.UnscoredAnswers > 0 {
-		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal)\n",
-			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured))
+	switch {
+	case g.Measured > 0:
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; criteria measured %d, not varying %d (%.1f%%: no training signal), unmeasured %d\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Measured, g.NotVarying, pct(g.NotVarying, g.Measured), g.Criteria-g.Measured)
+	case g.UnscoredAnswers > 0:
+		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; every one of the %d criteria is unmeasured\n",
+			g.ScoredAnswers, g.UnscoredAnswers, g.Criteria)
 	}
 }
 
@@ -161,4 +173,16 @@ func pct(n, d int64) float64 {
 		return 0
 	}
 	return 100 * float64(n) / float64(d)
+}
+
+// jsonObjectHint tells how to stop sending response_format when a stage's
+// failures are the endpoint refusing it.
+func jsonObjectHint(stage, reason string) string {
+	switch stage {
+	case StageAnalyze, StageSynthesize, StageJudge:
+		if strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") {
+			return fmt.Sprintf(" (if the endpoint does not take response_format, set json_object.%s: false in the job file)", stage)
+		}
+	}
+	return ""
 }

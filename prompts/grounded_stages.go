@@ -29,17 +29,34 @@ type PassagePosition struct {
 	Section       string
 }
 
-// GroundedSynthesizeMessages asks for k question-rubric tuples about a
+// RubricBounds are what the synthesis is asked to keep to: K tuples, each
+// rubric with between MinCriteria and MaxCriteria criteria whose weights,
+// on the scale the template states (MinWeight to MaxWeight), add up to at
+// least MinTotalWeight (the quality check's minimum).
+type RubricBounds struct {
+	K, MinCriteria, MaxCriteria int
+	MinTotalWeight              float64
+}
+
+// The weight scale the synthesis template states (seed 003's 1-5).
+const (
+	MinWeight = 1
+	MaxWeight = 5
+)
+
+// GroundedSynthesizeMessages asks for question-rubric tuples about a
 // passage, conditioned on its document's analysis and its position in the
-// document, each rubric with between minCriteria and maxCriteria criteria
-// carrying every field of seed 001's appendix E.
-func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, pos PassagePosition, k, minCriteria, maxCriteria int) ([]Message, error) {
+// document, within b, each criterion carrying every field of seed 001's
+// appendix E.
+func (s *Set) GroundedSynthesizeMessages(title, passage string, a schema.Analysis, pos PassagePosition, b RubricBounds) ([]Message, error) {
 	return s.render(GroundedSynthesize, struct {
 		Title, Passage              string
 		Analysis                    schema.Analysis
 		Position                    PassagePosition
 		K, MinCriteria, MaxCriteria int
-	}{title, passage, a, pos, k, minCriteria, maxCriteria})
+		MinWeight, MaxWeight        int
+		MinTotalWeight              string
+	}{title, passage, a, pos, b.K, b.MinCriteria, b.MaxCriteria, MinWeight, MaxWeight, FormatWeight(b.MinTotalWeight)})
 }
 
 // GroundedEnrichMessages asks to enrich every criterion of a question's

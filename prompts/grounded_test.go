@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,6 +70,45 @@ func TestFormatWeight(t *testing.T) {
 	for w, want := range map[float64]string{3: "3", 1.5: "1.5", 0: "0", 0.1: "0.1", 12.25: "12.25"} {
 		if got := FormatWeight(w); got != want {
 			t.Errorf("FormatWeight(%v) = %q, want %q", w, got, want)
+		}
+	}
+}
+
+// TestSynthesizeStatesTheWeightScale: the synthesis is told the weight
+// scale and the least total a rubric's weights must reach, so a model does
+// not write weights that add up to 1 and fail the minimum total weight.
+func TestSynthesizeStatesTheWeightScale(t *testing.T) {
+	s := mustLoad(t, "")
+	for _, minTotal := range []float64{5, 12.5} {
+		msgs, err := s.GroundedSynthesizeMessages("t", fixPassage, schema.Analysis{Genre: "g", Concepts: []string{"c"}}, PassagePosition{Number: 1, Count: 1}, RubricBounds{K: 1, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: minTotal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		user := msgs[len(msgs)-1].Content
+		for _, want := range []string{"a number from 1 to 5", "not meant to add up to 1", "must add up to at least " + FormatWeight(minTotal)} {
+			if !strings.Contains(user, want) {
+				t.Errorf("the synthesis prompt (minimum %g) does not say %q", minTotal, want)
+			}
+		}
+	}
+}
+
+// TestCheckRendersEveryTemplate: the embedded templates all pass Check,
+// every template has sample inputs, and an override that names a field its
+// stage does not give fails Check with the file named.
+func TestCheckRendersEveryTemplate(t *testing.T) {
+	if err := mustLoad(t, "").Check(Names...); err != nil {
+		t.Fatalf("the embedded templates fail Check: %v", err)
+	}
+	for _, name := range Names {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name+".tmpl")
+		if err := os.WriteFile(path, []byte("=== user ===\n{{.NoSuchField}}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := mustLoad(t, dir).Check(Names...)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "NoSuchField") {
+			t.Errorf("%s: an override with an unknown field passes Check or is not named: %v", name, err)
 		}
 	}
 }

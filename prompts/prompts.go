@@ -60,6 +60,7 @@ type Message = llm.Message
 type Set struct {
 	templates map[string][]section
 	hashes    map[string]string
+	origins   map[string]string // the file each template came from, for errors
 }
 
 // section is one message of a template: its role and its parsed body.
@@ -71,7 +72,7 @@ type section struct {
 // Load parses the embedded templates, with files NAME.tmpl in dir (if dir is
 // not empty) taking the place of the embedded ones.
 func Load(dir string) (*Set, error) {
-	s := &Set{templates: map[string][]section{}, hashes: map[string]string{}}
+	s := &Set{templates: map[string][]section{}, hashes: map[string]string{}, origins: map[string]string{}}
 	for _, name := range Names {
 		file := name + ".tmpl"
 		text, err := fs.ReadFile(embedded, "templates/"+file)
@@ -139,6 +140,7 @@ func (s *Set) parse(name string, text []byte, origin string) error {
 	}
 	s.templates[name] = secs
 	s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
+	s.origins[name] = origin
 	return nil
 }
 

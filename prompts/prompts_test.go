@@ -83,7 +83,7 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.GroundedAnalyzeMessages(DocumentView{Title: fixTitle, Head: fixPassage, Cut: true, Chars: 9000,
 			Outline: "- Write-ahead logging\n  - Durability\n  - Recovery"})
 	case GroundedSynthesize:
-		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, PassagePosition{Number: 2, Count: 5, Section: "Write-ahead logging > Durability"}, 2, 5, 10)
+		return s.GroundedSynthesizeMessages(fixTitle, fixPassage, fixAnalysis, PassagePosition{Number: 2, Count: 5, Section: "Write-ahead logging > Durability"}, RubricBounds{K: 2, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5})
 	case GroundedEnrich:
 		return s.GroundedEnrichMessages(fixPassage, fixQuestion, fixAnalysis, fixCriteria())
 	case GroundedJudgeBatch:

@@ -146,15 +146,19 @@ func TestQualityProblems(t *testing.T) {
 	thin := good
 	thin.Criteria = append([]Criterion(nil), good.Criteria[:4]...)
 	thin.Criteria[0].ExpectedConcepts = nil
+	enriched := rules
+	enriched.EnrichFills = true
 	for _, tc := range []struct {
-		q    GroundedQuestion
-		want []string
+		q     GroundedQuestion
+		rules QualityRules
+		want  []string
 	}{
-		{copied, []string{`the question copies 12 consecutive words of the passage ("the wick returns the condensed liquid to the evaporator by capillary action"); at most 6 are allowed`}},
-		{light, []string{"total weight 2.5 is below the minimum 5"}},
-		{thin, []string{"4 criteria, fewer than the 5 required", `criterion 1 ("c0") has no expected_concepts`}},
+		{thin, enriched, []string{"4 criteria, fewer than the 5 required"}}, // expected_concepts: the enrich stage fills it
+		{copied, rules, []string{`the question copies 12 consecutive words of the passage ("the wick returns the condensed liquid to the evaporator by capillary action"); at most 6 are allowed`}},
+		{light, rules, []string{"total weight 2.5 is below the minimum 5"}},
+		{thin, rules, []string{"4 criteria, fewer than the 5 required", `criterion 1 ("c0") has no expected_concepts`}},
 	} {
-		got := QualityProblems(tc.q, passage, rules)
+		got := QualityProblems(tc.q, passage, tc.rules)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("got %q\nwant %q", got, tc.want)
 		}

@@ -16,6 +16,10 @@ type QualityRules struct {
 	// MaxCopiedWords is the longest run of the passage's words (compared
 	// without case and punctuation) the question may repeat.
 	MaxCopiedWords int
+	// EnrichFills leaves out the fields the enrich stage completes
+	// (verification_method, expected_keywords, expected_concepts): a check
+	// made before enrichment does not hold their absence against a tuple.
+	EnrichFills bool
 }
 
 // quotedWords bounds the copied words a reason quotes.
@@ -39,7 +43,7 @@ func QualityProblems(q GroundedQuestion, passage string, r QualityRules) []strin
 		bad("total weight %g is below the minimum %g", w, r.MinTotalWeight)
 	}
 	for i, c := range q.Criteria {
-		if missing := missingFields(c); len(missing) > 0 {
+		if missing := missingFields(c, r.EnrichFills); len(missing) > 0 {
 			bad("criterion %d (%q) has no %s", i+1, c.ID, strings.Join(missing, ", "))
 		}
 		if c.Weight < 0 || math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) {
@@ -56,23 +60,25 @@ func QualityProblems(q GroundedQuestion, passage string, r QualityRules) []strin
 	return out
 }
 
-// missingFields names the criterion's empty fields.
-func missingFields(c Criterion) []string {
+// missingFields names the criterion's empty fields; with enrichFills, not
+// those the enrich stage completes.
+func missingFields(c Criterion, enrichFills bool) []string {
 	var out []string
 	for _, f := range []struct {
-		name  string
-		empty bool
+		name   string
+		empty  bool
+		enrich bool // the enrich stage completes it
 	}{
-		{"id", strings.TrimSpace(c.ID) == ""},
-		{"name", strings.TrimSpace(c.Name) == ""},
-		{"description", strings.TrimSpace(c.Description) == ""},
-		{"required_elements", len(c.RequiredElements) == 0},
-		{"scoring_guide", strings.TrimSpace(c.ScoringGuide) == ""},
-		{"verification_method", strings.TrimSpace(c.VerificationMethod) == ""},
-		{"expected_keywords", len(c.ExpectedKeywords) == 0},
-		{"expected_concepts", len(c.ExpectedConcepts) == 0},
+		{"id", strings.TrimSpace(c.ID) == "", false},
+		{"name", strings.TrimSpace(c.Name) == "", false},
+		{"description", strings.TrimSpace(c.Description) == "", false},
+		{"required_elements", len(c.RequiredElements) == 0, false},
+		{"scoring_guide", strings.TrimSpace(c.ScoringGuide) == "", false},
+		{"verification_method", strings.TrimSpace(c.VerificationMethod) == "", true},
+		{"expected_keywords", len(c.ExpectedKeywords) == 0, true},
+		{"expected_concepts", len(c.ExpectedConcepts) == 0, true},
 	} {
-		if f.empty {
+		if f.empty && !(enrichFills && f.enrich) {
 			out = append(out, f.name)
 		}
 	}

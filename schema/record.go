@@ -127,7 +127,13 @@ type Provenance struct {
 	CreatedAt      time.Time `parquet:"created_at,timestamp(millisecond)" json:"created_at"`
 }
 
-// Usage is what a record cost at the endpoint. Cache hits count no tokens.
+// Usage is what a record cost at the endpoint.
+//
+// Requests counts the requests sent to the endpoint for the record, and the
+// tokens and cost are theirs (llm.StageStats's definition); CachedRequests
+// counts the answers read from the response cache instead, which cost
+// nothing. (Records written by earlier versions counted cache reads in
+// Requests, and their tokens in the token counts.)
 type Usage struct {
 	Requests         int64   `parquet:"requests" json:"requests"`
 	CachedRequests   int64   `parquet:"cached_requests" json:"cached_requests"`

@@ -3,7 +3,7 @@
 // judges rubric items, and writes resumable Parquet shards.
 //
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
-// failed; 4 stopped before finishing (interrupted: run the same command again
+// failed or a stage that judged nothing (an empirical stage with no verdict); 4 stopped before finishing (interrupted: run the same command again
 // to resume; budget reached: raise the budget, which counts every session of
 // the run, and run again; batch files written with --batch-files: run them,
 // then run again; the run's batches cancelled: run again to ask the rest).
@@ -65,8 +65,8 @@ Usage:
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version, the VCS revision and time it was built from
 
-Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed,
-4 stopped before finishing (interrupted: run again to resume; budget reached:
+Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed
+(or a stage that judged nothing, named in the summary), 4 stopped before finishing (interrupted: run again to resume; budget reached:
 raise the budget, which counts every session of the run; batch files written:
 run them, then run again; batches cancelled: run again to ask the rest).
 `
@@ -163,7 +163,7 @@ func newRunFlags() *flagSet {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
-		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed, 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed (or a stage that judged nothing, named in the summary), 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
 	}
 	return f
 }
@@ -412,7 +412,7 @@ func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)
 		return exitStopped
-	case rep.Problems.Failed > 0:
+	case rep.SomethingFailed():
 		return exitProblems
 	}
 	return exitOK

@@ -35,7 +35,7 @@ func TestGroundedGenerationContract(t *testing.T) {
 	}
 	thin, quality := 0, 0
 	for seed := range int64(20) {
-		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, prompts.PassagePosition{Number: 1, Count: 3, Section: "Heat pipes"}, 3, 5, 8)
+		msgs, err := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, prompts.PassagePosition{Number: 1, Count: 3, Section: "Heat pipes"}, prompts.RubricBounds{K: 3, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestGroundedMalformedReplies(t *testing.T) {
 		if _, err := schema.ParseAnalysis(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content); err == nil {
 			t.Error("a malformed analysis parsed")
 		}
-		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, prompts.PassagePosition{Number: 1, Count: 1}, 1, 5, 10)
+		msgs, _ = ps.GroundedSynthesizeMessages("", genPassage, a, prompts.PassagePosition{Number: 1, Count: 1}, prompts.RubricBounds{K: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5})
 		if _, err := schema.ParseQuestions(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content, schema.QuestionOptions{K: 1, MinCriteria: 5, MaxCriteria: 10}); err == nil {
 			t.Error("a malformed synthesis parsed")
 		}
