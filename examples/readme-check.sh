@@ -96,7 +96,9 @@ check "${got[@]}"
 
 echo "validate rejudge (simllm -seed 7 -invalid-rate 0.1 as the other judge):"
 start_sim "$work/sim7.url" -seed 7 -invalid-rate 0.1
-(cd "$work" && "$OLDPWD/$BIN/validate" rejudge "$run" --base-url "$(head -n 1 sim7.url)" --model simulated \
+# Its default response cache is the user's ($XDG_CACHE_HOME/rubricforge): give it
+# an empty one, or answers cached by earlier checks show as "from the cache".
+(cd "$work" && XDG_CACHE_HOME="$work/xdg-cache" "$OLDPWD/$BIN/validate" rejudge "$run" --base-url "$(head -n 1 sim7.url)" --model simulated \
   --sample 100 --seed 1 --price-prompt 0.40 --price-completion 1.60 2>/dev/null) >"$work/rejudge.txt" || true
 lines "$work/rejudge.txt" '^  (sample:|requests:|tokens:|validity agreement|validity Cohen)'
 check "${got[@]}"
