@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -77,65 +76,14 @@ func headOf(text string, n int) string {
 	return prompts.CutHead(text, end)
 }
 
-// atxHeading matches a Markdown ATX heading line: 1-6 '#', a space, text.
-var atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$`)
-
-// fence opens or closes a fenced code block: three or more ` or ~.
-var fence = regexp.MustCompile("^ {0,3}(```+|~~~+)")
-
-// markup is the first character of a line that may be a heading or a
-// fence, after up to 3 spaces; 0 for any other line (most lines, which
-// then cost no regular expression).
-func markup(line string) byte {
-	t := strings.TrimLeft(line, " ")
-	if len(line)-len(t) > 3 || t == "" {
-		return 0
-	}
-	switch t[0] {
-	case '#', '`', '~':
-		return t[0]
-	}
-	return 0
-}
-
-// fenceOf and headingOf match a line against fence and atxHeading when
-// markup says it may be one.
-func fenceOf(line string) []string {
-	if c := markup(line); c != '`' && c != '~' {
-		return nil
-	}
-	return fence.FindStringSubmatch(line)
-}
-
-func headingOf(line string) []string {
-	if markup(line) != '#' {
-		return nil
-	}
-	return atxHeading.FindStringSubmatch(line)
-}
-
 // headings calls yield with the level and text of every ATX heading of
-// text outside fenced code blocks.
+// text outside fenced code blocks, by the cutter's rules (scanMarkdown).
 func headings(text string, yield func(level int, title string)) {
-	inFence := ""
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
-		if m := fenceOf(line); m != nil {
-			switch {
-			case inFence == "":
-				inFence = m[1][:3]
-			case strings.HasPrefix(m[1], inFence):
-				inFence = ""
-			}
-			continue
+	scanMarkdown(text, func(_ string, level int, title string) {
+		if level > 0 && title != "" {
+			yield(level, clip(title, maxHeadingBytes))
 		}
-		if inFence != "" {
-			continue
-		}
-		if m := headingOf(line); m != nil && strings.TrimSpace(m[2]) != "" {
-			yield(len(m[1]), clip(strings.TrimSpace(m[2]), maxHeadingBytes))
-		}
-	}
+	})
 }
 
 // outlineOf is the document's headings, one a line, indented by level,
@@ -169,25 +117,16 @@ type headingStack []string
 func (s *headingStack) advance(passage string) string {
 	path := ""
 	seen := false
-	inFence := ""
-	for line := range strings.Lines(passage) {
-		line = strings.TrimRight(line, "\r\n")
-		if m := fenceOf(line); m != nil {
-			switch {
-			case inFence == "":
-				inFence = m[1][:3]
-			case strings.HasPrefix(m[1], inFence):
-				inFence = ""
-			}
-		} else if m := headingOf(line); inFence == "" && m != nil && strings.TrimSpace(m[2]) != "" {
-			s.push(len(m[1]), clip(strings.TrimSpace(m[2]), maxHeadingBytes))
-			continue
+	scanMarkdown(passage, func(line string, level int, title string) {
+		if level > 0 && title != "" {
+			s.push(level, clip(title, maxHeadingBytes))
+			return
 		}
 		if !seen && strings.TrimSpace(line) != "" {
 			seen = true
 			path = s.String()
 		}
-	}
+	})
 	if !seen {
 		path = s.String()
 	}

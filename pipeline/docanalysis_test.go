@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -143,4 +145,31 @@ func FuzzWithDocContext(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestHeadingsFollowTheCuttersRules: the outline and the heading path read
+// fences and headings by the cutter's rules, so a passage's section is the
+// one the cutter kept its heading with. A longer fence is closed only by a
+// fence as long; a fence line with an info string closes nothing; a closing
+// run of '#' goes, a '#' that ends a word stays.
+func TestHeadingsFollowTheCuttersRules(t *testing.T) {
+	doc := "# Languages\n\n" +
+		"````markdown\n```\n# Not a heading: inside the longer fence\n```\n````\n\n" +
+		"## C# ##\n\n```go\n```python\n# not a heading either\n```\n\n" +
+		"### Generics\n\nText.\n"
+	var got []string
+	headings(doc, func(level int, title string) { got = append(got, fmt.Sprint(level, " ", title)) })
+	want := []string{"1 Languages", "2 C#", "3 Generics"}
+	if !slices.Equal(got, want) {
+		t.Errorf("headings %q, want %q", got, want)
+	}
+	var s headingStack
+	if path := s.advance(doc); path != "Languages" || s.String() != "Languages > C# > Generics" {
+		t.Errorf("advance: path %q, stack %q", path, s.String())
+	}
+	for line, want := range map[string]int{"#": 1, "####### seven": 0, "#hashtag": 0, "    # indented code": 0, "   ### three spaces": 3} {
+		if level, _ := headingOf(line); level != want {
+			t.Errorf("headingOf(%q) level %d, want %d", line, level, want)
+		}
+	}
 }

@@ -176,12 +176,53 @@ func trimEnd(src string, start, end int) int {
 // isHeading: an ATX heading, up to three spaces, one to six '#', then a
 // space, a tab or the end of the line.
 func isHeading(line string) bool {
+	level, _ := headingOf(line)
+	return level > 0
+}
+
+// headingOf is the level (1-6) and text of an ATX heading line, the text
+// without its closing sequence of '#' (one preceded by white space, or the
+// whole text: "C#" keeps its '#'); level 0 for any other line.
+func headingOf(line string) (level int, title string) {
 	s := strings.TrimLeft(line, " ")
 	if len(line)-len(s) > 3 {
-		return false
+		return 0, ""
 	}
 	n := len(s) - len(strings.TrimLeft(s, "#"))
-	return n >= 1 && n <= 6 && (len(s) == n || s[n] == ' ' || s[n] == '\t')
+	if n < 1 || n > 6 || (len(s) > n && s[n] != ' ' && s[n] != '\t') {
+		return 0, ""
+	}
+	title = strings.TrimSpace(s[n:])
+	if t := strings.TrimRight(title, "#"); t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t") {
+		title = strings.TrimSpace(t)
+	}
+	return n, title
+}
+
+// scanMarkdown calls yield with every line of text, without its line end,
+// and with the level and text of an ATX heading outside a fenced code block
+// (level 0 for any other line, fence lines and the lines inside a fence
+// included): the rules the cutter reads blocks by (fenceOpen, closesFence,
+// headingOf), for the readers of a document's headings.
+func scanMarkdown(text string, yield func(line string, level int, title string)) {
+	fence := ""
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case fence != "":
+			if closesFence(line, fence) {
+				fence = ""
+			}
+		case fenceOpen(line) != "":
+			fence = fenceOpen(line)
+		default:
+			if level, title := headingOf(line); level > 0 {
+				yield(line, level, title)
+				continue
+			}
+		}
+		yield(line, 0, "")
+	}
 }
 
 // fenceOpen is the fence string (three or more '`' or '~') that opens a
