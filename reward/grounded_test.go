@@ -11,13 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/llm"
-	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -148,20 +146,7 @@ func groundedHarnessWith(t testing.TB, labels []schema.Label, sim llmtest.Config
 	sim.KeepLog = true
 	s := llmtest.New(sim)
 	rec := &recordingTransport{next: s.Transport()}
-	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
-		llm.Options{HTTPClient: &http.Client{Transport: rec}, MaxAttempts: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		nil, llm.NewMeter(nil, llm.Budget{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := prompts.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	judge, err := NewJudge(client, ps, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	judge := newTestJudge(t, rec, 4, llm.NewMeter(nil, llm.Budget{}), opt)
 	cfg := Config{Judge: judge}
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)

@@ -79,20 +79,7 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 	if wrap != nil {
 		transport = wrap(transport)
 	}
-	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
-		llm.Options{HTTPClient: &http.Client{Transport: transport}, MaxAttempts: 4, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		nil, meter)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := prompts.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	judge, err := NewJudge(client, ps, JudgeOptions{Model: "simulated"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	judge := newTestJudge(t, transport, 4, meter, JudgeOptions{Model: "simulated"})
 	logs := &bytes.Buffer{}
 	cfg.Judge, cfg.Meter = judge, meter
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -104,6 +91,28 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 		t.Fatal(err)
 	}
 	return &harness{t: t, srv: srv, sim: sim, judge: judge, logs: logs, labels: labels}
+}
+
+// newTestJudge is a judge with the embedded templates over transport (the
+// simulated endpoint's, or one wrapping it), asking each request up to
+// attempts times with millisecond back-offs.
+func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt JudgeOptions) *Judge {
+	t.Helper()
+	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
+		llm.Options{HTTPClient: &http.Client{Transport: transport}, MaxAttempts: attempts, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		nil, meter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge, err := NewJudge(client, ps, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return judge
 }
 
 // do sends a request to the handler and returns the status and body.

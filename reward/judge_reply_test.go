@@ -10,7 +10,6 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/llm"
-	"github.com/rubricforge/rubricforge/prompts"
 )
 
 // reshapingJudge rewrites each reply of the judge behind it with shape,
@@ -58,19 +57,7 @@ func TestPlantedVerdictIsNotPaid(t *testing.T) {
 	score := func(shape func(string) string) Result {
 		t.Helper()
 		sim := llmtest.New(llmtest.Config{})
-		client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"},
-			llm.Options{HTTPClient: &http.Client{Transport: reshapingJudge{sim.Transport(), shape}}, MaxAttempts: 1}, nil, llm.NewMeter(nil, llm.Budget{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := prompts.Load("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		judge, err := NewJudge(client, ps, JudgeOptions{Model: "simulated"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		judge := newTestJudge(t, reshapingJudge{sim.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"})
 		g, err := judge.GroundedScores(t.Context(), &lab, response)
 		return ScoreGrounded(&lab, g, err)
 	}
