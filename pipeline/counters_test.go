@@ -2,14 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/rubricforge/rubricforge/internal/llmtest"
 )
 
 // TestCountersAfterKillsAreRecomputed: a run SIGKILLed several times and
@@ -18,23 +11,7 @@ import (
 // records were durable, counted again when they were redone), and never
 // fewer requests sent than the answers its cache holds.
 func TestCountersAfterKillsAreRecomputed(t *testing.T) {
-	dir := t.TempDir()
-	rows := makeProblems(60)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
-	job.Rollout.N = 8
-	job.Limits.Concurrency = 16
-	job.Output.ShardRows = 16
-	jobFile := filepath.Join(dir, "job.yaml")
-	b, err := yaml.Marshal(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, job, jobFile, _ := killableJob(t, 16, nil)
 	kills := 0
 	for _, after := range []int64{120, 260, 400} {
 		from := int64(len(srv.Log()))

@@ -61,24 +61,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
 	for trial := range 3 {
-		dir := t.TempDir()
-		rows := makeProblems(60)
-		input := filepath.Join(dir, "in.jsonl")
-		writeJSONL(t, input, rows)
-		srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
-		job := testJob(input, filepath.Join(dir, "run"), url)
-		job.Rollout.N = 8
-		job.Limits.Concurrency = 16
-		job.Output.ShardRows = 4
-		job.Empirical.Enabled = trial%2 == 0
-		jobFile := filepath.Join(dir, "job.yaml")
-		b, err := yaml.Marshal(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(jobFile, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		srv, job, jobFile, rows := killableJob(t, 4, func(j *Job) { j.Empirical.Enabled = trial%2 == 0 })
 
 		sentByKilled := map[uint64]bool{} // requests of the last killed process
 		countResent := func(from int) int {
@@ -234,4 +217,33 @@ func checkShardFiles(t testing.TB, runDir string) {
 			t.Errorf("shard %s: %v", f, err)
 		}
 	}
+}
+
+// killableJob is a job of 60 problems with n=8 and 16 requests in flight
+// against a simulated endpoint of 20 ms latency that logs every request,
+// shards of shardRows records, changed by edit, and written to a job file
+// for runChildUntil; and its problems.
+func killableJob(t *testing.T, shardRows int, edit func(*Job)) (*llmtest.Server, Job, string, []testProblem) {
+	t.Helper()
+	dir := t.TempDir()
+	rows := makeProblems(60)
+	input := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, input, rows)
+	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+	job := testJob(input, filepath.Join(dir, "run"), url)
+	job.Rollout.N = 8
+	job.Limits.Concurrency = 16
+	job.Output.ShardRows = shardRows
+	if edit != nil {
+		edit(&job)
+	}
+	jobFile := filepath.Join(dir, "job.yaml")
+	b, err := yaml.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, job, jobFile, rows
 }
