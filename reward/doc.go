@@ -1,8 +1,11 @@
-// Package reward scores RL rollouts against a rubric corpus: the reward
-// formulas of the papers the corpus is made for (pure functions), the
-// satisfaction judge that says which rubric items a response satisfies and at
-// which step, the corpus index that finds a problem's rubric, and the HTTP
-// handlers of rewardd, which speak the trainers' own reward protocols.
+// Package reward owns the reward formulas of the papers the corpus is made
+// for, their schemes and the scoring of one rollout or one group of them:
+// pure functions of a rubric, analyzed responses and the judge's verdicts.
+// It reads no clock and touches no network (no net, no net/http, no
+// time.Now), so a trainer, pipeline (empirical validity) and audit import it
+// in-process. The satisfaction judge that produces the verdicts is package
+// reward/judge; rewardd's HTTP service (protocols, codecs, admission, the
+// breaker, metrics, the corpus index) is cmd/rewardd/internal/server.
 //
 // # Schemes
 //
@@ -23,8 +26,10 @@
 // Accuracy always comes from package verify against the record's ground
 // truth, the code the corpus was built with. Score and ScoreGroup turn a
 // rubric, analyzed responses (Analyze) and the judge's verdicts into the
-// results the API returns. A response whose judgment failed is paid, by
-// default, the lowest reward any judgment could give it (OnJudgeFailureFloor),
-// and in a group no more advantage, on any term or step, than any judgment
-// of it could have given it there (floorAdvantages).
+// results rewardd returns; ScoreWith and ScoreGroupIn take the
+// --on-judge-failure policy, ScoreGroupIn also memory it reuses. A response
+// whose judgment failed is paid, by default, the lowest reward any judgment
+// could give it (OnJudgeFailureFloor), and in a group no more advantage, on
+// any term or step, than any judgment of it could have given it there
+// (floorAdvantages).
 package reward

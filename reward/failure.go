@@ -1,7 +1,6 @@
 package reward
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -59,31 +58,11 @@ func fallback(p Params, policy string, items []schema.Item, r *Rollout, s *score
 	}
 }
 
-// scoreWith is Score with a judge-failure policy.
-func scoreWith(p Params, policy, scheme string, lab *schema.Label, r *Rollout, valid []bool) Result {
+// ScoreWith is Score with a judge-failure policy, one of
+// JudgeFailurePolicies.
+func ScoreWith(p Params, policy, scheme string, lab *schema.Label, r *Rollout, valid []bool) Result {
 	if valid == nil {
 		valid = storedValidity(lab.Rubric)
 	}
-	return finiteOrError(result(p, scheme, lab, r, compute(p, policy, lab, r, valid), new(groupMemory)))
-}
-
-// unjudgedResult is the result of an item whose response is not to be
-// judged (scoreItem.unjudged says why): judge_ok false and the floor reward
-// of its response, whatever --on-judge-failure says (asking again would not
-// help), with the reason as its error, so that it counts as an item error,
-// not as a judge failure. A grounded question's floor is 0.
-func unjudgedResult(p Params, scheme string, lab *schema.Label, it *scoreItem) Result {
-	var res Result
-	if lab.Grounded != nil {
-		if err := groundedScheme(it.scheme, lab); err != nil {
-			return ErrorResult(it.requestID, lab.ID, schema.SchemeGrounded, err.Error())
-		}
-		res = ScoreGrounded(lab, schema.GroundedScores{}, errors.New("not judged"))
-	} else {
-		r := Analyze(it.response, lab.GroundTruth)
-		r.JudgeErr = "not judged"
-		res = scoreWith(p, OnJudgeFailureFloor, scheme, lab, &r, nil)
-	}
-	res.RequestID, res.JudgeError, res.Error = it.requestID, "not judged: "+it.unjudged, it.unjudged
-	return res
+	return finiteOrError(result(p, scheme, lab, r, compute(p, policy, lab, r, valid), new(GroupMemory)))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -33,7 +34,7 @@ func everyStepJudgment(items []schema.Item, nSteps int) [][]schema.Satisfaction 
 		for j, it := range items {
 			c := n % choices
 			n /= choices
-			v[j] = sat(it.ID, c%2 == 1, steps[c/2])
+			v[j] = rewardtest.Sat(it.ID, c%2 == 1, steps[c/2])
 		}
 		out = append(out, v)
 	}
@@ -75,7 +76,7 @@ func (c *advantageCeiling) lower(r Result, a Advantage) {
 func (c *advantageCeiling) above(r Result, a Advantage) []string {
 	var out []string
 	check := func(name string, got, ceiling float64) {
-		if got > ceiling && !near(got, ceiling) {
+		if got > ceiling && !rewardtest.Near(got, ceiling) {
 			out = append(out, fmt.Sprintf("%s %.4g > %.4g", name, got, ceiling))
 		}
 	}
@@ -106,16 +107,16 @@ func (c *advantageCeiling) above(r Result, a Advantage) []string {
 func TestFailedJudgmentGetsNoMoreAdvantage(t *testing.T) {
 	p := DefaultParams()
 	rubrics := map[string][]schema.Item{
-		"srar":            {item(1, schema.TypeSuggest, 1), item(2, schema.TypePitfall, 1), item(3, schema.TypeBonus, 1), item(4, schema.TypeSuggest, 2)},
-		"srar no pitfall": {item(1, schema.TypeSuggest, 1), item(2, schema.TypeBonus, 1), item(3, schema.TypeAnswer, 1)},
-		"factual_process": {item(1, schema.TypeFactual, 3), item(2, schema.TypeProcess, 1), item(3, schema.TypePitfall, 2)},
+		"srar":            {rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypePitfall, 1), rewardtest.Item(3, schema.TypeBonus, 1), rewardtest.Item(4, schema.TypeSuggest, 2)},
+		"srar no pitfall": {rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypeBonus, 1), rewardtest.Item(3, schema.TypeAnswer, 1)},
+		"factual_process": {rewardtest.Item(1, schema.TypeFactual, 3), rewardtest.Item(2, schema.TypeProcess, 1), rewardtest.Item(3, schema.TypePitfall, 2)},
 	}
 	// verdicts of a judged rollout: item j satisfied when bit j of mask is
 	// set, at step 1 + j%steps.
 	v := func(items []schema.Item, mask, steps int) []schema.Satisfaction {
 		out := make([]schema.Satisfaction, len(items))
 		for j, it := range items {
-			out[j] = sat(it.ID, mask&(1<<j) != 0, int32(1+j%steps))
+			out[j] = rewardtest.Sat(it.ID, mask&(1<<j) != 0, int32(1+j%steps))
 		}
 		return out
 	}
@@ -126,15 +127,15 @@ func TestFailedJudgmentGetsNoMoreAdvantage(t *testing.T) {
 		failed bool
 	}
 	groups := map[string][]member{
-		"a correct failed among correct judged": {{twoSteps, 2, 0b0101, false}, {twoSteps, 2, 0b1011, false}, {twoSteps, 2, 0b0010, true}, {wrongTwoSteps, 2, 0b0110, false}},
-		"a wrong failed":                        {{twoSteps, 2, 0b1111, false}, {wrongTwoSteps, 2, 0b0010, false}, {wrongTwoSteps, 2, 0, true}, {twoSteps, 2, 0b0001, false}},
-		"two failed":                            {{twoSteps, 2, 0, true}, {wrongTwoSteps, 2, 0, true}, {twoSteps, 2, 0b0110, false}, {wrongTwoSteps, 2, 0b1001, false}, {correctOneStep, 1, 0b0011, false}},
-		"one judged":                            {{twoSteps, 2, 0, true}, {twoSteps, 2, 0b0001, false}},
-		"all correct":                           {{twoSteps, 2, 0b0011, false}, {correctOneStep, 1, 0, true}, {twoSteps, 2, 0b1100, false}},
+		"a correct failed among correct judged": {{rewardtest.TwoSteps, 2, 0b0101, false}, {rewardtest.TwoSteps, 2, 0b1011, false}, {rewardtest.TwoSteps, 2, 0b0010, true}, {wrongTwoSteps, 2, 0b0110, false}},
+		"a wrong failed":                        {{rewardtest.TwoSteps, 2, 0b1111, false}, {wrongTwoSteps, 2, 0b0010, false}, {wrongTwoSteps, 2, 0, true}, {rewardtest.TwoSteps, 2, 0b0001, false}},
+		"two failed":                            {{rewardtest.TwoSteps, 2, 0, true}, {wrongTwoSteps, 2, 0, true}, {rewardtest.TwoSteps, 2, 0b0110, false}, {wrongTwoSteps, 2, 0b1001, false}, {correctOneStep, 1, 0b0011, false}},
+		"one judged":                            {{rewardtest.TwoSteps, 2, 0, true}, {rewardtest.TwoSteps, 2, 0b0001, false}},
+		"all correct":                           {{rewardtest.TwoSteps, 2, 0b0011, false}, {correctOneStep, 1, 0, true}, {rewardtest.TwoSteps, 2, 0b1100, false}},
 	}
 	schemes := []string{schema.SchemeSRaR, schema.SchemeRGR, schema.SchemeGrounded, schema.SchemeRLCER, schema.SchemePAPO}
 	for rname, items := range rubrics {
-		lab := testLabel(items)
+		lab := rewardtest.Label(items)
 		for gname, members := range groups {
 			rs := make([]Rollout, len(members))
 			for i, m := range members {
@@ -232,19 +233,19 @@ func TestFailedRLCERJudgmentPastTheFlipBound(t *testing.T) {
 	items := make([]schema.Item, maxRLCERFlips+1)
 	all := make([]schema.Satisfaction, len(items))
 	for j := range items {
-		items[j] = item(int32(j+1), schema.TypeSuggest, 1)
-		all[j] = sat(int32(j+1), true, 1)
+		items[j] = rewardtest.Item(int32(j+1), schema.TypeSuggest, 1)
+		all[j] = rewardtest.Sat(int32(j+1), true, 1)
 	}
-	lab := testLabel(items)
-	rs := []Rollout{judged(twoSteps, all), judged(wrongTwoSteps, nil)}
+	lab := rewardtest.Label(items)
+	rs := []Rollout{judged(rewardtest.TwoSteps, all), judged(wrongTwoSteps, nil)}
 	got := ScoreGroup(p, schema.SchemeRLCER, lab, rs).Advantages[1]
 	for _, v := range everyJudgment(items) {
 		alt := []Rollout{rs[0], judged(wrongTwoSteps, v)}
-		if a := ScoreGroup(p, schema.SchemeRLCER, lab, alt).Advantages[1]; got.Total > a.Total && !near(got.Total, a.Total) {
+		if a := ScoreGroup(p, schema.SchemeRLCER, lab, alt).Advantages[1]; got.Total > a.Total && !rewardtest.Near(got.Total, a.Total) {
 			t.Fatalf("judge failed: advantage %v; a judgment of it gives %v", got.Total, a.Total)
 		}
 	}
-	if !near(got.Total, -1) {
+	if !rewardtest.Near(got.Total, -1) {
 		t.Errorf("advantage %v, want the bound -sqrt(1)", got.Total)
 	}
 }

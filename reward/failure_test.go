@@ -1,13 +1,9 @@
 package reward
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -18,7 +14,7 @@ func everyJudgment(items []schema.Item) [][]schema.Satisfaction {
 	for mask := range 1 << len(items) {
 		v := make([]schema.Satisfaction, len(items))
 		for j, it := range items {
-			v[j] = sat(it.ID, mask&(1<<j) != 0, 1)
+			v[j] = rewardtest.Sat(it.ID, mask&(1<<j) != 0, 1)
 		}
 		out = append(out, v)
 	}
@@ -33,19 +29,19 @@ func everyJudgment(items []schema.Item) [][]schema.Satisfaction {
 func TestFailedJudgmentPaysTheFloor(t *testing.T) {
 	p := DefaultParams()
 	rubrics := map[string][]schema.Item{
-		"srar":            srarItems(),
-		"srar no pitfall": {item(1, schema.TypeSuggest, 1), item(2, schema.TypeBonus, 1), item(3, schema.TypeAnswer, 1)},
-		"factual_process": {item(1, schema.TypeFactual, 3), item(2, schema.TypeFactual, 2), item(3, schema.TypeProcess, 1), item(4, schema.TypePitfall, 2)},
-		"only factual":    {item(1, schema.TypeFactual, 1), item(2, schema.TypeFactual, 1)},
-		"zero weights":    {item(1, schema.TypeFactual, 0), item(2, schema.TypeProcess, 0)},
+		"srar":            rewardtest.SRaRItems(),
+		"srar no pitfall": {rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypeBonus, 1), rewardtest.Item(3, schema.TypeAnswer, 1)},
+		"factual_process": {rewardtest.Item(1, schema.TypeFactual, 3), rewardtest.Item(2, schema.TypeFactual, 2), rewardtest.Item(3, schema.TypeProcess, 1), rewardtest.Item(4, schema.TypePitfall, 2)},
+		"only factual":    {rewardtest.Item(1, schema.TypeFactual, 1), rewardtest.Item(2, schema.TypeFactual, 1)},
+		"zero weights":    {rewardtest.Item(1, schema.TypeFactual, 0), rewardtest.Item(2, schema.TypeProcess, 0)},
 	}
 	responses := map[string]string{
-		"correct, formatted": twoSteps,
+		"correct, formatted": rewardtest.TwoSteps,
 		"wrong":              "### Step 1: Guess.\n2+3 = 6.\n<answer>6</answer>",
 		"no format":          "It is 5, obviously.",
 	}
 	for rname, items := range rubrics {
-		lab := testLabel(items)
+		lab := rewardtest.Label(items)
 		for tname, text := range responses {
 			for _, scheme := range schema.Schemes {
 				failed := judged(text, nil)
@@ -58,7 +54,7 @@ func TestFailedJudgmentPaysTheFloor(t *testing.T) {
 						lowest, lowestScore = res.Reward, res.Score
 					}
 				}
-				if got.JudgeOK || !near(got.Reward, lowest) || !near(got.Score, lowestScore) {
+				if got.JudgeOK || !rewardtest.Near(got.Reward, lowest) || !rewardtest.Near(got.Score, lowestScore) {
 					t.Errorf("%s, %s, %s: judge failed pays reward %v score %v (judge_ok %v); the lowest judged is %v %v",
 						rname, tname, scheme, got.Reward, got.Score, got.JudgeOK, lowest, lowestScore)
 				}
@@ -66,7 +62,7 @@ func TestFailedJudgmentPaysTheFloor(t *testing.T) {
 				for _, c := range got.Components {
 					sum += c
 				}
-				if scheme != schema.SchemeRGR && !near(sum, got.Reward) {
+				if scheme != schema.SchemeRGR && !rewardtest.Near(sum, got.Reward) {
 					t.Errorf("%s, %s, %s: components %v do not add up to %v", rname, tname, scheme, got.Components, got.Reward)
 				}
 			}
@@ -78,66 +74,11 @@ func TestFailedJudgmentPaysTheFloor(t *testing.T) {
 // outcome: the accuracy-only reward of the earlier releases.
 func TestOutcomePolicyKeepsTheAccuracyFallback(t *testing.T) {
 	p := DefaultParams()
-	lab := testLabel(srarItems())
-	failed := judged(twoSteps, nil)
+	lab := rewardtest.Label(rewardtest.SRaRItems())
+	failed := judged(rewardtest.TwoSteps, nil)
 	for scheme, want := range map[string]float64{schema.SchemeSRaR: 1, schema.SchemeRGR: 1, schema.SchemeGrounded: 0, schema.SchemeRLCER: 1, schema.SchemePAPO: 1} {
-		if got := scoreWith(p, OnJudgeFailureOutcome, scheme, lab, &failed, nil); !near(got.Reward, want) {
+		if got := ScoreWith(p, OnJudgeFailureOutcome, scheme, lab, &failed, nil); !rewardtest.Near(got.Reward, want) {
 			t.Errorf("%s: outcome policy pays %v, want %v", scheme, got.Reward, want)
-		}
-	}
-}
-
-// TestJudgeFailureRateIsReported checks that a batch with a failed judgment
-// says so where a trainer and an operator look: every sample's extra_logs
-// carries the batch's judge-failure rate, and /metrics the recent rate.
-func TestJudgeFailureRateIsReported(t *testing.T) {
-	h := newHarness(t, []schema.Label{demoLabel()})
-	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
-	queries := []string{chatMLPrompt + markedResponse, chatMLPrompt + failing, chatMLPrompt + markedResponse + " ", chatMLPrompt + "<answer>5</answer>"}
-	var got getRewardAnswer
-	h.post("/get_reward", mustJSON(t, map[string]any{"query": queries}), &got)
-	if rate := got.ExtraLogs["rubric/judge_failure_rate"]; !slices.Equal(rate, []float64{0.25, 0.25, 0.25, 0.25}) {
-		t.Errorf("extra_logs rubric/judge_failure_rate = %v, want 0.25 for every sample", rate)
-	}
-	if ok := got.ExtraLogs["rubric/judge_ok"]; !slices.Equal(ok, []float64{1, 0, 1, 1}) {
-		t.Errorf("extra_logs rubric/judge_ok = %v", ok)
-	}
-	_, m := h.do(http.MethodGet, "/metrics", "")
-	for _, line := range []string{
-		"rewardd_judge_failure_ratio 0.25\n",
-		`rewardd_results_total{scheme="srar",outcome="judge_failed"} 1` + "\n",
-	} {
-		if !strings.Contains(string(m), line) {
-			t.Errorf("/metrics lacks %q", line)
-		}
-	}
-	checkPrometheusText(t, string(m))
-}
-
-// TestOnJudgeFailureError checks --on-judge-failure error: a request with a
-// failed judgment gets 503 with Retry-After, one without gets 200.
-func TestOnJudgeFailureError(t *testing.T) {
-	h := newHarness(t, []schema.Label{demoLabel()}, func(c *Config, _ *llmtest.Config) { c.OnJudgeFailure = OnJudgeFailureError })
-	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
-	for _, tc := range []struct {
-		path, body string
-		code       int
-	}{
-		{"/get_reward", mustJSON(t, map[string]any{"query": []string{chatMLPrompt + markedResponse, chatMLPrompt + failing}}), http.StatusServiceUnavailable},
-		{"/get_reward", mustJSON(t, map[string]any{"query": []string{chatMLPrompt + markedResponse}}), http.StatusOK},
-		{"/score", mustJSON(t, map[string]any{"prompt": "What is 2+3?", "response": failing}), http.StatusServiceUnavailable},
-		{"/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": failing}}}), http.StatusServiceUnavailable},
-		{"/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": []string{markedResponse, failing}}), http.StatusServiceUnavailable},
-		{"/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": []string{markedResponse}}), http.StatusOK},
-	} {
-		req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
-		rec := httptest.NewRecorder()
-		h.srv.ServeHTTP(rec, req)
-		if rec.Code != tc.code {
-			t.Errorf("%s: %d %s, want %d", tc.path, rec.Code, rec.Body, tc.code)
-		}
-		if tc.code == http.StatusServiceUnavailable && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "judge")) {
-			t.Errorf("%s: 503 without Retry-After or without naming the judge: %v %s", tc.path, rec.Header(), rec.Body)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func nonFiniteError(r Result, what string) Result {
 // finiteAdvantages is groupAdvantages over the rollouts whose results are
 // finite; a rollout whose result is not (made its error here), or whose
 // advantage comes out non-finite, gets advantage 0.
-func finiteAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func finiteAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *GroupMemory) []Advantage {
 	var out []Advantage
 	if slices.IndexFunc(results, func(r Result) bool { return !allFinite(&r) }) < 0 {
 		out = groupAdvantages(p, scheme, lab, rs, ss, results, mem)
@@ -102,7 +102,7 @@ func finiteAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, 
 
 // advantagesOfFinite makes every non-finite result its error and computes
 // the group advantages over the others; the errors get advantage 0.
-func advantagesOfFinite(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func advantagesOfFinite(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *GroupMemory) []Advantage {
 	var keep []int
 	for i := range results {
 		if allFinite(&results[i]) {

@@ -276,10 +276,12 @@ func stepAdvantages(out []StepAdvantage, outcome float64, spans []StepSpan, dbar
 // criterionMet is s_k: the criterion holds. A positive item holds when
 // satisfied; a PITFALL (polarity -1) holds when avoided.
 func criterionMet(it schema.Item, v schema.Satisfaction) bool {
-	return v.Satisfied == (polarity(it) > 0)
+	return v.Satisfied == (Polarity(it) > 0)
 }
 
-func polarity(it schema.Item) int32 {
+// Polarity is the item's sign: +1 when satisfying it is good, -1 when
+// satisfying it is bad; its type's when the item leaves it unset.
+func Polarity(it schema.Item) int32 {
 	if it.Polarity == 0 {
 		return schema.PolarityOf(it.Type)
 	}
@@ -426,7 +428,7 @@ func covariance(x, y []float64) float64 {
 // SignedPoints is RLCER's ŝ_k: the item's |weight| with its polarity's sign
 // (negative for a PITFALL, whose satisfaction costs points).
 func SignedPoints(it schema.Item) float64 {
-	return float64(polarity(it)) * math.Abs(it.Weight)
+	return float64(Polarity(it)) * math.Abs(it.Weight)
 }
 
 // RLCERCoT is seed 002 eq. 6: r_cot = norm(Σ_{k valid} π_φ(c_k) ŝ_k), with

@@ -6,30 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-const tol = 1e-9
-
-func near(a, b float64) bool { return math.Abs(a-b) <= tol*max(1, math.Abs(a), math.Abs(b)) }
-
-func item(id int32, typ string, weight float64) schema.Item {
-	return schema.Item{ID: id, Type: typ, Text: "criterion " + typ, Weight: weight, Polarity: schema.PolarityOf(typ)}
-}
-
-func sat(id int32, satisfied bool, step int32) schema.Satisfaction {
-	return schema.Satisfaction{ID: id, Satisfied: satisfied, Step: step}
-}
-
-// srarItems: 2 SUGGEST, 1 PITFALL, 1 BONUS, 1 ANSWER, all of weight 1.
-func srarItems() []schema.Item {
-	return []schema.Item{item(1, schema.TypeSuggest, 1), item(2, schema.TypeSuggest, 1), item(3, schema.TypePitfall, 1),
-		item(4, schema.TypeBonus, 1), item(5, schema.TypeAnswer, 1)}
-}
-
 func TestSRaRDelta(t *testing.T) {
 	p := DefaultParams()
-	n := CountTypes(srarItems())
+	n := CountTypes(rewardtest.SRaRItems())
 	if n != (TypeCounts{Suggest: 2, Pitfall: 1, Bonus: 1}) {
 		t.Fatalf("CountTypes = %+v", n)
 	}
@@ -47,7 +30,7 @@ func TestSRaRDelta(t *testing.T) {
 		{schema.TypeFactual, true, 0},
 		{schema.TypeProcess, true, 0.4}, // counted with SUGGEST
 	} {
-		if got := SRaRDelta(p, n, tc.typ, tc.satisfied); !near(got, tc.want) {
+		if got := SRaRDelta(p, n, tc.typ, tc.satisfied); !rewardtest.Near(got, tc.want) {
 			t.Errorf("δ(%s, satisfied=%v) = %v, want %v", tc.typ, tc.satisfied, got, tc.want)
 		}
 	}
@@ -57,10 +40,10 @@ func TestSRaRDelta(t *testing.T) {
 }
 
 func TestSRaRDeltas(t *testing.T) {
-	items := srarItems()
-	verdicts := []schema.Satisfaction{sat(1, true, 1), sat(2, true, 2), sat(3, true, 2), sat(4, false, 3), sat(5, true, 0)}
+	items := rewardtest.SRaRItems()
+	verdicts := []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, true, 2), rewardtest.Sat(3, true, 2), rewardtest.Sat(4, false, 3), rewardtest.Sat(5, true, 0)}
 	got := SRaRDeltas(DefaultParams(), items, verdicts, 3)
-	if !near(got.Suggest, 0.8) || !near(got.Pitfall, -1) || got.Bonus != 0 || !near(got.Total(), -0.2) {
+	if !rewardtest.Near(got.Suggest, 0.8) || !rewardtest.Near(got.Pitfall, -1) || got.Bonus != 0 || !rewardtest.Near(got.Total(), -0.2) {
 		t.Errorf("totals %+v, want suggest 0.8, pitfall -1, bonus 0", got)
 	}
 	// Step 3 has an unsatisfied item attributed: it is in G_3 with d = 0.
@@ -69,13 +52,13 @@ func TestSRaRDeltas(t *testing.T) {
 		t.Fatalf("steps %+v, want %+v", got.Steps, want)
 	}
 	for i := range want {
-		if got.Steps[i].Step != want[i].Step || !near(got.Steps[i].D, want[i].D) {
+		if got.Steps[i].Step != want[i].Step || !rewardtest.Near(got.Steps[i].D, want[i].D) {
 			t.Errorf("step %d: %+v, want %+v", i, got.Steps[i], want[i])
 		}
 	}
 	// A step the response does not have, and steps 0 and -1, are in no step.
-	got = SRaRDeltas(DefaultParams(), items, []schema.Satisfaction{sat(1, true, 7), sat(2, true, -1), sat(3, false, 0), sat(4, true, 1), sat(5, true, 1)}, 2)
-	if len(got.Steps) != 1 || got.Steps[0] != (StepDelta{1, 1}) || !near(got.Total(), 1.8) {
+	got = SRaRDeltas(DefaultParams(), items, []schema.Satisfaction{rewardtest.Sat(1, true, 7), rewardtest.Sat(2, true, -1), rewardtest.Sat(3, false, 0), rewardtest.Sat(4, true, 1), rewardtest.Sat(5, true, 1)}, 2)
+	if len(got.Steps) != 1 || got.Steps[0] != (StepDelta{1, 1}) || !rewardtest.Near(got.Total(), 1.8) {
 		t.Errorf("got %+v, want only step 1 with d = 1 and Δ = 1.8", got)
 	}
 }
@@ -86,7 +69,7 @@ func TestBaseReward(t *testing.T) {
 		correct, format bool
 		want            float64
 	}{{true, true, 1}, {true, false, 0.9}, {false, true, 0.1}, {false, false, 0}} {
-		if got := BaseReward(p, tc.correct, tc.format); !near(got, tc.want) {
+		if got := BaseReward(p, tc.correct, tc.format); !rewardtest.Near(got, tc.want) {
 			t.Errorf("r_base(%v, %v) = %v, want %v", tc.correct, tc.format, got, tc.want)
 		}
 	}
@@ -96,7 +79,7 @@ func TestGroupAdvantages(t *testing.T) {
 	eps := DefaultParams().Epsilon
 	got := GroupAdvantages([]float64{1, 0, 0, 1}, eps) // μ 0.5, σ 0.5
 	for i, want := range []float64{0.5 / (0.5 + eps), -0.5 / (0.5 + eps), -0.5 / (0.5 + eps), 0.5 / (0.5 + eps)} {
-		if !near(got[i], want) {
+		if !rewardtest.Near(got[i], want) {
 			t.Errorf("A_%d = %v, want %v", i, got[i], want)
 		}
 	}
@@ -121,7 +104,7 @@ func TestNormalizeSteps(t *testing.T) {
 			t.Fatalf("rollout %d: %+v, want %+v", i, got[i], want[i])
 		}
 		for j := range want[i] {
-			if got[i][j].Step != want[i][j].Step || !near(got[i][j].D, want[i][j].D) {
+			if got[i][j].Step != want[i][j].Step || !rewardtest.Near(got[i][j].D, want[i][j].D) {
 				t.Errorf("rollout %d step %d: %v, want %v", i, got[i][j].Step, got[i][j].D, want[i][j].D)
 			}
 		}
@@ -135,7 +118,7 @@ func TestNormalizedStepOffsetsSumToZero(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, seed))
 	p := DefaultParams()
-	items := srarItems()
+	items := rewardtest.SRaRItems()
 	for trial := range 500 {
 		n := 1 + rng.IntN(16)
 		d := make([][]StepDelta, n)
@@ -143,7 +126,7 @@ func TestNormalizedStepOffsetsSumToZero(t *testing.T) {
 			steps := rng.IntN(6)
 			verdicts := make([]schema.Satisfaction, len(items))
 			for j := range verdicts {
-				verdicts[j] = sat(items[j].ID, rng.IntN(2) == 0, int32(rng.IntN(steps+3)-1))
+				verdicts[j] = rewardtest.Sat(items[j].ID, rng.IntN(2) == 0, int32(rng.IntN(steps+3)-1))
 			}
 			d[i] = SRaRDeltas(p, items, verdicts, steps).Steps
 		}
@@ -168,42 +151,42 @@ func TestSRaRStepAdvantages(t *testing.T) {
 	got := SRaRStepAdvantages(0.5, spans, []StepDelta{{1, 1.25}, {3, -0.75}})
 	want := []StepAdvantage{{1, 1.25, 1.75}, {2, 0, 0.5}, {3, -0.75, -0.25}}
 	for i := range want {
-		if got[i].Step != want[i].Step || !near(got[i].Offset, want[i].Offset) || !near(got[i].Advantage, want[i].Advantage) {
+		if got[i].Step != want[i].Step || !rewardtest.Near(got[i].Offset, want[i].Offset) || !rewardtest.Near(got[i].Advantage, want[i].Advantage) {
 			t.Errorf("step %d: %+v, want %+v", i+1, got[i], want[i])
 		}
 	}
 }
 
 func TestRGRReward(t *testing.T) {
-	items := []schema.Item{item(1, schema.TypeFactual, 3), item(2, schema.TypeFactual, 2), item(3, schema.TypeProcess, 5)}
+	items := []schema.Item{rewardtest.Item(1, schema.TypeFactual, 3), rewardtest.Item(2, schema.TypeFactual, 2), rewardtest.Item(3, schema.TypeProcess, 5)}
 	for _, tc := range []struct {
 		name     string
 		verdicts []schema.Satisfaction
 		want     float64
 		all      bool
 	}{
-		{"every factual holds", []schema.Satisfaction{sat(1, true, 1), sat(2, true, 2), sat(3, false, -1)}, 1, true},
-		{"one factual fails", []schema.Satisfaction{sat(1, true, 1), sat(2, false, -1), sat(3, true, 2)}, 0.8, false}, // (3+5)/10
-		{"nothing holds", []schema.Satisfaction{sat(1, false, -1), sat(2, false, -1), sat(3, false, -1)}, 0, false},
+		{"every factual holds", []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, true, 2), rewardtest.Sat(3, false, -1)}, 1, true},
+		{"one factual fails", []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, false, -1), rewardtest.Sat(3, true, 2)}, 0.8, false}, // (3+5)/10
+		{"nothing holds", []schema.Satisfaction{rewardtest.Sat(1, false, -1), rewardtest.Sat(2, false, -1), rewardtest.Sat(3, false, -1)}, 0, false},
 	} {
 		got, all := RGRReward(items, tc.verdicts)
-		if !near(got, tc.want) || all != tc.all {
+		if !rewardtest.Near(got, tc.want) || all != tc.all {
 			t.Errorf("%s: RGRReward = %v, %v; want %v, %v", tc.name, got, all, tc.want, tc.all)
 		}
 	}
 	// Without FACTUAL items there is no shortcut to 1; a PITFALL holds when avoided.
-	noFactual := []schema.Item{item(1, schema.TypeSuggest, 1), item(2, schema.TypePitfall, 1)}
-	if got, all := RGRReward(noFactual, []schema.Satisfaction{sat(1, true, 1), sat(2, false, -1)}); got != 1 || all {
+	noFactual := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypePitfall, 1)}
+	if got, all := RGRReward(noFactual, []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, false, -1)}); got != 1 || all {
 		t.Errorf("suggest met, pitfall avoided: %v, %v; want 1, false", got, all)
 	}
-	if got, _ := RGRReward(noFactual, []schema.Satisfaction{sat(1, true, 1), sat(2, true, 1)}); !near(got, 0.5) {
+	if got, _ := RGRReward(noFactual, []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, true, 1)}); !rewardtest.Near(got, 0.5) {
 		t.Errorf("suggest met, pitfall fallen into: %v, want 0.5", got)
 	}
 }
 
 func TestGroundedAndLOO(t *testing.T) {
-	items := []schema.Item{item(1, schema.TypeSuggest, 2), item(2, schema.TypeSuggest, 3), item(3, schema.TypeSuggest, 5)}
-	if got := GroundedReward(items, []schema.Satisfaction{sat(1, true, 1), sat(2, false, 1), sat(3, true, 1)}); !near(got, 0.7) {
+	items := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 2), rewardtest.Item(2, schema.TypeSuggest, 3), rewardtest.Item(3, schema.TypeSuggest, 5)}
+	if got := GroundedReward(items, []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, false, 1), rewardtest.Sat(3, true, 1)}); !rewardtest.Near(got, 0.7) {
 		t.Errorf("grounded = %v, want 0.7", got)
 	}
 	eps := DefaultParams().Epsilon
@@ -213,7 +196,7 @@ func TestGroundedAndLOO(t *testing.T) {
 	want := []float64{0.75 / (sigma + eps), 0, -0.75 / (sigma + eps)}
 	got := LOOAdvantages(r, eps)
 	for i := range want {
-		if !near(got[i], want[i]) {
+		if !rewardtest.Near(got[i], want[i]) {
 			t.Errorf("LOO A_%d = %v, want %v", i, got[i], want[i])
 		}
 	}
@@ -240,10 +223,10 @@ func TestItemValidity(t *testing.T) {
 		{"weak correlation", f(1, 0, 1, 0, 0), f(1, 1, 0, 0, 0), 1, ptr(1.0 / 6), ptr(false), 0.4},
 	} {
 		v := ItemValidity(tc.sat, tc.correct, tc.polarity, 0.2)
-		if v.SatRate == nil || !near(*v.SatRate, tc.wantRateTimes) {
+		if v.SatRate == nil || !rewardtest.Near(*v.SatRate, tc.wantRateTimes) {
 			t.Errorf("%s: sat rate %v, want %v", tc.name, v.SatRate, tc.wantRateTimes)
 		}
-		if (v.Corr == nil) != (tc.corr == nil) || (v.Corr != nil && !near(*v.Corr, *tc.corr)) {
+		if (v.Corr == nil) != (tc.corr == nil) || (v.Corr != nil && !rewardtest.Near(*v.Corr, *tc.corr)) {
 			t.Errorf("%s: corr %v, want %v", tc.name, deref(v.Corr), deref(tc.corr))
 		}
 		if (v.Valid == nil) != (tc.valid == nil) || (v.Valid != nil && *v.Valid != *tc.valid) {
@@ -253,14 +236,14 @@ func TestItemValidity(t *testing.T) {
 }
 
 func TestRLCERCoT(t *testing.T) {
-	items := []schema.Item{item(1, schema.TypeSuggest, 1), item(2, schema.TypePitfall, 2), item(3, schema.TypeBonus, 1)}
-	verdicts := []schema.Satisfaction{sat(1, true, 1), sat(2, true, 1), sat(3, false, -1)}
+	items := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypePitfall, 2), rewardtest.Item(3, schema.TypeBonus, 1)}
+	verdicts := []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, true, 1), rewardtest.Sat(3, false, -1)}
 	// ŝ = +1, -2, +1: MinValue -2, MaxValue 2, Σ = 1 - 2 = -1, norm = 1/4.
-	if got := RLCERCoT(items, verdicts, []bool{true, true, true}); !near(got, 0.25) {
+	if got := RLCERCoT(items, verdicts, []bool{true, true, true}); !rewardtest.Near(got, 0.25) {
 		t.Errorf("r_cot = %v, want 0.25", got)
 	}
 	// Without the pitfall: MinValue 0, MaxValue 2, Σ = 1, norm = 1/2.
-	if got := RLCERCoT(items, verdicts, []bool{true, false, true}); !near(got, 0.5) {
+	if got := RLCERCoT(items, verdicts, []bool{true, false, true}); !rewardtest.Near(got, 0.5) {
 		t.Errorf("r_cot over valid items = %v, want 0.5", got)
 	}
 	if got := RLCERCoT(items, verdicts, []bool{false, false, false}); got != 0 {
@@ -277,7 +260,7 @@ func TestPAPOProcessAdvantages(t *testing.T) {
 	got := PAPOProcessAdvantages(proc, []bool{true, true, false, false}, eps) // μ_C 0.6, σ_C 0.2
 	want := []float64{0.2 / (0.2 + eps), -0.2 / (0.2 + eps), 0, 0}
 	for i := range want {
-		if !near(got[i], want[i]) {
+		if !rewardtest.Near(got[i], want[i]) {
 			t.Errorf("A_proc,%d = %v, want %v", i, got[i], want[i])
 		}
 	}

@@ -3,6 +3,7 @@ package reward
 import (
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -15,24 +16,24 @@ func TestRLCERGroupWithoutVaryingCorrectness(t *testing.T) {
 	p := DefaultParams()
 	wrong := "### Step 1: guess\n<answer>7</answer>"
 	verdicts := func(a, b bool) []schema.Satisfaction {
-		return []schema.Satisfaction{sat(1, a, 1), sat(2, b, 1)}
+		return []schema.Satisfaction{rewardtest.Sat(1, a, 1), rewardtest.Sat(2, b, 1)}
 	}
 	for _, stored := range []struct {
 		name  string
 		valid *bool
 	}{{"items never measured", nil}, {"items the corpus measured valid", ptr(true)}} {
-		items := []schema.Item{item(1, schema.TypeSuggest, 1), item(2, schema.TypePitfall, 2)}
+		items := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypePitfall, 2)}
 		for j := range items {
 			items[j].EmpiricalValid = stored.valid
 		}
-		lab := testLabel(items)
+		lab := rewardtest.Label(items)
 		for _, g := range []struct {
 			name string
 			rs   []Rollout
 		}{
-			{"all correct", []Rollout{judged(twoSteps, verdicts(true, false)), judged(twoSteps, verdicts(false, true)), judged(twoSteps, verdicts(true, true))}},
+			{"all correct", []Rollout{judged(rewardtest.TwoSteps, verdicts(true, false)), judged(rewardtest.TwoSteps, verdicts(false, true)), judged(rewardtest.TwoSteps, verdicts(true, true))}},
 			{"all wrong", []Rollout{judged(wrong, verdicts(true, false)), judged(wrong, verdicts(false, false)), judged(wrong, verdicts(false, true))}},
-			{"correctness varies only among the unjudged", []Rollout{judged(twoSteps, verdicts(true, false)), judged(twoSteps, verdicts(false, true)), judged(wrong, nil)}},
+			{"correctness varies only among the unjudged", []Rollout{judged(rewardtest.TwoSteps, verdicts(true, false)), judged(rewardtest.TwoSteps, verdicts(false, true)), judged(wrong, nil)}},
 		} {
 			got := ScoreGroup(p, schema.SchemeRLCER, lab, g.rs)
 			for j, v := range got.Validity {
@@ -78,11 +79,11 @@ func TestRLCERStoredUndefinedValidity(t *testing.T) {
 		{"measured valid", func(it *schema.Item) { it.SatRate, it.Corr, it.EmpiricalValid = &rate, ptr(0.5), ptr(true) }, 1},
 		{"measured not valid", func(it *schema.Item) { it.SatRate, it.Corr, it.EmpiricalValid = &rate, ptr(0.1), ptr(false) }, 0},
 	} {
-		items := []schema.Item{item(1, schema.TypeSuggest, 1)}
+		items := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 1)}
 		tc.measure(&items[0])
-		r := judged(twoSteps, []schema.Satisfaction{sat(1, true, 1)})
-		got := Score(p, schema.SchemeRLCER, testLabel(items), &r, nil)
-		if got.Components["cot"] != tc.cot || !near(got.Reward, 1+tc.cot) {
+		r := judged(rewardtest.TwoSteps, []schema.Satisfaction{rewardtest.Sat(1, true, 1)})
+		got := Score(p, schema.SchemeRLCER, rewardtest.Label(items), &r, nil)
+		if got.Components["cot"] != tc.cot || !rewardtest.Near(got.Reward, 1+tc.cot) {
 			t.Errorf("%s: cot %v, reward %v; want cot %v", tc.name, got.Components["cot"], got.Reward, tc.cot)
 		}
 	}

@@ -59,7 +59,7 @@ type Result struct {
 // with the scheme's component and metric keys all 0, so every result of a
 // scheme has the same keys.
 func ErrorResult(requestID, problemID, scheme, msg string) Result {
-	shape := result(Params{}, scheme, &schema.Label{}, &Rollout{}, scored{}, new(groupMemory))
+	shape := result(Params{}, scheme, &schema.Label{}, &Rollout{}, scored{}, new(GroupMemory))
 	return Result{RequestID: requestID, ProblemID: problemID, Scheme: scheme, Error: msg,
 		Components: zeroed(shape.Components), Metrics: zeroed(shape.Metrics), Items: []ItemVerdict{}, Steps: []StepResult{}}
 }
@@ -134,7 +134,7 @@ func compute(p Params, policy string, lab *schema.Label, r *Rollout, valid []boo
 //     reward is metrics.process and enters only the group advantage
 //     (/v1/score_group). Floor: the same, with process 0.
 func Score(p Params, scheme string, lab *schema.Label, r *Rollout, valid []bool) Result {
-	return scoreWith(p, OnJudgeFailureFloor, scheme, lab, r, valid)
+	return ScoreWith(p, OnJudgeFailureFloor, scheme, lab, r, valid)
 }
 
 // storedValidity is the corpus's empirical validity of each item. An item
@@ -154,7 +154,7 @@ func storedValidity(items []schema.Item) []bool {
 }
 
 // result is one rollout's result, carved from mem.
-func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *groupMemory) Result {
+func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *GroupMemory) Result {
 	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct}
 	acc := b2f(r.Correct)
 	c := mem.values()
@@ -232,8 +232,8 @@ func metrics(scheme string, lab *schema.Label, r *Rollout, s scored, m Values) V
 	return m
 }
 
-func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction, mem *groupMemory) []ItemVerdict {
-	out := mem.items.take(min(len(items), len(verdicts)))
+func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction, mem *GroupMemory) []ItemVerdict {
+	out := mem.items.Take(min(len(items), len(verdicts)))
 	for j := range out {
 		v := verdicts[j]
 		out[j] = ItemVerdict{ID: items[j].ID, Type: items[j].Type, Satisfied: v.Satisfied, Step: v.Step}
@@ -241,8 +241,8 @@ func itemVerdicts(items []schema.Item, verdicts []schema.Satisfaction, mem *grou
 	return out
 }
 
-func stepResults(spans []StepSpan, d []StepDelta, mem *groupMemory) []StepResult {
-	out := mem.steps.take(len(spans))
+func stepResults(spans []StepSpan, d []StepDelta, mem *GroupMemory) []StepResult {
+	out := mem.steps.Take(len(spans))
 	for i, sp := range spans {
 		out[i].StepSpan = sp
 		for _, s := range d {
@@ -296,12 +296,14 @@ type Group struct {
 // the lowest any judgment of it could have given it in the group (see
 // floorAdvantages), as its reward is the lowest any judgment could give.
 func ScoreGroup(p Params, scheme string, lab *schema.Label, rs []Rollout) Group {
-	return scoreGroup(p, OnJudgeFailureFloor, scheme, lab, rs, new(groupMemory))
+	return ScoreGroupIn(p, OnJudgeFailureFloor, scheme, lab, rs, new(GroupMemory))
 }
 
-// scoreGroup is ScoreGroup with a judge-failure policy and its results
-// carved from mem.
-func scoreGroup(p Params, policy, scheme string, lab *schema.Label, rs []Rollout, mem *groupMemory) Group {
+// ScoreGroupIn is ScoreGroup with a judge-failure policy (one of
+// JudgeFailurePolicies) and its results carved from mem: they share mem's
+// memory until its next Reset. rewardd scores group after group this way in
+// memory it reuses.
+func ScoreGroupIn(p Params, policy, scheme string, lab *schema.Label, rs []Rollout, mem *GroupMemory) Group {
 	validity := GroupValidity(p, lab.Rubric, rs)
 	valid := make([]bool, len(validity))
 	for j, v := range validity {
@@ -311,13 +313,13 @@ func scoreGroup(p Params, policy, scheme string, lab *schema.Label, rs []Rollout
 	for i := range rs {
 		steps += len(rs[i].Steps)
 	}
-	mem.items.grow(len(rs) * len(lab.Rubric))
-	mem.steps.grow(steps)
+	mem.items.Grow(len(rs) * len(lab.Rubric))
+	mem.steps.Grow(steps)
 	if scheme == schema.SchemeSRaR {
-		mem.stepAdvantages.grow(steps)
+		mem.stepAdvantages.Grow(steps)
 	}
-	g := Group{Results: mem.results.take(len(rs)), Validity: validity}
-	ss := mem.scored.take(len(rs))
+	g := Group{Results: mem.results.Take(len(rs)), Validity: validity}
+	ss := mem.scored.Take(len(rs))
 	for i := range rs {
 		ss[i] = compute(p, policy, lab, &rs[i], valid)
 		g.Results[i] = result(p, scheme, lab, &rs[i], ss[i], mem)
@@ -327,7 +329,7 @@ func scoreGroup(p Params, policy, scheme string, lab *schema.Label, rs []Rollout
 }
 
 // groupAdvantages are the rollouts' advantages, carved from mem.
-func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *groupMemory) []Advantage {
+func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, ss []scored, results []Result, mem *GroupMemory) []Advantage {
 	n := len(rs)
 	signal := make([]float64, n)
 	for i := range n {
@@ -364,11 +366,11 @@ func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, s
 		}
 		dbar = NormalizeSteps(d, p.Epsilon)
 	}
-	out := mem.advantages.take(n)
+	out := mem.advantages.Take(n)
 	for i := range n {
 		out[i] = Advantage{Outcome: outcome[i], Process: process[i], Total: outcome[i] + process[i], Steps: []StepAdvantage{}}
 		if dbar != nil {
-			out[i].Steps = stepAdvantages(mem.stepAdvantages.take(len(rs[i].Steps)), outcome[i], rs[i].Steps, dbar[i])
+			out[i].Steps = stepAdvantages(mem.stepAdvantages.Take(len(rs[i].Steps)), outcome[i], rs[i].Steps, dbar[i])
 		}
 	}
 	floorAdvantages(p, scheme, lab, rs, ss, out)
@@ -395,7 +397,7 @@ func GroupValidity(p Params, items []schema.Item, rs []Rollout) []ItemGroupValid
 				sat[k] = 1
 			}
 		}
-		v := ItemValidity(sat, correct, polarity(it), p.Alpha)
+		v := ItemValidity(sat, correct, Polarity(it), p.Alpha)
 		out[j] = ItemGroupValidity{ID: it.ID, SatRate: v.SatRate, Corr: v.Corr, Valid: v.Valid}
 	}
 	return out

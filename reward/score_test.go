@@ -5,15 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-func testLabel(items []schema.Item) *schema.Label {
-	return &schema.Label{V: schema.SpecVersion, ID: "p1", Scheme: schema.SchemeSRaR, Style: schema.StyleSRaR,
-		Question: "What is 2+3?", GroundTruth: "5", Rubric: items}
-}
-
-const twoSteps = "### Step 1: Add.\n2+3 = 5.\n### Step 2: Check.\n5-3 = 2.\n<answer>5</answer>"
 
 // judged is a rollout of text with verdicts, or with a judge failure when
 // verdicts is nil.
@@ -28,10 +22,10 @@ func judged(text string, verdicts []schema.Satisfaction) Rollout {
 
 func TestScoreSchemes(t *testing.T) {
 	p := DefaultParams()
-	lab := testLabel(srarItems())
-	verdicts := []schema.Satisfaction{sat(1, true, 1), sat(2, false, 2), sat(3, true, 2), sat(4, true, 1), sat(5, true, 0)}
-	ok := judged(twoSteps, verdicts)
-	failed := judged(twoSteps, nil)
+	lab := rewardtest.Label(rewardtest.SRaRItems())
+	verdicts := []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, false, 2), rewardtest.Sat(3, true, 2), rewardtest.Sat(4, true, 1), rewardtest.Sat(5, true, 0)}
+	ok := judged(rewardtest.TwoSteps, verdicts)
+	failed := judged(rewardtest.TwoSteps, nil)
 	// SRaR: r_base = 0.9 + 0.1; Δ = 0.4 (one of two SUGGESTs) - 1 (PITFALL) + 1
 	// (BONUS) = 0.4; range [-1, 1 + 0.8 + 1]. Criteria met: 1, 4, 5 of 5
 	// (the PITFALL was fallen into), so R = 0.6. RLCER: ŝ = +1 +1 -1 +1 +1,
@@ -60,21 +54,21 @@ func TestScoreSchemes(t *testing.T) {
 	} {
 		res := Score(p, tc.scheme, lab, &tc.r, nil)
 		name := tc.scheme + map[bool]string{true: "", false: " (judge failed)"}[tc.r.JudgeOK()]
-		if !near(res.Reward, tc.reward) || !near(res.Score, tc.score) {
+		if !rewardtest.Near(res.Reward, tc.reward) || !rewardtest.Near(res.Score, tc.score) {
 			t.Errorf("%s: reward %v score %v, want %v %v", name, res.Reward, res.Score, tc.reward, tc.score)
 		}
 		if res.JudgeOK != tc.r.JudgeOK() || !res.Correct || res.Error != "" {
 			t.Errorf("%s: judge_ok %v correct %v error %q", name, res.JudgeOK, res.Correct, res.Error)
 		}
-		if !maps.EqualFunc(res.Components, tc.components, near) {
+		if !maps.EqualFunc(res.Components, tc.components, rewardtest.Near) {
 			t.Errorf("%s: components %v, want %v", name, res.Components, tc.components)
 		}
-		if got := res.Metrics[tc.metric]; !near(got, tc.metricVal) {
+		if got := res.Metrics[tc.metric]; !rewardtest.Near(got, tc.metricVal) {
 			t.Errorf("%s: metrics[%s] = %v, want %v", name, tc.metric, got, tc.metricVal)
 		}
 	}
 	res := Score(p, schema.SchemeSRaR, lab, &ok, nil)
-	if len(res.Steps) != 2 || !near(res.Steps[0].Delta, 1.4) || !near(res.Steps[1].Delta, -1) {
+	if len(res.Steps) != 2 || !rewardtest.Near(res.Steps[0].Delta, 1.4) || !rewardtest.Near(res.Steps[1].Delta, -1) {
 		t.Errorf("step deltas %+v, want d_1 = 0.4 + 1, d_2 = -1", res.Steps)
 	}
 	if len(res.Items) != 5 || res.Items[2] != (ItemVerdict{ID: 3, Type: schema.TypePitfall, Satisfied: true, Step: 2}) {
@@ -87,15 +81,15 @@ func TestScoreSchemes(t *testing.T) {
 // are the same for every result of a scheme.
 func TestScoreInvariants(t *testing.T) {
 	p := DefaultParams()
-	lab := testLabel(append(srarItems(), item(6, schema.TypeFactual, 2), item(7, schema.TypeProcess, 3)))
-	texts := []string{twoSteps, "No steps, no answer.", "### Step 1: guess\n<answer>7</answer>", "### Step 1: x\n### Step 2: y\n### Step 3: z\n\\boxed{5}"}
+	lab := rewardtest.Label(append(rewardtest.SRaRItems(), rewardtest.Item(6, schema.TypeFactual, 2), rewardtest.Item(7, schema.TypeProcess, 3)))
+	texts := []string{rewardtest.TwoSteps, "No steps, no answer.", "### Step 1: guess\n<answer>7</answer>", "### Step 1: x\n### Step 2: y\n### Step 3: z\n\\boxed{5}"}
 	for _, scheme := range schema.Schemes {
 		var compKeys, metricKeys []string
 		for i, text := range texts {
 			for mask := range 1 << len(lab.Rubric) {
 				verdicts := make([]schema.Satisfaction, len(lab.Rubric))
 				for j := range verdicts {
-					verdicts[j] = sat(lab.Rubric[j].ID, mask&(1<<j) != 0, int32(j%4)-1)
+					verdicts[j] = rewardtest.Sat(lab.Rubric[j].ID, mask&(1<<j) != 0, int32(j%4)-1)
 				}
 				if mask == 0 && i%2 == 1 {
 					verdicts = nil // judge failed
@@ -106,7 +100,7 @@ func TestScoreInvariants(t *testing.T) {
 				for _, v := range res.Components {
 					sum += v
 				}
-				if !near(sum, res.Reward) {
+				if !rewardtest.Near(sum, res.Reward) {
 					t.Fatalf("%s text %d mask %b: components %v add to %v, reward %v", scheme, i, mask, res.Components, sum, res.Reward)
 				}
 				if res.Score < 0 || res.Score > 1 {
@@ -128,8 +122,8 @@ func TestScoreInvariants(t *testing.T) {
 // rubric signal every step's advantage is the GRPO advantage of r_base.
 func TestSRaRWithoutRubricSignalIsGRPO(t *testing.T) {
 	p := DefaultParams()
-	lab := testLabel(srarItems())
-	texts := []string{twoSteps, "### Step 1: guess\n<answer>7</answer>", twoSteps + "\n### Step 3: more", "no format 5"}
+	lab := rewardtest.Label(rewardtest.SRaRItems())
+	texts := []string{rewardtest.TwoSteps, "### Step 1: guess\n<answer>7</answer>", rewardtest.TwoSteps + "\n### Step 3: more", "no format 5"}
 	for _, name := range []string{"nothing satisfied", "no step attributed", "judge failed"} {
 		var rs []Rollout
 		for _, text := range texts {
@@ -137,11 +131,11 @@ func TestSRaRWithoutRubricSignalIsGRPO(t *testing.T) {
 			switch name {
 			case "nothing satisfied":
 				for _, it := range lab.Rubric {
-					v = append(v, sat(it.ID, false, 1))
+					v = append(v, rewardtest.Sat(it.ID, false, 1))
 				}
 			case "no step attributed":
 				for _, it := range lab.Rubric {
-					v = append(v, sat(it.ID, it.Type != schema.TypePitfall, -1))
+					v = append(v, rewardtest.Sat(it.ID, it.Type != schema.TypePitfall, -1))
 				}
 			}
 			rs = append(rs, judged(text, v))
@@ -153,11 +147,11 @@ func TestSRaRWithoutRubricSignalIsGRPO(t *testing.T) {
 		}
 		grpo := GroupAdvantages(base, p.Epsilon)
 		for i, a := range g.Advantages {
-			if !near(a.Outcome, grpo[i]) || len(a.Steps) != len(rs[i].Steps) {
+			if !rewardtest.Near(a.Outcome, grpo[i]) || len(a.Steps) != len(rs[i].Steps) {
 				t.Fatalf("%s: rollout %d: %+v, GRPO %v", name, i, a, grpo[i])
 			}
 			for _, s := range a.Steps {
-				if s.Offset != 0 || !near(s.Advantage, grpo[i]) {
+				if s.Offset != 0 || !rewardtest.Near(s.Advantage, grpo[i]) {
 					t.Errorf("%s: rollout %d step %d: %+v, want the GRPO advantage %v", name, i, s.Step, s, grpo[i])
 				}
 			}
@@ -167,11 +161,11 @@ func TestSRaRWithoutRubricSignalIsGRPO(t *testing.T) {
 
 func TestScoreGroupSRaR(t *testing.T) {
 	p := DefaultParams()
-	lab := testLabel(srarItems())
+	lab := rewardtest.Label(rewardtest.SRaRItems())
 	rs := []Rollout{
-		judged(twoSteps, []schema.Satisfaction{sat(1, true, 1), sat(2, true, 2), sat(3, false, 2), sat(4, false, -1), sat(5, true, 2)}),
-		judged(twoSteps, []schema.Satisfaction{sat(1, true, 1), sat(2, false, 2), sat(3, true, 2), sat(4, false, -1), sat(5, true, 2)}),
-		judged("### Step 1: guess\n<answer>7</answer>", []schema.Satisfaction{sat(1, false, 1), sat(2, false, -1), sat(3, true, 1), sat(4, false, -1), sat(5, false, 1)}),
+		judged(rewardtest.TwoSteps, []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, true, 2), rewardtest.Sat(3, false, 2), rewardtest.Sat(4, false, -1), rewardtest.Sat(5, true, 2)}),
+		judged(rewardtest.TwoSteps, []schema.Satisfaction{rewardtest.Sat(1, true, 1), rewardtest.Sat(2, false, 2), rewardtest.Sat(3, true, 2), rewardtest.Sat(4, false, -1), rewardtest.Sat(5, true, 2)}),
+		judged("### Step 1: guess\n<answer>7</answer>", []schema.Satisfaction{rewardtest.Sat(1, false, 1), rewardtest.Sat(2, false, -1), rewardtest.Sat(3, true, 1), rewardtest.Sat(4, false, -1), rewardtest.Sat(5, false, 1)}),
 	}
 	g := ScoreGroup(p, schema.SchemeSRaR, lab, rs)
 	eps := p.Epsilon
@@ -183,11 +177,11 @@ func TestScoreGroupSRaR(t *testing.T) {
 	want := [][]float64{{outcome[0] + d1[0], outcome[0] + d2[0]}, {outcome[1] + d1[1], outcome[1] + d2[1]}, {outcome[2] + d1[2]}}
 	for i := range want {
 		a := g.Advantages[i]
-		if !near(a.Outcome, outcome[i]) || a.Process != 0 || len(a.Steps) != len(want[i]) {
+		if !rewardtest.Near(a.Outcome, outcome[i]) || a.Process != 0 || len(a.Steps) != len(want[i]) {
 			t.Fatalf("rollout %d: %+v", i, a)
 		}
 		for k, w := range want[i] {
-			if !near(a.Steps[k].Advantage, w) {
+			if !rewardtest.Near(a.Steps[k].Advantage, w) {
 				t.Errorf("rollout %d step %d: advantage %v, want %v", i, k+1, a.Steps[k].Advantage, w)
 			}
 		}
@@ -195,30 +189,32 @@ func TestScoreGroupSRaR(t *testing.T) {
 	// The PITFALL is fallen into by the wrong rollout and one right one:
 	// satisfaction (0, 1, 1) against correctness (1, 1, 0).
 	v := g.Validity[2]
-	if v.ID != 3 || v.SatRate == nil || !near(*v.SatRate, 2.0/3) || v.Corr == nil || !near(*v.Corr, 0.5) || v.Valid == nil || !*v.Valid {
+	if v.ID != 3 || v.SatRate == nil || !rewardtest.Near(*v.SatRate, 2.0/3) || v.Corr == nil || !rewardtest.Near(*v.Corr, 0.5) || v.Valid == nil || !*v.Valid {
 		t.Errorf("pitfall validity %+v (corr %v)", v, deref(v.Corr))
 	}
 }
 
 func TestScoreGroupPAPO(t *testing.T) {
 	p := DefaultParams()
-	items := []schema.Item{item(1, schema.TypeSuggest, 1), item(2, schema.TypeSuggest, 3)}
-	lab := testLabel(items)
+	items := []schema.Item{rewardtest.Item(1, schema.TypeSuggest, 1), rewardtest.Item(2, schema.TypeSuggest, 3)}
+	lab := rewardtest.Label(items)
 	wrong := "### Step 1: guess\n<answer>7</answer>"
-	all := func(a, b bool) []schema.Satisfaction { return []schema.Satisfaction{sat(1, a, 1), sat(2, b, 1)} }
+	all := func(a, b bool) []schema.Satisfaction {
+		return []schema.Satisfaction{rewardtest.Sat(1, a, 1), rewardtest.Sat(2, b, 1)}
+	}
 	for _, tc := range []struct {
 		name    string
 		rs      []Rollout
 		process []float64
 	}{
-		{"three correct", []Rollout{judged(twoSteps, all(true, true)), judged(twoSteps, all(true, false)), judged(twoSteps, all(false, true)), judged(wrong, all(true, true))},
+		{"three correct", []Rollout{judged(rewardtest.TwoSteps, all(true, true)), judged(rewardtest.TwoSteps, all(true, false)), judged(rewardtest.TwoSteps, all(false, true)), judged(wrong, all(true, true))},
 			// r_proc = 1, 0.25, 0.75 over C: μ 2/3, σ sqrt(((1/3)² + (5/12)² + (1/12)²)/3)
 			nil},
-		{"one correct", []Rollout{judged(twoSteps, all(true, true)), judged(wrong, all(true, true)), judged(wrong, all(false, false))}, []float64{0, 0, 0}},
+		{"one correct", []Rollout{judged(rewardtest.TwoSteps, all(true, true)), judged(wrong, all(true, true)), judged(wrong, all(false, false))}, []float64{0, 0, 0}},
 		// The unjudged correct rollout is left out of C (the judged one
 		// alone gets 0), but gets the process advantage of r_proc 0 beside
 		// it, the lowest a judgment of it could give: (0 - 0.5) / 0.5.
-		{"two correct, one unjudged", []Rollout{judged(twoSteps, all(true, true)), judged(twoSteps, nil), judged(wrong, all(true, true))}, []float64{0, -0.5 / (0.5 + 1e-6), 0}},
+		{"two correct, one unjudged", []Rollout{judged(rewardtest.TwoSteps, all(true, true)), judged(rewardtest.TwoSteps, nil), judged(wrong, all(true, true))}, []float64{0, -0.5 / (0.5 + 1e-6), 0}},
 	} {
 		g := ScoreGroup(p, schema.SchemePAPO, lab, tc.rs)
 		acc := make([]float64, len(tc.rs))
@@ -231,7 +227,7 @@ func TestScoreGroupPAPO(t *testing.T) {
 			want = append(GroupAdvantages([]float64{1, 0.25, 0.75}, p.Epsilon), 0)
 		}
 		for i, a := range g.Advantages {
-			if !near(a.Outcome, grpo[i]) || !near(a.Process, want[i]) || !near(a.Total, grpo[i]+want[i]) || len(a.Steps) != 0 {
+			if !rewardtest.Near(a.Outcome, grpo[i]) || !rewardtest.Near(a.Process, want[i]) || !rewardtest.Near(a.Total, grpo[i]+want[i]) || len(a.Steps) != 0 {
 				t.Errorf("%s: rollout %d: %+v, want outcome %v process %v", tc.name, i, a, grpo[i], want[i])
 			}
 		}
@@ -240,14 +236,14 @@ func TestScoreGroupPAPO(t *testing.T) {
 
 func TestScoreGroupOtherSchemes(t *testing.T) {
 	p := DefaultParams()
-	items := []schema.Item{item(1, schema.TypeFactual, 2), item(2, schema.TypeProcess, 3)}
-	lab := testLabel(items)
+	items := []schema.Item{rewardtest.Item(1, schema.TypeFactual, 2), rewardtest.Item(2, schema.TypeProcess, 3)}
+	lab := rewardtest.Label(items)
 	lab.Style = schema.StyleFactualProcess
 	wrong := "### Step 1: guess\n<answer>7</answer>"
 	rs := []Rollout{
-		judged(twoSteps, []schema.Satisfaction{sat(1, true, 2), sat(2, false, 1)}),
-		judged(twoSteps, []schema.Satisfaction{sat(1, false, 2), sat(2, true, 1)}),
-		judged(wrong, []schema.Satisfaction{sat(1, false, 1), sat(2, false, 1)}),
+		judged(rewardtest.TwoSteps, []schema.Satisfaction{rewardtest.Sat(1, true, 2), rewardtest.Sat(2, false, 1)}),
+		judged(rewardtest.TwoSteps, []schema.Satisfaction{rewardtest.Sat(1, false, 2), rewardtest.Sat(2, true, 1)}),
+		judged(wrong, []schema.Satisfaction{rewardtest.Sat(1, false, 1), rewardtest.Sat(2, false, 1)}),
 	}
 	// rgr: 1 (factual holds), 0.6, 0. grounded: 0.4, 0.6, 0.
 	for _, tc := range []struct {
@@ -261,7 +257,7 @@ func TestScoreGroupOtherSchemes(t *testing.T) {
 		g := ScoreGroup(p, tc.scheme, lab, rs)
 		want := tc.adv(tc.rewards, p.Epsilon)
 		for i := range rs {
-			if !near(g.Results[i].Reward, tc.rewards[i]) || !near(g.Advantages[i].Outcome, want[i]) || g.Advantages[i].Process != 0 {
+			if !rewardtest.Near(g.Results[i].Reward, tc.rewards[i]) || !rewardtest.Near(g.Advantages[i].Outcome, want[i]) || g.Advantages[i].Process != 0 {
 				t.Errorf("%s rollout %d: reward %v advantage %+v, want %v %v", tc.scheme, i, g.Results[i].Reward, g.Advantages[i], tc.rewards[i], want[i])
 			}
 		}
@@ -270,14 +266,14 @@ func TestScoreGroupOtherSchemes(t *testing.T) {
 	// the PROCESS one (0, 1, 0) has corr 0.5 too. Both valid: ŝ = 2, 3.
 	g := ScoreGroup(p, schema.SchemeRLCER, lab, rs)
 	for j, v := range g.Validity {
-		if v.Valid == nil || !*v.Valid || !near(*v.Corr, 0.5) {
+		if v.Valid == nil || !*v.Valid || !rewardtest.Near(*v.Corr, 0.5) {
 			t.Errorf("item %d validity %+v", j+1, v)
 		}
 	}
 	rewards := []float64{1 + 0.4, 1 + 0.6, -1}
 	want := GroupAdvantages(rewards, p.Epsilon)
 	for i := range rs {
-		if !near(g.Results[i].Reward, rewards[i]) || !near(g.Advantages[i].Outcome, want[i]) {
+		if !rewardtest.Near(g.Results[i].Reward, rewards[i]) || !rewardtest.Near(g.Advantages[i].Outcome, want[i]) {
 			t.Errorf("rlcer rollout %d: reward %v advantage %v, want %v %v", i, g.Results[i].Reward, g.Advantages[i].Outcome, rewards[i], want[i])
 		}
 	}

@@ -31,7 +31,7 @@ type StepSpan struct {
 // belongs to no step; a response without headers has none.
 func Steps(response string) []StepSpan {
 	var store [8]StepSpan // most responses have fewer steps; the result is a copy of the right size
-	spans := appendSteps(store[:0], response)
+	spans := AppendSteps(store[:0], response)
 	if len(spans) == 0 {
 		return nil
 	}
@@ -40,8 +40,8 @@ func Steps(response string) []StepSpan {
 	return out
 }
 
-// appendSteps appends the step spans of response to dst.
-func appendSteps(dst []StepSpan, response string) []StepSpan {
+// AppendSteps appends the step spans of response to dst.
+func AppendSteps(dst []StepSpan, response string) []StepSpan {
 	first := len(dst)
 	chars, counted := 0, 0 // code points up to byte offset counted
 	for off := 0; off < len(response); {
@@ -101,11 +101,11 @@ type Rollout struct {
 // inside math, a \boxed{ or its <think>; one truncated mid-sentence is read
 // as it is (see verify.Options).
 func Analyze(response, groundTruth string) Rollout {
-	return analyzeSteps(response, groundTruth, Steps(response))
+	return AnalyzeSteps(response, groundTruth, Steps(response))
 }
 
-// analyzeSteps is Analyze with the response's steps found.
-func analyzeSteps(response, groundTruth string, steps []StepSpan) Rollout {
+// AnalyzeSteps is Analyze with the response's steps found.
+func AnalyzeSteps(response, groundTruth string, steps []StepSpan) Rollout {
 	r := Rollout{Response: response, Steps: steps}
 	r.FormatOK = FormatOK(response, r.Steps)
 	if ans, ok := verify.Extract(response); ok {

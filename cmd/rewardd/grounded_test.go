@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/reward"
@@ -109,7 +110,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	}
 
 	for _, src := range []string{run, export} {
-		x, stats, err := reward.LoadIndex(src, nil)
+		x, stats, err := server.LoadIndex(src, nil)
 		if err != nil || x.Len() != 3 || stats.Skipped != 0 {
 			t.Fatalf("LoadIndex(%s): %d questions, %+v, %v; want 3", src, x.Len(), stats, err)
 		}

@@ -27,10 +27,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
+	"github.com/rubricforge/rubricforge/reward/judge"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -84,7 +86,7 @@ type options struct {
 	judgePassageTokens                                          int
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
-	breaker                                                     reward.BreakerOptions
+	breaker                                                     server.BreakerOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -252,10 +254,10 @@ func secrets(o *options, getenv func(string) string) (token, apiKey string, err 
 // serve loads the corpus, builds the judge and answers requests until ctx
 // ends.
 func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writer, log *slog.Logger) error {
-	var index *reward.Index
+	var index *server.Index
 	if o.corpus != "" {
 		start := time.Now()
-		x, st, err := reward.LoadIndex(o.corpus, log)
+		x, st, err := server.LoadIndex(o.corpus, log)
 		if err != nil {
 			return err
 		}
@@ -285,12 +287,12 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	judge, err := reward.NewJudge(client, ps, reward.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
+	j, err := judge.NewJudge(client, ps, judge.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
 		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})
 	if err != nil {
 		return err
 	}
-	srv, err := reward.NewServer(reward.Config{Index: index, Judge: judge, Meter: meter, Params: o.params, Scheme: o.scheme,
+	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
 	if err != nil {
 		return err

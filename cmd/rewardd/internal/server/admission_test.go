@@ -1,0 +1,178 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// holdMarker in a response makes gate hold its judge request.
+const holdMarker = "[reward-test:hold]"
+
+// gate holds every judge request whose body holds holdMarker until release.
+type gate struct {
+	next    http.RoundTripper
+	held    chan struct{}
+	open    chan struct{}
+	release func()
+}
+
+func newGate() *gate {
+	g := &gate{held: make(chan struct{}, 64), open: make(chan struct{})}
+	var once sync.Once
+	g.release = func() { once.Do(func() { close(g.open) }) }
+	return g
+}
+
+func (g *gate) wrap(next http.RoundTripper) http.RoundTripper { g.next = next; return g }
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if bytes.Contains(body, []byte(holdMarker)) {
+		g.held <- struct{}{}
+		select {
+		case <-g.open:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return g.next.RoundTrip(r)
+}
+
+// TestEmptyBatch checks what OpenRLHF's multi-URL split sends a server with
+// no share of the batch: 200 and empty lists.
+func TestEmptyBatch(t *testing.T) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
+	var got getRewardAnswer
+	h.post("/get_reward", `{"query": []}`, &got)
+	if got.Rewards == nil || len(got.Rewards) != 0 || got.Scores == nil || len(got.Scores) != 0 {
+		t.Errorf("rewards %v scores %v, want two empty lists", got.Rewards, got.Scores)
+	}
+	for _, k := range extraLogKeys {
+		if v, ok := got.ExtraLogs[k]; !ok || v == nil || len(v) != 0 {
+			t.Errorf("extra_logs[%s] = %v, want an empty list", k, v)
+		}
+	}
+}
+
+// rollout is an OpenRLHF 0.9 /get_reward body of n samples whose responses
+// are about size bytes each.
+func rollout(t testing.TB, n, size int) string {
+	filler := strings.Repeat("We check the sum again, digit by digit. ", size/40)
+	queries := make([]string, n)
+	for i := range queries {
+		resp := strings.Replace(rewardtest.MarkedResponse, "5-3 = 2.", "5-3 = 2. "+filler, 1)
+		if i%64 == 0 {
+			resp += fmt.Sprintf(" (%d)", i) // a few distinct responses, so the judge is really asked
+		}
+		queries[i] = chatMLPrompt + resp + "<|im_end|>"
+	}
+	return mustJSON(t, map[string]any{"query": queries})
+}
+
+// TestRolloutSizedRequests posts what OpenRLHF 0.9 sends in one request,
+// a whole rollout, with the default limits: 1,024 samples of 8K-token
+// responses (36 MB) and 8,192 samples (512 prompts x 16).
+func TestRolloutSizedRequests(t *testing.T) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
+	for _, tc := range []struct {
+		name    string
+		n, size int
+	}{
+		{"1,024 samples of 35 KB", 1024, 35 << 10},
+		{"8,192 samples", 8192, 2 << 10},
+	} {
+		body := rollout(t, tc.n, tc.size)
+		if tc.n == 1024 && len(body) < 36_000_000 {
+			t.Fatalf("the body is %d bytes, want 36 MB", len(body))
+		}
+		code, out := h.do(http.MethodPost, "/get_reward", body)
+		if code != http.StatusOK {
+			t.Errorf("%s (%d bytes): %d %.300s", tc.name, len(body), code, out)
+			continue
+		}
+		var got getRewardAnswer
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		ok := 0
+		for i, r := range got.Rewards {
+			if rewardtest.Near(r, markedSRaRReward) && got.ExtraLogs["rubric/judge_ok"][i] == 1 {
+				ok++
+			}
+		}
+		if len(got.Rewards) != tc.n || ok != tc.n {
+			t.Errorf("%s: %d rewards, %d judged at %v; want %d", tc.name, len(got.Rewards), ok, markedSRaRReward, tc.n)
+		}
+	}
+}
+
+// TestFullQueueWaits checks that a request finding every slot taken waits
+// for one (bounded by QueueWait) instead of getting 503, which OpenRLHF
+// retries only five times, one second apart; and that request bodies are
+// admitted by their bytes.
+func TestFullQueueWaits(t *testing.T) {
+	held := "### Step 1: Add.\n2+3 = 5. " + holdMarker + "\n<answer>5</answer>"
+	heldBody := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": held}}})
+	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": rewardtest.MarkedResponse}}})
+	for _, tc := range []struct {
+		name string
+		cfg  func(*Config)
+	}{
+		{"one request slot", func(c *Config) { c.MaxQueue = 1 }},
+		{"bytes for one body", func(c *Config) {
+			c.MaxInflightBytes = int64(max(len(heldBody), len(body))) + 10
+			c.MaxBodyBytes = c.MaxInflightBytes
+		}},
+	} {
+		g := newGate()
+		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *llmtest.Config) { tc.cfg(c) })
+		first := make(chan int, 1)
+		go func() { code, _ := h.do(http.MethodPost, "/v1/score", heldBody); first <- code }()
+		<-g.held
+		second := make(chan int, 1)
+		go func() { code, _ := h.do(http.MethodPost, "/v1/score", body); second <- code }()
+		select {
+		case code := <-second:
+			t.Errorf("%s: the second request was answered %d while the first held the room; want it to wait", tc.name, code)
+			second <- code
+		case <-time.After(100 * time.Millisecond): // long enough for a refusal; a pass does not depend on it
+		}
+		g.release()
+		if a, b := <-first, <-second; a != http.StatusOK || b != http.StatusOK {
+			t.Errorf("%s: %d and %d, want 200 for both", tc.name, a, b)
+		}
+	}
+
+	// The wait is bounded: past QueueWait the answer is 503 naming the flag.
+	g := newGate()
+	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *llmtest.Config) { c.MaxQueue, c.QueueWait = 1, 20*time.Millisecond })
+	defer g.release()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/score", strings.NewReader(heldBody))
+		h.srv.ServeHTTP(httptest.NewRecorder(), req)
+	}()
+	<-g.held
+	code, out := h.do(http.MethodPost, "/v1/score", body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(out), "--queue-wait") {
+		t.Errorf("past the queue wait: %d %s, want 503 naming --queue-wait", code, out)
+	}
+}
