@@ -140,4 +140,23 @@
 // transient errors: three in a row that could not connect mean nothing
 // listens at the URL, fifty of any kind that the endpoint keeps failing.
 // distill run and validate rejudge both stop on it.
+//
+// # Layout
+//
+// Batch mode (batch*.go) stays in this package: it is made of the client's
+// own parts, not a user of its API. It classifies a row's HTTP status as
+// Chat does (classifyStatus), decodes an answer with Chat's decoder
+// (decodeResponse), keeps keys out of its errors with the client's redactor,
+// prices a row with the meter's completion estimate, and plugs into Chat as
+// its Deferrer (Options.Defer). As llm/batch it would need all of these
+// exported from llm for its one use, a wider API over the same coupling, so
+// the split would leave neither side simpler.
+//
+// The response cache (cache*.go but cache_flight.go, which is Chat's side of
+// it) is different: its files use the rest of the package only through
+// Identity, and it could be llm/cache with Identity moved into it. Its tests
+// are what holds it here: six of its eleven test files drive it through Chat
+// with the client's test helpers, beside tests of the cache alone that share
+// helpers with the other five, so they have to be split by what they check
+// before the code can move.
 package llm
