@@ -28,7 +28,7 @@ func rubric(rng *rand.Rand, i int, style string, kinds []Kind) []schema.Item {
 		}
 		if kinds[k] == Redundant {
 			src := redundantSource(kinds, k)
-			text = "Equivalently: " + items[src].Text
+			text = fmt.Sprintf("Equivalently: %s (%d)", items[src].Text, k+1)
 		}
 		valid := true
 		items[k] = schema.Item{ID: int32(k + 1), Type: typ, Text: text, Weight: weight, Polarity: schema.PolarityOf(typ), Valid: &valid}
