@@ -2,6 +2,7 @@ package audit
 
 import (
 	"maps"
+	"path/filepath"
 	"math"
 	"slices"
 	"strconv"
@@ -47,7 +48,11 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Usage = &u
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
-	r.Discrimination = a.disc.report()
+	run := "RUN"
+	if in.Kind == KindRun && len(in.Paths) == 1 {
+		run = filepath.Clean(in.Paths[0])
+	}
+	r.Discrimination = a.disc.report(run)
 	r.leaveOutTheOtherKind()
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 func (r *Report) textDiscrimination(w io.Writer) {
@@ -18,9 +19,11 @@ func (r *Report) textDiscrimination(w io.Writer) {
 	fmt.Fprintln(w, clip(fmt.Sprintf("  unmeasured: %s only correct, %s only flawed, %s without verdicts, %s without items",
 		num(u.OnlyCorrect), num(u.OnlyFlawed), num(u.NoVerdicts), num(u.NoItems))))
 	if d.Needs != nil {
-		for _, l := range wrap(*d.Needs, Width-4) {
+		why, command, _ := strings.Cut(*d.Needs, "distill run ")
+		for _, l := range wrap(why, Width-4) {
 			fmt.Fprintln(w, "  "+l)
 		}
+		fmt.Fprintln(w, "    distill run "+command)
 		return
 	}
 	if d.RolloutsWithoutVerdicts > 0 {
