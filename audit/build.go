@@ -2,8 +2,8 @@ package audit
 
 import (
 	"maps"
-	"path/filepath"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 
