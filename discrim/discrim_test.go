@@ -425,3 +425,21 @@ func TestGroundedEdge(t *testing.T) {
 		t.Error("an edge over a zero weight")
 	}
 }
+
+// FuzzTextSimilarity: for any texts the similarity is symmetric, in [0, 1],
+// and a text with a word is a near duplicate of itself.
+func FuzzTextSimilarity(f *testing.F) {
+	f.Add("Checks the sign of the discriminant", "checks the SIGN of the discriminant!")
+	f.Add("x", "")
+	f.Add("ÉCRIT la réponse 12", "écrit la réponse 12")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, okA := TextSimilarity(a, b)
+		ba, okB := TextSimilarity(b, a)
+		if okA != okB || ab != ba || ab < 0 || ab > 1 {
+			t.Fatalf("similarity(%q, %q) = %v %v, reversed %v %v", a, b, ab, okA, ba, okB)
+		}
+		if self, ok := TextSimilarity(a, a); ok && self != 1 {
+			t.Fatalf("similarity of %q with itself %v", a, self)
+		}
+	})
+}

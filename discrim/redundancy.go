@@ -1,10 +1,8 @@
 package discrim
 
 import (
-	"hash/fnv"
 	"math"
 	"slices"
-	"strings"
 	"unicode"
 )
 
@@ -88,24 +86,48 @@ func TextSimilarity(a, b string) (sim float64, ok bool) {
 // runs of letters and digits, lower-cased; a text of one word gives that
 // word alone.
 func Shingles(text string) []uint64 {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	if len(words) == 1 {
-		return []uint64{hashWords(words[0], "")}
+	out := make([]uint64, 0, 16)
+	var prev, cur uint64
+	words, inWord := 0, false
+	end := func() {
+		if words > 0 {
+			out = append(out, pairHash(prev, cur))
+		}
+		prev, words, inWord = cur, words+1, false
 	}
-	out := make([]uint64, 0, max(0, len(words)-1))
-	for i := 0; i+1 < len(words); i++ {
-		out = append(out, hashWords(words[i], words[i+1]))
+	for _, r := range text {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if inWord {
+				end()
+			}
+			continue
+		}
+		if !inWord {
+			cur, inWord = fnvOffset, true
+		}
+		cur = (cur ^ uint64(unicode.ToLower(r))) * fnvPrime
+	}
+	if inWord {
+		end()
+	}
+	if words == 1 {
+		return []uint64{pairHash(prev, 0)}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
-func hashWords(a, b string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(a))
-	h.Write([]byte{0})
-	h.Write([]byte(b))
-	return h.Sum64()
+// FNV-1a's 64-bit constants, for hashing words rune by rune.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// pairHash mixes two word hashes into one bigram hash (order matters).
+func pairHash(a, b uint64) uint64 {
+	h := (fnvOffset ^ a) * fnvPrime
+	h = (h ^ (b + 0x9e3779b97f4a7c15)) * fnvPrime
+	return h ^ h>>29
 }
 
 // jaccard is |a ∩ b| / |a ∪ b| of two sorted sets.
