@@ -1,12 +1,10 @@
 package audit
 
 import (
-	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/rubricforge/rubricforge/internal/synthcorpus"
 )
@@ -24,28 +22,15 @@ func BenchmarkDiscrimination100k(b *testing.B) {
 	if root == "" {
 		root = b.TempDir()
 	}
-	dir := filepath.Join(root, "synth-100000-8-10-1")
-	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-		start := time.Now()
+	write := func(dir string) {
 		if err := synthcorpus.Write(dir, synthcorpus.Options{Records: n, Rollouts: 8, Items: 10, Seed: 1}, nil); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("wrote %d records in %s", n, time.Since(start).Round(time.Millisecond))
 	}
-	in, err := Open(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	runtime.GC()
-	peak := watchHeap()
-	b.ResetTimer()
-	for b.Loop() {
-		rep, err := Audit(context.Background(), in, Options{})
-		if err != nil || rep.Corpus.Records != n || rep.Discrimination == nil || rep.Discrimination.Measured == 0 {
-			b.Fatalf("audited %d records (discrimination %+v): %v", rep.Corpus.Records, rep.Discrimination, err)
+	benchmarkAudit(b, filepath.Join(root, "synth-100000-8-10-1"), n, write, func(rep *Report) error {
+		if d := rep.Discrimination; d == nil || d.Measured == 0 {
+			return fmt.Errorf("the discrimination section measured nothing: %+v", d)
 		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+		return nil
+	})
 }
