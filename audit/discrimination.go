@@ -104,11 +104,8 @@ func (d *discAcc) add(r *row) {
 	}
 	for i := range r.Rollouts {
 		ro := &r.Rollouts[i]
-		if !verdictsMatch(ro.Satisfaction, r.Rubric) {
-			m.Skipped++
-			continue
-		}
-		m.AddRollout(ro.Index, ro.Correct, func(k int) bool { return ro.Satisfaction[k].Satisfied })
+		m.AddJudged(ro.Index, ro.Correct, len(ro.Satisfaction),
+			func(k int) int32 { return ro.Satisfaction[k].ID }, func(k int) bool { return ro.Satisfaction[k].Satisfied })
 	}
 	if m.Rollouts() > 0 {
 		d.verdicts++
