@@ -128,7 +128,7 @@ Flags:
 		o.runs = []string{"validate {corpus} --json"}
 	}
 	check := synthcorpus.Options{Records: o.records, Rollouts: o.rollouts, Items: o.items}
-	if err := check.Check(); err != nil || o.records < 1 {
+	if err := check.Check(); err != nil || o.records < 1 || o.rollouts < 1 || o.items < 1 {
 		fmt.Fprintf(stderr, "discrimbench: -records must be positive, -rollouts at least 1, -items from 3 to 10 (%v)\n", err)
 		return nil, errors.New("bad sizes")
 	}
