@@ -168,8 +168,7 @@ func (r *AgreementReport) textHow(w io.Writer) {
 		}
 	}
 	if s := r.Sheet; s != nil {
-		fmt.Fprintf(w, "  %s rows: %s left blank, %s not in the corpus, %s changed since sampling, %s not judged in the corpus\n",
-			num(int64(s.Rows)), num(int64(s.Blank)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
+		fmt.Fprintln(w, "  "+s.Summary())
 	}
 	if u := r.LLM; u != nil {
 		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",

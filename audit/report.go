@@ -24,6 +24,7 @@ type Report struct {
 	Usage         *Usage        `json:"usage"`
 	Provenance    *Provenance   `json:"provenance"`
 	Empirical     *Empirical    `json:"empirical"`
+	Reliability   *Reliability  `json:"reliability"`
 	Grounded      *Grounded     `json:"grounded"` // null without grounded records
 	Unavailable   []Unavailable `json:"unavailable"`
 }
