@@ -126,6 +126,15 @@ func typeReliability(tv TypeValidity, tables map[string]*judgestats.Table, withS
 	return tr
 }
 
+// NothingCompared says, when a sheet was given but none of its rows could
+// be compared with a stored verdict, why not; "" otherwise.
+func (r *Reliability) NothingCompared() string {
+	if r == nil || r.Rows == nil || r.Overall.Labelled == nil || *r.Overall.Labelled > 0 {
+		return ""
+	}
+	return "no item of the sheet was compared: " + r.Rows.whyNothing()
+}
+
 // correctedLowerBound is the lower end of the overall corrected rate's
 // 95% interval; ok is false, with the reason in words, when the corrected
 // rate is undefined.

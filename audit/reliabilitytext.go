@@ -30,7 +30,8 @@ func (r *Report) textReliability(w io.Writer) {
 		return
 	}
 	heading(w, "Validity corrected for the judge's errors against people, with 95%% intervals")
-	indented(w, "sheet "+string(rel.Sheet)+": "+rel.Rows.Summary())
+	fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
+	indented(w, rel.Rows.Summary())
 	fmt.Fprintln(w)
 	t := newTable("type", "labelled", "sensitivity", "specificity")
 	for _, tr := range rows {

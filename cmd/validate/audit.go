@@ -23,7 +23,13 @@ Examples:
   validate runs/math16k --json > audit.json
   validate runs/math16k --html audit.html
   validate runs/math16k --min-validity 0.95 --max-violations 0   # a CI gate: exit 1 when below
+  validate runs/math16k --human items.csv --min-validity 0.9 --gate-on lower
   validate exports/math16k-verl
+
+Validity is also reported with 95% intervals: Wilson intervals of the
+judge's rates, or, with --human and a sheet people labelled (validate
+sample), the judge's sensitivity and specificity against them and the rate
+corrected for its errors (docs/judge-reliability.md).
 
 Other commands, each with its own -h: validate rejudge (another judge's
 verdicts on a sample), validate sample and validate agreement (people's),
@@ -35,6 +41,9 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON (keys documented in the README)")
 	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
 	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
+	fs.Float64Var(minValidity, "min-valid-rate", -1, "another name for --min-validity; e.g. 0.9")
+	gateOn := fs.String("gate-on", "rate", "what --min-validity checks: rate (the judge's overall rate) or lower (the lower bound of its 95% interval: the corrected rate's with --human, else Wilson's); e.g. lower")
+	human := fs.String("human", "", "an annotation sheet people labelled (validate sample): correct the validity rates for the judge's errors; e.g. items.csv")
 	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
 	maxItems := fs.Int("max-items", 0, "SRaR item limit to check (0: the run's distill.max_items, else 12)")
 	list := fs.Int("list", audit.DefaultList, "violations listed in full, in corpus order (0: all); the counts are always exact")
@@ -50,11 +59,23 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintln(e.stderr, "validate: --min-validity is a rate from 0 to 1; --list and --max-items are not negative")
 		return exitUsage
 	}
+	if *gateOn != "rate" && *gateOn != "lower" {
+		fmt.Fprintf(e.stderr, "validate: --gate-on is rate or lower, not %q\n", *gateOn)
+		return exitUsage
+	}
+	var anns []audit.Annotation
+	if *human != "" {
+		var err error
+		if anns, err = readSheet(*human); err != nil {
+			fmt.Fprintf(e.stderr, "validate: --human: %v\n", err)
+			return exitUsage
+		}
+	}
 	in, code, ok := openCorpus("validate", paths, e)
 	if !ok {
 		return code
 	}
-	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version}
+	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version, Human: anns, HumanSheet: *human}
 	if *list == 0 {
 		opt.List = -1
 	}
@@ -77,7 +98,11 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 			return exitFailed
 		}
 	}
-	return auditExit(rep, audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations}, e)
+	code = auditExit(rep, audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations, OnLower: *gateOn == "lower"}, e)
+	if *human != "" && !sheetCompared(rep, *human, e) && code == exitOK {
+		code = exitPartial
+	}
+	return code
 }
 
 // auditExit says on stderr why the audit does not exit 0, and returns the code.
@@ -98,6 +123,20 @@ func auditExit(rep *audit.Report, g audit.Gate, e env) int {
 		return exitPartial
 	}
 	return exitOK
+}
+
+// sheetCompared says on stderr, and returns false, when the --human sheet
+// could not correct the rates: no row compared, or a corpus with no rubric
+// items' validity (a grounded corpus).
+func sheetCompared(rep *audit.Report, sheet string, e env) bool {
+	why := rep.Reliability.NothingCompared()
+	if rep.Reliability == nil {
+		why = "the corpus has no rubric items' validity to correct (a grounded corpus)"
+	}
+	if why != "" {
+		fmt.Fprintf(e.stderr, "validate: --human %s: %s; the rates are not corrected\n", sheet, why)
+	}
+	return why == ""
 }
 
 func problemLine(p audit.Problem) string {
