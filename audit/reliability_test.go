@@ -272,3 +272,28 @@ func TestReliabilityHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestReliabilityNote: each way a corrected rate can be special is said in
+// words that name the figures it comes from.
+func TestReliabilityNote(t *testing.T) {
+	f, yes, no := ptr(0.97), ptr(true), ptr(false)
+	tests := []struct {
+		name string
+		tr   TypeReliability
+		says string
+	}{
+		{"undefined", TypeReliability{Undefined: NullString(judgestats.NoPeopleInvalid)}, "people called no item invalid"},
+		{"wide", TypeReliability{Corrected: ptr(0.5), Wide: yes, Clipped: no}, "too few labels"},
+		{"above the sensitivity", TypeReliability{Rate: f, Sensitivity: ptr(0.9), Corrected: ptr(1.0), Wide: no, Clipped: yes},
+			"97.0% is above its sensitivity 90.0%"},
+		{"below 1 - specificity", TypeReliability{Rate: ptr(0.05), Specificity: ptr(0.8), Corrected: ptr(0.0), Wide: no, Clipped: yes},
+			"5.0% is below 100% - specificity 80.0%"},
+		{"nothing special", TypeReliability{Rate: f, Corrected: ptr(0.9), Wide: no, Clipped: no}, ""},
+	}
+	for _, tt := range tests {
+		got := tt.tr.Note()
+		if tt.says == "" && got != "" || !strings.Contains(got, tt.says) {
+			t.Errorf("%s: note %q; want it to say %q", tt.name, got, tt.says)
+		}
+	}
+}

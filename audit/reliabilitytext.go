@@ -64,8 +64,12 @@ func (tr TypeReliability) Note() string {
 		return "no corrected rate: " + judgestats.Undefined(tr.Undefined).Explain()
 	case tr.Wide != nil && *tr.Wide:
 		return "too few labels to tell the judge from chance: the interval is all of 0-100%"
+	case tr.Clipped != nil && *tr.Clipped && *tr.Corrected == 1:
+		return fmt.Sprintf("the judge's rate %s is above its sensitivity %s, the most it would report if every item were valid; "+
+			"the estimate is clipped to 100%%", pct(tr.Rate), pct(tr.Sensitivity))
 	case tr.Clipped != nil && *tr.Clipped:
-		return "the judge's rate is outside what its measured error rates can give; the estimate is clipped to " + pct(tr.Corrected)
+		return fmt.Sprintf("the judge's rate %s is below 100%% - specificity %s, the least it would report if no item were valid; "+
+			"the estimate is clipped to 0%%", pct(tr.Rate), pct(tr.Specificity))
 	}
 	return ""
 }
@@ -148,8 +152,15 @@ func (r *Reliability) Chart() template.HTML {
 	for i, tr := range rows {
 		y := padT + i*rowH
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="l">%s</text>`, labelW-8, y+rowH/2+4, esc(tr.Type))
+		if r.Sheet == "" {
+			errorBar(&b, x, float64(y+rowH/2), tr.Rate, tr.RateCI, "judge", tr.Type+": the judge's rate")
+			continue
+		}
 		errorBar(&b, x, float64(y+rowH/3), tr.Rate, tr.RateCI, "judge", tr.Type+": the judge's rate")
 		errorBar(&b, x, float64(y+2*rowH/3), tr.Corrected, tr.CorrectedCI, "corr", tr.Type+": corrected for the judge's errors")
+		if tr.Corrected == nil {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" class="k" style="fill:#777"><title>%s</title>no corrected rate</text>`, labelW+4, y+2*rowH/3+4, esc(tr.Note()))
+		}
 	}
 	ly := bottom + 38
 	keys := []struct{ class, name string }{{"judge", "the judge's rate (Wilson interval)"}}
