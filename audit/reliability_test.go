@@ -71,6 +71,27 @@ func labelledSheet(recs []schema.Record) (anns []Annotation, want map[string]*ju
 	return anns, want
 }
 
+// sheetFixture is the fixture corpus, people's sheet on it (labelledSheet)
+// and its audit with the sheet.
+type sheetFixture struct {
+	recs []schema.Record
+	dir  string
+	anns []Annotation
+	want map[string]*judgestats.Table
+	rep  *Report
+}
+
+// auditWithSheet writes the fixture run and audits it with the sheet,
+// named name in the report.
+func auditWithSheet(t *testing.T, name string) sheetFixture {
+	t.Helper()
+	f := sheetFixture{recs: fixtureRecords(), dir: filepath.Join(t.TempDir(), "run")}
+	writeRun(t, f.dir, f.recs, 16)
+	f.anns, f.want = labelledSheet(f.recs)
+	f.rep = auditPath(t, Options{Human: f.anns, HumanSheet: name}, f.dir)
+	return f
+}
+
 // TestReliabilityAgainstPeople: with a sheet, every type gets the judge's
 // table against people as they labelled it, a corrected rate where one is
 // defined (the same as judgestats computes from the type's counts) and
@@ -79,11 +100,8 @@ func labelledSheet(recs []schema.Record) (anns []Annotation, want map[string]*ju
 // is held to a golden file; the JSON says null, never a number, where the
 // rate is undefined.
 func TestReliabilityAgainstPeople(t *testing.T) {
-	recs := fixtureRecords()
-	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 16)
-	anns, want := labelledSheet(recs)
-	rep := auditPath(t, Options{Human: anns, HumanSheet: "items.csv"}, dir)
+	f := auditWithSheet(t, "items.csv")
+	anns, want, rep := f.anns, f.want, f.rep
 	rel := rep.Reliability
 	if rel == nil || rel.Method != "rogan-gladen" || rel.Sheet != "items.csv" {
 		t.Fatalf("reliability %+v; want the Rogan-Gladen section of items.csv", rel)
@@ -177,9 +195,8 @@ func TestReliabilityWithoutSheet(t *testing.T) {
 // threshold between them passes one gate and fails the other; with a
 // sheet the corrected rate's bound is checked, and an undefined one fails.
 func TestGateOnLowerBound(t *testing.T) {
-	recs := fixtureRecords()
-	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 16)
+	f := auditWithSheet(t, "items.csv")
+	recs, dir, sheet := f.recs, f.dir, f.rep
 	plain := auditPath(t, Options{}, dir)
 	o := plain.Reliability.Overall
 	between := (o.RateCI.Low + *o.Rate) / 2
@@ -194,8 +211,6 @@ func TestGateOnLowerBound(t *testing.T) {
 		t.Errorf("the lower bound %v is above the threshold, yet the gate fails: %q", o.RateCI.Low, fails)
 	}
 
-	anns, _ := labelledSheet(recs)
-	sheet := auditPath(t, Options{Human: anns, HumanSheet: "items.csv"}, dir)
 	ci := sheet.Reliability.Overall.CorrectedCI
 	if ci == nil {
 		t.Fatal("no overall corrected interval")
@@ -205,7 +220,7 @@ func TestGateOnLowerBound(t *testing.T) {
 		t.Errorf("above the corrected lower bound %v: want one failure naming it, got %q", ci.Low, fails)
 	}
 
-	chance := make([]Annotation, 0, len(anns)) // people contradict the judge everywhere
+	var chance []Annotation // people contradict the judge everywhere
 	for _, r := range recs {
 		for _, it := range r.Rubric {
 			if it.Valid != nil {
@@ -225,11 +240,7 @@ func TestGateOnLowerBound(t *testing.T) {
 // type that has one, in well-formed SVG, and lists the reasons where a
 // type has none.
 func TestReliabilityHTML(t *testing.T) {
-	recs := fixtureRecords()
-	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 16)
-	anns, _ := labelledSheet(recs)
-	rep := auditPath(t, Options{Human: anns, HumanSheet: "sheets/<people>.csv"}, dir)
+	rep := auditWithSheet(t, "sheets/<people>.csv").rep
 	page := string(render(t, rep.WriteHTML))
 	chart := regexp.MustCompile(`(?s)<svg [^>]*aria-label="Validity with 95% intervals".*?</svg>`).FindString(page)
 	if chart == "" {
