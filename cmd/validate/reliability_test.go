@@ -176,3 +176,24 @@ func TestHumanSheetProblems(t *testing.T) {
 }
 
 func fmtRate(x float64) string { return fmt.Sprintf("%.4f", x) }
+
+// TestGroundedGateOnLower: a grounded corpus has no rubric items to
+// correct, but its criteria's rate (3 of 4 valid) still has a Wilson
+// interval (30.1-95.4%) for the lower-bound gate; --human on it says the
+// rates are not corrected and exits 3.
+func TestGroundedGateOnLower(t *testing.T) {
+	dir := writeGroundedRun(t)
+	if code, _, stderr := validate(t, nil, dir, "--min-validity", "0.5"); code != exitOK {
+		t.Errorf("rate 0.75 against 0.5: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := validate(t, nil, dir, "--min-validity", "0.5", "--gate-on", "lower")
+	if code != exitFailed || !strings.Contains(stderr, "Wilson interval is 0.3006") {
+		t.Errorf("lower bound 0.3006 against 0.5: exit %d, want %d; stderr %q", code, exitFailed, stderr)
+	}
+	sheet := filepath.Join(t.TempDir(), "items.csv")
+	writeCSV(t, sheet, [][]string{{"record_id", "item_id", "human_valid"}, {"g000", "1", "valid"}})
+	code, _, stderr = validate(t, nil, dir, "--human", sheet)
+	if code != exitPartial || !strings.Contains(stderr, "grounded") || !strings.Contains(stderr, "not corrected") {
+		t.Errorf("--human on a grounded corpus: exit %d, want %d; stderr %q", code, exitPartial, stderr)
+	}
+}
