@@ -23,8 +23,9 @@ type Options struct {
 	// Tool names the program in the report, e.g. "validate v1.2".
 	Tool string
 	// Human is a filled-in annotation sheet (ReadSheet), HumanSheet its
-	// path: with it the report's reliability section corrects the validity
-	// rates for the judge's errors against people. Nil: Wilson intervals.
+	// path: with a path the report's reliability section corrects the
+	// validity rates for the judge's errors against people. No path:
+	// Wilson intervals only.
 	Human      []Annotation
 	HumanSheet string
 }

@@ -51,7 +51,7 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 	rel := &Reliability{Verdicts: "stored", Method: "wilson", Level: 0.95, ByType: []TypeReliability{}}
 	var tables map[string]*judgestats.Table
 	var all *judgestats.Table
-	if opt.Human != nil {
+	if opt.HumanSheet != "" {
 		pairs, sh, err := matchSheet(ctx, in, opt.Human, func(Problem) {})
 		if err != nil {
 			return nil, err

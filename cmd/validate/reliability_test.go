@@ -150,8 +150,8 @@ func TestGateOnFlag(t *testing.T) {
 }
 
 // TestHumanSheetProblems: a sheet that is not one is a usage error naming
-// the file; a sheet that compares nothing (drawn from another corpus)
-// leaves the rates uncorrected, says so and exits 3.
+// the file; a sheet that compares nothing (no rows, or drawn from another
+// corpus) leaves the rates uncorrected, says so and exits 3.
 func TestHumanSheetProblems(t *testing.T) {
 	dir := writeRun(t, 20, nil)
 	bad := filepath.Join(t.TempDir(), "notes.csv")
@@ -159,6 +159,12 @@ func TestHumanSheetProblems(t *testing.T) {
 	code, stdout, stderr := validate(t, nil, dir, "--human", bad)
 	if code != exitUsage || !strings.Contains(stderr, "notes.csv") || !strings.Contains(stderr, "record_id") || stdout != "" {
 		t.Errorf("a sheet without its columns: exit %d, want %d; stderr %q should name the file and the missing column", code, exitUsage, stderr)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.csv")
+	writeCSV(t, empty, [][]string{{"record_id", "item_id", "human_valid"}})
+	code, _, stderr = validate(t, nil, dir, "--human", empty)
+	if code != exitPartial || !strings.Contains(stderr, "no rows") || !strings.Contains(stderr, "not corrected") {
+		t.Errorf("a sheet of no rows: exit %d, want %d; stderr %q", code, exitPartial, stderr)
 	}
 	sheet := labelledSheet(t, dir, "10")
 	rows := readCSV(t, sheet)
