@@ -45,11 +45,11 @@ type TypeReliability struct {
 }
 
 // reliability computes the section from the validity counts and, when
-// opt.Human holds a sheet, its verdicts matched with the stored ones.
+// opt.HumanSheet names a sheet, its verdicts matched with the stored ones.
 // Problems reading the corpus again are the audit's own, already listed.
 func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Reliability, error) {
 	rel := &Reliability{Verdicts: "stored", Method: "wilson", Level: 0.95, ByType: []TypeReliability{}}
-	var tables map[string]*judgestats.Table
+	tableOf := func(string) *judgestats.Table { return nil } // no sheet
 	var all *judgestats.Table
 	if opt.HumanSheet != "" {
 		pairs, sh, err := matchSheet(ctx, in, opt.Human, func(Problem) {})
@@ -57,15 +57,19 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 			return nil, err
 		}
 		rel.Method, rel.Sheet, rel.Rows = "rogan-gladen", NullString(opt.HumanSheet), sh
-		tables, all = peopleTables(pairs)
+		var byType map[string]*judgestats.Table
+		byType, all = peopleTables(pairs)
+		tableOf = func(typ string) *judgestats.Table {
+			if t := byType[typ]; t != nil {
+				return t
+			}
+			return &judgestats.Table{} // people labelled none of the type
+		}
 	}
 	for _, tv := range v.ByType {
-		rel.ByType = append(rel.ByType, typeReliability(tv, tables, all != nil))
+		rel.ByType = append(rel.ByType, typeReliability(tv, tableOf(tv.Type)))
 	}
-	if all != nil {
-		tables[v.Overall.Type] = all
-	}
-	rel.Overall = typeReliability(v.Overall, tables, all != nil)
+	rel.Overall = typeReliability(v.Overall, all)
 	return rel, nil
 }
 
@@ -74,50 +78,36 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 func peopleTables(pairs []verdictPair) (byType map[string]*judgestats.Table, all *judgestats.Table) {
 	byType, all = map[string]*judgestats.Table{}, &judgestats.Table{}
 	for _, p := range pairs {
-		t := byType[p.Type]
-		if t == nil {
-			t = &judgestats.Table{}
-			byType[p.Type] = t
+		typ := byType[p.Type]
+		if typ == nil {
+			typ = &judgestats.Table{}
+			byType[p.Type] = typ
 		}
-		for _, t := range []*judgestats.Table{t, all} {
-			switch {
-			case p.Other && p.Stored:
-				t.ValidValid++
-			case p.Other:
-				t.ValidInvalid++
-			case p.Stored:
-				t.InvalidValid++
-			default:
-				t.InvalidInvalid++
-			}
-		}
+		typ.Add(p.Other, p.Stored)
+		all.Add(p.Other, p.Stored)
 	}
 	return byType, all
 }
 
-// typeReliability is the rates of one type; withSheet says whether people
-// labelled a sample (tables[tv.Type] is nil for a type they did not).
-func typeReliability(tv TypeValidity, tables map[string]*judgestats.Table, withSheet bool) TypeReliability {
+// typeReliability is the rates of one type; t is the judge's table
+// against people on its items, nil without a sheet.
+func typeReliability(tv TypeValidity, t *judgestats.Table) TypeReliability {
 	judged := tv.Valid + tv.Invalid
 	tr := TypeReliability{Type: tv.Type, Judged: judged, Valid: tv.Valid, Rate: ratio(tv.Valid, judged)}
 	if iv, ok := judgestats.Wilson(tv.Valid, judged, judgestats.Z95); ok {
 		tr.RateCI = &iv
 	}
-	if !withSheet {
+	if t == nil {
 		return tr
 	}
-	t := judgestats.Table{}
-	if tables[tv.Type] != nil {
-		t = *tables[tv.Type]
-	}
-	tr.Table, tr.Labelled = &t, addr(t.Labelled())
+	tr.Table, tr.Labelled = t, addr(t.Labelled())
 	if se, ok := t.Sensitivity(); ok {
 		tr.Sensitivity = &se
 	}
 	if sp, ok := t.Specificity(); ok {
 		tr.Specificity = &sp
 	}
-	c, why := judgestats.Correct(tv.Valid, judged, t, judgestats.Z95)
+	c, why := judgestats.Correct(tv.Valid, judged, *t, judgestats.Z95)
 	if why != "" {
 		tr.Undefined = NullString(why)
 		return tr

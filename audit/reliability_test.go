@@ -54,16 +54,7 @@ func labelledSheet(recs []schema.Record) (anns []Annotation, want map[string]*ju
 				tab = &judgestats.Table{}
 				want[it.Type] = tab
 			}
-			switch {
-			case *people && *it.Valid:
-				tab.ValidValid++
-			case *people:
-				tab.ValidInvalid++
-			case *it.Valid:
-				tab.InvalidValid++
-			default:
-				tab.InvalidInvalid++
-			}
+			tab.Add(*people, *it.Valid)
 		}
 	}
 	answer := recs[0].Rubric[len(recs[0].Rubric)-1] // ANSWER items are not labelled: this row is left blank

@@ -33,16 +33,7 @@ func (s scenario) simulate(r *rand.Rand) (valid, judged int64, t Table) {
 			valid++
 		}
 		if i < s.m {
-			switch {
-			case truth && judge:
-				t.ValidValid++
-			case truth:
-				t.ValidInvalid++
-			case judge:
-				t.InvalidValid++
-			default:
-				t.InvalidInvalid++
-			}
+			t.Add(truth, judge)
 		}
 	}
 	return valid, int64(s.n), t

@@ -32,6 +32,20 @@ type Table struct {
 	InvalidInvalid int64 `json:"people_invalid_judge_invalid"` // true negatives
 }
 
+// Add counts one item by people's verdict and the judge's.
+func (t *Table) Add(people, judge bool) {
+	switch {
+	case people && judge:
+		t.ValidValid++
+	case people:
+		t.ValidInvalid++
+	case judge:
+		t.InvalidValid++
+	default:
+		t.InvalidInvalid++
+	}
+}
+
 // PeopleValid is how many items people called valid (m1).
 func (t Table) PeopleValid() int64 { return t.ValidValid + t.ValidInvalid }
 

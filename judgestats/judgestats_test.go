@@ -164,3 +164,19 @@ func TestCorrectBarelyBetterThanChance(t *testing.T) {
 		t.Errorf("got %+v, %q; want a defined rate with the interval [0, 1] marked wide", c, why)
 	}
 }
+
+// TestTableAdd: each pair of verdicts lands in its own cell, people's
+// verdict first.
+func TestTableAdd(t *testing.T) {
+	var tab Table
+	tab.Add(true, true)
+	tab.Add(true, false)
+	tab.Add(true, false)
+	tab.Add(false, true)
+	tab.Add(false, true)
+	tab.Add(false, true)
+	tab.Add(false, false)
+	if want := (Table{ValidValid: 1, ValidInvalid: 2, InvalidValid: 3, InvalidInvalid: 1}); tab != want {
+		t.Errorf("table %+v; want %+v", tab, want)
+	}
+}
