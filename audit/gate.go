@@ -11,7 +11,8 @@ type Gate struct {
 	MinValidity   float64 // overall validity rate (valid / judged) at least this
 	MaxViolations int64   // structural violations at most this many
 	// OnLower applies MinValidity to the lower bound of the overall 95%
-	// interval (Reliability.LowerBound) instead of the judge's rate.
+	// interval (the corrected rate's with a sheet, else Wilson's) instead
+	// of the judge's rate.
 	OnLower bool
 }
 

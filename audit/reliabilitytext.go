@@ -29,6 +29,12 @@ func (r *Report) textReliability(w io.Writer) {
 		t.write(w)
 		return
 	}
+	textCorrected(w, rel, rows)
+}
+
+// textCorrected writes the rates corrected against people's sheet: the
+// judge against people, the rates, and the notes that explain them.
+func textCorrected(w io.Writer, rel *Reliability, rows []TypeReliability) {
 	heading(w, "Validity corrected for the judge's errors against people, with 95%% intervals")
 	fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
 	indented(w, rel.Rows.Summary())
