@@ -54,6 +54,20 @@ type SheetInfo struct {
 	StoredUnjudged int `json:"stored_unjudged"` // the corpus holds no verdict to compare with
 }
 
+// whyNothing says why none of the sheet's rows could be compared.
+func (sh *SheetInfo) whyNothing() string {
+	switch {
+	case sh.Rows == 0:
+		return "the sheet has no rows"
+	case sh.Blank == sh.Rows:
+		return fmt.Sprintf("all %d rows of the sheet are blank (fill in human_valid with valid or invalid)", sh.Rows)
+	case sh.Missing == sh.Rows-sh.Blank:
+		return fmt.Sprintf("none of the sheet's %d annotated items is in this corpus; was the sheet drawn from another corpus?", sh.Rows-sh.Blank)
+	}
+	return fmt.Sprintf("of the sheet's %d rows, %d are blank, %d not in the corpus, %d changed since sampling, %d not judged in the corpus",
+		sh.Rows, sh.Blank, sh.Missing, sh.Changed, sh.StoredUnjudged)
+}
+
 // Disagreement is an item the two sides judged differently.
 type Disagreement struct {
 	RecordID string     `json:"record_id"`
@@ -168,8 +182,7 @@ func (r *AgreementReport) textHow(w io.Writer) {
 		}
 	}
 	if s := r.Sheet; s != nil {
-		fmt.Fprintf(w, "  %s rows: %s left blank, %s not in the corpus, %s changed since sampling, %s not judged in the corpus\n",
-			num(int64(s.Rows)), num(int64(s.Blank)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
+		fmt.Fprintln(w, "  "+s.Summary())
 	}
 	if u := r.LLM; u != nil {
 		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",
@@ -236,15 +249,8 @@ func (r *AgreementReport) NothingCompared() string {
 	}
 	why := "no item was compared"
 	switch s, sh := r.Sample, r.Sheet; {
-	case sh != nil && sh.Rows == 0:
-		return why + ": the sheet has no rows"
-	case sh != nil && sh.Blank == sh.Rows:
-		return why + fmt.Sprintf(": all %d rows of the sheet are blank (fill in human_valid with valid or invalid)", sh.Rows)
-	case sh != nil && sh.Missing == sh.Rows-sh.Blank:
-		return why + fmt.Sprintf(": none of the sheet's %d annotated items is in this corpus; was the sheet drawn from another corpus?", sh.Rows-sh.Blank)
 	case sh != nil:
-		return why + fmt.Sprintf(": of the sheet's %d rows, %d are blank, %d not in the corpus, %d changed since sampling, %d not judged in the corpus",
-			sh.Rows, sh.Blank, sh.Missing, sh.Changed, sh.StoredUnjudged)
+		return why + ": " + sh.whyNothing()
 	case s != nil && s.Eligible == 0:
 		return why + ": the corpus holds no item with a stored verdict to re-judge"
 	case s != nil && s.Stopped != "":

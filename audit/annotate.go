@@ -184,13 +184,27 @@ func sheetErr(name string, line int, column, format string, args ...any) error {
 // whose item is no longer in the corpus, or whose text changed since the
 // sheet was written, are counted and left out.
 func HumanAgreement(ctx context.Context, in *Input, anns []Annotation, sheet string) (*AgreementReport, error) {
+	rep := newAgreementReport(in, "people ("+sheet+")")
+	pairs, sh, err := matchSheet(ctx, in, anns, rep.problem)
+	if err != nil {
+		return nil, err
+	}
+	rep.Sheet = sh
+	rep.finish(pairs)
+	return rep, nil
+}
+
+// matchSheet finds the annotated items in the corpus and pairs each
+// person's verdict (Other) with the stored one (Stored). Rows left blank,
+// rows whose item is not in the corpus, has another text or has no stored
+// verdict are counted in the SheetInfo and left out. Unreadable input goes
+// to problem; the error is only the context's.
+func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(Problem)) ([]verdictPair, *SheetInfo, error) {
 	want := map[[2]string]*Annotation{}
 	for i := range anns {
 		want[[2]string{anns[i].RecordID, strconv.Itoa(int(anns[i].ItemID))}] = &anns[i]
 	}
-	rep := newAgreementReport(in, "people ("+sheet+")")
 	sh := &SheetInfo{Rows: len(anns)}
-	rep.Sheet = sh
 	found := map[*Annotation]judgedItem{}
 	for _, f := range in.Files {
 		_, err := scanFile(f, in.Format, judgedOfLabel, func(r *judgedRow, _ int64) error {
@@ -205,12 +219,12 @@ func HumanAgreement(ctx context.Context, in *Input, anns []Annotation, sheet str
 				}
 			}
 			return nil
-		}, rep.problem)
+		}, problem)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
-			rep.problem(Problem{File: f.Path, Error: err.Error()})
+			problem(Problem{File: f.Path, Error: err.Error()})
 		}
 	}
 	var pairs []verdictPair
@@ -230,6 +244,5 @@ func HumanAgreement(ctx context.Context, in *Input, anns []Annotation, sheet str
 			pairs = append(pairs, verdictPair{RecordID: a.RecordID, ItemID: a.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Valid, Other: *a.Verdict})
 		}
 	}
-	rep.finish(pairs)
-	return rep, nil
+	return pairs, sh, nil
 }

@@ -22,6 +22,12 @@ type Options struct {
 	Workers int
 	// Tool names the program in the report, e.g. "validate v1.2".
 	Tool string
+	// Human is a filled-in annotation sheet (ReadSheet), HumanSheet its
+	// path: with a path the report's reliability section corrects the
+	// validity rates for the judge's errors against people. No path:
+	// Wilson intervals only.
+	Human      []Annotation
+	HumanSheet string
 }
 
 // Defaults of Options.
@@ -84,6 +90,13 @@ func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
 	rep.Tool = opt.Tool
 	rep.Corpus.FilesRead = filesRead
 	rep.InputProblems = append([]Problem{}, problems...)
+	if rep.Validity != nil {
+		rel, err := reliability(ctx, in, rep.Validity, opt)
+		if err != nil {
+			return nil, err
+		}
+		rep.Reliability = rel
+	}
 	return rep, nil
 }
 

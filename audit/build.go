@@ -88,7 +88,7 @@ func (r *Report) leaveOutTheOtherKind() {
 	}
 	r.Validity, r.Counts, r.PitfallBonus, r.PassRates, r.Rollouts, r.Empirical, r.Discrimination = nil, nil, nil, nil, nil, nil, nil
 	const why = "the math styles' section; a grounded corpus's questions, criteria and their validity are in grounded"
-	for _, s := range []string{"validity", "counts", "pitfall_bonus", "pass_rates", "rollouts", "empirical", "discrimination"} {
+	for _, s := range []string{"validity", "counts", "pitfall_bonus", "pass_rates", "rollouts", "empirical", "discrimination", "reliability"} {
 		if !slices.ContainsFunc(r.Unavailable, func(u Unavailable) bool { return u.Section == s }) {
 			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
 		}

@@ -2,9 +2,11 @@
 // `validate` reports about it: structural violations (by record id and item
 // id), validity rates by item type, item counts per record, PITFALL x BONUS
 // co-occurrence, pass rates, rollout lengths, tokens and cost, empirical
-// validity, and the agreement of the stored validity verdicts with another
-// judge or with people (Cohen's kappa). It renders the report as text, JSON
-// and a self-contained HTML page.
+// validity, the agreement of the stored validity verdicts with another
+// judge or with people (Cohen's kappa), and the validity rates with 95%
+// intervals, corrected for the judge's errors when people labelled a sample
+// (the estimators are package judgestats). It renders the report as text,
+// JSON and a self-contained HTML page.
 //
 // # Inputs
 //

@@ -35,9 +35,10 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 
 	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(page, -1)
-	// validity by type, items per record for each style, pass rates, rollout
-	// lengths; discrimination: edges, AUROCs, kinds by type, records with kinds
-	if want := 1 + len(rep.Counts) + 2 + 4; len(svgs) != want {
+	// validity by type and with intervals, items per record for each style,
+	// pass rates, rollout lengths; discrimination: edges, AUROCs, kinds by
+	// type, records with kinds
+	if want := 2 + len(rep.Counts) + 2 + 4; len(svgs) != want {
 		t.Errorf("%d charts, want %d", len(svgs), want)
 	}
 	for i, svg := range svgs {
@@ -51,7 +52,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			if err != nil {
 				t.Fatalf("chart %d is not well-formed SVG: %v\n%s", i, err, svg)
 			}
-			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "rect" {
+			if se, ok := tok.(xml.StartElement); ok && (se.Name.Local == "rect" || se.Name.Local == "circle") {
 				bars++
 			}
 		}
@@ -59,7 +60,7 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("chart %d has no bars", i)
 		}
 	}
-	for _, label := range []string{"Validity by type", "Items per record", "Pass rate per record", "Rollout length"} {
+	for _, label := range []string{"Validity by type", "Validity with 95% intervals", "Items per record", "Pass rate per record", "Rollout length"} {
 		if !strings.Contains(page, label) {
 			t.Errorf("no chart %q", label)
 		}

@@ -27,6 +27,7 @@ type Report struct {
 	// Discrimination is null for a verl export (no rollouts) and a
 	// grounded corpus.
 	Discrimination *Discrimination `json:"discrimination"`
+	Reliability    *Reliability    `json:"reliability"`
 	Grounded       *Grounded       `json:"grounded"` // null without grounded records
 	Unavailable    []Unavailable   `json:"unavailable"`
 }

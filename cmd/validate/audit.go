@@ -27,7 +27,13 @@ Examples:
   validate runs/math16k --html audit.html
   validate runs/math16k --min-validity 0.95 --max-violations 0   # a CI gate: exit 1 when below
   validate runs/math16k --min-auroc 0.8 --max-anti-share 0.02     # gate on discrimination
+  validate runs/math16k --human items.csv --min-validity 0.9 --gate-on lower
   validate exports/math16k-verl
+
+Validity is also reported with 95% intervals: Wilson intervals of the
+judge's rates, or, with --human and a sheet people labelled (validate
+sample), the judge's sensitivity and specificity against them and the rate
+corrected for its errors (docs/judge-reliability.md).
 
 Other commands, each with its own -h: validate rejudge (another judge's
 verdicts on a sample), validate sample and validate agreement (people's),
@@ -39,6 +45,9 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON (keys documented in the README)")
 	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
 	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
+	fs.Float64Var(minValidity, "min-valid-rate", -1, "another name for --min-validity; e.g. 0.9")
+	gateOn := fs.String("gate-on", "rate", "what --min-validity checks: rate (the judge's overall rate) or lower (the lower bound of its 95% interval: the corrected rate's with --human, else Wilson's); e.g. lower")
+	human := fs.String("human", "", "an annotation sheet people labelled (validate sample): correct the validity rates for the judge's errors; e.g. items.csv")
 	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
 	minAUROC := fs.Float64("min-auroc", -1, "gate: exit 1 when the mean rubric AUROC of the measured records is below this, or no record is measured; e.g. 0.8 (-1: off)")
 	maxAnti := fs.Float64("max-anti-share", -1, "gate: exit 1 when more than this share of the measured items is anti-discriminative, or no record is measured; e.g. 0.02 (-1: off)")
@@ -60,11 +69,23 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintln(e.stderr, "validate: --min-auroc and --max-anti-share are fractions from 0 to 1 (-1: off)")
 		return exitUsage
 	}
+	if *gateOn != "rate" && *gateOn != "lower" {
+		fmt.Fprintf(e.stderr, "validate: --gate-on is rate or lower, not %q\n", *gateOn)
+		return exitUsage
+	}
+	var anns []audit.Annotation
+	if *human != "" {
+		var err error
+		if anns, err = readSheet(*human); err != nil {
+			fmt.Fprintf(e.stderr, "validate: --human: %v\n", err)
+			return exitUsage
+		}
+	}
 	in, code, ok := openCorpus("validate", paths, e)
 	if !ok {
 		return code
 	}
-	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version}
+	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version, Human: anns, HumanSheet: *human}
 	if *list == 0 {
 		opt.List = -1
 	}
@@ -87,12 +108,16 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 			return exitFailed
 		}
 	}
-	gate := audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations, MinAUROC: gateOn(*minAUROC), MaxAntiShare: gateOn(*maxAnti)}
-	return auditExit(rep, gate, e)
+	gate := audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations, MinAUROC: fractionGate(*minAUROC), MaxAntiShare: fractionGate(*maxAnti), OnLower: *gateOn == "lower"}
+	code = auditExit(rep, gate, e)
+	if *human != "" && !sheetCompared(rep, *human, e) && code == exitOK {
+		code = exitPartial
+	}
+	return code
 }
 
-// gateOn is a fraction gate's threshold, nil when the flag is negative (off).
-func gateOn(x float64) *float64 {
+// fractionGate is a fraction gate's threshold, nil when the flag is negative (off).
+func fractionGate(x float64) *float64 {
 	if x < 0 {
 		return nil
 	}
@@ -117,6 +142,20 @@ func auditExit(rep *audit.Report, g audit.Gate, e env) int {
 		return exitPartial
 	}
 	return exitOK
+}
+
+// sheetCompared says on stderr, and returns false, when the --human sheet
+// could not correct the rates: no row compared, or a corpus with no rubric
+// items' validity (a grounded corpus).
+func sheetCompared(rep *audit.Report, sheet string, e env) bool {
+	why := rep.Reliability.NothingCompared()
+	if rep.Reliability == nil {
+		why = "the corpus has no rubric items' validity to correct (a grounded corpus)"
+	}
+	if why != "" {
+		fmt.Fprintf(e.stderr, "validate: --human %s: %s; the rates are not corrected\n", sheet, why)
+	}
+	return why == ""
 }
 
 func problemLine(p audit.Problem) string {

@@ -18,20 +18,7 @@ import (
 // copying its passage, one criterion judged invalid) with their own rules
 // and section, in text and JSON.
 func TestGroundedCorpus(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	w, err := corpus.Open(dir, corpus.Options{ShardRows: 10, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, q := range []string{"Why can two candidates not both become leader in one term?", "Explain how a candidate becomes leader once a majority of the servers grant it their vote."} {
-		rec := groundedRecord(i, q, i == 0)
-		if err := w.Append(&rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeGroundedRun(t)
 	code, stdout, stderr := validate(t, nil, dir, "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -48,6 +35,27 @@ func TestGroundedCorpus(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "Grounded records: 2 passages, 2 questions, 4 criteria") {
 		t.Errorf("text report (exit %d) lacks the grounded section:\n%s", code, stdout)
 	}
+}
+
+// writeGroundedRun writes two grounded records, four criteria of which
+// three are judged valid, as a run directory.
+func writeGroundedRun(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	w, err := corpus.Open(dir, corpus.Options{ShardRows: 10, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []string{"Why can two candidates not both become leader in one term?", "Explain how a candidate becomes leader once a majority of the servers grant it their vote."} {
+		rec := groundedRecord(i, q, i == 0)
+		if err := w.Append(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // groundedRecord is a passage record with one question of two criteria,

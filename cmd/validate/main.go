@@ -58,6 +58,7 @@ Usage:
   validate rejudge [flags] CORPUS          re-judge a seeded sample with another judge; agreement, kappa
   validate sample [flags] CORPUS           write a seeded sample of items for people to annotate (CSV)
   validate agreement --human FILE CORPUS   agreement and kappa of people's annotations with the corpus
+  validate --human FILE CORPUS             the audit, validity corrected for the judge's errors against them
   validate version
 
 CORPUS is a run directory, an export directory (jsonl or verl) or shard files.

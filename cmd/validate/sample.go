@@ -16,11 +16,13 @@ them as a CSV sheet for people to annotate: one row per item with the
 problem, the ground truth, the item's type and text, and an empty
 human_valid column to fill in with valid or invalid (an optional human_note
 column for remarks). The stored verdicts are not in the sheet, so the
-annotation is blind. Then run validate agreement on the filled-in sheet.
+annotation is blind. Then run validate agreement on the filled-in sheet,
+or validate --human to correct the validity rates for the judge's errors.
 
 Examples:
   validate sample runs/math16k --n 100 --seed 1 --out items.csv
   validate agreement runs/math16k --human items.csv
+  validate runs/math16k --human items.csv
 `
 
 func sampleCmd(ctx context.Context, args []string, e env) int {
