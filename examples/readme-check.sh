@@ -19,9 +19,9 @@
 # way examples/demo.sh starts it (-seed 1 -faults-by-request) where figures
 # depend on faults, so the figures are the same on every run; times, ports,
 # hashes of a run and paths are not compared.
-# Not re-checked (their blocks say how they were made): distill plan (wall
-# times), batch mode (batch and file ids, times), the benchmark figures, the
-# rewardd memory measurement, the Kubernetes and Slurm transcripts.
+# Not re-checked (their blocks say how they were made): the benchmark figures,
+# the rewardd memory measurement, a cancelled batch and an offline run's later
+# waves, the Kubernetes and Slurm transcripts.
 # Exit code: 0 every line is in place, 1 some differ, 2 a step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -175,6 +175,47 @@ done
 lines budget.txt '^budget:'
 check "${got[@]}"
 
+echo "distill plan, then the run and its status against the plan (docs/distill-plan.md; simllm -latency 200ms -limit-rpm 600 -limit-tpm 400000):"
+start_sim "$work/plan.url" -problems "$root/examples/problems.jsonl" -latency 200ms -limit-rpm 600 -limit-tpm 400000
+purl=$(head -n 1 "$work/plan.url")
+(cd "$work" && "$BIN/distill" plan --config "$root/examples/demo.yaml" --base-url "$purl" --out runs/plan2 --sample 20 \
+  --max-cost-usd 0.01 --quiet >plan2.txt 2>&1) || true
+lines "$work/plan2.txt" '^distill plan: '
+check "${got[@]}"
+blocks docs/distill-plan.md --select "bin/distill plan --config examples/demo.yaml --base-url \$URL --out runs/plan --sample 20 --max-cost-usd 0.05 --quiet" \
+  --sub "\$URL=$purl" --sub="--config examples/=--config $root/examples/" --mask 'the pilot took [0-9]+ s'
+"$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$purl" --out "$work/runs/plan" --max-cost-usd 0.2 --quiet >/dev/null 2>&1 || true
+"$BIN/distill" status "$work/runs/plan" 2>/dev/null | tail -n 2 >"$work/planstatus.txt" || true
+# the plan's date and this session's time are the run's own
+lines "$work/planstatus.txt" '.'
+check "${got[0]#*: }" "${got[1]%%, this session*}"
+
+echo "distill plan of a grounded job (docs/distill-plan.md; simllm -latency 200ms -seed 1):"
+start_sim "$work/gplan.url" -problems "$root/examples/problems.jsonl" -latency 200ms -seed 1
+gurl=$(head -n 1 "$work/gplan.url")
+blocks docs/distill-plan.md --select "bin/distill plan --config examples/demo-grounded.yaml" \
+  --sub "\$URL=$gurl" --sub="--config examples/=--config $root/examples/" --mask 'the pilot took [0-9]+ s'
+"$BIN/distill" run --config "$root/examples/demo-grounded.yaml" --base-url "$gurl" --out "$work/runs/plan-grounded" --max-cost-usd 0.2 --quiet >/dev/null 2>&1 || true
+"$BIN/distill" status "$work/runs/plan-grounded" 2>/dev/null | tail -n 2 >"$work/gplanstatus.txt" || true
+lines "$work/gplanstatus.txt" '.'
+check "${got[0]#*: }" "${got[1]%%, this session*}"
+
+echo "batch mode (docs/batch-mode.md; simllm -problems examples/problems.jsonl -batch-turnaround 2s -seed 1):"
+start_sim "$work/batch.url" -problems "$root/examples/problems.jsonl" -batch-turnaround 2s -seed 1
+burl=$(head -n 1 "$work/batch.url")
+"$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$burl" --out "$work/runs/batch" --batch --batch-poll 1s --quiet \
+  >"$work/batch.txt" 2>/dev/null || true
+lines "$work/batch.txt" '^(  done |requests:|batches:)'
+check "${got[@]}"
+# the provider's file and batch ids are new on every run: the columns before them
+"$BIN/distill" batches list "$work/runs/batch" 2>/dev/null | awk 'NF >= 8 {print $1, $2, $3, $4, $5, $6, $7, $8} NF < 8' >"$work/batches.txt" || true
+lines "$work/batches.txt" '.'
+check "${got[@]}"
+(cd "$work" && "$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$burl" --out runs/offline \
+  --batch-files runs/offline-files >offline.txt 2>&1) || true
+lines "$work/offline.txt" '^distill run: stopped'
+check "${got[@]}"
+
 echo "validate rejudge (simllm -seed 7 -invalid-rate 0.1 as the other judge; docs/validate-agreement.md):"
 start_sim "$work/sim7.url" -seed 7 -invalid-rate 0.1
 # Its default response cache is the user's ($XDG_CACHE_HOME/rubricforge): give it
@@ -198,7 +239,7 @@ blocks docs/grounded.md --select "go run ./examples/trainers/exportrows exports/
   --sub "go run ./examples/trainers/exportrows=$work/exportrows"
 start_rewardd "$work/rewardd-grounded.url" --corpus "$work/exports/grounded-verl" --judge-base-url "$sim" --judge-model simulated
 g=$(head -n 1 "$work/rewardd-grounded.url")
-blocks docs/grounded.md --sub "http://127.0.0.1:8711=$g" --select "8711/v1/score -d @-" --select "8711/v1/score_group"
+blocks docs/grounded.md --sub "http://127.0.0.1:8711=$g" --select "8711/v1/score -d @-"
 blocks README.md --sub "http://127.0.0.1:8701=$g" --select "rewardd --corpus exports/grounded-verl"
 
 if [ "$differs" = 0 ]; then
