@@ -81,6 +81,14 @@ start_rewardd() { # start_rewardd FILE FLAGS...: start rewardd on a free port, i
   for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done
   echo "readme-check: rewardd did not start" >&2; exit 2
 }
+four_workers() { # four_workers DIR FLAGS...: a fresh demo endpoint (its URL in $url), the demo job as partitions 0..3 of 4 into DIR/part-I
+  demo_sim "$work/$(basename "$1").url"
+  url=$(head -n 1 "$work/$(basename "$1").url")
+  local I
+  for I in 0 1 2 3; do
+    "$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$url" --out "$1/part-$I" --partition "$I/4" "${@:2}" --quiet >/dev/null 2>&1 || true
+  done
+}
 plan_and_run() { # plan_and_run FILE SELECT URL CONFIG OUT: a plan's block, then the run and status's lines against the plan
   blocks "$1" --select "$2" --sub "\$URL=$3" --sub="--config examples/=--config $root/examples/" --mask 'the pilot took [0-9]+ s'
   "$BIN/distill" run --config "$root/$4" --base-url "$3" --out "$work/$5" --max-cost-usd 0.2 --quiet >/dev/null 2>&1 || true
@@ -160,11 +168,7 @@ lines repair.txt '^requests:'
 echo "  (printed) ${got[0]}   (from cache: may differ from the page by one)"
 
 echo "four partitions and their merge (docs/scale-out.md; a fresh simulated endpoint: its faults depend on how often it saw a request):"
-demo_sim "$work/parts.url"
-url=$(head -n 1 "$work/parts.url")
-for I in 0 1 2 3; do
-  "$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$url" --out "runs/big/part-$I" --partition "$I/4" --quiet >/dev/null 2>&1 || true
-done
+four_workers runs/big
 "$BIN/distill" status runs/big/part-* >parts.txt 2>/dev/null || true
 "$BIN/distill" merge runs/big/part-0 runs/big/part-1 runs/big/part-3 --out runs/big/all >>parts.txt 2>&1 || true
 "$BIN/distill" merge runs/big/part-* --out runs/big/all 2>/dev/null >>parts.txt || true
@@ -173,12 +177,7 @@ lines parts.txt '^(runs/big/part-|total|partitions:|distill merge:|  missing|run
 check "${got[@]}"
 
 echo "a budget for the whole job, split between four workers (docs/budgets.md; a fresh simulated endpoint):"
-demo_sim "$work/budget.url"
-url=$(head -n 1 "$work/budget.url")
-for I in 0 1 2 3; do
-  "$BIN/distill" run --config "$root/examples/demo.yaml" --base-url "$url" --out "runs/budget/part-$I" --partition "$I/4" \
-    --max-cost-usd 0.12 --budget-scope job --quiet >/dev/null 2>&1 || true
-done
+four_workers runs/budget --max-cost-usd 0.12 --budget-scope job
 "$BIN/distill" status runs/budget/part-* 2>/dev/null >budget.txt || true
 lines budget.txt '^budget:'
 check "${got[@]}"
