@@ -4,8 +4,8 @@
 # make demo-grounded runs it with CONFIG=examples/demo-grounded.yaml (the
 # example documents, grounded style).
 # The simulated faults are seeded and drawn per request (-seed 1
-# -faults-by-request), so every run makes the same corpus and the README's
-# example figures are what you get.
+# -faults-by-request), so every run makes the same corpus and the figures of
+# the README's tour (and of docs/) are what you get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}

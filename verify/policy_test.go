@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestPolicyExamples checks every row of the example table of the README's
-// answer equivalence policy against Equal, so the document cannot drift from
-// the code.
+// TestPolicyExamples checks every row of the example table of the answer
+// equivalence policy (docs/verification-policy.md) against Equal, so the
+// document cannot drift from the code.
 func TestPolicyExamples(t *testing.T) {
-	f, err := os.Open("../README.md")
+	f, err := os.Open("../docs/verification-policy.md")
 	if err != nil {
 		t.Fatalf("open policy: %v", err)
 	}
@@ -41,7 +41,7 @@ func TestPolicyExamples(t *testing.T) {
 		pred := strings.ReplaceAll(strings.Trim(strings.TrimSpace(cells[1]), "`"), `\|`, "|")
 		want := strings.TrimSpace(cells[2]) == "yes"
 		if got := Equal(gold, pred); got != want {
-			t.Errorf("README policy row: Equal(%q, %q) = %v, table says %v", gold, pred, got, want)
+			t.Errorf("docs/verification-policy.md row: Equal(%q, %q) = %v, table says %v", gold, pred, got, want)
 		}
 		rows++
 	}
@@ -49,6 +49,6 @@ func TestPolicyExamples(t *testing.T) {
 		t.Fatalf("read policy: %v", err)
 	}
 	if rows < 100 {
-		t.Errorf("found only %d example rows in the README policy", rows)
+		t.Errorf("found only %d example rows in docs/verification-policy.md", rows)
 	}
 }

@@ -16,10 +16,11 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// The README documents the JSON reports: the validate table, one row per
-// top-level key with the keys inside it, and the paragraph of rejudge and
-// agreement keys. These tests hold the reports to it both ways, at every
-// depth, on inputs that leave figures uncomputable.
+// docs/validate.md documents the JSON report in a table, one row per
+// top-level key with the keys inside it, and docs/validate-agreement.md
+// rejudge's and agreement's keys in a paragraph. These tests hold the
+// reports to them both ways, at every depth, on inputs that leave figures
+// uncomputable.
 
 var (
 	backticked = regexp.MustCompile("`([a-z][a-z0-9_]*)`")
@@ -36,13 +37,28 @@ func identifiers(s string) map[string]bool {
 	return out
 }
 
+// validateDocs is the text of the pages that document validate's JSON.
+func validateDocs(t *testing.T) string {
+	t.Helper()
+	var text strings.Builder
+	for _, page := range []string{"../../docs/validate.md", "../../docs/validate-agreement.md"} {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(b)
+		text.WriteString("\n\n")
+	}
+	return text.String()
+}
+
 // documentedAudit reads the validate table: top-level key -> the keys its
 // row names.
 func documentedAudit(t *testing.T, readme string) map[string]map[string]bool {
 	t.Helper()
 	at := strings.Index(readme, "Its keys (rates and shares")
 	if at < 0 {
-		t.Fatal("README: the validate JSON table is not found")
+		t.Fatal("docs/validate.md: the validate JSON table is not found")
 	}
 	rows := map[string]map[string]bool{}
 	for _, line := range strings.Split(readme[at:], "\n")[1:] {
@@ -64,7 +80,7 @@ func documentedAgreement(t *testing.T, readme string) map[string]bool {
 	t.Helper()
 	at := strings.Index(readme, "`rejudge` and `agreement` take `--json` too:")
 	if at < 0 {
-		t.Fatal("README: the rejudge and agreement keys are not found")
+		t.Fatal("docs/validate-agreement.md: the rejudge and agreement keys are not found")
 	}
 	para := readme[at:]
 	para = para[:strings.Index(para, "\n\n")]
@@ -134,17 +150,13 @@ func hiddenBy(path string, got map[string]string) bool {
 }
 
 // TestAuditJSONDocumented: every key of `validate --json`, at every depth,
-// is documented in its section's row of the README table; on a corpus that
+// is documented in its section's row of the docs/validate.md table; on a corpus that
 // has every section, every documented key is there; and on corpora that
 // leave figures uncomputable (no rollouts, no verdicts, no items, no
 // creation time) every key is still present, the figure null, never left
 // out and never a made-up 0.
 func TestAuditJSONDocumented(t *testing.T) {
-	readmeBytes, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(readmeBytes)
+	readme := validateDocs(t)
 	doc := documentedAudit(t, readme)
 	agreementDoc := documentedAgreement(t, readme)
 
@@ -216,9 +228,9 @@ func TestAuditJSONDocumented(t *testing.T) {
 			k := lastKey(p)
 			switch {
 			case !ok:
-				t.Errorf("%s: top-level key %q is not in the README table", name, top)
+				t.Errorf("%s: top-level key %q is not in the docs/validate.md table", name, top)
 			case p != top && !row[k] && !(top == "empirical" && agreementDoc[k]) && !(top == "input_problems" && (k == "file" || k == "line" || k == "error")):
-				t.Errorf("%s: key %s is not documented in the README row of %q", name, p, top)
+				t.Errorf("%s: key %s is not documented in the docs/validate.md row of %q", name, p, top)
 			}
 		}
 		for p := range fullPaths {
@@ -233,7 +245,7 @@ func TestAuditJSONDocumented(t *testing.T) {
 		}
 		for k := range keys {
 			if !slices.ContainsFunc(all, func(p string) bool { return strings.HasPrefix(p, top) && lastKey(p) == k }) {
-				t.Errorf("the README documents %q under %q; no report has such a key", k, top)
+				t.Errorf("docs/validate.md documents %q under %q; no report has such a key", k, top)
 			}
 		}
 	}
@@ -278,13 +290,9 @@ func orMissing(k string) string {
 
 // TestAgreementJSONDocumented: rejudge and agreement print the same
 // top-level keys (the other command's sections null), every key is in the
-// README's list, and every listed key is in one of them.
+// list in docs/validate-agreement.md, and every listed key is in one of them.
 func TestAgreementJSONDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := documentedAgreement(t, string(readme))
+	doc := documentedAgreement(t, validateDocs(t))
 	_, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, InvalidRate: 0.3})
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +326,7 @@ func TestAgreementJSONDocumented(t *testing.T) {
 			k := lastKey(p)
 			seen[k] = true
 			if !doc[k] && !(strings.HasPrefix(p, "input_problems") && (k == "file" || k == "line" || k == "error")) {
-				t.Errorf("%s: key %s is not in the README's list", name, p)
+				t.Errorf("%s: key %s is not in the list in docs/validate-agreement.md", name, p)
 			}
 			if !strings.Contains(p, ".") {
 				if _, ok := map[string]map[string]string{"rejudge": agreed, "agreement": rejudged}[name][p]; !ok {
@@ -329,7 +337,7 @@ func TestAgreementJSONDocumented(t *testing.T) {
 	}
 	for k := range doc {
 		if !seen[k] {
-			t.Errorf("the README lists %q; neither report has it", k)
+			t.Errorf("docs/validate-agreement.md lists %q; neither report has it", k)
 		}
 	}
 }

@@ -173,13 +173,13 @@ func TestJSONKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("--json output does not parse: %v", err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/validate.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range got {
 		if !bytes.Contains(readme, []byte("`"+k+"`")) {
-			t.Errorf("JSON key %q is not documented in README.md", k)
+			t.Errorf("JSON key %q is not documented in docs/validate.md", k)
 		}
 	}
 }

@@ -9,7 +9,7 @@ memory (VmHWM) and the bodies' sizes. Linux only (/proc). Standard library only.
     python3 examples/trainers/rewardd_memory.py --concurrent 8 --samples 1024 --response-bytes 36000
     python3 examples/trainers/rewardd_memory.py --concurrent 8 -- --corpus runs/big/export
 
-With --corpus the index's memory is in the figure too (README, rewardd: sizing the memory).
+With --corpus the index's memory is in the figure too (docs/rewardd.md, Memory).
 """
 
 import argparse
