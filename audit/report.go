@@ -6,7 +6,7 @@ import (
 )
 
 // Report is everything `validate` says about a corpus. Its JSON keys are
-// stable, documented in the README and always present: a figure that cannot
+// stable, documented in docs/validate.md and always present: a figure that cannot
 // be computed (a mean of nothing, a field that does not apply to the input)
 // is null, and a section the input cannot give is null and named in
 // Unavailable.

@@ -99,7 +99,7 @@ func (f *flagSet) batchFlags() {
 		"those the job file puts in batch mode, else every stage; e.g. --batch-files runs/math/offline")
 	poll := f.fs.Duration("batch-poll", 0, "how often open batches are read (default 30s); e.g. --batch-poll 5m")
 	maxReq := f.fs.Int("batch-max-requests", 0, "most requests in one batch input file (default 50000, OpenAI's limit); e.g. --batch-max-requests 10000")
-	maxBytes := f.fs.Int64("batch-max-bytes", 0, "largest batch input file in bytes (default 209715200, 200 MB, OpenAI's limit); e.g. --batch-max-bytes 100000000")
+	maxBytes := f.fs.Int64("batch-max-bytes", 0, "largest batch input file in bytes (default 200000000, 200 MB, OpenAI's limit); e.g. --batch-max-bytes 100000000")
 	f.apply = append(f.apply, func(j *pipeline.Job) {
 		switch {
 		case stages.off:

@@ -42,7 +42,7 @@ validate version; validate help lists them.
 
 func auditCmd(ctx context.Context, args []string, e env) int {
 	fs := newFlags("validate", auditUsage, e)
-	asJSON := fs.Bool("json", false, "print the report as JSON (keys documented in the README)")
+	asJSON := fs.Bool("json", false, "print the report as JSON (keys documented in docs/validate.md)")
 	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
 	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
 	fs.Float64Var(minValidity, "min-valid-rate", -1, "another name for --min-validity; e.g. 0.9")
