@@ -71,58 +71,50 @@ func (c *Corpus) Items() int {
 	return n
 }
 
-// Load reads the corpus at paths (any corpus validate reads) for review.
+// Load reads the corpus in (any corpus validate reads) for review.
 // Records that repeat an id are read once (the first).
-func Load(ctx context.Context, paths ...string) (*Corpus, error) {
-	in, err := audit.Open(paths...)
-	if err != nil {
-		return nil, err
-	}
-	c := &Corpus{Paths: paths, Running: in.Running, byID: map[string]*Record{}}
-	fps := map[string]bool{}
-	var ids []string
-	err = audit.ScanRecords(ctx, in, func(rec *schema.Record) error {
-		if rec.Provenance.JobFingerprint != "" {
-			fps[rec.Provenance.JobFingerprint] = true
-		}
-		ids = append(ids, rec.ID)
+func Load(ctx context.Context, in *audit.Input) (*Corpus, error) {
+	c := &Corpus{Paths: in.Paths, Running: in.Running, byID: map[string]*Record{}}
+	fp, err := scanFingerprint(ctx, in, func(rec *schema.Record) {
 		if rec.Grounded != nil || rec.Style == "grounded" {
 			c.Grounded++
-			return nil
+			return
 		}
 		if c.byID[rec.ID] != nil {
-			return nil
+			return
 		}
 		r := newRecord(rec)
 		c.Records = append(c.Records, r)
 		c.byID[r.ID] = r
-		return nil
 	}, func(p audit.Problem) { c.Problems = append(c.Problems, p) })
 	if err != nil {
-		return nil, fmt.Errorf("reading the corpus for review: %w", err)
+		return nil, err
 	}
-	c.Fingerprint = fingerprintOf(fps, in, ids)
+	c.Fingerprint = fp
 	return c, nil
 }
 
-// Fingerprint is the review fingerprint of the corpus at paths: what its
-// logs carry, and what `distill export --review` checks a log against.
-func Fingerprint(ctx context.Context, paths ...string) (string, error) {
-	in, err := audit.Open(paths...)
-	if err != nil {
-		return "", err
-	}
+// Fingerprint is the review fingerprint of the corpus in: what its logs
+// carry, and what `distill export --review` checks a log against.
+func Fingerprint(ctx context.Context, in *audit.Input) (string, error) {
+	return scanFingerprint(ctx, in, func(*schema.Record) {}, func(audit.Problem) {})
+}
+
+// scanFingerprint reads every record of in, passes it to fn, and returns
+// the corpus's fingerprint.
+func scanFingerprint(ctx context.Context, in *audit.Input, fn func(*schema.Record), bad func(audit.Problem)) (string, error) {
 	fps := map[string]bool{}
 	var ids []string
-	err = audit.ScanRecords(ctx, in, func(rec *schema.Record) error {
+	err := audit.ScanRecords(ctx, in, func(rec *schema.Record) error {
 		if rec.Provenance.JobFingerprint != "" {
 			fps[rec.Provenance.JobFingerprint] = true
 		}
 		ids = append(ids, rec.ID)
+		fn(rec)
 		return nil
-	}, func(audit.Problem) {})
+	}, bad)
 	if err != nil {
-		return "", fmt.Errorf("reading the corpus's fingerprint: %w", err)
+		return "", fmt.Errorf("reading the corpus for review: %w", err)
 	}
 	return fingerprintOf(fps, in, ids), nil
 }
