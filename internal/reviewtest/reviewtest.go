@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -55,16 +56,24 @@ func Records(n int) ([]schema.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	set, err := prompts.Load("")
+	if err != nil {
+		return nil, err
+	}
+	tmpl := templates{set.Hash(prompts.Rollout), set.Hash(prompts.DistillSRaR), set.Hash(prompts.JudgeBatch), set.Hash(prompts.Satisfy)}
 	var out []schema.Record
 	for i, p := range ps {
-		out = append(out, record(i, p))
+		out = append(out, record(i, p, tmpl))
 	}
 	return out, nil
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func record(i int, p Problem) schema.Record {
+// templates are the hashes of this build's templates.
+type templates struct{ rollout, distill, judge, satisfy string }
+
+func record(i int, p Problem, tmpl templates) schema.Record {
 	items := []schema.Item{
 		{ID: 1, Type: schema.TypeSuggest, Text: "States the counting principle the solution relies on before using it.", Weight: 1},
 		{ID: 2, Type: schema.TypeSuggest, Text: "Checks the result against a small case worked out by hand.", Weight: 1},
@@ -103,12 +112,12 @@ func record(i int, p Problem) schema.Record {
 		}
 		rollouts = append(rollouts, ro)
 	}
-	judge, emp, tmpl := "judge-model", "judge-model", "0000000000000000"
+	judge, emp := "judge-model", "judge-model"
 	return schema.Record{
 		ID: fmt.Sprintf("r%02d", i), Source: "rubricforge-examples", Split: "train", Problem: p.Problem, Answer: p.Answer,
 		Style: schema.StyleSRaR, Rubric: items, Rollouts: rollouts, NCorrect: 2, PassRate: 0.5,
 		Provenance: schema.Provenance{RolloutModel: "policy-model", DistillModel: "distill-model", JudgeModel: &judge, EmpiricalModel: &emp,
-			RolloutTemplate: tmpl, DistillTemplate: tmpl, JudgeTemplate: &tmpl, SatisfyTemplate: &tmpl, Alpha: ptr(0.2),
+			RolloutTemplate: tmpl.rollout, DistillTemplate: tmpl.distill, JudgeTemplate: &tmpl.judge, SatisfyTemplate: &tmpl.satisfy, Alpha: ptr(0.2),
 			JobFingerprint: Fingerprint, SpecVersion: schema.SpecVersion, ToolVersion: "test", CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
 		Usage: schema.Usage{Requests: 3},
 	}

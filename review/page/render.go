@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/schema"
@@ -59,7 +60,7 @@ var funcs = template.FuncMap{
 		}
 		return *s
 	},
-	"deref":   func(b *bool) bool { return b != nil && *b },
+	"deref": func(b *bool) bool { return b != nil && *b },
 }
 
 // filterOf reads the filter from the query.
@@ -101,7 +102,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	pos = max(0, min(pos, len(queue)-1))
-	v := view{Key: s.key, Reviewer: st.Reviewer, Corpus: fmt.Sprint(c.Paths), LogPath: s.opt.Log.Path(), Running: c.Running,
+	v := view{Key: s.key, Reviewer: st.Reviewer, Corpus: strings.Join(c.Paths, " "), LogPath: s.opt.Log.Path(), Running: c.Running,
 		Records: len(c.Records), Grounded: c.Grounded, Problems: len(c.Problems), Pos: pos, QueueLen: len(queue),
 		Filter: f, Types: schema.ItemTypes}
 	v.Reviewed, v.TotalItems = review.Progress(c, st)

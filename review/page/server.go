@@ -167,10 +167,10 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 
 // apiRequest is the body of every POST.
 type apiRequest struct {
-	Record string             `json:"record"`
-	Item   int32              `json:"item"`
-	Action string             `json:"action"`
-	Reason string             `json:"reason"`
+	Record string            `json:"record"`
+	Item   int32             `json:"item"`
+	Action string            `json:"action"`
+	Reason string            `json:"reason"`
 	After  *review.ItemState `json:"after"`
 }
 

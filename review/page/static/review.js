@@ -10,6 +10,7 @@
   const items = Array.from(document.querySelectorAll(".item"));
   const TYPES = style === "factual_process" ? ["FACTUAL", "PROCESS"] : ["SUGGEST", "PITFALL", "BONUS", "ANSWER"];
   let busy = false;
+  let pendingForm = null;
 
   function current() {
     const i = items.indexOf(document.activeElement);
@@ -164,8 +165,10 @@
       case "n": go(body.dataset.next, ""); break;
       case "p": go(body.dataset.prev, ""); break;
       case "a": if (need()) out = await decide(i, "accept"); break;
-      case "r": if (need()) { ev.preventDefault(); openForm(i, "reject"); } break;
-      case "e": if (need()) { ev.preventDefault(); openForm(i, "edit"); } break;
+      // The form opens when the key comes up, so that the key's own
+      // character is never typed into it.
+      case "r": if (need()) { ev.preventDefault(); pendingForm = { i: i, kind: "reject", key: ev.key }; } break;
+      case "e": if (need()) { ev.preventDefault(); pendingForm = { i: i, kind: "edit", key: ev.key }; } break;
       case "u":
         out = await post("/api/undo", {});
         if (out.ok) reloadAt(i >= 0 ? items[i].dataset.item : "");
@@ -189,6 +192,14 @@
       default: return;
     }
     if (out && !out.ok) say(out.error);
+  });
+
+  document.addEventListener("keyup", (ev) => {
+    if (pendingForm && ev.key === pendingForm.key) {
+      const p = pendingForm;
+      pendingForm = null;
+      openForm(p.i, p.kind);
+    }
   });
 
   // Focus the item the URL names, else the first one not yet reviewed.
