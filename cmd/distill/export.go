@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/outpath"
+	"github.com/rubricforge/rubricforge/review"
 )
 
 const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
@@ -85,7 +86,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error, a review log of another corpus, reviewers' conflicting decisions without --review-policy; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
 	}
 	return f
 }
@@ -165,6 +166,10 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if _, err := review.ParsePolicy(*f.reviewPolicy); err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
+	}
 	if len(f.review) > 0 {
 		if opt.Review, err = reviewApplier(ctx, run, f.review, *f.reviewPolicy); err != nil {
 			fmt.Fprintf(stderr, "distill export: %v\n", err)
