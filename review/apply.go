@@ -151,8 +151,8 @@ func (d *Decisions) Resolve(p Policy) (map[ItemKey]Entry, []Conflict, error) {
 		for _, c := range conflicts[:min(listedConflicts, len(conflicts))] {
 			lines = append(lines, "  "+c.String())
 		}
-		return nil, conflicts, fmt.Errorf("%d items were decided differently by %s; choose how to settle them with --review-policy latest, unanimous or reviewer:NAME:\n%s: %w",
-			len(conflicts), strings.Join(d.Reviewers, " and "), strings.Join(lines, "\n"), ErrConflicts)
+		return nil, conflicts, fmt.Errorf("%w: %d item(s) by %s; settle them with --review-policy latest, unanimous or reviewer:NAME:\n%s",
+			ErrConflicts, len(conflicts), strings.Join(d.Reviewers, " and "), strings.Join(lines, "\n"))
 	}
 	if p.Kind == PolicyReviewer && !slices.Contains(d.Reviewers, p.Reviewer) {
 		return nil, conflicts, fmt.Errorf("--review-policy reviewer:%s: no log given is %s's (the logs are %s's)", p.Reviewer, p.Reviewer, strings.Join(d.Reviewers, ", "))

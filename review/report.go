@@ -115,7 +115,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes the report for a person.
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "\nPeople's review (%s)\n", strings.Join(r.Logs, ", "))
-	fmt.Fprintf(w, "  coverage: %d of %d items decided (%s); %d items decided differently by two reviewers\n",
+	fmt.Fprintf(w, "  coverage: %d of %d items decided (%s); %d item(s) decided differently by two reviewers\n",
 		r.Covered, r.Items, percent(r.Covered, r.Items), r.Conflicts)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  reviewer\tdecided\taccepted\trejected\tedited\tflagged records\t")
