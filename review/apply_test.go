@@ -181,18 +181,7 @@ func TestApplyDropsEditsAndRenumbers(t *testing.T) {
 // TestReportAgreement: coverage and the kappa of a reviewer against the
 // judge and between reviewers, from the demo corpus.
 func TestReportAgreement(t *testing.T) {
-	run := filepath.Join(t.TempDir(), "run")
-	if err := reviewtest.DemoRun(run, 4); err != nil {
-		t.Fatal(err)
-	}
-	in, err := audit.Open(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := loadDemo(t, 4)
 	// The judge says item 3 of r00 and r02 is invalid, the rest valid.
 	// alice agrees everywhere; bob accepts everything.
 	var ae, be []Entry
@@ -226,18 +215,7 @@ func TestReportAgreement(t *testing.T) {
 // TestQueuePutsLikelyWrongFirst: records whose items the judge and the
 // empirical figures disagree on come first; filters narrow the queue.
 func TestQueuePutsLikelyWrongFirst(t *testing.T) {
-	run := filepath.Join(t.TempDir(), "run")
-	if err := reviewtest.DemoRun(run, 6); err != nil {
-		t.Fatal(err)
-	}
-	in, err := audit.Open(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := loadDemo(t, 6)
 	none := Replay("x", nil)
 	ids := func(rs []*Record) string {
 		var s []string
@@ -262,4 +240,22 @@ func TestQueuePutsLikelyWrongFirst(t *testing.T) {
 	if r, n := Progress(c, s); r != 1 || n != 30 {
 		t.Errorf("progress %d of %d", r, n)
 	}
+}
+
+// loadDemo loads a demo-like run of n records for review.
+func loadDemo(t *testing.T, n int) *Corpus {
+	t.Helper()
+	run := filepath.Join(t.TempDir(), "run")
+	if err := reviewtest.DemoRun(run, n); err != nil {
+		t.Fatal(err)
+	}
+	in, err := audit.Open(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
