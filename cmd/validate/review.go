@@ -34,7 +34,8 @@ page says so). validate CORPUS then reports coverage and agreement, and
 distill export --review CORPUS/review/*.jsonl applies the decisions.
 
 The page binds 127.0.0.1 by default. Bound to another address it asks for
-an access token, printed in the URL on stderr (or set with --token).
+an access token: a random one printed in the URL on stderr, or the value of
+the variable --token-env names.
 
 Examples:
   validate review runs/demo
@@ -45,8 +46,8 @@ Examples:
 func reviewCmd(ctx context.Context, args []string, e env) int {
 	fs := newFlags("validate review", reviewUsage, e)
 	addr := fs.String("addr", "127.0.0.1:8765", "address to serve the page on; e.g. --addr 127.0.0.1:9000 (another interface asks for a token)")
-	reviewer := fs.String("reviewer", defaultReviewer(e.getenv), "your name, which names your log; letters, digits, '.', '_', '-'; e.g. --reviewer alice (default: $USER)")
-	token := fs.String("token", "", "access token when --addr is not loopback (default: a random one, printed); e.g. --token $(openssl rand -hex 16)")
+	reviewer := fs.String("reviewer", defaultReviewer(e.getenv), "your name, which names your log: letters, digits, '.', '_', '-' (default: $USER when it is such a name); e.g. --reviewer alice")
+	tokenEnv := fs.String("token-env", "", "name of an environment variable holding the access token asked for when --addr is not loopback (default: a random token, printed in the URL); e.g. --token-env REVIEW_TOKEN")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
@@ -58,6 +59,13 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 	if err := review.CheckReviewer(*reviewer); err != nil {
 		fmt.Fprintf(e.stderr, "validate review: --reviewer: %v\n", err)
 		return exitUsage
+	}
+	token := ""
+	if *tokenEnv != "" {
+		if token = e.getenv(*tokenEnv); token == "" {
+			fmt.Fprintf(e.stderr, "validate review: --token-env %s: the variable is empty or not set\n", *tokenEnv)
+			return exitUsage
+		}
 	}
 	if _, _, err := net.SplitHostPort(*addr); err != nil {
 		fmt.Fprintf(e.stderr, "validate review: --addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8765)\n", *addr, err)
@@ -82,7 +90,7 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 		return exitFailed
 	}
 	defer log.Close()
-	return serveReview(ctx, c, log, *addr, *token, e)
+	return serveReview(ctx, c, log, *addr, token, e)
 }
 
 // defaultReviewer is $USER when it can name a reviewer, else "reviewer".

@@ -104,7 +104,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	pos = max(0, min(pos, len(queue)-1))
 	v := view{Key: s.key, Reviewer: st.Reviewer, Corpus: strings.Join(c.Paths, " "), LogPath: s.opt.Log.Path(), Running: c.Running,
 		Records: len(c.Records), Grounded: c.Grounded, Problems: len(c.Problems), Pos: pos, QueueLen: len(queue),
-		Filter: f, Types: schema.ItemTypes}
+		Filter: f, Types: typesOf(c)}
 	v.Reviewed, v.TotalItems = review.Progress(c, st)
 	fq := query(f)
 	v.FilterQuery = template.URL(fq.Encode())
@@ -144,4 +144,21 @@ func posURL(fq url.Values, pos int) template.URL {
 	}
 	q.Set("pos", strconv.Itoa(pos))
 	return template.URL("/?" + q.Encode())
+}
+
+// typesOf lists the item types the corpus has, in schema.ItemTypes order.
+func typesOf(c *review.Corpus) []string {
+	has := map[string]bool{}
+	for _, r := range c.Records {
+		for _, it := range r.Items {
+			has[it.Type] = true
+		}
+	}
+	var out []string
+	for _, t := range schema.ItemTypes {
+		if has[t] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
