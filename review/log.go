@@ -112,6 +112,9 @@ type Log struct {
 	header  Header
 	entries []Entry
 	next    int64
+	// broken is set when a line may have been written but not synced:
+	// later appends are refused, so that no seq is written twice.
+	broken error
 }
 
 // OpenLog opens (creating when missing) reviewer's log at path for the
@@ -284,6 +287,9 @@ func (l *Log) Append(e Entry) (Entry, error) {
 	if l.f == nil {
 		return e, errors.New("appending to a closed review log")
 	}
+	if l.broken != nil {
+		return e, fmt.Errorf("the review log cannot take more decisions after an earlier write failed (restart the page): %w", l.broken)
+	}
 	e.Seq = l.next + 1
 	e.Reviewer = l.header.Reviewer
 	e.Time = e.Time.UTC()
@@ -291,6 +297,7 @@ func (l *Log) Append(e Entry) (Entry, error) {
 		return e, err
 	}
 	if err := l.appendLine(e, e.Seq); err != nil {
+		l.broken = err
 		return e, err
 	}
 	l.next = e.Seq

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rubricforge/rubricforge/review"
@@ -46,6 +47,9 @@ type Server struct {
 	key    string // the page key every POST carries
 	tmpl   *template.Template
 	static http.Handler
+	// decide serializes the decisions, so that an undo takes back the
+	// decision before it and no other.
+	decide sync.Mutex
 }
 
 // tokenCookie keeps the access token after the first visit.
@@ -192,6 +196,8 @@ func (s *Server) api(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusBadRequest, "the request body is not a decision: "+err.Error())
 		return
 	}
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	entry, status, err := s.entryOf(r.URL.Path, req)
 	if err != nil {
 		apiError(w, status, err.Error())
