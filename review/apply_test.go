@@ -44,11 +44,6 @@ func TestCheckEdit(t *testing.T) {
 	}
 }
 
-func edit(who string, at time.Time, rec string, item int32, before, after string) Entry {
-	return Entry{Time: at, Reviewer: who, Record: rec, Item: item, Action: ActionEdit,
-		Before: &ItemState{"SUGGEST", before, 1}, After: &ItemState{"SUGGEST", after, 1}}
-}
-
 func decide(who, action string, at time.Time, rec string, item int32) Entry {
 	return Entry{Time: at, Reviewer: who, Record: rec, Item: item, Action: action}
 }
