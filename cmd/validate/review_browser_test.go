@@ -148,7 +148,8 @@ const rejectReason = "too vague to check"
 
 // TestReviewPageInBrowser reviews three items of a demo-like corpus by
 // keyboard alone in a real headless Chromium (accept, reject with a
-// reason, edit the text), reloads and sees them, kills the server while a
+// reason, edit the text), reloads and sees them, sees an edit that empties
+// an item refused with a message, kills the server while a
 // fourth decision is on its way and restarts it with the three intact,
 // then exports with the log and finds the edit in the exported parquet,
 // the rejected item gone, and rewardd scoring with the edited rubric.
@@ -183,9 +184,23 @@ func TestReviewPageInBrowser(t *testing.T) {
 	checkShown(t, ctx, edited)
 	screenshot(t, ctx)
 
+	// An edit that empties the text is refused on the page, with a
+	// message, and nothing is logged.
+	err = chromedp.Do(ctx, focused(`#item-4`), press("e"), focused(`#item-4 .text-input`),
+		press(kb.Backspace+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#item-4 .error`)))
+	if err != nil {
+		t.Fatalf("an empty edit: %v", err)
+	}
+	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#item-4 .error`))); err != nil || !strings.Contains(msg, "Not saved: text is blank") {
+		t.Fatalf("the page's message on an empty edit: %q, %v", msg, err)
+	}
+	if n := len(readLog(t, run)); n != 3 {
+		t.Fatalf("the refused edit left the log with %d entries, want 3", n)
+	}
+
 	// A fourth decision goes out and the server is killed at once: the
 	// three before it are kept whatever became of it.
-	if err := chromedp.Do(ctx, focused(`#item-4`), press("a")); err != nil {
+	if err := chromedp.Do(ctx, press(kb.Escape), focused(`#item-4`), press("a")); err != nil {
 		t.Fatal(err)
 	}
 	srv.kill()
