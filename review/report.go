@@ -117,20 +117,31 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "\nPeople's review (%s)\n", strings.Join(r.Logs, ", "))
 	fmt.Fprintf(w, "  coverage: %d of %d items decided (%s); %d item(s) decided differently by two reviewers\n",
 		r.Covered, r.Items, percent(r.Covered, r.Items), r.Conflicts)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  reviewer\tdecided\taccepted\trejected\tedited\tflagged records\t")
+	// Names are padded to one width, so that right alignment leaves them
+	// aligned on the left.
+	width := len("reviewer")
 	for _, c := range r.Reviewers {
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%d\t\n", c.Reviewer, c.Decided, c.Accepted, c.Rejected, c.Edited, c.Flagged)
+		width = max(width, len(c.Reviewer))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  %-*s\tdecided\taccepted\trejected\tedited\tflagged records\t\n", width, "reviewer")
+	for _, c := range r.Reviewers {
+		fmt.Fprintf(tw, "  %-*s\t%d\t%d\t%d\t%d\t%d\t\n", width, c.Reviewer, c.Decided, c.Accepted, c.Rejected, c.Edited, c.Flagged)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  agreement on validity (a reviewer's verdict is valid when they accepted the item as written):")
+	all := append(append([]*audit.Agreement{}, r.VsJudge...), r.Between...)
+	width = len("between")
+	for _, a := range all {
+		width = max(width, len(a.A+" / "+a.B))
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  between\ttype\titems\tagreement\tkappa\t")
-	for _, a := range append(append([]*audit.Agreement{}, r.VsJudge...), r.Between...) {
+	fmt.Fprintf(tw, "  %-*s\t%-7s\titems\tagreement\tkappa\t\n", width, "between", "type")
+	for _, a := range all {
 		name := a.A + " / " + a.B
-		fmt.Fprintf(tw, "  %s\tall\t%d\t%s\t%s\t\n", name, a.Items, rate(a.Rate), kappa(a.Kappa, a.Scale))
+		fmt.Fprintf(tw, "  %-*s\t%-7s\t%d\t%s\t%s\t\n", width, name, "all", a.Items, rate(a.Rate), kappa(a.Kappa, a.Scale))
 		for _, t := range a.ByType {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t\n", name, t.Type, t.Items, rate(t.Rate), kappa(t.Kappa, ""))
+			fmt.Fprintf(tw, "  %-*s\t%-7s\t%d\t%s\t%s\t\n", width, name, t.Type, t.Items, rate(t.Rate), kappa(t.Kappa, ""))
 		}
 	}
 	return tw.Flush()
