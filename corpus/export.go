@@ -95,7 +95,7 @@ type ExportManifest struct {
 	Splits          map[string]SplitCounts `json:"splits"`
 	// RecordsIn counts the records of the selected splits; RecordsOut those
 	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
-	// no longer holds after --valid-only. ItemsDropped counts the invalid
+	// no longer holds after --valid-only (or people's review: see Review). ItemsDropped counts the invalid
 	// items removed from the records written.
 	RecordsIn      int64 `json:"records_in"`
 	RecordsOut     int64 `json:"records_out"`
