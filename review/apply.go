@@ -222,9 +222,14 @@ func NewApplier(d *Decisions, p Policy) (*Applier, error) {
 // numbers the items 1..n again (and the rollouts' satisfaction verdicts
 // with them; an edited item's verdicts, measured on its old text, are
 // dropped with its figures) and says whether the rubric still holds.
+//
+// A record no decision touched is kept as it is, grounded ones included.
 func (a *Applier) Apply(rec *schema.Record) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.touches(rec) {
+		return true
+	}
 	newID := map[int32]int32{}
 	var kept []schema.Item
 	for _, it := range rec.Rubric {
@@ -268,6 +273,16 @@ func (a *Applier) Apply(rec *schema.Record) bool {
 		return false
 	}
 	return true
+}
+
+// touches reports whether a settled decision names an item of rec.
+func (a *Applier) touches(rec *schema.Record) bool {
+	for _, it := range rec.Rubric {
+		if _, ok := a.decided[ItemKey{rec.ID, it.ID}]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // reviewed marks it valid by a person.

@@ -168,6 +168,11 @@ func TestApplyDropsEditsAndRenumbers(t *testing.T) {
 	if a.Apply(&r1) {
 		t.Fatal("record 1 kept without its ANSWER item")
 	}
+	untouched := recs[0]
+	untouched.ID, untouched.Style, untouched.Rubric = "grounded-1", "grounded", nil
+	if !a.Apply(&untouched) {
+		t.Fatal("a record no decision names was dropped")
+	}
 	s := a.Summary()
 	if s.ItemsRejected != 2 || s.ItemsEdited != 1 || s.ItemsAccepted != 0 || s.Stale != 1 || s.RecordsDropped != 1 || s.Policy != "none" ||
 		len(s.Reviewers) != 1 || s.Reviewers[0].Rejected != 2 {
