@@ -10,9 +10,10 @@
 //
 // # The log
 //
-// A reviewer's log is CORPUS/review/NAME.jsonl for a directory corpus, and
-// review/NAME.jsonl beside a corpus given as one file; it is never inside
-// the corpus's shards. Its first line is a header naming the corpus
+// A reviewer's log is CORPUS/review/NAME.jsonl for a directory corpus,
+// RUN/review/NAME.jsonl for a run's shard file (EXPORT/review for an
+// export's data file), and review/NAME.jsonl beside any other file; it is
+// never among the corpus's shards (see [Dir]). Its first line is a header naming the corpus
 // fingerprint (see [Fingerprint]); every later line is one [Entry]. A log is
 // held with an exclusive lock while a page writes it, so the same reviewer
 // cannot review twice at once; reviewers each have their own log and review

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
@@ -74,12 +75,27 @@ func CheckReviewer(name string) error {
 }
 
 // Dir is where the logs of the corpus at path live: path/review for a
-// directory, review/ beside a file.
+// directory, review/ beside a file, except that a shard of a run directory
+// (RUN/shards/F) or a data file of an export (EXPORT/data/F) has its logs
+// in RUN/review or EXPORT/review, never among the shards.
 func Dir(corpusPath string) string {
-	if st, err := os.Stat(corpusPath); err == nil && !st.IsDir() {
-		return filepath.Join(filepath.Dir(corpusPath), "review")
+	st, err := os.Stat(corpusPath)
+	if err != nil || st.IsDir() {
+		return filepath.Join(corpusPath, "review")
 	}
-	return filepath.Join(corpusPath, "review")
+	dir := filepath.Dir(corpusPath)
+	parent := filepath.Dir(dir)
+	switch filepath.Base(dir) {
+	case "shards":
+		if _, err := os.Stat(filepath.Join(parent, corpus.ManifestName)); err == nil {
+			return filepath.Join(parent, "review")
+		}
+	case "data":
+		if _, err := os.Stat(filepath.Join(parent, corpus.ExportManifestName)); err == nil {
+			return filepath.Join(parent, "review")
+		}
+	}
+	return filepath.Join(dir, "review")
 }
 
 // LogPath is reviewer's log of the corpus at corpusPath.

@@ -141,3 +141,22 @@ func FuzzParseLog(f *testing.F) {
 		}
 	})
 }
+
+// TestDirIsNeverAmongShards: the logs of a run's shard or an export's data
+// file live in the run's or the export's review directory.
+func TestDirIsNeverAmongShards(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"run/manifest.json", "run/shards/part-00000.parquet", "exp/export.json", "exp/data/train-00000-of-00001.parquet", "loose/x.parquet"} {
+		path := filepath.Join(root, f)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		os.WriteFile(path, nil, 0o644)
+	}
+	for in, want := range map[string]string{
+		"run": "run/review", "run/shards/part-00000.parquet": "run/review",
+		"exp/data/train-00000-of-00001.parquet": "exp/review", "loose/x.parquet": "loose/review",
+	} {
+		if got := Dir(filepath.Join(root, in)); got != filepath.Join(root, want) {
+			t.Errorf("Dir(%s) = %s, want %s", in, got, filepath.Join(root, want))
+		}
+	}
+}

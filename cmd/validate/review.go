@@ -26,8 +26,9 @@ says invalid, a low edge). Keys: j/k move, a/r/e decide, u undoes, ? lists
 them all.
 
 Every decision is written at once to the reviewer's log,
-CORPUS/review/NAME.jsonl (review/NAME.jsonl beside a shard file), never into
-the corpus; a killed page loses at most the decision being written. Several
+CORPUS/review/NAME.jsonl (RUN/review for a run's shard file, review/ beside
+any other file: the first, when several make the corpus), never among the
+corpus's shards; a killed page loses at most the decision being written. Several
 reviewers review the same corpus at once, each with their own --reviewer.
 A corpus a running distill run is writing is reviewed as a snapshot (the
 page says so). validate CORPUS then reports coverage and agreement, and
@@ -51,10 +52,6 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
-	}
-	if len(paths) > 1 {
-		fmt.Fprintln(e.stderr, "validate review: give one corpus; see -h")
-		return exitUsage
 	}
 	if err := review.CheckReviewer(*reviewer); err != nil {
 		fmt.Fprintf(e.stderr, "validate review: --reviewer: %v\n", err)
