@@ -239,7 +239,10 @@ func TestQueuePutsLikelyWrongFirst(t *testing.T) {
 	if got := ids(Queue(c, Filter{LowEdge: true, EmpiricalInvalid: true}, none)); got != "r03 r02 r04" {
 		t.Errorf("low-edge, empirically invalid queue %s", got)
 	}
-	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1))
+	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1), decide("x", ActionSkip, t0, "r03", 0))
+	if got := ids(Queue(c, Filter{}, s)); got != "r00 r02 r04 r01 r05 r03" {
+		t.Errorf("queue after skipping r03: %s", got)
+	}
 	if r, n := Progress(c, s); r != 1 || n != 30 {
 		t.Errorf("progress %d of %d", r, n)
 	}

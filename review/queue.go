@@ -37,7 +37,8 @@ func (f Filter) Match(rec *Record, it *Item, s *State) bool {
 
 // Queue is the records a reviewer goes through, in order: the record whose
 // riskiest item is riskiest first, then by the sum of its items' risks,
-// then by id; records with no item passing f are left out.
+// then by id; the records the reviewer skipped go last, and records with
+// no item passing f are left out.
 func Queue(c *Corpus, f Filter, s *State) []*Record {
 	var out []*Record
 	sums := map[*Record]int{}
@@ -55,7 +56,7 @@ func Queue(c *Corpus, f Filter, s *State) []*Record {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *Record) int {
-		return cmp.Or(cmp.Compare(b.Risk, a.Risk), cmp.Compare(sums[b], sums[a]), cmp.Compare(a.ID, b.ID))
+		return cmp.Or(cmp.Compare(skipped(s, a), skipped(s, b)), cmp.Compare(b.Risk, a.Risk), cmp.Compare(sums[b], sums[a]), cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }
@@ -71,4 +72,12 @@ func Progress(c *Corpus, s *State) (reviewed, total int) {
 		}
 	}
 	return reviewed, total
+}
+
+// skipped is 1 for a record the reviewer skipped, else 0.
+func skipped(s *State, r *Record) int {
+	if s.Skipped[r.ID] {
+		return 1
+	}
+	return 0
 }

@@ -29,7 +29,7 @@ type view struct {
 	Hidden                         int // items of the record the filter hides
 	Flagged, Skipped               bool
 	Focus                          int32
-	PrevURL, NextURL               template.URL
+	PrevURL, NextURL, HereURL      template.URL
 }
 
 // itemView is one item and this reviewer's standing decision on it.
@@ -126,6 +126,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		v.Focus = int32(focus)
 		v.PrevURL = posURL(fq, max(pos-1, 0))
 		v.NextURL = posURL(fq, min(pos+1, len(queue)-1))
+		v.HereURL = posURL(fq, pos)
 	}
 	var buf bytes.Buffer
 	if err := s.tmpl.Execute(&buf, v); err != nil {

@@ -174,8 +174,10 @@
         if (out.ok) reloadAt(i >= 0 ? items[i].dataset.item : "");
         break;
       case "s":
+        // The skipped record goes to the end of the queue: the one after
+        // it takes its place.
         out = await post("/api/record", { record: record, action: "skip" });
-        if (out.ok) go(body.dataset.next, "");
+        if (out.ok) go(body.dataset.here, "");
         break;
       case "f":
         out = await post("/api/record", { record: record, action: "flag" });
