@@ -210,9 +210,22 @@ func TestReviewPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkShown(t, ctx, edited)
+	recordKeys(t, ctx, first)
 	srv.kill()
 
 	exportAndScore(t, run, first, edited)
+}
+
+// recordKeys flags the record (f), undoes that (u), and skips it (s): the
+// next record takes its place.
+func recordKeys(t *testing.T, ctx context.Context, first string) {
+	t.Helper()
+	err := chromedp.Do(ctx, focused(`.item`), press("f"), chromedp.WaitVisible(chromedp.CSS(`.badge.flag`)),
+		focused(`.item`), press("u"), chromedp.WaitNotPresent(chromedp.CSS(`.badge.flag`)),
+		focused(`.item`), press("s"), chromedp.WaitNotPresent(chromedp.CSS(`body[data-record="`+first+`"]`)), focused(`.item`))
+	if err != nil {
+		t.Fatalf("flag, undo, skip: %v", err)
+	}
 }
 
 // checkShown reloads the page and checks that it shows the three decisions.
