@@ -151,7 +151,7 @@ const rejectReason = "too vague to check"
 // reason, edit the text), reloads and sees them, sees an edit that empties
 // an item refused with a message, kills the server while a
 // fourth decision is on its way and restarts it with the three intact,
-// then exports with the log and finds the edit in the exported parquet,
+// flags, undoes and skips a record, then exports with the log and finds the edit in the exported parquet,
 // the rejected item gone, and rewardd scoring with the edited rubric.
 func TestReviewPageInBrowser(t *testing.T) {
 	dir := t.TempDir()
