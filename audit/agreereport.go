@@ -122,16 +122,9 @@ func (r *AgreementReport) problem(p Problem) { r.InputProblems = append(r.InputP
 
 // finish computes the agreement over pairs.
 func (r *AgreementReport) finish(pairs []verdictPair) {
-	var all confusion
-	byType := map[string]*confusion{}
-	for _, p := range pairs {
-		all.add(p.Stored, p.Other)
-		c := byType[p.Type]
-		if c == nil {
-			c = &confusion{}
-			byType[p.Type] = c
-		}
-		c.add(p.Stored, p.Other)
+	verdicts := make([]VerdictPair, len(pairs))
+	for i, p := range pairs {
+		verdicts[i] = VerdictPair{Type: p.Type, A: p.Stored, B: p.Other}
 		if p.Stored != p.Other && len(r.Disagreements) < listedDisagreements {
 			r.Disagreements = append(r.Disagreements, Disagreement{p.RecordID, p.ItemID, p.Type, p.Text, p.Stored, p.Other, NullString(p.Reason)})
 		}
@@ -140,7 +133,7 @@ func (r *AgreementReport) finish(pairs []verdictPair) {
 	if i := strings.Index(other, " ("); i > 0 {
 		other = other[:i]
 	}
-	r.Agreement = agreementOf("stored judge", other, all, byType)
+	r.Agreement = CompareVerdicts("stored judge", other, verdicts)
 }
 
 // WriteJSON writes the report as one indented JSON document.

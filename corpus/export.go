@@ -67,6 +67,9 @@ type ExportOptions struct {
 	// ValidOnly drops the items the validity judge marked invalid, and the
 	// records whose rubric then no longer holds (schema.CheckRubric).
 	ValidOnly bool
+	// Review, when set, applies people's review decisions to every record
+	// before ValidOnly (see ExportReview).
+	Review ExportReview
 	// RowsPerFile bounds every data file; default DefaultRowsPerFile.
 	RowsPerFile int
 	// RowGroupRows bounds parquet row groups; default DefaultRowGroupRows.
@@ -92,7 +95,7 @@ type ExportManifest struct {
 	Splits          map[string]SplitCounts `json:"splits"`
 	// RecordsIn counts the records of the selected splits; RecordsOut those
 	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
-	// no longer holds after --valid-only. ItemsDropped counts the invalid
+	// no longer holds after --valid-only (or people's review: see Review). ItemsDropped counts the invalid
 	// items removed from the records written.
 	RecordsIn      int64 `json:"records_in"`
 	RecordsOut     int64 `json:"records_out"`
@@ -102,6 +105,8 @@ type ExportManifest struct {
 	// held: the first is exported, as rewardd's index keeps it.
 	DuplicatesDropped int64        `json:"duplicates_dropped"`
 	Files             []ExportFile `json:"files"`
+	// Review says what people's review decisions did; absent without them.
+	Review *ReviewSummary `json:"review,omitempty"`
 	// CreatedAt is the newest provenance.created_at among the records in,
 	// so that the same export of the same corpus is the same bytes.
 	CreatedAt time.Time `json:"created_at"`
@@ -433,6 +438,10 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 		return nil
 	}
 	x.stats.in(rec)
+	if x.opt.Review != nil && !x.opt.Review.Apply(rec) {
+		x.stats.recordsDropped++
+		return nil
+	}
 	if x.opt.ValidOnly {
 		dropped, holds := dropInvalid(rec)
 		if !holds {
@@ -467,7 +476,7 @@ func (x *exporter) commit(src string) (*ExportManifest, error) {
 		if x.stats.recordsIn == 0 {
 			return nil, fmt.Errorf("nothing to export: corpus %s has no records in the selected splits", src)
 		}
-		return nil, fmt.Errorf("nothing to export: all %d records of the selected splits were dropped by --valid-only", x.stats.recordsIn)
+		return nil, fmt.Errorf("nothing to export: all %d records of the selected splits were dropped by --valid-only or --review", x.stats.recordsIn)
 	}
 	var ordered []*splitWriter
 	for _, s := range ExportSplits {
@@ -500,6 +509,10 @@ func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFil
 		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{},
 		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
 		ItemsDropped: x.stats.itemsDropped, DuplicatesDropped: x.stats.duplicates, Files: files, CreatedAt: x.stats.newest,
+	}
+	if x.opt.Review != nil {
+		r := x.opt.Review.Summary()
+		m.Review = &r
 	}
 	for _, sw := range splits {
 		// A split is listed when the corpus has records in it or it was asked for.

@@ -232,6 +232,7 @@ func renderCard(in cardInput) []byte {
 	in.splitsTable(&b)
 	in.columnsTable(&b)
 	in.validityTable(&b)
+	in.reviewSection(&b)
 	in.provenance(&b)
 	in.usage(&b)
 	return b.Bytes()
@@ -296,6 +297,13 @@ func (in cardInput) command() string {
 	}
 	if o.ValidOnly {
 		parts = append(parts, "--valid-only")
+	}
+	if r := in.manifest.Review; r != nil {
+		parts = append(parts, "--review")
+		parts = append(parts, r.Logs...)
+		if r.Policy != PolicyNone {
+			parts = append(parts, "--review-policy", r.Policy)
+		}
 	}
 	if o.RowsPerFile != DefaultRowsPerFile {
 		parts = append(parts, "--rows-per-file", fmt.Sprint(o.RowsPerFile))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/outpath"
+	"github.com/rubricforge/rubricforge/review"
 )
 
 const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
@@ -43,6 +44,17 @@ Examples:
   distill export runs/math16k --format verl --out exports/math16k --valid-only \
       --system-prompt prompts/system.txt --split train,validation
   distill export runs/math16k --format rar --out exports/math16k-rar --rows-per-file 50000
+  distill export runs/demo --format verl --out exports/demo-reviewed --review runs/demo/review
+  distill export runs/demo --format verl --out exports/demo-reviewed \
+      --review runs/demo/review/alice.jsonl,runs/demo/review/bob.jsonl --review-policy reviewer:alice
+
+People's review (validate review): --review applies the decisions of review
+logs: rejected items dropped, edits applied, accepted and edited items marked
+valid; export.json's "review" section and the card say how many, and by whom.
+A log written for another corpus is refused. When reviewers decided an item
+differently the export stops and lists the items, unless --review-policy says
+how to settle them: latest (the later decision), unanimous (a disputed item
+is left as the corpus has it) or reviewer:NAME (NAME's decision first).
 
 Flags:
 `
@@ -51,7 +63,8 @@ Flags:
 type exportFlags struct {
 	fs                               *flag.FlagSet
 	format, out, split, systemPrompt *string
-	userTemplate                     *string
+	userTemplate, reviewPolicy       *string
+	review                           logList
 	validOnly, force                 *bool
 	rowsPerFile                      *int
 }
@@ -67,11 +80,13 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	f.userTemplate = fs.String("user-template", "", "verl only: rollout template file whose messages are the prompt, {{.Problem}} marking the problem (the format of prompts/templates/rollout.tmpl); default: the rollout template the corpus's rollouts were sampled with; give the run's own when it used --prompts-dir; e.g. --user-template my-prompts/rollout.tmpl")
 	f.validOnly = fs.Bool("valid-only", false, "drop the items the validity judge marked invalid, and the records whose rubric then no longer holds (counted in export.json)")
 	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
+	fs.Var(&f.review, "review", "review logs to apply (validate review writes them): files, comma-separated or repeated, or a directory of them; e.g. --review runs/demo/review")
+	f.reviewPolicy = fs.String("review-policy", "", "how conflicting review decisions are settled: latest, unanimous or reviewer:NAME (default: none; conflicts stop the export); e.g. --review-policy latest")
 	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error, a review log of another corpus, reviewers' conflicting decisions without --review-policy; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
 	}
 	return f
 }
@@ -88,6 +103,13 @@ func (f *exportFlags) parse(args []string) (run string, err error) {
 		}
 		pos = append(pos, f.fs.Arg(0))
 		args = f.fs.Args()[1:]
+	}
+	if len(f.review) > 0 {
+		// --review a.jsonl b.jsonl: a shell's expansion of review/*.jsonl.
+		for len(pos) > 1 && strings.HasSuffix(pos[len(pos)-1], ".jsonl") {
+			f.review = append(f.review, pos[len(pos)-1])
+			pos = pos[:len(pos)-1]
+		}
 	}
 	if len(pos) != 1 {
 		return "", fmt.Errorf("want one run directory, got %d arguments", len(pos))
@@ -144,6 +166,19 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if _, err := review.ParsePolicy(*f.reviewPolicy); err != nil {
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
+	}
+	if len(f.review) > 0 {
+		if opt.Review, err = reviewApplier(ctx, run, f.review, *f.reviewPolicy); err != nil {
+			fmt.Fprintf(stderr, "distill export: %v\n", err)
+			return exitFailed
+		}
+	} else if *f.reviewPolicy != "" {
+		fmt.Fprintln(stderr, "distill export: --review-policy needs --review LOG...")
+		return exitUsage
+	}
 	return exportRun(ctx, run, opt, stdout, stderr)
 }
 
@@ -173,10 +208,23 @@ func writeExportSummary(w io.Writer, out string, m *corpus.ExportManifest) {
 		fmt.Fprintf(w, ", %d dropped (rubric no longer holds), %d invalid items dropped", m.RecordsDropped, m.ItemsDropped)
 	}
 	fmt.Fprintln(w)
+	if r := m.Review; r != nil {
+		fmt.Fprintf(w, "  review: %d items rejected, %d edited, %d accepted (%s); %d records dropped, %d conflicts (policy %s), %d stale decisions not applied\n",
+			r.ItemsRejected, r.ItemsEdited, r.ItemsAccepted, reviewers(r.Reviewers), r.RecordsDropped, r.Conflicts, r.Policy, r.Stale)
+	}
 	for _, s := range corpus.ExportSplits {
 		if c, ok := m.Splits[s]; ok {
 			fmt.Fprintf(w, "  %-10s %7d rows in %d files\n", s, c.Rows, c.Files)
 		}
 	}
 	fmt.Fprintf(w, "  card %s/%s, manifest %s/%s\n", out, corpus.DatasetCardName, out, corpus.ExportManifestName)
+}
+
+// reviewers names each reviewer with their counts.
+func reviewers(cs []corpus.ReviewerCounts) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s: %d rejected, %d edited, %d accepted", c.Reviewer, c.Rejected, c.Edited, c.Accepted))
+	}
+	return strings.Join(parts, "; ")
 }

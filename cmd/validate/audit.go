@@ -37,6 +37,8 @@ corrected for its errors (docs/judge-reliability.md).
 
 Other commands, each with its own -h: validate rejudge (another judge's
 verdicts on a sample), validate sample and validate agreement (people's),
+validate review (a page to accept, reject and edit items; when CORPUS/review
+holds its logs, the text report ends with the review's coverage and kappa),
 validate version; validate help lists them.
 `
 
@@ -101,6 +103,9 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if err := write(e.stdout); err != nil {
 		fmt.Fprintf(e.stderr, "validate: writing the report: %v\n", err)
 		return exitFailed
+	}
+	if !*asJSON {
+		reviewSection(ctx, paths, e)
 	}
 	if *htmlPath != "" {
 		if err := writeFile(*htmlPath, e.stdout, rep.WriteHTML); err != nil {

@@ -59,6 +59,7 @@ Usage:
   validate sample [flags] CORPUS           write a seeded sample of items for people to annotate (CSV)
   validate agreement --human FILE CORPUS   agreement and kappa of people's annotations with the corpus
   validate --human FILE CORPUS             the audit, validity corrected for the judge's errors against them
+  validate review [flags] CORPUS           a local page to accept, reject and edit items (a review log)
   validate version
 
 CORPUS is a run directory, an export directory (jsonl or verl) or shard files.
@@ -93,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return sampleCmd(ctx, args[1:], e)
 	case "agreement":
 		return agreementCmd(ctx, args[1:], e)
+	case "review":
+		return reviewCmd(ctx, args[1:], e)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK

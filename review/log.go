@@ -1,0 +1,350 @@
+package review
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
+)
+
+// LogFormat names the review log's format in its header.
+const LogFormat = "rubricforge-review/1"
+
+// Actions of an entry.
+const (
+	ActionAccept = "accept" // the item stands as it is
+	ActionReject = "reject" // the item is dropped
+	ActionEdit   = "edit"   // the item is replaced by After
+	ActionSkip   = "skip"   // the record is passed over for now
+	ActionFlag   = "flag"   // the record needs a second look
+	ActionUndo   = "undo"   // the entry Undoes no longer counts
+)
+
+// itemActions are the actions on one item; the others are on a record.
+var itemActions = map[string]bool{ActionAccept: true, ActionReject: true, ActionEdit: true}
+
+// Header is a log's first line.
+type Header struct {
+	Format      string    `json:"format"`
+	Fingerprint string    `json:"corpus_fingerprint"`
+	Corpus      string    `json:"corpus"` // the path the page was started on, for people
+	Reviewer    string    `json:"reviewer"`
+	Created     time.Time `json:"created"`
+}
+
+// ItemState is what an item says: before and after an edit.
+type ItemState struct {
+	Type   string  `json:"type"`
+	Text   string  `json:"text"`
+	Weight float64 `json:"weight"`
+}
+
+// Entry is one decision: one line of the log.
+type Entry struct {
+	Seq      int64      `json:"seq"`
+	Time     time.Time  `json:"time"`
+	Reviewer string     `json:"reviewer"`
+	Record   string     `json:"record"`
+	Item     int32      `json:"item,omitempty"` // 0 for skip and flag, which are about the record
+	Action   string     `json:"action"`
+	Reason   string     `json:"reason,omitempty"`
+	Before   *ItemState `json:"before,omitempty"`
+	After    *ItemState `json:"after,omitempty"`
+	Undoes   int64      `json:"undoes,omitempty"` // the Seq an undo takes back
+}
+
+// reviewerName is what a reviewer's name may hold: it names the log file.
+var reviewerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// CheckReviewer reports whether name can name a reviewer (and its log).
+func CheckReviewer(name string) error {
+	if !reviewerName.MatchString(name) {
+		return fmt.Errorf("reviewer %q: a name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// Dir is where the logs of the corpus at path live: path/review for a
+// directory, review/ beside a file, except that a shard of a run directory
+// (RUN/shards/F) or a data file of an export (EXPORT/data/F) has its logs
+// in RUN/review or EXPORT/review, never among the shards.
+func Dir(corpusPath string) string {
+	st, err := os.Stat(corpusPath)
+	if err != nil || st.IsDir() {
+		return filepath.Join(corpusPath, "review")
+	}
+	dir := filepath.Dir(corpusPath)
+	parent := filepath.Dir(dir)
+	switch filepath.Base(dir) {
+	case "shards":
+		if _, err := os.Stat(filepath.Join(parent, corpus.ManifestName)); err == nil {
+			return filepath.Join(parent, "review")
+		}
+	case "data":
+		if _, err := os.Stat(filepath.Join(parent, corpus.ExportManifestName)); err == nil {
+			return filepath.Join(parent, "review")
+		}
+	}
+	return filepath.Join(dir, "review")
+}
+
+// LogPath is reviewer's log of the corpus at corpusPath.
+func LogPath(corpusPath, reviewer string) string {
+	return filepath.Join(Dir(corpusPath), reviewer+".jsonl")
+}
+
+// Logs lists the logs in the review directory of the corpus at corpusPath,
+// sorted; none when it has no review directory.
+func Logs(corpusPath string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(Dir(corpusPath), "*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("listing review logs: %w", err)
+	}
+	return files, nil
+}
+
+// ErrOtherCorpus is wrapped when a log was written for another corpus.
+var ErrOtherCorpus = errors.New("the review log belongs to another corpus")
+
+// ErrLogInUse is wrapped when another page holds the reviewer's log.
+var ErrLogInUse = errors.New("the review log is in use")
+
+// Log is a reviewer's log opened for appending; it holds the log's lock
+// until Close.
+type Log struct {
+	mu      sync.Mutex
+	path    string
+	f       fsys.File
+	header  Header
+	entries []Entry
+	next    int64
+	// broken is set when a line may have been written but not synced:
+	// later appends are refused, so that no seq is written twice.
+	broken error
+}
+
+// OpenLog opens (creating when missing) reviewer's log at path for the
+// corpus with fingerprint fp. A log whose header names another fingerprint
+// is refused (ErrOtherCorpus); a torn last line (a server killed while
+// writing it) is cut off; any other line that does not decode is an error
+// naming it. The log is locked: a second OpenLog of the same file fails
+// with ErrLogInUse until Close.
+func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error) {
+	if err := CheckReviewer(reviewer); err != nil {
+		return nil, err
+	}
+	if err := fsys.MkdirAllSynced(fsys.OS, filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("making the review directory: %w", err)
+	}
+	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening review log: %w", err)
+	}
+	held, err := fsys.OS.Lock(f)
+	if err == nil && held {
+		err = fmt.Errorf("%s: another review page is writing it (one page per reviewer; give another --reviewer): %w", path, ErrLogInUse)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l := &Log{path: path, f: f}
+	if err := l.load(reviewer, fp, corpusPath, now); err != nil {
+		fsys.OS.Unlock(f)
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// load reads the log, cuts a torn tail, and writes the header of a new log.
+func (l *Log) load(reviewer, fp, corpusPath string, now time.Time) error {
+	data, err := io.ReadAll(io.NewSectionReader(l.f, 0, 1<<40))
+	if err != nil {
+		return fmt.Errorf("reading review log %s: %w", l.path, err)
+	}
+	whole := data
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		whole = data[:i+1] // the last line was being written when the server stopped
+		if err := l.f.Truncate(int64(len(whole))); err != nil {
+			return fmt.Errorf("cutting the torn last line of %s: %w", l.path, err)
+		}
+	}
+	if len(whole) == 0 {
+		l.header = Header{Format: LogFormat, Fingerprint: fp, Corpus: corpusPath, Reviewer: reviewer, Created: now.UTC()}
+		return l.appendLine(l.header, 0)
+	}
+	h, entries, err := parseLog(l.path, bytes.NewReader(whole))
+	if err != nil {
+		return err
+	}
+	if h.Fingerprint != fp {
+		return otherCorpus(l.path, h, fp)
+	}
+	if h.Reviewer != reviewer {
+		return fmt.Errorf("%s is %s's review log, not %s's", l.path, h.Reviewer, reviewer)
+	}
+	l.header, l.entries = h, entries
+	for _, e := range entries {
+		l.next = max(l.next, e.Seq)
+	}
+	_, err = l.f.Seek(int64(len(whole)), io.SeekStart)
+	return err
+}
+
+func otherCorpus(path string, h Header, fp string) error {
+	return fmt.Errorf("%s was written for the corpus with fingerprint %s (%s), not this one (%s): %w",
+		path, h.Fingerprint, h.Corpus, fp, ErrOtherCorpus)
+}
+
+// maxLogLine bounds one line of a log.
+const maxLogLine = 1 << 20
+
+// parseLog reads a whole log. A line that does not decode is an error
+// naming the file and line.
+func parseLog(path string, r io.Reader) (Header, []Entry, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLogLine)
+	var h Header
+	var entries []Entry
+	line := 0
+	for sc.Scan() {
+		line++
+		if line == 1 {
+			if err := json.Unmarshal(sc.Bytes(), &h); err != nil || h.Format != LogFormat {
+				return h, nil, fmt.Errorf("%s:1: not a review log header (want format %q)", path, LogFormat)
+			}
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return h, nil, fmt.Errorf("%s:%d: the entry does not decode: %w", path, line, err)
+		}
+		if err := checkEntry(e); err != nil {
+			return h, nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return h, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if line == 0 {
+		return h, nil, fmt.Errorf("%s is empty: not a review log", path)
+	}
+	return h, entries, nil
+}
+
+// checkEntry reports an entry no page writes.
+func checkEntry(e Entry) error {
+	switch {
+	case e.Record == "" && e.Action != ActionUndo:
+		return errors.New("the entry names no record")
+	case itemActions[e.Action] && e.Item <= 0:
+		return fmt.Errorf("a %s entry names no item", e.Action)
+	case e.Action == ActionEdit && e.After == nil:
+		return errors.New("an edit entry has no after")
+	case e.Action == ActionUndo && e.Undoes <= 0:
+		return errors.New("an undo entry names no entry (undoes)")
+	case !itemActions[e.Action] && e.Action != ActionSkip && e.Action != ActionFlag && e.Action != ActionUndo:
+		return fmt.Errorf("action %q is not one of accept, reject, edit, skip, flag, undo", e.Action)
+	}
+	return nil
+}
+
+// ReadLog reads the log at path for the corpus with fingerprint fp (any
+// corpus when fp is ""). The torn last line of a server killed while
+// writing it is left out.
+func ReadLog(path, fp string) (Header, []Entry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Header{}, nil, fmt.Errorf("reading review log: %w", err)
+	}
+	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
+		data = data[:i+1]
+	}
+	h, entries, err := parseLog(path, bytes.NewReader(data))
+	if err != nil {
+		return h, nil, err
+	}
+	if fp != "" && h.Fingerprint != fp {
+		return h, nil, otherCorpus(path, h, fp)
+	}
+	return h, entries, nil
+}
+
+// Header is the log's header.
+func (l *Log) Header() Header { return l.header }
+
+// Path is the log's file.
+func (l *Log) Path() string { return l.path }
+
+// Entries is a copy of the log's entries.
+func (l *Log) Entries() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Entry(nil), l.entries...)
+}
+
+// Append numbers e, stamps it with the reviewer, writes it as one line and
+// syncs the file; only then is it part of the log.
+func (l *Log) Append(e Entry) (Entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return e, errors.New("appending to a closed review log")
+	}
+	if l.broken != nil {
+		return e, fmt.Errorf("the review log cannot take more decisions after an earlier write failed (restart the page): %w", l.broken)
+	}
+	e.Seq = l.next + 1
+	e.Reviewer = l.header.Reviewer
+	e.Time = e.Time.UTC()
+	if err := checkEntry(e); err != nil {
+		return e, err
+	}
+	if err := l.appendLine(e, e.Seq); err != nil {
+		l.broken = err
+		return e, err
+	}
+	l.next = e.Seq
+	l.entries = append(l.entries, e)
+	return e, nil
+}
+
+// appendLine writes v as one line and syncs.
+func (l *Log) appendLine(v any, seq int64) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding review entry %d: %w", seq, err)
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing review entry %d to %s: %w", seq, l.path, err)
+	}
+	if err := fsys.SyncFile(l.f); err != nil {
+		return fmt.Errorf("syncing review entry %d to %s: %w", seq, l.path, err)
+	}
+	return nil
+}
+
+// Close unlocks and closes the log.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	fsys.OS.Unlock(l.f)
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
