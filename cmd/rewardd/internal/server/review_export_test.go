@@ -16,8 +16,8 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/reviewtest"
-	"github.com/rubricforge/rubricforge/reward/judge"
 	"github.com/rubricforge/rubricforge/review"
+	"github.com/rubricforge/rubricforge/reward/judge"
 )
 
 // TestServesAReviewedExport: a corpus exported with a reviewer's log
