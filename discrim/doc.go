@@ -1,0 +1,54 @@
+// Package discrim owns the discrimination statistics of a rubric: how well
+// each item, and the rubric as a whole, separates a record's correct
+// rollouts from its flawed ones, measured on the corpus's own verified
+// rollouts and per-rollout satisfaction verdicts (no new requests). It is
+// pure: it imports only schema and the standard library, reads no files and
+// keeps no clock.
+//
+// # Definitions
+//
+// For item i of a record and rollout r with correctness c_r and satisfaction
+// s_ir, the item's good-side value is x_ir = s_ir for items of positive
+// polarity and 1 − s_ir for PITFALL items (not falling into the trap is
+// good).
+//
+//   - edge e_i = mean(x_ir | correct) − mean(x_ir | flawed), defined only when
+//     the measured rollouts hold both sides.
+//   - rubric score of a rollout = Σ_i w_i x_ir / Σ_i w_i over the record's
+//     items, w_i = |weight| for the factual_process style and 1 for srar
+//     (whose items carry no weights); computed with and without ANSWER items.
+//   - rubric AUROC = P(score(correct) > score(flawed)) + ½ P(tie) over all
+//     correct × flawed pairs of the record.
+//   - saturated: x_ir = 1 on every measured rollout ([ItemStats.Saturated]);
+//     reported apart from x_ir = 1 on at least 95% of them
+//     ([ItemStats.Saturated95], which includes the former). dead: x_ir = 1 on
+//     none.
+//   - anti-discriminative: e_i < 0 beyond noise, decided by the one-sided
+//     Fisher exact test (see [FisherLess]): under "x does not depend on
+//     correctness", given how many rollouts are correct and how many have
+//     x = 1, the chance that the correct ones hold as few x = 1 as observed
+//     or fewer is at most [DefaultAntiAlpha] (0.05). The smallest p a
+//     record can reach is 1 / C(n, n_correct), so a record of 8 rollouts
+//     with one flawed rollout can never show an item anti-discriminative
+//     (p ≥ 1/8), and one with 4 and 4 can (p ≥ 1/70): an edge below zero that
+//     the counts cannot tell from chance is counted as a negative edge only.
+//   - redundant pair: two items of a record whose x vectors over the measured
+//     rollouts are equal, or both non-constant and correlated (Pearson,
+//     here the phi coefficient) at ≥ 0.9.
+//   - near-duplicate texts, reported apart: the word-bigram Jaccard
+//     similarity of the two items' texts is ≥ 0.8 (words are runs of letters
+//     and digits, lower-cased; a text of one word is its word).
+//
+// # Shape
+//
+// A [Matrix] is one record's verdicts (built by [FromRecord], or item by
+// item and rollout by rollout by a reader with its own row type). [Measure]
+// measures it over all its rollouts or a subset given as positions, so a
+// caller can fit on one half and measure on the other ([Split] is the fixed
+// split). An [Aggregate] folds records' measurements into bounded counts and
+// histograms (by item type and by record) and merges with another in a
+// fixed order; records it cannot measure are counted by [Reason], never as
+// 0 or 1. The grounded style's edge (open-book minus closed-book mean score
+// over the weight) is [GroundedEdge]; the sampling it needs belongs to the
+// empirical stage.
+package discrim

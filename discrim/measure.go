@@ -1,0 +1,299 @@
+package discrim
+
+import (
+	"math"
+
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Thresholds of the definitions (see the package comment).
+const (
+	// DefaultAntiAlpha is the one-sided Fisher p at or below which a
+	// negative edge counts as anti-discriminative.
+	DefaultAntiAlpha = 0.05
+	// SaturatedShare is the share of rollouts with x = 1 at or above which
+	// an item is Saturated95.
+	SaturatedShare = 0.95
+	// RedundantCorr is the correlation of two items' x vectors at or above
+	// which they are a redundant pair.
+	RedundantCorr = 0.9
+	// DuplicateJaccard is the word-bigram Jaccard similarity at or above
+	// which two item texts are near duplicates.
+	DuplicateJaccard = 0.8
+)
+
+// Options tune a measurement; the zero value takes the defaults.
+type Options struct {
+	// AntiAlpha replaces DefaultAntiAlpha when positive.
+	AntiAlpha float64
+}
+
+func (o Options) antiAlpha() float64 {
+	if o.AntiAlpha > 0 {
+		return o.AntiAlpha
+	}
+	return DefaultAntiAlpha
+}
+
+// Reason says why a record's edges and AUROC are not measured.
+type Reason int
+
+// Reasons a record is unmeasured. Measured is the zero value.
+const (
+	Measured    Reason = iota
+	NoItems            // the rubric is empty
+	NoVerdicts         // no rollout has verdicts matching the rubric
+	OnlyCorrect        // the measured rollouts are all correct
+	OnlyFlawed         // the measured rollouts are all flawed
+	nReasons
+)
+
+// Reasons lists the unmeasured reasons in report order.
+var Reasons = []Reason{NoItems, NoVerdicts, OnlyCorrect, OnlyFlawed}
+
+// String is the reason's report key.
+func (r Reason) String() string {
+	switch r {
+	case Measured:
+		return "measured"
+	case NoItems:
+		return "no_items"
+	case NoVerdicts:
+		return "no_verdicts"
+	case OnlyCorrect:
+		return "only_correct"
+	case OnlyFlawed:
+		return "only_flawed"
+	}
+	return "unknown"
+}
+
+// ItemStats is one item measured over a set of rollouts.
+type ItemStats struct {
+	ID   int32
+	Type string
+	// Good counts the measured rollouts with x = 1; GoodCorrect and
+	// GoodFlawed split it by correctness.
+	Good, GoodCorrect, GoodFlawed int
+	// HasEdge is true when the rollouts hold both sides; the means, Edge,
+	// AntiP and Anti are zero otherwise.
+	HasEdge                 bool
+	MeanCorrect, MeanFlawed float64
+	Edge                    float64
+	// AntiP is the one-sided Fisher p that correct rollouts hold this few
+	// x = 1 by chance; Anti is Edge < 0 with AntiP ≤ the alpha.
+	AntiP float64
+	Anti  bool
+	// Saturated: x = 1 on every rollout; Saturated95: on ≥ 95% of them
+	// (so every Saturated item is Saturated95); Dead: on none.
+	Saturated, Saturated95, Dead bool
+	// Redundant and NearDuplicate are true when the item is in at least one
+	// pair of the kind.
+	Redundant, NearDuplicate bool
+}
+
+// Pair names two items of a record (A < B by position) that are redundant
+// or near duplicates.
+type Pair struct {
+	A, B int // positions in the rubric
+	// Equal is true when the x vectors are the same; Corr is their
+	// correlation, NaN when either is constant. For a text pair Corr is the
+	// Jaccard similarity.
+	Equal bool
+	Corr  float64
+}
+
+// RecordStats is one record measured over a set of its rollouts.
+type RecordStats struct {
+	// Unmeasured is why the record has no edges and no AUROC (Measured
+	// when it has them).
+	Unmeasured      Reason
+	Correct, Flawed int // measured rollouts by side
+	Items           []ItemStats
+	// AUROC is the rubric AUROC over all items; AUROCNoAnswer without the
+	// ANSWER items. HasAUROC / HasAUROCNoAnswer are false when undefined
+	// (the record is unmeasured, or the items' weights sum to 0, or no
+	// item but ANSWER ones is left).
+	AUROC, AUROCNoAnswer       float64
+	HasAUROC, HasAUROCNoAnswer bool
+	// Redundant lists the redundant pairs over the verdicts;
+	// NearDuplicates the pairs of near-duplicate texts.
+	Redundant, NearDuplicates []Pair
+}
+
+// Measure measures m over the rollouts at the given positions (nil: all of
+// them). Saturation, deadness and redundancy need only verdicts; edges,
+// anti-discrimination and the AUROC need both sides. Near-duplicate texts
+// need neither.
+func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
+	if rollouts == nil {
+		rollouts = allPositions(m.Rollouts())
+	}
+	var st RecordStats
+	st.Items = make([]ItemStats, len(m.Items))
+	for i, it := range m.Items {
+		st.Items[i] = ItemStats{ID: it.ID, Type: it.Type}
+	}
+	st.NearDuplicates = nearDuplicates(m.Items)
+	for _, p := range st.NearDuplicates {
+		st.Items[p.A].NearDuplicate, st.Items[p.B].NearDuplicate = true, true
+	}
+	for _, r := range rollouts {
+		if m.Correct[r] {
+			st.Correct++
+		} else {
+			st.Flawed++
+		}
+	}
+	st.Unmeasured = reasonOf(len(m.Items), st.Correct, st.Flawed)
+	if len(m.Items) == 0 || len(rollouts) == 0 {
+		return st
+	}
+	for i := range m.Items {
+		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, opt.antiAlpha())
+	}
+	st.Redundant = redundantPairs(m, rollouts)
+	for _, p := range st.Redundant {
+		st.Items[p.A].Redundant, st.Items[p.B].Redundant = true, true
+	}
+	if st.Unmeasured == Measured {
+		st.AUROC, st.HasAUROC = RubricAUROC(m, rollouts, true)
+		st.AUROCNoAnswer, st.HasAUROCNoAnswer = RubricAUROC(m, rollouts, false)
+	}
+	return st
+}
+
+func reasonOf(items, correct, flawed int) Reason {
+	switch {
+	case items == 0:
+		return NoItems
+	case correct+flawed == 0:
+		return NoVerdicts
+	case flawed == 0:
+		return OnlyCorrect
+	case correct == 0:
+		return OnlyFlawed
+	}
+	return Measured
+}
+
+func allPositions(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}
+
+func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed int, alpha float64) {
+	for _, r := range rollouts {
+		if !m.X(r, i) {
+			continue
+		}
+		s.Good++
+		if m.Correct[r] {
+			s.GoodCorrect++
+		} else {
+			s.GoodFlawed++
+		}
+	}
+	n := len(rollouts)
+	s.Saturated = s.Good == n
+	s.Saturated95 = float64(s.Good) >= SaturatedShare*float64(n)
+	s.Dead = s.Good == 0
+	if nCorrect == 0 || nFlawed == 0 {
+		return
+	}
+	s.HasEdge = true
+	s.MeanCorrect = float64(s.GoodCorrect) / float64(nCorrect)
+	s.MeanFlawed = float64(s.GoodFlawed) / float64(nFlawed)
+	s.Edge = s.MeanCorrect - s.MeanFlawed
+	s.AntiP = FisherLess(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed)
+	s.Anti = s.Edge < 0 && s.AntiP <= alpha
+}
+
+// FisherLess is the one-sided Fisher exact p of a 2 × 2 table: with
+// nCorrect correct rollouts of which goodCorrect have x = 1, and nFlawed
+// flawed of which goodFlawed do, the probability, when x does not depend
+// on correctness and both margins are fixed, that the correct rollouts
+// hold goodCorrect or fewer x = 1 (hypergeometric lower tail).
+func FisherLess(goodCorrect, nCorrect, goodFlawed, nFlawed int) float64 {
+	n := nCorrect + nFlawed
+	k := goodCorrect + goodFlawed
+	lo := max(0, k-nFlawed)
+	denom := logChoose(n, nCorrect)
+	p := 0.0
+	for j := lo; j <= goodCorrect; j++ {
+		p += math.Exp(logChoose(k, j) + logChoose(n-k, nCorrect-j) - denom)
+	}
+	return min(p, 1)
+}
+
+func logChoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
+// RubricAUROC is the rubric AUROC over the rollouts at the given positions,
+// with or without the ANSWER items; ok is false when it is undefined (one
+// side missing, or the weights counted sum to 0).
+func RubricAUROC(m *Matrix, rollouts []int, withAnswer bool) (auroc float64, ok bool) {
+	total := 0.0
+	for _, it := range m.Items {
+		if withAnswer || it.Type != schema.TypeAnswer {
+			total += it.Weight
+		}
+	}
+	if !(total > 0) {
+		return 0, false
+	}
+	var correct, flawed []float64
+	for _, r := range rollouts {
+		s := rubricScore(m, r, withAnswer, total)
+		if m.Correct[r] {
+			correct = append(correct, s)
+		} else {
+			flawed = append(flawed, s)
+		}
+	}
+	return AUROC(correct, flawed)
+}
+
+// rubricScore is Σ_i w_i x_ir / Σ_i w_i over the counted items, summed in
+// item order so equal sets of satisfied items give equal scores.
+func rubricScore(m *Matrix, r int, withAnswer bool, total float64) float64 {
+	got := 0.0
+	for i, it := range m.Items {
+		if (withAnswer || it.Type != schema.TypeAnswer) && m.X(r, i) {
+			got += it.Weight
+		}
+	}
+	return got / total
+}
+
+// tieTolerance is how close two scores count as a tie: scores are sums of
+// the same weights in different sets, equal as numbers but not always as
+// floats.
+const tieTolerance = 1e-12
+
+// AUROC is P(a > b) + ½ P(a = b) over all pairs of a from pos and b from
+// neg; ok is false when either is empty.
+func AUROC(pos, neg []float64) (auroc float64, ok bool) {
+	if len(pos) == 0 || len(neg) == 0 {
+		return 0, false
+	}
+	wins := 0 // in halves: 2 per win, 1 per tie
+	for _, a := range pos {
+		for _, b := range neg {
+			switch {
+			case math.Abs(a-b) <= tieTolerance:
+				wins++
+			case a > b:
+				wins += 2
+			}
+		}
+	}
+	return float64(wins) / float64(2*len(pos)*len(neg)), true
+}
