@@ -46,8 +46,8 @@ const (
 // Good-side satisfaction rates (x = s, or 1 - s for PITFALL) of the
 // planted kinds that depend on correctness.
 const (
-	plantGoodIfCorrect = 0.8
-	plantGoodIfFlawed  = 0.2
+	plantGoodIfCorrect = 0.75
+	plantGoodIfFlawed  = 0.25
 )
 
 // paraphrasePrefix starts every planted paraphrase; what follows is its
