@@ -73,6 +73,10 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the corpus to refine: %w", err)
 	}
+	if in.Format == audit.FormatVerl {
+		return nil, fmt.Errorf("%s is a verl export: its rows hold the rubric only, no rollouts and no satisfaction verdicts; "+
+			"refine the run directory (or jsonl export) it was exported from, made with the empirical stage on: %w", cfg.Src, ErrNoVerdicts)
+	}
 	src, _ := filepath.Abs(cfg.Src)
 	settings := settingsOf(src, in, cfg.Options)
 	fp := fingerprint(in, settings)

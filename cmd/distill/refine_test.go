@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,5 +171,157 @@ func checkRefinedCorpus(t *testing.T, src, dst string, sum refine.Summary) {
 	}
 	if !strings.Contains(stdout.String(), "refined from "+abs) {
 		t.Errorf("status does not say where the corpus was refined from:\n%s", stdout.String())
+	}
+}
+
+// smallCorpus runs distill on 12 problems, 8 rollouts each, with or
+// without the empirical stage, against a planting simulator.
+func smallCorpus(t *testing.T, empirical bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, 12)
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: &llmtest.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	out := filepath.Join(dir, "run")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--n", "8",
+		fmt.Sprintf("--empirical=%v", empirical), "--out", out, "--quiet"}, &stdout, &stderr)
+	if code != exitOK && code != exitProblems {
+		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	return out
+}
+
+// TestRefineBadInput: what the user must fix is exit 2 with a message
+// that says what and how, and leaves no --out behind.
+func TestRefineBadInput(t *testing.T) {
+	good := smallCorpus(t, true)
+	bare := smallCorpus(t, false)
+	verl := filepath.Join(t.TempDir(), "verl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"export", good, "--format", "verl", "--out", verl}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr.String())
+	}
+	tmp := t.TempDir()
+	existing := filepath.Join(tmp, "existing")
+	os.Mkdir(existing, 0o755)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no verdicts", []string{bare, "--out", filepath.Join(tmp, "a")}, []string{"no satisfaction verdicts", "empirical stage", "--empirical"}},
+		{"verl export holds no rollouts", []string{verl, "--out", filepath.Join(tmp, "b")}, []string{"no satisfaction verdicts", "empirical stage"}},
+		{"out inside the source", []string{good, "--out", filepath.Join(good, "refined")}, []string{"inside", good}},
+		{"out is the source", []string{good, "--out", good}, []string{"--out", good}},
+		{"out exists", []string{good, "--out", existing}, []string{"exists"}},
+		{"no out", []string{good}, []string{"--out is required"}},
+		{"no source", []string{filepath.Join(tmp, "missing"), "--out", filepath.Join(tmp, "c")}, []string{"missing"}},
+		{"two sources", []string{good, bare, "--out", filepath.Join(tmp, "d")}, []string{"want one SRC"}},
+		{"bad flag", []string{good, "--out", filepath.Join(tmp, "e"), "--min-side", "0"}, []string{"--min-side"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"refine"}, tc.args...), &stdout, &stderr)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitUsage, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr.String())
+				}
+			}
+			for _, p := range []string{"a", "b", "c", "d", "e", filepath.Join(good, "refined")} {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(tmp, p)
+				}
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
+}
+
+// TestRefineDryRunAndRerun: --dry-run prints a line per refined record and
+// writes nothing; a second refine into a finished --out is a no-op; the
+// refined corpus's records are those of the same refinement done again.
+func TestRefineDryRunAndRerun(t *testing.T) {
+	src := smallCorpus(t, true)
+	dst := filepath.Join(t.TempDir(), "refined")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"refine", src, "--out", dst, "--dry-run"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("dry run: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("--dry-run wrote --out")
+	}
+	if _, err := os.Stat(tempDirOf(dst)); err == nil {
+		t.Error("--dry-run left a work directory")
+	}
+	dry := stdout.String()
+	if !strings.Contains(dry, "would refine (dry run, nothing written)") || !strings.Contains(dry, "; weights ") {
+		t.Errorf("dry run output:\n%s", dry)
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine: exit %d: %s", code, stderr.String())
+	}
+	first := stdout.String()
+	// The dry run's summary is the real one's but for its first line.
+	if tail(dry) != tail(first) {
+		t.Errorf("dry run and refine disagree:\n%s\n---\n%s", dry, first)
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine again: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "already holds this refinement") {
+		t.Errorf("refine again:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst, "--min-edge", "-0.3"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("refine with other settings into the same --out: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// tail drops a refine output's first line and its per-record lines.
+func tail(out string) string {
+	var keep []string
+	for i, l := range strings.Split(out, "\n") {
+		if i == 0 || strings.Contains(l, "; weights ") || strings.HasPrefix(l, "refine: ") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func tempDirOf(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".refine-partial")
+}
+
+// TestRefineHelpExplainsEveryFlag: -h names every flag with an example
+// and the exit codes.
+func TestRefineHelpExplainsEveryFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"refine", "-h"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine -h: exit %d", code)
+	}
+	help := stderr.String()
+	f := newRefineFlags()
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if !strings.Contains(help, "-"+fl.Name) {
+			t.Errorf("refine -h does not mention -%s", fl.Name)
+		}
+	})
+	for _, want := range []string{"Examples:", "distill refine runs/demo --out runs/demo-refined", "Exit codes", "--decompose"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("refine -h does not mention %q", want)
+		}
 	}
 }
