@@ -28,6 +28,7 @@ type acc struct {
 	usage                               Usage
 	costNano                            int64 // the usage cost in 1e-9 USD: sums that do not depend on order
 	emp                                 empAcc
+	disc                                discAcc
 	viol                                violAcc
 	grounded                            *groundedAcc // nil until a grounded record
 }
@@ -48,6 +49,7 @@ func newAcc(set *settings, fileIdx int, file string) *acc {
 		cooc:     map[[2]int]int64{},
 		pass:     passAcc{perRecord: hist{}},
 		emp:      newEmpAcc(),
+		disc:     newDiscAcc(),
 		viol:     violAcc{byRule: map[string]*RuleCount{}},
 	}
 }
@@ -80,6 +82,7 @@ func (a *acc) add(r *row, rowNum int64) {
 	a.viol.beginRecord()
 	a.check(r, rowNum)
 	a.emp.add(a, r, rowNum)
+	a.disc.add(r)
 	a.viol.endRecord(rowNum)
 }
 
@@ -170,6 +173,7 @@ func (a *acc) merge(o *acc) {
 	a.usage.CompletionTokens += u.CompletionTokens
 	a.costNano += o.costNano
 	a.emp.merge(&o.emp)
+	a.disc.merge(&o.disc)
 	a.viol.merge(&o.viol, a.set.list)
 	a.mergeGrounded(o)
 }

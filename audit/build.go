@@ -3,6 +3,7 @@ package audit
 import (
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -27,7 +28,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		if in.Export != nil && in.Export.Source != "" {
 			why += " (" + in.Export.Source + ")"
 		}
-		for _, s := range []string{"pass_rates", "rollouts", "usage", "provenance", "empirical.satisfaction_by_correctness", "structure: rollout and satisfaction rules"} {
+		for _, s := range []string{"pass_rates", "rollouts", "usage", "provenance", "empirical.satisfaction_by_correctness", "discrimination", "structure: rollout and satisfaction rules"} {
 			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
 		}
 		r.Empirical = a.empirical(false)
@@ -47,6 +48,11 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Usage = &u
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
+	run := "RUN"
+	if in.Kind == KindRun && len(in.Paths) == 1 {
+		run = filepath.Clean(in.Paths[0])
+	}
+	r.Discrimination = a.disc.report(run)
 	r.leaveOutTheOtherKind()
 	return r
 }
@@ -85,9 +91,9 @@ func (r *Report) leaveOutTheOtherKind() {
 	if r.Corpus.RubricKind != RubricGrounded {
 		return
 	}
-	r.Validity, r.Counts, r.PitfallBonus, r.PassRates, r.Rollouts, r.Empirical = nil, nil, nil, nil, nil, nil
+	r.Validity, r.Counts, r.PitfallBonus, r.PassRates, r.Rollouts, r.Empirical, r.Discrimination = nil, nil, nil, nil, nil, nil, nil
 	const why = "the math styles' section; a grounded corpus's questions, criteria and their validity are in grounded"
-	for _, s := range []string{"validity", "counts", "pitfall_bonus", "pass_rates", "rollouts", "empirical"} {
+	for _, s := range []string{"validity", "counts", "pitfall_bonus", "pass_rates", "rollouts", "empirical", "discrimination"} {
 		if !slices.ContainsFunc(r.Unavailable, func(u Unavailable) bool { return u.Section == s }) {
 			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
 		}

@@ -46,8 +46,8 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 func (r *Report) WriteHTML(w io.Writer) error {
 	data := struct {
 		*Report
-		Charts []template.HTML
-	}{r, r.charts()}
+		Charts, DiscrimCharts []template.HTML
+	}{r, r.charts(), r.discrimCharts()}
 	return htmlPage.Execute(w, data)
 }
 

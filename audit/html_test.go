@@ -35,8 +35,9 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 
 	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(page, -1)
-	// validity by type, items per record for each style, pass rates, rollout lengths
-	if want := 1 + len(rep.Counts) + 2; len(svgs) != want {
+	// validity by type, items per record for each style, pass rates, rollout
+	// lengths; discrimination: edges, AUROCs, kinds by type, records with kinds
+	if want := 1 + len(rep.Counts) + 2 + 4; len(svgs) != want {
 		t.Errorf("%d charts, want %d", len(svgs), want)
 	}
 	for i, svg := range svgs {

@@ -24,8 +24,11 @@ type Report struct {
 	Usage         *Usage        `json:"usage"`
 	Provenance    *Provenance   `json:"provenance"`
 	Empirical     *Empirical    `json:"empirical"`
-	Grounded      *Grounded     `json:"grounded"` // null without grounded records
-	Unavailable   []Unavailable `json:"unavailable"`
+	// Discrimination is null for a verl export (no rollouts) and a
+	// grounded corpus.
+	Discrimination *Discrimination `json:"discrimination"`
+	Grounded       *Grounded       `json:"grounded"` // null without grounded records
+	Unavailable    []Unavailable   `json:"unavailable"`
 }
 
 // CorpusInfo says what was read.

@@ -11,9 +11,12 @@ const auditUsage = `Usage: validate [flags] CORPUS...
 
 Audits a corpus: structural violations listed by record id and item id,
 validity by item type, items per record by type, PITFALL x BONUS
-co-occurrence, pass rates, rollout lengths, tokens and cost, provenance and
-empirical validity. The text report goes to stdout; --json prints the same
-figures as JSON; --html writes a self-contained page with charts.
+co-occurrence, pass rates, rollout lengths, tokens and cost, provenance,
+empirical validity and discrimination (item edges, rubric AUROC, saturated,
+dead, anti-discriminative and redundant items, from the stored satisfaction
+verdicts; docs/discrimination.md). The text report goes to stdout; --json
+prints the same figures as JSON; --html writes a self-contained page with
+charts.
 
 CORPUS is a run directory, a distill export directory (jsonl or verl) or
 shard files (.parquet, .jsonl). rar and srar-lines exports cannot be audited.
@@ -23,6 +26,7 @@ Examples:
   validate runs/math16k --json > audit.json
   validate runs/math16k --html audit.html
   validate runs/math16k --min-validity 0.95 --max-violations 0   # a CI gate: exit 1 when below
+  validate runs/math16k --min-auroc 0.8 --max-anti-share 0.02     # gate on discrimination
   validate exports/math16k-verl
 
 Other commands, each with its own -h: validate rejudge (another judge's
@@ -36,6 +40,8 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
 	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
 	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
+	minAUROC := fs.Float64("min-auroc", -1, "gate: exit 1 when the mean rubric AUROC of the measured records is below this, or no record is measured; e.g. 0.8 (-1: off)")
+	maxAnti := fs.Float64("max-anti-share", -1, "gate: exit 1 when more than this share of the measured items is anti-discriminative, or no record is measured; e.g. 0.02 (-1: off)")
 	maxItems := fs.Int("max-items", 0, "SRaR item limit to check (0: the run's distill.max_items, else 12)")
 	list := fs.Int("list", audit.DefaultList, "violations listed in full, in corpus order (0: all); the counts are always exact")
 	force := fs.Bool("force", false, "replace the --html file when it exists")
@@ -48,6 +54,10 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	}
 	if *minValidity > 1 || *list < 0 || *maxItems < 0 {
 		fmt.Fprintln(e.stderr, "validate: --min-validity is a rate from 0 to 1; --list and --max-items are not negative")
+		return exitUsage
+	}
+	if *minAUROC > 1 || *maxAnti > 1 {
+		fmt.Fprintln(e.stderr, "validate: --min-auroc and --max-anti-share are fractions from 0 to 1 (-1: off)")
 		return exitUsage
 	}
 	in, code, ok := openCorpus("validate", paths, e)
@@ -77,7 +87,16 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 			return exitFailed
 		}
 	}
-	return auditExit(rep, audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations}, e)
+	gate := audit.Gate{MinValidity: *minValidity, MaxViolations: *maxViolations, MinAUROC: gateOn(*minAUROC), MaxAntiShare: gateOn(*maxAnti)}
+	return auditExit(rep, gate, e)
+}
+
+// gateOn is a fraction gate's threshold, nil when the flag is negative (off).
+func gateOn(x float64) *float64 {
+	if x < 0 {
+		return nil
+	}
+	return &x
 }
 
 // auditExit says on stderr why the audit does not exit 0, and returns the code.

@@ -6,8 +6,8 @@
 // `distill export` directories (jsonl and verl), and prints text, JSON or
 // a self-contained HTML page.
 //
-// Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity
-// or --max-violations gate failed, the judge endpoint refused or nothing
+// Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity,
+// --max-violations, --min-auroc or --max-anti-share gate failed, the judge endpoint refused or nothing
 // listens there, no item could be compared); 2 usage error (a path that is
 // not a corpus: a problems file, an empty file); 3 finished, but part of the
 // input is damaged (unreadable files or lines, repeated record ids) or some

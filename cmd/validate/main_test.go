@@ -97,6 +97,21 @@ func TestExitCodes(t *testing.T) {
 			r.Rubric[2].Type, r.Rubric[2].Polarity = schema.TypeAnswer, 1
 		}
 	})
+	// every flawed rollout satisfies every item and no correct one does:
+	// each record's rubric AUROC is 0 (x: 1/4 for the correct rollout, 3/4
+	// for the flawed; good's records are the other way round, AUROC 1)
+	inverted := writeRun(t, 30, func(r *schema.Record) {
+		for j := range r.Rollouts {
+			for k := range r.Rollouts[j].Satisfaction {
+				r.Rollouts[j].Satisfaction[k].Satisfied = !r.Rollouts[j].Correct
+			}
+		}
+	})
+	noVerdicts := writeRun(t, 30, func(r *schema.Record) {
+		for j := range r.Rollouts {
+			r.Rollouts[j].Satisfaction = nil
+		}
+	})
 	truncated := writeRun(t, 30, nil)
 	shard := filepath.Join(truncated, "shards", "part-00001.parquet")
 	data, err := os.ReadFile(shard)
@@ -118,6 +133,12 @@ func TestExitCodes(t *testing.T) {
 		{"violations within", []string{twoAnswers, "--max-violations", "2"}, exitOK, ""},
 		{"violations without gate", []string{twoAnswers}, exitOK, ""},
 		{"rate above 1", []string{good, "--min-validity", "95"}, exitUsage, "rate from 0 to 1"},
+		{"discrimination gate met", []string{good, "--min-auroc", "1", "--max-anti-share", "0"}, exitOK, ""},
+		{"auroc below", []string{inverted, "--min-auroc", "0.5"}, exitFailed, "mean rubric AUROC 0 over 30 measured records is below --min-auroc 0.5"},
+		{"auroc without verdicts", []string{noVerdicts, "--min-auroc", "0.5"}, exitFailed, "run the empirical stage"},
+		{"no verdicts without gate", []string{noVerdicts}, exitOK, ""},
+		{"auroc above 1", []string{good, "--min-auroc", "80"}, exitUsage, "fractions from 0 to 1"},
+		{"anti share above 1", []string{good, "--max-anti-share", "2"}, exitUsage, "fractions from 0 to 1"},
 		{"unknown flag", []string{good, "--nope"}, exitUsage, "flag provided but not defined"},
 		{"no corpus", []string{"--json"}, exitUsage, "no corpus given"},
 		{"missing path", []string{filepath.Join(t.TempDir(), "nope")}, exitUsage, "nope"},

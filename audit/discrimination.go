@@ -1,0 +1,180 @@
+package audit
+
+import (
+	"math"
+	"path/filepath"
+
+	"github.com/rubricforge/rubricforge/discrim"
+)
+
+// Discrimination says how well the rubrics separate each record's correct
+// rollouts from its flawed ones, measured on the stored satisfaction
+// verdicts (package discrim has the definitions). Item counts are over the
+// measured records; records without both sides or without verdicts are
+// counted in Unmeasured, never as 0 or 1.
+type Discrimination struct {
+	Records    int64            `json:"records"` // math records read
+	Measured   int64            `json:"measured"`
+	Unmeasured UnmeasuredCounts `json:"unmeasured"`
+	// RolloutsWithoutVerdicts counts rollouts of records with some
+	// verdicts that were left out for having none that match the rubric.
+	RolloutsWithoutVerdicts int64 `json:"rollouts_without_verdicts"`
+	// MeanAUROC is the mean rubric AUROC over the measured records (the
+	// --min-auroc gate's figure); MeanAUROCWithoutAnswer without the
+	// ANSWER items. Null when no record is measured.
+	MeanAUROC              *float64 `json:"mean_auroc"`
+	MeanAUROCWithoutAnswer *float64 `json:"mean_auroc_without_answer"`
+	// AntiShare is anti-discriminative items over measured items (the
+	// --max-anti-share gate's figure); AntiAlpha the Fisher p bound.
+	AntiShare   *float64       `json:"anti_share"`
+	AntiAlpha   float64        `json:"anti_alpha"`
+	ByType      []DiscrimCount `json:"by_type"`
+	Total       DiscrimCount   `json:"total"`
+	RecordsWith DiscrimCount   `json:"records_with"` // measured records with at least one such item
+	// RedundantPairs and NearDuplicatePairs are over measured records;
+	// the near-duplicate texts of every record are NearDuplicatePairsAll
+	// in NearDuplicateRecordsAll records.
+	RedundantPairs          int64 `json:"redundant_pairs"`
+	NearDuplicatePairs      int64 `json:"near_duplicate_pairs"`
+	NearDuplicatePairsAll   int64 `json:"near_duplicate_pairs_all"`
+	NearDuplicateRecordsAll int64 `json:"near_duplicate_records_all"`
+	// Histograms: edges of the measured items over [-1, 1], rubric AUROCs
+	// of the measured records over [0, 1], in twenty bins.
+	EdgeHistogram               []Range    `json:"edge_histogram"`
+	AUROCHistogram              []Range    `json:"auroc_histogram"`
+	AUROCWithoutAnswerHistogram []Range    `json:"auroc_without_answer_histogram"`
+	LowestAUROC                 []LowAUROC `json:"lowest_auroc"`
+	// Needs says what to run when no record has satisfaction verdicts;
+	// null when some record has them.
+	Needs *string `json:"needs"`
+}
+
+// UnmeasuredCounts counts the records not measured, by why.
+type UnmeasuredCounts struct {
+	NoItems     int64 `json:"no_items"`
+	NoVerdicts  int64 `json:"no_verdicts"`
+	OnlyCorrect int64 `json:"only_correct"`
+	OnlyFlawed  int64 `json:"only_flawed"`
+}
+
+// DiscrimCount counts the measured items of one type (or, in
+// records_with, the records) of each kind.
+type DiscrimCount struct {
+	Type          string `json:"type"`
+	Items         int64  `json:"items"`
+	Saturated     int64  `json:"saturated"`    // x = 1 on every rollout
+	Saturated95   int64  `json:"saturated_95"` // x = 1 on >= 95% of the rollouts (saturated included)
+	Dead          int64  `json:"dead"`
+	NegativeEdge  int64  `json:"negative_edge"`
+	Anti          int64  `json:"anti"`
+	Redundant     int64  `json:"redundant"`
+	NearDuplicate int64  `json:"near_duplicate"`
+}
+
+// LowAUROC is one of the records of lowest rubric AUROC.
+type LowAUROC struct {
+	RecordID string  `json:"record_id"`
+	AUROC    float64 `json:"auroc"`
+	Correct  int     `json:"correct"`
+	Flawed   int     `json:"flawed"`
+}
+
+// needsEmpirical is what Needs says; run is the run directory (RUN when
+// the input is not one).
+func needsEmpirical(run string) string {
+	return "no record has satisfaction verdicts (rollouts[].satisfaction): they come from the empirical stage. " +
+		"Run the job again with it on, into a new directory with this run's cache " +
+		"(rollouts and rubrics come from the cache; only the satisfaction requests are sent): " +
+		"distill run --config JOB.yaml --empirical --out " + run + "-empirical --cache " + filepath.Join(run, "cache.db")
+}
+
+// discAcc measures each math record's discrimination as it is read.
+type discAcc struct {
+	agg      *discrim.Aggregate
+	m        discrim.Matrix
+	skipped  int64 // rollouts without matching verdicts in records with some
+	verdicts int64 // records with at least one judged rollout
+}
+
+func newDiscAcc() discAcc { return discAcc{agg: discrim.NewAggregate()} }
+
+func (d *discAcc) add(r *row) {
+	m := &d.m
+	m.Reset(r.Style)
+	for i := range r.Rubric {
+		it := &r.Rubric[i]
+		m.AddItem(it.ID, it.Type, it.Text, it.Weight, it.Polarity)
+	}
+	for i := range r.Rollouts {
+		ro := &r.Rollouts[i]
+		if !verdictsMatch(ro.Satisfaction, r.Rubric) {
+			m.Skipped++
+			continue
+		}
+		m.AddRollout(ro.Index, ro.Correct, func(k int) bool { return ro.Satisfaction[k].Satisfied })
+	}
+	if m.Rollouts() > 0 {
+		d.verdicts++
+		d.skipped += int64(m.Skipped)
+	}
+	st := discrim.Measure(m, nil, discrim.Options{})
+	d.agg.Add(r.ID, &st)
+}
+
+func (d *discAcc) merge(o *discAcc) {
+	d.agg.Merge(o.agg)
+	d.skipped += o.skipped
+	d.verdicts += o.verdicts
+}
+
+func (d *discAcc) report(run string) *Discrimination {
+	g := d.agg
+	out := &Discrimination{
+		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha,
+		Unmeasured: UnmeasuredCounts{NoItems: g.Unmeasured[discrim.NoItems], NoVerdicts: g.Unmeasured[discrim.NoVerdicts],
+			OnlyCorrect: g.Unmeasured[discrim.OnlyCorrect], OnlyFlawed: g.Unmeasured[discrim.OnlyFlawed]},
+		ByType: []DiscrimCount{}, RedundantPairs: g.RedundantPairs, NearDuplicatePairs: g.NearDuplicatePairs,
+		NearDuplicatePairsAll: g.TextPairsAll, NearDuplicateRecordsAll: g.TextRecordsAll,
+		EdgeHistogram: ranges(&g.Edges), AUROCHistogram: ranges(&g.AUROC), AUROCWithoutAnswerHistogram: ranges(&g.AUROCNoAnswer),
+		LowestAUROC: []LowAUROC{},
+	}
+	if m, ok := g.MeanAUROC(true); ok {
+		out.MeanAUROC = &m
+	}
+	if m, ok := g.MeanAUROC(false); ok {
+		out.MeanAUROCWithoutAnswer = &m
+	}
+	if s, ok := g.AntiShare(); ok {
+		out.AntiShare = &s
+	}
+	for _, t := range g.Types() {
+		out.ByType = append(out.ByType, discrimCount(t, g.ByType[t]))
+	}
+	total := g.Total()
+	out.Total = discrimCount("Total", &total)
+	out.RecordsWith = discrimCount("records", &g.RecordsWith)
+	for _, l := range g.Lowest {
+		out.LowestAUROC = append(out.LowestAUROC, LowAUROC{RecordID: l.ID, AUROC: l.AUROC, Correct: l.Correct, Flawed: l.Flawed})
+	}
+	if d.verdicts == 0 && g.Records > g.Unmeasured[discrim.NoItems] {
+		out.Needs = addr(needsEmpirical(run))
+	}
+	return out
+}
+
+func discrimCount(t string, c *discrim.Counts) DiscrimCount {
+	return DiscrimCount{Type: t, Items: c.Items, Saturated: c.Saturated, Saturated95: c.Saturated95, Dead: c.Dead,
+		NegativeEdge: c.NegativeEdge, Anti: c.Anti, Redundant: c.Redundant, NearDuplicate: c.NearDuplicate}
+}
+
+func ranges(h *discrim.Histogram) []Range {
+	out := make([]Range, len(h.Counts))
+	width := (h.Hi - h.Lo) / float64(len(h.Counts))
+	for k, n := range h.Counts {
+		out[k] = Range{Lo: roundTo4(h.Lo + float64(k)*width), Hi: roundTo4(h.Lo + float64(k+1)*width), Count: n}
+	}
+	return out
+}
+
+// roundTo4 rounds x to four decimals, negative values too.
+func roundTo4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

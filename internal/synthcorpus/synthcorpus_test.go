@@ -1,0 +1,104 @@
+package synthcorpus
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/discrim"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// TestPlantedKindsShowWithoutNoise: with no judge noise every planted kind
+// is what discrim measures: saturated items saturated, dead ones dead, a
+// redundant item equal to its source, ANSWER items exactly correctness.
+func TestPlantedKindsShowWithoutNoise(t *testing.T) {
+	o := Options{Records: 300, JudgeNoise: -1, Seed: 7}
+	seen := map[Kind]int{}
+	for i := range o.Records {
+		rec, kinds := o.Record(i)
+		if err := schema.CheckRubric(rec.Style, rec.Rubric, 12); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		st := discrim.Measure(discrim.FromRecord(nil, &rec), nil, discrim.Options{})
+		for k, kind := range kinds {
+			seen[kind]++
+			s := st.Items[k]
+			switch {
+			case kind == Saturated && !s.Saturated, kind == Dead && !s.Dead:
+				t.Errorf("record %d item %d planted %v: saturated %v dead %v", i, k+1, kind, s.Saturated, s.Dead)
+			case kind == Redundant && !s.Redundant:
+				t.Errorf("record %d item %d planted redundant is in no redundant pair", i, k+1)
+			case rec.Rubric[k].Type == schema.TypeAnswer && s.HasEdge && s.Edge != 1:
+				t.Errorf("record %d: ANSWER edge %v; want 1 without noise", i, s.Edge)
+			}
+		}
+	}
+	for k := range nKinds {
+		if seen[k] == 0 {
+			t.Errorf("no item of kind %v in 300 records", k)
+		}
+	}
+}
+
+// TestAlignedBeatsMisaligned: over many records the mean edge of aligned
+// items is positive and of misaligned ones negative, noise included.
+func TestAlignedBeatsMisaligned(t *testing.T) {
+	o := Options{Records: 400, Seed: 3}
+	sum, n := map[Kind]float64{}, map[Kind]int{}
+	for i := range o.Records {
+		rec, kinds := o.Record(i)
+		st := discrim.Measure(discrim.FromRecord(nil, &rec), nil, discrim.Options{})
+		for k, s := range st.Items {
+			if s.HasEdge {
+				sum[kinds[k]] += s.Edge
+				n[kinds[k]]++
+			}
+		}
+	}
+	if a, m := sum[Aligned]/float64(n[Aligned]), sum[Misaligned]/float64(n[Misaligned]); !(a > 0.4 && m < -0.4) {
+		t.Errorf("mean edge aligned %.3f, misaligned %.3f; want > 0.4 and < −0.4", a, m)
+	}
+}
+
+func TestDeterministicAndWritten(t *testing.T) {
+	o := Options{Records: 50, Rollouts: 4, Items: 5, Seed: 11, ShardRows: 20}
+	a, ka := o.Record(17)
+	b, kb := o.Record(17)
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ka, kb) {
+		t.Fatal("the same record twice differs")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	var ids []string
+	if err := Write(dir, o, func(id string, kinds []Kind) {
+		ids = append(ids, id)
+		if len(kinds) != 5 {
+			t.Errorf("%s: %d kinds", id, len(kinds))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	man, err := corpus.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 50 || man.Rows != 50 || len(man.Shards) != 3 {
+		t.Errorf("planted %d, manifest %d records in %d shards; want 50 in 3", len(ids), man.Rows, len(man.Shards))
+	}
+	if err := Write(dir, Options{Items: 2}, nil); err == nil {
+		t.Error("Items 2 accepted")
+	}
+}
+
+func TestNoVerdicts(t *testing.T) {
+	rec, _ := Options{NoVerdicts: true}.Record(0)
+	for _, ro := range rec.Rollouts {
+		if len(ro.Satisfaction) != 0 {
+			t.Fatal("a rollout has verdicts")
+		}
+	}
+	if rec.Provenance.EmpiricalModel != nil || rec.Rubric[0].SatRate != nil {
+		t.Error("a record without verdicts names an empirical model or has figures")
+	}
+}
