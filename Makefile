@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,6 +48,12 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
+
+# bench-refine size; e.g. make bench-refine REFINE_RECORDS=10000
+REFINE_RECORDS ?= 100000
+
+bench-refine: build ## distill refine on a synthetic corpus of 100K records x 8 rollouts x 10 items: wall, CPU, peak RSS, load (targets 60 s, 512 MiB)
+	$(GO) run ./internal/benchrefine -bin $(BIN) -records $(REFINE_RECORDS)
 
 # bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000
