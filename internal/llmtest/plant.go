@@ -1,6 +1,8 @@
 package llmtest
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -161,4 +163,36 @@ func plantedGoodRate(kind ItemKind, correct bool) float64 {
 		return plantGoodIfCorrect
 	}
 	return plantGoodIfFlawed
+}
+
+// ParsePlant reads a Plant from its flag form: comma-separated name=rate
+// pairs, names misaligned, saturated, dead, noise, redundant and
+// judge-noise, each rate in [0, 1], e.g.
+// "misaligned=0.12,saturated=0.1,dead=0.1,judge-noise=0.001". The first
+// four are shares of one draw and may add up to 1 at most.
+func ParsePlant(spec string) (*Plant, error) {
+	p := &Plant{}
+	fields := map[string]*float64{"misaligned": &p.Misaligned, "saturated": &p.Saturated, "dead": &p.Dead,
+		"noise": &p.Noise, "redundant": &p.Redundant, "judge-noise": &p.JudgeNoise}
+	seen := map[string]bool{}
+	for part := range strings.SplitSeq(spec, ",") {
+		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
+		dst, known := fields[name]
+		if !ok || !known {
+			return nil, fmt.Errorf("plant: %q is not name=rate with a name of misaligned, saturated, dead, noise, redundant, judge-noise", part)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("plant: %s given twice", name)
+		}
+		seen[name] = true
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || !(v >= 0 && v <= 1) {
+			return nil, fmt.Errorf("plant: %s=%s: want a rate from 0 to 1", name, value)
+		}
+		*dst = v
+	}
+	if sum := p.Misaligned + p.Saturated + p.Dead + p.Noise; sum > 1 {
+		return nil, fmt.Errorf("plant: misaligned, saturated, dead and noise add up to %g; they are shares of the items and may add up to 1 at most", sum)
+	}
+	return p, nil
 }

@@ -143,3 +143,50 @@ func TestPlantedVerdictsFollowTheKind(t *testing.T) {
 		}
 	}
 }
+
+func TestParsePlant(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want *Plant
+		err  string
+	}{
+		{"misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001",
+			&Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}, ""},
+		{"dead=1", &Plant{Dead: 1}, ""},
+		{"dead=0.5, noise=0.5", &Plant{Dead: 0.5, Noise: 0.5}, ""},
+		{"dead=0.6,noise=0.5", nil, "add up to 1.1"},
+		{"dead=1.5", nil, "from 0 to 1"},
+		{"dead=NaN", nil, "from 0 to 1"},
+		{"dead", nil, "not name=rate"},
+		{"deadly=0.1", nil, "not name=rate"},
+		{"dead=0.1,dead=0.2", nil, "twice"},
+		{"", nil, "not name=rate"},
+	} {
+		got, err := ParsePlant(tc.spec)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q: error %v, want one saying %q", tc.spec, err, tc.err)
+		case tc.err == "" && (err != nil || *got != *tc.want):
+			t.Errorf("%q: %+v, %v; want %+v", tc.spec, got, err, tc.want)
+		}
+	}
+}
+
+func FuzzParsePlant(f *testing.F) {
+	f.Add("misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001")
+	f.Add("dead=1,noise=x")
+	f.Fuzz(func(t *testing.T, spec string) {
+		p, err := ParsePlant(spec)
+		if err != nil {
+			return
+		}
+		for _, v := range []float64{p.Misaligned, p.Saturated, p.Dead, p.Noise, p.Redundant, p.JudgeNoise} {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("%q: rate %v out of [0, 1]", spec, v)
+			}
+		}
+		if p.Misaligned+p.Saturated+p.Dead+p.Noise > 1 {
+			t.Fatalf("%q: shares add up to more than 1", spec)
+		}
+	})
+}
