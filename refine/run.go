@@ -50,6 +50,9 @@ type Config struct {
 	DryRunTo io.Writer
 	Options  Options
 	// ShardRows and ToolVersion are the refined corpus's (corpus.Options).
+	// A shard's records are held in memory until it is written, so
+	// ShardRows 0 takes the source run's largest shard (sized by the job
+	// that made it for its records), or 1000 for other sources.
 	ShardRows   int
 	ToolVersion string
 	Logger      *slog.Logger
@@ -90,6 +93,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			}
 			return nil, err
 		}
+	}
+	if cfg.ShardRows <= 0 {
+		cfg.ShardRows = shardRowsOf(in)
 	}
 	w, err := newWriter(cfg, fp, settings)
 	if err != nil {
@@ -152,6 +158,21 @@ func decideRecord(rec *schema.Record, m *discrim.Matrix, opt Options) Decision {
 		stored[i] = it.Weight
 	}
 	return Decide(rec.ID, m, stored, opt)
+}
+
+// shardRowsOf is the rows of the source run's largest shard, 1000 when
+// the source is not a run.
+func shardRowsOf(in *audit.Input) int {
+	rows := int64(0)
+	if in.Kind == audit.KindRun {
+		for _, f := range in.Files {
+			rows = max(rows, f.Rows)
+		}
+	}
+	if rows <= 0 {
+		return 1000
+	}
+	return int(rows)
 }
 
 // checkOut refuses an --out that is the source, inside it, inside another

@@ -68,7 +68,7 @@ func newRefineFlags() *refineFlags {
 		saturated95: fs.Bool("saturated95", false, "drop as saturated the items good on >= 95% of the fit rollouts (default: on every one)"),
 		antiAlpha:   fs.Float64("anti-alpha", 0, "one-sided Fisher p at or below which a negative edge is anti-discriminative (0: 0.05); e.g. --anti-alpha 0.01"),
 		minSide:     fs.Int("min-side", d.MinSide, "refine only records whose fit half holds at least this many correct and this many flawed judged rollouts; the others are copied unchanged; e.g. --min-side 3"),
-		shardRows:   fs.Int("shard-rows", 1000, "records per shard of the refined corpus; e.g. --shard-rows 25"),
+		shardRows:   fs.Int("shard-rows", 0, "records per shard of the refined corpus, each shard held in memory until written (0: as many as the source run's largest shard, else 1000); e.g. --shard-rows 500"),
 		asJSON:      fs.Bool("json", false, "print the summary (refine.json) as JSON instead of text"),
 	}
 }
@@ -98,8 +98,8 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "distill refine: --min-side must be at least 1")
 		return exitUsage
 	}
-	if *f.shardRows <= 0 {
-		fmt.Fprintln(stderr, "distill refine: --shard-rows must be positive")
+	if *f.shardRows < 0 {
+		fmt.Fprintln(stderr, "distill refine: --shard-rows must be 0 (the source's) or more")
 		return exitUsage
 	}
 	cfg := refine.Config{
