@@ -124,17 +124,18 @@ func (s *Summary) finish() {
 	s.HeldOut.NoAnswer.finish()
 }
 
-// WriteText prints the summary for a person.
-func (s *Summary) WriteText(w io.Writer, out string) {
+// WriteText prints the summary for a person, naming the source and the
+// output as the user gave them.
+func (s *Summary) WriteText(w io.Writer, src, out string) {
 	if s.AlreadyDone {
-		fmt.Fprintf(w, "refine: %s already holds this refinement of %s (fingerprint %s); nothing to do\n", out, s.Source, s.Fingerprint)
+		fmt.Fprintf(w, "refine: %s already holds this refinement of %s (fingerprint %s); nothing to do\n", out, src, s.Fingerprint)
 		return
 	}
 	verb := "refined"
 	if s.DryRun {
 		verb = "would refine (dry run, nothing written)"
 	}
-	fmt.Fprintf(w, "refine: %s %s", verb, s.Source)
+	fmt.Fprintf(w, "refine: %s %s", verb, src)
 	if !s.DryRun {
 		fmt.Fprintf(w, " into %s", out)
 	}

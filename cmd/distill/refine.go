@@ -130,6 +130,6 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
-	sum.WriteText(stdout, cfg.Out)
+	sum.WriteText(stdout, cfg.Src, cfg.Out)
 	return exitOK
 }
