@@ -19,6 +19,7 @@ import (
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/discrim"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -398,13 +399,16 @@ func (w *writer) commit(sum *Summary) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", SummaryName, err)
 	}
-	if err := writeSynced(filepath.Join(w.tmp, SummaryName), append(raw, '\n')); err != nil {
-		return err
+	if err := fsys.WriteFileAtomic(fsys.OS, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", SummaryName, err)
 	}
 	if err := os.Rename(w.tmp, w.out); err != nil {
 		return fmt.Errorf("moving the refined corpus into place: %w", err)
 	}
-	return syncDir(filepath.Dir(filepath.Clean(w.out)))
+	if err := fsys.SyncDir(fsys.OS, filepath.Dir(filepath.Clean(w.out))); err != nil {
+		return fmt.Errorf("syncing the directory of %s: %w", w.out, err)
+	}
+	return nil
 }
 
 // abandon removes the temporary directory of a refinement that did not
@@ -421,30 +425,4 @@ func (w *writer) abandon() {
 			os.RemoveAll(w.tmp)
 		}
 	}
-}
-
-func writeSynced(path string, data []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
 }
