@@ -325,3 +325,25 @@ func TestRefineHelpExplainsEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestRefineReadsAJSONLExport: a jsonl export of a corpus refines to the
+// same decisions as the run directory it came from.
+func TestRefineReadsAJSONLExport(t *testing.T) {
+	src := smallCorpus(t, true)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"export", src, "--format", "jsonl", "--out", exp}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr.String())
+	}
+	for _, in := range []string{src, exp} {
+		out := filepath.Join(dir, filepath.Base(in)+"-refined")
+		if code := run([]string{"refine", in, "--out", out}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("refine %s: exit %d: %s", in, code, stderr.String())
+		}
+	}
+	fromRun, fromExport := readDecisions(t, filepath.Join(dir, "run-refined")), readDecisions(t, filepath.Join(dir, "jsonl-refined"))
+	if len(fromRun) == 0 || mustJSON(t, fromRun) != mustJSON(t, fromExport) {
+		t.Errorf("decisions differ between the run (%d records) and its jsonl export (%d)", len(fromRun), len(fromExport))
+	}
+}
