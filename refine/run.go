@@ -119,11 +119,49 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	return sum, nil
 }
 
-// stream reads every record of in, decides, and writes.
+// stream reads the records of in in one goroutine and decides and writes
+// them in this one, so that decoding the source and encoding the refined
+// corpus overlap on two cores; the channel bounds the records in flight.
+// It returns once the reader has stopped.
 func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Summary) error {
-	var m discrim.Matrix
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	recs := make(chan *schema.Record, 256)
+	readDone := make(chan error, 1)
 	var bad []audit.Problem
-	err := audit.Records(ctx, in, func(rec *schema.Record) error {
+	go func() {
+		defer close(recs)
+		readDone <- audit.Records(ctx, in, func(rec *schema.Record) error {
+			select {
+			case recs <- rec:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, func(p audit.Problem) { bad = append(bad, p) })
+	}()
+	werr := refineAll(recs, cfg, w, sum)
+	if werr != nil {
+		cancel()
+		for range recs { // until the reader has seen the cancel
+		}
+	}
+	rerr := <-readDone
+	switch {
+	case werr != nil:
+		return fmt.Errorf("refining %s: %w", cfg.Src, werr)
+	case rerr != nil:
+		return fmt.Errorf("refining %s: %w", cfg.Src, rerr)
+	case len(bad) > 0:
+		return fmt.Errorf("refining %s: %s line %d: %s (%d rows did not read; the source must read whole)", cfg.Src, bad[0].File, bad[0].Line, bad[0].Error, len(bad))
+	}
+	return nil
+}
+
+// refineAll decides and writes every record recs brings.
+func refineAll(recs <-chan *schema.Record, cfg Config, w *writer, sum *Summary) error {
+	var m discrim.Matrix
+	for rec := range recs {
 		d := decideRecord(rec, &m, cfg.Options)
 		sum.add(&d)
 		out := rec
@@ -133,13 +171,9 @@ func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Su
 				writeDryRunLine(cfg.DryRunTo, &d)
 			}
 		}
-		return w.add(out, &d)
-	}, func(p audit.Problem) { bad = append(bad, p) })
-	if err != nil {
-		return fmt.Errorf("refining %s: %w", cfg.Src, err)
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("refining %s: %s line %d: %s (%d rows did not read; the source must read whole)", cfg.Src, bad[0].File, bad[0].Line, bad[0].Error, len(bad))
+		if err := w.add(out, &d); err != nil {
+			return err
+		}
 	}
 	return nil
 }
