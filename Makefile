@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -72,6 +72,13 @@ BATCH_KILL     ?= 100000
 
 bench-scale-batch: build ## every stage in batch mode at 100K problems on the simulated Batch API: peak RSS, phase times, kill and resume (~10 min; not in make test)
 	$(GO) run ./internal/benchscale -mode batch -bin $(BIN) -problems $(BATCH_PROBLEMS) -kill-size $(BATCH_KILL) $(SCALE_FLAGS)
+
+# bench-discrim size; e.g. make bench-discrim DISCRIM_RECORDS=10000 DISCRIM_FLAGS='-dir /tmp/db -keep'
+DISCRIM_RECORDS ?= 100000
+DISCRIM_FLAGS   ?=
+
+bench-discrim: build ## validate (discrimination section included) on a synthetic 100K x 8 rollouts x 10 items corpus: wall, CPU, peak RSS (~3 min; not in make test)
+	$(GO) run ./internal/discrimbench -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

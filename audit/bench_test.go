@@ -26,10 +26,16 @@ func BenchmarkAudit100k(b *testing.B) {
 	if root == "" {
 		root = b.TempDir()
 	}
-	dir := filepath.Join(root, "run")
+	benchmarkAudit(b, filepath.Join(root, "run"), n, func(dir string) { writeSynthetic(b, dir, n, n/20) }, nil)
+}
+
+// benchmarkAudit audits the run directory dir of n records, written by
+// write first unless it is there, and reports records per second and the
+// peak Go heap during the audit; check, when set, looks at each report.
+func benchmarkAudit(b *testing.B, dir string, n int64, write func(dir string), check func(*Report) error) {
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
 		start := time.Now()
-		writeSynthetic(b, dir, n, n/20)
+		write(dir)
 		b.Logf("wrote %d records in %s", n, time.Since(start).Round(time.Millisecond))
 	}
 	in, err := Open(dir)
@@ -43,6 +49,11 @@ func BenchmarkAudit100k(b *testing.B) {
 		rep, err := Audit(context.Background(), in, Options{})
 		if err != nil || rep.Corpus.Records != n {
 			b.Fatalf("audited %d records: %v", rep.Corpus.Records, err)
+		}
+		if check != nil {
+			if err := check(rep); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.StopTimer()

@@ -3,7 +3,6 @@ package audit
 import (
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -48,11 +47,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Usage = &u
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
-	run := "RUN"
-	if in.Kind == KindRun && len(in.Paths) == 1 {
-		run = filepath.Clean(in.Paths[0])
-	}
-	r.Discrimination = a.disc.report(run)
+	r.Discrimination = a.disc.report()
 	r.leaveOutTheOtherKind()
 	return r
 }

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"math"
-	"path/filepath"
 
 	"github.com/rubricforge/rubricforge/discrim"
 )
@@ -79,14 +78,12 @@ type LowAUROC struct {
 	Flawed   int     `json:"flawed"`
 }
 
-// needsEmpirical is what Needs says; run is the run directory (RUN when
-// the input is not one).
-func needsEmpirical(run string) string {
-	return "no record has satisfaction verdicts (rollouts[].satisfaction): they come from the empirical stage. " +
-		"Run the job again with it on, into a new directory with this run's cache " +
-		"(rollouts and rubrics come from the cache; only the satisfaction requests are sent): " +
-		"distill run --config JOB.yaml --empirical --out " + run + "-empirical --cache " + filepath.Join(run, "cache.db")
-}
+// needsEmpirical is what Needs says. RUN stands for the run directory (the
+// text report writes the corpus's path there when it is one).
+const needsEmpirical = "no record has satisfaction verdicts (rollouts[].satisfaction): they come from the empirical stage. " +
+	"Run the job again with it on, into a new directory with this run's cache " +
+	"(rollouts and rubrics come from the cache; only the satisfaction requests are sent): " +
+	"distill run --config JOB.yaml --empirical --out RUN-empirical --cache RUN/cache.db"
 
 // discAcc measures each math record's discrimination as it is read.
 type discAcc struct {
@@ -107,11 +104,8 @@ func (d *discAcc) add(r *row) {
 	}
 	for i := range r.Rollouts {
 		ro := &r.Rollouts[i]
-		if !verdictsMatch(ro.Satisfaction, r.Rubric) {
-			m.Skipped++
-			continue
-		}
-		m.AddRollout(ro.Index, ro.Correct, func(k int) bool { return ro.Satisfaction[k].Satisfied })
+		m.AddJudged(ro.Index, ro.Correct, len(ro.Satisfaction),
+			func(k int) int32 { return ro.Satisfaction[k].ID }, func(k int) bool { return ro.Satisfaction[k].Satisfied })
 	}
 	if m.Rollouts() > 0 {
 		d.verdicts++
@@ -127,7 +121,7 @@ func (d *discAcc) merge(o *discAcc) {
 	d.verdicts += o.verdicts
 }
 
-func (d *discAcc) report(run string) *Discrimination {
+func (d *discAcc) report() *Discrimination {
 	g := d.agg
 	out := &Discrimination{
 		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha,
@@ -157,7 +151,7 @@ func (d *discAcc) report(run string) *Discrimination {
 		out.LowestAUROC = append(out.LowestAUROC, LowAUROC{RecordID: l.ID, AUROC: l.AUROC, Correct: l.Correct, Flawed: l.Flawed})
 	}
 	if d.verdicts == 0 && g.Records > g.Unmeasured[discrim.NoItems] {
-		out.Needs = addr(needsEmpirical(run))
+		out.Needs = addr(needsEmpirical)
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func kindsChart(title string, rows []DiscrimCount) template.HTML {
 			by := y + k*barH
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s: %s of %s</title></rect>`,
 				labelW, by, w, barH-1, kind.color, esc(row.Type), kind.name, num(n), num(row.Items))
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="k">%s %s</text>`, float64(labelW)+w+4, by+barH-1, num(n), pctOf(n, row.Items))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="k">%s (%s)</text>`, float64(labelW)+w+4, by+barH-1, num(n), pctOf(n, row.Items))
 		}
 	}
 	ly := padT + rowH*len(rows) + 12

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,9 @@ func (r *Report) textDiscrimination(w io.Writer) {
 		why, command, _ := strings.Cut(*d.Needs, "distill run ")
 		for _, l := range wrap(why, Width-4) {
 			fmt.Fprintln(w, "  "+l)
+		}
+		if c := r.Corpus; c.Kind == KindRun && len(c.Paths) == 1 {
+			command = strings.ReplaceAll(command, "RUN", filepath.Clean(c.Paths[0]))
 		}
 		fmt.Fprintln(w, "    distill run "+command)
 		return

@@ -315,6 +315,19 @@ func TestWeights(t *testing.T) {
 			t.Errorf("%s: AUROC %v, without ANSWER %v; want %v for both (no ANSWER item)", tc.style, st.AUROC, st.AUROCNoAnswer, tc.want)
 		}
 	}
+	// New weights on the same verdicts: PROCESS alone (0, 1) scores C1 0,
+	// C2 1 against F1 1, F2 0: pairs (0,1) loss, (0,0) tie, (1,1) tie,
+	// (1,0) win = (0 + 1 + 1 + 2) halves / 8 = 0.5.
+	m := build(t, schema.StyleSRaR, items, rows...)
+	if a, ok := AUROCWith(m, nil, []float64{0, 1}); ok {
+		t.Errorf("AUROCWith over no rollouts = %v; want undefined", a)
+	}
+	if a, ok := AUROCWith(m, []int{0, 1, 2, 3}, []float64{0, 1}); !ok || !near(a, 0.5) {
+		t.Errorf("AUROCWith PROCESS alone = %v, %v; want 0.5", a, ok)
+	}
+	if a, ok := AUROCWith(m, []int{0, 1, 2, 3}, []float64{3, 1}); !ok || !near(a, 0.875) {
+		t.Errorf("AUROCWith 3, 1 on srar verdicts = %v, %v; want 0.875 (the weights given, not the style's)", a, ok)
+	}
 	zero := build(t, schema.StyleFactualProcess, []spec{{typ: "FACTUAL", weight: 0}}, "C 1", "F 0")
 	if st := Measure(zero, nil, Options{}); st.HasAUROC {
 		t.Errorf("weights summing to 0 give AUROC %v; want undefined", st.AUROC)
@@ -424,4 +437,22 @@ func TestGroundedEdge(t *testing.T) {
 	if _, ok := GroundedEdge([]float64{1}, []float64{1}, 0); ok {
 		t.Error("an edge over a zero weight")
 	}
+}
+
+// FuzzTextSimilarity: for any texts the similarity is symmetric, in [0, 1],
+// and a text with a word is a near duplicate of itself.
+func FuzzTextSimilarity(f *testing.F) {
+	f.Add("Checks the sign of the discriminant", "checks the SIGN of the discriminant!")
+	f.Add("x", "")
+	f.Add("ÉCRIT la réponse 12", "écrit la réponse 12")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, okA := TextSimilarity(a, b)
+		ba, okB := TextSimilarity(b, a)
+		if okA != okB || ab != ba || ab < 0 || ab > 1 {
+			t.Fatalf("similarity(%q, %q) = %v %v, reversed %v %v", a, b, ab, okA, ba, okB)
+		}
+		if self, ok := TextSimilarity(a, a); ok && self != 1 {
+			t.Fatalf("similarity of %q with itself %v", a, self)
+		}
+	})
 }

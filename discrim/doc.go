@@ -45,7 +45,7 @@
 // item and rollout by rollout by a reader with its own row type). [Measure]
 // measures it over all its rollouts or a subset given as positions, so a
 // caller can fit on one half and measure on the other ([Split] is the fixed
-// split). An [Aggregate] folds records' measurements into bounded counts and
+// split), and score a rubric under new weights ([AUROCWith]). An [Aggregate] folds records' measurements into bounded counts and
 // histograms (by item type and by record) and merges with another in a
 // fixed order; records it cannot measure are counted by [Reason], never as
 // 0 or 1. The grounded style's edge (open-book minus closed-book mean score

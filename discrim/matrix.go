@@ -84,9 +84,32 @@ func ItemWeight(style string, weight float64) float64 {
 	return math.Abs(weight)
 }
 
-// FromRecord is the matrix of a math-style record. A rollout enters when
-// its verdicts name the rubric's items in order; the others are counted in
-// Skipped. m is reused when not nil.
+// AddJudged adds a rollout with its n verdicts (the k-th on item id(k),
+// satisfied(k)) when they are one per item in item order, and otherwise
+// counts it in Skipped. It reports whether the rollout was added.
+func (m *Matrix) AddJudged(index int32, correct bool, n int, id func(k int) int32, satisfied func(k int) bool) bool {
+	if !m.verdictsMatch(n, id) {
+		m.Skipped++
+		return false
+	}
+	m.AddRollout(index, correct, satisfied)
+	return true
+}
+
+func (m *Matrix) verdictsMatch(n int, id func(k int) int32) bool {
+	if len(m.Items) == 0 || n != len(m.Items) {
+		return false
+	}
+	for k := range n {
+		if id(k) != m.Items[k].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// FromRecord is the matrix of a math-style record (AddJudged with each of
+// its rollouts). m is reused when not nil.
 func FromRecord(m *Matrix, rec *schema.Record) *Matrix {
 	if m == nil {
 		m = &Matrix{}
@@ -98,25 +121,8 @@ func FromRecord(m *Matrix, rec *schema.Record) *Matrix {
 	}
 	for i := range rec.Rollouts {
 		ro := &rec.Rollouts[i]
-		if !VerdictsMatch(len(rec.Rubric), func(k int) int32 { return rec.Rubric[k].ID }, len(ro.Satisfaction), func(k int) int32 { return ro.Satisfaction[k].ID }) {
-			m.Skipped++
-			continue
-		}
-		m.AddRollout(ro.Index, ro.Correct, func(k int) bool { return ro.Satisfaction[k].Satisfied })
+		m.AddJudged(ro.Index, ro.Correct, len(ro.Satisfaction),
+			func(k int) int32 { return ro.Satisfaction[k].ID }, func(k int) bool { return ro.Satisfaction[k].Satisfied })
 	}
 	return m
-}
-
-// VerdictsMatch reports whether a rollout's verdicts (nv of them, the k-th
-// naming item verdictID(k)) are one per rubric item in item order.
-func VerdictsMatch(nItems int, itemID func(int) int32, nv int, verdictID func(int) int32) bool {
-	if nItems == 0 || nv != nItems {
-		return false
-	}
-	for k := range nv {
-		if verdictID(k) != itemID(k) {
-			return false
-		}
-	}
-	return true
 }

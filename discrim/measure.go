@@ -240,18 +240,30 @@ func logChoose(n, k int) float64 {
 // with or without the ANSWER items; ok is false when it is undefined (one
 // side missing, or the weights counted sum to 0).
 func RubricAUROC(m *Matrix, rollouts []int, withAnswer bool) (auroc float64, ok bool) {
-	total := 0.0
-	for _, it := range m.Items {
+	weights := make([]float64, len(m.Items))
+	for i, it := range m.Items {
 		if withAnswer || it.Type != schema.TypeAnswer {
-			total += it.Weight
+			weights[i] = it.Weight
 		}
 	}
-	if !(total > 0) {
+	return AUROCWith(m, rollouts, weights)
+}
+
+// AUROCWith is the rubric AUROC over the rollouts at the given positions
+// when item i weighs weights[i] instead of its own weight (0 leaves it
+// out): how a refinement's new weights rank held-out rollouts. ok is false
+// when one side is missing or the weights sum to 0.
+func AUROCWith(m *Matrix, rollouts []int, weights []float64) (auroc float64, ok bool) {
+	total := 0.0
+	for _, w := range weights {
+		total += w
+	}
+	if !(total > 0) || len(weights) != len(m.Items) {
 		return 0, false
 	}
 	var correct, flawed []float64
 	for _, r := range rollouts {
-		s := rubricScore(m, r, withAnswer, total)
+		s := rubricScore(m, r, weights, total)
 		if m.Correct[r] {
 			correct = append(correct, s)
 		} else {
@@ -261,13 +273,13 @@ func RubricAUROC(m *Matrix, rollouts []int, withAnswer bool) (auroc float64, ok 
 	return AUROC(correct, flawed)
 }
 
-// rubricScore is Σ_i w_i x_ir / Σ_i w_i over the counted items, summed in
-// item order so equal sets of satisfied items give equal scores.
-func rubricScore(m *Matrix, r int, withAnswer bool, total float64) float64 {
+// rubricScore is Σ_i w_i x_ir / Σ_i w_i, summed in item order so equal
+// sets of satisfied items give equal scores.
+func rubricScore(m *Matrix, r int, weights []float64, total float64) float64 {
 	got := 0.0
-	for i, it := range m.Items {
-		if (withAnswer || it.Type != schema.TypeAnswer) && m.X(r, i) {
-			got += it.Weight
+	for i, w := range weights {
+		if w != 0 && m.X(r, i) {
+			got += w
 		}
 	}
 	return got / total

@@ -1,11 +1,10 @@
 package discrim
 
 import (
-	"hash/fnv"
 	"math"
 	"slices"
-	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // redundantPairs lists the item pairs whose x vectors over the rollouts are
@@ -58,19 +57,23 @@ func Phi(n, na, nb, nab int) float64 {
 }
 
 // nearDuplicates lists the item pairs whose texts have a word-bigram
-// Jaccard similarity ≥ DuplicateJaccard.
+// Jaccard similarity ≥ DuplicateJaccard. The items' shingle sets share one
+// backing array.
 func nearDuplicates(items []Item) []Pair {
 	if len(items) < 2 {
 		return nil
 	}
-	sh := make([][]uint64, len(items))
+	var buf []uint64
+	ends := make([]int, len(items)+1)
 	for i := range items {
-		sh[i] = Shingles(items[i].Text)
+		buf = appendShingles(buf, items[i].Text)
+		ends[i+1] = len(buf)
 	}
+	set := func(i int) []uint64 { return buf[ends[i]:ends[i+1]] }
 	var out []Pair
 	for a := range items {
 		for b := a + 1; b < len(items); b++ {
-			if j, ok := jaccard(sh[a], sh[b]); ok && j >= DuplicateJaccard {
+			if j, ok := jaccard(set(a), set(b)); ok && j >= DuplicateJaccard {
 				out = append(out, Pair{A: a, B: b, Corr: j})
 			}
 		}
@@ -87,25 +90,59 @@ func TextSimilarity(a, b string) (sim float64, ok bool) {
 // Shingles is the sorted set of hashed word bigrams of text: words are
 // runs of letters and digits, lower-cased; a text of one word gives that
 // word alone.
-func Shingles(text string) []uint64 {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	if len(words) == 1 {
-		return []uint64{hashWords(words[0], "")}
+func Shingles(text string) []uint64 { return appendShingles(nil, text) }
+
+// appendShingles appends text's shingle set to dst.
+func appendShingles(dst []uint64, text string) []uint64 {
+	start := len(dst)
+	var prev, cur uint64
+	words, inWord := 0, false
+	add := func(r rune, letter bool) {
+		switch {
+		case letter && !inWord:
+			cur, inWord = (fnvOffset^uint64(r))*fnvPrime, true
+		case letter:
+			cur = (cur ^ uint64(r)) * fnvPrime
+		case inWord:
+			if words > 0 {
+				dst = append(dst, pairHash(prev, cur))
+			}
+			prev, words, inWord = cur, words+1, false
+		}
 	}
-	out := make([]uint64, 0, max(0, len(words)-1))
-	for i := 0; i+1 < len(words); i++ {
-		out = append(out, hashWords(words[i], words[i+1]))
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf { // ASCII: no decoding, no tables
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			add(rune(c), 'a' <= c && c <= 'z' || '0' <= c && c <= '9')
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		add(unicode.ToLower(r), unicode.IsLetter(r) || unicode.IsDigit(r))
+		i += size
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	add(' ', false)
+	if words == 1 {
+		return append(dst, pairHash(prev, 0))
+	}
+	set := dst[start:]
+	slices.Sort(set)
+	return dst[:start+len(slices.Compact(set))]
 }
 
-func hashWords(a, b string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(a))
-	h.Write([]byte{0})
-	h.Write([]byte(b))
-	return h.Sum64()
+// FNV-1a's 64-bit constants, for hashing words rune by rune.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// pairHash mixes two word hashes into one bigram hash (order matters).
+func pairHash(a, b uint64) uint64 {
+	h := (fnvOffset ^ a) * fnvPrime
+	h = (h ^ (b + 0x9e3779b97f4a7c15)) * fnvPrime
+	return h ^ h>>29
 }
 
 // jaccard is |a ∩ b| / |a ∪ b| of two sorted sets.

@@ -1,10 +1,12 @@
 package synthcorpus
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/discrim"
 	"github.com/rubricforge/rubricforge/schema"
@@ -100,5 +102,29 @@ func TestNoVerdicts(t *testing.T) {
 	}
 	if rec.Provenance.EmpiricalModel != nil || rec.Rubric[0].SatRate != nil {
 		t.Error("a record without verdicts names an empirical model or has figures")
+	}
+}
+
+// TestValidateFindsNoViolation: validate reads a written corpus as a
+// well-formed one (no structural violation, stored empirical figures equal
+// to the verdicts'), so a benchmark over it measures the usual path.
+func TestValidateFindsNoViolation(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := Write(dir, Options{Records: 300, Seed: 5, ShardRows: 100}, nil); err != nil {
+		t.Fatal(err)
+	}
+	in, err := audit.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.Audit(context.Background(), in, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Corpus.Records != 300 || rep.Structure.Violations != 0 || len(rep.InputProblems) != 0 {
+		t.Errorf("%d records, %d violations (%+v), problems %v", rep.Corpus.Records, rep.Structure.Violations, rep.Structure.ByRule, rep.InputProblems)
+	}
+	if d := rep.Discrimination; d == nil || d.Measured == 0 || d.Total.Anti == 0 || d.Total.Saturated == 0 || d.RedundantPairs == 0 {
+		t.Errorf("the planted kinds do not show: %+v", d)
 	}
 }
