@@ -49,11 +49,14 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
 
-# bench-refine size; e.g. make bench-refine REFINE_RECORDS=10000
+# bench-refine size and directory (the synthetic corpus is kept there for the next run);
+# e.g. make bench-refine REFINE_RECORDS=10000
 REFINE_RECORDS ?= 100000
+REFINE_DIR     ?= runs/bench-refine
 
-bench-refine: build ## distill refine on a synthetic corpus of 100K records x 8 rollouts x 10 items: wall, CPU, peak RSS, load (targets 60 s, 512 MiB)
-	$(GO) run ./internal/benchrefine -bin $(BIN) -records $(REFINE_RECORDS)
+bench-refine: build ## distill refine on a synthetic 100K records x 8 rollouts x 10 items corpus: wall, CPU, peak RSS, load (targets 60 s, 512 MiB; not in make test)
+	rm -rf $(REFINE_DIR)/refined
+	$(GO) run ./internal/discrimbench -bin $(BIN) -records $(REFINE_RECORDS) -dir $(REFINE_DIR) -run 'distill refine {corpus} --out {work}/refined'
 
 # bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000
