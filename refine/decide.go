@@ -283,52 +283,36 @@ func edgesOf(items []ItemDecision, kept []int) []float64 {
 
 // heldOut measures the rubric AUROC on the held-out rollouts with the
 // stored weights over every item, and with the new weights over the kept
-// items.
+// items (discrim.AUROCWith; a weight of 0 leaves an item out), with and
+// without ANSWER items. Weights count as the reward's weighted fraction
+// takes them, |weight|, whatever the style.
 func heldOut(m *discrim.Matrix, held []int, stored []float64, kept []int, weights []float64) HeldOut {
-	before := reweighted(m, allItems(len(m.Items)), absAll(stored))
-	after := reweighted(m, kept, weights)
-	var h HeldOut
-	h.Before = auroc(before, held, true)
-	h.BeforeNoAnswer = auroc(before, held, false)
-	h.After = auroc(after, held, true)
-	h.AfterNoAnswer = auroc(after, held, false)
-	return h
+	before := absAll(stored)
+	after := make([]float64, len(m.Items))
+	for k, i := range kept {
+		after[i] = weights[k]
+	}
+	return HeldOut{
+		Before: auroc(m, held, before, true), BeforeNoAnswer: auroc(m, held, before, false),
+		After: auroc(m, held, after, true), AfterNoAnswer: auroc(m, held, after, false),
+	}
 }
 
-func auroc(m *discrim.Matrix, rollouts []int, withAnswer bool) *float64 {
-	if v, ok := discrim.RubricAUROC(m, rollouts, withAnswer); ok {
+// auroc is discrim.AUROCWith, without the ANSWER items unless withAnswer;
+// nil when undefined.
+func auroc(m *discrim.Matrix, rollouts []int, weights []float64, withAnswer bool) *float64 {
+	if !withAnswer {
+		weights = slices.Clone(weights)
+		for i, it := range m.Items {
+			if it.Type == schema.TypeAnswer {
+				weights[i] = 0
+			}
+		}
+	}
+	if v, ok := discrim.AUROCWith(m, rollouts, weights); ok {
 		return &v
 	}
 	return nil
-}
-
-// reweighted is m restricted to the items at positions keep, weighted by
-// weights (as the reward's weighted fraction takes them, whatever the
-// style), with m's rollouts in the same positions.
-func reweighted(m *discrim.Matrix, keep []int, weights []float64) *discrim.Matrix {
-	out := &discrim.Matrix{}
-	out.Reset(m.Style)
-	for k, i := range keep {
-		it := m.Items[i]
-		pol := int32(1)
-		if it.Pitfall {
-			pol = -1
-		}
-		out.AddItem(it.ID, it.Type, it.Text, weights[k], pol)
-		out.Items[k].Weight = weights[k]
-	}
-	for r := range m.Rollouts() {
-		out.AddRollout(m.Index[r], m.Correct[r], func(k int) bool { return m.X(r, keep[k]) != out.Items[k].Pitfall })
-	}
-	return out
-}
-
-func allItems(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 func absAll(ws []float64) []float64 {
