@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -48,6 +48,15 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
+
+# bench-refine size and directory (the synthetic corpus is kept there for the next run);
+# e.g. make bench-refine REFINE_RECORDS=10000
+REFINE_RECORDS ?= 100000
+REFINE_DIR     ?= runs/bench-refine
+
+bench-refine: build ## distill refine on a synthetic 100K records x 8 rollouts x 10 items corpus: wall, CPU, peak RSS, load (targets 60 s, 512 MiB; not in make test)
+	rm -rf $(REFINE_DIR)/refined
+	$(GO) run ./internal/discrimbench -bin $(BIN) -records $(REFINE_RECORDS) -dir $(REFINE_DIR) -run 'distill refine {corpus} --out {work}/refined'
 
 # bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000

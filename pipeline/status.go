@@ -86,9 +86,12 @@ func (s *Status) WriteJSON(w io.Writer) error {
 func (s *Status) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "corpus: %d records in %d shards (spec %s, tool %s)\n", s.Manifest.Rows, len(s.Manifest.Shards), s.Manifest.SpecVersion, s.Manifest.ToolVersion)
 	s.writeJobs(w)
+	refined := s.writeRefined(w)
 	s.writeDamaged(w)
 	if s.Report == nil {
-		fmt.Fprintln(w, "no report.json yet")
+		if !refined {
+			fmt.Fprintln(w, "no report.json yet")
+		}
 		return
 	}
 	s.Report.WriteSummary(w, s.Dir)
@@ -138,6 +141,24 @@ func (s *Status) writeJobs(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// writeRefined says, for a corpus made by distill refine, what it was
+// refined from and with which settings (its manifest's current job).
+func (s *Status) writeRefined(w io.Writer) bool {
+	for _, j := range s.Manifest.Jobs {
+		from, ok := j.Settings["refined_from"]
+		if !ok || j.Fingerprint != s.Manifest.JobFingerprint {
+			continue
+		}
+		fmt.Fprintf(w, "refined from %s (job %s) by distill refine, fingerprint %s:", from, show(j.Settings["source_fingerprint"]), j.Fingerprint)
+		for _, k := range []string{"min_edge", "anti_alpha", "saturated", "decompose"} {
+			fmt.Fprintf(w, " %s %s;", k, show(j.Settings[k]))
+		}
+		fmt.Fprintf(w, " details in %s/refine.json\n", s.Dir)
+		return true
+	}
+	return false
 }
 
 // settingsDiff lists the settings whose values differ between two jobs.

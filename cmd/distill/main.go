@@ -62,6 +62,7 @@ Usage:
   distill cache compact RUN_DIR   drop the response cache's dead entries only
   distill repair RUN_DIR   move damaged shards aside so the next run makes their records again
   distill export RUN_DIR   write the corpus as a trainer dataset: verl, rar, srar-lines, jsonl (see distill export -h)
+  distill refine SRC --out DST   a new corpus from SRC by measured discrimination: drop, re-weight items (see distill refine -h)
   distill verify [FILE]    compare gold and predicted answers, or extract answers, over JSON lines
   distill version          print the version, the VCS revision and time it was built from
 
@@ -97,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exportCmd(args[1:], stdout, stderr)
 	case "verify":
 		return verifyCmd(args[1:], stdout, stderr)
+	case "refine":
+		return refineCmd(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "distill", buildinfo.Read(version))
 		return exitOK

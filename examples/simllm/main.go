@@ -75,6 +75,7 @@ type options struct {
 	batchDir         string
 
 	contextTokens int
+	plant         string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", llmtest.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
 	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
+	fs.StringVar(&o.plant, "plant", "", "plant rubric items of known kinds for testing discrimination and distill refine: comma-separated shares of the items that are misaligned, saturated, dead, noise, the chance an aligned item gets a paraphrase (redundant), and the judge's flip rate (judge-noise); e.g. -plant misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001")
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Usage = func() {
@@ -317,6 +319,13 @@ func (o *options) config() (llmtest.Config, error) {
 		BatchMaxRequests: o.batchMaxRequests,
 		BatchMaxBytes:    o.batchMaxBytes,
 		BatchDir:         o.batchDir,
+	}
+	if o.plant != "" {
+		p, err := llmtest.ParsePlant(o.plant)
+		if err != nil {
+			return llmtest.Config{}, fmt.Errorf("-plant: %w", err)
+		}
+		cfg.Plant = p
 	}
 	path := o.problems
 	if path == "" {

@@ -29,6 +29,9 @@ type Config struct {
 	RolloutChars int
 	// InvalidRate is the rate of rubric items the judge calls invalid (default 0.03).
 	InvalidRate float64
+	// Plant, when set, plants rubric items of known kinds (see [Plant]);
+	// nil leaves every reply as without it.
+	Plant *Plant
 	// Latency is the mean delay of every request; each delay is uniform in
 	// [0.5, 1.5] times it.
 	Latency time.Duration

@@ -138,9 +138,13 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 	for _, it := range items {
 		ir := newRNG(newKeyer(requestKey).str(it.ID).str(it.Text).sum())
 		var sat bool
+		if s.cfg.Plant != nil {
+			sat = s.plantedSatisfied(strings.TrimSpace(problem), it, correct, requestKey)
+		}
 		// Some items are noise, fixed per problem and item, so that empirical
 		// validity has items to reject.
 		switch noise := unit(key(s.cfg.Seed, "noise", problem, it.Type, it.Text)); {
+		case s.cfg.Plant != nil:
 		case noise < 0.05:
 			sat = true
 		case noise < 0.10:

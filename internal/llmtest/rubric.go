@@ -39,6 +39,28 @@ var bonusLines = []string{
 // oneLine makes text safe to put on a single rubric line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// line is one <<TAG>>: line of an srar rubric.
+type line struct{ tag, text string }
+
+// plantSRaR adds planted paraphrases to an srar rubric's lines, leaving
+// room for its ANSWER line within budget (0: no budget).
+func (s *Server) plantSRaR(problem string, lines []line, r *rng, budget int) []line {
+	room := len(lines) + 3
+	if budget > 0 {
+		room = budget - 1
+	}
+	types, texts := make([]string, len(lines)), make([]string, len(lines))
+	for i, l := range lines {
+		types[i], texts[i] = l.tag, l.text
+	}
+	types, texts = s.withParaphrases(strings.TrimSpace(problem), types, texts, r, room)
+	out := make([]line, len(texts))
+	for i := range texts {
+		out[i] = line{types[i], texts[i]}
+	}
+	return out
+}
+
 // srarRubric writes <<TAG>>: lines for a distill_srar prompt.
 func (s *Server) srarRubric(prompt string, r *rng, malformed bool) string {
 	problem, _ := between(prompt, "<problem>", "</problem>")
@@ -56,7 +78,6 @@ func (s *Server) srarRubric(prompt string, r *rng, malformed bool) string {
 			nS--
 		}
 	}
-	type line struct{ tag, text string }
 	var lines []line
 	take := func(tag string, bank []string, n int) {
 		for _, i := range r.perm(len(bank))[:n] {
@@ -66,6 +87,9 @@ func (s *Server) srarRubric(prompt string, r *rng, malformed bool) string {
 	take("SUGGEST", suggestLines, nS)
 	take("PITFALL", pitfallLines, nP)
 	take("BONUS", bonusLines, nB)
+	if s.cfg.Plant != nil {
+		lines = s.plantSRaR(problem, lines, r, maxLines(prompt))
+	}
 	lines = append(lines, line{"ANSWER", "The final answer is equivalent to " + oneLine(gold) + "."})
 	if malformed {
 		if r.chance(0.5) {
@@ -130,6 +154,9 @@ func (s *Server) factualProcessRubric(prompt string, r *rng, malformed, jsonMode
 	gold, _ := betweenLast(prompt, "<ground_truth>", "</ground_truth>")
 	c := problemCues(question)
 	total := 3 + r.intn(6)
+	if s.cfg.Plant != nil {
+		total = 6 + r.intn(4) // room to drop planted defects and keep 3 items
+	}
 	nF := 1 + r.intn(2)
 	var items []criterion
 	for i := range nF {
@@ -138,6 +165,9 @@ func (s *Server) factualProcessRubric(prompt string, r *rng, malformed, jsonMode
 	}
 	for _, i := range r.perm(len(processLines))[:total-nF] {
 		items = append(items, criterion{c.fill(r, processLines[i]), 1 + r.intn(4)})
+	}
+	if s.cfg.Plant != nil {
+		items = s.plantFactualProcess(question, items, r)
 	}
 	var raw []byte
 	if r.chance(0.5) {
@@ -157,4 +187,30 @@ func (s *Server) factualProcessRubric(prompt string, r *rng, malformed, jsonMode
 		return "Here is a rubric for this question.\n\n" + body
 	}
 	return body
+}
+
+// plantFactualProcess adds planted paraphrases to weighted criteria, up to
+// the style's 10 items; a paraphrase has its original's weight.
+func (s *Server) plantFactualProcess(question string, items []criterion, r *rng) []criterion {
+	types, texts := make([]string, len(items)), make([]string, len(items))
+	weight := map[string]int{}
+	for i, c := range items {
+		typ, body, _ := strings.Cut(c.Description, " Criteria: ")
+		types[i], texts[i] = strings.ToUpper(typ), body
+		weight[body] = c.Weight
+	}
+	types, texts = s.withParaphrases(strings.TrimSpace(question), types, texts, r, 10)
+	out := make([]criterion, len(texts))
+	for i, text := range texts {
+		orig := text
+		if o, ok := paraphrased(text); ok {
+			orig = o
+		}
+		prefix := "Process"
+		if types[i] == "FACTUAL" {
+			prefix = "Factual"
+		}
+		out[i] = criterion{prefix + " Criteria: " + text, weight[orig]}
+	}
+	return out
 }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rubricforge/rubricforge/refine"
+)
+
+const refineUsage = `Usage: distill refine SRC --out DST [flags]
+
+Makes a new corpus DST from the corpus SRC by the discrimination its own
+verified rollouts and satisfaction verdicts measure (no requests are sent); SRC
+is not touched. SRC is anything validate reads: a run directory, a jsonl or verl
+export, shard or data files. DST is a new run directory that status, validate,
+export and rewardd read like any other.
+
+For each record, the rollouts are split in two fixed halves (correct and flawed
+rollouts by index alternate fit, held-out). On the fit half an item is dropped
+when it is dead (never good), saturated (always good; splitting it into finer
+items needs --decompose, not in this version), anti-discriminative (the one-sided
+Fisher test of package discrim, or an edge below --min-edge), or the weaker of a
+redundant pair that moves together beyond what correctness explains. ANSWER items
+stay; the style's rules are kept (srar: a SUGGEST item; factual_process: 3 items).
+The kept items are re-weighted: max(edge, 0.05) / sum of |correlation| with the
+kept items (factual_process: integers 1-5). The rubric AUROC is reported on the
+held-out half before and after, per record (DST/refine-records.jsonl) and
+overall (DST/refine.json and the output), and said plainly when it did not rise.
+Records that cannot be measured (no verdicts, one side only, grounded) are copied.
+
+DST is written in a hidden directory next to it and renamed at the end: a
+refine that is killed leaves no DST, and the same command starts it over.
+Running it again when DST holds the same refinement does nothing.
+
+Examples:
+  distill refine runs/demo --out runs/demo-refined
+  distill refine runs/demo --out runs/demo-refined --dry-run
+  distill refine exports/demo-jsonl --out runs/demo-refined --min-edge -0.1 --saturated95
+
+Flags:
+`
+
+// refineFlags are the flags of distill refine.
+type refineFlags struct {
+	fs                          *flag.FlagSet
+	out                         *string
+	dryRun, saturated95, asJSON *bool
+	minEdge, antiAlpha          *float64
+	shardRows, minSide          *int
+}
+
+func newRefineFlags() *refineFlags {
+	fs := flag.NewFlagSet("distill refine", flag.ContinueOnError)
+	d := refine.DefaultOptions()
+	return &refineFlags{
+		fs:          fs,
+		out:         fs.String("out", "", "the refined corpus, a new run directory (required; not inside SRC); e.g. --out runs/demo-refined"),
+		dryRun:      fs.Bool("dry-run", false, "print what would change, a line per record, and the summary; write nothing"),
+		minEdge:     fs.Float64("min-edge", d.MinEdge, "drop items whose edge on the fit half is below this, besides those the Fisher test calls anti-discriminative; e.g. --min-edge -0.1"),
+		saturated95: fs.Bool("saturated95", false, "drop as saturated the items good on >= 95% of the fit rollouts (default: on every one)"),
+		antiAlpha:   fs.Float64("anti-alpha", 0, "one-sided Fisher p at or below which a negative edge is anti-discriminative (0: 0.05); e.g. --anti-alpha 0.01"),
+		minSide:     fs.Int("min-side", d.MinSide, "refine only records whose fit half holds at least this many correct and this many flawed judged rollouts; the others are copied unchanged; e.g. --min-side 3"),
+		shardRows:   fs.Int("shard-rows", 0, "records per shard of the refined corpus, each shard held in memory until written (0: as many as the source run's largest shard, else 1000); e.g. --shard-rows 500"),
+		asJSON:      fs.Bool("json", false, "print the summary (refine.json) as JSON instead of text"),
+	}
+}
+
+func (f *refineFlags) usage(w io.Writer) {
+	fmt.Fprint(w, refineUsage)
+	f.fs.SetOutput(w)
+	f.fs.PrintDefaults()
+	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts), 4 stopped (Ctrl-C; no DST is left).\n")
+}
+
+func refineCmd(args []string, stdout, stderr io.Writer) int {
+	f := newRefineFlags()
+	srcs, ok, code := parseDirsAndFlags(f.fs, args, f.usage, stderr, "distill refine SRC --out DST")
+	if !ok {
+		return code
+	}
+	if len(srcs) != 1 {
+		fmt.Fprintf(stderr, "distill refine: want one SRC, got %d (see -h)\n", len(srcs))
+		return exitUsage
+	}
+	if *f.out == "" && !*f.dryRun {
+		fmt.Fprintln(stderr, "distill refine: --out is required (a new run directory; see -h)")
+		return exitUsage
+	}
+	if *f.minSide < 1 {
+		fmt.Fprintln(stderr, "distill refine: --min-side must be at least 1")
+		return exitUsage
+	}
+	if *f.shardRows < 0 {
+		fmt.Fprintln(stderr, "distill refine: --shard-rows must be 0 (the source's) or more")
+		return exitUsage
+	}
+	cfg := refine.Config{
+		Src: srcs[0], Out: *f.out, DryRun: *f.dryRun, DryRunTo: stdout,
+		Options:   refine.Options{MinEdge: *f.minEdge, Saturated95: *f.saturated95, AntiAlpha: *f.antiAlpha, MinSide: *f.minSide},
+		ShardRows: *f.shardRows, ToolVersion: toolVersion(), Logger: slog.New(slog.NewTextHandler(stderr, nil)),
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := refine.Run(ctx, cfg)
+	switch {
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "distill refine: stopped; %s was not written\n", cfg.Out)
+		return exitStopped
+	case err != nil && refine.IsUsage(err):
+		fmt.Fprintf(stderr, "distill refine: %v\n", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "distill refine: %v\n", err)
+		return exitFailed
+	}
+	if *f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			fmt.Fprintf(stderr, "distill refine: %v\n", err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	sum.WriteText(stdout, cfg.Src, cfg.Out)
+	return exitOK
+}

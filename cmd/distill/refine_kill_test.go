@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/refine"
+)
+
+// TestRefineKilledStartsOver kills a real distill refine process once it
+// has committed shards into its work directory, and checks that --out does
+// not exist (nothing reads as a corpus there), that the same command then
+// finishes, and that what it writes is what a refine never killed writes.
+func TestRefineKilledStartsOver(t *testing.T) {
+	bin := buildDistill(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 12_000, Seed: 7, ShardRows: 3000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, "refined")
+	work := tempDirOf(dst)
+	cmd := exec.Command(bin, "refine", src, "--out", dst, "--shard-rows", "300")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if m, err := corpus.ReadManifest(work); err == nil && len(m.Shards) >= 2 {
+			cmd.Process.Kill()
+			killed = true
+			break
+		}
+	}
+	err := cmd.Wait()
+	if !killed {
+		t.Fatalf("refine finished (%v) before two shards were committed; stderr:\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after the kill --out exists (%v): a half-written corpus could read as whole", err)
+	}
+	if _, err := os.Stat(work); err != nil {
+		t.Fatalf("the kill left no work directory (%v): the test did not kill it mid-way", err)
+	}
+	var stdout bytes.Buffer
+	again := exec.Command(bin, "refine", src, "--out", dst, "--shard-rows", "300", "--json")
+	out, err := again.Output()
+	if err != nil {
+		t.Fatalf("refine after the kill: %v", err)
+	}
+	if _, err := os.Stat(work); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the work directory is still there after a finished refine: %v", err)
+	}
+	var sum refine.Summary
+	if err := json.Unmarshal(out, &sum); err != nil {
+		t.Fatal(err)
+	}
+	clean := filepath.Join(dir, "clean")
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", clean, "--shard-rows", "300", "--json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("clean refine: exit %d: %s", code, stderr.String())
+	}
+	var want refine.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &want); err != nil {
+		t.Fatal(err)
+	}
+	want.Settings["refined_from"], sum.Settings["refined_from"] = "", ""
+	if got, wantJSON := mustJSON(t, sum), mustJSON(t, want); got != wantJSON {
+		t.Errorf("after a kill and a restart the summary is\n%s\nwithout a kill\n%s", got, wantJSON)
+	}
+	if sum.Records.Read != 12_000 {
+		t.Errorf("%d records read, want 12000", sum.Records.Read)
+	}
+	for _, d := range []string{dst, clean} {
+		m, err := corpus.ReadManifest(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Rows != 12_000 {
+			t.Errorf("%s holds %d records, want 12000", d, m.Rows)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(dst, refine.RecordsName))
+	b, _ := os.ReadFile(filepath.Join(clean, refine.RecordsName))
+	if !bytes.Equal(a, b) {
+		t.Error("the per-record decisions differ between the restarted and the clean refine")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/refine"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// plantedCorpus runs distill on problems against a simulator that plants
+// rubric items of known kinds, with 32 rollouts a problem (16 on each
+// half) and the empirical stage on, and returns the run directory and
+// the simulator.
+func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server) {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, problems)
+	plant := &llmtest.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
+	sim, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	out := filepath.Join(dir, "run")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--style", style,
+		"--n", "32", "--empirical", "--out", out, "--quiet"}, &stdout, &stderr)
+	if code != exitOK && code != exitProblems {
+		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	return out, sim
+}
+
+// readDecisions reads refine-records.jsonl.
+func readDecisions(t *testing.T, dir string) map[string]refine.Decision {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, refine.RecordsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]refine.Decision{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var d refine.Decision
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatal(err)
+		}
+		out[d.ID] = d
+	}
+	return out
+}
+
+// TestRefineFindsPlantedDefects: on corpora whose rubrics hold items of
+// known kinds, refine drops at least 90% of the misaligned, dead,
+// saturated and redundant items of the records it can measure, drops at
+// most 5% of the aligned ones, raises the held-out rubric AUROC, and
+// writes a corpus validate and status read.
+func TestRefineFindsPlantedDefects(t *testing.T) {
+	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
+		t.Run(style, func(t *testing.T) {
+			t.Parallel()
+			src, sim := plantedCorpus(t, style, 80)
+			dst := filepath.Join(t.TempDir(), "refined")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"refine", src, "--out", dst, "--json"}, &stdout, &stderr); code != exitOK {
+				t.Fatalf("refine: exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+			var sum refine.Summary
+			if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+				t.Fatalf("refine --json: %v\n%s", err, stdout.String())
+			}
+			decisions := readDecisions(t, dst)
+			found, total := map[llmtest.ItemKind]int{}, map[llmtest.ItemKind]int{}
+			err := corpus.ReadAll(src, func(rec *schema.Record) error {
+				d, ok := decisions[rec.ID]
+				if !ok {
+					return fmt.Errorf("record %s has no decision", rec.ID)
+				}
+				if d.Unmeasured != "" {
+					return nil
+				}
+				for i, it := range rec.Rubric {
+					kind, _ := sim.PlantedKind(rec.Problem, it.Type, it.Text)
+					total[kind]++
+					if d.Items[i].Drop != "" {
+						found[kind]++
+					} else if kind != llmtest.PlantedAligned && kind != llmtest.PlantedNoise && kind != llmtest.PlantedAnswer {
+						t.Logf("missed %s item %d of %s (%s): %+v; record pass %d/%d", kind, it.ID, rec.ID, it.Type, d.Items[i], rec.NCorrect, len(rec.Rollouts))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d records refined of %d; planted %v, dropped %v", style, sum.Records.Measured, sum.Records.Read, total, found)
+			for _, kind := range []llmtest.ItemKind{llmtest.PlantedMisaligned, llmtest.PlantedDead, llmtest.PlantedSaturated, llmtest.PlantedRedundant} {
+				if total[kind] < 10 {
+					t.Errorf("only %d %s items planted in measured records: too few to judge", total[kind], kind)
+					continue
+				}
+				if share := float64(found[kind]) / float64(total[kind]); share < 0.9 {
+					t.Errorf("%s: refine dropped %d of %d (%.0f%%), want >= 90%%", kind, found[kind], total[kind], 100*share)
+				}
+			}
+			if share := float64(found[llmtest.PlantedAligned]) / float64(total[llmtest.PlantedAligned]); share > 0.05 {
+				t.Errorf("aligned: refine dropped %d of %d (%.1f%%), want <= 5%%", found[llmtest.PlantedAligned], total[llmtest.PlantedAligned], 100*share)
+			}
+			for name, c := range map[string]refine.AUROCChange{"with answer": sum.HeldOut.WithAnswer, "without answer": sum.HeldOut.NoAnswer} {
+				t.Logf("held-out AUROC %s: %.3f -> %.3f over %d records", name, c.MeanBefore, c.MeanAfter, c.Records)
+				if c.Records < 20 || !c.Rose() {
+					t.Errorf("held-out AUROC %s: %.3f -> %.3f over %d records, want a rise over at least 20", name, c.MeanBefore, c.MeanAfter, c.Records)
+				}
+			}
+			checkRefinedCorpus(t, src, dst, sum)
+		})
+	}
+}
+
+// checkRefinedCorpus: the refined corpus holds every record, each rubric
+// holds its style's rules, records carry the refinement's fingerprint,
+// and the manifest's job history and distill status name the source.
+func checkRefinedCorpus(t *testing.T, src, dst string, sum refine.Summary) {
+	t.Helper()
+	n := 0
+	err := corpus.ReadAll(dst, func(rec *schema.Record) error {
+		n++
+		if err := schema.CheckRubric(rec.Style, rec.Rubric, 0); err != nil {
+			return fmt.Errorf("record %s: %w", rec.ID, err)
+		}
+		if rec.Provenance.JobFingerprint != sum.Fingerprint {
+			return fmt.Errorf("record %s: fingerprint %s, want the refinement's %s", rec.ID, rec.Provenance.JobFingerprint, sum.Fingerprint)
+		}
+		for _, ro := range rec.Rollouts {
+			if len(ro.Satisfaction) != 0 && len(ro.Satisfaction) != len(rec.Rubric) {
+				return fmt.Errorf("record %s rollout %d: %d verdicts for %d items", rec.ID, ro.Index, len(ro.Satisfaction), len(rec.Rubric))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(n) != sum.Records.Read {
+		t.Errorf("refined corpus holds %d records, the source %d", n, sum.Records.Read)
+	}
+	m, err := corpus.ReadManifest(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(src)
+	if m.JobFingerprint != sum.Fingerprint || len(m.Jobs) != 1 || m.Jobs[0].Settings["refined_from"] != abs {
+		t.Errorf("manifest job %s %+v, want the refinement %s from %s", m.JobFingerprint, m.Jobs, sum.Fingerprint, abs)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"status", dst}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("status of the refined corpus: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "refined from "+abs) {
+		t.Errorf("status does not say where the corpus was refined from:\n%s", stdout.String())
+	}
+}
+
+// smallCorpus runs distill on 12 problems, 8 rollouts each, with or
+// without the empirical stage, against a planting simulator.
+func smallCorpus(t *testing.T, empirical bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	input := filepath.Join(dir, "p.jsonl")
+	answers := writeProblems(t, input, 12)
+	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: &llmtest.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	out := filepath.Join(dir, "run")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--n", "8",
+		fmt.Sprintf("--empirical=%v", empirical), "--out", out, "--quiet"}, &stdout, &stderr)
+	if code != exitOK && code != exitProblems {
+		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	return out
+}
+
+// TestRefineBadInput: what the user must fix is exit 2 with a message
+// that says what and how, and leaves no --out behind.
+func TestRefineBadInput(t *testing.T) {
+	good := smallCorpus(t, true)
+	bare := smallCorpus(t, false)
+	verl := filepath.Join(t.TempDir(), "verl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"export", good, "--format", "verl", "--out", verl}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr.String())
+	}
+	tmp := t.TempDir()
+	existing := filepath.Join(tmp, "existing")
+	os.Mkdir(existing, 0o755)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no verdicts", []string{bare, "--out", filepath.Join(tmp, "a")}, []string{"no satisfaction verdicts", "empirical stage", "--empirical"}},
+		{"verl export holds no rollouts", []string{verl, "--out", filepath.Join(tmp, "b")}, []string{"no satisfaction verdicts", "empirical stage"}},
+		{"out inside the source", []string{good, "--out", filepath.Join(good, "refined")}, []string{"inside", good}},
+		{"out is the source", []string{good, "--out", good}, []string{"--out", good}},
+		{"out exists", []string{good, "--out", existing}, []string{"exists"}},
+		{"no out", []string{good}, []string{"--out is required"}},
+		{"no source", []string{filepath.Join(tmp, "missing"), "--out", filepath.Join(tmp, "c")}, []string{"missing"}},
+		{"two sources", []string{good, bare, "--out", filepath.Join(tmp, "d")}, []string{"want one SRC"}},
+		{"bad flag", []string{good, "--out", filepath.Join(tmp, "e"), "--min-side", "0"}, []string{"--min-side"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"refine"}, tc.args...), &stdout, &stderr)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d\n%s%s", code, exitUsage, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr.String())
+				}
+			}
+			for _, p := range []string{"a", "b", "c", "d", "e", filepath.Join(good, "refined")} {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(tmp, p)
+				}
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
+}
+
+// TestRefineDryRunAndRerun: --dry-run prints a line per refined record and
+// writes nothing; a second refine into a finished --out is a no-op; the
+// refined corpus's records are those of the same refinement done again.
+func TestRefineDryRunAndRerun(t *testing.T) {
+	src := smallCorpus(t, true)
+	dst := filepath.Join(t.TempDir(), "refined")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"refine", src, "--out", dst, "--dry-run"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("dry run: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Error("--dry-run wrote --out")
+	}
+	if _, err := os.Stat(tempDirOf(dst)); err == nil {
+		t.Error("--dry-run left a work directory")
+	}
+	dry := stdout.String()
+	if !strings.Contains(dry, "would refine (dry run, nothing written)") || !strings.Contains(dry, "; weights ") {
+		t.Errorf("dry run output:\n%s", dry)
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine: exit %d: %s", code, stderr.String())
+	}
+	first := stdout.String()
+	// The dry run's summary is the real one's but for its first line.
+	if tail(dry) != tail(first) {
+		t.Errorf("dry run and refine disagree:\n%s\n---\n%s", dry, first)
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine again: exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "already holds this refinement") {
+		t.Errorf("refine again:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"refine", src, "--out", dst, "--min-edge", "-0.3"}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("refine with other settings into the same --out: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// tail drops a refine output's first line and its per-record lines.
+func tail(out string) string {
+	var keep []string
+	for i, l := range strings.Split(out, "\n") {
+		if i == 0 || strings.Contains(l, "; weights ") || strings.HasPrefix(l, "refine: ") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+func tempDirOf(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".refine-partial")
+}
+
+// TestRefineHelpExplainsEveryFlag: -h names every flag with an example
+// and the exit codes.
+func TestRefineHelpExplainsEveryFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"refine", "-h"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine -h: exit %d", code)
+	}
+	help := stderr.String()
+	f := newRefineFlags()
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if !strings.Contains(help, "-"+fl.Name) {
+			t.Errorf("refine -h does not mention -%s", fl.Name)
+		}
+	})
+	for _, want := range []string{"Examples:", "distill refine runs/demo --out runs/demo-refined", "Exit codes", "--decompose"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("refine -h does not mention %q", want)
+		}
+	}
+}
+
+// TestRefineReadsAJSONLExport: a jsonl export of a corpus refines to the
+// same decisions as the run directory it came from.
+func TestRefineReadsAJSONLExport(t *testing.T) {
+	src := smallCorpus(t, true)
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"export", src, "--format", "jsonl", "--out", exp}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr.String())
+	}
+	for _, in := range []string{src, exp} {
+		out := filepath.Join(dir, filepath.Base(in)+"-refined")
+		if code := run([]string{"refine", in, "--out", out}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("refine %s: exit %d: %s", in, code, stderr.String())
+		}
+	}
+	fromRun, fromExport := readDecisions(t, filepath.Join(dir, "run-refined")), readDecisions(t, filepath.Join(dir, "jsonl-refined"))
+	if len(fromRun) == 0 || mustJSON(t, fromRun) != mustJSON(t, fromExport) {
+		t.Errorf("decisions differ between the run (%d records) and its jsonl export (%d)", len(fromRun), len(fromExport))
+	}
+}

@@ -1,0 +1,31 @@
+package refine
+
+import (
+	"testing"
+
+	"github.com/rubricforge/rubricforge/discrim"
+	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// BenchmarkDecideApply is the per-record work of distill refine on a
+// record of 8 rollouts x 10 items: measure on the fit half, decide,
+// weigh, measure the held-out half, write the refined record (make bench;
+// make bench-refine runs the whole command at 100K records).
+func BenchmarkDecideApply(b *testing.B) {
+	o := synthcorpus.Options{Rollouts: 8, Items: 10, Seed: 3}
+	recs := make([]schema.Record, 256)
+	for i := range recs {
+		recs[i], _ = o.Record(i)
+	}
+	var m discrim.Matrix
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := &recs[i%len(recs)]
+		d := decideRecord(rec, &m, DefaultOptions())
+		if d.Unmeasured == "" {
+			Apply(rec, &d)
+		}
+	}
+}

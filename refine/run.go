@@ -1,0 +1,462 @@
+package refine
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/discrim"
+	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/outpath"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Files a refinement writes into the refined run directory, beside the
+// corpus.
+const (
+	SummaryName = "refine.json"          // the Summary
+	RecordsName = "refine-records.jsonl" // one Decision per record, in input order
+	// Version is the refinement's own version, part of its fingerprint:
+	// bump it when the rules or the weights change.
+	Version = "1"
+)
+
+var (
+	// ErrNoVerdicts is wrapped when no record of the source has
+	// satisfaction verdicts on its rollouts: there is nothing to measure.
+	ErrNoVerdicts = errors.New("no satisfaction verdicts")
+	// ErrUsage is wrapped when the paths given cannot be used as asked.
+	ErrUsage = errors.New("usage")
+)
+
+// Config is one refinement: from Src into Out.
+type Config struct {
+	Src, Out string
+	// DryRun measures and decides but writes nothing; DryRunTo receives a
+	// line per record that would change.
+	DryRun   bool
+	DryRunTo io.Writer
+	Options  Options
+	// ShardRows and ToolVersion are the refined corpus's (corpus.Options).
+	// A shard's records are held in memory until it is written, so
+	// ShardRows 0 takes the source run's largest shard (sized by the job
+	// that made it for its records), or 1000 for other sources.
+	ShardRows   int
+	ToolVersion string
+	Logger      *slog.Logger
+}
+
+// IsUsage reports whether err is the user's to fix (exit 2): a missing or
+// unreadable source, an --out refused, a source without verdicts.
+func IsUsage(err error) bool {
+	return errors.Is(err, ErrUsage) || errors.Is(err, ErrNoVerdicts) || errors.Is(err, outpath.ErrRefused) || audit.IsUsage(err)
+}
+
+// Run refines cfg.Src into the run directory cfg.Out (see the package
+// comment): it writes everything into a hidden sibling directory and
+// renames it to Out at the end, so Out exists only whole. A source without
+// satisfaction verdicts wraps ErrNoVerdicts and leaves nothing behind.
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	in, err := audit.Open(cfg.Src)
+	if err != nil {
+		return nil, fmt.Errorf("opening the corpus to refine: %w", err)
+	}
+	if in.Format == audit.FormatVerl {
+		return nil, fmt.Errorf("%s is a verl export: its rows hold the rubric only, no rollouts and no satisfaction verdicts; "+
+			"refine the run directory (or jsonl export) it was exported from, made with the empirical stage on: %w", cfg.Src, ErrNoVerdicts)
+	}
+	src, _ := filepath.Abs(cfg.Src)
+	settings := settingsOf(src, in, cfg.Options)
+	fp := fingerprint(in, settings)
+	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun}
+	if !cfg.DryRun {
+		done, err := checkOut(cfg.Out, cfg.Src, fp)
+		if err != nil || done {
+			if done {
+				sum.AlreadyDone = true
+				return sum, nil
+			}
+			return nil, err
+		}
+	}
+	if cfg.ShardRows <= 0 {
+		cfg.ShardRows = shardRowsOf(in)
+	}
+	w, err := newWriter(cfg, fp, settings)
+	if err != nil {
+		return nil, err
+	}
+	defer w.abandon()
+	if err := stream(ctx, in, cfg, w, sum); err != nil {
+		return nil, err
+	}
+	if sum.Records.Measured+sum.Records.UnmeasuredFit == 0 {
+		return nil, fmt.Errorf("%s: none of its %d records has satisfaction verdicts on its rollouts: "+
+			"run the empirical stage first (empirical.enabled: true in the job file, or --empirical on distill run; "+
+			"run the same distill run again with it on: answered requests come from the cache), then refine: %w",
+			cfg.Src, sum.Records.Read, ErrNoVerdicts)
+	}
+	sum.finish()
+	if err := w.commit(sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// stream reads the records of in in one goroutine and decides and writes
+// them in this one, so that decoding the source and encoding the refined
+// corpus overlap on two cores; the channel bounds the records in flight.
+// It returns once the reader has stopped.
+func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Summary) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	recs := make(chan *schema.Record, 256)
+	readDone := make(chan error, 1)
+	var bad []audit.Problem
+	go func() {
+		defer close(recs)
+		readDone <- audit.Records(ctx, in, func(rec *schema.Record) error {
+			select {
+			case recs <- rec:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, func(p audit.Problem) { bad = append(bad, p) })
+	}()
+	werr := refineAll(recs, cfg, w, sum)
+	if werr != nil {
+		cancel()
+		for range recs { // until the reader has seen the cancel
+		}
+	}
+	rerr := <-readDone
+	switch {
+	case werr != nil:
+		return fmt.Errorf("refining %s: %w", cfg.Src, werr)
+	case rerr != nil:
+		return fmt.Errorf("refining %s: %w", cfg.Src, rerr)
+	case len(bad) > 0:
+		return fmt.Errorf("refining %s: %s line %d: %s (%d rows did not read; the source must read whole)", cfg.Src, bad[0].File, bad[0].Line, bad[0].Error, len(bad))
+	}
+	return nil
+}
+
+// refineAll decides and writes every record recs brings.
+func refineAll(recs <-chan *schema.Record, cfg Config, w *writer, sum *Summary) error {
+	var m discrim.Matrix
+	for rec := range recs {
+		d := decideRecord(rec, &m, cfg.Options)
+		sum.add(&d)
+		out := rec
+		if d.Unmeasured == "" {
+			out = Apply(rec, &d)
+			if cfg.DryRun && cfg.DryRunTo != nil {
+				writeDryRunLine(cfg.DryRunTo, &d)
+			}
+		}
+		if err := w.add(out, &d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decideRecord is a record's Decision; records of the grounded style and
+// records without verdicts are unmeasured.
+func decideRecord(rec *schema.Record, m *discrim.Matrix, opt Options) Decision {
+	if rec.Style != schema.StyleSRaR && rec.Style != schema.StyleFactualProcess {
+		return Decision{ID: rec.ID, Unmeasured: "style_" + rec.Style}
+	}
+	discrim.FromRecord(m, rec)
+	if m.Rollouts() == 0 {
+		return Decision{ID: rec.ID, Unmeasured: discrim.NoVerdicts.String()}
+	}
+	stored := make([]float64, len(rec.Rubric))
+	for i, it := range rec.Rubric {
+		stored[i] = it.Weight
+	}
+	return Decide(rec.ID, m, stored, opt)
+}
+
+// shardRowsOf is the rows of the source run's largest shard, 1000 when
+// the source is not a run.
+func shardRowsOf(in *audit.Input) int {
+	rows := int64(0)
+	if in.Kind == audit.KindRun {
+		for _, f := range in.Files {
+			rows = max(rows, f.Rows)
+		}
+	}
+	if rows <= 0 {
+		return 1000
+	}
+	return int(rows)
+}
+
+// checkOut refuses an --out that is the source, inside it, inside another
+// run or export, or that exists; done is true when out already is this
+// very refinement (same fingerprint), so running the command again is a
+// no-op.
+func checkOut(out, src, fp string) (done bool, err error) {
+	if out == "" {
+		return false, fmt.Errorf("--out is required: the refined corpus is a new run directory: %w", ErrUsage)
+	}
+	if m, err := corpus.ReadManifest(out); err == nil && m.JobFingerprint == fp {
+		return true, nil
+	}
+	if inside(out, src) {
+		return false, fmt.Errorf("--out %s is inside the source %s; write the refined corpus elsewhere: %w", out, src, outpath.ErrRefused)
+	}
+	if err := outpath.Dir("--out", out, src); err != nil {
+		return false, err
+	}
+	if _, err := os.Stat(out); err == nil {
+		return false, fmt.Errorf("--out %s exists; refine writes a new run directory: remove it or give another: %w", out, outpath.ErrRefused)
+	}
+	return false, nil
+}
+
+// inside reports whether path is dir or under it (symbolic links resolved
+// where they exist).
+func inside(path, dir string) bool {
+	p, d := resolved(path), resolved(dir)
+	rel, err := filepath.Rel(d, p)
+	return err == nil && (rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))))
+}
+
+// resolved is path absolute with the symbolic links of its longest
+// existing prefix resolved.
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// settingsOf are the refinement's settings as the manifest's job history
+// keeps them.
+func settingsOf(src string, in *audit.Input, opt Options) map[string]string {
+	sat := "every fit rollout"
+	if opt.Saturated95 {
+		sat = ">= 95% of fit rollouts"
+	}
+	alpha := opt.AntiAlpha
+	if alpha <= 0 {
+		alpha = discrim.DefaultAntiAlpha
+	}
+	return map[string]string{
+		"command":            "distill refine",
+		"refine_version":     Version,
+		"refined_from":       src,
+		"source_kind":        in.Kind + "/" + in.Format,
+		"source_fingerprint": strings.Join(sourceFingerprints(in), ","),
+		"min_edge":           strconv.FormatFloat(opt.MinEdge, 'g', -1, 64),
+		"anti_alpha":         strconv.FormatFloat(alpha, 'g', -1, 64),
+		"saturated":          sat,
+		"min_side":           strconv.Itoa(opt.MinSide),
+		"split":              "discrim.Split: correct and flawed rollouts by index alternate fit, held-out",
+		"weights":            "max(edge, 0.05) / sum |phi| over kept items",
+		"decompose":          "off",
+	}
+}
+
+// sourceFingerprints are the job fingerprints the source names: its
+// manifest's, or its export's.
+func sourceFingerprints(in *audit.Input) []string {
+	switch {
+	case in.ManifestFingerprint != "":
+		return []string{in.ManifestFingerprint}
+	case in.Export != nil:
+		return slices.Clone(in.Export.JobFingerprints)
+	}
+	return nil
+}
+
+// fingerprint identifies a refinement: its settings but the source's path,
+// and the source's files by name, rows and size.
+func fingerprint(in *audit.Input, settings map[string]string) string {
+	var d xxhash.Digest
+	d.Reset()
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		if k != "refined_from" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&d, "%q=%q\n", k, settings[k])
+	}
+	for _, f := range in.Files {
+		size := f.Bytes
+		if st, err := os.Stat(f.Path); err == nil {
+			size = st.Size()
+		}
+		fmt.Fprintf(&d, "file %q rows %d bytes %d\n", filepath.Base(f.Path), f.Rows, size)
+	}
+	return fmt.Sprintf("%016x", d.Sum64())
+}
+
+// writeDryRunLine prints what would change in one record.
+func writeDryRunLine(w io.Writer, d *Decision) {
+	var drops []string
+	for _, it := range d.Items {
+		switch {
+		case it.Drop == DropRedundant:
+			drops = append(drops, fmt.Sprintf("%d %s (redundant with %d)", it.ID, it.Type, it.RedundantWith))
+		case it.Drop != "":
+			drops = append(drops, fmt.Sprintf("%d %s (%s)", it.ID, it.Type, it.Drop))
+		}
+	}
+	line := d.ID + ": "
+	if len(drops) == 0 {
+		line += "keep every item"
+	} else {
+		line += "drop " + strings.Join(drops, ", ")
+	}
+	var ws []string
+	for _, it := range d.Items {
+		if it.Drop == "" {
+			ws = append(ws, fmt.Sprintf("%d→%d:%g", it.ID, it.NewID, it.Weight))
+		}
+	}
+	fmt.Fprintf(w, "%s; weights %s\n", line, strings.Join(ws, " "))
+}
+
+// writer writes the refined corpus into a hidden temporary directory next
+// to Out and renames it at the end; in a dry run it writes nothing.
+type writer struct {
+	out, tmp string
+	run      *corpus.Run
+	recFile  *os.File
+	recs     *bufio.Writer
+	fp       string
+}
+
+// tempDir is where a refinement into out is written until it is whole.
+func tempDir(out string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(filepath.Clean(out))+".refine-partial")
+}
+
+func newWriter(cfg Config, fp string, settings map[string]string) (*writer, error) {
+	w := &writer{out: cfg.Out, fp: fp}
+	if cfg.DryRun {
+		return w, nil
+	}
+	w.tmp = tempDir(cfg.Out)
+	if busy, err := corpus.InUse(w.tmp); err == nil && busy {
+		return nil, fmt.Errorf("another distill refine is writing %s (its work directory %s is locked): %w", cfg.Out, w.tmp, ErrUsage)
+	}
+	// What a killed refinement left is thrown away: it starts over.
+	if err := os.RemoveAll(w.tmp); err != nil {
+		return nil, fmt.Errorf("removing what an interrupted refine left in %s: %w", w.tmp, err)
+	}
+	run, err := corpus.Open(w.tmp, corpus.Options{ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("creating the refined corpus: %w", err)
+	}
+	run.SetJob(fp, settings)
+	w.run = run
+	f, err := os.Create(filepath.Join(w.tmp, RecordsName))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("creating %s: %w", RecordsName, err), run.Abandon())
+	}
+	w.recFile, w.recs = f, bufio.NewWriterSize(f, 1<<20)
+	return w, nil
+}
+
+// add writes one refined record and its decision.
+func (w *writer) add(rec *schema.Record, d *Decision) error {
+	if w.run == nil {
+		return nil
+	}
+	rec.Provenance.JobFingerprint = w.fp
+	if err := w.run.Append(rec); err != nil {
+		return fmt.Errorf("writing refined record %s: %w", rec.ID, err)
+	}
+	line, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encoding the decision on %s: %w", rec.ID, err)
+	}
+	w.recs.Write(line)
+	return w.recs.WriteByte('\n')
+}
+
+// commit closes the corpus, writes the summary, and renames the directory
+// to Out.
+func (w *writer) commit(sum *Summary) error {
+	if w.run == nil {
+		return nil
+	}
+	if err := w.recs.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", RecordsName, err)
+	}
+	if err := w.recFile.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", RecordsName, err)
+	}
+	if err := w.recFile.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", RecordsName, err)
+	}
+	w.recFile = nil
+	if err := w.run.Close(); err != nil {
+		return fmt.Errorf("closing the refined corpus: %w", err)
+	}
+	w.run = nil
+	raw, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", SummaryName, err)
+	}
+	if err := fsys.WriteFileAtomic(fsys.OS, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", SummaryName, err)
+	}
+	if err := os.Rename(w.tmp, w.out); err != nil {
+		return fmt.Errorf("moving the refined corpus into place: %w", err)
+	}
+	if err := fsys.SyncDir(fsys.OS, filepath.Dir(filepath.Clean(w.out))); err != nil {
+		return fmt.Errorf("syncing the directory of %s: %w", w.out, err)
+	}
+	return nil
+}
+
+// abandon removes the temporary directory of a refinement that did not
+// finish (nothing after commit).
+func (w *writer) abandon() {
+	if w.recFile != nil {
+		w.recFile.Close()
+	}
+	if w.run != nil {
+		w.run.Close()
+	}
+	if w.tmp != "" {
+		if _, err := os.Stat(w.tmp); err == nil {
+			os.RemoveAll(w.tmp)
+		}
+	}
+}
