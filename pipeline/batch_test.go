@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -22,13 +24,13 @@ import (
 )
 
 // batchJob is testJob with the given stages in batch mode, polling fast.
-func batchJob(input, out, url string, stages ...string) Job {
+func batchJob(input, out, url string, stages ...string) job.Job {
 	j := testJob(input, out, url)
 	j.Judge.Enabled = true
 	j.Empirical.Enabled = true
 	j.Batch.PollInterval = 10 * time.Millisecond
 	for _, s := range stages {
-		j.batchSections()[s].Mode = ModeBatch
+		j.BatchSections()[s].Mode = job.ModeBatch
 	}
 	return j
 }
@@ -36,7 +38,7 @@ func batchJob(input, out, url string, stages ...string) Job {
 // batchSetup writes n problems and serves a simulated endpoint with cfg
 // for a batchJob over them with stages in batch mode, its run directory in
 // a temporary directory.
-func batchSetup(t *testing.T, n int, cfg llmtest.Config, stages ...string) (*llmtest.Server, Job, []testProblem) {
+func batchSetup(t *testing.T, n int, cfg llmtest.Config, stages ...string) (*llmtest.Server, job.Job, []testProblem) {
 	t.Helper()
 	dir := t.TempDir()
 	rows := makeProblems(n)
@@ -83,7 +85,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		input := filepath.Join(dir, "in.jsonl")
 		writeJSONL(t, input, rows)
 		cfg := llmtest.Config{Seed: 3, Answers: answersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
-		job := func(out, url string) Job { return batchJob(input, filepath.Join(dir, out), url) }
+		job := func(out, url string) job.Job { return batchJob(input, filepath.Join(dir, out), url) }
 		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
@@ -96,7 +98,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		input := filepath.Join(dir, "in.jsonl")
 		writeJSONL(t, input, rows)
 		cfg := llmtest.Config{Seed: 4, Answers: answersOf(rows)}
-		job := func(out, url string) Job {
+		job := func(out, url string) job.Job {
 			j := batchJob(input, filepath.Join(dir, out), url)
 			j.Style = schema.StyleFactualProcess
 			return j
@@ -109,7 +111,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		docs := filepath.Join(dir, "docs")
 		writeDocs(t, docs, 12)
 		cfg := llmtest.Config{Seed: 5, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.05}}
-		job := func(out, url string) Job {
+		job := func(out, url string) job.Job {
 			j := groundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
 			return j
@@ -123,19 +125,19 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 // (files of at most maxRows), against two simulated endpoints with cfg,
 // and checks that the records are the same, the batch run cost half, and
 // no request was answered twice.
-func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url string) Job, maxRows int) (onRep, bRep *Report) {
+func compareOnlineBatch(t *testing.T, cfg llmtest.Config, jb func(out, url string) job.Job, maxRows int) (onRep, bRep *Report) {
 	t.Helper()
 	if cfg.BatchTurnaround == 0 {
 		cfg.BatchTurnaround = 30 * time.Millisecond
 	}
 	_, onlineURL := startSim(t, cfg)
-	onJob := job("online", onlineURL)
+	onJob := jb("online", onlineURL)
 	onRep = runJob(t, onJob, Options{})
 
 	batch, batchURL := startSim(t, cfg)
-	bJob := job("batch", batchURL)
-	for _, ep := range bJob.batchSections() {
-		ep.Mode = ModeBatch
+	bJob := jb("batch", batchURL)
+	for _, ep := range bJob.BatchSections() {
+		ep.Mode = job.ModeBatch
 	}
 	bJob.Batch.MaxRequests = maxRows // several files per wave
 	bRep = runJob(t, bJob, Options{})
@@ -217,13 +219,13 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchExpire: 1}, StageRollout, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := batchSetup(t, 30, llmtest.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	st := srv.BatchStats()
 	if st.Batches["expired"] != 1 || st.RowsExpired == 0 {
 		t.Fatalf("simulator: %+v; want one expired batch", st)
@@ -231,24 +233,24 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {
 		t.Errorf("requests answered twice: %+v", st)
 	}
-	states, by := rowsByStage(t, job.Out)
+	states, by := rowsByStage(t, jb.Out)
 	first := states[0]
 	if first.Status != "expired" || first.Answered != first.Rows/2 || first.Failed+first.Missing != first.Rows-first.Rows/2 {
 		t.Errorf("expired batch in the journal: %+v", first)
 	}
 	// Rollout requests: one per sample (per_request 1) per problem; the
 	// expired rows were sent once more, and nothing else was.
-	want := len(rows)*job.Rollout.N + (first.Rows - first.Answered)
-	if by[StageRollout] != want {
+	want := len(rows)*jb.Rollout.N + (first.Rows - first.Answered)
+	if by[job.StageRollout] != want {
 		t.Errorf("%d rollout rows over every batch, want %d (%d requests and the %d the expired batch did not answer)",
-			by[StageRollout], want, len(rows)*job.Rollout.N, first.Rows-first.Answered)
+			by[job.StageRollout], want, len(rows)*jb.Rollout.N, first.Rows-first.Answered)
 	}
 }
 
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -280,13 +282,13 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true}, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if rep.Problems.Done == 0 {
 		t.Fatal("no record")
 	}
@@ -295,16 +297,16 @@ func TestBatchMixedMode(t *testing.T) {
 			t.Fatalf("online request of kind %s; only rollouts go online", e.Kind)
 		}
 	}
-	if got, want := srv.Count(), int64(len(rows)*job.Rollout.N); got != want {
+	if got, want := srv.Count(), int64(len(rows)*jb.Rollout.N); got != want {
 		t.Errorf("%d online requests, want the %d rollouts", got, want)
 	}
-	_, by := rowsByStage(t, job.Out)
-	if by[StageRollout] != 0 || by[StageDistill] == 0 || by[StageJudge] == 0 {
+	_, by := rowsByStage(t, jb.Out)
+	if by[job.StageRollout] != 0 || by[job.StageDistill] == 0 || by[job.StageJudge] == 0 {
 		t.Errorf("batch rows by stage %v; want distill and judge only", by)
 	}
 	s := rep.LLM.Stages
-	if s[StageRollout].BatchAnswers != 0 || s[StageDistill].BatchAnswers != s[StageDistill].Requests {
-		t.Errorf("batch answers: rollout %d, distill %d of %d", s[StageRollout].BatchAnswers, s[StageDistill].BatchAnswers, s[StageDistill].Requests)
+	if s[job.StageRollout].BatchAnswers != 0 || s[job.StageDistill].BatchAnswers != s[job.StageDistill].Requests {
+		t.Errorf("batch answers: rollout %d, distill %d of %d", s[job.StageRollout].BatchAnswers, s[job.StageDistill].BatchAnswers, s[job.StageDistill].Requests)
 	}
 }
 
@@ -312,7 +314,7 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
-	srv, job, rows := batchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, StageRollout, StageDistill, StageJudge)
+	srv, job, rows := batchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
@@ -370,20 +372,20 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{}, StageRollout, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	job.Prices = map[string]Price{"simulated": {Prompt: 100, Completion: 200}}
+	srv, jb, rows := batchSetup(t, 30, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	jb.Prices = map[string]job.Price{"simulated": {Prompt: 100, Completion: 200}}
 	created := srv.BatchStats().BatchesCreated
 
-	job.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
-	rep := runJob(t, job, Options{})
+	jb.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusStopped || rep.StoppedBy != StopBudget || !strings.Contains(rep.StopReason, "batch") {
 		t.Fatalf("run %s by %q: %s; want stopped by the budget before a batch", rep.Status, rep.StoppedBy, rep.StopReason)
 	}
-	if rep.LLM.Total.CostUSD > job.Budget.MaxCostUSD {
-		t.Errorf("spent $%.4f over the $%.2f budget", rep.LLM.Total.CostUSD, job.Budget.MaxCostUSD)
+	if rep.LLM.Total.CostUSD > jb.Budget.MaxCostUSD {
+		t.Errorf("spent $%.4f over the $%.2f budget", rep.LLM.Total.CostUSD, jb.Budget.MaxCostUSD)
 	}
-	states, _ := rowsByStage(t, job.Out)
+	states, _ := rowsByStage(t, jb.Out)
 	dropped := 0
 	for _, s := range states {
 		if s.Phase == llm.PhaseDropped {
@@ -397,12 +399,12 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 		t.Errorf("simulator created %d batches, journal submitted %d", made, len(states)-dropped)
 	}
 
-	job.Budget.MaxCostUSD = 100
-	rep = runJob(t, job, Options{})
+	jb.Budget.MaxCostUSD = 100
+	rep = runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("after raising the budget: %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
 		t.Errorf("requests answered twice: %+v", st)
 	}
@@ -411,13 +413,13 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, StageRollout, StageDistill, StageJudge, StageEmpirical)
-	job.Batch.Repairs = ModeOnline
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	jb.Batch.Repairs = job.ModeOnline
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	online := srv.Log()
 	if len(online) == 0 || rep.LLM.Total.Repairs == 0 {
 		t.Fatalf("%d online requests, %d repairs: no repair went online", len(online), rep.LLM.Total.Repairs)
@@ -435,21 +437,21 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
-	srv, job, rows := batchSetup(t, 40, llmtest.Config{})
-	job.Budget.MaxCostUSD = 0.01
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := batchSetup(t, 40, llmtest.Config{})
+	jb.Budget.MaxCostUSD = 0.01
+	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
 		t.Fatalf("online run %s by %q after %d requests; want it stopped by the budget partway", rep.Status, rep.StoppedBy, srv.Count())
 	}
-	job.Budget.MaxCostUSD = 0
-	for _, ep := range job.batchSections() {
-		ep.Mode = ModeBatch
+	jb.Budget.MaxCostUSD = 0
+	for _, ep := range jb.BatchSections() {
+		ep.Mode = job.ModeBatch
 	}
-	rep = runJob(t, job, Options{})
+	rep = runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("batch resume %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 || st.BatchesCreated == 0 {
 		t.Errorf("%d requests answered online and again in a batch (%d batches)", st.RequestsRepeated, st.BatchesCreated)
 	}
@@ -484,7 +486,7 @@ func TestBatchProviderFull(t *testing.T) {
 		sim.ServeHTTP(w, r)
 	}))
 	defer full.Close()
-	job := batchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", StageRollout, StageDistill, StageJudge)
+	job := batchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRowAttempts = 1
 	job.Limits.MaxAttempts = 2

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 )
 
@@ -23,7 +25,7 @@ func TestBatchWaveSettlesAProblemOnce(t *testing.T) {
 	input := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, input, rows)
 	_, url := batchSim(t, rows, llmtest.Config{Seed: 5})
-	job := batchJob(input, filepath.Join(dir, "out"), url, StageRollout, StageDistill, StageJudge)
+	job := batchJob(input, filepath.Join(dir, "out"), url, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 101
 	rep := runJob(t, job, Options{})

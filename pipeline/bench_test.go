@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -198,14 +200,14 @@ func BenchmarkFaultMix(b *testing.B) {
 	opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 	b.ResetTimer()
 	for i := range b.N {
-		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
-		job.Limits = DefaultJob().Limits
-		job.Limits.Concurrency = concurrency
-		job.Output.ShardRows = 1000
-		job.Output.CheckpointInterval = 10 * time.Second
+		jb := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
+		jb.Limits = job.DefaultJob().Limits
+		jb.Limits.Concurrency = concurrency
+		jb.Output.ShardRows = 1000
+		jb.Output.CheckpointInterval = 10 * time.Second
 		before := srv.Count()
 		start := time.Now()
-		rep, err := Run(context.Background(), job, opt)
+		rep, err := Run(context.Background(), jb, opt)
 		elapsed := time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -213,7 +215,7 @@ func BenchmarkFaultMix(b *testing.B) {
 		if rep.Status != StatusFinished {
 			b.Fatalf("status %s: %s", rep.Status, rep.StopReason)
 		}
-		checkAccounted(b, job.Out, rows, rep)
+		checkAccounted(b, jb.Out, rows, rep)
 		attempts := srv.Count() - before
 		perAttempt := float64(latency) + rate*float64(hang) + rate*float64(retryAfter)
 		ideal := time.Duration(float64(attempts) * perAttempt / concurrency)

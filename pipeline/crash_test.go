@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -37,7 +39,7 @@ func crashChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	job := DefaultJob()
+	job := job.DefaultJob()
 	if err := yaml.Unmarshal(b, &job); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -61,7 +63,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
 	for trial := range 3 {
-		srv, job, jobFile, rows := killableJob(t, 4, func(j *Job) { j.Empirical.Enabled = trial%2 == 0 })
+		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 
 		sentByKilled := map[uint64]bool{} // requests of the last killed process
 		countResent := func(from int) int {
@@ -126,7 +128,7 @@ func TestCrashSafety(t *testing.T) {
 // directory: the killed and resumed run must report the same tokens and
 // cost, though report.json was lost with every kill (the cache's own record
 // of what it paid for is what counts).
-func checkSpendAsUninterrupted(t *testing.T, job Job, killed *Report) {
+func checkSpendAsUninterrupted(t *testing.T, job job.Job, killed *Report) {
 	t.Helper()
 	clean := job
 	clean.Out = job.Out + "-uninterrupted"
@@ -223,7 +225,7 @@ func checkShardFiles(t testing.TB, runDir string) {
 // against a simulated endpoint of 20 ms latency that logs every request,
 // shards of shardRows records, changed by edit, and written to a job file
 // for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*Job)) (*llmtest.Server, Job, string, []testProblem) {
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []testProblem) {
 	t.Helper()
 	dir := t.TempDir()
 	rows := makeProblems(60)

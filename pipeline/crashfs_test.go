@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
@@ -48,7 +50,7 @@ const crashRunDir = "/data/run"
 // simulated endpoint, started from a directory with two one-row shards;
 // and what an uninterrupted run of it leaves.
 type crashRun struct {
-	job  Job
+	job  job.Job
 	rows []testProblem
 	opt  Options
 	srv  *llmtest.Server
@@ -491,7 +493,7 @@ func checkDiskError(t *testing.T, err error, errno syscall.Errno, op crashfs.Op,
 	if (op.Kind == crashfs.OpSync || op.Kind == crashfs.OpSyncDir) && !errors.Is(err, fsys.ErrNotDurable) {
 		t.Errorf("%s: a failed sync is not reported as data that may not be durable: %v", what, err)
 	}
-	if _, usage := errors.AsType[*UsageError](err); usage {
+	if _, usage := errors.AsType[*job.UsageError](err); usage {
 		t.Errorf("%s: a disk error reported as a usage error: %v", what, err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -16,7 +18,7 @@ func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollo
 	if err != nil {
 		return nil, err
 	}
-	req := request(StageDistill, e.job.Distill.Endpoint, e.job.Distill.Sampling, msgs)
+	req := request(job.StageDistill, e.job.Distill.Endpoint, e.job.Distill.Sampling, msgs)
 	var items []schema.Item
 	parse := func(reply string) error {
 		var perr error
@@ -32,7 +34,7 @@ func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollo
 		}
 		return schema.CheckRubric(e.job.Style, items, e.job.Distill.MaxItems)
 	}
-	if err := e.askParsed(ctx, e.clients[StageDistill], req, e.job.Distill.RepairAttempts, "rubric", u, parse); err != nil {
+	if err := e.askParsed(ctx, e.clients[job.StageDistill], req, e.job.Distill.RepairAttempts, "rubric", u, parse); err != nil {
 		return nil, err
 	}
 	return items, nil

@@ -8,6 +8,6 @@
 // request_mode) the same engine runs in waves: a pass runs every pending
 // problem until its next request goes into a provider batch
 // (llm.Batcher), and once batches answer, another pass runs the problems
-// they let go on, their earlier answers read from the cache. It also holds
-// the job config and the input readers.
+// they let go on, their earlier answers read from the cache. The job it
+// runs is package job's.
 package pipeline

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
 
@@ -19,7 +21,7 @@ import (
 // inputSpec is the job's input with what the style adds: whether the input
 // holds documents (the grounded style) and how they are cut.
 type inputSpec struct {
-	Input
+	job.Input
 	docs documentInput
 }
 
@@ -29,10 +31,10 @@ type documentInput struct {
 	analysisChars int
 }
 
-// input is how the job's input is read.
-func (j Job) input() inputSpec {
+// inputOf is how the job's input is read.
+func inputOf(j *job.Job) inputSpec {
 	g := j.Grounded
-	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: g.cutOptions(), analysisChars: g.AnalysisChars}}
+	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: cutOptionsOf(g), analysisChars: g.AnalysisChars}}
 }
 
 // The kinds of input path.
@@ -354,10 +356,10 @@ func markdownTitle(text string) string {
 func checkDocDir(root string, in inputSpec) error {
 	files, err := docFiles(root)
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	}
 	if len(files) == 0 {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
 			root, strings.Join(docExtensions, " or "), describeDir(root))}}
 	}
 	firstReason := ""
@@ -367,7 +369,7 @@ func checkDocDir(root string, in inputSpec) error {
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+			return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 		}
 		if _, msg := docFileUnits(b, "x", in); msg == "" {
 			return nil
@@ -375,7 +377,7 @@ func checkDocDir(root string, in inputSpec) error {
 			firstReason = path + ": " + msg
 		}
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d document files holds usable text (%s)", root, min(len(files), firstLinesChecked), firstReason)}}
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d document files holds usable text (%s)", root, min(len(files), firstLinesChecked), firstReason)}}
 }
 
 // describeDir says what a directory holds: its files counted by extension.

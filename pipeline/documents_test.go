@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-func groundedJob(input string) Job {
+func groundedJob(input string) job.Job {
 	j := testJob(input, "run", "http://127.0.0.1:1/v1")
 	j.Style = schema.StyleGrounded
 	j.Grounded.PassageChars = 200
@@ -31,11 +33,11 @@ func writeFile(t testing.TB, path, text string) {
 }
 
 // readAll reads a job's units and bad lines.
-func readAll(t *testing.T, j Job) ([]Problem, []InputError) {
+func readAll(t *testing.T, j job.Job) ([]Problem, []InputError) {
 	t.Helper()
 	var units []Problem
 	var bad []InputError
-	err := readUnits(context.Background(), j.input(), func(p Problem) error { units = append(units, p); return nil }, func(e *InputError) { bad = append(bad, *e) })
+	err := readUnits(context.Background(), inputOf(&j), func(p Problem) error { units = append(units, p); return nil }, func(e *InputError) { bad = append(bad, *e) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestDocumentDirectory(t *testing.T) {
 	if len(bad) != 2 || !strings.Contains(bad[0].Error(), "bad.txt: not valid UTF-8") || !strings.Contains(bad[1].Error(), "empty.md: empty document") {
 		t.Errorf("bad files: %v", bad)
 	}
-	if n, err := countRows(context.Background(), groundedJob(dir).input()); err != nil || n != 3 {
+	if n, err := countRows(context.Background(), inputOf(ptr(groundedJob(dir)))); err != nil || n != 3 {
 		t.Errorf("counted %d passages (%v), want 3", n, err)
 	}
 }
@@ -140,7 +142,7 @@ func TestDocumentInputEntirelyWrong(t *testing.T) {
 		j := groundedJob(tc.path)
 		j.Out = filepath.Join(dir, "run")
 		_, err := Run(context.Background(), j, Options{})
-		var ue *UsageError
+		var ue *job.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%s: %v, want a usage error", tc.path, err)
 			continue

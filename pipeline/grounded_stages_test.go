@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -90,7 +92,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 			j.Grounded.PassageChars = 700
 			j.Limits.ProblemsInFlight = 64
 			if tc.batch {
-				j.Distill.Mode = ModeBatch
+				j.Distill.Mode = job.ModeBatch
 				j.Batch.PollInterval = 10 * time.Millisecond
 			}
 			rep := runJob(t, j, Options{})
@@ -104,7 +106,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 					analyses++
 				}
 			}
-			if st := rep.LLM.Stages[StageAnalyze]; tc.batch {
+			if st := rep.LLM.Stages[job.StageAnalyze]; tc.batch {
 				analyses = int(st.BatchAnswers)
 			}
 			if analyses != 1 {
@@ -185,21 +187,21 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 // analyze stage at one request per document, as the run sends it, not one
 // per passage.
 func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
-	job, opt, _ := groundedPlanSetup(t, 12)
+	jb, opt, _ := groundedPlanSetup(t, 12)
 	docs := map[string]bool{}
-	units := distinctUnits(t, job)
+	units := distinctUnits(t, jb)
 	for _, u := range units {
 		docs[u.DocID] = true
 	}
 	if len(docs) == len(units) {
 		t.Fatalf("every document is one passage (%d); the test needs longer ones", len(units))
 	}
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10, AllowBadRows: true})
+	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10, AllowBadRows: true})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
 	for _, s := range plan.Stages {
-		if s.Stage == StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
+		if s.Stage == job.StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
 			t.Errorf("plan projects %.1f analyze requests for %d documents of %d passages", s.Requests.Value, len(docs), len(units))
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -49,7 +51,7 @@ func writeDocs(t testing.TB, dir string, n int) {
 }
 
 // groundedTestJob is a grounded job over input with every stage on.
-func groundedTestJob(input, out, url string) Job {
+func groundedTestJob(input, out, url string) job.Job {
 	j := testJob(input, out, url)
 	j.Style = schema.StyleGrounded
 	j.Grounded.PassageChars = 700
@@ -61,11 +63,11 @@ func groundedTestJob(input, out, url string) Job {
 }
 
 // units reads the passages a job's input holds, duplicates left out.
-func distinctUnits(t testing.TB, j Job) []Problem {
+func distinctUnits(t testing.TB, j job.Job) []Problem {
 	t.Helper()
 	var out []Problem
 	seen := map[string]bool{}
-	err := readUnits(context.Background(), j.input(), func(p Problem) error {
+	err := readUnits(context.Background(), inputOf(&j), func(p Problem) error {
 		if !seen[p.DocHash] {
 			seen[p.DocHash] = true
 			out = append(out, p)
@@ -81,7 +83,7 @@ func distinctUnits(t testing.TB, j Job) []Problem {
 // checkGroundedAccounted: every distinct passage is exactly one record or
 // one failure line, the report's counts add up, and every record holds
 // what the grounded style promises.
-func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema.Record {
+func checkGroundedAccounted(t testing.TB, j job.Job, rep *Report) map[string]*schema.Record {
 	t.Helper()
 	units := distinctUnits(t, j)
 	recs, fails := readCorpus(t, j.Out), readFailures(t, j.Out)
@@ -99,7 +101,7 @@ func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema
 	if p.Unique != int64(len(units)) || p.Unique != p.Done+p.Failed+p.LeftOut+p.Pending || p.Pending != 0 || int(p.Done) != len(recs) {
 		t.Errorf("report counts %+v; %d distinct passages, %d records", p, len(units), len(recs))
 	}
-	if _, ok := rep.FailuresByStage[StageQuality]; ok {
+	if _, ok := rep.FailuresByStage[job.StageQuality]; ok {
 		t.Errorf("passages left out by the quality checks counted as failures: %v", rep.FailuresByStage)
 	}
 	gs := j.Grounded
@@ -163,7 +165,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	fails := readFailures(t, j.Out)
 	quality := 0
 	for _, f := range fails {
-		if f.Stage == StageQuality {
+		if f.Stage == job.StageQuality {
 			quality++
 			if !strings.Contains(f.Reason, "copies") || !strings.Contains(f.Reason, "question 1:") {
 				t.Errorf("quality failure without its reason: %s", f.Reason)
@@ -184,10 +186,10 @@ func TestGroundedEndToEnd(t *testing.T) {
 			t.Errorf("no %s reply was repaired (repairs %v)", k, repaired)
 		}
 	}
-	if rep.Repairs[StageSynthesize] == 0 || rep.Repairs[StageAnalyze] == 0 {
+	if rep.Repairs[job.StageSynthesize] == 0 || rep.Repairs[job.StageAnalyze] == 0 {
 		t.Errorf("the report counts no repairs of the grounded stages: %v", rep.Repairs)
 	}
-	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
+	for _, st := range []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich, job.StageJudge, job.StageEmpirical} {
 		if rep.StageSeconds[st] == 0 || rep.LLM.Stages[st].Requests == 0 {
 			t.Errorf("the report does not show stage %s: %v seconds, %+v", st, rep.StageSeconds[st], rep.LLM.Stages[st])
 		}

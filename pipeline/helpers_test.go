@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/schema"
@@ -92,8 +94,8 @@ func startSim(t testing.TB, cfg llmtest.Config) (*llmtest.Server, string) {
 }
 
 // testJob is a small, fast job against url.
-func testJob(input, out, url string) Job {
-	j := DefaultJob()
+func testJob(input, out, url string) job.Job {
+	j := job.DefaultJob()
 	j.Input.Paths = []string{input}
 	j.Out = out
 	j.Rollout.BaseURL = url
@@ -102,13 +104,13 @@ func testJob(input, out, url string) Job {
 	j.Limits.Concurrency = 32
 	j.Limits.AttemptTimeout = 2 * time.Second
 	j.Limits.MaxAttempts = 8
-	j.Prices = map[string]Price{"simulated": {Prompt: 1, Completion: 2}}
+	j.Prices = map[string]job.Price{"simulated": {Prompt: 1, Completion: 2}}
 	j.Output.ShardRows = 7
 	j.Output.CheckpointInterval = time.Second
 	return j
 }
 
-func runJob(t testing.TB, job Job, opt Options) *Report {
+func runJob(t testing.TB, job job.Job, opt Options) *Report {
 	t.Helper()
 	rep, err := Run(context.Background(), job, opt)
 	if err != nil {
@@ -168,7 +170,7 @@ func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
 	for _, r := range rows {
 		id := r.ID
 		if id == "" {
-			id = ProblemID(r.Problem, r.Answer)
+			id = job.ProblemID(r.Problem, r.Answer)
 		}
 		_, done := recs[id]
 		_, failed := fails[id]
@@ -193,7 +195,7 @@ func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
 	if byStage != p.Failed {
 		t.Errorf("failures by stage add to %d, want the %d failed (left-out problems are not failures)", byStage, p.Failed)
 	}
-	if _, ok := rep.FailuresByStage[StageSelect]; ok {
+	if _, ok := rep.FailuresByStage[job.StageSelect]; ok {
 		t.Errorf("left-out problems counted as failures by stage: %v", rep.FailuresByStage)
 	}
 	if rep.CorpusRows != int64(len(recs)) {
@@ -208,7 +210,7 @@ type fixture struct {
 	rows       []testProblem
 	srv        *llmtest.Server
 	url        string
-	job        Job
+	job        job.Job
 }
 
 func newFixture(t testing.TB, n int, cfg llmtest.Config) *fixture {

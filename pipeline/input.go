@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 )
@@ -70,7 +72,7 @@ const maxIDLen = 128
 // JSONL files named .gz or .zst are decompressed. Bad lines go to bad; they
 // do not stop the reading. Only an unreadable file or a failing yield stops
 // it.
-func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad func(*InputError)) error {
+func ReadProblems(ctx context.Context, in job.Input, yield func(Problem) error, bad func(*InputError)) error {
 	return readUnits(ctx, inputSpec{Input: in}, yield, bad)
 }
 
@@ -357,7 +359,7 @@ func newProblem(vals map[string]string, in inputSpec) (Problem, string) {
 		}
 		p.ID = id
 	} else {
-		p.ID = ProblemID(p.Text, p.Answer)
+		p.ID = job.ProblemID(p.Text, p.Answer)
 	}
 	return p, ""
 }
@@ -374,7 +376,7 @@ func readParquet(ctx context.Context, path string, in inputSpec, yield func(Prob
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s is not a readable Parquet file: %v", path, err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s is not a readable Parquet file: %v", path, err)}}
 	}
 	cols, err := parquetColumns(pf, path, in)
 	if err != nil {
@@ -469,7 +471,7 @@ func parquetColumns(pf *parquet.File, path string, in inputSpec) (map[string]int
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &UsageError{Problems: problems}
+		return nil, &job.UsageError{Problems: problems}
 	}
 	return cols, nil
 }

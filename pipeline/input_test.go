@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
@@ -34,7 +36,7 @@ func FuzzProblemFromJSON(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	in := DefaultJob().Input
+	in := job.DefaultJob().Input
 	f.Fuzz(func(t *testing.T, line string) {
 		p, msg := problemFromJSON([]byte(line), inputSpec{Input: in})
 		if msg != "" {
@@ -55,18 +57,18 @@ func FuzzProblemFromJSON(f *testing.F) {
 }
 
 func TestProblemIDIsStableAndUnambiguous(t *testing.T) {
-	if ProblemID("What is 2+2?", "4") != ProblemID("  What is 2+2?\n", " 4 ") {
+	if job.ProblemID("What is 2+2?", "4") != job.ProblemID("  What is 2+2?\n", " 4 ") {
 		t.Error("the id must not depend on surrounding white space")
 	}
-	if ProblemID("ab", "c") == ProblemID("a", "bc") {
+	if job.ProblemID("ab", "c") == job.ProblemID("a", "bc") {
 		t.Error("field boundaries must be part of the id")
 	}
-	if got := ProblemID("What is 2+2?", "4"); len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
+	if got := job.ProblemID("What is 2+2?", "4"); len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
 		t.Errorf("id %q is not 16 hex digits", got)
 	}
 	// Pinned: a different encoding would change every id of every corpus,
 	// and resumes would redo all their work.
-	if got := ProblemID("What is 2+2?", "4"); got != "3f485be676b9dfc0" {
+	if got := job.ProblemID("What is 2+2?", "4"); got != "3f485be676b9dfc0" {
 		t.Errorf("ProblemID changed: %s", got)
 	}
 }
@@ -140,15 +142,15 @@ func TestWrongInputStopsEarly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			input := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
 			tc.write(input)
-			job := testJob(input, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_")), "http://127.0.0.1:1/v1")
-			err := checkInputs(job.input())
+			jb := testJob(input, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_")), "http://127.0.0.1:1/v1")
+			err := checkInputs(inputOf(&jb))
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			var ue *UsageError
+			var ue *job.UsageError
 			if !errors.As(err, &ue) {
 				t.Fatalf("got %v, want a usage error", err)
 			}
@@ -157,10 +159,10 @@ func TestWrongInputStopsEarly(t *testing.T) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
 				}
 			}
-			if _, err := Run(context.Background(), job, Options{}); !errors.As(err, &ue) {
+			if _, err := Run(context.Background(), jb, Options{}); !errors.As(err, &ue) {
 				t.Errorf("Run: %v, want the usage error", err)
 			}
-			if _, err := os.Stat(job.Out); !os.IsNotExist(err) {
+			if _, err := os.Stat(jb.Out); !os.IsNotExist(err) {
 				t.Errorf("the run directory was created for an unusable input: %v", err)
 			}
 		})
@@ -181,7 +183,7 @@ func TestCompressedInputs(t *testing.T) {
 		compress(t, input, kind, append(plain, '\n', ' ', '\n')) // blank lines are not rows
 		job := f.job
 		job.Input.Paths = []string{input}
-		n, err := countRows(context.Background(), job.input())
+		n, err := countRows(context.Background(), inputOf(&job))
 		if err != nil || n != int64(len(f.rows)) {
 			t.Errorf("%s: counted %d rows (%v), want %d", kind, n, err, len(f.rows))
 		}
@@ -203,8 +205,8 @@ func TestParquetMissingColumnNamesTheColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := testJob(path, "run", "http://x/v1")
-	err := checkInputs(j.input())
-	var ue *UsageError
+	err := checkInputs(inputOf(&j))
+	var ue *job.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `no column "problem"`) || !strings.Contains(err.Error(), `"question", "gold"`) {
 		t.Errorf("missing column: %v", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -38,7 +40,7 @@ func checkInputs(in inputSpec) error {
 		default:
 			err = checkJSONL(path, in)
 		}
-		var ue *UsageError
+		var ue *job.UsageError
 		switch {
 		case errors.As(err, &ue):
 			problems = append(problems, ue.Problems...)
@@ -47,7 +49,7 @@ func checkInputs(in inputSpec) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &UsageError{Problems: problems}
+		return &job.UsageError{Problems: problems}
 	}
 	return nil
 }
@@ -57,11 +59,11 @@ func checkFile(path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s does not exist", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %s does not exist", path)}}
 	case err != nil:
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	case st.IsDir():
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files (only the grounded style reads a directory of documents)", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files (only the grounded style reads a directory of documents)", path)}}
 	}
 	return nil
 }
@@ -72,13 +74,13 @@ func checkJSONL(path string, in inputSpec) error {
 	}
 	f, err := openText(path)
 	if err != nil {
-		return &UsageError{Problems: []string{err.Error()}}
+		return &job.UsageError{Problems: []string{err.Error()}}
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
 	head, _ := r.Peek(8)
 	if kind := binaryKind(head); kind != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s looks like %s, not JSONL text; %s", path, kind, binaryHint(kind))}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s looks like %s, not JSONL text; %s", path, kind, binaryHint(kind))}}
 	}
 	s, err := surveyHead(r, in.MaxLineBytes, "input.max_line_bytes", func(raw []byte) string {
 		_, msg := unitsFromJSON(raw, in)
@@ -90,7 +92,7 @@ func checkJSONL(path string, in inputSpec) error {
 	if s.usable || s.lines == 0 {
 		return nil // an empty file holds no problems, and that is all
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
 		path, s.lines, in.unitName(), s.firstReason, s.describe(in))}}
 }
 
@@ -101,10 +103,10 @@ func checkDocText(path string, in inputSpec) error {
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	}
 	if _, msg := docFileUnits(b, filepath.Base(path), in); msg != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
 	}
 	return nil
 }
@@ -247,7 +249,7 @@ func checkParquet(path string, in inputSpec) error {
 		return err
 	}
 	if _, compression := compressionOf(path); compression != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s: compressed Parquet files are not read; Parquet compresses its own pages, so decompress the file", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: compressed Parquet files are not read; Parquet compresses its own pages, so decompress the file", path)}}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -267,7 +269,7 @@ func checkParquet(path string, in inputSpec) error {
 	case err != nil && !errors.Is(err, context.Canceled):
 		return err
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
 }
 
 // countRows counts the rows of the input quickly, without parsing them:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -181,39 +180,4 @@ func inputChanges(prev []corpus.InputFile, now inputDigest) (changes, grew []str
 // describeInput names a file as a message shows it.
 func describeInput(f corpus.InputFile) string {
 	return fmt.Sprintf("%s (%d rows, %d bytes, xxhash64 %s)", f.Path, f.Rows, f.Bytes, f.XXHash64)
-}
-
-// checkInput records what this session reads in the run's manifest, after
-// refusing an input whose content is not what the directory's records were
-// made from (see above). It returns the input's rows when the digest
-// counted them (not for documents, whose units are passages), else -1.
-func checkInput(ctx context.Context, job *Job, run *corpus.Run, opt Options) (int64, error) {
-	prev := run.Manifest().Inputs
-	now, err := digestInputs(ctx, job.input(), prev)
-	if err != nil {
-		return -1, err
-	}
-	changes, grew := inputChanges(prev, now)
-	switch {
-	case len(changes) == 0:
-	case run.DoneCount() == 0:
-		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", strings.Join(changes, "; "))
-	case opt.Force:
-		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
-	default:
-		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
-			ErrInputChanged, job.Out, strings.Join(changes, "\n  "))
-	}
-	if len(grew) > 0 {
-		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
-	}
-	run.SetInputs(now.files)
-	if job.input().docs.on {
-		return -1, nil
-	}
-	var rows int64
-	for _, f := range now.files {
-		rows += f.Rows
-	}
-	return rows, nil
 }

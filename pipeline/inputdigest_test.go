@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -126,7 +128,7 @@ func BenchmarkInputDigest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := inputSpec{Input: Input{Paths: []string{path}, Format: "auto"}}
+	in := inputSpec{Input: job.Input{Paths: []string{path}, Format: "auto"}}
 	b.Run("count", func(b *testing.B) {
 		b.SetBytes(st.Size())
 		for b.Loop() {
@@ -160,7 +162,7 @@ func TestDigestFile(t *testing.T) {
 	packed := filepath.Join(dir, "in.jsonl.gz")
 	os.WriteFile(packed, gz.Bytes(), 0o644)
 	hash := func(b []byte) string { return fmt.Sprintf("%016x", xxhash.Sum64(b)) }
-	in := inputSpec{Input: Input{Format: "auto"}}
+	in := inputSpec{Input: job.Input{Format: "auto"}}
 	for _, tc := range []struct {
 		name, path string
 		bytes      []byte

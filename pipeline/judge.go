@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -43,9 +45,9 @@ func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.It
 		if err != nil {
 			return err
 		}
-		req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 		req.JSON = e.job.JSONObject.Judge
-		return e.askParsed(ctx, e.clients[StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
+		return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
 			v, err := schema.ParseValidity(reply)
 			if err == nil {
 				items[i].Valid, items[i].ValidReason = &v.Valid, &v.Reason
@@ -63,9 +65,9 @@ func (e *engine) judgeBatch(ctx context.Context, p Problem, items []schema.Item,
 		return err
 	}
 	ids := itemIDs(items)
-	req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+	req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 	req.JSON = false // a JSON array is not a json_object response
-	return e.askParsed(ctx, e.clients[StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
+	return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
 		vs, err := schema.ParseValidityBatch(reply, ids)
 		if err != nil {
 			return err

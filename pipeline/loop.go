@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -21,7 +23,7 @@ import (
 // goroutine that called loop, takes their outcomes in, writes records and
 // failures, checkpoints, and decides when to stop (see verdict).
 type loop struct {
-	job         *Job
+	job         *job.Job
 	opt         Options
 	log         *slog.Logger
 	run         *corpus.Run
@@ -176,7 +178,7 @@ func (l *loop) pass(ctx context.Context, pass int) error {
 // feedReady reads the input again and admits the problems of l.only: those
 // whose batched requests were answered.
 func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
-	return readUnits(ctx, l.job.input(), func(p Problem) error {
+	return readUnits(ctx, inputOf(l.job), func(p Problem) error {
 		if _, ok := l.only[p.ID]; !ok || l.stop.stopped() {
 			return nil
 		}
@@ -203,7 +205,7 @@ func (l *loop) send(ctx context.Context, work chan<- Problem, p Problem) error {
 // begin sets up the session's counters from the failures of earlier sessions.
 func (l *loop) begin() {
 	l.started = time.Now()
-	l.part.part = l.job.partition()
+	l.part.part = l.job.PartitionSpec()
 	l.part.sample = l.opt.pilot.sampleOf()
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage, l.leftOutByStage = map[string]int64{}, map[string]int64{}
@@ -233,7 +235,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	}
 	seen := idmap.New[seenAt]()
 	seenPassages := idmap.New[struct{}]() // by content hash
-	return readUnits(ctx, l.job.input(), func(p Problem) error {
+	return readUnits(ctx, inputOf(l.job), func(p Problem) error {
 		l.input.rows.Add(1)
 		if !l.part.admit(&p) {
 			return nil // another worker's problem
@@ -430,11 +432,11 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally
 // endpointOf is the base URL a stage sends to, for messages.
 func (l *loop) endpointOf(stage string) string {
 	switch stage {
-	case StageDistill, StageAnalyze, StageSynthesize, StageEnrich:
+	case job.StageDistill, job.StageAnalyze, job.StageSynthesize, job.StageEnrich:
 		return l.job.Distill.BaseURL
-	case StageJudge:
+	case job.StageJudge:
 		return l.job.Judge.BaseURL
-	case StageEmpirical:
+	case job.StageEmpirical:
 		return l.job.Empirical.BaseURL
 	}
 	return l.job.Rollout.BaseURL
@@ -468,12 +470,12 @@ func (l *loop) bad(e *InputError) {
 func (l *loop) budgetString() string {
 	s := l.meter.Snapshot().Total
 	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (%s)",
-		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.budgetShare())
+		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.BudgetShare())
 }
 
 // countInput counts the input's rows up front, for the total and the ETA.
 func (l *loop) countInput(ctx context.Context) {
-	n, err := countRows(ctx, l.job.input())
+	n, err := countRows(ctx, inputOf(l.job))
 	if err != nil {
 		l.log.Debug("could not count the input's rows up front", "err", err)
 		return

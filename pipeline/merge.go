@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -36,8 +38,8 @@ type MergeOptions struct {
 // mergePart is one worker's run directory, as read before the merge.
 type mergePart struct {
 	dir    string
-	job    Job
-	part   Partition
+	job    job.Job
+	part   job.Partition
 	man    corpus.Manifest
 	report *Report // nil when it has none
 	inUse  bool
@@ -75,7 +77,7 @@ func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*
 // readMergeParts reads every part and checks that they can be merged.
 func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	if len(dirs) == 0 {
-		return nil, &UsageError{Problems: []string{"no run directory to merge"}}
+		return nil, &job.UsageError{Problems: []string{"no run directory to merge"}}
 	}
 	outAbs, err := filepath.Abs(out)
 	if err != nil {
@@ -85,7 +87,7 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	var problems []string
 	for _, dir := range dirs {
 		if why := outAroundPart(outAbs, dir); why != "" {
-			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
+			return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
 		}
 		p, err := readMergePart(dir)
 		if err != nil {
@@ -139,7 +141,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	}
 	p := &mergePart{dir: dir, man: man}
 	b, err := fsys.ReadFile(fsys.OS, corpus.Layout{Dir: dir}.Job())
-	p.job = DefaultJob()
+	p.job = job.DefaultJob()
 	if err == nil {
 		err = yaml.Unmarshal(b, &p.job)
 	}
@@ -149,7 +151,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	if p.job.Partition == "" {
 		return nil, fmt.Errorf("%s is not a partitioned worker (its job has no partition)", dir)
 	}
-	if p.part, err = ParsePartition(p.job.Partition); err != nil {
+	if p.part, err = job.ParsePartition(p.job.Partition); err != nil {
 		return nil, fmt.Errorf("%s: partition %w", dir, err)
 	}
 	if man.Mixed() {
@@ -184,7 +186,7 @@ func checkMergeParts(ps []*mergePart) []string {
 		j := p.job
 		j.Partition = ""
 		if j.Fingerprint() != base.Fingerprint() {
-			problems = append(problems, fmt.Sprintf("%s has another job than %s: %s", p.dir, ps[0].dir, strings.Join(ChangedSettings(&base, &j), "; ")))
+			problems = append(problems, fmt.Sprintf("%s has another job than %s: %s", p.dir, ps[0].dir, strings.Join(job.ChangedSettings(&base, &j), "; ")))
 		}
 		if p.part.Count != k {
 			problems = append(problems, fmt.Sprintf("%s is partition %s, %s is %s: the workers split the input differently", p.dir, p.part, ps[0].dir, ps[0].part))
@@ -300,14 +302,14 @@ func unfinished(p *mergePart) string {
 
 // mergedJob is the job of the merged corpus: the workers' job without a
 // partition, writing into out.
-func mergedJob(ps []*mergePart, out string, shardRows int) (Job, error) {
+func mergedJob(ps []*mergePart, out string, shardRows int) (job.Job, error) {
 	j := ps[0].job
 	j.Partition, j.Out, j.Cache = "", out, ""
 	if shardRows > 0 {
 		j.Output.ShardRows = shardRows
 	}
 	if j.Output.ShardRows < 1 {
-		return j, &UsageError{Problems: []string{fmt.Sprintf("--shard-rows %d: must be at least 1", j.Output.ShardRows)}}
+		return j, &job.UsageError{Problems: []string{fmt.Sprintf("--shard-rows %d: must be at least 1", j.Output.ShardRows)}}
 	}
 	m, err := corpus.ReadManifest(out)
 	switch {
@@ -322,7 +324,7 @@ func mergedJob(ps []*mergePart, out string, shardRows int) (Job, error) {
 }
 
 // writeMerge copies the parts into the merged run directory.
-func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions) (*Report, error) {
+func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOptions) (*Report, error) {
 	started := time.Now()
 	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
@@ -401,8 +403,8 @@ func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
 	return nil
 }
 
-func writeMergeJob(job *Job) error {
-	b, err := job.runDirYAML()
+func writeMergeJob(job *job.Job) error {
+	b, err := job.RunDirYAML()
 	if err != nil {
 		return fmt.Errorf("encoding job: %w", err)
 	}
@@ -420,7 +422,7 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 			return err
 		}
 		if key := recordPartitionKey(r); !p.part.Holds(key) {
-			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(key, p.part.Count), p.part.Count)
+			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, job.PartitionOf(key, p.part.Count), p.part.Count)
 		}
 		if run.Done(r.ID) {
 			return nil // merged by an earlier, interrupted merge

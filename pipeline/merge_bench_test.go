@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/prompts"
@@ -86,8 +88,8 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 	byPart := make([][]string, k)
 	full := 0
 	for i := 0; full < k; i++ {
-		id := ProblemID(fmt.Sprintf("Problem %d: find the value.", i), fmt.Sprint(i))
-		p := PartitionOf(id, k)
+		id := job.ProblemID(fmt.Sprintf("Problem %d: find the value.", i), fmt.Sprint(i))
+		p := job.PartitionOf(id, k)
 		if len(byPart[p]) < per {
 			byPart[p] = append(byPart[p], id)
 			if len(byPart[p]) == per {
@@ -101,7 +103,7 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 		job.Partition = fmt.Sprintf("%d/%d", p, k)
 		job.Output.ShardRows = 1000
 		job.Normalize()
-		job.stampVersions(ps)
+		job.StampVersions(ps, CutterVersion)
 		fp := job.Fingerprint()
 		run, err := corpus.Open(job.Out, corpus.Options{ShardRows: 1000, ToolVersion: "bench"})
 		if err != nil {
@@ -117,7 +119,7 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 		if err := run.Close(); err != nil {
 			b.Fatal(err)
 		}
-		y, err := job.runDirYAML()
+		y, err := job.RunDirYAML()
 		if err != nil {
 			b.Fatal(err)
 		}

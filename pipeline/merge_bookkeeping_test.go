@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/llm"
@@ -28,8 +30,8 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 		before[fl.Stage]++
 	}
 	extra := []corpus.Failure{
-		{ID: "q-left-out-1", Stage: StageQuality, Reason: "fewer than 3 criteria", Attempts: 1, Time: time.Now().UTC()},
-		{ID: "q-left-out-2", Stage: StageQuality, Reason: "copies the passage", Attempts: 1, Time: time.Now().UTC()},
+		{ID: "q-left-out-1", Stage: job.StageQuality, Reason: "fewer than 3 criteria", Attempts: 1, Time: time.Now().UTC()},
+		{ID: "q-left-out-2", Stage: job.StageQuality, Reason: "copies the passage", Attempts: 1, Time: time.Now().UTC()},
 	}
 	fh, err := os.OpenFile(filepath.Join(dirs[0], "failures.jsonl"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -21,7 +23,7 @@ import (
 
 // runWorkers runs job as k partitioned workers into dir/part-I and
 // returns their directories.
-func runWorkers(t *testing.T, job Job, dir string, k int) []string {
+func runWorkers(t *testing.T, job job.Job, dir string, k int) []string {
 	t.Helper()
 	var dirs []string
 	for i := range k {

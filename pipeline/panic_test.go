@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 )
 
@@ -35,9 +37,9 @@ func (s *syncBuffer) String() string {
 func TestPanicInAStageFailsOneProblem(t *testing.T) {
 	for _, n := range []int{4, 1} { // 4: in fan-out goroutines; 1: in the problem's own goroutine
 		f, _, opt := inProcessFixture(t, 12, llmtest.Config{})
-		job := f.job
-		job.Rollout.N = n
-		job.Selection = Selection{}
+		jb := f.job
+		jb.Rollout.N = n
+		jb.Selection = job.Selection{}
 		var calls atomic.Int64
 		opt.hooks = &hooks{extract: func(text, finishReason string) (string, bool) {
 			if calls.Add(1) == 3 {
@@ -47,22 +49,22 @@ func TestPanicInAStageFailsOneProblem(t *testing.T) {
 		}}
 		var logs syncBuffer
 		opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		rep, err := Run(context.Background(), job, opt)
+		rep, err := Run(context.Background(), jb, opt)
 		if err != nil {
 			t.Fatalf("n=%d: the run failed: %v", n, err)
 		}
-		checkAccounted(t, job.Out, f.rows, rep)
-		fails := readFailures(t, job.Out)
+		checkAccounted(t, jb.Out, f.rows, rep)
+		fails := readFailures(t, jb.Out)
 		internal := 0
 		for _, fl := range fails {
-			if fl.Stage == StageInternal {
+			if fl.Stage == job.StageInternal {
 				internal++
 				if !strings.Contains(fl.Reason, "verifier bug") || !strings.Contains(fl.Reason, "rollout stage") {
 					t.Errorf("n=%d: failure reason %q does not name the panic and its stage", n, fl.Reason)
 				}
 			}
 		}
-		if internal != 1 || rep.FailuresByStage[StageInternal] != 1 {
+		if internal != 1 || rep.FailuresByStage[job.StageInternal] != 1 {
 			t.Errorf("n=%d: %d internal failures (report %v), want 1", n, internal, rep.FailuresByStage)
 		}
 		if l := logs.String(); !strings.Contains(l, "verifier bug") || !strings.Contains(l, "goroutine") || !strings.Contains(l, "verifyRollout") {

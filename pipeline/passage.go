@@ -1,12 +1,13 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -21,33 +22,13 @@ import (
 //	   length, front matter and a byte order mark as metadata
 const CutterVersion = "2"
 
-// DefaultMinPassageChars is grounded.min_passage_chars unless a job sets
-// it: a question needs min_criteria (5) checkable points in its passage,
-// and a point takes a clause of six to eight words, about 40 characters.
-const DefaultMinPassageChars = 200
-
-// StagePassage is the grounded style's first stage, a check without a
-// request: a passage shorter than the minimum is left out.
-const StagePassage = "passage"
-
-// minPassage is the minimum that counts: at most half the passage size,
+// minPassageOf is the minimum that counts: at most half the passage size,
 // so a short tail can always be balanced against its neighbour.
-func (g GroundedStage) minPassage() int { return min(max(g.MinPassageChars, 0), g.PassageChars/2) }
+func minPassageOf(g job.GroundedStage) int { return min(max(g.MinPassageChars, 0), g.PassageChars/2) }
 
-// cutOptions are the passage sizes of the job's documents.
-func (g GroundedStage) cutOptions() cutOptions {
-	return cutOptions{limit: g.PassageChars, min: g.minPassage()}
-}
-
-// checkPassage leaves out a passage shorter than the minimum, before any
-// request is paid for it.
-func (e *engine) checkPassage(_ context.Context, w *unit) error {
-	least := e.job.Grounded.minPassage()
-	if n := utf8.RuneCountInString(w.p.Text); n < least {
-		w.leftOut = &problemFailure{stage: StagePassage, attempts: 1, reason: fmt.Sprintf(
-			"left out by length: the passage has %d characters, fewer than grounded.min_passage_chars %d (too little for a question)", n, least)}
-	}
-	return nil
+// cutOptionsOf are the passage sizes of the job's documents.
+func cutOptionsOf(g job.GroundedStage) cutOptions {
+	return cutOptions{limit: g.PassageChars, min: minPassageOf(g)}
 }
 
 // cutOptions are a document's passage sizes in characters (runes): at most

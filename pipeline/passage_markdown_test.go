@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -274,7 +276,7 @@ out: run
 rollout: {base_url: "`+url+`", model: simulated}
 grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1}
 `)
-	j, err := PrepareJob(jobPath, nil)
+	j, err := job.PrepareJob(jobPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,11 +311,11 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 		t.Errorf("%d analyze requests, want 1 (the short passage costs none)", analyzed)
 	}
 	writeFile(t, jobPath, strings.Replace(string(must(os.ReadFile(jobPath))), "min_passage_chars: 150", "min_passage_chars: 100", 1))
-	other, err := PrepareJob(jobPath, nil)
+	other, err := job.PrepareJob(jobPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := ChangedSettings(&j, &other); len(c) != 1 || c[0] != "grounded.min_passage_chars: 150 → 100" {
+	if c := job.ChangedSettings(&j, &other); len(c) != 1 || c[0] != "grounded.min_passage_chars: 150 → 100" {
 		t.Errorf("a changed minimum is described as %q", c)
 	}
 }
@@ -386,7 +388,7 @@ func TestCutterVersionEntersTheFingerprint(t *testing.T) {
 	}
 	cur := groundedJob("docs")
 	cur.Normalize()
-	cur.stampVersions(ps)
+	cur.StampVersions(ps, CutterVersion)
 	if cur.Versions["passage_cutter"] != CutterVersion {
 		t.Fatalf("a grounded job is not stamped with the passage cutter: %v", cur.Versions)
 	}
@@ -396,7 +398,7 @@ func TestCutterVersionEntersTheFingerprint(t *testing.T) {
 	if old.Fingerprint() == cur.Fingerprint() {
 		t.Error("a run of the older cutter has the fingerprint of this one")
 	}
-	if c := ChangedSettings(&old, &cur); len(c) != 1 || c[0] != "versions.passage_cutter: (none) → "+CutterVersion {
+	if c := job.ChangedSettings(&old, &cur); len(c) != 1 || c[0] != "versions.passage_cutter: (none) → "+CutterVersion {
 		t.Errorf("the change of cutter is described as %q", c)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 )
 
@@ -36,7 +38,7 @@ func BenchmarkPlanProjection(b *testing.B) {
 	writeJSONL(b, input, rows)
 	cfg := llmtest.Config{Answers: answersOf(rows), Latency: latency, Seed: 3}
 	for i := range b.N {
-		job := func(out string) Job {
+		job := func(out string) job.Job {
 			j := testJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
 			j.Rollout.N = 8
 			j.Limits.Concurrency = concurrency

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -35,7 +37,7 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 	b.Logf("%d documents cut into %d passages", docs, cut)
 	cfg := llmtest.Config{Latency: latency, Seed: 3}
 	for i := range b.N {
-		job := func(out string) Job {
+		job := func(out string) job.Job {
 			j := testJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
 			j.Style = schema.StyleGrounded
 			j.Grounded.PassageChars = passageChars
@@ -88,7 +90,7 @@ func writeBenchDocuments(b *testing.B, path string, n, limit int) (docs, passage
 			}
 			text.WriteString("The residual error is what calibration must remove.\n\n")
 		}
-		cuts := cutPassages(readDocument(text.String()).body, GroundedStage{PassageChars: limit, MinPassageChars: DefaultMinPassageChars}.cutOptions())
+		cuts := cutPassages(readDocument(text.String()).body, cutOptionsOf(job.GroundedStage{PassageChars: limit, MinPassageChars: job.DefaultMinPassageChars}))
 		if passages+len(cuts) > n {
 			continue // a shorter one next
 		}

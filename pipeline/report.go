@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
@@ -103,7 +105,7 @@ type Report struct {
 	Partition *PartitionShare `json:"partition,omitempty"`
 	// Budget is the budget the run enforces, and the job's it is a share
 	// of; absent without one.
-	Budget *BudgetShare `json:"budget,omitempty"`
+	Budget *job.BudgetShare `json:"budget,omitempty"`
 	// Batches sums up the run's provider batches (batch mode only); each
 	// batch's state is in RUN/batches/journal.jsonl.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`
@@ -515,8 +517,8 @@ func (r *Report) stagesThatJudgedNothing() []StageFailure {
 		return nil
 	}
 	reason := fmt.Sprintf("judged none of its %d %s", unjudged, what)
-	if c, ok := r.FailureCauses[StageEmpirical]; ok {
+	if c, ok := r.FailureCauses[job.StageEmpirical]; ok {
 		reason += fmt.Sprintf("; most common cause (%d of %d): %s", c.Count, c.Of, c.Reason)
 	}
-	return []StageFailure{{Stage: StageEmpirical, Reason: reason}}
+	return []StageFailure{{Stage: job.StageEmpirical, Reason: reason}}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 	"github.com/rubricforge/rubricforge/verify"
@@ -20,11 +22,11 @@ func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Ro
 	n, per := e.job.Rollout.N, e.job.Rollout.PerRequest
 	out := make([]schema.Rollout, n)
 	requests := (n + per - 1) / per
-	client := e.clients[StageRollout]
+	client := e.clients[job.StageRollout]
 	err = fanOut(ctx, requests, func(ctx context.Context, i int) error {
 		first := i * per
 		k := min(per, n-first)
-		req := request(StageRollout, e.job.Rollout.Endpoint, e.job.Rollout.Sampling, msgs)
+		req := request(job.StageRollout, e.job.Rollout.Endpoint, e.job.Rollout.Sampling, msgs)
 		req.N = k
 		req.SampleIndex = first
 		seed := e.job.Rollout.Seed + int64(first)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -145,7 +147,7 @@ func settingsDiff(a, b map[string]string) []string {
 	var out []string
 	for _, k := range sortedKeys(b) {
 		if a[k] != b[k] {
-			out = append(out, fmt.Sprintf("%s: %s → %s", k, show(a[k]), show(b[k])))
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, job.ShowValue(a[k]), job.ShowValue(b[k])))
 		}
 	}
 	return out

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rubricforge/rubricforge/job"
 )
 
 // Workers is what `distill status` shows of several run directories, the
@@ -59,21 +61,21 @@ func ReadWorkers(dirs []string) (*Workers, error) {
 // budgetOver says what the workers' budgets let them spend together, and
 // what they spent: "" when no worker has a budget.
 func budgetOver(ws []*Status, spent float64) string {
-	shares := map[BudgetShare]int{}
+	shares := map[job.BudgetShare]int{}
 	for _, st := range ws {
 		if st.Report != nil && st.Report.Budget != nil {
 			shares[*st.Report.Budget]++
 		} else {
-			shares[BudgetShare{}]++
+			shares[job.BudgetShare{}]++
 		}
 	}
-	if _, none := shares[BudgetShare{}]; none && len(shares) == 1 {
+	if _, none := shares[job.BudgetShare{}]; none && len(shares) == 1 {
 		return ""
 	}
 	if len(shares) > 1 {
 		return fmt.Sprintf("the workers enforce different budgets (set budget: and budget.scope alike in every worker's job); spent $%.4f together", spent)
 	}
-	var b BudgetShare
+	var b job.BudgetShare
 	for s := range shares {
 		b = s
 	}
@@ -87,7 +89,7 @@ func budgetOver(ws []*Status, spent float64) string {
 		}
 		return strings.Join(parts, " and ")
 	}
-	if b.Scope == BudgetPerJob {
+	if b.Scope == job.BudgetPerJob {
 		return fmt.Sprintf("%s for the job (budget.scope job), %s for each of %d workers; spent $%.4f together",
 			limit(b.JobMaxCostUSD, b.JobMaxTokens), limit(b.MaxCostUSD, b.MaxTokens), b.Workers, spent)
 	}
@@ -137,7 +139,7 @@ func coverage(ws []*Status) string {
 		if st.Report == nil || st.Report.Partition == nil {
 			return "not all workers are partitioned"
 		}
-		p, err := ParsePartition(st.Report.Partition.Partition)
+		p, err := job.ParsePartition(st.Report.Partition.Partition)
 		if err != nil || (k != 0 && p.Count != k) {
 			return "the workers split the input in different numbers of partitions"
 		}

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -75,7 +76,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	rep, err := pipeline.Merge(ctx, dirs, *out, pipeline.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})
 	stop()
-	var ue *pipeline.UsageError
+	var ue *job.UsageError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "distill merge: %v\n", err)

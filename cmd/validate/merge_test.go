@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -33,7 +34,7 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	job := pipeline.DefaultJob()
+	job := job.DefaultJob()
 	job.Input.Paths = []string{input}
 	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = url, "simulated", 4
 	job.Output.CheckpointInterval = time.Second
