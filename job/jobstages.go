@@ -61,3 +61,10 @@ func GroundedJudgeTemplate(j *Job) string {
 	}
 	return prompts.GroundedJudgeBatch
 }
+
+// LeftOutStage: a unit that ends at this stage was left out by a check,
+// not failed; it is recorded in failures.jsonl, counted apart, and not
+// retried by a resume.
+func LeftOutStage(stage string) bool {
+	return stage == StageSelect || stage == StageQuality || stage == StagePassage
+}

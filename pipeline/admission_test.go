@@ -13,6 +13,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestHungRequestsDoNotKeepSlotsIdle: problems are admitted independently of
@@ -224,7 +225,7 @@ func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	var status syncBuffer
+	var status runtest.SyncBuffer
 	opt.Status, opt.StatusEvery = &status, 5*time.Millisecond
 	tap.handle = func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
 		select { // the first request holds the only slot until released

@@ -11,6 +11,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestBatchBudgetFromAFreshDirectory: a budget in batch mode prices the
@@ -20,7 +21,7 @@ import (
 // budget, after it sent the batches that fit.
 func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, rows := batchSetup(t, 60, llmtest.Config{}, stages...)
+	srv, job, rows := runtest.BatchSetup(t, 60, llmtest.Config{}, stages...)
 	job.Batch.MaxRequests = 16 // a stage's requests in several batches, so that some fit a budget
 	free := job
 	free.Out = job.Out + "-no-budget"
@@ -70,7 +71,7 @@ func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 // the plan's pilot (said in the log) and sends no online pilot of its own.
 func TestBatchBudgetPricesFromThePlan(t *testing.T) {
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, _ := batchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
+	srv, job, _ := runtest.BatchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
 	if _, err := Plan(context.Background(), job, Options{}, PlanOptions{Sample: 15}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,45 +19,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// batchJob is testJob with the given stages in batch mode, polling fast.
-func batchJob(input, out, url string, stages ...string) job.Job {
-	j := testJob(input, out, url)
-	j.Judge.Enabled = true
-	j.Empirical.Enabled = true
-	j.Batch.PollInterval = 10 * time.Millisecond
-	for _, s := range stages {
-		j.BatchSections()[s].Mode = job.ModeBatch
-	}
-	return j
-}
-
-// batchSetup writes n problems and serves a simulated endpoint with cfg
-// for a batchJob over them with stages in batch mode, its run directory in
-// a temporary directory.
-func batchSetup(t *testing.T, n int, cfg llmtest.Config, stages ...string) (*llmtest.Server, job.Job, []testProblem) {
-	t.Helper()
-	dir := t.TempDir()
-	rows := makeProblems(n)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, cfg)
-	return srv, batchJob(input, filepath.Join(dir, "run"), url, stages...), rows
-}
-
-// batchSim is a simulated endpoint with a Batch API that answers a batch
-// after turnaround.
-func batchSim(t *testing.T, rows []testProblem, cfg llmtest.Config) (*llmtest.Server, string) {
-	t.Helper()
-	cfg.Answers = answersOf(rows)
-	if cfg.BatchTurnaround == 0 {
-		cfg.BatchTurnaround = 30 * time.Millisecond
-	}
-	return startSim(t, cfg)
-}
 
 // comparable is a record without what differs between two runs that got
 // the same answers: when it was made, and what it cost.
@@ -81,11 +46,11 @@ func comparable(t *testing.T, r *schema.Record) string {
 func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("srar", func(t *testing.T) {
 		dir := t.TempDir()
-		rows := makeProblems(40)
+		rows := runtest.MakeProblems(40)
 		input := filepath.Join(dir, "in.jsonl")
-		writeJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 3, Answers: answersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
-		job := func(out, url string) job.Job { return batchJob(input, filepath.Join(dir, out), url) }
+		runtest.WriteJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
+		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
 		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
@@ -94,12 +59,12 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	})
 	t.Run("factual_process", func(t *testing.T) {
 		dir := t.TempDir()
-		rows := makeProblems(30)
+		rows := runtest.MakeProblems(30)
 		input := filepath.Join(dir, "in.jsonl")
-		writeJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 4, Answers: answersOf(rows)}
+		runtest.WriteJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
 		job := func(out, url string) job.Job {
-			j := batchJob(input, filepath.Join(dir, out), url)
+			j := runtest.BatchJob(input, filepath.Join(dir, out), url)
 			j.Style = schema.StyleFactualProcess
 			return j
 		}
@@ -109,10 +74,10 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("grounded", func(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
-		writeDocs(t, docs, 12)
+		runtest.WriteDocs(t, docs, 12)
 		cfg := llmtest.Config{Seed: 5, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.05}}
 		job := func(out, url string) job.Job {
-			j := groundedTestJob(docs, filepath.Join(dir, out), url)
+			j := runtest.GroundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
 			return j
 		}
@@ -130,11 +95,11 @@ func compareOnlineBatch(t *testing.T, cfg llmtest.Config, jb func(out, url strin
 	if cfg.BatchTurnaround == 0 {
 		cfg.BatchTurnaround = 30 * time.Millisecond
 	}
-	_, onlineURL := startSim(t, cfg)
+	_, onlineURL := runtest.StartSim(t, cfg)
 	onJob := jb("online", onlineURL)
 	onRep = runJob(t, onJob, Options{})
 
-	batch, batchURL := startSim(t, cfg)
+	batch, batchURL := runtest.StartSim(t, cfg)
 	bJob := jb("batch", batchURL)
 	for _, ep := range bJob.BatchSections() {
 		ep.Mode = job.ModeBatch
@@ -144,7 +109,7 @@ func compareOnlineBatch(t *testing.T, cfg llmtest.Config, jb func(out, url strin
 	if bRep.Status != StatusFinished {
 		t.Fatalf("batch run %s: %s", bRep.Status, bRep.StopReason)
 	}
-	onRecs, bRecs := readCorpus(t, onJob.Out), readCorpus(t, bJob.Out)
+	onRecs, bRecs := runtest.ReadCorpus(t, onJob.Out), runtest.ReadCorpus(t, bJob.Out)
 	if len(onRecs) == 0 || len(onRecs) != len(bRecs) {
 		t.Fatalf("online %d records, batch %d", len(onRecs), len(bRecs))
 	}
@@ -219,7 +184,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
-	srv, jb, rows := batchSetup(t, 30, llmtest.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -250,7 +215,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, job, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -274,7 +239,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 	if int64(failed) != st.RowsFailed || rowsSent != answered+failed {
 		t.Errorf("journal: %d rows sent, %d answered, %d failed; simulator failed %d", rowsSent, answered, failed, st.RowsFailed)
 	}
-	if len(readFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
+	if len(runtest.ReadFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
 		t.Errorf("problems failed although every failed row was retried: %v", rep.FailuresByStage)
 	}
 }
@@ -282,7 +247,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
-	srv, jb, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -314,7 +279,7 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
-	srv, job, rows := batchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, job, rows := runtest.BatchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
@@ -372,7 +337,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
-	srv, jb, rows := batchSetup(t, 30, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	jb.Prices = map[string]job.Price{"simulated": {Prompt: 100, Completion: 200}}
 	created := srv.BatchStats().BatchesCreated
@@ -413,7 +378,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
-	srv, jb, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -437,7 +402,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
-	srv, jb, rows := batchSetup(t, 40, llmtest.Config{})
+	srv, jb, rows := runtest.BatchSetup(t, 40, llmtest.Config{})
 	jb.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
@@ -464,10 +429,10 @@ func TestBatchAfterOnline(t *testing.T) {
 // failures (one counted failure would fail a problem here).
 func TestBatchProviderFull(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(20)
+	rows := runtest.MakeProblems(20)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	sim := llmtest.New(llmtest.Config{Answers: answersOf(rows), BatchTurnaround: 20 * time.Millisecond})
+	runtest.WriteJSONL(t, input, rows)
+	sim := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), BatchTurnaround: 20 * time.Millisecond})
 	defer sim.Close()
 	var creates, reads atomic.Int64
 	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -486,7 +451,7 @@ func TestBatchProviderFull(t *testing.T) {
 		sim.ServeHTTP(w, r)
 	}))
 	defer full.Close()
-	job := batchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", job.StageRollout, job.StageDistill, job.StageJudge)
+	job := runtest.BatchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRowAttempts = 1
 	job.Limits.MaxAttempts = 2

@@ -17,6 +17,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
 
@@ -44,12 +45,12 @@ func benchPipeline(b *testing.B, problems int, inProcess bool) {
 		concurrency = 512
 	)
 	dir := b.TempDir()
-	rows := makeProblems(problems)
+	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(b, input, rows)
-	cfg := llmtest.Config{Answers: answersOf(rows), Latency: latency}
+	runtest.WriteJSONL(b, input, rows)
+	cfg := llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency}
 	var opt Options
-	srv, url := startSim(b, cfg)
+	srv, url := runtest.StartSim(b, cfg)
 	if inProcess {
 		srv = llmtest.New(cfg)
 		b.Cleanup(srv.Close)
@@ -58,7 +59,7 @@ func benchPipeline(b *testing.B, problems int, inProcess bool) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), url)
+		job := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), url)
 		job.Rollout.N = 8
 		job.Limits.Concurrency = concurrency
 		job.Limits.AttemptTimeout = time.Minute
@@ -129,8 +130,8 @@ func BenchmarkEndpointCeiling(b *testing.B) {
 		concurrency = 512
 		requests    = 20_000
 	)
-	rows := makeProblems(2_000)
-	_, url := startSim(b, llmtest.Config{Answers: answersOf(rows), Latency: latency})
+	rows := runtest.MakeProblems(2_000)
+	_, url := runtest.StartSim(b, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency})
 	ps, err := prompts.Load("")
 	if err != nil {
 		b.Fatal(err)
@@ -191,16 +192,16 @@ func BenchmarkFaultMix(b *testing.B) {
 		retryAfter  = time.Second
 	)
 	dir := b.TempDir()
-	rows := makeProblems(problems)
+	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(b, input, rows)
+	runtest.WriteJSONL(b, input, rows)
 	faults := llmtest.Faults{RateLimited: rate, ServerError: rate, Hang: rate, Truncate: rate, Malformed: rate, RetryAfter: retryAfter, HangMax: hang}
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), Latency: latency, Faults: faults})
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Faults: faults})
 	b.Cleanup(srv.Close)
 	opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 	b.ResetTimer()
 	for i := range b.N {
-		jb := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
+		jb := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
 		jb.Limits = job.DefaultJob().Limits
 		jb.Limits.Concurrency = concurrency
 		jb.Output.ShardRows = 1000

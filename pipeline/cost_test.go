@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -29,7 +30,7 @@ func TestCostNeedsPrices(t *testing.T) {
 		{"a disabled stage's model needs no price", func(j *job.Job) { j.Judge.Enabled = false; j.Judge.Model = "gpt-judge" }, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+			j := runtest.TestJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
 			tc.modify(&j)
 			j.Normalize()
 			err := j.Validate()

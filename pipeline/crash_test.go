@@ -18,6 +18,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -153,7 +154,7 @@ func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
-	var stderr syncBuffer
+	var stderr runtest.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -225,14 +226,14 @@ func checkShardFiles(t testing.TB, runDir string) {
 // against a simulated endpoint of 20 ms latency that logs every request,
 // shards of shardRows records, changed by edit, and written to a job file
 // for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []testProblem) {
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
-	rows := makeProblems(60)
+	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	runtest.WriteJSONL(t, input, rows)
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16
 	job.Output.ShardRows = shardRows

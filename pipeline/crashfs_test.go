@@ -25,6 +25,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -51,7 +52,7 @@ const crashRunDir = "/data/run"
 // and what an uninterrupted run of it leaves.
 type crashRun struct {
 	job  job.Job
-	rows []testProblem
+	rows []runtest.Problem
 	opt  Options
 	srv  *llmtest.Server
 

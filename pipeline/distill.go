@@ -5,6 +5,8 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -13,7 +15,7 @@ import (
 )
 
 // distill asks for the rubric in the job's style.
-func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollout, u *usage) ([]schema.Item, error) {
+func (e *engine) distill(ctx context.Context, p source.Problem, rollouts []schema.Rollout, u *usage) ([]schema.Item, error) {
 	msgs, err := e.distillMessages(p, rollouts)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollo
 // distillMessages renders the distillation prompt: contrasting solutions
 // (srar), or a reference solution (factual_process: the input's, else a
 // correct rollout).
-func (e *engine) distillMessages(p Problem, rollouts []schema.Rollout) ([]llm.Message, error) {
+func (e *engine) distillMessages(p source.Problem, rollouts []schema.Rollout) ([]llm.Message, error) {
 	maxChars := e.job.Distill.MaxSolutionChars
 	if e.job.Style != schema.StyleFactualProcess {
 		return e.prompts.DistillSRaRMessages(p.Text, p.Answer, pickSolutions(rollouts, e.job.Distill.MaxSolutions, maxChars), e.job.Distill.MaxItems)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -17,7 +19,7 @@ import (
 // measureItems). A rollout whose verdict stays unusable (it did not parse
 // after its repairs, or the endpoint refused the request as malformed)
 // keeps an empty satisfaction list; the problem is not lost for it.
-func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rollout, items []schema.Item, u *usage) error {
+func (e *engine) empirical(ctx context.Context, p source.Problem, rollouts []schema.Rollout, items []schema.Item, u *usage) error {
 	es := e.job.Empirical
 	client := e.clients[job.StageEmpirical]
 	ids := itemIDs(items)

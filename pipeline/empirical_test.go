@@ -11,6 +11,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestUnusableSatisfactionVerdictKeepsTheRecord: one rollout's satisfaction
@@ -58,7 +59,7 @@ func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
 		if rep.FailuresByStage[job.StageEmpirical] != 0 {
 			t.Errorf("n=%d: %d problems failed at the empirical stage for one unusable verdict", n, rep.FailuresByStage[job.StageEmpirical])
 		}
-		recs := readCorpus(t, jb.Out)
+		recs := runtest.ReadCorpus(t, jb.Out)
 		if len(recs) == 0 {
 			t.Fatalf("n=%d: no records", n)
 		}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -35,7 +37,7 @@ type engine struct {
 // (err) a condition that stops the run, after which the problem stays
 // pending. sampled counts its rollouts once they were all sampled.
 type outcome struct {
-	problem Problem
+	problem source.Problem
 	record  *schema.Record
 	failure *problemFailure
 	err     error
@@ -100,7 +102,7 @@ func (u *usage) add(r *llm.Response) {
 // unit is one problem or passage on its way through its style's stages:
 // what the stages so far made of it.
 type unit struct {
-	p        Problem
+	p        source.Problem
 	u        usage
 	rollouts []schema.Rollout
 	items    []schema.Item
@@ -154,16 +156,9 @@ var mathStages = []stage{
 	}},
 }
 
-// leftOutStage: a unit that ends at this stage was left out by a check,
-// not failed; it is recorded in failures.jsonl, counted apart, and not
-// retried by a resume.
-func leftOutStage(stage string) bool {
-	return stage == job.StageSelect || stage == job.StageQuality || stage == job.StagePassage
-}
-
 // process runs the stages of the job's style over p. A panic anywhere in
 // it, its fan-out goroutines included, becomes a failure of this problem.
-func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
+func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 	out.problem = p
 	w := &unit{p: p}
 	current := ""
@@ -208,7 +203,7 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 
 // failure describes err as a failure of p at stage. A recovered panic is
 // logged with its stack.
-func (e *engine) failure(p Problem, stage string, err error) *problemFailure {
+func (e *engine) failure(p source.Problem, stage string, err error) *problemFailure {
 	f := &problemFailure{stage: stage, reason: err.Error(), attempts: 1}
 	var pe *panicError
 	if errors.As(err, &pe) {
@@ -256,7 +251,7 @@ func (e *engine) selectProblem(rollouts []schema.Rollout) *problemFailure {
 }
 
 // record assembles the corpus record of a problem that passed every stage.
-func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Item, u schema.Usage) *schema.Record {
+func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []schema.Item, u schema.Usage) *schema.Record {
 	t := tally(rollouts)
 	rec := &schema.Record{
 		ID:       p.ID,

@@ -17,6 +17,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -27,11 +28,11 @@ import (
 func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error)) (job.Job, Options, *llmtest.Server) {
 	t.Helper()
 	dir := t.TempDir()
-	writeDocs(t, filepath.Join(dir, "docs"), docs)
+	runtest.WriteDocs(t, filepath.Join(dir, "docs"), docs)
 	srv := llmtest.New(llmtest.Config{})
 	t.Cleanup(srv.Close)
 	tap := &tapTransport{next: srv.Transport(), handle: handle}
-	j := groundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return j, Options{HTTPClient: &http.Client{Transport: tap}}, srv
 }
 
@@ -205,7 +206,7 @@ func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
 	j.Empirical.Enabled = false
 	rep := runJob(t, j, opt)
 	if rep.Problems.LeftOut != 0 || rep.Problems.Done != rep.Problems.Unique {
-		fails := readFailures(t, j.Out)
+		fails := runtest.ReadFailures(t, j.Out)
 		for _, f := range fails {
 			t.Log(f.Stage, f.Reason)
 			break
@@ -247,7 +248,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, tc.template+".tmpl")
-			writeFile(t, path, "=== user ===\n{{.NoSuchField}}\n")
+			runtest.WriteFile(t, path, "=== user ===\n{{.NoSuchField}}\n")
 			j.PromptsDir = dir
 			_, err := Run(context.Background(), j, opt)
 			if err == nil || !strings.Contains(err.Error(), path) {
@@ -271,7 +272,7 @@ func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, name+".tmpl"), "{{/* an override */}}\n"+string(text))
+		runtest.WriteFile(t, filepath.Join(dir, name+".tmpl"), "{{/* an override */}}\n"+string(text))
 	}
 	j.PromptsDir = dir
 	rep := runJob(t, j, opt)
@@ -279,7 +280,7 @@ func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := readCorpus(t, j.Out)
+	recs := runtest.ReadCorpus(t, j.Out)
 	if len(recs) == 0 {
 		t.Fatalf("no records (%+v)", rep.Problems)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -45,7 +47,7 @@ const (
 // request per document.
 func (e *engine) analyze(ctx context.Context, w *unit) error {
 	p := w.p
-	msgs, err := e.prompts.GroundedAnalyzeMessages(documentView(p))
+	msgs, err := e.prompts.GroundedAnalyzeMessages(p.DocumentView())
 	if err != nil {
 		return err
 	}
@@ -61,16 +63,6 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 		Passage: p.Text, DocHash: p.DocHash, Analysis: a,
 	}
 	return nil
-}
-
-// documentView is p's document as its analysis reads it; a passage made
-// without its document's context (a single passage) stands for its
-// document.
-func documentView(p Problem) prompts.DocumentView {
-	if p.Doc != nil {
-		return p.Doc.DocumentView
-	}
-	return prompts.DocumentView{Title: p.Title, Head: p.Text, Chars: utf8.RuneCountInString(p.Text)}
 }
 
 // synthesize asks for the K question-rubric tuples. A reply whose tuples
@@ -429,7 +421,7 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 // checkPassage leaves out a passage shorter than the minimum, before any
 // request is paid for it.
 func (e *engine) checkPassage(_ context.Context, w *unit) error {
-	least := minPassageOf(e.job.Grounded)
+	least := source.MinPassage(e.job.Grounded)
 	if n := utf8.RuneCountInString(w.p.Text); n < least {
 		w.leftOut = &problemFailure{stage: job.StagePassage, attempts: 1, reason: fmt.Sprintf(
 			"left out by length: the passage has %d characters, fewer than grounded.min_passage_chars %d (too little for a question)", n, least)}

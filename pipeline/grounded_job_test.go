@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/schema"
@@ -16,7 +17,7 @@ import (
 func TestGroundedJobFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "job.yaml")
-	writeFile(t, path, `style: grounded
+	runtest.WriteFile(t, path, `style: grounded
 input: {paths: [docs], fields: {text: body, id: doc_id}}
 out: run
 rollout: {base_url: "http://127.0.0.1:1/v1", model: m}
@@ -39,7 +40,7 @@ grounded: {passage_chars: 4000, questions_per_passage: 3, min_criteria: 6, enric
 		t.Fatal(err)
 	}
 	back := filepath.Join(dir, "back.yaml")
-	writeFile(t, back, string(b))
+	runtest.WriteFile(t, back, string(b))
 	again, err := job.LoadJobFile(back)
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +54,11 @@ grounded: {passage_chars: 4000, questions_per_passage: 3, min_criteria: 6, enric
 		t.Errorf("a changed passage size is described as %q", changes)
 	}
 
-	writeFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\nsplit: {validation: 0.1}\n")
+	runtest.WriteFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\nsplit: {validation: 0.1}\n")
 	if jb, err := job.PrepareJob(path, nil); err != nil || jb.Split != (job.SplitFractions{Validation: 0.1}) {
 		t.Errorf("a job file's split is not kept: %+v, %v", jb.Split, err)
 	}
-	writeFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\ngrounded: {passage_chars: 50, min_criteria: 12, max_criteria: 8}\n")
+	runtest.WriteFile(t, path, "style: grounded\ninput: {paths: [docs]}\nout: run\nrollout: {base_url: \"http://127.0.0.1:1/v1\", model: m}\ngrounded: {passage_chars: 50, min_criteria: 12, max_criteria: 8}\n")
 	_, err = job.PrepareJob(path, nil)
 	for _, want := range []string{"grounded.passage_chars: 50 is outside", "grounded.min_criteria: min_criteria 12 and max_criteria 8"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -20,14 +23,14 @@ import (
 // fullJob is a normalized job with every stage on, stamped like a run does.
 func fullJob(t *testing.T) job.Job {
 	t.Helper()
-	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	j := runtest.TestJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
 	j.Judge.Enabled, j.Empirical.Enabled = true, true
 	j.Normalize()
 	ps, err := prompts.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.StampVersions(ps, CutterVersion)
+	j.StampVersions(ps, source.CutterVersion)
 	return j
 }
 
@@ -53,15 +56,15 @@ func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
 		t.Fatalf("the wrong mapping should leave every problem out: %+v", rep.Problems)
 	}
 
-	var logs syncBuffer
-	rep, err := Run(context.Background(), jb, Options{Logger: slogText(&logs)})
+	var logs runtest.SyncBuffer
+	rep, err := Run(context.Background(), jb, Options{Logger: runtest.TextLogger(&logs)})
 	if err != nil {
 		t.Fatalf("a directory with 0 records refused a changed job: %v", err)
 	}
 	if !strings.Contains(logs.String(), "holds no records yet") || !strings.Contains(logs.String(), "input.fields.answer: problem → answer") {
 		t.Errorf("taking the changed job is not said in one line naming the change:\n%s", logs.String())
 	}
-	if p := rep.Problems; p.Done == 0 || p.Done+p.Failed+p.LeftOut != int64(len(f.rows)) || p.Pending != 0 || len(readCorpus(t, jb.Out)) != int(p.Done) {
+	if p := rep.Problems; p.Done == 0 || p.Done+p.Failed+p.LeftOut != int64(len(f.rows)) || p.Pending != 0 || len(runtest.ReadCorpus(t, jb.Out)) != int(p.Done) {
 		t.Errorf("after the changed job took the directory: %+v", p)
 	}
 	written, err := job.LoadJobFile(jobPath(jb.Out))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/schema"
@@ -11,7 +13,7 @@ import (
 
 // judge asks the validity judge about every item and stores the verdicts;
 // with drop_invalid it removes the items found invalid.
-func (e *engine) judge(ctx context.Context, p Problem, items []schema.Item, u *usage) ([]schema.Item, error) {
+func (e *engine) judge(ctx context.Context, p source.Problem, items []schema.Item, u *usage) ([]schema.Item, error) {
 	var err error
 	if e.job.Judge.Mode == "item" {
 		err = e.judgeEachItem(ctx, p, items, u)
@@ -38,7 +40,7 @@ func (e *engine) judge(ctx context.Context, p Problem, items []schema.Item, u *u
 }
 
 // judgeEachItem sends one judge request per item.
-func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.Item, u *usage) error {
+func (e *engine) judgeEachItem(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
 	js := e.job.Judge
 	return fanOut(ctx, len(items), func(ctx context.Context, i int) error {
 		msgs, err := e.prompts.JudgeItemMessages(p.Text, p.Answer, items[i])
@@ -58,7 +60,7 @@ func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.It
 }
 
 // judgeBatch sends one judge request for all items of a problem.
-func (e *engine) judgeBatch(ctx context.Context, p Problem, items []schema.Item, u *usage) error {
+func (e *engine) judgeBatch(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
 	js := e.job.Judge
 	msgs, err := e.prompts.JudgeBatchMessages(p.Text, p.Answer, items)
 	if err != nil {

@@ -4,32 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
-
-// syncBuffer is a strings.Builder safe for concurrent writers (a log sink).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPanicInAStageFailsOneProblem: a panic in the answer verifier, which
 // runs in the stage fan-out's goroutines (one per rollout request), fails
@@ -47,14 +29,14 @@ func TestPanicInAStageFailsOneProblem(t *testing.T) {
 			}
 			return defaultExtract(text, finishReason)
 		}}
-		var logs syncBuffer
+		var logs runtest.SyncBuffer
 		opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		rep, err := Run(context.Background(), jb, opt)
 		if err != nil {
 			t.Fatalf("n=%d: the run failed: %v", n, err)
 		}
 		checkAccounted(t, jb.Out, f.rows, rep)
-		fails := readFailures(t, jb.Out)
+		fails := runtest.ReadFailures(t, jb.Out)
 		internal := 0
 		for _, fl := range fails {
 			if fl.Stage == job.StageInternal {

@@ -5,26 +5,18 @@ import (
 	"io"
 	"sync/atomic"
 
-	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/source"
 
-	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/job"
 )
 
 // partitionKey is what decides a unit's partition: a passage's content
 // hash, else the problem's id.
-func partitionKey(p *Problem) string {
+func partitionKey(p *source.Problem) string {
 	if p.DocHash != "" {
 		return p.DocHash
 	}
 	return p.ID
-}
-
-// recordPartitionKey is partitionKey of the unit a record was made from.
-func recordPartitionKey(r *schema.Record) string {
-	if r.Grounded != nil && r.Grounded.DocHash != "" {
-		return r.Grounded.DocHash
-	}
-	return r.ID
 }
 
 // PartitionShare is what a partitioned worker's report says of its share
@@ -55,7 +47,7 @@ type partitionFilter struct {
 }
 
 // admit reports whether the feeder takes the problem p, counting it.
-func (f *partitionFilter) admit(p *Problem) bool {
+func (f *partitionFilter) admit(p *source.Problem) bool {
 	if !f.part.Holds(partitionKey(p)) || !f.sample.Holds(p.ID) {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -22,12 +23,12 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 	f := newFixture(t, 40, llmtest.Config{})
 	rows := f.rows
 	dup := rows[5] // a duplicate inside some partition
-	writeJSONL(t, f.input, append(slices.Clone(rows), dup), "{not json")
+	runtest.WriteJSONL(t, f.input, append(slices.Clone(rows), dup), "{not json")
 
 	whole := f.job
 	whole.Out = filepath.Join(f.dir, "whole")
 	wholeRep := runJob(t, whole, Options{})
-	want := readCorpus(t, whole.Out)
+	want := runtest.ReadCorpus(t, whole.Out)
 
 	const k = 3
 	got := map[string]int{}
@@ -49,7 +50,7 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 		}
 		unique += rep.Problems.Unique
 		dups += rep.Problems.Duplicates
-		for id := range readCorpus(t, jb.Out) {
+		for id := range runtest.ReadCorpus(t, jb.Out) {
 			got[id]++
 			if job.PartitionOf(id, k) != i {
 				t.Errorf("worker %d holds %s of partition %d", i, id, job.PartitionOf(id, k))

@@ -170,7 +170,7 @@ func (p *pilot) observe(o outcome) {
 	case o.record != nil:
 		pp.Outcome = OutcomeRecord
 		pp.countItems(o.record)
-	case leftOutStage(o.failure.stage):
+	case job.LeftOutStage(o.failure.stage):
 		pp.Outcome = OutcomeLeftOut
 	default:
 		pp.Outcome = OutcomeFailed

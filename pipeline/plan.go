@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -47,7 +49,7 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDo
 	if po.Sample < 1 {
 		return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, unitWordsOf(jb.Style).unit)}}
 	}
-	if err := checkInputs(inputOf(&jb)); err != nil {
+	if err := source.CheckInputs(source.SpecOf(&jb)); err != nil {
 		return nil, err
 	}
 	in, err := scanForPlan(ctx, &jb, po.Sample)
@@ -110,7 +112,7 @@ type planInput struct {
 	// analyses, one per document.
 	docs      int64
 	sources   map[string]int64
-	badSample []InputError
+	badSample []source.InputError
 	sample    *Sample
 	words     unitWords // problems, or a grounded job's passages
 }
@@ -125,7 +127,7 @@ func scanForPlan(ctx context.Context, job *job.Job, n int) (*planInput, error) {
 	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
 	seenDocs := idmap.New[struct{}]()
 	low := lowestHashes{n: n}
-	err := readUnits(ctx, inputOf(job), func(p Problem) error {
+	err := source.ReadUnits(ctx, source.SpecOf(job), func(p source.Problem) error {
 		in.rows++
 		if !part.Holds(partitionKey(&p)) {
 			return nil
@@ -154,7 +156,7 @@ func scanForPlan(ctx context.Context, job *job.Job, n int) (*planInput, error) {
 		in.sources[p.Source]++
 		low.offer(p.ID)
 		return nil
-	}, func(e *InputError) {
+	}, func(e *source.InputError) {
 		in.bad++
 		if len(in.badSample) < 5 {
 			in.badSample = append(in.badSample, *e)
@@ -191,7 +193,7 @@ func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
 	}
 	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
 	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled %s of %d; distill run does the rest", in.sample.Len(), in.words.units, in.unique)
-	return writeReport(opt.runFS(), dir, rep)
+	return WriteReport(opt.runFS(), dir, rep)
 }
 
 // pendingIn is how many of the input's unique problems the run directory

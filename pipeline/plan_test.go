@@ -17,12 +17,13 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // planProblems are n problems with ids and three sources.
-func planProblems(n int) []testProblem {
-	rows := makeProblems(n)
+func planProblems(n int) []runtest.Problem {
+	rows := runtest.MakeProblems(n)
 	for i := range rows {
 		rows[i].ID = fmt.Sprintf("p%04d", i)
 		rows[i].Source = []string{"aime", "gsm", "olymp"}[i%3]
@@ -62,15 +63,15 @@ func (c *problemCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // planSetup is a job over rows against an in-process simulated endpoint,
 // its requests counted.
-func planSetup(t *testing.T, rows []testProblem, extra ...string) (job.Job, Options, *problemCounter) {
+func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, Options, *problemCounter) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows, extra...)
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), Latency: 5e6, Seed: 7})
+	runtest.WriteJSONL(t, input, rows, extra...)
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := testJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
@@ -335,10 +336,10 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 	rows := planProblems(200)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
+	runtest.WriteJSONL(t, input, rows)
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
 	t.Cleanup(srv.Close)
-	job := testJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	plan, err := Plan(context.Background(), job, Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, PlanOptions{Sample: 10})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -20,11 +21,11 @@ func groundedPlanSetup(t *testing.T, docs int) (job.Job, Options, *problemCounte
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "docs")
-	writeDocs(t, input, docs)
+	runtest.WriteDocs(t, input, docs)
 	srv := llmtest.New(llmtest.Config{Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := groundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.GroundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
@@ -96,8 +97,8 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	for _, u := range units {
 		text[u.ID] = u.Text
 	}
-	fails := readFailures(t, jb.Out)
-	recs := readCorpus(t, jb.Out)
+	fails := runtest.ReadFailures(t, jb.Out)
+	recs := runtest.ReadCorpus(t, jb.Out)
 	leftOut, criteria := 0, int64(0)
 	for _, p := range plan.Pilot {
 		if text[p.ID] == "" {

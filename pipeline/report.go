@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -55,8 +57,8 @@ type Report struct {
 	Problems ProblemCounts `json:"problems"`
 	// FailuresByStage counts failed problems by stage; problems left out by
 	// selection are not failures and are not in it.
-	FailuresByStage map[string]int64 `json:"failures_by_stage"`
-	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+	FailuresByStage map[string]int64    `json:"failures_by_stage"`
+	BadLines        []source.InputError `json:"bad_lines,omitempty"` // the first few; the count is in Problems
 
 	// LeftOutByStage counts the units left out, by the stage that left them
 	// out (select; the grounded passage and quality checks).
@@ -65,8 +67,8 @@ type Report struct {
 	// out this session because an earlier one in input order has their
 	// text; DuplicateDocuments names the first few, each with the document
 	// kept. Their passages are among Problems.Duplicates.
-	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
-	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
+	DuplicateDocumentsTotal int64                      `json:"duplicate_documents_total,omitempty"`
+	DuplicateDocuments      []source.DuplicateDocument `json:"duplicate_documents,omitempty"`
 
 	// FailureCauses is the most common cause of each stage's failures (of
 	// this session's and the earlier ones still recorded), and of the
@@ -477,7 +479,8 @@ func readReport(fsy fsys.FS, dir string) (Report, bool, error) {
 	return r, true, nil
 }
 
-func writeReport(fsy fsys.FS, dir string, r *Report) error {
+// WriteReport writes report.json into the run directory dir atomically.
+func WriteReport(fsy fsys.FS, dir string, r *Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

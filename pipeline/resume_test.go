@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // kindsSent counts the endpoint's log entries by template kind, from entry from on.
@@ -96,7 +97,7 @@ func TestParquetInput(t *testing.T) {
 		Ref      *string `parquet:"ref,optional"`
 	}
 	dir := t.TempDir()
-	rows := makeProblems(12)
+	rows := runtest.MakeProblems(12)
 	var prow []row
 	for i, r := range rows {
 		p := row{Question: r.Problem, Gold: r.Answer}
@@ -112,8 +113,8 @@ func TestParquetInput(t *testing.T) {
 	if err := parquet.WriteFile(input, prow); err != nil {
 		t.Fatal(err)
 	}
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	jb := testJob(input, filepath.Join(dir, "run"), url)
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	jb.Input.Fields = job.Fields{Problem: "question", Answer: "gold", ID: "key", Reference: "ref"}
 	rep := runJob(t, jb, Options{})
 	if rep.Problems.BadLines != 1 || len(rep.BadLines) != 1 || rep.BadLines[0].Line != 13 {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -14,7 +16,7 @@ import (
 )
 
 // rollouts samples N solutions and verifies each against the ground truth.
-func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Rollout, error) {
+func (e *engine) rollouts(ctx context.Context, p source.Problem, u *usage) ([]schema.Rollout, error) {
 	msgs, err := e.prompts.RolloutMessages(p.Text)
 	if err != nil {
 		return nil, err

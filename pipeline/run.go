@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"gopkg.in/yaml.v3"
@@ -82,7 +84,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if err := jb.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkInputs(inputOf(&jb)); err != nil {
+	if err := source.CheckInputs(source.SpecOf(&jb)); err != nil {
 		return nil, err
 	}
 	ps, err := prompts.Load(jb.PromptsDir)
@@ -95,7 +97,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if err := ps.Check(job.TemplatesOf(&jb)...); err != nil {
 		return nil, &job.UsageError{Problems: []string{err.Error()}}
 	}
-	jb.StampVersions(ps, CutterVersion)
+	jb.StampVersions(ps, source.CutterVersion)
 
 	fresh := freshFiles(opt.runFS(), jb.Out)
 	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.runFS()})
@@ -127,7 +129,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
 	}
-	if err := writeReport(opt.runFS(), jb.Out, &l.report); err != nil && runErr == nil {
+	if err := WriteReport(opt.runFS(), jb.Out, &l.report); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing report: %w", err)
 	}
 	return &l.report, runErr
@@ -473,11 +475,11 @@ func problemsInFlight(job *job.Job) int {
 // counted them (not for documents, whose units are passages), else -1.
 func checkInput(ctx context.Context, job *job.Job, run *corpus.Run, opt Options) (int64, error) {
 	prev := run.Manifest().Inputs
-	now, err := digestInputs(ctx, inputOf(job), prev)
+	now, err := source.DigestInputs(ctx, source.SpecOf(job), prev)
 	if err != nil {
 		return -1, err
 	}
-	changes, grew := inputChanges(prev, now)
+	changes, grew := source.Changes(prev, now)
 	switch {
 	case len(changes) == 0:
 	case run.DoneCount() == 0:
@@ -491,12 +493,12 @@ func checkInput(ctx context.Context, job *job.Job, run *corpus.Run, opt Options)
 	if len(grew) > 0 {
 		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
 	}
-	run.SetInputs(now.files)
-	if inputOf(job).docs.on {
+	run.SetInputs(now.Files)
+	if source.SpecOf(job).Documents() {
 		return -1, nil
 	}
 	var rows int64
-	for _, f := range now.files {
+	for _, f := range now.Files {
 		rows += f.Rows
 	}
 	return rows, nil

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -50,7 +51,7 @@ func TestRunEndToEnd(t *testing.T) {
 				t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
 			}
 			checkAccounted(t, jb.Out, rows, rep)
-			recs := readCorpus(t, jb.Out)
+			recs := runtest.ReadCorpus(t, jb.Out)
 			if len(recs) < len(rows)/3 {
 				t.Fatalf("only %d of %d problems became records", len(recs), len(rows))
 			}
@@ -130,14 +131,14 @@ func TestRunEndToEnd(t *testing.T) {
 
 func TestRunWithFaults(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(60)
+	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	faults := llmtest.SpreadFaults(0.2)
 	faults.RetryAfter = time.Second
 	faults.HangMax = 5 * time.Second
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
-	jb := testJob(input, filepath.Join(dir, "run"), url)
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	jb.Limits.AttemptTimeout = 300 * time.Millisecond
 	jb.Limits.MaxAttempts = 10
 	jb.Limits.BackoffMax = 100 * time.Millisecond
@@ -170,7 +171,7 @@ func TestRunWithFaults(t *testing.T) {
 			t.Errorf("no %s fault was injected; the test does not cover it", k)
 		}
 	}
-	for id, f := range readFailures(t, jb.Out) {
+	for id, f := range runtest.ReadFailures(t, jb.Out) {
 		if f.Stage == "" || f.Reason == "" || f.Attempts < 1 {
 			t.Errorf("failure %s lacks stage, reason or attempts: %+v", id, f)
 		}
@@ -182,10 +183,10 @@ func TestRunWithFaults(t *testing.T) {
 
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(10)
+	rows := runtest.MakeProblems(10)
 	input := filepath.Join(dir, "in.jsonl")
 	long := `{"problem": "` + strings.Repeat("x", 3000) + `", "answer": "1"}`
-	writeJSONL(t, input, rows,
+	runtest.WriteJSONL(t, input, rows,
 		`{"problem": "unterminated`,
 		`{"answer": "5"}`,
 		`{"problem": "   ", "answer": "5"}`,
@@ -199,8 +200,8 @@ func TestRunBadInput(t *testing.T) {
 	lines := strings.SplitN(string(b), "\n", 3)
 	os.WriteFile(input, append(b, []byte(lines[0]+"\n"+lines[1]+"\n")...), 0o644)
 
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Input.MaxLineBytes = 2048
 	rep := runJob(t, job, Options{})
 	p := rep.Problems
@@ -269,7 +270,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	if spent > 2*job.Budget.MaxTokens {
 		t.Errorf("spent %d tokens against a budget of %d", spent, job.Budget.MaxTokens)
 	}
-	if got := len(readFailures(t, job.Out)); int64(got) != rep.Problems.Failed+rep.Problems.LeftOut {
+	if got := len(runtest.ReadFailures(t, job.Out)); int64(got) != rep.Problems.Failed+rep.Problems.LeftOut {
 		t.Errorf("budget-stopped problems must not be recorded as failures: %d lines, report %d", got, rep.Problems.Failed+rep.Problems.LeftOut)
 	}
 
@@ -355,7 +356,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	if rep.Status != StatusStopped || rep.StopReason != "interrupted" {
 		t.Fatalf("status %q (%s), want stopped: interrupted", rep.Status, rep.StopReason)
 	}
-	if got := len(readCorpus(t, job.Out)); int64(got) != rep.Problems.Done {
+	if got := len(runtest.ReadCorpus(t, job.Out)); int64(got) != rep.Problems.Done {
 		t.Errorf("%d records written, report says %d done: finished work must be committed", got, rep.Problems.Done)
 	}
 	if rep.Problems.Done == 0 || rep.Problems.Pending == 0 {
@@ -370,9 +371,9 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 
 func TestRunStopsOnFatalEndpointError(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(6)
+	rows := runtest.MakeProblems(6)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	const key = "sk-test-SECRET-0123456789"
 	var sawKey atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -382,7 +383,7 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
-	job := testJob(input, filepath.Join(dir, "run"), srv.URL+"/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), srv.URL+"/v1")
 	job.Rollout.APIKeyEnv = "TEST_KEY_VAR"
 	var logs strings.Builder
 	rep, err := Run(context.Background(), job, Options{
@@ -403,7 +404,7 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 	if rep == nil || rep.Status != StatusFailed {
 		t.Fatalf("report after a fatal error: %+v", rep)
 	}
-	if n := len(readFailures(t, job.Out)); n != 0 {
+	if n := len(runtest.ReadFailures(t, job.Out)); n != 0 {
 		t.Errorf("a run-level error was recorded as %d problem failures", n)
 	}
 	var files strings.Builder
@@ -423,14 +424,14 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 
 func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(200)
+	rows := runtest.MakeProblems(200)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	}))
 	defer down.Close()
-	jb := testJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
 	jb.Limits.MaxAttempts = 2
 	jb.Limits.BackoffMax = 5 * time.Millisecond
 	jb.Limits.ProblemsInFlight = 4
@@ -441,14 +442,14 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	if rep.Problems.Failed >= int64(len(rows)) || rep.Problems.Failed < transientStreakLimit {
 		t.Errorf("failed %d of %d: the run should stop after about %d", rep.Problems.Failed, len(rows), transientStreakLimit)
 	}
-	for id, f := range readFailures(t, jb.Out) {
+	for id, f := range runtest.ReadFailures(t, jb.Out) {
 		if !f.Transient || f.Stage != job.StageRollout {
 			t.Errorf("failure %s should be a transient rollout failure: %+v", id, f)
 		}
 	}
 
 	// The endpoint is back: a plain resume (no --retry-failed) finishes everything.
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
 	jb.Rollout.BaseURL = url
 	jb.Distill.BaseURL, jb.Judge.BaseURL, jb.Empirical.BaseURL = "", "", ""
 	final := runJob(t, jb, Options{})
@@ -523,7 +524,7 @@ func TestRunStopsWhenNothingListens(t *testing.T) {
 	if rep.Status != StatusFailed || rep.Problems.Failed >= int64(len(f.rows))/2 {
 		t.Errorf("status %s after %d failed problems: the run should stop after a short streak", rep.Status, rep.Problems.Failed)
 	}
-	for id, fl := range readFailures(t, job.Out) {
+	for id, fl := range runtest.ReadFailures(t, job.Out) {
 		if !fl.Transient {
 			t.Errorf("failure %s is not transient, so a resume would not retry it: %+v", id, fl)
 		}

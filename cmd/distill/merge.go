@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/rubricforge/rubricforge/job"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/workers"
 )
 
 const mergeUsage = `Usage: distill merge RUN_DIR... --out DIR [flags]
@@ -74,7 +74,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, false)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	rep, err := pipeline.Merge(ctx, dirs, *out, pipeline.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})
+	rep, err := workers.Merge(ctx, dirs, *out, workers.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})
 	stop()
 	var ue *job.UsageError
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/workers"
 )
 
 // TestValidateReadsAMergedCorpus: the merge of a partitioned job's workers
@@ -53,7 +54,7 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 		run(parts[i], fmt.Sprintf("%d/3", i))
 	}
 	merged := filepath.Join(dir, "all")
-	if _, err := pipeline.Merge(t.Context(), parts, merged, pipeline.MergeOptions{ShardRows: 4}); err != nil {
+	if _, err := workers.Merge(t.Context(), parts, merged, workers.MergeOptions{ShardRows: 4}); err != nil {
 		t.Fatal(err)
 	}
 	audit := func(corpus string) map[string]json.RawMessage {

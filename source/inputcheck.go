@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"bufio"
@@ -23,10 +23,10 @@ import (
 // data, Parquet read as JSONL) stops the run before it starts.
 const firstLinesChecked = 100
 
-// checkInputs makes sure, before the run directory is touched, that every
+// CheckInputs makes sure, before the run directory is touched, that every
 // input file exists and that its first lines hold problems. Its errors are
 // *UsageError and say what the lines hold instead.
-func checkInputs(in inputSpec) error {
+func CheckInputs(in Spec) error {
 	var problems []string
 	for _, path := range in.Paths {
 		var err error
@@ -68,7 +68,7 @@ func checkFile(path string) error {
 	return nil
 }
 
-func checkJSONL(path string, in inputSpec) error {
+func checkJSONL(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func checkJSONL(path string, in inputSpec) error {
 }
 
 // checkDocText refuses a .txt or .md input that holds no usable text.
-func checkDocText(path string, in inputSpec) error {
+func checkDocText(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func checkDocText(path string, in inputSpec) error {
 }
 
 // unitName is what one input row holds, for messages.
-func (in inputSpec) unitName() string {
+func (in Spec) unitName() string {
 	if in.docs.on {
 		return "document"
 	}
@@ -188,7 +188,7 @@ func (s *lineSurvey) fieldNames() string {
 	return quoteAll(names) + more
 }
 
-func (s *lineSurvey) describe(in inputSpec) string {
+func (s *lineSurvey) describe(in Spec) string {
 	if s.objects == 0 {
 		return "the lines are not JSON objects, one per line"
 	}
@@ -244,7 +244,7 @@ func binaryHint(kind string) string {
 	return "unpack it first"
 }
 
-func checkParquet(path string, in inputSpec) error {
+func checkParquet(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
@@ -272,12 +272,12 @@ func checkParquet(path string, in inputSpec) error {
 	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
 }
 
-// countRows counts the rows of the input quickly, without parsing them:
+// CountRows counts the rows of the input quickly, without parsing them:
 // the non-blank lines of JSONL files, the footer's row count of Parquet
 // files. It feeds the total and the ETA of a run from its start.
 //
 // A documents input counts its passages, which takes cutting it.
-func countRows(ctx context.Context, in inputSpec) (int64, error) {
+func CountRows(ctx context.Context, in Spec) (int64, error) {
 	if in.docs.on {
 		return countUnits(ctx, in)
 	}

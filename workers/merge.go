@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"context"
@@ -10,6 +10,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
 
@@ -41,7 +45,7 @@ type mergePart struct {
 	job    job.Job
 	part   job.Partition
 	man    corpus.Manifest
-	report *Report // nil when it has none
+	report *pipeline.Report // nil when it has none
 	inUse  bool
 }
 
@@ -56,7 +60,7 @@ type mergePart struct {
 // so a merge killed at any instant and run again finishes the same corpus:
 // the records already committed are skipped. report.json, written last,
 // says "finished" once the merge is whole.
-func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*Report, error) {
+func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*pipeline.Report, error) {
 	if opt.ToolVersion == "" {
 		opt.ToolVersion = "dev"
 	}
@@ -160,7 +164,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	if fp := p.job.Fingerprint(); fp != man.JobFingerprint {
 		return nil, fmt.Errorf("%s: its job.yaml (job %s) is not the job of its manifest (%s): the directory was made by another version of distill, or its job changed with --force", dir, fp, man.JobFingerprint)
 	}
-	rep, ok, err := ReadReport(dir)
+	rep, ok, err := pipeline.ReadReport(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -272,11 +276,11 @@ func inputDiff(a, b []corpus.InputFile) []string {
 	for i := range max(len(a), len(b)) {
 		switch {
 		case i >= len(a):
-			out = append(out, "it also read "+describeInput(b[i]))
+			out = append(out, "it also read "+source.DescribeInput(b[i]))
 		case i >= len(b):
-			out = append(out, "it did not read "+describeInput(a[i]))
+			out = append(out, "it did not read "+source.DescribeInput(a[i]))
 		case a[i].XXHash64 != b[i].XXHash64 || a[i].Bytes != b[i].Bytes:
-			out = append(out, fmt.Sprintf("%s, not %s", describeInput(b[i]), describeInput(a[i])))
+			out = append(out, fmt.Sprintf("%s, not %s", source.DescribeInput(b[i]), source.DescribeInput(a[i])))
 		}
 	}
 	return out
@@ -290,11 +294,11 @@ func unfinished(p *mergePart) string {
 		return "is still running"
 	case r == nil:
 		return "has no report.json: it has not run to its end"
-	case r.Status == StatusFinished && r.Problems.Pending == 0:
+	case r.Status == pipeline.StatusFinished && r.Problems.Pending == 0:
 		return ""
-	case r.Status == StatusRunning:
+	case r.Status == pipeline.StatusRunning:
 		return "has not finished (its process is gone): run its worker again to resume"
-	case r.Status == StatusFailed:
+	case r.Status == pipeline.StatusFailed:
 		return "failed: " + r.StopReason + "; fix the cause and run its worker again"
 	}
 	return fmt.Sprintf("has not finished (%s: %s): run its worker again to resume", r.Status, r.StopReason)
@@ -324,7 +328,7 @@ func mergedJob(ps []*mergePart, out string, shardRows int) (job.Job, error) {
 }
 
 // writeMerge copies the parts into the merged run directory.
-func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOptions) (*Report, error) {
+func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOptions) (*pipeline.Report, error) {
 	started := time.Now()
 	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
@@ -336,8 +340,8 @@ func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOpti
 		run.SetInputs(ref.man.Inputs)
 	}
 	rep := sumReports(ps, fp, opt.ToolVersion)
-	rep.Status = StatusRunning
-	err = errors.Join(writeMergeJob(&job), writeReport(fsys.OS, job.Out, &rep))
+	rep.Status = pipeline.StatusRunning
+	err = errors.Join(writeMergeJob(&job), pipeline.WriteReport(fsys.OS, job.Out, &rep))
 	for i, p := range ps {
 		if err != nil {
 			break
@@ -363,9 +367,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOpti
 		return nil, fmt.Errorf("merging into %s: %w", job.Out, err)
 	}
 	rep.Problems.AlreadyDone = rep.Problems.Done - rep.Problems.DoneThisSession
-	rep.Status, rep.Updated = StatusFinished, time.Now().UTC()
+	rep.Status, rep.Updated = pipeline.StatusFinished, time.Now().UTC()
 	rep.ElapsedSeconds = time.Since(started).Seconds()
-	if err := writeReport(fsys.OS, job.Out, &rep); err != nil {
+	if err := pipeline.WriteReport(fsys.OS, job.Out, &rep); err != nil {
 		return nil, fmt.Errorf("writing report: %w", err)
 	}
 	return &rep, nil
@@ -382,20 +386,20 @@ func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOpti
 // run in it since) keeps it: the workers' answers are in it, and answers
 // a later run added would be lost to a rebuild.
 func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
-	if _, err := fsys.OS.Stat(defaultCachePath(out)); err == nil {
-		log.Info("the merged directory has its response cache already; kept it", "cache", defaultCachePath(out))
+	if _, err := fsys.OS.Stat(corpus.Layout{Dir: out}.Cache()); err == nil {
+		log.Info("the merged directory has its response cache already; kept it", "cache", corpus.Layout{Dir: out}.Cache())
 		return nil
 	}
 	var srcs []string
 	for _, p := range ps {
-		path := defaultCachePath(p.dir)
+		path := corpus.Layout{Dir: p.dir}.Cache()
 		if _, err := fsys.OS.Stat(path); err != nil {
 			log.Warn("a worker has no response cache: its answers and spend are not in the merged cache", "dir", p.dir, "err", err)
 			continue
 		}
 		srcs = append(srcs, path)
 	}
-	res, err := llm.MergeCaches(defaultCachePath(out), srcs, llm.CacheLogger(log))
+	res, err := llm.MergeCaches(corpus.Layout{Dir: out}.Cache(), srcs, llm.CacheLogger(log))
 	if err != nil {
 		return fmt.Errorf("merging the workers' response caches: %w", err)
 	}
@@ -408,14 +412,14 @@ func writeMergeJob(job *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("encoding job: %w", err)
 	}
-	return fsys.WriteFileAtomic(fsys.OS, jobPath(job.Out), b, 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: job.Out}.Job(), b, 0o644)
 }
 
 // mergePartInto appends the records of p that run does not hold yet,
 // stamped with the merged job's fingerprint, then its failures, counting
 // them as this session's in pc. A record of another partition means the
 // parts overlap: the merge stops.
-func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string, pc *ProblemCounts) error {
+func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string, pc *pipeline.ProblemCounts) error {
 	partFP := p.man.JobFingerprint
 	err := corpus.ReadAll(p.dir, func(r *schema.Record) error {
 		if err := ctx.Err(); err != nil {
@@ -445,11 +449,19 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		return run.Done(f.ID) || again
 	})
 	for _, f := range fails {
-		if leftOutStage(f.Stage) {
+		if job.LeftOutStage(f.Stage) {
 			pc.LeftOutThisSession++
 		} else {
 			pc.FailedThisSession++
 		}
 	}
 	return run.RecordFailures(fails)
+}
+
+// recordPartitionKey is partitionKey of the unit a record was made from.
+func recordPartitionKey(r *schema.Record) string {
+	if r.Grounded != nil && r.Grounded.DocHash != "" {
+		return r.Grounded.DocHash
+	}
+	return r.ID
 }

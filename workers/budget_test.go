@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"bytes"
@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestBudgetScopeJobSplitsItBetweenWorkers: K workers sharing one job file
@@ -20,9 +23,9 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
-	_, whole, _ := batchSetup(t, 60, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	_, whole, _ := runtest.BatchSetup(t, 60, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	whole.Batch.MaxRequests = 8
-	cost := runJob(t, whole, Options{}).LLM.Total.CostUSD
+	cost := runJob(t, whole, pipeline.Options{}).LLM.Total.CostUSD
 	const k = 4
 	cases := []struct {
 		scope      string
@@ -42,7 +45,7 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 				jb.Out = filepath.Join(t.TempDir(), fmt.Sprintf("part-%d", i))
 				jb.Partition = fmt.Sprintf("%d/%d", i, k)
 				jb.Budget.MaxCostUSD, jb.Budget.Scope = budget, tc.scope
-				rep := runJob(t, jb, Options{})
+				rep := runJob(t, jb, pipeline.Options{})
 				spent += rep.LLM.Total.CostUSD
 				dirs = append(dirs, jb.Out)
 				if rep.Budget == nil || (tc.scope == job.BudgetPerJob) != (rep.Budget.MaxCostUSD < budget) {
