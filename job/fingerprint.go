@@ -162,7 +162,7 @@ func (j *Job) identityLines() []identityLine {
 }
 
 // Fingerprint identifies what the run produces: 16 hex digits of xxhash64
-// over identityLines. Call it on a normalized job after stampVersions.
+// over identityLines. Call it on a normalized job after StampVersions.
 func (j *Job) Fingerprint() string {
 	var b strings.Builder
 	for _, l := range j.identityLines() {

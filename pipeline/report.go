@@ -40,7 +40,7 @@ const (
 // it took. Problem counts are over the unique problems of the input:
 // Unique = Done + Failed + LeftOut + Pending.
 type Report struct {
-	written        time.Time // when writeReport last wrote it
+	written        time.Time // when WriteReport last wrote it
 	Status         string    `json:"status"`
 	StopReason     string    `json:"stop_reason,omitempty"`
 	StoppedBy      string    `json:"stopped_by,omitempty"` // StopBudget or StopInterrupt when stopped

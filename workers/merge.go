@@ -458,7 +458,8 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 	return run.RecordFailures(fails)
 }
 
-// recordPartitionKey is partitionKey of the unit a record was made from.
+// recordPartitionKey is the partition key of the unit a record was made
+// from, as the feeder takes it: a passage's content hash, else the id.
 func recordPartitionKey(r *schema.Record) string {
 	if r.Grounded != nil && r.Grounded.DocHash != "" {
 		return r.Grounded.DocHash
