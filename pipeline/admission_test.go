@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestHungRequestsDoNotKeepSlotsIdle: problems are admitted independently of
@@ -24,16 +27,16 @@ import (
 func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 	const concurrency = 4
 	f, tap, opt := inProcessFixture(t, 40, llmtest.Config{})
-	job := f.job
-	job.Rollout.BaseURL = "http://rollouts.invalid/v1"
-	job.Distill.BaseURL = "http://distiller.invalid/v1"
-	job.Judge.Enabled = false
-	job.Rollout.N = 1
-	job.Selection = Selection{} // every problem goes on to distillation
-	job.Limits.Concurrency = concurrency
-	job.Limits.ProblemsInFlight = 0             // the default under test
-	job.Limits.AttemptTimeout = 3 * time.Second // ends the hang when admission is broken, so the test can fail
-	job.Limits.MaxAttempts = 3
+	jb := f.job
+	jb.Rollout.BaseURL = "http://rollouts.invalid/v1"
+	jb.Distill.BaseURL = "http://distiller.invalid/v1"
+	jb.Judge.Enabled = false
+	jb.Rollout.N = 1
+	jb.Selection = job.Selection{} // every problem goes on to distillation
+	jb.Limits.Concurrency = concurrency
+	jb.Limits.ProblemsInFlight = 0             // the default under test
+	jb.Limits.AttemptTimeout = 3 * time.Second // ends the hang when admission is broken, so the test can fail
+	jb.Limits.MaxAttempts = 3
 
 	var (
 		mu               sync.Mutex
@@ -103,7 +106,7 @@ func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 		return nil, nil
 	}
 
-	rep, err := Run(context.Background(), job, opt)
+	rep, err := Run(context.Background(), jb, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -120,7 +123,7 @@ func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, f.rows, rep)
+	checkAccounted(t, jb.Out, f.rows, rep)
 }
 
 func TestProblemsInFlightDefault(t *testing.T) {
@@ -136,7 +139,7 @@ func TestProblemsInFlightDefault(t *testing.T) {
 		{"never below one", 1, 1024, 1 << 20, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := DefaultJob()
+			j := job.DefaultJob()
 			j.Limits.Concurrency, j.Rollout.N, j.Rollout.MaxTokens, j.Limits.ProblemsInFlight = tc.concurrency, tc.n, tc.maxTokens, tc.set
 			if got := problemsInFlight(&j); got != tc.want {
 				t.Errorf("problemsInFlight = %d, want %d", got, tc.want)
@@ -153,10 +156,10 @@ func TestProblemsInFlightDefault(t *testing.T) {
 // all of them, and a run with sporadic 429s ended on a long tail.)
 func TestProblemsUnderWayGoFirst(t *testing.T) {
 	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
-	job := f.job
-	job.Limits.Concurrency = 1
-	job.Limits.ProblemsInFlight = 6
-	job.Selection = Selection{} // every problem goes on to distillation
+	jb := f.job
+	jb.Limits.Concurrency = 1
+	jb.Limits.ProblemsInFlight = 6
+	jb.Selection = job.Selection{} // every problem goes on to distillation
 	problemOf := func(msgs []llmtest.Message) int {
 		var all strings.Builder
 		for _, m := range msgs {
@@ -178,7 +181,7 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // a request takes far longer than the work between a problem's stages
 		return nil, nil
 	}
-	rep, err := Run(context.Background(), job, opt)
+	rep, err := Run(context.Background(), jb, opt)
 	if err != nil || rep.Status != StatusFinished {
 		t.Fatalf("Run: %v (%+v)", err, rep)
 	}
@@ -195,7 +198,7 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 		}
 		last[p] = i
 	}
-	for _, p := range started[job.Limits.ProblemsInFlight:] {
+	for _, p := range started[jb.Limits.ProblemsInFlight:] {
 		overtaken := 0
 		for _, q := range sent[first[p]:last[p]] {
 			if first[q] > first[p] {
@@ -206,7 +209,7 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 			t.Errorf("problem %d: %d requests of newer problems went while it was under way (requests in order: %v)", p, overtaken, sent)
 		}
 	}
-	checkAccounted(t, job.Out, f.rows, rep)
+	checkAccounted(t, jb.Out, f.rows, rep)
 }
 
 // TestProblemsStartWhenTheEndpointCanTakeThem: a worker starts a problem
@@ -222,7 +225,7 @@ func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	var status syncBuffer
+	var status runtest.SyncBuffer
 	opt.Status, opt.StatusEvery = &status, 5*time.Millisecond
 	tap.handle = func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
 		select { // the first request holds the only slot until released

@@ -5,22 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/llm"
-)
-
-// A stage section's request mode (Endpoint.Mode).
-const (
-	ModeOnline = "online" // requests are sent as they come (the default)
-	ModeBatch  = "batch"  // requests go through the provider's Batch API
-	// ModeAuto is batch when the endpoint has a Batch API (it lists
-	// /v1/batches), else online: what --batch without stages asks for.
-	ModeAuto = "auto"
 )
 
 // Why a run in batch mode stopped with work left (report.json's stopped_by).
@@ -33,100 +25,12 @@ const (
 	StopBatchCancelled = "batch_cancelled"
 )
 
-// BatchSettings configure the stages in batch mode.
-type BatchSettings struct {
-	// MaxRequests and MaxBytes split a batch input file (OpenAI's limits:
-	// 50,000 requests, 200 MB).
-	MaxRequests int   `yaml:"max_requests,omitempty"`
-	MaxBytes    int64 `yaml:"max_bytes,omitempty"`
-	// CompletionWindow is asked of the provider (default 24h).
-	CompletionWindow string `yaml:"completion_window,omitempty"`
-	// PollInterval is how often open batches are read (default 30s).
-	PollInterval time.Duration `yaml:"poll_interval,omitempty"`
-	// MaxRowAttempts is how many batches a request may fail in
-	// transiently before its problem fails (default 3).
-	MaxRowAttempts int `yaml:"max_row_attempts,omitempty"`
-	// Repairs says where a repair turn of an unparseable batch answer goes:
-	// "batch" (the default: into the next wave's batch) or "online" (sent
-	// at once, at the online price).
-	Repairs string `yaml:"repairs,omitempty"`
-	// FilesDir, when set, receives each wave's input files instead of the
-	// provider, for vLLM's run-batch or any runner of the same format; the
-	// next run imports the NAME.output.jsonl files it finds there.
-	FilesDir string `yaml:"files_dir,omitempty"`
-}
-
-// batchSections are the job sections whose mode can be batch, with their
-// endpoints.
-func (j *Job) batchSections() map[string]*Endpoint {
-	return map[string]*Endpoint{
-		StageRollout: &j.Rollout.Endpoint, StageDistill: &j.Distill.Endpoint,
-		StageJudge: &j.Judge.Endpoint, StageEmpirical: &j.Empirical.Endpoint,
-	}
-}
-
-// SetBatch puts the named job sections in batch mode (every one, in auto
-// mode, when stages is empty): what --batch [STAGES] does. A grounded
-// stage name (analyze, synthesize, enrich) names the distill section it
-// uses.
-func (j *Job) SetBatch(stages []string) error {
-	sections := j.batchSections()
-	if len(stages) == 0 {
-		for _, ep := range sections {
-			ep.Mode = ModeAuto
-		}
-		return nil
-	}
-	for _, s := range stages {
-		switch s {
-		case StageAnalyze, StageSynthesize, StageEnrich:
-			s = StageDistill
-		}
-		ep, ok := sections[s]
-		if !ok {
-			return fmt.Errorf("--batch: unknown stage %q; want some of rollout, distill, judge, empirical (comma-separated), or none for every stage whose endpoint has a batch API", s)
-		}
-		ep.Mode = ModeBatch
-	}
-	return nil
-}
-
-func (j *Job) validateBatch(v *validation) {
-	for _, name := range sortedKeys(j.batchSections()) {
-		switch m := j.batchSections()[name].Mode; m {
-		case "", ModeOnline, ModeBatch, ModeAuto:
-		default:
-			v.bad(name+".request_mode", "want online, batch or auto, not %q", m)
-		}
-	}
-	b := j.Batch
-	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 {
-		v.bad("batch", "limits must not be negative")
-	}
-	if r := b.Repairs; r != "" && r != ModeBatch && r != ModeOnline {
-		v.bad("batch.repairs", "want batch or online, not %q", r)
-	}
-	if w := b.CompletionWindow; w != "" && w != "24h" {
-		v.bad("batch.completion_window", "providers accept only 24h, not %q", w)
-	}
-}
-
-// usesBatch reports whether a stage section may send batches.
-func (j *Job) usesBatch() bool {
-	for _, ep := range j.batchSections() {
-		if ep.Mode == ModeBatch || ep.Mode == ModeAuto {
-			return true
-		}
-	}
-	return false
-}
-
 // batchDir is where a run keeps its batch journal and files.
 func batchDir(out string) string { return filepath.Join(out, "batches") }
 
 // newBatcher opens the run's batch journal, when a stage is in batch mode.
-func newBatcher(job *Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
-	if !job.usesBatch() {
+func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
+	if !job.UsesBatch() {
 		return nil, nil
 	}
 	abs, _ := filepath.Abs(job.Out)
@@ -143,7 +47,7 @@ func newBatcher(job *Job, fingerprint string, cache *llm.Cache, meter *llm.Meter
 // completion tokens of one request, which price the stage's batch rows
 // against the budget until the run has answers of its own. A plan of
 // another job is not used.
-func planCompletion(job *Job, fingerprint string, log *slog.Logger) map[string]float64 {
+func planCompletion(job *job.Job, fingerprint string, log *slog.Logger) map[string]float64 {
 	plan, err := ReadPlan(job.Out)
 	if err != nil || plan == nil {
 		return nil
@@ -171,15 +75,15 @@ func planCompletion(job *Job, fingerprint string, log *slog.Logger) map[string]f
 // batchDeferrer is the Deferrer of a stage section in batch mode, or nil
 // when its requests go online: in auto mode, when the endpoint has no
 // Batch API (vLLM and SGLang servers).
-func batchDeferrer(b *llm.Batcher, section string, ep Endpoint, apiKey string, opt llm.Options, log func(string, ...any)) (llm.Deferrer, error) {
-	if b == nil || (ep.Mode != ModeBatch && ep.Mode != ModeAuto) {
+func batchDeferrer(b *llm.Batcher, section string, ep job.Endpoint, apiKey string, opt llm.Options, log func(string, ...any)) (llm.Deferrer, error) {
+	if b == nil || (ep.Mode != job.ModeBatch && ep.Mode != job.ModeAuto) {
 		return nil, nil
 	}
 	api, err := llm.NewBatchAPI(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, opt)
 	if err != nil {
 		return nil, err
 	}
-	if ep.Mode == ModeAuto && b.OfflineDir() == "" {
+	if ep.Mode == job.ModeAuto && b.OfflineDir() == "" {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		ok, err := api.Available(ctx)
 		cancel()
@@ -253,7 +157,7 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			progress.update(l.statusLine())
-			if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
 				return err
 			}
 		case <-ctx.Done():
@@ -298,21 +202,6 @@ func (l *loop) batchSummary() *llm.BatchSummary {
 	}
 	s := llm.SummarizeBatches(l.batcher.States())
 	return &s
-}
-
-// BatchStageList parses --batch's value: stage names, comma-separated;
-// "" or "true" is every stage.
-func BatchStageList(v string) []string {
-	if v == "" || v == "true" {
-		return nil
-	}
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // settledSet is the problems a batch-mode session settled (a record or a

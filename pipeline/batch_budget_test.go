@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestBatchBudgetFromAFreshDirectory: a budget in batch mode prices the
@@ -17,8 +20,8 @@ import (
 // the job's real cost lets the run finish; one below stops it within the
 // budget, after it sent the batches that fit.
 func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
-	stages := []string{StageRollout, StageDistill, StageJudge, StageEmpirical}
-	srv, job, rows := batchSetup(t, 60, llmtest.Config{}, stages...)
+	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
+	srv, job, rows := runtest.BatchSetup(t, 60, llmtest.Config{}, stages...)
 	job.Batch.MaxRequests = 16 // a stage's requests in several batches, so that some fit a budget
 	free := job
 	free.Out = job.Out + "-no-budget"
@@ -67,8 +70,8 @@ func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 // directory, a run in batch mode with a budget prices its batch rows from
 // the plan's pilot (said in the log) and sends no online pilot of its own.
 func TestBatchBudgetPricesFromThePlan(t *testing.T) {
-	stages := []string{StageRollout, StageDistill, StageJudge, StageEmpirical}
-	srv, job, _ := batchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
+	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
+	srv, job, _ := runtest.BatchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
 	if _, err := Plan(context.Background(), job, Options{}, PlanOptions{Sample: 15}); err != nil {
 		t.Fatal(err)
 	}

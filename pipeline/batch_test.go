@@ -14,48 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// batchJob is testJob with the given stages in batch mode, polling fast.
-func batchJob(input, out, url string, stages ...string) Job {
-	j := testJob(input, out, url)
-	j.Judge.Enabled = true
-	j.Empirical.Enabled = true
-	j.Batch.PollInterval = 10 * time.Millisecond
-	for _, s := range stages {
-		j.batchSections()[s].Mode = ModeBatch
-	}
-	return j
-}
-
-// batchSetup writes n problems and serves a simulated endpoint with cfg
-// for a batchJob over them with stages in batch mode, its run directory in
-// a temporary directory.
-func batchSetup(t *testing.T, n int, cfg llmtest.Config, stages ...string) (*llmtest.Server, Job, []testProblem) {
-	t.Helper()
-	dir := t.TempDir()
-	rows := makeProblems(n)
-	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := batchSim(t, rows, cfg)
-	return srv, batchJob(input, filepath.Join(dir, "run"), url, stages...), rows
-}
-
-// batchSim is a simulated endpoint with a Batch API that answers a batch
-// after turnaround.
-func batchSim(t *testing.T, rows []testProblem, cfg llmtest.Config) (*llmtest.Server, string) {
-	t.Helper()
-	cfg.Answers = answersOf(rows)
-	if cfg.BatchTurnaround == 0 {
-		cfg.BatchTurnaround = 30 * time.Millisecond
-	}
-	return startSim(t, cfg)
-}
 
 // comparable is a record without what differs between two runs that got
 // the same answers: when it was made, and what it cost.
@@ -79,11 +46,11 @@ func comparable(t *testing.T, r *schema.Record) string {
 func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("srar", func(t *testing.T) {
 		dir := t.TempDir()
-		rows := makeProblems(40)
+		rows := runtest.MakeProblems(40)
 		input := filepath.Join(dir, "in.jsonl")
-		writeJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 3, Answers: answersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
-		job := func(out, url string) Job { return batchJob(input, filepath.Join(dir, out), url) }
+		runtest.WriteJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
+		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
 		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
@@ -92,12 +59,12 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	})
 	t.Run("factual_process", func(t *testing.T) {
 		dir := t.TempDir()
-		rows := makeProblems(30)
+		rows := runtest.MakeProblems(30)
 		input := filepath.Join(dir, "in.jsonl")
-		writeJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 4, Answers: answersOf(rows)}
-		job := func(out, url string) Job {
-			j := batchJob(input, filepath.Join(dir, out), url)
+		runtest.WriteJSONL(t, input, rows)
+		cfg := llmtest.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
+		job := func(out, url string) job.Job {
+			j := runtest.BatchJob(input, filepath.Join(dir, out), url)
 			j.Style = schema.StyleFactualProcess
 			return j
 		}
@@ -107,10 +74,10 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("grounded", func(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
-		writeDocs(t, docs, 12)
+		runtest.WriteDocs(t, docs, 12)
 		cfg := llmtest.Config{Seed: 5, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.05}}
-		job := func(out, url string) Job {
-			j := groundedTestJob(docs, filepath.Join(dir, out), url)
+		job := func(out, url string) job.Job {
+			j := runtest.GroundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
 			return j
 		}
@@ -123,26 +90,26 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 // (files of at most maxRows), against two simulated endpoints with cfg,
 // and checks that the records are the same, the batch run cost half, and
 // no request was answered twice.
-func compareOnlineBatch(t *testing.T, cfg llmtest.Config, job func(out, url string) Job, maxRows int) (onRep, bRep *Report) {
+func compareOnlineBatch(t *testing.T, cfg llmtest.Config, jb func(out, url string) job.Job, maxRows int) (onRep, bRep *Report) {
 	t.Helper()
 	if cfg.BatchTurnaround == 0 {
 		cfg.BatchTurnaround = 30 * time.Millisecond
 	}
-	_, onlineURL := startSim(t, cfg)
-	onJob := job("online", onlineURL)
+	_, onlineURL := runtest.StartSim(t, cfg)
+	onJob := jb("online", onlineURL)
 	onRep = runJob(t, onJob, Options{})
 
-	batch, batchURL := startSim(t, cfg)
-	bJob := job("batch", batchURL)
-	for _, ep := range bJob.batchSections() {
-		ep.Mode = ModeBatch
+	batch, batchURL := runtest.StartSim(t, cfg)
+	bJob := jb("batch", batchURL)
+	for _, ep := range bJob.BatchSections() {
+		ep.Mode = job.ModeBatch
 	}
 	bJob.Batch.MaxRequests = maxRows // several files per wave
 	bRep = runJob(t, bJob, Options{})
 	if bRep.Status != StatusFinished {
 		t.Fatalf("batch run %s: %s", bRep.Status, bRep.StopReason)
 	}
-	onRecs, bRecs := readCorpus(t, onJob.Out), readCorpus(t, bJob.Out)
+	onRecs, bRecs := runtest.ReadCorpus(t, onJob.Out), runtest.ReadCorpus(t, bJob.Out)
 	if len(onRecs) == 0 || len(onRecs) != len(bRecs) {
 		t.Fatalf("online %d records, batch %d", len(onRecs), len(bRecs))
 	}
@@ -217,13 +184,13 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchExpire: 1}, StageRollout, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	st := srv.BatchStats()
 	if st.Batches["expired"] != 1 || st.RowsExpired == 0 {
 		t.Fatalf("simulator: %+v; want one expired batch", st)
@@ -231,24 +198,24 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {
 		t.Errorf("requests answered twice: %+v", st)
 	}
-	states, by := rowsByStage(t, job.Out)
+	states, by := rowsByStage(t, jb.Out)
 	first := states[0]
 	if first.Status != "expired" || first.Answered != first.Rows/2 || first.Failed+first.Missing != first.Rows-first.Rows/2 {
 		t.Errorf("expired batch in the journal: %+v", first)
 	}
 	// Rollout requests: one per sample (per_request 1) per problem; the
 	// expired rows were sent once more, and nothing else was.
-	want := len(rows)*job.Rollout.N + (first.Rows - first.Answered)
-	if by[StageRollout] != want {
+	want := len(rows)*jb.Rollout.N + (first.Rows - first.Answered)
+	if by[job.StageRollout] != want {
 		t.Errorf("%d rollout rows over every batch, want %d (%d requests and the %d the expired batch did not answer)",
-			by[StageRollout], want, len(rows)*job.Rollout.N, first.Rows-first.Answered)
+			by[job.StageRollout], want, len(rows)*jb.Rollout.N, first.Rows-first.Answered)
 	}
 }
 
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	srv, job, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -272,7 +239,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 	if int64(failed) != st.RowsFailed || rowsSent != answered+failed {
 		t.Errorf("journal: %d rows sent, %d answered, %d failed; simulator failed %d", rowsSent, answered, failed, st.RowsFailed)
 	}
-	if len(readFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
+	if len(runtest.ReadFailures(t, job.Out)) != int(rep.Problems.LeftOut) {
 		t.Errorf("problems failed although every failed row was retried: %v", rep.FailuresByStage)
 	}
 }
@@ -280,13 +247,13 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true}, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if rep.Problems.Done == 0 {
 		t.Fatal("no record")
 	}
@@ -295,16 +262,16 @@ func TestBatchMixedMode(t *testing.T) {
 			t.Fatalf("online request of kind %s; only rollouts go online", e.Kind)
 		}
 	}
-	if got, want := srv.Count(), int64(len(rows)*job.Rollout.N); got != want {
+	if got, want := srv.Count(), int64(len(rows)*jb.Rollout.N); got != want {
 		t.Errorf("%d online requests, want the %d rollouts", got, want)
 	}
-	_, by := rowsByStage(t, job.Out)
-	if by[StageRollout] != 0 || by[StageDistill] == 0 || by[StageJudge] == 0 {
+	_, by := rowsByStage(t, jb.Out)
+	if by[job.StageRollout] != 0 || by[job.StageDistill] == 0 || by[job.StageJudge] == 0 {
 		t.Errorf("batch rows by stage %v; want distill and judge only", by)
 	}
 	s := rep.LLM.Stages
-	if s[StageRollout].BatchAnswers != 0 || s[StageDistill].BatchAnswers != s[StageDistill].Requests {
-		t.Errorf("batch answers: rollout %d, distill %d of %d", s[StageRollout].BatchAnswers, s[StageDistill].BatchAnswers, s[StageDistill].Requests)
+	if s[job.StageRollout].BatchAnswers != 0 || s[job.StageDistill].BatchAnswers != s[job.StageDistill].Requests {
+		t.Errorf("batch answers: rollout %d, distill %d of %d", s[job.StageRollout].BatchAnswers, s[job.StageDistill].BatchAnswers, s[job.StageDistill].Requests)
 	}
 }
 
@@ -312,7 +279,7 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
-	srv, job, rows := batchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, StageRollout, StageDistill, StageJudge)
+	srv, job, rows := runtest.BatchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
@@ -370,20 +337,20 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{}, StageRollout, StageDistill, StageJudge)
-	job.Empirical.Enabled = false
-	job.Prices = map[string]Price{"simulated": {Prompt: 100, Completion: 200}}
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
+	jb.Empirical.Enabled = false
+	jb.Prices = map[string]job.Price{"simulated": {Prompt: 100, Completion: 200}}
 	created := srv.BatchStats().BatchesCreated
 
-	job.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
-	rep := runJob(t, job, Options{})
+	jb.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusStopped || rep.StoppedBy != StopBudget || !strings.Contains(rep.StopReason, "batch") {
 		t.Fatalf("run %s by %q: %s; want stopped by the budget before a batch", rep.Status, rep.StoppedBy, rep.StopReason)
 	}
-	if rep.LLM.Total.CostUSD > job.Budget.MaxCostUSD {
-		t.Errorf("spent $%.4f over the $%.2f budget", rep.LLM.Total.CostUSD, job.Budget.MaxCostUSD)
+	if rep.LLM.Total.CostUSD > jb.Budget.MaxCostUSD {
+		t.Errorf("spent $%.4f over the $%.2f budget", rep.LLM.Total.CostUSD, jb.Budget.MaxCostUSD)
 	}
-	states, _ := rowsByStage(t, job.Out)
+	states, _ := rowsByStage(t, jb.Out)
 	dropped := 0
 	for _, s := range states {
 		if s.Phase == llm.PhaseDropped {
@@ -397,12 +364,12 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 		t.Errorf("simulator created %d batches, journal submitted %d", made, len(states)-dropped)
 	}
 
-	job.Budget.MaxCostUSD = 100
-	rep = runJob(t, job, Options{})
+	jb.Budget.MaxCostUSD = 100
+	rep = runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("after raising the budget: %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 {
 		t.Errorf("requests answered twice: %+v", st)
 	}
@@ -411,13 +378,13 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
-	srv, job, rows := batchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, StageRollout, StageDistill, StageJudge, StageEmpirical)
-	job.Batch.Repairs = ModeOnline
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	jb.Batch.Repairs = job.ModeOnline
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	online := srv.Log()
 	if len(online) == 0 || rep.LLM.Total.Repairs == 0 {
 		t.Fatalf("%d online requests, %d repairs: no repair went online", len(online), rep.LLM.Total.Repairs)
@@ -435,21 +402,21 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
-	srv, job, rows := batchSetup(t, 40, llmtest.Config{})
-	job.Budget.MaxCostUSD = 0.01
-	rep := runJob(t, job, Options{})
+	srv, jb, rows := runtest.BatchSetup(t, 40, llmtest.Config{})
+	jb.Budget.MaxCostUSD = 0.01
+	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
 		t.Fatalf("online run %s by %q after %d requests; want it stopped by the budget partway", rep.Status, rep.StoppedBy, srv.Count())
 	}
-	job.Budget.MaxCostUSD = 0
-	for _, ep := range job.batchSections() {
-		ep.Mode = ModeBatch
+	jb.Budget.MaxCostUSD = 0
+	for _, ep := range jb.BatchSections() {
+		ep.Mode = job.ModeBatch
 	}
-	rep = runJob(t, job, Options{})
+	rep = runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("batch resume %s: %s", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if st := srv.BatchStats(); st.RequestsRepeated != 0 || st.BatchesCreated == 0 {
 		t.Errorf("%d requests answered online and again in a batch (%d batches)", st.RequestsRepeated, st.BatchesCreated)
 	}
@@ -462,10 +429,10 @@ func TestBatchAfterOnline(t *testing.T) {
 // failures (one counted failure would fail a problem here).
 func TestBatchProviderFull(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(20)
+	rows := runtest.MakeProblems(20)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	sim := llmtest.New(llmtest.Config{Answers: answersOf(rows), BatchTurnaround: 20 * time.Millisecond})
+	runtest.WriteJSONL(t, input, rows)
+	sim := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), BatchTurnaround: 20 * time.Millisecond})
 	defer sim.Close()
 	var creates, reads atomic.Int64
 	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -484,7 +451,7 @@ func TestBatchProviderFull(t *testing.T) {
 		sim.ServeHTTP(w, r)
 	}))
 	defer full.Close()
-	job := batchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", StageRollout, StageDistill, StageJudge)
+	job := runtest.BatchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRowAttempts = 1
 	job.Limits.MaxAttempts = 2

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestBatchWaveSettlesAProblemOnce: a problem whose rollouts are split over
@@ -19,11 +22,11 @@ import (
 // without the settled set this test failed about every other run.
 func TestBatchWaveSettlesAProblemOnce(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(400)
+	rows := runtest.MakeProblems(400)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	_, url := batchSim(t, rows, llmtest.Config{Seed: 5})
-	job := batchJob(input, filepath.Join(dir, "out"), url, StageRollout, StageDistill, StageJudge)
+	runtest.WriteJSONL(t, input, rows)
+	_, url := runtest.BatchSim(t, rows, llmtest.Config{Seed: 5})
+	job := runtest.BatchJob(input, filepath.Join(dir, "out"), url, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 101
 	rep := runJob(t, job, Options{})

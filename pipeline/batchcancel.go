@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -107,14 +109,14 @@ func runBatchAPIs(run string, getenv func(string) string, httpc *http.Client) (m
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%s: %w (the job that made the run names the endpoints and their API keys)", path, err)
 	}
-	job, err := LoadJobFile(path)
+	job, err := job.LoadJobFile(path)
 	if err != nil {
 		return nil, err
 	}
 	job.Normalize()
 	apis := map[string]*llm.BatchAPI{}
-	for _, stage := range sortedKeys(job.endpoints()) {
-		ep := job.endpoints()[stage]
+	for _, stage := range sortedKeys(job.Endpoints()) {
+		ep := job.Endpoints()[stage]
 		if ep.BaseURL == "" {
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -16,21 +18,21 @@ import (
 
 // resolveAutoModes settles the sections in auto mode (--batch alone): batch
 // when the endpoint has a Batch API, else online, as the run will.
-func resolveAutoModes(ctx context.Context, job *Job, opt Options) error {
-	for _, name := range sortedKeys(job.batchSections()) {
-		ep := job.batchSections()[name]
-		if ep.Mode != ModeAuto {
+func resolveAutoModes(ctx context.Context, jb *job.Job, opt Options) error {
+	for _, name := range sortedKeys(jb.BatchSections()) {
+		ep := jb.BatchSections()[name]
+		if ep.Mode != job.ModeAuto {
 			continue
 		}
-		if job.Batch.FilesDir != "" {
-			ep.Mode = ModeBatch
+		if jb.Batch.FilesDir != "" {
+			ep.Mode = job.ModeBatch
 			continue
 		}
 		key := ""
 		if ep.APIKeyEnv != "" {
 			key = opt.Getenv(ep.APIKeyEnv)
 		}
-		api, err := llm.NewBatchAPI(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: key}, llm.Options{MaxAttempts: job.Limits.MaxAttempts, HTTPClient: opt.HTTPClient})
+		api, err := llm.NewBatchAPI(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: key}, llm.Options{MaxAttempts: jb.Limits.MaxAttempts, HTTPClient: opt.HTTPClient})
 		if err != nil {
 			return err
 		}
@@ -40,27 +42,27 @@ func resolveAutoModes(ctx context.Context, job *Job, opt Options) error {
 		if err != nil {
 			return fmt.Errorf("asking %s whether it has a Batch API: %w", api.Base(), err)
 		}
-		ep.Mode = ModeOnline
+		ep.Mode = job.ModeOnline
 		if ok {
-			ep.Mode = ModeBatch
+			ep.Mode = job.ModeBatch
 		}
 	}
 	return nil
 }
 
 // onlinePilot is the job the pilot of a plan runs: every section online.
-func onlinePilot(job Job) Job {
-	for _, ep := range job.batchSections() {
-		ep.Mode = ModeOnline
+func onlinePilot(jb job.Job) job.Job {
+	for _, ep := range jb.BatchSections() {
+		ep.Mode = job.ModeOnline
 	}
-	return job
+	return jb
 }
 
 // batchStages lists the stages (of stages) whose section is in batch mode.
-func batchStages(job *Job, stages []string) []string {
+func batchStages(jb *job.Job, stages []string) []string {
 	var out []string
 	for _, s := range stages {
-		if stageEndpoint(job, s).Mode == ModeBatch {
+		if stageEndpoint(jb, s).Mode == job.ModeBatch {
 			out = append(out, s)
 		}
 	}
@@ -69,12 +71,12 @@ func batchStages(job *Job, stages []string) []string {
 
 // batchRateOf is the share of the online price a stage's requests cost:
 // the model's batch rate when the stage is in batch mode, else 1.
-func batchRateOf(job *Job, stage string) float64 {
-	ep := stageEndpoint(job, stage)
-	if ep.Mode != ModeBatch {
+func batchRateOf(jb *job.Job, stage string) float64 {
+	ep := stageEndpoint(jb, stage)
+	if ep.Mode != job.ModeBatch {
 		return 1
 	}
-	if r := job.Prices[ep.Model].BatchRate; r > 0 {
+	if r := jb.Prices[ep.Model].BatchRate; r > 0 {
 		return r
 	}
 	return llm.DefaultBatchRate

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
 
@@ -42,12 +45,12 @@ func benchPipeline(b *testing.B, problems int, inProcess bool) {
 		concurrency = 512
 	)
 	dir := b.TempDir()
-	rows := makeProblems(problems)
+	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(b, input, rows)
-	cfg := llmtest.Config{Answers: answersOf(rows), Latency: latency}
+	runtest.WriteJSONL(b, input, rows)
+	cfg := llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency}
 	var opt Options
-	srv, url := startSim(b, cfg)
+	srv, url := runtest.StartSim(b, cfg)
 	if inProcess {
 		srv = llmtest.New(cfg)
 		b.Cleanup(srv.Close)
@@ -56,7 +59,7 @@ func benchPipeline(b *testing.B, problems int, inProcess bool) {
 	}
 	b.ResetTimer()
 	for i := range b.N {
-		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), url)
+		job := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), url)
 		job.Rollout.N = 8
 		job.Limits.Concurrency = concurrency
 		job.Limits.AttemptTimeout = time.Minute
@@ -127,8 +130,8 @@ func BenchmarkEndpointCeiling(b *testing.B) {
 		concurrency = 512
 		requests    = 20_000
 	)
-	rows := makeProblems(2_000)
-	_, url := startSim(b, llmtest.Config{Answers: answersOf(rows), Latency: latency})
+	rows := runtest.MakeProblems(2_000)
+	_, url := runtest.StartSim(b, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency})
 	ps, err := prompts.Load("")
 	if err != nil {
 		b.Fatal(err)
@@ -189,23 +192,23 @@ func BenchmarkFaultMix(b *testing.B) {
 		retryAfter  = time.Second
 	)
 	dir := b.TempDir()
-	rows := makeProblems(problems)
+	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(b, input, rows)
+	runtest.WriteJSONL(b, input, rows)
 	faults := llmtest.Faults{RateLimited: rate, ServerError: rate, Hang: rate, Truncate: rate, Malformed: rate, RetryAfter: retryAfter, HangMax: hang}
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), Latency: latency, Faults: faults})
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Faults: faults})
 	b.Cleanup(srv.Close)
 	opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 	b.ResetTimer()
 	for i := range b.N {
-		job := testJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
-		job.Limits = DefaultJob().Limits
-		job.Limits.Concurrency = concurrency
-		job.Output.ShardRows = 1000
-		job.Output.CheckpointInterval = 10 * time.Second
+		jb := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
+		jb.Limits = job.DefaultJob().Limits
+		jb.Limits.Concurrency = concurrency
+		jb.Output.ShardRows = 1000
+		jb.Output.CheckpointInterval = 10 * time.Second
 		before := srv.Count()
 		start := time.Now()
-		rep, err := Run(context.Background(), job, opt)
+		rep, err := Run(context.Background(), jb, opt)
 		elapsed := time.Since(start)
 		if err != nil {
 			b.Fatal(err)
@@ -213,7 +216,7 @@ func BenchmarkFaultMix(b *testing.B) {
 		if rep.Status != StatusFinished {
 			b.Fatalf("status %s: %s", rep.Status, rep.StopReason)
 		}
-		checkAccounted(b, job.Out, rows, rep)
+		checkAccounted(b, jb.Out, rows, rep)
 		attempts := srv.Count() - before
 		perAttempt := float64(latency) + rate*float64(hang) + rate*float64(retryAfter)
 		ideal := time.Duration(float64(attempts) * perAttempt / concurrency)

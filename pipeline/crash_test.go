@@ -12,10 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -37,7 +40,7 @@ func crashChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	job := DefaultJob()
+	job := job.DefaultJob()
 	if err := yaml.Unmarshal(b, &job); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -61,7 +64,7 @@ func TestCrashSafety(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
 	for trial := range 3 {
-		srv, job, jobFile, rows := killableJob(t, 4, func(j *Job) { j.Empirical.Enabled = trial%2 == 0 })
+		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 
 		sentByKilled := map[uint64]bool{} // requests of the last killed process
 		countResent := func(from int) int {
@@ -126,7 +129,7 @@ func TestCrashSafety(t *testing.T) {
 // directory: the killed and resumed run must report the same tokens and
 // cost, though report.json was lost with every kill (the cache's own record
 // of what it paid for is what counts).
-func checkSpendAsUninterrupted(t *testing.T, job Job, killed *Report) {
+func checkSpendAsUninterrupted(t *testing.T, job job.Job, killed *Report) {
 	t.Helper()
 	clean := job
 	clean.Out = job.Out + "-uninterrupted"
@@ -151,7 +154,7 @@ func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
-	var stderr syncBuffer
+	var stderr runtest.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -223,14 +226,14 @@ func checkShardFiles(t testing.TB, runDir string) {
 // against a simulated endpoint of 20 ms latency that logs every request,
 // shards of shardRows records, changed by edit, and written to a job file
 // for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*Job)) (*llmtest.Server, Job, string, []testProblem) {
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
-	rows := makeProblems(60)
+	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	runtest.WriteJSONL(t, input, rows)
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16
 	job.Output.ShardRows = shardRows

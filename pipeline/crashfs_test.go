@@ -19,10 +19,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -48,8 +51,8 @@ const crashRunDir = "/data/run"
 // simulated endpoint, started from a directory with two one-row shards;
 // and what an uninterrupted run of it leaves.
 type crashRun struct {
-	job  Job
-	rows []testProblem
+	job  job.Job
+	rows []runtest.Problem
 	opt  Options
 	srv  *llmtest.Server
 
@@ -491,7 +494,7 @@ func checkDiskError(t *testing.T, err error, errno syscall.Errno, op crashfs.Op,
 	if (op.Kind == crashfs.OpSync || op.Kind == crashfs.OpSyncDir) && !errors.Is(err, fsys.ErrNotDurable) {
 		t.Errorf("%s: a failed sync is not reported as data that may not be durable: %v", what, err)
 	}
-	if _, usage := errors.AsType[*UsageError](err); usage {
+	if _, usage := errors.AsType[*job.UsageError](err); usage {
 		t.Errorf("%s: a disk error reported as a usage error: %v", what, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestDamagedShardRecoveredFromTheCache: a listed shard with flipped bytes
@@ -21,7 +22,7 @@ func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
 	f := newFixture(t, 20, llmtest.Config{KeepLog: true})
 	job := f.job
 	first := runJob(t, job, Options{})
-	want := readCorpus(t, job.Out)
+	want := runtest.ReadCorpus(t, job.Out)
 	if len(want) != int(first.Problems.Done) || len(want) < 8 {
 		t.Fatalf("first run: %d records, %d done", len(want), first.Problems.Done)
 	}
@@ -67,7 +68,7 @@ func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
 	if n := len(f.srv.Log()) - sent; n != 0 {
 		t.Errorf("the rerun sent %d requests; every one was in the cache", n)
 	}
-	got := readCorpus(t, job.Out)
+	got := runtest.ReadCorpus(t, job.Out)
 	if len(got) != len(want) || rep.Problems.Done != first.Problems.Done {
 		t.Errorf("after repair and rerun: %d records, %d done; want %d", len(got), rep.Problems.Done, len(want))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -70,7 +71,7 @@ func (h *health) verdict(o outcome, endpointOf func(stage string) string) action
 		return action{fatal: fmt.Errorf("problem %s: %w", o.problem.ID, o.err)}
 	case o.record != nil:
 		*h = health{}
-	case o.failure != nil && !leftOutStage(o.failure.stage):
+	case o.failure != nil && !job.LeftOutStage(o.failure.stage):
 		return h.failed(o.failure, endpointOf)
 	}
 	return action{}

@@ -5,18 +5,22 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // distill asks for the rubric in the job's style.
-func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollout, u *usage) ([]schema.Item, error) {
+func (e *engine) distill(ctx context.Context, p source.Problem, rollouts []schema.Rollout, u *usage) ([]schema.Item, error) {
 	msgs, err := e.distillMessages(p, rollouts)
 	if err != nil {
 		return nil, err
 	}
-	req := request(StageDistill, e.job.Distill.Endpoint, e.job.Distill.Sampling, msgs)
+	req := request(job.StageDistill, e.job.Distill.Endpoint, e.job.Distill.Sampling, msgs)
 	var items []schema.Item
 	parse := func(reply string) error {
 		var perr error
@@ -32,7 +36,7 @@ func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollo
 		}
 		return schema.CheckRubric(e.job.Style, items, e.job.Distill.MaxItems)
 	}
-	if err := e.askParsed(ctx, e.clients[StageDistill], req, e.job.Distill.RepairAttempts, "rubric", u, parse); err != nil {
+	if err := e.askParsed(ctx, e.clients[job.StageDistill], req, e.job.Distill.RepairAttempts, "rubric", u, parse); err != nil {
 		return nil, err
 	}
 	return items, nil
@@ -41,7 +45,7 @@ func (e *engine) distill(ctx context.Context, p Problem, rollouts []schema.Rollo
 // distillMessages renders the distillation prompt: contrasting solutions
 // (srar), or a reference solution (factual_process: the input's, else a
 // correct rollout).
-func (e *engine) distillMessages(p Problem, rollouts []schema.Rollout) ([]llm.Message, error) {
+func (e *engine) distillMessages(p source.Problem, rollouts []schema.Rollout) ([]llm.Message, error) {
 	maxChars := e.job.Distill.MaxSolutionChars
 	if e.job.Style != schema.StyleFactualProcess {
 		return e.prompts.DistillSRaRMessages(p.Text, p.Answer, pickSolutions(rollouts, e.job.Distill.MaxSolutions, maxChars), e.job.Distill.MaxItems)

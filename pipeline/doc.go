@@ -8,6 +8,11 @@
 // request_mode) the same engine runs in waves: a pass runs every pending
 // problem until its next request goes into a provider batch
 // (llm.Batcher), and once batches answer, another pass runs the problems
-// they let go on, their earlier answers read from the cache. It also holds
-// the job config and the input readers.
+// they let go on, their earlier answers read from the cache. The job it
+// runs is package job's and its units come from package source.
+//
+// It still holds distill plan (the pilot, the projection and its text):
+// the pilot runs inside the engine's loop, and a run's status and its
+// batch pricing read plan.json, so the plan moves out once plan.json's
+// document and the pilot's hooks are below the engine.
 package pipeline

@@ -3,39 +3,33 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-func groundedJob(input string) Job {
-	j := testJob(input, "run", "http://127.0.0.1:1/v1")
+func groundedJob(input string) job.Job {
+	j := runtest.TestJob(input, "run", "http://127.0.0.1:1/v1")
 	j.Style = schema.StyleGrounded
 	j.Grounded.PassageChars = 200
 	return j
 }
 
-func writeFile(t testing.TB, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // readAll reads a job's units and bad lines.
-func readAll(t *testing.T, j Job) ([]Problem, []InputError) {
+func readAll(t *testing.T, j job.Job) ([]source.Problem, []source.InputError) {
 	t.Helper()
-	var units []Problem
-	var bad []InputError
-	err := readUnits(context.Background(), j.input(), func(p Problem) error { units = append(units, p); return nil }, func(e *InputError) { bad = append(bad, *e) })
+	var units []source.Problem
+	var bad []source.InputError
+	err := source.ReadUnits(context.Background(), source.SpecOf(&j), func(p source.Problem) error { units = append(units, p); return nil }, func(e *source.InputError) { bad = append(bad, *e) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +44,17 @@ func readAll(t *testing.T, j Job) ([]Problem, []InputError) {
 func TestDocumentDirectory(t *testing.T) {
 	dir := t.TempDir()
 	para := strings.Repeat("Heat flows from hot to cold bodies. ", 4) // 144 characters
-	writeFile(t, filepath.Join(dir, "a.txt"), "Short text about lasers.\n")
-	writeFile(t, filepath.Join(dir, "sub", "deep", "b.md"), "# Thermal notes\n\n"+para+"\n\n"+para+"\n")
-	writeFile(t, filepath.Join(dir, "sub", "image.pdf"), "%PDF-1.4")
-	writeFile(t, filepath.Join(dir, ".hidden", "c.txt"), "hidden")
-	writeFile(t, filepath.Join(dir, "bad.txt"), "caf\xe9\n")
-	writeFile(t, filepath.Join(dir, "empty.md"), "  \n")
+	runtest.WriteFile(t, filepath.Join(dir, "a.txt"), "Short text about lasers.\n")
+	runtest.WriteFile(t, filepath.Join(dir, "sub", "deep", "b.md"), "# Thermal notes\n\n"+para+"\n\n"+para+"\n")
+	runtest.WriteFile(t, filepath.Join(dir, "sub", "image.pdf"), "%PDF-1.4")
+	runtest.WriteFile(t, filepath.Join(dir, ".hidden", "c.txt"), "hidden")
+	runtest.WriteFile(t, filepath.Join(dir, "bad.txt"), "caf\xe9\n")
+	runtest.WriteFile(t, filepath.Join(dir, "empty.md"), "  \n")
 	units, bad := readAll(t, groundedJob(dir))
 	var ids []string
 	for _, u := range units {
 		ids = append(ids, u.ID)
-		if u.DocHash != ContentHash(u.Text) || u.Answer != "" || u.File == "" {
+		if u.DocHash != source.ContentHash(u.Text) || u.Answer != "" || u.File == "" {
 			t.Errorf("unit %s: hash %s, answer %q, file %q", u.ID, u.DocHash, u.Answer, u.File)
 		}
 	}
@@ -74,7 +68,7 @@ func TestDocumentDirectory(t *testing.T) {
 	if len(bad) != 2 || !strings.Contains(bad[0].Error(), "bad.txt: not valid UTF-8") || !strings.Contains(bad[1].Error(), "empty.md: empty document") {
 		t.Errorf("bad files: %v", bad)
 	}
-	if n, err := countRows(context.Background(), groundedJob(dir).input()); err != nil || n != 3 {
+	if n, err := source.CountRows(context.Background(), source.SpecOf(ptr(groundedJob(dir)))); err != nil || n != 3 {
 		t.Errorf("counted %d passages (%v), want 3", n, err)
 	}
 }
@@ -85,7 +79,7 @@ func TestDocumentDirectory(t *testing.T) {
 func TestDocumentRows(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "docs.jsonl")
-	writeFile(t, path, `{"body": "First document.", "doc_id": "d1", "title": "One", "source": "osti"}
+	runtest.WriteFile(t, path, `{"body": "First document.", "doc_id": "d1", "title": "One", "source": "osti"}
 {"doc_id": "d2"}
 not json
 {"body": "Second document."}
@@ -94,7 +88,7 @@ not json
 	j.Input.Fields.Text, j.Input.Fields.ID = "body", "doc_id"
 	units, bad := readAll(t, j)
 	if len(units) != 2 || units[0].ID != "d1#0" || units[0].Title != "One" || units[0].Source != "osti" ||
-		units[1].DocID != ContentHash("Second document.") || units[1].Line != 4 {
+		units[1].DocID != source.ContentHash("Second document.") || units[1].Line != 4 {
 		t.Errorf("units: %+v", units)
 	}
 	if len(bad) != 2 || bad[0].Line != 2 || !strings.Contains(bad[0].Reason, `missing field "body"`) || bad[1].Line != 3 {
@@ -121,13 +115,13 @@ not json
 func TestDocumentInputEntirelyWrong(t *testing.T) {
 	dir := t.TempDir()
 	pdfs := filepath.Join(dir, "pdfs")
-	writeFile(t, filepath.Join(pdfs, "x.pdf"), "%PDF")
-	writeFile(t, filepath.Join(pdfs, "y.pdf"), "%PDF")
-	writeFile(t, filepath.Join(pdfs, "z.html"), "<p>")
+	runtest.WriteFile(t, filepath.Join(pdfs, "x.pdf"), "%PDF")
+	runtest.WriteFile(t, filepath.Join(pdfs, "y.pdf"), "%PDF")
+	runtest.WriteFile(t, filepath.Join(pdfs, "z.html"), "<p>")
 	rows := filepath.Join(dir, "rows.jsonl")
-	writeFile(t, rows, `{"content": "a"}`+"\n"+`{"content": "b"}`+"\n")
+	runtest.WriteFile(t, rows, `{"content": "a"}`+"\n"+`{"content": "b"}`+"\n")
 	binary := filepath.Join(dir, "bin")
-	writeFile(t, filepath.Join(binary, "a.txt"), "\x00\x01\x02binary")
+	runtest.WriteFile(t, filepath.Join(binary, "a.txt"), "\x00\x01\x02binary")
 	for _, tc := range []struct {
 		path string
 		want []string
@@ -140,7 +134,7 @@ func TestDocumentInputEntirelyWrong(t *testing.T) {
 		j := groundedJob(tc.path)
 		j.Out = filepath.Join(dir, "run")
 		_, err := Run(context.Background(), j, Options{})
-		var ue *UsageError
+		var ue *job.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%s: %v, want a usage error", tc.path, err)
 			continue

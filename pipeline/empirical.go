@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -15,9 +19,9 @@ import (
 // measureItems). A rollout whose verdict stays unusable (it did not parse
 // after its repairs, or the endpoint refused the request as malformed)
 // keeps an empty satisfaction list; the problem is not lost for it.
-func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rollout, items []schema.Item, u *usage) error {
+func (e *engine) empirical(ctx context.Context, p source.Problem, rollouts []schema.Rollout, items []schema.Item, u *usage) error {
 	es := e.job.Empirical
-	client := e.clients[StageEmpirical]
+	client := e.clients[job.StageEmpirical]
 	ids := itemIDs(items)
 	sat := make([][]schema.Satisfaction, len(rollouts))
 	err := fanOut(ctx, len(rollouts), func(ctx context.Context, i int) error {
@@ -26,7 +30,7 @@ func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rol
 		if err != nil {
 			return err
 		}
-		req := request(StageEmpirical, es.Endpoint, es.Sampling, msgs)
+		req := request(job.StageEmpirical, es.Endpoint, es.Sampling, msgs)
 		steps := countSteps(r.Text)
 		var verdicts []schema.Satisfaction
 		err = e.askParsed(ctx, client, req, es.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), u, func(reply string) error {
@@ -36,7 +40,7 @@ func (e *engine) empirical(ctx context.Context, p Problem, rollouts []schema.Rol
 		})
 		if err != nil && unusableVerdict(err) {
 			e.log.Debug("empirical: leaving a rollout unjudged", "id", p.ID, "rollout", r.Index, "err", err)
-			e.causes.add(StageEmpirical, err.Error())
+			e.causes.add(job.StageEmpirical, err.Error())
 			return nil
 		}
 		sat[i] = verdicts

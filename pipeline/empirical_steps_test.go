@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestEmpiricalStepIsThePosition: the empirical stage stores the step a
@@ -58,7 +59,7 @@ func TestEmpiricalStepIsThePosition(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
-	for id, rec := range readCorpus(t, job.Out) {
+	for id, rec := range runtest.ReadCorpus(t, job.Out) {
 		for _, ro := range rec.Rollouts {
 			k := countSteps(ro.Text)
 			if len(ro.Satisfaction) == 0 || k < 2 || !strings.Contains(ro.Text, llmtest.SatisfiedMarker(1)) {

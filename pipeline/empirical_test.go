@@ -8,7 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestUnusableSatisfactionVerdictKeepsTheRecord: one rollout's satisfaction
@@ -20,9 +23,9 @@ func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
 	problemNo := regexp.MustCompile(`Problem (\d+):`)
 	for _, n := range []int{4, 2} {
 		f, tap, opt := inProcessFixture(t, 16, llmtest.Config{})
-		job := f.job
-		job.Rollout.N = n
-		job.Empirical.Enabled = true
+		jb := f.job
+		jb.Rollout.N = n
+		jb.Empirical.Enabled = true
 		var mu sync.Mutex
 		poisoned := map[string]string{} // problem number -> the satisfy prompt that gets no usable verdict
 		tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
@@ -48,15 +51,15 @@ func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
 			return nil, nil
 		}
 		var summary strings.Builder
-		rep, err := Run(context.Background(), job, opt)
+		rep, err := Run(context.Background(), jb, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep.WriteSummary(&summary, job.Out)
-		if rep.FailuresByStage[StageEmpirical] != 0 {
-			t.Errorf("n=%d: %d problems failed at the empirical stage for one unusable verdict", n, rep.FailuresByStage[StageEmpirical])
+		rep.WriteSummary(&summary, jb.Out)
+		if rep.FailuresByStage[job.StageEmpirical] != 0 {
+			t.Errorf("n=%d: %d problems failed at the empirical stage for one unusable verdict", n, rep.FailuresByStage[job.StageEmpirical])
 		}
-		recs := readCorpus(t, job.Out)
+		recs := runtest.ReadCorpus(t, jb.Out)
 		if len(recs) == 0 {
 			t.Fatalf("n=%d: no records", n)
 		}

@@ -8,33 +8,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
-// Stage names, as they appear in failures.jsonl and report.json.
-const (
-	StageRollout   = "rollout"
-	StageVerify    = "verify"
-	StageSelect    = "select"
-	StageDistill   = "distill"
-	StageJudge     = "judge"
-	StageEmpirical = "empirical"
-	// The grounded style's stages (StageJudge and StageEmpirical too).
-	StageAnalyze    = "analyze"
-	StageSynthesize = "synthesize"
-	StageEnrich     = "enrich"
-	StageQuality    = "quality"
-	// StageInternal is a failure of this program (a recovered panic), with
-	// the stack in the log.
-	StageInternal = "internal"
-)
-
 // engine turns one problem into a record or a failure, stage by stage.
 type engine struct {
-	job         *Job
+	job         *job.Job
 	prompts     *prompts.Set
 	clients     map[string]*llm.Client // by stage
 	stageTimes  *stageTimes
@@ -51,7 +37,7 @@ type engine struct {
 // (err) a condition that stops the run, after which the problem stays
 // pending. sampled counts its rollouts once they were all sampled.
 type outcome struct {
-	problem Problem
+	problem source.Problem
 	record  *schema.Record
 	failure *problemFailure
 	err     error
@@ -116,7 +102,7 @@ func (u *usage) add(r *llm.Response) {
 // unit is one problem or passage on its way through its style's stages:
 // what the stages so far made of it.
 type unit struct {
-	p        Problem
+	p        source.Problem
 	u        usage
 	rollouts []schema.Rollout
 	items    []schema.Item
@@ -133,7 +119,7 @@ type unit struct {
 // that sends no request (a check) is not timed.
 type stage struct {
 	name  string
-	on    func(*Job) bool // nil: always
+	on    func(*job.Job) bool // nil: always
 	check bool
 	run   func(e *engine, ctx context.Context, w *unit) error
 }
@@ -149,37 +135,30 @@ func stagesOf(style string) []stage {
 
 // mathStages are the stages of the srar and factual_process styles.
 var mathStages = []stage{
-	{name: StageRollout, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+	{name: job.StageRollout, run: func(e *engine, ctx context.Context, w *unit) (err error) {
 		w.rollouts, err = e.rollouts(ctx, w.p, &w.u)
 		return err
 	}},
-	{name: StageSelect, check: true, run: func(e *engine, _ context.Context, w *unit) error {
+	{name: job.StageSelect, check: true, run: func(e *engine, _ context.Context, w *unit) error {
 		w.leftOut = e.selectProblem(w.rollouts)
 		return nil
 	}},
-	{name: StageDistill, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+	{name: job.StageDistill, run: func(e *engine, ctx context.Context, w *unit) (err error) {
 		w.items, err = e.distill(ctx, w.p, w.rollouts, &w.u)
 		return err
 	}},
-	{name: StageJudge, on: judgeOn, run: func(e *engine, ctx context.Context, w *unit) (err error) {
+	{name: job.StageJudge, on: job.JudgeOn, run: func(e *engine, ctx context.Context, w *unit) (err error) {
 		w.items, err = e.judge(ctx, w.p, w.items, &w.u)
 		return err
 	}},
-	{name: StageEmpirical, on: empiricalOn, run: func(e *engine, ctx context.Context, w *unit) error {
+	{name: job.StageEmpirical, on: job.EmpiricalOn, run: func(e *engine, ctx context.Context, w *unit) error {
 		return e.empirical(ctx, w.p, w.rollouts, w.items, &w.u)
 	}},
 }
 
-// leftOutStage: a unit that ends at this stage was left out by a check,
-// not failed; it is recorded in failures.jsonl, counted apart, and not
-// retried by a resume.
-func leftOutStage(stage string) bool {
-	return stage == StageSelect || stage == StageQuality || stage == StagePassage
-}
-
 // process runs the stages of the job's style over p. A panic anywhere in
 // it, its fan-out goroutines included, becomes a failure of this problem.
-func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
+func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 	out.problem = p
 	w := &unit{p: p}
 	current := ""
@@ -224,13 +203,13 @@ func (e *engine) process(ctx context.Context, p Problem) (out outcome) {
 
 // failure describes err as a failure of p at stage. A recovered panic is
 // logged with its stack.
-func (e *engine) failure(p Problem, stage string, err error) *problemFailure {
+func (e *engine) failure(p source.Problem, stage string, err error) *problemFailure {
 	f := &problemFailure{stage: stage, reason: err.Error(), attempts: 1}
 	var pe *panicError
 	if errors.As(err, &pe) {
 		e.log.Error("internal error while processing a problem; it is recorded as failed",
 			"id", p.ID, "source", fmt.Sprintf("%s:%d", p.File, p.Line), "stage", stage, "panic", pe.value, "stack", string(pe.stack))
-		f.stage = StageInternal
+		f.stage = job.StageInternal
 		f.reason = fmt.Sprintf("internal error in the %s stage: %v (the stack is in the log)", stage, pe.value)
 		return f
 	}
@@ -266,18 +245,18 @@ func (e *engine) selectProblem(rollouts []schema.Rollout) *problemFailure {
 	if t.correct >= int64(sel.MinCorrect) && nIncorrect >= int64(sel.MinIncorrect) {
 		return nil
 	}
-	return &problemFailure{stage: StageSelect, attempts: 1, reason: fmt.Sprintf(
+	return &problemFailure{stage: job.StageSelect, attempts: 1, reason: fmt.Sprintf(
 		"left out by selection: %d of %d rollouts correct, %d flawed (need at least %d correct and %d flawed)",
 		t.correct, t.total, nIncorrect, sel.MinCorrect, sel.MinIncorrect)}
 }
 
 // record assembles the corpus record of a problem that passed every stage.
-func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Item, u schema.Usage) *schema.Record {
+func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []schema.Item, u schema.Usage) *schema.Record {
 	t := tally(rollouts)
 	rec := &schema.Record{
 		ID:       p.ID,
 		Source:   p.Source,
-		Split:    SplitOf(p.ID, e.job.Split),
+		Split:    job.SplitOf(p.ID, e.job.Split),
 		Problem:  p.Text,
 		Answer:   p.Answer,
 		Style:    e.job.Style,
@@ -289,7 +268,7 @@ func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Ite
 			RolloutModel:    e.job.Rollout.Model,
 			DistillModel:    e.job.Distill.Model,
 			RolloutTemplate: e.prompts.Hash(prompts.Rollout),
-			DistillTemplate: e.prompts.Hash(distillTemplate(e.job)),
+			DistillTemplate: e.prompts.Hash(job.DistillTemplate(e.job)),
 			SpecVersion:     schema.SpecVersion,
 			ToolVersion:     e.toolVersion,
 			JobFingerprint:  e.fingerprint,
@@ -302,7 +281,7 @@ func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Ite
 	}
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
-		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(judgeTemplate(e.job)))
+		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.JudgeTemplate(e.job)))
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
@@ -312,32 +291,18 @@ func (e *engine) record(p Problem, rollouts []schema.Rollout, items []schema.Ite
 	return rec
 }
 
-func distillTemplate(j *Job) string {
-	if j.Style == schema.StyleFactualProcess {
-		return prompts.DistillFactualProcess
-	}
-	return prompts.DistillSRaR
-}
-
-func judgeTemplate(j *Job) string {
-	if j.Judge.Mode == "item" {
-		return prompts.JudgeItem
-	}
-	return prompts.JudgeBatch
-}
-
 // admit waits until the endpoint of the style's first stage can take one
 // more unit's first requests (a problem's rollouts, a passage's analysis);
 // see llm.Client.Admit.
 func (e *engine) admit(ctx context.Context) (context.Context, func(), error) {
 	if e.job.Style == schema.StyleGrounded {
-		return e.clients[StageDistill].Admit(ctx, 1)
+		return e.clients[job.StageDistill].Admit(ctx, 1)
 	}
 	r := e.job.Rollout
-	return e.clients[StageRollout].Admit(ctx, (r.N+r.PerRequest-1)/r.PerRequest)
+	return e.clients[job.StageRollout].Admit(ctx, (r.N+r.PerRequest-1)/r.PerRequest)
 }
 
-func request(stage string, ep Endpoint, s Sampling, msgs []llm.Message) llm.Request {
+func request(stage string, ep job.Endpoint, s job.Sampling, msgs []llm.Message) llm.Request {
 	return llm.Request{Stage: stage, Model: ep.Model, Messages: msgs, Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens}
 }
 
@@ -346,7 +311,7 @@ func request(stage string, ep Endpoint, s Sampling, msgs []llm.Message) llm.Requ
 func (e *engine) askParsed(ctx context.Context, client *llm.Client, req llm.Request, repairs int, what string, u *usage, parse func(string) error) error {
 	return client.ChatParsed(ctx, req, llm.Ask{
 		What: what, Repairs: repairs, Parse: parse, Repair: e.prompts.RepairMessages, OnResponse: u.add,
-		RepairsOnline: e.job.Batch.Repairs == ModeOnline,
+		RepairsOnline: e.job.Batch.Repairs == job.ModeOnline,
 	})
 }
 

@@ -14,7 +14,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -22,14 +25,14 @@ import (
 
 // groundedTapFixture is a grounded job over a few documents whose endpoint
 // is the simulated one in this process behind a tapTransport.
-func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error)) (Job, Options, *llmtest.Server) {
+func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error)) (job.Job, Options, *llmtest.Server) {
 	t.Helper()
 	dir := t.TempDir()
-	writeDocs(t, filepath.Join(dir, "docs"), docs)
+	runtest.WriteDocs(t, filepath.Join(dir, "docs"), docs)
 	srv := llmtest.New(llmtest.Config{})
 	t.Cleanup(srv.Close)
 	tap := &tapTransport{next: srv.Transport(), handle: handle}
-	j := groundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return j, Options{HTTPClient: &http.Client{Transport: tap}}, srv
 }
 
@@ -48,7 +51,7 @@ func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
 	if rep.Grounded == nil || rep.Grounded.ScoredAnswers != 0 || rep.Grounded.UnscoredAnswers == 0 {
 		t.Fatalf("grounded figures %+v; want every answer unscored", rep.Grounded)
 	}
-	if len(rep.StageFailures) != 1 || rep.StageFailures[0].Stage != StageEmpirical {
+	if len(rep.StageFailures) != 1 || rep.StageFailures[0].Stage != job.StageEmpirical {
 		t.Errorf("stage failures %+v; want the empirical stage", rep.StageFailures)
 	}
 	if !rep.SomethingFailed() {
@@ -99,20 +102,20 @@ func TestGroundedJSONObjectPerStage(t *testing.T) {
 	j, opt, _ := groundedTapFixture(t, 3, refusesJSONObject(&asked))
 	j.Judge.Mode = "item" // the item judge asks for json_object too
 	rep := runJob(t, j, opt)
-	if rep.Problems.Done != 0 || rep.FailuresByStage[StageAnalyze] != rep.Problems.Unique {
+	if rep.Problems.Done != 0 || rep.FailuresByStage[job.StageAnalyze] != rep.Problems.Unique {
 		t.Fatalf("done %d, failures %v; want every passage failed at analyze", rep.Problems.Done, rep.FailuresByStage)
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
 	t.Log(sum.String())
-	if c := rep.FailureCauses[StageAnalyze]; c.Count != rep.Problems.Unique || !strings.Contains(c.Reason, "response_format") ||
+	if c := rep.FailureCauses[job.StageAnalyze]; c.Count != rep.Problems.Unique || !strings.Contains(c.Reason, "response_format") ||
 		!strings.Contains(sum.String(), "analyze, most common cause") || !strings.Contains(sum.String(), "json_object.analyze: false") {
 		t.Errorf("cause %+v; summary:\n%s", c, sum.String())
 	}
 
 	j2, opt2, _ := groundedTapFixture(t, 3, refusesJSONObject(&asked))
 	j2.Judge.Mode = "item"
-	j2.JSONObject = JSONObjectStages{}
+	j2.JSONObject = job.JSONObjectStages{}
 	asked.Store(0)
 	rep = runJob(t, j2, opt2)
 	if rep.Problems.Failed != 0 || rep.Problems.Done == 0 || asked.Load() != 0 {
@@ -137,15 +140,15 @@ func TestCauseOf(t *testing.T) {
 	}
 	var c causes
 	for i := range maxCauses + 10 {
-		c.add(StageAnalyze, fmt.Sprintf("reason %c%c", 'a'+i%26, 'a'+i/26))
+		c.add(job.StageAnalyze, fmt.Sprintf("reason %c%c", 'a'+i%26, 'a'+i/26))
 	}
 	for range 20 {
-		c.add(StageAnalyze, "reason aa")
+		c.add(job.StageAnalyze, "reason aa")
 	}
-	if top := c.top()[StageAnalyze]; top.Reason != "reason aa" || top.Count != 21 || top.Of != maxCauses+30 {
+	if top := c.top()[job.StageAnalyze]; top.Reason != "reason aa" || top.Count != 21 || top.Of != maxCauses+30 {
 		t.Errorf("top cause %+v", top)
 	}
-	if n := len(c.byStage[StageAnalyze]); n > maxCauses+1 {
+	if n := len(c.byStage[job.StageAnalyze]); n > maxCauses+1 {
 		t.Errorf("%d distinct reasons kept, more than %d and the other bucket", n, maxCauses)
 	}
 }
@@ -203,15 +206,15 @@ func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
 	j.Empirical.Enabled = false
 	rep := runJob(t, j, opt)
 	if rep.Problems.LeftOut != 0 || rep.Problems.Done != rep.Problems.Unique {
-		fails := readFailures(t, j.Out)
+		fails := runtest.ReadFailures(t, j.Out)
 		for _, f := range fails {
 			t.Log(f.Stage, f.Reason)
 			break
 		}
 		t.Errorf("done %d of %d, left out %d, failed %d; want every passage made after a repair", rep.Problems.Done, rep.Problems.Unique, rep.Problems.LeftOut, rep.Problems.Failed)
 	}
-	if rep.Repairs[StageSynthesize] < rep.Problems.Unique {
-		t.Errorf("%d synthesize repairs for %d passages", rep.Repairs[StageSynthesize], rep.Problems.Unique)
+	if rep.Repairs[job.StageSynthesize] < rep.Problems.Unique {
+		t.Errorf("%d synthesize repairs for %d passages", rep.Repairs[job.StageSynthesize], rep.Problems.Unique)
 	}
 }
 
@@ -234,7 +237,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 				sent.Add(1)
 				return nil, nil
 			}
-			var j Job
+			var j job.Job
 			var opt Options
 			if tc.style == schema.StyleGrounded {
 				j, opt, _ = groundedTapFixture(t, 2, count)
@@ -245,7 +248,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 			}
 			dir := t.TempDir()
 			path := filepath.Join(dir, tc.template+".tmpl")
-			writeFile(t, path, "=== user ===\n{{.NoSuchField}}\n")
+			runtest.WriteFile(t, path, "=== user ===\n{{.NoSuchField}}\n")
 			j.PromptsDir = dir
 			_, err := Run(context.Background(), j, opt)
 			if err == nil || !strings.Contains(err.Error(), path) {
@@ -269,7 +272,7 @@ func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(dir, name+".tmpl"), "{{/* an override */}}\n"+string(text))
+		runtest.WriteFile(t, filepath.Join(dir, name+".tmpl"), "{{/* an override */}}\n"+string(text))
 	}
 	j.PromptsDir = dir
 	rep := runJob(t, j, opt)
@@ -277,7 +280,7 @@ func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := readCorpus(t, j.Out)
+	recs := runtest.ReadCorpus(t, j.Out)
 	if len(recs) == 0 {
 		t.Fatalf("no records (%+v)", rep.Problems)
 	}
@@ -305,13 +308,13 @@ func deref(s *string) string {
 // answers its killed session had already paid for) made it look 14% over.
 func TestRequestsAreWhatWasSent(t *testing.T) {
 	var u usage
-	u.enter(StageAnalyze)
+	u.enter(job.StageAnalyze)
 	u.add(&llm.Response{PromptTokens: 100, CompletionTokens: 20, CostUSD: 0.01})
 	u.add(&llm.Response{PromptTokens: 100, CompletionTokens: 20, Cached: true})
 	if want := (schema.Usage{Requests: 1, CachedRequests: 1, PromptTokens: 100, CompletionTokens: 20, CostUSD: 0.01}); u.u != want {
 		t.Errorf("a record's usage after one sent and one cached answer: %+v, want %+v", u.u, want)
 	}
-	if got := u.byStage[StageAnalyze].Requests; got != 2 {
+	if got := u.byStage[job.StageAnalyze].Requests; got != 2 {
 		t.Errorf("the pilot's requests by stage (what a fresh run asks) count %d, want 2", got)
 	}
 

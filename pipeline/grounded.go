@@ -8,6 +8,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -21,13 +25,13 @@ import (
 // checks, the validity judge reads every criterion against the passage, and
 // (optionally) closed-book answers measure which criteria vary.
 var groundedStages = []stage{
-	{name: StagePassage, check: true, run: (*engine).checkPassage},
-	{name: StageAnalyze, run: (*engine).analyze},
-	{name: StageSynthesize, run: (*engine).synthesize},
-	{name: StageEnrich, on: func(j *Job) bool { return j.Grounded.Enrich }, run: (*engine).enrich},
-	{name: StageQuality, check: true, run: (*engine).quality},
-	{name: StageJudge, on: judgeOn, run: (*engine).judgeGrounded},
-	{name: StageEmpirical, on: empiricalOn, run: (*engine).empiricalGrounded},
+	{name: job.StagePassage, check: true, run: (*engine).checkPassage},
+	{name: job.StageAnalyze, run: (*engine).analyze},
+	{name: job.StageSynthesize, run: (*engine).synthesize},
+	{name: job.StageEnrich, on: func(j *job.Job) bool { return j.Grounded.Enrich }, run: (*engine).enrich},
+	{name: job.StageQuality, check: true, run: (*engine).quality},
+	{name: job.StageJudge, on: job.JudgeOn, run: (*engine).judgeGrounded},
+	{name: job.StageEmpirical, on: job.EmpiricalOn, run: (*engine).empiricalGrounded},
 }
 
 // An enriched criterion has at least these many keywords and concepts.
@@ -43,12 +47,12 @@ const (
 // request per document.
 func (e *engine) analyze(ctx context.Context, w *unit) error {
 	p := w.p
-	msgs, err := e.prompts.GroundedAnalyzeMessages(documentView(p))
+	msgs, err := e.prompts.GroundedAnalyzeMessages(p.DocumentView())
 	if err != nil {
 		return err
 	}
 	var a schema.Analysis
-	if err := e.askDistiller(ctx, StageAnalyze, msgs, e.job.JSONObject.Analyze, "document analysis", w, func(reply string) (err error) {
+	if err := e.askDistiller(ctx, job.StageAnalyze, msgs, e.job.JSONObject.Analyze, "document analysis", w, func(reply string) (err error) {
 		a, err = schema.ParseAnalysis(reply)
 		return err
 	}); err != nil {
@@ -59,16 +63,6 @@ func (e *engine) analyze(ctx context.Context, w *unit) error {
 		Passage: p.Text, DocHash: p.DocHash, Analysis: a,
 	}
 	return nil
-}
-
-// documentView is p's document as its analysis reads it; a passage made
-// without its document's context (a single passage) stands for its
-// document.
-func documentView(p Problem) prompts.DocumentView {
-	if p.Doc != nil {
-		return p.Doc.DocumentView
-	}
-	return prompts.DocumentView{Title: p.Title, Head: p.Text, Chars: utf8.RuneCountInString(p.Text)}
 }
 
 // synthesize asks for the K question-rubric tuples. A reply whose tuples
@@ -90,7 +84,7 @@ func (e *engine) synthesize(ctx context.Context, w *unit) error {
 	}
 	opt := schema.QuestionOptions{K: gs.QuestionsPerPassage, MinCriteria: gs.MinCriteria, MaxCriteria: gs.MaxCriteria}
 	replies := 0
-	return e.askDistiller(ctx, StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
+	return e.askDistiller(ctx, job.StageSynthesize, msgs, e.job.JSONObject.Synthesize, "questions and rubrics", w, func(reply string) error {
 		replies++
 		qs, err := schema.ParseQuestions(reply, opt)
 		if err != nil {
@@ -145,7 +139,7 @@ func (e *engine) enrich(ctx context.Context, w *unit) error {
 			ids[i] = c.ID
 		}
 		var got []schema.Enrichment
-		if err := e.askDistiller(ctx, StageEnrich, msgs, false, fmt.Sprintf("enriched criteria of question %d", k+1), w, func(reply string) (err error) {
+		if err := e.askDistiller(ctx, job.StageEnrich, msgs, false, fmt.Sprintf("enriched criteria of question %d", k+1), w, func(reply string) (err error) {
 			got, err = schema.ParseEnrichment(reply, ids, enrichedKeywords, enrichedConcepts)
 			return err
 		}); err != nil {
@@ -178,7 +172,7 @@ func union(a, b []string) []string {
 // examples; they are counted like the math styles' selection).
 func (e *engine) quality(_ context.Context, w *unit) error {
 	if reasons := e.qualityProblems(w.grounded); len(reasons) > 0 {
-		w.leftOut = &problemFailure{stage: StageQuality, attempts: 1, reason: "left out by the quality checks: " + strings.Join(reasons, "; ")}
+		w.leftOut = &problemFailure{stage: job.StageQuality, attempts: 1, reason: "left out by the quality checks: " + strings.Join(reasons, "; ")}
 	}
 	return nil
 }
@@ -201,16 +195,16 @@ func (e *engine) qualityProblems(g *schema.Grounded) []string {
 // and the tuples must still pass the quality checks.
 func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 	g, js := w.grounded, e.job.Judge
-	client := e.clients[StageJudge]
-	type job struct{ q, c int } // c < 0: the whole question
-	var jobs []job
+	client := e.clients[job.StageJudge]
+	type jb struct{ q, c int } // c < 0: the whole question
+	var jobs []jb
 	for k, q := range g.Questions {
 		if js.Mode == "item" {
 			for i := range q.Criteria {
-				jobs = append(jobs, job{k, i})
+				jobs = append(jobs, jb{k, i})
 			}
 		} else {
-			jobs = append(jobs, job{k, -1})
+			jobs = append(jobs, jb{k, -1})
 		}
 	}
 	passage := e.judgePassage(w)
@@ -221,7 +215,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 			if err != nil {
 				return err
 			}
-			req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+			req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 			req.JSON = e.job.JSONObject.Judge
 			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
 				v, err := schema.ParseValidity(reply)
@@ -239,7 +233,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 		for i := range ids {
 			ids[i] = int32(i + 1)
 		}
-		req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 		return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdicts for question %d", q.Index+1), &w.u, func(reply string) error {
 			vs, err := schema.ParseValidityBatch(reply, ids)
 			if err != nil {
@@ -281,12 +275,12 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 // lost for it.
 func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 	g, ro, es := w.grounded, e.job.Rollout, e.job.Empirical
-	type job struct{ q, a int }
-	var jobs []job
+	type jb struct{ q, a int }
+	var jobs []jb
 	for k := range g.Questions {
 		g.Questions[k].Answers = make([]schema.GroundedAnswer, ro.N)
 		for a := range ro.N {
-			jobs = append(jobs, job{k, a})
+			jobs = append(jobs, jb{k, a})
 		}
 	}
 	passage := e.judgePassage(w)
@@ -297,11 +291,11 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		if err != nil {
 			return err
 		}
-		req := request(StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
+		req := request(job.StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
 		req.SampleIndex = a
 		seed := ro.Seed + int64(a)
 		req.Seed = &seed
-		resp, err := e.clients[StageRollout].Chat(ctx, req)
+		resp, err := e.clients[job.StageRollout].Chat(ctx, req)
 		if err != nil {
 			return fmt.Errorf("closed-book answer %d to question %d: %w", a, q.Index+1, err)
 		}
@@ -312,15 +306,15 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		if err != nil {
 			return err
 		}
-		sreq := request(StageEmpirical, es.Endpoint, es.Sampling, smsgs)
+		sreq := request(job.StageEmpirical, es.Endpoint, es.Sampling, smsgs)
 		var scores schema.GroundedScores
-		err = e.askParsed(ctx, e.clients[StageEmpirical], sreq, es.RepairAttempts, fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1), &w.u, func(reply string) (err error) {
+		err = e.askParsed(ctx, e.clients[job.StageEmpirical], sreq, es.RepairAttempts, fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1), &w.u, func(reply string) (err error) {
 			scores, err = schema.ParseGroundedScores(reply, q.Criteria)
 			return err
 		})
 		if err != nil && unusableVerdict(err) {
 			e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "err", err)
-			e.causes.add(StageEmpirical, err.Error())
+			e.causes.add(job.StageEmpirical, err.Error())
 			return nil
 		}
 		if err == nil {
@@ -381,22 +375,13 @@ func (e *engine) judgePassage(w *unit) string {
 	return shown
 }
 
-// judgePassageBudget is the judge passage budget of a grounded job whose
-// judge or empirical stage shows a judge the passage; 0 otherwise.
-func (j *Job) judgePassageBudget() int {
-	if !judgesPassage(j) {
-		return 0
-	}
-	return j.Grounded.JudgePassageTokens
-}
-
 // askDistiller sends a grounded generation request (analyze, synthesize,
 // enrich) to the distill endpoint with its sampling and repairs.
 func (e *engine) askDistiller(ctx context.Context, stage string, msgs []llm.Message, jsonObject bool, what string, w *unit, parse func(string) error) error {
 	ds := e.job.Distill
 	req := request(stage, ds.Endpoint, ds.Sampling, msgs)
 	req.JSON = jsonObject
-	return e.askParsed(ctx, e.clients[StageDistill], req, ds.RepairAttempts, what, &w.u, parse)
+	return e.askParsed(ctx, e.clients[job.StageDistill], req, ds.RepairAttempts, what, &w.u, parse)
 }
 
 // groundedRecord assembles the record of a passage that passed every stage.
@@ -408,7 +393,7 @@ func (e *engine) askDistiller(ctx context.Context, stage string, msgs []llm.Mess
 func (e *engine) groundedRecord(w *unit) *schema.Record {
 	p := w.p
 	rec := &schema.Record{
-		ID: p.ID, Source: p.Source, Split: SplitOf(p.ID, e.job.Split), Style: schema.StyleGrounded,
+		ID: p.ID, Source: p.Source, Split: job.SplitOf(p.ID, e.job.Split), Style: schema.StyleGrounded,
 		Rubric: []schema.Item{}, Rollouts: []schema.Rollout{}, Grounded: w.grounded,
 		Provenance: schema.Provenance{
 			DistillModel:    e.job.Distill.Model,
@@ -422,7 +407,7 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 	}
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
-		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(groundedJudgeTemplate(e.job)))
+		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.GroundedJudgeTemplate(e.job)))
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.RolloutModel = e.job.Rollout.Model
@@ -433,9 +418,13 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 	return rec
 }
 
-func groundedJudgeTemplate(j *Job) string {
-	if j.Judge.Mode == "item" {
-		return prompts.GroundedJudgeItem
+// checkPassage leaves out a passage shorter than the minimum, before any
+// request is paid for it.
+func (e *engine) checkPassage(_ context.Context, w *unit) error {
+	least := source.MinPassage(e.job.Grounded)
+	if n := utf8.RuneCountInString(w.p.Text); n < least {
+		w.leftOut = &problemFailure{stage: job.StagePassage, attempts: 1, reason: fmt.Sprintf(
+			"left out by length: the passage has %d characters, fewer than grounded.min_passage_chars %d (too little for a question)", n, least)}
 	}
-	return prompts.GroundedJudgeBatch
+	return nil
 }

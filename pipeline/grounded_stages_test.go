@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -37,10 +40,10 @@ func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
 	for _, mode := range []string{"batch", "item"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "docs", "regen.md"), longDocument(20_000))
-			_, url := startSim(t, llmtest.Config{})
-			judge, small := startSim(t, llmtest.Config{ContextTokens: 4096, KeepLog: true})
-			j := groundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
+			runtest.WriteFile(t, filepath.Join(dir, "docs", "regen.md"), longDocument(20_000))
+			_, url := runtest.StartSim(t, llmtest.Config{})
+			judge, small := runtest.StartSim(t, llmtest.Config{ContextTokens: 4096, KeepLog: true})
+			j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
 			j.Grounded.PassageChars = 30_000
 			j.Judge.Mode = mode
 			j.Judge.BaseURL, j.Judge.Model = small, "simulated"
@@ -49,7 +52,7 @@ func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
 			j.Grounded.JudgePassageTokens = 2048 // half the judge's context: the rubric and an answer fit beside it
 			rep := runJob(t, j, Options{})
 			if rep.Problems.Failed != 0 || rep.CorpusRows != 1 {
-				t.Fatalf("%d records, %d failed (%v): %+v", rep.CorpusRows, rep.Problems.Failed, readFailures(t, j.Out), rep.FailuresByStage)
+				t.Fatalf("%d records, %d failed (%v): %+v", rep.CorpusRows, rep.Problems.Failed, runtest.ReadFailures(t, j.Out), rep.FailuresByStage)
 			}
 			if g := rep.Grounded; g == nil || g.JudgePassagesCut != 1 {
 				t.Errorf("report's grounded figures %+v: want judge_passages_cut 1", g)
@@ -84,13 +87,13 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 			dir := t.TempDir()
 			doc := "# Regenerative braking\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):] +
 				"## Battery limits\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):]
-			writeFile(t, filepath.Join(dir, "docs", "regen.md"), doc)
-			srv, url := startSim(t, llmtest.Config{KeepLog: true, Latency: tc.latency})
-			j := groundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
+			runtest.WriteFile(t, filepath.Join(dir, "docs", "regen.md"), doc)
+			srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true, Latency: tc.latency})
+			j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
 			j.Grounded.PassageChars = 700
 			j.Limits.ProblemsInFlight = 64
 			if tc.batch {
-				j.Distill.Mode = ModeBatch
+				j.Distill.Mode = job.ModeBatch
 				j.Batch.PollInterval = 10 * time.Millisecond
 			}
 			rep := runJob(t, j, Options{})
@@ -104,14 +107,14 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 					analyses++
 				}
 			}
-			if st := rep.LLM.Stages[StageAnalyze]; tc.batch {
+			if st := rep.LLM.Stages[job.StageAnalyze]; tc.batch {
 				analyses = int(st.BatchAnswers)
 			}
 			if analyses != 1 {
 				t.Errorf("%d analysis requests for the %d passages of one document, want 1", analyses, len(units))
 			}
 			var first *schema.Analysis
-			for _, r := range readCorpus(t, j.Out) {
+			for _, r := range runtest.ReadCorpus(t, j.Out) {
 				if first == nil {
 					first = &r.Grounded.Analysis
 				} else if !reflect.DeepEqual(*first, r.Grounded.Analysis) {
@@ -129,7 +132,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	writeDocs(t, docs, 6)
+	runtest.WriteDocs(t, docs, 6)
 	srv := llmtest.New(llmtest.Config{})
 	t.Cleanup(srv.Close)
 	var mu sync.Mutex
@@ -142,10 +145,10 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	j := groundedTestJob(docs, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	j.Judge.Enabled, j.Empirical.Enabled = false, false
 	rep := runJob(t, j, Options{HTTPClient: &http.Client{Transport: tap}})
-	recs := readCorpus(t, j.Out)
+	recs := runtest.ReadCorpus(t, j.Out)
 	if len(recs) == 0 {
 		t.Fatalf("no records: %+v", rep.FailuresByStage)
 	}
@@ -185,21 +188,21 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 // analyze stage at one request per document, as the run sends it, not one
 // per passage.
 func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
-	job, opt, _ := groundedPlanSetup(t, 12)
+	jb, opt, _ := groundedPlanSetup(t, 12)
 	docs := map[string]bool{}
-	units := distinctUnits(t, job)
+	units := distinctUnits(t, jb)
 	for _, u := range units {
 		docs[u.DocID] = true
 	}
 	if len(docs) == len(units) {
 		t.Fatalf("every document is one passage (%d); the test needs longer ones", len(units))
 	}
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10, AllowBadRows: true})
+	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10, AllowBadRows: true})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
 	for _, s := range plan.Stages {
-		if s.Stage == StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
+		if s.Stage == job.StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
 			t.Errorf("plan projects %.1f analyze requests for %d documents of %d passages", s.Requests.Value, len(docs), len(units))
 		}
 	}

@@ -11,67 +11,29 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-var docTopics = []string{"capacitor", "flywheel", "turbine", "membrane", "catalyst", "spectrometer", "waveguide", "reactor", "compressor", "inverter"}
-
-// writeDocs writes n documents of several paragraphs under dir (some in
-// subdirectories, some long enough for several passages), plus one
-// document that repeats another's text (its passages are duplicates) and
-// one that is not UTF-8.
-func writeDocs(t testing.TB, dir string, n int) {
-	t.Helper()
-	for i := range n {
-		topic := docTopics[i%len(docTopics)]
-		var b strings.Builder
-		fmt.Fprintf(&b, "# Notes on the %s, part %d\n\n", topic, i)
-		for p := range 2 + i%5 {
-			fmt.Fprintf(&b, "The %s stage %d regulates pressure because the upstream coupling transfers thermal energy into mechanical motion. "+
-				"Operators measure efficiency by comparing delivered output with consumed input, and the difference appears as dissipation in bearings and seals. "+
-				"Therefore calibration of the %s matters whenever temperature drifts beyond the nominal envelope of document %d.\n\n", topic, p, topic, i)
-		}
-		name := fmt.Sprintf("doc-%02d.md", i)
-		if i%3 == 0 {
-			name = filepath.Join("sub", fmt.Sprintf("doc-%02d.txt", i))
-		}
-		writeFile(t, filepath.Join(dir, name), b.String())
-	}
-	first, err := os.ReadFile(filepath.Join(dir, "sub", "doc-00.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "zz-copy.txt"), string(first))
-	writeFile(t, filepath.Join(dir, "zz-bad.txt"), "caf\xe9 au lait\n")
-}
-
-// groundedTestJob is a grounded job over input with every stage on.
-func groundedTestJob(input, out, url string) Job {
-	j := testJob(input, out, url)
-	j.Style = schema.StyleGrounded
-	j.Grounded.PassageChars = 700
-	j.Grounded.QuestionsPerPassage = 2
-	j.Judge.Enabled = true
-	j.Empirical.Enabled = true
-	j.Rollout.N = 3
-	return j
-}
-
 // units reads the passages a job's input holds, duplicates left out.
-func distinctUnits(t testing.TB, j Job) []Problem {
+func distinctUnits(t testing.TB, j job.Job) []source.Problem {
 	t.Helper()
-	var out []Problem
+	var out []source.Problem
 	seen := map[string]bool{}
-	err := readUnits(context.Background(), j.input(), func(p Problem) error {
+	err := source.ReadUnits(context.Background(), source.SpecOf(&j), func(p source.Problem) error {
 		if !seen[p.DocHash] {
 			seen[p.DocHash] = true
 			out = append(out, p)
 		}
 		return nil
-	}, func(*InputError) {})
+	}, func(*source.InputError) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +43,10 @@ func distinctUnits(t testing.TB, j Job) []Problem {
 // checkGroundedAccounted: every distinct passage is exactly one record or
 // one failure line, the report's counts add up, and every record holds
 // what the grounded style promises.
-func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema.Record {
+func checkGroundedAccounted(t testing.TB, j job.Job, rep *Report) map[string]*schema.Record {
 	t.Helper()
 	units := distinctUnits(t, j)
-	recs, fails := readCorpus(t, j.Out), readFailures(t, j.Out)
+	recs, fails := runtest.ReadCorpus(t, j.Out), runtest.ReadFailures(t, j.Out)
 	for _, u := range units {
 		_, done := recs[u.ID]
 		_, failed := fails[u.ID]
@@ -99,13 +61,13 @@ func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema
 	if p.Unique != int64(len(units)) || p.Unique != p.Done+p.Failed+p.LeftOut+p.Pending || p.Pending != 0 || int(p.Done) != len(recs) {
 		t.Errorf("report counts %+v; %d distinct passages, %d records", p, len(units), len(recs))
 	}
-	if _, ok := rep.FailuresByStage[StageQuality]; ok {
+	if _, ok := rep.FailuresByStage[job.StageQuality]; ok {
 		t.Errorf("passages left out by the quality checks counted as failures: %v", rep.FailuresByStage)
 	}
 	gs := j.Grounded
 	for id, r := range recs {
 		g := r.Grounded
-		if g == nil || r.Style != schema.StyleGrounded || g.PassageID != id || g.DocHash != ContentHash(g.Passage) || r.Split == "" {
+		if g == nil || r.Style != schema.StyleGrounded || g.PassageID != id || g.DocHash != source.ContentHash(g.Passage) || r.Split == "" {
 			t.Fatalf("record %s: style %q, payload %+v", id, r.Style, g)
 		}
 		if utf8.RuneCountInString(g.Passage) > gs.PassageChars || g.Analysis.Genre == "" || len(g.Analysis.Concepts) == 0 {
@@ -143,12 +105,12 @@ func checkGroundedAccounted(t testing.TB, j Job, rep *Report) map[string]*schema
 func TestGroundedEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	writeDocs(t, docs, 24)
+	runtest.WriteDocs(t, docs, 24)
 	// Faults are drawn by request, so every run meets the same malformed
 	// replies: the analysis is one request per document, and with ~25 of them
 	// drawn by arrival order about one run in eight met no malformed analysis.
-	srv, url := startSim(t, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.08, ServerError: 0.03}})
-	j := groundedTestJob(docs, filepath.Join(dir, "run"), url)
+	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.08, ServerError: 0.03}})
+	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	rep := runJob(t, j, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
@@ -160,10 +122,10 @@ func TestGroundedEndToEnd(t *testing.T) {
 	if rep.Problems.Duplicates == 0 || rep.Problems.BadLines != 1 {
 		t.Errorf("duplicates %d (want the copied document's passages), bad lines %d (want 1)", rep.Problems.Duplicates, rep.Problems.BadLines)
 	}
-	fails := readFailures(t, j.Out)
+	fails := runtest.ReadFailures(t, j.Out)
 	quality := 0
 	for _, f := range fails {
-		if f.Stage == StageQuality {
+		if f.Stage == job.StageQuality {
 			quality++
 			if !strings.Contains(f.Reason, "copies") || !strings.Contains(f.Reason, "question 1:") {
 				t.Errorf("quality failure without its reason: %s", f.Reason)
@@ -184,10 +146,10 @@ func TestGroundedEndToEnd(t *testing.T) {
 			t.Errorf("no %s reply was repaired (repairs %v)", k, repaired)
 		}
 	}
-	if rep.Repairs[StageSynthesize] == 0 || rep.Repairs[StageAnalyze] == 0 {
+	if rep.Repairs[job.StageSynthesize] == 0 || rep.Repairs[job.StageAnalyze] == 0 {
 		t.Errorf("the report counts no repairs of the grounded stages: %v", rep.Repairs)
 	}
-	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
+	for _, st := range []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich, job.StageJudge, job.StageEmpirical} {
 		if rep.StageSeconds[st] == 0 || rep.LLM.Stages[st].Requests == 0 {
 			t.Errorf("the report does not show stage %s: %v seconds, %+v", st, rep.StageSeconds[st], rep.LLM.Stages[st])
 		}
@@ -240,11 +202,11 @@ func TestGroundedCrashSafety(t *testing.T) {
 	seed := testSeed(t)
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	writeDocs(t, docs, 30)
+	runtest.WriteDocs(t, docs, 30)
 	// No injected faults: they are drawn per attempt, so the uninterrupted
 	// run below would meet other ones and spend differently.
-	srv, url := startSim(t, llmtest.Config{Latency: 10 * time.Millisecond, KeepLog: true})
-	j := groundedTestJob(docs, filepath.Join(dir, "run"), url)
+	srv, url := runtest.StartSim(t, llmtest.Config{Latency: 10 * time.Millisecond, KeepLog: true})
+	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Limits.Concurrency = 16
 	j.Output.ShardRows = 4
 	jobFile := filepath.Join(dir, "job.yaml")
@@ -252,7 +214,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, jobFile, string(b))
+	runtest.WriteFile(t, jobFile, string(b))
 	kills, inFlightAtKill := 0, 0
 	sentByKilled := map[uint64]bool{}
 	countResent := func(from int) int {
@@ -327,8 +289,8 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 		t.Fatalf("found only %v under %s", docs, root)
 	}
 	dir := t.TempDir()
-	_, url := startSim(t, llmtest.Config{Faults: llmtest.Faults{Malformed: 0.05}})
-	j := groundedTestJob(docs[0], filepath.Join(dir, "run"), url)
+	_, url := runtest.StartSim(t, llmtest.Config{Faults: llmtest.Faults{Malformed: 0.05}})
+	j := runtest.GroundedTestJob(docs[0], filepath.Join(dir, "run"), url)
 	j.Input.Paths = docs
 	j.Grounded.PassageChars = 3000
 	j.Grounded.QuestionsPerPassage = 1

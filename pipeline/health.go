@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -36,9 +38,9 @@ func clientStages(style, stage string) []string {
 		return []string{stage}
 	}
 	switch stage {
-	case StageDistill:
-		return []string{StageAnalyze, StageSynthesize, StageEnrich}
-	case StageRollout:
+	case job.StageDistill:
+		return []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich}
+	case job.StageRollout:
 		return []string{"answer"}
 	}
 	return []string{stage}
@@ -49,7 +51,7 @@ func clientStages(style, stage string) []string {
 func (e *engine) endpointHealth() []EndpointHealth {
 	byClient := map[*llm.Client]int{}
 	var out []EndpointHealth
-	endpoints := e.job.endpoints()
+	endpoints := e.job.Endpoints()
 	for _, stage := range sortedKeys(e.clients) {
 		c := e.clients[stage]
 		uses := clientStages(e.job.Style, stage)

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -15,13 +17,13 @@ func TestClientStagesNameTheStylesStages(t *testing.T) {
 		style, stage string
 		want         []string
 	}{
-		{schema.StyleSRaR, StageDistill, []string{StageDistill}},
-		{schema.StyleSRaR, StageRollout, []string{StageRollout}},
-		{schema.StyleFactualProcess, StageJudge, []string{StageJudge}},
-		{schema.StyleGrounded, StageDistill, []string{StageAnalyze, StageSynthesize, StageEnrich}},
-		{schema.StyleGrounded, StageRollout, []string{"answer"}},
-		{schema.StyleGrounded, StageJudge, []string{StageJudge}},
-		{schema.StyleGrounded, StageEmpirical, []string{StageEmpirical}},
+		{schema.StyleSRaR, job.StageDistill, []string{job.StageDistill}},
+		{schema.StyleSRaR, job.StageRollout, []string{job.StageRollout}},
+		{schema.StyleFactualProcess, job.StageJudge, []string{job.StageJudge}},
+		{schema.StyleGrounded, job.StageDistill, []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich}},
+		{schema.StyleGrounded, job.StageRollout, []string{"answer"}},
+		{schema.StyleGrounded, job.StageJudge, []string{job.StageJudge}},
+		{schema.StyleGrounded, job.StageEmpirical, []string{job.StageEmpirical}},
 	} {
 		if got := clientStages(tc.style, tc.stage); !slices.Equal(got, tc.want) {
 			t.Errorf("clientStages(%s, %s) = %v, want %v", tc.style, tc.stage, got, tc.want)

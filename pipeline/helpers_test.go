@@ -4,111 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/schema"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
-// testProblem is a synthetic problem with a known answer.
-type testProblem struct {
-	Problem  string `json:"problem"`
-	Answer   string `json:"answer"`
-	Solution string `json:"solution,omitempty"`
-	ID       string `json:"id,omitempty"`
-	Source   string `json:"source,omitempty"`
-}
-
-// makeProblems returns n distinct problems in varied answer notations.
-func makeProblems(n int) []testProblem {
-	out := make([]testProblem, n)
-	for i := range n {
-		p := testProblem{Problem: fmt.Sprintf("Problem %d: compute %d times %d, then add %d.", i, i+2, i%7+3, i%5)}
-		switch i % 4 {
-		case 0:
-			p.Answer = fmt.Sprint((i+2)*(i%7+3) + i%5)
-		case 1:
-			p.Answer = fmt.Sprintf("\\frac{%d}{%d}", 2*i+1, 2*i+4)
-		case 2:
-			p.Answer = fmt.Sprintf("%d\\sqrt{2}", i+2)
-		default:
-			p.Answer = fmt.Sprintf("x^2 + %dx + 1", i+1)
-		}
-		if i%3 == 0 {
-			p.Solution = "### Step 1: Multiply.\n### Step 2: Add.\n<answer>" + p.Answer + "</answer>"
-		}
-		out[i] = p
-	}
-	return out
-}
-
-func writeJSONL(t testing.TB, path string, rows []testProblem, extra ...string) {
-	t.Helper()
-	var b strings.Builder
-	for _, r := range rows {
-		line, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	for _, e := range extra {
-		b.WriteString(e)
-		b.WriteByte('\n')
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func answersOf(rows []testProblem) map[string]string {
-	m := map[string]string{}
-	for _, r := range rows {
-		m[strings.TrimSpace(r.Problem)] = r.Answer
-	}
-	return m
-}
-
-// startSim serves a simulated endpoint for the test's lifetime.
-func startSim(t testing.TB, cfg llmtest.Config) (*llmtest.Server, string) {
-	t.Helper()
-	srv, url, stop, err := llmtest.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	return srv, url
-}
-
-// testJob is a small, fast job against url.
-func testJob(input, out, url string) Job {
-	j := DefaultJob()
-	j.Input.Paths = []string{input}
-	j.Out = out
-	j.Rollout.BaseURL = url
-	j.Rollout.Model = "simulated"
-	j.Rollout.N = 4
-	j.Limits.Concurrency = 32
-	j.Limits.AttemptTimeout = 2 * time.Second
-	j.Limits.MaxAttempts = 8
-	j.Prices = map[string]Price{"simulated": {Prompt: 1, Completion: 2}}
-	j.Output.ShardRows = 7
-	j.Output.CheckpointInterval = time.Second
-	return j
-}
-
-func runJob(t testing.TB, job Job, opt Options) *Report {
+func runJob(t testing.TB, job job.Job, opt Options) *Report {
 	t.Helper()
 	rep, err := Run(context.Background(), job, opt)
 	if err != nil {
@@ -117,58 +27,16 @@ func runJob(t testing.TB, job Job, opt Options) *Report {
 	return rep
 }
 
-// readCorpus returns the records of a run directory by id, failing on a duplicate.
-func readCorpus(t testing.TB, dir string) map[string]*schema.Record {
-	t.Helper()
-	recs := map[string]*schema.Record{}
-	err := corpus.ReadAll(dir, func(r *schema.Record) error {
-		if _, dup := recs[r.ID]; dup {
-			return fmt.Errorf("id %s appears twice in the shards", r.ID)
-		}
-		c := *r
-		recs[r.ID] = &c
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("reading corpus: %v", err)
-	}
-	return recs
-}
-
-// readFailures returns the ids in failures.jsonl with their last line.
-func readFailures(t testing.TB, dir string) map[string]corpus.Failure {
-	t.Helper()
-	out := map[string]corpus.Failure{}
-	b, err := os.ReadFile(filepath.Join(dir, "failures.jsonl"))
-	if os.IsNotExist(err) {
-		return out
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if line == "" {
-			continue
-		}
-		var f corpus.Failure
-		if err := json.Unmarshal([]byte(line), &f); err != nil {
-			t.Fatalf("failures.jsonl line %d: %v", i+1, err)
-		}
-		out[f.ID] = f
-	}
-	return out
-}
-
 // checkAccounted asserts every input problem is exactly one record or one
 // failure, and the report's counts add up.
-func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
+func checkAccounted(t testing.TB, dir string, rows []runtest.Problem, rep *Report) {
 	t.Helper()
-	recs := readCorpus(t, dir)
-	fails := readFailures(t, dir)
+	recs := runtest.ReadCorpus(t, dir)
+	fails := runtest.ReadFailures(t, dir)
 	for _, r := range rows {
 		id := r.ID
 		if id == "" {
-			id = ProblemID(r.Problem, r.Answer)
+			id = job.ProblemID(r.Problem, r.Answer)
 		}
 		_, done := recs[id]
 		_, failed := fails[id]
@@ -193,7 +61,7 @@ func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
 	if byStage != p.Failed {
 		t.Errorf("failures by stage add to %d, want the %d failed (left-out problems are not failures)", byStage, p.Failed)
 	}
-	if _, ok := rep.FailuresByStage[StageSelect]; ok {
+	if _, ok := rep.FailuresByStage[job.StageSelect]; ok {
 		t.Errorf("left-out problems counted as failures by stage: %v", rep.FailuresByStage)
 	}
 	if rep.CorpusRows != int64(len(recs)) {
@@ -201,25 +69,19 @@ func checkAccounted(t testing.TB, dir string, rows []testProblem, rep *Report) {
 	}
 }
 
-// fixture is the usual test setup: n problems in a JSONL file, a simulated
-// endpoint that knows their answers, and a small job against it.
+// fixture is runtest.Fixture under the names this package's tests use.
 type fixture struct {
 	dir, input string
-	rows       []testProblem
+	rows       []runtest.Problem
 	srv        *llmtest.Server
 	url        string
-	job        Job
+	job        job.Job
 }
 
 func newFixture(t testing.TB, n int, cfg llmtest.Config) *fixture {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), rows: makeProblems(n)}
-	f.input = filepath.Join(f.dir, "in.jsonl")
-	writeJSONL(t, f.input, f.rows)
-	cfg.Answers = answersOf(f.rows)
-	f.srv, f.url = startSim(t, cfg)
-	f.job = testJob(f.input, filepath.Join(f.dir, "run"), f.url)
-	return f
+	r := runtest.NewFixture(t, n, cfg)
+	return &fixture{dir: r.Dir, input: r.Input, rows: r.Rows, srv: r.Srv, url: r.URL, job: r.Job}
 }
 
 // tapTransport hands requests to the in-process simulated endpoint, after
@@ -270,14 +132,14 @@ func chatReply(r *http.Request, content string) *http.Response {
 // process, reached through a tapTransport (tap.handle is nil: pass through).
 func inProcessFixture(t testing.TB, n int, cfg llmtest.Config) (*fixture, *tapTransport, Options) {
 	t.Helper()
-	f := &fixture{dir: t.TempDir(), rows: makeProblems(n)}
+	f := &fixture{dir: t.TempDir(), rows: runtest.MakeProblems(n)}
 	f.input = filepath.Join(f.dir, "in.jsonl")
-	writeJSONL(t, f.input, f.rows)
-	cfg.Answers = answersOf(f.rows)
+	runtest.WriteJSONL(t, f.input, f.rows)
+	cfg.Answers = runtest.AnswersOf(f.rows)
 	f.srv = llmtest.New(cfg)
 	t.Cleanup(f.srv.Close)
 	f.url = "http://llmtest.invalid/v1"
-	f.job = testJob(f.input, filepath.Join(f.dir, "run"), f.url)
+	f.job = runtest.TestJob(f.input, filepath.Join(f.dir, "run"), f.url)
 	tap := &tapTransport{next: f.srv.Transport()}
 	return f, tap, Options{HTTPClient: &http.Client{Transport: tap}}
 }
@@ -309,8 +171,4 @@ func testSeed(t testing.TB) uint64 {
 	}
 	t.Logf("random seed %d (set RUBRICFORGE_TEST_SEED to replay another)", seed)
 	return seed
-}
-
-func slogText(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -11,65 +11,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
-
-// FuzzProblemFromJSON: no input line makes the reader panic, and a line it
-// accepts yields a usable problem.
-func FuzzProblemFromJSON(f *testing.F) {
-	for _, seed := range []string{
-		`{"problem": "What is 1+1?", "answer": "2"}`,
-		`{"problem": "p", "answer": 3, "id": "x-1", "source": "s", "solution": "r"}`,
-		`{"problem": null, "answer": "2"}`,
-		`{"problem": ["a"], "answer": "2"}`,
-		`{"problem": "  ", "answer": "2"}`,
-		`{"problem": "p", "answer": "2", "id": "a\u0001b"}`,
-		"{\"problem\": \"\xff\", \"answer\": \"1\"}",
-		`[1,2]`, `"str"`, `{`, ``,
-	} {
-		f.Add(seed)
-	}
-	in := DefaultJob().Input
-	f.Fuzz(func(t *testing.T, line string) {
-		p, msg := problemFromJSON([]byte(line), inputSpec{Input: in})
-		if msg != "" {
-			return
-		}
-		if strings.TrimSpace(p.Text) == "" || strings.TrimSpace(p.Answer) == "" || p.ID == "" {
-			t.Fatalf("accepted an empty field: %+v", p)
-		}
-		for _, s := range []string{p.Text, p.Answer, p.ID, p.Source, p.Reference} {
-			if !utf8.ValidString(s) {
-				t.Fatalf("accepted invalid UTF-8: %+v", p)
-			}
-		}
-		if len(p.ID) > maxIDLen {
-			t.Fatalf("id longer than %d: %q", maxIDLen, p.ID)
-		}
-	})
-}
-
-func TestProblemIDIsStableAndUnambiguous(t *testing.T) {
-	if ProblemID("What is 2+2?", "4") != ProblemID("  What is 2+2?\n", " 4 ") {
-		t.Error("the id must not depend on surrounding white space")
-	}
-	if ProblemID("ab", "c") == ProblemID("a", "bc") {
-		t.Error("field boundaries must be part of the id")
-	}
-	if got := ProblemID("What is 2+2?", "4"); len(got) != 16 || strings.Trim(got, "0123456789abcdef") != "" {
-		t.Errorf("id %q is not 16 hex digits", got)
-	}
-	// Pinned: a different encoding would change every id of every corpus,
-	// and resumes would redo all their work.
-	if got := ProblemID("What is 2+2?", "4"); got != "3f485be676b9dfc0" {
-		t.Errorf("ProblemID changed: %s", got)
-	}
-}
 
 // compress writes data to path, gzip- or zstd-compressed.
 func compress(t *testing.T, path, kind string, data []byte) {
@@ -98,7 +50,7 @@ func compress(t *testing.T, path, kind string, data []byte) {
 // the run directory is not created.
 func TestWrongInputStopsEarly(t *testing.T) {
 	dir := t.TempDir()
-	good := makeProblems(3)
+	good := runtest.MakeProblems(3)
 	var goodJSONL bytes.Buffer
 	for _, r := range good {
 		line, _ := json.Marshal(r)
@@ -140,15 +92,15 @@ func TestWrongInputStopsEarly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			input := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
 			tc.write(input)
-			job := testJob(input, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_")), "http://127.0.0.1:1/v1")
-			err := checkInputs(job.input())
+			jb := runtest.TestJob(input, filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_")), "http://127.0.0.1:1/v1")
+			err := source.CheckInputs(source.SpecOf(&jb))
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
 				return
 			}
-			var ue *UsageError
+			var ue *job.UsageError
 			if !errors.As(err, &ue) {
 				t.Fatalf("got %v, want a usage error", err)
 			}
@@ -157,10 +109,10 @@ func TestWrongInputStopsEarly(t *testing.T) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
 				}
 			}
-			if _, err := Run(context.Background(), job, Options{}); !errors.As(err, &ue) {
+			if _, err := Run(context.Background(), jb, Options{}); !errors.As(err, &ue) {
 				t.Errorf("Run: %v, want the usage error", err)
 			}
-			if _, err := os.Stat(job.Out); !os.IsNotExist(err) {
+			if _, err := os.Stat(jb.Out); !os.IsNotExist(err) {
 				t.Errorf("the run directory was created for an unusable input: %v", err)
 			}
 		})
@@ -181,7 +133,7 @@ func TestCompressedInputs(t *testing.T) {
 		compress(t, input, kind, append(plain, '\n', ' ', '\n')) // blank lines are not rows
 		job := f.job
 		job.Input.Paths = []string{input}
-		n, err := countRows(context.Background(), job.input())
+		n, err := source.CountRows(context.Background(), source.SpecOf(&job))
 		if err != nil || n != int64(len(f.rows)) {
 			t.Errorf("%s: counted %d rows (%v), want %d", kind, n, err, len(f.rows))
 		}
@@ -202,9 +154,9 @@ func TestParquetMissingColumnNamesTheColumns(t *testing.T) {
 	if err := parquet.WriteFile(path, []row{{"q", "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	j := testJob(path, "run", "http://x/v1")
-	err := checkInputs(j.input())
-	var ue *UsageError
+	j := runtest.TestJob(path, "run", "http://x/v1")
+	err := source.CheckInputs(source.SpecOf(&j))
+	var ue *job.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `no column "problem"`) || !strings.Contains(err.Error(), `"question", "gold"`) {
 		t.Errorf("missing column: %v", err)
 	}

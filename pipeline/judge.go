@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // judge asks the validity judge about every item and stores the verdicts;
 // with drop_invalid it removes the items found invalid.
-func (e *engine) judge(ctx context.Context, p Problem, items []schema.Item, u *usage) ([]schema.Item, error) {
+func (e *engine) judge(ctx context.Context, p source.Problem, items []schema.Item, u *usage) ([]schema.Item, error) {
 	var err error
 	if e.job.Judge.Mode == "item" {
 		err = e.judgeEachItem(ctx, p, items, u)
@@ -36,16 +40,16 @@ func (e *engine) judge(ctx context.Context, p Problem, items []schema.Item, u *u
 }
 
 // judgeEachItem sends one judge request per item.
-func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.Item, u *usage) error {
+func (e *engine) judgeEachItem(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
 	js := e.job.Judge
 	return fanOut(ctx, len(items), func(ctx context.Context, i int) error {
 		msgs, err := e.prompts.JudgeItemMessages(p.Text, p.Answer, items[i])
 		if err != nil {
 			return err
 		}
-		req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 		req.JSON = e.job.JSONObject.Judge
-		return e.askParsed(ctx, e.clients[StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
+		return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
 			v, err := schema.ParseValidity(reply)
 			if err == nil {
 				items[i].Valid, items[i].ValidReason = &v.Valid, &v.Reason
@@ -56,16 +60,16 @@ func (e *engine) judgeEachItem(ctx context.Context, p Problem, items []schema.It
 }
 
 // judgeBatch sends one judge request for all items of a problem.
-func (e *engine) judgeBatch(ctx context.Context, p Problem, items []schema.Item, u *usage) error {
+func (e *engine) judgeBatch(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
 	js := e.job.Judge
 	msgs, err := e.prompts.JudgeBatchMessages(p.Text, p.Answer, items)
 	if err != nil {
 		return err
 	}
 	ids := itemIDs(items)
-	req := request(StageJudge, js.Endpoint, js.Sampling, msgs)
+	req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
 	req.JSON = false // a JSON array is not a json_object response
-	return e.askParsed(ctx, e.clients[StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
+	return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
 		vs, err := schema.ParseValidityBatch(reply, ids)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -29,7 +30,7 @@ func TestRunMergesSmallShards(t *testing.T) {
 	}
 	job.Output.ShardRows = 16
 	var log bytes.Buffer
-	rep := runJob(t, job, Options{Logger: slogText(&log)})
+	rep := runJob(t, job, Options{Logger: runtest.TextLogger(&log)})
 	if !strings.Contains(log.String(), "merged small shards") {
 		t.Fatalf("no merge logged; the test needs checkpoints that leave small shards:\n%s", log.String())
 	}
@@ -87,9 +88,9 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 func TestForceKeepsTheJobHistory(t *testing.T) {
 	f := newFixture(t, 12, llmtest.Config{})
 	first := f.job
-	writeJSONL(t, f.input, f.rows[:6]) // the first job sees half the input
+	runtest.WriteJSONL(t, f.input, f.rows[:6]) // the first job sees half the input
 	runJob(t, first, Options{})
-	writeJSONL(t, f.input, f.rows)
+	runtest.WriteJSONL(t, f.input, f.rows)
 	yamlBefore, err := os.ReadFile(corpus.Layout{Dir: first.Out}.Job())
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +131,7 @@ func TestStatusSeesADeadRun(t *testing.T) {
 	f := newFixture(t, 4, llmtest.Config{})
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it
-	if err := writeReport(fsys.OS, f.job.Out, rep); err != nil {
+	if err := WriteReport(fsys.OS, f.job.Out, rep); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ReadStatus(f.job.Out)

@@ -9,6 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -21,7 +25,7 @@ import (
 // goroutine that called loop, takes their outcomes in, writes records and
 // failures, checkpoints, and decides when to stop (see verdict).
 type loop struct {
-	job         *Job
+	job         *job.Job
 	opt         Options
 	log         *slog.Logger
 	run         *corpus.Run
@@ -66,10 +70,10 @@ type inputCounts struct {
 	readDone                                   atomic.Bool
 
 	mu        sync.Mutex
-	badSample []InputError // the first few bad lines
+	badSample []source.InputError // the first few bad lines
 	// duplicate documents left out this session, and the first few
 	duplicateDocs   int64
-	duplicateSample []DuplicateDocument
+	duplicateSample []source.DuplicateDocument
 }
 
 // sessionCounts are the collector's counters of this session.
@@ -144,7 +148,7 @@ func (l *loop) pass(ctx context.Context, pass int) error {
 	defer cancelRead()
 
 	var bg sync.WaitGroup
-	work := make(chan Problem, 64)
+	work := make(chan source.Problem, 64)
 	results := make(chan outcome, l.report.ProblemsInFlight)
 	var readErr error
 	counted := make(chan struct{})
@@ -175,8 +179,8 @@ func (l *loop) pass(ctx context.Context, pass int) error {
 
 // feedReady reads the input again and admits the problems of l.only: those
 // whose batched requests were answered.
-func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
-	return readUnits(ctx, l.job.input(), func(p Problem) error {
+func (l *loop) feedReady(ctx context.Context, work chan<- source.Problem) error {
+	return source.ReadUnits(ctx, source.SpecOf(l.job), func(p source.Problem) error {
 		if _, ok := l.only[p.ID]; !ok || l.stop.stopped() {
 			return nil
 		}
@@ -185,11 +189,11 @@ func (l *loop) feedReady(ctx context.Context, work chan<- Problem) error {
 			return nil // a batch that answered it late lists it again
 		}
 		return l.send(ctx, work, p)
-	}, func(*InputError) {})
+	}, func(*source.InputError) {})
 }
 
 // send hands p to the workers, unless the run stops taking problems.
-func (l *loop) send(ctx context.Context, work chan<- Problem, p Problem) error {
+func (l *loop) send(ctx context.Context, work chan<- source.Problem, p source.Problem) error {
 	select {
 	case work <- p:
 		return nil
@@ -203,7 +207,7 @@ func (l *loop) send(ctx context.Context, work chan<- Problem, p Problem) error {
 // begin sets up the session's counters from the failures of earlier sessions.
 func (l *loop) begin() {
 	l.started = time.Now()
-	l.part.part = l.job.partition()
+	l.part.part = l.job.PartitionSpec()
 	l.part.sample = l.opt.pilot.sampleOf()
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage, l.leftOutByStage = map[string]int64{}, map[string]int64{}
@@ -211,7 +215,7 @@ func (l *loop) begin() {
 	for _, f := range l.run.Failures() {
 		if !l.retryFailed && !f.Transient {
 			l.resolvedAtStart++
-			if leftOutStage(f.Stage) {
+			if job.LeftOutStage(f.Stage) {
 				l.leftOutByStage[f.Stage]++
 			} else {
 				l.failuresByStage[f.Stage]++
@@ -224,7 +228,7 @@ func (l *loop) begin() {
 // feed reads the input to its end, counting every row, and admits the
 // problems that are new, not done and not failed before, until the run
 // stops taking problems.
-func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
+func (l *loop) feed(ctx context.Context, work chan<- source.Problem) error {
 	defer l.input.readDone.Store(true)
 	type seenAt struct {
 		content uint64
@@ -233,7 +237,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 	}
 	seen := idmap.New[seenAt]()
 	seenPassages := idmap.New[struct{}]() // by content hash
-	return readUnits(ctx, l.job.input(), func(p Problem) error {
+	return source.ReadUnits(ctx, source.SpecOf(l.job), func(p source.Problem) error {
 		l.input.rows.Add(1)
 		if !l.part.admit(&p) {
 			return nil // another worker's problem
@@ -248,7 +252,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 		content := xxhash.Sum64String(p.Text + "\x00" + p.Answer)
 		if s, dup := seen.Get(p.ID); dup {
 			if s.content != content {
-				l.bad(&InputError{p.File, p.Line, fmt.Sprintf("id %q is already used by %s:%d for a different problem", p.ID, s.file, s.line)})
+				l.bad(&source.InputError{File: p.File, Line: p.Line, Reason: fmt.Sprintf("id %q is already used by %s:%d for a different problem", p.ID, s.file, s.line)})
 			} else {
 				l.input.duplicates.Add(1)
 			}
@@ -268,7 +272,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 			return nil
 		}
 		if f, failed := l.run.Failed(p.ID); failed && !l.retryFailed && !f.Transient {
-			if leftOutStage(f.Stage) {
+			if job.LeftOutStage(f.Stage) {
 				l.input.skippedLeftOut.Add(1)
 			} else {
 				l.input.skippedFailed.Add(1)
@@ -287,7 +291,7 @@ func (l *loop) feed(ctx context.Context, work chan<- Problem) error {
 // rollouts (see llm.Client.Admit), and the problem's requests carry its
 // admission order as their priority, so the problems under way finish
 // before newer ones take request slots.
-func (l *loop) work(ctx context.Context, work <-chan Problem, results chan<- outcome) {
+func (l *loop) work(ctx context.Context, work <-chan source.Problem, results chan<- outcome) {
 	var wg sync.WaitGroup
 	var admitted atomic.Uint64
 	for range l.report.ProblemsInFlight {
@@ -356,14 +360,14 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 		case now := <-statusTick.C:
 			progress.update(l.statusLine()) // fills the report
 			if now.Sub(l.report.written) >= reportEvery {
-				if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+				if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
 					failRun(err)
 				}
 			}
 		case <-counted: // the total is known: let status show it at once
 			counted = nil
 			l.fillReport()
-			if err := writeReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
 				failRun(err)
 			}
 		case <-interrupted:
@@ -406,7 +410,7 @@ func (l *loop) take(o outcome) error {
 	return act.fatal
 }
 
-func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally) error {
+func (l *loop) recordFailure(p source.Problem, pf *problemFailure, sampled rolloutTally) error {
 	f := corpus.Failure{
 		ID: p.ID, Stage: pf.stage, Reason: pf.reason, Attempts: pf.attempts,
 		Time: time.Now().UTC(), Source: fmt.Sprintf("%s:%d", p.File, p.Line), Transient: pf.transient,
@@ -415,7 +419,7 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally
 	if err := l.run.RecordFailure(f); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	if leftOutStage(f.Stage) {
+	if job.LeftOutStage(f.Stage) {
 		l.session.leftOut++
 		l.leftOutByStage[f.Stage]++
 		return nil
@@ -430,11 +434,11 @@ func (l *loop) recordFailure(p Problem, pf *problemFailure, sampled rolloutTally
 // endpointOf is the base URL a stage sends to, for messages.
 func (l *loop) endpointOf(stage string) string {
 	switch stage {
-	case StageDistill, StageAnalyze, StageSynthesize, StageEnrich:
+	case job.StageDistill, job.StageAnalyze, job.StageSynthesize, job.StageEnrich:
 		return l.job.Distill.BaseURL
-	case StageJudge:
+	case job.StageJudge:
 		return l.job.Judge.BaseURL
-	case StageEmpirical:
+	case job.StageEmpirical:
 		return l.job.Empirical.BaseURL
 	}
 	return l.job.Rollout.BaseURL
@@ -442,20 +446,20 @@ func (l *loop) endpointOf(stage string) string {
 
 // duplicateDocument logs and notes a document left out because an earlier
 // one in input order has its text (p is its first passage).
-func (l *loop) duplicateDocument(p Problem) {
-	d := DuplicateDocument{Kept: *p.DuplicateOf, Dropped: refOf(p)}
+func (l *loop) duplicateDocument(p source.Problem) {
+	d := source.DuplicateDocument{Kept: *p.DuplicateOf, Dropped: source.RefOf(p)}
 	l.log.Warn("duplicate document left out: an earlier document in input order has its text and is kept",
 		"kept", d.Kept.DocID, "kept_file", d.Kept.File, "dropped", d.Dropped.DocID, "dropped_file", d.Dropped.File)
 	in := &l.input
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.duplicateDocs++
-	if len(in.duplicateSample) < maxDuplicateDocuments {
+	if len(in.duplicateSample) < source.MaxDuplicateDocuments {
 		in.duplicateSample = append(in.duplicateSample, d)
 	}
 }
 
-func (l *loop) bad(e *InputError) {
+func (l *loop) bad(e *source.InputError) {
 	l.input.badLines.Add(1)
 	l.log.Warn("skipping bad input line", "file", e.File, "line", e.Line, "reason", e.Reason)
 	l.input.mu.Lock()
@@ -468,12 +472,12 @@ func (l *loop) bad(e *InputError) {
 func (l *loop) budgetString() string {
 	s := l.meter.Snapshot().Total
 	return fmt.Sprintf("spent $%.4f and %d tokens over every session of this run (%s)",
-		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.budgetShare())
+		s.CostUSD, s.PromptTokens+s.CompletionTokens, l.job.BudgetShare())
 }
 
 // countInput counts the input's rows up front, for the total and the ETA.
 func (l *loop) countInput(ctx context.Context) {
-	n, err := countRows(ctx, l.job.input())
+	n, err := source.CountRows(ctx, source.SpecOf(l.job))
 	if err != nil {
 		l.log.Debug("could not count the input's rows up front", "err", err)
 		return
@@ -486,5 +490,5 @@ func (l *loop) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	l.fillReport()
-	return writeReport(l.opt.runFS(), l.job.Out, &l.report)
+	return WriteReport(l.opt.runFS(), l.job.Out, &l.report)
 }

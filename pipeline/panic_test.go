@@ -4,30 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
-
-// syncBuffer is a strings.Builder safe for concurrent writers (a log sink).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestPanicInAStageFailsOneProblem: a panic in the answer verifier, which
 // runs in the stage fan-out's goroutines (one per rollout request), fails
@@ -35,9 +19,9 @@ func (s *syncBuffer) String() string {
 func TestPanicInAStageFailsOneProblem(t *testing.T) {
 	for _, n := range []int{4, 1} { // 4: in fan-out goroutines; 1: in the problem's own goroutine
 		f, _, opt := inProcessFixture(t, 12, llmtest.Config{})
-		job := f.job
-		job.Rollout.N = n
-		job.Selection = Selection{}
+		jb := f.job
+		jb.Rollout.N = n
+		jb.Selection = job.Selection{}
 		var calls atomic.Int64
 		opt.hooks = &hooks{extract: func(text, finishReason string) (string, bool) {
 			if calls.Add(1) == 3 {
@@ -45,24 +29,24 @@ func TestPanicInAStageFailsOneProblem(t *testing.T) {
 			}
 			return defaultExtract(text, finishReason)
 		}}
-		var logs syncBuffer
+		var logs runtest.SyncBuffer
 		opt.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-		rep, err := Run(context.Background(), job, opt)
+		rep, err := Run(context.Background(), jb, opt)
 		if err != nil {
 			t.Fatalf("n=%d: the run failed: %v", n, err)
 		}
-		checkAccounted(t, job.Out, f.rows, rep)
-		fails := readFailures(t, job.Out)
+		checkAccounted(t, jb.Out, f.rows, rep)
+		fails := runtest.ReadFailures(t, jb.Out)
 		internal := 0
 		for _, fl := range fails {
-			if fl.Stage == StageInternal {
+			if fl.Stage == job.StageInternal {
 				internal++
 				if !strings.Contains(fl.Reason, "verifier bug") || !strings.Contains(fl.Reason, "rollout stage") {
 					t.Errorf("n=%d: failure reason %q does not name the panic and its stage", n, fl.Reason)
 				}
 			}
 		}
-		if internal != 1 || rep.FailuresByStage[StageInternal] != 1 {
+		if internal != 1 || rep.FailuresByStage[job.StageInternal] != 1 {
 			t.Errorf("n=%d: %d internal failures (report %v), want 1", n, internal, rep.FailuresByStage)
 		}
 		if l := logs.String(); !strings.Contains(l, "verifier bug") || !strings.Contains(l, "goroutine") || !strings.Contains(l, "verifyRollout") {

@@ -10,7 +10,12 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
 
@@ -36,7 +41,7 @@ func normalizedFixture(t *testing.T, name string) string {
 
 // fixtureUnits reads one fixture as a grounded job's input with passages
 // of at most limit characters.
-func fixtureUnits(t *testing.T, name string, limit int) []Problem {
+func fixtureUnits(t *testing.T, name string, limit int) []source.Problem {
 	t.Helper()
 	j := groundedJob(mdFixture(name))
 	j.Grounded.PassageChars = limit
@@ -108,7 +113,7 @@ func declaredCores(p string) []declaredCore {
 	return out
 }
 
-func texts(units []Problem) []string {
+func texts(units []source.Problem) []string {
 	out := make([]string, len(units))
 	for i, u := range units {
 		out[i] = u.Text
@@ -244,7 +249,7 @@ func TestFrontMatterAndBOM(t *testing.T) {
 	}
 	// A row's text is read the same way; its title field comes first.
 	rows := filepath.Join(t.TempDir(), "docs.jsonl")
-	writeFile(t, rows, `{"text": "\ufeff---\r\ntitle: From the front matter\r\n---\r\n    indented first line\r\n\r\nBody."}
+	runtest.WriteFile(t, rows, `{"text": "\ufeff---\r\ntitle: From the front matter\r\n---\r\n    indented first line\r\n\r\nBody."}
 {"text": "---\ntitle: Ignored\n---\nOther body.", "title": "From the field"}
 `)
 	j := groundedJob(rows)
@@ -264,27 +269,27 @@ func TestShortPassages(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	for _, name := range []string{"short.md", "code.md"} {
-		writeFile(t, filepath.Join(docs, name), normalizedFixture(t, name))
+		runtest.WriteFile(t, filepath.Join(docs, name), normalizedFixture(t, name))
 	}
-	srv, url := startSim(t, llmtest.Config{KeepLog: true})
+	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
 	jobPath := filepath.Join(dir, "job.yaml")
-	writeFile(t, jobPath, `style: grounded
+	runtest.WriteFile(t, jobPath, `style: grounded
 input: {paths: [docs]}
 out: run
 rollout: {base_url: "`+url+`", model: simulated}
 grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1}
 `)
-	j, err := PrepareJob(jobPath, nil)
+	j, err := job.PrepareJob(jobPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := runJob(t, j, Options{})
-	fails := readFailures(t, j.Out)
+	fails := runtest.ReadFailures(t, j.Out)
 	f, ok := fails["short.md#0"]
 	if !ok || f.Stage != "passage" || !strings.Contains(f.Reason, "79 characters") || !strings.Contains(f.Reason, "min_passage_chars 150") {
 		t.Errorf("the boilerplate document is not left out at the passage stage with its length: %+v (failures %v)", f, fails)
 	}
-	if recs := readCorpus(t, j.Out); len(recs) != 1 || recs["code.md#0"] == nil {
+	if recs := runtest.ReadCorpus(t, j.Out); len(recs) != 1 || recs["code.md#0"] == nil {
 		t.Errorf("records %v, want code.md#0 only", recs)
 	}
 	var raw struct {
@@ -308,12 +313,12 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 	if analyzed != 1 {
 		t.Errorf("%d analyze requests, want 1 (the short passage costs none)", analyzed)
 	}
-	writeFile(t, jobPath, strings.Replace(string(must(os.ReadFile(jobPath))), "min_passage_chars: 150", "min_passage_chars: 100", 1))
-	other, err := PrepareJob(jobPath, nil)
+	runtest.WriteFile(t, jobPath, strings.Replace(string(must(os.ReadFile(jobPath))), "min_passage_chars: 150", "min_passage_chars: 100", 1))
+	other, err := job.PrepareJob(jobPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := ChangedSettings(&j, &other); len(c) != 1 || c[0] != "grounded.min_passage_chars: 150 → 100" {
+	if c := job.ChangedSettings(&j, &other); len(c) != 1 || c[0] != "grounded.min_passage_chars: 150 → 100" {
 		t.Errorf("a changed minimum is described as %q", c)
 	}
 }
@@ -324,11 +329,11 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 // directory) is kept (item 5).
 func TestDuplicateDocuments(t *testing.T) {
 	dir := t.TempDir()
-	_, url := startSim(t, llmtest.Config{})
-	j := groundedTestJob(mdFixture("dups"), filepath.Join(dir, "run"), url)
+	_, url := runtest.StartSim(t, llmtest.Config{})
+	j := runtest.GroundedTestJob(mdFixture("dups"), filepath.Join(dir, "run"), url)
 	var log strings.Builder
-	rep := runJob(t, j, Options{Logger: slogText(&log)})
-	if recs := readCorpus(t, j.Out); len(recs)+len(readFailures(t, j.Out)) != 1 {
+	rep := runJob(t, j, Options{Logger: runtest.TextLogger(&log)})
+	if recs := runtest.ReadCorpus(t, j.Out); len(recs)+len(runtest.ReadFailures(t, j.Out)) != 1 {
 		t.Errorf("%d records, want the kept document's one passage", len(recs))
 	}
 	if !strings.Contains(log.String(), "duplicate document") || !strings.Contains(log.String(), "kept=a-copy.md") || !strings.Contains(log.String(), "dropped=b-original.md") {
@@ -386,8 +391,8 @@ func TestCutterVersionEntersTheFingerprint(t *testing.T) {
 	}
 	cur := groundedJob("docs")
 	cur.Normalize()
-	cur.stampVersions(ps)
-	if cur.Versions["passage_cutter"] != CutterVersion {
+	cur.StampVersions(ps, source.CutterVersion)
+	if cur.Versions["passage_cutter"] != source.CutterVersion {
 		t.Fatalf("a grounded job is not stamped with the passage cutter: %v", cur.Versions)
 	}
 	old := cur
@@ -396,7 +401,7 @@ func TestCutterVersionEntersTheFingerprint(t *testing.T) {
 	if old.Fingerprint() == cur.Fingerprint() {
 		t.Error("a run of the older cutter has the fingerprint of this one")
 	}
-	if c := ChangedSettings(&old, &cur); len(c) != 1 || c[0] != "versions.passage_cutter: (none) → "+CutterVersion {
+	if c := job.ChangedSettings(&old, &cur); len(c) != 1 || c[0] != "versions.passage_cutter: (none) → "+source.CutterVersion {
 		t.Errorf("the change of cutter is described as %q", c)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -168,7 +170,7 @@ func (p *pilot) observe(o outcome) {
 	case o.record != nil:
 		pp.Outcome = OutcomeRecord
 		pp.countItems(o.record)
-	case leftOutStage(o.failure.stage):
+	case job.LeftOutStage(o.failure.stage):
 		pp.Outcome = OutcomeLeftOut
 	default:
 		pp.Outcome = OutcomeFailed
@@ -283,7 +285,7 @@ func (t timing) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // timedClient is the HTTP client of a plan's pilot: the run's own, or the
 // one llm would make, with every request timed.
-func timedClient(job *Job, c *http.Client) *http.Client {
+func timedClient(job *job.Job, c *http.Client) *http.Client {
 	var next http.RoundTripper
 	if c == nil {
 		next = llm.NewTransport(job.Limits.Concurrency)
@@ -291,7 +293,7 @@ func timedClient(job *Job, c *http.Client) *http.Client {
 		next = http.DefaultTransport
 	}
 	var eps []string
-	for _, e := range job.endpoints() {
+	for _, e := range job.Endpoints() {
 		if !slices.Contains(eps, e.BaseURL) {
 			eps = append(eps, e.BaseURL)
 		}

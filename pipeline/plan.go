@@ -10,6 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/idmap"
@@ -36,66 +40,66 @@ type PlanOptions struct {
 // records and wall time, each with a range (see project), and writes them
 // to RUN/plan.json. A plan of a job whose sampled problems an earlier plan
 // already measured reuses their figures and sends nothing.
-func Plan(ctx context.Context, job Job, opt Options, po PlanOptions) (*PlanDoc, error) {
+func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDoc, error) {
 	opt.fill()
-	job.Normalize()
-	if err := job.Validate(); err != nil {
+	jb.Normalize()
+	if err := jb.Validate(); err != nil {
 		return nil, err
 	}
 	if po.Sample < 1 {
-		return nil, &UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, unitWordsOf(job.Style).unit)}}
+		return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, unitWordsOf(jb.Style).unit)}}
 	}
-	if err := checkInputs(job.input()); err != nil {
+	if err := source.CheckInputs(source.SpecOf(&jb)); err != nil {
 		return nil, err
 	}
-	in, err := scanForPlan(ctx, &job, po.Sample)
+	in, err := scanForPlan(ctx, &jb, po.Sample)
 	if err != nil {
 		return nil, err
 	}
 	if err := in.usable(po.AllowBadRows); err != nil {
 		return nil, err
 	}
-	earlier, _ := ReadPlan(job.Out) // its figures count only if the job is the same (below)
+	earlier, _ := ReadPlan(jb.Out) // its figures count only if the job is the same (below)
 
-	if err := resolveAutoModes(ctx, &job, opt); err != nil {
+	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
 		return nil, err
 	}
 	pl := newPilot(in.sample)
 	opt.pilot = pl
-	opt.HTTPClient = timedClient(&job, opt.HTTPClient)
-	rep, err := Run(ctx, onlinePilot(job), opt)
+	opt.HTTPClient = timedClient(&jb, opt.HTTPClient)
+	rep, err := Run(ctx, onlinePilot(jb), opt)
 	if err != nil {
-		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", job.Out, err)
+		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", jb.Out, err)
 	}
 	measured := pl.problems()
 	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
 	switch {
 	case rep.StoppedBy == StopBudget && len(problems) < in.sample.Len():
-		return nil, pilotOverBudget(&job, rep, in, measured)
+		return nil, pilotOverBudget(&jb, rep, in, measured)
 	case rep.Status == StatusStopped && rep.StoppedBy != StopBudget:
 		return nil, fmt.Errorf("the pilot stopped before its %d %s were done (%s); run distill plan again to finish it", in.sample.Len(), in.words.units, rep.StopReason)
 	}
-	if err := markPilot(opt, job.Out, rep, in); err != nil {
+	if err := markPilot(opt, jb.Out, rep, in); err != nil {
 		return nil, err
 	}
 	if len(problems) == 0 {
-		return nil, fmt.Errorf("no sampled %s was measured: the %d sampled %s were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.words.unit, in.sample.Len(), in.words.units, job.Out)
+		return nil, fmt.Errorf("no sampled %s was measured: the %d sampled %s were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.words.unit, in.sample.Len(), in.words.units, jb.Out)
 	}
 	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
 		earlier = nil
 	}
-	rest, err := pendingIn(opt, job.Out, in.unique)
+	rest, err := pendingIn(opt, jb.Out, in.unique)
 	if err != nil {
 		return nil, err
 	}
-	plan := project(&job, in, problems, rest, rep, earlier)
+	plan := project(&jb, in, problems, rest, rep, earlier)
 	plan.JobFingerprint = rep.JobFingerprint
 	plan.Created = time.Now().UTC().Truncate(time.Second)
 	plan.PilotSeconds = rep.ElapsedSeconds
 	if len(measured) == 0 && earlier != nil {
 		plan.PilotSeconds = earlier.PilotSeconds // nothing was sent: the figures are the earlier pilot's
 	}
-	if err := writePlan(opt.runFS(), job.Out, plan); err != nil {
+	if err := writePlan(opt.runFS(), jb.Out, plan); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -108,7 +112,7 @@ type planInput struct {
 	// analyses, one per document.
 	docs      int64
 	sources   map[string]int64
-	badSample []InputError
+	badSample []source.InputError
 	sample    *Sample
 	words     unitWords // problems, or a grounded job's passages
 }
@@ -116,14 +120,14 @@ type planInput struct {
 // scanForPlan reads the input once, as distill run reads it (a grounded
 // job's documents cut into passages): it counts the unique units of the
 // job's partition, by source, notes bad rows, and picks the sample.
-func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
+func scanForPlan(ctx context.Context, job *job.Job, n int) (*planInput, error) {
 	in := &planInput{sources: map[string]int64{}, words: unitWordsOf(job.Style)}
-	part := job.partition()
+	part := job.PartitionSpec()
 	seen := idmap.New[struct{}]()         // as the feeder counts them
 	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
 	seenDocs := idmap.New[struct{}]()
 	low := lowestHashes{n: n}
-	err := readUnits(ctx, job.input(), func(p Problem) error {
+	err := source.ReadUnits(ctx, source.SpecOf(job), func(p source.Problem) error {
 		in.rows++
 		if !part.Holds(partitionKey(&p)) {
 			return nil
@@ -152,7 +156,7 @@ func scanForPlan(ctx context.Context, job *Job, n int) (*planInput, error) {
 		in.sources[p.Source]++
 		low.offer(p.ID)
 		return nil
-	}, func(e *InputError) {
+	}, func(e *source.InputError) {
 		in.bad++
 		if len(in.badSample) < 5 {
 			in.badSample = append(in.badSample, *e)
@@ -173,10 +177,10 @@ func (in *planInput) usable(allowBad bool) error {
 		for _, e := range in.badSample {
 			problems = append(problems, "  "+e.Error())
 		}
-		return &UsageError{Problems: problems}
+		return &job.UsageError{Problems: problems}
 	}
 	if in.unique == 0 {
-		return &UsageError{Problems: []string{"input: no usable " + in.words.unit + " to plan for"}}
+		return &job.UsageError{Problems: []string{"input: no usable " + in.words.unit + " to plan for"}}
 	}
 	return nil
 }
@@ -189,7 +193,7 @@ func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
 	}
 	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
 	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled %s of %d; distill run does the rest", in.sample.Len(), in.words.units, in.unique)
-	return writeReport(opt.runFS(), dir, rep)
+	return WriteReport(opt.runFS(), dir, rep)
 }
 
 // pendingIn is how many of the input's unique problems the run directory
@@ -214,7 +218,7 @@ func pendingIn(opt Options, dir string, unique int64) (int64, error) {
 }
 
 // pilotOverBudget explains a pilot that the job's budget stopped.
-func pilotOverBudget(job *Job, rep *Report, in *planInput, measured []PilotProblem) error {
+func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []PilotProblem) error {
 	t := rep.LLM.Total
 	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.units)
 	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // BenchmarkPlanProjection measures how close distill plan's projection
@@ -33,11 +36,11 @@ func BenchmarkPlanProjection(b *testing.B) {
 	dir := b.TempDir()
 	rows := planProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(b, input, rows)
-	cfg := llmtest.Config{Answers: answersOf(rows), Latency: latency, Seed: 3}
+	runtest.WriteJSONL(b, input, rows)
+	cfg := llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Seed: 3}
 	for i := range b.N {
-		job := func(out string) Job {
-			j := testJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
+		job := func(out string) job.Job {
+			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
 			j.Rollout.N = 8
 			j.Limits.Concurrency = concurrency
 			j.Limits.AttemptTimeout = time.Minute

@@ -14,13 +14,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // planProblems are n problems with ids and three sources.
-func planProblems(n int) []testProblem {
-	rows := makeProblems(n)
+func planProblems(n int) []runtest.Problem {
+	rows := runtest.MakeProblems(n)
 	for i := range rows {
 		rows[i].ID = fmt.Sprintf("p%04d", i)
 		rows[i].Source = []string{"aime", "gsm", "olymp"}[i%3]
@@ -60,15 +63,15 @@ func (c *problemCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // planSetup is a job over rows against an in-process simulated endpoint,
 // its requests counted.
-func planSetup(t *testing.T, rows []testProblem, extra ...string) (Job, Options, *problemCounter) {
+func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, Options, *problemCounter) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows, extra...)
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), Latency: 5e6, Seed: 7})
+	runtest.WriteJSONL(t, input, rows, extra...)
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := testJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
@@ -188,23 +191,23 @@ func TestPlanAgainReusesThePilot(t *testing.T) {
 // naming the file and line, and leaves nothing in the way of distill run.
 func TestPlanRefusesBadRows(t *testing.T) {
 	rows := planProblems(30)
-	job, opt, counter := planSetup(t, rows, `{"problem": "no answer here"}`, `not json`)
-	_, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10})
-	var ue *UsageError
+	jb, opt, counter := planSetup(t, rows, `{"problem": "no answer here"}`, `not json`)
+	_, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10})
+	var ue *job.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "2 bad rows") || !strings.Contains(err.Error(), "in.jsonl:32") {
 		t.Fatalf("Plan on bad rows: %v; want a usage error naming the 2 bad rows and in.jsonl:32", err)
 	}
 	if counter.total != 0 {
 		t.Errorf("the refused plan sent %d requests", counter.total)
 	}
-	if _, err := os.Stat(job.Out); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the refused plan left %s behind (%v)", job.Out, err)
+	if _, err := os.Stat(jb.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused plan left %s behind (%v)", jb.Out, err)
 	}
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10, AllowBadRows: true})
+	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10, AllowBadRows: true})
 	if err != nil || plan.Input.BadLines != 2 || plan.Input.Unique != 30 {
 		t.Fatalf("Plan --allow-bad-rows: %v, %+v", err, plan)
 	}
-	if rep := runJob(t, job, opt); rep.Status != StatusFinished {
+	if rep := runJob(t, jb, opt); rep.Status != StatusFinished {
 		t.Errorf("the run after the plan: %s (%s)", rep.Status, rep.StopReason)
 	}
 }
@@ -268,26 +271,26 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 // takes 2,000 s and binds instead.
 func TestPlanWallTime(t *testing.T) {
 	const url = "http://e/v1"
-	job := DefaultJob()
-	job.Rollout.BaseURL, job.Rollout.Model = url, "m"
-	job.Normalize()
-	job.Limits.Concurrency = 10
+	jb := job.DefaultJob()
+	jb.Rollout.BaseURL, jb.Rollout.Model = url, "m"
+	jb.Normalize()
+	jb.Limits.Concurrency = 10
 	probs := make([]PilotProblem, 50)
 	for i := range probs {
 		probs[i] = PilotProblem{ID: fmt.Sprint(i), Outcome: OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
-			Stages: map[string]schema.Usage{StageRollout: {Requests: 8}, StageDistill: {Requests: 1}, StageJudge: {Requests: 1}}}
+			Stages: map[string]schema.Usage{job.StageRollout: {Requests: 8}, job.StageDistill: {Requests: 1}, job.StageJudge: {Requests: 1}}}
 	}
 	in := &planInput{unique: 1000, sample: &Sample{}}
 	rep := &Report{}
-	plan := project(&job, in, probs, 1000, rep, nil)
+	plan := project(&jb, in, probs, 1000, rep, nil)
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-1003) > 1e-6 || plan.Wall.Binding != ConstraintConcurrency {
 		t.Errorf("wall %.3f s bound by %q; want 1003 s by concurrency", got, plan.Wall.Binding)
 	}
 	if !strings.Contains(plan.Wall.Relief, "concurrency 20 would take it from 17 min to 8.4 min") {
 		t.Errorf("relief %q", plan.Wall.Relief)
 	}
-	job.Limits.RequestsPerMinute = 300
-	plan = project(&job, in, probs, 1000, rep, nil)
+	jb.Limits.RequestsPerMinute = 300
+	plan = project(&jb, in, probs, 1000, rep, nil)
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-2003) > 1e-6 || plan.Wall.Binding != ConstraintRate || plan.Endpoints[0].LimitSource != "configured" {
 		t.Errorf("wall %.3f s bound by %q (%+v); want 2003 s by the configured rate limit", got, plan.Wall.Binding, plan.Endpoints)
 	}
@@ -300,15 +303,15 @@ func TestPlanWallTime(t *testing.T) {
 // its own share of the input only.
 func TestPlanOfAPartition(t *testing.T) {
 	rows := planProblems(60)
-	job, opt, _ := planSetup(t, rows)
-	job.Partition = "1/3"
+	jb, opt, _ := planSetup(t, rows)
+	jb.Partition = "1/3"
 	var share int64
 	for _, r := range rows {
-		if PartitionOf(r.ID, 3) == 1 {
+		if job.PartitionOf(r.ID, 3) == 1 {
 			share++
 		}
 	}
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 6})
+	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 6})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -316,11 +319,11 @@ func TestPlanOfAPartition(t *testing.T) {
 		t.Errorf("planned %d unique of %d rows, %d measured; want the partition's %d of 60, 6 measured", plan.Input.Unique, plan.Input.Rows, plan.Measured, share)
 	}
 	for _, p := range plan.Pilot {
-		if PartitionOf(p.ID, 3) != 1 {
-			t.Errorf("sampled %s, which is partition %d's", p.ID, PartitionOf(p.ID, 3))
+		if job.PartitionOf(p.ID, 3) != 1 {
+			t.Errorf("sampled %s, which is partition %d's", p.ID, job.PartitionOf(p.ID, 3))
 		}
 	}
-	rep := runJob(t, job, opt)
+	rep := runJob(t, jb, opt)
 	if rep.Problems.Unique != share || rep.Problems.AlreadyDone+rep.Problems.SkippedLeftOut+rep.Problems.SkippedFailed != 6 {
 		t.Errorf("the worker's run after the plan: %+v; want its %d problems, 6 of them resolved by the plan", rep.Problems, share)
 	}
@@ -333,10 +336,10 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 	rows := planProblems(200)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
-	srv := llmtest.New(llmtest.Config{Answers: answersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
+	runtest.WriteJSONL(t, input, rows)
+	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
 	t.Cleanup(srv.Close)
-	job := testJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	plan, err := Plan(context.Background(), job, Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, PlanOptions{Sample: 10})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)

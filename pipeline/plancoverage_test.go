@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -16,11 +18,11 @@ func coveragePopulation(n int, keep float64, seed uint64) []PilotProblem {
 	out := make([]PilotProblem, n)
 	for i := range out {
 		p := PilotProblem{ID: fmt.Sprintf("p%05d", i), Outcome: OutcomeLeftOut, Seconds: 1,
-			Stages: map[string]schema.Usage{StageRollout: {Requests: 8, PromptTokens: 8 * int64(150+rng.IntN(100)), CompletionTokens: int64(4000 + rng.IntN(4000))}}}
+			Stages: map[string]schema.Usage{job.StageRollout: {Requests: 8, PromptTokens: 8 * int64(150+rng.IntN(100)), CompletionTokens: int64(4000 + rng.IntN(4000))}}}
 		if rng.Float64() < keep {
 			p.Outcome, p.Items, p.Judged, p.Valid = OutcomeRecord, 6, 6, 5
-			p.Stages[StageDistill] = schema.Usage{Requests: 1, PromptTokens: int64(5000 + rng.IntN(3000)), CompletionTokens: int64(600 + rng.IntN(400))}
-			p.Stages[StageJudge] = schema.Usage{Requests: 1, PromptTokens: int64(2500 + rng.IntN(1500)), CompletionTokens: int64(300 + rng.IntN(200))}
+			p.Stages[job.StageDistill] = schema.Usage{Requests: 1, PromptTokens: int64(5000 + rng.IntN(3000)), CompletionTokens: int64(600 + rng.IntN(400))}
+			p.Stages[job.StageJudge] = schema.Usage{Requests: 1, PromptTokens: int64(2500 + rng.IntN(1500)), CompletionTokens: int64(300 + rng.IntN(200))}
 		}
 		out[i] = p
 	}
@@ -42,11 +44,11 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 		// 97.5 percentiles nearly as well and keep the test short.
 		coverageRounds = 300
 	)
-	job := DefaultJob()
-	job.Prices = map[string]Price{job.Rollout.Model: {Prompt: 0.5, Completion: 2}, job.Distill.Model: {Prompt: 0.5, Completion: 2}, job.Judge.Model: {Prompt: 0.5, Completion: 2}}
+	jb := job.DefaultJob()
+	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
-	stages := pilotStages(job.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population, 0) }
+	stages := pilotStages(jb.Style, pop)
+	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&jb, ps, stages, population, 0) }
 	truth := est(pop)
 	figures := []string{"total.tokens", "total.cost", "records"}
 	covered := map[string]int{}
@@ -77,11 +79,11 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 // the ranges of tokens, cost and records still hold the true figures.
 func TestPlanRangesCoverAnUnluckySample(t *testing.T) {
 	const population = 10000
-	job := DefaultJob()
-	job.Prices = map[string]Price{job.Rollout.Model: {Prompt: 0.5, Completion: 2}, job.Distill.Model: {Prompt: 0.5, Completion: 2}, job.Judge.Model: {Prompt: 0.5, Completion: 2}}
+	jb := job.DefaultJob()
+	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
-	stages := pilotStages(job.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&job, ps, stages, population, 0) }
+	stages := pilotStages(jb.Style, pop)
+	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&jb, ps, stages, population, 0) }
 	truth := est(pop)
 	var probs []PilotProblem
 	kept, left := 0, 0

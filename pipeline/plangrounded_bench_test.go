@@ -11,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -35,8 +40,8 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 	b.Logf("%d documents cut into %d passages", docs, cut)
 	cfg := llmtest.Config{Latency: latency, Seed: 3}
 	for i := range b.N {
-		job := func(out string) Job {
-			j := testJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
+		job := func(out string) job.Job {
+			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
 			j.Style = schema.StyleGrounded
 			j.Grounded.PassageChars = passageChars
 			j.Grounded.QuestionsPerPassage = 2
@@ -79,7 +84,7 @@ func writeBenchDocuments(b *testing.B, path string, n, limit int) (docs, passage
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	for k := 0; passages < n; k++ {
-		topic := docTopics[k%len(docTopics)]
+		topic := runtest.DocTopic(k)
 		var text strings.Builder
 		for p := range 1 + (k*7)%9 {
 			fmt.Fprintf(&text, "The %s assembly %d of report %d keeps its output steady because a feedback path compares the measured quantity with its set point. ", topic, p, k)
@@ -88,15 +93,15 @@ func writeBenchDocuments(b *testing.B, path string, n, limit int) (docs, passage
 			}
 			text.WriteString("The residual error is what calibration must remove.\n\n")
 		}
-		cuts := cutPassages(readDocument(text.String()).body, GroundedStage{PassageChars: limit, MinPassageChars: DefaultMinPassageChars}.cutOptions())
-		if passages+len(cuts) > n {
+		cuts := source.PassagesIn(text.String(), job.GroundedStage{PassageChars: limit, MinPassageChars: job.DefaultMinPassageChars})
+		if passages+cuts > n {
 			continue // a shorter one next
 		}
 		if err := enc.Encode(map[string]string{"id": fmt.Sprintf("report-%05d", k), "title": "Report on the " + topic, "text": text.String()}); err != nil {
 			b.Fatal(err)
 		}
 		docs++
-		passages += len(cuts)
+		passages += cuts
 	}
 	return docs, passages
 }

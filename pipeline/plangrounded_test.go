@@ -8,21 +8,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // groundedPlanSetup is a grounded job over documents against an in-process
 // simulated endpoint, its requests counted.
-func groundedPlanSetup(t *testing.T, docs int) (Job, Options, *problemCounter) {
+func groundedPlanSetup(t *testing.T, docs int) (job.Job, Options, *problemCounter) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "docs")
-	writeDocs(t, input, docs)
+	runtest.WriteDocs(t, input, docs)
 	srv := llmtest.New(llmtest.Config{Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := groundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.GroundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
 	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
@@ -46,10 +49,10 @@ func passageMark(t *testing.T, text string) string {
 // failed), says so in its table; and distill run afterwards sends not one
 // request that names a sampled passage.
 func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
-	job, opt, counter := groundedPlanSetup(t, 24)
-	units := distinctUnits(t, job)
+	jb, opt, counter := groundedPlanSetup(t, 24)
+	units := distinctUnits(t, jb)
 	const sample = 40
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: sample, AllowBadRows: true})
+	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: sample, AllowBadRows: true})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -60,7 +63,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if plan.Sampled != sample || plan.Measured != sample || plan.Input.Rest != int64(len(units)-sample) {
 		t.Fatalf("sampled %d, measured %d, %d left; want %d, %d, %d", plan.Sampled, plan.Measured, plan.Input.Rest, sample, sample, len(units)-sample)
 	}
-	pilotRep, _, err := ReadReport(job.Out)
+	pilotRep, _, err := ReadReport(jb.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +77,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 			t.Errorf("stage %s: projected cost %v; the job prices its model", s.Stage, s.CostUSD)
 		}
 	}
-	if want := []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical}; !slices.Equal(stages, want) {
+	if want := []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich, job.StageJudge, job.StageEmpirical}; !slices.Equal(stages, want) {
 		t.Errorf("projected stages %v; want %v", stages, want)
 	}
 	if !plan.CostCounted || plan.Total.CostUSD.Value <= 0 {
@@ -94,8 +97,8 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	for _, u := range units {
 		text[u.ID] = u.Text
 	}
-	fails := readFailures(t, job.Out)
-	recs := readCorpus(t, job.Out)
+	fails := runtest.ReadFailures(t, jb.Out)
+	recs := runtest.ReadCorpus(t, jb.Out)
 	leftOut, criteria := 0, int64(0)
 	for _, p := range plan.Pilot {
 		if text[p.ID] == "" {
@@ -103,7 +106,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 		}
 		counter.watch[passageMark(t, text[p.ID])] = true
 		switch f, failed := fails[p.ID]; {
-		case failed && f.Stage == StageQuality:
+		case failed && f.Stage == job.StageQuality:
 			leftOut++
 			if p.Outcome != OutcomeLeftOut {
 				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, OutcomeLeftOut)
@@ -134,24 +137,24 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if got, want := plan.LeftOut.Value, float64(leftOut)*scale; got < want-1e-9 || got > want+1e-9 {
 		t.Errorf("projected left out %.2f; want %d of %d sampled scaled to %d passages = %.2f", got, leftOut, sample, len(units), want)
 	}
-	if plan.Validity == nil || plan.EmpiricalValidity == nil || plan.ItemsPerRecord.Value < float64(job.Grounded.MinCriteria*job.Grounded.QuestionsPerPassage) {
+	if plan.Validity == nil || plan.EmpiricalValidity == nil || plan.ItemsPerRecord.Value < float64(jb.Grounded.MinCriteria*jb.Grounded.QuestionsPerPassage) {
 		t.Errorf("validity %v, empirical %v, criteria per record %v", plan.Validity, plan.EmpiricalValidity, plan.ItemsPerRecord)
 	}
 	var table strings.Builder
-	plan.WriteText(&table, job.Out)
+	plan.WriteText(&table, jb.Out)
 	for _, want := range []string{"sampled passages of", "left out by the quality checks", "criteria per record", "for the " + count(float64(plan.Input.Rest)) + " passages left"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the plan's table lacks %q:\n%s", want, table.String())
 		}
 	}
-	if !slices.ContainsFunc(strings.Split(table.String(), "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), StageAnalyze+" ") }) {
-		t.Errorf("the plan's table has no row for stage %s:\n%s", StageAnalyze, table.String())
+	if !slices.ContainsFunc(strings.Split(table.String(), "\n"), func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), job.StageAnalyze+" ") }) {
+		t.Errorf("the plan's table has no row for stage %s:\n%s", job.StageAnalyze, table.String())
 	}
 	if strings.Contains(table.String(), "problems left") || strings.Contains(table.String(), "problem's") || strings.Contains(table.String(), "selection") {
 		t.Errorf("the plan's table of a grounded job speaks of problems or selection:\n%s", table.String())
 	}
 
-	rep := runJob(t, job, opt)
+	rep := runJob(t, jb, opt)
 	if rep.Status != StatusFinished || rep.JobFingerprint != plan.JobFingerprint {
 		t.Fatalf("the run after the plan: %s (%s), fingerprint %s vs the plan's %s", rep.Status, rep.StopReason, rep.JobFingerprint, plan.JobFingerprint)
 	}
@@ -161,9 +164,9 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if got := rep.Problems.AlreadyDone + rep.Problems.SkippedLeftOut + rep.Problems.SkippedFailed; got != sample {
 		t.Errorf("the run found %d passages resolved before it; want the %d sampled", got, sample)
 	}
-	checkGroundedAccounted(t, job, rep)
+	checkGroundedAccounted(t, jb, rep)
 
-	st, err := ReadStatus(job.Out)
+	st, err := ReadStatus(jb.Out)
 	if err != nil {
 		t.Fatal(err)
 	}

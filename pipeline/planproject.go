@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -132,7 +134,7 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *Job, in *planInput, probs []PilotProblem, rest int64, rep *Report, earlier *PlanDoc) *PlanDoc {
+func project(job *job.Job, in *planInput, probs []PilotProblem, rest int64, rep *Report, earlier *PlanDoc) *PlanDoc {
 	plan := &PlanDoc{
 		Input:       PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
 		Sampled:     in.sample.Len(),
@@ -243,7 +245,7 @@ func pilotStages(style string, probs []PilotProblem) []string {
 
 // estimate computes every projected figure from a set of pilot problems:
 // per-problem means scaled to the input's unique problems.
-func estimate(job *Job, ps []PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
+func estimate(job *job.Job, ps []PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
 	out := estimateCounts(job, ps, stages, unique, docs)
 	for _, b := range wallBounds(job, ps, stages, rest, wo) {
 		out["bound."+b.Constraint] = b.Seconds
@@ -256,7 +258,7 @@ func estimate(job *Job, ps []PilotProblem, stages []string, unique, docs, rest i
 // estimateCounts is estimate without the wall times: outcomes, requests,
 // tokens, cost and validity. docs is the number of documents of a grounded
 // job (0 otherwise): its analyses are one per document.
-func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique, docs int64) map[string]float64 {
+func estimateCounts(jb *job.Job, ps []PilotProblem, stages []string, unique, docs int64) map[string]float64 {
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
@@ -278,9 +280,9 @@ func estimateCounts(job *Job, ps []PilotProblem, stages []string, unique, docs i
 		empValid += float64(p.EmpiricallyValid)
 		for _, s := range stages {
 			u := p.Stages[s]
-			cost := usageCost(job, s, u.PromptTokens, u.CompletionTokens)
+			cost := usageCost(jb, s, u.PromptTokens, u.CompletionTokens)
 			scale := scale
-			if s == StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
+			if s == job.StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
 				scale *= float64(docs) / float64(unique)
 			}
 			for _, k := range []string{s, "total"} {
@@ -316,7 +318,7 @@ const (
 // the request seconds of an endpoint over its concurrency; its requests
 // and tokens over its rate limits; the problems' own latency over the
 // problems in flight at once; and the latency of one problem.
-func wallBounds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) []Bound {
+func wallBounds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) []Bound {
 	n := float64(len(ps))
 	per := float64(m) / n
 	var latency float64
@@ -357,7 +359,7 @@ func wallBounds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWa
 // wallSeconds is the projected wall time of m problems: the tightest
 // throughput bound, plus one problem's latency for the pipeline to fill
 // and drain.
-func wallSeconds(job *Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
+func wallSeconds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
 	if m == 0 {
 		return 0
 	}
@@ -392,7 +394,7 @@ func wallOf(full map[string]float64, rg func(string) Range) WallProjection {
 }
 
 // relief says what changing the binding constraint would buy, for the rest.
-func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWallOptions, w WallProjection) string {
+func relief(job *job.Job, ps []PilotProblem, stages []string, rest int64, wo planWallOptions, w WallProjection) string {
 	now := wallSeconds(job, ps, stages, rest, wo)
 	switch w.Binding {
 	case ConstraintConcurrency:
@@ -426,7 +428,7 @@ func relief(job *Job, ps []PilotProblem, stages []string, rest int64, wo planWal
 // planEndpoints are the job's endpoints with their limits: the job's
 // configured rates, or those the server announced during the pilot (or,
 // when this plan sent nothing, during the earlier plan's pilot).
-func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
+func planEndpoints(job *job.Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
 	var out []PlanEndpoint
 	for _, se := range requestStages(job) {
 		stage, url := se.stage, se.endpoint.BaseURL
@@ -466,7 +468,7 @@ func planEndpoints(job *Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
 }
 
 // usageCost prices a stage's tokens with the job's price of its model.
-func usageCost(job *Job, stage string, prompt, completion int64) float64 {
+func usageCost(job *job.Job, stage string, prompt, completion int64) float64 {
 	p, ok := job.Prices[stageEndpoint(job, stage).Model]
 	if !ok {
 		return 0
@@ -475,7 +477,7 @@ func usageCost(job *Job, stage string, prompt, completion int64) float64 {
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.
-func budgetChecks(job *Job, plan *PlanDoc) []BudgetCheck {
+func budgetChecks(job *job.Job, plan *PlanDoc) []BudgetCheck {
 	var out []BudgetCheck
 	covers := func(limit float64, projected Range) float64 {
 		if projected.Value <= limit {

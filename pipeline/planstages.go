@@ -1,11 +1,14 @@
 package pipeline
 
-import "github.com/rubricforge/rubricforge/schema"
+import (
+	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/schema"
+)
 
 // stageAt is a stage that sends requests and an endpoint it sends them to.
 type stageAt struct {
 	stage    string
-	endpoint Endpoint
+	endpoint job.Endpoint
 }
 
 // requestStages are the stages of the job's style that the job runs and
@@ -13,16 +16,16 @@ type stageAt struct {
 // job's analyze, synthesize and enrich ask the distiller; its empirical
 // stage sends the closed-book answers to the rollout endpoint and their
 // scoring to the empirical one, so it is listed at both.
-func requestStages(job *Job) []stageAt {
+func requestStages(jb *job.Job) []stageAt {
 	var out []stageAt
-	for _, st := range stagesOf(job.Style) {
-		if st.check || (st.on != nil && !st.on(job)) {
+	for _, st := range stagesOf(jb.Style) {
+		if st.check || (st.on != nil && !st.on(jb)) {
 			continue
 		}
-		if st.name == StageEmpirical && job.Style == schema.StyleGrounded {
-			out = append(out, stageAt{st.name, job.Rollout.Endpoint})
+		if st.name == job.StageEmpirical && jb.Style == schema.StyleGrounded {
+			out = append(out, stageAt{st.name, jb.Rollout.Endpoint})
 		}
-		out = append(out, stageAt{st.name, stageEndpoint(job, st.name)})
+		out = append(out, stageAt{st.name, stageEndpoint(jb, st.name)})
 	}
 	return out
 }
@@ -31,10 +34,10 @@ func requestStages(job *Job) []stageAt {
 // at: the distiller's for the grounded stages that ask it. The grounded
 // empirical stage is priced at the empirical endpoint's model, its answers
 // too (usage is counted by stage, not by endpoint).
-func stageEndpoint(job *Job, stage string) Endpoint {
+func stageEndpoint(jb *job.Job, stage string) job.Endpoint {
 	switch stage {
-	case StageAnalyze, StageSynthesize, StageEnrich:
-		return job.Distill.Endpoint
+	case job.StageAnalyze, job.StageSynthesize, job.StageEnrich:
+		return jb.Distill.Endpoint
 	}
-	return job.endpoints()[stage]
+	return jb.Endpoints()[stage]
 }

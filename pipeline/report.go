@@ -10,6 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm"
@@ -36,7 +40,7 @@ const (
 // it took. Problem counts are over the unique problems of the input:
 // Unique = Done + Failed + LeftOut + Pending.
 type Report struct {
-	written        time.Time // when writeReport last wrote it
+	written        time.Time // when WriteReport last wrote it
 	Status         string    `json:"status"`
 	StopReason     string    `json:"stop_reason,omitempty"`
 	StoppedBy      string    `json:"stopped_by,omitempty"` // StopBudget or StopInterrupt when stopped
@@ -53,8 +57,8 @@ type Report struct {
 	Problems ProblemCounts `json:"problems"`
 	// FailuresByStage counts failed problems by stage; problems left out by
 	// selection are not failures and are not in it.
-	FailuresByStage map[string]int64 `json:"failures_by_stage"`
-	BadLines        []InputError     `json:"bad_lines,omitempty"` // the first few; the count is in Problems
+	FailuresByStage map[string]int64    `json:"failures_by_stage"`
+	BadLines        []source.InputError `json:"bad_lines,omitempty"` // the first few; the count is in Problems
 
 	// LeftOutByStage counts the units left out, by the stage that left them
 	// out (select; the grounded passage and quality checks).
@@ -63,8 +67,8 @@ type Report struct {
 	// out this session because an earlier one in input order has their
 	// text; DuplicateDocuments names the first few, each with the document
 	// kept. Their passages are among Problems.Duplicates.
-	DuplicateDocumentsTotal int64               `json:"duplicate_documents_total,omitempty"`
-	DuplicateDocuments      []DuplicateDocument `json:"duplicate_documents,omitempty"`
+	DuplicateDocumentsTotal int64                      `json:"duplicate_documents_total,omitempty"`
+	DuplicateDocuments      []source.DuplicateDocument `json:"duplicate_documents,omitempty"`
 
 	// FailureCauses is the most common cause of each stage's failures (of
 	// this session's and the earlier ones still recorded), and of the
@@ -103,7 +107,7 @@ type Report struct {
 	Partition *PartitionShare `json:"partition,omitempty"`
 	// Budget is the budget the run enforces, and the job's it is a share
 	// of; absent without one.
-	Budget *BudgetShare `json:"budget,omitempty"`
+	Budget *job.BudgetShare `json:"budget,omitempty"`
 	// Batches sums up the run's provider batches (batch mode only); each
 	// batch's state is in RUN/batches/journal.jsonl.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`
@@ -475,7 +479,8 @@ func readReport(fsy fsys.FS, dir string) (Report, bool, error) {
 	return r, true, nil
 }
 
-func writeReport(fsy fsys.FS, dir string, r *Report) error {
+// WriteReport writes report.json into the run directory dir atomically.
+func WriteReport(fsy fsys.FS, dir string, r *Report) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -515,8 +520,8 @@ func (r *Report) stagesThatJudgedNothing() []StageFailure {
 		return nil
 	}
 	reason := fmt.Sprintf("judged none of its %d %s", unjudged, what)
-	if c, ok := r.FailureCauses[StageEmpirical]; ok {
+	if c, ok := r.FailureCauses[job.StageEmpirical]; ok {
 		reason += fmt.Sprintf("; most common cause (%d of %d): %s", c.Count, c.Of, c.Reason)
 	}
-	return []StageFailure{{Stage: StageEmpirical, Reason: reason}}
+	return []StageFailure{{Stage: job.StageEmpirical, Reason: reason}}
 }

@@ -11,9 +11,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // kindsSent counts the endpoint's log entries by template kind, from entry from on.
@@ -69,15 +72,15 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 // to 8 sends only the 4 new samples of each problem.
 func TestRaisingNReusesRollouts(t *testing.T) {
 	f := newFixture(t, 10, llmtest.Config{KeepLog: true})
-	dir, rows, job := f.dir, f.rows, f.job
+	dir, rows, jb := f.dir, f.rows, f.job
 	srv := f.srv
-	job.Selection = Selection{}
-	runJob(t, job, Options{})
+	jb.Selection = job.Selection{}
+	runJob(t, jb, Options{})
 
-	more := job
+	more := jb
 	more.Out = filepath.Join(dir, "run8")
 	more.Rollout.N = 8
-	more.Cache = filepath.Join(job.Out, "cache.db")
+	more.Cache = filepath.Join(jb.Out, "cache.db")
 	from := len(srv.Log())
 	runJob(t, more, Options{})
 	if got := kindsSent(srv, from)[llmtest.KindRollout]; got != 4*len(rows) {
@@ -94,7 +97,7 @@ func TestParquetInput(t *testing.T) {
 		Ref      *string `parquet:"ref,optional"`
 	}
 	dir := t.TempDir()
-	rows := makeProblems(12)
+	rows := runtest.MakeProblems(12)
 	var prow []row
 	for i, r := range rows {
 		p := row{Question: r.Problem, Gold: r.Answer}
@@ -110,17 +113,17 @@ func TestParquetInput(t *testing.T) {
 	if err := parquet.WriteFile(input, prow); err != nil {
 		t.Fatal(err)
 	}
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
-	job.Input.Fields = Fields{Problem: "question", Answer: "gold", ID: "key", Reference: "ref"}
-	rep := runJob(t, job, Options{})
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
+	jb.Input.Fields = job.Fields{Problem: "question", Answer: "gold", ID: "key", Reference: "ref"}
+	rep := runJob(t, jb, Options{})
 	if rep.Problems.BadLines != 1 || len(rep.BadLines) != 1 || rep.BadLines[0].Line != 13 {
 		t.Errorf("bad rows: %d %+v, want row 13", rep.Problems.BadLines, rep.BadLines)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 
-	job.Input.Fields.Problem = "prompt"
-	if _, err := Run(t.Context(), job, Options{Force: true}); err == nil || !strings.Contains(err.Error(), `no column "prompt"`) {
+	jb.Input.Fields.Problem = "prompt"
+	if _, err := Run(t.Context(), jb, Options{Force: true}); err == nil || !strings.Contains(err.Error(), `no column "prompt"`) {
 		t.Errorf("a missing column: %v", err)
 	}
 }
@@ -138,7 +141,7 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	variants := make([]Job, 2)
+	variants := make([]job.Job, 2)
 	errs := make(chan error, len(variants))
 	reports := make([]*Report, len(variants))
 	from := len(f.srv.Log())
@@ -207,7 +210,7 @@ func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.FailuresByStage[StageDistill] == 0 {
+	if first.FailuresByStage[job.StageDistill] == 0 {
 		t.Fatalf("no problem failed at distill with malformed replies: %+v", first.FailuresByStage)
 	}
 
@@ -226,10 +229,10 @@ func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if distillSent < int(first.FailuresByStage[StageDistill]) {
-		t.Errorf("--retry-failed sent %d distill requests for %d problems that failed on malformed replies", distillSent, first.FailuresByStage[StageDistill])
+	if distillSent < int(first.FailuresByStage[job.StageDistill]) {
+		t.Errorf("--retry-failed sent %d distill requests for %d problems that failed on malformed replies", distillSent, first.FailuresByStage[job.StageDistill])
 	}
-	if retried.FailuresByStage[StageDistill] != 0 {
-		t.Errorf("after --retry-failed %d problems still fail at distill: the malformed replies were replayed", retried.FailuresByStage[StageDistill])
+	if retried.FailuresByStage[job.StageDistill] != 0 {
+		t.Errorf("after --retry-failed %d problems still fail at distill: the malformed replies were replayed", retried.FailuresByStage[job.StageDistill])
 	}
 }

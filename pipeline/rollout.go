@@ -6,13 +6,17 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
 // rollouts samples N solutions and verifies each against the ground truth.
-func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Rollout, error) {
+func (e *engine) rollouts(ctx context.Context, p source.Problem, u *usage) ([]schema.Rollout, error) {
 	msgs, err := e.prompts.RolloutMessages(p.Text)
 	if err != nil {
 		return nil, err
@@ -20,11 +24,11 @@ func (e *engine) rollouts(ctx context.Context, p Problem, u *usage) ([]schema.Ro
 	n, per := e.job.Rollout.N, e.job.Rollout.PerRequest
 	out := make([]schema.Rollout, n)
 	requests := (n + per - 1) / per
-	client := e.clients[StageRollout]
+	client := e.clients[job.StageRollout]
 	err = fanOut(ctx, requests, func(ctx context.Context, i int) error {
 		first := i * per
 		k := min(per, n-first)
-		req := request(StageRollout, e.job.Rollout.Endpoint, e.job.Rollout.Sampling, msgs)
+		req := request(job.StageRollout, e.job.Rollout.Endpoint, e.job.Rollout.Sampling, msgs)
 		req.N = k
 		req.SampleIndex = first
 		seed := e.job.Rollout.Seed + int64(first)

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -74,37 +78,37 @@ func (o *Options) fill() {
 // go on: a bad job or input (a *UsageError), a locked or changed run
 // directory, a fatal endpoint error or a disk error. Per-problem failures are
 // in the report, not in the error.
-func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
+func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	opt.fill()
-	job.Normalize()
-	if err := job.Validate(); err != nil {
+	jb.Normalize()
+	if err := jb.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkInputs(job.input()); err != nil {
+	if err := source.CheckInputs(source.SpecOf(&jb)); err != nil {
 		return nil, err
 	}
-	ps, err := prompts.Load(job.PromptsDir)
+	ps, err := prompts.Load(jb.PromptsDir)
 	if err != nil {
 		return nil, err
 	}
 	// Every template the job's stages send is rendered once with sample
 	// inputs before the first request: a broken override is refused here,
 	// not after its stage's first requests were paid for.
-	if err := ps.Check(templatesOf(&job)...); err != nil {
-		return nil, &UsageError{Problems: []string{err.Error()}}
+	if err := ps.Check(job.TemplatesOf(&jb)...); err != nil {
+		return nil, &job.UsageError{Problems: []string{err.Error()}}
 	}
-	job.stampVersions(ps)
+	jb.StampVersions(ps, source.CutterVersion)
 
-	fresh := freshFiles(opt.runFS(), job.Out)
-	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.runFS()})
+	fresh := freshFiles(opt.runFS(), jb.Out)
+	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.runFS()})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := checkInput(ctx, &job, run, opt)
+	rows, err := checkInput(ctx, &jb, run, opt)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
-	l, err := newLoop(&job, opt, run, ps)
+	l, err := newLoop(&jb, opt, run, ps)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
@@ -125,7 +129,7 @@ func Run(ctx context.Context, job Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
 	}
-	if err := writeReport(opt.runFS(), job.Out, &l.report); err != nil && runErr == nil {
+	if err := WriteReport(opt.runFS(), jb.Out, &l.report); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing report: %w", err)
 	}
 	return &l.report, runErr
@@ -174,7 +178,7 @@ func removeIfThere(fsy fsys.FS, path string) error {
 
 // newLoop settles the run directory's job and prepares the session: the
 // previous report, the meter, the cache and the endpoints' clients.
-func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, error) {
+func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, error) {
 	fingerprint := job.Fingerprint()
 	replaced, err := adoptJob(job, fingerprint, run, opt)
 	if err != nil {
@@ -185,9 +189,9 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
 	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded,
-		judgePassageTokens: job.judgePassageBudget()}
+		judgePassageTokens: job.JudgePassageBudget()}
 	if stats.Rows != run.Manifest().Rows {
-		if stats, err = scanCorpusStats(opt.runFS(), job.Out, job.judgePassageBudget()); err != nil {
+		if stats, err = scanCorpusStats(opt.runFS(), job.Out, job.JudgePassageBudget()); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
@@ -202,7 +206,7 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 		},
 	}
 	l.failedSampled = failedSampled
-	if b := job.budgetShare(); b.limited() {
+	if b := job.BudgetShare(); b.Limited() {
 		l.report.Budget = &b
 	}
 	warnBudgetPerWorker(job, opt.Logger)
@@ -217,7 +221,7 @@ func newLoop(job *Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, er
 // writes RUN/job.yaml when the directory takes this job. It reports whether
 // a changed job replaced the old one in a directory without records, whose
 // old failures are then retried.
-func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
+func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
 	prevFP := run.Manifest().JobFingerprint
 	_, statErr := opt.runFS().Stat(jobPath(job.Out))
 	write := errors.Is(statErr, os.ErrNotExist) || prevFP == ""
@@ -241,7 +245,7 @@ func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (repla
 	if !write {
 		return replaced, nil
 	}
-	b, err := job.runDirYAML()
+	b, err := job.RunDirYAML()
 	if err != nil {
 		return false, fmt.Errorf("encoding job: %w", err)
 	}
@@ -252,16 +256,16 @@ func adoptJob(job *Job, fingerprint string, run *corpus.Run, opt Options) (repla
 }
 
 // changesFrom lists what changed since the job in RUN/job.yaml.
-func changesFrom(job *Job, fsy fsys.FS) []string {
-	b, err := fsys.ReadFile(fsy, jobPath(job.Out))
-	old := DefaultJob()
+func changesFrom(jb *job.Job, fsy fsys.FS) []string {
+	b, err := fsys.ReadFile(fsy, jobPath(jb.Out))
+	old := job.DefaultJob()
 	if err == nil {
 		err = yaml.Unmarshal(b, &old)
 	}
 	if err != nil {
 		return []string{"the previous job.yaml is unreadable, so what changed is unknown"}
 	}
-	changes := ChangedSettings(&old, job)
+	changes := job.ChangedSettings(&old, jb)
 	if len(changes) == 0 {
 		return []string{"no setting differs from job.yaml, but the fingerprint does: the directory was made by another version of the tool"}
 	}
@@ -272,12 +276,12 @@ func changesFrom(job *Job, fsy fsys.FS) []string {
 // earlier sessions of the run spent: the budget covers the whole run. The
 // tokens and cost are then replaced by the response cache's own record of
 // what it paid for (openLLM), which survives a kill that report.json does not.
-func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
+func newMeter(job *job.Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
 	for model, p := range job.Prices {
 		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
-	b := job.budgetShare()
+	b := job.BudgetShare()
 	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens})
 	m.Restore(spent)
 	return m
@@ -285,7 +289,7 @@ func newMeter(job *Job, spent llm.Snapshot) *llm.Meter {
 
 // openCache opens RUN/cache.db. A cache named in the job (--cache) is a
 // base: read, never written; what it answers is copied into RUN/cache.db.
-func openCache(job *Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
+func openCache(job *job.Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
 	opts := []llm.CacheOption{llm.CacheLogger(log), llm.CacheFS(fsy)}
 	own := defaultCachePath(job.Out)
 	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
@@ -381,10 +385,10 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 
 // newClients makes one client per distinct endpoint and key, shared by the
 // stages that use it, so each endpoint has one rate controller.
-func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (map[string]*llm.Client, error) {
+func newClients(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (map[string]*llm.Client, error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients := map[string]*llm.Client{}
-	stages := job.endpoints()
+	stages := job.Endpoints()
 	for _, stage := range sortedKeys(stages) {
 		ep := stages[stage]
 		key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
@@ -421,7 +425,7 @@ func newClients(job *Job, opt Options, cache *llm.Cache, meter *llm.Meter, batch
 }
 
 // clientOptions are the llm client settings of one endpoint.
-func clientOptions(job *Job, ep Endpoint, opt Options) llm.Options {
+func clientOptions(job *job.Job, ep job.Endpoint, opt Options) llm.Options {
 	return llm.Options{
 		MaxInFlight:       job.Limits.Concurrency,
 		RequestsPerMinute: job.Limits.RequestsPerMinute,
@@ -441,7 +445,7 @@ func clientOptions(job *Job, ep Endpoint, opt Options) llm.Options {
 // four times the request concurrency, bounded by a memory budget for the
 // rollout text that problems in flight hold. limits.problems_in_flight
 // overrides it.
-func problemsInFlight(job *Job) int {
+func problemsInFlight(job *job.Job) int {
 	if job.Limits.ProblemsInFlight > 0 {
 		return job.Limits.ProblemsInFlight
 	}
@@ -463,4 +467,39 @@ func problemsInFlight(job *Job) int {
 		}
 	}
 	return max(1, min(4*job.Limits.Concurrency, memoryBudget/perProblem))
+}
+
+// checkInput records what this session reads in the run's manifest, after
+// refusing an input whose content is not what the directory's records were
+// made from (see above). It returns the input's rows when the digest
+// counted them (not for documents, whose units are passages), else -1.
+func checkInput(ctx context.Context, job *job.Job, run *corpus.Run, opt Options) (int64, error) {
+	prev := run.Manifest().Inputs
+	now, err := source.DigestInputs(ctx, source.SpecOf(job), prev)
+	if err != nil {
+		return -1, err
+	}
+	changes, grew := source.Changes(prev, now)
+	switch {
+	case len(changes) == 0:
+	case run.DoneCount() == 0:
+		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", strings.Join(changes, "; "))
+	case opt.Force:
+		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
+	default:
+		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
+			ErrInputChanged, job.Out, strings.Join(changes, "\n  "))
+	}
+	if len(grew) > 0 {
+		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
+	}
+	run.SetInputs(now.Files)
+	if source.SpecOf(job).Documents() {
+		return -1, nil
+	}
+	var rows int64
+	for _, f := range now.Files {
+		rows += f.Rows
+	}
+	return rows, nil
 }

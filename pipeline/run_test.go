@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -35,29 +38,29 @@ func TestRunEndToEnd(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, 40, llmtest.Config{})
-			rows, job := f.rows, f.job
+			rows, jb := f.rows, f.job
 			srv := f.srv
-			job.Style = tc.style
-			job.Judge.Mode = tc.judgeMode
-			job.Empirical.Enabled = tc.empirical
+			jb.Style = tc.style
+			jb.Judge.Mode = tc.judgeMode
+			jb.Empirical.Enabled = tc.empirical
 			if tc.style == schema.StyleFactualProcess {
-				job.Selection = Selection{MinCorrect: 0, MinIncorrect: 0}
+				jb.Selection = job.Selection{MinCorrect: 0, MinIncorrect: 0}
 			}
-			rep := runJob(t, job, Options{})
+			rep := runJob(t, jb, Options{})
 			if rep.Status != StatusFinished {
 				t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
 			}
-			checkAccounted(t, job.Out, rows, rep)
-			recs := readCorpus(t, job.Out)
+			checkAccounted(t, jb.Out, rows, rep)
+			recs := runtest.ReadCorpus(t, jb.Out)
 			if len(recs) < len(rows)/3 {
 				t.Fatalf("only %d of %d problems became records", len(recs), len(rows))
 			}
 			for _, r := range recs {
-				if err := schema.CheckRubric(tc.style, r.Rubric, job.Distill.MaxItems); err != nil {
+				if err := schema.CheckRubric(tc.style, r.Rubric, jb.Distill.MaxItems); err != nil {
 					t.Errorf("record %s: %v", r.ID, err)
 				}
-				if len(r.Rollouts) != job.Rollout.N {
-					t.Errorf("record %s has %d rollouts, want %d", r.ID, len(r.Rollouts), job.Rollout.N)
+				if len(r.Rollouts) != jb.Rollout.N {
+					t.Errorf("record %s has %d rollouts, want %d", r.ID, len(r.Rollouts), jb.Rollout.N)
 				}
 				n := 0
 				for i, ro := range r.Rollouts {
@@ -97,25 +100,25 @@ func TestRunEndToEnd(t *testing.T) {
 				t.Errorf("left-out problems counted as failed this session: %+v", p)
 			}
 			// Accuracy is over every sampled rollout, kept or left out.
-			n := int64(job.Rollout.N)
-			if rep.Sampled.Total != n*(p.Done+p.LeftOut+p.Failed-rep.FailuresByStage[StageRollout]) || rep.Sampled.Total <= rep.Rollouts.Total {
+			n := int64(jb.Rollout.N)
+			if rep.Sampled.Total != n*(p.Done+p.LeftOut+p.Failed-rep.FailuresByStage[job.StageRollout]) || rep.Sampled.Total <= rep.Rollouts.Total {
 				t.Errorf("sampled rollouts %+v for %d done, %d left out, %d failed; kept rollouts %d", rep.Sampled, p.Done, p.LeftOut, p.Failed, rep.Rollouts.Total)
 			}
 
 			// Running again resumes: nothing is sent, nothing changes.
 			before := srv.Count()
-			rep2 := runJob(t, job, Options{})
+			rep2 := runJob(t, jb, Options{})
 			if sent := srv.Count() - before; sent != 0 {
 				t.Errorf("resume of a finished run sent %d requests", sent)
 			}
 			if rep2.Problems.AlreadyDone != rep.Problems.Done || rep2.Problems.Done != rep.Problems.Done {
 				t.Errorf("resume: already done %d, done %d; first run done %d", rep2.Problems.AlreadyDone, rep2.Problems.Done, rep.Problems.Done)
 			}
-			checkAccounted(t, job.Out, rows, rep2)
+			checkAccounted(t, jb.Out, rows, rep2)
 
 			// Retrying failures re-uses the cache: a left-out problem is left out again.
 			before = srv.Count()
-			rep3 := runJob(t, job, Options{RetryFailed: true})
+			rep3 := runJob(t, jb, Options{RetryFailed: true})
 			if rep3.Problems.LeftOut != rep.Problems.LeftOut {
 				t.Errorf("retry-failed: left out %d, first run %d", rep3.Problems.LeftOut, rep.Problems.LeftOut)
 			}
@@ -128,22 +131,22 @@ func TestRunEndToEnd(t *testing.T) {
 
 func TestRunWithFaults(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(60)
+	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	faults := llmtest.SpreadFaults(0.2)
 	faults.RetryAfter = time.Second
 	faults.HangMax = 5 * time.Second
-	srv, url := startSim(t, llmtest.Config{Answers: answersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
-	job := testJob(input, filepath.Join(dir, "run"), url)
-	job.Limits.AttemptTimeout = 300 * time.Millisecond
-	job.Limits.MaxAttempts = 10
-	job.Limits.BackoffMax = 100 * time.Millisecond
-	rep := runJob(t, job, Options{})
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
+	jb.Limits.AttemptTimeout = 300 * time.Millisecond
+	jb.Limits.MaxAttempts = 10
+	jb.Limits.BackoffMax = 100 * time.Millisecond
+	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
+	checkAccounted(t, jb.Out, rows, rep)
 	if rep.LLM.Total.Retries == 0 {
 		t.Error("no retries in the report at a 20% fault rate")
 	}
@@ -156,7 +159,7 @@ func TestRunWithFaults(t *testing.T) {
 			malformed++
 		}
 	}
-	if malformed > 0 && rep.Repairs[StageDistill]+rep.Repairs[StageJudge] == 0 {
+	if malformed > 0 && rep.Repairs[job.StageDistill]+rep.Repairs[job.StageJudge] == 0 {
 		t.Errorf("%d malformed rubric or verdict replies caused no repair attempt", malformed)
 	}
 	kinds := map[llmtest.FaultKind]int{}
@@ -168,7 +171,7 @@ func TestRunWithFaults(t *testing.T) {
 			t.Errorf("no %s fault was injected; the test does not cover it", k)
 		}
 	}
-	for id, f := range readFailures(t, job.Out) {
+	for id, f := range runtest.ReadFailures(t, jb.Out) {
 		if f.Stage == "" || f.Reason == "" || f.Attempts < 1 {
 			t.Errorf("failure %s lacks stage, reason or attempts: %+v", id, f)
 		}
@@ -180,10 +183,10 @@ func TestRunWithFaults(t *testing.T) {
 
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(10)
+	rows := runtest.MakeProblems(10)
 	input := filepath.Join(dir, "in.jsonl")
 	long := `{"problem": "` + strings.Repeat("x", 3000) + `", "answer": "1"}`
-	writeJSONL(t, input, rows,
+	runtest.WriteJSONL(t, input, rows,
 		`{"problem": "unterminated`,
 		`{"answer": "5"}`,
 		`{"problem": "   ", "answer": "5"}`,
@@ -197,8 +200,8 @@ func TestRunBadInput(t *testing.T) {
 	lines := strings.SplitN(string(b), "\n", 3)
 	os.WriteFile(input, append(b, []byte(lines[0]+"\n"+lines[1]+"\n")...), 0o644)
 
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job := testJob(input, filepath.Join(dir, "run"), url)
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Input.MaxLineBytes = 2048
 	rep := runJob(t, job, Options{})
 	p := rep.Problems
@@ -267,7 +270,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	if spent > 2*job.Budget.MaxTokens {
 		t.Errorf("spent %d tokens against a budget of %d", spent, job.Budget.MaxTokens)
 	}
-	if got := len(readFailures(t, job.Out)); int64(got) != rep.Problems.Failed+rep.Problems.LeftOut {
+	if got := len(runtest.ReadFailures(t, job.Out)); int64(got) != rep.Problems.Failed+rep.Problems.LeftOut {
 		t.Errorf("budget-stopped problems must not be recorded as failures: %d lines, report %d", got, rep.Problems.Failed+rep.Problems.LeftOut)
 	}
 
@@ -318,7 +321,7 @@ func TestRunRefusesChangedJob(t *testing.T) {
 }
 
 func TestRunRejectsBadJob(t *testing.T) {
-	job := DefaultJob()
+	job := job.DefaultJob()
 	job.Rollout.N = 0
 	job.Style = "free-form"
 	_, err := Run(context.Background(), job, Options{})
@@ -353,7 +356,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	if rep.Status != StatusStopped || rep.StopReason != "interrupted" {
 		t.Fatalf("status %q (%s), want stopped: interrupted", rep.Status, rep.StopReason)
 	}
-	if got := len(readCorpus(t, job.Out)); int64(got) != rep.Problems.Done {
+	if got := len(runtest.ReadCorpus(t, job.Out)); int64(got) != rep.Problems.Done {
 		t.Errorf("%d records written, report says %d done: finished work must be committed", got, rep.Problems.Done)
 	}
 	if rep.Problems.Done == 0 || rep.Problems.Pending == 0 {
@@ -368,9 +371,9 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 
 func TestRunStopsOnFatalEndpointError(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(6)
+	rows := runtest.MakeProblems(6)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	const key = "sk-test-SECRET-0123456789"
 	var sawKey atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -380,7 +383,7 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","type":"invalid_request_error","code":"invalid_api_key"}}`, r.Header.Get("Authorization"))
 	}))
 	defer srv.Close()
-	job := testJob(input, filepath.Join(dir, "run"), srv.URL+"/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), srv.URL+"/v1")
 	job.Rollout.APIKeyEnv = "TEST_KEY_VAR"
 	var logs strings.Builder
 	rep, err := Run(context.Background(), job, Options{
@@ -401,7 +404,7 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 	if rep == nil || rep.Status != StatusFailed {
 		t.Fatalf("report after a fatal error: %+v", rep)
 	}
-	if n := len(readFailures(t, job.Out)); n != 0 {
+	if n := len(runtest.ReadFailures(t, job.Out)); n != 0 {
 		t.Errorf("a run-level error was recorded as %d problem failures", n)
 	}
 	var files strings.Builder
@@ -421,40 +424,40 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 
 func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	dir := t.TempDir()
-	rows := makeProblems(200)
+	rows := runtest.MakeProblems(200)
 	input := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, input, rows)
+	runtest.WriteJSONL(t, input, rows)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	}))
 	defer down.Close()
-	job := testJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
-	job.Limits.MaxAttempts = 2
-	job.Limits.BackoffMax = 5 * time.Millisecond
-	job.Limits.ProblemsInFlight = 4
-	rep, err := Run(context.Background(), job, Options{})
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
+	jb.Limits.MaxAttempts = 2
+	jb.Limits.BackoffMax = 5 * time.Millisecond
+	jb.Limits.ProblemsInFlight = 4
+	rep, err := Run(context.Background(), jb, Options{})
 	if err == nil || !strings.Contains(err.Error(), "keeps failing") {
 		t.Fatalf("a dead endpoint must stop the run: %v", err)
 	}
 	if rep.Problems.Failed >= int64(len(rows)) || rep.Problems.Failed < transientStreakLimit {
 		t.Errorf("failed %d of %d: the run should stop after about %d", rep.Problems.Failed, len(rows), transientStreakLimit)
 	}
-	for id, f := range readFailures(t, job.Out) {
-		if !f.Transient || f.Stage != StageRollout {
+	for id, f := range runtest.ReadFailures(t, jb.Out) {
+		if !f.Transient || f.Stage != job.StageRollout {
 			t.Errorf("failure %s should be a transient rollout failure: %+v", id, f)
 		}
 	}
 
 	// The endpoint is back: a plain resume (no --retry-failed) finishes everything.
-	_, url := startSim(t, llmtest.Config{Answers: answersOf(rows)})
-	job.Rollout.BaseURL = url
-	job.Distill.BaseURL, job.Judge.BaseURL, job.Empirical.BaseURL = "", "", ""
-	final := runJob(t, job, Options{})
+	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	jb.Rollout.BaseURL = url
+	jb.Distill.BaseURL, jb.Judge.BaseURL, jb.Empirical.BaseURL = "", "", ""
+	final := runJob(t, jb, Options{})
 	if final.Status != StatusFinished {
 		t.Fatalf("resume: %s (%s)", final.Status, final.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, final)
-	if final.FailuresByStage[StageRollout] != 0 {
+	checkAccounted(t, jb.Out, rows, final)
+	if final.FailuresByStage[job.StageRollout] != 0 {
 		t.Errorf("transient rollout failures were not retried: %v", final.FailuresByStage)
 	}
 }
@@ -521,7 +524,7 @@ func TestRunStopsWhenNothingListens(t *testing.T) {
 	if rep.Status != StatusFailed || rep.Problems.Failed >= int64(len(f.rows))/2 {
 		t.Errorf("status %s after %d failed problems: the run should stop after a short streak", rep.Status, rep.Problems.Failed)
 	}
-	for id, fl := range readFailures(t, job.Out) {
+	for id, fl := range runtest.ReadFailures(t, job.Out) {
 		if !fl.Transient {
 			t.Errorf("failure %s is not transient, so a resume would not retry it: %+v", id, fl)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -151,9 +153,9 @@ func (s *Status) writeRefined(w io.Writer) bool {
 		if !ok || j.Fingerprint != s.Manifest.JobFingerprint {
 			continue
 		}
-		fmt.Fprintf(w, "refined from %s (job %s) by distill refine, fingerprint %s:", from, show(j.Settings["source_fingerprint"]), j.Fingerprint)
+		fmt.Fprintf(w, "refined from %s (job %s) by distill refine, fingerprint %s:", from, job.ShowValue(j.Settings["source_fingerprint"]), j.Fingerprint)
 		for _, k := range []string{"min_edge", "anti_alpha", "saturated", "decompose"} {
-			fmt.Fprintf(w, " %s %s;", k, show(j.Settings[k]))
+			fmt.Fprintf(w, " %s %s;", k, job.ShowValue(j.Settings[k]))
 		}
 		fmt.Fprintf(w, " details in %s/refine.json\n", s.Dir)
 		return true
@@ -166,7 +168,7 @@ func settingsDiff(a, b map[string]string) []string {
 	var out []string
 	for _, k := range sortedKeys(b) {
 		if a[k] != b[k] {
-			out = append(out, fmt.Sprintf("%s: %s → %s", k, show(a[k]), show(b[k])))
+			out = append(out, fmt.Sprintf("%s: %s → %s", k, job.ShowValue(a[k]), job.ShowValue(b[k])))
 		}
 	}
 	return out

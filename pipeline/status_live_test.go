@@ -80,7 +80,7 @@ func TestStatusAfterKillSaysWhatItKnows(t *testing.T) {
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it...
 	rep.Problems.Done += 3     // ...with 3 finished records not yet in a shard
-	if err := writeReport(fsys.OS, f.job.Out, rep); err != nil {
+	if err := WriteReport(fsys.OS, f.job.Out, rep); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ReadStatus(f.job.Out)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -34,7 +36,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	r.Partition.writeShare(w)
 	r.writeDuplicateDocuments(w)
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
-	if r.LeftOutByStage[StagePassage] > 0 { // not only the checks the line above names
+	if r.LeftOutByStage[job.StagePassage] > 0 { // not only the checks the line above names
 		fmt.Fprint(w, "  left out by stage:")
 		for _, k := range sortedKeys(r.LeftOutByStage) {
 			fmt.Fprintf(w, " %s=%d", k, r.LeftOutByStage[k])
@@ -150,7 +152,7 @@ func (r *Report) writeGrounded(w io.Writer) {
 	}
 	fmt.Fprintf(w, "grounded: %d passages, %d questions, %d criteria\n", g.Passages, g.Questions, g.Criteria)
 	var stages []string
-	for _, st := range []string{StageAnalyze, StageSynthesize, StageEnrich, StageJudge, StageEmpirical} {
+	for _, st := range []string{job.StageAnalyze, job.StageSynthesize, job.StageEnrich, job.StageJudge, job.StageEmpirical} {
 		if ss, ok := r.LLM.Stages[st]; ok {
 			stages = append(stages, fmt.Sprintf("%s %d (%d repaired)", st, ss.Requests, ss.Repairs))
 		}
@@ -179,7 +181,7 @@ func pct(n, d int64) float64 {
 // failures are the endpoint refusing it.
 func jsonObjectHint(stage, reason string) string {
 	switch stage {
-	case StageAnalyze, StageSynthesize, StageJudge:
+	case job.StageAnalyze, job.StageSynthesize, job.StageJudge:
 		if strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") {
 			return fmt.Sprintf(" (if the endpoint does not take response_format, set json_object.%s: false in the job file)", stage)
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -15,7 +17,7 @@ func summaryReport() Report {
 		Status: StatusFinished,
 		Problems: ProblemCounts{InputLines: 65, InputRows: 64, BadLines: 1, Duplicates: 1, Unique: 63, Done: 40, Failed: 2, LeftOut: 21,
 			DoneThisSession: 40, FailedThisSession: 2, LeftOutThisSession: 21},
-		FailuresByStage: map[string]int64{StageDistill: 1, StageJudge: 1},
+		FailuresByStage: map[string]int64{job.StageDistill: 1, job.StageJudge: 1},
 		Sampled:         Tally{Total: 504, Correct: 278},
 		CorpusRows:      40,
 		Rollouts:        RolloutStats{Total: 320, Correct: 160, FormatOK: 300, Truncated: 3, SatisfactionJudged: 312, SatisfactionMissing: 8, RecordsMissingVerdicts: 5},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
@@ -54,7 +55,7 @@ func TestBatchFlagParsing(t *testing.T) {
 			if f.fs.NArg() != 0 {
 				t.Fatalf("arguments left: %q", f.fs.Args())
 			}
-			job := pipeline.DefaultJob()
+			job := job.DefaultJob()
 			for _, apply := range f.apply {
 				apply(&job)
 			}
@@ -93,7 +94,7 @@ func TestBatchFlagParsing(t *testing.T) {
 	f := newRunFlags()
 	var stderr bytes.Buffer
 	parseFlags(f.fs, batchArgs([]string{"--batch-poll", "2m", "--batch-max-requests", "1000", "--batch-max-bytes", "5000000"}), f.usage, &stderr)
-	job := pipeline.DefaultJob()
+	job := job.DefaultJob()
 	for _, apply := range f.apply {
 		apply(&job)
 	}
@@ -428,7 +429,7 @@ func TestBatchesCancel(t *testing.T) {
 			t.Errorf("row %s of %s was answered before", r.customID, next)
 		}
 	}
-	if rollouts, want := batchState(t, out, next).Stages[pipeline.StageRollout], problems*n-int(answered1); rollouts != want {
+	if rollouts, want := batchState(t, out, next).Stages[job.StageRollout], problems*n-int(answered1); rollouts != want {
 		t.Errorf("the resubmitted batch holds %d rollout rows; the cancelled one left %d unanswered", rollouts, want)
 	}
 	cancel(next)
@@ -523,12 +524,12 @@ func TestPlanBatchPrices(t *testing.T) {
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 20)
 	srv, url := startBatchSim(t, answers, time.Hour)
-	job := filepath.Join(dir, "job.yaml")
-	os.WriteFile(job, []byte("prices: {simulated: {prompt_per_mtok: 2, completion_per_mtok: 8}}\n"), 0o644)
+	jb := filepath.Join(dir, "job.yaml")
+	os.WriteFile(jb, []byte("prices: {simulated: {prompt_per_mtok: 2, completion_per_mtok: 8}}\n"), 0o644)
 	plan := func(out string, extra ...string) *pipeline.PlanDoc {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
-		args := append([]string{"plan", "--config", job, "--sample", "5", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--quiet"}, extra...)
+		args := append([]string{"plan", "--config", jb, "--sample", "5", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--quiet"}, extra...)
 		if code := run(args, &stdout, &stderr); code != exitOK {
 			t.Fatalf("%v: exit %d\n%s%s", extra, code, stdout.String(), stderr.String())
 		}
@@ -554,7 +555,7 @@ func TestPlanBatchPrices(t *testing.T) {
 		t.Fatalf("no stage %s in the plan", stage)
 		return 0
 	}
-	for stage, rate := range map[string]float64{pipeline.StageRollout: 1, pipeline.StageDistill: llm.DefaultBatchRate, pipeline.StageJudge: llm.DefaultBatchRate} {
+	for stage, rate := range map[string]float64{job.StageRollout: 1, job.StageDistill: llm.DefaultBatchRate, job.StageJudge: llm.DefaultBatchRate} {
 		on, b := cost(online, stage), cost(batch, stage)
 		if on <= 0 || math.Abs(b-rate*on) > 1e-9*on {
 			t.Errorf("%s: online plan $%.6f, batch plan $%.6f; want %.1f times", stage, on, b, rate)
@@ -567,21 +568,21 @@ func TestPlanBatchPrices(t *testing.T) {
 // file, relative to the file), and --batch overrides request_mode.
 func TestBatchJobFileSettings(t *testing.T) {
 	dir := t.TempDir()
-	job := filepath.Join(dir, "job.yaml")
-	os.WriteFile(job, []byte(`input: {paths: [p.jsonl]}
+	jb := filepath.Join(dir, "job.yaml")
+	os.WriteFile(jb, []byte(`input: {paths: [p.jsonl]}
 out: runs/x
 rollout: {base_url: "http://127.0.0.1:1/v1", model: m}
 distill: {request_mode: batch}
 judge: {mode: item, request_mode: auto}
 batch: {files_dir: offline, poll_interval: 2m, max_requests: 1000, max_bytes: 1000000}
 `), 0o644)
-	load := func(args ...string) pipeline.Job {
+	load := func(args ...string) job.Job {
 		t.Helper()
 		f := newRunFlags()
-		if ok, code := parseFlags(f.fs, batchArgs(append([]string{"--config", job}, args...)), f.usage, io.Discard); !ok {
+		if ok, code := parseFlags(f.fs, batchArgs(append([]string{"--config", jb}, args...)), f.usage, io.Discard); !ok {
 			t.Fatalf("exit %d", code)
 		}
-		j, err := pipeline.PrepareJob(job, func(j *pipeline.Job) {
+		j, err := job.PrepareJob(jb, func(j *job.Job) {
 			for _, apply := range f.apply {
 				apply(j)
 			}
@@ -592,13 +593,13 @@ batch: {files_dir: offline, poll_interval: 2m, max_requests: 1000, max_bytes: 10
 		return j
 	}
 	j := load()
-	if j.Rollout.Endpoint.Mode != "" || j.Distill.Endpoint.Mode != pipeline.ModeBatch || j.Judge.Endpoint.Mode != pipeline.ModeAuto || j.Judge.Mode != "item" {
+	if j.Rollout.Endpoint.Mode != "" || j.Distill.Endpoint.Mode != job.ModeBatch || j.Judge.Endpoint.Mode != job.ModeAuto || j.Judge.Mode != "item" {
 		t.Errorf("modes: rollout %q distill %q judge %q (judge.mode %q)", j.Rollout.Endpoint.Mode, j.Distill.Endpoint.Mode, j.Judge.Endpoint.Mode, j.Judge.Mode)
 	}
 	if b := j.Batch; b.FilesDir != filepath.Join(dir, "offline") || b.PollInterval != 2*time.Minute || b.MaxRequests != 1000 || b.MaxBytes != 1_000_000 {
 		t.Errorf("batch settings %+v; files_dir relative to the job file is %s", b, filepath.Join(dir, "offline"))
 	}
-	if j := load("--batch", "rollout", "--batch-files", "elsewhere"); j.Rollout.Endpoint.Mode != pipeline.ModeBatch || j.Batch.FilesDir != "elsewhere" {
+	if j := load("--batch", "rollout", "--batch-files", "elsewhere"); j.Rollout.Endpoint.Mode != job.ModeBatch || j.Batch.FilesDir != "elsewhere" {
 		t.Errorf("flags over the job file: rollout %q, files %q", j.Rollout.Endpoint.Mode, j.Batch.FilesDir)
 	}
 }

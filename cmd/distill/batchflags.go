@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/job"
 )
 
 // batchStages are the stage names --batch takes: the job sections that can
 // run in batch mode, and the grounded stages, which use the distill section.
 var batchStages = []string{
-	pipeline.StageRollout, pipeline.StageDistill, pipeline.StageJudge, pipeline.StageEmpirical,
-	pipeline.StageAnalyze, pipeline.StageSynthesize, pipeline.StageEnrich,
+	job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical,
+	job.StageAnalyze, job.StageSynthesize, job.StageEnrich,
 }
 
 // batchValue is --batch [STAGES]: a boolean flag (--batch alone, or
@@ -46,7 +46,7 @@ func (b *batchValue) Set(v string) error {
 		b.off = true
 		return nil
 	}
-	for _, s := range pipeline.BatchStageList(v) {
+	for _, s := range job.BatchStageList(v) {
 		if !slices.Contains(batchStages, s) {
 			return fmt.Errorf("unknown stage %q; want some of %s (comma-separated), or nothing for every stage whose endpoint has a Batch API", s, strings.Join(batchStages, ", "))
 		}
@@ -100,11 +100,11 @@ func (f *flagSet) batchFlags() {
 	poll := f.fs.Duration("batch-poll", 0, "how often open batches are read (default 30s); e.g. --batch-poll 5m")
 	maxReq := f.fs.Int("batch-max-requests", 0, "most requests in one batch input file (default 50000, OpenAI's limit); e.g. --batch-max-requests 10000")
 	maxBytes := f.fs.Int64("batch-max-bytes", 0, "largest batch input file in bytes (default 200000000, 200 MB, OpenAI's limit); e.g. --batch-max-bytes 100000000")
-	f.apply = append(f.apply, func(j *pipeline.Job) {
+	f.apply = append(f.apply, func(j *job.Job) {
 		switch {
 		case stages.off:
-			for _, ep := range []*pipeline.Endpoint{&j.Rollout.Endpoint, &j.Distill.Endpoint, &j.Judge.Endpoint, &j.Empirical.Endpoint} {
-				ep.Mode = pipeline.ModeOnline
+			for _, ep := range []*job.Endpoint{&j.Rollout.Endpoint, &j.Distill.Endpoint, &j.Judge.Endpoint, &j.Empirical.Endpoint} {
+				ep.Mode = job.ModeOnline
 			}
 		case stages.set:
 			_ = j.SetBatch(stages.stages) // Set checked every name
@@ -127,9 +127,9 @@ func (f *flagSet) batchFlags() {
 }
 
 // inBatchMode reports whether the job puts a section in batch mode.
-func inBatchMode(j *pipeline.Job) bool {
+func inBatchMode(j *job.Job) bool {
 	for _, m := range []string{j.Rollout.Endpoint.Mode, j.Distill.Endpoint.Mode, j.Judge.Endpoint.Mode, j.Empirical.Endpoint.Mode} {
-		if m == pipeline.ModeBatch || m == pipeline.ModeAuto {
+		if m == job.ModeBatch || m == job.ModeAuto {
 			return true
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"os"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 const compactUsage = `Usage: distill compact RUN
@@ -128,9 +128,9 @@ func compactCache(path string, log *slog.Logger, stdout io.Writer) error {
 // runShardRows is the output.shard_rows of the job in RUN/job.yaml, else
 // the default.
 func runShardRows(dir string) int {
-	job, err := pipeline.LoadJobFile(corpus.Layout{Dir: dir}.Job())
-	if err != nil || job.Output.ShardRows < 1 {
-		return pipeline.DefaultJob().Output.ShardRows
+	jb, err := job.LoadJobFile(corpus.Layout{Dir: dir}.Job())
+	if err != nil || jb.Output.ShardRows < 1 {
+		return job.DefaultJob().Output.ShardRows
 	}
-	return job.Output.ShardRows
+	return jb.Output.ShardRows
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/golden"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -40,7 +41,7 @@ func buildDemoCorpus(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	sim := llmtest.New(llmtest.Config{Answers: answers})
-	job, err := pipeline.PrepareJob(demoJobFile, func(j *pipeline.Job) {
+	job, err := job.PrepareJob(demoJobFile, func(j *job.Job) {
 		j.Out = filepath.Join(dir, "demo")
 		j.Rollout.BaseURL = "http://simulated.invalid/v1"
 		// Which records share a shard (each shard is sorted by id) depends

@@ -4,6 +4,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -18,7 +19,7 @@ func TestExitCodeOfAFailedStage(t *testing.T) {
 		{"clean", pipeline.Report{Status: pipeline.StatusFinished}, exitOK},
 		{"a failed problem", pipeline.Report{Status: pipeline.StatusFinished, Problems: pipeline.ProblemCounts{Failed: 1}}, exitProblems},
 		{"a stage that judged nothing", pipeline.Report{Status: pipeline.StatusFinished,
-			StageFailures: []pipeline.StageFailure{{Stage: pipeline.StageEmpirical, Reason: "judged none of its 24 closed-book answers"}}}, exitProblems},
+			StageFailures: []pipeline.StageFailure{{Stage: job.StageEmpirical, Reason: "judged none of its 24 closed-book answers"}}}, exitProblems},
 	} {
 		if got := exitCode(&tc.rep, nil, io.Discard); got != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.want)

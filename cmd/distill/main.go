@@ -27,6 +27,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/internal/outpath"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -140,7 +141,7 @@ type flagSet struct {
 	force, retryFailed, quiet *bool
 	logLevel                  *string
 	cpuProfile, memProfile    *string
-	apply                     []func(job *pipeline.Job)
+	apply                     []func(job *job.Job)
 }
 
 func newRunFlags() *flagSet {
@@ -154,7 +155,7 @@ func newRunFlags() *flagSet {
 	f.cpuProfile = fs.String("cpuprofile", "", "write a CPU profile of the run to this file, for go tool pprof; e.g. cpu.pprof")
 	f.memProfile = fs.String("memprofile", "", "write a memory profile (allocations, and what is in use at the end) to this file, for go tool pprof; e.g. mem.pprof")
 
-	d := pipeline.DefaultJob()
+	d := job.DefaultJob()
 	f.inputFlags(d)
 	f.endpointFlags(d)
 	f.stageFlags(d)
@@ -172,109 +173,109 @@ func newRunFlags() *flagSet {
 }
 
 // inputFlags binds the flags of the input, the output and the style.
-func (f *flagSet) inputFlags(d pipeline.Job) {
-	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; the grounded style also reads directories of .txt/.md documents; e.g. examples/problems.jsonl or docs/", func(j *pipeline.Job, v string) { j.Input.Paths = splitList(v) })
-	f.str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *pipeline.Job, v string) { j.Input.Format = v })
-	f.str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *pipeline.Job, v string) { j.Input.Fields.Problem = v })
-	f.str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *pipeline.Job, v string) { j.Input.Fields.Answer = v })
-	f.str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *pipeline.Job, v string) { j.Input.Fields.ID = v })
-	f.str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *pipeline.Job, v string) { j.Input.Fields.Source = v })
-	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *pipeline.Job, v string) { j.Input.Fields.Reference = v })
-	f.str("field-text", d.Input.Fields.Text, "grounded style: input field holding a document's text; e.g. body", func(j *pipeline.Job, v string) { j.Input.Fields.Text = v })
-	f.str("field-title", d.Input.Fields.Title, "grounded style: optional input field holding a document's title", func(j *pipeline.Job, v string) { j.Input.Fields.Title = v })
-	f.integer("passage-chars", d.Grounded.PassageChars, "grounded style: most characters of a passage; longer documents are cut before headings, else between blocks, else at sentence ends; e.g. 4000", func(j *pipeline.Job, v int) { j.Grounded.PassageChars = v })
-	f.integer("min-passage-chars", d.Grounded.MinPassageChars, "grounded style: fewest characters of a passage (at most half of --passage-chars counts); a shorter one is merged into a neighbour where it fits, else left out without a request; 0 keeps all; e.g. 300", func(j *pipeline.Job, v int) { j.Grounded.MinPassageChars = v })
-	f.integer("questions-per-passage", d.Grounded.QuestionsPerPassage, "grounded style: question-rubric tuples synthesized per passage (K); e.g. 2", func(j *pipeline.Job, v int) { j.Grounded.QuestionsPerPassage = v })
-	f.boolean("enrich", d.Grounded.Enrich, "grounded style: enrich every criterion (verification method, keywords, concepts) with the document's analysis in view, in one more request per question (--enrich=false to skip)", func(j *pipeline.Job, v bool) { j.Grounded.Enrich = v })
-	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *pipeline.Job, v string) { j.Input.Source = v })
-	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *pipeline.Job, v string) { j.Out = v })
-	f.str("partition", "", "I/K: run only the problems of partition I of K (0 <= I < K), those whose id hashes to I mod K; one worker per partition, each with its own --out, then distill merge; e.g. 3/16", func(j *pipeline.Job, v string) { j.Partition = v })
-	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER), factual_process (weighted criteria) or grounded (documents into questions with passage-grounded criteria)", func(j *pipeline.Job, v string) { j.Style = v })
+func (f *flagSet) inputFlags(d job.Job) {
+	f.str("input", "", "input file(s), JSONL or Parquet, comma-separated; the grounded style also reads directories of .txt/.md documents; e.g. examples/problems.jsonl or docs/", func(j *job.Job, v string) { j.Input.Paths = splitList(v) })
+	f.str("input-format", d.Input.Format, "auto (by extension), jsonl or parquet", func(j *job.Job, v string) { j.Input.Format = v })
+	f.str("field-problem", d.Input.Fields.Problem, "input field holding the problem text", func(j *job.Job, v string) { j.Input.Fields.Problem = v })
+	f.str("field-answer", d.Input.Fields.Answer, "input field holding the ground-truth answer", func(j *job.Job, v string) { j.Input.Fields.Answer = v })
+	f.str("field-id", d.Input.Fields.ID, "optional input field holding the problem id (empty: always hash problem and answer)", func(j *job.Job, v string) { j.Input.Fields.ID = v })
+	f.str("field-source", d.Input.Fields.Source, "optional input field holding the source name", func(j *job.Job, v string) { j.Input.Fields.Source = v })
+	f.str("field-reference", d.Input.Fields.Reference, "optional input field holding a reference solution", func(j *job.Job, v string) { j.Input.Fields.Reference = v })
+	f.str("field-text", d.Input.Fields.Text, "grounded style: input field holding a document's text; e.g. body", func(j *job.Job, v string) { j.Input.Fields.Text = v })
+	f.str("field-title", d.Input.Fields.Title, "grounded style: optional input field holding a document's title", func(j *job.Job, v string) { j.Input.Fields.Title = v })
+	f.integer("passage-chars", d.Grounded.PassageChars, "grounded style: most characters of a passage; longer documents are cut before headings, else between blocks, else at sentence ends; e.g. 4000", func(j *job.Job, v int) { j.Grounded.PassageChars = v })
+	f.integer("min-passage-chars", d.Grounded.MinPassageChars, "grounded style: fewest characters of a passage (at most half of --passage-chars counts); a shorter one is merged into a neighbour where it fits, else left out without a request; 0 keeps all; e.g. 300", func(j *job.Job, v int) { j.Grounded.MinPassageChars = v })
+	f.integer("questions-per-passage", d.Grounded.QuestionsPerPassage, "grounded style: question-rubric tuples synthesized per passage (K); e.g. 2", func(j *job.Job, v int) { j.Grounded.QuestionsPerPassage = v })
+	f.boolean("enrich", d.Grounded.Enrich, "grounded style: enrich every criterion (verification method, keywords, concepts) with the document's analysis in view, in one more request per question (--enrich=false to skip)", func(j *job.Job, v bool) { j.Grounded.Enrich = v })
+	f.str("source", "", "source name for rows without one; e.g. dapo-math", func(j *job.Job, v string) { j.Input.Source = v })
+	f.str("out", "", "run directory (created if missing); e.g. runs/math16k", func(j *job.Job, v string) { j.Out = v })
+	f.str("partition", "", "I/K: run only the problems of partition I of K (0 <= I < K), those whose id hashes to I mod K; one worker per partition, each with its own --out, then distill merge; e.g. 3/16", func(j *job.Job, v string) { j.Partition = v })
+	f.str("style", d.Style, "rubric style: srar (SUGGEST/PITFALL/BONUS/ANSWER), factual_process (weighted criteria) or grounded (documents into questions with passage-grounded criteria)", func(j *job.Job, v string) { j.Style = v })
 }
 
 // endpointFlags binds the flags of the endpoints and models of the stages.
-func (f *flagSet) endpointFlags(d pipeline.Job) {
-	f.str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *pipeline.Job, v string) { j.Rollout.BaseURL = v })
-	f.str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *pipeline.Job, v string) { j.Rollout.Model = v })
-	f.boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *pipeline.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
-	f.str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *pipeline.Job, v string) { j.Rollout.APIKeyEnv = v })
+func (f *flagSet) endpointFlags(d job.Job) {
+	f.str("base-url", "", "OpenAI-compatible endpoint including /v1, for every stage unless overridden; e.g. http://127.0.0.1:8000/v1", func(j *job.Job, v string) { j.Rollout.BaseURL = v })
+	f.str("model", "", "model for every stage unless overridden; e.g. Qwen/Qwen3-32B", func(j *job.Job, v string) { j.Rollout.Model = v })
+	f.boolean("legacy-max-tokens", false, "send the token limit as max_tokens instead of max_completion_tokens (older vLLM or SGLang)", func(j *job.Job, v bool) { j.Rollout.LegacyMaxTokens = v })
+	f.str("api-key-env", d.Rollout.APIKeyEnv, "environment variable holding the API key (empty or unset: no key sent)", func(j *job.Job, v string) { j.Rollout.APIKeyEnv = v })
 	for _, st := range []struct {
 		name string
-		ep   func(j *pipeline.Job) *pipeline.Endpoint
+		ep   func(j *job.Job) *job.Endpoint
 	}{
-		{"distill", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Distill.Endpoint }},
-		{"judge", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Judge.Endpoint }},
-		{"empirical", func(j *pipeline.Job) *pipeline.Endpoint { return &j.Empirical.Endpoint }},
+		{"distill", func(j *job.Job) *job.Endpoint { return &j.Distill.Endpoint }},
+		{"judge", func(j *job.Job) *job.Endpoint { return &j.Judge.Endpoint }},
+		{"empirical", func(j *job.Job) *job.Endpoint { return &j.Empirical.Endpoint }},
 	} {
-		f.str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *pipeline.Job, v string) { st.ep(j).BaseURL = v })
-		f.str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *pipeline.Job, v string) { st.ep(j).Model = v })
-		f.str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *pipeline.Job, v string) { st.ep(j).APIKeyEnv = v })
+		f.str(st.name+"-base-url", "", "endpoint for the "+st.name+" stage (default: --base-url)", func(j *job.Job, v string) { st.ep(j).BaseURL = v })
+		f.str(st.name+"-model", "", "model for the "+st.name+" stage (default: --model)", func(j *job.Job, v string) { st.ep(j).Model = v })
+		f.str(st.name+"-api-key-env", "", "API key variable for the "+st.name+" stage (default: --api-key-env)", func(j *job.Job, v string) { st.ep(j).APIKeyEnv = v })
 	}
 }
 
 // stageFlags binds the flags of the stages' settings.
-func (f *flagSet) stageFlags(d pipeline.Job) {
-	f.integer("n", d.Rollout.N, "rollouts per problem", func(j *pipeline.Job, v int) { j.Rollout.N = v })
-	f.integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *pipeline.Job, v int) { j.Rollout.PerRequest = v })
-	f.float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *pipeline.Job, v float64) { j.Rollout.Temperature = &v })
-	f.integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *pipeline.Job, v int) { j.Rollout.MaxTokens = v })
-	f.int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *pipeline.Job, v int64) { j.Rollout.Seed = v })
-	f.integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *pipeline.Job, v int) { j.Selection.MinCorrect = v })
-	f.integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *pipeline.Job, v int) { j.Selection.MinIncorrect = v })
-	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *pipeline.Job, v int) { j.Distill.MaxItems = v })
-	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *pipeline.Job, v bool) { j.Judge.Enabled = v })
-	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *pipeline.Job, v string) { j.Judge.Mode = v })
-	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *pipeline.Job, v bool) { j.Judge.DropInvalid = v })
-	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *pipeline.Job, v bool) { j.Empirical.Enabled = v })
-	f.float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *pipeline.Job, v float64) { j.Empirical.Alpha = v })
+func (f *flagSet) stageFlags(d job.Job) {
+	f.integer("n", d.Rollout.N, "rollouts per problem", func(j *job.Job, v int) { j.Rollout.N = v })
+	f.integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *job.Job, v int) { j.Rollout.PerRequest = v })
+	f.float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *job.Job, v float64) { j.Rollout.Temperature = &v })
+	f.integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *job.Job, v int) { j.Rollout.MaxTokens = v })
+	f.int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *job.Job, v int64) { j.Rollout.Seed = v })
+	f.integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *job.Job, v int) { j.Selection.MinCorrect = v })
+	f.integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *job.Job, v int) { j.Selection.MinIncorrect = v })
+	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *job.Job, v int) { j.Distill.MaxItems = v })
+	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *job.Job, v bool) { j.Judge.Enabled = v })
+	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *job.Job, v string) { j.Judge.Mode = v })
+	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *job.Job, v bool) { j.Judge.DropInvalid = v })
+	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *job.Job, v bool) { j.Empirical.Enabled = v })
+	f.float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *job.Job, v float64) { j.Empirical.Alpha = v })
 }
 
 // limitFlags binds the flags of limits, budget, output and caching.
-func (f *flagSet) limitFlags(d pipeline.Job) {
-	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *pipeline.Job, v int) { j.Limits.Concurrency = v })
-	f.integer("problems-in-flight", 0, "most problems processed at once; a new one starts when the rollout endpoint can take its rollouts (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold; e.g. 64)", func(j *pipeline.Job, v int) { j.Limits.ProblemsInFlight = v })
-	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.RequestsPerMinute = v })
-	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *pipeline.Job, v float64) { j.Limits.TokensPerMinute = v })
-	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *pipeline.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
-	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *pipeline.Job, v int) { j.Limits.MaxAttempts = v })
-	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *pipeline.Job, v float64) { j.Budget.MaxCostUSD = v })
-	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *pipeline.Job, v int64) { j.Budget.MaxTokens = v })
-	f.str("budget-scope", "", "whose spending --max-cost-usd and --max-total-tokens cap in a partitioned job: worker (each worker's own, the default: K workers may spend K times them) or job (the whole job's: worker I of K stops at a Kth of them); e.g. --partition 3/16 --max-cost-usd 160 --budget-scope job stops this worker at $10", func(j *pipeline.Job, v string) { j.Budget.Scope = v })
-	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *pipeline.Job, v string) {
+func (f *flagSet) limitFlags(d job.Job) {
+	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *job.Job, v int) { j.Limits.Concurrency = v })
+	f.integer("problems-in-flight", 0, "most problems processed at once; a new one starts when the rollout endpoint can take its rollouts (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold; e.g. 64)", func(j *job.Job, v int) { j.Limits.ProblemsInFlight = v })
+	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *job.Job, v float64) { j.Limits.RequestsPerMinute = v })
+	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *job.Job, v float64) { j.Limits.TokensPerMinute = v })
+	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *job.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
+	f.integer("max-attempts", d.Limits.MaxAttempts, "attempts per request for retryable errors (429, 5xx, timeouts)", func(j *job.Job, v int) { j.Limits.MaxAttempts = v })
+	f.float("max-cost-usd", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many USD; every model it uses needs a price (prices: in the job file, or --free-models)", func(j *job.Job, v float64) { j.Budget.MaxCostUSD = v })
+	f.int64Flag("max-total-tokens", 0, "stop cleanly (resumable) once the run, counting every session of it, has spent this many tokens", func(j *job.Job, v int64) { j.Budget.MaxTokens = v })
+	f.str("budget-scope", "", "whose spending --max-cost-usd and --max-total-tokens cap in a partitioned job: worker (each worker's own, the default: K workers may spend K times them) or job (the whole job's: worker I of K stops at a Kth of them); e.g. --partition 3/16 --max-cost-usd 160 --budget-scope job stops this worker at $10", func(j *job.Job, v string) { j.Budget.Scope = v })
+	f.str("free-models", "", "models that cost nothing, comma-separated (same as prices: {MODEL: 0}); e.g. Qwen/Qwen3-32B for a local vLLM server", func(j *job.Job, v string) {
 		for _, m := range splitList(v) {
 			if j.Prices == nil {
-				j.Prices = map[string]pipeline.Price{}
+				j.Prices = map[string]job.Price{}
 			}
-			j.Prices[m] = pipeline.Price{}
+			j.Prices[m] = job.Price{}
 		}
 	})
-	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *pipeline.Job, v int) { j.Output.ShardRows = v })
-	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *pipeline.Job, v time.Duration) { j.Output.CheckpointInterval = v })
-	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *pipeline.Job, v string) { j.Cache = v })
-	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *pipeline.Job, v string) { j.PromptsDir = v })
+	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *job.Job, v int) { j.Output.ShardRows = v })
+	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *job.Job, v time.Duration) { j.Output.CheckpointInterval = v })
+	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *job.Job, v string) { j.Cache = v })
+	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *job.Job, v string) { j.PromptsDir = v })
 }
 
-func (f *flagSet) str(name, def, help string, set func(j *pipeline.Job, v string)) {
+func (f *flagSet) str(name, def, help string, set func(j *job.Job, v string)) {
 	bind(f, name, f.fs.String(name, def, help), set)
 }
 
-func (f *flagSet) integer(name string, def int, help string, set func(j *pipeline.Job, v int)) {
+func (f *flagSet) integer(name string, def int, help string, set func(j *job.Job, v int)) {
 	bind(f, name, f.fs.Int(name, def, help), set)
 }
 
-func (f *flagSet) float(name string, def float64, help string, set func(j *pipeline.Job, v float64)) {
+func (f *flagSet) float(name string, def float64, help string, set func(j *job.Job, v float64)) {
 	bind(f, name, f.fs.Float64(name, def, help), set)
 }
 
-func (f *flagSet) boolean(name string, def bool, help string, set func(j *pipeline.Job, v bool)) {
+func (f *flagSet) boolean(name string, def bool, help string, set func(j *job.Job, v bool)) {
 	bind(f, name, f.fs.Bool(name, def, help), set)
 }
 
-func (f *flagSet) duration(name string, def time.Duration, help string, set func(j *pipeline.Job, v time.Duration)) {
+func (f *flagSet) duration(name string, def time.Duration, help string, set func(j *job.Job, v time.Duration)) {
 	bind(f, name, f.fs.Duration(name, def, help), set)
 }
 
-func (f *flagSet) int64Flag(name string, def int64, help string, set func(j *pipeline.Job, v int64)) {
+func (f *flagSet) int64Flag(name string, def int64, help string, set func(j *job.Job, v int64)) {
 	bind(f, name, f.fs.Int64(name, def, help), set)
 }
 
@@ -298,8 +299,8 @@ func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), stderr i
 
 // bind applies a flag's value to the job only when the flag was given, so
 // the job file's value stands otherwise.
-func bind[T any](f *flagSet, name string, v *T, set func(j *pipeline.Job, v T)) {
-	f.apply = append(f.apply, func(j *pipeline.Job) {
+func bind[T any](f *flagSet, name string, v *T, set func(j *job.Job, v T)) {
+	f.apply = append(f.apply, func(j *job.Job) {
 		if isSet(f.fs, name) {
 			set(j, *v)
 		}
@@ -330,20 +331,20 @@ func splitList(s string) []string {
 // log level, the job from --config and the flags, Ctrl-C handling (stop
 // ends it) and the pipeline's options, with the progress on stderr unless
 // --quiet. ok is false after a usage error, which it has printed.
-func startJob(name string, f *flagSet, stderr io.Writer) (job pipeline.Job, ctx context.Context, stop func(), opt pipeline.Options, ok bool) {
+func startJob(name string, f *flagSet, stderr io.Writer) (jb job.Job, ctx context.Context, stop func(), opt pipeline.Options, ok bool) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*f.logLevel)); err != nil {
 		fmt.Fprintf(stderr, "%s: --log-level: %v\n", name, err)
-		return job, nil, nil, opt, false
+		return jb, nil, nil, opt, false
 	}
-	job, err := pipeline.PrepareJob(*f.config, func(j *pipeline.Job) {
+	jb, err := job.PrepareJob(*f.config, func(j *job.Job) {
 		for _, apply := range f.apply {
 			apply(j)
 		}
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return job, nil, nil, opt, false
+		return jb, nil, nil, opt, false
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -356,7 +357,7 @@ func startJob(name string, f *flagSet, stderr io.Writer) (job pipeline.Job, ctx 
 			opt.Terminal = term.IsTerminal(int(fd.Fd()))
 		}
 	}
-	return job, ctx, stop, opt, true
+	return jb, ctx, stop, opt, true
 }
 
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -398,7 +399,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // exitCode prints what the user should do next and returns the exit code.
 func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
-	var ue *pipeline.UsageError
+	var ue *job.UsageError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "distill run: %v\n", err)

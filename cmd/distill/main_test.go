@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/job"
 )
 
 func writeProblems(t *testing.T, path string, n int) map[string]string {
@@ -41,19 +41,19 @@ func TestRunCommand(t *testing.T) {
 	}
 	defer stop()
 	out := filepath.Join(dir, "run")
-	job := filepath.Join(dir, "job.yaml")
+	jb := filepath.Join(dir, "job.yaml")
 	// The job file names a wrong endpoint and n; the flags override both.
-	os.WriteFile(job, []byte("input: {paths: ["+input+"]}\nrollout: {base_url: http://127.0.0.1:1/v1, model: simulated, n: 2}\n"), 0o644)
+	os.WriteFile(jb, []byte("input: {paths: ["+input+"]}\nrollout: {base_url: http://127.0.0.1:1/v1, model: simulated, n: 2}\n"), 0o644)
 
 	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "--config", job, "--base-url", url, "--n", "4", "--out", out, "--quiet"}, &stdout, &stderr)
+	code := run([]string{"run", "--config", jb, "--base-url", url, "--n", "4", "--out", out, "--quiet"}, &stdout, &stderr)
 	if code != exitOK && code != exitProblems {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "run directory: "+out) || !strings.Contains(stdout.String(), "problems: 12 unique") {
 		t.Errorf("summary missing:\n%s", stdout.String())
 	}
-	written, err := pipeline.LoadJobFile(filepath.Join(out, "job.yaml"))
+	written, err := job.LoadJobFile(filepath.Join(out, "job.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/workers"
 )
 
 const mergeUsage = `Usage: distill merge RUN_DIR... --out DIR [flags]
@@ -73,9 +74,9 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, false)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	rep, err := pipeline.Merge(ctx, dirs, *out, pipeline.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})
+	rep, err := workers.Merge(ctx, dirs, *out, workers.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})
 	stop()
-	var ue *pipeline.UsageError
+	var ue *job.UsageError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "distill merge: %v\n", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -51,14 +52,14 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill plan: unexpected argument %q (flags only)\nRun 'distill plan -h' to see every flag.\n", f.fs.Arg(0))
 		return exitUsage
 	}
-	job, ctx, stop, opt, ok := startJob("distill plan", f, stderr)
+	jb, ctx, stop, opt, ok := startJob("distill plan", f, stderr)
 	if !ok {
 		return exitUsage
 	}
 	defer stop()
-	plan, err := pipeline.Plan(ctx, job, opt, pipeline.PlanOptions{Sample: *sample, AllowBadRows: *allowBad})
+	plan, err := pipeline.Plan(ctx, jb, opt, pipeline.PlanOptions{Sample: *sample, AllowBadRows: *allowBad})
 	stop()
-	var ue *pipeline.UsageError
+	var ue *job.UsageError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "distill plan: %v\n", err)
@@ -67,6 +68,6 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill plan: %v\n", err)
 		return exitFailed
 	}
-	plan.WriteText(stdout, job.Out)
+	plan.WriteText(stdout, jb.Out)
 	return exitOK
 }

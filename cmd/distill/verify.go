@@ -11,7 +11,7 @@ import (
 	"os"
 
 	"github.com/rubricforge/rubricforge/internal/outpath"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/source"
 	"github.com/rubricforge/rubricforge/verify"
 )
 
@@ -63,7 +63,7 @@ Flags:
 func checkVerifyHead(in io.Reader, maxLine int, extract bool) (io.Reader, string, error) {
 	var head bytes.Buffer
 	r := bufio.NewReaderSize(io.TeeReader(in, &head), 64<<10)
-	problem, err := pipeline.HeadProblem(r, maxLine, func(raw []byte) string { return verifyLineProblem(raw, extract) })
+	problem, err := source.HeadProblem(r, maxLine, func(raw []byte) string { return verifyLineProblem(raw, extract) })
 	return io.MultiReader(&head, in), problem, err
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/workers"
 )
 
 // parseDirsAndFlags parses flags that may come before, between or after
@@ -31,7 +31,7 @@ func parseDirsAndFlags(fs *flag.FlagSet, args []string, usage func(io.Writer), s
 
 // workersStatus prints the status of several run directories as one table.
 func workersStatus(dirs []string, asJSON bool, stdout, stderr io.Writer) int {
-	ws, err := pipeline.ReadWorkers(dirs)
+	ws, err := workers.ReadWorkers(dirs)
 	if err != nil {
 		fmt.Fprintf(stderr, "distill status: %v\n", err)
 		return exitFailed

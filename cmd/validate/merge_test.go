@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/workers"
 )
 
 // TestValidateReadsAMergedCorpus: the merge of a partitioned job's workers
@@ -33,7 +35,7 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	job := pipeline.DefaultJob()
+	job := job.DefaultJob()
 	job.Input.Paths = []string{input}
 	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = url, "simulated", 4
 	job.Output.CheckpointInterval = time.Second
@@ -52,7 +54,7 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 		run(parts[i], fmt.Sprintf("%d/3", i))
 	}
 	merged := filepath.Join(dir, "all")
-	if _, err := pipeline.Merge(t.Context(), parts, merged, pipeline.MergeOptions{ShardRows: 4}); err != nil {
+	if _, err := workers.Merge(t.Context(), parts, merged, workers.MergeOptions{ShardRows: 4}); err != nil {
 		t.Fatal(err)
 	}
 	audit := func(corpus string) map[string]json.RawMessage {

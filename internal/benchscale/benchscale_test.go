@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/job"
 )
 
 // TestParseServed reads the line simllm prints when it stops (the format
@@ -160,18 +160,18 @@ func TestBatchJobPutsEveryStageInBatchMode(t *testing.T) {
 	if err := writeJob(path, "run", o, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	job, err := pipeline.LoadJobFile(path)
+	jb, err := job.LoadJobFile(path)
 	if err != nil {
 		t.Fatalf("the batch job does not load: %v", err)
 	}
-	for name, mode := range map[string]string{"rollout": job.Rollout.Mode, "distill": job.Distill.Mode, "judge": job.Judge.Mode + "/" + job.Judge.Endpoint.Mode} {
-		if name == "judge" && mode != "batch/batch" || name != "judge" && mode != pipeline.ModeBatch {
+	for name, mode := range map[string]string{"rollout": jb.Rollout.Mode, "distill": jb.Distill.Mode, "judge": jb.Judge.Mode + "/" + jb.Judge.Endpoint.Mode} {
+		if name == "judge" && mode != "batch/batch" || name != "judge" && mode != job.ModeBatch {
 			t.Errorf("%s: mode %q, want batch", name, mode)
 		}
 	}
-	b := job.Batch
-	if b.MaxRequests != 50_000 || b.MaxBytes != 200_000_000 || b.PollInterval != 2*time.Second || job.Empirical.Enabled {
-		t.Errorf("batch settings %+v, empirical %v", b, job.Empirical.Enabled)
+	b := jb.Batch
+	if b.MaxRequests != 50_000 || b.MaxBytes != 200_000_000 || b.PollInterval != 2*time.Second || jb.Empirical.Enabled {
+		t.Errorf("batch settings %+v, empirical %v", b, jb.Empirical.Enabled)
 	}
 }
 

@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/job"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
-
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 // objects are the manifests of examples/k8s, decoded.
@@ -174,7 +173,7 @@ func checkJobFile(t *testing.T, text, k string) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	job, err := pipeline.PrepareJob(path, func(j *pipeline.Job) {
+	job, err := job.PrepareJob(path, func(j *job.Job) {
 		j.Out, j.Partition = "/runs/big/part-0", "0/"+k
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/prompts"
@@ -64,7 +65,7 @@ func demoProblems(t *testing.T, dir string) (string, map[string]string) {
 // validity on.
 func demoCorpus(t *testing.T, sim *llmtest.Server, dir, input string) string {
 	t.Helper()
-	job := pipeline.DefaultJob()
+	job := job.DefaultJob()
 	job.Input.Paths = []string{input}
 	job.Out = filepath.Join(dir, "run")
 	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = "http://simulated.invalid/v1", "simulated", 6

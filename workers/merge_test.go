@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"context"
@@ -13,22 +13,27 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // runWorkers runs job as k partitioned workers into dir/part-I and
 // returns their directories.
-func runWorkers(t *testing.T, job Job, dir string, k int) []string {
+func runWorkers(t *testing.T, job job.Job, dir string, k int) []string {
 	t.Helper()
 	var dirs []string
 	for i := range k {
 		w := job
 		w.Out = filepath.Join(dir, fmt.Sprintf("part-%d", i))
 		w.Partition = fmt.Sprintf("%d/%d", i, k)
-		if rep := runJob(t, w, Options{}); rep.Status != StatusFinished {
+		if rep := runJob(t, w, pipeline.Options{}); rep.Status != pipeline.StatusFinished {
 			t.Fatalf("worker %s: %s (%s)", w.Partition, rep.Status, rep.StopReason)
 		}
 		dirs = append(dirs, w.Out)
@@ -55,19 +60,19 @@ func sameRecords(t *testing.T, got, want map[string]*schema.Record) {
 // failures and figures of one whole-input run, under its job: the merged
 // directory is one that run resumes with nothing left to do.
 func TestMergeIsWhatOneMachineMakes(t *testing.T) {
-	f := newFixture(t, 45, llmtest.Config{KeepLog: true})
-	whole := f.job
-	whole.Out = filepath.Join(f.dir, "whole")
-	wholeRep := runJob(t, whole, Options{})
-	dirs := runWorkers(t, f.job, f.dir, 3)
+	f := runtest.NewFixture(t, 45, llmtest.Config{KeepLog: true})
+	whole := f.Job
+	whole.Out = filepath.Join(f.Dir, "whole")
+	wholeRep := runJob(t, whole, pipeline.Options{})
+	dirs := runWorkers(t, f.Job, f.Dir, 3)
 
-	out := filepath.Join(f.dir, "all")
+	out := filepath.Join(f.Dir, "all")
 	rep, err := Merge(t.Context(), dirs, out, MergeOptions{ShardRows: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameRecords(t, readCorpus(t, out), readCorpus(t, whole.Out))
-	if got, want := slices.Sorted(maps.Keys(readFailures(t, out))), slices.Sorted(maps.Keys(readFailures(t, whole.Out))); !slices.Equal(got, want) {
+	sameRecords(t, runtest.ReadCorpus(t, out), runtest.ReadCorpus(t, whole.Out))
+	if got, want := slices.Sorted(maps.Keys(runtest.ReadFailures(t, out))), slices.Sorted(maps.Keys(runtest.ReadFailures(t, whole.Out))); !slices.Equal(got, want) {
 		t.Errorf("merged failures %v, a whole run's %v", got, want)
 	}
 	man, err := corpus.ReadManifest(out)
@@ -98,17 +103,17 @@ func TestMergeIsWhatOneMachineMakes(t *testing.T) {
 	if rep.Validity["overall"].Items != wholeRep.Validity["overall"].Items || rep.Validity["overall"].Rate != wholeRep.Validity["overall"].Rate {
 		t.Errorf("merged validity %+v, a whole run's %+v", *rep.Validity["overall"], *wholeRep.Validity["overall"])
 	}
-	onDisk, _, err := ReadReport(out)
-	if err != nil || onDisk.Status != StatusFinished {
+	onDisk, _, err := pipeline.ReadReport(out)
+	if err != nil || onDisk.Status != pipeline.StatusFinished {
 		t.Errorf("merged report.json: %s, %v", onDisk.Status, err)
 	}
 
 	// The whole job resumes in the merged directory with nothing to send.
 	again := whole
 	again.Out = out
-	from := len(f.srv.Log())
-	resumed := runJob(t, again, Options{})
-	if sent := len(f.srv.Log()) - from; sent != 0 || resumed.Problems.AlreadyDone != wp.Done {
+	from := len(f.Srv.Log())
+	resumed := runJob(t, again, pipeline.Options{})
+	if sent := len(f.Srv.Log()) - from; sent != 0 || resumed.Problems.AlreadyDone != wp.Done {
 		t.Errorf("the whole job in the merged directory sent %d requests and found %d done, want 0 and %d", sent, resumed.Problems.AlreadyDone, wp.Done)
 	}
 }
@@ -130,29 +135,29 @@ func (c *stopAfter) Err() error {
 // TestInterruptedMergeResumes: a merge stopped part way and run again
 // finishes the same corpus, each record once, without duplicate failures.
 func TestInterruptedMergeResumes(t *testing.T) {
-	f := newFixture(t, 40, llmtest.Config{})
-	dirs := runWorkers(t, f.job, f.dir, 4)
-	full := filepath.Join(f.dir, "full")
+	f := runtest.NewFixture(t, 40, llmtest.Config{})
+	dirs := runWorkers(t, f.Job, f.Dir, 4)
+	full := filepath.Join(f.Dir, "full")
 	if _, err := Merge(t.Context(), dirs, full, MergeOptions{ShardRows: 3}); err != nil {
 		t.Fatal(err)
 	}
-	want := readCorpus(t, full)
+	want := runtest.ReadCorpus(t, full)
 	for _, stopAt := range []int64{1, 7, int64(len(want)) - 1} {
-		out := filepath.Join(f.dir, fmt.Sprintf("stopped-%d", stopAt))
+		out := filepath.Join(f.Dir, fmt.Sprintf("stopped-%d", stopAt))
 		ctx := &stopAfter{Context: t.Context()}
 		ctx.n.Store(stopAt)
 		if _, err := Merge(ctx, dirs, out, MergeOptions{ShardRows: 3}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("stopped at %d: %v", stopAt, err)
 		}
-		if st, _, _ := ReadReport(out); st.Status == StatusFinished {
+		if st, _, _ := pipeline.ReadReport(out); st.Status == pipeline.StatusFinished {
 			t.Errorf("stopped at %d: report says finished", stopAt)
 		}
 		if _, err := Merge(t.Context(), dirs, out, MergeOptions{ShardRows: 3}); err != nil {
 			t.Fatalf("rerun after a stop at %d: %v", stopAt, err)
 		}
-		sameRecords(t, readCorpus(t, out), want)
+		sameRecords(t, runtest.ReadCorpus(t, out), want)
 		b, _ := os.ReadFile(filepath.Join(out, "failures.jsonl"))
-		if lines, fails := strings.Count(string(b), "\n"), len(readFailures(t, full)); lines != fails {
+		if lines, fails := strings.Count(string(b), "\n"), len(runtest.ReadFailures(t, full)); lines != fails {
 			t.Errorf("stopped at %d: failures.jsonl has %d lines for %d failures", stopAt, lines, fails)
 		}
 	}
@@ -162,20 +167,20 @@ func TestInterruptedMergeResumes(t *testing.T) {
 // unfinished partition, a whole-input run, or an --out holding another
 // corpus are refused with every reason named, and nothing is written.
 func TestMergeRefuses(t *testing.T) {
-	f := newFixture(t, 20, llmtest.Config{})
-	dirs := runWorkers(t, f.job, f.dir, 3)
-	other := f.job
+	f := runtest.NewFixture(t, 20, llmtest.Config{})
+	dirs := runWorkers(t, f.Job, f.Dir, 3)
+	other := f.Job
 	other.Rollout.N = 5
-	otherDirs := runWorkers(t, other, filepath.Join(f.dir, "other"), 3)
-	whole := f.job
-	whole.Out = filepath.Join(f.dir, "whole")
-	runJob(t, whole, Options{})
+	otherDirs := runWorkers(t, other, filepath.Join(f.Dir, "other"), 3)
+	whole := f.Job
+	whole.Out = filepath.Join(f.Dir, "whole")
+	runJob(t, whole, pipeline.Options{})
 
-	stopped := filepath.Join(f.dir, "stopped")
+	stopped := filepath.Join(f.Dir, "stopped")
 	copyDir(t, dirs[2], stopped)
-	rep, _, _ := ReadReport(stopped)
-	rep.Status, rep.StopReason, rep.StoppedBy = StatusStopped, "interrupted", StopInterrupt
-	if err := writeReport(fsys.OS, stopped, &rep); err != nil {
+	rep, _, _ := pipeline.ReadReport(stopped)
+	rep.Status, rep.StopReason, rep.StoppedBy = pipeline.StatusStopped, "interrupted", pipeline.StopInterrupt
+	if err := pipeline.WriteReport(fsys.OS, stopped, &rep); err != nil {
 		t.Fatal(err)
 	}
 
@@ -201,7 +206,7 @@ func TestMergeRefuses(t *testing.T) {
 			if tc.says == nil { // an out holding another job's records
 				o := other
 				o.Out = out
-				runJob(t, o, Options{})
+				runJob(t, o, pipeline.Options{})
 				tc.says = []string{"holds", "records of another job"}
 			}
 			_, err := Merge(t.Context(), tc.parts, out, MergeOptions{})

@@ -1,19 +1,13 @@
-package pipeline
+package job
 
 import (
-	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/cespare/xxhash/v2"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 	"github.com/rubricforge/rubricforge/verify"
@@ -162,20 +156,6 @@ func change(t *testing.T, v reflect.Value) {
 	}
 }
 
-// fullJob is a normalized job with every stage on, stamped like a run does.
-func fullJob(t *testing.T) Job {
-	t.Helper()
-	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
-	j.Judge.Enabled, j.Empirical.Enabled = true, true
-	j.Normalize()
-	ps, err := prompts.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j.stampVersions(ps)
-	return j
-}
-
 // TestEachResultSettingChangesTheFingerprint: changing any setting of the
 // fingerprint list changes the fingerprint, and the account of the change
 // names that setting (one list makes both, so they cannot drift apart:
@@ -250,75 +230,39 @@ func TestVersionsEnterTheFingerprint(t *testing.T) {
 	}
 }
 
-// TestEmptyRunDirectoryTakesChangedJob: a start that produced no record (a
-// wrong model, a wrong field mapping) does not lock in its settings.
-func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
-	f := newFixture(t, 6, llmtest.Config{})
-	job := f.job
-	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"error":{"message":"The model does not exist.","type":"invalid_request_error","code":"model_not_found"}}`, http.StatusNotFound)
-	}))
-	defer notFound.Close()
-
-	wrongModel := job
-	wrongModel.Rollout.BaseURL, wrongModel.Rollout.Model, wrongModel.Prices = notFound.URL+"/v1", "no-such-model", nil
-	if _, err := Run(context.Background(), wrongModel, Options{}); err == nil || !strings.Contains(err.Error(), "404") {
-		t.Fatalf("a wrong model should stop the run with a 404: %v", err)
+// TestWholeInputFingerprintIsUnchanged: a job without a partition keeps the
+// fingerprint it had before partitions existed, so run directories made
+// before resume without --force.
+func TestWholeInputFingerprintIsUnchanged(t *testing.T) {
+	j := fullJob(t)
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		if l.key != "partition" {
+			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+		}
 	}
-	wrongAnswers := job
-	wrongAnswers.Input.Fields.Answer = "problem" // every rollout is wrong: all left out by selection
-	rep := runJob(t, wrongAnswers, Options{})
-	if rep.Problems.Done != 0 || rep.Problems.LeftOut == 0 {
-		t.Fatalf("the wrong mapping should leave every problem out: %+v", rep.Problems)
+	old := fullJob(t)
+	old.Partition = ""
+	before := fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
+	if got := old.Fingerprint(); got != before {
+		t.Errorf("a whole-input job's fingerprint is %s, before partitions %s", got, before)
 	}
-
-	var logs syncBuffer
-	rep, err := Run(context.Background(), job, Options{Logger: slogText(&logs)})
-	if err != nil {
-		t.Fatalf("a directory with 0 records refused a changed job: %v", err)
-	}
-	if !strings.Contains(logs.String(), "holds no records yet") || !strings.Contains(logs.String(), "input.fields.answer: problem → answer") {
-		t.Errorf("taking the changed job is not said in one line naming the change:\n%s", logs.String())
-	}
-	if p := rep.Problems; p.Done == 0 || p.Done+p.Failed+p.LeftOut != int64(len(f.rows)) || p.Pending != 0 || len(readCorpus(t, job.Out)) != int(p.Done) {
-		t.Errorf("after the changed job took the directory: %+v", p)
-	}
-	written, err := LoadJobFile(jobPath(job.Out))
-	if err != nil || written.Input.Fields.Answer != "answer" {
-		t.Errorf("job.yaml does not hold the job that took the directory: %v %q", err, written.Input.Fields.Answer)
+	j.Partition = "0/1"
+	if j.Fingerprint() == old.Fingerprint() {
+		t.Error("partition 0/1 has the whole-input fingerprint")
 	}
 }
 
-// TestForceKeepsTheFirstJobYAML: --force mixes two jobs in one directory, and
-// job.yaml keeps the settings of the first, not silently the last.
-func TestForceKeepsTheFirstJobYAML(t *testing.T) {
-	f := newFixture(t, 5, llmtest.Config{})
-	job := f.job
-	runJob(t, job, Options{})
-	first, err := os.ReadFile(jobPath(job.Out))
+// fullJob is a normalized job with every stage on, stamped like a run does.
+func fullJob(t *testing.T) Job {
+	t.Helper()
+	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	j.Judge.Enabled, j.Empirical.Enabled = true, true
+	j.Normalize()
+	ps, err := prompts.Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := job
-	changed.Rollout.N = 6
-	changed.Distill.RepairAttempts = 3
-	_, err = Run(context.Background(), changed, Options{})
-	if !errors.Is(err, ErrJobChanged) {
-		t.Fatalf("changed job: %v, want ErrJobChanged", err)
-	}
-	lines := strings.Split(err.Error(), "\n")
-	if !slices.Contains(lines, "  rollout.n: 4 → 6") || !slices.Contains(lines, "  distill.repair_attempts: 2 → 3") {
-		t.Errorf("the refusal does not give one line per changed setting:\n%s", err)
-	}
-	if _, err := Run(context.Background(), changed, Options{Force: true}); err != nil {
-		t.Fatalf("--force: %v", err)
-	}
-	after, _ := os.ReadFile(jobPath(job.Out))
-	if string(after) != string(first) {
-		t.Error("--force rewrote job.yaml to the last settings")
-	}
-	var kept Job
-	if err := yaml.Unmarshal(after, &kept); err != nil || kept.Rollout.N != 4 {
-		t.Errorf("job.yaml lost the first job: n=%d err=%v", kept.Rollout.N, err)
-	}
+	j.StampVersions(ps, "")
+	return j
 }

@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"bytes"
@@ -7,21 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestWorkersStatusTable: the status of several workers is one row each
 // and a total that adds up their problems and records, and names the
 // partitions that are missing or held twice.
 func TestWorkersStatusTable(t *testing.T) {
-	f := newFixture(t, 30, llmtest.Config{})
+	f := runtest.NewFixture(t, 30, llmtest.Config{})
 	var dirs []string
 	var done, records int64
 	for i, part := range []string{"0/4", "1/4", "3/4", "3/4"} {
-		job := f.job
-		job.Out = filepath.Join(f.dir, fmt.Sprintf("part-%d", i))
+		job := f.Job
+		job.Out = filepath.Join(f.Dir, fmt.Sprintf("part-%d", i))
 		job.Partition = part
-		rep := runJob(t, job, Options{})
+		rep := runJob(t, job, pipeline.Options{})
 		dirs = append(dirs, job.Out)
 		if i < 3 {
 			done += rep.Problems.Done
@@ -32,7 +35,7 @@ func TestWorkersStatusTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ws.Total.Problems.Done != done || ws.Total.Records != records || ws.Total.Statuses[StatusFinished] != 3 {
+	if ws.Total.Problems.Done != done || ws.Total.Records != records || ws.Total.Statuses[pipeline.StatusFinished] != 3 {
 		t.Errorf("total %+v; want %d done, %d records, 3 finished", ws.Total, done, records)
 	}
 	var out bytes.Buffer

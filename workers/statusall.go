@@ -1,27 +1,33 @@
-package pipeline
+package workers
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/job"
 )
 
 // Workers is what `distill status` shows of several run directories, the
 // workers of one partitioned job: one row each and their total.
 type Workers struct {
-	Workers []*Status `json:"workers"`
-	Total   Total     `json:"total"`
+	Workers []*pipeline.Status `json:"workers"`
+	Total   Total              `json:"total"`
 }
 
 // Total adds up the workers' figures.
 type Total struct {
-	Problems ProblemCounts `json:"problems"` // summed over the workers; input rows are each worker's, not summed
-	Records  int64         `json:"records"`
-	CostUSD  float64       `json:"cost_usd"`
-	Tokens   int64         `json:"tokens"`
+	Problems pipeline.ProblemCounts `json:"problems"` // summed over the workers; input rows are each worker's, not summed
+	Records  int64                  `json:"records"`
+	CostUSD  float64                `json:"cost_usd"`
+	Tokens   int64                  `json:"tokens"`
 	// Statuses counts the workers by status ("finished", "running", ...).
 	Statuses map[string]int `json:"statuses"`
 	// ETASeconds is the latest of the running workers' ETAs.
@@ -39,7 +45,7 @@ type Total struct {
 func ReadWorkers(dirs []string) (*Workers, error) {
 	w := &Workers{Total: Total{Statuses: map[string]int{}}}
 	for _, dir := range dirs {
-		st, err := ReadStatus(dir)
+		st, err := pipeline.ReadStatus(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -58,22 +64,22 @@ func ReadWorkers(dirs []string) (*Workers, error) {
 
 // budgetOver says what the workers' budgets let them spend together, and
 // what they spent: "" when no worker has a budget.
-func budgetOver(ws []*Status, spent float64) string {
-	shares := map[BudgetShare]int{}
+func budgetOver(ws []*pipeline.Status, spent float64) string {
+	shares := map[job.BudgetShare]int{}
 	for _, st := range ws {
 		if st.Report != nil && st.Report.Budget != nil {
 			shares[*st.Report.Budget]++
 		} else {
-			shares[BudgetShare{}]++
+			shares[job.BudgetShare{}]++
 		}
 	}
-	if _, none := shares[BudgetShare{}]; none && len(shares) == 1 {
+	if _, none := shares[job.BudgetShare{}]; none && len(shares) == 1 {
 		return ""
 	}
 	if len(shares) > 1 {
 		return fmt.Sprintf("the workers enforce different budgets (set budget: and budget.scope alike in every worker's job); spent $%.4f together", spent)
 	}
-	var b BudgetShare
+	var b job.BudgetShare
 	for s := range shares {
 		b = s
 	}
@@ -87,7 +93,7 @@ func budgetOver(ws []*Status, spent float64) string {
 		}
 		return strings.Join(parts, " and ")
 	}
-	if b.Scope == BudgetPerJob {
+	if b.Scope == job.BudgetPerJob {
 		return fmt.Sprintf("%s for the job (budget.scope job), %s for each of %d workers; spent $%.4f together",
 			limit(b.JobMaxCostUSD, b.JobMaxTokens), limit(b.MaxCostUSD, b.MaxTokens), b.Workers, spent)
 	}
@@ -95,7 +101,7 @@ func budgetOver(ws []*Status, spent float64) string {
 		limit(b.MaxCostUSD, b.MaxTokens), b.Workers, limit(b.JobMaxCostUSD, b.JobMaxTokens), spent)
 }
 
-func (t *Total) add(st *Status) {
+func (t *Total) add(st *pipeline.Status) {
 	t.Records += st.Manifest.Rows
 	r := st.Report
 	if r == nil {
@@ -121,8 +127,8 @@ func (t *Total) add(st *Status) {
 }
 
 // workerState is a worker's status, with why it stopped.
-func workerState(r *Report) string {
-	if r.Status == StatusStopped && r.StoppedBy != "" {
+func workerState(r *pipeline.Report) string {
+	if r.Status == pipeline.StatusStopped && r.StoppedBy != "" {
 		return r.Status + " (" + r.StoppedBy + ")"
 	}
 	return r.Status
@@ -130,14 +136,14 @@ func workerState(r *Report) string {
 
 // coverage says which partitions the workers hold: "0..15 of 16, all" or
 // what is missing or held twice.
-func coverage(ws []*Status) string {
+func coverage(ws []*pipeline.Status) string {
 	held := map[int][]string{}
 	k := 0
 	for _, st := range ws {
 		if st.Report == nil || st.Report.Partition == nil {
 			return "not all workers are partitioned"
 		}
-		p, err := ParsePartition(st.Report.Partition.Partition)
+		p, err := job.ParsePartition(st.Report.Partition.Partition)
 		if err != nil || (k != 0 && p.Count != k) {
 			return "the workers split the input in different numbers of partitions"
 		}
@@ -208,7 +214,7 @@ func (t Total) statusWord() string {
 		}
 	}
 	var parts []string
-	for _, s := range sortedKeys(t.Statuses) {
+	for _, s := range slices.Sorted(maps.Keys(t.Statuses)) {
 		parts = append(parts, fmt.Sprintf("%d %s", t.Statuses[s], s))
 	}
 	return strings.Join(parts, ", ")

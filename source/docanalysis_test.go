@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func TestWithDocContext(t *testing.T) {
 			}
 		})
 	}
-	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", sectionedDoc, cutOptions{limit: 200}), "Storage engines", sectionedDoc, 1000)
+	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", sectionedDoc, CutOptions{limit: 200}), "Storage engines", sectionedDoc, 1000)
 	doc := units[0].Doc
 	if wantOutline := "- Storage engines\n  - Write-ahead logging\n    - Checkpoints\n  - Compaction"; doc.Outline != wantOutline {
 		t.Errorf("outline %q, want %q (a comment inside a code block is no heading)", doc.Outline, wantOutline)
@@ -100,16 +100,16 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat(sectionedDoc+"\n", 20) // about 8,000 characters
-	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", long, cutOptions{limit: 700}), "Storage engines", long, 2000)
+	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", long, CutOptions{limit: 700}), "Storage engines", long, 2000)
 	if len(units) < 8 {
 		t.Fatalf("only %d passages", len(units))
 	}
-	first, err := ps.GroundedAnalyzeMessages(documentView(units[0]))
+	first, err := ps.GroundedAnalyzeMessages(units[0].DocumentView())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range units[1:] {
-		msgs, _ := ps.GroundedAnalyzeMessages(documentView(u))
+		msgs, _ := ps.GroundedAnalyzeMessages(u.DocumentView())
 		if !reflect.DeepEqual(msgs, first) {
 			t.Fatalf("passage %s sends another analysis request than passage 0", u.ID)
 		}
@@ -118,8 +118,8 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 	if doc := units[0].Doc; !doc.Cut || len([]rune(doc.Head)) > 2000 || len([]rune(doc.Head)) < 1500 || !strings.Contains(user, "goes on beyond this beginning") {
 		t.Errorf("the analysis of a long document reads %d characters of it (cut %v), want at most 2000 and says it goes on", len([]rune(doc.Head)), doc.Cut)
 	}
-	other := withDocContext(passagesOf("other.md", "Other", "src", "Another document entirely.", cutOptions{limit: 700}), "Other", "Another document entirely.", 2000)
-	if msgs, _ := ps.GroundedAnalyzeMessages(documentView(other[0])); reflect.DeepEqual(msgs, first) {
+	other := withDocContext(passagesOf("other.md", "Other", "src", "Another document entirely.", CutOptions{limit: 700}), "Other", "Another document entirely.", 2000)
+	if msgs, _ := ps.GroundedAnalyzeMessages(other[0].DocumentView()); reflect.DeepEqual(msgs, first) {
 		t.Error("two documents send the same analysis request")
 	}
 }
@@ -135,7 +135,7 @@ func FuzzWithDocContext(f *testing.F) {
 			return
 		}
 		limit = 200 + int(uint(limit)%2000)
-		units := withDocContext(passagesOf("d", "", "s", text, cutOptions{limit: limit}), "", text, 1000)
+		units := withDocContext(passagesOf("d", "", "s", text, CutOptions{limit: limit}), "", text, 1000)
 		for _, u := range units {
 			if !utf8.ValidString(u.Section) || !utf8.ValidString(u.Doc.Outline) || !utf8.ValidString(u.Doc.Head) {
 				t.Fatalf("invalid UTF-8 in the context of passage %d", u.PassageIndex)

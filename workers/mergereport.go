@@ -1,9 +1,13 @@
-package pipeline
+package workers
 
 import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/llm"
 )
@@ -12,11 +16,11 @@ import (
 // report of their merge. Every worker reads every input row, so the input
 // figures (rows, lines, bad lines) are one worker's, not their sum; the
 // problem, rollout, validity, token and cost figures are summed.
-func sumReports(ps []*mergePart, fingerprint, toolVersion string) Report {
+func sumReports(ps []*mergePart, fingerprint, toolVersion string) pipeline.Report {
 	now := time.Now().UTC()
-	out := Report{
+	out := pipeline.Report{
 		SpecVersion: ps[0].man.SpecVersion, ToolVersion: toolVersion, JobFingerprint: fingerprint,
-		Started: now, Updated: now, FailuresByStage: map[string]int64{}, Validity: map[string]*TypeValidity{},
+		Started: now, Updated: now, FailuresByStage: map[string]int64{}, Validity: map[string]*pipeline.TypeValidity{},
 		Repairs: map[string]int64{}, StageSeconds: map[string]float64{}, CostCounted: true,
 		LLM: llm.Snapshot{Stages: map[string]llm.StageStats{}},
 	}
@@ -42,7 +46,7 @@ func sumReports(ps []*mergePart, fingerprint, toolVersion string) Report {
 			addCounts(out.LeftOutByStage, r.LeftOutByStage)
 		}
 		out.DuplicateDocumentsTotal += r.DuplicateDocumentsTotal
-		out.DuplicateDocuments = append(out.DuplicateDocuments, r.DuplicateDocuments[:min(len(r.DuplicateDocuments), maxDuplicateDocuments-len(out.DuplicateDocuments))]...)
+		out.DuplicateDocuments = append(out.DuplicateDocuments, r.DuplicateDocuments[:min(len(r.DuplicateDocuments), source.MaxDuplicateDocuments-len(out.DuplicateDocuments))]...)
 		addCounts(out.Repairs, r.Repairs)
 		addCounts(out.StageSeconds, r.StageSeconds)
 		out.Sampled.Total += r.Sampled.Total
@@ -56,7 +60,7 @@ func sumReports(ps []*mergePart, fingerprint, toolVersion string) Report {
 	return out
 }
 
-func addProblems(sum *ProblemCounts, p ProblemCounts) {
+func addProblems(sum *pipeline.ProblemCounts, p pipeline.ProblemCounts) {
 	sum.InputLines = max(sum.InputLines, p.InputLines)
 	sum.InputRows = max(sum.InputRows, p.InputRows)
 	sum.BadLines = max(sum.BadLines, p.BadLines)
@@ -74,7 +78,7 @@ func addCounts[V int64 | float64](sum, m map[string]V) {
 	}
 }
 
-func addRollouts(sum *RolloutStats, r RolloutStats) {
+func addRollouts(sum *pipeline.RolloutStats, r pipeline.RolloutStats) {
 	sum.Total += r.Total
 	sum.Correct += r.Correct
 	sum.FormatOK += r.FormatOK
@@ -87,13 +91,13 @@ func addRollouts(sum *RolloutStats, r RolloutStats) {
 	sum.RecordsMissingVerdicts += r.RecordsMissingVerdicts
 }
 
-func addValidity(sum map[string]*TypeValidity, key string, v *TypeValidity) {
+func addValidity(sum map[string]*pipeline.TypeValidity, key string, v *pipeline.TypeValidity) {
 	if v == nil {
 		return
 	}
 	s := sum[key]
 	if s == nil {
-		s = &TypeValidity{}
+		s = &pipeline.TypeValidity{}
 		sum[key] = s
 	}
 	s.Items += v.Items

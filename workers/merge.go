@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"context"
@@ -10,6 +10,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"gopkg.in/yaml.v3"
 
@@ -36,10 +42,10 @@ type MergeOptions struct {
 // mergePart is one worker's run directory, as read before the merge.
 type mergePart struct {
 	dir    string
-	job    Job
-	part   Partition
+	job    job.Job
+	part   job.Partition
 	man    corpus.Manifest
-	report *Report // nil when it has none
+	report *pipeline.Report // nil when it has none
 	inUse  bool
 }
 
@@ -54,7 +60,7 @@ type mergePart struct {
 // so a merge killed at any instant and run again finishes the same corpus:
 // the records already committed are skipped. report.json, written last,
 // says "finished" once the merge is whole.
-func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*Report, error) {
+func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*pipeline.Report, error) {
 	if opt.ToolVersion == "" {
 		opt.ToolVersion = "dev"
 	}
@@ -75,7 +81,7 @@ func Merge(ctx context.Context, parts []string, out string, opt MergeOptions) (*
 // readMergeParts reads every part and checks that they can be merged.
 func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	if len(dirs) == 0 {
-		return nil, &UsageError{Problems: []string{"no run directory to merge"}}
+		return nil, &job.UsageError{Problems: []string{"no run directory to merge"}}
 	}
 	outAbs, err := filepath.Abs(out)
 	if err != nil {
@@ -85,7 +91,7 @@ func readMergeParts(dirs []string, out string) ([]*mergePart, error) {
 	var problems []string
 	for _, dir := range dirs {
 		if why := outAroundPart(outAbs, dir); why != "" {
-			return nil, &UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
+			return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--out %s %s; give a new directory beside them", out, why)}}
 		}
 		p, err := readMergePart(dir)
 		if err != nil {
@@ -139,7 +145,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	}
 	p := &mergePart{dir: dir, man: man}
 	b, err := fsys.ReadFile(fsys.OS, corpus.Layout{Dir: dir}.Job())
-	p.job = DefaultJob()
+	p.job = job.DefaultJob()
 	if err == nil {
 		err = yaml.Unmarshal(b, &p.job)
 	}
@@ -149,7 +155,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	if p.job.Partition == "" {
 		return nil, fmt.Errorf("%s is not a partitioned worker (its job has no partition)", dir)
 	}
-	if p.part, err = ParsePartition(p.job.Partition); err != nil {
+	if p.part, err = job.ParsePartition(p.job.Partition); err != nil {
 		return nil, fmt.Errorf("%s: partition %w", dir, err)
 	}
 	if man.Mixed() {
@@ -158,7 +164,7 @@ func readMergePart(dir string) (*mergePart, error) {
 	if fp := p.job.Fingerprint(); fp != man.JobFingerprint {
 		return nil, fmt.Errorf("%s: its job.yaml (job %s) is not the job of its manifest (%s): the directory was made by another version of distill, or its job changed with --force", dir, fp, man.JobFingerprint)
 	}
-	rep, ok, err := ReadReport(dir)
+	rep, ok, err := pipeline.ReadReport(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -184,7 +190,7 @@ func checkMergeParts(ps []*mergePart) []string {
 		j := p.job
 		j.Partition = ""
 		if j.Fingerprint() != base.Fingerprint() {
-			problems = append(problems, fmt.Sprintf("%s has another job than %s: %s", p.dir, ps[0].dir, strings.Join(ChangedSettings(&base, &j), "; ")))
+			problems = append(problems, fmt.Sprintf("%s has another job than %s: %s", p.dir, ps[0].dir, strings.Join(job.ChangedSettings(&base, &j), "; ")))
 		}
 		if p.part.Count != k {
 			problems = append(problems, fmt.Sprintf("%s is partition %s, %s is %s: the workers split the input differently", p.dir, p.part, ps[0].dir, ps[0].part))
@@ -270,11 +276,11 @@ func inputDiff(a, b []corpus.InputFile) []string {
 	for i := range max(len(a), len(b)) {
 		switch {
 		case i >= len(a):
-			out = append(out, "it also read "+describeInput(b[i]))
+			out = append(out, "it also read "+source.DescribeInput(b[i]))
 		case i >= len(b):
-			out = append(out, "it did not read "+describeInput(a[i]))
+			out = append(out, "it did not read "+source.DescribeInput(a[i]))
 		case a[i].XXHash64 != b[i].XXHash64 || a[i].Bytes != b[i].Bytes:
-			out = append(out, fmt.Sprintf("%s, not %s", describeInput(b[i]), describeInput(a[i])))
+			out = append(out, fmt.Sprintf("%s, not %s", source.DescribeInput(b[i]), source.DescribeInput(a[i])))
 		}
 	}
 	return out
@@ -288,11 +294,11 @@ func unfinished(p *mergePart) string {
 		return "is still running"
 	case r == nil:
 		return "has no report.json: it has not run to its end"
-	case r.Status == StatusFinished && r.Problems.Pending == 0:
+	case r.Status == pipeline.StatusFinished && r.Problems.Pending == 0:
 		return ""
-	case r.Status == StatusRunning:
+	case r.Status == pipeline.StatusRunning:
 		return "has not finished (its process is gone): run its worker again to resume"
-	case r.Status == StatusFailed:
+	case r.Status == pipeline.StatusFailed:
 		return "failed: " + r.StopReason + "; fix the cause and run its worker again"
 	}
 	return fmt.Sprintf("has not finished (%s: %s): run its worker again to resume", r.Status, r.StopReason)
@@ -300,14 +306,14 @@ func unfinished(p *mergePart) string {
 
 // mergedJob is the job of the merged corpus: the workers' job without a
 // partition, writing into out.
-func mergedJob(ps []*mergePart, out string, shardRows int) (Job, error) {
+func mergedJob(ps []*mergePart, out string, shardRows int) (job.Job, error) {
 	j := ps[0].job
 	j.Partition, j.Out, j.Cache = "", out, ""
 	if shardRows > 0 {
 		j.Output.ShardRows = shardRows
 	}
 	if j.Output.ShardRows < 1 {
-		return j, &UsageError{Problems: []string{fmt.Sprintf("--shard-rows %d: must be at least 1", j.Output.ShardRows)}}
+		return j, &job.UsageError{Problems: []string{fmt.Sprintf("--shard-rows %d: must be at least 1", j.Output.ShardRows)}}
 	}
 	m, err := corpus.ReadManifest(out)
 	switch {
@@ -322,7 +328,7 @@ func mergedJob(ps []*mergePart, out string, shardRows int) (Job, error) {
 }
 
 // writeMerge copies the parts into the merged run directory.
-func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions) (*Report, error) {
+func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOptions) (*pipeline.Report, error) {
 	started := time.Now()
 	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
@@ -334,8 +340,8 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		run.SetInputs(ref.man.Inputs)
 	}
 	rep := sumReports(ps, fp, opt.ToolVersion)
-	rep.Status = StatusRunning
-	err = errors.Join(writeMergeJob(&job), writeReport(fsys.OS, job.Out, &rep))
+	rep.Status = pipeline.StatusRunning
+	err = errors.Join(writeMergeJob(&job), pipeline.WriteReport(fsys.OS, job.Out, &rep))
 	for i, p := range ps {
 		if err != nil {
 			break
@@ -361,9 +367,9 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 		return nil, fmt.Errorf("merging into %s: %w", job.Out, err)
 	}
 	rep.Problems.AlreadyDone = rep.Problems.Done - rep.Problems.DoneThisSession
-	rep.Status, rep.Updated = StatusFinished, time.Now().UTC()
+	rep.Status, rep.Updated = pipeline.StatusFinished, time.Now().UTC()
 	rep.ElapsedSeconds = time.Since(started).Seconds()
-	if err := writeReport(fsys.OS, job.Out, &rep); err != nil {
+	if err := pipeline.WriteReport(fsys.OS, job.Out, &rep); err != nil {
 		return nil, fmt.Errorf("writing report: %w", err)
 	}
 	return &rep, nil
@@ -380,20 +386,20 @@ func writeMerge(ctx context.Context, ps []*mergePart, job Job, opt MergeOptions)
 // run in it since) keeps it: the workers' answers are in it, and answers
 // a later run added would be lost to a rebuild.
 func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
-	if _, err := fsys.OS.Stat(defaultCachePath(out)); err == nil {
-		log.Info("the merged directory has its response cache already; kept it", "cache", defaultCachePath(out))
+	if _, err := fsys.OS.Stat(corpus.Layout{Dir: out}.Cache()); err == nil {
+		log.Info("the merged directory has its response cache already; kept it", "cache", corpus.Layout{Dir: out}.Cache())
 		return nil
 	}
 	var srcs []string
 	for _, p := range ps {
-		path := defaultCachePath(p.dir)
+		path := corpus.Layout{Dir: p.dir}.Cache()
 		if _, err := fsys.OS.Stat(path); err != nil {
 			log.Warn("a worker has no response cache: its answers and spend are not in the merged cache", "dir", p.dir, "err", err)
 			continue
 		}
 		srcs = append(srcs, path)
 	}
-	res, err := llm.MergeCaches(defaultCachePath(out), srcs, llm.CacheLogger(log))
+	res, err := llm.MergeCaches(corpus.Layout{Dir: out}.Cache(), srcs, llm.CacheLogger(log))
 	if err != nil {
 		return fmt.Errorf("merging the workers' response caches: %w", err)
 	}
@@ -401,26 +407,26 @@ func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
 	return nil
 }
 
-func writeMergeJob(job *Job) error {
-	b, err := job.runDirYAML()
+func writeMergeJob(job *job.Job) error {
+	b, err := job.RunDirYAML()
 	if err != nil {
 		return fmt.Errorf("encoding job: %w", err)
 	}
-	return fsys.WriteFileAtomic(fsys.OS, jobPath(job.Out), b, 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: job.Out}.Job(), b, 0o644)
 }
 
 // mergePartInto appends the records of p that run does not hold yet,
 // stamped with the merged job's fingerprint, then its failures, counting
 // them as this session's in pc. A record of another partition means the
 // parts overlap: the merge stops.
-func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string, pc *ProblemCounts) error {
+func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string, pc *pipeline.ProblemCounts) error {
 	partFP := p.man.JobFingerprint
 	err := corpus.ReadAll(p.dir, func(r *schema.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if key := recordPartitionKey(r); !p.part.Holds(key) {
-			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, PartitionOf(key, p.part.Count), p.part.Count)
+			return fmt.Errorf("%w: %s (partition %s) holds %s, which is partition %d/%d's", ErrMergeRefused, p.dir, p.part, r.ID, job.PartitionOf(key, p.part.Count), p.part.Count)
 		}
 		if run.Done(r.ID) {
 			return nil // merged by an earlier, interrupted merge
@@ -443,11 +449,20 @@ func mergePartInto(ctx context.Context, run *corpus.Run, p *mergePart, fp string
 		return run.Done(f.ID) || again
 	})
 	for _, f := range fails {
-		if leftOutStage(f.Stage) {
+		if job.LeftOutStage(f.Stage) {
 			pc.LeftOutThisSession++
 		} else {
 			pc.FailedThisSession++
 		}
 	}
 	return run.RecordFailures(fails)
+}
+
+// recordPartitionKey is the partition key of the unit a record was made
+// from, as the feeder takes it: a passage's content hash, else the id.
+func recordPartitionKey(r *schema.Record) string {
+	if r.Grounded != nil && r.Grounded.DocHash != "" {
+		return r.Grounded.DocHash
+	}
+	return r.ID
 }

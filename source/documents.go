@@ -1,14 +1,18 @@
-package pipeline
+package source
 
 import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
@@ -16,23 +20,23 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// inputSpec is the job's input with what the style adds: whether the input
+// Spec is the job's input with what the style adds: whether the input
 // holds documents (the grounded style) and how they are cut.
-type inputSpec struct {
-	Input
+type Spec struct {
+	job.Input
 	docs documentInput
 }
 
 type documentInput struct {
 	on            bool
-	cut           cutOptions
+	cut           CutOptions
 	analysisChars int
 }
 
-// input is how the job's input is read.
-func (j Job) input() inputSpec {
+// SpecOf is how the job's input is read.
+func SpecOf(j *job.Job) Spec {
 	g := j.Grounded
-	return inputSpec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: g.cutOptions(), analysisChars: g.AnalysisChars}}
+	return Spec{Input: j.Input, docs: documentInput{on: j.Style == schema.StyleGrounded, cut: CutOptionsOf(g), analysisChars: g.AnalysisChars}}
 }
 
 // The kinds of input path.
@@ -59,7 +63,7 @@ func isDocFile(name string) bool {
 
 // kindOf says how an input path is read: a documents job also reads
 // directories and .txt/.md files.
-func (in inputSpec) kindOf(path string) string {
+func (in Spec) kindOf(path string) string {
 	if in.docs.on {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return inputDir
@@ -82,7 +86,7 @@ func usableID(id string) bool {
 // newDocument cuts one document row into its passages. The document's id is
 // the row's id field, or its content hash when it has none; its title the
 // title field, or its front matter's title.
-func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
+func newDocument(vals map[string]string, in Spec) ([]Problem, string) {
 	for name, v := range vals {
 		if !utf8.ValidString(v) {
 			return nil, fmt.Sprintf("field %q is not valid UTF-8", name)
@@ -110,7 +114,7 @@ func newDocument(vals map[string]string, in inputSpec) ([]Problem, string) {
 }
 
 // passagesOf cuts a document's text into its passage units.
-func passagesOf(docID, title, source, text string, o cutOptions) []Problem {
+func passagesOf(docID, title, source, text string, o CutOptions) []Problem {
 	cuts := cutPassages(text, o)
 	digest := xxhash.Sum64String(text)
 	out := make([]Problem, len(cuts))
@@ -194,10 +198,10 @@ type DuplicateDocument struct {
 	Dropped DocumentRef `json:"dropped"`
 }
 
-// maxDuplicateDocuments bounds the duplicate documents a report names.
-const maxDuplicateDocuments = 100
+// MaxDuplicateDocuments bounds the duplicate documents a report names.
+const MaxDuplicateDocuments = 100
 
-func refOf(p Problem) DocumentRef { return DocumentRef{DocID: p.DocID, File: p.File, Line: p.Line} }
+func RefOf(p Problem) DocumentRef { return DocumentRef{DocID: p.DocID, File: p.File, Line: p.Line} }
 
 // seenDocuments tells a duplicate document: one whose text an earlier
 // document in input order has (the paths in the order input.paths gives
@@ -213,8 +217,8 @@ type seenDocuments struct {
 // mark sets p.DuplicateOf when p's document duplicates an earlier one.
 // The passages of a document come one after the other, from index 0.
 func (s *seenDocuments) mark(p *Problem) {
-	if p.PassageIndex == 0 || refOf(*p) != s.current {
-		s.current, s.dupOf = refOf(*p), nil
+	if p.PassageIndex == 0 || RefOf(*p) != s.current {
+		s.current, s.dupOf = RefOf(*p), nil
 		if first, ok := s.first[p.docDigest]; ok {
 			s.dupOf = &first
 		} else {
@@ -226,7 +230,7 @@ func (s *seenDocuments) mark(p *Problem) {
 
 // markDuplicates wraps yield so that every passage of a duplicate document
 // is marked (seenDocuments); a problems input passes through.
-func (in *inputSpec) markDuplicates(yield func(Problem) error) func(Problem) error {
+func (in *Spec) markDuplicates(yield func(Problem) error) func(Problem) error {
 	if !in.docs.on {
 		return yield
 	}
@@ -240,7 +244,7 @@ func (in *inputSpec) markDuplicates(yield func(Problem) error) func(Problem) err
 // readDocDir reads every .txt and .md file under root (recursively, in
 // lexical order, leaving out hidden files and directories) as a document
 // whose id is its path relative to root, with / as separator.
-func readDocDir(ctx context.Context, root string, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
+func readDocDir(ctx context.Context, root string, in Spec, yield func(Problem) error, bad func(*InputError)) error {
 	files, err := docFiles(root)
 	if err != nil {
 		return err
@@ -284,7 +288,7 @@ func docFiles(root string) ([]string, error) {
 
 // readDocFile reads one .txt or .md file as the document id. A Markdown
 // file's first "# " heading is its title.
-func readDocFile(path, id string, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
+func readDocFile(path, id string, in Spec, yield func(Problem) error, bad func(*InputError)) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
@@ -313,7 +317,7 @@ func readDocFile(path, id string, in inputSpec, yield func(Problem) error, bad f
 
 // docFileUnits makes the passages of a document file's bytes, or says why
 // it holds none.
-func docFileUnits(b []byte, id string, in inputSpec) ([]Problem, string) {
+func docFileUnits(b []byte, id string, in Spec) ([]Problem, string) {
 	if kind := binaryKind(b[:min(len(b), 8)]); kind != "" || strings.IndexByte(string(b[:min(len(b), 8000)]), 0) >= 0 {
 		if kind == "" {
 			kind = "binary data"
@@ -351,13 +355,13 @@ func markdownTitle(text string) string {
 
 // checkDocDir refuses a documents directory that holds nothing usable,
 // saying what it holds instead.
-func checkDocDir(root string, in inputSpec) error {
+func checkDocDir(root string, in Spec) error {
 	files, err := docFiles(root)
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	}
 	if len(files) == 0 {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
 			root, strings.Join(docExtensions, " or "), describeDir(root))}}
 	}
 	firstReason := ""
@@ -367,7 +371,7 @@ func checkDocDir(root string, in inputSpec) error {
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+			return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 		}
 		if _, msg := docFileUnits(b, "x", in); msg == "" {
 			return nil
@@ -375,7 +379,7 @@ func checkDocDir(root string, in inputSpec) error {
 			firstReason = path + ": " + msg
 		}
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d document files holds usable text (%s)", root, min(len(files), firstLinesChecked), firstReason)}}
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d document files holds usable text (%s)", root, min(len(files), firstLinesChecked), firstReason)}}
 }
 
 // describeDir says what a directory holds: its files counted by extension.
@@ -395,15 +399,19 @@ func describeDir(root string) string {
 		return "it holds no files"
 	}
 	var parts []string
-	for _, ext := range sortedKeys(byExt) {
+	for _, ext := range slices.Sorted(maps.Keys(byExt)) {
 		parts = append(parts, fmt.Sprintf("%d %s", byExt[ext], ext))
 	}
 	return "it holds " + strings.Join(parts, ", ")
 }
 
 // countUnits counts the passages of a documents input by cutting it.
-func countUnits(ctx context.Context, in inputSpec) (int64, error) {
+func countUnits(ctx context.Context, in Spec) (int64, error) {
 	var n int64
-	err := readUnits(ctx, in, func(Problem) error { n++; return nil }, func(*InputError) {})
+	err := ReadUnits(ctx, in, func(Problem) error { n++; return nil }, func(*InputError) {})
 	return n, err
 }
+
+// Documents reports whether the input holds documents cut into passages
+// (the grounded style) rather than problems.
+func (s Spec) Documents() bool { return s.docs.on }

@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -21,10 +23,10 @@ import (
 // data, Parquet read as JSONL) stops the run before it starts.
 const firstLinesChecked = 100
 
-// checkInputs makes sure, before the run directory is touched, that every
+// CheckInputs makes sure, before the run directory is touched, that every
 // input file exists and that its first lines hold problems. Its errors are
 // *UsageError and say what the lines hold instead.
-func checkInputs(in inputSpec) error {
+func CheckInputs(in Spec) error {
 	var problems []string
 	for _, path := range in.Paths {
 		var err error
@@ -38,7 +40,7 @@ func checkInputs(in inputSpec) error {
 		default:
 			err = checkJSONL(path, in)
 		}
-		var ue *UsageError
+		var ue *job.UsageError
 		switch {
 		case errors.As(err, &ue):
 			problems = append(problems, ue.Problems...)
@@ -47,7 +49,7 @@ func checkInputs(in inputSpec) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &UsageError{Problems: problems}
+		return &job.UsageError{Problems: problems}
 	}
 	return nil
 }
@@ -57,28 +59,28 @@ func checkFile(path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s does not exist", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %s does not exist", path)}}
 	case err != nil:
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	case st.IsDir():
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files (only the grounded style reads a directory of documents)", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %s is a directory; name the files (only the grounded style reads a directory of documents)", path)}}
 	}
 	return nil
 }
 
-func checkJSONL(path string, in inputSpec) error {
+func checkJSONL(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
 	f, err := openText(path)
 	if err != nil {
-		return &UsageError{Problems: []string{err.Error()}}
+		return &job.UsageError{Problems: []string{err.Error()}}
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<16)
 	head, _ := r.Peek(8)
 	if kind := binaryKind(head); kind != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s looks like %s, not JSONL text; %s", path, kind, binaryHint(kind))}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s looks like %s, not JSONL text; %s", path, kind, binaryHint(kind))}}
 	}
 	s, err := surveyHead(r, in.MaxLineBytes, "input.max_line_bytes", func(raw []byte) string {
 		_, msg := unitsFromJSON(raw, in)
@@ -90,27 +92,27 @@ func checkJSONL(path string, in inputSpec) error {
 	if s.usable || s.lines == 0 {
 		return nil // an empty file holds no problems, and that is all
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d lines holds a usable %s (%s); %s",
 		path, s.lines, in.unitName(), s.firstReason, s.describe(in))}}
 }
 
 // checkDocText refuses a .txt or .md input that holds no usable text.
-func checkDocText(path string, in inputSpec) error {
+func checkDocText(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	}
 	if _, msg := docFileUnits(b, filepath.Base(path), in); msg != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
 	}
 	return nil
 }
 
 // unitName is what one input row holds, for messages.
-func (in inputSpec) unitName() string {
+func (in Spec) unitName() string {
 	if in.docs.on {
 		return "document"
 	}
@@ -186,7 +188,7 @@ func (s *lineSurvey) fieldNames() string {
 	return quoteAll(names) + more
 }
 
-func (s *lineSurvey) describe(in inputSpec) string {
+func (s *lineSurvey) describe(in Spec) string {
 	if s.objects == 0 {
 		return "the lines are not JSON objects, one per line"
 	}
@@ -242,12 +244,12 @@ func binaryHint(kind string) string {
 	return "unpack it first"
 }
 
-func checkParquet(path string, in inputSpec) error {
+func checkParquet(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
 	if _, compression := compressionOf(path); compression != "" {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s: compressed Parquet files are not read; Parquet compresses its own pages, so decompress the file", path)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: compressed Parquet files are not read; Parquet compresses its own pages, so decompress the file", path)}}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -267,15 +269,15 @@ func checkParquet(path string, in inputSpec) error {
 	case err != nil && !errors.Is(err, context.Canceled):
 		return err
 	}
-	return &UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
+	return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: none of its first %d rows holds a usable %s (%s)", path, rows, in.unitName(), firstReason)}}
 }
 
-// countRows counts the rows of the input quickly, without parsing them:
+// CountRows counts the rows of the input quickly, without parsing them:
 // the non-blank lines of JSONL files, the footer's row count of Parquet
 // files. It feeds the total and the ETA of a run from its start.
 //
 // A documents input counts its passages, which takes cutting it.
-func countRows(ctx context.Context, in inputSpec) (int64, error) {
+func CountRows(ctx context.Context, in Spec) (int64, error) {
 	if in.docs.on {
 		return countUnits(ctx, in)
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"strings"
@@ -164,4 +164,14 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// DocumentView is p's document as its analysis reads it; a passage made
+// without its document's context (a single passage) stands for its
+// document.
+func (p Problem) DocumentView() prompts.DocumentView {
+	if p.Doc != nil {
+		return p.Doc.DocumentView
+	}
+	return prompts.DocumentView{Title: p.Title, Head: p.Text, Chars: utf8.RuneCountInString(p.Text)}
 }

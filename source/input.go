@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -70,16 +72,16 @@ const maxIDLen = 128
 // JSONL files named .gz or .zst are decompressed. Bad lines go to bad; they
 // do not stop the reading. Only an unreadable file or a failing yield stops
 // it.
-func ReadProblems(ctx context.Context, in Input, yield func(Problem) error, bad func(*InputError)) error {
-	return readUnits(ctx, inputSpec{Input: in}, yield, bad)
+func ReadProblems(ctx context.Context, in job.Input, yield func(Problem) error, bad func(*InputError)) error {
+	return ReadUnits(ctx, Spec{Input: in}, yield, bad)
 }
 
-// readUnits is ReadProblems over an input of problems or documents. In a
+// ReadUnits is ReadProblems over an input of problems or documents. In a
 // documents input (the grounded style) every row is a document, and a
 // directory or a .txt/.md file holds documents too; each document is cut
 // into passages (cutPassages), which are yielded in order as the units,
 // those of a duplicate document marked (Problem.DuplicateOf).
-func readUnits(ctx context.Context, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
+func ReadUnits(ctx context.Context, in Spec, yield func(Problem) error, bad func(*InputError)) error {
 	yield = in.markDuplicates(yield)
 	for _, path := range in.Paths {
 		var err error
@@ -175,7 +177,7 @@ func (b both) Close() error {
 	return err
 }
 
-func readJSONL(ctx context.Context, path string, in inputSpec, yield func(Problem) error, bad func(*InputError)) error {
+func readJSONL(ctx context.Context, path string, in Spec, yield func(Problem) error, bad func(*InputError)) error {
 	f, err := openText(path)
 	if err != nil {
 		return err
@@ -242,7 +244,7 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 }
 
 // problemFromJSON reads one JSONL line of problems.
-func problemFromJSON(raw []byte, in inputSpec) (Problem, string) {
+func problemFromJSON(raw []byte, in Spec) (Problem, string) {
 	vals, msg := jsonValues(raw, in)
 	if msg != "" {
 		return Problem{}, msg
@@ -252,7 +254,7 @@ func problemFromJSON(raw []byte, in inputSpec) (Problem, string) {
 
 // unitsFromJSON reads one JSONL line into its units: one problem, or the
 // passages of one document.
-func unitsFromJSON(raw []byte, in inputSpec) ([]Problem, string) {
+func unitsFromJSON(raw []byte, in Spec) ([]Problem, string) {
 	vals, msg := jsonValues(raw, in)
 	if msg != "" {
 		return nil, msg
@@ -261,7 +263,7 @@ func unitsFromJSON(raw []byte, in inputSpec) ([]Problem, string) {
 }
 
 // jsonValues reads the mapped fields of one JSONL line as text.
-func jsonValues(raw []byte, in inputSpec) (map[string]string, string) {
+func jsonValues(raw []byte, in Spec) (map[string]string, string) {
 	if !utf8.Valid(raw) {
 		return nil, "not valid UTF-8"
 	}
@@ -303,7 +305,7 @@ func jsonValues(raw []byte, in inputSpec) (map[string]string, string) {
 
 // units makes the units of one input row: one problem, or the passages of
 // one document.
-func (in inputSpec) units(vals map[string]string) ([]Problem, string) {
+func (in Spec) units(vals map[string]string) ([]Problem, string) {
 	if in.docs.on {
 		return newDocument(vals, in)
 	}
@@ -322,7 +324,7 @@ type fieldSpec struct {
 }
 
 // fieldList is the mapped fields of the input: a problem's or a document's.
-func (in inputSpec) fieldList() []fieldSpec {
+func (in Spec) fieldList() []fieldSpec {
 	f := in.Fields
 	if in.docs.on {
 		return []fieldSpec{{"text", f.Text, true}, {"id", f.ID, false}, {"title", f.Title, false}, {"source", f.Source, false}}
@@ -330,7 +332,7 @@ func (in inputSpec) fieldList() []fieldSpec {
 	return []fieldSpec{{"problem", f.Problem, true}, {"answer", f.Answer, true}, {"id", f.ID, false}, {"source", f.Source, false}, {"reference", f.Reference, false}}
 }
 
-func newProblem(vals map[string]string, in inputSpec) (Problem, string) {
+func newProblem(vals map[string]string, in Spec) (Problem, string) {
 	p := Problem{
 		Text:      strings.TrimSpace(vals["problem"]),
 		Answer:    strings.TrimSpace(vals["answer"]),
@@ -357,12 +359,12 @@ func newProblem(vals map[string]string, in inputSpec) (Problem, string) {
 		}
 		p.ID = id
 	} else {
-		p.ID = ProblemID(p.Text, p.Answer)
+		p.ID = job.ProblemID(p.Text, p.Answer)
 	}
 	return p, ""
 }
 
-func readParquet(ctx context.Context, path string, in inputSpec, yield func(Problem) error, bad func(*InputError)) (err error) {
+func readParquet(ctx context.Context, path string, in Spec, yield func(Problem) error, bad func(*InputError)) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
@@ -374,7 +376,7 @@ func readParquet(ctx context.Context, path string, in inputSpec, yield func(Prob
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return &UsageError{Problems: []string{fmt.Sprintf("input %s is not a readable Parquet file: %v", path, err)}}
+		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s is not a readable Parquet file: %v", path, err)}}
 	}
 	cols, err := parquetColumns(pf, path, in)
 	if err != nil {
@@ -444,7 +446,7 @@ func rowValues(row parquet.Row, cols map[string]int) map[string]string {
 }
 
 // parquetColumns finds the leaf columns of the mapped input fields.
-func parquetColumns(pf *parquet.File, path string, in inputSpec) (map[string]int, error) {
+func parquetColumns(pf *parquet.File, path string, in Spec) (map[string]int, error) {
 	cols := map[string]int{}
 	var problems []string
 	for _, fd := range in.fieldList() {
@@ -469,7 +471,7 @@ func parquetColumns(pf *parquet.File, path string, in inputSpec) (map[string]int
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &UsageError{Problems: problems}
+		return nil, &job.UsageError{Problems: problems}
 	}
 	return cols, nil
 }

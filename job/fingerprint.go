@@ -1,7 +1,9 @@
-package pipeline
+package job
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -47,7 +49,7 @@ func resultSettings() []setting {
 		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded},
 		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded},
 		{"grounded.analysis_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.AnalysisChars) }, grounded},
-		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, judgesPassage},
+		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, JudgesPassage},
 		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
 		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
 		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
@@ -56,12 +58,12 @@ func resultSettings() []setting {
 		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, notGrounded},
 		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil},
 		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil},
-		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, judgeOn},
-		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, judgeOn},
-		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, judgeOn},
+		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, JudgeOn},
+		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, JudgeOn},
+		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, JudgeOn},
 		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil},
-		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, empiricalOn},
-		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, empiricalOn},
+		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, EmpiricalOn},
+		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, EmpiricalOn},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
@@ -70,8 +72,8 @@ func resultSettings() []setting {
 	}
 	s = append(s, stageModelSettings(StageRollout, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
 	s = append(s, stageModelSettings(StageDistill, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
-	s = append(s, stageModelSettings(StageJudge, judgeOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Judge.Endpoint, &j.Judge.Sampling })...)
-	s = append(s, stageModelSettings(StageEmpirical, empiricalOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Empirical.Endpoint, &j.Empirical.Sampling })...)
+	s = append(s, stageModelSettings(StageJudge, JudgeOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Judge.Endpoint, &j.Judge.Sampling })...)
+	s = append(s, stageModelSettings(StageEmpirical, EmpiricalOn, func(j *Job) (*Endpoint, *Sampling) { return &j.Empirical.Endpoint, &j.Empirical.Sampling })...)
 	return s
 }
 
@@ -91,48 +93,48 @@ func stageModelSettings(stage string, on func(*Job) bool, of func(*Job) (*Endpoi
 	}
 }
 
-func judgeOn(j *Job) bool     { return j.Judge.Enabled }
+func JudgeOn(j *Job) bool     { return j.Judge.Enabled }
 func grounded(j *Job) bool    { return j.Style == schema.StyleGrounded }
 func notGrounded(j *Job) bool { return j.Style != schema.StyleGrounded }
-func empiricalOn(j *Job) bool { return j.Empirical.Enabled }
+func EmpiricalOn(j *Job) bool { return j.Empirical.Enabled }
 
-// judgesPassage: a grounded job whose judge or empirical stage shows a
+// JudgesPassage: a grounded job whose judge or empirical stage shows a
 // judge the passage.
-func judgesPassage(j *Job) bool { return grounded(j) && (judgeOn(j) || empiricalOn(j)) }
+func JudgesPassage(j *Job) bool { return grounded(j) && (JudgeOn(j) || EmpiricalOn(j)) }
 
-// stampVersions records in the job what it was run with besides its
+// StampVersions records in the job what it was run with besides its
 // settings: the record layout, the answer verifier's policy, a grounded
-// job's passage cutter, and the hash of every template it sends. They enter the fingerprint, so a new verifier
+// job's passage cutter (cutterVersion), and the hash of every template it sends. They enter the fingerprint, so a new verifier
 // policy or template does not silently resume into old verdicts.
-func (j *Job) stampVersions(ps *prompts.Set) {
+func (j *Job) StampVersions(ps *prompts.Set, cutterVersion string) {
 	j.Versions = map[string]string{"spec": schema.SpecVersion, "verify_policy": verify.PolicyVersion}
 	if j.Style == schema.StyleGrounded {
-		j.Versions["passage_cutter"] = CutterVersion // the passages' texts under their ids
+		j.Versions["passage_cutter"] = cutterVersion // the passages' texts under their ids
 	}
 	j.TemplateHashes = map[string]string{}
-	for _, n := range templatesOf(j) {
+	for _, n := range TemplatesOf(j) {
 		j.TemplateHashes[n] = ps.Hash(n)
 	}
 }
 
-// templatesOf names every template the job's stages send.
-func templatesOf(j *Job) []string {
+// TemplatesOf names every template the job's stages send.
+func TemplatesOf(j *Job) []string {
 	if j.Style == schema.StyleGrounded {
 		names := []string{prompts.Repair, prompts.GroundedAnalyze, prompts.GroundedSynthesize}
 		if j.Grounded.Enrich {
 			names = append(names, prompts.GroundedEnrich)
 		}
 		if j.Judge.Enabled {
-			names = append(names, groundedJudgeTemplate(j))
+			names = append(names, GroundedJudgeTemplate(j))
 		}
 		if j.Empirical.Enabled {
 			names = append(names, prompts.GroundedAnswer, prompts.ScoreGrounded)
 		}
 		return names
 	}
-	names := []string{prompts.Rollout, prompts.Repair, distillTemplate(j)}
+	names := []string{prompts.Rollout, prompts.Repair, DistillTemplate(j)}
 	if j.Judge.Enabled {
-		names = append(names, judgeTemplate(j))
+		names = append(names, JudgeTemplate(j))
 	}
 	if j.Empirical.Enabled {
 		names = append(names, prompts.Satisfy)
@@ -145,7 +147,7 @@ type identityLine struct{ key, value string }
 // identityLines is the one list behind Fingerprint and ChangedSettings.
 func (j *Job) identityLines() []identityLine {
 	var out []identityLine
-	for _, k := range sortedKeys(j.Versions) {
+	for _, k := range slices.Sorted(maps.Keys(j.Versions)) {
 		out = append(out, identityLine{"versions." + k, j.Versions[k]})
 	}
 	for _, s := range resultSettings() {
@@ -153,14 +155,14 @@ func (j *Job) identityLines() []identityLine {
 			out = append(out, identityLine{s.path, s.value(j)})
 		}
 	}
-	for _, k := range sortedKeys(j.TemplateHashes) {
+	for _, k := range slices.Sorted(maps.Keys(j.TemplateHashes)) {
 		out = append(out, identityLine{"template." + k, j.TemplateHashes[k]})
 	}
 	return out
 }
 
 // Fingerprint identifies what the run produces: 16 hex digits of xxhash64
-// over identityLines. Call it on a normalized job after stampVersions.
+// over identityLines. Call it on a normalized job after StampVersions.
 func (j *Job) Fingerprint() string {
 	var b strings.Builder
 	for _, l := range j.identityLines() {
@@ -198,13 +200,13 @@ func ChangedSettings(old, cur *Job) []string {
 			was, ok = "(none)", true // a version the older tool did not stamp
 		}
 		if ok && was != l.value {
-			out = append(out, fmt.Sprintf("%s: %s → %s", l.key, show(was), show(l.value)))
+			out = append(out, fmt.Sprintf("%s: %s → %s", l.key, ShowValue(was), ShowValue(l.value)))
 		}
 	}
 	return out
 }
 
-func show(v string) string {
+func ShowValue(v string) string {
 	if v == "" {
 		return `""`
 	}

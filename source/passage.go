@@ -1,12 +1,13 @@
-package pipeline
+package source
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -21,38 +22,18 @@ import (
 //	   length, front matter and a byte order mark as metadata
 const CutterVersion = "2"
 
-// DefaultMinPassageChars is grounded.min_passage_chars unless a job sets
-// it: a question needs min_criteria (5) checkable points in its passage,
-// and a point takes a clause of six to eight words, about 40 characters.
-const DefaultMinPassageChars = 200
-
-// StagePassage is the grounded style's first stage, a check without a
-// request: a passage shorter than the minimum is left out.
-const StagePassage = "passage"
-
-// minPassage is the minimum that counts: at most half the passage size,
+// MinPassage is the minimum that counts: at most half the passage size,
 // so a short tail can always be balanced against its neighbour.
-func (g GroundedStage) minPassage() int { return min(max(g.MinPassageChars, 0), g.PassageChars/2) }
+func MinPassage(g job.GroundedStage) int { return min(max(g.MinPassageChars, 0), g.PassageChars/2) }
 
-// cutOptions are the passage sizes of the job's documents.
-func (g GroundedStage) cutOptions() cutOptions {
-	return cutOptions{limit: g.PassageChars, min: g.minPassage()}
+// CutOptionsOf are the passage sizes of the job's documents.
+func CutOptionsOf(g job.GroundedStage) CutOptions {
+	return CutOptions{limit: g.PassageChars, min: MinPassage(g)}
 }
 
-// checkPassage leaves out a passage shorter than the minimum, before any
-// request is paid for it.
-func (e *engine) checkPassage(_ context.Context, w *unit) error {
-	least := e.job.Grounded.minPassage()
-	if n := utf8.RuneCountInString(w.p.Text); n < least {
-		w.leftOut = &problemFailure{stage: StagePassage, attempts: 1, reason: fmt.Sprintf(
-			"left out by length: the passage has %d characters, fewer than grounded.min_passage_chars %d (too little for a question)", n, least)}
-	}
-	return nil
-}
-
-// cutOptions are a document's passage sizes in characters (runes): at most
+// CutOptions are a document's passage sizes in characters (runes): at most
 // limit, and at least min where the cutter can (0: no minimum).
-type cutOptions struct{ limit, min int }
+type CutOptions struct{ limit, min int }
 
 // passageCut is one passage of a document's text src: Prefix +
 // src[Start:End] + Suffix. Prefix and Suffix are the only text a passage
@@ -96,7 +77,7 @@ const (
 // than the minimum, then the fewest passages and cuts inside sections.
 // Passages are never empty and hold no leading or trailing blank line; a
 // blank text has none.
-func cutPassages(src string, o cutOptions) []passageCut {
+func cutPassages(src string, o CutOptions) []passageCut {
 	o.limit = max(o.limit, 1)
 	o.min = min(max(o.min, 0), o.limit/2)
 	var spans []span
@@ -379,7 +360,7 @@ type span struct {
 // a piece repeats, nor just before a fence's closing line). A stretch still
 // longer than a passage is cut at white space, after the word that crosses
 // the limit; the headings above a block are never cut from it.
-func spansOf(src string, a atom, o cutOptions) []span {
+func spansOf(src string, a atom, o CutOptions) []span {
 	first := costCutBlock
 	if a.section {
 		first = costCutSection
@@ -607,7 +588,7 @@ func isSentenceEnd(p string, i int) bool {
 // pack puts consecutive spans into passages of at most the limit: of all
 // the ways to do so, the cheapest by the costs above (a shortest path over
 // the spans, looking back no further than a passage reaches).
-func pack(src string, spans []span, o cutOptions) []passageCut {
+func pack(src string, spans []span, o CutOptions) []passageCut {
 	n := len(spans)
 	if n == 0 {
 		return nil
@@ -662,4 +643,10 @@ func pack(src string, spans []span, o cutOptions) []passageCut {
 // hex digits of xxhash64 over its trimmed text.
 func ContentHash(text string) string {
 	return fmt.Sprintf("%016x", xxhash.Sum64String(strings.TrimSpace(text)))
+}
+
+// PassagesIn is the number of passages a document's text is cut into under
+// a job's grounded settings.
+func PassagesIn(text string, g job.GroundedStage) int {
+	return len(cutPassages(readDocument(text).body, CutOptionsOf(g)))
 }

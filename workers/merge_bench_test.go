@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"fmt"
@@ -12,8 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/source"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -86,8 +93,8 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 	byPart := make([][]string, k)
 	full := 0
 	for i := 0; full < k; i++ {
-		id := ProblemID(fmt.Sprintf("Problem %d: find the value.", i), fmt.Sprint(i))
-		p := PartitionOf(id, k)
+		id := job.ProblemID(fmt.Sprintf("Problem %d: find the value.", i), fmt.Sprint(i))
+		p := job.PartitionOf(id, k)
 		if len(byPart[p]) < per {
 			byPart[p] = append(byPart[p], id)
 			if len(byPart[p]) == per {
@@ -97,11 +104,11 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 	}
 	var dirs []string
 	for p := range k {
-		job := testJob("/bench/problems.jsonl", filepath.Join(dir, fmt.Sprintf("part-%d", p)), "http://127.0.0.1:1/v1")
+		job := runtest.TestJob("/bench/problems.jsonl", filepath.Join(dir, fmt.Sprintf("part-%d", p)), "http://127.0.0.1:1/v1")
 		job.Partition = fmt.Sprintf("%d/%d", p, k)
 		job.Output.ShardRows = 1000
 		job.Normalize()
-		job.stampVersions(ps)
+		job.StampVersions(ps, source.CutterVersion)
 		fp := job.Fingerprint()
 		run, err := corpus.Open(job.Out, corpus.Options{ShardRows: 1000, ToolVersion: "bench"})
 		if err != nil {
@@ -117,15 +124,15 @@ func makeMergeParts(b *testing.B, dir string, k, per int) []string {
 		if err := run.Close(); err != nil {
 			b.Fatal(err)
 		}
-		y, err := job.runDirYAML()
+		y, err := job.RunDirYAML()
 		if err != nil {
 			b.Fatal(err)
 		}
-		os.WriteFile(jobPath(job.Out), y, 0o644)
+		os.WriteFile(corpus.Layout{Dir: job.Out}.Job(), y, 0o644)
 		n := int64(per)
-		rep := Report{Status: StatusFinished, JobFingerprint: fp, SpecVersion: schema.SpecVersion, CorpusRows: n,
-			Problems: ProblemCounts{InputRows: int64(k * per), Unique: n, Done: n}, Partition: &PartitionShare{job.Partition, int64(k * per), n}}
-		if err := writeReport(fsys.OS, job.Out, &rep); err != nil {
+		rep := pipeline.Report{Status: pipeline.StatusFinished, JobFingerprint: fp, SpecVersion: schema.SpecVersion, CorpusRows: n,
+			Problems: pipeline.ProblemCounts{InputRows: int64(k * per), Unique: n, Done: n}, Partition: &pipeline.PartitionShare{Partition: job.Partition, RowsSeen: int64(k * per), RowsInPartition: n}}
+		if err := pipeline.WriteReport(fsys.OS, job.Out, &rep); err != nil {
 			b.Fatal(err)
 		}
 		dirs = append(dirs, job.Out)

@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"encoding/json"
@@ -12,8 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -21,15 +26,15 @@ import (
 // (selection in the math styles, the quality check in the grounded style)
 // are counted as left out in the merge's report, never as failures.
 func TestMergeCountsLeftOutsByStage(t *testing.T) {
-	f := newFixture(t, 12, llmtest.Config{})
-	dirs := runWorkers(t, f.job, f.dir, 2)
+	f := runtest.NewFixture(t, 12, llmtest.Config{})
+	dirs := runWorkers(t, f.Job, f.Dir, 2)
 	before := map[string]int{}
-	for _, fl := range readFailures(t, dirs[0]) {
+	for _, fl := range runtest.ReadFailures(t, dirs[0]) {
 		before[fl.Stage]++
 	}
 	extra := []corpus.Failure{
-		{ID: "q-left-out-1", Stage: StageQuality, Reason: "fewer than 3 criteria", Attempts: 1, Time: time.Now().UTC()},
-		{ID: "q-left-out-2", Stage: StageQuality, Reason: "copies the passage", Attempts: 1, Time: time.Now().UTC()},
+		{ID: "q-left-out-1", Stage: job.StageQuality, Reason: "fewer than 3 criteria", Attempts: 1, Time: time.Now().UTC()},
+		{ID: "q-left-out-2", Stage: job.StageQuality, Reason: "copies the passage", Attempts: 1, Time: time.Now().UTC()},
 	}
 	fh, err := os.OpenFile(filepath.Join(dirs[0], "failures.jsonl"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
@@ -42,18 +47,18 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 	fh.Close()
 	var wantLeftOut, wantFailed int64 = 2, 0
 	for _, d := range dirs {
-		for _, fl := range readFailures(t, d) {
+		for _, fl := range runtest.ReadFailures(t, d) {
 			if fl.ID == extra[0].ID || fl.ID == extra[1].ID {
 				continue
 			}
-			if leftOutStage(fl.Stage) {
+			if job.LeftOutStage(fl.Stage) {
 				wantLeftOut++
 			} else {
 				wantFailed++
 			}
 		}
 	}
-	rep, err := Merge(t.Context(), dirs, filepath.Join(f.dir, "merged"), MergeOptions{})
+	rep, err := Merge(t.Context(), dirs, filepath.Join(f.Dir, "merged"), MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +71,10 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 // directory (or any directory holding a worker) would turn it into a run
 // directory around them; it is refused before anything is written.
 func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
-	f := newFixture(t, 8, llmtest.Config{})
-	parent := filepath.Join(f.dir, "workers")
-	dirs := runWorkers(t, f.job, parent, 2)
-	for _, out := range []string{parent, f.dir, filepath.Join(dirs[1], "merged")} {
+	f := runtest.NewFixture(t, 8, llmtest.Config{})
+	parent := filepath.Join(f.Dir, "workers")
+	dirs := runWorkers(t, f.Job, parent, 2)
+	for _, out := range []string{parent, f.Dir, filepath.Join(dirs[1], "merged")} {
 		_, err := Merge(t.Context(), dirs, out, MergeOptions{})
 		if err == nil || !strings.Contains(err.Error(), "--out "+out) {
 			t.Errorf("--out %s: merged (%v); want a refusal naming it", out, err)
@@ -87,18 +92,18 @@ func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
 func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	writeDocs(t, docs, 12)
-	_, url := startSim(t, llmtest.Config{})
-	whole := groundedTestJob(docs, filepath.Join(dir, "whole"), url)
-	runJob(t, whole, Options{})
+	runtest.WriteDocs(t, docs, 12)
+	_, url := runtest.StartSim(t, llmtest.Config{})
+	whole := runtest.GroundedTestJob(docs, filepath.Join(dir, "whole"), url)
+	runJob(t, whole, pipeline.Options{})
 	for _, k := range []int{2, 3} {
-		job := groundedTestJob(docs, "", url)
+		job := runtest.GroundedTestJob(docs, "", url)
 		dirs := runWorkers(t, job, filepath.Join(dir, fmt.Sprint("k", k)), k)
 		out := filepath.Join(dir, fmt.Sprint("merged", k))
 		if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
 			t.Fatalf("K=%d: %v", k, err)
 		}
-		recs := readCorpus(t, out)
+		recs := runtest.ReadCorpus(t, out)
 		byHash := map[string]string{}
 		for id, r := range recs {
 			if other, dup := byHash[r.Grounded.DocHash]; dup {
@@ -106,7 +111,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 			}
 			byHash[r.Grounded.DocHash] = id
 		}
-		want := readCorpus(t, whole.Out)
+		want := runtest.ReadCorpus(t, whole.Out)
 		if g, w := slices.Sorted(maps.Keys(recs)), slices.Sorted(maps.Keys(want)); !slices.Equal(g, w) {
 			t.Errorf("K=%d: the merge holds %d passages, one machine %d", k, len(g), len(w))
 		}
@@ -119,11 +124,11 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 // cost (not 0), and a variant of the job that reads the merged cache as
 // its base (--cache) pays for nothing the workers already have.
 func TestMergeKeepsCostAndAnswers(t *testing.T) {
-	f := newFixture(t, 30, llmtest.Config{KeepLog: true})
-	dirs := runWorkers(t, f.job, f.dir, 3)
+	f := runtest.NewFixture(t, 30, llmtest.Config{KeepLog: true})
+	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	var want llm.StageStats
 	for _, d := range dirs {
-		rep, _, err := ReadReport(d)
+		rep, _, err := pipeline.ReadReport(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,29 +145,29 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 			t.Errorf("%s: %d+%d tokens, $%.6f; the workers spent %d+%d, $%.6f", what, got.PromptTokens, got.CompletionTokens, got.CostUSD, want.PromptTokens, want.CompletionTokens, want.CostUSD)
 		}
 	}
-	out := filepath.Join(f.dir, "merged")
+	out := filepath.Join(f.Dir, "merged")
 	rep, err := Merge(t.Context(), dirs, out, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameSpend("the merge's report", rep.LLM.Total)
 
-	whole := f.job
+	whole := f.Job
 	whole.Out = out
-	from := len(f.srv.Log())
-	again := runJob(t, whole, Options{})
-	if sent := len(f.srv.Log()) - from; sent != 0 {
+	from := len(f.Srv.Log())
+	again := runJob(t, whole, pipeline.Options{})
+	if sent := len(f.Srv.Log()) - from; sent != 0 {
 		t.Errorf("the whole job in the merged directory sent %d requests", sent)
 	}
 	sameSpend("the whole job run again in the merged directory", again.LLM.Total)
 
 	// A variant (another output, the same requests) reads the merged cache.
-	variant := f.job
-	variant.Out = filepath.Join(f.dir, "variant")
+	variant := f.Job
+	variant.Out = filepath.Join(f.Dir, "variant")
 	variant.Cache = filepath.Join(out, "cache.db")
-	from = len(f.srv.Log())
-	vrep := runJob(t, variant, Options{})
-	if sent := len(f.srv.Log()) - from; sent != 0 || vrep.Problems.Done != again.Problems.Done {
+	from = len(f.Srv.Log())
+	vrep := runJob(t, variant, pipeline.Options{})
+	if sent := len(f.Srv.Log()) - from; sent != 0 || vrep.Problems.Done != again.Problems.Done {
 		t.Errorf("the variant over the merged cache sent %d requests (want 0: the workers have every answer) and made %d records (want %d)", sent, vrep.Problems.Done, again.Problems.Done)
 	}
 

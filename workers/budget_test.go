@@ -1,4 +1,4 @@
-package pipeline
+package workers
 
 import (
 	"bytes"
@@ -7,7 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/pipeline"
+
+	"github.com/rubricforge/rubricforge/job"
+
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/runtest"
 )
 
 // TestBudgetScopeJobSplitsItBetweenWorkers: K workers sharing one job file
@@ -18,16 +23,16 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
-	_, whole, _ := batchSetup(t, 60, llmtest.Config{}, StageRollout, StageDistill, StageJudge, StageEmpirical)
+	_, whole, _ := runtest.BatchSetup(t, 60, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	whole.Batch.MaxRequests = 8
-	cost := runJob(t, whole, Options{}).LLM.Total.CostUSD
+	cost := runJob(t, whole, pipeline.Options{}).LLM.Total.CostUSD
 	const k = 4
 	cases := []struct {
 		scope      string
 		wantStatus string
 		overBudget bool // the workers together may pass the job's budget
 	}{
-		{BudgetPerJob, "for each of 4 workers", false},
+		{job.BudgetPerJob, "for each of 4 workers", false},
 		{"", "the 4 workers may spend up to", true},
 	}
 	for _, tc := range cases {
@@ -36,14 +41,14 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 			var spent float64
 			var dirs []string
 			for i := range k {
-				job := whole
-				job.Out = filepath.Join(t.TempDir(), fmt.Sprintf("part-%d", i))
-				job.Partition = fmt.Sprintf("%d/%d", i, k)
-				job.Budget.MaxCostUSD, job.Budget.Scope = budget, tc.scope
-				rep := runJob(t, job, Options{})
+				jb := whole
+				jb.Out = filepath.Join(t.TempDir(), fmt.Sprintf("part-%d", i))
+				jb.Partition = fmt.Sprintf("%d/%d", i, k)
+				jb.Budget.MaxCostUSD, jb.Budget.Scope = budget, tc.scope
+				rep := runJob(t, jb, pipeline.Options{})
 				spent += rep.LLM.Total.CostUSD
-				dirs = append(dirs, job.Out)
-				if rep.Budget == nil || (tc.scope == BudgetPerJob) != (rep.Budget.MaxCostUSD < budget) {
+				dirs = append(dirs, jb.Out)
+				if rep.Budget == nil || (tc.scope == job.BudgetPerJob) != (rep.Budget.MaxCostUSD < budget) {
 					t.Errorf("worker %d enforces %+v of a $%.4f budget with scope %q", i, rep.Budget, budget, tc.scope)
 				}
 			}

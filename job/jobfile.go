@@ -1,10 +1,12 @@
-package pipeline
+package job
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +113,7 @@ func (d *nodeDecoder) structure(path string, n *yaml.Node, v reflect.Value) {
 		key, val := n.Content[i], n.Content[i+1]
 		fv, ok := fields[key.Value]
 		if !ok {
-			d.bad(join(path, key.Value), key, "unknown setting%s", suggestion(key.Value, sortedKeys(fields)))
+			d.bad(join(path, key.Value), key, "unknown setting%s", suggestion(key.Value, slices.Sorted(maps.Keys(fields))))
 			continue
 		}
 		d.decode(join(path, key.Value), val, fv)

@@ -1,11 +1,10 @@
-package pipeline
+package source
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -27,17 +26,17 @@ import (
 // (a changed row, a file removed, fewer rows) is refused unless --force,
 // or the directory holds no records yet.
 
-// inputDigest reads the input files of in: their digests, and for each
+// Digest reads the input files of in: their digests, and for each
 // file that prev (the last session's record, matched by position) holds,
 // whether its old bytes are the start of the file now (prefix).
-type inputDigest struct {
-	files  []corpus.InputFile
+type Digest struct {
+	Files  []corpus.InputFile // each input file's size, hash and rows
 	prefix []bool
 }
 
-// digestInputs reads every input file once, hashing its bytes and
+// DigestInputs reads every input file once, hashing its bytes and
 // counting its rows.
-func digestInputs(ctx context.Context, in inputSpec, prev []corpus.InputFile) (inputDigest, error) {
+func DigestInputs(ctx context.Context, in Spec, prev []corpus.InputFile) (Digest, error) {
 	var paths []string
 	for _, p := range in.Paths {
 		if in.kindOf(p) != inputDir {
@@ -46,11 +45,11 @@ func digestInputs(ctx context.Context, in inputSpec, prev []corpus.InputFile) (i
 		}
 		files, err := docFiles(p)
 		if err != nil {
-			return inputDigest{}, err
+			return Digest{}, err
 		}
 		paths = append(paths, files...)
 	}
-	var d inputDigest
+	var d Digest
 	for i, path := range paths {
 		at := int64(-1)
 		if i < len(prev) {
@@ -58,19 +57,19 @@ func digestInputs(ctx context.Context, in inputSpec, prev []corpus.InputFile) (i
 		}
 		f, prefix, err := digestFile(ctx, path, in, at)
 		if err != nil {
-			return inputDigest{}, fmt.Errorf("reading input %s for its digest: %w", path, err)
+			return Digest{}, fmt.Errorf("reading input %s for its digest: %w", path, err)
 		}
 		if i < len(prev) {
 			d.prefix = append(d.prefix, prefix == prev[i].XXHash64)
 		}
-		d.files = append(d.files, f)
+		d.Files = append(d.Files, f)
 	}
 	return d, nil
 }
 
 // digestFile hashes the bytes of path and counts its rows; prefix is the
 // hash of its first at bytes ("" when it is shorter, or at < 0).
-func digestFile(ctx context.Context, path string, in inputSpec, at int64) (corpus.InputFile, string, error) {
+func digestFile(ctx context.Context, path string, in Spec, at int64) (corpus.InputFile, string, error) {
 	out := corpus.InputFile{Path: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -154,66 +153,31 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// inputChanges lists how the input now differs from prev (the record of
+// Changes lists how the input now differs from prev (the record of
 // the run directory, made from dir), one line per file; grew lists the
 // files that only had bytes appended.
-func inputChanges(prev []corpus.InputFile, now inputDigest) (changes, grew []string) {
+func Changes(prev []corpus.InputFile, now Digest) (changes, grew []string) {
 	for i, p := range prev {
-		if i >= len(now.files) {
-			changes = append(changes, fmt.Sprintf("input file %d (%s) is not read any more", i+1, describeInput(p)))
+		if i >= len(now.Files) {
+			changes = append(changes, fmt.Sprintf("input file %d (%s) is not read any more", i+1, DescribeInput(p)))
 			continue
 		}
-		c := now.files[i]
+		c := now.Files[i]
 		switch {
 		case c.XXHash64 == p.XXHash64 && c.Bytes == p.Bytes:
 		case c.Bytes > p.Bytes && now.prefix[i]:
 			grew = append(grew, fmt.Sprintf("%s: %d rows, now %d", c.Path, p.Rows, c.Rows))
 		default:
-			changes = append(changes, fmt.Sprintf("%s, now %s", describeInput(p), describeInput(c)))
+			changes = append(changes, fmt.Sprintf("%s, now %s", DescribeInput(p), DescribeInput(c)))
 		}
 	}
-	for _, c := range now.files[min(len(prev), len(now.files)):] {
+	for _, c := range now.Files[min(len(prev), len(now.Files)):] {
 		grew = append(grew, fmt.Sprintf("%s is new: %d rows", c.Path, c.Rows))
 	}
 	return changes, grew
 }
 
-// describeInput names a file as a message shows it.
-func describeInput(f corpus.InputFile) string {
+// DescribeInput names a file as a message shows it.
+func DescribeInput(f corpus.InputFile) string {
 	return fmt.Sprintf("%s (%d rows, %d bytes, xxhash64 %s)", f.Path, f.Rows, f.Bytes, f.XXHash64)
-}
-
-// checkInput records what this session reads in the run's manifest, after
-// refusing an input whose content is not what the directory's records were
-// made from (see above). It returns the input's rows when the digest
-// counted them (not for documents, whose units are passages), else -1.
-func checkInput(ctx context.Context, job *Job, run *corpus.Run, opt Options) (int64, error) {
-	prev := run.Manifest().Inputs
-	now, err := digestInputs(ctx, job.input(), prev)
-	if err != nil {
-		return -1, err
-	}
-	changes, grew := inputChanges(prev, now)
-	switch {
-	case len(changes) == 0:
-	case run.DoneCount() == 0:
-		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", strings.Join(changes, "; "))
-	case opt.Force:
-		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
-	default:
-		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
-			ErrInputChanged, job.Out, strings.Join(changes, "\n  "))
-	}
-	if len(grew) > 0 {
-		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
-	}
-	run.SetInputs(now.files)
-	if job.input().docs.on {
-		return -1, nil
-	}
-	var rows int64
-	for _, f := range now.files {
-		rows += f.Rows
-	}
-	return rows, nil
 }

@@ -1,4 +1,4 @@
-package pipeline
+package source
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-func cutTexts(src string, o cutOptions) []string {
+func cutTexts(src string, o CutOptions) []string {
 	var out []string
 	for _, c := range cutPassages(src, o) {
 		out = append(out, c.text(src))
@@ -25,43 +25,43 @@ func TestCutPassages(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		text string
-		o    cutOptions
+		o    CutOptions
 		want []string
 	}{
-		{"blank", " \n\n\t\n", cutOptions{limit: 100}, nil},
-		{"one short paragraph keeps its indentation", "  Alpha beta.  \n", cutOptions{limit: 100}, []string{"  Alpha beta."}},
-		{"paragraphs packed while they fit", "One two.\n\nThree four.\n\n\nFive six.", cutOptions{limit: 24},
+		{"blank", " \n\n\t\n", CutOptions{limit: 100}, nil},
+		{"one short paragraph keeps its indentation", "  Alpha beta.  \n", CutOptions{limit: 100}, []string{"  Alpha beta."}},
+		{"paragraphs packed while they fit", "One two.\n\nThree four.\n\n\nFive six.", CutOptions{limit: 24},
 			[]string{"One two.\n\nThree four.", "Five six."}},
-		{"exactly at the limit", "abcd\n\nefgh", cutOptions{limit: 10}, []string{"abcd\n\nefgh"}},
-		{"one over the limit", "abcd\n\nefghi", cutOptions{limit: 10}, []string{"abcd", "efghi"}},
-		{"blank lines inside a code block are kept, and the indentation after them", "Code:\n\n    a = 1\n\n    b = 2\n", cutOptions{limit: 100},
+		{"exactly at the limit", "abcd\n\nefgh", CutOptions{limit: 10}, []string{"abcd\n\nefgh"}},
+		{"one over the limit", "abcd\n\nefghi", CutOptions{limit: 10}, []string{"abcd", "efghi"}},
+		{"blank lines inside a code block are kept, and the indentation after them", "Code:\n\n    a = 1\n\n    b = 2\n", CutOptions{limit: 100},
 			[]string{"Code:\n\n    a = 1\n\n    b = 2"}},
-		{"a long paragraph at sentence ends", "First sentence here. Second one is here! Third? Last bit.", cutOptions{limit: 30},
+		{"a long paragraph at sentence ends", "First sentence here. Second one is here! Third? Last bit.", CutOptions{limit: 30},
 			[]string{"First sentence here.", "Second one is here! Third?", "Last bit."}},
-		{"no cut after an initial or e.g.", "See J. Smith for e.g. this case. Then more text follows here.", cutOptions{limit: 40},
+		{"no cut after an initial or e.g.", "See J. Smith for e.g. this case. Then more text follows here.", CutOptions{limit: 40},
 			[]string{"See J. Smith for e.g. this case.", "Then more text follows here."}},
-		{"closing quote after the full stop", `He said "stop." Then he left the room quietly.`, cutOptions{limit: 20},
+		{"closing quote after the full stop", `He said "stop." Then he left the room quietly.`, CutOptions{limit: 20},
 			[]string{`He said "stop."`, "Then he left the", "room quietly."}},
-		{"a long sentence at white space", strings.TrimSpace(long), cutOptions{limit: 40}, []string{
+		{"a long sentence at white space", strings.TrimSpace(long), CutOptions{limit: 40}, []string{
 			"word word word word word word word word", "word word word word word word word word",
 			"word word word word word word word word", "word word word word word word"}},
-		{"one word over the limit stays whole", "tiny " + strings.Repeat("x", 50) + " end", cutOptions{limit: 10},
+		{"one word over the limit stays whole", "tiny " + strings.Repeat("x", 50) + " end", CutOptions{limit: 10},
 			[]string{"tiny", strings.Repeat("x", 50), "end"}},
-		{"limit counts characters, not bytes", "äöü äöü äöü", cutOptions{limit: 7}, []string{"äöü äöü", "äöü"}},
-		{"a cut before a heading rather than inside a section", "# A\n\n" + para(40) + "\n\n# B\n\n" + para(30) + "\n\n" + para(30), cutOptions{limit: 80},
+		{"limit counts characters, not bytes", "äöü äöü äöü", CutOptions{limit: 7}, []string{"äöü äöü", "äöü"}},
+		{"a cut before a heading rather than inside a section", "# A\n\n" + para(40) + "\n\n# B\n\n" + para(30) + "\n\n" + para(30), CutOptions{limit: 80},
 			[]string{"# A\n\n" + para(40), "# B\n\n" + para(30) + "\n\n" + para(30)}},
-		{"a heading stays with the paragraph under it", para(50) + "\n\n## H\n\n" + para(60), cutOptions{limit: 70},
+		{"a heading stays with the paragraph under it", para(50) + "\n\n## H\n\n" + para(60), CutOptions{limit: 70},
 			[]string{para(50), "## H\n\n" + para(60)}},
-		{"a heading at the end joins the text above", para(20) + "\n\n# Trailing", cutOptions{limit: 70}, []string{para(20) + "\n\n# Trailing"}},
-		{"a short tail is balanced against its neighbour", para(100) + "\n\n" + para(95) + "\n\n" + para(10), cutOptions{limit: 200, min: 60},
+		{"a heading at the end joins the text above", para(20) + "\n\n# Trailing", CutOptions{limit: 70}, []string{para(20) + "\n\n# Trailing"}},
+		{"a short tail is balanced against its neighbour", para(100) + "\n\n" + para(95) + "\n\n" + para(10), CutOptions{limit: 200, min: 60},
 			[]string{para(100), para(95) + "\n\n" + para(10)}},
-		{"a short passage stays when nothing can take it", para(195) + "\n\n" + para(10), cutOptions{limit: 200, min: 60},
+		{"a short passage stays when nothing can take it", para(195) + "\n\n" + para(10), CutOptions{limit: 200, min: 60},
 			[]string{para(195), para(10)}},
-		{"a fenced block that fits is not cut", "Intro.\n\n" + fence + "\n\nAfter.", cutOptions{limit: 70},
+		{"a fenced block that fits is not cut", "Intro.\n\n" + fence + "\n\nAfter.", CutOptions{limit: 70},
 			[]string{"Intro.\n\n" + fence, "After."}},
-		{"a fenced block over the limit is cut at lines and reopened", fence, cutOptions{limit: 40}, []string{
+		{"a fenced block over the limit is cut at lines and reopened", fence, CutOptions{limit: 40}, []string{
 			"```py\nx = 1\nx = 1\nx = 1\nx = 1\nx = 1\n```", "```py\nx = 1\nx = 1\nx = 1\n```"}},
-		{"a table over the limit repeats its header and delimiter rows", table, cutOptions{limit: 60}, []string{
+		{"a table over the limit repeats its header and delimiter rows", table, CutOptions{limit: 60}, []string{
 			"| a | b |\n|---|---|\n| 1 | 2 |\n| 1 | 2 |\n| 1 | 2 |\n| 1 | 2 |",
 			"| a | b |\n|---|---|\n| 1 | 2 |\n| 1 | 2 |"}},
 	} {
@@ -85,7 +85,7 @@ func TestCutPassages(t *testing.T) {
 // none is over the limit but for one word (after its headings); no cut falls inside a fenced
 // block or a table that fits in a passage; no passage is headings alone
 // unless nothing but headings follows it.
-func checkCuts(t *testing.T, src string, o cutOptions, cuts []passageCut) {
+func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 	t.Helper()
 	var b strings.Builder
 	blocks := scanBlocks(src)
@@ -159,7 +159,7 @@ func headingBlocksOnly(blocks []block, start, end int) bool {
 
 // checkNoCutInFittingBlock: no cut falls inside a fenced block or a table
 // that fits in a passage with the headings above it.
-func checkNoCutInFittingBlock(t *testing.T, src string, o cutOptions, blocks []block, cuts []passageCut) {
+func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []block, cuts []passageCut) {
 	t.Helper()
 	headAt := -1
 	for _, bl := range blocks {
@@ -204,7 +204,7 @@ func FuzzCutPassages(f *testing.F) {
 		if !utf8.ValidString(text) {
 			return // documents are checked for UTF-8 before they are cut
 		}
-		o := cutOptions{limit: 1 + abs(limit)%400, min: abs(least) % 200}
+		o := CutOptions{limit: 1 + abs(limit)%400, min: abs(least) % 200}
 		checkCuts(t, text, o, cutPassages(text, o))
 	})
 }
@@ -246,6 +246,6 @@ func BenchmarkCutPassages(b *testing.B) {
 	text := strings.Repeat("word ", 200_000)
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		cutPassages(text, cutOptions{limit: 400, min: 200})
+		cutPassages(text, CutOptions{limit: 400, min: 200})
 	}
 }

@@ -1,8 +1,9 @@
-package pipeline
+package job
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -499,7 +500,7 @@ func (j *Job) validateLimits(v *validation) {
 // a model that costs nothing), or the budget and the report's cost would
 // silently count that model as free.
 func (j *Job) validatePrices(v *validation) {
-	for _, model := range sortedKeys(j.Prices) {
+	for _, model := range slices.Sorted(maps.Keys(j.Prices)) {
 		if p := j.Prices[model]; p.Prompt < 0 || p.Completion < 0 || p.BatchRate < 0 {
 			v.bad("prices."+model, "prices must not be negative")
 		}
@@ -512,7 +513,7 @@ func (j *Job) validatePrices(v *validation) {
 		why = fmt.Sprintf("budget.max_cost_usd is %g", j.Budget.MaxCostUSD)
 	}
 	models := j.stageModels()
-	for _, model := range sortedKeys(models) {
+	for _, model := range slices.Sorted(maps.Keys(models)) {
 		if _, ok := j.Prices[model]; ok {
 			continue
 		}
@@ -594,9 +595,9 @@ func fileSetsKey(file, key string) bool {
 	return ok
 }
 
-// runDirYAML is the job as written to RUN/job.yaml: normalized, with
+// RunDirYAML is the job as written to RUN/job.yaml: normalized, with
 // absolute paths so that the file reads back the same from anywhere.
-func (j *Job) runDirYAML() ([]byte, error) {
+func (j *Job) RunDirYAML() ([]byte, error) {
 	c := *j
 	abs := func(p string) string {
 		if p == "" {
@@ -616,7 +617,7 @@ func (j *Job) runDirYAML() ([]byte, error) {
 	return yaml.Marshal(&c)
 }
 
-// endpoints is each stage's endpoint.
-func (j *Job) endpoints() map[string]Endpoint {
+// Endpoints is each stage's endpoint.
+func (j *Job) Endpoints() map[string]Endpoint {
 	return map[string]Endpoint{StageRollout: j.Rollout.Endpoint, StageDistill: j.Distill.Endpoint, StageJudge: j.Judge.Endpoint, StageEmpirical: j.Empirical.Endpoint}
 }

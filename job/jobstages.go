@@ -1,0 +1,70 @@
+package job
+
+import (
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// Stage names, as they appear in failures.jsonl and report.json.
+const (
+	StageRollout   = "rollout"
+	StageVerify    = "verify"
+	StageSelect    = "select"
+	StageDistill   = "distill"
+	StageJudge     = "judge"
+	StageEmpirical = "empirical"
+	// The grounded style's stages (StageJudge and StageEmpirical too).
+	StageAnalyze    = "analyze"
+	StageSynthesize = "synthesize"
+	StageEnrich     = "enrich"
+	StageQuality    = "quality"
+	// StageInternal is a failure of this program (a recovered panic), with
+	// the stack in the log.
+	StageInternal = "internal"
+)
+
+func DistillTemplate(j *Job) string {
+	if j.Style == schema.StyleFactualProcess {
+		return prompts.DistillFactualProcess
+	}
+	return prompts.DistillSRaR
+}
+
+func JudgeTemplate(j *Job) string {
+	if j.Judge.Mode == "item" {
+		return prompts.JudgeItem
+	}
+	return prompts.JudgeBatch
+}
+
+// DefaultMinPassageChars is grounded.min_passage_chars unless a job sets
+// it: a question needs min_criteria (5) checkable points in its passage,
+// and a point takes a clause of six to eight words, about 40 characters.
+const DefaultMinPassageChars = 200
+
+// StagePassage is the grounded style's first stage, a check without a
+// request: a passage shorter than the minimum is left out.
+const StagePassage = "passage"
+
+// JudgePassageBudget is the judge passage budget of a grounded job whose
+// judge or empirical stage shows a judge the passage; 0 otherwise.
+func (j *Job) JudgePassageBudget() int {
+	if !JudgesPassage(j) {
+		return 0
+	}
+	return j.Grounded.JudgePassageTokens
+}
+
+func GroundedJudgeTemplate(j *Job) string {
+	if j.Judge.Mode == "item" {
+		return prompts.GroundedJudgeItem
+	}
+	return prompts.GroundedJudgeBatch
+}
+
+// LeftOutStage: a unit that ends at this stage was left out by a check,
+// not failed; it is recorded in failures.jsonl, counted apart, and not
+// retried by a resume.
+func LeftOutStage(stage string) bool {
+	return stage == StageSelect || stage == StageQuality || stage == StagePassage
+}
