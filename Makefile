@@ -39,8 +39,8 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 	@echo "== manifests: examples/k8s decoded strictly into the Kubernetes API types (nested module examples/k8s/k8stest)"
 	cd examples/k8s/k8stest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
 	@if command -v python3 >/dev/null 2>&1; then \
-	  echo "== trainer shim: examples/trainers/rubric_reward.py (python3 unittest)"; \
-	  python3 -m unittest examples/trainers/test_rubric_reward.py || exit 1; \
+	  echo "== trainer shims: examples/trainers/rubric_reward.py, verifiers_rubric.py (python3 unittest)"; \
+	  python3 -m unittest examples/trainers/test_rubric_reward.py examples/trainers/test_verifiers_rubric.py || exit 1; \
 	  if [ -d cmd/rewardd ]; then \
 	    GO="$(GO)" python3 -m unittest examples/trainers/test_rewardd_e2e.py || exit 1; \
 	  else echo "== trainer shim end-to-end test NOT RUN: it needs cmd/rewardd, which is not in this tree"; fi; \

@@ -1,7 +1,9 @@
 // Command rewardd serves rubric rewards to RL trainers over HTTP: OpenRLHF's
-// remote reward protocol (POST /get_reward), slime's (POST /score), and the
-// native batch and group APIs (POST /v1/score, POST /v1/score_group), with
-// GET /healthz and GET /metrics. Rubrics come from a loaded corpus (a run
+// remote reward protocol (POST /get_reward), slime's (POST /score), a NeMo
+// Gym resource server's (POST /verify), and the native batch and group APIs
+// (POST /v1/score, POST /v1/score_group), with GET /healthz and GET
+// /metrics; with a corpus, also an Open Reward Standard environment
+// (docs/ors.md). Rubrics come from a loaded corpus (a run
 // directory or a `distill export` directory), found by problem id or
 // problem text, or travel in the request as the label.
 //
@@ -52,7 +54,10 @@ const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus
        rewardd --version   (the version, the VCS revision and time it was built from)
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
-(slime), POST /v1/score and POST /v1/score_group (native), GET /healthz, GET /metrics.
+(slime), POST /verify (a NeMo Gym resource server), POST /v1/score and
+POST /v1/score_group (native), GET /healthz, GET /metrics; with --corpus, the
+corpus as an Open Reward Standard environment (GET /list_environments, /NAME/splits,
+POST /NAME/tasks, /create_session, /create, /NAME/call, ...; docs/ors.md).
 A grounded corpus's questions are judged against their passage, taken from the
 corpus or the label, never from the request's prompt.
 
@@ -70,6 +75,9 @@ Examples:
 
 OpenRLHF: --reward.remote_url http://127.0.0.1:8700/get_reward
 slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key reward
+ORS:      rewardd --corpus exports/verl --ors-env math16k --ors-max-sessions 16384 ...
+          (TRL's openreward, any ORS client: base URL http://127.0.0.1:8700, environment math16k)
+NeMo Gym: a resource server at http://127.0.0.1:8700 (POST /verify; docs/nemo-gym.md)
 
 Flags:
 `
@@ -87,6 +95,7 @@ type options struct {
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     server.BreakerOptions
+	ors                                                         server.ORSOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -96,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.serverFlags(fs)
 	o.judgeFlags(fs)
 	o.formulaFlags(fs)
+	o.orsFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -148,6 +158,13 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
+// orsFlags are the flags of the Open Reward Standard environment.
+func (o *options) orsFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ors.Env, "ors-env", "rubricforge", "name of the Open Reward Standard environment the --corpus is served as, the first segment of its paths (/NAME/tasks, /NAME/call) (e.g. --ors-env math16k)")
+	fs.IntVar(&o.ors.MaxSessions, "ors-max-sessions", 4096, "ORS sessions held at once; one more is refused with 503 and Retry-After once the idle ones are dropped (e.g. --ors-max-sessions 16384 for 1,024 prompts x 16 rollouts in flight)")
+	fs.DurationVar(&o.ors.SessionIdle, "ors-session-idle", 15*time.Minute, "an ORS session without a request (a ping, a call) for this long is dropped; the SDK's client pings every 10s (e.g. --ors-session-idle 5m)")
+}
+
 // formulaFlags are the constants of the reward formulas.
 func (o *options) formulaFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.params.RSug, "r-suggest", o.params.RSug, "SRaR budget R_SUG of the SUGGEST items (e.g. --r-suggest 0.5)")
@@ -184,8 +201,11 @@ func (o *options) check() error {
 		errs = append(errs, fmt.Errorf("--addr %s is not a loopback address; add --allow-remote (and --token-env) to serve other hosts", o.addr))
 	}
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.stallAfter <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
-		o.breaker.Failures < 1 || o.breaker.Probe <= 0 {
-		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures and --judge-breaker-probe must be positive"))
+		o.breaker.Failures < 1 || o.breaker.Probe <= 0 || o.ors.MaxSessions < 1 || o.ors.SessionIdle <= 0 {
+		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures, --judge-breaker-probe, --ors-max-sessions and --ors-session-idle must be positive"))
+	}
+	if o.ors.Env == "" || strings.ContainsAny(o.ors.Env, "/?# ") {
+		errs = append(errs, fmt.Errorf("--ors-env %q: a name of one path segment, without /, ?, # or spaces", o.ors.Env))
 	}
 	if o.groundedRepairs < 0 {
 		errs = append(errs, fmt.Errorf("--grounded-judge-repairs %d is negative; 0 repairs none", o.groundedRepairs))
@@ -293,7 +313,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		return err
 	}
 	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ func TestUsage(t *testing.T) {
 		says string
 	}{
 		{"help", []string{"-h"}, exitOK, "--reward.remote_url"},
+		{"help names the adapters", []string{"-h"}, exitOK, "POST /verify (a NeMo Gym resource server)"},
 		{"no judge", nil, exitUsage, "--judge-base-url and --judge-model are required"},
 		{"bad scheme", append([]string{"--scheme", "best"}, judge...), exitUsage, `--scheme "best"`},
 		{"remote without consent", append([]string{"--addr", "0.0.0.0:8700"}, judge...), exitUsage, "--allow-remote"},
@@ -39,6 +40,9 @@ func TestUsage(t *testing.T) {
 		{"a problems file as corpus", append([]string{"--corpus", "../../examples/problems.jsonl", "--addr", "127.0.0.1:0"}, judge...), exitFailed, "no rubric loaded from ../../examples/problems.jsonl"},
 		{"passage budget too small", append([]string{"--judge-passage-tokens", "100"}, judge...), exitUsage, "--judge-passage-tokens 100 is below 256"},
 		{"bad failure policy", append([]string{"--on-judge-failure", "zero"}, judge...), exitUsage, `--on-judge-failure "zero" is not one of floor, outcome, error`},
+		{"ORS environment name with a slash", append([]string{"--ors-env", "a/b"}, judge...), exitUsage, `--ors-env "a/b"`},
+		{"no ORS sessions", append([]string{"--ors-max-sessions", "0"}, judge...), exitUsage, "--ors-max-sessions"},
+		{"no ORS idle time", append([]string{"--ors-session-idle", "0s"}, judge...), exitUsage, "--ors-session-idle"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, env)
@@ -49,7 +53,8 @@ func TestUsage(t *testing.T) {
 	var errOut bytes.Buffer
 	run(context.Background(), []string{"-h"}, io.Discard, &errOut, env)
 	for _, flag := range []string{"corpus", "addr", "scheme", "token-env", "judge-base-url", "judge-model", "judge-api-key-env",
-		"judge-concurrency", "judge-timeout", "judge-passage-tokens", "cache", "max-body", "max-queue", "drain-timeout", "r-suggest", "lambda", "alpha"} {
+		"judge-concurrency", "judge-timeout", "judge-passage-tokens", "cache", "max-body", "max-queue", "drain-timeout", "r-suggest", "lambda", "alpha",
+		"ors-env", "ors-max-sessions", "ors-session-idle"} {
 		if !strings.Contains(errOut.String(), "-"+flag) {
 			t.Errorf("-h does not explain --%s", flag)
 		}

@@ -28,6 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import rubric_reward as rr  # noqa: E402
+import verifiers_rubric as vr  # noqa: E402
+import vfstub  # noqa: E402
 
 START_TIMEOUT = 120  # seconds for a tool to print its URL or finish
 
@@ -213,12 +215,94 @@ class RewarddEndToEnd(unittest.TestCase):
         self.assertEqual(metrics.get("rubric/scored"), 1.0)
 
 
+    # The adapters (docs/ors.md, docs/nemo-gym.md, docs/verifiers.md): each pays what /v1/score pays for the
+    # same answer to the same row. GroundedEndToEnd runs them on the grounded export.
+
+    def pairs(self):
+        """(row, answer) for the first four rows: the first of self.responses for even rows, the second for odd."""
+        return [(row, self.responses(row)[i % 2]) for i, row in enumerate(self.rows[:4])]
+
+    def v1_reward(self, row, answer):
+        item = {"problem_id": row["extra_info"]["id"], "response": answer}
+        res = post(self.url, "/v1/score", {"items": [item]})["results"][0]
+        self.assertEqual(res["error"], "", res)
+        return res["reward"]
+
+    def test_ors_episode(self):
+        """An ORS client's episode on the export: its splits are the export's, a task's prompt is the verl row's
+        prompt, the answer tool's streamed reward is /v1/score's and ends the episode."""
+        env = ors(self.url, "GET", "/list_environments")[0]
+        splits = [s["name"] for s in ors(self.url, "GET", "/%s/splits" % env)]
+        self.assertEqual(splits, sorted({r["extra_info"]["split"] for r in self.rows}, key=["train", "validation", "test"].index))
+        tasks = ors(self.url, "POST", "/%s/tasks" % env, {"split": "train"})["tasks"]
+        self.assertEqual(len(tasks), sum(r["extra_info"]["split"] == "train" for r in self.rows))
+        by_id = {r["extra_info"]["id"]: r for r in self.rows}
+        for i, task in enumerate(tasks[:4]):
+            row = by_id[task["id"]]
+            answer = self.responses(row)[i % 2]
+            sid = dict(ors(self.url, "POST", "/create_session"))["task_id"]
+            self.assertEqual(ors(self.url, "POST", "/create", {"task_spec": task}, sid), {"sid": sid})
+            prompt = ors(self.url, "GET", "/%s/prompt" % env, sid=sid)
+            self.assertEqual([b["text"] for b in prompt], [m["content"] for m in row["prompt"] if m["role"] != "system"])
+            out = json.loads(dict(ors(self.url, "POST", "/%s/call" % env, {"name": "answer", "input": {"answer": answer}}, sid))["end"])
+            self.assertTrue(out["ok"], out)
+            self.assertEqual((out["output"]["reward"], out["output"]["finished"]), (self.v1_reward(row, answer), True))
+            ors(self.url, "POST", "/delete", sid=sid)
+
+    def test_nemo_gym_verify(self):
+        """NeMo Gym's /verify with the row's fields: the reply echoes them with /v1/score's reward."""
+        for row, answer in self.pairs():
+            body = {"responses_create_params": {"input": row["prompt"]},
+                    "response": {"id": "resp", "output": [{"type": "message", "role": "assistant",
+                                                           "content": [{"type": "output_text", "text": answer}]}]},
+                    "problem_id": row["extra_info"]["id"], "label": row["label"]}
+            out = post(self.url, "/verify", body)
+            self.assertEqual((out["reward"], out["mask_sample"], out["problem_id"]), (self.v1_reward(row, answer), False, row["extra_info"]["id"]))
+
+    def test_verifiers_environment(self):
+        """The verifiers rubric in verifiers' loop (vfstub: verifiers is not installable here): each rollout's
+        reward is /v1/score's for its row."""
+        pairs = self.pairs()
+        answers = {row["extra_info"]["id"]: answer for row, answer in pairs}
+        env = vfstub.SingleTurnEnv(dataset=vr.rows_for_verifiers([row for row, _ in pairs]),
+                                   rubric=vr.rewardd_rubric(vfstub, scorer_url=self.url))
+        out = env.run(lambda prompt, row: answers[row["info"]["id"]])
+        for (row, answer), (reward, metrics, _) in zip(pairs, out):
+            self.assertEqual((reward, metrics["rubricforge_scored"]), (self.v1_reward(row, answer), 1.0))
+
 def post(url, path, body):
     """POSTs body as JSON to rewardd and returns the decoded answer."""
     req = urllib.request.Request(url + path, data=json.dumps(body).encode("utf-8"),
                                  headers={"Content-Type": "application/json"}, method="POST")
     with urllib.request.urlopen(req, timeout=60) as resp:
         return json.loads(resp.read())
+
+
+def ors(url, method, path, body=None, sid=None):
+    """One ORS request as the protocol's client sends it: JSON in, JSON or server-sent events out (a list of
+    (event, data) pairs)."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if sid:
+        headers["X-Session-ID"] = sid
+    req = urllib.request.Request(url + path, data=data, headers=headers, method=method)
+    with urllib.request.urlopen(req, timeout=60) as resp:
+        text = resp.read().decode("utf-8")
+        if resp.headers.get_content_type() != "text/event-stream":
+            return json.loads(text)
+    events, name, data_lines = [], None, []
+    for line in text.split("\n"):
+        if not line:
+            if name:
+                events.append((name, "\n".join(data_lines)))
+            name, data_lines = None, []
+        elif not line.startswith(":"):
+            field, _, value = line.partition(":")
+            if field == "event":
+                name = value.lstrip()
+            elif field == "data":
+                data_lines.append(value[1:] if value.startswith(" ") else value)
+    return events
 
 
 def chatml(messages):

@@ -58,10 +58,7 @@ func (s *switchable) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func scoreOne(t *testing.T, h *harness, i int) reward.Result {
 	t.Helper()
-	resp := strings.Replace(rewardtest.MarkedResponse, "5-3 = 2.", fmt.Sprintf("5-3 = 2 (%d).", i), 1) // distinct: no verdict cache
-	var got scoreAnswer
-	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": resp}}}), &got)
-	return got.Results[0]
+	return scoreVia(t, h, pathV1Score, distinctMarked(i))
 }
 
 func healthStatus(t *testing.T, h *harness) (int, string) {
@@ -70,11 +67,22 @@ func healthStatus(t *testing.T, h *harness) (int, string) {
 	return code, string(out)
 }
 
-// TestBreakerOpensOnOutages checks the circuit breaker: after Failures
+// TestBreakerOpensOnOutages checks the circuit breaker, on /v1/score and
+// the adapters' routes: after Failures
 // verdict calls in a row end in an outage, requests are answered at the
 // floor without asking the judge, /healthz says degraded, and a probe that
 // gets an answer closes it again.
 func TestBreakerOpensOnOutages(t *testing.T) {
+	for _, route := range scoreRoutes {
+		t.Run(route, func(t *testing.T) { breakerOpensOnOutages(t, route) })
+	}
+}
+
+func breakerOpensOnOutages(t *testing.T, route string) {
+	scoreOne := func(t *testing.T, h *harness, i int) reward.Result {
+		t.Helper()
+		return scoreVia(t, h, route, distinctMarked(i))
+	}
 	sw := &switchable{}
 	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *llmtest.Config) {
 		c.Breaker = BreakerOptions{Failures: 3, Probe: time.Millisecond}

@@ -55,6 +55,8 @@ func TestOnJudgeFailureError(t *testing.T) {
 		{"/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": failing}}}), http.StatusServiceUnavailable},
 		{"/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": []string{rewardtest.MarkedResponse, failing}}), http.StatusServiceUnavailable},
 		{"/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": []string{rewardtest.MarkedResponse}}), http.StatusOK},
+		{"/verify", verifyBody(t, failing, map[string]any{"problem_id": "sum-2-3"}), http.StatusServiceUnavailable},
+		{"/verify", verifyBody(t, rewardtest.MarkedResponse, map[string]any{"problem_id": "sum-2-3"}), http.StatusOK},
 	} {
 		req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
 		rec := httptest.NewRecorder()
@@ -65,5 +67,20 @@ func TestOnJudgeFailureError(t *testing.T) {
 		if tc.code == http.StatusServiceUnavailable && (rec.Header().Get("Retry-After") == "" || !strings.Contains(rec.Body.String(), "judge")) {
 			t.Errorf("%s: 503 without Retry-After or without naming the judge: %v %s", tc.path, rec.Header(), rec.Body)
 		}
+	}
+}
+
+// TestOnJudgeFailureErrorORS: under --on-judge-failure error an ORS answer
+// whose judgment failed is a RunToolError naming the judge, and the episode
+// takes the answer again.
+func TestOnJudgeFailureErrorORS(t *testing.T) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
+	e := openEpisode(t, orsDo(h.do), map[string]any{"split": "train", "index": 0})
+	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
+	if ok, _, msg := e.answer(failing); ok || !strings.Contains(msg, "the judge failed") || !strings.Contains(msg, "retry") {
+		t.Errorf("a failed judgment: ok %v %q, want a RunToolError naming the judge", ok, msg)
+	}
+	if ok, out, msg := e.answer(rewardtest.MarkedResponse); !ok || !out.Finished || !rewardtest.Near(*out.Reward, markedSRaRReward) {
+		t.Errorf("the answer again: ok %v %+v %s", ok, out, msg)
 	}
 }

@@ -19,6 +19,7 @@ type groundedRubricRow struct {
 	Problem  string           `parquet:"problem"`
 	Answer   string           `parquet:"answer"`
 	Style    string           `parquet:"style"`
+	Split    string           `parquet:"split"`
 	Rubric   []schema.Item    `parquet:"rubric,list"`
 	Grounded *schema.Grounded `parquet:"grounded,optional"`
 }
@@ -30,7 +31,7 @@ func (l *loader) scanGroundedRecords(file string) error {
 	row := 0
 	return corpus.Scan(file, func(g *groundedRubricRow) error {
 		row++
-		r := rubricRow{ID: g.ID, Source: g.Source, Problem: g.Problem, Answer: g.Answer, Style: g.Style, Rubric: g.Rubric, Grounded: g.Grounded}
+		r := rubricRow{ID: g.ID, Source: g.Source, Problem: g.Problem, Answer: g.Answer, Style: g.Style, Split: g.Split, Rubric: g.Rubric, Grounded: g.Grounded}
 		l.addRecord(&r, file, row)
 		return nil
 	})
@@ -50,7 +51,7 @@ func (l *loader) addGrounded(r *rubricRow, file string, row int) {
 			l.skip(file, row, err)
 			continue
 		}
-		if !l.x.add(&lab) {
+		if !l.x.add(&lab, l.split(r.Split)) {
 			l.stats.Duplicates++
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,9 @@ import (
 type Index struct {
 	byID   map[string]*schema.Label
 	byText map[uint64][]*schema.Label
+	// splits holds each split's problems in the corpus's order: the
+	// tasks of the ORS environment (ors.go).
+	splits map[string][]*schema.Label
 }
 
 // LoadStats say what loading a corpus found.
@@ -39,25 +43,56 @@ type LoadStats struct {
 // NewIndex indexes labels. A label whose id is already indexed is a
 // duplicate: the first one is kept.
 func NewIndex(labels []schema.Label) (*Index, int) {
-	x := &Index{byID: make(map[string]*schema.Label, len(labels)), byText: make(map[uint64][]*schema.Label, len(labels))}
+	x := newIndex(len(labels))
 	dups := 0
 	for i := range labels {
-		if !x.add(&labels[i]) {
+		if !x.add(&labels[i], defaultSplit) {
 			dups++
 		}
 	}
 	return x, dups
 }
 
-func (x *Index) add(l *schema.Label) bool {
+func newIndex(n int) *Index {
+	return &Index{byID: make(map[string]*schema.Label, n), byText: make(map[uint64][]*schema.Label, n), splits: map[string][]*schema.Label{}}
+}
+
+// defaultSplit is the split of a problem whose corpus names none.
+const defaultSplit = "train"
+
+func (x *Index) add(l *schema.Label, split string) bool {
 	if _, dup := x.byID[l.ID]; dup {
 		return false
 	}
 	x.byID[l.ID] = l
 	h := textHash(l.Question)
 	x.byText[h] = append(x.byText[h], l)
+	x.splits[split] = append(x.splits[split], l)
 	return true
 }
+
+// Splits names the splits that hold problems: train, validation and test
+// first (in that order), then any other the corpus names, sorted.
+func (x *Index) Splits() []string {
+	var out []string
+	for _, s := range corpus.ExportSplits {
+		if len(x.splits[s]) > 0 {
+			out = append(out, s)
+		}
+	}
+	var other []string
+	for s := range x.splits {
+		if !slices.Contains(corpus.ExportSplits, s) {
+			other = append(other, s)
+		}
+	}
+	slices.Sort(other)
+	return append(out, other...)
+}
+
+// Split returns the problems of split in the corpus's order (a grounded
+// record's questions one by one); nil for a split the corpus does not have.
+func (x *Index) Split(split string) []*schema.Label { return x.splits[split] }
 
 // Len is the number of problems indexed.
 func (x *Index) Len() int { return len(x.byID) }
@@ -144,7 +179,7 @@ func LoadIndex(path string, log *slog.Logger) (*Index, LoadStats, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	l := &loader{x: &Index{byID: map[string]*schema.Label{}, byText: map[uint64][]*schema.Label{}}, log: log}
+	l := &loader{x: newIndex(0), log: log}
 	if err := l.load(path); err != nil {
 		return nil, l.stats, err
 	}
@@ -160,7 +195,25 @@ type loader struct {
 	x     *Index
 	log   *slog.Logger
 	stats LoadStats
+	// fileSplit is the split the name of the file being read gives (an
+	// export's data/train-00000-of-00001.parquet), "" when it gives none;
+	// a record's own split comes first.
+	fileSplit string
 }
+
+// splitOfFile is the split an export's data file is named after, "" for
+// another name.
+func splitOfFile(path string) string {
+	name, _, _ := strings.Cut(filepath.Base(path), "-")
+	name = strings.TrimSuffix(name, filepath.Ext(name))
+	if slices.Contains(corpus.ExportSplits, name) {
+		return name
+	}
+	return ""
+}
+
+// split is the split of a row: its own, else its file's, else train.
+func (l *loader) split(own string) string { return cmp.Or(own, l.fileSplit, defaultSplit) }
 
 // rubricRow is the projection of a record that a label needs.
 type rubricRow struct {
@@ -169,6 +222,7 @@ type rubricRow struct {
 	Problem string        `parquet:"problem" json:"problem"`
 	Answer  string        `parquet:"answer" json:"answer"`
 	Style   string        `parquet:"style" json:"style"`
+	Split   string        `parquet:"-" json:"split"` // read from Parquet by splitRubricRow (older shards have no such column)
 	Rubric  []schema.Item `parquet:"rubric,list" json:"rubric"`
 	// Grounded is read from JSONL here and from Parquet by
 	// groundedRubricRow (older shards have no such column).
@@ -242,6 +296,7 @@ func (l *loader) loadExport(dir string) error {
 		return fmt.Errorf("loading the export %s (format %q): %w", dir, meta.Format, err)
 	}
 	for _, f := range files {
+		l.fileSplit = splitOfFile(f)
 		if err := scan(f); err != nil {
 			return fmt.Errorf("loading the export %s (format %q): %w", dir, meta.Format, err)
 		}
@@ -250,6 +305,7 @@ func (l *loader) loadExport(dir string) error {
 }
 
 func (l *loader) loadFile(path string) error {
+	l.fileSplit = splitOfFile(path)
 	if strings.HasSuffix(path, ".jsonl") {
 		return l.scanJSONL(path)
 	}
@@ -299,11 +355,30 @@ func (l *loader) scanRecords(file string) error {
 	}
 	l.stats.Files++
 	row := 0
+	if ok, err := hasColumn(file, "split"); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return corpus.Scan(file, func(r *splitRubricRow) error {
+			row++
+			rr := r.rubricRow
+			rr.Split = r.Split
+			l.addRecord(&rr, file, row)
+			return nil
+		})
+	}
 	return corpus.Scan(file, func(r *rubricRow) error {
 		row++
 		l.addRecord(r, file, row)
 		return nil
 	})
+}
+
+// splitRubricRow is rubricRow with the record's split, for shards that
+// have the column.
+type splitRubricRow struct {
+	rubricRow
+	Split string `parquet:"split"`
 }
 
 func (l *loader) addRecord(r *rubricRow, file string, row int) {
@@ -318,7 +393,7 @@ func (l *loader) addRecord(r *rubricRow, file string, row int) {
 	}
 	rec := schema.Record{ID: r.ID, Source: r.Source, Problem: r.Problem, Answer: r.Answer, Style: r.Style, Rubric: r.Rubric}
 	lab := schema.LabelOf(&rec)
-	if !l.x.add(&lab) {
+	if !l.x.add(&lab, l.split(r.Split)) {
 		l.stats.Duplicates++
 	}
 }
@@ -334,7 +409,7 @@ func (l *loader) scanLabels(file string) error {
 			l.skip(file, row, err)
 			return nil
 		}
-		if !l.x.add(&lab) {
+		if !l.x.add(&lab, l.split("")) {
 			l.stats.Duplicates++
 		}
 		return nil

@@ -13,8 +13,10 @@ import (
 // turned back into the record fields a label needs.
 
 // scanRaR reads a rar export file: rubric items as {title, description,
-// weight}, the title the item type, the weight signed (negative for a
-// PITFALL).
+// weight}, the title the item type, the weight signed: its magnitude is
+// the item's weight, a negative sign (a PITFALL's, or any criterion's in a
+// rar file written elsewhere) makes its polarity -1, as a PITFALL's always
+// is (examples/trainers/verifiers_rubric.py maps a rar row the same way).
 func (l *loader) scanRaR(file string) error {
 	l.stats.Files++
 	row := 0
@@ -42,8 +44,12 @@ func rarRecord(r *corpus.RaRRow) (*rubricRow, error) {
 		default:
 			return nil, fmt.Errorf("rubric[%d].title %q is not an item type (SUGGEST, PITFALL, BONUS, ANSWER, FACTUAL, PROCESS); rewardd reads the rar files distill export writes", i, it.Title)
 		}
+		polarity := schema.PolarityOf(typ)
+		if it.Weight < 0 {
+			polarity = -1 // a negative weight counts against the response, whatever the item's type
+		}
 		rec.Rubric = append(rec.Rubric, schema.Item{ID: int32(i + 1), Type: typ, Text: it.Description,
-			Weight: math.Abs(it.Weight), Polarity: schema.PolarityOf(typ)})
+			Weight: math.Abs(it.Weight), Polarity: polarity})
 	}
 	return rec, nil
 }

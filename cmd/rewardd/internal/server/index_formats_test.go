@@ -83,3 +83,28 @@ func TestLoadRefusesWhatIsNotACorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestRaRSignedWeights: a rar item's weight sign is its polarity: a
+// negative FACTUAL criterion counts against the response, a PITFALL is -1
+// whatever its sign.
+func TestRaRSignedWeights(t *testing.T) {
+	row := corpus.RaRRow{ID: "p1", Question: "Q?", ReferenceAnswer: "5", Rubric: []corpus.RaRItem{
+		{Title: "Factual", Description: "States 5.", Weight: 3},
+		{Title: "Factual", Description: "States 7.", Weight: -2},
+		{Title: "Pitfall", Description: "Divides by zero.", Weight: 0.5},
+		{Title: "Pitfall", Description: "Multiplies.", Weight: -0.8},
+	}}
+	rec, err := rarRecord(&row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		weight   float64
+		polarity int32
+	}{{3, 1}, {2, -1}, {0.5, -1}, {0.8, -1}}
+	for i, it := range rec.Rubric {
+		if it.Weight != want[i].weight || reward.Polarity(it) != want[i].polarity {
+			t.Errorf("item %d: weight %v polarity %d, want %v %d", i, it.Weight, reward.Polarity(it), want[i].weight, want[i].polarity)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
 	"github.com/rubricforge/rubricforge/schema"
@@ -82,8 +83,14 @@ type Config struct {
 	Breaker BreakerOptions
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
-	Token  string
-	Logger *slog.Logger
+	Token string
+	// ORS tunes the Open Reward Standard environment a corpus is served
+	// as (ors.go); it is served when Index is set.
+	ORS ORSOptions
+	// Prompts holds the rollout template of the ORS prompts (nil: the
+	// embedded templates).
+	Prompts *prompts.Set
+	Logger  *slog.Logger
 }
 
 // Server is rewardd's HTTP handler.
@@ -102,6 +109,7 @@ type Server struct {
 	// lines that say so.
 	judgeFails atomic.Int64
 	failLog    everyLog
+	sessions   *orsSessions // the ORS sessions
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -149,7 +157,15 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
+	if cfg.Prompts == nil {
+		ps, err := prompts.Load("")
+		if err != nil {
+			return nil, fmt.Errorf("reward: loading the embedded templates: %w", err)
+		}
+		cfg.Prompts = ps
+	}
+	cfg.ORS.setDefaults()
+	s := &Server{sessions: newORSSessions(cfg.ORS), cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
 		bodies: newByteBudget(cfg.MaxInflightBytes), breaker: newBreaker(cfg.Breaker)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
@@ -170,6 +186,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController flush the event streams.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
@@ -182,24 +201,34 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
 	endpoint := endpointOf(r.URL.Path)
+	var ors orsOp
+	if endpoint == pathOther {
+		if op, ok := s.orsRoute(r.URL.Path); ok {
+			ors, endpoint = op, op.label
+		}
+	}
 	defer func() { s.m.request(endpoint, sw.code, time.Since(start).Seconds()) }()
-	if endpoint != pathHealthz && !s.authorized(r) {
+	if endpoint != pathHealthz && ors.name != "health" && !s.authorized(r) {
 		sw.Header().Set("WWW-Authenticate", `Bearer realm="rewardd"`)
 		writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token (Authorization: Bearer ...)")
 		return
 	}
-	method := http.MethodPost
+	method := cmp.Or(ors.method, http.MethodPost)
 	if endpoint == pathHealthz || endpoint == pathMetrics {
 		method = http.MethodGet
 	}
 	switch {
 	case endpoint == pathOther:
-		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s and GET %s, %s",
-			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathHealthz, pathMetrics))
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s, %s and GET %s, %s, and with --corpus the Open Reward Standard environment /%s/... (GET /list_environments)",
+			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics, s.cfg.ORS.Env))
 		return
 	case r.Method != method:
 		sw.Header().Set("Allow", method)
 		writeError(sw, http.StatusMethodNotAllowed, fmt.Sprintf("%s takes %s", endpoint, method))
+		return
+	}
+	if ors.name != "" {
+		s.serveORS(sw, r, ors)
 		return
 	}
 	switch endpoint {
@@ -215,18 +244,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeBodyMetrics writes the request bodies being read and the bytes
-// of --max-inflight-bytes held.
+// writeBodyMetrics writes the request bodies being read, the bytes of
+// --max-inflight-bytes held and the ORS sessions held.
 func (s *Server) writeBodyMetrics(w io.Writer) {
 	help(w, "rewardd_request_bodies_reading", "gauge", "Requests whose body is being read.")
 	fmt.Fprintf(w, "rewardd_request_bodies_reading %d\n", s.m.bodiesReading.Load())
 	help(w, "rewardd_request_body_bytes", "gauge", "Bytes of --max-inflight-bytes held by the request bodies read or being read.")
 	fmt.Fprintf(w, "rewardd_request_body_bytes %d\n", s.cfg.MaxInflightBytes-s.bodies.available())
+	help(w, "rewardd_ors_sessions", "gauge", "Open Reward Standard sessions held (at most --ors-max-sessions).")
+	fmt.Fprintf(w, "rewardd_ors_sessions %d\n", s.sessions.len())
 }
 
 func endpointOf(path string) string {
 	switch path {
-	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathHealthz, pathMetrics:
+	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics:
 		return path
 	}
 	return pathOther
@@ -247,6 +278,9 @@ func (s *Server) authorized(r *http.Request) bool {
 	}
 	got, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
+		got = r.Header.Get("X-API-Key") // how the ORS clients send it
+	}
+	if got == "" {
 		return false
 	}
 	h := sha256.Sum256([]byte(got))
@@ -297,6 +331,8 @@ func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string
 		s.v1Score(ctx, w, body)
 	case pathV1ScoreGroup:
 		s.v1ScoreGroup(ctx, w, body)
+	case pathVerify:
+		s.nemoVerify(ctx, w, body, scheme)
 	}
 }
 
@@ -384,15 +420,10 @@ func extraLog(r reward.Result, key string) float64 {
 // 422 naming why, never a bare 0 that looks like a judged reward.
 func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []byte, scheme string, bare bool) {
 	item, err := decodeSlime(body, scheme)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	res, ok := s.scoreSingle(ctx, w, item, err)
+	if !ok {
 		return
 	}
-	results := s.scoreItems(ctx, []scoreItem{item})
-	if s.refuseFailed(w, results) {
-		return
-	}
-	res := results[0]
 	if bare {
 		if res.Error != "" { // a bare number cannot say the item was not scored
 			writeError(w, http.StatusUnprocessableEntity, res.Error)
@@ -402,6 +433,21 @@ func (s *Server) slimeScore(ctx context.Context, w http.ResponseWriter, body []b
 		return
 	}
 	s.answer(w, res)
+}
+
+// scoreSingle scores the one item a request decoded to (err: why it did
+// not decode, a 400); ok is false when it answered the request itself (the
+// 400, or a 503 for a failed judgment under --on-judge-failure error).
+func (s *Server) scoreSingle(ctx context.Context, w http.ResponseWriter, item scoreItem, err error) (res reward.Result, ok bool) {
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return res, false
+	}
+	results := s.scoreItems(ctx, []scoreItem{item})
+	if s.refuseFailed(w, results) {
+		return res, false
+	}
+	return results[0], true
 }
 
 // v1ScoreGroup scores a group in the memory of a pooled scratch, put back
@@ -603,22 +649,12 @@ func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request) bool {
 // refuseFailed answers 503 with Retry-After, and reports true, when the
 // policy is OnJudgeFailureError and a judgment of results failed.
 func (s *Server) refuseFailed(w http.ResponseWriter, results []reward.Result) bool {
-	if s.cfg.OnJudgeFailure != reward.OnJudgeFailureError {
+	msg, failed := s.failedMessage(results)
+	if !failed {
 		return false
-	}
-	judged, failed := judgeFailures(results)
-	if failed == 0 {
-		return false
-	}
-	first := ""
-	for _, r := range results {
-		if r.Error == "" && !r.JudgeOK {
-			first = r.JudgeError
-			break
-		}
 	}
 	w.Header().Set("Retry-After", "2")
-	writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("the judge failed on %d of %d responses (--on-judge-failure error; the verdicts in are cached, retry): %s", failed, judged, first))
+	writeError(w, http.StatusServiceUnavailable, msg)
 	return true
 }
 
@@ -968,6 +1004,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	reapCtx, stopReaper := context.WithCancel(ctx)
+	var reaper sync.WaitGroup
+	reaper.Go(func() { s.sessions.run(reapCtx) })
+	defer func() { stopReaper(); reaper.Wait() }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

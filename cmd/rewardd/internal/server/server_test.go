@@ -224,10 +224,15 @@ func TestJudgeFailureIsAnswered(t *testing.T) {
 	if grounded.JudgeOK || grounded.Reward != 0 {
 		t.Errorf("grounded: %+v; want judge_ok false and 0", grounded)
 	}
+	for _, route := range scoreRoutes[1:] { // the adapters pay the same floor
+		if r := scoreVia(t, h, route, resp); r.JudgeOK || !rewardtest.Near(r.Reward, srar.Reward) || r.Error != "" {
+			t.Errorf("%s: %+v; want judge_ok false at the floor %v", route, r, srar.Reward)
+		}
+	}
 	// The two items share a call when they are judged at once; a failure is
-	// not cached, so a later one calls again. Each call is one reply and two
-	// repair turns.
-	if st := h.judge.Stats(); st.Failures != st.Calls || st.Calls < 1 || st.Calls > 2 || h.sim.Count() != 3*st.Calls {
+	// not cached, so a later one calls again (the adapters' two included).
+	// Each call is one reply and two repair turns.
+	if st := h.judge.Stats(); st.Failures != st.Calls || st.Calls < 1 || st.Calls > 4 || h.sim.Count() != 3*st.Calls {
 		t.Errorf("judge stats %+v, %d requests to the endpoint: want every call failed after 3 requests", st, h.sim.Count())
 	}
 }
@@ -373,6 +378,32 @@ func TestBearerToken(t *testing.T) {
 	}
 	if code, _ := h.do(http.MethodGet, "/healthz", ""); code != http.StatusOK {
 		t.Errorf("/healthz without a token: %d, want 200", code)
+	}
+	// The adapters' routes: the same rules, and the ORS clients' X-API-Key
+	// header carries the token as well.
+	for _, r := range []struct{ method, path, body string }{
+		{http.MethodPost, "/verify", verifyBody(t, rewardtest.MarkedResponse, map[string]any{"problem_id": "sum-2-3"})},
+		{http.MethodGet, "/list_environments", ""},
+		{http.MethodPost, "/rubricforge/tasks", `{"split": "train"}`},
+		{http.MethodPost, "/create_session", ""},
+	} {
+		for _, tc := range []struct {
+			name   string
+			header []string
+			code   int
+		}{
+			{"no token", nil, http.StatusUnauthorized},
+			{"wrong X-API-Key", []string{"X-API-Key", token + "x"}, http.StatusUnauthorized},
+			{"right X-API-Key", []string{"X-API-Key", token}, http.StatusOK},
+			{"right bearer", []string{"Authorization", "Bearer " + token}, http.StatusOK},
+		} {
+			if code, out := h.do(r.method, r.path, r.body, tc.header...); code != tc.code {
+				t.Errorf("%s %s, %s: %d %s, want %d", r.method, r.path, tc.name, code, out, tc.code)
+			}
+		}
+	}
+	if code, _ := h.do(http.MethodGet, "/health", ""); code != http.StatusOK {
+		t.Errorf("ORS's /health without a token: %d, want 200", code)
 	}
 	if strings.Contains(h.logs.String(), token) {
 		t.Errorf("the token reached the log:\n%s", h.logs)

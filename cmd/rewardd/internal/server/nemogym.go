@@ -1,0 +1,196 @@
+package server
+
+// NeMo Gym's resource-server verify protocol (nemo_gym/base_resources_server.py
+// in NVIDIA-NeMo/Gym: BaseVerifyRequest and BaseVerifyResponse): the request
+// carries responses_create_params (the prompt, as the Responses API's
+// input), the policy's response (a Responses API response object) and the
+// dataset row's other fields; the answer is the request with reward added.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/rubricforge/rubricforge/reward"
+)
+
+const pathVerify = "/verify"
+
+// verifyRequest is the part of a /verify body rewardd reads; the rest is
+// echoed back as it came.
+type verifyRequest struct {
+	Params *struct {
+		Input json.RawMessage `json:"input"`
+	} `json:"responses_create_params"`
+	Response *struct {
+		Output []struct {
+			Type    string          `json:"type"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"output"`
+	} `json:"response"`
+	ProblemID string          `json:"problem_id"`
+	Question  string          `json:"question"`
+	Label     json.RawMessage `json:"label"`
+	Scheme    string          `json:"scheme"`
+}
+
+// decodeVerify decodes a /verify body into the item to score and the body's
+// fields, echoed in the answer.
+func decodeVerify(body []byte, scheme string) (scoreItem, map[string]json.RawMessage, error) {
+	var req verifyRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return scoreItem{}, nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := decodeJSON(body, &fields); err != nil {
+		return scoreItem{}, nil, err
+	}
+	switch {
+	case req.Params == nil:
+		return scoreItem{}, nil, bad("responses_create_params: required, the Responses API request the policy answered")
+	case req.Response == nil:
+		return scoreItem{}, nil, bad("response: required, the policy's Responses API response")
+	}
+	if err := checkScheme(req.Scheme, "scheme"); err != nil {
+		return scoreItem{}, nil, err
+	}
+	prompt, err := responsesInput(req.Params.Input)
+	if err != nil {
+		return scoreItem{}, nil, err
+	}
+	var text []string
+	for i, o := range req.Response.Output {
+		if o.Type != "message" || o.Role != "assistant" {
+			continue // reasoning items and tool calls are not the answer
+		}
+		t, err := contentText(o.Content, "output_text")
+		if err != nil {
+			return scoreItem{}, nil, bad("response.output[%d].content: %v", i, err)
+		}
+		text = append(text, t...)
+	}
+	if len(text) == 0 {
+		return scoreItem{}, nil, bad("response.output: no assistant message with output_text: nothing to grade")
+	}
+	it := scoreItem{problemID: req.ProblemID, question: req.Question, prompt: prompt, response: strings.Join(text, "\n"),
+		scheme: cmp.Or(req.Scheme, scheme)}
+	it.setLabel(req.Label, "label")
+	return it, fields, nil
+}
+
+// responsesInput is the problem's text in a Responses API input: the input
+// itself when a string, else the last user message's text.
+func responsesInput(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", bad("responses_create_params.input: %v", err)
+		}
+		return s, nil
+	}
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return "", bad("responses_create_params.input: expected a string or a list of {\"role\", \"content\"} messages")
+	}
+	user := ""
+	for i, m := range msgs {
+		if m.Role != "user" {
+			continue
+		}
+		t, err := contentText(m.Content, "input_text")
+		if err != nil {
+			return "", bad("responses_create_params.input[%d].content: %v", i, err)
+		}
+		user = strings.Join(t, "\n")
+	}
+	return user, nil
+}
+
+// contentText is the text of a message's content: a string, or the text of
+// its parts of type kind (output_text, input_text).
+func contentText(raw json.RawMessage, kind string) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []string{s}, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, bad("expected a string or a list of {\"type\", \"text\"} parts")
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type == kind {
+			out = append(out, p.Text)
+		}
+	}
+	return out, nil
+}
+
+// nemoVerify answers NeMo Gym's POST /verify: the request's fields with
+// reward (the /v1/score reward of the response), and, when the judgment
+// failed, mask_sample true and failure_reason (the reward is then the
+// failure floor, or --on-judge-failure's). A response that cannot be scored
+// (no rubric found, a bad label) is a 422 naming why, never a reward of 0
+// that looks judged. rubric_result is the /v1/score result.
+func (s *Server) nemoVerify(ctx context.Context, w http.ResponseWriter, body []byte, scheme string) {
+	item, fields, err := decodeVerify(body, scheme)
+	res, ok := s.scoreSingle(ctx, w, item, err)
+	if !ok {
+		return
+	}
+	if res.Error != "" {
+		writeError(w, http.StatusUnprocessableEntity, res.Error)
+		return
+	}
+	out := make(map[string]any, len(fields)+4)
+	for k, v := range fields {
+		out[k] = v
+	}
+	out["reward"] = res.Reward
+	out["mask_sample"] = !res.JudgeOK
+	if !res.JudgeOK {
+		out["failure_reason"] = res.JudgeError
+	}
+	out["rubric_result"] = res
+	s.answer(w, out)
+}
+
+// failedMessage says why results are refused under --on-judge-failure
+// error: the count of failed judgments and the first one's reason; false
+// under another policy or when every judgment is in.
+func (s *Server) failedMessage(results []reward.Result) (string, bool) {
+	if s.cfg.OnJudgeFailure != reward.OnJudgeFailureError {
+		return "", false
+	}
+	judged, failed := judgeFailures(results)
+	if failed == 0 {
+		return "", false
+	}
+	first := ""
+	for _, r := range results {
+		if r.Error == "" && !r.JudgeOK {
+			first = r.JudgeError
+			break
+		}
+	}
+	return fmt.Sprintf("the judge failed on %d of %d responses (--on-judge-failure error; the verdicts in are cached, retry): %s", failed, judged, first), true
+}
