@@ -301,24 +301,28 @@ func TestCorrelatedNotEqual(t *testing.T) {
 //	F2   0 0   0               0
 //
 // weighted: (.75,.25) win (.75,0) win (.25,.25) tie (.25,0) win: 3.5/4 =
-// 0.875. Unit weights (srar ignores stored weights): tie win tie win =
-// 3/4 = 0.75.
+// 0.875. Unit weights (an srar item stored without a weight counts 1):
+// tie win tie win = 3/4 = 0.75. An srar item's stored weight counts like a
+// factual_process one (distill refine re-weights srar items, and the
+// reward's weighted fraction reads them).
 func TestWeights(t *testing.T) {
-	items := []spec{{typ: "FACTUAL", weight: 3}, {typ: "PROCESS", weight: 1}}
+	weighted := []spec{{typ: "FACTUAL", weight: 3}, {typ: "PROCESS", weight: 1}}
+	unweighted := []spec{{typ: "FACTUAL"}, {typ: "PROCESS"}}
 	rows := []string{"C 10", "C 01", "F 01", "F 00"}
 	for _, tc := range []struct {
 		style string
+		items []spec
 		want  float64
-	}{{schema.StyleFactualProcess, 0.875}, {schema.StyleSRaR, 0.75}} {
-		st := Measure(build(t, tc.style, items, rows...), nil, Options{})
+	}{{schema.StyleFactualProcess, weighted, 0.875}, {schema.StyleSRaR, weighted, 0.875}, {schema.StyleSRaR, unweighted, 0.75}} {
+		st := Measure(build(t, tc.style, tc.items, rows...), nil, Options{})
 		if !near(st.AUROC, tc.want) || !near(st.AUROCNoAnswer, tc.want) {
-			t.Errorf("%s: AUROC %v, without ANSWER %v; want %v for both (no ANSWER item)", tc.style, st.AUROC, st.AUROCNoAnswer, tc.want)
+			t.Errorf("%s %+v: AUROC %v, without ANSWER %v; want %v for both (no ANSWER item)", tc.style, tc.items, st.AUROC, st.AUROCNoAnswer, tc.want)
 		}
 	}
 	// New weights on the same verdicts: PROCESS alone (0, 1) scores C1 0,
 	// C2 1 against F1 1, F2 0: pairs (0,1) loss, (0,0) tie, (1,1) tie,
 	// (1,0) win = (0 + 1 + 1 + 2) halves / 8 = 0.5.
-	m := build(t, schema.StyleSRaR, items, rows...)
+	m := build(t, schema.StyleSRaR, weighted, rows...)
 	if a, ok := AUROCWith(m, nil, []float64{0, 1}); ok {
 		t.Errorf("AUROCWith over no rollouts = %v; want undefined", a)
 	}

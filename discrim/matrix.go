@@ -71,15 +71,16 @@ func (m *Matrix) Rollouts() int { return len(m.Correct) }
 // X is the good-side value x of item i on the rollout at position r.
 func (m *Matrix) X(r, i int) bool { return m.x[r*len(m.Items)+i] }
 
-// ItemWeight is w_i: 1 for the srar style (its items carry no weights),
-// else the stored weight's magnitude (as the reward's weighted fraction
-// takes it); a weight that is not a finite number counts 0.
+// ItemWeight is w_i: the stored weight's magnitude, as the reward's
+// weighted fraction takes it (an srar item's is 1 unless `distill refine`
+// re-weighted it; an srar item stored without one counts 1); a weight that
+// is not a finite number counts 0.
 func ItemWeight(style string, weight float64) float64 {
-	if style == schema.StyleSRaR {
-		return 1
-	}
 	if math.IsNaN(weight) || math.IsInf(weight, 0) {
 		return 0
+	}
+	if style == schema.StyleSRaR && weight == 0 {
+		return 1
 	}
 	return math.Abs(weight)
 }
