@@ -206,7 +206,7 @@ func TestReviewPageInBrowser(t *testing.T) {
 	srv.kill()
 	checkLog(t, run, edited)
 	srv = startReview(t, run, "--reviewer", "alice", "--addr", "127.0.0.1:0")
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"?rec="+first)); err != nil {
+	if err := doNavigation(ctx, chromedp.Navigate(srv.URL+"?rec="+first)); err != nil {
 		t.Fatal(err)
 	}
 	checkShown(t, ctx, edited)
@@ -228,20 +228,27 @@ func recordKeys(t *testing.T, ctx context.Context, first string) {
 	}
 }
 
+// doNavigation runs a navigation and what follows it, again when Chromium
+// dropped the navigation because the page was already leaving: after the
+// server was killed the page's own script reloads it when its last
+// decision fails ("net::ERR_ABORTED"), and a reload right after a
+// navigation can reach a page being detached ("Not attached to an active
+// page"). Those are the browser's protocol, not the page under test.
+func doNavigation(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) error {
+	var err error
+	for range 3 {
+		err = chromedp.Do(ctx, actions...)
+		if err == nil || !(strings.Contains(err.Error(), "Not attached to an active page") || strings.Contains(err.Error(), "net::ERR_ABORTED")) {
+			return err
+		}
+	}
+	return err
+}
+
 // checkShown reloads the page and checks that it shows the three decisions.
 func checkShown(t *testing.T, ctx context.Context, edited string) {
 	t.Helper()
-	// A reload right after a navigation can reach Chromium while the old
-	// page is being detached ("Not attached to an active page"): that is
-	// the browser's protocol, not the page, so the reload is tried again.
-	var err error
-	for range 3 {
-		err = chromedp.Do(ctx, chromedp.Reload(), decided("1", "accept"), decided("2", "reject"), decided("3", "edit"))
-		if err == nil || !strings.Contains(err.Error(), "Not attached to an active page") {
-			break
-		}
-	}
-	if err != nil {
+	if err := doNavigation(ctx, chromedp.Reload(), decided("1", "accept"), decided("2", "reject"), decided("3", "edit")); err != nil {
 		t.Fatalf("after a reload: %v", err)
 	}
 	text := func(sel string) string {
