@@ -1,0 +1,277 @@
+package schema
+
+import (
+	"errors"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The parsers read a reply's JSON in two steps: eachJSON finds a span and
+// checks it with json.Valid once, then the functions here walk that span
+// (objects into members, arrays into elements, strings into Go strings)
+// without re-validating every nested value at every level, which is what
+// decoding each level with encoding/json would do. Every input they get is
+// a part of a span json.Valid accepted; on anything else they return
+// errNotJSON rather than guess, and they never index out of range.
+
+var errNotJSON = errors.New("not valid JSON")
+
+// isSpace is JSON's white space.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, p int) int {
+	for p < len(b) && isSpace(b[p]) {
+		p++
+	}
+	return p
+}
+
+// stringEnd returns the index just past the JSON string that opens at
+// b[p] (a '"').
+func stringEnd(b []byte, p int) (int, error) {
+	for p++; p < len(b); p++ {
+		switch b[p] {
+		case '\\':
+			p++
+		case '"':
+			return p + 1, nil
+		}
+	}
+	return len(b), errNotJSON
+}
+
+// valueEnd returns the index just past the JSON value that starts at b[p].
+func valueEnd(b []byte, p int) (int, error) {
+	if p >= len(b) {
+		return p, errNotJSON
+	}
+	switch b[p] {
+	case '"':
+		return stringEnd(b, p)
+	case '{', '[':
+		depth := 0
+		for ; p < len(b); p++ {
+			switch b[p] {
+			case '"':
+				end, err := stringEnd(b, p)
+				if err != nil {
+					return end, err
+				}
+				p = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return p + 1, nil
+				}
+			}
+		}
+		return len(b), errNotJSON
+	}
+	start := p // a number, true, false or null
+	for p < len(b) && !isSpace(b[p]) && b[p] != ',' && b[p] != '}' && b[p] != ']' && b[p] != ':' {
+		p++
+	}
+	if p == start {
+		return p, errNotJSON
+	}
+	return p, nil
+}
+
+// eachElement calls visit with every element of the JSON array raw and the
+// offset where the element starts, in order, until visit returns an error.
+func eachElement(raw []byte, visit func(elem []byte, at int) error) error {
+	p := skipSpace(raw, 0)
+	if p >= len(raw) || raw[p] != '[' {
+		return errNotJSON
+	}
+	if p = skipSpace(raw, p+1); p < len(raw) && raw[p] == ']' {
+		return nil
+	}
+	for p < len(raw) {
+		end, err := valueEnd(raw, p)
+		if err != nil {
+			return err
+		}
+		if err := visit(raw[p:end], p); err != nil {
+			return err
+		}
+		if p = skipSpace(raw, end); p >= len(raw) {
+			break
+		}
+		switch raw[p] {
+		case ']':
+			return nil
+		case ',':
+			p = skipSpace(raw, p+1)
+		default:
+			return errNotJSON
+		}
+	}
+	return errNotJSON
+}
+
+// eachMember calls visit with every member of the JSON object raw (its key
+// unquoted and its value as written), in order, until visit returns an
+// error.
+func eachMember(raw []byte, visit func(key string, val []byte) error) error {
+	p := skipSpace(raw, 0)
+	if p >= len(raw) || raw[p] != '{' {
+		return errNotJSON
+	}
+	if p = skipSpace(raw, p+1); p < len(raw) && raw[p] == '}' {
+		return nil
+	}
+	for p < len(raw) {
+		if raw[p] != '"' {
+			return errNotJSON
+		}
+		kend, err := stringEnd(raw, p)
+		if err != nil {
+			return err
+		}
+		key, ok := unquote(raw[p:kend])
+		if !ok {
+			return errNotJSON
+		}
+		if p = skipSpace(raw, kend); p >= len(raw) || raw[p] != ':' {
+			return errNotJSON
+		}
+		p = skipSpace(raw, p+1)
+		vend, err := valueEnd(raw, p)
+		if err != nil {
+			return err
+		}
+		if err := visit(key, raw[p:vend]); err != nil {
+			return err
+		}
+		if p = skipSpace(raw, vend); p >= len(raw) {
+			break
+		}
+		switch raw[p] {
+		case '}':
+			return nil
+		case ',':
+			p = skipSpace(raw, p+1)
+		default:
+			return errNotJSON
+		}
+	}
+	return errNotJSON
+}
+
+// unquote converts a JSON string literal, quotes included, into the Go
+// string encoding/json would decode it to: escapes resolved, an unpaired
+// surrogate escape and every byte of invalid UTF-8 as U+FFFD.
+func unquote(s []byte) (string, bool) {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return "", false
+	}
+	s = s[1 : len(s)-1]
+	r := 0
+	for r < len(s) {
+		c := s[r]
+		if c == '\\' || c == '"' || c < ' ' {
+			break
+		}
+		if c < utf8.RuneSelf {
+			r++
+			continue
+		}
+		rr, size := utf8.DecodeRune(s[r:])
+		if rr == utf8.RuneError && size == 1 {
+			break
+		}
+		r += size
+	}
+	if r == len(s) {
+		return string(s), true
+	}
+	b := make([]byte, r, len(s)+2*utf8.UTFMax)
+	copy(b, s[:r])
+	for r < len(s) {
+		switch c := s[r]; {
+		case c == '\\':
+			if r+1 >= len(s) {
+				return "", false
+			}
+			switch e := s[r+1]; e {
+			case '"', '\\', '/', '\'':
+				b = append(b, e)
+				r += 2
+			case 'b':
+				b, r = append(b, '\b'), r+2
+			case 'f':
+				b, r = append(b, '\f'), r+2
+			case 'n':
+				b, r = append(b, '\n'), r+2
+			case 'r':
+				b, r = append(b, '\r'), r+2
+			case 't':
+				b, r = append(b, '\t'), r+2
+			case 'u':
+				rr := hex4(s[r+2:])
+				if rr < 0 {
+					return "", false
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != unicode.ReplacementChar {
+							r += 6
+							b = utf8.AppendRune(b, dec)
+							break
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+			default:
+				return "", false
+			}
+		case c == '"' || c < ' ':
+			return "", false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b), true
+}
+
+// hex4 reads the four hex digits of a \u escape, or returns -1.
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var v rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		v = v*16 + rune(c)
+	}
+	return v
+}
+
+// countElements returns the number of elements of the JSON array raw, or
+// -1 when raw is not one.
+func countElements(raw []byte) int {
+	n := 0
+	if eachElement(raw, func([]byte, int) error { n++; return nil }) != nil {
+		return -1
+	}
+	return n
+}
