@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // GroundedScores is the grounded reward judge's reply for one response (seed
@@ -135,7 +137,7 @@ func (o jsonObj) criterionScores(criteria []Criterion, index map[string]int) ([]
 	}
 	scores := make([]float64, len(criteria))
 	seen := make([]bool, len(criteria))
-	err = eachMember(v, func(id string, raw []byte) error {
+	err = jsonscan.EachMember(v, func(id string, raw []byte) error {
 		k, ok := index[id]
 		if !ok {
 			return o.fieldErr("scores", "unknown criterion id %s; the criterion ids are %s", strconv.Quote(id), quoteIDs(criteria))
@@ -148,7 +150,7 @@ func (o jsonObj) criterionScores(criteria []Criterion, index map[string]int) ([]
 		scores[k], err = scoreValue(o, id, raw, criteria[k].Weight)
 		return err
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		return nil, o.fieldErr("scores", "reading the object: %v", err)
 	}
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // The grounded style's parsers follow the JSON rules of parse_json.go. A
@@ -242,9 +244,9 @@ func (o pathObj) text(name string) (string, error) {
 	if v[0] != '"' {
 		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
 	}
-	s, ok := unquote(v)
+	s, ok := jsonscan.Unquote(v)
 	if !ok {
-		return "", o.fieldErr(name, "%v", errNotJSON)
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
 	}
 	if s = strings.TrimSpace(s); s == "" {
 		return "", o.fieldErr(name, "is empty")
@@ -278,10 +280,10 @@ func (o pathObj) texts(name string, least int) ([]string, error) {
 		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
 	}
 	var out []string
-	err = eachElement(v, func(e []byte, _ int) error {
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
 		s, ok := "", false
 		if e[0] == '"' {
-			s, ok = unquote(e)
+			s, ok = jsonscan.Unquote(e)
 		}
 		if !ok {
 			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "must be a JSON string, got %s", describeJSON(e))
@@ -292,7 +294,7 @@ func (o pathObj) texts(name string, least int) ([]string, error) {
 		out = append(out, s)
 		return nil
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
 	}
 	if err != nil {
@@ -317,7 +319,7 @@ func (o pathObj) objects(name string) ([]pathObj, error) {
 		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
 	}
 	var out []pathObj
-	err = eachElement(v, func(e []byte, _ int) error {
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
 		path := fmt.Sprintf("%s[%d]", o.field(name), len(out))
 		if e[0] != '{' {
 			return parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
@@ -332,7 +334,7 @@ func (o pathObj) objects(name string) ([]pathObj, error) {
 		out = append(out, pathObj{jo, path})
 		return nil
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
 	}
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // The JSON parsers share these rules. The JSON is found with ExtractJSON's
@@ -140,7 +142,7 @@ func ParseValidity(text string) (Verdict, error) {
 // decodeValidity reads the validity judge's object at off of r.
 func decodeValidity(r reply, span string, off int) (Verdict, error) {
 	if arr, aoff, err := findJSON(r, '[', acceptObjectArray); err == nil && aoff < off && off < aoff+len(arr) {
-		if n := countElements([]byte(arr)); n > 1 {
+		if n := jsonscan.CountElements([]byte(arr)); n > 1 {
 			return Verdict{}, parseErr(r.lineAt(aoff), 0, "", "expected one JSON object for the one item, got an array of %d", n)
 		}
 	}
@@ -338,9 +340,9 @@ func (o jsonObj) str(name string) (string, error) {
 	if v[0] != '"' {
 		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
 	}
-	s, ok := unquote(v)
+	s, ok := jsonscan.Unquote(v)
 	if !ok {
-		return "", o.fieldErr(name, "%v", errNotJSON)
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
 	}
 	return s, nil
 }
@@ -389,13 +391,13 @@ func describeJSON(v json.RawMessage) string {
 // acceptObjectArray accepts a JSON array whose elements are all objects.
 func acceptObjectArray(r reply, span string, off int) error {
 	k := 0
-	err := eachElement([]byte(span), func(e []byte, _ int) error {
+	err := jsonscan.EachElement([]byte(span), func(e []byte, _ int) error {
 		if k++; e[0] != '{' {
 			return parseErr(0, k, "", "expected a JSON array of objects, but this element is %s", describeJSON(e))
 		}
 		return nil
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		err = parseErr(0, 0, "", "expected a JSON array of objects: %v", err)
 	}
 	return atLine(err, r, off)
@@ -429,7 +431,7 @@ func objectArray(text string) (objs []jsonObj, line int, err error) {
 
 func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
 	var objs []jsonObj
-	err := eachElement([]byte(span), func(elem []byte, at int) error {
+	err := jsonscan.EachElement([]byte(span), func(elem []byte, at int) error {
 		o, err := decodeObject(elem, r.lineAt(off+at), len(objs)+1)
 		if err != nil {
 			return err
@@ -437,7 +439,7 @@ func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
 		objs = append(objs, o)
 		return nil
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		return nil, parseErr(r.lineAt(off), len(objs)+1, "", "reading the JSON array: %v", err)
 	}
 	return objs, err
@@ -447,10 +449,10 @@ func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
 // rejecting a key given twice. Its values are slices of raw.
 func decodeObject(raw []byte, line, item int) (jsonObj, error) {
 	o := jsonObj{fields: make(map[string]json.RawMessage), line: line, item: item}
-	if p := skipSpace(raw, 0); p >= len(raw) || raw[p] != '{' {
+	if p := jsonscan.SkipSpace(raw, 0); p >= len(raw) || raw[p] != '{' {
 		return o, parseErr(line, item, "", "expected a JSON object")
 	}
-	err := eachMember(raw, func(key string, val []byte) error {
+	err := jsonscan.EachMember(raw, func(key string, val []byte) error {
 		lk := strings.ToLower(key)
 		if _, dup := o.fields[lk]; dup {
 			return parseErr(line, item, key, "the key is given twice")
@@ -458,7 +460,7 @@ func decodeObject(raw []byte, line, item int) (jsonObj, error) {
 		o.fields[lk] = val
 		return nil
 	})
-	if errors.Is(err, errNotJSON) {
+	if errors.Is(err, jsonscan.ErrNotJSON) {
 		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
 	}
 	return o, err

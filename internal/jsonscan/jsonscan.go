@@ -1,4 +1,12 @@
-package schema
+// Package jsonscan walks JSON that encoding/json has already validated:
+// an object into its members, an array into its elements, a string literal
+// into the Go string encoding/json would decode. Decoding each nested level
+// with encoding/json instead re-scans and re-validates every byte once per
+// level; the model-output parsers (schema) and the simulated endpoint's
+// request reader (internal/llmtest) split what they validated once with
+// these. On input that is not what a function expects it returns
+// ErrNotJSON (or false) rather than guess, and it never reads out of range.
+package jsonscan
 
 import (
 	"errors"
@@ -7,20 +15,15 @@ import (
 	"unicode/utf8"
 )
 
-// The parsers read a reply's JSON in two steps: eachJSON finds a span and
-// checks it with json.Valid once, then the functions here walk that span
-// (objects into members, arrays into elements, strings into Go strings)
-// without re-validating every nested value at every level, which is what
-// decoding each level with encoding/json would do. Every input they get is
-// a part of a span json.Valid accepted; on anything else they return
-// errNotJSON rather than guess, and they never index out of range.
-
-var errNotJSON = errors.New("not valid JSON")
+// ErrNotJSON is returned for input that is not the JSON a function expects.
+var ErrNotJSON = errors.New("not valid JSON")
 
 // isSpace is JSON's white space.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func skipSpace(b []byte, p int) int {
+// SkipSpace returns the index of the first byte at or after p that is not
+// JSON white space.
+func SkipSpace(b []byte, p int) int {
 	for p < len(b) && isSpace(b[p]) {
 		p++
 	}
@@ -38,13 +41,13 @@ func stringEnd(b []byte, p int) (int, error) {
 			return p + 1, nil
 		}
 	}
-	return len(b), errNotJSON
+	return len(b), ErrNotJSON
 }
 
 // valueEnd returns the index just past the JSON value that starts at b[p].
 func valueEnd(b []byte, p int) (int, error) {
 	if p >= len(b) {
-		return p, errNotJSON
+		return p, ErrNotJSON
 	}
 	switch b[p] {
 	case '"':
@@ -67,26 +70,26 @@ func valueEnd(b []byte, p int) (int, error) {
 				}
 			}
 		}
-		return len(b), errNotJSON
+		return len(b), ErrNotJSON
 	}
 	start := p // a number, true, false or null
 	for p < len(b) && !isSpace(b[p]) && b[p] != ',' && b[p] != '}' && b[p] != ']' && b[p] != ':' {
 		p++
 	}
 	if p == start {
-		return p, errNotJSON
+		return p, ErrNotJSON
 	}
 	return p, nil
 }
 
-// eachElement calls visit with every element of the JSON array raw and the
+// EachElement calls visit with every element of the JSON array raw and the
 // offset where the element starts, in order, until visit returns an error.
-func eachElement(raw []byte, visit func(elem []byte, at int) error) error {
-	p := skipSpace(raw, 0)
+func EachElement(raw []byte, visit func(elem []byte, at int) error) error {
+	p := SkipSpace(raw, 0)
 	if p >= len(raw) || raw[p] != '[' {
-		return errNotJSON
+		return ErrNotJSON
 	}
-	if p = skipSpace(raw, p+1); p < len(raw) && raw[p] == ']' {
+	if p = SkipSpace(raw, p+1); p < len(raw) && raw[p] == ']' {
 		return nil
 	}
 	for p < len(raw) {
@@ -97,48 +100,48 @@ func eachElement(raw []byte, visit func(elem []byte, at int) error) error {
 		if err := visit(raw[p:end], p); err != nil {
 			return err
 		}
-		if p = skipSpace(raw, end); p >= len(raw) {
+		if p = SkipSpace(raw, end); p >= len(raw) {
 			break
 		}
 		switch raw[p] {
 		case ']':
 			return nil
 		case ',':
-			p = skipSpace(raw, p+1)
+			p = SkipSpace(raw, p+1)
 		default:
-			return errNotJSON
+			return ErrNotJSON
 		}
 	}
-	return errNotJSON
+	return ErrNotJSON
 }
 
-// eachMember calls visit with every member of the JSON object raw (its key
+// EachMember calls visit with every member of the JSON object raw (its key
 // unquoted and its value as written), in order, until visit returns an
 // error.
-func eachMember(raw []byte, visit func(key string, val []byte) error) error {
-	p := skipSpace(raw, 0)
+func EachMember(raw []byte, visit func(key string, val []byte) error) error {
+	p := SkipSpace(raw, 0)
 	if p >= len(raw) || raw[p] != '{' {
-		return errNotJSON
+		return ErrNotJSON
 	}
-	if p = skipSpace(raw, p+1); p < len(raw) && raw[p] == '}' {
+	if p = SkipSpace(raw, p+1); p < len(raw) && raw[p] == '}' {
 		return nil
 	}
 	for p < len(raw) {
 		if raw[p] != '"' {
-			return errNotJSON
+			return ErrNotJSON
 		}
 		kend, err := stringEnd(raw, p)
 		if err != nil {
 			return err
 		}
-		key, ok := unquote(raw[p:kend])
+		key, ok := Unquote(raw[p:kend])
 		if !ok {
-			return errNotJSON
+			return ErrNotJSON
 		}
-		if p = skipSpace(raw, kend); p >= len(raw) || raw[p] != ':' {
-			return errNotJSON
+		if p = SkipSpace(raw, kend); p >= len(raw) || raw[p] != ':' {
+			return ErrNotJSON
 		}
-		p = skipSpace(raw, p+1)
+		p = SkipSpace(raw, p+1)
 		vend, err := valueEnd(raw, p)
 		if err != nil {
 			return err
@@ -146,25 +149,25 @@ func eachMember(raw []byte, visit func(key string, val []byte) error) error {
 		if err := visit(key, raw[p:vend]); err != nil {
 			return err
 		}
-		if p = skipSpace(raw, vend); p >= len(raw) {
+		if p = SkipSpace(raw, vend); p >= len(raw) {
 			break
 		}
 		switch raw[p] {
 		case '}':
 			return nil
 		case ',':
-			p = skipSpace(raw, p+1)
+			p = SkipSpace(raw, p+1)
 		default:
-			return errNotJSON
+			return ErrNotJSON
 		}
 	}
-	return errNotJSON
+	return ErrNotJSON
 }
 
-// unquote converts a JSON string literal, quotes included, into the Go
+// Unquote converts a JSON string literal, quotes included, into the Go
 // string encoding/json would decode it to: escapes resolved, an unpaired
 // surrogate escape and every byte of invalid UTF-8 as U+FFFD.
-func unquote(s []byte) (string, bool) {
+func Unquote(s []byte) (string, bool) {
 	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
 		return "", false
 	}
@@ -266,11 +269,11 @@ func hex4(s []byte) rune {
 	return v
 }
 
-// countElements returns the number of elements of the JSON array raw, or
+// CountElements returns the number of elements of the JSON array raw, or
 // -1 when raw is not one.
-func countElements(raw []byte) int {
+func CountElements(raw []byte) int {
 	n := 0
-	if eachElement(raw, func([]byte, int) error { n++; return nil }) != nil {
+	if EachElement(raw, func([]byte, int) error { n++; return nil }) != nil {
 		return -1
 	}
 	return n

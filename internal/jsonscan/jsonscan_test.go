@@ -1,0 +1,118 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func TestUnquoteAgreesWithEncodingJSON(t *testing.T) {
+	for _, lit := range []string{
+		`""`, `"plain"`, `"tab\tnew\nline"`, `"quote \" slash \\ \/"`, `"\b\f\r"`,
+		`"\u00e9t\u00E9"`, `"\u003cpassage\u003e"`, `"pair \ud83d\ude00"`, `"lone \ud800 high"`,
+		`"lone \udc00 low"`, `"high then text \ud800x"`, `"high high \ud800\ud800"`, `"end \ud800"`,
+		"\"bad \xff utf8\"", "\"cut \xe2\x82\"", `"日本語"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(lit), &want); err != nil {
+			t.Fatalf("%s: %v", lit, err)
+		}
+		got, ok := Unquote([]byte(lit))
+		if !ok || got != want {
+			t.Errorf("Unquote(%s) = %q, %v; encoding/json gives %q", lit, got, ok, want)
+		}
+	}
+	for _, bad := range []string{``, `"`, `x`, `"\"`, `"\x"`, `"\u12"`, `"\u12g4"`, "\"a\nb\""} {
+		if got, ok := Unquote([]byte(bad)); ok {
+			t.Errorf("Unquote(%q) = %q, accepted", bad, got)
+		}
+	}
+}
+
+func TestEachMember(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string // key, value, key, value...
+		err  bool
+	}{
+		{in: `{}`},
+		{in: ` { "A" : 1 , "b":[1, {"c": "]"}] ,"C":{"x":"}"} } `, want: []string{"A", `1`, "b", `[1, {"c": "]"}]`, "C", `{"x":"}"}`}},
+		{in: `{"k\u0041y": "v\"w", "n": null, "t": true, "f": -1.5e3}`, want: []string{"kAy", `"v\"w"`, "n", `null`, "t", `true`, "f", `-1.5e3`}},
+		{in: `{"a": 1, "a": 2}`, want: []string{"a", "1", "a", "2"}},
+		{in: `[1]`, err: true},
+		{in: `{"a": 1`, err: true},
+		{in: `{"a" 1}`, err: true},
+		{in: `{"a": 1 "b": 2}`, err: true},
+		{in: `{a: 1}`, err: true},
+	} {
+		var got []string
+		err := EachMember([]byte(tc.in), func(k string, v []byte) error {
+			got = append(got, k, string(v))
+			return nil
+		})
+		if (err != nil) != tc.err {
+			t.Errorf("EachMember(%s) error %v, want error %v", tc.in, err, tc.err)
+		}
+		if !tc.err && !slices.Equal(got, tc.want) {
+			t.Errorf("EachMember(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCountElements(t *testing.T) {
+	for in, want := range map[string]int{`[]`: 0, ` [ 1 ] `: 1, `[{"a": [1, 2]}, "x,y", null]`: 3, `[1,`: -1, `{}`: -1, `[1 2]`: -1, ``: -1} {
+		if got := CountElements([]byte(in)); got != want {
+			t.Errorf("CountElements(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+// FuzzScan: on any input nothing panics or reads out of range, and on
+// valid JSON strings and arrays split exactly as encoding/json decodes
+// them (objects are checked against encoding/json's Decoder in schema's
+// FuzzDecodeObject).
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{
+		`{"questions": [{"question": "q\n\"x\"", "criteria": [{"id": "c1", "weight": 1.5}]}]}`,
+		`[{"id": 1, "valid": true}, {"id": 2, "valid": false, "reason": "]}"}]`,
+		`"\ud83d\ude00 \ud800"`, "\"\xff\"", `[]`, `[1, "2", null, {"x": [true]}]`,
+		`{"k": "v"`, `[1,,2]`, `{"a":}`, `"\`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, _ = Unquote(in)
+		_ = CountElements(in)
+		_ = EachMember(in, func(string, []byte) error { return nil })
+		_, _ = valueEnd(in, 0)
+		if !json.Valid(in) {
+			return
+		}
+		trimmed := bytes.TrimSpace(in)
+		switch trimmed[0] {
+		case '"':
+			var want string
+			_ = json.Unmarshal(in, &want)
+			if got, ok := Unquote(trimmed); !ok || got != want {
+				t.Fatalf("Unquote(%q) = %q, %v; encoding/json gives %q", trimmed, got, ok, want)
+			}
+		case '[':
+			var want []json.RawMessage
+			_ = json.Unmarshal(in, &want)
+			var got []json.RawMessage
+			if err := EachElement(in, func(e []byte, at int) error {
+				if !bytes.HasPrefix(in[at:], e) {
+					t.Fatalf("EachElement(%q): element %q is not at %d", in, e, at)
+				}
+				got = append(got, e)
+				return nil
+			}); err != nil {
+				t.Fatalf("EachElement(%q): %v", in, err)
+			}
+			if !slices.EqualFunc(got, want, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }) {
+				t.Fatalf("EachElement(%q) = %q, encoding/json gives %q", in, got, want)
+			}
+		}
+	})
+}
