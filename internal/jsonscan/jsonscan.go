@@ -172,11 +172,41 @@ func Unquote(s []byte) (string, bool) {
 		return "", false
 	}
 	s = s[1 : len(s)-1]
-	r := 0
+	r := plainRun(s, 0)
+	if r == len(s) {
+		return string(s), true
+	}
+	b := make([]byte, r, len(s)+2*utf8.UTFMax)
+	copy(b, s[:r])
+	for r < len(s) {
+		if end := plainRun(s, r); end > r {
+			b, r = append(b, s[r:end]...), end
+			continue
+		}
+		switch c := s[r]; {
+		case c == '\\':
+			var ok bool
+			if b, r, ok = appendEscape(b, s, r); !ok {
+				return "", false
+			}
+		case c < utf8.RuneSelf: // a quote or a control character
+			return "", false
+		default: // invalid UTF-8
+			rr, size := utf8.DecodeRune(s[r:])
+			r += size
+			b = utf8.AppendRune(b, rr)
+		}
+	}
+	return string(b), true
+}
+
+// plainRun returns the end of the run of s from r that a JSON string holds
+// as it is: no escape, quote or control character, valid UTF-8.
+func plainRun(s []byte, r int) int {
 	for r < len(s) {
 		c := s[r]
 		if c == '\\' || c == '"' || c < ' ' {
-			break
+			return r
 		}
 		if c < utf8.RuneSelf {
 			r++
@@ -184,67 +214,49 @@ func Unquote(s []byte) (string, bool) {
 		}
 		rr, size := utf8.DecodeRune(s[r:])
 		if rr == utf8.RuneError && size == 1 {
-			break
+			return r
 		}
 		r += size
 	}
-	if r == len(s) {
-		return string(s), true
+	return r
+}
+
+// appendEscape appends what the escape at s[r] stands for to b and returns
+// the index after it.
+func appendEscape(b, s []byte, r int) ([]byte, int, bool) {
+	if r+1 >= len(s) {
+		return b, r, false
 	}
-	b := make([]byte, r, len(s)+2*utf8.UTFMax)
-	copy(b, s[:r])
-	for r < len(s) {
-		switch c := s[r]; {
-		case c == '\\':
-			if r+1 >= len(s) {
-				return "", false
-			}
-			switch e := s[r+1]; e {
-			case '"', '\\', '/', '\'':
-				b = append(b, e)
-				r += 2
-			case 'b':
-				b, r = append(b, '\b'), r+2
-			case 'f':
-				b, r = append(b, '\f'), r+2
-			case 'n':
-				b, r = append(b, '\n'), r+2
-			case 'r':
-				b, r = append(b, '\r'), r+2
-			case 't':
-				b, r = append(b, '\t'), r+2
-			case 'u':
-				rr := hex4(s[r+2:])
-				if rr < 0 {
-					return "", false
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
-						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != unicode.ReplacementChar {
-							r += 6
-							b = utf8.AppendRune(b, dec)
-							break
-						}
-					}
-					rr = unicode.ReplacementChar
-				}
-				b = utf8.AppendRune(b, rr)
-			default:
-				return "", false
-			}
-		case c == '"' || c < ' ':
-			return "", false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(s[r:])
-			r += size
-			b = utf8.AppendRune(b, rr)
+	switch e := s[r+1]; e {
+	case '"', '\\', '/', '\'':
+		return append(b, e), r + 2, true
+	case 'b':
+		return append(b, '\b'), r + 2, true
+	case 'f':
+		return append(b, '\f'), r + 2, true
+	case 'n':
+		return append(b, '\n'), r + 2, true
+	case 'r':
+		return append(b, '\r'), r + 2, true
+	case 't':
+		return append(b, '\t'), r + 2, true
+	case 'u':
+		rr := hex4(s[r+2:])
+		if rr < 0 {
+			return b, r, false
 		}
+		r += 6
+		if utf16.IsSurrogate(rr) {
+			if r+1 < len(s) && s[r] == '\\' && s[r+1] == 'u' {
+				if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != unicode.ReplacementChar {
+					return utf8.AppendRune(b, dec), r + 6, true
+				}
+			}
+			rr = unicode.ReplacementChar
+		}
+		return utf8.AppendRune(b, rr), r, true
 	}
-	return string(b), true
+	return b, r, false
 }
 
 // hex4 reads the four hex digits of a \u escape, or returns -1.

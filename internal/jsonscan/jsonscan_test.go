@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -115,4 +116,22 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkUnquote decodes a prompt as go-openai sends it: newlines, quotes
+// and the \u003c \u003e escapes of the template's tags.
+func BenchmarkUnquote(b *testing.B) {
+	text := strings.Repeat("<passage title=\"Heat pipes\">\nA heat pipe carries heat by evaporating a working fluid at the hot end, "+
+		"and the wick returns the condensate by capillary action (σ ≈ 0.07 N/m).\n</passage>\n", 20)
+	lit, err := json.Marshal(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(lit)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, ok := Unquote(lit); !ok || len(s) != len(text) {
+			b.Fatal("Unquote failed")
+		}
+	}
 }
