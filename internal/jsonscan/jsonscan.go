@@ -23,7 +23,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // SkipSpace returns the index of the first byte at or after p that is not
 // JSON white space.
-func SkipSpace(b []byte, p int) int {
+func SkipSpace[T string | []byte](b T, p int) int {
 	for p < len(b) && isSpace(b[p]) {
 		p++
 	}
@@ -289,4 +289,175 @@ func CountElements(raw []byte) int {
 		return -1
 	}
 	return n
+}
+
+// maxDepth is encoding/json's limit on nesting: deeper input is not valid.
+const maxDepth = 10000
+
+// Valid reports whether b is one JSON value with optional white space
+// around it, exactly as json.Valid does (invalid UTF-8 inside strings is
+// accepted, nesting deeper than 10,000 is not), in one pass of plain loops
+// instead of encoding/json's scanner step per byte. It takes a string too,
+// so a span of a reply is checked without copying it.
+func Valid[T string | []byte](b T) bool {
+	v := validator[T]{b: b}
+	p, ok := v.value(SkipSpace(b, 0), 0)
+	return ok && SkipSpace(b, p) == len(b)
+}
+
+type validator[T string | []byte] struct{ b T }
+
+// value checks the value at p and returns the index after it.
+func (v validator[T]) value(p, depth int) (int, bool) {
+	b := v.b
+	if p >= len(b) {
+		return p, false
+	}
+	switch c := b[p]; {
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return p, false
+		}
+		return v.composite(p, depth+1)
+	case c == '"':
+		return v.str(p)
+	case c == '-' || c >= '0' && c <= '9':
+		return v.number(p)
+	case c == 't':
+		return v.literal(p, "true")
+	case c == 'f':
+		return v.literal(p, "false")
+	case c == 'n':
+		return v.literal(p, "null")
+	}
+	return p, false
+}
+
+// composite checks the object or array that opens at p.
+func (v validator[T]) composite(p, depth int) (int, bool) {
+	b := v.b
+	obj := b[p] == '{'
+	closer := byte(']')
+	if obj {
+		closer = '}'
+	}
+	p = SkipSpace(b, p+1)
+	if p < len(b) && b[p] == closer {
+		return p + 1, true
+	}
+	for {
+		var ok bool
+		if obj {
+			if p >= len(b) || b[p] != '"' {
+				return p, false
+			}
+			if p, ok = v.str(p); !ok {
+				return p, false
+			}
+			if p = SkipSpace(b, p); p >= len(b) || b[p] != ':' {
+				return p, false
+			}
+			p = SkipSpace(b, p+1)
+		}
+		if p, ok = v.value(p, depth); !ok {
+			return p, false
+		}
+		if p = SkipSpace(b, p); p >= len(b) {
+			return p, false
+		}
+		switch b[p] {
+		case ',':
+			p = SkipSpace(b, p+1)
+		case closer:
+			return p + 1, true
+		default:
+			return p, false
+		}
+	}
+}
+
+// str checks the string that opens at p.
+func (v validator[T]) str(p int) (int, bool) {
+	b := v.b
+	for p++; p < len(b); p++ {
+		switch c := b[p]; {
+		case c == '"':
+			return p + 1, true
+		case c < ' ':
+			return p, false
+		case c == '\\':
+			if p+1 >= len(b) {
+				return p, false
+			}
+			switch b[p+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p++
+			case 'u':
+				if p+5 >= len(b) || !isHex(b[p+2]) || !isHex(b[p+3]) || !isHex(b[p+4]) || !isHex(b[p+5]) {
+					return p, false
+				}
+				p += 5
+			default:
+				return p, false
+			}
+		}
+	}
+	return p, false
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number checks the number that starts at p: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (v validator[T]) number(p int) (int, bool) {
+	b := v.b
+	if b[p] == '-' {
+		p++
+	}
+	switch {
+	case p < len(b) && b[p] == '0':
+		p++
+	case p < len(b) && isDigit(b[p]):
+		for p < len(b) && isDigit(b[p]) {
+			p++
+		}
+	default:
+		return p, false
+	}
+	if p < len(b) && b[p] == '.' {
+		p++
+		if p >= len(b) || !isDigit(b[p]) {
+			return p, false
+		}
+		for p < len(b) && isDigit(b[p]) {
+			p++
+		}
+	}
+	if p < len(b) && (b[p] == 'e' || b[p] == 'E') {
+		p++
+		if p < len(b) && (b[p] == '+' || b[p] == '-') {
+			p++
+		}
+		if p >= len(b) || !isDigit(b[p]) {
+			return p, false
+		}
+		for p < len(b) && isDigit(b[p]) {
+			p++
+		}
+	}
+	return p, true
+}
+
+// literal checks that word is at p.
+func (v validator[T]) literal(p int, word string) (int, bool) {
+	if len(v.b)-p < len(word) {
+		return p, false
+	}
+	for i := range len(word) {
+		if v.b[p+i] != word[i] {
+			return p, false
+		}
+	}
+	return p + len(word), true
 }

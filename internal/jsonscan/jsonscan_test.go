@@ -61,6 +61,44 @@ func TestEachMember(t *testing.T) {
 	}
 }
 
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, in := range []string{
+		``, ` `, `1`, `-0`, `-`, `01`, `1.`, `1.5`, `1e`, `1e+`, `1E-7`, `-1.5e+30`, `.5`, `+1`, `0x10`,
+		`true`, `tru`, `truex`, `null`, `nul`, `false `, ` [ ] `, `[1,]`, `[,1]`, `[1 2]`, `{}`, `{"a":1}`, `{"a" 1}`,
+		`{"a":1,}`, `{a:1}`, `{"a":1}}`, `"\u00e9\ud800"`, `"\u00g9"`, `"\x"`, "\"a\tb\"", "\"\xff\xfe\"", `"\/\b\f\n\r\t\"\\"`,
+		`[{"questions": [{"criteria": [{"weight": 1.5}]}]}]`, `{"a": [1, {"b": null}], "c": "]}"}`, `"abc`, `[`, `{"a":`,
+		deep(10000), deep(10001), "[1]\x00", "\t\r\n[1]\n",
+	} {
+		if got, want := Valid(in), json.Valid([]byte(in)); got != want {
+			t.Errorf("Valid(%.40q) = %v, json.Valid says %v", in, got, want)
+		}
+	}
+}
+
+// BenchmarkValid checks a synthesize reply (nested objects, arrays and
+// strings) the way the parsers do before they walk it.
+func BenchmarkValid(b *testing.B) {
+	crit := `{"id": "c1", "weight": 5, "name": "Role of catalyst", "description": "The answer explains the role of catalyst.", ` +
+		`"required_elements": ["catalyst", "catalyst in relation to \"appears\""], "expected_keywords": [], "expected_concepts": ["a", "b"]}`
+	reply := `{"questions": [{"question": "How does catalyst interact?", "criteria": [` + strings.Repeat(crit+", ", 9) + crit + `]}]}`
+	b.SetBytes(int64(len(reply)))
+	b.Run("json.Valid", func(b *testing.B) {
+		for b.Loop() {
+			if !json.Valid([]byte(reply)) {
+				b.Fatal("not valid")
+			}
+		}
+	})
+	b.Run("jsonscan.Valid", func(b *testing.B) {
+		for b.Loop() {
+			if !Valid(reply) {
+				b.Fatal("not valid")
+			}
+		}
+	})
+}
+
 func TestCountElements(t *testing.T) {
 	for in, want := range map[string]int{`[]`: 0, ` [ 1 ] `: 1, `[{"a": [1, 2]}, "x,y", null]`: 3, `[1,`: -1, `{}`: -1, `[1 2]`: -1, ``: -1} {
 		if got := CountElements([]byte(in)); got != want {
@@ -83,6 +121,12 @@ func FuzzScan(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if got, want := Valid(in), json.Valid(in); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid says %v", in, got, want)
+		}
+		if Valid(string(in)) != Valid(in) {
+			t.Fatalf("Valid(%q) differs between string and []byte", in)
+		}
 		_, _ = Unquote(in)
 		_ = CountElements(in)
 		_ = EachMember(in, func(string, []byte) error { return nil })
