@@ -85,75 +85,64 @@ func valueEnd(b []byte, p int) (int, error) {
 // EachElement calls visit with every element of the JSON array raw and the
 // offset where the element starts, in order, until visit returns an error.
 func EachElement(raw []byte, visit func(elem []byte, at int) error) error {
-	p := SkipSpace(raw, 0)
-	if p >= len(raw) || raw[p] != '[' {
-		return ErrNotJSON
-	}
-	if p = SkipSpace(raw, p+1); p < len(raw) && raw[p] == ']' {
-		return nil
-	}
-	for p < len(raw) {
+	return eachItem(raw, '[', ']', func(p int) (int, error) {
 		end, err := valueEnd(raw, p)
 		if err != nil {
-			return err
+			return end, err
 		}
-		if err := visit(raw[p:end], p); err != nil {
-			return err
-		}
-		if p = SkipSpace(raw, end); p >= len(raw) {
-			break
-		}
-		switch raw[p] {
-		case ']':
-			return nil
-		case ',':
-			p = SkipSpace(raw, p+1)
-		default:
-			return ErrNotJSON
-		}
-	}
-	return ErrNotJSON
+		return end, visit(raw[p:end], p)
+	})
 }
 
 // EachMember calls visit with every member of the JSON object raw (its key
 // unquoted and its value as written), in order, until visit returns an
 // error.
 func EachMember(raw []byte, visit func(key string, val []byte) error) error {
-	p := SkipSpace(raw, 0)
-	if p >= len(raw) || raw[p] != '{' {
-		return ErrNotJSON
-	}
-	if p = SkipSpace(raw, p+1); p < len(raw) && raw[p] == '}' {
-		return nil
-	}
-	for p < len(raw) {
+	return eachItem(raw, '{', '}', func(p int) (int, error) {
 		if raw[p] != '"' {
-			return ErrNotJSON
+			return p, ErrNotJSON
 		}
 		kend, err := stringEnd(raw, p)
 		if err != nil {
-			return err
+			return kend, err
 		}
 		key, ok := Unquote(raw[p:kend])
 		if !ok {
-			return ErrNotJSON
+			return kend, ErrNotJSON
 		}
 		if p = SkipSpace(raw, kend); p >= len(raw) || raw[p] != ':' {
-			return ErrNotJSON
+			return p, ErrNotJSON
 		}
 		p = SkipSpace(raw, p+1)
 		vend, err := valueEnd(raw, p)
 		if err != nil {
+			return vend, err
+		}
+		return vend, visit(key, raw[p:vend])
+	})
+}
+
+// eachItem walks the array or object raw (opened by open, closed by
+// closer): item reads the element or member at p and returns the index
+// after it; between items it takes the commas.
+func eachItem(raw []byte, open, closer byte, item func(p int) (int, error)) error {
+	p := SkipSpace(raw, 0)
+	if p >= len(raw) || raw[p] != open {
+		return ErrNotJSON
+	}
+	if p = SkipSpace(raw, p+1); p < len(raw) && raw[p] == closer {
+		return nil
+	}
+	for p < len(raw) {
+		end, err := item(p)
+		if err != nil {
 			return err
 		}
-		if err := visit(key, raw[p:vend]); err != nil {
-			return err
-		}
-		if p = SkipSpace(raw, vend); p >= len(raw) {
+		if p = SkipSpace(raw, end); p >= len(raw) {
 			break
 		}
 		switch raw[p] {
-		case '}':
+		case closer:
 			return nil
 		case ',':
 			p = SkipSpace(raw, p+1)

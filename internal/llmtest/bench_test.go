@@ -27,28 +27,33 @@ func BenchmarkHandler(b *testing.B) {
 	rendered := renderedPrompts(b)
 	for _, kind := range []Kind{KindRollout, KindDistillSRaR, KindDistillFactualProcess, KindJudgeItem, KindJudgeBatch, KindSatisfy} {
 		b.Run(string(kind), func(b *testing.B) {
-			s := New(Config{Answers: testProblems()})
-			bodies := make([][]byte, 64)
-			for i := range bodies {
-				var err error
-				if bodies[i], err = json.Marshal(seeded(rendered[kind], int64(i), 1)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			i := 0
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i%len(bodies)])))
-				if rec.Code != http.StatusOK {
-					b.Fatalf("status %d", rec.Code)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			benchHandler(b, New(Config{Answers: testProblems()}), rendered[kind])
 		})
 	}
+}
+
+// benchHandler sends msgs (64 seeds of them, in turn) to s in process and
+// reports requests per second.
+func benchHandler(b *testing.B, s *Server, msgs []prompts.Message) {
+	bodies := make([][]byte, 64)
+	for i := range bodies {
+		var err error
+		if bodies[i], err = json.Marshal(seeded(msgs, int64(i), 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i%len(bodies)])))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 // BenchmarkServerParallel measures requests over loopback HTTP with many
@@ -262,23 +267,7 @@ func BenchmarkGroundedHandler(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := New(Config{})
-			bodies := make([][]byte, 64)
-			for i := range bodies {
-				if bodies[i], err = json.Marshal(seeded(msgs, int64(i), 1)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i%len(bodies)])))
-				if rec.Code != http.StatusOK {
-					b.Fatalf("status %d", rec.Code)
-				}
-				i++
-			}
+			benchHandler(b, New(Config{}), msgs)
 		})
 	}
 }
