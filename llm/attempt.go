@@ -213,7 +213,7 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	if s == nil {
 		return resp, nil
 	}
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, d.maxBody+1))
+	body, rerr := readAllSized(io.LimitReader(resp.Body, d.maxBody+1), resp.ContentLength)
 	resp.Body.Close()
 	ok := resp.StatusCode/100 == 2
 	if int64(len(body)) > d.maxBody {
@@ -234,6 +234,35 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(r)
 	return resp, nil
+}
+
+// presizeMax bounds the buffer readAllSized allocates up front from a
+// declared Content-Length: a server cannot make a request cost more memory
+// than the bytes it actually sends, beyond this.
+const presizeMax = 1 << 20
+
+// readAllSized is io.ReadAll starting from a buffer the size of the
+// declared body (Content-Length, -1 when unknown), so a body is read in one
+// allocation instead of a series of regrowths and copies.
+func readAllSized(r io.Reader, declared int64) ([]byte, error) {
+	size := 512
+	if declared >= 0 && declared < presizeMax {
+		size = int(declared) + 1 // + 1: the read that sees EOF needs room
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 type errReader struct{ err error }

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // GroundedScores is the grounded reward judge's reply for one response (seed
@@ -134,33 +135,26 @@ func (o jsonObj) criterionScores(criteria []Criterion, index map[string]int) ([]
 	if v[0] != '{' {
 		return nil, o.fieldErr("scores", "must be a JSON object keyed by criterion id, got %s", describeJSON(v))
 	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	if _, err := dec.Token(); err != nil {
-		return nil, o.fieldErr("scores", "reading the object: %v", err)
-	}
 	scores := make([]float64, len(criteria))
 	seen := make([]bool, len(criteria))
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, o.fieldErr("scores", "reading the object: %v", err)
-		}
-		id, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, o.fieldErr("scores."+id, "reading the value: %v", err)
-		}
+	err = jsonscan.EachMember(v, func(id string, raw []byte) error {
 		k, ok := index[id]
 		if !ok {
-			return nil, o.fieldErr("scores", "unknown criterion id %s; the criterion ids are %s", strconv.Quote(id), quoteIDs(criteria))
+			return o.fieldErr("scores", "unknown criterion id %s; the criterion ids are %s", strconv.Quote(id), quoteIDs(criteria))
 		}
 		if seen[k] {
-			return nil, o.fieldErr("scores", "criterion %s is scored twice; score every criterion id exactly once", strconv.Quote(id))
+			return o.fieldErr("scores", "criterion %s is scored twice; score every criterion id exactly once", strconv.Quote(id))
 		}
 		seen[k] = true
-		if scores[k], err = scoreValue(o, id, raw, criteria[k].Weight); err != nil {
-			return nil, err
-		}
+		var err error
+		scores[k], err = scoreValue(o, id, raw, criteria[k].Weight)
+		return err
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr("scores", "reading the object: %v", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	var missing []string
 	for k, c := range criteria {

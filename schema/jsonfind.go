@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // ExtractJSON finds JSON inside a model reply that may wrap it in prose or a
@@ -134,7 +136,7 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 			continue
 		}
 		span := text[i : end+1]
-		if !json.Valid([]byte(span)) {
+		if !jsonscan.Valid(span) {
 			var v any
 			err := json.Unmarshal([]byte(span), &v)
 			consider(len(span), func() error { return jsonSyntaxErr(r, i, what, err) })

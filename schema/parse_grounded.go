@@ -2,9 +2,13 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // The grounded style's parsers follow the JSON rules of parse_json.go. A
@@ -240,9 +244,9 @@ func (o pathObj) text(name string) (string, error) {
 	if v[0] != '"' {
 		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", o.fieldErr(name, "%v", err)
+	s, ok := jsonscan.Unquote(v)
+	if !ok {
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
 	}
 	if s = strings.TrimSpace(s); s == "" {
 		return "", o.fieldErr(name, "is empty")
@@ -259,8 +263,8 @@ func (o pathObj) number(name string) (float64, error) {
 	if c := v[0]; c != '-' && (c < '0' || c > '9') {
 		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
 	}
-	var f float64
-	if err := json.Unmarshal(v, &f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
 	}
 	return f, nil
@@ -272,20 +276,32 @@ func (o pathObj) texts(name string, least int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var elems []json.RawMessage
-	if v[0] != '[' || json.Unmarshal(v, &elems) != nil {
+	if v[0] != '[' {
 		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
 	}
-	out := make([]string, 0, len(elems))
-	for i, e := range elems {
-		var s string
-		if e[0] != '"' || json.Unmarshal(e, &s) != nil {
-			return nil, o.fieldErr(fmt.Sprintf("%s[%d]", name, i), "must be a JSON string, got %s", describeJSON(e))
+	var out []string
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		s, ok := "", false
+		if e[0] == '"' {
+			s, ok = jsonscan.Unquote(e)
+		}
+		if !ok {
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "must be a JSON string, got %s", describeJSON(e))
 		}
 		if s = strings.TrimSpace(s); s == "" {
-			return nil, o.fieldErr(fmt.Sprintf("%s[%d]", name, i), "is empty")
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "is empty")
 		}
 		out = append(out, s)
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []string{}
 	}
 	if len(out) < least {
 		return nil, o.fieldErr(name, "has %d entries; at least %d are required", len(out), least)
@@ -299,24 +315,30 @@ func (o pathObj) objects(name string) ([]pathObj, error) {
 	if err != nil {
 		return nil, err
 	}
-	var elems []json.RawMessage
-	if v[0] != '[' || json.Unmarshal(v, &elems) != nil {
+	if v[0] != '[' {
 		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
 	}
-	out := make([]pathObj, len(elems))
-	for i, e := range elems {
-		path := fmt.Sprintf("%s[%d]", o.field(name), i)
+	var out []pathObj
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		path := fmt.Sprintf("%s[%d]", o.field(name), len(out))
 		if e[0] != '{' {
-			return nil, parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
+			return parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
 		}
 		jo, err := decodeObject(e, o.line, 0)
 		if err != nil {
 			if pe, ok := err.(*ParseError); ok {
 				pe.Field = path + fieldSuffix(pe.Field)
 			}
-			return nil, err
+			return err
 		}
-		out[i] = pathObj{jo, path}
+		out = append(out, pathObj{jo, path})
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

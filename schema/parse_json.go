@@ -1,14 +1,16 @@
 package schema
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // The JSON parsers share these rules. The JSON is found with ExtractJSON's
@@ -140,9 +142,8 @@ func ParseValidity(text string) (Verdict, error) {
 // decodeValidity reads the validity judge's object at off of r.
 func decodeValidity(r reply, span string, off int) (Verdict, error) {
 	if arr, aoff, err := findJSON(r, '[', acceptObjectArray); err == nil && aoff < off && off < aoff+len(arr) {
-		var elems []json.RawMessage
-		if json.Unmarshal([]byte(arr), &elems) == nil && len(elems) > 1 {
-			return Verdict{}, parseErr(r.lineAt(aoff), 0, "", "expected one JSON object for the one item, got an array of %d", len(elems))
+		if n := jsonscan.CountElements([]byte(arr)); n > 1 {
+			return Verdict{}, parseErr(r.lineAt(aoff), 0, "", "expected one JSON object for the one item, got an array of %d", n)
 		}
 	}
 	o, err := decodeObject([]byte(span), r.lineAt(off), 0)
@@ -339,9 +340,9 @@ func (o jsonObj) str(name string) (string, error) {
 	if v[0] != '"' {
 		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return "", o.fieldErr(name, "%v", err)
+	s, ok := jsonscan.Unquote(v)
+	if !ok {
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
 	}
 	return s, nil
 }
@@ -389,16 +390,17 @@ func describeJSON(v json.RawMessage) string {
 
 // acceptObjectArray accepts a JSON array whose elements are all objects.
 func acceptObjectArray(r reply, span string, off int) error {
-	var elems []json.RawMessage
-	if err := json.Unmarshal([]byte(span), &elems); err != nil {
-		return atLine(parseErr(0, 0, "", "expected a JSON array of objects: %v", err), r, off)
-	}
-	for k, e := range elems {
-		if e[0] != '{' {
-			return atLine(parseErr(0, k+1, "", "expected a JSON array of objects, but this element is %s", describeJSON(e)), r, off)
+	k := 0
+	err := jsonscan.EachElement([]byte(span), func(e []byte, _ int) error {
+		if k++; e[0] != '{' {
+			return parseErr(0, k, "", "expected a JSON array of objects, but this element is %s", describeJSON(e))
 		}
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		err = parseErr(0, 0, "", "expected a JSON array of objects: %v", err)
 	}
-	return nil
+	return atLine(err, r, off)
 }
 
 // atLine sets the line of a *ParseError without one to the line of byte off.
@@ -428,59 +430,38 @@ func objectArray(text string) (objs []jsonObj, line int, err error) {
 }
 
 func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
-	dec := json.NewDecoder(strings.NewReader(span))
-	if _, err := dec.Token(); err != nil {
-		return nil, parseErr(r.lineAt(off), 0, "", "reading the JSON array: %v", err)
-	}
 	var objs []jsonObj
-	for dec.More() {
-		start := int(dec.InputOffset())
-		for start < len(span) && strings.IndexByte(" \t\r\n,", span[start]) >= 0 {
-			start++
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, parseErr(r.lineAt(off+start), len(objs)+1, "", "reading the JSON array: %v", err)
-		}
-		o, err := decodeObject(raw, r.lineAt(off+start), len(objs)+1)
+	err := jsonscan.EachElement([]byte(span), func(elem []byte, at int) error {
+		o, err := decodeObject(elem, r.lineAt(off+at), len(objs)+1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		objs = append(objs, o)
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, parseErr(r.lineAt(off), len(objs)+1, "", "reading the JSON array: %v", err)
 	}
-	return objs, nil
+	return objs, err
 }
 
 // decodeObject decodes one JSON object, folding keys to lower case and
-// rejecting a key given twice.
+// rejecting a key given twice. Its values are slices of raw.
 func decodeObject(raw []byte, line, item int) (jsonObj, error) {
 	o := jsonObj{fields: make(map[string]json.RawMessage), line: line, item: item}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if p := jsonscan.SkipSpace(raw, 0); p >= len(raw) || raw[p] != '{' {
 		return o, parseErr(line, item, "", "expected a JSON object")
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return o, parseErr(line, item, "", "reading a JSON object: %v", err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return o, parseErr(line, item, "", "reading a JSON object: key is not a string")
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return o, parseErr(line, item, key, "reading the value: %v", err)
-		}
+	err := jsonscan.EachMember(raw, func(key string, val []byte) error {
 		lk := strings.ToLower(key)
 		if _, dup := o.fields[lk]; dup {
-			return o, parseErr(line, item, key, "the key is given twice")
+			return parseErr(line, item, key, "the key is given twice")
 		}
-		o.fields[lk] = v
+		o.fields[lk] = val
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
 	}
-	return o, nil
+	return o, err
 }

@@ -16,6 +16,9 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // BenchmarkHandler measures the in-process handler at zero latency, one
@@ -24,28 +27,33 @@ func BenchmarkHandler(b *testing.B) {
 	rendered := renderedPrompts(b)
 	for _, kind := range []Kind{KindRollout, KindDistillSRaR, KindDistillFactualProcess, KindJudgeItem, KindJudgeBatch, KindSatisfy} {
 		b.Run(string(kind), func(b *testing.B) {
-			s := New(Config{Answers: testProblems()})
-			bodies := make([][]byte, 64)
-			for i := range bodies {
-				var err error
-				if bodies[i], err = json.Marshal(seeded(rendered[kind], int64(i), 1)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			i := 0
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i%len(bodies)])))
-				if rec.Code != http.StatusOK {
-					b.Fatalf("status %d", rec.Code)
-				}
-				i++
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			benchHandler(b, New(Config{Answers: testProblems()}), rendered[kind])
 		})
 	}
+}
+
+// benchHandler sends msgs (64 seeds of them, in turn) to s in process and
+// reports requests per second.
+func benchHandler(b *testing.B, s *Server, msgs []prompts.Message) {
+	bodies := make([][]byte, 64)
+	for i := range bodies {
+		var err error
+		if bodies[i], err = json.Marshal(seeded(msgs, int64(i), 1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(bodies[i%len(bodies)])))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d", rec.Code)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 // BenchmarkServerParallel measures requests over loopback HTTP with many
@@ -218,4 +226,48 @@ func (h *heapPeak) stop() uint64 {
 	}
 	close(h.done)
 	return <-h.max
+}
+
+// BenchmarkGroundedHandler measures the in-process handler on the grounded
+// stages bench-scale-grounded sends (analyze, synthesize, enrich, the
+// validity judge in batch mode) at zero latency: the simulator's CPU per
+// request, which competes with distill's for the machine at scale.
+func BenchmarkGroundedHandler(b *testing.B) {
+	ps := loadPrompts(b)
+	analysis := schema.Analysis{Genre: "technical report", Contribution: "How heat pipes work.", Concepts: []string{"capillary", "condensate"},
+		Depth: "mechanism", ReasoningMode: "causal explanation"}
+	criteria := make([]schema.Criterion, 6)
+	for i := range criteria {
+		criteria[i] = schema.Criterion{ID: fmt.Sprintf("c%d", i+1), Weight: 2, Name: "Wick", Description: "Explains the wick's role.",
+			RequiredElements: []string{"capillary action"}, ScoringGuide: "full or none", VerificationMethod: "check the passage",
+			ExpectedKeywords: []string{"wick"}, ExpectedConcepts: []string{}}
+	}
+	const question = "Why does the capillary limit bound a heat pipe against gravity?"
+	stages := []struct {
+		kind   Kind
+		render func() ([]prompts.Message, error)
+	}{
+		{KindGroundedAnalyze, func() ([]prompts.Message, error) {
+			return ps.GroundedAnalyzeMessages(prompts.DocumentView{Title: "Heat pipes", Head: genPassage, Chars: len(genPassage), Outline: "- Heat pipes"})
+		}},
+		{KindGroundedSynthesize, func() ([]prompts.Message, error) {
+			return ps.GroundedSynthesizeMessages("Heat pipes", genPassage, analysis, prompts.PassagePosition{Number: 1, Count: 1, Section: "Heat pipes"},
+				prompts.RubricBounds{K: 1, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: 5})
+		}},
+		{KindGroundedEnrich, func() ([]prompts.Message, error) {
+			return ps.GroundedEnrichMessages(genPassage, question, analysis, criteria)
+		}},
+		{KindGroundedJudgeBatch, func() ([]prompts.Message, error) {
+			return ps.GroundedJudgeBatchMessages(genPassage, question, criteria)
+		}},
+	}
+	for _, st := range stages {
+		b.Run(string(st.kind), func(b *testing.B) {
+			msgs, err := st.render()
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchHandler(b, New(Config{}), msgs)
+		})
+	}
 }

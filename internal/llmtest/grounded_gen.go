@@ -1,13 +1,15 @@
 package llmtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // The grounded style's generation stages (templates grounded_*), answered
@@ -77,27 +79,45 @@ var termStopWords = map[string]bool{
 
 // topTerms are the passage's n most frequent words of six letters or more.
 func topTerms(passage string, n int) []string {
+	return firstTerms(rankTerms(passage), n)
+}
+
+// rankTerms are the passage's words of six letters or more, lower-cased,
+// most frequent first and equally frequent ones in byte order.
+func rankTerms(passage string) []string {
 	count := map[string]int{}
 	for _, w := range strings.FieldsFunc(strings.ToLower(passage), func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) {
 		w = strings.Trim(w, "-")
-		if len([]rune(w)) >= 6 && !termStopWords[w] {
+		if utf8.RuneCountInString(w) >= 6 && !termStopWords[w] {
 			count[w]++
 		}
 	}
-	terms := make([]string, 0, len(count))
-	for w := range count {
-		terms = append(terms, w)
+	type termCount struct {
+		term  string
+		count int
 	}
-	sort.Slice(terms, func(i, j int) bool {
-		if count[terms[i]] != count[terms[j]] {
-			return count[terms[i]] > count[terms[j]]
+	ranked := make([]termCount, 0, len(count))
+	for w, c := range count {
+		ranked = append(ranked, termCount{w, c})
+	}
+	slices.SortFunc(ranked, func(a, b termCount) int {
+		if a.count != b.count {
+			return cmp.Compare(b.count, a.count)
 		}
-		return terms[i] < terms[j]
+		return strings.Compare(a.term, b.term)
 	})
-	if len(terms) > n {
-		terms = terms[:n]
+	terms := make([]string, len(ranked))
+	for i, t := range ranked {
+		terms[i] = t.term
 	}
-	for len(terms) < 2 { // a passage of short words still has concepts
+	return terms
+}
+
+// firstTerms are the first n of ranked terms in a slice of their own; a
+// passage of short words still has two concepts.
+func firstTerms(ranked []string, n int) []string {
+	terms := slices.Clone(ranked[:min(n, len(ranked))])
+	for len(terms) < 2 {
 		terms = append(terms, []string{"mechanism", "principle"}[len(terms)])
 	}
 	return terms
@@ -175,11 +195,12 @@ func (s *Server) groundedSynthesize(prompt string, r *rng, malformed, jsonMode b
 		lo, _ = strconv.Atoi(m[1])
 		hi, _ = strconv.Atoi(m[2])
 	}
-	concepts := topTerms(passage, 8) // the passage's own first: the analysis is its document's
+	ranked := rankTerms(passage)
+	concepts := firstTerms(ranked, 8) // the passage's own first: the analysis is its document's
 	if c, ok := between(prompt, "concepts: ", "\n"); ok && c != "" {
 		concepts = append(concepts, strings.Split(c, "; ")...)
 	}
-	terms := topTerms(passage, 24)
+	terms := firstTerms(ranked, 24)
 	subject := title
 	if subject == "" {
 		subject = "this kind of system"

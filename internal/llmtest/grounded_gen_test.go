@@ -2,8 +2,10 @@ package llmtest
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -139,5 +141,64 @@ func TestGroundedAnswersDiffer(t *testing.T) {
 		if strings.Contains(a, "<passage>") {
 			t.Errorf("answer quotes a passage: %s", a)
 		}
+	}
+}
+
+// topTermsBySortSlice is topTerms as first written (sort.Slice over a
+// map's keys): the reference the faster ranking must agree with, so the
+// simulator's replies stay byte-identical.
+func topTermsBySortSlice(passage string, n int) []string {
+	count := map[string]int{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(passage), func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) {
+		w = strings.Trim(w, "-")
+		if len([]rune(w)) >= 6 && !termStopWords[w] {
+			count[w]++
+		}
+	}
+	terms := make([]string, 0, len(count))
+	for w := range count {
+		terms = append(terms, w)
+	}
+	sort.Slice(terms, func(i, j int) bool {
+		if count[terms[i]] != count[terms[j]] {
+			return count[terms[i]] > count[terms[j]]
+		}
+		return terms[i] < terms[j]
+	})
+	if len(terms) > n {
+		terms = terms[:n]
+	}
+	for len(terms) < 2 {
+		terms = append(terms, []string{"mechanism", "principle"}[len(terms)])
+	}
+	return terms
+}
+
+const termsPassage = "The compressor of unit 0 regulates pressure because the upstream coupling transfers thermal energy into mechanical motion. " +
+	"Operators measure efficiency by comparing delivered output with consumed input; the difference appears as dissipation in bearings and seals.\n\n" +
+	"Calibration of the compressor matters whenever temperature drifts beyond the nominal envelope, which for unit 0 is 250 kelvin. " +
+	"Therefore maintenance schedules track drift, vibration and lubrication together, and replacement follows sustained degradation of the compressor."
+
+func TestTopTermsRanking(t *testing.T) {
+	for _, passage := range []string{
+		termsPassage, "", "short words only here", "Ünïcödé wörter: Straße-Straße größer größer größer -hyphen- co-operate co-operate",
+		"alpha1beta gamma-delta-epsilon gamma-delta-epsilon zzzzzz aaaaaa aaaaaa zzzzzz mmmmmm because because",
+	} {
+		for _, n := range []int{0, 1, 3, 8, 24} {
+			want := topTermsBySortSlice(passage, n)
+			if got := topTerms(passage, n); !slices.Equal(got, want) {
+				t.Errorf("topTerms(%.30q, %d) = %q, want %q", passage, n, got, want)
+			}
+		}
+	}
+	if got := topTerms(termsPassage, 3); !slices.Equal(got, []string{"compressor", "appears", "bearings"}) {
+		t.Errorf("topTerms = %q", got)
+	}
+}
+
+func BenchmarkTopTerms(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		topTerms(termsPassage, 24)
 	}
 }

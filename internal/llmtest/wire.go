@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // chatRequest is the part of an OpenAI chat-completions request the
@@ -60,9 +62,10 @@ func contentText(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
+	if raw[0] == '"' { // a string, checked by the request's decoding
+		if s, ok := jsonscan.Unquote(raw); ok {
+			return s, nil
+		}
 	}
 	var parts []struct {
 		Type string `json:"type"`
