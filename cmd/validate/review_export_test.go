@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,10 +98,4 @@ func exportedRubric(t *testing.T, out, id string) []schema.Item {
 		t.Fatalf("record %s is not in the export", id)
 	}
 	return found
-}
-
-// jsonText is s as it appears inside a JSON string.
-func jsonText(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b[1 : len(b)-1])
 }
