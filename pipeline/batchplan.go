@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"context"
 	"fmt"
 	"io"
@@ -83,7 +85,7 @@ func batchRateOf(jb *job.Job, stage string) float64 {
 }
 
 // writeBatchStages says which stages the plan priced at the batch rate.
-func (p *PlanDoc) writeBatchStages(w io.Writer) {
+func writeBatchStages(w io.Writer, p *corpus.PlanDoc) {
 	if len(p.BatchStages) == 0 {
 		return
 	}

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"container/heap"
 	"context"
 	"net/http"
@@ -76,49 +78,13 @@ func (l *lowestHashes) sample() *Sample {
 	return s
 }
 
-// PilotProblem is what one sampled problem took: the figures a plan
-// projects from, kept in plan.json so that a later plan of the same job
-// reuses them instead of paying again.
-type PilotProblem struct {
-	ID      string `json:"id"`
-	Source  string `json:"source,omitempty"`
-	Outcome string `json:"outcome"` // OutcomeRecord, OutcomeLeftOut or OutcomeFailed
-	// Seconds is the time at least one of its requests was in flight: the
-	// latency of its own chain of stages, without waiting for a slot.
-	Seconds float64 `json:"seconds"`
-	// RequestSeconds adds up the time each of its requests took, by the
-	// endpoint's base URL: what it holds of the endpoint's concurrency.
-	RequestSeconds map[string]float64 `json:"request_seconds"`
-	// Stages is what its requests cost, by stage; the tokens of a request
-	// answered from the cache are counted (the real run pays for them).
-	Stages map[string]schema.Usage `json:"stages"`
-	// Items, Judged and Valid count the rubric items of a record (a
-	// grounded record's criteria), those the judge ruled on and those it
-	// found valid.
-	Items  int64 `json:"items,omitempty"`
-	Judged int64 `json:"judged,omitempty"`
-	Valid  int64 `json:"valid,omitempty"`
-	// Measured and EmpiricallyValid count the items whose empirical
-	// validity was measured, and those found valid (a grounded criterion:
-	// whose score varies across the closed-book answers).
-	Measured         int64 `json:"empirically_measured,omitempty"`
-	EmpiricallyValid int64 `json:"empirically_valid,omitempty"`
-}
-
-// The outcomes of a sampled problem.
-const (
-	OutcomeRecord  = "record"
-	OutcomeLeftOut = "left_out" // by selection, or a grounded job's quality checks
-	OutcomeFailed  = "failed"
-)
-
 // pilot measures the sampled problems of a plan while Run processes them.
 // Its methods do nothing on a nil pilot, which is every run but a plan's.
 type pilot struct {
 	sample *Sample
 	mu     sync.Mutex
 	open   map[string]*pilotTimes // by problem id, from start to observe
-	done   []PilotProblem
+	done   []corpus.PilotProblem
 }
 
 // pilotTimes are the requests of one problem as the transport saw them.
@@ -165,15 +131,15 @@ func (p *pilot) observe(o outcome) {
 	if t == nil || (o.record == nil && o.failure == nil) {
 		return
 	}
-	pp := PilotProblem{ID: o.problem.ID, Source: o.problem.Source, Stages: map[string]schema.Usage{}}
+	pp := corpus.PilotProblem{ID: o.problem.ID, Source: o.problem.Source, Stages: map[string]schema.Usage{}}
 	switch {
 	case o.record != nil:
-		pp.Outcome = OutcomeRecord
-		pp.countItems(o.record)
+		pp.Outcome = corpus.OutcomeRecord
+		pp.CountItems(o.record)
 	case job.LeftOutStage(o.failure.stage):
-		pp.Outcome = OutcomeLeftOut
+		pp.Outcome = corpus.OutcomeLeftOut
 	default:
-		pp.Outcome = OutcomeFailed
+		pp.Outcome = corpus.OutcomeFailed
 	}
 	if o.usage != nil {
 		o.usage.mu.Lock()
@@ -191,39 +157,7 @@ func (p *pilot) observe(o outcome) {
 	p.mu.Unlock()
 }
 
-// countItems counts a record's rubric items (a grounded record's
-// criteria, over its questions), those judged and found valid, and those
-// measured empirically and found valid (for a criterion: its score varies
-// across the closed-book answers).
-func (pp *PilotProblem) countItems(r *schema.Record) {
-	count := func(valid, empirical *bool) {
-		pp.Items++
-		if valid != nil {
-			pp.Judged++
-			if *valid {
-				pp.Valid++
-			}
-		}
-		if empirical != nil {
-			pp.Measured++
-			if *empirical {
-				pp.EmpiricallyValid++
-			}
-		}
-	}
-	for _, it := range r.Rubric {
-		count(it.Valid, it.EmpiricalValid)
-	}
-	if g := r.Grounded; g != nil {
-		for _, q := range g.Questions {
-			for _, c := range q.Criteria {
-				count(c.Valid, c.Varies)
-			}
-		}
-	}
-}
-
-func (p *pilot) problems() []PilotProblem {
+func (p *pilot) problems() []corpus.PilotProblem {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.done)

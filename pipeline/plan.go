@@ -2,11 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -15,12 +11,8 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/idmap"
 )
-
-// PlanName is the plan's file in the run directory, beside report.json.
-const PlanName = "plan.json"
 
 // StopPlan is report.json's stopped_by after a plan's pilot: the sampled
 // problems are done, the rest is for distill run.
@@ -40,7 +32,7 @@ type PlanOptions struct {
 // records and wall time, each with a range (see project), and writes them
 // to RUN/plan.json. A plan of a job whose sampled problems an earlier plan
 // already measured reuses their figures and sends nothing.
-func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDoc, error) {
+func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*corpus.PlanDoc, error) {
 	opt.fill()
 	jb.Normalize()
 	if err := jb.Validate(); err != nil {
@@ -59,7 +51,7 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDo
 	if err := in.usable(po.AllowBadRows); err != nil {
 		return nil, err
 	}
-	earlier, _ := ReadPlan(jb.Out) // its figures count only if the job is the same (below)
+	earlier, _ := corpus.ReadPlan(jb.Out) // its figures count only if the job is the same (below)
 
 	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
 		return nil, err
@@ -99,7 +91,7 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDo
 	if len(measured) == 0 && earlier != nil {
 		plan.PilotSeconds = earlier.PilotSeconds // nothing was sent: the figures are the earlier pilot's
 	}
-	if err := writePlan(opt.runFS(), jb.Out, plan); err != nil {
+	if err := corpus.WritePlan(opt.runFS(), jb.Out, plan); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -218,7 +210,7 @@ func pendingIn(opt Options, dir string, unique int64) (int64, error) {
 }
 
 // pilotOverBudget explains a pilot that the job's budget stopped.
-func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []PilotProblem) error {
+func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []corpus.PilotProblem) error {
 	t := rep.LLM.Total
 	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.units)
 	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
@@ -234,11 +226,11 @@ func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []PilotP
 
 // earlierPilot is what an earlier plan of the same job measured of the
 // sampled problems; nil when there is none.
-func earlierPilot(old *PlanDoc, fingerprint string, s *Sample) []PilotProblem {
+func earlierPilot(old *corpus.PlanDoc, fingerprint string, s *Sample) []corpus.PilotProblem {
 	if old == nil || old.JobFingerprint != fingerprint {
 		return nil
 	}
-	var out []PilotProblem
+	var out []corpus.PilotProblem
 	for _, p := range old.Pilot {
 		if s.Holds(p.ID) {
 			out = append(out, p)
@@ -249,7 +241,7 @@ func earlierPilot(old *PlanDoc, fingerprint string, s *Sample) []PilotProblem {
 
 // mergePilots adds to what this pilot measured the earlier plan's figures
 // of the sampled problems it did not process (done before).
-func mergePilots(now, earlier []PilotProblem, s *Sample) []PilotProblem {
+func mergePilots(now, earlier []corpus.PilotProblem, s *Sample) []corpus.PilotProblem {
 	have := map[string]bool{}
 	for _, p := range now {
 		have[p.ID] = true
@@ -261,7 +253,7 @@ func mergePilots(now, earlier []PilotProblem, s *Sample) []PilotProblem {
 			have[p.ID] = true
 		}
 	}
-	slices.SortFunc(out, func(a, b PilotProblem) int { return compareStrings(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b corpus.PilotProblem) int { return compareStrings(a.ID, b.ID) })
 	return out
 }
 
@@ -273,31 +265,4 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// ReadPlan reads RUN/plan.json; nil without error when there is none.
-func ReadPlan(dir string) (*PlanDoc, error) {
-	b, err := os.ReadFile(filepath.Join(dir, PlanName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading plan: %w", err)
-	}
-	var p PlanDoc
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)
-	}
-	return &p, nil
-}
-
-func writePlan(fsy fsys.FS, dir string, p *PlanDoc) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := fsys.WriteFileAtomic(fsy, filepath.Join(dir, PlanName), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing plan: %w", err)
-	}
-	return nil
 }

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"context"
 	"fmt"
 	"math"
@@ -67,11 +69,11 @@ func BenchmarkPlanProjection(b *testing.B) {
 
 // reportProjection reports the projection's error against the real run,
 // in percent, and whether each real figure fell inside the projected range.
-func reportProjection(b *testing.B, plan *PlanDoc, rep *Report, elapsed float64) {
+func reportProjection(b *testing.B, plan *corpus.PlanDoc, rep *Report, elapsed float64) {
 	t := rep.LLM.Total
 	for _, f := range []struct {
 		name string
-		r    Range
+		r    corpus.PlanRange
 		real float64
 	}{
 		{"requests", plan.Total.Requests, float64(t.Requests + t.CacheHits)},

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"bytes"
 	"context"
 	"errors"
@@ -245,7 +247,7 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "budget") || !strings.Contains(err.Error(), "during the pilot") || !strings.Contains(err.Error(), "Raise --max-cost-usd") {
 		t.Fatalf("Plan over budget: %v; want the pilot's budget stop explained", err)
 	}
-	if _, err := os.Stat(filepath.Join(job.Out, PlanName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(job.Out, corpus.PlanName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed plan wrote plan.json (%v)", err)
 	}
 	before := counter.total
@@ -275,9 +277,9 @@ func TestPlanWallTime(t *testing.T) {
 	jb.Rollout.BaseURL, jb.Rollout.Model = url, "m"
 	jb.Normalize()
 	jb.Limits.Concurrency = 10
-	probs := make([]PilotProblem, 50)
+	probs := make([]corpus.PilotProblem, 50)
 	for i := range probs {
-		probs[i] = PilotProblem{ID: fmt.Sprint(i), Outcome: OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
+		probs[i] = corpus.PilotProblem{ID: fmt.Sprint(i), Outcome: corpus.OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
 			Stages: map[string]schema.Usage{job.StageRollout: {Requests: 8}, job.StageDistill: {Requests: 1}, job.StageJudge: {Requests: 1}}}
 	}
 	in := &planInput{unique: 1000, sample: &Sample{}}

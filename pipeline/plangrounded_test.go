@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"context"
 	"net/http"
 	"path/filepath"
@@ -108,16 +110,16 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 		switch f, failed := fails[p.ID]; {
 		case failed && f.Stage == job.StageQuality:
 			leftOut++
-			if p.Outcome != OutcomeLeftOut {
-				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, OutcomeLeftOut)
+			if p.Outcome != corpus.OutcomeLeftOut {
+				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, corpus.OutcomeLeftOut)
 			}
 		case failed:
-			if p.Outcome != OutcomeFailed {
+			if p.Outcome != corpus.OutcomeFailed {
 				t.Errorf("passage %s failed at %s is %q in the pilot", p.ID, f.Stage, p.Outcome)
 			}
 		default:
 			r := recs[p.ID]
-			if r == nil || p.Outcome != OutcomeRecord {
+			if r == nil || p.Outcome != corpus.OutcomeRecord {
 				t.Fatalf("passage %s: outcome %q, record %v", p.ID, p.Outcome, r != nil)
 			}
 			var n int64
@@ -141,7 +143,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 		t.Errorf("validity %v, empirical %v, criteria per record %v", plan.Validity, plan.EmpiricalValidity, plan.ItemsPerRecord)
 	}
 	var table strings.Builder
-	plan.WriteText(&table, jb.Out)
+	WritePlanText(&table, plan, jb.Out)
 	for _, want := range []string{"sampled passages of", "left out by the quality checks", "criteria per record", "for the " + count(float64(plan.Input.Rest)) + " passages left"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the plan's table lacks %q:\n%s", want, table.String())

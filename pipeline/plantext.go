@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"fmt"
 	"io"
 	"strings"
@@ -23,8 +25,8 @@ func unitWordsOf(style string) unitWords {
 	return unitWords{"problem", "problems", "selection", "rubric items", "empirically valid"}
 }
 
-// WriteText prints the plan as a table for a person.
-func (p *PlanDoc) WriteText(w io.Writer, dir string) {
+// WritePlanText prints the plan as a table for a person.
+func WritePlanText(w io.Writer, p *corpus.PlanDoc, dir string) {
 	in := p.Input
 	words := unitWordsOf(p.Style)
 	fmt.Fprintf(w, "plan for %s: %s sampled %s of %s (%.1f%%), %d measured; the pilot took %s\n",
@@ -34,7 +36,7 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stage\trequests\tprompt tokens\tcompletion tokens\tcost USD\t")
-	for _, s := range append(append([]StageProjection{}, p.Stages...), p.Total) {
+	for _, s := range append(append([]corpus.StageProjection{}, p.Stages...), p.Total) {
 		cost := "no prices"
 		if p.CostCounted {
 			cost = money(s.CostUSD)
@@ -45,7 +47,7 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}
-	p.writeBatchStages(w)
+	writeBatchStages(w, p)
 	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s; failed %s\n",
 		countRange(p.Records), count(float64(in.Unique)), words.leftOutBy, countRange(p.LeftOut), countRange(p.Failed))
 	fmt.Fprintf(w, "%s per record: %.1f (%.1f-%.1f)", words.items, p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)
@@ -56,16 +58,16 @@ func (p *PlanDoc) WriteText(w io.Writer, dir string) {
 		fmt.Fprintf(w, "; %s: %.1f%% (%.1f-%.1f%%)", words.empirical, 100*v.Value, 100*v.Low, 100*v.High)
 	}
 	fmt.Fprintln(w)
-	p.writeWall(w)
+	writeWall(w, p)
 	for _, b := range p.Budget {
-		fmt.Fprintln(w, b.String())
+		fmt.Fprintln(w, budgetLine(b))
 	}
 	if len(p.Budget) == 0 && p.CostCounted {
 		fmt.Fprintf(w, "budget: none set; projected cost %s\n", money(p.Total.CostUSD))
 	}
 }
 
-func (p *PlanDoc) writeWall(w io.Writer) {
+func writeWall(w io.Writer, p *corpus.PlanDoc) {
 	wl := p.Wall
 	fmt.Fprintf(w, "wall time of distill run for the %s %s left: %s (%s-%s); the whole input in one run: %s\n",
 		count(float64(p.Input.Rest)), unitWordsOf(p.Style).units, hours(wl.RestSeconds.Value), hours(wl.RestSeconds.Low), hours(wl.RestSeconds.High), hours(wl.WholeSeconds.Value))
@@ -94,7 +96,8 @@ func (p *PlanDoc) writeWall(w io.Writer) {
 	}
 }
 
-func (b BudgetCheck) String() string {
+// budgetLine is a budget check for a person.
+func budgetLine(b corpus.BudgetCheck) string {
 	what, limit, flag := countRange(b.Projected)+" tokens", count(b.Value), "--max-total-tokens"
 	if b.Limit == "max_cost_usd" {
 		what, limit, flag = money(b.Projected), fmt.Sprintf("%g", b.Value), "--max-cost-usd"
@@ -112,7 +115,7 @@ func (b BudgetCheck) String() string {
 }
 
 // money renders a cost range: $4,210 (3,900-4,560), with cents below $100.
-func money(r Range) string {
+func money(r corpus.PlanRange) string {
 	f := func(v float64) string {
 		switch {
 		case r.High < 1:
@@ -125,7 +128,7 @@ func money(r Range) string {
 	return fmt.Sprintf("$%s (%s-%s)", f(r.Value), f(r.Low), f(r.High))
 }
 
-func countRange(r Range) string {
+func countRange(r corpus.PlanRange) string {
 	return fmt.Sprintf("%s (%s-%s)", count(r.Value), count(r.Low), count(r.High))
 }
 
@@ -184,7 +187,7 @@ func (s *Status) writePlan(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-func planCost(p *PlanDoc) string {
+func planCost(p *corpus.PlanDoc) string {
 	if !p.CostCounted {
 		return "not projected (no prices)"
 	}

@@ -68,6 +68,6 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill plan: %v\n", err)
 		return exitFailed
 	}
-	plan.WriteText(stdout, jb.Out)
+	pipeline.WritePlanText(stdout, plan, jb.Out)
 	return exitOK
 }
