@@ -208,7 +208,7 @@ func (l *loop) send(ctx context.Context, work chan<- source.Problem, p source.Pr
 func (l *loop) begin() {
 	l.started = time.Now()
 	l.part.part = l.job.PartitionSpec()
-	l.part.sample = l.opt.pilot.sampleOf()
+	l.part.sample = l.opt.Pilot
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage, l.leftOutByStage = map[string]int64{}, map[string]int64{}
 	l.resolvedAtStart = int64(l.run.DoneCount())
@@ -305,7 +305,9 @@ func (l *loop) work(ctx context.Context, work <-chan source.Problem, results cha
 					continue // the run is ending; the problem stays pending
 				}
 				l.input.inFlight.Add(1)
-				actx = l.opt.pilot.start(actx, p.ID)
+				if l.opt.Pilot != nil {
+					actx = l.opt.Pilot.Start(actx, p.ID)
+				}
 				actx = llm.WithUnit(actx, p.ID)
 				o := l.eng.process(llm.WithPriority(actx, admitted.Add(1)), p)
 				done()
@@ -402,7 +404,9 @@ func (l *loop) take(o outcome) error {
 	if o.err == nil {
 		l.countSampled(o.problem.ID, o.sampled)
 	}
-	l.opt.pilot.observe(o)
+	if l.opt.Pilot != nil {
+		l.opt.Pilot.End(endOf(o))
+	}
 	act := l.health.verdict(o, l.endpointOf)
 	if act.stopFeeding != "" {
 		l.stop.stopNow(act.stopFeeding+": "+l.budgetString(), act.stopCause)

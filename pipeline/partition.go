@@ -42,13 +42,13 @@ type partitionFilter struct {
 	part   job.Partition
 	inPart atomic.Int64
 	// sample, when set, narrows the partition to the problems of a
-	// distill plan's pilot (see Sample).
-	sample *Sample
+	// distill plan's pilot (see Pilot).
+	sample Pilot
 }
 
 // admit reports whether the feeder takes the problem p, counting it.
 func (f *partitionFilter) admit(p *source.Problem) bool {
-	if !f.part.Holds(partitionKey(p)) || !f.sample.Holds(p.ID) {
+	if !f.part.Holds(partitionKey(p)) || (f.sample != nil && !f.sample.Holds(p.ID)) {
 		return false
 	}
 	f.inPart.Add(1)

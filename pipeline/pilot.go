@@ -16,7 +16,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/llm"
-	"github.com/rubricforge/rubricforge/schema"
 )
 
 // Sample is the problems of a distill plan's pilot: the n problems whose
@@ -78,12 +77,12 @@ func (l *lowestHashes) sample() *Sample {
 	return s
 }
 
-// pilot measures the sampled problems of a plan while Run processes them.
-// Its methods do nothing on a nil pilot, which is every run but a plan's.
+// pilot measures the sampled problems of a plan while Run processes them:
+// the run's Pilot.
 type pilot struct {
 	sample *Sample
 	mu     sync.Mutex
-	open   map[string]*pilotTimes // by problem id, from start to observe
+	open   map[string]*pilotTimes // by problem id, from Start to End
 	done   []corpus.PilotProblem
 }
 
@@ -98,19 +97,15 @@ type pilotKey struct{}
 
 func newPilot(s *Sample) *pilot { return &pilot{sample: s, open: map[string]*pilotTimes{}} }
 
-func (p *pilot) sampleOf() *Sample {
-	if p == nil {
-		return nil
-	}
-	return p.sample
-}
+// Holds reports whether problem id is in the sample.
+func (p *pilot) Holds(id string) bool { return p.sample.Holds(id) }
 
-// start tags ctx with problem id, so the transport can charge its requests'
+// Len is the number of problems in the sample.
+func (p *pilot) Len() int { return p.sample.Len() }
+
+// Start tags ctx with problem id, so the transport can charge its requests'
 // time to it.
-func (p *pilot) start(ctx context.Context, id string) context.Context {
-	if p == nil {
-		return ctx
-	}
+func (p *pilot) Start(ctx context.Context, id string) context.Context {
 	t := &pilotTimes{byURL: map[string]float64{}}
 	p.mu.Lock()
 	p.open[id] = t
@@ -118,35 +113,25 @@ func (p *pilot) start(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, pilotKey{}, t)
 }
 
-// observe keeps the figures of a problem that ended as a record, a
-// failure or left out; one that the run's end left pending is dropped.
-func (p *pilot) observe(o outcome) {
-	if p == nil {
-		return
-	}
+// End keeps the figures of a problem that ended as a record, a failure or
+// left out; one that the run's end left pending is dropped.
+func (p *pilot) End(e ProblemEnd) {
 	p.mu.Lock()
-	t := p.open[o.problem.ID]
-	delete(p.open, o.problem.ID)
+	t := p.open[e.ID]
+	delete(p.open, e.ID)
 	p.mu.Unlock()
-	if t == nil || (o.record == nil && o.failure == nil) {
+	if t == nil || e.Pending {
 		return
 	}
-	pp := corpus.PilotProblem{ID: o.problem.ID, Source: o.problem.Source, Stages: map[string]schema.Usage{}}
+	pp := corpus.PilotProblem{ID: e.ID, Source: e.Source, Stages: e.Stages}
 	switch {
-	case o.record != nil:
+	case e.Record != nil:
 		pp.Outcome = corpus.OutcomeRecord
-		pp.CountItems(o.record)
-	case job.LeftOutStage(o.failure.stage):
+		pp.CountItems(e.Record)
+	case job.LeftOutStage(e.FailedStage):
 		pp.Outcome = corpus.OutcomeLeftOut
 	default:
 		pp.Outcome = corpus.OutcomeFailed
-	}
-	if o.usage != nil {
-		o.usage.mu.Lock()
-		for stage, u := range o.usage.byStage {
-			pp.Stages[stage] = u
-		}
-		o.usage.mu.Unlock()
 	}
 	t.mu.Lock()
 	pp.Seconds = unionSeconds(t.spans)

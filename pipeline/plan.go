@@ -14,10 +14,6 @@ import (
 	"github.com/rubricforge/rubricforge/internal/idmap"
 )
 
-// StopPlan is report.json's stopped_by after a plan's pilot: the sampled
-// problems are done, the rest is for distill run.
-const StopPlan = "plan"
-
 // PlanOptions are the settings of distill plan that are not the job's.
 type PlanOptions struct {
 	Sample       int  // problems in the pilot
@@ -57,7 +53,7 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*corpus
 		return nil, err
 	}
 	pl := newPilot(in.sample)
-	opt.pilot = pl
+	opt.Pilot = pl
 	opt.HTTPClient = timedClient(&jb, opt.HTTPClient)
 	rep, err := Run(ctx, onlinePilot(jb), opt)
 	if err != nil {

@@ -50,8 +50,10 @@ type Options struct {
 	// it to reach an in-process simulated endpoint); nil means a tuned client
 	// per endpoint.
 	HTTPClient *http.Client
+	// Pilot, set by distill plan only, narrows the run to a sample and
+	// watches its problems (package plan).
+	Pilot Pilot
 
-	pilot *pilot  // set by Plan only: the sample and what its problems cost
 	hooks *hooks  // set by tests only
 	fs    fsys.FS // set by tests only: the run directory's file system; nil is fsys.OS
 }
