@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/figures"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -220,3 +221,9 @@ func WritePlan(fsy fsys.FS, dir string, p *PlanDoc) error {
 	}
 	return nil
 }
+
+// Count renders the figure with its interval: 1,200 (1,100-1,300).
+func (r PlanRange) Count() string { return figures.CountRange(r.Value, r.Low, r.High) }
+
+// Money renders a cost with its interval: $4,210 (3,900-4,560).
+func (r PlanRange) Money() string { return figures.Money(r.Value, r.Low, r.High) }

@@ -159,7 +159,7 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			progress.update(l.statusLine())
-			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 				return err
 			}
 		case <-ctx.Done():

@@ -21,7 +21,7 @@ import (
 )
 
 // loop is one run session. The feeder reads the input and admits problems;
-// the workers (problemsInFlight of them) process them; the collector, the
+// the workers (ProblemsInFlight of them) process them; the collector, the
 // goroutine that called loop, takes their outcomes in, writes records and
 // failures, checkpoints, and decides when to stop (see verdict).
 type loop struct {
@@ -362,14 +362,14 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 		case now := <-statusTick.C:
 			progress.update(l.statusLine()) // fills the report
 			if now.Sub(l.report.written) >= reportEvery {
-				if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+				if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 					failRun(err)
 				}
 			}
 		case <-counted: // the total is known: let status show it at once
 			counted = nil
 			l.fillReport()
-			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 				failRun(err)
 			}
 		case <-interrupted:
@@ -494,5 +494,5 @@ func (l *loop) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	l.fillReport()
-	return WriteReport(l.opt.runFS(), l.job.Out, &l.report)
+	return WriteReport(l.opt.RunFS(), l.job.Out, &l.report)
 }

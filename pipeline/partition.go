@@ -10,9 +10,9 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 )
 
-// partitionKey is what decides a unit's partition: a passage's content
+// PartitionKey is what decides a unit's partition: a passage's content
 // hash, else the problem's id.
-func partitionKey(p *source.Problem) string {
+func PartitionKey(p *source.Problem) string {
 	if p.DocHash != "" {
 		return p.DocHash
 	}
@@ -48,7 +48,7 @@ type partitionFilter struct {
 
 // admit reports whether the feeder takes the problem p, counting it.
 func (f *partitionFilter) admit(p *source.Problem) bool {
-	if !f.part.Holds(partitionKey(p)) || (f.sample != nil && !f.sample.Holds(p.ID)) {
+	if !f.part.Holds(PartitionKey(p)) || (f.sample != nil && !f.sample.Holds(p.ID)) {
 		return false
 	}
 	f.inPart.Add(1)

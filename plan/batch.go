@@ -1,7 +1,11 @@
-package pipeline
+package plan
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
 
 	"context"
 	"fmt"
@@ -20,8 +24,8 @@ import (
 
 // resolveAutoModes settles the sections in auto mode (--batch alone): batch
 // when the endpoint has a Batch API, else online, as the run will.
-func resolveAutoModes(ctx context.Context, jb *job.Job, opt Options) error {
-	for _, name := range sortedKeys(jb.BatchSections()) {
+func resolveAutoModes(ctx context.Context, jb *job.Job, opt pipeline.Options) error {
+	for _, name := range slices.Sorted(maps.Keys(jb.BatchSections())) {
 		ep := jb.BatchSections()[name]
 		if ep.Mode != job.ModeAuto {
 			continue

@@ -1,7 +1,8 @@
-package pipeline
+package plan
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
 
 	"container/heap"
 	"context"
@@ -77,7 +78,7 @@ func (l *lowestHashes) sample() *Sample {
 	return s
 }
 
-// pilot measures the sampled problems of a plan while Run processes them:
+// pilot measures the sampled problems of a plan while pipeline.Run processes them:
 // the run's Pilot.
 type pilot struct {
 	sample *Sample
@@ -115,7 +116,7 @@ func (p *pilot) Start(ctx context.Context, id string) context.Context {
 
 // End keeps the figures of a problem that ended as a record, a failure or
 // left out; one that the run's end left pending is dropped.
-func (p *pilot) End(e ProblemEnd) {
+func (p *pilot) End(e pipeline.ProblemEnd) {
 	p.mu.Lock()
 	t := p.open[e.ID]
 	delete(p.open, e.ID)

@@ -1,4 +1,4 @@
-package pipeline
+package plan
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"

@@ -1,13 +1,14 @@
-package pipeline
+package plan
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/figures"
+	"github.com/rubricforge/rubricforge/pipeline"
 
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/rubricforge/rubricforge/job"
 
@@ -29,7 +30,7 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
+func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *pipeline.Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
 	plan := &corpus.PlanDoc{
 		Input:       corpus.PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
 		Sampled:     in.sample.Len(),
@@ -39,7 +40,7 @@ func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int6
 		Pilot:       probs,
 		Endpoints:   planEndpoints(job, rep, earlier),
 	}
-	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
+	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(job), endpoints: plan.Endpoints}
 	stages := pilotStages(job.Style, probs)
 	plan.BatchStages = batchStages(job, stages)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
@@ -120,17 +121,17 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 // older plan).
 func pilotStages(style string, probs []corpus.PilotProblem) []string {
 	var out []string
-	other := groundedStages
+	other := schema.StyleGrounded
 	if style == schema.StyleGrounded {
-		other = mathStages
+		other = schema.StyleSRaR
 	}
-	for _, st := range append(slices.Clone(stagesOf(style)), other...) {
-		if slices.Contains(out, st.name) {
+	for _, name := range append(pipeline.StageNames(style), pipeline.StageNames(other)...) {
+		if slices.Contains(out, name) {
 			continue // judge and empirical are in both styles
 		}
 		for _, p := range probs {
-			if _, ok := p.Stages[st.name]; ok {
-				out = append(out, st.name)
+			if _, ok := p.Stages[name]; ok {
+				out = append(out, name)
 				break
 			}
 		}
@@ -289,16 +290,16 @@ func wallOf(full map[string]float64, rg func(string) corpus.PlanRange) corpus.Wa
 }
 
 // relief says what changing the binding constraint would buy, for the rest.
-func relief(job *job.Job, ps []corpus.PilotProblem, stages []string, rest int64, wo planWallOptions, w corpus.WallProjection) string {
-	now := wallSeconds(job, ps, stages, rest, wo)
+func relief(jb *job.Job, ps []corpus.PilotProblem, stages []string, rest int64, wo planWallOptions, w corpus.WallProjection) string {
+	now := wallSeconds(jb, ps, stages, rest, wo)
 	switch w.Binding {
 	case ConstraintConcurrency:
 		alt := wo
 		alt.concurrency = 2 * wo.concurrency
-		j := *job
+		j := *jb
 		j.Limits.Concurrency = alt.concurrency
-		alt.inFlight = problemsInFlight(&j)
-		return fmt.Sprintf("concurrency %d would take it from %s to %s (if the endpoint keeps its latency under twice the load)", alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		alt.inFlight = pipeline.ProblemsInFlight(&j)
+		return fmt.Sprintf("concurrency %d would take it from %s to %s (if the endpoint keeps its latency under twice the load)", alt.concurrency, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintRate:
 		alt := wo
 		alt.endpoints = slices.Clone(wo.endpoints)
@@ -306,16 +307,16 @@ func relief(job *job.Job, ps []corpus.PilotProblem, stages []string, rest int64,
 			alt.endpoints[i].RequestsPerMinute *= 2
 			alt.endpoints[i].TokensPerMinute *= 2
 		}
-		return fmt.Sprintf("twice the endpoint's rate limit would take it from %s to %s; more concurrency buys nothing", hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("twice the endpoint's rate limit would take it from %s to %s; more concurrency buys nothing", figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintInFlight:
 		alt := wo
 		alt.inFlight = 2 * wo.inFlight
-		return fmt.Sprintf("problems_in_flight %d would take it from %s to %s", alt.inFlight, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("problems_in_flight %d would take it from %s to %s", alt.inFlight, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintLatency:
 		alt := wo
 		alt.concurrency = 2 * wo.concurrency
 		alt.inFlight = 2 * wo.inFlight
-		return fmt.Sprintf("one %s's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", unitWordsOf(job.Style).unit, alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("one %s's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", job.UnitWordsOf(jb.Style).Unit, alt.concurrency, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	}
 	return ""
 }
@@ -323,7 +324,7 @@ func relief(job *job.Job, ps []corpus.PilotProblem, stages []string, rest int64,
 // planEndpoints are the job's endpoints with their limits: the job's
 // configured rates, or those the server announced during the pilot (or,
 // when this plan sent nothing, during the earlier plan's pilot).
-func planEndpoints(job *job.Job, rep *Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
+func planEndpoints(job *job.Job, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
 	var out []corpus.PlanEndpoint
 	for _, se := range requestStages(job) {
 		stage, url := se.stage, se.endpoint.BaseURL
@@ -387,20 +388,4 @@ func budgetChecks(job *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
 		out = append(out, corpus.BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})
 	}
 	return out
-}
-
-// hours renders a duration for a plan: seconds, minutes or hours.
-func hours(sec float64) string {
-	d := time.Duration(sec * float64(time.Second))
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%.0f s", sec)
-	case d < 10*time.Minute:
-		return fmt.Sprintf("%.1f min", d.Minutes())
-	case d < time.Hour:
-		return fmt.Sprintf("%.0f min", d.Minutes())
-	case d < 100*time.Hour:
-		return fmt.Sprintf("%.1f h", d.Hours())
-	}
-	return fmt.Sprintf("%.0f h", d.Hours())
 }
