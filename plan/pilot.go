@@ -22,9 +22,9 @@ import (
 // Sample is the problems of a distill plan's pilot: the n problems whose
 // xxhash64(id) is lowest. The hash spreads them over the input's sources
 // and order, and the choice depends only on the ids, so a plan run again
-// picks the same problems. The feeder applies it with the partition (see
-// partitionFilter), so a partitioned worker samples its own share. A nil
-// Sample holds every problem.
+// picks the same problems. The engine's feeder applies it with the
+// partition (the pilot is the run's pipeline.Pilot), so a partitioned
+// worker samples its own share. A nil Sample holds every problem.
 type Sample struct{ ids map[string]struct{} }
 
 // Holds reports whether problem id is in the sample.
@@ -78,8 +78,8 @@ func (l *lowestHashes) sample() *Sample {
 	return s
 }
 
-// pilot measures the sampled problems of a plan while pipeline.Run processes them:
-// the run's Pilot.
+// pilot measures the sampled problems of a plan while pipeline.Run
+// processes them: it is the run's pipeline.Pilot.
 type pilot struct {
 	sample *Sample
 	mu     sync.Mutex
