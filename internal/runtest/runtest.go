@@ -1,6 +1,8 @@
 // Package runtest holds the fixtures of tests that run jobs: synthetic
 // problems and documents, the simulated endpoint, a small job against it,
-// and the records and failures a run directory holds.
+// the records and failures a run directory holds, and the check that a
+// grounded run accounted for every distinct passage (the engine's tests and
+// distill plan's share it).
 package runtest
 
 import (
