@@ -1,7 +1,8 @@
 // Package corpus owns a run directory's durable state: the parquet shards of
 // finished records with their id lists, the manifest that lists them and the
 // history of the jobs that made them, the run lock, the failures log, and
-// the resume scan that rebuilds the set of done problem ids after a crash.
+// the resume scan that rebuilds the set of done problem ids after a crash,
+// and plan.json, the document distill plan leaves beside report.json.
 // A shard counts only after the full commit protocol (temp file, fsync,
 // reopen and check, id list, rename, fsync the directory, manifest written
 // atomically), so a kill at any instant loses at most the buffered records.

@@ -23,6 +23,12 @@ const (
 	StageInternal = "internal"
 )
 
+// An enriched criterion has at least these many keywords and concepts.
+const (
+	EnrichedKeywords = 3
+	EnrichedConcepts = 2
+)
+
 func DistillTemplate(j *Job) string {
 	if j.Style == schema.StyleFactualProcess {
 		return prompts.DistillFactualProcess

@@ -141,8 +141,8 @@ func TestProblemsInFlightDefault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := job.DefaultJob()
 			j.Limits.Concurrency, j.Rollout.N, j.Rollout.MaxTokens, j.Limits.ProblemsInFlight = tc.concurrency, tc.n, tc.maxTokens, tc.set
-			if got := problemsInFlight(&j); got != tc.want {
-				t.Errorf("problemsInFlight = %d, want %d", got, tc.want)
+			if got := ProblemsInFlight(&j); got != tc.want {
+				t.Errorf("ProblemsInFlight = %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -48,7 +50,7 @@ func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.M
 // against the budget until the run has answers of its own. A plan of
 // another job is not used.
 func planCompletion(job *job.Job, fingerprint string, log *slog.Logger) map[string]float64 {
-	plan, err := ReadPlan(job.Out)
+	plan, err := corpus.ReadPlan(job.Out)
 	if err != nil || plan == nil {
 		return nil
 	}
@@ -157,7 +159,7 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			progress.update(l.statusLine())
-			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 				return err
 			}
 		case <-ctx.Done():

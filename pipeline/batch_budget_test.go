@@ -1,11 +1,7 @@
 package pipeline
 
 import (
-	"bytes"
-	"context"
-	"log/slog"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -63,29 +59,5 @@ func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 				t.Errorf("%d batches sent, $%.4f spent of $%.4f: the batches that fit were not sent", sent, spent, tc.budget)
 			}
 		})
-	}
-}
-
-// TestBatchBudgetPricesFromThePlan: after distill plan in the run
-// directory, a run in batch mode with a budget prices its batch rows from
-// the plan's pilot (said in the log) and sends no online pilot of its own.
-func TestBatchBudgetPricesFromThePlan(t *testing.T) {
-	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, _ := runtest.BatchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
-	if _, err := Plan(context.Background(), job, Options{}, PlanOptions{Sample: 15}); err != nil {
-		t.Fatal(err)
-	}
-	online := len(srv.Log())
-	job.Budget.MaxCostUSD = 10
-	var log bytes.Buffer
-	rep := runJob(t, job, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-	if rep.Status != StatusFinished {
-		t.Fatalf("%s: %s", rep.Status, rep.StopReason)
-	}
-	if n := len(srv.Log()) - online; n != 0 {
-		t.Errorf("%d requests sent online after the plan: a pilot the plan made unneeded", n)
-	}
-	if !strings.Contains(log.String(), `from="plan.json`) {
-		t.Errorf("the log does not say the rows are priced from plan.json:\n%s", log.String())
 	}
 }

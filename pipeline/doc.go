@@ -11,8 +11,8 @@
 // they let go on, their earlier answers read from the cache. The job it
 // runs is package job's and its units come from package source.
 //
-// It still holds distill plan (the pilot, the projection and its text):
-// the pilot runs inside the engine's loop, and a run's status and its
-// batch pricing read plan.json, so the plan moves out once plan.json's
-// document and the pilot's hooks are below the engine.
+// distill plan (package plan) runs its pilot through Run with a Pilot in
+// Options: the sample the feeder takes and a look at each problem's start
+// and end. plan.json's document is package corpus's; a run's status and
+// its batch pricing read it from there.
 package pipeline

@@ -134,6 +134,28 @@ func stagesOf(style string) []stage {
 }
 
 // mathStages are the stages of the srar and factual_process styles.
+// StageNames are the names of a style's stages, in pipeline order.
+func StageNames(style string) []string {
+	var out []string
+	for _, st := range stagesOf(style) {
+		out = append(out, st.name)
+	}
+	return out
+}
+
+// RequestStageNames are the stages of the job's style that the job runs
+// and that send requests, in pipeline order.
+func RequestStageNames(jb *job.Job) []string {
+	var out []string
+	for _, st := range stagesOf(jb.Style) {
+		if st.check || (st.on != nil && !st.on(jb)) {
+			continue
+		}
+		out = append(out, st.name)
+	}
+	return out
+}
+
 var mathStages = []stage{
 	{name: job.StageRollout, run: func(e *engine, ctx context.Context, w *unit) (err error) {
 		w.rollouts, err = e.rollouts(ctx, w.p, &w.u)

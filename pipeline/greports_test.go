@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -319,7 +321,7 @@ func TestRequestsAreWhatWasSent(t *testing.T) {
 	}
 
 	st := Status{
-		Plan: &PlanDoc{Input: PlanInput{Unique: 100}, Total: StageProjection{Requests: Range{Value: 1000}}, Tokens: Range{Value: 1e6}, Records: Range{Value: 100}},
+		Plan: &corpus.PlanDoc{Input: corpus.PlanInput{Unique: 100}, Total: corpus.StageProjection{Requests: corpus.PlanRange{Value: 1000}}, Tokens: corpus.PlanRange{Value: 1e6}, Records: corpus.PlanRange{Value: 100}},
 		Report: &Report{Status: StatusFinished, Problems: ProblemCounts{Unique: 100, Done: 100},
 			LLM: llm.Snapshot{Total: llm.StageStats{Requests: 1000, CacheHits: 140}}},
 	}

@@ -34,12 +34,6 @@ var groundedStages = []stage{
 	{name: job.StageEmpirical, on: job.EmpiricalOn, run: (*engine).empiricalGrounded},
 }
 
-// An enriched criterion has at least these many keywords and concepts.
-const (
-	enrichedKeywords = 3
-	enrichedConcepts = 2
-)
-
 // analyze asks for the analysis of the passage's document and starts the
 // record's payload. The request is the document's, the same for each of
 // its passages, so the cache (and, for passages in flight at once, the
@@ -140,7 +134,7 @@ func (e *engine) enrich(ctx context.Context, w *unit) error {
 		}
 		var got []schema.Enrichment
 		if err := e.askDistiller(ctx, job.StageEnrich, msgs, false, fmt.Sprintf("enriched criteria of question %d", k+1), w, func(reply string) (err error) {
-			got, err = schema.ParseEnrichment(reply, ids, enrichedKeywords, enrichedConcepts)
+			got, err = schema.ParseEnrichment(reply, ids, job.EnrichedKeywords, job.EnrichedConcepts)
 			return err
 		}); err != nil {
 			return err

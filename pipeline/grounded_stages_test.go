@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -97,7 +95,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 				j.Batch.PollInterval = 10 * time.Millisecond
 			}
 			rep := runJob(t, j, Options{})
-			units := distinctUnits(t, j)
+			units := runtest.DistinctUnits(t, j)
 			if len(units) < 6 || rep.CorpusRows+rep.Problems.LeftOut != int64(len(units)) {
 				t.Fatalf("%d passages, %d records, %d left out, failures %v", len(units), rep.CorpusRows, rep.Problems.LeftOut, rep.FailuresByStage)
 			}
@@ -173,7 +171,7 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 				if !strings.Contains(sent, `<criterion id="`+c.ID+`"`) {
 					t.Errorf("%s question %d: criterion %s was not sent to enrichment", r.ID, q.Index, c.ID)
 				}
-				if len(c.ExpectedKeywords) < enrichedKeywords || len(c.ExpectedConcepts) < enrichedConcepts {
+				if len(c.ExpectedKeywords) < job.EnrichedKeywords || len(c.ExpectedConcepts) < job.EnrichedConcepts {
 					t.Errorf("%s question %d: criterion %s keeps %d keywords, %d concepts", r.ID, q.Index, c.ID, len(c.ExpectedKeywords), len(c.ExpectedConcepts))
 				}
 			}
@@ -181,29 +179,5 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 	}
 	if len(enrichPrompts) < questions {
 		t.Errorf("%d enrichment requests for %d questions", len(enrichPrompts), questions)
-	}
-}
-
-// TestPlanProjectsOneAnalysisPerDocument: distill plan projects the
-// analyze stage at one request per document, as the run sends it, not one
-// per passage.
-func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
-	jb, opt, _ := groundedPlanSetup(t, 12)
-	docs := map[string]bool{}
-	units := distinctUnits(t, jb)
-	for _, u := range units {
-		docs[u.DocID] = true
-	}
-	if len(docs) == len(units) {
-		t.Fatalf("every document is one passage (%d); the test needs longer ones", len(units))
-	}
-	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10, AllowBadRows: true})
-	if err != nil {
-		t.Fatalf("Plan: %v", err)
-	}
-	for _, s := range plan.Stages {
-		if s.Stage == job.StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
-			t.Errorf("plan projects %.1f analyze requests for %d documents of %d passages", s.Requests.Value, len(docs), len(units))
-		}
 	}
 }

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
-
-	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
 
@@ -22,79 +19,16 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// units reads the passages a job's input holds, duplicates left out.
-func distinctUnits(t testing.TB, j job.Job) []source.Problem {
-	t.Helper()
-	var out []source.Problem
-	seen := map[string]bool{}
-	err := source.ReadUnits(context.Background(), source.SpecOf(&j), func(p source.Problem) error {
-		if !seen[p.DocHash] {
-			seen[p.DocHash] = true
-			out = append(out, p)
-		}
-		return nil
-	}, func(*source.InputError) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// checkGroundedAccounted: every distinct passage is exactly one record or
-// one failure line, the report's counts add up, and every record holds
-// what the grounded style promises.
+// checkGroundedAccounted is runtest.CheckGroundedAccounted of a run's report.
 func checkGroundedAccounted(t testing.TB, j job.Job, rep *Report) map[string]*schema.Record {
 	t.Helper()
-	units := distinctUnits(t, j)
-	recs, fails := runtest.ReadCorpus(t, j.Out), runtest.ReadFailures(t, j.Out)
-	for _, u := range units {
-		_, done := recs[u.ID]
-		_, failed := fails[u.ID]
-		if done == failed {
-			t.Errorf("passage %s: in shards=%v, in failures=%v; want exactly one", u.ID, done, failed)
-		}
-	}
-	if len(recs)+len(fails) != len(units) {
-		t.Errorf("%d records + %d failures != %d distinct passages", len(recs), len(fails), len(units))
-	}
+	return runtest.CheckGroundedAccounted(t, j, groundedCounts(rep))
+}
+
+// groundedCounts are the report's counts runtest.CheckGroundedAccounted reads.
+func groundedCounts(rep *Report) runtest.GroundedCounts {
 	p := rep.Problems
-	if p.Unique != int64(len(units)) || p.Unique != p.Done+p.Failed+p.LeftOut+p.Pending || p.Pending != 0 || int(p.Done) != len(recs) {
-		t.Errorf("report counts %+v; %d distinct passages, %d records", p, len(units), len(recs))
-	}
-	if _, ok := rep.FailuresByStage[job.StageQuality]; ok {
-		t.Errorf("passages left out by the quality checks counted as failures: %v", rep.FailuresByStage)
-	}
-	gs := j.Grounded
-	for id, r := range recs {
-		g := r.Grounded
-		if g == nil || r.Style != schema.StyleGrounded || g.PassageID != id || g.DocHash != source.ContentHash(g.Passage) || r.Split == "" {
-			t.Fatalf("record %s: style %q, payload %+v", id, r.Style, g)
-		}
-		if utf8.RuneCountInString(g.Passage) > gs.PassageChars || g.Analysis.Genre == "" || len(g.Analysis.Concepts) == 0 {
-			t.Errorf("record %s: passage of %d characters, analysis %+v", id, utf8.RuneCountInString(g.Passage), g.Analysis)
-		}
-		if len(g.Questions) != gs.QuestionsPerPassage {
-			t.Errorf("record %s: %d questions, want %d", id, len(g.Questions), gs.QuestionsPerPassage)
-		}
-		for _, q := range g.Questions {
-			rules := schema.QualityRules{MinCriteria: gs.MinCriteria, MinTotalWeight: gs.MinTotalWeight, MaxCopiedWords: gs.MaxCopiedWords}
-			if problems := schema.QualityProblems(q, g.Passage, rules); len(problems) > 0 {
-				t.Errorf("record %s question %d fails the quality checks: %q", id, q.Index, problems)
-			}
-			for _, c := range q.Criteria {
-				if j.Judge.Enabled && c.Valid == nil {
-					t.Errorf("record %s criterion %s not judged", id, c.ID)
-				}
-				if j.Grounded.Enrich && (len(c.ExpectedKeywords) < enrichedKeywords || len(c.ExpectedConcepts) < enrichedConcepts) {
-					t.Errorf("record %s criterion %s still thin after enrichment: %+v", id, c.ID, c)
-				}
-			}
-			if j.Empirical.Enabled && len(q.Answers) != j.Rollout.N {
-				t.Errorf("record %s question %d: %d closed-book answers, want %d", id, q.Index, len(q.Answers), j.Rollout.N)
-			}
-		}
-	}
-	return recs
+	return runtest.GroundedCounts{Unique: p.Unique, Done: p.Done, Failed: p.Failed, LeftOut: p.LeftOut, Pending: p.Pending, FailuresByStage: rep.FailuresByStage}
 }
 
 // TestGroundedEndToEnd: documents in, records out against the simulated
@@ -303,7 +237,7 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
 	}
 	recs := checkGroundedAccounted(t, j, rep)
-	units := distinctUnits(t, j)
+	units := runtest.DistinctUnits(t, j)
 	if len(units) < 10 || len(recs) < len(units)/2 {
 		t.Errorf("%d passages from %d documents, %d records", len(units), len(docs), len(recs))
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // loop is one run session. The feeder reads the input and admits problems;
-// the workers (problemsInFlight of them) process them; the collector, the
+// the workers (ProblemsInFlight of them) process them; the collector, the
 // goroutine that called loop, takes their outcomes in, writes records and
 // failures, checkpoints, and decides when to stop (see verdict).
 type loop struct {
@@ -208,7 +208,7 @@ func (l *loop) send(ctx context.Context, work chan<- source.Problem, p source.Pr
 func (l *loop) begin() {
 	l.started = time.Now()
 	l.part.part = l.job.PartitionSpec()
-	l.part.sample = l.opt.pilot.sampleOf()
+	l.part.sample = l.opt.Pilot
 	l.stop.feeding = make(chan struct{})
 	l.failuresByStage, l.leftOutByStage = map[string]int64{}, map[string]int64{}
 	l.resolvedAtStart = int64(l.run.DoneCount())
@@ -305,7 +305,9 @@ func (l *loop) work(ctx context.Context, work <-chan source.Problem, results cha
 					continue // the run is ending; the problem stays pending
 				}
 				l.input.inFlight.Add(1)
-				actx = l.opt.pilot.start(actx, p.ID)
+				if l.opt.Pilot != nil {
+					actx = l.opt.Pilot.Start(actx, p.ID)
+				}
 				actx = llm.WithUnit(actx, p.ID)
 				o := l.eng.process(llm.WithPriority(actx, admitted.Add(1)), p)
 				done()
@@ -360,14 +362,14 @@ func (l *loop) collect(ctx context.Context, results <-chan outcome, counted <-ch
 		case now := <-statusTick.C:
 			progress.update(l.statusLine()) // fills the report
 			if now.Sub(l.report.written) >= reportEvery {
-				if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+				if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 					failRun(err)
 				}
 			}
 		case <-counted: // the total is known: let status show it at once
 			counted = nil
 			l.fillReport()
-			if err := WriteReport(l.opt.runFS(), l.job.Out, &l.report); err != nil {
+			if err := WriteReport(l.opt.RunFS(), l.job.Out, &l.report); err != nil {
 				failRun(err)
 			}
 		case <-interrupted:
@@ -402,7 +404,9 @@ func (l *loop) take(o outcome) error {
 	if o.err == nil {
 		l.countSampled(o.problem.ID, o.sampled)
 	}
-	l.opt.pilot.observe(o)
+	if l.opt.Pilot != nil {
+		l.opt.Pilot.End(endOf(o))
+	}
 	act := l.health.verdict(o, l.endpointOf)
 	if act.stopFeeding != "" {
 		l.stop.stopNow(act.stopFeeding+": "+l.budgetString(), act.stopCause)
@@ -490,5 +494,5 @@ func (l *loop) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	l.fillReport()
-	return WriteReport(l.opt.runFS(), l.job.Out, &l.report)
+	return WriteReport(l.opt.RunFS(), l.job.Out, &l.report)
 }

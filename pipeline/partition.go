@@ -10,9 +10,9 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 )
 
-// partitionKey is what decides a unit's partition: a passage's content
+// PartitionKey is what decides a unit's partition: a passage's content
 // hash, else the problem's id.
-func partitionKey(p *source.Problem) string {
+func PartitionKey(p *source.Problem) string {
 	if p.DocHash != "" {
 		return p.DocHash
 	}
@@ -42,13 +42,13 @@ type partitionFilter struct {
 	part   job.Partition
 	inPart atomic.Int64
 	// sample, when set, narrows the partition to the problems of a
-	// distill plan's pilot (see Sample).
-	sample *Sample
+	// distill plan's pilot (see Pilot).
+	sample Pilot
 }
 
 // admit reports whether the feeder takes the problem p, counting it.
 func (f *partitionFilter) admit(p *source.Problem) bool {
-	if !f.part.Holds(partitionKey(p)) || !f.sample.Holds(p.ID) {
+	if !f.part.Holds(PartitionKey(p)) || (f.sample != nil && !f.sample.Holds(p.ID)) {
 		return false
 	}
 	f.inPart.Add(1)

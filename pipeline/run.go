@@ -50,8 +50,10 @@ type Options struct {
 	// it to reach an in-process simulated endpoint); nil means a tuned client
 	// per endpoint.
 	HTTPClient *http.Client
+	// Pilot, set by distill plan only, narrows the run to a sample and
+	// watches its problems (package plan).
+	Pilot Pilot
 
-	pilot *pilot  // set by Plan only: the sample and what its problems cost
 	hooks *hooks  // set by tests only
 	fs    fsys.FS // set by tests only: the run directory's file system; nil is fsys.OS
 }
@@ -61,7 +63,9 @@ type hooks struct {
 	extract func(text, finishReason string) (string, bool) // replaces defaultExtract
 }
 
-func (o *Options) fill() {
+// Fill sets the defaults of the options left unset: a logger that
+// discards, os.Getenv, and the build's version.
+func (o *Options) Fill() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -79,7 +83,7 @@ func (o *Options) fill() {
 // directory, a fatal endpoint error or a disk error. Per-problem failures are
 // in the report, not in the error.
 func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
-	opt.fill()
+	opt.Fill()
 	jb.Normalize()
 	if err := jb.Validate(); err != nil {
 		return nil, err
@@ -99,8 +103,8 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	}
 	jb.StampVersions(ps, source.CutterVersion)
 
-	fresh := freshFiles(opt.runFS(), jb.Out)
-	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.runFS()})
+	fresh := freshFiles(opt.RunFS(), jb.Out)
+	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.RunFS()})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +133,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
 	}
-	if err := WriteReport(opt.runFS(), jb.Out, &l.report); err != nil && runErr == nil {
+	if err := WriteReport(opt.RunFS(), jb.Out, &l.report); err != nil && runErr == nil {
 		runErr = fmt.Errorf("writing report: %w", err)
 	}
 	return &l.report, runErr
@@ -184,14 +188,14 @@ func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop
 	if err != nil {
 		return nil, err
 	}
-	prev, _, err := readReport(opt.runFS(), job.Out)
+	prev, _, err := readReport(opt.RunFS(), job.Out)
 	if err != nil {
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
 	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded,
 		judgePassageTokens: job.JudgePassageBudget()}
 	if stats.Rows != run.Manifest().Rows {
-		if stats, err = scanCorpusStats(opt.runFS(), job.Out, job.JudgePassageBudget()); err != nil {
+		if stats, err = scanCorpusStats(opt.RunFS(), job.Out, job.JudgePassageBudget()); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
@@ -202,7 +206,7 @@ func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
 			JobFingerprint: fingerprint, Style: job.Style, Started: time.Now().UTC(), Sampled: sampled,
-			CostCounted: len(job.Prices) > 0, ProblemsInFlight: problemsInFlight(job),
+			CostCounted: len(job.Prices) > 0, ProblemsInFlight: ProblemsInFlight(job),
 		},
 	}
 	l.failedSampled = failedSampled
@@ -223,10 +227,10 @@ func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop
 // old failures are then retried.
 func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
 	prevFP := run.Manifest().JobFingerprint
-	_, statErr := opt.runFS().Stat(jobPath(job.Out))
+	_, statErr := opt.RunFS().Stat(jobPath(job.Out))
 	write := errors.Is(statErr, os.ErrNotExist) || prevFP == ""
 	if prevFP != "" && prevFP != fingerprint {
-		changes := changesFrom(job, opt.runFS())
+		changes := changesFrom(job, opt.RunFS())
 		switch {
 		case run.DoneCount() == 0:
 			opt.Logger.Info("the run directory holds no records yet, so it takes the changed job", "changed", strings.Join(changes, "; "))
@@ -249,7 +253,7 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 	if err != nil {
 		return false, fmt.Errorf("encoding job: %w", err)
 	}
-	if err := fsys.WriteFileAtomic(opt.runFS(), jobPath(job.Out), b, 0o644); err != nil {
+	if err := fsys.WriteFileAtomic(opt.RunFS(), jobPath(job.Out), b, 0o644); err != nil {
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil
@@ -335,7 +339,7 @@ func (l *loop) compactCache() {
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
 func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
-	cache, err := openCache(l.job, l.log, l.opt.runFS())
+	cache, err := openCache(l.job, l.log, l.opt.RunFS())
 	if err != nil {
 		return err
 	}
@@ -439,13 +443,13 @@ func clientOptions(job *job.Job, ep job.Endpoint, opt Options) llm.Options {
 	}
 }
 
-// problemsInFlight is how many problems are worked on at once. Problems are
+// ProblemsInFlight is how many problems are worked on at once. Problems are
 // admitted independently of request slots, so that problems waiting on a
 // slow or hung request, or on a retry, do not leave slots idle: by default
 // four times the request concurrency, bounded by a memory budget for the
 // rollout text that problems in flight hold. limits.problems_in_flight
 // overrides it.
-func problemsInFlight(job *job.Job) int {
+func ProblemsInFlight(job *job.Job) int {
 	if job.Limits.ProblemsInFlight > 0 {
 		return job.Limits.ProblemsInFlight
 	}

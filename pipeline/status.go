@@ -23,7 +23,7 @@ type Status struct {
 	// Damaged lists the listed shards that are missing or whose bytes no
 	// longer match the manifest; `distill repair` recovers from them.
 	Damaged []corpus.DamagedShard `json:"damaged"`
-	Plan    *PlanDoc              `json:"plan,omitempty"` // RUN/plan.json, from distill plan
+	Plan    *corpus.PlanDoc       `json:"plan,omitempty"` // RUN/plan.json, from distill plan
 	// Batches sums up RUN/batches/journal.jsonl (batch mode only), read
 	// live: a running run journals every change of its batches.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`
@@ -49,7 +49,7 @@ func ReadStatus(dir string) (*Status, error) {
 	if ok {
 		st.Report = &rep
 	}
-	if st.Plan, err = ReadPlan(dir); err != nil {
+	if st.Plan, err = corpus.ReadPlan(dir); err != nil {
 		return nil, err
 	}
 	if !ok && len(m.Shards) == 0 {

@@ -23,8 +23,8 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	if r.Grounded != nil {
 		style = schema.StyleGrounded
 	}
-	words := unitWordsOf(style)
-	units, leftOutBy := words.units, words.leftOutBy
+	words := job.UnitWordsOf(style)
+	units, leftOutBy := words.Units, words.LeftOutBy
 	switch {
 	case r.Status != StatusRunning:
 		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
@@ -60,7 +60,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	r.writeRollouts(w)
 	r.writeGrounded(w)
-	r.writeValidity(w, words.items)
+	r.writeValidity(w, words.Items)
 	t := r.LLM.Total
 	cost := fmt.Sprintf("cost $%.4f", t.CostUSD)
 	if !r.CostCounted {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -526,7 +528,7 @@ func TestPlanBatchPrices(t *testing.T) {
 	srv, url := startBatchSim(t, answers, time.Hour)
 	jb := filepath.Join(dir, "job.yaml")
 	os.WriteFile(jb, []byte("prices: {simulated: {prompt_per_mtok: 2, completion_per_mtok: 8}}\n"), 0o644)
-	plan := func(out string, extra ...string) *pipeline.PlanDoc {
+	plan := func(out string, extra ...string) *corpus.PlanDoc {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"plan", "--config", jb, "--sample", "5", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--quiet"}, extra...)
@@ -536,7 +538,7 @@ func TestPlanBatchPrices(t *testing.T) {
 		if len(extra) > 0 && !strings.Contains(stdout.String(), "batch mode: distill, judge priced at the batch rate") {
 			t.Errorf("the plan does not say which stages it priced at the batch rate:\n%s", stdout.String())
 		}
-		p, err := pipeline.ReadPlan(out)
+		p, err := corpus.ReadPlan(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -546,7 +548,7 @@ func TestPlanBatchPrices(t *testing.T) {
 	if st := srv.BatchStats(); st.BatchesCreated != 0 {
 		t.Errorf("the pilot created %d batches; it runs online", st.BatchesCreated)
 	}
-	cost := func(p *pipeline.PlanDoc, stage string) float64 {
+	cost := func(p *corpus.PlanDoc, stage string) float64 {
 		for _, s := range p.Stages {
 			if s.Stage == stage {
 				return s.CostUSD.Value

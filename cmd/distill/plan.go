@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/rubricforge/rubricforge/job"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/plan"
 )
 
 const planUsage = `Usage: distill plan [--sample N] [--config job.yaml] [every flag of distill run]
@@ -57,7 +57,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	defer stop()
-	plan, err := pipeline.Plan(ctx, jb, opt, pipeline.PlanOptions{Sample: *sample, AllowBadRows: *allowBad})
+	doc, err := plan.Run(ctx, jb, opt, plan.Options{Sample: *sample, AllowBadRows: *allowBad})
 	stop()
 	var ue *job.UsageError
 	switch {
@@ -68,6 +68,6 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "distill plan: %v\n", err)
 		return exitFailed
 	}
-	plan.WriteText(stdout, jb.Out)
+	plan.WriteText(stdout, doc, jb.Out)
 	return exitOK
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"bytes"
 	"fmt"
 	"os"
@@ -9,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 // TestPlanCommand: distill plan prints the projection table, writes
@@ -36,7 +37,7 @@ func TestPlanCommand(t *testing.T) {
 			t.Errorf("plan output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if p, err := pipeline.ReadPlan(out); err != nil || p == nil || p.Measured != 10 {
+	if p, err := corpus.ReadPlan(out); err != nil || p == nil || p.Measured != 10 {
 		t.Fatalf("plan.json: %v %+v", err, p)
 	}
 	stdout.Reset()
@@ -87,7 +88,7 @@ func TestPlanCommandGrounded(t *testing.T) {
 	if code := run(append([]string{"plan", "--sample", "5"}, args...), &stdout, &stderr); code != exitOK {
 		t.Fatalf("plan exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	p, err := pipeline.ReadPlan(out)
+	p, err := corpus.ReadPlan(out)
 	if err != nil || p == nil || p.Measured != 5 || p.Style != "grounded" || p.Input.Unique <= 5 {
 		t.Fatalf("plan.json: %v %+v", err, p)
 	}

@@ -1,9 +1,12 @@
 // Package runtest holds the fixtures of tests that run jobs: synthetic
 // problems and documents, the simulated endpoint, a small job against it,
-// and the records and failures a run directory holds.
+// the records and failures a run directory holds, and the check that a
+// grounded run accounted for every distinct passage (the engine's tests and
+// distill plan's share it).
 package runtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,8 +17,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -302,4 +307,85 @@ func NewFixture(t testing.TB, n int, cfg llmtest.Config) *Fixture {
 	f.Srv, f.URL = StartSim(t, cfg)
 	f.Job = TestJob(f.Input, filepath.Join(f.Dir, "run"), f.URL)
 	return f
+}
+
+// GroundedCounts are the counts of a run's report that
+// CheckGroundedAccounted reads.
+type GroundedCounts struct {
+	Unique, Done, Failed, LeftOut, Pending int64
+	FailuresByStage                        map[string]int64
+}
+
+// DistinctUnits reads the passages a job's input holds, duplicates left out.
+func DistinctUnits(t testing.TB, j job.Job) []source.Problem {
+	t.Helper()
+	var out []source.Problem
+	seen := map[string]bool{}
+	err := source.ReadUnits(context.Background(), source.SpecOf(&j), func(p source.Problem) error {
+		if !seen[p.DocHash] {
+			seen[p.DocHash] = true
+			out = append(out, p)
+		}
+		return nil
+	}, func(*source.InputError) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// CheckGroundedAccounted: every distinct passage is exactly one record or
+// one failure line, the report's counts add up, and every record holds
+// what the grounded style promises.
+func CheckGroundedAccounted(t testing.TB, j job.Job, p GroundedCounts) map[string]*schema.Record {
+	t.Helper()
+	units := DistinctUnits(t, j)
+	recs, fails := ReadCorpus(t, j.Out), ReadFailures(t, j.Out)
+	for _, u := range units {
+		_, done := recs[u.ID]
+		_, failed := fails[u.ID]
+		if done == failed {
+			t.Errorf("passage %s: in shards=%v, in failures=%v; want exactly one", u.ID, done, failed)
+		}
+	}
+	if len(recs)+len(fails) != len(units) {
+		t.Errorf("%d records + %d failures != %d distinct passages", len(recs), len(fails), len(units))
+	}
+	if p.Unique != int64(len(units)) || p.Unique != p.Done+p.Failed+p.LeftOut+p.Pending || p.Pending != 0 || int(p.Done) != len(recs) {
+		t.Errorf("report counts %+v; %d distinct passages, %d records", p, len(units), len(recs))
+	}
+	if _, ok := p.FailuresByStage[job.StageQuality]; ok {
+		t.Errorf("passages left out by the quality checks counted as failures: %v", p.FailuresByStage)
+	}
+	gs := j.Grounded
+	for id, r := range recs {
+		g := r.Grounded
+		if g == nil || r.Style != schema.StyleGrounded || g.PassageID != id || g.DocHash != source.ContentHash(g.Passage) || r.Split == "" {
+			t.Fatalf("record %s: style %q, payload %+v", id, r.Style, g)
+		}
+		if utf8.RuneCountInString(g.Passage) > gs.PassageChars || g.Analysis.Genre == "" || len(g.Analysis.Concepts) == 0 {
+			t.Errorf("record %s: passage of %d characters, analysis %+v", id, utf8.RuneCountInString(g.Passage), g.Analysis)
+		}
+		if len(g.Questions) != gs.QuestionsPerPassage {
+			t.Errorf("record %s: %d questions, want %d", id, len(g.Questions), gs.QuestionsPerPassage)
+		}
+		for _, q := range g.Questions {
+			rules := schema.QualityRules{MinCriteria: gs.MinCriteria, MinTotalWeight: gs.MinTotalWeight, MaxCopiedWords: gs.MaxCopiedWords}
+			if problems := schema.QualityProblems(q, g.Passage, rules); len(problems) > 0 {
+				t.Errorf("record %s question %d fails the quality checks: %q", id, q.Index, problems)
+			}
+			for _, c := range q.Criteria {
+				if j.Judge.Enabled && c.Valid == nil {
+					t.Errorf("record %s criterion %s not judged", id, c.ID)
+				}
+				if j.Grounded.Enrich && (len(c.ExpectedKeywords) < job.EnrichedKeywords || len(c.ExpectedConcepts) < job.EnrichedConcepts) {
+					t.Errorf("record %s criterion %s still thin after enrichment: %+v", id, c.ID, c)
+				}
+			}
+			if j.Empirical.Enabled && len(q.Answers) != j.Rollout.N {
+				t.Errorf("record %s question %d: %d closed-book answers, want %d", id, q.Index, len(q.Answers), j.Rollout.N)
+			}
+		}
+	}
+	return recs
 }

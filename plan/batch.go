@@ -1,6 +1,12 @@
-package pipeline
+package plan
 
 import (
+	"maps"
+	"slices"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"context"
 	"fmt"
 	"io"
@@ -18,8 +24,8 @@ import (
 
 // resolveAutoModes settles the sections in auto mode (--batch alone): batch
 // when the endpoint has a Batch API, else online, as the run will.
-func resolveAutoModes(ctx context.Context, jb *job.Job, opt Options) error {
-	for _, name := range sortedKeys(jb.BatchSections()) {
+func resolveAutoModes(ctx context.Context, jb *job.Job, opt pipeline.Options) error {
+	for _, name := range slices.Sorted(maps.Keys(jb.BatchSections())) {
 		ep := jb.BatchSections()[name]
 		if ep.Mode != job.ModeAuto {
 			continue
@@ -83,7 +89,7 @@ func batchRateOf(jb *job.Job, stage string) float64 {
 }
 
 // writeBatchStages says which stages the plan priced at the batch rate.
-func (p *PlanDoc) writeBatchStages(w io.Writer) {
+func writeBatchStages(w io.Writer, p *corpus.PlanDoc) {
 	if len(p.BatchStages) == 0 {
 		return
 	}

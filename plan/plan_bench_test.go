@@ -1,6 +1,9 @@
-package pipeline
+package plan
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"context"
 	"fmt"
 	"math"
@@ -49,16 +52,16 @@ func BenchmarkPlanProjection(b *testing.B) {
 			return j
 		}
 		srv := llmtest.New(cfg)
-		opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
-		plan, err := Plan(context.Background(), job("plan"), opt, PlanOptions{Sample: pilot})
+		opt := pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
+		plan, err := Run(context.Background(), job("plan"), opt, Options{Sample: pilot})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		rep, err := Run(context.Background(), job("real"), opt)
+		rep, err := pipeline.Run(context.Background(), job("real"), opt)
 		elapsed := time.Since(start).Seconds()
 		srv.Close()
-		if err != nil || rep.Status != StatusFinished {
+		if err != nil || rep.Status != pipeline.StatusFinished {
 			b.Fatalf("real run: %v %+v", err, rep)
 		}
 		reportProjection(b, plan, rep, elapsed)
@@ -67,11 +70,11 @@ func BenchmarkPlanProjection(b *testing.B) {
 
 // reportProjection reports the projection's error against the real run,
 // in percent, and whether each real figure fell inside the projected range.
-func reportProjection(b *testing.B, plan *PlanDoc, rep *Report, elapsed float64) {
+func reportProjection(b *testing.B, plan *corpus.PlanDoc, rep *pipeline.Report, elapsed float64) {
 	t := rep.LLM.Total
 	for _, f := range []struct {
 		name string
-		r    Range
+		r    corpus.PlanRange
 		real float64
 	}{
 		{"requests", plan.Total.Requests, float64(t.Requests + t.CacheHits)},

@@ -1,4 +1,4 @@
-package pipeline
+package plan
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -53,8 +54,8 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 			return j
 		}
 		srv := llmtest.New(cfg)
-		opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
-		plan, err := Plan(context.Background(), job("plan"), opt, PlanOptions{Sample: pilot})
+		opt := pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
+		plan, err := Run(context.Background(), job("plan"), opt, Options{Sample: pilot})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -62,10 +63,10 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 			b.Fatalf("the plan counts %d passages; the documents cut into %d", plan.Input.Unique, cut)
 		}
 		start := time.Now()
-		rep, err := Run(context.Background(), job("real"), opt)
+		rep, err := pipeline.Run(context.Background(), job("real"), opt)
 		elapsed := time.Since(start).Seconds()
 		srv.Close()
-		if err != nil || rep.Status != StatusFinished {
+		if err != nil || rep.Status != pipeline.StatusFinished {
 			b.Fatalf("real run: %v %+v", err, rep)
 		}
 		reportProjection(b, plan, rep, elapsed)

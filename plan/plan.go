@@ -1,38 +1,27 @@
-package pipeline
+package plan
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/idmap"
 )
 
-// PlanName is the plan's file in the run directory, beside report.json.
-const PlanName = "plan.json"
-
-// StopPlan is report.json's stopped_by after a plan's pilot: the sampled
-// problems are done, the rest is for distill run.
-const StopPlan = "plan"
-
-// PlanOptions are the settings of distill plan that are not the job's.
-type PlanOptions struct {
+// Options are the settings of distill plan that are not the job's.
+type Options struct {
 	Sample       int  // problems in the pilot
 	AllowBadRows bool // plan although the input has bad rows (the real run skips them)
 }
 
-// Plan runs job on a deterministic sample of its input (see Sample), in
+// Run runs job on a deterministic sample of its input (see Sample), in
 // the run directory and cache the real run uses, so the real run pays
 // nothing again for the sampled problems; the sample is not part of the
 // job, so the job's fingerprint stays the same. From what the sampled
@@ -40,14 +29,14 @@ type PlanOptions struct {
 // records and wall time, each with a range (see project), and writes them
 // to RUN/plan.json. A plan of a job whose sampled problems an earlier plan
 // already measured reuses their figures and sends nothing.
-func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDoc, error) {
-	opt.fill()
+func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*corpus.PlanDoc, error) {
+	opt.Fill()
 	jb.Normalize()
 	if err := jb.Validate(); err != nil {
 		return nil, err
 	}
 	if po.Sample < 1 {
-		return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, unitWordsOf(jb.Style).unit)}}
+		return nil, &job.UsageError{Problems: []string{fmt.Sprintf("--sample: %d; want at least 1 %s", po.Sample, job.UnitWordsOf(jb.Style).Unit)}}
 	}
 	if err := source.CheckInputs(source.SpecOf(&jb)); err != nil {
 		return nil, err
@@ -59,31 +48,31 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDo
 	if err := in.usable(po.AllowBadRows); err != nil {
 		return nil, err
 	}
-	earlier, _ := ReadPlan(jb.Out) // its figures count only if the job is the same (below)
+	earlier, _ := corpus.ReadPlan(jb.Out) // its figures count only if the job is the same (below)
 
 	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
 		return nil, err
 	}
 	pl := newPilot(in.sample)
-	opt.pilot = pl
+	opt.Pilot = pl
 	opt.HTTPClient = timedClient(&jb, opt.HTTPClient)
-	rep, err := Run(ctx, onlinePilot(jb), opt)
+	rep, err := pipeline.Run(ctx, onlinePilot(jb), opt)
 	if err != nil {
 		return nil, fmt.Errorf("the pilot failed; %s is as a run leaves it (distill run resumes it): %w", jb.Out, err)
 	}
 	measured := pl.problems()
 	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
 	switch {
-	case rep.StoppedBy == StopBudget && len(problems) < in.sample.Len():
+	case rep.StoppedBy == pipeline.StopBudget && len(problems) < in.sample.Len():
 		return nil, pilotOverBudget(&jb, rep, in, measured)
-	case rep.Status == StatusStopped && rep.StoppedBy != StopBudget:
-		return nil, fmt.Errorf("the pilot stopped before its %d %s were done (%s); run distill plan again to finish it", in.sample.Len(), in.words.units, rep.StopReason)
+	case rep.Status == pipeline.StatusStopped && rep.StoppedBy != pipeline.StopBudget:
+		return nil, fmt.Errorf("the pilot stopped before its %d %s were done (%s); run distill plan again to finish it", in.sample.Len(), in.words.Units, rep.StopReason)
 	}
 	if err := markPilot(opt, jb.Out, rep, in); err != nil {
 		return nil, err
 	}
 	if len(problems) == 0 {
-		return nil, fmt.Errorf("no sampled %s was measured: the %d sampled %s were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.words.unit, in.sample.Len(), in.words.units, jb.Out)
+		return nil, fmt.Errorf("no sampled %s was measured: the %d sampled %s were done or failed in %s by an earlier run, and no plan.json of this job holds their figures; plan into a new --out", in.words.Unit, in.sample.Len(), in.words.Units, jb.Out)
 	}
 	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
 		earlier = nil
@@ -99,7 +88,7 @@ func Plan(ctx context.Context, jb job.Job, opt Options, po PlanOptions) (*PlanDo
 	if len(measured) == 0 && earlier != nil {
 		plan.PilotSeconds = earlier.PilotSeconds // nothing was sent: the figures are the earlier pilot's
 	}
-	if err := writePlan(opt.runFS(), jb.Out, plan); err != nil {
+	if err := corpus.WritePlan(opt.RunFS(), jb.Out, plan); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -114,22 +103,22 @@ type planInput struct {
 	sources   map[string]int64
 	badSample []source.InputError
 	sample    *Sample
-	words     unitWords // problems, or a grounded job's passages
+	words     job.UnitWords // problems, or a grounded job's passages
 }
 
 // scanForPlan reads the input once, as distill run reads it (a grounded
 // job's documents cut into passages): it counts the unique units of the
 // job's partition, by source, notes bad rows, and picks the sample.
-func scanForPlan(ctx context.Context, job *job.Job, n int) (*planInput, error) {
-	in := &planInput{sources: map[string]int64{}, words: unitWordsOf(job.Style)}
-	part := job.PartitionSpec()
+func scanForPlan(ctx context.Context, jb *job.Job, n int) (*planInput, error) {
+	in := &planInput{sources: map[string]int64{}, words: job.UnitWordsOf(jb.Style)}
+	part := jb.PartitionSpec()
 	seen := idmap.New[struct{}]()         // as the feeder counts them
 	seenPassages := idmap.New[struct{}]() // by content hash, as the feeder does
 	seenDocs := idmap.New[struct{}]()
 	low := lowestHashes{n: n}
-	err := source.ReadUnits(ctx, source.SpecOf(job), func(p source.Problem) error {
+	err := source.ReadUnits(ctx, source.SpecOf(jb), func(p source.Problem) error {
 		in.rows++
-		if !part.Holds(partitionKey(&p)) {
+		if !part.Holds(pipeline.PartitionKey(&p)) {
 			return nil
 		}
 		if p.DuplicateOf != nil { // a duplicate document, as the feeder counts it
@@ -180,27 +169,27 @@ func (in *planInput) usable(allowBad bool) error {
 		return &job.UsageError{Problems: problems}
 	}
 	if in.unique == 0 {
-		return &job.UsageError{Problems: []string{"input: no usable " + in.words.unit + " to plan for"}}
+		return &job.UsageError{Problems: []string{"input: no usable " + in.words.Unit + " to plan for"}}
 	}
 	return nil
 }
 
 // markPilot rewrites the report of a finished pilot as stopped by the plan:
 // the rest of the input is for distill run.
-func markPilot(opt Options, dir string, rep *Report, in *planInput) error {
-	if rep.Status != StatusFinished {
+func markPilot(opt pipeline.Options, dir string, rep *pipeline.Report, in *planInput) error {
+	if rep.Status != pipeline.StatusFinished {
 		return nil // a budget stop stays one
 	}
-	rep.Status, rep.StoppedBy = StatusStopped, StopPlan
-	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled %s of %d; distill run does the rest", in.sample.Len(), in.words.units, in.unique)
-	return WriteReport(opt.runFS(), dir, rep)
+	rep.Status, rep.StoppedBy = pipeline.StatusStopped, pipeline.StopPlan
+	rep.StopReason = fmt.Sprintf("pilot of distill plan: %d sampled %s of %d; distill run does the rest", in.sample.Len(), in.words.Units, in.unique)
+	return pipeline.WriteReport(opt.RunFS(), dir, rep)
 }
 
 // pendingIn is how many of the input's unique problems the run directory
 // has not resolved: those distill run has left to do (a failure it would
 // retry counts as left).
-func pendingIn(opt Options, dir string, unique int64) (int64, error) {
-	m, err := corpus.ReadManifestFS(opt.runFS(), dir)
+func pendingIn(opt pipeline.Options, dir string, unique int64) (int64, error) {
+	m, err := corpus.ReadManifestFS(opt.RunFS(), dir)
 	if err != nil {
 		return 0, fmt.Errorf("reading the run's manifest: %w", err)
 	}
@@ -218,9 +207,9 @@ func pendingIn(opt Options, dir string, unique int64) (int64, error) {
 }
 
 // pilotOverBudget explains a pilot that the job's budget stopped.
-func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []PilotProblem) error {
+func pilotOverBudget(job *job.Job, rep *pipeline.Report, in *planInput, measured []corpus.PilotProblem) error {
 	t := rep.LLM.Total
-	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.units)
+	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.Units)
 	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
 		when = "before the pilot started, by the earlier sessions of the run"
 	}
@@ -229,16 +218,16 @@ func pilotOverBudget(job *job.Job, rep *Report, in *planInput, measured []PilotP
 	// No projection from the problems finished: the cheap ones (left out
 	// after their rollouts) finish first, so they would understate it.
 	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d %s). Raise --max-cost-usd or --max-total-tokens and plan again; the %s done so far are kept and not paid again",
-		msg, in.unique, in.words.units, in.words.units)
+		msg, in.unique, in.words.Units, in.words.Units)
 }
 
 // earlierPilot is what an earlier plan of the same job measured of the
 // sampled problems; nil when there is none.
-func earlierPilot(old *PlanDoc, fingerprint string, s *Sample) []PilotProblem {
+func earlierPilot(old *corpus.PlanDoc, fingerprint string, s *Sample) []corpus.PilotProblem {
 	if old == nil || old.JobFingerprint != fingerprint {
 		return nil
 	}
-	var out []PilotProblem
+	var out []corpus.PilotProblem
 	for _, p := range old.Pilot {
 		if s.Holds(p.ID) {
 			out = append(out, p)
@@ -249,7 +238,7 @@ func earlierPilot(old *PlanDoc, fingerprint string, s *Sample) []PilotProblem {
 
 // mergePilots adds to what this pilot measured the earlier plan's figures
 // of the sampled problems it did not process (done before).
-func mergePilots(now, earlier []PilotProblem, s *Sample) []PilotProblem {
+func mergePilots(now, earlier []corpus.PilotProblem, s *Sample) []corpus.PilotProblem {
 	have := map[string]bool{}
 	for _, p := range now {
 		have[p.ID] = true
@@ -261,7 +250,7 @@ func mergePilots(now, earlier []PilotProblem, s *Sample) []PilotProblem {
 			have[p.ID] = true
 		}
 	}
-	slices.SortFunc(out, func(a, b PilotProblem) int { return compareStrings(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b corpus.PilotProblem) int { return compareStrings(a.ID, b.ID) })
 	return out
 }
 
@@ -273,31 +262,4 @@ func compareStrings(a, b string) int {
 		return 1
 	}
 	return 0
-}
-
-// ReadPlan reads RUN/plan.json; nil without error when there is none.
-func ReadPlan(dir string) (*PlanDoc, error) {
-	b, err := os.ReadFile(filepath.Join(dir, PlanName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading plan: %w", err)
-	}
-	var p PlanDoc
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, PlanName), err)
-	}
-	return &p, nil
-}
-
-func writePlan(fsy fsys.FS, dir string, p *PlanDoc) error {
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := fsys.WriteFileAtomic(fsy, filepath.Join(dir, PlanName), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing plan: %w", err)
-	}
-	return nil
 }

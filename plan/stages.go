@@ -1,7 +1,8 @@
-package pipeline
+package plan
 
 import (
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -18,14 +19,11 @@ type stageAt struct {
 // scoring to the empirical one, so it is listed at both.
 func requestStages(jb *job.Job) []stageAt {
 	var out []stageAt
-	for _, st := range stagesOf(jb.Style) {
-		if st.check || (st.on != nil && !st.on(jb)) {
-			continue
+	for _, name := range pipeline.RequestStageNames(jb) {
+		if name == job.StageEmpirical && jb.Style == schema.StyleGrounded {
+			out = append(out, stageAt{name, jb.Rollout.Endpoint})
 		}
-		if st.name == job.StageEmpirical && jb.Style == schema.StyleGrounded {
-			out = append(out, stageAt{st.name, jb.Rollout.Endpoint})
-		}
-		out = append(out, stageAt{st.name, stageEndpoint(jb, st.name)})
+		out = append(out, stageAt{name, stageEndpoint(jb, name)})
 	}
 	return out
 }

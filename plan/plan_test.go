@@ -1,6 +1,9 @@
-package pipeline
+package plan
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"bytes"
 	"context"
 	"errors"
@@ -63,7 +66,7 @@ func (c *problemCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // planSetup is a job over rows against an in-process simulated endpoint,
 // its requests counted.
-func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, Options, *problemCounter) {
+func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, pipeline.Options, *problemCounter) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
@@ -72,7 +75,7 @@ func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, 
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
-	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
+	return job, pipeline.Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
 // TestPlanThenRunSendsNothingForTheSample: distill plan runs the sampled
@@ -82,7 +85,7 @@ func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, 
 func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 	rows := planProblems(90)
 	job, opt, counter := planSetup(t, rows)
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 15})
+	plan, err := Run(context.Background(), job, opt, Options{Sample: 15})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -105,13 +108,13 @@ func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 	if len(sources) < 2 {
 		t.Errorf("the sample holds sources %v; want it spread over the input's three", sources)
 	}
-	pilotRep, _, _ := ReadReport(job.Out)
-	if pilotRep.StoppedBy != StopPlan || pilotRep.JobFingerprint != plan.JobFingerprint {
-		t.Errorf("report after the plan: stopped_by %q, fingerprint %s; want %q and the plan's %s", pilotRep.StoppedBy, pilotRep.JobFingerprint, StopPlan, plan.JobFingerprint)
+	pilotRep, _, _ := pipeline.ReadReport(job.Out)
+	if pilotRep.StoppedBy != pipeline.StopPlan || pilotRep.JobFingerprint != plan.JobFingerprint {
+		t.Errorf("report after the plan: stopped_by %q, fingerprint %s; want %q and the plan's %s", pilotRep.StoppedBy, pilotRep.JobFingerprint, pipeline.StopPlan, plan.JobFingerprint)
 	}
 
 	rep := runJob(t, job, opt)
-	if rep.Status != StatusFinished {
+	if rep.Status != pipeline.StatusFinished {
 		t.Fatalf("the run after the plan: %s (%s)", rep.Status, rep.StopReason)
 	}
 	if rep.JobFingerprint != plan.JobFingerprint {
@@ -133,11 +136,11 @@ func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 func TestPlanOfTheWholeInputIsExact(t *testing.T) {
 	rows := planProblems(24)
 	job, opt, counter := planSetup(t, rows)
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 100})
+	plan, err := Run(context.Background(), job, opt, Options{Sample: 100})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	rep, _, err := ReadReport(job.Out)
+	rep, _, err := pipeline.ReadReport(job.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +171,13 @@ func TestPlanOfTheWholeInputIsExact(t *testing.T) {
 func TestPlanAgainReusesThePilot(t *testing.T) {
 	rows := planProblems(60)
 	job, opt, counter := planSetup(t, rows)
-	first, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 12})
+	first, err := Run(context.Background(), job, opt, Options{Sample: 12})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
 	sent := counter.total
 	job.Limits.Concurrency *= 4 // not part of the fingerprint
-	second, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 12})
+	second, err := Run(context.Background(), job, opt, Options{Sample: 12})
 	if err != nil {
 		t.Fatalf("second Plan: %v", err)
 	}
@@ -192,7 +195,7 @@ func TestPlanAgainReusesThePilot(t *testing.T) {
 func TestPlanRefusesBadRows(t *testing.T) {
 	rows := planProblems(30)
 	jb, opt, counter := planSetup(t, rows, `{"problem": "no answer here"}`, `not json`)
-	_, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10})
+	_, err := Run(context.Background(), jb, opt, Options{Sample: 10})
 	var ue *job.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "2 bad rows") || !strings.Contains(err.Error(), "in.jsonl:32") {
 		t.Fatalf("Plan on bad rows: %v; want a usage error naming the 2 bad rows and in.jsonl:32", err)
@@ -203,11 +206,11 @@ func TestPlanRefusesBadRows(t *testing.T) {
 	if _, err := os.Stat(jb.Out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused plan left %s behind (%v)", jb.Out, err)
 	}
-	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 10, AllowBadRows: true})
+	plan, err := Run(context.Background(), jb, opt, Options{Sample: 10, AllowBadRows: true})
 	if err != nil || plan.Input.BadLines != 2 || plan.Input.Unique != 30 {
 		t.Fatalf("Plan --allow-bad-rows: %v, %+v", err, plan)
 	}
-	if rep := runJob(t, jb, opt); rep.Status != StatusFinished {
+	if rep := runJob(t, jb, opt); rep.Status != pipeline.StatusFinished {
 		t.Errorf("the run after the plan: %s (%s)", rep.Status, rep.StopReason)
 	}
 }
@@ -221,14 +224,14 @@ func TestPlanOnARefusingEndpoint(t *testing.T) {
 	dead := job
 	dead.Rollout.BaseURL = "http://127.0.0.1:1/v1"
 	dead.Limits.MaxAttempts = 2
-	_, err := Plan(context.Background(), dead, Options{}, PlanOptions{Sample: 10})
+	_, err := Run(context.Background(), dead, pipeline.Options{}, Options{Sample: 10})
 	if err == nil || !strings.Contains(err.Error(), "the pilot failed") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Fatalf("Plan on a refusing endpoint: %v; want the pilot's failure naming the endpoint", err)
 	}
-	if _, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 10}); err != nil {
+	if _, err := Run(context.Background(), job, opt, Options{Sample: 10}); err != nil {
 		t.Fatalf("Plan once the endpoint answers: %v", err)
 	}
-	if rep := runJob(t, job, opt); rep.Status != StatusFinished || rep.Problems.Done+rep.Problems.LeftOut+rep.Problems.Failed != 30 {
+	if rep := runJob(t, job, opt); rep.Status != pipeline.StatusFinished || rep.Problems.Done+rep.Problems.LeftOut+rep.Problems.Failed != 30 {
 		t.Errorf("the run after: %s (%s), %+v", rep.Status, rep.StopReason, rep.Problems)
 	}
 }
@@ -241,16 +244,16 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 	rows := planProblems(40)
 	job, opt, counter := planSetup(t, rows)
 	job.Budget.MaxCostUSD = 0.002
-	_, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 20})
+	_, err := Run(context.Background(), job, opt, Options{Sample: 20})
 	if err == nil || !strings.Contains(err.Error(), "budget") || !strings.Contains(err.Error(), "during the pilot") || !strings.Contains(err.Error(), "Raise --max-cost-usd") {
 		t.Fatalf("Plan over budget: %v; want the pilot's budget stop explained", err)
 	}
-	if _, err := os.Stat(filepath.Join(job.Out, PlanName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(job.Out, corpus.PlanName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed plan wrote plan.json (%v)", err)
 	}
 	before := counter.total
 	job.Budget.MaxCostUSD = 100
-	plan, err := Plan(context.Background(), job, opt, PlanOptions{Sample: 20})
+	plan, err := Run(context.Background(), job, opt, Options{Sample: 20})
 	if err != nil {
 		t.Fatalf("Plan with a budget that covers it: %v", err)
 	}
@@ -260,7 +263,7 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 	if counter.total == before {
 		t.Error("the second plan sent nothing, but the first did not finish the sample")
 	}
-	if rep := runJob(t, job, opt); rep.Status != StatusFinished {
+	if rep := runJob(t, job, opt); rep.Status != pipeline.StatusFinished {
 		t.Errorf("the run after: %s (%s)", rep.Status, rep.StopReason)
 	}
 }
@@ -275,13 +278,13 @@ func TestPlanWallTime(t *testing.T) {
 	jb.Rollout.BaseURL, jb.Rollout.Model = url, "m"
 	jb.Normalize()
 	jb.Limits.Concurrency = 10
-	probs := make([]PilotProblem, 50)
+	probs := make([]corpus.PilotProblem, 50)
 	for i := range probs {
-		probs[i] = PilotProblem{ID: fmt.Sprint(i), Outcome: OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
+		probs[i] = corpus.PilotProblem{ID: fmt.Sprint(i), Outcome: corpus.OutcomeRecord, Seconds: 3, RequestSeconds: map[string]float64{url: 10},
 			Stages: map[string]schema.Usage{job.StageRollout: {Requests: 8}, job.StageDistill: {Requests: 1}, job.StageJudge: {Requests: 1}}}
 	}
 	in := &planInput{unique: 1000, sample: &Sample{}}
-	rep := &Report{}
+	rep := &pipeline.Report{}
 	plan := project(&jb, in, probs, 1000, rep, nil)
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-1003) > 1e-6 || plan.Wall.Binding != ConstraintConcurrency {
 		t.Errorf("wall %.3f s bound by %q; want 1003 s by concurrency", got, plan.Wall.Binding)
@@ -311,7 +314,7 @@ func TestPlanOfAPartition(t *testing.T) {
 			share++
 		}
 	}
-	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: 6})
+	plan, err := Run(context.Background(), jb, opt, Options{Sample: 6})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -340,7 +343,7 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
 	t.Cleanup(srv.Close)
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
-	plan, err := Plan(context.Background(), job, Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, PlanOptions{Sample: 10})
+	plan, err := Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, Options{Sample: 10})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}

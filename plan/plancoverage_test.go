@@ -1,6 +1,8 @@
-package pipeline
+package plan
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -13,14 +15,14 @@ import (
 // coveragePopulation is n synthetic problems as a pilot measures them: a
 // share keep of them make records and spend on every stage, the others
 // are left out after their rollouts; tokens vary from problem to problem.
-func coveragePopulation(n int, keep float64, seed uint64) []PilotProblem {
+func coveragePopulation(n int, keep float64, seed uint64) []corpus.PilotProblem {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	out := make([]PilotProblem, n)
+	out := make([]corpus.PilotProblem, n)
 	for i := range out {
-		p := PilotProblem{ID: fmt.Sprintf("p%05d", i), Outcome: OutcomeLeftOut, Seconds: 1,
+		p := corpus.PilotProblem{ID: fmt.Sprintf("p%05d", i), Outcome: corpus.OutcomeLeftOut, Seconds: 1,
 			Stages: map[string]schema.Usage{job.StageRollout: {Requests: 8, PromptTokens: 8 * int64(150+rng.IntN(100)), CompletionTokens: int64(4000 + rng.IntN(4000))}}}
 		if rng.Float64() < keep {
-			p.Outcome, p.Items, p.Judged, p.Valid = OutcomeRecord, 6, 6, 5
+			p.Outcome, p.Items, p.Judged, p.Valid = corpus.OutcomeRecord, 6, 6, 5
 			p.Stages[job.StageDistill] = schema.Usage{Requests: 1, PromptTokens: int64(5000 + rng.IntN(3000)), CompletionTokens: int64(600 + rng.IntN(400))}
 			p.Stages[job.StageJudge] = schema.Usage{Requests: 1, PromptTokens: int64(2500 + rng.IntN(1500)), CompletionTokens: int64(300 + rng.IntN(200))}
 		}
@@ -48,13 +50,15 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
 	stages := pilotStages(jb.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&jb, ps, stages, population, 0) }
+	est := func(ps []corpus.PilotProblem) map[string]float64 {
+		return estimateCounts(&jb, ps, stages, population, 0)
+	}
 	truth := est(pop)
 	figures := []string{"total.tokens", "total.cost", "records"}
 	covered := map[string]int{}
 	for trial := range trials {
 		rng := rand.New(rand.NewPCG(uint64(trial), 99))
-		probs := make([]PilotProblem, sample)
+		probs := make([]corpus.PilotProblem, sample)
 		for i, j := range rng.Perm(population)[:sample] {
 			probs[i] = pop[j]
 		}
@@ -83,15 +87,17 @@ func TestPlanRangesCoverAnUnluckySample(t *testing.T) {
 	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
 	stages := pilotStages(jb.Style, pop)
-	est := func(ps []PilotProblem) map[string]float64 { return estimateCounts(&jb, ps, stages, population, 0) }
+	est := func(ps []corpus.PilotProblem) map[string]float64 {
+		return estimateCounts(&jb, ps, stages, population, 0)
+	}
 	truth := est(pop)
-	var probs []PilotProblem
+	var probs []corpus.PilotProblem
 	kept, left := 0, 0
 	for _, p := range pop[5000:] { // problems the population drew at random
 		switch {
-		case p.Outcome == OutcomeRecord && kept < 62:
+		case p.Outcome == corpus.OutcomeRecord && kept < 62:
 			kept++
-		case p.Outcome == OutcomeLeftOut && left < 38:
+		case p.Outcome == corpus.OutcomeLeftOut && left < 38:
 			left++
 		default:
 			continue

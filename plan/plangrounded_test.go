@@ -1,6 +1,11 @@
-package pipeline
+package plan
 
 import (
+	"math"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"context"
 	"net/http"
 	"path/filepath"
@@ -10,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
+	"github.com/rubricforge/rubricforge/internal/figures"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/schema"
@@ -17,7 +23,7 @@ import (
 
 // groundedPlanSetup is a grounded job over documents against an in-process
 // simulated endpoint, its requests counted.
-func groundedPlanSetup(t *testing.T, docs int) (job.Job, Options, *problemCounter) {
+func groundedPlanSetup(t *testing.T, docs int) (job.Job, pipeline.Options, *problemCounter) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "docs")
@@ -26,7 +32,7 @@ func groundedPlanSetup(t *testing.T, docs int) (job.Job, Options, *problemCounte
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
 	job := runtest.GroundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
-	return job, Options{HTTPClient: &http.Client{Transport: counter}}, counter
+	return job, pipeline.Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
 // passageMark is a line of a passage that names it alone (its document and
@@ -50,9 +56,9 @@ func passageMark(t *testing.T, text string) string {
 // request that names a sampled passage.
 func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	jb, opt, counter := groundedPlanSetup(t, 24)
-	units := distinctUnits(t, jb)
+	units := runtest.DistinctUnits(t, jb)
 	const sample = 40
-	plan, err := Plan(context.Background(), jb, opt, PlanOptions{Sample: sample, AllowBadRows: true})
+	plan, err := Run(context.Background(), jb, opt, Options{Sample: sample, AllowBadRows: true})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
@@ -63,11 +69,11 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if plan.Sampled != sample || plan.Measured != sample || plan.Input.Rest != int64(len(units)-sample) {
 		t.Fatalf("sampled %d, measured %d, %d left; want %d, %d, %d", plan.Sampled, plan.Measured, plan.Input.Rest, sample, sample, len(units)-sample)
 	}
-	pilotRep, _, err := ReadReport(jb.Out)
+	pilotRep, _, err := pipeline.ReadReport(jb.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pilotRep.StoppedBy != StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
+	if pilotRep.StoppedBy != pipeline.StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
 		t.Errorf("report after the plan: stopped by %q: %q", pilotRep.StoppedBy, pilotRep.StopReason)
 	}
 	var stages []string
@@ -108,16 +114,16 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 		switch f, failed := fails[p.ID]; {
 		case failed && f.Stage == job.StageQuality:
 			leftOut++
-			if p.Outcome != OutcomeLeftOut {
-				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, OutcomeLeftOut)
+			if p.Outcome != corpus.OutcomeLeftOut {
+				t.Errorf("passage %s left out by the quality checks is %q in the pilot; want %q", p.ID, p.Outcome, corpus.OutcomeLeftOut)
 			}
 		case failed:
-			if p.Outcome != OutcomeFailed {
+			if p.Outcome != corpus.OutcomeFailed {
 				t.Errorf("passage %s failed at %s is %q in the pilot", p.ID, f.Stage, p.Outcome)
 			}
 		default:
 			r := recs[p.ID]
-			if r == nil || p.Outcome != OutcomeRecord {
+			if r == nil || p.Outcome != corpus.OutcomeRecord {
 				t.Fatalf("passage %s: outcome %q, record %v", p.ID, p.Outcome, r != nil)
 			}
 			var n int64
@@ -141,8 +147,8 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 		t.Errorf("validity %v, empirical %v, criteria per record %v", plan.Validity, plan.EmpiricalValidity, plan.ItemsPerRecord)
 	}
 	var table strings.Builder
-	plan.WriteText(&table, jb.Out)
-	for _, want := range []string{"sampled passages of", "left out by the quality checks", "criteria per record", "for the " + count(float64(plan.Input.Rest)) + " passages left"} {
+	WriteText(&table, plan, jb.Out)
+	for _, want := range []string{"sampled passages of", "left out by the quality checks", "criteria per record", "for the " + figures.Count(float64(plan.Input.Rest)) + " passages left"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the plan's table lacks %q:\n%s", want, table.String())
 		}
@@ -155,7 +161,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	}
 
 	rep := runJob(t, jb, opt)
-	if rep.Status != StatusFinished || rep.JobFingerprint != plan.JobFingerprint {
+	if rep.Status != pipeline.StatusFinished || rep.JobFingerprint != plan.JobFingerprint {
 		t.Fatalf("the run after the plan: %s (%s), fingerprint %s vs the plan's %s", rep.Status, rep.StopReason, rep.JobFingerprint, plan.JobFingerprint)
 	}
 	if counter.watched != 0 {
@@ -166,13 +172,37 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	}
 	checkGroundedAccounted(t, jb, rep)
 
-	st, err := ReadStatus(jb.Out)
+	st, err := pipeline.ReadStatus(jb.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var status strings.Builder
-	st.writePlan(&status)
+	st.WriteText(&status)
 	if !strings.Contains(status.String(), "passages left") || !strings.Contains(status.String(), "against the plan, for the 100.0% of the input handled") {
 		t.Errorf("status of the finished run against its plan:\n%s", status.String())
+	}
+}
+
+// TestPlanProjectsOneAnalysisPerDocument: distill plan projects the
+// analyze stage at one request per document, as the run sends it, not one
+// per passage.
+func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
+	jb, opt, _ := groundedPlanSetup(t, 12)
+	docs := map[string]bool{}
+	units := runtest.DistinctUnits(t, jb)
+	for _, u := range units {
+		docs[u.DocID] = true
+	}
+	if len(docs) == len(units) {
+		t.Fatalf("every document is one passage (%d); the test needs longer ones", len(units))
+	}
+	plan, err := Run(context.Background(), jb, opt, Options{Sample: 10, AllowBadRows: true})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	for _, s := range plan.Stages {
+		if s.Stage == job.StageAnalyze && math.Abs(s.Requests.Value-float64(len(docs))) > 0.5 {
+			t.Errorf("plan projects %.1f analyze requests for %d documents of %d passages", s.Requests.Value, len(docs), len(units))
+		}
 	}
 }

@@ -1,6 +1,9 @@
-package pipeline
+package plan
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"container/heap"
 	"context"
 	"net/http"
@@ -14,15 +17,14 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rubricforge/rubricforge/llm"
-	"github.com/rubricforge/rubricforge/schema"
 )
 
 // Sample is the problems of a distill plan's pilot: the n problems whose
 // xxhash64(id) is lowest. The hash spreads them over the input's sources
 // and order, and the choice depends only on the ids, so a plan run again
-// picks the same problems. The feeder applies it with the partition (see
-// partitionFilter), so a partitioned worker samples its own share. A nil
-// Sample holds every problem.
+// picks the same problems. The engine's feeder applies it with the
+// partition (the pilot is the run's pipeline.Pilot), so a partitioned
+// worker samples its own share. A nil Sample holds every problem.
 type Sample struct{ ids map[string]struct{} }
 
 // Holds reports whether problem id is in the sample.
@@ -76,49 +78,13 @@ func (l *lowestHashes) sample() *Sample {
 	return s
 }
 
-// PilotProblem is what one sampled problem took: the figures a plan
-// projects from, kept in plan.json so that a later plan of the same job
-// reuses them instead of paying again.
-type PilotProblem struct {
-	ID      string `json:"id"`
-	Source  string `json:"source,omitempty"`
-	Outcome string `json:"outcome"` // OutcomeRecord, OutcomeLeftOut or OutcomeFailed
-	// Seconds is the time at least one of its requests was in flight: the
-	// latency of its own chain of stages, without waiting for a slot.
-	Seconds float64 `json:"seconds"`
-	// RequestSeconds adds up the time each of its requests took, by the
-	// endpoint's base URL: what it holds of the endpoint's concurrency.
-	RequestSeconds map[string]float64 `json:"request_seconds"`
-	// Stages is what its requests cost, by stage; the tokens of a request
-	// answered from the cache are counted (the real run pays for them).
-	Stages map[string]schema.Usage `json:"stages"`
-	// Items, Judged and Valid count the rubric items of a record (a
-	// grounded record's criteria), those the judge ruled on and those it
-	// found valid.
-	Items  int64 `json:"items,omitempty"`
-	Judged int64 `json:"judged,omitempty"`
-	Valid  int64 `json:"valid,omitempty"`
-	// Measured and EmpiricallyValid count the items whose empirical
-	// validity was measured, and those found valid (a grounded criterion:
-	// whose score varies across the closed-book answers).
-	Measured         int64 `json:"empirically_measured,omitempty"`
-	EmpiricallyValid int64 `json:"empirically_valid,omitempty"`
-}
-
-// The outcomes of a sampled problem.
-const (
-	OutcomeRecord  = "record"
-	OutcomeLeftOut = "left_out" // by selection, or a grounded job's quality checks
-	OutcomeFailed  = "failed"
-)
-
-// pilot measures the sampled problems of a plan while Run processes them.
-// Its methods do nothing on a nil pilot, which is every run but a plan's.
+// pilot measures the sampled problems of a plan while pipeline.Run
+// processes them: it is the run's pipeline.Pilot.
 type pilot struct {
 	sample *Sample
 	mu     sync.Mutex
-	open   map[string]*pilotTimes // by problem id, from start to observe
-	done   []PilotProblem
+	open   map[string]*pilotTimes // by problem id, from Start to End
+	done   []corpus.PilotProblem
 }
 
 // pilotTimes are the requests of one problem as the transport saw them.
@@ -132,19 +98,15 @@ type pilotKey struct{}
 
 func newPilot(s *Sample) *pilot { return &pilot{sample: s, open: map[string]*pilotTimes{}} }
 
-func (p *pilot) sampleOf() *Sample {
-	if p == nil {
-		return nil
-	}
-	return p.sample
-}
+// Holds reports whether problem id is in the sample.
+func (p *pilot) Holds(id string) bool { return p.sample.Holds(id) }
 
-// start tags ctx with problem id, so the transport can charge its requests'
+// Len is the number of problems in the sample.
+func (p *pilot) Len() int { return p.sample.Len() }
+
+// Start tags ctx with problem id, so the transport can charge its requests'
 // time to it.
-func (p *pilot) start(ctx context.Context, id string) context.Context {
-	if p == nil {
-		return ctx
-	}
+func (p *pilot) Start(ctx context.Context, id string) context.Context {
 	t := &pilotTimes{byURL: map[string]float64{}}
 	p.mu.Lock()
 	p.open[id] = t
@@ -152,35 +114,25 @@ func (p *pilot) start(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, pilotKey{}, t)
 }
 
-// observe keeps the figures of a problem that ended as a record, a
-// failure or left out; one that the run's end left pending is dropped.
-func (p *pilot) observe(o outcome) {
-	if p == nil {
-		return
-	}
+// End keeps the figures of a problem that ended as a record, a failure or
+// left out; one that the run's end left pending is dropped.
+func (p *pilot) End(e pipeline.ProblemEnd) {
 	p.mu.Lock()
-	t := p.open[o.problem.ID]
-	delete(p.open, o.problem.ID)
+	t := p.open[e.ID]
+	delete(p.open, e.ID)
 	p.mu.Unlock()
-	if t == nil || (o.record == nil && o.failure == nil) {
+	if t == nil || e.Pending {
 		return
 	}
-	pp := PilotProblem{ID: o.problem.ID, Source: o.problem.Source, Stages: map[string]schema.Usage{}}
+	pp := corpus.PilotProblem{ID: e.ID, Source: e.Source, Stages: e.Stages}
 	switch {
-	case o.record != nil:
-		pp.Outcome = OutcomeRecord
-		pp.countItems(o.record)
-	case job.LeftOutStage(o.failure.stage):
-		pp.Outcome = OutcomeLeftOut
+	case e.Record != nil:
+		pp.Outcome = corpus.OutcomeRecord
+		pp.CountItems(e.Record)
+	case job.LeftOutStage(e.FailedStage):
+		pp.Outcome = corpus.OutcomeLeftOut
 	default:
-		pp.Outcome = OutcomeFailed
-	}
-	if o.usage != nil {
-		o.usage.mu.Lock()
-		for stage, u := range o.usage.byStage {
-			pp.Stages[stage] = u
-		}
-		o.usage.mu.Unlock()
+		pp.Outcome = corpus.OutcomeFailed
 	}
 	t.mu.Lock()
 	pp.Seconds = unionSeconds(t.spans)
@@ -191,39 +143,7 @@ func (p *pilot) observe(o outcome) {
 	p.mu.Unlock()
 }
 
-// countItems counts a record's rubric items (a grounded record's
-// criteria, over its questions), those judged and found valid, and those
-// measured empirically and found valid (for a criterion: its score varies
-// across the closed-book answers).
-func (pp *PilotProblem) countItems(r *schema.Record) {
-	count := func(valid, empirical *bool) {
-		pp.Items++
-		if valid != nil {
-			pp.Judged++
-			if *valid {
-				pp.Valid++
-			}
-		}
-		if empirical != nil {
-			pp.Measured++
-			if *empirical {
-				pp.EmpiricallyValid++
-			}
-		}
-	}
-	for _, it := range r.Rubric {
-		count(it.Valid, it.EmpiricalValid)
-	}
-	if g := r.Grounded; g != nil {
-		for _, q := range g.Questions {
-			for _, c := range q.Criteria {
-				count(c.Valid, c.Varies)
-			}
-		}
-	}
-}
-
-func (p *pilot) problems() []PilotProblem {
+func (p *pilot) problems() []corpus.PilotProblem {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.done)

@@ -1,129 +1,25 @@
-package pipeline
+package plan
 
 import (
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/figures"
+	"github.com/rubricforge/rubricforge/pipeline"
+
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// PlanDoc is RUN/plan.json: what distill plan projects for the whole input
-// from its pilot. Every Range is the figure from the pilot's problems with
-// a 95% bootstrap interval over them.
-type PlanDoc struct {
-	Created        time.Time `json:"created"`
-	JobFingerprint string    `json:"job_fingerprint"`
-	PilotSeconds   float64   `json:"pilot_seconds"`
-	// Style is the job's; a grounded job's units are passages.
-	Style string    `json:"style,omitempty"`
-	Input PlanInput `json:"input"`
-	// Sampled is the size of the sample; Measured the sampled problems
-	// whose figures the projection stands on.
-	Sampled  int `json:"sampled"`
-	Measured int `json:"measured"`
-	// CostCounted is false when the job has no prices: cost is then not
-	// projected.
-	CostCounted bool              `json:"cost_counted"`
-	Stages      []StageProjection `json:"stages"`
-	Total       StageProjection   `json:"total"`
-	Tokens      Range             `json:"tokens"` // prompt and completion, every stage
-	Records     Range             `json:"records"`
-	LeftOut     Range             `json:"left_out"`
-	Failed      Range             `json:"failed"`
-	// Validity is the share of judged rubric items found valid; absent
-	// when the judge is off.
-	Validity *Range `json:"validity,omitempty"`
-	// EmpiricalValidity is the share of measured items empirically valid;
-	// absent when the empirical stage is off.
-	EmpiricalValidity *Range         `json:"empirical_validity,omitempty"`
-	ItemsPerRecord    Range          `json:"items_per_record"`
-	Wall              WallProjection `json:"wall"`
-	Budget            []BudgetCheck  `json:"budget,omitempty"`
-	Endpoints         []PlanEndpoint `json:"endpoints"`
-	Pilot             []PilotProblem `json:"pilot_problems"`
-	// BatchStages are the stages in batch mode, priced at the batch rate.
-	BatchStages []string `json:"batch_stages,omitempty"`
-}
-
-// PlanInput is the input as the plan counted it (in the job's partition).
-type PlanInput struct {
-	Rows       int64            `json:"rows"`
-	BadLines   int64            `json:"bad_lines"`
-	Duplicates int64            `json:"duplicates"`
-	Unique     int64            `json:"unique"`
-	Sources    map[string]int64 `json:"sources"`
-	// Rest is the problems distill run has left after the pilot.
-	Rest int64 `json:"rest"`
-}
-
-// Range is a projected figure with its interval.
-type Range struct {
-	Value float64 `json:"value"`
-	Low   float64 `json:"low"`
-	High  float64 `json:"high"`
-}
-
-// StageProjection is one stage's projected requests, tokens and cost.
-type StageProjection struct {
-	Stage            string `json:"stage"`
-	Requests         Range  `json:"requests"`
-	PromptTokens     Range  `json:"prompt_tokens"`
-	CompletionTokens Range  `json:"completion_tokens"`
-	CostUSD          Range  `json:"cost_usd"`
-}
-
-// WallProjection is the wall time of distill run for the problems the
-// pilot left, the constraint that sets it, and what relaxing it buys.
-type WallProjection struct {
-	// WholeSeconds is the wall time of the whole input in one run;
-	// RestSeconds that of the problems the pilot left.
-	WholeSeconds Range   `json:"whole_seconds"`
-	RestSeconds  Range   `json:"rest_seconds"`
-	Binding      string  `json:"binding"` // concurrency, rate limit, problems in flight, latency
-	Bounds       []Bound `json:"bounds"`
-	// Relief says what changing the binding constraint would buy.
-	Relief string `json:"relief"`
-}
-
-// Bound is the wall time one constraint alone would set, for the rest.
-type Bound struct {
-	Constraint string  `json:"constraint"`
-	Seconds    float64 `json:"seconds"`
-}
-
-// BudgetCheck compares the projection with one budget of the job.
-type BudgetCheck struct {
-	Limit     string  `json:"limit"` // max_cost_usd or max_tokens
-	Value     float64 `json:"value"`
-	Projected Range   `json:"projected"`
-	// Covers is the share of the input the budget is projected to pay for
-	// (1 when it covers it all).
-	Covers float64 `json:"covers"`
-}
-
-// PlanEndpoint is one endpoint's limits as the projection assumes them.
-type PlanEndpoint struct {
-	BaseURL     string   `json:"base_url"`
-	Stages      []string `json:"stages"`
-	Concurrency int      `json:"concurrency"`
-	// RequestsPerMinute and TokensPerMinute are 0 without a limit; their
-	// source is "configured" (the job's limits) or "announced" (the
-	// server's x-ratelimit-* headers seen in the pilot).
-	RequestsPerMinute float64 `json:"requests_per_minute,omitempty"`
-	TokensPerMinute   float64 `json:"tokens_per_minute,omitempty"`
-	LimitSource       string  `json:"limit_source,omitempty"`
-}
-
 // planWallOptions are the settings the wall time depends on.
 type planWallOptions struct {
 	concurrency int
 	inFlight    int // problems in flight
-	endpoints   []PlanEndpoint
+	endpoints   []corpus.PlanEndpoint
 }
 
 const (
@@ -134,9 +30,9 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *job.Job, in *planInput, probs []PilotProblem, rest int64, rep *Report, earlier *PlanDoc) *PlanDoc {
-	plan := &PlanDoc{
-		Input:       PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
+func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *pipeline.Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
+	plan := &corpus.PlanDoc{
+		Input:       corpus.PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
 		Sampled:     in.sample.Len(),
 		Measured:    len(probs),
 		CostCounted: len(job.Prices) > 0,
@@ -144,15 +40,15 @@ func project(job *job.Job, in *planInput, probs []PilotProblem, rest int64, rep 
 		Pilot:       probs,
 		Endpoints:   planEndpoints(job, rep, earlier),
 	}
-	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: problemsInFlight(job), endpoints: plan.Endpoints}
+	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(job), endpoints: plan.Endpoints}
 	stages := pilotStages(job.Style, probs)
 	plan.BatchStages = batchStages(job, stages)
-	est := func(ps []PilotProblem) map[string]float64 {
+	est := func(ps []corpus.PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, in.docs, rest, wo)
 	}
 	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
 	for _, s := range append(stages, "total") {
-		sp := StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
+		sp := corpus.StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
 		if s == "total" {
 			plan.Total = sp
 		} else {
@@ -177,18 +73,18 @@ func project(job *job.Job, in *planInput, probs []PilotProblem, rest int64, rep 
 }
 
 // bootstrapRanges estimates the figures of est over probs, the pilot's
-// problems out of unique, and returns each one's Range: the figure with a
+// problems out of unique, and returns each one's corpus.PlanRange: the figure with a
 // 95% interval from resampling probs with replacement, nRounds times. A
 // resample draws whole problems, each with its outcome and its tokens, so
 // the interval carries the sampling error of the selection rate (the
 // share of problems that make records, and so pay for every stage) with
 // that of the tokens per problem; TestPlanRangesCoverTheTruth measures it. full is the
 // figures of probs themselves.
-func bootstrapRanges(probs []PilotProblem, unique int64, nRounds int, est func([]PilotProblem) map[string]float64) (full map[string]float64, rg func(key string) Range) {
+func bootstrapRanges(probs []corpus.PilotProblem, unique int64, nRounds int, est func([]corpus.PilotProblem) map[string]float64) (full map[string]float64, rg func(key string) corpus.PlanRange) {
 	full = est(probs)
 	rng := rand.New(rand.NewPCG(bootstrapSeed, uint64(len(probs))))
 	rounds := make([]map[string]float64, nRounds)
-	re := make([]PilotProblem, len(probs))
+	re := make([]corpus.PilotProblem, len(probs))
 	for i := range rounds {
 		for j := range re {
 			re[j] = probs[rng.IntN(len(probs))]
@@ -198,12 +94,12 @@ func bootstrapRanges(probs []PilotProblem, unique int64, nRounds int, est func([
 	// Sampling without replacement from a finite input: the spread shrinks
 	// by the finite population correction, to nothing for the whole input.
 	fpc := math.Sqrt(max(0, 1-float64(len(probs))/float64(unique)))
-	return full, func(key string) Range { return rangeOf(key, full, rounds, fpc) }
+	return full, func(key string) corpus.PlanRange { return rangeOf(key, full, rounds, fpc) }
 }
 
 // rangeOf is the figure key of full with the 2.5 and 97.5 percentiles of
 // the rounds, their distance from it scaled by fpc.
-func rangeOf(key string, full map[string]float64, rounds []map[string]float64, fpc float64) Range {
+func rangeOf(key string, full map[string]float64, rounds []map[string]float64, fpc float64) corpus.PlanRange {
 	vals := make([]float64, 0, len(rounds))
 	for _, r := range rounds {
 		if v, ok := r[key]; ok {
@@ -211,7 +107,7 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 		}
 	}
 	slices.Sort(vals)
-	r := Range{Value: full[key], Low: full[key], High: full[key]}
+	r := corpus.PlanRange{Value: full[key], Low: full[key], High: full[key]}
 	if len(vals) > 0 {
 		lo, hi := vals[int(0.025*float64(len(vals)-1))], vals[int(math.Ceil(0.975*float64(len(vals)-1)))]
 		r.Low = min(r.Value, r.Value-(r.Value-lo)*fpc)
@@ -223,19 +119,19 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 // pilotStages lists the stages that sent requests, in the pipeline order
 // of the job's style (then any other style's, for figures read back from an
 // older plan).
-func pilotStages(style string, probs []PilotProblem) []string {
+func pilotStages(style string, probs []corpus.PilotProblem) []string {
 	var out []string
-	other := groundedStages
+	other := schema.StyleGrounded
 	if style == schema.StyleGrounded {
-		other = mathStages
+		other = schema.StyleSRaR
 	}
-	for _, st := range append(slices.Clone(stagesOf(style)), other...) {
-		if slices.Contains(out, st.name) {
+	for _, name := range append(pipeline.StageNames(style), pipeline.StageNames(other)...) {
+		if slices.Contains(out, name) {
 			continue // judge and empirical are in both styles
 		}
 		for _, p := range probs {
-			if _, ok := p.Stages[st.name]; ok {
-				out = append(out, st.name)
+			if _, ok := p.Stages[name]; ok {
+				out = append(out, name)
 				break
 			}
 		}
@@ -245,7 +141,7 @@ func pilotStages(style string, probs []PilotProblem) []string {
 
 // estimate computes every projected figure from a set of pilot problems:
 // per-problem means scaled to the input's unique problems.
-func estimate(job *job.Job, ps []PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
+func estimate(job *job.Job, ps []corpus.PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
 	out := estimateCounts(job, ps, stages, unique, docs)
 	for _, b := range wallBounds(job, ps, stages, rest, wo) {
 		out["bound."+b.Constraint] = b.Seconds
@@ -258,17 +154,17 @@ func estimate(job *job.Job, ps []PilotProblem, stages []string, unique, docs, re
 // estimateCounts is estimate without the wall times: outcomes, requests,
 // tokens, cost and validity. docs is the number of documents of a grounded
 // job (0 otherwise): its analyses are one per document.
-func estimateCounts(jb *job.Job, ps []PilotProblem, stages []string, unique, docs int64) map[string]float64 {
+func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, unique, docs int64) map[string]float64 {
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
 	var records, items, judged, valid, measured, empValid float64
 	for _, p := range ps {
 		switch p.Outcome {
-		case OutcomeRecord:
+		case corpus.OutcomeRecord:
 			records++
 			out["records"] += scale
-		case OutcomeLeftOut:
+		case corpus.OutcomeLeftOut:
 			out["left_out"] += scale
 		default:
 			out["failed"] += scale
@@ -318,7 +214,7 @@ const (
 // the request seconds of an endpoint over its concurrency; its requests
 // and tokens over its rate limits; the problems' own latency over the
 // problems in flight at once; and the latency of one problem.
-func wallBounds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) []Bound {
+func wallBounds(job *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) []corpus.WallBound {
 	n := float64(len(ps))
 	per := float64(m) / n
 	var latency float64
@@ -326,7 +222,7 @@ func wallBounds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo pl
 		latency += p.Seconds
 	}
 	latency /= n
-	out := []Bound{{ConstraintLatency, latency}, {ConstraintInFlight, latency * float64(m) / float64(max(1, wo.inFlight))}}
+	out := []corpus.WallBound{{Constraint: ConstraintLatency, Seconds: latency}, {Constraint: ConstraintInFlight, Seconds: latency * float64(m) / float64(max(1, wo.inFlight))}}
 	conc, rate := 0.0, 0.0
 	for _, e := range wo.endpoints {
 		var busy, reqs, toks float64
@@ -349,9 +245,9 @@ func wallBounds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo pl
 			rate = max(rate, toks*per/e.TokensPerMinute*60)
 		}
 	}
-	out = append(out, Bound{ConstraintConcurrency, conc})
+	out = append(out, corpus.WallBound{Constraint: ConstraintConcurrency, Seconds: conc})
 	if rate > 0 {
-		out = append(out, Bound{ConstraintRate, rate})
+		out = append(out, corpus.WallBound{Constraint: ConstraintRate, Seconds: rate})
 	}
 	return out
 }
@@ -359,7 +255,7 @@ func wallBounds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo pl
 // wallSeconds is the projected wall time of m problems: the tightest
 // throughput bound, plus one problem's latency for the pipeline to fill
 // and drain.
-func wallSeconds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
+func wallSeconds(job *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
 	if m == 0 {
 		return 0
 	}
@@ -377,11 +273,11 @@ func wallSeconds(job *job.Job, ps []PilotProblem, stages []string, m int64, wo p
 // wallOf reads the wall figures out of the estimates and names the
 // binding constraint: the largest bound, or latency when one problem's own
 // latency outweighs every throughput bound.
-func wallOf(full map[string]float64, rg func(string) Range) WallProjection {
-	w := WallProjection{WholeSeconds: rg("wall.whole"), RestSeconds: rg("wall.rest")}
+func wallOf(full map[string]float64, rg func(string) corpus.PlanRange) corpus.WallProjection {
+	w := corpus.WallProjection{WholeSeconds: rg("wall.whole"), RestSeconds: rg("wall.rest")}
 	for _, c := range []string{ConstraintLatency, ConstraintConcurrency, ConstraintRate, ConstraintInFlight} {
 		if v, ok := full["bound."+c]; ok {
-			w.Bounds = append(w.Bounds, Bound{c, v})
+			w.Bounds = append(w.Bounds, corpus.WallBound{Constraint: c, Seconds: v})
 		}
 	}
 	best := 0.0
@@ -394,16 +290,16 @@ func wallOf(full map[string]float64, rg func(string) Range) WallProjection {
 }
 
 // relief says what changing the binding constraint would buy, for the rest.
-func relief(job *job.Job, ps []PilotProblem, stages []string, rest int64, wo planWallOptions, w WallProjection) string {
-	now := wallSeconds(job, ps, stages, rest, wo)
+func relief(jb *job.Job, ps []corpus.PilotProblem, stages []string, rest int64, wo planWallOptions, w corpus.WallProjection) string {
+	now := wallSeconds(jb, ps, stages, rest, wo)
 	switch w.Binding {
 	case ConstraintConcurrency:
 		alt := wo
 		alt.concurrency = 2 * wo.concurrency
-		j := *job
+		j := *jb
 		j.Limits.Concurrency = alt.concurrency
-		alt.inFlight = problemsInFlight(&j)
-		return fmt.Sprintf("concurrency %d would take it from %s to %s (if the endpoint keeps its latency under twice the load)", alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		alt.inFlight = pipeline.ProblemsInFlight(&j)
+		return fmt.Sprintf("concurrency %d would take it from %s to %s (if the endpoint keeps its latency under twice the load)", alt.concurrency, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintRate:
 		alt := wo
 		alt.endpoints = slices.Clone(wo.endpoints)
@@ -411,16 +307,16 @@ func relief(job *job.Job, ps []PilotProblem, stages []string, rest int64, wo pla
 			alt.endpoints[i].RequestsPerMinute *= 2
 			alt.endpoints[i].TokensPerMinute *= 2
 		}
-		return fmt.Sprintf("twice the endpoint's rate limit would take it from %s to %s; more concurrency buys nothing", hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("twice the endpoint's rate limit would take it from %s to %s; more concurrency buys nothing", figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintInFlight:
 		alt := wo
 		alt.inFlight = 2 * wo.inFlight
-		return fmt.Sprintf("problems_in_flight %d would take it from %s to %s", alt.inFlight, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("problems_in_flight %d would take it from %s to %s", alt.inFlight, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	case ConstraintLatency:
 		alt := wo
 		alt.concurrency = 2 * wo.concurrency
 		alt.inFlight = 2 * wo.inFlight
-		return fmt.Sprintf("one %s's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", unitWordsOf(job.Style).unit, alt.concurrency, hours(now), hours(wallSeconds(job, ps, stages, rest, alt)))
+		return fmt.Sprintf("one %s's chain of requests sets it: concurrency %d would take it only from %s to %s; a faster endpoint or a lower max_tokens would do more", job.UnitWordsOf(jb.Style).Unit, alt.concurrency, figures.Hours(now), figures.Hours(wallSeconds(jb, ps, stages, rest, alt)))
 	}
 	return ""
 }
@@ -428,18 +324,18 @@ func relief(job *job.Job, ps []PilotProblem, stages []string, rest int64, wo pla
 // planEndpoints are the job's endpoints with their limits: the job's
 // configured rates, or those the server announced during the pilot (or,
 // when this plan sent nothing, during the earlier plan's pilot).
-func planEndpoints(job *job.Job, rep *Report, earlier *PlanDoc) []PlanEndpoint {
-	var out []PlanEndpoint
+func planEndpoints(job *job.Job, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
+	var out []corpus.PlanEndpoint
 	for _, se := range requestStages(job) {
 		stage, url := se.stage, se.endpoint.BaseURL
-		i := slices.IndexFunc(out, func(e PlanEndpoint) bool { return e.BaseURL == url })
+		i := slices.IndexFunc(out, func(e corpus.PlanEndpoint) bool { return e.BaseURL == url })
 		if i >= 0 {
 			if !slices.Contains(out[i].Stages, stage) {
 				out[i].Stages = append(out[i].Stages, stage)
 			}
 			continue
 		}
-		e := PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: job.Limits.Concurrency,
+		e := corpus.PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: job.Limits.Concurrency,
 			RequestsPerMinute: job.Limits.RequestsPerMinute, TokensPerMinute: job.Limits.TokensPerMinute}
 		if e.RequestsPerMinute > 0 || e.TokensPerMinute > 0 {
 			e.LimitSource = "configured"
@@ -477,35 +373,19 @@ func usageCost(job *job.Job, stage string, prompt, completion int64) float64 {
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.
-func budgetChecks(job *job.Job, plan *PlanDoc) []BudgetCheck {
-	var out []BudgetCheck
-	covers := func(limit float64, projected Range) float64 {
+func budgetChecks(job *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
+	var out []corpus.BudgetCheck
+	covers := func(limit float64, projected corpus.PlanRange) float64 {
 		if projected.Value <= limit {
 			return 1
 		}
 		return limit / projected.Value
 	}
 	if b := job.Budget.MaxCostUSD; b > 0 && plan.CostCounted {
-		out = append(out, BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: plan.Total.CostUSD, Covers: covers(b, plan.Total.CostUSD)})
+		out = append(out, corpus.BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: plan.Total.CostUSD, Covers: covers(b, plan.Total.CostUSD)})
 	}
 	if b := float64(job.Budget.MaxTokens); b > 0 {
-		out = append(out, BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})
+		out = append(out, corpus.BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})
 	}
 	return out
-}
-
-// hours renders a duration for a plan: seconds, minutes or hours.
-func hours(sec float64) string {
-	d := time.Duration(sec * float64(time.Second))
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%.0f s", sec)
-	case d < 10*time.Minute:
-		return fmt.Sprintf("%.1f min", d.Minutes())
-	case d < time.Hour:
-		return fmt.Sprintf("%.0f min", d.Minutes())
-	case d < 100*time.Hour:
-		return fmt.Sprintf("%.1f h", d.Hours())
-	}
-	return fmt.Sprintf("%.0f h", d.Hours())
 }
