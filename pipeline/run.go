@@ -50,6 +50,9 @@ type Options struct {
 	// it to reach an in-process simulated endpoint); nil means a tuned client
 	// per endpoint.
 	HTTPClient *http.Client
+	// Decompose, when set, makes the run decompose the saturated items of
+	// the records its input lists (distill refine --decompose; see Seeds).
+	Decompose Seeds
 
 	pilot *pilot  // set by Plan only: the sample and what its problems cost
 	hooks *hooks  // set by tests only
@@ -378,7 +381,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 	l.eng = &engine{
 		job: l.job, prompts: ps, clients: clients, stageTimes: newStageTimes(),
 		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
-		causes: &causes{},
+		causes: &causes{}, seeds: l.opt.Decompose,
 	}
 	return nil
 }
