@@ -20,8 +20,8 @@ import (
 // plantedCorpus runs distill on problems against a simulator that plants
 // rubric items of known kinds, with 32 rollouts a problem (16 on each
 // half) and the empirical stage on, and returns the run directory and
-// the simulator.
-func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server) {
+// the simulator and its URL (it serves until the test ends).
+func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
@@ -39,7 +39,7 @@ func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.S
 	if code != exitOK && code != exitProblems {
 		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	return out, sim
+	return out, sim, url
 }
 
 // readDecisions reads refine-records.jsonl.
@@ -72,7 +72,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, sim := plantedCorpus(t, style, 80)
+			src, sim, _ := plantedCorpus(t, style, 80)
 			dst := filepath.Join(t.TempDir(), "refined")
 			var stdout, stderr bytes.Buffer
 			if code := run([]string{"refine", src, "--out", dst, "--json"}, &stdout, &stderr); code != exitOK {
