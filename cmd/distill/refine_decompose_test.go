@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -115,5 +120,121 @@ func checkFinerItems(t *testing.T, dst string, sim *llmtest.Server) {
 	}
 	if kept == 0 || float64(aligned) < 0.8*float64(kept) {
 		t.Errorf("%d of %d kept finer items are planted aligned, want >= 80%%", aligned, kept)
+	}
+}
+
+// answeredBefore are the hashes of the requests sim answered so far.
+func answeredBefore(sim *llmtest.Server) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, e := range sim.Log() {
+		if e.Status == 200 {
+			out[e.Hash] = true
+		}
+	}
+	return out
+}
+
+// resentSince counts the requests from the from-th of sim's log on that
+// ask again what was answered before.
+func resentSince(sim *llmtest.Server, from int, answered map[uint64]bool) int {
+	n := 0
+	for _, e := range sim.Log()[from:] {
+		if answered[e.Hash] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRefineDecomposeKilledResumes kills a real distill refine --decompose
+// once the simulator has answered part of its requests: --out does not
+// exist, the work directory holds the decomposition, and the same command
+// finishes without asking again what was answered and written to the
+// cache before the kill (at most the requests in flight at the kill are
+// sent again), with the summary of a refine never killed.
+func TestRefineDecomposeKilledResumes(t *testing.T) {
+	bin := buildDistill(t)
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) {
+		c.KeepLog, c.Latency = true, 3*time.Millisecond
+	})
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dec")
+	work := filepath.Join(dir, ".dec.refine-decompose")
+	start := sim.Count()
+	args := append(decomposeArgs(src, dst, url), "--concurrency", "4")
+	killed := runUntil(t, exec.Command(bin, args...), func() bool { return sim.Count() >= start+150 })
+	if !killed {
+		t.Fatal("refine --decompose finished before 150 requests")
+	}
+	waitUntil(t, "the endpoint to answer the killed refine's requests", func() bool { return int64(len(sim.Log())) == sim.Count() })
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after the kill --out exists (%v)", err)
+	}
+	answered := answeredBefore(sim)
+	inFlight := int(sim.Count()-start) - cacheEntries(t, filepath.Join(work, refine.DecomposeDir))
+	from := len(sim.Log())
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose after the kill: %v", err)
+	}
+	resent := resentSince(sim, from, answered)
+	t.Logf("killed after %d requests, %d in flight; the resumed refine sent %d, %d of them again", from-int(start), inFlight, len(sim.Log())-from, resent)
+	if resent > max(inFlight, 0) {
+		t.Errorf("the resumed refine asked %d answered requests again, more than the %d in flight at the kill", resent, inFlight)
+	}
+	sum := readSummary(t, out)
+	clean := filepath.Join(dir, "clean")
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, clean, url), &stdout, &stderr); code != exitOK {
+		t.Fatalf("clean refine --decompose: exit %d\n%s", code, stderr.String())
+	}
+	want := readSummary(t, stdout.Bytes())
+	sum.Decomposed.Requests, want.Decomposed.Requests = 0, 0
+	sum.Fingerprint, want.Fingerprint = "", ""
+	want.Settings["refined_from"], sum.Settings["refined_from"] = "", ""
+	if g, w := mustJSON(t, sum), mustJSON(t, want); g != w {
+		t.Errorf("after a kill and a resume the summary is\n%s\nwithout a kill\n%s", g, w)
+	}
+	a, _ := os.ReadFile(filepath.Join(dst, refine.RecordsName))
+	b, _ := os.ReadFile(filepath.Join(clean, refine.RecordsName))
+	if !bytes.Equal(a, b) {
+		t.Error("the per-record decisions differ between the resumed and the clean refine")
+	}
+}
+
+// TestRefineDecomposeBudgetStopResumes: a --max-total-tokens the
+// decomposition reaches stops refine with exit 4 and no --out; the same
+// command with a larger budget resumes it and sends no answered request
+// again.
+func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) { c.KeepLog = true })
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dec")
+	start := sim.Count()
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "40000"), &stdout, &stderr); code != exitStopped {
+		t.Fatalf("refine --decompose under a small budget: exit %d, want %d\n%s", code, exitStopped, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "budget") || !strings.Contains(stderr.String(), "raise --max-cost-usd or --max-total-tokens") {
+		t.Errorf("the stop does not say the budget stopped it and what to do:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after a budget stop --out exists (%v)", err)
+	}
+	answered := answeredBefore(sim)
+	from := len(sim.Log())
+	inFlight := from - int(start) - cacheEntries(t, filepath.Join(dir, ".dec.refine-decompose", refine.DecomposeDir))
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "100000000"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose with a larger budget: exit %d\n%s", code, stderr.String())
+	}
+	n := resentSince(sim, from, answered)
+	t.Logf("stopped after %d requests, %d of them not in the cache; the resumed refine asked %d again", from-int(start), inFlight, n)
+	if n > max(inFlight, 0) {
+		t.Errorf("the resumed refine asked %d answered requests again, more than the %d not cached at the stop", n, inFlight)
+	}
+	if sum := readSummary(t, stdout.Bytes()); sum.Decomposed.Kept == 0 || len(answered) == 0 {
+		t.Errorf("after the resume: %+v, %d requests before the stop", sum.Decomposed, len(answered))
 	}
 }

@@ -22,12 +22,20 @@ import (
 // half) and the empirical stage on, and returns the run directory and
 // the simulator and its URL (it serves until the test ends).
 func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server, string) {
+	return plantedCorpusWith(t, style, problems, func(*llmtest.Config) {})
+}
+
+// plantedCorpusWith is plantedCorpus with the simulator's configuration
+// changed by tune (a latency, its log kept).
+func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*llmtest.Config)) (string, *llmtest.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, problems)
 	plant := &llmtest.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
-	sim, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11})
+	cfg := llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
+	tune(&cfg)
+	sim, url, stop, err := llmtest.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
