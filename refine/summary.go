@@ -194,10 +194,13 @@ func (s *Summary) WriteText(w io.Writer, src, out string) {
 			fmt.Fprintf(w, ", %d dropped (%s)", dc.Proposed-dc.Kept, dropList(dc.Dropped))
 		}
 		fmt.Fprintln(w)
-		if dc.Failed+dc.Unjudged > 0 {
-			fmt.Fprintf(w, "  %d records could not be decomposed and %d lack verdicts on their finer items: their saturated items are dropped\n", dc.Failed, dc.Unjudged)
+		if dc.Failed > 0 {
+			fmt.Fprintf(w, "  %d records could not be decomposed (DST/%s/failures.jsonl says why): their saturated items are dropped\n", dc.Failed, DecomposeDir)
 		}
-	case it.Dropped[DropSaturated] > 0 && s.Settings["decompose"] == "off":
+		if dc.Unjudged > 0 {
+			fmt.Fprintf(w, "  %d records lack verdicts on their finer items for some rollouts: their saturated items are dropped\n", dc.Unjudged)
+		}
+	case it.Dropped[DropSaturated] > 0 && !strings.HasPrefix(s.Settings["decompose"], "on"):
 		fmt.Fprintf(w, "  saturated items are dropped; --decompose splits them into finer items (requests to the distiller and the judges)\n")
 	}
 	fmt.Fprintln(w, "held-out rubric AUROC (mean over records measurable on both halves; fit on the other half):")
@@ -241,7 +244,7 @@ func reasons(m map[string]int64) string {
 
 func dropList(m map[string]int64) string {
 	var parts []string
-	for _, k := range []string{DropAnti, DropDead, DropSaturated, DropRedundant} {
+	for _, k := range []string{DropAnti, DropDead, DropSaturated, DropRedundant, DropNoEdge, DropInvalid} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 		}
