@@ -238,3 +238,36 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 		t.Errorf("after the resume: %+v, %d requests before the stop", sum.Decomposed, len(answered))
 	}
 }
+
+// TestRefineDecomposeInBatches: refine --decompose --batch sends the
+// decomposition's requests through the endpoint's Batch API in waves
+// (decompose, judge, empirical), none online and none answered twice, and
+// writes the refinement the online requests write.
+func TestRefineDecomposeInBatches(t *testing.T) {
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *llmtest.Config) { c.BatchDir = t.TempDir() })
+	dir := t.TempDir()
+	online, batched := filepath.Join(dir, "online"), filepath.Join(dir, "batched")
+	var stdout, stderr bytes.Buffer
+	before := sim.Count()
+	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose --batch: exit %d\n%s", code, stderr.String())
+	}
+	got := readSummary(t, stdout.Bytes())
+	st := sim.BatchStats()
+	t.Logf("batches: %+v; online requests %d", st, sim.Count()-before)
+	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || sim.Count() != before {
+		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, sim.Count()-before)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(decomposeArgs(src, online, url), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
+	}
+	want := readSummary(t, stdout.Bytes())
+	got.Decomposed.Requests, want.Decomposed.Requests = 0, 0
+	got.Settings["refined_from"], want.Settings["refined_from"] = "", ""
+	got.Fingerprint, want.Fingerprint = "", ""
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("in batches the summary is\n%s\nonline\n%s", g, w)
+	}
+}
