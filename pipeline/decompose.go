@@ -108,3 +108,11 @@ func satisfying(rollouts []schema.Rollout, item schema.Item, max, maxChars int) 
 	}
 	return pickSolutions(met, max, maxChars)
 }
+
+// stampDecompose names the decompose template as the record's distill
+// template when the engine decomposes.
+func (e *engine) stampDecompose(rec *schema.Record) {
+	if e.seeds != nil {
+		rec.Provenance.DistillTemplate = e.prompts.Hash(prompts.Decompose)
+	}
+}

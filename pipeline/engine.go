@@ -200,6 +200,7 @@ func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 		out.record = e.groundedRecord(w)
 	} else {
 		out.record = e.record(p, w.rollouts, w.items, w.u.u)
+		e.stampDecompose(out.record)
 	}
 	return out
 }
