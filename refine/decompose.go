@@ -99,6 +99,10 @@ func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *S
 	rep, err := pipeline.Run(ctx, jb, opt)
 	if err != nil {
 		var ue *job.UsageError
+		if errors.Is(err, pipeline.ErrJobChanged) || errors.Is(err, pipeline.ErrInputChanged) {
+			return nil, fmt.Errorf("%s holds a decomposition started with other settings or from another source; "+
+				"run refine as it was run then, or remove %s to start the decomposition over (its answered requests are lost): %w", work, work, ErrUsage)
+		}
 		if errors.As(err, &ue) {
 			return nil, fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
 		}
