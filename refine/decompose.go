@@ -75,6 +75,8 @@ type unitRow struct {
 // finer items and whose rollouts carry their verdicts.
 func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *Summary) (map[string]*schema.Record, error) {
 	work := workDir(cfg.Out)
+	_, statErr := os.Stat(work)
+	fresh := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the decomposition's work directory: %w", err)
 	}
@@ -83,17 +85,18 @@ func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *S
 	if err != nil {
 		return nil, err
 	}
+	jb := decomposeJob(cfg.Decompose.Job, style, units, filepath.Join(work, DecomposeDir))
+	// Checked even when nothing is saturated, so that a command that
+	// cannot decompose is refused whatever the source holds.
+	if err := checkJob(jb); err != nil {
+		if fresh { // nothing was asked yet: leave no work directory behind
+			os.RemoveAll(work)
+		}
+		return nil, fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
+	}
 	if len(sd) == 0 {
 		return nil, nil
 	}
-	jb := cfg.Decompose.Job
-	jb.Style = style
-	jb.Input.Paths = []string{units}
-	jb.Input.Format = "jsonl"
-	jb.Input.Fields = job.Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source"}
-	jb.Out = filepath.Join(work, DecomposeDir)
-	jb.Judge.Enabled, jb.Judge.DropInvalid = true, false
-	jb.Empirical.Enabled = true
 	opt := cfg.Decompose.Pipeline
 	opt.Decompose = sd
 	rep, err := pipeline.Run(ctx, jb, opt)
@@ -271,4 +274,27 @@ func (w *writer) adoptDecomposition(ran bool) error {
 		return fmt.Errorf("removing the decomposition's work directory: %w", err)
 	}
 	return nil
+}
+
+// decomposeJob is the decomposition's job: the user's endpoints, limits,
+// budget and batch settings, with refine's input, output, style and
+// stages.
+func decomposeJob(jb job.Job, style, units, out string) job.Job {
+	if style == "" {
+		style = schema.StyleSRaR
+	}
+	jb.Style = style
+	jb.Input.Paths = []string{units}
+	jb.Input.Format = "jsonl"
+	jb.Input.Fields = job.Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source"}
+	jb.Out = out
+	jb.Judge.Enabled, jb.Judge.DropInvalid = true, false
+	jb.Empirical.Enabled = true
+	return jb
+}
+
+// checkJob is the job's own check (pipeline.Run makes it again).
+func checkJob(jb job.Job) error {
+	jb.Normalize()
+	return jb.Validate()
 }

@@ -187,7 +187,7 @@ func (f *refineFlags) decomposeConfig(cfg *refine.Config, stderr io.Writer) (int
 			}
 		})
 		if *f.config != "" || len(set) > 0 {
-			fmt.Fprintf(stderr, "distill refine: %s only apply to --decompose's requests; add --decompose or leave them out\n", strings.Join(append(set, configFlag(*f.config)...), ", "))
+			fmt.Fprintf(stderr, "distill refine: %s: these flags apply only to --decompose's requests; add --decompose or leave them out\n", strings.Join(append(set, configFlag(*f.config)...), ", "))
 			return exitUsage, false
 		}
 		return exitOK, true

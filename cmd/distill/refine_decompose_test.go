@@ -271,3 +271,34 @@ func TestRefineDecomposeInBatches(t *testing.T) {
 		t.Errorf("in batches the summary is\n%s\nonline\n%s", g, w)
 	}
 }
+
+// TestRefineDecomposeBadFlags: --decompose without an endpoint, and the
+// request flags without --decompose, are usage errors (exit 2) that say
+// what to do and leave neither --out nor a work directory.
+func TestRefineDecomposeBadFlags(t *testing.T) {
+	src := smallCorpus(t, true)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no endpoint", []string{"--decompose"}, "no endpoint given (use --base-url)"},
+		{"no model", []string{"--decompose", "--base-url", "http://127.0.0.1:1/v1"}, "no model given (use --model)"},
+		{"flags without decompose", []string{"--model", "m", "--max-total-tokens", "5"}, "--max-total-tokens, --model: these flags apply only to --decompose's requests"},
+		{"config without decompose", []string{"--config", "job.yaml"}, "--config: these flags apply only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"refine", src, "--out", out}, tc.args...), &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, want %d; stderr does not say %q:\n%s", code, exitUsage, tc.want, stderr.String())
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 0 {
+				t.Errorf("left %v in --out's directory", entries)
+			}
+		})
+	}
+}
