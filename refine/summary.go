@@ -189,7 +189,7 @@ func (s *Summary) WriteText(w io.Writer, src, out string) {
 	}
 	switch dc := s.Decomposed; {
 	case dc.Units > 0:
-		fmt.Fprintf(w, "decompose: saturated items of %d records sent (%d requests this refinement's run sent); %d finer items proposed, %d kept", dc.Units, dc.Requests, dc.Proposed, dc.Kept)
+		fmt.Fprintf(w, "decompose: saturated items of %d records sent (%d requests sent, over every session); %d finer items proposed, %d kept", dc.Units, dc.Requests, dc.Proposed, dc.Kept)
 		if dc.Proposed > dc.Kept {
 			fmt.Fprintf(w, ", %d dropped (%s)", dc.Proposed-dc.Kept, dropList(dc.Dropped))
 		}
