@@ -9,7 +9,10 @@
 // problem until its next request goes into a provider batch
 // (llm.Batcher), and once batches answer, another pass runs the problems
 // they let go on, their earlier answers read from the cache. The job it
-// runs is package job's and its units come from package source.
+// runs is package job's and its units come from package source. With
+// Options.Decompose (distill refine --decompose) the same engine runs the
+// decompose stages instead (decompose, judge, empirical) over records
+// whose saturated items it splits into finer ones.
 //
 // distill plan (package plan) runs its pilot through Run with a Pilot in
 // Options: the sample the feeder takes and a look at each problem's start

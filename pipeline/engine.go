@@ -31,6 +31,9 @@ type engine struct {
 	// causes counts why problems failed and why verdicts could not be had,
 	// by stage, for the report's most common cause.
 	causes *causes
+	// seeds, when set, makes the engine decompose saturated items
+	// (decomposeStages) instead of running the style's stages.
+	seeds Seeds
 }
 
 // outcome is what processing one problem produced: a record, a failure, or
@@ -192,7 +195,7 @@ func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 		}
 	}()
 	out.usage = &w.u
-	for _, st := range stagesOf(e.job.Style) {
+	for _, st := range e.stages() {
 		if st.on != nil && !st.on(e.job) {
 			continue
 		}
@@ -219,6 +222,7 @@ func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 		out.record = e.groundedRecord(w)
 	} else {
 		out.record = e.record(p, w.rollouts, w.items, w.u.u)
+		e.stampDecompose(out.record)
 	}
 	return out
 }

@@ -53,6 +53,9 @@ type Options struct {
 	// Pilot, set by distill plan only, narrows the run to a sample and
 	// watches its problems (package plan).
 	Pilot Pilot
+	// Decompose, when set, makes the run decompose the saturated items of
+	// the records its input lists (distill refine --decompose; see Seeds).
+	Decompose Seeds
 
 	hooks *hooks  // set by tests only
 	fs    fsys.FS // set by tests only: the run directory's file system; nil is fsys.OS
@@ -382,7 +385,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 	l.eng = &engine{
 		job: l.job, prompts: ps, clients: clients, stageTimes: newStageTimes(),
 		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
-		causes: &causes{},
+		causes: &causes{}, seeds: l.opt.Decompose,
 	}
 	return nil
 }

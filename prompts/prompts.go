@@ -46,11 +46,14 @@ const (
 	GroundedJudgeBatch = "grounded_judge_batch"
 	GroundedJudgeItem  = "grounded_judge_item"
 	GroundedAnswer     = "grounded_answer"
+	// Decompose asks for finer items in place of a saturated one
+	// (distill refine --decompose).
+	Decompose = "decompose"
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
-	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer}
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, Decompose}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.
@@ -172,6 +175,17 @@ func (s *Set) DistillSRaRMessages(problem, answer string, solutions []Solution, 
 // DistillFactualProcessMessages asks for weighted Factual/Process criteria.
 func (s *Set) DistillFactualProcessMessages(problem, reference, answer string) ([]Message, error) {
 	return s.render(DistillFactualProcess, struct{ Problem, Reference, Answer string }{problem, reference, answer})
+}
+
+// DecomposeMessages asks for 2-3 finer items of item's type in place of
+// item, which nearly every solution meets; solutions are the ones that
+// meet it, marked correct or not.
+func (s *Set) DecomposeMessages(problem, answer string, item schema.Item, solutions []Solution) ([]Message, error) {
+	return s.render(Decompose, struct {
+		Problem, Answer string
+		Item            schema.Item
+		Solutions       []Solution
+	}{problem, answer, item, solutions})
 }
 
 // JudgeItemMessages asks whether one rubric item is valid.

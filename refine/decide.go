@@ -15,6 +15,11 @@ const (
 	DropSaturated = "saturated" // good on every fit rollout (split it: --decompose)
 	DropAnti      = "anti"      // anti-discriminative: discrim's Fisher test, or an edge below MinEdge
 	DropRedundant = "redundant" // says what a kept item says, by the verdicts
+	// The drops of a finer item that --decompose proposed, besides the
+	// statistics' own: the validity judge found it invalid, or its fit
+	// edge is not positive.
+	DropInvalid = "invalid"
+	DropNoEdge  = "no_edge"
 )
 
 // DefaultMinEdge is the fit edge below which an item is dropped as
@@ -77,6 +82,11 @@ type ItemDecision struct {
 	// record.
 	NewID  int32   `json:"new_id,omitempty"`
 	Weight float64 `json:"weight,omitempty"`
+	// Finer marks an item that --decompose proposed in place of the
+	// record's saturated items (its ID follows the source's items); Text
+	// is its text.
+	Finer bool   `json:"finer,omitempty"`
+	Text  string `json:"text,omitempty"`
 }
 
 // Decision is the refinement of one record, measured on its fit half.
@@ -112,6 +122,12 @@ func (d *Decision) Changed() bool { return d.Unmeasured == "" }
 // half. storedWeights are the items' weights in the record, for the
 // AUROC before.
 func Decide(id string, m *discrim.Matrix, storedWeights []float64, opt Options) Decision {
+	return decide(id, m, storedWeights, opt, nil)
+}
+
+// decide is Decide with veto, when not nil, saying why an item the
+// statistics keep is dropped all the same ("" to keep it).
+func decide(id string, m *discrim.Matrix, storedWeights []float64, opt Options, veto func(i int, edge float64) string) Decision {
 	d := Decision{ID: id}
 	fit, held := discrim.Split(m)
 	st := discrim.Measure(m, fit, discrim.Options{AntiAlpha: opt.AntiAlpha})
@@ -126,6 +142,9 @@ func Decide(id string, m *discrim.Matrix, storedWeights []float64, opt Options) 
 	d.Items = make([]ItemDecision, len(m.Items))
 	for i, s := range st.Items {
 		d.Items[i] = ItemDecision{ID: s.ID, Type: s.Type, Edge: s.Edge, Drop: dropReason(s, opt)}
+		if d.Items[i].Drop == "" && veto != nil {
+			d.Items[i].Drop = veto(i, s.Edge)
+		}
 	}
 	dropRedundant(d.Items, m, fit, st.Redundant)
 	restoreForStyle(m.Style, d.Items)

@@ -26,9 +26,13 @@
 // never exists half written; a killed refinement leaves only that
 // directory, which the next one removes and starts over.
 //
-// Splitting saturated items into finer ones (--decompose) needs requests
-// to the distiller and goes through the pipeline's engine; it is not
-// here. [Decide] marks saturated items apart so it can take them.
+// With [Config.Decompose] (--decompose) the saturated items of the
+// refined records are first split into finer ones through the pipeline's
+// engine (pipeline.Options.Decompose: stages decompose, judge, empirical,
+// in a run directory beside Out that survives a kill and ends up in
+// Out/decompose); each such record is then decided with its finer items
+// appended, and a finer item is kept only when it is valid and its fit
+// edge is positive.
 // docs/refine.md documents the rules and the weights with a worked
 // example.
 package refine

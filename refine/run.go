@@ -57,6 +57,9 @@ type Config struct {
 	ShardRows   int
 	ToolVersion string
 	Logger      *slog.Logger
+	// Decompose, when set, splits saturated items into finer ones
+	// (--decompose; see Decompose). A dry run does not decompose.
+	Decompose *Decompose
 }
 
 // IsUsage reports whether err is the user's to fix (exit 2): a missing or
@@ -83,6 +86,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	src, _ := filepath.Abs(cfg.Src)
 	settings := settingsOf(src, in, cfg.Options)
+	if cfg.Decompose != nil && !cfg.DryRun {
+		settings["decompose"] = decomposeSetting(&cfg.Decompose.Job)
+	}
 	fp := fingerprint(in, settings)
 	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun}
 	if !cfg.DryRun {
@@ -98,12 +104,18 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.ShardRows <= 0 {
 		cfg.ShardRows = shardRowsOf(in)
 	}
+	var finer map[string]*schema.Record
+	if cfg.Decompose != nil && !cfg.DryRun {
+		if finer, err = decomposeSaturated(ctx, in, cfg, sum); err != nil {
+			return nil, err
+		}
+	}
 	w, err := newWriter(cfg, fp, settings)
 	if err != nil {
 		return nil, err
 	}
 	defer w.abandon()
-	if err := stream(ctx, in, cfg, w, sum); err != nil {
+	if err := stream(ctx, in, cfg, finer, w, sum); err != nil {
 		return nil, err
 	}
 	if sum.Records.Measured+sum.Records.UnmeasuredFit == 0 {
@@ -113,6 +125,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			cfg.Src, sum.Records.Read, ErrNoVerdicts)
 	}
 	sum.finish()
+	if err := w.adoptDecomposition(finer != nil); err != nil {
+		return nil, err
+	}
 	if err := w.commit(sum); err != nil {
 		return nil, err
 	}
@@ -123,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 // them in this one, so that decoding the source and encoding the refined
 // corpus overlap on two cores; the channel bounds the records in flight.
 // It returns once the reader has stopped.
-func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Summary) error {
+func stream(ctx context.Context, in *audit.Input, cfg Config, finer map[string]*schema.Record, w *writer, sum *Summary) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	recs := make(chan *schema.Record, 256)
@@ -140,7 +155,7 @@ func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Su
 			}
 		}, func(p audit.Problem) { bad = append(bad, p) })
 	}()
-	werr := refineAll(recs, cfg, w, sum)
+	werr := refineAll(recs, cfg, finer, w, sum)
 	if werr != nil {
 		cancel()
 		for range recs { // until the reader has seen the cancel
@@ -158,11 +173,20 @@ func stream(ctx context.Context, in *audit.Input, cfg Config, w *writer, sum *Su
 	return nil
 }
 
-// refineAll decides and writes every record recs brings.
-func refineAll(recs <-chan *schema.Record, cfg Config, w *writer, sum *Summary) error {
+// refineAll decides and writes every record recs brings; a record with
+// finer items (finer, by id) is decided with them.
+func refineAll(recs <-chan *schema.Record, cfg Config, finer map[string]*schema.Record, w *writer, sum *Summary) error {
 	var m discrim.Matrix
 	for rec := range recs {
 		d := decideRecord(rec, &m, cfg.Options)
+		if fine, ok := finer[rec.ID]; ok && d.Unmeasured == "" {
+			if ext, ok := withFiner(rec, fine); ok {
+				d = decideWithFiner(ext, len(rec.Rubric), &m, cfg.Options)
+				rec = ext
+			} else {
+				sum.Decomposed.Unjudged++
+			}
+		}
 		sum.add(&d)
 		out := rec
 		if d.Unmeasured == "" {

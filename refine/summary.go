@@ -21,6 +21,38 @@ type Summary struct {
 	// HeldOut is the mean rubric AUROC on the held-out halves of the
 	// records where it is defined both before and after.
 	HeldOut HeldOutSummary `json:"held_out"`
+	// Decomposed is what --decompose did; zero without it.
+	Decomposed DecomposeCounts `json:"decomposed"`
+}
+
+// DecomposeCounts count the finer items --decompose proposed in place of
+// saturated ones, and what became of them.
+type DecomposeCounts struct {
+	// Units is the records whose saturated items were sent; Failed those
+	// the pipeline could not decompose (failures.jsonl of its run);
+	// Unjudged those whose finer items lack verdicts on some rollout, so
+	// that they were left out; Requests is what the decomposition's run
+	// sent over every session (answers from its cache not counted).
+	Units    int64 `json:"units"`
+	Failed   int64 `json:"failed"`
+	Unjudged int64 `json:"unjudged"`
+	Requests int64 `json:"requests"`
+	// Proposed finer items, Kept, and Dropped by reason.
+	Proposed int64            `json:"proposed"`
+	Kept     int64            `json:"kept"`
+	Dropped  map[string]int64 `json:"dropped,omitempty"`
+}
+
+func (c *DecomposeCounts) add(it *ItemDecision) {
+	c.Proposed++
+	if it.Drop == "" {
+		c.Kept++
+		return
+	}
+	if c.Dropped == nil {
+		c.Dropped = map[string]int64{}
+	}
+	c.Dropped[it.Drop]++
 }
 
 // RecordCounts count the records read.
@@ -101,6 +133,10 @@ func (s *Summary) add(d *Decision) {
 	}
 	s.Records.Measured++
 	for _, it := range d.Items {
+		if it.Finer {
+			s.Decomposed.add(&it)
+			continue
+		}
 		s.Items.In++
 		switch {
 		case it.Drop != "":
@@ -151,8 +187,21 @@ func (s *Summary) WriteText(w io.Writer, src, out string) {
 	if it.Restored > 0 {
 		fmt.Fprintf(w, "  %d items the statistics would drop are kept so that rubrics hold their style's rules\n", it.Restored)
 	}
-	if it.Dropped[DropSaturated] > 0 {
-		fmt.Fprintf(w, "  saturated items are dropped; splitting them into finer items needs --decompose (not in this version)\n")
+	switch dc := s.Decomposed; {
+	case dc.Units > 0:
+		fmt.Fprintf(w, "decompose: saturated items of %d records sent (%d requests sent, over every session); %d finer items proposed, %d kept", dc.Units, dc.Requests, dc.Proposed, dc.Kept)
+		if dc.Proposed > dc.Kept {
+			fmt.Fprintf(w, ", %d dropped (%s)", dc.Proposed-dc.Kept, dropList(dc.Dropped))
+		}
+		fmt.Fprintln(w)
+		if dc.Failed > 0 {
+			fmt.Fprintf(w, "  %d records could not be decomposed (DST/%s/failures.jsonl says why): their saturated items are dropped\n", dc.Failed, DecomposeDir)
+		}
+		if dc.Unjudged > 0 {
+			fmt.Fprintf(w, "  %d records lack verdicts on their finer items for some rollouts: their saturated items are dropped\n", dc.Unjudged)
+		}
+	case it.Dropped[DropSaturated] > 0 && !strings.HasPrefix(s.Settings["decompose"], "on"):
+		fmt.Fprintf(w, "  saturated items are dropped; --decompose splits them into finer items (requests to the distiller and the judges)\n")
 	}
 	fmt.Fprintln(w, "held-out rubric AUROC (mean over records measurable on both halves; fit on the other half):")
 	for _, c := range []struct {
@@ -195,7 +244,7 @@ func reasons(m map[string]int64) string {
 
 func dropList(m map[string]int64) string {
 	var parts []string
-	for _, k := range []string{DropAnti, DropDead, DropSaturated, DropRedundant} {
+	for _, k := range []string{DropAnti, DropDead, DropSaturated, DropRedundant, DropNoEdge, DropInvalid} {
 		if m[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", m[k], k))
 		}

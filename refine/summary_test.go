@@ -45,6 +45,11 @@ func TestSummaryTextGolden(t *testing.T) {
 	writeDryRunLine(&b, &raised)
 	writeDryRunLine(&b, &lowered)
 	base(true, &raised, &lowered).WriteText(&b, "runs/demo", "runs/demo-refined")
+	b.WriteString("== decompose\n")
+	dec := base(false, &raised)
+	dec.Settings = map[string]string{"decompose": "on: distill m, judge m, empirical m"}
+	dec.Decomposed = DecomposeCounts{Units: 3, Failed: 1, Requests: 41, Proposed: 8, Kept: 5, Dropped: map[string]int64{DropNoEdge: 2, DropInvalid: 1}}
+	dec.WriteText(&b, "runs/demo", "runs/demo-refined")
 	b.WriteString("== already done\n")
 	(&Summary{AlreadyDone: true, Fingerprint: "5c2f29a5ba3aeb96"}).WriteText(&b, "runs/demo", "runs/demo-refined")
 	golden.Check(t, "testdata/summary.golden", b.Bytes())

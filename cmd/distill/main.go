@@ -232,8 +232,18 @@ func (f *flagSet) stageFlags(d job.Job) {
 
 // limitFlags binds the flags of limits, budget, output and caching.
 func (f *flagSet) limitFlags(d job.Job) {
-	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *job.Job, v int) { j.Limits.Concurrency = v })
+	f.requestFlags(d)
 	f.integer("problems-in-flight", 0, "most problems processed at once; a new one starts when the rollout endpoint can take its rollouts (0: four times --concurrency, bounded by a 256 MiB budget for the rollouts they hold; e.g. 64)", func(j *job.Job, v int) { j.Limits.ProblemsInFlight = v })
+	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *job.Job, v int) { j.Output.ShardRows = v })
+	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *job.Job, v time.Duration) { j.Output.CheckpointInterval = v })
+	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *job.Job, v string) { j.Cache = v })
+	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *job.Job, v string) { j.PromptsDir = v })
+}
+
+// requestFlags binds the flags of the request limits and the budget
+// (distill run's, and distill refine --decompose's).
+func (f *flagSet) requestFlags(d job.Job) {
+	f.integer("concurrency", d.Limits.Concurrency, "requests in flight per endpoint; e.g. 512 for a vLLM server", func(j *job.Job, v int) { j.Limits.Concurrency = v })
 	f.float("rpm", 0, "requests per minute per endpoint (0: no limit)", func(j *job.Job, v float64) { j.Limits.RequestsPerMinute = v })
 	f.float("tpm", 0, "tokens per minute per endpoint (0: no limit)", func(j *job.Job, v float64) { j.Limits.TokensPerMinute = v })
 	f.duration("attempt-timeout", d.Limits.AttemptTimeout, "deadline of one request attempt", func(j *job.Job, v time.Duration) { j.Limits.AttemptTimeout = v })
@@ -249,10 +259,6 @@ func (f *flagSet) limitFlags(d job.Job) {
 			j.Prices[m] = job.Price{}
 		}
 	})
-	f.integer("shard-rows", d.Output.ShardRows, "records per Parquet shard", func(j *job.Job, v int) { j.Output.ShardRows = v })
-	f.duration("checkpoint-interval", d.Output.CheckpointInterval, "commit finished records and report.json this often", func(j *job.Job, v time.Duration) { j.Output.CheckpointInterval = v })
-	f.str("cache", "", "response cache file (default RUN/cache.db); another run's cache lets this run reuse its answered requests, e.g. runs/n8/cache.db", func(j *job.Job, v string) { j.Cache = v })
-	f.str("prompts-dir", "", "directory whose NAME.tmpl files replace the embedded prompt templates", func(j *job.Job, v string) { j.PromptsDir = v })
 }
 
 func (f *flagSet) str(name, def, help string, set func(j *job.Job, v string)) {

@@ -10,8 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/refine"
 )
 
@@ -25,8 +28,8 @@ export and rewardd read like any other.
 
 For each record, the rollouts are split in two fixed halves (correct and flawed
 rollouts by index alternate fit, held-out). On the fit half an item is dropped
-when it is dead (never good), saturated (always good; splitting it into finer
-items needs --decompose, not in this version), anti-discriminative (the one-sided
+when it is dead (never good), saturated (always good; --decompose splits it into
+finer items, below), anti-discriminative (the one-sided
 Fisher test of package discrim, or an edge below --min-edge), or the weaker of a
 redundant pair that moves together beyond what correctness explains. ANSWER items
 stay; the style's rules are kept (srar: a SUGGEST item; factual_process: 3 items).
@@ -36,6 +39,17 @@ held-out half before and after, per record (DST/refine-records.jsonl) and
 overall (DST/refine.json and the output), and said plainly when it did not rise.
 Records that cannot be measured (no verdicts, one side only, grounded) are copied.
 
+--decompose sends each saturated item of a refined record, with the rollouts
+that meet it, to the distiller for 2-3 finer items; the validity judge judges
+them and the satisfaction judge grades every rollout of the record on them; a
+finer item is kept when it is valid and its fit edge is positive (then the
+record is refined with it like any item). These requests go through distill
+run's engine, with its endpoint, limit, budget and batch flags (or --config's
+job file): the response cache, the budget and batch mode are distill run's. The
+decomposition runs in a hidden directory next to DST (.DST.refine-decompose)
+that a killed or stopped refine leaves, so the same command resumes it without
+paying twice; it ends up in DST/decompose, a run directory distill status reads.
+
 DST is written in a hidden directory next to it and renamed at the end: a
 refine that is killed leaves no DST, and the same command starts it over.
 Running it again when DST holds the same refinement does nothing.
@@ -44,6 +58,8 @@ Examples:
   distill refine runs/demo --out runs/demo-refined
   distill refine runs/demo --out runs/demo-refined --dry-run
   distill refine exports/demo-jsonl --out runs/demo-refined --min-edge -0.1 --saturated95
+  distill refine runs/demo --out runs/demo-refined --decompose --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B
+  distill refine runs/demo --out runs/demo-refined --decompose --config job.yaml --max-cost-usd 5 --batch
 
 Flags:
 `
@@ -55,12 +71,26 @@ type refineFlags struct {
 	dryRun, saturated95, asJSON *bool
 	minEdge, antiAlpha          *float64
 	shardRows, minSide          *int
+	decompose                   *bool
+	config                      *string
+	job                         *flagSet // distill run's flags for --decompose's requests
+	jobNames                    map[string]bool
 }
 
 func newRefineFlags() *refineFlags {
 	fs := flag.NewFlagSet("distill refine", flag.ContinueOnError)
 	d := refine.DefaultOptions()
+	jf := &flagSet{fs: fs}
+	jd := job.DefaultJob()
+	jf.endpointFlags(jd)
+	jf.requestFlags(jd)
+	jf.batchFlags()
+	jobNames := map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { jobNames[fl.Name] = true })
 	return &refineFlags{
+		job: jf, jobNames: jobNames,
+		decompose:   fs.Bool("decompose", false, "split saturated items into 2-3 finer ones with the distiller, judged and measured by the judges (requests: needs --base-url and --model, or --config); e.g. --decompose --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B"),
+		config:      fs.String("config", "", "with --decompose: a job file whose endpoints, models, prices, limits, budget and batch settings its requests use (its input, output and style are refine's); flags override it; e.g. --config examples/demo.yaml"),
 		fs:          fs,
 		out:         fs.String("out", "", "the refined corpus, a new run directory (required; not inside SRC); e.g. --out runs/demo-refined"),
 		dryRun:      fs.Bool("dry-run", false, "print what would change, a line per record, and the summary; write nothing"),
@@ -77,12 +107,12 @@ func (f *refineFlags) usage(w io.Writer) {
 	fmt.Fprint(w, refineUsage)
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
-	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts), 4 stopped (Ctrl-C; no DST is left).\n")
+	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error, a fatal endpoint error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts, --decompose without an endpoint), 4 stopped (Ctrl-C, or --decompose's budget reached or batch files to run: no DST is left; run the same command again, with a higher budget, to resume).\n")
 }
 
 func refineCmd(args []string, stdout, stderr io.Writer) int {
 	f := newRefineFlags()
-	srcs, ok, code := parseDirsAndFlags(f.fs, args, f.usage, stderr, "distill refine SRC --out DST")
+	srcs, ok, code := parseDirsAndFlags(f.fs, batchArgs(args), f.usage, stderr, "distill refine SRC --out DST")
 	if !ok {
 		return code
 	}
@@ -107,10 +137,20 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 		Options:   refine.Options{MinEdge: *f.minEdge, Saturated95: *f.saturated95, AntiAlpha: *f.antiAlpha, MinSide: *f.minSide},
 		ShardRows: *f.shardRows, ToolVersion: toolVersion(), Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}
+	if code, ok := f.decomposeConfig(&cfg, stderr); !ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := refine.Run(ctx, cfg)
+	var stopErr *refine.StopError
 	switch {
+	case errors.As(err, &stopErr):
+		fmt.Fprintf(stderr, "distill refine: %v; %s was not written\n", err, cfg.Out)
+		if stopErr.StoppedBy == pipeline.StopBudget {
+			fmt.Fprintln(stderr, "The budget counts every session of the decomposition: raise --max-cost-usd or --max-total-tokens and run the same command again to resume.")
+		}
+		return exitStopped
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "distill refine: stopped; %s was not written\n", cfg.Out)
 		return exitStopped
@@ -132,4 +172,46 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sum.WriteText(stdout, cfg.Src, cfg.Out)
 	return exitOK
+}
+
+// decomposeConfig sets cfg.Decompose from --decompose, --config and distill
+// run's endpoint, limit, budget and batch flags; those flags without
+// --decompose are a usage error. ok is false when the command must end
+// with code.
+func (f *refineFlags) decomposeConfig(cfg *refine.Config, stderr io.Writer) (int, bool) {
+	if !*f.decompose {
+		var set []string
+		f.fs.Visit(func(fl *flag.Flag) {
+			if f.jobNames[fl.Name] {
+				set = append(set, "--"+fl.Name)
+			}
+		})
+		if *f.config != "" || len(set) > 0 {
+			fmt.Fprintf(stderr, "distill refine: %s: these flags apply only to --decompose's requests; add --decompose or leave them out\n", strings.Join(append(set, configFlag(*f.config)...), ", "))
+			return exitUsage, false
+		}
+		return exitOK, true
+	}
+	jb := job.DefaultJob()
+	if *f.config != "" {
+		var err error
+		if jb, err = job.LoadJobFile(*f.config); err != nil {
+			fmt.Fprintf(stderr, "distill refine: --config: %v\n", err)
+			return exitUsage, false
+		}
+	}
+	for _, apply := range f.job.apply {
+		apply(&jb)
+	}
+	cfg.Decompose = &refine.Decompose{Job: jb, Pipeline: pipeline.Options{
+		ToolVersion: toolVersion(), Logger: cfg.Logger, Status: stderr,
+	}}
+	return exitOK, true
+}
+
+func configFlag(path string) []string {
+	if path == "" {
+		return nil
+	}
+	return []string{"--config"}
 }

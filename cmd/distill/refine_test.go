@@ -20,14 +20,22 @@ import (
 // plantedCorpus runs distill on problems against a simulator that plants
 // rubric items of known kinds, with 32 rollouts a problem (16 on each
 // half) and the empirical stage on, and returns the run directory and
-// the simulator.
-func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server) {
+// the simulator and its URL (it serves until the test ends).
+func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server, string) {
+	return plantedCorpusWith(t, style, problems, func(*llmtest.Config) {})
+}
+
+// plantedCorpusWith is plantedCorpus with the simulator's configuration
+// changed by tune (a latency, its log kept).
+func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*llmtest.Config)) (string, *llmtest.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, problems)
 	plant := &llmtest.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
-	sim, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11})
+	cfg := llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
+	tune(&cfg)
+	sim, url, stop, err := llmtest.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +47,7 @@ func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.S
 	if code != exitOK && code != exitProblems {
 		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	return out, sim
+	return out, sim, url
 }
 
 // readDecisions reads refine-records.jsonl.
@@ -72,7 +80,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, sim := plantedCorpus(t, style, 80)
+			src, sim, _ := plantedCorpus(t, style, 80)
 			dst := filepath.Join(t.TempDir(), "refined")
 			var stdout, stderr bytes.Buffer
 			if code := run([]string{"refine", src, "--out", dst, "--json"}, &stdout, &stderr); code != exitOK {

@@ -31,6 +31,7 @@ const (
 	KindGroundedJudgeBatch    Kind = "grounded_judge_batch"
 	KindGroundedJudgeItem     Kind = "grounded_judge_item"
 	KindGroundedAnswer        Kind = "grounded_answer"
+	KindDecompose             Kind = "decompose"
 	KindUnknown               Kind = "unknown"
 )
 
@@ -86,6 +87,8 @@ func kindOf(p string) Kind {
 		return true
 	}
 	switch {
+	case has(`<saturated_item type="`, "</saturated_item>", "<problem>", "<ground_truth>"):
+		return KindDecompose
 	case has("<source_passage>", "<response>", `"max_total"`, "[id: "):
 		return KindScoreGrounded
 	case has(`<passage title="`, "<analysis", `"question_rationale"`, `"required_elements"`):

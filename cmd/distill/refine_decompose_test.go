@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/refine"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// decomposeArgs are the arguments of a refine --decompose against url.
+func decomposeArgs(src, out, url string, extra ...string) []string {
+	return append([]string{"refine", src, "--out", out, "--decompose", "--base-url", url, "--model", "simulated", "--json"}, extra...)
+}
+
+func readSummary(t *testing.T, stdout []byte) refine.Summary {
+	t.Helper()
+	var sum refine.Summary
+	if err := json.Unmarshal(stdout, &sum); err != nil {
+		t.Fatalf("refine --json: %v\n%s", err, stdout)
+	}
+	return sum
+}
+
+// TestRefineDecomposeReplacesSaturatedItems: on a planted corpus, refine
+// --decompose sends the saturated items to the simulated distiller,
+// keeps finer items only with a positive fit edge (and valid), puts them
+// into the refined records with their verdicts, and the held-out AUROC
+// does not fall below that of the same refinement without --decompose.
+func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
+	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
+		t.Run(style, func(t *testing.T) {
+			src, sim, url := plantedCorpus(t, style, 40)
+			dir := t.TempDir()
+			plain, dec := filepath.Join(dir, "plain"), filepath.Join(dir, "dec")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"refine", src, "--out", plain, "--json"}, &stdout, &stderr); code != exitOK {
+				t.Fatalf("refine: exit %d\n%s", code, stderr.String())
+			}
+			before := readSummary(t, stdout.Bytes())
+			stdout.Reset()
+			stderr.Reset()
+			if code := run(decomposeArgs(src, dec, url), &stdout, &stderr); code != exitOK {
+				t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
+			}
+			sum := readSummary(t, stdout.Bytes())
+			dc := sum.Decomposed
+			t.Logf("%s: %+v; held-out AUROC %.3f -> %.3f (plain refine %.3f)", style, dc, sum.HeldOut.WithAnswer.MeanBefore, sum.HeldOut.WithAnswer.MeanAfter, before.HeldOut.WithAnswer.MeanAfter)
+			if dc.Units == 0 || dc.Proposed < 2*dc.Units || dc.Kept == 0 {
+				t.Fatalf("decomposed %+v: want saturated items sent and finer items kept", dc)
+			}
+			if sum.HeldOut.WithAnswer.MeanAfter < sum.HeldOut.WithAnswer.MeanBefore {
+				t.Errorf("held-out AUROC fell: %.3f -> %.3f", sum.HeldOut.WithAnswer.MeanBefore, sum.HeldOut.WithAnswer.MeanAfter)
+			}
+			if sum.HeldOut.NoAnswer.MeanAfter < before.HeldOut.NoAnswer.MeanAfter-0.01 {
+				t.Errorf("held-out AUROC without ANSWER items %.3f with --decompose, %.3f without", sum.HeldOut.NoAnswer.MeanAfter, before.HeldOut.NoAnswer.MeanAfter)
+			}
+			checkFinerItems(t, dec, sim)
+			if _, err := os.Stat(filepath.Join(dec, refine.DecomposeDir, "cache.db")); err != nil {
+				t.Errorf("the decomposition's cache is not in DST: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, ".dec.refine-decompose")); err == nil {
+				t.Error("the work directory is left after a finished refine")
+			}
+		})
+	}
+}
+
+// checkFinerItems: every kept finer item has a positive fit edge, is in
+// the refined record with verdicts on every judged rollout, and most kept
+// ones are of the aligned kind the simulator planted.
+func checkFinerItems(t *testing.T, dst string, sim *llmtest.Server) {
+	t.Helper()
+	decisions := readDecisions(t, dst)
+	in, err := audit.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, aligned := 0, 0
+	err = audit.Records(t.Context(), in, func(rec *schema.Record) error {
+		d := decisions[rec.ID]
+		for _, it := range d.Items {
+			if !it.Finer {
+				continue
+			}
+			if it.Drop == "" && it.Edge <= 0 {
+				t.Errorf("%s: finer item %d kept with fit edge %g", rec.ID, it.ID, it.Edge)
+			}
+			if it.Drop != "" {
+				continue
+			}
+			kept++
+			item := rec.Rubric[it.NewID-1]
+			if item.Text != it.Text {
+				t.Errorf("%s: new item %d is %q, want the finer %q", rec.ID, it.NewID, item.Text, it.Text)
+			}
+			if kind, _ := sim.PlantedKind(rec.Problem, item.Type, item.Text); kind == llmtest.PlantedAligned {
+				aligned++
+			}
+			for _, r := range rec.Rollouts {
+				if len(r.Satisfaction) > 0 && len(r.Satisfaction) != len(rec.Rubric) {
+					t.Errorf("%s rollout %d: %d verdicts for %d items", rec.ID, r.Index, len(r.Satisfaction), len(rec.Rubric))
+				}
+			}
+		}
+		return nil
+	}, func(p audit.Problem) { t.Errorf("reading %s: %+v", dst, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept == 0 || float64(aligned) < 0.8*float64(kept) {
+		t.Errorf("%d of %d kept finer items are planted aligned, want >= 80%%", aligned, kept)
+	}
+}
+
+// answeredBefore are the hashes of the requests sim answered so far.
+func answeredBefore(sim *llmtest.Server) map[uint64]bool {
+	out := map[uint64]bool{}
+	for _, e := range sim.Log() {
+		if e.Status == 200 {
+			out[e.Hash] = true
+		}
+	}
+	return out
+}
+
+// resentSince counts the requests from the from-th of sim's log on that
+// ask again what was answered before.
+func resentSince(sim *llmtest.Server, from int, answered map[uint64]bool) int {
+	n := 0
+	for _, e := range sim.Log()[from:] {
+		if answered[e.Hash] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRefineDecomposeKilledResumes kills a real distill refine --decompose
+// once the simulator has answered part of its requests: --out does not
+// exist, the work directory holds the decomposition, and the same command
+// finishes without asking again what was answered and written to the
+// cache before the kill (at most the requests in flight at the kill are
+// sent again), with the summary of a refine never killed.
+func TestRefineDecomposeKilledResumes(t *testing.T) {
+	bin := buildDistill(t)
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) {
+		c.KeepLog, c.Latency = true, 3*time.Millisecond
+	})
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dec")
+	work := filepath.Join(dir, ".dec.refine-decompose")
+	start := sim.Count()
+	args := append(decomposeArgs(src, dst, url), "--concurrency", "4")
+	killed := runUntil(t, exec.Command(bin, args...), func() bool { return sim.Count() >= start+150 })
+	if !killed {
+		t.Fatal("refine --decompose finished before 150 requests")
+	}
+	waitUntil(t, "the endpoint to answer the killed refine's requests", func() bool { return int64(len(sim.Log())) == sim.Count() })
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after the kill --out exists (%v)", err)
+	}
+	answered := answeredBefore(sim)
+	inFlight := int(sim.Count()-start) - cacheEntries(t, filepath.Join(work, refine.DecomposeDir))
+	from := len(sim.Log())
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose after the kill: %v", err)
+	}
+	resent := resentSince(sim, from, answered)
+	t.Logf("killed after %d requests, %d in flight; the resumed refine sent %d, %d of them again", from-int(start), inFlight, len(sim.Log())-from, resent)
+	if resent > max(inFlight, 0) {
+		t.Errorf("the resumed refine asked %d answered requests again, more than the %d in flight at the kill", resent, inFlight)
+	}
+	sum := readSummary(t, out)
+	clean := filepath.Join(dir, "clean")
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, clean, url), &stdout, &stderr); code != exitOK {
+		t.Fatalf("clean refine --decompose: exit %d\n%s", code, stderr.String())
+	}
+	want := readSummary(t, stdout.Bytes())
+	sum.Decomposed.Requests, want.Decomposed.Requests = 0, 0
+	sum.Fingerprint, want.Fingerprint = "", ""
+	want.Settings["refined_from"], sum.Settings["refined_from"] = "", ""
+	if g, w := mustJSON(t, sum), mustJSON(t, want); g != w {
+		t.Errorf("after a kill and a resume the summary is\n%s\nwithout a kill\n%s", g, w)
+	}
+	a, _ := os.ReadFile(filepath.Join(dst, refine.RecordsName))
+	b, _ := os.ReadFile(filepath.Join(clean, refine.RecordsName))
+	if !bytes.Equal(a, b) {
+		t.Error("the per-record decisions differ between the resumed and the clean refine")
+	}
+}
+
+// TestRefineDecomposeBudgetStopResumes: a --max-total-tokens the
+// decomposition reaches stops refine with exit 4 and no --out; the same
+// command with a larger budget resumes it and sends no answered request
+// again.
+func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) { c.KeepLog = true })
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dec")
+	start := sim.Count()
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "40000"), &stdout, &stderr); code != exitStopped {
+		t.Fatalf("refine --decompose under a small budget: exit %d, want %d\n%s", code, exitStopped, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "budget") || !strings.Contains(stderr.String(), "raise --max-cost-usd or --max-total-tokens") {
+		t.Errorf("the stop does not say the budget stopped it and what to do:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after a budget stop --out exists (%v)", err)
+	}
+	answered := answeredBefore(sim)
+	from := len(sim.Log())
+	inFlight := from - int(start) - cacheEntries(t, filepath.Join(dir, ".dec.refine-decompose", refine.DecomposeDir))
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "100000000"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose with a larger budget: exit %d\n%s", code, stderr.String())
+	}
+	n := resentSince(sim, from, answered)
+	t.Logf("stopped after %d requests, %d of them not in the cache; the resumed refine asked %d again", from-int(start), inFlight, n)
+	if n > max(inFlight, 0) {
+		t.Errorf("the resumed refine asked %d answered requests again, more than the %d not cached at the stop", n, inFlight)
+	}
+	if sum := readSummary(t, stdout.Bytes()); sum.Decomposed.Kept == 0 || len(answered) == 0 {
+		t.Errorf("after the resume: %+v, %d requests before the stop", sum.Decomposed, len(answered))
+	}
+}
+
+// TestRefineDecomposeInBatches: refine --decompose --batch sends the
+// decomposition's requests through the endpoint's Batch API in waves
+// (decompose, judge, empirical), none online and none answered twice, and
+// writes the refinement the online requests write.
+func TestRefineDecomposeInBatches(t *testing.T) {
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *llmtest.Config) { c.BatchDir = t.TempDir() })
+	dir := t.TempDir()
+	online, batched := filepath.Join(dir, "online"), filepath.Join(dir, "batched")
+	var stdout, stderr bytes.Buffer
+	before := sim.Count()
+	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose --batch: exit %d\n%s", code, stderr.String())
+	}
+	got := readSummary(t, stdout.Bytes())
+	st := sim.BatchStats()
+	t.Logf("batches: %+v; online requests %d", st, sim.Count()-before)
+	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || sim.Count() != before {
+		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, sim.Count()-before)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(decomposeArgs(src, online, url), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
+	}
+	want := readSummary(t, stdout.Bytes())
+	got.Decomposed.Requests, want.Decomposed.Requests = 0, 0
+	got.Settings["refined_from"], want.Settings["refined_from"] = "", ""
+	got.Fingerprint, want.Fingerprint = "", ""
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("in batches the summary is\n%s\nonline\n%s", g, w)
+	}
+}
+
+// TestRefineDecomposeBadFlags: --decompose without an endpoint, and the
+// request flags without --decompose, are usage errors (exit 2) that say
+// what to do and leave neither --out nor a work directory.
+func TestRefineDecomposeBadFlags(t *testing.T) {
+	src := smallCorpus(t, true)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no endpoint", []string{"--decompose"}, "no endpoint given (use --base-url)"},
+		{"no model", []string{"--decompose", "--base-url", "http://127.0.0.1:1/v1"}, "no model given (use --model)"},
+		{"flags without decompose", []string{"--model", "m", "--max-total-tokens", "5"}, "--max-total-tokens, --model: these flags apply only to --decompose's requests"},
+		{"config without decompose", []string{"--config", "job.yaml"}, "--config: these flags apply only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"refine", src, "--out", out}, tc.args...), &stdout, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, want %d; stderr does not say %q:\n%s", code, exitUsage, tc.want, stderr.String())
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 0 {
+				t.Errorf("left %v in --out's directory", entries)
+			}
+		})
+	}
+}
