@@ -81,4 +81,17 @@ func TestDecomposeStages(t *testing.T) {
 	if seeds[job.ProblemID(f.rows[0].Problem, f.rows[0].Answer)].Rollouts[0].Satisfaction == nil {
 		t.Error("the run changed its seeds' rollouts")
 	}
+	// The decompose template decides the finer items, so it is part of the
+	// job's identity: a changed template is a changed job on resume.
+	m, err := corpus.ReadManifest(jb.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mj := range m.Jobs {
+		found = found || mj.Settings["template."+prompts.Decompose] == ps.Hash(prompts.Decompose)
+	}
+	if !found {
+		t.Errorf("the manifest's jobs do not name the decompose template's hash: %+v", m.Jobs)
+	}
 }

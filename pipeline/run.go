@@ -101,10 +101,17 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	// Every template the job's stages send is rendered once with sample
 	// inputs before the first request: a broken override is refused here,
 	// not after its stage's first requests were paid for.
-	if err := ps.Check(job.TemplatesOf(&jb)...); err != nil {
+	templates := job.TemplatesOf(&jb)
+	if opt.Decompose != nil {
+		templates = append(templates, prompts.Decompose)
+	}
+	if err := ps.Check(templates...); err != nil {
 		return nil, &job.UsageError{Problems: []string{err.Error()}}
 	}
 	jb.StampVersions(ps, source.CutterVersion)
+	if opt.Decompose != nil { // its template decides the finer items: a new one is a new job
+		jb.TemplateHashes[prompts.Decompose] = ps.Hash(prompts.Decompose)
+	}
 
 	fresh := freshFiles(opt.RunFS(), jb.Out)
 	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.RunFS()})
