@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/internal/figures"
 )
 
 // Width is the widest line the text report writes.
@@ -121,22 +123,7 @@ func cut(s string, n int) string {
 func clip(s string) string { return cut(s, Width) }
 
 // num formats n with thousands separators: 51,583.
-func num(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func num(n int64) string { return figures.Int(n) }
 
 // pct formats a rate as a percentage with one decimal, "-" for none.
 func pct(r *float64) string {

@@ -5,13 +5,19 @@ package figures
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Count renders a whole number with thousands separators.
-func Count(v float64) string {
-	s := fmt.Sprintf("%.0f", v)
+func Count(v float64) string { return grouped(fmt.Sprintf("%.0f", v)) }
+
+// Int renders n with thousands separators: 51,583.
+func Int(n int64) string { return grouped(strconv.FormatInt(n, 10)) }
+
+// grouped puts thousands separators into a decimal integer's digits.
+func grouped(s string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder
