@@ -266,3 +266,42 @@ func fullJob(t *testing.T) Job {
 	j.StampVersions(ps, "")
 	return j
 }
+
+// TestClosedBookGroundedFingerprintIsUnchanged: a grounded job with the
+// empirical stage but without empirical.open_book keeps the fingerprint
+// and job-history settings it had before the option existed, so its run
+// directories resume; turning the option on changes the fingerprint, names
+// the change and stamps the open-book template.
+func TestClosedBookGroundedFingerprintIsUnchanged(t *testing.T) {
+	j := fullJob(t)
+	j.Style = schema.StyleGrounded
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.StampVersions(ps, "")
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		if l.key != "partition" && l.key != "empirical.open_book" {
+			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+		}
+	}
+	if got, before := j.Fingerprint(), fmt.Sprintf("%016x", xxhash.Sum64String(b.String())); got != before {
+		t.Errorf("a closed-book grounded job's fingerprint is %s, before empirical.open_book %s", got, before)
+	}
+	if _, ok := j.Settings()["empirical.open_book"]; ok {
+		t.Error("the job history of a closed-book grounded job names empirical.open_book")
+	}
+	open := j
+	open.Empirical.OpenBook = true
+	open.StampVersions(ps, "")
+	if open.Fingerprint() == j.Fingerprint() {
+		t.Error("empirical.open_book: true leaves the fingerprint as it was")
+	}
+	if got := ChangedSettings(&j, &open); !slices.Contains(got, "empirical.open_book: false → true") {
+		t.Errorf("the change is described as %q", got)
+	}
+	if open.TemplateHashes[prompts.GroundedAnswerOpen] == "" || j.TemplateHashes[prompts.GroundedAnswerOpen] != "" {
+		t.Errorf("the open-book template is stamped %q with the option, %q without", open.TemplateHashes[prompts.GroundedAnswerOpen], j.TemplateHashes[prompts.GroundedAnswerOpen])
+	}
+}

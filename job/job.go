@@ -136,6 +136,12 @@ type EmpiricalStage struct {
 	Enabled        bool    `yaml:"enabled"`
 	Alpha          float64 `yaml:"alpha"`
 	RepairAttempts int     `yaml:"repair_attempts"`
+	// OpenBook (grounded style): besides the rollout.n closed-book answers,
+	// sample rollout.n answers with the passage in the prompt and score them
+	// the same way, so each criterion's edge (open-book minus closed-book
+	// mean score, over its weight) says whether it rewards knowing the
+	// passage. Twice the stage's requests; ignored by the math styles.
+	OpenBook bool `yaml:"open_book"`
 }
 
 // GroundedStage configures the grounded style (seed 001): how documents

@@ -92,4 +92,7 @@ var samples = map[string]func(s *Set) ([]Message, error){
 		return s.GroundedJudgeItemMessages(samplePassage, sampleQuestion, sampleCriteria[0])
 	},
 	GroundedAnswer: func(s *Set) ([]Message, error) { return s.GroundedAnswerMessages(sampleQuestion) },
+	GroundedAnswerOpen: func(s *Set) ([]Message, error) {
+		return s.GroundedAnswerOpenMessages(samplePassage, sampleQuestion)
+	},
 }

@@ -46,11 +46,12 @@ const (
 	GroundedJudgeBatch = "grounded_judge_batch"
 	GroundedJudgeItem  = "grounded_judge_item"
 	GroundedAnswer     = "grounded_answer"
+	GroundedAnswerOpen = "grounded_answer_open"
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
-	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer}
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.

@@ -92,6 +92,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.GroundedJudgeItemMessages(fixPassage, fixQuestion, fixCriteria()[1])
 	case GroundedAnswer:
 		return s.GroundedAnswerMessages(fixQuestion)
+	case GroundedAnswerOpen:
+		return s.GroundedAnswerOpenMessages(fixPassage, fixQuestion)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -124,8 +126,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 14 {
-		t.Errorf("Names has %d entries, want 14", len(Names))
+	if len(Names) != 15 {
+		t.Errorf("Names has %d entries, want 15", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {
