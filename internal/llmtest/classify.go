@@ -31,6 +31,7 @@ const (
 	KindGroundedJudgeBatch    Kind = "grounded_judge_batch"
 	KindGroundedJudgeItem     Kind = "grounded_judge_item"
 	KindGroundedAnswer        Kind = "grounded_answer"
+	KindGroundedAnswerOpen    Kind = "grounded_answer_open"
 	KindUnknown               Kind = "unknown"
 )
 
@@ -98,6 +99,8 @@ func kindOf(p string) Kind {
 		return KindGroundedJudgeBatch
 	case has("<passage>", `<criterion weight="`, `"valid"`, `"reason"`):
 		return KindGroundedJudgeItem
+	case has("<passage>", "<question>", "</question>", "Answer the technical question below using the source passage"):
+		return KindGroundedAnswerOpen
 	case has("<question>", "</question>", "Answer the technical question below from what you know"):
 		return KindGroundedAnswer
 	case has("<rubric>", "<solution>", "<final_answer>", `"satisfied"`, `"step"`):

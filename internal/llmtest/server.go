@@ -489,6 +489,8 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.groundedJudgeItem(prompt, r, bad, jsonMode)
 		case KindGroundedAnswer:
 			msg.Content = s.groundedAnswer(prompt, r)
+		case KindGroundedAnswerOpen:
+			msg.Content = s.groundedAnswerOpen(prompt, r)
 		}
 		if limit > 0 && int64(tokens(msg.Content)) > limit {
 			cut := int(min(limit*4, int64(len(msg.Content))))
