@@ -169,7 +169,7 @@ func (a *edgeAcc) report() *OpenBookEdge {
 
 // textOpenBookEdge writes the edge's part of the Grounded section.
 func (e *OpenBookEdge) text(w io.Writer) {
-	heading(w, "Grounded criteria: open/closed-book edge (mean score with the passage minus without, over the weight)")
+	heading(w, "Grounded criteria: open/closed-book edge (mean score with the passage minus without, / weight)")
 	fmt.Fprintf(w, "%s%s passages measured (they have open-book answers), %s without open-book answers (unmeasured)\n", indent, num(e.Records), num(e.UnmeasuredRecords))
 	fmt.Fprintf(w, "%s%s criteria measured, %s unmeasured (no scored answer on a side, or weight 0)\n", indent, num(e.Criteria), num(e.UnmeasuredCriteria))
 	if e.Criteria == 0 {

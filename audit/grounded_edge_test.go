@@ -3,8 +3,11 @@ package audit
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/golden"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -80,7 +83,11 @@ func TestOpenBookEdgeOnHandMadeRecords(t *testing.T) {
 			t.Errorf("histogram bin %d [%v, %v): %d, want %d", k, r.Lo, r.Hi, r.Count, counts[k])
 		}
 	}
-	var js struct{ Grounded struct{ OpenBookEdge *OpenBookEdge `json:"open_book_edge"` } }
+	var js struct {
+		Grounded struct {
+			OpenBookEdge *OpenBookEdge `json:"open_book_edge"`
+		}
+	}
 	if err := json.Unmarshal(render(t, rep.WriteJSON), &js); err != nil || js.Grounded.OpenBookEdge == nil || js.Grounded.OpenBookEdge.NotPositive != 6 {
 		t.Errorf("JSON report's edge: %+v (%v)", js.Grounded.OpenBookEdge, err)
 	}
@@ -96,7 +103,7 @@ func TestOpenBookEdgeOnHandMadeRecords(t *testing.T) {
 			t.Errorf("text line %d is %d columns wide: %q", i+1, n, line)
 		}
 	}
-	checkGolden(t, "grounded-edge.txt", "", textSection(t, rep, "Grounded criteria: open/closed-book edge"))
+	golden.Check(t, filepath.Join("testdata", "grounded-edge.txt"), textSection(t, rep, "Grounded criteria: open/closed-book edge"))
 }
 
 // TestOpenBookEdgeAbsentWithoutOpenBookAnswers: a grounded corpus made
