@@ -92,6 +92,9 @@ func checkGroundedAccounted(t testing.TB, j job.Job, rep *Report) map[string]*sc
 			if j.Empirical.Enabled && len(q.Answers) != j.Rollout.N {
 				t.Errorf("record %s question %d: %d closed-book answers, want %d", id, q.Index, len(q.Answers), j.Rollout.N)
 			}
+			if open := job.OpenBookOn(&j); open && len(q.OpenBookAnswers) != j.Rollout.N || !open && len(q.OpenBookAnswers) != 0 {
+				t.Errorf("record %s question %d: %d open-book answers with empirical.open_book %v", id, q.Index, len(q.OpenBookAnswers), open)
+			}
 		}
 	}
 	return recs
