@@ -65,7 +65,9 @@ func (s *edgeSum) add(e float64) {
 	}
 }
 
-func (s *edgeSum) merge(o edgeSum) { s.n, s.notPositive, s.sum = s.n+o.n, s.notPositive+o.notPositive, s.sum+o.sum }
+func (s *edgeSum) merge(o edgeSum) {
+	s.n, s.notPositive, s.sum = s.n+o.n, s.notPositive+o.notPositive, s.sum+o.sum
+}
 
 func (s *edgeSum) mean() *float64 {
 	if s.n == 0 {
