@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,6 +76,14 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 	}
 	if mean := sum / float64(len(edges)); mean < 0.2 || positive*10 < len(edges)*7 {
 		t.Errorf("mean open/closed-book edge %.3f, %d of %d criteria positive; want the passage-grounded criteria to reward the passage", mean, positive, len(edges))
+	}
+	if g := rep.Grounded; g == nil || g.OpenBookScored != int64(questions*j.Rollout.N) || g.OpenBookUnscored != 0 {
+		t.Errorf("report's open-book answers: %+v, want %d scored", g, questions*j.Rollout.N)
+	}
+	var summary strings.Builder
+	rep.WriteSummary(&summary, j.Out)
+	if want := fmt.Sprintf("open-book answers: %d scored, 0 unscored", questions*j.Rollout.N); !strings.Contains(summary.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, summary.String())
 	}
 	stamped, err := os.ReadFile(filepath.Join(j.Out, corpus.JobName))
 	if err != nil || !strings.Contains(string(stamped), "grounded_answer_open: ") || !strings.Contains(string(stamped), "open_book: true") {
