@@ -305,3 +305,33 @@ func TestClosedBookGroundedFingerprintIsUnchanged(t *testing.T) {
 		t.Errorf("the open-book template is stamped %q with the option, %q without", open.TemplateHashes[prompts.GroundedAnswerOpen], j.TemplateHashes[prompts.GroundedAnswerOpen])
 	}
 }
+
+// TestOpenBookNeedsGroundedEmpirical: empirical.open_book is refused, with
+// the field named and what to do, where it would silently do nothing (a
+// math style, or the empirical stage off), and accepted where it samples.
+func TestOpenBookNeedsGroundedEmpirical(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		style     string
+		empirical bool
+		want      string // "" = valid
+	}{
+		{"grounded with the empirical stage", schema.StyleGrounded, true, ""},
+		{"grounded without it", schema.StyleGrounded, false, "empirical.open_book: needs the empirical stage: set empirical.enabled: true (--empirical)"},
+		{"srar", schema.StyleSRaR, true, "empirical.open_book: is for the grounded style"},
+		{"factual_process", schema.StyleFactualProcess, true, "empirical.open_book: is for the grounded style"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+			j.Style, j.Empirical.Enabled, j.Empirical.OpenBook = tt.style, tt.empirical, true
+			j.Normalize()
+			err := j.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}

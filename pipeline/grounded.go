@@ -23,7 +23,8 @@ import (
 // passage, the analysis and the passage's position, every criterion is
 // enriched with the analysis in view, every tuple passes the quality
 // checks, the validity judge reads every criterion against the passage, and
-// (optionally) closed-book answers measure which criteria vary.
+// (optionally) closed-book answers measure which criteria vary, and
+// open-book ones beside them which reward knowing the passage.
 var groundedStages = []stage{
 	{name: job.StagePassage, check: true, run: (*engine).checkPassage},
 	{name: job.StageAnalyze, run: (*engine).analyze},
