@@ -71,11 +71,14 @@ type Grounded struct {
 	ByPosition []TypeValidity `json:"validity_by_position"`
 	// Measured criteria carry the empirical stage's figures; Constant ones
 	// score the same on every closed-book answer (no training signal).
-	Measured       int64   `json:"empirical_measured"`
-	Constant       int64   `json:"empirical_constant"`
-	Genres         []Count `json:"genres"`
-	Depths         []Count `json:"depths"`
-	ReasoningModes []Count `json:"reasoning_modes"`
+	Measured int64 `json:"empirical_measured"`
+	Constant int64 `json:"empirical_constant"`
+	// OpenBookEdge is the criteria's open/closed-book edge; absent when no
+	// passage has open-book answers (a run without empirical.open_book).
+	OpenBookEdge   *OpenBookEdge `json:"open_book_edge,omitempty"`
+	Genres         []Count       `json:"genres"`
+	Depths         []Count       `json:"depths"`
+	ReasoningModes []Count       `json:"reasoning_modes"`
 }
 
 // FieldFill is how many criteria fill one field.
@@ -114,12 +117,13 @@ type groundedAcc struct {
 	validity                                                  TypeValidity
 	byPosition                                                map[int]*TypeValidity
 	genres, depths, modes                                     counter
+	edge                                                      *edgeAcc
 }
 
 func newGroundedAcc() *groundedAcc {
 	return &groundedAcc{perRecord: hist{}, perQuestion: hist{}, totalWeight: hist{}, questionChars: hist{}, passageChars: hist{},
 		overlap: hist{}, weights: map[float64]int64{}, filled: make([]int64, len(criterionFields)),
-		byPosition: map[int]*TypeValidity{}, genres: counter{}, depths: counter{}, modes: counter{}}
+		byPosition: map[int]*TypeValidity{}, genres: counter{}, depths: counter{}, modes: counter{}, edge: newEdgeAcc()}
 }
 
 // addGroundedRecord takes a grounded record in place of add's math figures:
@@ -147,6 +151,7 @@ func (g *groundedAcc) add(p *schema.Grounded) {
 	g.genres[blankAsNone(p.Analysis.Genre)]++
 	g.depths[blankAsNone(p.Analysis.Depth)]++
 	g.modes[blankAsNone(p.Analysis.ReasoningMode)]++
+	g.edge.add(p)
 	passage := newWordIndex(p.Passage)
 	for k := range p.Questions {
 		q := &p.Questions[k]
@@ -243,6 +248,7 @@ func (a *acc) mergeGrounded(o *acc) {
 	g.genres.merge(h.genres)
 	g.depths.merge(h.depths)
 	g.modes.merge(h.modes)
+	g.edge.merge(h.edge)
 }
 
 // groundedReport is the Grounded section, nil without grounded records.
@@ -258,7 +264,7 @@ func (a *acc) groundedReport() *Grounded {
 		QuestionChars: summaryOrNil(g.questionChars), PassageChars: summaryOrNil(g.passageChars), Overlap: summaryOrNil(g.overlap),
 		CopyWords: CopyWords, Copying: g.copying, CopyingRate: ratio(g.copying, g.questions),
 		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant,
-		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(),
+		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(), OpenBookEdge: g.edge.report(),
 	}
 	for _, w := range slices.Sorted(maps.Keys(g.weights)) {
 		out.Weights = append(out.Weights, Weight{w, g.weights[w]})
@@ -475,6 +481,9 @@ func (r *Report) textGrounded(w io.Writer) {
 	t.write(w)
 	if g.Measured > 0 {
 		fmt.Fprintf(w, "%sempirical: %s criteria measured, %s constant over the closed-book answers (no training signal)\n", indent, num(g.Measured), num(g.Constant))
+	}
+	if g.OpenBookEdge != nil {
+		g.OpenBookEdge.text(w)
 	}
 
 	heading(w, "Grounded passages: the analysis")

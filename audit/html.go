@@ -80,8 +80,9 @@ func (r *Report) charts() []template.HTML {
 	return out
 }
 
-// groundedCharts draws the grounded criteria's validity by position and the
-// criteria per question.
+// groundedCharts draws the grounded criteria's validity by position, the
+// criteria per question and, with open-book answers, the criteria's
+// open/closed-book edges.
 func (r *Report) groundedCharts() []template.HTML {
 	g := r.Grounded
 	out := []template.HTML{validityChart(Validity{ByType: g.ByPosition, Overall: g.Validity}, "Criteria validity by position")}
@@ -92,6 +93,9 @@ func (r *Report) groundedCharts() []template.HTML {
 			labels[i], counts[i] = strconv.Itoa(b.Value), b.Records
 		}
 		out = append(out, histogram("Criteria per question", "criteria", "questions", labels, counts, "#4c72b0"))
+	}
+	if e := g.OpenBookEdge; e != nil && e.Criteria > 0 {
+		out = append(out, rangeChart("Criterion open/closed-book edge (measured criteria)", "edge", "criteria", e.Histogram, 1, "#dd8452"))
 	}
 	return out
 }

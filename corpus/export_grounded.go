@@ -150,15 +150,23 @@ func fullGrounded(g *schema.Grounded) *schema.Grounded {
 			crit[i] = c
 		}
 		q.Criteria = crit
-		answers := make([]schema.GroundedAnswer, len(q.Answers))
-		for i, a := range q.Answers {
-			a.Scores = nonNil(a.Scores)
-			answers[i] = a
+		q.Answers = fullAnswers(q.Answers)
+		if len(q.OpenBookAnswers) > 0 {
+			q.OpenBookAnswers = fullAnswers(q.OpenBookAnswers)
 		}
-		q.Answers = answers
 		out.Questions[k] = q
 	}
 	return &out
+}
+
+// fullAnswers is as with every answer's scores an empty list rather than null.
+func fullAnswers(as []schema.GroundedAnswer) []schema.GroundedAnswer {
+	out := make([]schema.GroundedAnswer, len(as))
+	for i, a := range as {
+		a.Scores = nonNil(a.Scores)
+		out[i] = a
+	}
+	return out
 }
 
 // cardCriterionType is the row of the card's validity table that counts

@@ -25,8 +25,37 @@ type recordV2 struct {
 	Usage      schema.Usage      `parquet:"usage"`
 }
 
+// recordV3Closed is the record of spec version 3 as written before the
+// empirical stage's open-book answers: its grounded questions lack the
+// open_book_answers column. Shards of that layout read with
+// GroundedQuestion.OpenBookAnswers empty; both layouts may sit in one run
+// (a run resumed by this version adds shards with the column).
+type recordV3Closed struct {
+	recordV2
+	Grounded *groundedV3Closed `parquet:"grounded,optional"`
+}
+
+type groundedV3Closed struct {
+	DocID        string                     `parquet:"doc_id"`
+	PassageID    string                     `parquet:"passage_id"`
+	PassageIndex int32                      `parquet:"passage_index"`
+	Title        string                     `parquet:"title"`
+	Passage      string                     `parquet:"passage"`
+	DocHash      string                     `parquet:"doc_hash"`
+	Analysis     schema.Analysis            `parquet:"analysis"`
+	Questions    []groundedQuestionV3Closed `parquet:"questions,list"`
+}
+
+type groundedQuestionV3Closed struct {
+	Index     int32                   `parquet:"index"`
+	Question  string                  `parquet:"question"`
+	Rationale string                  `parquet:"rationale"`
+	Criteria  []schema.Criterion      `parquet:"criteria,list"`
+	Answers   []schema.GroundedAnswer `parquet:"answers,list"`
+}
+
 // readableSchemas are the record layouts a shard may have, newest first:
-// the current one, then spec 2's.
+// the current one, spec 3's before the open-book answers, then spec 2's.
 func readableSchemas() []*parquet.Schema {
-	return []*parquet.Schema{recordSchema(), parquet.SchemaOf(new(recordV2))}
+	return []*parquet.Schema{recordSchema(), parquet.SchemaOf(new(recordV3Closed)), parquet.SchemaOf(new(recordV2))}
 }

@@ -1,6 +1,9 @@
 package corpus
 
 import (
+	"errors"
+
+	"github.com/parquet-go/parquet-go"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,5 +59,54 @@ func TestSpec2RunIsNotResumed(t *testing.T) {
 	}
 	if m, err := ReadManifest(dir); err != nil || m.SpecVersion != "2" {
 		t.Errorf("the refused run's manifest changed: spec %q, %v", m.SpecVersion, err)
+	}
+}
+
+// TestSpec3ShardWithoutOpenBookAnswersStaysReadable: a shard written before
+// the grounded questions' open_book_answers column reads whole (the
+// closed-book answers as written, OpenBookAnswers empty), through the
+// record reader and through a projection holding the grounded payload.
+func TestSpec3ShardWithoutOpenBookAnswersStaysReadable(t *testing.T) {
+	q := groundedQuestionV3Closed{Index: 0, Question: "Why?", Criteria: []schema.Criterion{{ID: "c1", Weight: 2, Name: "n"}},
+		Answers: []schema.GroundedAnswer{{Index: 0, Text: "a0", Scores: []float64{2}}, {Index: 1, Text: "a1", Scores: []float64{0}}}}
+	old := []recordV3Closed{
+		{recordV2: recordV2{ID: "d#0", Style: schema.StyleGrounded}, Grounded: &groundedV3Closed{DocID: "d", Passage: "p", Questions: []groundedQuestionV3Closed{q, {Index: 1, Question: "How?"}}}},
+		{recordV2: recordV2{ID: "m1", Style: schema.StyleSRaR}},
+	}
+	path := filepath.Join(t.TempDir(), "shard-00000.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[recordV3Closed](f)
+	if _, err := w.Write(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(w.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	var recs []*schema.Record
+	if err := ScanShard(path, func(r *schema.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatalf("reading a shard without open_book_answers: %v", err)
+	}
+	type projection struct {
+		ID       string           `parquet:"id"`
+		Grounded *schema.Grounded `parquet:"grounded,optional"`
+	}
+	var projected []*schema.Grounded
+	if err := Scan(path, func(p *projection) error { projected = append(projected, p.Grounded); return nil }); err != nil {
+		t.Fatalf("projecting a shard without open_book_answers: %v", err)
+	}
+	if len(recs) != 2 || recs[1].Grounded != nil || len(projected) != 2 {
+		t.Fatalf("read %d records (%d projected); the math record's grounded: %v", len(recs), len(projected), recs[1].Grounded)
+	}
+	for _, g := range []*schema.Grounded{recs[0].Grounded, projected[0]} {
+		if g == nil || len(g.Questions) != 2 || g.Questions[1].Question != "How?" {
+			t.Fatalf("grounded payload read wrong: %+v", g)
+		}
+		got := g.Questions[0]
+		if len(got.Answers) != 2 || got.Answers[1].Text != "a1" || got.Answers[0].Scores[0] != 2 || len(got.OpenBookAnswers) != 0 || len(g.Questions[1].OpenBookAnswers) != 0 {
+			t.Errorf("question read wrong: answers %+v, open-book %+v", got.Answers, got.OpenBookAnswers)
+		}
 	}
 }

@@ -210,8 +210,8 @@ func inspectShard(fsy fsys.FS, path string) (info ShardInfo, ids []string, err e
 }
 
 // openShard opens the parquet footer of f and checks that the file has the
-// record schema, or spec 2's (see readableSchemas), whose rows decode with
-// Grounded nil; parquet-go would otherwise convert a foreign schema
+// record schema, or an older one (see readableSchemas), whose rows decode
+// with the missing columns empty; parquet-go would otherwise convert a foreign schema
 // silently.
 func openShard(f io.ReaderAt, path string, size int64) (*parquet.File, error) {
 	pf, err := openParquet(f, path, size)
@@ -361,7 +361,7 @@ func Scan[T any](path string, fn func(*T) error) error {
 // openProjected opens a parquet file to be read as T, checking that it has
 // every column of T but those under an optional top-level field (the
 // grounded payload, which shards written before the grounded style lack:
-// parquet-go reads it as nil).
+// parquet-go reads it as nil) and those added later (addedInSpec3).
 func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File, error) {
 	pf, err := openParquet(f, path, size)
 	if err != nil {
@@ -369,7 +369,7 @@ func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File
 	}
 	want := parquet.SchemaOf(new(T))
 	for _, col := range want.Columns() {
-		if optionalField(want, col[0]) && !hasField(pf.Schema(), col[0]) {
+		if optionalField(want, col[0]) && !hasField(pf.Schema(), col[0]) || addedInSpec3(col) {
 			continue
 		}
 		if _, ok := pf.Schema().Lookup(col...); !ok {
@@ -377,6 +377,13 @@ func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File
 		}
 	}
 	return pf, nil
+}
+
+// addedInSpec3 reports whether col lies under a column added to spec 3
+// after its first shards were written (the grounded questions' open-book
+// answers, see recordV3Closed): a file may lack it, and it reads as empty.
+func addedInSpec3(col []string) bool {
+	return len(col) > 4 && col[0] == "grounded" && col[1] == "questions" && col[4] == "open_book_answers"
 }
 
 // optionalField reports whether s has an optional top-level field name.

@@ -25,50 +25,54 @@ type setting struct {
 	path  string // as written in the job file
 	value func(j *Job) string
 	on    func(j *Job) bool // nil: always; else the setting counts only when on (its stage is enabled)
+	// unstated is a value the fingerprint leaves out, so jobs written
+	// before the setting existed keep their fingerprint ("": none).
+	unstated string
 }
 
 // resultSettings are the job settings that change what a record holds. A
 // disabled stage's settings do not count, so changing them changes nothing.
 func resultSettings() []setting {
 	s := []setting{
-		{"style", func(j *Job) string { return j.Style }, nil},
-		{"input.source", func(j *Job) string { return j.Input.Source }, nil},
-		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, notGrounded},
-		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, notGrounded},
-		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }, nil},
-		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }, nil},
-		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, notGrounded},
-		{"input.fields.text", func(j *Job) string { return j.Input.Fields.Text }, grounded},
-		{"input.fields.title", func(j *Job) string { return j.Input.Fields.Title }, grounded},
-		{"grounded.passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.PassageChars) }, grounded},
-		{"grounded.min_passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.MinPassageChars) }, grounded},
-		{"grounded.questions_per_passage", func(j *Job) string { return fmt.Sprint(j.Grounded.QuestionsPerPassage) }, grounded},
-		{"grounded.min_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MinCriteria) }, grounded},
-		{"grounded.max_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCriteria) }, grounded},
-		{"grounded.min_total_weight", func(j *Job) string { return fmt.Sprint(j.Grounded.MinTotalWeight) }, grounded},
-		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded},
-		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded},
-		{"grounded.analysis_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.AnalysisChars) }, grounded},
-		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, JudgesPassage},
-		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil},
-		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil},
-		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil},
-		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, notGrounded},
-		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, notGrounded},
-		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, notGrounded},
-		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil},
-		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil},
-		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, JudgeOn},
-		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, JudgeOn},
-		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, JudgeOn},
-		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil},
-		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, EmpiricalOn},
-		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, EmpiricalOn},
-		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded},
-		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded},
-		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil},
-		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil},
-		{"partition", func(j *Job) string { return j.partitionSetting() }, nil},
+		{"style", func(j *Job) string { return j.Style }, nil, ""},
+		{"input.source", func(j *Job) string { return j.Input.Source }, nil, ""},
+		{"input.fields.problem", func(j *Job) string { return j.Input.Fields.Problem }, notGrounded, ""},
+		{"input.fields.answer", func(j *Job) string { return j.Input.Fields.Answer }, notGrounded, ""},
+		{"input.fields.id", func(j *Job) string { return j.Input.Fields.ID }, nil, ""},
+		{"input.fields.source", func(j *Job) string { return j.Input.Fields.Source }, nil, ""},
+		{"input.fields.reference", func(j *Job) string { return j.Input.Fields.Reference }, notGrounded, ""},
+		{"input.fields.text", func(j *Job) string { return j.Input.Fields.Text }, grounded, ""},
+		{"input.fields.title", func(j *Job) string { return j.Input.Fields.Title }, grounded, ""},
+		{"grounded.passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.PassageChars) }, grounded, ""},
+		{"grounded.min_passage_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.MinPassageChars) }, grounded, ""},
+		{"grounded.questions_per_passage", func(j *Job) string { return fmt.Sprint(j.Grounded.QuestionsPerPassage) }, grounded, ""},
+		{"grounded.min_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MinCriteria) }, grounded, ""},
+		{"grounded.max_criteria", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCriteria) }, grounded, ""},
+		{"grounded.min_total_weight", func(j *Job) string { return fmt.Sprint(j.Grounded.MinTotalWeight) }, grounded, ""},
+		{"grounded.max_copied_words", func(j *Job) string { return fmt.Sprint(j.Grounded.MaxCopiedWords) }, grounded, ""},
+		{"grounded.enrich", func(j *Job) string { return fmt.Sprint(j.Grounded.Enrich) }, grounded, ""},
+		{"grounded.analysis_chars", func(j *Job) string { return fmt.Sprint(j.Grounded.AnalysisChars) }, grounded, ""},
+		{"grounded.judge_passage_tokens", func(j *Job) string { return fmt.Sprint(j.Grounded.JudgePassageTokens) }, JudgesPassage, ""},
+		{"rollout.n", func(j *Job) string { return fmt.Sprint(j.Rollout.N) }, nil, ""},
+		{"rollout.per_request", func(j *Job) string { return fmt.Sprint(j.Rollout.PerRequest) }, nil, ""},
+		{"rollout.seed", func(j *Job) string { return fmt.Sprint(j.Rollout.Seed) }, nil, ""},
+		{"distill.max_solutions", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutions) }, notGrounded, ""},
+		{"distill.max_solution_chars", func(j *Job) string { return fmt.Sprint(j.Distill.MaxSolutionChars) }, notGrounded, ""},
+		{"distill.max_items", func(j *Job) string { return fmt.Sprint(j.Distill.MaxItems) }, notGrounded, ""},
+		{"distill.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Distill.RepairAttempts) }, nil, ""},
+		{"judge.enabled", func(j *Job) string { return fmt.Sprint(j.Judge.Enabled) }, nil, ""},
+		{"judge.mode", func(j *Job) string { return j.Judge.Mode }, JudgeOn, ""},
+		{"judge.drop_invalid", func(j *Job) string { return fmt.Sprint(j.Judge.DropInvalid) }, JudgeOn, ""},
+		{"judge.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Judge.RepairAttempts) }, JudgeOn, ""},
+		{"empirical.enabled", func(j *Job) string { return fmt.Sprint(j.Empirical.Enabled) }, nil, ""},
+		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, EmpiricalOn, ""},
+		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, EmpiricalOn, ""},
+		{"empirical.open_book", func(j *Job) string { return fmt.Sprint(j.Empirical.OpenBook) }, groundedEmpirical, "false"},
+		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
+		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
+		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},
+		{"split.test", func(j *Job) string { return fmt.Sprint(j.Split.Test) }, nil, ""},
+		{"partition", func(j *Job) string { return j.partitionSetting() }, nil, ""},
 	}
 	s = append(s, stageModelSettings(StageRollout, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Rollout.Endpoint, &j.Rollout.Sampling })...)
 	s = append(s, stageModelSettings(StageDistill, nil, func(j *Job) (*Endpoint, *Sampling) { return &j.Distill.Endpoint, &j.Distill.Sampling })...)
@@ -86,10 +90,10 @@ func stageModelSettings(stage string, on func(*Job) bool, of func(*Job) (*Endpoi
 		return fmt.Sprint(*p)
 	}
 	return []setting{
-		{stage + ".model", func(j *Job) string { e, _ := of(j); return e.Model }, on},
-		{stage + ".temperature", func(j *Job) string { _, s := of(j); return float(s.Temperature) }, on},
-		{stage + ".top_p", func(j *Job) string { _, s := of(j); return float(s.TopP) }, on},
-		{stage + ".max_tokens", func(j *Job) string { _, s := of(j); return fmt.Sprint(s.MaxTokens) }, on},
+		{stage + ".model", func(j *Job) string { e, _ := of(j); return e.Model }, on, ""},
+		{stage + ".temperature", func(j *Job) string { _, s := of(j); return float(s.Temperature) }, on, ""},
+		{stage + ".top_p", func(j *Job) string { _, s := of(j); return float(s.TopP) }, on, ""},
+		{stage + ".max_tokens", func(j *Job) string { _, s := of(j); return fmt.Sprint(s.MaxTokens) }, on, ""},
 	}
 }
 
@@ -97,6 +101,13 @@ func JudgeOn(j *Job) bool     { return j.Judge.Enabled }
 func grounded(j *Job) bool    { return j.Style == schema.StyleGrounded }
 func notGrounded(j *Job) bool { return j.Style != schema.StyleGrounded }
 func EmpiricalOn(j *Job) bool { return j.Empirical.Enabled }
+
+// groundedEmpirical: a grounded job whose empirical stage runs.
+func groundedEmpirical(j *Job) bool { return grounded(j) && EmpiricalOn(j) }
+
+// OpenBookOn: a grounded job's empirical stage also samples open-book
+// answers (empirical.open_book).
+func OpenBookOn(j *Job) bool { return groundedEmpirical(j) && j.Empirical.OpenBook }
 
 // JudgesPassage: a grounded job whose judge or empirical stage shows a
 // judge the passage.
@@ -130,6 +141,9 @@ func TemplatesOf(j *Job) []string {
 		if j.Empirical.Enabled {
 			names = append(names, prompts.GroundedAnswer, prompts.ScoreGrounded)
 		}
+		if OpenBookOn(j) {
+			names = append(names, prompts.GroundedAnswerOpen)
+		}
 		return names
 	}
 	names := []string{prompts.Rollout, prompts.Repair, DistillTemplate(j)}
@@ -142,21 +156,21 @@ func TemplatesOf(j *Job) []string {
 	return names
 }
 
-type identityLine struct{ key, value string }
+type identityLine struct{ key, value, unstated string }
 
 // identityLines is the one list behind Fingerprint and ChangedSettings.
 func (j *Job) identityLines() []identityLine {
 	var out []identityLine
 	for _, k := range slices.Sorted(maps.Keys(j.Versions)) {
-		out = append(out, identityLine{"versions." + k, j.Versions[k]})
+		out = append(out, identityLine{"versions." + k, j.Versions[k], ""})
 	}
 	for _, s := range resultSettings() {
 		if s.on == nil || s.on(j) {
-			out = append(out, identityLine{s.path, s.value(j)})
+			out = append(out, identityLine{s.path, s.value(j), s.unstated})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(j.TemplateHashes)) {
-		out = append(out, identityLine{"template." + k, j.TemplateHashes[k]})
+		out = append(out, identityLine{"template." + k, j.TemplateHashes[k], ""})
 	}
 	return out
 }
@@ -169,17 +183,23 @@ func (j *Job) Fingerprint() string {
 		if l.key == "partition" && l.value == partitionAll {
 			continue // a whole-input job keeps the fingerprint it had before partitions existed
 		}
+		if l.unstated != "" && l.value == l.unstated {
+			continue
+		}
 		fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 	}
 	return fmt.Sprintf("%016x", xxhash.Sum64String(b.String()))
 }
 
 // Settings are the job's identity lines as name -> value: what the
-// manifest's job history keeps of each job that ran in a directory.
+// manifest's job history keeps of each job that ran in a directory (a
+// setting at its unstated value is left out, as the fingerprint leaves it).
 func (j *Job) Settings() map[string]string {
 	out := map[string]string{}
 	for _, l := range j.identityLines() {
-		out[l.key] = l.value
+		if l.unstated == "" || l.value != l.unstated {
+			out[l.key] = l.value
+		}
 	}
 	return out
 }

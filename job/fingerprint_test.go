@@ -266,3 +266,72 @@ func fullJob(t *testing.T) Job {
 	j.StampVersions(ps, "")
 	return j
 }
+
+// TestClosedBookGroundedFingerprintIsUnchanged: a grounded job with the
+// empirical stage but without empirical.open_book keeps the fingerprint
+// and job-history settings it had before the option existed, so its run
+// directories resume; turning the option on changes the fingerprint, names
+// the change and stamps the open-book template.
+func TestClosedBookGroundedFingerprintIsUnchanged(t *testing.T) {
+	j := fullJob(t)
+	j.Style = schema.StyleGrounded
+	ps, err := prompts.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.StampVersions(ps, "")
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		if l.key != "partition" && l.key != "empirical.open_book" {
+			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+		}
+	}
+	if got, before := j.Fingerprint(), fmt.Sprintf("%016x", xxhash.Sum64String(b.String())); got != before {
+		t.Errorf("a closed-book grounded job's fingerprint is %s, before empirical.open_book %s", got, before)
+	}
+	if _, ok := j.Settings()["empirical.open_book"]; ok {
+		t.Error("the job history of a closed-book grounded job names empirical.open_book")
+	}
+	open := j
+	open.Empirical.OpenBook = true
+	open.StampVersions(ps, "")
+	if open.Fingerprint() == j.Fingerprint() {
+		t.Error("empirical.open_book: true leaves the fingerprint as it was")
+	}
+	if got := ChangedSettings(&j, &open); !slices.Contains(got, "empirical.open_book: false → true") {
+		t.Errorf("the change is described as %q", got)
+	}
+	if open.TemplateHashes[prompts.GroundedAnswerOpen] == "" || j.TemplateHashes[prompts.GroundedAnswerOpen] != "" {
+		t.Errorf("the open-book template is stamped %q with the option, %q without", open.TemplateHashes[prompts.GroundedAnswerOpen], j.TemplateHashes[prompts.GroundedAnswerOpen])
+	}
+}
+
+// TestOpenBookNeedsGroundedEmpirical: empirical.open_book is refused, with
+// the field named and what to do, where it would silently do nothing (a
+// math style, or the empirical stage off), and accepted where it samples.
+func TestOpenBookNeedsGroundedEmpirical(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		style     string
+		empirical bool
+		want      string // "" = valid
+	}{
+		{"grounded with the empirical stage", schema.StyleGrounded, true, ""},
+		{"grounded without it", schema.StyleGrounded, false, "empirical.open_book: needs the empirical stage: set empirical.enabled: true (--empirical)"},
+		{"srar", schema.StyleSRaR, true, "empirical.open_book: is for the grounded style"},
+		{"factual_process", schema.StyleFactualProcess, true, "empirical.open_book: is for the grounded style"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+			j.Style, j.Empirical.Enabled, j.Empirical.OpenBook = tt.style, tt.empirical, true
+			j.Normalize()
+			err := j.Validate()
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("error %v, want it to say %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -136,6 +136,12 @@ type EmpiricalStage struct {
 	Enabled        bool    `yaml:"enabled"`
 	Alpha          float64 `yaml:"alpha"`
 	RepairAttempts int     `yaml:"repair_attempts"`
+	// OpenBook (grounded style): besides the rollout.n closed-book answers,
+	// sample rollout.n answers with the passage in the prompt and score them
+	// the same way, so each criterion's edge (open-book minus closed-book
+	// mean score, over its weight) says whether it rewards knowing the
+	// passage. Twice the stage's requests; ignored by the math styles.
+	OpenBook bool `yaml:"open_book"`
 }
 
 // GroundedStage configures the grounded style (seed 001): how documents
@@ -143,8 +149,9 @@ type EmpiricalStage struct {
 // quality checks every question-rubric tuple passes before it is written.
 // The analyze, synthesize and enrich stages use the distill endpoint,
 // sampling and repair attempts; the validity judge the judge's; the
-// empirical stage samples rollout.n closed-book answers from the rollout
-// endpoint and scores them with the empirical endpoint.
+// empirical stage samples rollout.n closed-book answers (and, with
+// empirical.open_book, rollout.n open-book ones) from the rollout endpoint
+// and scores them with the empirical endpoint.
 type GroundedStage struct {
 	PassageChars int `yaml:"passage_chars"` // a passage's most characters
 	// MinPassageChars is a passage's fewest characters: the cutter merges a
@@ -430,6 +437,12 @@ func (j *Job) validateStages(v *validation) {
 	}
 	if j.Empirical.Alpha < -1 || j.Empirical.Alpha >= 1 {
 		v.bad("empirical.alpha", "%g is outside [-1, 1)", j.Empirical.Alpha)
+	}
+	switch {
+	case j.Empirical.OpenBook && j.Style != schema.StyleGrounded:
+		v.bad("empirical.open_book", "is for the grounded style (a math record's correctness label measures its items); this job's style is %s", j.Style)
+	case j.Empirical.OpenBook && !j.Empirical.Enabled:
+		v.bad("empirical.open_book", "needs the empirical stage: set empirical.enabled: true (--empirical)")
 	}
 	if j.Selection.MinCorrect < 0 || j.Selection.MinIncorrect < 0 {
 		v.bad("selection", "min_correct and min_incorrect must not be negative")

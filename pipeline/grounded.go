@@ -23,7 +23,8 @@ import (
 // passage, the analysis and the passage's position, every criterion is
 // enriched with the analysis in view, every tuple passes the quality
 // checks, the validity judge reads every criterion against the passage, and
-// (optionally) closed-book answers measure which criteria vary.
+// (optionally) closed-book answers measure which criteria vary, and
+// open-book ones beside them which reward knowing the passage.
 var groundedStages = []stage{
 	{name: job.StagePassage, check: true, run: (*engine).checkPassage},
 	{name: job.StageAnalyze, run: (*engine).analyze},
@@ -261,60 +262,29 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 }
 
 // empiricalGrounded samples rollout.n closed-book answers to every
-// question (the question alone, never the passage) and scores each against
-// the rubric with the passage (seed 001's judge contract), then stores per
-// criterion its mean score as a fraction of its weight and whether it
-// varies across the answers. An answer whose scores stay unusable (they
-// did not parse after the repairs) keeps empty scores; the passage is not
-// lost for it.
+// question (the question alone, never the passage) and, with
+// empirical.open_book, rollout.n open-book answers (the question with the
+// passage), and scores each against the rubric with the passage (seed
+// 001's judge contract); then it stores per criterion its mean score over
+// the closed-book answers as a fraction of its weight and whether it
+// varies across them. An answer whose scores stay unusable (they did not
+// parse after the repairs) keeps empty scores; the passage is not lost for
+// it.
 func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
-	g, ro, es := w.grounded, e.job.Rollout, e.job.Empirical
-	type jb struct{ q, a int }
-	var jobs []jb
+	g, n := w.grounded, e.job.Rollout.N
+	passage := e.judgePassage(w)
+	var jobs []answerJob
 	for k := range g.Questions {
-		g.Questions[k].Answers = make([]schema.GroundedAnswer, ro.N)
-		for a := range ro.N {
-			jobs = append(jobs, jb{k, a})
+		q := &g.Questions[k]
+		q.Answers = make([]schema.GroundedAnswer, n)
+		jobs = append(jobs, answerJobs(q, q.Answers, false, n)...)
+		if job.OpenBookOn(e.job) {
+			q.OpenBookAnswers = make([]schema.GroundedAnswer, n)
+			jobs = append(jobs, answerJobs(q, q.OpenBookAnswers, true, n)...)
 		}
 	}
-	passage := e.judgePassage(w)
-	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
-		q := &g.Questions[jobs[n].q]
-		a := jobs[n].a
-		msgs, err := e.prompts.GroundedAnswerMessages(q.Question)
-		if err != nil {
-			return err
-		}
-		req := request(job.StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
-		req.SampleIndex = a
-		seed := ro.Seed + int64(a)
-		req.Seed = &seed
-		resp, err := e.clients[job.StageRollout].Chat(ctx, req)
-		if err != nil {
-			return fmt.Errorf("closed-book answer %d to question %d: %w", a, q.Index+1, err)
-		}
-		w.u.add(resp)
-		text := resp.Choices[0].Content
-		q.Answers[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
-		smsgs, err := e.prompts.ScoreGroundedMessages(passage, q.Question, text, q.Criteria)
-		if err != nil {
-			return err
-		}
-		sreq := request(job.StageEmpirical, es.Endpoint, es.Sampling, smsgs)
-		var scores schema.GroundedScores
-		err = e.askParsed(ctx, e.clients[job.StageEmpirical], sreq, es.RepairAttempts, fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1), &w.u, func(reply string) (err error) {
-			scores, err = schema.ParseGroundedScores(reply, q.Criteria)
-			return err
-		})
-		if err != nil && unusableVerdict(err) {
-			e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "err", err)
-			e.causes.add(job.StageEmpirical, err.Error())
-			return nil
-		}
-		if err == nil {
-			q.Answers[a].Scores = scores.Scores
-		}
-		return err
+	err := fanOut(ctx, len(jobs), func(ctx context.Context, i int) error {
+		return e.answerAndScore(ctx, w, passage, jobs[i])
 	})
 	if err != nil {
 		return err
@@ -323,6 +293,85 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		measureCriteria(&g.Questions[k])
 	}
 	return nil
+}
+
+// answerJob is one answer the grounded empirical stage samples and scores:
+// answer a of question q, stored in into[a]; open: with the passage.
+type answerJob struct {
+	q    *schema.GroundedQuestion
+	into []schema.GroundedAnswer
+	a    int
+	open bool
+}
+
+func answerJobs(q *schema.GroundedQuestion, into []schema.GroundedAnswer, open bool, n int) []answerJob {
+	out := make([]answerJob, n)
+	for a := range n {
+		out[a] = answerJob{q: q, into: into, a: a, open: open}
+	}
+	return out
+}
+
+// bookName names an answer's kind in errors and logs.
+func (j answerJob) bookName() string {
+	if j.open {
+		return "open-book"
+	}
+	return "closed-book"
+}
+
+// answerMessages is the prompt of j's answer: the question alone
+// (closed-book) or with the passage the judge is shown (open-book).
+func (e *engine) answerMessages(j answerJob, passage string) ([]llm.Message, error) {
+	if j.open {
+		return e.prompts.GroundedAnswerOpenMessages(passage, j.q.Question)
+	}
+	return e.prompts.GroundedAnswerMessages(j.q.Question)
+}
+
+// answerAndScore samples j's answer from the rollout endpoint and scores it
+// with the grounded reward judge against the passage.
+func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob) error {
+	ro, es := e.job.Rollout, e.job.Empirical
+	q, a := j.q, j.a
+	msgs, err := e.answerMessages(j, passage)
+	if err != nil {
+		return err
+	}
+	req := request(job.StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
+	req.SampleIndex = a
+	seed := ro.Seed + int64(a)
+	req.Seed = &seed
+	resp, err := e.clients[job.StageRollout].Chat(ctx, req)
+	if err != nil {
+		return fmt.Errorf("%s answer %d to question %d: %w", j.bookName(), a, q.Index+1, err)
+	}
+	w.u.add(resp)
+	text := resp.Choices[0].Content
+	j.into[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
+	smsgs, err := e.prompts.ScoreGroundedMessages(passage, q.Question, text, q.Criteria)
+	if err != nil {
+		return err
+	}
+	sreq := request(job.StageEmpirical, es.Endpoint, es.Sampling, smsgs)
+	var scores schema.GroundedScores
+	what := fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1)
+	if j.open {
+		what = fmt.Sprintf("scores of open-book answer %d to question %d", a, q.Index+1)
+	}
+	err = e.askParsed(ctx, e.clients[job.StageEmpirical], sreq, es.RepairAttempts, what, &w.u, func(reply string) (err error) {
+		scores, err = schema.ParseGroundedScores(reply, q.Criteria)
+		return err
+	})
+	if err != nil && unusableVerdict(err) {
+		e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "book", j.bookName(), "err", err)
+		e.causes.add(job.StageEmpirical, err.Error())
+		return nil
+	}
+	if err == nil {
+		j.into[a].Scores = scores.Scores
+	}
+	return err
 }
 
 // measureCriteria stores each criterion's mean score (a fraction of its
@@ -381,8 +430,8 @@ func (e *engine) askDistiller(ctx context.Context, stage string, msgs []llm.Mess
 // groundedRecord assembles the record of a passage that passed every stage.
 // Its provenance names the synthesize template as the distill template, the
 // closed-book answer template as the rollout template and the reward
-// judge's as the satisfy template; the analyze and enrich templates' hashes
-// are in job.yaml's template_hashes, which the job fingerprint every record
+// judge's as the satisfy template; the analyze, enrich and open-book answer
+// templates' hashes are in job.yaml's template_hashes, which the job fingerprint every record
 // carries covers.
 func (e *engine) groundedRecord(w *unit) *schema.Record {
 	p := w.p

@@ -215,6 +215,10 @@ type GroundedStats struct {
 	// whose scores could and could not be had.
 	ScoredAnswers   int64 `json:"scored_answers"`
 	UnscoredAnswers int64 `json:"unscored_answers"`
+	// OpenBookScored and OpenBookUnscored count the open-book answers
+	// (empirical.open_book) likewise; absent without them.
+	OpenBookScored   int64 `json:"open_book_scored_answers,omitempty"`
+	OpenBookUnscored int64 `json:"open_book_unscored_answers,omitempty"`
 	// JudgePassagesCut counts the passages longer than
 	// grounded.judge_passage_tokens, which the judge and empirical stages
 	// showed cut.
@@ -271,6 +275,17 @@ func (c *corpusStats) add(r *schema.Record) {
 	}
 }
 
+// countScored adds the answers whose scores could and could not be had.
+func countScored(as []schema.GroundedAnswer, scored, unscored *int64) {
+	for _, a := range as {
+		if len(a.Scores) > 0 {
+			*scored++
+		} else {
+			*unscored++
+		}
+	}
+}
+
 func (c *corpusStats) addGrounded(g *schema.Grounded) {
 	if c.Grounded == nil {
 		c.Grounded = &GroundedStats{}
@@ -285,13 +300,8 @@ func (c *corpusStats) addGrounded(g *schema.Grounded) {
 	}
 	for _, q := range g.Questions {
 		gs.Questions++
-		for _, a := range q.Answers {
-			if len(a.Scores) > 0 {
-				gs.ScoredAnswers++
-			} else {
-				gs.UnscoredAnswers++
-			}
-		}
+		countScored(q.Answers, &gs.ScoredAnswers, &gs.UnscoredAnswers)
+		countScored(q.OpenBookAnswers, &gs.OpenBookScored, &gs.OpenBookUnscored)
 		for _, cr := range q.Criteria {
 			gs.Criteria++
 			if cr.Varies != nil {

@@ -168,6 +168,9 @@ func (r *Report) writeGrounded(w io.Writer) {
 		fmt.Fprintf(w, "  closed-book answers: %d scored, %d unscored; every one of the %d criteria is unmeasured\n",
 			g.ScoredAnswers, g.UnscoredAnswers, g.Criteria)
 	}
+	if g.OpenBookScored+g.OpenBookUnscored > 0 {
+		fmt.Fprintf(w, "  open-book answers: %d scored, %d unscored (validate reports each criterion's open/closed-book edge)\n", g.OpenBookScored, g.OpenBookUnscored)
+	}
 }
 
 func pct(n, d int64) float64 {

@@ -95,4 +95,7 @@ var samples = map[string]func(s *Set) ([]Message, error){
 	Decompose: func(s *Set) ([]Message, error) {
 		return s.DecomposeMessages(sampleProblem, sampleAnswer, sampleItems[0], []Solution{{Index: 1, Correct: true, Text: sampleSolution}, {Index: 2, Text: "Step 1: 2 times 3 is 6."}})
 	},
+	GroundedAnswerOpen: func(s *Set) ([]Message, error) {
+		return s.GroundedAnswerOpenMessages(samplePassage, sampleQuestion)
+	},
 }

@@ -94,3 +94,10 @@ func (s *Set) GroundedJudgeItemMessages(passage, question string, c schema.Crite
 func (s *Set) GroundedAnswerMessages(question string) ([]Message, error) {
 	return s.render(GroundedAnswer, struct{ Question string }{question})
 }
+
+// GroundedAnswerOpenMessages asks for an open-book answer: the question
+// with the passage (as the judge is shown it), for the empirical stage's
+// open/closed-book edge.
+func (s *Set) GroundedAnswerOpenMessages(passage, question string) ([]Message, error) {
+	return s.render(GroundedAnswerOpen, struct{ Passage, Question string }{passage, question})
+}

@@ -48,12 +48,13 @@ const (
 	GroundedAnswer     = "grounded_answer"
 	// Decompose asks for finer items in place of a saturated one
 	// (distill refine --decompose).
-	Decompose = "decompose"
+	Decompose          = "decompose"
+	GroundedAnswerOpen = "grounded_answer_open"
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
-	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, Decompose}
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.

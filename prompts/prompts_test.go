@@ -94,6 +94,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.GroundedAnswerMessages(fixQuestion)
 	case Decompose:
 		return s.DecomposeMessages(fixProblem, fixAnswer, fixItems()[0], fixSolutions())
+	case GroundedAnswerOpen:
+		return s.GroundedAnswerOpenMessages(fixPassage, fixQuestion)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -126,8 +128,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 15 {
-		t.Errorf("Names has %d entries, want 15", len(Names))
+	if len(Names) != 16 {
+		t.Errorf("Names has %d entries, want 16", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

@@ -48,6 +48,13 @@ type GroundedQuestion struct {
 	// Answers are the empirical stage's closed-book answers and their
 	// scores; empty when the stage was off.
 	Answers []GroundedAnswer `parquet:"answers,list" json:"answers"`
+	// OpenBookAnswers are the empirical stage's open-book answers (written
+	// with the passage in the prompt, empirical.open_book) and their scores,
+	// scored like Answers; a criterion's edge is its mean score here minus
+	// its mean score there, over its weight (discrim.GroundedEdge). Empty
+	// when the option was off, and in corpora written before it (their
+	// shards lack the column and read as empty lists).
+	OpenBookAnswers []GroundedAnswer `parquet:"open_book_answers,list" json:"open_book_answers,omitempty"`
 }
 
 // Criterion is one weighted, passage-grounded criterion (appendix E).
@@ -73,7 +80,8 @@ type Criterion struct {
 	Varies    *bool    `parquet:"varies,optional" json:"varies,omitempty"`
 }
 
-// GroundedAnswer is one closed-book answer of the empirical stage and the
+// GroundedAnswer is one answer of the empirical stage (closed-book, or
+// open-book in GroundedQuestion.OpenBookAnswers) and the
 // judge's scores for it, one per criterion in criterion order (each from 0
 // to the criterion's weight). Scores is empty when the judgment failed.
 type GroundedAnswer struct {

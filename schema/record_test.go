@@ -53,9 +53,9 @@ func TestRecordSchemaShape(t *testing.T) {
 	}
 	// rubric, rollouts, satisfaction; grounded's concepts, questions,
 	// criteria, required_elements, expected_keywords, expected_concepts,
-	// answers, scores.
-	if n := strings.Count(str, "(LIST)"); n != 11 {
-		t.Errorf("schema has %d LIST groups, want 11:\n%s", n, str)
+	// answers, scores, open_book_answers and their scores.
+	if n := strings.Count(str, "(LIST)"); n != 13 {
+		t.Errorf("schema has %d LIST groups, want 13:\n%s", n, str)
 	}
 	if strings.Contains(str, "MAP") {
 		t.Errorf("schema has a map column:\n%s", str)

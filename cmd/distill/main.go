@@ -227,6 +227,7 @@ func (f *flagSet) stageFlags(d job.Job) {
 	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *job.Job, v string) { j.Judge.Mode = v })
 	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *job.Job, v bool) { j.Judge.DropInvalid = v })
 	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *job.Job, v bool) { j.Empirical.Enabled = v })
+	f.boolean("open-book", d.Empirical.OpenBook, "grounded style, with --empirical: also sample --n answers with the passage in the prompt and score them, so validate reports each criterion's open/closed-book edge (twice the stage's requests); e.g. --empirical --open-book", func(j *job.Job, v bool) { j.Empirical.OpenBook = v })
 	f.float("alpha", d.Empirical.Alpha, "empirical validity threshold: an item is valid when corr > alpha and its satisfaction varies", func(j *job.Job, v float64) { j.Empirical.Alpha = v })
 }
 

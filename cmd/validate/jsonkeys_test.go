@@ -168,7 +168,11 @@ func TestAuditJSONDocumented(t *testing.T) {
 	})
 	extra := filepath.Join(t.TempDir(), "extra.jsonl")
 	line, _ := json.Marshal(record(900))
-	g, _ := json.Marshal(groundedRecord(901, "Why can two candidates not both become leader in one term?", false))
+	gr := groundedRecord(901, "Why can two candidates not both become leader in one term?", false)
+	q := &gr.Grounded.Questions[0] // scored closed- and open-book answers: the open/closed-book edge
+	q.Answers = []schema.GroundedAnswer{{Index: 0, Text: "closed", Scores: []float64{1, 0}}}
+	q.OpenBookAnswers = []schema.GroundedAnswer{{Index: 0, Text: "open", Scores: []float64{3, 1}}}
+	g, _ := json.Marshal(gr)
 	line = append(append(line, '\n'), g...)
 	os.WriteFile(extra, append(line, []byte("\n{not json\n")...), 0o644)
 	// no rollouts, no verdicts, no empirical figures

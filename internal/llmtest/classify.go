@@ -32,6 +32,7 @@ const (
 	KindGroundedJudgeItem     Kind = "grounded_judge_item"
 	KindGroundedAnswer        Kind = "grounded_answer"
 	KindDecompose             Kind = "decompose"
+	KindGroundedAnswerOpen    Kind = "grounded_answer_open"
 	KindUnknown               Kind = "unknown"
 )
 
@@ -101,6 +102,8 @@ func kindOf(p string) Kind {
 		return KindGroundedJudgeBatch
 	case has("<passage>", `<criterion weight="`, `"valid"`, `"reason"`):
 		return KindGroundedJudgeItem
+	case has("<passage>", "<question>", "</question>", "Answer the technical question below using the source passage"):
+		return KindGroundedAnswerOpen
 	case has("<question>", "</question>", "Answer the technical question below from what you know"):
 		return KindGroundedAnswer
 	case has("<rubric>", "<solution>", "<final_answer>", `"satisfied"`, `"step"`):

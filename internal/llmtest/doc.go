@@ -25,15 +25,17 @@
 //     judges make with that contract (ids replaced by list numbers, a total
 //     as a fraction, a score over its weight, a criterion left out).
 //   - grounded_analyze, grounded_synthesize, grounded_enrich,
-//     grounded_judge_batch, grounded_judge_item, grounded_answer (the
-//     grounded style's stages): an analysis of the document shown (its
+//     grounded_judge_batch, grounded_judge_item, grounded_answer,
+//     grounded_answer_open (the grounded style's stages): an analysis of the document shown (its
 //     beginning and outline) naming its frequent terms, K questions with
 //     5-10 criteria built from the passage's terms and the analysis's
 //     concepts (some thin, one passage in twenty with a question copying
 //     the passage), enrichment of exactly the criteria shown, each given
 //     one of the analysis's concepts, verdicts deterministic per criterion,
-//     and closed-book answers that differ from sample to sample; see
-//     grounded_gen.go.
+//     closed-book answers that differ from sample to sample, and open-book
+//     answers (the passage shown) that mention every term a closed-book one
+//     can and a random share of the passage's own, so the judge scores the
+//     passage-grounded criteria higher on them; see grounded_gen.go.
 //   - repair conversations of any of the above: a well-formed answer.
 //
 // With [Config.ContextTokens] set, an online request whose prompt and

@@ -22,7 +22,11 @@ import (
 // sentence of the passage; enrichment completes exactly the criteria it is
 // shown, adding one of the document analysis's concepts to each; the validity judge calls a few criteria invalid, deterministically
 // per criterion, so batch and item mode agree; a closed-book answer
-// mentions a random share of the question's terms, so answers differ. A
+// mentions a random share of the question's terms, so answers differ; an
+// open-book answer (the passage in the prompt) adds a random share of the
+// passage's own terms, those the criteria's keywords are drawn from, so
+// the judge scores it higher than a closed-book one on the criteria
+// grounded in the passage. A
 // malformed attempt breaks the stage's JSON the way models do (a field
 // left out, a weight as a string, a list as one string, a reply cut short).
 
@@ -351,6 +355,44 @@ func (s *Server) groundedAnswer(prompt string, r *rng) string {
 	if len(used) == 0 {
 		return "I am not certain; in general such systems trade simplicity against robustness, and the details depend on the design."
 	}
+	return answerAbout(used)
+}
+
+// answerAbout is the body of a simulated answer that mentions terms.
+func answerAbout(terms []string) string {
 	return fmt.Sprintf("The key is how %s work together. %s matters because it sets the conditions the rest depends on; if it is constrained, %s must compensate, which changes the overall behaviour.",
-		strings.Join(used, " and "), strings.ToUpper(used[0][:1])+used[0][1:], used[len(used)-1])
+		strings.Join(terms, " and "), strings.ToUpper(terms[0][:1])+terms[0][1:], terms[len(terms)-1])
+}
+
+// openBookShare is the chance that an open-book answer mentions each of the
+// passage's leading terms.
+const openBookShare = 0.6
+
+// groundedAnswerOpen writes an open-book answer: the closed-book answer's
+// body with every one of the question's terms (a closed-book answer names
+// a random share of them), then what the passage says, mentioning each of
+// its 24 leading terms (the pool the synthesized criteria's keywords come
+// from) with chance openBookShare. So an open-book answer mentions every
+// term a closed-book answer to the question can, and more: it meets the
+// passage-grounded criteria at least as well, and most of them better.
+func (s *Server) groundedAnswerOpen(prompt string, r *rng) string {
+	question, _ := between(prompt, "<question>", "</question>")
+	_, passage := groundedPassage(prompt)
+	var parts []string
+	if terms := topTerms(question, 6); len(terms) > 0 {
+		parts = append(parts, answerAbout(terms))
+	}
+	var used []string
+	for _, t := range firstTerms(rankTerms(passage), 24) {
+		if r.chance(openBookShare) {
+			used = append(used, t)
+		}
+	}
+	if len(used) > 0 {
+		parts = append(parts, "The passage makes this concrete: it discusses "+strings.Join(used, ", ")+", and how each bears on the question.")
+	}
+	if len(parts) == 0 {
+		return "The passage says little that bears on this question."
+	}
+	return strings.Join(parts, "\n\n")
 }

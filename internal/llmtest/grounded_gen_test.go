@@ -202,3 +202,66 @@ func BenchmarkTopTerms(b *testing.B) {
 		topTerms(termsPassage, 24)
 	}
 }
+
+// TestOpenBookAnswersScoreHigher: an open-book answer prompt (the passage
+// in view) is recognized, its answers differ, and the simulated judge
+// scores them higher than closed-book answers to the same question on the
+// criteria the synthesis grounded in the passage: over the questions of
+// several passages, most criteria have a positive open-book edge and none
+// a negative mean.
+func TestOpenBookAnswersScoreHigher(t *testing.T) {
+	ps := loadPrompts(t)
+	s := New(Config{})
+	const n = 8
+	positive, criteria := 0, 0
+	var edgeSum float64
+	for seed := range int64(6) {
+		msgs, _ := ps.GroundedSynthesizeMessages("Heat pipes", genPassage, schema.Analysis{}, prompts.PassagePosition{Number: 1, Count: 1}, prompts.RubricBounds{K: 2, MinCriteria: 5, MaxCriteria: 8, MinTotalWeight: 5})
+		qs, err := schema.ParseQuestions(complete(t, s, seeded(msgs, seed, 1)).Choices[0].Message.Content, schema.QuestionOptions{K: 2, MinCriteria: 5, MaxCriteria: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range qs {
+			closed, _ := ps.GroundedAnswerMessages(q.Question)
+			open, _ := ps.GroundedAnswerOpenMessages(genPassage, q.Question)
+			if k := Classify(toMessages(open)); k != KindGroundedAnswerOpen {
+				t.Fatalf("open-book answer prompt classified as %s", k)
+			}
+			meanOf := func(msgs []prompts.Message) []float64 {
+				sum := make([]float64, len(q.Criteria))
+				texts := map[string]bool{}
+				for a := range int64(n) {
+					text := complete(t, s, seeded(msgs, seed*100+a, 1)).Choices[0].Message.Content
+					texts[text] = true
+					sm, _ := ps.ScoreGroundedMessages(genPassage, q.Question, text, q.Criteria)
+					g, err := schema.ParseGroundedScores(complete(t, s, seeded(sm, 0, 1)).Choices[0].Message.Content, q.Criteria)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, x := range g.Scores {
+						sum[i] += x / n
+					}
+				}
+				if len(texts) < n/2 {
+					t.Errorf("only %d different answers in %d samples", len(texts), n)
+				}
+				return sum
+			}
+			withPassage, without := meanOf(open), meanOf(closed)
+			for i, c := range q.Criteria {
+				edge := (withPassage[i] - without[i]) / c.Weight
+				criteria++
+				edgeSum += edge
+				if edge > 0 {
+					positive++
+				}
+				if edge < 0 {
+					t.Errorf("criterion %s (%s) scores lower with the passage: edge %.3f", c.ID, c.Name, edge)
+				}
+			}
+		}
+	}
+	if positive*10 < criteria*8 || edgeSum/float64(criteria) < 0.2 {
+		t.Errorf("%d of %d criteria have a positive open-book edge, mean edge %.3f", positive, criteria, edgeSum/float64(criteria))
+	}
+}

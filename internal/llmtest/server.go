@@ -491,6 +491,8 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.groundedAnswer(prompt, r)
 		case KindDecompose:
 			msg.Content = s.decompose(prompt, r, bad)
+		case KindGroundedAnswerOpen:
+			msg.Content = s.groundedAnswerOpen(prompt, r)
 		}
 		if limit > 0 && int64(tokens(msg.Content)) > limit {
 			cut := int(min(limit*4, int64(len(msg.Content))))

@@ -385,6 +385,9 @@ func CheckGroundedAccounted(t testing.TB, j job.Job, p GroundedCounts) map[strin
 			if j.Empirical.Enabled && len(q.Answers) != j.Rollout.N {
 				t.Errorf("record %s question %d: %d closed-book answers, want %d", id, q.Index, len(q.Answers), j.Rollout.N)
 			}
+			if open := job.OpenBookOn(&j); open && len(q.OpenBookAnswers) != j.Rollout.N || !open && len(q.OpenBookAnswers) != 0 {
+				t.Errorf("record %s question %d: %d open-book answers with empirical.open_book %v", id, q.Index, len(q.OpenBookAnswers), open)
+			}
 		}
 	}
 	return recs
