@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -34,24 +34,7 @@ func exportReviewed(t *testing.T, run, recordID, edited string) {
 		t.Fatalf("the log lacks the reject or the edit of record %s: %+v", recordID, entries)
 	}
 	out := filepath.Join(t.TempDir(), "export")
-	ctx := context.Background()
-	in, err := audit.Open(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp, err := review.Fingerprint(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := review.ReadDecisions([]string{review.LogPath(run, "alice")}, fp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := review.NewApplier(d, review.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := corpus.Export(ctx, run, corpus.ExportOptions{Format: corpus.FormatVerl, Out: out, Review: applier})
+	m, err := reviewtest.ExportReviewed(context.Background(), run, out, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

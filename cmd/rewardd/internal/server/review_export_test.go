@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
-	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
@@ -35,7 +34,14 @@ func TestServesAReviewedExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, rejected, before, edited := reviewTwoItems(t, ctx, run)
-	out := exportReviewed(t, ctx, run)
+	out := filepath.Join(t.TempDir(), "export")
+	m, err := reviewtest.ExportReviewed(ctx, run, out, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Review == nil || m.Review.ItemsRejected != 1 || m.Review.ItemsEdited != 1 {
+		t.Fatalf("export.json's review section: %+v", m.Review)
+	}
 
 	index, stats, err := LoadIndex(out, nil)
 	if err != nil || stats.Skipped != 0 {
@@ -108,37 +114,6 @@ func reviewTwoItems(t *testing.T, ctx context.Context, run string) (*review.Reco
 		}
 	}
 	return rec, first.Text, second.Text, edited
-}
-
-// exportReviewed exports run as verl with its review logs applied, as
-// `distill export --review RUN/review` does.
-func exportReviewed(t *testing.T, ctx context.Context, run string) string {
-	t.Helper()
-	in, err := audit.Open(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fp, err := review.Fingerprint(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := review.ReadDecisions([]string{review.LogPath(run, "alice")}, fp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := review.NewApplier(d, review.Policy{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "export")
-	m, err := corpus.Export(ctx, run, corpus.ExportOptions{Format: corpus.FormatVerl, Out: out, Review: applier})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Review == nil || m.Review.ItemsRejected != 1 || m.Review.ItemsEdited != 1 {
-		t.Fatalf("export.json's review section: %+v", m.Review)
-	}
-	return out
 }
 
 // bodyTap records the bodies of the requests sent to the judge.
