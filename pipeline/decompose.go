@@ -42,6 +42,18 @@ var decomposeStages = []stage{
 	mathStages[4], // empirical
 }
 
+// DecomposeStageNames are the stages a decomposition of jb runs that send
+// requests, in order (the judge and empirical stages when jb has them on).
+func DecomposeStageNames(jb *job.Job) []string {
+	var out []string
+	for _, st := range decomposeStages {
+		if st.on == nil || st.on(jb) {
+			out = append(out, st.name)
+		}
+	}
+	return out
+}
+
 // stages is the stage list the engine runs for its job.
 func (e *engine) stages() []stage {
 	if e.seeds != nil {

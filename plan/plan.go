@@ -48,6 +48,7 @@ func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*co
 	if err := in.usable(po.AllowBadRows); err != nil {
 		return nil, err
 	}
+	in.decompose = opt.Decompose != nil
 	earlier, _ := corpus.ReadPlan(jb.Out) // its figures count only if the job is the same (below)
 
 	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
@@ -104,6 +105,9 @@ type planInput struct {
 	badSample []source.InputError
 	sample    *Sample
 	words     job.UnitWords // problems, or a grounded job's passages
+	// decompose is a plan of refine --decompose's decomposition (its
+	// stages are pipeline.DecomposeStageNames).
+	decompose bool
 }
 
 // scanForPlan reads the input once, as distill run reads it (a grounded

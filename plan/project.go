@@ -38,7 +38,7 @@ func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int6
 		CostCounted: len(job.Prices) > 0,
 		Style:       job.Style,
 		Pilot:       probs,
-		Endpoints:   planEndpoints(job, rep, earlier),
+		Endpoints:   planEndpoints(job, in.decompose, rep, earlier),
 	}
 	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(job), endpoints: plan.Endpoints}
 	stages := pilotStages(job.Style, probs)
@@ -118,14 +118,15 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 
 // pilotStages lists the stages that sent requests, in the pipeline order
 // of the job's style (then any other style's, for figures read back from an
-// older plan).
+// older plan); a decomposition's decompose stage comes first.
 func pilotStages(style string, probs []corpus.PilotProblem) []string {
 	var out []string
 	other := schema.StyleGrounded
 	if style == schema.StyleGrounded {
 		other = schema.StyleSRaR
 	}
-	for _, name := range append(pipeline.StageNames(style), pipeline.StageNames(other)...) {
+	names := append([]string{pipeline.StageDecompose}, pipeline.StageNames(style)...)
+	for _, name := range append(names, pipeline.StageNames(other)...) {
 		if slices.Contains(out, name) {
 			continue // judge and empirical are in both styles
 		}
@@ -324,9 +325,9 @@ func relief(jb *job.Job, ps []corpus.PilotProblem, stages []string, rest int64, 
 // planEndpoints are the job's endpoints with their limits: the job's
 // configured rates, or those the server announced during the pilot (or,
 // when this plan sent nothing, during the earlier plan's pilot).
-func planEndpoints(job *job.Job, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
+func planEndpoints(job *job.Job, decompose bool, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
 	var out []corpus.PlanEndpoint
-	for _, se := range requestStages(job) {
+	for _, se := range requestStages(job, decompose) {
 		stage, url := se.stage, se.endpoint.BaseURL
 		i := slices.IndexFunc(out, func(e corpus.PlanEndpoint) bool { return e.BaseURL == url })
 		if i >= 0 {

@@ -13,13 +13,18 @@ type stageAt struct {
 }
 
 // requestStages are the stages of the job's style that the job runs and
-// that send requests, in pipeline order, with their endpoints. A grounded
+// that send requests, in pipeline order, with their endpoints (with
+// decompose, those of a decomposition: pipeline.DecomposeStageNames). A grounded
 // job's analyze, synthesize and enrich ask the distiller; its empirical
 // stage sends the closed-book answers to the rollout endpoint and their
 // scoring to the empirical one, so it is listed at both.
-func requestStages(jb *job.Job) []stageAt {
+func requestStages(jb *job.Job, decompose bool) []stageAt {
+	names := pipeline.RequestStageNames(jb)
+	if decompose {
+		names = pipeline.DecomposeStageNames(jb)
+	}
 	var out []stageAt
-	for _, name := range pipeline.RequestStageNames(jb) {
+	for _, name := range names {
 		if name == job.StageEmpirical && jb.Style == schema.StyleGrounded {
 			out = append(out, stageAt{name, jb.Rollout.Endpoint})
 		}
@@ -34,7 +39,7 @@ func requestStages(jb *job.Job) []stageAt {
 // too (usage is counted by stage, not by endpoint).
 func stageEndpoint(jb *job.Job, stage string) job.Endpoint {
 	switch stage {
-	case job.StageAnalyze, job.StageSynthesize, job.StageEnrich:
+	case job.StageAnalyze, job.StageSynthesize, job.StageEnrich, pipeline.StageDecompose:
 		return jb.Distill.Endpoint
 	}
 	return jb.Endpoints()[stage]

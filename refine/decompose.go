@@ -69,11 +69,20 @@ type unitRow struct {
 	Source  string `json:"source,omitempty"`
 }
 
-// decomposeSaturated decides every record of in, sends the saturated
-// items of those refined to the pipeline, and returns what it made of
-// them: a record per decomposed source record, by id, whose rubric is the
-// finer items and whose rollouts carry their verdicts.
-func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *Summary) (map[string]*schema.Record, error) {
+// decomposition is a decomposition ready to run: its job over the units
+// written in its work directory, and the seeds of those units.
+type decomposition struct {
+	job   job.Job
+	seeds seeds
+	work  string
+}
+
+// prepareDecomposition decides every record of in and writes a unit for
+// each refined record with saturated items into the work directory, as
+// the real run and its plan both start. The job is checked even when
+// nothing is saturated, so that a command that cannot decompose is refused
+// whatever the source holds; a refused start leaves no work directory.
+func prepareDecomposition(ctx context.Context, in *audit.Input, cfg Config) (*decomposition, error) {
 	work := workDir(cfg.Out)
 	_, statErr := os.Stat(work)
 	fresh := errors.Is(statErr, os.ErrNotExist)
@@ -86,38 +95,58 @@ func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *S
 		return nil, err
 	}
 	jb := decomposeJob(cfg.Decompose.Job, style, units, filepath.Join(work, DecomposeDir))
-	// Checked even when nothing is saturated, so that a command that
-	// cannot decompose is refused whatever the source holds.
 	if err := checkJob(jb); err != nil {
 		if fresh { // nothing was asked yet: leave no work directory behind
 			os.RemoveAll(work)
 		}
 		return nil, fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
 	}
-	if len(sd) == 0 {
-		return nil, nil
-	}
+	return &decomposition{job: jb, seeds: sd, work: work}, nil
+}
+
+// options are the pipeline's options for the decomposition: the user's,
+// with its seeds.
+func (d *decomposition) options(cfg Config) pipeline.Options {
 	opt := cfg.Decompose.Pipeline
-	opt.Decompose = sd
-	rep, err := pipeline.Run(ctx, jb, opt)
-	if err != nil {
-		var ue *job.UsageError
-		if errors.Is(err, pipeline.ErrJobChanged) || errors.Is(err, pipeline.ErrInputChanged) {
-			return nil, fmt.Errorf("%s holds a decomposition started with other settings or from another source; "+
-				"run refine as it was run then, or remove %s to start the decomposition over (its answered requests are lost): %w", work, work, ErrUsage)
-		}
-		if errors.As(err, &ue) {
-			return nil, fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
-		}
-		return nil, fmt.Errorf("decomposing saturated items: %w", err)
+	opt.Decompose = d.seeds
+	return opt
+}
+
+// runError says what a failed pipeline.Run of the decomposition means for
+// refine: a work directory of another decomposition, or a usage error, is
+// the user's to fix; doing says what failed otherwise.
+func (d *decomposition) runError(err error, doing string) error {
+	var ue *job.UsageError
+	if errors.Is(err, pipeline.ErrJobChanged) || errors.Is(err, pipeline.ErrInputChanged) {
+		return fmt.Errorf("%s holds a decomposition started with other settings or from another source; "+
+			"run refine as it was run then, or remove %s to start the decomposition over (its answered requests are lost): %w", d.work, d.work, ErrUsage)
 	}
-	sum.Decomposed.Units = int64(len(sd))
+	if errors.As(err, &ue) {
+		return fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
+// decomposeSaturated decides every record of in, sends the saturated
+// items of those refined to the pipeline, and returns what it made of
+// them: a record per decomposed source record, by id, whose rubric is the
+// finer items and whose rollouts carry their verdicts.
+func decomposeSaturated(ctx context.Context, in *audit.Input, cfg Config, sum *Summary) (map[string]*schema.Record, error) {
+	d, err := prepareDecomposition(ctx, in, cfg)
+	if err != nil || len(d.seeds) == 0 {
+		return nil, err
+	}
+	rep, err := pipeline.Run(ctx, d.job, d.options(cfg))
+	if err != nil {
+		return nil, d.runError(err, "decomposing saturated items")
+	}
+	sum.Decomposed.Units = int64(len(d.seeds))
 	sum.Decomposed.Failed = rep.Problems.Failed
 	sum.Decomposed.Requests = rep.LLM.Total.Requests
 	if rep.Status == pipeline.StatusStopped {
-		return nil, &StopError{Reason: rep.StopReason, StoppedBy: rep.StoppedBy, WorkDir: work}
+		return nil, &StopError{Reason: rep.StopReason, StoppedBy: rep.StoppedBy, WorkDir: d.work}
 	}
-	return readDecomposed(ctx, jb.Out)
+	return readDecomposed(ctx, d.job.Out)
 }
 
 // writeUnits decides every record and writes a unit line for each refined

@@ -32,7 +32,9 @@
 // in a run directory beside Out that survives a kill and ends up in
 // Out/decompose); each such record is then decided with its finer items
 // appended, and a finer item is kept only when it is valid and its fit
-// edge is positive.
+// edge is positive. [Plan] (--decompose --plan) prepares the same
+// decomposition and runs package plan's pilot and projection on it
+// instead, leaving its work directory for the real refine to resume.
 // docs/refine.md documents the rules and the weights with a worked
 // example.
 package refine

@@ -76,13 +76,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	in, err := audit.Open(cfg.Src)
+	in, err := openSource(cfg.Src)
 	if err != nil {
-		return nil, fmt.Errorf("opening the corpus to refine: %w", err)
-	}
-	if in.Format == audit.FormatVerl {
-		return nil, fmt.Errorf("%s is a verl export: its rows hold the rubric only, no rollouts and no satisfaction verdicts; "+
-			"refine the run directory (or jsonl export) it was exported from, made with the empirical stage on: %w", cfg.Src, ErrNoVerdicts)
+		return nil, err
 	}
 	src, _ := filepath.Abs(cfg.Src)
 	settings := settingsOf(src, in, cfg.Options)
@@ -132,6 +128,20 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	return sum, nil
+}
+
+// openSource opens the corpus to refine; a verl export, which holds no
+// rollouts, is refused.
+func openSource(path string) (*audit.Input, error) {
+	in, err := audit.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening the corpus to refine: %w", err)
+	}
+	if in.Format == audit.FormatVerl {
+		return nil, fmt.Errorf("%s is a verl export: its rows hold the rubric only, no rollouts and no satisfaction verdicts; "+
+			"refine the run directory (or jsonl export) it was exported from, made with the empirical stage on: %w", path, ErrNoVerdicts)
+	}
+	return in, nil
 }
 
 // stream reads the records of in in one goroutine and decides and writes

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/plan"
 	"github.com/rubricforge/rubricforge/refine"
 )
 
@@ -50,6 +51,15 @@ decomposition runs in a hidden directory next to DST (.DST.refine-decompose)
 that a killed or stopped refine leaves, so the same command resumes it without
 paying twice; it ends up in DST/decompose, a run directory distill status reads.
 
+--decompose --plan shows what the decomposition will cost before paying for
+it, as distill plan does for distill run: it decides the records as the real
+run does, runs the decomposition of a deterministic sample of the records to
+decompose (--sample) in the hidden directory and its cache, and projects the
+whole decomposition's requests, tokens, cost and time per stage. The plan is
+written to plan.json in the decomposition's run directory (batch pricing and
+distill status read it); DST is not written. The same command without --plan
+then pays nothing again for the sampled records.
+
 DST is written in a hidden directory next to it and renamed at the end: a
 refine that is killed leaves no DST, and the same command starts it over.
 Running it again when DST holds the same refinement does nothing.
@@ -60,6 +70,7 @@ Examples:
   distill refine exports/demo-jsonl --out runs/demo-refined --min-edge -0.1 --saturated95
   distill refine runs/demo --out runs/demo-refined --decompose --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B
   distill refine runs/demo --out runs/demo-refined --decompose --config job.yaml --max-cost-usd 5 --batch
+  distill refine runs/demo --out runs/demo-refined --decompose --config job.yaml --plan --sample 20
 
 Flags:
 `
@@ -71,7 +82,8 @@ type refineFlags struct {
 	dryRun, saturated95, asJSON *bool
 	minEdge, antiAlpha          *float64
 	shardRows, minSide          *int
-	decompose                   *bool
+	decompose, plan             *bool
+	sample                      *int
 	config                      *string
 	job                         *flagSet // distill run's flags for --decompose's requests
 	jobNames                    map[string]bool
@@ -100,6 +112,8 @@ func newRefineFlags() *refineFlags {
 		minSide:     fs.Int("min-side", d.MinSide, "refine only records whose fit half holds at least this many correct and this many flawed judged rollouts; the others are copied unchanged; e.g. --min-side 3"),
 		shardRows:   fs.Int("shard-rows", 0, "records per shard of the refined corpus, each shard held in memory until written (0: as many as the source run's largest shard, else 1000); e.g. --shard-rows 500"),
 		asJSON:      fs.Bool("json", false, "print the summary (refine.json) as JSON instead of text"),
+		plan:        fs.Bool("plan", false, "with --decompose: run the decomposition of a sample of the records (--sample) and project the whole decomposition's requests, tokens, cost and time, writing nothing to DST; e.g. --decompose --plan --sample 20"),
+		sample:      fs.Int("sample", 100, "with --plan: records to decompose in the pilot, chosen by the hash of their id; e.g. --sample 20"),
 	}
 }
 
@@ -107,7 +121,7 @@ func (f *refineFlags) usage(w io.Writer) {
 	fmt.Fprint(w, refineUsage)
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
-	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error, a fatal endpoint error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts, --decompose without an endpoint), 4 stopped (Ctrl-C, or --decompose's budget reached or batch files to run: no DST is left; run the same command again, with a higher budget, to resume).\n")
+	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error, a fatal endpoint error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts, --decompose without an endpoint, --plan without --decompose), 4 stopped (Ctrl-C, or --decompose's budget reached or batch files to run: no DST is left; run the same command again, with a higher budget, to resume).\n")
 }
 
 func refineCmd(args []string, stdout, stderr io.Writer) int {
@@ -140,8 +154,14 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	if code, ok := f.decomposeConfig(&cfg, stderr); !ok {
 		return code
 	}
+	if code, ok := f.checkPlanFlags(stderr); !ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *f.plan {
+		return refinePlan(ctx, cfg, *f.sample, stdout, stderr)
+	}
 	sum, err := refine.Run(ctx, cfg)
 	var stopErr *refine.StopError
 	switch {
@@ -207,6 +227,51 @@ func (f *refineFlags) decomposeConfig(cfg *refine.Config, stderr io.Writer) (int
 		ToolVersion: toolVersion(), Logger: cfg.Logger, Status: stderr,
 	}}
 	return exitOK, true
+}
+
+// checkPlanFlags refuses --plan without --decompose or with --dry-run,
+// and --sample without --plan.
+func (f *refineFlags) checkPlanFlags(stderr io.Writer) (int, bool) {
+	sampleSet := false
+	f.fs.Visit(func(fl *flag.Flag) { sampleSet = sampleSet || fl.Name == "sample" })
+	var problem string
+	switch {
+	case *f.plan && !*f.decompose:
+		problem = "--plan projects --decompose's requests; add --decompose (a refine without it sends none)"
+	case *f.plan && *f.dryRun:
+		problem = "--plan and --dry-run: give one (--plan sends the pilot's requests; --dry-run sends nothing)"
+	case sampleSet && !*f.plan:
+		problem = "--sample applies only to --plan"
+	case *f.plan && *f.sample < 1:
+		problem = fmt.Sprintf("--sample %d: want at least 1 record", *f.sample)
+	default:
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "distill refine: %s (see -h)\n", problem)
+	return exitUsage, false
+}
+
+// refinePlan is --decompose --plan: the pilot and the projection of the
+// decomposition, printed as distill plan prints a job's.
+func refinePlan(ctx context.Context, cfg refine.Config, sample int, stdout, stderr io.Writer) int {
+	doc, dir, err := refine.Plan(ctx, cfg, plan.Options{Sample: sample})
+	switch {
+	case errors.Is(err, refine.ErrNothingToDecompose):
+		fmt.Fprintf(stdout, "plan: %v\n", err)
+		return exitOK
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "distill refine: the plan's pilot was stopped; the same command resumes it")
+		return exitStopped
+	case err != nil && refine.IsUsage(err):
+		fmt.Fprintf(stderr, "distill refine: %v\n", err)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "distill refine: %v\n", err)
+		return exitFailed
+	}
+	plan.WriteText(stdout, doc, dir)
+	fmt.Fprintf(stdout, "the same command without --plan decomposes every record and writes %s; the sampled records are not paid again\n", cfg.Out)
+	return exitOK
 }
 
 func configFlag(path string) []string {

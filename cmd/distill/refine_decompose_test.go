@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
+	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/refine"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -286,6 +289,10 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 		{"no model", []string{"--decompose", "--base-url", "http://127.0.0.1:1/v1"}, "no model given (use --model)"},
 		{"flags without decompose", []string{"--model", "m", "--max-total-tokens", "5"}, "--max-total-tokens, --model: these flags apply only to --decompose's requests"},
 		{"config without decompose", []string{"--config", "job.yaml"}, "--config: these flags apply only"},
+		{"plan without decompose", []string{"--plan"}, "--plan projects --decompose's requests; add --decompose"},
+		{"plan with dry-run", []string{"--decompose", "--plan", "--dry-run"}, "--plan and --dry-run: give one"},
+		{"sample without plan", []string{"--sample", "5"}, "--sample applies only to --plan"},
+		{"sample zero", []string{"--decompose", "--plan", "--sample", "0"}, "--sample 0: want at least 1 record"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -300,5 +307,62 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 				t.Errorf("left %v in --out's directory", entries)
 			}
 		})
+	}
+}
+
+// TestRefineDecomposePlan: refine --decompose --plan runs the
+// decomposition of a sample of the records to decompose, prints
+// distill plan's table with the decompose stage, writes plan.json in the
+// decomposition's run directory and no DST; the projected requests are
+// within 10% of what the real refine then sends over every session (the
+// pilot's included), and the real refine asks nothing the pilot was
+// answered again.
+func TestRefineDecomposePlan(t *testing.T) {
+	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) { c.KeepLog = true })
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "dec")
+	from := len(sim.Log())
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, dst, url, "--plan", "--sample", "6"), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose --plan: exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"6 sampled problems of", "decompose", "judge", "empirical", "total", "without --plan decomposes every record"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the plan does not say %q:\n%s", want, stdout.String())
+		}
+	}
+	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--plan wrote --out (%v)", err)
+	}
+	doc, err := corpus.ReadPlan(filepath.Join(dir, ".dec.refine-decompose", refine.DecomposeDir))
+	if err != nil {
+		t.Fatalf("plan.json of the decomposition: %v", err)
+	}
+	pilot := len(sim.Log()) - from
+	if pilot == 0 || doc.Stages[0].Stage != pipeline.StageDecompose {
+		t.Fatalf("the pilot sent %d requests; stages %+v: want the decompose stage first", pilot, doc.Stages)
+	}
+	answered := answeredBefore(sim)
+	after := len(sim.Log())
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(decomposeArgs(src, dst, url), &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine --decompose after the plan: exit %d\n%s", code, stderr.String())
+	}
+	if n := resentSince(sim, after, answered); n != 0 {
+		t.Errorf("the real refine asked %d requests the plan's pilot was answered again", n)
+	}
+	sum := readSummary(t, stdout.Bytes())
+	real, projected := float64(sum.Decomposed.Requests), doc.Total.Requests
+	t.Logf("%d records to decompose, 6 sampled; pilot %d requests; projected %.0f (%.0f-%.0f); the real refine %.0f (%d this session)",
+		sum.Decomposed.Units, pilot, projected.Value, projected.Low, projected.High, real, len(sim.Log())-after)
+	if real != float64(pilot+len(sim.Log())-after) {
+		t.Errorf("the refine counts %.0f requests over its sessions; the endpoint answered %d", real, pilot+len(sim.Log())-after)
+	}
+	if math.Abs(projected.Value-real) > 0.10*real {
+		t.Errorf("projected %.0f requests, the real refine sent %.0f: off by more than 10%%", projected.Value, real)
+	}
+	if doc.Input.Unique != sum.Decomposed.Units {
+		t.Errorf("the plan projects %d records to decompose; the refine decomposed %d", doc.Input.Unique, sum.Decomposed.Units)
 	}
 }
