@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/reviewexport"
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -34,7 +34,7 @@ func exportReviewed(t *testing.T, run, recordID, edited string) {
 		t.Fatalf("the log lacks the reject or the edit of record %s: %+v", recordID, entries)
 	}
 	out := filepath.Join(t.TempDir(), "export")
-	m, err := reviewtest.ExportReviewed(context.Background(), run, out, "alice")
+	m, err := reviewexport.Verl(context.Background(), run, out, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

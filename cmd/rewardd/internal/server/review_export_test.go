@@ -14,6 +14,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/reviewexport"
 	"github.com/rubricforge/rubricforge/internal/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -35,7 +36,7 @@ func TestServesAReviewedExport(t *testing.T) {
 	}
 	rec, rejected, before, edited := reviewTwoItems(t, ctx, run)
 	out := filepath.Join(t.TempDir(), "export")
-	m, err := reviewtest.ExportReviewed(ctx, run, out, "alice")
+	m, err := reviewexport.Verl(ctx, run, out, "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,8 @@
-package reviewtest
+// Package reviewexport exports a corpus with people's review applied, as
+// `distill export --review` does, for the tests on both sides of a review:
+// the browser test (cmd/validate) and rewardd's reviewed-export test. It is
+// apart from reviewtest because the review package's own tests use that.
+package reviewexport
 
 import (
 	"context"
@@ -9,10 +13,10 @@ import (
 	"github.com/rubricforge/rubricforge/review"
 )
 
-// ExportReviewed exports run to out as verl with the reviewers' logs
+// Verl exports run to out as verl with the reviewers' logs
 // applied (policy latest), as `distill export --review LOG...` does, and
 // returns the export's manifest.
-func ExportReviewed(ctx context.Context, run, out string, reviewers ...string) (*corpus.ExportManifest, error) {
+func Verl(ctx context.Context, run, out string, reviewers ...string) (*corpus.ExportManifest, error) {
 	in, err := audit.Open(run)
 	if err != nil {
 		return nil, err
