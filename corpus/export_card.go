@@ -61,6 +61,7 @@ var jsonlColumns = []columnDoc{
 	{"provenance", "models, templates, job fingerprint, spec and tool version, created_at"},
 	{"usage", "requests, tokens and cost spent on the record"},
 	{"grounded", "grounded style only: the passage, its analysis, its questions with their weighted criteria; absent otherwise"},
+	{"panel", "every judge's own verdicts when a stage asked a panel of judges (judge.panel, empirical.panel); absent otherwise"},
 }
 
 // schema is the parquet schema of a format's rows; jsonl's records have

@@ -54,8 +54,17 @@ type groundedQuestionV3Closed struct {
 	Answers   []schema.GroundedAnswer `parquet:"answers,list"`
 }
 
+// recordV3Single is the record of spec version 3 as written before judge
+// panels: it lacks the panel column. Shards of that layout read with
+// Record.Panel nil.
+type recordV3Single struct {
+	recordV2
+	Grounded *schema.Grounded `parquet:"grounded,optional"`
+}
+
 // readableSchemas are the record layouts a shard may have, newest first:
-// the current one, spec 3's before the open-book answers, then spec 2's.
+// the current one, spec 3's before judge panels, spec 3's before the
+// open-book answers, then spec 2's.
 func readableSchemas() []*parquet.Schema {
-	return []*parquet.Schema{recordSchema(), parquet.SchemaOf(new(recordV3Closed)), parquet.SchemaOf(new(recordV2))}
+	return []*parquet.Schema{recordSchema(), parquet.SchemaOf(new(recordV3Single)), parquet.SchemaOf(new(recordV3Closed)), parquet.SchemaOf(new(recordV2))}
 }

@@ -110,3 +110,59 @@ func TestSpec3ShardWithoutOpenBookAnswersStaysReadable(t *testing.T) {
 		}
 	}
 }
+
+// TestShardWithoutPanelStaysReadable: a shard written before judge panels
+// (no panel column) reads with Record.Panel nil and every other field as
+// written; a record with a panel reads back with every judge's verdicts.
+func TestShardWithoutPanelStaysReadable(t *testing.T) {
+	valid := true
+	old := []recordV3Single{
+		{recordV2: recordV2{ID: "m1", Style: schema.StyleSRaR, Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "t", Valid: &valid}}}},
+		{recordV2: recordV2{ID: "m2", Style: schema.StyleSRaR}},
+	}
+	path := filepath.Join(t.TempDir(), "shard-00000.parquet")
+	writeShardOf(t, path, old)
+	var recs []*schema.Record
+	if err := ScanShard(path, func(r *schema.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatalf("reading a shard without the panel column: %v", err)
+	}
+	if len(recs) != 2 || recs[0].Panel != nil || len(recs[0].Rubric) != 1 || recs[0].Rubric[0].Valid == nil || !*recs[0].Rubric[0].Valid {
+		t.Fatalf("read %+v", recs)
+	}
+
+	no := false
+	seed := int64(7)
+	withPanel := []schema.Record{{ID: "m1", Style: schema.StyleSRaR, Panel: &schema.Panel{
+		Judges:   []string{"a", "b", "c"},
+		Validity: []schema.ItemVerdicts{{ItemID: 1, Verdicts: []schema.JudgeVerdict{{Judge: "a", Valid: &valid, Reason: "ok"}, {Judge: "b", Valid: &no, Reason: "vague"}, {Judge: "c", Reason: "reply did not parse"}}}},
+		Satisfaction: []schema.RolloutVerdicts{{Rollout: 0, Judges: []schema.JudgeSatisfaction{
+			{Judge: "a", Satisfaction: []schema.Satisfaction{{ID: 1, Satisfied: true, Step: 2}}}, {Judge: "b", Failed: true}}}},
+		OrderSeed: &seed,
+	}}}
+	path2 := filepath.Join(t.TempDir(), "shard-00000.parquet")
+	writeShardOf(t, path2, withPanel)
+	recs = nil
+	if err := ScanShard(path2, func(r *schema.Record) error { recs = append(recs, r); return nil }); err != nil {
+		t.Fatalf("reading a shard with a panel: %v", err)
+	}
+	p := recs[0].Panel
+	if p == nil || len(p.Judges) != 3 || len(p.Validity) != 1 || p.Validity[0].Verdicts[2].Valid != nil || *p.Validity[0].Verdicts[1].Valid ||
+		len(p.Satisfaction) != 1 || !p.Satisfaction[0].Judges[1].Failed || p.Satisfaction[0].Judges[0].Satisfaction[0].Step != 2 || p.OrderSeed == nil || *p.OrderSeed != 7 {
+		t.Fatalf("panel read back wrong: %+v", p)
+	}
+}
+
+func writeShardOf[T any](t *testing.T, path string, rows []T) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[T](f)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(w.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+}

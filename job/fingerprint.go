@@ -68,6 +68,8 @@ func resultSettings() []setting {
 		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, EmpiricalOn, ""},
 		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, EmpiricalOn, ""},
 		{"empirical.open_book", func(j *Job) string { return fmt.Sprint(j.Empirical.OpenBook) }, groundedEmpirical, "false"},
+		{"judge.panel", func(j *Job) string { return panelSetting(j.Judge.Panel) }, JudgeOn, noPanel},
+		{"empirical.panel", func(j *Job) string { return panelSetting(j.Empirical.Panel) }, EmpiricalOn, noPanel},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},
@@ -232,3 +234,26 @@ func ShowValue(v string) string {
 	}
 	return v
 }
+
+// panelSetting is a panel's part of the fingerprint: each judge's name,
+// model, sampling and prompts directory as written (noPanel, left out of
+// the fingerprint, for none, so jobs without one keep their fingerprint).
+// Endpoints and keys are left out, as they are for a stage's own model.
+func panelSetting(judges []PanelJudge) string {
+	if len(judges) == 0 {
+		return noPanel
+	}
+	float := func(p *float64) string {
+		if p == nil {
+			return "default"
+		}
+		return fmt.Sprint(*p)
+	}
+	var b strings.Builder
+	for _, p := range judges {
+		fmt.Fprintf(&b, "%q %q %s %s %d %q;", p.Name, p.Model, float(p.Temperature), float(p.TopP), p.MaxTokens, p.PromptsDir)
+	}
+	return b.String()
+}
+
+const noPanel = "no panel"

@@ -237,7 +237,7 @@ func TestWholeInputFingerprintIsUnchanged(t *testing.T) {
 	j := fullJob(t)
 	var b strings.Builder
 	for _, l := range j.identityLines() {
-		if l.key != "partition" {
+		if l.key != "partition" && !strings.HasSuffix(l.key, ".panel") {
 			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 		}
 	}
@@ -282,7 +282,7 @@ func TestClosedBookGroundedFingerprintIsUnchanged(t *testing.T) {
 	j.StampVersions(ps, "")
 	var b strings.Builder
 	for _, l := range j.identityLines() {
-		if l.key != "partition" && l.key != "empirical.open_book" {
+		if l.key != "partition" && l.key != "empirical.open_book" && !strings.HasSuffix(l.key, ".panel") {
 			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 		}
 	}
@@ -333,5 +333,29 @@ func TestOpenBookNeedsGroundedEmpirical(t *testing.T) {
 				t.Errorf("error %v, want it to say %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoPanelKeepsTheFingerprint: a job without panels keeps the
+// fingerprint it had before panels existed; a panel changes it and is
+// named as the change.
+func TestNoPanelKeepsTheFingerprint(t *testing.T) {
+	j := fullJob(t)
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		if l.key != "partition" && !strings.HasSuffix(l.key, ".panel") {
+			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+		}
+	}
+	if got, before := j.Fingerprint(), fmt.Sprintf("%016x", xxhash.Sum64String(b.String())); got != before {
+		t.Errorf("a job without a panel has fingerprint %s, before panels %s", got, before)
+	}
+	withPanel := j
+	withPanel.Judge.Panel = []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m1"}}, {Name: "b", Endpoint: Endpoint{Model: "m2"}}}
+	if withPanel.Fingerprint() == j.Fingerprint() {
+		t.Error("a judge panel does not change the fingerprint")
+	}
+	if got := ChangedSettings(&j, &withPanel); len(got) != 1 || !strings.HasPrefix(got[0], "judge.panel: ") {
+		t.Errorf("changed settings %q, want judge.panel", got)
 	}
 }

@@ -126,6 +126,10 @@ type JudgeStage struct {
 	Mode           string `yaml:"mode"` // batch: one call per problem; item: one call per item
 	DropInvalid    bool   `yaml:"drop_invalid"`
 	RepairAttempts int    `yaml:"repair_attempts"`
+	// Panel, when it lists judges, has every item judged by each of them
+	// and keeps their strict majority (see PanelJudge and schema.Panel);
+	// the stage's own endpoint and sampling are then the judges' defaults.
+	Panel []PanelJudge `yaml:"panel,omitempty"`
 }
 
 // EmpiricalStage configures empirical validity: every rollout judged against
@@ -142,6 +146,10 @@ type EmpiricalStage struct {
 	// mean score, over its weight) says whether it rewards knowing the
 	// passage. Twice the stage's requests; ignored by the math styles.
 	OpenBook bool `yaml:"open_book"`
+	// Panel, when it lists judges, has every rollout (every grounded
+	// answer) judged by each of them and keeps the panel's verdicts (see
+	// PanelJudge and schema.Panel).
+	Panel []PanelJudge `yaml:"panel,omitempty"`
 }
 
 // GroundedStage configures the grounded style (seed 001): how documents

@@ -4,7 +4,9 @@
 // rate with a Wilson interval, and the rate corrected for the judge's errors
 // (Rogan-Gladen) with a 95% interval that accounts for both the corpus and
 // the people's sample. It is pure: counts in, figures out; no I/O, no clock,
-// no randomness.
+// no randomness. It also holds the rule by which a panel of judges
+// decides (Majority, PanelScore): a strict majority, a judge that failed
+// counted as a vote against, ties never broken by order.
 //
 // # The correction
 //

@@ -162,4 +162,7 @@ type Record struct {
 	// criteria. Nil for the math styles. For a grounded record Problem and
 	// Answer are empty and Rubric and Rollouts are empty lists.
 	Grounded *Grounded `parquet:"grounded,optional" json:"grounded,omitempty"`
+	// Panel holds every judge's own verdicts when a stage asked a panel of
+	// judges; nil when every stage had one judge (see Panel).
+	Panel *Panel `parquet:"panel,optional" json:"panel,omitempty"`
 }

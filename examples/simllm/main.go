@@ -76,6 +76,7 @@ type options struct {
 
 	contextTokens int
 	plant         string
+	judges        map[string]llmtest.JudgeProfile
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -109,6 +110,20 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.StringVar(&o.plant, "plant", "", "plant rubric items of known kinds for testing discrimination and distill refine: comma-separated shares of the items that are misaligned, saturated, dead, noise, the chance an aligned item gets a paraphrase (redundant), and the judge's flip rate (judge-noise); e.g. -plant misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001")
+	fs.Func("judge", "give the judge model `MODEL` known errors, repeatable for a panel: MODEL:false_valid=R,false_invalid=R,first_bias=R,flip=R,fail=R (rates in [0, 1]; first_bias: extra chance of calling an invalid item valid when shown first; flip: satisfaction verdicts and grounded scores turned over; fail: no usable answer); other models judge without errors (e.g. -judge lenient:false_valid=0.3,first_bias=0.2 -judge strict:false_invalid=0.1)", func(v string) error {
+		model, p, err := llmtest.ParseJudgeProfile(v)
+		if err != nil {
+			return err
+		}
+		if o.judges == nil {
+			o.judges = map[string]llmtest.JudgeProfile{}
+		}
+		if _, dup := o.judges[model]; dup {
+			return fmt.Errorf("judge %s is given twice", model)
+		}
+		o.judges[model] = p
+		return nil
+	})
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Usage = func() {
@@ -319,6 +334,7 @@ func (o *options) config() (llmtest.Config, error) {
 		BatchMaxRequests: o.batchMaxRequests,
 		BatchMaxBytes:    o.batchMaxBytes,
 		BatchDir:         o.batchDir,
+		Judges:           o.judges,
 	}
 	if o.plant != "" {
 		p, err := llmtest.ParsePlant(o.plant)

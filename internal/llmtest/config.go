@@ -32,6 +32,10 @@ type Config struct {
 	// Plant, when set, plants rubric items of known kinds (see [Plant]);
 	// nil leaves every reply as without it.
 	Plant *Plant
+	// Judges gives judge models known errors and position bias (see
+	// [JudgeProfile]), keyed by the model name a request sends; other
+	// models judge without errors.
+	Judges map[string]JudgeProfile
 	// Latency is the mean delay of every request; each delay is uniform in
 	// [0.5, 1.5] times it.
 	Latency time.Duration

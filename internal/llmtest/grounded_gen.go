@@ -309,13 +309,19 @@ func (s *Server) groundedVerdict(passage, text string) (bool, string) {
 	return true, "The passage supports the criterion and a grader can check it."
 }
 
-func (s *Server) groundedJudgeBatch(prompt string, r *rng, malformed, jsonMode bool) string {
+func (s *Server) groundedJudgeBatch(model, prompt string, r *rng, malformed, jsonMode bool) string {
 	passage, _ := between(prompt, "<passage>", "</passage>")
+	jp := s.judgeOf(model)
+	if s.judgeFails(model, jp, "grounded-validity", passage) {
+		return unusableReply
+	}
 	var out []batchVerdictJSON
-	for _, loc := range reCriterionOpen.FindAllStringSubmatchIndex(prompt, -1) {
+	locs := reCriterionOpen.FindAllStringSubmatchIndex(prompt, -1)
+	for i, loc := range locs {
 		rest := prompt[loc[1]:]
-		text := rest[:max(0, strings.Index(rest, "</criterion>"))]
-		valid, reason := s.groundedVerdict(passage, strings.TrimSpace(text))
+		text := strings.TrimSpace(rest[:max(0, strings.Index(rest, "</criterion>"))])
+		valid, reason := s.groundedVerdict(passage, text)
+		valid, reason = s.judgedVerdict(model, jp, valid, reason, i, len(locs), passage, text)
 		out = append(out, batchVerdictJSON{item{ID: prompt[loc[2]:loc[3]]}.idJSON(), valid, reason})
 	}
 	if malformed {
@@ -325,14 +331,19 @@ func (s *Server) groundedJudgeBatch(prompt string, r *rng, malformed, jsonMode b
 	return marshalOrFence(out, r, jsonMode)
 }
 
-func (s *Server) groundedJudgeItem(prompt string, r *rng, malformed, jsonMode bool) string {
+func (s *Server) groundedJudgeItem(model, prompt string, r *rng, malformed, jsonMode bool) string {
 	passage, _ := between(prompt, "<passage>", "</passage>")
 	text := ""
 	if loc := reCriterionOne.FindStringIndex(prompt); loc != nil {
 		rest := prompt[loc[1]:]
 		text = strings.TrimSpace(rest[:max(0, strings.Index(rest, "</criterion>"))])
 	}
+	jp := s.judgeOf(model)
+	if s.judgeFails(model, jp, "grounded-validity", passage, text) {
+		return unusableReply
+	}
 	valid, reason := s.groundedVerdict(passage, text)
+	valid, reason = s.judgedVerdict(model, jp, valid, reason, 0, 1, passage, text)
 	raw, _ := json.Marshal(verdictJSON{valid, reason})
 	if malformed {
 		return breakJSON(string(raw), r)

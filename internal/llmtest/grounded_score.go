@@ -176,10 +176,11 @@ type groundedReplyJSON struct {
 	Reasoning string        `json:"reasoning"`
 }
 
-func (s *Server) scoreGrounded(prompt string, r *rng, malformed, jsonMode bool) string {
+func (s *Server) scoreGrounded(model, prompt string, r *rng, malformed, jsonMode bool) string {
 	criteria := parseGroundedCriteria(prompt)
 	response := groundedResponse(prompt)
-	if strings.Contains(response, JudgeFailsMarker) {
+	jp := s.judgeOf(model)
+	if strings.Contains(response, JudgeFailsMarker) || s.judgeFails(model, jp, "grounded-score", response) {
 		return unusableReply
 	}
 	marked, exact := markedScores(response)
@@ -189,6 +190,9 @@ func (s *Server) scoreGrounded(prompt string, r *rng, malformed, jsonMode bool) 
 		sc := groundedScore(c, response)
 		if exact {
 			sc = marked[c.ID]
+		}
+		if s.flips(model, jp, "grounded-score", response, c.ID) {
+			sc = flippedScore(sc, c.Weight)
 		}
 		reply.Scores.keys = append(reply.Scores.keys, c.ID)
 		reply.Scores.vals = append(reply.Scores.vals, sc)
@@ -243,4 +247,13 @@ func groundedMistake(reply groundedReplyJSON, criteria []groundedCriterion, r *r
 	}
 	raw, _ := json.Marshal(reply)
 	return string(raw)
+}
+
+// flippedScore is a score turned to its opposite: 0 to the weight, any
+// other score to 0.
+func flippedScore(sc, weight float64) float64 {
+	if sc == 0 {
+		return weight
+	}
+	return 0
 }

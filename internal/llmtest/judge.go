@@ -48,10 +48,15 @@ type verdictJSON struct {
 	Reason string `json:"reason"`
 }
 
-func (s *Server) judgeItem(prompt string, r *rng, malformed, jsonMode bool) string {
+func (s *Server) judgeItem(model, prompt string, r *rng, malformed, jsonMode bool) string {
 	problem, _ := between(prompt, "<problem>", "</problem>")
 	it, _ := parseSingleItem(prompt)
+	jp := s.judgeOf(model)
+	if s.judgeFails(model, jp, "validity", problem, it.Type, it.Text) {
+		return unusableReply
+	}
 	valid, reason := s.verdict(problem, it)
+	valid, reason = s.judgedVerdict(model, jp, valid, reason, 0, 1, problem, it.Type, it.Text)
 	if malformed {
 		raw, _ := json.Marshal(verdictJSON{valid, reason})
 		return breakJSON(string(raw), r)
@@ -65,12 +70,17 @@ type batchVerdictJSON struct {
 	Reason string `json:"reason"`
 }
 
-func (s *Server) judgeBatch(prompt string, r *rng, malformed, jsonMode bool) string {
+func (s *Server) judgeBatch(model, prompt string, r *rng, malformed, jsonMode bool) string {
 	problem, _ := between(prompt, "<problem>", "</problem>")
+	jp := s.judgeOf(model)
+	if s.judgeFails(model, jp, "validity", problem) {
+		return unusableReply
+	}
 	items := parseItems(prompt)
 	out := make([]batchVerdictJSON, 0, len(items))
-	for _, it := range items {
+	for i, it := range items {
 		valid, reason := s.verdict(problem, it)
+		valid, reason = s.judgedVerdict(model, jp, valid, reason, i, len(items), problem, it.Type, it.Text)
 		out = append(out, batchVerdictJSON{it.idJSON(), valid, reason})
 	}
 	if r.chance(0.1) {
@@ -115,10 +125,14 @@ func satisfyProbability(itemType string, correct bool) float64 {
 	return wrong
 }
 
-func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, jsonMode bool) string {
+func (s *Server) satisfy(model, prompt string, requestKey uint64, r *rng, malformed, jsonMode bool) string {
 	problem, _ := between(prompt, "<problem>", "</problem>")
 	rubric, _ := between(prompt, "<rubric>", "</rubric>")
 	sol, _ := betweenLast(prompt, "<solution>", "</solution>")
+	jp := s.judgeOf(model)
+	if s.judgeFails(model, jp, "satisfy", problem, sol) {
+		return unusableReply
+	}
 	final, _ := betweenLast(prompt, "<final_answer>", "</final_answer>")
 	steps := shownSteps(sol)
 	var correct bool
@@ -154,6 +168,9 @@ func (s *Server) satisfy(prompt string, requestKey uint64, r *rng, malformed, js
 		default:
 			sat = ir.chance(satisfyProbability(it.Type, correct))
 		}
+		if s.flips(model, jp, "satisfy", problem, sol, it.ID, it.Text) {
+			sat = !sat
+		}
 		step := -1
 		switch {
 		case sat && len(steps) == 0:
@@ -177,4 +194,19 @@ func finishJSON(v any, r *rng, malformed, jsonMode bool) string {
 		return breakJSON(string(raw), r)
 	}
 	return marshalOrFence(v, r, jsonMode)
+}
+
+// judgedVerdict is what the judge model says of an item whose true verdict
+// is valid (with reason), shown at position pos of n: the truth, unless the
+// model has a profile that errs here.
+func (s *Server) judgedVerdict(model string, jp *JudgeProfile, valid bool, reason string, pos, n int, item ...string) (bool, string) {
+	said := s.profiledValidity(model, jp, valid, pos, n, item...)
+	switch {
+	case said == valid:
+		return valid, reason
+	case said:
+		return true, validReason
+	default:
+		return false, invalidReasons[key(s.cfg.Seed, append([]string{"judge-reason", model}, item...)...)%uint64(len(invalidReasons))]
+	}
 }

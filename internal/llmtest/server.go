@@ -470,13 +470,13 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 		case KindDistillFactualProcess:
 			msg.Content = s.factualProcessRubric(prompt, r, bad, jsonMode)
 		case KindJudgeItem:
-			msg.Content = s.judgeItem(prompt, r, bad, jsonMode)
+			msg.Content = s.judgeItem(req.Model, prompt, r, bad, jsonMode)
 		case KindJudgeBatch:
-			msg.Content = s.judgeBatch(prompt, r, bad, jsonMode)
+			msg.Content = s.judgeBatch(req.Model, prompt, r, bad, jsonMode)
 		case KindSatisfy:
-			msg.Content = s.satisfy(prompt, reqKey, r, bad, jsonMode)
+			msg.Content = s.satisfy(req.Model, prompt, reqKey, r, bad, jsonMode)
 		case KindScoreGrounded:
-			msg.Content = s.scoreGrounded(prompt, r, bad, jsonMode)
+			msg.Content = s.scoreGrounded(req.Model, prompt, r, bad, jsonMode)
 		case KindGroundedAnalyze:
 			msg.Content = s.groundedAnalyze(prompt, r, bad, jsonMode)
 		case KindGroundedSynthesize:
@@ -484,9 +484,9 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 		case KindGroundedEnrich:
 			msg.Content = s.groundedEnrich(prompt, r, bad, jsonMode)
 		case KindGroundedJudgeBatch:
-			msg.Content = s.groundedJudgeBatch(prompt, r, bad, jsonMode)
+			msg.Content = s.groundedJudgeBatch(req.Model, prompt, r, bad, jsonMode)
 		case KindGroundedJudgeItem:
-			msg.Content = s.groundedJudgeItem(prompt, r, bad, jsonMode)
+			msg.Content = s.groundedJudgeItem(req.Model, prompt, r, bad, jsonMode)
 		case KindGroundedAnswer:
 			msg.Content = s.groundedAnswer(prompt, r)
 		case KindDecompose:

@@ -1,0 +1,51 @@
+package judgestats
+
+import "slices"
+
+// Vote is one judge's answer to a yes/no question in a panel (is this item
+// valid; does this response meet this item). OK is false when the judge
+// gave no usable answer: it failed, timed out, or its reply did not parse.
+type Vote struct {
+	OK  bool // the judge answered
+	Yes bool // its answer, when OK
+}
+
+// Majority is a panel's verdict: yes only when strictly more than half of
+// the panel's judges said yes. A judge that failed counts as a vote against
+// (the panel fails closed: a failure never turns an odd panel into an even
+// one whose tie someone must break), and a tie is no: it is never decided
+// by which judge comes first. An empty panel says no.
+func Majority(votes []Vote) bool {
+	yes := 0
+	for _, v := range votes {
+		if v.OK && v.Yes {
+			yes++
+		}
+	}
+	return 2*yes > len(votes)
+}
+
+// Score is one judge's graded answer in [0, 1] (a grounded criterion's
+// score); OK is false when the judge gave none.
+type Score struct {
+	OK    bool
+	Value float64
+}
+
+// PanelScore is a panel's graded verdict: the lower median of the judges'
+// scores, a failed judge's score counted as 0. On yes/no scores (0 or 1)
+// it is Majority: 1 only when more than half said 1, and a tie gives 0. An
+// empty panel gives 0.
+func PanelScore(scores []Score) float64 {
+	if len(scores) == 0 {
+		return 0
+	}
+	vals := make([]float64, len(scores))
+	for i, s := range scores {
+		if s.OK {
+			vals[i] = s.Value
+		}
+	}
+	slices.Sort(vals)
+	return vals[(len(vals)-1)/2]
+}

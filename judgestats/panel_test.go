@@ -1,0 +1,95 @@
+package judgestats
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func TestMajorityFailsClosed(t *testing.T) {
+	yes, no, failed := Vote{OK: true, Yes: true}, Vote{OK: true}, Vote{}
+	cases := []struct {
+		name  string
+		votes []Vote
+		want  bool
+	}{
+		{"empty panel", nil, false},
+		{"one yes", []Vote{yes}, true},
+		{"one failed", []Vote{failed}, false},
+		// A panel of three where one judge fails: the 1-1 split of the two
+		// that answered must not become a verdict either way.
+		{"1-1 split and a failure, yes first", []Vote{yes, no, failed}, false},
+		{"1-1 split and a failure, failure first", []Vote{failed, yes, no}, false},
+		{"2 yes and a failure", []Vote{yes, failed, yes}, true},
+		{"tie of two, yes first", []Vote{yes, no}, false},
+		{"tie of two, no first", []Vote{no, yes}, false},
+		{"2-1", []Vote{no, yes, yes}, true},
+		{"2-2", []Vote{yes, yes, no, no}, false},
+		{"3-1", []Vote{yes, no, yes, yes}, true},
+		{"a failed yes is no vote", []Vote{{OK: false, Yes: true}, yes, no}, false},
+	}
+	for _, c := range cases {
+		if got := Majority(c.votes); got != c.want {
+			t.Errorf("%s: Majority = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMajorityIgnoresOrder: every permutation of a panel's votes gives the
+// same verdict.
+func TestMajorityIgnoresOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		votes := make([]Vote, 1+r.IntN(6))
+		for i := range votes {
+			votes[i] = Vote{OK: r.IntN(4) > 0, Yes: r.IntN(2) == 0}
+		}
+		want := Majority(votes)
+		for range 5 {
+			r.Shuffle(len(votes), func(i, j int) { votes[i], votes[j] = votes[j], votes[i] })
+			if Majority(votes) != want {
+				t.Fatalf("trial %d: %v gives another verdict in another order", trial, votes)
+			}
+			if PanelScore(scores(votes)) != boolScore(want) {
+				t.Fatalf("trial %d: PanelScore of yes/no votes %v is not Majority's %v", trial, votes, want)
+			}
+		}
+	}
+}
+
+func scores(votes []Vote) []Score {
+	out := make([]Score, len(votes))
+	for i, v := range votes {
+		out[i] = Score{OK: v.OK, Value: boolScore(v.Yes)}
+	}
+	return out
+}
+
+func boolScore(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestPanelScore(t *testing.T) {
+	cases := []struct {
+		name   string
+		scores []Score
+		want   float64
+	}{
+		{"empty", nil, 0},
+		{"one", []Score{{true, 0.7}}, 0.7},
+		{"failed alone", []Score{{false, 0.9}}, 0},
+		// sorted 0.2, 0.5, 0.9: the middle one
+		{"three graded", []Score{{true, 0.9}, {true, 0.2}, {true, 0.5}}, 0.5},
+		// a failure counts 0: sorted 0, 0.5, 0.9
+		{"failure pulls down", []Score{{true, 0.9}, {false, 1}, {true, 0.5}}, 0.5},
+		// two: the lower of the two
+		{"two", []Score{{true, 1}, {true, 0.25}}, 0.25},
+	}
+	for _, c := range cases {
+		if got := PanelScore(c.scores); got != c.want {
+			t.Errorf("%s: PanelScore = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
