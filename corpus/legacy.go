@@ -1,6 +1,8 @@
 package corpus
 
 import (
+	"time"
+
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/schema"
@@ -10,19 +12,37 @@ import (
 // column. Shards of that layout are read (their records have Grounded nil)
 // but never written.
 type recordV2 struct {
-	ID         string            `parquet:"id"`
-	Source     string            `parquet:"source"`
-	Split      string            `parquet:"split"`
-	Problem    string            `parquet:"problem"`
-	Answer     string            `parquet:"answer"`
-	Reference  *string           `parquet:"reference,optional"`
-	Style      string            `parquet:"style"`
-	Rubric     []schema.Item     `parquet:"rubric,list"`
-	Rollouts   []schema.Rollout  `parquet:"rollouts,list"`
-	NCorrect   int32             `parquet:"n_correct"`
-	PassRate   float64           `parquet:"pass_rate"`
-	Provenance schema.Provenance `parquet:"provenance"`
-	Usage      schema.Usage      `parquet:"usage"`
+	ID         string           `parquet:"id"`
+	Source     string           `parquet:"source"`
+	Split      string           `parquet:"split"`
+	Problem    string           `parquet:"problem"`
+	Answer     string           `parquet:"answer"`
+	Reference  *string          `parquet:"reference,optional"`
+	Style      string           `parquet:"style"`
+	Rubric     []schema.Item    `parquet:"rubric,list"`
+	Rollouts   []schema.Rollout `parquet:"rollouts,list"`
+	NCorrect   int32            `parquet:"n_correct"`
+	PassRate   float64          `parquet:"pass_rate"`
+	Provenance provenanceV3     `parquet:"provenance"`
+	Usage      schema.Usage     `parquet:"usage"`
+}
+
+// provenanceV3 is schema.Provenance as written up to spec 3's judge
+// panels, before the judges' seeds and panels joined it.
+type provenanceV3 struct {
+	RolloutModel    string    `parquet:"rollout_model"`
+	DistillModel    string    `parquet:"distill_model"`
+	JudgeModel      *string   `parquet:"judge_model,optional"`
+	EmpiricalModel  *string   `parquet:"empirical_model,optional"`
+	RolloutTemplate string    `parquet:"rollout_template"`
+	DistillTemplate string    `parquet:"distill_template"`
+	JudgeTemplate   *string   `parquet:"judge_template,optional"`
+	SatisfyTemplate *string   `parquet:"satisfy_template,optional"`
+	Alpha           *float64  `parquet:"alpha,optional"`
+	JobFingerprint  string    `parquet:"job_fingerprint"`
+	SpecVersion     string    `parquet:"spec_version"`
+	ToolVersion     string    `parquet:"tool_version"`
+	CreatedAt       time.Time `parquet:"created_at,timestamp(millisecond)"`
 }
 
 // recordV3Closed is the record of spec version 3 as written before the
@@ -55,7 +75,8 @@ type groundedQuestionV3Closed struct {
 }
 
 // recordV3Single is the record of spec version 3 as written before judge
-// panels: it lacks the panel column. Shards of that layout read with
+// panels: it lacks the panel column and provenance's judge seeds and
+// panels. Shards of that layout read with
 // Record.Panel nil.
 type recordV3Single struct {
 	recordV2

@@ -133,7 +133,7 @@ func TestShardWithoutPanelStaysReadable(t *testing.T) {
 	no := false
 	seed := int64(7)
 	withPanel := []schema.Record{{ID: "m1", Style: schema.StyleSRaR, Panel: &schema.Panel{
-		Judges:   []string{"a", "b", "c"},
+		Judges:   []schema.PanelMember{{Name: "a", Stage: "judge", Model: "m-a"}, {Name: "b", Stage: "judge"}, {Name: "c", Stage: "judge"}},
 		Validity: []schema.ItemVerdicts{{ItemID: 1, Verdicts: []schema.JudgeVerdict{{Judge: "a", Valid: &valid, Reason: "ok"}, {Judge: "b", Valid: &no, Reason: "vague"}, {Judge: "c", Reason: "reply did not parse"}}}},
 		Satisfaction: []schema.RolloutVerdicts{{Rollout: 0, Judges: []schema.JudgeSatisfaction{
 			{Judge: "a", Satisfaction: []schema.Satisfaction{{ID: 1, Satisfied: true, Step: 2}}}, {Judge: "b", Failed: true}}}},

@@ -12,11 +12,12 @@ package schema
 // column).
 //
 // Judge names are the panel's names for its judges (job.PanelJudge.Name),
-// the same in every list of a record and in provenance.
+// the same in every list of a record.
 type Panel struct {
-	// Judges are the panel's judges in the job's order (the order decides
-	// nothing; it is kept so reports list judges the same way).
-	Judges []string `parquet:"judges,list" json:"judges"`
+	// Judges are the judges of the record's panels, in the job's order
+	// (the order decides nothing; it is kept so reports list judges the
+	// same way).
+	Judges []PanelMember `parquet:"judges,list" json:"judges"`
 	// Validity holds each rubric item's verdicts (math styles), in rubric
 	// order.
 	Validity []ItemVerdicts `parquet:"validity,list" json:"validity,omitempty"`
@@ -34,6 +35,16 @@ type Panel struct {
 	// judge and per record from it (see the job's judge.order_seed). Nil
 	// when the items were shown in rubric order.
 	OrderSeed *int64 `parquet:"order_seed,optional" json:"order_seed,omitempty"`
+}
+
+// PanelMember is one judge of a record's panel: its name, the stage it
+// judged for (judge, empirical), its model and the hash of the template
+// it was asked with.
+type PanelMember struct {
+	Name     string `parquet:"name" json:"name"`
+	Stage    string `parquet:"stage" json:"stage"`
+	Model    string `parquet:"model" json:"model"`
+	Template string `parquet:"template" json:"template"`
 }
 
 // JudgeVerdict is one judge's validity verdict on one item or criterion.

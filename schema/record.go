@@ -119,6 +119,11 @@ type Provenance struct {
 	JudgeTemplate   *string  `parquet:"judge_template,optional" json:"judge_template"`
 	SatisfyTemplate *string  `parquet:"satisfy_template,optional" json:"satisfy_template"`
 	Alpha           *float64 `parquet:"alpha,optional" json:"alpha"` // the empirical validity threshold
+	// JudgeSeed and EmpiricalSeed are the sampling seeds the stage's judges
+	// were asked with; nil when none was sent (the stage was off, the
+	// endpoint takes none, or the corpus is older than seeds).
+	JudgeSeed     *int64 `parquet:"judge_seed,optional" json:"judge_seed,omitempty"`
+	EmpiricalSeed *int64 `parquet:"empirical_seed,optional" json:"empirical_seed,omitempty"`
 	// JobFingerprint identifies the job settings that made the record; a
 	// corpus resumed with --force after a change holds several.
 	JobFingerprint string    `parquet:"job_fingerprint" json:"job_fingerprint"`

@@ -53,9 +53,12 @@ func TestRecordSchemaShape(t *testing.T) {
 	}
 	// rubric, rollouts, satisfaction; grounded's concepts, questions,
 	// criteria, required_elements, expected_keywords, expected_concepts,
-	// answers, scores, open_book_answers and their scores.
-	if n := strings.Count(str, "(LIST)"); n != 13 {
-		t.Errorf("schema has %d LIST groups, want 13:\n%s", n, str)
+	// answers, scores, open_book_answers and their scores; the panel's
+	// judges, validity and
+	// its verdicts, satisfaction, its judges and their satisfaction,
+	// criteria and their verdicts, scores, their judges and their scores.
+	if n := strings.Count(str, "(LIST)"); n != 24 {
+		t.Errorf("schema has %d LIST groups, want 24:\n%s", n, str)
 	}
 	if strings.Contains(str, "MAP") {
 		t.Errorf("schema has a map column:\n%s", str)
