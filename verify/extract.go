@@ -25,7 +25,8 @@ type Options struct {
 	// holds. Any other reason ("stop", "eos", ...) says the model (or a stop sequence) ended
 	// it: no cut-off rule applies. When it is unknown, a text is cut off only when it stops
 	// inside an unclosed structure: a math span ($, $$, \[, \(), a \boxed{ whose braces
-	// never close, a <think> with no answer tag after it.
+	// never close. Either way a <think> never closed gives no answer unless an answer tag
+	// follows it or the text ends on a box announced as the answer.
 	FinishReason string
 }
 
@@ -64,7 +65,8 @@ func Extract(text string) (answer string, ok bool) {
 //
 // A text that stops inside an unclosed structure was cut off and gives ok=false: a math span
 // ($, $$, \[, \() or a \boxed{ never closed. So does a <think> that is never closed and has
-// no <answer> tag after it: the text never left its reasoning.
+// no <answer> tag after it (the text never left its reasoning), unless the text ends on a box
+// announced as the answer ("**Final Answer**\n\boxed{5}"), whatever the finish reason.
 func ExtractMethod(text string) (answer, method string, ok bool) {
 	return ExtractWith(text, Options{})
 }
@@ -93,9 +95,8 @@ func extract(text string, opt Options) extraction {
 		}
 	}
 	text = dropCalculatorNotes(unescapeLatex(cutAtTurnEnd(text)))
-	if unclosedThink(text) {
-		return extraction{cut: "the text never leaves its <think> reasoning"}
-	}
+	const inThink = "the text never leaves its <think> reasoning"
+	thinkOpen := unclosedThink(text)
 	if opt.FinishReason == "" {
 		// A solution that stops inside math or says it goes on was cut off; a bare answer with
 		// a stray "$" ("\frac{1}{2}$") is read as it is.
@@ -128,7 +129,13 @@ func extract(text string, opt Options) extraction {
 		if !found.ok {
 			return extraction{cut: "the answer stops inside math or a box"}
 		}
+		if thinkOpen && !endsWithBox(text, found) {
+			return extraction{cut: inThink}
+		}
 		return extraction{answer: found.answer, method: found.method}
+	}
+	if thinkOpen {
+		return extraction{cut: inThink}
 	}
 	if a, ok := leadLetter(text); ok {
 		return extraction{answer: a, method: ByLeadLetter}
@@ -154,7 +161,7 @@ func textHead(text string, n int) string {
 // when the marker holds no usable answer (an unclosed box).
 type candidate struct {
 	pos    int
-	end    int // for a tag: where its content ends
+	end    int // for a tag: where its content ends; for boxes: where the last one ends
 	answer string
 	method string
 	ok     bool
@@ -325,8 +332,25 @@ func fromBoxed(text string, from int) (candidate, bool) {
 		parts = append(parts, prev)
 		start = k
 	}
-	return candidate{pos: i, answer: joinParts(parts), method: ByBox, ok: true}, true
+	return candidate{pos: i, end: end, answer: joinParts(parts), method: ByBox, ok: true}, true
 }
+
+// endsWithBox reports whether c is a closed box that ends the text, announced as the answer:
+// nothing after it but spaces, a full stop, and the math or bold it sits in ("$\boxed{5}$.",
+// "\[\boxed{5}\]"), and "final answer", "answer is" or "answer:" just before it. A <think>
+// that is never closed but ends so ("**Final Answer**\n\boxed{5}") gave its answer: models
+// that answer inside their reasoning write it this way. A box that only ends the text ("The
+// sum should be \boxed{42}") is still a draft.
+func endsWithBox(text string, c candidate) bool {
+	if c.method != ByBox || !c.ok || strings.Trim(text[c.end:], " \t\r\n.$*\\])") != "" {
+		return false
+	}
+	lead := strings.ToLower(text[max(0, c.pos-announceWindow):c.pos])
+	return strings.Contains(lead, "final answer") || strings.Contains(lead, "answer is") || strings.Contains(lead, "answer:")
+}
+
+// announceWindow is how far before a box endsWithBox looks for the words that announce it.
+const announceWindow = 40
 
 // joinParts joins box contents found last to first into one list, dropping repeats.
 func joinParts(parts []string) string {
