@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -45,13 +46,23 @@ func (c *Client) live(ctx context.Context, req *Request, stage string, id Identi
 			return nil, cl.fail(ClassBudget, "budget", attempt-1, 0, ErrBudgetExhausted)
 		}
 		res := c.attempt(ctx, cl)
+		if res.err == nil && res.waitErr == nil && res.budgetErr == nil {
+			resp, err := c.succeed(cl, &res, attempt)
+			res.release() // once succeed has charged what it spent
+			return resp, err
+		}
+		res.release()
 		switch {
+		case res.budgetErr != nil:
+			c.meter.attemptError(stage, "budget")
+			if cl.sent {
+				c.meter.failure(stage)
+			}
+			return nil, cl.fail(ClassBudget, "budget", attempt-1, 0, res.budgetErr)
 		case res.waitErr != nil:
 			return nil, cl.fail(ClassCanceled, "canceled", attempt-1, 0, res.waitErr)
-		case res.err != nil && ctx.Err() != nil:
+		case ctx.Err() != nil:
 			return nil, cl.fail(ClassCanceled, "canceled", attempt, res.status, context.Cause(ctx))
-		case res.err == nil:
-			return c.succeed(cl, &res, attempt)
 		}
 		class, reason := classify(res.err, res.status)
 		c.meter.attemptError(stage, reason)
@@ -90,7 +101,11 @@ type attemptResult struct {
 	header  http.Header // response headers, also on errors
 	err     error       // the attempt's error
 	waitErr error       // the context ended while waiting for a slot or the rate limiters
-	keepErr error       // a good answer could not be made durable in the cache
+	// budgetErr: the attempt was not sent because its estimate would pass
+	// the budget (wraps ErrBudgetExhausted).
+	budgetErr error
+	release   func() // ends the attempt's budget reservation; never nil
+	keepErr   error  // a good answer could not be made durable in the cache
 }
 
 // attempt waits for a slot and the rate limiters, sends one request
@@ -98,14 +113,23 @@ type attemptResult struct {
 // in the cache, and tells the pacing what happened. The slot is held until
 // the answer is durable, so a kill loses at most the slots' answers.
 func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
+	noop := func() {}
 	epoch, err := c.ctrl.acquire(ctx)
 	if err != nil {
-		return attemptResult{waitErr: err}
+		return attemptResult{waitErr: err, release: noop}
 	}
 	defer c.ctrl.release()
+	held, err := c.meter.gate.ReserveEstimate(ctx, func() Estimate { return c.budgetEstimate(cl) })
+	if err != nil {
+		if errors.Is(err, ErrBudgetExhausted) {
+			return attemptResult{budgetErr: err, release: noop}
+		}
+		return attemptResult{waitErr: err, release: noop}
+	}
 	reserved, err := c.ctrl.waitRate(ctx, cl.est)
 	if err != nil {
-		return attemptResult{waitErr: err}
+		held()
+		return attemptResult{waitErr: err, release: noop}
 	}
 	deadline, learned := c.dl.forAttempt(cl.stage, cl.cuts)
 	if !cl.sent {
@@ -129,7 +153,33 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 		cl.cuts++
 	}
 	c.learn(epoch, cl, &r, reserved, cut)
+	r.release = held
 	return r
+}
+
+// budgetEstimate is what one attempt of cl may spend, for the budget
+// gate: its prompt at 3 bytes a token (more than most prompts take, so the
+// estimate errs high), and the completion tokens the stage's answered
+// requests say (their mean plus twice its standard error), or the
+// request's max_tokens before the stage has any answer, or +Inf (not known:
+// the attempt waits until nothing else is in flight) when it has neither.
+func (c *Client) budgetEstimate(cl *call) Estimate {
+	var chars int64
+	for _, m := range cl.req.Messages {
+		chars += int64(len(m.Content) + len(m.Role))
+	}
+	prompt := float64(chars/3 + 16)
+	completion := math.Inf(1)
+	if e := c.meter.completionEstimate(cl.stage); e.Answers > 0 {
+		completion = e.Upper
+	} else if cl.req.MaxTokens > 0 {
+		completion = float64(cl.req.MaxTokens * max(cl.req.N, 1))
+	}
+	if math.IsInf(completion, 1) {
+		return Estimate{CostUSD: math.Inf(1), Tokens: math.Inf(1)}
+	}
+	cost := c.meter.Cost(cl.req.Model, int64(prompt), int64(math.Ceil(completion)))
+	return Estimate{CostUSD: cost, Tokens: prompt + completion}
 }
 
 // learn tells the controller how the attempt ended and what the server

@@ -7,53 +7,78 @@ import (
 	"sync"
 )
 
-// BudgetGate holds the estimated cost of the calls in flight against a
-// Meter's cost budget. The Meter checks the budget before each attempt, so
-// calls sent at once can overshoot it by everything they spend together (16
-// calls in flight on a budget one of them fills); a caller that reserves
-// each call's estimate here first stops before the budget is passed. It is
-// safe for concurrent use.
+// BudgetGate holds the estimated cost and tokens of the calls in flight
+// against a Meter's budget. The Meter alone can only refuse a call once
+// the budget is spent, so calls sent at once could overshoot it by
+// everything they spend together (512 calls in flight on a budget one of
+// them fills); a call that reserves its estimate here first is refused
+// before the budget is passed. Every Client reserves each live attempt
+// with its Meter's gate (Meter.Gate); a caller may hold a gate of its own
+// over the same Meter for a finer estimate of its own calls. It is safe
+// for concurrent use.
 type BudgetGate struct {
-	meter    *Meter
-	mu       sync.Mutex
-	reserved float64       // estimated cost of the calls in flight
-	inflight int           // calls holding a reservation
-	changed  chan struct{} // closed and replaced when a reservation ends
+	meter      *Meter
+	mu         sync.Mutex
+	reserved   Estimate      // estimates of the calls in flight
+	inflight   int           // calls holding a reservation
+	changed    chan struct{} // closed and replaced when a reservation ends
+	costLimit  float64       // 0: none
+	tokenLimit float64       // 0: none
+	unbounded  bool          // neither limit is set: Reserve never waits
 }
 
-// NewBudgetGate returns a gate over m's cost budget.
+// Estimate is what one call is expected to spend at most: its cost in USD
+// and its prompt plus completion tokens. +Inf means not known yet.
+type Estimate struct {
+	CostUSD float64
+	Tokens  float64
+}
+
+// NewBudgetGate returns a gate over m's budget (cost and tokens).
 func NewBudgetGate(m *Meter) *BudgetGate {
-	return &BudgetGate{meter: m, changed: make(chan struct{})}
+	return &BudgetGate{
+		meter: m, changed: make(chan struct{}),
+		costLimit: m.budget.MaxCostUSD, tokenLimit: float64(m.budget.MaxTokens),
+		unbounded: m.budget.MaxCostUSD <= 0 && m.budget.MaxTokens <= 0,
+	}
 }
 
-// Reserve holds the estimated cost (USD) of one call until release is
-// called, once the call is done and its real cost is in the Meter. estimate
-// is asked again each time the gate looks, so it can use what the calls
-// before taught the caller. Reserve waits while the estimate does not fit
-// beside the calls in flight; when it does not fit even with none in
-// flight, it returns an error wrapping ErrBudgetExhausted, and when ctx
-// ends first, the context's cause. An estimate of +Inf (not known yet)
-// waits until no other call is in flight. Without a cost budget it never
-// waits.
+// Reserve holds the estimated cost (USD) of one call against the cost
+// budget until release is called; see ReserveEstimate.
 func (g *BudgetGate) Reserve(ctx context.Context, estimate func() float64) (release func(), err error) {
-	limit := g.meter.budget.MaxCostUSD
-	if limit <= 0 {
+	return g.ReserveEstimate(ctx, func() Estimate { return Estimate{CostUSD: estimate()} })
+}
+
+// ReserveEstimate holds the estimate of one call until release is called,
+// once the call is done and what it really spent is in the Meter. estimate
+// is asked again each time the gate looks, so it can use what the calls
+// before taught the caller. It waits while the estimate does not fit
+// beside the calls in flight under either budget; when it does not fit
+// even with none in flight, it returns an error wrapping
+// ErrBudgetExhausted, and when ctx ends first, the context's cause. An
+// estimate of +Inf (not known yet) waits until no other call is in flight.
+// Without a budget it never waits.
+func (g *BudgetGate) ReserveEstimate(ctx context.Context, estimate func() Estimate) (release func(), err error) {
+	if g.unbounded {
 		return func() {}, nil
 	}
 	for {
 		g.mu.Lock()
-		spent, cost := g.spent(), estimate()
-		fits := spent+g.reserved+cost <= limit || math.IsInf(cost, 1) && g.inflight == 0 && spent < limit
-		if fits {
-			g.reserved += finite(cost, limit)
+		cost, tokens := g.spent()
+		est := estimate()
+		costFits := fits(g.costLimit, cost, g.reserved.CostUSD, est.CostUSD, g.inflight)
+		tokensFit := fits(g.tokenLimit, tokens, g.reserved.Tokens, est.Tokens, g.inflight)
+		if costFits && tokensFit {
+			held := Estimate{CostUSD: finite(est.CostUSD, g.costLimit), Tokens: finite(est.Tokens, g.tokenLimit)}
+			g.reserved.CostUSD += held.CostUSD
+			g.reserved.Tokens += held.Tokens
 			g.inflight++
 			g.mu.Unlock()
-			return g.releaser(finite(cost, limit)), nil
+			return g.releaser(held), nil
 		}
 		if g.inflight == 0 {
 			g.mu.Unlock()
-			return nil, fmt.Errorf("$%.4f spent of the $%g budget; the next call, estimated at up to $%.4f, would pass it: %w",
-				spent, limit, cost, ErrBudgetExhausted)
+			return nil, g.refusal(cost, tokens, est, costFits)
 		}
 		wait := g.changed
 		g.mu.Unlock()
@@ -65,19 +90,43 @@ func (g *BudgetGate) Reserve(ctx context.Context, estimate func() float64) (rele
 	}
 }
 
-// spent is what the Meter has counted; g.mu is held.
-func (g *BudgetGate) spent() float64 {
-	g.meter.mu.Lock()
-	defer g.meter.mu.Unlock()
-	return g.meter.total.CostUSD
+// fits reports whether a call estimated at est fits under limit (0: none)
+// beside what is spent and reserved; an unknown (+Inf) estimate fits only
+// alone and while something is left.
+func fits(limit, spent, reserved, est float64, inflight int) bool {
+	if limit <= 0 {
+		return true
+	}
+	if math.IsInf(est, 1) {
+		return inflight == 0 && spent < limit
+	}
+	return spent+reserved+est <= limit
 }
 
-func (g *BudgetGate) releaser(cost float64) func() {
+// refusal says which budget the next call would pass.
+func (g *BudgetGate) refusal(cost, tokens float64, est Estimate, costFits bool) error {
+	if !costFits {
+		return fmt.Errorf("$%.4f spent of the $%g budget; the next call, estimated at up to $%.4f, would pass it: %w",
+			cost, g.costLimit, est.CostUSD, ErrBudgetExhausted)
+	}
+	return fmt.Errorf("%.0f tokens used of the %.0f-token budget; the next call, estimated at up to %.0f tokens, would pass it: %w",
+		tokens, g.tokenLimit, est.Tokens, ErrBudgetExhausted)
+}
+
+// spent is what the Meter has counted: cost and tokens; g.mu is held.
+func (g *BudgetGate) spent() (cost, tokens float64) {
+	g.meter.mu.Lock()
+	defer g.meter.mu.Unlock()
+	return g.meter.total.CostUSD, float64(g.meter.total.PromptTokens + g.meter.total.CompletionTokens)
+}
+
+func (g *BudgetGate) releaser(held Estimate) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
-			g.reserved -= cost
+			g.reserved.CostUSD -= held.CostUSD
+			g.reserved.Tokens -= held.Tokens
 			g.inflight--
 			close(g.changed)
 			g.changed = make(chan struct{})
@@ -86,10 +135,10 @@ func (g *BudgetGate) releaser(cost float64) func() {
 	}
 }
 
-// finite is what an estimate holds of the budget: an unknown one, all of it.
-func finite(cost, limit float64) float64 {
-	if math.IsInf(cost, 1) {
+// finite is what an estimate holds of a budget: an unknown one, all of it.
+func finite(est, limit float64) float64 {
+	if math.IsInf(est, 1) {
 		return limit
 	}
-	return cost
+	return est
 }

@@ -3,7 +3,9 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,5 +144,57 @@ func TestStreak(t *testing.T) {
 	}
 	if v != StreakFailing || s.Len() != FailingStreakLimit {
 		t.Errorf("verdict %v after %d transient failures; want StreakFailing", v, s.Len())
+	}
+}
+
+// TestClientBudgetHoldsWithRequestsInFlight: 64 callers at 32 requests in
+// flight against a budget a handful of answers fill. Each live attempt
+// reserves its estimate first, so neither the token nor the cost budget is
+// passed (without the gate every request in flight would be paid: about
+// 32 answers of 15 tokens), and the requests refused say why.
+func TestClientBudgetHoldsWithRequestsInFlight(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget Budget
+		within func(StageStats) bool
+	}{
+		{"tokens", Budget{MaxTokens: 200}, func(s StageStats) bool { return s.PromptTokens+s.CompletionTokens <= 200 }},
+		{"cost", Budget{MaxCostUSD: 200}, func(s StageStats) bool { return s.CostUSD <= 200 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+				time.Sleep(20 * time.Millisecond)
+				writeJSON(w, 200, okBody(1)) // 10 prompt and 5 completion tokens
+			})
+			meter := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6, CompletionPerMTok: 1e6}}, tc.budget) // $1 a token
+			opt := fastOptions()
+			opt.MaxInFlight = 32
+			c := newTestClient(t, srv.endpoint(), opt, nil, meter)
+			var wg sync.WaitGroup
+			var answered, refused atomic.Int64
+			for i := range 64 {
+				wg.Go(func() {
+					req := simpleRequest(fmt.Sprintf("question %d", i))
+					req.MaxTokens = 5
+					_, err := c.Chat(t.Context(), req)
+					switch {
+					case err == nil:
+						answered.Add(1)
+					case errors.Is(err, ErrBudgetExhausted):
+						refused.Add(1)
+					default:
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			total := meter.Snapshot().Total
+			if !tc.within(total) {
+				t.Errorf("spent %d tokens, $%g on %d answers; the budget is %+v", total.PromptTokens+total.CompletionTokens, total.CostUSD, answered.Load(), tc.budget)
+			}
+			if answered.Load() < 3 || answered.Load()+refused.Load() != 64 || srv.hits.Load() != answered.Load() {
+				t.Errorf("%d answered, %d refused, %d reached the server", answered.Load(), refused.Load(), srv.hits.Load())
+			}
+		})
 	}
 }

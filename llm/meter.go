@@ -86,11 +86,13 @@ type Snapshot struct {
 // Budget. One Meter is shared by every Client of a run; it is safe for
 // concurrent use.
 //
-// The budget is checked before each live attempt, so a run can overshoot
-// it by what the requests already in flight spend.
+// Each live attempt reserves its estimated cost and tokens with the
+// Meter's BudgetGate (Gate) before it is sent, so requests in flight
+// together do not pass the budget (see Client's Accounting).
 type Meter struct {
 	prices map[string]Price
 	budget Budget
+	gate   *BudgetGate
 
 	mu     sync.Mutex
 	stages map[string]*StageStats
@@ -112,13 +114,19 @@ type moments struct {
 // cost 0, but their tokens are counted) and stops live requests once
 // budget is spent.
 func NewMeter(prices map[string]Price, budget Budget) *Meter {
-	return &Meter{
+	m := &Meter{
 		prices:  maps.Clone(prices),
 		budget:  budget,
 		stages:  make(map[string]*StageStats),
 		answers: make(map[string]*moments),
 	}
+	m.gate = NewBudgetGate(m)
+	return m
 }
+
+// Gate is the BudgetGate every Client of the Meter reserves its live
+// attempts with.
+func (m *Meter) Gate() *BudgetGate { return m.gate }
 
 // Restore replaces the counters with s, typically the totals saved by
 // earlier sessions of a resumed run, so the budget covers them too. Call
