@@ -105,9 +105,14 @@
 // slot), cache hits, retries, failures, failed
 // attempts by reason, tokens and cost, by stage and in total, and prices
 // responses by model (unknown models cost 0). Before each live attempt
-// Chat checks [Meter.Exhausted]; requests already in flight can overshoot
-// the budget by their own use, unless the caller reserves each request's
-// estimated cost first with a [BudgetGate].
+// Chat checks [Meter.Exhausted], then reserves the attempt's estimated cost
+// and tokens with the meter's [BudgetGate]: its prompt at 3 bytes a token
+// and the completion its stage's answers so far say (mean plus twice its
+// standard error; the request's max_tokens before the first answer; not
+// known, so sent alone, without either). An attempt that would pass the
+// budget beside those in flight waits for them, and is refused with
+// ErrBudgetExhausted when it would pass it alone, so requests in flight
+// together do not overshoot the budget.
 //
 // # Batches
 //

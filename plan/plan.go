@@ -50,6 +50,7 @@ func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*co
 	}
 	in.decompose = opt.Decompose != nil
 	earlier, _ := corpus.ReadPlan(jb.Out) // its figures count only if the job is the same (below)
+	before, _, _ := pipeline.ReadReport(jb.Out) // what earlier sessions sent, to tell a pilot that sent nothing
 
 	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
 		return nil, err
@@ -65,7 +66,7 @@ func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*co
 	problems := mergePilots(measured, earlierPilot(earlier, rep.JobFingerprint, in.sample), in.sample)
 	switch {
 	case rep.StoppedBy == pipeline.StopBudget && len(problems) < in.sample.Len():
-		return nil, pilotOverBudget(&jb, rep, in, measured)
+		return nil, pilotOverBudget(&jb, rep, in, measured, rep.LLM.Total.Requests == before.LLM.Total.Requests)
 	case rep.Status == pipeline.StatusStopped && rep.StoppedBy != pipeline.StopBudget:
 		return nil, fmt.Errorf("the pilot stopped before its %d %s were done (%s); run distill plan again to finish it", in.sample.Len(), in.words.Units, rep.StopReason)
 	}
@@ -210,11 +211,12 @@ func pendingIn(opt pipeline.Options, dir string, unique int64) (int64, error) {
 	return max(0, unique-resolved), nil
 }
 
-// pilotOverBudget explains a pilot that the job's budget stopped.
-func pilotOverBudget(job *job.Job, rep *pipeline.Report, in *planInput, measured []corpus.PilotProblem) error {
+// pilotOverBudget explains a pilot that the job's budget stopped; sentNothing
+// says the pilot sent no request (the earlier sessions had spent the budget).
+func pilotOverBudget(job *job.Job, rep *pipeline.Report, in *planInput, measured []corpus.PilotProblem, sentNothing bool) error {
 	t := rep.LLM.Total
 	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.Units)
-	if len(measured) == 0 && rep.LLM.Total.Requests > 0 && rep.Problems.DoneThisSession+rep.Problems.FailedThisSession+rep.Problems.LeftOutThisSession == 0 {
+	if sentNothing && rep.LLM.Total.Requests > 0 {
 		when = "before the pilot started, by the earlier sessions of the run"
 	}
 	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached %s ($%.4f, %d tokens spent over every session of %s)",
