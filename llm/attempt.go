@@ -159,10 +159,14 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 
 // budgetEstimate is what one attempt of cl may spend, for the budget
 // gate: its prompt at 3 bytes a token (more than most prompts take, so the
-// estimate errs high), and the completion tokens the stage's answered
-// requests say (their mean plus twice its standard error), or the
-// request's max_tokens before the stage has any answer, or +Inf (not known:
-// the attempt waits until nothing else is in flight) when it has neither.
+// estimate errs high), and the largest completion of the stage's answers
+// this session (at least their mean plus twice its standard error, which
+// covers the answers of earlier sessions), or the request's max_tokens
+// before the stage has any answer, or twice the largest completion of any
+// stage this session, or +Inf (not known: the attempt waits until nothing
+// else is in flight) before the session's first answer. Far from the
+// budget the estimates change nothing; near it they stop the run while a
+// request could still pass it.
 func (c *Client) budgetEstimate(cl *call) Estimate {
 	var chars int64
 	for _, m := range cl.req.Messages {
@@ -171,9 +175,11 @@ func (c *Client) budgetEstimate(cl *call) Estimate {
 	prompt := float64(chars/3 + 16)
 	completion := math.Inf(1)
 	if e := c.meter.completionEstimate(cl.stage); e.Answers > 0 {
-		completion = e.Upper
+		completion = max(e.Upper, e.Most)
 	} else if cl.req.MaxTokens > 0 {
 		completion = float64(cl.req.MaxTokens * max(cl.req.N, 1))
+	} else if most := c.meter.largestCompletion(); most > 0 {
+		completion = 2 * most
 	}
 	if math.IsInf(completion, 1) {
 		return Estimate{CostUSD: math.Inf(1), Tokens: math.Inf(1)}

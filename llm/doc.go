@@ -107,9 +107,9 @@
 // responses by model (unknown models cost 0). Before each live attempt
 // Chat checks [Meter.Exhausted], then reserves the attempt's estimated cost
 // and tokens with the meter's [BudgetGate]: its prompt at 3 bytes a token
-// and the completion its stage's answers so far say (mean plus twice its
-// standard error; the request's max_tokens before the first answer; not
-// known, so sent alone, without either). An attempt that would pass the
+// and the largest completion of its stage's answers so far (the request's
+// max_tokens before the first answer; not known, so sent alone, without
+// either). An attempt that would pass the
 // budget beside those in flight waits for them, and is refused with
 // ErrBudgetExhausted when it would pass it alone, so requests in flight
 // together do not overshoot the budget.

@@ -107,6 +107,7 @@ type Meter struct {
 type moments struct {
 	n, sum   float64
 	sqN, sq1 float64 // this session's count and sum
+	most     float64 // this session's largest
 	sq       float64 // this session's sum of squares
 }
 
@@ -292,6 +293,7 @@ func (m *Meter) charge(stage, model string, prompt, completion int64, finish []s
 	m.mu.Lock()
 	a, c := m.answersOf(stage), float64(completion)
 	a.n, a.sum, a.sqN, a.sq1, a.sq = a.n+1, a.sum+c, a.sqN+1, a.sq1+c, a.sq+c*c
+	a.most = max(a.most, c)
 	m.mu.Unlock()
 	m.update(stage, func(s *StageStats) {
 		s.PromptTokens += prompt
@@ -324,6 +326,21 @@ type AnswerEstimate struct {
 	// them, Upper is Mean): a price for the rows of a batch that the
 	// batch's real cost passes only by chance.
 	Mean, Upper float64
+	// Most is the largest completion of this session's answers (0 before
+	// the session's first answer of the stage).
+	Most float64
+}
+
+// largestCompletion is the largest completion of this session's answers,
+// over every stage (0 before the first).
+func (m *Meter) largestCompletion() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var most float64
+	for _, a := range m.answers {
+		most = max(most, a.most)
+	}
+	return most
 }
 
 // completionEstimate is what the stage's answered requests, over every
@@ -336,7 +353,7 @@ func (m *Meter) completionEstimate(stage string) AnswerEstimate {
 		return AnswerEstimate{}
 	}
 	e := AnswerEstimate{Answers: int(a.n), Mean: a.sum / a.n}
-	e.Upper = e.Mean
+	e.Upper, e.Most = e.Mean, a.most
 	if a.sqN >= 2 {
 		mean := a.sq1 / a.sqN
 		variance := max(0, (a.sq-a.sqN*mean*mean)/(a.sqN-1))
