@@ -160,11 +160,10 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 // budgetEstimate is what one attempt of cl may spend, for the budget
 // gate: its prompt at 3 bytes a token (more than most prompts take, so the
 // estimate errs high), and the largest completion of the stage's answers
-// this session (at least their mean plus twice its standard error, which
-// covers the answers of earlier sessions), or the request's max_tokens
-// before the stage has any answer, or twice the largest completion of any
-// stage this session, or +Inf (not known: the attempt waits until nothing
-// else is in flight) before the session's first answer. Far from the
+// over every session (at least their mean plus twice its standard error),
+// or the request's max_tokens before the stage has any answer, or twice the
+// largest completion of any stage, or +Inf (not known: the attempt waits
+// until nothing else is in flight) before the run's first answer. Far from the
 // budget the estimates change nothing; near it they stop the run while a
 // request could still pass it.
 func (c *Client) budgetEstimate(cl *call) Estimate {

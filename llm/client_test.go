@@ -39,7 +39,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	}
 	s := meter.Snapshot().Stages["rollout"]
 	want := StageStats{Requests: 1, Retries: 2, PromptTokens: 10, CompletionTokens: 5, CostUSD: 20,
-		Models: map[string]int64{"m": 1}, ErrorsByReason: map[string]int64{"503": 2}, FinishReasons: map[string]int64{"stop": 1}}
+		Models: map[string]int64{"m": 1}, ErrorsByReason: map[string]int64{"503": 2}, FinishReasons: map[string]int64{"stop": 1}, LargestCompletion: 5}
 	if fmt.Sprint(s) != fmt.Sprint(want) {
 		t.Errorf("stats\n got %+v\nwant %+v", s, want)
 	}

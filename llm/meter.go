@@ -53,7 +53,9 @@ type Budget struct {
 // "timeout", "reset", "refused", "truncated", "malformed",
 // "choice_count", ...); "budget" counts calls refused by the budget.
 // FinishReasons counts the choices of live responses by finish_reason.
-// Models counts live requests by model.
+// Models counts live requests by model. LargestCompletion is the most
+// completion tokens one live answer had, over every session: what the
+// budget reserves for the stage's next request (see BudgetGate).
 type StageStats struct {
 	Requests         int64            `json:"requests"`
 	CacheHits        int64            `json:"cache_hits"`
@@ -67,6 +69,8 @@ type StageStats struct {
 	Models           map[string]int64 `json:"models,omitempty"`
 	ErrorsByReason   map[string]int64 `json:"errors_by_reason,omitempty"`
 	FinishReasons    map[string]int64 `json:"finish_reasons,omitempty"`
+	// LargestCompletion: see above; absent in reports of earlier versions.
+	LargestCompletion int64 `json:"largest_completion,omitempty"`
 }
 
 func (s StageStats) clone() StageStats {
@@ -107,7 +111,6 @@ type Meter struct {
 type moments struct {
 	n, sum   float64
 	sqN, sq1 float64 // this session's count and sum
-	most     float64 // this session's largest
 	sq       float64 // this session's sum of squares
 }
 
@@ -293,12 +296,12 @@ func (m *Meter) charge(stage, model string, prompt, completion int64, finish []s
 	m.mu.Lock()
 	a, c := m.answersOf(stage), float64(completion)
 	a.n, a.sum, a.sqN, a.sq1, a.sq = a.n+1, a.sum+c, a.sqN+1, a.sq1+c, a.sq+c*c
-	a.most = max(a.most, c)
 	m.mu.Unlock()
 	m.update(stage, func(s *StageStats) {
 		s.PromptTokens += prompt
 		s.CompletionTokens += completion
 		s.CostUSD += cost
+		s.LargestCompletion = max(s.LargestCompletion, completion)
 		for _, f := range finish {
 			if f == "" {
 				f = "none"
@@ -326,21 +329,17 @@ type AnswerEstimate struct {
 	// them, Upper is Mean): a price for the rows of a batch that the
 	// batch's real cost passes only by chance.
 	Mean, Upper float64
-	// Most is the largest completion of this session's answers (0 before
-	// the session's first answer of the stage).
+	// Most is the largest completion of the stage's answers over every
+	// session whose report.json says it (StageStats.LargestCompletion).
 	Most float64
 }
 
-// largestCompletion is the largest completion of this session's answers,
-// over every stage (0 before the first).
+// largestCompletion is the largest completion of any stage's answers (0
+// before the first).
 func (m *Meter) largestCompletion() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var most float64
-	for _, a := range m.answers {
-		most = max(most, a.most)
-	}
-	return most
+	return float64(m.total.LargestCompletion)
 }
 
 // completionEstimate is what the stage's answered requests, over every
@@ -353,7 +352,10 @@ func (m *Meter) completionEstimate(stage string) AnswerEstimate {
 		return AnswerEstimate{}
 	}
 	e := AnswerEstimate{Answers: int(a.n), Mean: a.sum / a.n}
-	e.Upper, e.Most = e.Mean, a.most
+	e.Upper = e.Mean
+	if st := m.stages[stage]; st != nil {
+		e.Most = float64(st.LargestCompletion)
+	}
 	if a.sqN >= 2 {
 		mean := a.sq1 / a.sqN
 		variance := max(0, (a.sq-a.sqN*mean*mean)/(a.sqN-1))

@@ -129,6 +129,7 @@ func addStageStats(sum *llm.StageStats, s llm.StageStats) {
 	sum.PromptTokens += s.PromptTokens
 	sum.CompletionTokens += s.CompletionTokens
 	sum.CostUSD += s.CostUSD
+	sum.LargestCompletion = max(sum.LargestCompletion, s.LargestCompletion)
 	sum.Models = addMap(sum.Models, s.Models)
 	sum.ErrorsByReason = addMap(sum.ErrorsByReason, s.ErrorsByReason)
 	sum.FinishReasons = addMap(sum.FinishReasons, s.FinishReasons)
