@@ -107,3 +107,91 @@ func (h *maxHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// SampleRecords draws n records from in for the order check, reproducibly:
+// each record with at least two judged items (one item has no order to
+// change) gets the key xxhash64(seed, record id) and the n records with the
+// smallest keys are drawn, each with all its judged items in rubric order.
+// Records come in key order. eligible counts the judged items of the
+// records that took part.
+func SampleRecords(ctx context.Context, in *Input, n int, seed uint64) (groups [][]SampleItem, eligible int64, problems []Problem, err error) {
+	if n <= 0 {
+		return nil, 0, nil, fmt.Errorf("records to draw %d: it must be positive", n)
+	}
+	h := &recordHeap{}
+	seen := map[string]bool{}
+	bad := func(p Problem) { problems = append(problems, p) }
+	for _, f := range in.Files {
+		_, err := scanFile(f, in.Format, judgedOfLabel, func(r *judgedRow, _ int64) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if seen[r.ID] {
+				return nil
+			}
+			seen[r.ID] = true
+			g := judgedItems(r)
+			if len(g) < 2 {
+				return nil
+			}
+			eligible += int64(len(g))
+			k := sampleKey(seed, r.ID, -1)
+			if h.Len() == n && k >= (*h)[0][0].key {
+				return nil
+			}
+			for i := range g {
+				g[i].key = k
+			}
+			heap.Push(h, g)
+			if h.Len() > n {
+				heap.Pop(h)
+			}
+			return nil
+		}, bad)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, 0, nil, ctx.Err()
+			}
+			bad(Problem{File: f.Path, Error: err.Error()})
+		}
+	}
+	groups = [][]SampleItem(*h)
+	slices.SortFunc(groups, func(a, b []SampleItem) int { return cmpKey(a[0].key, b[0].key) })
+	return groups, eligible, problems, nil
+}
+
+// judgedItems are a record's items with a stored verdict, in rubric order.
+func judgedItems(r *judgedRow) []SampleItem {
+	var g []SampleItem
+	for _, it := range r.Rubric {
+		if it.Valid != nil {
+			g = append(g, SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid})
+		}
+	}
+	slices.SortFunc(g, func(a, b SampleItem) int { return int(a.ItemID) - int(b.ItemID) })
+	return g
+}
+
+func cmpKey(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// recordHeap keeps the drawn records with the largest key on top.
+type recordHeap [][]SampleItem
+
+func (h recordHeap) Len() int           { return len(h) }
+func (h recordHeap) Less(i, j int) bool { return h[i][0].key > h[j][0].key }
+func (h recordHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *recordHeap) Push(x any)        { *h = append(*h, x.([]SampleItem)) }
+func (h *recordHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
