@@ -114,103 +114,26 @@ func panelVerdicts(g []SampleItem, answers []answer) (items []panelItem, ok bool
 
 // panelFigures computes the panel section over the items the panel judged.
 func (j *rejudger) panelFigures(items []panelItem, stages llm.Snapshot) *PanelRejudge {
-	out := &PanelRejudge{Rule: PanelRule}
-	for k, p := range j.judges {
-		var stored, panel []VerdictPair
-		f := PanelJudgeFigures{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL), Template: p.template}
-		for _, it := range items {
-			v := it.votes[k]
-			if !v.OK {
-				f.Failed++
-				continue
-			}
-			f.Answered++
-			stored = append(stored, VerdictPair{Type: it.pair.Type, A: it.pair.Stored, B: v.Yes})
-			panel = append(panel, VerdictPair{Type: it.pair.Type, A: it.pair.Other, B: v.Yes})
+	tally := newVerdictTally()
+	for _, p := range j.judges {
+		tally.judges = append(tally.judges, p.spec.Name) // the panel's order, even for a judge that never answered
+	}
+	for _, it := range items {
+		votes := make([]judgeVote, len(it.votes))
+		for k, v := range it.votes {
+			votes[k] = judgeVote{judge: j.judges[k].spec.Name, vote: v}
 		}
-		f.Stored = CompareVerdicts("stored judge", p.spec.Name, stored)
-		f.Panel = CompareVerdicts("panel", p.spec.Name, panel)
+		tally.add(it.pair.Type, &it.pair.Stored, it.pair.Other, votes)
+	}
+	out := &PanelRejudge{Rule: PanelRule, InterJudge: tally.interJudge(), ValidRates: tally.validRates()}
+	for _, p := range j.judges {
+		f := PanelJudgeFigures{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL), Template: p.template,
+			Stored: tally.agreement(p.spec.Name, true), Panel: tally.agreement(p.spec.Name, false), LLM: &LLMUsage{}}
+		f.Answered, f.Failed = tally.answered(p.spec.Name)
 		if s, ok := stages.Stages[p.spec.Stage]; ok {
 			f.LLM = usageOf(s)
-		} else {
-			f.LLM = &LLMUsage{}
 		}
 		out.Judges = append(out.Judges, f)
-	}
-	out.InterJudge = interJudge(items)
-	out.ValidRates = j.validRates(items)
-	return out
-}
-
-// byTypeAll lists "all" and then the items' types in schema order.
-func byTypeAll(items []panelItem) []string {
-	seen := map[string]bool{}
-	var types []string
-	for _, it := range items {
-		if !seen[it.pair.Type] {
-			seen[it.pair.Type] = true
-			types = append(types, it.pair.Type)
-		}
-	}
-	return append([]string{"all"}, typeOrder(types)...)
-}
-
-// interJudge is Fleiss' kappa of the panel's votes, overall and by type.
-func interJudge(items []panelItem) []KappaFigure {
-	var out []KappaFigure
-	for _, t := range byTypeAll(items) {
-		var votes [][]judgestats.Vote
-		for _, it := range items {
-			if t == "all" || it.pair.Type == t {
-				votes = append(votes, it.votes)
-			}
-		}
-		f := KappaFigure{Type: t}
-		if k, n, ok := judgestats.FleissVotes(votes); ok {
-			f.Kappa = &k
-			f.Items = n
-		} else {
-			f.Items = n
-		}
-		f.Scale = kappaScale(f.Kappa)
-		out = append(out, f)
-	}
-	return out
-}
-
-// validRates are the panel's and each judge's validity rates by type.
-func (j *rejudger) validRates(items []panelItem) []TypeValidRates {
-	var out []TypeValidRates
-	for _, t := range byTypeAll(items) {
-		tr := TypeValidRates{Type: t, Panel: RateFigure{Judge: "panel"}}
-		judges := make([]RateFigure, len(j.judges))
-		for k, p := range j.judges {
-			judges[k].Judge = p.spec.Name
-		}
-		for _, it := range items {
-			if t != "all" && it.pair.Type != t {
-				continue
-			}
-			tr.Panel.count(it.pair.Other)
-			someFailed := false
-			for k, v := range it.votes {
-				if !v.OK {
-					judges[k].Failed++
-					someFailed = true
-					continue
-				}
-				judges[k].count(v.Yes)
-			}
-			if someFailed {
-				tr.Panel.Failed++
-			}
-		}
-		tr.Panel.finish()
-		for k := range judges {
-			judges[k].finish()
-		}
-		tr.Judges = judges
-		out = append(out, tr)
 	}
 	return out
 }

@@ -1,5 +1,77 @@
 package judgestats
 
+// Fleiss accumulates Fleiss' kappa of a panel of judges who put items into
+// categories, one item at a time (Add), so a corpus's items need not be
+// held at once. Its zero value is an empty table.
+type Fleiss struct {
+	agree      float64 // Σ P_i over the items that took part
+	items      int64
+	ratings    int64
+	byCategory []int64
+}
+
+// Add counts one item: counts[j] judges put it in category j. An item with
+// fewer than two ratings says nothing about agreement and is left out.
+func (f *Fleiss) Add(counts []int64) {
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	if n < 2 {
+		return
+	}
+	f.items++
+	f.ratings += n
+	var pairs int64
+	for j, c := range counts {
+		pairs += c * (c - 1)
+		if j >= len(f.byCategory) {
+			f.byCategory = append(f.byCategory, make([]int64, j+1-len(f.byCategory))...)
+		}
+		f.byCategory[j] += c
+	}
+	f.agree += float64(pairs) / float64(n*(n-1))
+}
+
+// AddVotes counts one item's yes/no votes, a failed vote (OK false) left
+// out of its ratings rather than counted as a no: Majority counts a
+// failure against the verdict, but agreement is about what the judges
+// that answered said.
+func (f *Fleiss) AddVotes(votes []Vote) {
+	var counts [2]int64
+	for _, v := range votes {
+		switch {
+		case !v.OK:
+		case v.Yes:
+			counts[0]++
+		default:
+			counts[1]++
+		}
+	}
+	f.Add(counts[:])
+}
+
+// Kappa is Fleiss' kappa of the items added; items counts those that took
+// part (see FleissKappa).
+func (f *Fleiss) Kappa() (kappa float64, items int64, ok bool) {
+	used := 0
+	for _, c := range f.byCategory {
+		if c > 0 {
+			used++
+		}
+	}
+	if f.items == 0 || used < 2 {
+		return 0, f.items, false
+	}
+	pbar := f.agree / float64(f.items)
+	var pe float64
+	for _, c := range f.byCategory {
+		p := float64(c) / float64(f.ratings)
+		pe += p * p
+	}
+	return (pbar - pe) / (1 - pe), f.items, true
+}
+
 // FleissKappa is Fleiss' kappa of a panel of judges who put items into
 // categories: counts[i][j] is how many judges put item i in category j.
 // Items may have different numbers of ratings (a judge that failed on an
@@ -20,65 +92,19 @@ package judgestats
 // every rating is in one category (P_e = 1: decided on the counts, not by
 // comparing floats).
 func FleissKappa(counts [][]int64) (kappa float64, items int64, ok bool) {
-	var agree float64
-	var ratings int64
-	var byCategory []int64
+	var f Fleiss
 	for _, row := range counts {
-		var n int64
-		for _, c := range row {
-			n += c
-		}
-		if n < 2 {
-			continue
-		}
-		items++
-		ratings += n
-		var pairs int64
-		for j, c := range row {
-			pairs += c * (c - 1)
-			if j >= len(byCategory) {
-				byCategory = append(byCategory, make([]int64, j+1-len(byCategory))...)
-			}
-			byCategory[j] += c
-		}
-		agree += float64(pairs) / float64(n*(n-1))
+		f.Add(row)
 	}
-	used := 0
-	for _, c := range byCategory {
-		if c > 0 {
-			used++
-		}
-	}
-	if items == 0 || used < 2 {
-		return 0, items, false
-	}
-	pbar := agree / float64(items)
-	var pe float64
-	for _, c := range byCategory {
-		p := float64(c) / float64(ratings)
-		pe += p * p
-	}
-	return (pbar - pe) / (1 - pe), items, true
+	return f.Kappa()
 }
 
 // FleissVotes is FleissKappa of yes/no votes: votes[i] are the panel's
-// votes on item i, a failed vote (OK false) left out of the item's
-// ratings rather than counted as a no. Majority counts a failure against
-// the verdict; agreement is about what the judges that answered said.
+// votes on item i (see Fleiss.AddVotes).
 func FleissVotes(votes [][]Vote) (kappa float64, items int64, ok bool) {
-	counts := make([][]int64, len(votes))
-	for i, item := range votes {
-		row := make([]int64, 2)
-		for _, v := range item {
-			switch {
-			case !v.OK:
-			case v.Yes:
-				row[0]++
-			default:
-				row[1]++
-			}
-		}
-		counts[i] = row
+	var f Fleiss
+	for _, item := range votes {
+		f.AddVotes(item)
 	}
-	return FleissKappa(counts)
+	return f.Kappa()
 }
