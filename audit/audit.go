@@ -97,6 +97,11 @@ func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
 		}
 		rep.Reliability = rel
 	}
+	panel, err := judgePanel(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	rep.JudgePanel = panel
 	return rep, nil
 }
 
