@@ -51,6 +51,7 @@ type PanelVerdicts struct {
 	InterJudge     []KappaFigure         `json:"inter_judge"` // all types first
 	Judges         []PanelJudgeAgreement `json:"judges"`
 	Rates          []TypeValidRates      `json:"rates"` // valid (satisfied) rates, all types first
+	kind           string                // what is judged, for the page
 	tally          *verdictTally         `json:"-"`
 }
 
@@ -243,17 +244,18 @@ func (a *panelAcc) section() *JudgePanel {
 		return nil
 	}
 	return &JudgePanel{Records: a.records, Rule: PanelRule, Judges: a.members,
-		Validity: verdictsOf(a.validity, a.mismatches[0]), Satisfaction: verdictsOf(a.satisfaction, a.mismatches[1]),
-		Criteria: verdictsOf(a.criteria, a.mismatches[2])}
+		Validity:     verdictsOf(a.validity, a.mismatches[0], "Validity of rubric items"),
+		Satisfaction: verdictsOf(a.satisfaction, a.mismatches[1], "Satisfaction (rollouts x items)"),
+		Criteria:     verdictsOf(a.criteria, a.mismatches[2], "Validity of grounded criteria")}
 }
 
 // verdictsOf is the figures of one tally; nil when it counted nothing.
-func verdictsOf(t *verdictTally, mismatches int64) *PanelVerdicts {
+func verdictsOf(t *verdictTally, mismatches int64, kind string) *PanelVerdicts {
 	all := t.byType["all"]
 	if all == nil {
 		return nil
 	}
-	pv := &PanelVerdicts{Verdicts: all.panel.Of, RuleMismatches: mismatches, InterJudge: t.interJudge(), Rates: t.validRates()}
+	pv := &PanelVerdicts{Verdicts: all.panel.Of, RuleMismatches: mismatches, InterJudge: t.interJudge(), Rates: t.validRates(), kind: kind}
 	for _, name := range t.judges {
 		ag := t.agreement(name, false)
 		j := PanelJudgeAgreement{Judge: name, Agreement: ag.Rate, Kappa: ag.Kappa}

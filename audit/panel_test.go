@@ -2,6 +2,7 @@ package audit
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,6 +152,16 @@ func TestJudgePanelSection(t *testing.T) {
 		end = len(text) - at - 1
 	}
 	checkGolden(t, "judge-panel.txt", dir, text[at+1:at+1+end])
+	page := string(render(t, rep.WriteHTML))
+	for _, want := range []string{"<h2>Judge panel</h2>", "Validity of rubric items: 232 panel verdicts", "Satisfaction (rollouts x items)",
+		`aria-label="Validity of rubric items with 95% intervals"`, "<title>all: noisy 74.1%, 95% interval 68.1-79.3%</title>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML page has no %q", want)
+		}
+	}
+	if out := os.Getenv("PANEL_HTML"); out != "" { // for a look in a browser
+		os.WriteFile(out, []byte(page), 0o644)
+	}
 }
 
 // TestNoPanelNoSection: a corpus written before panels (or with one judge
