@@ -402,7 +402,7 @@ type groundedHead struct {
 	Rollouts   []rollout         `parquet:"rollouts,list"`
 	NCorrect   int32             `parquet:"n_correct"`
 	PassRate   float64           `parquet:"pass_rate"`
-	Provenance schema.Provenance `parquet:"provenance"`
+	Provenance provenance        `parquet:"provenance"`
 	Usage      schema.Usage      `parquet:"usage"`
 	Grounded   *schema.Grounded  `parquet:"grounded,optional"`
 }
