@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -262,4 +263,32 @@ func TestOrderCheckRecoversBias(t *testing.T) {
 	}
 	noSecret(t, rep)
 	checkGolden(t, "rejudge-order.txt", dir, render(t, rep.WriteText))
+}
+
+// TestRejudgePanelBudgetStop: a budget stop in a panel rejudge leaves
+// whole records judged by every judge: an item is either judged by the
+// whole panel or counted as not judged, never decided by the judges that
+// happened to be asked.
+func TestRejudgePanelBudgetStop(t *testing.T) {
+	srv := judgesServer()
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, fixtureRecords()[:30], 8)
+	cfg := rejudgeConfig(srv, "", 60, 1)
+	cfg.Panel = panelOf("sharp", "fair", "rough")
+	cfg.Concurrency = 2
+	cfg.Price = llm.Price{PromptPerMTok: 1000, CompletionPerMTok: 1000}
+	cfg.MaxCostUSD = 4 // a request costs about $0.5 at these prices: a few records' panels
+	rep := rejudge(t, dir, cfg)
+	s := rep.Sample
+	if s.Stopped == "" || s.Judged == 0 || s.Failed == 0 || s.Judged+s.Failed != s.Drawn {
+		t.Fatalf("sample %+v; want a budget stop after some records", s)
+	}
+	for _, j := range rep.Panel.Judges {
+		if j.Answered+j.Failed != int64(s.Judged) || j.Failed != 0 {
+			t.Errorf("judge %s answered %d and failed %d of the %d judged items", j.Name, j.Answered, j.Failed, s.Judged)
+		}
+	}
+	if !strings.Contains(string(s.Stopped), "budget") || rep.LLM.CostUSD <= 0 {
+		t.Errorf("stopped %q after spending $%g; want the budget named", s.Stopped, rep.LLM.CostUSD)
+	}
 }

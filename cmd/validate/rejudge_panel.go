@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,12 +82,14 @@ func (p priceFlags) Set(v string) error {
 	}
 	pp, err1 := strconv.ParseFloat(prompt, 64)
 	pc, err2 := strconv.ParseFloat(completion, 64)
-	if err1 != nil || err2 != nil || pp < 0 || pc < 0 {
-		return fmt.Errorf("%q: the prices must be numbers, not negative", v)
+	if err1 != nil || err2 != nil || !finiteNonNegative(pp) || !finiteNonNegative(pc) {
+		return fmt.Errorf("%q: the prices must be finite numbers, not negative", v)
 	}
 	p[model] = llm.Price{PromptPerMTok: pp, CompletionPerMTok: pc}
 	return nil
 }
+
+func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 
 // unpriced lists the judges' models that have no price, when a budget
 // needs one for each.
