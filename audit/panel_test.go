@@ -183,3 +183,30 @@ func TestNoPanelNoSection(t *testing.T) {
 		t.Errorf("the HTML report has a panel section")
 	}
 }
+
+// TestJudgePanelCriteria: the grounded criteria's panel is counted by
+// position, every judged criterion once, none against the rule.
+func TestJudgePanelCriteria(t *testing.T) {
+	var recs []schema.Record
+	judged := int64(0)
+	for i := range 6 {
+		rec := groundedRecord(i, 2)
+		synthcorpus.AddPanel(&rec, 3, panelJudges...)
+		for _, q := range rec.Grounded.Questions {
+			for _, c := range q.Criteria {
+				if c.Valid != nil {
+					judged++
+				}
+			}
+		}
+		recs = append(recs, rec)
+	}
+	p := auditPath(t, Options{}, groundedRun(t, recs)).JudgePanel
+	if p == nil || p.Criteria == nil || p.Validity != nil {
+		t.Fatalf("panel section %+v", p)
+	}
+	c := p.Criteria
+	if c.Verdicts != judged || c.RuleMismatches != 0 || c.Rates[1].Type != "criterion 1" {
+		t.Errorf("criteria: %d verdicts (want %d), %d mismatches, rates %+v", c.Verdicts, judged, c.RuleMismatches, c.Rates)
+	}
+}
