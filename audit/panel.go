@@ -51,8 +51,12 @@ type PanelVerdicts struct {
 	InterJudge     []KappaFigure         `json:"inter_judge"` // all types first
 	Judges         []PanelJudgeAgreement `json:"judges"`
 	Rates          []TypeValidRates      `json:"rates"` // valid (satisfied) rates, all types first
-	kind           string                // what is judged, for the page
-	tally          *verdictTally         `json:"-"`
+	// People holds each judge's sensitivity and specificity against
+	// people's labels (validate --human), validity only; null without a
+	// sheet.
+	People []JudgeVsPeople `json:"people"`
+	kind   string          // what is judged, for the page
+	tally  *verdictTally   `json:"-"`
 }
 
 // PanelJudgeAgreement is one judge's agreement with the panel's verdicts
@@ -65,12 +69,32 @@ type PanelJudgeAgreement struct {
 	Kappa     *float64 `json:"kappa_with_panel"`
 }
 
+// JudgeVsPeople is one judge's verdicts against people's on the sheet's
+// items it answered, people taken as the truth and "valid" as the positive
+// class (as the reliability section's).
+type JudgeVsPeople struct {
+	Judge       string           `json:"judge"`
+	Labelled    int64            `json:"labelled"`
+	Table       judgestats.Table `json:"confusion"`
+	Sensitivity *float64         `json:"sensitivity"`
+	Specificity *float64         `json:"specificity"`
+}
+
 // panelAcc accumulates the Judge panel section.
 type panelAcc struct {
 	records                          int64
 	members                          []PanelMember
 	validity, satisfaction, criteria *verdictTally
 	mismatches                       [3]int64
+	people                           map[panelKey]bool // people's verdicts by item; nil without a sheet
+	vsPeople                         map[string]*judgestats.Table
+	peopleOrder                      []string
+}
+
+// panelKey names a rubric item of a record.
+type panelKey struct {
+	record string
+	item   int32
 }
 
 func newPanelAcc() *panelAcc {
@@ -79,12 +103,20 @@ func newPanelAcc() *panelAcc {
 
 // judgePanel reads the panels of in's records in a second pass over the
 // files that have them (a Parquet shard written before panels has no such
-// column and is not read again); nil when no record has one.
-func judgePanel(ctx context.Context, in *Input) (*JudgePanel, error) {
+// column and is not read again); nil when no record has one. people are
+// the annotation sheet's rows matched with the corpus (Other: people's
+// verdict), for each judge's sensitivity and specificity.
+func judgePanel(ctx context.Context, in *Input, people []verdictPair) (*JudgePanel, error) {
 	if in.Format == FormatVerl {
 		return nil, nil
 	}
 	a := newPanelAcc()
+	if people != nil {
+		a.people, a.vsPeople = map[panelKey]bool{}, map[string]*judgestats.Table{}
+		for _, p := range people {
+			a.people[panelKey{p.RecordID, p.ItemID}] = p.Other
+		}
+	}
 	seen := map[string]bool{}
 	for _, f := range in.Files {
 		if !f.JSONL {
@@ -190,8 +222,50 @@ func (a *panelAcc) addValidity(r *panelRow) {
 		if k < 0 || r.Rubric[k].Valid == nil {
 			continue
 		}
-		a.mismatches[0] += count(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votesOf(iv.Verdicts))
+		votes := votesOf(iv.Verdicts)
+		a.mismatches[0] += count(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votes)
+		a.addPeople(panelKey{r.ID, iv.ItemID}, votes)
 	}
+}
+
+// addPeople counts each judge's vote on an item people labelled.
+func (a *panelAcc) addPeople(k panelKey, votes []judgeVote) {
+	truth, labelled := a.people[k]
+	if !labelled {
+		return
+	}
+	for _, v := range votes {
+		t := a.vsPeople[v.judge]
+		if t == nil {
+			t = &judgestats.Table{}
+			a.vsPeople[v.judge] = t
+			a.peopleOrder = append(a.peopleOrder, v.judge)
+		}
+		if v.vote.OK {
+			t.Add(truth, v.vote.Yes)
+		}
+	}
+}
+
+// peopleFigures are each judge's figures against people; nil without a
+// sheet.
+func (a *panelAcc) peopleFigures() []JudgeVsPeople {
+	if a.vsPeople == nil {
+		return nil
+	}
+	out := []JudgeVsPeople{}
+	for _, name := range a.peopleOrder {
+		t := *a.vsPeople[name]
+		j := JudgeVsPeople{Judge: name, Labelled: t.Labelled(), Table: t}
+		if se, ok := t.Sensitivity(); ok {
+			j.Sensitivity = &se
+		}
+		if sp, ok := t.Specificity(); ok {
+			j.Specificity = &sp
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 func (a *panelAcc) addSatisfaction(r *panelRow) {
@@ -243,8 +317,12 @@ func (a *panelAcc) section() *JudgePanel {
 	if a.records == 0 {
 		return nil
 	}
+	validity := verdictsOf(a.validity, a.mismatches[0], "Validity of rubric items")
+	if validity != nil {
+		validity.People = a.peopleFigures()
+	}
 	return &JudgePanel{Records: a.records, Rule: PanelRule, Judges: a.members,
-		Validity:     verdictsOf(a.validity, a.mismatches[0], "Validity of rubric items"),
+		Validity:     validity,
 		Satisfaction: verdictsOf(a.satisfaction, a.mismatches[1], "Satisfaction (rollouts x items)"),
 		Criteria:     verdictsOf(a.criteria, a.mismatches[2], "Validity of grounded criteria")}
 }

@@ -83,6 +83,35 @@ func TestJudgePanelHandComputed(t *testing.T) {
 			t.Errorf("%s: %d verdicts, %d mismatches, satisfaction %v, criteria %v", name, v.Verdicts, v.RuleMismatches, p.Satisfaction, p.Criteria)
 		}
 	}
+	// People labelled items 0 and 1 valid, item 2 invalid: against them a
+	// is right on all three (sensitivity 2/2, specificity 1/1), b misses
+	// item 1 (sensitivity 1/2), c answered items 0 and 2 only (1/1, 1/1).
+	var anns []Annotation
+	for k, valid := range []bool{true, true, false} {
+		anns = append(anns, Annotation{Line: k + 2, RecordID: rec.ID, ItemID: rec.Rubric[k].ID, Text: rec.Rubric[k].Text, Verdict: ptr(valid)})
+	}
+	withSheet := auditPath(t, Options{Human: anns, HumanSheet: "items.csv"}, dir)
+	people := withSheet.JudgePanel.Validity.People
+	if text := string(render(t, withSheet.WriteText)); !strings.Contains(text, "  b             3   50.0% (1/2)  100.0% (1/1)") {
+		t.Errorf("the text report does not show b against people:\n%s", text)
+	}
+	wantPeople := []struct {
+		judge      string
+		labelled   int64
+		sens, spec float64
+	}{{"a", 3, 1, 1}, {"b", 3, 0.5, 1}, {"c", 2, 1, 1}}
+	for i, w := range wantPeople {
+		if i >= len(people) {
+			t.Fatalf("people figures %+v", people)
+		}
+		j := people[i]
+		if j.Judge != w.judge || j.Labelled != w.labelled || j.Sensitivity == nil || *j.Sensitivity != w.sens || j.Specificity == nil || *j.Specificity != w.spec {
+			t.Errorf("judge against people %+v, want %+v", j, w)
+		}
+	}
+	if p := auditPath(t, Options{}, dir).JudgePanel.Validity.People; p != nil {
+		t.Errorf("without a sheet: people figures %+v", p)
+	}
 	// Item 1 stored valid: its 1-1 split and a failure is not a majority.
 	rec.Rubric[1].Valid = ptr(true)
 	tampered := filepath.Join(t.TempDir(), "tampered")

@@ -43,6 +43,16 @@ func (v *PanelVerdicts) text(w io.Writer, name, rate string) {
 		t.add(j.Judge, num(j.Answered), num(j.Failed), pct(j.Agreement), fix(j.Kappa, 2))
 	}
 	t.write(w)
+	if v.People != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "  each judge against people's labels (--human), people taken as the truth")
+		t = newTable("judge", "labelled", "sensitivity", "specificity")
+		for _, j := range v.People {
+			t.add(j.Judge, num(j.Labelled), pctCount(j.Sensitivity, j.Table.ValidValid, j.Table.PeopleValid()),
+				pctCount(j.Specificity, j.Table.InvalidInvalid, j.Table.PeopleInvalid()))
+		}
+		t.write(w)
+	}
 	fmt.Fprintln(w)
 	t = newTable("type", "verdicts", "Fleiss' kappa", "scale").leftAlign(3)
 	for i, k := range v.InterJudge {
