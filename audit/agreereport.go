@@ -38,8 +38,8 @@ type JudgeInfo struct {
 // SampleInfo says what a rejudge drew and judged.
 type SampleInfo struct {
 	Seed      uint64     `json:"seed"`
-	Requested int        `json:"requested"`
-	Eligible  int64      `json:"eligible"` // judged items in the corpus
+	Requested int        `json:"requested"` // --sample; with --order-check, the drawn records' judged items
+	Eligible  int64      `json:"eligible"`  // judged items in the corpus
 	Drawn     int        `json:"drawn"`
 	Records   int        `json:"records"` // records the drawn items belong to: one request each
 	Judged    int        `json:"judged"`

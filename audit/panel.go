@@ -125,6 +125,8 @@ func judgePanel(ctx context.Context, in *Input, people []verdictPair) (*JudgePan
 				continue // an unreadable file is already an input problem
 			}
 		}
+		// A file the first pass could not read is listed there already;
+		// only a cancellation stops this pass.
 		_, err := scanFile(f, in.Format, func(*schema.Label, string) panelRow { return panelRow{} }, func(r *panelRow, _ int64) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -136,10 +138,9 @@ func judgePanel(ctx context.Context, in *Input, people []verdictPair) (*JudgePan
 			a.add(r)
 			return nil
 		}, func(Problem) {})
-		if ctx.Err() != nil {
+		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		_ = err // the first pass reported what cannot be read
 	}
 	return a.section(), nil
 }
@@ -202,9 +203,9 @@ func votesOf(verdicts []schema.JudgeVerdict) []judgeVote {
 	return out
 }
 
-// count tallies one stored panel verdict and says whether it breaks the
+// tallyStored tallies one stored panel verdict and says whether it breaks the
 // rule.
-func count(t *verdictTally, typ string, stored bool, votes []judgeVote) int64 {
+func tallyStored(t *verdictTally, typ string, stored bool, votes []judgeVote) int64 {
 	t.add(typ, nil, stored, votes)
 	plain := make([]judgestats.Vote, len(votes))
 	for i, v := range votes {
@@ -223,7 +224,7 @@ func (a *panelAcc) addValidity(r *panelRow) {
 			continue
 		}
 		votes := votesOf(iv.Verdicts)
-		a.mismatches[0] += count(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votes)
+		a.mismatches[0] += tallyStored(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votes)
 		a.addPeople(panelKey{r.ID, iv.ItemID}, votes)
 	}
 }
@@ -289,7 +290,7 @@ func (a *panelAcc) addSatisfaction(r *panelRow) {
 					votes[j].vote = judgestats.Vote{OK: true, Yes: js.Satisfaction[at].Satisfied}
 				}
 			}
-			a.mismatches[1] += count(a.satisfaction, r.Rubric[it].Type, s.Satisfied, votes)
+			a.mismatches[1] += tallyStored(a.satisfaction, r.Rubric[it].Type, s.Satisfied, votes)
 		}
 	}
 }
@@ -308,7 +309,7 @@ func (a *panelAcc) addCriteria(r *panelRow) {
 		if c < 0 || crit[c].Valid == nil {
 			continue
 		}
-		a.mismatches[2] += count(a.criteria, fmt.Sprintf("criterion %d", c+1), *crit[c].Valid, votesOf(cv.Verdicts))
+		a.mismatches[2] += tallyStored(a.criteria, fmt.Sprintf("criterion %d", c+1), *crit[c].Valid, votesOf(cv.Verdicts))
 	}
 }
 

@@ -17,6 +17,7 @@ func TestRejudgePanelCommand(t *testing.T) {
 	srv, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, InvalidRate: 0.3, Judges: map[string]llmtest.JudgeProfile{
 		"small": {FalseValid: 0.3, FalseInvalid: 0.1, FirstBias: 0.5},
 		"large": {FalseValid: 0.05, FalseInvalid: 0.05},
+		"flaky": {Fail: 0.5},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,15 @@ func TestRejudgePanelCommand(t *testing.T) {
 	code, stdout, stderr = validate(t, env, "rejudge", dir, "--panel", panel, "--base-url", url, "--order-check", "5", "--cache", "")
 	if code != exitOK || !strings.Contains(stdout, "Order check: ") || !strings.Contains(stdout, "Judge panel: 2 judges") {
 		t.Errorf("order check: exit %d\n%s%s", code, stdout, stderr)
+	}
+
+	// A judge that fails on some records: the panel still judges every
+	// item (its failures are votes against), and the exit is 3 naming it.
+	flaky := filepath.Join(t.TempDir(), "flaky.yaml")
+	os.WriteFile(flaky, []byte("- model: small\n- model: large\n- model: flaky\n"), 0o644)
+	code, _, stderr = validate(t, env, "rejudge", dir, "--panel", flaky, "--base-url", url, "--sample", "30", "--seed", "4", "--cache", "", "--repairs", "0")
+	if code != exitPartial || !strings.Contains(stderr, "judge flaky gave no verdict on") {
+		t.Errorf("a failing judge: exit %d, want %d:\n%s", code, exitPartial, stderr)
 	}
 }
 
