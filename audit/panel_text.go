@@ -54,26 +54,8 @@ func (v *PanelVerdicts) text(w io.Writer, name, rate string) {
 		t.write(w)
 	}
 	fmt.Fprintln(w)
-	t = newTable("type", "verdicts", "Fleiss' kappa", "scale").leftAlign(3)
-	for i, k := range v.InterJudge {
-		t.add(k.Type, num(v.Rates[i].Panel.Of), fix(k.Kappa, 2), k.Scale)
-	}
-	t.write(w)
+	writeKappas(w, "verdicts", v.InterJudge)
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %s rates with 95%% Wilson intervals (a judge's over the verdicts it gave)\n", rate)
-	head := []string{"type", rate + ": panel"}
-	if len(v.Rates) > 0 {
-		for _, j := range v.Rates[0].Judges {
-			head = append(head, j.Judge)
-		}
-	}
-	t = newTable(head...)
-	for _, tr := range v.Rates {
-		row := []string{tr.Type, rateText(tr.Panel)}
-		for _, j := range tr.Judges {
-			row = append(row, rateText(j))
-		}
-		t.add(row...)
-	}
-	t.write(w)
+	writeRates(w, rate+": panel", v.Rates)
 }

@@ -25,19 +25,32 @@ func (r *AgreementReport) textPanel(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "  inter-judge agreement: Fleiss' kappa over the items two or more judges answered")
-	t = newTable("type", "items", "Fleiss' kappa", "scale")
-	for _, k := range p.InterJudge {
-		t.add(k.Type, num(k.Items), fix(k.Kappa, 2), k.Scale)
-	}
-	t.leftAlign(3).write(w)
+	writeKappas(w, "items", p.InterJudge)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "  validity rate with 95% Wilson interval (a judge's over the items it answered)")
-	head := []string{"type", "panel"}
-	for _, j := range p.Judges {
-		head = append(head, j.Name)
+	writeRates(w, "panel", p.ValidRates)
+}
+
+// writeKappas writes Fleiss' kappa by type; count names what it is over.
+func writeKappas(w io.Writer, count string, kappas []KappaFigure) {
+	t := newTable("type", count, "Fleiss' kappa", "scale").leftAlign(3)
+	for _, k := range kappas {
+		t.add(k.Type, num(k.Items), fix(k.Kappa, 2), k.Scale)
 	}
-	t = newTable(head...)
-	for _, tr := range p.ValidRates {
+	t.write(w)
+}
+
+// writeRates writes the panel's and each judge's rates by type, with
+// their intervals; panel heads the panel's column.
+func writeRates(w io.Writer, panel string, rates []TypeValidRates) {
+	head := []string{"type", panel}
+	if len(rates) > 0 {
+		for _, j := range rates[0].Judges {
+			head = append(head, j.Judge)
+		}
+	}
+	t := newTable(head...)
+	for _, tr := range rates {
 		row := []string{tr.Type, rateText(tr.Panel)}
 		for _, j := range tr.Judges {
 			row = append(row, rateText(j))
