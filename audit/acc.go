@@ -369,7 +369,7 @@ func orNone(s *string) string {
 	return *s
 }
 
-func (p *provAcc) add(pr *schema.Provenance) {
+func (p *provAcc) add(pr *provenance) {
 	p.rollout[pr.RolloutModel]++
 	p.distill[pr.DistillModel]++
 	p.judge[orNone(pr.JudgeModel)]++

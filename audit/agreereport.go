@@ -23,6 +23,8 @@ type AgreementReport struct {
 	Agreement     *Agreement     `json:"agreement"`
 	Disagreements []Disagreement `json:"disagreements"` // the first ones
 	LLM           *LLMUsage      `json:"llm"`
+	Panel         *PanelRejudge  `json:"panel"`       // rejudge --panel; null otherwise
+	OrderCheck    *OrderCheck    `json:"order_check"` // rejudge --order-check; null otherwise
 	InputProblems []Problem      `json:"input_problems"`
 }
 
@@ -36,8 +38,8 @@ type JudgeInfo struct {
 // SampleInfo says what a rejudge drew and judged.
 type SampleInfo struct {
 	Seed      uint64     `json:"seed"`
-	Requested int        `json:"requested"`
-	Eligible  int64      `json:"eligible"` // judged items in the corpus
+	Requested int        `json:"requested"` // --sample; with --order-check, the drawn records' judged items
+	Eligible  int64      `json:"eligible"`  // judged items in the corpus
 	Drawn     int        `json:"drawn"`
 	Records   int        `json:"records"` // records the drawn items belong to: one request each
 	Judged    int        `json:"judged"`
@@ -150,6 +152,8 @@ func (r *AgreementReport) WriteText(w io.Writer) error {
 	fmt.Fprintln(ew, clip("stored validity verdicts against "+r.Against))
 	r.textHow(ew)
 	r.textTable(ew)
+	r.textPanel(ew)
+	r.textOrderCheck(ew)
 	r.textDisagreements(ew)
 	if len(r.InputProblems) > 0 {
 		heading(ew, "Input problems: %d (the rest of the corpus was read)", len(r.InputProblems))
@@ -166,9 +170,14 @@ func (r *AgreementReport) textHow(w io.Writer) {
 	if j := r.Judge; j != nil {
 		fmt.Fprintln(w, clip(fmt.Sprintf("  judge %s at %s, judge_batch template %s", j.Model, j.BaseURL, j.Template)))
 	}
-	if s := r.Sample; s != nil {
+	if s := r.Sample; s != nil && r.OrderCheck != nil {
+		fmt.Fprintf(w, "  sample: seed %d, %s records drawn for the order check, their %s judged items\n",
+			s.Seed, num(int64(s.Records)), num(int64(s.Drawn)))
+	} else if s != nil {
 		fmt.Fprintf(w, "  sample: seed %d, %s of %s judged items drawn (%s requested) from %s records\n",
 			s.Seed, num(int64(s.Drawn)), num(s.Eligible), num(int64(s.Requested)), num(int64(s.Records)))
+	}
+	if s := r.Sample; s != nil {
 		fmt.Fprintf(w, "  %s judged, %s failed\n", num(int64(s.Judged)), num(int64(s.Failed)))
 		if s.Stopped != "" {
 			indented(w, "stopped early: "+string(s.Stopped))

@@ -90,13 +90,19 @@ func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
 	rep.Tool = opt.Tool
 	rep.Corpus.FilesRead = filesRead
 	rep.InputProblems = append([]Problem{}, problems...)
+	var people []verdictPair // the sheet's rows matched with the corpus
 	if rep.Validity != nil {
-		rel, err := reliability(ctx, in, rep.Validity, opt)
+		rel, matched, err := reliability(ctx, in, rep.Validity, opt)
 		if err != nil {
 			return nil, err
 		}
-		rep.Reliability = rel
+		rep.Reliability, people = rel, matched
 	}
+	panel, err := judgePanel(ctx, in, people)
+	if err != nil {
+		return nil, err
+	}
+	rep.JudgePanel = panel
 	return rep, nil
 }
 

@@ -393,18 +393,18 @@ func (x *wordIndex) longestRun(question string) int {
 // groundedHead is what the audit reads of a record with the grounded
 // column: row's columns and the payload.
 type groundedHead struct {
-	ID         string            `parquet:"id"`
-	Split      string            `parquet:"split"`
-	Problem    string            `parquet:"problem"`
-	Answer     string            `parquet:"answer"`
-	Style      string            `parquet:"style"`
-	Rubric     []item            `parquet:"rubric,list"`
-	Rollouts   []rollout         `parquet:"rollouts,list"`
-	NCorrect   int32             `parquet:"n_correct"`
-	PassRate   float64           `parquet:"pass_rate"`
-	Provenance schema.Provenance `parquet:"provenance"`
-	Usage      schema.Usage      `parquet:"usage"`
-	Grounded   *schema.Grounded  `parquet:"grounded,optional"`
+	ID         string           `parquet:"id"`
+	Split      string           `parquet:"split"`
+	Problem    string           `parquet:"problem"`
+	Answer     string           `parquet:"answer"`
+	Style      string           `parquet:"style"`
+	Rubric     []item           `parquet:"rubric,list"`
+	Rollouts   []rollout        `parquet:"rollouts,list"`
+	NCorrect   int32            `parquet:"n_correct"`
+	PassRate   float64          `parquet:"pass_rate"`
+	Provenance provenance       `parquet:"provenance"`
+	Usage      schema.Usage     `parquet:"usage"`
+	Grounded   *schema.Grounded `parquet:"grounded,optional"`
 }
 
 // scanRows is scanFile for the audit's rows: a Parquet record file with

@@ -199,7 +199,7 @@ func TestGroundedExports(t *testing.T) {
 // grounded style is audited as before, with no grounded section.
 func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 	rec := makeRecord(1, schema.StyleSRaR, nil, nil)
-	r := row{ID: rec.ID, Split: rec.Split, Problem: rec.Problem, Answer: rec.Answer, Style: rec.Style, Provenance: rec.Provenance, Usage: rec.Usage, NCorrect: rec.NCorrect, PassRate: rec.PassRate}
+	r := row{ID: rec.ID, Split: rec.Split, Problem: rec.Problem, Answer: rec.Answer, Style: rec.Style, Provenance: provenance{RolloutModel: rec.Provenance.RolloutModel, SpecVersion: rec.Provenance.SpecVersion}, Usage: rec.Usage, NCorrect: rec.NCorrect, PassRate: rec.PassRate}
 	for _, it := range rec.Rubric {
 		r.Rubric = append(r.Rubric, item{ID: it.ID, Type: it.Type, Text: it.Text, Weight: it.Weight, Polarity: it.Polarity, Valid: it.Valid})
 	}

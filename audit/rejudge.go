@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,9 +53,29 @@ type RejudgeConfig struct {
 	HTTPClient              *http.Client // nil: llm's own
 	Logger                  *slog.Logger
 	Tool                    string
+	// Panel, when it names judges, asks each of them instead of Model: the
+	// settings above are their defaults (as a stage's are for its panel in
+	// a job file), and the panel's verdict is judgestats.Majority of
+	// theirs. Prices holds prices by model; a model not in it costs Price.
+	Panel  []PanelJudge
+	Prices map[string]llm.Price
+	// OrderCheck > 0 re-judges every judged item of OrderCheck records
+	// (drawn with Seed instead of Sample items) twice, in rubric order and
+	// in reverse, and reports how often a verdict changes with the order.
+	OrderCheck int
 }
 
-// StageRejudge is the meter's stage name for rejudge requests.
+// PanelJudge is one judge of a rejudge's panel. A setting left empty (nil
+// for Temperature) takes the RejudgeConfig's.
+type PanelJudge struct {
+	Name, BaseURL, APIKey, Model, PromptsDir string
+	Temperature                              *float64
+	MaxTokens                                int
+	LegacyMaxTokens                          bool
+}
+
+// StageRejudge is the meter's stage name for rejudge requests; a panel's
+// judges each have their own, StageRejudge + ":" + the judge's name.
 const StageRejudge = "rejudge"
 
 // DefaultConcurrency is how many records a rejudge judges at once.
@@ -65,7 +86,10 @@ const DefaultConcurrency = 16
 // accounting, budget stop) with the pipeline's judge_batch prompt (one
 // request per record, holding that record's drawn items), and reports its
 // agreement with the stored verdicts. Items the judge could not answer are
-// counted as failed. The error is for what stops the whole rejudge: bad
+// counted as failed. With a panel (cfg.Panel) every judge is asked and the
+// report adds each judge's figures and their agreement with each other
+// (Report.Panel); with cfg.OrderCheck the items are asked in both orders
+// (Report.OrderCheck). The error is for what stops the whole rejudge: bad
 // configuration, a fatal endpoint error (wrong key, model or URL), an
 // endpoint where nothing answers (llm.Streak, the rule distill run keeps),
 // a cancelled context. When ctx is cancelled the report comes with the
@@ -74,76 +98,167 @@ func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementRepor
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	set, err := prompts.Load(cfg.PromptsDir)
+	specs := cfg.judges()
+	sets := make([]*prompts.Set, len(specs))
+	for i, sp := range specs {
+		set, err := prompts.Load(sp.PromptsDir)
+		if err != nil {
+			return nil, fmt.Errorf("judge %s: %w", sp.Name, err)
+		}
+		sets[i] = set
+	}
+	groups, eligible, problems, err := drawGroups(ctx, in, cfg)
 	if err != nil {
 		return nil, err
 	}
-	items, eligible, problems, err := Sample(ctx, in, cfg.Sample, cfg.Seed, true)
-	if err != nil {
-		return nil, err
-	}
-	rep := newAgreementReport(in, "judge "+cfg.Model)
+	rep := newAgreementReport(in, againstOf(cfg, specs))
 	rep.Tool = cfg.Tool
 	rep.InputProblems = append(rep.InputProblems, problems...)
-	rep.Judge = &JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: set.Hash(prompts.JudgeBatch)}
-	groups := groupByRecord(items)
-	rep.Sample = &SampleInfo{Seed: cfg.Seed, Requested: cfg.Sample, Eligible: eligible, Drawn: len(items), Records: len(groups)}
-	if len(items) == 0 {
+	if len(cfg.Panel) == 0 {
+		rep.Judge = &JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(prompts.JudgeBatch)}
+	}
+	drawn := 0
+	for _, g := range groups {
+		drawn += len(g)
+	}
+	rep.Sample = &SampleInfo{Seed: cfg.Seed, Requested: cfg.Sample, Eligible: eligible, Drawn: drawn, Records: len(groups)}
+	if cfg.OrderCheck > 0 {
+		rep.Sample.Requested = drawn
+	}
+	if drawn == 0 {
 		rep.finish(nil)
 		return rep, nil
 	}
-	client, meter, closeClient, err := newJudgeClient(cfg)
+	meter := llm.NewMeter(cfg.prices(specs), llm.Budget{MaxCostUSD: cfg.MaxCostUSD})
+	j, closeAll, err := newRejudger(cfg, specs, sets, meter)
 	if err != nil {
 		return nil, err
 	}
-	defer closeClient()
-	j := &rejudger{cfg: cfg, client: client, prompts: set, log: cfg.Logger, cost: meter.Cost}
-	if j.log == nil {
-		j.log = slog.New(slog.DiscardHandler)
-	}
-	j.gate = llm.NewBudgetGate(meter)
-	pairs, err := j.run(ctx, groups, rep.Sample)
-	s := meter.Snapshot().Total
-	rep.LLM = &LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
-		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
+	defer closeAll()
+	answers, err := j.run(ctx, j.units(len(groups)), groups, rep.Sample)
+	rep.LLM = usageOf(meter.Snapshot().Total)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return rep, err
 	}
-	rep.finish(pairs) // when interrupted, over the items judged before
+	j.report(rep, groups, answers, meter.Snapshot()) // when interrupted, over the items judged before
 	return rep, err
 }
 
-// newJudgeClient makes the client, its cache and its meter.
-func newJudgeClient(cfg RejudgeConfig) (*llm.Client, *llm.Meter, func(), error) {
-	var cache *llm.Cache
-	if cfg.CachePath != "" {
-		if err := os.MkdirAll(filepath.Dir(cfg.CachePath), 0o755); err != nil {
-			return nil, nil, nil, fmt.Errorf("the response cache's directory: %w", err)
-		}
-		c, err := llm.OpenCache(cfg.CachePath)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		cache = c
+// againstOf names whose verdicts a rejudge compares with the stored ones.
+func againstOf(cfg RejudgeConfig, specs []judgeSpec) string {
+	if len(cfg.Panel) == 0 {
+		return "judge " + cfg.Model
 	}
-	meter := llm.NewMeter(map[string]llm.Price{cfg.Model: cfg.Price}, llm.Budget{MaxCostUSD: cfg.MaxCostUSD})
-	client, err := llm.NewClient(llm.Endpoint{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey}, llm.Options{
-		MaxInFlight: cfg.Concurrency, AttemptTimeout: cfg.AttemptTimeout, MaxAttempts: cfg.MaxAttempts,
-		BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax,
-		HTTPClient: cfg.HTTPClient, LegacyMaxTokens: cfg.LegacyMaxTokens, Logger: cfg.Logger,
-	}, cache, meter)
+	names := make([]string, len(specs))
+	for i, sp := range specs {
+		names[i] = sp.Name
+	}
+	return fmt.Sprintf("panel (%s)", strings.Join(names, ", "))
+}
+
+// drawGroups draws the items to judge, grouped by record: cfg.Sample items
+// (each record's in rubric order), or with cfg.OrderCheck that many
+// records with all their judged items.
+func drawGroups(ctx context.Context, in *Input, cfg RejudgeConfig) ([][]SampleItem, int64, []Problem, error) {
+	if cfg.OrderCheck > 0 {
+		return SampleRecords(ctx, in, cfg.OrderCheck, cfg.Seed)
+	}
+	items, eligible, problems, err := Sample(ctx, in, cfg.Sample, cfg.Seed, true)
+	return groupByRecord(items), eligible, problems, err
+}
+
+func usageOf(s llm.StageStats) *LLMUsage {
+	return &LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
+		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
+}
+
+// judgeSpec is one judge with every setting resolved.
+type judgeSpec struct {
+	Name, BaseURL, APIKey, Model, PromptsDir string
+	Temperature                              float64
+	MaxTokens                                int
+	LegacyMaxTokens                          bool
+	Stage                                    string
+}
+
+// judges resolves the judges to ask: the panel's, each setting it leaves
+// out taken from cfg, or cfg's one judge.
+func (cfg RejudgeConfig) judges() []judgeSpec {
+	if len(cfg.Panel) == 0 {
+		return []judgeSpec{{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model, PromptsDir: cfg.PromptsDir,
+			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, LegacyMaxTokens: cfg.LegacyMaxTokens, Stage: StageRejudge}}
+	}
+	specs := make([]judgeSpec, len(cfg.Panel))
+	for i, p := range cfg.Panel {
+		sp := judgeSpec{Name: p.Name, BaseURL: cmp.Or(p.BaseURL, cfg.BaseURL), APIKey: cmp.Or(p.APIKey, cfg.APIKey),
+			Model: cmp.Or(p.Model, cfg.Model), PromptsDir: cmp.Or(p.PromptsDir, cfg.PromptsDir), Temperature: cfg.Temperature,
+			MaxTokens: cmp.Or(p.MaxTokens, cfg.MaxTokens), LegacyMaxTokens: p.LegacyMaxTokens || cfg.LegacyMaxTokens}
+		if p.Temperature != nil {
+			sp.Temperature = *p.Temperature
+		}
+		sp.Name = cmp.Or(sp.Name, sp.Model)
+		sp.Stage = StageRejudge + ":" + sp.Name
+		specs[i] = sp
+	}
+	return specs
+}
+
+// prices are the meter's prices of the judges' models.
+func (cfg RejudgeConfig) prices(specs []judgeSpec) map[string]llm.Price {
+	out := map[string]llm.Price{}
+	for _, sp := range specs {
+		p, ok := cfg.Prices[sp.Model]
+		if !ok {
+			p = cfg.Price
+		}
+		out[sp.Model] = p
+	}
+	return out
+}
+
+// openCache opens the response cache; nil for none.
+func openCache(path string) (*llm.Cache, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("the response cache's directory: %w", err)
+	}
+	return llm.OpenCache(path)
+}
+
+// newRejudger makes one client per judge, sharing the cache, the meter and
+// the budget gate; close releases them.
+func newRejudger(cfg RejudgeConfig, specs []judgeSpec, sets []*prompts.Set, meter *llm.Meter) (*rejudger, func(), error) {
+	cache, err := openCache(cfg.CachePath)
 	if err != nil {
-		if cache != nil {
-			cache.Close()
-		}
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return client, meter, func() {
-		client.Close()
+	j := &rejudger{cfg: cfg, log: cfg.Logger, cost: meter.Cost, gate: llm.NewBudgetGate(meter)}
+	if j.log == nil {
+		j.log = slog.New(slog.DiscardHandler)
+	}
+	closeAll := func() {
+		for _, p := range j.judges {
+			p.client.Close()
+		}
 		if cache != nil {
 			cache.Close()
 		}
-	}, nil
+	}
+	for i, sp := range specs {
+		client, err := llm.NewClient(llm.Endpoint{BaseURL: sp.BaseURL, APIKey: sp.APIKey}, llm.Options{
+			MaxInFlight: cfg.Concurrency, AttemptTimeout: cfg.AttemptTimeout, MaxAttempts: cfg.MaxAttempts,
+			BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax,
+			HTTPClient: cfg.HTTPClient, LegacyMaxTokens: sp.LegacyMaxTokens, Logger: cfg.Logger,
+		}, cache, meter)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("judge %s: %w", sp.Name, err)
+		}
+		j.judges = append(j.judges, &panelist{spec: sp, client: client, prompts: sets[i], template: sets[i].Hash(prompts.JudgeBatch)})
+	}
+	return j, closeAll, nil
 }
 
 func redactedURL(s string) string {
@@ -174,47 +289,90 @@ func groupByRecord(items []SampleItem) [][]SampleItem {
 	return groups
 }
 
-// rejudger judges groups of items, a bounded number at once.
+// rejudger asks its judges about groups of items, a bounded number of
+// requests at once.
 type rejudger struct {
-	cfg     RejudgeConfig
-	client  *llm.Client
-	prompts *prompts.Set
-	log     *slog.Logger
-	gate    *llm.BudgetGate // holds each request's estimated cost against the budget
-	cost    func(model string, prompt, completion int64) float64
+	cfg    RejudgeConfig
+	judges []*panelist
+	log    *slog.Logger
+	gate   *llm.BudgetGate // holds each request's estimated cost against the budget
+	cost   func(model string, prompt, completion int64) float64
+}
+
+// panelist is one judge of a rejudge, with its client and its own count
+// of failures in a row.
+type panelist struct {
+	spec     judgeSpec
+	client   *llm.Client
+	prompts  *prompts.Set
+	template string
 
 	mu                sync.Mutex
 	streak            llm.Streak // records in a row whose request failed for the endpoint's sake
 	completionPerItem int64      // the most completion tokens per item a reply has used
 }
 
-// run judges every group; it returns the judged pairs, in sample order.
-// A budget stop or an interruption (ctx cancelled) ends it early, recorded
-// in info, with the pairs judged before; a fatal error, or an endpoint
-// where nothing answers, ends it with that error.
-func (j *rejudger) run(parent context.Context, groups [][]SampleItem, info *SampleInfo) ([]verdictPair, error) {
+// unit is one request: a group's items shown to one judge, in rubric
+// order or reversed.
+type unit struct {
+	group, judge int
+	reversed     bool
+}
+
+// answer is a unit's outcome: its verdicts in the group's order, or why
+// there are none. asked is false for a unit never sent (a budget stop, an
+// interruption).
+type answer struct {
+	pairs []verdictPair
+	err   error
+	asked bool
+}
+
+// units lists the requests of n groups: every judge on each group in
+// turn (so a budget stop leaves whole groups judged by the whole panel),
+// and with the order check the reversed order after each.
+func (j *rejudger) units(n int) []unit {
+	var out []unit
+	for g := range n {
+		for k := range j.judges {
+			out = append(out, unit{group: g, judge: k})
+			if j.cfg.OrderCheck > 0 {
+				out = append(out, unit{group: g, judge: k, reversed: true})
+			}
+		}
+	}
+	return out
+}
+
+// run asks every unit; it returns their answers, in units' order. A
+// budget stop or an interruption (ctx cancelled) ends it early, recorded
+// in info, with the answers before; a fatal error, or an endpoint where
+// nothing answers, ends it with that error.
+func (j *rejudger) run(parent context.Context, units []unit, groups [][]SampleItem, info *SampleInfo) ([]answer, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	results := make([][]verdictPair, len(groups))
-	failed := make([]error, len(groups))
+	answers := make([]answer, len(units))
 	work := make(chan int)
 	spent := make(chan struct{}) // closed at the budget stop: the requests in flight, reserved within it, finish
 	var stopFeeding sync.Once
 	var wg sync.WaitGroup
-	for range max(1, min(j.cfg.Concurrency, len(groups))) {
+	for range max(1, min(j.cfg.Concurrency, len(units))) {
 		wg.Go(func() {
 			for i := range work {
-				results[i], failed[i] = j.judge(ctx, groups[i])
-				if errors.Is(failed[i], llm.ErrBudgetExhausted) {
+				u := units[i]
+				p := j.judges[u.judge]
+				pairs, err := j.judge(ctx, p, groups[u.group], u.reversed)
+				answers[i] = answer{pairs: pairs, err: err, asked: !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled}
+				if errors.Is(err, llm.ErrBudgetExhausted) {
 					stopFeeding.Do(func() { close(spent) })
-				} else if stop := j.stopsAll(failed[i]); stop != nil {
+				} else if stop := p.stopsAll(err); stop != nil {
 					cancel(stop)
 				}
 			}
 		})
 	}
 feed:
-	for i := range groups {
+	for i := range units {
 		select {
 		case work <- i:
 		case <-ctx.Done():
@@ -234,22 +392,17 @@ feed:
 	case isClosed(spent):
 		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	}
-	var pairs []verdictPair
-	for i, g := range groups {
-		if results[i] == nil {
-			info.Failed += len(g)
-			if err := failed[i]; err != nil && !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled {
-				j.log.Warn("an item group could not be judged", "record", g[0].RecordID, "items", len(g), "err", failed[i])
-			}
-			continue
+	for i, a := range answers {
+		if a.err != nil && a.asked {
+			u := units[i]
+			j.log.Warn("an item group could not be judged", "judge", j.judges[u.judge].spec.Name, "record", groups[u.group][0].RecordID,
+				"items", len(groups[u.group]), "err", a.err)
 		}
-		info.Judged += len(g)
-		pairs = append(pairs, results[i]...)
 	}
 	if parent.Err() != nil {
-		return pairs, context.Cause(parent)
+		return answers, context.Cause(parent)
 	}
-	return pairs, nil
+	return answers, nil
 }
 
 // isClosed reports whether ch is closed.
@@ -263,26 +416,28 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // stopsAll says whether a group's error ends the whole rejudge, and with
-// what: a fatal endpoint error (wrong key, model or URL), or the streak of failures distill run stops on (nothing listens, or the
-// endpoint keeps failing). A reply that never parsed is the group's alone.
-func (j *rejudger) stopsAll(err error) error {
+// what: a fatal endpoint error (wrong key, model or URL), or the streak of
+// failures distill run stops on (nothing listens, or the endpoint keeps
+// failing), counted per judge. A reply that never parsed is the group's
+// alone.
+func (p *panelist) stopsAll(err error) error {
 	var le *llm.Error
 	switch {
 	case errors.Is(err, context.Canceled):
 		return nil
 	case errors.As(err, &le) && le.Class == llm.ClassFatal:
-		return fmt.Errorf("rejudging: %w", err)
+		return fmt.Errorf("rejudging with %s: %w", p.spec.Name, err)
 	}
-	j.mu.Lock()
-	verdict, n := j.streak.Observe(err), j.streak.Len()
-	j.mu.Unlock()
+	p.mu.Lock()
+	verdict, n := p.streak.Observe(err), p.streak.Len()
+	p.mu.Unlock()
 	switch verdict {
 	case llm.StreakUnreachable:
 		return fmt.Errorf("nothing answers at %s: %d requests in a row could not connect (%v); is the server running, and is the base URL right? Answered requests are in the cache",
-			redactedURL(j.cfg.BaseURL), llm.UnreachableStreakLimit, err)
+			redactedURL(p.spec.BaseURL), llm.UnreachableStreakLimit, err)
 	case llm.StreakFailing:
 		return fmt.Errorf("the endpoint at %s keeps failing: %d requests in a row ran out of retries (last: %v); answered requests are in the cache",
-			redactedURL(j.cfg.BaseURL), n, err)
+			redactedURL(p.spec.BaseURL), n, err)
 	}
 	return nil
 }
@@ -291,55 +446,60 @@ func (j *rejudger) stopsAll(err error) error {
 // as one token per byte (a token holds at least one) plus the chat
 // template's, and the reply as MaxTokens, else twice the most tokens per
 // item a reply has used yet (+Inf before the first reply: it goes alone).
-func (j *rejudger) estimate(price func(model string, prompt, completion int64) float64, msgs []llm.Message, items int) float64 {
+func (p *panelist) estimate(price func(model string, prompt, completion int64) float64, msgs []llm.Message, items int) float64 {
 	prompt := int64(16)
 	for _, m := range msgs {
 		prompt += int64(len(m.Content)) + 16
 	}
-	completion := int64(j.cfg.MaxTokens)
+	completion := int64(p.spec.MaxTokens)
 	if completion <= 0 {
-		j.mu.Lock()
-		perItem := j.completionPerItem
-		j.mu.Unlock()
+		p.mu.Lock()
+		perItem := p.completionPerItem
+		p.mu.Unlock()
 		if perItem == 0 {
 			return math.Inf(1)
 		}
 		completion = 2 * perItem * int64(items)
 	}
-	return price(j.cfg.Model, prompt, completion)
+	return price(p.spec.Model, prompt, completion)
 }
 
 // observe keeps the most completion tokens per item a reply used.
-func (j *rejudger) observe(resp *llm.Response, items int) {
+func (p *panelist) observe(resp *llm.Response, items int) {
 	per := (resp.CompletionTokens + int64(items) - 1) / int64(items)
-	j.mu.Lock()
-	j.completionPerItem = max(j.completionPerItem, per)
-	j.mu.Unlock()
+	p.mu.Lock()
+	p.completionPerItem = max(p.completionPerItem, per)
+	p.mu.Unlock()
 }
 
-// judge asks the judge about one record's drawn items.
-func (j *rejudger) judge(ctx context.Context, g []SampleItem) ([]verdictPair, error) {
-	items := make([]schema.Item, len(g))
-	ids := make([]int32, len(g))
-	for i, it := range g {
+// judge asks judge p about one record's drawn items, shown in rubric order
+// or reversed; the verdicts come back in the group's order.
+func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, reversed bool) ([]verdictPair, error) {
+	shown := slices.Clone(g)
+	if reversed {
+		slices.Reverse(shown)
+	}
+	items := make([]schema.Item, len(shown))
+	ids := make([]int32, len(shown))
+	for i, it := range shown {
 		items[i] = schema.Item{ID: it.ItemID, Type: it.Type, Text: it.Text, Weight: 1, Polarity: schema.PolarityOf(it.Type)}
 		ids[i] = it.ItemID
 	}
-	msgs, err := j.prompts.JudgeBatchMessages(g[0].Problem, g[0].Answer, items)
+	msgs, err := p.prompts.JudgeBatchMessages(g[0].Problem, g[0].Answer, items)
 	if err != nil {
 		return nil, err
 	}
-	release, err := j.gate.Reserve(ctx, func() float64 { return j.estimate(j.cost, msgs, len(g)) })
+	release, err := j.gate.Reserve(ctx, func() float64 { return p.estimate(j.cost, msgs, len(g)) })
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	temp := j.cfg.Temperature
-	req := llm.Request{Stage: StageRejudge, Model: j.cfg.Model, Messages: msgs, Temperature: &temp, MaxTokens: j.cfg.MaxTokens}
+	temp := p.spec.Temperature
+	req := llm.Request{Stage: p.spec.Stage, Model: p.spec.Model, Messages: msgs, Temperature: &temp, MaxTokens: p.spec.MaxTokens}
 	var verdicts []schema.Verdict
-	err = j.client.ChatParsed(ctx, req, llm.Ask{
-		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: j.prompts.RepairMessages,
-		OnResponse: func(resp *llm.Response) { j.observe(resp, len(g)) },
+	err = p.client.ChatParsed(ctx, req, llm.Ask{
+		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: p.prompts.RepairMessages,
+		OnResponse: func(resp *llm.Response) { p.observe(resp, len(g)) },
 		Parse: func(reply string) error {
 			vs, err := schema.ParseValidityBatch(reply, ids)
 			verdicts = vs
@@ -350,8 +510,12 @@ func (j *rejudger) judge(ctx context.Context, g []SampleItem) ([]verdictPair, er
 		return nil, err
 	}
 	out := make([]verdictPair, len(g))
-	for i, it := range g {
-		out[i] = verdictPair{RecordID: it.RecordID, ItemID: it.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Stored,
+	for i, it := range shown {
+		at := i
+		if reversed {
+			at = len(g) - 1 - i
+		}
+		out[at] = verdictPair{RecordID: it.RecordID, ItemID: it.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Stored,
 			Other: verdicts[i].Valid, Reason: verdicts[i].Reason}
 	}
 	return out, nil

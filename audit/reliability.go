@@ -11,9 +11,10 @@ import (
 // interval and, when people labelled a sample of items (validate --human),
 // the judge's sensitivity and specificity against them and the rate
 // corrected for the judge's errors (judgestats: Rogan-Gladen,
-// delta-method interval). Verdicts names whose
-// verdicts are measured: "stored" (the corpus's one judge); a panel's
-// judges would each get a Reliability of their own.
+// delta-method interval). Verdicts names whose verdicts are measured:
+// "stored", the corpus's judge's, which are the panel's in records judged
+// by a panel (each judge's sensitivity and specificity against the same
+// sheet are in JudgePanel).
 type Reliability struct {
 	Verdicts string            `json:"verdicts"`
 	Method   string            `json:"method"` // "wilson" without a sheet, "rogan-gladen" with one
@@ -47,15 +48,18 @@ type TypeReliability struct {
 // reliability computes the section from the validity counts and, when
 // opt.HumanSheet names a sheet, its verdicts matched with the stored ones.
 // Problems reading the corpus again are the audit's own, already listed.
-func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Reliability, error) {
+// The sheet's matched rows come back too (nil without a sheet).
+func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Reliability, []verdictPair, error) {
 	rel := &Reliability{Verdicts: "stored", Method: "wilson", Level: 0.95, ByType: []TypeReliability{}}
 	tableOf := func(string) *judgestats.Table { return nil } // no sheet
 	var all *judgestats.Table
+	var pairs []verdictPair
 	if opt.HumanSheet != "" {
-		pairs, sh, err := matchSheet(ctx, in, opt.Human, func(Problem) {})
+		matched, sh, err := matchSheet(ctx, in, opt.Human, func(Problem) {})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		pairs = matched
 		rel.Method, rel.Sheet, rel.Rows = "rogan-gladen", NullString(opt.HumanSheet), sh
 		var byType map[string]*judgestats.Table
 		byType, all = peopleTables(pairs)
@@ -70,7 +74,7 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 		rel.ByType = append(rel.ByType, typeReliability(tv, tableOf(tv.Type)))
 	}
 	rel.Overall = typeReliability(v.Overall, all)
-	return rel, nil
+	return rel, pairs, nil
 }
 
 // peopleTables counts the stored verdicts against people's, by type and

@@ -159,11 +159,11 @@ func (r *Reliability) Chart() template.HTML {
 		y := padT + i*rowH
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="l">%s</text>`, labelW-8, y+rowH/2+4, esc(tr.Type))
 		if r.Sheet == "" {
-			errorBar(&b, x, float64(y+rowH/2), tr.Rate, tr.RateCI, "judge", tr.Type+": the judge's rate")
+			errorBar(&b, x, float64(y+rowH/2), tr.Rate, tr.RateCI, barColor("judge"), tr.Type+": the judge's rate")
 			continue
 		}
-		errorBar(&b, x, float64(y+rowH/3), tr.Rate, tr.RateCI, "judge", tr.Type+": the judge's rate")
-		errorBar(&b, x, float64(y+2*rowH/3), tr.Corrected, tr.CorrectedCI, "corr", tr.Type+": corrected for the judge's errors")
+		errorBar(&b, x, float64(y+rowH/3), tr.Rate, tr.RateCI, barColor("judge"), tr.Type+": the judge's rate")
+		errorBar(&b, x, float64(y+2*rowH/3), tr.Corrected, tr.CorrectedCI, barColor("corr"), tr.Type+": corrected for the judge's errors")
 		if tr.Corrected == nil {
 			fmt.Fprintf(&b, `<text x="%d" y="%d" class="k" style="fill:#777"><title>%s</title>no corrected rate</text>`, labelW+4, y+2*rowH/3+4, esc(tr.Note()))
 		}
@@ -181,14 +181,13 @@ func (r *Reliability) Chart() template.HTML {
 	return template.HTML(b.String())
 }
 
-// errorBar draws a point at rate with a bar over iv at height y; nothing
-// when either is missing.
-func errorBar(b *strings.Builder, x func(float64) float64, y float64, rate *float64, iv *judgestats.Interval, class, what string) {
+// errorBar draws a point at rate with a bar over iv at height y, in
+// color; nothing when either is missing.
+func errorBar(b *strings.Builder, x func(float64) float64, y float64, rate *float64, iv *judgestats.Interval, color, what string) {
 	if rate == nil || iv == nil {
 		return
 	}
 	title := fmt.Sprintf("%s %s, 95%% interval %s", what, pct(rate), intervalText(iv))
-	color := barColor(class)
 	fmt.Fprintf(b, `<g stroke="%s" fill="%s" stroke-width="2"><title>%s</title>`, color, color, esc(title))
 	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x(iv.Low), y, x(iv.High), y)
 	for _, e := range []float64{iv.Low, iv.High} {

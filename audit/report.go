@@ -28,8 +28,10 @@ type Report struct {
 	// grounded corpus.
 	Discrimination *Discrimination `json:"discrimination"`
 	Reliability    *Reliability    `json:"reliability"`
-	Grounded       *Grounded       `json:"grounded"` // null without grounded records
-	Unavailable    []Unavailable   `json:"unavailable"`
+	// JudgePanel is null when no record was judged by a panel.
+	JudgePanel  *JudgePanel   `json:"judge_panel"`
+	Grounded    *Grounded     `json:"grounded"` // null without grounded records
+	Unavailable []Unavailable `json:"unavailable"`
 }
 
 // CorpusInfo says what was read.

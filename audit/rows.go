@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"time"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -9,20 +11,36 @@ import (
 // judge reasons, the reference). Its json tags are schema.Record's, so JSONL
 // records decode into it too.
 type row struct {
-	ID         string            `parquet:"id" json:"id"`
-	Split      string            `parquet:"split" json:"split"`
-	Problem    string            `parquet:"problem" json:"problem"`
-	Answer     string            `parquet:"answer" json:"answer"`
-	Style      string            `parquet:"style" json:"style"`
-	Rubric     []item            `parquet:"rubric,list" json:"rubric"`
-	Rollouts   []rollout         `parquet:"rollouts,list" json:"rollouts"`
-	NCorrect   int32             `parquet:"n_correct" json:"n_correct"`
-	PassRate   float64           `parquet:"pass_rate" json:"pass_rate"`
-	Provenance schema.Provenance `parquet:"provenance" json:"provenance"`
-	Usage      schema.Usage      `parquet:"usage" json:"usage"`
+	ID         string       `parquet:"id" json:"id"`
+	Split      string       `parquet:"split" json:"split"`
+	Problem    string       `parquet:"problem" json:"problem"`
+	Answer     string       `parquet:"answer" json:"answer"`
+	Style      string       `parquet:"style" json:"style"`
+	Rubric     []item       `parquet:"rubric,list" json:"rubric"`
+	Rollouts   []rollout    `parquet:"rollouts,list" json:"rollouts"`
+	NCorrect   int32        `parquet:"n_correct" json:"n_correct"`
+	PassRate   float64      `parquet:"pass_rate" json:"pass_rate"`
+	Provenance provenance   `parquet:"provenance" json:"provenance"`
+	Usage      schema.Usage `parquet:"usage" json:"usage"`
 	// Grounded is read from JSONL here and from Parquet by scanRows
 	// (older shards have no such column).
 	Grounded *schema.Grounded `parquet:"-" json:"grounded"`
+}
+
+// provenance is what the audit reads of a record's provenance: the
+// columns of every readable layout (schema.Provenance without the judges'
+// seeds, which shards written before them lack; reading them would make
+// those shards unreadable).
+type provenance struct {
+	RolloutModel   string    `parquet:"rollout_model" json:"rollout_model"`
+	DistillModel   string    `parquet:"distill_model" json:"distill_model"`
+	JudgeModel     *string   `parquet:"judge_model,optional" json:"judge_model"`
+	EmpiricalModel *string   `parquet:"empirical_model,optional" json:"empirical_model"`
+	Alpha          *float64  `parquet:"alpha,optional" json:"alpha"`
+	JobFingerprint string    `parquet:"job_fingerprint" json:"job_fingerprint"`
+	SpecVersion    string    `parquet:"spec_version" json:"spec_version"`
+	ToolVersion    string    `parquet:"tool_version" json:"tool_version"`
+	CreatedAt      time.Time `parquet:"created_at,timestamp(millisecond)" json:"created_at"`
 }
 
 // item is a rubric item without its judge reason.

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/binary"
@@ -35,6 +36,35 @@ func Sample(ctx context.Context, in *Input, n int, seed uint64, judgedOnly bool)
 		return nil, 0, nil, fmt.Errorf("sample size %d: it must be positive", n)
 	}
 	h := &maxHeap{}
+	problems, err = scanJudged(ctx, in, func(r *judgedRow) {
+		for _, it := range r.Rubric {
+			if judgedOnly && it.Valid == nil {
+				continue
+			}
+			eligible++
+			k := sampleKey(seed, r.ID, it.ID)
+			if h.Len() == n && k >= (*h)[0].key {
+				continue
+			}
+			s := SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid, key: k}
+			heap.Push(h, s)
+			if h.Len() > n {
+				heap.Pop(h)
+			}
+		}
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	items = []SampleItem(*h)
+	slices.SortFunc(items, func(a, b SampleItem) int { return cmp.Compare(a.key, b.key) })
+	return items, eligible, problems, nil
+}
+
+// scanJudged passes each record of in to fn once (a duplicate record's
+// first copy counts), with what sampling reads of it; problems lists
+// unreadable input, and the error is the context's.
+func scanJudged(ctx context.Context, in *Input, fn func(*judgedRow)) (problems []Problem, err error) {
 	seen := map[string]bool{}
 	bad := func(p Problem) { problems = append(problems, p) }
 	for _, f := range in.Files {
@@ -42,45 +72,20 @@ func Sample(ctx context.Context, in *Input, n int, seed uint64, judgedOnly bool)
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if seen[r.ID] { // a duplicate record: its first copy counts
-				return nil
-			}
-			seen[r.ID] = true
-			for _, it := range r.Rubric {
-				if judgedOnly && it.Valid == nil {
-					continue
-				}
-				eligible++
-				k := sampleKey(seed, r.ID, it.ID)
-				if h.Len() == n && k >= (*h)[0].key {
-					continue
-				}
-				s := SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid, key: k}
-				heap.Push(h, s)
-				if h.Len() > n {
-					heap.Pop(h)
-				}
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				fn(r)
 			}
 			return nil
 		}, bad)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, 0, nil, ctx.Err()
+				return nil, ctx.Err()
 			}
 			bad(Problem{File: f.Path, Error: err.Error()})
 		}
 	}
-	items = []SampleItem(*h)
-	slices.SortFunc(items, func(a, b SampleItem) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
-		}
-		return 0
-	})
-	return items, eligible, problems, nil
+	return problems, nil
 }
 
 // sampleKey is an item's place in the draw of a seed.
@@ -102,6 +107,69 @@ func (h maxHeap) Less(i, j int) bool { return h[i].key > h[j].key }
 func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *maxHeap) Push(x any)        { *h = append(*h, x.(SampleItem)) }
 func (h *maxHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// SampleRecords draws n records from in for the order check, reproducibly:
+// each record with at least two judged items (one item has no order to
+// change) gets the key xxhash64(seed, record id) and the n records with the
+// smallest keys are drawn, each with all its judged items in rubric order.
+// Records come in key order. eligible counts the judged items of the
+// records that took part.
+func SampleRecords(ctx context.Context, in *Input, n int, seed uint64) (groups [][]SampleItem, eligible int64, problems []Problem, err error) {
+	if n <= 0 {
+		return nil, 0, nil, fmt.Errorf("records to draw %d: it must be positive", n)
+	}
+	h := &recordHeap{}
+	problems, err = scanJudged(ctx, in, func(r *judgedRow) {
+		g := judgedItems(r)
+		if len(g) < 2 {
+			return
+		}
+		eligible += int64(len(g))
+		k := sampleKey(seed, r.ID, -1)
+		if h.Len() == n && k >= (*h)[0][0].key {
+			return
+		}
+		for i := range g {
+			g[i].key = k
+		}
+		heap.Push(h, g)
+		if h.Len() > n {
+			heap.Pop(h)
+		}
+	})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	groups = [][]SampleItem(*h)
+	slices.SortFunc(groups, func(a, b []SampleItem) int { return cmp.Compare(a[0].key, b[0].key) })
+	return groups, eligible, problems, nil
+}
+
+// judgedItems are a record's items with a stored verdict, in rubric order.
+func judgedItems(r *judgedRow) []SampleItem {
+	var g []SampleItem
+	for _, it := range r.Rubric {
+		if it.Valid != nil {
+			g = append(g, SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid})
+		}
+	}
+	slices.SortFunc(g, func(a, b SampleItem) int { return cmp.Compare(a.ItemID, b.ItemID) })
+	return g
+}
+
+// recordHeap keeps the drawn records with the largest key on top.
+type recordHeap [][]SampleItem
+
+func (h recordHeap) Len() int           { return len(h) }
+func (h recordHeap) Less(i, j int) bool { return h[i][0].key > h[j][0].key }
+func (h recordHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *recordHeap) Push(x any)        { *h = append(*h, x.([]SampleItem)) }
+func (h *recordHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]

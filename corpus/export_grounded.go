@@ -18,7 +18,13 @@ const verlAbilityGrounded = "grounded"
 
 // HasGroundedColumn reports whether the shard at path has the grounded
 // column (shards written before the grounded style do not).
-func HasGroundedColumn(path string) (bool, error) {
+func HasGroundedColumn(path string) (bool, error) { return HasColumn(path, "grounded", "doc_id") }
+
+// HasColumn reports whether the shard at path has the leaf column at the
+// path leaf (a list's leaves are under "list", "element"): the optional
+// columns later layouts added (grounded, panel) are absent from older
+// shards.
+func HasColumn(path string, leaf ...string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, fmt.Errorf("opening shard: %w", err)
@@ -32,7 +38,7 @@ func HasGroundedColumn(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, ok := pf.Schema().Lookup("grounded", "doc_id") // Lookup finds leaf columns only
+	_, ok := pf.Schema().Lookup(leaf...) // Lookup finds leaf columns only
 	return ok, nil
 }
 

@@ -223,6 +223,14 @@ export XDG_CACHE_HOME="$work/xdg-cache"
 blocks docs/validate-agreement.md --select "bin/validate rejudge runs/demo" --sub "\$URL=$(head -n 1 "$work/sim7.url")"
 unset XDG_CACHE_HOME
 
+echo "validate rejudge --panel and --order-check (simllm -seed 1 with profiled judges; docs/judge-reliability.md):"
+start_sim "$work/judges.url" -seed 1 -judge small:false_valid=0.3,false_invalid=0.1 \
+  -judge large:false_valid=0.05,false_invalid=0.02 -judge biased:false_valid=0.05,first_bias=0.6
+export XDG_CACHE_HOME="$work/xdg-cache-judges"
+blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --panel" --select "--model biased --order-check" \
+  --sub "\$URL=$(head -n 1 "$work/judges.url")" --sub "examples/panel.yaml=$root/examples/panel.yaml"
+unset XDG_CACHE_HOME
+
 echo "make demo-grounded (README's tour; docs/grounded.md):"
 demo_sim "$work/grounded.url"
 rc=0

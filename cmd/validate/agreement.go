@@ -100,5 +100,14 @@ func writeAgreement(cmd string, rep *audit.AgreementReport, asJSON bool, e env) 
 		fmt.Fprintf(e.stderr, "%s: %d of %d drawn items were not judged: %s\n", cmd, s.Failed, s.Drawn, why)
 		code = exitPartial
 	}
+	if p := rep.Panel; p != nil {
+		for _, j := range p.Judges {
+			if j.Failed > 0 {
+				fmt.Fprintf(e.stderr, "%s: judge %s gave no verdict on %d of the items the panel judged (each counted as a vote against; see the warnings above)\n",
+					cmd, j.Name, j.Failed)
+				code = exitPartial
+			}
+		}
+	}
 	return code
 }

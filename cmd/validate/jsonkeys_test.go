@@ -13,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/synthcorpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -165,6 +166,9 @@ func TestAuditJSONDocumented(t *testing.T) {
 		if r.ID == "r003" {
 			r.Rubric[1].Polarity = -1
 		}
+		if r.ID == "r005" { // judged by a panel: validity and satisfaction
+			synthcorpus.AddPanel(r, 1, keyJudges...)
+		}
 	})
 	extra := filepath.Join(t.TempDir(), "extra.jsonl")
 	line, _ := json.Marshal(record(900))
@@ -172,6 +176,7 @@ func TestAuditJSONDocumented(t *testing.T) {
 	q := &gr.Grounded.Questions[0] // scored closed- and open-book answers: the open/closed-book edge
 	q.Answers = []schema.GroundedAnswer{{Index: 0, Text: "closed", Scores: []float64{1, 0}}}
 	q.OpenBookAnswers = []schema.GroundedAnswer{{Index: 0, Text: "open", Scores: []float64{3, 1}}}
+	synthcorpus.AddPanel(&gr, 1, keyJudges...) // the criteria's panel
 	g, _ := json.Marshal(gr)
 	line = append(append(line, '\n'), g...)
 	os.WriteFile(extra, append(line, []byte("\n{not json\n")...), 0o644)
@@ -269,6 +274,9 @@ func TestAuditJSONDocumented(t *testing.T) {
 	}
 }
 
+// keyJudges are a panel of the simulated judges of synthcorpus.AddPanel.
+var keyJudges = []synthcorpus.PanelJudge{{Name: "a", Model: "m-a"}, {Name: "b", Model: "m-b", FalseValid: 0.3}, {Name: "c", Model: "m-c", Fail: 0.2}}
+
 // verlRow holds the columns of a verl export file that validate reads.
 type verlRow struct {
 	Label     string `parquet:"label"`
@@ -309,6 +317,14 @@ func TestAgreementJSONDocumented(t *testing.T) {
 		t.Fatalf("rejudge: exit %d: %s", code, stderr)
 	}
 	rejudged := reportPaths(t, stdout)
+	panel := filepath.Join(t.TempDir(), "panel.yaml")
+	os.WriteFile(panel, []byte("- model: simulated\n- model: other\n"), 0o644)
+	code, stdout, stderr = validate(t, nil, "rejudge", dir, "--panel", panel, "--base-url", url, "--order-check", "5",
+		"--cache", "", "--json")
+	if code != exitOK {
+		t.Fatalf("rejudge --panel --order-check: exit %d: %s", code, stderr)
+	}
+	paneled := reportPaths(t, stdout)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "10", "--out", sheet); code != exitOK {
 		t.Fatalf("sample: exit %d: %s", code, stderr)
@@ -325,7 +341,7 @@ func TestAgreementJSONDocumented(t *testing.T) {
 	agreed := reportPaths(t, stdout)
 
 	seen := map[string]bool{}
-	for name, paths := range map[string]map[string]string{"rejudge": rejudged, "agreement": agreed} {
+	for name, paths := range map[string]map[string]string{"rejudge": rejudged, "agreement": agreed, "panel": paneled} {
 		for p := range paths {
 			k := lastKey(p)
 			seen[k] = true
@@ -333,7 +349,7 @@ func TestAgreementJSONDocumented(t *testing.T) {
 				t.Errorf("%s: key %s is not in the list in docs/validate-agreement.md", name, p)
 			}
 			if !strings.Contains(p, ".") {
-				if _, ok := map[string]map[string]string{"rejudge": agreed, "agreement": rejudged}[name][p]; !ok {
+				if _, ok := map[string]map[string]string{"rejudge": agreed, "agreement": rejudged, "panel": agreed}[name][p]; !ok {
 					t.Errorf("top-level key %q is in the %s report only", p, name)
 				}
 			}

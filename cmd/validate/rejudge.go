@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
@@ -12,6 +13,7 @@ import (
 )
 
 const rejudgeUsage = `Usage: validate rejudge --base-url URL --model MODEL [flags] CORPUS
+       validate rejudge --panel FILE [--base-url URL] [flags] CORPUS
 
 Re-runs validity judging with another judge on a reproducible sample of the
 corpus's judged items (the same --seed draws the same items) and reports its
@@ -27,16 +29,39 @@ could not connect). Ctrl-C prints the figures of the items judged so far
 and exits 4. The API key is read from the environment variable named by
 --api-key-env, never from a flag.
 
+With --panel, every judge of the panel file (a YAML list of judges, each
+with name, model, base_url, api_key_env, temperature, max_tokens,
+prompts_dir; the flags are the defaults of what a judge leaves out) is
+asked, the panel's verdict is a strict majority (a judge that failed counts
+as a vote against; a tie is invalid), and the report adds each judge's
+agreement with the stored verdicts and with the panel, the judges' Fleiss'
+kappa by item type, their failures, and the validity rates with 95% Wilson
+intervals. It costs one request per record per judge; --price prices each
+judge's model.
+
+With --order-check N, N records are drawn with --seed instead of --sample
+items, and every judged item of theirs is asked twice (in rubric order and
+reversed: twice the requests): the report adds the flip rate by item type
+(the share of items whose verdict changed with the order, with a 95%
+interval) and whether flipped items were called valid where they came
+earlier, the mark of a judge that favours what it sees first.
+
 Examples:
   validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --sample 500 --seed 1
   OPENAI_API_KEY=... validate rejudge runs/math16k --base-url https://api.openai.com/v1 --model gpt-4.1-mini \
       --price-prompt 0.40 --price-completion 1.60 --max-cost-usd 2
+  validate rejudge runs/math16k --panel panel.yaml --base-url http://127.0.0.1:8000/v1 --sample 500 \
+      --price Qwen/Qwen3-8B=0.05,0.20 --price gpt-4.1-mini=0.40,1.60 --max-cost-usd 5
+  validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --order-check 100
 `
 
 // rejudgeFlags are the flags of validate rejudge.
 type rejudgeFlags struct {
 	baseURL, model, keyEnv, cache, promptsDir *string
+	panel                                     *string
 	sample, maxTokens, repairs, concurrency   *int
+	orderCheck                                *int
+	prices                                    priceFlags
 	maxAttempts                               *int
 	seed                                      *uint64
 	pricePrompt, priceCompletion, maxCost     *float64
@@ -66,7 +91,11 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		legacy:          fs.Bool("legacy-max-tokens", false, "send the token limit as max_tokens (older servers)"),
 		promptsDir:      fs.String("prompts-dir", "", "directory whose judge_batch.tmpl or repair.tmpl replace the embedded templates"),
 		asJSON:          fs.Bool("json", false, "print the result as JSON"),
+		panel:           fs.String("panel", "", "a panel file: the judges to ask instead of --model, one verdict each, decided by strict majority; e.g. panel.yaml"),
+		orderCheck:      fs.Int("order-check", 0, "draw this many records instead of --sample items and ask each judge about their items in rubric order and reversed; e.g. 100"),
+		prices:          priceFlags{},
 	}
+	fs.Var(f.prices, "price", "a judge model's price in USD per million prompt and completion tokens, MODEL=PROMPT,COMPLETION (repeatable; a model without one costs --price-prompt/--price-completion); e.g. gpt-4.1-mini=0.40,1.60")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
@@ -75,11 +104,23 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "validate rejudge: %s; see -h\n", msg)
 		return exitUsage
 	}
+	panel, err := f.readPanel(e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "validate rejudge: %v\n", err)
+		return exitUsage
+	}
+	if unpriced := f.unpriced(panel); *f.maxCost > 0 && len(unpriced) > 0 {
+		fmt.Fprintf(e.stderr, "validate rejudge: --max-cost-usd cannot be enforced without a price for %s (--price MODEL=PROMPT,COMPLETION, or --price-prompt and --price-completion for all); see -h\n",
+			strings.Join(unpriced, ", "))
+		return exitUsage
+	}
 	in, code, ok := openCorpus("validate rejudge", paths, e)
 	if !ok {
 		return code
 	}
-	rep, err := audit.Rejudge(ctx, in, f.config(e))
+	cfg := f.config(e)
+	cfg.Panel = panel
+	rep, err := audit.Rejudge(ctx, in, cfg)
 	switch {
 	case errors.Is(err, context.Canceled) && rep != nil:
 		printAgreement("validate rejudge", rep, *f.asJSON, e)
@@ -102,14 +143,14 @@ func (f *rejudgeFlags) check(paths []string) string {
 	switch {
 	case len(paths) != 1:
 		return "give one corpus"
-	case *f.baseURL == "" || *f.model == "":
-		return "--base-url and --model name the judge"
+	case *f.panel == "" && (*f.baseURL == "" || *f.model == ""):
+		return "--base-url and --model name the judge (or --panel FILE the judges)"
 	case *f.sample <= 0:
 		return "--sample must be positive"
+	case *f.orderCheck < 0:
+		return "--order-check must be positive: the records to judge in both orders"
 	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
 		return "prices, --max-cost-usd, --temperature and --repairs are not negative"
-	case *f.maxCost > 0 && *f.pricePrompt == 0 && *f.priceCompletion == 0:
-		return fmt.Sprintf("--max-cost-usd cannot be enforced without a price for %s (--price-prompt, --price-completion)", *f.model)
 	}
 	return ""
 }
@@ -142,5 +183,6 @@ func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
 		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,
 		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
 		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,
+		Prices: f.prices, OrderCheck: *f.orderCheck,
 	}
 }
