@@ -129,6 +129,15 @@ func TestShardWithoutPanelStaysReadable(t *testing.T) {
 	if len(recs) != 2 || recs[0].Panel != nil || len(recs[0].Rubric) != 1 || recs[0].Rubric[0].Valid == nil || !*recs[0].Rubric[0].Valid {
 		t.Fatalf("read %+v", recs)
 	}
+	// A projection with today's provenance (the judges' seeds) reads it too.
+	type head struct {
+		ID         string            `parquet:"id"`
+		Provenance schema.Provenance `parquet:"provenance"`
+	}
+	var heads []head
+	if err := Scan(path, func(h *head) error { heads = append(heads, *h); return nil }); err != nil || len(heads) != 2 || heads[0].Provenance.JudgeSeed != nil {
+		t.Fatalf("projecting provenance of a shard without the judges' seeds: %v %+v", err, heads)
+	}
 
 	no := false
 	seed := int64(7)
