@@ -9,6 +9,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"errors"
 	"unicode"
 	"unicode/utf16"
@@ -31,15 +32,25 @@ func SkipSpace[T string | []byte](b T, p int) int {
 }
 
 // stringEnd returns the index just past the JSON string that opens at
-// b[p] (a '"').
+// b[p] (a '"'). It looks for the quotes and the backslashes with
+// bytes.IndexByte, each byte once, rather than byte by byte: a prompt or a
+// reply is mostly long runs between escapes.
 func stringEnd(b []byte, p int) (int, error) {
-	for p++; p < len(b); p++ {
-		switch b[p] {
-		case '\\':
-			p++
-		case '"':
-			return p + 1, nil
+	p++
+	q := -1 // the first '"' at or after p, once found
+	for p < len(b) {
+		if q < p {
+			i := bytes.IndexByte(b[p:], '"')
+			if i < 0 {
+				return len(b), ErrNotJSON
+			}
+			q = p + i
 		}
+		i := bytes.IndexByte(b[p:q], '\\')
+		if i < 0 {
+			return q + 1, nil
+		}
+		p += i + 2 // the backslash and the byte it escapes
 	}
 	return len(b), ErrNotJSON
 }

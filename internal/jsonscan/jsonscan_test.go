@@ -131,6 +131,16 @@ func FuzzScan(f *testing.F) {
 		_ = CountElements(in)
 		_ = EachMember(in, func(string, []byte) error { return nil })
 		_, _ = valueEnd(in, 0)
+		for p := range in {
+			if in[p] != '"' {
+				continue
+			}
+			gotEnd, gotErr := stringEnd(in, p)
+			wantEnd, wantErr := stringEndByteByByte(in, p)
+			if gotEnd != wantEnd || gotErr != wantErr {
+				t.Fatalf("stringEnd(%q, %d) = %d, %v; byte by byte: %d, %v", in, p, gotEnd, gotErr, wantEnd, wantErr)
+			}
+		}
 		if !json.Valid(in) {
 			return
 		}
@@ -177,5 +187,43 @@ func BenchmarkUnquote(b *testing.B) {
 		if s, ok := Unquote(lit); !ok || len(s) != len(text) {
 			b.Fatal("Unquote failed")
 		}
+	}
+}
+
+// stringEndByteByByte is stringEnd as it was written first: the reference
+// FuzzScan holds the faster one to.
+func stringEndByteByByte(b []byte, p int) (int, error) {
+	for p++; p < len(b); p++ {
+		switch b[p] {
+		case '\\':
+			p++
+		case '"':
+			return p + 1, nil
+		}
+	}
+	return len(b), ErrNotJSON
+}
+
+// BenchmarkStringEnd finds the end of a prompt's string literal as
+// go-openai and the client write it (newlines, quotes, \u003c escapes).
+func BenchmarkStringEnd(b *testing.B) {
+	text := strings.Repeat("<passage title=\"Heat pipes\">\nA heat pipe carries heat by evaporating a working fluid at the hot end, "+
+		"and the wick returns the condensate by capillary action (σ ≈ 0.07 N/m).\n</passage>\n", 20)
+	lit, err := json.Marshal(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, impl := range []struct {
+		name string
+		end  func([]byte, int) (int, error)
+	}{{"byte-by-byte", stringEndByteByByte}, {"indexbyte", stringEnd}} {
+		b.Run(impl.name, func(b *testing.B) {
+			b.SetBytes(int64(len(lit)))
+			for b.Loop() {
+				if end, err := impl.end(lit, 0); err != nil || end != len(lit) {
+					b.Fatal("stringEnd failed")
+				}
+			}
+		})
 	}
 }
