@@ -247,9 +247,12 @@ func (s *Server) readChat(w http.ResponseWriter, r *http.Request, attempt uint64
 // row's. When it cannot take the request it says why, with the request key
 // known so far.
 func parseChat(body []byte) (*chatRequest, []Message, uint64, string) {
-	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, key(0, string(body)), "the request body is not valid JSON: " + err.Error()
+	req, usual := scanChatRequest(body)
+	if !usual {
+		req = chatRequest{}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, nil, key(0, string(body)), "the request body is not valid JSON: " + err.Error()
+		}
 	}
 	msgs, err := req.messages()
 	if err != nil {
