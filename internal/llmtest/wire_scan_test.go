@@ -72,3 +72,50 @@ func FuzzScanChatRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestResponseJSONMatchesEncodingJSON: a reply is written byte for byte as
+// encoding/json.Marshal wrote it (the demos' figures and the cache bytes
+// depend on the replies being the same).
+func TestResponseJSONMatchesEncodingJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		resp chatResponse
+	}{
+		{"no choices", chatResponse{ID: "chatcmpl-1", Object: "chat.completion", Model: "sim"}},
+		{"grounded reply", chatResponse{ID: "chatcmpl-x", Object: "chat.completion", Created: 1700000000, Model: "simulated",
+			SystemFingerprint: "llmtest", Choices: []choice{{Index: 0, Message: responseMessage{Role: "assistant",
+				Content: `{"questions": [{"question": "Why <a> & \"b\"?\n", "criteria": []}]}`}, FinishReason: "stop"}},
+			Usage: usage{PromptTokens: 900, CompletionTokens: 300, TotalTokens: 1200}}},
+		{"several choices with reasoning and logprobs", chatResponse{ID: "i", Object: "o", Created: -1, Model: "m\u2028",
+			Choices: []choice{{Index: 1, Message: responseMessage{Role: "assistant", Content: "a\xff", Reasoning: "think\t1"}, Logprobs: &struct{}{}, FinishReason: "length"},
+				{Index: 0, Message: responseMessage{Role: "assistant"}, FinishReason: "stop"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(tt.resp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.resp.marshal(); string(got) != string(want) {
+				t.Errorf("reply\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+func FuzzResponseJSON(f *testing.F) {
+	f.Add("chatcmpl-1", "simulated", "{\"a\": \"<b>\"}\n", "", 3, int64(5), true)
+	f.Add("", "", "\xff\u2029", "r", 0, int64(-1), false)
+	f.Fuzz(func(t *testing.T, id, model, content, reasoning string, index int, created int64, logprobs bool) {
+		c := choice{Index: index, Message: responseMessage{Role: "assistant", Content: content, Reasoning: reasoning}, FinishReason: "stop"}
+		if logprobs {
+			c.Logprobs = &struct{}{}
+		}
+		resp := chatResponse{ID: id, Object: "chat.completion", Created: created, Model: model, Choices: []choice{c, c},
+			Usage: usage{PromptTokens: index, CompletionTokens: len(content), TotalTokens: index + len(content)}}
+		want, _ := json.Marshal(resp)
+		if got := resp.marshal(); string(got) != string(want) {
+			t.Fatalf("reply\n got %s\nwant %s", got, want)
+		}
+	})
+}
