@@ -2,7 +2,6 @@ package llm
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
@@ -30,7 +29,7 @@ func scanResponse(raw []byte) (wireResponse, bool) {
 				return jsonscan.ErrNotJSON
 			}
 			seen[0] = true
-			choices, ok := scanChoices(val)
+			choices, ok := jsonscan.Elements(val, scanChoice)
 			if !ok {
 				return jsonscan.ErrNotJSON
 			}
@@ -56,28 +55,10 @@ func scanResponse(raw []byte) (wireResponse, bool) {
 // unlessFolds refuses a key that encoding/json would match to one of
 // names, ignoring case.
 func unlessFolds(key string, names ...string) error {
-	for _, n := range names {
-		if strings.EqualFold(key, n) {
-			return jsonscan.ErrNotJSON
-		}
+	if jsonscan.FoldsTo(key, names...) {
+		return jsonscan.ErrNotJSON
 	}
 	return nil
-}
-
-func scanChoices(raw []byte) ([]wireChoice, bool) {
-	if raw[0] != '[' {
-		return nil, false
-	}
-	choices := make([]wireChoice, 0, 1)
-	err := jsonscan.EachElement(raw, func(elem []byte, _ int) error {
-		c, ok := scanChoice(elem)
-		if !ok {
-			return jsonscan.ErrNotJSON
-		}
-		choices = append(choices, c)
-		return nil
-	})
-	return choices, err == nil
 }
 
 func scanChoice(raw []byte) (wireChoice, bool) {

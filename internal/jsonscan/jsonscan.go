@@ -11,6 +11,7 @@ package jsonscan
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -460,4 +461,34 @@ func (v validator[T]) literal(p int, word string) (int, bool) {
 		}
 	}
 	return p + len(word), true
+}
+
+// Elements reads every element of the JSON array raw with read, in order;
+// false when raw is not an array or read refuses an element.
+func Elements[T any](raw []byte, read func(elem []byte) (T, bool)) ([]T, bool) {
+	if p := SkipSpace(raw, 0); p >= len(raw) || raw[p] != '[' {
+		return nil, false
+	}
+	out := make([]T, 0, 2)
+	err := EachElement(raw, func(elem []byte, _ int) error {
+		v, ok := read(elem)
+		if !ok {
+			return ErrNotJSON
+		}
+		out = append(out, v)
+		return nil
+	})
+	return out, err == nil
+}
+
+// FoldsTo reports whether encoding/json would decode the member key into a
+// field named one of names: it matches a key ignoring case. A reader that
+// takes only exact keys leaves such a key to encoding/json.
+func FoldsTo(key string, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
 }

@@ -227,3 +227,48 @@ func BenchmarkStringEnd(b *testing.B) {
 		})
 	}
 }
+
+// TestElements: every element read in order; anything but an array, or an
+// element the reader refuses, is false.
+func TestElements(t *testing.T) {
+	readInt := func(e []byte) (string, bool) { return string(e), len(e) > 0 && e[0] >= '0' && e[0] <= '9' }
+	tests := []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{`[]`, []string{}, true},
+		{` [1, 22 ,3]`, []string{"1", "22", "3"}, true},
+		{`[1, "x"]`, nil, false},
+		{`{"a": 1}`, nil, false},
+		{``, nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := Elements([]byte(tt.in), readInt)
+		if ok != tt.ok || ok && !slices.Equal(got, tt.want) {
+			t.Errorf("Elements(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestFoldsTo: encoding/json's case-insensitive key match, including the
+// Unicode folds (the Kelvin sign folds to k, the long s to s).
+func TestFoldsTo(t *testing.T) {
+	for _, key := range []string{"Choices", "CHOICES", "choi\u017fes", "usage", "\u212aey"} {
+		var v struct {
+			Choices int
+			Usage   int
+			Key     int
+		}
+		if err := json.Unmarshal([]byte(`{"`+key+`": 1}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		matched := v.Choices+v.Usage+v.Key == 1
+		if got := FoldsTo(key, "choices", "usage", "key"); got != matched {
+			t.Errorf("FoldsTo(%q) = %v, encoding/json matched: %v", key, got, matched)
+		}
+	}
+	if FoldsTo("model", "messages") {
+		t.Error("FoldsTo(model, messages) = true")
+	}
+}

@@ -2,7 +2,6 @@ package llmtest
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
@@ -49,7 +48,7 @@ func (req *chatRequest) scanMember(key string, val []byte) bool {
 	case "model":
 		req.Model, ok = scanString(val)
 	case "messages":
-		req.Messages, ok = scanMessages(val)
+		req.Messages, ok = jsonscan.Elements(val, scanMessage)
 	case "n":
 		req.N, ok = scanNumber(val, strconv.Atoi)
 	case "seed":
@@ -79,7 +78,7 @@ func (req *chatRequest) scanMember(key string, val []byte) bool {
 	case "response_format":
 		ok = req.scanResponseFormat(val)
 	default:
-		return !foldsTo(key, chatKeys())
+		return !jsonscan.FoldsTo(key, chatKeys()...)
 	}
 	return ok
 }
@@ -94,7 +93,7 @@ func (req *chatRequest) scanResponseFormat(val []byte) bool {
 	seen := false
 	err := jsonscan.EachMember(val, func(key string, v []byte) error {
 		if key != "type" {
-			if foldsTo(key, []string{"type"}) {
+			if jsonscan.FoldsTo(key, "type") {
 				return jsonscan.ErrNotJSON
 			}
 			return nil
@@ -107,22 +106,6 @@ func (req *chatRequest) scanResponseFormat(val []byte) bool {
 		return nil
 	})
 	return err == nil
-}
-
-func scanMessages(val []byte) ([]wireMessage, bool) {
-	if val[0] != '[' {
-		return nil, false
-	}
-	msgs := make([]wireMessage, 0, 2)
-	err := jsonscan.EachElement(val, func(elem []byte, _ int) error {
-		m, ok := scanMessage(elem)
-		if !ok {
-			return jsonscan.ErrNotJSON
-		}
-		msgs = append(msgs, m)
-		return nil
-	})
-	return msgs, err == nil
 }
 
 func scanMessage(elem []byte) (wireMessage, bool) {
@@ -142,7 +125,7 @@ func scanMessage(elem []byte) (wireMessage, bool) {
 		case key == "content" && !seenContent:
 			m.Content, seenContent = v, true
 		default:
-			ok = !foldsTo(key, []string{"role", "content"})
+			ok = !jsonscan.FoldsTo(key, "role", "content")
 		}
 		if !ok {
 			return jsonscan.ErrNotJSON
@@ -150,17 +133,6 @@ func scanMessage(elem []byte) (wireMessage, bool) {
 		return nil
 	})
 	return m, err == nil
-}
-
-// foldsTo reports whether encoding/json would take key for one of names
-// (it matches ignoring case).
-func foldsTo(key string, names []string) bool {
-	for _, n := range names {
-		if strings.EqualFold(key, n) {
-			return true
-		}
-	}
-	return false
 }
 
 func scanString(v []byte) (string, bool) {
