@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrNotJSON is returned for input that is not the JSON a function expects.
@@ -198,7 +199,10 @@ func Unquote(s []byte) (string, bool) {
 			b = utf8.AppendRune(b, rr)
 		}
 	}
-	return string(b), true
+	// b is this call's own and never written again: the string takes its
+	// bytes instead of a copy (as strings.Builder does), halving what an
+	// escaped string costs to allocate.
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
 }
 
 // plainRun returns the end of the run of s from r that a JSON string holds
