@@ -23,9 +23,10 @@ type call struct {
 	id    Identity // the cache key; zero without a cache
 	n     int      // choices expected
 	wire  openai.ChatCompletionRequest
-	est   int  // token estimate for the TPM limiters
-	cuts  int  // attempts cut by a learned deadline
-	sent  bool // an attempt has gone out: the request is counted
+	body  []byte // wire's JSON, sent by every attempt
+	est   int    // token estimate for the TPM limiters
+	cuts  int    // attempts cut by a learned deadline
+	sent  bool   // an attempt has gone out: the request is counted
 	red   redactor
 }
 
@@ -37,6 +38,7 @@ func (cl *call) fail(class Class, reason string, attempts, status int, err error
 // budget is spent or ctx ends.
 func (c *Client) live(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
 	cl := &call{req: req, stage: stage, id: id, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
+	cl.body = wireBody(&cl.wire)
 	for attempt := 1; ; attempt++ {
 		if c.meter.Exhausted() {
 			c.meter.attemptError(stage, "budget")
@@ -137,7 +139,7 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 		cl.sent = true
 	}
 	start := time.Now()
-	r, cut := c.send(ctx, &cl.wire, deadline)
+	r, cut := c.send(ctx, cl, deadline)
 	took := time.Since(start)
 	if r.err == nil {
 		r.decoded, r.err = c.decode(r.raw, cl.n)
@@ -212,15 +214,12 @@ func (c *Client) learn(epoch uint64, cl *call, r *attemptResult, reserved reserv
 
 // send makes one HTTP request under deadline. cut reports that the
 // deadline, not the caller, ended it.
-func (c *Client) send(ctx context.Context, wire *openai.ChatCompletionRequest, deadline time.Duration) (r attemptResult, cut bool) {
+func (c *Client) send(ctx context.Context, cl *call, deadline time.Duration) (r attemptResult, cut bool) {
 	actx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	s := &sink{}
-	resp, err := c.oa.CreateChatCompletion(context.WithValue(actx, sinkKey{}, s), *wire)
-	r = attemptResult{raw: s.body, status: s.status, header: resp.Header(), err: err}
-	if r.header == nil {
-		r.header = s.header
-	}
+	err := c.post(context.WithValue(actx, sinkKey{}, s), &cl.wire, cl.body)
+	r = attemptResult{raw: s.body, status: s.status, header: s.header, err: err}
 	cut = err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
 	if cut && !errors.Is(err, context.DeadlineExceeded) {
 		r.err = fmt.Errorf("attempt deadline of %s passed: %w: %w", deadline, context.DeadlineExceeded, err)
@@ -250,10 +249,10 @@ type sinkKey struct{}
 // errTooLarge marks a 2xx body longer than Options.MaxResponseBytes.
 var errTooLarge = errors.New("response body too large")
 
-// captureDoer is go-openai's HTTP client. It reads each response body, up
-// to maxBody bytes, into the request's sink, so Chat can cache the bytes
-// as sent and read fields go-openai does not model, then hands go-openai
-// a copy (for a 2xx body, only "{}": Chat decodes the raw bytes itself).
+// captureDoer is the client's HTTP path (see post). It reads each response
+// body, up to maxBody bytes, into the request's sink, so Chat can cache the
+// bytes as sent and read fields go-openai does not model, then hands post a
+// copy (for a 2xx body, only "{}": Chat decodes the raw bytes itself).
 type captureDoer struct {
 	c       *http.Client
 	maxBody int64

@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,15 +184,17 @@ type Response struct {
 // Client sends chat completions to one endpoint. It is safe for
 // concurrent use; create one per endpoint and share it.
 type Client struct {
-	oa    *openai.Client
-	httpc *http.Client
-	red   redactor
-	opt   Options
-	cache *Cache
-	meter *Meter
-	ctrl  *controller
-	dl    *deadlines
-	log   *slog.Logger
+	doer    captureDoer
+	chatURL string // the base URL + /chat/completions
+	auth    string // the Authorization header; empty without a key
+	httpc   *http.Client
+	red     redactor
+	opt     Options
+	cache   *Cache
+	meter   *Meter
+	ctrl    *controller
+	dl      *deadlines
+	log     *slog.Logger
 	// flights lets identical requests made at once be sent once.
 	flights flights
 }
@@ -218,19 +219,22 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 	if httpc == nil {
 		httpc = &http.Client{Transport: NewTransport(opt.MaxInFlight)}
 	}
-	cfg := openai.DefaultConfig(ep.APIKey)
-	cfg.BaseURL = strings.TrimRight(ep.BaseURL, "/")
-	cfg.HTTPClient = captureDoer{c: httpc, maxBody: opt.MaxResponseBytes}
+	auth := ""
+	if ep.APIKey != "" {
+		auth = "Bearer " + ep.APIKey
+	}
 	return &Client{
-		oa:    openai.NewClientWithConfig(cfg),
-		httpc: httpc,
-		red:   redactor{key: ep.APIKey},
-		opt:   opt,
-		cache: cache,
-		meter: meter,
-		ctrl:  newController(opt.MaxInFlight, opt.RequestsPerMinute, opt.TokensPerMinute),
-		dl:    newDeadlines(opt.AttemptTimeoutFloor, opt.AttemptTimeout),
-		log:   opt.Logger,
+		doer:    captureDoer{c: httpc, maxBody: opt.MaxResponseBytes},
+		chatURL: strings.TrimRight(ep.BaseURL, "/") + chatPath,
+		auth:    auth,
+		httpc:   httpc,
+		red:     redactor{key: ep.APIKey},
+		opt:     opt,
+		cache:   cache,
+		meter:   meter,
+		ctrl:    newController(opt.MaxInFlight, opt.RequestsPerMinute, opt.TokensPerMinute),
+		dl:      newDeadlines(opt.AttemptTimeoutFloor, opt.AttemptTimeout),
+		log:     opt.Logger,
 	}, nil
 }
 
@@ -304,16 +308,14 @@ func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage stri
 	if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
 		return resp, err
 	}
-	body, err := json.Marshal(c.wireRequest(req))
-	if err != nil {
-		return nil, &Error{Class: ClassFatal, Stage: stage, Model: req.Model, Reason: "invalid_request", Err: err}
-	}
+	wire := c.wireRequest(req)
+	body := wireBody(&wire)
 	est := estimateTokens(req)
 	chars := 0
 	for _, m := range req.Messages {
 		chars += len(m.Content) + len(m.Role)
 	}
-	err = c.opt.Defer.Defer(ctx, DeferredRequest{
+	err := c.opt.Defer.Defer(ctx, DeferredRequest{
 		Stage: stage, Model: req.Model, ID: id, N: n, Body: body, PromptTokens: chars / 4, CompletionTokens: est - chars/4,
 	})
 	var pilot *pilotRequest

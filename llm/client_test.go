@@ -145,8 +145,11 @@ func TestRetryAfterCappedByBackoffMax(t *testing.T) {
 	}
 }
 
-// TestGoOpenAIHeaderOnError pins an undocumented go-openai behaviour Chat
-// relies on: response headers are available even when the call fails.
+// TestGoOpenAIHeaderOnError pins an undocumented go-openai behaviour:
+// response headers are available even when the call fails. Chat relied on
+// it while go-openai sent its requests; it now sends them itself and takes
+// the headers from what captureDoer kept, on errors too (Retry-After is
+// honoured: TestRetryAfterHonoured, TestRetryAfterCappedByBackoffMax).
 func TestGoOpenAIHeaderOnError(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
 		w.Header().Set("Retry-After", "7")

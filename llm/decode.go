@@ -46,14 +46,32 @@ type decoded struct {
 // errMalformed or errChoiceCount, or are a *bodyError when a 2xx body
 // reports an error.
 func decodeResponse(raw []byte, want int) (decoded, error) {
-	var w wireResponse
-	if err := json.Unmarshal(raw, &w); err != nil {
+	w, usual := scanResponse(raw)
+	if !usual {
+		w = wireResponse{}
+		if err := unmarshalResponse(raw, &w); err != nil {
+			return decoded{}, err
+		}
+	}
+	return w.decoded(want)
+}
+
+// unmarshalResponse decodes raw with encoding/json, whose errors are the
+// only ones.
+func unmarshalResponse(raw []byte, w *wireResponse) error {
+	if err := json.Unmarshal(raw, w); err != nil {
 		if se, ok := errors.AsType[*json.SyntaxError](err); ok && se.Offset >= int64(len(raw)) && se.Error() == "unexpected end of JSON input" {
 			// The JSON ends early: a connection cut mid-body, worth another try.
-			return decoded{}, &bodyError{class: ClassRetryable, reason: "truncated", msg: "the body ends before its JSON does (truncated): " + err.Error()}
+			return &bodyError{class: ClassRetryable, reason: "truncated", msg: "the body ends before its JSON does (truncated): " + err.Error()}
 		}
-		return decoded{}, fmt.Errorf("%w: %w", errMalformed, err)
+		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
+	return nil
+}
+
+// decoded checks a decoded body: exactly want choices with distinct
+// indices 0..want-1, or the error the body reports.
+func (w *wireResponse) decoded(want int) (decoded, error) {
 	if w.Choices == nil {
 		if len(w.Error) > 0 && string(w.Error) != "null" {
 			return decoded{}, errorInBody(w.Error)

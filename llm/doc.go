@@ -7,7 +7,10 @@
 //
 // # Requests
 //
-// Requests go through go-openai's CreateChatCompletion, with an HTTP
+// Requests are sent as go-openai's CreateChatCompletion sends them (its
+// request type, client-side checks, URL, headers and error types), with
+// the body written by the client itself, byte for byte what go-openai
+// would marshal, once per request rather than per attempt, and an HTTP
 // client that keeps each raw response body. Two go-openai habits are
 // worked around: a float32 0 is omitted from the JSON, so a requested
 // temperature or top_p of 0 is sent as math.SmallestNonzeroFloat32

@@ -1,9 +1,9 @@
 package llm
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"hash"
 	"math"
 	"strconv"
 
@@ -43,14 +43,35 @@ type Identity struct {
 
 // IdentityOf returns req's Identity.
 func IdentityOf(req Request) Identity {
-	size := 64
-	for _, m := range req.Messages {
-		size += len(m.Role) + len(m.Content) + 2*binary.MaxVarintLen64
+	s := identitySink{xx: xxhash.New(), sha: sha256.New()}
+	encodeRequest(&s, &req)
+	id := Identity{Key: s.xx.Sum64()}
+	s.sha.Sum(id.Digest[:0])
+	return id
+}
+
+// identitySink feeds the canonical encoding to both of Identity's hashes
+// as it is written, rather than building it in a buffer the size of the
+// prompt first (an eighth of the bytes a grounded run allocated).
+type identitySink struct {
+	xx  *xxhash.Digest
+	sha hash.Hash
+	buf [512]byte // a string's bytes on their way to sha, which takes only []byte
+}
+
+func (s *identitySink) Write(p []byte) (int, error) {
+	s.xx.Write(p)
+	return s.sha.Write(p)
+}
+
+func (s *identitySink) WriteString(str string) (int, error) {
+	s.xx.WriteString(str)
+	for rest := str; len(rest) > 0; {
+		n := copy(s.buf[:], rest)
+		s.sha.Write(s.buf[:n])
+		rest = rest[n:]
 	}
-	var b bytes.Buffer
-	b.Grow(size + len(req.Model))
-	encodeRequest(&b, &req)
-	return Identity{Key: xxhash.Sum64(b.Bytes()), Digest: sha256.Sum256(b.Bytes())}
+	return len(str), nil
 }
 
 // String is the identity's CacheKey.
@@ -70,8 +91,8 @@ func hexKey(k uint64) string {
 	return string(s)
 }
 
-// keySink is what the canonical encoding is written to: a hash, or a buffer
-// that is hashed twice.
+// keySink is what the canonical encoding is written to: a hash, or both of
+// Identity's.
 type keySink interface {
 	Write(p []byte) (int, error)
 	WriteString(s string) (int, error)

@@ -112,3 +112,38 @@ func TestCheckRendersEveryTemplate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGroundedMessages renders the grounded stages' prompts for a
+// ~600-character passage and a rubric of 8 criteria, as the grounded scale
+// benchmark does for every passage.
+func BenchmarkGroundedMessages(b *testing.B) {
+	s := mustLoad(b, "")
+	passage := strings.Repeat(fixPassage+" ", 3)
+	a := schema.Analysis{Genre: "technical report", Contribution: "Explains write-ahead logging.",
+		Concepts: []string{"write-ahead log", "checkpoint", "fsync", "recovery"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
+	var criteria []schema.Criterion
+	for range 4 {
+		criteria = append(criteria, fixCriteria()...)
+	}
+	bounds := RubricBounds{K: 1, MinCriteria: 3, MaxCriteria: 8, MinTotalWeight: 5}
+	stages := []struct {
+		name   string
+		render func() ([]Message, error)
+	}{
+		{"synthesize", func() ([]Message, error) {
+			return s.GroundedSynthesizeMessages("Logs", passage, a, PassagePosition{Number: 1, Count: 1}, bounds)
+		}},
+		{"enrich", func() ([]Message, error) { return s.GroundedEnrichMessages(passage, fixQuestion, a, criteria) }},
+		{"judge_batch", func() ([]Message, error) { return s.GroundedJudgeBatchMessages(passage, fixQuestion, criteria) }},
+	}
+	for _, st := range stages {
+		b.Run(st.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := st.render(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

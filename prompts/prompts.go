@@ -18,7 +18,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -65,12 +67,18 @@ type Set struct {
 	templates map[string][]section
 	hashes    map[string]string
 	origins   map[string]string // the file each template came from, for errors
+	// bufs holds *bytes.Buffer for rendering, reused so that a buffer grown
+	// to a prompt's size is not grown again for the next one.
+	bufs sync.Pool
 }
 
 // section is one message of a template: its role and its parsed body.
 type section struct {
 	role string
 	body *template.Template
+	// fixed is the message of a section without actions (a system prompt,
+	// typically), rendered once when parsed; nil for the others.
+	fixed *string
 }
 
 // Load parses the embedded templates, with files NAME.tmpl in dir (if dir is
@@ -140,7 +148,7 @@ func (s *Set) parse(name string, text []byte, origin string) error {
 		if err != nil {
 			return fmt.Errorf("prompts: parsing %s: %w", origin, err)
 		}
-		secs[i] = section{role: p.role, body: t}
+		secs[i] = section{role: p.role, body: t, fixed: fixedText(t)}
 	}
 	s.templates[name] = secs
 	s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
@@ -232,15 +240,41 @@ func (s *Set) RepairMessages(previous []Message, reply string, parseErr error) (
 func (s *Set) render(name string, data any) ([]Message, error) {
 	secs := s.templates[name]
 	msgs := make([]Message, 0, len(secs))
-	var buf bytes.Buffer
+	buf, _ := s.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	defer s.bufs.Put(buf)
 	for _, sec := range secs {
+		if sec.fixed != nil {
+			msgs = append(msgs, Message{Role: sec.role, Content: *sec.fixed})
+			continue
+		}
 		buf.Reset()
-		if err := sec.body.Execute(&buf, data); err != nil {
+		if err := sec.body.Execute(buf, data); err != nil {
 			return nil, fmt.Errorf("prompts: rendering %s: %w", name, err)
 		}
-		msgs = append(msgs, Message{Role: sec.role, Content: strings.TrimSpace(buf.String())})
+		msgs = append(msgs, Message{Role: sec.role, Content: string(bytes.TrimSpace(buf.Bytes()))})
 	}
 	return msgs, nil
+}
+
+// fixedText is the message a template renders whatever its data, when it
+// has no actions (only text); nil otherwise.
+func fixedText(t *template.Template) *string {
+	if t.Tree == nil || t.Tree.Root == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, n := range t.Tree.Root.Nodes {
+		text, ok := n.(*parse.TextNode)
+		if !ok {
+			return nil
+		}
+		b.Write(text.Text)
+	}
+	fixed := strings.TrimSpace(b.String())
+	return &fixed
 }
 
 // part is one section of a template's text before parsing.

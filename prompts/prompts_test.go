@@ -631,3 +631,39 @@ func BenchmarkDistillSRaRMessages(b *testing.B) {
 		}
 	}
 }
+
+// TestFixedSectionsRenderAsExecuted: a section without actions, rendered
+// once when parsed, gives the message executing it gives, and a section
+// with actions is executed each time.
+func TestFixedSectionsRenderAsExecuted(t *testing.T) {
+	s := mustLoad(t, "")
+	fixed := 0
+	for _, name := range Names {
+		for i, sec := range s.templates[name] {
+			if sec.fixed == nil {
+				continue
+			}
+			fixed++
+			var b strings.Builder
+			if err := sec.body.Execute(&b, nil); err != nil {
+				t.Fatalf("%s section %d: %v", name, i, err)
+			}
+			if want := strings.TrimSpace(b.String()); *sec.fixed != want {
+				t.Errorf("%s section %d: fixed %q, executed %q", name, i, *sec.fixed, want)
+			}
+		}
+	}
+	if fixed == 0 {
+		t.Error("no template has a fixed section; the system prompts have no actions")
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "repair.tmpl", "=== system ===\n  Fixed text.  \n=== user ===\nReply {{.Reply}} {{/* comment */}}\n")
+	o := mustLoad(t, dir)
+	secs := o.templates[Repair]
+	if secs[0].fixed == nil || *secs[0].fixed != "Fixed text." {
+		t.Errorf("system section: fixed = %v, want \"Fixed text.\"", secs[0].fixed)
+	}
+	if secs[1].fixed != nil {
+		t.Errorf("user section with an action was taken as fixed: %q", *secs[1].fixed)
+	}
+}

@@ -131,6 +131,16 @@ func FuzzScan(f *testing.F) {
 		_ = CountElements(in)
 		_ = EachMember(in, func(string, []byte) error { return nil })
 		_, _ = valueEnd(in, 0)
+		for p := range in {
+			if in[p] != '"' {
+				continue
+			}
+			gotEnd, gotErr := stringEnd(in, p)
+			wantEnd, wantErr := stringEndByteByByte(in, p)
+			if gotEnd != wantEnd || gotErr != wantErr {
+				t.Fatalf("stringEnd(%q, %d) = %d, %v; byte by byte: %d, %v", in, p, gotEnd, gotErr, wantEnd, wantErr)
+			}
+		}
 		if !json.Valid(in) {
 			return
 		}
@@ -177,5 +187,88 @@ func BenchmarkUnquote(b *testing.B) {
 		if s, ok := Unquote(lit); !ok || len(s) != len(text) {
 			b.Fatal("Unquote failed")
 		}
+	}
+}
+
+// stringEndByteByByte is stringEnd as it was written first: the reference
+// FuzzScan holds the faster one to.
+func stringEndByteByByte(b []byte, p int) (int, error) {
+	for p++; p < len(b); p++ {
+		switch b[p] {
+		case '\\':
+			p++
+		case '"':
+			return p + 1, nil
+		}
+	}
+	return len(b), ErrNotJSON
+}
+
+// BenchmarkStringEnd finds the end of a prompt's string literal as
+// go-openai and the client write it (newlines, quotes, \u003c escapes).
+func BenchmarkStringEnd(b *testing.B) {
+	text := strings.Repeat("<passage title=\"Heat pipes\">\nA heat pipe carries heat by evaporating a working fluid at the hot end, "+
+		"and the wick returns the condensate by capillary action (σ ≈ 0.07 N/m).\n</passage>\n", 20)
+	lit, err := json.Marshal(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, impl := range []struct {
+		name string
+		end  func([]byte, int) (int, error)
+	}{{"byte-by-byte", stringEndByteByByte}, {"indexbyte", stringEnd}} {
+		b.Run(impl.name, func(b *testing.B) {
+			b.SetBytes(int64(len(lit)))
+			for b.Loop() {
+				if end, err := impl.end(lit, 0); err != nil || end != len(lit) {
+					b.Fatal("stringEnd failed")
+				}
+			}
+		})
+	}
+}
+
+// TestElements: every element read in order; anything but an array, or an
+// element the reader refuses, is false.
+func TestElements(t *testing.T) {
+	readInt := func(e []byte) (string, bool) { return string(e), len(e) > 0 && e[0] >= '0' && e[0] <= '9' }
+	tests := []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{`[]`, []string{}, true},
+		{` [1, 22 ,3]`, []string{"1", "22", "3"}, true},
+		{`[1, "x"]`, nil, false},
+		{`{"a": 1}`, nil, false},
+		{``, nil, false},
+	}
+	for _, tt := range tests {
+		got, ok := Elements([]byte(tt.in), readInt)
+		if ok != tt.ok || ok && !slices.Equal(got, tt.want) {
+			t.Errorf("Elements(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestFoldsTo: encoding/json's case-insensitive key match, including the
+// Unicode folds (the Kelvin sign folds to k, the long s to s).
+func TestFoldsTo(t *testing.T) {
+	for _, key := range []string{"Choices", "CHOICES", "choi\u017fes", "usage", "\u212aey"} {
+		var v struct {
+			Choices int
+			Usage   int
+			Key     int
+		}
+		if err := json.Unmarshal([]byte(`{"`+key+`": 1}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		matched := v.Choices+v.Usage+v.Key == 1
+		if got := FoldsTo(key, "choices", "usage", "key"); got != matched {
+			t.Errorf("FoldsTo(%q) = %v, encoding/json matched: %v", key, got, matched)
+		}
+	}
+	if FoldsTo("model", "messages") {
+		t.Error("FoldsTo(model, messages) = true")
 	}
 }

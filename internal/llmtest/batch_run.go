@@ -345,11 +345,7 @@ func (s *Server) batchReply(b *batch, customID string, body []byte) (int, json.R
 	}
 	draw := s.drawOf(reqKey, s.attempts.Add(1))
 	resp := s.respond(req, msgs, kind, prompt, reqKey, req.n(), s.fault(reqKey, draw) == FaultMalformed, draw)
-	out, err := json.Marshal(resp)
-	if err != nil {
-		return http.StatusInternalServerError, errorJSON("server_error", nil, "llmtest: encoding the response: "+err.Error()), reqKey
-	}
-	return http.StatusOK, out, reqKey
+	return http.StatusOK, resp.marshal(), reqKey
 }
 
 func errorJSON(typ string, code any, msg string) json.RawMessage {

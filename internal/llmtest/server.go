@@ -1,6 +1,7 @@
 package llmtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,10 +223,23 @@ func promptTokens(msgs []Message) int {
 	return n
 }
 
+// readBody reads a request body into one buffer sized from its declared
+// length (-1 when unknown; at most 1 MiB taken on trust) instead of
+// io.ReadAll's series of regrowths and copies.
+func readBody(r io.Reader, declared int64) ([]byte, error) {
+	size := int64(0)
+	if declared > 0 {
+		size = min(declared, 1<<20)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
 // readChat reads and checks a chat-completions request; it answers a
 // request it cannot take itself and returns false.
 func (s *Server) readChat(w http.ResponseWriter, r *http.Request, attempt uint64) (*chatRequest, []Message, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), r.ContentLength)
 	if err != nil {
 		status := http.StatusBadRequest
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -247,9 +261,12 @@ func (s *Server) readChat(w http.ResponseWriter, r *http.Request, attempt uint64
 // row's. When it cannot take the request it says why, with the request key
 // known so far.
 func parseChat(body []byte) (*chatRequest, []Message, uint64, string) {
-	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, nil, key(0, string(body)), "the request body is not valid JSON: " + err.Error()
+	req, usual := scanChatRequest(body)
+	if !usual {
+		req = chatRequest{}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, nil, key(0, string(body)), "the request body is not valid JSON: " + err.Error()
+		}
 	}
 	msgs, err := req.messages()
 	if err != nil {
@@ -314,13 +331,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, res
 		writeError(w, http.StatusInternalServerError, "server_error", nil, "simulated internal server error (llmtest)")
 		return
 	}
-	out, err := json.Marshal(resp)
-	if err != nil {
-		entry.Status = http.StatusInternalServerError
-		s.record(entry)
-		writeError(w, http.StatusInternalServerError, "server_error", nil, "llmtest: encoding the response: "+err.Error())
-		return
-	}
+	out := resp.marshal()
 	entry.Status = http.StatusOK
 	s.record(entry)
 	w.Header().Set("Content-Type", "application/json")

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/internal/jsonenc"
 	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
@@ -206,4 +208,57 @@ type modelInfo struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
+}
+
+// appendJSON appends the JSON of r byte for byte as encoding/json.Marshal
+// writes it, without reflection: every reply of the simulator is written
+// this way.
+func (r *chatResponse) appendJSON(b []byte) []byte {
+	b = jsonenc.AppendString(append(b, `{"id":`...), r.ID)
+	b = jsonenc.AppendString(append(b, `,"object":`...), r.Object)
+	b = strconv.AppendInt(append(b, `,"created":`...), r.Created, 10)
+	b = jsonenc.AppendString(append(b, `,"model":`...), r.Model)
+	b = jsonenc.AppendString(append(b, `,"system_fingerprint":`...), r.SystemFingerprint)
+	b = append(b, `,"choices":`...)
+	if r.Choices == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range r.Choices {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = r.Choices[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	b = strconv.AppendInt(append(b, `,"usage":{"prompt_tokens":`...), int64(r.Usage.PromptTokens), 10)
+	b = strconv.AppendInt(append(b, `,"completion_tokens":`...), int64(r.Usage.CompletionTokens), 10)
+	b = strconv.AppendInt(append(b, `,"total_tokens":`...), int64(r.Usage.TotalTokens), 10)
+	return append(b, "}}"...)
+}
+
+func (c *choice) appendJSON(b []byte) []byte {
+	b = strconv.AppendInt(append(b, `{"index":`...), int64(c.Index), 10)
+	b = jsonenc.AppendString(append(b, `,"message":{"role":`...), c.Message.Role)
+	b = jsonenc.AppendString(append(b, `,"content":`...), c.Message.Content)
+	if c.Message.Reasoning != "" {
+		b = jsonenc.AppendString(append(b, `,"reasoning":`...), c.Message.Reasoning)
+	}
+	if c.Logprobs == nil {
+		b = append(b, `},"logprobs":null`...)
+	} else {
+		b = append(b, `},"logprobs":{}`...)
+	}
+	b = jsonenc.AppendString(append(b, `,"finish_reason":`...), c.FinishReason)
+	return append(b, '}')
+}
+
+// marshal is r's JSON in one allocation of about its size.
+func (r *chatResponse) marshal() []byte {
+	size := 256
+	for _, c := range r.Choices {
+		size += 128 + len(c.Message.Content) + len(c.Message.Reasoning) + (len(c.Message.Content)+len(c.Message.Reasoning))/4
+	}
+	return r.appendJSON(make([]byte, 0, size))
 }
