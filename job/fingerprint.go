@@ -70,6 +70,8 @@ func resultSettings() []setting {
 		{"empirical.open_book", func(j *Job) string { return fmt.Sprint(j.Empirical.OpenBook) }, groundedEmpirical, "false"},
 		{"judge.panel", func(j *Job) string { return panelSetting(j.Judge.Panel) }, JudgeOn, noPanel},
 		{"empirical.panel", func(j *Job) string { return panelSetting(j.Empirical.Panel) }, EmpiricalOn, noPanel},
+		{"judge.order", orderSetting, judgesOrdered, OrderRubric},
+		{"judge.order_seed", func(j *Job) string { return fmt.Sprint(j.Judge.OrderSeed) }, func(j *Job) bool { return judgesOrdered(j) && j.Shuffled() }, ""},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},

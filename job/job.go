@@ -130,6 +130,13 @@ type JudgeStage struct {
 	// and keeps their strict majority (see PanelJudge and schema.Panel);
 	// the stage's own endpoint and sampling are then the judges' defaults.
 	Panel []PanelJudge `yaml:"panel,omitempty"`
+	// Order is how a judge shown several items at once (judge batch mode,
+	// the satisfaction judge, the grounded scorer) sees them, in this stage
+	// and the empirical one: OrderShuffled (the default) in an order drawn
+	// per judge and per record from OrderSeed, or OrderRubric in rubric
+	// order (as before judge orders existed). See OrderPermutation.
+	Order     string `yaml:"order,omitempty"`
+	OrderSeed int64  `yaml:"order_seed,omitempty"`
 }
 
 // EmpiricalStage configures empirical validity: every rollout judged against
@@ -307,6 +314,10 @@ func (j *Job) Normalize() {
 	j.Distill.Endpoint = j.stageEndpoint(j.Distill.Endpoint)
 	j.Judge.Endpoint = j.stageEndpoint(j.Judge.Endpoint)
 	j.Empirical.Endpoint = j.stageEndpoint(j.Empirical.Endpoint)
+	j.resolvePanels()
+	if j.Judge.Order == "" {
+		j.Judge.Order = OrderShuffled
+	}
 	if j.Rollout.PerRequest <= 0 {
 		j.Rollout.PerRequest = 1
 	}
@@ -332,6 +343,11 @@ func (j *Job) stageModels() map[string][]string {
 	if j.Empirical.Enabled {
 		add(StageEmpirical, j.Empirical.Model)
 	}
+	for _, p := range j.Panels() {
+		for _, jd := range p.Judges {
+			add(p.Field, jd.Model)
+		}
+	}
 	return out
 }
 
@@ -342,6 +358,7 @@ func (j *Job) Validate() error {
 	j.validateInput(&v)
 	j.validateEndpoints(&v)
 	j.validateStages(&v)
+	j.validatePanels(&v)
 	j.validateLimits(&v)
 	j.validatePrices(&v)
 	j.validateBatch(&v)
@@ -388,13 +405,7 @@ func (j *Job) validateInput(v *validation) {
 
 func (j *Job) validateEndpoints(v *validation) {
 	checkEndpoint := func(stage string, e Endpoint) {
-		if e.BaseURL == "" {
-			v.bad(stage+".base_url", "no endpoint given (use --base-url)")
-		} else if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.bad(stage+".base_url", "%q is not an http(s) URL", e.BaseURL)
-		} else if u.User != nil {
-			v.bad(stage+".base_url", "must not carry credentials; name an environment variable in api_key_env")
-		}
+		checkBaseURL(v, stage, e.BaseURL)
 		if e.Model == "" {
 			v.bad(stage+".model", "no model given (use --model)")
 		}
@@ -406,6 +417,22 @@ func (j *Job) validateEndpoints(v *validation) {
 	}
 	if j.Empirical.Enabled {
 		checkEndpoint(StageEmpirical, j.Empirical.Endpoint)
+	}
+	for _, p := range j.Panels() {
+		for i, jd := range p.Judges {
+			checkBaseURL(v, fmt.Sprintf("%s[%d]", p.Field, i), jd.BaseURL)
+		}
+	}
+}
+
+// checkBaseURL reports a missing or unusable base URL of field's endpoint.
+func checkBaseURL(v *validation, field, baseURL string) {
+	if baseURL == "" {
+		v.bad(field+".base_url", "no endpoint given (use --base-url)")
+	} else if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.bad(field+".base_url", "%q is not an http(s) URL", baseURL)
+	} else if u.User != nil {
+		v.bad(field+".base_url", "must not carry credentials; name an environment variable in api_key_env")
 	}
 }
 
@@ -635,6 +662,12 @@ func (j *Job) RunDirYAML() ([]byte, error) {
 	}
 	c.Out, c.PromptsDir, c.Cache = abs(j.Out), abs(j.PromptsDir), abs(j.Cache)
 	c.Batch.FilesDir = abs(j.Batch.FilesDir)
+	c.Judge.Panel, c.Empirical.Panel = slices.Clone(j.Judge.Panel), slices.Clone(j.Empirical.Panel)
+	for _, panel := range [][]PanelJudge{c.Judge.Panel, c.Empirical.Panel} {
+		for i := range panel {
+			panel[i].PromptsDir = abs(panel[i].PromptsDir)
+		}
+	}
 	return yaml.Marshal(&c)
 }
 
