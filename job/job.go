@@ -266,8 +266,11 @@ type Output struct {
 
 // DefaultJob is a job with every default set and no input, output or endpoint.
 func DefaultJob() Job {
+	// Every stage gets its own pointer: decoding a job.yaml over the
+	// defaults writes through them, and a shared one would give every
+	// stage the temperature of the last stage decoded.
 	one := 1.0
-	zero := 0.0
+	zero := func() *float64 { z := 0.0; return &z }
 	return Job{
 		Input: Input{Format: "auto", Fields: Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source", Reference: "solution", Text: "text", Title: "title"}, MaxLineBytes: 4 << 20},
 		Style: schema.StyleSRaR,
@@ -277,9 +280,9 @@ func DefaultJob() Job {
 			N:          8,
 			PerRequest: 1,
 		},
-		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
-		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
-		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
+		Distill:   DistillStage{Sampling: Sampling{Temperature: zero()}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
+		Judge:     JudgeStage{Sampling: Sampling{Temperature: zero()}, Enabled: true, Mode: "batch", RepairAttempts: 2},
+		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: zero()}, Alpha: 0.2, RepairAttempts: 1},
 		Grounded: GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
 			JudgePassageTokens: prompts.DefaultJudgePassageTokens, AnalysisChars: 12000},
 		JSONObject: JSONObjectStages{Analyze: true, Synthesize: true, Judge: true},

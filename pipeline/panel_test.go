@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
@@ -365,5 +368,54 @@ func TestGroundedPanels(t *testing.T) {
 	}
 	if scored == 0 || failed == 0 {
 		t.Fatalf("%d scores checked, %d failed judges among them: the test shows nothing", scored, failed)
+	}
+}
+
+// TestResumeNamesTheJudgeSettingThatChanged: a run directory made before
+// judge orders existed (its job.yaml has no judge.order) resumes in rubric
+// order without sending anything, and the default shuffled order is
+// refused with the setting named; a panel judge's own edited template is
+// named as the change too.
+func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
+	f := panelFixture(t, 6, 0.1, nil)
+	older := f.job
+	older.Judge.Order = job.OrderRubric
+	runJob(t, older, Options{})
+	jobYAML := filepath.Join(older.Out, "job.yaml")
+	b, err := os.ReadFile(jobYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped := strings.Replace(string(b), "    order: rubric\n", "", 1)
+	if stripped == string(b) {
+		t.Fatalf("job.yaml does not say the order as this test expects:\n%s", b)
+	}
+	os.WriteFile(jobYAML, []byte(stripped), 0o644)
+	sent := f.srv.Count()
+	runJob(t, older, Options{})
+	if n := f.srv.Count() - sent; n != 0 {
+		t.Errorf("resuming in rubric order sent %d requests", n)
+	}
+	_, err = Run(context.Background(), f.job, Options{})
+	if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), "judge.order: rubric → shuffled") {
+		t.Errorf("resuming in the default order: %v, want a refusal naming judge.order", err)
+	}
+
+	own := filepath.Join(f.dir, "own-prompts")
+	os.Mkdir(own, 0o755)
+	tmpl, err := os.ReadFile("../prompts/templates/judge_batch.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(own, "judge_batch.tmpl"), tmpl, 0o644)
+	withPanel := f.job
+	withPanel.Out = filepath.Join(f.dir, "run-panel")
+	withPanel.Judge.Panel = panelOf(&withPanel, "j-a", "j-b")
+	withPanel.Judge.Panel[1].PromptsDir = own
+	runJob(t, withPanel, Options{})
+	os.WriteFile(filepath.Join(own, "judge_batch.tmpl"), []byte(strings.Replace(string(tmpl), "Decide, for each rubric item below,", "For each rubric item below, decide", 1)), 0o644)
+	_, err = Run(context.Background(), withPanel, Options{})
+	if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), "template.judge.panel[j-b].judge_batch: ") {
+		t.Errorf("resuming after one judge's template changed: %v, want a refusal naming it", err)
 	}
 }
