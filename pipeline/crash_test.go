@@ -65,64 +65,75 @@ func TestCrashSafety(t *testing.T) {
 	kills := 0
 	for trial := range 3 {
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
-
-		sentByKilled := map[uint64]bool{} // requests of the last killed process
-		countResent := func(from int) int {
-			n := 0
-			for _, e := range srv.Log()[from:] {
-				if sentByKilled[e.Hash] {
-					n++
-					delete(sentByKilled, e.Hash)
-				}
-			}
-			return n
-		}
-		inFlightAtKill := 0
-		for cycle := range 3 {
-			from := len(srv.Log())
-			cachedAtStart := cacheLen(t, job.Out)
-			killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
-			killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
-			if killed {
-				kills++
-			}
-			// Every request the dead process sent ends in one log entry: wait for them all.
-			waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
-
-			if cycle > 0 {
-				if resent := countResent(from); resent > inFlightAtKill {
-					t.Errorf("trial %d cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", trial, cycle, resent, inFlightAtKill)
-				}
-			}
-			checkShardFiles(t, job.Out)
-			entries := srv.Log()[from:]
-			sentByKilled = map[uint64]bool{}
-			for _, e := range entries {
-				sentByKilled[e.Hash] = true
-			}
-			inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
-			t.Logf("trial %d cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", trial, cycle, killed, len(entries), killAfter, inFlightAtKill)
-		}
-
-		from := len(srv.Log())
-		rep, err := Run(context.Background(), job, Options{})
-		if err != nil {
-			t.Fatalf("trial %d: final resume: %v", trial, err)
-		}
-		if resent := countResent(from); resent > inFlightAtKill {
-			t.Errorf("trial %d: %d requests sent again after the final resume, more than the %d in flight at the kill", trial, resent, inFlightAtKill)
-		}
-		if rep.Status != StatusFinished {
-			t.Fatalf("trial %d: final status %q (%s)", trial, rep.Status, rep.StopReason)
-		}
-		checkAccounted(t, job.Out, rows, rep)
-		if trial == 0 {
-			checkSpendAsUninterrupted(t, job, rep)
-		}
+		kills += killAndResume(t, rng, srv, job, jobFile, rows, fmt.Sprintf("trial %d", trial), trial == 0)
 	}
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
 	}
+}
+
+// killAndResume kills the run of jobFile three times at moments drawn from
+// rng and resumes it each time, then finishes it: no request may be sent
+// again but those in flight at the kill, and every problem is accounted
+// for; with spend, the run's tokens and cost are an uninterrupted run's.
+// It returns how many times it killed the run.
+func killAndResume(t *testing.T, rng *rand.Rand, srv *llmtest.Server, job job.Job, jobFile string, rows []runtest.Problem, what string, spend bool) int {
+	t.Helper()
+	kills := 0
+	sentByKilled := map[uint64]bool{} // requests of the last killed process
+	countResent := func(from int) int {
+		n := 0
+		for _, e := range srv.Log()[from:] {
+			if sentByKilled[e.Hash] {
+				n++
+				delete(sentByKilled, e.Hash)
+			}
+		}
+		return n
+	}
+	inFlightAtKill := 0
+	for cycle := range 3 {
+		from := len(srv.Log())
+		cachedAtStart := cacheLen(t, job.Out)
+		killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
+		killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
+		if killed {
+			kills++
+		}
+		// Every request the dead process sent ends in one log entry: wait for them all.
+		waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
+
+		if cycle > 0 {
+			if resent := countResent(from); resent > inFlightAtKill {
+				t.Errorf("%s cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", what, cycle, resent, inFlightAtKill)
+			}
+		}
+		checkShardFiles(t, job.Out)
+		entries := srv.Log()[from:]
+		sentByKilled = map[uint64]bool{}
+		for _, e := range entries {
+			sentByKilled[e.Hash] = true
+		}
+		inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
+		t.Logf("%s cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", what, cycle, killed, len(entries), killAfter, inFlightAtKill)
+	}
+
+	from := len(srv.Log())
+	rep, err := Run(context.Background(), job, Options{})
+	if err != nil {
+		t.Fatalf("%s: final resume: %v", what, err)
+	}
+	if resent := countResent(from); resent > inFlightAtKill {
+		t.Errorf("%s: %d requests sent again after the final resume, more than the %d in flight at the kill", what, resent, inFlightAtKill)
+	}
+	if rep.Status != StatusFinished {
+		t.Fatalf("%s: final status %q (%s)", what, rep.Status, rep.StopReason)
+	}
+	checkAccounted(t, job.Out, rows, rep)
+	if spend {
+		checkSpendAsUninterrupted(t, job, rep)
+	}
+	return kills
 }
 
 // checkSpendAsUninterrupted runs job again, uninterrupted, into a new

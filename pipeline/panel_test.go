@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -417,5 +418,27 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 	_, err = Run(context.Background(), withPanel, Options{})
 	if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), "template.judge.panel[j-b].judge_batch: ") {
 		t.Errorf("resuming after one judge's template changed: %v, want a refusal naming it", err)
+	}
+}
+
+// TestPanelRunKilledAndResumedPaysNothingTwice: a run with a panel in both
+// stages, killed with SIGKILL three times and resumed, sends again no more
+// than the requests in flight at each kill, accounts for every problem,
+// and spends what an uninterrupted run spends.
+func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, seed^0xba5e1))
+	srv, jb, jobFile, rows := killableJob(t, 4, func(j *job.Job) {
+		j.Empirical.Enabled = true
+		j.Judge.Panel = panelOf(j, "j-a", "j-b", "j-c")
+		j.Empirical.Panel = panelOf(j, "s-a", "s-b")
+	})
+	if killAndResume(t, rng, srv, jb, jobFile, rows, "panel run", true) == 0 {
+		t.Fatal("the run was never killed; it finished before its kill points")
+	}
+	for id, r := range runtest.ReadCorpus(t, jb.Out) {
+		if r.Panel == nil || len(r.Panel.Judges) != 5 || len(r.Panel.Validity) != len(r.Rubric) || len(r.Panel.Satisfaction) != len(r.Rollouts) {
+			t.Fatalf("record %s: panel %+v", id, r.Panel)
+		}
 	}
 }
