@@ -129,6 +129,17 @@ Examples:
   distill run --config job.yaml --batch                 # every stage whose endpoint has a Batch API, at half price
   distill run --config job.yaml --batch distill,judge   # rollouts online (a local vLLM), distill and judge in batches
   distill run --config job.yaml --batch-files runs/x/offline   # write batch files for vLLM's run-batch; run again to import
+  distill run --config examples/demo-panel.yaml --base-url URL  # a panel of judges per stage (the job file's judge.panel)
+
+Judge panels and judge order are job-file settings (docs/judge-panels.md):
+  judge:
+    order: shuffled        # or rubric; a judge shown several items sees them shuffled per judge and record
+    order_seed: 0          # the seed of those orders, stored in every record
+    panel:                 # every item judged by each judge; a strict majority, a failed judge voting against
+      - {name: small, model: Qwen/Qwen3-8B}                      # at the stage's endpoint
+      - {name: large, model: gpt-4.1-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY}
+  empirical:
+    panel: [...]           # every rollout judged by each judge, the same way
 
 Flags:
 `
