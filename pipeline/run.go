@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,7 +257,7 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 			// history keeps every job's, and each record its own fingerprint.
 			opt.Logger.Warn("the job changed; continuing because of --force; records of both jobs are mixed", "changed", strings.Join(changes, "; "))
 		default:
-			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them", ErrJobChanged, job.Out, strings.Join(changes, "\n  "))
+			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them%s", ErrJobChanged, job.Out, strings.Join(changes, "\n  "), orderHint(changes))
 		}
 	}
 	run.SetJob(fingerprint, job.Settings())
@@ -271,6 +272,16 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil
+}
+
+// orderHint says how to resume a run directory whose judges saw their
+// items in rubric order (made before judge orders existed, or so set) when
+// the job now shuffles them; "" for other changes.
+func orderHint(changes []string) string {
+	if !slices.ContainsFunc(changes, func(c string) bool { return strings.HasPrefix(c, "judge.order: "+job.OrderRubric+" → ") }) {
+		return ""
+	}
+	return "\nits judges saw their items in rubric order: to resume it as it was made, add order: rubric under judge: in the job file (or pass --judge-order rubric)"
 }
 
 // changesFrom lists what changed since the job in RUN/job.yaml.

@@ -236,6 +236,7 @@ func (f *flagSet) stageFlags(d job.Job) {
 	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *job.Job, v int) { j.Distill.MaxItems = v })
 	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *job.Job, v bool) { j.Judge.Enabled = v })
 	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *job.Job, v string) { j.Judge.Mode = v })
+	f.str("judge-order", job.OrderShuffled, "how a judge shown several items at once sees them: shuffled (per judge and record, from judge.order_seed) or rubric (as runs before judge orders; resumes their run directories); e.g. --judge-order rubric", func(j *job.Job, v string) { j.Judge.Order = v })
 	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *job.Job, v bool) { j.Judge.DropInvalid = v })
 	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *job.Job, v bool) { j.Empirical.Enabled = v })
 	f.boolean("open-book", d.Empirical.OpenBook, "grounded style, with --empirical: also sample --n answers with the passage in the prompt and score them, so validate reports each criterion's open/closed-book edge (twice the stage's requests); e.g. --empirical --open-book", func(j *job.Job, v bool) { j.Empirical.OpenBook = v })
