@@ -65,19 +65,30 @@ func TestCrashSafety(t *testing.T) {
 	kills := 0
 	for trial := range 3 {
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
-		kills += killAndResume(t, rng, srv, job, jobFile, rows, fmt.Sprintf("trial %d", trial), trial == 0)
+		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
+			killAfter: func(int) int { return 20 + rng.IntN(300) },
+			check:     func(rep *Report) { checkAccounted(t, job.Out, rows, rep) },
+			spend:     trial == 0,
+		})
 	}
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
 	}
 }
 
-// killAndResume kills the run of jobFile three times at moments drawn from
-// rng and resumes it each time, then finishes it: no request may be sent
-// again but those in flight at the kill, and every problem is accounted
-// for; with spend, the run's tokens and cost are an uninterrupted run's.
-// It returns how many times it killed the run.
-func killAndResume(t *testing.T, rng *rand.Rand, srv *llmtest.Server, job job.Job, jobFile string, rows []runtest.Problem, what string, spend bool) int {
+// killPlan says when killAndResume kills a run and what it checks after.
+type killPlan struct {
+	killAfter func(cycle int) int // requests the cycle's process may send before it is killed
+	check     func(rep *Report)   // the finished run's accounting
+	spend     bool                // the run spends what an uninterrupted run spends
+}
+
+// killAndResume kills the run of jobFile three times (after the requests
+// plan.killAfter allows) and resumes it each time, then finishes it: no
+// request may be sent again but those in flight at the kill, and
+// plan.check must hold of the finished run. It returns how many times it
+// killed the run.
+func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -95,7 +106,7 @@ func killAndResume(t *testing.T, rng *rand.Rand, srv *llmtest.Server, job job.Jo
 	for cycle := range 3 {
 		from := len(srv.Log())
 		cachedAtStart := cacheLen(t, job.Out)
-		killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
+		killAfter := plan.killAfter(cycle)
 		killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
 		if killed {
 			kills++
@@ -129,8 +140,8 @@ func killAndResume(t *testing.T, rng *rand.Rand, srv *llmtest.Server, job job.Jo
 	if rep.Status != StatusFinished {
 		t.Fatalf("%s: final status %q (%s)", what, rep.Status, rep.StopReason)
 	}
-	checkAccounted(t, job.Out, rows, rep)
-	if spend {
+	plan.check(rep)
+	if plan.spend {
 		checkSpendAsUninterrupted(t, job, rep)
 	}
 	return kills

@@ -128,8 +128,7 @@ type unit struct {
 	leftOut *problemFailure
 	// panel collects every judge's verdicts for the record's Panel, when
 	// the job asks panels or shuffles the judges' orders (recordPanel).
-	panel   *schema.Panel
-	panelMu sync.Mutex // guards panel while answers are scored at once
+	panel *schema.Panel
 }
 
 // stage is one step of a style: its name (in failures.jsonl and the

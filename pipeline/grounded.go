@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -267,20 +266,7 @@ func (e *engine) judgeCriterion(ctx context.Context, w *unit, passage string, jd
 	if err != nil {
 		return err
 	}
-	req := jd.request(msgs)
-	req.JSON = e.job.JSONObject.Judge
-	err = e.askJudge(ctx, jd, req, e.job.Judge.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
-		v, err := schema.ParseValidity(reply)
-		if err == nil {
-			t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &v.Valid, Reason: v.Reason}
-		}
-		return err
-	})
-	if e.absorbs(job.StageJudge, err) {
-		t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
-		return nil
-	}
-	return err
+	return e.askItemVerdict(ctx, w, jd, msgs, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), t, i, j)
 }
 
 // judgeQuestion asks judge jd (the j-th) about every criterion of question
@@ -343,8 +329,9 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, answerJobs(q, q.OpenBookAnswers, true, n)...)
 		}
 	}
+	byAnswer := make([]*schema.AnswerScores, len(jobs)) // with a panel, each answer's scores by judge
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, i int) error {
-		return e.answerAndScore(ctx, w, passage, jobs[i])
+		return e.answerAndScore(ctx, w, passage, jobs[i], &byAnswer[i])
 	})
 	if err != nil {
 		return err
@@ -352,23 +339,12 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 	for k := range g.Questions {
 		measureCriteria(&g.Questions[k])
 	}
-	if w.panel != nil { // the answers were scored concurrently
-		slices.SortFunc(w.panel.Scores, func(a, b schema.AnswerScores) int {
-			return cmp.Or(cmp.Compare(a.Question, b.Question), compareBool(a.OpenBook, b.OpenBook), cmp.Compare(a.Answer, b.Answer))
-		})
+	for _, as := range byAnswer { // in the answers' order, however they finished
+		if as != nil {
+			w.panel.Scores = append(w.panel.Scores, *as)
+		}
 	}
 	return nil
-}
-
-// compareBool orders false before true.
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // answerJob is one answer the grounded empirical stage samples and scores:
@@ -406,8 +382,9 @@ func (e *engine) answerMessages(j answerJob, passage string) ([]llm.Message, err
 }
 
 // answerAndScore samples j's answer from the rollout endpoint and scores it
-// with the grounded reward judge against the passage.
-func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob) error {
+// with the grounded reward judge (each judge of a panel, whose scores go in
+// byJudge) against the passage.
+func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob, byJudge **schema.AnswerScores) error {
 	ro := e.job.Rollout
 	q, a := j.q, j.a
 	msgs, err := e.answerMessages(j, passage)
@@ -430,16 +407,16 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j 
 		what = fmt.Sprintf("scores of open-book answer %d to question %d", a, q.Index+1)
 	}
 	judges := e.judges[job.StageEmpirical]
-	byJudge := make([][]float64, len(judges)) // nil: the judge gave none
+	scores := make([][]float64, len(judges)) // nil: the judge gave none
 	err = fanOut(ctx, len(judges), func(ctx context.Context, n int) error {
 		var err error
-		byJudge[n], err = e.scoreAnswer(ctx, w, passage, j, text, judges[n], what)
+		scores[n], err = e.scoreAnswer(ctx, w, passage, j, text, judges[n], what)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	j.into[a].Scores = e.answerScores(w, j, byJudge)
+	j.into[a].Scores, *byJudge = e.answerScores(j, scores)
 	return nil
 }
 
@@ -474,16 +451,16 @@ func (e *engine) scoreAnswer(ctx context.Context, w *unit, passage string, j ans
 
 // answerScores are the scores stored on an answer from its judges'
 // (byJudge[j] nil when judge j gave none): the one judge's, or the
-// panel's (panelScores), each judge's then kept in the record's panel;
-// empty when no judge gave any.
-func (e *engine) answerScores(w *unit, j answerJob, byJudge [][]float64) []float64 {
+// panel's (panelScores) with each judge's for the record's panel; empty
+// when no judge gave any.
+func (e *engine) answerScores(j answerJob, byJudge [][]float64) ([]float64, *schema.AnswerScores) {
 	if !e.hasPanel(job.StageEmpirical) {
 		if byJudge[0] == nil {
-			return []float64{}
+			return []float64{}, nil
 		}
-		return byJudge[0]
+		return byJudge[0], nil
 	}
-	as := schema.AnswerScores{Question: j.q.Index, Answer: int32(j.a), OpenBook: j.open}
+	as := &schema.AnswerScores{Question: j.q.Index, Answer: int32(j.a), OpenBook: j.open}
 	answered := false
 	for n, s := range byJudge {
 		js := schema.JudgeScores{Judge: e.judges[job.StageEmpirical][n].name, Failed: s == nil, Scores: s}
@@ -493,13 +470,10 @@ func (e *engine) answerScores(w *unit, j answerJob, byJudge [][]float64) []float
 		answered = answered || s != nil
 		as.Judges = append(as.Judges, js)
 	}
-	w.panelMu.Lock()
-	w.panel.Scores = append(w.panel.Scores, as)
-	w.panelMu.Unlock()
 	if !answered {
-		return []float64{}
+		return []float64{}, as
 	}
-	return panelScores(len(j.q.Criteria), byJudge)
+	return panelScores(len(j.q.Criteria), byJudge), as
 }
 
 // measureCriteria stores each criterion's mean score (a fraction of its

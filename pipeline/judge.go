@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rubricforge/rubricforge/job"
-
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -72,7 +72,7 @@ func (e *engine) dropInvalid(w *unit) error {
 
 // judgeEachItem sends one judge request per item and judge.
 func (e *engine) judgeEachItem(ctx context.Context, w *unit, judges []judgeAt, t verdictTable) error {
-	js, items, n := e.job.Judge, w.items, len(w.items)
+	items, n := w.items, len(w.items)
 	return fanOut(ctx, n*len(judges), func(ctx context.Context, k int) error {
 		i, j := k%n, k/n
 		jd := judges[j]
@@ -80,21 +80,28 @@ func (e *engine) judgeEachItem(ctx context.Context, w *unit, judges []judgeAt, t
 		if err != nil {
 			return err
 		}
-		req := jd.request(msgs)
-		req.JSON = e.job.JSONObject.Judge
-		err = e.askJudge(ctx, jd, req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), &w.u, func(reply string) error {
-			v, err := schema.ParseValidity(reply)
-			if err == nil {
-				t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &v.Valid, Reason: v.Reason}
-			}
-			return err
-		})
-		if e.absorbs(job.StageJudge, err) {
-			t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
-			return nil
+		return e.askItemVerdict(ctx, w, jd, msgs, fmt.Sprintf("validity verdict for item %d", items[i].ID), t, i, j)
+	})
+}
+
+// askItemVerdict asks judge jd (the j-th) for its validity verdict on one
+// item or criterion (the i-th) with msgs and puts it in t: a panel judge
+// that gives none gets a failed verdict there instead.
+func (e *engine) askItemVerdict(ctx context.Context, w *unit, jd judgeAt, msgs []llm.Message, what string, t verdictTable, i, j int) error {
+	req := jd.request(msgs)
+	req.JSON = e.job.JSONObject.Judge
+	err := e.askJudge(ctx, jd, req, e.job.Judge.RepairAttempts, what, &w.u, func(reply string) error {
+		v, err := schema.ParseValidity(reply)
+		if err == nil {
+			t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &v.Valid, Reason: v.Reason}
 		}
 		return err
 	})
+	if e.absorbs(job.StageJudge, err) {
+		t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
+		return nil
+	}
+	return err
 }
 
 // judgeBatch sends judge jd (the j-th) one request for all items of the

@@ -114,8 +114,8 @@ func newJudges(jb *job.Job, ps *prompts.Set, sets map[string]*prompts.Set, clien
 
 // hasPanel reports whether stage asks a panel of judges.
 func (e *engine) hasPanel(stage string) bool {
-	panel, _ := stagePanel(e.job, stage)
-	return len(panel) > 0
+	js := e.judges[stage]
+	return len(js) > 0 && js[0].usageKey != "" // a panel's judges count apart
 }
 
 // request is jd's request with msgs.

@@ -433,7 +433,12 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 		j.Judge.Panel = panelOf(j, "j-a", "j-b", "j-c")
 		j.Empirical.Panel = panelOf(j, "s-a", "s-b")
 	})
-	if killAndResume(t, rng, srv, jb, jobFile, rows, "panel run", true) == 0 {
+	plan := killPlan{
+		killAfter: func(int) int { return 20 + rng.IntN(300) },
+		check:     func(rep *Report) { checkAccounted(t, jb.Out, rows, rep) },
+		spend:     true,
+	}
+	if killAndResume(t, srv, jb, jobFile, "panel run", plan) == 0 {
 		t.Fatal("the run was never killed; it finished before its kill points")
 	}
 	for id, r := range runtest.ReadCorpus(t, jb.Out) {
