@@ -250,11 +250,18 @@ func checkShardFiles(t testing.TB, runDir string) {
 // for runChildUntil; and its problems.
 func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
+	return killableJobWith(t, shardRows, llmtest.Config{}, edit)
+}
+
+// killableJobWith is killableJob against a simulated endpoint with cfg's
+// judges (Config.Judges).
+func killableJobWith(t *testing.T, shardRows int, cfg llmtest.Config, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+	t.Helper()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16

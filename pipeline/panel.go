@@ -124,7 +124,8 @@ func (jd judgeAt) request(msgs []llm.Message) llm.Request {
 }
 
 // askJudge sends req to judge jd as askParsed does, repairing with the
-// judge's templates and counting its answers under its usage key.
+// judge's templates and counting its answers under its usage key; a panel
+// judge's unusable exchange stays in the cache (llm.Ask.KeepUnusable).
 func (e *engine) askJudge(ctx context.Context, jd judgeAt, req llm.Request, repairs int, what string, u *usage, parse func(string) error) error {
 	onResponse := u.add
 	if jd.usageKey != "" {
@@ -136,6 +137,9 @@ func (e *engine) askJudge(ctx context.Context, jd judgeAt, req llm.Request, repa
 	return jd.client.ChatParsed(ctx, req, llm.Ask{
 		What: what, Repairs: repairs, Parse: parse, Repair: jd.prompts.RepairMessages, OnResponse: onResponse,
 		RepairsOnline: e.job.Batch.Repairs == job.ModeOnline,
+		// A panel judge's failure is its vote: a later batch wave or a
+		// resume replays it from the cache instead of paying again.
+		KeepUnusable: jd.usageKey != "",
 	})
 }
 

@@ -422,13 +422,16 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 }
 
 // TestPanelRunKilledAndResumedPaysNothingTwice: a run with a panel in both
-// stages, killed with SIGKILL three times and resumed, sends again no more
-// than the requests in flight at each kill, accounts for every problem,
-// and spends what an uninterrupted run spends.
+// stages, one of whose judges often gives no usable verdict, killed with
+// SIGKILL three times and resumed, sends again no more than the requests
+// in flight at each kill (a failed judge's exchange is replayed, not asked
+// again), accounts for every problem, and spends what an uninterrupted
+// run spends.
 func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0xba5e1))
-	srv, jb, jobFile, rows := killableJob(t, 4, func(j *job.Job) {
+	flaky := llmtest.Config{Judges: map[string]llmtest.JudgeProfile{"j-b": {Fail: 0.3}, "s-b": {Fail: 0.3}}}
+	srv, jb, jobFile, rows := killableJobWith(t, 4, flaky, func(j *job.Job) {
 		j.Empirical.Enabled = true
 		j.Judge.Panel = panelOf(j, "j-a", "j-b", "j-c")
 		j.Empirical.Panel = panelOf(j, "s-a", "s-b")
@@ -443,6 +446,31 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 	}
 	for id, r := range runtest.ReadCorpus(t, jb.Out) {
 		if r.Panel == nil || len(r.Panel.Judges) != 5 || len(r.Panel.Validity) != len(r.Rubric) || len(r.Panel.Satisfaction) != len(r.Rollouts) {
+			t.Fatalf("record %s: panel %+v", id, r.Panel)
+		}
+	}
+}
+
+// TestBatchPanelRunEqualsOnline: a job with panels in both stages run
+// through the provider's Batch API makes the records the online run makes,
+// every judge's verdicts included, without asking any request twice.
+func TestBatchPanelRunEqualsOnline(t *testing.T) {
+	dir := t.TempDir()
+	rows := runtest.MakeProblems(24)
+	input := filepath.Join(dir, "in.jsonl")
+	runtest.WriteJSONL(t, input, rows)
+	cfg := llmtest.Config{Seed: 3, Answers: runtest.AnswersOf(rows), Judges: map[string]llmtest.JudgeProfile{"j-b": {FalseValid: 0.3, Fail: 0.2}}}
+	mk := func(out, url string) job.Job {
+		j := runtest.BatchJob(input, filepath.Join(dir, out), url)
+		j.Empirical.Enabled = true
+		j.Judge.Panel = panelOf(&j, "j-a", "j-b", "j-c")
+		j.Empirical.Panel = panelOf(&j, "j-a", "j-b")
+		return j
+	}
+	_, bRep := compareOnlineBatch(t, cfg, mk, 37)
+	checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
+	for id, r := range runtest.ReadCorpus(t, filepath.Join(dir, "batch")) {
+		if r.Panel == nil || len(r.Panel.Validity) != len(r.Rubric) || len(r.Panel.Satisfaction) != len(r.Rollouts) {
 			t.Fatalf("record %s: panel %+v", id, r.Panel)
 		}
 	}
