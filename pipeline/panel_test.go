@@ -475,3 +475,30 @@ func TestBatchPanelRunEqualsOnline(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelDropInvalid: drop_invalid drops what the panel found invalid,
+// and the panel's verdicts follow the kept items to their new ids.
+func TestPanelDropInvalid(t *testing.T) {
+	f := panelFixture(t, 12, 0.2, map[string]llmtest.JudgeProfile{"j-harsh": {FalseInvalid: 0.3}})
+	jb := f.job
+	jb.Judge.DropInvalid = true
+	jb.Judge.Panel = panelOf(&jb, "j-fair", "j-harsh", "j-fair2")
+	runJob(t, jb, Options{})
+	recs := runtest.ReadCorpus(t, jb.Out)
+	kept, dissent := 0, 0
+	for _, v := range itemVotes(t, recs) {
+		kept++
+		if !v.panel {
+			t.Errorf("record %s item %d: kept though the panel found it invalid", v.record.ID, v.item.ID)
+		}
+		if truth := f.srv.TrueValidity(v.problem, v.item.Type, v.item.Text); !truth || !*v.judges["j-fair"] {
+			t.Errorf("record %s item %d: the verdicts %v are not the item's (true validity %v)", v.record.ID, v.item.ID, v.judges, truth)
+		}
+		if !*v.judges["j-harsh"] {
+			dissent++
+		}
+	}
+	if kept == 0 || dissent == 0 {
+		t.Fatalf("%d items kept, %d of them over the harsh judge's no: the test shows nothing", kept, dissent)
+	}
+}
