@@ -418,9 +418,8 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 
 // newClients makes one client per distinct endpoint and key, shared by the
 // stages that use it, so each endpoint has one rate controller. A panel's
-// judge (panel, by job.PanelJudgeRef) shares the client
-// of a stage at its endpoint, or gets its own; panel holds every judge's
-// client, shared ones too.
+// judge shares the client of a stage at its endpoint, or gets its own;
+// panel holds every judge's client by job.PanelJudgeRef, shared ones too.
 func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients, panel = map[string]*llm.Client{}, map[string]*llm.Client{}
