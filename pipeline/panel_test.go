@@ -502,3 +502,62 @@ func TestPanelDropInvalid(t *testing.T) {
 		t.Fatalf("%d items kept, %d of them over the harsh judge's no: the test shows nothing", kept, dissent)
 	}
 }
+
+// TestShuffledOrderKeepsEveryVerdict: the judges' replies are mapped back
+// to the items they judge, whatever order the items were shown in: with
+// judges whose verdicts do not depend on position, a job in shuffled order
+// stores the same verdict on every item (math validity; grounded validity
+// and every answer's scores) as the job in rubric order.
+func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
+	t.Run("srar", func(t *testing.T) {
+		f := panelFixture(t, 16, 0.4, nil)
+		valid := map[string][]bool{}
+		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
+			jb := f.job
+			jb.Out = filepath.Join(f.dir, "run-"+order)
+			jb.Judge.Order = order
+			runJob(t, jb, Options{})
+			for id, r := range runtest.ReadCorpus(t, jb.Out) {
+				var got []bool
+				for _, it := range r.Rubric {
+					got = append(got, *it.Valid)
+				}
+				if was, ok := valid[id]; ok && !slices.Equal(was, got) {
+					t.Errorf("record %s: verdicts %v in shuffled order, %v in rubric order", id, got, was)
+				}
+				valid[id] = got
+			}
+		}
+	})
+	t.Run("grounded", func(t *testing.T) {
+		dir := t.TempDir()
+		docs := filepath.Join(dir, "docs")
+		runtest.WriteDocs(t, docs, 4)
+		_, url := runtest.StartSim(t, llmtest.Config{InvalidRate: 0.4})
+		seen := map[string]string{}
+		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
+			jb := runtest.GroundedTestJob(docs, filepath.Join(dir, "run-"+order), url)
+			jb.Judge.Order = order
+			runJob(t, jb, Options{})
+			recs := runtest.ReadCorpus(t, jb.Out)
+			for id, r := range recs {
+				var b strings.Builder
+				for _, q := range r.Grounded.Questions {
+					for _, c := range q.Criteria {
+						fmt.Fprintf(&b, "%s=%v ", c.ID, *c.Valid)
+					}
+					for _, a := range q.Answers {
+						fmt.Fprintf(&b, "%v ", a.Scores)
+					}
+				}
+				if was, ok := seen[id]; ok && was != b.String() {
+					t.Errorf("record %s: shuffled order stores\n%s\nrubric order\n%s", id, b.String(), was)
+				}
+				seen[id] = b.String()
+			}
+			if len(recs) == 0 {
+				t.Fatal("no records")
+			}
+		}
+	})
+}
