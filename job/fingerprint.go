@@ -238,9 +238,12 @@ func ShowValue(v string) string {
 }
 
 // panelSetting is a panel's part of the fingerprint: each judge's name,
-// model, sampling and prompts directory as written (noPanel, left out of
-// the fingerprint, for none, so jobs without one keep their fingerprint).
-// Endpoints and keys are left out, as they are for a stage's own model.
+// model and sampling (noPanel, left out of the fingerprint, for none, so
+// jobs without one keep their fingerprint). Endpoints and keys are left
+// out, as they are for a stage's own model, and so is a judge's
+// prompts_dir: its path depends on where distill is started, and what it
+// holds is in the job's template hashes (the run stamps a judge's own
+// templates, PanelTemplateKey).
 func panelSetting(judges []PanelJudge) string {
 	if len(judges) == 0 {
 		return noPanel
@@ -253,7 +256,7 @@ func panelSetting(judges []PanelJudge) string {
 	}
 	var b strings.Builder
 	for _, p := range judges {
-		fmt.Fprintf(&b, "%q %q %s %s %d %q;", p.Name, p.Model, float(p.Temperature), float(p.TopP), p.MaxTokens, p.PromptsDir)
+		fmt.Fprintf(&b, "%q %q %s %s %d;", p.Name, p.Model, float(p.Temperature), float(p.TopP), p.MaxTokens)
 	}
 	return b.String()
 }

@@ -101,6 +101,13 @@ prices: {m: 0, j-small: 0, j-large: 0}
 		t.Errorf("RUN/job.yaml reads back as another job: %q\n%s", ChangedSettings(&back, &jb), b)
 	}
 
+	moved := jb // the same job file read from another directory
+	moved.Judge.Panel = slices.Clone(jb.Judge.Panel)
+	moved.Judge.Panel[0].PromptsDir = filepath.Join("..", "elsewhere", "small-prompts")
+	if moved.Fingerprint() != jb.Fingerprint() {
+		t.Error("a judge's prompts_dir path enters the fingerprint; its templates' hashes should, not where it is")
+	}
+
 	for _, tc := range []struct {
 		name string
 		edit func(j *Job)
