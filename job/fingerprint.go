@@ -70,6 +70,8 @@ func resultSettings() []setting {
 		{"empirical.open_book", func(j *Job) string { return fmt.Sprint(j.Empirical.OpenBook) }, groundedEmpirical, "false"},
 		{"judge.panel", func(j *Job) string { return panelSetting(j.Judge.Panel) }, JudgeOn, noPanel},
 		{"empirical.panel", func(j *Job) string { return panelSetting(j.Empirical.Panel) }, EmpiricalOn, noPanel},
+		{"judge.order", orderSetting, judgesOrdered, OrderRubric},
+		{"judge.order_seed", func(j *Job) string { return fmt.Sprint(j.Judge.OrderSeed) }, func(j *Job) bool { return judgesOrdered(j) && j.Shuffled() }, ""},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},
@@ -236,9 +238,12 @@ func ShowValue(v string) string {
 }
 
 // panelSetting is a panel's part of the fingerprint: each judge's name,
-// model, sampling and prompts directory as written (noPanel, left out of
-// the fingerprint, for none, so jobs without one keep their fingerprint).
-// Endpoints and keys are left out, as they are for a stage's own model.
+// model and sampling (noPanel, left out of the fingerprint, for none, so
+// jobs without one keep their fingerprint). Endpoints and keys are left
+// out, as they are for a stage's own model, and so is a judge's
+// prompts_dir: its path depends on where distill is started, and what it
+// holds is in the job's template hashes (the run stamps a judge's own
+// templates, PanelTemplateKey).
 func panelSetting(judges []PanelJudge) string {
 	if len(judges) == 0 {
 		return noPanel
@@ -251,7 +256,7 @@ func panelSetting(judges []PanelJudge) string {
 	}
 	var b strings.Builder
 	for _, p := range judges {
-		fmt.Fprintf(&b, "%q %q %s %s %d %q;", p.Name, p.Model, float(p.Temperature), float(p.TopP), p.MaxTokens, p.PromptsDir)
+		fmt.Fprintf(&b, "%q %q %s %s %d;", p.Name, p.Model, float(p.Temperature), float(p.TopP), p.MaxTokens)
 	}
 	return b.String()
 }

@@ -130,6 +130,13 @@ type JudgeStage struct {
 	// and keeps their strict majority (see PanelJudge and schema.Panel);
 	// the stage's own endpoint and sampling are then the judges' defaults.
 	Panel []PanelJudge `yaml:"panel,omitempty"`
+	// Order is how a judge shown several items at once (judge batch mode,
+	// the satisfaction judge, the grounded scorer) sees them, in this stage
+	// and the empirical one: OrderShuffled (the default) in an order drawn
+	// per judge and per record from OrderSeed, or OrderRubric in rubric
+	// order (as before judge orders existed). See OrderPermutation.
+	Order     string `yaml:"order,omitempty"`
+	OrderSeed int64  `yaml:"order_seed,omitempty"`
 }
 
 // EmpiricalStage configures empirical validity: every rollout judged against
@@ -259,8 +266,11 @@ type Output struct {
 
 // DefaultJob is a job with every default set and no input, output or endpoint.
 func DefaultJob() Job {
+	// Every stage gets its own pointer: decoding a job.yaml over the
+	// defaults writes through them, and a shared one would give every
+	// stage the temperature of the last stage decoded.
 	one := 1.0
-	zero := 0.0
+	zero := func() *float64 { z := 0.0; return &z }
 	return Job{
 		Input: Input{Format: "auto", Fields: Fields{Problem: "problem", Answer: "answer", ID: "id", Source: "source", Reference: "solution", Text: "text", Title: "title"}, MaxLineBytes: 4 << 20},
 		Style: schema.StyleSRaR,
@@ -270,9 +280,9 @@ func DefaultJob() Job {
 			N:          8,
 			PerRequest: 1,
 		},
-		Distill:   DistillStage{Sampling: Sampling{Temperature: &zero}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
-		Judge:     JudgeStage{Sampling: Sampling{Temperature: &zero}, Enabled: true, Mode: "batch", RepairAttempts: 2},
-		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: &zero}, Alpha: 0.2, RepairAttempts: 1},
+		Distill:   DistillStage{Sampling: Sampling{Temperature: zero()}, MaxSolutions: 8, MaxSolutionChars: 6000, MaxItems: 12, RepairAttempts: 2},
+		Judge:     JudgeStage{Sampling: Sampling{Temperature: zero()}, Enabled: true, Mode: "batch", RepairAttempts: 2},
+		Empirical: EmpiricalStage{Sampling: Sampling{Temperature: zero()}, Alpha: 0.2, RepairAttempts: 1},
 		Grounded: GroundedStage{PassageChars: 6000, MinPassageChars: DefaultMinPassageChars, QuestionsPerPassage: 1, MinCriteria: 5, MaxCriteria: 10, MinTotalWeight: 5, MaxCopiedWords: 12, Enrich: true,
 			JudgePassageTokens: prompts.DefaultJudgePassageTokens, AnalysisChars: 12000},
 		JSONObject: JSONObjectStages{Analyze: true, Synthesize: true, Judge: true},
@@ -307,6 +317,10 @@ func (j *Job) Normalize() {
 	j.Distill.Endpoint = j.stageEndpoint(j.Distill.Endpoint)
 	j.Judge.Endpoint = j.stageEndpoint(j.Judge.Endpoint)
 	j.Empirical.Endpoint = j.stageEndpoint(j.Empirical.Endpoint)
+	j.resolvePanels()
+	if j.Judge.Order == "" {
+		j.Judge.Order = OrderShuffled
+	}
 	if j.Rollout.PerRequest <= 0 {
 		j.Rollout.PerRequest = 1
 	}
@@ -332,6 +346,11 @@ func (j *Job) stageModels() map[string][]string {
 	if j.Empirical.Enabled {
 		add(StageEmpirical, j.Empirical.Model)
 	}
+	for _, p := range j.Panels() {
+		for _, jd := range p.Judges {
+			add(p.Field, jd.Model)
+		}
+	}
 	return out
 }
 
@@ -342,6 +361,7 @@ func (j *Job) Validate() error {
 	j.validateInput(&v)
 	j.validateEndpoints(&v)
 	j.validateStages(&v)
+	j.validatePanels(&v)
 	j.validateLimits(&v)
 	j.validatePrices(&v)
 	j.validateBatch(&v)
@@ -388,13 +408,7 @@ func (j *Job) validateInput(v *validation) {
 
 func (j *Job) validateEndpoints(v *validation) {
 	checkEndpoint := func(stage string, e Endpoint) {
-		if e.BaseURL == "" {
-			v.bad(stage+".base_url", "no endpoint given (use --base-url)")
-		} else if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.bad(stage+".base_url", "%q is not an http(s) URL", e.BaseURL)
-		} else if u.User != nil {
-			v.bad(stage+".base_url", "must not carry credentials; name an environment variable in api_key_env")
-		}
+		checkBaseURL(v, stage, e.BaseURL)
 		if e.Model == "" {
 			v.bad(stage+".model", "no model given (use --model)")
 		}
@@ -406,6 +420,22 @@ func (j *Job) validateEndpoints(v *validation) {
 	}
 	if j.Empirical.Enabled {
 		checkEndpoint(StageEmpirical, j.Empirical.Endpoint)
+	}
+	for _, p := range j.Panels() {
+		for i, jd := range p.Judges {
+			checkBaseURL(v, fmt.Sprintf("%s[%d]", p.Field, i), jd.BaseURL)
+		}
+	}
+}
+
+// checkBaseURL reports a missing or unusable base URL of field's endpoint.
+func checkBaseURL(v *validation, field, baseURL string) {
+	if baseURL == "" {
+		v.bad(field+".base_url", "no endpoint given (use --base-url)")
+	} else if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.bad(field+".base_url", "%q is not an http(s) URL", baseURL)
+	} else if u.User != nil {
+		v.bad(field+".base_url", "must not carry credentials; name an environment variable in api_key_env")
 	}
 }
 
@@ -635,6 +665,12 @@ func (j *Job) RunDirYAML() ([]byte, error) {
 	}
 	c.Out, c.PromptsDir, c.Cache = abs(j.Out), abs(j.PromptsDir), abs(j.Cache)
 	c.Batch.FilesDir = abs(j.Batch.FilesDir)
+	c.Judge.Panel, c.Empirical.Panel = slices.Clone(j.Judge.Panel), slices.Clone(j.Empirical.Panel)
+	for _, panel := range [][]PanelJudge{c.Judge.Panel, c.Empirical.Panel} {
+		for i := range panel {
+			panel[i].PromptsDir = abs(panel[i].PromptsDir)
+		}
+	}
 	return yaml.Marshal(&c)
 }
 

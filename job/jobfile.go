@@ -54,6 +54,11 @@ func (j *Job) resolvePaths(dir string) {
 	}
 	j.Out, j.PromptsDir, j.Cache = rel(j.Out), rel(j.PromptsDir), rel(j.Cache)
 	j.Batch.FilesDir = rel(j.Batch.FilesDir)
+	for _, panel := range [][]PanelJudge{j.Judge.Panel, j.Empirical.Panel} {
+		for i := range panel {
+			panel[i].PromptsDir = rel(panel[i].PromptsDir)
+		}
+	}
 }
 
 // nodeDecoder decodes a YAML node tree into a Go value field by field, so

@@ -2,11 +2,13 @@ package job
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
 )
 
@@ -126,3 +128,106 @@ func ReadPanel(path string) ([]PanelJudge, error) {
 	}
 	return judges, nil
 }
+
+// The judges' item orders (judge.order).
+const (
+	// OrderShuffled shows a judge the items of a request in an order drawn
+	// per judge and per record from judge.order_seed (OrderPermutation).
+	OrderShuffled = "shuffled"
+	// OrderRubric shows them in rubric order, as runs did before judge
+	// orders existed; such jobs keep their fingerprint.
+	OrderRubric = "rubric"
+)
+
+// StagePanel is the panel of one stage that the job runs: the stage
+// (StageJudge or StageEmpirical), its field in the job file and its judges,
+// resolved against the stage (see Normalize).
+type StagePanel struct {
+	Stage, Field string
+	Judges       []PanelJudge
+}
+
+// Panels are the panels of the stages the job runs, judge stage first.
+func (j *Job) Panels() []StagePanel {
+	var out []StagePanel
+	if j.Judge.Enabled && len(j.Judge.Panel) > 0 {
+		out = append(out, StagePanel{StageJudge, "judge.panel", j.Judge.Panel})
+	}
+	if j.Empirical.Enabled && len(j.Empirical.Panel) > 0 {
+		out = append(out, StagePanel{StageEmpirical, "empirical.panel", j.Empirical.Panel})
+	}
+	return out
+}
+
+// resolvePanels fills every setting a panel's judge leaves out from its
+// stage (PanelJudge.Resolved), once the stages' endpoints are filled.
+func (j *Job) resolvePanels() {
+	for i, p := range j.Judge.Panel {
+		j.Judge.Panel[i] = p.Resolved(j.Judge.Endpoint, j.Judge.Sampling, j.PromptsDir)
+	}
+	for i, p := range j.Empirical.Panel {
+		j.Empirical.Panel[i] = p.Resolved(j.Empirical.Endpoint, j.Empirical.Sampling, j.PromptsDir)
+	}
+}
+
+// validatePanels reports the problems of the panels (CheckPanel), a panel
+// on a stage the job does not run, and an unknown judge.order.
+func (j *Job) validatePanels(v *validation) {
+	for _, p := range []struct {
+		field  string
+		on     bool
+		judges []PanelJudge
+	}{{"judge.panel", j.Judge.Enabled, j.Judge.Panel}, {"empirical.panel", j.Empirical.Enabled, j.Empirical.Panel}} {
+		if len(p.judges) > 0 && !p.on {
+			stage, _, _ := strings.Cut(p.field, ".")
+			v.bad(p.field, "lists judges, but the %s stage is off: set %s.enabled: true or remove the panel", stage, stage)
+			continue
+		}
+		v.problems = append(v.problems, CheckPanel(p.field, p.judges)...)
+	}
+	switch j.Judge.Order {
+	case OrderShuffled, OrderRubric, "":
+	default:
+		v.bad("judge.order", "%q is not %s or %s", j.Judge.Order, OrderShuffled, OrderRubric)
+	}
+}
+
+// judgesOrdered: a stage that shows a judge several items at once runs.
+func judgesOrdered(j *Job) bool { return JudgeOn(j) || EmpiricalOn(j) }
+
+// orderSetting is judge.order as it counts in the fingerprint: a job
+// written before orders existed (no judge.order in its job.yaml) showed
+// its items in rubric order.
+func orderSetting(j *Job) string {
+	if j.Judge.Order == "" {
+		return OrderRubric
+	}
+	return j.Judge.Order
+}
+
+// Shuffled reports whether the job's judges see their items in shuffled
+// order (judge.order: shuffled).
+func (j *Job) Shuffled() bool { return orderSetting(j) == OrderShuffled }
+
+// OrderPermutation is the order in which judge judge of stage sees the n
+// items of one request about record id (part tells apart the record's
+// requests: the question of a grounded record, the rollout or answer
+// judged): perm[k] is the index, in rubric order, of the item shown k-th.
+// It is math/rand/v2's PCG seeded with xxhash64 of
+// "ORDER_SEED\x00ID\x00STAGE\x00JUDGE\x00PART" and 0, and its Perm(n): the
+// same for every run of the job, different per judge and per record.
+func OrderPermutation(seed int64, id, stage, judge string, part, n int) []int {
+	h := xxhash.Sum64String(fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%d", seed, id, stage, judge, part))
+	return rand.New(rand.NewPCG(h, 0)).Perm(n)
+}
+
+// PanelTemplateKey is the template_hashes key of the template a panel's
+// judge sends when its prompts_dir is its own: a changed template of one
+// judge is then named as the change on resume.
+func PanelTemplateKey(field, judge, template string) string {
+	return PanelJudgeRef(field, judge) + "." + template
+}
+
+// PanelJudgeRef names a panel's judge in messages and keys:
+// "judge.panel[NAME]".
+func PanelJudgeRef(field, judge string) string { return field + "[" + judge + "]" }

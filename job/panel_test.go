@@ -2,10 +2,16 @@ package job
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
+	"gopkg.in/yaml.v3"
 )
 
 func TestReadPanel(t *testing.T) {
@@ -46,5 +52,144 @@ func TestReadPanel(t *testing.T) {
 	}
 	if p := CheckPanel("judge.panel", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}}); len(p) != 1 || !strings.Contains(p[0], "at least two") {
 		t.Errorf("a panel of one: %q", p)
+	}
+}
+
+// TestPanelsInAJobFile: a job file's panels are resolved against their
+// stage at load time (endpoint, sampling, prompts directory relative to the
+// file), the normalized RUN/job.yaml keeps them and reads back the same
+// job, and every problem names its field.
+func TestPanelsInAJobFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "job.yaml")
+	os.WriteFile(file, []byte(`input: {paths: [in.jsonl]}
+out: run
+rollout: {base_url: "http://127.0.0.1:9/v1", model: m}
+empirical: {enabled: true}
+judge:
+  temperature: 0.3
+  panel:
+    - name: small
+      model: j-small
+      prompts_dir: small-prompts
+    - model: j-large
+      base_url: "http://127.0.0.1:10/v1"
+prices: {m: 0, j-small: 0, j-large: 0}
+`), 0o644)
+	jb, err := PrepareJob(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := jb.Judge.Panel
+	if len(p) != 2 || p[0].BaseURL != "http://127.0.0.1:9/v1" || *p[0].Temperature != 0.3 || p[0].PromptsDir != filepath.Join(dir, "small-prompts") ||
+		p[1].Name != "j-large" || p[1].BaseURL != "http://127.0.0.1:10/v1" {
+		t.Fatalf("resolved panel %+v", p)
+	}
+	if jb.Judge.Order != OrderShuffled {
+		t.Errorf("judge.order %q by default, want shuffled", jb.Judge.Order)
+	}
+	b, err := jb.RunDirYAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := DefaultJob()
+	if err := yaml.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	back.Normalize()
+	if back.Fingerprint() != jb.Fingerprint() || len(ChangedSettings(&back, &jb)) != 0 {
+		t.Errorf("RUN/job.yaml reads back as another job: %q\n%s", ChangedSettings(&back, &jb), b)
+	}
+
+	moved := jb // the same job file read from another directory
+	moved.Judge.Panel = slices.Clone(jb.Judge.Panel)
+	moved.Judge.Panel[0].PromptsDir = filepath.Join("..", "elsewhere", "small-prompts")
+	if moved.Fingerprint() != jb.Fingerprint() {
+		t.Error("a judge's prompts_dir path enters the fingerprint; its templates' hashes should, not where it is")
+	}
+
+	for _, tc := range []struct {
+		name string
+		edit func(j *Job)
+		want string
+	}{
+		{"one judge", func(j *Job) { j.Judge.Panel = j.Judge.Panel[:1] }, "judge.panel: a panel needs at least two judges"},
+		{"stage off", func(j *Job) { j.Judge.Enabled = false }, "judge.panel: lists judges, but the judge stage is off"},
+		{"bad url", func(j *Job) { j.Judge.Panel[1].BaseURL = "ftp://x" }, `judge.panel[1].base_url: "ftp://x" is not an http(s) URL`},
+		{"no price", func(j *Job) { delete(j.Prices, "j-large") }, `model "j-large" (judge.panel) has no price`},
+		{"same name", func(j *Job) {
+			j.Empirical.Panel = []PanelJudge{{Name: "x", Endpoint: Endpoint{Model: "j-small"}}, {Name: "x", Endpoint: Endpoint{Model: "j-large"}}}
+		}, `empirical.panel[1]: name "x" is also empirical.panel[0]'s`},
+		{"order", func(j *Job) { j.Judge.Order = "random" }, `judge.order: "random" is not shuffled or rubric`},
+	} {
+		j := jb
+		j.Judge.Panel = slices.Clone(jb.Judge.Panel)
+		j.Prices = maps.Clone(jb.Prices)
+		tc.edit(&j)
+		j.Normalize()
+		var ue *UsageError
+		if err := j.Validate(); !errors.As(err, &ue) || !slices.ContainsFunc(ue.Problems, func(p string) bool { return strings.Contains(p, tc.want) }) {
+			t.Errorf("%s: %v, want a problem saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestRubricOrderKeepsTheFingerprint: a job in rubric order has the
+// fingerprint it had before judge orders existed, so its run directories
+// resume; the default (shuffled) is a change that names judge.order, as it
+// does against the job.yaml of an older run (which has no judge.order).
+func TestRubricOrderKeepsTheFingerprint(t *testing.T) {
+	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	j.Judge.Order = OrderRubric
+	j.Normalize()
+	var b strings.Builder
+	for _, l := range j.identityLines() {
+		if !strings.HasPrefix(l.key, "judge.order") && l.key != "partition" && !strings.HasSuffix(l.key, ".panel") {
+			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
+		}
+	}
+	if got, before := j.Fingerprint(), fmt.Sprintf("%016x", xxhash.Sum64String(b.String())); got != before {
+		t.Errorf("a rubric-order job has fingerprint %s, before judge orders %s", got, before)
+	}
+	older := DefaultJob() // an older run's job.yaml, read as changesFrom reads it
+	if err := yaml.Unmarshal([]byte("judge: {enabled: true}\n"), &older); err != nil {
+		t.Fatal(err)
+	}
+	cur := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	cur.Normalize()
+	older.Rollout, older.Distill, older.Judge.Endpoint, older.Empirical.Endpoint, older.Prices = cur.Rollout, cur.Distill, cur.Judge.Endpoint, cur.Empirical.Endpoint, cur.Prices
+	older.Input, older.Out, older.Limits, older.Output = cur.Input, cur.Out, cur.Limits, cur.Output
+	changes := ChangedSettings(&older, &cur)
+	if len(changes) != 1 || changes[0] != "judge.order: rubric → shuffled" {
+		t.Errorf("an older run resumed with the default order: changes %q", changes)
+	}
+	seeded := cur
+	seeded.Judge.OrderSeed = 9
+	if seeded.Fingerprint() == cur.Fingerprint() {
+		t.Error("judge.order_seed does not change the fingerprint")
+	}
+}
+
+// TestOrderPermutation: the order is a permutation, the same for the same
+// judge and record, and another for another judge, record or seed.
+func TestOrderPermutation(t *testing.T) {
+	base := OrderPermutation(1, "rec", StageJudge, "a", 0, 8)
+	sorted := slices.Sorted(slices.Values(base))
+	for i, v := range sorted {
+		if v != i {
+			t.Fatalf("not a permutation of 0..7: %v", base)
+		}
+	}
+	if !slices.Equal(base, OrderPermutation(1, "rec", StageJudge, "a", 0, 8)) {
+		t.Error("the same judge and record get another order")
+	}
+	for _, other := range [][]int{
+		OrderPermutation(2, "rec", StageJudge, "a", 0, 8), OrderPermutation(1, "rec2", StageJudge, "a", 0, 8),
+		OrderPermutation(1, "rec", StageJudge, "b", 0, 8), OrderPermutation(1, "rec", StageEmpirical, "a", 0, 8),
+		OrderPermutation(1, "rec", StageJudge, "a", 1, 8),
+	} {
+		if slices.Equal(base, other) {
+			t.Errorf("order %v repeats for another seed, record, judge, stage or part", other)
+		}
 	}
 }

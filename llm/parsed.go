@@ -22,6 +22,11 @@ type Ask struct {
 	// RepairsOnline sends the repair turns at once even when the Client
 	// defers requests to batches, instead of in the next batch.
 	RepairsOnline bool
+	// KeepUnusable leaves the exchange of a reply that never parsed in the
+	// cache, for a caller that keeps the failure as data (a judge of a
+	// panel, whose failure is a vote): asking again replays the failure
+	// instead of paying for it again.
+	KeepUnusable bool
 }
 
 // repairShown reports whether a repair turn that ended in resp or err
@@ -66,7 +71,7 @@ var errCutOff = errors.New("the reply was cut off by the token limit")
 //
 // When no reply parsed, the cached replies of the whole exchange are marked
 // unusable (Cache.Invalidate), so asking again sends fresh requests instead
-// of replaying them; an exchange that ended in a reply that parsed is never
+// of replaying them (unless a.KeepUnusable); an exchange that ended in a reply that parsed is never
 // invalidated, so asking it again is answered from the cache.
 func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 	stage := req.Stage
@@ -97,7 +102,7 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 			return nil
 		}
 		if attempt >= a.Repairs {
-			if c.cache != nil {
+			if c.cache != nil && !a.KeepUnusable {
 				if err := c.cache.Invalidate(sent...); err != nil {
 					c.meter.attemptError(stage, "cache_write")
 					return cacheWriteError(&req, stage, 0, err)

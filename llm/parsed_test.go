@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -168,4 +169,34 @@ func TestUnparsableRepliesAreNotReplayed(t *testing.T) {
 			t.Errorf("%d requests, %d tombstones; want 2 and 0", srv.hits.Load(), cache.Stats().Tombstones)
 		}
 	})
+}
+
+// TestChatParsedKeepUnusable: an exchange that never parsed is asked
+// afresh the next time (its cached replies are invalidated), unless the
+// caller keeps the failure (Ask.KeepUnusable): then asking again replays
+// it from the cache and sends nothing.
+func TestChatParsedKeepUnusable(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		srv := newServer(t, replies("bad"))
+		cache, err := OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cache.Close() })
+		c := newTestClient(t, srv.endpoint(), fastOptions(), cache, nil)
+		ask := Ask{What: "verdicts", Repairs: 1, Parse: wantOK, Repair: repairTurn, KeepUnusable: keep}
+		for round := range 2 {
+			var pe *ParseError
+			if err := c.ChatParsed(t.Context(), simpleRequest("q"), ask); !errors.As(err, &pe) {
+				t.Fatalf("keep=%v round %d: %v, want a ParseError", keep, round, err)
+			}
+		}
+		want := int64(4) // two turns, asked twice
+		if keep {
+			want = 2
+		}
+		if got := srv.hits.Load(); got != want {
+			t.Errorf("keep=%v: %d requests sent for the same exchange asked twice, want %d", keep, got, want)
+		}
+	}
 }

@@ -47,7 +47,8 @@ func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.M
 
 // planCompletion is what RUN/plan.json's pilot measured of each stage: the
 // completion tokens of one request, which price the stage's batch rows
-// against the budget until the run has answers of its own. A plan of
+// against the budget until the run has answers of its own (a panel's
+// judges together, as their requests count to their stage). A plan of
 // another job is not used.
 func planCompletion(job *job.Job, fingerprint string, log *slog.Logger) map[string]float64 {
 	plan, err := corpus.ReadPlan(job.Out)
@@ -60,7 +61,8 @@ func planCompletion(job *job.Job, fingerprint string, log *slog.Logger) map[stri
 	}
 	tokens, requests := map[string]float64{}, map[string]float64{}
 	for _, p := range plan.Pilot {
-		for stage, u := range p.Stages {
+		for key, u := range p.Stages {
+			stage, _, _ := strings.Cut(key, "[") // a panel's judge (judge[NAME]) counts to its stage
 			tokens[stage] += float64(u.CompletionTokens)
 			requests[stage] += float64(u.Requests)
 		}

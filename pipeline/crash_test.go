@@ -65,64 +65,86 @@ func TestCrashSafety(t *testing.T) {
 	kills := 0
 	for trial := range 3 {
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
-
-		sentByKilled := map[uint64]bool{} // requests of the last killed process
-		countResent := func(from int) int {
-			n := 0
-			for _, e := range srv.Log()[from:] {
-				if sentByKilled[e.Hash] {
-					n++
-					delete(sentByKilled, e.Hash)
-				}
-			}
-			return n
-		}
-		inFlightAtKill := 0
-		for cycle := range 3 {
-			from := len(srv.Log())
-			cachedAtStart := cacheLen(t, job.Out)
-			killAfter := 20 + rng.IntN(300) // requests this process may send before it is killed
-			killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
-			if killed {
-				kills++
-			}
-			// Every request the dead process sent ends in one log entry: wait for them all.
-			waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
-
-			if cycle > 0 {
-				if resent := countResent(from); resent > inFlightAtKill {
-					t.Errorf("trial %d cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", trial, cycle, resent, inFlightAtKill)
-				}
-			}
-			checkShardFiles(t, job.Out)
-			entries := srv.Log()[from:]
-			sentByKilled = map[uint64]bool{}
-			for _, e := range entries {
-				sentByKilled[e.Hash] = true
-			}
-			inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
-			t.Logf("trial %d cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", trial, cycle, killed, len(entries), killAfter, inFlightAtKill)
-		}
-
-		from := len(srv.Log())
-		rep, err := Run(context.Background(), job, Options{})
-		if err != nil {
-			t.Fatalf("trial %d: final resume: %v", trial, err)
-		}
-		if resent := countResent(from); resent > inFlightAtKill {
-			t.Errorf("trial %d: %d requests sent again after the final resume, more than the %d in flight at the kill", trial, resent, inFlightAtKill)
-		}
-		if rep.Status != StatusFinished {
-			t.Fatalf("trial %d: final status %q (%s)", trial, rep.Status, rep.StopReason)
-		}
-		checkAccounted(t, job.Out, rows, rep)
-		if trial == 0 {
-			checkSpendAsUninterrupted(t, job, rep)
-		}
+		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
+			killAfter: func(int) int { return 20 + rng.IntN(300) },
+			check:     func(rep *Report) { checkAccounted(t, job.Out, rows, rep) },
+			spend:     trial == 0,
+		})
 	}
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
 	}
+}
+
+// killPlan says when killAndResume kills a run and what it checks after.
+type killPlan struct {
+	killAfter func(cycle int) int // requests the cycle's process may send before it is killed
+	check     func(rep *Report)   // the finished run's accounting
+	spend     bool                // the run spends what an uninterrupted run spends
+}
+
+// killAndResume kills the run of jobFile three times (after the requests
+// plan.killAfter allows) and resumes it each time, then finishes it: no
+// request may be sent again but those in flight at the kill, and
+// plan.check must hold of the finished run. It returns how many times it
+// killed the run.
+func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile string, what string, plan killPlan) int {
+	t.Helper()
+	kills := 0
+	sentByKilled := map[uint64]bool{} // requests of the last killed process
+	countResent := func(from int) int {
+		n := 0
+		for _, e := range srv.Log()[from:] {
+			if sentByKilled[e.Hash] {
+				n++
+				delete(sentByKilled, e.Hash)
+			}
+		}
+		return n
+	}
+	inFlightAtKill := 0
+	for cycle := range 3 {
+		from := len(srv.Log())
+		cachedAtStart := cacheLen(t, job.Out)
+		killAfter := plan.killAfter(cycle)
+		killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
+		if killed {
+			kills++
+		}
+		// Every request the dead process sent ends in one log entry: wait for them all.
+		waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
+
+		if cycle > 0 {
+			if resent := countResent(from); resent > inFlightAtKill {
+				t.Errorf("%s cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", what, cycle, resent, inFlightAtKill)
+			}
+		}
+		checkShardFiles(t, job.Out)
+		entries := srv.Log()[from:]
+		sentByKilled = map[uint64]bool{}
+		for _, e := range entries {
+			sentByKilled[e.Hash] = true
+		}
+		inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
+		t.Logf("%s cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", what, cycle, killed, len(entries), killAfter, inFlightAtKill)
+	}
+
+	from := len(srv.Log())
+	rep, err := Run(context.Background(), job, Options{})
+	if err != nil {
+		t.Fatalf("%s: final resume: %v", what, err)
+	}
+	if resent := countResent(from); resent > inFlightAtKill {
+		t.Errorf("%s: %d requests sent again after the final resume, more than the %d in flight at the kill", what, resent, inFlightAtKill)
+	}
+	if rep.Status != StatusFinished {
+		t.Fatalf("%s: final status %q (%s)", what, rep.Status, rep.StopReason)
+	}
+	plan.check(rep)
+	if plan.spend {
+		checkSpendAsUninterrupted(t, job, rep)
+	}
+	return kills
 }
 
 // checkSpendAsUninterrupted runs job again, uninterrupted, into a new
@@ -228,11 +250,18 @@ func checkShardFiles(t testing.TB, runDir string) {
 // for runChildUntil; and its problems.
 func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
+	return killableJobWith(t, shardRows, llmtest.Config{}, edit)
+}
+
+// killableJobWith is killableJob against a simulated endpoint with cfg's
+// judges (Config.Judges).
+func killableJobWith(t *testing.T, shardRows int, cfg llmtest.Config, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+	t.Helper()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true})
+	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16

@@ -14,6 +14,15 @@
 // decompose stages instead (decompose, judge, empirical) over records
 // whose saturated items it splits into finer ones.
 //
+// The judge and empirical stages ask their stage's model, or every judge
+// of the stage's panel (judge.panel, empirical.panel; panel.go): the
+// panel's verdict is a strict majority in which a judge without a usable
+// verdict votes against the response or item (so a PITFALL counts as
+// present), a tie is no, and a grounded score is the judges' lower median
+// with a failed judge's as 0; every judge's verdicts go in Record.Panel.
+// A judge shown several items at once sees them in an order shuffled per
+// judge and per record (judge.order, job.OrderPermutation).
+//
 // distill plan (package plan) runs its pilot through Run with a Pilot in
 // Options: the sample the feeder takes and a look at each problem's start
 // and end. plan.json's document is package corpus's; a run's status and

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rubricforge/rubricforge/source"
-
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
@@ -14,46 +12,77 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// empirical judges every rollout against the rubric, stores the verdicts on
-// the rollouts, and measures each item over the judged rollouts (see
-// measureItems). A rollout whose verdict stays unusable (it did not parse
-// after its repairs, or the endpoint refused the request as malformed)
-// keeps an empty satisfaction list; the problem is not lost for it.
-func (e *engine) empirical(ctx context.Context, p source.Problem, rollouts []schema.Rollout, items []schema.Item, u *usage) error {
-	es := e.job.Empirical
-	client := e.clients[job.StageEmpirical]
+// empirical judges every rollout against the rubric (with empirical.panel,
+// every judge of the panel; the panel's verdicts, panelSatisfaction, go on
+// the rollouts and each judge's in the record's panel), and measures each
+// item over the judged rollouts (see measureItems). A rollout whose
+// verdicts stay unusable (they did not parse after their repairs, or the
+// endpoint refused the request as malformed; with a panel, from every
+// judge) keeps an empty satisfaction list; the problem is not lost for it.
+func (e *engine) empirical(ctx context.Context, w *unit) error {
+	rollouts, items := w.rollouts, w.items
+	judges := e.judges[job.StageEmpirical]
 	ids := itemIDs(items)
-	sat := make([][]schema.Satisfaction, len(rollouts))
-	err := fanOut(ctx, len(rollouts), func(ctx context.Context, i int) error {
-		r := rollouts[i]
-		msgs, err := e.prompts.SatisfyMessages(p.Text, r.Text, r.ExtractedAnswer, items)
+	n := len(rollouts)
+	sat := make([][][]schema.Satisfaction, n) // by rollout, by judge; nil: the judge gave none
+	for i := range sat {
+		sat[i] = make([][]schema.Satisfaction, len(judges))
+	}
+	err := fanOut(ctx, n*len(judges), func(ctx context.Context, k int) error {
+		i, j := k%n, k/n
+		r, jd := rollouts[i], judges[j]
+		msgs, err := jd.prompts.SatisfyMessages(w.p.Text, r.Text, r.ExtractedAnswer, shown(items, e.order(w.p.ID, jd, int(r.Index), len(items))))
 		if err != nil {
 			return err
 		}
-		req := request(job.StageEmpirical, es.Endpoint, es.Sampling, msgs)
 		steps := countSteps(r.Text)
 		var verdicts []schema.Satisfaction
-		err = e.askParsed(ctx, client, req, es.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), u, func(reply string) error {
+		err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
 			var err error
 			verdicts, err = schema.ParseSatisfaction(reply, ids, steps)
 			return err
 		})
 		if err != nil && unusableVerdict(err) {
-			e.log.Debug("empirical: leaving a rollout unjudged", "id", p.ID, "rollout", r.Index, "err", err)
+			e.log.Debug("empirical: a judge leaves a rollout unjudged", "id", w.p.ID, "rollout", r.Index, "judge", jd.name, "err", err)
 			e.causes.add(job.StageEmpirical, err.Error())
 			return nil
 		}
-		sat[i] = verdicts
+		sat[i][j] = verdicts
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	for i := range rollouts {
-		rollouts[i].Satisfaction = sat[i]
+		rollouts[i].Satisfaction = e.rolloutVerdicts(w, items, rollouts[i].Index, sat[i])
 	}
-	measureItems(rollouts, items, es.Alpha)
+	measureItems(rollouts, items, e.job.Empirical.Alpha)
 	return nil
+}
+
+// rolloutVerdicts are the verdicts stored on a rollout from its judges'
+// (byJudge[j] nil when judge j gave none): the one judge's, or the panel's
+// (panelSatisfaction), each judge's then kept in the record's panel; nil
+// when no judge gave any.
+func (e *engine) rolloutVerdicts(w *unit, items []schema.Item, index int32, byJudge [][]schema.Satisfaction) []schema.Satisfaction {
+	if !e.hasPanel(job.StageEmpirical) {
+		return byJudge[0]
+	}
+	rv := schema.RolloutVerdicts{Rollout: index}
+	answered := false
+	for j, sat := range byJudge {
+		js := schema.JudgeSatisfaction{Judge: e.judges[job.StageEmpirical][j].name, Failed: sat == nil, Satisfaction: sat}
+		if sat == nil {
+			js.Satisfaction = []schema.Satisfaction{}
+		}
+		answered = answered || sat != nil
+		rv.Judges = append(rv.Judges, js)
+	}
+	w.panel.Satisfaction = append(w.panel.Satisfaction, rv)
+	if !answered {
+		return nil
+	}
+	return panelSatisfaction(items, byJudge)
 }
 
 // unusableVerdict reports whether err means this one verdict cannot be had

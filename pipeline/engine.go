@@ -34,6 +34,9 @@ type engine struct {
 	// seeds, when set, makes the engine decompose saturated items
 	// (decomposeStages) instead of running the style's stages.
 	seeds Seeds
+	// judges are the judges of the judge and empirical stages, by stage:
+	// the stage's own model, or its panel's judges (newJudges).
+	judges map[string][]judgeAt
 }
 
 // outcome is what processing one problem produced: a record, a failure, or
@@ -80,9 +83,17 @@ func (u *usage) enter(stage string) {
 // (CachedRequests) and adds nothing else. byStage counts every answer the
 // problem needed, read or sent, since distill plan projects from it what a
 // run with an empty cache sends.
-func (u *usage) add(r *llm.Response) {
+func (u *usage) add(r *llm.Response) { u.addAs("", r) }
+
+// addAs counts one answer as add does, split by stage under key instead
+// of the current stage when key is not empty (a panel judge's answers,
+// which distill plan prices at the judge's model).
+func (u *usage) addAs(key string, r *llm.Response) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if key == "" {
+		key = u.stage
+	}
 	if r.Cached {
 		u.u.CachedRequests++
 	} else {
@@ -94,12 +105,12 @@ func (u *usage) add(r *llm.Response) {
 	if u.byStage == nil {
 		u.byStage = map[string]schema.Usage{}
 	}
-	s := u.byStage[u.stage]
+	s := u.byStage[key]
 	s.Requests++
 	s.PromptTokens += r.PromptTokens
 	s.CompletionTokens += r.CompletionTokens
 	s.CostUSD += r.CostUSD
-	u.byStage[u.stage] = s
+	u.byStage[key] = s
 }
 
 // unit is one problem or passage on its way through its style's stages:
@@ -115,6 +126,9 @@ type unit struct {
 	// leftOut ends the unit without a record and without an error: a
 	// selecting stage (select, quality) left it out, with the reason.
 	leftOut *problemFailure
+	// panel collects every judge's verdicts for the record's Panel, when
+	// the job asks panels or shuffles the judges' orders (recordPanel).
+	panel *schema.Panel
 }
 
 // stage is one step of a style: its name (in failures.jsonl and the
@@ -172,20 +186,15 @@ var mathStages = []stage{
 		w.items, err = e.distill(ctx, w.p, w.rollouts, &w.u)
 		return err
 	}},
-	{name: job.StageJudge, on: job.JudgeOn, run: func(e *engine, ctx context.Context, w *unit) (err error) {
-		w.items, err = e.judge(ctx, w.p, w.items, &w.u)
-		return err
-	}},
-	{name: job.StageEmpirical, on: job.EmpiricalOn, run: func(e *engine, ctx context.Context, w *unit) error {
-		return e.empirical(ctx, w.p, w.rollouts, w.items, &w.u)
-	}},
+	{name: job.StageJudge, on: job.JudgeOn, run: (*engine).judge},
+	{name: job.StageEmpirical, on: job.EmpiricalOn, run: (*engine).empirical},
 }
 
 // process runs the stages of the job's style over p. A panic anywhere in
 // it, its fan-out goroutines included, becomes a failure of this problem.
 func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 	out.problem = p
-	w := &unit{p: p}
+	w := &unit{p: p, panel: e.recordPanel()}
 	current := ""
 	defer func() {
 		out.sampled = tally(w.rollouts)
@@ -222,6 +231,7 @@ func (e *engine) process(ctx context.Context, p source.Problem) (out outcome) {
 		out.record = e.groundedRecord(w)
 	} else {
 		out.record = e.record(p, w.rollouts, w.items, w.u.u)
+		out.record.Panel = w.panel
 		e.stampDecompose(out.record)
 	}
 	return out

@@ -184,64 +184,47 @@ func (e *engine) qualityProblems(g *schema.Grounded) []string {
 	return out
 }
 
-// judgeGrounded asks the validity judge about every criterion of every
-// question against the passage, in batch mode one request per question, in
-// item mode one per criterion; with drop_invalid the invalid criteria go,
-// and the tuples must still pass the quality checks.
+// judgeGrounded asks the validity judge (every judge of judge.panel)
+// about every criterion of every question against the passage, in batch
+// mode one request per question and judge, in item mode one per criterion
+// and judge; the panel's verdicts go on the criteria and each judge's in
+// the record's panel. With drop_invalid the invalid criteria go, and the
+// tuples must still pass the quality checks.
 func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 	g, js := w.grounded, e.job.Judge
-	client := e.clients[job.StageJudge]
-	type jb struct{ q, c int } // c < 0: the whole question
+	judges := e.judges[job.StageJudge]
+	type jb struct{ q, c, j int } // c < 0: the whole question
 	var jobs []jb
+	tables := make([]verdictTable, len(g.Questions))
 	for k, q := range g.Questions {
-		if js.Mode == "item" {
-			for i := range q.Criteria {
-				jobs = append(jobs, jb{k, i})
+		tables[k] = newVerdictTable(len(q.Criteria), len(judges))
+		for j := range judges {
+			if js.Mode != "item" {
+				jobs = append(jobs, jb{k, -1, j})
+				continue
 			}
-		} else {
-			jobs = append(jobs, jb{k, -1})
+			for i := range q.Criteria {
+				jobs = append(jobs, jb{k, i, j})
+			}
 		}
 	}
 	passage := e.judgePassage(w)
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, n int) error {
-		q := &g.Questions[jobs[n].q]
-		if i := jobs[n].c; i >= 0 {
-			msgs, err := e.prompts.GroundedJudgeItemMessages(passage, q.Question, q.Criteria[i])
-			if err != nil {
-				return err
-			}
-			req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
-			req.JSON = e.job.JSONObject.Judge
-			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
-				v, err := schema.ParseValidity(reply)
-				if err == nil {
-					q.Criteria[i].Valid, q.Criteria[i].ValidReason = &v.Valid, &v.Reason
-				}
-				return err
-			})
+		at := jobs[n]
+		if at.c >= 0 {
+			return e.judgeCriterion(ctx, w, passage, judges[at.j], at.j, at.q, at.c, tables[at.q])
 		}
-		msgs, err := e.prompts.GroundedJudgeBatchMessages(passage, q.Question, q.Criteria)
-		if err != nil {
-			return err
-		}
-		ids := make([]int32, len(q.Criteria))
-		for i := range ids {
-			ids[i] = int32(i + 1)
-		}
-		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
-		return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdicts for question %d", q.Index+1), &w.u, func(reply string) error {
-			vs, err := schema.ParseValidityBatch(reply, ids)
-			if err != nil {
-				return err
-			}
-			for i := range vs {
-				q.Criteria[i].Valid, q.Criteria[i].ValidReason = &vs[i].Valid, &vs[i].Reason
-			}
-			return nil
-		})
+		return e.judgeQuestion(ctx, w, passage, judges[at.j], at.j, at.q, tables[at.q])
 	})
-	if err != nil || !js.DropInvalid {
+	for k := 0; err == nil && k < len(tables); k++ {
+		err = tables[k].unjudged()
+	}
+	if err != nil {
 		return err
+	}
+	e.storeCriterionVerdicts(w, tables)
+	if !js.DropInvalid {
+		return nil
 	}
 	dropped := 0
 	for k := range g.Questions {
@@ -259,6 +242,69 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 		return fmt.Errorf("the rubrics no longer pass the quality checks after dropping %d invalid criteria: %s", dropped, strings.Join(reasons, "; "))
 	}
 	return nil
+}
+
+// storeCriterionVerdicts puts the panel's verdict (the one judge's) on
+// every criterion and, with a panel, every judge's in the record's panel.
+func (e *engine) storeCriterionVerdicts(w *unit, tables []verdictTable) {
+	for k := range w.grounded.Questions {
+		q := &w.grounded.Questions[k]
+		for i := range q.Criteria {
+			valid, reason := panelVerdict(tables[k].at[i])
+			q.Criteria[i].Valid, q.Criteria[i].ValidReason = &valid, &reason
+			if e.hasPanel(job.StageJudge) {
+				w.panel.Criteria = append(w.panel.Criteria, schema.CriterionVerdicts{Question: q.Index, CriterionID: q.Criteria[i].ID, Verdicts: tables[k].at[i]})
+			}
+		}
+	}
+}
+
+// judgeCriterion asks judge jd (the j-th) about criterion i of question k.
+func (e *engine) judgeCriterion(ctx context.Context, w *unit, passage string, jd judgeAt, j, k, i int, t verdictTable) error {
+	q := &w.grounded.Questions[k]
+	msgs, err := jd.prompts.GroundedJudgeItemMessages(passage, q.Question, q.Criteria[i])
+	if err != nil {
+		return err
+	}
+	return e.askItemVerdict(ctx, w, jd, msgs, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), t, i, j)
+}
+
+// judgeQuestion asks judge jd (the j-th) about every criterion of question
+// k at once, shown in the judge's order (engine.order); the template
+// numbers the criteria as shown, and the verdicts are mapped back by
+// those numbers.
+func (e *engine) judgeQuestion(ctx context.Context, w *unit, passage string, jd judgeAt, j, k int, t verdictTable) error {
+	q := &w.grounded.Questions[k]
+	perm := e.order(w.p.ID, jd, k, len(q.Criteria))
+	msgs, err := jd.prompts.GroundedJudgeBatchMessages(passage, q.Question, shown(q.Criteria, perm))
+	if err != nil {
+		return err
+	}
+	ids := make([]int32, len(q.Criteria))
+	for i := range ids {
+		ids[i] = int32(i + 1)
+	}
+	err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Judge.RepairAttempts, fmt.Sprintf("validity verdicts for question %d", q.Index+1), &w.u, func(reply string) error {
+		vs, err := schema.ParseValidityBatch(reply, ids)
+		if err != nil {
+			return err
+		}
+		for pos := range vs {
+			i := pos
+			if perm != nil {
+				i = perm[pos]
+			}
+			t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &vs[pos].Valid, Reason: vs[pos].Reason}
+		}
+		return nil
+	})
+	if e.absorbs(job.StageJudge, err) {
+		for i := range q.Criteria {
+			t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
+		}
+		return nil
+	}
+	return err
 }
 
 // empiricalGrounded samples rollout.n closed-book answers to every
@@ -283,14 +329,20 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 			jobs = append(jobs, answerJobs(q, q.OpenBookAnswers, true, n)...)
 		}
 	}
+	byAnswer := make([]*schema.AnswerScores, len(jobs)) // with a panel, each answer's scores by judge
 	err := fanOut(ctx, len(jobs), func(ctx context.Context, i int) error {
-		return e.answerAndScore(ctx, w, passage, jobs[i])
+		return e.answerAndScore(ctx, w, passage, jobs[i], &byAnswer[i])
 	})
 	if err != nil {
 		return err
 	}
 	for k := range g.Questions {
 		measureCriteria(&g.Questions[k])
+	}
+	for _, as := range byAnswer { // in the answers' order, however they finished
+		if as != nil {
+			w.panel.Scores = append(w.panel.Scores, *as)
+		}
 	}
 	return nil
 }
@@ -330,9 +382,10 @@ func (e *engine) answerMessages(j answerJob, passage string) ([]llm.Message, err
 }
 
 // answerAndScore samples j's answer from the rollout endpoint and scores it
-// with the grounded reward judge against the passage.
-func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob) error {
-	ro, es := e.job.Rollout, e.job.Empirical
+// with the grounded reward judge (each judge of a panel, whose scores go in
+// byJudge) against the passage.
+func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob, byJudge **schema.AnswerScores) error {
+	ro := e.job.Rollout
 	q, a := j.q, j.a
 	msgs, err := e.answerMessages(j, passage)
 	if err != nil {
@@ -349,29 +402,78 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j 
 	w.u.add(resp)
 	text := resp.Choices[0].Content
 	j.into[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
-	smsgs, err := e.prompts.ScoreGroundedMessages(passage, q.Question, text, q.Criteria)
-	if err != nil {
-		return err
-	}
-	sreq := request(job.StageEmpirical, es.Endpoint, es.Sampling, smsgs)
-	var scores schema.GroundedScores
 	what := fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1)
 	if j.open {
 		what = fmt.Sprintf("scores of open-book answer %d to question %d", a, q.Index+1)
 	}
-	err = e.askParsed(ctx, e.clients[job.StageEmpirical], sreq, es.RepairAttempts, what, &w.u, func(reply string) (err error) {
+	judges := e.judges[job.StageEmpirical]
+	scores := make([][]float64, len(judges)) // nil: the judge gave none
+	err = fanOut(ctx, len(judges), func(ctx context.Context, n int) error {
+		var err error
+		scores[n], err = e.scoreAnswer(ctx, w, passage, j, text, judges[n], what)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	j.into[a].Scores, *byJudge = e.answerScores(j, scores)
+	return nil
+}
+
+// scoreAnswer is judge jd's scores of answer text, one per criterion; nil
+// when the judge gave none (the reply did not parse after the repairs, or
+// the endpoint refused the request as malformed).
+func (e *engine) scoreAnswer(ctx context.Context, w *unit, passage string, j answerJob, text string, jd judgeAt, what string) ([]float64, error) {
+	q, a := j.q, j.a
+	part := 2 * (q.Index*int32(e.job.Rollout.N) + int32(a)) // every answer of the record its own order
+	if j.open {
+		part++
+	}
+	smsgs, err := jd.prompts.ScoreGroundedMessages(passage, q.Question, text, shown(q.Criteria, e.order(w.p.ID, jd, int(part), len(q.Criteria))))
+	if err != nil {
+		return nil, err
+	}
+	var scores schema.GroundedScores
+	err = e.askJudge(ctx, jd, jd.request(smsgs), e.job.Empirical.RepairAttempts, what, &w.u, func(reply string) (err error) {
 		scores, err = schema.ParseGroundedScores(reply, q.Criteria)
 		return err
 	})
 	if err != nil && unusableVerdict(err) {
-		e.log.Debug("empirical: leaving an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "book", j.bookName(), "err", err)
+		e.log.Debug("empirical: a judge leaves an answer unscored", "id", w.p.ID, "question", q.Index, "answer", a, "book", j.bookName(), "judge", jd.name, "err", err)
 		e.causes.add(job.StageEmpirical, err.Error())
-		return nil
+		return nil, nil
 	}
-	if err == nil {
-		j.into[a].Scores = scores.Scores
+	if err != nil {
+		return nil, err
 	}
-	return err
+	return scores.Scores, nil
+}
+
+// answerScores are the scores stored on an answer from its judges'
+// (byJudge[j] nil when judge j gave none): the one judge's, or the
+// panel's (panelScores) with each judge's for the record's panel; empty
+// when no judge gave any.
+func (e *engine) answerScores(j answerJob, byJudge [][]float64) ([]float64, *schema.AnswerScores) {
+	if !e.hasPanel(job.StageEmpirical) {
+		if byJudge[0] == nil {
+			return []float64{}, nil
+		}
+		return byJudge[0], nil
+	}
+	as := &schema.AnswerScores{Question: j.q.Index, Answer: int32(j.a), OpenBook: j.open}
+	answered := false
+	for n, s := range byJudge {
+		js := schema.JudgeScores{Judge: e.judges[job.StageEmpirical][n].name, Failed: s == nil, Scores: s}
+		if s == nil {
+			js.Scores = []float64{}
+		}
+		answered = answered || s != nil
+		as.Judges = append(as.Judges, js)
+	}
+	if !answered {
+		return []float64{}, as
+	}
+	return panelScores(len(j.q.Criteria), byJudge), as
 }
 
 // measureCriteria stores each criterion's mean score (a fraction of its
@@ -446,7 +548,7 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 			JobFingerprint:  e.fingerprint,
 			CreatedAt:       time.Now().UTC().Truncate(time.Millisecond),
 		},
-		Usage: w.u.u,
+		Usage: w.u.u, Panel: w.panel,
 	}
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -149,52 +148,11 @@ func TestGroundedCrashSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtest.WriteFile(t, jobFile, string(b))
-	kills, inFlightAtKill := 0, 0
-	sentByKilled := map[uint64]bool{}
-	countResent := func(from int) int {
-		n := 0
-		for _, e := range srv.Log()[from:] {
-			if sentByKilled[e.Hash] {
-				n++
-				delete(sentByKilled, e.Hash)
-			}
-		}
-		return n
-	}
-	for cycle := range 3 {
-		from := len(srv.Log())
-		cachedAtStart := cacheLen(t, j.Out)
-		killAfter := 30 + int((seed>>(8*cycle))%200)
-		if runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) }) {
-			kills++
-		}
-		waitFor(t, "the endpoint to finish the killed client's requests", func() bool { return int64(len(srv.Log())) == srv.Count() })
-		if cycle > 0 {
-			if resent := countResent(from); resent > inFlightAtKill {
-				t.Errorf("cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", cycle, resent, inFlightAtKill)
-			}
-		}
-		checkShardFiles(t, j.Out)
-		entries := srv.Log()[from:]
-		sentByKilled = map[uint64]bool{}
-		for _, e := range entries {
-			sentByKilled[e.Hash] = true
-		}
-		inFlightAtKill = len(entries) - (cacheLen(t, j.Out) - cachedAtStart)
-	}
-	from := len(srv.Log())
-	rep, err := Run(context.Background(), j, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resent := countResent(from); resent > inFlightAtKill {
-		t.Errorf("%d requests sent again after the final resume, more than the %d in flight at the kill", resent, inFlightAtKill)
-	}
-	if rep.Status != StatusFinished {
-		t.Fatalf("final status %q (%s)", rep.Status, rep.StopReason)
-	}
-	checkGroundedAccounted(t, j, rep)
-	checkSpendAsUninterrupted(t, j, rep)
+	kills := killAndResume(t, srv, j, jobFile, "grounded run", killPlan{
+		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%200) },
+		check:     func(rep *Report) { checkGroundedAccounted(t, j, rep) },
+		spend:     true,
+	})
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
 	}

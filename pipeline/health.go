@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -61,6 +62,19 @@ func (e *engine) endpointHealth() []EndpointHealth {
 		}
 		byClient[c] = len(out)
 		out = append(out, EndpointHealth{BaseURL: endpoints[stage].BaseURL, Stages: uses, Health: c.Health()})
+	}
+	for _, stage := range panelStages { // a panel judge at an endpoint of its own
+		for _, jd := range e.judges[stage] {
+			ref := job.PanelJudgeRef(stage, jd.name)
+			if i, ok := byClient[jd.client]; ok {
+				if jd.usageKey != "" && !slices.Contains(out[i].Stages, ref) {
+					out[i].Stages = append(out[i].Stages, ref)
+				}
+				continue
+			}
+			byClient[jd.client] = len(out)
+			out = append(out, EndpointHealth{BaseURL: jd.endpoint.BaseURL, Stages: []string{ref}, Health: jd.client.Health()})
+		}
 	}
 	return out
 }

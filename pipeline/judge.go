@@ -4,81 +4,135 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rubricforge/rubricforge/source"
-
 	"github.com/rubricforge/rubricforge/job"
-
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// judge asks the validity judge about every item and stores the verdicts;
-// with drop_invalid it removes the items found invalid.
-func (e *engine) judge(ctx context.Context, p source.Problem, items []schema.Item, u *usage) ([]schema.Item, error) {
+// judge asks the validity judge (every judge of judge.panel) about every
+// item and stores the verdicts, the panel's on the items and each judge's
+// in the record's panel; with drop_invalid it removes the items found
+// invalid.
+func (e *engine) judge(ctx context.Context, w *unit) error {
+	judges := e.judges[job.StageJudge]
+	t := newVerdictTable(len(w.items), len(judges))
 	var err error
 	if e.job.Judge.Mode == "item" {
-		err = e.judgeEachItem(ctx, p, items, u)
+		err = e.judgeEachItem(ctx, w, judges, t)
 	} else {
-		err = e.judgeBatch(ctx, p, items, u)
+		err = fanOut(ctx, len(judges), func(ctx context.Context, j int) error {
+			return e.judgeBatch(ctx, w, judges[j], j, t)
+		})
+	}
+	if err == nil {
+		err = t.unjudged()
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !e.job.Judge.DropInvalid {
-		return items, nil
+	for i := range w.items {
+		valid, reason := panelVerdict(t.at[i])
+		w.items[i].Valid, w.items[i].ValidReason = &valid, &reason
+		if e.hasPanel(job.StageJudge) {
+			w.panel.Validity = append(w.panel.Validity, schema.ItemVerdicts{ItemID: w.items[i].ID, Verdicts: t.at[i]})
+		}
 	}
+	if e.job.Judge.DropInvalid {
+		return e.dropInvalid(w)
+	}
+	return nil
+}
+
+// dropInvalid removes the items the judge (the panel) found invalid,
+// numbering the kept ones 1..n again, their panel verdicts with them.
+func (e *engine) dropInvalid(w *unit) error {
+	items := w.items
 	kept := items[:0:0]
-	for _, it := range items {
+	var verdicts []schema.ItemVerdicts
+	for i, it := range items {
 		if it.Valid == nil || *it.Valid {
 			it.ID = int32(len(kept) + 1)
 			kept = append(kept, it)
+			if w.panel != nil && i < len(w.panel.Validity) {
+				iv := w.panel.Validity[i]
+				iv.ItemID = it.ID
+				verdicts = append(verdicts, iv)
+			}
 		}
 	}
-	if err := schema.CheckRubric(e.job.Style, kept, e.job.Distill.MaxItems); err != nil {
-		return nil, fmt.Errorf("rubric no longer holds after dropping %d invalid items: %w", len(items)-len(kept), err)
+	if w.panel != nil && len(w.panel.Validity) > 0 {
+		w.panel.Validity = verdicts
 	}
-	return kept, nil
+	if err := schema.CheckRubric(e.job.Style, kept, e.job.Distill.MaxItems); err != nil {
+		return fmt.Errorf("rubric no longer holds after dropping %d invalid items: %w", len(items)-len(kept), err)
+	}
+	w.items = kept
+	return nil
 }
 
-// judgeEachItem sends one judge request per item.
-func (e *engine) judgeEachItem(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
-	js := e.job.Judge
-	return fanOut(ctx, len(items), func(ctx context.Context, i int) error {
-		msgs, err := e.prompts.JudgeItemMessages(p.Text, p.Answer, items[i])
+// judgeEachItem sends one judge request per item and judge.
+func (e *engine) judgeEachItem(ctx context.Context, w *unit, judges []judgeAt, t verdictTable) error {
+	items, n := w.items, len(w.items)
+	return fanOut(ctx, n*len(judges), func(ctx context.Context, k int) error {
+		i, j := k%n, k/n
+		jd := judges[j]
+		msgs, err := jd.prompts.JudgeItemMessages(w.p.Text, w.p.Answer, items[i])
 		if err != nil {
 			return err
 		}
-		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
-		req.JSON = e.job.JSONObject.Judge
-		return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
-			v, err := schema.ParseValidity(reply)
-			if err == nil {
-				items[i].Valid, items[i].ValidReason = &v.Valid, &v.Reason
-			}
-			return err
-		})
+		return e.askItemVerdict(ctx, w, jd, msgs, fmt.Sprintf("validity verdict for item %d", items[i].ID), t, i, j)
 	})
 }
 
-// judgeBatch sends one judge request for all items of a problem.
-func (e *engine) judgeBatch(ctx context.Context, p source.Problem, items []schema.Item, u *usage) error {
-	js := e.job.Judge
-	msgs, err := e.prompts.JudgeBatchMessages(p.Text, p.Answer, items)
+// askItemVerdict asks judge jd (the j-th) for its validity verdict on one
+// item or criterion (the i-th) with msgs and puts it in t: a panel judge
+// that gives none gets a failed verdict there instead.
+func (e *engine) askItemVerdict(ctx context.Context, w *unit, jd judgeAt, msgs []llm.Message, what string, t verdictTable, i, j int) error {
+	req := jd.request(msgs)
+	req.JSON = e.job.JSONObject.Judge
+	err := e.askJudge(ctx, jd, req, e.job.Judge.RepairAttempts, what, &w.u, func(reply string) error {
+		v, err := schema.ParseValidity(reply)
+		if err == nil {
+			t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &v.Valid, Reason: v.Reason}
+		}
+		return err
+	})
+	if e.absorbs(job.StageJudge, err) {
+		t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
+		return nil
+	}
+	return err
+}
+
+// judgeBatch sends judge jd (the j-th) one request for all items of the
+// problem, shown in the judge's order (see engine.order); the verdicts
+// are mapped back by item id.
+func (e *engine) judgeBatch(ctx context.Context, w *unit, jd judgeAt, j int, t verdictTable) error {
+	items := w.items
+	msgs, err := jd.prompts.JudgeBatchMessages(w.p.Text, w.p.Answer, shown(items, e.order(w.p.ID, jd, 0, len(items))))
 	if err != nil {
 		return err
 	}
 	ids := itemIDs(items)
-	req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
+	req := jd.request(msgs)
 	req.JSON = false // a JSON array is not a json_object response
-	return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
+	err = e.askJudge(ctx, jd, req, e.job.Judge.RepairAttempts, "validity verdicts", &w.u, func(reply string) error {
 		vs, err := schema.ParseValidityBatch(reply, ids)
 		if err != nil {
 			return err
 		}
 		for i := range vs {
-			items[i].Valid, items[i].ValidReason = &vs[i].Valid, &vs[i].Reason
+			t.at[i][j] = schema.JudgeVerdict{Judge: jd.name, Valid: &vs[i].Valid, Reason: vs[i].Reason}
 		}
 		return nil
 	})
+	if e.absorbs(job.StageJudge, err) {
+		for i := range items {
+			t.at[i][j], t.errs[i][j] = failedVerdict(jd.name, err), err
+		}
+		return nil
+	}
+	return err
 }
 
 func itemIDs(items []schema.Item) []int32 {

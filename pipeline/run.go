@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,6 +113,10 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if opt.Decompose != nil { // its template decides the finer items: a new one is a new job
 		jb.TemplateHashes[prompts.Decompose] = ps.Hash(prompts.Decompose)
 	}
+	judgeSets, err := loadJudgePrompts(&jb, ps)
+	if err != nil {
+		return nil, err
+	}
 
 	fresh := freshFiles(opt.RunFS(), jb.Out)
 	run, err := corpus.Open(jb.Out, corpus.Options{ShardRows: jb.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger, FS: opt.RunFS()})
@@ -122,7 +127,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
-	l, err := newLoop(&jb, opt, run, ps)
+	l, err := newLoop(&jb, opt, run, ps, judgeSets)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
@@ -192,7 +197,7 @@ func removeIfThere(fsy fsys.FS, path string) error {
 
 // newLoop settles the run directory's job and prepares the session: the
 // previous report, the meter, the cache and the endpoints' clients.
-func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop, error) {
+func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSets map[string]*prompts.Set) (*loop, error) {
 	fingerprint := job.Fingerprint()
 	replaced, err := adoptJob(job, fingerprint, run, opt)
 	if err != nil {
@@ -225,7 +230,7 @@ func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set) (*loop
 	}
 	warnBudgetPerWorker(job, opt.Logger)
 	l.meter = newMeter(job, prev.LLM)
-	if err := l.openLLM(ps, fingerprint); err != nil {
+	if err := l.openLLM(ps, judgeSets, fingerprint); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -252,7 +257,7 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 			// history keeps every job's, and each record its own fingerprint.
 			opt.Logger.Warn("the job changed; continuing because of --force; records of both jobs are mixed", "changed", strings.Join(changes, "; "))
 		default:
-			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them", ErrJobChanged, job.Out, strings.Join(changes, "\n  "))
+			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them%s", ErrJobChanged, job.Out, strings.Join(changes, "\n  "), orderHint(changes))
 		}
 	}
 	run.SetJob(fingerprint, job.Settings())
@@ -267,6 +272,16 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil
+}
+
+// orderHint says how to resume a run directory whose judges saw their
+// items in rubric order (made before judge orders existed, or so set) when
+// the job now shuffles them; "" for other changes.
+func orderHint(changes []string) string {
+	if !slices.ContainsFunc(changes, func(c string) bool { return strings.HasPrefix(c, "judge.order: "+job.OrderRubric+" → ") }) {
+		return ""
+	}
+	return "\nits judges saw their items in rubric order: to resume it as it was made, add order: rubric under judge: in the job file (or pass --judge-order rubric)"
 }
 
 // changesFrom lists what changed since the job in RUN/job.yaml.
@@ -348,7 +363,7 @@ func (l *loop) compactCache() {
 
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
-func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
+func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, fingerprint string) error {
 	cache, err := openCache(l.job, l.log, l.opt.RunFS())
 	if err != nil {
 		return err
@@ -362,7 +377,7 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 		cache.Close()
 		return fmt.Errorf("opening the run's batches: %w", err)
 	}
-	clients, err := newClients(l.job, l.opt, cache, l.meter, batcher)
+	clients, panelClients, err := newClients(l.job, l.opt, cache, l.meter, batcher)
 	if err != nil {
 		if batcher != nil {
 			batcher.Close()
@@ -377,6 +392,9 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 	l.closeLLM = func() {
 		for _, c := range clients {
 			c.Close()
+		}
+		for _, c := range panelClients {
+			c.Close() // closing a shared client twice only closes idle connections again
 		}
 		if batcher != nil {
 			if err := batcher.Close(); err != nil {
@@ -394,48 +412,69 @@ func (l *loop) openLLM(ps *prompts.Set, fingerprint string) error {
 		toolVersion: l.opt.ToolVersion, fingerprint: fingerprint, log: l.log, extract: extract,
 		causes: &causes{}, seeds: l.opt.Decompose,
 	}
+	l.eng.judges = newJudges(l.job, ps, judgeSets, clients, panelClients)
 	return nil
 }
 
 // newClients makes one client per distinct endpoint and key, shared by the
-// stages that use it, so each endpoint has one rate controller.
-func newClients(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (map[string]*llm.Client, error) {
+// stages that use it, so each endpoint has one rate controller. A panel's
+// judge shares the client of a stage at its endpoint, or gets its own;
+// panel holds every judge's client by job.PanelJudgeRef, shared ones too.
+func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
 	byEndpoint := map[string]*llm.Client{}
-	clients := map[string]*llm.Client{}
-	stages := job.Endpoints()
+	clients, panel = map[string]*llm.Client{}, map[string]*llm.Client{}
+	closeAll := func() {
+		for _, c := range byEndpoint {
+			c.Close()
+		}
+	}
+	stages := jb.Endpoints()
 	for _, stage := range sortedKeys(stages) {
-		ep := stages[stage]
-		key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
-		if c, ok := byEndpoint[key]; ok {
-			clients[stage] = c
-			continue
-		}
-		apiKey := ""
-		if ep.APIKeyEnv != "" {
-			if apiKey = opt.Getenv(ep.APIKeyEnv); apiKey == "" {
-				opt.Logger.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
-			}
-		}
-		copt := clientOptions(job, ep, opt)
-		d, err := batchDeferrer(batcher, stage, ep, apiKey, copt, opt.Logger.Info)
+		c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, stage, stages[stage])
 		if err != nil {
-			for _, c := range byEndpoint {
-				c.Close()
-			}
-			return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
+			closeAll()
+			return nil, nil, err
 		}
-		copt.Defer = d
-		c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, cache, meter)
-		if err != nil {
-			for _, c := range byEndpoint {
-				c.Close()
-			}
-			return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
-		}
-		byEndpoint[key] = c
 		clients[stage] = c
 	}
-	return clients, nil
+	for _, p := range jb.Panels() {
+		for _, jd := range p.Judges {
+			c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, p.Stage, jd.Endpoint)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			panel[job.PanelJudgeRef(p.Field, jd.Name)] = c
+		}
+	}
+	return clients, panel, nil
+}
+
+// endpointClient is the client of endpoint ep, for stage's requests: the
+// one byEndpoint holds for it, or a new one it then holds.
+func endpointClient(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
+	if c, ok := byEndpoint[key]; ok {
+		return c, nil
+	}
+	apiKey := ""
+	if ep.APIKeyEnv != "" {
+		if apiKey = opt.Getenv(ep.APIKeyEnv); apiKey == "" {
+			opt.Logger.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
+		}
+	}
+	copt := clientOptions(job, ep, opt)
+	d, err := batchDeferrer(batcher, stage, ep, apiKey, copt, opt.Logger.Info)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
+	}
+	copt.Defer = d
+	c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, cache, meter)
+	if err != nil {
+		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
+	}
+	byEndpoint[key] = c
+	return c, nil
 }
 
 // clientOptions are the llm client settings of one endpoint.

@@ -49,7 +49,7 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 	jb := job.DefaultJob()
 	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
-	stages := pilotStages(jb.Style, pop)
+	stages := pilotStages(&jb, pop)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
 		return estimateCounts(&jb, ps, stages, population, 0)
 	}
@@ -86,7 +86,7 @@ func TestPlanRangesCoverAnUnluckySample(t *testing.T) {
 	jb := job.DefaultJob()
 	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}
 	pop := coveragePopulation(population, 0.7, 3)
-	stages := pilotStages(jb.Style, pop)
+	stages := pilotStages(&jb, pop)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
 		return estimateCounts(&jb, ps, stages, population, 0)
 	}

@@ -41,7 +41,7 @@ func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int6
 		Endpoints:   planEndpoints(job, in.decompose, rep, earlier),
 	}
 	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(job), endpoints: plan.Endpoints}
-	stages := pilotStages(job.Style, probs)
+	stages := pilotStages(job, probs)
 	plan.BatchStages = batchStages(job, stages)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
 		return estimate(job, ps, stages, in.unique, in.docs, rest, wo)
@@ -118,22 +118,33 @@ func rangeOf(key string, full map[string]float64, rounds []map[string]float64, f
 
 // pilotStages lists the stages that sent requests, in the pipeline order
 // of the job's style (then any other style's, for figures read back from an
-// older plan); a decomposition's decompose stage comes first.
-func pilotStages(style string, probs []corpus.PilotProblem) []string {
+// older plan); a decomposition's decompose stage comes first. A panel's
+// judges follow their stage, in the job's order (each counts its requests
+// under job.PanelJudgeRef(stage, name): judge[NAME]).
+func pilotStages(jb *job.Job, probs []corpus.PilotProblem) []string {
 	var out []string
 	other := schema.StyleGrounded
-	if style == schema.StyleGrounded {
+	if jb.Style == schema.StyleGrounded {
 		other = schema.StyleSRaR
 	}
-	names := append([]string{pipeline.StageDecompose}, pipeline.StageNames(style)...)
+	sent := func(name string) bool {
+		return slices.ContainsFunc(probs, func(p corpus.PilotProblem) bool { _, ok := p.Stages[name]; return ok })
+	}
+	names := append([]string{pipeline.StageDecompose}, pipeline.StageNames(jb.Style)...)
+	seen := map[string]bool{}
 	for _, name := range append(names, pipeline.StageNames(other)...) {
-		if slices.Contains(out, name) {
+		if seen[name] {
 			continue // judge and empirical are in both styles
 		}
-		for _, p := range probs {
-			if _, ok := p.Stages[name]; ok {
-				out = append(out, name)
-				break
+		seen[name] = true
+		if sent(name) {
+			out = append(out, name)
+		}
+		for _, p := range jb.Panels() {
+			for _, jd := range p.Judges {
+				if ref := job.PanelJudgeRef(name, jd.Name); p.Stage == name && sent(ref) {
+					out = append(out, ref)
+				}
 			}
 		}
 	}

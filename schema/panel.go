@@ -7,9 +7,12 @@ package schema
 // the panel's: a strict majority of its judges, a judge that failed counted
 // as a vote against, a tie counted against (judgestats.Majority), and for
 // graded scores the lower median with a failed judge's score as 0
-// (judgestats.PanelScore). Record.Panel is nil when every stage had one
-// judge, and in corpora written before panels (their shards lack the
-// column).
+// (judgestats.PanelScore). A stage with one judge stores no per-judge
+// verdicts; when the job shuffled the judges' item orders (judge.order:
+// shuffled, the default) a record still has a Panel naming its judges and
+// the OrderSeed. Record.Panel is nil when every stage had one judge and
+// showed the items in rubric order, and in corpora written before panels
+// (their shards lack the column).
 //
 // Judge names are the panel's names for its judges (job.PanelJudge.Name),
 // the same in every list of a record.

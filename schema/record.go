@@ -168,6 +168,7 @@ type Record struct {
 	// Answer are empty and Rubric and Rollouts are empty lists.
 	Grounded *Grounded `parquet:"grounded,optional" json:"grounded,omitempty"`
 	// Panel holds every judge's own verdicts when a stage asked a panel of
-	// judges; nil when every stage had one judge (see Panel).
+	// judges, and the judges' order seed when their orders were shuffled;
+	// nil when every stage had one judge in rubric order (see Panel).
 	Panel *Panel `parquet:"panel,optional" json:"panel,omitempty"`
 }

@@ -129,6 +129,17 @@ Examples:
   distill run --config job.yaml --batch                 # every stage whose endpoint has a Batch API, at half price
   distill run --config job.yaml --batch distill,judge   # rollouts online (a local vLLM), distill and judge in batches
   distill run --config job.yaml --batch-files runs/x/offline   # write batch files for vLLM's run-batch; run again to import
+  distill run --config examples/demo-panel.yaml --base-url URL  # a panel of judges per stage (the job file's judge.panel)
+
+Judge panels and judge order are job-file settings (docs/judge-panels.md):
+  judge:
+    order: shuffled        # or rubric; a judge shown several items sees them shuffled per judge and record
+    order_seed: 0          # the seed of those orders, stored in every record
+    panel:                 # every item judged by each judge; a strict majority, a failed judge voting against
+      - {name: small, model: Qwen/Qwen3-8B}                      # at the stage's endpoint
+      - {name: large, model: gpt-4.1-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY}
+  empirical:
+    panel: [...]           # every rollout judged by each judge, the same way
 
 Flags:
 `
@@ -225,6 +236,7 @@ func (f *flagSet) stageFlags(d job.Job) {
 	f.integer("max-items", d.Distill.MaxItems, "most rubric items per problem", func(j *job.Job, v int) { j.Distill.MaxItems = v })
 	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *job.Job, v bool) { j.Judge.Enabled = v })
 	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *job.Job, v string) { j.Judge.Mode = v })
+	f.str("judge-order", job.OrderShuffled, "how a judge shown several items at once sees them: shuffled (per judge and record, from judge.order_seed) or rubric (as runs before judge orders; resumes their run directories); e.g. --judge-order rubric", func(j *job.Job, v string) { j.Judge.Order = v })
 	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *job.Job, v bool) { j.Judge.DropInvalid = v })
 	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *job.Job, v bool) { j.Empirical.Enabled = v })
 	f.boolean("open-book", d.Empirical.OpenBook, "grounded style, with --empirical: also sample --n answers with the passage in the prompt and score them, so validate reports each criterion's open/closed-book edge (twice the stage's requests); e.g. --empirical --open-book", func(j *job.Job, v bool) { j.Empirical.OpenBook = v })

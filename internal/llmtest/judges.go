@@ -109,3 +109,12 @@ func ParseJudgeProfile(v string) (string, JudgeProfile, error) {
 	}
 	return model, p, nil
 }
+
+// TrueValidity is the simulated truth about a rubric item: the verdict a
+// judge without a profile gives it, and the one a profiled judge errs
+// against. problem is the problem's text, trimmed as the judge reads it
+// from its prompt.
+func (s *Server) TrueValidity(problem, itemType, itemText string) bool {
+	valid, _ := s.verdict(strings.TrimSpace(problem), item{Type: itemType, Text: itemText})
+	return valid
+}
