@@ -155,9 +155,11 @@ type panelRow struct {
 }
 
 type panelItemRow struct {
-	ID    int32  `parquet:"id" json:"id"`
-	Type  string `parquet:"type" json:"type"`
-	Valid *bool  `parquet:"valid,optional" json:"valid,omitempty"`
+	ID       int32   `parquet:"id" json:"id"`
+	Type     string  `parquet:"type" json:"type"`
+	Weight   float64 `parquet:"weight" json:"weight"`
+	Polarity int32   `parquet:"polarity" json:"polarity"`
+	Valid    *bool   `parquet:"valid,optional" json:"valid,omitempty"`
 }
 
 type panelRollout struct {
@@ -204,14 +206,15 @@ func votesOf(verdicts []schema.JudgeVerdict) []judgeVote {
 }
 
 // tallyStored tallies one stored panel verdict and says whether it breaks the
-// rule.
-func tallyStored(t *verdictTally, typ string, stored bool, votes []judgeVote) int64 {
+// rule: judgestats.Majority of the votes, or for a satisfaction verdict
+// (negative set for a PITFALL or negative weight) judgestats.Met.
+func tallyStored(t *verdictTally, typ string, stored bool, votes []judgeVote, rule func([]judgestats.Vote) bool) int64 {
 	t.add(typ, nil, stored, votes)
 	plain := make([]judgestats.Vote, len(votes))
 	for i, v := range votes {
 		plain[i] = v.vote
 	}
-	if judgestats.Majority(plain) != stored {
+	if rule(plain) != stored {
 		return 1
 	}
 	return 0
@@ -224,7 +227,7 @@ func (a *panelAcc) addValidity(r *panelRow) {
 			continue
 		}
 		votes := votesOf(iv.Verdicts)
-		a.mismatches[0] += tallyStored(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votes)
+		a.mismatches[0] += tallyStored(a.validity, r.Rubric[k].Type, *r.Rubric[k].Valid, votes, judgestats.Majority)
 		a.addPeople(panelKey{r.ID, iv.ItemID}, votes)
 	}
 }
@@ -290,7 +293,9 @@ func (a *panelAcc) addSatisfaction(r *panelRow) {
 					votes[j].vote = judgestats.Vote{OK: true, Yes: js.Satisfaction[at].Satisfied}
 				}
 			}
-			a.mismatches[1] += tallyStored(a.satisfaction, r.Rubric[it].Type, s.Satisfied, votes)
+			negative := r.Rubric[it].Polarity < 0 || r.Rubric[it].Weight < 0
+			met := func(v []judgestats.Vote) bool { return judgestats.Met(v, negative) }
+			a.mismatches[1] += tallyStored(a.satisfaction, r.Rubric[it].Type, s.Satisfied, votes, met)
 		}
 	}
 }
@@ -309,7 +314,7 @@ func (a *panelAcc) addCriteria(r *panelRow) {
 		if c < 0 || crit[c].Valid == nil {
 			continue
 		}
-		a.mismatches[2] += tallyStored(a.criteria, fmt.Sprintf("criterion %d", c+1), *crit[c].Valid, votesOf(cv.Verdicts))
+		a.mismatches[2] += tallyStored(a.criteria, fmt.Sprintf("criterion %d", c+1), *crit[c].Valid, votesOf(cv.Verdicts), judgestats.Majority)
 	}
 }
 

@@ -49,3 +49,18 @@ func PanelScore(scores []Score) float64 {
 	slices.Sort(vals)
 	return vals[(len(vals)-1)/2]
 }
+
+// Met is a panel's verdict on whether a response meets a rubric item, from
+// each judge's "met" vote. negative says meeting the item counts against
+// the response (a PITFALL, a negative weight). A judge's vote counts for
+// or against the response, and Majority decides: a positive item is met
+// only when a strict majority says so, and a negative one is met unless a
+// strict majority says it is not. Either way a failed judge and a tie go
+// against the response, so a judge that breaks never raises a reward.
+func Met(votes []Vote, negative bool) bool {
+	forResponse := make([]Vote, len(votes))
+	for i, v := range votes {
+		forResponse[i] = Vote{OK: v.OK, Yes: v.OK && v.Yes != negative}
+	}
+	return Majority(forResponse) != negative
+}

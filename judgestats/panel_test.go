@@ -93,3 +93,28 @@ func TestPanelScore(t *testing.T) {
 		}
 	}
 }
+
+func TestMetFailsAgainstTheResponse(t *testing.T) {
+	met, notMet, failed := Vote{OK: true, Yes: true}, Vote{OK: true}, Vote{}
+	cases := []struct {
+		name     string
+		votes    []Vote
+		negative bool
+		want     bool
+	}{
+		{"positive, 2 of 3 met", []Vote{met, met, notMet}, false, true},
+		{"positive, tie", []Vote{met, notMet}, false, false},
+		{"positive, a failure breaks no split", []Vote{met, notMet, failed}, false, false},
+		{"positive, all failed", []Vote{failed, failed}, false, false},
+		{"pitfall, 2 of 3 say absent", []Vote{notMet, notMet, met}, true, false},
+		{"pitfall, tie counts it present", []Vote{met, notMet}, true, true},
+		{"pitfall, a failure counts it present", []Vote{notMet, met, failed}, true, true},
+		{"pitfall, all failed", []Vote{failed}, true, true},
+		{"pitfall, unanimous absent", []Vote{notMet, notMet}, true, false},
+	}
+	for _, c := range cases {
+		if got := Met(c.votes, c.negative); got != c.want {
+			t.Errorf("%s: Met = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -240,23 +240,21 @@ func panelVerdict(vs []schema.JudgeVerdict) (bool, string) {
 func pitfall(it schema.Item) bool { return it.Polarity < 0 || it.Weight < 0 }
 
 // panelSatisfaction is the panel's satisfaction verdicts on one response
-// from its judges' (byJudge[j] nil when judge j failed), one per item. A
-// judge's vote is for or against the response: for when it says a
-// positive item is met or a pitfall is not, and a failed judge votes
-// against, so a pitfall counts as present unless a strict majority says it
-// is absent, and a positive item as met only when a strict majority says
-// so: a judge that breaks never raises a reward. The step of a verdict is
-// agreedStep's.
+// from its judges' (byJudge[j] nil when judge j failed), one per item, by
+// judgestats.Met: a pitfall counts as present unless a strict majority
+// says it is absent, and a positive item as met only when a strict
+// majority says so, so a judge that breaks never raises a reward. The step
+// of a verdict is agreedStep's.
 func panelSatisfaction(items []schema.Item, byJudge [][]schema.Satisfaction) []schema.Satisfaction {
 	out := make([]schema.Satisfaction, len(items))
 	for k, it := range items {
 		votes := make([]judgestats.Vote, len(byJudge))
 		for j, sat := range byJudge {
 			if sat != nil {
-				votes[j] = judgestats.Vote{OK: true, Yes: sat[k].Satisfied != pitfall(it)}
+				votes[j] = judgestats.Vote{OK: true, Yes: sat[k].Satisfied}
 			}
 		}
-		satisfied := judgestats.Majority(votes) != pitfall(it)
+		satisfied := judgestats.Met(votes, pitfall(it))
 		out[k] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: agreedStep(byJudge, k, satisfied)}
 	}
 	return out

@@ -2,6 +2,7 @@ package synthcorpus
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/rubricforge/rubricforge/judgestats"
 	"github.com/rubricforge/rubricforge/schema"
@@ -101,7 +102,8 @@ func panelVerdicts(rng *rand.Rand, truth bool, judges []PanelJudge) ([]schema.Ju
 }
 
 // addPanelSatisfaction draws every judge's satisfaction verdicts on each
-// rollout (a failure takes the whole rollout) and stores the panel's.
+// rollout (a failure takes the whole rollout) and stores the panel's
+// (judgestats.Met: against the response on a failure or a tie).
 func addPanelSatisfaction(rng *rand.Rand, rec *schema.Record, p *schema.Panel, judges []PanelJudge) {
 	complete := rec.Provenance.Alpha != nil
 	for r := range rec.Rollouts {
@@ -125,8 +127,12 @@ func addPanelSatisfaction(rng *rand.Rand, rec *schema.Record, p *schema.Panel, j
 			}
 			rv.Judges = append(rv.Judges, js)
 		}
-		for k := range ro.Satisfaction {
-			ro.Satisfaction[k].Satisfied = judgestats.Majority(votes[k])
+		for k, sat := range ro.Satisfaction {
+			negative := false
+			if it := slices.IndexFunc(rec.Rubric, func(it schema.Item) bool { return it.ID == sat.ID }); it >= 0 {
+				negative = rec.Rubric[it].Polarity < 0 || rec.Rubric[it].Weight < 0
+			}
+			ro.Satisfaction[k].Satisfied = judgestats.Met(votes[k], negative)
 		}
 		p.Satisfaction = append(p.Satisfaction, rv)
 	}

@@ -48,7 +48,8 @@ func TestAddPanel(t *testing.T) {
 						votes[j] = judgestats.Vote{OK: true, Yes: js.Satisfaction[k].Satisfied}
 					}
 				}
-				if s.Satisfied != judgestats.Majority(votes) {
+				it := rec.Rubric[k]
+				if s.Satisfied != judgestats.Met(votes, it.Polarity < 0 || it.Weight < 0) {
 					t.Fatalf("record %d rollout %d item %d: stored %v, votes %+v", i, r, k, s.Satisfied, votes)
 				}
 			}
