@@ -316,11 +316,11 @@ func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []sch
 		rec.Reference = ptr(p.Reference)
 	}
 	if e.job.Judge.Enabled {
-		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
+		rec.Provenance.JudgeModel = ptr(stageModel(e.job, job.StageJudge, e.job.Judge.Model))
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.JudgeTemplate(e.job)))
 	}
 	if e.job.Empirical.Enabled {
-		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
+		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
 		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
 	}

@@ -551,13 +551,13 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 		Usage: w.u.u, Panel: w.panel,
 	}
 	if e.job.Judge.Enabled {
-		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
+		rec.Provenance.JudgeModel = ptr(stageModel(e.job, job.StageJudge, e.job.Judge.Model))
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.GroundedJudgeTemplate(e.job)))
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.RolloutModel = e.job.Rollout.Model
 		rec.Provenance.RolloutTemplate = e.prompts.Hash(prompts.GroundedAnswer)
-		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
+		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.ScoreGrounded))
 	}
 	return rec

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/judgestats"
@@ -39,6 +40,21 @@ func stagePanel(jb *job.Job, stage string) ([]job.PanelJudge, string) {
 		}
 	}
 	return nil, ""
+}
+
+// stageModel is what provenance names as a stage's model: its own, or with
+// a panel "panel: " and the judges' models ("panel: m1, m2"; each judge's
+// name, model and template are in the record's panel column).
+func stageModel(jb *job.Job, stage, own string) string {
+	judges, _ := stagePanel(jb, stage)
+	if len(judges) == 0 {
+		return own
+	}
+	models := make([]string, len(judges))
+	for i, j := range judges {
+		models[i] = j.Model
+	}
+	return "panel: " + strings.Join(models, ", ")
 }
 
 // judgeTemplate is the template stage's judges are asked with.

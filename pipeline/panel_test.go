@@ -100,7 +100,13 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 		jb.Out = filepath.Join(f.dir, fmt.Sprintf("run-%d", n))
 		jb.Judge.Panel = panelOf(&jb, order...)
 		runJob(t, jb, Options{})
-		for _, v := range itemVotes(t, runtest.ReadCorpus(t, jb.Out)) {
+		recs := runtest.ReadCorpus(t, jb.Out)
+		for _, r := range recs {
+			if want := "panel: " + strings.Join(order, ", "); r.Provenance.JudgeModel == nil || *r.Provenance.JudgeModel != want {
+				t.Fatalf("%s: provenance judge_model %v, want %q", r.ID, r.Provenance.JudgeModel, want)
+			}
+		}
+		for _, v := range itemVotes(t, recs) {
 			key := fmt.Sprintf("%s/%d", v.record.ID, v.item.ID)
 			if *v.judges["j-lenient"] != *v.judges["j-strict"] {
 				if v.panel {
