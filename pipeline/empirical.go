@@ -10,6 +10,7 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -30,7 +31,7 @@ func (e *engine) empirical(ctx context.Context, p source.Problem, rollouts []sch
 		if err != nil {
 			return err
 		}
-		req := request(job.StageEmpirical, es.Endpoint, es.Sampling, msgs)
+		req := judgeRequest(job.StageEmpirical, es.Endpoint, es.Sampling, es.JudgeSeed, e.prompts.Hash(prompts.Satisfy), msgs)
 		steps := countSteps(r.Text)
 		var verdicts []schema.Satisfaction
 		err = e.askParsed(ctx, client, req, es.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), u, func(reply string) error {

@@ -308,11 +308,13 @@ func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []sch
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.JudgeTemplate(e.job)))
+		rec.Provenance.JudgeSeed = e.job.Judge.Sent()
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
 		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
+		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}
 	return rec
 }

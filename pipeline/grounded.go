@@ -210,7 +210,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 			if err != nil {
 				return err
 			}
-			req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
+			req := judgeRequest(job.StageJudge, js.Endpoint, js.Sampling, js.JudgeSeed, e.prompts.Hash(prompts.GroundedJudgeItem), msgs)
 			req.JSON = e.job.JSONObject.Judge
 			return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdict for criterion %q of question %d", q.Criteria[i].ID, q.Index+1), &w.u, func(reply string) error {
 				v, err := schema.ParseValidity(reply)
@@ -228,7 +228,7 @@ func (e *engine) judgeGrounded(ctx context.Context, w *unit) error {
 		for i := range ids {
 			ids[i] = int32(i + 1)
 		}
-		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
+		req := judgeRequest(job.StageJudge, js.Endpoint, js.Sampling, js.JudgeSeed, e.prompts.Hash(prompts.GroundedJudgeBatch), msgs)
 		return e.askParsed(ctx, client, req, js.RepairAttempts, fmt.Sprintf("validity verdicts for question %d", q.Index+1), &w.u, func(reply string) error {
 			vs, err := schema.ParseValidityBatch(reply, ids)
 			if err != nil {
@@ -353,7 +353,7 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j 
 	if err != nil {
 		return err
 	}
-	sreq := request(job.StageEmpirical, es.Endpoint, es.Sampling, smsgs)
+	sreq := judgeRequest(job.StageEmpirical, es.Endpoint, es.Sampling, es.JudgeSeed, e.prompts.Hash(prompts.ScoreGrounded), smsgs)
 	var scores schema.GroundedScores
 	what := fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1)
 	if j.open {
@@ -451,12 +451,14 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(e.job.Judge.Model)
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.GroundedJudgeTemplate(e.job)))
+		rec.Provenance.JudgeSeed = e.job.Judge.Sent()
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.RolloutModel = e.job.Rollout.Model
 		rec.Provenance.RolloutTemplate = e.prompts.Hash(prompts.GroundedAnswer)
 		rec.Provenance.EmpiricalModel = ptr(e.job.Empirical.Model)
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.ScoreGrounded))
+		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}
 	return rec
 }

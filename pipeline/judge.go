@@ -7,6 +7,7 @@ import (
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/prompts"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -47,7 +48,7 @@ func (e *engine) judgeEachItem(ctx context.Context, p source.Problem, items []sc
 		if err != nil {
 			return err
 		}
-		req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
+		req := judgeRequest(job.StageJudge, js.Endpoint, js.Sampling, js.JudgeSeed, e.prompts.Hash(prompts.JudgeItem), msgs)
 		req.JSON = e.job.JSONObject.Judge
 		return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, fmt.Sprintf("validity verdict for item %d", items[i].ID), u, func(reply string) error {
 			v, err := schema.ParseValidity(reply)
@@ -67,7 +68,7 @@ func (e *engine) judgeBatch(ctx context.Context, p source.Problem, items []schem
 		return err
 	}
 	ids := itemIDs(items)
-	req := request(job.StageJudge, js.Endpoint, js.Sampling, msgs)
+	req := judgeRequest(job.StageJudge, js.Endpoint, js.Sampling, js.JudgeSeed, e.prompts.Hash(prompts.JudgeBatch), msgs)
 	req.JSON = false // a JSON array is not a json_object response
 	return e.askParsed(ctx, e.clients[job.StageJudge], req, js.RepairAttempts, "validity verdicts", u, func(reply string) error {
 		vs, err := schema.ParseValidityBatch(reply, ids)
