@@ -41,6 +41,11 @@ type RejudgeConfig struct {
 	MaxTokens       int
 	Repairs         int
 	LegacyMaxTokens bool
+	// JudgeSeed is the sampling seed sent with every judge request (nil:
+	// none); EndpointKind the server's kind, "" for the default of BaseURL
+	// (llm.EndpointKind). Both are in the requests' cache keys.
+	JudgeSeed    *int64
+	EndpointKind string
 	// Limits: records judged at once (one request each; default
 	// DefaultConcurrency), per-attempt timeout and attempts for retryable
 	// errors, and the retry backoff's base and cap (the cap also bounds
@@ -335,7 +340,8 @@ func (j *rejudger) judge(ctx context.Context, g []SampleItem) ([]verdictPair, er
 	}
 	defer release()
 	temp := j.cfg.Temperature
-	req := llm.Request{Stage: StageRejudge, Model: j.cfg.Model, Messages: msgs, Temperature: &temp, MaxTokens: j.cfg.MaxTokens}
+	req := llm.Request{Stage: StageRejudge, Model: j.cfg.Model, Messages: msgs, Temperature: &temp, MaxTokens: j.cfg.MaxTokens,
+		Seed: j.cfg.JudgeSeed, Scope: llm.Scope{EndpointKind: llm.EndpointKind(j.cfg.EndpointKind, j.cfg.BaseURL), Template: j.prompts.Hash(prompts.JudgeBatch)}}
 	var verdicts []schema.Verdict
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: j.prompts.RepairMessages,

@@ -157,6 +157,20 @@ func EndpointKind(kind, baseURL string) string {
 	return KindGeneric
 }
 
+// ParseSeed reads a judge seed flag's value (rewardd's and validate
+// rejudge's --judge-seed): an integer is sent as the seed, "none" sends no
+// seed (nil), for a server that refuses the seed parameter.
+func ParseSeed(v string) (*int64, error) {
+	if v == "none" {
+		return nil, nil
+	}
+	seed, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("seed %q: want an integer, or none to send no seed", v)
+	}
+	return &seed, nil
+}
+
 // CheckEndpointKind returns an error when kind is not a usable endpoint
 // kind: empty (the default), or lower-case letters, digits, '.', '_' and
 // '-', starting with a letter.

@@ -141,3 +141,24 @@ func TestEndpointKind(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSeed(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want *int64
+		bad  bool
+	}{
+		{"0", ptr[int64](0), false}, {"7", ptr[int64](7), false}, {"-3", ptr[int64](-3), false},
+		{"none", nil, false}, {"", nil, true}, {"seven", nil, true}, {"None", nil, true}, {"1.5", nil, true},
+	} {
+		got, err := ParseSeed(c.in)
+		switch {
+		case c.bad && err == nil:
+			t.Errorf("ParseSeed(%q) accepted it", c.in)
+		case !c.bad && err != nil:
+			t.Errorf("ParseSeed(%q): %v", c.in, err)
+		case !c.bad && (got == nil) != (c.want == nil), got != nil && c.want != nil && *got != *c.want:
+			t.Errorf("ParseSeed(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

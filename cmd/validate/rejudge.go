@@ -36,6 +36,7 @@ Examples:
 // rejudgeFlags are the flags of validate rejudge.
 type rejudgeFlags struct {
 	baseURL, model, keyEnv, cache, promptsDir *string
+	judgeSeed, endpointKind                   *string
 	sample, maxTokens, repairs, concurrency   *int
 	maxAttempts                               *int
 	seed                                      *uint64
@@ -52,7 +53,9 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		model:           fs.String("model", "", "the judge model; e.g. gpt-4.1-mini"),
 		keyEnv:          fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key sent)"),
 		sample:          fs.Int("sample", 200, "judged items to draw"),
-		seed:            fs.Uint64("seed", 1, "seed of the draw"),
+		seed:            fs.Uint64("seed", 1, "seed of the draw: which items are sampled (not the judge's sampling seed, see --judge-seed)"),
+		judgeSeed:       fs.String("judge-seed", "0", "the sampling seed sent with every judge request, part of its cache key; none sends no seed, for a server that refuses one (e.g. --judge-seed 7, --judge-seed none)"),
+		endpointKind:    fs.String("endpoint-kind", "", "the judge server's kind, part of every verdict's cache key so one kind's verdicts are not replayed as another's; empty: openai for api.openai.com, else openai-compatible (e.g. --endpoint-kind vllm)"),
 		cache:           fs.String("cache", defaultRejudgeCache(e.getenv), `response cache file ("" for none); a second run answers from it; by default in the user cache directory ($XDG_CACHE_HOME, else ~/.cache), not the current one`),
 		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
 		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
@@ -111,6 +114,12 @@ func (f *rejudgeFlags) check(paths []string) string {
 	case *f.maxCost > 0 && *f.pricePrompt == 0 && *f.priceCompletion == 0:
 		return fmt.Sprintf("--max-cost-usd cannot be enforced without a price for %s (--price-prompt, --price-completion)", *f.model)
 	}
+	if _, err := llm.ParseSeed(*f.judgeSeed); err != nil {
+		return "--judge-seed: " + err.Error()
+	}
+	if err := llm.CheckEndpointKind(*f.endpointKind); err != nil {
+		return "--endpoint-kind: " + err.Error()
+	}
 	return ""
 }
 
@@ -132,6 +141,7 @@ func defaultRejudgeCache(getenv func(string) string) string {
 }
 
 func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
+	judgeSeed, _ := llm.ParseSeed(*f.judgeSeed) // checked by check
 	key := ""
 	if *f.keyEnv != "" {
 		key = e.getenv(*f.keyEnv)
@@ -142,5 +152,6 @@ func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
 		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,
 		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
 		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,
+		JudgeSeed: judgeSeed, EndpointKind: *f.endpointKind,
 	}
 }
