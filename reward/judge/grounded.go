@@ -27,6 +27,9 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 	if lab.Grounded == nil {
 		return schema.GroundedScores{}, fmt.Errorf("reward: label %s is not a grounded question", lab.ID)
 	}
+	if j.members != nil {
+		return j.panelScores(ctx, lab, response)
+	}
 	key := responseKey(j.groundedKey(lab), response)
 	return j.grounded.do(ctx, key, &j.memHits, func() (schema.GroundedScores, error) {
 		var g schema.GroundedScores
@@ -50,8 +53,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
-	zero := 0.0
-	req := llm.Request{Stage: GroundedJudgeStage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens}
+	req := j.request(GroundedJudgeStage, prompts.ScoreGrounded, msgs)
 	var g schema.GroundedScores
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "grounded criterion scores",

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +25,17 @@ const JudgeStage = "satisfy"
 
 // JudgeOptions configure the satisfaction judge.
 type JudgeOptions struct {
-	Model   string // the judge model, sent with every request
-	Repairs int    // repair turns after an unparsable reply (default 2; -1 for none)
+	Model string // the judge model, sent with every request
+	// Name is how a panel's metrics and errors call the judge (default:
+	// Model); see NewPanel.
+	Name string
+	// EndpointKind is the kind of server the client talks to
+	// (llm.EndpointKind; default llm.KindGeneric), and Seed the sampling
+	// seed sent with every request (nil: none). Both are in every
+	// verdict's keys, in memory and in the llm response cache.
+	EndpointKind string
+	Seed         *int64
+	Repairs      int // repair turns after an unparsable reply (default 2; -1 for none)
 	// GroundedRepairs are the grounded judge's repair turns (default 0:
 	// seed 001 gives an invalid output the conservative zero, no repair).
 	GroundedRepairs int
@@ -49,11 +60,14 @@ type JudgeOptions struct {
 // with the parser's error up to Repairs times.
 //
 // Verdicts are cached twice: by the llm response cache (its key covers the
-// model, the messages, which embed the rubric and the response, and the
-// sampling settings), and in memory as parsed verdicts keyed by the judge
-// model, the template hashes, the question, the items and the response; a
-// request for a verdict already being computed waits for it. Judge is safe
-// for concurrent use.
+// model, the messages, which embed the rubric and the response, the
+// sampling settings and seed, and the request's scope: the endpoint kind
+// and the template's hash), and in memory as parsed verdicts keyed by the
+// same judge settings (model, endpoint kind, template hashes, token limit,
+// seed), the question, the items and the response; a request for a
+// verdict already being computed waits for it. A Judge made by NewPanel
+// asks its members instead (see NewPanel). Judge is safe for concurrent
+// use.
 type Judge struct {
 	client  *llm.Client
 	prompts *prompts.Set
@@ -63,6 +77,8 @@ type Judge struct {
 
 	// groundedSalt is salt's counterpart for the grounded judge's scores.
 	groundedSalt string
+	// members are a panel's judges (NewPanel); nil for one judge.
+	members []*Judge
 
 	sat      memo[[]schema.Satisfaction]
 	grounded memo[schema.GroundedScores]
@@ -113,15 +129,42 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.CacheEntries == 0 {
 		opt.CacheEntries = 100_000
 	}
+	if opt.Name == "" {
+		opt.Name = opt.Model
+	}
+	if opt.EndpointKind == "" {
+		opt.EndpointKind = llm.KindGeneric
+	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
-		salt:         opt.Model + "\x00" + ps.Hash(prompts.Satisfy) + "\x00" + ps.Hash(prompts.Repair),
-		groundedSalt: opt.Model + "\x00" + ps.Hash(prompts.ScoreGrounded) + "\x00" + ps.Hash(prompts.Repair),
+		salt:         judgeSalt(opt, ps, prompts.Satisfy),
+		groundedSalt: judgeSalt(opt, ps, prompts.ScoreGrounded),
 		sem:          make(chan struct{}, opt.Concurrency),
 		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
 		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
 		latency:      promtext.NewHistogram(promtext.LatencyBuckets),
 	}, nil
+}
+
+// judgeSalt is what decides a judge's verdicts besides the question, the
+// rubric and the response: the model, the endpoint kind, the hashes of the
+// template and of the repair template, the token limit and the seed (the
+// temperature is always 0). It starts every in-memory key.
+func judgeSalt(opt JudgeOptions, ps *prompts.Set, template string) string {
+	seed := "none"
+	if opt.Seed != nil {
+		seed = strconv.FormatInt(*opt.Seed, 10)
+	}
+	return strings.Join([]string{opt.Model, opt.EndpointKind, ps.Hash(template), ps.Hash(prompts.Repair), strconv.Itoa(opt.MaxTokens), seed}, "\x00")
+}
+
+// request is the judge's request for msgs rendered from template: the
+// judge's model at temperature 0 with its token limit and seed, scoped to
+// its endpoint kind and the template's hash.
+func (j *Judge) request(stage, template string, msgs []llm.Message) llm.Request {
+	zero := 0.0
+	return llm.Request{Stage: stage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens, Seed: j.opt.Seed,
+		Scope: llm.Scope{EndpointKind: j.opt.EndpointKind, Template: j.prompts.Hash(template)}}
 }
 
 // JudgeStats count the judge's work since it was made.
@@ -138,6 +181,9 @@ type JudgeStats struct {
 
 // Stats returns the judge's counters.
 func (j *Judge) Stats() JudgeStats {
+	if j.members != nil {
+		return j.panelStats()
+	}
 	cached := j.sat.len() + j.grounded.len()
 	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached,
 		PassagesCut: j.passagesCut.Load()}
@@ -147,22 +193,49 @@ func (j *Judge) Stats() JudgeStats {
 // seconds, repairs and retries included, for rewardd's metrics.
 func (j *Judge) Latency() *promtext.Histogram { return j.latency }
 
+// RubricHash is the part of a verdict's memory key that a question and its
+// items make (for a panel, each member's); see Judge.RubricKey.
+type RubricHash struct {
+	d       xxhash.Digest
+	members []xxhash.Digest
+	items   []schema.Item
+}
+
 // RubricKey is the part of a verdict's memory key that a question and its
 // items make: hashed once, it completes to the key of each response with
 // CachedUnder, for a caller that asks about many responses to one rubric.
-func (j *Judge) RubricKey(question string, items []schema.Item) xxhash.Digest {
-	return j.rubricKey(question, items)
+func (j *Judge) RubricKey(question string, items []schema.Item) RubricHash {
+	if j.members == nil {
+		return RubricHash{d: j.rubricKey(question, items)}
+	}
+	h := RubricHash{members: make([]xxhash.Digest, len(j.members)), items: items}
+	for i, m := range j.members {
+		h.members[i] = m.rubricKey(question, items)
+	}
+	return h
 }
 
-// CachedUnder is Cached for a rubric hashed with RubricKey.
-func (j *Judge) CachedUnder(rubric xxhash.Digest, response string) ([]schema.Satisfaction, bool) {
-	return j.cached(responseKey(rubric, response))
+// CachedUnder is Cached for a rubric hashed with RubricKey. A panel's
+// verdicts are in memory when every member's are.
+func (j *Judge) CachedUnder(rubric RubricHash, response string) ([]schema.Satisfaction, bool) {
+	if j.members == nil {
+		return j.cached(responseKey(rubric.d, response))
+	}
+	answers := make([]memberVerdicts, len(j.members))
+	for i, m := range j.members {
+		v, ok := m.cached(responseKey(rubric.members[i], response))
+		if !ok {
+			return nil, false
+		}
+		answers[i] = memberVerdicts{v: v}
+	}
+	return panelSatisfaction(rubric.items, answers), true
 }
 
 // Cached returns the verdicts on r held in memory, without calling the
 // endpoint.
 func (j *Judge) Cached(question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, bool) {
-	return j.cached(j.key(question, items, r.Response))
+	return j.CachedUnder(j.RubricKey(question, items), r.Response)
 }
 
 // cached returns the verdicts held in memory under key.
@@ -191,6 +264,9 @@ func (m *memo[V]) len() int {
 // error says why there are no verdicts: the endpoint failed, the reply did
 // not parse after every repair, or ctx ended.
 func (j *Judge) Verdicts(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
+	if j.members != nil {
+		return j.panelVerdicts(ctx, question, items, r)
+	}
 	key := j.key(question, items, r.Response)
 	return j.sat.do(ctx, key, &j.memHits, func() ([]schema.Satisfaction, error) { return j.call(ctx, question, items, r) })
 }
@@ -284,8 +360,7 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	zero := 0.0
-	req := llm.Request{Stage: JudgeStage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens}
+	req := j.request(JudgeStage, prompts.Satisfy, msgs)
 	var verdicts []schema.Satisfaction
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "satisfaction verdicts",
