@@ -14,7 +14,7 @@ import (
 
 // GroundedScores scores response against the grounded question of lab (its
 // passage as the answer key, its criteria) with the score_grounded template
-// (seed 001 appendix D), at temperature 0, parsed by
+// (seed 001 appendix D), at the judge's sampling (temperature 0 unless set), parsed by
 // schema.ParseGroundedScores. An unusable reply is a judge failure, paid
 // the conservative zero, as seed 001 prescribes (its structured-parsing
 // safeguard: an invalid output gets zero, it is not repaired);

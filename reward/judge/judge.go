@@ -35,7 +35,10 @@ type JudgeOptions struct {
 	// verdict's keys, in memory and in the llm response cache.
 	EndpointKind string
 	Seed         *int64
-	Repairs      int // repair turns after an unparsable reply (default 2; -1 for none)
+	// Temperature and TopP are the judge's sampling (Temperature nil: 0;
+	// TopP nil: the server's default).
+	Temperature, TopP *float64
+	Repairs           int // repair turns after an unparsable reply (default 2; -1 for none)
 	// GroundedRepairs are the grounded judge's repair turns (default 0:
 	// seed 001 gives an invalid output the conservative zero, no repair).
 	GroundedRepairs int
@@ -55,7 +58,7 @@ type JudgeOptions struct {
 // and at which step. It renders the satisfy template (the contract of seed
 // 000 appendix 7.4: the items with ids and types, the response with its
 // numbered steps, the extracted answer), calls the endpoint through
-// llm.Client.ChatParsed at temperature 0, parses the reply with
+// llm.Client.ChatParsed (at temperature 0 unless set), parses the reply with
 // schema.ParseSatisfaction, and shows an unparsable reply back to the model
 // with the parser's error up to Repairs times.
 //
@@ -135,6 +138,10 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.EndpointKind == "" {
 		opt.EndpointKind = llm.KindGeneric
 	}
+	if opt.Temperature == nil {
+		zero := 0.0
+		opt.Temperature = &zero
+	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
 		salt:         judgeSalt(opt, ps, prompts.Satisfy),
@@ -148,22 +155,29 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 
 // judgeSalt is what decides a judge's verdicts besides the question, the
 // rubric and the response: the model, the endpoint kind, the hashes of the
-// template and of the repair template, the token limit and the seed (the
-// temperature is always 0). It starts every in-memory key.
+// template and of the repair template, the token limit, the seed and the
+// sampling. It starts every in-memory key.
 func judgeSalt(opt JudgeOptions, ps *prompts.Set, template string) string {
 	seed := "none"
 	if opt.Seed != nil {
 		seed = strconv.FormatInt(*opt.Seed, 10)
 	}
-	return strings.Join([]string{opt.Model, opt.EndpointKind, ps.Hash(template), ps.Hash(prompts.Repair), strconv.Itoa(opt.MaxTokens), seed}, "\x00")
+	return strings.Join([]string{opt.Model, opt.EndpointKind, ps.Hash(template), ps.Hash(prompts.Repair), strconv.Itoa(opt.MaxTokens), seed,
+		optFloat(opt.Temperature), optFloat(opt.TopP)}, "\x00")
+}
+
+func optFloat(f *float64) string {
+	if f == nil {
+		return "default"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
 }
 
 // request is the judge's request for msgs rendered from template: the
-// judge's model at temperature 0 with its token limit and seed, scoped to
-// its endpoint kind and the template's hash.
+// judge's model with its sampling, token limit and seed, scoped to its
+// endpoint kind and the template's hash.
 func (j *Judge) request(stage, template string, msgs []llm.Message) llm.Request {
-	zero := 0.0
-	return llm.Request{Stage: stage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens, Seed: j.opt.Seed,
+	return llm.Request{Stage: stage, Model: j.opt.Model, Messages: msgs, Temperature: j.opt.Temperature, TopP: j.opt.TopP, MaxTokens: j.opt.MaxTokens, Seed: j.opt.Seed,
 		Scope: llm.Scope{EndpointKind: j.opt.EndpointKind, Template: j.prompts.Hash(template)}}
 }
 

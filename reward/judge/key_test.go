@@ -23,9 +23,9 @@ import (
 // response cache of a first one (a restarted rewardd) asks the endpoint
 // again exactly when something that decides the verdict changed: the judge
 // model, the endpoint kind, the template (even where the rendered text is
-// the same), the token limit, the seed, or the rubric text; the same judge
-// through another server of its kind is answered from the cache. (The
-// judge's temperature is always 0.) The math and the grounded judge alike.
+// the same), each sampling setting, the seed, or the rubric text; the same
+// judge through another server of its kind is answered from the cache. The
+// math and the grounded judge alike.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	sim := llmtest.New(llmtest.Config{})
 	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
@@ -43,7 +43,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seven, zero := int64(7), int64(0)
+	seven, zero, half := int64(7), int64(0), 0.5
 	type setup struct {
 		opt        JudgeOptions
 		baseURL    string
@@ -67,6 +67,8 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		{"endpoint kind", func(s *setup) { s.opt.EndpointKind = "vllm" }, true},
 		{"template", func(s *setup) { s.promptsDir = edited }, true},
 		{"max tokens", func(s *setup) { s.opt.MaxTokens = 3000 }, true},
+		{"temperature", func(s *setup) { s.opt.Temperature = &half }, true},
+		{"top_p", func(s *setup) { s.opt.TopP = &half }, true},
 		{"seed", func(s *setup) { s.opt.Seed = &seven }, true},
 		{"no seed", func(s *setup) { s.opt.Seed = nil }, true},
 		{"rubric text", func(s *setup) { s.rubric = otherText }, true},
