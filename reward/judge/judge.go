@@ -237,11 +237,14 @@ func (j *Judge) CachedUnder(rubric RubricHash, response string) ([]schema.Satisf
 	}
 	answers := make([]memberVerdicts, len(j.members))
 	for i, m := range j.members {
-		v, ok := m.cached(responseKey(rubric.members[i], response))
+		v, ok := m.sat.peek(responseKey(rubric.members[i], response))
 		if !ok {
 			return nil, false
 		}
 		answers[i] = memberVerdicts{v: v}
+	}
+	for _, m := range j.members {
+		m.memHits.Add(1)
 	}
 	return panelSatisfaction(rubric.items, answers), true
 }
@@ -259,13 +262,18 @@ func (j *Judge) cached(key uint64) ([]schema.Satisfaction, bool) {
 
 // cached returns the value held under key, counting a hit in hits.
 func (m *memo[V]) cached(key uint64, hits *atomic.Int64) (V, bool) {
-	m.mu.Lock()
-	v, ok := m.cache.get(key)
-	m.mu.Unlock()
+	v, ok := m.peek(key)
 	if ok {
 		hits.Add(1)
 	}
 	return v, ok
+}
+
+// peek returns the value held under key, counting no hit.
+func (m *memo[V]) peek(key uint64) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache.get(key)
 }
 
 func (m *memo[V]) len() int {
