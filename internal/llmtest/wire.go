@@ -108,7 +108,7 @@ func requestKey(req *chatRequest, msgs []Message) uint64 {
 	for _, m := range msgs {
 		k.str(m.Role).str(m.Content)
 	}
-	if req.Seed != nil {
+	if req.Seed != nil && !greedyJudge(req, msgs) {
 		k.u64(1).u64(uint64(*req.Seed))
 	} else {
 		k.u64(0)
@@ -206,4 +206,20 @@ type modelInfo struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
+}
+
+// greedyJudge reports whether req is a judge's request (validity,
+// satisfaction, grounded scores) at temperature 0. A real server decodes
+// it greedily, so its seed changes nothing; the simulated endpoint draws
+// its reply, faults included, as without the seed, so that judges that
+// send a pinned seed answer as those that sent none.
+func greedyJudge(req *chatRequest, msgs []Message) bool {
+	if req.Temperature == nil || *req.Temperature > 1e-5 {
+		return false
+	}
+	switch k, _, _ := classify(msgs); k {
+	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindScoreGrounded, KindGroundedJudgeBatch, KindGroundedJudgeItem:
+		return true
+	}
+	return false
 }
