@@ -71,6 +71,8 @@ Examples:
   rewardd --corpus exports/verl --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini \
       --judge-api-key-env OPENAI_API_KEY --cache rewardd-cache.db --scheme rgr
   REWARDD_TOKEN=... rewardd --addr 10.0.0.5:8700 --allow-remote --token-env REWARDD_TOKEN ...
+  rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B \
+      --judge-panel panel.yaml   (a panel of judges: each asked about every response, k times the judge cost)
 
 OpenRLHF: --reward.remote_url http://127.0.0.1:8700/get_reward
 slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key reward
