@@ -64,7 +64,6 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			second := base
-			second.Judge, second.Empirical = base.Judge, base.Empirical
 			second.Out = filepath.Join(f.dir, "again", string(rune('a'+i)))
 			second.Cache = filepath.Join(base.Out, "cache.db")
 			tc.change(&second)
@@ -102,4 +101,61 @@ func templateWith(t *testing.T, dir, name, prefix, suffix string) string {
 	}
 	runtest.WriteFile(t, filepath.Join(out, name), prefix+string(b)+suffix)
 	return out
+}
+
+// TestGroundedJudgeKeyCoversWhatDecidesAVerdict: the grounded style's
+// validity judge and scorer are keyed as the math judges: a run sharing a
+// first run's cache asks the one whose endpoint kind, seed or template
+// changed, and nothing else; the records' provenance has the seeds.
+func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	runtest.WriteDocs(t, docs, 3)
+	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
+	base := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
+	base.Judge.Seed = 5
+	runJob(t, base, Options{})
+	recs := runtest.ReadCorpus(t, base.Out)
+	if len(recs) == 0 {
+		t.Fatal("the first run made no record")
+	}
+	for _, r := range recs {
+		if p := r.Provenance; p.JudgeSeed == nil || *p.JudgeSeed != 5 || p.EmpiricalSeed == nil || *p.EmpiricalSeed != 0 {
+			t.Fatalf("provenance seeds %v %v, want 5 and 0", p.JudgeSeed, p.EmpiricalSeed)
+		}
+		break
+	}
+	scoreTemplate := templateWith(t, dir, "score_grounded.tmpl", "", "{{/* the rendered text is the same */}}")
+	cases := []struct {
+		name   string
+		change func(j *job.Job)
+		asked  []llmtest.Kind
+	}{
+		{"nothing", func(j *job.Job) {}, nil},
+		{"judge endpoint kind", func(j *job.Job) { j.Judge.Kind = "vllm" }, []llmtest.Kind{llmtest.KindGroundedJudgeBatch}},
+		{"judge seed", func(j *job.Job) { j.Judge.Seed = 6 }, []llmtest.Kind{llmtest.KindGroundedJudgeBatch}},
+		{"empirical no_seed", func(j *job.Job) { j.Empirical.NoSeed = true }, []llmtest.Kind{llmtest.KindScoreGrounded}},
+		{"scorer template", func(j *job.Job) { j.PromptsDir = scoreTemplate }, []llmtest.Kind{llmtest.KindScoreGrounded}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			second := base
+			second.Out = filepath.Join(dir, "again", string(rune('a'+i)))
+			second.Cache = filepath.Join(base.Out, "cache.db")
+			tc.change(&second)
+			from := len(srv.Log())
+			runJob(t, second, Options{})
+			sent := kindsSent(srv, from)
+			for _, k := range tc.asked {
+				if sent[k] == 0 {
+					t.Errorf("no %s request was sent: %v", k, sent)
+				}
+			}
+			for k, n := range sent {
+				if !slices.Contains(tc.asked, k) {
+					t.Errorf("%d %s requests were sent again; only %v should be: %v", n, k, tc.asked, sent)
+				}
+			}
+		})
+	}
 }
