@@ -72,17 +72,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 			if rep.Problems.Done != first.Problems.Done {
 				t.Errorf("done %d, first run %d", rep.Problems.Done, first.Problems.Done)
 			}
-			sent := kindsSent(f.srv, from)
-			for _, k := range tc.asked {
-				if sent[k] == 0 {
-					t.Errorf("no %s request was sent: %v", k, sent)
-				}
-			}
-			for k, n := range sent {
-				if !slices.Contains(tc.asked, k) {
-					t.Errorf("%d %s requests were sent again; only %v should be: %v", n, k, tc.asked, sent)
-				}
-			}
+			checkAskedOnly(t, kindsSent(f.srv, from), tc.asked)
 		})
 	}
 }
@@ -145,17 +135,23 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 			tc.change(&second)
 			from := len(srv.Log())
 			runJob(t, second, Options{})
-			sent := kindsSent(srv, from)
-			for _, k := range tc.asked {
-				if sent[k] == 0 {
-					t.Errorf("no %s request was sent: %v", k, sent)
-				}
-			}
-			for k, n := range sent {
-				if !slices.Contains(tc.asked, k) {
-					t.Errorf("%d %s requests were sent again; only %v should be: %v", n, k, tc.asked, sent)
-				}
-			}
+			checkAskedOnly(t, kindsSent(srv, from), tc.asked)
 		})
+	}
+}
+
+// checkAskedOnly: requests of every kind in asked were sent, and of no
+// other kind.
+func checkAskedOnly(t *testing.T, sent map[llmtest.Kind]int, asked []llmtest.Kind) {
+	t.Helper()
+	for _, k := range asked {
+		if sent[k] == 0 {
+			t.Errorf("no %s request was sent: %v", k, sent)
+		}
+	}
+	for k, n := range sent {
+		if !slices.Contains(asked, k) {
+			t.Errorf("%d %s requests were sent again; only %v should be: %v", n, k, asked, sent)
+		}
 	}
 }
