@@ -28,7 +28,7 @@ func (o *options) judges(apiKey string, getenv func(string) string) ([]judgeSpec
 	flags := job.Endpoint{BaseURL: o.judgeURL, Model: o.judgeModel, APIKeyEnv: o.judgeKeyEnv, LegacyMaxTokens: o.legacyMaxTokens, Kind: o.judgeKind}
 	sampling := job.Sampling{MaxTokens: o.judgeMaxTokens}
 	if o.judgePanel == "" {
-		return []judgeSpec{{PanelJudge: job.PanelJudge{Endpoint: flags, Sampling: sampling, PromptsDir: o.promptsDir}.Resolved(flags, sampling, o.promptsDir), apiKey: apiKey}}, nil
+		return []judgeSpec{{PanelJudge: job.PanelJudge{}.Resolved(flags, sampling, o.promptsDir), apiKey: apiKey}}, nil
 	}
 	written, err := job.ReadPanel(o.judgePanel)
 	if err != nil {
