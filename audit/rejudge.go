@@ -42,6 +42,11 @@ type RejudgeConfig struct {
 	MaxTokens       int
 	Repairs         int
 	LegacyMaxTokens bool
+	// JudgeSeed is the sampling seed sent with every judge request (nil:
+	// none); EndpointKind the server's kind, "" for the default of BaseURL
+	// (llm.EndpointKind). Both are in the requests' cache keys.
+	JudgeSeed    *int64
+	EndpointKind string
 	// Limits: records judged at once (one request each; default
 	// DefaultConcurrency), per-attempt timeout and attempts for retryable
 	// errors, and the retry backoff's base and cap (the cap also bounds
@@ -69,6 +74,7 @@ type RejudgeConfig struct {
 // for Temperature) takes the RejudgeConfig's.
 type PanelJudge struct {
 	Name, BaseURL, APIKey, Model, PromptsDir string
+	EndpointKind                             string // "" for cfg's, else llm.EndpointKind's default of its base URL
 	Temperature                              *float64
 	MaxTokens                                int
 	LegacyMaxTokens                          bool
@@ -175,6 +181,7 @@ func usageOf(s llm.StageStats) *LLMUsage {
 // judgeSpec is one judge with every setting resolved.
 type judgeSpec struct {
 	Name, BaseURL, APIKey, Model, PromptsDir string
+	EndpointKind                             string
 	Temperature                              float64
 	MaxTokens                                int
 	LegacyMaxTokens                          bool
@@ -185,14 +192,18 @@ type judgeSpec struct {
 // out taken from cfg, or cfg's one judge.
 func (cfg RejudgeConfig) judges() []judgeSpec {
 	if len(cfg.Panel) == 0 {
-		return []judgeSpec{{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model, PromptsDir: cfg.PromptsDir,
+		return []judgeSpec{{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model, PromptsDir: cfg.PromptsDir, EndpointKind: cfg.EndpointKind,
 			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, LegacyMaxTokens: cfg.LegacyMaxTokens, Stage: StageRejudge}}
 	}
 	specs := make([]judgeSpec, len(cfg.Panel))
 	for i, p := range cfg.Panel {
 		sp := judgeSpec{Name: p.Name, BaseURL: cmp.Or(p.BaseURL, cfg.BaseURL), APIKey: cmp.Or(p.APIKey, cfg.APIKey),
 			Model: cmp.Or(p.Model, cfg.Model), PromptsDir: cmp.Or(p.PromptsDir, cfg.PromptsDir), Temperature: cfg.Temperature,
-			MaxTokens: cmp.Or(p.MaxTokens, cfg.MaxTokens), LegacyMaxTokens: p.LegacyMaxTokens || cfg.LegacyMaxTokens}
+			MaxTokens: cmp.Or(p.MaxTokens, cfg.MaxTokens), LegacyMaxTokens: p.LegacyMaxTokens || cfg.LegacyMaxTokens,
+			EndpointKind: p.EndpointKind}
+		if p.BaseURL == "" && p.EndpointKind == "" {
+			sp.EndpointKind = cfg.EndpointKind // at cfg's endpoint, of cfg's kind
+		}
 		if p.Temperature != nil {
 			sp.Temperature = *p.Temperature
 		}
@@ -495,7 +506,8 @@ func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, rever
 	}
 	defer release()
 	temp := p.spec.Temperature
-	req := llm.Request{Stage: p.spec.Stage, Model: p.spec.Model, Messages: msgs, Temperature: &temp, MaxTokens: p.spec.MaxTokens}
+	req := llm.Request{Stage: p.spec.Stage, Model: p.spec.Model, Messages: msgs, Temperature: &temp, MaxTokens: p.spec.MaxTokens,
+		Seed: j.cfg.JudgeSeed, Scope: llm.Scope{EndpointKind: llm.EndpointKind(p.spec.EndpointKind, p.spec.BaseURL), Template: p.template}}
 	var verdicts []schema.Verdict
 	err = p.client.ChatParsed(ctx, req, llm.Ask{
 		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: p.prompts.RepairMessages,

@@ -381,16 +381,12 @@ func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File
 
 // addedInSpec3 reports whether col lies under a column added to spec 3
 // after its first shards were written (the grounded questions' open-book
-// answers, see recordV3Closed; the judges' seeds in provenance, see
+// answers, see recordV3Closed; provenance's judge seeds, see
 // recordV3Single): a file may lack it, and it reads as empty.
 func addedInSpec3(col []string) bool {
-	switch {
-	case len(col) > 4 && col[0] == "grounded" && col[1] == "questions" && col[4] == "open_book_answers":
-		return true
-	case len(col) == 2 && col[0] == "provenance" && (col[1] == "judge_seed" || col[1] == "empirical_seed"):
-		return true
-	}
-	return false
+	openBook := len(col) > 4 && col[0] == "grounded" && col[1] == "questions" && col[4] == "open_book_answers"
+	seeds := len(col) == 2 && col[0] == "provenance" && (col[1] == "judge_seed" || col[1] == "empirical_seed")
+	return openBook || seeds
 }
 
 // optionalField reports whether s has an optional top-level field name.

@@ -68,6 +68,14 @@ func resultSettings() []setting {
 		{"empirical.alpha", func(j *Job) string { return fmt.Sprint(j.Empirical.Alpha) }, EmpiricalOn, ""},
 		{"empirical.repair_attempts", func(j *Job) string { return fmt.Sprint(j.Empirical.RepairAttempts) }, EmpiricalOn, ""},
 		{"empirical.open_book", func(j *Job) string { return fmt.Sprint(j.Empirical.OpenBook) }, groundedEmpirical, "false"},
+		// A judging stage's seed at its default is left out, so jobs
+		// written before seeds were pinned keep their fingerprint: their
+		// judges ran unseeded at temperature 0, which a pinned seed does
+		// not change in kind.
+		{"judge.seed", func(j *Job) string { return fmt.Sprint(j.Judge.Seed) }, JudgeOn, "0"},
+		{"judge.no_seed", func(j *Job) string { return fmt.Sprint(j.Judge.NoSeed) }, JudgeOn, "false"},
+		{"empirical.seed", func(j *Job) string { return fmt.Sprint(j.Empirical.Seed) }, EmpiricalOn, "0"},
+		{"empirical.no_seed", func(j *Job) string { return fmt.Sprint(j.Empirical.NoSeed) }, EmpiricalOn, "false"},
 		{"judge.panel", func(j *Job) string { return panelSetting(j.Judge.Panel) }, JudgeOn, noPanel},
 		{"empirical.panel", func(j *Job) string { return panelSetting(j.Empirical.Panel) }, EmpiricalOn, noPanel},
 		{"judge.order", orderSetting, judgesOrdered, OrderRubric},

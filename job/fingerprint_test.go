@@ -34,7 +34,7 @@ func neutralSettings() map[string]string {
 		"json_object":          "how a request is sent (response_format); the reply is parsed and checked the same, and the request's cache key holds it",
 	}
 	for _, stage := range []string{StageRollout, StageDistill, StageJudge, StageEmpirical} {
-		for _, f := range []string{"base_url", "api_key_env", "legacy_max_tokens", "request_mode"} {
+		for _, f := range []string{"base_url", "api_key_env", "legacy_max_tokens", "request_mode", "endpoint_kind"} {
 			m[stage+"."+f] = endpoint
 		}
 	}
@@ -237,7 +237,7 @@ func TestWholeInputFingerprintIsUnchanged(t *testing.T) {
 	j := fullJob(t)
 	var b strings.Builder
 	for _, l := range j.identityLines() {
-		if l.key != "partition" && !strings.HasSuffix(l.key, ".panel") {
+		if l.key != "partition" && !judgeKeySetting(l.key) {
 			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 		}
 	}
@@ -282,7 +282,7 @@ func TestClosedBookGroundedFingerprintIsUnchanged(t *testing.T) {
 	j.StampVersions(ps, "")
 	var b strings.Builder
 	for _, l := range j.identityLines() {
-		if l.key != "partition" && l.key != "empirical.open_book" && !strings.HasSuffix(l.key, ".panel") {
+		if l.key != "partition" && l.key != "empirical.open_book" && !judgeKeySetting(l.key) {
 			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 		}
 	}
@@ -343,7 +343,7 @@ func TestNoPanelKeepsTheFingerprint(t *testing.T) {
 	j := fullJob(t)
 	var b strings.Builder
 	for _, l := range j.identityLines() {
-		if l.key != "partition" && !strings.HasSuffix(l.key, ".panel") {
+		if l.key != "partition" && !judgeKeySetting(l.key) {
 			fmt.Fprintf(&b, "%s=%s\n", l.key, l.value)
 		}
 	}
@@ -357,5 +357,52 @@ func TestNoPanelKeepsTheFingerprint(t *testing.T) {
 	}
 	if got := ChangedSettings(&j, &withPanel); len(got) != 1 || !strings.HasPrefix(got[0], "judge.panel: ") {
 		t.Errorf("changed settings %q, want judge.panel", got)
+	}
+}
+
+// judgeKeySetting: the settings issue #31 added to the judging stages
+// (panels, pinned seeds), which a job that leaves them at their defaults
+// must not have in its fingerprint.
+func judgeKeySetting(key string) bool {
+	stage, name, _ := strings.Cut(key, ".")
+	return (stage == StageJudge || stage == StageEmpirical) && (name == "panel" || name == "seed" || name == "no_seed")
+}
+
+// TestDefaultJudgeSeedKeepsTheFingerprint: a job whose judges take the
+// default seed keeps the fingerprint it had before seeds were pinned; a
+// seed set away from it, or no seed, changes it and is named as the
+// change.
+func TestDefaultJudgeSeedKeepsTheFingerprint(t *testing.T) {
+	j := fullJob(t)
+	if _, ok := j.Settings()["judge.seed"]; ok {
+		t.Error("the job history of a job with the default seed names judge.seed")
+	}
+	changes := map[string]func(*Job){
+		"judge.seed":        func(j *Job) { j.Judge.Seed = 7 },
+		"judge.no_seed":     func(j *Job) { j.Judge.NoSeed = true },
+		"empirical.seed":    func(j *Job) { j.Empirical.Seed = -3 },
+		"empirical.no_seed": func(j *Job) { j.Empirical.NoSeed = true },
+	}
+	for name, change := range changes {
+		c := fullJob(t)
+		change(&c)
+		if c.Fingerprint() == j.Fingerprint() {
+			t.Errorf("%s: the fingerprint did not change", name)
+		}
+		if got := ChangedSettings(&j, &c); !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, name) }) {
+			t.Errorf("%s: the changes named are %q", name, got)
+		}
+	}
+}
+
+func TestJudgeSeedSent(t *testing.T) {
+	if got := (JudgeSeed{Seed: 5}).Sent(); got == nil || *got != 5 {
+		t.Errorf("seed 5 sends %v", got)
+	}
+	if got := (JudgeSeed{}).Sent(); got == nil || *got != 0 {
+		t.Errorf("the default seed sends %v, want 0", got)
+	}
+	if got := (JudgeSeed{Seed: 5, NoSeed: true}).Sent(); got != nil {
+		t.Errorf("no_seed sends %d", *got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -88,6 +89,35 @@ type Endpoint struct {
 	// It is not part of the job's identity: a run may switch. The job
 	// file's key is request_mode, since judge.mode says something else.
 	Mode string `yaml:"request_mode,omitempty"`
+	// Kind is the server family behind BaseURL (openai, vllm, sglang, or
+	// any other lower-case name), a part of every judge verdict's cache key
+	// so that one family's verdicts are not replayed as another's; empty
+	// takes llm.EndpointKind's default from the base URL (openai for
+	// api.openai.com, else openai-compatible). Not part of the job's
+	// identity, like the base URL.
+	Kind string `yaml:"endpoint_kind,omitempty"`
+}
+
+// EndpointKind is the endpoint's kind: its endpoint_kind, else the default
+// of its base URL (llm.EndpointKind).
+func (e Endpoint) EndpointKind() string { return llm.EndpointKind(e.Kind, e.BaseURL) }
+
+// JudgeSeed pins the sampling seed a judging stage (judge, empirical) asks
+// its judges with, so a verdict asked again is asked the same way where
+// the server honours seeds. Seed is sent with every judge request (default
+// 0); NoSeed sends none, for a server that refuses the seed parameter.
+type JudgeSeed struct {
+	Seed   int64 `yaml:"seed"`
+	NoSeed bool  `yaml:"no_seed,omitempty"`
+}
+
+// Sent is the seed a judge request carries: nil with no_seed.
+func (p JudgeSeed) Sent() *int64 {
+	if p.NoSeed {
+		return nil
+	}
+	seed := p.Seed
+	return &seed
 }
 
 // Sampling holds the sampling parameters of a stage. Nil means the server's default.
@@ -126,6 +156,7 @@ type JudgeStage struct {
 	Mode           string `yaml:"mode"` // batch: one call per problem; item: one call per item
 	DropInvalid    bool   `yaml:"drop_invalid"`
 	RepairAttempts int    `yaml:"repair_attempts"`
+	JudgeSeed      `yaml:",inline"`
 	// Panel, when it lists judges, has every item judged by each of them
 	// and keeps their strict majority (see PanelJudge and schema.Panel);
 	// the stage's own endpoint and sampling are then the judges' defaults.
@@ -152,7 +183,8 @@ type EmpiricalStage struct {
 	// the same way, so each criterion's edge (open-book minus closed-book
 	// mean score, over its weight) says whether it rewards knowing the
 	// passage. Twice the stage's requests; ignored by the math styles.
-	OpenBook bool `yaml:"open_book"`
+	OpenBook  bool `yaml:"open_book"`
+	JudgeSeed `yaml:",inline"`
 	// Panel, when it lists judges, has every rollout (every grounded
 	// answer) judged by each of them and keeps the panel's verdicts (see
 	// PanelJudge and schema.Panel).
@@ -307,6 +339,9 @@ func (j *Job) stageEndpoint(e Endpoint) Endpoint {
 	}
 	if e.BaseURL == j.Rollout.BaseURL {
 		e.LegacyMaxTokens = e.LegacyMaxTokens || j.Rollout.LegacyMaxTokens
+		if e.Kind == "" {
+			e.Kind = j.Rollout.Kind
+		}
 	}
 	return e
 }
@@ -411,6 +446,9 @@ func (j *Job) validateEndpoints(v *validation) {
 		checkBaseURL(v, stage, e.BaseURL)
 		if e.Model == "" {
 			v.bad(stage+".model", "no model given (use --model)")
+		}
+		if err := llm.CheckEndpointKind(e.Kind); err != nil {
+			v.bad(stage+".endpoint_kind", "%v", err)
 		}
 	}
 	checkEndpoint(StageRollout, j.Rollout.Endpoint)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"gopkg.in/yaml.v3"
+
+	"github.com/rubricforge/rubricforge/llm"
 )
 
 // PanelJudge is one judge of a stage's panel (judge.panel,
@@ -34,6 +36,9 @@ type PanelJudge struct {
 func (p PanelJudge) Resolved(e Endpoint, s Sampling, promptsDir string) PanelJudge {
 	if p.BaseURL == "" {
 		p.BaseURL = e.BaseURL
+	}
+	if p.Kind == "" && p.BaseURL == e.BaseURL {
+		p.Kind = e.Kind
 	}
 	if p.Model == "" {
 		p.Model = e.Model
@@ -67,7 +72,8 @@ func (p PanelJudge) Resolved(e Endpoint, s Sampling, promptsDir string) PanelJud
 
 // CheckPanel returns the problems of a resolved panel, each naming the
 // setting by path (field is e.g. "judge.panel"): fewer than two judges, a
-// judge without a model, or two judges of one name.
+// judge without a model, a judge's endpoint_kind that is no kind's name,
+// or two judges of one name.
 func CheckPanel(field string, judges []PanelJudge) []string {
 	if len(judges) == 0 {
 		return nil
@@ -81,6 +87,9 @@ func CheckPanel(field string, judges []PanelJudge) []string {
 		at := fmt.Sprintf("%s[%d]", field, i)
 		if j.Model == "" {
 			problems = append(problems, at+": no model (set model here or in the stage)")
+		}
+		if err := llm.CheckEndpointKind(j.Kind); err != nil {
+			problems = append(problems, fmt.Sprintf("%s.endpoint_kind: %v", at, err))
 		}
 		if prev, dup := seen[j.Name]; dup {
 			problems = append(problems, fmt.Sprintf("%s: name %q is also %s[%d]'s; give each judge its own name", at, j.Name, field, prev))

@@ -193,3 +193,38 @@ func TestOrderPermutation(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointKindSetting: a stage without its own endpoint takes the
+// rollout's kind with its base URL, a stage on another server keeps the
+// default of its own URL, a panel judge on the stage's server takes the
+// stage's kind, and a kind that is not a lower-case name is refused naming
+// the field.
+func TestEndpointKindSetting(t *testing.T) {
+	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	j.Judge.Enabled, j.Empirical.Enabled = true, true
+	j.Rollout.Kind = "vllm"
+	j.Empirical.BaseURL = "https://api.openai.com/v1"
+	j.Normalize()
+	if got := j.Judge.EndpointKind(); got != "vllm" {
+		t.Errorf("judge on the rollout server: kind %q, want vllm", got)
+	}
+	if got := j.Empirical.EndpointKind(); got != "openai" {
+		t.Errorf("empirical on api.openai.com: kind %q, want openai", got)
+	}
+	p := PanelJudge{Endpoint: Endpoint{Model: "m"}}.Resolved(j.Judge.Endpoint, j.Judge.Sampling, "")
+	if got := p.EndpointKind(); got != "vllm" {
+		t.Errorf("panel judge on the stage's server: kind %q, want vllm", got)
+	}
+	other := PanelJudge{Endpoint: Endpoint{Model: "m", BaseURL: "http://127.0.0.2:8000/v1"}}.Resolved(j.Judge.Endpoint, j.Judge.Sampling, "")
+	if got := other.EndpointKind(); got != "openai-compatible" {
+		t.Errorf("panel judge on another server: kind %q, want openai-compatible", got)
+	}
+	if err := j.Validate(); err != nil {
+		t.Fatalf("valid job refused: %v", err)
+	}
+	j.Distill.Kind = "vLLM"
+	err := j.Validate()
+	if err == nil || !strings.Contains(err.Error(), "distill.endpoint_kind") {
+		t.Errorf("kind vLLM: error %v, want it to name distill.endpoint_kind", err)
+	}
+}

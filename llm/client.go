@@ -138,6 +138,9 @@ type Request struct {
 	// Online sends the request even when the Client defers requests to
 	// batches (Options.Defer); not sent, not in the cache key.
 	Online bool
+	// Scope is extra cache-key material of a judge's request (see Scope);
+	// not sent. The zero Scope adds nothing to the key.
+	Scope Scope
 }
 
 func (r *Request) validate() error {

@@ -48,6 +48,9 @@ func TestCacheKey(t *testing.T) {
 		"seed 0":                func(r *Request) { r.Seed = ptr[int64](0) },
 		"sample index":          func(r *Request) { r.SampleIndex = 4 },
 		"json":                  func(r *Request) { r.JSON = true },
+		"endpoint kind":         func(r *Request) { r.Scope.EndpointKind = "vllm" },
+		"template":              func(r *Request) { r.Scope.Template = "0123abcd" },
+		"scope boundary":        func(r *Request) { r.Scope = Scope{EndpointKind: "vllm0123abcd"} },
 	}
 	seen := map[string]string{k0: "base"}
 	for name, change := range changes {
@@ -98,5 +101,64 @@ func TestCacheKeyPinned(t *testing.T) {
 		Temperature: &temp, Seed: &seed, SampleIndex: 3, MaxTokens: 100}
 	if got := CacheKey(req); got != "8bf5c97e9b81e5c8" {
 		t.Errorf("CacheKey changed: %s", got)
+	}
+}
+
+// TestScopedKeyPinned: a judge's key (a request with a Scope) is pinned as
+// the others are; a request without one keeps TestCacheKeyPinned's key.
+func TestScopedKeyPinned(t *testing.T) {
+	temp, seed := 0.7, int64(3)
+	req := Request{Stage: "judge", Model: "m", Messages: []Message{{Role: "user", Content: "What is 2+2?"}},
+		Temperature: &temp, Seed: &seed, SampleIndex: 3, MaxTokens: 100, Scope: Scope{EndpointKind: "vllm", Template: "0123abcd"}}
+	if got := CacheKey(req); got != "924994289e493d28" {
+		t.Errorf("scoped CacheKey changed: %s", got)
+	}
+}
+
+func TestEndpointKind(t *testing.T) {
+	cases := []struct{ kind, url, want string }{
+		{"", "https://api.openai.com/v1", KindOpenAI},
+		{"", "https://API.OpenAI.com:443/v1", KindOpenAI},
+		{"", "http://127.0.0.1:8000/v1", KindGeneric},
+		{"", "https://api.openai.com.example.net/v1", KindGeneric},
+		{"", "", KindGeneric},
+		{"vllm", "http://10.0.0.1:8000/v1", "vllm"},
+		{"sglang", "https://api.openai.com/v1", "sglang"},
+	}
+	for _, c := range cases {
+		if got := EndpointKind(c.kind, c.url); got != c.want {
+			t.Errorf("EndpointKind(%q, %q) = %q, want %q", c.kind, c.url, got, c.want)
+		}
+	}
+	for _, ok := range []string{"", "openai", "vllm", "sglang", "openai-compatible", "llama.cpp", "tgi_2"} {
+		if err := CheckEndpointKind(ok); err != nil {
+			t.Errorf("CheckEndpointKind(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"vLLM", "1vllm", "-x", "v llm", "vllm/0.6"} {
+		if err := CheckEndpointKind(bad); err == nil {
+			t.Errorf("CheckEndpointKind(%q) accepted it", bad)
+		}
+	}
+}
+
+func TestParseSeed(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want *int64
+		bad  bool
+	}{
+		{"0", ptr[int64](0), false}, {"7", ptr[int64](7), false}, {"-3", ptr[int64](-3), false},
+		{"none", nil, false}, {"", nil, true}, {"seven", nil, true}, {"None", nil, true}, {"1.5", nil, true},
+	} {
+		got, err := ParseSeed(c.in)
+		switch {
+		case c.bad && err == nil:
+			t.Errorf("ParseSeed(%q) accepted it", c.in)
+		case !c.bad && err != nil:
+			t.Errorf("ParseSeed(%q): %v", c.in, err)
+		case !c.bad && (got == nil) != (c.want == nil), got != nil && c.want != nil && *got != *c.want:
+			t.Errorf("ParseSeed(%q) = %v, want %v", c.in, got, c.want)
+		}
 	}
 }

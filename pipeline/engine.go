@@ -318,11 +318,13 @@ func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []sch
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(stageModel(e.job, job.StageJudge, e.job.Judge.Model))
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.JudgeTemplate(e.job)))
+		rec.Provenance.JudgeSeed = e.job.Judge.Sent()
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
 		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
+		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}
 	return rec
 }

@@ -553,12 +553,14 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 	if e.job.Judge.Enabled {
 		rec.Provenance.JudgeModel = ptr(stageModel(e.job, job.StageJudge, e.job.Judge.Model))
 		rec.Provenance.JudgeTemplate = ptr(e.prompts.Hash(job.GroundedJudgeTemplate(e.job)))
+		rec.Provenance.JudgeSeed = e.job.Judge.Sent()
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.RolloutModel = e.job.Rollout.Model
 		rec.Provenance.RolloutTemplate = e.prompts.Hash(prompts.GroundedAnswer)
 		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
 		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.ScoreGrounded))
+		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}
 	return rec
 }

@@ -21,6 +21,8 @@ type judgeAt struct {
 	endpoint job.Endpoint
 	sampling job.Sampling
 	prompts  *prompts.Set
+	template string        // the template its requests are rendered from (judgeTemplate)
+	seed     job.JudgeSeed // the stage's pinned seed
 	client   *llm.Client
 	// usageKey is the key its answers count under in a unit's usage by
 	// stage (distill plan prices each key at its model): "" (the stage)
@@ -108,19 +110,20 @@ func loadJudgePrompts(jb *job.Job, ps *prompts.Set) (map[string]*prompts.Set, er
 func newJudges(jb *job.Job, ps *prompts.Set, sets map[string]*prompts.Set, clients, panelClients map[string]*llm.Client) map[string][]judgeAt {
 	out := map[string][]judgeAt{}
 	own := map[string]struct {
-		ep job.Endpoint
-		s  job.Sampling
-	}{job.StageJudge: {jb.Judge.Endpoint, jb.Judge.Sampling}, job.StageEmpirical: {jb.Empirical.Endpoint, jb.Empirical.Sampling}}
+		ep   job.Endpoint
+		s    job.Sampling
+		seed job.JudgeSeed
+	}{job.StageJudge: {jb.Judge.Endpoint, jb.Judge.Sampling, jb.Judge.JudgeSeed}, job.StageEmpirical: {jb.Empirical.Endpoint, jb.Empirical.Sampling, jb.Empirical.JudgeSeed}}
 	for _, stage := range panelStages {
 		panel, field := stagePanel(jb, stage)
+		o, tmpl := own[stage], judgeTemplate(jb, stage)
 		if len(panel) == 0 {
-			o := own[stage]
-			out[stage] = []judgeAt{{name: o.ep.Model, stage: stage, endpoint: o.ep, sampling: o.s, prompts: ps, client: clients[stage]}}
+			out[stage] = []judgeAt{{name: o.ep.Model, stage: stage, endpoint: o.ep, sampling: o.s, prompts: ps, template: tmpl, seed: o.seed, client: clients[stage]}}
 			continue
 		}
 		for _, jd := range panel {
 			out[stage] = append(out[stage], judgeAt{
-				name: jd.Name, stage: stage, endpoint: jd.Endpoint, sampling: jd.Sampling, prompts: sets[jd.PromptsDir],
+				name: jd.Name, stage: stage, endpoint: jd.Endpoint, sampling: jd.Sampling, prompts: sets[jd.PromptsDir], template: tmpl, seed: o.seed,
 				client: panelClients[job.PanelJudgeRef(field, jd.Name)], usageKey: job.PanelJudgeRef(stage, jd.Name),
 			})
 		}
@@ -134,9 +137,11 @@ func (e *engine) hasPanel(stage string) bool {
 	return len(js) > 0 && js[0].usageKey != "" // a panel's judges count apart
 }
 
-// request is jd's request with msgs.
+// request is jd's request with msgs, keyed and seeded as every judging
+// stage's (judgeRequest): the judge's endpoint kind and template hash, the
+// stage's seed.
 func (jd judgeAt) request(msgs []llm.Message) llm.Request {
-	return request(jd.stage, jd.endpoint, jd.sampling, msgs)
+	return judgeRequest(jd.stage, jd.endpoint, jd.sampling, jd.seed, jd.prompts.Hash(jd.template), msgs)
 }
 
 // askJudge sends req to judge jd as askParsed does, repairing with the

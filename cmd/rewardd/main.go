@@ -34,7 +34,6 @@ import (
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
-	"github.com/rubricforge/rubricforge/reward/judge"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -72,6 +71,8 @@ Examples:
   rewardd --corpus exports/verl --judge-base-url https://api.openai.com/v1 --judge-model gpt-4.1-mini \
       --judge-api-key-env OPENAI_API_KEY --cache rewardd-cache.db --scheme rgr
   REWARDD_TOKEN=... rewardd --addr 10.0.0.5:8700 --allow-remote --token-env REWARDD_TOKEN ...
+  rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B \
+      --judge-panel panel.yaml   (a panel of judges: each asked about every response, k times the judge cost)
 
 OpenRLHF: --reward.remote_url http://127.0.0.1:8700/get_reward
 slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key reward
@@ -86,6 +87,7 @@ type options struct {
 	corpus, addr, scheme, tokenEnv, cache, promptsDir, logLevel string
 	allowRemote                                                 bool
 	judgeURL, judgeModel, judgeKeyEnv, onJudgeFailure           string
+	judgeSeed, judgeKind, judgePanel                            string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	groundedRepairs                                             int
 	legacyMaxTokens                                             bool
@@ -155,6 +157,9 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
 	fs.IntVar(&o.breaker.Failures, "judge-breaker-failures", 5, "judge calls in a row ending in an outage (timeout, refused or reset connection, 5xx or 429 after every retry) that open the circuit breaker: answers then take --on-judge-failure at once (e.g. --judge-breaker-failures 10)")
 	fs.DurationVar(&o.breaker.Probe, "judge-breaker-probe", 5*time.Second, "how long the open breaker waits before one call probes the judge; doubles after a failed probe, up to 1m (e.g. --judge-breaker-probe 10s)")
+	fs.StringVar(&o.judgeSeed, "judge-seed", "0", "sampling seed sent with every judge request, part of every verdict's cache key; none sends no seed, for a server that refuses the seed parameter (e.g. --judge-seed 7, --judge-seed none)")
+	fs.StringVar(&o.judgeKind, "judge-endpoint-kind", "", "kind of server behind --judge-base-url, part of every verdict's cache key, so one kind's verdicts are not replayed as another's while two servers of one kind share them; empty: openai for api.openai.com, else openai-compatible (e.g. --judge-endpoint-kind vllm)")
+	fs.StringVar(&o.judgePanel, "judge-panel", "", "YAML `FILE` listing a panel of judges (name, base_url, model, api_key_env, endpoint_kind, temperature, top_p, max_tokens, prompts_dir; what a judge leaves out comes from the --judge-* flags): every judge is asked about every response, which multiplies the judge requests by the panel's size; an item's verdict is a strict majority of the votes for the response, a failed judge voting against it and a tie going against it; a grounded score is the lower median, a failed judge's counted as 0; judge_ok is false only when every judge failed (e.g. --judge-panel panel.yaml)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -176,8 +181,14 @@ func (o *options) formulaFlags(fs *flag.FlagSet) {
 
 func (o *options) check() error {
 	var errs []error
-	if o.judgeURL == "" || o.judgeModel == "" {
-		errs = append(errs, errors.New("--judge-base-url and --judge-model are required"))
+	if o.judgePanel == "" && (o.judgeURL == "" || o.judgeModel == "") {
+		errs = append(errs, errors.New("--judge-base-url and --judge-model are required (or a --judge-panel whose judges name theirs)"))
+	}
+	if _, err := llm.ParseSeed(o.judgeSeed); err != nil {
+		errs = append(errs, fmt.Errorf("--judge-seed: %w", err))
+	}
+	if err := llm.CheckEndpointKind(o.judgeKind); err != nil {
+		errs = append(errs, fmt.Errorf("--judge-endpoint-kind: %w", err))
 	}
 	if o.scheme != "" && !slices.Contains(schema.Schemes, o.scheme) {
 		errs = append(errs, fmt.Errorf("--scheme %q is not one of %s", o.scheme, strings.Join(schema.Schemes, ", ")))
@@ -245,8 +256,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
 		return exitUsage
 	}
+	judges, err := o.judges(apiKey, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "rewardd: %v\n", err)
+		return exitUsage
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serve(ctx, o, token, apiKey, stdout, log); err != nil {
+	if err := serve(ctx, o, token, judges, stdout, log); err != nil {
 		log.Error("rewardd failed", "error", err.Error())
 		return exitFailed
 	}
@@ -273,7 +289,7 @@ func secrets(o *options, getenv func(string) string) (token, apiKey string, err 
 
 // serve loads the corpus, builds the judge and answers requests until ctx
 // ends.
-func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writer, log *slog.Logger) error {
+func serve(ctx context.Context, o *options, token string, judges []judgeSpec, stdout io.Writer, log *slog.Logger) error {
 	var index *server.Index
 	if o.corpus != "" {
 		start := time.Now()
@@ -295,23 +311,15 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		cache = c
 	}
 	meter := llm.NewMeter(nil, llm.Budget{})
-	client, err := llm.NewClient(llm.Endpoint{BaseURL: o.judgeURL, APIKey: apiKey}, llm.Options{
-		MaxInFlight: o.judgeConcurrency, AttemptTimeout: o.attemptTimeout, MaxAttempts: o.maxAttempts,
-		LegacyMaxTokens: o.legacyMaxTokens, Logger: log,
-	}, cache, meter)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
 	ps, err := prompts.Load(o.promptsDir)
 	if err != nil {
 		return err
 	}
-	j, err := judge.NewJudge(client, ps, judge.JudgeOptions{Model: o.judgeModel, Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
-		Concurrency: o.judgeConcurrency, MaxTokens: o.judgeMaxTokens, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})
+	j, closeJudges, err := o.newJudge(judges, cache, meter, log)
 	if err != nil {
 		return err
 	}
+	defer closeJudges()
 	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
@@ -325,7 +333,7 @@ func serve(ctx context.Context, o *options, token, apiKey string, stdout io.Writ
 		ln.Close()
 		return err
 	}
-	log.Info("serving", "addr", ln.Addr().String(), "judge_model", o.judgeModel, "scheme", o.scheme, "auth", token != "")
+	log.Info("serving", "addr", ln.Addr().String(), "judges", judgeNames(judges), "scheme", o.scheme, "auth", token != "")
 	return srv.Serve(ctx, ln, o.drain)
 }
 

@@ -147,6 +147,8 @@ func TestExitCodes(t *testing.T) {
 		{"duplicate ids fail the gate first", []string{good, good + "/shards/part-00000.parquet", "--max-violations", "0"}, exitFailed, "--max-violations"},
 		{"rejudge without judge", []string{"rejudge", good}, exitUsage, "--base-url and --model"},
 		{"rejudge budget without price", []string{"rejudge", good, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--max-cost-usd", "1"}, exitUsage, "without a price"},
+		{"rejudge judge seed not a number", []string{"rejudge", good, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--judge-seed", "seven"}, exitUsage, "--judge-seed: seed \"seven\": want an integer, or none"},
+		{"rejudge endpoint kind not a name", []string{"rejudge", good, "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--endpoint-kind", "vLLM"}, exitUsage, "--endpoint-kind: endpoint kind \"vLLM\""},
 		{"sample n 0", []string{"sample", good, "--n", "0"}, exitUsage, "--n must be positive"},
 		{"agreement without sheet", []string{"agreement", good}, exitUsage, "--human FILE"},
 	}

@@ -59,6 +59,7 @@ Examples:
 type rejudgeFlags struct {
 	baseURL, model, keyEnv, cache, promptsDir *string
 	panel                                     *string
+	judgeSeed, endpointKind                   *string
 	sample, maxTokens, repairs, concurrency   *int
 	orderCheck                                *int
 	prices                                    priceFlags
@@ -77,7 +78,9 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		model:           fs.String("model", "", "the judge model; e.g. gpt-4.1-mini"),
 		keyEnv:          fs.String("api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (unset or empty: no key sent)"),
 		sample:          fs.Int("sample", 200, "judged items to draw"),
-		seed:            fs.Uint64("seed", 1, "seed of the draw"),
+		seed:            fs.Uint64("seed", 1, "seed of the draw: which items are sampled (not the judge's sampling seed, see --judge-seed)"),
+		judgeSeed:       fs.String("judge-seed", "0", "the sampling seed sent with every judge request, part of its cache key; none sends no seed, for a server that refuses one (e.g. --judge-seed 7, --judge-seed none)"),
+		endpointKind:    fs.String("endpoint-kind", "", "the judge server's kind, part of every verdict's cache key so one kind's verdicts are not replayed as another's; empty: openai for api.openai.com, else openai-compatible (e.g. --endpoint-kind vllm)"),
 		cache:           fs.String("cache", defaultRejudgeCache(e.getenv), `response cache file ("" for none); a second run answers from it; by default in the user cache directory ($XDG_CACHE_HOME, else ~/.cache), not the current one`),
 		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
 		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
@@ -152,6 +155,12 @@ func (f *rejudgeFlags) check(paths []string) string {
 	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
 		return "prices, --max-cost-usd, --temperature and --repairs are not negative"
 	}
+	if _, err := llm.ParseSeed(*f.judgeSeed); err != nil {
+		return "--judge-seed: " + err.Error()
+	}
+	if err := llm.CheckEndpointKind(*f.endpointKind); err != nil {
+		return "--endpoint-kind: " + err.Error()
+	}
 	return ""
 }
 
@@ -173,6 +182,7 @@ func defaultRejudgeCache(getenv func(string) string) string {
 }
 
 func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
+	judgeSeed, _ := llm.ParseSeed(*f.judgeSeed) // checked by check
 	key := ""
 	if *f.keyEnv != "" {
 		key = e.getenv(*f.keyEnv)
@@ -184,5 +194,6 @@ func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
 		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
 		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,
 		Prices: f.prices, OrderCheck: *f.orderCheck,
+		JudgeSeed: judgeSeed, EndpointKind: *f.endpointKind,
 	}
 }

@@ -58,7 +58,7 @@ func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
 			key = e.getenv(j.APIKeyEnv)
 		}
 		out[i] = audit.PanelJudge{Name: j.Name, BaseURL: j.BaseURL, APIKey: key, Model: j.Model, PromptsDir: j.PromptsDir,
-			Temperature: j.Temperature, MaxTokens: j.MaxTokens, LegacyMaxTokens: j.LegacyMaxTokens}
+			Temperature: j.Temperature, MaxTokens: j.MaxTokens, LegacyMaxTokens: j.LegacyMaxTokens, EndpointKind: j.Kind}
 	}
 	return out, nil
 }

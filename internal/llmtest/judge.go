@@ -146,6 +146,7 @@ func (s *Server) satisfy(model, prompt string, requestKey uint64, r *rng, malfor
 		if fail {
 			return unusableReply
 		}
+		s.flipMarked(model, jp, problem, sol, items, marked)
 		return finishJSON(marked, r, malformed, jsonMode)
 	}
 	out := make([]satisfactionJSON, 0, len(items))
@@ -208,5 +209,25 @@ func (s *Server) judgedVerdict(model string, jp *JudgeProfile, valid bool, reaso
 		return true, validReason
 	default:
 		return false, invalidReasons[key(s.cfg.Seed, append([]string{"judge-reason", model}, item...)...)%uint64(len(invalidReasons))]
+	}
+}
+
+// flipMarked turns the marked verdicts a profiled judge errs on (its Flip)
+// to their opposite: a verdict turned satisfied names the solution's last
+// step (0 without steps), one turned unsatisfied no step.
+func (s *Server) flipMarked(model string, jp *JudgeProfile, problem, sol string, items []item, marked []satisfactionJSON) {
+	steps := shownSteps(sol)
+	for i, it := range items {
+		if !s.flips(model, jp, "satisfy", problem, sol, it.ID, it.Text) {
+			continue
+		}
+		v := &marked[i]
+		v.Satisfied, v.Step = !v.Satisfied, -1
+		if v.Satisfied {
+			v.Step = 0
+			if len(steps) > 0 {
+				v.Step = steps[len(steps)-1].n
+			}
+		}
 	}
 }

@@ -110,7 +110,7 @@ func requestKey(req *chatRequest, msgs []Message) uint64 {
 	for _, m := range msgs {
 		k.str(m.Role).str(m.Content)
 	}
-	if req.Seed != nil {
+	if req.Seed != nil && !greedyJudge(req, msgs) {
 		k.u64(1).u64(uint64(*req.Seed))
 	} else {
 		k.u64(0)
@@ -261,4 +261,20 @@ func (r *chatResponse) marshal() []byte {
 		size += 128 + len(c.Message.Content) + len(c.Message.Reasoning) + (len(c.Message.Content)+len(c.Message.Reasoning))/4
 	}
 	return r.appendJSON(make([]byte, 0, size))
+}
+
+// greedyJudge reports whether req is a judge's request (validity,
+// satisfaction, grounded scores) at temperature 0. A real server decodes
+// it greedily, so its seed changes nothing; the simulated endpoint draws
+// its reply, faults included, as without the seed, so that judges that
+// send a pinned seed answer as those that sent none.
+func greedyJudge(req *chatRequest, msgs []Message) bool {
+	if req.Temperature == nil || *req.Temperature > 1e-5 {
+		return false
+	}
+	switch k, _, _ := classify(msgs); k {
+	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindScoreGrounded, KindGroundedJudgeBatch, KindGroundedJudgeItem:
+		return true
+	}
+	return false
 }

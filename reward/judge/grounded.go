@@ -14,7 +14,7 @@ import (
 
 // GroundedScores scores response against the grounded question of lab (its
 // passage as the answer key, its criteria) with the score_grounded template
-// (seed 001 appendix D), at temperature 0, parsed by
+// (seed 001 appendix D), at the judge's sampling (temperature 0 unless set), parsed by
 // schema.ParseGroundedScores. An unusable reply is a judge failure, paid
 // the conservative zero, as seed 001 prescribes (its structured-parsing
 // safeguard: an invalid output gets zero, it is not repaired);
@@ -26,6 +26,9 @@ import (
 func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	if lab.Grounded == nil {
 		return schema.GroundedScores{}, fmt.Errorf("reward: label %s is not a grounded question", lab.ID)
+	}
+	if j.members != nil {
+		return j.panelScores(ctx, lab, response)
 	}
 	key := responseKey(j.groundedKey(lab), response)
 	return j.grounded.do(ctx, key, &j.memHits, func() (schema.GroundedScores, error) {
@@ -50,8 +53,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
-	zero := 0.0
-	req := llm.Request{Stage: GroundedJudgeStage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens}
+	req := j.request(GroundedJudgeStage, prompts.ScoreGrounded, msgs)
 	var g schema.GroundedScores
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "grounded criterion scores",

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,8 +25,20 @@ const JudgeStage = "satisfy"
 
 // JudgeOptions configure the satisfaction judge.
 type JudgeOptions struct {
-	Model   string // the judge model, sent with every request
-	Repairs int    // repair turns after an unparsable reply (default 2; -1 for none)
+	Model string // the judge model, sent with every request
+	// Name is how a panel's metrics and errors call the judge (default:
+	// Model); see NewPanel.
+	Name string
+	// EndpointKind is the kind of server the client talks to
+	// (llm.EndpointKind; default llm.KindGeneric), and Seed the sampling
+	// seed sent with every request (nil: none). Both are in every
+	// verdict's keys, in memory and in the llm response cache.
+	EndpointKind string
+	Seed         *int64
+	// Temperature and TopP are the judge's sampling (Temperature nil: 0;
+	// TopP nil: the server's default).
+	Temperature, TopP *float64
+	Repairs           int // repair turns after an unparsable reply (default 2; -1 for none)
 	// GroundedRepairs are the grounded judge's repair turns (default 0:
 	// seed 001 gives an invalid output the conservative zero, no repair).
 	GroundedRepairs int
@@ -44,16 +58,19 @@ type JudgeOptions struct {
 // and at which step. It renders the satisfy template (the contract of seed
 // 000 appendix 7.4: the items with ids and types, the response with its
 // numbered steps, the extracted answer), calls the endpoint through
-// llm.Client.ChatParsed at temperature 0, parses the reply with
+// llm.Client.ChatParsed (at temperature 0 unless set), parses the reply with
 // schema.ParseSatisfaction, and shows an unparsable reply back to the model
 // with the parser's error up to Repairs times.
 //
 // Verdicts are cached twice: by the llm response cache (its key covers the
-// model, the messages, which embed the rubric and the response, and the
-// sampling settings), and in memory as parsed verdicts keyed by the judge
-// model, the template hashes, the question, the items and the response; a
-// request for a verdict already being computed waits for it. Judge is safe
-// for concurrent use.
+// model, the messages, which embed the rubric and the response, the
+// sampling settings and seed, and the request's scope: the endpoint kind
+// and the template's hash), and in memory as parsed verdicts keyed by the
+// same judge settings (model, endpoint kind, template hashes, token limit,
+// seed), the question, the items and the response; a request for a
+// verdict already being computed waits for it. A Judge made by NewPanel
+// asks its members instead (see NewPanel). Judge is safe for concurrent
+// use.
 type Judge struct {
 	client  *llm.Client
 	prompts *prompts.Set
@@ -63,6 +80,8 @@ type Judge struct {
 
 	// groundedSalt is salt's counterpart for the grounded judge's scores.
 	groundedSalt string
+	// members are a panel's judges (NewPanel); nil for one judge.
+	members []*Judge
 
 	sat      memo[[]schema.Satisfaction]
 	grounded memo[schema.GroundedScores]
@@ -113,15 +132,53 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.CacheEntries == 0 {
 		opt.CacheEntries = 100_000
 	}
+	if opt.Name == "" {
+		opt.Name = opt.Model
+	}
+	if opt.EndpointKind == "" {
+		opt.EndpointKind = llm.KindGeneric
+	}
+	if opt.Temperature == nil {
+		zero := 0.0
+		opt.Temperature = &zero
+	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
-		salt:         opt.Model + "\x00" + ps.Hash(prompts.Satisfy) + "\x00" + ps.Hash(prompts.Repair),
-		groundedSalt: opt.Model + "\x00" + ps.Hash(prompts.ScoreGrounded) + "\x00" + ps.Hash(prompts.Repair),
+		salt:         judgeSalt(opt, ps, prompts.Satisfy),
+		groundedSalt: judgeSalt(opt, ps, prompts.ScoreGrounded),
 		sem:          make(chan struct{}, opt.Concurrency),
 		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
 		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
 		latency:      promtext.NewHistogram(promtext.LatencyBuckets),
 	}, nil
+}
+
+// judgeSalt is what decides a judge's verdicts besides the question, the
+// rubric and the response: the model, the endpoint kind, the hashes of the
+// template and of the repair template, the token limit, the seed and the
+// sampling. It starts every in-memory key.
+func judgeSalt(opt JudgeOptions, ps *prompts.Set, template string) string {
+	seed := "none"
+	if opt.Seed != nil {
+		seed = strconv.FormatInt(*opt.Seed, 10)
+	}
+	return strings.Join([]string{opt.Model, opt.EndpointKind, ps.Hash(template), ps.Hash(prompts.Repair), strconv.Itoa(opt.MaxTokens), seed,
+		optFloat(opt.Temperature), optFloat(opt.TopP)}, "\x00")
+}
+
+func optFloat(f *float64) string {
+	if f == nil {
+		return "default"
+	}
+	return strconv.FormatFloat(*f, 'g', -1, 64)
+}
+
+// request is the judge's request for msgs rendered from template: the
+// judge's model with its sampling, token limit and seed, scoped to its
+// endpoint kind and the template's hash.
+func (j *Judge) request(stage, template string, msgs []llm.Message) llm.Request {
+	return llm.Request{Stage: stage, Model: j.opt.Model, Messages: msgs, Temperature: j.opt.Temperature, TopP: j.opt.TopP, MaxTokens: j.opt.MaxTokens, Seed: j.opt.Seed,
+		Scope: llm.Scope{EndpointKind: j.opt.EndpointKind, Template: j.prompts.Hash(template)}}
 }
 
 // JudgeStats count the judge's work since it was made.
@@ -138,6 +195,9 @@ type JudgeStats struct {
 
 // Stats returns the judge's counters.
 func (j *Judge) Stats() JudgeStats {
+	if j.members != nil {
+		return j.panelStats()
+	}
 	cached := j.sat.len() + j.grounded.len()
 	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached,
 		PassagesCut: j.passagesCut.Load()}
@@ -147,22 +207,52 @@ func (j *Judge) Stats() JudgeStats {
 // seconds, repairs and retries included, for rewardd's metrics.
 func (j *Judge) Latency() *promtext.Histogram { return j.latency }
 
+// RubricHash is the part of a verdict's memory key that a question and its
+// items make (for a panel, each member's); see Judge.RubricKey.
+type RubricHash struct {
+	d       xxhash.Digest
+	members []xxhash.Digest
+	items   []schema.Item
+}
+
 // RubricKey is the part of a verdict's memory key that a question and its
 // items make: hashed once, it completes to the key of each response with
 // CachedUnder, for a caller that asks about many responses to one rubric.
-func (j *Judge) RubricKey(question string, items []schema.Item) xxhash.Digest {
-	return j.rubricKey(question, items)
+func (j *Judge) RubricKey(question string, items []schema.Item) RubricHash {
+	if j.members == nil {
+		return RubricHash{d: j.rubricKey(question, items)}
+	}
+	h := RubricHash{members: make([]xxhash.Digest, len(j.members)), items: items}
+	for i, m := range j.members {
+		h.members[i] = m.rubricKey(question, items)
+	}
+	return h
 }
 
-// CachedUnder is Cached for a rubric hashed with RubricKey.
-func (j *Judge) CachedUnder(rubric xxhash.Digest, response string) ([]schema.Satisfaction, bool) {
-	return j.cached(responseKey(rubric, response))
+// CachedUnder is Cached for a rubric hashed with RubricKey. A panel's
+// verdicts are in memory when every member's are.
+func (j *Judge) CachedUnder(rubric RubricHash, response string) ([]schema.Satisfaction, bool) {
+	if j.members == nil {
+		return j.cached(responseKey(rubric.d, response))
+	}
+	answers := make([]memberVerdicts, len(j.members))
+	for i, m := range j.members {
+		v, ok := m.sat.peek(responseKey(rubric.members[i], response))
+		if !ok {
+			return nil, false
+		}
+		answers[i] = memberVerdicts{v: v}
+	}
+	for _, m := range j.members {
+		m.memHits.Add(1)
+	}
+	return panelSatisfaction(rubric.items, answers), true
 }
 
 // Cached returns the verdicts on r held in memory, without calling the
 // endpoint.
 func (j *Judge) Cached(question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, bool) {
-	return j.cached(j.key(question, items, r.Response))
+	return j.CachedUnder(j.RubricKey(question, items), r.Response)
 }
 
 // cached returns the verdicts held in memory under key.
@@ -172,13 +262,18 @@ func (j *Judge) cached(key uint64) ([]schema.Satisfaction, bool) {
 
 // cached returns the value held under key, counting a hit in hits.
 func (m *memo[V]) cached(key uint64, hits *atomic.Int64) (V, bool) {
-	m.mu.Lock()
-	v, ok := m.cache.get(key)
-	m.mu.Unlock()
+	v, ok := m.peek(key)
 	if ok {
 		hits.Add(1)
 	}
 	return v, ok
+}
+
+// peek returns the value held under key, counting no hit.
+func (m *memo[V]) peek(key uint64) (V, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cache.get(key)
 }
 
 func (m *memo[V]) len() int {
@@ -191,6 +286,9 @@ func (m *memo[V]) len() int {
 // error says why there are no verdicts: the endpoint failed, the reply did
 // not parse after every repair, or ctx ended.
 func (j *Judge) Verdicts(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
+	if j.members != nil {
+		return j.panelVerdicts(ctx, question, items, r)
+	}
 	key := j.key(question, items, r.Response)
 	return j.sat.do(ctx, key, &j.memHits, func() ([]schema.Satisfaction, error) { return j.call(ctx, question, items, r) })
 }
@@ -284,8 +382,7 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	zero := 0.0
-	req := llm.Request{Stage: JudgeStage, Model: j.opt.Model, Messages: msgs, Temperature: &zero, MaxTokens: j.opt.MaxTokens}
+	req := j.request(JudgeStage, prompts.Satisfy, msgs)
 	var verdicts []schema.Satisfaction
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "satisfaction verdicts",

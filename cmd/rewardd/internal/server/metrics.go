@@ -222,12 +222,12 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 	fmt.Fprintf(w, "rewardd_corpus_records %d\n", records)
 	if j != nil {
 		st := j.Stats()
-		help(w, "rewardd_judge_calls_total", "counter", "Satisfaction verdicts computed through the judge endpoint or its response cache.")
+		help(w, "rewardd_judge_calls_total", "counter", "Satisfaction verdicts computed through the judge endpoint or its response cache (with --judge-panel: the panel's verdicts; each judge's calls are rewardd_panel_judge_calls_total).")
 		fmt.Fprintf(w, "rewardd_judge_calls_total %d\n", st.Calls)
 		help(w, "rewardd_judge_cache_hits_total", "counter", "Verdicts served from the in-memory cache (memory) and judge responses served from the response cache file (disk).")
 		fmt.Fprintf(w, "rewardd_judge_cache_hits_total{cache=\"memory\"} %d\n", st.MemHits)
 		fmt.Fprintf(w, "rewardd_judge_cache_hits_total{cache=\"disk\"} %d\n", st.DiskHits)
-		help(w, "rewardd_judge_failures_total", "counter", "Verdict calls that ended without usable verdicts (judge_ok false).")
+		help(w, "rewardd_judge_failures_total", "counter", "Verdict calls that ended without usable verdicts (judge_ok false); with --judge-panel, those in which every judge failed.")
 		fmt.Fprintf(w, "rewardd_judge_failures_total %d\n", st.Failures)
 		help(w, "rewardd_judge_passages_cut_total", "counter", "Grounded judge calls whose passage was longer than --judge-passage-tokens and was cut to it.")
 		fmt.Fprintf(w, "rewardd_judge_passages_cut_total %d\n", st.PassagesCut)
@@ -235,6 +235,7 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 		fmt.Fprintf(w, "rewardd_judge_cached_verdicts %d\n", st.Cached)
 		help(w, "rewardd_judge_duration_seconds", "histogram", "Time of one verdict call, repairs and retries included.")
 		j.Latency().Write(w, "rewardd_judge_duration_seconds", "")
+		writePanelMetrics(w, j.Members())
 	}
 	if meter != nil {
 		t := meter.Snapshot().Total
@@ -243,6 +244,31 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"completion\"} %d\n", t.CompletionTokens)
 		help(w, "rewardd_judge_requests_total", "counter", "Live requests sent to the judge endpoint (retries not counted).")
 		fmt.Fprintf(w, "rewardd_judge_requests_total %d\n", t.Requests)
+	}
+}
+
+// writePanelMetrics writes each panel judge's counters (nothing for a
+// single judge, whose counters are the rewardd_judge_* above).
+func writePanelMetrics(w io.Writer, members []*judge.Judge) {
+	if len(members) == 0 {
+		return
+	}
+	stats := make([]judge.JudgeStats, len(members))
+	for i, m := range members {
+		stats[i] = m.Stats()
+	}
+	help(w, "rewardd_panel_judge_calls_total", "counter", "Verdict calls of each judge of the --judge-panel, through its endpoint or the response cache.")
+	for i, m := range members {
+		fmt.Fprintf(w, "rewardd_panel_judge_calls_total{judge=%q} %d\n", m.Name(), stats[i].Calls)
+	}
+	help(w, "rewardd_panel_judge_failures_total", "counter", "Verdict calls of each panel judge that ended without usable verdicts; each counted as a vote against the response.")
+	for i, m := range members {
+		fmt.Fprintf(w, "rewardd_panel_judge_failures_total{judge=%q} %d\n", m.Name(), stats[i].Failures)
+	}
+	help(w, "rewardd_panel_judge_cache_hits_total", "counter", "Each panel judge's verdicts served from memory and responses served from the response cache file.")
+	for i, m := range members {
+		fmt.Fprintf(w, "rewardd_panel_judge_cache_hits_total{judge=%q,cache=\"memory\"} %d\n", m.Name(), stats[i].MemHits)
+		fmt.Fprintf(w, "rewardd_panel_judge_cache_hits_total{judge=%q,cache=\"disk\"} %d\n", m.Name(), stats[i].DiskHits)
 	}
 }
 

@@ -19,8 +19,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cespare/xxhash/v2"
-
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -707,7 +705,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 // concurrency).
 func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward.Rollout) {
 	var wg sync.WaitGroup
-	var rubric xxhash.Digest // the key of hashed's rubric, hashed once for its responses in a row
+	var rubric judge.RubricHash // the key of hashed's rubric, hashed once for its responses in a row
 	var hashed *schema.Label
 	for i, lab := range labs {
 		if lab == nil {

@@ -1,0 +1,195 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/promtext"
+	"github.com/rubricforge/rubricforge/judgestats"
+	"github.com/rubricforge/rubricforge/reward"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// NewPanel returns a judge that asks every member about every response and
+// answers with the panel's verdict, so that no single judge decides a
+// reward and a broken judge never raises one:
+//
+//   - a satisfaction verdict is a strict majority of the votes FOR the
+//     response (judgestats.Majority): a member's verdict that the response
+//     meets a positive item or avoids a PITFALL is a vote for it; a member
+//     that failed (endpoint down, reply unusable after its repairs) votes
+//     against it, which for a PITFALL means the pitfall counts as present;
+//     a tie goes against the response, whatever the members' order. A
+//     verdict the panel calls satisfied takes the earliest step that a
+//     member saying so named;
+//   - a grounded criterion's score is the lower median of the members'
+//     scores, a failed member's counted as 0 (judgestats.PanelScore).
+//
+// The panel fails only when every member failed; its error then names each
+// member's. Each member keeps its own endpoint, model, templates, seed,
+// memory and counters (Members); the panel's memory is theirs, so a member
+// that failed is asked again next time. A panel of k members sends k times
+// the judge requests of one judge.
+func NewPanel(members []*Judge) (*Judge, error) {
+	if len(members) < 2 {
+		return nil, fmt.Errorf("reward: a judge panel needs at least two judges, got %d", len(members))
+	}
+	seen := map[string]bool{}
+	for _, m := range members {
+		switch {
+		case m == nil:
+			return nil, errors.New("reward: a judge panel's member is nil")
+		case m.members != nil:
+			return nil, fmt.Errorf("reward: judge %q is itself a panel", m.opt.Name)
+		case seen[m.opt.Name]:
+			return nil, fmt.Errorf("reward: two judges of the panel are named %q; give each its own name", m.opt.Name)
+		}
+		seen[m.opt.Name] = true
+	}
+	return &Judge{members: slices.Clone(members), opt: JudgeOptions{Name: "panel"}, latency: promtext.NewHistogram(promtext.LatencyBuckets)}, nil
+}
+
+// Name is the judge's name (JudgeOptions.Name), "panel" for a panel.
+func (j *Judge) Name() string { return j.opt.Name }
+
+// Members are a panel's judges in the order given to NewPanel; nil for a
+// single judge.
+func (j *Judge) Members() []*Judge { return slices.Clone(j.members) }
+
+// memberVerdicts is one member's answer: its verdicts in item order, or
+// the error that left it without any.
+type memberVerdicts struct {
+	v   []schema.Satisfaction
+	err error
+}
+
+func (j *Judge) panelVerdicts(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
+	answers := make([]memberVerdicts, len(j.members))
+	errs := j.askMembers(func(i int, m *Judge) error {
+		v, err := m.Verdicts(ctx, question, items, r)
+		answers[i] = memberVerdicts{v, err}
+		return err
+	})
+	if err := j.panelFailure(errs); err != nil {
+		return nil, err
+	}
+	return panelSatisfaction(items, answers), nil
+}
+
+// askMembers asks every member at once with ask, counting the panel's call
+// and its latency, and returns each member's error.
+func (j *Judge) askMembers(ask func(i int, m *Judge) error) []error {
+	start := time.Now()
+	j.calls.Add(1)
+	errs := make([]error, len(j.members))
+	var wg sync.WaitGroup
+	for i, m := range j.members {
+		wg.Go(func() { errs[i] = ask(i, m) })
+	}
+	wg.Wait()
+	j.latency.Observe(time.Since(start).Seconds())
+	return errs
+}
+
+// panelFailure is the panel's error when every member failed (each
+// member's error named and wrapped), nil when one answered.
+func (j *Judge) panelFailure(errs []error) error {
+	named := make([]error, 0, len(errs))
+	for i, err := range errs {
+		if err == nil {
+			return nil
+		}
+		named = append(named, fmt.Errorf("judge %s: %w", j.members[i].opt.Name, err))
+	}
+	j.failures.Add(1)
+	return fmt.Errorf("every judge of the panel failed: %w", errors.Join(named...))
+}
+
+// panelSatisfaction is the panel's verdict on each item from its members'
+// answers (see NewPanel).
+func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.Satisfaction {
+	out := make([]schema.Satisfaction, len(items))
+	votes := make([]judgestats.Vote, len(answers))
+	for i, it := range items {
+		good := reward.Polarity(it) > 0 // satisfying the item is good for the response
+		for k, a := range answers {
+			votes[k] = judgestats.Vote{}
+			if a.err == nil && i < len(a.v) {
+				votes[k] = judgestats.Vote{OK: true, Yes: a.v[i].Satisfied == good}
+			}
+		}
+		satisfied := judgestats.Majority(votes) == good
+		out[i] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: panelStep(i, satisfied, answers)}
+	}
+	return out
+}
+
+// panelStep is the step of the panel's verdict on item i: -1 when the item
+// is not satisfied, else the earliest step a member that called it
+// satisfied named (whatever the members' order).
+func panelStep(i int, satisfied bool, answers []memberVerdicts) int32 {
+	step := int32(-1)
+	if !satisfied {
+		return step
+	}
+	first := true
+	for _, a := range answers {
+		if a.err != nil || i >= len(a.v) || !a.v[i].Satisfied {
+			continue
+		}
+		if first || a.v[i].Step < step {
+			step, first = a.v[i].Step, false
+		}
+	}
+	return step
+}
+
+func (j *Judge) panelScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
+	answers := make([]schema.GroundedScores, len(j.members))
+	errs := j.askMembers(func(i int, m *Judge) error {
+		g, err := m.GroundedScores(ctx, lab, response)
+		answers[i] = g
+		return err
+	})
+	if err := j.panelFailure(errs); err != nil {
+		return schema.GroundedScores{}, err
+	}
+	return panelGrounded(lab.Grounded.Criteria, answers, errs), nil
+}
+
+// panelGrounded is the panel's scores of each criterion: the lower median
+// of the members' scores, a failed member's counted as 0.
+func panelGrounded(criteria []schema.Criterion, answers []schema.GroundedScores, errs []error) schema.GroundedScores {
+	g := schema.GroundedScores{Scores: make([]float64, len(criteria)), MaxTotal: schema.TotalWeight(criteria)}
+	scores := make([]judgestats.Score, len(answers))
+	for c := range criteria {
+		for k, a := range answers {
+			scores[k] = judgestats.Score{}
+			if errs[k] == nil && c < len(a.Scores) {
+				scores[k] = judgestats.Score{OK: true, Value: a.Scores[c]}
+			}
+		}
+		g.Scores[c] = judgestats.PanelScore(scores)
+		g.Total += g.Scores[c]
+	}
+	g.Reasoning = fmt.Sprintf("the lower median of %d judges' scores", len(answers))
+	return g
+}
+
+// panelStats are the members' counters added up, except Calls and
+// Failures: the panel's judgments, and those in which every member failed.
+func (j *Judge) panelStats() JudgeStats {
+	st := JudgeStats{Calls: j.calls.Load(), Failures: j.failures.Load()}
+	for _, m := range j.members {
+		ms := m.Stats()
+		st.MemHits += ms.MemHits
+		st.DiskHits += ms.DiskHits
+		st.Cached += ms.Cached
+		st.PassagesCut += ms.PassagesCut
+	}
+	return st
+}
