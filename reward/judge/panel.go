@@ -19,7 +19,7 @@ import (
 // reward and a broken judge never raises one:
 //
 //   - a satisfaction verdict is a strict majority of the votes FOR the
-//     response (judgestats.Majority): a member's verdict that the response
+//     response (judgestats.Met): a member's verdict that the response
 //     meets a positive item or avoids a PITFALL is a vote for it; a member
 //     that failed (endpoint down, reply unusable after its repairs) votes
 //     against it, which for a PITFALL means the pitfall counts as present;
@@ -115,14 +115,13 @@ func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.S
 	out := make([]schema.Satisfaction, len(items))
 	votes := make([]judgestats.Vote, len(answers))
 	for i, it := range items {
-		good := reward.Polarity(it) > 0 // satisfying the item is good for the response
 		for k, a := range answers {
 			votes[k] = judgestats.Vote{}
 			if a.err == nil && i < len(a.v) {
-				votes[k] = judgestats.Vote{OK: true, Yes: a.v[i].Satisfied == good}
+				votes[k] = judgestats.Vote{OK: true, Yes: a.v[i].Satisfied}
 			}
 		}
-		satisfied := judgestats.Majority(votes) == good
+		satisfied := judgestats.Met(votes, reward.Polarity(it) < 0)
 		out[i] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: panelStep(i, satisfied, answers)}
 	}
 	return out
