@@ -231,6 +231,15 @@ blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --pane
   --sub "\$URL=$(head -n 1 "$work/judges.url")" --sub "examples/panel.yaml=$root/examples/panel.yaml"
 unset XDG_CACHE_HOME
 
+echo "a panel of two simulated judges: distill plan and run (docs/judge-panels.md), validate (docs/judge-reliability.md):"
+start_sim "$work/panel.url" -judge judge-lenient:false_valid=0.3,first_bias=0.2 -judge judge-strict:false_invalid=0.1
+blocks docs/judge-panels.md --select "bin/distill plan --config examples/demo-panel.yaml" --sub "\$URL=$(head -n 1 "$work/panel.url")" \
+  --sub="--config examples/=--config $root/examples/" --mask 'the pilot took [0-9]+ s'
+"$BIN/distill" run --config "$root/examples/demo-panel.yaml" --base-url "$(head -n 1 "$work/panel.url")" --out "$work/runs/panel" --quiet >"$work/panel.txt" 2>/dev/null || true
+lines "$work/panel.txt" '^(rubric items|empirically|requests:)'
+check "${got[@]}"
+blocks docs/judge-reliability.md --select "bin/validate runs/panel"
+
 echo "make demo-grounded (README's tour; docs/grounded.md):"
 demo_sim "$work/grounded.url"
 rc=0
