@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/judgestats"
 )
 
 // TestJudgeProfileErrorRates: a profiled judge errs at its configured
@@ -56,5 +58,56 @@ func TestParseJudgeProfile(t *testing.T) {
 		if _, _, err := ParseJudgeProfile(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestCorrectedRateCoversTheSimulatedTruth: the simulator's profiled judge
+// (30% of invalid items called valid, 20% of valid ones invalid: a raw
+// rate near 0.675 for a true 0.75) judges a corpus of 400 items whose true
+// validity is the simulator's own verdict (the planted invalid rate 25%);
+// people label 120 of them with the truth.
+// The corrected rate's 95% interval (judgestats.Correct) covers the
+// corpus's true valid rate in at least 90% of 300 seeded trials, and the
+// judge's raw rate would not.
+func TestCorrectedRateCoversTheSimulatedTruth(t *testing.T) {
+	const trials, n, m = 300, 400, 120
+	p := &JudgeProfile{FalseValid: 0.3, FalseInvalid: 0.2}
+	covered, rawCovered := 0, 0
+	for trial := range trials {
+		s := &Server{cfg: Config{Seed: uint64(trial) + 1, InvalidRate: 0.25}}
+		var valid, trulyValid int64
+		var table judgestats.Table
+		for i := range n {
+			problem, it := "problem "+strconv.Itoa(trial), item{ID: strconv.Itoa(i + 1), Type: "SUGGEST", Text: "item " + strconv.Itoa(i)}
+			truth, reason := s.verdict(problem, it)
+			said, _ := s.judgedVerdict("judge", p, truth, reason, 0, 1, problem, it.Type, it.Text)
+			if said {
+				valid++
+			}
+			if truth {
+				trulyValid++
+			}
+			if i < m {
+				table.Add(truth, said)
+			}
+		}
+		theta := float64(trulyValid) / n
+		c, undefined := judgestats.Correct(valid, n, table, judgestats.Z95)
+		if undefined != "" {
+			t.Fatalf("trial %d: %s", trial, undefined)
+		}
+		if c.CI.Low <= theta && theta <= c.CI.High {
+			covered++
+		}
+		if raw, _ := judgestats.Wilson(valid, n, judgestats.Z95); raw.Low <= theta && theta <= raw.High {
+			rawCovered++
+		}
+	}
+	t.Logf("corrected interval covered the truth in %d of %d trials, the raw rate's in %d", covered, trials, rawCovered)
+	if covered < trials*9/10 {
+		t.Errorf("the corrected interval covered the truth in %d of %d trials; want at least 90%%", covered, trials)
+	}
+	if rawCovered > trials/2 {
+		t.Errorf("the raw rate's interval covered the truth in %d of %d trials: the judge's errors are too small to show a bias", rawCovered, trials)
 	}
 }
