@@ -49,7 +49,7 @@ func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*co
 		return nil, err
 	}
 	in.decompose = opt.Decompose != nil
-	earlier, _ := corpus.ReadPlan(jb.Out) // its figures count only if the job is the same (below)
+	earlier, _ := corpus.ReadPlan(jb.Out)       // its figures count only if the job is the same (below)
 	before, _, _ := pipeline.ReadReport(jb.Out) // what earlier sessions sent, to tell a pilot that sent nothing
 
 	if err := resolveAutoModes(ctx, &jb, opt); err != nil {
