@@ -56,7 +56,6 @@ type PanelVerdicts struct {
 	// sheet.
 	People []JudgeVsPeople `json:"people"`
 	kind   string          // what is judged, for the page
-	tally  *verdictTally   `json:"-"`
 }
 
 // PanelJudgeAgreement is one judge's agreement with the panel's verdicts

@@ -29,12 +29,14 @@ const chatPath = "/chat/completions"
 // completionOnly reports the models go-openai refuses for chat completions
 // (ErrChatCompletionInvalidModel): the old completions models.
 func completionOnly(model string) bool {
+	// go-openai v1.43.0's list, by value: most of its names for them are
+	// deprecated (the models are shut down), the refusal is not.
 	switch model {
-	case openai.CodexCodeDavinci002, openai.CodexCodeCushman001, openai.CodexCodeDavinci001,
-		openai.GPT3TextDavinci003, openai.GPT3TextDavinci002, openai.GPT3TextCurie001,
-		openai.GPT3TextBabbage001, openai.GPT3TextAda001, openai.GPT3TextDavinci001,
-		openai.GPT3DavinciInstructBeta, openai.GPT3Davinci, openai.GPT3CurieInstructBeta,
-		openai.GPT3Curie, openai.GPT3Ada, openai.GPT3Babbage:
+	case "code-davinci-002", "code-cushman-001", "code-davinci-001",
+		"text-davinci-003", "text-davinci-002", "text-curie-001",
+		"text-babbage-001", "text-ada-001", "text-davinci-001",
+		"davinci-instruct-beta", "davinci", "curie-instruct-beta",
+		"curie", "ada", "babbage":
 		return true
 	}
 	return false
@@ -66,6 +68,7 @@ func appendWire(b []byte, wire *openai.ChatCompletionRequest) []byte {
 		}
 		b = append(b, ']')
 	}
+	//lint:ignore SA1019 max_tokens is sent as go-openai sends it, for Options.LegacyMaxTokens
 	b = appendIntField(b, `,"max_tokens":`, wire.MaxTokens)
 	b = appendIntField(b, `,"max_completion_tokens":`, wire.MaxCompletionTokens)
 	if wire.Temperature != 0 {

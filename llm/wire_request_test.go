@@ -144,7 +144,7 @@ func TestClientSideChecksAsGoOpenAI(t *testing.T) {
 		req  Request
 		want error
 	}{
-		{"completions-only model", Request{Model: openai.GPT3TextDavinci003, Messages: []Message{{Role: "user", Content: "q"}}}, openai.ErrChatCompletionInvalidModel},
+		{"completions-only model", Request{Model: "text-davinci-003", Messages: []Message{{Role: "user", Content: "q"}}}, openai.ErrChatCompletionInvalidModel},
 		{"reasoning model with max_tokens", Request{Model: "o1-mini", Messages: []Message{{Role: "user", Content: "q"}}, MaxTokens: 5}, openai.ErrReasoningModelMaxTokensDeprecated},
 		{"reasoning model with temperature", Request{Model: "o3-mini", Messages: []Message{{Role: "user", Content: "q"}}, Temperature: ptr(0.5)}, openai.ErrReasoningModelLimitationsOther},
 	}
