@@ -282,7 +282,7 @@ func (s *Server) groundedSynthesize(prompt string, r *rng, malformed, jsonMode b
 			return string(raw)[:len(raw)/2]
 		}
 	}
-	return marshalOrFence(map[string]any{"questions": qs}, r, jsonMode)
+	return marshalOrFence(questionsReply(qs), r, jsonMode)
 }
 
 type enrichJSON struct {
@@ -325,7 +325,7 @@ func (s *Server) groundedEnrich(prompt string, r *rng, malformed, jsonMode bool)
 			return strings.Replace(string(raw), `"expected_keywords":[`, `"expected_keywords":"`, 1)
 		}
 	}
-	return marshalOrFence(out, r, false)
+	return marshalOrFence(enrichReply(out), r, false)
 }
 
 // groundedVerdict is the judge's opinion of one criterion: it depends only
