@@ -21,35 +21,15 @@ type jsonAppender interface {
 type questionsReply []questionJSON
 
 func (q questionsReply) appendJSON(b []byte) []byte {
-	b = append(b, `{"questions":`...)
-	if q == nil {
-		return append(b, "null}"...)
-	}
-	b = append(b, '[')
-	for i := range q {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = q[i].appendJSON(b)
-	}
-	return append(b, "]}"...)
+	b = appendList(append(b, `{"questions":`...), q, (*questionJSON).appendJSON)
+	return append(b, '}')
 }
 
 func (q *questionJSON) appendJSON(b []byte) []byte {
 	b = jsonenc.AppendString(append(b, `{"question":`...), q.Question)
 	b = jsonenc.AppendString(append(b, `,"question_rationale":`...), q.Rationale)
-	b = append(b, `,"criteria":`...)
-	if q.Criteria == nil {
-		return append(b, "null}"...)
-	}
-	b = append(b, '[')
-	for i := range q.Criteria {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = q.Criteria[i].appendJSON(b)
-	}
-	return append(b, "]}"...)
+	b = appendList(append(b, `,"criteria":`...), q.Criteria, (*criterionJSON).appendJSON)
+	return append(b, '}')
 }
 
 func (c *criterionJSON) appendJSON(b []byte) []byte {
@@ -69,21 +49,15 @@ func (c *criterionJSON) appendJSON(b []byte) []byte {
 type enrichReply []enrichJSON
 
 func (e enrichReply) appendJSON(b []byte) []byte {
-	if e == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, '[')
-	for i := range e {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonenc.AppendString(append(b, `{"id":`...), e[i].ID)
-		b = jsonenc.AppendString(append(b, `,"verification_method":`...), e[i].VerificationMethod)
-		b = appendStrings(append(b, `,"expected_keywords":`...), e[i].ExpectedKeywords)
-		b = appendStrings(append(b, `,"expected_concepts":`...), e[i].ExpectedConcepts)
-		b = append(b, '}')
-	}
-	return append(b, ']')
+	return appendList(b, e, (*enrichJSON).appendJSON)
+}
+
+func (e *enrichJSON) appendJSON(b []byte) []byte {
+	b = jsonenc.AppendString(append(b, `{"id":`...), e.ID)
+	b = jsonenc.AppendString(append(b, `,"verification_method":`...), e.VerificationMethod)
+	b = appendStrings(append(b, `,"expected_keywords":`...), e.ExpectedKeywords)
+	b = appendStrings(append(b, `,"expected_concepts":`...), e.ExpectedConcepts)
+	return append(b, '}')
 }
 
 func (a analysisJSON) appendJSON(b []byte) []byte {
@@ -96,15 +70,21 @@ func (a analysisJSON) appendJSON(b []byte) []byte {
 }
 
 func appendStrings(b []byte, ss []string) []byte {
-	if ss == nil {
+	return appendList(b, ss, func(s *string, b []byte) []byte { return jsonenc.AppendString(b, *s) })
+}
+
+// appendList writes a JSON array of items, each by appendItem; nil is null,
+// as encoding/json writes a nil slice.
+func appendList[T any](b []byte, items []T, appendItem func(*T, []byte) []byte) []byte {
+	if items == nil {
 		return append(b, "null"...)
 	}
 	b = append(b, '[')
-	for i, s := range ss {
+	for i := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonenc.AppendString(b, s)
+		b = appendItem(&items[i], b)
 	}
 	return append(b, ']')
 }
