@@ -424,14 +424,22 @@ func estimateTokens(req *Request) int {
 	return chars/4 + max(req.N, 1)*out
 }
 
+// requestWriteBuffer is the size of a connection's write buffer: a request
+// of up to about this size (its headers and body; a grounded prompt is 3-6
+// KB) leaves in one write system call instead of net/http's default 4 KB,
+// which split most requests in two. It costs 12 KB more a connection.
+const requestWriteBuffer = 16 << 10
+
 // NewTransport is the HTTP transport a Client makes for itself when
 // Options.HTTPClient is nil: it keeps maxInFlight idle connections to an
-// endpoint, so that a steady load does not redial.
+// endpoint, so that a steady load does not redial, and writes a usual
+// request to the connection at once.
 func NewTransport(maxInFlight int) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = max(100, 2*maxInFlight)
 	tr.MaxIdleConnsPerHost = maxInFlight
 	tr.MaxConnsPerHost = 2 * maxInFlight
 	tr.ResponseHeaderTimeout = 0 // non-streaming: headers come when generation ends
+	tr.WriteBufferSize = requestWriteBuffer
 	return tr
 }

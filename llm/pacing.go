@@ -159,8 +159,15 @@ func rateLimitHeaders(h http.Header) (requests, tokens announced) {
 	return read("Requests"), read("Tokens")
 }
 
+// headerInt reads a count; -1 when absent or bad. An absent header, as
+// from vLLM or the simulated endpoint on every response, is not given to
+// strconv, whose error for "" is an allocation.
 func headerInt(h http.Header, name string) int64 {
-	v, err := strconv.ParseInt(strings.TrimSpace(h.Get(name)), 10, 64)
+	s := strings.TrimSpace(h.Get(name))
+	if s == "" {
+		return -1
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 0 {
 		return -1
 	}

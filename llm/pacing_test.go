@@ -28,6 +28,8 @@ func TestRateLimitHeaders(t *testing.T) {
 			"x-ratelimit-limit-tokens": "1e6", "x-ratelimit-remaining-tokens": " 7 ", "x-ratelimit-reset-tokens": "-1s",
 		}, announced{-1, -1, 0}, announced{-1, 7, 0}, 0, 0},
 		{"none", nil, announced{-1, -1, 0}, announced{-1, -1, 0}, 0, 0},
+		{"blank", map[string]string{"x-ratelimit-limit-requests": "  ", "x-ratelimit-reset-tokens": " "},
+			announced{-1, -1, 0}, announced{-1, -1, 0}, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,6 +40,29 @@ func TestRateLimitHeaders(t *testing.T) {
 			req, tok := rateLimitHeaders(h)
 			if req != tt.requests || tok != tt.tokens {
 				t.Errorf("got %+v %+v, want %+v %+v", req, tok, tt.requests, tt.tokens)
+			}
+		})
+	}
+}
+
+// BenchmarkRateLimitHeaders reads the headers of a response from a server
+// that sends none (vLLM, the simulated endpoint) and from OpenAI.
+func BenchmarkRateLimitHeaders(b *testing.B) {
+	openAI := http.Header{}
+	for k, v := range map[string]string{
+		"x-ratelimit-limit-requests": "10000", "x-ratelimit-remaining-requests": "9999", "x-ratelimit-reset-requests": "6ms",
+		"x-ratelimit-limit-tokens": "2000000", "x-ratelimit-remaining-tokens": "1999940", "x-ratelimit-reset-tokens": "6m0s",
+	} {
+		openAI.Set(k, v)
+	}
+	for _, tc := range []struct {
+		name string
+		h    http.Header
+	}{{"none", http.Header{"Content-Type": {"application/json"}}}, {"openai", openAI}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				rateLimitHeaders(tc.h)
 			}
 		})
 	}

@@ -87,7 +87,8 @@ func ParseQuestions(text string, opt QuestionOptions) ([]GroundedQuestion, error
 		if n := len(cs); n < opt.MinCriteria || n > opt.MaxCriteria {
 			return nil, q.fieldErr("criteria", "has %d criteria; between %d and %d are required", n, opt.MinCriteria, opt.MaxCriteria)
 		}
-		seen := map[string]int{}
+		seen := make(map[string]int, len(cs))
+		gq.Criteria = make([]Criterion, 0, len(cs))
 		for j, c := range cs {
 			crit, err := parseCriterion(c)
 			if err != nil {

@@ -114,7 +114,55 @@ func CopiedRun(text, passage string) []string {
 	return tw[end-best : end]
 }
 
-// words splits text into lower-case words of letters and digits.
+// words splits text into lower-case words of letters and digits. ASCII
+// text, the usual passage and question, is split byte by byte without
+// decoding runes; anything else goes through unicode's tables.
 func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if !isASCII(text) {
+		return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	lower := strings.ToLower(text)
+	n := 0
+	for i := 0; i < len(lower); {
+		start, end := asciiWord(lower, i)
+		if start < end {
+			n++
+		}
+		i = end
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < len(lower); {
+		start, end := asciiWord(lower, i)
+		if start < end {
+			out = append(out, lower[start:end])
+		}
+		i = end
+	}
+	return out
+}
+
+// asciiWord finds the next run of ASCII letters and digits in s at or after
+// byte i: [start, end), empty at the end of s.
+func asciiWord(s string, i int) (start, end int) {
+	for i < len(s) && !isASCIIAlnum(s[i]) {
+		i++
+	}
+	start = i
+	for i < len(s) && isASCIIAlnum(s[i]) {
+		i++
+	}
+	return start, i
+}
+
+func isASCIIAlnum(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

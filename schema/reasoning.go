@@ -61,12 +61,25 @@ func newReply(text string) (reply, error) {
 		return r, nil
 	}
 	for _, c := range bareCloses {
-		if i := strings.LastIndex(text, c); i >= 0 && i+len(c) > r.base {
+		if i := lastIndex(text, c); i >= 0 && i+len(c) > r.base {
 			r.base = i + len(c)
 		}
 	}
 	r.body = text[r.base:]
 	return r, nil
+}
+
+// lastIndex is strings.LastIndex(s, sub) for a sub that s seldom holds:
+// strings.Index finds the first occurrence with a vectorised search for
+// sub's first byte, and the backward byte-by-byte hash of strings.LastIndex
+// runs only over what follows it (and not at all when s has no sub, as a
+// JSON reply without reasoning has not).
+func lastIndex(s, sub string) int {
+	first := strings.Index(s, sub)
+	if first < 0 {
+		return -1
+	}
+	return first + strings.LastIndex(s[first:], sub)
 }
 
 // answer is the answer part of r, as a reply whose body it is.

@@ -34,13 +34,27 @@ func SkipSpace[T string | []byte](b T, p int) int {
 }
 
 // stringEnd returns the index just past the JSON string that opens at
-// b[p] (a '"'). It looks for the quotes and the backslashes with
-// bytes.IndexByte, each byte once, rather than byte by byte: a prompt or a
-// reply is mostly long runs between escapes.
+// b[p] (a '"'). Prose between escapes is long, and bytes.IndexByte finds the
+// quotes and backslashes in it a vector at a time; JSON quoted inside a
+// string (a judge's or a generator's reply in the response's content) has
+// an escape every few bytes, where a call per escape costs more than
+// looking at the bytes. So after each escape the next shortRun bytes are
+// looked at one by one, and only a longer run goes to IndexByte.
 func stringEnd(b []byte, p int) (int, error) {
 	p++
 	q := -1 // the first '"' at or after p, once found
 	for p < len(b) {
+		for stop := min(p+shortRun, len(b)); p < stop; p++ {
+			switch b[p] {
+			case '"':
+				return p + 1, nil
+			case '\\':
+				p++
+			}
+		}
+		if p >= len(b) {
+			break
+		}
 		if q < p {
 			i := bytes.IndexByte(b[p:], '"')
 			if i < 0 {
@@ -56,6 +70,10 @@ func stringEnd(b []byte, p int) (int, error) {
 	}
 	return len(b), ErrNotJSON
 }
+
+// shortRun is how many bytes after an escape stringEnd reads one by one
+// before it searches with bytes.IndexByte.
+const shortRun = 32
 
 // valueEnd returns the index just past the JSON value that starts at b[p].
 func valueEnd(b []byte, p int) (int, error) {

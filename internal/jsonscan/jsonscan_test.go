@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -205,26 +206,34 @@ func stringEndByteByByte(b []byte, p int) (int, error) {
 }
 
 // BenchmarkStringEnd finds the end of a prompt's string literal as
-// go-openai and the client write it (newlines, quotes, \u003c escapes).
+// go-openai and the client write it (newlines, quotes, \u003c escapes), and
+// of a reply's content that is JSON itself (an escaped quote every few
+// bytes: a grounded synthesis reply of make bench-scale-grounded).
 func BenchmarkStringEnd(b *testing.B) {
-	text := strings.Repeat("<passage title=\"Heat pipes\">\nA heat pipe carries heat by evaporating a working fluid at the hot end, "+
+	prompt := strings.Repeat("<passage title=\"Heat pipes\">\nA heat pipe carries heat by evaporating a working fluid at the hot end, "+
 		"and the wick returns the condensate by capillary action (σ ≈ 0.07 N/m).\n</passage>\n", 20)
-	lit, err := json.Marshal(text)
+	reply, err := os.ReadFile("../../schema/testdata/grounded/questions.txt")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, impl := range []struct {
-		name string
-		end  func([]byte, int) (int, error)
-	}{{"byte-by-byte", stringEndByteByByte}, {"indexbyte", stringEnd}} {
-		b.Run(impl.name, func(b *testing.B) {
-			b.SetBytes(int64(len(lit)))
-			for b.Loop() {
-				if end, err := impl.end(lit, 0); err != nil || end != len(lit) {
-					b.Fatal("stringEnd failed")
+	for _, text := range []struct{ name, s string }{{"prompt", prompt}, {"json-reply", string(reply)}} {
+		lit, err := json.Marshal(text.s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, impl := range []struct {
+			name string
+			end  func([]byte, int) (int, error)
+		}{{"byte-by-byte", stringEndByteByByte}, {"stringEnd", stringEnd}} {
+			b.Run(text.name+"/"+impl.name, func(b *testing.B) {
+				b.SetBytes(int64(len(lit)))
+				for b.Loop() {
+					if end, err := impl.end(lit, 0); err != nil || end != len(lit) {
+						b.Fatal("stringEnd failed")
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -89,8 +89,8 @@ func topTerms(passage string, n int) []string {
 // rankTerms are the passage's words of six letters or more, lower-cased,
 // most frequent first and equally frequent ones in byte order.
 func rankTerms(passage string) []string {
-	count := map[string]int{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(passage), func(r rune) bool { return !unicode.IsLetter(r) && r != '-' }) {
+	count := make(map[string]int, len(passage)/16)
+	for _, w := range termWords(strings.ToLower(passage)) {
 		w = strings.Trim(w, "-")
 		if utf8.RuneCountInString(w) >= 6 && !termStopWords[w] {
 			count[w]++
@@ -115,6 +115,35 @@ func rankTerms(passage string) []string {
 		terms[i] = t.term
 	}
 	return terms
+}
+
+// termWords splits lower-cased text into runs of letters and hyphens. ASCII
+// text, the usual passage, is split byte by byte without decoding runes;
+// anything else goes through unicode's tables.
+func termWords(lower string) []string {
+	for i := 0; i < len(lower); i++ {
+		if lower[i] >= utf8.RuneSelf {
+			return strings.FieldsFunc(lower, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' })
+		}
+	}
+	var out []string
+	for i := 0; i < len(lower); {
+		for i < len(lower) && !isTermByte(lower[i]) {
+			i++
+		}
+		start := i
+		for i < len(lower) && isTermByte(lower[i]) {
+			i++
+		}
+		if start < i {
+			out = append(out, lower[start:i])
+		}
+	}
+	return out
+}
+
+func isTermByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || b == '-'
 }
 
 // firstTerms are the first n of ranked terms in a slice of their own; a
@@ -253,7 +282,7 @@ func (s *Server) groundedSynthesize(prompt string, r *rng, malformed, jsonMode b
 			return string(raw)[:len(raw)/2]
 		}
 	}
-	return marshalOrFence(map[string]any{"questions": qs}, r, jsonMode)
+	return marshalOrFence(questionsReply(qs), r, jsonMode)
 }
 
 type enrichJSON struct {
@@ -296,7 +325,7 @@ func (s *Server) groundedEnrich(prompt string, r *rng, malformed, jsonMode bool)
 			return strings.Replace(string(raw), `"expected_keywords":[`, `"expected_keywords":"`, 1)
 		}
 	}
-	return marshalOrFence(out, r, false)
+	return marshalOrFence(enrichReply(out), r, false)
 }
 
 // groundedVerdict is the judge's opinion of one criterion: it depends only

@@ -179,11 +179,14 @@ const termsPassage = "The compressor of unit 0 regulates pressure because the up
 	"Calibration of the compressor matters whenever temperature drifts beyond the nominal envelope, which for unit 0 is 250 kelvin. " +
 	"Therefore maintenance schedules track drift, vibration and lubrication together, and replacement follows sustained degradation of the compressor."
 
+var termsPassages = []string{
+	termsPassage, "", "short words only here", "Ünïcödé wörter: Straße-Straße größer größer größer -hyphen- co-operate co-operate",
+	"alpha1beta gamma-delta-epsilon gamma-delta-epsilon zzzzzz aaaaaa aaaaaa zzzzzz mmmmmm because because",
+	"--leading-- trailing--- ---- pre--post UPPER-case MiXeD-Words mixed-words Because\tTHEREFORE\nsix-letter",
+}
+
 func TestTopTermsRanking(t *testing.T) {
-	for _, passage := range []string{
-		termsPassage, "", "short words only here", "Ünïcödé wörter: Straße-Straße größer größer größer -hyphen- co-operate co-operate",
-		"alpha1beta gamma-delta-epsilon gamma-delta-epsilon zzzzzz aaaaaa aaaaaa zzzzzz mmmmmm because because",
-	} {
+	for _, passage := range termsPassages {
 		for _, n := range []int{0, 1, 3, 8, 24} {
 			want := topTermsBySortSlice(passage, n)
 			if got := topTerms(passage, n); !slices.Equal(got, want) {
@@ -264,4 +267,18 @@ func TestOpenBookAnswersScoreHigher(t *testing.T) {
 	if positive*10 < criteria*8 || edgeSum/float64(criteria) < 0.2 {
 		t.Errorf("%d of %d criteria have a positive open-book edge, mean edge %.3f", positive, criteria, edgeSum/float64(criteria))
 	}
+}
+
+// FuzzTopTerms: the ranking equals the reference's on any text, ASCII (split
+// byte by byte) or not.
+func FuzzTopTerms(f *testing.F) {
+	for _, p := range termsPassages {
+		f.Add(p, 8)
+	}
+	f.Fuzz(func(t *testing.T, passage string, n int) {
+		n = max(0, min(n, 64))
+		if got, want := topTerms(passage, n), topTermsBySortSlice(passage, n); !slices.Equal(got, want) {
+			t.Errorf("topTerms(%q, %d) = %q, want %q", passage, n, got, want)
+		}
+	})
 }

@@ -26,7 +26,12 @@ func (s *Server) verdict(problem string, it item) (bool, string) {
 // marshalOrFence encodes v, sometimes inside a ```json fence as real models
 // do (never in JSON mode).
 func marshalOrFence(v any, r *rng, jsonMode bool) string {
-	raw, _ := json.Marshal(v)
+	var raw []byte
+	if a, ok := v.(jsonAppender); ok {
+		raw = a.appendJSON(make([]byte, 0, 4096)) // a synthesis reply, the largest, is ~3 KB
+	} else {
+		raw, _ = json.Marshal(v)
+	}
 	if r.chance(0.1) && !jsonMode {
 		return "```json\n" + string(raw) + "\n```"
 	}
