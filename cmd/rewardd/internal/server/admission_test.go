@@ -25,12 +25,13 @@ const holdMarker = "[reward-test:hold]"
 type gate struct {
 	next    http.RoundTripper
 	held    chan struct{}
+	gone    chan struct{} // a held request whose caller went away before release
 	open    chan struct{}
 	release func()
 }
 
 func newGate() *gate {
-	g := &gate{held: make(chan struct{}, 64), open: make(chan struct{})}
+	g := &gate{held: make(chan struct{}, 64), gone: make(chan struct{}, 64), open: make(chan struct{})}
 	var once sync.Once
 	g.release = func() { once.Do(func() { close(g.open) }) }
 	return g
@@ -49,6 +50,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 		select {
 		case <-g.open:
 		case <-r.Context().Done():
+			g.gone <- struct{}{}
 			return nil, r.Context().Err()
 		}
 	}

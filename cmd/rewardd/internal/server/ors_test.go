@@ -435,6 +435,14 @@ func TestORSClientGoneMidStreamLeaksNoGoroutine(t *testing.T) {
 	cancel()
 	resp.Body.Close()
 	client.CloseIdleConnections()
+	// The held judge request sees its caller go away before the gate opens:
+	// the goroutine count alone can fall to the baseline first (the
+	// baseline holds connections of earlier requests still closing).
+	select {
+	case <-g.gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held judge request did not see the client go away in 10s")
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
