@@ -107,13 +107,17 @@ type attemptResult struct {
 	// the budget (wraps ErrBudgetExhausted).
 	budgetErr error
 	release   func() // ends the attempt's budget reservation; never nil
-	keepErr   error  // a good answer could not be made durable in the cache
+	keepErr   error  // a good answer could not be written to the cache, or made durable
+	// kept waits until the answer written to the cache is durable; nil
+	// without a cache or when the write failed.
+	kept func() error
 }
 
 // attempt waits for a slot and the rate limiters, sends one request
-// under the stage's deadline, decodes the answer, makes a good one durable
-// in the cache, and tells the pacing what happened. The slot is held until
-// the answer is durable, so a kill loses at most the slots' answers.
+// under the stage's deadline, decodes the answer, writes a good one to the
+// cache, and tells the pacing what happened. The slot is held until the
+// answer is written, so a killed process loses at most the slots' answers;
+// succeed waits for the answer to be durable before anyone uses it.
 func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 	noop := func() {}
 	epoch, err := c.ctrl.acquire(ctx)
@@ -147,7 +151,7 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 	if r.err == nil {
 		c.ctrl.settle(reserved, r.decoded.promptTokens+r.decoded.completionTokens)
 		c.dl.observe(cl.stage, took)
-		r.keepErr = c.keep(cl, &r)
+		r.kept, r.keepErr = c.keep(cl, &r)
 	} else {
 		c.ctrl.settle(reserved, -1)
 	}

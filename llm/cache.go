@@ -49,7 +49,7 @@ type Cache struct {
 	format int // 1 or 2; a cache that is written is always 2
 	header logHeader
 	idx    *index
-	size   int64 // end of the last durable entry
+	size   int64 // end of the last entry written (durable once the syncer has synced it)
 	// indexCovers is the log the index file describes (0: none).
 	indexCovers int64
 	mergeAt     int // keys the index holds in memory before a merge
@@ -62,8 +62,9 @@ type Cache struct {
 	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
 
-	puts chan *putRequest
-	done chan struct{} // closed when the writer has stopped
+	puts  chan *putRequest
+	syncs chan syncRequest // written entries for the syncer (cache_write.go)
+	done  chan struct{}    // closed when the writer has stopped
 }
 
 // CacheStats describe a cache's log and what its open found.
@@ -164,6 +165,7 @@ func OpenCache(path string, opts ...CacheOption) (*Cache, error) {
 		}
 	}
 	c.puts = make(chan *putRequest, 1024)
+	c.syncs = make(chan syncRequest, 1024)
 	c.done = make(chan struct{})
 	go c.writer()
 	return c, nil
@@ -457,6 +459,30 @@ func (c *Cache) copyIn(id Identity, r *record) ([]byte, bool, error) {
 // must not be modified until Put returns.
 func (c *Cache) Put(id Identity, value []byte, u Usage) error {
 	return c.write(&record{kind: kindResponse, flags: usageFlags(u), key: id.Key, digest: id.Digest, usage: u, value: value})
+}
+
+// PutWritten stores value like Put but returns once its entry is written
+// to the log, before the entry is durable: a process killed after it returns
+// keeps the entry (the kernel holds it), a machine that loses power before
+// the next sync may not. durable waits for that sync and returns what Put
+// would have; the entry is not to be relied on (an answer used, a record
+// written from it) before durable returns nil.
+func (c *Cache) PutWritten(id Identity, value []byte, u Usage) (durable func() error, err error) {
+	req, err := c.newPut(&record{kind: kindResponse, flags: usageFlags(u), key: id.Key, digest: id.Digest, usage: u, value: value})
+	if err != nil {
+		return nil, err
+	}
+	req.written = make(chan error, 1)
+	c.closeMu.RLock()
+	err = c.queueLocked(req)
+	c.closeMu.RUnlock()
+	if err == nil {
+		err = <-req.written
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sync.OnceValue(func() error { return <-req.err }), nil
 }
 
 // Invalidate marks the entries of ids unusable, durably: Get misses them

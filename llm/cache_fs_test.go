@@ -19,6 +19,9 @@ type faultFS struct {
 	mu   sync.Mutex
 	ops  []string
 	fail func(op, name string) error
+	// hold, when set, runs before each operation with the lock not held,
+	// so it may block one operation while others go on.
+	hold func(op, name string)
 }
 
 type faultFile struct {
@@ -27,6 +30,12 @@ type faultFile struct {
 }
 
 func (f *faultFS) check(op, name string) error {
+	f.mu.Lock()
+	hold := f.hold
+	f.mu.Unlock()
+	if hold != nil {
+		hold(op, name)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ops = append(f.ops, op+" "+filepath.Base(name))
@@ -40,6 +49,12 @@ func (f *faultFS) setFail(fail func(op, name string) error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.fail = fail
+}
+
+func (f *faultFS) setHold(hold func(op, name string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.hold = hold
 }
 
 // count returns how many recorded operations start with prefix.

@@ -101,15 +101,19 @@ func (c *Cache) saveIndex() error {
 // meanwhile. A failure costs memory, not answers: it is logged, and tried
 // again later.
 func (c *Cache) mergeIndex() {
-	c.mu.RLock()
-	due := c.idx.full() && c.failed == nil
-	c.mu.RUnlock()
-	if !due {
+	if !c.indexDue() {
 		return
 	}
 	if err := c.writeIndex(false); err != nil {
 		c.log.Warn("response cache: could not write the index file; keeping its keys in memory", "path", c.indexPath(), "error", err)
 	}
+}
+
+// indexDue says the index holds enough keys in memory to merge them.
+func (c *Cache) indexDue() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.idx.full() && c.failed == nil
 }
 
 func (c *Cache) writeIndex(durable bool) error {

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
@@ -11,8 +12,27 @@ type putRequest struct {
 	entry []byte // framed
 	rec   record // what the entry says, value left out
 	run   func() error
-	err   chan error
+	// written, when not nil, receives once the entry is written (not yet
+	// durable) or could not be.
+	written chan error
+	err     chan error // receives once the entry is durable or failed
 }
+
+// syncRequest hands the syncer written entries to make durable, or a
+// barrier: closed once everything written before it is durable.
+type syncRequest struct {
+	group   []*putRequest
+	barrier chan struct{}
+}
+
+// minSyncGap is the least time between the starts of two fsyncs of the log
+// while entries keep arriving (after a sync of one entry with nothing
+// queued behind it, as a lone writer's, the next starts at once). Each fsync costs the machine a journal
+// commit; paced, a run at thousands of answers a second syncs about 200
+// times a second instead of after every few answers, and an answer waits a
+// few milliseconds longer to be durable. Its request slot does not wait:
+// it is freed once the answer is written (see Client.attempt).
+const minSyncGap = 5 * time.Millisecond
 
 func (c *Cache) newPut(r *record) (*putRequest, error) {
 	entry, err := appendEntry(make([]byte, 0, entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
@@ -61,10 +81,17 @@ func (c *Cache) queueLocked(req *putRequest) error {
 	return nil
 }
 
-// writer appends queued entries in groups, one write and one fsync per
-// group, and runs the work queued between them.
+// writer appends queued entries in groups, one write per group, hands them
+// to the syncer, and runs the work queued between them once everything
+// written before it is durable.
 func (c *Cache) writer() {
 	defer close(c.done)
+	syncerDone := make(chan struct{})
+	go c.syncer(syncerDone)
+	defer func() {
+		close(c.syncs)
+		<-syncerDone
+	}()
 	var buf []byte
 	var next *putRequest
 	for {
@@ -77,6 +104,7 @@ func (c *Cache) writer() {
 			}
 		}
 		if first.run != nil {
+			c.awaitSynced()
 			first.err <- first.run()
 			continue
 		}
@@ -103,11 +131,23 @@ func (c *Cache) writer() {
 		if cap(buf) > 4*maxGroupBytes {
 			buf = nil
 		}
-		c.mergeIndex()
+		if c.indexDue() {
+			c.awaitSynced() // the index file describes durable entries only
+			c.mergeIndex()
+		}
 	}
 }
 
-// commit writes and syncs group at the end of the log, then indexes it.
+// awaitSynced returns once every entry written so far is durable (or its
+// sync failed). Only the writer calls it.
+func (c *Cache) awaitSynced() {
+	b := make(chan struct{})
+	c.syncs <- syncRequest{barrier: b}
+	<-b
+}
+
+// commit writes group at the end of the log, indexes it and hands it to
+// the syncer, which tells each entry's Put when it is durable.
 func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 	c.mu.RLock()
 	err, off := c.failed, c.size
@@ -120,11 +160,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 			}
 			data = buf
 		}
-		_, err = c.f.WriteAt(data, off)
-		if err == nil {
-			err = fsys.SyncFile(c.f)
-		}
-		if err != nil {
+		if _, err = c.f.WriteAt(data, off); err != nil {
 			// The page cache cannot be trusted after a failed write or
 			// fsync: nothing more is written through this Cache.
 			err = fmt.Errorf("writing response cache %s: %w: %w", c.path, errCacheWrite, err)
@@ -133,15 +169,122 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		if err == nil {
 			err = c.applyGroup(group, off)
 		}
-		if err != nil {
+		if err != nil && c.failed == nil {
 			c.failed = err
 		}
 		c.mu.Unlock()
 	}
 	for _, req := range group {
-		req.err <- err
+		if req.written != nil {
+			req.written <- err
+		}
 	}
+	if err != nil {
+		for _, req := range group {
+			req.err <- err
+		}
+		return buf
+	}
+	c.syncs <- syncRequest{group: group}
 	return buf
+}
+
+// syncer makes written entries durable, one fsync for every entry written
+// since the last one, at most one fsync every minSyncGap while entries
+// keep coming, and at once for a barrier.
+func (c *Cache) syncer(done chan struct{}) {
+	defer close(done)
+	var (
+		last     time.Time
+		busy     bool // the last sync had company: more than one entry, or more queued
+		waiting  []*putRequest
+		barriers []chan struct{}
+		open     = true
+	)
+	add := func(r syncRequest) {
+		waiting = append(waiting, r.group...)
+		if r.barrier != nil {
+			barriers = append(barriers, r.barrier)
+		}
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for open {
+		r, ok := <-c.syncs
+		if !ok {
+			return
+		}
+		add(r)
+		if wait := minSyncGap - time.Since(last); busy && len(barriers) == 0 && wait > 0 {
+			timer.Reset(wait)
+		gather:
+			for {
+				select {
+				case r, ok := <-c.syncs:
+					if !ok {
+						open = false
+						break gather
+					}
+					add(r)
+					if r.barrier != nil {
+						break gather
+					}
+				case <-timer.C:
+					break gather
+				}
+			}
+			timer.Stop()
+		}
+		for drained := false; open && !drained; {
+			select {
+			case r, ok := <-c.syncs:
+				if ok {
+					add(r)
+				} else {
+					open = false
+				}
+			default:
+				drained = true
+			}
+		}
+		synced := len(waiting)
+		if synced > 0 {
+			last = time.Now()
+			err := c.syncLog()
+			for _, req := range waiting {
+				req.err <- err
+			}
+			clear(waiting)
+			waiting = waiting[:0]
+		}
+		for _, b := range barriers {
+			close(b)
+		}
+		barriers = barriers[:0]
+		busy = synced > 1 || len(c.syncs) > 0
+	}
+}
+
+// syncLog makes what was written to the log durable. A failure ends
+// writing: every later Put returns it.
+func (c *Cache) syncLog() error {
+	c.mu.RLock()
+	err := c.failed
+	c.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if err = fsys.SyncFile(c.f); err == nil {
+		return nil
+	}
+	err = fmt.Errorf("writing response cache %s: %w: %w", c.path, errCacheWrite, err)
+	c.mu.Lock()
+	if c.failed == nil {
+		c.failed = err
+	}
+	err = c.failed
+	c.mu.Unlock()
+	return err
 }
 
 // applyGroup indexes the entries of group, written at off. A failure to

@@ -336,18 +336,22 @@ func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage stri
 	return nil, err
 }
 
-// keep makes a good answer durable in the cache before its slot is freed.
-func (c *Client) keep(cl *call, r *attemptResult) error {
+// keep writes a good answer to the cache before its slot is freed; durable
+// waits for it to be durable.
+func (c *Client) keep(cl *call, r *attemptResult) (durable func() error, err error) {
 	if c.cache == nil {
-		return nil
+		return nil, nil
 	}
 	u := Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CompletionTokens: r.decoded.completionTokens}
-	return c.cache.Put(cl.id, r.raw, u)
+	return c.cache.PutWritten(cl.id, r.raw, u)
 }
 
 // succeed charges a good answer and returns it; an answer that could not
 // be made durable fails the run.
 func (c *Client) succeed(cl *call, r *attemptResult, attempt int) (*Response, error) {
+	if r.keepErr == nil && r.kept != nil {
+		r.keepErr = r.kept()
+	}
 	d := r.decoded
 	finish := make([]string, len(d.choices))
 	for i, ch := range d.choices {

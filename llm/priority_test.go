@@ -5,9 +5,11 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -171,38 +173,62 @@ func TestRetryGoesBeforeNewerRequests(t *testing.T) {
 	}
 }
 
-// TestSlotIsHeldUntilTheAnswerIsDurable: a request slot is freed only once
-// its answer is in the cache on disk, so a kill loses at most as many
-// answers as there are slots, however slow the disk.
-func TestSlotIsHeldUntilTheAnswerIsDurable(t *testing.T) {
+// TestSlotIsFreedOnceTheAnswerIsWritten: a request slot is freed once its
+// answer is written to the cache's log, so a killed process loses at most
+// as many answers as there are slots (the kernel keeps what was written),
+// without waiting for the disk's sync; the answer reaches its caller only
+// once it is durable, so nothing is built on an answer a power loss could
+// take back.
+func TestSlotIsFreedOnceTheAnswerIsWritten(t *testing.T) {
 	syncing, release := make(chan struct{}), make(chan struct{})
 	var once, released sync.Once
 	ffs := &faultFS{}
-	cache := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	path := filepath.Join(t.TempDir(), "cache.db")
+	cache := openCache(t, path, nil, CacheFS(ffs))
 	t.Cleanup(func() { cache.Close() })
 	t.Cleanup(func() { released.Do(func() { close(release) }) }) // first, should a wait fail
-	ffs.setFail(func(op, name string) error {
+	ffs.setHold(func(op, name string) {
 		if op == "sync" && filepath.Base(name) == "cache.db" {
 			once.Do(func() { close(syncing); <-release })
 		}
-		return nil
 	})
-	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, okBody(1)) })
+	var logAtHit []int64
+	var mu sync.Mutex
+	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		logAtHit = append(logAtHit, st.Size())
+		mu.Unlock()
+		writeJSON(w, 200, okBody(1))
+	})
 	opt := fastOptions()
 	opt.MaxInFlight = 1
 	c := newTestClient(t, srv.endpoint(), opt, cache, nil)
 	var wg sync.WaitGroup
-	for _, q := range []string{"first", "second"} {
+	var answered atomic.Int32
+	ask := func(q string) {
 		wg.Go(func() {
 			if _, err := c.Chat(t.Context(), simpleRequest(q)); err != nil {
 				t.Errorf("%s: %v", q, err)
 			}
+			answered.Add(1)
 		})
 	}
-	<-syncing
-	waitFor(t, "the other request to wait for the slot", func() bool { return c.ctrl.waiting() == 1 })
-	if got := srv.hits.Load(); got != 1 {
-		t.Errorf("%d requests sent while the first answer was not yet durable, want 1", got)
+	ask("first")
+	<-syncing // the first answer is written; its sync is held
+	ask("second")
+	waitFor(t, "the second request to be sent while the first answer's sync is held", func() bool { return srv.hits.Load() == 2 })
+	mu.Lock()
+	if logAtHit[1] <= logAtHit[0] {
+		t.Errorf("the log held %d bytes when the second request was sent, %d at the first: the first answer was not written before its slot was freed", logAtHit[1], logAtHit[0])
+	}
+	mu.Unlock()
+	if n := answered.Load(); n != 0 {
+		t.Errorf("%d answers reached their callers before they were durable", n)
 	}
 	released.Do(func() { close(release) })
 	wg.Wait()
