@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rubricforge/rubricforge/internal/jsonscan"
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/klauspost/compress/zstd"
@@ -262,45 +263,64 @@ func unitsFromJSON(raw []byte, in Spec) ([]Problem, string) {
 	return in.units(vals)
 }
 
-// jsonValues reads the mapped fields of one JSONL line as text.
+// jsonValues reads the mapped fields of one JSONL line as text. A valid
+// object is walked once (jsonscan); anything else goes to encoding/json,
+// whose error the message carries.
 func jsonValues(raw []byte, in Spec) (map[string]string, string) {
 	if !utf8.Valid(raw) {
 		return nil, "not valid UTF-8"
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, "not a JSON object: " + err.Error()
-	}
-	get := func(name string, required bool) (string, string) {
-		if name == "" {
-			return "", ""
-		}
-		v, ok := obj[name]
-		if !ok || string(v) == "null" {
-			if required {
-				return "", fmt.Sprintf("missing field %q", name)
+	fields := in.fieldList()
+	found := make([][]byte, len(fields)) // each field's value as written; the last one of a repeated key
+	if !jsonscan.Valid(raw) || jsonscan.EachMember(raw, func(key string, val []byte) error {
+		for i, fd := range fields {
+			if fd.name != "" && key == fd.name {
+				found[i] = val
 			}
-			return "", ""
 		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			var n json.Number
-			if err2 := json.Unmarshal(v, &n); err2 != nil {
-				return "", fmt.Sprintf("field %q is not a string or number", name)
-			}
-			s = n.String()
+		return nil
+	}) != nil {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil {
+			return nil, "not a JSON object: " + err.Error()
 		}
-		return s, ""
+		for i, fd := range fields {
+			found[i] = obj[fd.name]
+		}
 	}
-	vals := map[string]string{}
-	for _, fd := range in.fieldList() {
-		v, msg := get(fd.name, fd.required)
+	vals := make(map[string]string, len(fields))
+	for i, fd := range fields {
+		v, msg := fieldText(fd, found[i])
 		if msg != "" {
 			return nil, msg
 		}
 		vals[fd.key] = v
 	}
 	return vals, ""
+}
+
+// fieldText is one mapped field's value (v, as written in the line) as
+// text: a string, or a number as written; null or absent is "".
+func fieldText(fd fieldSpec, v []byte) (string, string) {
+	if fd.name == "" {
+		return "", ""
+	}
+	if v == nil || string(v) == "null" {
+		if fd.required {
+			return "", fmt.Sprintf("missing field %q", fd.name)
+		}
+		return "", ""
+	}
+	if v[0] == '"' {
+		if s, ok := jsonscan.Unquote(v); ok {
+			return s, ""
+		}
+	}
+	var n json.Number
+	if err := json.Unmarshal(v, &n); err != nil {
+		return "", fmt.Sprintf("field %q is not a string or number", fd.name)
+	}
+	return n.String(), ""
 }
 
 // units makes the units of one input row: one problem, or the passages of
