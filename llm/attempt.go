@@ -51,6 +51,9 @@ func (c *Client) live(ctx context.Context, req *Request, stage string, id Identi
 		if res.err == nil && res.waitErr == nil && res.budgetErr == nil {
 			resp, err := c.succeed(cl, &res, attempt)
 			res.release() // once succeed has charged what it spent
+			if err == nil {
+				c.doer.bodies.put(res.raw) // decoded into resp and copied into the cache
+			}
 			return resp, err
 		}
 		res.release()
@@ -260,6 +263,7 @@ var errTooLarge = errors.New("response body too large")
 type captureDoer struct {
 	c       *http.Client
 	maxBody int64
+	bodies  *bufPool // the bodies read; live hands a good answer's back once it is decoded and cached
 }
 
 func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
@@ -271,7 +275,7 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	if s == nil {
 		return resp, nil
 	}
-	body, rerr := readAllSized(io.LimitReader(resp.Body, d.maxBody+1), resp.ContentLength)
+	body, rerr := d.bodies.readAllSized(io.LimitReader(resp.Body, d.maxBody+1), resp.ContentLength)
 	resp.Body.Close()
 	ok := resp.StatusCode/100 == 2
 	if int64(len(body)) > d.maxBody {
@@ -287,12 +291,18 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	case rerr != nil:
 		r = io.MultiReader(r, errReader{rerr})
 	case ok:
-		r = strings.NewReader("{}")
-		resp.ContentLength = 2
+		resp.Body, resp.ContentLength = capturedOK{strings.NewReader("{}")}, 2
+		return resp, nil
 	}
 	resp.Body = io.NopCloser(r)
 	return resp, nil
 }
+
+// capturedOK is the body captureDoer hands post for a 2xx answer it read
+// whole: Chat decodes the captured bytes, so post has nothing to decode.
+type capturedOK struct{ io.Reader }
+
+func (capturedOK) Close() error { return nil }
 
 // presizeMax bounds the buffer readAllSized allocates up front from a
 // declared Content-Length: a server cannot make a request cost more memory
@@ -302,12 +312,18 @@ const presizeMax = 1 << 20
 // readAllSized is io.ReadAll starting from a buffer the size of the
 // declared body (Content-Length, -1 when unknown), so a body is read in one
 // allocation instead of a series of regrowths and copies.
-func readAllSized(r io.Reader, declared int64) ([]byte, error) {
+// A nil bp allocates the buffer; otherwise it comes from bp.
+func (bp *bufPool) readAllSized(r io.Reader, declared int64) ([]byte, error) {
 	size := 512
 	if declared >= 0 && declared < presizeMax {
 		size = int(declared) + 1 // + 1: the read that sees EOF needs room
 	}
-	b := make([]byte, 0, size)
+	var b []byte
+	if bp != nil {
+		b = bp.get(size)
+	} else {
+		b = make([]byte, 0, size)
+	}
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

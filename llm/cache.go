@@ -62,9 +62,10 @@ type Cache struct {
 	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
 
-	puts  chan *putRequest
-	syncs chan syncRequest // written entries for the syncer (cache_write.go)
-	done  chan struct{}    // closed when the writer has stopped
+	entries bufPool // framed entries, back once written
+	puts    chan *putRequest
+	syncs   chan syncRequest // written entries for the syncer (cache_write.go)
+	done    chan struct{}    // closed when the writer has stopped
 }
 
 // CacheStats describe a cache's log and what its open found.

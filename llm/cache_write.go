@@ -35,7 +35,7 @@ type syncRequest struct {
 const minSyncGap = 5 * time.Millisecond
 
 func (c *Cache) newPut(r *record) (*putRequest, error) {
-	entry, err := appendEntry(make([]byte, 0, entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
+	entry, err := appendEntry(c.entries.get(entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
 	if err != nil {
 		return nil, fmt.Errorf("writing response cache %s: %w", c.path, err)
 	}
@@ -175,6 +175,8 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		c.mu.Unlock()
 	}
 	for _, req := range group {
+		c.entries.put(req.entry)
+		req.entry = nil
 		if req.written != nil {
 			req.written <- err
 		}

@@ -227,7 +227,7 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 		auth = "Bearer " + ep.APIKey
 	}
 	return &Client{
-		doer:    captureDoer{c: httpc, maxBody: opt.MaxResponseBytes},
+		doer:    captureDoer{c: httpc, maxBody: opt.MaxResponseBytes, bodies: new(bufPool)},
 		chatURL: strings.TrimRight(ep.BaseURL, "/") + chatPath,
 		auth:    auth,
 		httpc:   httpc,

@@ -147,8 +147,11 @@ func (c *Client) post(ctx context.Context, wire *openai.ChatCompletionRequest, b
 		return statusError(resp)
 	}
 	// As go-openai does: decode the body as a chat completion. For a 2xx
-	// body captureDoer hands over "{}" (Chat decodes the captured bytes),
-	// or the bytes read and then the error that cut them.
+	// body read whole captureDoer hands over capturedOK (Chat decodes the
+	// captured bytes), else the bytes read and then the error that cut them.
+	if _, ok := resp.Body.(capturedOK); ok {
+		return nil
+	}
 	var v openai.ChatCompletionResponse
 	return json.NewDecoder(resp.Body).Decode(&v)
 }
