@@ -43,6 +43,7 @@ func TestDecodeObjectMembers(t *testing.T) {
 		{` { "A" : 1 , "b":[1, {"c": "]"}] ,"C":{"x":"}"} } `, map[string]string{"a": `1`, "b": `[1, {"c": "]"}]`, "c": `{"x":"}"}`}, ""},
 		{`{"k\u0041y": "v\"w", "n": null, "t": true, "f": -1.5e3}`, map[string]string{"kay": `"v\"w"`, "n": `null`, "t": `true`, "f": `-1.5e3`}, ""},
 		{`{"id": 1, "ID": 2}`, nil, `field "ID": the key is given twice`},
+		{`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"K2":0}`, nil, `field "K2": the key is given twice`},
 		{`[1]`, nil, `expected a JSON object`},
 		{`{"a": 1`, nil, `reading a JSON object: not valid JSON`},
 		{`{"a" 1}`, nil, `reading a JSON object: not valid JSON`},
@@ -59,8 +60,8 @@ func TestDecodeObjectMembers(t *testing.T) {
 			continue
 		}
 		got := map[string]string{}
-		for k, v := range o.fields {
-			got[k] = string(v)
+		for _, m := range o.fields {
+			got[m.key] = string(m.val)
 		}
 		if !mapsEqual(got, tc.want) {
 			t.Errorf("decodeObject(%s) = %v, want %v", tc.in, got, tc.want)
@@ -87,6 +88,8 @@ func FuzzDecodeObject(f *testing.F) {
 	for _, s := range []string{
 		`{"questions": [{"question": "q\n\"x\"", "criteria": [{"id": "c1", "weight": 1.5}]}]}`,
 		`{"A": 1, "a": 2}`, `{}`, `{"k\u0041": {"x": [true, null]}, "B": "\ud800"}`, `{"k": "v"`,
+		`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"K3":0}`,
+		`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -107,8 +110,8 @@ func FuzzDecodeObject(f *testing.F) {
 			t.Fatalf("decodeObject(%q) has %d keys, the Decoder %d", in, len(o.fields), len(want))
 		}
 		for k, v := range want {
-			if !bytes.Equal(o.fields[k], v) {
-				t.Fatalf("decodeObject(%q)[%q] = %q, the Decoder gives %q", in, k, o.fields[k], v)
+			if got, _ := o.fields.get(k); !bytes.Equal(got, v) {
+				t.Fatalf("decodeObject(%q)[%q] = %q, the Decoder gives %q", in, k, got, v)
 			}
 		}
 	})

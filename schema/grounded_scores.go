@@ -57,7 +57,7 @@ func ParseGroundedScores(text string, criteria []Criterion) (GroundedScores, err
 	accept := func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
-			if _, ok := o.fields["scores"]; !ok {
+			if _, ok := o.fields.get("scores"); !ok {
 				err = parseErr(0, 0, "", `the JSON object has no "scores" key`)
 			}
 		}
@@ -96,7 +96,7 @@ func decodeGroundedScores(r reply, span string, off int, criteria []Criterion, i
 	if math.Abs(g.MaxTotal-w) > tol {
 		return GroundedScores{}, o.fieldErr("max_total", "%s is not the criteria's total weight, %s", fmtNum(g.MaxTotal), fmtNum(w))
 	}
-	if _, ok := o.fields["reasoning"]; ok {
+	if _, ok := o.fields.get("reasoning"); ok {
 		if g.Reasoning, err = o.str("reasoning"); err != nil {
 			return GroundedScores{}, err
 		}

@@ -226,7 +226,7 @@ func (o pathObj) fieldErr(name, format string, args ...any) *ParseError {
 }
 
 func (o pathObj) value(name string) (json.RawMessage, error) {
-	v, ok := o.fields[name]
+	v, ok := o.fields.get(name)
 	if !ok {
 		return nil, o.fieldErr(name, "missing")
 	}
@@ -363,7 +363,7 @@ func objectWith(text, key string) (pathObj, error) {
 	_, off, err := findJSON(r, '{', func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
-			if _, ok := o.fields[key]; !ok {
+			if _, ok := o.fields.get(key); !ok {
 				err = parseErr(0, 0, "", "the JSON object has no %q key", key)
 			}
 		}

@@ -130,7 +130,7 @@ func ParseValidity(text string) (Verdict, error) {
 	accept := func(r reply, span string, off int) error {
 		o, err := decodeObject([]byte(span), 0, 0)
 		if err == nil {
-			if _, ok := o.fields["valid"]; !ok {
+			if _, ok := o.fields.get("valid"); !ok {
 				err = parseErr(0, 0, "", "the JSON object has no \"valid\" key")
 			}
 		}
@@ -298,17 +298,41 @@ func describeIDs(ids []int32) string {
 // line it starts on and its 1-based position in the enclosing array (0 when
 // it stands alone).
 type jsonObj struct {
-	fields map[string]json.RawMessage
+	fields members
 	line   int
 	item   int
 }
+
+// members are an object's members in order, keys folded to lower case and
+// each given once. A reply's objects hold a handful of keys: a slice
+// searched in order costs less than a map, and one allocation.
+type members []member
+
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// get returns the value of key, and whether the object has it.
+func (ms members) get(key string) (json.RawMessage, bool) {
+	for i := range ms {
+		if ms[i].key == key {
+			return ms[i].val, true
+		}
+	}
+	return nil, false
+}
+
+// indexAfter is how many members an object holds before decodeObject
+// looks keys up in a map to find one given twice.
+const indexAfter = 16
 
 func (o jsonObj) fieldErr(field, format string, args ...any) *ParseError {
 	return parseErr(o.line, o.item, field, format, args...)
 }
 
 func (o jsonObj) value(name string) (json.RawMessage, error) {
-	v, ok := o.fields[name]
+	v, ok := o.fields.get(name)
 	if !ok {
 		return nil, o.fieldErr(name, "missing")
 	}
@@ -448,16 +472,33 @@ func splitObjects(r reply, span string, off int) ([]jsonObj, error) {
 // decodeObject decodes one JSON object, folding keys to lower case and
 // rejecting a key given twice. Its values are slices of raw.
 func decodeObject(raw []byte, line, item int) (jsonObj, error) {
-	o := jsonObj{fields: make(map[string]json.RawMessage), line: line, item: item}
+	o := jsonObj{fields: make(members, 0, 8), line: line, item: item}
 	if p := jsonscan.SkipSpace(raw, 0); p >= len(raw) || raw[p] != '{' {
 		return o, parseErr(line, item, "", "expected a JSON object")
 	}
+	var seen map[string]bool // once the object is large
 	err := jsonscan.EachMember(raw, func(key string, val []byte) error {
 		lk := strings.ToLower(key)
-		if _, dup := o.fields[lk]; dup {
+		dup := false
+		switch {
+		case seen != nil:
+			dup = seen[lk]
+		case len(o.fields) < indexAfter:
+			_, dup = o.fields.get(lk)
+		default:
+			seen = make(map[string]bool, 2*indexAfter)
+			for _, m := range o.fields {
+				seen[m.key] = true
+			}
+			dup = seen[lk]
+		}
+		if dup {
 			return parseErr(line, item, key, "the key is given twice")
 		}
-		o.fields[lk] = val
+		if seen != nil {
+			seen[lk] = true
+		}
+		o.fields = append(o.fields, member{lk, val})
 		return nil
 	})
 	if errors.Is(err, jsonscan.ErrNotJSON) {
