@@ -314,7 +314,11 @@ func (p *program) execute(buf *bytes.Buffer, data any) (ok bool) {
 			ok = false // a case reflection refused: text/template's to handle
 		}
 	}()
-	r := run{buf: buf, vars: make([]reflect.Value, p.slots)}
+	var small [4]reflect.Value // the variables of a template that declares few, kept off the heap
+	r := run{buf: buf, vars: small[:]}
+	if p.slots > len(small) {
+		r.vars = make([]reflect.Value, p.slots)
+	}
 	r.vars[0] = reflect.ValueOf(data)
 	return r.walk(p.steps, r.vars[0])
 }
