@@ -113,11 +113,11 @@ func TestCheckRendersEveryTemplate(t *testing.T) {
 	}
 }
 
-// BenchmarkGroundedMessages renders the grounded stages' prompts for a
+// BenchmarkRenderGrounded renders the grounded stages' prompts for a
 // ~600-character passage and a rubric of 8 criteria, as the grounded scale
-// benchmark does for every passage.
-func BenchmarkGroundedMessages(b *testing.B) {
-	s := mustLoad(b, "")
+// benchmark does for every passage, through the compiled programs and
+// through text/template alone (the reference they replace).
+func BenchmarkRenderGrounded(b *testing.B) {
 	passage := strings.Repeat(fixPassage+" ", 3)
 	a := schema.Analysis{Genre: "technical report", Contribution: "Explains write-ahead logging.",
 		Concepts: []string{"write-ahead log", "checkpoint", "fsync", "recovery"}, Depth: "intermediate", ReasoningMode: "causal explanation"}
@@ -128,22 +128,31 @@ func BenchmarkGroundedMessages(b *testing.B) {
 	bounds := RubricBounds{K: 1, MinCriteria: 3, MaxCriteria: 8, MinTotalWeight: 5}
 	stages := []struct {
 		name   string
-		render func() ([]Message, error)
+		render func(s *Set) ([]Message, error)
 	}{
-		{"synthesize", func() ([]Message, error) {
+		{"synthesize", func(s *Set) ([]Message, error) {
 			return s.GroundedSynthesizeMessages("Logs", passage, a, PassagePosition{Number: 1, Count: 1}, bounds)
 		}},
-		{"enrich", func() ([]Message, error) { return s.GroundedEnrichMessages(passage, fixQuestion, a, criteria) }},
-		{"judge_batch", func() ([]Message, error) { return s.GroundedJudgeBatchMessages(passage, fixQuestion, criteria) }},
+		{"enrich", func(s *Set) ([]Message, error) { return s.GroundedEnrichMessages(passage, fixQuestion, a, criteria) }},
+		{"judge_batch", func(s *Set) ([]Message, error) { return s.GroundedJudgeBatchMessages(passage, fixQuestion, criteria) }},
 	}
+	paths := []struct {
+		name string
+		set  *Set
+	}{{"compiled", mustLoad(b, "")}, {"text_template", textTemplateOnly(mustLoad(b, ""))}}
 	for _, st := range stages {
-		b.Run(st.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := st.render(); err != nil {
-					b.Fatal(err)
+		for _, p := range paths {
+			b.Run(st.name+"/"+p.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := st.render(p.set); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+				if n := p.set.fallbacks.Load(); n != 0 {
+					b.Fatalf("%d renders fell back to text/template", n)
+				}
+			})
+		}
 	}
 }

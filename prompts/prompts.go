@@ -7,6 +7,11 @@
 // text/template of its own (actions cannot span section lines), so inputs that
 // contain such lines stay inside their message. A directory given to Load
 // overrides the embedded files of the same name; the others stay embedded.
+//
+// A section is rendered by a program compiled from its parse tree when it
+// uses only the constructs the templates use (fastexec.go), with
+// text/template as the reference and the fallback: the output is
+// text/template's, byte for byte.
 package prompts
 
 import (
@@ -19,6 +24,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"text/template/parse"
 
@@ -70,6 +76,9 @@ type Set struct {
 	// bufs holds *bytes.Buffer for rendering, reused so that a buffer grown
 	// to a prompt's size is not grown again for the next one.
 	bufs sync.Pool
+	// fallbacks counts the renders of compiled sections that text/template
+	// had to do (data the compiled program does not take; see fastexec.go).
+	fallbacks atomic.Int64
 }
 
 // section is one message of a template: its role and its parsed body.
@@ -79,6 +88,33 @@ type section struct {
 	// fixed is the message of a section without actions (a system prompt,
 	// typically), rendered once when parsed; nil for the others.
 	fixed *string
+	// prog is the compiled body (fastexec.go) when the section has actions
+	// and uses only what it compiles; nil otherwise.
+	prog *program
+}
+
+// newSection parses a section's body and compiles it when it can.
+func newSection(name, role, body string) (section, error) {
+	t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(body)
+	if err != nil {
+		return section{}, err
+	}
+	sec := section{role: role, body: t, fixed: fixedText(t)}
+	if sec.fixed == nil {
+		sec.prog = compile(t)
+	}
+	return sec, nil
+}
+
+// execute writes the section's body for data to buf: through its program
+// when it has one and the program can render this data, else (from an
+// empty buf) through text/template. slow says text/template did it.
+func (sec *section) execute(buf *bytes.Buffer, data any) (slow bool, err error) {
+	if sec.prog != nil && sec.prog.execute(buf, data) {
+		return false, nil
+	}
+	buf.Reset()
+	return true, sec.body.Execute(buf, data)
 }
 
 // Load parses the embedded templates, with files NAME.tmpl in dir (if dir is
@@ -144,11 +180,9 @@ func (s *Set) parse(name string, text []byte, origin string) error {
 	secs := make([]section, len(parts))
 	for i, p := range parts {
 		// Leading newlines keep the parser's line numbers those of the file.
-		t, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(strings.Repeat("\n", p.line-1) + p.body)
-		if err != nil {
+		if secs[i], err = newSection(name, p.role, strings.Repeat("\n", p.line-1)+p.body); err != nil {
 			return fmt.Errorf("prompts: parsing %s: %w", origin, err)
 		}
-		secs[i] = section{role: p.role, body: t, fixed: fixedText(t)}
 	}
 	s.templates[name] = secs
 	s.hashes[name] = fmt.Sprintf("%016x", xxhash.Sum64(text))
@@ -251,8 +285,12 @@ func (s *Set) render(name string, data any) ([]Message, error) {
 			continue
 		}
 		buf.Reset()
-		if err := sec.body.Execute(buf, data); err != nil {
+		slow, err := sec.execute(buf, data)
+		if err != nil {
 			return nil, fmt.Errorf("prompts: rendering %s: %w", name, err)
+		}
+		if slow && sec.prog != nil {
+			s.fallbacks.Add(1)
 		}
 		msgs = append(msgs, Message{Role: sec.role, Content: string(bytes.TrimSpace(buf.Bytes()))})
 	}
