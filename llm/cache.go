@@ -62,7 +62,8 @@ type Cache struct {
 	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
 
-	entries bufPool // framed entries, back once written
+	entries bufPool    // framed entries, back once written
+	writeMu sync.Mutex // held while an entry or group is appended, or while the writer runs work alone
 	puts    chan *putRequest
 	syncs   chan syncRequest // written entries for the syncer (cache_write.go)
 	done    chan struct{}    // closed when the writer has stopped
@@ -475,7 +476,7 @@ func (c *Cache) PutWritten(id Identity, value []byte, u Usage) (durable func() e
 	}
 	req.written = make(chan error, 1)
 	c.closeMu.RLock()
-	err = c.queueLocked(req)
+	err = c.writeNow(req)
 	c.closeMu.RUnlock()
 	if err == nil {
 		err = <-req.written

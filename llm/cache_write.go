@@ -65,6 +65,16 @@ func (c *Cache) submit(reqs ...*putRequest) error {
 
 // queueLocked hands req to the writer. Its caller holds closeMu for reading.
 func (c *Cache) queueLocked(req *putRequest) error {
+	if err := c.writableLocked(); err != nil {
+		return err
+	}
+	c.puts <- req
+	return nil
+}
+
+// writableLocked says why nothing can be written, if so. Its caller holds
+// closeMu for reading.
+func (c *Cache) writableLocked() error {
 	if c.closed {
 		return fmt.Errorf("writing response cache %s: the cache is closed", c.path)
 	}
@@ -72,13 +82,8 @@ func (c *Cache) queueLocked(req *putRequest) error {
 		return fmt.Errorf("writing response cache %s: it is open read-only", c.path)
 	}
 	c.mu.RLock()
-	failed := c.failed
-	c.mu.RUnlock()
-	if failed != nil {
-		return failed
-	}
-	c.puts <- req
-	return nil
+	defer c.mu.RUnlock()
+	return c.failed
 }
 
 // writer appends queued entries in groups, one write per group, hands them
@@ -104,8 +109,10 @@ func (c *Cache) writer() {
 			}
 		}
 		if first.run != nil {
+			c.writeMu.Lock()
 			c.awaitSynced()
 			first.err <- first.run()
+			c.writeMu.Unlock()
 			continue
 		}
 		group := []*putRequest{first}
@@ -127,19 +134,31 @@ func (c *Cache) writer() {
 				break drain
 			}
 		}
+		c.writeMu.Lock()
 		buf = c.commit(group, buf[:0])
+		c.writeMu.Unlock()
 		if cap(buf) > 4*maxGroupBytes {
 			buf = nil
-		}
-		if c.indexDue() {
-			c.awaitSynced() // the index file describes durable entries only
-			c.mergeIndex()
 		}
 	}
 }
 
+// writeNow appends req in the caller's goroutine, as the writer would: a
+// request slot waiting for its answer to be written does not wait for the
+// writer goroutine to be scheduled, which on a loaded machine took longer
+// than the write. Its caller holds closeMu for reading.
+func (c *Cache) writeNow(req *putRequest) error {
+	if err := c.writableLocked(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	c.commit([]*putRequest{req}, nil)
+	return nil
+}
+
 // awaitSynced returns once every entry written so far is durable (or its
-// sync failed). Only the writer calls it.
+// sync failed). Its caller holds writeMu.
 func (c *Cache) awaitSynced() {
 	b := make(chan struct{})
 	c.syncs <- syncRequest{barrier: b}
@@ -147,7 +166,9 @@ func (c *Cache) awaitSynced() {
 }
 
 // commit writes group at the end of the log, indexes it and hands it to
-// the syncer, which tells each entry's Put when it is durable.
+// the syncer, which tells each entry's Put when it is durable; then it
+// merges the index into its file when that is due. Its caller holds
+// writeMu, so the syncer receives groups in the order they were written.
 func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 	c.mu.RLock()
 	err, off := c.failed, c.size
@@ -188,6 +209,10 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		return buf
 	}
 	c.syncs <- syncRequest{group: group}
+	if c.indexDue() {
+		c.awaitSynced() // the index file describes durable entries only
+		c.mergeIndex()
+	}
 	return buf
 }
 
