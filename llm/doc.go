@@ -87,8 +87,11 @@
 // the smallest [WithPriority] order first, then first come first served: a
 // pipeline passes each problem's admission order, so the problems under
 // way (their retries, their later stages) finish before newer ones start.
-// A slot is held until its answer is durable in the cache, so a kill loses
-// at most as many answers as there are slots.
+// A slot is held until its answer is written to the cache's log, so a
+// killed process loses at most as many answers as there are slots (the
+// kernel keeps what was written); the answer reaches its caller only once
+// it is durable (synced), so nothing is built on an answer a power loss
+// could take back.
 //
 // # Cache
 //
