@@ -192,3 +192,42 @@ func TestGroupAppendJSONCutOff(t *testing.T) {
 		t.Fatalf("ok %v\n got %s\nwant %s", ok, got, want)
 	}
 }
+
+// TestVerifyNeMoGymIncomplete: NeMo Gym's /verify carries the policy's
+// Responses API response, whose status "incomplete" (incomplete_details
+// max_output_tokens or content_filter) says the endpoint cut it off: no
+// answer is taken from it. "completed", or no status, reads it as before.
+func TestVerifyNeMoGymIncomplete(t *testing.T) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
+	for _, tc := range []struct {
+		name    string
+		status  any
+		details any
+		correct bool
+		cutOff  string
+	}{
+		{"max_output_tokens", "incomplete", map[string]any{"reason": "max_output_tokens"}, false, "finish_reason length"},
+		{"content_filter", "incomplete", map[string]any{"reason": "content_filter"}, false, "finish_reason content_filter"},
+		{"incomplete without details", "incomplete", nil, false, "finish_reason length"},
+		{"completed", "completed", nil, true, ""},
+		{"no status", nil, nil, true, ""},
+		{"a status that is not a string", 7, nil, true, ""},
+	} {
+		var body map[string]any
+		if err := json.Unmarshal([]byte(verifyBody(t, boxedMarked, map[string]any{"problem_id": "sum-2-3"})), &body); err != nil {
+			t.Fatal(err)
+		}
+		resp := body["response"].(map[string]any)
+		if tc.status != nil {
+			resp["status"] = tc.status
+		}
+		if tc.details != nil {
+			resp["incomplete_details"] = tc.details
+		}
+		var got verifyAnswer
+		h.post("/verify", mustJSON(t, body), &got)
+		if r := got.RubricResult; r.Correct != tc.correct || r.CutOff != tc.cutOff {
+			t.Errorf("%s: correct %v, cut_off %q; want %v, %q", tc.name, r.Correct, r.CutOff, tc.correct, tc.cutOff)
+		}
+	}
+}
