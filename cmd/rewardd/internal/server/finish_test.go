@@ -146,11 +146,7 @@ func TestFinishReasonMalformed(t *testing.T) {
 		{"/v1/score_group", `{"responses": ["a", "b"], "finish_reasons": ["stop", true]}`, "finish_reasons[1]: expected a string"},
 		{"/v1/score_group", `{"responses": ["a"], "finish_reasons": [{"reason": "stop"}], "problem_id": null}`, "finish_reasons[0]: expected a string"},
 	} {
-		code, body := h.do(http.MethodPost, tc.path, tc.body)
-		var e struct{ Error string }
-		if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error, tc.field) {
-			t.Errorf("POST %s %s: %d %s; want 400 naming %q", tc.path, tc.body, code, body, tc.field)
-		}
+		h.wantBadRequest(tc.path, tc.body, tc.field)
 	}
 	if h.sim.Count() != 0 {
 		t.Errorf("malformed requests reached the judge %d times", h.sim.Count())
