@@ -227,3 +227,30 @@ func TestVerifyNeMoGymIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeGroupFinishReasons: a group that decodes has no finish reasons
+// or exactly one per response, and the fast decoder reads finish_reasons as
+// encoding/json does.
+func FuzzDecodeGroupFinishReasons(f *testing.F) {
+	for _, s := range []string{
+		`{"responses": ["a", "b"], "finish_reasons": ["stop", "length"]}`,
+		`{"responses": ["a", "b"], "finish_reasons": [null, "length"]}`,
+		`{"responses": ["a"], "finish_reasons": ["stop", "length"]}`,
+		`{"responses": ["a"], "finish_reasons": "stop"}`,
+		`{"responses": ["a"], "finish_reasons": [1]}`,
+		`{"responses": ["a"], "finish_reasons": ["\u006cength"], "problem_id": null}`,
+		`{"responses": ["a"], "Finish_Reasons": ["length"]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		problem, responses, err := decodeGroup([]byte(body), new(groupScratch))
+		if err == nil && problem.finishes != nil && len(problem.finishes) != len(responses) {
+			t.Fatalf("%d finish reasons for %d responses", len(problem.finishes), len(responses))
+		}
+		var fast groupRequest
+		if fastGroup([]byte(body), &fast, new(groupScratch)) {
+			checkLikeEncodingJSON(t, body, fast)
+		}
+	})
+}
