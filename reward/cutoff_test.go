@@ -45,7 +45,7 @@ func TestAnalyzeFinished(t *testing.T) {
 // text twice with the same verdicts, once with finish_reason "stop" and once
 // with "length", the cut-off one gets, under every scheme, on every term and
 // step a trainer reads (reward, score, outcome, process, total, step offsets,
-// step advantages, step deltas), no more than its finished twin; its result
+// step advantages, step deltas, metrics), no more than its finished twin; its result
 // says it was cut off and is not correct.
 func TestCutOffGetsNoMoreThanItsFinishedTwin(t *testing.T) {
 	p := DefaultParams()
@@ -94,6 +94,11 @@ func TestCutOffGetsNoMoreThanItsFinishedTwin(t *testing.T) {
 				bad := ceiling.above(g.Results[cut], g.Advantages[cut])
 				if g.Results[cut].Score > g.Results[done].Score && !rewardtest.Near(g.Results[cut].Score, g.Results[done].Score) {
 					bad = append(bad, fmt.Sprintf("score %.4g > %.4g", g.Results[cut].Score, g.Results[done].Score))
+				}
+				for k, m := range g.Results[cut].Metrics {
+					if twin := g.Results[done].Metrics[k]; m > twin && !rewardtest.Near(m, twin) {
+						bad = append(bad, fmt.Sprintf("metrics.%s %.4g > %.4g", k, m, twin))
+					}
 				}
 				if len(bad) > 0 {
 					t.Errorf("%s, %s: the cut-off rollout %d gets more than its finished twin: %v", gname, scheme, cut, bad)
