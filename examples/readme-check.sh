@@ -154,6 +154,11 @@ for i in 1 2 3 4 5; do
   curl -s "$r/v1/score" -d "{\"items\": [{\"problem_id\": \"7b478f8547b56047\", \"response\": \"### Step 1: Integrate.\\nx^3 + x ($i).\\n<answer>10</answer>\"}]}" >/dev/null
 done
 blocks docs/rewardd.md --sub "http://127.0.0.1:8700=$r" --select "x^3 + x (6)"
+echo "finish reasons, on a fresh rewardd on runs/demo (docs/rewardd.md):"
+start_sim "$work/judge-finish.url"
+start_rewardd "$work/rewardd-finish.url" --corpus "$work/runs/demo" --judge-base-url "$(head -n 1 "$work/judge-finish.url")" --judge-model simulated
+blocks docs/rewardd.md --sub "http://127.0.0.1:8700=$(head -n 1 "$work/rewardd-finish.url")" \
+  --select "cut_off, accuracy: .components.accuracy}'" --select "transpose[] | {correct"
 cd "$work"
 
 echo "distill repair (eight bytes of the last shard flipped), then the same run again (docs/distill-repair.md):"

@@ -24,7 +24,11 @@
 //     normalized only among correct rollouts (PAPOProcessAdvantages).
 //
 // Accuracy always comes from package verify against the record's ground
-// truth, the code the corpus was built with. Score and ScoreGroup turn a
+// truth, the code the corpus was built with, told the response's
+// finish_reason when the caller has it (AnalyzeFinished): a response cut off
+// at the token limit gives no answer, and in a group no more advantage, on
+// any term or step, than a finished group-mate with the same text
+// (capCutOffAdvantages). Score and ScoreGroup turn a
 // rubric, analyzed responses (Analyze) and the judge's verdicts into the
 // results rewardd returns; ScoreWith and ScoreGroupIn take the
 // --on-judge-failure policy, ScoreGroupIn also memory it reuses. A response

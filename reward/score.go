@@ -35,6 +35,10 @@ type Result struct {
 	JudgeOK    bool   `json:"judge_ok"`
 	JudgeError string `json:"judge_error,omitempty"`
 	Correct    bool   `json:"correct"` // verify.Equal of the extracted answer against the ground truth
+	// CutOff is set when the response's finish reason says it was cut off
+	// ("finish_reason length"): no answer was taken from it, so it is not
+	// correct. Absent when the finish reason was not sent.
+	CutOff string `json:"cut_off,omitempty"`
 	// Components add up to Reward; their keys are fixed per scheme.
 	Components Values `json:"components"`
 	// Metrics are diagnostics; their keys are fixed per scheme.
@@ -155,7 +159,7 @@ func storedValidity(items []schema.Item) []bool {
 
 // result is one rollout's result, carved from mem.
 func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *GroupMemory) Result {
-	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct}
+	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct, CutOff: r.CutOff}
 	acc := b2f(r.Correct)
 	c := mem.values()
 	switch scheme {
@@ -374,6 +378,7 @@ func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, s
 		}
 	}
 	floorAdvantages(p, scheme, lab, rs, ss, out)
+	capCutOffAdvantages(scheme, rs, out)
 	return out
 }
 

@@ -84,31 +84,51 @@ func FormatOK(response string, steps []StepSpan) bool {
 type Rollout struct {
 	Response  string
 	Steps     []StepSpan
-	Extracted string // the final answer verify.Extract found; "" when none
+	Extracted string // the final answer verify.ExtractWith found; "" when none
 	Correct   bool   // verify.Equal of Extracted against the ground truth
 	FormatOK  bool
+	// CutOff says why no answer was taken from the response when its
+	// finish reason says it was cut off ("finish_reason length"); "" when
+	// the finish reason does not say so or is unknown.
+	CutOff string
 	// Verdicts are the judge's, one per rubric item in rubric order; nil
 	// when the judge failed (JudgeErr says why).
 	Verdicts []schema.Satisfaction
 	JudgeErr string
 }
 
-// Analyze finds the steps, the final answer and its correctness against
-// groundTruth, with the same verify code the corpus was built with: no
-// answer found means not correct. A trainer's response comes without a
-// finish reason (no trainer protocol sends one), so the verifier's rule for
-// an unknown one applies: the response counts as cut off only when it stops
-// inside math, a \boxed{ or its <think>; one truncated mid-sentence is read
-// as it is (see verify.Options).
+// Analyze is AnalyzeFinished without a finish reason.
 func Analyze(response, groundTruth string) Rollout {
-	return AnalyzeSteps(response, groundTruth, Steps(response))
+	return AnalyzeFinished(response, groundTruth, "")
+}
+
+// AnalyzeFinished finds the steps, the final answer and its correctness
+// against groundTruth, with the same verify code the corpus was built with:
+// no answer found means not correct. finish is the response's finish_reason
+// as the endpoint gave it, "" when the caller does not have it. "length" or
+// "content_filter" (verify.CutOffBy) says the response was cut off: no answer
+// is taken from it, whatever it ends with, and CutOff says so. Any other
+// reason ("stop") says the model ended it: it is never read as cut off. With
+// none the verifier's rule for an unknown one applies: the response counts
+// as cut off only when it stops inside math, a \boxed{ or its <think>; one
+// truncated mid-sentence is read as it is (see verify.Options).
+func AnalyzeFinished(response, groundTruth, finish string) Rollout {
+	return AnalyzeStepsFinished(response, groundTruth, finish, Steps(response))
 }
 
 // AnalyzeSteps is Analyze with the response's steps found.
 func AnalyzeSteps(response, groundTruth string, steps []StepSpan) Rollout {
+	return AnalyzeStepsFinished(response, groundTruth, "", steps)
+}
+
+// AnalyzeStepsFinished is AnalyzeFinished with the response's steps found.
+func AnalyzeStepsFinished(response, groundTruth, finish string, steps []StepSpan) Rollout {
 	r := Rollout{Response: response, Steps: steps}
 	r.FormatOK = FormatOK(response, r.Steps)
-	if ans, ok := verify.Extract(response); ok {
+	if verify.CutOffBy(finish) {
+		r.CutOff = "finish_reason " + finish
+	}
+	if ans, _, ok := verify.ExtractWith(response, verify.Options{FinishReason: finish}); ok {
 		r.Extracted = ans
 		r.Correct = verify.Equal(groundTruth, ans)
 	}

@@ -40,10 +40,20 @@ class VerifiersRubricTest(unittest.TestCase):
         p.start()
         self.addCleanup(p.stop)
 
-    def run_env(self, rows, transport, reward_key="reward", policy=lambda prompt, row: "### Step 1: Done.\n<answer>-5</answer>"):
+    def run_env(self, rows, transport, reward_key="reward", policy=lambda prompt, row: "### Step 1: Done.\n<answer>-5</answer>",
+                truncated=lambda row: False):
         with mock.patch.object(rr, "_urlopen", transport):
             env = vfstub.SingleTurnEnv(dataset=vr.rows_for_verifiers(rows), rubric=vr.rewardd_rubric(vfstub, reward_key))
-            return env.run(policy)
+            return env.run(policy, truncated)
+
+    def test_truncated_rollout_sends_finish_reason_length(self):
+        """A rollout verifiers marks truncated goes to rewardd with finish_reason "length"; one it does not
+        mark goes without a finish_reason, as before."""
+        t = Transport(*[lambda body: {"results": [result()]}] * 2)
+        self.run_env([VERL_ROW, RAR_ROW], t, truncated=lambda row: row["info"].get("id") == "1b2c3d4e5f607182")
+        by_id = {r["body"]["items"][0].get("problem_id"): r["body"]["items"][0] for r in t.requests}
+        self.assertEqual(by_id["1b2c3d4e5f607182"].get("finish_reason"), "length")
+        self.assertNotIn("finish_reason", by_id["p7"])
 
     def test_weights_are_non_negative(self):
         """verifiers refuses negative weights: the reward has weight 1, the metrics 0, whatever the rubric."""

@@ -28,6 +28,9 @@ criterion costs |w| when met, as the rar format means it). rewardd's SRaR reward
 committed); reward_key="score" gives its [0, 1] normalization instead, for trainers that need a
 non-negative reward.
 
+A rollout verifiers marks truncated (state["is_truncated"], set when a model response ended at the token limit)
+is sent with finish_reason "length": rewardd takes no answer from it (docs/rewardd.md, finish reasons).
+
 Settings as in rubric_reward.py: scorer_url / RUBRIC_REWARD_URL, timeout, retries, scheme, token_env /
 RUBRIC_REWARD_TOKEN. A rollout rewardd could not score (no rubric, a bad row) gets reward 0 and scored 0 in
 the metrics, and the reason in state["rubricforge"]["error"].
@@ -100,11 +103,16 @@ def _item(completion, answer, info, prompt):
 
 def score_rollout(completion, answer=None, info=None, prompt=None, state=None, **settings):
     """rewardd's result for one rollout (a /v1/score result dict), kept in state so the metric functions of
-    the same rollout do not ask again."""
+    the same rollout do not ask again. A rollout verifiers marks truncated (state["is_truncated"]: a model
+    response that ended at the token limit, or a prompt over the context) is sent with finish_reason "length",
+    so that rewardd takes no answer from it."""
     if isinstance(state, dict) and isinstance(state.get(STATE_KEY), dict):
         return state[STATE_KEY]
     cfg = rr._Config(settings)
-    res = rr._score(cfg, [_item(completion, answer, info, prompt)])[0]
+    item = _item(completion, answer, info, prompt)
+    if isinstance(state, dict) and state.get("is_truncated") is True:
+        item["finish_reason"] = "length"
+    res = rr._score(cfg, [item])[0]
     if isinstance(state, dict):
         state[STATE_KEY] = res
     return res

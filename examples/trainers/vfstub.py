@@ -38,14 +38,15 @@ class SingleTurnEnv:
     def __init__(self, dataset, rubric, **kwargs):
         self.dataset, self.rubric = list(dataset), rubric
 
-    def run(self, policy):
+    def run(self, policy, truncated=lambda row: False):
         """Rolls out every row with policy(prompt messages, row) -> completion text; returns (reward, metrics,
-        state) per row."""
+        state) per row. state["is_truncated"] is truncated(row), as verifiers sets it when a model response
+        ended at the token limit."""
 
         async def one(row):
             prompt = row.get("prompt") or [{"role": "user", "content": row["question"]}]
             completion = [{"role": "assistant", "content": policy(prompt, row)}]
-            state = {}
+            state = {"is_truncated": truncated(row)}
             reward, metrics = await self.rubric.score_rollout(prompt, completion, row.get("answer"), state,
                                                               row.get("task", "default"), row.get("info"))
             return reward, metrics, state

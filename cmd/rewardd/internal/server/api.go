@@ -34,8 +34,14 @@ type scoreItem struct {
 	label     *schema.Label
 	answer    string // the ground truth a plain label gives, for the rubric found by the other fields
 	response  string
-	scheme    string // "" takes the request's, the server's or the label's default
-	err       string // set when the item cannot be scored (no response in the query, ...)
+	// finish is the response's finish_reason as the policy's endpoint gave
+	// it ("stop", "length", ...), "" when the request did not send one
+	// (reward.AnalyzeFinished); finishes are those of a /v1/score_group's
+	// responses, parallel to them, nil when not sent.
+	finish   string
+	finishes []string
+	scheme   string // "" takes the request's, the server's or the label's default
+	err      string // set when the item cannot be scored (no response in the query, ...)
 	// unjudged is set when the response is not to be judged (it cannot be
 	// told from the prompt): it is paid the floor with this error
 	// (unjudgedResult).
@@ -45,6 +51,14 @@ type scoreItem struct {
 	// label's own), or the item fails with badLabel's reason.
 	badLabel *unusableLabel
 	note     string // set when the rubric came from the corpus in place of the label
+}
+
+// finishOf is the finish_reason of a group's response i, "" when not sent.
+func (it *scoreItem) finishOf(i int) string {
+	if it.finishes == nil {
+		return ""
+	}
+	return it.finishes[i]
 }
 
 // unusableLabel is a label that did not parse: why, and the id and scheme
@@ -220,6 +234,49 @@ type scoreItemJSON struct {
 	Label     json.RawMessage `json:"label"`
 	Response  *string         `json:"response"`
 	Scheme    string          `json:"scheme"`
+	// FinishReason is read by finishField, so that a value that is not a
+	// string is refused naming the item.
+	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+// finishField decodes an optional finish_reason: a string as the policy's
+// endpoint returned it ("stop", "length", "content_filter", ...); null or
+// absent is none.
+func finishField(raw json.RawMessage, field string) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", bad("%s: expected a string, the finish_reason the policy's endpoint returned (\"stop\", \"length\", ...), or null", field)
+	}
+	return s, nil
+}
+
+// finishesField decodes an optional finish_reasons list, one finish_reason
+// (or null) per response; absent or null is none.
+func finishesField(raw json.RawMessage, responses int) ([]string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var list []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
+		return nil, bad("finish_reasons: expected a list of strings, one finish_reason per response")
+	}
+	if len(list) != responses {
+		return nil, bad("finish_reasons: %d entries, responses has %d", len(list), responses)
+	}
+	out := make([]string, len(list))
+	for i, r := range list {
+		f, err := finishField(r, fmt.Sprintf("finish_reasons[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
 }
 
 // decodeScore decodes a /v1/score body.
@@ -250,12 +307,16 @@ func decodeScore(body []byte) ([]scoreItem, error) {
 		if err != nil {
 			return nil, err
 		}
+		finish, err := finishField(it.FinishReason, f+".finish_reason")
+		if err != nil {
+			return nil, err
+		}
 		scheme := it.Scheme
 		if scheme == "" {
 			scheme = req.Scheme
 		}
 		out[i] = scoreItem{requestID: it.RequestID, problemID: it.ProblemID, question: it.Question, prompt: prompt,
-			response: *it.Response, scheme: scheme}
+			response: *it.Response, finish: finish, scheme: scheme}
 		out[i].setLabel(it.Label, f+".label")
 	}
 	return out, nil
@@ -270,6 +331,8 @@ type groupRequest struct {
 	Label     json.RawMessage `json:"label"`
 	Responses []string        `json:"responses"`
 	Scheme    string          `json:"scheme"`
+	// FinishReasons are the responses' finish_reasons, parallel to them.
+	FinishReasons json.RawMessage `json:"finish_reasons"`
 }
 
 // decodeGroup decodes a /v1/score_group body into the problem (as an item
@@ -297,7 +360,11 @@ func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	if err != nil {
 		return scoreItem{}, nil, err
 	}
-	it := scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt, scheme: req.Scheme}
+	finishes, err := finishesField(req.FinishReasons, len(req.Responses))
+	if err != nil {
+		return scoreItem{}, nil, err
+	}
+	it := scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt, scheme: req.Scheme, finishes: finishes}
 	it.setLabel(req.Label, "label") // a bad label is a 400 unless the corpus has the problem (Server.resolve)
 	return it, req.Responses, nil
 }

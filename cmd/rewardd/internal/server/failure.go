@@ -20,7 +20,7 @@ func unjudgedResult(p reward.Params, scheme string, lab *schema.Label, it *score
 		}
 		res = reward.ScoreGrounded(lab, schema.GroundedScores{}, errors.New("not judged"))
 	} else {
-		r := reward.Analyze(it.response, lab.GroundTruth)
+		r := reward.AnalyzeFinished(it.response, lab.GroundTruth, it.finish)
 		r.JudgeErr = "not judged"
 		res = reward.ScoreWith(p, reward.OnJudgeFailureFloor, scheme, lab, &r, nil)
 	}

@@ -73,6 +73,10 @@ func (o *jsonOut) result(b []byte, r *reward.Result) []byte {
 	}
 	b = append(b, `,"correct":`...)
 	b = strconv.AppendBool(b, r.Correct)
+	if r.CutOff != "" {
+		b = append(b, `,"cut_off":`...)
+		b = appendString(b, r.CutOff)
+	}
 	b = append(b, `,"components":`...)
 	b = o.values(b, r.Components)
 	b = append(b, `,"metrics":`...)

@@ -117,6 +117,17 @@ func (h *harness) post(path, body string, v any) {
 	}
 }
 
+// wantBadRequest fails the test unless POST path with body is a 400 whose
+// error names field.
+func (h *harness) wantBadRequest(path, body, field string) {
+	h.t.Helper()
+	code, out := h.do(http.MethodPost, path, body)
+	var e struct{ Error string }
+	if code != http.StatusBadRequest || json.Unmarshal(out, &e) != nil || !strings.Contains(e.Error, field) {
+		h.t.Errorf("POST %s %s: %d %s; want 400 naming %q", path, body, code, out, field)
+	}
+}
+
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)

@@ -32,6 +32,11 @@ type verifyRequest struct {
 			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"output"`
+		// Status and IncompleteDetails say whether the policy's endpoint
+		// cut the response off (responsesFinish); read leniently, as
+		// rewardd read no such field before.
+		Status            json.RawMessage `json:"status"`
+		IncompleteDetails json.RawMessage `json:"incomplete_details"`
 	} `json:"response"`
 	ProblemID string          `json:"problem_id"`
 	Question  string          `json:"question"`
@@ -78,9 +83,29 @@ func decodeVerify(body []byte, scheme string) (scoreItem, map[string]json.RawMes
 		return scoreItem{}, nil, bad("response.output: no assistant message with output_text: nothing to grade")
 	}
 	it := scoreItem{problemID: req.ProblemID, question: req.Question, prompt: prompt, response: strings.Join(text, "\n"),
-		scheme: cmp.Or(req.Scheme, scheme)}
+		finish: responsesFinish(req.Response.Status, req.Response.IncompleteDetails), scheme: cmp.Or(req.Scheme, scheme)}
 	it.setLabel(req.Label, "label")
 	return it, fields, nil
+}
+
+// responsesFinish is the finish_reason a Responses API response gives, as
+// reward.AnalyzeFinished takes it: status "incomplete" is a response the
+// endpoint cut off, "length" for incomplete_details.reason
+// "max_output_tokens" (or none), "content_filter" for that reason. Any other
+// status gives "" (unknown): a "completed" status is not taken as proof the
+// model ended the text, since it is all that some servers report.
+func responsesFinish(status, details json.RawMessage) string {
+	var st string
+	if json.Unmarshal(status, &st) != nil || st != "incomplete" {
+		return ""
+	}
+	var d struct {
+		Reason string `json:"reason"`
+	}
+	if json.Unmarshal(details, &d) == nil && d.Reason == "content_filter" {
+		return "content_filter"
+	}
+	return "length"
 }
 
 // responsesInput is the problem's text in a Responses API input: the input

@@ -484,7 +484,7 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 	labs := sc.labels.Take(len(responses))
 	for i, text := range responses {
 		steps := sc.spans.Extend(func(b []reward.StepSpan) []reward.StepSpan { return reward.AppendSteps(b, text) })
-		rs[i], labs[i] = reward.AnalyzeSteps(text, lab.GroundTruth, steps), lab
+		rs[i], labs[i] = reward.AnalyzeStepsFinished(text, lab.GroundTruth, problem.finishOf(i), steps), lab
 	}
 	s.judgeAll(ctx, labs, rs)
 	g := reward.ScoreGroupIn(s.cfg.Params, s.cfg.OnJudgeFailure, scheme, lab, rs, &sc.mem)
@@ -683,7 +683,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 			glabs[i] = lab
 			continue
 		}
-		labs[i], rs[i] = lab, reward.Analyze(it.response, lab.GroundTruth)
+		labs[i], rs[i] = lab, reward.AnalyzeFinished(it.response, lab.GroundTruth, it.finish)
 	}
 	s.judgeAll(ctx, labs, rs)
 	for i := range items {

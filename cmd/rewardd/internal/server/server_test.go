@@ -306,11 +306,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"/get_reward?scheme=best", `{"query": ["a"]}`, "the scheme URL parameter"},
 		{"/score", `{"prompt": "p"}`, "response: required"},
 	} {
-		code, body := h.do(http.MethodPost, tc.path, tc.body)
-		var e struct{ Error string }
-		if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error, tc.field) {
-			t.Errorf("POST %s %s: %d %s; want 400 naming %q", tc.path, tc.body, code, body, tc.field)
-		}
+		h.wantBadRequest(tc.path, tc.body, tc.field)
 	}
 	if h.sim.Count() != 0 {
 		t.Errorf("malformed requests reached the judge %d times", h.sim.Count())
