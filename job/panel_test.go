@@ -277,3 +277,26 @@ func TestEndpointKindSetting(t *testing.T) {
 		t.Errorf("kind vLLM: error %v, want it to name distill.endpoint_kind", err)
 	}
 }
+
+// FuzzReadPanel: no panel file makes ReadPanel panic, and every refusal is
+// a usage error that calls the file a panel file and says what is wrong.
+func FuzzReadPanel(f *testing.F) {
+	for _, seed := range []string{
+		"- model: a\n- model: b\n", "- model: a\n  modle: b\n", "model: a\n", "a\n", "- 1\n- [2]\n", "- {temperature: warm}\n",
+		"- &x {model: a}\n- *x\n", "- prompts_dir: p\n  top_p: ~\n", ":\n", "",
+	} {
+		f.Add(seed)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, text string) {
+		path := filepath.Join(dir, "judges.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadPanel(path)
+		var ue *UsageError
+		if err != nil && (!errors.As(err, &ue) || len(ue.Problems) == 0 || !strings.HasPrefix(err.Error(), "panel file "+path+":\n  ")) {
+			t.Fatalf("not a panel file's usage error with problems: %v", err)
+		}
+	})
+}
