@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -238,14 +237,15 @@ func openCache(path string) (*llm.Cache, error) {
 	return llm.OpenCache(path)
 }
 
-// newRejudger makes one client per judge, sharing the cache, the meter and
-// the budget gate; close releases them.
+// newRejudger makes one client per judge, sharing the cache and the meter
+// (whose budget gate every client reserves each live attempt with); close
+// releases them.
 func newRejudger(cfg RejudgeConfig, specs []judgeSpec, sets []*prompts.Set, meter *llm.Meter) (*rejudger, func(), error) {
 	cache, err := openCache(cfg.CachePath)
 	if err != nil {
 		return nil, nil, err
 	}
-	j := &rejudger{cfg: cfg, log: cfg.Logger, cost: meter.Cost, gate: llm.NewBudgetGate(meter)}
+	j := &rejudger{cfg: cfg, log: cfg.Logger}
 	if j.log == nil {
 		j.log = slog.New(slog.DiscardHandler)
 	}
@@ -306,8 +306,6 @@ type rejudger struct {
 	cfg    RejudgeConfig
 	judges []*panelist
 	log    *slog.Logger
-	gate   *llm.BudgetGate // holds each request's estimated cost against the budget
-	cost   func(model string, prompt, completion int64) float64
 }
 
 // panelist is one judge of a rejudge, with its client and its own count
@@ -318,9 +316,8 @@ type panelist struct {
 	prompts  *prompts.Set
 	template string
 
-	mu                sync.Mutex
-	streak            llm.Streak // records in a row whose request failed for the endpoint's sake
-	completionPerItem int64      // the most completion tokens per item a reply has used
+	mu     sync.Mutex
+	streak llm.Streak // records in a row whose request failed for the endpoint's sake
 }
 
 // unit is one request: a group's items shown to one judge, in rubric
@@ -340,8 +337,11 @@ type answer struct {
 }
 
 // units lists the requests of n groups: every judge on each group in
-// turn (so a budget stop leaves whole groups judged by the whole panel),
-// and with the order check the reversed order after each.
+// turn, and with the order check the reversed order after each. A budget
+// stop (the llm client refusing an attempt that could pass the budget)
+// then falls within the last groups sent, and a group some judge was
+// never asked about gets no panel verdict (panelVerdicts), so an item is
+// judged by the whole panel or by none.
 func (j *rejudger) units(n int) []unit {
 	var out []unit
 	for g := range n {
@@ -453,36 +453,6 @@ func (p *panelist) stopsAll(err error) error {
 	return nil
 }
 
-// estimate is an upper bound of what a request costs: its prompt counted
-// as one token per byte (a token holds at least one) plus the chat
-// template's, and the reply as MaxTokens, else twice the most tokens per
-// item a reply has used yet (+Inf before the first reply: it goes alone).
-func (p *panelist) estimate(price func(model string, prompt, completion int64) float64, msgs []llm.Message, items int) float64 {
-	prompt := int64(16)
-	for _, m := range msgs {
-		prompt += int64(len(m.Content)) + 16
-	}
-	completion := int64(p.spec.MaxTokens)
-	if completion <= 0 {
-		p.mu.Lock()
-		perItem := p.completionPerItem
-		p.mu.Unlock()
-		if perItem == 0 {
-			return math.Inf(1)
-		}
-		completion = 2 * perItem * int64(items)
-	}
-	return price(p.spec.Model, prompt, completion)
-}
-
-// observe keeps the most completion tokens per item a reply used.
-func (p *panelist) observe(resp *llm.Response, items int) {
-	per := (resp.CompletionTokens + int64(items) - 1) / int64(items)
-	p.mu.Lock()
-	p.completionPerItem = max(p.completionPerItem, per)
-	p.mu.Unlock()
-}
-
 // judge asks judge p about one record's drawn items, shown in rubric order
 // or reversed; the verdicts come back in the group's order.
 func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, reversed bool) ([]verdictPair, error) {
@@ -500,18 +470,12 @@ func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, rever
 	if err != nil {
 		return nil, err
 	}
-	release, err := j.gate.Reserve(ctx, func() float64 { return p.estimate(j.cost, msgs, len(g)) })
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	temp := p.spec.Temperature
 	req := llm.Request{Stage: p.spec.Stage, Model: p.spec.Model, Messages: msgs, Temperature: &temp, MaxTokens: p.spec.MaxTokens,
 		Seed: j.cfg.JudgeSeed, Scope: llm.Scope{EndpointKind: llm.EndpointKind(p.spec.EndpointKind, p.spec.BaseURL), Template: p.template}}
 	var verdicts []schema.Verdict
 	err = p.client.ChatParsed(ctx, req, llm.Ask{
 		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: p.prompts.RepairMessages,
-		OnResponse: func(resp *llm.Response) { p.observe(resp, len(g)) },
 		Parse: func(reply string) error {
 			vs, err := schema.ParseValidityBatch(reply, ids)
 			verdicts = vs

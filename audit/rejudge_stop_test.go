@@ -126,3 +126,30 @@ func TestRejudgeUnparseableReplies(t *testing.T) {
 		t.Errorf("sample %+v; want some records judged and the unparseable ones failed", s)
 	}
 }
+
+// TestRejudgeCachedAnswersSpendNoBudget: a rejudge whose answers are all
+// in the cache judges every item on a budget smaller than one request: an
+// answer from the cache costs nothing, so the budget (reserved by the llm
+// client for live attempts only) never stops it, as the budget stop's
+// message promises ("answers the judged ones from the cache").
+func TestRejudgeCachedAnswersSpendNoBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	writeRun(t, dir, fixtureRecords()[:30], 8)
+	srv := llmtest.New(llmtest.Config{Seed: 5})
+	cache := filepath.Join(t.TempDir(), "cache.db")
+	cfg := rejudgeConfig(srv, cache, 40, 1)
+	cfg.Price = llm.Price{PromptPerMTok: 1000, CompletionPerMTok: 1000}
+	full := rejudge(t, dir, cfg)
+	if full.Sample.Judged != full.Sample.Drawn {
+		t.Fatalf("filling the cache: sample %+v", full.Sample)
+	}
+	asked := srv.Count()
+	cfg.MaxCostUSD = 0.001 // less than any one request
+	again := rejudge(t, dir, cfg)
+	if s := again.Sample; s.Judged != s.Drawn || s.Stopped != "" {
+		t.Errorf("from the cache on a small budget: sample %+v; want every item judged, no stop", s)
+	}
+	if sent := srv.Count() - asked; sent != 0 || again.LLM.CostUSD != 0 {
+		t.Errorf("from the cache: %d requests sent, $%g spent; want none", sent, again.LLM.CostUSD)
+	}
+}

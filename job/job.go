@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -615,14 +616,17 @@ func (j *Job) validatePrices(v *validation) {
 // input files), as opposed to a failure while running: distill exits 2 on
 // it. Each problem is one line that names the field or file.
 type UsageError struct {
-	File     string // the job file the problems are in, if any
+	File string // the file the problems are in, if any
+	// Kind is what File is, as the message names it: "job file" when
+	// empty, "panel file" for ReadPanel's.
+	Kind     string
 	Problems []string
 }
 
 func (e *UsageError) Error() string {
 	head := "the job is not usable"
 	if e.File != "" {
-		head = "job file " + e.File
+		head = cmp.Or(e.Kind, "job file") + " " + e.File
 	}
 	return head + ":\n  " + strings.Join(e.Problems, "\n  ")
 }

@@ -71,22 +71,25 @@ func (p PanelJudge) Resolved(e Endpoint, s Sampling, promptsDir string) PanelJud
 }
 
 // CheckPanel returns the problems of a resolved panel, each naming the
-// setting by path (field is e.g. "judge.panel"): fewer than two judges, a
-// judge without a model, a judge's endpoint_kind that is no kind's name,
-// or two judges of one name.
-func CheckPanel(field string, judges []PanelJudge) []string {
+// setting by path: field is the panel's ("judge.panel" in a job file,
+// "judge.panel[1].model"), or "" for a panel file, whose judges are the
+// file itself ("[1].model"). modelFrom is where a judge that names no
+// model takes one ("judge.model", "--judge-model"). The problems: fewer than
+// two judges, a judge without a model, a judge's endpoint_kind that is no
+// kind's name, two judges of one name.
+func CheckPanel(field, modelFrom string, judges []PanelJudge) []string {
 	if len(judges) == 0 {
 		return nil
 	}
 	var problems []string
 	if len(judges) < 2 {
-		problems = append(problems, fmt.Sprintf("%s: a panel needs at least two judges (one judge is the stage's own model)", field))
+		problems = append(problems, atPath(field, fmt.Sprintf("a panel needs at least two judges (to ask one judge, leave the panel out and set its model in %s)", modelFrom)))
 	}
 	seen := map[string]int{}
 	for i, j := range judges {
 		at := fmt.Sprintf("%s[%d]", field, i)
 		if j.Model == "" {
-			problems = append(problems, at+": no model (set model here or in the stage)")
+			problems = append(problems, fmt.Sprintf("%s: no model (set model here or in %s)", at, modelFrom))
 		}
 		if err := llm.CheckEndpointKind(j.Kind); err != nil {
 			problems = append(problems, fmt.Sprintf("%s.endpoint_kind: %v", at, err))
@@ -99,6 +102,18 @@ func CheckPanel(field string, judges []PanelJudge) []string {
 	return problems
 }
 
+// atPath is problem said of the setting at path, or of the whole file
+// when path is "".
+func atPath(path, problem string) string {
+	if path == "" {
+		return problem
+	}
+	return path + ": " + problem
+}
+
+// PanelFile is what a panel file is called in messages (UsageError.Kind).
+const PanelFile = "panel file"
+
 // ReadPanel reads a panel file: a YAML list of judges in the shape of a job
 // file's judge.panel, e.g.
 //
@@ -110,25 +125,31 @@ func CheckPanel(field string, judges []PanelJudge) []string {
 //     api_key_env: OPENAI_API_KEY
 //
 // Unknown settings and values of the wrong kind are reported with their
-// line, in one *UsageError. Relative prompts_dir paths are relative to the
-// file's directory. The judges are returned as written (see Resolved).
+// path in the file ("[1].base_url") and line, in one *UsageError of Kind
+// PanelFile ("panel file judges.yaml: ..."). Relative prompts_dir paths are
+// relative to the file's directory. The judges are returned as written
+// (see Resolved).
 func ReadPanel(path string) ([]PanelJudge, error) {
+	bad := func(problems ...string) error { return &UsageError{File: path, Kind: PanelFile, Problems: problems} }
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &UsageError{File: path, Problems: []string{fmt.Sprintf("cannot read it: %v", err)}}
+		return nil, bad(fmt.Sprintf("cannot read it: %v", err))
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, &UsageError{File: path, Problems: []string{strings.TrimPrefix(err.Error(), "yaml: ")}}
+		return nil, bad(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
-		return nil, &UsageError{File: path, Problems: []string{"the file is empty; it should list the panel's judges"}}
+		return nil, bad("the file is empty; it should list the panel's judges")
+	}
+	if top := doc.Content[0]; top.Kind != yaml.SequenceNode {
+		return nil, bad(fmt.Sprintf("line %d: expected a list of judges (- model: ...), found %s", top.Line, describeNode(top)))
 	}
 	var judges []PanelJudge
 	d := &nodeDecoder{}
-	d.decode("panel", doc.Content[0], reflect.ValueOf(&judges).Elem())
+	d.decode("", doc.Content[0], reflect.ValueOf(&judges).Elem())
 	if len(d.problems) > 0 {
-		return nil, &UsageError{File: path, Problems: d.problems}
+		return nil, bad(d.problems...)
 	}
 	for i := range judges {
 		if p := judges[i].PromptsDir; p != "" && !filepath.IsAbs(p) {
@@ -187,12 +208,12 @@ func (j *Job) validatePanels(v *validation) {
 		on     bool
 		judges []PanelJudge
 	}{{"judge.panel", j.Judge.Enabled, j.Judge.Panel}, {"empirical.panel", j.Empirical.Enabled, j.Empirical.Panel}} {
+		stage, _, _ := strings.Cut(p.field, ".")
 		if len(p.judges) > 0 && !p.on {
-			stage, _, _ := strings.Cut(p.field, ".")
 			v.bad(p.field, "lists judges, but the %s stage is off: set %s.enabled: true or remove the panel", stage, stage)
 			continue
 		}
-		v.problems = append(v.problems, CheckPanel(p.field, p.judges)...)
+		v.problems = append(v.problems, CheckPanel(p.field, stage+".model", p.judges)...)
 	}
 	switch j.Judge.Order {
 	case OrderShuffled, OrderRubric, "":

@@ -35,24 +35,72 @@ func TestReadPanel(t *testing.T) {
 	if r1.Name != "m-large" || r1.BaseURL != "http://127.0.0.1:9/v1" || *r1.Temperature != 0.7 || r1.PromptsDir != filepath.Join(dir, "tmpl") {
 		t.Errorf("judge 1 resolved to %+v", r1)
 	}
-	if p := CheckPanel("judge.panel", []PanelJudge{r0, r1}); len(p) != 0 {
+	if p := CheckPanel("judge.panel", "the stage", []PanelJudge{r0, r1}); len(p) != 0 {
 		t.Errorf("a good panel has problems %q", p)
 	}
 
-	bad := filepath.Join(dir, "bad.yaml")
-	os.WriteFile(bad, []byte("- name: a\n  modle: x\n- name: b\n  temperature: warm\n"), 0o644)
-	_, err = ReadPanel(bad)
-	var ue *UsageError
-	if !errors.As(err, &ue) || len(ue.Problems) != 2 || !strings.Contains(ue.Problems[0], "panel[0].modle (line 2)") || !strings.Contains(ue.Problems[1], "panel[1].temperature (line 4)") {
-		t.Errorf("bad panel file: %v", err)
-	}
-	problems := CheckPanel("judge.panel", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}, {Name: "a"}})
-	if len(problems) != 2 || !strings.Contains(problems[0], "judge.panel[1]: no model") || !strings.Contains(problems[1], `name "a" is also judge.panel[0]'s`) {
+	problems := CheckPanel("judge.panel", "judge.model", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}, {Name: "a"}})
+	if len(problems) != 2 || !strings.Contains(problems[0], "judge.panel[1]: no model (set model here or in judge.model)") || !strings.Contains(problems[1], `name "a" is also judge.panel[0]'s`) {
 		t.Errorf("problems %q", problems)
 	}
-	if p := CheckPanel("judge.panel", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}}); len(p) != 1 || !strings.Contains(p[0], "at least two") {
-		t.Errorf("a panel of one: %q", p)
+}
+
+// TestPanelFileProblems: a panel file's problems name it as a panel file
+// (not a job file) and each setting by its path in the file, the judges
+// being the file's top-level list; CheckPanel says the same of a panel
+// file's judges, with the hint of the command that reads it, and of a job
+// file's panel under its field.
+func TestPanelFileProblems(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"unknown setting and wrong kind", "- name: a\n  modle: x\n- name: b\n  temperature: warm\n",
+			[]string{`[0].modle (line 2): unknown setting; did you mean "model"?`, `[1].temperature (line 4): "warm" is not a number`}},
+		{"not a list", "model: x\n", []string{"line 1: expected a list of judges (- model: ...), found a mapping"}},
+		{"empty", "", []string{"the file is empty; it should list the panel's judges"}},
+		{"bad YAML", "- model: [x\n", []string{"line 1: did not find expected ',' or ']'"}},
+	} {
+		file := filepath.Join(dir, "judges.yaml")
+		os.WriteFile(file, []byte(tc.body), 0o644)
+		_, err := ReadPanel(file)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !slices.Equal(ue.Problems, tc.want) {
+			t.Errorf("%s: problems %q, want %q", tc.name, problemsOf(err), tc.want)
+			continue
+		}
+		if head := "panel file " + file + ":\n  "; !strings.HasPrefix(err.Error(), head) {
+			t.Errorf("%s: %q does not start with %q", tc.name, err.Error(), head)
+		}
 	}
+	for _, tc := range []struct {
+		name, field, modelFrom string
+		judges                 []PanelJudge
+		want                   []string
+	}{
+		{"panel file of one judge", "", "--judge-model", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}},
+			[]string{"a panel needs at least two judges (to ask one judge, leave the panel out and set its model in --judge-model)"}},
+		{"job file's panel of one judge", "empirical.panel", "empirical.model", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}},
+			[]string{"empirical.panel: a panel needs at least two judges (to ask one judge, leave the panel out and set its model in empirical.model)"}},
+		{"panel file judge without a model", "", "--model", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}, {Name: "b"}},
+			[]string{"[1]: no model (set model here or in --model)"}},
+		{"panel file judges of one name", "", "--model", []PanelJudge{{Name: "a", Endpoint: Endpoint{Model: "m"}}, {Name: "a", Endpoint: Endpoint{Model: "n", Kind: "vLLM"}}},
+			[]string{`[1].endpoint_kind: endpoint kind "vLLM": want a lower-case name such as openai, vllm or sglang`, `[1]: name "a" is also [0]'s; give each judge its own name`}},
+	} {
+		if got := CheckPanel(tc.field, tc.modelFrom, tc.judges); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// problemsOf is a UsageError's problems, or the error as one.
+func problemsOf(err error) []string {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ue.Problems
+	}
+	return []string{fmt.Sprint(err)}
 }
 
 // TestPanelsInAJobFile: a job file's panels are resolved against their
@@ -113,7 +161,7 @@ prices: {m: 0, j-small: 0, j-large: 0}
 		edit func(j *Job)
 		want string
 	}{
-		{"one judge", func(j *Job) { j.Judge.Panel = j.Judge.Panel[:1] }, "judge.panel: a panel needs at least two judges"},
+		{"one judge", func(j *Job) { j.Judge.Panel = j.Judge.Panel[:1] }, "judge.panel: a panel needs at least two judges (to ask one judge, leave the panel out and set its model in judge.model)"},
 		{"stage off", func(j *Job) { j.Judge.Enabled = false }, "judge.panel: lists judges, but the judge stage is off"},
 		{"bad url", func(j *Job) { j.Judge.Panel[1].BaseURL = "ftp://x" }, `judge.panel[1].base_url: "ftp://x" is not an http(s) URL`},
 		{"no price", func(j *Job) { delete(j.Prices, "j-large") }, `model "j-large" (judge.panel) has no price`},
@@ -228,4 +276,27 @@ func TestEndpointKindSetting(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "distill.endpoint_kind") {
 		t.Errorf("kind vLLM: error %v, want it to name distill.endpoint_kind", err)
 	}
+}
+
+// FuzzReadPanel: no panel file makes ReadPanel panic, and every refusal is
+// a usage error that calls the file a panel file and says what is wrong.
+func FuzzReadPanel(f *testing.F) {
+	for _, seed := range []string{
+		"- model: a\n- model: b\n", "- model: a\n  modle: b\n", "model: a\n", "a\n", "- 1\n- [2]\n", "- {temperature: warm}\n",
+		"- &x {model: a}\n- *x\n", "- prompts_dir: p\n  top_p: ~\n", ":\n", "",
+	} {
+		f.Add(seed)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, text string) {
+		path := filepath.Join(dir, "judges.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadPanel(path)
+		var ue *UsageError
+		if err != nil && (!errors.As(err, &ue) || len(ue.Problems) == 0 || !strings.HasPrefix(err.Error(), "panel file "+path+":\n  ")) {
+			t.Fatalf("not a panel file's usage error with problems: %v", err)
+		}
+	})
 }

@@ -5,8 +5,9 @@
 // (Rogan-Gladen) with a 95% interval that accounts for both the corpus and
 // the people's sample. It is pure: counts in, figures out; no I/O, no clock,
 // no randomness. It also holds the rule by which a panel of judges
-// decides (Majority, PanelScore): a strict majority, a judge that failed
-// counted as a vote against, ties never broken by order; and how much a
+// decides (Majority, PanelScore, Met, AgreedStep): a strict majority, a
+// judge that failed counted as a vote against, ties never broken by order,
+// the verdict's step the earliest its judges named; and how much a
 // panel's judges agree with each other (FleissKappa, FleissVotes: Fleiss'
 // kappa, a judge's failures left out of its ratings).
 //

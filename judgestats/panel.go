@@ -64,3 +64,35 @@ func Met(votes []Vote, negative bool) bool {
 	}
 	return Majority(forResponse) != negative
 }
+
+// StepVote is one judge's answer about a rubric item tied to a step of a
+// solution: its vote (is the item met) and the step it named, 1 and up
+// for a step's position, 0 for the whole solution, -1 for none.
+type StepVote struct {
+	Vote
+	Step int32
+}
+
+// AgreedStep is the step of a panel's verdict on an item: among the
+// judges that answered and whose answer is the verdict, the earliest step
+// one of them named (1 and up), else 0 (the whole solution) when one of
+// them said so, else -1 (none; also when no judge's answer is the
+// verdict). A named step beats "the whole solution" and "none", so one
+// judge that cannot place the item does not erase the step the others
+// agree on. Judges that failed or said otherwise do not count, and the
+// judges' order does not matter.
+func AgreedStep(votes []StepVote, verdict bool) int32 {
+	step := int32(-1)
+	for _, v := range votes {
+		if !v.OK || v.Yes != verdict {
+			continue
+		}
+		switch s := v.Step; {
+		case s >= 1 && (step < 1 || s < step):
+			step = s
+		case s == 0 && step < 0:
+			step = 0
+		}
+	}
+	return step
+}

@@ -118,3 +118,48 @@ func TestMetFailsAgainstTheResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreedStep: the step of a panel's verdict is the earliest step named
+// by a judge whose answer is the verdict, else the whole solution (0),
+// else none (-1); a failed judge and a judge that said otherwise never
+// give it, and no permutation of the judges changes it.
+func TestAgreedStep(t *testing.T) {
+	met := func(step int32) StepVote { return StepVote{Vote{OK: true, Yes: true}, step} }
+	unmet := func(step int32) StepVote { return StepVote{Vote{OK: true}, step} }
+	failed := func(step int32) StepVote { return StepVote{Vote{Yes: true}, step} } // what a failed judge left behind
+	cases := []struct {
+		name    string
+		votes   []StepVote
+		verdict bool
+		want    int32
+	}{
+		{"empty panel", nil, true, -1},
+		{"one judge, its step", []StepVote{met(3)}, true, 3},
+		{"earliest named step", []StepVote{met(4), met(2), met(3)}, true, 2},
+		{"a named step beats the whole solution", []StepVote{met(0), met(3)}, true, 3},
+		{"a named step beats none", []StepVote{met(-1), met(2)}, true, 2},
+		{"the whole solution beats none", []StepVote{met(-1), met(0)}, true, 0},
+		{"none from every judge", []StepVote{met(-1), met(-1)}, true, -1},
+		{"a dissenting judge's step is not the panel's", []StepVote{met(5), unmet(1), met(4)}, true, 4},
+		{"a failed judge's step is not the panel's", []StepVote{failed(1), met(4), met(6)}, true, 4},
+		{"only failed judges", []StepVote{failed(1), failed(2)}, true, -1},
+		{"no judge's answer is the verdict", []StepVote{unmet(2), unmet(3)}, true, -1},
+		{"unsatisfied: the judges that said not met", []StepVote{met(1), unmet(3), unmet(2)}, false, 2},
+		{"unsatisfied: the whole solution", []StepVote{met(1), unmet(0), unmet(-1)}, false, 0},
+		{"unsatisfied: none", []StepVote{unmet(-1), failed(1)}, false, -1},
+		{"unsatisfied: a failed judge is no vote against", []StepVote{{Vote{}, 1}, unmet(5)}, false, 5},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range cases {
+		if got := AgreedStep(c.votes, c.verdict); got != c.want {
+			t.Errorf("%s: AgreedStep = %d, want %d", c.name, got, c.want)
+		}
+		for range 10 {
+			shuffled := append([]StepVote(nil), c.votes...)
+			r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			if got := AgreedStep(shuffled, c.verdict); got != c.want {
+				t.Errorf("%s, judges in order %v: AgreedStep = %d, want %d", c.name, shuffled, got, c.want)
+			}
+		}
+	}
+}

@@ -265,41 +265,23 @@ func pitfall(it schema.Item) bool { return it.Polarity < 0 || it.Weight < 0 }
 // judgestats.Met: a pitfall counts as present unless a strict majority
 // says it is absent, and a positive item as met only when a strict
 // majority says so, so a judge that breaks never raises a reward. The step
-// of a verdict is agreedStep's.
+// of a verdict, satisfied or not, is judgestats.AgreedStep's.
 func panelSatisfaction(items []schema.Item, byJudge [][]schema.Satisfaction) []schema.Satisfaction {
 	out := make([]schema.Satisfaction, len(items))
+	votes := make([]judgestats.Vote, len(byJudge))
+	steps := make([]judgestats.StepVote, len(byJudge))
 	for k, it := range items {
-		votes := make([]judgestats.Vote, len(byJudge))
 		for j, sat := range byJudge {
+			steps[j] = judgestats.StepVote{}
 			if sat != nil {
-				votes[j] = judgestats.Vote{OK: true, Yes: sat[k].Satisfied}
+				steps[j] = judgestats.StepVote{Vote: judgestats.Vote{OK: true, Yes: sat[k].Satisfied}, Step: sat[k].Step}
 			}
+			votes[j] = steps[j].Vote
 		}
 		satisfied := judgestats.Met(votes, pitfall(it))
-		out[k] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: agreedStep(byJudge, k, satisfied)}
+		out[k] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: judgestats.AgreedStep(steps, satisfied)}
 	}
 	return out
-}
-
-// agreedStep is the step of the panel's verdict on item k: among the
-// judges whose verdict is the panel's, the earliest step one of them named
-// (1 and up), else 0 (the whole solution) if one said so, else -1 (none).
-// It does not depend on the judges' order.
-func agreedStep(byJudge [][]schema.Satisfaction, k int, satisfied bool) int32 {
-	step := int32(-1)
-	for _, sat := range byJudge {
-		if sat == nil || sat[k].Satisfied != satisfied {
-			continue
-		}
-		s := sat[k].Step
-		switch {
-		case s >= 1 && (step < 1 || s < step):
-			step = s
-		case s == 0 && step < 0:
-			step = 0
-		}
-	}
-	return step
 }
 
 // panelScores are the panel's scores of one grounded answer from its

@@ -38,7 +38,7 @@ func (o *options) judges(apiKey string, getenv func(string) string) ([]judgeSpec
 	for i, p := range written {
 		panel[i] = p.Resolved(flags, sampling, o.promptsDir)
 	}
-	problems := job.CheckPanel("panel", panel)
+	problems := job.CheckPanel("", "--judge-model", panel)
 	specs := make([]judgeSpec, len(panel))
 	for i, p := range panel {
 		problems = append(problems, checkPanelURL(i, p.BaseURL)...)
@@ -47,11 +47,11 @@ func (o *options) judges(apiKey string, getenv func(string) string) ([]judgeSpec
 			continue
 		}
 		if specs[i].apiKey = strings.TrimSpace(getenv(p.APIKeyEnv)); specs[i].apiKey == "" {
-			problems = append(problems, fmt.Sprintf("panel[%d].api_key_env: %s is unset or blank", i, p.APIKeyEnv))
+			problems = append(problems, fmt.Sprintf("[%d].api_key_env: %s is unset or blank", i, p.APIKeyEnv))
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("--judge-panel %s:\n  %s", o.judgePanel, strings.Join(problems, "\n  "))
+		return nil, fmt.Errorf("--judge-panel: %w", &job.UsageError{File: o.judgePanel, Kind: job.PanelFile, Problems: problems})
 	}
 	return specs, nil
 }
@@ -59,10 +59,10 @@ func (o *options) judges(apiKey string, getenv func(string) string) ([]judgeSpec
 // checkPanelURL returns the problems of panel judge i's base URL.
 func checkPanelURL(i int, baseURL string) []string {
 	if baseURL == "" {
-		return []string{fmt.Sprintf("panel[%d]: no base_url (set base_url here or --judge-base-url)", i)}
+		return []string{fmt.Sprintf("[%d]: no base_url (set base_url here or --judge-base-url)", i)}
 	}
 	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return []string{fmt.Sprintf("panel[%d].base_url: %q is not an http(s) URL without credentials", i, baseURL)}
+		return []string{fmt.Sprintf("[%d].base_url: %q is not an http(s) URL without credentials", i, baseURL)}
 	}
 	return nil
 }

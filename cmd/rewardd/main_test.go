@@ -59,11 +59,12 @@ func TestUsage(t *testing.T) {
 		{"no ORS idle time", append([]string{"--ors-session-idle", "0s"}, judge...), exitUsage, "--ors-session-idle"},
 		{"judge seed not a number", append([]string{"--judge-seed", "seven"}, judge...), exitUsage, `--judge-seed: seed "seven": want an integer, or none`},
 		{"endpoint kind not a name", append([]string{"--judge-endpoint-kind", "vLLM"}, judge...), exitUsage, `--judge-endpoint-kind: endpoint kind "vLLM"`},
-		{"panel file missing", append([]string{"--judge-panel", filepath.Join(panels, "nope.yaml")}, judge...), exitUsage, "nope.yaml"},
-		{"panel of one", append([]string{"--judge-panel", onlyOne}, judge...), exitUsage, "a panel needs at least two judges"},
-		{"panel setting misspelt", append([]string{"--judge-panel", unknownKey}, judge...), exitUsage, "temprature"},
-		{"panel judge without endpoint", []string{"--judge-panel", noURL}, exitUsage, "panel[0]: no base_url"},
-		{"panel judge's key unset", []string{"--judge-panel", keyUnset}, exitUsage, "panel[1].api_key_env: REWARDD_TEST_OPENAI_KEY is unset or blank"},
+		{"panel file missing", append([]string{"--judge-panel", filepath.Join(panels, "nope.yaml")}, judge...), exitUsage, "--judge-panel: panel file " + filepath.Join(panels, "nope.yaml") + ":\n  cannot read it"},
+		{"panel of one", append([]string{"--judge-panel", onlyOne}, judge...), exitUsage,
+			"--judge-panel: panel file " + onlyOne + ":\n  a panel needs at least two judges (to ask one judge, leave the panel out and set its model in --judge-model)"},
+		{"panel setting misspelt", append([]string{"--judge-panel", unknownKey}, judge...), exitUsage, "--judge-panel: panel file " + unknownKey + ":\n  [1].temprature (line 3): unknown setting"},
+		{"panel judge without endpoint", []string{"--judge-panel", noURL}, exitUsage, "--judge-panel: panel file " + noURL + ":\n  [0]: no base_url (set base_url here or --judge-base-url)"},
+		{"panel judge's key unset", []string{"--judge-panel", keyUnset}, exitUsage, "--judge-panel: panel file " + keyUnset + ":\n  [1].api_key_env: REWARDD_TEST_OPENAI_KEY is unset or blank"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut, env)

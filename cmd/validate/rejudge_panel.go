@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -23,10 +22,6 @@ func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
 		return nil, nil
 	}
 	judges, err := job.ReadPanel(*f.panel)
-	var ue *job.UsageError
-	if errors.As(err, &ue) {
-		return nil, fmt.Errorf("panel file %s:\n  %s", *f.panel, strings.Join(ue.Problems, "\n  "))
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +32,7 @@ func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
 	var problems []string
 	for i, j := range judges {
 		resolved[i] = j.Resolved(defaults, sampling, *f.promptsDir)
-		at := fmt.Sprintf("panel[%d] (%s)", i, resolved[i].Name)
+		at := fmt.Sprintf("[%d] (%s)", i, resolved[i].Name)
 		switch {
 		case resolved[i].BaseURL == "":
 			problems = append(problems, at+": no base_url (set it here or give --base-url)")
@@ -47,9 +42,9 @@ func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
 			problems = append(problems, at+": top_p: rejudge does not send it (set temperature instead)")
 		}
 	}
-	problems = append(problems, job.CheckPanel("panel", resolved)...)
+	problems = append(problems, job.CheckPanel("", "--model", resolved)...)
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("panel file %s:\n  %s", *f.panel, strings.Join(problems, "\n  "))
+		return nil, &job.UsageError{File: *f.panel, Kind: job.PanelFile, Problems: problems}
 	}
 	out := make([]audit.PanelJudge, len(resolved))
 	for i, j := range resolved {

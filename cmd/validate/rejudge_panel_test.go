@@ -104,11 +104,11 @@ func TestRejudgePanelUsage(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown setting", []string{"--panel", write("- model: a\n  modle: b\n")}, []string{"panel.yaml", "line 2", "modle"}},
-		{"one judge", []string{"--panel", write("- model: a\n")}, []string{"at least two judges"}},
-		{"same name twice", []string{"--panel", write("- model: a\n- name: a\n  model: b\n")}, []string{`name "a"`}},
-		{"no endpoint", []string{"--panel", write("- model: a\n- model: b\n")}, []string{"panel[0] (a): no base_url"}},
-		{"missing file", []string{"--panel", filepath.Join(t.TempDir(), "none.yaml")}, []string{"none.yaml", "cannot read"}},
+		{"unknown setting", []string{"--panel", write("- model: a\n  modle: b\n")}, []string{"validate rejudge: panel file ", "panel.yaml:\n  [0].modle (line 2): unknown setting"}},
+		{"one judge", []string{"--panel", write("- model: a\n")}, []string{"panel file ", "\n  a panel needs at least two judges (to ask one judge, leave the panel out and set its model in --model)"}},
+		{"same name twice", []string{"--panel", write("- model: a\n- name: a\n  model: b\n")}, []string{`[1]: name "a" is also [0]'s`}},
+		{"no endpoint", []string{"--panel", write("- model: a\n- model: b\n")}, []string{"panel.yaml:\n  [0] (a): no base_url (set it here or give --base-url)"}},
+		{"missing file", []string{"--panel", filepath.Join(t.TempDir(), "none.yaml")}, []string{"panel file ", "none.yaml:\n  cannot read it"}},
 		{"unpriced judge", []string{"--panel", write("- model: a\n- model: b\n"), "--base-url", "http://127.0.0.1:1/v1",
 			"--price", "a=1,2", "--max-cost-usd", "1"}, []string{"without a price for b"}},
 		{"bad price", []string{"--base-url", "http://127.0.0.1:1/v1", "--model", "a", "--price", "a=1"}, []string{"MODEL=PROMPT,COMPLETION"}},

@@ -110,41 +110,31 @@ func (j *Judge) panelFailure(errs []error) error {
 }
 
 // panelSatisfaction is the panel's verdict on each item from its members'
-// answers (see NewPanel).
+// answers (see NewPanel). The step of a satisfied verdict is
+// judgestats.AgreedStep's, the rule the pipeline's panels keep too; an
+// unsatisfied item's is -1 (none), so no step takes part in a step's
+// normalization (reward.NormalizeSteps) for an item the panel did not
+// find.
 func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.Satisfaction {
 	out := make([]schema.Satisfaction, len(items))
 	votes := make([]judgestats.Vote, len(answers))
+	steps := make([]judgestats.StepVote, len(answers))
 	for i, it := range items {
 		for k, a := range answers {
-			votes[k] = judgestats.Vote{}
+			steps[k] = judgestats.StepVote{}
 			if a.err == nil && i < len(a.v) {
-				votes[k] = judgestats.Vote{OK: true, Yes: a.v[i].Satisfied}
+				steps[k] = judgestats.StepVote{Vote: judgestats.Vote{OK: true, Yes: a.v[i].Satisfied}, Step: a.v[i].Step}
 			}
+			votes[k] = steps[k].Vote
 		}
 		satisfied := judgestats.Met(votes, reward.Polarity(it) < 0)
-		out[i] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: panelStep(i, satisfied, answers)}
+		step := int32(-1)
+		if satisfied {
+			step = judgestats.AgreedStep(steps, true)
+		}
+		out[i] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: step}
 	}
 	return out
-}
-
-// panelStep is the step of the panel's verdict on item i: -1 when the item
-// is not satisfied, else the earliest step a member that called it
-// satisfied named (whatever the members' order).
-func panelStep(i int, satisfied bool, answers []memberVerdicts) int32 {
-	step := int32(-1)
-	if !satisfied {
-		return step
-	}
-	first := true
-	for _, a := range answers {
-		if a.err != nil || i >= len(a.v) || !a.v[i].Satisfied {
-			continue
-		}
-		if first || a.v[i].Step < step {
-			step, first = a.v[i].Step, false
-		}
-	}
-	return step
 }
 
 func (j *Judge) panelScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {

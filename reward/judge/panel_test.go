@@ -211,3 +211,33 @@ func TestPanelGroundedScores(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelStep: a satisfied verdict carries the step the pipeline's
+// panels give it (judgestats.AgreedStep: the earliest step a member that
+// found the item named, a named step before the whole solution or none),
+// and an unsatisfied one no step, so it never joins a step's
+// normalization.
+func TestPanelStep(t *testing.T) {
+	item := schema.Item{ID: 1, Type: schema.TypeSuggest, Weight: 1, Polarity: 1}
+	member := func(satisfied bool, step int32) memberVerdicts {
+		return memberVerdicts{v: []schema.Satisfaction{{ID: 1, Satisfied: satisfied, Step: step}}}
+	}
+	failed := memberVerdicts{err: llm.ErrInvalidRequest}
+	cases := []struct {
+		name    string
+		members []memberVerdicts
+		want    schema.Satisfaction
+	}{
+		{"earliest named step", []memberVerdicts{member(true, 4), member(true, 2), member(false, 1)}, schema.Satisfaction{ID: 1, Satisfied: true, Step: 2}},
+		{"a named step before the whole solution", []memberVerdicts{member(true, 0), member(true, 3), failed}, schema.Satisfaction{ID: 1, Satisfied: true, Step: 3}},
+		{"a named step before none", []memberVerdicts{member(true, -1), member(true, 2)}, schema.Satisfaction{ID: 1, Satisfied: true, Step: 2}},
+		{"the whole solution", []memberVerdicts{member(true, 0), member(true, -1), member(false, 2)}, schema.Satisfaction{ID: 1, Satisfied: true, Step: 0}},
+		{"unsatisfied: no step", []memberVerdicts{member(false, 2), member(false, 3), member(true, 1)}, schema.Satisfaction{ID: 1, Satisfied: false, Step: -1}},
+		{"a failed member's step is not the panel's", []memberVerdicts{{v: []schema.Satisfaction{{ID: 1, Satisfied: true, Step: 1}}, err: llm.ErrInvalidRequest}, member(true, 5), member(true, 6)}, schema.Satisfaction{ID: 1, Satisfied: true, Step: 5}},
+	}
+	for _, c := range cases {
+		if got := panelSatisfaction([]schema.Item{item}, c.members); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s: panel verdict %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
