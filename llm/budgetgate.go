@@ -13,9 +13,9 @@ import (
 // everything they spend together (512 calls in flight on a budget one of
 // them fills); a call that reserves its estimate here first is refused
 // before the budget is passed. Every Client reserves each live attempt
-// with its Meter's gate (Meter.Gate); a caller may hold a gate of its own
-// over the same Meter for a finer estimate of its own calls. It is safe
-// for concurrent use.
+// with its Meter's gate (Meter.Gate). A second gate over the same Meter
+// would not see the first one's reservations, so every caller reserves
+// through Meter.Gate. It is safe for concurrent use.
 type BudgetGate struct {
 	meter      *Meter
 	mu         sync.Mutex
@@ -34,8 +34,8 @@ type Estimate struct {
 	Tokens  float64
 }
 
-// NewBudgetGate returns a gate over m's budget (cost and tokens).
-func NewBudgetGate(m *Meter) *BudgetGate {
+// newBudgetGate returns a gate over m's budget (cost and tokens); a Meter makes its own (Meter.Gate).
+func newBudgetGate(m *Meter) *BudgetGate {
 	return &BudgetGate{
 		meter: m, changed: make(chan struct{}),
 		costLimit: m.budget.MaxCostUSD, tokenLimit: float64(m.budget.MaxTokens),

@@ -17,7 +17,7 @@ import (
 // the rest are refused with ErrBudgetExhausted once nothing fits.
 func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
 	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 5})
-	g := NewBudgetGate(m)
+	g := newBudgetGate(m)
 	var paid, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range 16 {
@@ -47,7 +47,7 @@ func TestBudgetGateHoldsAtConcurrency(t *testing.T) {
 // costs less than reserved lets the next in.
 func TestBudgetGateUnknownCost(t *testing.T) {
 	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
-	g := NewBudgetGate(m)
+	g := newBudgetGate(m)
 	release, err := g.Reserve(context.Background(), usd(math.Inf(1)))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestBudgetGateUnknownCost(t *testing.T) {
 	if _, err := g.Reserve(context.Background(), usd(2.5)); !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("$2.50 after $1 of a $3 budget: %v; want ErrBudgetExhausted", err)
 	}
-	if r, err := NewBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), usd(1e9)); err != nil {
+	if r, err := newBudgetGate(NewMeter(nil, Budget{})).Reserve(context.Background(), usd(1e9)); err != nil {
 		t.Errorf("without a budget: %v", err)
 	} else {
 		r()
@@ -83,7 +83,7 @@ func usd(x float64) func() float64 { return func() float64 { return x } }
 // alone past the budget.
 func TestBudgetGateEstimateLearns(t *testing.T) {
 	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
-	g := NewBudgetGate(m)
+	g := newBudgetGate(m)
 	var known atomic.Bool
 	estimate := func() float64 {
 		if known.Load() {

@@ -124,7 +124,7 @@ func NewMeter(prices map[string]Price, budget Budget) *Meter {
 		stages:  make(map[string]*StageStats),
 		answers: make(map[string]*moments),
 	}
-	m.gate = NewBudgetGate(m)
+	m.gate = newBudgetGate(m)
 	return m
 }
 
