@@ -179,7 +179,7 @@ func FuzzCompiledMatchesTextTemplate(f *testing.F) {
 	}
 	textTemplateOnly(ref)
 	f.Add(oddText, 1.5, 2, uint8(3))
-	f.Add("", -0.0, 0, uint8(0))
+	f.Add("", math.Copysign(0, -1), 0, uint8(0))
 	f.Add("x", 1e300, -1, uint8(40))
 	f.Fuzz(func(t *testing.T, text string, weight float64, k int, n uint8) {
 		criteria := make([]schema.Criterion, n)
