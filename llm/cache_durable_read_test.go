@@ -1,0 +1,103 @@
+package llm
+
+import (
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// failSyncOf makes every fsync of the log named base fail with EIO.
+func failSyncOf(base string) func(op, name string) error {
+	return func(op, name string) error {
+		if op == "sync" && filepath.Base(name) == base {
+			return syscall.EIO
+		}
+		return nil
+	}
+}
+
+// TestGetDoesNotServeAnAnswerWhoseSyncFailed: PutWritten's entry is in the
+// log (and the page cache) before it is durable. When its fsync fails the
+// answer was never durable and the page cache cannot be trusted, so no
+// Get may hand it out: a caller would build on an answer a power loss
+// takes away.
+func TestGetDoesNotServeAnAnswerWhoseSyncFailed(t *testing.T) {
+	ffs := &faultFS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	defer c.Close()
+	putN(t, c, 0, 1)
+	ffs.setFail(failSyncOf("cache.db"))
+	durable, err := c.PutWritten(testID("x"), []byte("not durable"), Usage{Stage: "rollout", Model: "m"})
+	if err != nil {
+		t.Fatalf("PutWritten: %v; want the write to succeed", err)
+	}
+	if err := durable(); err == nil {
+		t.Fatal("durable() = nil after a failed fsync")
+	}
+	if v, ok, err := c.Get(testID("x")); ok {
+		t.Errorf("Get after the entry's fsync failed = %q, %v, %v; want a miss", v, ok, err)
+	}
+	wantValues(t, c, 0, 1) // what was durable before the failure is still served
+}
+
+// TestGetWaitsForTheAnswerToBeDurable: a Get of an identity whose entry is
+// written but not yet synced (a PutWritten whose sync is pending) returns
+// it only once the sync has made it durable.
+func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
+	ffs := &faultFS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	defer c.Close()
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	unhold := func() {
+		releaseOnce.Do(func() {
+			ffs.setHold(nil)
+			close(release)
+		})
+	}
+	defer unhold()
+	syncing := make(chan struct{}, 1)
+	ffs.setHold(func(op, name string) {
+		if op == "sync" && filepath.Base(name) == "cache.db" {
+			select {
+			case syncing <- struct{}{}:
+			default:
+			}
+			<-release
+		}
+	})
+	durable, err := c.PutWritten(testID("x"), []byte("answer"), Usage{Stage: "rollout", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-syncing
+	type got struct {
+		v   []byte
+		ok  bool
+		err error
+	}
+	gets := make(chan got, 1)
+	go func() {
+		v, ok, err := c.Get(testID("x"))
+		gets <- got{v, ok, err}
+	}()
+	select {
+	case g := <-gets:
+		t.Fatalf("Get returned %q, %v, %v while its entry's fsync had not finished; want it to wait for the sync", g.v, g.ok, g.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unhold()
+	if err := durable(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-gets:
+		if !g.ok || g.err != nil || string(g.v) != "answer" {
+			t.Errorf("Get once durable = %q, %v, %v; want the answer", g.v, g.ok, g.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Get still waiting after the entry was synced")
+	}
+}
