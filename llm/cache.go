@@ -50,6 +50,11 @@ type Cache struct {
 	header logHeader
 	idx    *index
 	size   int64 // end of the last entry written (durable once the syncer has synced it)
+	// synced is the end of the log known durable: a lookup serves an
+	// entry before it only (awaitDurable); syncedCond (on mu) is
+	// broadcast when it moves or writing fails.
+	synced     int64
+	syncedCond *sync.Cond
 	// indexCovers is the log the index file describes (0: none).
 	indexCovers int64
 	mergeAt     int // keys the index holds in memory before a merge
@@ -191,6 +196,7 @@ func openBase(o cacheOptions, own *Cache) (*Cache, error) {
 // openLog opens and locks path (shared and read-only for a base) and loads it.
 func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 	c := &Cache{path: path, fs: o.fs, log: o.log, readOnly: readOnly, spend: map[spendKey]Spend{}, mergeAt: o.mergeAt}
+	c.syncedCond = sync.NewCond(&c.mu)
 	what := "response cache"
 	if readOnly {
 		what = "base response cache"
@@ -216,6 +222,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 		c.f.Close()
 		return nil, err
 	}
+	c.synced = c.size // what an open reads is on disk
 	return c, nil
 }
 
@@ -395,6 +402,8 @@ func (c *Cache) lookup(id Identity) (record, lookupState, error) {
 		case r.flags&flagLegacy != 0:
 			legacy = &r
 		case r.digest != id.Digest:
+		case !c.awaitDurable(locOff(loc)):
+			return record{}, lookupMiss, nil
 		case r.kind == kindTombstone:
 			return r, lookupTombstone, nil
 		default:
@@ -405,6 +414,26 @@ func (c *Cache) lookup(id Identity) (record, lookupState, error) {
 		return *legacy, lookupLegacy, nil
 	}
 	return record{}, lookupMiss, rerr
+}
+
+// awaitDurable waits until the entry at off is durable and says whether it
+// is: false when a failed write or fsync ended writing first (the page
+// cache holding it cannot be trusted). An entry is indexed once written,
+// before the syncer makes it durable; a lookup must not hand it out until
+// then, or a power loss would take away an answer a caller built on.
+func (c *Cache) awaitDurable(off int64) bool {
+	c.mu.RLock()
+	durable := off < c.synced
+	c.mu.RUnlock()
+	if durable {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for off >= c.synced && c.failed == nil {
+		c.syncedCond.Wait()
+	}
+	return off < c.synced
 }
 
 // Get returns the value stored for id, or one found in the base cache,

@@ -124,6 +124,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	c.mu.Lock()
 	old, oldIdx := c.f, c.idx
 	c.f, c.idx, c.size, c.header, c.format = f, idx, size, hdr, 2
+	c.synced = size // synced before the rename
 	c.indexCovers = 0
 	c.stats.Records, c.spendRecords = int64(idx.len())+kept, kept
 	c.stats.Damaged, c.stats.DamagedBytes = 0, 0

@@ -22,6 +22,7 @@ type putRequest struct {
 // barrier: closed once everything written before it is durable.
 type syncRequest struct {
 	group   []*putRequest
+	end     int64 // where group ends in the log
 	barrier chan struct{}
 }
 
@@ -173,6 +174,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 	c.mu.RLock()
 	err, off := c.failed, c.size
 	c.mu.RUnlock()
+	end := off
 	if err == nil {
 		data := group[0].entry
 		if len(group) > 1 {
@@ -181,6 +183,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 			}
 			data = buf
 		}
+		end += int64(len(data))
 		if _, err = c.f.WriteAt(data, off); err != nil {
 			// The page cache cannot be trusted after a failed write or
 			// fsync: nothing more is written through this Cache.
@@ -208,7 +211,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		}
 		return buf
 	}
-	c.syncs <- syncRequest{group: group}
+	c.syncs <- syncRequest{group: group, end: end}
 	if c.indexDue() {
 		c.awaitSynced() // the index file describes durable entries only
 		c.mergeIndex()
@@ -225,11 +228,15 @@ func (c *Cache) syncer(done chan struct{}) {
 		last     time.Time
 		busy     bool // the last sync had company: more than one entry, or more queued
 		waiting  []*putRequest
+		end      int64 // where the last group waiting ends
 		barriers []chan struct{}
 		open     = true
 	)
 	add := func(r syncRequest) {
 		waiting = append(waiting, r.group...)
+		if r.group != nil {
+			end = r.end
+		}
 		if r.barrier != nil {
 			barriers = append(barriers, r.barrier)
 		}
@@ -278,6 +285,7 @@ func (c *Cache) syncer(done chan struct{}) {
 		if synced > 0 {
 			last = time.Now()
 			err := c.syncLog()
+			c.markSynced(end, err)
 			for _, req := range waiting {
 				req.err <- err
 			}
@@ -312,6 +320,17 @@ func (c *Cache) syncLog() error {
 	err = c.failed
 	c.mu.Unlock()
 	return err
+}
+
+// markSynced records that the log up to end is durable, unless the sync
+// failed, and wakes the lookups waiting for it (awaitDurable).
+func (c *Cache) markSynced(end int64, err error) {
+	c.mu.Lock()
+	if err == nil {
+		c.synced = end
+	}
+	c.mu.Unlock()
+	c.syncedCond.Broadcast()
 }
 
 // applyGroup indexes the entries of group, written at off. A failure to
