@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -99,5 +100,52 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Get still waiting after the entry was synced")
+	}
+}
+
+// TestCompactAfterAFailedSyncWritesNothing: a compaction queued while an
+// entry's fsync is pending runs after that fsync; when it failed, writing
+// has ended (the page cache cannot be trusted) and the compaction must
+// not copy the log into a new one.
+func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
+	ffs := &faultFS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	defer c.Close()
+	putN(t, c, 0, 3)
+	release := make(chan struct{})
+	syncing := make(chan struct{}, 1)
+	ffs.setHold(func(op, name string) {
+		if op == "sync" && filepath.Base(name) == "cache.db" {
+			select {
+			case syncing <- struct{}{}:
+			default:
+			}
+			<-release
+		}
+	})
+	durable, err := c.PutWritten(testID("x"), []byte("answer"), Usage{Stage: "rollout", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-syncing
+	compacted := make(chan error, 1)
+	go func() {
+		_, err := c.Compact()
+		compacted <- err
+	}()
+	// Compact has queued its work once the writer waits on the barrier
+	// behind the held fsync; give it the time to get there.
+	time.Sleep(50 * time.Millisecond)
+	ffs.setFail(failSyncOf("cache.db"))
+	ffs.setHold(nil)
+	close(release)
+	if err := durable(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("durable() = %v; want EIO", err)
+	}
+	if err := <-compacted; err == nil {
+		t.Error("Compact after a failed fsync = nil; want the failure")
+	}
+	if n := ffs.count("open .cache.db.compact"); n != 0 {
+		t.Errorf("the compaction opened its new log %d times after the fsync failed; want nothing written", n)
 	}
 }
