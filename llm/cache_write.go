@@ -112,7 +112,7 @@ func (c *Cache) writer() {
 		if first.run != nil {
 			c.writeMu.Lock()
 			c.awaitSynced()
-			first.err <- first.run()
+			first.err <- c.runAlone(first.run)
 			c.writeMu.Unlock()
 			continue
 		}
@@ -156,6 +156,19 @@ func (c *Cache) writeNow(req *putRequest) error {
 	defer c.writeMu.Unlock()
 	c.commit([]*putRequest{req}, nil)
 	return nil
+}
+
+// runAlone runs work queued for the writer alone, unless a failed write or
+// fsync (perhaps that of the entries written just before it) has ended
+// writing. Its caller holds writeMu, everything written before synced.
+func (c *Cache) runAlone(run func() error) error {
+	c.mu.RLock()
+	err := c.failed
+	c.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return run()
 }
 
 // awaitSynced returns once every entry written so far is durable (or its
