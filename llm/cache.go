@@ -438,7 +438,9 @@ func (c *Cache) awaitDurable(off int64) bool {
 
 // Get returns the value stored for id, or one found in the base cache,
 // which is then copied into this one. An identity marked unusable
-// (Invalidate) is a miss, also when the base has it.
+// (Invalidate) is a miss, also when the base has it. An entry written but
+// not yet durable (PutWritten) is returned once it is; one whose write or
+// fsync failed is a miss.
 func (c *Cache) Get(id Identity) ([]byte, bool, error) {
 	c.closeMu.RLock()
 	defer c.closeMu.RUnlock()
