@@ -19,6 +19,45 @@ func failSyncOf(base string) func(op, name string) error {
 	}
 }
 
+// holdLogSyncs blocks every fsync of the log named base until release is
+// called (again harmlessly; a test defers it after Close, which waits for
+// the syncs); syncing receives when the first has started.
+func holdLogSyncs(ffs *faultFS, base string) (syncing <-chan struct{}, release func()) {
+	held := make(chan struct{})
+	started := make(chan struct{}, 1)
+	ffs.setHold(func(op, name string) {
+		if op == "sync" && filepath.Base(name) == base {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-held
+		}
+	})
+	var once sync.Once
+	return started, func() {
+		once.Do(func() {
+			ffs.setHold(nil)
+			close(held)
+		})
+	}
+}
+
+// writtenNotSynced PutWritten's value under testID(name) to c (a log
+// cache.db on ffs) and returns once its entry is written and its fsync has
+// started and is held, until unhold.
+func writtenNotSynced(t *testing.T, c *Cache, ffs *faultFS, name, value string) (durable func() error, unhold func()) {
+	t.Helper()
+	syncing, unhold := holdLogSyncs(ffs, "cache.db")
+	durable, err := c.PutWritten(testID(name), []byte(value), Usage{Stage: "rollout", Model: "m"})
+	if err != nil {
+		unhold()
+		t.Fatal(err)
+	}
+	<-syncing
+	return durable, unhold
+}
+
 // TestGetDoesNotServeAnAnswerWhoseSyncFailed: PutWritten's entry is in the
 // log (and the page cache) before it is durable. When its fsync fails the
 // answer was never durable and the page cache cannot be trusted, so no
@@ -50,30 +89,8 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 	ffs := &faultFS{}
 	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
 	defer c.Close()
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	unhold := func() {
-		releaseOnce.Do(func() {
-			ffs.setHold(nil)
-			close(release)
-		})
-	}
+	durable, unhold := writtenNotSynced(t, c, ffs, "x", "answer")
 	defer unhold()
-	syncing := make(chan struct{}, 1)
-	ffs.setHold(func(op, name string) {
-		if op == "sync" && filepath.Base(name) == "cache.db" {
-			select {
-			case syncing <- struct{}{}:
-			default:
-			}
-			<-release
-		}
-	})
-	durable, err := c.PutWritten(testID("x"), []byte("answer"), Usage{Stage: "rollout", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-syncing
 	type got struct {
 		v   []byte
 		ok  bool
@@ -112,22 +129,8 @@ func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
 	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
 	defer c.Close()
 	putN(t, c, 0, 3)
-	release := make(chan struct{})
-	syncing := make(chan struct{}, 1)
-	ffs.setHold(func(op, name string) {
-		if op == "sync" && filepath.Base(name) == "cache.db" {
-			select {
-			case syncing <- struct{}{}:
-			default:
-			}
-			<-release
-		}
-	})
-	durable, err := c.PutWritten(testID("x"), []byte("answer"), Usage{Stage: "rollout", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-syncing
+	durable, unhold := writtenNotSynced(t, c, ffs, "x", "answer")
+	defer unhold()
 	compacted := make(chan error, 1)
 	go func() {
 		_, err := c.Compact()
@@ -137,8 +140,7 @@ func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
 	// behind the held fsync; give it the time to get there.
 	time.Sleep(50 * time.Millisecond)
 	ffs.setFail(failSyncOf("cache.db"))
-	ffs.setHold(nil)
-	close(release)
+	unhold()
 	if err := durable(); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("durable() = %v; want EIO", err)
 	}

@@ -234,19 +234,10 @@ func TestPutWrittenReturnsOnceTheEntryIsInTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil, CacheFS(ffs))
 	defer c.Close()
-	release := make(chan struct{})
-	ffs.setHold(func(op, name string) {
-		if op == "sync" && filepath.Base(name) == "cache.db" {
-			<-release
-		}
-	})
-	durable, err := c.PutWritten(testID("x"), []byte("the written answer"), Usage{Stage: "rollout", Model: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	durable, unhold := writtenNotSynced(t, c, ffs, "x", "the written answer")
+	defer unhold()
 	log, err := os.ReadFile(path)
-	ffs.setHold(nil)
-	close(release)
+	unhold()
 	if err != nil {
 		t.Fatal(err)
 	}
