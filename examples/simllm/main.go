@@ -75,6 +75,9 @@ type options struct {
 	batchDir         string
 
 	contextTokens int
+	prefixCache   bool
+	prefixBlock   int
+	prefixMin     int
 	plant         string
 	judges        map[string]llmtest.JudgeProfile
 }
@@ -126,6 +129,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	})
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
+	fs.BoolVar(&o.prefixCache, "prefix-cache", false, "model an automatic prefix cache (vLLM's, or a hosted API's prompt caching): a prompt reuses the whole blocks an answered prompt began with, reported in usage.prompt_tokens_details.cached_tokens (e.g. -prefix-cache)")
+	fs.IntVar(&o.prefixBlock, "prefix-block-tokens", llmtest.DefaultPrefixBlockTokens, "the prefix cache's block size in tokens: vLLM's 16, OpenAI's steps of 128 (e.g. -prefix-block-tokens 128)")
+	fs.IntVar(&o.prefixMin, "prefix-min-tokens", 0, "the shortest prompt the prefix cache caches at all, in tokens (OpenAI's is 1024; e.g. -prefix-min-tokens 1024)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
 the rubricforge pipeline's own prompt templates, for the demo and for tests.
@@ -300,6 +306,9 @@ func (o *options) config() (llmtest.Config, error) {
 	if o.contextTokens < 0 {
 		return llmtest.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
 	}
+	if o.prefixBlock < 1 || o.prefixMin < 0 {
+		return llmtest.Config{}, fmt.Errorf("-prefix-block-tokens %d, -prefix-min-tokens %d: want a block of 1 token or more and a minimum of 0 or more", o.prefixBlock, o.prefixMin)
+	}
 	if err := o.checkBatch(); err != nil {
 		return llmtest.Config{}, err
 	}
@@ -360,6 +369,7 @@ func (o *options) config() (llmtest.Config, error) {
 		o.problems = path
 	}
 	cfg.ContextTokens = o.contextTokens
+	cfg.PrefixCache = llmtest.PrefixCache{On: o.prefixCache, BlockTokens: o.prefixBlock, MinTokens: o.prefixMin}
 	return cfg, nil
 }
 

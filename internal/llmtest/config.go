@@ -54,6 +54,14 @@ type Config struct {
 	// vLLM's "maximum context length" message, as a real server refuses a
 	// prompt that does not fit.
 	ContextTokens int
+	// PrefixCache models an inference server's automatic prefix cache and
+	// reports the tokens it reused in usage.prompt_tokens_details (see
+	// [PrefixCache]); off by default, as in a vLLM server started without
+	// --enable-prompt-tokens-details. Batch rows report none.
+	PrefixCache PrefixCache
+	// Prompts, when set, records every online request's prompt and what a
+	// prefix cache could not share of it (see [PromptRecorder]).
+	Prompts *PromptRecorder
 	// BatchTurnaround is how long a batch of the simulated Batch API takes
 	// from creation to "completed". Its rows are answered evenly over it,
 	// so request_counts.completed grows linearly while it is in progress;

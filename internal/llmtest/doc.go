@@ -97,6 +97,18 @@
 // paid twice); [Server.TimesAnswered] and [Server.CustomIDAnswers] count a
 // single request or custom_id.
 //
+// # Prefix cache and prompt measurement
+//
+// With [Config.PrefixCache] on, the server models an inference server's
+// automatic prefix cache (vLLM's block hashes; the hosted APIs' prompt
+// caching with -prefix-block-tokens 128 and -prefix-min-tokens 1024): a
+// request reuses the leading blocks of its prompt that an answered
+// request's prompt had, and its reply reports them in
+// usage.prompt_tokens_details.cached_tokens. [Config.Prompts] records
+// every prompt with its unshareable characters (its length minus its
+// longest common prefix with any earlier prompt), the measure of how well
+// a judge's requests share their beginning.
+//
 // # Rate limits
 //
 // [Config.LimitRPM] and [Config.LimitTPM] set a server-side limit enforced

@@ -70,6 +70,7 @@ type Server struct {
 	closeOnce sync.Once
 	answers   answerCounts // 200 replies per request key, online and in batches
 	batch     *batchAPI    // the simulated Files and Batch API (batch.go)
+	prefix    *prefixCache // Config.PrefixCache; nil when off
 }
 
 // created is the fixed "created" time of every response.
@@ -84,7 +85,7 @@ const (
 func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	return &Server{cfg: cfg, limit: newRateLimit(cfg.LimitRPM, cfg.LimitTPM), closed: make(chan struct{}),
-		statuses: make(map[int]int64), batch: newBatchAPI(cfg)}
+		statuses: make(map[int]int64), batch: newBatchAPI(cfg), prefix: newPrefixCache(cfg.PrefixCache)}
 }
 
 // Close ends hung and waiting requests (they get a 503) and makes new ones
@@ -173,6 +174,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	reqKey := requestKey(req, msgs)
 	kind, prompt, repair := classify(msgs)
 	entry := Entry{Kind: kind, Repair: repair, Hash: reqKey, N: req.n(), Attempt: attempt}
+	if s.cfg.Prompts != nil && kind != KindUnknown {
+		s.cfg.Prompts.Record(kind, msgs)
+	}
 	if kind == KindUnknown {
 		entry.Status = http.StatusBadRequest
 		s.record(entry)
@@ -191,13 +195,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	fault := s.fault(reqKey, draw)
 	entry.Fault = fault
 	resp := s.respond(req, msgs, kind, prompt, reqKey, entry.N, fault == FaultMalformed, draw)
+	if s.prefix != nil {
+		resp.Usage.Details = &promptDetails{CachedTokens: s.prefix.lookup(msgs)}
+	}
 	if !s.admit(w, &entry, resp.Usage.TotalTokens) {
 		return
 	}
 	if fault != FaultNone {
 		s.cfg.Logger.Debug("llmtest: injecting fault", "fault", string(fault), "kind", string(kind), "attempt", attempt)
 	}
-	s.answer(w, r, entry, resp)
+	s.answer(w, r, entry, resp, msgs)
 }
 
 // overContext says why a request does not fit Config.ContextTokens, in
@@ -304,8 +311,8 @@ func (s *Server) admit(w http.ResponseWriter, entry *Entry, tokens int) bool {
 }
 
 // answer sends an admitted request's reply after its latency, or the
-// fault drawn for it.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, resp chatResponse) {
+// fault drawn for it; a prompt answered joins the prefix cache.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, resp chatResponse, msgs []Message) {
 	switch entry.Fault {
 	case FaultRateLimited:
 		entry.Status = http.StatusTooManyRequests
@@ -331,6 +338,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, entry Entry, res
 		writeError(w, http.StatusInternalServerError, "server_error", nil, "simulated internal server error (llmtest)")
 		return
 	}
+	s.prefix.insert(msgs)
 	out := resp.marshal()
 	entry.Status = http.StatusOK
 	s.record(entry)

@@ -164,6 +164,13 @@ type usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// Details is set by the prefix cache (Config.PrefixCache).
+	Details *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+// promptDetails is usage.prompt_tokens_details as vLLM and OpenAI send it.
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // tokens estimates a token count as a quarter of the bytes.
@@ -235,6 +242,10 @@ func (r *chatResponse) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(append(b, `,"usage":{"prompt_tokens":`...), int64(r.Usage.PromptTokens), 10)
 	b = strconv.AppendInt(append(b, `,"completion_tokens":`...), int64(r.Usage.CompletionTokens), 10)
 	b = strconv.AppendInt(append(b, `,"total_tokens":`...), int64(r.Usage.TotalTokens), 10)
+	if d := r.Usage.Details; d != nil {
+		b = strconv.AppendInt(append(b, `,"prompt_tokens_details":{"cached_tokens":`...), int64(d.CachedTokens), 10)
+		b = append(b, '}')
+	}
 	return append(b, "}}"...)
 }
 
