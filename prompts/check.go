@@ -98,4 +98,24 @@ var samples = map[string]func(s *Set) ([]Message, error){
 	GroundedAnswerOpen: func(s *Set) ([]Message, error) {
 		return s.GroundedAnswerOpenMessages(samplePassage, sampleQuestion)
 	},
+	SatisfyPaper: func(s *Set) ([]Message, error) {
+		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, sampleProblem, sampleSolution, sampleAnswer, sampleItems)
+		return msgs, err
+	},
+	ScoreGroundedPaper: func(s *Set) ([]Message, error) {
+		msgs, _, err := s.ScoreGroundedView(View{Layout: LayoutPaper}, samplePassage, sampleQuestion, "Logging first lets recovery replay the change.", sampleCriteria)
+		return msgs, err
+	},
+	JudgeItemPaper: func(s *Set) ([]Message, error) {
+		return s.JudgeItemMessagesIn(LayoutPaper, sampleProblem, sampleAnswer, sampleItems[0])
+	},
+	JudgeBatchPaper: func(s *Set) ([]Message, error) {
+		return s.JudgeBatchMessagesIn(LayoutPaper, sampleProblem, sampleAnswer, sampleItems)
+	},
+	GroundedJudgeBatchPaper: func(s *Set) ([]Message, error) {
+		return s.GroundedJudgeBatchMessagesIn(LayoutPaper, samplePassage, sampleQuestion, sampleCriteria)
+	},
+	GroundedJudgeItemPaper: func(s *Set) ([]Message, error) {
+		return s.GroundedJudgeItemMessagesIn(LayoutPaper, samplePassage, sampleQuestion, sampleCriteria[0])
+	},
 }

@@ -10,29 +10,13 @@ import (
 // ScoreGroundedMessages asks the grounded style's reward judge (seed 001,
 // appendix D) to score response, an answer to question written without the
 // passage, against each criterion from 0 to its weight, with passage as the
-// answer key. The reply is parsed by schema.ParseGroundedScores with the same
-// criteria. The caller bounds the passage (the corpus already holds it
-// bounded by --passage-chars).
+// answer key, in the cache layout with the whole response shown
+// (ScoreGroundedView for another view). The reply is parsed by
+// schema.ParseGroundedScores with the same criteria. The caller bounds the
+// passage (the corpus already holds it bounded by --passage-chars).
 func (s *Set) ScoreGroundedMessages(passage, question, response string, criteria []schema.Criterion) ([]Message, error) {
-	shown := make([]criterionView, len(criteria))
-	for i, c := range criteria {
-		shown[i] = criterionView{
-			Number:             i + 1,
-			ID:                 c.ID,
-			Name:               c.Name,
-			Weight:             FormatWeight(c.Weight),
-			Description:        c.Description,
-			RequiredElements:   listText(c.RequiredElements),
-			ScoringGuide:       c.ScoringGuide,
-			ExpectedKeywords:   listText(c.ExpectedKeywords),
-			VerificationMethod: c.VerificationMethod,
-		}
-	}
-	return s.render(ScoreGrounded, struct {
-		Passage, Question, Response string
-		Criteria                    []criterionView
-		TotalWeight                 string
-	}{passage, question, response, shown, FormatWeight(schema.TotalWeight(criteria))})
+	msgs, _, err := s.ScoreGroundedView(View{Layout: LayoutCache}, passage, question, response, criteria)
+	return msgs, err
 }
 
 // criterionView is a criterion as the judge template shows it: lists joined,

@@ -72,21 +72,16 @@ func (s *Set) GroundedEnrichMessages(passage, question string, a schema.Analysis
 }
 
 // GroundedJudgeBatchMessages asks whether each criterion of a question's
-// rubric is valid against the passage; criterion i is shown with id i+1.
+// rubric is valid against the passage; criterion i is shown with id i+1
+// (in the cache layout; GroundedJudgeBatchMessagesIn for another).
 func (s *Set) GroundedJudgeBatchMessages(passage, question string, criteria []schema.Criterion) ([]Message, error) {
-	return s.render(GroundedJudgeBatch, struct {
-		Passage, Question string
-		Criteria          []schema.Criterion
-	}{passage, question, criteria})
+	return s.GroundedJudgeBatchMessagesIn(LayoutCache, passage, question, criteria)
 }
 
 // GroundedJudgeItemMessages asks whether one criterion is valid against the
-// passage.
+// passage (in the cache layout; GroundedJudgeItemMessagesIn for another).
 func (s *Set) GroundedJudgeItemMessages(passage, question string, c schema.Criterion) ([]Message, error) {
-	return s.render(GroundedJudgeItem, struct {
-		Passage, Question string
-		Criterion         schema.Criterion
-	}{passage, question, c})
+	return s.GroundedJudgeItemMessagesIn(LayoutCache, passage, question, c)
 }
 
 // GroundedAnswerMessages asks for a closed-book answer: the question alone,

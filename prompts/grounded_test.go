@@ -43,7 +43,7 @@ func TestScoreGroundedShowsEveryCriterionField(t *testing.T) {
 	for _, want := range []string{
 		"<source_passage>\n" + fixPassage + "\n</source_passage>",
 		"<question>\n" + fixQuestion + "\n</question>",
-		"<response>\n" + fixResponse + "\n</response>",
+		"]\n" + fixResponse + "\n[end of response ",
 		"total weight 4.5",
 		"1. [id: c1] Ordering (weight 3)",
 		"Required elements: append before update; fsync",
@@ -53,7 +53,7 @@ func TestScoreGroundedShowsEveryCriterionField(t *testing.T) {
 		"2. [id: c2] Recovery (weight 1.5)",
 		"Description: Explains replay from the last checkpoint.",
 		"Required elements: (none)",
-		`"max_total": 4.5`,
+		`"max_total": <the total weight>`,
 	} {
 		if !strings.Contains(user, want) {
 			t.Errorf("judge prompt lacks %q:\n%s", want, user)

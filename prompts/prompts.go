@@ -58,11 +58,19 @@ const (
 	// (distill refine --decompose).
 	Decompose          = "decompose"
 	GroundedAnswerOpen = "grounded_answer_open"
+	// The judge templates' twins in the paper layout (Layout.Of).
+	SatisfyPaper            = Satisfy + paperSuffix
+	ScoreGroundedPaper      = ScoreGrounded + paperSuffix
+	JudgeItemPaper          = JudgeItem + paperSuffix
+	JudgeBatchPaper         = JudgeBatch + paperSuffix
+	GroundedJudgeBatchPaper = GroundedJudgeBatch + paperSuffix
+	GroundedJudgeItemPaper  = GroundedJudgeItem + paperSuffix
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
-	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose}
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose,
+	SatisfyPaper, ScoreGroundedPaper, JudgeItemPaper, JudgeBatchPaper, GroundedJudgeBatchPaper, GroundedJudgeItemPaper}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.
@@ -231,31 +239,28 @@ func (s *Set) DecomposeMessages(problem, answer string, item schema.Item, soluti
 	}{problem, answer, item, solutions})
 }
 
-// JudgeItemMessages asks whether one rubric item is valid.
+// JudgeItemMessages asks whether one rubric item is valid (in the cache
+// layout; JudgeItemMessagesIn for another).
 func (s *Set) JudgeItemMessages(problem, answer string, item schema.Item) ([]Message, error) {
-	return s.render(JudgeItem, struct {
-		Problem, Answer string
-		Item            schema.Item
-	}{problem, answer, item})
+	return s.JudgeItemMessagesIn(LayoutCache, problem, answer, item)
 }
 
-// JudgeBatchMessages asks whether each of a problem's rubric items is valid.
+// JudgeBatchMessages asks whether each of a problem's rubric items is valid
+// (in the cache layout; JudgeBatchMessagesIn for another).
 func (s *Set) JudgeBatchMessages(problem, answer string, items []schema.Item) ([]Message, error) {
-	return s.render(JudgeBatch, struct {
-		Problem, Answer string
-		Items           []schema.Item
-	}{problem, answer, items})
+	return s.JudgeBatchMessagesIn(LayoutCache, problem, answer, items)
 }
 
 // SatisfyMessages asks which rubric items a solution satisfies, and at which
-// step. The template's .Solution is the solution with each step wrapped in a
-// <step n="K"> tag, K its position (see tagSteps): the judge names steps by
-// K, the position reward.Steps numbers spans by.
+// step, in the cache layout with the whole solution shown (SatisfyView for
+// another view). The template's .Solution is the solution with each step
+// opened by a <step n="K"> tag, K its position (see tagSteps): the judge
+// names steps by K, the position reward.Steps numbers spans by. It is shown
+// in its own block (.Boundary; see boundaryID), the templates' tags in it
+// and in the final answer escaped.
 func (s *Set) SatisfyMessages(problem, solution, finalAnswer string, items []schema.Item) ([]Message, error) {
-	return s.render(Satisfy, struct {
-		Problem, Solution, FinalAnswer string
-		Items                          []schema.Item
-	}{problem, tagSteps(solution), finalAnswer, items})
+	msgs, _, err := s.SatisfyView(View{Layout: LayoutCache}, problem, solution, finalAnswer, items)
+	return msgs, err
 }
 
 // RepairMessages continues a conversation whose last reply failed to parse:

@@ -96,6 +96,20 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.DecomposeMessages(fixProblem, fixAnswer, fixItems()[0], fixSolutions())
 	case GroundedAnswerOpen:
 		return s.GroundedAnswerOpenMessages(fixPassage, fixQuestion)
+	case SatisfyPaper:
+		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, fixProblem, fixSolution, fixFinal, fixItems())
+		return msgs, err
+	case ScoreGroundedPaper:
+		msgs, _, err := s.ScoreGroundedView(View{Layout: LayoutPaper}, fixPassage, fixQuestion, fixResponse, fixCriteria())
+		return msgs, err
+	case JudgeItemPaper:
+		return s.JudgeItemMessagesIn(LayoutPaper, fixProblem, fixAnswer, fixItems()[1])
+	case JudgeBatchPaper:
+		return s.JudgeBatchMessagesIn(LayoutPaper, fixProblem, fixAnswer, fixItems())
+	case GroundedJudgeBatchPaper:
+		return s.GroundedJudgeBatchMessagesIn(LayoutPaper, fixPassage, fixQuestion, fixCriteria())
+	case GroundedJudgeItemPaper:
+		return s.GroundedJudgeItemMessagesIn(LayoutPaper, fixPassage, fixQuestion, fixCriteria()[1])
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -128,8 +142,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 16 {
-		t.Errorf("Names has %d entries, want 16", len(Names))
+	if len(Names) != 22 {
+		t.Errorf("Names has %d entries, want 22", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {
@@ -214,8 +228,8 @@ func TestRender(t *testing.T) {
 			},
 			wantRoles: []string{"system", "user"},
 			want: []string{
-				fixProblem, "<solution>\n<step n=\"1\">\n### Step 1: Factor\n(x - 3)(x + 2) = 0.\n</step>\n<step n=\"2\">\n### Step 2: Solve each factor\n",
-				"<final_answer>\n" + fixFinal + "\n</final_answer>",
+				fixProblem, "]\n<step n=\"1\">\n### Step 1: Factor\n(x - 3)(x + 2) = 0.\n<step n=\"2\">\n### Step 2: Solve each factor\n",
+				"Final answer extracted from the solution: " + fixFinal + "\n[solution ",
 				`<item id="1" type="SUGGEST">` + fixItems()[0].Text + "</item>",
 				`<item id="2" type="PITFALL">` + fixItems()[1].Text + "</item>",
 				`<item id="3" type="ANSWER">` + fixItems()[2].Text + "</item>",
