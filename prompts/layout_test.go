@@ -81,7 +81,9 @@ func TestCacheLayoutPutsTheResponseLast(t *testing.T) {
 		render func(i int) ([]Message, error)
 		own    func(i int) int
 	}{
-		{"judge_item", func(i int) ([]Message, error) { return s.JudgeItemMessagesIn(LayoutCache, fixProblem, fixAnswer, items[i]) },
+		{"judge_item", func(i int) ([]Message, error) {
+			return s.JudgeItemMessagesIn(LayoutCache, fixProblem, fixAnswer, items[i])
+		},
 			func(i int) int { return len(items[i].Text) }},
 		{"grounded_judge_item", func(i int) ([]Message, error) {
 			return s.GroundedJudgeItemMessagesIn(LayoutCache, fixPassage, fixQuestion, fixCriteria()[i])
