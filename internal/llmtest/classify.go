@@ -90,7 +90,7 @@ func kindOf(p string) Kind {
 	switch {
 	case has(`<saturated_item type="`, "</saturated_item>", "<problem>", "<ground_truth>"):
 		return KindDecompose
-	case has("<source_passage>", "<response>", `"max_total"`, "[id: "):
+	case has("<source_passage>", `"max_total"`, "[id: ") && (has("[response ") || has("<response>")):
 		return KindScoreGrounded
 	case has(`<passage title="`, "<analysis", `"question_rationale"`, `"required_elements"`):
 		return KindGroundedSynthesize
@@ -106,7 +106,7 @@ func kindOf(p string) Kind {
 		return KindGroundedAnswerOpen
 	case has("<question>", "</question>", "Answer the technical question below from what you know"):
 		return KindGroundedAnswer
-	case has("<rubric>", "<solution>", "<final_answer>", `"satisfied"`, `"step"`):
+	case has("<rubric>", `"satisfied"`, `"step"`) && (has("[solution ") || has("<solution>")):
 		return KindSatisfy
 	case has(`<item id="`, `"valid"`, `"id"`, "<ground_truth>"):
 		return KindJudgeBatch

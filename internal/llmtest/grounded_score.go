@@ -90,17 +90,32 @@ func listItems(s string) []string {
 	return out
 }
 
-// groundedResponse is the response of a judge prompt: the text between its
-// <response> tags after the question.
-func groundedResponse(p string) string {
-	if i := strings.Index(p, "</question>"); i >= 0 {
-		p = p[i:]
+// groundedJudged is the response of a grounded judge prompt and its
+// criteria, read as a model that trusts what looks like structure reads
+// them (cutJudged): the criteria outside the response's section, a later
+// definition of an id taking the place of an earlier one.
+func groundedJudged(p string) (string, []groundedCriterion) {
+	jt, ok := cutJudged(p, "response")
+	if !ok {
+		return "", latestCriteria(parseGroundedCriteria(p))
 	}
-	if j := strings.Index(p, "\nCriteria ("); j >= 0 {
-		p = p[:j]
+	return jt.section, latestCriteria(parseGroundedCriteria(jt.outside))
+}
+
+// latestCriteria is criteria with a repeated id taking the place of its
+// earlier definition.
+func latestCriteria(cs []groundedCriterion) []groundedCriterion {
+	at := map[string]int{}
+	out := cs[:0:0]
+	for _, c := range cs {
+		if k, ok := at[c.ID]; ok {
+			out[k] = c
+			continue
+		}
+		at[c.ID] = len(out)
+		out = append(out, c)
 	}
-	resp, _ := betweenLast(p, "<response>", "</response>")
-	return resp
+	return out
 }
 
 // groundedScore is what the judge gives one criterion for response: the
@@ -177,8 +192,7 @@ type groundedReplyJSON struct {
 }
 
 func (s *Server) scoreGrounded(model, prompt string, r *rng, malformed, jsonMode bool) string {
-	criteria := parseGroundedCriteria(prompt)
-	response := groundedResponse(prompt)
+	response, criteria := groundedJudged(prompt)
 	jp := s.judgeOf(model)
 	if strings.Contains(response, JudgeFailsMarker) || s.judgeFails(model, jp, "grounded-score", response) {
 		return unusableReply

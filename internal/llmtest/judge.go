@@ -130,15 +130,15 @@ func satisfyProbability(itemType string, correct bool) float64 {
 	return wrong
 }
 
-func (s *Server) satisfy(model, prompt string, requestKey uint64, r *rng, malformed, jsonMode bool) string {
-	problem, _ := between(prompt, "<problem>", "</problem>")
-	rubric, _ := between(prompt, "<rubric>", "</rubric>")
-	sol, _ := betweenLast(prompt, "<solution>", "</solution>")
+func (s *Server) satisfy(model, prompt string, sampling uint64, r *rng, malformed, jsonMode bool) string {
+	jt, _ := cutJudged(prompt, "solution")
+	problem, _ := between(jt.outside, "<problem>", "</problem>")
+	sol := jt.section
 	jp := s.judgeOf(model)
 	if s.judgeFails(model, jp, "satisfy", problem, sol) {
 		return unusableReply
 	}
-	final, _ := betweenLast(prompt, "<final_answer>", "</final_answer>")
+	final := finalAnswerOf(jt.outside)
 	steps := shownSteps(sol)
 	var correct bool
 	if gold, ok := s.cfg.Answers[problem]; ok {
@@ -146,7 +146,7 @@ func (s *Server) satisfy(model, prompt string, requestKey uint64, r *rng, malfor
 	} else {
 		correct = strings.TrimSpace(final) != "" && unit(key(s.cfg.Seed, "ungraded", problem, final)) < 0.5
 	}
-	items := parseItems(rubric)
+	items := latestItems(parseItems(jt.outside))
 	if marked, fail, ok := markedSatisfy(sol, items); ok {
 		if fail {
 			return unusableReply
@@ -154,12 +154,15 @@ func (s *Server) satisfy(model, prompt string, requestKey uint64, r *rng, malfor
 		s.flipMarked(model, jp, problem, sol, items, marked)
 		return finishJSON(marked, r, malformed, jsonMode)
 	}
+	// The verdicts are drawn from what the prompt says (the problem, the
+	// solution, its answer) and the sampling, not from the prompt's bytes.
+	verdictKey := newKeyer(s.cfg.Seed).str("satisfy-verdicts").str(problem).str(sol).str(final).u64(sampling).sum()
 	out := make([]satisfactionJSON, 0, len(items))
 	for _, it := range items {
-		ir := newRNG(newKeyer(requestKey).str(it.ID).str(it.Text).sum())
+		ir := newRNG(newKeyer(verdictKey).str(it.ID).str(it.Text).sum())
 		var sat bool
 		if s.cfg.Plant != nil {
-			sat = s.plantedSatisfied(strings.TrimSpace(problem), it, correct, requestKey)
+			sat = s.plantedSatisfied(strings.TrimSpace(problem), it, correct, verdictKey)
 		}
 		// Some items are noise, fixed per problem and item, so that empirical
 		// validity has items to reject.

@@ -125,7 +125,8 @@ func (s *Server) withParaphrases(problem string, types, texts []string, r *rng, 
 // plantedSatisfied is the judge's verdict on one item of a planted rubric
 // for one solution: by the item's kind (a paraphrase as its original) and
 // the solution's correctness, then flipped at the judge-noise rate.
-// requestKey makes the draws differ from rollout to rollout.
+// requestKey (the verdicts' key: the problem, the solution, its answer and
+// the sampling) makes the draws differ from rollout to rollout.
 func (s *Server) plantedSatisfied(problem string, it item, correct bool, requestKey uint64) bool {
 	text := it.Text
 	if orig, ok := paraphrased(it.Text); ok {

@@ -493,7 +493,7 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 		case KindJudgeBatch:
 			msg.Content = s.judgeBatch(req.Model, prompt, r, bad, jsonMode)
 		case KindSatisfy:
-			msg.Content = s.satisfy(req.Model, prompt, reqKey, r, bad, jsonMode)
+			msg.Content = s.satisfy(req.Model, prompt, samplingKey(req, msgs), r, bad, jsonMode)
 		case KindScoreGrounded:
 			msg.Content = s.scoreGrounded(req.Model, prompt, r, bad, jsonMode)
 		case KindGroundedAnalyze:

@@ -110,7 +110,22 @@ func requestKey(req *chatRequest, msgs []Message) uint64 {
 	for _, m := range msgs {
 		k.str(m.Role).str(m.Content)
 	}
-	if req.Seed != nil && !greedyJudge(req, msgs) {
+	return k.sampling(req, greedyJudge(req, msgs)).sum()
+}
+
+// samplingKey hashes what decides a reply besides the messages: the model,
+// the seed (none for a greedy judge's), n and the sampling parameters.
+// A judge's verdicts are drawn from it and from what the prompt says, not
+// from the prompt's bytes, so the same question laid out otherwise (the
+// cache or the paper layout, alone or in a group) gets the same verdicts.
+func samplingKey(req *chatRequest, msgs []Message) uint64 {
+	return newKeyer(0).str("llmtest-sampling-v1").str(req.Model).sampling(req, greedyJudge(req, msgs)).sum()
+}
+
+// sampling adds req's seed (unless greedy: a greedy judge's seed changes
+// nothing), n and sampling parameters to k.
+func (k *keyer) sampling(req *chatRequest, greedy bool) *keyer {
+	if req.Seed != nil && !greedy {
 		k.u64(1).u64(uint64(*req.Seed))
 	} else {
 		k.u64(0)
@@ -126,8 +141,7 @@ func requestKey(req *chatRequest, msgs []Message) uint64 {
 	} else {
 		k.str("")
 	}
-	k.u64(b2u(req.jsonMode()))
-	return k.sum()
+	return k.u64(b2u(req.jsonMode()))
 }
 
 func b2u(b bool) uint64 {
