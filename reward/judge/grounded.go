@@ -49,11 +49,16 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 	if cut {
 		j.passagesCut.Add(1)
 	}
-	msgs, err := j.prompts.ScoreGroundedMessages(passage, lab.Question, response, criteria)
+	msgs, shown, err := j.prompts.ScoreGroundedView(j.view(), passage, lab.Question, response, criteria)
 	if err != nil {
 		return schema.GroundedScores{}, err
 	}
-	req := j.request(GroundedJudgeStage, prompts.ScoreGrounded, msgs)
+	if shown.Cut {
+		// Scores only credit what the judge saw: the hidden middle of a
+		// response can only have earned more.
+		j.responsesCut.Add(1)
+	}
+	req := j.request(GroundedJudgeStage, j.opt.Layout.Of(prompts.ScoreGrounded), msgs)
 	var g schema.GroundedScores
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "grounded criterion scores",

@@ -52,6 +52,14 @@ type JudgeOptions struct {
 	// tokens (prompts.FitPassage): a longer passage is cut to it (default
 	// prompts.DefaultJudgePassageTokens; -1 for none).
 	PassageTokens int
+	// Layout is the judge templates' layout (default prompts.LayoutCache:
+	// the response last, so a server's prefix cache reuses the rest).
+	Layout prompts.Layout
+	// MaxResponseTokens is the response budget in estimated tokens: a
+	// longer response is shown head and tail (prompts.View), and every
+	// PITFALL counts as fallen into in it, since its hidden middle may hold
+	// it (default prompts.DefaultJudgeMaxResponseTokens; -1 for none).
+	MaxResponseTokens int
 }
 
 // Judge asks the satisfaction judge which rubric items a response satisfies
@@ -87,7 +95,7 @@ type Judge struct {
 	grounded memo[schema.GroundedScores]
 
 	calls, memHits, diskHits, failures atomic.Int64
-	passagesCut                        atomic.Int64
+	passagesCut, responsesCut          atomic.Int64
 	latency                            *promtext.Histogram
 }
 
@@ -129,6 +137,14 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	if opt.PassageTokens == 0 {
 		opt.PassageTokens = prompts.DefaultJudgePassageTokens
 	}
+	if opt.MaxResponseTokens == 0 {
+		opt.MaxResponseTokens = prompts.DefaultJudgeMaxResponseTokens
+	}
+	layout, err := prompts.ParseLayout(string(opt.Layout))
+	if err != nil {
+		return nil, fmt.Errorf("reward: the judge's layout: %w", err)
+	}
+	opt.Layout = layout
 	if opt.CacheEntries == 0 {
 		opt.CacheEntries = 100_000
 	}
@@ -144,8 +160,8 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
-		salt:         judgeSalt(opt, ps, prompts.Satisfy),
-		groundedSalt: judgeSalt(opt, ps, prompts.ScoreGrounded),
+		salt:         judgeSalt(opt, ps, opt.Layout.Of(prompts.Satisfy)),
+		groundedSalt: judgeSalt(opt, ps, opt.Layout.Of(prompts.ScoreGrounded)),
 		sem:          make(chan struct{}, opt.Concurrency),
 		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
 		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
@@ -155,15 +171,16 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 
 // judgeSalt is what decides a judge's verdicts besides the question, the
 // rubric and the response: the model, the endpoint kind, the hashes of the
-// template and of the repair template, the token limit, the seed and the
-// sampling. It starts every in-memory key.
+// template (its layout's) and of the repair template, the token limit, the
+// seed, the sampling and the response budget. It starts every in-memory
+// key.
 func judgeSalt(opt JudgeOptions, ps *prompts.Set, template string) string {
 	seed := "none"
 	if opt.Seed != nil {
 		seed = strconv.FormatInt(*opt.Seed, 10)
 	}
 	return strings.Join([]string{opt.Model, opt.EndpointKind, ps.Hash(template), ps.Hash(prompts.Repair), strconv.Itoa(opt.MaxTokens), seed,
-		optFloat(opt.Temperature), optFloat(opt.TopP)}, "\x00")
+		optFloat(opt.Temperature), optFloat(opt.TopP), string(opt.Layout), strconv.Itoa(opt.MaxResponseTokens)}, "\x00")
 }
 
 func optFloat(f *float64) string {
@@ -191,6 +208,9 @@ type JudgeStats struct {
 	// PassagesCut counts grounded judge calls whose passage was cut to
 	// JudgeOptions.PassageTokens.
 	PassagesCut int64
+	// ResponsesCut counts judge calls whose response was over
+	// JudgeOptions.MaxResponseTokens and shown head and tail.
+	ResponsesCut int64
 }
 
 // Stats returns the judge's counters.
@@ -200,7 +220,7 @@ func (j *Judge) Stats() JudgeStats {
 	}
 	cached := j.sat.len() + j.grounded.len()
 	return JudgeStats{Calls: j.calls.Load(), MemHits: j.memHits.Load(), DiskHits: j.diskHits.Load(), Failures: j.failures.Load(), Cached: cached,
-		PassagesCut: j.passagesCut.Load()}
+		PassagesCut: j.passagesCut.Load(), ResponsesCut: j.responsesCut.Load()}
 }
 
 // Latency is the histogram of the judge's verdict calls' durations in
@@ -374,15 +394,18 @@ func (j *Judge) slot(ctx context.Context, ask func() error) error {
 }
 
 func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
-	msgs, err := j.prompts.SatisfyMessages(question, r.Response, r.Extracted, items)
+	msgs, shown, err := j.prompts.SatisfyView(j.view(), question, r.Response, r.Extracted, items)
 	if err != nil {
 		return nil, err
+	}
+	if shown.Cut {
+		j.responsesCut.Add(1)
 	}
 	ids := make([]int32, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	req := j.request(JudgeStage, prompts.Satisfy, msgs)
+	req := j.request(JudgeStage, j.opt.Layout.Of(prompts.Satisfy), msgs)
 	var verdicts []schema.Satisfaction
 	err = j.client.ChatParsed(ctx, req, llm.Ask{
 		What:    "satisfaction verdicts",
@@ -402,7 +425,12 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 	if err != nil {
 		return nil, err
 	}
-	return verdicts, nil
+	return unseenPitfalls(verdicts, items, shown, r.Steps), nil
+}
+
+// view is how the judge's prompts show a response.
+func (j *Judge) view() prompts.View {
+	return prompts.View{Layout: j.opt.Layout, MaxResponseTokens: j.opt.MaxResponseTokens}
 }
 
 // key identifies a verdict: the judge model and templates, the question,
