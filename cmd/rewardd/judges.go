@@ -97,7 +97,8 @@ func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter
 		members[i], err = judge.NewJudge(client, ps, judge.JudgeOptions{Model: s.Model, Name: s.Name, EndpointKind: s.EndpointKind(), Seed: seed,
 			Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
 			Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
-			Concurrency: o.judgeConcurrency, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})
+			Concurrency: o.judgeConcurrency, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens,
+			Layout: prompts.Layout(o.judgeLayout), MaxResponseTokens: o.judgeMaxResponseTokens})
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -93,7 +93,8 @@ type options struct {
 	legacyMaxTokens                                             bool
 	judgeTimeout, attemptTimeout, drain, queueWait, stallAfter  time.Duration
 	verdictCache, maxQueue                                      int
-	judgePassageTokens                                          int
+	judgePassageTokens, judgeMaxResponseTokens                  int
+	judgeLayout                                                 string
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     server.BreakerOptions
@@ -152,6 +153,8 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.attemptTimeout, "judge-attempt-timeout", time.Minute, "deadline of one judge request attempt (e.g. --judge-attempt-timeout 30s)")
 	fs.IntVar(&o.maxAttempts, "judge-max-attempts", 4, "attempts per judge request for 429, 5xx, timeouts and resets (e.g. --judge-max-attempts 6)")
 	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
+	fs.StringVar(&o.judgeLayout, "judge-layout", string(prompts.LayoutCache), "where the judge prompt puts the response: cache (last, after the instructions, the rubric or criteria and the passage, so that a server's prefix cache computes all but the response once per group) or paper (the seeds' order: seed 001 puts the criteria after the response); part of every verdict's cache key (e.g. --judge-layout paper)")
+	fs.IntVar(&o.judgeMaxResponseTokens, "judge-max-response-tokens", prompts.DefaultJudgeMaxResponseTokens, fmt.Sprintf("the most estimated tokens (bytes/3) of a response the judge is shown, sized for a 32K-token judge; a longer response is shown head and tail with a line saying how much was cut, every PITFALL counts as fallen into in it (its hidden middle may hold one), and it is counted in rewardd_judge_responses_cut_total; at least %d, -1 for no budget; keep it under the judge's context minus the rubric, the passage and --judge-max-tokens (e.g. --judge-max-response-tokens 6000 for a 16K judge)", prompts.MinJudgeMaxResponseTokens))
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
 	fs.StringVar(&o.onJudgeFailure, "on-judge-failure", reward.OnJudgeFailureFloor, "what a response whose judgment failed is paid: floor (the lowest reward any judgment could give it), outcome (the accuracy-only reward), error (503 with Retry-After, for trainers that retry) (e.g. --on-judge-failure error)")
@@ -160,7 +163,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeSeed, "judge-seed", "0", "sampling seed sent with every judge request, part of every verdict's cache key; none sends no seed, for a server that refuses the seed parameter (e.g. --judge-seed 7, --judge-seed none)")
 	fs.StringVar(&o.judgeKind, "judge-endpoint-kind", "", "kind of server behind --judge-base-url, part of every verdict's cache key, so one kind's verdicts are not replayed as another's while two servers of one kind share them; empty: openai for api.openai.com, else openai-compatible (e.g. --judge-endpoint-kind vllm)")
 	fs.StringVar(&o.judgePanel, "judge-panel", "", "YAML `FILE` listing a panel of judges (name, base_url, model, api_key_env, endpoint_kind, temperature, top_p, max_tokens, prompts_dir; what a judge leaves out comes from the --judge-* flags): every judge is asked about every response, which multiplies the judge requests by the panel's size; an item's verdict is a strict majority of the votes for the response, a failed judge voting against it and a tie going against it; a grounded score is the lower median, a failed judge's counted as 0; judge_ok is false only when every judge failed (e.g. --judge-panel panel.yaml)")
-	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
+	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl, score_grounded.tmpl (with --judge-layout paper, satisfy_paper.tmpl and score_grounded_paper.tmpl) and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
 // orsFlags are the flags of the Open Reward Standard environment.
@@ -198,6 +201,15 @@ func (o *options) check() error {
 	}
 	if o.judgePassageTokens < prompts.MinJudgePassageTokens {
 		errs = append(errs, fmt.Errorf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", o.judgePassageTokens, prompts.MinJudgePassageTokens))
+	}
+	if _, err := prompts.ParseLayout(o.judgeLayout); err != nil || o.judgeLayout == "" {
+		if err == nil {
+			err = errors.New(`"" is not a judge layout: want cache or paper`)
+		}
+		errs = append(errs, fmt.Errorf("--judge-layout: %w", err))
+	}
+	if o.judgeMaxResponseTokens != -1 && o.judgeMaxResponseTokens < prompts.MinJudgeMaxResponseTokens {
+		errs = append(errs, fmt.Errorf("--judge-max-response-tokens %d is below %d: the judge would see too little of a response to grade it (-1: no budget)", o.judgeMaxResponseTokens, prompts.MinJudgeMaxResponseTokens))
 	}
 	if err := reward.CheckJudgeFailurePolicy(o.onJudgeFailure); err != nil {
 		errs = append(errs, fmt.Errorf("--%w", err))
