@@ -179,6 +179,7 @@ func (j *Judge) panelStats() JudgeStats {
 		st.DiskHits += ms.DiskHits
 		st.Cached += ms.Cached
 		st.PassagesCut += ms.PassagesCut
+		st.ResponsesCut += ms.ResponsesCut
 	}
 	return st
 }

@@ -186,8 +186,11 @@ func TestResponseBudgetEarnsNothingByLength(t *testing.T) {
 				t.Errorf("cut: reward %v advantage %v; judged whole %v, its short twin %v (advantage %v)",
 					got.Reward, c.Advantages[0].Total, w.Results[0].Reward, c.Results[1].Reward, c.Advantages[1].Total)
 			}
-			if st := cut.judge.Stats(); st.ResponsesCut == 0 {
-				t.Errorf("no cut response counted: %+v", st)
+			if st := cut.judge.Stats(); st.ResponsesCut != 1 {
+				t.Errorf("%d cut responses counted, want 1: %+v", st.ResponsesCut, st)
+			}
+			if _, m := cut.do("GET", "/metrics", ""); !strings.Contains(string(m), "rewardd_judge_responses_cut_total 1\n") {
+				t.Errorf("/metrics does not count the cut response:\n%s", m)
 			}
 		})
 	}

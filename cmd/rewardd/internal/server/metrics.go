@@ -231,6 +231,8 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 		fmt.Fprintf(w, "rewardd_judge_failures_total %d\n", st.Failures)
 		help(w, "rewardd_judge_passages_cut_total", "counter", "Grounded judge calls whose passage was longer than --judge-passage-tokens and was cut to it.")
 		fmt.Fprintf(w, "rewardd_judge_passages_cut_total %d\n", st.PassagesCut)
+		help(w, "rewardd_judge_responses_cut_total", "counter", "Judge calls whose response was longer than --judge-max-response-tokens and was shown head and tail (its PITFALLs counted as fallen into).")
+		fmt.Fprintf(w, "rewardd_judge_responses_cut_total %d\n", st.ResponsesCut)
 		help(w, "rewardd_judge_cached_verdicts", "gauge", "Verdicts held in the in-memory cache.")
 		fmt.Fprintf(w, "rewardd_judge_cached_verdicts %d\n", st.Cached)
 		help(w, "rewardd_judge_duration_seconds", "histogram", "Time of one verdict call, repairs and retries included.")
