@@ -177,10 +177,13 @@ type PromptRecorder struct {
 }
 
 // RecordedPrompt is one recorded request: the template it was rendered
-// from, its serialized prompt's length in bytes and the bytes of it no
-// earlier prompt began with.
+// from, whether it is a repair turn, its serialized prompt (serializePrompt)
+// and that prompt's length in bytes and the bytes of it no earlier prompt
+// began with.
 type RecordedPrompt struct {
 	Kind     Kind
+	Repair   bool
+	Prompt   string
 	Chars    int
 	Unshared int
 }
@@ -201,7 +204,11 @@ func (r *PromptRecorder) Record(kind Kind, msgs []Message) RecordedPrompt {
 	r.sorted = append(r.sorted, "")
 	copy(r.sorted[i+1:], r.sorted[i:])
 	r.sorted[i] = text
-	rec := RecordedPrompt{Kind: kind, Chars: len(text), Unshared: len(text) - shared}
+	repair := false
+	for _, m := range msgs {
+		repair = repair || m.Role == "assistant"
+	}
+	rec := RecordedPrompt{Kind: kind, Repair: repair, Prompt: text, Chars: len(text), Unshared: len(text) - shared}
 	r.log = append(r.log, rec)
 	return rec
 }

@@ -37,7 +37,7 @@ func TestPromptRecorderUnshared(t *testing.T) {
 	for i, p := range prompts {
 		got := r.Record(KindSatisfy, msg(p))
 		want := bruteForce(p, prompts[:i])
-		if got.Kind != KindSatisfy || got.Chars != lengths(p) || got.Unshared != want {
+		if got.Kind != KindSatisfy || got.Repair || got.Prompt != serializePrompt(msg(p)) || got.Chars != lengths(p) || got.Unshared != want {
 			t.Errorf("prompt %d %q: %+v, want chars %d unshared %d", i, p, got, lengths(p), want)
 		}
 		if w, ok := spot[i]; ok && got.Unshared != w {
@@ -49,5 +49,9 @@ func TestPromptRecorderUnshared(t *testing.T) {
 	}
 	if got := r.Prompts(); len(got) != len(prompts) {
 		t.Fatalf("recorded %d prompts, want %d", len(got), len(prompts))
+	}
+	repair := []Message{{Role: "user", Content: "q"}, {Role: "assistant", Content: "bad"}, {Role: "user", Content: "again"}}
+	if got := r.Record(KindSatisfy, repair); !got.Repair {
+		t.Errorf("a repair conversation is recorded as %+v", got)
 	}
 }
