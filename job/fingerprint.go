@@ -80,6 +80,11 @@ func resultSettings() []setting {
 		{"empirical.panel", func(j *Job) string { return panelSetting(j.Empirical.Panel) }, EmpiricalOn, noPanel},
 		{"judge.order", orderSetting, judgesOrdered, OrderRubric},
 		{"judge.order_seed", func(j *Job) string { return fmt.Sprint(j.Judge.OrderSeed) }, func(j *Job) bool { return judgesOrdered(j) && j.Shuffled() }, ""},
+		// A job.yaml made before layouts showed the judges the paper
+		// layout and every response whole: such jobs keep their
+		// fingerprint.
+		{"judge.layout", func(j *Job) string { return string(j.JudgeLayout()) }, judgesOrdered, string(prompts.LayoutPaper)},
+		{"empirical.max_response_tokens", func(j *Job) string { return fmt.Sprint(j.Empirical.MaxResponseTokens) }, EmpiricalOn, "0"},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},
@@ -151,7 +156,7 @@ func TemplatesOf(j *Job) []string {
 			names = append(names, GroundedJudgeTemplate(j))
 		}
 		if j.Empirical.Enabled {
-			names = append(names, prompts.GroundedAnswer, prompts.ScoreGrounded)
+			names = append(names, prompts.GroundedAnswer, SatisfyTemplate(j))
 		}
 		if OpenBookOn(j) {
 			names = append(names, prompts.GroundedAnswerOpen)
@@ -163,7 +168,7 @@ func TemplatesOf(j *Job) []string {
 		names = append(names, JudgeTemplate(j))
 	}
 	if j.Empirical.Enabled {
-		names = append(names, prompts.Satisfy)
+		names = append(names, SatisfyTemplate(j))
 	}
 	return names
 }

@@ -169,6 +169,12 @@ type JudgeStage struct {
 	// order (as before judge orders existed). See OrderPermutation.
 	Order     string `yaml:"order,omitempty"`
 	OrderSeed int64  `yaml:"order_seed,omitempty"`
+	// Layout is where the judge prompts of this stage and the empirical
+	// one put what varies (prompts.Layout): cache (the default) puts the
+	// response (the item, the criterion) last, so that a server's prefix
+	// cache computes the rest once per record; paper keeps the seeds'
+	// order. A job.yaml without it was made with the paper layout.
+	Layout string `yaml:"layout,omitempty"`
 }
 
 // EmpiricalStage configures empirical validity: every rollout judged against
@@ -186,6 +192,13 @@ type EmpiricalStage struct {
 	// passage. Twice the stage's requests; ignored by the math styles.
 	OpenBook  bool `yaml:"open_book"`
 	JudgeSeed `yaml:",inline"`
+	// MaxResponseTokens is the most estimated tokens of a rollout (a
+	// grounded answer) the judge is shown (prompts.View): a longer one is
+	// shown head and tail, and every PITFALL counts as fallen into in it.
+	// 0 (or absent) is the default, prompts.DefaultJudgeMaxResponseTokens;
+	// -1 shows every response whole. A job.yaml without it showed them
+	// whole.
+	MaxResponseTokens int `yaml:"max_response_tokens,omitempty"`
 	// Panel, when it lists judges, has every rollout (every grounded
 	// answer) judged by each of them and keeps the panel's verdicts (see
 	// PanelJudge and schema.Panel).
@@ -357,6 +370,12 @@ func (j *Job) Normalize() {
 	if j.Judge.Order == "" {
 		j.Judge.Order = OrderShuffled
 	}
+	if j.Judge.Layout == "" {
+		j.Judge.Layout = string(prompts.LayoutCache)
+	}
+	if j.Empirical.MaxResponseTokens == 0 {
+		j.Empirical.MaxResponseTokens = prompts.DefaultJudgeMaxResponseTokens
+	}
 	if j.Rollout.PerRequest <= 0 {
 		j.Rollout.PerRequest = 1
 	}
@@ -511,6 +530,12 @@ func (j *Job) validateStages(v *validation) {
 		if r.n < 0 || r.n > 10 {
 			v.bad(r.field, "%d is outside 0..10", r.n)
 		}
+	}
+	if _, err := prompts.ParseLayout(j.Judge.Layout); err != nil {
+		v.bad("judge.layout", "%q is not %s or %s", j.Judge.Layout, prompts.LayoutCache, prompts.LayoutPaper)
+	}
+	if m := j.Empirical.MaxResponseTokens; m != -1 && m != 0 && m < prompts.MinJudgeMaxResponseTokens {
+		v.bad("empirical.max_response_tokens", "%d is below %d: the judge would see too little of a response to grade it (-1: no budget)", m, prompts.MinJudgeMaxResponseTokens)
 	}
 	if j.Empirical.Alpha < -1 || j.Empirical.Alpha >= 1 {
 		v.bad("empirical.alpha", "%g is outside [-1, 1)", j.Empirical.Alpha)

@@ -38,9 +38,44 @@ func DistillTemplate(j *Job) string {
 
 func JudgeTemplate(j *Job) string {
 	if j.Judge.Mode == "item" {
-		return prompts.JudgeItem
+		return j.JudgeLayout().Of(prompts.JudgeItem)
 	}
-	return prompts.JudgeBatch
+	return j.JudgeLayout().Of(prompts.JudgeBatch)
+}
+
+// The judge layouts' names and the default response budget, for the
+// commands' flags (prompts.Layout, prompts.View).
+const (
+	LayoutCache              = string(prompts.LayoutCache)
+	LayoutPaper              = string(prompts.LayoutPaper)
+	DefaultMaxResponseTokens = prompts.DefaultJudgeMaxResponseTokens
+)
+
+// JudgeLayout is the layout of the job's judge prompts (judge.layout; a
+// job.yaml without it was made with the paper layout).
+func (j *Job) JudgeLayout() prompts.Layout {
+	if j.Judge.Layout == "" {
+		return prompts.LayoutPaper
+	}
+	l, _ := prompts.ParseLayout(j.Judge.Layout)
+	return l
+}
+
+// SatisfyTemplate is the template of the empirical stage's judge: the
+// satisfaction judge's, or a grounded job's reward judge's, in the job's
+// layout.
+func SatisfyTemplate(j *Job) string {
+	if j.Style == schema.StyleGrounded {
+		return j.JudgeLayout().Of(prompts.ScoreGrounded)
+	}
+	return j.JudgeLayout().Of(prompts.Satisfy)
+}
+
+// JudgeView is how the empirical stage's judge is shown a response: the
+// job's layout and response budget (empirical.max_response_tokens; none
+// in a job.yaml without it).
+func (j *Job) JudgeView() prompts.View {
+	return prompts.View{Layout: j.JudgeLayout(), MaxResponseTokens: j.Empirical.MaxResponseTokens}
 }
 
 // DefaultMinPassageChars is grounded.min_passage_chars unless a job sets
@@ -63,9 +98,9 @@ func (j *Job) JudgePassageBudget() int {
 
 func GroundedJudgeTemplate(j *Job) string {
 	if j.Judge.Mode == "item" {
-		return prompts.GroundedJudgeItem
+		return j.JudgeLayout().Of(prompts.GroundedJudgeItem)
 	}
-	return prompts.GroundedJudgeBatch
+	return j.JudgeLayout().Of(prompts.GroundedJudgeBatch)
 }
 
 // LeftOutStage: a unit that ends at this stage was left out by a check,

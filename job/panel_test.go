@@ -209,8 +209,8 @@ func TestRubricOrderKeepsTheFingerprint(t *testing.T) {
 	older.Rollout, older.Distill, older.Judge.Endpoint, older.Empirical.Endpoint, older.Prices = cur.Rollout, cur.Distill, cur.Judge.Endpoint, cur.Empirical.Endpoint, cur.Prices
 	older.Input, older.Out, older.Limits, older.Output = cur.Input, cur.Out, cur.Limits, cur.Output
 	changes := ChangedSettings(&older, &cur)
-	if len(changes) != 1 || changes[0] != "judge.order: rubric → shuffled" {
-		t.Errorf("an older run resumed with the default order: changes %q", changes)
+	if len(changes) != 2 || changes[0] != "judge.order: rubric → shuffled" || changes[1] != "judge.layout: paper → cache" {
+		t.Errorf("an older run resumed with the default order and layout: changes %q", changes)
 	}
 	seeded := cur
 	seeded.Judge.OrderSeed = 9

@@ -28,27 +28,38 @@ func (e *engine) empirical(ctx context.Context, w *unit) error {
 	for i := range sat {
 		sat[i] = make([][]schema.Satisfaction, len(judges))
 	}
-	err := fanOut(ctx, n*len(judges), func(ctx context.Context, k int) error {
-		i, j := k%n, k/n
-		r, jd := rollouts[i], judges[j]
-		msgs, err := jd.prompts.SatisfyMessages(w.p.Text, r.Text, r.ExtractedAnswer, shown(items, e.order(w.p.ID, jd, int(r.Index), len(items))))
-		if err != nil {
-			return err
-		}
-		steps := countSteps(r.Text)
-		var verdicts []schema.Satisfaction
-		err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
-			var err error
-			verdicts, err = schema.ParseSatisfaction(reply, ids, steps)
+	// Each judge is asked about the first rollout alone, then about the
+	// others at once: they share the first's prompt but for the rollout
+	// (the items in the problem's order for that judge), so a server's
+	// prefix cache computes the rubric once (warmFirst).
+	err := fanOut(ctx, len(judges), func(ctx context.Context, j int) error {
+		jd := judges[j]
+		order := shown(items, e.order(w.p.ID, jd, 0, len(items)))
+		return warmFirst(ctx, n, func(ctx context.Context, i int) error {
+			r := rollouts[i]
+			msgs, seen, err := jd.prompts.SatisfyView(e.job.JudgeView(), w.p.Text, r.Text, r.ExtractedAnswer, order)
+			if err != nil {
+				return err
+			}
+			e.countCut(seen)
+			steps := countSteps(r.Text)
+			var verdicts []schema.Satisfaction
+			err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
+				var err error
+				verdicts, err = schema.ParseSatisfaction(reply, ids, steps)
+				return err
+			})
+			if err != nil && unusableVerdict(err) {
+				e.log.Debug("empirical: a judge leaves a rollout unjudged", "id", w.p.ID, "rollout", r.Index, "judge", jd.name, "err", err)
+				e.causes.add(job.StageEmpirical, err.Error())
+				return nil
+			}
+			if seen.Cut && err == nil {
+				verdicts = reward.UnseenPitfalls(verdicts, items, seen.HiddenFrom, seen.HiddenTo, reward.Steps(r.Text))
+			}
+			sat[i][j] = verdicts
 			return err
 		})
-		if err != nil && unusableVerdict(err) {
-			e.log.Debug("empirical: a judge leaves a rollout unjudged", "id", w.p.ID, "rollout", r.Index, "judge", jd.name, "err", err)
-			e.causes.add(job.StageEmpirical, err.Error())
-			return nil
-		}
-		sat[i][j] = verdicts
-		return err
 	})
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rubricforge/rubricforge/source"
@@ -37,6 +38,17 @@ type engine struct {
 	// judges are the judges of the judge and empirical stages, by stage:
 	// the stage's own model, or its panel's judges (newJudges).
 	judges map[string][]judgeAt
+	// responsesCut counts the empirical stage's judge requests (this
+	// session's) that showed a response cut to
+	// empirical.max_response_tokens.
+	responsesCut atomic.Int64
+}
+
+// countCut counts a judge request that showed a response cut.
+func (e *engine) countCut(seen prompts.Shown) {
+	if seen.Cut {
+		e.responsesCut.Add(1)
+	}
 }
 
 // outcome is what processing one problem produced: a record, a failure, or
@@ -322,7 +334,7 @@ func (e *engine) record(p source.Problem, rollouts []schema.Rollout, items []sch
 	}
 	if e.job.Empirical.Enabled {
 		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
-		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.Satisfy))
+		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(job.SatisfyTemplate(e.job)))
 		rec.Provenance.Alpha = ptr(e.job.Empirical.Alpha)
 		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}

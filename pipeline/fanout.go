@@ -45,6 +45,26 @@ func fanOut(ctx context.Context, n int, call func(ctx context.Context, i int) er
 	return deferred
 }
 
+// warmFirst runs call(ctx, 0) alone, then call(ctx, i) for i in [1, n)
+// at once (fanOut): requests that share a prompt prefix, of which a
+// server's prefix cache computes the shared part once only when the first
+// has been answered before the others arrive. A first request deferred to
+// a batch does not hold the others back (a batch has no prefix to warm).
+func warmFirst(ctx context.Context, n int, call func(ctx context.Context, i int) error) error {
+	if n <= 1 {
+		return fanOut(ctx, n, call)
+	}
+	first := safeCall(ctx, 0, call)
+	if first != nil && llm.ClassOf(first) != llm.ClassDeferred {
+		return first
+	}
+	err := fanOut(ctx, n-1, func(ctx context.Context, i int) error { return call(ctx, i+1) })
+	if err == nil {
+		return first
+	}
+	return err
+}
+
 func safeCall(ctx context.Context, i int, call func(ctx context.Context, i int) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -262,7 +262,7 @@ func (e *engine) storeCriterionVerdicts(w *unit, tables []verdictTable) {
 // judgeCriterion asks judge jd (the j-th) about criterion i of question k.
 func (e *engine) judgeCriterion(ctx context.Context, w *unit, passage string, jd judgeAt, j, k, i int, t verdictTable) error {
 	q := &w.grounded.Questions[k]
-	msgs, err := jd.prompts.GroundedJudgeItemMessages(passage, q.Question, q.Criteria[i])
+	msgs, err := jd.prompts.GroundedJudgeItemMessagesIn(e.job.JudgeLayout(), passage, q.Question, q.Criteria[i])
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func (e *engine) judgeCriterion(ctx context.Context, w *unit, passage string, jd
 func (e *engine) judgeQuestion(ctx context.Context, w *unit, passage string, jd judgeAt, j, k int, t verdictTable) error {
 	q := &w.grounded.Questions[k]
 	perm := e.order(w.p.ID, jd, k, len(q.Criteria))
-	msgs, err := jd.prompts.GroundedJudgeBatchMessages(passage, q.Question, shown(q.Criteria, perm))
+	msgs, err := jd.prompts.GroundedJudgeBatchMessagesIn(e.job.JudgeLayout(), passage, q.Question, shown(q.Criteria, perm))
 	if err != nil {
 		return err
 	}
@@ -320,18 +320,21 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 	g, n := w.grounded, e.job.Rollout.N
 	passage := e.judgePassage(w)
 	var jobs []answerJob
+	var byQuestion [][]int // the indexes in jobs of each question's answers
 	for k := range g.Questions {
 		q := &g.Questions[k]
+		first := len(jobs)
 		q.Answers = make([]schema.GroundedAnswer, n)
 		jobs = append(jobs, answerJobs(q, q.Answers, false, n)...)
 		if job.OpenBookOn(e.job) {
 			q.OpenBookAnswers = make([]schema.GroundedAnswer, n)
 			jobs = append(jobs, answerJobs(q, q.OpenBookAnswers, true, n)...)
 		}
+		byQuestion = append(byQuestion, seq(first, len(jobs)))
 	}
 	byAnswer := make([]*schema.AnswerScores, len(jobs)) // with a panel, each answer's scores by judge
-	err := fanOut(ctx, len(jobs), func(ctx context.Context, i int) error {
-		return e.answerAndScore(ctx, w, passage, jobs[i], &byAnswer[i])
+	err := fanOut(ctx, len(byQuestion), func(ctx context.Context, k int) error {
+		return e.answerAndScore(ctx, w, passage, jobs, byQuestion[k], byAnswer)
 	})
 	if err != nil {
 		return err
@@ -345,6 +348,15 @@ func (e *engine) empiricalGrounded(ctx context.Context, w *unit) error {
 		}
 	}
 	return nil
+}
+
+// seq is the integers from lo up to hi.
+func seq(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
 }
 
 // answerJob is one answer the grounded empirical stage samples and scores:
@@ -381,43 +393,67 @@ func (e *engine) answerMessages(j answerJob, passage string) ([]llm.Message, err
 	return e.prompts.GroundedAnswerMessages(j.q.Question)
 }
 
-// answerAndScore samples j's answer from the rollout endpoint and scores it
-// with the grounded reward judge (each judge of a panel, whose scores go in
-// byJudge) against the passage.
-func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j answerJob, byJudge **schema.AnswerScores) error {
-	ro := e.job.Rollout
-	q, a := j.q, j.a
-	msgs, err := e.answerMessages(j, passage)
-	if err != nil {
-		return err
-	}
-	req := request(job.StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
-	req.SampleIndex = a
-	seed := ro.Seed + int64(a)
-	req.Seed = &seed
-	resp, err := e.clients[job.StageRollout].Chat(ctx, req)
-	if err != nil {
-		return fmt.Errorf("%s answer %d to question %d: %w", j.bookName(), a, q.Index+1, err)
-	}
-	w.u.add(resp)
-	text := resp.Choices[0].Content
-	j.into[a] = schema.GroundedAnswer{Index: int32(a), Text: text, Scores: []float64{}}
-	what := fmt.Sprintf("scores of answer %d to question %d", a, q.Index+1)
-	if j.open {
-		what = fmt.Sprintf("scores of open-book answer %d to question %d", a, q.Index+1)
-	}
-	judges := e.judges[job.StageEmpirical]
-	scores := make([][]float64, len(judges)) // nil: the judge gave none
-	err = fanOut(ctx, len(judges), func(ctx context.Context, n int) error {
-		var err error
-		scores[n], err = e.scoreAnswer(ctx, w, passage, j, text, judges[n], what)
+// answerAndScore samples the answers jobs[at] to one question (closed- and
+// open-book) from the rollout endpoint, then scores them with the grounded
+// reward judge (each judge of a panel, whose scores go in byAnswer)
+// against the passage: for each judge the first answer alone, then the
+// others at once (warmFirst), since their requests share all but the
+// answer and a server's prefix cache computes the rest once.
+func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, jobs []answerJob, at []int, byAnswer []*schema.AnswerScores) error {
+	texts := make([]string, len(at))
+	err := fanOut(ctx, len(at), func(ctx context.Context, i int) (err error) {
+		texts[i], err = e.sampleAnswer(ctx, w, passage, jobs[at[i]])
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	j.into[a].Scores, *byJudge = e.answerScores(j, scores)
+	judges := e.judges[job.StageEmpirical]
+	scores := make([][][]float64, len(at)) // by answer, by judge; nil: the judge gave none
+	for i := range scores {
+		scores[i] = make([][]float64, len(judges))
+	}
+	err = fanOut(ctx, len(judges), func(ctx context.Context, n int) error {
+		return warmFirst(ctx, len(at), func(ctx context.Context, i int) (err error) {
+			j := jobs[at[i]]
+			what := fmt.Sprintf("scores of answer %d to question %d", j.a, j.q.Index+1)
+			if j.open {
+				what = fmt.Sprintf("scores of open-book answer %d to question %d", j.a, j.q.Index+1)
+			}
+			scores[i][n], err = e.scoreAnswer(ctx, w, passage, j, texts[i], judges[n], what)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for i, k := range at {
+		j := jobs[k]
+		j.into[j.a].Scores, byAnswer[k] = e.answerScores(j, scores[i])
+	}
 	return nil
+}
+
+// sampleAnswer samples j's answer from the rollout endpoint and stores it
+// (unscored) in j.into[j.a].
+func (e *engine) sampleAnswer(ctx context.Context, w *unit, passage string, j answerJob) (string, error) {
+	ro := e.job.Rollout
+	msgs, err := e.answerMessages(j, passage)
+	if err != nil {
+		return "", err
+	}
+	req := request(job.StageEmpirical, ro.Endpoint, ro.Sampling, msgs)
+	req.SampleIndex = j.a
+	seed := ro.Seed + int64(j.a)
+	req.Seed = &seed
+	resp, err := e.clients[job.StageRollout].Chat(ctx, req)
+	if err != nil {
+		return "", fmt.Errorf("%s answer %d to question %d: %w", j.bookName(), j.a, j.q.Index+1, err)
+	}
+	w.u.add(resp)
+	text := resp.Choices[0].Content
+	j.into[j.a] = schema.GroundedAnswer{Index: int32(j.a), Text: text, Scores: []float64{}}
+	return text, nil
 }
 
 // scoreAnswer is judge jd's scores of answer text, one per criterion; nil
@@ -425,14 +461,14 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, j 
 // the endpoint refused the request as malformed).
 func (e *engine) scoreAnswer(ctx context.Context, w *unit, passage string, j answerJob, text string, jd judgeAt, what string) ([]float64, error) {
 	q, a := j.q, j.a
-	part := 2 * (q.Index*int32(e.job.Rollout.N) + int32(a)) // every answer of the record its own order
-	if j.open {
-		part++
-	}
-	smsgs, err := jd.prompts.ScoreGroundedMessages(passage, q.Question, text, shown(q.Criteria, e.order(w.p.ID, jd, int(part), len(q.Criteria))))
+	// Every answer to a question is shown the criteria in the question's
+	// order for this judge, so that their requests share all but the
+	// answer.
+	smsgs, seen, err := jd.prompts.ScoreGroundedView(e.job.JudgeView(), passage, q.Question, text, shown(q.Criteria, e.order(w.p.ID, jd, int(q.Index), len(q.Criteria))))
 	if err != nil {
 		return nil, err
 	}
+	e.countCut(seen)
 	var scores schema.GroundedScores
 	err = e.askJudge(ctx, jd, jd.request(smsgs), e.job.Empirical.RepairAttempts, what, &w.u, func(reply string) (err error) {
 		scores, err = schema.ParseGroundedScores(reply, q.Criteria)
@@ -559,7 +595,7 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 		rec.Provenance.RolloutModel = e.job.Rollout.Model
 		rec.Provenance.RolloutTemplate = e.prompts.Hash(prompts.GroundedAnswer)
 		rec.Provenance.EmpiricalModel = ptr(stageModel(e.job, job.StageEmpirical, e.job.Empirical.Model))
-		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(prompts.ScoreGrounded))
+		rec.Provenance.SatisfyTemplate = ptr(e.prompts.Hash(job.SatisfyTemplate(e.job)))
 		rec.Provenance.EmpiricalSeed = e.job.Empirical.Sent()
 	}
 	return rec

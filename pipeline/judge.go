@@ -76,7 +76,7 @@ func (e *engine) judgeEachItem(ctx context.Context, w *unit, judges []judgeAt, t
 	return fanOut(ctx, n*len(judges), func(ctx context.Context, k int) error {
 		i, j := k%n, k/n
 		jd := judges[j]
-		msgs, err := jd.prompts.JudgeItemMessages(w.p.Text, w.p.Answer, items[i])
+		msgs, err := jd.prompts.JudgeItemMessagesIn(e.job.JudgeLayout(), w.p.Text, w.p.Answer, items[i])
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (e *engine) askItemVerdict(ctx context.Context, w *unit, jd judgeAt, msgs [
 // are mapped back by item id.
 func (e *engine) judgeBatch(ctx context.Context, w *unit, jd judgeAt, j int, t verdictTable) error {
 	items := w.items
-	msgs, err := jd.prompts.JudgeBatchMessages(w.p.Text, w.p.Answer, shown(items, e.order(w.p.ID, jd, 0, len(items))))
+	msgs, err := jd.prompts.JudgeBatchMessagesIn(e.job.JudgeLayout(), w.p.Text, w.p.Answer, shown(items, e.order(w.p.ID, jd, 0, len(items))))
 	if err != nil {
 		return err
 	}

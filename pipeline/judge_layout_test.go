@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,17 +74,16 @@ func blockID(response string) string {
 // unsharedBeyondResponse is the mean number of characters of the judge
 // requests about texts that a prefix cache holding every earlier request
 // could not reuse, beyond the text's own length: each request found by the
-// id of its text's block, the first request of each record left out (it
-// warms the record's prefix).
+// id of its text's block, the first request about each group of texts (a
+// record's rollouts, a question's answers) left out: it warms the group's
+// prefix.
 func unsharedBeyondResponse(t *testing.T, rec []llmtest.RecordedPrompt, kind string, records map[string][]string) (float64, int) {
 	t.Helper()
 	at := map[string]int{} // a block's id -> its request's index in rec
+	open := regexp.MustCompile(`\n\[` + kind + ` ([0-9a-f]{16})\]\n`)
 	for i, p := range rec {
-		if p.Repair {
-			continue
-		}
-		if j := strings.Index(p.Prompt, "["+kind+" "); j >= 0 && len(p.Prompt) > j+len(kind)+18 {
-			at[p.Prompt[j+len(kind)+2:j+len(kind)+18]] = i
+		if m := open.FindStringSubmatch(p.Prompt); m != nil && !p.Repair {
+			at[m[1]] = i
 		}
 	}
 	sum, n := 0, 0
@@ -155,7 +156,8 @@ func TestEmpiricalPromptsShareTheirPrefix(t *testing.T) {
 			for id, r := range runtest.ReadCorpus(t, jb.Out) {
 				for _, q := range r.Grounded.Questions {
 					for _, a := range q.Answers {
-						texts[id] = append(texts[id], a.Text)
+						key := fmt.Sprintf("%s question %d", id, q.Index)
+						texts[key] = append(texts[key], a.Text)
 					}
 				}
 			}

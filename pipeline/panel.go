@@ -67,10 +67,8 @@ func judgeTemplate(jb *job.Job, stage string) string {
 		return job.GroundedJudgeTemplate(jb)
 	case stage == job.StageJudge:
 		return job.JudgeTemplate(jb)
-	case grounded:
-		return prompts.ScoreGrounded
 	}
-	return prompts.Satisfy
+	return job.SatisfyTemplate(jb)
 }
 
 // loadJudgePrompts loads the templates of every panel judge whose

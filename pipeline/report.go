@@ -111,6 +111,11 @@ type Report struct {
 	// Batches sums up the run's provider batches (batch mode only); each
 	// batch's state is in RUN/batches/journal.jsonl.
 	Batches *llm.BatchSummary `json:"batches,omitempty"`
+	// ResponsesCut counts this session's judge requests of the empirical
+	// stage that showed a rollout (a grounded answer) over
+	// empirical.max_response_tokens head and tail, its pitfalls counted
+	// as fallen into.
+	ResponsesCut int64 `json:"judge_responses_cut,omitempty"`
 }
 
 // ProblemCounts adds up: Unique = Done + Failed + LeftOut + Pending.
@@ -407,6 +412,7 @@ func (l *loop) fillReport() {
 		r.LeftOutByStage = maps.Clone(l.leftOutByStage)
 	}
 	r.FailureCauses = l.eng.causes.top()
+	r.ResponsesCut = l.eng.responsesCut.Load()
 	in.mu.Lock()
 	r.BadLines = slices.Clone(in.badSample)
 	r.DuplicateDocumentsTotal, r.DuplicateDocuments = in.duplicateDocs, slices.Clone(in.duplicateSample)

@@ -135,11 +135,13 @@ Judge panels and judge order are job-file settings (docs/judge-panels.md):
   judge:
     order: shuffled        # or rubric; a judge shown several items sees them shuffled per judge and record
     order_seed: 0          # the seed of those orders, stored in every record
+    layout: cache          # or paper (the seeds' order); cache puts the response last for the prefix cache (docs/caching.md)
     panel:                 # every item judged by each judge; a strict majority, a failed judge voting against
       - {name: small, model: Qwen/Qwen3-8B}                      # at the stage's endpoint
       - {name: large, model: gpt-4.1-mini, base_url: https://api.openai.com/v1, api_key_env: OPENAI_API_KEY}
   empirical:
     panel: [...]           # every rollout judged by each judge, the same way
+    max_response_tokens: 16384   # a longer rollout is shown head and tail, its pitfalls counted (-1: whole)
 
 Flags:
 `
@@ -237,6 +239,8 @@ func (f *flagSet) stageFlags(d job.Job) {
 	f.boolean("judge", d.Judge.Enabled, "run the validity judge over every item (--judge=false to skip)", func(j *job.Job, v bool) { j.Judge.Enabled = v })
 	f.str("judge-mode", d.Judge.Mode, "batch (one judge call per problem) or item (one per item)", func(j *job.Job, v string) { j.Judge.Mode = v })
 	f.str("judge-order", job.OrderShuffled, "how a judge shown several items at once sees them: shuffled (per judge and record, from judge.order_seed) or rubric (as runs before judge orders; resumes their run directories); e.g. --judge-order rubric", func(j *job.Job, v string) { j.Judge.Order = v })
+	f.str("judge-layout", job.LayoutCache, "where the judge prompts put what varies: cache (the response, item or criterion last, so a server's prefix cache computes the rest once per record) or paper (the seeds' order; resumes run directories made before layouts); e.g. --judge-layout paper", func(j *job.Job, v string) { j.Judge.Layout = v })
+	f.integer("judge-max-response-tokens", job.DefaultMaxResponseTokens, "the most estimated tokens (bytes/3) of a rollout the empirical stage's judge is shown; a longer one is shown head and tail and its pitfalls count as fallen into (-1: whole); e.g. --judge-max-response-tokens 6000", func(j *job.Job, v int) { j.Empirical.MaxResponseTokens = v })
 	f.boolean("drop-invalid", d.Judge.DropInvalid, "drop items the judge finds invalid", func(j *job.Job, v bool) { j.Judge.DropInvalid = v })
 	f.boolean("empirical", d.Empirical.Enabled, "judge every rollout against the rubric and store each item's empirical validity", func(j *job.Job, v bool) { j.Empirical.Enabled = v })
 	f.boolean("open-book", d.Empirical.OpenBook, "grounded style, with --empirical: also sample --n answers with the passage in the prompt and score them, so validate reports each criterion's open/closed-book edge (twice the stage's requests); e.g. --empirical --open-book", func(j *job.Job, v bool) { j.Empirical.OpenBook = v })
