@@ -11,9 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/runtest"
@@ -275,60 +273,6 @@ func TestEmpiricalResponseBudget(t *testing.T) {
 	}
 }
 
-// warmWatch is a tap that holds the first judge request of each group of
-// requests (a problem's rollouts, a question's answers) until another of
-// the group arrives or a moment passes, and counts the requests of a group
-// that arrived while its first was unanswered: none when the first warms
-// the group's prefix before the others are sent.
-type warmWatch struct {
-	kind  llmtest.Kind
-	group func(msgs []llmtest.Message) string
-	next  http.RoundTripper
-	mu    sync.Mutex
-	first map[string]chan struct{} // open while the group's first request is unanswered
-	early int
-}
-
-func (w *warmWatch) handle(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-	if kind != w.kind {
-		return nil, nil
-	}
-	g := w.group(msgs)
-	w.mu.Lock()
-	pending, seen := w.first[g]
-	if !seen {
-		pending = make(chan struct{})
-		w.first[g] = pending
-	}
-	select {
-	case <-pending:
-	default:
-		if seen {
-			w.early++
-			close(pending) // the first need not wait any longer
-			w.first[g] = closedChan
-		}
-	}
-	w.mu.Unlock()
-	if seen {
-		return w.next.RoundTrip(r)
-	}
-	select { // a second request would come now if the first did not hold it back
-	case <-pending:
-	case <-time.After(100 * time.Millisecond):
-	}
-	resp, err := w.next.RoundTrip(r)
-	w.mu.Lock()
-	if w.first[g] == pending {
-		close(pending)
-		w.first[g] = closedChan
-	}
-	w.mu.Unlock()
-	return resp, err
-}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // userText is the user message of a request.
 func userText(msgs []llmtest.Message) string {
 	for _, m := range msgs {
@@ -348,32 +292,32 @@ func TestEmpiricalWarmsFirst(t *testing.T) {
 	t.Run("math", func(t *testing.T) {
 		t.Parallel()
 		f, tap, opt := inProcessFixture(t, 4, llmtest.Config{})
-		w := &warmWatch{kind: llmtest.KindSatisfy, next: tap.next, first: map[string]chan struct{}{}, group: func(msgs []llmtest.Message) string {
+		w := &llmtest.WarmWatch{Kind: llmtest.KindSatisfy, Next: tap.next, Group: func(msgs []llmtest.Message) string {
 			p := userText(msgs)
 			i, j := strings.Index(p, "<problem>"), strings.Index(p, "</problem>")
 			return p[i:j]
 		}}
-		tap.handle = w.handle
+		tap.next = w
 		jb := f.job
 		jb.Empirical.Enabled = true
 		runJob(t, jb, opt)
-		if w.early != 0 || len(w.first) == 0 {
-			t.Errorf("%d satisfaction requests came while their record's first was unanswered (%d records)", w.early, len(w.first))
+		if early, groups := w.Early(); early != 0 || groups == 0 {
+			t.Errorf("%d satisfaction requests came while their record's first was unanswered (%d records)", early, groups)
 		}
 	})
 	t.Run("grounded", func(t *testing.T) {
 		t.Parallel()
 		jb, opt := groundedTapFixtureWith(t, 2, llmtest.Config{}, nil)
 		tap := opt.HTTPClient.Transport.(*tapTransport)
-		w := &warmWatch{kind: llmtest.KindScoreGrounded, next: tap.next, first: map[string]chan struct{}{}, group: func(msgs []llmtest.Message) string {
+		w := &llmtest.WarmWatch{Kind: llmtest.KindScoreGrounded, Next: tap.next, Group: func(msgs []llmtest.Message) string {
 			p := userText(msgs) // the passage and the question: a document's passages may share a question's text
 			i, j := strings.Index(p, "<source_passage>"), strings.Index(p, "</question>")
 			return p[i:j]
 		}}
-		tap.handle = w.handle
+		tap.next = w
 		runJob(t, jb, opt)
-		if w.early != 0 || len(w.first) == 0 {
-			t.Errorf("%d scoring requests came while their question's first was unanswered (%d questions)", w.early, len(w.first))
+		if early, groups := w.Early(); early != 0 || groups == 0 {
+			t.Errorf("%d scoring requests came while their question's first was unanswered (%d questions)", early, groups)
 		}
 	})
 }
