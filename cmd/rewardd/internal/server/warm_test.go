@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/reward"
+)
+
+// TestScoreGroupWarmsFirst: rewardd sends a group's first judge request
+// alone and the others once it is answered, so that a server's prefix
+// cache computes the rubric once; with the judge's config AllAtOnce it
+// sends them at once.
+func TestScoreGroupWarmsFirst(t *testing.T) {
+	t.Parallel()
+	lab := rewardtest.DemoLabel()
+	group := func(msgs []llmtest.Message) string {
+		for _, m := range msgs {
+			if i := strings.Index(m.Content, "<rubric>"); i >= 0 {
+				return m.Content[i:]
+			}
+		}
+		return ""
+	}
+	responses := []string{rewardtest.TwoSteps, rewardtest.MarkedResponse, "The answer is 5. <answer>5</answer>", "### Step 1: Guess.\n6.\n<answer>6</answer>"}
+	for _, atOnce := range []bool{false, true} {
+		var w *llmtest.WarmWatch
+		h := newHarnessVia(t, nil, func(next http.RoundTripper) http.RoundTripper {
+			w = &llmtest.WarmWatch{Next: next, Kind: llmtest.KindSatisfy, Group: func(msgs []llmtest.Message) string {
+				g := group(msgs)
+				if j := strings.Index(g, "</rubric>"); j >= 0 {
+					return g[:j]
+				}
+				return g
+			}}
+			return w
+		}, func(c *Config, _ *llmtest.Config) { c.AllAtOnce = atOnce })
+		var g struct{ Results []reward.Result }
+		h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses}), &g)
+		for i, r := range g.Results {
+			if !r.JudgeOK {
+				t.Fatalf("response %d: %+v", i, r)
+			}
+		}
+		early, groups := w.Early()
+		if groups != 1 || (early == 0) == atOnce {
+			t.Errorf("all at once %v: %d judge requests came while the group's first was unanswered", atOnce, early)
+		}
+	}
+}
