@@ -36,7 +36,7 @@ func TestJudgeLayoutFlags(t *testing.T) {
 	}
 	var errOut bytes.Buffer
 	run(context.Background(), []string{"-h"}, io.Discard, &errOut, env)
-	for _, flag := range []string{"-judge-layout", "-judge-max-response-tokens"} {
+	for _, flag := range []string{"-judge-layout", "-judge-max-response-tokens", "-judge-warm-first"} {
 		if !strings.Contains(errOut.String(), flag) {
 			t.Errorf("-h does not explain -%s", flag)
 		}

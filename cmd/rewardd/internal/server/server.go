@@ -79,6 +79,11 @@ type Config struct {
 	OnJudgeFailure string
 	// Breaker tunes the circuit breaker in front of the judge.
 	Breaker BreakerOptions
+	// AllAtOnce sends every judge request of a group (the responses of one
+	// rubric in a request) at once. By default the first is sent alone and
+	// the others once it is answered, so that a judge server's prefix cache
+	// computes what they share once.
+	AllAtOnce bool
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token string
@@ -702,11 +707,14 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 
 // judgeAll fills the verdicts of every rollout with a label: from the
 // judge's memory at once, the others concurrently (the judge bounds its own
-// concurrency).
+// concurrency). Rollouts of one label share their judge prompt's prefix:
+// unless Config.AllAtOnce, the first of them is judged alone and the
+// others once it is answered (warmFirst).
 func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward.Rollout) {
 	var wg sync.WaitGroup
 	var rubric judge.RubricHash // the key of hashed's rubric, hashed once for its responses in a row
 	var hashed *schema.Label
+	var pending []int // the rollouts to judge, by label in the order the labels come
 	for i, lab := range labs {
 		if lab == nil {
 			continue
@@ -718,6 +726,36 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 			rs[i].Verdicts = v
 			continue
 		}
+		pending = append(pending, i)
+	}
+	for len(pending) > 0 {
+		lab := labs[pending[0]]
+		group, rest := pending[:0:0], pending[:0]
+		for _, i := range pending {
+			if labs[i] == lab {
+				group = append(group, i)
+			} else {
+				rest = append(rest, i)
+			}
+		}
+		pending = rest
+		if s.cfg.AllAtOnce || len(group) == 1 {
+			for _, i := range group {
+				wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
+			}
+			continue
+		}
+		wg.Go(func() { s.warmFirst(ctx, lab, rs, group) })
+	}
+	wg.Wait()
+}
+
+// warmFirst judges the rollouts group of lab: the first alone, the others
+// at once when it is answered, whatever its outcome.
+func (s *Server) warmFirst(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
+	s.judge(ctx, lab, &rs[group[0]])
+	var wg sync.WaitGroup
+	for _, i := range group[1:] {
 		wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
 	}
 	wg.Wait()
