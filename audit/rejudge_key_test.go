@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestRejudgeKeyCoversTheJudge: a rejudge that shares a first one's cache
@@ -16,7 +16,7 @@ func TestRejudgeKeyCoversTheJudge(t *testing.T) {
 	recs := fixtureRecords()[:12]
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, recs, 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5})
+	srv := sim.New(sim.Config{Seed: 5})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	first := rejudge(t, dir, rejudgeConfig(srv, cache, 20, 3))
 	if first.Sample.Judged == 0 || srv.Count() == 0 {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -52,7 +52,7 @@ func TestPanelVerdictsFailClosed(t *testing.T) {
 // truthRun writes n records whose stored verdicts are the simulated
 // endpoint's own (the truth its profiled judges err against), and returns
 // the directory and each record's items' truth.
-func truthRun(t *testing.T, srv *llmtest.Server, n int) (string, map[string]map[int32]bool) {
+func truthRun(t *testing.T, srv *sim.Server, n int) (string, map[string]map[int32]bool) {
 	t.Helper()
 	var recs []schema.Record
 	for i := range n {
@@ -112,8 +112,8 @@ func truthRun(t *testing.T, srv *llmtest.Server, n int) (string, map[string]map[
 
 // judgesServer is the simulated endpoint with three judges of different
 // error rates and one that always fails.
-func judgesServer() *llmtest.Server {
-	return llmtest.New(llmtest.Config{Seed: 11, InvalidRate: 0.3, Judges: map[string]llmtest.JudgeProfile{
+func judgesServer() *sim.Server {
+	return sim.New(sim.Config{Seed: 11, InvalidRate: 0.3, Judges: map[string]sim.JudgeProfile{
 		"sharp": {FalseValid: 0.15, FalseInvalid: 0.15},
 		"fair":  {FalseValid: 0.2, FalseInvalid: 0.2},
 		"rough": {FalseValid: 0.25, FalseInvalid: 0.25},
@@ -207,7 +207,7 @@ func TestRejudgePanel(t *testing.T) {
 // item valid where it came earlier, and a judge without bias never flips.
 func TestOrderCheckRecoversBias(t *testing.T) {
 	const bias = 0.6
-	srv := llmtest.New(llmtest.Config{Seed: 11, InvalidRate: 0.3, Judges: map[string]llmtest.JudgeProfile{
+	srv := sim.New(sim.Config{Seed: 11, InvalidRate: 0.3, Judges: map[string]sim.JudgeProfile{
 		"biased": {FalseValid: 0.05, FirstBias: bias},
 		"steady": {FalseValid: 0.1, FalseInvalid: 0.1},
 	}})

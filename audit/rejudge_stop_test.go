@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -35,7 +35,7 @@ func TestRejudgeNothingListens(t *testing.T) {
 	writeRun(t, dir, fixtureRecords()[:30], 8)
 	var logs bytes.Buffer
 	var sent atomic.Int64
-	cfg := rejudgeConfig(llmtest.New(llmtest.Config{}), "", 100, 1)
+	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 100, 1)
 	cfg.Concurrency = 16
 	cfg.HTTPClient = &http.Client{Transport: refused{&sent}}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -63,7 +63,7 @@ func TestRejudgeNothingListens(t *testing.T) {
 func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:30], 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5, Latency: 5 * time.Millisecond})
+	srv := sim.New(sim.Config{Seed: 5, Latency: 5 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	cfg.Concurrency = 16
 	cfg.Price = llm.Price{PromptPerMTok: 10, CompletionPerMTok: 40}
@@ -88,7 +88,7 @@ func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 func TestRejudgeInterrupted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:30], 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5, Latency: 20 * time.Millisecond})
+	srv := sim.New(sim.Config{Seed: 5, Latency: 20 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -118,7 +118,7 @@ func TestRejudgeInterrupted(t *testing.T) {
 func TestRejudgeUnparseableReplies(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:20], 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5, Faults: llmtest.Faults{Malformed: 0.5}})
+	srv := sim.New(sim.Config{Seed: 5, Faults: sim.Faults{Malformed: 0.5}})
 	cfg := rejudgeConfig(srv, "", 60, 1)
 	cfg.Repairs = 0
 	rep := rejudge(t, dir, cfg)
@@ -135,7 +135,7 @@ func TestRejudgeUnparseableReplies(t *testing.T) {
 func TestRejudgeCachedAnswersSpendNoBudget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:30], 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5})
+	srv := sim.New(sim.Config{Seed: 5})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	cfg := rejudgeConfig(srv, cache, 40, 1)
 	cfg.Price = llm.Price{PromptPerMTok: 1000, CompletionPerMTok: 1000}

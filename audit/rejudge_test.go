@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // rejudgeConfig asks the simulated endpoint srv, in process.
-func rejudgeConfig(srv *llmtest.Server, cache string, sample int, seed uint64) RejudgeConfig {
+func rejudgeConfig(srv *sim.Server, cache string, sample int, seed uint64) RejudgeConfig {
 	return RejudgeConfig{
 		BaseURL: "http://simulated.invalid/v1", APIKey: "sk-test-secret-0123", Model: "simulated",
 		Sample: sample, Seed: seed, CachePath: cache, Repairs: 4, Concurrency: 4, MaxAttempts: 6,
@@ -36,8 +36,8 @@ func TestRejudgeEndToEnd(t *testing.T) {
 	recs := fixtureRecords()[:30]
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, recs, 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5, InvalidRate: 0.3, KeepLog: true,
-		Faults: llmtest.Faults{RateLimited: 0.15, Malformed: 0.15, RetryAfter: time.Millisecond}})
+	srv := sim.New(sim.Config{Seed: 5, InvalidRate: 0.3, KeepLog: true,
+		Faults: sim.Faults{RateLimited: 0.15, Malformed: 0.15, RetryAfter: time.Millisecond}})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	first := rejudge(t, dir, rejudgeConfig(srv, cache, 40, seed))
 
@@ -47,13 +47,13 @@ func TestRejudgeEndToEnd(t *testing.T) {
 	}
 	var rateLimited, malformed int64
 	for _, e := range srv.Log() {
-		if e.Kind != llmtest.KindJudgeBatch {
+		if e.Kind != sim.KindJudgeBatch {
 			t.Errorf("request of kind %s, want judge_batch", e.Kind)
 		}
 		switch e.Fault {
-		case llmtest.FaultRateLimited:
+		case sim.FaultRateLimited:
 			rateLimited++
-		case llmtest.FaultMalformed:
+		case sim.FaultMalformed:
 			malformed++
 		}
 	}
@@ -174,7 +174,7 @@ func noSecret(t *testing.T, rep *AgreementReport) {
 func TestRejudgeBudgetStop(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:30], 8)
-	srv := llmtest.New(llmtest.Config{Seed: 5})
+	srv := sim.New(sim.Config{Seed: 5})
 	cfg := rejudgeConfig(srv, "", 40, 1)
 	cfg.Concurrency = 1
 	cfg.Price = llm.Price{PromptPerMTok: 1000, CompletionPerMTok: 1000}
@@ -201,7 +201,7 @@ func TestRejudgeBudgetStop(t *testing.T) {
 func TestRejudgeFatal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	writeRun(t, dir, fixtureRecords()[:10], 8)
-	cfg := rejudgeConfig(llmtest.New(llmtest.Config{}), "", 10, 1)
+	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 10, 1)
 	cfg.HTTPClient = &http.Client{Transport: refuse{}}
 	in, err := Open(dir)
 	if err != nil {

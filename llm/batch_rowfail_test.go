@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // batchSession is one session of a run in batch mode against the simulated
@@ -67,7 +67,7 @@ func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *Cache
 // (distill batches cancel, or the provider's console) did not fail its
 // rows; however often it happens, the next run asks them again.
 func TestBatchCancelledRowsDoNotCountAsFailures(t *testing.T) {
-	_, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: time.Hour})
+	_, url, stop, err := sim.Start(sim.Config{BatchTurnaround: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestBatchCancelledRowsDoNotCountAsFailures(t *testing.T) {
 // session with ResetRowFailures (--retry-failed), which asks it again,
 // says so, and whose reset holds for the sessions after it.
 func TestBatchRetryFailedResetsRowFailures(t *testing.T) {
-	_, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond, BatchExpire: 3})
+	_, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond, BatchExpire: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // offlineBatcher is a Batcher writing its files to an offline directory,
@@ -279,7 +279,7 @@ func killedAfterUpload(t *testing.T, url string, opts BatchOptions, cache *Cache
 // batch but before recording its id finds it by its input file at the
 // next start instead of creating it again.
 func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestBatchRowAnsweredMeanwhile(t *testing.T) {
 // batch when distill batches cancel asks the run to stop is dropped, not
 // created: a batch made after the cancellation would escape it.
 func TestBatchCancelRequestStopsACreate(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -88,7 +88,7 @@ type killPlan struct {
 // request may be sent again but those in flight at the kill, and
 // plan.check must hold of the finished run. It returns how many times it
 // killed the run.
-func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile string, what string, plan killPlan) int {
+func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -248,20 +248,20 @@ func checkShardFiles(t testing.TB, runDir string) {
 // against a simulated endpoint of 20 ms latency that logs every request,
 // shards of shardRows records, changed by edit, and written to a job file
 // for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
-	return killableJobWith(t, shardRows, llmtest.Config{}, edit)
+	return killableJobWith(t, shardRows, sim.Config{}, edit)
 }
 
 // killableJobWith is killableJob against a simulated endpoint with cfg's
 // judges (Config.Judges).
-func killableJobWith(t *testing.T, shardRows int, cfg llmtest.Config, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
+	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16

@@ -24,8 +24,8 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -54,7 +54,7 @@ type crashRun struct {
 	job  job.Job
 	rows []runtest.Problem
 	opt  Options
-	srv  *llmtest.Server
+	srv  *sim.Server
 
 	want     map[string]schema.Record // normalized records of the uninterrupted run
 	wantFail []string                 // problem ids the uninterrupted run recorded as failures
@@ -84,7 +84,7 @@ func (l *runLog) WithGroup(string) slog.Handler      { return l }
 
 func newCrashRun(t *testing.T) *crashRun {
 	t.Helper()
-	f, _, opt := inProcessFixture(t, 8, llmtest.Config{})
+	f, _, opt := inProcessFixture(t, 8, sim.Config{})
 	f.job.Out = crashRunDir
 	f.job.Output.ShardRows = 3
 	f.job.Limits.Concurrency = 4

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/schema"

@@ -17,8 +17,8 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -26,7 +26,7 @@ import (
 // (selection in the math styles, the quality check in the grounded style)
 // are counted as left out in the merge's report, never as failures.
 func TestMergeCountsLeftOutsByStage(t *testing.T) {
-	f := runtest.NewFixture(t, 12, llmtest.Config{})
+	f := runtest.NewFixture(t, 12, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 2)
 	before := map[string]int{}
 	for _, fl := range runtest.ReadFailures(t, dirs[0]) {
@@ -71,7 +71,7 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 // directory (or any directory holding a worker) would turn it into a run
 // directory around them; it is refused before anything is written.
 func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
-	f := runtest.NewFixture(t, 8, llmtest.Config{})
+	f := runtest.NewFixture(t, 8, sim.Config{})
 	parent := filepath.Join(f.Dir, "workers")
 	dirs := runWorkers(t, f.Job, parent, 2)
 	for _, out := range []string{parent, f.Dir, filepath.Join(dirs[1], "merged")} {
@@ -93,7 +93,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 12)
-	_, url := runtest.StartSim(t, llmtest.Config{})
+	_, url := runtest.StartSim(t, sim.Config{})
 	whole := runtest.GroundedTestJob(docs, filepath.Join(dir, "whole"), url)
 	runJob(t, whole, pipeline.Options{})
 	for _, k := range []int{2, 3} {
@@ -124,7 +124,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 // cost (not 0), and a variant of the job that reads the merged cache as
 // its base (--cache) pays for nothing the workers already have.
 func TestMergeKeepsCostAndAnswers(t *testing.T) {
-	f := runtest.NewFixture(t, 30, llmtest.Config{KeepLog: true})
+	f := runtest.NewFixture(t, 30, sim.Config{KeepLog: true})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	var want llm.StageStats
 	for _, d := range dirs {

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -57,7 +57,7 @@ func testSeed(t *testing.T) uint64 {
 // endpoint has the same configuration, so they answer alike).
 type worker struct {
 	dir string
-	srv *llmtest.Server
+	srv *sim.Server
 	url string
 }
 
@@ -74,9 +74,9 @@ func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "problems.jsonl")
 	answers := writeProblems(t, input, 120)
-	cfg := llmtest.Config{Answers: answers, Latency: 5 * time.Millisecond, KeepLog: true}
-	start := func() (*llmtest.Server, string) {
-		srv, url, stop, err := llmtest.Start(cfg)
+	cfg := sim.Config{Answers: answers, Latency: 5 * time.Millisecond, KeepLog: true}
+	start := func() (*sim.Server, string) {
+		srv, url, stop, err := sim.Start(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

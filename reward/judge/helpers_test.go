@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -25,11 +25,11 @@ func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter
 // asks, up to 4 times a request.
 type simJudged struct {
 	judge *Judge
-	sim   *llmtest.Server
+	simulator   *sim.Server
 }
 
-func newSimJudged(t testing.TB, cfg llmtest.Config) simJudged {
+func newSimJudged(t testing.TB, cfg sim.Config) simJudged {
 	t.Helper()
-	sim := llmtest.New(cfg)
-	return simJudged{judge: newTestJudge(t, sim.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"}), sim: sim}
+	simulator := sim.New(cfg)
+	return simJudged{judge: newTestJudge(t, simulator.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"}), simulator: simulator}
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -27,7 +27,7 @@ import (
 // judge through another server of its kind is answered from the cache. The
 // math and the grounded judge alike.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	ask := func(t *testing.T, s setup) {
 		t.Helper()
 		client, err := llm.NewClient(llm.Endpoint{BaseURL: s.baseURL},
-			llm.Options{HTTPClient: &http.Client{Transport: sim.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, cache, nil)
+			llm.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, cache, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,9 +111,9 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.change(&s)
-			before := sim.Count()
+			before := simulator.Count()
 			ask(t, s)
-			switch sent := sim.Count() - before; {
+			switch sent := simulator.Count() - before; {
 			case tc.asked && sent != 2:
 				t.Errorf("%d requests reached the endpoint; want the satisfaction and the grounded judge asked again", sent)
 			case !tc.asked && sent != 0:
@@ -126,7 +126,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 // TestSeedIsSent: the judge's seed goes out with its requests, and no seed
 // goes out without one.
 func TestSeedIsSent(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	seven := int64(7)
 	for _, seed := range []*int64{&seven, nil} {
 		var sent []bool
@@ -136,7 +136,7 @@ func TestSeedIsSent(t *testing.T) {
 				return nil, err
 			}
 			sent = append(sent, containsSeed(b, seed))
-			return sim.Transport().RoundTrip(r)
+			return simulator.Transport().RoundTrip(r)
 		})
 		j := newTestJudge(t, tap, 1, nil, JudgeOptions{Model: "simulated", Seed: seed})
 		lab := rewardtest.DemoLabel()

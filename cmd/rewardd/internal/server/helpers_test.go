@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -38,13 +38,13 @@ const (
 type harness struct {
 	t      testing.TB
 	srv    *Server
-	sim    *llmtest.Server
+	simulator    *sim.Server
 	judge  *judge.Judge
 	logs   *bytes.Buffer
 	labels []schema.Label
 }
 
-type harnessOpt func(*Config, *llmtest.Config)
+type harnessOpt func(*Config, *sim.Config)
 
 func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harness {
 	t.Helper()
@@ -56,13 +56,13 @@ func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harnes
 func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTripper) http.RoundTripper, opts ...harnessOpt) *harness {
 	t.Helper()
 	cfg := Config{}
-	simCfg := llmtest.Config{KeepLog: true}
+	simCfg := sim.Config{KeepLog: true}
 	for _, o := range opts {
 		o(&cfg, &simCfg)
 	}
-	sim := llmtest.New(simCfg)
+	simulator := sim.New(simCfg)
 	meter := llm.NewMeter(nil, llm.Budget{})
-	transport := sim.Transport()
+	transport := simulator.Transport()
 	if wrap != nil {
 		transport = wrap(transport)
 	}
@@ -77,7 +77,7 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, srv: srv, sim: sim, judge: j, logs: logs, labels: labels}
+	return &harness{t: t, srv: srv, simulator: simulator, judge: j, logs: logs, labels: labels}
 }
 
 // newTestJudge is a judge with the embedded templates over transport (the
