@@ -24,8 +24,8 @@ func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter
 // simJudged is a judge of model "simulated" and the simulated endpoint it
 // asks, up to 4 times a request.
 type simJudged struct {
-	judge *Judge
-	simulator   *sim.Server
+	judge     *Judge
+	simulator *sim.Server
 }
 
 func newSimJudged(t testing.TB, cfg sim.Config) simJudged {

@@ -148,10 +148,10 @@ func TestGroundedPassageFromCorpus(t *testing.T) {
 func TestGroundedInvalidOutputIsZero(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
 	for _, tc := range []struct {
-		name     string
-		simulator      sim.Config
-		response string
-		ok       bool
+		name      string
+		simulator sim.Config
+		response  string
+		ok        bool
 	}{
 		{"every reply malformed", sim.Config{Faults: sim.Faults{Malformed: 1}}, rewardtest.Scored3, false},
 		{"score over the weight every time", sim.Config{}, "x " + sim.ScoresMarker(map[string]float64{"order": 9}, "order"), false},

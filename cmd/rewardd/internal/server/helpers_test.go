@@ -36,12 +36,12 @@ const (
 
 // harness is a Server judged by an in-process simulated endpoint.
 type harness struct {
-	t      testing.TB
-	srv    *Server
-	simulator    *sim.Server
-	judge  *judge.Judge
-	logs   *bytes.Buffer
-	labels []schema.Label
+	t         testing.TB
+	srv       *Server
+	simulator *sim.Server
+	judge     *judge.Judge
+	logs      *bytes.Buffer
+	labels    []schema.Label
 }
 
 type harnessOpt func(*Config, *sim.Config)
