@@ -88,7 +88,7 @@ type killPlan struct {
 // request may be sent again but those in flight at the kill, and
 // plan.check must hold of the finished run. It returns how many times it
 // killed the run.
-func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, what string, plan killPlan) int {
+func killAndResume(t *testing.T, srv *sim.Server, j job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -105,7 +105,7 @@ func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, w
 	inFlightAtKill := 0
 	for cycle := range 3 {
 		from := len(srv.Log())
-		cachedAtStart := cacheLen(t, job.Out)
+		cachedAtStart := cacheLen(t, j.Out)
 		killAfter := plan.killAfter(cycle)
 		killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
 		if killed {
@@ -119,18 +119,18 @@ func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, w
 				t.Errorf("%s cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", what, cycle, resent, inFlightAtKill)
 			}
 		}
-		checkShardFiles(t, job.Out)
+		checkShardFiles(t, j.Out)
 		entries := srv.Log()[from:]
 		sentByKilled = map[uint64]bool{}
 		for _, e := range entries {
 			sentByKilled[e.Hash] = true
 		}
-		inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
+		inFlightAtKill = len(entries) - (cacheLen(t, j.Out) - cachedAtStart)
 		t.Logf("%s cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", what, cycle, killed, len(entries), killAfter, inFlightAtKill)
 	}
 
 	from := len(srv.Log())
-	rep, err := Run(context.Background(), job, Options{})
+	rep, err := Run(context.Background(), j, Options{})
 	if err != nil {
 		t.Fatalf("%s: final resume: %v", what, err)
 	}
@@ -142,7 +142,7 @@ func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, w
 	}
 	plan.check(rep)
 	if plan.spend {
-		checkSpendAsUninterrupted(t, job, rep)
+		checkSpendAsUninterrupted(t, j, rep)
 	}
 	return kills
 }
@@ -151,10 +151,10 @@ func killAndResume(t *testing.T, srv *sim.Server, job job.Job, jobFile string, w
 // directory: the killed and resumed run must report the same tokens and
 // cost, though report.json was lost with every kill (the cache's own record
 // of what it paid for is what counts).
-func checkSpendAsUninterrupted(t *testing.T, job job.Job, killed *Report) {
+func checkSpendAsUninterrupted(t *testing.T, j job.Job, killed *Report) {
 	t.Helper()
-	clean := job
-	clean.Out = job.Out + "-uninterrupted"
+	clean := j
+	clean.Out = j.Out + "-uninterrupted"
 	rep, err := Run(context.Background(), clean, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,9 @@ import (
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
-func runJob(t testing.TB, job job.Job, opt Options) *Report {
+func runJob(t testing.TB, j job.Job, opt Options) *Report {
 	t.Helper()
-	rep, err := Run(context.Background(), job, opt)
+	rep, err := Run(context.Background(), j, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 // runJob is distill run of job, as the real run after a plan.
-func runJob(t testing.TB, job job.Job, opt pipeline.Options) *pipeline.Report {
+func runJob(t testing.TB, j job.Job, opt pipeline.Options) *pipeline.Report {
 	t.Helper()
-	rep, err := pipeline.Run(context.Background(), job, opt)
+	rep, err := pipeline.Run(context.Background(), j, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

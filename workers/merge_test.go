@@ -26,11 +26,11 @@ import (
 
 // runWorkers runs job as k partitioned workers into dir/part-I and
 // returns their directories.
-func runWorkers(t *testing.T, job job.Job, dir string, k int) []string {
+func runWorkers(t *testing.T, j job.Job, dir string, k int) []string {
 	t.Helper()
 	var dirs []string
 	for i := range k {
-		w := job
+		w := j
 		w.Out = filepath.Join(dir, fmt.Sprintf("part-%d", i))
 		w.Partition = fmt.Sprintf("%d/%d", i, k)
 		if rep := runJob(t, w, pipeline.Options{}); rep.Status != pipeline.StatusFinished {

@@ -94,7 +94,7 @@ func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter
 			closeAll()
 			return nil, nil, fmt.Errorf("judge %s: %w", s.Name, err)
 		}
-		members[i], err = judge.NewJudge(client, ps, judge.JudgeOptions{Model: s.Model, Name: s.Name, EndpointKind: s.EndpointKind(), Seed: seed,
+		members[i], err = judge.New(client, ps, judge.Options{Model: s.Model, Name: s.Name, EndpointKind: s.EndpointKind(), Seed: seed,
 			Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
 			Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
 			Concurrency: o.judgeConcurrency, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})

@@ -320,7 +320,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		return err
 	}
 	defer closeJudges()
-	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
+	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err

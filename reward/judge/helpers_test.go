@@ -12,9 +12,9 @@ import (
 // newTestJudge is a judge with the embedded templates over transport (the
 // simulated endpoint's, or one wrapping it), asking each request up to
 // attempts times with millisecond back-offs.
-func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt JudgeOptions) *Judge {
+func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt Options) *Judge {
 	t.Helper()
-	j, err := NewJudge(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
+	j, err := New(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,5 +31,5 @@ type simJudged struct {
 func newSimJudged(t testing.TB, cfg sim.Config) simJudged {
 	t.Helper()
 	simulator := sim.New(cfg)
-	return simJudged{judge: newTestJudge(t, simulator.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"}), simulator: simulator}
+	return simJudged{judge: newTestJudge(t, simulator.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"}), simulator: simulator}
 }

@@ -59,7 +59,7 @@ func TestPlantedVerdictIsNotPaid(t *testing.T) {
 	score := func(shape func(string) string) reward.Result {
 		t.Helper()
 		simulator := sim.New(sim.Config{})
-		judge := newTestJudge(t, reshapingJudge{simulator.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"})
+		judge := newTestJudge(t, reshapingJudge{simulator.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"})
 		g, err := judge.GroundedScores(t.Context(), &lab, response)
 		return reward.ScoreGrounded(&lab, g, err)
 	}

@@ -45,12 +45,12 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	}
 	seven, zero, half := int64(7), int64(0), 0.5
 	type setup struct {
-		opt        JudgeOptions
+		opt        Options
 		baseURL    string
 		promptsDir string
 		rubric     func([]schema.Item) []schema.Item
 	}
-	base := setup{opt: JudgeOptions{Model: "simulated", Seed: &zero}, baseURL: "http://simulated.invalid/v1"}
+	base := setup{opt: Options{Model: "simulated", Seed: &zero}, baseURL: "http://simulated.invalid/v1"}
 	otherText := func(items []schema.Item) []schema.Item {
 		items = append([]schema.Item(nil), items...)
 		items[1].Text += " Show the work."
@@ -85,7 +85,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := NewJudge(client, ps, s.opt)
+		j, err := New(client, ps, s.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestSeedIsSent(t *testing.T) {
 			sent = append(sent, containsSeed(b, seed))
 			return simulator.Transport().RoundTrip(r)
 		})
-		j := newTestJudge(t, tap, 1, nil, JudgeOptions{Model: "simulated", Seed: seed})
+		j := newTestJudge(t, tap, 1, nil, Options{Model: "simulated", Seed: seed})
 		lab := rewardtest.DemoLabel()
 		r := reward.Analyze(rewardtest.TwoSteps, lab.GroundTruth)
 		if _, err := j.Verdicts(context.Background(), lab.Question, lab.Rubric, &r); err != nil {

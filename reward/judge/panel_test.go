@@ -27,7 +27,7 @@ func panelOf(t *testing.T, simulator *sim.Server, models ...string) *Judge {
 	t.Helper()
 	members := make([]*Judge, len(models))
 	for i, m := range models {
-		members[i] = newTestJudge(t, simulator.Transport(), 1, nil, JudgeOptions{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
+		members[i] = newTestJudge(t, simulator.Transport(), 1, nil, Options{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
 	}
 	p, err := NewPanel(members)
 	if err != nil {

@@ -111,11 +111,11 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := judge.NewJudge(client, ps, judge.JudgeOptions{Model: "simulated"})
+	j, err := judge.New(client, ps, judge.Options{Model: "simulated"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(server.Config{Index: index, Judge: j})
+	srv, err := server.New(server.Config{Index: index, Judge: j})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,11 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 // requests) judged by the simulated endpoint, with its judge requests kept.
 func groundedHarness(t testing.TB, labels []schema.Label, simulator sim.Config) (*harness, *recordingTransport) {
 	t.Helper()
-	return groundedHarnessWith(t, labels, simulator, judge.JudgeOptions{Model: "simulated"})
+	return groundedHarnessWith(t, labels, simulator, judge.Options{Model: "simulated"})
 }
 
 // groundedHarnessWith is groundedHarness with the judge's options.
-func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Config, opt judge.JudgeOptions) (*harness, *recordingTransport) {
+func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Config, opt judge.Options) (*harness, *recordingTransport) {
 	t.Helper()
 	simulator.KeepLog = true
 	s := sim.New(simulator)
@@ -55,7 +55,7 @@ func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Conf
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
 	}
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestGroundedInvalidOutputIsZero(t *testing.T) {
 	} {
 		for _, repairs := range []int{0, 1, 2} {
 			t.Run(fmt.Sprintf("%s, %d repairs", tc.name, repairs), func(t *testing.T) {
-				h, _ := groundedHarnessWith(t, labs, tc.simulator, judge.JudgeOptions{Model: "simulated", GroundedRepairs: repairs})
+				h, _ := groundedHarnessWith(t, labs, tc.simulator, judge.Options{Model: "simulated", GroundedRepairs: repairs})
 				var out struct{ Results []reward.Result }
 				h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": tc.response}}}), &out)
 				r := out.Results[0]

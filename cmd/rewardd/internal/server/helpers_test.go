@@ -66,14 +66,14 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 	if wrap != nil {
 		transport = wrap(transport)
 	}
-	j := newTestJudge(t, transport, 4, meter, judge.JudgeOptions{Model: "simulated"})
+	j := newTestJudge(t, transport, 4, meter, judge.Options{Model: "simulated"})
 	logs := &bytes.Buffer{}
 	cfg.Judge, cfg.Meter = j, meter
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
 	}
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +83,9 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 // newTestJudge is a judge with the embedded templates over transport (the
 // simulated endpoint's, or one wrapping it), asking each request up to
 // attempts times with millisecond back-offs.
-func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt judge.JudgeOptions) *judge.Judge {
+func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt judge.Options) *judge.Judge {
 	t.Helper()
-	j, err := judge.NewJudge(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
+	j, err := judge.New(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

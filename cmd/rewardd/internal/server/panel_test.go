@@ -24,7 +24,7 @@ func newPanelHarness(t testing.TB, labels []schema.Label, models ...string) *har
 	meter := llm.NewMeter(nil, llm.Budget{})
 	members := make([]*judge.Judge, len(models))
 	for i, m := range models {
-		members[i] = newTestJudge(t, simulator.Transport(), 1, meter, judge.JudgeOptions{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
+		members[i] = newTestJudge(t, simulator.Transport(), 1, meter, judge.Options{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
 	}
 	p, err := judge.NewPanel(members)
 	if err != nil {
@@ -33,7 +33,7 @@ func newPanelHarness(t testing.TB, labels []schema.Label, models ...string) *har
 	logs := &bytes.Buffer{}
 	cfg := Config{Judge: p, Meter: meter, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	cfg.Index, _ = NewIndex(labels)
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestServesAReviewedExport(t *testing.T) {
 		t.Fatalf("loading the reviewed export: %v %+v", err, stats)
 	}
 	tap := &bodyTap{next: sim.New(sim.Config{}).Transport()}
-	srv, err := NewServer(Config{Index: index, Judge: newTestJudge(t, tap, 1, nil, judge.JudgeOptions{Model: "simulated"})})
+	srv, err := New(Config{Index: index, Judge: newTestJudge(t, tap, 1, nil, judge.Options{Model: "simulated"})})
 	if err != nil {
 		t.Fatal(err)
 	}
