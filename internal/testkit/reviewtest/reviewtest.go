@@ -30,7 +30,7 @@ type Problem struct {
 // Problems reads the first n problems of examples/problems.jsonl.
 func Problems(n int) ([]Problem, error) {
 	_, self, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(self), "..", "..", "examples", "problems.jsonl"))
+	f, err := os.Open(filepath.Join(filepath.Dir(self), "..", "..", "..", "examples", "problems.jsonl"))
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"context"
@@ -7,47 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// TestPanelVerdictsFailClosed: the panel's verdict on each item of a group
-// is a strict majority of the judges that were asked, a failed judge a
-// vote against; a 1-1 split with a failure, and a tie, are invalid
-// whatever the judges' order; a group some judge was never asked about
-// (a budget stop) or every judge failed on gets no verdict.
-func TestPanelVerdictsFailClosed(t *testing.T) {
-	g := []SampleItem{{RecordID: "r", ItemID: 0, Type: "ANSWER", Stored: ptr(true)}}
-	said := func(valid bool) answer {
-		return answer{asked: true, pairs: []verdictPair{{RecordID: "r", Type: "ANSWER", Stored: true, Other: valid}}}
-	}
-	failed := answer{asked: true, err: context.DeadlineExceeded}
-	never := answer{}
-	cases := []struct {
-		name    string
-		answers []answer
-		ok      bool
-		valid   bool
-	}{
-		{"1-1 split and a failure", []answer{said(true), said(false), failed}, true, false},
-		{"a failure, then a 1-1 split", []answer{failed, said(true), said(false)}, true, false},
-		{"2-1", []answer{said(true), said(false), said(true)}, true, true},
-		{"two valid and a failure", []answer{said(true), failed, said(true)}, true, true},
-		{"tie of two, valid first", []answer{said(true), said(false)}, true, false},
-		{"tie of two, invalid first", []answer{said(false), said(true)}, true, false},
-		{"one valid, two failures", []answer{said(true), failed, failed}, true, false},
-		{"every judge failed", []answer{failed, failed, failed}, false, false},
-		{"a judge never asked", []answer{said(true), said(true), never}, false, false},
-	}
-	for _, c := range cases {
-		items, ok := panelVerdicts(g, c.answers)
-		if ok != c.ok || (ok && items[0].pair.Other != c.valid) {
-			t.Errorf("%s: ok %v, verdict %v; want ok %v, valid %v", c.name, ok, items, c.ok, c.valid)
-		}
-	}
-}
 
 // truthRun writes n records whose stored verdicts are the simulated
 // endpoint's own (the truth its profiled judges err against), and returns
@@ -56,20 +22,20 @@ func truthRun(t *testing.T, srv *sim.Server, n int) (string, map[string]map[int3
 	t.Helper()
 	var recs []schema.Record
 	for i := range n {
-		recs = append(recs, makeRecord(i, schema.StyleSRaR, nil, func(r *schema.Record) {
+		recs = append(recs, corpusfix.Record(i, schema.StyleSRaR, nil, func(r *schema.Record) {
 			for k := range r.Rubric {
 				r.Rubric[k].Valid = ptr(true) // every item judged; the truth replaces it below
 			}
 		}))
 	}
 	raw := filepath.Join(t.TempDir(), "raw")
-	writeRun(t, raw, recs, 64)
-	in, err := Open(raw)
+	corpusfix.WriteRun(t, raw, recs, 64)
+	in, err := audit.Open(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := rejudgeConfig(srv, "", 1, 1)
-	groups, _, _, err := SampleRecords(context.Background(), in, n, 1)
+	groups, _, _, err := audit.SampleRecords(context.Background(), in, n, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +49,7 @@ func truthRun(t *testing.T, srv *sim.Server, n int) (string, map[string]map[int3
 		t.Fatal(err)
 	}
 	defer closeAll()
-	answers, err := j.run(context.Background(), j.units(len(groups)), groups, &SampleInfo{})
+	answers, err := j.run(context.Background(), j.units(len(groups)), groups, &audit.SampleInfo{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +72,7 @@ func truthRun(t *testing.T, srv *sim.Server, n int) (string, map[string]map[int3
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "truth")
-	writeRun(t, dir, recs, 64)
+	corpusfix.WriteRun(t, dir, recs, 64)
 	return dir, truth
 }
 
@@ -220,11 +186,11 @@ func TestOrderCheckRecoversBias(t *testing.T) {
 	if oc == nil || oc.Records != 100 || len(oc.Judges) != 3 {
 		t.Fatalf("order check %+v", oc)
 	}
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups, _, _, err := SampleRecords(context.Background(), in, 100, 3)
+	groups, _, _, err := audit.SampleRecords(context.Background(), in, 100, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +238,7 @@ func TestOrderCheckRecoversBias(t *testing.T) {
 func TestRejudgePanelBudgetStop(t *testing.T) {
 	srv := judgesServer()
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	cfg := rejudgeConfig(srv, "", 60, 1)
 	cfg.Panel = panelOf("sharp", "fair", "rough")
 	cfg.Concurrency = 2

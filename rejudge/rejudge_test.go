@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"bytes"
@@ -11,14 +11,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // rejudgeConfig asks the simulated endpoint srv, in process.
-func rejudgeConfig(srv *sim.Server, cache string, sample int, seed uint64) RejudgeConfig {
-	return RejudgeConfig{
+func rejudgeConfig(srv *sim.Server, cache string, sample int, seed uint64) Config {
+	return Config{
 		BaseURL: "http://simulated.invalid/v1", APIKey: "sk-test-secret-0123", Model: "simulated",
 		Sample: sample, Seed: seed, CachePath: cache, Repairs: 4, Concurrency: 4, MaxAttempts: 6,
 		AttemptTimeout: 10 * time.Second, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond, HTTPClient: &http.Client{Transport: srv.Transport()}, Logger: quiet(),
@@ -33,9 +35,9 @@ func rejudgeConfig(srv *sim.Server, cache string, sample int, seed uint64) Rejud
 func TestRejudgeEndToEnd(t *testing.T) {
 	const seed = 3
 	t.Logf("sample seed %d, simulated endpoint seed 5", seed)
-	recs := fixtureRecords()[:30]
+	recs := corpusfix.Records()[:30]
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 8)
+	corpusfix.WriteRun(t, dir, recs, 8)
 	srv := sim.New(sim.Config{Seed: 5, InvalidRate: 0.3, KeepLog: true,
 		Faults: sim.Faults{RateLimited: 0.15, Malformed: 0.15, RetryAfter: time.Millisecond}})
 	cache := filepath.Join(t.TempDir(), "cache.db")
@@ -81,15 +83,15 @@ func TestRejudgeEndToEnd(t *testing.T) {
 	for _, d := range first.Disagreements {
 		disagree[[2]any{d.RecordID, d.ItemID}] = true
 	}
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	drawn, _, _, err := Sample(context.Background(), in, 40, seed, true)
+	drawn, _, _, err := audit.Sample(context.Background(), in, 40, seed, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var flipAgree, flipDisagree *SampleItem
+	var flipAgree, flipDisagree *audit.SampleItem
 	for i := range drawn {
 		switch d := &drawn[i]; {
 		case disagree[[2]any{d.RecordID, d.ItemID}] && flipDisagree == nil:
@@ -99,7 +101,7 @@ func TestRejudgeEndToEnd(t *testing.T) {
 		}
 	}
 	flipped := dir + "-flipped"
-	writeRun(t, flipped, flipVerdicts(recs, flipAgree, flipDisagree), 8)
+	corpusfix.WriteRun(t, flipped, flipVerdicts(recs, flipAgree, flipDisagree), 8)
 	before := srv.Count()
 	second := rejudge(t, flipped, rejudgeConfig(srv, cache, 40, seed))
 	if srv.Count() != before || second.LLM.Requests != 0 || second.LLM.CacheHits != int64(s.Records)+u.Repairs || second.LLM.CostUSD != 0 {
@@ -119,7 +121,7 @@ func TestRejudgeEndToEnd(t *testing.T) {
 }
 
 // flipVerdicts returns a copy of recs with the stored verdicts of items negated.
-func flipVerdicts(recs []schema.Record, items ...*SampleItem) []schema.Record {
+func flipVerdicts(recs []schema.Record, items ...*audit.SampleItem) []schema.Record {
 	out := make([]schema.Record, len(recs))
 	for i, r := range recs {
 		r.Rubric = append([]schema.Item(nil), r.Rubric...)
@@ -138,13 +140,13 @@ func flipVerdicts(recs []schema.Record, items ...*SampleItem) []schema.Record {
 	return out
 }
 
-func rejudge(t *testing.T, dir string, cfg RejudgeConfig) *AgreementReport {
+func rejudge(t *testing.T, dir string, cfg Config) *audit.AgreementReport {
 	t.Helper()
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Rejudge(context.Background(), in, cfg)
+	rep, err := Run(context.Background(), in, cfg)
 	if err != nil {
 		t.Fatalf("Rejudge: %v", err)
 	}
@@ -152,7 +154,7 @@ func rejudge(t *testing.T, dir string, cfg RejudgeConfig) *AgreementReport {
 }
 
 // noSecret checks the key is nowhere in the report, and the text fits Width.
-func noSecret(t *testing.T, rep *AgreementReport) {
+func noSecret(t *testing.T, rep *audit.AgreementReport) {
 	t.Helper()
 	for _, write := range []func(io.Writer) error{rep.WriteText, rep.WriteJSON} {
 		if out := render(t, write); bytes.Contains(out, []byte("sk-test-secret")) {
@@ -163,7 +165,7 @@ func noSecret(t *testing.T, rep *AgreementReport) {
 		t.Errorf("the text report says \"seed 000\", which reads as the draw's seed:\n%s", text)
 	}
 	for i, line := range strings.Split(string(render(t, rep.WriteText)), "\n") {
-		if n := len([]rune(line)); n > Width {
+		if n := len([]rune(line)); n > audit.Width {
 			t.Errorf("text line %d is %d columns wide: %q", i+1, n, line)
 		}
 	}
@@ -173,7 +175,7 @@ func noSecret(t *testing.T, rep *AgreementReport) {
 // rejudge stops sending, says why, and counts the rest as failed.
 func TestRejudgeBudgetStop(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5})
 	cfg := rejudgeConfig(srv, "", 40, 1)
 	cfg.Concurrency = 1
@@ -200,14 +202,14 @@ func TestRejudgeBudgetStop(t *testing.T) {
 // does not hold the key.
 func TestRejudgeFatal(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:10], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:10], 8)
 	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 10, 1)
 	cfg.HTTPClient = &http.Client{Transport: refuse{}}
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Rejudge(context.Background(), in, cfg)
+	_, err = Run(context.Background(), in, cfg)
 	if err == nil || llm.ClassOf(err) != llm.ClassFatal || strings.Contains(err.Error(), "sk-test-secret") {
 		t.Errorf("Rejudge against a refusing endpoint: %v; want a fatal error without the key", err)
 	}

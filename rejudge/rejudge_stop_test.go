@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -32,18 +34,18 @@ func (r refused) RoundTrip(req *http.Request) (*http.Response, error) {
 // connect, with one error that says so and no warning per record.
 func TestRejudgeNothingListens(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	var logs bytes.Buffer
 	var sent atomic.Int64
 	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 100, 1)
 	cfg.Concurrency = 16
 	cfg.HTTPClient = &http.Client{Transport: refused{&sent}}
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Rejudge(context.Background(), in, cfg)
+	_, err = Run(context.Background(), in, cfg)
 	if err == nil || !strings.Contains(err.Error(), "nothing answers at http://simulated.invalid/v1") || !strings.Contains(err.Error(), "could not connect") {
 		t.Fatalf("Rejudge against nothing: %v; want it to say nothing answers", err)
 	}
@@ -62,7 +64,7 @@ func TestRejudgeNothingListens(t *testing.T) {
 // and the stop names the budget.
 func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5, Latency: 5 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	cfg.Concurrency = 16
@@ -87,7 +89,7 @@ func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 // the error.
 func TestRejudgeInterrupted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5, Latency: 20 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,11 +100,11 @@ func TestRejudgeInterrupted(t *testing.T) {
 		}
 		cancel()
 	}()
-	in, err := Open(dir)
+	in, err := audit.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Rejudge(ctx, in, cfg)
+	rep, err := Run(ctx, in, cfg)
 	if !errors.Is(err, context.Canceled) || rep == nil {
 		t.Fatalf("interrupted rejudge: report %v, error %v", rep != nil, err)
 	}
@@ -117,7 +119,7 @@ func TestRejudgeInterrupted(t *testing.T) {
 // records only; the rejudge goes on and counts them as failed.
 func TestRejudgeUnparseableReplies(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:20], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:20], 8)
 	srv := sim.New(sim.Config{Seed: 5, Faults: sim.Faults{Malformed: 0.5}})
 	cfg := rejudgeConfig(srv, "", 60, 1)
 	cfg.Repairs = 0
@@ -134,7 +136,7 @@ func TestRejudgeUnparseableReplies(t *testing.T) {
 // message promises ("answers the judged ones from the cache").
 func TestRejudgeCachedAnswersSpendNoBudget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	cfg := rejudgeConfig(srv, cache, 40, 1)

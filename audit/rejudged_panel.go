@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/rubricforge/rubricforge/judgestats"
-	"github.com/rubricforge/rubricforge/llm"
 )
 
 // PanelRejudge is what validate rejudge --panel adds to its report: each
@@ -67,20 +66,20 @@ type RateFigure struct {
 // panelItem is one item the panel judged: every judge's vote and the
 // panel's verdict.
 type panelItem struct {
-	pair  verdictPair // Other is the panel's verdict
+	pair  ComparedItem // Other is the panel's verdict
 	votes []judgestats.Vote
 }
 
 // panelVerdicts turns one group's answers by every judge into the panel's
 // verdicts; ok is false when the panel gave none (a judge was never asked,
 // or every judge failed).
-func panelVerdicts(g []SampleItem, answers []answer) (items []panelItem, ok bool) {
+func panelVerdicts(g []SampleItem, answers []JudgeAnswer) (items []panelItem, ok bool) {
 	answered := 0
 	for _, a := range answers {
-		if !a.asked {
+		if !a.Asked {
 			return nil, false
 		}
-		if a.pairs != nil {
+		if a.Items != nil {
 			answered++
 		}
 	}
@@ -90,13 +89,13 @@ func panelVerdicts(g []SampleItem, answers []answer) (items []panelItem, ok bool
 	for i := range g {
 		votes := make([]judgestats.Vote, len(answers))
 		yes, failed := 0, 0
-		var p verdictPair
+		var p ComparedItem
 		for k, a := range answers {
-			if a.pairs == nil {
+			if a.Items == nil {
 				failed++
 				continue
 			}
-			p = a.pairs[i]
+			p = a.Items[i]
 			votes[k] = judgestats.Vote{OK: true, Yes: p.Other}
 			if p.Other {
 				yes++
@@ -113,25 +112,25 @@ func panelVerdicts(g []SampleItem, answers []answer) (items []panelItem, ok bool
 }
 
 // panelFigures computes the panel section over the items the panel judged.
-func (j *rejudger) panelFigures(items []panelItem, stages llm.Snapshot) *PanelRejudge {
+func panelFigures(judges []RejudgeJudge, items []panelItem) *PanelRejudge {
 	tally := newVerdictTally()
-	for _, p := range j.judges {
-		tally.judges = append(tally.judges, p.spec.Name) // the panel's order, even for a judge that never answered
+	for _, j := range judges {
+		tally.judges = append(tally.judges, j.Name) // the panel's order, even for a judge that never answered
 	}
 	for _, it := range items {
 		votes := make([]judgeVote, len(it.votes))
 		for k, v := range it.votes {
-			votes[k] = judgeVote{judge: j.judges[k].spec.Name, vote: v}
+			votes[k] = judgeVote{judge: judges[k].Name, vote: v}
 		}
 		tally.add(it.pair.Type, &it.pair.Stored, it.pair.Other, votes)
 	}
 	out := &PanelRejudge{Rule: PanelRule, InterJudge: tally.interJudge(), ValidRates: tally.validRates()}
-	for _, p := range j.judges {
-		f := PanelJudgeFigures{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL), Template: p.template,
-			Stored: tally.agreement(p.spec.Name, true), Panel: tally.agreement(p.spec.Name, false), LLM: &LLMUsage{}}
-		f.Answered, f.Failed = tally.answered(p.spec.Name)
-		if s, ok := stages.Stages[p.spec.Stage]; ok {
-			f.LLM = usageOf(s)
+	for _, j := range judges {
+		f := PanelJudgeFigures{Name: j.Name, Model: j.Model, BaseURL: j.BaseURL, Template: j.Template,
+			Stored: tally.agreement(j.Name, true), Panel: tally.agreement(j.Name, false), LLM: &LLMUsage{}}
+		f.Answered, f.Failed = tally.answered(j.Name)
+		if j.LLM != nil {
+			f.LLM = j.LLM
 		}
 		out.Judges = append(out.Judges, f)
 	}

@@ -89,30 +89,30 @@ func (c flipCounter) rates() []FlipRate {
 }
 
 // orderCheck compares each judge's verdicts (and the panel's) in the two
-// orders. fwd and rev hold each group's answers by judge.
-func (j *rejudger) orderCheck(groups [][]SampleItem, fwd, rev [][]answer) *OrderCheck {
-	oc := &OrderCheck{Records: len(groups)}
-	for _, g := range groups {
+// orders.
+func orderCheck(x *Rejudged) *OrderCheck {
+	oc := &OrderCheck{Records: len(x.Groups)}
+	for _, g := range x.Groups {
 		oc.Items += len(g)
 	}
-	for k, p := range j.judges {
+	for k, j := range x.Judges {
 		c := flipCounter{}
-		for gi, g := range groups {
-			a, b := fwd[gi][k], rev[gi][k]
-			if a.pairs == nil || b.pairs == nil {
+		for gi, g := range x.Groups {
+			a, b := x.Forward[gi][k], x.Reversed[gi][k]
+			if a.Items == nil || b.Items == nil {
 				continue
 			}
 			for i, it := range g {
-				c.add(it.Type, i, len(g), a.pairs[i].Other, b.pairs[i].Other)
+				c.add(it.Type, i, len(g), a.Items[i].Other, b.Items[i].Other)
 			}
 		}
-		oc.Judges = append(oc.Judges, OrderJudge{Judge: p.spec.Name, ByType: c.rates()})
+		oc.Judges = append(oc.Judges, OrderJudge{Judge: j.Name, ByType: c.rates()})
 	}
-	if len(j.cfg.Panel) > 0 {
+	if x.Panel {
 		c := flipCounter{}
-		for gi, g := range groups {
-			a, okA := panelVerdicts(g, fwd[gi])
-			b, okB := panelVerdicts(g, rev[gi])
+		for gi, g := range x.Groups {
+			a, okA := panelVerdicts(g, x.Forward[gi])
+			b, okB := panelVerdicts(g, x.Reversed[gi])
 			if !okA || !okB {
 				continue
 			}

@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
 // TestRejudgeKeyCoversTheJudge: a rejudge that shares a first one's cache
@@ -13,9 +14,9 @@ import (
 // changed (model, endpoint kind, template, sampling, seed); the same judge
 // on another server of its kind is answered from the cache.
 func TestRejudgeKeyCoversTheJudge(t *testing.T) {
-	recs := fixtureRecords()[:12]
+	recs := corpusfix.Records()[:12]
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 8)
+	corpusfix.WriteRun(t, dir, recs, 8)
 	srv := sim.New(sim.Config{Seed: 5})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	first := rejudge(t, dir, rejudgeConfig(srv, cache, 20, 3))
@@ -33,17 +34,17 @@ func TestRejudgeKeyCoversTheJudge(t *testing.T) {
 	seven := int64(7)
 	cases := []struct {
 		name   string
-		change func(*RejudgeConfig)
+		change func(*Config)
 		asked  bool
 	}{
-		{"nothing", func(*RejudgeConfig) {}, false},
-		{"another server of the same kind", func(c *RejudgeConfig) { c.BaseURL = "http://other.invalid/v1" }, false},
-		{"model", func(c *RejudgeConfig) { c.Model = "judge-2" }, true},
-		{"endpoint kind", func(c *RejudgeConfig) { c.EndpointKind = "vllm" }, true},
-		{"template", func(c *RejudgeConfig) { c.PromptsDir = promptsDir }, true},
-		{"temperature", func(c *RejudgeConfig) { c.Temperature = 0.5 }, true},
-		{"max tokens", func(c *RejudgeConfig) { c.MaxTokens = 3000 }, true},
-		{"seed", func(c *RejudgeConfig) { c.JudgeSeed = &seven }, true},
+		{"nothing", func(*Config) {}, false},
+		{"another server of the same kind", func(c *Config) { c.BaseURL = "http://other.invalid/v1" }, false},
+		{"model", func(c *Config) { c.Model = "judge-2" }, true},
+		{"endpoint kind", func(c *Config) { c.EndpointKind = "vllm" }, true},
+		{"template", func(c *Config) { c.PromptsDir = promptsDir }, true},
+		{"temperature", func(c *Config) { c.Temperature = 0.5 }, true},
+		{"max tokens", func(c *Config) { c.MaxTokens = 3000 }, true},
+		{"seed", func(c *Config) { c.JudgeSeed = &seven }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

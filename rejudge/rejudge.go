@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"cmp"
@@ -15,15 +15,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// RejudgeConfig says which judge re-runs validity judging, on what sample,
+// Config says which judge re-runs validity judging, on what sample,
 // at what cost. The API key comes from the caller (read from the
 // environment); it never reaches the report, logs or errors.
-type RejudgeConfig struct {
+type Config struct {
 	BaseURL, APIKey, Model string
 	// Sample items are drawn with Seed among the items with a stored verdict.
 	Sample int
@@ -70,7 +71,7 @@ type RejudgeConfig struct {
 }
 
 // PanelJudge is one judge of a rejudge's panel. A setting left empty (nil
-// for Temperature) takes the RejudgeConfig's.
+// for Temperature) takes the Config's.
 type PanelJudge struct {
 	Name, BaseURL, APIKey, Model, PromptsDir string
 	EndpointKind                             string // "" for cfg's, else llm.EndpointKind's default of its base URL
@@ -86,7 +87,7 @@ const StageRejudge = "rejudge"
 // DefaultConcurrency is how many records a rejudge judges at once.
 const DefaultConcurrency = 16
 
-// Rejudge draws a reproducible sample of judged items from in, asks another
+// Run draws a reproducible sample of judged items from in, asks another
 // judge about them through llm (cache, retries, rate control, cost
 // accounting, budget stop) with the pipeline's judge_batch prompt (one
 // request per record, holding that record's drawn items), and reports its
@@ -99,7 +100,7 @@ const DefaultConcurrency = 16
 // endpoint where nothing answers (llm.Streak, the rule distill run keeps),
 // a cancelled context. When ctx is cancelled the report comes with the
 // error, its figures over the items judged before (Sample.Stopped says so).
-func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementReport, error) {
+func Run(ctx context.Context, in *audit.Input, cfg Config) (*audit.AgreementReport, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
@@ -116,22 +117,22 @@ func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementRepor
 	if err != nil {
 		return nil, err
 	}
-	rep := newAgreementReport(in, againstOf(cfg, specs))
+	rep := audit.NewAgreementReport(in, againstOf(cfg, specs))
 	rep.Tool = cfg.Tool
 	rep.InputProblems = append(rep.InputProblems, problems...)
 	if len(cfg.Panel) == 0 {
-		rep.Judge = &JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(prompts.JudgeBatch)}
+		rep.Judge = &audit.JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(prompts.JudgeBatch)}
 	}
 	drawn := 0
 	for _, g := range groups {
 		drawn += len(g)
 	}
-	rep.Sample = &SampleInfo{Seed: cfg.Seed, Requested: cfg.Sample, Eligible: eligible, Drawn: drawn, Records: len(groups)}
+	rep.Sample = &audit.SampleInfo{Seed: cfg.Seed, Requested: cfg.Sample, Eligible: eligible, Drawn: drawn, Records: len(groups)}
 	if cfg.OrderCheck > 0 {
 		rep.Sample.Requested = drawn
 	}
 	if drawn == 0 {
-		rep.finish(nil)
+		rep.AddRejudged(&audit.Rejudged{})
 		return rep, nil
 	}
 	meter := llm.NewMeter(cfg.prices(specs), llm.Budget{MaxCostUSD: cfg.MaxCostUSD})
@@ -145,12 +146,12 @@ func Rejudge(ctx context.Context, in *Input, cfg RejudgeConfig) (*AgreementRepor
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return rep, err
 	}
-	j.report(rep, groups, answers, meter.Snapshot()) // when interrupted, over the items judged before
+	rep.AddRejudged(j.rejudged(groups, answers, meter.Snapshot())) // when interrupted, over the items judged before
 	return rep, err
 }
 
 // againstOf names whose verdicts a rejudge compares with the stored ones.
-func againstOf(cfg RejudgeConfig, specs []judgeSpec) string {
+func againstOf(cfg Config, specs []judgeSpec) string {
 	if len(cfg.Panel) == 0 {
 		return "judge " + cfg.Model
 	}
@@ -164,16 +165,16 @@ func againstOf(cfg RejudgeConfig, specs []judgeSpec) string {
 // drawGroups draws the items to judge, grouped by record: cfg.Sample items
 // (each record's in rubric order), or with cfg.OrderCheck that many
 // records with all their judged items.
-func drawGroups(ctx context.Context, in *Input, cfg RejudgeConfig) ([][]SampleItem, int64, []Problem, error) {
+func drawGroups(ctx context.Context, in *audit.Input, cfg Config) ([][]audit.SampleItem, int64, []audit.Problem, error) {
 	if cfg.OrderCheck > 0 {
-		return SampleRecords(ctx, in, cfg.OrderCheck, cfg.Seed)
+		return audit.SampleRecords(ctx, in, cfg.OrderCheck, cfg.Seed)
 	}
-	items, eligible, problems, err := Sample(ctx, in, cfg.Sample, cfg.Seed, true)
+	items, eligible, problems, err := audit.Sample(ctx, in, cfg.Sample, cfg.Seed, true)
 	return groupByRecord(items), eligible, problems, err
 }
 
-func usageOf(s llm.StageStats) *LLMUsage {
-	return &LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
+func usageOf(s llm.StageStats) *audit.LLMUsage {
+	return &audit.LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
 		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
 }
 
@@ -189,7 +190,7 @@ type judgeSpec struct {
 
 // judges resolves the judges to ask: the panel's, each setting it leaves
 // out taken from cfg, or cfg's one judge.
-func (cfg RejudgeConfig) judges() []judgeSpec {
+func (cfg Config) judges() []judgeSpec {
 	if len(cfg.Panel) == 0 {
 		return []judgeSpec{{Name: cfg.Model, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model, PromptsDir: cfg.PromptsDir, EndpointKind: cfg.EndpointKind,
 			Temperature: cfg.Temperature, MaxTokens: cfg.MaxTokens, LegacyMaxTokens: cfg.LegacyMaxTokens, Stage: StageRejudge}}
@@ -214,7 +215,7 @@ func (cfg RejudgeConfig) judges() []judgeSpec {
 }
 
 // prices are the meter's prices of the judges' models.
-func (cfg RejudgeConfig) prices(specs []judgeSpec) map[string]llm.Price {
+func (cfg Config) prices(specs []judgeSpec) map[string]llm.Price {
 	out := map[string]llm.Price{}
 	for _, sp := range specs {
 		p, ok := cfg.Prices[sp.Model]
@@ -240,7 +241,7 @@ func openCache(path string) (*llm.Cache, error) {
 // newRejudger makes one client per judge, sharing the cache and the meter
 // (whose budget gate every client reserves each live attempt with); close
 // releases them.
-func newRejudger(cfg RejudgeConfig, specs []judgeSpec, sets []*prompts.Set, meter *llm.Meter) (*rejudger, func(), error) {
+func newRejudger(cfg Config, specs []judgeSpec, sets []*prompts.Set, meter *llm.Meter) (*rejudger, func(), error) {
 	cache, err := openCache(cfg.CachePath)
 	if err != nil {
 		return nil, nil, err
@@ -282,9 +283,9 @@ func redactedURL(s string) string {
 
 // groupByRecord gathers drawn items by record, in the order of each
 // record's first drawn item, items in rubric order.
-func groupByRecord(items []SampleItem) [][]SampleItem {
+func groupByRecord(items []audit.SampleItem) [][]audit.SampleItem {
 	at := map[string]int{}
-	var groups [][]SampleItem
+	var groups [][]audit.SampleItem
 	for _, it := range items {
 		i, ok := at[it.RecordID]
 		if !ok {
@@ -295,7 +296,7 @@ func groupByRecord(items []SampleItem) [][]SampleItem {
 		groups[i] = append(groups[i], it)
 	}
 	for _, g := range groups {
-		slices.SortFunc(g, func(a, b SampleItem) int { return cmp.Compare(a.ItemID, b.ItemID) })
+		slices.SortFunc(g, func(a, b audit.SampleItem) int { return cmp.Compare(a.ItemID, b.ItemID) })
 	}
 	return groups
 }
@@ -303,7 +304,7 @@ func groupByRecord(items []SampleItem) [][]SampleItem {
 // rejudger asks its judges about groups of items, a bounded number of
 // requests at once.
 type rejudger struct {
-	cfg    RejudgeConfig
+	cfg    Config
 	judges []*panelist
 	log    *slog.Logger
 }
@@ -331,7 +332,7 @@ type unit struct {
 // there are none. asked is false for a unit never sent (a budget stop, an
 // interruption).
 type answer struct {
-	pairs []verdictPair
+	pairs []audit.ComparedItem
 	err   error
 	asked bool
 }
@@ -359,7 +360,7 @@ func (j *rejudger) units(n int) []unit {
 // budget stop or an interruption (ctx cancelled) ends it early, recorded
 // in info, with the answers before; a fatal error, or an endpoint where
 // nothing answers, ends it with that error.
-func (j *rejudger) run(parent context.Context, units []unit, groups [][]SampleItem, info *SampleInfo) ([]answer, error) {
+func (j *rejudger) run(parent context.Context, units []unit, groups [][]audit.SampleItem, info *audit.SampleInfo) ([]answer, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	answers := make([]answer, len(units))
@@ -401,7 +402,7 @@ feed:
 	case cause != nil:
 		return nil, cause
 	case isClosed(spent):
-		info.Stopped = NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
+		info.Stopped = audit.NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
 	}
 	for i, a := range answers {
 		if a.err != nil && a.asked {
@@ -455,7 +456,7 @@ func (p *panelist) stopsAll(err error) error {
 
 // judge asks judge p about one record's drawn items, shown in rubric order
 // or reversed; the verdicts come back in the group's order.
-func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, reversed bool) ([]verdictPair, error) {
+func (j *rejudger) judge(ctx context.Context, p *panelist, g []audit.SampleItem, reversed bool) ([]audit.ComparedItem, error) {
 	shown := slices.Clone(g)
 	if reversed {
 		slices.Reverse(shown)
@@ -485,14 +486,47 @@ func (j *rejudger) judge(ctx context.Context, p *panelist, g []SampleItem, rever
 	if err != nil {
 		return nil, err
 	}
-	out := make([]verdictPair, len(g))
+	out := make([]audit.ComparedItem, len(g))
 	for i, it := range shown {
 		at := i
 		if reversed {
 			at = len(g) - 1 - i
 		}
-		out[at] = verdictPair{RecordID: it.RecordID, ItemID: it.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Stored,
+		out[at] = audit.ComparedItem{RecordID: it.RecordID, ItemID: it.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Stored,
 			Other: verdicts[i].Valid, Reason: verdicts[i].Reason}
 	}
 	return out, nil
+}
+
+// rejudged gathers the answers of j.units(len(groups)) for the report: by
+// group and judge, in rubric order and reversed (nil without the order
+// check), with every judge's endpoint and cost.
+func (j *rejudger) rejudged(groups [][]audit.SampleItem, answers []answer, snap llm.Snapshot) *audit.Rejudged {
+	x := &audit.Rejudged{Groups: groups, Panel: len(j.cfg.Panel) > 0}
+	for _, p := range j.judges {
+		rj := audit.RejudgeJudge{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL), Template: p.template}
+		if s, ok := snap.Stages[p.spec.Stage]; ok {
+			rj.LLM = usageOf(s)
+		}
+		x.Judges = append(x.Judges, rj)
+	}
+	x.Forward = make([][]audit.JudgeAnswer, len(groups))
+	if j.cfg.OrderCheck > 0 {
+		x.Reversed = make([][]audit.JudgeAnswer, len(groups))
+	}
+	for g := range groups {
+		x.Forward[g] = make([]audit.JudgeAnswer, len(j.judges))
+		if x.Reversed != nil {
+			x.Reversed[g] = make([]audit.JudgeAnswer, len(j.judges))
+		}
+	}
+	for i, u := range j.units(len(groups)) {
+		a := audit.JudgeAnswer{Items: answers[i].pairs, Asked: answers[i].asked}
+		if u.reversed {
+			x.Reversed[u.group][u.judge] = a
+		} else {
+			x.Forward[u.group][u.judge] = a
+		}
+	}
+	return x
 }
