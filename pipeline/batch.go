@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"context"
 	"fmt"
@@ -31,7 +32,7 @@ const (
 func batchDir(out string) string { return filepath.Join(out, "batches") }
 
 // newBatcher opens the run's batch journal, when a stage is in batch mode.
-func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
+func newBatcher(job *job.Job, fingerprint string, cache *cache.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
 	if !job.UsesBatch() {
 		return nil, nil
 	}

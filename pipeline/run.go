@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -179,7 +180,7 @@ func abandonStart(run *corpus.Run, fresh startFiles) error {
 			errs = append(errs, removeIfThere(fresh.fs, lay.Job()))
 		}
 		if fresh.cache {
-			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, llm.CacheIndexPath(lay.Cache())))
+			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, cache.IndexPath(lay.Cache())))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return errors.Join(err, run.Close())
@@ -318,13 +319,13 @@ func newMeter(job *job.Job, spent llm.Snapshot) *llm.Meter {
 
 // openCache opens RUN/cache.db. A cache named in the job (--cache) is a
 // base: read, never written; what it answers is copied into RUN/cache.db.
-func openCache(job *job.Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
-	opts := []llm.CacheOption{llm.CacheLogger(log), llm.CacheFS(fsy)}
+func openCache(job *job.Job, log *slog.Logger, fsy fsys.FS) (*cache.Cache, error) {
+	opts := []cache.Option{cache.WithLogger(log), cache.WithFS(fsy)}
 	own := defaultCachePath(job.Out)
 	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
-		opts = append(opts, llm.CacheBase(job.Cache))
+		opts = append(opts, cache.WithBase(job.Cache))
 	}
-	return llm.OpenCache(own, opts...)
+	return cache.Open(own, opts...)
 }
 
 // compact merges the small shards that checkpoints left into full ones,
@@ -420,7 +421,7 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 // stages that use it, so each endpoint has one rate controller. A panel's
 // judge shares the client of a stage at its endpoint, or gets its own;
 // panel holds every judge's client by job.PanelJudgeRef, shared ones too.
-func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
+func newClients(jb *job.Job, opt Options, cache *cache.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients, panel = map[string]*llm.Client{}, map[string]*llm.Client{}
 	closeAll := func() {
@@ -452,7 +453,7 @@ func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, ba
 
 // endpointClient is the client of endpoint ep, for stage's requests: the
 // one byEndpoint holds for it, or a new one it then holds.
-func endpointClient(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
+func endpointClient(job *job.Job, opt Options, cache *cache.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
 	if c, ok := byEndpoint[key]; ok {
 		return c, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -28,7 +29,7 @@ import (
 // math and the grounded judge alike.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	sim := llmtest.New(llmtest.Config{})
-	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	cache, err := cache.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
