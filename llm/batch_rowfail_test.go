@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // batchSession is one session of a run in batch mode against the simulated
 // endpoint at url: a Batcher over opts and a client deferring to it.
-func batchSession(t *testing.T, url string, opts BatchOptions, cache *Cache) (*Batcher, *Client, *BatchAPI) {
+func batchSession(t *testing.T, url string, opts BatchOptions, cache *cache.Cache) (*Batcher, *Client, *BatchAPI) {
 	t.Helper()
 	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
 	if err != nil {
@@ -38,7 +39,7 @@ func rolloutRequest() Request {
 // unansweredSession asks req in a session whose one batch ends without
 // answering it (expired, or cancelled by end when it is not nil) and
 // returns what the first ask of the session got.
-func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *Cache, req Request, end func(*BatchAPI, string)) error {
+func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *cache.Cache, req Request, end func(*BatchAPI, string)) error {
 	t.Helper()
 	b, c, api := batchSession(t, url, opts, cache)
 	defer b.Close()

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"context"
 	"fmt"
@@ -31,7 +32,7 @@ const (
 func batchDir(out string) string { return filepath.Join(out, "batches") }
 
 // newBatcher opens the run's batch journal, when a stage is in batch mode.
-func newBatcher(j *job.Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
+func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
 	if !j.UsesBatch() {
 		return nil, nil
 	}
@@ -42,7 +43,7 @@ func newBatcher(j *job.Job, fingerprint string, cache *llm.Cache, meter *llm.Met
 		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
 		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
 		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
-	}, cache, meter)
+	}, responses, meter)
 }
 
 // planCompletion is what RUN/plan.json's pilot measured of each stage: the

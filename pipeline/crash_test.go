@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
-	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -209,7 +209,7 @@ func cacheLen(t testing.TB, runDir string) int {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return 0
 	}
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatalf("opening the cache: %v", err)
 	}

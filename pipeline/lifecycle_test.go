@@ -13,7 +13,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // TestRunMergesSmallShards: a run with small shards (here from a first
@@ -61,7 +61,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	if err := os.MkdirAll(f.job.Out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	holder, err := llm.OpenCache(corpus.Layout{Dir: f.job.Out}.Cache())
+	holder, err := cache.Open(corpus.Layout{Dir: f.job.Out}.Cache())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -179,7 +180,7 @@ func abandonStart(run *corpus.Run, fresh startFiles) error {
 			errs = append(errs, removeIfThere(fresh.fs, lay.Job()))
 		}
 		if fresh.cache {
-			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, llm.CacheIndexPath(lay.Cache())))
+			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, cache.IndexPath(lay.Cache())))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return errors.Join(err, run.Close())
@@ -318,13 +319,13 @@ func newMeter(j *job.Job, spent llm.Snapshot) *llm.Meter {
 
 // openCache opens RUN/cache.db. A cache named in the job (--cache) is a
 // base: read, never written; what it answers is copied into RUN/cache.db.
-func openCache(j *job.Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
-	opts := []llm.CacheOption{llm.CacheLogger(log), llm.CacheFS(fsy)}
+func openCache(j *job.Job, log *slog.Logger, fsy fsys.FS) (*cache.Cache, error) {
+	opts := []cache.Option{cache.WithLogger(log), cache.WithFS(fsy)}
 	own := defaultCachePath(j.Out)
 	if j.Cache != "" && filepath.Clean(j.Cache) != filepath.Clean(own) {
-		opts = append(opts, llm.CacheBase(j.Cache))
+		opts = append(opts, cache.WithBase(j.Cache))
 	}
-	return llm.OpenCache(own, opts...)
+	return cache.Open(own, opts...)
 }
 
 // compact merges the small shards that checkpoints left into full ones,
@@ -364,25 +365,25 @@ func (l *loop) compactCache() {
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
 func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, fingerprint string) error {
-	cache, err := openCache(l.job, l.log, l.opt.RunFS())
+	responses, err := openCache(l.job, l.log, l.opt.RunFS())
 	if err != nil {
 		return err
 	}
-	if spent, complete := cache.Spent(); complete {
+	if spent, complete := responses.Spent(); complete {
 		l.meter.RestoreSpent(spent)
 	}
-	l.cache = cache
-	batcher, err := newBatcher(l.job, fingerprint, cache, l.meter, l.opt)
+	l.cache = responses
+	batcher, err := newBatcher(l.job, fingerprint, responses, l.meter, l.opt)
 	if err != nil {
-		cache.Close()
+		responses.Close()
 		return fmt.Errorf("opening the run's batches: %w", err)
 	}
-	clients, panelClients, err := newClients(l.job, l.opt, cache, l.meter, batcher)
+	clients, panelClients, err := newClients(l.job, l.opt, responses, l.meter, batcher)
 	if err != nil {
 		if batcher != nil {
 			batcher.Close()
 		}
-		cache.Close()
+		responses.Close()
 		return err
 	}
 	if batcher != nil {
@@ -401,7 +402,7 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 				l.log.Warn("closing the batch journal", "err", err)
 			}
 		}
-		cache.Close()
+		responses.Close()
 	}
 	extract := defaultExtract
 	if l.opt.hooks != nil && l.opt.hooks.extract != nil {
@@ -420,7 +421,7 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 // stages that use it, so each endpoint has one rate controller. A panel's
 // judge shares the client of a stage at its endpoint, or gets its own;
 // panel holds every judge's client by job.PanelJudgeRef, shared ones too.
-func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
+func newClients(j *job.Job, opt Options, responses *cache.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients, panel = map[string]*llm.Client{}, map[string]*llm.Client{}
 	closeAll := func() {
@@ -428,18 +429,18 @@ func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, ba
 			c.Close()
 		}
 	}
-	stages := jb.Endpoints()
+	stages := j.Endpoints()
 	for _, stage := range sortedKeys(stages) {
-		c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, stage, stages[stage])
+		c, err := endpointClient(j, opt, responses, meter, batcher, byEndpoint, stage, stages[stage])
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		clients[stage] = c
 	}
-	for _, p := range jb.Panels() {
+	for _, p := range j.Panels() {
 		for _, jd := range p.Judges {
-			c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, p.Stage, jd.Endpoint)
+			c, err := endpointClient(j, opt, responses, meter, batcher, byEndpoint, p.Stage, jd.Endpoint)
 			if err != nil {
 				closeAll()
 				return nil, nil, err
@@ -452,7 +453,7 @@ func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, ba
 
 // endpointClient is the client of endpoint ep, for stage's requests: the
 // one byEndpoint holds for it, or a new one it then holds.
-func endpointClient(j *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
+func endpointClient(j *job.Job, opt Options, responses *cache.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
 	if c, ok := byEndpoint[key]; ok {
 		return c, nil
@@ -469,7 +470,7 @@ func endpointClient(j *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter,
 		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
 	}
 	copt.Defer = d
-	c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, cache, meter)
+	c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, responses, meter)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -228,14 +229,14 @@ func (cfg Config) prices(specs []judgeSpec) map[string]llm.Price {
 }
 
 // openCache opens the response cache; nil for none.
-func openCache(path string) (*llm.Cache, error) {
+func openCache(path string) (*cache.Cache, error) {
 	if path == "" {
 		return nil, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("the response cache's directory: %w", err)
 	}
-	return llm.OpenCache(path)
+	return cache.Open(path)
 }
 
 // newRejudger makes one client per judge, sharing the cache and the meter

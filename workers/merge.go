@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/pipeline"
 
 	"github.com/rubricforge/rubricforge/source"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -399,7 +399,7 @@ func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
 		}
 		srcs = append(srcs, path)
 	}
-	res, err := llm.MergeCaches(corpus.Layout{Dir: out}.Cache(), srcs, llm.CacheLogger(log))
+	res, err := cache.Merge(corpus.Layout{Dir: out}.Cache(), srcs, cache.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("merging the workers' response caches: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/pipeline"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -173,12 +174,12 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 
 	// An answer a later run put in the merged cache survives a merge run
 	// again.
-	added := llm.Identity{Key: 0x5eed, Digest: [32]byte{0xd1}}
+	added := cache.Identity{Key: 0x5eed, Digest: [32]byte{0xd1}}
 	putInCache(t, filepath.Join(out, "cache.db"), added)
 	if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := llm.OpenCache(filepath.Join(out, "cache.db"))
+	c, err := cache.Open(filepath.Join(out, "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +189,13 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 	}
 }
 
-func putInCache(t *testing.T, path string, id llm.Identity) {
+func putInCache(t *testing.T, path string, id cache.Identity) {
 	t.Helper()
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(id, []byte(`{"choices":[]}`), llm.Usage{Stage: "rollout", Model: "simulated"}); err != nil {
+	if err := c.Put(id, []byte(`{"choices":[]}`), cache.Usage{Stage: "rollout", Model: "simulated"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -236,7 +236,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // cacheEntries is the number of answered requests in a run's cache.
 func cacheEntries(t *testing.T, runDir string) int {
 	t.Helper()
-	c, err := llm.OpenCache(filepath.Join(runDir, "cache.db"))
+	c, err := cache.Open(filepath.Join(runDir, "cache.db"))
 	if err != nil {
 		t.Errorf("opening the cache: %v", err)
 		return 0

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward/judge"
 )
@@ -70,7 +71,7 @@ func checkPanelURL(i int, baseURL string) []string {
 // newJudge builds the judge the server asks: one judge, or a panel of
 // them (judge.NewPanel), each with its own client of its endpoint; they
 // share the response cache and the meter. closeAll closes the clients.
-func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter, log *slog.Logger) (j *judge.Judge, closeAll func(), err error) {
+func (o *options) newJudge(specs []judgeSpec, responses *cache.Cache, meter *llm.Meter, log *slog.Logger) (j *judge.Judge, closeAll func(), err error) {
 	seed, _ := llm.ParseSeed(o.judgeSeed) // checked by check
 	var clients []*llm.Client
 	closeAll = func() {
@@ -83,7 +84,7 @@ func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter
 		client, err := llm.NewClient(llm.Endpoint{BaseURL: s.BaseURL, APIKey: s.apiKey}, llm.Options{
 			MaxInFlight: o.judgeConcurrency, AttemptTimeout: o.attemptTimeout, MaxAttempts: o.maxAttempts,
 			LegacyMaxTokens: s.LegacyMaxTokens, Logger: log,
-		}, cache, meter)
+		}, responses, meter)
 		if err != nil {
 			closeAll()
 			return nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -28,11 +29,11 @@ import (
 // math and the grounded judge alike.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	simulator := sim.New(sim.Config{})
-	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	responses, err := cache.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cache.Close() })
+	t.Cleanup(func() { responses.Close() })
 	edited := t.TempDir()
 	for _, name := range []string{"satisfy.tmpl", "score_grounded.tmpl"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "prompts", "templates", name))
@@ -76,7 +77,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	ask := func(t *testing.T, s setup) {
 		t.Helper()
 		client, err := llm.NewClient(llm.Endpoint{BaseURL: s.baseURL},
-			llm.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, cache, nil)
+			llm.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, responses, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type syncRequest struct {
 const minSyncGap = 5 * time.Millisecond
 
 func (c *Cache) newPut(r *record) (*putRequest, error) {
-	entry, err := appendEntry(c.entries.get(entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
+	entry, err := appendEntry(c.entries.Get(entryHeader+payloadPrefix+3+len(r.usage.Stage)+len(r.usage.Model)+20+len(r.value)), r)
 	if err != nil {
 		return nil, fmt.Errorf("writing response cache %s: %w", c.path, err)
 	}
@@ -200,7 +200,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		if _, err = c.f.WriteAt(data, off); err != nil {
 			// The page cache cannot be trusted after a failed write or
 			// fsync: nothing more is written through this Cache.
-			err = fmt.Errorf("writing response cache %s: %w: %w", c.path, errCacheWrite, err)
+			err = fmt.Errorf("writing response cache %s: %w: %w", c.path, ErrWrite, err)
 		}
 		c.mu.Lock()
 		if err == nil {
@@ -212,7 +212,7 @@ func (c *Cache) commit(group []*putRequest, buf []byte) []byte {
 		c.mu.Unlock()
 	}
 	for _, req := range group {
-		c.entries.put(req.entry)
+		c.entries.Put(req.entry)
 		req.entry = nil
 		if req.written != nil {
 			req.written <- err
@@ -325,7 +325,7 @@ func (c *Cache) syncLog() error {
 	if err = fsys.SyncFile(c.f); err == nil {
 		return nil
 	}
-	err = fmt.Errorf("writing response cache %s: %w: %w", c.path, errCacheWrite, err)
+	err = fmt.Errorf("writing response cache %s: %w: %w", c.path, ErrWrite, err)
 	c.mu.Lock()
 	if c.failed == nil {
 		c.failed = err
@@ -352,7 +352,7 @@ func (c *Cache) markSynced(end int64, err error) {
 func (c *Cache) applyGroup(group []*putRequest, off int64) error {
 	for _, req := range group {
 		if err := c.apply(&req.rec, off); err != nil {
-			return fmt.Errorf("indexing response cache %s: %w: %w", c.path, errCacheWrite, err)
+			return fmt.Errorf("indexing response cache %s: %w: %w", c.path, ErrWrite, err)
 		}
 		off += int64(len(req.entry))
 	}

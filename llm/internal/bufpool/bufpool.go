@@ -1,4 +1,8 @@
-package llm
+// Package bufpool reuses the byte buffers of llm's request path (response
+// bodies read by the client, entries framed by the response cache) through
+// size-classed pools, so that at thousands of answers a second they are not
+// garbage for the collector.
+package bufpool
 
 import (
 	"math/bits"
@@ -16,8 +20,8 @@ const (
 	maxPooledShift = 20 // 1 MiB
 )
 
-// bufPool is a set of size-classed pools; the zero bufPool is ready.
-type bufPool struct {
+// Pool is a set of size-classed pools; the zero Pool is ready.
+type Pool struct {
 	classes [maxPooledShift - minPooledShift + 1]sync.Pool
 }
 
@@ -28,8 +32,8 @@ func poolClass(n int) (int, bool) {
 	return shift - minPooledShift, shift <= maxPooledShift
 }
 
-// get returns an empty buffer with room for n bytes.
-func (bp *bufPool) get(n int) []byte {
+// Get returns an empty buffer with room for n bytes.
+func (bp *Pool) Get(n int) []byte {
 	class, ok := poolClass(n)
 	if !ok {
 		return make([]byte, 0, n)
@@ -40,8 +44,8 @@ func (bp *bufPool) get(n int) []byte {
 	return make([]byte, 0, 1<<(class+minPooledShift))
 }
 
-// put hands b back for reuse. Its caller must hold the only reference.
-func (bp *bufPool) put(b []byte) {
+// Put hands b back for reuse. Its caller must hold the only reference.
+func (bp *Pool) Put(b []byte) {
 	c := cap(b)
 	class, ok := poolClass(c)
 	if !ok || c != 1<<(class+minPooledShift) {

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
 )
 
 // failSyncOf makes every fsync of the log named base fail with EIO.
@@ -22,10 +24,10 @@ func failSyncOf(base string) func(op, name string) error {
 // holdLogSyncs blocks every fsync of the log named base until release is
 // called (again harmlessly; a test defers it after Close, which waits for
 // the syncs); syncing receives when the first has started.
-func holdLogSyncs(ffs *faultFS, base string) (syncing <-chan struct{}, release func()) {
+func holdLogSyncs(ffs *faultfs.FS, base string) (syncing <-chan struct{}, release func()) {
 	held := make(chan struct{})
 	started := make(chan struct{}, 1)
-	ffs.setHold(func(op, name string) {
+	ffs.SetHold(func(op, name string) {
 		if op == "sync" && filepath.Base(name) == base {
 			select {
 			case started <- struct{}{}:
@@ -37,7 +39,7 @@ func holdLogSyncs(ffs *faultFS, base string) (syncing <-chan struct{}, release f
 	var once sync.Once
 	return started, func() {
 		once.Do(func() {
-			ffs.setHold(nil)
+			ffs.SetHold(nil)
 			close(held)
 		})
 	}
@@ -46,7 +48,7 @@ func holdLogSyncs(ffs *faultFS, base string) (syncing <-chan struct{}, release f
 // writtenNotSynced PutWritten's value under testID(name) to c (a log
 // cache.db on ffs) and returns once its entry is written and its fsync has
 // started and is held, until unhold.
-func writtenNotSynced(t *testing.T, c *Cache, ffs *faultFS, name, value string) (durable func() error, unhold func()) {
+func writtenNotSynced(t *testing.T, c *Cache, ffs *faultfs.FS, name, value string) (durable func() error, unhold func()) {
 	t.Helper()
 	syncing, unhold := holdLogSyncs(ffs, "cache.db")
 	durable, err := c.PutWritten(testID(name), []byte(value), Usage{Stage: "rollout", Model: "m"})
@@ -64,11 +66,11 @@ func writtenNotSynced(t *testing.T, c *Cache, ffs *faultFS, name, value string) 
 // Get may hand it out: a caller would build on an answer a power loss
 // takes away.
 func TestGetDoesNotServeAnAnswerWhoseSyncFailed(t *testing.T) {
-	ffs := &faultFS{}
-	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	ffs := &faultfs.FS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()
 	putN(t, c, 0, 1)
-	ffs.setFail(failSyncOf("cache.db"))
+	ffs.SetFail(failSyncOf("cache.db"))
 	durable, err := c.PutWritten(testID("x"), []byte("not durable"), Usage{Stage: "rollout", Model: "m"})
 	if err != nil {
 		t.Fatalf("PutWritten: %v; want the write to succeed", err)
@@ -86,8 +88,8 @@ func TestGetDoesNotServeAnAnswerWhoseSyncFailed(t *testing.T) {
 // written but not yet synced (a PutWritten whose sync is pending) returns
 // it only once the sync has made it durable.
 func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
-	ffs := &faultFS{}
-	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	ffs := &faultfs.FS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()
 	durable, unhold := writtenNotSynced(t, c, ffs, "x", "answer")
 	defer unhold()
@@ -125,8 +127,8 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 // has ended (the page cache cannot be trusted) and the compaction must
 // not copy the log into a new one.
 func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
-	ffs := &faultFS{}
-	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, CacheFS(ffs))
+	ffs := &faultfs.FS{}
+	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()
 	putN(t, c, 0, 3)
 	durable, unhold := writtenNotSynced(t, c, ffs, "x", "answer")
@@ -139,7 +141,7 @@ func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
 	// Compact has queued its work once the writer waits on the barrier
 	// behind the held fsync; give it the time to get there.
 	time.Sleep(50 * time.Millisecond)
-	ffs.setFail(failSyncOf("cache.db"))
+	ffs.SetFail(failSyncOf("cache.db"))
 	unhold()
 	if err := durable(); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("durable() = %v; want EIO", err)
@@ -147,7 +149,7 @@ func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
 	if err := <-compacted; err == nil {
 		t.Error("Compact after a failed fsync = nil; want the failure")
 	}
-	if n := ffs.count("open .cache.db.compact"); n != 0 {
+	if n := ffs.Count("open .cache.db.compact"); n != 0 {
 		t.Errorf("the compaction opened its new log %d times after the fsync failed; want nothing written", n)
 	}
 }

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"cmp"
@@ -17,7 +17,7 @@ import (
 )
 
 // cacheMergeAt sets how many keys the index holds in memory before a merge.
-func cacheMergeAt(n int) CacheOption { return func(o *cacheOptions) { o.mergeAt = n } }
+func cacheMergeAt(n int) Option { return func(o *cacheOptions) { o.mergeAt = n } }
 
 func testWriter(t *testing.T) tableWriter {
 	return tableWriter{fs: fsys.OS, path: filepath.Join(t.TempDir(), "t.idx")}
@@ -248,7 +248,7 @@ func TestCacheIndexCrash(t *testing.T) {
 	// first closed with and merges past it.
 	session := func(f *crashfs.FS) (done int) {
 		for _, to := range []int{puts / 2, puts} {
-			c, err := OpenCache(path, CacheFS(f), cacheMergeAt(16), CacheLogger(slog.New(slog.DiscardHandler)))
+			c, err := Open(path, WithFS(f), cacheMergeAt(16), WithLogger(slog.New(slog.DiscardHandler)))
 			if err != nil {
 				return done
 			}
@@ -285,7 +285,7 @@ func TestCacheIndexCrash(t *testing.T) {
 			o.Tear = tear
 		}
 		after := f.CrashClone(o)
-		c, err := OpenCache(path, CacheFS(after), CacheLogger(slog.New(slog.DiscardHandler)))
+		c, err := Open(path, WithFS(after), WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			t.Fatalf("crash at %s: reopening: %v", f.Ops()[at], err)
 		}
@@ -333,7 +333,7 @@ func BenchmarkCacheGet(b *testing.B) {
 	const n = 200_000
 	path := filepath.Join(b.TempDir(), "cache.db")
 	buildLog(b, path, n, 200)
-	c, err := OpenCache(path)
+	c, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}

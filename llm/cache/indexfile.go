@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"io/fs"
 )
 
-// The index file (PATH.idx) is the index's table (cache_table.go), written
+// The index file (PATH.idx) is the index's table (table.go), written
 // at each merge, at Close and after compaction. Its trailer holds, after
 // the index's own part, this meta:
 //
@@ -31,10 +31,10 @@ import (
 // batchSpendBit marks a batch-rate spend row in the index file's meta.
 const batchSpendBit = 0x80
 
-func (c *Cache) indexPath() string { return CacheIndexPath(c.path) }
+func (c *Cache) indexPath() string { return IndexPath(c.path) }
 
-// CacheIndexPath is where the cache at path keeps its index.
-func CacheIndexPath(path string) string { return path + ".idx" }
+// IndexPath is where the cache at path keeps its index.
+func IndexPath(path string) string { return path + ".idx" }
 
 func (c *Cache) newIndex() *index {
 	if c.readOnly {
@@ -151,7 +151,7 @@ func (c *Cache) loadIndex(size int64) int64 {
 	if err != nil {
 		c.log.Debug("response cache: not using the index file; reading the whole log", "path", c.indexPath(), "reason", err)
 		c.idx.close()
-		c.idx, c.spend, c.stats, c.spendRecords = c.newIndex(), map[spendKey]Spend{}, CacheStats{}, 0
+		c.idx, c.spend, c.stats, c.spendRecords = c.newIndex(), map[spendKey]Spend{}, Stats{}, 0
 		return int64(headerSize)
 	}
 	c.stats.IndexLoaded = true

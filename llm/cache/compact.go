@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"bufio"
@@ -23,10 +23,10 @@ type CompactResult struct {
 	Damaged                     int64 // damaged entries dropped, found by this compaction or skipped by opens before it
 }
 
-// CompactCache compacts the cache at path (see Cache.Compact). It fails if
+// Compact compacts the cache at path (see Cache.Compact). It fails if
 // a run holds the cache.
-func CompactCache(path string, opts ...CacheOption) (CompactResult, error) {
-	c, err := OpenCache(path, opts...)
+func Compact(path string, opts ...Option) (CompactResult, error) {
+	c, err := Open(path, opts...)
 	if err != nil {
 		return CompactResult{}, err
 	}
@@ -132,7 +132,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	oldIdx.close()
 	old.Close()
 	if err := fsys.SyncDir(c.fs, filepath.Dir(c.path)); err != nil {
-		err = fmt.Errorf("%w: %w", errCacheWrite, err)
+		err = fmt.Errorf("%w: %w", ErrWrite, err)
 		c.mu.Lock()
 		c.failed = err
 		c.mu.Unlock()

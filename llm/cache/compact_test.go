@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
 )
 
 // deadCache fills a cache with 20 entries, then replaces 5, invalidates 5,
@@ -75,7 +77,7 @@ func TestCacheCompact(t *testing.T) {
 	wantValues(t, c, 20, 21)
 	c.Close()
 
-	c = openCache(t, path, nil, CacheFS(noIndexFS()))
+	c = openCache(t, path, nil, WithFS(noIndexFS()))
 	defer c.Close()
 	wantCompacted(t, c, spentPlus(spent, 20))
 }
@@ -99,11 +101,11 @@ func spentPlus(spent []Spend, i int) []Spend {
 func TestCacheCompactFailureKeepsTheLog(t *testing.T) {
 	for _, op := range []string{"open", "write", "sync", "rename", "syncdir"} {
 		t.Run(op, func(t *testing.T) {
-			ffs := &faultFS{}
+			ffs := &faultfs.FS{}
 			path := filepath.Join(t.TempDir(), "cache.db")
-			c := openCache(t, path, nil, CacheFS(ffs))
+			c := openCache(t, path, nil, WithFS(ffs))
 			spent := deadCache(t, c)
-			ffs.setFail(func(o, name string) error {
+			ffs.SetFail(func(o, name string) error {
 				if o == op && (filepath.Base(name) == ".cache.db.compact" || op == "syncdir") {
 					return syscall.EIO
 				}
@@ -113,7 +115,7 @@ func TestCacheCompactFailureKeepsTheLog(t *testing.T) {
 			if !errors.Is(err, syscall.EIO) {
 				t.Fatalf("Compact: %v; want EIO", err)
 			}
-			ffs.setFail(nil)
+			ffs.SetFail(nil)
 			wantCompacted(t, c, spent)
 			err = c.Put(testID("after"), []byte("v"), Usage{})
 			if (op == "syncdir") != (err != nil) {
@@ -136,11 +138,11 @@ func TestCompactCache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	spent := deadCache(t, c)
-	if _, err := CompactCache(path); err == nil {
+	if _, err := Compact(path); err == nil {
 		t.Error("compacted a cache in use")
 	}
 	c.Close()
-	res, err := CompactCache(path)
+	res, err := Compact(path)
 	if err != nil || res.Entries != 15 {
 		t.Fatalf("%+v %v", res, err)
 	}

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"path/filepath"
@@ -19,7 +19,7 @@ func TestMergeCaches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a, err := OpenCache(filepath.Join(dir, "a.db"))
+	a, err := Open(filepath.Join(dir, "a.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestMergeCaches(t *testing.T) {
 	spentA, _ := a.Spent()
 	a.Close()
 
-	b, err := OpenCache(filepath.Join(dir, "b.db"), CacheBase(filepath.Join(dir, "a.db")))
+	b, err := Open(filepath.Join(dir, "b.db"), WithBase(filepath.Join(dir, "a.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,14 +44,14 @@ func TestMergeCaches(t *testing.T) {
 	b.Close()
 
 	dst := filepath.Join(dir, "merged.db")
-	res, err := MergeCaches(dst, []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")})
+	res, err := Merge(dst, []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Entries != 3 || res.Repeats != 1 {
 		t.Errorf("copied %d responses (%d repeats), want 3 and 1", res.Entries, res.Repeats)
 	}
-	m, err := OpenCache(dst)
+	m, err := Open(dst)
 	if err != nil {
 		t.Fatal(err)
 	}

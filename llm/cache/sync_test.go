@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
 )
 
 // TestSyncsArePacedWhileAnswersKeepComing: while puts keep arriving, the
@@ -14,10 +16,10 @@ import (
 // answers, not one for every few), and every Put that returned is in the
 // log after a reopen.
 func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
-	ffs := &faultFS{}
+	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
-	c := openCache(t, path, nil, CacheFS(ffs))
-	before := ffs.count("sync cache.db")
+	c := openCache(t, path, nil, WithFS(ffs))
+	before := ffs.Count("sync cache.db")
 	var puts atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -42,7 +44,7 @@ func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
-	syncs := ffs.count("sync cache.db") - before
+	syncs := ffs.Count("sync cache.db") - before
 	if limit := int(elapsed/minSyncGap) + 2; syncs > limit {
 		t.Errorf("%d syncs for %d puts in %v, want at most %d (one every %v)", syncs, puts.Load(), elapsed, limit, minSyncGap)
 	}

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"cmp"
@@ -35,7 +35,7 @@ func locOff(loc uint64) int64 { return int64(loc & locOffset) }
 const defaultMergeAt = 1 << 16
 
 // index maps a key to the entries of the identities that have it: almost
-// always one. Most keys live in a table file read with pread (cache_table.go),
+// always one. Most keys live in a table file read with pread (table.go),
 // so the heap holds only the keys placed since the last merge (delta, at most
 // mergeAt of them) and the rare keys shared by several identities (a 64-bit
 // collision, more), which are kept in the table's trailer. A key's entries

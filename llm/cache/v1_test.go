@@ -1,10 +1,9 @@
-package llm
+package cache
 
 import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,14 +28,14 @@ func writeV1(t testing.TB, path string, keys []string, values [][]byte) {
 }
 
 // TestCacheFormat1IsConverted: a cache written by the previous format is
-// converted on open and keeps every answer; a request is answered by the
-// old entry with its key, which it then owns.
+// converted on open and keeps every answer; an identity is answered by the
+// old entry with its key, which it then owns. (llm's
+// TestChatAnswersFromAFormat1Cache asks it through Chat.)
 func TestCacheFormat1IsConverted(t *testing.T) {
-	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, okBody(1)) })
 	path := filepath.Join(t.TempDir(), "cache.db")
-	reqs := baseRequests(3)
-	old := completionBody(1, 2, Choice{Content: "an answer paid for long ago", FinishReason: "stop"})
-	writeV1(t, path, []string{CacheKey(reqs[0]), CacheKey(reqs[1]), "not-a-cache-key", CacheKey(reqs[1])},
+	ids := []Identity{testID("q0"), testID("q1"), testID("q2")}
+	old := []byte(`{"choices":[{"message":{"content":"an answer paid for long ago"}}]}`)
+	writeV1(t, path, []string{ids[0].String(), ids[1].String(), "not-a-cache-key", ids[1].String()},
 		[][]byte{old, []byte("replaced"), []byte("skipped"), old})
 
 	var logs logBuffer
@@ -50,19 +49,20 @@ func TestCacheFormat1IsConverted(t *testing.T) {
 	if b, _ := os.ReadFile(path); !bytes.HasPrefix(b, []byte(cacheMagic)) {
 		t.Errorf("the file was not rewritten in the current format: %q", b[:30])
 	}
-	c := newTestClient(t, srv.endpoint(), fastOptions(), cache, nil)
-	for _, req := range reqs[:2] {
-		resp, err := c.Chat(t.Context(), req)
-		if err != nil || !resp.Cached || resp.Choices[0].Content != "an answer paid for long ago" {
-			t.Errorf("%+v %v; want the old answer", resp, err)
+	for _, id := range ids[:2] {
+		if v, ok, err := cache.Get(id); !ok || err != nil || !bytes.Equal(v, old) {
+			t.Errorf("%s: %q %v %v; want the old answer", id, v, ok, err)
 		}
 	}
-	if _, err := c.Chat(t.Context(), reqs[2]); err != nil || srv.hits.Load() != 1 {
-		t.Errorf("a new request: %v, %d sent", err, srv.hits.Load())
+	if _, ok, err := cache.Get(ids[2]); ok || err != nil {
+		t.Errorf("an identity the old file did not hold: %v %v; want a miss", ok, err)
 	}
-	// The old entry belongs to the request that claimed it: another
+	if err := cache.Put(ids[2], []byte("a new answer"), Usage{}); err != nil {
+		t.Fatal(err)
+	}
+	// The old entry belongs to the identity that claimed it: another
 	// identity with its key (a collision) misses.
-	if _, ok, _ := cache.Get(collidingID(IdentityOf(reqs[0]), "other")); ok {
+	if _, ok, _ := cache.Get(collidingID(ids[0], "other")); ok {
 		t.Error("a claimed format-1 entry answered another identity")
 	}
 	if _, complete := cache.Spent(); complete {
@@ -75,7 +75,7 @@ func TestCacheFormat1IsConverted(t *testing.T) {
 	if st := cache.Stats(); !st.Converted || st.Entries != 3 {
 		t.Errorf("after reopen: %+v", st)
 	}
-	if _, ok, _ := cache.Get(IdentityOf(reqs[0])); !ok {
+	if _, ok, _ := cache.Get(ids[0]); !ok {
 		t.Error("the claimed answer is gone")
 	}
 }
@@ -85,12 +85,12 @@ func TestCacheFormat1IsConverted(t *testing.T) {
 func TestCacheFormat1AsBase(t *testing.T) {
 	dir := t.TempDir()
 	basePath := filepath.Join(dir, "old.db")
-	req := simpleRequest("q")
-	writeV1(t, basePath, []string{CacheKey(req)}, [][]byte{okBody(1)})
+	id, value := testID("q"), []byte(`{"choices":[]}`)
+	writeV1(t, basePath, []string{id.String()}, [][]byte{value})
 	before, _ := os.ReadFile(basePath)
-	c := openCache(t, filepath.Join(dir, "cache.db"), nil, CacheBase(basePath))
+	c := openCache(t, filepath.Join(dir, "cache.db"), nil, WithBase(basePath))
 	defer c.Close()
-	if v, ok, err := c.Get(IdentityOf(req)); !ok || err != nil || !bytes.Equal(v, okBody(1)) {
+	if v, ok, err := c.Get(id); !ok || err != nil || !bytes.Equal(v, value) {
 		t.Errorf("%q %v %v", v, ok, err)
 	}
 	if after, _ := os.ReadFile(basePath); !bytes.Equal(before, after) {

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"os"
@@ -110,7 +110,7 @@ func BenchmarkCacheOpen1M(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&m0)
 				start := time.Now()
-				c, err := OpenCache(path)
+				c, err := Open(path)
 				if err != nil {
 					b.Fatal(err)
 				}

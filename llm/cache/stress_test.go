@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
 )
 
 // stressLedger is what the stress test's callers were told: the answers
@@ -127,7 +128,7 @@ func expectedStop(err error) bool {
 // eight callers that PutWritten, Put, Get and Invalidate at once while
 // another compacts. stop ends them and waits.
 func startStress(t *testing.T, disk *crashfs.FS, path string) (c *Cache, ledger *stressLedger, stop func()) {
-	c, err := OpenCache(path, CacheFS(disk), cacheMergeAt(16), CacheLogger(slog.New(slog.DiscardHandler)))
+	c, err := Open(path, WithFS(disk), cacheMergeAt(16), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestCacheStressPowerLoss(t *testing.T) {
 			if len(durable) == 0 {
 				t.Fatal("no answer was durable before the power loss; the test checks nothing")
 			}
-			after, err := OpenCache(path, CacheFS(disk.CrashClone(crashfs.CrashOptions{Tear: rng})), CacheLogger(slog.New(slog.DiscardHandler)))
+			after, err := Open(path, WithFS(disk.CrashClone(crashfs.CrashOptions{Tear: rng})), WithLogger(slog.New(slog.DiscardHandler)))
 			if err != nil {
 				t.Fatalf("reopening after the power loss: %v", err)
 			}
@@ -217,7 +218,7 @@ func TestCacheStressCloseWhileWriting(t *testing.T) {
 	if len(durable) == 0 {
 		t.Fatal("no answer was durable before Close; the test checks nothing")
 	}
-	reopened, err := OpenCache(path, CacheFS(disk), CacheLogger(slog.New(slog.DiscardHandler)))
+	reopened, err := Open(path, WithFS(disk), WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatalf("reopening after Close: %v", err)
 	}
@@ -230,9 +231,9 @@ func TestCacheStressCloseWhileWriting(t *testing.T) {
 // the log file (the kernel's, not only the process's), even while its
 // fsync has not finished.
 func TestPutWrittenReturnsOnceTheEntryIsInTheFile(t *testing.T) {
-	ffs := &faultFS{}
+	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
-	c := openCache(t, path, nil, CacheFS(ffs))
+	c := openCache(t, path, nil, WithFS(ffs))
 	defer c.Close()
 	durable, unhold := writtenNotSynced(t, c, ffs, "x", "the written answer")
 	defer unhold()

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
-// MergeResult says what MergeCaches copied.
+// MergeResult says what Merge copied.
 type MergeResult struct {
 	Sources int   // caches read
 	Entries int64 // responses copied
@@ -21,11 +21,11 @@ type MergeResult struct {
 	Spent   []Spend
 }
 
-// mergeGroup is how many entries MergeCaches hands the writer at once: one
+// mergeGroup is how many entries Merge hands the writer at once: one
 // durable write for many, not an fsync per response.
 const mergeGroup = 512
 
-// MergeCaches writes at dst one cache holding the live responses of the
+// Merge writes at dst one cache holding the live responses of the
 // caches at srcs, in their order (a response whose identity an earlier
 // source holds is left out), each with its usage and paid as it was in its
 // source (a response its source copied from a base stays unpaid), and
@@ -35,18 +35,18 @@ const mergeGroup = 512
 // accounting. dst is built beside itself and renamed over it once whole,
 // so a merge killed part way leaves the old dst (or none). A missing
 // source is an error; the sources are read, never written.
-func MergeCaches(dst string, srcs []string, opts ...CacheOption) (MergeResult, error) {
+func Merge(dst string, srcs []string, opts ...Option) (MergeResult, error) {
 	o := cacheOptions{fs: fsys.OS, log: slog.Default(), mergeAt: defaultMergeAt}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	tmp := dst + ".merge"
-	for _, p := range []string{tmp, CacheIndexPath(tmp)} {
+	for _, p := range []string{tmp, IndexPath(tmp)} {
 		if err := o.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return MergeResult{}, fmt.Errorf("removing an earlier merge's %s: %w", p, err)
 		}
 	}
-	out, err := OpenCache(tmp, CacheFS(o.fs), CacheLogger(o.log))
+	out, err := Open(tmp, WithFS(o.fs), WithLogger(o.log))
 	if err != nil {
 		return MergeResult{}, err
 	}
@@ -66,8 +66,8 @@ func MergeCaches(dst string, srcs []string, opts ...CacheOption) (MergeResult, e
 		return res, fmt.Errorf("putting the merged response cache in place: %w", err)
 	}
 	// The index is derived: without one the next open reads the log.
-	if err := o.fs.Rename(CacheIndexPath(tmp), CacheIndexPath(dst)); err != nil {
-		o.fs.Remove(CacheIndexPath(dst))
+	if err := o.fs.Rename(IndexPath(tmp), IndexPath(dst)); err != nil {
+		o.fs.Remove(IndexPath(dst))
 	}
 	return res, nil
 }

@@ -1,4 +1,4 @@
-package llm
+package cache
 
 import (
 	"cmp"
@@ -14,12 +14,13 @@ import (
 	"sync"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/llm/internal/bufpool"
 )
 
 // Cache is a persistent map from a request's Identity to its raw response
 // bytes and usage: an append-only log of checksummed entries (format in
-// cache_format.go) and an index of where each identity's latest entry lies,
-// a hash table in a file beside the log (cache_index.go) read with pread,
+// format.go) and an index of where each identity's latest entry lies,
+// a hash table in a file beside the log (index.go) read with pread,
 // so its size is in the page cache, not in the heap. The index is derived:
 // an open that finds it missing or not matching the log reads the log.
 //
@@ -34,7 +35,7 @@ import (
 // converted to format 2 on open; its entries, which carry no digest,
 // answer the first request with their key that asks for them.
 //
-// A cache may read a base cache (CacheBase): a hit there is copied into
+// A cache may read a base cache (WithBase): a hit there is copied into
 // this cache, which alone is written. One process at a time may open a
 // cache; any number may read one as a base while no one writes it.
 type Cache struct {
@@ -59,7 +60,7 @@ type Cache struct {
 	indexCovers int64
 	mergeAt     int // keys the index holds in memory before a merge
 	spend       map[spendKey]Spend
-	stats       CacheStats
+	stats       Stats
 	// spendRecords of stats.Records carry the usage of dropped entries.
 	spendRecords int64
 	failed       error // the write failure that ends writing; sticky
@@ -67,15 +68,15 @@ type Cache struct {
 	closeMu sync.RWMutex // held for reading by Get and while a Put queues; for writing by Close and Compact
 	closed  bool
 
-	entries bufPool    // framed entries, back once written
-	writeMu sync.Mutex // held while an entry or group is appended, or while the writer runs work alone
+	entries bufpool.Pool // framed entries, back once written
+	writeMu sync.Mutex   // held while an entry or group is appended, or while the writer runs work alone
 	puts    chan *putRequest
-	syncs   chan syncRequest // written entries for the syncer (cache_write.go)
+	syncs   chan syncRequest // written entries for the syncer (write.go)
 	done    chan struct{}    // closed when the writer has stopped
 }
 
-// CacheStats describe a cache's log and what its open found.
-type CacheStats struct {
+// Stats describe a cache's log and what its open found.
+type Stats struct {
 	Entries    int   // live responses
 	Tombstones int   // identities marked unusable (Invalidate)
 	Records    int64 // entries in the log, live or dead
@@ -128,8 +129,8 @@ func (s *Spend) add(o Spend) {
 	s.CompletionTokens += o.CompletionTokens
 }
 
-// CacheOption configures OpenCache.
-type CacheOption func(*cacheOptions)
+// Option configures Open.
+type Option func(*cacheOptions)
 
 type cacheOptions struct {
 	fs      fsys.FS
@@ -138,25 +139,27 @@ type cacheOptions struct {
 	mergeAt int
 }
 
-// CacheFS sets the file system (default fsys.OS).
-func CacheFS(f fsys.FS) CacheOption { return func(o *cacheOptions) { o.fs = f } }
+// WithFS sets the file system (default fsys.OS).
+func WithFS(f fsys.FS) Option { return func(o *cacheOptions) { o.fs = f } }
 
-// CacheBase sets a cache to read, never write: a request it answers is
+// WithBase sets a cache to read, never write: a request it answers is
 // copied into the opened cache, so the answer stays when the base is
 // deleted. The base is held with a shared lock, so several caches may read
 // one base at once, and its own run cannot write it meanwhile. A base that
 // does not exist is skipped with a warning.
-func CacheBase(path string) CacheOption { return func(o *cacheOptions) { o.base = path } }
+func WithBase(path string) Option { return func(o *cacheOptions) { o.base = path } }
 
-// CacheLogger sets the logger for what an open found (default slog.Default()).
-func CacheLogger(l *slog.Logger) CacheOption { return func(o *cacheOptions) { o.log = l } }
+// WithLogger sets the logger for what an open found (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *cacheOptions) { o.log = l } }
 
-// errCacheWrite marks a failure to make an entry durable.
-var errCacheWrite = errors.New("the response cache could not be written")
+// ErrWrite marks a failure to make an entry durable: every error of a
+// failed write, sync or index write wraps it (errors.Is), and llm's Chat
+// makes it a fatal error (reason "cache_write").
+var ErrWrite = errors.New("the response cache could not be written")
 
-// OpenCache opens or creates the cache log at path. If another process holds
+// Open opens or creates the cache log at path. If another process holds
 // the file it fails at once with an error saying so.
-func OpenCache(path string, opts ...CacheOption) (*Cache, error) {
+func Open(path string, opts ...Option) (*Cache, error) {
 	o := cacheOptions{fs: fsys.OS, log: slog.Default(), mergeAt: defaultMergeAt}
 	for _, opt := range opts {
 		opt(&o)
@@ -548,7 +551,7 @@ func (c *Cache) Len() (int, error) {
 }
 
 // Stats returns the figures of the log and of what its open found.
-func (c *Cache) Stats() CacheStats {
+func (c *Cache) Stats() Stats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s := c.stats
@@ -623,8 +626,8 @@ func spendDiff(total, part map[spendKey]Spend) map[spendKey]Spend {
 	return out
 }
 
-// CacheEntry is one response for PutMany.
-type CacheEntry struct {
+// Entry is one response for PutMany.
+type Entry struct {
 	ID    Identity
 	Value []byte
 	Usage Usage
@@ -632,7 +635,7 @@ type CacheEntry struct {
 
 // PutMany stores entries like Put, in as few durable writes as the writer
 // groups them into, and returns once all are durable.
-func (c *Cache) PutMany(entries []CacheEntry) error {
+func (c *Cache) PutMany(entries []Entry) error {
 	reqs := make([]*putRequest, 0, len(entries))
 	for _, e := range entries {
 		req, err := c.newPut(&record{kind: kindResponse, flags: usageFlags(e.Usage), key: e.ID.Key, digest: e.ID.Digest, usage: e.Usage, value: e.Value})
