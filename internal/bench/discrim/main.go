@@ -1,7 +1,7 @@
 // Command discrimbench measures, from outside, the built commands that read
 // a large synthetic corpus: it writes (or reuses) a run directory of N
 // records × R rollouts × I items with satisfaction verdicts
-// (internal/synthcorpus, no LLM), then runs each command once and prints
+// (internal/testkit/synthcorpus, no LLM), then runs each command once and prints
 // its exit code, wall time, CPU time (user + system) and peak RSS, with the
 // machine's load average before and after, since the machine may be shared.
 // `make bench-discrim` runs it for `validate` (whose discrimination section
