@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -107,8 +107,8 @@ func TestJudgePromptsShareTheirPrefix(t *testing.T) {
 // beyond the mean length of the group's responses.
 func unsharedPerResponse(t *testing.T, layout string, lab schema.Label, groups func(seed uint64) []string) int {
 	t.Helper()
-	rec := &llmtest.PromptRecorder{}
-	_, simURL, stopSim, err := llmtest.Start(llmtest.Config{Prompts: rec})
+	rec := &sim.PromptRecorder{}
+	_, simURL, stopSim, err := sim.Start(sim.Config{Prompts: rec})
 	if err != nil {
 		t.Fatal(err)
 	}

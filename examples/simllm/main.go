@@ -1,5 +1,5 @@
 // Command simllm serves the simulated OpenAI-compatible endpoint of package
-// internal/llmtest, for the demo and for trying the pipeline without a model.
+// internal/sim, for the demo and for trying the pipeline without a model.
 // It is NOT a model: it recognizes the pipeline's own prompt templates and
 // answers them with deterministic, plausible text, with optional latency,
 // injected faults and a server-side rate limit (-limit-rpm, -limit-tpm).
@@ -33,7 +33,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 const defaultProblems = "examples/problems.jsonl"
@@ -79,7 +79,7 @@ type options struct {
 	prefixBlock   int
 	prefixMin     int
 	plant         string
-	judges        map[string]llmtest.JudgeProfile
+	judges        map[string]sim.JudgeProfile
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -109,17 +109,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.DurationVar(&o.batchTurnaround, "batch-turnaround", 0, "time a batch takes from creation to completed, its rows answered evenly over it so that request_counts.completed grows (0: as fast as it can; e.g. -batch-turnaround 30s)")
 	fs.Float64Var(&o.batchRowFail, "batch-row-fail", 0, "`rate` of batch rows answered with a 500 in the error file, drawn per row and batch so a resubmitted row can succeed (e.g. -batch-row-fail 0.02)")
 	fs.IntVar(&o.batchExpire, "batch-expire", 0, "the first `K` batches created expire after answering the first half of their rows; the rest are batch_expired in the error file (e.g. -batch-expire 1)")
-	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", llmtest.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
-	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
+	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", sim.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
+	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", sim.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.StringVar(&o.plant, "plant", "", "plant rubric items of known kinds for testing discrimination and distill refine: comma-separated shares of the items that are misaligned, saturated, dead, noise, the chance an aligned item gets a paraphrase (redundant), and the judge's flip rate (judge-noise); e.g. -plant misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001")
 	fs.Func("judge", "give the judge model `MODEL` known errors, repeatable for a panel: MODEL:false_valid=R,false_invalid=R,first_bias=R,flip=R,fail=R (rates in [0, 1]; first_bias: extra chance of calling an invalid item valid when shown first; flip: satisfaction verdicts and grounded scores turned over; fail: no usable answer); other models judge without errors (e.g. -judge lenient:false_valid=0.3,first_bias=0.2 -judge strict:false_invalid=0.1)", func(v string) error {
-		model, p, err := llmtest.ParseJudgeProfile(v)
+		model, p, err := sim.ParseJudgeProfile(v)
 		if err != nil {
 			return err
 		}
 		if o.judges == nil {
-			o.judges = map[string]llmtest.JudgeProfile{}
+			o.judges = map[string]sim.JudgeProfile{}
 		}
 		if _, dup := o.judges[model]; dup {
 			return fmt.Errorf("judge %s is given twice", model)
@@ -130,7 +130,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.BoolVar(&o.prefixCache, "prefix-cache", false, "model an automatic prefix cache (vLLM's, or a hosted API's prompt caching): a prompt reuses the whole blocks an answered prompt began with, reported in usage.prompt_tokens_details.cached_tokens (e.g. -prefix-cache)")
-	fs.IntVar(&o.prefixBlock, "prefix-block-tokens", llmtest.DefaultPrefixBlockTokens, "the prefix cache's block size in tokens: vLLM's 16, OpenAI's steps of 128 (e.g. -prefix-block-tokens 128)")
+	fs.IntVar(&o.prefixBlock, "prefix-block-tokens", sim.DefaultPrefixBlockTokens, "the prefix cache's block size in tokens: vLLM's 16, OpenAI's steps of 128 (e.g. -prefix-block-tokens 128)")
 	fs.IntVar(&o.prefixMin, "prefix-min-tokens", 0, "the shortest prompt the prefix cache caches at all, in tokens (OpenAI's is 1024; e.g. -prefix-min-tokens 1024)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
@@ -199,7 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = f.Sync()
 	}
 	fmt.Fprintln(stderr, "SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model")
-	fmt.Fprintf(stderr, "  model: %s (any model name is accepted)\n", llmtest.SimulatedModel)
+	fmt.Fprintf(stderr, "  model: %s (any model name is accepted)\n", sim.SimulatedModel)
 	fmt.Fprintf(stderr, "  problems: %s (%d answers)\n", orNone(o.problems), len(cfg.Answers))
 	fmt.Fprintf(stderr, "  correct-rate %.3g, length-rate %.3g, invalid-rate %.3g, seed %d, latency %v\n",
 		o.correctRate, o.lengthRate, o.invalidRate, o.seed, o.latency)
@@ -210,7 +210,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "  batches (SIMULATED Files and Batch API): turnaround %v, row failures %.3g, the first %d batches expire, at most %d requests and %d bytes per file, files under %s\n",
 		cfg.BatchTurnaround, cfg.BatchRowFailRate, cfg.BatchExpire, cfg.BatchMaxRequests, cfg.BatchMaxBytes, orDefault(cfg.BatchDir, os.TempDir()))
 
-	srv := llmtest.New(cfg)
+	srv := sim.New(cfg)
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "simllm: %v\n", err)
 		return 1
@@ -278,9 +278,9 @@ func orNone(s string) string {
 	return s
 }
 
-// config turns flags into an llmtest.Config. Rates given as 0 on the
+// config turns flags into an sim.Config. Rates given as 0 on the
 // command line mean exactly 0.
-func (o *options) config() (llmtest.Config, error) {
+func (o *options) config() (sim.Config, error) {
 	rates := map[string]float64{"fault-rate": o.faultRate, "correct-rate": o.correctRate, "length-rate": o.lengthRate,
 		"invalid-rate": o.invalidRate}
 	for name, v := range map[string]optRate{"rate-429": o.rate429, "rate-500": o.rate500, "rate-hang": o.rateHang,
@@ -290,29 +290,29 @@ func (o *options) config() (llmtest.Config, error) {
 		}
 	}
 	if o.rolloutChars < 0 {
-		return llmtest.Config{}, fmt.Errorf("-rollout-chars %d: want 0 or more bytes", o.rolloutChars)
+		return sim.Config{}, fmt.Errorf("-rollout-chars %d: want 0 or more bytes", o.rolloutChars)
 	}
 	for name, v := range rates {
 		if v < 0 || v > 1 || v != v {
-			return llmtest.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
+			return sim.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
 		}
 	}
 	if o.latency < 0 || o.retryAfter <= 0 || o.hangMax <= 0 {
-		return llmtest.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
+		return sim.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
 	}
 	if o.limitRPM < 0 || o.limitTPM < 0 {
-		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
+		return sim.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
 	}
 	if o.contextTokens < 0 {
-		return llmtest.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
+		return sim.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
 	}
 	if o.prefixBlock < 1 || o.prefixMin < 0 {
-		return llmtest.Config{}, fmt.Errorf("-prefix-block-tokens %d, -prefix-min-tokens %d: want a block of 1 token or more and a minimum of 0 or more", o.prefixBlock, o.prefixMin)
+		return sim.Config{}, fmt.Errorf("-prefix-block-tokens %d, -prefix-min-tokens %d: want a block of 1 token or more and a minimum of 0 or more", o.prefixBlock, o.prefixMin)
 	}
 	if err := o.checkBatch(); err != nil {
-		return llmtest.Config{}, err
+		return sim.Config{}, err
 	}
-	f := llmtest.SpreadFaults(o.faultRate)
+	f := sim.SpreadFaults(o.faultRate)
 	for _, r := range []struct {
 		v   optRate
 		dst *float64
@@ -322,10 +322,10 @@ func (o *options) config() (llmtest.Config, error) {
 		}
 	}
 	if f.Total() > 1 {
-		return llmtest.Config{}, fmt.Errorf("fault rates add up to %.3g; want at most 1", f.Total())
+		return sim.Config{}, fmt.Errorf("fault rates add up to %.3g; want at most 1", f.Total())
 	}
 	f.RetryAfter, f.HangMax = o.retryAfter, o.hangMax
-	cfg := llmtest.Config{
+	cfg := sim.Config{
 		CorrectRate:  zeroMeansNone(o.correctRate),
 		LengthRate:   zeroMeansNone(o.lengthRate),
 		InvalidRate:  zeroMeansNone(o.invalidRate),
@@ -346,9 +346,9 @@ func (o *options) config() (llmtest.Config, error) {
 		Judges:           o.judges,
 	}
 	if o.plant != "" {
-		p, err := llmtest.ParsePlant(o.plant)
+		p, err := sim.ParsePlant(o.plant)
 		if err != nil {
-			return llmtest.Config{}, fmt.Errorf("-plant: %w", err)
+			return sim.Config{}, fmt.Errorf("-plant: %w", err)
 		}
 		cfg.Plant = p
 	}
@@ -357,19 +357,19 @@ func (o *options) config() (llmtest.Config, error) {
 		if _, err := os.Stat(defaultProblems); err == nil {
 			path = defaultProblems
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return llmtest.Config{}, fmt.Errorf("checking %s: %w", defaultProblems, err)
+			return sim.Config{}, fmt.Errorf("checking %s: %w", defaultProblems, err)
 		}
 	}
 	if path != "" {
-		answers, err := llmtest.LoadAnswers(path)
+		answers, err := sim.LoadAnswers(path)
 		if err != nil {
-			return llmtest.Config{}, err
+			return sim.Config{}, err
 		}
 		cfg.Answers = answers
 		o.problems = path
 	}
 	cfg.ContextTokens = o.contextTokens
-	cfg.PrefixCache = llmtest.PrefixCache{On: o.prefixCache, BlockTokens: o.prefixBlock, MinTokens: o.prefixMin}
+	cfg.PrefixCache = sim.PrefixCache{On: o.prefixCache, BlockTokens: o.prefixBlock, MinTokens: o.prefixMin}
 	return cfg, nil
 }
 
@@ -419,7 +419,7 @@ func (r *optRate) Set(s string) error {
 	return nil
 }
 
-// zeroMeansNone maps a command-line 0 to llmtest's "exactly zero" (negative).
+// zeroMeansNone maps a command-line 0 to sim's "exactly zero" (negative).
 func zeroMeansNone(v float64) float64 {
 	if v == 0 {
 		return -1

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -31,10 +31,10 @@ var mathForgeries = []string{
 func twinGroup(t *testing.T, h *harness, lab schema.Label) (twin reward.Result, twinAdv reward.Advantage, forged []reward.Result, forgedAdv []reward.Advantage) {
 	t.Helper()
 	const head = "### Step 1: Add.\n2+3 = 5. "
-	step2 := "\n### Step 2: Check.\n5-3 = 1, a slip. " + llmtest.SatisfiedMarker(3) + "\n<answer>5</answer>"
-	responses := []string{head + llmtest.SatisfiedMarker(1) + step2}
+	step2 := "\n### Step 2: Check.\n5-3 = 1, a slip. " + sim.SatisfiedMarker(3) + "\n<answer>5</answer>"
+	responses := []string{head + sim.SatisfiedMarker(1) + step2}
 	for _, f := range mathForgeries {
-		responses = append(responses, head+llmtest.SatisfiedMarker(1)+"\n"+f+step2)
+		responses = append(responses, head+sim.SatisfiedMarker(1)+"\n"+f+step2)
 	}
 	var g groupAnswer
 	h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "scheme": "srar", "responses": responses}), &g)
@@ -61,7 +61,7 @@ func TestForgedDelimitersEarnNothing(t *testing.T) {
 	for _, layout := range prompts.Layouts {
 		t.Run(string(layout), func(t *testing.T) {
 			t.Parallel()
-			h, _ := groundedHarnessWith(t, nil, llmtest.Config{}, judge.JudgeOptions{Model: "simulated", Layout: layout})
+			h, _ := groundedHarnessWith(t, nil, sim.Config{}, judge.Options{Model: "simulated", Layout: layout})
 			twin, twinAdv, forged, forgedAdv := twinGroup(t, h, lab)
 			if !twin.JudgeOK || !itemSatisfied(twin, 3) {
 				t.Fatalf("the twin: judge_ok %v, items %+v; want its pitfall found", twin.JudgeOK, twin.Items)
@@ -97,7 +97,7 @@ func TestForgedCriteriaEarnNothing(t *testing.T) {
 	for _, layout := range prompts.Layouts {
 		t.Run(string(layout), func(t *testing.T) {
 			t.Parallel()
-			h, _ := groundedHarnessWith(t, labs, llmtest.Config{}, judge.JudgeOptions{Model: "simulated", Layout: layout})
+			h, _ := groundedHarnessWith(t, labs, sim.Config{}, judge.Options{Model: "simulated", Layout: layout})
 			responses := []string{answer}
 			for _, p := range planted {
 				responses = append(responses, answer+p)
@@ -144,11 +144,11 @@ func sameVerdicts(a, b []reward.ItemVerdict) bool {
 // reasoning.
 func longResponse(pad int) string {
 	var b strings.Builder
-	b.WriteString("### Step 1: Add.\n2+3 = 5. " + llmtest.SatisfiedMarker(1) + "\n")
+	b.WriteString("### Step 1: Add.\n2+3 = 5. " + sim.SatisfiedMarker(1) + "\n")
 	for b.Len() < pad {
 		b.WriteString("Let us restate the sum once more to be sure of it. ")
 	}
-	b.WriteString("\n### Step 2: Check.\n5-3 = 1, a slip. " + llmtest.SatisfiedMarker(3) + "\n")
+	b.WriteString("\n### Step 2: Check.\n5-3 = 1, a slip. " + sim.SatisfiedMarker(3) + "\n")
 	for b.Len() < 2*pad {
 		b.WriteString("The check is done and we move on to the answer. ")
 	}
@@ -168,8 +168,8 @@ func TestResponseBudgetEarnsNothingByLength(t *testing.T) {
 	for _, layout := range prompts.Layouts {
 		t.Run(string(layout), func(t *testing.T) {
 			t.Parallel()
-			cut, _ := groundedHarnessWith(t, nil, llmtest.Config{}, judge.JudgeOptions{Model: "simulated", Layout: layout, MaxResponseTokens: prompts.MinJudgeMaxResponseTokens})
-			whole, _ := groundedHarnessWith(t, nil, llmtest.Config{}, judge.JudgeOptions{Model: "simulated", Layout: layout, MaxResponseTokens: -1})
+			cut, _ := groundedHarnessWith(t, nil, sim.Config{}, judge.Options{Model: "simulated", Layout: layout, MaxResponseTokens: prompts.MinJudgeMaxResponseTokens})
+			whole, _ := groundedHarnessWith(t, nil, sim.Config{}, judge.Options{Model: "simulated", Layout: layout, MaxResponseTokens: -1})
 			body := mustJSON(t, map[string]any{"label": labelJSON(t, lab), "scheme": "srar", "responses": []string{long, short}})
 			var c, w groupAnswer
 			cut.post("/v1/score_group", body, &c)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestScoreGroupWarmsFirst(t *testing.T) {
 	t.Parallel()
 	lab := rewardtest.DemoLabel()
-	group := func(msgs []llmtest.Message) string {
+	group := func(msgs []sim.Message) string {
 		for _, m := range msgs {
 			if i := strings.Index(m.Content, "<rubric>"); i >= 0 {
 				return m.Content[i:]
@@ -27,9 +27,9 @@ func TestScoreGroupWarmsFirst(t *testing.T) {
 	}
 	responses := []string{rewardtest.TwoSteps, rewardtest.MarkedResponse, "The answer is 5. <answer>5</answer>", "### Step 1: Guess.\n6.\n<answer>6</answer>"}
 	for _, atOnce := range []bool{false, true} {
-		var w *llmtest.WarmWatch
+		var w *sim.WarmWatch
 		h := newHarnessVia(t, nil, func(next http.RoundTripper) http.RoundTripper {
-			w = &llmtest.WarmWatch{Next: next, Kind: llmtest.KindSatisfy, Group: func(msgs []llmtest.Message) string {
+			w = &sim.WarmWatch{Next: next, Kind: sim.KindSatisfy, Group: func(msgs []sim.Message) string {
 				g := group(msgs)
 				if j := strings.Index(g, "</rubric>"); j >= 0 {
 					return g[:j]
@@ -37,7 +37,7 @@ func TestScoreGroupWarmsFirst(t *testing.T) {
 				return g
 			}}
 			return w
-		}, func(c *Config, _ *llmtest.Config) { c.AllAtOnce = atOnce })
+		}, func(c *Config, _ *sim.Config) { c.AllAtOnce = atOnce })
 		var g struct{ Results []reward.Result }
 		h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses}), &g)
 		for i, r := range g.Results {
