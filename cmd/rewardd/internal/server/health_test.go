@@ -96,6 +96,7 @@ func TestHungJudgeIsSeen(t *testing.T) {
 	g := newGate()
 	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) {
 		c.Timeout, c.StallAfter = time.Hour, stallAfter
+		c.AllAtOnce = true // both calls in flight at once, not the second after the first
 	})
 	defer g.release()
 	held := "### Step 1: Add.\n2+3 = 5. " + holdMarker + "\n<answer>5</answer>"
