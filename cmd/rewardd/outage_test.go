@@ -96,7 +96,8 @@ func TestJudgeKilledMidBatch(t *testing.T) {
 	const judgeTimeout = 60 * time.Second
 	c := startChild(t, "--corpus", writeCorpus(t), "--addr", "127.0.0.1:0", "--judge-base-url", judge.srv.URL+"/v1",
 		"--judge-model", "simulated", "--judge-timeout", judgeTimeout.String(), "--judge-max-attempts", "2",
-		"--judge-breaker-failures", "3", "--judge-breaker-probe", "1m")
+		"--judge-breaker-failures", "3", "--judge-breaker-probe", "1m",
+		"--judge-warm-first=false") // the 16 samples of one rubric at once: 4 held together when the judge dies
 
 	// Batch 1: 16 samples, 4 of them held at the judge when it dies.
 	type reply struct {

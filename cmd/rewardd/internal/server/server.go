@@ -81,8 +81,8 @@ type Config struct {
 	Breaker BreakerOptions
 	// AllAtOnce sends every judge request of a group (the responses of one
 	// rubric in a request) at once. By default the first is sent alone and
-	// the others once it is answered, so that a judge server's prefix cache
-	// computes what they share once.
+	// the others once it is answered (or has taken StallAfter), so that a
+	// judge server's prefix cache computes what they share once.
 	AllAtOnce bool
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
@@ -751,14 +751,27 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 }
 
 // warmFirst judges the rollouts group of lab: the first alone, the others
-// at once when it is answered, whatever its outcome.
+// at once when it is answered (whatever its outcome), or when it has taken
+// StallAfter: a judge that slow is not waited for, so that a hung judge
+// fails the whole group in one judge timeout and the breaker sees it.
 func (s *Server) warmFirst(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
-	s.judge(ctx, lab, &rs[group[0]])
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		s.judge(ctx, lab, &rs[group[0]])
+	}()
+	t := time.NewTimer(s.cfg.StallAfter)
+	select {
+	case <-first:
+	case <-t.C:
+	}
+	t.Stop()
 	var wg sync.WaitGroup
 	for _, i := range group[1:] {
 		wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
 	}
 	wg.Wait()
+	<-first
 }
 
 // judge fills r's verdicts, or its judge error; while the breaker is open
