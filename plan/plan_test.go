@@ -355,3 +355,36 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 		t.Errorf("binding %q (%+v), relief %q; want the rate limit", plan.Wall.Binding, plan.Wall.Bounds, plan.Wall.Relief)
 	}
 }
+
+// TestPlanProjectsCachedTokens: against a server that reports the prompt
+// tokens its prefix cache reused, distill plan projects them per stage
+// (plan.json's cached_prompt_tokens) and prices them at the cached rate.
+func TestPlanProjectsCachedTokens(t *testing.T) {
+	rows := planProblems(40)
+	dir := t.TempDir()
+	input := filepath.Join(dir, "in.jsonl")
+	runtest.WriteJSONL(t, input, rows)
+	srv := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), Seed: 7, PrefixCache: sim.PrefixCache{On: true}})
+	t.Cleanup(srv.Close)
+	jb := runtest.TestJob(input, filepath.Join(dir, "run"), "http://sim.invalid/v1")
+	jb.Empirical.Enabled = true
+	jb.Prices = map[string]job.Price{"simulated": {Prompt: 2, CachedPrompt: 0.5, Completion: 8}}
+	plan, err := Run(context.Background(), jb, pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, Options{Sample: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, s := range plan.Stages {
+		if s.Stage == job.StageEmpirical {
+			found = s.CachedPromptTokens != nil && s.CachedPromptTokens.Value > 0 && s.CachedPromptTokens.Value < s.PromptTokens.Value
+		}
+	}
+	if !found {
+		t.Errorf("the empirical stage's projection has no cached prompt tokens: %+v", plan.Stages)
+	}
+	var text strings.Builder
+	WriteText(&text, plan, jb.Out)
+	if !strings.Contains(text.String(), "cached") {
+		t.Errorf("the plan's text does not show the cached prompt tokens:\n%s", text.String())
+	}
+}

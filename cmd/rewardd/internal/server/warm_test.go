@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -49,5 +50,29 @@ func TestScoreGroupWarmsFirst(t *testing.T) {
 		if groups != 1 || (early == 0) == atOnce {
 			t.Errorf("all at once %v: %d judge requests came while the group's first was unanswered", atOnce, early)
 		}
+	}
+}
+
+// TestMetricsCountCachedTokens: against a judge whose prefix cache reports
+// the prompt tokens it reused, /metrics counts them apart from the other
+// prompt tokens.
+func TestMetricsCountCachedTokens(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil, func(_ *Config, s *sim.Config) { s.PrefixCache = sim.PrefixCache{On: true} })
+	responses := []string{rewardtest.TwoSteps, rewardtest.MarkedResponse, "The answer is 5. <answer>5</answer>"}
+	var g struct{ Results []reward.Result }
+	h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, rewardtest.DemoLabel()), "responses": responses}), &g)
+	_, m := h.do(http.MethodGet, "/metrics", "")
+	var cached, prompt int64
+	for _, line := range strings.Split(string(m), "\n") {
+		switch {
+		case strings.HasPrefix(line, `rewardd_judge_tokens_total{kind="cached_prompt"} `):
+			fmt.Sscan(strings.Fields(line)[1], &cached)
+		case strings.HasPrefix(line, `rewardd_judge_tokens_total{kind="prompt"} `):
+			fmt.Sscan(strings.Fields(line)[1], &prompt)
+		}
+	}
+	if cached <= 0 || cached >= prompt {
+		t.Errorf("/metrics counts %d cached of %d prompt tokens; want some cached (the group's rubric):\n%s", cached, prompt, m)
 	}
 }
