@@ -83,14 +83,17 @@ type Disagreement struct {
 
 // LLMUsage is what a rejudge cost, from the meter.
 type LLMUsage struct {
-	Requests         int64   `json:"requests"`
-	CacheHits        int64   `json:"cache_hits"`
-	Retries          int64   `json:"retries"`
-	Failures         int64   `json:"failures"`
-	Repairs          int64   `json:"repairs"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
-	CostUSD          float64 `json:"cost_usd"`
+	Requests     int64 `json:"requests"`
+	CacheHits    int64 `json:"cache_hits"`
+	Retries      int64 `json:"retries"`
+	Failures     int64 `json:"failures"`
+	Repairs      int64 `json:"repairs"`
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CachedPromptTokens are the PromptTokens the server's prefix cache
+	// reused (absent when it reported none).
+	CachedPromptTokens int64   `json:"cached_prompt_tokens,omitempty"`
+	CompletionTokens   int64   `json:"completion_tokens"`
+	CostUSD            float64 `json:"cost_usd"`
 }
 
 // NullString is a text written as null in JSON when it is empty.
@@ -189,7 +192,11 @@ func (r *AgreementReport) textHow(w io.Writer) {
 	if u := r.LLM; u != nil {
 		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",
 			num(u.Requests), num(u.CacheHits), num(u.Retries), num(u.Repairs))
-		fmt.Fprintf(w, "  tokens: %s prompt + %s completion; cost $%.4f\n", num(u.PromptTokens), num(u.CompletionTokens), u.CostUSD)
+		cached := ""
+		if u.CachedPromptTokens > 0 {
+			cached = " (" + num(u.CachedPromptTokens) + " cached)"
+		}
+		fmt.Fprintf(w, "  tokens: %s prompt%s + %s completion; cost $%.4f\n", num(u.PromptTokens), cached, num(u.CompletionTokens), u.CostUSD)
 	}
 }
 

@@ -77,11 +77,15 @@ type PlanRange struct {
 
 // StageProjection is one stage's projected requests, tokens and cost.
 type StageProjection struct {
-	Stage            string    `json:"stage"`
-	Requests         PlanRange `json:"requests"`
-	PromptTokens     PlanRange `json:"prompt_tokens"`
-	CompletionTokens PlanRange `json:"completion_tokens"`
-	CostUSD          PlanRange `json:"cost_usd"`
+	Stage        string    `json:"stage"`
+	Requests     PlanRange `json:"requests"`
+	PromptTokens PlanRange `json:"prompt_tokens"`
+	// CachedPromptTokens are the PromptTokens the server's prefix cache
+	// is projected to reuse, as it did in the pilot; absent when it
+	// reported none.
+	CachedPromptTokens *PlanRange `json:"cached_prompt_tokens,omitempty"`
+	CompletionTokens   PlanRange  `json:"completion_tokens"`
+	CostUSD            PlanRange  `json:"cost_usd"`
 }
 
 // WallProjection is the wall time of distill run for the problems the
@@ -142,6 +146,9 @@ type PilotProblem struct {
 	// Stages is what its requests cost, by stage; the tokens of a request
 	// answered from the cache are counted (the real run pays for them).
 	Stages map[string]schema.Usage `json:"stages"`
+	// CachedPrompt are the prompt tokens of Stages that the server's
+	// prefix cache reused, by stage; absent when it reported none.
+	CachedPrompt map[string]int64 `json:"cached_prompt_tokens,omitempty"`
 	// Items, Judged and Valid count the rubric items of a record (a
 	// grounded record's criteria), those the judge ruled on and those it
 	// found valid.

@@ -286,8 +286,12 @@ type Limits struct {
 // Price is USD per million tokens for one model. In a job file a model that
 // costs nothing may be written `MODEL: 0`.
 type Price struct {
-	Prompt     float64 `yaml:"prompt_per_mtok"`
-	Completion float64 `yaml:"completion_per_mtok"`
+	Prompt float64 `yaml:"prompt_per_mtok"`
+	// CachedPrompt prices the prompt tokens a server's prefix cache reused
+	// (usage.prompt_tokens_details.cached_tokens; the hosted APIs charge a
+	// fraction of the prompt price); 0: the prompt price.
+	CachedPrompt float64 `yaml:"cached_prompt_per_mtok,omitempty"`
+	Completion   float64 `yaml:"completion_per_mtok"`
 	// BatchRate is the share of the price a request answered through the
 	// Batch API costs (0: half, OpenAI's rate).
 	BatchRate float64 `yaml:"batch_rate,omitempty"`
@@ -618,6 +622,8 @@ func (j *Job) validatePrices(v *validation) {
 	for _, model := range slices.Sorted(maps.Keys(j.Prices)) {
 		if p := j.Prices[model]; p.Prompt < 0 || p.Completion < 0 || p.BatchRate < 0 {
 			v.bad("prices."+model, "prices must not be negative")
+		} else if p.CachedPrompt < 0 {
+			v.bad("prices."+model+".cached_prompt_per_mtok", "%g: prices must not be negative", p.CachedPrompt)
 		}
 	}
 	if j.Budget.MaxCostUSD == 0 && len(j.Prices) == 0 {

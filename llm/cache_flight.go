@@ -57,10 +57,11 @@ func (fs *flights) land(id cache.Identity, f *flight, resp *Response, err error)
 // cache hit, which sent and charged nothing.
 func sharedResponse(resp *Response) *Response {
 	return &Response{
-		Choices:          slices.Clone(resp.Choices),
-		PromptTokens:     resp.PromptTokens,
-		CompletionTokens: resp.CompletionTokens,
-		Cached:           true,
+		Choices:            slices.Clone(resp.Choices),
+		PromptTokens:       resp.PromptTokens,
+		CachedPromptTokens: resp.CachedPromptTokens,
+		CompletionTokens:   resp.CompletionTokens,
+		Cached:             true,
 	}
 }
 
@@ -120,7 +121,7 @@ func (c *Client) cacheHit(ctx context.Context, req *Request, stage string, id ca
 		d, err := decodeResponse(raw, n)
 		if err == nil {
 			c.meter.hit(stage)
-			return &Response{Choices: d.choices, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Cached: true}, nil
+			return &Response{Choices: d.choices, PromptTokens: d.promptTokens, CachedPromptTokens: d.cachedTokens, CompletionTokens: d.completionTokens, Cached: true}, nil
 		}
 		c.log.DebugContext(ctx, "llm: ignoring unusable cache entry", "stage", stage, "cache_key", id.String(), "error", err)
 	}

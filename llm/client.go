@@ -180,10 +180,13 @@ type Response struct {
 	Choices []Choice // sorted by Index, exactly max(N, 1) of them
 	// Token counts as the server reported them. For a cache hit they are
 	// the counts of the original response, and nothing is charged.
-	PromptTokens, CompletionTokens int64
-	Cached                         bool
-	Attempts                       int     // live attempts made; 0 for a cache hit
-	CostUSD                        float64 // charged to the meter by this call; 0 for a cache hit
+	// CachedPromptTokens are the prompt tokens the server's prefix cache
+	// reused (usage.prompt_tokens_details.cached_tokens; 0 when it does
+	// not say), part of PromptTokens.
+	PromptTokens, CachedPromptTokens, CompletionTokens int64
+	Cached                                             bool
+	Attempts                                           int     // live attempts made; 0 for a cache hit
+	CostUSD                                            float64 // charged to the meter by this call; 0 for a cache hit
 }
 
 // Client sends chat completions to one endpoint. It is safe for
@@ -345,7 +348,7 @@ func (c *Client) keep(cl *call, r *attemptResult) (durable func() error, err err
 	if c.cache == nil {
 		return nil, nil
 	}
-	u := cache.Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CompletionTokens: r.decoded.completionTokens}
+	u := cache.Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CachedPromptTokens: r.decoded.cachedTokens, CompletionTokens: r.decoded.completionTokens}
 	return c.cache.PutWritten(cl.id, r.raw, u)
 }
 
@@ -360,17 +363,18 @@ func (c *Client) succeed(cl *call, r *attemptResult, attempt int) (*Response, er
 	for i, ch := range d.choices {
 		finish[i] = ch.FinishReason
 	}
-	cost := c.meter.success(cl.stage, cl.req.Model, d.promptTokens, d.completionTokens, finish)
+	cost := c.meter.successTokens(cl.stage, cl.req.Model, tokens{d.promptTokens, d.cachedTokens, d.completionTokens}, finish)
 	if r.keepErr != nil {
 		c.meter.attemptError(cl.stage, "cache_write")
 		return nil, cacheWriteError(cl.req, cl.stage, attempt, r.keepErr)
 	}
 	return &Response{
-		Choices:          d.choices,
-		PromptTokens:     d.promptTokens,
-		CompletionTokens: d.completionTokens,
-		Attempts:         attempt,
-		CostUSD:          cost,
+		Choices:            d.choices,
+		PromptTokens:       d.promptTokens,
+		CachedPromptTokens: d.cachedTokens,
+		CompletionTokens:   d.completionTokens,
+		Attempts:           attempt,
+		CostUSD:            cost,
 	}, nil
 }
 

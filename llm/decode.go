@@ -26,6 +26,14 @@ type wireChoice struct {
 type wireUsage struct {
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+	// PromptTokensDetails is where vLLM (with
+	// --enable-prompt-tokens-details), SGLang and the hosted APIs say how
+	// many of the prompt tokens their prefix cache reused.
+	PromptTokensDetails *wireTokenDetails `json:"prompt_tokens_details"`
+}
+
+type wireTokenDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
 }
 
 type wireResponse struct {
@@ -38,6 +46,7 @@ type wireResponse struct {
 type decoded struct {
 	choices          []Choice
 	promptTokens     int64
+	cachedTokens     int64 // of promptTokens, those the server's prefix cache reused
 	completionTokens int64
 }
 
@@ -114,6 +123,9 @@ func (w *wireResponse) decoded(want int) (decoded, error) {
 	if w.Usage != nil {
 		d.promptTokens = max(w.Usage.PromptTokens, 0)
 		d.completionTokens = max(w.Usage.CompletionTokens, 0)
+		if det := w.Usage.PromptTokensDetails; det != nil {
+			d.cachedTokens = min(max(det.CachedTokens, 0), d.promptTokens)
+		}
 	}
 	return d, nil
 }

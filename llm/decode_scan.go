@@ -131,7 +131,7 @@ func scanUsage(raw []byte) (*wireUsage, bool) {
 		return nil, false
 	}
 	u := &wireUsage{}
-	var seen [2]bool
+	var seen [3]bool
 	err := jsonscan.EachMember(raw, func(key string, val []byte) error {
 		var field *int64
 		var i int
@@ -140,8 +140,14 @@ func scanUsage(raw []byte) (*wireUsage, bool) {
 			field, i = &u.PromptTokens, 0
 		case "completion_tokens":
 			field, i = &u.CompletionTokens, 1
+		case "prompt_tokens_details":
+			if seen[2] {
+				return jsonscan.ErrNotJSON
+			}
+			seen[2] = true
+			return scanTokenDetails(val, u)
 		default:
-			return unlessFolds(key, "prompt_tokens", "completion_tokens")
+			return unlessFolds(key, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
 		}
 		v, err := strconv.ParseInt(string(val), 10, 64)
 		if err != nil || seen[i] {
@@ -151,6 +157,39 @@ func scanUsage(raw []byte) (*wireUsage, bool) {
 		return nil
 	})
 	return u, err == nil
+}
+
+// scanTokenDetails reads usage.prompt_tokens_details (null, or an object
+// whose cached_tokens is an integer or null) into u.
+func scanTokenDetails(raw []byte, u *wireUsage) error {
+	if string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		return jsonscan.ErrNotJSON
+	}
+	d := &wireTokenDetails{}
+	seen := false
+	err := jsonscan.EachMember(raw, func(key string, val []byte) error {
+		if key != "cached_tokens" {
+			return unlessFolds(key, "cached_tokens")
+		}
+		if seen {
+			return jsonscan.ErrNotJSON
+		}
+		seen = true
+		if string(val) == "null" {
+			return nil
+		}
+		v, err := strconv.ParseInt(string(val), 10, 64)
+		if err != nil {
+			return jsonscan.ErrNotJSON
+		}
+		d.CachedTokens = v
+		return nil
+	})
+	u.PromptTokensDetails = d
+	return err
 }
 
 // scanString reads a string or null (nil) value.

@@ -11,8 +11,13 @@ import (
 
 // Price is what a model costs, in USD per million tokens.
 type Price struct {
-	PromptPerMTok     float64 `json:"prompt_per_mtok"`
-	CompletionPerMTok float64 `json:"completion_per_mtok"`
+	PromptPerMTok float64 `json:"prompt_per_mtok"`
+	// CachedPromptPerMTok prices the prompt tokens a server's prefix cache
+	// reused (usage.prompt_tokens_details.cached_tokens): the hosted APIs
+	// charge a fraction of the prompt price for them. 0 prices them as
+	// other prompt tokens.
+	CachedPromptPerMTok float64 `json:"cached_prompt_per_mtok,omitempty"`
+	CompletionPerMTok   float64 `json:"completion_per_mtok"`
 	// BatchRate is the share of the online price a request answered
 	// through the provider's batch API costs; 0 means DefaultBatchRate.
 	BatchRate float64 `json:"batch_rate,omitempty"`
@@ -59,18 +64,22 @@ type Budget struct {
 // completion tokens one live answer had, over every session: what the
 // budget reserves for the stage's next request (see BudgetGate).
 type StageStats struct {
-	Requests         int64            `json:"requests"`
-	CacheHits        int64            `json:"cache_hits"`
-	Retries          int64            `json:"retries"`
-	Failures         int64            `json:"failures"`
-	Repairs          int64            `json:"repairs"`
-	BatchAnswers     int64            `json:"batch_answers,omitempty"`
-	PromptTokens     int64            `json:"prompt_tokens"`
-	CompletionTokens int64            `json:"completion_tokens"`
-	CostUSD          float64          `json:"cost_usd"`
-	Models           map[string]int64 `json:"models,omitempty"`
-	ErrorsByReason   map[string]int64 `json:"errors_by_reason,omitempty"`
-	FinishReasons    map[string]int64 `json:"finish_reasons,omitempty"`
+	Requests     int64 `json:"requests"`
+	CacheHits    int64 `json:"cache_hits"`
+	Retries      int64 `json:"retries"`
+	Failures     int64 `json:"failures"`
+	Repairs      int64 `json:"repairs"`
+	BatchAnswers int64 `json:"batch_answers,omitempty"`
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CachedPromptTokens are the PromptTokens the servers' prefix caches
+	// reused (usage.prompt_tokens_details.cached_tokens), priced at
+	// Price.CachedPromptPerMTok; absent when none was reported.
+	CachedPromptTokens int64            `json:"cached_prompt_tokens,omitempty"`
+	CompletionTokens   int64            `json:"completion_tokens"`
+	CostUSD            float64          `json:"cost_usd"`
+	Models             map[string]int64 `json:"models,omitempty"`
+	ErrorsByReason     map[string]int64 `json:"errors_by_reason,omitempty"`
+	FinishReasons      map[string]int64 `json:"finish_reasons,omitempty"`
 	// LargestCompletion: see above; absent in reports of earlier versions.
 	LargestCompletion int64 `json:"largest_completion,omitempty"`
 }
@@ -159,7 +168,7 @@ func (m *Meter) RestoreSpent(spent []cache.Spend) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range append(slices.Collect(maps.Values(m.stages)), &m.total) {
-		t.PromptTokens, t.CompletionTokens, t.CostUSD = 0, 0, 0
+		t.PromptTokens, t.CachedPromptTokens, t.CompletionTokens, t.CostUSD = 0, 0, 0, 0
 		t.Requests, t.BatchAnswers = t.Failures, 0
 	}
 	for _, s := range spent {
@@ -168,9 +177,10 @@ func (m *Meter) RestoreSpent(spent []cache.Spend) {
 			st = &StageStats{}
 			m.stages[s.Stage] = st
 		}
-		cost := m.cost(s.Model, s.PromptTokens, s.CompletionTokens, s.Batch)
+		cost := m.cost(s.Model, tokens{s.PromptTokens, s.CachedPromptTokens, s.CompletionTokens}, s.Batch)
 		for _, t := range []*StageStats{st, &m.total} {
 			t.PromptTokens += s.PromptTokens
+			t.CachedPromptTokens += s.CachedPromptTokens
 			t.CompletionTokens += s.CompletionTokens
 			t.CostUSD += cost
 			t.Requests += s.Responses
@@ -218,19 +228,31 @@ func (m *Meter) Exhausted() bool {
 	return false
 }
 
-// Cost prices a response of model.
+// Cost prices a response of model (none of its prompt tokens cached).
 func (m *Meter) Cost(model string, promptTokens, completionTokens int64) float64 {
-	return m.cost(model, promptTokens, completionTokens, false)
+	return m.cost(model, tokens{prompt: promptTokens, completion: completionTokens}, false)
 }
 
 // BatchCost prices a response of model answered through a batch.
 func (m *Meter) BatchCost(model string, promptTokens, completionTokens int64) float64 {
-	return m.cost(model, promptTokens, completionTokens, true)
+	return m.cost(model, tokens{prompt: promptTokens, completion: completionTokens}, true)
 }
 
-func (m *Meter) cost(model string, promptTokens, completionTokens int64, batch bool) float64 {
+// tokens are a response's token counts: its prompt tokens, those of them
+// a prefix cache reused, its completion tokens.
+type tokens struct{ prompt, cached, completion int64 }
+
+// cost prices t at model's price: the cached prompt tokens at the cached
+// rate (the prompt rate when the price has none), the rest at the prompt
+// rate.
+func (m *Meter) cost(model string, t tokens, batch bool) float64 {
 	p := m.prices[model]
-	c := (float64(promptTokens)*p.PromptPerMTok + float64(completionTokens)*p.CompletionPerMTok) / 1e6
+	cachedRate := p.CachedPromptPerMTok
+	if cachedRate == 0 {
+		cachedRate = p.PromptPerMTok
+	}
+	cached := min(max(t.cached, 0), t.prompt)
+	c := (float64(t.prompt-cached)*p.PromptPerMTok + float64(cached)*cachedRate + float64(t.completion)*p.CompletionPerMTok) / 1e6
 	if batch {
 		c *= p.batchRate()
 	}
@@ -282,7 +304,13 @@ func (m *Meter) failure(stage string) {
 
 // success records a live response and returns its cost.
 func (m *Meter) success(stage, model string, prompt, completion int64, finish []string) float64 {
-	return m.charge(stage, model, prompt, completion, finish, false)
+	return m.successTokens(stage, model, tokens{prompt: prompt, completion: completion}, finish)
+}
+
+// successTokens records a live response of t tokens (some of its prompt
+// tokens maybe cached) and returns its cost.
+func (m *Meter) successTokens(stage, model string, t tokens, finish []string) float64 {
+	return m.charge(stage, model, t, finish, false)
 }
 
 // batchAnswer records a request answered by a batch, counted as sent when
@@ -290,17 +318,19 @@ func (m *Meter) success(stage, model string, prompt, completion int64, finish []
 func (m *Meter) batchAnswer(stage, model string, prompt, completion int64, finish []string) float64 {
 	m.request(stage, model)
 	m.update(stage, func(s *StageStats) { s.BatchAnswers++ })
-	return m.charge(stage, model, prompt, completion, finish, true)
+	return m.charge(stage, model, tokens{prompt: prompt, completion: completion}, finish, true)
 }
 
-func (m *Meter) charge(stage, model string, prompt, completion int64, finish []string, batch bool) float64 {
-	cost := m.cost(model, prompt, completion, batch)
+func (m *Meter) charge(stage, model string, t tokens, finish []string, batch bool) float64 {
+	prompt, completion := t.prompt, t.completion
+	cost := m.cost(model, t, batch)
 	m.mu.Lock()
 	a, c := m.answersOf(stage), float64(completion)
 	a.n, a.sum, a.sqN, a.sq1, a.sq = a.n+1, a.sum+c, a.sqN+1, a.sq1+c, a.sq+c*c
 	m.mu.Unlock()
 	m.update(stage, func(s *StageStats) {
 		s.PromptTokens += prompt
+		s.CachedPromptTokens += t.cached
 		s.CompletionTokens += completion
 		s.CostUSD += cost
 		s.LargestCompletion = max(s.LargestCompletion, completion)

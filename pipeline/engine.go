@@ -80,6 +80,9 @@ type usage struct {
 	u       schema.Usage
 	stage   string                  // the stage whose requests are being added
 	byStage map[string]schema.Usage // u, split by stage
+	// cachedByStage are the prompt tokens of byStage's answers that the
+	// server's prefix cache reused (distill plan projects them).
+	cachedByStage map[string]int64
 }
 
 // enter makes the responses added from now on count to stage.
@@ -123,6 +126,12 @@ func (u *usage) addAs(key string, r *llm.Response) {
 	s.CompletionTokens += r.CompletionTokens
 	s.CostUSD += r.CostUSD
 	u.byStage[key] = s
+	if r.CachedPromptTokens > 0 {
+		if u.cachedByStage == nil {
+			u.cachedByStage = map[string]int64{}
+		}
+		u.cachedByStage[key] += r.CachedPromptTokens
+	}
 }
 
 // unit is one problem or passage on its way through its style's stages:

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"maps"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -32,8 +33,10 @@ type ProblemEnd struct {
 	// Pending is true when the run ended before the problem did.
 	Pending bool
 	// Stages is what its requests cost, by stage, answers read from the
-	// cache included (see usage.add).
-	Stages map[string]schema.Usage
+	// cache included (see usage.add); CachedPrompt the prompt tokens of
+	// those answers that the server's prefix cache reused, by stage.
+	Stages       map[string]schema.Usage
+	CachedPrompt map[string]int64
 }
 
 // StopPlan is report.json's stopped_by after a plan's pilot: the sampled
@@ -53,6 +56,9 @@ func endOf(o outcome) ProblemEnd {
 		o.usage.mu.Lock()
 		for stage, u := range o.usage.byStage {
 			e.Stages[stage] = u
+		}
+		if len(o.usage.cachedByStage) > 0 {
+			e.CachedPrompt = maps.Clone(o.usage.cachedByStage)
 		}
 		o.usage.mu.Unlock()
 	}

@@ -309,7 +309,7 @@ func changesFrom(jb *job.Job, fsy fsys.FS) []string {
 func newMeter(j *job.Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
 	for model, p := range j.Prices {
-		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
+		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CachedPromptPerMTok: p.CachedPrompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
 	b := j.BudgetShare()
 	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens})

@@ -66,8 +66,12 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	if !r.CostCounted {
 		cost = "cost not counted (the job has no prices)"
 	}
-	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt + %d completion; %s\n",
-		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, t.CompletionTokens, cost)
+	cached := ""
+	if t.CachedPromptTokens > 0 {
+		cached = fmt.Sprintf(" (%d cached)", t.CachedPromptTokens)
+	}
+	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt%s + %d completion; %s\n",
+		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, cached, t.CompletionTokens, cost)
 	r.writeBatches(w)
 	elapsed := (time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Millisecond)
 	switch {

@@ -124,7 +124,7 @@ func (p *pilot) End(e pipeline.ProblemEnd) {
 	if t == nil || e.Pending {
 		return
 	}
-	pp := corpus.PilotProblem{ID: e.ID, Source: e.Source, Stages: e.Stages}
+	pp := corpus.PilotProblem{ID: e.ID, Source: e.Source, Stages: e.Stages, CachedPrompt: e.CachedPrompt}
 	switch {
 	case e.Record != nil:
 		pp.Outcome = corpus.OutcomeRecord

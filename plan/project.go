@@ -49,6 +49,9 @@ func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64,
 	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
 	for _, s := range append(stages, "total") {
 		sp := corpus.StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
+		if c := rg(s + ".cached"); c.High > 0 {
+			sp.CachedPromptTokens = &c
+		}
 		if s == "total" {
 			plan.Total = sp
 		} else {
@@ -188,7 +191,8 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 		empValid += float64(p.EmpiricallyValid)
 		for _, s := range stages {
 			u := p.Stages[s]
-			cost := usageCost(jb, s, u.PromptTokens, u.CompletionTokens)
+			cached := p.CachedPrompt[s]
+			cost := usageCost(jb, s, u.PromptTokens, cached, u.CompletionTokens)
 			scale := scale
 			if s == job.StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
 				scale *= float64(docs) / float64(unique)
@@ -196,6 +200,7 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 			for _, k := range []string{s, "total"} {
 				out[k+".requests"] += float64(u.Requests) * scale
 				out[k+".prompt"] += float64(u.PromptTokens) * scale
+				out[k+".cached"] += float64(cached) * scale
 				out[k+".completion"] += float64(u.CompletionTokens) * scale
 				out[k+".cost"] += cost * scale
 			}
@@ -375,13 +380,20 @@ func planEndpoints(j *job.Job, decompose bool, rep *pipeline.Report, earlier *co
 	return out
 }
 
-// usageCost prices a stage's tokens with the job's price of its model.
-func usageCost(j *job.Job, stage string, prompt, completion int64) float64 {
+// usageCost prices a stage's tokens with the job's price of its model,
+// the cached prompt tokens at its cached rate (the prompt rate when it has
+// none).
+func usageCost(j *job.Job, stage string, prompt, cached, completion int64) float64 {
 	p, ok := j.Prices[stageEndpoint(j, stage).Model]
 	if !ok {
 		return 0
 	}
-	return batchRateOf(j, stage) * (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
+	cachedRate := p.CachedPrompt
+	if cachedRate == 0 {
+		cachedRate = p.Prompt
+	}
+	cached = min(max(cached, 0), prompt)
+	return batchRateOf(j, stage) * (float64(prompt-cached)*p.Prompt + float64(cached)*cachedRate + float64(completion)*p.Completion) / 1e6
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.

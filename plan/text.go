@@ -4,6 +4,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/figures"
 	"github.com/rubricforge/rubricforge/job"
+	"slices"
 
 	"fmt"
 	"io"
@@ -21,15 +22,32 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		fmt.Fprintf(w, "  the input's %d bad rows are left out of the projection, as distill run skips them\n", in.BadLines)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stage\trequests\tprompt tokens\tcompletion tokens\tcost USD\t")
-	for _, s := range append(append([]corpus.StageProjection{}, p.Stages...), p.Total) {
+	rows := append(append([]corpus.StageProjection{}, p.Stages...), p.Total)
+	cachedColumn := slices.ContainsFunc(rows, func(s corpus.StageProjection) bool { return s.CachedPromptTokens != nil })
+	if cachedColumn {
+		fmt.Fprintln(tw, "stage\trequests\tprompt tokens\tof them cached\tcompletion tokens\tcost USD\t")
+	} else {
+		fmt.Fprintln(tw, "stage\trequests\tprompt tokens\tcompletion tokens\tcost USD\t")
+	}
+	for _, s := range rows {
 		cost := "no prices"
 		if p.CostCounted {
 			cost = s.CostUSD.Money()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Stage, s.Requests.Count(), s.PromptTokens.Count(), s.CompletionTokens.Count(), cost)
+		prompt := s.PromptTokens.Count()
+		if cachedColumn {
+			cached := "0"
+			if s.CachedPromptTokens != nil {
+				cached = s.CachedPromptTokens.Count()
+			}
+			prompt += "\t" + cached
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Stage, s.Requests.Count(), prompt, s.CompletionTokens.Count(), cost)
 	}
 	tw.Flush()
+	if cachedColumn {
+		fmt.Fprintln(w, "cached: prompt tokens the endpoint's prefix cache reused in the pilot (usage.prompt_tokens_details), priced at cached_prompt_per_mtok")
+	}
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}

@@ -36,9 +36,11 @@ type Config struct {
 	// before the next live request once that much is spent.
 	Price      llm.Price
 	MaxCostUSD float64
-	// Judging: the judge_batch template (PromptsDir overrides it),
-	// sampling temperature, token limit, repair turns.
+	// Judging: the judge_batch template (PromptsDir overrides it) in
+	// Layout (prompts.Layout; "" is the cache layout), sampling
+	// temperature, token limit, repair turns.
 	PromptsDir      string
+	Layout          prompts.Layout
 	Temperature     float64
 	MaxTokens       int
 	Repairs         int
@@ -81,6 +83,10 @@ type PanelJudge struct {
 	LegacyMaxTokens                          bool
 }
 
+// ParseLayout reads --judge-layout: the layout of the judge_batch
+// template a rejudge asks with (prompts.ParseLayout).
+func ParseLayout(s string) (prompts.Layout, error) { return prompts.ParseLayout(s) }
+
 // StageRejudge is the meter's stage name for rejudge requests; a panel's
 // judges each have their own, StageRejudge + ":" + the judge's name.
 const StageRejudge = "rejudge"
@@ -122,7 +128,7 @@ func Run(ctx context.Context, in *audit.Input, cfg Config) (*audit.AgreementRepo
 	rep.Tool = cfg.Tool
 	rep.InputProblems = append(rep.InputProblems, problems...)
 	if len(cfg.Panel) == 0 {
-		rep.Judge = &audit.JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(prompts.JudgeBatch)}
+		rep.Judge = &audit.JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(cfg.Layout.Of(prompts.JudgeBatch))}
 	}
 	drawn := 0
 	for _, g := range groups {
@@ -176,7 +182,7 @@ func drawGroups(ctx context.Context, in *audit.Input, cfg Config) ([][]audit.Sam
 
 func usageOf(s llm.StageStats) *audit.LLMUsage {
 	return &audit.LLMUsage{Requests: s.Requests, CacheHits: s.CacheHits, Retries: s.Retries, Failures: s.Failures, Repairs: s.Repairs,
-		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
+		PromptTokens: s.PromptTokens, CachedPromptTokens: s.CachedPromptTokens, CompletionTokens: s.CompletionTokens, CostUSD: s.CostUSD}
 }
 
 // judgeSpec is one judge with every setting resolved.
@@ -269,7 +275,7 @@ func newRejudger(cfg Config, specs []judgeSpec, sets []*prompts.Set, meter *llm.
 			closeAll()
 			return nil, nil, fmt.Errorf("judge %s: %w", sp.Name, err)
 		}
-		j.judges = append(j.judges, &panelist{spec: sp, client: client, prompts: sets[i], template: sets[i].Hash(prompts.JudgeBatch)})
+		j.judges = append(j.judges, &panelist{spec: sp, client: client, prompts: sets[i], template: sets[i].Hash(cfg.Layout.Of(prompts.JudgeBatch)), layout: cfg.Layout})
 	}
 	return j, closeAll, nil
 }
@@ -317,6 +323,7 @@ type panelist struct {
 	client   *llm.Client
 	prompts  *prompts.Set
 	template string
+	layout   prompts.Layout
 
 	mu     sync.Mutex
 	streak llm.Streak // records in a row whose request failed for the endpoint's sake
@@ -468,7 +475,7 @@ func (j *rejudger) judge(ctx context.Context, p *panelist, g []audit.SampleItem,
 		items[i] = schema.Item{ID: it.ItemID, Type: it.Type, Text: it.Text, Weight: 1, Polarity: schema.PolarityOf(it.Type)}
 		ids[i] = it.ItemID
 	}
-	msgs, err := p.prompts.JudgeBatchMessages(g[0].Problem, g[0].Answer, items)
+	msgs, err := p.prompts.JudgeBatchMessagesIn(p.layout, g[0].Problem, g[0].Answer, items)
 	if err != nil {
 		return nil, err
 	}

@@ -59,13 +59,14 @@ Examples:
 type rejudgeFlags struct {
 	baseURL, model, keyEnv, cache, promptsDir *string
 	panel                                     *string
-	judgeSeed, endpointKind                   *string
+	judgeSeed, endpointKind, layout           *string
 	sample, maxTokens, repairs, concurrency   *int
 	orderCheck                                *int
 	prices                                    priceFlags
 	maxAttempts                               *int
 	seed                                      *uint64
 	pricePrompt, priceCompletion, maxCost     *float64
+	priceCached                               *float64
 	temperature                               *float64
 	timeout                                   *time.Duration
 	legacy, asJSON                            *bool
@@ -84,6 +85,8 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		cache:           fs.String("cache", defaultRejudgeCache(e.getenv), `response cache file ("" for none); a second run answers from it; by default in the user cache directory ($XDG_CACHE_HOME, else ~/.cache), not the current one`),
 		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
 		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
+		priceCached:     fs.Float64("price-cached-prompt", 0, "the model's price in USD per million prompt tokens the server's prefix cache reused (usage.prompt_tokens_details; 0: --price-prompt); e.g. --price-cached-prompt 0.10"),
+		layout:          fs.String("judge-layout", "cache", "the judge_batch template's layout: cache (the instructions first, the problem's items last, as distill run asks by default) or paper (the items before the instructions, as runs before layouts); --order-check measures either; e.g. --judge-layout paper"),
 		maxCost:         fs.Float64("max-cost-usd", 0, "stop sending requests once this much is spent (0: no limit); needs prices"),
 		concurrency:     fs.Int("concurrency", rejudge.DefaultConcurrency, "requests in flight"),
 		timeout:         fs.Duration("attempt-timeout", 2*time.Minute, "deadline of one request attempt"),
@@ -152,8 +155,11 @@ func (f *rejudgeFlags) check(paths []string) string {
 		return "--sample must be positive"
 	case *f.orderCheck < 0:
 		return "--order-check must be positive: the records to judge in both orders"
-	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
+	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.priceCached < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
 		return "prices, --max-cost-usd, --temperature and --repairs are not negative"
+	}
+	if _, err := rejudge.ParseLayout(*f.layout); err != nil {
+		return "--judge-layout: " + err.Error()
 	}
 	if _, err := llm.ParseSeed(*f.judgeSeed); err != nil {
 		return "--judge-seed: " + err.Error()
@@ -183,13 +189,15 @@ func defaultRejudgeCache(getenv func(string) string) string {
 
 func (f *rejudgeFlags) config(e env) rejudge.Config {
 	judgeSeed, _ := llm.ParseSeed(*f.judgeSeed) // checked by check
+	layout, _ := rejudge.ParseLayout(*f.layout) // checked by check
 	key := ""
 	if *f.keyEnv != "" {
 		key = e.getenv(*f.keyEnv)
 	}
 	return rejudge.Config{
 		BaseURL: *f.baseURL, APIKey: key, Model: *f.model, Sample: *f.sample, Seed: *f.seed, CachePath: *f.cache,
-		Price:      llm.Price{PromptPerMTok: *f.pricePrompt, CompletionPerMTok: *f.priceCompletion},
+		Price:      llm.Price{PromptPerMTok: *f.pricePrompt, CachedPromptPerMTok: *f.priceCached, CompletionPerMTok: *f.priceCompletion},
+		Layout:     layout,
 		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,
 		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
 		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,

@@ -58,29 +58,36 @@ func (f *rejudgeFlags) readPanel(e env) ([]rejudge.PanelJudge, error) {
 	return out, nil
 }
 
-// priceFlags is the repeatable --price MODEL=PROMPT,COMPLETION.
+// priceFlags is the repeatable --price MODEL=PROMPT,COMPLETION[,CACHED].
 type priceFlags map[string]llm.Price
 
 func (p priceFlags) String() string {
 	var out []string
 	for _, m := range slices.Sorted(maps.Keys(p)) {
-		out = append(out, fmt.Sprintf("%s=%g,%g", m, p[m].PromptPerMTok, p[m].CompletionPerMTok))
+		s := fmt.Sprintf("%s=%g,%g", m, p[m].PromptPerMTok, p[m].CompletionPerMTok)
+		if c := p[m].CachedPromptPerMTok; c != 0 {
+			s += fmt.Sprintf(",%g", c)
+		}
+		out = append(out, s)
 	}
 	return strings.Join(out, " ")
 }
 
 func (p priceFlags) Set(v string) error {
 	model, prices, ok := strings.Cut(v, "=")
-	prompt, completion, ok2 := strings.Cut(prices, ",")
-	if !ok || !ok2 || model == "" {
-		return fmt.Errorf("%q: want MODEL=PROMPT,COMPLETION in USD per million tokens, e.g. gpt-4.1-mini=0.40,1.60", v)
+	parts := strings.Split(prices, ",")
+	if !ok || model == "" || len(parts) < 2 || len(parts) > 3 {
+		return fmt.Errorf("%q: want MODEL=PROMPT,COMPLETION (or PROMPT,COMPLETION,CACHED, the price of the prompt tokens a prefix cache reused) in USD per million tokens, e.g. gpt-4.1-mini=0.40,1.60,0.10", v)
 	}
-	pp, err1 := strconv.ParseFloat(prompt, 64)
-	pc, err2 := strconv.ParseFloat(completion, 64)
-	if err1 != nil || err2 != nil || !finiteNonNegative(pp) || !finiteNonNegative(pc) {
-		return fmt.Errorf("%q: the prices must be finite numbers, not negative", v)
+	var vals [3]float64
+	for i, s := range parts {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !finiteNonNegative(f) {
+			return fmt.Errorf("%q: the prices must be finite numbers, not negative", v)
+		}
+		vals[i] = f
 	}
-	p[model] = llm.Price{PromptPerMTok: pp, CompletionPerMTok: pc}
+	p[model] = llm.Price{PromptPerMTok: vals[0], CompletionPerMTok: vals[1], CachedPromptPerMTok: vals[2]}
 	return nil
 }
 

@@ -99,11 +99,24 @@ type Stats struct {
 // Spend is the usage of the responses a cache paid for, by stage and
 // model, and whether they were paid at the batch rate.
 type Spend struct {
-	Stage, Model     string
-	Batch            bool
-	Responses        int64
-	PromptTokens     int64
-	CompletionTokens int64
+	Stage, Model string
+	Batch        bool
+	Responses    int64
+	PromptTokens int64
+	// CachedPromptTokens are the PromptTokens the servers' prefix caches
+	// reused.
+	CachedPromptTokens int64
+	CompletionTokens   int64
+}
+
+// spendOf is the spend of responses responses whose usage adds up to u.
+func spendOf(u Usage, responses int64) Spend {
+	return Spend{Responses: responses, PromptTokens: u.PromptTokens, CachedPromptTokens: u.CachedPromptTokens, CompletionTokens: u.CompletionTokens}
+}
+
+// usage is s as the usage of a spend record of k.
+func (s Spend) usage(k spendKey) Usage {
+	return Usage{Stage: k.stage, Model: k.model, PromptTokens: s.PromptTokens, CachedPromptTokens: s.CachedPromptTokens, CompletionTokens: s.CompletionTokens, Batch: k.batch}
 }
 
 type spendKey struct {
@@ -126,6 +139,7 @@ func compareBool(a, b bool) int {
 func (s *Spend) add(o Spend) {
 	s.Responses += o.Responses
 	s.PromptTokens += o.PromptTokens
+	s.CachedPromptTokens += o.CachedPromptTokens
 	s.CompletionTokens += o.CompletionTokens
 }
 
@@ -344,11 +358,11 @@ func (c *Cache) apply(r *record, off int64) error {
 	switch r.kind {
 	case kindSpend:
 		c.spendRecords++
-		c.addSpend(r.usage, Spend{Responses: r.responses, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+		c.addSpend(r.usage, spendOf(r.usage, r.responses))
 		return nil
 	case kindResponse:
 		if r.paid() {
-			c.addSpend(r.usage, Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+			c.addSpend(r.usage, spendOf(r.usage, 1))
 		}
 	}
 	return c.idx.place(r.key, makeLoc(off, r), func(old uint64) bool { return c.sameIdentity(old, r.digest) })
@@ -619,6 +633,7 @@ func spendDiff(total, part map[spendKey]Spend) map[spendKey]Spend {
 		t := out[k]
 		t.Responses -= p.Responses
 		t.PromptTokens -= p.PromptTokens
+		t.CachedPromptTokens -= p.CachedPromptTokens
 		t.CompletionTokens -= p.CompletionTokens
 		out[k] = t
 	}

@@ -185,7 +185,7 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 		if r.paid() {
 			k := spendKeyOf(r.usage)
 			s := kept[k]
-			s.add(Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+			s.add(spendOf(r.usage, 1))
 			kept[k] = s
 		}
 	}
@@ -195,7 +195,7 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 	})
 	for _, k := range keys {
 		s := carry[k]
-		u := Usage{Stage: k.stage, Model: k.model, PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens, Batch: k.batch}
+		u := s.usage(k)
 		r := record{kind: kindSpend, flags: usageFlags(u), responses: s.Responses, usage: u}
 		var err error
 		if entry, err = appendEntry(entry[:0], &r); err != nil {

@@ -16,9 +16,11 @@ import (
 //	entry:  sync [4] | len u32 | crc32c(len, payload) u32 | payload
 //	payload: kind u8 | flags u8 | key u64 | digest [32] | body
 //	  response: stage (u8 length, bytes) | model (u16 length, bytes) |
-//	            prompt tokens uvarint | completion tokens uvarint | value
+//	            prompt tokens uvarint | completion tokens uvarint |
+//	            [cached prompt tokens uvarint, with flagCachedTokens] | value
 //	  tombstone: nothing (the identity's earlier entries are unusable)
-//	  spend:     stage | model | responses uvarint | prompt uvarint | completion uvarint
+//	  spend:     stage | model | responses uvarint | prompt uvarint | completion uvarint |
+//	             [cached prompt uvarint, with flagCachedTokens]
 //	             (usage of paid entries that compaction dropped; key and digest 0)
 //
 // The nonce is new at every creation and compaction, so a saved index can
@@ -65,6 +67,10 @@ const (
 	// flagBatch: the response (or, on a spend record, the usage) was paid
 	// at the provider's batch rate (Usage.Batch).
 	flagBatch
+	// flagCachedTokens: the usage's cached prompt tokens follow its
+	// completion tokens (Usage.CachedPromptTokens); entries written
+	// before prefix caches were counted have none.
+	flagCachedTokens
 )
 
 // Header flags.
@@ -78,10 +84,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Usage is what one answered request cost, stored with its cache entry.
 type Usage struct {
-	Stage            string
-	Model            string
-	PromptTokens     int64
-	CompletionTokens int64
+	Stage        string
+	Model        string
+	PromptTokens int64
+	// CachedPromptTokens are the PromptTokens the server's prefix cache
+	// reused; stored (after the completion tokens) only when not zero,
+	// under the entry's flagCachedTokens.
+	CachedPromptTokens int64
+	CompletionTokens   int64
 	// Batch: answered through the provider's batch API, so priced at the
 	// batch rate (Price.BatchRate). Stored as the entry's flagBatch.
 	Batch bool
@@ -89,10 +99,14 @@ type Usage struct {
 
 // usageFlags are the record flags that carry u.
 func usageFlags(u Usage) byte {
+	var f byte
 	if u.Batch {
-		return flagBatch
+		f |= flagBatch
 	}
-	return 0
+	if u.CachedPromptTokens > 0 {
+		f |= flagCachedTokens
+	}
+	return f
 }
 
 // record is one decoded log entry.
@@ -130,6 +144,9 @@ func appendEntry(dst []byte, r *record) ([]byte, error) {
 		}
 		dst = binary.AppendUvarint(dst, uint64(max(r.usage.PromptTokens, 0)))
 		dst = binary.AppendUvarint(dst, uint64(max(r.usage.CompletionTokens, 0)))
+		if r.flags&flagCachedTokens != 0 {
+			dst = binary.AppendUvarint(dst, uint64(max(r.usage.CachedPromptTokens, 0)))
+		}
 		dst = append(dst, r.value...)
 	}
 	n := len(dst) - start - entryHeader
@@ -202,6 +219,9 @@ func decodePayload(p []byte) (record, error) {
 	}
 	r.usage.PromptTokens = int64(d.uvarint())
 	r.usage.CompletionTokens = int64(d.uvarint())
+	if r.flags&flagCachedTokens != 0 {
+		r.usage.CachedPromptTokens = int64(d.uvarint())
+	}
 	if d.bad {
 		return r, fmt.Errorf("%w: truncated body", errBadEntry)
 	}

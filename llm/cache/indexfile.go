@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
+	"slices"
 )
 
 // The index file (PATH.idx) is the index's table (table.go), written
@@ -16,7 +18,11 @@ import (
 //	log nonce [16] | covered offset u64 | crc32c of the 4 KiB of log before it u32 |
 //	records u64 | spend records u64 | damaged u64 | damaged bytes u64 |
 //	spend rows u32 | per row: stage (u8 length, bytes) | model (u16 length, bytes) |
-//	  responses u64 | prompt tokens u64 | completion tokens u64
+//	  responses u64 | prompt tokens u64 | completion tokens u64 |
+//	[cached prompt tokens, per row in the same order: u64]
+//
+// The cached prompt tokens (a server's prefix cache's) come after every
+// row, so index files written before them read unchanged (as none).
 //
 // A spend row paid at the batch rate sets the high bit of its stage's
 // length byte (stage names are shorter than 128 bytes; see appendEntry), so
@@ -68,7 +74,9 @@ func (c *Cache) meta() ([]byte, error) {
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.Damaged))
 	b = binary.LittleEndian.AppendUint64(b, uint64(c.stats.DamagedBytes))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.spend)))
-	for k, s := range c.spend {
+	keys := slices.Collect(maps.Keys(c.spend))
+	for _, k := range keys {
+		s := c.spend[k]
 		n := byte(len(k.stage))
 		if k.batch {
 			n |= batchSpendBit
@@ -80,6 +88,9 @@ func (c *Cache) meta() ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.Responses))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.PromptTokens))
 		b = binary.LittleEndian.AppendUint64(b, uint64(s.CompletionTokens))
+	}
+	for _, k := range keys {
+		b = binary.LittleEndian.AppendUint64(b, uint64(c.spend[k].CachedPromptTokens))
 	}
 	return b, nil
 }
@@ -176,11 +187,20 @@ func (c *Cache) decodeMeta(b []byte, size int64) error {
 	c.spendRecords = int64(d.u64())
 	c.stats.Damaged = int64(d.u64())
 	c.stats.DamagedBytes = int64(d.u64())
+	var keys []spendKey
 	for rows := d.u32(); rows > 0 && !d.bad; rows-- {
 		n := d.byte()
 		k := spendKey{stage: string(d.bytes(int(n &^ batchSpendBit))), batch: n&batchSpendBit != 0}
 		k.model = string(d.bytes(int(d.u16())))
 		c.spend[k] = Spend{Responses: int64(d.u64()), PromptTokens: int64(d.u64()), CompletionTokens: int64(d.u64())}
+		keys = append(keys, k)
+	}
+	if len(d.b) > 0 { // the cached prompt tokens, from an index file that has them
+		for _, k := range keys {
+			s := c.spend[k]
+			s.CachedPromptTokens = int64(d.u64())
+			c.spend[k] = s
+		}
 	}
 	if d.bad || len(d.b) != 0 {
 		return errors.New("truncated or trailing bytes")

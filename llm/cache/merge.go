@@ -124,7 +124,7 @@ func (c *Cache) absorb(src string, o cacheOptions, res *MergeResult) error {
 		if r.paid() {
 			k := spendKeyOf(r.usage)
 			t := kept[k]
-			t.add(Spend{Responses: 1, PromptTokens: r.usage.PromptTokens, CompletionTokens: r.usage.CompletionTokens})
+			t.add(spendOf(r.usage, 1))
 			kept[k] = t
 		}
 	}
@@ -136,7 +136,7 @@ func (c *Cache) absorb(src string, o cacheOptions, res *MergeResult) error {
 		return cmp.Or(cmp.Compare(a.stage, b.stage), cmp.Compare(a.model, b.model), compareBool(a.batch, b.batch))
 	}) {
 		sp := carry[k]
-		u := Usage{Stage: k.stage, Model: k.model, PromptTokens: sp.PromptTokens, CompletionTokens: sp.CompletionTokens, Batch: k.batch}
+		u := sp.usage(k)
 		req, err := c.newPut(&record{kind: kindSpend, flags: usageFlags(u), responses: sp.Responses, usage: u})
 		if err != nil {
 			return err

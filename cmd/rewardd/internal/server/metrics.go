@@ -241,8 +241,9 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 	}
 	if meter != nil {
 		t := meter.Snapshot().Total
-		help(w, "rewardd_judge_tokens_total", "counter", "Tokens the judge endpoint reported, by kind.")
+		help(w, "rewardd_judge_tokens_total", "counter", "Tokens the judge endpoint reported, by kind: prompt (all of them), cached_prompt (those of them its prefix cache reused, usage.prompt_tokens_details.cached_tokens), completion.")
 		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"prompt\"} %d\n", t.PromptTokens)
+		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"cached_prompt\"} %d\n", t.CachedPromptTokens)
 		fmt.Fprintf(w, "rewardd_judge_tokens_total{kind=\"completion\"} %d\n", t.CompletionTokens)
 		help(w, "rewardd_judge_requests_total", "counter", "Live requests sent to the judge endpoint (retries not counted).")
 		fmt.Fprintf(w, "rewardd_judge_requests_total %d\n", t.Requests)
