@@ -37,6 +37,13 @@ func (w *WarmWatch) Early() (early, groups int) {
 	return w.early, len(w.first)
 }
 
+// Reset forgets the groups seen and the early requests counted.
+func (w *WarmWatch) Reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.first, w.early = nil, 0
+}
+
 // RoundTrip holds, counts and passes on r.
 func (w *WarmWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	body, err := io.ReadAll(r.Body)

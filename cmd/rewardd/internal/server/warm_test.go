@@ -76,3 +76,33 @@ func TestMetricsCountCachedTokens(t *testing.T) {
 		t.Errorf("/metrics counts %d cached of %d prompt tokens; want some cached (the group's rubric):\n%s", cached, prompt, m)
 	}
 }
+
+// TestScoreGroupAtOnceWhenTheJudgeCaches: once the judge's replies about a
+// rubric have said that its prefix cache reused part of the prompt, the
+// next group of that rubric is sent at once (the server caches, and has
+// the rubric); a judge that never says so keeps getting each group's first
+// request alone.
+func TestScoreGroupAtOnceWhenTheJudgeCaches(t *testing.T) {
+	t.Parallel()
+	lab := rewardtest.DemoLabel()
+	for _, caches := range []bool{true, false} {
+		var w *sim.WarmWatch
+		h := newHarnessVia(t, nil, func(next http.RoundTripper) http.RoundTripper {
+			w = &sim.WarmWatch{Next: next, Kind: sim.KindSatisfy, Group: func(msgs []sim.Message) string { return "the rubric" }}
+			return w
+		}, func(_ *Config, s *sim.Config) { s.PrefixCache = sim.PrefixCache{On: caches} })
+		for g := range 2 {
+			w.Reset()
+			responses := make([]string, 4)
+			for i := range responses {
+				responses[i] = fmt.Sprintf("### Step 1: Add.\n2+3 = 5 (group %d, response %d).\n<answer>5</answer>", g, i)
+			}
+			var out struct{ Results []reward.Result }
+			h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses}), &out)
+			early, _ := w.Early()
+			if wantAtOnce := caches && g == 1; (early > 0) != wantAtOnce {
+				t.Errorf("judge caches %v, group %d: %d requests came while the first was unanswered; want them at once: %v", caches, g, early, wantAtOnce)
+			}
+		}
+	}
+}
