@@ -73,6 +73,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 			if resp.Cached {
 				j.diskHits.Add(1)
 			}
+			j.warm.note(resp, func() uint64 { return sum64(j.groundedKey(lab)) })
 		},
 	})
 	return g, err

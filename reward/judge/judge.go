@@ -93,6 +93,10 @@ type Judge struct {
 
 	sat      memo[[]schema.Satisfaction]
 	grounded memo[schema.GroundedScores]
+	// warm holds the rubrics (their keys before the response) whose
+	// judge replies said the server's prefix cache reused part of the
+	// prompt (see Warm).
+	warm warmSet
 
 	calls, memHits, diskHits, failures atomic.Int64
 	passagesCut, responsesCut          atomic.Int64
@@ -164,6 +168,7 @@ func New(client *llm.Client, ps *prompts.Set, opt Options) (*Judge, error) {
 		groundedSalt: judgeSalt(opt, ps, opt.Layout.Of(prompts.ScoreGrounded)),
 		sem:          make(chan struct{}, opt.Concurrency),
 		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
+		warm:         newWarmSet(opt.CacheEntries),
 		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
 		latency:      promtext.NewHistogram(promtext.LatencyBuckets),
 	}, nil
@@ -420,6 +425,7 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 			if resp.Cached {
 				j.diskHits.Add(1)
 			}
+			j.warm.note(resp, func() uint64 { return sum64(j.rubricKey(question, items)) })
 		},
 	})
 	if err != nil {

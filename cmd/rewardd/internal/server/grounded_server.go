@@ -53,11 +53,7 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	}
 	scores := make([]schema.GroundedScores, n)
 	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, text := range responses {
-		wg.Go(func() { scores[i], errs[i] = s.groundedScores(ctx, lab, text) })
-	}
-	wg.Wait()
+	s.warmFirst(ctx, n, func() bool { return s.cfg.Judge.WarmGrounded(lab) }, func(i int) { scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i]) })
 	g := reward.ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
 	for i := range g.Results {
 		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note

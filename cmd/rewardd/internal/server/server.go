@@ -739,39 +739,42 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 			}
 		}
 		pending = rest
-		if s.cfg.AllAtOnce || len(group) == 1 {
-			for _, i := range group {
-				wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
-			}
-			continue
-		}
-		wg.Go(func() { s.warmFirst(ctx, lab, rs, group) })
+		wg.Go(func() {
+			s.warmFirst(ctx, len(group), func() bool { return s.cfg.Judge.Warm(lab.Question, lab.Rubric) }, func(k int) { s.judge(ctx, lab, &rs[group[k]]) })
+		})
 	}
 	wg.Wait()
 }
 
-// warmFirst judges the rollouts group of lab: the first alone, the others
-// at once when it is answered (whatever its outcome), or when it has taken
-// StallAfter: a judge that slow is not waited for, so that a hung judge
-// fails the whole group in one judge timeout and the breaker sees it.
-func (s *Server) warmFirst(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
-	first := make(chan struct{})
-	go func() {
-		defer close(first)
-		s.judge(ctx, lab, &rs[group[0]])
-	}()
-	t := time.NewTimer(s.cfg.StallAfter)
-	select {
-	case <-first:
-	case <-t.C:
-	}
-	t.Stop()
+// warmFirst runs judge(k) for the n judge requests of a group that share
+// a rubric: the first alone, the others at once when it is answered
+// (whatever its outcome) or has taken StallAfter (a judge that slow is not
+// waited for, so that a hung judge fails the whole group in one judge
+// timeout and the breaker sees it); or all at once with Config.AllAtOnce,
+// or when warm says the judge server has said it caches that rubric's
+// prefix (judge.Judge.Warm).
+func (s *Server) warmFirst(ctx context.Context, n int, warm func() bool, judge func(k int)) {
 	var wg sync.WaitGroup
-	for _, i := range group[1:] {
-		wg.Go(func() { s.judge(ctx, lab, &rs[i]) })
+	from := 0
+	if !s.cfg.AllAtOnce && n > 1 && !warm() {
+		first := make(chan struct{})
+		wg.Go(func() {
+			defer close(first)
+			judge(0)
+		})
+		t := time.NewTimer(s.cfg.StallAfter)
+		select {
+		case <-first:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		from = 1
+	}
+	for k := from; k < n; k++ {
+		wg.Go(func() { judge(k) })
 	}
 	wg.Wait()
-	<-first
 }
 
 // judge fills r's verdicts, or its judge error; while the breaker is open

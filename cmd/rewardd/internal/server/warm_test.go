@@ -106,3 +106,21 @@ func TestScoreGroupAtOnceWhenTheJudgeCaches(t *testing.T) {
 		}
 	}
 }
+
+// TestGroundedGroupWarmsFirst: a grounded question's group is judged as a
+// math group is: the first answer alone, the others once it is scored.
+func TestGroundedGroupWarmsFirst(t *testing.T) {
+	t.Parallel()
+	labs := rewardtest.GroundedLabels(t)
+	var w *sim.WarmWatch
+	h := newHarnessVia(t, labs, func(next http.RoundTripper) http.RoundTripper {
+		w = &sim.WarmWatch{Next: next, Kind: sim.KindScoreGrounded, Group: func([]sim.Message) string { return "the question" }}
+		return w
+	})
+	answers := []string{"Log first, then pages.", "Replay from the checkpoint.", "Undo the rest.", "Nothing."}
+	var out struct{ Results []reward.Result }
+	h.post("/v1/score_group", mustJSON(t, map[string]any{"problem_id": labs[0].ID, "responses": answers}), &out)
+	if early, groups := w.Early(); early != 0 || groups != 1 {
+		t.Errorf("%d scoring requests came while the group's first was unanswered", early)
+	}
+}
