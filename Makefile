@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-prefix demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -79,6 +79,9 @@ bench-scale-batch: build ## every stage in batch mode at 100K problems on the si
 # bench-discrim size; e.g. make bench-discrim DISCRIM_RECORDS=10000 DISCRIM_FLAGS='-dir /tmp/db -keep'
 DISCRIM_RECORDS ?= 100000
 DISCRIM_FLAGS   ?=
+
+bench-prefix: build ## what a judge server's prefix cache shares of the judge requests in each layout, cached tokens and warm-first latency, on the demo corpora (simulated; ~1 min; not in make test)
+	$(GO) run ./internal/bench/prefix -bin $(BIN)
 
 bench-discrim: build ## validate (discrimination section included) on a synthetic 100K x 8 rollouts x 10 items corpus: wall, CPU, peak RSS (~3 min; not in make test)
 	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)

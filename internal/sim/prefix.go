@@ -186,10 +186,19 @@ type RecordedPrompt struct {
 	Prompt   string
 	Chars    int
 	Unshared int
+	// PromptTokens and CachedTokens are what the reply's usage said: its
+	// prompt tokens, and those the prefix cache reused (0 without one).
+	PromptTokens, CachedTokens int
 }
 
 // Record records one request's prompt and returns what it measured.
 func (r *PromptRecorder) Record(kind Kind, msgs []Message) RecordedPrompt {
+	return r.RecordTokens(kind, msgs, promptTokens(msgs), 0)
+}
+
+// RecordTokens is Record with the prompt tokens the reply reports and
+// those of them the prefix cache reused.
+func (r *PromptRecorder) RecordTokens(kind Kind, msgs []Message, prompt, cached int) RecordedPrompt {
 	text := serializePrompt(msgs)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -208,7 +217,7 @@ func (r *PromptRecorder) Record(kind Kind, msgs []Message) RecordedPrompt {
 	for _, m := range msgs {
 		repair = repair || m.Role == "assistant"
 	}
-	rec := RecordedPrompt{Kind: kind, Repair: repair, Prompt: text, Chars: len(text), Unshared: len(text) - shared}
+	rec := RecordedPrompt{Kind: kind, Repair: repair, Prompt: text, Chars: len(text), Unshared: len(text) - shared, PromptTokens: prompt, CachedTokens: cached}
 	r.log = append(r.log, rec)
 	return rec
 }

@@ -174,9 +174,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	reqKey := requestKey(req, msgs)
 	kind, prompt, repair := classify(msgs)
 	entry := Entry{Kind: kind, Repair: repair, Hash: reqKey, N: req.n(), Attempt: attempt}
-	if s.cfg.Prompts != nil && kind != KindUnknown {
-		s.cfg.Prompts.Record(kind, msgs)
-	}
 	if kind == KindUnknown {
 		entry.Status = http.StatusBadRequest
 		s.record(entry)
@@ -197,6 +194,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	resp := s.respond(req, msgs, kind, prompt, reqKey, entry.N, fault == FaultMalformed, draw)
 	if s.prefix != nil {
 		resp.Usage.Details = &promptDetails{CachedTokens: s.prefix.lookup(msgs)}
+	}
+	if s.cfg.Prompts != nil {
+		cached := 0
+		if resp.Usage.Details != nil {
+			cached = resp.Usage.Details.CachedTokens
+		}
+		s.cfg.Prompts.RecordTokens(kind, msgs, resp.Usage.PromptTokens, cached)
 	}
 	if !s.admit(w, &entry, resp.Usage.TotalTokens) {
 		return

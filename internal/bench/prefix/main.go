@@ -1,0 +1,440 @@
+// Command benchprefix measures what a judge server's prefix cache can
+// share of the judge requests, in each judge layout, from outside: the
+// built bin/distill and bin/rewardd against the SIMULATED endpoint (not a
+// model) in this process, which records every prompt (its unshareable
+// characters: its length minus its longest common prefix with any earlier
+// request) and models a prefix cache (vLLM's 16-token blocks) that reports
+// the prompt tokens it reused.
+//
+// It reports, for the demo corpora (examples/demo.yaml and
+// examples/demo-grounded.yaml, run with --n 16 and --n 32):
+//
+//   - distill run's empirical stage in the paper and the cache layout: the
+//     unshareable characters per judged response beyond the response's own
+//     length (over every request, and over those after each record's or
+//     question's first), the uncached and cached prompt tokens per judged
+//     response, and their prompt cost per 1,000 judged responses at a hosted
+//     provider's price with a cached rate (-price);
+//   - rewardd in both layouts: one /v1/score_group of 8 of a problem's
+//     rollouts (a question's answers) after a warm-up group of 8 others, the
+//     same figures per judged response of the measured groups;
+//   - rewardd's warm-first sending against --judge-warm-first=false at a
+//     judge latency of -latency: the p50 and p99 time of a /v1/score_group of
+//     8 responses and the uncached prompt tokens per judged response.
+//
+// Usage:
+//
+//	make build && go run ./internal/bench/prefix
+//	go run ./internal/bench/prefix -groups 20 -latency 200ms -keep
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+type options struct {
+	bin, dir, examples string
+	keep               bool
+	groups             int
+	latency            time.Duration
+	// price is a hosted provider's price in USD per million prompt tokens
+	// and per million cached prompt tokens.
+	price, cachedPrice float64
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o := &options{}
+	fs := flag.NewFlagSet("benchprefix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.bin, "bin", "bin", "directory holding the built distill and rewardd (make build)")
+	fs.StringVar(&o.examples, "examples", "examples", "directory holding demo.yaml, demo-grounded.yaml and problems.jsonl")
+	fs.StringVar(&o.dir, "dir", "", "work directory (default: a new temporary directory, removed at the end unless -keep)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (run directories, logs)")
+	fs.IntVar(&o.groups, "groups", 12, "problems (questions) whose groups rewardd scores, at most (e.g. -groups 40)")
+	fs.DurationVar(&o.latency, "latency", 200*time.Millisecond, "the simulated judge's mean latency for the warm-first measurement (e.g. -latency 500ms)")
+	fs.Float64Var(&o.price, "price", 0.40, "a hosted judge's price in USD per million prompt tokens (gpt-4.1-mini's list price by default)")
+	fs.Float64Var(&o.cachedPrice, "cached-price", 0.10, "its price in USD per million cached prompt tokens")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	dir := o.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "benchprefix-")
+		if err != nil {
+			fmt.Fprintln(stderr, "benchprefix:", err)
+			return 1
+		}
+		dir = d
+		if !o.keep {
+			defer os.RemoveAll(dir)
+		}
+	}
+	if err := measure(ctx, o, dir, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "benchprefix:", err)
+		return 1
+	}
+	return 0
+}
+
+// styleOf is one demo corpus: its job file, the kind of its judged
+// requests and the name of their response's block.
+type styleOf struct {
+	name, config string
+	kind         sim.Kind
+	block        string
+	n            string // rollouts per problem (answers per question): enough for two groups of 8 distinct ones
+}
+
+func measure(ctx context.Context, o *options, dir string, stdout, stderr io.Writer) error {
+	answers, err := sim.LoadAnswers(filepath.Join(o.examples, "problems.jsonl"))
+	if err != nil {
+		return err
+	}
+	styles := []styleOf{
+		{"math", "demo.yaml", sim.KindSatisfy, "solution", "16"},
+		{"grounded", "demo-grounded.yaml", sim.KindScoreGrounded, "response", "32"},
+	}
+	fmt.Fprintf(stdout, "judge prompts against the SIMULATED endpoint's prefix cache (16-token blocks); prompt cost at $%.2f per M prompt tokens, $%.2f per M cached\n", o.price, o.cachedPrice)
+	fmt.Fprintln(stdout, "unshareable: characters of a request no earlier request began with, beyond its response's own length; warm: requests after their group's first")
+	for _, st := range styles {
+		var corpusDir string
+		for _, layout := range []string{"paper", "cache"} {
+			rec := &sim.PromptRecorder{}
+			_, url, stop, err := sim.Start(sim.Config{Answers: answers, Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}})
+			if err != nil {
+				return err
+			}
+			out := filepath.Join(dir, st.name+"-"+layout)
+			if err := os.RemoveAll(out); err != nil { // a fresh run: one resumed would send nothing
+				return err
+			}
+			err = runCmd(ctx, filepath.Join(o.bin, "distill"), filepath.Join(dir, st.name+"-"+layout+".log"),
+				"run", "--config", filepath.Join(o.examples, st.config), "--base-url", url, "--out", out, "--judge-layout", layout, "--n", st.n)
+			stop()
+			if err != nil {
+				return fmt.Errorf("distill run %s (%s layout): %w", st.name, layout, err)
+			}
+			f := judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), nil)
+			fmt.Fprintf(stdout, "distill run %-8s %-5s layout: %s\n", st.name, layout, f.line(o))
+			corpusDir = out
+		}
+		groups, err := demoGroups(corpusDir, st.name, o.groups)
+		if err != nil {
+			return err
+		}
+		for _, layout := range []string{"paper", "cache"} {
+			f, _, err := rewarddGroups(ctx, o, dir, st, corpusDir, layout, 0, true, groups, true)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "rewardd     %-8s %-5s layout: %s\n", st.name, layout, f.line(o))
+		}
+		if st.name != "math" {
+			continue
+		}
+		for _, warm := range []bool{false, true} {
+			f, times, err := rewarddGroups(ctx, o, dir, st, corpusDir, "cache", o.latency, warm, groups, false)
+			if err != nil {
+				return err
+			}
+			name := "at once   "
+			if warm {
+				name = "warm-first"
+			}
+			fmt.Fprintf(stdout, "rewardd     %s judge at %s: /v1/score_group of 8 p50 %s p99 %s; %.0f uncached + %.0f cached prompt tokens per judged response\n",
+				name, o.latency, quantile(times, 0.5).Round(time.Millisecond), quantile(times, 0.99).Round(time.Millisecond), f.uncached, f.cached)
+		}
+	}
+	return nil
+}
+
+// figures are the per judged response figures of a set of judge requests.
+type figures struct {
+	requests                 int
+	unshared, unsharedWarm   float64 // beyond the response's own length
+	responseChars            float64
+	uncached, cached         float64 // prompt tokens
+	uncachedWarm, cachedWarm float64
+	warmRequests             int
+}
+
+func (f figures) line(o *options) string {
+	cost := func(uncached, cached float64) float64 { return 1000 * (uncached*o.price + cached*o.cachedPrice) / 1e6 }
+	return fmt.Sprintf("%d judged responses of %.0f characters: unshareable +%.0f (warm +%.0f); prompt tokens per response %.0f uncached + %.0f cached (warm %.0f + %.0f); $%.4f per 1,000 responses (without the cache $%.4f)",
+		f.requests, f.responseChars, f.unshared, f.unsharedWarm, f.uncached, f.cached, f.uncachedWarm, f.cachedWarm,
+		cost(f.uncached, f.cached), cost(f.uncached+f.cached, 0))
+}
+
+// groupOf names the group a judge prompt belongs to: the prompt's problem
+// (math) or passage and question (grounded), whose requests share a prefix.
+func groupOf(style string) func(prompt string) string {
+	open, close := "<problem>", "</problem>"
+	if style == "grounded" {
+		open, close = "<source_passage>", "</question>"
+	}
+	return func(p string) string {
+		i, j := strings.Index(p, open), strings.Index(p, close)
+		if i < 0 || j < i {
+			return ""
+		}
+		return p[i:j]
+	}
+}
+
+var reStepTag = regexp.MustCompile(`<step n="\d+">\n`)
+
+// judged measures the judge requests of kind in recs (only those showing a
+// response in only, by block id, when only is not nil).
+func judged(recs []sim.RecordedPrompt, kind sim.Kind, block string, group func(string) string, only map[string]bool) figures {
+	reBlock := regexp.MustCompile(`\n\[` + block + ` ([0-9a-f]{16})\]\n`)
+	seen := map[string]bool{}
+	var f figures
+	for _, r := range recs {
+		if r.Kind != kind || r.Repair {
+			continue
+		}
+		m := reBlock.FindStringSubmatchIndex(r.Prompt)
+		if m == nil {
+			continue
+		}
+		id := r.Prompt[m[2]:m[3]]
+		if only != nil && !only[id] {
+			continue
+		}
+		end := strings.Index(r.Prompt[m[1]:], "\n[end of "+block+" "+id+"]")
+		if end < 0 {
+			continue
+		}
+		shown := reStepTag.ReplaceAllString(r.Prompt[m[1]:m[1]+end], "")
+		own := len(shown) - 3*strings.Count(shown, "&lt;") - 4*strings.Count(shown, "&#91;")
+		beyond := float64(r.Unshared - own)
+		f.requests++
+		f.unshared += beyond
+		f.responseChars += float64(own)
+		f.uncached += float64(r.PromptTokens - r.CachedTokens)
+		f.cached += float64(r.CachedTokens)
+		if g := group(r.Prompt); seen[g] {
+			f.warmRequests++
+			f.unsharedWarm += beyond
+			f.uncachedWarm += float64(r.PromptTokens - r.CachedTokens)
+			f.cachedWarm += float64(r.CachedTokens)
+		} else {
+			seen[g] = true
+		}
+	}
+	if n := float64(f.requests); n > 0 {
+		f.unshared, f.responseChars, f.uncached, f.cached = f.unshared/n, f.responseChars/n, f.uncached/n, f.cached/n
+	}
+	if n := float64(f.warmRequests); n > 0 {
+		f.unsharedWarm, f.uncachedWarm, f.cachedWarm = f.unsharedWarm/n, f.uncachedWarm/n, f.cachedWarm/n
+	}
+	return f
+}
+
+// group is a problem's (a question's) label id and its responses: 16
+// rollouts (answers), a warm-up group and a measured group.
+type group struct {
+	id        string
+	responses []string
+}
+
+// demoGroups reads up to n groups of 16 responses from a demo run: a
+// warm-up group of 8 distinct responses and a measured group of 8 others,
+// each of the measured ones a text found nowhere else in the run (a
+// request is found by its block's id, which is its response text's).
+func demoGroups(dir, style string, n int) ([]group, error) {
+	type cand struct {
+		id    string
+		texts []string
+	}
+	var cands []cand
+	count := map[string]int{}
+	err := corpus.ReadAll(dir, func(r *schema.Record) error {
+		if style == "grounded" {
+			labs := schema.QuestionLabels(r)
+			for k, q := range r.Grounded.Questions {
+				var texts []string
+				for _, a := range q.Answers {
+					texts = append(texts, a.Text)
+					count[a.Text]++
+				}
+				if k < len(labs) && labs[k].Question == q.Question {
+					cands = append(cands, cand{labs[k].ID, texts})
+				}
+			}
+			return nil
+		}
+		var texts []string
+		for _, ro := range r.Rollouts {
+			texts = append(texts, ro.Text)
+			count[ro.Text]++
+		}
+		cands = append(cands, cand{r.ID, texts})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []group
+	for _, c := range cands {
+		var warm, measured []string
+		taken := map[string]bool{}
+		for _, t := range c.texts {
+			if count[t] == 1 && len(measured) < 8 {
+				measured, taken[t] = append(measured, t), true
+			}
+		}
+		for _, t := range c.texts {
+			if !taken[t] && len(warm) < 8 {
+				warm, taken[t] = append(warm, t), true
+			}
+		}
+		if len(measured) == 8 && len(warm) == 8 {
+			out = append(out, group{c.id, append(warm, measured...)})
+		}
+	}
+	slices.SortFunc(out, func(a, b group) int { return strings.Compare(a.id, b.id) })
+	if len(out) > n {
+		out = out[:n]
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no problem with 8 responses found nowhere else and 8 others", dir)
+	}
+	return out, nil
+}
+
+// rewarddGroups starts rewardd over the corpus in layout against a fresh
+// simulated endpoint at latency, scores each group (with warmUp, first a
+// warm-up group of its first 8 responses, then the measured group of the
+// next 8; else the measured group alone) and measures the judge requests of
+// the measured groups, and the time of each measured /v1/score_group.
+func rewarddGroups(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool) (figures, []time.Duration, error) {
+	rec := &sim.PromptRecorder{}
+	_, url, stopSim, err := sim.Start(sim.Config{Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}, Latency: latency})
+	if err != nil {
+		return figures{}, nil, err
+	}
+	defer stopSim()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "rewardd"), "--corpus", corpusDir, "--addr", "127.0.0.1:0", "--judge-base-url", url,
+		"--judge-model", "simulated", "--judge-layout", layout, fmt.Sprintf("--judge-warm-first=%v", warmFirst), "--log-level", "warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return figures{}, nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rewardd-%s-%s-%v.log", st.name, layout, warmFirst)))
+	if err != nil {
+		return figures{}, nil, err
+	}
+	defer logf.Close()
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		return figures{}, nil, err
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	var base string
+	if _, err := fmt.Fscanln(stdout, &base); err != nil {
+		return figures{}, nil, fmt.Errorf("rewardd did not start: %w", err)
+	}
+	measured := map[string]bool{}
+	var times []time.Duration
+	for _, g := range groups {
+		if warmUp {
+			if _, err := scoreGroup(base, g.id, g.responses[:8]); err != nil {
+				return figures{}, nil, err
+			}
+		}
+		for _, r := range g.responses[8:16] {
+			measured[blockID(r)] = true
+		}
+		took, err := scoreGroup(base, g.id, g.responses[8:16])
+		if err != nil {
+			return figures{}, nil, err
+		}
+		times = append(times, took)
+	}
+	return judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), measured), times, nil
+}
+
+// scoreGroup posts one /v1/score_group and returns how long it took.
+func scoreGroup(base, id string, responses []string) (time.Duration, error) {
+	body, _ := json.Marshal(map[string]any{"problem_id": id, "responses": responses})
+	start := time.Now()
+	resp, err := http.Post(base+"/v1/score_group", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if err == nil && (resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"judge_ok":true`))) {
+		err = fmt.Errorf("/v1/score_group of %s: %d %.300s", id, resp.StatusCode, out)
+	}
+	return took, err
+}
+
+// blockID is the id of the block a judge prompt shows response in.
+func blockID(response string) string {
+	sum := sha256.Sum256([]byte(response))
+	return hex.EncodeToString(sum[:8])
+}
+
+// quantile is the q-quantile of ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1)]
+}
+
+// runCmd runs name with args, its output in logPath.
+func runCmd(ctx context.Context, name, logPath string, args ...string) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 3 { // some problems failed: the run is still measured
+		return nil
+	}
+	return err
+}
