@@ -90,7 +90,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := o.dir
-	if dir == "" {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "benchprefix:", err)
+			return 1
+		}
+	} else {
 		d, err := os.MkdirTemp("", "benchprefix-")
 		if err != nil {
 			fmt.Fprintln(stderr, "benchprefix:", err)
@@ -160,6 +165,9 @@ func measure(ctx context.Context, o *options, dir string, stdout, stderr io.Writ
 				return err
 			}
 			fmt.Fprintf(stdout, "rewardd     %-8s %-5s layout: %s\n", st.name, layout, f.line(o))
+		}
+		if err := agreement(ctx, o, dir, st, corpusDir, groups, stdout); err != nil {
+			return err
 		}
 		if st.name != "math" {
 			continue
@@ -340,62 +348,139 @@ func demoGroups(dir, style string, n int) ([]group, error) {
 // warm-up group of its first 8 responses, then the measured group of the
 // next 8; else the measured group alone) and measures the judge requests of
 // the measured groups, and the time of each measured /v1/score_group.
-func rewarddGroups(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool) (figures, []time.Duration, error) {
+func rewarddGroups(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool, judge ...string) (figures, []time.Duration, error) {
+	f, times, _, err := rewarddVerdicts(ctx, o, dir, st, corpusDir, layout, latency, warmFirst, groups, warmUp, judge...)
+	return f, times, err
+}
+
+// agreement scores the measured groups in both layouts with the
+// simulated judge, with a noisy one and with a panel of two noisy ones,
+// and reports the share of verdicts (satisfaction and step, or score) the
+// two layouts give alike.
+func agreement(ctx context.Context, o *options, dir string, st styleOf, corpusDir string, groups []group, stdout io.Writer) error {
+	panel := filepath.Join(dir, "panel.yaml")
+	if err := os.WriteFile(panel, []byte("- name: noisy\n  model: noisy\n- name: steady\n  model: steady\n"), 0o644); err != nil {
+		return err
+	}
+	for _, j := range []struct {
+		name string
+		args []string
+	}{
+		{"simulated judge", []string{"--judge-model", "simulated"}},
+		{"judge flipping 20%", []string{"--judge-model", "noisy"}},
+		{"panel (flips 20%, 10%)", []string{"--judge-panel", panel}},
+	} {
+		var byLayout [2]map[string]string
+		for k, layout := range []string{"paper", "cache"} {
+			_, _, v, err := rewarddVerdicts(ctx, o, dir, st, corpusDir, layout, 0, true, groups, false, j.args...)
+			if err != nil {
+				return err
+			}
+			byLayout[k] = v
+		}
+		same := 0
+		for key, v := range byLayout[0] {
+			if byLayout[1][key] == v {
+				same++
+			}
+		}
+		fmt.Fprintf(stdout, "rewardd     %-8s layouts agree: %s, %d of %d verdicts alike\n", st.name, j.name, same, len(byLayout[0]))
+	}
+	return nil
+}
+
+// judgeProfiles are the simulated judges the agreement between layouts is
+// measured with: one that turns 20% of its verdicts over, and a panel of it
+// and one that turns 10% over.
+var judgeProfiles = map[string]sim.JudgeProfile{"noisy": {Flip: 0.2}, "steady": {Flip: 0.1}}
+
+// rewarddVerdicts is rewarddGroups that also returns every verdict of the
+// measured groups, by response and item (judge: the flags naming the
+// judge, --judge-model simulated when none).
+func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool, judge ...string) (figures, []time.Duration, map[string]string, error) {
+	if len(judge) == 0 {
+		judge = []string{"--judge-model", "simulated"}
+	}
 	rec := &sim.PromptRecorder{}
-	_, url, stopSim, err := sim.Start(sim.Config{Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}, Latency: latency})
+	_, url, stopSim, err := sim.Start(sim.Config{Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}, Latency: latency, Judges: judgeProfiles})
 	if err != nil {
-		return figures{}, nil, err
+		return figures{}, nil, nil, err
 	}
 	defer stopSim()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "rewardd"), "--corpus", corpusDir, "--addr", "127.0.0.1:0", "--judge-base-url", url,
-		"--judge-model", "simulated", "--judge-layout", layout, fmt.Sprintf("--judge-warm-first=%v", warmFirst), "--log-level", "warn")
+	args := append([]string{"--corpus", corpusDir, "--addr", "127.0.0.1:0", "--judge-base-url", url,
+		"--judge-layout", layout, fmt.Sprintf("--judge-warm-first=%v", warmFirst), "--log-level", "warn"}, judge...)
+	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "rewardd"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return figures{}, nil, err
+		return figures{}, nil, nil, err
 	}
 	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rewardd-%s-%s-%v.log", st.name, layout, warmFirst)))
 	if err != nil {
-		return figures{}, nil, err
+		return figures{}, nil, nil, err
 	}
 	defer logf.Close()
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
-		return figures{}, nil, err
+		return figures{}, nil, nil, err
 	}
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
 	var base string
 	if _, err := fmt.Fscanln(stdout, &base); err != nil {
-		return figures{}, nil, fmt.Errorf("rewardd did not start: %w", err)
+		return figures{}, nil, nil, fmt.Errorf("rewardd did not start: %w", err)
 	}
 	measured := map[string]bool{}
+	verdicts := map[string]string{}
 	var times []time.Duration
 	for _, g := range groups {
 		if warmUp {
-			if _, err := scoreGroup(base, g.id, g.responses[:8]); err != nil {
-				return figures{}, nil, err
+			if _, _, err := scoreGroup(base, g.id, g.responses[:8]); err != nil {
+				return figures{}, nil, nil, err
 			}
 		}
 		for _, r := range g.responses[8:16] {
 			measured[blockID(r)] = true
 		}
-		took, err := scoreGroup(base, g.id, g.responses[8:16])
+		took, results, err := scoreGroup(base, g.id, g.responses[8:16])
 		if err != nil {
-			return figures{}, nil, err
+			return figures{}, nil, nil, err
+		}
+		for i, r := range results {
+			for _, it := range r.Items {
+				verdicts[fmt.Sprintf("%s/%d/%d", g.id, i, it.ID)] = fmt.Sprintf("%v/%d", it.Satisfied, it.Step)
+			}
+			for _, c := range r.Criteria {
+				verdicts[fmt.Sprintf("%s/%d/%s", g.id, i, c.ID)] = fmt.Sprint(c.Score)
+			}
 		}
 		times = append(times, took)
 	}
-	return judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), measured), times, nil
+	return judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), measured), times, verdicts, nil
 }
 
-// scoreGroup posts one /v1/score_group and returns how long it took.
-func scoreGroup(base, id string, responses []string) (time.Duration, error) {
+// scoredResult is the part of a /v1/score_group result the agreement
+// between layouts compares.
+type scoredResult struct {
+	Items []struct {
+		ID        int32 `json:"id"`
+		Satisfied bool  `json:"satisfied"`
+		Step      int32 `json:"step"`
+	} `json:"items"`
+	Criteria []struct {
+		ID    string  `json:"id"`
+		Score float64 `json:"score"`
+	} `json:"criteria"`
+}
+
+// scoreGroup posts one /v1/score_group and returns how long it took and
+// its results.
+func scoreGroup(base, id string, responses []string) (time.Duration, []scoredResult, error) {
 	body, _ := json.Marshal(map[string]any{"problem_id": id, "responses": responses})
 	start := time.Now()
 	resp, err := http.Post(base+"/v1/score_group", "application/json", bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	out, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -403,7 +488,11 @@ func scoreGroup(base, id string, responses []string) (time.Duration, error) {
 	if err == nil && (resp.StatusCode != http.StatusOK || !bytes.Contains(out, []byte(`"judge_ok":true`))) {
 		err = fmt.Errorf("/v1/score_group of %s: %d %.300s", id, resp.StatusCode, out)
 	}
-	return took, err
+	var ans struct{ Results []scoredResult }
+	if err == nil {
+		err = json.Unmarshal(out, &ans)
+	}
+	return took, ans.Results, err
 }
 
 // blockID is the id of the block a judge prompt shows response in.
