@@ -20,8 +20,11 @@ For each expected line it prints "ok" or "DIFFERS" and FILE, as
 examples/readme-check.sh does: a line is ok when the command printed it, on
 stdout or stderr (runs of spaces count as one), in the block's order. Exit code: 0 every line ok, 1
 some differ, 2 a selection matched no block or a command failed to start.
+With README_BLOCKS_SHOW=1 in the environment, a command whose output differs
+is followed by every line it printed ("PRINTED"), to update the block with.
 """
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -129,7 +132,11 @@ def main():
                 for a, b in subs:
                     cmd = cmd.replace(a, b)
                 run = subprocess.run(["bash", "-c", cmd], cwd=args.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                differs |= check(args.file, expected, run.stdout.split("\n"), sys.stdout)
+                d = check(args.file, expected, run.stdout.split("\n"), sys.stdout)
+                if d and os.environ.get("README_BLOCKS_SHOW"):  # what the command printed, to update the block with
+                    for line in run.stdout.rstrip("\n").split("\n"):
+                        sys.stdout.write(f"  PRINTED  {args.file}: {line}\n")
+                differs |= d
     return differs
 
 
