@@ -94,21 +94,28 @@ func extract(text string, opt Options) extraction {
 			text = text[1:]
 		}
 	}
-	text = dropCalculatorNotes(unescapeLatex(cutAtTurnEnd(text)))
+	text, ended := cutTurn(text)
+	text = cutAtNewProblem(dropCalculatorNotes(unescapeLatex(text)))
 	const inThink = "the text never leaves its <think> reasoning"
 	thinkOpen := unclosedThink(text)
-	if opt.FinishReason == "" {
-		// A solution that stops inside math or says it goes on was cut off; a bare answer with
-		// a stray "$" ("\frac{1}{2}$") is read as it is.
-		why := ""
+	unknown := opt.FinishReason == ""
+	// guess: nothing tells how the text ended (no finish reason, no end token after it), so a
+	// final sentence that visibly stops mid-way is taken as cut off.
+	guess := unknown && !ended
+	why := ""
+	if unknown {
+		// A solution that stops inside math or a bracket, or says it goes on, was cut off; a
+		// bare answer with a stray "$" ("\frac{1}{2}$") is read as it is.
 		switch {
 		case mathOpenAtEnd(text):
 			why = "the text stops inside a math span"
+		case bracketOpenAtEnd(text):
+			why = "the text stops inside a bracket"
 		case saysContinued(text):
 			why = "the text says it continues"
 		}
-		if why != "" && isProse(textHead(text, 4096)) {
-			return extraction{cut: why}
+		if why != "" && !isProse(textHead(text, 4096)) {
+			why = ""
 		}
 	}
 	best, tagEnd := -1, -1
@@ -127,12 +134,23 @@ func extract(text string, opt Options) extraction {
 	}
 	if best >= 0 {
 		if !found.ok {
-			return extraction{cut: "the answer stops inside math or a box"}
+			return extraction{cut: "the answer stops inside math, a box or a bracket"}
+		}
+		if why != "" || guess && (unfinishedEnd(text) || stopsOnWord(text)) {
+			// Cut off after a clearly given answer: the answer stands unless what follows
+			// takes it back or it is part of the formula that was cut off. (A text that
+			// takes its answer up again and stops on a word with no full stop was cut off.)
+			if r := takenBack(text, found, why != "" && strings.Contains(why, "math")); r != "" {
+				return extraction{cut: r}
+			}
 		}
 		if thinkOpen && !endsWithBox(text, found) {
 			return extraction{cut: inThink}
 		}
 		return extraction{answer: found.answer, method: found.method}
+	}
+	if why != "" {
+		return extraction{cut: why}
 	}
 	if thinkOpen {
 		return extraction{cut: inThink}
@@ -140,7 +158,7 @@ func extract(text string, opt Options) extraction {
 	if a, ok := leadLetter(text); ok {
 		return extraction{answer: a, method: ByLeadLetter}
 	}
-	if a, ok := fromLastSentence(text); ok {
+	if a, ok := fromLastSentence(text, guess); ok {
 		return extraction{answer: a, method: ByLastSentence}
 	}
 	return extraction{}
@@ -161,7 +179,7 @@ func textHead(text string, n int) string {
 // when the marker holds no usable answer (an unclosed box).
 type candidate struct {
 	pos    int
-	end    int // for a tag: where its content ends; for boxes: where the last one ends
+	end    int // where the answer ends: a tag's content, the last box, a statement's sentence
 	answer string
 	method string
 	ok     bool
@@ -229,8 +247,11 @@ func fromTag(text string) (candidate, bool) {
 	if c, ok := fromStatement(content, 0); ok {
 		return candidate{pos: i, end: end, answer: c.answer, method: ByTag, ok: true}, true
 	}
+	if closed := end < len(text); !closed && bracketsOpen(content) {
+		return candidate{pos: i, end: end, method: ByTag}, true // "<answer>(3, 5": cut off inside the answer
+	}
 	if isProse(content) {
-		if a, ok := fromLastSentence(content); ok {
+		if a, ok := fromLastSentence(content, false); ok {
 			return candidate{pos: i, end: end, answer: a, method: ByTag, ok: true}, true // "<answer>The total is 42</answer>"
 		}
 	}

@@ -583,13 +583,16 @@ func signOff(s string) bool {
 }
 
 // fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-// A final sentence without its full stop is read like any other: whether the text was cut
-// off is for the finish reason, or its unclosed structures, to say (see [Options]).
-func fromLastSentence(text string) (string, bool) {
-	s, _, several, open := finalSentence(text)
-	if open {
+// A final sentence without its full stop is read like any other, unless it stops inside a
+// bracket ("(3, 5"), or guess is set (the finish reason is unknown and no end token follows the
+// text) and it visibly stops mid-sentence after its value ("so after 12 turns the total"; see
+// [unfinishedTail]).
+func fromLastSentence(text string, guess bool) (string, bool) {
+	s, end, several, openAt := finalSentence(text)
+	if openAt >= 0 {
 		return "", false // the text stops inside a math span
 	}
+	atEnd := strings.TrimSpace(text[end:]) == ""
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
@@ -601,8 +604,12 @@ func fromLastSentence(text string) (string, bool) {
 		return "", false // a bare answer, not a sentence
 	}
 	var store [32]segment
-	if danglingEnd(segments(store[:0], s)) {
-		return "", false // "..., and", "so each group gets": the value never comes
+	segs := segments(store[:0], s)
+	if danglingEnd(segs) || bracketsOpen(s) {
+		return "", false // "..., and", "so each group gets", "(3, 5": the value never comes
+	}
+	if guess && atEnd && unfinishedTail(segs) {
+		return "", false // "so after 12 turns the total": cut off before its value
 	}
 	if opensStep(s) || optionList(s) {
 		// "Now, the first basket holds 12 apples.": a text that stops on the way; "C: 2 + 2 =
@@ -612,10 +619,44 @@ func fromLastSentence(text string) (string, bool) {
 	return statedValue(s)
 }
 
+// unfinishedEnd reports a text whose final sentence runs to its end and visibly stops
+// mid-way: inside a math span or a bracket, on a word that needs what follows or on clause
+// punctuation, or after its value with more begun than finished ([unfinishedTail]).
+func unfinishedEnd(text string) bool {
+	s, end, _, openAt := finalSentence(text)
+	if openAt >= 0 {
+		return true
+	}
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxSentenceLen || strings.TrimSpace(text[end:]) != "" {
+		return false
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); strings.ContainsRune(",;:，；：", r) {
+		return true
+	}
+	var store [32]segment
+	segs := segments(store[:0], s)
+	return danglingEnd(segs) || bracketsOpen(s) || unfinishedTail(segs)
+}
+
+// stopsOnWord reports a text whose final sentence runs to its end and ends on a word, with
+// no full stop: "... whether the 6 red".
+func stopsOnWord(text string) bool {
+	s, end, _, _ := finalSentence(text)
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxSentenceLen || strings.TrimSpace(text[end:]) != "" {
+		return false
+	}
+	var store [32]segment
+	segs := segments(store[:0], s)
+	return len(segs) > 0 && segs[len(segs)-1].kind == segWord
+}
+
 // finalSentence returns the last sentence of text that is not a sign-off, where it ends in
-// text, whether the text has more than one sentence, and whether the text ends inside a math
-// span. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line breaks, outside math.
-func finalSentence(text string) (sentence string, end int, several, open bool) {
+// text, whether the text has more than one sentence, and where the math span the text ends in
+// opens (-1 when it ends outside math). Sentences end at ". ", "! ", "? ", "。", "！", "？",
+// "।" and line breaks, outside math.
+func finalSentence(text string) (sentence string, end int, several bool, openAt int) {
 	var spans [keptSentences][2]int
 	n := 0
 	add := func(a, b int) {
@@ -626,7 +667,7 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		n++
 	}
 	start := 0
-	display, inline := "", false
+	display, inline, opened := "", false, -1
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
@@ -638,19 +679,22 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		case c == '\\' && i+1 < len(text):
 			switch text[i+1] {
 			case '[':
-				display = `\]`
+				display, opened = `\]`, i
 			case '(':
-				inline = true
+				inline, opened = true, i
 			case ')':
 				inline = false
 			}
 			i++
 		case c == '$':
 			if strings.HasPrefix(text[i:], "$$") {
-				display = "$$"
+				display, opened = "$$", i
 				i++
 			} else if inline || !moneySign(text, i) {
 				inline = !inline
+				if inline {
+					opened = i
+				}
 			}
 		case c == '\n':
 			inline = false
@@ -672,14 +716,17 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		}
 	}
 	add(start, len(text))
-	open = display != "" || inline
+	openAt = -1
+	if display != "" || inline {
+		openAt = opened
+	}
 	for k := n - 1; k >= 0 && k >= n-keptSentences; k-- {
 		sp := spans[k%keptSentences]
 		if s := text[sp[0]:sp[1]]; !signOff(s) {
-			return s, sp[1], n > 1, open
+			return s, sp[1], n > 1, openAt
 		}
 	}
-	return "", len(text), false, open
+	return "", len(text), false, openAt
 }
 
 // moneySign reports a "$" that is a currency sign, with no other "$" later on its line:
