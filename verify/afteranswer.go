@@ -56,11 +56,13 @@ func answerGiven(text string) bool {
 
 // newProblemWords open a line that poses another problem when a number, a colon, a full stop,
 // bold marks or the line's end follows them ("Question:", "Problem 2.", "**Aufgabe 2:**").
+// They are matched ignoring ASCII case; a word with another capital is listed as it starts a
+// line.
 var newProblemWords = [...]string{
 	"question", "problem", "exercise", "example", "q", "task", "bonus question", "practice problem",
-	"problème", "exercice", "frage", "aufgabe", "übung", "pregunta", "problema", "ejercicio", "domanda",
-	"esercizio", "questão", "pergunta", "exercício", "вопрос", "задача", "упражнение", "سؤال", "السؤال",
-	"مسألة", "प्रश्न", "问题", "题目", "例题", "练习", "問題", "문제",
+	"problème", "exercice", "frage", "aufgabe", "übung", "Übung", "pregunta", "problema", "ejercicio",
+	"domanda", "esercizio", "questão", "pergunta", "exercício", "вопрос", "Вопрос", "задача", "Задача",
+	"упражнение", "Упражнение", "سؤال", "السؤال", "مسألة", "प्रश्न", "问题", "题目", "例题", "练习", "問題", "문제",
 }
 
 // newProblemPhrases open a line that poses another problem whatever follows them.
@@ -72,29 +74,23 @@ var newProblemPhrases = [...]string{
 // newProblemLine reports whether line opens another problem, after markdown marks.
 func newProblemLine(line string) bool {
 	l := strings.TrimLeft(line, " \t#*>_-")
+	if l == "" || l[0] < utf8.RuneSelf && !isLetter(l[0]) && l[0] != '<' {
+		return false
+	}
 	if strings.HasPrefix(l, "<think>") {
 		return true
 	}
-	if l == "" {
-		return false
-	}
-	if r, _ := utf8.DecodeRuneInString(l); r < utf8.RuneSelf && !isLetter(byte(r)) {
-		return false
-	}
-	head := strings.ToLower(l[:min(len(l), 48)])
 	for _, p := range newProblemPhrases {
-		if strings.HasPrefix(head, p) {
+		if hasPrefixFold(l, p) {
 			return true
 		}
 	}
 	for _, w := range newProblemWords {
-		rest, ok := strings.CutPrefix(head, w)
-		if !ok {
+		if !hasPrefixFold(l, w) {
 			continue
 		}
-		rest = strings.TrimLeft(rest, " ")
-		if rest == "" || strings.ContainsAny(rest[:1], "0123456789:.*#)(") || strings.HasPrefix(rest, "：") ||
-			strings.HasPrefix(rest, "\r") {
+		rest := strings.TrimLeft(l[len(w):], " ")
+		if rest == "" || strings.IndexByte("0123456789:.*#)(\r", rest[0]) >= 0 || strings.HasPrefix(rest, "：") {
 			return true
 		}
 	}
@@ -103,15 +99,15 @@ func newProblemLine(line string) bool {
 
 // takenBack says why a text cut off after its answer c gives no answer, or "" when the answer
 // stands: the text after it takes it back ("Wait", "let me check", "vérifions", "等等"), or,
-// when the text stops inside math (mathCut), the math span it stops in holds the answer and
-// goes on after it ("$\boxed{5} + 2 \cdot").
-func takenBack(text string, c candidate, mathCut bool) string {
+// when the text stops inside math (mathCut) opened at openAt, that math span holds the answer
+// and goes on after it ("$\boxed{5} + 2 \cdot").
+func takenBack(text string, c candidate, mathCut bool, openAt int) string {
 	tail := text[min(max(c.end, c.pos), len(text)):]
 	if reopens(tail) {
 		return "the text takes its answer up again and is cut off"
 	}
 	if mathCut {
-		if _, _, _, openAt := finalSentence(text); openAt >= 0 && openAt < c.end &&
+		if openAt >= 0 && openAt < c.end &&
 			strings.Trim(tail, " \t\r\n.$*\\])}") != "" {
 			return "the answer is part of a formula that is cut off"
 		}

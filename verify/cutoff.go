@@ -21,25 +21,10 @@ func unclosedThink(text string) bool {
 	return i >= 0 && !strings.Contains(text[i:], "</think>") && indexFold(text[i:], "<answer>") < 0
 }
 
-// mathOpenAtEnd reports a text that stops inside a math span: $...$ or \(...\) on its last
-// line, $$...$$ or \[...\] anywhere (a "$" next to a number, with no other "$" on its line,
-// is money).
-func mathOpenAtEnd(text string) bool {
-	if !strings.ContainsAny(text, `$\`) {
-		return false
-	}
-	_, _, _, openAt := finalSentence(text)
-	return openAt >= 0
-}
-
 // bracketOpenAtEnd reports a text whose final sentence runs to its end inside a bracket:
 // "..., so the ordered pair is (3, 5".
-func bracketOpenAtEnd(text string) bool {
-	if !strings.ContainsAny(text, "([{") {
-		return false
-	}
-	s, end, _, _ := finalSentence(text)
-	return strings.TrimSpace(text[end:]) == "" && bracketsOpen(s)
+func bracketOpenAtEnd(te textEnd) bool {
+	return te.atEnd && bracketsOpen(te.sentence)
 }
 
 // saysContinued reports a text that ends by saying it goes on: "[continued]", "(truncated)".

@@ -102,14 +102,15 @@ func extract(text string, opt Options) extraction {
 	// guess: nothing tells how the text ended (no finish reason, no end token after it), so a
 	// final sentence that visibly stops mid-way is taken as cut off.
 	guess := unknown && !ended
+	te := readEnd(text)
 	why := ""
 	if unknown {
 		// A solution that stops inside math or a bracket, or says it goes on, was cut off; a
 		// bare answer with a stray "$" ("\frac{1}{2}$") is read as it is.
 		switch {
-		case mathOpenAtEnd(text):
+		case te.openAt >= 0:
 			why = "the text stops inside a math span"
-		case bracketOpenAtEnd(text):
+		case bracketOpenAtEnd(te):
 			why = "the text stops inside a bracket"
 		case saysContinued(text):
 			why = "the text says it continues"
@@ -136,11 +137,11 @@ func extract(text string, opt Options) extraction {
 		if !found.ok {
 			return extraction{cut: "the answer stops inside math, a box or a bracket"}
 		}
-		if why != "" || guess && (unfinishedEnd(text) || stopsOnWord(text)) {
+		if why != "" || guess && (unfinishedEnd(te) || stopsOnWord(te)) {
 			// Cut off after a clearly given answer: the answer stands unless what follows
 			// takes it back or it is part of the formula that was cut off. (A text that
 			// takes its answer up again and stops on a word with no full stop was cut off.)
-			if r := takenBack(text, found, why != "" && strings.Contains(why, "math")); r != "" {
+			if r := takenBack(text, found, why != "" && te.openAt >= 0, te.openAt); r != "" {
 				return extraction{cut: r}
 			}
 		}
@@ -158,7 +159,7 @@ func extract(text string, opt Options) extraction {
 	if a, ok := leadLetter(text); ok {
 		return extraction{answer: a, method: ByLeadLetter}
 	}
-	if a, ok := fromLastSentence(text, guess); ok {
+	if a, ok := fromLastSentence(text, te, guess); ok {
 		return extraction{answer: a, method: ByLastSentence}
 	}
 	return extraction{}
@@ -251,7 +252,7 @@ func fromTag(text string) (candidate, bool) {
 		return candidate{pos: i, end: end, method: ByTag}, true // "<answer>(3, 5": cut off inside the answer
 	}
 	if isProse(content) {
-		if a, ok := fromLastSentence(content, false); ok {
+		if a, ok := fromLastSentence(content, readEnd(content), false); ok {
 			return candidate{pos: i, end: end, answer: a, method: ByTag, ok: true}, true // "<answer>The total is 42</answer>"
 		}
 	}

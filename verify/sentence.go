@@ -582,25 +582,39 @@ func signOff(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0
 }
 
-// fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-// A final sentence without its full stop is read like any other, unless it stops inside a
-// bracket ("(3, 5"), or guess is set (the finish reason is unknown and no end token follows the
-// text) and it visibly stops mid-sentence after its value ("so after 12 turns the total"; see
-// [unfinishedTail]).
-func fromLastSentence(text string, guess bool) (string, bool) {
+// textEnd is how a text ends: its final sentence (not a sign-off, trimmed), whether the text
+// has more than one sentence, where the math span it stops in opens (-1 when it stops outside
+// math), and whether the final sentence runs to the end of the text with no full stop.
+type textEnd struct {
+	sentence string
+	several  bool
+	openAt   int
+	atEnd    bool
+}
+
+// readEnd reads how text ends, in one pass over it.
+func readEnd(text string) textEnd {
 	s, end, several, openAt := finalSentence(text)
-	if openAt >= 0 {
+	return textEnd{sentence: strings.TrimSpace(s), several: several, openAt: openAt, atEnd: strings.TrimSpace(text[end:]) == ""}
+}
+
+// fromLastSentence is the last resort of extraction: the value stated in the final sentence
+// of text, which ends as te says. A final sentence without its full stop is read like any
+// other, unless it stops inside a bracket ("(3, 5"), or guess is set (the finish reason is
+// unknown and no end token follows the text) and it visibly stops mid-sentence after its value
+// ("so after 12 turns the total"; see [unfinishedTail]).
+func fromLastSentence(text string, te textEnd, guess bool) (string, bool) {
+	if te.openAt >= 0 {
 		return "", false // the text stops inside a math span
 	}
-	atEnd := strings.TrimSpace(text[end:]) == ""
-	s = strings.TrimSpace(s)
+	s := te.sentence
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
 	}
 	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, ":") || strings.HasSuffix(s, "：") || strings.HasSuffix(s, "？") {
 		return "", false
 	}
-	if !isProse(s) && (!several || countWords(text, 2) < 2) {
+	if !isProse(s) && (!te.several || countWords(text, 2) < 2) {
 		return "", false // a bare answer, not a sentence
 	}
 	var store [32]segment
@@ -608,7 +622,7 @@ func fromLastSentence(text string, guess bool) (string, bool) {
 	if danglingEnd(segs) || bracketsOpen(s) {
 		return "", false // "..., and", "so each group gets", "(3, 5": the value never comes
 	}
-	if guess && atEnd && unfinishedTail(segs) {
+	if guess && te.atEnd && unfinishedTail(segs) {
 		return "", false // "so after 12 turns the total": cut off before its value
 	}
 	if opensStep(s) || optionList(s) {
@@ -619,16 +633,15 @@ func fromLastSentence(text string, guess bool) (string, bool) {
 	return statedValue(s)
 }
 
-// unfinishedEnd reports a text whose final sentence runs to its end and visibly stops
-// mid-way: inside a math span or a bracket, on a word that needs what follows or on clause
-// punctuation, or after its value with more begun than finished ([unfinishedTail]).
-func unfinishedEnd(text string) bool {
-	s, end, _, openAt := finalSentence(text)
-	if openAt >= 0 {
+// unfinishedEnd reports a text (ending as te says) whose final sentence runs to its end and
+// visibly stops mid-way: inside a math span or a bracket, on a word that needs what follows or
+// on clause punctuation, or after its value with more begun than finished ([unfinishedTail]).
+func unfinishedEnd(te textEnd) bool {
+	if te.openAt >= 0 {
 		return true
 	}
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxSentenceLen || strings.TrimSpace(text[end:]) != "" {
+	s := te.sentence
+	if s == "" || len(s) > maxSentenceLen || !te.atEnd {
 		return false
 	}
 	if r, _ := utf8.DecodeLastRuneInString(s); strings.ContainsRune(",;:，；：", r) {
@@ -639,16 +652,14 @@ func unfinishedEnd(text string) bool {
 	return danglingEnd(segs) || bracketsOpen(s) || unfinishedTail(segs)
 }
 
-// stopsOnWord reports a text whose final sentence runs to its end and ends on a word, with
-// no full stop: "... whether the 6 red".
-func stopsOnWord(text string) bool {
-	s, end, _, _ := finalSentence(text)
-	s = strings.TrimSpace(s)
-	if s == "" || len(s) > maxSentenceLen || strings.TrimSpace(text[end:]) != "" {
+// stopsOnWord reports a text (ending as te says) whose final sentence runs to its end and
+// ends on a word, with no full stop: "... whether the 6 red".
+func stopsOnWord(te textEnd) bool {
+	if te.sentence == "" || len(te.sentence) > maxSentenceLen || !te.atEnd {
 		return false
 	}
 	var store [32]segment
-	segs := segments(store[:0], s)
+	segs := segments(store[:0], te.sentence)
 	return len(segs) > 0 && segs[len(segs)-1].kind == segWord
 }
 
