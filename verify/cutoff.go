@@ -60,15 +60,16 @@ func opensMath(s string) bool {
 // an article, a preposition, a copula, a relative pronoun or a conclusion word ("..., and",
 // "the area of the", "so each group gets", "plus the 4 who", "所以", "12個の"), or whose last
 // math ends on an operator ("12 +", "x ="). Such a sentence states no value, however the text
-// ended. Bold or italic marks glued to a value ("**42**") are no operator.
-func danglingEnd(segs []segment) bool {
+// ended. A sentence that runs to the end of its text with no full stop (open) is also read for
+// the words of [endWord]. Bold or italic marks glued to a value ("**42**") are no operator.
+func danglingEnd(segs []segment, open bool) bool {
 	if len(segs) == 0 {
 		return false
 	}
 	last := segs[len(segs)-1]
 	switch last.kind {
 	case segWord:
-		return endWord(last.text)
+		return danglingWord(last.text) || open && endWord(last.text)
 	case segPlain:
 		t := strings.TrimSpace(last.text)
 		if u := strings.TrimRight(t, "*_"); len(u) < len(t) && u != "" && u[len(u)-1] != ' ' {
@@ -108,13 +109,15 @@ func danglingWord(w string) bool {
 	return false
 }
 
-// endWord reports words a complete sentence does not end on: danglingWord's, and relative
-// pronouns, prepositions, subject pronouns and auxiliaries that always wait for more
-// ("which", "for", "we", "must", "exactly"), a lower-case article "a" (a capital A may be a
-// choice), Japanese particles ("12個の", "答えは") and Chinese verbs and prepositions that
-// need their object ("小红有").
+// endWord reports more words that a sentence running to the end of its text without a full
+// stop does not end on when it is complete: relative pronouns, prepositions, subject pronouns
+// and auxiliaries that wait for more ("which", "for", "we", "must", "exactly"), a lower-case
+// article "a" (a capital A may be a choice), Japanese particles ("12個の", "答えは") and
+// Chinese verbs and prepositions that need their object ("小红有"). With a full stop after
+// them some are complete ("at 10 am.", "12, exactly."), so only an open sentence is read for
+// them.
 func endWord(w string) bool {
-	if danglingWord(w) || w == "a" {
+	if w == "a" {
 		return true
 	}
 	if r, _ := utf8.DecodeRuneInString(w); isHan(r) {
@@ -127,9 +130,9 @@ func endWord(w string) bool {
 		return false
 	}
 	switch strings.ToLower(w) {
-	case "which", "who", "whom", "that", "where", "when", "while", "if", "whether", "every", "in", "on", "at", "for",
+	case "which", "who", "whom", "that", "where", "when", "while", "if", "whether", "every", "on", "at", "for",
 		"about", "per", "during", "without", "within", "among", "across", "toward", "towards", "onto", "upon", "via",
-		"we", "they", "he", "she", "will", "would", "should", "must", "shall", "be", "been", "being", "am", "what",
+		"we", "they", "he", "she", "will", "would", "should", "must", "shall", "be", "been", "being", "what",
 		"how", "why", "exactly", "precisely", "approximately", "roughly", "nearly", "almost", "genau", "exactement",
 		"exactamente", "esattamente", "exatamente", "ровно",
 		"qui", "où", "quand", "pour", "dans", "sur", "en", "au", "aux", "à", "elle", "nous", "ils", "ce",
@@ -137,7 +140,7 @@ func endWord(w string) bool {
 		"wir", "er", "im", "zum", "zur", "vom", "auf", "für", "bei", "nach", "aus", "weil", "wenn", "sein", "seine",
 		"einen", "einem", "einer",
 		"que", "al", "por", "su", "sus", "cuando", "donde", "il", "lo", "gli", "di", "da", "della", "del", "che",
-		"nella", "nel", "os", "na", "no", "em", "com",
+		"nella", "nel", "em", "com",
 		"что", "который", "которая", "которые", "если", "когда", "из", "от", "до", "за", "для", "у", "о", "он",
 		"она", "они", "мы", "это":
 		return true

@@ -619,7 +619,7 @@ func fromLastSentence(text string, te textEnd, guess bool) (string, bool) {
 	}
 	var store [32]segment
 	segs := segments(store[:0], s)
-	if danglingEnd(segs) || bracketsOpen(s) {
+	if danglingEnd(segs, te.atEnd) || bracketsOpen(s) {
 		return "", false // "..., and", "so each group gets", "(3, 5": the value never comes
 	}
 	if guess && te.atEnd && unfinishedTail(segs) {
@@ -649,7 +649,7 @@ func unfinishedEnd(te textEnd) bool {
 	}
 	var store [32]segment
 	segs := segments(store[:0], s)
-	return danglingEnd(segs) || bracketsOpen(s) || unfinishedTail(segs)
+	return danglingEnd(segs, true) || bracketsOpen(s) || unfinishedTail(segs)
 }
 
 // stopsOnWord reports a text (ending as te says) whose final sentence runs to its end and

@@ -303,7 +303,7 @@ func statementContent(rest string) (string, int, bool) {
 		}
 	}
 	a = chainResult(a)
-	if !answerLike(a) || sentenceCutOff(a) {
+	if !answerLike(a) || sentenceCutOff(a, strings.TrimSpace(rest[used:]) == "") {
 		return "", 0, false
 	}
 	return a, used, true
@@ -327,11 +327,12 @@ func chainResult(a string) string {
 
 // sentenceCutOff reports an announced answer that is a sentence stopping on a word that
 // needs what follows: "答えは、1日目に12ページ、2日目に". A value with a few words cut off after
-// it ("15 apples for the") is still the value.
-func sentenceCutOff(a string) bool {
+// it ("15 apples for the") is still the value. open tells that the statement runs to the end
+// of its text with no full stop.
+func sentenceCutOff(a string, open bool) bool {
 	var store [32]segment
 	segs := segments(store[:0], a)
-	if len(segs) == 0 || !danglingEnd(segs) {
+	if len(segs) == 0 || !danglingEnd(segs, open) {
 		return false
 	}
 	last := segs[len(segs)-1].text
