@@ -41,4 +41,4 @@ package verify
 // Equal or Compare may decide a case differently. It is part of a job's
 // identity, so a corpus never resumes silently into verdicts of an older
 // policy.
-const PolicyVersion = "4"
+const PolicyVersion = "5"
