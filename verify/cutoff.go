@@ -7,11 +7,12 @@ import (
 
 // This file holds what tells that a text stops mid-solution, and the readings of the end of
 // a text that go with it. Whether a text was cut off is a fact when the finish reason is known
-// (see [Options]); without it, only a text that stops inside an unclosed structure counts as
-// cut off: an unclosed math span or box, a <think> never left, or a text that says it goes on
-// ("[continued]"). A final sentence that ends on a word that needs what follows ("and", "the",
-// "is", "所以") states no value, whatever the finish reason. The file also reads a choice letter
-// that opens a solution ("B. Option A overlooks ...").
+// (see [Options]); without it, a text that visibly stops mid-way counts as cut off: inside an
+// unclosed math span, box or bracket, a <think> never left, a text that says it goes on
+// ("[continued]"), or a final sentence with no full stop that stops mid-sentence after its
+// value ([unfinishedTail]). A final sentence that ends on a word that needs what follows
+// ("and", "the", "is", "所以") states no value, whatever the finish reason. The file also
+// reads a choice letter that opens a solution ("B. Option A overlooks ...").
 
 // unclosedThink reports a text whose last <think> is never closed and has no <answer> tag
 // after it: the text never left its reasoning. An answer tag after an unclosed <think> ends

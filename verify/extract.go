@@ -23,10 +23,15 @@ type Options struct {
 	// "length" (the token limit; "max_tokens" on some servers) and "content_filter" say the
 	// text was cut off before the model ended it: no answer is taken from it, whatever it
 	// holds. Any other reason ("stop", "eos", ...) says the model (or a stop sequence) ended
-	// it: no cut-off rule applies. When it is unknown, a text is cut off only when it stops
-	// inside an unclosed structure: a math span ($, $$, \[, \(), a \boxed{ whose braces
-	// never close. Either way a <think> never closed gives no answer unless an answer tag
-	// follows it or the text ends on a box announced as the answer.
+	// it: no cut-off is guessed, only an unfinished answer (a box, math span or bracket never
+	// closed) gives nothing. When it is unknown and no end token follows the text, a text is
+	// cut off when it visibly stops mid-way: inside a math span ($, $$, \[, \(), a \boxed{ or
+	// a bracket never closed, or in a final sentence with no full stop that stops on a word
+	// that needs what follows or, after its value, opens what it never finishes ("so after
+	// 12 turns the total"). A cut-off text gives the answer it clearly gave before the cut (a
+	// tag, a box, a statement), unless the text after it takes it up again ("Wait, let me
+	// check"). Either way a <think> never closed gives no answer unless an answer tag follows
+	// it or the text ends on a box announced as the answer.
 	FinishReason string
 }
 
@@ -61,12 +66,15 @@ func Extract(text string) (answer string, ok bool) {
 // resort is the value stated in the final sentence ("..., so the ordered pair is (3, 4)."),
 // method "last_sentence": never an earlier sentence, never a value in a negated or hedged
 // clause ("not 5", "maybe 5", "if it were 5"). A final sentence without its full stop is read
-// like any other. A bare answer is not a sentence and gives ok=false.
+// like any other unless it visibly stops mid-sentence. A bare answer is not a sentence and
+// gives ok=false. A line that opens another problem ("Question:", "Problem 2.") after a
+// given answer ends the text.
 //
-// A text that stops inside an unclosed structure was cut off and gives ok=false: a math span
-// ($, $$, \[, \() or a \boxed{ never closed. So does a <think> that is never closed and has
-// no <answer> tag after it (the text never left its reasoning), unless the text ends on a box
-// announced as the answer ("**Final Answer**\n\boxed{5}"), whatever the finish reason.
+// A text that visibly stops mid-way was cut off (see [Options]): it gives the answer it
+// clearly gave before the cut, unless the text after that answer takes it up again, and
+// otherwise ok=false. A <think> that is never closed and has no <answer> tag after it gives
+// ok=false (the text never left its reasoning), unless the text ends on a box announced as the
+// answer ("**Final Answer**\n\boxed{5}"), whatever the finish reason.
 func ExtractMethod(text string) (answer, method string, ok bool) {
 	return ExtractWith(text, Options{})
 }
