@@ -170,16 +170,28 @@ func unfinishedTail(segs []segment) bool {
 		tail[n-2].kind == segPunct && (tail[n-2].text == "," || tail[n-2].text == "，")) {
 		return true // "x = 5 and y"
 	}
+	if n := len(tail); n >= 2 && tail[n-1].kind == segWord && objectPronoun(tail[n-1].text) && tail[n-2].kind == segWord &&
+		copulaWord(tail[n-2].text) {
+		return true // "which gives us"
+	}
+	if lv >= 0 && !strings.ContainsAny(segs[lv].text, "=:") && subjectWithoutVerb(segs[:lv]) {
+		return true // "el total de lápices en las 5 cajas"
+	}
 	prev := segment{}
 	if lv >= 0 {
 		prev = segs[lv]
 	}
+	broken := false // a clause break since the value: its copula no longer follows the value
 	for k, sg := range tail {
 		if k > 0 {
 			prev = tail[k-1]
 		}
-		afterCopula := prev.kind == segWord && (copulaWord(prev.text) || arabicCopula(prev.text) || prev.text == "это") ||
-			prev.kind == segPunct && prev.text == "—"
+		if prev.kind == segPunct && prev.text != "—" || prev.kind == segWord && coordConj(strings.ToLower(prev.text)) {
+			broken = true
+		}
+		// "12 is the answer", "7 — это ответ": a noun phrase after the value's own copula
+		afterCopula := !broken && (prev.kind == segWord && (copulaWord(prev.text) || arabicCopula(prev.text) ||
+			prev.text == "это") || prev.kind == segPunct && prev.text == "—")
 		// "to cover the distance": a determiner after an infinitive is its object
 		infinitive := k >= 2 && tail[k-2].kind == segWord && strings.EqualFold(tail[k-2].text, "to") && prev.kind == segWord
 		if sg.kind != segWord {
@@ -197,9 +209,96 @@ func unfinishedTail(segs []segment) bool {
 		case prev.kind == segPunct && clausePunct(prev.text) && (determiner(sg.text) || subjectPronoun(w) || coordConj(w)),
 			prev.kind == segWord && coordConj(strings.ToLower(prev.text)) && (determiner(sg.text) || subjectPronoun(w)):
 			return true // "..., its area", "and the second", "und die zweite", ", а во втором"
+		case prev.kind == segPunct && clausePunct(prev.text) && k == len(tail)-1 && capitalized(sg.text):
+			return true // "After giving 4 to his sister, Tom": a new subject
 		}
 	}
 	return false
+}
+
+// subjectWithoutVerb reports a final clause that opens on a quantity as its subject and
+// reaches the value through no verb ("So the total number of apples after 12 turns", "el
+// total de lápices en las 5 cajas"): the value only describes the subject, whose own value
+// never comes. before is the sentence up to its last value ("= 24" is a verb of its own).
+func subjectWithoutVerb(before []segment) bool {
+	start := 0
+	for k := len(before) - 1; k >= 0; k-- {
+		if before[k].kind == segPunct && clausePunct(before[k].text) {
+			start = k + 1
+			break
+		}
+	}
+	clause := before[start:]
+	for len(clause) > 0 && clause[0].kind == segWord && (resultWord(strings.ToLower(clause[0].text)) ||
+		coordConj(strings.ToLower(clause[0].text)) || leadWord(clause[0].text)) {
+		clause = clause[1:]
+	}
+	if len(clause) < 2 || clause[0].kind != segWord || !determiner(clause[0].text) {
+		return false
+	}
+	q := -1
+	for j := 1; j < len(clause) && j <= 3 && clause[j].kind == segWord; j++ {
+		if quantityNoun(strings.ToLower(clause[j].text)) {
+			q = j
+			break
+		}
+	}
+	if q < 0 {
+		return false
+	}
+	for _, sg := range clause[q+1:] {
+		switch {
+		case sg.kind == segWord && (copulaWord(sg.text) || verbWord(sg.text)):
+			return false
+		case sg.kind != segWord && strings.ContainsAny(sg.text, "=:"):
+			return false
+		}
+	}
+	return true
+}
+
+// leadWord reports words that may open a final clause before its subject: "now", "ahora",
+// "finally".
+func leadWord(w string) bool {
+	switch strings.ToLower(w) {
+	case "now", "finally", "altogether", "overall", "ahora", "maintenant", "jetzt", "ora", "agora", "enfin", "finalmente":
+		return true
+	}
+	return false
+}
+
+// verbWord reports verbs that carry a quantity to its value, and English past forms ("-ed"):
+// "works out to", "comes to", "came", "increased", "fait", "tiene", "hat".
+func verbWord(w string) bool {
+	l := strings.ToLower(w)
+	if len(l) > 3 && strings.HasSuffix(l, "ed") && isASCIIWord(l) {
+		return true
+	}
+	switch l {
+	case "works", "comes", "came", "amounts", "adds", "sums", "totals", "reaches", "stands", "stood", "remains",
+		"becomes", "became", "turns", "goes", "went", "rises", "rose", "falls", "fell", "grows", "grew", "drops",
+		"increases", "decreases", "doubles", "triples", "ends", "has", "have", "had", "costs", "cost", "takes",
+		"took", "needs", "holds", "contains", "will", "would", "should", "must", "can", "could",
+		"fait", "font", "donne", "sont", "coûte", "ergibt", "macht", "kostet", "sind", "hat", "haben", "tiene",
+		"tienen", "son", "cuesta", "da", "dà", "ha", "hanno", "costa", "são", "tem":
+		return true
+	}
+	return false
+}
+
+// objectPronoun reports pronouns a verb takes as its object before what it gives: "gives
+// us".
+func objectPronoun(w string) bool {
+	switch strings.ToLower(w) {
+	case "us", "me", "them", "him", "you":
+		return true
+	}
+	return false
+}
+
+// capitalized reports a Latin word of two or more letters that starts with a capital: a name.
+func capitalized(w string) bool {
+	return len(w) >= 2 && w[0] >= 'A' && w[0] <= 'Z' && isASCIIWord(w)
 }
 
 // choiceSeg reports a choice letter standing alone: "it's B".
@@ -254,8 +353,14 @@ func hanResult(w string) bool {
 }
 
 // quantityNoun reports nouns that name the quantity a sentence is about to state: "total",
-// "number", "area", "speed", "résultat", "Anzahl", "precio".
+// "number", "area", "speed", "résultat", "Anzahl", "precio", and German compounds ending in
+// one ("Flächeninhalt", "Gesamtpreis").
 func quantityNoun(w string) bool {
+	for _, end := range [...]string{"inhalt", "zahl", "summe", "preis", "fläche", "länge", "menge", "betrag", "kosten", "umfang"} {
+		if len(w) > len(end) && strings.HasSuffix(w, end) {
+			return true
+		}
+	}
 	switch w {
 	case "total", "sum", "number", "amount", "cost", "price", "area", "perimeter", "volume", "length", "width",
 		"height", "distance", "speed", "time", "probability", "chance", "answer", "result", "difference", "product",

@@ -630,7 +630,41 @@ func fromLastSentence(text string, te textEnd, guess bool) (string, bool) {
 		// 3, wrong.": a check of one option
 		return "", false
 	}
-	return statedValue(s)
+	v, ok := statedValue(s)
+	if b, bold := boldValue(s, segs); ok && bold {
+		return b, true // "There are **4** primes less than 10."
+	}
+	return v, ok
+}
+
+// boldValue returns the value a sentence sets in bold, when it bolds exactly one value (with
+// its unit) and no word of it hedges, denies or supposes: the writer marked the answer.
+func boldValue(s string, segs []segment) (string, bool) {
+	i := strings.Index(s, "**")
+	if i < 0 {
+		return "", false
+	}
+	j := strings.Index(s[i+2:], "**")
+	if j < 0 || strings.Contains(s[i+2+j+2:], "**") {
+		return "", false
+	}
+	for _, sg := range segs {
+		if sg.kind == segWord && isHedge(sg.text) {
+			return "", false
+		}
+	}
+	var store [8]segment
+	inner := segments(store[:0], s[i+2:i+2+j])
+	if len(inner) == 0 || !isValueSeg(inner[0]) {
+		return "", false
+	}
+	for _, sg := range inner[1:] {
+		if sg.kind != segWord {
+			return "", false
+		}
+	}
+	v := valueText(inner[0])
+	return v, v != ""
 }
 
 // unfinishedEnd reports a text (ending as te says) whose final sentence runs to its end and
