@@ -71,6 +71,21 @@ var newProblemPhrases = [...]string{
 	"here is another", "here's another", "now try", "try this one", "now solve", "下一题", "下一个问题", "次の問題",
 }
 
+// newProblemFirst holds the lower-case first bytes of the new-problem words and phrases.
+var newProblemFirst = func() (set [utf8.RuneSelf]bool) {
+	for _, w := range newProblemWords {
+		if c := lower(w[0]); c < utf8.RuneSelf {
+			set[c] = true
+		}
+	}
+	for _, p := range newProblemPhrases {
+		if c := lower(p[0]); c < utf8.RuneSelf {
+			set[c] = true
+		}
+	}
+	return set
+}()
+
 // newProblemLine reports whether line opens another problem, after markdown marks.
 func newProblemLine(line string) bool {
 	l := strings.TrimLeft(line, " \t#*>_-")
@@ -79,6 +94,9 @@ func newProblemLine(line string) bool {
 	}
 	if strings.HasPrefix(l, "<think>") {
 		return true
+	}
+	if c := lower(l[0]); c < utf8.RuneSelf && !newProblemFirst[c] {
+		return false // no word or phrase starts so ("We add ...")
 	}
 	for _, p := range newProblemPhrases {
 		if hasPrefixFold(l, p) {
@@ -102,9 +120,9 @@ func newProblemLine(line string) bool {
 // when the text stops inside math (mathCut) opened at openAt, that math span holds the answer
 // and goes on after it ("$\boxed{5} + 2 \cdot").
 func takenBack(text string, c candidate, mathCut bool, openAt int) string {
-	tail := text[min(max(c.end, c.pos), len(text)):]
+	tail := answerTail(text, c)
 	if reopens(tail) {
-		return "the text takes its answer up again and is cut off"
+		return reopenedCut
 	}
 	if mathCut {
 		if openAt >= 0 && openAt < c.end &&
@@ -113,6 +131,14 @@ func takenBack(text string, c candidate, mathCut bool, openAt int) string {
 		}
 	}
 	return ""
+}
+
+// reopenedCut says why a text that takes its answer up again and is cut off gives none.
+const reopenedCut = "the text takes its answer up again and is cut off"
+
+// answerTail is the text after answer c.
+func answerTail(text string, c candidate) string {
+	return text[min(max(c.end, c.pos), len(text)):]
 }
 
 // reopenWords take an answer up again: second thoughts and checks, in several languages.

@@ -110,15 +110,17 @@ func extract(text string, opt Options) extraction {
 	// guess: nothing tells how the text ended (no finish reason, no end token after it), so a
 	// final sentence that visibly stops mid-way is taken as cut off.
 	guess := unknown && !ended
-	te := readEnd(text)
+	// How the text ends is read at most once, when a check needs it.
+	end := lazyEnd{text: text}
 	why := ""
 	if unknown {
 		// A solution that stops inside math or a bracket, or says it goes on, was cut off; a
 		// bare answer with a stray "$" ("\frac{1}{2}$") is read as it is.
+		// (The byte searches skip reading the end of a text that cannot stop inside either.)
 		switch {
-		case te.openAt >= 0:
+		case hasAnyByte(text, `$\`) && end.get().openAt >= 0:
 			why = "the text stops inside a math span"
-		case bracketOpenAtEnd(te):
+		case hasAnyByte(text[max(0, len(text)-maxSentenceLen):], "([{") && bracketOpenAtEnd(end.get()):
 			why = "the text stops inside a bracket"
 		case saysContinued(text):
 			why = "the text says it continues"
@@ -145,13 +147,17 @@ func extract(text string, opt Options) extraction {
 		if !found.ok {
 			return extraction{cut: "the answer stops inside math, a box or a bracket"}
 		}
-		if why != "" || guess && (unfinishedEnd(te) || stopsOnWord(te)) {
-			// Cut off after a clearly given answer: the answer stands unless what follows
-			// takes it back or it is part of the formula that was cut off. (A text that
-			// takes its answer up again and stops on a word with no full stop was cut off.)
-			if r := takenBack(text, found, why != "" && te.openAt >= 0, te.openAt); r != "" {
+		// Cut off after a clearly given answer: the answer stands unless what follows takes
+		// it up again or it is part of the formula that was cut off. (A text that takes its
+		// answer up again and stops mid-sentence, or on a word with no full stop, was cut off.)
+		if why != "" {
+			te := end.get()
+			if r := takenBack(text, found, te.openAt >= 0, te.openAt); r != "" {
 				return extraction{cut: r}
 			}
+		} else if tail := answerTail(text, found); guess && strings.TrimSpace(tail) != "" &&
+			(unfinishedEnd(end.get()) || stopsOnWord(end.get())) && reopens(tail) {
+			return extraction{cut: reopenedCut}
 		}
 		if thinkOpen && !endsWithBox(text, found) {
 			return extraction{cut: inThink}
@@ -167,10 +173,35 @@ func extract(text string, opt Options) extraction {
 	if a, ok := leadLetter(text); ok {
 		return extraction{answer: a, method: ByLeadLetter}
 	}
-	if a, ok := fromLastSentence(text, te, guess); ok {
+	if a, ok := fromLastSentence(text, end.get(), guess); ok {
 		return extraction{answer: a, method: ByLastSentence}
 	}
 	return extraction{}
+}
+
+// hasAnyByte reports whether s holds any of the bytes of set, with one vectorised search per
+// byte (strings.ContainsAny reads byte by byte).
+func hasAnyByte(s, set string) bool {
+	for i := 0; i < len(set); i++ {
+		if strings.IndexByte(s, set[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lazyEnd reads how a text ends ([readEnd]) the first time a check asks.
+type lazyEnd struct {
+	text string
+	te   textEnd
+	done bool
+}
+
+func (l *lazyEnd) get() textEnd {
+	if !l.done {
+		l.te, l.done = readEnd(l.text), true
+	}
+	return l.te
 }
 
 // textHead is the first n bytes of text at most, cut at a rune's start.
