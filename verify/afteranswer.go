@@ -156,9 +156,13 @@ var reopenWords = [...]string{
 	"ошибка", "等等", "等一下", "验证", "检验", "检查", "不对", "错了", "待って", "確認", "検算", "انتظر", "تحقق",
 }
 
-// reopens reports whether tail, the text after an answer, takes it up again.
+// maxReopenRead bounds the text after an answer that is read for second thoughts.
+const maxReopenRead = 16 << 10
+
+// reopens reports whether tail, the text after an answer, takes it up again (in its first
+// 16 KiB).
 func reopens(tail string) bool {
-	low := strings.ToLower(tail)
+	low := strings.ToLower(textHead(tail, maxReopenRead))
 	for _, w := range reopenWords {
 		for from := 0; from < len(low); {
 			k := strings.Index(low[from:], w)
