@@ -87,10 +87,11 @@ func TestPrefixCacheReportsCachedTokens(t *testing.T) {
 	}
 
 	plain := New(Config{})
-	_, body = call(t, plain, first)
-	_, body = call(t, plain, second)
-	if n, ok := cachedTokens(t, body); ok {
-		t.Fatalf("without the prefix cache: cached_tokens %d reported, want no prompt_tokens_details", n)
+	for _, req := range []request{first, second} {
+		_, body = call(t, plain, req)
+		if n, ok := cachedTokens(t, body); ok {
+			t.Fatalf("without the prefix cache: cached_tokens %d reported, want no prompt_tokens_details", n)
+		}
 	}
 }
 
