@@ -67,6 +67,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		{"judge model", func(s *setup) { s.opt.Model = "judge-2" }, true},
 		{"endpoint kind", func(s *setup) { s.opt.EndpointKind = "vllm" }, true},
 		{"template", func(s *setup) { s.promptsDir = edited }, true},
+		{"layout", func(s *setup) { s.opt.Layout = prompts.LayoutPaper }, true},
 		{"max tokens", func(s *setup) { s.opt.MaxTokens = 3000 }, true},
 		{"temperature", func(s *setup) { s.opt.Temperature = &half }, true},
 		{"top_p", func(s *setup) { s.opt.TopP = &half }, true},
