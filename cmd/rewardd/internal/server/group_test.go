@@ -1,0 +1,46 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
+	"github.com/rubricforge/rubricforge/reward"
+)
+
+// TestScoreGroupJudgedTogether: with Config.Group a /v1/score_group is
+// judged in one judge request holding every response, each in its own
+// block, and every response gets the verdicts it gets judged alone (the
+// simulated judge reads each block as it reads a single one), mapped back
+// by its id whatever the order the request showed them in.
+func TestScoreGroupJudgedTogether(t *testing.T) {
+	t.Parallel()
+	lab := rewardtest.DemoLabel()
+	responses := []string{rewardtest.TwoSteps, rewardtest.MarkedResponse, "The answer is 5. <answer>5</answer>",
+		"### Step 1: Guess.\n6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>", "### Step 1: Add.\n2+3 = 5.\n### Step 2: Done.\n<answer>5</answer>"}
+	body := mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses})
+	together := newHarness(t, nil, func(c *Config, _ *sim.Config) { c.Group = true })
+	alone := newHarness(t, nil)
+	var g, a struct {
+		Results    []reward.Result
+		Advantages []reward.Advantage
+	}
+	together.post("/v1/score_group", body, &g)
+	alone.post("/v1/score_group", body, &a)
+	requests := 0
+	for _, e := range together.simulator.Log() {
+		if e.Kind != sim.KindSatisfyGroup {
+			t.Errorf("a judge request of kind %s, want satisfy_group", e.Kind)
+		}
+		requests++
+	}
+	if requests != 1 {
+		t.Errorf("%d judge requests for a group of %d, want 1", requests, len(responses))
+	}
+	for i := range responses {
+		if !g.Results[i].JudgeOK || fmt.Sprint(g.Results[i].Items) != fmt.Sprint(a.Results[i].Items) || g.Results[i].Reward != a.Results[i].Reward {
+			t.Errorf("response %d judged together: %+v; alone: %+v", i, g.Results[i].Items, a.Results[i].Items)
+		}
+	}
+}
