@@ -98,6 +98,10 @@ var samples = map[string]func(s *Set) ([]Message, error){
 	GroundedAnswerOpen: func(s *Set) ([]Message, error) {
 		return s.GroundedAnswerOpenMessages(samplePassage, sampleQuestion)
 	},
+	SatisfyGroup: func(s *Set) ([]Message, error) {
+		msgs, _, err := s.SatisfyGroupView(View{}, sampleProblem, sampleItems, []GroupSolution{{sampleSolution, sampleAnswer}, {"Step 1: 2 times 3 is 6.", "6"}}, []int{1, 0})
+		return msgs, err
+	},
 	SatisfyPaper: func(s *Set) ([]Message, error) {
 		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, sampleProblem, sampleSolution, sampleAnswer, sampleItems)
 		return msgs, err

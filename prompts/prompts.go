@@ -65,12 +65,15 @@ const (
 	JudgeBatchPaper         = JudgeBatch + paperSuffix
 	GroundedJudgeBatchPaper = GroundedJudgeBatch + paperSuffix
 	GroundedJudgeItemPaper  = GroundedJudgeItem + paperSuffix
+	// SatisfyGroup asks the satisfaction judge about every response of a
+	// group in one request (judge.group, rewardd --judge-group).
+	SatisfyGroup = "satisfy_group"
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
 	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose,
-	SatisfyPaper, ScoreGroundedPaper, JudgeItemPaper, JudgeBatchPaper, GroundedJudgeBatchPaper, GroundedJudgeItemPaper}
+	SatisfyPaper, ScoreGroundedPaper, JudgeItemPaper, JudgeBatchPaper, GroundedJudgeBatchPaper, GroundedJudgeItemPaper, SatisfyGroup}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.

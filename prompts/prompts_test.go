@@ -96,6 +96,9 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.DecomposeMessages(fixProblem, fixAnswer, fixItems()[0], fixSolutions())
 	case GroundedAnswerOpen:
 		return s.GroundedAnswerOpenMessages(fixPassage, fixQuestion)
+	case SatisfyGroup:
+		msgs, _, err := s.SatisfyGroupView(View{}, fixProblem, fixItems(), []GroupSolution{{fixSolution, fixFinal}, {"### Step 1: Divide by x\nx - 1 = 6/x, so x = 3.\n<answer>3</answer>", "3"}}, []int{1, 0})
+		return msgs, err
 	case SatisfyPaper:
 		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, fixProblem, fixSolution, fixFinal, fixItems())
 		return msgs, err
@@ -142,8 +145,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 22 {
-		t.Errorf("Names has %d entries, want 22", len(Names))
+	if len(Names) != 23 {
+		t.Errorf("Names has %d entries, want 23", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

@@ -24,6 +24,7 @@ const (
 	KindJudgeItem             Kind = "judge_item"
 	KindJudgeBatch            Kind = "judge_batch"
 	KindSatisfy               Kind = "satisfy"
+	KindSatisfyGroup          Kind = "satisfy_group"
 	KindScoreGrounded         Kind = "score_grounded"
 	KindGroundedAnalyze       Kind = "grounded_analyze"
 	KindGroundedSynthesize    Kind = "grounded_synthesize"
@@ -106,6 +107,8 @@ func kindOf(p string) Kind {
 		return KindGroundedAnswerOpen
 	case has("<question>", "</question>", "Answer the technical question below from what you know"):
 		return KindGroundedAnswer
+	case has("<rubric>", `"satisfied"`, "[solution ", "Reply with one line per solution"):
+		return KindSatisfyGroup
 	case has("<rubric>", `"satisfied"`, `"step"`) && (has("[solution ") || has("<solution>")):
 		return KindSatisfy
 	case has(`<item id="`, `"valid"`, `"id"`, "<ground_truth>"):

@@ -498,6 +498,8 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.judgeBatch(req.Model, prompt, r, bad, jsonMode)
 		case KindSatisfy:
 			msg.Content = s.satisfy(req.Model, prompt, samplingKey(req, msgs), r, bad, jsonMode)
+		case KindSatisfyGroup:
+			msg.Content = s.satisfyGroup(req.Model, prompt, samplingKey(req, msgs), r, bad)
 		case KindScoreGrounded:
 			msg.Content = s.scoreGrounded(req.Model, prompt, r, bad, jsonMode)
 		case KindGroundedAnalyze:

@@ -298,7 +298,7 @@ func greedyJudge(req *chatRequest, msgs []Message) bool {
 		return false
 	}
 	switch k, _, _ := classify(msgs); k {
-	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindScoreGrounded, KindGroundedJudgeBatch, KindGroundedJudgeItem:
+	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindSatisfyGroup, KindScoreGrounded, KindGroundedJudgeBatch, KindGroundedJudgeItem:
 		return true
 	}
 	return false

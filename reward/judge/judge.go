@@ -86,8 +86,9 @@ type Judge struct {
 	salt    string // model and template hashes: what else decides a verdict
 	sem     chan struct{}
 
-	// groundedSalt is salt's counterpart for the grounded judge's scores.
-	groundedSalt string
+	// groundedSalt is salt's counterpart for the grounded judge's scores,
+	// groupSalt for group judging's verdicts (GroupVerdicts).
+	groundedSalt, groupSalt string
 	// members are a panel's judges (NewPanel); nil for one judge.
 	members []*Judge
 
@@ -166,6 +167,7 @@ func New(client *llm.Client, ps *prompts.Set, opt Options) (*Judge, error) {
 		client: client, prompts: ps, opt: opt,
 		salt:         judgeSalt(opt, ps, opt.Layout.Of(prompts.Satisfy)),
 		groundedSalt: judgeSalt(opt, ps, opt.Layout.Of(prompts.ScoreGrounded)),
+		groupSalt:    judgeSalt(opt, ps, prompts.SatisfyGroup),
 		sem:          make(chan struct{}, opt.Concurrency),
 		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
 		warm:         newWarmSet(opt.CacheEntries),
@@ -299,6 +301,13 @@ func (m *memo[V]) peek(key uint64) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cache.get(key)
+}
+
+// store caches v under key.
+func (m *memo[V]) store(key uint64, v V) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cache.put(key, v)
 }
 
 func (m *memo[V]) len() int {

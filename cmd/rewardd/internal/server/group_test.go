@@ -44,3 +44,20 @@ func TestScoreGroupJudgedTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupReplyBrokenByOneResponse: a response that breaks the group's
+// judge reply does not fail its group-mates: the group is judged again one
+// response at a time, the breaking one alone failing (paid the floor).
+func TestGroupReplyBrokenByOneResponse(t *testing.T) {
+	t.Parallel()
+	lab := rewardtest.DemoLabel()
+	responses := []string{rewardtest.TwoSteps, rewardtest.MarkedResponse, "### Step 1: Add.\n2+3 = 5. " + sim.JudgeFailsMarker + "\n<answer>5</answer>"}
+	h := newHarness(t, nil, func(c *Config, _ *sim.Config) { c.Group = true })
+	var g struct{ Results []reward.Result }
+	h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses}), &g)
+	for i, r := range g.Results {
+		if want := i < 2; r.JudgeOK != want {
+			t.Errorf("response %d: judge_ok %v (%s), want %v", i, r.JudgeOK, r.JudgeError, want)
+		}
+	}
+}

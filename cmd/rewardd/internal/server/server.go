@@ -84,6 +84,10 @@ type Config struct {
 	// the others once it is answered (or has taken StallAfter), so that a
 	// judge server's prefix cache computes what they share once.
 	AllAtOnce bool
+	// Group judges the responses of one rubric in a request (a group) in
+	// one judge request (judge.Judge.GroupVerdicts) instead of one each;
+	// off by default (docs/judge-reliability.md).
+	Group bool
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token string
@@ -739,6 +743,10 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 			}
 		}
 		pending = rest
+		if s.cfg.Group && len(group) > 1 {
+			wg.Go(func() { s.judgeGroup(ctx, lab, rs, group) })
+			continue
+		}
 		wg.Go(func() {
 			s.warmFirst(ctx, len(group), func() bool { return s.cfg.Judge.Warm(lab.Question, lab.Rubric) }, func(k int) { s.judge(ctx, lab, &rs[group[k]]) })
 		})
@@ -775,6 +783,39 @@ func (s *Server) warmFirst(ctx context.Context, n int, warm func() bool, judge f
 		wg.Go(func() { judge(k) })
 	}
 	wg.Wait()
+}
+
+// judgeGroup fills the verdicts of the rollouts group of lab from one
+// group judge request, or each one's judge error; while the breaker is
+// open the judge is not asked. A group reply that stays unusable after its
+// repairs (one response may break it for all) is not paid as a failure of
+// every response: each is judged alone instead.
+func (s *Server) judgeGroup(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
+	call, err := s.breaker.allow(time.Now())
+	if err == nil {
+		asked := make([]*reward.Rollout, len(group))
+		for k, i := range group {
+			asked[k] = &rs[i]
+		}
+		s.calls.start(time.Now())
+		var vs [][]schema.Satisfaction
+		vs, err = s.cfg.Judge.GroupVerdicts(ctx, lab.Question, lab.Rubric, asked)
+		s.calls.done(time.Now())
+		s.breaker.record(ctx, time.Now(), call, err)
+		if err == nil {
+			for k, i := range group {
+				rs[i].Verdicts = vs[k]
+			}
+			return
+		}
+		if _, unusable := errors.AsType[*llm.ParseError](err); unusable {
+			s.warmFirst(ctx, len(group), func() bool { return false }, func(k int) { s.judge(ctx, lab, &rs[group[k]]) })
+			return
+		}
+	}
+	for _, i := range group {
+		rs[i].JudgeErr = "satisfaction judge: " + err.Error()
+	}
 }
 
 // judge fills r's verdicts, or its judge error; while the breaker is open
