@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
@@ -59,5 +60,31 @@ func TestGroupReplyBrokenByOneResponse(t *testing.T) {
 		if want := i < 2; r.JudgeOK != want {
 			t.Errorf("response %d: judge_ok %v (%s), want %v", i, r.JudgeOK, r.JudgeError, want)
 		}
+	}
+}
+
+// TestGroupOverTheJudgeContext: a group whose one judge request does not
+// fit the judge's context (HTTP 400, as vLLM answers over max_model_len),
+// while each response alone does, is judged one response at a time: a long
+// response cannot fail its group-mates by its length.
+func TestGroupOverTheJudgeContext(t *testing.T) {
+	t.Parallel()
+	lab := rewardtest.DemoLabel()
+	long := "### Step 1: Add.\n" + strings.Repeat("We add the two numbers carefully once more. ", 120) + "2+3 = 5.\n<answer>5</answer>"
+	responses := []string{long, rewardtest.TwoSteps, rewardtest.MarkedResponse}
+	h := newHarness(t, nil, func(c *Config, s *sim.Config) { c.Group = true; s.ContextTokens = 2000 })
+	var g struct{ Results []reward.Result }
+	h.post("/v1/score_group", mustJSON(t, map[string]any{"label": labelJSON(t, lab), "responses": responses}), &g)
+	for i, r := range g.Results {
+		if !r.JudgeOK {
+			t.Errorf("response %d: judge_ok false (%s)", i, r.JudgeError)
+		}
+	}
+	kinds := map[sim.Kind]int{}
+	for _, e := range h.simulator.Log() {
+		kinds[e.Kind]++
+	}
+	if kinds[sim.KindSatisfyGroup] != 1 || kinds[sim.KindSatisfy] != len(responses) {
+		t.Errorf("judge requests by kind %v, want the group request (over the context) then one per response", kinds)
 	}
 }
