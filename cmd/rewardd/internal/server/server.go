@@ -787,9 +787,10 @@ func (s *Server) warmFirst(ctx context.Context, n int, warm func() bool, judge f
 
 // judgeGroup fills the verdicts of the rollouts group of lab from one
 // group judge request, or each one's judge error; while the breaker is
-// open the judge is not asked. A group reply that stays unusable after its
-// repairs (one response may break it for all) is not paid as a failure of
-// every response: each is judged alone instead.
+// open the judge is not asked. A group request that fails (a reply still
+// unusable after its repairs, a request over the judge's context: one
+// response may cause either for all) is not paid as a failure of every
+// response: each is judged alone instead, meeting the breaker as usual.
 func (s *Server) judgeGroup(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
 	call, err := s.breaker.allow(time.Now())
 	if err == nil {
@@ -808,7 +809,7 @@ func (s *Server) judgeGroup(ctx context.Context, lab *schema.Label, rs []reward.
 			}
 			return
 		}
-		if _, unusable := errors.AsType[*llm.ParseError](err); unusable {
+		if ctx.Err() == nil {
 			s.warmFirst(ctx, len(group), func() bool { return false }, func(k int) { s.judge(ctx, lab, &rs[group[k]]) })
 			return
 		}
