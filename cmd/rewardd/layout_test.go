@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -146,4 +147,55 @@ func unsharedPerResponse(t *testing.T, layout string, lab schema.Label, groups f
 		own += len(measured[i])
 	}
 	return (unshared - own) / len(measured)
+}
+
+// TestJudgeGroupFlag: with --judge-group a /v1/score_group of one rubric
+// is one judge request holding every response (the satisfy_group
+// template), each judged as alone; without it, one request per response;
+// -h explains it.
+func TestJudgeGroupFlag(t *testing.T) {
+	t.Parallel()
+	responses := groupOf(4, 9)
+	lb, _ := json.Marshal(rewardtest.DemoLabel())
+	body, _ := json.Marshal(map[string]any{"label": string(lb), "responses": responses})
+	for _, grouped := range []bool{true, false} {
+		simulator, simURL, stopSim, err := sim.Start(sim.Config{KeepLog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stopSim()
+		args := []string{"--addr", "127.0.0.1:0", "--judge-base-url", simURL, "--judge-model", "simulated"}
+		if grouped {
+			args = append(args, "--judge-group")
+		}
+		base, stop, stderr := startRewardd(t, func(string) string { return "" }, args...)
+		resp, err := http.Post(base+"/v1/score_group", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if code := stop(); code != exitOK {
+			t.Errorf("exit %d; stderr:\n%s", code, stderr.String())
+		}
+		if resp.StatusCode != http.StatusOK || strings.Count(string(out), `"judge_ok":true`) != len(responses) {
+			t.Fatalf("--judge-group %v: POST /v1/score_group: %d %s", grouped, resp.StatusCode, out)
+		}
+		kinds := map[sim.Kind]int{}
+		for _, e := range simulator.Log() {
+			kinds[e.Kind]++
+		}
+		want := map[sim.Kind]int{sim.KindSatisfy: len(responses)}
+		if grouped {
+			want = map[sim.Kind]int{sim.KindSatisfyGroup: 1}
+		}
+		if fmt.Sprint(kinds) != fmt.Sprint(want) {
+			t.Errorf("--judge-group %v: judge requests by kind %v, want %v", grouped, kinds, want)
+		}
+	}
+	var errOut bytes.Buffer
+	run(context.Background(), []string{"-h"}, io.Discard, &errOut, func(string) string { return "" })
+	if !strings.Contains(errOut.String(), "-judge-group") {
+		t.Error("-h does not explain -judge-group")
+	}
 }
