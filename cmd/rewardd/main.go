@@ -91,7 +91,7 @@ type options struct {
 	judgeSeed, judgeKind, judgePanel                            string
 	judgeConcurrency, judgeRepairs, judgeMaxTokens, maxAttempts int
 	groundedRepairs                                             int
-	legacyMaxTokens, judgeWarmFirst                             bool
+	legacyMaxTokens, judgeWarmFirst, judgeGroup                 bool
 	judgeTimeout, attemptTimeout, drain, queueWait, stallAfter  time.Duration
 	verdictCache, maxQueue                                      int
 	judgePassageTokens, judgeMaxResponseTokens                  int
@@ -156,6 +156,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.judgePassageTokens, "judge-passage-tokens", prompts.DefaultJudgePassageTokens, fmt.Sprintf("grounded questions: the most estimated tokens (bytes/3) of the passage the judge is shown; a longer passage is cut there, with a note saying so, and counted in rewardd_judge_passages_cut_total; at least %d; keep it well under the judge's context (e.g. --judge-passage-tokens 8192 for a 32K judge)", prompts.MinJudgePassageTokens))
 	fs.StringVar(&o.judgeLayout, "judge-layout", string(prompts.LayoutCache), "where the judge prompt puts the response: cache (last, after the instructions, the rubric or criteria and the passage, so that a server's prefix cache computes all but the response once per group) or paper (the seeds' order: seed 001 puts the criteria after the response); part of every verdict's cache key (e.g. --judge-layout paper)")
 	fs.BoolVar(&o.judgeWarmFirst, "judge-warm-first", true, "send a group's first judge request (a rubric's first response in a request) alone and the others once it is answered (or has taken --judge-stall-after), so that the judge server's prefix cache computes what they share once; costs one judge latency per group (docs/caching.md); sends them at once when false, for a server without a prefix cache (e.g. --judge-warm-first=false)")
+	fs.BoolVar(&o.judgeGroup, "judge-group", false, "judge the responses of one rubric in a request in one judge request (each in its own block, in an order drawn per request, verdicts mapped back by name) instead of one request each; a group request that fails (over the judge's context, a reply still unusable after repairs) is followed by one request per response; math satisfaction only (a --judge-panel still asks each judge one response at a time); off by default: its agreement with one request per response has not been measured on a real judge (docs/judge-reliability.md) (e.g. --judge-group)")
 	fs.IntVar(&o.judgeMaxResponseTokens, "judge-max-response-tokens", prompts.DefaultJudgeMaxResponseTokens, fmt.Sprintf("the most estimated tokens (bytes/3) of a response the judge is shown, sized for a 32K-token judge; a longer response is shown head and tail with a line saying how much was cut, every PITFALL counts as fallen into in it (its hidden middle may hold one), and it is counted in rewardd_judge_responses_cut_total; at least %d, -1 for no budget; keep it under the judge's context minus the rubric, the passage and --judge-max-tokens (e.g. --judge-max-response-tokens 6000 for a 16K judge)", prompts.MinJudgeMaxResponseTokens))
 	fs.StringVar(&o.cache, "cache", "", "judge response cache file, kept across restarts; empty: verdicts are cached in memory only (e.g. --cache rewardd-cache.db)")
 	fs.IntVar(&o.verdictCache, "verdict-cache", 100_000, "parsed verdicts kept in memory, in responses; -1: none (e.g. --verdict-cache 1000000)")
@@ -336,7 +337,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 	defer closeJudges()
 	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log,
-		AllAtOnce: !o.judgeWarmFirst})
+		AllAtOnce: !o.judgeWarmFirst, Group: o.judgeGroup})
 	if err != nil {
 		return err
 	}
