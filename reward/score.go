@@ -402,7 +402,7 @@ func GroupValidity(p Params, items []schema.Item, rs []Rollout) []ItemGroupValid
 				sat[k] = 1
 			}
 		}
-		v := ItemValidity(sat, correct, Polarity(it), p.Alpha)
+		v := ItemValidity(sat, correct, p.validityPolarity(it), p.Alpha)
 		out[j] = ItemGroupValidity{ID: it.ID, SatRate: v.SatRate, Corr: v.Corr, Valid: v.Valid}
 	}
 	return out
