@@ -30,5 +30,40 @@ type Exploration struct {
 // marks the responses eligible (the on-policy ones); nil makes every
 // response a candidate.
 func Explore(items []schema.Item, rewards []float64, rs []Rollout, candidate []bool) Exploration {
-	return Exploration{Best: -1}
+	ex := Exploration{Best: -1}
+	bestMet := -1
+	for i := range rs {
+		if !rs[i].JudgeOK() || candidate != nil && !candidate[i] || i >= len(rewards) {
+			continue
+		}
+		met := criteriaMet(items, rs[i].Verdicts)
+		if ex.Best < 0 || rewards[i] > rewards[ex.Best] || rewards[i] == rewards[ex.Best] && met > bestMet {
+			ex.Best, bestMet = i, met
+		}
+	}
+	if ex.Best < 0 {
+		return ex
+	}
+	ex.Failed = []int32{}
+	v := rs[ex.Best].Verdicts
+	for j, it := range items {
+		if j >= len(v) || !criterionMet(it, v[j]) {
+			ex.Failed = append(ex.Failed, it.ID)
+		}
+	}
+	ex.Needed = len(ex.Failed) > 0
+	return ex
+}
+
+// criteriaMet counts the criteria a response meets; a tie in reward goes
+// to the response meeting more (so a perfect response among equals is the
+// best, and no refinement is asked for when the group has one).
+func criteriaMet(items []schema.Item, v []schema.Satisfaction) int {
+	n := 0
+	for j, it := range items {
+		if j < len(v) && criterionMet(it, v[j]) {
+			n++
+		}
+	}
+	return n
 }

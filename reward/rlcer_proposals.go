@@ -195,14 +195,76 @@ type RubricatorResult struct {
 // makes a criterion valid, so a rubricator whose text breaks the judge
 // earns no more than one judged (the failure floor).
 func ScoreRubricators(p Params, props []Proposal, pr ProposedRubric, rs []Rollout) []RubricatorResult {
-	return make([]RubricatorResult, len(props))
+	valid := make([]bool, len(pr.Items))
+	items := make([]RubricatorItem, len(pr.Items))
+	for j, it := range pr.Items {
+		sat, correct, fr, fw := itemSatisfaction(rs, j)
+		v := ItemValidity(sat, correct, p.validityPolarity(it), p.Alpha)
+		items[j] = RubricatorItem{ID: it.ID, Points: float64(Polarity(it)) * it.Weight, SatRate: v.SatRate, Corr: v.Corr}
+		if len(sat) > 0 {
+			_, sd := meanStd(sat)
+			items[j].Std = &sd
+		}
+		valid[j] = floorValid(p, it, sat, correct, fr, fw)
+		items[j].Valid = valid[j]
+	}
+	out := make([]RubricatorResult, len(props))
+	for k := range props {
+		res := RubricatorResult{FormatOK: props[k].FormatOK(), Items: []RubricatorItem{}}
+		if !res.FormatOK {
+			res.Error = formatError(&props[k])
+		}
+		n := 0
+		for j, owner := range pr.Owner {
+			if owner != k {
+				continue
+			}
+			it := items[j]
+			c := props[k].Output.Rubrics[n]
+			it.Criterion, it.Points = c.Criterion, c.Points
+			n++
+			res.Items = append(res.Items, it)
+			res.K++
+			if it.Valid {
+				res.KValid++
+			}
+		}
+		if res.K > 0 {
+			res.Reward = float64(res.KValid) / float64(res.K)
+		}
+		if res.FormatOK {
+			res.Reward++
+		}
+		out[k] = res
+	}
+	return out
 }
 
 // floorValid reports whether an item with these judged satisfactions and
 // correctness is valid for every verdict the failed responses could have
-// had (failedRight of them correct, failedWrong not).
+// had (failedRight of them correct, failedWrong not). The correlation
+// depends only on how many of each kind the item is satisfied by, so every
+// count is tried.
 func floorValid(p Params, it schema.Item, sat, correct []float64, failedRight, failedWrong int) bool {
-	return false
+	pol := p.validityPolarity(it)
+	n := len(sat) + failedRight + failedWrong
+	vs := make([]float64, 0, n)
+	zs := make([]float64, 0, n)
+	for a := 0; a <= failedRight; a++ {
+		for b := 0; b <= failedWrong; b++ {
+			vs, zs = append(vs[:0], sat...), append(zs[:0], correct...)
+			for i := range failedRight {
+				vs, zs = append(vs, b2f(i < a)), append(zs, 1)
+			}
+			for i := range failedWrong {
+				vs, zs = append(vs, b2f(i < b)), append(zs, 0)
+			}
+			if v := ItemValidity(vs, zs, pol, p.Alpha); v.Valid == nil || !*v.Valid {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func itemSatisfaction(rs []Rollout, j int) (sat, correct []float64, failedRight, failedWrong int) {
