@@ -263,3 +263,17 @@ func TestScoreGroupGuidance(t *testing.T) {
 		t.Errorf("a plain group: %d", code)
 	}
 }
+
+// The loops' fields in the bodies the fast group decoder is checked on
+// (TestFastGroupLikeEncodingJSON, FuzzDecodeGroup).
+func init() {
+	groupBodies = append(groupBodies, []struct {
+		body string
+		fast bool
+	}{
+		{`{"responses": ["a", "b"], "proposals": ["{\"rubrics\": []}", "prose"], "proposals_mode": "add", "guide": true, "off_policy": [false, true]}`, true},
+		{`{"responses": ["a"], "proposals": null, "guide": false, "off_policy": null}`, true},
+		{`{"responses": ["a"], "Guide": true}`, false},
+		{`{"responses": ["a"], "guide": true, "guide": false}`, false},
+	}...)
+}

@@ -32,9 +32,12 @@ const (
 	pathScore        = "/score"
 	pathV1Score      = "/v1/score"
 	pathV1ScoreGroup = "/v1/score_group"
-	pathHealthz      = "/healthz"
-	pathMetrics      = "/metrics"
-	pathOther        = "other"
+	// The training-time loops' endpoints (loops*.go).
+	pathRubricatorPrompt = "/v1/rubricator_prompt"
+	pathRubricStats      = "/v1/rubric_stats"
+	pathHealthz          = "/healthz"
+	pathMetrics          = "/metrics"
+	pathOther            = "other"
 )
 
 // Config configures a Server.
@@ -108,6 +111,9 @@ type Server struct {
 	judgeFails atomic.Int64
 	failLog    everyLog
 	sessions   *orsSessions // the ORS sessions
+	// live holds the problems' live rubrics (--state-dir); nil when the
+	// rubric does not move.
+	live *liveState
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -212,13 +218,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := cmp.Or(ors.method, http.MethodPost)
-	if endpoint == pathHealthz || endpoint == pathMetrics {
+	if endpoint == pathHealthz || endpoint == pathMetrics || endpoint == pathRubricStats {
 		method = http.MethodGet
 	}
 	switch {
 	case endpoint == pathOther:
-		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s, %s and GET %s, %s, and with --corpus the Open Reward Standard environment /%s/... (GET /list_environments)",
-			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics, s.cfg.ORS.Env))
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s, %s, %s and GET %s, %s, %s, and with --corpus the Open Reward Standard environment /%s/... (GET /list_environments)",
+			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathRubricatorPrompt, pathVerify, pathHealthz, pathMetrics, pathRubricStats, s.cfg.ORS.Env))
 		return
 	case r.Method != method:
 		sw.Header().Set("Allow", method)
@@ -237,6 +243,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sw.WriteHeader(http.StatusOK)
 		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
 		s.writeBodyMetrics(sw)
+		s.writeLiveMetrics(sw)
+	case pathRubricStats:
+		s.rubricStats(sw, r)
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -255,7 +264,7 @@ func (s *Server) writeBodyMetrics(w io.Writer) {
 
 func endpointOf(path string) string {
 	switch path {
-	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics:
+	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics, pathRubricatorPrompt, pathRubricStats:
 		return path
 	}
 	return pathOther
@@ -331,6 +340,8 @@ func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string
 		s.v1ScoreGroup(ctx, w, body)
 	case pathVerify:
 		s.nemoVerify(ctx, w, body, scheme)
+	case pathRubricatorPrompt:
+		s.rubricatorPrompt(w, body)
 	}
 }
 
@@ -466,6 +477,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	if lab != nil && lab.Grounded != nil {
+		if problem.loops != nil {
+			writeError(w, http.StatusBadRequest, "proposals, proposals_mode, guide and off_policy apply to math rubrics; this problem is a grounded question")
+			return
+		}
 		s.groundedGroup(ctx, w, &problem, lab, responses)
 		return
 	}
@@ -478,6 +493,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		}
 		s.noteErrors(g.Results)
 		s.answerGroup(w, groupJSON{Group: g, Error: msg})
+		return
+	}
+	if problem.loops != nil || s.live != nil {
+		s.loopGroup(ctx, w, &problem, lab, scheme, responses, sc)
 		return
 	}
 	rs := sc.rollouts.Take(len(responses))
@@ -501,7 +520,11 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 // groupJSON is the body of a /v1/score_group answer.
 type groupJSON struct {
 	reward.Group
-	Error string `json:"error,omitempty"`
+	// Rubricator pays the request's proposals, one result each; Guidance is
+	// RGR's exploration assessment, when the request asked for it.
+	Rubricator []reward.RubricatorResult `json:"rubricator,omitempty"`
+	Guidance   *guidanceJSON             `json:"guidance,omitempty"`
+	Error      string                    `json:"error,omitempty"`
 }
 
 // readBody reads a request body within the byte budget. The body's buffer
