@@ -29,3 +29,9 @@ func (s *Server) writeLiveMetrics(w io.Writer) {}
 func (s *Server) rubricStats(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "rewardd keeps no live statistics: start it with --state-dir")
 }
+
+// What a group of a problem another replica keeps gets (Config.SplitState).
+const (
+	SplitStateRefuse = "refuse"
+	SplitStateWarn   = "warn"
+)

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -88,6 +89,13 @@ type Config struct {
 	// ORS tunes the Open Reward Standard environment a corpus is served
 	// as (ors.go); it is served when Index is set.
 	ORS ORSOptions
+	// Live keeps the problems' live rubrics (--state-dir; livestate.go);
+	// nil: the rubric does not move. SplitState is what a group of a
+	// problem another replica keeps gets: SplitStateRefuse (409, the
+	// default) or SplitStateWarn (scored with the corpus's rubric,
+	// unrecorded, a warning logged).
+	Live       *livestate.Store
+	SplitState string
 	// Prompts holds the rollout template of the ORS prompts (nil: the
 	// embedded templates).
 	Prompts *prompts.Set
