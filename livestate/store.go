@@ -478,3 +478,15 @@ func (c *claims) claim(id string) error {
 }
 
 func xxhashString(s string) uint64 { return xxhash.Sum64String(s) }
+
+// Peek returns the view of lab's problem when this replica keeps it with
+// lab's rubric, without beginning it (a single response's scoring).
+func (s *Store) Peek(lab *schema.Label) (*View, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.probs[lab.ID]
+	if p == nil || p.base != RubricHash(lab.Rubric) {
+		return nil, false
+	}
+	return p.currentView(), true
+}

@@ -44,6 +44,8 @@ type rubricView struct {
 	Judged  []schema.Item
 	PaidAt  []int
 	Version int64
+	// recorded: the group goes into the problem's live statistics.
+	recorded bool
 }
 
 // staticView is the view of a rubric that does not move: every item paid.
@@ -69,12 +71,11 @@ func nextID(items []schema.Item) int32 {
 // criteria together.
 func (s *Server) loopGroup(ctx context.Context, w http.ResponseWriter, problem *scoreItem, lab *schema.Label, scheme string, responses []string, sc *groupScratch) {
 	loops := problem.loops
-	view, release, err := s.viewOf(lab)
-	if err != nil {
-		writeError(w, http.StatusConflict, err.Error())
+	view, verr := s.viewOf(lab)
+	if verr != nil {
+		writeError(w, verr.code, verr.Error())
 		return
 	}
-	defer release()
 	var props []reward.Proposal
 	var pr reward.ProposedRubric
 	if loops != nil && loops.proposals != nil {

@@ -176,11 +176,21 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 		cfg.Prompts = ps
 	}
+	switch cfg.SplitState {
+	case "":
+		cfg.SplitState = SplitStateRefuse
+	case SplitStateRefuse, SplitStateWarn:
+	default:
+		return nil, fmt.Errorf("reward: split state %q is not %s or %s", cfg.SplitState, SplitStateRefuse, SplitStateWarn)
+	}
 	cfg.ORS.setDefaults()
 	s := &Server{sessions: newORSSessions(cfg.ORS), cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
 		bodies: newByteBudget(cfg.MaxInflightBytes), breaker: newBreaker(cfg.Breaker)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
+	}
+	if cfg.Live != nil {
+		s.live = &liveState{}
 	}
 	return s, nil
 }
@@ -694,6 +704,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 	schemes := make([]string, len(items))
 	rs := make([]reward.Rollout, len(items))
 	glabs := make([]*schema.Label, len(items)) // grounded questions, scored by scoreGroundedItems
+	versions := make([]int64, len(items))      // the live rubric's version each is scored with
 	for i := range items {
 		it := &items[i]
 		if it.err != "" {
@@ -701,6 +712,11 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 			continue
 		}
 		lab, msg := s.resolve(it)
+		var version int64
+		if lab != nil {
+			lab, version = s.liveLabel(lab)
+		}
+		versions[i] = version
 		schemes[i] = s.scheme(it.scheme, lab)
 		if lab == nil {
 			out[i] = reward.ErrorResult(it.requestID, it.problemID, s.errorScheme(it), msg)
@@ -720,7 +736,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 	for i := range items {
 		if labs[i] != nil {
 			out[i] = reward.ScoreWith(s.cfg.Params, s.cfg.OnJudgeFailure, schemes[i], labs[i], &rs[i], nil)
-			out[i].RequestID = items[i].requestID
+			out[i].RequestID, out[i].RubricVersion = items[i].requestID, versions[i]
 		}
 	}
 	s.scoreGroundedItems(ctx, items, glabs, out)
