@@ -172,6 +172,7 @@ func (s *Server) writeLiveMetrics(w io.Writer) {
 	}
 	help(w, "rewardd_live_split_groups_total", "counter", "Groups of problems another replica keeps, scored with the corpus's rubric and not recorded (--split-state warn).")
 	fmt.Fprintf(w, "rewardd_live_split_groups_total %d\n", s.live.split.Load())
+	s.writeElicitMetrics(w)
 }
 
 // rubricStats answers GET /v1/rubric_stats: with ?problem_id= a problem's

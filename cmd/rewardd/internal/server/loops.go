@@ -121,6 +121,7 @@ func (s *Server) loopGroup(ctx context.Context, w http.ResponseWriter, problem *
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return
 	}
+	s.maybeElicit(lab, view, responses, g.Results, scoreRs, loops)
 	s.answerGroup(w, answer)
 }
 

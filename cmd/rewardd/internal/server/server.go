@@ -96,6 +96,9 @@ type Config struct {
 	// unrecorded, a warning logged).
 	Live       *livestate.Store
 	SplitState string
+	// Elicit, when set (--elicit; needs Live), elicits new criteria for the
+	// live rubrics (elicit.go).
+	Elicit *ElicitOptions
 	// Prompts holds the rollout template of the ORS prompts (nil: the
 	// embedded templates).
 	Prompts *prompts.Set
@@ -122,6 +125,8 @@ type Server struct {
 	// live holds the problems' live rubrics (--state-dir); nil when the
 	// rubric does not move.
 	live *liveState
+	// elicit runs elicitations (Config.Elicit); nil when off.
+	elicit *elicitor
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -191,6 +196,12 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	if cfg.Live != nil {
 		s.live = &liveState{}
+	}
+	if cfg.Elicit != nil {
+		if cfg.Live == nil || cfg.Elicit.Meter == nil || cfg.Elicit.Model == "" {
+			return nil, errors.New("reward: elicitation needs a live state, a meter and a model")
+		}
+		s.elicit = newElicitor(*cfg.Elicit)
 	}
 	return s, nil
 }
@@ -1052,6 +1063,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	reapCtx, stopReaper := context.WithCancel(ctx)
 	var reaper sync.WaitGroup
 	reaper.Go(func() { s.sessions.run(reapCtx) })
+	if s.elicit != nil {
+		reaper.Go(func() { s.runElicitor(reapCtx) })
+	}
 	defer func() { stopReaper(); reaper.Wait() }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
