@@ -18,6 +18,8 @@ type liveOptions struct {
 	set                           livestate.Settings
 	elicit                        server.ElicitOptions
 	elicitPrice                   string
+	elicitOn                      bool
+	apiKey                        string // the judge's key; never logged
 }
 
 // liveFlags are the flags of the training-time loops' state.

@@ -267,6 +267,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
 		return exitUsage
 	}
+	o.live.apiKey = apiKey // --judge-api-key-env's: elicitation asks --judge-base-url
 	judges, err := o.judges(apiKey, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
@@ -335,10 +336,17 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 	if err != nil {
 		return err
 	}
+	var elicit *server.ElicitOptions
 	if live != nil {
 		defer live.Close()
+		e, closeElicit, err := o.elicitOptions(o.live.apiKey, cache, live.ElicitSpent(), log)
+		if err != nil {
+			return err
+		}
+		defer closeElicit()
+		elicit = e
 	}
-	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme, Live: live, SplitState: o.live.splitState,
+	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme, Live: live, SplitState: o.live.splitState, Elicit: elicit,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/rubricforge/rubricforge/livestate"
@@ -73,8 +72,6 @@ type elicitor struct {
 	rejected, dropped,
 	failed atomic.Int64
 	exhausted atomic.Bool // the budget is spent: no more elicitation
-	mu        sync.Mutex
-	lastErr   string
 }
 
 func newElicitor(opt ElicitOptions) *elicitor {
@@ -87,9 +84,6 @@ func newElicitor(opt ElicitOptions) *elicitor {
 // maybeElicit queues an elicitation for a recorded group when its problem
 // is due and the group has a better and a worse response.
 func (s *Server) maybeElicit(lab *schema.Label, view rubricView, responses []string, results []reward.Result, paid []reward.Rollout, loops *loopFields) {
-	if s != nil {
-		return // not yet
-	}
 	e := s.elicit
 	if e == nil || !view.recorded || e.exhausted.Load() || !s.cfg.Live.ElicitDue(lab.ID, e.opt.Every) {
 		return
@@ -144,23 +138,21 @@ func (s *Server) elicitOne(ctx context.Context, job elicitJob) {
 	valid, rejected, err := s.extract(ctx, job)
 	cost := e.opt.Meter.Spent() - before
 	e.runs.Add(1)
-	if err != nil {
-		e.failed.Add(1)
-		e.mu.Lock()
-		e.lastErr = err.Error()
-		e.mu.Unlock()
-		if errors.Is(err, llm.ErrBudgetExhausted) {
-			e.stop(s, err.Error())
-		} else {
-			s.log.Warn("elicitation failed", "problem_id", job.problem, "error", err.Error())
-		}
-	}
-	if err := s.cfg.Live.AddCandidates(job.problem, valid, rejected, cost); err != nil {
-		s.log.Error("elicitation: recording its candidates", "problem_id", job.problem, "error", err.Error())
+	if rerr := s.cfg.Live.AddCandidates(job.problem, valid, rejected, cost); rerr != nil {
+		s.log.Error("elicitation: recording its candidates", "problem_id", job.problem, "error", rerr.Error())
 		return
 	}
 	e.added.Add(int64(len(valid)))
 	e.rejected.Add(int64(len(rejected)))
+	if err == nil {
+		return
+	}
+	e.failed.Add(1)
+	if errors.Is(err, llm.ErrBudgetExhausted) {
+		e.stop(s, err.Error())
+		return
+	}
+	s.log.Warn("elicitation failed", "problem_id", job.problem, "error", err.Error())
 }
 
 func (e *elicitor) stop(s *Server, why string) {

@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"time"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rubricforge/rubricforge/internal/llmtest"
 	"github.com/rubricforge/rubricforge/internal/rewardtest"
@@ -58,7 +58,7 @@ func startElicit(t *testing.T, h *harness) {
 func TestElicitation(t *testing.T) {
 	dir := t.TempDir()
 	set := liveSettings()
-	set.AdmitGroups, set.MaxAdmitted = 2, 1
+	set.AdmitGroups, set.MaxAdmitted, set.RetireSaturated = 2, 1, false
 	done := make(chan struct{}, 16)
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "r1", set), withElicit(t, 0, 0, done),
 		func(c *Config, sc *llmtest.Config) { sc.Answers = map[string]string{"What is 2+3?": "5"} })
@@ -134,13 +134,13 @@ func TestElicitationBudget(t *testing.T) {
 	if spent <= 0 {
 		t.Fatalf("spent %v after an elicitation priced at 1 USD per million tokens", spent)
 	}
+	before := h.sim.Count()
 	liveGroup(t, h, 2, right, wrong)
-	waitElicited(t, done)
-	if n := h.sim.Count(); n > 2*2+3 {
-		t.Errorf("%d requests: elicitation went on past its budget", n)
+	if n := h.sim.Count() - before; n != 2 {
+		t.Errorf("%d requests for a group of 2 after the budget was spent: elicitation went on", n)
 	}
-	if !strings.Contains(h.logs.String(), "elicitation stopped") {
-		t.Errorf("no line says elicitation stopped:\n%s", h.logs.String())
+	if !strings.Contains(h.logs.String(), "elicitation stopped") || !strings.Contains(h.logs.String(), "budget") {
+		t.Errorf("no line says elicitation stopped for its budget:\n%s", h.logs.String())
 	}
 	h.srv.cfg.Live.Close()
 	again, err := livestate.Open(dir, livestate.Options{Settings: liveSettings(), Replica: "r1"})
