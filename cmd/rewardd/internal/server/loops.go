@@ -117,6 +117,9 @@ func (s *Server) loopGroup(ctx context.Context, w http.ResponseWriter, problem *
 	if s.refuseFailed(w, g.Results) {
 		return
 	}
+	if loops.assessment() {
+		view.recorded = false // the same responses come back in the group's final call
+	}
 	if err := s.recordLive(lab, scheme, view, rs, responses, loops); err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 		return

@@ -88,3 +88,11 @@ func decodeLoops(req *groupRequest) (*loopFields, error) {
 func (l *loopFields) onPolicy(i int) bool {
 	return l == nil || l.offPolicy == nil || !l.offPolicy[i]
 }
+
+// assessment reports whether the request is RGR's exploration assessment
+// of a group's first G-1 responses (guide without off_policy): it is scored
+// and answered, but not recorded into the live statistics, since the same
+// responses come back in the group's final call.
+func (l *loopFields) assessment() bool {
+	return l != nil && l.guide && l.offPolicy == nil
+}
