@@ -10,6 +10,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // elicitFlags are the flags of elicitation.
@@ -71,7 +72,7 @@ func parsePrice(s string) (llm.Price, error) {
 
 // elicitOptions builds elicitation's client, its meter within what the
 // budget has left, and the corpus's stored rollouts; nil without --elicit.
-func (o *options) elicitOptions(apiKey string, cache *llm.Cache, spent float64, log *slog.Logger) (*server.ElicitOptions, func(), error) {
+func (o *options) elicitOptions(apiKey string, responses *cache.Cache, spent float64, log *slog.Logger) (*server.ElicitOptions, func(), error) {
 	if !o.live.elicitOn {
 		return nil, func() {}, nil
 	}
@@ -84,7 +85,7 @@ func (o *options) elicitOptions(apiKey string, cache *llm.Cache, spent float64, 
 	e.Meter = llm.NewMeter(map[string]llm.Price{e.Model: price, o.judgeModel: price}, budget)
 	client, err := llm.NewClient(llm.Endpoint{BaseURL: o.judgeURL, APIKey: apiKey}, llm.Options{
 		MaxInFlight: 4, AttemptTimeout: o.attemptTimeout, MaxAttempts: o.maxAttempts, LegacyMaxTokens: o.legacyMaxTokens, Logger: log,
-	}, cache, e.Meter)
+	}, responses, e.Meter)
 	if err != nil {
 		return nil, nil, err
 	}

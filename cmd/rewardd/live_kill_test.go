@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -45,8 +45,8 @@ func liveCorpus(t *testing.T) (string, []string) {
 // killGroup is a group of problem k: two responses that are correct and
 // meet items 1 and 5, two that are wrong, marked with nonce.
 func killGroup(k, nonce int, id string) string {
-	right := fmt.Sprintf("### Step 1: Add.\nTry %d. %s\n<answer>%d</answer>", nonce, llmtest.SatisfiedMarker(1, 5), k+5)
-	wrong := fmt.Sprintf("### Step 1: Add.\nTry %d. %s\n<answer>%d</answer>", nonce, llmtest.SatisfiedMarker(1), k+50)
+	right := fmt.Sprintf("### Step 1: Add.\nTry %d. %s\n<answer>%d</answer>", nonce, sim.SatisfiedMarker(1, 5), k+5)
+	wrong := fmt.Sprintf("### Step 1: Add.\nTry %d. %s\n<answer>%d</answer>", nonce, sim.SatisfiedMarker(1), k+50)
 	b, _ := json.Marshal(map[string]any{"problem_id": id, "responses": []string{right, right + " ", wrong, wrong + " "}})
 	return string(b)
 }
@@ -58,7 +58,7 @@ func killGroup(k, nonce int, id string) string {
 // in flight more), the log replays, and it goes on answering with the
 // versions it left.
 func TestLiveStateSurvivesSIGKILL(t *testing.T) {
-	sim := httptest.NewServer(llmtest.New(llmtest.Config{}))
+	sim := httptest.NewServer(sim.New(sim.Config{}))
 	defer sim.Close()
 	corpus, ids := liveCorpus(t)
 	dir := t.TempDir()

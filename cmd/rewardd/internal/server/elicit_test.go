@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
@@ -31,7 +31,7 @@ func waitElicited(t *testing.T, done <-chan struct{}) {
 // are the harness's simulated endpoint, priced at price USD per million
 // tokens, within maxCost. done receives a value after each elicitation.
 func withElicit(t testing.TB, price, maxCost float64, done chan<- struct{}) harnessOpt {
-	return func(c *Config, sc *llmtest.Config) {
+	return func(c *Config, sc *sim.Config) {
 		sc.InvalidRate = -1 // every elicited criterion valid, whatever its text
 		c.Elicit = &ElicitOptions{Every: 1, MaxCost: maxCost, Model: "simulated", ValidityModel: "simulated"}
 		c.Elicit.Meter = llm.NewMeter(map[string]llm.Price{"simulated": {PromptPerMTok: price, CompletionPerMTok: price}}, llm.Budget{MaxCostUSD: maxCost})
@@ -42,7 +42,7 @@ func withElicit(t testing.TB, price, maxCost float64, done chan<- struct{}) harn
 // startElicit gives the harness's elicitation its client (over the
 // simulated endpoint) and runs its worker until the test ends.
 func startElicit(t *testing.T, h *harness) {
-	h.srv.elicit.opt.Client = rewardtest.Client(t, h.sim.Transport(), 2, h.srv.elicit.opt.Meter)
+	h.srv.elicit.opt.Client = rewardtest.Client(t, h.simulator.Transport(), 2, h.srv.elicit.opt.Meter)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.srv.runElicitor(ctx)
@@ -61,7 +61,7 @@ func TestElicitation(t *testing.T) {
 	set.AdmitGroups, set.MaxAdmitted, set.RetireSaturated = 2, 1, false
 	done := make(chan struct{}, 16)
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "r1", set), withElicit(t, 0, 0, done),
-		func(c *Config, sc *llmtest.Config) { sc.Answers = map[string]string{"What is 2+3?": "5"} })
+		func(c *Config, sc *sim.Config) { sc.Answers = map[string]string{"What is 2+3?": "5"} })
 	startElicit(t, h)
 	right, wrong := []int32{5, 6}, []int32{}
 	liveGroup(t, h, 1, right, right, wrong, wrong)
@@ -122,7 +122,7 @@ func TestElicitationBudget(t *testing.T) {
 	dir := t.TempDir()
 	done := make(chan struct{}, 16)
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "r1", liveSettings()), withElicit(t, 1, 1e-6, done),
-		func(c *Config, sc *llmtest.Config) {
+		func(c *Config, sc *sim.Config) {
 			sc.Answers = map[string]string{"What is 2+3?": "5"}
 			sc.InvalidRate = 1 // every criterion rejected: no candidate waits, so the problem is due at every group
 		})
@@ -134,9 +134,9 @@ func TestElicitationBudget(t *testing.T) {
 	if spent <= 0 {
 		t.Fatalf("spent %v after an elicitation priced at 1 USD per million tokens", spent)
 	}
-	before := h.sim.Count()
+	before := h.simulator.Count()
 	liveGroup(t, h, 2, right, wrong)
-	if n := h.sim.Count() - before; n != 2 {
+	if n := h.simulator.Count() - before; n != 2 {
 		t.Errorf("%d requests for a group of 2 after the budget was spent: elicitation went on", n)
 	}
 	if !strings.Contains(h.logs.String(), "elicitation stopped") || !strings.Contains(h.logs.String(), "budget") {

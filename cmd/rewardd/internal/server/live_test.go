@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -24,7 +24,7 @@ func liveSettings() livestate.Settings {
 
 // withLive serves a live state in dir.
 func withLive(t testing.TB, dir, replica string, set livestate.Settings) harnessOpt {
-	return func(c *Config, _ *llmtest.Config) {
+	return func(c *Config, _ *sim.Config) {
 		st, err := livestate.Open(dir, livestate.Options{Settings: set, Replica: replica})
 		if err != nil {
 			t.Fatal(err)
@@ -179,7 +179,7 @@ func TestLiveSplitState(t *testing.T) {
 	if code != http.StatusConflict || !strings.Contains(string(body), `replica \"a\"`) {
 		t.Errorf("the second replica: %d %s; want 409 naming replica a", code, body)
 	}
-	w := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "w", liveSettings()), func(c *Config, _ *llmtest.Config) { c.SplitState = SplitStateWarn })
+	w := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "w", liveSettings()), func(c *Config, _ *sim.Config) { c.SplitState = SplitStateWarn })
 	var g loopGroupAnswer
 	w.post("/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": []string{proposalResponse(true, 5), proposalResponse(false)}}), &g)
 	if len(g.Results) != 2 || g.Results[0].RubricVersion != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -39,7 +39,7 @@ func BenchmarkScoreGroupProposals(b *testing.B) {
 		proposals[k] = rubricatorJSON(-20, criteria...)
 	}
 	var times []time.Duration
-	sent, groups := h.sim.Count(), 0
+	sent, groups := h.simulator.Count(), 0
 	for b.Loop() {
 		responses := make([]string, 8)
 		for i := range responses {
@@ -58,7 +58,7 @@ func BenchmarkScoreGroupProposals(b *testing.B) {
 		groups++
 	}
 	slices.Sort(times)
-	b.ReportMetric(float64(h.sim.Count()-sent)/float64(groups), "judge-requests/group")
+	b.ReportMetric(float64(h.simulator.Count()-sent)/float64(groups), "judge-requests/group")
 	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
 }

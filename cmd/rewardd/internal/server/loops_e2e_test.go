@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
@@ -140,7 +140,7 @@ func bruteForceGuidance(g loopGroupAnswer) (best int, needed bool) {
 // results named.
 func TestTrainingLoopEndToEnd(t *testing.T) {
 	labs, answers := loopProblems()
-	sim := llmtest.New(llmtest.Config{Answers: answers})
+	sim := sim.New(sim.Config{Answers: answers})
 	t.Cleanup(sim.Close)
 	dir := t.TempDir()
 	set := livestate.DefaultSettings()
@@ -152,8 +152,8 @@ func TestTrainingLoopEndToEnd(t *testing.T) {
 	defer st.Close()
 	index, _ := NewIndex(labs)
 	judged := &problemCounter{next: sim.Transport(), counts: map[string]int{}, questions: []string{labs[0].Question, labs[1].Question}}
-	j := newTestJudge(t, judged, 2, nil, judge.JudgeOptions{Model: "simulated"})
-	srv, err := NewServer(Config{Index: index, Judge: j, Live: st})
+	j := newTestJudge(t, judged, 2, nil, judge.Options{Model: "simulated"})
+	srv, err := New(Config{Index: index, Judge: j, Live: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func (tr *loopTrainer) train(lab schema.Label, p, steps int) (run loopRun) {
 	t := tr.t
 	for step := range steps {
 		correct, rubQ := policyAt(step, steps)
-		model := llmtest.PolicyModel(correct, rubQ)
+		model := sim.PolicyModel(correct, rubQ)
 		seed := int64(step*10 + p)
 		msgs, _ := tr.ps.RolloutMessages(lab.Question)
 		rollouts := tr.sample(model, msgs, g, seed)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -87,7 +87,7 @@ func proposalResponse(correct bool, satisfied ...int32) string {
 	if !correct {
 		answer = "7"
 	}
-	return "### Step 1: Add.\n2+3 = " + answer + ". " + llmtest.SatisfiedMarker(satisfied...) + "\n<answer>" + answer + "</answer>"
+	return "### Step 1: Add.\n2+3 = " + answer + ". " + sim.SatisfiedMarker(satisfied...) + "\n<answer>" + answer + "</answer>"
 }
 
 // proposalGroup: id 6 (A1, C1) v = 1 1 0 0: valid; 7 v = 1 0 1 0: corr 0;
@@ -118,10 +118,10 @@ func proposalRequest(t *testing.T, extra map[string]any) string {
 // or over them and the corpus's valid items (add).
 func TestScoreGroupProposals(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	before := h.sim.Count()
+	before := h.simulator.Count()
 	var g loopGroupAnswer
 	h.post("/v1/score_group", proposalRequest(t, map[string]any{"scheme": "srar"}), &g)
-	if n := h.sim.Count() - before; n != int64(len(proposalGroup)) {
+	if n := h.simulator.Count() - before; n != int64(len(proposalGroup)) {
 		t.Errorf("%d judge requests for %d responses with 3 proposals; want one per response", n, len(proposalGroup))
 	}
 	if len(g.Rubricator) != 3 {
@@ -174,7 +174,7 @@ func TestScoreGroupProposals(t *testing.T) {
 // gets 0.5, less than its twin group with the response judged.
 func TestProposalsJudgeFailureFloor(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	fails := proposalResponse(false) + " " + llmtest.JudgeFailsMarker
+	fails := proposalResponse(false) + " " + sim.JudgeFailsMarker
 	twin := proposalResponse(false)
 	var failed, judged loopGroupAnswer
 	h.post("/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "responses": append(slices.Clone(proposalGroup), fails),
