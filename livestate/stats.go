@@ -15,6 +15,7 @@ type ProblemStats struct {
 	Problem      string       `json:"problem_id"`
 	Replica      string       `json:"replica"`
 	Version      int64        `json:"rubric_version"`
+	RubricHash   string       `json:"rubric_hash"`      // RubricHash of the rubric as loaded
 	Scheme       string       `json:"scheme,omitempty"` // of its last group
 	Groups       int64        `json:"groups"`           // recorded since its rubric was loaded
 	WindowGroups int          `json:"window_groups"`    // in the window now
@@ -45,7 +46,7 @@ type ItemReport struct {
 
 // report is p's stats under set.
 func (p *problem) report(replica string, set Settings) ProblemStats {
-	out := ProblemStats{Problem: p.id, Replica: replica, Version: p.version, Scheme: p.scheme, Groups: p.groups,
+	out := ProblemStats{Problem: p.id, Replica: replica, Version: p.version, RubricHash: p.base, Scheme: p.scheme, Groups: p.groups,
 		WindowGroups: len(p.window), Items: make([]ItemReport, 0, len(p.items)), Events: slices.Clone(p.events)}
 	if out.Events == nil {
 		out.Events = []Event{}
