@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"strings"
+
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -67,4 +69,25 @@ func init() {
 	samples[Elicit] = func(s *Set) ([]Message, error) {
 		return s.ElicitMessages(ElicitInput{Question: sampleProblem, GroundTruth: sampleAnswer, Items: sampleItems, Better: sampleSolution, Worse: sampleSolution})
 	}
+}
+
+// Hints is a rubric written as in-prompt hints (RGR 5.2, RLCER 5.5): the
+// criteria a solution should meet, then the mistakes to avoid, in rubric
+// order, without the items that state a result (ANSWER, FACTUAL), which
+// would give the answer away. "" when no item is left.
+func Hints(items []schema.Item) string {
+	var goals, mistakes []string
+	for _, it := range items {
+		switch {
+		case it.Type == schema.TypeAnswer || it.Type == schema.TypeFactual:
+		case it.Type == schema.TypePitfall || it.Polarity < 0:
+			mistakes = append(mistakes, "- Avoid: "+strings.Join(strings.Fields(it.Text), " "))
+		default:
+			goals = append(goals, "- "+strings.Join(strings.Fields(it.Text), " "))
+		}
+	}
+	if len(goals)+len(mistakes) == 0 {
+		return ""
+	}
+	return "Keep these criteria in mind while you solve it:\n" + strings.Join(append(goals, mistakes...), "\n")
 }
