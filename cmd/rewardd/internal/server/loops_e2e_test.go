@@ -24,8 +24,10 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// loopProblems are the toy training set: two problems with five-item
-// rubrics, judged by the simulated judge's own rules (no markers).
+// loopProblems are the toy training set: a problem with a five-item rubric,
+// judged by the simulated judge's own rules (no markers). (More problems run
+// concurrently, as a trainer's prompts do; one keeps the test's time down
+// under the race detector.)
 func loopProblems() ([]schema.Label, map[string]string) {
 	mk := func(id, q, a string) schema.Label {
 		items := []schema.Item{
@@ -37,7 +39,7 @@ func loopProblems() ([]schema.Label, map[string]string) {
 		}
 		return schema.Label{V: schema.SpecVersion, ID: id, Scheme: schema.SchemeRGR, Style: schema.StyleSRaR, Question: q, GroundTruth: a, Rubric: items}
 	}
-	labs := []schema.Label{mk("loop-a", "What is 17 + 25?", "42"), mk("loop-b", "What is 38 + 46?", "84")}
+	labs := []schema.Label{mk("loop-a", "What is 17 + 25?", "42")}
 	answers := map[string]string{}
 	for _, l := range labs {
 		answers[l.Question] = l.GroundTruth
@@ -127,18 +129,19 @@ func bruteForceGuidance(g loopGroupAnswer) (best int, needed bool) {
 }
 
 // TestTrainingLoopEndToEnd drives rewardd through its HTTP API as a trainer
-// would for 300 steps of two problems, with a toy policy sampling from the
+// would for 300 steps, with a toy policy sampling from the
 // simulated endpoint whose quality drifts: per group, seven rollouts sent
 // for RGR's assessment (guide), the refined response sampled from the
 // assessment's prompt when it says refinement is needed (else an eighth
-// rollout), three rubricator prompts rendered by rewardd and sampled, and
-// the final group sent with the proposals and the off-policy mark. It
+// rollout), three rubricator prompts rendered by rewardd and sampled (sent
+// with both calls), and the final group sent with the off-policy mark. It
 // checks that the assessment is right on every group, that one judge
 // request per response covers the proposals, that rubricator rewards rise
 // as the proposals get more valid, that saturated items retire and come
 // back in the stats, and that the state log replays to the versions the
 // results named.
 func TestTrainingLoopEndToEnd(t *testing.T) {
+	t.Parallel()
 	labs, answers := loopProblems()
 	sim := sim.New(sim.Config{Answers: answers})
 	t.Cleanup(sim.Close)
@@ -151,7 +154,11 @@ func TestTrainingLoopEndToEnd(t *testing.T) {
 	}
 	defer st.Close()
 	index, _ := NewIndex(labs)
-	judged := &problemCounter{next: sim.Transport(), counts: map[string]int{}, questions: []string{labs[0].Question, labs[1].Question}}
+	var questions []string
+	for _, l := range labs {
+		questions = append(questions, l.Question)
+	}
+	judged := &problemCounter{next: sim.Transport(), counts: map[string]int{}, questions: questions}
 	j := newTestJudge(t, judged, 2, nil, judge.Options{Model: "simulated"})
 	srv, err := New(Config{Index: index, Judge: j, Live: st})
 	if err != nil {
@@ -292,8 +299,21 @@ func (tr *loopTrainer) train(lab schema.Label, p, steps int) (run loopRun) {
 		msgs, _ := tr.ps.RolloutMessages(lab.Question)
 		rollouts := tr.sample(model, msgs, g, seed)
 
+		var rp struct {
+			Prompts [][]prompts.Message `json:"prompts"`
+		}
+		tr.post("/v1/rubricator_prompt", map[string]any{"problem_id": lab.ID, "responses": rollouts[:3]}, &rp)
+		proposals := make([]string, len(rp.Prompts))
+		for k, m := range rp.Prompts {
+			proposals[k] = tr.sample(model, m, 1, seed*7+int64(k))[0]
+		}
+
+		// The assessment carries the proposals too, so that its verdicts
+		// (the rubric's and the proposals' criteria, in one request per
+		// response) serve the final call: each response is judged once.
+		before := tr.judged.count(lab.Question)
 		var first loopGroupAnswer
-		tr.post("/v1/score_group", map[string]any{"problem_id": lab.ID, "responses": rollouts[:g-1], "guide": true}, &first)
+		tr.post("/v1/score_group", map[string]any{"problem_id": lab.ID, "responses": rollouts[:g-1], "guide": true, "proposals": proposals}, &first)
 		best, needed := bruteForceGuidance(first)
 		if first.Guidance == nil || first.Guidance.Best != best || first.Guidance.Needed != needed {
 			t.Errorf("step %d, %s: guidance %+v; the results say best %d, needed %v", step, lab.ID, first.Guidance, best, needed)
@@ -309,23 +329,13 @@ func (tr *loopTrainer) train(lab schema.Label, p, steps int) (run loopRun) {
 			run.refined++
 		}
 
-		var rp struct {
-			Prompts [][]prompts.Message `json:"prompts"`
-		}
-		tr.post("/v1/rubricator_prompt", map[string]any{"problem_id": lab.ID, "responses": rollouts[:3]}, &rp)
-		proposals := make([]string, len(rp.Prompts))
-		for k, m := range rp.Prompts {
-			proposals[k] = tr.sample(model, m, 1, seed*7+int64(k))[0]
-		}
-
 		responses := append(slices.Clone(rollouts[:g-1]), final)
 		offPolicy := make([]bool, g)
 		offPolicy[g-1] = off
-		before := tr.judged.count(lab.Question)
 		var group loopGroupAnswer
 		tr.post("/v1/score_group", map[string]any{"problem_id": lab.ID, "responses": responses, "off_policy": offPolicy, "proposals": proposals}, &group)
 		if n := tr.judged.count(lab.Question) - before; n != g {
-			t.Errorf("step %d, %s: %d judge requests for %d responses and %d proposals; want one per response", step, lab.ID, n, g, len(proposals))
+			t.Errorf("step %d, %s: %d judge requests for %d responses and %d proposals over the assessment and the final call; want one per response", step, lab.ID, n, g, len(proposals))
 			return run
 		}
 		v := group.Results[0].RubricVersion
