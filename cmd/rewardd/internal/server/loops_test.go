@@ -277,3 +277,34 @@ func init() {
 		{`{"responses": ["a"], "guide": true, "guide": false}`, false},
 	}...)
 }
+
+// TestProposalsWithAPanel: with a panel of judges the proposals' criteria
+// are asked of every judge in the one request each judge gets per response,
+// and the panel's majority rules them as it rules the rubric's: with
+// "truth" and a "contrary" judge the panel's votes split, every criterion
+// counts against the response, and no proposed criterion varies, so none
+// is valid (and no rubricator is paid more than its format).
+func TestProposalsWithAPanel(t *testing.T) {
+	h := newPanelHarness(t, []schema.Label{rewardtest.DemoLabel()}, "truth", "contrary")
+	before := h.simulator.Count()
+	var g loopGroupAnswer
+	h.post("/v1/score_group", proposalRequest(t, nil), &g)
+	if n := h.simulator.Count() - before; n != 2*int64(len(proposalGroup)) {
+		t.Errorf("%d requests for %d responses and 2 judges; want one per judge and response", n, len(proposalGroup))
+	}
+	if len(g.Rubricator) != 3 {
+		t.Fatalf("rubricator %+v", g.Rubricator)
+	}
+	for k, r := range g.Rubricator {
+		if r.KValid != 0 || r.Reward != b2f(r.FormatOK) {
+			t.Errorf("proposal %d with a split panel: %+v, want no valid criterion", k, r)
+		}
+	}
+	var truth loopGroupAnswer
+	newHarness(t, []schema.Label{rewardtest.DemoLabel()}).post("/v1/score_group", proposalRequest(t, nil), &truth)
+	for k := range g.Rubricator {
+		if g.Rubricator[k].Reward > truth.Rubricator[k].Reward {
+			t.Errorf("proposal %d earns %v with the split panel, %v with the truth alone", k, g.Rubricator[k].Reward, truth.Rubricator[k].Reward)
+		}
+	}
+}
