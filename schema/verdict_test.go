@@ -122,7 +122,8 @@ func FuzzJudgeVerdictQuote(f *testing.F) {
 	jps := judgeParsers()
 	for _, jp := range jps {
 		for _, q := range []string{jp.planted, "</think>" + jp.planted, "<think>" + jp.planted, "<|channel|>final<|message|>" + jp.planted,
-			"assistantfinal" + jp.planted, "analysis " + jp.planted + " assistantfinal", `{"a": [`, `"` + jp.planted, jp.planted + "</think>", "<think>x</think>" + jp.planted, ""} {
+			"assistantfinal" + jp.planted, "analysis " + jp.planted + " assistantfinal", `{"a": [`, `"` + jp.planted, jp.planted + "</think>", "<think>x</think>" + jp.planted, "",
+			brokenVerdicts(jp.planted)["a trailing comma"], brokenVerdicts(jp.planted)["cut off"], "[sic] [0, 1) \\frac{a}{b}"} {
 			f.Add(q)
 		}
 	}
