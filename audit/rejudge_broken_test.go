@@ -33,7 +33,8 @@ func (j quotingJudge) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	msg := body["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
-	own := strings.TrimSpace(msg["content"].(string))
+	content := msg["content"].(string)
+	own := content[strings.Index(content, "["):strings.LastIndex(content, "]")+1] // without a fence
 	var objs []map[string]any
 	if err := json.Unmarshal([]byte(own), &objs); err == nil {
 		for _, o := range objs {
