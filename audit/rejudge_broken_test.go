@@ -34,7 +34,7 @@ func (j quotingJudge) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	msg := body["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
 	content := msg["content"].(string)
-	own := content[strings.Index(content, "["):strings.LastIndex(content, "]")+1] // without a fence
+	own := content[strings.Index(content, "[") : strings.LastIndex(content, "]")+1] // without a fence
 	var objs []map[string]any
 	if err := json.Unmarshal([]byte(own), &objs); err == nil {
 		for _, o := range objs {
