@@ -364,11 +364,7 @@ func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, s
 	}
 	var dbar [][]StepDelta
 	if scheme == schema.SchemeSRaR {
-		d := make([][]StepDelta, n)
-		for i := range n {
-			d[i] = ss[i].rubric.Steps
-		}
-		dbar = NormalizeSteps(d, p.Epsilon)
+		dbar = normalizeGroupSteps(groupSteps(rs, ss), p.Epsilon)
 	}
 	out := mem.advantages.Take(n)
 	for i := range n {
