@@ -140,7 +140,7 @@ func lowestSRaROffsets(p Params, items []schema.Item, rs []Rollout, ss []scored,
 		return // no item to attribute to a step: every offset is 0 whatever the judgment
 	}
 	g := groupSteps(rs, ss)
-	g.fixed, g.floor, g.unplaced[f] = f, lowestStepDelta(p, items), 0
+	g.fixed, g.floor = f, lowestStepDelta(p, items)
 	others := make(map[int32]int)
 	for j, steps := range g.d {
 		if j != f {

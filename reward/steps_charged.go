@@ -27,65 +27,46 @@ import "slices"
 // shares no step earns, and no flaw escapes. Without charges this is eq. 4
 // itself (NormalizeSteps).
 
-// stepCharges are the charges of a group's rollouts: unplaced[i] plus the
-// negative d_k of rollout i's lonely steps (counts[k] == 1); the floored
-// rollout (fixed, when not -1) has none. any reports a charge, or a fixed
-// rollout.
-func stepCharges(d [][]StepDelta, unplaced []float64, counts []int, fixed int) (charge []float64, any bool) {
-	charge = make([]float64, len(d))
-	for i, steps := range d {
-		c := unplaced[i]
-		for _, s := range steps {
-			if counts[s.Step] == 1 {
-				c += min(0, s.D)
-			}
-		}
-		if c < 0 && i != fixed {
-			charge[i], any = c, true
-		}
-	}
-	return charge, any || fixed >= 0
-}
-
-// stepCounts is |G_k| for every step k of d, indexed by step.
-func stepCounts(d [][]StepDelta) []int {
-	maxStep := int32(0)
-	for _, steps := range d {
-		for _, s := range steps {
-			maxStep = max(maxStep, s.Step)
-		}
-	}
-	counts := make([]int, maxStep+1)
-	for _, steps := range d {
-		for _, s := range steps {
-			counts[s.Step]++
-		}
-	}
-	return counts
-}
-
 // stepGroup is what the step normalization of a group takes: d[i] is
-// rollout i's step rubric rewards (sorted by step), unplaced[i] its PITFALL
-// deltas at no step of its own, spans[i] its number of steps. fixed, when
-// not -1, is a floored rollout (lowestSRaROffsets): it has no charge, and
-// its d is floor at every step where another rollout has an item; its own
-// items (d[fixed], each floor) say where it has them, for the others'
-// lonely steps.
+// rollout i's step rubric rewards (sorted by step), with its PITFALL deltas
+// at no step of its own (ss[i].rubric.Unplaced) and its number of steps
+// (len(rs[i].Steps)). fixed, when not -1, is a floored rollout
+// (lowestSRaROffsets): it has no charge, and its d is floor at every step
+// where another rollout has an item; its own items (d[fixed], each floor)
+// say where it has them, for the others' lonely steps.
 type stepGroup struct {
-	d        [][]StepDelta
-	unplaced []float64
-	spans    []int
-	fixed    int
-	floor    float64
+	d     [][]StepDelta
+	rs    []Rollout
+	ss    []scored
+	fixed int
+	floor float64
 }
 
 // groupSteps is the stepGroup of a group's rollouts (no fixed rollout).
 func groupSteps(rs []Rollout, ss []scored) stepGroup {
-	g := stepGroup{d: make([][]StepDelta, len(rs)), unplaced: make([]float64, len(rs)), spans: make([]int, len(rs)), fixed: -1}
+	g := stepGroup{d: make([][]StepDelta, len(rs)), rs: rs, ss: ss, fixed: -1}
 	for i := range rs {
-		g.d[i], g.unplaced[i], g.spans[i] = ss[i].rubric.Steps, ss[i].rubric.Unplaced, len(rs[i].Steps)
+		g.d[i] = ss[i].rubric.Steps
 	}
 	return g
+}
+
+func (g *stepGroup) spans(i int) int { return len(g.rs[i].Steps) }
+
+// charge is rollout i's charge: its PITFALL deltas at no step of its own
+// plus the negative d_k of its lonely steps (counts[k] == 1); 0 for the
+// fixed rollout, or when not negative.
+func (g *stepGroup) charge(i int, counts []int) float64 {
+	if i == g.fixed {
+		return 0
+	}
+	c := g.ss[i].rubric.Unplaced
+	for _, s := range g.d[i] {
+		if counts[s.Step] == 1 {
+			c += min(0, s.D)
+		}
+	}
+	return min(0, c)
 }
 
 // normalizeGroupSteps is eq. 4 over a group's step rubric rewards, with
@@ -93,9 +74,32 @@ func groupSteps(rs []Rollout, ss []scored) stepGroup {
 // rollout, an offset for each step of its d and each step it was charged
 // at, sorted by step.
 func normalizeGroupSteps(g stepGroup, eps float64) [][]StepDelta {
-	counts := stepCounts(g.d)
-	charge, any := stepCharges(g.d, g.unplaced, counts, g.fixed)
-	if !any {
+	maxStep := int32(0)
+	for _, steps := range g.d {
+		for _, s := range steps {
+			maxStep = max(maxStep, s.Step)
+		}
+	}
+	var buf [32]int
+	counts := buf[:0]
+	if int(maxStep) < len(buf) {
+		counts = buf[:maxStep+1]
+	} else {
+		counts = make([]int, maxStep+1)
+	}
+	for _, steps := range g.d {
+		for _, s := range steps {
+			counts[s.Step]++
+		}
+	}
+	charged, total := 0, 0
+	for i := range g.d {
+		if g.charge(i, counts) < 0 || i == g.fixed {
+			charged++
+			total += len(g.d[i]) + g.spans(i)
+		}
+	}
+	if charged == 0 {
 		return NormalizeSteps(g.d, eps)
 	}
 	shared := func(i int, k int32) bool { // another rollout has an item at step k
@@ -108,36 +112,40 @@ func normalizeGroupSteps(g stepGroup, eps float64) [][]StepDelta {
 		}
 		return n > 0
 	}
-	charged := make([][]StepDelta, len(g.d))
+	charges := make([]float64, len(g.d))
+	d := make([][]StepDelta, len(g.d))
+	all := make([]StepDelta, 0, total) // one allocation for every charged rollout's
 	for i, steps := range g.d {
-		if charge[i] == 0 && i != g.fixed {
-			charged[i] = steps
+		c := g.charge(i, counts)
+		charges[i] = c
+		if c == 0 && i != g.fixed {
+			d[i] = steps
 			continue
 		}
-		out := make([]StepDelta, 0, max(len(steps), g.spans[i]))
-		for k := int32(1); k <= int32(g.spans[i]); k++ {
+		start := len(all)
+		for k := int32(1); k <= int32(g.spans(i)); k++ {
 			j := slices.IndexFunc(steps, func(s StepDelta) bool { return s.Step == k })
 			switch {
 			case shared(i, k) && i == g.fixed:
-				out = append(out, StepDelta{Step: k, D: g.floor})
+				all = append(all, StepDelta{Step: k, D: g.floor})
 			case shared(i, k) && j >= 0:
-				out = append(out, StepDelta{Step: k, D: steps[j].D + charge[i]})
+				all = append(all, StepDelta{Step: k, D: steps[j].D + c})
 			case shared(i, k):
-				out = append(out, StepDelta{Step: k, D: charge[i]})
+				all = append(all, StepDelta{Step: k, D: c})
 			case j >= 0:
-				out = append(out, steps[j]) // lonely: its offset is set below
+				all = append(all, steps[j]) // lonely: its offset is set below
 			}
 		}
 		for _, s := range steps { // steps beyond the spans (a caller's own d)
-			if int(s.Step) > g.spans[i] {
-				out = append(out, s)
+			if int(s.Step) > g.spans(i) {
+				all = append(all, s)
 			}
 		}
-		charged[i] = out
+		d[i] = all[start:len(all):len(all)]
 	}
-	dbar := NormalizeSteps(charged, eps)
-	for i, steps := range charged {
-		if charge[i] == 0 && i != g.fixed {
+	dbar := NormalizeSteps(d, eps)
+	for i, steps := range d {
+		if charges[i] == 0 && i != g.fixed {
 			continue
 		}
 		low := 0.0
