@@ -108,4 +108,3 @@ func scoreEverywhere(t *testing.T, h *harness, f twinFamily, response string) ma
 	out["ors"] = *ors.Reward
 	return out
 }
-
