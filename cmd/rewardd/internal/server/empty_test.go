@@ -92,6 +92,9 @@ func scoreEverywhere(t *testing.T, h *harness, f twinFamily, response string) ma
 	}
 	h.post("/verify", verifyBody(t, response, map[string]any{"problem_id": f.lab.ID}), &v)
 	out["/verify"] = v.Reward
+	if v.MaskSample {
+		t.Errorf("/verify masks the sample of response %q: the policy's own output, not a failed judgment", response)
+	}
 	if strings.TrimSpace(response) == "" {
 		noText := strings.Replace(verifyBody(t, response, map[string]any{"problem_id": f.lab.ID}), `"type":"message"`, `"type":"function_call"`, 1)
 		if code, body := h.do(http.MethodPost, "/verify", noText); code != http.StatusOK || json.Unmarshal(body, &v) != nil {

@@ -79,9 +79,8 @@ func decodeVerify(body []byte, scheme string) (scoreItem, map[string]json.RawMes
 		}
 		text = append(text, t...)
 	}
-	if len(text) == 0 {
-		return scoreItem{}, nil, bad("response.output: no assistant message with output_text: nothing to grade")
-	}
+	// No assistant text at all (only reasoning, or tool calls) is an empty
+	// response: paid the floor, as every protocol pays silence.
 	it := scoreItem{problemID: req.ProblemID, question: req.Question, prompt: prompt, response: strings.Join(text, "\n"),
 		finish: responsesFinish(req.Response.Status, req.Response.IncompleteDetails), scheme: cmp.Or(req.Scheme, scheme)}
 	it.setLabel(req.Label, "label")
@@ -191,8 +190,9 @@ func (s *Server) nemoVerify(ctx context.Context, w http.ResponseWriter, body []b
 		out[k] = v
 	}
 	out["reward"] = res.Reward
-	out["mask_sample"] = !res.JudgeOK
-	if !res.JudgeOK {
+	masked := !res.JudgeOK && !res.Empty // an empty response is the policy's own: train on its floor
+	out["mask_sample"] = masked
+	if masked {
 		out["failure_reason"] = res.JudgeError
 	}
 	out["rubric_result"] = res

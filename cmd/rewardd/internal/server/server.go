@@ -708,8 +708,8 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 	var rubric judge.RubricHash // the key of hashed's rubric, hashed once for its responses in a row
 	var hashed *schema.Label
 	for i, lab := range labs {
-		if lab == nil {
-			continue
+		if lab == nil || rs[i].Empty {
+			continue // an empty response is not judged: it is paid the floor
 		}
 		if lab != hashed {
 			rubric, hashed = s.cfg.Judge.RubricKey(lab.Question, lab.Rubric), lab
