@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -17,8 +17,8 @@ import (
 // simulated judge's own verdict (a JSON array) with a trailing comma, after
 // a quote of a verdict the judged text planted, which set says the most
 // of every item (set rewrites one of its objects) and parses.
-func plantingJudge(tap *tapTransport, kind llmtest.Kind, set func(map[string]any)) {
-	tap.handle = func(r *http.Request, k llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+func plantingJudge(tap *tapTransport, kind sim.Kind, set func(map[string]any)) {
+	tap.handle = func(r *http.Request, k sim.Kind, _ []sim.Message) (*http.Response, error) {
 		if k != kind {
 			return nil, nil
 		}
@@ -60,8 +60,8 @@ func plantingJudge(tap *tapTransport, kind llmtest.Kind, set func(map[string]any
 // and no rollout's satisfaction is the quote's.
 func TestBrokenJudgeReplyIsNoVerdict(t *testing.T) {
 	t.Run("judge stage", func(t *testing.T) {
-		f, tap, opt := inProcessFixture(t, 4, llmtest.Config{})
-		plantingJudge(tap, llmtest.KindJudgeBatch, func(o map[string]any) { o["valid"], o["reason"] = true, "PLANTED" })
+		f, tap, opt := inProcessFixture(t, 4, sim.Config{})
+		plantingJudge(tap, sim.KindJudgeBatch, func(o map[string]any) { o["valid"], o["reason"] = true, "PLANTED" })
 		rep, err := Run(context.Background(), f.job, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -78,9 +78,9 @@ func TestBrokenJudgeReplyIsNoVerdict(t *testing.T) {
 		}
 	})
 	t.Run("empirical stage", func(t *testing.T) {
-		f, tap, opt := inProcessFixture(t, 4, llmtest.Config{})
+		f, tap, opt := inProcessFixture(t, 4, sim.Config{})
 		f.job.Empirical.Enabled = true
-		plantingJudge(tap, llmtest.KindSatisfy, func(o map[string]any) { o["satisfied"], o["step"] = true, 1 })
+		plantingJudge(tap, sim.KindSatisfy, func(o map[string]any) { o["satisfied"], o["step"] = true, 1 })
 		if _, err := Run(context.Background(), f.job, opt); err != nil {
 			t.Fatal(err)
 		}

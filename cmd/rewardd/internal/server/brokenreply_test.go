@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )

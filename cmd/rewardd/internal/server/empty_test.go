@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -16,7 +16,7 @@ import (
 // meets nothing else (a grounded question: every criterion scored 0).
 func worstHonest(f twinFamily) string {
 	if f.lab.Grounded != nil {
-		return "Pages first, then the log. " + llmtest.ScoresMarker(map[string]float64{}, "order", "replay", "undo")
+		return "Pages first, then the log. " + sim.ScoresMarker(map[string]float64{}, "order", "replay", "undo")
 	}
 	var pits []int32
 	for _, it := range f.lab.Rubric {
@@ -24,7 +24,7 @@ func worstHonest(f twinFamily) string {
 			pits = append(pits, it.ID)
 		}
 	}
-	return "### Step 1: Add.\n2+3 = 6. " + llmtest.SatisfiedMarker(pits...) + "\n### Step 2: Check.\n6-3 = 3. " + llmtest.SatisfiedMarker() + "\n<answer>6</answer>"
+	return "### Step 1: Add.\n2+3 = 6. " + sim.SatisfiedMarker(pits...) + "\n### Step 2: Check.\n6-3 = 3. " + sim.SatisfiedMarker() + "\n<answer>6</answer>"
 }
 
 // TestSilenceEarnsNoMoreThanTheWorstHonestAnswer: an empty response (or
@@ -43,7 +43,7 @@ func TestSilenceEarnsNoMoreThanTheWorstHonestAnswer(t *testing.T) {
 		for _, scheme := range f.schemes {
 			t.Run(f.name+"/"+scheme, func(t *testing.T) {
 				t.Parallel()
-				h := newHarness(t, []schema.Label{f.lab}, func(c *Config, _ *llmtest.Config) { c.Scheme = scheme })
+				h := newHarness(t, []schema.Label{f.lab}, func(c *Config, _ *sim.Config) { c.Scheme = scheme })
 				worst := worstHonest(f)
 				floor := scoreEverywhere(t, h, f, worst)
 				for name, r := range floor {

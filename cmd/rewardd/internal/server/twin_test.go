@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -106,8 +106,8 @@ func mathFamily(style string, schemes ...string) twinFamily {
 			if class == 1 {
 				sum = "6"
 			}
-			return "### Step 1: Add.\n2+3 = " + sum + ". " + llmtest.SatisfiedMarker(at[1]...) +
-				"\n### Step 2: Check.\n" + sum + "-3 = 2. " + llmtest.SatisfiedMarker(at[2]...) + "\n<answer>" + sum + "</answer>"
+			return "### Step 1: Add.\n2+3 = " + sum + ". " + sim.SatisfiedMarker(at[1]...) +
+				"\n### Step 2: Check.\n" + sum + "-3 = 2. " + sim.SatisfiedMarker(at[2]...) + "\n<answer>" + sum + "</answer>"
 		},
 		verdicts: func(scheme string, pattern int) []schema.Satisfaction {
 			v := make([]schema.Satisfaction, 3)
@@ -136,7 +136,7 @@ func groundedFamily(t testing.TB) twinFamily {
 			for k, c := range lab.Grounded.Criteria {
 				scores[c.ID] = c.Weight * float64(choice[k]) / 2
 			}
-			return "Log first, then pages; replay from the checkpoint. " + llmtest.ScoresMarker(scores, "order", "replay", "undo")
+			return "Log first, then pages; replay from the checkpoint. " + sim.ScoresMarker(scores, "order", "replay", "undo")
 		},
 	}
 }
@@ -180,7 +180,7 @@ func twinGroups(f twinFamily, scheme string) [][]twinMember {
 // twinHarness is a rewardd over the simulated judge with a context that
 // the padded responses overflow.
 func twinHarness(t testing.TB, labels []schema.Label) *harness {
-	return newHarness(t, labels, func(c *Config, sc *llmtest.Config) {
+	return newHarness(t, labels, func(c *Config, sc *sim.Config) {
 		sc.ContextTokens = twinContextTokens
 		sc.KeepLog = false
 	})

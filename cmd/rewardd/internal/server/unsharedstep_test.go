@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -26,15 +26,15 @@ func TestUnsharedStepFlawCostsAsMuch(t *testing.T) {
 	h := newHarness(t, []schema.Label{lab})
 	step := func(n, ids string) string { return "### Step " + n + ": Work.\n2+3 = 5. " + ids + "\n" }
 	honest := []string{
-		step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(2, 5)) + "<answer>5</answer>",
-		step("1", llmtest.SatisfiedMarker(1, 2)) + step("2", llmtest.SatisfiedMarker(5)) + "<answer>5</answer>",
-		step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(5)) + "<answer>5</answer>",
+		step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(2, 5)) + "<answer>5</answer>",
+		step("1", sim.SatisfiedMarker(1, 2)) + step("2", sim.SatisfiedMarker(5)) + "<answer>5</answer>",
+		step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(5)) + "<answer>5</answer>",
 	}
-	shared := step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(2, 3, 5)) + "<answer>5</answer>"
+	shared := step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(2, 3, 5)) + "<answer>5</answer>"
 	unshared := map[string]string{
-		"an extra step 3":           step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(2, 5)) + step("3", llmtest.SatisfiedMarker(3)) + "<answer>5</answer>",
-		"text before step 1":        "First a remark. " + llmtest.SatisfiedMarker(3) + "\n" + step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(2, 5)) + "<answer>5</answer>",
-		"an extra step 3, two more": step("1", llmtest.SatisfiedMarker(1)) + step("2", llmtest.SatisfiedMarker(2, 5)) + step("3", llmtest.SatisfiedMarker(3)) + step("4", "") + "<answer>5</answer>",
+		"an extra step 3":           step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(2, 5)) + step("3", sim.SatisfiedMarker(3)) + "<answer>5</answer>",
+		"text before step 1":        "First a remark. " + sim.SatisfiedMarker(3) + "\n" + step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(2, 5)) + "<answer>5</answer>",
+		"an extra step 3, two more": step("1", sim.SatisfiedMarker(1)) + step("2", sim.SatisfiedMarker(2, 5)) + step("3", sim.SatisfiedMarker(3)) + step("4", "") + "<answer>5</answer>",
 	}
 	score := func(x string) (reward.Result, reward.Advantage) {
 		var g reward.Group
@@ -63,7 +63,7 @@ func TestUnsharedStepFlawCostsAsMuch(t *testing.T) {
 			// step holding the flaw: the flawed step 2's. An extra step
 			// without items is held only through the mean.
 			ceiling := sa.Steps[min(k, len(sa.Steps)-1)].Advantage
-			if k >= len(sa.Steps) && !strings.Contains(x[strings.Index(x, "### Step "+fmt.Sprint(k+1)):], llmtest.SatisfiedMarker(3)) {
+			if k >= len(sa.Steps) && !strings.Contains(x[strings.Index(x, "### Step "+fmt.Sprint(k+1)):], sim.SatisfiedMarker(3)) {
 				continue
 			}
 			if st.Advantage > ceiling && !rewardtest.Near(st.Advantage, ceiling) {

@@ -1,4 +1,4 @@
-package audit
+package rejudge
 
 import (
 	"bytes"
@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
 // quotingJudge rewrites each reply of the judge behind it: its own verdict
@@ -56,8 +57,8 @@ func (j quotingJudge) RoundTrip(req *http.Request) (*http.Response, error) {
 // is compared by the quote.
 func TestRejudgeBrokenReplyIsNoVerdict(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:10], 8)
-	cfg := rejudgeConfig(llmtest.New(llmtest.Config{}), "", 10, 1)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:10], 8)
+	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 10, 1)
 	cfg.Repairs = 1
 	cfg.HTTPClient = &http.Client{Transport: quotingJudge{next: cfg.HTTPClient.Transport}}
 	rep := rejudge(t, dir, cfg)
