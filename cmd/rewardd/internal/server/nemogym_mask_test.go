@@ -15,7 +15,8 @@ import (
 // ["full_result"]["instance_config"]["mask_sample"]; NeMo Gym's simple
 // agent returns the /verify reply as that full_result). Over HTTP, /verify
 // puts it there: true for a failed judgment, false for a judged or an empty
-// response; the row's own instance_config keeps its other keys.
+// response; the row's own instance_config keeps its other keys, and one
+// that is not an object is a 400 naming it.
 func TestVerifyMaskSampleWhereNeMoRLReadsIt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
@@ -43,4 +44,5 @@ func TestVerifyMaskSampleWhereNeMoRLReadsIt(t *testing.T) {
 			t.Errorf("%s: the row's instance_config lost its keys: %s", tc.name, mustJSON(t, got.InstanceConfig))
 		}
 	}
+	h.wantBadRequest("/verify", verifyBody(t, rewardtest.MarkedResponse, map[string]any{"problem_id": "sum-2-3", "instance_config": "sandbox"}), "instance_config")
 }
