@@ -255,14 +255,16 @@ class RewarddEndToEnd(unittest.TestCase):
             ors(self.url, "POST", "/delete", sid=sid)
 
     def test_nemo_gym_verify(self):
-        """NeMo Gym's /verify with the row's fields: the reply echoes them with /v1/score's reward."""
+        """NeMo Gym's /verify with the row's fields: the reply echoes them with /v1/score's reward, and the mask flag
+        where NeMo-RL reads it (instance_config.mask_sample)."""
         for row, answer in self.pairs():
             body = {"responses_create_params": {"input": row["prompt"]},
                     "response": {"id": "resp", "output": [{"type": "message", "role": "assistant",
                                                            "content": [{"type": "output_text", "text": answer}]}]},
                     "problem_id": row["extra_info"]["id"], "label": row["label"]}
             out = post(self.url, "/verify", body)
-            self.assertEqual((out["reward"], out["mask_sample"], out["problem_id"]), (self.v1_reward(row, answer), False, row["extra_info"]["id"]))
+            self.assertEqual((out["reward"], out["instance_config"]["mask_sample"], out["mask_sample"], out["problem_id"]),
+                             (self.v1_reward(row, answer), False, False, row["extra_info"]["id"]))
 
     def test_verifiers_environment(self):
         """The verifiers rubric in verifiers' loop (vfstub: verifiers is not installable here): each rollout's
