@@ -53,6 +53,10 @@ func NewPanel(members []*Judge) (*Judge, error) {
 	return &Judge{members: slices.Clone(members), opt: Options{Name: "panel"}, latency: promtext.NewHistogram(promtext.LatencyBuckets)}, nil
 }
 
+// ErrMemberLate ends the call of a panel member that did not answer within
+// the panel's member deadline after another member answered.
+var ErrMemberLate = errors.New("judge: no answer within the panel's member deadline")
+
 // Name is the judge's name (Options.Name), "panel" for a panel.
 func (j *Judge) Name() string { return j.opt.Name }
 

@@ -77,8 +77,13 @@ type Config struct {
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
 	OnJudgeFailure string
-	// Breaker tunes the circuit breaker in front of the judge.
+	// Breaker tunes the circuit breaker in front of the judge, and each
+	// panel judge's own.
 	Breaker BreakerOptions
+	// PanelMemberDeadline bounds, with a panel of judges, how long the
+	// panel waits for a judge once another has answered (0: no bound but
+	// Timeout).
+	PanelMemberDeadline time.Duration
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token string
