@@ -275,7 +275,8 @@ func leastFavourable(f twinFamily, scheme string, g []twinMember, out reward.Gro
 
 // TestTwinRuleOverHTTP checks the twin rule over HTTP for every scheme on
 // a SRaR-style rubric, rgr and srar on a factual_process rubric, and a
-// grounded question: in every group of twinGroups, each failed response is
+// grounded question: in /v1/score the failed twin is paid no more than the
+// judged one, and in every group of twinGroups, each failed response is
 // paid, term by term and step by step, no more than each judged response
 // of its class (its judged twin among them), and, in the groups of up to
 // two and one in seven of three (a math rubric), no more than it would be
@@ -317,6 +318,19 @@ func TestTwinRuleOverHTTP(t *testing.T) {
 								fail("group %v: failed response %d is paid more than its least favourable judgment: %s", g, i, strings.Join(bad, ", "))
 							}
 						}
+					}
+				}
+				// /v1/score: the failed twin's reward is no more than the judged
+				// twin's, for every pattern.
+				for v := range f.patterns(scheme) * f.classes {
+					m := twinMember{v % f.patterns(scheme), v / f.patterns(scheme), false}
+					text := f.text(scheme, m.pattern, m.class)
+					var got scoreAnswer
+					h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
+						{"problem_id": f.lab.ID, "scheme": scheme, "response": text}, {"problem_id": f.lab.ID, "scheme": scheme, "response": twinPad + text}}}), &got)
+					judged, failed := got.Results[0], got.Results[1]
+					if !judged.JudgeOK || failed.JudgeOK || failed.Reward > judged.Reward && !rewardtest.Near(failed.Reward, judged.Reward) {
+						fail("/v1/score %v: the failed twin is paid %v (judge_ok %v), the judged one %v (judge_ok %v)", m, failed.Reward, failed.JudgeOK, judged.Reward, judged.JudgeOK)
 					}
 				}
 				if broken > 5 {
