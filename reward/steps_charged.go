@@ -81,7 +81,7 @@ func normalizeGroupSteps(g stepGroup, eps float64) [][]StepDelta {
 		}
 	}
 	var buf [32]int
-	counts := buf[:0]
+	var counts []int
 	if int(maxStep) < len(buf) {
 		counts = buf[:maxStep+1]
 	} else {

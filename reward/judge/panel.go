@@ -132,6 +132,7 @@ func (j *Judge) askMembers(ctx context.Context, ask func(ctx context.Context, i 
 	j.latency.Observe(time.Since(start).Seconds())
 	return errs
 }
+
 // panelFailure is the panel's error when every member failed (each
 // member's error named and wrapped), nil when one answered.
 func (j *Judge) panelFailure(errs []error) error {
