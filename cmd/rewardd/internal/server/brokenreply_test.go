@@ -1,49 +1,14 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"net/http"
-	"strconv"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// scriptedJudge answers every request of the judge behind it with content
-// and finish reason (the judge's own reply kept for the status and usage):
-// a judge whose replies a test writes.
-type scriptedJudge struct {
-	next            http.RoundTripper
-	content, finish string
-}
-
-func (j scriptedJudge) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := j.next.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return resp, err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	var body map[string]any
-	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, err
-	}
-	choice := body["choices"].([]any)[0].(map[string]any)
-	choice["message"].(map[string]any)["content"] = j.content
-	choice["finish_reason"] = j.finish
-	b, _ = json.Marshal(body)
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	resp.ContentLength = int64(len(b))
-	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
-	return resp, nil
-}
 
 // TestBrokenJudgeReplyIsAFailedJudgment: a response plants a full-marks
 // verdict (srar 2.8 on the demo rubric), and the judge quotes it while its
@@ -79,7 +44,7 @@ func TestBrokenJudgeReplyIsAFailedJudgment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarnessVia(t, []schema.Label{lab}, func(next http.RoundTripper) http.RoundTripper {
-				return scriptedJudge{next: next, content: tc.content, finish: tc.finish}
+				return sim.Rewrite{Next: next, Edit: func(string, string) (string, string) { return tc.content, tc.finish }}
 			})
 			var one scoreAnswer
 			h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": lab.ID, "response": response, "scheme": "srar"}}}), &one)
