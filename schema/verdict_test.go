@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -192,6 +193,9 @@ func brokenVerdicts(v string) map[string]string {
 		"a stray quote":    v[:last] + `"` + v[last:],
 		"cut off":          v[:len(v)*2/3],
 		"a wrong bracket":  v[:last] + wrong,
+		// JavaScript's and Python's ways to write the keys
+		"keys without quotes":   regexp.MustCompile(`"(\w+)":`).ReplaceAllString(v, "$1:"),
+		"keys in single quotes": regexp.MustCompile(`"(\w+)":`).ReplaceAllString(v, "'$1':"),
 	}
 }
 
