@@ -229,6 +229,7 @@ func TestBrokenOwnVerdictFailsTheJudgment(t *testing.T) {
 			"R\n(the response wrote [sic] and \\frac{a}{b} and [0, 1) and {x})",
 			"The response reasons over [0, 1) and \\{a, b\\}.\nR",
 			"Item [2] is met; see {step 1}.\nR",
+			"The response's set {x : x > 0} and {n: n odd} are right.\nR",
 		} {
 			got, err := jp.parse(strings.ReplaceAll(ok, "R", jp.real))
 			if err != nil || !reflect.DeepEqual(got, jp.want) {
