@@ -113,6 +113,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.GroundedJudgeBatchMessagesIn(LayoutPaper, fixPassage, fixQuestion, fixCriteria())
 	case GroundedJudgeItemPaper:
 		return s.GroundedJudgeItemMessagesIn(LayoutPaper, fixPassage, fixQuestion, fixCriteria()[1])
+	case Rubricator, RefineGuided, Elicit:
+		return renderLoops(s, name)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -145,8 +147,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 23 {
-		t.Errorf("Names has %d entries, want 23", len(Names))
+	if len(Names) != 26 {
+		t.Errorf("Names has %d entries, want 26", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

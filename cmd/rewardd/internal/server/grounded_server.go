@@ -28,7 +28,10 @@ func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glab
 			continue
 		}
 		wg.Go(func() {
-			g, err := s.groundedScores(ctx, lab, items[i].response)
+			g, err := schema.GroundedScores{}, reward.ErrEmptyResponse // an empty response is not judged
+			if !reward.Silent(items[i].response) {
+				g, err = s.groundedScores(ctx, lab, items[i].response)
+			}
 			out[i] = reward.ScoreGrounded(lab, g, err)
 			out[i].RequestID = items[i].requestID
 		})
@@ -53,7 +56,18 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	}
 	scores := make([]schema.GroundedScores, n)
 	errs := make([]error, n)
-	s.warmFirst(ctx, n, func() bool { return s.cfg.Judge.WarmGrounded(lab) }, func(i int) { scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i]) })
+	var judged []int // the responses to judge: an empty one is paid the floor
+	for i, text := range responses {
+		if reward.Silent(text) {
+			errs[i] = reward.ErrEmptyResponse
+			continue
+		}
+		judged = append(judged, i)
+	}
+	s.warmFirst(ctx, len(judged), func() bool { return s.cfg.Judge.WarmGrounded(lab) }, func(k int) {
+		i := judged[k]
+		scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i])
+	})
 	g := reward.ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
 	for i := range g.Results {
 		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
