@@ -147,12 +147,18 @@ var reGroupLine = regexp.MustCompile(`(?m)^[ \t]*(R\d+)[ \t]*:`)
 
 // parseGroupReply reads a group reply: every name of shown exactly once at
 // the start of a line, each followed by that response's satisfaction
-// verdicts up to the next name (schema.ParseSatisfaction).
+// verdicts up to the next name (schema.ParseSatisfactionOf: a verdict that
+// any response of the group holds is its quote, not the judge's verdict).
 func parseGroupReply(reply string, shown []prompts.GroupShown, ids []int32, rs []*reward.Rollout) ([][]schema.Satisfaction, error) {
 	index := map[string]int{}
 	for i, s := range shown {
 		index[s.Name] = i
 	}
+	texts := make([]string, len(rs)) // what the judge was shown: a verdict any of them holds is a quote
+	for i, r := range rs {
+		texts[i] = r.Response
+	}
+	judged := strings.Join(texts, "\n")
 	locs := reGroupLine.FindAllStringSubmatchIndex(reply, -1)
 	out := make([][]schema.Satisfaction, len(shown))
 	for k, loc := range locs {
@@ -168,7 +174,7 @@ func parseGroupReply(reply string, shown []prompts.GroupShown, ids []int32, rs [
 		if k+1 < len(locs) {
 			end = locs[k+1][0]
 		}
-		v, err := schema.ParseSatisfaction(strings.TrimSpace(reply[loc[1]:end]), ids, len(rs[i].Steps))
+		v, err := schema.ParseSatisfactionOf(strings.TrimSpace(reply[loc[1]:end]), judged, ids, len(rs[i].Steps))
 		if err != nil {
 			return nil, fmt.Errorf("solution %s: %w", name, err)
 		}
