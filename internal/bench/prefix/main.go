@@ -356,7 +356,8 @@ func rewarddGroups(ctx context.Context, o *options, dir string, st styleOf, corp
 // agreement scores the measured groups in both layouts with the
 // simulated judge, with a noisy one and with a panel of two noisy ones,
 // and reports the share of verdicts (satisfaction and step, or score) the
-// two layouts give alike.
+// two layouts give alike; for math with one judge, also the share group
+// judging (--judge-group) gives alike with one request per response.
 func agreement(ctx context.Context, o *options, dir string, st styleOf, corpusDir string, groups []group, stdout io.Writer) error {
 	panel := filepath.Join(dir, "panel.yaml")
 	if err := os.WriteFile(panel, []byte("- name: noisy\n  model: noisy\n- name: steady\n  model: steady\n"), 0o644); err != nil {
@@ -378,15 +379,29 @@ func agreement(ctx context.Context, o *options, dir string, st styleOf, corpusDi
 			}
 			byLayout[k] = v
 		}
-		same := 0
-		for key, v := range byLayout[0] {
-			if byLayout[1][key] == v {
-				same++
-			}
-		}
+		same := alike(byLayout[0], byLayout[1])
 		fmt.Fprintf(stdout, "rewardd     %-8s layouts agree: %s, %d of %d verdicts alike\n", st.name, j.name, same, len(byLayout[0]))
+		if st.kind != sim.KindSatisfy || j.args[0] == "--judge-panel" { // group judging: math satisfaction, one judge
+			continue
+		}
+		_, _, grouped, err := rewarddVerdicts(ctx, o, dir, st, corpusDir, "cache", 0, true, groups, false, append(j.args, "--judge-group")...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rewardd     %-8s group judging agrees: %s, %d of %d verdicts alike\n", st.name, j.name, alike(byLayout[1], grouped), len(byLayout[1]))
 	}
 	return nil
+}
+
+// alike counts the verdicts of a that b gives alike.
+func alike(a, b map[string]string) int {
+	n := 0
+	for key, v := range a {
+		if b[key] == v {
+			n++
+		}
+	}
+	return n
 }
 
 // judgeProfiles are the simulated judges the agreement between layouts is
