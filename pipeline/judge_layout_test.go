@@ -71,39 +71,61 @@ func blockID(response string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// finalAnswer is the answer extracted from a rollout, which a satisfaction
+// prompt shows beside its block (in either layout).
+var finalAnswer = regexp.MustCompile(`(?m)^Final answer extracted from the solution: .*$|<final_answer>\n.*\n</final_answer>`)
+
 // unsharedBeyondResponse is the mean number of characters of the judge
 // requests about texts that a prefix cache holding every earlier request
-// could not reuse, beyond the text's own length: each request found by the
-// id of its text's block, the first request about each group of texts (a
-// record's rollouts, a question's answers) left out: it warms the group's
-// prefix.
+// could not reuse, beyond the text's own length. The requests of a group (a
+// record's rollouts, a question's answers, for one judge) are the ones
+// alike but for the text's block and final answer, whatever the layout;
+// the first of each group is left out (it warms the group's prefix), and a
+// text is counted at its first request in its group (a retry repeats it). Every text of
+// records must be shown by some request; the same text may answer two
+// groups (the same question of two records).
 func unsharedBeyondResponse(t *testing.T, rec []sim.RecordedPrompt, kind string, records map[string][]string) (float64, int) {
 	t.Helper()
-	at := map[string]int{} // a block's id -> its request's index in rec
-	open := regexp.MustCompile(`\n\[` + kind + ` ([0-9a-f]{16})\]\n`)
-	for i, p := range rec {
-		if m := open.FindStringSubmatch(p.Prompt); m != nil && !p.Repair {
-			at[m[1]] = i
+	length := map[string]int{} // a block's id -> its text's length
+	for _, texts := range records {
+		for _, text := range texts {
+			length[blockID(text)] = len(text)
 		}
 	}
+	block := regexp.MustCompile(`(?s)\n\[` + kind + ` ([0-9a-f]{16})\]\n.*\n\[end of ` + kind + ` ([0-9a-f]{16})\]\n`)
+	seen := map[string]bool{}    // the blocks some request showed
+	counted := map[string]bool{} // group and block, counted once
+	warmed := map[string]bool{}  // the groups whose first request came
 	sum, n := 0, 0
-	for id, texts := range records {
-		first := -1
-		for _, text := range texts {
-			if i, ok := at[blockID(text)]; ok && (first < 0 || i < first) {
-				first = i
-			}
+	for _, p := range rec {
+		m := block.FindStringSubmatchIndex(p.Prompt)
+		if m == nil || p.Repair {
+			continue
 		}
+		id := p.Prompt[m[2]:m[3]]
+		own, ok := length[id]
+		if !ok {
+			continue // not a text of records
+		}
+		seen[id] = true
+		group := finalAnswer.ReplaceAllString(p.Prompt[:m[0]]+p.Prompt[m[1]:], "")
+		if !warmed[group] {
+			warmed[group] = true
+			counted[group+id] = true
+			continue
+		}
+		if counted[group+id] {
+			continue
+		}
+		counted[group+id] = true
+		sum += p.Unshared - own
+		n++
+	}
+	for id, texts := range records {
 		for _, text := range texts {
-			i, ok := at[blockID(text)]
-			if !ok {
+			if !seen[blockID(text)] {
 				t.Fatalf("record %s: no judge request shows the text %.40q", id, text)
 			}
-			if i == first {
-				continue
-			}
-			sum += rec[i].Unshared - len(text)
-			n++
 		}
 	}
 	if n == 0 {
