@@ -81,9 +81,9 @@ var finalAnswer = regexp.MustCompile(`(?m)^Final answer extracted from the solut
 // record's rollouts, a question's answers, for one judge) are the ones
 // alike but for the text's block and final answer, whatever the layout;
 // the first of each group is left out (it warms the group's prefix), and a
-// text is counted at its first request in its group (a retry repeats it). Every text of
-// records must be shown by some request; the same text may answer two
-// groups (the same question of two records).
+// text is counted at its first request in its group (a retry repeats it).
+// Every text of records must be shown by some request; the same text may
+// answer two groups (the same question of two records).
 func unsharedBeyondResponse(t *testing.T, rec []sim.RecordedPrompt, kind string, records map[string][]string) (float64, int) {
 	t.Helper()
 	length := map[string]int{} // a block's id -> its text's length
