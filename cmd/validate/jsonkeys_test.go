@@ -305,7 +305,7 @@ func orMissing(k string) string {
 // list in docs/validate-agreement.md, and every listed key is in one of them.
 func TestAgreementJSONDocumented(t *testing.T) {
 	doc := documentedAgreement(t, validateDocs(t))
-	_, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3})
+	_, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3, PrefixCache: sim.PrefixCache{On: true}}) // a prefix cache: cached_prompt_tokens reported
 	if err != nil {
 		t.Fatal(err)
 	}
