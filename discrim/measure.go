@@ -26,6 +26,9 @@ const (
 type Options struct {
 	// AntiAlpha replaces DefaultAntiAlpha when positive.
 	AntiAlpha float64
+	// JudgeError is the satisfaction judge's verdict error rate (not
+	// used yet).
+	JudgeError float64
 }
 
 func (o Options) antiAlpha() float64 {
