@@ -25,8 +25,11 @@ type Discrimination struct {
 	MeanAUROCWithoutAnswer *float64 `json:"mean_auroc_without_answer"`
 	// AntiShare is anti-discriminative items over measured items (the
 	// --max-anti-share gate's figure); AntiAlpha the Fisher p bound.
-	AntiShare   *float64       `json:"anti_share"`
-	AntiAlpha   float64        `json:"anti_alpha"`
+	AntiShare *float64 `json:"anti_share"`
+	AntiAlpha float64  `json:"anti_alpha"`
+	// JudgeError is the satisfaction judge's error rate that the
+	// definitions of dead, saturated and redundant tolerate.
+	JudgeError  float64        `json:"judge_error"`
 	ByType      []DiscrimCount `json:"by_type"`
 	Total       DiscrimCount   `json:"total"`
 	RecordsWith DiscrimCount   `json:"records_with"` // measured records with at least one such item
@@ -87,13 +90,14 @@ const needsEmpirical = "no record has satisfaction verdicts (rollouts[].satisfac
 
 // discAcc measures each math record's discrimination as it is read.
 type discAcc struct {
+	opt      discrim.Options
 	agg      *discrim.Aggregate
 	m        discrim.Matrix
 	skipped  int64 // rollouts without matching verdicts in records with some
 	verdicts int64 // records with at least one judged rollout
 }
 
-func newDiscAcc() discAcc { return discAcc{agg: discrim.NewAggregate()} }
+func newDiscAcc(opt discrim.Options) discAcc { return discAcc{opt: opt, agg: discrim.NewAggregate()} }
 
 func (d *discAcc) add(r *row) {
 	m := &d.m
@@ -111,7 +115,7 @@ func (d *discAcc) add(r *row) {
 		d.verdicts++
 		d.skipped += int64(m.Skipped)
 	}
-	st := discrim.Measure(m, nil, discrim.Options{})
+	st := discrim.Measure(m, nil, d.opt)
 	d.agg.Add(r.ID, &st)
 }
 
@@ -124,7 +128,7 @@ func (d *discAcc) merge(o *discAcc) {
 func (d *discAcc) report() *Discrimination {
 	g := d.agg
 	out := &Discrimination{
-		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha,
+		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha, JudgeError: d.opt.JudgeErrorOf(),
 		Unmeasured: UnmeasuredCounts{NoItems: g.Unmeasured[discrim.NoItems], NoVerdicts: g.Unmeasured[discrim.NoVerdicts],
 			OnlyCorrect: g.Unmeasured[discrim.OnlyCorrect], OnlyFlawed: g.Unmeasured[discrim.OnlyFlawed]},
 		ByType: []DiscrimCount{}, RedundantPairs: g.RedundantPairs, NearDuplicatePairs: g.NearDuplicatePairs,

@@ -19,22 +19,32 @@
 //     (whose items carry no weights); computed with and without ANSWER items.
 //   - rubric AUROC = P(score(correct) > score(flawed)) + ½ P(tie) over all
 //     correct × flawed pairs of the record.
-//   - saturated: x_ir = 1 on every measured rollout ([ItemStats.Saturated]);
-//     reported apart from x_ir = 1 on at least 95% of them
-//     ([ItemStats.Saturated95], which includes the former). dead: x_ir = 1 on
-//     none.
+//   - saturated: x_ir = 0 on no more of the measured rollouts than the
+//     satisfaction judge's errors explain ([FlipsExplain] at its error rate
+//     [Options.JudgeError], [DefaultJudgeError] when none is measured; with
+//     none, x_ir = 1 on every rollout) ([ItemStats.Saturated]); reported
+//     beside it, saturated or x_ir = 1 on at least 95% of them
+//     ([ItemStats.Saturated95]). dead: likewise with x_ir = 1.
 //   - anti-discriminative: e_i < 0 beyond noise, decided by the one-sided
-//     Fisher exact test (see [FisherLess]): under "x does not depend on
-//     correctness", given how many rollouts are correct and how many have
-//     x = 1, the chance that the correct ones hold as few x = 1 as observed
-//     or fewer is at most [DefaultAntiAlpha] (0.05). The smallest p a
-//     record can reach is 1 / C(n, n_correct), so a record of 8 rollouts
-//     with one flawed rollout can never show an item anti-discriminative
-//     (p ≥ 1/8), and one with 4 and 4 can (p ≥ 1/70): an edge below zero that
-//     the counts cannot tell from chance is counted as a negative edge only.
-//   - redundant pair: two items of a record whose x vectors over the measured
-//     rollouts are equal, or both non-constant and correlated (Pearson,
-//     here the phi coefficient) at ≥ 0.9.
+//     Fisher exact test (see [FisherLess]) under multiple-comparison
+//     control: under "x does not depend on correctness", given how many
+//     rollouts are correct and how many have x = 1, the chance that the
+//     correct ones hold as few x = 1 as observed or fewer, adjusted by
+//     Benjamini-Hochberg over the record's items ([BenjaminiHochberg]), is
+//     at most [DefaultAntiAlpha] (0.05). The smallest p a record can reach
+//     is 1 / C(n, n_correct), so a record of 8 rollouts with one flawed
+//     rollout can never show an item anti-discriminative (p ≥ 1/8), and one
+//     with 4 and 4 can (p ≥ 1/70): an edge below zero that the counts
+//     cannot tell from chance is counted as a negative edge only.
+//   - redundant pair: two items of a record that move together within the
+//     labels: their within-label correlation ([WithinPhi], RRD's: each
+//     item's x centred on the mean of its own label, correct or flawed) is
+//     at least what two wordings of one criterion keep under the judge's
+//     errors, 0.9·(1 − 2·error)², and their association within the labels
+//     is beyond chance ([StratifiedAssociationP], adjusted by
+//     Benjamini-Hochberg over the record's pairs, at most 0.05). Two items
+//     that each follow correctness, or that move against each other, are
+//     not redundant.
 //   - near-duplicate texts, reported apart: the word-bigram Jaccard
 //     similarity of the two items' texts is ≥ 0.8 (words are runs of letters
 //     and digits, lower-cased; a text of one word is its word).

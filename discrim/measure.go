@@ -26,8 +26,10 @@ const (
 type Options struct {
 	// AntiAlpha replaces DefaultAntiAlpha when positive.
 	AntiAlpha float64
-	// JudgeError is the satisfaction judge's verdict error rate (not
-	// used yet).
+	// JudgeError is the satisfaction judge's measured verdict error rate
+	// (a panel's, or against people's labels) that the definitions of
+	// dead, saturated and redundant tolerate: 0 takes DefaultJudgeError, a
+	// negative rate none (the exact definitions).
 	JudgeError float64
 }
 
@@ -84,11 +86,14 @@ type ItemStats struct {
 	MeanCorrect, MeanFlawed float64
 	Edge                    float64
 	// AntiP is the one-sided Fisher p that correct rollouts hold this few
-	// x = 1 by chance; Anti is Edge < 0 with AntiP ≤ the alpha.
+	// x = 1 by chance; Anti is Edge < 0 with AntiP, adjusted by
+	// Benjamini-Hochberg over the record's items, ≤ the alpha.
 	AntiP float64
 	Anti  bool
-	// Saturated: x = 1 on every rollout; Saturated95: on ≥ 95% of them
-	// (so every Saturated item is Saturated95); Dead: on none.
+	// Saturated: x = 0 on no more rollouts than judge errors explain
+	// (FlipsExplain at the judge error rate; with none, x = 1 on every
+	// rollout); Dead likewise with x = 1. Saturated95: Saturated, or x = 1
+	// on ≥ 95% of the rollouts.
 	Saturated, Saturated95, Dead bool
 	// Redundant and NearDuplicate are true when the item is in at least one
 	// pair of the kind.
@@ -152,10 +157,12 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	if len(m.Items) == 0 || len(rollouts) == 0 {
 		return st
 	}
+	flips := FlipsExplain(len(rollouts), opt.judgeError())
 	for i := range m.Items {
-		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, opt.antiAlpha())
+		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, flips)
 	}
-	st.Redundant = redundantPairs(m, rollouts)
+	markAnti(st.Items, opt.antiAlpha())
+	st.Redundant = redundantPairs(m, rollouts, opt.judgeError())
 	for _, p := range st.Redundant {
 		st.Items[p.A].Redundant, st.Items[p.B].Redundant = true, true
 	}
@@ -188,7 +195,7 @@ func allPositions(n int) []int {
 	return p
 }
 
-func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed int, alpha float64) {
+func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed, flips int) {
 	for _, r := range rollouts {
 		if !m.X(r, i) {
 			continue
@@ -201,9 +208,8 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 		}
 	}
 	n := len(rollouts)
-	s.Saturated = s.Good == n
-	s.Saturated95 = float64(s.Good) >= SaturatedShare*float64(n)
-	s.Dead = s.Good == 0
+	s.Saturated, s.Dead = saturatedOrDead(s.Good, n, flips)
+	s.Saturated95 = s.Saturated || float64(s.Good) >= SaturatedShare*float64(n)
 	if nCorrect == 0 || nFlawed == 0 {
 		return
 	}
@@ -212,7 +218,37 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 	s.MeanFlawed = float64(s.GoodFlawed) / float64(nFlawed)
 	s.Edge = s.MeanCorrect - s.MeanFlawed
 	s.AntiP = FisherLess(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed)
-	s.Anti = s.Edge < 0 && s.AntiP <= alpha
+}
+
+// saturatedOrDead: an item good on good of n rollouts is saturated when
+// judge errors explain its x = 0 (at most flips of them), dead when they
+// explain its x = 1; on so few rollouts that they explain both, it is the
+// one its count is nearer, neither on a tie.
+func saturatedOrDead(good, n, flips int) (saturated, dead bool) {
+	bad := n - good
+	saturated = bad <= flips && bad < good || bad == 0 && n > 0
+	dead = good <= flips && good < bad || good == 0 && n > 0
+	return saturated, dead
+}
+
+// markAnti sets Anti on the items whose edge is negative and whose Fisher
+// p, adjusted by Benjamini-Hochberg over the record's items with an edge,
+// is at most alpha.
+func markAnti(items []ItemStats, alpha float64) {
+	var ps []float64
+	for i := range items {
+		if items[i].HasEdge {
+			ps = append(ps, items[i].AntiP)
+		}
+	}
+	adj := BenjaminiHochberg(ps)
+	k := 0
+	for i := range items {
+		if items[i].HasEdge {
+			items[i].Anti = items[i].Edge < 0 && adj[k] <= alpha
+			k++
+		}
+	}
 }
 
 // FisherLess is the one-sided Fisher exact p of a 2 × 2 table: with

@@ -1,13 +1,181 @@
 package discrim
 
-// WithinPhi is not written yet.
-func WithinPhi(m *Matrix, rollouts []int, a, b int) float64 { return 0 }
+import (
+	"math"
+	"slices"
+)
 
-// StratifiedAssociationP is not written yet.
-func StratifiedAssociationP(m *Matrix, rollouts []int, a, b int) float64 { return 1 }
+// DefaultJudgeError is the satisfaction judge's verdict error rate the
+// definitions tolerate when no measured rate is given (Options.JudgeError):
+// the chance that one verdict is the opposite of the truth.
+const DefaultJudgeError = 0.05
 
-// FlipsExplain is not written yet.
-func FlipsExplain(n int, eps float64) int { return 0 }
+// FlipsTail is the tail probability of [FlipsExplain]: a count of x = 1 (or
+// x = 0) that judge errors alone would exceed no more than this often is
+// what they explain.
+const FlipsTail = 0.1
 
-// BenjaminiHochberg is not written yet.
-func BenjaminiHochberg(p []float64) []float64 { return p }
+// RedundantAlpha is the false-discovery rate at which a record's redundant
+// pairs are called (Benjamini-Hochberg over the record's pairs).
+const RedundantAlpha = 0.05
+
+// judgeError is the rate the definitions tolerate: Options.JudgeError, 0
+// taking DefaultJudgeError and a negative one meaning none (the exact
+// definitions); at most 0.5.
+func (o Options) judgeError() float64 {
+	switch {
+	case o.JudgeError < 0:
+		return 0
+	case o.JudgeError == 0:
+		return DefaultJudgeError
+	}
+	return min(o.JudgeError, 0.5)
+}
+
+// JudgeErrorOf is the rate o's definitions tolerate (see Options.JudgeError).
+func (o Options) JudgeErrorOf() float64 { return o.judgeError() }
+
+// FlipsExplain is the most verdicts out of n that a judge wrong with
+// probability eps on each, independently, gets wrong more often than
+// FlipsTail: the smallest q with P(Binomial(n, eps) > q) ≤ FlipsTail. An
+// item whose x = 1 on at most q of n rollouts is dead within the judge's
+// error (x = 0 on at most q: saturated). 0 when eps is 0.
+func FlipsExplain(n int, eps float64) int {
+	if n <= 0 || !(eps > 0) {
+		return 0
+	}
+	cdf := 0.0
+	for q := 0; q < n; q++ {
+		cdf += math.Exp(logChoose(n, q) + float64(q)*math.Log(eps) + float64(n-q)*math.Log1p(-eps))
+		if 1-cdf <= FlipsTail {
+			return q
+		}
+	}
+	return n
+}
+
+// WithinPhi is the within-label correlation of items a and b over the
+// rollouts at the given positions (nil: all): their good-side values
+// centred on each label's own mean (correct, flawed), the deviations'
+// covariance over the product of their spreads, pooled over both labels
+// (RRD's within-label correlation). Two items that each follow correctness
+// do not correlate within the labels; two wordings of one criterion do.
+// NaN when either item is constant within both labels.
+func WithinPhi(m *Matrix, rollouts []int, a, b int) float64 {
+	var cov, va, vb float64
+	for _, side := range [2]bool{true, false} {
+		n, na, nb, nab := sideCounts(m, rollouts, a, b, side)
+		if n == 0 {
+			continue
+		}
+		fn := float64(n)
+		cov += float64(nab) - float64(na)*float64(nb)/fn
+		va += float64(na) - float64(na)*float64(na)/fn
+		vb += float64(nb) - float64(nb)*float64(nb)/fn
+	}
+	if va <= 1e-12 || vb <= 1e-12 {
+		return math.NaN()
+	}
+	return cov / math.Sqrt(va*vb)
+}
+
+// sideCounts counts, over the rollouts of one label, the rollouts, those
+// with x = 1 on a, on b, and on both.
+func sideCounts(m *Matrix, rollouts []int, a, b int, correct bool) (n, na, nb, nab int) {
+	each := func(r int) {
+		if m.Correct[r] != correct {
+			return
+		}
+		xa, xb := m.X(r, a), m.X(r, b)
+		n++
+		na += b2int(xa)
+		nb += b2int(xb)
+		nab += b2int(xa && xb)
+	}
+	if rollouts == nil {
+		for r := range m.Rollouts() {
+			each(r)
+		}
+	} else {
+		for _, r := range rollouts {
+			each(r)
+		}
+	}
+	return n, na, nb, nab
+}
+
+func b2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// StratifiedAssociationP is the exact one-sided p that items a and b agree
+// on x = 1 as often as they do, or more, within the labels by chance: with
+// each label's margins fixed (how many rollouts of it have x = 1 on a and
+// on b), the count of rollouts with x = 1 on both is hypergeometric within
+// each label; p is the upper tail of the sum over the two labels at the
+// observed sum. 1 when no label can tell.
+func StratifiedAssociationP(m *Matrix, rollouts []int, a, b int) float64 {
+	dist := []float64{1} // distribution of the sum, from 0
+	observed := 0
+	for _, side := range [2]bool{true, false} {
+		n, na, nb, nab := sideCounts(m, rollouts, a, b, side)
+		observed += nab
+		lo, hi := max(0, na+nb-n), min(na, nb)
+		pmf := make([]float64, hi+1)
+		denom := logChoose(n, nb)
+		for k := lo; k <= hi; k++ {
+			pmf[k] = math.Exp(logChoose(na, k) + logChoose(n-na, nb-k) - denom)
+		}
+		dist = convolve(dist, pmf)
+	}
+	p := 0.0
+	for s := observed; s < len(dist); s++ {
+		p += dist[s]
+	}
+	return min(p, 1)
+}
+
+func convolve(a, b []float64) []float64 {
+	out := make([]float64, len(a)+len(b)-1)
+	for i, x := range a {
+		if x == 0 {
+			continue
+		}
+		for j, y := range b {
+			out[i+j] += x * y
+		}
+	}
+	return out
+}
+
+// BenjaminiHochberg is the step-up adjustment of p-values for a false
+// discovery rate: rank the k-th smallest of m, adjusted to
+// min over j ≥ k of p_(j)·m/j (at most 1), in the input order. A test
+// whose adjusted p is at most q is a discovery at rate q.
+func BenjaminiHochberg(p []float64) []float64 {
+	m := len(p)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case p[a] < p[b]:
+			return -1
+		case p[a] > p[b]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]float64, m)
+	running := 1.0
+	for k := m - 1; k >= 0; k-- {
+		i := order[k]
+		running = min(running, p[i]*float64(m)/float64(k+1))
+		out[i] = running
+	}
+	return out
+}

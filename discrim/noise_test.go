@@ -80,8 +80,10 @@ func TestNegativeWithinLabelsNotRedundant(t *testing.T) {
 	if len(st.Redundant) != 0 {
 		t.Errorf("redundant pairs %v for opposite items", pairNames(st.Redundant))
 	}
-	if r := WithinPhi(m, nil, 0, 1); !(r < -0.9) {
-		t.Errorf("within-label phi %v; want about −1", r)
+	// correct: cov 0 − 16/8 = −2, spreads 2 and 2; flawed: na nb 2, nab 0:
+	// cov −0.5, spreads 1.5: −2.5/3.5 = −0.714.
+	if r := WithinPhi(m, nil, 0, 1); !near(r, -2.5/3.5) {
+		t.Errorf("within-label phi %v; want −0.714", r)
 	}
 }
 

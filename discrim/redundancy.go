@@ -7,41 +7,50 @@ import (
 	"unicode/utf8"
 )
 
-// redundantPairs lists the item pairs whose x vectors over the rollouts are
-// equal, or both non-constant with correlation ≥ RedundantCorr.
-func redundantPairs(m *Matrix, rollouts []int) []Pair {
-	var out []Pair
+// redundantPairs lists the item pairs that move together within the
+// labels: their within-label correlation (WithinPhi) is at least what two
+// wordings of one criterion keep under the judge's errors,
+// RedundantCorr·(1 − 2·eps)², and their association within the labels is
+// beyond chance (StratifiedAssociationP, adjusted by Benjamini-Hochberg
+// over the record's pairs, at most RedundantAlpha). Two items that each
+// follow correctness, or that move against each other, are not redundant.
+func redundantPairs(m *Matrix, rollouts []int, eps float64) []Pair {
+	type tested struct {
+		p    Pair
+		pval float64
+	}
+	var ts []tested
 	for a := range m.Items {
 		for b := a + 1; b < len(m.Items); b++ {
-			if p, ok := redundant(m, rollouts, a, b); ok {
-				out = append(out, p)
+			r := WithinPhi(m, rollouts, a, b)
+			if math.IsNaN(r) {
+				continue
 			}
+			ts = append(ts, tested{Pair{A: a, B: b, Equal: equalVectors(m, rollouts, a, b), Corr: r}, StratifiedAssociationP(m, rollouts, a, b)})
+		}
+	}
+	ps := make([]float64, len(ts))
+	for i, t := range ts {
+		ps[i] = t.pval
+	}
+	adj := BenjaminiHochberg(ps)
+	floor := RedundantCorr * (1 - 2*eps) * (1 - 2*eps)
+	var out []Pair
+	for i, t := range ts {
+		if adj[i] <= RedundantAlpha && t.p.Corr >= floor-1e-12 {
+			out = append(out, t.p)
 		}
 	}
 	return out
 }
 
-func redundant(m *Matrix, rollouts []int, a, b int) (Pair, bool) {
-	var na, nb, nab int
-	equal := true
+func equalVectors(m *Matrix, rollouts []int, a, b int) bool {
 	for _, r := range rollouts {
-		xa, xb := m.X(r, a), m.X(r, b)
-		if xa {
-			na++
-		}
-		if xb {
-			nb++
-		}
-		if xa && xb {
-			nab++
-		}
-		if xa != xb {
-			equal = false
+		if m.X(r, a) != m.X(r, b) {
+			return false
 		}
 	}
-	corr := Phi(len(rollouts), na, nb, nab)
-	p := Pair{A: a, B: b, Equal: equal, Corr: corr}
-	return p, equal || corr >= RedundantCorr
+	return true
 }
 
 // Phi is the Pearson correlation of two 0/1 vectors of length n with na
