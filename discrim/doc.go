@@ -2,8 +2,8 @@
 // each item, and the rubric as a whole, separates a record's correct
 // rollouts from its flawed ones, measured on the corpus's own verified
 // rollouts and per-rollout satisfaction verdicts (no new requests). It is
-// pure: it imports only schema and the standard library, reads no files and
-// keeps no clock.
+// pure: it imports only schema, reward (whose formulas say what a scheme
+// pays) and the standard library, reads no files and keeps no clock.
 //
 // # Definitions
 //
@@ -55,7 +55,12 @@
 // item and rollout by rollout by a reader with its own row type). [Measure]
 // measures it over all its rollouts or a subset given as positions, so a
 // caller can fit on one half and measure on the other ([Split] is the fixed
-// split), and score a rubric under new weights ([AUROCWith]). An [Aggregate] folds records' measurements into bounded counts and
+// split), and score a rubric under new weights ([AUROCWith]). [Folds]
+// assigns rollouts to cross-fitting folds; a [Scorer] scores rollouts under
+// a rubric [Version] by the rubric score or the part of a scheme's reward
+// the rubric pays (reward.RubricReward); a [Boot] turns per-record AUROCs
+// over a [Sample] (pairs within its groups) into means with 95% intervals
+// from a bootstrap over records and rollouts. An [Aggregate] folds records' measurements into bounded counts and
 // histograms (by item type and by record) and merges with another in a
 // fixed order; records it cannot measure are counted by [Reason], never as
 // 0 or 1. The grounded style's edge (open-book minus closed-book mean score
