@@ -18,6 +18,10 @@ type Sample struct {
 	correct []bool
 	group   []int32
 	cells   [][]int32 // sample indexes by group and side
+	// pi and pj are the correct and the flawed rollout of each pair (made
+	// on first use).
+	pi, pj []int32
+	made   bool
 }
 
 // NewSample is the sample of m's rollouts at pos, in groups group (one per
@@ -47,17 +51,26 @@ func (s *Sample) Len() int { return len(s.correct) }
 
 // Pairs is how many correct × flawed pairs s compares.
 func (s *Sample) Pairs() int {
-	byGroup := map[int32][2]int{}
-	for j, g := range s.group {
-		c := byGroup[g]
-		c[b2int(s.correct[j])]++
-		byGroup[g] = c
+	s.pairs()
+	return len(s.pi)
+}
+
+// pairs lists the pairs once.
+func (s *Sample) pairs() {
+	if s.made {
+		return
 	}
-	n := 0
-	for _, c := range byGroup {
-		n += c[0] * c[1]
+	s.made = true
+	for i := range s.correct {
+		if !s.correct[i] {
+			continue
+		}
+		for j := range s.correct {
+			if !s.correct[j] && s.group[i] == s.group[j] {
+				s.pi, s.pj = append(s.pi, int32(i)), append(s.pj, int32(j))
+			}
+		}
 	}
-	return n
 }
 
 // ranked is one series' scores over a sample, ordered by group and score,
@@ -152,9 +165,12 @@ type Boot struct {
 	pointSum []float64
 	pointN   []int64
 
-	rk    []ranked
-	count []int32
-	vals  []float64
+	rk      []ranked
+	outcome [][]float64
+	same    []int
+	pw      []float64
+	count   []int32
+	vals    []float64
 }
 
 // NewBoot accumulates series series and the given diffs of them.
@@ -186,24 +202,24 @@ func drawPoisson1(rng *rand.Rand) int {
 	return len(poisson1)
 }
 
+// maxPairsDirect is the most pairs a sample may have for Add to weigh
+// every pair directly; larger samples are ranked once per series instead.
+const maxPairsDirect = 256
+
 // Add measures one record over sample s: scores[k] are series k's scores
 // of s's rollouts, nil when the series is undefined for the record. seed
-// (RecordSeed of the record's id) fixes its draws.
+// (RecordSeed of the record's id) fixes its draws. Series with the same
+// outcome on every pair are measured once.
 func (b *Boot) Add(seed uint64, s *Sample, scores [][]float64) {
-	if len(b.rk) < b.series {
-		b.rk = make([]ranked, b.series)
-	}
 	b.vals = growF(b.vals, b.series+len(b.diffs))
-	for k, sc := range scores[:b.series] {
-		if sc != nil {
-			b.rk[k].rank(s, sc)
-		}
-	}
+	s.pairs()
+	direct := len(s.pi) <= maxPairsDirect
+	b.prepare(s, scores, direct)
 	b.count = growI(b.count, s.Len())
 	for j := range b.count {
 		b.count[j] = 1
 	}
-	b.measure(s, scores, b.count)
+	b.measure(s, scores, b.count, direct)
 	for k, v := range b.vals {
 		if !math.IsNaN(v) {
 			b.pointSum[k] += v
@@ -223,7 +239,7 @@ func (b *Boot) Add(seed uint64, s *Sample, scores [][]float64) {
 				b.count[cell[rng.IntN(len(cell))]]++
 			}
 		}
-		b.measure(s, scores, b.count)
+		b.measure(s, scores, b.count, direct)
 		for k, v := range b.vals[:n] {
 			if !math.IsNaN(v) {
 				b.sum[k*Replicates+rep] += float64(w) * v
@@ -233,12 +249,75 @@ func (b *Boot) Add(seed uint64, s *Sample, scores [][]float64) {
 	}
 }
 
+// prepare ranks each distinct series once: its outcome on every pair when
+// direct (b.outcome[k], shared by series whose outcomes are equal through
+// b.same), else its order (b.rk).
+func (b *Boot) prepare(s *Sample, scores [][]float64, direct bool) {
+	if len(b.rk) < b.series {
+		b.rk = make([]ranked, b.series)
+		b.outcome = make([][]float64, b.series)
+		b.same = make([]int, b.series)
+	}
+	for k, sc := range scores[:b.series] {
+		b.same[k] = k
+		if sc == nil {
+			continue
+		}
+		if !direct {
+			b.rk[k].rank(s, sc)
+			continue
+		}
+		o := b.outcome[k][:0]
+		for p := range s.pi {
+			a, f := sc[s.pi[p]], sc[s.pj[p]]
+			switch {
+			case math.Abs(a-f) <= tieTolerance:
+				o = append(o, 0.5)
+			case a > f:
+				o = append(o, 1)
+			default:
+				o = append(o, 0)
+			}
+		}
+		b.outcome[k] = o
+		for j := range k {
+			if scores[j] != nil && b.same[j] == j && slices.Equal(b.outcome[j], o) {
+				b.same[k] = j
+				break
+			}
+		}
+	}
+}
+
 // measure fills b.vals with every series' and diff's value under count.
-func (b *Boot) measure(s *Sample, scores [][]float64, count []int32) {
-	for k := range b.series {
-		b.vals[k] = math.NaN()
-		if scores[k] != nil {
-			b.vals[k] = b.rk[k].auroc(s, count)
+func (b *Boot) measure(s *Sample, scores [][]float64, count []int32, direct bool) {
+	if direct {
+		b.pw = growF(b.pw, len(s.pi))
+		den := 0.0
+		for p := range s.pi {
+			b.pw[p] = float64(count[s.pi[p]]) * float64(count[s.pj[p]])
+			den += b.pw[p]
+		}
+		for k := range b.series {
+			b.vals[k] = math.NaN()
+			switch {
+			case scores[k] == nil || den == 0:
+			case b.same[k] != k:
+				b.vals[k] = b.vals[b.same[k]]
+			default:
+				num := 0.0
+				for p, o := range b.outcome[k] {
+					num += b.pw[p] * o
+				}
+				b.vals[k] = num / den
+			}
+		}
+	} else {
+		for k := range b.series {
+			b.vals[k] = math.NaN()
+			if scores[k] != nil {
+				b.vals[k] = b.rk[k].auroc(s, count)
+			}
 		}
 	}
 	for d, pr := range b.diffs {

@@ -207,3 +207,28 @@ func TestScorerPaysWhatTheSchemesPay(t *testing.T) {
 		t.Error("a rubric of its ANSWER item alone is scored without ANSWER items")
 	}
 }
+
+// TestLargeSamplesRanked: a record of 40 rollouts (400 pairs, more than
+// Add weighs one by one) gets the AUROC of its scores, ties included.
+func TestLargeSamplesRanked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m, scores := noisyRecord(rng, 40, 0.5)
+	for r := range scores {
+		scores[r] = math.Round(scores[r]*2) / 2 // ties
+	}
+	var pos, neg []float64
+	for r, sc := range scores {
+		if m.Correct[r] {
+			pos = append(pos, sc)
+		} else {
+			neg = append(neg, sc)
+		}
+	}
+	want, _ := AUROC(pos, neg)
+	b := NewBoot(1, nil)
+	s := NewSample(m, allPositions(40), nil)
+	b.Add(1, s, [][]float64{scores})
+	if s.Pairs() != 400 || !near(b.Estimate(0).Mean, want) {
+		t.Errorf("pairs %d, AUROC %v; want 400 and %v", s.Pairs(), b.Estimate(0).Mean, want)
+	}
+}
