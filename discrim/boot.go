@@ -402,3 +402,23 @@ func growI(xs []int32, n int) []int32 {
 	}
 	return xs[:n]
 }
+
+// SampleAUROC is the AUROC of scores over s's pairs (every rollout
+// counted once); ok is false when s has no pair.
+func SampleAUROC(s *Sample, scores []float64) (auroc float64, ok bool) {
+	s.pairs()
+	if len(s.pi) == 0 {
+		return 0, false
+	}
+	wins := 0
+	for p := range s.pi {
+		a, f := scores[s.pi[p]], scores[s.pj[p]]
+		switch {
+		case math.Abs(a-f) <= tieTolerance:
+			wins++
+		case a > f:
+			wins += 2
+		}
+	}
+	return float64(wins) / float64(2*len(s.pi)), true
+}

@@ -26,6 +26,10 @@ const (
 type Options struct {
 	// AntiAlpha replaces DefaultAntiAlpha when positive.
 	AntiAlpha float64
+	// NoText leaves near-duplicate texts out (RecordStats.NearDuplicates
+	// stays empty): a caller measuring the same items many times needs
+	// them once.
+	NoText bool
 	// JudgeError is the satisfaction judge's measured verdict error rate
 	// (a panel's, or against people's labels) that the definitions of
 	// dead, saturated and redundant tolerate: 0 takes DefaultJudgeError, a
@@ -142,7 +146,9 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	for i, it := range m.Items {
 		st.Items[i] = ItemStats{ID: it.ID, Type: it.Type}
 	}
-	st.NearDuplicates = nearDuplicates(m.Items)
+	if !opt.NoText {
+		st.NearDuplicates = nearDuplicates(m.Items)
+	}
 	for _, p := range st.NearDuplicates {
 		st.Items[p.A].NearDuplicate, st.Items[p.B].NearDuplicate = true, true
 	}

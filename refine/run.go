@@ -31,7 +31,7 @@ const (
 	RecordsName = "refine-records.jsonl" // one Decision per record, in input order
 	// Version is the refinement's own version, part of its fingerprint:
 	// bump it when the rules or the weights change.
-	Version = "1"
+	Version = "2"
 )
 
 var (
@@ -219,14 +219,7 @@ func decideRecord(rec *schema.Record, m *discrim.Matrix, opt Options) Decision {
 		return Decision{ID: rec.ID, Unmeasured: "style_" + rec.Style}
 	}
 	discrim.FromRecord(m, rec)
-	if m.Rollouts() == 0 {
-		return Decision{ID: rec.ID, Unmeasured: discrim.NoVerdicts.String()}
-	}
-	stored := make([]float64, len(rec.Rubric))
-	for i, it := range rec.Rubric {
-		stored[i] = it.Weight
-	}
-	return Decide(rec.ID, m, stored, opt)
+	return Decide(rec.ID, m, opt)
 }
 
 // shardRowsOf is the rows of the source run's largest shard, 1000 when
@@ -297,9 +290,9 @@ func resolved(path string) string {
 // settingsOf are the refinement's settings as the manifest's job history
 // keeps them.
 func settingsOf(src string, in *audit.Input, opt Options) map[string]string {
-	sat := "every fit rollout"
+	sat := "within the judge's errors"
 	if opt.Saturated95 {
-		sat = ">= 95% of fit rollouts"
+		sat = "within the judge's errors, or >= 95% of the rollouts"
 	}
 	alpha := opt.AntiAlpha
 	if alpha <= 0 {
@@ -315,8 +308,11 @@ func settingsOf(src string, in *audit.Input, opt Options) map[string]string {
 		"anti_alpha":         strconv.FormatFloat(alpha, 'g', -1, 64),
 		"saturated":          sat,
 		"min_side":           strconv.Itoa(opt.MinSide),
-		"split":              "discrim.Split: correct and flawed rollouts by index alternate fit, held-out",
-		"weights":            "max(edge, 0.05) / sum |phi| over kept items",
+		"decided_on":         "every judged rollout",
+		"held_out":           "cross-fitted: discrim.Folds, " + strconv.Itoa(opt.folds()) + " folds by side and index; pairs within a fold",
+		"folds":              strconv.Itoa(opt.folds()),
+		"judge_error":        strconv.FormatFloat(opt.discrim(false).JudgeErrorOf(), 'g', -1, 64),
+		"weights":            "max(edge, 0.05) / (1 + sum of positive within-label phi with the other kept items)",
 		"decompose":          "off",
 	}
 }
