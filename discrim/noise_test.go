@@ -103,14 +103,14 @@ func TestFlipsExplain(t *testing.T) {
 	}
 }
 
-// TestDeadAndSaturatedTolerateJudgeNoise: over 16 rollouts an item good on
-// one or two of them is dead at the default judge error (5%: flips alone
-// explain up to 2), good on 14 saturated; with the exact rule (no judge
-// error) only 0 and 16 are.
+// TestDeadAndSaturatedTolerateJudgeNoise: over 8 correct and 8 flawed
+// rollouts an item good on at most one of each side is dead at the default
+// judge error (5%: flips alone explain 1 of 8), bad on at most one of each
+// side saturated; with the exact rule (no judge error) only 0 and 16 are.
 func TestDeadAndSaturatedTolerateJudgeNoise(t *testing.T) {
 	m := columns(t, "CCCCCCCCFFFFFFFF",
 		"0000000000000000", "1000000000000000", "0100000000100000", "1110000000000000",
-		"1111111111111111", "1111111111111110", "1111111111111100", "1111111111111000")
+		"1111111111111111", "1111111111111110", "1111111011111110", "1111111111111100")
 	type kinds struct{ dead, sat bool }
 	for _, tc := range []struct {
 		name string
@@ -161,5 +161,27 @@ func TestBenjaminiHochberg(t *testing.T) {
 		if !near(got[i], want[i]) {
 			t.Fatalf("adjusted %v; want %v", got, want)
 		}
+	}
+}
+
+// TestDeadOnEachSide: judge errors must explain an item's x = 1 on each
+// side for it to be dead. An item good on the one correct rollout of 32
+// and on no flawed one follows correctness (edge 1); over all 32 its one
+// x = 1 is what a 5% judge's errors explain, but on the correct side, 1
+// of 1 is not (P(Bin(1, 0.05) > 0) = 0.05 ≤ 0.1 explains none). Likewise
+// an item bad only on the one flawed rollout is not saturated.
+func TestDeadOnEachSide(t *testing.T) {
+	sides := "C" + strings.Repeat("F", 31)
+	m := columns(t, sides, "1"+strings.Repeat("0", 31), "0"+strings.Repeat("0", 30)+"1")
+	st := Measure(m, nil, Options{})
+	if a := st.Items[0]; a.Dead || !near(a.Edge, 1) {
+		t.Errorf("good on the only correct rollout: dead %v, edge %v; want alive, edge 1", a.Dead, a.Edge)
+	}
+	if b := st.Items[1]; !b.Dead {
+		t.Errorf("good on one flawed rollout of 31: %+v; want dead", b)
+	}
+	flip := columns(t, strings.Repeat("C", 31)+"F", strings.Repeat("1", 31)+"0")
+	if s := Measure(flip, nil, Options{}).Items[0]; s.Saturated {
+		t.Errorf("bad on the only flawed rollout: saturated; want not (edge %v)", s.Edge)
 	}
 }
