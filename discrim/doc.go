@@ -19,8 +19,9 @@
 //     (whose items carry no weights); computed with and without ANSWER items.
 //   - rubric AUROC = P(score(correct) > score(flawed)) + ½ P(tie) over all
 //     correct × flawed pairs of the record.
-//   - saturated: x_ir = 0 on no more of the measured rollouts than the
-//     satisfaction judge's errors explain ([FlipsExplain] at its error rate
+//   - saturated: x_ir = 0 on no more of the measured rollouts of each side
+//     (correct, flawed) than the satisfaction judge's errors explain
+//     ([FlipsExplain] at its error rate
 //     [Options.JudgeError], [DefaultJudgeError] when none is measured; with
 //     none, x_ir = 1 on every rollout) ([ItemStats.Saturated]); reported
 //     beside it, saturated or x_ir = 1 on at least 95% of them

@@ -94,10 +94,10 @@ type ItemStats struct {
 	// Benjamini-Hochberg over the record's items, ≤ the alpha.
 	AntiP float64
 	Anti  bool
-	// Saturated: x = 0 on no more rollouts than judge errors explain
-	// (FlipsExplain at the judge error rate; with none, x = 1 on every
-	// rollout); Dead likewise with x = 1. Saturated95: Saturated, or x = 1
-	// on ≥ 95% of the rollouts.
+	// Saturated: x = 0 on no more rollouts of each side (correct,
+	// flawed) than judge errors explain (FlipsExplain at the judge error
+	// rate; with none, x = 1 on every rollout); Dead likewise with x = 1.
+	// Saturated95: Saturated, or x = 1 on ≥ 95% of the rollouts.
 	Saturated, Saturated95, Dead bool
 	// Redundant and NearDuplicate are true when the item is in at least one
 	// pair of the kind.
@@ -163,7 +163,8 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	if len(m.Items) == 0 || len(rollouts) == 0 {
 		return st
 	}
-	flips := FlipsExplain(len(rollouts), opt.judgeError())
+	eps := opt.judgeError()
+	flips := [2]int{FlipsExplain(st.Flawed, eps), FlipsExplain(st.Correct, eps)}
 	for i := range m.Items {
 		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, flips)
 	}
@@ -201,7 +202,7 @@ func allPositions(n int) []int {
 	return p
 }
 
-func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed, flips int) {
+func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed int, flips [2]int) {
 	for _, r := range rollouts {
 		if !m.X(r, i) {
 			continue
@@ -214,7 +215,7 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 		}
 	}
 	n := len(rollouts)
-	s.Saturated, s.Dead = saturatedOrDead(s.Good, n, flips)
+	s.Saturated, s.Dead = saturatedOrDead([2]int{s.GoodFlawed, s.GoodCorrect}, [2]int{nFlawed, nCorrect}, flips)
 	s.Saturated95 = s.Saturated || float64(s.Good) >= SaturatedShare*float64(n)
 	if nCorrect == 0 || nFlawed == 0 {
 		return
@@ -226,15 +227,22 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 	s.AntiP = FisherLess(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed)
 }
 
-// saturatedOrDead: an item good on good of n rollouts is saturated when
-// judge errors explain its x = 0 (at most flips of them), dead when they
-// explain its x = 1; on so few rollouts that they explain both, it is the
-// one its count is nearer, neither on a tie.
-func saturatedOrDead(good, n, flips int) (saturated, dead bool) {
-	bad := n - good
-	saturated = bad <= flips && bad < good || bad == 0 && n > 0
-	dead = good <= flips && good < bad || good == 0 && n > 0
-	return saturated, dead
+// saturatedOrDead: an item good on good[k] of the n[k] rollouts of each
+// side (flawed, correct) is saturated when judge errors explain its x = 0
+// on both sides (at most flips[k] of them), dead when they explain its
+// x = 1; where they explain both on every side (so few rollouts), it is
+// the one its count is nearer, neither on a tie.
+func saturatedOrDead(good, n, flips [2]int) (saturated, dead bool) {
+	saturated, dead = true, true
+	for k := range 2 {
+		saturated = saturated && n[k]-good[k] <= flips[k]
+		dead = dead && good[k] <= flips[k]
+	}
+	g, total := good[0]+good[1], n[0]+n[1]
+	if saturated && dead {
+		return 2*g > total, 2*g < total
+	}
+	return saturated && total > 0, dead && total > 0
 }
 
 // markAnti sets Anti on the items whose edge is negative and whose Fisher
