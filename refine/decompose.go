@@ -167,7 +167,7 @@ func writeUnits(ctx context.Context, in *audit.Input, cfg Config, path string) (
 			return fmt.Errorf("--decompose refines one style at a time; %s holds %s and %s records: %w", cfg.Src, style, rec.Style, ErrUsage)
 		}
 		style = rec.Style
-		sd[rec.ID] = pipeline.Seed{Saturated: sat, Rollouts: rec.Rollouts}
+		sd[rec.ID] = pipeline.Seed{Saturated: sat, Rollouts: shownOnly(rec, &m)}
 		line, err := json.Marshal(unitRow{ID: rec.ID, Problem: rec.Problem, Answer: rec.Answer, Source: rec.Source})
 		if err != nil {
 			return err
