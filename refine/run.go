@@ -60,7 +60,17 @@ type Config struct {
 	// Decompose, when set, splits saturated items into finer ones
 	// (--decompose; see Decompose). A dry run does not decompose.
 	Decompose *Decompose
+	// MinGain, when set, is the gate of --min-gain: a refinement whose
+	// held-out change of the rubric's own signal has a 95% interval
+	// reaching below it is not written (GateError).
+	MinGain *float64
 }
+
+// GateError is a refinement that fails the --min-gain gate: Out is not
+// written (or, when it already held this refinement, left as it was).
+type GateError struct{ Err error }
+
+func (e *GateError) Error() string { return e.Err.Error() }
 
 // IsUsage reports whether err is the user's to fix (exit 2): a missing or
 // unreadable source, an --out refused, a source without verdicts.
@@ -86,13 +96,13 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		settings["decompose"] = decomposeSetting(&cfg.Decompose.Job)
 	}
 	fp := fingerprint(in, settings)
-	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun}
+	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun,
+		JudgeError: judgeErrorUsed(cfg.Options)}
 	if !cfg.DryRun {
 		done, err := checkOut(cfg.Out, cfg.Src, fp)
 		if err != nil || done {
 			if done {
-				sum.AlreadyDone = true
-				return sum, nil
+				return alreadyDone(cfg, sum)
 			}
 			return nil, err
 		}
@@ -121,11 +131,47 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			cfg.Src, sum.Records.Read, ErrNoVerdicts)
 	}
 	sum.finish()
+	if cfg.MinGain != nil {
+		if err := sum.CheckGain(*cfg.MinGain); err != nil {
+			return sum, &GateError{err}
+		}
+	}
 	if err := w.adoptDecomposition(finer != nil); err != nil {
 		return nil, err
 	}
 	if err := w.commit(sum); err != nil {
 		return nil, err
+	}
+	return sum, nil
+}
+
+// judgeErrorUsed is the judge error rate the options make the rules
+// tolerate, and where it comes from.
+func judgeErrorUsed(opt Options) JudgeErrorUsed {
+	rate := opt.discrim(false).JudgeErrorOf()
+	if opt.JudgeError != 0 {
+		return JudgeErrorUsed{Rate: rate, From: "flag"}
+	}
+	return JudgeErrorUsed{Rate: rate, From: "default"}
+}
+
+// alreadyDone is the summary of a refinement Out already holds: its
+// refine.json, against which the --min-gain gate is checked.
+func alreadyDone(cfg Config, sum *Summary) (*Summary, error) {
+	sum.AlreadyDone = true
+	if cfg.MinGain == nil {
+		return sum, nil
+	}
+	raw, err := os.ReadFile(filepath.Join(cfg.Out, SummaryName))
+	if err != nil {
+		return nil, fmt.Errorf("reading the refinement %s holds, for --min-gain: %w", cfg.Out, err)
+	}
+	var done Summary
+	if err := json.Unmarshal(raw, &done); err != nil {
+		return nil, fmt.Errorf("reading %s for --min-gain: %w", filepath.Join(cfg.Out, SummaryName), err)
+	}
+	if err := done.CheckGain(*cfg.MinGain); err != nil {
+		return sum, &GateError{fmt.Errorf("%s holds this refinement: %w", cfg.Out, err)}
 	}
 	return sum, nil
 }
