@@ -52,11 +52,8 @@ type JudgeErrorUsed struct {
 	From string  `json:"from"`
 }
 
-// FigureSet is one figure without and with ANSWER items.
-type FigureSet struct {
-	WithoutAnswer Change `json:"without_answer"`
-	WithAnswer    Change `json:"with_answer"`
-}
+// FigureSet is one figure without and with ANSWER items (discrim's).
+type FigureSet = discrim.FigureSet
 
 // SchemeFigures are one scheme's figures, and what refine's weights do to
 // the reward it pays.
@@ -66,21 +63,9 @@ type SchemeFigures struct {
 	Weights string    `json:"weights"`
 }
 
-// Change is a mean AUROC over Records records before and after the
-// refinement, the mean change with its 95% interval (a bootstrap over
-// records and rollouts), and whether the interval lies above 0 (Raised)
-// or below (Lowered).
-type Change struct {
-	Records    int64      `json:"records"`
-	Before     float64    `json:"before"`
-	BeforeCI95 [2]float64 `json:"before_ci95"`
-	After      float64    `json:"after"`
-	AfterCI95  [2]float64 `json:"after_ci95"`
-	Change     float64    `json:"change"`
-	CI95       [2]float64 `json:"ci95"`
-	Raised     bool       `json:"raised"`
-	Lowered    bool       `json:"lowered"`
-}
+// Change is a mean AUROC before and after with the change's 95% interval
+// (discrim's).
+type Change = discrim.Change
 
 // NoHeldOut counts refined records that have no held-out pair (with
 // --decompose, a record whose rollouts not shown to the model lack a
@@ -247,11 +232,7 @@ func setFigure(set *FigureSet, f discrim.Figure, c Change) {
 }
 
 // change is figure k's Change from b (n figures).
-func change(b *discrim.Boot, k, n int) Change {
-	before, after, diff := b.Estimate(2*k), b.Estimate(2*k+1), b.Estimate(2*n+k)
-	return Change{Records: diff.Records, Before: before.Mean, BeforeCI95: before.CI95, After: after.Mean, AfterCI95: after.CI95,
-		Change: diff.Mean, CI95: diff.CI95, Raised: diff.Records > 0 && diff.CI95[0] > 0, Lowered: diff.Records > 0 && diff.CI95[1] < 0}
-}
+func change(b *discrim.Boot, k, n int) Change { return discrim.ChangeOf(b, 2*k, 2*k+1, 2*n+k) }
 
 // CheckGain is the --min-gain gate: an error unless the 95% interval of
 // the held-out change of the rubric's own signal (the record's scheme,
