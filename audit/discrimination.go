@@ -23,6 +23,22 @@ type Discrimination struct {
 	// ANSWER items. Null when no record is measured.
 	MeanAUROC              *float64 `json:"mean_auroc"`
 	MeanAUROCWithoutAnswer *float64 `json:"mean_auroc_without_answer"`
+	// MeanAUROCCI95 and MeanAUROCWithoutAnswerCI95 are the means' 95%
+	// intervals (a bootstrap over records and rollouts); null with them.
+	MeanAUROCCI95              *[2]float64 `json:"mean_auroc_ci95"`
+	MeanAUROCWithoutAnswerCI95 *[2]float64 `json:"mean_auroc_without_answer_ci95"`
+	// NoAUROC counts the measured records left out of those means because
+	// their rubric AUROC is undefined, and names the first of them.
+	NoAUROC NoAUROC `json:"no_auroc"`
+	// Paid is, for each record's own scheme ("default") and every scheme,
+	// the mean AUROC of the reward the scheme pays (reward.RubricReward:
+	// srar's type budgets, the others' weighted scores), without and with
+	// ANSWER items, with 95% intervals.
+	Paid []PaidAUROC `json:"paid_auroc"`
+	// Refined is set when the corpus is a refinement by distill refine
+	// (its refine.json read back): which rollouts decided its items, and
+	// the held-out figures, which the --min-auroc gate then checks.
+	Refined *Refined `json:"refined"`
 	// AntiShare is anti-discriminative items over measured items (the
 	// --max-anti-share gate's figure); AntiAlpha the Fisher p bound.
 	AntiShare *float64 `json:"anti_share"`
@@ -49,6 +65,37 @@ type Discrimination struct {
 	// Needs says what to run when no record has satisfaction verdicts;
 	// null when some record has them.
 	Needs *string `json:"needs"`
+}
+
+// NoAUROC counts measured records whose rubric AUROC is undefined with
+// ANSWER items (the weights counted sum to 0) and without (no item but
+// ANSWER items, or their weights sum to 0), naming the first
+// discrim.LowestKept of them.
+type NoAUROC struct {
+	WithAnswer    int64    `json:"with_answer"`
+	WithoutAnswer int64    `json:"without_answer"`
+	IDs           []string `json:"ids"`
+}
+
+// PaidAUROC is one scheme's paid-reward AUROC over the measured records.
+type PaidAUROC struct {
+	Scheme        string           `json:"scheme"`
+	WithoutAnswer discrim.Estimate `json:"without_answer"`
+	WithAnswer    discrim.Estimate `json:"with_answer"`
+}
+
+// Refined is what a refined corpus's refine.json says of it: the
+// refinement's fingerprint and source, which rollouts decided the items,
+// and the held-out (cross-fitted) AUROCs of the rubric score (validate's
+// figure) and of the reward each record's scheme pays.
+type Refined struct {
+	Fingerprint  string            `json:"fingerprint"`
+	From         string            `json:"refined_from"`
+	Records      int64             `json:"records"`
+	RolloutsUsed string            `json:"rollouts_used"`
+	Folds        int               `json:"folds"`
+	HeldOut      discrim.FigureSet `json:"heldout"`
+	Default      discrim.FigureSet `json:"heldout_default_scheme"`
 }
 
 // UnmeasuredCounts counts the records not measured, by why.
