@@ -48,6 +48,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
 	r.Discrimination = a.disc.report()
+	r.Discrimination.Refined = in.Refined
 	r.leaveOutTheOtherKind()
 	return r
 }

@@ -164,6 +164,7 @@ func (d *discAcc) add(r *row) {
 	}
 	st := discrim.Measure(m, nil, d.opt)
 	d.agg.Add(r.ID, &st)
+	d.agg.AddScores(r.ID, m, &st)
 }
 
 func (d *discAcc) merge(o *discAcc) {
@@ -185,10 +186,14 @@ func (d *discAcc) report() *Discrimination {
 	}
 	if m, ok := g.MeanAUROC(true); ok {
 		out.MeanAUROC = &m
+		out.MeanAUROCCI95 = ci95(g.Scores, 0)
 	}
 	if m, ok := g.MeanAUROC(false); ok {
 		out.MeanAUROCWithoutAnswer = &m
+		out.MeanAUROCWithoutAnswerCI95 = ci95(g.Scores, 1)
 	}
+	out.NoAUROC = NoAUROC{WithAnswer: g.NoAUROC, WithoutAnswer: g.NoAUROCNoAnswer, IDs: append([]string{}, g.NoAUROCIDs...)}
+	out.Paid = paidAUROCs(g.Scores)
 	if s, ok := g.AntiShare(); ok {
 		out.AntiShare = &s
 	}
@@ -203,6 +208,35 @@ func (d *discAcc) report() *Discrimination {
 	}
 	if d.verdicts == 0 && g.Records > g.Unmeasured[discrim.NoItems] {
 		out.Needs = addr(needsEmpirical)
+	}
+	return out
+}
+
+// ci95 is series k's interval in b; nil without one.
+func ci95(b *discrim.Boot, k int) *[2]float64 {
+	if b == nil {
+		return nil
+	}
+	e := b.Estimate(k)
+	if e.Records == 0 {
+		return nil
+	}
+	return &e.CI95
+}
+
+// paidAUROCs are the paid figures of b (discrim.PaidFigures, after the two
+// rubric series), one entry per scheme; none when b is nil.
+func paidAUROCs(b *discrim.Boot) []PaidAUROC {
+	out := []PaidAUROC{}
+	if b == nil {
+		return out
+	}
+	for k, f := range discrim.PaidFigures {
+		if !f.WithAnswer {
+			out = append(out, PaidAUROC{Scheme: f.Scheme, WithoutAnswer: b.Estimate(2 + k)})
+		} else {
+			out[len(out)-1].WithAnswer = b.Estimate(2 + k)
+		}
 	}
 	return out
 }

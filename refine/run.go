@@ -27,8 +27,8 @@ import (
 // Files a refinement writes into the refined run directory, beside the
 // corpus.
 const (
-	SummaryName = "refine.json"          // the Summary
-	RecordsName = "refine-records.jsonl" // one Decision per record, in input order
+	SummaryName = audit.RefineSummaryName // the Summary
+	RecordsName = "refine-records.jsonl"  // one Decision per record, in input order
 	// Version is the refinement's own version, part of its fingerprint:
 	// bump it when the rules or the weights change.
 	Version = "2"
