@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -70,7 +71,7 @@ func TestMeasuredRecordsWithoutAUROCAreNamed(t *testing.T) {
 	}, "C 110", "C 101", "F 010", "F 000")
 	recs = append(recs, zero)
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 10)
+	corpusfix.WriteRun(t, dir, recs, 10)
 	rep := auditPath(t, Options{JudgeError: -1}, dir)
 	d := rep.Discrimination
 	if d.NoAUROC.WithAnswer != 1 || d.NoAUROC.WithoutAnswer != 1 || len(d.NoAUROC.IDs) != 1 || d.NoAUROC.IDs[0] != "z" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/refine"
 )
 
