@@ -29,6 +29,10 @@ type Plant struct {
 	// JudgeNoise is the chance each satisfaction verdict is flipped, drawn
 	// per rollout and item (a paraphrase shares its original's draw).
 	JudgeNoise float64
+	// ParaphraseNoise (not yet used).
+	ParaphraseNoise float64
+	// FewCorrect (not yet used).
+	FewCorrect float64
 }
 
 // ItemKind is what a planted rubric item was built to be.
