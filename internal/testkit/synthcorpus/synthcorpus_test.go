@@ -143,3 +143,53 @@ func sameX(m *discrim.Matrix, a, b int) bool {
 	}
 	return true
 }
+
+// TestSweepKnobs: FewCorrect gives that share of records one or two
+// correct rollouts; ParaphraseNoise flips a redundant item's verdicts
+// beyond its source's; Aligned sets the aligned kind's good-side rates
+// (misaligned ones swapped).
+func TestSweepKnobs(t *testing.T) {
+	o := Options{Records: 400, Rollouts: 16, FewCorrect: 0.5, ParaphraseNoise: 0.2, JudgeNoise: -1, Aligned: [2]float64{1, 0}, Seed: 3,
+		Mix: Mix{Aligned: 0.5, Redundant: 0.3, Misaligned: 0.2}}
+	few, differ, copies := 0, 0, 0
+	for i := range o.Records {
+		rec, kinds := o.Record(i)
+		if rec.NCorrect == 1 || rec.NCorrect == 2 {
+			few++
+		}
+		m := discrim.FromRecord(nil, &rec)
+		for k, kind := range kinds {
+			switch kind {
+			case Redundant:
+				for r := range m.Rollouts() {
+					copies++
+					if m.X(r, k) != m.X(r, redundantSource(kinds, k)) {
+						differ++
+					}
+				}
+			case Aligned, Misaligned:
+				if rec.Rubric[k].Type == schema.TypeAnswer {
+					continue
+				}
+				for r := range m.Rollouts() {
+					if m.X(r, k) != (m.Correct[r] == (kind == Aligned)) {
+						t.Fatalf("record %d item %d (%v) is off its rates 1/0 on rollout %d", i, k+1, kind, r)
+					}
+				}
+			}
+		}
+	}
+	if share := float64(few) / float64(o.Records); share < 0.45 {
+		t.Errorf("%.2f of the records have 1 or 2 correct rollouts; want at least the 0.5 asked", share)
+	}
+	if copies == 0 || abs(float64(differ)/float64(copies)-0.2) > 0.03 {
+		t.Errorf("redundant items differ from their source on %d of %d verdicts; want 20%%", differ, copies)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
