@@ -205,9 +205,9 @@ func TestNoiseIsNotRaised(t *testing.T) {
 		s := &Summary{}
 		for i := range 60 {
 			d := Decide(fmt.Sprintf("%016x", seed*1000+i), noiseMatrix(rng, 16), DefaultOptions())
-			s.add(&d)
+			s.Add(&d)
 		}
-		s.finish()
+		s.Finish()
 		c := s.HeldOut.WithoutAnswer
 		if c.Raised != (c.CI95[0] > 0) || c.Records != 60 {
 			t.Fatalf("seed %d: %+v: raised must be the interval's lower bound above 0, over 60 records", seed, c)
@@ -234,9 +234,9 @@ func TestRefineJSONShape(t *testing.T) {
 	s := &Summary{}
 	for i := range 20 {
 		d := Decide(fmt.Sprint(i), noiseMatrix(rng, 8), DefaultOptions())
-		s.add(&d)
+		s.Add(&d)
 	}
-	s.finish()
+	s.Finish()
 	raw, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func TestDecideWithFinerHandRecord(t *testing.T) {
 		t.Errorf("refined record: %+v", out.Rubric)
 	}
 	var sum Summary
-	sum.add(&d)
+	sum.Add(&d)
 	if dc := sum.Decomposed; dc.Proposed != 5 || dc.Kept != 1 || dc.Dropped[DropNoEdge] != 1 || sum.Items.In != 3 {
 		t.Errorf("summary: %+v, items %+v", dc, sum.Items)
 	}

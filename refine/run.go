@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			"run the same distill run again with it on: answered requests come from the cache), then refine: %w",
 			cfg.Src, sum.Records.Read, ErrNoVerdicts)
 	}
-	sum.finish()
+	sum.Finish()
 	if cfg.MinGain != nil {
 		if err := sum.CheckGain(*cfg.MinGain); err != nil {
 			return sum, &GateError{err}
@@ -243,7 +243,7 @@ func refineAll(recs <-chan *schema.Record, cfg Config, finer map[string]*schema.
 				sum.Decomposed.Unjudged++
 			}
 		}
-		sum.add(&d)
+		sum.Add(&d)
 		out := rec
 		if d.Unmeasured == "" {
 			out = Apply(rec, &d)

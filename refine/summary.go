@@ -150,7 +150,10 @@ func newFigureBoot() *discrim.Boot {
 	return discrim.NewBoot(2*n, diffs)
 }
 
-func (s *Summary) add(d *Decision) {
+// Add counts one decided record into the summary (Run adds every record
+// it reads; a caller that decides records itself, a benchmark, adds them
+// here). Call Finish once all are in.
+func (s *Summary) Add(d *Decision) {
 	s.Records.Read++
 	if d.Unmeasured != "" {
 		if s.Records.Unmeasured == nil {
@@ -199,7 +202,8 @@ func (s *Summary) add(d *Decision) {
 	s.fit.Add(d.eval.seed, d.eval.fit, d.eval.fitScores)
 }
 
-func (s *Summary) finish() {
+// Finish computes the means and intervals of the records added.
+func (s *Summary) Finish() {
 	if s.NoHeldOut.IDs == nil {
 		s.NoHeldOut.IDs = []string{}
 	}

@@ -31,9 +31,9 @@ func TestSummaryTextGolden(t *testing.T) {
 	base := func(dry bool, ds ...*Decision) *Summary {
 		s := &Summary{Source: "/abs/runs/demo", SourceFingerprints: []string{"9e6528f463c6b627"}, Fingerprint: "5c2f29a5ba3aeb96", DryRun: dry}
 		for _, d := range ds {
-			s.add(d)
+			s.Add(d)
 		}
-		s.finish()
+		s.Finish()
 		return s
 	}
 	var b bytes.Buffer
