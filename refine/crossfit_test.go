@@ -292,3 +292,22 @@ func TestMinGainGate(t *testing.T) {
 		t.Error("no held-out figure passes the gate")
 	}
 }
+
+// TestAntiNeedsTheCountsToShowIt: an edge below --min-edge drops an item
+// only when the counts make a lower rate among the correct rollouts likely
+// (discrim.ProbLower ≥ AntiPosterior): an aligned item that misses the one
+// correct rollout of 16 (edge 0 − 4/15 = −0.27; P(lower) about 1/2) is
+// kept, an item good on 2 of 8 correct and 6 of 8 flawed rollouts (edge
+// −0.5) is dropped.
+func TestAntiNeedsTheCountsToShowIt(t *testing.T) {
+	one := sideMatrix(t, schema.StyleSRaR, "C"+strings.Repeat("F", 15), []string{"SUGGEST", "SUGGEST", "ANSWER"},
+		"0111100000000000", "1000000000000000", "1000000000000000")
+	if d := Decide("one", one, DefaultOptions()); d.Items[0].Drop != "" {
+		t.Errorf("an edge one correct rollout decides: %+v; want kept", d.Items[0])
+	}
+	bal := sideMatrix(t, schema.StyleSRaR, "CCCCCCCCFFFFFFFF", []string{"SUGGEST", "SUGGEST", "ANSWER"},
+		"1100000011111100", "1111110011000000", "1111111100000000")
+	if d := Decide("bal", bal, DefaultOptions()); d.Items[0].Drop != DropAnti {
+		t.Errorf("2 of 8 correct against 6 of 8 flawed: %+v; want anti", d.Items[0])
+	}
+}

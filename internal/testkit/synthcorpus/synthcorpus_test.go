@@ -193,3 +193,19 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestRedundantSharesTheJudgesErrors: as the simulated endpoint grades a
+// paraphrase, a redundant item's verdicts are its source's, the judge's
+// errors included, unless ParaphraseNoise flips them.
+func TestRedundantSharesTheJudgesErrors(t *testing.T) {
+	o := Options{Records: 50, Rollouts: 16, JudgeNoise: 0.2, Seed: 4, Mix: Mix{Aligned: 0.5, Redundant: 0.5}}
+	for i := range o.Records {
+		rec, kinds := o.Record(i)
+		m := discrim.FromRecord(nil, &rec)
+		for k, kind := range kinds {
+			if kind == Redundant && !sameX(m, k, RedundantSource(kinds, k)) {
+				t.Fatalf("record %d: redundant item %d differs from its source under judge noise alone", i, k+1)
+			}
+		}
+	}
+}
