@@ -35,6 +35,9 @@ type Matrix struct {
 	// Skipped counts the record's rollouts without verdicts that match its
 	// rubric (not judged, or judged against another item list).
 	Skipped int
+	// sims caches the items' text similarities (textSims), nil until
+	// first needed.
+	sims []float64
 }
 
 // Reset empties m for a record of the given style, keeping its storage.
@@ -45,6 +48,7 @@ func (m *Matrix) Reset(style string) {
 	m.Correct = m.Correct[:0]
 	m.x = m.x[:0]
 	m.Skipped = 0
+	m.sims = nil
 }
 
 // AddItem appends an item with its stored weight and polarity (0 takes the

@@ -147,7 +147,7 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 		st.Items[i] = ItemStats{ID: it.ID, Type: it.Type}
 	}
 	if !opt.NoText {
-		st.NearDuplicates = nearDuplicates(m.Items)
+		st.NearDuplicates = nearDuplicates(m)
 	}
 	for _, p := range st.NearDuplicates {
 		st.Items[p.A].NearDuplicate, st.Items[p.B].NearDuplicate = true, true
@@ -169,7 +169,7 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, flips)
 	}
 	markAnti(st.Items, opt.antiAlpha())
-	st.Redundant = redundantPairs(m, rollouts, opt.judgeError())
+	st.Redundant = redundantPairs(m, rollouts, opt.judgeError(), st.Items)
 	for _, p := range st.Redundant {
 		st.Items[p.A].Redundant, st.Items[p.B].Redundant = true, true
 	}

@@ -118,6 +118,13 @@ func b2int(b bool) int {
 // each label; p is the upper tail of the sum over the two labels at the
 // observed sum. 1 when no label can tell.
 func StratifiedAssociationP(m *Matrix, rollouts []int, a, b int) float64 {
+	p, _ := stratifiedAssociation(m, rollouts, a, b)
+	return p
+}
+
+// stratifiedAssociation is StratifiedAssociationP and the smallest p the
+// labels' margins allow (the sum at its largest).
+func stratifiedAssociation(m *Matrix, rollouts []int, a, b int) (p, pmin float64) {
 	dist := []float64{1} // distribution of the sum, from 0
 	observed := 0
 	for _, side := range [2]bool{true, false} {
@@ -131,11 +138,10 @@ func StratifiedAssociationP(m *Matrix, rollouts []int, a, b int) float64 {
 		}
 		dist = convolve(dist, pmf)
 	}
-	p := 0.0
 	for s := observed; s < len(dist); s++ {
 		p += dist[s]
 	}
-	return min(p, 1)
+	return min(p, 1), min(dist[len(dist)-1], 1)
 }
 
 func convolve(a, b []float64) []float64 {
@@ -178,4 +184,30 @@ func BenjaminiHochberg(p []float64) []float64 {
 		out[i] = running
 	}
 	return out
+}
+
+// ProbLower is the posterior probability, under uniform priors on both
+// rates, that an item's good-side rate among correct rollouts is below its
+// rate among flawed ones, given goodCorrect of nCorrect and goodFlawed of
+// nFlawed: P(p_c < p_f) with p_c ~ Beta(1 + goodCorrect, 1 + nCorrect −
+// goodCorrect) and p_f likewise (the exact sum for integer parameters). An
+// edge decided by one rollout on a side stays near 1/2 however negative it
+// is; an edge over many rollouts on both sides goes to 0 or 1.
+func ProbLower(goodCorrect, nCorrect, goodFlawed, nFlawed int) float64 {
+	aA, bA := float64(1+goodCorrect), float64(1+nCorrect-goodCorrect)
+	aB, bB := 1+goodFlawed, float64(1+nFlawed-goodFlawed)
+	lbA := logBeta(aA, bA)
+	p := 0.0
+	for i := range aB {
+		fi := float64(i)
+		p += math.Exp(logBeta(aA+fi, bA+bB) - math.Log(bB+fi) - logBeta(1+fi, bB) - lbA)
+	}
+	return min(max(p, 0), 1)
+}
+
+func logBeta(a, b float64) float64 {
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	return la + lb - lab
 }

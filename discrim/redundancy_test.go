@@ -1,6 +1,7 @@
 package discrim
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -9,11 +10,13 @@ import (
 
 // TestRedundantWordedAlike: two items whose texts are worded alike (a
 // paraphrase) and whose verdicts agree within the labels as two gradings
-// of one criterion by a 5% judge do (here C:11111100 F:11000000 against
-// C:11111110 F:10000000, within-label phi 0.45, above 0.5·0.81 = 0.405)
-// are redundant, though over 16 rollouts their association is no
-// significant finding (stratified p 0.11); the same verdicts under texts
-// that share nothing are not.
+// of one criterion by a 5% judge do are redundant, though over 16
+// rollouts their association is no significant finding; the same verdicts
+// under texts that share nothing are not. A = C:11111100 F:11000000, B =
+// C:11111110 F:10000000: correct na 6, nb 7, nab 6: cov 0.75, spreads 1.5
+// and 0.875; flawed na 2, nb 1, nab 1: the same. Within-label phi
+// 1.5/√(3·1.75) = 0.655, above 0.5·0.81 = 0.405 (worded alike) and below
+// 0.9·0.81 = 0.729; stratified p = (2/8)·(2/8) = 0.0625.
 func TestRedundantWordedAlike(t *testing.T) {
 	sides := "CCCCCCCCFFFFFFFF"
 	build := func(a, b string) *Matrix {
@@ -29,8 +32,11 @@ func TestRedundantWordedAlike(t *testing.T) {
 		return m
 	}
 	alike := build("Factors the quadratic before solving for x.", "In other words, factors the quadratic before solving for x.")
-	if r := WithinPhi(alike, nil, 0, 1); r < 0.405 || r > 0.6 {
-		t.Fatalf("within-label phi %v: the test wants it between 0.405 and 0.6", r)
+	if r := WithinPhi(alike, nil, 0, 1); !near(r, 1.5/math.Sqrt(5.25)) {
+		t.Fatalf("within-label phi %v; want 0.655", r)
+	}
+	if p := StratifiedAssociationP(alike, nil, 0, 1); !near(p, 0.0625) {
+		t.Fatalf("stratified p %v; want 0.0625", p)
 	}
 	if got := pairNames(Measure(alike, nil, Options{}).Redundant); !slices.Equal(got, []string{"AB"}) {
 		t.Errorf("worded alike: redundant pairs %v; want [AB]", got)

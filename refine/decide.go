@@ -23,9 +23,16 @@ const (
 )
 
 // DefaultMinEdge is the edge below which an item is dropped as
-// anti-discriminative even when the Fisher test cannot tell (one side has
-// too few rollouts to reach its p).
+// anti-discriminative even when the Fisher test under multiple-comparison
+// control cannot tell, as long as the counts make a lower rate among the
+// correct rollouts likely (AntiPosterior).
 const DefaultMinEdge = -0.1
+
+// AntiPosterior is how likely, by discrim.ProbLower, an item's good-side
+// rate must be lower among correct rollouts than among flawed ones for an
+// edge below MinEdge to drop it: an edge one rollout decides (a record
+// with a single correct or flawed rollout) does not.
+const AntiPosterior = 0.65
 
 // Rule bounds of the styles (schema.CheckRubric) that a refinement keeps.
 const (
@@ -184,7 +191,7 @@ func fitOn(m *discrim.Matrix, pos []int, opt Options, veto vetoFunc, text bool) 
 	}
 	items := make([]ItemDecision, len(m.Items))
 	for i, s := range st.Items {
-		items[i] = ItemDecision{ID: s.ID, Type: s.Type, Edge: s.Edge, Drop: dropReason(s, opt)}
+		items[i] = ItemDecision{ID: s.ID, Type: s.Type, Edge: s.Edge, Drop: dropReason(s, opt, st.Correct, st.Flawed)}
 		if items[i].Drop == "" && veto != nil {
 			items[i].Drop = veto(i, s.Edge)
 		}
@@ -197,7 +204,7 @@ func fitOn(m *discrim.Matrix, pos []int, opt Options, veto vetoFunc, text bool) 
 
 // dropReason is why the statistics drop an item on their own, "" to keep
 // it. ANSWER items are always kept: the srar style needs exactly one.
-func dropReason(s discrim.ItemStats, opt Options) string {
+func dropReason(s discrim.ItemStats, opt Options, nCorrect, nFlawed int) string {
 	switch {
 	case s.Type == schema.TypeAnswer:
 		return ""
@@ -205,7 +212,7 @@ func dropReason(s discrim.ItemStats, opt Options) string {
 		return DropDead
 	case s.Saturated || (opt.Saturated95 && s.Saturated95):
 		return DropSaturated
-	case s.Anti || s.Edge < opt.MinEdge:
+	case s.Anti || s.Edge < opt.MinEdge && discrim.ProbLower(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed) >= AntiPosterior:
 		return DropAnti
 	}
 	return ""

@@ -1,6 +1,7 @@
 package refine
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -23,7 +24,7 @@ func handMatrix(style string, items []handItem) *discrim.Matrix {
 	m := &discrim.Matrix{}
 	m.Reset(style)
 	for i, it := range items {
-		m.AddItem(int32(i+1), it.typ, "item", 1, schema.PolarityOf(it.typ))
+		m.AddItem(int32(i+1), it.typ, fmt.Sprintf("w%da w%db", i, i), 1, schema.PolarityOf(it.typ)) // texts worded apart
 	}
 	idx := int32(0)
 	add := func(correct bool, r int) {

@@ -55,6 +55,10 @@ func itemType(rng *rand.Rand, style string, k, n int) (string, float64) {
 	return []string{schema.TypeSuggest, schema.TypePitfall, schema.TypeBonus}[k%3], 1
 }
 
+// RedundantSource is the position of the aligned item a redundant item at
+// position k copies: the last aligned item before it.
+func RedundantSource(kinds []Kind, k int) int { return redundantSource(kinds, k) }
+
 // redundantSource is the last aligned item before k (plantKinds makes sure
 // there is one).
 func redundantSource(kinds []Kind, k int) int {
@@ -101,22 +105,25 @@ func addVerdicts(rng *rand.Rand, rec *schema.Record, kinds []Kind, correct []boo
 	noise := o.JudgeNoise
 	n := len(rec.Rubric)
 	x := make([]bool, n)
+	flip := make([]bool, n)
 	for j := range rec.Rollouts {
 		ro := &rec.Rollouts[j]
 		ro.Satisfaction = make([]schema.Satisfaction, n)
 		for k, it := range rec.Rubric {
 			if kinds[k] == Redundant {
-				x[k] = x[redundantSource(kinds, k)]
+				// graded as its source, the judge's error included (as the
+				// simulated endpoint grades a paraphrase), then flipped
+				// again on a draw of its own
+				src := redundantSource(kinds, k)
+				x[k], flip[k] = x[src], flip[src]
 				if o.ParaphraseNoise > 0 && rng.Float64() < o.ParaphraseNoise {
-					x[k] = !x[k]
+					flip[k] = !flip[k]
 				}
 			} else {
 				x[k] = goodSide(rng, kinds[k], it.Type == schema.TypeAnswer, correct[j], o.Aligned)
+				flip[k] = rng.Float64() < noise
 			}
-			sat := x[k] != (it.Polarity < 0)
-			if rng.Float64() < noise {
-				sat = !sat
-			}
+			sat := (x[k] != (it.Polarity < 0)) != flip[k]
 			ro.Satisfaction[k] = schema.Satisfaction{ID: it.ID, Satisfied: sat, Step: 0}
 		}
 	}

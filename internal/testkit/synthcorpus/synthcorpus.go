@@ -66,7 +66,8 @@ type Options struct {
 	// JudgeNoise is the chance that a verdict is flipped; default 0.05, <0 none.
 	JudgeNoise float64
 	// ParaphraseNoise is the chance a redundant item's verdict is flipped
-	// again, beyond its source's (two wordings a judge grades apart).
+	// again, beyond its source's (two wordings a judge grades apart; they
+	// share the judge's errors otherwise).
 	ParaphraseNoise float64
 	// FewCorrect is the share of records with one or two correct rollouts
 	// (the others draw how many are correct uniformly).
