@@ -69,8 +69,9 @@ func handItem(id int32, typ, text string, weight float64) schema.Item {
 //	c (factual_process): FACTUAL w3, PROCESS w1, PROCESS w1 (near-duplicate
 //	  texts: 9 of 10 bigrams shared, 0.9) over C 100, C 011, F 011, F 000.
 //	  Edges .5, 0, 0; the PROCESS items' vectors are equal and vary within
-//	  both labels (within-label phi 1), but over two rollouts a label the
-//	  stratified p is (1/2)·(1/2) = 0.25: not beyond chance, not redundant.
+//	  both labels (within-label phi 1): worded alike, they are redundant
+//	  (their verdicts alone, over two rollouts a label, would not show it:
+//	  the stratified p is (1/2)·(1/2) = 0.25).
 //	  Scores /5: .6, .4 | .4, 0: (W W T W) 3.5/4 = 0.875, the same without
 //	  ANSWER (there is none).
 //	d (srar): only correct rollouts: unmeasured, only_correct.
@@ -132,18 +133,18 @@ func TestDiscriminationByHand(t *testing.T) {
 		"PITFALL": {Type: "PITFALL", Items: 1},
 		"ANSWER":  {Type: "ANSWER", Items: 2},
 		"FACTUAL": {Type: "FACTUAL", Items: 1},
-		"PROCESS": {Type: "PROCESS", Items: 2, NearDuplicate: 2},
+		"PROCESS": {Type: "PROCESS", Items: 2, Redundant: 2, NearDuplicate: 2},
 	}
 	for _, c := range d.ByType {
 		if c != want[c.Type] {
 			t.Errorf("%s: %+v; want %+v", c.Type, c, want[c.Type])
 		}
 	}
-	if w := (DiscrimCount{Type: "records", Items: 3, NegativeEdge: 1, Anti: 1, NearDuplicate: 1}); d.RecordsWith != w {
+	if w := (DiscrimCount{Type: "records", Items: 3, NegativeEdge: 1, Anti: 1, Redundant: 1, NearDuplicate: 1}); d.RecordsWith != w {
 		t.Errorf("records with %+v; want %+v", d.RecordsWith, w)
 	}
-	if d.RedundantPairs != 0 || d.NearDuplicatePairs != 1 || d.NearDuplicatePairsAll != 1 || d.NearDuplicateRecordsAll != 1 {
-		t.Errorf("pairs: redundant %d, near-duplicate %d (all %d in %d records); want 0, then 1 each", d.RedundantPairs, d.NearDuplicatePairs, d.NearDuplicatePairsAll, d.NearDuplicateRecordsAll)
+	if d.RedundantPairs != 1 || d.NearDuplicatePairs != 1 || d.NearDuplicatePairsAll != 1 || d.NearDuplicateRecordsAll != 1 {
+		t.Errorf("pairs: redundant %d, near-duplicate %d (all %d in %d records); want 1 each", d.RedundantPairs, d.NearDuplicatePairs, d.NearDuplicatePairsAll, d.NearDuplicateRecordsAll)
 	}
 	// edges −1 (bin 0), 0 0 (bin 10), .5 .5 .5 (bin 15), 1 1 (bin 19);
 	// AUROCs .5 (bin 10), .875 (bin 17), 1 (bin 19).
