@@ -192,8 +192,9 @@ var poisson1 = func() []float64 {
 	return out
 }()
 
-func drawPoisson1(rng *rand.Rand) int {
-	u := rng.Float64()
+// drawPoisson1 draws Poisson(1) from 53 random bits of r.
+func drawPoisson1(r uint64) int {
+	u := float64(r>>11) / (1 << 53)
 	for k, c := range poisson1 {
 		if u < c {
 			return k
@@ -226,17 +227,18 @@ func (b *Boot) Add(seed uint64, s *Sample, scores [][]float64) {
 			b.pointN[k]++
 		}
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x41))
+	src := rand.NewPCG(seed, 0x41)
 	n := len(b.vals)
 	for rep := range Replicates {
-		w := drawPoisson1(rng)
+		w := drawPoisson1(src.Uint64())
 		if w == 0 {
 			continue
 		}
 		clear(b.count)
 		for _, cell := range s.cells {
+			c := uint64(len(cell))
 			for range cell {
-				b.count[cell[rng.IntN(len(cell))]]++
+				b.count[cell[(uint64(uint32(src.Uint64()))*c)>>32]]++
 			}
 		}
 		b.measure(s, scores, b.count, direct)
@@ -299,15 +301,16 @@ func (b *Boot) measure(s *Sample, scores [][]float64, count []int32, direct bool
 			den += b.pw[p]
 		}
 		for k := range b.series {
-			b.vals[k] = math.NaN()
 			switch {
 			case scores[k] == nil || den == 0:
+				b.vals[k] = math.NaN()
 			case b.same[k] != k:
 				b.vals[k] = b.vals[b.same[k]]
 			default:
 				num := 0.0
+				pw := b.pw[:len(b.outcome[k])]
 				for p, o := range b.outcome[k] {
-					num += b.pw[p] * o
+					num += pw[p] * o
 				}
 				b.vals[k] = num / den
 			}

@@ -232,3 +232,40 @@ func TestLargeSamplesRanked(t *testing.T) {
 		t.Errorf("pairs %d, AUROC %v; want 400 and %v", s.Pairs(), b.Estimate(0).Mean, want)
 	}
 }
+
+// TestSameScoresAlike: a figure and the one Same names for it score every
+// rollout alike, over random rubrics of both styles with weights 0 to 3 (a
+// rubric with nothing to score by pays every rollout 0).
+func TestSameScoresAlike(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var s Scorer
+	for trial := range 200 {
+		style, types := schema.StyleSRaR, []string{"SUGGEST", "PITFALL", "BONUS", "ANSWER"}
+		if trial%2 == 1 {
+			style, types = schema.StyleFactualProcess, []string{"FACTUAL", "PROCESS"}
+		}
+		m := &Matrix{}
+		m.Reset(style)
+		n := 2 + rng.IntN(6)
+		for k := range n {
+			m.AddItem(int32(k+1), types[rng.IntN(len(types))], "", float64(rng.IntN(4)), 0)
+		}
+		for r := range 12 {
+			m.AddRollout(int32(r), r%3 == 0, func(int) bool { return rng.IntN(2) == 0 })
+		}
+		v := SourceVersion(m)
+		for _, f := range Figures() {
+			a, okA := s.Scores(nil, m, v, f, allPositions(12), nil)
+			b, okB := s.Scores(nil, m, v, Same(m, v, f), allPositions(12), nil)
+			if !okA {
+				a = make([]float64, 12)
+			}
+			if !okB {
+				b = make([]float64, 12)
+			}
+			if !slices.Equal(a, b) {
+				t.Fatalf("trial %d %+v: %v (%v) but Same %+v gives %v (%v)", trial, f, a, okA, Same(m, v, f), b, okB)
+			}
+		}
+	}
+}

@@ -26,10 +26,11 @@ const (
 type Options struct {
 	// AntiAlpha replaces DefaultAntiAlpha when positive.
 	AntiAlpha float64
-	// NoText leaves near-duplicate texts out (RecordStats.NearDuplicates
-	// stays empty): a caller measuring the same items many times needs
-	// them once.
-	NoText bool
+	// DecisionsOnly measures what a refinement decides by: no
+	// near-duplicate texts (RecordStats.NearDuplicates stays empty) and no
+	// rubric AUROC (HasAUROC stays false), which a caller measuring the
+	// same items on many subsets needs once, if at all.
+	DecisionsOnly bool
 	// JudgeError is the satisfaction judge's measured verdict error rate
 	// (a panel's, or against people's labels) that the definitions of
 	// dead, saturated and redundant tolerate: 0 takes DefaultJudgeError, a
@@ -146,7 +147,7 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	for i, it := range m.Items {
 		st.Items[i] = ItemStats{ID: it.ID, Type: it.Type}
 	}
-	if !opt.NoText {
+	if !opt.DecisionsOnly {
 		st.NearDuplicates = nearDuplicates(m)
 	}
 	for _, p := range st.NearDuplicates {
@@ -173,7 +174,7 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	for _, p := range st.Redundant {
 		st.Items[p.A].Redundant, st.Items[p.B].Redundant = true, true
 	}
-	if st.Unmeasured == Measured {
+	if st.Unmeasured == Measured && !opt.DecisionsOnly {
 		st.AUROC, st.HasAUROC = RubricAUROC(m, rollouts, true)
 		st.AUROCNoAnswer, st.HasAUROCNoAnswer = RubricAUROC(m, rollouts, false)
 	}
@@ -283,10 +284,25 @@ func FisherLess(goodCorrect, nCorrect, goodFlawed, nFlawed int) float64 {
 }
 
 func logChoose(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
+	return logFactorial(n) - logFactorial(k) - logFactorial(n-k)
+}
+
+// logFactorials holds ln(n!) for n below its length, computed once: the
+// tests' counts are rollouts of one record.
+var logFactorials = func() []float64 {
+	out := make([]float64, 1025)
+	for n := 1; n < len(out); n++ {
+		out[n] = out[n-1] + math.Log(float64(n))
+	}
+	return out
+}()
+
+func logFactorial(n int) float64 {
+	if n < len(logFactorials) {
+		return logFactorials[n]
+	}
+	lg, _ := math.Lgamma(float64(n + 1))
+	return lg
 }
 
 // RubricAUROC is the rubric AUROC over the rollouts at the given positions,

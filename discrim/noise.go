@@ -125,37 +125,61 @@ func StratifiedAssociationP(m *Matrix, rollouts []int, a, b int) float64 {
 // stratifiedAssociation is StratifiedAssociationP and the smallest p the
 // labels' margins allow (the sum at its largest).
 func stratifiedAssociation(m *Matrix, rollouts []int, a, b int) (p, pmin float64) {
-	dist := []float64{1} // distribution of the sum, from 0
-	observed := 0
-	for _, side := range [2]bool{true, false} {
-		n, na, nb, nab := sideCounts(m, rollouts, a, b, side)
-		observed += nab
-		lo, hi := max(0, na+nb-n), min(na, nb)
-		pmf := make([]float64, hi+1)
-		denom := logChoose(n, nb)
-		for k := lo; k <= hi; k++ {
-			pmf[k] = math.Exp(logChoose(na, k) + logChoose(n-na, nb-k) - denom)
-		}
-		dist = convolve(dist, pmf)
+	var sides [2]hyper
+	for k, side := range [2]bool{true, false} {
+		sides[k] = hyperOf(sideCounts(m, rollouts, a, b, side))
 	}
-	for s := observed; s < len(dist); s++ {
-		p += dist[s]
-	}
-	return min(p, 1), min(dist[len(dist)-1], 1)
+	return sides[0].upperSum(sides[1]), sides[0].at(sides[0].hi) * sides[1].at(sides[1].hi)
 }
 
-func convolve(a, b []float64) []float64 {
-	out := make([]float64, len(a)+len(b)-1)
-	for i, x := range a {
-		if x == 0 {
+// minAssociationP is the smallest p StratifiedAssociationP could give
+// items a and b with their labels' margins: cheap, for Tarone's family.
+func minAssociationP(m *Matrix, rollouts []int, a, b int) float64 {
+	pmin := 1.0
+	for _, side := range [2]bool{true, false} {
+		h := hyperOf(sideCounts(m, rollouts, a, b, side))
+		pmin *= h.at(h.hi)
+	}
+	return pmin
+}
+
+// hyper is the hypergeometric distribution of the rollouts with x = 1 on
+// both items within one label, its margins fixed; obs the observed count.
+type hyper struct {
+	n, na, nb, lo, hi, obs int
+	denom                  float64
+}
+
+func hyperOf(n, na, nb, nab int) hyper {
+	return hyper{n: n, na: na, nb: nb, lo: max(0, na+nb-n), hi: min(na, nb), obs: nab, denom: logChoose(n, nb)}
+}
+
+// at is the probability of k.
+func (h hyper) at(k int) float64 {
+	if k < h.lo || k > h.hi {
+		return 0
+	}
+	return math.Exp(logChoose(h.na, k) + logChoose(h.n-h.na, h.nb-k) - h.denom)
+}
+
+// upperSum is P(X + Y ≥ h.obs + o.obs) for X of h and Y of o.
+func (h hyper) upperSum(o hyper) float64 {
+	target := h.obs + o.obs
+	p := 0.0
+	for x := h.lo; x <= h.hi; x++ {
+		px := h.at(x)
+		if px == 0 {
 			continue
 		}
-		for j, y := range b {
-			out[i+j] += x * y
+		tail := 0.0
+		for y := max(o.lo, target-x); y <= o.hi; y++ {
+			tail += o.at(y)
 		}
+		p += px * tail
 	}
-	return out
+	return min(p, 1)
 }
+
 
 // BenjaminiHochberg is the step-up adjustment of p-values for a false
 // discovery rate: rank the k-th smallest of m, adjusted to

@@ -120,6 +120,31 @@ func (s *Scorer) Scores(dst []float64, m *Matrix, v Version, f Figure, pos, grou
 	return dst, true
 }
 
+// Same is the figure whose scores under v equal f's, for f's scores to be
+// computed once: the record's own scheme is its style's; srar pays no
+// ANSWER item; papo's process reward is grounded's weighted score, which
+// rgr's equals without FACTUAL items and the rubric score equals unless an
+// srar item is stored without a weight.
+func Same(m *Matrix, v Version, f Figure) Figure {
+	if f.Scheme == DefaultScheme {
+		f.Scheme = schema.DefaultScheme(m.Style)
+	}
+	factual, zero := false, false
+	for k, i := range v.Keep {
+		factual = factual || m.Items[i].Type == schema.TypeFactual
+		zero = zero || v.Weights[k] == 0
+	}
+	switch {
+	case f.Scheme == schema.SchemeSRaR:
+		f.WithAnswer = false
+	case f.Scheme == schema.SchemePAPO,
+		f.Scheme == schema.SchemeRGR && !factual,
+		f.Scheme == RubricScore && !(zero && m.Style == schema.StyleSRaR):
+		f.Scheme = schema.SchemeGrounded
+	}
+	return f
+}
+
 // groupValidity marks the items RLCER counts: valid by reward.ItemValidity
 // over the group's rollouts.
 func (s *Scorer) groupValidity(m *Matrix, group []int) {

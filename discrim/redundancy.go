@@ -58,7 +58,13 @@ func redundantPairs(m *Matrix, rollouts []int, eps float64, items []ItemStats) [
 				}
 				continue
 			}
-			pval, pmin := stratifiedAssociation(m, rollouts, a, b)
+			// Only a pair correlated enough can be redundant: the others
+			// stay in the family with p taken as 1 (which makes the
+			// procedure only stricter) and their p is never computed.
+			pval, pmin := 1.0, minAssociationP(m, rollouts, a, b)
+			if r >= RedundantCorr*attenuation-1e-12 {
+				pval, pmin = stratifiedAssociation(m, rollouts, a, b)
+			}
 			tested, ps, mins = append(tested, p), append(ps, pval), append(mins, pmin)
 		}
 	}

@@ -77,16 +77,35 @@ func crossFit(id string, m *discrim.Matrix, nSource int, opt Options, veto vetoF
 		all[r] = r
 	}
 	ev := &recordEval{seed: discrim.RecordSeed(id), held: discrim.NewSample(m, eval, group), fit: discrim.NewSample(m, all, nil)}
-	source := sourceVersion(m, nSource)
 	figures := discrim.Figures()
+	var sc discrim.Scorer
+	source := scoreAll(&sc, m, sourceVersion(m, nSource), figures, all)
+	refined := scoreAll(&sc, m, final, figures, all)
+	byFold := make([][][]float64, len(versions))
+	foldPos := make([][]int, len(versions))
+	for _, r := range eval {
+		foldPos[folds[r]] = append(foldPos[folds[r]], r)
+	}
+	for g, v := range versions {
+		if len(foldPos[g]) > 0 {
+			byFold[g] = scoreAll(&sc, m, v, figures, foldPos[g])
+		}
+	}
 	ev.heldScores = make([][]float64, 2*len(figures))
 	ev.fitScores = make([][]float64, 2*len(figures))
-	var sc discrim.Scorer
-	for k, f := range figures {
-		ev.heldScores[2*k] = scores(&sc, m, source, f, eval)
-		ev.heldScores[2*k+1] = foldScores(&sc, m, versions, folds, f, eval)
-		ev.fitScores[2*k] = scores(&sc, m, source, f, all)
-		ev.fitScores[2*k+1] = scores(&sc, m, final, f, all)
+	at := make([]int, len(versions)) // next score of each fold
+	buf := make([]float64, 2*len(figures)*len(eval))
+	for k := range figures {
+		before, after := buf[:len(eval):len(eval)], buf[len(eval):2*len(eval):2*len(eval)]
+		buf = buf[2*len(eval):]
+		clear(at)
+		for j, r := range eval {
+			g := folds[r]
+			before[j], after[j] = source[k][r], byFold[g][k][at[g]]
+			at[g]++
+		}
+		ev.heldScores[2*k], ev.heldScores[2*k+1] = before, after
+		ev.fitScores[2*k], ev.fitScores[2*k+1] = source[k], refined[k]
 	}
 	h := RecordHeldOut{Scheme: schema.DefaultScheme(m.Style), Folds: opt.folds(), Pairs: ev.held.Pairs(), FitPairs: ev.fit.Pairs()}
 	for k, f := range figures {
@@ -147,39 +166,24 @@ func sourceVersion(m *discrim.Matrix, nSource int) discrim.Version {
 	return v
 }
 
-// scores are the figure's scores of the rollouts at pos under v; a rubric
-// with nothing to score by (only ANSWER items, without them) pays every
-// rollout alike, 0.
-func scores(sc *discrim.Scorer, m *discrim.Matrix, v discrim.Version, f discrim.Figure, pos []int) []float64 {
-	out, ok := sc.Scores(nil, m, v, f, pos, nil)
-	if !ok {
-		return make([]float64, len(pos))
-	}
-	return out
-}
-
-// foldScores scores each rollout at pos by its fold's rubric.
-func foldScores(sc *discrim.Scorer, m *discrim.Matrix, versions []discrim.Version, folds []int32, f discrim.Figure, pos []int) []float64 {
-	out := make([]float64, len(pos))
-	var in []int
-	var at []int
-	var buf []float64
-	for g := range versions {
-		in, at = in[:0], at[:0]
-		for j, r := range pos {
-			if folds[r] == int32(g) {
-				in, at = append(in, r), append(at, j)
-			}
-		}
-		if len(in) == 0 {
+// scoreAll is every figure's scores of the rollouts at pos under v, in
+// the order of figures; figures that score alike under v (discrim.Same)
+// share one slice. A rubric with nothing to score by (only ANSWER items,
+// without them) pays every rollout alike, 0.
+func scoreAll(sc *discrim.Scorer, m *discrim.Matrix, v discrim.Version, figures []discrim.Figure, pos []int) [][]float64 {
+	out := make([][]float64, len(figures))
+	done := make(map[discrim.Figure][]float64, len(figures))
+	for k, f := range figures {
+		same := discrim.Same(m, v, f)
+		if s, ok := done[same]; ok {
+			out[k] = s
 			continue
 		}
-		var ok bool
-		if buf, ok = sc.Scores(buf, m, versions[g], f, in, nil); ok {
-			for k, j := range at {
-				out[j] = buf[k]
-			}
+		s, ok := sc.Scores(nil, m, v, same, pos, nil)
+		if !ok {
+			s = make([]float64, len(pos))
 		}
+		done[same], out[k] = s, s
 	}
 	return out
 }

@@ -83,7 +83,7 @@ func (o Options) folds() int {
 }
 
 func (o Options) discrim(text bool) discrim.Options {
-	return discrim.Options{AntiAlpha: o.AntiAlpha, JudgeError: o.JudgeError, NoText: !text}
+	return discrim.Options{AntiAlpha: o.AntiAlpha, JudgeError: o.JudgeError, DecisionsOnly: !text}
 }
 
 // UnmeasuredFewRollouts is the reason a record with fewer than
