@@ -180,7 +180,6 @@ func (h hyper) upperSum(o hyper) float64 {
 	return min(p, 1)
 }
 
-
 // BenjaminiHochberg is the step-up adjustment of p-values for a false
 // discovery rate: rank the k-th smallest of m, adjusted to
 // min over j ≥ k of p_(j)·m/j (at most 1), in the input order. A test
