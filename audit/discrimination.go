@@ -45,10 +45,14 @@ type Discrimination struct {
 	AntiAlpha float64  `json:"anti_alpha"`
 	// JudgeError is the satisfaction judge's error rate that the
 	// definitions of dead, saturated and redundant tolerate.
-	JudgeError  float64        `json:"judge_error"`
-	ByType      []DiscrimCount `json:"by_type"`
-	Total       DiscrimCount   `json:"total"`
-	RecordsWith DiscrimCount   `json:"records_with"` // measured records with at least one such item
+	JudgeError float64 `json:"judge_error"`
+	// JudgeErrorFrom says where JudgeError came from: "given" (validate
+	// --judge-error), "panel" (measured from the corpus's satisfaction
+	// panels) or "default".
+	JudgeErrorFrom string         `json:"judge_error_from"`
+	ByType         []DiscrimCount `json:"by_type"`
+	Total          DiscrimCount   `json:"total"`
+	RecordsWith    DiscrimCount   `json:"records_with"` // measured records with at least one such item
 	// RedundantPairs and NearDuplicatePairs are over measured records;
 	// the near-duplicate texts of every record are NearDuplicatePairsAll
 	// in NearDuplicateRecordsAll records.
