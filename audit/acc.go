@@ -39,6 +39,8 @@ type settings struct {
 	maxItems int
 	list     int // violations to keep; < 0 all
 	discrim  discrim.Options
+	// judgeErrorFrom says where discrim.JudgeError came from.
+	judgeErrorFrom string
 }
 
 func newAcc(set *settings, fileIdx int, file string) *acc {

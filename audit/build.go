@@ -49,6 +49,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Empirical = a.empirical(true)
 	r.Discrimination = a.disc.report()
 	r.Discrimination.Refined = in.Refined
+	r.Discrimination.JudgeErrorFrom = set.judgeErrorFrom
 	r.leaveOutTheOtherKind()
 	return r
 }

@@ -49,7 +49,7 @@ func (r *Report) textDiscrimination(w io.Writer) {
 	}
 	r.textRefined(w)
 	r.textPaid(w)
-	fmt.Fprintf(w, "  saturated, dead and redundant tolerate a satisfaction judge error rate of %s\n", formatFloat(d.JudgeError))
+	fmt.Fprintf(w, "  saturated, dead, redundant: within a judge error rate of %s (%s)\n", formatFloat(round4(d.JudgeError)), judgeErrorWords[d.JudgeErrorFrom])
 	fmt.Fprintf(w, "  anti-discriminative: %s of the items (edge < 0, Fisher p <= %s under Benjamini-Hochberg)\n", pct(d.AntiShare), formatFloat(d.AntiAlpha))
 	t := newTable("type", "items", "saturated", ">=95%", "dead", "edge < 0", "anti", "redundant", "near-dup text")
 	for _, c := range append(slices.Clone(d.ByType), d.Total, d.RecordsWith) {
@@ -143,4 +143,11 @@ func moreIDs(n int64, named int) string {
 		return fmt.Sprintf(" and %s more", num(n-int64(named)))
 	}
 	return ""
+}
+
+// judgeErrorWords say where the judge error rate came from.
+var judgeErrorWords = map[string]string{
+	JudgeErrorGiven:   "--judge-error",
+	JudgeErrorPanel:   "measured from the corpus's judge panels",
+	JudgeErrorDefault: "the default; --judge-error sets a measured one",
 }

@@ -61,6 +61,10 @@ type Input struct {
 	// Refined is what refine.json says when the run is a refinement by
 	// distill refine; nil otherwise.
 	Refined *Refined
+	// SatisfactionPanel is true when a job of the run judged satisfaction
+	// with a panel of judges (SatisfactionJudgeError can measure its
+	// error rate).
+	SatisfactionPanel bool
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -132,6 +136,7 @@ func Open(paths ...string) (*Input, error) {
 		}
 		in.Files = append(in.Files, part.Files...)
 		in.Running = in.Running || part.Running
+		in.SatisfactionPanel = in.SatisfactionPanel || part.SatisfactionPanel
 	}
 	if len(paths) > 1 {
 		in.Refined = nil // a refinement's figures are its own corpus's, not a mix's
@@ -181,6 +186,7 @@ func openRun(dir string) (*Input, error) {
 	in.MaxItems = maxItemsOf(m)
 	in.RunTotals = readRunTotals(dir)
 	in.Refined = readRefined(dir, m)
+	in.SatisfactionPanel = satisfactionPanel(m)
 	return in, nil
 }
 

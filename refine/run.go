@@ -91,13 +91,17 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	src, _ := filepath.Abs(cfg.Src)
+	judgeError, err := measureJudgeError(ctx, in, &cfg.Options)
+	if err != nil {
+		return nil, err
+	}
 	settings := settingsOf(src, in, cfg.Options)
 	if cfg.Decompose != nil && !cfg.DryRun {
 		settings["decompose"] = decomposeSetting(&cfg.Decompose.Job)
 	}
 	fp := fingerprint(in, settings)
 	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun,
-		JudgeError: judgeErrorUsed(cfg.Options)}
+		JudgeError: judgeError}
 	if !cfg.DryRun {
 		done, err := checkOut(cfg.Out, cfg.Src, fp)
 		if err != nil || done {
@@ -145,14 +149,25 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	return sum, nil
 }
 
-// judgeErrorUsed is the judge error rate the options make the rules
-// tolerate, and where it comes from.
-func judgeErrorUsed(opt Options) JudgeErrorUsed {
-	rate := opt.discrim(false).JudgeErrorOf()
-	if opt.JudgeError != 0 {
-		return JudgeErrorUsed{Rate: rate, From: "flag"}
+// measureJudgeError sets opt.JudgeError, when not given, to the error
+// rate the corpus's satisfaction panels measure (audit's; it reads the
+// corpus once more), and says the rate the rules tolerate and where it
+// comes from: "flag", "panel" or "default".
+func measureJudgeError(ctx context.Context, in *audit.Input, opt *Options) (JudgeErrorUsed, error) {
+	from := "flag"
+	if opt.JudgeError == 0 {
+		from = "default"
+		if in.SatisfactionPanel {
+			rate, ok, err := audit.SatisfactionJudgeError(ctx, in)
+			if err != nil {
+				return JudgeErrorUsed{}, err
+			}
+			if ok {
+				opt.JudgeError, from = max(rate, 1e-9), "panel"
+			}
+		}
 	}
-	return JudgeErrorUsed{Rate: rate, From: "default"}
+	return JudgeErrorUsed{Rate: opt.discrim(false).JudgeErrorOf(), From: from}, nil
 }
 
 // alreadyDone is the summary of a refinement Out already holds: its
