@@ -149,5 +149,5 @@ func moreIDs(n int64, named int) string {
 var judgeErrorWords = map[string]string{
 	JudgeErrorGiven:   "--judge-error",
 	JudgeErrorPanel:   "measured from the corpus's judge panels",
-	JudgeErrorDefault: "the default; --judge-error sets a measured one",
+	JudgeErrorDefault: "the default",
 }
