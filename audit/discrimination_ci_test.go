@@ -93,7 +93,7 @@ func TestMinAUROCOnTheLowerBound(t *testing.T) {
 		t.Errorf("plain gate at %v below the mean %v: %q", between, *d.MeanAUROC, got)
 	}
 	got := rep.Failures(Gate{MinValidity: -1, MaxViolations: -1, MinAUROC: &between, OnLower: true})
-	if len(got) != 1 || !strings.Contains(got[0], "lower bound") {
+	if len(got) != 1 || !strings.Contains(got[0], "lower bound") || !strings.Contains(got[0], "95% interval") || strings.Contains(got[0], "%!") {
 		t.Errorf("lower-bound gate at %v above the bound %v: %q; want one failure naming the lower bound", between, d.MeanAUROCCI95[0], got)
 	}
 }
