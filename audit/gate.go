@@ -87,7 +87,7 @@ func (d *Discrimination) gatedAUROC(onLower bool) (value float64, what string, o
 			return 0, "", false
 		}
 		if onLower {
-			return c.AfterCI95[0], "the lower bound %s of the held-out rubric AUROC's 95% interval (refinement " + ref.Fingerprint + ", " + num(c.Records) + " records; the in-sample AUROC is higher)", true
+			return c.AfterCI95[0], "the lower bound %s of the held-out rubric AUROC's 95%% interval (refinement " + ref.Fingerprint + ", " + num(c.Records) + " records; the in-sample AUROC is higher)", true
 		}
 		return c.After, "held-out rubric AUROC %s of the refinement " + ref.Fingerprint + " over " + num(c.Records) + " records (the in-sample AUROC is higher)", true
 	}
@@ -95,7 +95,7 @@ func (d *Discrimination) gatedAUROC(onLower bool) (value float64, what string, o
 		return 0, "", false
 	}
 	if onLower && d.MeanAUROCCI95 != nil {
-		return d.MeanAUROCCI95[0], "the lower bound %s of the mean rubric AUROC's 95% interval over " + num(d.Measured) + " measured records", true
+		return d.MeanAUROCCI95[0], "the lower bound %s of the mean rubric AUROC's 95%% interval over " + num(d.Measured) + " measured records", true
 	}
 	return *d.MeanAUROC, "mean rubric AUROC %s over " + num(d.Measured) + " measured records", true
 }
