@@ -149,16 +149,23 @@ func (g *Aggregate) AddScores(id string, m *Matrix, st *RecordStats) {
 	pos := allPositions(m.Rollouts())
 	v := SourceVersion(m)
 	series := make([][]float64, len(g.buf))
+	done := map[Figure]int{} // figure scored -> the buffer holding its scores
 	for k, f := range append([]Figure{{Scheme: RubricScore, WithAnswer: true}, {Scheme: RubricScore}}, PaidFigures...) {
-		sc, ok := g.scorer.Scores(g.buf[k][:0], m, v, f, pos, nil)
-		g.buf[k] = sc
+		same := Same(m, v, f)
+		j, ok := done[same]
+		if !ok {
+			j = k
+			done[same] = k
+			sc, scored := g.scorer.Scores(g.buf[k][:0], m, v, same, pos, nil)
+			if !scored { // the rubric pays nothing without its ANSWER items: every rollout alike
+				sc = append(sc[:0], make([]float64, len(pos))...)
+			}
+			g.buf[k] = sc
+		}
 		switch {
 		case k == 0 && !st.HasAUROC, k == 1 && !st.HasAUROCNoAnswer:
-		case ok:
-			series[k] = sc
-		default: // the rubric pays nothing without its ANSWER items: every rollout alike
-			g.buf[k] = append(g.buf[k][:0], make([]float64, len(pos))...)
-			series[k] = g.buf[k]
+		default:
+			series[k] = g.buf[j]
 		}
 	}
 	g.Scores.Add(RecordSeed(id), NewSample(m, pos, nil), series)

@@ -61,11 +61,19 @@ func redundantPairs(m *Matrix, rollouts []int, eps float64, items []ItemStats) [
 			// Only a pair correlated enough can be redundant: the others
 			// stay in the family with p taken as 1 (which makes the
 			// procedure only stricter) and their p is never computed.
-			pval, pmin := 1.0, minAssociationP(m, rollouts, a, b)
+			pval, pmin := 1.0, -1.0 // pmin computed when some pair needs the family
 			if r >= RedundantCorr*attenuation-1e-12 {
 				pval, pmin = stratifiedAssociation(m, rollouts, a, b)
 			}
 			tested, ps, mins = append(tested, p), append(ps, pval), append(mins, pmin)
+		}
+	}
+	if !slices.ContainsFunc(tested, func(p Pair) bool { return p.Corr >= RedundantCorr*attenuation-1e-12 }) {
+		return sortPairs(out) // no pair worded apart is correlated enough to count
+	}
+	for i, p := range tested {
+		if mins[i] < 0 { // not computed yet
+			mins[i] = minAssociationP(m, rollouts, p.A, p.B)
 		}
 	}
 	k := float64(taroneK(mins, RedundantAlpha))
@@ -81,6 +89,11 @@ func redundantPairs(m *Matrix, rollouts []int, eps float64, items []ItemStats) [
 			out = append(out, p)
 		}
 	}
+	return sortPairs(out)
+}
+
+// sortPairs orders pairs by their first item, then their second.
+func sortPairs(out []Pair) []Pair {
 	slices.SortFunc(out, func(a, b Pair) int {
 		if a.A != b.A {
 			return a.A - b.A
