@@ -76,6 +76,9 @@ type Cache struct {
 	// aloneTaken, set by tests before they queue work, is called when the
 	// writer takes work it runs alone, before it waits for the sync.
 	aloneTaken func()
+	// awaitingSync, set by tests before they read, is called (c.mu held)
+	// when a lookup finds its entry not yet durable and waits for the sync.
+	awaitingSync func()
 }
 
 // Stats describe a cache's log and what its open found.
@@ -436,6 +439,9 @@ func (c *Cache) awaitDurable(off int64) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.awaitingSync != nil && off >= c.synced && c.failed == nil {
+		c.awaitingSync()
+	}
 	for off >= c.synced && c.failed == nil {
 		c.syncedCond.Wait()
 	}
