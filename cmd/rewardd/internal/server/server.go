@@ -111,6 +111,9 @@ type Server struct {
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
+	// waitHook, set by tests before requests come, is called when a
+	// request starts waiting for a scoring slot.
+	waitHook func()
 }
 
 // New checks cfg and returns the handler.
@@ -630,6 +633,9 @@ func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request) bool {
 	case s.queue <- struct{}{}:
 		return true
 	default:
+	}
+	if s.waitHook != nil {
+		s.waitHook()
 	}
 	t := time.NewTimer(s.cfg.QueueWait)
 	defer t.Stop()
