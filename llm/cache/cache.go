@@ -176,7 +176,7 @@ func Open(path string, opts ...Option) (*Cache, error) {
 	}
 	if o.base != "" {
 		if c.base, err = openBase(o, c); err != nil {
-			c.close(false)
+			_ = c.close(false) // nothing was put yet; err is the failure
 			return nil, err
 		}
 	}
@@ -220,7 +220,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 		fst, err1 := f.Stat()
 		pst, err2 := c.fs.Stat(path)
 		if err1 == nil && err2 == nil && os.SameFile(fst, fst) && !os.SameFile(fst, pst) && try < 3 {
-			f.Close()
+			_ = f.Close() // only locked, not written
 			continue
 		}
 		c.f = f
@@ -228,7 +228,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 	}
 	if err := c.load(); err != nil {
 		c.idx.close()
-		c.f.Close()
+		_ = c.f.Close() // only read so far; err is the failure
 		return nil, err
 	}
 	c.synced = c.size // what an open reads is on disk
@@ -252,13 +252,13 @@ func (c *Cache) lockedOpen(what string) (fsys.File, error) {
 	}
 	switch {
 	case err != nil:
-		f.Close()
+		_ = f.Close() // not locked, not written
 		return nil, fmt.Errorf("opening %s %s: locking: %w", what, c.path, err)
 	case held && c.readOnly:
-		f.Close()
+		_ = f.Close() // likewise
 		return nil, fmt.Errorf("opening %s %s: a run is writing it (it is locked by another process); wait for that run to end", what, c.path)
 	case held:
-		f.Close()
+		_ = f.Close() // likewise
 		return nil, fmt.Errorf("opening %s %s: the file is locked by another process (is another run using it, or reading it as its base cache?)", what, c.path)
 	}
 	return f, nil
