@@ -167,7 +167,7 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			l.stop.stopNow("interrupted", StopInterrupt)
-			<-done
+			_ = <-done // the wait ends with the interruption's context error
 			return nil
 		}
 	}

@@ -310,7 +310,11 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		if err != nil {
 			return err
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil { // every answer was durable once used: the index is what may be lost
+				log.Warn("closing the response cache", "path", o.cache, "err", err)
+			}
+		}()
 		responses = c
 	}
 	meter := llm.NewMeter(nil, llm.Budget{})
@@ -333,7 +337,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		return fmt.Errorf("listening on %s: %w", o.addr, err)
 	}
 	if err := announce(stdout, ln.Addr()); err != nil {
-		ln.Close()
+		_ = ln.Close() // nothing was served; err is the failure
 		return err
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "judges", judgeNames(judges), "scheme", o.scheme, "auth", token != "")

@@ -1023,7 +1023,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := srv.Shutdown(dctx)
-	<-served
+	_ = <-served // Serve returns http.ErrServerClosed once Shutdown has begun
 	if err != nil {
 		return fmt.Errorf("draining the requests in flight: %w", err)
 	}
