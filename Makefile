@@ -34,7 +34,7 @@ test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race de
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
-	$(GO) run $(ERRCHECK) -exclude .ci/errcheck-excludes $(PKGS)
+	$(GO) run $(ERRCHECK) -ignoretests -exclude .ci/errcheck-excludes $(PKGS)
 	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
 	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
