@@ -352,7 +352,11 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 	}
 	var elicit *server.ElicitOptions
 	if live != nil {
-		defer live.Close()
+		defer func() {
+			if err := live.Close(); err != nil { // every line was synced as it was written
+				log.Warn("closing the live state", "path", o.live.stateDir, "err", err)
+			}
+		}()
 		e, closeElicit, err := o.elicitOptions(o.live.apiKey, responses, live.ElicitSpent(), log)
 		if err != nil {
 			return err
