@@ -145,7 +145,9 @@ func serveReview(ctx context.Context, c *review.Corpus, log *review.Log, addr, t
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = srv.Shutdown(sctx)
 		cancel()
-		_ = <-done // Serve returns http.ErrServerClosed once Shutdown has begun
+		if serr := <-done; err == nil { // http.ErrServerClosed once Shutdown has begun, passed over below
+			err = serr
+		}
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)

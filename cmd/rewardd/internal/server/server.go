@@ -1093,9 +1093,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := srv.Shutdown(dctx)
-	_ = <-served // Serve returns http.ErrServerClosed once Shutdown has begun
+	serr := <-served // http.ErrServerClosed once Shutdown has begun
 	if err != nil {
 		return fmt.Errorf("draining the requests in flight: %w", err)
+	}
+	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", serr)
 	}
 	return nil
 }
