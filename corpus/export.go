@@ -114,6 +114,15 @@ type ExportManifest struct {
 	RecordsOut     int64 `json:"records_out"`
 	RecordsDropped int64 `json:"records_dropped"`
 	ItemsDropped   int64 `json:"items_dropped"`
+	// RowsByRole counts the verl rows of each role (export_roles.go): a
+	// record makes several rows (a grounded passage one per question, an
+	// export of both roles a reasoner and a rubricator row), so rows are
+	// counted apart from records. Absent for the reasoner's plain rows.
+	RowsByRole map[string]int64 `json:"rows_by_role,omitempty"`
+	// RecordsWithoutRubricatorRow counts the records written with no
+	// rubricator row (no stored rollout to show, or a grounded passage) in
+	// an export of both roles; absent otherwise.
+	RecordsWithoutRubricatorRow int64 `json:"records_without_rubricator_row,omitempty"`
 	// DuplicatesDropped counts the records whose id an earlier shard already
 	// held: the first is exported, as rewardd's index keeps it.
 	DuplicatesDropped int64        `json:"duplicates_dropped"`
