@@ -2,6 +2,8 @@ package corpus
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -199,4 +201,27 @@ func quietRoles(format, out, role string) ExportOptions {
 	opt := quietExportOptions(format, out)
 	opt.Role = role
 	return opt
+}
+
+// TestExportBothRolesCard: the card says how it was made (--role) and
+// counts rows per role apart from records.
+func TestExportBothRolesCard(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	writeExportCorpus(t, run, exportFixture(), 3)
+	out := filepath.Join(t.TempDir(), "both")
+	m, err := Export(context.Background(), run, quietRoles(FormatVerl, out, RoleReasoner+","+RoleRubricator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := os.ReadFile(filepath.Join(out, DatasetCardName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Rows by role (RLCER's reasoner and rubricator; the `ability` column tells them apart): %d reasoner, %d rubricator.",
+		m.RowsByRole[RoleReasoner], m.RowsByRole[RoleRubricator])
+	for _, s := range []string{want, "--role reasoner,rubricator", fmt.Sprintf("%d records have a reasoner row only", m.RecordsWithoutRubricatorRow)} {
+		if !strings.Contains(string(card), s) {
+			t.Errorf("the card lacks %q:\n%s", s, card)
+		}
+	}
 }
