@@ -19,12 +19,12 @@ func TestHTMLLiveStats(t *testing.T) {
 	}}
 	page := string(render(t, rep.WriteHTML))
 	for _, want := range []string{
-		"<h2>Refined from a training run&#39;s live statistics</h2>",
+		"<h2>Refined from a training run's live statistics</h2>",
 		`<tr><th class="l">state directory</th><td class="l">state/&lt;run-7&gt; (replicas r1, r2)</td></tr>`,
 		`<tr><th class="l">source</th><td class="l">runs/demo</td></tr>`,
 		liveRow("records read", "63"), liveRow("with live statistics of their rubric", "40 (517 groups)"), liveRow("changed", "12"),
 		liveRow("never scored", "20"), liveRow("scored with another rubric", "2"), liveRow("kept by two replicas (left as they were)", "1"),
-		liveRow("retired and dropped", "9"), liveRow("retired and kept (ANSWER items, the style&#39;s rules)", "3"),
+		liveRow("retired and dropped", "9"), liveRow("retired and kept (ANSWER items, the style's rules)", "3"),
 		liveRow("elicited and added", "4"), liveRow("elicited, not added (no such type in the style)", "1"),
 		"verdicts cleared on the stored rollouts of 4 records",
 	} {
