@@ -17,7 +17,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/schema"
 )
 
 // exportDataDir is the directory of an export's data files.
@@ -37,25 +36,25 @@ const maxExportFiles = 99999
 
 // sink encodes the rows of one data file.
 type sink interface {
-	add(rec *schema.Record, index int64) error
+	add(row exportRow, index int64) error
 	close() error // writes everything buffered (and the footer) to the file
 }
 
 // parquetSink writes rows of type T made by row.
 type parquetSink[T any] struct {
 	w   *parquet.GenericWriter[T]
-	row func(*schema.Record, int64) (T, error)
+	row func(exportRow, int64) (T, error)
 	buf []T
 }
 
 const parquetSinkBatch = 64
 
-func newParquetSink[T any](w io.Writer, row func(*schema.Record, int64) (T, error), opts []parquet.WriterOption) sink {
+func newParquetSink[T any](w io.Writer, row func(exportRow, int64) (T, error), opts []parquet.WriterOption) sink {
 	return &parquetSink[T]{w: parquet.NewGenericWriter[T](w, opts...), row: row, buf: make([]T, 0, parquetSinkBatch)}
 }
 
-func (s *parquetSink[T]) add(rec *schema.Record, index int64) error {
-	r, err := s.row(rec, index)
+func (s *parquetSink[T]) add(row exportRow, index int64) error {
+	r, err := s.row(row, index)
 	if err != nil {
 		return err
 	}
@@ -83,12 +82,15 @@ func (s *parquetSink[T]) close() error {
 // jsonlSink writes full records, one JSON object per line.
 type jsonlSink struct{ w *bufio.Writer }
 
-func (s *jsonlSink) add(rec *schema.Record, _ int64) error {
+func (s *jsonlSink) add(row exportRow, _ int64) error {
+	rec := row.rec
 	line, err := marshalJSON(fullRecord(rec))
 	if err != nil {
 		return fmt.Errorf("record %s: encoding: %w", rec.ID, err)
 	}
-	s.w.WriteString(line)
+	if _, err := s.w.WriteString(line); err != nil {
+		return err
+	}
 	return s.w.WriteByte('\n')
 }
 
@@ -142,13 +144,13 @@ type splitWriter struct {
 	pending []pendingFile
 }
 
-func (w *splitWriter) add(rec *schema.Record) error {
+func (w *splitWriter) add(row exportRow) error {
 	if w.sink == nil {
 		if err := w.open(); err != nil {
 			return err
 		}
 	}
-	if err := w.sink.add(rec, w.rows); err != nil {
+	if err := w.sink.add(row, w.rows); err != nil {
 		return err
 	}
 	w.rows++
@@ -179,9 +181,9 @@ func (w *splitWriter) finishFile() (err error) {
 	f, tmp, s := w.file, w.tmp, w.sink
 	w.file, w.sink = nil, nil
 	defer func() {
-		if err != nil {
-			f.Close()
-			w.fs.Remove(tmp)
+		if err != nil { // the file is dropped: err says why
+			_ = f.Close()
+			_ = w.fs.Remove(tmp)
 		}
 	}()
 	if err := s.close(); err != nil {
@@ -208,7 +210,7 @@ func (w *splitWriter) verify(p *pendingFile) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -228,7 +230,9 @@ func copyCountingLines(dst io.Writer, src io.Reader) (lines int64, err error) {
 	for {
 		n, rerr := src.Read(buf)
 		lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-		dst.Write(buf[:n])
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return lines, err
+		}
 		if rerr == io.EOF {
 			return lines, nil
 		}
@@ -248,13 +252,13 @@ func (w *splitWriter) close() error {
 
 // abort drops the split's open file and every pending one.
 func (w *splitWriter) abort() {
-	if w.file != nil {
-		w.file.Close()
-		w.fs.Remove(w.tmp)
+	if w.file != nil { // dropped: a temporary file left behind is removed by the next export (exportTempRE)
+		_ = w.file.Close()
+		_ = w.fs.Remove(w.tmp)
 		w.file, w.sink = nil, nil
 	}
 	for _, p := range w.pending {
-		w.fs.Remove(p.tmp)
+		_ = w.fs.Remove(p.tmp)
 	}
 	w.pending = nil
 }
@@ -315,10 +319,10 @@ func (o *outDir) prepare() error {
 // empty: an export that failed or was stopped leaves no empty DIR/data.
 func (o *outDir) removeCreated() {
 	if o.createdData {
-		o.fs.Remove(o.data()) // fails, as it should, when not empty
+		_ = o.fs.Remove(o.data()) // fails, as it should, when not empty
 	}
 	if o.createdDir {
-		o.fs.Remove(o.dir)
+		_ = o.fs.Remove(o.dir) // likewise
 	}
 }
 
@@ -357,7 +361,7 @@ func (o outDir) isOurCard() bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	head := make([]byte, 4096)
 	n, _ := io.ReadFull(f, head)
 	return strings.Contains(string(head[:n]), cardMarker)

@@ -44,7 +44,7 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Stage, s.Requests.Count(), prompt, s.CompletionTokens.Count(), cost)
 	}
-	tw.Flush()
+	_ = tw.Flush() // a failed write stays in w: distill's standard output keeps it, checked at exit (internal/errwriter)
 	if cachedColumn {
 		fmt.Fprintln(w, "cached: prompt tokens the endpoint's prefix cache reused in the pilot (usage.prompt_tokens_details), priced at cached_prompt_per_mtok")
 	}

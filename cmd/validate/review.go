@@ -86,8 +86,12 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
 		return exitFailed
 	}
-	defer log.Close()
-	return serveReview(ctx, c, log, *addr, token, e)
+	code = serveReview(ctx, c, log, *addr, token, e)
+	if err := log.Close(); err != nil && code == exitOK { // every decision was synced as it came; say so anyway
+		fmt.Fprintf(e.stderr, "validate review: closing %s: %v\n", log.Path(), err)
+		return exitFailed
+	}
+	return code
 }
 
 // defaultReviewer is $USER when it can name a reviewer, else "reviewer".
@@ -141,7 +145,9 @@ func serveReview(ctx context.Context, c *review.Corpus, log *review.Log, addr, t
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = srv.Shutdown(sctx)
 		cancel()
-		<-done
+		if serr := <-done; err == nil { // http.ErrServerClosed once Shutdown has begun, passed over below
+			err = serr
+		}
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
