@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		dir = d
 		if !o.keep {
-			defer os.RemoveAll(dir)
+			defer func() { _ = os.RemoveAll(dir) }() // a temporary work directory: nothing to keep
 		}
 	}
 	if err := measure(ctx, o, dir, stdout, stderr); err != nil {
@@ -435,7 +435,7 @@ func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, co
 	if err != nil {
 		return figures{}, nil, nil, err
 	}
-	defer logf.Close()
+	defer func() { _ = logf.Close() }() // a log kept for reading: its close error changes no figure
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		return figures{}, nil, nil, err
@@ -532,7 +532,7 @@ func runCmd(ctx context.Context, name, logPath string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // the command's log: its close error changes no figure
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	err = cmd.Run()
