@@ -15,7 +15,6 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/cespare/xxhash/v2"
-	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -110,19 +109,30 @@ func newDocument(vals map[string]string, in Spec) ([]Problem, string) {
 	if title == "" {
 		title = doc.title
 	}
-	return withDocContext(passagesOf(id, title, source, doc.body, in.docs.cut), title, doc.body, in.docs.analysisChars), ""
+	return documentUnits(id, title, source, doc.body, in.docs, false), ""
 }
 
-// passagesOf cuts a document's text into its passage units.
-func passagesOf(docID, title, source, text string, o CutOptions) []Problem {
-	cuts := cutPassages(text, o)
-	digest := xxhash.Sum64String(text)
-	out := make([]Problem, len(cuts))
-	for i, c := range cuts {
-		t := c.text(text)
+// documentUnits cuts a document's text into its passage units, each with
+// its document's context; its title is title, else (titleFromHeadings) its
+// headings' (headingTitle).
+func documentUnits(docID, title, source, text string, o documentInput, titleFromHeadings bool) []Problem {
+	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text)}
+	if d.title == "" && titleFromHeadings {
+		d.title = headingTitle(d.blocks)
+	}
+	d.cuts = cutBlocks(text, d.blocks, o.cut)
+	return withDocContext(passagesOf(docID, source, d), d, o.analysisChars)
+}
+
+// passagesOf makes a cut document's passage units.
+func passagesOf(docID, source string, d *cutDocument) []Problem {
+	digest := xxhash.Sum64String(d.text)
+	out := make([]Problem, len(d.cuts))
+	for i, c := range d.cuts {
+		t := c.text(d.text)
 		out[i] = Problem{
 			ID: schema.PassageRecordID(docID, int32(i)), Source: source, Text: t,
-			DocID: docID, Title: title, PassageIndex: int32(i), PassageCount: int32(len(cuts)), DocHash: ContentHash(t),
+			DocID: docID, Title: d.title, PassageIndex: int32(i), PassageCount: int32(len(d.cuts)), DocHash: ContentHash(t),
 			docDigest: digest,
 		}
 	}
@@ -134,9 +144,9 @@ type document struct{ body, title string }
 
 // readDocument normalizes a document's text, the only changes a passage
 // makes to it: a leading byte order mark is dropped, CRLF and CR line ends
-// become LF, and YAML front matter (a mapping between a first line "---"
-// and a line "---" or "...") is metadata, its title the document's title,
-// and no part of the text. Everything else is kept byte for byte.
+// become LF, and front matter (frontMatter) is metadata, its title the
+// document's title, and no part of the text. Everything else is kept byte
+// for byte.
 func readDocument(raw string) document {
 	s := strings.TrimPrefix(raw, "\uFEFF")
 	if strings.Contains(s, "\r") {
@@ -147,33 +157,6 @@ func readDocument(raw string) document {
 		return document{body: s}
 	}
 	return document{body: body, title: title}
-}
-
-// splitFrontMatter splits YAML front matter off s: the text after it and
-// its title field, if s starts with front matter that holds a mapping.
-func splitFrontMatter(s string) (body, title string, ok bool) {
-	rest, found := strings.CutPrefix(s, "---\n")
-	if !found {
-		return "", "", false
-	}
-	for i := 0; i < len(rest); {
-		line, next := lineAt(rest, i)
-		if l := strings.TrimRight(line, " \t"); l == "---" || l == "..." {
-			var meta map[string]any
-			if err := yaml.Unmarshal([]byte(rest[:i]), &meta); err != nil || meta == nil {
-				return "", "", false
-			}
-			switch t := meta["title"].(type) {
-			case string:
-				title = strings.TrimSpace(t)
-			case int, float64, bool:
-				title = fmt.Sprint(t)
-			}
-			return rest[next:], title, true
-		}
-		i = next
-	}
-	return "", "", false
 }
 
 // DocumentRef names a document: its id, and the file (and, for a row, the
@@ -337,20 +320,7 @@ func docFileUnits(b []byte, id string, in Spec) ([]Problem, string) {
 	if !usableID(id) {
 		return nil, fmt.Sprintf("its path %q is not usable as a document id (at most %d printable characters)", id, maxIDLen)
 	}
-	if doc.title == "" && strings.EqualFold(filepath.Ext(id), ".md") {
-		doc.title = markdownTitle(doc.body)
-	}
-	return withDocContext(passagesOf(id, doc.title, in.Source, doc.body, in.docs.cut), doc.title, doc.body, in.docs.analysisChars), ""
-}
-
-// markdownTitle is the text of the first level-1 heading, if any.
-func markdownTitle(text string) string {
-	for line := range strings.Lines(text) {
-		if t, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
-			return strings.TrimSpace(t)
-		}
-	}
-	return ""
+	return documentUnits(id, doc.title, in.Source, doc.body, in.docs, strings.EqualFold(filepath.Ext(id), ".md")), ""
 }
 
 // checkDocDir refuses a documents directory that holds nothing usable,

@@ -174,3 +174,43 @@ func texts(units []Problem) []string {
 	}
 	return out
 }
+
+// FuzzReadDocument: any text's front matter is split off whole (the body
+// is the end of the normalized text) without a panic, and a text that
+// does not start with a front matter line keeps its body whole.
+func FuzzReadDocument(f *testing.F) {
+	f.Add("---\ntitle: X\n---\nBody.")
+	f.Add("+++\ntitle = \"T\"\n+++\nBody.")
+	f.Add("---\n# only a comment\n...\nBody.")
+	f.Add("+++\n[[a]]\nb = [1, 2\n+++\n")
+	f.Fuzz(func(t *testing.T, raw string) {
+		d := readDocument(raw)
+		norm := strings.ReplaceAll(strings.ReplaceAll(strings.TrimPrefix(raw, "\uFEFF"), "\r\n", "\n"), "\r", "\n")
+		if !strings.HasSuffix(norm, d.body) {
+			t.Fatalf("body %q is not the end of the text %q", d.body, norm)
+		}
+		if !strings.HasPrefix(norm, "---\n") && !strings.HasPrefix(norm, "+++\n") && (d.body != norm || d.title != "") {
+			t.Fatalf("a text without front matter read as body %q, title %q", d.body, d.title)
+		}
+	})
+}
+
+// FuzzScanBlocks: blocks come in order, do not overlap, start at a line
+// start and hold text; headings have a level from 1.
+func FuzzScanBlocks(f *testing.F) {
+	f.Add(headingDoc)
+	f.Add("a\n===\n<!--\n# x\n\n$$\n-->\n$$\ny\n\n$$\n<pre>\n```\n</pre>\n")
+	f.Add("- item\n---\n> q\n===\n   <script>x</script>\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		prev := 0
+		for _, b := range scanBlocks(src) {
+			if b.start < prev || b.end <= b.start || b.end > len(src) || (b.start > 0 && src[b.start-1] != '\n') {
+				t.Fatalf("block [%d, %d) after %d in %q", b.start, b.end, prev, src)
+			}
+			if b.kind == blockHeading && b.level < 1 {
+				t.Fatalf("heading of level %d: %q", b.level, src[b.start:b.end])
+			}
+			prev = b.end
+		}
+	})
+}

@@ -114,7 +114,7 @@ func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 		if utf8.RuneCountInString(text) > o.limit {
 			last := strings.LastIndexFunc(strings.TrimRightFunc(core, unicode.IsSpace), unicode.IsSpace) + 1
 			// its first line's indentation, or headings, and one word
-			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last]) {
+			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last]) && !headingsOnly(core) {
 				t.Fatalf("passage %d: %d characters over the limit %d, and not for one word: %q", i, utf8.RuneCountInString(text), o.limit, text)
 			}
 		}
@@ -157,8 +157,8 @@ func headingBlocksOnly(blocks []block, start, end int) bool {
 	return true
 }
 
-// checkNoCutInFittingBlock: no cut falls inside a fenced block or a table
-// that fits in a passage with the headings above it.
+// checkNoCutInFittingBlock: no cut falls inside a fenced block, a table or
+// a verbatim block (an HTML comment, $$ math) that fits in a passage with the headings above it.
 func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []block, cuts []passageCut) {
 	t.Helper()
 	headAt := -1
@@ -173,7 +173,7 @@ func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []b
 		if headAt >= 0 {
 			from, headAt = headAt, -1
 		}
-		if (bl.kind != blockFence && bl.kind != blockTable) || longerThan(src[from:bl.end], o.limit) {
+		if !keepsWhole(bl.kind) || longerThan(src[from:bl.end], o.limit) {
 			continue
 		}
 		// the first passage that ends after the block starts
@@ -185,8 +185,8 @@ func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []b
 }
 
 func headingsOnly(s string) bool {
-	for line := range strings.Lines(s) {
-		if strings.TrimSpace(line) != "" && !isHeading(strings.TrimRight(line, "\n")) {
+	for _, b := range scanBlocks(s) {
+		if b.kind != blockHeading {
 			return false
 		}
 	}
