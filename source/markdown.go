@@ -40,8 +40,20 @@ type block struct {
 	title         string
 }
 
-// scanBlocks splits src into its blocks.
-func scanBlocks(src string) []block { return scanMarkdownBlocks(src) }
+// syntax is how a document's text is read: Markdown (also plain text,
+// which is read as Markdown without a title from its headings) or
+// reStructuredText.
+type syntax int
+
+const (
+	syntaxMarkdown syntax = iota
+	syntaxRST
+)
+
+// scanBlocks splits src into its blocks by the rules of its syntax.
+func scanBlocks(src string, sx syntax) []block {
+	return scanMarkdownBlocks(src)
+}
 
 // scanMarkdownBlocks splits Markdown text into its blocks.
 func scanMarkdownBlocks(src string) []block {

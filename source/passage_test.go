@@ -88,7 +88,7 @@ func TestCutPassages(t *testing.T) {
 func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 	t.Helper()
 	var b strings.Builder
-	blocks := scanBlocks(src)
+	blocks := scanBlocks(src, syntaxMarkdown)
 	prev := 0
 	for i, c := range cuts {
 		if c.Start < prev || c.End <= c.Start || c.End > len(src) {
@@ -185,7 +185,7 @@ func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []b
 }
 
 func headingsOnly(s string) bool {
-	for _, b := range scanBlocks(s) {
+	for _, b := range scanBlocks(s, syntaxMarkdown) {
 		if b.kind != blockHeading {
 			return false
 		}
