@@ -84,7 +84,7 @@ func TestWithDocContext(t *testing.T) {
 			}
 		})
 	}
-	units := documentUnits("doc.md", "Storage engines", "src", sectionedDoc, documentInput{cut: CutOptions{limit: 200}, analysisChars: 1000}, false)
+	units := documentUnits("doc.md", "Storage engines", "src", sectionedDoc, documentInput{cut: CutOptions{limit: 200}, analysisChars: 1000}, syntaxMarkdown, false)
 	doc := units[0].Doc
 	if wantOutline := "- Storage engines\n  - Write-ahead logging\n    - Checkpoints\n  - Compaction"; doc.Outline != wantOutline {
 		t.Errorf("outline %q, want %q (a comment inside a code block is no heading)", doc.Outline, wantOutline)
@@ -104,7 +104,7 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat(sectionedDoc+"\n", 20) // about 8,000 characters
-	units := documentUnits("doc.md", "Storage engines", "src", long, documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, false)
+	units := documentUnits("doc.md", "Storage engines", "src", long, documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, syntaxMarkdown, false)
 	if len(units) < 8 {
 		t.Fatalf("only %d passages", len(units))
 	}
@@ -122,7 +122,7 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 	if doc := units[0].Doc; !doc.Cut || len([]rune(doc.Head)) > 2000 || len([]rune(doc.Head)) < 1500 || !strings.Contains(user, "goes on beyond this beginning") {
 		t.Errorf("the analysis of a long document reads %d characters of it (cut %v), want at most 2000 and says it goes on", len([]rune(doc.Head)), doc.Cut)
 	}
-	other := documentUnits("other.md", "Other", "src", "Another document entirely.", documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, false)
+	other := documentUnits("other.md", "Other", "src", "Another document entirely.", documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, syntaxMarkdown, false)
 	if msgs, _ := ps.GroundedAnalyzeMessages(other[0].DocumentView()); reflect.DeepEqual(msgs, first) {
 		t.Error("two documents send the same analysis request")
 	}
@@ -139,7 +139,7 @@ func FuzzWithDocContext(f *testing.F) {
 			return
 		}
 		limit = 200 + int(uint(limit)%2000)
-		units := documentUnits("d", "", "s", text, documentInput{cut: CutOptions{limit: limit}, analysisChars: 1000}, true)
+		units := documentUnits("d", "", "s", text, documentInput{cut: CutOptions{limit: limit}, analysisChars: 1000}, syntaxMarkdown, true)
 		for _, u := range units {
 			if !utf8.ValidString(u.Section) || !utf8.ValidString(u.Doc.Outline) || !utf8.ValidString(u.Doc.Head) {
 				t.Fatalf("invalid UTF-8 in the context of passage %d", u.PassageIndex)

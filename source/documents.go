@@ -46,18 +46,46 @@ const (
 	inputText    = "text" // one .txt or .md document
 )
 
-// docExtensions are the names of the files a document directory's documents
-// are read from.
-var docExtensions = []string{".txt", ".md"}
+// docKinds are the files a document directory's documents are read from,
+// by extension: how each is read, and whether its headings give its title.
+var docKinds = []struct {
+	ext    string
+	syntax syntax
+	titled bool
+}{
+	{".md", syntaxMarkdown, true},
+	{".markdown", syntaxMarkdown, true},
+	{".mdx", syntaxMarkdown, true},
+	{".rst", syntaxRST, true},
+	{".txt", syntaxMarkdown, false},
+	{".text", syntaxMarkdown, false},
+}
 
-func isDocFile(name string) bool {
+// docKindOf is how the file name is read as a document; ok is false for a
+// file that is no document.
+func docKindOf(name string) (sx syntax, titled, ok bool) {
 	ext := strings.ToLower(filepath.Ext(name))
-	for _, e := range docExtensions {
-		if ext == e {
-			return true
+	for _, k := range docKinds {
+		if ext == k.ext {
+			return k.syntax, k.titled, true
 		}
 	}
-	return false
+	return syntaxMarkdown, false, false
+}
+
+func isDocFile(name string) bool {
+	_, _, ok := docKindOf(name)
+	return ok
+}
+
+// docExtensionList names the document files' extensions, for messages:
+// ".md, .markdown, ... or .text".
+func docExtensionList() string {
+	var exts []string
+	for _, k := range docKinds {
+		exts = append(exts, k.ext)
+	}
+	return strings.Join(exts[:len(exts)-1], ", ") + " or " + exts[len(exts)-1]
 }
 
 // kindOf says how an input path is read: a documents job also reads
@@ -109,14 +137,14 @@ func newDocument(vals map[string]string, in Spec) ([]Problem, string) {
 	if title == "" {
 		title = doc.title
 	}
-	return documentUnits(id, title, source, doc.body, in.docs, false), ""
+	return documentUnits(id, title, source, doc.body, in.docs, syntaxMarkdown, false), ""
 }
 
-// documentUnits cuts a document's text into its passage units, each with
-// its document's context; its title is title, else (titleFromHeadings) its
-// headings' (headingTitle).
-func documentUnits(docID, title, source, text string, o documentInput, titleFromHeadings bool) []Problem {
-	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text, syntaxMarkdown)}
+// documentUnits cuts a document's text, read by the rules of sx, into its
+// passage units, each with its document's context; its title is title,
+// else (titleFromHeadings) its headings' (headingTitle).
+func documentUnits(docID, title, source, text string, o documentInput, sx syntax, titleFromHeadings bool) []Problem {
+	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text, sx)}
 	if d.title == "" && titleFromHeadings {
 		d.title = headingTitle(d.blocks)
 	}
@@ -320,7 +348,8 @@ func docFileUnits(b []byte, id string, in Spec) ([]Problem, string) {
 	if !usableID(id) {
 		return nil, fmt.Sprintf("its path %q is not usable as a document id (at most %d printable characters)", id, maxIDLen)
 	}
-	return documentUnits(id, doc.title, in.Source, doc.body, in.docs, strings.EqualFold(filepath.Ext(id), ".md")), ""
+	sx, titled, _ := docKindOf(id)
+	return documentUnits(id, doc.title, in.Source, doc.body, in.docs, sx, titled), ""
 }
 
 // checkDocDir refuses a documents directory that holds nothing usable,
@@ -332,7 +361,7 @@ func checkDocDir(root string, in Spec) error {
 	}
 	if len(files) == 0 {
 		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
-			root, strings.Join(docExtensions, " or "), describeDir(root))}}
+			root, docExtensionList(), describeDir(root))}}
 	}
 	firstReason := ""
 	for i, path := range files {
@@ -400,8 +429,79 @@ type ExtCount struct {
 	Files int64  `json:"files"`
 }
 
-func (s SkippedFiles) String() string { return "" }
+// maxSkippedExamples bounds the skipped files a report names.
+const maxSkippedExamples = 3
+
+func (s SkippedFiles) String() string {
+	if s.Files == 0 {
+		return "no files that are not documents"
+	}
+	var parts []string
+	for i, e := range s.ByExt {
+		if i == 6 {
+			parts = append(parts, "...")
+			break
+		}
+		if e.Ext == "" {
+			parts = append(parts, fmt.Sprintf("%d with no extension", e.Files))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", e.Files, e.Ext))
+		}
+	}
+	what := "files that are not documents"
+	if s.Files == 1 {
+		what = "file that is not a document"
+	}
+	return fmt.Sprintf("%d %s (%s)", s.Files, what, strings.Join(parts, ", "))
+}
 
 // SkippedFiles lists the files the input's directories hold that are not
-// documents.
-func (in Spec) SkippedFiles() (SkippedFiles, error) { return SkippedFiles{}, nil }
+// documents (by extension: docKinds), hidden files and directories aside.
+func (in Spec) SkippedFiles() (SkippedFiles, error) {
+	var out SkippedFiles
+	if !in.docs.on {
+		return out, nil
+	}
+	byExt := map[string]int64{}
+	for _, root := range in.Paths {
+		if in.kindOf(root) != inputDir {
+			continue
+		}
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("reading input directory: %w", err)
+			}
+			if path != root && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() || isDocFile(path) {
+				return nil
+			}
+			out.Files++
+			byExt[strings.ToLower(filepath.Ext(path))]++
+			if len(out.Examples) < maxSkippedExamples {
+				out.Examples = append(out.Examples, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	for ext, n := range byExt {
+		out.ByExt = append(out.ByExt, ExtCount{Ext: ext, Files: n})
+	}
+	slices.SortFunc(out.ByExt, func(a, b ExtCount) int {
+		switch {
+		case a.Files != b.Files:
+			return int(b.Files - a.Files)
+		case a.Ext == "" || b.Ext == "": // files with no extension last
+			return len(b.Ext) - len(a.Ext)
+		}
+		return strings.Compare(a.Ext, b.Ext)
+	})
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // rstDoc is reStructuredText as Sphinx projects write it: an over- and
@@ -74,7 +75,7 @@ func TestRSTDocuments(t *testing.T) {
 			t.Errorf("passage starting at %q: section %q (found %v), want %q; passages %q", first, got, ok, want, texts(units))
 		}
 	}
-	checkCuts(t, rstDoc, CutOptions{limit: 160}, cutBlocks(rstDoc, scanBlocks(rstDoc, syntaxRST), CutOptions{limit: 160}))
+	checkCutsIn(t, rstDoc, syntaxRST, CutOptions{limit: 160}, cutBlocks(rstDoc, scanBlocks(rstDoc, syntaxRST), CutOptions{limit: 160}))
 }
 
 // TestDocumentFileKinds: a documents directory reads .md, .markdown and
@@ -145,4 +146,18 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzCutRST: passages of any text read as reStructuredText keep the
+// cutter's promises (checkCuts).
+func FuzzCutRST(f *testing.F) {
+	f.Add(rstDoc, 120, 20)
+	f.Add("T\n~~~\n\n.. code::\n\n    a\n\n    b\n\n::\n\n  c", 10, 2)
+	f.Fuzz(func(t *testing.T, text string, limit, least int) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		o := CutOptions{limit: 1 + abs(limit)%400, min: abs(least) % 200}
+		checkCutsIn(t, text, syntaxRST, o, cutBlocks(text, scanBlocks(text, syntaxRST), o))
+	})
 }

@@ -201,9 +201,14 @@ func FuzzScanBlocks(f *testing.F) {
 	f.Add(headingDoc)
 	f.Add("a\n===\n<!--\n# x\n\n$$\n-->\n$$\ny\n\n$$\n<pre>\n```\n</pre>\n")
 	f.Add("- item\n---\n> q\n===\n   <script>x</script>\n")
+	f.Add(rstDoc)
+	f.Add("===\nT\n===\n\n.. note::\n\n   x\n\n  y\nz\n---\n")
 	f.Fuzz(func(t *testing.T, src string) {
 		prev := 0
-		for _, b := range scanBlocks(src, syntaxMarkdown) {
+		for _, b := range append(scanBlocks(src, syntaxMarkdown), scanBlocks(src, syntaxRST)...) {
+			if b.start < prev {
+				prev = 0 // the second syntax's blocks
+			}
 			if b.start < prev || b.end <= b.start || b.end > len(src) || (b.start > 0 && src[b.start-1] != '\n') {
 				t.Fatalf("block [%d, %d) after %d in %q", b.start, b.end, prev, src)
 			}

@@ -52,6 +52,9 @@ const (
 
 // scanBlocks splits src into its blocks by the rules of its syntax.
 func scanBlocks(src string, sx syntax) []block {
+	if sx == syntaxRST {
+		return scanRST(src)
+	}
 	return scanMarkdownBlocks(src)
 }
 

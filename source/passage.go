@@ -79,7 +79,9 @@ const (
 // than the minimum, then the fewest passages and cuts inside sections.
 // Passages are never empty and hold no leading or trailing blank line; a
 // blank text has none.
-func cutPassages(src string, o CutOptions) []passageCut { return cutBlocks(src, scanBlocks(src, syntaxMarkdown), o) }
+func cutPassages(src string, o CutOptions) []passageCut {
+	return cutBlocks(src, scanBlocks(src, syntaxMarkdown), o)
+}
 
 // cutBlocks is cutPassages over the text's blocks.
 func cutBlocks(src string, blocks []block, o CutOptions) []passageCut {

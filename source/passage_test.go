@@ -87,8 +87,14 @@ func TestCutPassages(t *testing.T) {
 // unless nothing but headings follows it.
 func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 	t.Helper()
+	checkCutsIn(t, src, syntaxMarkdown, o, cuts)
+}
+
+// checkCutsIn is checkCuts for a text read by the rules of sx.
+func checkCutsIn(t *testing.T, src string, sx syntax, o CutOptions, cuts []passageCut) {
+	t.Helper()
 	var b strings.Builder
-	blocks := scanBlocks(src, syntaxMarkdown)
+	blocks := scanBlocks(src, sx)
 	prev := 0
 	for i, c := range cuts {
 		if c.Start < prev || c.End <= c.Start || c.End > len(src) {
@@ -114,7 +120,7 @@ func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 		if utf8.RuneCountInString(text) > o.limit {
 			last := strings.LastIndexFunc(strings.TrimRightFunc(core, unicode.IsSpace), unicode.IsSpace) + 1
 			// its first line's indentation, or headings, and one word
-			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last]) && !headingsOnly(core) {
+			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last], sx) && !headingsOnly(core, sx) {
 				t.Fatalf("passage %d: %d characters over the limit %d, and not for one word: %q", i, utf8.RuneCountInString(text), o.limit, text)
 			}
 		}
@@ -184,8 +190,8 @@ func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []b
 	}
 }
 
-func headingsOnly(s string) bool {
-	for _, b := range scanBlocks(s, syntaxMarkdown) {
+func headingsOnly(s string, sx syntax) bool {
+	for _, b := range scanBlocks(s, sx) {
 		if b.kind != blockHeading {
 			return false
 		}
