@@ -47,6 +47,10 @@ type Problem struct {
 	// Section"; see withDocContext).
 	Doc     *docContext
 	Section string
+	// LeaveOut says why a passage is left out before any request, when it
+	// is: no text (a data-URI image, base64 data) or one word longer than
+	// a passage may be.
+	LeaveOut string
 
 	docDigest uint64 // xxhash64 of the document's text, to tell duplicates
 }
