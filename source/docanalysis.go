@@ -40,16 +40,17 @@ func withDocContext(units []Problem, d *cutDocument, analysisChars int) []Proble
 	if len(units) == 0 {
 		return units
 	}
-	head := headOf(d.text, analysisChars)
-	cut := len(head) < len(strings.TrimSpace(d.text))
-	if len(units) == 1 && !cut {
+	text := withoutBlobs(d.text, d.cuts)
+	head := headOf(text, analysisChars)
+	cut := len(head) < len(strings.TrimSpace(text))
+	if len(units) == 1 && !cut && text == d.text {
 		// A document of one passage is read as its passage: one string,
 		// and the document's text is not kept alive by its head.
 		head = units[0].Text
 	}
 	doc := &docContext{prompts.DocumentView{
 		Title: d.title, Head: head, Cut: cut,
-		Chars: utf8.RuneCountInString(d.text), Outline: outlineOf(d.blocks),
+		Chars: utf8.RuneCountInString(text), Outline: outlineOf(d.blocks),
 	}}
 	paths := sectionPaths(d.blocks, d.cuts)
 	for i := range units {

@@ -148,7 +148,7 @@ func documentUnits(docID, title, source, text string, o documentInput, sx syntax
 	if d.title == "" && titleFromHeadings {
 		d.title = headingTitle(d.blocks)
 	}
-	d.cuts = cutBlocks(text, d.blocks, o.cut)
+	d.cuts, d.limit = cutBlocks(text, d.blocks, o.cut), max(o.cut.limit, 1)
 	return withDocContext(passagesOf(docID, source, d), d, o.analysisChars)
 }
 
@@ -162,6 +162,12 @@ func passagesOf(docID, source string, d *cutDocument) []Problem {
 			ID: schema.PassageRecordID(docID, int32(i)), Source: source, Text: t,
 			DocID: docID, Title: d.title, PassageIndex: int32(i), PassageCount: int32(len(d.cuts)), DocHash: ContentHash(t),
 			docDigest: digest,
+		}
+		switch {
+		case c.Blob:
+			out[i].LeaveOut = blobReason(t)
+		case longerThan(t, d.limit):
+			out[i].LeaveOut = overLimitReason(t, d.limit)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -45,6 +46,7 @@ type CutOptions struct{ limit, min int }
 type passageCut struct {
 	Start, End     int
 	Prefix, Suffix string
+	Blob           bool // a data URI or base64 data, never packed with text (isolateBlobs)
 }
 
 func (c passageCut) text(src string) string { return c.Prefix + src[c.Start:c.End] + c.Suffix }
@@ -100,6 +102,7 @@ type cutDocument struct {
 	text, title string
 	blocks      []block
 	cuts        []passageCut
+	limit       int // the passage limit it was cut by
 }
 
 // keepsWhole: a block cut inside only when it is longer than a passage.
@@ -151,6 +154,7 @@ type span struct {
 	start, end     int
 	cost           int
 	prefix, suffix string
+	blob           bool
 }
 
 // spansOf cuts an atom at the boundaries where a passage may end inside it:
@@ -166,7 +170,7 @@ func spansOf(src string, a atom, o CutOptions) []span {
 	}
 	b := a.b
 	if keepsWhole(b.kind) && !longerThan(src[a.start:b.end], o.limit) {
-		return splitAtWords(src, span{start: a.start, end: a.end, cost: first}, b.end-1, o.limit) // cut only from its end on, among the headings after it
+		return withRepeats(src, b, isolateBlobs(src, splitAtWords(src, span{start: a.start, end: a.end, cost: first}, b.end-1, o.limit))) // cut only from its end on, among the headings after it
 	}
 	lo, hi := b.start, b.end // boundaries fall in (lo, hi)
 	if keepsWhole(b.kind) {
@@ -212,13 +216,19 @@ func spansOf(src string, a atom, o CutOptions) []span {
 	for _, sp := range out {
 		fine = append(fine, splitAtWords(src, sp, max(sp.start, b.start), max(o.limit-headRunes, 1))...)
 	}
-	for k := range fine {
-		fine[k].prefix = repeatedHead(src, b, fine[k].start)
-		if k < len(fine)-1 {
-			fine[k].suffix = closingFence(b, fine[k+1].start)
+	return withRepeats(src, b, isolateBlobs(src, fine))
+}
+
+// withRepeats gives each piece of block b what it repeats or adds: a
+// table's header rows or a fence's opening line, its closing fence.
+func withRepeats(src string, b block, pieces []span) []span {
+	for k := range pieces {
+		pieces[k].prefix = repeatedHead(src, b, pieces[k].start)
+		if k < len(pieces)-1 {
+			pieces[k].suffix = closingFence(b, pieces[k+1].start)
 		}
 	}
-	return fine
+	return pieces
 }
 
 // splitAtWords cuts a span longer than budget characters at the last white
@@ -385,7 +395,9 @@ func isSentenceEnd(p string, i int) bool {
 
 // pack puts consecutive spans into passages of at most the limit: of all
 // the ways to do so, the cheapest by the costs above (a shortest path over
-// the spans, looking back no further than a passage reaches).
+// the spans, looking back no further than a passage reaches). Blob spans
+// go into passages of their own, every run of them into one, whatever its
+// length.
 func pack(src string, spans []span, o CutOptions) []passageCut {
 	n := len(spans)
 	if n == 0 {
@@ -404,14 +416,25 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 	for i, sp := range spans {
 		headRunes[i], tailRunes[i] = utf8.RuneCountInString(sp.prefix), utf8.RuneCountInString(sp.suffix)
 	}
+	const unreachable = math.MaxInt / 4
 	best, from := make([]int, n+1), make([]int, n+1)
+	blobStart := 0 // the first span of the run of blob spans that j is in
 	for j := range n {
 		cutAfter := 0
 		if j < n-1 {
 			cutAfter = spans[j+1].cost
 		}
-		best[j+1] = -1
-		for i := j; i >= 0; i-- {
+		best[j+1] = unreachable
+		if spans[j].blob {
+			if j == 0 || !spans[j-1].blob {
+				blobStart = j
+			}
+			if j == n-1 || !spans[j+1].blob { // a run of blobs is one passage
+				best[j+1], from[j+1] = best[blobStart]+costPassage+cutAfter, blobStart
+			}
+			continue
+		}
+		for i := j; i >= 0 && !spans[i].blob; i-- {
 			if i < j && runeEnd[j]-runeStart[i] > o.limit {
 				break
 			}
@@ -423,7 +446,7 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 			if l < o.min {
 				c += costShort
 			}
-			if best[j+1] < 0 || c < best[j+1] {
+			if c < best[j+1] {
 				best[j+1], from[j+1] = c, i
 			}
 		}
@@ -431,7 +454,7 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 	var out []passageCut
 	for j := n; j > 0; j = from[j] {
 		i := from[j]
-		out = append(out, passageCut{Start: spans[i].start, End: spans[j-1].end, Prefix: spans[i].prefix, Suffix: spans[j-1].suffix})
+		out = append(out, passageCut{Start: spans[i].start, End: spans[j-1].end, Prefix: spans[i].prefix, Suffix: spans[j-1].suffix, Blob: spans[i].blob})
 	}
 	slices.Reverse(out)
 	return out
