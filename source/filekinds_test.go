@@ -161,3 +161,23 @@ func FuzzCutRST(f *testing.F) {
 		checkCutsIn(t, text, syntaxRST, o, cutBlocks(text, scanBlocks(text, syntaxRST), o))
 	})
 }
+
+// TestOversizedOnlyDocumentIsRefused: an input whose only document is over
+// input.max_line_bytes is refused before the run, saying so, as an input
+// whose every row is bad is (issue 43, item 3: the run went on and
+// finished with an empty corpus and exit code 0).
+func TestOversizedOnlyDocumentIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "big.md")
+	if err := os.WriteFile(doc, []byte("# Big\n\n"+strings.Repeat("A long line of text. ", 100)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, doc} {
+		in := docSpec(1000)
+		in.Paths, in.MaxLineBytes, in.Format = []string{path}, 1000, "auto"
+		err := CheckInputs(in)
+		if err == nil || !strings.Contains(err.Error(), "larger than 1000 bytes (input.max_line_bytes)") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+}
