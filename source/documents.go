@@ -310,8 +310,8 @@ func readDocFile(path, id string, in Spec, yield func(Problem) error, bad func(*
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
 	}
-	if st.Size() > int64(in.MaxLineBytes) {
-		bad(&InputError{path, 0, fmt.Sprintf("document larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
+	if msg := in.tooLarge(st.Size()); msg != "" {
+		bad(&InputError{path, 0, msg})
 		return nil
 	}
 	b, err := os.ReadFile(path)
@@ -330,6 +330,28 @@ func readDocFile(path, id string, in Spec, yield func(Problem) error, bad func(*
 		}
 	}
 	return nil
+}
+
+// tooLarge says why a document file of size bytes is not read, or "".
+func (in Spec) tooLarge(size int64) string {
+	if size > int64(in.MaxLineBytes) {
+		return fmt.Sprintf("document larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)
+	}
+	return ""
+}
+
+// readChecked reads a document file for the checks before a run: its
+// bytes, or why it holds no document (too large).
+func (in Spec) readChecked(path string) ([]byte, string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if msg := in.tooLarge(st.Size()); msg != "" {
+		return nil, msg, nil
+	}
+	b, err := os.ReadFile(path)
+	return b, "", err
 }
 
 // docFileUnits makes the passages of a document file's bytes, or says why
@@ -374,11 +396,14 @@ func checkDocDir(root string, in Spec) error {
 		if i == firstLinesChecked {
 			break
 		}
-		b, err := os.ReadFile(path)
+		b, msg, err := in.readChecked(path)
 		if err != nil {
 			return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 		}
-		if _, msg := docFileUnits(b, "x", in); msg == "" {
+		if msg == "" {
+			_, msg = docFileUnits(b, "x"+filepath.Ext(path), in)
+		}
+		if msg == "" {
 			return nil
 		} else if firstReason == "" {
 			firstReason = path + ": " + msg
