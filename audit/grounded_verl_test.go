@@ -1,0 +1,52 @@
+package audit
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// TestGroundedVerlExportIsGrounded: a verl export of a grounded corpus,
+// the file people train on, is reported as the grounded corpus it is, in
+// text and JSON: rubric kind grounded, its questions and criteria on the
+// corpus line, no math sections ("0 rubric items", empty validity tables,
+// "SRaR item limit 12"), each named in unavailable (issue 43, item 1).
+func TestGroundedVerlExportIsGrounded(t *testing.T) {
+	run := groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)})
+	out := filepath.Join(t.TempDir(), "verl")
+	if _, err := corpus.Export(context.Background(), run, corpus.ExportOptions{Format: corpus.FormatVerl, Out: out, ToolVersion: "test", Logger: quiet()}); err != nil {
+		t.Fatal(err)
+	}
+	rep := auditPath(t, Options{}, out)
+	if rep.Corpus.RubricKind != RubricGrounded || rep.Validity != nil || rep.Counts != nil || rep.PitfallBonus != nil {
+		t.Errorf("rubric kind %q, validity %v, counts %v, co-occurrence %v; want grounded with no math sections",
+			rep.Corpus.RubricKind, rep.Validity, rep.Counts, rep.PitfallBonus)
+	}
+	var names []string
+	for _, u := range rep.Unavailable {
+		names = append(names, u.Section)
+	}
+	for _, s := range []string{"validity", "counts", "pitfall_bonus"} {
+		if !slices.Contains(names, s) {
+			t.Errorf("unavailable %q does not name %s", names, s)
+		}
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, bad := range []string{"rubric items", "SRaR item limit", "Validity by type"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the text report of a grounded verl export says %q:\n%s", bad, text)
+		}
+	}
+	if !strings.Contains(text, "3 questions, 15 criteria") {
+		t.Errorf("the corpus line does not count questions and criteria:\n%s", text[:min(len(text), 400)])
+	}
+}
