@@ -31,6 +31,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
 		}
 		r.Empirical = a.empirical(false)
+		r.leaveOutTheOtherKind()
 		return r
 	}
 	r.PassRates = a.passRates()
