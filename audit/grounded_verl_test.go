@@ -46,6 +46,9 @@ func TestGroundedVerlExportIsGrounded(t *testing.T) {
 			t.Errorf("the text report of a grounded verl export says %q:\n%s", bad, text)
 		}
 	}
+	if !strings.Contains(text, "Grounded records: 3 rows of a verl export (one a question), 15 criteria") || strings.Contains(text, "3 passages") {
+		t.Errorf("the grounded section calls a verl export's rows passages:\n%s", text)
+	}
 	if !strings.Contains(text, "3 questions, 15 criteria") {
 		t.Errorf("the corpus line does not count questions and criteria:\n%s", text[:min(len(text), 400)])
 	}
