@@ -445,7 +445,11 @@ func (r *Report) textGrounded(w io.Writer) {
 	if g == nil {
 		return
 	}
-	heading(w, "Grounded records: %s passages, %s questions, %s criteria", num(g.Records), num(g.Questions), num(g.Criteria))
+	if r.Corpus.Format == FormatVerl {
+		heading(w, "Grounded records: %s rows of a verl export (one a question), %s criteria", num(g.Records), num(g.Criteria))
+	} else {
+		heading(w, "Grounded records: %s passages, %s questions, %s criteria", num(g.Records), num(g.Questions), num(g.Criteria))
+	}
 	t := newTable("per question", "mean", "std", "median", "min", "max")
 	for _, s := range []struct {
 		name string
