@@ -53,3 +53,23 @@ func TestGroundedVerlExportIsGrounded(t *testing.T) {
 		t.Errorf("the corpus line does not count questions and criteria:\n%s", text[:min(len(text), 400)])
 	}
 }
+
+// TestOffScaleWeightsAreFlagged: a criterion weight outside the 1-5 scale
+// the synthesis template asks for (5.5, 0.5) is a criterion_weight
+// violation that names the scale, in a run directory and a verl export
+// (issue 43, item 10: weights of 5.5 passed unflagged).
+func TestOffScaleWeightsAreFlagged(t *testing.T) {
+	rec := groundedRecord(1, 1)
+	rec.Grounded.Questions[0].Criteria[0].Weight = 5.5
+	rec.Grounded.Questions[0].Criteria[4].Weight = 0.5
+	rep := auditPath(t, Options{}, groundedRun(t, []schema.Record{rec, groundedRecord(3, 1)}))
+	var details []string
+	for _, v := range rep.Structure.Listed {
+		if v.Rule == RuleCriterionWeight {
+			details = append(details, v.Detail)
+		}
+	}
+	if len(details) != 2 || !strings.Contains(details[0], "weight 5.5, outside the 1-5 scale") || !strings.Contains(details[1], "weight 0.5, outside the 1-5 scale") {
+		t.Errorf("criterion_weight violations %q; want the two off-scale weights named with the scale", details)
+	}
+}
