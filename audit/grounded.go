@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -23,7 +24,7 @@ const (
 	RuleNoQuestion      = "no_question"      // a blank question
 	RuleNoCriteria      = "no_criteria"      // a question without criteria
 	RuleCriterionID     = "criterion_id"     // a blank or repeated criterion id
-	RuleCriterionWeight = "criterion_weight" // a negative or non-finite weight, or a total weight not above 0
+	RuleCriterionWeight = "criterion_weight" // a negative or non-finite weight, one outside the template's 1-5 scale, or a total weight not above 0
 	RuleCriterionText   = "criterion_text"   // a criterion without name or description
 )
 
@@ -338,8 +339,12 @@ func (a *acc) checkGrounded(r *row, rowNum int64) {
 				a.violate(r, rowNum, nil, RuleCriterionID, "%s, criterion id %q appears twice", where, c.ID)
 			}
 			seen[c.ID] = true
-			if math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0 {
+			switch {
+			case math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0:
 				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v", where, c.ID, c.Weight)
+			case c.Weight < prompts.MinWeight || c.Weight > prompts.MaxWeight:
+				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v, outside the %d-%d scale the synthesis template asks for",
+					where, c.ID, c.Weight, prompts.MinWeight, prompts.MaxWeight)
 			}
 			if strings.TrimSpace(c.Name) == "" || strings.TrimSpace(c.Description) == "" {
 				a.violate(r, rowNum, nil, RuleCriterionText, "%s, criterion %q lacks a name or a description", where, c.ID)
