@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -342,9 +341,9 @@ func (a *acc) checkGrounded(r *row, rowNum int64) {
 			switch {
 			case math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0:
 				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v", where, c.ID, c.Weight)
-			case c.Weight < prompts.MinWeight || c.Weight > prompts.MaxWeight:
+			case c.Weight < schema.MinWeight || c.Weight > schema.MaxWeight: // the scale the synthesis template states (prompts.MinWeight, MaxWeight)
 				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v, outside the %d-%d scale the synthesis template asks for",
-					where, c.ID, c.Weight, prompts.MinWeight, prompts.MaxWeight)
+					where, c.ID, c.Weight, schema.MinWeight, schema.MaxWeight)
 			}
 			if strings.TrimSpace(c.Name) == "" || strings.TrimSpace(c.Description) == "" {
 				a.violate(r, rowNum, nil, RuleCriterionText, "%s, criterion %q lacks a name or a description", where, c.ID)

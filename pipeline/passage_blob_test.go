@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
@@ -21,7 +21,7 @@ func TestBlobsLeftOutBeforeAnyRequest(t *testing.T) {
 	para := strings.Repeat("A heat pipe moves heat by evaporating a working fluid at the hot end and condensing it at the cold end. ", 3)
 	img := "![a diagram of the pipe](data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG\x00\x01binary", 15_000))) + ")"
 	runtest.WriteFile(t, filepath.Join(dir, "docs", "pipe.md"), "# Heat pipes\n\n"+para+"\n\n"+img+"\n\n## The wick\n\n"+para+"\n")
-	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	jobPath := filepath.Join(dir, "job.yaml")
 	runtest.WriteFile(t, jobPath, `style: grounded
 input: {paths: [docs]}
