@@ -40,6 +40,7 @@ type loop struct {
 
 	input        inputCounts // shared with the feeder and the workers
 	inputCounted bool        // the input's rows were counted before the session (checkInput)
+	skipped      *source.SkippedFiles // files of the input's directories that are not documents
 	part         partitionFilter
 	stop         stopper
 

@@ -128,11 +128,16 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
+	skipped, err := skippedFiles(&jb, opt)
+	if err != nil {
+		return nil, errors.Join(err, abandonStart(run, fresh))
+	}
 	l, err := newLoop(&jb, opt, run, ps, judgeSets)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
 	defer l.closeLLM()
+	l.skipped = skipped
 	if rows >= 0 {
 		l.input.lines.Store(rows)
 		l.inputCounted = true
@@ -145,6 +150,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 		runErr = l.compact()
 	}
 	l.finish(runErr)
+	l.logLosses()
 	if err := run.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
@@ -521,6 +527,17 @@ func ProblemsInFlight(j *job.Job) int {
 		}
 	}
 	return max(1, min(4*j.Limits.Concurrency, memoryBudget/perProblem))
+}
+
+// skippedFiles counts the files of a documents input's directories that
+// are not documents, and logs them.
+func skippedFiles(j *job.Job, opt Options) (*source.SkippedFiles, error) {
+	sk, err := source.SpecOf(j).SkippedFiles()
+	if err != nil || sk.Files == 0 {
+		return nil, err
+	}
+	opt.Logger.Info("input: skipped "+sk.String(), "examples", strings.Join(sk.Examples, ", "))
+	return &sk, nil
 }
 
 // checkInput records what this session reads in the run's manifest, after

@@ -34,14 +34,13 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
 	}
 	r.Partition.writeShare(w)
+	if r.SkippedFiles != nil {
+		fmt.Fprintf(w, "  skipped %s\n", r.SkippedFiles)
+	}
 	r.writeDuplicateDocuments(w)
 	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if r.LeftOutByStage[job.StagePassage] > 0 { // not only the checks the line above names
-		fmt.Fprint(w, "  left out by stage:")
-		for _, k := range sortedKeys(r.LeftOutByStage) {
-			fmt.Fprintf(w, " %s=%d", k, r.LeftOutByStage[k])
-		}
-		fmt.Fprintf(w, " (passage: shorter than grounded.min_passage_chars; the reasons are in failures.jsonl)\n")
+		fmt.Fprintf(w, "  left out by stage: %s (%s; passage: too short, or no text; the reasons are in failures.jsonl)\n", r.leftOutByStage(), r.leftOutShare(units))
 	}
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
@@ -78,6 +77,46 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	default:
 		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
 	}
+}
+
+// leftOutByStage is "passage=1 quality=18".
+func (r *Report) leftOutByStage() string {
+	var parts []string
+	for _, k := range sortedKeys(r.LeftOutByStage) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, r.LeftOutByStage[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// leftOutShare is the share of the unique units left out: "33.3% of 3
+// passages".
+func (r *Report) leftOutShare(units string) string {
+	return fmt.Sprintf("%.1f%% of %d %s", pct(r.Problems.LeftOut, r.Problems.Unique), r.Problems.Unique, units)
+}
+
+// logLosses logs, at the end of a session, what of the input the corpus
+// does not hold and why: files that are no documents, duplicates, bad
+// rows, units left out and failed.
+func (l *loop) logLosses() {
+	r := &l.report
+	p := r.Problems
+	if p.LeftOut+p.Failed+p.Duplicates+p.BadLines == 0 && r.SkippedFiles == nil {
+		return
+	}
+	units := job.UnitWordsOf(l.job.Style).Units
+	attrs := []any{"unique", p.Unique, "done", p.Done, "left_out", p.LeftOut, "left_out_share", r.leftOutShare(units), "failed", p.Failed,
+		"duplicates", p.Duplicates, "bad_lines", p.BadLines}
+	if len(r.LeftOutByStage) > 0 {
+		attrs = append(attrs, "left_out_by_stage", r.leftOutByStage())
+	}
+	if r.DuplicateDocumentsTotal > 0 {
+		attrs = append(attrs, "duplicate_documents", r.DuplicateDocumentsTotal)
+	}
+	if r.SkippedFiles != nil {
+		attrs = append(attrs, "skipped_files", r.SkippedFiles.String())
+	}
+	l.log.Info(fmt.Sprintf("what the corpus does not hold: %d of %d %s left out, %d failed, %d duplicates, %d bad lines (the reasons are in failures.jsonl)",
+		p.LeftOut, p.Unique, units, p.Failed, p.Duplicates, p.BadLines), attrs...)
 }
 
 // writeDuplicateDocuments names the documents left out as copies of
