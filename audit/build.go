@@ -21,6 +21,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		PitfallBonus:  a.coOccurrence(),
 		Unavailable:   []Unavailable{},
 		Grounded:      a.groundedReport(),
+		RunInput:      in.RunInput,
 	}
 	if in.Format == FormatVerl {
 		why := "a verl export's label column holds the rubric only; audit the run directory it came from"

@@ -73,6 +73,10 @@ type Grounded struct {
 	// score the same on every closed-book answer (no training signal).
 	Measured int64 `json:"empirical_measured"`
 	Constant int64 `json:"empirical_constant"`
+	// NoSignalShare is Constant over Measured: the share of measured
+	// criteria every closed-book answer scored alike, which give a policy
+	// no training signal; null when none was measured.
+	NoSignalShare *float64 `json:"no_signal_share"`
 	// OpenBookEdge is the criteria's open/closed-book edge; absent when no
 	// passage has open-book answers (a run without empirical.open_book).
 	OpenBookEdge   *OpenBookEdge `json:"open_book_edge,omitempty"`
@@ -263,7 +267,7 @@ func (a *acc) groundedReport() *Grounded {
 		TotalWeight: summaryOrNil(g.totalWeight), Completeness: make([]FieldFill, len(criterionFields)),
 		QuestionChars: summaryOrNil(g.questionChars), PassageChars: summaryOrNil(g.passageChars), Overlap: summaryOrNil(g.overlap),
 		CopyWords: CopyWords, Copying: g.copying, CopyingRate: ratio(g.copying, g.questions),
-		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant,
+		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant, NoSignalShare: ratio(g.constant, g.measured),
 		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(), OpenBookEdge: g.edge.report(),
 	}
 	for _, w := range slices.Sorted(maps.Keys(g.weights)) {

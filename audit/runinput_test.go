@@ -37,7 +37,7 @@ func TestRunInputLossesInEveryFormat(t *testing.T) {
 	rep := auditPath(t, Options{}, run)
 	text := string(render(t, rep.WriteText))
 	for _, want := range []string{
-		"input: 6 unique passages of 8 rows (2 duplicates, 1 bad line); 2 in the corpus, 3 left out (50.0%: passage=2 quality=1), 1 failed",
+		"input: 6 unique passages of 8 rows (2 duplicates, 1 bad line)\n    2 in the corpus, 3 left out (50.0%: passage=2 quality=1), 1 failed, 0 pending",
 		"skipped 57 files that are not documents (55 .png, 2 .gotmpl); 1 duplicate document",
 		"criteria with no training signal: 6 of 10 measured (60.0%)",
 	} {
@@ -51,9 +51,9 @@ func TestRunInputLossesInEveryFormat(t *testing.T) {
 	var js struct {
 		RunInput *struct {
 			Unique, LeftOut, Failed, Duplicates, BadLines int64
-			LeftOutShare                                  *float64 `json:"left_out_share"`
-			LeftOutByStage                                map[string]int64 `json:"left_out_by_stage"`
-			DuplicateDocuments                            int64            `json:"duplicate_documents"`
+			LeftOutShare                                  *float64     `json:"left_out_share"`
+			LeftOutByStage                                []StageCount `json:"left_out_by_stage"`
+			DuplicateDocuments                            int64        `json:"duplicate_documents"`
 			SkippedFiles                                  *struct {
 				Files int64 `json:"files"`
 			} `json:"skipped_files"`
@@ -66,7 +66,7 @@ func TestRunInputLossesInEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	ri := js.RunInput
-	if ri == nil || ri.LeftOutShare == nil || *ri.LeftOutShare != 0.5 || ri.LeftOutByStage["passage"] != 2 || ri.DuplicateDocuments != 1 ||
+	if ri == nil || ri.LeftOutShare == nil || *ri.LeftOutShare != 0.5 || len(ri.LeftOutByStage) != 2 || ri.LeftOutByStage[0] != (StageCount{"passage", 2}) || ri.DuplicateDocuments != 1 ||
 		ri.SkippedFiles == nil || ri.SkippedFiles.Files != 57 {
 		t.Errorf("JSON run_input %+v", ri)
 	}

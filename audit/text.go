@@ -67,6 +67,57 @@ func (r *Report) textCorpus(w io.Writer) {
 	if c.ValidOnly != nil && *c.ValidOnly {
 		fmt.Fprintln(w, "  exported with --valid-only: items judged invalid were dropped before export")
 	}
+	r.textRunInput(w)
+	if g := r.Grounded; g != nil && g.Measured > 0 {
+		fmt.Fprintln(w, clip(fmt.Sprintf("  criteria with no training signal: %s of %s measured (%s): every closed-book answer scored them alike",
+			num(g.Constant), num(g.Measured), pctText(g.NoSignalShare))))
+	}
+}
+
+// textRunInput says what of a run's input its corpus does not hold.
+func (r *Report) textRunInput(w io.Writer) {
+	in := r.RunInput
+	if in == nil {
+		return
+	}
+	stages := ""
+	if len(in.LeftOutByStage) > 0 {
+		var parts []string
+		for _, c := range in.LeftOutByStage {
+			parts = append(parts, fmt.Sprintf("%s=%d", c.Stage, c.Units))
+		}
+		stages = ": " + strings.Join(parts, " ")
+	}
+	fmt.Fprintln(w, clip(fmt.Sprintf("  input: %s unique %s of %s rows (%s, %s)",
+		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, "bad line"))))
+	fmt.Fprintln(w, clip(fmt.Sprintf("    %s in the corpus, %s left out (%s%s), %s failed, %s pending",
+		num(in.Done), num(in.LeftOut), pctText(in.LeftOutShare), stages, num(in.Failed), num(in.Pending))))
+	var more []string
+	if in.SkippedFiles != nil && in.SkippedFiles.Files > 0 {
+		more = append(more, "skipped "+in.SkippedFiles.String())
+	}
+	if in.DuplicateDocuments > 0 {
+		more = append(more, plural(in.DuplicateDocuments, "duplicate document"))
+	}
+	if len(more) > 0 {
+		fmt.Fprintln(w, clip("    "+strings.Join(more, "; ")))
+	}
+}
+
+// plural is "1 duplicate", "2 duplicates".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return num(n) + " " + word + "s"
+}
+
+// pctText is a share as "50.0%", "-" when it is null.
+func pctText(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**p)
 }
 
 // deref is *s, "" for nil.
