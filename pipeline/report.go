@@ -541,3 +541,6 @@ func (r *Report) stagesThatJudgedNothing() []StageFailure {
 	}
 	return []StageFailure{{Stage: job.StageEmpirical, Reason: reason}}
 }
+
+// EmptyReason says why a finished run's corpus is empty; "" when it is not.
+func (r *Report) EmptyReason() string { return "" }
