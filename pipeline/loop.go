@@ -38,9 +38,10 @@ type loop struct {
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
 
-	input        inputCounts // shared with the feeder and the workers
-	inputCounted bool        // the input's rows were counted before the session (checkInput)
+	input        inputCounts          // shared with the feeder and the workers
+	inputCounted bool                 // the input's rows were counted before the session (checkInput)
 	skipped      *source.SkippedFiles // files of the input's directories that are not documents
+	rejected     []Rejected           // the first problems left out, over every session (Report.Rejected)
 	part         partitionFilter
 	stop         stopper
 
@@ -428,6 +429,13 @@ func (l *loop) recordFailure(p source.Problem, pf *problemFailure, sampled rollo
 	if job.LeftOutStage(f.Stage) {
 		l.session.leftOut++
 		l.leftOutByStage[f.Stage]++
+		if len(l.rejected) < maxRejected {
+			r := pf.rejected
+			if r == nil {
+				r = rejectedOf(p, f.Stage, f.Reason, nil)
+			}
+			l.rejected = append(l.rejected, *r)
+		}
 		return nil
 	}
 	l.failuresByStage[f.Stage]++

@@ -72,6 +72,9 @@ type Report struct {
 	// SkippedFiles counts the files of a grounded input's directories that
 	// are not documents, by extension; nil when there are none.
 	SkippedFiles *source.SkippedFiles `json:"skipped_files,omitempty"`
+	// Rejected is a sample of the problems (passages) left out: the first
+	// few over every session, with their rollouts' tails (rejected.go).
+	Rejected []Rejected `json:"rejected_sample,omitempty"`
 
 	// FailureCauses is the most common cause of each stage's failures (of
 	// this session's and the earlier ones still recorded), and of the
@@ -417,6 +420,7 @@ func (l *loop) fillReport() {
 	if l.skipped != nil {
 		r.SkippedFiles = l.skipped
 	}
+	r.Rejected = slices.Clone(l.rejected)
 	r.CorpusRows, r.Rollouts, r.Validity, r.Grounded = l.stats.Rows, l.stats.Rollouts, l.stats.Validity, l.stats.Grounded
 	r.StageSeconds = l.eng.stageTimes.snapshot()
 	r.LLM = l.meter.Snapshot()
@@ -541,6 +545,3 @@ func (r *Report) stagesThatJudgedNothing() []StageFailure {
 	}
 	return []StageFailure{{Stage: job.StageEmpirical, Reason: reason}}
 }
-
-// EmptyReason says why a finished run's corpus is empty; "" when it is not.
-func (r *Report) EmptyReason() string { return "" }

@@ -232,6 +232,7 @@ func newLoop(j *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSet
 		},
 	}
 	l.failedSampled = failedSampled
+	l.rejected = prev.Rejected
 	if b := j.BudgetShare(); b.Limited() {
 		l.report.Budget = &b
 	}

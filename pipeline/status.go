@@ -96,6 +96,9 @@ func (s *Status) WriteText(w io.Writer) {
 		}
 		return
 	}
+	if s.Report.EmptyReason() != "" {
+		s.Report.writeRejected(w)
+	}
 	s.Report.WriteSummary(w, s.Dir)
 	if s.Report.StoppedBy == StopDied {
 		s.writeDied(w)

@@ -77,6 +77,9 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	default:
 		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
 	}
+	if why := r.EmptyReason(); why != "" {
+		fmt.Fprintln(w, why)
+	}
 }
 
 // leftOutByStage is "passage=1 quality=18".

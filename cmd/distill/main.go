@@ -3,7 +3,8 @@
 // judges rubric items, and writes resumable Parquet shards.
 //
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
-// failed or a stage that judged nothing (an empirical stage with no verdict); 4 stopped before finishing (interrupted: run the same command again
+// failed, a stage that judged nothing (an empirical stage with no verdict)
+// or an empty corpus (the cause is the last line); 4 stopped before finishing (interrupted: run the same command again
 // to resume; budget reached: raise the budget, which counts every session of
 // the run, and run again; batch files written with --batch-files: run them,
 // then run again; the run's batches cancelled: run again to ask the rest).
@@ -68,7 +69,7 @@ Usage:
   distill version          print the version, the VCS revision and time it was built from
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed
-(or a stage that judged nothing, named in the summary), 4 stopped before finishing (interrupted: run again to resume; budget reached:
+(or a stage that judged nothing, named in the summary, or an empty corpus: the cause is the last line), 4 stopped before finishing (interrupted: run again to resume; budget reached:
 raise the budget, which counts every session of the run; batch files written:
 run them, then run again; batches cancelled: run again to ask the rest).
 `
@@ -178,7 +179,7 @@ func newRunFlags() *flagSet {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
-		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed (or a stage that judged nothing, named in the summary), 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed (or a stage that judged nothing, named in the summary, or an empty corpus: every problem left out or failed, the cause in the last line), 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
 	}
 	return f
 }
@@ -435,6 +436,9 @@ func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)
 		return exitStopped
+	case rep.EmptyReason() != "":
+		fmt.Fprintf(stderr, "distill run: %s\n", rep.EmptyReason())
+		return exitProblems
 	case rep.SomethingFailed():
 		return exitProblems
 	}
@@ -498,7 +502,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\nSeveral run directories (the workers of a --partition job) are shown as one table,\na row per worker and their total, with the partitions missing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory).\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\nSeveral run directories (the workers of a --partition job) are shown as one table,\na row per worker and their total, with the partitions missing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory), 3 the run finished\nwith an empty corpus (the cause is the last line).\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
@@ -530,6 +534,10 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if len(st.Damaged) > 0 {
 		fmt.Fprintf(stderr, "distill status: %d damaged shard(s); see distill repair -h\n", len(st.Damaged))
 		return exitFailed
+	}
+	if st.Report != nil && st.Report.EmptyReason() != "" {
+		fmt.Fprintf(stderr, "distill status: %s\n", st.Report.EmptyReason())
+		return exitProblems
 	}
 	return exitOK
 }
