@@ -6,7 +6,7 @@
 // `distill export` directories (jsonl and verl), and prints text, JSON or
 // a self-contained HTML page.
 //
-// Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity,
+// Exit codes: 0 ok; 1 failed (the corpus could not be read or holds no record, a --min-validity,
 // --max-violations, --min-auroc or --max-anti-share gate failed, the judge endpoint refused or nothing
 // listens there, no item could be compared); 2 usage error (a path that is
 // not a corpus: a problems file, an empty file); 3 finished, but part of the
@@ -66,7 +66,7 @@ CORPUS is a run directory, an export directory (jsonl or verl) or shard files.
 A corpus directory named like a command is given as ./NAME. Every command
 explains its flags with -h.
 
-Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused
+Exit codes: 0 ok; 1 failed (unreadable or empty corpus, failed gate, endpoint refused
 or unreachable, no item compared); 2 usage error (a path that is not a
 corpus); 3 finished, but part of the input is damaged (unreadable files or
 lines, repeated ids) or some items could not be judged; 4 rejudge stopped by
