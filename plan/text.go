@@ -34,8 +34,13 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}
 	writeBatchStages(w, p)
-	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s; failed %s\n",
-		p.Records.Count(), figures.Count(float64(in.Unique)), words.LeftOutBy, p.LeftOut.Count(), p.Failed.Count())
+	leftOutBy, known := words.LeftOutBy, ""
+	if in.KnownLeftOut > 0 {
+		leftOutBy += " and the passage stage"
+		known = fmt.Sprintf(" (%s known before the pilot: too short, or no text)", figures.Count(float64(in.KnownLeftOut)))
+	}
+	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s%s; failed %s\n",
+		p.Records.Count(), figures.Count(float64(in.Unique)), leftOutBy, p.LeftOut.Count(), known, p.Failed.Count())
 	fmt.Fprintf(w, "%s per record: %.1f (%.1f-%.1f)", words.Items, p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)
 	if v := p.Validity; v != nil {
 		fmt.Fprintf(w, "; judged valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
