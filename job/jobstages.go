@@ -74,3 +74,10 @@ func GroundedJudgeTemplate(j *Job) string {
 func LeftOutStage(stage string) bool {
 	return stage == StageSelect || stage == StageQuality || stage == StagePassage
 }
+
+// The token limits a grounded job's stages get when the job sets none
+// (0): enough for the replies their templates ask for.
+const (
+	GroundedDistillMaxTokens = 0
+	GroundedJudgeMaxTokens   = 0
+)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/rubricforge/rubricforge/job"
 	"io"
 	"strings"
 	"time"
@@ -140,3 +141,6 @@ func (l *loop) statusLine() statusLine {
 	}
 	return s
 }
+
+// requestsOut sets the line's figures of the requests out at eps.
+func (s *statusLine) requestsOut(j *job.Job, eps []EndpointHealth) {}
