@@ -655,6 +655,7 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 	if job.Style == schema.StyleGrounded && !fileSetsKey(file, "split") {
 		job.Split = GroundedSplit
 	}
+	job.groundedTokenDefaults()
 	job.Normalize()
 	var ue *UsageError
 	if errors.As(job.Validate(), &ue) {

@@ -60,6 +60,10 @@ func (c *Client) Health() Health {
 	h.RateLimitedLastMinute = c.ctrl.rateLimited.lastMinute(now)
 	h.TimeoutsLastMinute = c.ctrl.timeouts.lastMinute(now)
 	c.ctrl.mu.Unlock()
+	h.Sending, h.OldestStage, h.Oldest = c.out.oldest(now)
+	if h.Sending > 0 {
+		h.OldestTypical = c.dl.typical(h.OldestStage)
+	}
 	if s, ok := c.ctrl.paced.requests.status(); ok {
 		h.Requests = &s
 	}

@@ -14,7 +14,7 @@ import (
 // a grounded job without them gets limits so that a model that does not
 // stop cannot run each request to its context length (issue 43, item 7).
 func TestMaxTokensFlags(t *testing.T) {
-	jb, err := parseRunJob(t, "--input", "p.jsonl", "--base-url", "http://127.0.0.1:1/v1", "--model", "m",
+	jb, err := parseRunJob(t, "--input", "p.jsonl", "--out", "run", "--base-url", "http://127.0.0.1:1/v1", "--model", "m",
 		"--distill-max-tokens", "3000", "--judge-max-tokens", "700", "--empirical-max-tokens", "900")
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func TestMaxTokensFlags(t *testing.T) {
 	if jb.Distill.MaxTokens != 3000 || jb.Judge.MaxTokens != 700 || jb.Empirical.MaxTokens != 900 {
 		t.Errorf("max tokens: distill %d, judge %d, empirical %d", jb.Distill.MaxTokens, jb.Judge.MaxTokens, jb.Empirical.MaxTokens)
 	}
-	g, err := parseRunJob(t, "--style", "grounded", "--input", "docs", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
+	g, err := parseRunJob(t, "--style", "grounded", "--input", "docs", "--out", "run", "--base-url", "http://127.0.0.1:1/v1", "--model", "m")
 	if err != nil {
 		t.Fatal(err)
 	}
