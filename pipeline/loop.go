@@ -42,8 +42,11 @@ type loop struct {
 	inputCounted bool                 // the input's rows were counted before the session (checkInput)
 	skipped      *source.SkippedFiles // files of the input's directories that are not documents
 	rejected     []Rejected           // the first problems left out, over every session (Report.Rejected)
-	part         partitionFilter
-	stop         stopper
+	// warnedJSONObject: the log said that the endpoint refuses
+	// response_format and what to set (once a session).
+	warnedJSONObject bool
+	part             partitionFilter
+	stop             stopper
 
 	// batch mode
 	batcher  *llm.Batcher
@@ -440,6 +443,10 @@ func (l *loop) recordFailure(p source.Problem, pf *problemFailure, sampled rollo
 	}
 	l.failuresByStage[f.Stage]++
 	l.eng.causes.add(f.Stage, f.Reason)
+	if jsonObjectHint(f.Stage, f.Reason) != "" && !l.warnedJSONObject {
+		l.warnedJSONObject = true
+		l.log.Warn(jsonObjectAdvice, "stage", f.Stage, "reason", f.Reason)
+	}
 	l.session.failed++
 	l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
 	return nil

@@ -227,9 +227,22 @@ func pct(n, d int64) float64 {
 func jsonObjectHint(stage, reason string) string {
 	switch stage {
 	case job.StageAnalyze, job.StageSynthesize, job.StageJudge:
-		if strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") {
-			return fmt.Sprintf(" (if the endpoint does not take response_format, set json_object.%s: false in the job file)", stage)
+		if refusesResponseFormat(reason) {
+			return " (" + jsonObjectAdvice + ")"
 		}
 	}
 	return ""
+}
+
+// jsonObjectAdvice says what to set when the endpoint refuses
+// response_format: every stage that sends it, since one refused stage
+// stops a passage before the others are asked.
+const jsonObjectAdvice = "the endpoint refuses response_format; set json_object: {analyze: false, synthesize: false, judge: false} in the job file, and the replies are parsed and repaired the same"
+
+// refusesResponseFormat: a failure reason that is the endpoint refusing
+// response_format: its own words (vLLM, OpenAI), or llama.cpp's "Failed to
+// initialize samplers" (it cannot build the JSON grammar).
+func refusesResponseFormat(reason string) bool {
+	return strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") ||
+		strings.Contains(reason, "Failed to initialize samplers")
 }
