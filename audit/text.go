@@ -319,7 +319,11 @@ func (r *Report) textUsage(w io.Writer) {
 	if u == nil {
 		return
 	}
-	heading(w, "Tokens and cost of the records (failed problems' spend is in the run's report.json)")
+	units := "problems"
+	if r.Corpus.RubricKind == RubricGrounded {
+		units = "passages"
+	}
+	heading(w, "Tokens and cost of the records (failed and left-out %s' spend is in the run's report.json)", units)
 	fmt.Fprintf(w, "  %s requests sent (%s answers read from the cache), %s prompt + %s completion tokens\n",
 		num(u.Requests), num(u.CachedRequests), num(u.PromptTokens), num(u.CompletionTokens))
 	if u.RunRequests != nil {
