@@ -290,8 +290,15 @@ func secrets(o *options, getenv func(string) string) (token, apiKey string, err 
 
 // logLoaded logs what the corpus loaded: its problems, or questions.
 func logLoaded(log *slog.Logger, path string, st server.LoadStats, took time.Duration) {
-	log.Info("corpus loaded", "path", path, "problems", st.Loaded, "rows", st.Records, "files", st.Files,
-		"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", took.Seconds())
+	counts := []any{"problems", st.Loaded}
+	switch {
+	case st.Grounded == st.Loaded && st.Loaded > 0:
+		counts = []any{"questions", st.Loaded}
+	case st.Grounded > 0:
+		counts = []any{"problems", st.Loaded - st.Grounded, "questions", st.Grounded}
+	}
+	log.Info("corpus loaded", append(append([]any{"path", path}, counts...), "rows", st.Records, "files", st.Files,
+		"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", took.Seconds())...)
 }
 
 // serve loads the corpus, builds the judge and answers requests until ctx
