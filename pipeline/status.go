@@ -99,7 +99,11 @@ func (s *Status) WriteText(w io.Writer) {
 	if s.Report.EmptyReason() != "" {
 		s.Report.writeRejected(w)
 	}
-	s.Report.WriteSummary(w, s.Dir)
+	session := "the last session"
+	if s.Report.Status == StatusRunning {
+		session = "the running session"
+	}
+	s.Report.writeSummary(w, s.Dir, session)
 	if s.Report.StoppedBy == StopDied {
 		s.writeDied(w)
 	}

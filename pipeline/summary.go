@@ -11,8 +11,14 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// WriteSummary prints the report's figures for a person.
-func (r *Report) WriteSummary(w io.Writer, dir string) {
+// WriteSummary prints the report's figures for a person, as the run that
+// made it ends ("this session").
+func (r *Report) WriteSummary(w io.Writer, dir string) { r.writeSummary(w, dir, "this session") }
+
+// writeSummary is WriteSummary naming the session the report's session
+// figures are of: "this session" for the run itself, "the last session"
+// for distill status.
+func (r *Report) writeSummary(w io.Writer, dir, session string) {
 	p := r.Problems
 	fmt.Fprintf(w, "run directory: %s (%s", dir, r.Status)
 	if r.StopReason != "" {
@@ -38,7 +44,11 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 		fmt.Fprintf(w, "  skipped %s\n", r.SkippedFiles)
 	}
 	r.writeDuplicateDocuments(w)
-	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
+	in := "in " + session
+	if session == "this session" {
+		in = session
+	}
+	fmt.Fprintf(w, "  done %d (%d %s), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, in, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if r.LeftOutByStage[job.StagePassage] > 0 { // not only the checks the line above names
 		fmt.Fprintf(w, "  left out by stage: %s (%s; passage: too short, or no text; the reasons are in failures.jsonl)\n", r.leftOutByStage(), r.leftOutShare(units))
 	}
@@ -75,7 +85,7 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	case r.StoppedBy == StopDied:
 		fmt.Fprintf(w, "shards: %d; the session ran for at least %s (its last update, %s)\n", r.Shards, elapsed.Round(time.Second), r.Updated.Local().Format(time.DateTime))
 	default:
-		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
+		fmt.Fprintf(w, "shards: %d; %s took %s\n", r.Shards, session, elapsed)
 	}
 	if why := r.EmptyReason(); why != "" {
 		fmt.Fprintln(w, why)
