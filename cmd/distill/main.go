@@ -103,6 +103,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "refine":
 		return refineCmd(args[1:], stdout, stderr)
 	case "version", "--version":
+		if len(args) > 1 && isHelp(args[1]) {
+			fmt.Fprint(stderr, versionUsage)
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "distill", buildinfo.Read(version))
 		return exitOK
 	case "help", "-h", "--help":
@@ -447,6 +451,19 @@ func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+const versionUsage = `Usage: distill version
+
+Prints the build's version: the one make build sets (git describe), else what
+the Go toolchain stamped into the binary (the module version, the VCS revision,
+its commit time, a modified tree). Every record's provenance.tool_version holds
+the same version.
+
+Exit codes: 0 ok.
+`
+
+// isHelp: arg asks for a help page.
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
 
 // watchSignals returns a context that ends on the first signal from sigs,
 // saying so on stderr unless quiet. release stops the delivery of signals to

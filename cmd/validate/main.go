@@ -97,6 +97,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "review":
 		return reviewCmd(ctx, args[1:], e)
 	case "version", "--version":
+		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help" || args[1] == "help") {
+			fmt.Fprint(stdout, "Usage: validate version\n\nPrints the build's version: the one make build sets (git describe), else what\nthe Go toolchain stamped into the binary (the module version, the VCS revision,\nits commit time, a modified tree).\n\nExit codes: 0 ok.\n")
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK
 	case "help":
