@@ -463,7 +463,9 @@ Exit codes: 0 ok.
 `
 
 // isHelp: arg asks for a help page.
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
 
 // watchSignals returns a context that ends on the first signal from sigs,
 // saying so on stderr unless quiet. release stops the delivery of signals to
