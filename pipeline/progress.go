@@ -17,13 +17,14 @@ type progress struct {
 	bar   *progressbar.ProgressBar
 	every time.Duration
 	last  string
+	now   func() time.Time // the clock (tests set it)
 }
 
 func newProgress(w io.Writer, terminal bool, every time.Duration) *progress {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	p := &progress{w: w, every: every}
+	p := &progress{w: w, every: every, now: time.Now}
 	if w != nil && terminal {
 		p.every = 250 * time.Millisecond
 		p.bar = progressbar.NewOptions64(-1,

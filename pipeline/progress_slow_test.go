@@ -60,3 +60,26 @@ func TestFaultsAreNotHeldBack(t *testing.T) {
 		t.Errorf("status line:\n%s", line)
 	}
 }
+
+// TestStatusLineAtLeastEveryMinute: a status line that does not change is
+// not repeated every 5 seconds, but is printed again after a minute, so a
+// run that waits shows it is alive (issue 43, item 10: docs/distill-run.md
+// promised a line every 5 s, and a quiet run printed none).
+func TestStatusLineAtLeastEveryMinute(t *testing.T) {
+	var b strings.Builder
+	p := newProgress(&b, false, 5*time.Second)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p.now = func() time.Time { return now }
+	s := statusLine{total: 5}
+	p.update(s)
+	now = now.Add(10 * time.Second)
+	p.update(s)
+	if n := strings.Count(b.String(), "\n"); n != 1 {
+		t.Errorf("%d lines after an unchanged update 10 s later, want 1", n)
+	}
+	now = now.Add(55 * time.Second)
+	p.update(s)
+	if n := strings.Count(b.String(), "\n"); n != 2 {
+		t.Errorf("%d lines a minute later, want the line again", n)
+	}
+}
