@@ -17,8 +17,13 @@ type progress struct {
 	bar   *progressbar.ProgressBar
 	every time.Duration
 	last  string
+	at    time.Time        // when last printed
 	now   func() time.Time // the clock (tests set it)
 }
+
+// quietMax is the longest a status line that does not change goes
+// unprinted: a run that waits (on retries, on batches) still shows it lives.
+const quietMax = time.Minute
 
 func newProgress(w io.Writer, terminal bool, every time.Duration) *progress {
 	if every <= 0 {
@@ -120,10 +125,10 @@ func (p *progress) update(s statusLine) {
 		_ = p.bar.Set64(s.done + s.failed + s.leftOut)
 		return
 	}
-	line := s.String()
-	if line != p.last {
+	line, now := s.String(), p.now()
+	if line != p.last || now.Sub(p.at) >= quietMax {
 		fmt.Fprintf(p.w, "distill: %s\n", line)
-		p.last = line
+		p.last, p.at = line, now
 	}
 }
 
