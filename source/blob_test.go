@@ -18,6 +18,29 @@ func randomBase64(n int) string {
 	return base64.StdEncoding.EncodeToString(b)[:n]
 }
 
+// wrappedWithZeros is base64 of binary data with runs of zero bytes (as a
+// PNG has), wrapped at 76 columns: lines of "AAAA..." among the others,
+// each of one case, and a short last line.
+func wrappedWithZeros() string {
+	r := rand.New(rand.NewPCG(3, 4))
+	var b []byte
+	for i := range 6000 {
+		if i%1000 < 300 {
+			b = append(b, 0)
+		} else {
+			b = append(b, byte(r.IntN(256)))
+		}
+	}
+	enc := base64.StdEncoding.EncodeToString(b)
+	var out strings.Builder
+	for len(enc) > 76 {
+		out.WriteString(enc[:76] + "\n")
+		enc = enc[76:]
+	}
+	out.WriteString(enc + "\n")
+	return out.String()
+}
+
 // TestBlobsAreNotText: a data-URI image or a run of base64 data is never
 // part of a passage with text: it is a passage of its own, marked to be
 // left out before any request with a reason that names it; a passage over
@@ -42,6 +65,7 @@ func TestBlobsAreNotText(t *testing.T) {
 		{"a small data URI inside a paragraph", para + " " + small + " " + para, 6000, "a data-URI image (image/svg+xml, 3,049 characters): not text"},
 		{"a 1 MB base64 line", randomBase64(1 << 20), 6000, "base64 data (1,048,576 characters): not text"},
 		{"wrapped base64", para + "\n\n" + wrapped + "\n" + para, 1000, "base64 data"},
+		{"a wrapped base64 file whose data has runs of zero bytes", wrappedWithZeros(), 6000, "base64 data"},
 		{"one word over the limit", para + "\n\n" + strings.Repeat("abc", 3000) + "\n\n" + para, 6000, "one word of 9,000 characters, longer than grounded.passage_chars 6000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +89,9 @@ func TestBlobsAreNotText(t *testing.T) {
 			}
 			if left == 0 {
 				t.Errorf("no passage is left out of %d", len(units))
+			}
+			if !strings.Contains(tc.text, para) && kept > 0 {
+				t.Errorf("%d passages of a text that is all data are sent", kept)
 			}
 			if strings.Contains(tc.text, para) && kept == 0 {
 				t.Error("the text around the blob is left out too")
