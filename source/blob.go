@@ -27,39 +27,82 @@ const (
 // end of one.
 type blobRange struct{ start, end int }
 
-// blobRuns finds the blobs of src[lo:hi].
+// blobRuns finds the blobs of src[lo:hi]: data-URI words (with the markup
+// around them), and runs of words of the base64 alphabet, each at least
+// minBase64Word long but a short last one (the end of wrapped data), that
+// hold minBase64Run characters and mix upper and lower case letters and
+// digits, as encoded binary data does (a hex digest, one case, does not).
 func blobRuns(src string, lo, hi int) []blobRange {
 	if !strings.Contains(src[lo:hi], "base64,") && !hasBase64Word(src[lo:hi]) {
 		return nil
 	}
 	var out []blobRange
-	run, runURI := blobRange{-1, -1}, false
+	run := blobRange{-1, -1}
+	var uri bool
+	var mix charMix
 	flush := func() {
-		if run.start >= 0 && (runURI || run.end-run.start >= minBase64Run) {
+		if run.start >= 0 && (uri || run.end-run.start >= minBase64Run && mix.all()) {
 			out = append(out, run)
 		}
-		run, runURI = blobRange{-1, -1}, false
+		run, uri, mix = blobRange{-1, -1}, false, charMix{}
 	}
 	for s, e := nextWord(src, lo, hi); s < hi; s, e = nextWord(src, e, hi) {
 		w := src[s:e]
-		uri := isDataURIWord(w)
-		if !uri && !isBase64Word(w) {
-			flush()
-			continue
-		}
-		if uri {
+		isURI := isDataURIWord(w)
+		long := !isURI && isBase64Word(w)
+		switch {
+		case isURI:
 			s, e = markupAround(src, s, e, lo, hi)
 			if len(out) > 0 && s < out[len(out)-1].end { // markup reaching back into the last blob
 				s = out[len(out)-1].end
 			}
+		case long:
+		case run.start >= 0 && !uri && base64Chars(w) == len(w): // the short last word of wrapped data
+			mix.add(w)
+			run.end = e
+			flush()
+			continue
+		default:
+			flush()
+			continue
 		}
 		if run.start < 0 || s < run.start {
 			run.start = s
 		}
-		run.end, runURI = e, runURI || uri
+		run.end = e
+		uri = uri || isURI
+		mix.add(w)
 	}
 	flush()
 	return out
+}
+
+// charMix notes which kinds of base64 characters a run holds.
+type charMix struct{ upper, lower, digit bool }
+
+func (m *charMix) add(w string) {
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'A' && c <= 'Z':
+			m.upper = true
+		case c >= 'a' && c <= 'z':
+			m.lower = true
+		case c >= '0' && c <= '9':
+			m.digit = true
+		}
+	}
+}
+
+func (m charMix) all() bool { return m.upper && m.lower && m.digit }
+
+// base64Chars counts the leading bytes of w in the base64 alphabet.
+func base64Chars(w string) int {
+	for i := 0; i < len(w); i++ {
+		if !isBase64Byte(w[i]) {
+			return i
+		}
+	}
+	return len(w)
 }
 
 // hasBase64Word: a quick look for a word long enough to be base64.
@@ -104,28 +147,11 @@ func isBase64Byte(c byte) bool {
 }
 
 // isBase64Word: a word (quotes and brackets around it aside) of at least
-// minBase64Word base64 characters, upper and lower case letters and
-// digits among them (a hex digest or a word of one case is no base64).
+// minBase64Word characters of the base64 alphabet; whether a run of them is
+// data is decided over the run (blobRuns).
 func isBase64Word(w string) bool {
 	w = strings.Trim(w, `"'()[]{}<>,;`)
-	if len(w) < minBase64Word {
-		return false
-	}
-	var upper, lower, digit bool
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		switch {
-		case !isBase64Byte(c):
-			return false
-		case c >= 'A' && c <= 'Z':
-			upper = true
-		case c >= 'a' && c <= 'z':
-			lower = true
-		case c >= '0' && c <= '9':
-			digit = true
-		}
-	}
-	return upper && lower && digit
+	return len(w) >= minBase64Word && base64Chars(w) == len(w)
 }
 
 // dataURI finds a base64 data URI in w: its media type and where it starts.
