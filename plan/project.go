@@ -112,8 +112,9 @@ func bootstrapRanges(probs []corpus.PilotProblem, unique int64, nRounds int, est
 // least the Wilson 95% interval of their share in the pilot (scaled like
 // the bootstrap's, by the finite population correction; known adds the
 // passages known to be left out); and when the pilot saw no unit that
-// made no record, every request, token and cost figure takes at least
-// the low end such units would give if they cost nothing.
+// made no record, every request, token and cost figure takes at least the
+// low end such units would give if they cost nothing, and the high end
+// they would give if each went back for one repair (about its cost again).
 func withOutcomeIntervals(probs []corpus.PilotProblem, pop, known int64, stages []string, full map[string]float64, rg func(string) corpus.PlanRange) func(string) corpus.PlanRange {
 	n := int64(len(probs))
 	if n == 0 || pop <= 0 {
@@ -154,7 +155,9 @@ func withOutcomeIntervals(probs []corpus.PilotProblem, pop, known int64, stages 
 			lo, hi := wilson(counts[key], n)
 			return widen(r, shift+lo*float64(pop), shift+hi*float64(pop))
 		case costly[key] && counts["records"] == n:
-			return widen(r, r.Value*(1-noRecordHigh), r.Value)
+			// Units the pilot did not meet: left out at no cost, or sent back
+			// for repair once, at about the cost again.
+			return widen(r, r.Value*(1-noRecordHigh), r.Value*(1+noRecordHigh))
 		}
 		return r
 	}
