@@ -30,3 +30,20 @@ func TestStatusSpeaksOfTheLastSession(t *testing.T) {
 		t.Errorf("the run's own summary lost its words:\n%s", sum.String())
 	}
 }
+
+// TestGroundedBadFilesAreNotLines: a grounded run names its unusable
+// documents (a file of front matter alone, say) as such, not "bad lines".
+func TestGroundedBadFilesAreNotLines(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	runtest.WriteFile(t, filepath.Join(docs, "a.md"), "# A\n\n"+strings.Repeat("Heat moves from the hot end to the cold end of the pipe. ", 5))
+	runtest.WriteFile(t, filepath.Join(docs, "_index.md"), "---\ntitle: Section\n---\n")
+	_, url := runtest.StartSim(t, sim.Config{})
+	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
+	rep := runJob(t, j, Options{})
+	var sum strings.Builder
+	rep.WriteSummary(&sum, j.Out)
+	if strings.Contains(sum.String(), "bad lines") || !strings.Contains(sum.String(), "1 unusable documents") {
+		t.Errorf("summary:\n%s", sum.String())
+	}
+}
