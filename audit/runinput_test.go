@@ -37,7 +37,7 @@ func TestRunInputLossesInEveryFormat(t *testing.T) {
 	rep := auditPath(t, Options{}, run)
 	text := string(render(t, rep.WriteText))
 	for _, want := range []string{
-		"input: 6 unique passages of 8 rows (2 duplicates, 1 bad line)\n    2 in the corpus, 3 left out (50.0%: passage=2 quality=1), 1 failed, 0 pending",
+		"input: 6 unique passages of 8 rows (2 duplicates, 1 unusable document)\n    2 in the corpus, 3 left out (50.0%: passage=2 quality=1), 1 failed, 0 pending",
 		"skipped 57 files that are not documents (55 .png, 2 .gotmpl); 1 duplicate document",
 		"criteria with no training signal: 6 of 10 measured (60.0%)",
 	} {

@@ -88,8 +88,12 @@ func (r *Report) textRunInput(w io.Writer) {
 		}
 		stages = ": " + strings.Join(parts, " ")
 	}
+	bad := "bad line"
+	if in.Units == "passages" {
+		bad = "unusable document"
+	}
 	fmt.Fprintln(w, clip(fmt.Sprintf("  input: %s unique %s of %s rows (%s, %s)",
-		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, "bad line"))))
+		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, bad))))
 	fmt.Fprintln(w, clip(fmt.Sprintf("    %s in the corpus, %s left out (%s%s), %s failed, %s pending",
 		num(in.Done), num(in.LeftOut), pctText(in.LeftOutShare), stages, num(in.Failed), num(in.Pending))))
 	var more []string

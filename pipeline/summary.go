@@ -31,13 +31,17 @@ func (r *Report) writeSummary(w io.Writer, dir, session string) {
 	}
 	words := job.UnitWordsOf(style)
 	units, leftOutBy := words.Units, words.LeftOutBy
+	bad := "bad lines"
+	if style == schema.StyleGrounded {
+		bad = "unusable documents" // files or rows without usable text
+	}
 	switch {
 	case r.Status != StatusRunning:
-		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d %s)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines, bad)
 	case p.InputLines > 0:
-		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d %s)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines, bad)
 	default:
-		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d %s)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines, bad)
 	}
 	r.Partition.writeShare(w)
 	if r.SkippedFiles != nil {
@@ -128,8 +132,12 @@ func (l *loop) logLosses() {
 	if r.SkippedFiles != nil {
 		attrs = append(attrs, "skipped_files", r.SkippedFiles.String())
 	}
-	l.log.Info(fmt.Sprintf("what the corpus does not hold: %d of %d %s left out, %d failed, %d duplicates, %d bad lines (the reasons are in failures.jsonl)",
-		p.LeftOut, p.Unique, units, p.Failed, p.Duplicates, p.BadLines), attrs...)
+	bad := "bad lines"
+	if l.job.Style == schema.StyleGrounded {
+		bad = "unusable documents"
+	}
+	l.log.Info(fmt.Sprintf("what the corpus does not hold: %d of %d %s left out, %d failed, %d duplicates, %d %s (the reasons are in failures.jsonl)",
+		p.LeftOut, p.Unique, units, p.Failed, p.Duplicates, p.BadLines, bad), attrs...)
 }
 
 // writeDuplicateDocuments names the documents left out as copies of
