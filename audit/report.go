@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
 )
 
 // Report is everything `validate` says about a corpus. Its JSON keys are
@@ -37,6 +39,10 @@ type Report struct {
 	// its report.json; null unless a run directory with one.
 	RunInput    *RunInput     `json:"run_input"`
 	Unavailable []Unavailable `json:"unavailable"`
+	// LiveStats says what a training run's live statistics changed in a
+	// corpus made by distill refine --from-stats (its from-stats.json); null
+	// for any other corpus.
+	LiveStats *corpus.FromStats `json:"live_stats"`
 }
 
 // RunInput is a run's account of its input (RUN/report.json): its units
