@@ -54,8 +54,9 @@ type statusLine struct {
 	requests, cached                int64
 	tokens                          int64
 	cost                            float64
-	costCounted                     bool // the job has prices
-	perMin                          float64
+	costCounted                     bool    // the job has prices
+	perMin                          float64 // units done a minute
+	units                           string  // what the run's units are called: problems, passages
 	eta                             *float64
 	heldBack                        []string // endpoints held back now, and why
 	batches                         string   // the batches' summary; "" without batches
