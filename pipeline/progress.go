@@ -74,8 +74,8 @@ func (s statusLine) String() string {
 	if s.total > 0 {
 		total = fmt.Sprint(s.total)
 	}
-	fmt.Fprintf(&b, "%d/%s done, %d failed, %d left out, %d in flight | %d requests (%d cached), %s tokens, %s | %.1f problems/min",
-		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.costText(), s.perMin)
+	fmt.Fprintf(&b, "%d/%s done, %d failed, %d left out, %d in flight | %d requests (%d cached), %s tokens, %s | %.1f %s/min",
+		s.done, total, s.failed, s.leftOut, s.inFlight, s.requests, s.cached, humanCount(s.tokens), s.costText(), s.perMin, s.unitsText())
 	if s.eta != nil {
 		fmt.Fprintf(&b, ", ETA %s", (time.Duration(*s.eta) * time.Second).Round(time.Second))
 	}
@@ -92,6 +92,14 @@ func (s statusLine) String() string {
 		b.WriteString("\n  warning: " + s.slow)
 	}
 	return b.String()
+}
+
+// unitsText is what the line's units are called; problems unless set.
+func (s statusLine) unitsText() string {
+	if s.units == "" {
+		return job.UnitWordsOf("").Units
+	}
+	return s.units
 }
 
 // costText is the cost so far, or that it is not counted (no prices).
@@ -147,7 +155,7 @@ func (l *loop) statusLine() statusLine {
 		done: r.Problems.Done, failed: r.Problems.Failed, leftOut: r.Problems.LeftOut,
 		inFlight: l.input.inFlight.Load(), requests: r.LLM.Total.Requests, cached: r.LLM.Total.CacheHits,
 		tokens: r.LLM.Total.PromptTokens + r.LLM.Total.CompletionTokens, cost: r.LLM.Total.CostUSD, costCounted: r.CostCounted,
-		perMin: r.ProblemsPerMin, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
+		perMin: r.ProblemsPerMin, units: job.UnitWordsOf(l.job.Style).Units, eta: r.ETASeconds, heldBack: degradedEndpoints(r.Endpoints),
 	}
 	s.requestsOut(l.job, r.Endpoints)
 	if r.Batches != nil {
