@@ -15,9 +15,11 @@ import (
 // around it is cut as if the blob were a paragraph between. The
 // document's analysis reads a short note in its place.
 
-// minBase64Word is the shortest word read as base64 data; minBase64Run the
-// fewest characters a run of such words needs to be a blob (a data URI is
-// one at any length), so that a key or a hash quoted in prose stays text.
+// minBase64Word is the shortest word read as base64 data, and the least
+// data a data URI holds to be a blob (an elided example such as
+// "data:image/png;base64,iVBORw ...." is text); minBase64Run the fewest
+// characters a run of such words needs to be a blob, so that a key or a
+// hash quoted in prose stays text.
 const (
 	minBase64Word = 40
 	minBase64Run  = 256
@@ -154,7 +156,8 @@ func isBase64Word(w string) bool {
 	return len(w) >= minBase64Word && base64Chars(w) == len(w)
 }
 
-// dataURI finds a base64 data URI in w: its media type and where it starts.
+// dataURI finds a base64 data URI in w holding at least minBase64Word
+// characters of data: its media type and where it starts.
 func dataURI(w string) (mediaType string, at int) {
 	for off := 0; ; {
 		i := strings.Index(w[off:], "data:")
@@ -163,7 +166,7 @@ func dataURI(w string) (mediaType string, at int) {
 		}
 		i += off
 		rest := w[i+len("data:"):]
-		if j := strings.Index(rest, ";base64,"); j >= 0 && !strings.ContainsAny(rest[:j], "\"'()<> ") {
+		if j := strings.Index(rest, ";base64,"); j >= 0 && !strings.ContainsAny(rest[:j], "\"'()<> ") && base64Chars(rest[j+len(";base64,"):]) >= minBase64Word {
 			mt, _, _ := strings.Cut(rest[:j], ";")
 			if mt == "" {
 				mt = "text/plain"
