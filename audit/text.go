@@ -69,8 +69,8 @@ func (r *Report) textCorpus(w io.Writer) {
 	}
 	r.textRunInput(w)
 	if g := r.Grounded; g != nil && g.Measured > 0 {
-		fmt.Fprintln(w, clip(fmt.Sprintf("  criteria with no training signal: %s of %s measured (%s): every closed-book answer scored them alike",
-			num(g.Constant), num(g.Measured), pctText(g.NoSignalShare))))
+		wrapIndented(w, "  ", fmt.Sprintf("criteria with no training signal: %s of %s measured (%s): every closed-book answer scored them alike",
+			num(g.Constant), num(g.Measured), pctText(g.NoSignalShare)))
 	}
 }
 
@@ -92,10 +92,10 @@ func (r *Report) textRunInput(w io.Writer) {
 	if in.Units == "passages" {
 		bad = "unusable document"
 	}
-	fmt.Fprintln(w, clip(fmt.Sprintf("  input: %s unique %s of %s rows (%s, %s)",
-		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, bad))))
-	fmt.Fprintln(w, clip(fmt.Sprintf("    %s in the corpus, %s left out (%s%s), %s failed, %s pending",
-		num(in.Done), num(in.LeftOut), pctText(in.LeftOutShare), stages, num(in.Failed), num(in.Pending))))
+	wrapIndented(w, "  ", fmt.Sprintf("input: %s unique %s of %s rows (%s, %s)",
+		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, bad)))
+	wrapIndented(w, "    ", fmt.Sprintf("%s in the corpus, %s left out (%s%s), %s failed, %s pending",
+		num(in.Done), num(in.LeftOut), pctText(in.LeftOutShare), stages, num(in.Failed), num(in.Pending)))
 	var more []string
 	if in.SkippedFiles != nil && in.SkippedFiles.Files > 0 {
 		more = append(more, "skipped "+in.SkippedFiles.String())
@@ -104,7 +104,19 @@ func (r *Report) textRunInput(w io.Writer) {
 		more = append(more, plural(in.DuplicateDocuments, "duplicate document"))
 	}
 	if len(more) > 0 {
-		fmt.Fprintln(w, clip("    "+strings.Join(more, "; ")))
+		wrapIndented(w, "    ", strings.Join(more, "; "))
+	}
+}
+
+// wrapIndented writes s at indent, wrapped at the report's width, its
+// later lines indented two more: a line that says what was lost is said
+// in full, never cut.
+func wrapIndented(w io.Writer, indent, s string) {
+	for i, l := range wrap(s, Width-len(indent)-2) {
+		if i > 0 {
+			l = "  " + l
+		}
+		fmt.Fprintln(w, indent+l)
 	}
 }
 
