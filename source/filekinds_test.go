@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,7 +116,7 @@ func TestDocumentFileKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"a.md": "Alpha", "b.markdown": "Beta", "c.mdx": "Gamma", "d.rst": "Delta", "e.text": "", "f.txt": ""}
-	if !mapsEqual(titles, want) {
+	if !maps.Equal(titles, want) {
 		t.Errorf("documents and titles %v, want %v", titles, want)
 	}
 	skipped, err := in.SkippedFiles()
@@ -134,18 +135,6 @@ func TestDocumentFileKinds(t *testing.T) {
 	if err := CheckInputs(in); err == nil || !strings.Contains(err.Error(), ".md, .markdown, .mdx, .rst, .txt or .text files (it holds 1 .pdf)") {
 		t.Errorf("a folder of no documents: %v", err)
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // FuzzCutRST: passages of any text read as reStructuredText keep the
