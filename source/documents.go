@@ -284,7 +284,19 @@ func readDocDir(ctx context.Context, root string, in Spec, yield func(Problem) e
 // docFiles lists the document files under root in lexical order.
 func docFiles(root string) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := walkFiles(root, func(path string) {
+		if isDocFile(path) {
+			files = append(files, path)
+		}
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// walkFiles calls visit with every regular file under root, hidden files
+// and directories aside: what an input directory holds, documents or not.
+func walkFiles(root string, visit func(path string)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading input directory: %w", err)
 		}
@@ -294,13 +306,11 @@ func docFiles(root string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && isDocFile(path) {
-			files = append(files, path)
+		if d.Type().IsRegular() {
+			visit(path)
 		}
 		return nil
 	})
-	sort.Strings(files)
-	return files, err
 }
 
 // readDocFile reads one .txt or .md file as the document id. A Markdown
@@ -498,25 +508,15 @@ func (in Spec) SkippedFiles() (SkippedFiles, error) {
 		if in.kindOf(root) != inputDir {
 			continue
 		}
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("reading input directory: %w", err)
-			}
-			if path != root && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() || isDocFile(path) {
-				return nil
+		err := walkFiles(root, func(path string) {
+			if isDocFile(path) {
+				return
 			}
 			out.Files++
 			byExt[strings.ToLower(filepath.Ext(path))]++
 			if len(out.Examples) < maxSkippedExamples {
 				out.Examples = append(out.Examples, path)
 			}
-			return nil
 		})
 		if err != nil {
 			return out, err
