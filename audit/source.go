@@ -62,6 +62,13 @@ type Input struct {
 	// nil likewise.
 	RunInput *RunInput
 	MaxItems int // the largest distill.max_items of the jobs in the run; 0 when unknown
+	// Refined is what refine.json says when the run is a refinement by
+	// distill refine; nil otherwise.
+	Refined *Refined
+	// SatisfactionPanel is true when a job of the run judged satisfaction
+	// with a panel of judges (SatisfactionJudgeError can measure its
+	// error rate).
+	SatisfactionPanel bool
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -127,12 +134,16 @@ func Open(paths ...string) (*Input, error) {
 		}
 		if i == 0 {
 			in.Kind, in.Format = part.Kind, part.Format
-			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals, in.RunInput = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals, part.RunInput
+			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals, in.RunInput, in.Refined = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals, part.RunInput, part.Refined
 		} else if part.Format != in.Format {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
 		in.Files = append(in.Files, part.Files...)
 		in.Running = in.Running || part.Running
+		in.SatisfactionPanel = in.SatisfactionPanel || part.SatisfactionPanel
+	}
+	if len(paths) > 1 {
+		in.Refined = nil // a refinement's figures are its own corpus's, not a mix's
 	}
 	if len(paths) > 1 {
 		in.RunTotals, in.RunInput = nil, nil // one run's totals are not those of what is audited
@@ -178,6 +189,8 @@ func openRun(dir string) (*Input, error) {
 	}
 	in.MaxItems = maxItemsOf(m)
 	in.RunTotals, in.RunInput = readRunReport(dir)
+	in.Refined = readRefined(dir, m)
+	in.SatisfactionPanel = satisfactionPanel(m)
 	return in, nil
 }
 
