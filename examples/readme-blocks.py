@@ -14,7 +14,9 @@ whose first command contains TEXT, run in the order given
 (each block's commands in their order, but for those ending in "&": the
 servers the caller starts); every --sub replaces FROM by TO in the
 commands before they run (a port, a path), never in the expected output; the
-matches of every --mask (a time, a port) are left out of the comparison.
+matches of every --mask (a time, a port) are left out of the comparison;
+--show-got prints, after a command whose lines differ, all it printed (marked
+"GOT"), to update the block from.
 
 For each expected line it prints "ok" or "DIFFERS" and FILE, as
 examples/readme-check.sh does: a line is ok when the command printed it, on
@@ -113,6 +115,7 @@ def main():
     ap.add_argument("--sub", action="append", default=[], help="FROM=TO: replace FROM by TO in the commands")
     ap.add_argument("--cwd", default=".", help="directory the commands run in")
     ap.add_argument("--mask", action="append", default=[], help="a regular expression whose matches (times, ports) are not compared")
+    ap.add_argument("--show-got", action="store_true", help="after a command whose lines differ, print all it printed")
     args = ap.parse_args()
     subs = [s.split("=", 1) for s in args.sub]
     MASKS.extend(re.compile(m) for m in args.mask)
@@ -133,9 +136,9 @@ def main():
                     cmd = cmd.replace(a, b)
                 run = subprocess.run(["bash", "-c", cmd], cwd=args.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 d = check(args.file, expected, run.stdout.split("\n"), sys.stdout)
-                if d and os.environ.get("README_BLOCKS_SHOW"):  # what the command printed, to update the block with
+                if d and (args.show_got or os.environ.get("README_BLOCKS_SHOW")):
                     for line in run.stdout.rstrip("\n").split("\n"):
-                        sys.stdout.write(f"  PRINTED  {args.file}: {line}\n")
+                        sys.stdout.write(f"  GOT      {line}\n")
                 differs |= d
     return differs
 

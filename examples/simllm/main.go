@@ -80,6 +80,7 @@ type options struct {
 	prefixCache   bool
 	prefixBlock   int
 	prefixMin     int
+	refuseFormat  bool
 	plant         string
 	judges        map[string]sim.JudgeProfile
 }
@@ -130,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 		return nil
 	})
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
+	fs.BoolVar(&o.refuseFormat, "refuse-response-format", false, "answer a request asking for response_format json_object or json_schema with llama.cpp's 400 \"Failed to initialize samplers\", as a llama.cpp server that cannot build the grammar does")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.BoolVar(&o.prefixCache, "prefix-cache", false, "model an automatic prefix cache (vLLM's, or a hosted API's prompt caching): a prompt reuses the whole blocks an answered prompt began with, reported in usage.prompt_tokens_details.cached_tokens (e.g. -prefix-cache)")
 	fs.IntVar(&o.prefixBlock, "prefix-block-tokens", sim.DefaultPrefixBlockTokens, "the prefix cache's block size in tokens: vLLM's 16, OpenAI's steps of 128 (e.g. -prefix-block-tokens 128)")
@@ -372,6 +374,7 @@ func (o *options) config() (sim.Config, error) {
 	}
 	cfg.ContextTokens = o.contextTokens
 	cfg.PrefixCache = sim.PrefixCache{On: o.prefixCache, BlockTokens: o.prefixBlock, MinTokens: o.prefixMin}
+	cfg.RefuseResponseFormat = o.refuseFormat
 	return cfg, nil
 }
 
