@@ -102,7 +102,7 @@ func TestPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 			for item := int32(1); item <= 3; item++ {
-				e, ok := got[ItemKey{"r", item}]
+				e, ok := got[ItemKey{Record: "r", Item: item}]
 				want, settled := tt.want[item]
 				if ok != settled || (ok && e.Reviewer != want && !(item == 2 && tt.policy != "reviewer:bob")) {
 					t.Errorf("item %d: settled %v by %q; want settled %v by %q", item, ok, e.Reviewer, settled, want)
@@ -220,28 +220,26 @@ func TestReportAgreement(t *testing.T) {
 func TestQueuePutsLikelyWrongFirst(t *testing.T) {
 	c := loadDemo(t, 6)
 	none := Replay("x", nil)
-	ids := func(rs []*Record) string {
-		var s []string
-		for _, r := range rs {
-			s = append(s, r.ID)
-		}
-		return strings.Join(s, " ")
-	}
+	ids := func(f Filter, s *State) string { return strings.Join(c.Queue(f, s).IDs(), " ") }
 	// r03: judge valid, empirically invalid (disagree, empirical, low edge);
 	// r00: judge invalid and empirically valid; r02, r04: judge invalid and
 	// empirically invalid; r01, r05: nothing to look at.
-	if got := ids(Queue(c, Filter{}, none)); got != "r03 r00 r02 r04 r01 r05" {
+	if got := ids(Filter{}, none); got != "r03 r00 r02 r04 r01 r05" {
 		t.Errorf("queue %s", got)
 	}
-	if got := ids(Queue(c, Filter{JudgeInvalid: true}, none)); got != "r00 r02 r04" {
+	if got := ids(Filter{JudgeInvalid: true}, none); got != "r00 r02 r04" {
 		t.Errorf("judge-invalid queue %s", got)
 	}
-	if got := ids(Queue(c, Filter{LowEdge: true, EmpiricalInvalid: true}, none)); got != "r03 r02 r04" {
+	if got := ids(Filter{LowEdge: true, EmpiricalInvalid: true}, none); got != "r03 r02 r04" {
 		t.Errorf("low-edge, empirically invalid queue %s", got)
 	}
-	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1), decide("x", ActionSkip, t0, "r03", 0))
-	if got := ids(Queue(c, Filter{}, s)); got != "r00 r02 r04 r01 r05 r03" {
+	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1), decide("x", ActionSkip, t0, "r03", 0),
+		decide("x", ActionFlag, t0, "r04", 0))
+	if got := ids(Filter{}, s); got != "r00 r02 r04 r01 r05 r03" {
 		t.Errorf("queue after skipping r03: %s", got)
+	}
+	if got := ids(Filter{Flagged: true}, s); got != "r04" {
+		t.Errorf("flagged queue: %s", got)
 	}
 	if r, n := Progress(c, s); r != 1 || n != 30 {
 		t.Errorf("progress %d of %d", r, n)
@@ -341,7 +339,7 @@ func TestReportNamesFlaggedRecords(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "flagged: r01 (alice), r02 (alice: ask bob)") || strings.Contains(text.String(), "carol") {
+	if !strings.Contains(text.String(), "flagged: r01 (alice), r02 (alice: ask bob)") || strings.Contains(text.String(), "  carol ") {
 		t.Fatalf("the report:\n%s", text.String())
 	}
 }

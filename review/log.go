@@ -27,8 +27,12 @@ const (
 	ActionEdit   = "edit"   // the item is replaced by After
 	ActionSkip   = "skip"   // the record is passed over for now
 	ActionFlag   = "flag"   // the record needs a second look
+	ActionUnflag = "unflag" // the record's flag is taken away
 	ActionUndo   = "undo"   // the entry Undoes no longer counts
 )
+
+// recordActions are the actions on a whole record.
+var recordActions = map[string]bool{ActionSkip: true, ActionFlag: true, ActionUnflag: true}
 
 // itemActions are the actions on one item; the others are on a record.
 var itemActions = map[string]bool{ActionAccept: true, ActionReject: true, ActionEdit: true}
@@ -51,11 +55,15 @@ type ItemState struct {
 
 // Entry is one decision: one line of the log.
 type Entry struct {
-	Seq      int64      `json:"seq"`
-	Time     time.Time  `json:"time"`
-	Reviewer string     `json:"reviewer"`
-	Record   string     `json:"record"`
-	Item     int32      `json:"item,omitempty"` // 0 for skip and flag, which are about the record
+	Seq      int64     `json:"seq"`
+	Time     time.Time `json:"time"`
+	Reviewer string    `json:"reviewer"`
+	Record   string    `json:"record"`
+	// Question is set for a grounded record's criterion: the index of its
+	// question (from 0); Item is then the criterion's position in that
+	// question's criteria (from 1).
+	Question *int32     `json:"question,omitempty"`
+	Item     int32      `json:"item,omitempty"` // 0 for skip, flag and unflag, which are about the record
 	Action   string     `json:"action"`
 	Reason   string     `json:"reason,omitempty"`
 	Before   *ItemState `json:"before,omitempty"`
@@ -255,8 +263,10 @@ func checkEntry(e Entry) error {
 		return errors.New("an edit entry has no after")
 	case e.Action == ActionUndo && e.Undoes <= 0:
 		return errors.New("an undo entry names no entry (undoes)")
-	case !itemActions[e.Action] && e.Action != ActionSkip && e.Action != ActionFlag && e.Action != ActionUndo:
-		return fmt.Errorf("action %q is not one of accept, reject, edit, skip, flag, undo", e.Action)
+	case e.Question != nil && (*e.Question < 0 || !itemActions[e.Action]):
+		return fmt.Errorf("a %s entry names question %d", e.Action, *e.Question)
+	case !itemActions[e.Action] && !recordActions[e.Action] && e.Action != ActionUndo:
+		return fmt.Errorf("action %q is not one of accept, reject, edit, skip, flag, unflag, undo", e.Action)
 	}
 	return nil
 }

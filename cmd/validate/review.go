@@ -77,11 +77,11 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
 		return exitFailed
 	}
-	if len(c.Records) == 0 {
-		fmt.Fprintf(e.stderr, "validate review: %s holds no record to review (%d grounded records are not shown)\n", paths[0], c.Grounded)
+	if c.Len() == 0 {
+		fmt.Fprintf(e.stderr, "validate review: %s holds no record to review \n", paths[0])
 		return exitFailed
 	}
-	log, err := review.OpenLog(review.LogPath(paths[0], *reviewer), *reviewer, c.Fingerprint, paths[0], time.Now())
+	log, err := review.OpenLog(review.LogPath(paths[0], *reviewer), *reviewer, c.Parts[0].Fingerprint, paths[0], time.Now())
 	if err != nil {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
 		return exitFailed
@@ -127,9 +127,9 @@ func serveReview(ctx context.Context, c *review.Corpus, log *review.Log, addr, t
 	}
 	reviewed, total := review.Progress(c, review.Replay(log.Header().Reviewer, log.Entries()))
 	if c.Running {
-		fmt.Fprintf(e.stderr, "validate review: a distill run is writing %s: reviewing a snapshot of the %d records committed so far\n", c.Paths[0], len(c.Records))
+		fmt.Fprintf(e.stderr, "validate review: a distill run is writing %s: reviewing a snapshot of the %d records committed so far\n", c.Paths[0], c.Len())
 	}
-	fmt.Fprintf(e.stderr, "validate review: %d records, %d items (%d reviewed by %s); log %s\n", len(c.Records), total, reviewed, log.Header().Reviewer, log.Path())
+	fmt.Fprintf(e.stderr, "validate review: %d records, %d items (%d reviewed by %s); log %s\n", c.Len(), total, reviewed, log.Header().Reviewer, log.Path())
 	fmt.Fprintf(e.stderr, "validate review: open %s (Ctrl-C to stop)\n", url)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
@@ -176,7 +176,7 @@ func writeReviewSection(ctx context.Context, paths, logs []string, e env) error 
 	if err != nil {
 		return err
 	}
-	d, err := review.ReadDecisions(logs, c.Fingerprint)
+	d, err := review.ReadDecisions(logs, c.Parts[0].Fingerprint)
 	if err != nil {
 		return err
 	}

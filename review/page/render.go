@@ -94,22 +94,27 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(q)
 	c := s.opt.Corpus
 	st := review.Replay(s.opt.Log.Header().Reviewer, s.opt.Log.Entries())
-	queue := review.Queue(c, f, st)
+	queue := c.Queue(f, st)
 	pos, _ := strconv.Atoi(q.Get("pos"))
 	if id := q.Get("rec"); id != "" {
-		if i := slices.IndexFunc(queue, func(x *review.Record) bool { return x.ID == id }); i >= 0 {
+		if i := queue.Index(id); i >= 0 {
 			pos = i
 		}
 	}
-	pos = max(0, min(pos, len(queue)-1))
+	pos = max(0, min(pos, queue.Len()-1))
 	v := view{Key: s.key, Reviewer: st.Reviewer, Corpus: strings.Join(c.Paths, " "), LogPath: s.opt.Log.Path(), Running: c.Running,
-		Records: len(c.Records), Grounded: c.Grounded, Problems: len(c.Problems), Pos: pos, QueueLen: len(queue),
-		Filter: f, Types: typesOf(c)}
+		Records: c.Len(), Problems: len(c.Problems), Pos: pos, QueueLen: queue.Len(),
+		Filter: f, Types: c.Types()}
 	v.Reviewed, v.TotalItems = review.Progress(c, st)
 	fq := query(f)
 	v.FilterQuery = template.URL(fq.Encode())
-	if len(queue) > 0 {
-		v.Rec = queue[pos]
+	if queue.Len() > 0 {
+		rec, err := c.Record(r.Context(), queue.ID(pos))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		v.Rec = rec
 		v.Flagged, v.Skipped = st.Flagged[v.Rec.ID], st.Skipped[v.Rec.ID]
 		for _, it := range v.Rec.Items {
 			if !f.Match(v.Rec, &it, st) {
@@ -117,7 +122,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			iv := itemView{Item: it}
-			if e, ok := st.Items[review.ItemKey{Record: v.Rec.ID, Item: it.ID}]; ok {
+			if e, ok := st.Items[it.Key]; ok {
 				iv.Decision = &e
 			}
 			v.Items = append(v.Items, iv)
@@ -125,7 +130,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		focus, _ := strconv.Atoi(q.Get("focus"))
 		v.Focus = int32(focus)
 		v.PrevURL = posURL(fq, max(pos-1, 0))
-		v.NextURL = posURL(fq, min(pos+1, len(queue)-1))
+		v.NextURL = posURL(fq, min(pos+1, queue.Len()-1))
 		v.HereURL = posURL(fq, pos)
 	}
 	var buf bytes.Buffer
@@ -145,21 +150,4 @@ func posURL(fq url.Values, pos int) template.URL {
 	}
 	q.Set("pos", strconv.Itoa(pos))
 	return template.URL("/?" + q.Encode())
-}
-
-// typesOf lists the item types the corpus has, in schema.ItemTypes order.
-func typesOf(c *review.Corpus) []string {
-	has := map[string]bool{}
-	for _, r := range c.Records {
-		for _, it := range r.Items {
-			has[it.Type] = true
-		}
-	}
-	var out []string
-	for _, t := range schema.ItemTypes {
-		if has[t] {
-			out = append(out, t)
-		}
-	}
-	return out
 }

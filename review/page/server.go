@@ -1,6 +1,7 @@
 package page
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
@@ -223,17 +224,20 @@ func (s *Server) entryOf(path string, req apiRequest) (review.Entry, int, error)
 		}
 		return review.Entry{Time: now, Action: review.ActionUndo, Undoes: last}, 0, nil
 	}
-	rec := s.opt.Corpus.Record(req.Record)
-	if rec == nil {
+	if !s.opt.Corpus.Has(req.Record) {
 		return review.Entry{}, http.StatusNotFound, fmt.Errorf("no record %q in this corpus", req.Record)
 	}
+	rec, err := s.opt.Corpus.Record(context.Background(), req.Record)
+	if err != nil {
+		return review.Entry{}, http.StatusInternalServerError, err
+	}
+	st := review.Replay(s.opt.Log.Header().Reviewer, s.opt.Log.Entries())
 	var e review.Entry
-	var err error
 	switch path {
 	case "/api/item":
-		e, err = review.ItemEntry(rec, req.Item, review.ItemDecision{Action: req.Action, Reason: req.Reason, After: req.After}, now)
+		e, err = st.ItemEntry(rec, review.ItemKey{Record: rec.ID, Item: req.Item}, review.ItemDecision{Action: req.Action, Reason: req.Reason, After: req.After}, now)
 	case "/api/record":
-		e, err = review.RecordEntry(rec, req.Action, req.Reason, now)
+		e, err = st.RecordEntry(rec.ID, req.Action, req.Reason, now)
 	default:
 		return review.Entry{}, http.StatusNotFound, fmt.Errorf("no such call %s", path)
 	}

@@ -40,7 +40,7 @@ func newPage(t *testing.T, token string, hold bool) (*Server, *review.Log) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Fingerprint, run, time.Now())
+	log, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Parts[0].Fingerprint, run, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
