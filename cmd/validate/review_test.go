@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,4 +89,75 @@ func mustFingerprint(t *testing.T, run string) string {
 		t.Fatal(err)
 	}
 	return fp
+}
+
+// TestReviewAccess: the page asks for its token on loopback too, and
+// prints it in the URL; bound to 0.0.0.0 it prints a URL another machine
+// can open (not http://[::]:PORT); the log is readable by its owner only;
+// a damaged last line cut off at the start is reported; -h says what a
+// review covers.
+func TestReviewAccess(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if err := reviewtest.DemoRun(run, 2); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{"127.0.0.1:0", "0.0.0.0:0"} {
+		srv := startReview(t, run, "--reviewer", "alice", "--addr", addr)
+		u, err := url.Parse(srv.URL)
+		if err != nil || u.Query().Get("token") == "" {
+			t.Fatalf("--addr %s: the URL %s carries no token", addr, srv.URL)
+		}
+		if h := u.Hostname(); h == "::" || h == "0.0.0.0" || (addr == "0.0.0.0:0" && net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback()) {
+			t.Fatalf("--addr %s printed %s, which another machine cannot open", addr, srv.URL)
+		}
+		bare := *u
+		bare.RawQuery = ""
+		if res, err := http.Get(bare.String()); err != nil || res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("--addr %s: GET without the token: %v %v", addr, res, err)
+		}
+		if res, err := http.Get(srv.URL); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("--addr %s: GET with the token: %v %v", addr, res, err)
+		}
+		srv.kill()
+	}
+	st, err := os.Stat(review.LogPath(run, "alice"))
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("the log's mode: %v, %v; want 0600", st, err)
+	}
+	f, _ := os.OpenFile(review.LogPath(run, "alice"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"seq":1,"record":"r0`)
+	f.Close()
+	srv := startReview(t, run, "--reviewer", "alice", "--addr", "127.0.0.1:0")
+	if said := srv.stderr.String(); !strings.Contains(said, "cut off a damaged last line") {
+		t.Fatalf("validate review said nothing of the damaged last line: %s", said)
+	}
+	srv.kill()
+	var stderr bytes.Buffer
+	runValidate([]string{"review", "-h"}, &bytes.Buffer{}, &stderr)
+	for _, want := range []string{"grounded", "--sample", "token"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("validate review -h does not say %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestReviewMixedCorpus: reviewing a grounded and a math run together
+// opens a log beside each, and grounded corpora are not refused.
+func TestReviewMixedCorpus(t *testing.T) {
+	dir := t.TempDir()
+	grounded, math := filepath.Join(dir, "grounded"), filepath.Join(dir, "math")
+	if err := reviewtest.GroundedRun(grounded, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := reviewtest.DemoRun(math, 2); err != nil {
+		t.Fatal(err)
+	}
+	srv := startReview(t, grounded, math, "--reviewer", "alice", "--addr", "127.0.0.1:0")
+	said := srv.stderr.String()
+	srv.kill()
+	for _, p := range []string{grounded, math} {
+		if _, err := os.Stat(review.LogPath(p, "alice")); err != nil || !strings.Contains(said, review.LogPath(p, "alice")) {
+			t.Errorf("no log beside %s (%v); validate review said: %s", p, err, said)
+		}
+	}
 }
