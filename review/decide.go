@@ -15,6 +15,10 @@ import (
 // not have); the message says which, for the reviewer.
 var ErrInvalidEdit = errors.New("the edit would make the item invalid")
 
+// ErrBadDecision is wrapped when a decision names no item of the record,
+// an action there is not, or a reason too long.
+var ErrBadDecision = errors.New("not a decision the page makes")
+
 // maxTextLen bounds an item's or a reason's text as typed on the page.
 const maxTextLen = 4000
 
@@ -43,12 +47,12 @@ func (s *State) ItemEntry(rec *Record, k ItemKey, d ItemDecision, now time.Time)
 	it := rec.Item(k)
 	if it == nil {
 		if k.Question > 0 {
-			return Entry{}, fmt.Errorf("record %s has no criterion %d in question %d", rec.ID, k.Item, k.Question)
+			return Entry{}, fmt.Errorf("record %s has no criterion %d in question %d: %w", rec.ID, k.Item, k.Question, ErrBadDecision)
 		}
-		return Entry{}, fmt.Errorf("record %s has no item %d", rec.ID, k.Item)
+		return Entry{}, fmt.Errorf("record %s has no item %d: %w", rec.ID, k.Item, ErrBadDecision)
 	}
 	if !itemActions[d.Action] {
-		return Entry{}, fmt.Errorf("action %q is not accept, reject or edit", d.Action)
+		return Entry{}, fmt.Errorf("action %q is not accept, reject or edit: %w", d.Action, ErrBadDecision)
 	}
 	standing, decided := s.Items[k]
 	if d.Seen != nil && *d.Seen != standing.Seq {
@@ -66,7 +70,7 @@ func (s *State) ItemEntry(rec *Record, k ItemKey, d ItemDecision, now time.Time)
 	case ActionReject:
 		e.Reason = strings.TrimSpace(d.Reason)
 		if len(e.Reason) > maxTextLen {
-			return Entry{}, fmt.Errorf("the reason is %d bytes; at most %d", len(e.Reason), maxTextLen)
+			return Entry{}, fmt.Errorf("the reason is %d bytes; at most %d: %w", len(e.Reason), maxTextLen, ErrBadDecision)
 		}
 		if decided && standing.Action == ActionReject && standing.Reason == e.Reason {
 			return Entry{}, fmt.Errorf("%w: %s is already rejected", ErrNoChange, k)
@@ -135,7 +139,7 @@ func LineBreaks(style string) bool { return style != schema.StyleSRaR }
 // change nothing and are refused (ErrNoChange).
 func (s *State) RecordEntry(id, action, reason string, now time.Time) (Entry, error) {
 	if !recordActions[action] {
-		return Entry{}, fmt.Errorf("action %q is not skip, flag or unflag", action)
+		return Entry{}, fmt.Errorf("action %q is not skip, flag or unflag: %w", action, ErrBadDecision)
 	}
 	switch {
 	case action == ActionFlag && s.Flagged[id]:
@@ -146,4 +150,16 @@ func (s *State) RecordEntry(id, action, reason string, now time.Time) (Entry, er
 		return Entry{}, fmt.Errorf("%w: record %s is already skipped", ErrNoChange, id)
 	}
 	return Entry{Time: now, Record: id, Action: action, Reason: strings.TrimSpace(reason)}, nil
+}
+
+// EditTypes lists the item types an edit of an item of style may choose;
+// none for a grounded criterion, which has no type.
+func EditTypes(style string) []string {
+	switch style {
+	case schema.StyleSRaR:
+		return []string{schema.TypeSuggest, schema.TypePitfall, schema.TypeBonus, schema.TypeAnswer}
+	case schema.StyleFactualProcess:
+		return []string{schema.TypeFactual, schema.TypeProcess}
+	}
+	return nil
 }

@@ -136,6 +136,8 @@ type Log struct {
 	header  Header
 	entries []Entry
 	next    int64
+	// torn counts the bytes of a damaged last line cut off at Open.
+	torn int64
 	// broken is set when a line may have been written but not synced:
 	// later appends are refused, so that no seq is written twice.
 	broken error
@@ -154,7 +156,7 @@ func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error)
 	if err := fsys.MkdirAllSynced(fsys.OS, filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("making the review directory: %w", err)
 	}
-	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // decisions under a name: the reviewer's alone
 	if err != nil {
 		return nil, fmt.Errorf("opening review log: %w", err)
 	}
@@ -184,6 +186,7 @@ func (l *Log) load(reviewer, fp, corpusPath string, now time.Time) error {
 	whole := data
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
 		whole = data[:i+1] // the last line was being written when the server stopped
+		l.torn = int64(len(data) - len(whole))
 		if err := l.f.Truncate(int64(len(whole))); err != nil {
 			return fmt.Errorf("cutting the torn last line of %s: %w", l.path, err)
 		}
@@ -294,6 +297,10 @@ func ReadLog(path, fp string) (Header, []Entry, error) {
 
 // Header is the log's header.
 func (l *Log) Header() Header { return l.header }
+
+// Torn is how many bytes of a damaged last line (a decision being written
+// when a page was killed) OpenLog cut off; 0 when the log was whole.
+func (l *Log) Torn() int64 { return l.torn }
 
 // Path is the log's file.
 func (l *Log) Path() string { return l.path }

@@ -18,7 +18,7 @@ type Filter struct {
 
 // Match reports whether item it of record rec passes f for the reviewer
 // whose decisions are s.
-func (f Filter) Match(rec *Record, it *Item, s *State) bool {
+func (f Filter) Match(rec *Record, it *Item, s Standing) bool {
 	typ := it.Type
 	if it.Key.Question > 0 {
 		typ = CriterionType
@@ -32,11 +32,11 @@ func (f Filter) Match(rec *Record, it *Item, s *State) bool {
 		return false
 	case f.LowEdge && (it.Edge == nil || *it.Edge >= LowEdge):
 		return false
-	case f.Flagged && !s.Flagged[rec.ID]:
+	case f.Flagged && !s.IsFlagged(rec.ID):
 		return false
 	}
 	if f.Unreviewed {
-		if _, done := s.Items[it.Key]; done {
+		if _, done := s.Decision(it.Key); done {
 			return false
 		}
 	}
@@ -75,20 +75,20 @@ type Queue struct {
 
 // Queue is the queue under f for the reviewer whose decisions are s. Its
 // order under f's static part is worked out once and kept.
-func (c *Corpus) Queue(f Filter, s *State) *Queue {
+func (c *Corpus) Queue(f Filter, s Standing) *Queue {
 	base := c.orders.get(c, f.static())
 	q := &Queue{c: c, order: make([]int32, 0, len(base))}
 	var skipped []int32
 	for _, i := range base {
 		r := &c.recs[i]
 		id := r.id
-		if f.Flagged && !s.Flagged[id] {
+		if f.Flagged && !s.IsFlagged(id) {
 			continue
 		}
 		if f.Unreviewed && !c.hasUndecided(r, f, s) {
 			continue
 		}
-		if s.Skipped[id] {
+		if s.IsSkipped(id) {
 			skipped = append(skipped, i)
 			continue
 		}
@@ -100,8 +100,8 @@ func (c *Corpus) Queue(f Filter, s *State) *Queue {
 
 // hasUndecided reports whether r has an item passing f's static part that
 // the reviewer has not decided.
-func (c *Corpus) hasUndecided(r *recEntry, f Filter, s *State) bool {
-	none := s.Decided(r.recordID()) == 0
+func (c *Corpus) hasUndecided(r *recEntry, f Filter, s Standing) bool {
+	none := s.DecidedIn(r.recordID()) == 0
 	for k := range r.items {
 		it := &r.items[k]
 		if !c.matchIndexed(f, it) {
@@ -110,7 +110,7 @@ func (c *Corpus) hasUndecided(r *recEntry, f Filter, s *State) bool {
 		if none {
 			return true
 		}
-		if _, done := s.Items[r.key(it)]; !done {
+		if _, done := s.Decision(r.key(it)); !done {
 			return true
 		}
 	}

@@ -179,9 +179,6 @@ func (s *State) entry(seq int64) (Entry, bool) {
 // Entries is the number of entries folded in.
 func (s *State) Entries() int { return len(s.entries) }
 
-// Decided counts the items of record id with a standing decision.
-func (s *State) Decided(id string) int { return s.decided[id] }
-
 // Flag is the standing flag of record id.
 func (s *State) Flag(id string) (Entry, bool) {
 	if !s.Flagged[id] {
