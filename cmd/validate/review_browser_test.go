@@ -146,7 +146,7 @@ func press(keys string) chromedp.Action[chromedp.Void] { return chromedp.KeyEven
 func until(js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		for {
-			ok, err := chromedp.Evaluate[bool]("!!(" + js + ")")(ctx, t)
+			ok, err := chromedp.Evaluate[bool]("!!("+js+")")(ctx, t)
 			if err == nil && ok {
 				return chromedp.Void{}, nil
 			}
