@@ -190,22 +190,6 @@ func scoreValue(o jsonObj, id string, raw json.RawMessage, weight float64) (floa
 	return s, nil
 }
 
-// number reads a finite JSON number.
-func (o jsonObj) number(name string) (float64, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return 0, err
-	}
-	if c := v[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
-	}
-	return f, nil
-}
-
 // quoteIDs lists criterion ids for an error message, the first 20 of them.
 func quoteIDs(criteria []Criterion) string {
 	const show = 20

@@ -295,12 +295,29 @@ func describeIDs(ids []int32) string {
 }
 
 // jsonObj is one JSON object of a reply, keys folded to lower case, with the
-// line it starts on and its 1-based position in the enclosing array (0 when
-// it stands alone).
+// line it starts on, and where it is: its 1-based position in the enclosing
+// array (0 when it stands alone), or the path of fields and indexes that
+// leads to it when it is nested ("criteria[2]"), which errors then name
+// instead of the position.
 type jsonObj struct {
 	fields members
 	line   int
 	item   int
+	path   string
+}
+
+// at is o reached by path, for errors that name nested fields.
+func (o jsonObj) at(path string) jsonObj {
+	o.path = path
+	return o
+}
+
+// field is a member's name as errors give it: with o's path, if any.
+func (o jsonObj) field(name string) string {
+	if o.path == "" {
+		return name
+	}
+	return o.path + "." + name
 }
 
 // members are an object's members in order, keys folded to lower case and
@@ -327,8 +344,11 @@ func (ms members) get(key string) (json.RawMessage, bool) {
 // looks keys up in a map to find one given twice.
 const indexAfter = 16
 
-func (o jsonObj) fieldErr(field, format string, args ...any) *ParseError {
-	return parseErr(o.line, o.item, field, format, args...)
+func (o jsonObj) fieldErr(name, format string, args ...any) *ParseError {
+	if o.path != "" {
+		return parseErr(o.line, 0, o.field(name), format, args...)
+	}
+	return parseErr(o.line, o.item, name, format, args...)
 }
 
 func (o jsonObj) value(name string) (json.RawMessage, error) {
@@ -505,4 +525,112 @@ func decodeObject(raw []byte, line, item int) (jsonObj, error) {
 		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
 	}
 	return o, err
+}
+
+// text reads a non-empty JSON string, trimmed.
+func (o jsonObj) text(name string) (string, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return "", err
+	}
+	if v[0] != '"' {
+		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
+	}
+	s, ok := jsonscan.Unquote(v)
+	if !ok {
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return "", o.fieldErr(name, "is empty")
+	}
+	return s, nil
+}
+
+// number reads a finite JSON number.
+func (o jsonObj) number(name string) (float64, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return 0, err
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
+	}
+	return f, nil
+}
+
+// texts reads a JSON array of at least least non-empty strings, trimmed.
+func (o jsonObj) texts(name string, least int) ([]string, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return nil, err
+	}
+	if v[0] != '[' {
+		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
+	}
+	var out []string
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		s, ok := "", false
+		if e[0] == '"' {
+			s, ok = jsonscan.Unquote(e)
+		}
+		if !ok {
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "must be a JSON string, got %s", describeJSON(e))
+		}
+		if s = strings.TrimSpace(s); s == "" {
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "is empty")
+		}
+		out = append(out, s)
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []string{}
+	}
+	if len(out) < least {
+		return nil, o.fieldErr(name, "has %d entries; at least %d are required", len(out), least)
+	}
+	return out, nil
+}
+
+// objects reads a JSON array of objects.
+func (o jsonObj) objects(name string) ([]jsonObj, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return nil, err
+	}
+	if v[0] != '[' {
+		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
+	}
+	var out []jsonObj
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		path := fmt.Sprintf("%s[%d]", o.field(name), len(out))
+		if e[0] != '{' {
+			return parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
+		}
+		jo, err := decodeObject(e, o.line, 0)
+		if err != nil {
+			if pe, ok := err.(*ParseError); ok {
+				pe.Field = path + fieldSuffix(pe.Field)
+			}
+			return err
+		}
+		out = append(out, jo.at(path))
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
