@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
@@ -159,5 +160,102 @@ func TestReviewMixedCorpus(t *testing.T) {
 		if _, err := os.Stat(review.LogPath(p, "alice")); err != nil || !strings.Contains(said, review.LogPath(p, "alice")) {
 			t.Errorf("no log beside %s (%v); validate review said: %s", p, err, said)
 		}
+	}
+}
+
+// TestReviewFeedsTheFigures: the review section is in --json and --html
+// too, naming the flagged records; people's decisions are the human
+// labels of the judge-reliability section (a reviewer's accept is valid,
+// a reject or an edit not valid as written); an item two reviewers
+// decided differently is left out and counted.
+func TestReviewFeedsTheFigures(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if err := reviewtest.DemoRun(run, 4); err != nil {
+		t.Fatal(err)
+	}
+	fp := mustFingerprint(t, run)
+	recs, _ := reviewtest.Records(4)
+	write := func(who string, decide func(rec string, it int32) string) {
+		l, err := review.OpenLog(review.LogPath(run, who), who, fp, run, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		for _, r := range recs {
+			for _, it := range r.Rubric {
+				act := decide(r.ID, it.ID)
+				if act == "" {
+					continue
+				}
+				if _, err := l.Append(review.Entry{Time: time.Now(), Record: r.ID, Item: it.ID, Action: act,
+					Before: &review.ItemState{Type: it.Type, Text: it.Text, Weight: it.Weight}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if who == "alice" {
+			l.Append(review.Entry{Time: time.Now(), Record: "r03", Action: review.ActionFlag, Reason: "odd answer"})
+		}
+	}
+	// alice rejects the judge-invalid PITFALLs (item 3 of r00 and r02) and
+	// accepts the rest; bob accepts item 3 of r00 (a dispute) and nothing else.
+	write("alice", func(rec string, it int32) string {
+		if it == 3 && (rec == "r00" || rec == "r02") {
+			return review.ActionReject
+		}
+		return review.ActionAccept
+	})
+	write("bob", func(rec string, it int32) string {
+		if rec == "r00" && it == 3 {
+			return review.ActionAccept
+		}
+		return ""
+	})
+	var stdout, stderr bytes.Buffer
+	html := filepath.Join(t.TempDir(), "audit.html")
+	if code := runValidate([]string{run, "--json", "--html", html}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	var rep struct {
+		Review *struct {
+			Covered int `json:"covered"`
+			Flagged []struct {
+				Record, Reviewer, Reason string
+			} `json:"flagged"`
+		} `json:"review"`
+		Reliability struct {
+			Labels   *string `json:"labels"`
+			Disputed *int    `json:"disputed"`
+			Method   string  `json:"method"`
+			Overall  struct {
+				Labelled *int64 `json:"labelled"`
+			} `json:"overall"`
+		} `json:"reliability"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Review == nil || rep.Review.Covered != 20 || len(rep.Review.Flagged) != 1 || rep.Review.Flagged[0].Record != "r03" {
+		t.Fatalf("--json's review section: %+v", rep.Review)
+	}
+	rel := rep.Reliability
+	if rel.Labels == nil || *rel.Labels != "review" || rel.Method != "rogan-gladen" || rel.Disputed == nil || *rel.Disputed != 1 ||
+		rel.Overall.Labelled == nil || *rel.Overall.Labelled != 19 {
+		t.Fatalf("reliability: labels %v, method %s, disputed %v, labelled %v; want the 19 undisputed decisions as labels",
+			rel.Labels, rel.Method, rel.Disputed, rel.Overall.Labelled)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"People&#39;s review", "r03", "odd answer", "people&#39;s labels from the review"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	stdout.Reset()
+	runValidate([]string{run}, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "people's labels from the review logs") || !strings.Contains(stdout.String(), "flagged: r03 (alice: odd answer)") {
+		t.Fatalf("the text report:\n%s", stdout.String())
 	}
 }
