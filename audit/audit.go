@@ -28,6 +28,11 @@ type Options struct {
 	// Wilson intervals only.
 	Human      []Annotation
 	HumanSheet string
+	// HumanFromReview: Human are people's decisions on the review page
+	// (validate review), HumanSheet names their logs; Disputed counts the
+	// items reviewers decided differently, left out of Human.
+	HumanFromReview bool
+	Disputed        int
 }
 
 // Defaults of Options.

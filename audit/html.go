@@ -39,7 +39,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 		dir, file := filepath.Split(filepath.Clean(path))
 		return filepath.Join(filepath.Base(dir), file)
 	},
-}).Parse(htmlTemplate + reliabilityHTML + panelHTML))
+}).Parse(htmlTemplate + reliabilityHTML + panelHTML + reviewHTML))
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG charts, no scripts, no external assets.

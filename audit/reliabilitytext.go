@@ -36,8 +36,12 @@ func (r *Report) textReliability(w io.Writer) {
 // judge against people, the rates, and the notes that explain them.
 func textCorrected(w io.Writer, rel *Reliability, rows []TypeReliability) {
 	heading(w, "Validity corrected for the judge's errors against people, with 95%% intervals")
-	fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
-	indented(w, rel.Rows.Summary())
+	if rel.Labels == "review" {
+		indented(w, "people's labels from the review logs ("+string(rel.Sheet)+"): "+rel.ReviewNote())
+	} else {
+		fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
+	}
+	indented(w, rel.LabelsSummary())
 	fmt.Fprintln(w)
 	t := newTable("type", "labelled", "sensitivity", "specificity")
 	for _, tr := range rows {
@@ -78,6 +82,29 @@ func (tr TypeReliability) Note() string {
 			"the estimate is clipped to 0%%", pct(tr.Rate), pct(tr.Specificity))
 	}
 	return ""
+}
+
+// ReviewNote says what review decisions count as labels, and why they
+// may not be a fair sample.
+func (r *Reliability) ReviewNote() string {
+	disputed := 0
+	if r.Disputed != nil {
+		disputed = *r.Disputed
+	}
+	return fmt.Sprintf("a reviewer's accept counts as valid, a reject or an edit as not valid as written; %d item(s) reviewers decided "+
+		"differently are left out. The page puts likely-wrong items first: unless the review covered a random sample "+
+		"(validate review --sample) or the whole corpus, the items people labelled lean to those and the corrected rates with them.", disputed)
+}
+
+// LabelsSummary says what became of people's labels: a sheet's rows, or
+// the review's decisions.
+func (r *Reliability) LabelsSummary() string {
+	s := r.Rows
+	if r.Labels != "review" {
+		return s.Summary()
+	}
+	return fmt.Sprintf("%s decisions: %s not in the corpus, %s made on other text than the corpus has now, %s not judged in the corpus",
+		num(int64(s.Rows)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
 }
 
 // Summary says what became of a sheet's rows.

@@ -32,6 +32,10 @@ type Report struct {
 	JudgePanel  *JudgePanel   `json:"judge_panel"`
 	Grounded    *Grounded     `json:"grounded"` // null without grounded records
 	Unavailable []Unavailable `json:"unavailable"`
+	// Review is people's review of the corpus (validate review's logs
+	// beside it), filled in by the caller: package review reads the logs.
+	// Null when the corpus has none.
+	Review *PeopleReview `json:"review"`
 }
 
 // CorpusInfo says what was read.

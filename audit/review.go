@@ -1,6 +1,7 @@
 package audit
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 	"strings"
@@ -45,6 +46,16 @@ type FlaggedRecord struct {
 	Reviewer string    `json:"reviewer"`
 	Reason   string    `json:"reason"`
 	Time     time.Time `json:"time"`
+}
+
+//go:embed review.html.tmpl
+var reviewHTML string
+
+// textReview writes the review section, when there is one.
+func (r *Report) textReview(w io.Writer) {
+	if r.Review != nil {
+		r.Review.WriteText(w)
+	}
 }
 
 // listedFlags is how many flagged records the text report names.
@@ -136,3 +147,28 @@ func kappaText(k *float64, scale string) string {
 	}
 	return fmt.Sprintf("%.2f", *k)
 }
+
+// AgreementRows are the agreement table's rows: each pair overall, then
+// by type.
+func (r *PeopleReview) AgreementRows() []TypeAgreementRow {
+	var out []TypeAgreementRow
+	for _, a := range append(append([]*Agreement{}, r.VsJudge...), r.Between...) {
+		name := a.A + " / " + a.B
+		out = append(out, TypeAgreementRow{Between: name, Type: "all", Items: a.Items, Rate: a.Rate, Kappa: kappaText(a.Kappa, a.Scale)})
+		for _, t := range a.ByType {
+			out = append(out, TypeAgreementRow{Between: name, Type: t.Type, Items: t.Items, Rate: t.Rate, Kappa: kappaText(t.Kappa, "")})
+		}
+	}
+	return out
+}
+
+// TypeAgreementRow is one row of the HTML agreement table.
+type TypeAgreementRow struct {
+	Between, Type string
+	Items         int64
+	Rate          *float64
+	Kappa         string
+}
+
+// CoveredShare is the share of items decided, as text.
+func (r *PeopleReview) CoveredShare() string { return percentOf(r.Covered, r.Items) }

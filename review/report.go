@@ -79,3 +79,29 @@ func between(c *Corpus, a, b *State) *audit.Agreement {
 	}
 	return audit.CompareVerdicts(a.Reviewer, b.Reviewer, pairs)
 }
+
+// Labels are the review's decisions as people's labels of the validity
+// judge (validate's judge-reliability section): one per rubric item some
+// reviewer decided, valid when accepted as written, with the text it was
+// decided on. An item reviewers decided differently on that count is left
+// out and counted in disputed. Grounded criteria are left out: the
+// section is about rubric items.
+func Labels(d *Decisions) (anns []audit.Annotation, disputed int) {
+	for _, k := range slices.SortedFunc(maps.Keys(d.byItem), compareKeys) {
+		es := d.byItem[k]
+		if k.Question > 0 || len(es) == 0 || es[0].Before == nil {
+			continue
+		}
+		valid := es[0].Action == ActionAccept
+		agreed := true
+		for _, e := range es[1:] {
+			agreed = agreed && (e.Action == ActionAccept) == valid
+		}
+		if !agreed {
+			disputed++
+			continue
+		}
+		anns = append(anns, audit.Annotation{RecordID: k.Record, ItemID: k.Item, Text: es[0].Before.Text, Verdict: &valid})
+	}
+	return anns, disputed
+}

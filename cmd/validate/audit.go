@@ -91,11 +91,13 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if *list == 0 {
 		opt.List = -1
 	}
+	people := peopleReview(ctx, paths, &opt, e)
 	rep, err := audit.Audit(ctx, in, opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "validate: %v\n", err)
 		return exitFailed
 	}
+	rep.Review = people
 	write := rep.WriteText
 	if *asJSON {
 		write = rep.WriteJSON
@@ -103,9 +105,6 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if err := write(e.stdout); err != nil {
 		fmt.Fprintf(e.stderr, "validate: writing the report: %v\n", err)
 		return exitFailed
-	}
-	if !*asJSON {
-		reviewSection(ctx, paths, e)
 	}
 	if *htmlPath != "" {
 		if err := writeFile(*htmlPath, e.stdout, rep.WriteHTML); err != nil {

@@ -258,34 +258,35 @@ func reachableHost() string {
 	return h
 }
 
-// reviewSection prints, after the text report, the review of the corpus
-// at paths when it has review logs: coverage and agreement. A log it
-// cannot use (another corpus's, damaged) is a warning on stderr.
-func reviewSection(ctx context.Context, paths []string, e env) {
+// peopleReview reads the review logs beside the corpus at paths, when it
+// has some: the report's review section, and (without a --human sheet)
+// people's decisions as the labels the judge's rates are corrected
+// against. A log it cannot use (another corpus's, damaged) is a warning
+// on stderr and the rest of the audit stands.
+func peopleReview(ctx context.Context, paths []string, opt *audit.Options, e env) *audit.PeopleReview {
 	if len(paths) != 1 {
-		return
+		return nil
 	}
 	logs, err := review.Logs(paths[0])
 	if err != nil || len(logs) == 0 {
-		return
+		return nil
 	}
-	if err := writeReviewSection(ctx, paths, logs, e); err != nil {
-		fmt.Fprintf(e.stderr, "validate: the review logs in %s were not read: %v\n", review.Dir(paths[0]), err)
-	}
-}
-
-func writeReviewSection(ctx context.Context, paths, logs []string, e env) error {
 	in, err := audit.Open(paths...)
-	if err != nil {
-		return err
+	if err == nil {
+		var c *review.Corpus
+		if c, err = review.Load(ctx, in); err == nil {
+			defer c.Close()
+			var d *review.Decisions
+			if d, err = review.ReadDecisions(logs, c.Parts[0].Fingerprint); err == nil {
+				if opt.HumanSheet == "" {
+					if labels, disputed := review.Labels(d); len(labels) > 0 {
+						opt.Human, opt.HumanSheet, opt.HumanFromReview, opt.Disputed = labels, strings.Join(logs, ", "), true, disputed
+					}
+				}
+				return review.Summarize(c, d)
+			}
+		}
 	}
-	c, err := review.Load(ctx, in)
-	if err != nil {
-		return err
-	}
-	d, err := review.ReadDecisions(logs, c.Parts[0].Fingerprint)
-	if err != nil {
-		return err
-	}
-	return review.Summarize(c, d).WriteText(e.stdout)
+	fmt.Fprintf(e.stderr, "validate: the review logs in %s were not read: %v\n", review.Dir(paths[0]), err)
+	return nil
 }

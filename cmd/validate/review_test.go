@@ -248,7 +248,7 @@ func TestReviewFeedsTheFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"People&#39;s review", "r03", "odd answer", "people&#39;s labels from the review"} {
+	for _, want := range []string{"People's review", "r03", "odd answer", "people's labels from the review"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML report lacks %q", want)
 		}
