@@ -16,17 +16,17 @@ import (
 // by a panel (each judge's sensitivity and specificity against the same
 // sheet are in JudgePanel).
 type Reliability struct {
-	Verdicts string            `json:"verdicts"`
-	Method   string            `json:"method"` // "wilson" without a sheet, "rogan-gladen" with one
-	Level    float64           `json:"level"`  // 0.95
-	Sheet    NullString        `json:"sheet"`  // the annotation sheet's path; null without one
-	Rows     *SheetInfo        `json:"sheet_rows"`
+	Verdicts string     `json:"verdicts"`
+	Method   string     `json:"method"` // "wilson" without a sheet, "rogan-gladen" with one
+	Level    float64    `json:"level"`  // 0.95
+	Sheet    NullString `json:"sheet"`  // the annotation sheet's path; null without one
+	Rows     *SheetInfo `json:"sheet_rows"`
 	// Labels says where people's labels come from: "sheet" (--human) or
 	// "review" (the decisions in the review logs beside the corpus, whose
 	// paths Sheet then lists); null without labels. Disputed counts the
 	// items reviewers decided differently, left out (null unless review).
-	Labels   NullString `json:"labels"`
-	Disputed *int       `json:"disputed"`
+	Labels   NullString        `json:"labels"`
+	Disputed *int              `json:"disputed"`
 	ByType   []TypeReliability `json:"by_type"`
 	Overall  TypeReliability   `json:"overall"`
 }

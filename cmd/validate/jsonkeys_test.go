@@ -227,7 +227,7 @@ func TestAuditJSONDocumented(t *testing.T) {
 	fullPaths := run(full, extra)
 	outputs := map[string]map[string]string{"full": fullPaths, "bare": run(bare), "empty": run(empty), "verl": run(verl)}
 	outputs["sheet"] = run(full, extra, "--human", labelledSheet(t, full, "12")) // people's figures filled in
-	outputs["review"] = run(reviewedRun(t))                                        // people's review: its section, its labels
+	outputs["review"] = run(reviewedRun(t))                                      // people's review: its section, its labels
 	var all []string
 	for _, paths := range outputs {
 		all = append(all, keysOf(paths)...)
