@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +259,51 @@ func TestReviewFeedsTheFigures(t *testing.T) {
 	runValidate([]string{run}, &stdout, &stderr)
 	if !strings.Contains(stdout.String(), "people's labels from the review logs") || !strings.Contains(stdout.String(), "flagged: r03 (alice: odd answer)") {
 		t.Fatalf("the text report:\n%s", stdout.String())
+	}
+}
+
+// TestSampleGroundedCriteria: validate sample draws a grounded corpus's
+// judged criteria (it said "0 judged items" of one), each with its
+// question and passage, and validate agreement compares people's labels
+// of them with the judge's.
+func TestSampleGroundedCriteria(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "grounded")
+	if err := reviewtest.GroundedRun(run, 3); err != nil {
+		t.Fatal(err)
+	}
+	sheet := filepath.Join(t.TempDir(), "criteria.csv")
+	var stdout, stderr bytes.Buffer
+	if code := runValidate([]string{"sample", run, "--n", "8", "--seed", "2", "--out", sheet}, &stdout, &stderr); code != exitOK ||
+		!strings.Contains(stderr.String(), "drew 8 of 18 judged items") {
+		t.Fatalf("sample: exit %d: %s", code, stderr.String())
+	}
+	f, _ := os.Open(sheet)
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) != 9 {
+		t.Fatalf("the sheet: %d rows, %v", len(rows), err)
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	for _, row := range rows[1:] {
+		if row[col("type")] != "criterion" || !strings.Contains(row[col("record_id")], "-q") || !strings.HasPrefix(row[col("ground_truth")], "Passage ") {
+			t.Fatalf("a criterion's row: %q", row)
+		}
+		row[col("human_valid")] = "valid"
+	}
+	f, _ = os.Create(sheet)
+	csv.NewWriter(f).WriteAll(rows)
+	f.Close()
+	stdout.Reset()
+	stderr.Reset()
+	if code := runValidate([]string{"agreement", run, "--human", sheet, "--json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("agreement: exit %d: %s", code, stderr.String())
+	}
+	var rep struct {
+		Agreement struct {
+			Items int64 `json:"items"`
+		} `json:"agreement"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Agreement.Items != 8 {
+		t.Fatalf("agreement compared %d criteria (%v): %s", rep.Agreement.Items, err, stdout.String())
 	}
 }
