@@ -65,7 +65,11 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 		if err != nil {
 			return nil, nil, err
 		}
-		pairs = matched
+		for _, p := range matched {
+			if p.Type != CriterionType { // grounded criteria have their own section
+				pairs = append(pairs, p)
+			}
+		}
 		rel.Method, rel.Sheet, rel.Rows, rel.Labels = "rogan-gladen", NullString(opt.HumanSheet), sh, "sheet"
 		if opt.HumanFromReview {
 			rel.Labels, rel.Disputed = "review", &opt.Disputed
