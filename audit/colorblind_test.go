@@ -48,7 +48,7 @@ func TestClippedCorrectedRateIsMarked(t *testing.T) {
 	if !strings.Contains(svg, `class="clipped"`) || !strings.Contains(svg, "clipped") {
 		t.Fatalf("the clipped estimate is not marked:\n%s", svg)
 	}
-	if strings.Count(svg, "<circle") != 2 { // the judge's rate and the key's
+	if strings.Count(svg, "<circle") != 3 { // the judge's rate and the keys' two
 		t.Errorf("the chart draws %d dots; the clipped estimate must not be one", strings.Count(svg, "<circle"))
 	}
 }
