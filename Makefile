@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -82,6 +82,13 @@ DISCRIM_FLAGS   ?=
 
 bench-discrim: build ## validate (discrimination section included) on a synthetic 100K x 8 rollouts x 10 items corpus: wall, CPU, peak RSS (~3 min; not in make test)
 	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)
+
+# bench-review size; e.g. make bench-review REVIEW_RECORDS=10000 REVIEW_FLAGS='-dir /tmp/rb -keep'
+REVIEW_RECORDS ?= 100000
+REVIEW_FLAGS   ?=
+
+bench-review: build ## validate review on a synthetic 100K-record corpus in headless Chromium: start, peak RSS, key to screen and to the log (~5 min; not in make test)
+	$(GO) run ./internal/bench/review -bin $(BIN) -records $(REVIEW_RECORDS) $(REVIEW_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

@@ -31,35 +31,45 @@ type RowRef struct {
 // read); ofLabel makes a T of a verl export's label. An unreadable file or
 // row goes to bad and the scan goes on; the error is the context's or fn's.
 func ScanAt[T any](ctx context.Context, in *Input, ofLabel func(*schema.Label, string) T, fn func(*T, RowRef) error, bad func(Problem)) error {
-	for i, f := range in.Files {
+	for i := range in.Files {
+		if err := ScanFileAt(ctx, in, i, ofLabel, fn, bad); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ScanFileAt is ScanAt over file i of in alone, so that a reader can read
+// several files at once (each call's fn and bad are its own).
+func ScanFileAt[T any](ctx context.Context, in *Input, i int, ofLabel func(*schema.Label, string) T, fn func(*T, RowRef) error, bad func(Problem)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f := in.Files[i]
+	each := func(t *T, at int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var err error
-		each := func(t *T, at int64) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := fn(t, RowRef{File: int32(i), At: at}); err != nil {
-				return &scanFnError{err}
-			}
-			return nil
+		if err := fn(t, RowRef{File: int32(i), At: at}); err != nil {
+			return &scanFnError{err}
 		}
-		if f.JSONL {
-			_, err = scanJSONLAt(f.Path, func(t *T, _, off int64) error { return each(t, off) }, bad)
-		} else {
-			_, err = scanFile(f, in.Format, ofLabel, func(t *T, rows int64) error { return each(t, rows-1) }, bad)
+		return nil
+	}
+	var err error
+	if f.JSONL {
+		_, err = scanJSONLAt(f.Path, func(t *T, _, off int64) error { return each(t, off) }, bad)
+	} else {
+		_, err = scanFile(f, in.Format, ofLabel, func(t *T, rows int64) error { return each(t, rows-1) }, bad)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		if fnErr, ok := errors.AsType[*scanFnError](err); ok {
+			return fnErr.err
 		}
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			if fnErr, ok := errors.AsType[*scanFnError](err); ok {
-				return fnErr.err
-			}
-			bad(Problem{File: f.Path, Error: err.Error()})
-		}
+		bad(Problem{File: f.Path, Error: err.Error()})
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -162,37 +164,34 @@ func groupByDir(paths []string) [][]string {
 	return out
 }
 
-// index scans every part into the index.
+// index scans every part into the index, the files of a part several at
+// once, and takes their records in file order.
 func (c *Corpus) index(ctx context.Context) error {
 	seen := map[string]bool{}
 	draw := &sampleHeap{}
 	for p := range c.Parts {
 		part := &c.Parts[p]
 		c.Running = c.Running || part.in.Running
-		fps := map[string]bool{}
-		var ids []string
-		err := audit.ScanAt(ctx, part.in, indexOfLabel, func(row *indexRow, ref audit.RowRef) error {
-			if row.Provenance.JobFingerprint != "" {
-				fps[row.Provenance.JobFingerprint] = true
-			}
-			id, logID := row.ID, ""
-			if row.unit != "" {
-				id, logID = row.unit, row.ID
-			}
-			ids = append(ids, id)
-			if seen[id] {
-				return nil
-			}
-			seen[id] = true
-			c.Total++
-			e := c.entryOf(row, uint16(p), ref)
-			e.id, e.logID = id, logID
-			e.grounded = row.Grounded != nil
-			c.take(e, draw)
-			return nil
-		}, func(pr audit.Problem) { c.Problems = append(c.Problems, pr) })
+		files, err := scanFiles(ctx, part.in, uint16(p))
 		if err != nil {
 			return fmt.Errorf("reading the corpus for review: %w", err)
+		}
+		fps := map[string]bool{}
+		var ids []string
+		for _, f := range files {
+			c.Problems = append(c.Problems, f.problems...)
+			for fp := range f.fps {
+				fps[fp] = true
+			}
+			for _, e := range f.recs {
+				ids = append(ids, e.id)
+				if seen[e.id] {
+					continue
+				}
+				seen[e.id] = true
+				c.Total++
+				c.take(e, draw)
+			}
 		}
 		part.Fingerprint = fingerprintOf(fps, part.in, ids)
 		part.rows = part.in.OpenRows()
@@ -201,6 +200,8 @@ func (c *Corpus) index(ctx context.Context) error {
 		c.recs = []recEntry(*draw)
 		slices.SortFunc(c.recs, func(a, b recEntry) int { return strings.Compare(a.id, b.id) })
 	}
+	c.recs = slices.Clip(c.recs)
+	c.byID = make(map[string]int32, len(c.recs))
 	for i := range c.recs {
 		c.byID[c.recs[i].id] = int32(i)
 		c.items += len(c.recs[i].items)
@@ -209,7 +210,56 @@ func (c *Corpus) index(ctx context.Context) error {
 			c.Parts[c.recs[i].part].Grounded++
 		}
 	}
+	c.orders.get(c, Filter{}) // the queue's order, ready for the first page
 	return nil
+}
+
+// scannedFile is what the index read of one file.
+type scannedFile struct {
+	recs     []recEntry
+	fps      map[string]bool
+	problems []audit.Problem
+}
+
+// scanFiles reads the index entries of every file of in, as many files at
+// once as there are CPUs.
+func scanFiles(ctx context.Context, in *audit.Input, part uint16) ([]scannedFile, error) {
+	out := make([]scannedFile, len(in.Files))
+	errs := make([]error, len(in.Files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(in.Files)) {
+		wg.Go(func() {
+			for i := range next {
+				f := &out[i]
+				f.fps = map[string]bool{}
+				errs[i] = audit.ScanFileAt(ctx, in, i, indexOfLabel, func(row *indexRow, ref audit.RowRef) error {
+					if row.Provenance.JobFingerprint != "" {
+						f.fps[row.Provenance.JobFingerprint] = true
+					}
+					e := entryOf(row, part, ref)
+					e.id, e.grounded = row.ID, row.Grounded != nil
+					if row.unit != "" {
+						e.id, e.logID = row.unit, row.ID
+					}
+					f.recs = append(f.recs, e)
+					return nil
+				}, func(pr audit.Problem) { f.problems = append(f.problems, pr) })
+			}
+		})
+	}
+	for i := range in.Files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, errors.Join(errs...)
 }
 
 // take adds e to the index, or to the sample's draw.
@@ -253,10 +303,11 @@ func (h *sampleHeap) Pop() any {
 }
 
 // entryOf is the index entry of row.
-func (c *Corpus) entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
+func entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
 	e := recEntry{part: part, ref: ref}
-	for _, it := range row.Rubric {
-		edge := row.edge(it)
+	edges := row.edges()
+	for k, it := range row.Rubric {
+		edge := edges[k]
 		risk, _ := itemRisk(it.Valid, it.EmpiricalValid, edge)
 		var flags uint8
 		if it.Valid != nil && !*it.Valid {
@@ -268,7 +319,7 @@ func (c *Corpus) entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry 
 		if edge != nil && *edge < LowEdge {
 			flags |= lowEdge
 		}
-		e.items = append(e.items, itemEntry{id: it.ID, typ: c.typeIndex(it.Type), flags: flags, risk: uint8(min(risk, math.MaxUint8))})
+		e.items = append(e.items, itemEntry{id: it.ID, typ: typeIndex(it.Type), flags: flags, risk: uint8(min(risk, math.MaxUint8))})
 		e.risk = max(e.risk, int32(risk))
 	}
 	if g := row.Grounded; g != nil {
@@ -282,7 +333,7 @@ func (c *Corpus) entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry 
 				if cr.Varies != nil && !*cr.Varies {
 					flags |= empiricalInvalid
 				}
-				e.items = append(e.items, itemEntry{question: q.Index + 1, id: int32(i + 1), typ: c.typeIndex(CriterionType), flags: flags, risk: uint8(risk)})
+				e.items = append(e.items, itemEntry{question: q.Index + 1, id: int32(i + 1), typ: typeIndex(CriterionType), flags: flags, risk: uint8(risk)})
 				e.risk = max(e.risk, int32(risk))
 			}
 		}
@@ -291,15 +342,16 @@ func (c *Corpus) entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry 
 	return e
 }
 
-func (c *Corpus) typeIndex(t string) uint8 {
-	if i := slices.Index(c.types, t); i >= 0 {
+// itemTypes are the types an itemEntry's typ indexes: the rubric types,
+// criteria, and any other type a damaged record may hold.
+var itemTypes = append(append(slices.Clone(schema.ItemTypes), CriterionType), "other")
+
+// typeIndex is t's index in itemTypes.
+func typeIndex(t string) uint8 {
+	if i := slices.Index(itemTypes, t); i >= 0 {
 		return uint8(i)
 	}
-	if len(c.types) == math.MaxUint8 {
-		return math.MaxUint8 // more types than any style has: lumped together
-	}
-	c.types = append(c.types, t)
-	return uint8(len(c.types) - 1)
+	return uint8(len(itemTypes) - 1)
 }
 
 // Len is the number of records under review.
@@ -327,8 +379,14 @@ func (c *Corpus) PartOf(id string) int {
 // (criteria last).
 func (c *Corpus) Types() []string {
 	var out []string
-	for _, t := range append(slices.Clone(schema.ItemTypes), CriterionType) {
-		if slices.Contains(c.types, t) {
+	var has [256]bool
+	for i := range c.recs {
+		for _, it := range c.recs[i].items {
+			has[it.typ] = true
+		}
+	}
+	for i, t := range itemTypes[:len(itemTypes)-1] {
+		if has[i] {
 			out = append(out, t)
 		}
 	}
@@ -352,12 +410,7 @@ func (c *Corpus) ItemInfo(k ItemKey) (typ string, judged, valid bool, ok bool) {
 	return "", false, false, false
 }
 
-func (c *Corpus) typeName(i uint8) string {
-	if int(i) < len(c.types) {
-		return c.types[i]
-	}
-	return "other"
-}
+func (c *Corpus) typeName(i uint8) string { return itemTypes[i] }
 
 // unitOf is the index entry holding item k.
 func (c *Corpus) unitOf(k ItemKey) *recEntry {
@@ -536,16 +589,39 @@ type indexCriterion struct {
 	Varies *bool `parquet:"varies,optional" json:"varies,omitempty"`
 }
 
-// edge is it's discrimination edge over the row's rollouts (edgeOf).
-func (row *indexRow) edge(it indexItem) *float64 {
-	rollouts := make([]schema.Rollout, len(row.Rollouts))
-	for i, ro := range row.Rollouts {
-		rollouts[i].Correct = ro.Correct
+// edges are the discrimination edges of the row's items (edgeOf), in
+// rubric order, from one pass over its rollouts' verdicts.
+func (row *indexRow) edges() []*float64 {
+	pos := make(map[int32]int, len(row.Rubric))
+	for k, it := range row.Rubric {
+		pos[it.ID] = k
+	}
+	good := make([][2]int, len(row.Rubric)) // [0] correct, [1] flawed
+	n := make([][2]int, len(row.Rubric))
+	for _, ro := range row.Rollouts {
+		side := 1
+		if ro.Correct {
+			side = 0
+		}
 		for _, s := range ro.Satisfaction {
-			rollouts[i].Satisfaction = append(rollouts[i].Satisfaction, schema.Satisfaction{ID: s.ID, Satisfied: s.Satisfied})
+			k, ok := pos[s.ID]
+			if !ok {
+				continue
+			}
+			n[k][side]++
+			if s.Satisfied == (row.Rubric[k].Polarity >= 0) {
+				good[k][side]++
+			}
 		}
 	}
-	return edgeOf(schema.Item{ID: it.ID, Polarity: it.Polarity}, rollouts)
+	out := make([]*float64, len(row.Rubric))
+	for k := range row.Rubric {
+		if n[k][0] > 0 && n[k][1] > 0 {
+			e := float64(good[k][0])/float64(n[k][0]) - float64(good[k][1])/float64(n[k][1])
+			out[k] = &e
+		}
+	}
+	return out
 }
 
 // indexOfLabel is what a verl export's label holds for the index: a math

@@ -74,28 +74,47 @@ type Queue struct {
 }
 
 // Queue is the queue under f for the reviewer whose decisions are s. Its
-// order under f's static part is worked out once and kept.
+// order under f's static part is worked out once and kept; a queue the
+// reviewer's decisions do not change (nothing skipped, no flagged or
+// unreviewed filter) is that order as it is.
 func (c *Corpus) Queue(f Filter, s Standing) *Queue {
 	base := c.orders.get(c, f.static())
+	skipped := c.indexes(s.SkippedRecords())
+	if len(skipped) == 0 && !f.Flagged && !f.Unreviewed {
+		return &Queue{c: c, order: base}
+	}
+	var flagged map[int32]bool
+	if f.Flagged {
+		flagged = c.indexes(s.FlaggedRecords())
+	}
 	q := &Queue{c: c, order: make([]int32, 0, len(base))}
-	var skipped []int32
+	var last []int32
 	for _, i := range base {
-		r := &c.recs[i]
-		id := r.id
-		if f.Flagged && !s.IsFlagged(id) {
+		if f.Flagged && !flagged[i] {
 			continue
 		}
-		if f.Unreviewed && !c.hasUndecided(r, f, s) {
+		if f.Unreviewed && !c.hasUndecided(&c.recs[i], f, s) {
 			continue
 		}
-		if s.IsSkipped(id) {
-			skipped = append(skipped, i)
+		if skipped[i] {
+			last = append(last, i)
 			continue
 		}
 		q.order = append(q.order, i)
 	}
-	q.order = append(q.order, skipped...)
+	q.order = append(q.order, last...)
 	return q
+}
+
+// indexes are the places in the index of the records ids names.
+func (c *Corpus) indexes(ids []string) map[int32]bool {
+	out := make(map[int32]bool, len(ids))
+	for _, id := range ids {
+		if i, ok := c.byID[id]; ok {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // hasUndecided reports whether r has an item passing f's static part that
@@ -167,24 +186,22 @@ func (oc *orderCache) get(c *Corpus, f Filter) []int32 {
 
 // order sorts the records with an item passing the static filter f.
 func (c *Corpus) order(f Filter) []int32 {
-	var out []int32
-	sums := make(map[int32]int32)
+	out := make([]int32, 0, len(c.recs))
+	sums := make([]int32, len(c.recs))
 	for i := range c.recs {
 		r := &c.recs[i]
-		var sum int32
 		any := false
 		for k := range r.items {
 			if c.matchIndexed(f, &r.items[k]) {
 				any = true
-				sum += int32(r.items[k].risk)
+				sums[i] += int32(r.items[k].risk)
 			}
 		}
 		if any {
 			out = append(out, int32(i))
-			sums[int32(i)] = sum
 		}
 	}
-	slices.SortStableFunc(out, func(a, b int32) int {
+	slices.SortFunc(out, func(a, b int32) int {
 		ra, rb := &c.recs[a], &c.recs[b]
 		return cmp.Or(cmp.Compare(rb.risk, ra.risk), cmp.Compare(sums[b], sums[a]), cmp.Compare(ra.id, rb.id))
 	})

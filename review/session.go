@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -12,6 +14,8 @@ import (
 type Standing interface {
 	IsFlagged(id string) bool         // record id (its name in the queue) is flagged
 	IsSkipped(id string) bool         // record id was skipped
+	FlaggedRecords() []string         // the records flagged
+	SkippedRecords() []string         // the records skipped
 	DecidedIn(record string) int      // items of record (as item keys name it) with a standing decision
 	Decision(k ItemKey) (Entry, bool) // the standing decision on item k
 	Flag(id string) (Entry, bool)     // the standing flag of record id
@@ -25,6 +29,12 @@ func (s *State) IsSkipped(id string) bool { return s.Skipped[id] }
 
 // DecidedIn counts the items of record id with a standing decision.
 func (s *State) DecidedIn(id string) int { return s.decided[id] }
+
+// FlaggedRecords lists the records flagged.
+func (s *State) FlaggedRecords() []string { return slices.Collect(maps.Keys(s.Flagged)) }
+
+// SkippedRecords lists the records skipped.
+func (s *State) SkippedRecords() []string { return slices.Collect(maps.Keys(s.Skipped)) }
 
 // Decision is the standing decision on item k.
 func (s *State) Decision(k ItemKey) (Entry, bool) {
@@ -95,6 +105,24 @@ func (s *Session) IsFlagged(id string) bool {
 func (s *Session) IsSkipped(id string) bool {
 	st, _, err := s.state(id)
 	return err == nil && st.IsSkipped(id)
+}
+
+// FlaggedRecords implements Standing.
+func (s *Session) FlaggedRecords() []string {
+	var out []string
+	for _, st := range s.states {
+		out = append(out, st.FlaggedRecords()...)
+	}
+	return out
+}
+
+// SkippedRecords implements Standing.
+func (s *Session) SkippedRecords() []string {
+	var out []string
+	for _, st := range s.states {
+		out = append(out, st.SkippedRecords()...)
+	}
+	return out
 }
 
 // DecidedIn implements Standing.
