@@ -356,7 +356,7 @@ func quantiles(xs []float64) string {
 func until(js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		for {
-			ok, err := chromedp.Evaluate[bool]("!!(" + js + ")")(ctx, t)
+			ok, err := chromedp.Evaluate[bool]("!!("+js+")")(ctx, t)
 			if err == nil && ok {
 				return chromedp.Void{}, nil
 			}
