@@ -48,7 +48,7 @@ type Header struct {
 
 // ItemState is what an item says: before and after an edit.
 type ItemState struct {
-	Type   string  `json:"type"`
+	Type   string  `json:"type,omitempty"` // "" for a grounded criterion, which has no type
 	Text   string  `json:"text"`
 	Weight float64 `json:"weight"`
 }
