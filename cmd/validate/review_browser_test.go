@@ -582,6 +582,9 @@ func groundedReview(t *testing.T, browser context.Context) {
 // docs/review.png.
 func screenshot(t *testing.T, ctx context.Context) {
 	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("(window.scrollTo(0, 0), true)")); err != nil {
+		t.Fatal(err)
+	}
 	img, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
