@@ -122,6 +122,11 @@ type SRaRRubric struct {
 	// step the response does not have are in no step: eq. 2 admits only
 	// k_j in 1..K, so they enter Δ_i but no step group G_k.
 	Steps []StepDelta
+	// Unplaced is the sum of the PITFALL deltas of items at no step of the
+	// response (0, -1, beyond K): a group charges it to the rollout's
+	// steps (normalizeGroupSteps), so that a flaw the judge could not place
+	// costs in the step advantages too.
+	Unplaced float64
 }
 
 // Total is Δ_i.
@@ -144,6 +149,7 @@ func SRaRDeltas(p Params, items []schema.Item, verdicts []schema.Satisfaction, n
 			out.Pitfall += d
 		}
 		if v.Step < 1 || int(v.Step) > nSteps {
+			out.Unplaced += min(0, d)
 			continue
 		}
 		k := slices.IndexFunc(out.Steps, func(s StepDelta) bool { return s.Step == v.Step })

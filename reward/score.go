@@ -34,7 +34,12 @@ type Result struct {
 	// why); the reward then follows the scheme's fallback.
 	JudgeOK    bool   `json:"judge_ok"`
 	JudgeError string `json:"judge_error,omitempty"`
-	Correct    bool   `json:"correct"` // verify.Equal of the extracted answer against the ground truth
+	// Empty is set when the response holds nothing but white space: it is
+	// not judged and is paid the floor whatever the judge-failure policy,
+	// so that no response earns more by saying nothing (judge_ok false,
+	// judge_error says so; not a judge failure).
+	Empty   bool `json:"empty,omitempty"`
+	Correct bool `json:"correct"` // verify.Equal of the extracted answer against the ground truth
 	// CutOff is set when the response's finish reason says it was cut off
 	// ("finish_reason length"): no answer was taken from it, so it is not
 	// correct. Absent when the finish reason was not sent.
@@ -104,6 +109,10 @@ func compute(p Params, policy string, lab *schema.Label, r *Rollout, valid []boo
 			s.nValid++
 		}
 	}
+	if r.Empty {
+		fallback(p, OnJudgeFailureFloor, items, r, &s)
+		return s
+	}
 	if !r.JudgeOK() {
 		fallback(p, policy, items, r, &s)
 		return s
@@ -159,7 +168,10 @@ func storedValidity(items []schema.Item) []bool {
 
 // result is one rollout's result, carved from mem.
 func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *GroupMemory) Result {
-	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct, CutOff: r.CutOff}
+	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK() && !r.Empty, JudgeError: r.JudgeErr, Correct: r.Correct, CutOff: r.CutOff, Empty: r.Empty}
+	if r.Empty && res.JudgeError == "" {
+		res.JudgeError = ErrEmptyResponse.Error()
+	}
 	acc := b2f(r.Correct)
 	c := mem.values()
 	switch scheme {
@@ -364,11 +376,7 @@ func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, s
 	}
 	var dbar [][]StepDelta
 	if scheme == schema.SchemeSRaR {
-		d := make([][]StepDelta, n)
-		for i := range n {
-			d[i] = ss[i].rubric.Steps
-		}
-		dbar = NormalizeSteps(d, p.Epsilon)
+		dbar = normalizeGroupSteps(groupSteps(rs, ss), p.Epsilon)
 	}
 	out := mem.advantages.Take(n)
 	for i := range n {

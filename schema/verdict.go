@@ -1,5 +1,7 @@
 package schema
 
+import "errors"
+
 // judgeVerdict takes a judge's verdict from its reply. The candidates are
 // the JSON spans (opening with open) that accept takes in the reply's
 // answer part (reply.answerFrom: after the reasoning the reply opened, or
@@ -8,8 +10,12 @@ package schema
 // reply whose candidates differ (same says when two are the same verdict)
 // is a failed judgment: the judged response may have planted one, and the
 // judge quoted it (before its verdict or after), so no choice between them
-// is safe. The verdict is the last candidate's; a single candidate's decode
-// error is the reply's.
+// is safe. So is a reply that holds, where its answer is, a span shaped
+// like a verdict that does not parse (a trailing comma, a stray quote, a
+// reply cut off, a wrong bracket: verdictShaped), beside candidates that
+// do: its own verdict is broken, and what parses may be a quote. The
+// verdict is the last candidate's; a single candidate's decode error is
+// the reply's.
 func judgeVerdict[T any](text string, open byte, accept func(r reply, span string, off int) error,
 	decode func(r reply, span string, off int) (T, error), same func(a, b T) bool) (T, error) {
 	var zero T
@@ -19,12 +25,26 @@ func judgeVerdict[T any](text string, open byte, accept func(r reply, span strin
 	}
 	ans := r.answer()
 	var cands []jsonSpan
-	err = eachJSON(ans, open, accept, func(span string, off int) bool {
+	brokenAt, brokenWhy := -1, func() error { return nil }
+	err = scanJSON(ans, open, accept, func(span string, off int) bool {
 		cands = append(cands, jsonSpan{span, off})
 		return true
+	}, func(off int, why func() error) {
+		if brokenAt < 0 {
+			brokenAt, brokenWhy = off, why
+		}
 	})
 	if err != nil {
 		return zero, err
+	}
+	if brokenAt >= 0 {
+		why := brokenWhy()
+		if pe, ok := why.(*ParseError); ok {
+			why = errors.New(pe.Msg)
+		}
+		return zero, parseErr(ans.lineAt(brokenAt), 0, "",
+			"the verdict here does not parse (%v), so the JSON that does parse elsewhere in the reply may be a quote, not the verdict: give exactly one verdict, whole and valid, after any reasoning",
+			why)
 	}
 	last := cands[len(cands)-1]
 	v, err := decode(ans, last.span, last.off)

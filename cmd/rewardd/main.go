@@ -61,11 +61,13 @@ POST /NAME/tasks, /create_session, /create, /NAME/call, ...; docs/ors.md).
 A grounded corpus's questions are judged against their passage, taken from the
 corpus or the label, never from the request's prompt.
 
-GET /healthz says ok; degraded (200) while the judge's circuit breaker is open
-or more than 20% of the last minute's judgments failed, however few were made
-(judge calls outstanding while none has finished for --judge-stall-after count
-as failed, so a hung judge shows within that time); unhealthy (503) while the
-judge refuses rewardd (401, 403, an exhausted quota).
+GET /healthz says ok; degraded (200, or 503 with ?strict=1) while the judge's
+circuit breaker is open or more than 20% of the last minute's judgments failed,
+however few were made (judge calls outstanding while none has finished for
+--judge-stall-after count as failed, so a hung judge shows within that time),
+or a judge of a --judge-panel is not well (its own breaker open, or 20% of its
+calls failed), naming it; unhealthy (503) while the judge refuses rewardd (401,
+403, an exhausted quota).
 
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
@@ -98,6 +100,7 @@ type options struct {
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     server.BreakerOptions
+	memberDeadline                                              time.Duration
 	ors                                                         server.ORSOptions
 }
 
@@ -161,6 +164,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeSeed, "judge-seed", "0", "sampling seed sent with every judge request, part of every verdict's cache key; none sends no seed, for a server that refuses the seed parameter (e.g. --judge-seed 7, --judge-seed none)")
 	fs.StringVar(&o.judgeKind, "judge-endpoint-kind", "", "kind of server behind --judge-base-url, part of every verdict's cache key, so one kind's verdicts are not replayed as another's while two servers of one kind share them; empty: openai for api.openai.com, else openai-compatible (e.g. --judge-endpoint-kind vllm)")
 	fs.StringVar(&o.judgePanel, "judge-panel", "", "YAML `FILE` listing a panel of judges (name, base_url, model, api_key_env, endpoint_kind, temperature, top_p, max_tokens, prompts_dir; what a judge leaves out comes from the --judge-* flags): every judge is asked about every response, which multiplies the judge requests by the panel's size; an item's verdict is a strict majority of the votes for the response, a failed judge voting against it and a tie going against it; a grounded score is the lower median, a failed judge's counted as 0; judge_ok is false only when every judge failed (e.g. --judge-panel panel.yaml)")
+	fs.DurationVar(&o.memberDeadline, "judge-member-deadline", 30*time.Second, "with --judge-panel, how long the panel waits for a judge once another judge has answered; one not in by then is cut off, its vote counted against the response, and its own circuit breaker counts the cut as an outage (so a hung judge soon stops being asked); set it above the slowest judge's answer time less the fastest's; 0 waits up to --judge-timeout (e.g. --judge-member-deadline 60s)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -215,6 +219,9 @@ func (o *options) check() error {
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.stallAfter <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 || o.ors.MaxSessions < 1 || o.ors.SessionIdle <= 0 {
 		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures, --judge-breaker-probe, --ors-max-sessions and --ors-session-idle must be positive"))
+	}
+	if o.memberDeadline < 0 {
+		errs = append(errs, fmt.Errorf("--judge-member-deadline %s: a duration of 0 (none) or more", o.memberDeadline))
 	}
 	if o.ors.Env == "" || strings.ContainsAny(o.ors.Env, "/?# ") {
 		errs = append(errs, fmt.Errorf("--ors-env %q: a name of one path segment, without /, ?, # or spaces", o.ors.Env))
@@ -322,7 +329,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 	}
 	defer closeJudges()
 	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, PanelMemberDeadline: o.memberDeadline, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err
 	}

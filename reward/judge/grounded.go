@@ -33,9 +33,11 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 	key := responseKey(j.groundedKey(lab), response)
 	return j.grounded.do(ctx, key, &j.memHits, func() (schema.GroundedScores, error) {
 		var g schema.GroundedScores
-		err := j.slot(ctx, func() (err error) {
-			g, err = j.askGrounded(ctx, lab, response)
-			return err
+		err := j.guarded(ctx, func() error {
+			return j.slot(ctx, func() (err error) {
+				g, err = j.askGrounded(ctx, lab, response)
+				return err
+			})
 		})
 		return g, err
 	})

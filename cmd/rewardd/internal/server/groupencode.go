@@ -71,6 +71,9 @@ func (o *jsonOut) result(b []byte, r *reward.Result) []byte {
 		b = append(b, `,"judge_error":`...)
 		b = appendString(b, r.JudgeError)
 	}
+	if r.Empty {
+		b = append(b, `,"empty":true`...)
+	}
 	b = append(b, `,"correct":`...)
 	b = strconv.AppendBool(b, r.Correct)
 	if r.CutOff != "" {

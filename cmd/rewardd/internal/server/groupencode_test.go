@@ -12,13 +12,16 @@ import (
 )
 
 // TestGroupAppendJSON: the group encoder writes what json.Encoder does, for
-// every scheme, failed judges, error results and strings that need escaping;
+// every scheme, failed judges, an empty response, error results and strings
+// that need escaping;
 // it gives way to encoding/json where that one refuses or escapes a key.
 func TestGroupAppendJSON(t *testing.T) {
 	items := rewardtest.BenchRubric()
 	lab := rewardtest.Label(items)
 	rs := rewardtest.BenchGroup(16, items, judged)
 	rs[3].Verdicts, rs[3].JudgeErr = nil, "satisfaction judge: <timeout> & \"more\"\n"
+	rs[5] = reward.Analyze(" \n", "5") // empty: not judged, the floor
+	rs[5].Verdicts = nil
 	odd := []string{"", "plain", "<&>", "é\u2028\u2029", "\x00\x1f\t\\\"", "\xff\xfe", "a\u007fb"}
 	var groups []groupJSON
 	for _, scheme := range schema.Schemes {

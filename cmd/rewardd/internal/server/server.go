@@ -77,8 +77,14 @@ type Config struct {
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
 	OnJudgeFailure string
-	// Breaker tunes the circuit breaker in front of the judge.
+	// Breaker tunes the circuit breaker in front of the judge, and each
+	// panel judge's own.
 	Breaker BreakerOptions
+	// PanelMemberDeadline bounds, with a panel of judges, how long the
+	// panel waits for a judge once another has answered (0: no bound but
+	// Timeout): one not in by then is cut off, counted as failed (a vote
+	// against the response) and as an outage by its own breaker.
+	PanelMemberDeadline time.Duration
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token string
@@ -101,8 +107,9 @@ type Server struct {
 	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
-	fallbacks atomic.Int64 // items whose label did not parse, scored by the corpus's rubric
-	calls     callWatch    // the judge calls outstanding, to see a hung judge
+	fallbacks atomic.Int64   // items whose label did not parse, scored by the corpus's rubric
+	calls     callWatch      // the judge calls outstanding, to see a hung judge
+	members   []*memberGuard // a panel's judges' own breakers and records
 	// judgeFails counts the failed judgments; failLog rate-limits the
 	// lines that say so.
 	judgeFails atomic.Int64
@@ -168,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
 	}
+	s.members = guardMembers(cfg.Judge, cfg.Breaker, cfg.PanelMemberDeadline)
 	return s, nil
 }
 
@@ -231,12 +239,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch endpoint {
 	case pathHealthz:
-		s.healthz(sw)
+		s.healthz(sw, r.URL.Query().Get("strict") == "1")
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
 		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
 		s.writeBodyMetrics(sw)
+		s.writeMemberMetrics(sw)
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -708,8 +717,8 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 	var rubric judge.RubricHash // the key of hashed's rubric, hashed once for its responses in a row
 	var hashed *schema.Label
 	for i, lab := range labs {
-		if lab == nil {
-			continue
+		if lab == nil || rs[i].Empty {
+			continue // an empty response is not judged: it is paid the floor
 		}
 		if lab != hashed {
 			rubric, hashed = s.cfg.Judge.RubricKey(lab.Question, lab.Rubric), lab
