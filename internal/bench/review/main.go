@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if extra != nil {
 			what = "with " + strings.Join(extra, " ")
 		}
-		fmt.Fprintf(stdout, "start %s: %.2f s, RSS %.0f MiB\n", what, srv.started.Seconds(), srv.peakMiB())
+		fmt.Fprintf(stdout, "start %s: %.2f s (%.2f s of CPU), RSS %.0f MiB\n", what, srv.started.Seconds(), srv.startCPU.Seconds(), srv.peakMiB())
 		srv.stop()
 	}
 	fmt.Fprintf(stdout, "load after: %s\n", benchkit.LoadAvg())
@@ -202,8 +202,9 @@ func prose(rng *rand.Rand, n int) string {
 type server struct {
 	cmd     *exec.Cmd
 	url     string
-	started time.Duration
-	peak    int64 // KiB, the last VmHWM read
+	started  time.Duration
+	startCPU time.Duration // CPU time used by the URL
+	peak     int64         // KiB, the last VmHWM read
 }
 
 var openLine = regexp.MustCompile(`open (http://\S+)`)
@@ -239,6 +240,7 @@ func start(ctx context.Context, bin, dir string, extra ...string) (*server, erro
 	select {
 	case u := <-found:
 		s.started = time.Since(began)
+		s.startCPU = s.cpu()
 		if !strings.HasPrefix(u, "http://") {
 			return nil, fmt.Errorf("validate review did not start: %s", u)
 		}
@@ -249,6 +251,23 @@ func start(ctx context.Context, bin, dir string, extra ...string) (*server, erro
 	}
 	s.readPeak()
 	return s, nil
+}
+
+// cpu is the CPU time (user and system) the server has used so far, from
+// /proc/PID/stat: on a shared machine a fairer figure of its work than the
+// wall time, which waits for the other processes.
+func (s *server) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // clock ticks of 1/100 s (USER_HZ on Linux)
 }
 
 // readPeak reads the server's peak RSS so far (VmHWM).
@@ -289,7 +308,7 @@ func session(ctx context.Context, o *options, dir string, stdout io.Writer) erro
 		return err
 	}
 	defer srv.stop()
-	fmt.Fprintf(stdout, "start: %.2f s to the URL, RSS then %.0f MiB\n", srv.started.Seconds(), srv.peakMiB())
+	fmt.Fprintf(stdout, "start: %.2f s to the URL (%.2f s of CPU on %d CPUs), RSS then %.0f MiB\n", srv.started.Seconds(), srv.startCPU.Seconds(), runtime.NumCPU(), srv.peakMiB())
 	actx, cancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:], chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-gpu", true))...)
 	defer cancel()
