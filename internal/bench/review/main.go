@@ -200,8 +200,8 @@ func prose(rng *rand.Rand, n int) string {
 
 // server is a running `validate review`.
 type server struct {
-	cmd     *exec.Cmd
-	url     string
+	cmd      *exec.Cmd
+	url      string
 	started  time.Duration
 	startCPU time.Duration // CPU time used by the URL
 	peak     int64         // KiB, the last VmHWM read
