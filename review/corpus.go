@@ -39,7 +39,6 @@ type Corpus struct {
 
 	recs   []recEntry
 	byID   map[string]int32
-	types  []string // item types by their index in itemEntry.typ
 	items  int
 	cache  recordCache
 	orders orderCache
