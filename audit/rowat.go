@@ -86,6 +86,7 @@ type Rows struct {
 	mu      sync.Mutex
 	records map[int32]*corpus.RowReader[schema.Record]
 	labels  map[int32]*corpus.RowReader[labelRow]
+	used    []int32 // the files open, least recently used first
 }
 
 // OpenRows returns a reader of in's records by RowRef.
@@ -95,8 +96,11 @@ func (in *Input) OpenRows() *Rows {
 
 // Record reads the record at ref whole. A verl export's row becomes what
 // its label holds (for a grounded question: a record of its passage that
-// holds that one question).
+// holds that one question). Reads are serialized: a file is never closed
+// under one.
 func (r *Rows) Record(ref RowRef) (*schema.Record, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if ref.File < 0 || int(ref.File) >= len(r.in.Files) {
 		return nil, fmt.Errorf("the corpus has no file %d", ref.File)
 	}
@@ -132,13 +136,28 @@ func (r *Rows) Record(ref RowRef) (*schema.Record, error) {
 	}
 }
 
-// cachedReader is the open reader of file i, opened at the first need.
+// openReaders bounds the files Rows keeps open (each reader holds a page
+// of every column it read): the least recently used is closed first.
+const openReaders = 8
+
+// cachedReader is the open reader of file i, opened at the first need;
+// the caller holds r.mu.
 func cachedReader[T any](r *Rows, m map[int32]*corpus.RowReader[T], i int32, f File) (*corpus.RowReader[T], error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	if k := slices.Index(r.used, i); k >= 0 {
+		r.used = append(slices.Delete(r.used, k, k+1), i)
+	}
 	if rr := m[i]; rr != nil {
 		return rr, nil
 	}
+	if len(r.used) >= openReaders {
+		old := r.used[0]
+		r.used = r.used[1:]
+		if rr := m[old]; rr != nil {
+			rr.Close()
+			delete(m, old)
+		}
+	}
+	r.used = append(r.used, i)
 	var rr *corpus.RowReader[T]
 	var err error
 	if f.snap != nil {

@@ -37,11 +37,12 @@ type Corpus struct {
 	Total  int
 	Sample *Sample
 
-	recs   []recEntry
-	byID   map[string]int32
-	items  int
-	cache  recordCache
-	orders orderCache
+	recs    []recEntry
+	byID    map[string]int32
+	sampled map[string]bool // the ids read, while a sample is drawn
+	items   int
+	cache   recordCache
+	orders  orderCache
 }
 
 // Part is one corpus among the paths reviewed together.
@@ -166,7 +167,6 @@ func groupByDir(paths []string) [][]string {
 // index scans every part into the index, the files of a part several at
 // once, and takes their records in file order.
 func (c *Corpus) index(ctx context.Context) error {
-	seen := map[string]bool{}
 	draw := &sampleHeap{}
 	for p := range c.Parts {
 		part := &c.Parts[p]
@@ -176,21 +176,37 @@ func (c *Corpus) index(ctx context.Context) error {
 			return fmt.Errorf("reading the corpus for review: %w", err)
 		}
 		fps := map[string]bool{}
-		var ids []string
+		var ids []string // only when no record names a job (fingerprintOf hashes the ids then)
+		n := 0
 		for _, f := range files {
-			c.Problems = append(c.Problems, f.problems...)
+			n += len(f.recs)
 			for fp := range f.fps {
 				fps[fp] = true
 			}
+		}
+		if len(fps) == 0 {
+			ids = make([]string, 0, n)
+		}
+		if c.Sample == nil {
+			c.recs = slices.Grow(c.recs, n)
+			if len(c.byID) == 0 {
+				c.byID = make(map[string]int32, n)
+			}
+		}
+		for k := range files {
+			f := &files[k]
+			c.Problems = append(c.Problems, f.problems...)
 			for _, e := range f.recs {
-				ids = append(ids, e.id)
-				if seen[e.id] {
+				if len(fps) == 0 {
+					ids = append(ids, e.id)
+				}
+				if c.seen(e.id) {
 					continue
 				}
-				seen[e.id] = true
 				c.Total++
 				c.take(e, draw)
 			}
+			f.recs = nil // the index holds them now
 		}
 		part.Fingerprint = fingerprintOf(fps, part.in, ids)
 		part.rows = part.in.OpenRows()
@@ -198,11 +214,13 @@ func (c *Corpus) index(ctx context.Context) error {
 	if c.Sample != nil {
 		c.recs = []recEntry(*draw)
 		slices.SortFunc(c.recs, func(a, b recEntry) int { return strings.Compare(a.id, b.id) })
+		c.byID = make(map[string]int32, len(c.recs))
+		for i := range c.recs {
+			c.byID[c.recs[i].id] = int32(i)
+		}
 	}
-	c.recs = slices.Clip(c.recs)
-	c.byID = make(map[string]int32, len(c.recs))
+	c.recs, c.sampled = slices.Clip(c.recs), nil
 	for i := range c.recs {
-		c.byID[c.recs[i].id] = int32(i)
 		c.items += len(c.recs[i].items)
 		c.Parts[c.recs[i].part].Records++
 		if c.recs[i].grounded {
@@ -259,6 +277,25 @@ func scanFiles(ctx context.Context, in *audit.Input, part uint16) ([]scannedFile
 		return nil, err
 	}
 	return out, errors.Join(errs...)
+}
+
+// seen reports whether a record with id was read before, and notes it:
+// in the index (byID) for a whole corpus, in the sample's own set for a
+// sample, whose index is made from its draw at the end.
+func (c *Corpus) seen(id string) bool {
+	if c.Sample == nil {
+		_, dup := c.byID[id]
+		if !dup {
+			c.byID[id] = int32(len(c.recs)) // take appends it next
+		}
+		return dup
+	}
+	if c.sampled == nil {
+		c.sampled = map[string]bool{}
+	}
+	dup := c.sampled[id]
+	c.sampled[id] = true
+	return dup
 }
 
 // take adds e to the index, or to the sample's draw.

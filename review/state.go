@@ -49,7 +49,7 @@ func (k ItemKey) String() string {
 // ErrNoChange is wrapped when a decision would change nothing (a second
 // flag, an edit that leaves the item as it is, a second accept): it is
 // refused and nothing is logged.
-var ErrNoChange = errors.New("nothing changed: not saved")
+var ErrNoChange = errors.New("nothing changed")
 
 // ErrStale is wrapped when a decision was made on a view of an item older
 // than the decision that stands on it now (another tab decided since).

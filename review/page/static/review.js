@@ -320,7 +320,10 @@
 
   // go shows record id; keys acting on items are refused until it is shown.
   async function go(id, focus, t0, keyName) {
-    if (!id) return false;
+    if (!id) {
+      say(focus === "last" ? "This is the first record in the queue" : "That was the last record in the queue");
+      return false;
+    }
     const c = cache.get(id);
     if (c && c.view) {
       render(c.view, focus);
@@ -379,6 +382,7 @@
         view.record.flag = out.ok ? out.flag : op.flagBefore;
         if (out.ok) view.record.skipped = out.skipped;
         drawHead(view.record);
+        if (!out.ok) await refresh(op.record); // show what the log holds (another tab may have flagged it)
       }
       return;
     }
@@ -399,8 +403,13 @@
       redrawItem(op.record, out.item);
       return;
     }
-    failed.set(k, out.error);
     removeUndo(op.undo);
+    if (/^nothing changed/.test(out.error || "")) { // a no-op: said, not an error on the item
+      say("Not saved: " + out.error);
+      redrawItem(op.record, known.get(k) || op.item);
+      return;
+    }
+    failed.set(k, out.error);
     say("Not saved: " + out.error);
     cache.delete(op.record);
     if (op.form && /would make the item invalid|reason is/.test(out.error) && view && view.record.id === op.record) {
