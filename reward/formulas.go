@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -22,6 +23,10 @@ type Params struct {
 	Lambda  float64 // λ, the weight of the format reward in r_base (seed 000 eq. 6)
 	Alpha   float64 // α, the RLCER validity threshold on corr(v_k, z) (seed 002)
 	Epsilon float64 // ε of every group normalization
+	// PenaltyCorr is how RLCER's validity reads corr(v_k, z) for a penalty
+	// (a PITFALL, a proposed criterion with negative points):
+	// PenaltySignAware ("" is it) or PenaltyLiteral.
+	PenaltyCorr string
 }
 
 // DefaultParams are the papers' defaults: R_SUG = 0.8, R_PIT = -1.0,
@@ -52,6 +57,9 @@ func (p Params) Check() error {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok {
 			errs = append(errs, fmt.Errorf("%s = %v is out of range", f.name, f.v))
 		}
+	}
+	if p.PenaltyCorr != "" && !slices.Contains(PenaltyCorrs, p.PenaltyCorr) {
+		errs = append(errs, fmt.Errorf("penalty-corr %q is not one of %s", p.PenaltyCorr, strings.Join(PenaltyCorrs, ", ")))
 	}
 	return errors.Join(errs...)
 }

@@ -62,6 +62,14 @@ type Result struct {
 	// Note says how the rubric was found when not as asked: a label that
 	// could not be used, replaced by the corpus's rubric of its problem.
 	Note string `json:"note,omitempty"`
+	// RubricVersion is the version of the problem's live rubric the result
+	// was scored with (rewardd --state-dir: 1 for the rubric as loaded, one
+	// more at each retirement, reinstatement or admission); 0, and absent,
+	// when the rubric does not move.
+	RubricVersion int64 `json:"rubric_version,omitempty"`
+	// OffPolicy marks a response its group's request marked off-policy
+	// (RGR's refined response).
+	OffPolicy bool `json:"off_policy,omitempty"`
 }
 
 // ErrorResult is the result of an item that could not be scored: reward 0,
@@ -410,7 +418,7 @@ func GroupValidity(p Params, items []schema.Item, rs []Rollout) []ItemGroupValid
 				sat[k] = 1
 			}
 		}
-		v := ItemValidity(sat, correct, Polarity(it), p.Alpha)
+		v := ItemValidity(sat, correct, p.validityPolarity(it), p.Alpha)
 		out[j] = ItemGroupValidity{ID: it.ID, SatRate: v.SatRate, Corr: v.Corr, Valid: v.Valid}
 	}
 	return out

@@ -1,8 +1,10 @@
 // Command rewardd serves rubric rewards to RL trainers over HTTP: OpenRLHF's
 // remote reward protocol (POST /get_reward), slime's (POST /score), a NeMo
 // Gym resource server's (POST /verify), and the native batch and group APIs
-// (POST /v1/score, POST /v1/score_group), with GET /healthz and GET
-// /metrics; with a corpus, also an Open Reward Standard environment
+// (POST /v1/score, POST /v1/score_group, with RLCER's rubricator proposals
+// and RGR's guidance, and POST /v1/rubricator_prompt), with GET /healthz
+// and GET /metrics, and with --state-dir a live rubric per problem (GET
+// /v1/rubric_stats); with a corpus, also an Open Reward Standard environment
 // (docs/ors.md). Rubrics come from a loaded corpus (a run
 // directory or a `distill export` directory), found by problem id or
 // problem text, or travel in the request as the label.
@@ -55,7 +57,9 @@ const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /verify (a NeMo Gym resource server), POST /v1/score and
-POST /v1/score_group (native), GET /healthz, GET /metrics; with --corpus, the
+POST /v1/score_group (native; with RLCER rubricator proposals, RGR guidance and
+off-policy marks), POST /v1/rubricator_prompt, GET /healthz, GET /metrics, and
+with --state-dir a live rubric per problem (GET /v1/rubric_stats); with --corpus, the
 corpus as an Open Reward Standard environment (GET /list_environments, /NAME/splits,
 POST /NAME/tasks, /create_session, /create, /NAME/call, ...; docs/ors.md).
 A grounded corpus's questions are judged against their passage, taken from the
@@ -82,6 +86,8 @@ slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key 
 ORS:      rewardd --corpus exports/verl --ors-env math16k --ors-max-sessions 16384 ...
           (TRL's openreward, any ORS client: base URL http://127.0.0.1:8700, environment math16k)
 NeMo Gym: a resource server at http://127.0.0.1:8700 (POST /verify; docs/nemo-gym.md)
+Loops:    rewardd --corpus exports/verl --state-dir runs/live --retire-saturated ...
+          (RLCER proposals, RGR guidance, a live rubric; docs/training-loops.md)
 
 Flags:
 `
@@ -102,6 +108,7 @@ type options struct {
 	breaker                                                     server.BreakerOptions
 	memberDeadline                                              time.Duration
 	ors                                                         server.ORSOptions
+	live                                                        liveOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -112,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.judgeFlags(fs)
 	o.formulaFlags(fs)
 	o.orsFlags(fs)
+	o.liveFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -123,7 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return o, o.check()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return o, errors.Join(o.check(), errors.Join(o.checkLive(set)...))
 }
 
 // serverFlags are the flags of the corpus, the listener and the HTTP server.
@@ -182,6 +192,7 @@ func (o *options) formulaFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.params.RBon, "r-bonus", o.params.RBon, "SRaR budget R_BON of the BONUS items (e.g. --r-bonus 0.5)")
 	fs.Float64Var(&o.params.Lambda, "lambda", o.params.Lambda, "SRaR weight λ of the format reward in r_base = (1-λ)·accuracy + λ·format (e.g. --lambda 0.2)")
 	fs.Float64Var(&o.params.Alpha, "alpha", o.params.Alpha, "RLCER validity threshold: an item is valid when its satisfaction varies and corr > alpha (e.g. --alpha 0.2)")
+	o.penaltyCorrFlag(fs)
 }
 
 func (o *options) check() error {
@@ -264,6 +275,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
 		return exitUsage
 	}
+	o.live.apiKey = apiKey // --judge-api-key-env's: elicitation asks --judge-base-url
 	judges, err := o.judges(apiKey, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
@@ -328,7 +340,21 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		return err
 	}
 	defer closeJudges()
-	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
+	live, err := o.openLive(log)
+	if err != nil {
+		return err
+	}
+	var elicit *server.ElicitOptions
+	if live != nil {
+		defer live.Close()
+		e, closeElicit, err := o.elicitOptions(o.live.apiKey, responses, live.ElicitSpent(), log)
+		if err != nil {
+			return err
+		}
+		defer closeElicit()
+		elicit = e
+	}
+	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme, Live: live, SplitState: o.live.splitState, Elicit: elicit,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, PanelMemberDeadline: o.memberDeadline, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 )
 
 // endpoints are the paths rewardd serves, for its metrics.
-var endpoints = []string{pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathORSCatalog, pathORSSession, pathORSCall, pathHealthz, pathMetrics, pathOther}
+var endpoints = []string{pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathRubricatorPrompt, pathRubricStats, pathVerify, pathORSCatalog, pathORSSession, pathORSCall, pathHealthz, pathMetrics, pathOther}
 
 // serverMetrics are rewardd's counters.
 type serverMetrics struct {
