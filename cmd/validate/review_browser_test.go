@@ -214,6 +214,7 @@ func TestReviewPageInBrowser(t *testing.T) {
 	t.Run("ten quick keys are ten decisions in order", func(t *testing.T) { rapidKeys(t, browser) })
 	t.Run("two tabs", func(t *testing.T) { twoTabs(t, browser) })
 	t.Run("undo across records", func(t *testing.T) { undoAcrossRecords(t, browser) })
+	t.Run("a view drawn before an undo", func(t *testing.T) { viewBeforeUndo(t, browser) })
 	t.Run("focus stays clear of the header", func(t *testing.T) { focusClearOfHeader(t, browser) })
 	t.Run("re-editing starts from the edit", func(t *testing.T) { reEdit(t, browser) })
 	t.Run("flags", func(t *testing.T) { flags(t, browser) })
@@ -431,6 +432,61 @@ func undoAcrossRecords(t *testing.T, browser context.Context) {
 	es := readLog(t, run)
 	if len(es) != 2 || es[1].Action != review.ActionUndo || es[1].Undoes != es[0].Seq {
 		t.Fatalf("the log: %+v", es)
+	}
+}
+
+// slowNetwork replaces the page's fetch to give an order a loaded machine
+// can give: the accept's answer reaches the page after it has asked for the
+// view of record %[1]q (the neighbour fetched before it is asked for); when
+// u then asks for that view again, the server draws it before it logs the
+// undo, and the page receives it only after it has said what the undo
+// undid.
+const slowNetwork = `(() => {
+	const real = window.fetch;
+	const rec = /[?&]rec=%[1]s(&|$)/;
+	let views = 0, prefetched, drawn;
+	const prefetchedP = new Promise((r) => { prefetched = r; });
+	const drawnP = new Promise((r) => { drawn = r; });
+	const said = async () => { while (!document.getElementById("message").textContent.includes("Undid")) await new Promise((r) => setTimeout(r, 10)); };
+	window.fetch = async (path, opt) => {
+		path = String(path);
+		if (path.startsWith("/api/item")) { const res = await real(path, opt); await prefetchedP; return res; }
+		if (path.startsWith("/api/undo")) { await drawnP; return real(path, opt); }
+		if (path.startsWith("/api/view") && rec.test(path)) {
+			views++;
+			if (views === 1) prefetched();
+			if (views === 2) { const res = await real(path, opt); drawn(); await said(); return res; }
+		}
+		return real(path, opt);
+	};
+	return true;
+})()`
+
+// viewBeforeUndo: a record's view drawn before an undo on it, reaching the
+// page after the undo was answered, does not bring the undone decision
+// back: the page shows the record as the log holds it.
+func viewBeforeUndo(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 3)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`)); err != nil {
+		t.Fatal(err)
+	}
+	first := shownRecord(t, ctx)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(slowNetwork, first))); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx, press("j"), press("j"), press("j"), press("j"), focused(`#item-5`), press("a"),
+		until(fmt.Sprintf(`document.body.dataset.record !== %q`, first)), settled(), press("u"), showing(first), settled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := readLog(t, run); len(es) != 2 || es[1].Action != review.ActionUndo {
+		t.Fatalf("the log: %+v", es)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, until(`document.querySelector("#item-5 .badge.open")`)); err != nil {
+		t.Fatalf("item #5 of %s is not shown open after its accept was undone (%s): %v", first, text(t, ctx, `#item-5 .badge`), err)
 	}
 }
 
