@@ -26,6 +26,8 @@
   const known = new Map(); // "record/key" -> the item as the log last said
   const pending = new Map(); // "record/key" -> the op on its way
   const failed = new Map(); // "record/key" -> why the last decision was refused
+  let answers = 0; // decisions and undos the server has answered, counted
+  const answeredAt = new Map(); // record id -> the count when one on it was last answered
   const outbox = []; // ops not yet answered, in order
   let sending = false;
   let form = null; // the open form
@@ -82,9 +84,29 @@
     const c = cache.get(id);
     if (c) return c.promise;
     const entry = { promise: null, view: null };
-    entry.promise = call("GET", viewURL(id)).then((v) => { if (v.ok) entry.view = v; else cache.delete(id); return v; });
+    entry.promise = getView(id).then((v) => {
+      if (v.ok && cache.get(id) === entry) entry.view = v;
+      else if (cache.get(id) === entry) cache.delete(id);
+      return v;
+    });
     cache.set(id, entry);
     return entry.promise;
+  }
+  // getView gets the view of record id as the log holds it: a view asked
+  // for before a decision on the record was answered may have been drawn
+  // before the decision was logged (requests need not reach the server in
+  // the order sent), so it is asked for again.
+  async function getView(id) {
+    for (;;) {
+      const asked = answers;
+      const v = await call("GET", viewURL(id));
+      if (!v.ok || !id || (answeredAt.get(id) || 0) <= asked) return v;
+    }
+  }
+  // changed notes that the server answered a decision or undo on record id.
+  function changed(id) {
+    answeredAt.set(id, ++answers);
+    cache.delete(id);
   }
 
   // ---- drawing
@@ -369,7 +391,7 @@
     if (op.kind === "record") {
       const out = await call("POST", "/api/record", { record: op.record, action: op.action });
       answered(op, out);
-      cache.delete(op.record);
+      changed(op.record);
       if (out.ok) {
         op.undo.seq = out.entry.seq;
         saveUndo();
@@ -396,7 +418,7 @@
     if (out.ok) {
       failed.delete(k);
       known.set(k, out.item);
-      cache.delete(op.record);
+      changed(op.record);
       op.undo.seq = out.entry.seq;
       saveUndo();
       setProgress(out.progress);
@@ -434,7 +456,7 @@
   // as the log has them, keeping the focus.
   async function refresh(id) {
     if (!view || !view.record || view.record.id !== id) return;
-    const v = await call("GET", viewURL(id));
+    const v = await getView(id);
     if (!v.ok || !view || !view.record || view.record.id !== id) return;
     const focusKey = current() >= 0 ? cards[current()].dataset.key : null;
     for (const it of v.record.items) {
@@ -531,7 +553,7 @@
       say("Not undone: " + out.error);
       return;
     }
-    cache.delete(u.record);
+    changed(u.record);
     say(out.message + (op.back ? " (back on record " + u.record + ")" : ""));
     setProgress(out.progress);
     if (out.item) {
