@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review demo demo-grounded cover fuzz clean
+.PHONY: help build image test test-browser bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -45,6 +45,10 @@ test: ## gofmt check, go vet, staticcheck, every test with the race detector, th
 	    GO="$(GO)" python3 -m unittest examples/trainers/test_rewardd_e2e.py || exit 1; \
 	  else echo "== trainer shim end-to-end test NOT RUN: it needs cmd/rewardd, which is not in this tree"; fi; \
 	else echo "== trainer shim tests NOT RUN: python3 is not installed"; fi
+
+test-browser: ## the review page in a real headless Chromium (build tag browser; ~1 min; .ci/run runs it after make test)
+	$(GO) vet -tags browser ./cmd/validate
+	$(GO) test -race -tags browser -timeout 5m -run TestReviewPageInBrowser ./cmd/validate
 
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
