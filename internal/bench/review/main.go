@@ -316,6 +316,9 @@ func session(ctx context.Context, o *options, dir string, stdout io.Writer) erro
 	defer cancel2()
 	tctx, cancel3 := context.WithTimeout(bctx, 20*time.Minute)
 	defer cancel3()
+	if err := chromedp.Do(tctx); err != nil { // the browser started before the clock does
+		return fmt.Errorf("starting chromium: %w", err)
+	}
 	began := time.Now()
 	if err := chromedp.Do(tctx, chromedp.Navigate(srv.url), until(`document.body.dataset.record && document.body.dataset.loading === "0" && document.body.dataset.nextReady === "1"`)); err != nil {
 		return fmt.Errorf("loading the page: %w", err)
