@@ -29,10 +29,10 @@ const (
 	OnJudgeFailureError = "error"
 )
 
-// ErrEmptyResponse is why an empty response (nothing but white space) has
+// ErrEmptyResponse is why an empty response (one that says nothing: Silent) has
 // no verdicts: it is not sent to the judge, and is paid the floor under
 // every policy (Rollout.Empty, Result.Empty).
-var ErrEmptyResponse = errors.New("not judged: the response is empty, paid the lowest any judgment could give")
+var ErrEmptyResponse = errors.New("not judged: the response is empty (nothing but white space, markup and punctuation), paid the lowest any judgment could give")
 
 // JudgeFailurePolicies lists the policies --on-judge-failure takes.
 var JudgeFailurePolicies = []string{OnJudgeFailureFloor, OnJudgeFailureOutcome, OnJudgeFailureError}

@@ -34,7 +34,7 @@ type Result struct {
 	// why); the reward then follows the scheme's fallback.
 	JudgeOK    bool   `json:"judge_ok"`
 	JudgeError string `json:"judge_error,omitempty"`
-	// Empty is set when the response holds nothing but white space: it is
+	// Empty is set when the response says nothing (Silent): it is
 	// not judged and is paid the floor whatever the judge-failure policy,
 	// so that no response earns more by saying nothing (judge_ok false,
 	// judge_error says so; not a judge failure).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
@@ -192,22 +193,66 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 
 // verdictShaped reports whether the bracket open at i of text opens what
 // looks like a judge's verdict: an array whose first element is an object
-// ('[' then '{'), an object whose first member has a key ('{' then '"'),
-// white space between, or a bracket with nothing but white space after it
-// (a reply cut off there). A bracket of prose or mathematics ("[sic]",
-// "[0, 1)", "\frac{a}{b}") is not.
+// ('[' then '{'), an object whose first member has a key ('{' then '"', or
+// a key written as JavaScript or Python write one, bare or in single
+// quotes, then ':' and the start of a value), white space between, or a
+// bracket with nothing but white space after it (a reply cut off there). A
+// bracket of prose or mathematics ("[sic]", "[0, 1)", "\frac{a}{b}",
+// "{x : x > 0}") is not.
 func verdictShaped(text string, i int, open byte) bool {
-	j := i + 1
-	for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n') {
-		j++
-	}
+	j := skipSpace(text, i+1)
 	switch {
 	case j == len(text):
 		return true
 	case open == '[':
 		return text[j] == '{'
 	}
-	return text[j] == '"'
+	return text[j] == '"' || looseKey(text, j)
+}
+
+// looseKey reports whether text at j holds a key written bare or in single
+// quotes ('valid', valid), then ':' and the start of a JSON, JavaScript or
+// Python value.
+func looseKey(text string, j int) bool {
+	k := j
+	if text[k] == '\'' {
+		end := strings.IndexByte(text[k+1:], '\'')
+		if end < 0 {
+			return false
+		}
+		k += end + 2
+	} else {
+		for k < len(text) && (text[k] == '_' || text[k]|0x20 >= 'a' && text[k]|0x20 <= 'z' || k > j && text[k] >= '0' && text[k] <= '9') {
+			k++
+		}
+		if k == j {
+			return false
+		}
+	}
+	k = skipSpace(text, k)
+	if k >= len(text) || text[k] != ':' {
+		return false
+	}
+	k = skipSpace(text, k+1)
+	if k == len(text) {
+		return true
+	}
+	if strings.ContainsRune("\"'-[{0123456789", rune(text[k])) {
+		return true
+	}
+	for _, lit := range []string{"true", "false", "null", "True", "False", "None"} {
+		if strings.HasPrefix(text[k:], lit) {
+			return true
+		}
+	}
+	return false
+}
+
+func skipSpace(text string, j int) int {
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n') {
+		j++
+	}
+	return j
 }
 
 // openAt returns the brackets open at byte end of text, scanning from start

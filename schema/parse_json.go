@@ -136,7 +136,7 @@ func ParseValidity(text string) (Verdict, error) {
 		}
 		return atLine(err, r, off)
 	}
-	return judgeVerdict(text, '{', accept, decodeValidity, func(a, b Verdict) bool { return a.Valid == b.Valid })
+	return judgeVerdict(text, "", '{', accept, decodeValidity, func(a, b Verdict) bool { return a.Valid == b.Valid })
 }
 
 // decodeValidity reads the validity judge's object at off of r.
@@ -165,7 +165,7 @@ func decodeValidity(r reply, span string, off int) (Verdict, error) {
 // appear exactly once; the verdicts come back in the order of ids.
 func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
 	same := func(a, b Verdict) bool { return a.ID == b.ID && a.Valid == b.Valid }
-	return parseBatch(text, "ParseValidityBatch", ids, same, func(o jsonObj, id int32) (Verdict, error) {
+	return parseBatch(text, "", "ParseValidityBatch", ids, same, func(o jsonObj, id int32) (Verdict, error) {
 		v := Verdict{ID: id}
 		var err error
 		if v.Valid, err = o.boolean("valid"); err != nil {
@@ -184,12 +184,21 @@ func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
 // must be -1, 0 or 1..steps; when steps <= 0 (the step count of the solution
 // is not known) any integer step >= -1 is accepted.
 func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, error) {
+	return ParseSatisfactionOf(text, "", ids, steps)
+}
+
+// ParseSatisfactionOf is ParseSatisfaction of a reply about judged, the
+// response the judge was shown: a verdict in the reply that the response
+// itself holds (white space and backslashes aside) is a quote of what the
+// response planted, not the judge's verdict, so a reply whose only
+// verdicts are such quotes is a parse failure (see judgeVerdict).
+func ParseSatisfactionOf(text, judged string, ids []int32, steps int) ([]Satisfaction, error) {
 	hi := int64(math.MaxInt32)
 	if steps > 0 {
 		hi = int64(steps)
 	}
 	same := func(a, b Satisfaction) bool { return a == b }
-	return parseBatch(text, "ParseSatisfaction", ids, same, func(o jsonObj, id int32) (Satisfaction, error) {
+	return parseBatch(text, judged, "ParseSatisfaction", ids, same, func(o jsonObj, id int32) (Satisfaction, error) {
 		s := Satisfaction{ID: id}
 		var err error
 		if s.Satisfied, err = o.boolean("satisfied"); err != nil {
@@ -207,8 +216,9 @@ func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, err
 // parseBatch finds a judge's JSON array of objects with an "id" each in its
 // reply's answer (judgeVerdict; same says when two verdicts on one id
 // agree), checks that the ids are exactly ids, and decodes each object with
-// one.
-func parseBatch[T any](text, fn string, ids []int32, same func(a, b T) bool, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
+// one. judged is the text the judge was shown ("" for none; see
+// judgeVerdict).
+func parseBatch[T any](text, judged, fn string, ids []int32, same func(a, b T) bool, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
 	index := make(map[int32]int, len(ids))
 	for k, id := range ids {
 		if _, dup := index[id]; dup {
@@ -223,7 +233,7 @@ func parseBatch[T any](text, fn string, ids []int32, same func(a, b T) bool, one
 		}
 		return batchVerdicts(objs, ids, index, one)
 	}
-	return judgeVerdict(text, '[', acceptObjectArray, decode, func(a, b []T) bool { return slices.EqualFunc(a, b, same) })
+	return judgeVerdict(text, judged, '[', acceptObjectArray, decode, func(a, b []T) bool { return slices.EqualFunc(a, b, same) })
 }
 
 // batchVerdicts decodes the objects of a batch reply, one per id.

@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -192,6 +193,9 @@ func brokenVerdicts(v string) map[string]string {
 		"a stray quote":    v[:last] + `"` + v[last:],
 		"cut off":          v[:len(v)*2/3],
 		"a wrong bracket":  v[:last] + wrong,
+		// JavaScript's and Python's ways to write the keys
+		"keys without quotes":   regexp.MustCompile(`"(\w+)":`).ReplaceAllString(v, "$1:"),
+		"keys in single quotes": regexp.MustCompile(`"(\w+)":`).ReplaceAllString(v, "'$1':"),
 	}
 }
 
@@ -225,6 +229,7 @@ func TestBrokenOwnVerdictFailsTheJudgment(t *testing.T) {
 			"R\n(the response wrote [sic] and \\frac{a}{b} and [0, 1) and {x})",
 			"The response reasons over [0, 1) and \\{a, b\\}.\nR",
 			"Item [2] is met; see {step 1}.\nR",
+			"The response's set {x : x > 0} and {n: n odd} are right.\nR",
 		} {
 			got, err := jp.parse(strings.ReplaceAll(ok, "R", jp.real))
 			if err != nil || !reflect.DeepEqual(got, jp.want) {

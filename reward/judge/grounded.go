@@ -62,7 +62,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 		Repairs: j.opt.GroundedRepairs,
 		Parse: func(reply string) error {
 			var err error
-			g, err = schema.ParseGroundedScores(reply, criteria)
+			g, err = schema.ParseGroundedScoresOf(reply, response, criteria)
 			return err
 		},
 		Repair: j.prompts.RepairMessages,

@@ -394,7 +394,7 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 		What:    "satisfaction verdicts",
 		Repairs: j.opt.Repairs,
 		Parse: func(reply string) error {
-			v, err := schema.ParseSatisfaction(reply, ids, len(r.Steps))
+			v, err := schema.ParseSatisfactionOf(reply, r.Response, ids, len(r.Steps))
 			verdicts = v
 			return err
 		},

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +29,7 @@ func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glab
 		}
 		wg.Go(func() {
 			g, err := schema.GroundedScores{}, reward.ErrEmptyResponse // an empty response is not judged
-			if strings.TrimSpace(items[i].response) != "" {
+			if !reward.Silent(items[i].response) {
 				g, err = s.groundedScores(ctx, lab, items[i].response)
 			}
 			out[i] = reward.ScoreGrounded(lab, g, err)
@@ -59,7 +58,7 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, text := range responses {
-		if strings.TrimSpace(text) == "" {
+		if reward.Silent(text) {
 			errs[i] = reward.ErrEmptyResponse // not judged: paid the floor
 			continue
 		}
