@@ -590,3 +590,21 @@ func checkLog(t *testing.T, run, edited string) {
 		t.Fatalf("the log says %q, want %q", got, want)
 	}
 }
+
+// at is the server's URL (with its token) with the query q added.
+func (s *reviewServer) at(q string) string {
+	if q == "" {
+		return s.URL
+	}
+	return s.URL + "&" + q
+}
+
+// readLog reads alice's log of run.
+func readLog(t *testing.T, run string) []review.Entry {
+	t.Helper()
+	_, entries, err := review.ReadLog(review.LogPath(run, "alice"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rubricforge/rubricforge/review"
 )
 
 // childArgs, when set in the environment, makes the test binary run
@@ -81,24 +79,6 @@ func (s *reviewServer) kill() {
 		s.cmd.Process.Kill()
 		s.cmd.Wait()
 	}
-}
-
-// at is the server's URL (with its token) with the query q added.
-func (s *reviewServer) at(q string) string {
-	if q == "" {
-		return s.URL
-	}
-	return s.URL + "&" + q
-}
-
-// readLog reads alice's log of run.
-func readLog(t *testing.T, run string) []review.Entry {
-	t.Helper()
-	_, entries, err := review.ReadLog(review.LogPath(run, "alice"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return entries
 }
 
 // lockedLines collects a child's stderr lines.
