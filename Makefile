@@ -4,8 +4,9 @@ BIN     ?= bin
 PKGS    := ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-# staticcheck runs through the Go toolchain at a pinned version: nothing to install by hand.
+# staticcheck and errcheck run through the Go toolchain at pinned versions: nothing to install by hand.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ERRCHECK    ?= github.com/kisielk/errcheck@v1.30.0
 
 .DEFAULT_GOAL := help
 
@@ -28,11 +29,12 @@ image: ## build the container image $(IMAGE):$(VERSION) from the Dockerfile (nee
 	$(DOCKER) build --build-arg VERSION=$(VERSION) -t $(IMAGE):$(VERSION) .
 	@echo "built $(IMAGE):$(VERSION); push it, then pin it in examples/k8s (docs/scale-out.md, The image)"
 
-test: ## gofmt check, go vet, staticcheck, every test with the race detector, the arrow-go interop check, the Kubernetes manifest check, the trainer shim tests (python3)
+test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race detector, the arrow-go interop check, the Kubernetes manifest check, the trainer shim tests (python3)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) run $(ERRCHECK) -ignoretests -exclude .ci/errcheck-excludes $(PKGS)
 	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
 	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...

@@ -54,7 +54,7 @@ var reviewHTML string
 // textReview writes the review section, when there is one.
 func (r *Report) textReview(w io.Writer) {
 	if r.Review != nil {
-		r.Review.WriteText(w)
+		_ = r.Review.WriteText(w) // w is the report's errWriter: it keeps the first error, which WriteText returns
 	}
 }
 
@@ -70,7 +70,9 @@ func (r *PeopleReview) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, "  no reviewer has decided an item yet")
 	}
 	if len(r.Reviewers) > 0 {
-		r.writeReviewers(w)
+		if err := r.writeReviewers(w); err != nil {
+			return err
+		}
 	}
 	if len(r.Flagged) > 0 {
 		var names []string
@@ -109,7 +111,7 @@ func (r *PeopleReview) WriteText(w io.Writer) error {
 }
 
 // writeReviewers writes the table of reviewers' decisions.
-func (r *PeopleReview) writeReviewers(w io.Writer) {
+func (r *PeopleReview) writeReviewers(w io.Writer) error {
 	// Names are padded to one width, so that right alignment leaves them
 	// aligned on the left.
 	width := len("reviewer")
@@ -121,7 +123,7 @@ func (r *PeopleReview) writeReviewers(w io.Writer) {
 	for _, c := range r.Reviewers {
 		fmt.Fprintf(tw, "  %-*s\t%d\t%d\t%d\t%d\t%d\t\n", width, c.Reviewer, c.Decided, c.Accepted, c.Rejected, c.Edited, c.Flagged)
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
 func percentOf(n, d int) string {

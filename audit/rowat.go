@@ -153,7 +153,7 @@ func cachedReader[T any](r *Rows, m map[int32]*corpus.RowReader[T], i int32, f F
 		old := r.used[0]
 		r.used = r.used[1:]
 		if rr := m[old]; rr != nil {
-			rr.Close()
+			_ = rr.Close() // only read: closing loses nothing
 			delete(m, old)
 		}
 	}
@@ -181,7 +181,7 @@ func readJSONLAt(path string, off int64) (*schema.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // only read: closing loses nothing
 	br := bufio.NewReaderSize(io.NewSectionReader(fh, off, 1<<62), 64<<10)
 	data, err := readLine(br)
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -63,7 +63,7 @@ func scanJSONLAt[T any](path string, fn func(t *T, rows, off int64) error, bad f
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", path, err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // only read: closing loses nothing
 	br := bufio.NewReaderSize(fh, 1<<20)
 	var line, off int64
 	for {

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 )
 
 // WriteText writes the report for a person: aligned tables no wider than
 // Width columns.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := errwriter.New(w) // keeps the first write error, so sections need not check each
 	sections := []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
 		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textLiveStats, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable, r.textReview,
@@ -24,21 +26,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, section := range sections {
 		section(ew)
 	}
-	return ew.err
-}
-
-// errWriter keeps the first write error, so sections need not check each.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	_, e.err = e.w.Write(p)
-	return len(p), nil
+	return ew.Err()
 }
 
 func heading(w io.Writer, format string, args ...any) {

@@ -325,7 +325,7 @@ type exportSource struct {
 
 func (e exportSource) close() {
 	if e.snap != nil {
-		e.snap.Close()
+		_ = e.snap.Close() // a snapshot only reads
 	}
 }
 
@@ -344,12 +344,12 @@ func openExportSource(src string) (exportSource, error) {
 		}
 		if err != nil {
 			if snap != nil {
-				snap.Close()
+				_ = snap.Close() // a snapshot only reads
 			}
 			return exportSource{}, err
 		}
 		if snap.Len() == 0 {
-			snap.Close()
+			_ = snap.Close() // a snapshot only reads
 			return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
 		}
 		return exportSource{snap: snap}, nil

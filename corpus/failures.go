@@ -183,7 +183,7 @@ func (r *Run) loadFailures() error {
 	if err != nil {
 		return fmt.Errorf("opening failures log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	fl, err := parseFailureLog(path, f)
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func (r *Run) appendFailure(line []byte) error {
 		}
 		if errors.Is(statErr, fs.ErrNotExist) {
 			if err := fsys.SyncDir(r.fs, r.dir); err != nil {
-				ff.Close()
+				_ = ff.Close() // nothing written yet; err is the failure
 				return r.fatal(err)
 			}
 		}
@@ -308,7 +308,7 @@ func (r *Run) compactFailuresLocked() error {
 		buf.Write(line)
 	}
 	if r.failFile != nil {
-		r.failFile.Close()
+		_ = r.failFile.Close() // every append was synced (appendFailure); the log is rewritten next
 		r.failFile = nil
 	}
 	if err := fsys.WriteFileAtomic(r.fs, r.layout.Failures(), buf.Bytes(), 0o644); err != nil {
@@ -332,7 +332,7 @@ func (r *Run) liveFailuresLocked() ([]Failure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading failures log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	fl, err := parseFailureLog(path, io.LimitReader(f, r.failOff))
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func ReadFailures(dir string) ([]Failure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening failures log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	fl, err := parseFailureLog(path, f)
 	if err != nil {
 		return nil, err

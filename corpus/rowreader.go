@@ -31,7 +31,7 @@ func OpenRows[T any](path string) (*RowReader[T], error) {
 	}
 	rr, err := openRows[T](f, path)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // only read: err is the failure
 		return nil, err
 	}
 	rr.close = f.Close

@@ -88,7 +88,7 @@ func openLog(fs fsys.FS, path string, fn func(data []byte, no int) error) (l *st
 	}
 	held, err := fs.Lock(lock) // held: another process has it
 	if err != nil || held {
-		lock.Close()
+		_ = lock.Close() // only locked, never written
 		if err == nil {
 			err = errLocked
 		}
@@ -97,7 +97,7 @@ func openLog(fs fsys.FS, path string, fn func(data []byte, no int) error) (l *st
 	defer func() {
 		if err != nil {
 			_ = fs.Unlock(lock)
-			lock.Close()
+			_ = lock.Close() // likewise
 		}
 	}()
 	_, statErr := fs.Stat(path)
@@ -107,30 +107,30 @@ func openLog(fs fsys.FS, path string, fn func(data []byte, no int) error) (l *st
 	}
 	if statErr != nil {
 		if err := fsys.SyncDir(fs, filepath.Dir(path)); err != nil {
-			f.Close()
+			_ = f.Close() // what was written was synced or is cut at the next open; err is the failure
 			return nil, 0, err
 		}
 	}
 	end, torn, unterminated, err := readLines(f, fn)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // only read so far; err is the failure
 		return nil, 0, fmt.Errorf("reading the state log %s: %w", path, err)
 	}
 	if torn > 0 {
 		if err := f.Truncate(end); err != nil {
-			f.Close()
+			_ = f.Close() // what was written was synced or is cut at the next open; err is the failure
 			return nil, 0, fmt.Errorf("cutting the torn tail of %s: %w", path, err)
 		}
 	}
 	l = &stateLog{f: f, lock: lock, path: path, end: end}
 	if unterminated {
 		if _, err := l.Append([]byte("\n")); err != nil {
-			f.Close()
+			_ = f.Close() // what was written was synced or is cut at the next open; err is the failure
 			return nil, 0, err
 		}
 	} else if torn > 0 {
 		if err := fsys.SyncFile(f); err != nil {
-			f.Close()
+			_ = f.Close() // what was written was synced or is cut at the next open; err is the failure
 			return nil, 0, err
 		}
 	}
@@ -165,7 +165,7 @@ func (l *stateLog) Append(lines []byte) (int64, error) {
 func (l *stateLog) Close() error {
 	err := l.f.Close()
 	if l.lock != nil {
-		l.lock.Close()
+		_ = l.lock.Close() // only locked, never written: closing lets the lock go
 	}
 	return err
 }

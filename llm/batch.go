@@ -219,7 +219,7 @@ func NewBatcher(opt BatchOptions, responses *cache.Cache, meter *Meter) (*Batche
 		}
 	}
 	if err := b.recover(); err != nil {
-		jr.close()
+		_ = jr.close() // recovery failed before anything was appended; err says why
 		return nil, err
 	}
 	return b, nil
@@ -261,7 +261,7 @@ func (b *Batcher) recover() error {
 	for _, e := range entries {
 		local, _, _ := strings.Cut(e.Name(), ".")
 		if _, known := b.states[local]; !known && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
-			os.Remove(filepath.Join(b.opt.Dir, e.Name()))
+			_ = os.Remove(filepath.Join(b.opt.Dir, e.Name())) // tried again at the next open
 		}
 	}
 	return nil
@@ -435,7 +435,7 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	}
 	rows, err := os.Create(b.path(local, "rows"))
 	if err != nil {
-		in.Close()
+		_ = in.Close() // nothing written yet; err is the failure
 		return nil, err
 	}
 	bl := &building{

@@ -130,7 +130,7 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 		pr, pw := io.Pipe()
 		mw := multipart.NewWriter(pw)
 		go func() {
-			defer f.Close()
+			defer func() { _ = f.Close() }() // only read: closing loses nothing
 			err := mw.WriteField("purpose", "batch")
 			if err == nil {
 				var part io.Writer
@@ -145,7 +145,7 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 		}()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/files", pr)
 		if err != nil {
-			pr.Close()
+			_ = pr.Close() // stops the writing goroutine; err is the failure
 			return nil, err
 		}
 		req.Header.Set("Content-Type", mw.FormDataContentType())
@@ -287,7 +287,7 @@ func writeStream(path string, r io.Reader) error {
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // not kept; err is the failure
 	}
 	return err
 }

@@ -90,7 +90,7 @@ func ReadBatchStates(dir string) ([]BatchState, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	latest := map[string]BatchState{}
 	var order []string
 	r := bufio.NewReader(f)

@@ -36,7 +36,7 @@ func (e Endpoint) String() string {
 func (e Endpoint) GoString() string { return e.String() }
 
 // Format keeps every fmt verb from printing the key.
-func (e Endpoint) Format(f fmt.State, _ rune) { io.WriteString(f, e.String()) }
+func (e Endpoint) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, e.String()) } // fmt keeps the error
 
 // LogValue keeps slog from printing the key.
 func (e Endpoint) LogValue() slog.Value {

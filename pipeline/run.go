@@ -375,15 +375,15 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 	l.cache = responses
 	batcher, err := newBatcher(l.job, fingerprint, responses, l.meter, l.opt)
 	if err != nil {
-		responses.Close()
+		_ = responses.Close() // nothing was put yet; err is the failure
 		return fmt.Errorf("opening the run's batches: %w", err)
 	}
 	clients, panelClients, err := newClients(l.job, l.opt, responses, l.meter, batcher)
 	if err != nil {
-		if batcher != nil {
-			batcher.Close()
+		if batcher != nil { // nothing was sent or put yet; err is the failure
+			_ = batcher.Close()
 		}
-		responses.Close()
+		_ = responses.Close()
 		return err
 	}
 	if batcher != nil {
@@ -402,7 +402,9 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 				l.log.Warn("closing the batch journal", "err", err)
 			}
 		}
-		responses.Close()
+		if err := responses.Close(); err != nil { // a put that failed already stopped the run; its index may be what is lost
+			l.log.Warn("closing the response cache", "err", err)
+		}
 	}
 	extract := defaultExtract
 	if l.opt.hooks != nil && l.opt.hooks.extract != nil {

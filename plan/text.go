@@ -29,7 +29,7 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Stage, s.Requests.Count(), s.PromptTokens.Count(), s.CompletionTokens.Count(), cost)
 	}
-	tw.Flush()
+	_ = tw.Flush() // a failed write stays in w: distill's standard output keeps it, checked at exit (internal/errwriter)
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}

@@ -124,13 +124,13 @@ func Open(ctx context.Context, paths []string, opt Options) (*Corpus, error) {
 	for _, group := range groupByDir(paths) {
 		in, err := audit.Open(group...)
 		if err != nil {
-			c.Close()
+			_ = c.Close() // only read: err is the failure
 			return nil, err
 		}
 		c.Parts = append(c.Parts, Part{Paths: group, Dir: Dir(group[0]), in: in})
 	}
 	if err := c.index(ctx); err != nil {
-		c.Close()
+		_ = c.Close() // only read: err is the failure
 		return nil, err
 	}
 	return c, nil

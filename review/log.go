@@ -165,13 +165,13 @@ func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error)
 		err = fmt.Errorf("%s: another review page is writing it (one page per reviewer; give another --reviewer): %w", path, ErrLogInUse)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close() // not locked by us, nothing written: err is the failure
 		return nil, err
 	}
 	l := &Log{path: path, f: f}
-	if err := l.load(reviewer, fp, corpusPath, now); err != nil {
-		fsys.OS.Unlock(f)
-		f.Close()
+	if err := l.load(reviewer, fp, corpusPath, now); err != nil { // what load wrote it synced; err is the failure
+		_ = fsys.OS.Unlock(f)
+		_ = f.Close()
 		return nil, err
 	}
 	return l, nil
@@ -360,8 +360,8 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
-	fsys.OS.Unlock(l.f)
-	err := l.f.Close()
+	uerr := fsys.OS.Unlock(l.f)
+	err := errors.Join(uerr, l.f.Close())
 	l.f = nil
 	return err
 }

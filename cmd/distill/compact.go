@@ -75,7 +75,7 @@ func compactShards(dir string, shardRows int, log *slog.Logger, stdout io.Writer
 		return err
 	}
 	if err := run.VerifyShards(); err != nil {
-		run.Close()
+		_ = run.Close() // nothing was written; err is the failure
 		return err
 	}
 	before := len(run.Manifest().Shards)

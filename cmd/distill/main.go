@@ -26,6 +26,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
@@ -48,7 +49,8 @@ var version = ""
 func toolVersion() string { return buildinfo.Version(version) }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(os.Args[1:], stdout, os.Stderr), "distill", os.Stderr))
 }
 
 const usage = `distill builds rubric corpora for rubric-reward RL.

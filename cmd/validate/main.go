@@ -30,6 +30,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 )
@@ -48,7 +49,8 @@ const (
 
 func main() {
 	version = buildinfo.Version(version)
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(os.Args[1:], stdout, os.Stderr, os.Getenv), "validate", os.Stderr))
 }
 
 const usage = `validate audits a rubric corpus.

@@ -102,22 +102,34 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 		}
 		return exitFailed
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }() // the corpus was only read: closing loses nothing
 	if c.Len() == 0 {
 		fmt.Fprintf(e.stderr, "validate review: %s holds no record to review\n", strings.Join(paths, ", "))
 		return exitFailed
 	}
 	logs, err := openLogs(c, *reviewer, e)
-	defer func() {
-		for _, l := range logs {
-			l.Close()
-		}
-	}()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
+		closeLogs(logs, e)
 		return exitFailed
 	}
-	return serveReview(ctx, c, logs, *addr, token, e)
+	code = serveReview(ctx, c, logs, *addr, token, e)
+	if !closeLogs(logs, e) && code == exitOK { // every decision was synced as it came; say so anyway
+		return exitFailed
+	}
+	return code
+}
+
+// closeLogs closes logs, saying which failed; false when one did.
+func closeLogs(logs []*review.Log, e env) bool {
+	ok := true
+	for _, l := range logs {
+		if err := l.Close(); err != nil {
+			fmt.Fprintf(e.stderr, "validate review: closing %s: %v\n", l.Path(), err)
+			ok = false
+		}
+	}
+	return ok
 }
 
 // openLogs opens the reviewer's log beside each corpus of c, saying so of
@@ -196,7 +208,9 @@ func serveReview(ctx context.Context, c *review.Corpus, logs []*review.Log, addr
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = srv.Shutdown(sctx)
 		cancel()
-		<-done
+		if serr := <-done; err == nil { // http.ErrServerClosed once Shutdown has begun, passed over below
+			err = serr
+		}
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
@@ -275,7 +289,7 @@ func peopleReview(ctx context.Context, paths []string, opt *audit.Options, e env
 	if err == nil {
 		var c *review.Corpus
 		if c, err = review.Load(ctx, in); err == nil {
-			defer c.Close()
+			defer func() { _ = c.Close() }() // the corpus was only read: closing loses nothing
 			var d *review.Decisions
 			if d, err = review.ReadDecisions(logs, c.Parts[0].Fingerprint); err == nil {
 				if opt.HumanSheet == "" {

@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
@@ -41,7 +42,8 @@ const defaultProblems = "examples/problems.jsonl"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(ctx, os.Args[1:], stdout, os.Stderr), "simllm", os.Stderr))
 }
 
 type options struct {

@@ -195,7 +195,7 @@ func LoadAnswers(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llmtest: loading answers: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	out := map[string]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)

@@ -333,7 +333,7 @@ func hasColumn(path string, column ...string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
@@ -425,7 +425,7 @@ func (l *loader) scanJSONL(file string) error {
 	if err != nil {
 		return fmt.Errorf("loading the corpus: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxJSONLLine)
 	line := 0
