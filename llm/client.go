@@ -202,6 +202,8 @@ type Client struct {
 	log     *slog.Logger
 	// flights lets identical requests made at once be sent once.
 	flights flights
+	// out are the attempts sent and not yet answered.
+	out sending
 }
 
 // NewClient returns a Client for ep. responses (the response cache) and

@@ -309,6 +309,19 @@ func secrets(o *options, getenv func(string) string) (token, apiKey string, err 
 	return token, apiKey, nil
 }
 
+// logLoaded logs what the corpus loaded: its problems, or questions.
+func logLoaded(log *slog.Logger, path string, st server.LoadStats, took time.Duration) {
+	counts := []any{"problems", st.Loaded}
+	switch {
+	case st.Grounded == st.Loaded && st.Loaded > 0:
+		counts = []any{"questions", st.Loaded}
+	case st.Grounded > 0:
+		counts = []any{"problems", st.Loaded - st.Grounded, "questions", st.Grounded}
+	}
+	log.Info("corpus loaded", append(append([]any{"path", path}, counts...), "rows", st.Records, "files", st.Files,
+		"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", took.Seconds())...)
+}
+
 // serve loads the corpus, builds the judge and answers requests until ctx
 // ends.
 func serve(ctx context.Context, o *options, token string, judges []judgeSpec, stdout io.Writer, log *slog.Logger) error {
@@ -319,8 +332,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		if err != nil {
 			return err
 		}
-		log.Info("corpus loaded", "path", o.corpus, "problems", st.Loaded, "rows", st.Records, "files", st.Files,
-			"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", time.Since(start).Seconds())
+		logLoaded(log, o.corpus, st, time.Since(start))
 		index = x
 	}
 	var responses *cache.Cache

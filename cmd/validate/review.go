@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
@@ -63,13 +64,16 @@ Examples:
 func reviewCmd(ctx context.Context, args []string, e env) int {
 	fs := newFlags("validate review", reviewUsage, e)
 	addr := fs.String("addr", "127.0.0.1:8765", "address to serve the page on; e.g. --addr 127.0.0.1:9000 or --addr 0.0.0.0:8765 for other machines")
-	reviewer := fs.String("reviewer", defaultReviewer(e.getenv), "your name, which names your log: letters, digits, '.', '_', '-' (default: $USER when it is such a name); e.g. --reviewer alice")
+	reviewer := fs.String("reviewer", "", "your name, which names your log: letters, digits, '.', '_', '-' (default: $USER when it is such a name); e.g. --reviewer alice")
 	tokenEnv := fs.String("token-env", "", "name of an environment variable holding the access token (default: a random token, printed in the URL); e.g. --token-env REVIEW_TOKEN")
 	sample := fs.Int("sample", 0, "review a random sample of this many records, drawn by --seed (0: the whole corpus); e.g. --sample 500")
 	seed := fs.Uint64("seed", 1, "seed of the --sample draw; the same seed draws the same records, a larger --sample a superset")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
+	}
+	if *reviewer == "" {
+		*reviewer = defaultReviewer(e.getenv)
 	}
 	if err := review.CheckReviewer(*reviewer); err != nil {
 		fmt.Fprintf(e.stderr, "validate review: --reviewer: %v\n", err)
@@ -174,7 +178,12 @@ func serveReview(ctx context.Context, c *review.Corpus, logs []*review.Log, addr
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			host, _, _ := net.SplitHostPort(addr)
+			hint = fmt.Sprintf("; another page or program holds the port: give another with --addr %s, or --addr %s to take a free one", net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
+		}
+		fmt.Fprintf(e.stderr, "validate review: %v%s\n", err, hint)
 		return exitFailed
 	}
 	sess := h.Session()

@@ -27,6 +27,12 @@ import (
 // test: it is not skipped.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
+	if os.Getenv("RF_SKIP_BROWSER") != "" {
+		t.Skip("RF_SKIP_BROWSER is set: the review page's browser test is not run")
+	}
+	if os.Getenv("RF_SKIP_BROWSER") != "" {
+		t.Skip("RF_SKIP_BROWSER is set: the review page's browser test is not run (make test ends saying so, with exit 1)")
+	}
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {

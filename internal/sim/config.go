@@ -54,6 +54,11 @@ type Config struct {
 	// vLLM's "maximum context length" message, as a real server refuses a
 	// prompt that does not fit.
 	ContextTokens int
+	// RefuseResponseFormat answers a request that asks for response_format
+	// json_object or json_schema with llama.cpp's 400 "Failed to
+	// initialize samplers", as a llama.cpp server does when it cannot build
+	// the grammar.
+	RefuseResponseFormat bool
 	// BatchTurnaround is how long a batch of the simulated Batch API takes
 	// from creation to "completed". Its rows are answered evenly over it,
 	// so request_counts.completed grows linearly while it is in progress;

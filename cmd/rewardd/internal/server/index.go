@@ -38,6 +38,7 @@ type LoadStats struct {
 	Loaded     int // labels in the index
 	Duplicates int // rows whose id was already loaded (the first one is kept)
 	Skipped    int // rows without a rubric or with a bad label (each logged)
+	Grounded   int // labels of grounded questions among Loaded
 }
 
 // NewIndex indexes labels. A label whose id is already indexed is a
@@ -408,6 +409,9 @@ func (l *loader) scanLabels(file string) error {
 		if err != nil {
 			l.skip(file, row, err)
 			return nil
+		}
+		if lab.Grounded != nil {
+			l.stats.Grounded++
 		}
 		if !l.x.add(&lab, l.split("")) {
 			l.stats.Duplicates++
