@@ -10,7 +10,7 @@ ERRCHECK    ?= github.com/kisielk/errcheck@v1.30.0
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-prefix demo demo-grounded cover fuzz clean
+.PHONY: help build image test test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -68,6 +68,11 @@ test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race de
 	  echo "== NOT RUN: the review page's browser test (RF_SKIP_BROWSER is set); everything else passed, and make test fails so that this is not taken for a full pass"; \
 	  exit 1; \
 	fi
+	@$(MAKE) --no-print-directory test-browser
+
+test-browser: ## the review page in a real headless Chromium (build tag browser; about a minute; the last step of make test)
+	$(GO) vet -tags browser ./cmd/validate
+	$(GO) test -race -tags browser -timeout 5m -run TestReviewPageInBrowser ./cmd/validate
 
 bench: ## benchmarks: answer equivalence, pipeline, llm faults and rate limits, cache, corpus, reward, audit
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 20m $(PKGS)
@@ -111,6 +116,13 @@ bench-prefix: build ## what a judge server's prefix cache shares of the judge re
 
 bench-discrim: build ## validate (discrimination section included) on a synthetic 100K x 8 rollouts x 10 items corpus: wall, CPU, peak RSS (~3 min; not in make test)
 	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)
+
+# bench-review size; e.g. make bench-review REVIEW_RECORDS=10000 REVIEW_FLAGS='-dir /tmp/rb -keep'
+REVIEW_RECORDS ?= 100000
+REVIEW_FLAGS   ?=
+
+bench-review: build ## validate review on a synthetic 100K-record corpus in headless Chromium: start, peak RSS, key to screen and to the log (~5 min; not in make test)
+	$(GO) run ./internal/bench/review -bin $(BIN) -records $(REVIEW_RECORDS) $(REVIEW_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

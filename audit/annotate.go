@@ -218,6 +218,13 @@ func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(
 					}
 				}
 			}
+			for _, c := range r.judgedCriteria() {
+				if a := want[[2]string{c.RecordID, strconv.Itoa(int(c.ItemID))}]; a != nil {
+					if _, dup := found[a]; !dup {
+						found[a] = judgedItem{ID: c.ItemID, Type: c.Type, Text: c.Text, Valid: c.Stored}
+					}
+				}
+			}
 			return nil
 		}, problem)
 		if err != nil {

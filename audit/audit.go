@@ -30,6 +30,11 @@ type Options struct {
 	// Wilson intervals only.
 	Human      []Annotation
 	HumanSheet string
+	// HumanFromReview: Human are people's decisions on the review page
+	// (validate review), HumanSheet names their logs; Disputed counts the
+	// items reviewers decided differently, left out of Human.
+	HumanFromReview bool
+	Disputed        int
 	// JudgeError is the satisfaction judge's verdict error rate the
 	// discrimination definitions tolerate (discrim.Options.JudgeError: 0
 	// takes discrim.DefaultJudgeError, a negative rate none).

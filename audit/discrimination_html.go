@@ -18,7 +18,7 @@ func (r *Report) discrimCharts() []template.HTML {
 		rangeChart("Item edge (measured items)", "edge", "items", d.EdgeHistogram, 1, "#4c72b0"),
 		rangeChart("Rubric AUROC (measured records)", "AUROC", "records", d.AUROCHistogram, 2, "#55a868"),
 		kindsChart("Items of each kind, by type", append(append([]DiscrimCount{}, d.ByType...), d.Total)),
-		kindsChart("Measured records with at least one", []DiscrimCount{d.RecordsWith}),
+		kindsChart("Measured records with at least one item of each kind", []DiscrimCount{d.RecordsWith}),
 	}
 }
 

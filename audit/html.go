@@ -40,7 +40,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 		dir, file := filepath.Split(filepath.Clean(path))
 		return filepath.Join(filepath.Base(dir), file)
 	},
-}).Parse(htmlTemplate + reliabilityHTML + panelHTML + liveStatsHTML))
+}).Parse(htmlTemplate + reliabilityHTML + panelHTML + liveStatsHTML + reviewHTML))
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG charts, no scripts, no external assets.
@@ -257,39 +257,43 @@ func niceCeil(x float64) float64 {
 }
 
 // validityChart draws one horizontal bar per item type: valid, invalid and
-// unjudged items as parts of the total, with the validity rate.
+// unjudged items as parts of the total, with the validity rate. The parts
+// are blue, hatched vermillion and grey: told apart by pattern as well as
+// by colours readers with colour blindness see as different.
 func validityChart(v Validity, title string) template.HTML {
 	rows := append(append([]TypeValidity{}, v.ByType...), v.Overall)
 	const rowH, labelW, rateW = 30, 84, 120
 	height := padT + rowH*len(rows) + 30
 	barW := float64(chartW - labelW - rateW - padR)
+	hatch := patternID(title)
+	fills := map[string]string{"valid": colorValid, "invalid": "url(#" + hatch + ")", "unjudged": colorUnjudged}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
 		chartW, height, chartW, height, esc(title))
+	b.WriteString(hatchPattern(hatch))
 	fmt.Fprintf(&b, `<text x="%d" y="20" class="t">%s (LLM judge)</text>`, labelW, esc(title))
 	for i, t := range rows {
 		y := padT + i*rowH
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="l">%s</text>`, labelW-8, y+18, esc(t.Type))
 		x := float64(labelW)
 		for _, part := range []struct {
-			n     int64
-			class string
-			name  string
-		}{{t.Valid, "ok", "valid"}, {t.Invalid, "bad", "invalid"}, {t.Unjudged, "none", "unjudged"}} {
+			n    int64
+			name string
+		}{{t.Valid, "valid"}, {t.Invalid, "invalid"}, {t.Unjudged, "unjudged"}} {
 			if t.Total == 0 || part.n == 0 {
 				continue
 			}
 			w := barW * float64(part.n) / float64(t.Total)
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" class="%s"><title>%s %s: %s of %s</title></rect>`,
-				x, y+4, w, rowH-10, part.class, esc(t.Type), part.name, num(part.n), num(t.Total))
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" stroke="#ffffff" stroke-width="0.5"><title>%s %s: %s of %s</title></rect>`,
+				x, y+4, w, rowH-10, fills[part.name], esc(t.Type), part.name, num(part.n), num(t.Total))
 			x += w
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="r">%s valid</text>`, float64(labelW)+barW+8, y+18, pct(t.Rate))
 	}
 	ly := padT + rowH*len(rows) + 12
-	for i, l := range []struct{ class, name string }{{"ok", "valid"}, {"bad", "invalid"}, {"none", "unjudged"}} {
+	for i, name := range []string{"valid", "invalid", "unjudged"} {
 		x := labelW + i*110
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" class="%s"/><text x="%d" y="%d" class="k">%s</text>`, x, ly-10, l.class, x+18, ly, l.name)
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="14" fill="%s" stroke="#555555" stroke-width="0.5"/><text x="%d" y="%d" class="k">%s</text>`, x, ly-11, fills[name], x+20, ly, name)
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())

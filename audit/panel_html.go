@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
-	"math"
 	"strings"
 )
 
@@ -32,7 +31,7 @@ func (v *PanelVerdicts) Chart() template.HTML {
 			}
 		}
 	}
-	lo = math.Min(0.9, math.Floor(lo*10)/10)
+	lo, ticks := rateAxis(lo)
 	bars := 1
 	if len(v.Rates) > 0 {
 		bars += len(v.Rates[0].Judges)
@@ -47,8 +46,7 @@ func (v *PanelVerdicts) Chart() template.HTML {
 		chartW, height, chartW, height, esc(v.kind+" with 95% intervals"))
 	fmt.Fprintf(&b, `<text x="%d" y="20" class="t">%s</text>`, labelW, esc(v.kind+": rates with 95% intervals"))
 	bottom := padT + rowH*len(v.Rates)
-	for k := 0; k <= 4; k++ {
-		r := lo + (1-lo)*float64(k)/4
+	for _, r := range ticks {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="g"/><text x="%.1f" y="%d" class="x">%.0f%%</text>`,
 			x(r), padT, x(r), bottom, x(r), bottom+14, 100*r)
 	}

@@ -16,11 +16,17 @@ import (
 // by a panel (each judge's sensitivity and specificity against the same
 // sheet are in JudgePanel).
 type Reliability struct {
-	Verdicts string            `json:"verdicts"`
-	Method   string            `json:"method"` // "wilson" without a sheet, "rogan-gladen" with one
-	Level    float64           `json:"level"`  // 0.95
-	Sheet    NullString        `json:"sheet"`  // the annotation sheet's path; null without one
-	Rows     *SheetInfo        `json:"sheet_rows"`
+	Verdicts string     `json:"verdicts"`
+	Method   string     `json:"method"` // "wilson" without a sheet, "rogan-gladen" with one
+	Level    float64    `json:"level"`  // 0.95
+	Sheet    NullString `json:"sheet"`  // the annotation sheet's path; null without one
+	Rows     *SheetInfo `json:"sheet_rows"`
+	// Labels says where people's labels come from: "sheet" (--human) or
+	// "review" (the decisions in the review logs beside the corpus, whose
+	// paths Sheet then lists); null without labels. Disputed counts the
+	// items reviewers decided differently, left out (null unless review).
+	Labels   NullString        `json:"labels"`
+	Disputed *int              `json:"disputed"`
 	ByType   []TypeReliability `json:"by_type"`
 	Overall  TypeReliability   `json:"overall"`
 }
@@ -59,8 +65,15 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 		if err != nil {
 			return nil, nil, err
 		}
-		pairs = matched
-		rel.Method, rel.Sheet, rel.Rows = "rogan-gladen", NullString(opt.HumanSheet), sh
+		for _, p := range matched {
+			if p.Type != CriterionType { // grounded criteria have their own section
+				pairs = append(pairs, p)
+			}
+		}
+		rel.Method, rel.Sheet, rel.Rows, rel.Labels = "rogan-gladen", NullString(opt.HumanSheet), sh, "sheet"
+		if opt.HumanFromReview {
+			rel.Labels, rel.Disputed = "review", &opt.Disputed
+		}
 		var byType map[string]*judgestats.Table
 		byType, all = peopleTables(pairs)
 		tableOf = func(typ string) *judgestats.Table {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -36,8 +35,12 @@ func (r *Report) textReliability(w io.Writer) {
 // judge against people, the rates, and the notes that explain them.
 func textCorrected(w io.Writer, rel *Reliability, rows []TypeReliability) {
 	heading(w, "Validity corrected for the judge's errors against people, with 95%% intervals")
-	fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
-	indented(w, rel.Rows.Summary())
+	if rel.Labels == "review" {
+		indented(w, "people's labels from the review logs ("+string(rel.Sheet)+"): "+rel.ReviewNote())
+	} else {
+		fmt.Fprintln(w, clip("  sheet: "+string(rel.Sheet)))
+	}
+	indented(w, rel.LabelsSummary())
 	fmt.Fprintln(w)
 	t := newTable("type", "labelled", "sensitivity", "specificity")
 	for _, tr := range rows {
@@ -78,6 +81,29 @@ func (tr TypeReliability) Note() string {
 			"the estimate is clipped to 0%%", pct(tr.Rate), pct(tr.Specificity))
 	}
 	return ""
+}
+
+// ReviewNote says what review decisions count as labels, and why they
+// may not be a fair sample.
+func (r *Reliability) ReviewNote() string {
+	disputed := 0
+	if r.Disputed != nil {
+		disputed = *r.Disputed
+	}
+	return fmt.Sprintf("a reviewer's accept counts as valid, a reject or an edit as not valid as written; %d item(s) reviewers decided "+
+		"differently are left out. The page puts likely-wrong items first: unless the review covered a random sample "+
+		"(validate review --sample) or the whole corpus, the items people labelled lean to those and the corrected rates with them.", disputed)
+}
+
+// LabelsSummary says what became of people's labels: a sheet's rows, or
+// the review's decisions.
+func (r *Reliability) LabelsSummary() string {
+	s := r.Rows
+	if r.Labels != "review" {
+		return s.Summary()
+	}
+	return fmt.Sprintf("%s decisions: %s not in the corpus, %s made on other text than the corpus has now, %s not judged in the corpus",
+		num(int64(s.Rows)), num(int64(s.Missing)), num(int64(s.Changed)), num(int64(s.StoredUnjudged)))
 }
 
 // Summary says what became of a sheet's rows.
@@ -140,9 +166,9 @@ func (r *Reliability) Chart() template.HTML {
 			}
 		}
 	}
-	lo = math.Min(0.9, math.Floor(lo*10)/10)
+	lo, ticks := rateAxis(lo)
 	const rowH, labelW, rightW = 34, 84, 24
-	height := padT + rowH*len(rows) + 52
+	height := padT + rowH*len(rows) + 70
 	plotW := float64(chartW - labelW - rightW)
 	x := func(v float64) float64 { return float64(labelW) + plotW*(v-lo)/(1-lo) }
 	var b strings.Builder
@@ -150,11 +176,11 @@ func (r *Reliability) Chart() template.HTML {
 		chartW, height, chartW, height)
 	fmt.Fprintf(&b, `<text x="%d" y="20" class="t">Validity with 95%% intervals</text>`, labelW)
 	bottom := padT + rowH*len(rows)
-	for k := 0; k <= 4; k++ {
-		v := lo + (1-lo)*float64(k)/4
+	for _, v := range ticks {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" class="g"/><text x="%.1f" y="%d" class="x">%.0f%%</text>`,
 			x(v), padT, x(v), bottom, x(v), bottom+14, 100*v)
 	}
+	clipped := false
 	for i, tr := range rows {
 		y := padT + i*rowH
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="l">%s</text>`, labelW-8, y+rowH/2+4, esc(tr.Type))
@@ -163,7 +189,12 @@ func (r *Reliability) Chart() template.HTML {
 			continue
 		}
 		errorBar(&b, x, float64(y+rowH/3), tr.Rate, tr.RateCI, barColor("judge"), tr.Type+": the judge's rate")
-		errorBar(&b, x, float64(y+2*rowH/3), tr.Corrected, tr.CorrectedCI, barColor("corr"), tr.Type+": corrected for the judge's errors")
+		if tr.Clipped != nil && *tr.Clipped {
+			clipped = true
+			clippedBar(&b, x, float64(y+2*rowH/3), tr, barColor("corr"))
+		} else {
+			errorBar(&b, x, float64(y+2*rowH/3), tr.Corrected, tr.CorrectedCI, barColor("corr"), tr.Type+": corrected for the judge's errors")
+		}
 		if tr.Corrected == nil {
 			fmt.Fprintf(&b, `<text x="%d" y="%d" class="k" style="fill:#777"><title>%s</title>no corrected rate</text>`, labelW+4, y+2*rowH/3+4, esc(tr.Note()))
 		}
@@ -176,6 +207,10 @@ func (r *Reliability) Chart() template.HTML {
 	for i, k := range keys {
 		kx := labelW + i*230
 		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="4" fill="%s"/><text x="%d" y="%d" class="k">%s</text>`, kx+6, ly-4, barColor(k.class), kx+16, ly, k.name)
+	}
+	if clipped {
+		fmt.Fprintf(&b, `<path class="clipped" d="%s" fill="#ffffff" stroke="%s" stroke-width="2"/><text x="%d" y="%d" class="k">an estimate past 0-100%%, clipped to the edge (see the note)</text>`,
+			arrowPath(float64(labelW+6), float64(ly+14), 1), barColor("corr"), labelW+16, ly+18)
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
@@ -194,6 +229,35 @@ func errorBar(b *strings.Builder, x func(float64) float64, y float64, rate *floa
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x(e), y-5, x(e), y+5)
 	}
 	fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4"/></g>`, x(*rate), y)
+}
+
+// clippedBar draws a corrected rate that fell outside [0, 1] and was
+// clipped to its edge: its interval as errorBar does, and at the edge an
+// open arrowhead pointing out of the axis with the word "clipped", not a
+// dot that would read as an estimate of exactly 0% or 100%.
+func clippedBar(b *strings.Builder, x func(float64) float64, y float64, tr TypeReliability, color string) {
+	if tr.Corrected == nil || tr.CorrectedCI == nil {
+		return
+	}
+	dir, side, anchor := 1.0, -10.0, "end"
+	if *tr.Corrected <= 0 {
+		dir, side, anchor = -1, 10, "start"
+	}
+	title := fmt.Sprintf("%s: corrected for the judge's errors: the estimate falls %s and is clipped to %s; 95%% interval %s (%s)",
+		tr.Type, map[bool]string{true: "above 100%", false: "below 0%"}[dir > 0], pct(tr.Corrected), intervalText(tr.CorrectedCI), tr.Note())
+	fmt.Fprintf(b, `<g stroke="%s" fill="%s" stroke-width="2"><title>%s</title>`, color, color, esc(title))
+	iv := tr.CorrectedCI
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x(iv.Low), y, x(iv.High), y)
+	for _, e := range []float64{iv.Low, iv.High} {
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x(e), y-5, x(e), y+5)
+	}
+	fmt.Fprintf(b, `<path class="clipped" d="%s" fill="#ffffff"/></g>`, arrowPath(x(*tr.Corrected), y, dir))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" class="k" text-anchor="%s">clipped</text>`, x(*tr.Corrected)+side, y+14, anchor)
+}
+
+// arrowPath is an arrowhead at (x, y) pointing right (dir 1) or left (-1).
+func arrowPath(x, y, dir float64) string {
+	return fmt.Sprintf("M%.1f %.1f L%.1f %.1f L%.1f %.1f Z", x-6*dir, y-6, x+2*dir, y, x-6*dir, y+6)
 }
 
 // barColor is the colour of the judge's rates ("judge", grey) and the

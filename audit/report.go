@@ -43,6 +43,10 @@ type Report struct {
 	// corpus made by distill refine --from-stats (its from-stats.json); null
 	// for any other corpus.
 	LiveStats *corpus.FromStats `json:"live_stats"`
+	// Review is people's review of the corpus (validate review's logs
+	// beside it), filled in by the caller: package review reads the logs.
+	// Null when the corpus has none.
+	Review *PeopleReview `json:"review"`
 }
 
 // RunInput is a run's account of its input (RUN/report.json): its units

@@ -100,6 +100,48 @@ type judgedRow struct {
 	Problem string       `parquet:"problem" json:"problem"`
 	Answer  string       `parquet:"answer" json:"answer"`
 	Rubric  []judgedItem `parquet:"rubric,list" json:"rubric"`
+	// Grounded is a grounded record's passage and criteria with their
+	// stored verdicts (null for a math record).
+	Grounded *judgedGrounded `parquet:"grounded,optional" json:"grounded,omitempty"`
+}
+
+type judgedGrounded struct {
+	Passage   string           `parquet:"passage" json:"passage"`
+	Questions []judgedQuestion `parquet:"questions,list" json:"questions"`
+}
+
+type judgedQuestion struct {
+	Index    int32             `parquet:"index" json:"index"`
+	Question string            `parquet:"question" json:"question"`
+	Criteria []judgedCriterion `parquet:"criteria,list" json:"criteria"`
+}
+
+type judgedCriterion struct {
+	Name        string `parquet:"name" json:"name"`
+	Description string `parquet:"description" json:"description"`
+	Valid       *bool  `parquet:"valid,optional" json:"valid,omitempty"`
+}
+
+// CriterionType is the type a grounded criterion has on an annotation
+// sheet and in the agreement figures by type.
+const CriterionType = "criterion"
+
+// judgedCriteria are a grounded record's criteria as sample items: each
+// under its question's id (schema.QuestionID) and its position in the
+// question from 1, its text its description, with its question as the
+// problem and the passage as the ground truth people judge it against.
+func (r *judgedRow) judgedCriteria() []SampleItem {
+	if r.Grounded == nil {
+		return nil
+	}
+	var out []SampleItem
+	for _, q := range r.Grounded.Questions {
+		for i, c := range q.Criteria {
+			out = append(out, SampleItem{RecordID: schema.QuestionID(r.ID, q.Index), ItemID: int32(i + 1), Type: CriterionType,
+				Text: c.Description, Problem: q.Question, Answer: r.Grounded.Passage, Stored: c.Valid})
+		}
+	}
+	return out
 }
 
 type judgedItem struct {
@@ -113,6 +155,13 @@ func judgedOfLabel(l *schema.Label, _ string) judgedRow {
 	r := judgedRow{ID: l.ID, Problem: l.Question, Answer: l.GroundTruth, Rubric: make([]judgedItem, len(l.Rubric))}
 	for i, it := range l.Rubric {
 		r.Rubric[i] = judgedItem{ID: it.ID, Type: it.Type, Text: it.Text, Valid: it.Valid}
+	}
+	if g := l.Grounded; g != nil {
+		q := judgedQuestion{Index: g.Index, Question: l.Question}
+		for _, c := range g.Criteria {
+			q.Criteria = append(q.Criteria, judgedCriterion{Name: c.Name, Description: c.Description, Valid: c.Valid})
+		}
+		r.ID, r.Grounded = g.RecordID, &judgedGrounded{Passage: g.Passage, Questions: []judgedQuestion{q}}
 	}
 	return r
 }

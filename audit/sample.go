@@ -32,21 +32,35 @@ type SampleItem struct {
 // that did; problems lists unreadable input. The items come in key order,
 // which is a random order.
 func Sample(ctx context.Context, in *Input, n int, seed uint64, judgedOnly bool) (items []SampleItem, eligible int64, problems []Problem, err error) {
+	return SampleItems(ctx, in, n, seed, judgedOnly, false)
+}
+
+// SampleItems is Sample that, with criteria, draws grounded records'
+// criteria too (each as its question id and position: judgedCriteria), so
+// that people can label a grounded corpus's criteria against their
+// passage.
+func SampleItems(ctx context.Context, in *Input, n int, seed uint64, judgedOnly, criteria bool) (items []SampleItem, eligible int64, problems []Problem, err error) {
 	if n <= 0 {
 		return nil, 0, nil, fmt.Errorf("sample size %d: it must be positive", n)
 	}
 	h := &maxHeap{}
 	problems, err = scanJudged(ctx, in, func(r *judgedRow) {
+		var all []SampleItem
 		for _, it := range r.Rubric {
-			if judgedOnly && it.Valid == nil {
+			all = append(all, SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid})
+		}
+		if criteria {
+			all = append(all, r.judgedCriteria()...)
+		}
+		for _, s := range all {
+			if judgedOnly && s.Stored == nil {
 				continue
 			}
 			eligible++
-			k := sampleKey(seed, r.ID, it.ID)
-			if h.Len() == n && k >= (*h)[0].key {
+			s.key = sampleKey(seed, s.RecordID, s.ItemID)
+			if h.Len() == n && s.key >= (*h)[0].key {
 				continue
 			}
-			s := SampleItem{RecordID: r.ID, ItemID: it.ID, Type: it.Type, Text: it.Text, Problem: r.Problem, Answer: r.Answer, Stored: it.Valid, key: k}
 			heap.Push(h, s)
 			if h.Len() > n {
 				heap.Pop(h)

@@ -53,18 +53,29 @@ func scanFile[T any](f File, format string, ofLabel func(*schema.Label, string) 
 
 // scanJSONL decodes each non-blank line of path as T.
 func scanJSONL[T any](path string, fn func(*T, int64) error, bad func(Problem)) (rows int64, err error) {
+	return scanJSONLAt(path, func(t *T, rows, _ int64) error { return fn(t, rows) }, bad)
+}
+
+// scanJSONLAt is scanJSONL that also gives each line's byte offset (-1
+// after a line too long to read, whose length is not known).
+func scanJSONLAt[T any](path string, fn func(t *T, rows, off int64) error, bad func(Problem)) (rows int64, err error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer func() { _ = fh.Close() }() // only read: closing loses nothing
 	br := bufio.NewReaderSize(fh, 1<<20)
-	var line int64
+	var line, off int64
 	for {
 		data, rerr := readLine(br)
+		at := off
+		if off >= 0 {
+			off += int64(len(data)) + 1
+		}
 		line++
 		if rerr != nil && !errors.Is(rerr, io.EOF) {
 			if errors.Is(rerr, errLineTooLong) {
+				off = -1 // its length is not known: the offsets after it are not either
 				rows++
 				bad(Problem{File: path, Line: line, Error: rerr.Error()})
 				continue
@@ -80,7 +91,7 @@ func scanJSONL[T any](path string, fn func(*T, int64) error, bad func(Problem)) 
 					msg += " (the last line has no newline: was the file cut short?)"
 				}
 				bad(Problem{File: path, Line: line, Error: msg})
-			} else if err := fn(&t, rows); err != nil {
+			} else if err := fn(&t, rows, at); err != nil {
 				return rows, err
 			}
 		}

@@ -18,10 +18,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	ew := errwriter.New(w) // keeps the first write error, so sections need not check each
 	sections := []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
-		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textLiveStats, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable,
+		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textLiveStats, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable, r.textReview,
 	}
 	if r.Corpus.RubricKind == RubricGrounded { // its own sections lead
-		sections = []func(io.Writer){r.textCorpus, r.textProblems, r.textStructure, r.textGrounded, r.textJudgePanel, r.textUsage, r.textProvenance, r.textUnavailable}
+		sections = []func(io.Writer){r.textCorpus, r.textProblems, r.textStructure, r.textGrounded, r.textJudgePanel, r.textUsage, r.textProvenance, r.textUnavailable, r.textReview}
 	}
 	for _, section := range sections {
 		section(ew)

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -88,10 +89,7 @@ func ReadDecisions(logs []string, fp string) (*Decisions, error) {
 }
 
 func compareKeys(a, b ItemKey) int {
-	if c := strings.Compare(a.Record, b.Record); c != 0 {
-		return c
-	}
-	return int(a.Item - b.Item)
+	return cmp.Or(strings.Compare(a.Record, b.Record), cmp.Compare(a.Question, b.Question), cmp.Compare(a.Item, b.Item))
 }
 
 // Conflict is an item that reviewers decided differently.
@@ -108,6 +106,9 @@ func (c Conflict) String() string {
 			s += fmt.Sprintf(" to %q", e.After.Text)
 		}
 		parts = append(parts, s)
+	}
+	if c.Key.Question > 0 {
+		return fmt.Sprintf("record %s question %d criterion %d: %s", c.Key.Record, c.Key.Question, c.Key.Item, strings.Join(parts, ", "))
 	}
 	return fmt.Sprintf("record %s item %d: %s", c.Key.Record, c.Key.Item, strings.Join(parts, ", "))
 }
@@ -198,9 +199,12 @@ func settle(es []Entry, p Policy) (Entry, bool) {
 // Applier applies settled decisions to records: corpus.ExportReview.
 type Applier struct {
 	decided map[ItemKey]Entry
-	mu      sync.Mutex
-	sum     corpus.ReviewSummary
-	counts  map[string]*corpus.ReviewerCounts
+	// credit names, for each settled item, every reviewer whose decision
+	// is the one applied (two who agree are both credited).
+	credit map[ItemKey][]string
+	mu     sync.Mutex
+	sum    corpus.ReviewSummary
+	counts map[string]*corpus.ReviewerCounts
 }
 
 // NewApplier applies the decisions of d settled under p.
@@ -209,10 +213,23 @@ func NewApplier(d *Decisions, p Policy) (*Applier, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Applier{decided: decided, counts: map[string]*corpus.ReviewerCounts{}}
+	a := &Applier{decided: decided, credit: map[ItemKey][]string{}, counts: map[string]*corpus.ReviewerCounts{}}
 	a.sum = corpus.ReviewSummary{Logs: d.Logs, Policy: p.String(), Conflicts: int64(len(conflicts))}
-	for _, r := range d.Reviewers {
-		a.counts[r] = &corpus.ReviewerCounts{Reviewer: r}
+	for k, e := range decided {
+		for _, other := range d.byItem[k] {
+			if same(other, e) {
+				a.credit[k] = append(a.credit[k], other.Reviewer)
+			}
+		}
+		if len(a.credit[k]) == 0 {
+			a.credit[k] = []string{e.Reviewer}
+		}
+		slices.Sort(a.credit[k])
+	}
+	for i, r := range d.Reviewers {
+		if len(d.States[i].Items) > 0 { // a reviewer who decided nothing is not listed
+			a.counts[r] = &corpus.ReviewerCounts{Reviewer: r}
+		}
 	}
 	return a, nil
 }
@@ -220,46 +237,46 @@ func NewApplier(d *Decisions, p Policy) (*Applier, error) {
 // Apply drops the rejected items of rec, applies the edits, marks the
 // accepted and edited items valid (a person's verdict over the judge's),
 // numbers the items 1..n again (and the rollouts' satisfaction verdicts
-// with them; an edited item's verdicts, measured on its old text, are
-// dropped with its figures) and says whether the rubric still holds.
+// with them) and says whether the rubric still holds. An edit of the text
+// or type drops the figures and verdicts measured on the old text; an
+// edit of the weight alone keeps them; an edit that changes nothing (an
+// older log's) is an accept. A grounded record's criteria are applied the
+// same way (applyGrounded).
 //
-// A record no decision touched is kept as it is, grounded ones included.
+// A record no decision touched is kept as it is.
 func (a *Applier) Apply(rec *schema.Record) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if rec.Grounded != nil {
+		return a.applyGrounded(rec)
+	}
 	if !a.touches(rec) {
 		return true
 	}
 	newID := map[int32]int32{}
 	var kept []schema.Item
 	for _, it := range rec.Rubric {
-		e, ok := a.decided[ItemKey{rec.ID, it.ID}]
-		if ok && e.Before != nil && *e.Before != *stateOf(it) {
-			a.sum.Stale++
-			ok = false
-		}
+		k := ItemKey{Record: rec.ID, Item: it.ID}
+		e, ok := a.settled(k, *stateOf(it))
 		if !ok {
 			newID[it.ID] = int32(len(kept) + 1)
 			kept = append(kept, it)
 			continue
 		}
-		c := a.counts[e.Reviewer]
 		switch e.Action {
 		case ActionReject:
-			a.sum.ItemsRejected++
-			c.Rejected++
 			continue
 		case ActionAccept:
-			a.sum.ItemsAccepted++
-			c.Accepted++
-			it = reviewed(it, "accepted in review by "+e.Reviewer)
+			it = reviewed(it, "accepted in review by "+a.names(k))
 			newID[it.ID] = int32(len(kept) + 1)
 		case ActionEdit:
-			a.sum.ItemsEdited++
-			c.Edited++
+			if e.After.Type == it.Type && e.After.Text == it.Text {
+				newID[it.ID] = int32(len(kept) + 1) // the weight alone: what was measured holds
+			} else {
+				it.SatRate, it.Corr, it.EmpiricalValid = nil, nil, nil
+			}
 			it.Type, it.Text, it.Weight, it.Polarity = e.After.Type, e.After.Text, e.After.Weight, schema.PolarityOf(e.After.Type)
-			it.SatRate, it.Corr, it.EmpiricalValid = nil, nil, nil
-			it = reviewed(it, "edited in review by "+e.Reviewer)
+			it = reviewed(it, "edited in review by "+a.names(k))
 		}
 		kept = append(kept, it)
 	}
@@ -275,10 +292,62 @@ func (a *Applier) Apply(rec *schema.Record) bool {
 	return true
 }
 
+// settled is the decision to apply to item k, whose state in the record
+// is now, and counts it; ok is false when none applies (none was made, or
+// it was made on other text: stale). An edit that changes nothing comes
+// back as an accept.
+func (a *Applier) settled(k ItemKey, now ItemState) (Entry, bool) {
+	e, ok := a.decided[k]
+	if !ok {
+		return e, false
+	}
+	if e.Before != nil && *e.Before != now {
+		a.sum.Stale++
+		return e, false
+	}
+	if e.Action == ActionEdit && e.After != nil && *e.After == now {
+		e.Action, e.After = ActionAccept, nil
+	}
+	for _, who := range a.credit[k] {
+		c := a.counts[who]
+		if c == nil {
+			c = &corpus.ReviewerCounts{Reviewer: who}
+			a.counts[who] = c
+		}
+		switch e.Action {
+		case ActionReject:
+			c.Rejected++
+		case ActionAccept:
+			c.Accepted++
+		case ActionEdit:
+			c.Edited++
+		}
+	}
+	switch e.Action {
+	case ActionReject:
+		a.sum.ItemsRejected++
+	case ActionAccept:
+		a.sum.ItemsAccepted++
+	case ActionEdit:
+		a.sum.ItemsEdited++
+	}
+	return e, true
+}
+
+// names is who is credited with item k's decision: "alice", "alice and
+// bob", "alice, bob and carol".
+func (a *Applier) names(k ItemKey) string {
+	who := a.credit[k]
+	if len(who) <= 1 {
+		return strings.Join(who, "")
+	}
+	return strings.Join(who[:len(who)-1], ", ") + " and " + who[len(who)-1]
+}
+
 // touches reports whether a settled decision names an item of rec.
 func (a *Applier) touches(rec *schema.Record) bool {
 	for _, it := range rec.Rubric {
-		if _, ok := a.decided[ItemKey{rec.ID, it.ID}]; ok {
+		if _, ok := a.decided[ItemKey{Record: rec.ID, Item: it.ID}]; ok {
 			return true
 		}
 	}

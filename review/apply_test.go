@@ -102,7 +102,7 @@ func TestPolicies(t *testing.T) {
 				t.Fatal(err)
 			}
 			for item := int32(1); item <= 3; item++ {
-				e, ok := got[ItemKey{"r", item}]
+				e, ok := got[ItemKey{Record: "r", Item: item}]
 				want, settled := tt.want[item]
 				if ok != settled || (ok && e.Reviewer != want && !(item == 2 && tt.policy != "reviewer:bob")) {
 					t.Errorf("item %d: settled %v by %q; want settled %v by %q", item, ok, e.Reviewer, settled, want)
@@ -220,28 +220,26 @@ func TestReportAgreement(t *testing.T) {
 func TestQueuePutsLikelyWrongFirst(t *testing.T) {
 	c := loadDemo(t, 6)
 	none := Replay("x", nil)
-	ids := func(rs []*Record) string {
-		var s []string
-		for _, r := range rs {
-			s = append(s, r.ID)
-		}
-		return strings.Join(s, " ")
-	}
+	ids := func(f Filter, s *State) string { return strings.Join(c.Queue(f, s).IDs(), " ") }
 	// r03: judge valid, empirically invalid (disagree, empirical, low edge);
 	// r00: judge invalid and empirically valid; r02, r04: judge invalid and
 	// empirically invalid; r01, r05: nothing to look at.
-	if got := ids(Queue(c, Filter{}, none)); got != "r03 r00 r02 r04 r01 r05" {
+	if got := ids(Filter{}, none); got != "r03 r00 r02 r04 r01 r05" {
 		t.Errorf("queue %s", got)
 	}
-	if got := ids(Queue(c, Filter{JudgeInvalid: true}, none)); got != "r00 r02 r04" {
+	if got := ids(Filter{JudgeInvalid: true}, none); got != "r00 r02 r04" {
 		t.Errorf("judge-invalid queue %s", got)
 	}
-	if got := ids(Queue(c, Filter{LowEdge: true, EmpiricalInvalid: true}, none)); got != "r03 r02 r04" {
+	if got := ids(Filter{LowEdge: true, EmpiricalInvalid: true}, none); got != "r03 r02 r04" {
 		t.Errorf("low-edge, empirically invalid queue %s", got)
 	}
-	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1), decide("x", ActionSkip, t0, "r03", 0))
-	if got := ids(Queue(c, Filter{}, s)); got != "r00 r02 r04 r01 r05 r03" {
+	s := stateOfEntries("x", decide("x", ActionAccept, t0, "r01", 1), decide("x", ActionSkip, t0, "r03", 0),
+		decide("x", ActionFlag, t0, "r04", 0))
+	if got := ids(Filter{}, s); got != "r00 r02 r04 r01 r05 r03" {
 		t.Errorf("queue after skipping r03: %s", got)
+	}
+	if got := ids(Filter{Flagged: true}, s); got != "r04" {
+		t.Errorf("flagged queue: %s", got)
 	}
 	if r, n := Progress(c, s); r != 1 || n != 30 {
 		t.Errorf("progress %d of %d", r, n)
@@ -264,4 +262,84 @@ func loadDemo(t *testing.T, n int) *Corpus {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestAgreeingReviewersAreAllCredited: when two reviewers decided an item
+// alike, both are credited with it in the export's summary; a reviewer who
+// decided nothing is not listed.
+func TestAgreeingReviewersAreAllCredited(t *testing.T) {
+	recs, err := reviewtest.Records(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0 := recs[0]
+	acc := func(who string) Entry {
+		return Entry{Time: t0, Reviewer: who, Record: r0.ID, Item: 1, Action: ActionAccept, Before: stateOf(r0.Rubric[0])}
+	}
+	d := decisions(stateOfEntries("alice", acc("alice")), stateOfEntries("bob", acc("bob")), stateOfEntries("carol"))
+	a, err := NewApplier(d, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Apply(&r0)
+	s := a.Summary()
+	if s.ItemsAccepted != 1 || len(s.Reviewers) != 2 || s.Reviewers[0].Accepted != 1 || s.Reviewers[1].Accepted != 1 {
+		t.Fatalf("summary %+v; want one item accepted, credited to alice and bob, carol not listed", s)
+	}
+	if !strings.Contains(*r0.Rubric[0].ValidReason, "accepted in review by alice and bob") {
+		t.Fatalf("the reason names %q", *r0.Rubric[0].ValidReason)
+	}
+}
+
+// TestApplyKeepsFiguresOfUnchangedText: an edit that changes nothing (an
+// old log's) counts as an accept and keeps the item's figures; an edit of
+// the weight alone keeps its figures and its rollouts' verdicts.
+func TestApplyKeepsFiguresOfUnchangedText(t *testing.T) {
+	recs, err := reviewtest.Records(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0 := recs[0]
+	same := *stateOf(r0.Rubric[0])
+	heavier := *stateOf(r0.Rubric[1])
+	heavier.Weight = 3
+	d := decisions(stateOfEntries("alice",
+		Entry{Time: t0, Reviewer: "alice", Record: r0.ID, Item: 1, Action: ActionEdit, Before: stateOf(r0.Rubric[0]), After: &same},
+		Entry{Time: t0, Reviewer: "alice", Record: r0.ID, Item: 2, Action: ActionEdit, Before: stateOf(r0.Rubric[1]), After: &heavier}))
+	a, err := NewApplier(d, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Apply(&r0)
+	if r0.Rubric[0].SatRate == nil || r0.Rubric[1].SatRate == nil || r0.Rubric[1].Weight != 3 {
+		t.Fatalf("items 1 and 2: %+v %+v; want their figures kept", r0.Rubric[0], r0.Rubric[1])
+	}
+	for _, ro := range r0.Rollouts {
+		if len(ro.Satisfaction) != 5 {
+			t.Fatalf("rollout %d keeps %d verdicts; want all 5", ro.Index, len(ro.Satisfaction))
+		}
+	}
+	if s := a.Summary(); s.ItemsAccepted != 1 || s.ItemsEdited != 1 {
+		t.Fatalf("summary %+v; want the unchanged edit counted as an accept", s)
+	}
+}
+
+// TestReportNamesFlaggedRecords: the report lists each reviewer's flagged
+// records, and leaves out a reviewer who decided nothing.
+func TestReportNamesFlaggedRecords(t *testing.T) {
+	c := loadDemo(t, 3)
+	alice := stateOfEntries("alice", decide("alice", ActionAccept, t0, "r00", 1),
+		Entry{Time: t0, Reviewer: "alice", Record: "r02", Action: ActionFlag, Reason: "ask bob"},
+		Entry{Time: t0, Reviewer: "alice", Record: "r01", Action: ActionFlag})
+	rep := Summarize(c, decisions(alice, stateOfEntries("carol")))
+	if len(rep.Reviewers) != 1 || rep.Reviewers[0].Reviewer != "alice" || len(rep.Between) != 0 {
+		t.Fatalf("reviewers %+v, %d pairs; want alice alone", rep.Reviewers, len(rep.Between))
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "flagged: r01 (alice), r02 (alice: ask bob)") || strings.Contains(text.String(), "  carol ") {
+		t.Fatalf("the report:\n%s", text.String())
+	}
 }

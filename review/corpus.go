@@ -1,10 +1,16 @@
 package review
 
 import (
+	"container/heap"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -12,107 +18,536 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// Shown rollouts: a page shows a few of a record's rollouts, each cut to a
-// length a person reads.
+// Corpus is a corpus as a review sees it. It holds a small index of every
+// record (its id, where it is, its items' types, verdicts and risks: about
+// 200 bytes a record) and reads a record whole only when a page shows it,
+// so that a corpus of 100,000 records is reviewed in little memory.
+type Corpus struct {
+	Paths []string
+	// Parts are the corpora the paths make, one per review directory: each
+	// record's decisions go to the log of the part it came from, under
+	// that part's fingerprint.
+	Parts []Part
+	// Running: a distill run held a run directory when it was read; the
+	// records are those committed by then (a snapshot).
+	Running  bool
+	Problems []audit.Problem
+	// Total counts the records read; with a sample, the index holds
+	// Sample.N of them.
+	Total  int
+	Sample *Sample
+
+	recs    []recEntry
+	byID    map[string]int32
+	sampled map[string]bool // the ids read, while a sample is drawn
+	items   int
+	cache   recordCache
+	orders  orderCache
+}
+
+// Part is one corpus among the paths reviewed together.
+type Part struct {
+	Paths       []string
+	Dir         string // its review directory (Dir)
+	Fingerprint string
+	Records     int // records of it in the review
+	Grounded    int // of which grounded
+	in          *audit.Input
+	rows        *audit.Rows
+}
+
+// Sample is a review of a random sample: the N records with the smallest
+// keys xxhash64(seed, record id); the same seed always draws the same
+// records, and a larger N draws a superset.
+type Sample struct {
+	N    int
+	Seed uint64
+}
+
+// Options configure Open.
+type Options struct {
+	// Sample, when above 0, reviews that many records drawn by Seed.
+	Sample int
+	Seed   uint64
+}
+
+// recEntry is what the index holds of one record.
+type recEntry struct {
+	id    string // its name in the queue
+	logID string // the record its items' keys name, when not id (a verl export's grounded question)
+	part  uint16
+	ref   audit.RowRef
+	risk  int32
+	items []itemEntry
+	draw  uint64 // its place in a sample's draw
+	// grounded: a grounded record (its items are criteria)
+	grounded bool
+}
+
+// itemEntry is what the index holds of one item.
+type itemEntry struct {
+	question int32 // ItemKey.Question
+	id       int32
+	typ      uint8 // index in Corpus.types
+	flags    uint8
+	risk     uint8
+}
+
+// itemEntry flags.
 const (
-	shownPerSide    = 2    // correct ones, and as many flawed ones
-	shownRolloutLen = 6000 // characters of one rollout's text
+	judgeInvalid uint8 = 1 << iota
+	empiricalInvalid
+	lowEdge
 )
 
-// Corpus is a corpus as a review shows it: its records held in memory
-// with a few rollouts each, and the fingerprint its logs carry.
-type Corpus struct {
-	Paths       []string
-	Fingerprint string
-	// Running: a distill run held the run directory when it was read; the
-	// records are those committed by then (a snapshot).
-	Running bool
-	Records []*Record
-	// Grounded counts the grounded-style records, whose criteria a review
-	// does not show yet; they are left out.
-	Grounded int
-	Problems []audit.Problem
-	byID     map[string]*Record
-}
-
-// Record is one record to review.
-type Record struct {
-	ID, Source, Split, Style string
-	Problem, Answer          string
-	Reference                string
-	NCorrect, NRollouts      int
-	PassRate                 float64
-	Rollouts                 []schema.Rollout // the shown ones, text cut
-	Items                    []Item
-	Risk                     int // the largest risk of its items
-}
-
-// Item is one rubric item with the figures a reviewer weighs.
-type Item struct {
-	schema.Item
-	// Edge is the discrimination edge: good-side satisfaction among the
-	// correct rollouts minus among the flawed ones; nil when either side
-	// has no satisfaction verdicts.
-	Edge *float64
-	Risk int
-	// Why lists the reasons of Risk, for the page.
-	Why []string
-}
-
-// Record returns the record with id, or nil.
-func (c *Corpus) Record(id string) *Record { return c.byID[id] }
-
-// Items counts the items of every record.
-func (c *Corpus) Items() int {
-	n := 0
-	for _, r := range c.Records {
-		n += len(r.Items)
+// recordID is the record its items' keys name.
+func (r *recEntry) recordID() string {
+	if r.logID != "" {
+		return r.logID
 	}
-	return n
+	return r.id
 }
 
-// Load reads the corpus in (any corpus validate reads) for review.
-// Records that repeat an id are read once (the first).
-func Load(ctx context.Context, in *audit.Input) (*Corpus, error) {
-	c := &Corpus{Paths: in.Paths, Running: in.Running, byID: map[string]*Record{}}
-	fp, err := scanFingerprint(ctx, in, func(rec *schema.Record) {
-		if rec.Grounded != nil || rec.Style == "grounded" {
-			c.Grounded++
-			return
+func (r *recEntry) key(it *itemEntry) ItemKey {
+	return ItemKey{Record: r.recordID(), Question: it.question, Item: it.id}
+}
+
+// Open reads the corpora at paths for review: each path is a run
+// directory, an export directory or a shard file; paths that share a
+// review directory are one part. Records that repeat an id are read once
+// (the first).
+func Open(ctx context.Context, paths []string, opt Options) (*Corpus, error) {
+	c := &Corpus{Paths: paths, byID: map[string]int32{}}
+	if opt.Sample > 0 {
+		c.Sample = &Sample{N: opt.Sample, Seed: opt.Seed}
+	}
+	for _, group := range groupByDir(paths) {
+		in, err := audit.Open(group...)
+		if err != nil {
+			_ = c.Close() // only read: err is the failure
+			return nil, err
 		}
-		if c.byID[rec.ID] != nil {
-			return
-		}
-		r := newRecord(rec)
-		c.Records = append(c.Records, r)
-		c.byID[r.ID] = r
-	}, func(p audit.Problem) { c.Problems = append(c.Problems, p) })
-	if err != nil {
+		c.Parts = append(c.Parts, Part{Paths: group, Dir: Dir(group[0]), in: in})
+	}
+	if err := c.index(ctx); err != nil {
+		_ = c.Close() // only read: err is the failure
 		return nil, err
 	}
-	c.Fingerprint = fp
 	return c, nil
+}
+
+// Load reads the corpus in (one part) for review.
+func Load(ctx context.Context, in *audit.Input) (*Corpus, error) {
+	c := &Corpus{Paths: in.Paths, byID: map[string]int32{}, Parts: []Part{{Paths: in.Paths, Dir: Dir(in.Paths[0]), in: in}}}
+	if err := c.index(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// groupByDir groups paths by their review directory, in order of first
+// appearance.
+func groupByDir(paths []string) [][]string {
+	var dirs []string
+	groups := map[string][]string{}
+	for _, p := range paths {
+		d := Dir(p)
+		if _, ok := groups[d]; !ok {
+			dirs = append(dirs, d)
+		}
+		groups[d] = append(groups[d], p)
+	}
+	out := make([][]string, len(dirs))
+	for i, d := range dirs {
+		out[i] = groups[d]
+	}
+	return out
+}
+
+// index scans every part into the index, the files of a part several at
+// once, and takes their records in file order.
+func (c *Corpus) index(ctx context.Context) error {
+	draw := &sampleHeap{}
+	for p := range c.Parts {
+		part := &c.Parts[p]
+		c.Running = c.Running || part.in.Running
+		files, err := scanFiles(ctx, part.in, uint16(p))
+		if err != nil {
+			return fmt.Errorf("reading the corpus for review: %w", err)
+		}
+		fps := map[string]bool{}
+		var ids []string // only when no record names a job (fingerprintOf hashes the ids then)
+		n := 0
+		for _, f := range files {
+			n += len(f.recs)
+			for fp := range f.fps {
+				fps[fp] = true
+			}
+		}
+		if len(fps) == 0 {
+			ids = make([]string, 0, n)
+		}
+		if c.Sample == nil {
+			c.recs = slices.Grow(c.recs, n)
+			if len(c.byID) == 0 {
+				c.byID = make(map[string]int32, n)
+			}
+		}
+		for k := range files {
+			f := &files[k]
+			c.Problems = append(c.Problems, f.problems...)
+			for _, e := range f.recs {
+				if len(fps) == 0 {
+					ids = append(ids, e.id)
+				}
+				if c.seen(e.id) {
+					continue
+				}
+				c.Total++
+				c.take(e, draw)
+			}
+			f.recs = nil // the index holds them now
+		}
+		part.Fingerprint = fingerprintOf(fps, part.in, ids)
+		part.rows = part.in.OpenRows()
+	}
+	if c.Sample != nil {
+		c.recs = []recEntry(*draw)
+		slices.SortFunc(c.recs, func(a, b recEntry) int { return strings.Compare(a.id, b.id) })
+		c.byID = make(map[string]int32, len(c.recs))
+		for i := range c.recs {
+			c.byID[c.recs[i].id] = int32(i)
+		}
+	}
+	c.recs, c.sampled = slices.Clip(c.recs), nil
+	for i := range c.recs {
+		c.items += len(c.recs[i].items)
+		c.Parts[c.recs[i].part].Records++
+		if c.recs[i].grounded {
+			c.Parts[c.recs[i].part].Grounded++
+		}
+	}
+	c.orders.get(c, Filter{}) // the queue's order, ready for the first page
+	return nil
+}
+
+// scannedFile is what the index read of one file.
+type scannedFile struct {
+	recs     []recEntry
+	fps      map[string]bool
+	problems []audit.Problem
+}
+
+// scanFiles reads the index entries of every file of in, as many files at
+// once as there are CPUs.
+func scanFiles(ctx context.Context, in *audit.Input, part uint16) ([]scannedFile, error) {
+	out := make([]scannedFile, len(in.Files))
+	errs := make([]error, len(in.Files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(in.Files)) {
+		wg.Go(func() {
+			for i := range next {
+				f := &out[i]
+				f.fps = map[string]bool{}
+				errs[i] = audit.ScanFileAt(ctx, in, i, indexOfLabel, func(row *indexRow, ref audit.RowRef) error {
+					if row.Provenance.JobFingerprint != "" {
+						f.fps[row.Provenance.JobFingerprint] = true
+					}
+					e := entryOf(row, part, ref)
+					e.id, e.grounded = row.ID, row.Grounded != nil
+					if row.unit != "" {
+						e.id, e.logID = row.unit, row.ID
+					}
+					f.recs = append(f.recs, e)
+					return nil
+				}, func(pr audit.Problem) { f.problems = append(f.problems, pr) })
+			}
+		})
+	}
+	for i := range in.Files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, errors.Join(errs...)
+}
+
+// seen reports whether a record with id was read before, and notes it:
+// in the index (byID) for a whole corpus, in the sample's own set for a
+// sample, whose index is made from its draw at the end.
+func (c *Corpus) seen(id string) bool {
+	if c.Sample == nil {
+		_, dup := c.byID[id]
+		if !dup {
+			c.byID[id] = int32(len(c.recs)) // take appends it next
+		}
+		return dup
+	}
+	if c.sampled == nil {
+		c.sampled = map[string]bool{}
+	}
+	dup := c.sampled[id]
+	c.sampled[id] = true
+	return dup
+}
+
+// take adds e to the index, or to the sample's draw.
+func (c *Corpus) take(e recEntry, draw *sampleHeap) {
+	if c.Sample == nil {
+		c.recs = append(c.recs, e)
+		return
+	}
+	e.draw = sampleKey(c.Sample.Seed, e.id)
+	if draw.Len() == c.Sample.N && e.draw >= (*draw)[0].draw {
+		return
+	}
+	heap.Push(draw, e)
+	if draw.Len() > c.Sample.N {
+		heap.Pop(draw)
+	}
+}
+
+// sampleKey is a record's place in the draw of a seed.
+func sampleKey(seed uint64, id string) uint64 {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	d := xxhash.New()
+	d.Write(b[:])
+	d.WriteString(id)
+	return d.Sum64()
+}
+
+// sampleHeap keeps the drawn records with the largest key on top.
+type sampleHeap []recEntry
+
+func (h sampleHeap) Len() int           { return len(h) }
+func (h sampleHeap) Less(i, j int) bool { return h[i].draw > h[j].draw }
+func (h sampleHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sampleHeap) Push(x any)        { *h = append(*h, x.(recEntry)) }
+func (h *sampleHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// entryOf is the index entry of row.
+func entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
+	e := recEntry{part: part, ref: ref}
+	edges := row.edges()
+	for k, it := range row.Rubric {
+		edge := edges[k]
+		risk, _ := itemRisk(it.Valid, it.EmpiricalValid, edge)
+		var flags uint8
+		if it.Valid != nil && !*it.Valid {
+			flags |= judgeInvalid
+		}
+		if it.EmpiricalValid != nil && !*it.EmpiricalValid {
+			flags |= empiricalInvalid
+		}
+		if edge != nil && *edge < LowEdge {
+			flags |= lowEdge
+		}
+		e.items = append(e.items, itemEntry{id: it.ID, typ: typeIndex(it.Type), flags: flags, risk: uint8(min(risk, math.MaxUint8))})
+		e.risk = max(e.risk, int32(risk))
+	}
+	if g := row.Grounded; g != nil {
+		for _, q := range g.Questions {
+			for i, cr := range q.Criteria {
+				risk, _ := criterionRisk(cr.Valid, cr.Varies)
+				var flags uint8
+				if cr.Valid != nil && !*cr.Valid {
+					flags |= judgeInvalid
+				}
+				if cr.Varies != nil && !*cr.Varies {
+					flags |= empiricalInvalid
+				}
+				e.items = append(e.items, itemEntry{question: q.Index + 1, id: int32(i + 1), typ: typeIndex(CriterionType), flags: flags, risk: uint8(risk)})
+				e.risk = max(e.risk, int32(risk))
+			}
+		}
+	}
+	e.items = slices.Clip(e.items)
+	return e
+}
+
+// itemTypes are the types an itemEntry's typ indexes: the rubric types,
+// criteria, and any other type a damaged record may hold.
+var itemTypes = append(append(slices.Clone(schema.ItemTypes), CriterionType), "other")
+
+// typeIndex is t's index in itemTypes.
+func typeIndex(t string) uint8 {
+	if i := slices.Index(itemTypes, t); i >= 0 {
+		return uint8(i)
+	}
+	return uint8(len(itemTypes) - 1)
+}
+
+// Len is the number of records under review.
+func (c *Corpus) Len() int { return len(c.recs) }
+
+// Items counts the items of every record under review.
+func (c *Corpus) Items() int { return c.items }
+
+// Has reports whether record id is under review.
+func (c *Corpus) Has(id string) bool {
+	_, ok := c.byID[id]
+	return ok
+}
+
+// PartOf is the part record id came from; -1 when it is not under review.
+func (c *Corpus) PartOf(id string) int {
+	i, ok := c.byID[id]
+	if !ok {
+		return -1
+	}
+	return int(c.recs[i].part)
+}
+
+// Types lists the item types of the corpus, in schema.ItemTypes order
+// (criteria last).
+func (c *Corpus) Types() []string {
+	var out []string
+	var has [256]bool
+	for i := range c.recs {
+		for _, it := range c.recs[i].items {
+			has[it.typ] = true
+		}
+	}
+	for i, t := range itemTypes[:len(itemTypes)-1] {
+		if has[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ItemInfo is what the index knows of item k: its type (CriterionType for
+// a criterion) and whether the judge said it is invalid; ok is false when
+// the corpus has no such item.
+func (c *Corpus) ItemInfo(k ItemKey) (typ string, judged, valid bool, ok bool) {
+	r := c.unitOf(k)
+	if r == nil {
+		return "", false, false, false
+	}
+	for i := range r.items {
+		it := &r.items[i]
+		if it.question == k.Question && it.id == k.Item {
+			return c.typeName(it.typ), true, it.flags&judgeInvalid == 0, true
+		}
+	}
+	return "", false, false, false
+}
+
+func (c *Corpus) typeName(i uint8) string { return itemTypes[i] }
+
+// unitOf is the index entry holding item k.
+func (c *Corpus) unitOf(k ItemKey) *recEntry {
+	if i, ok := c.byID[k.Record]; ok {
+		return &c.recs[i]
+	}
+	if k.Question > 0 {
+		if i, ok := c.byID[schema.QuestionID(k.Record, k.Question-1)]; ok {
+			return &c.recs[i]
+		}
+	}
+	return nil
+}
+
+// Record reads record id whole (the last few read are kept).
+func (c *Corpus) Record(ctx context.Context, id string) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	i, ok := c.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("no record %q in this review", id)
+	}
+	if r := c.cache.get(id); r != nil {
+		return r, nil
+	}
+	e := &c.recs[i]
+	rec, err := c.Parts[e.part].rows.Record(e.ref)
+	if err != nil {
+		return nil, fmt.Errorf("reading record %s: %w", id, err)
+	}
+	if rec.ID != e.recordID() {
+		return nil, fmt.Errorf("reading record %s: found record %s in its place (did the corpus change since the page started?)", id, rec.ID)
+	}
+	r := newRecord(id, rec)
+	c.cache.put(r)
+	return r, nil
+}
+
+// Close closes the corpus's files.
+func (c *Corpus) Close() error {
+	var first error
+	for _, p := range c.Parts {
+		if p.rows != nil {
+			if err := p.rows.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// recordCache keeps the records read last.
+type recordCache struct {
+	mu    sync.Mutex
+	order []string
+	recs  map[string]*Record
+}
+
+// cachedRecords is how many whole records a corpus keeps.
+const cachedRecords = 64
+
+func (rc *recordCache) get(id string) *Record {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.recs[id]
+}
+
+func (rc *recordCache) put(r *Record) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.recs == nil {
+		rc.recs = map[string]*Record{}
+	}
+	if _, ok := rc.recs[r.ID]; ok {
+		return
+	}
+	if len(rc.order) == cachedRecords {
+		delete(rc.recs, rc.order[0])
+		rc.order = rc.order[1:]
+	}
+	rc.order = append(rc.order, r.ID)
+	rc.recs[r.ID] = r
 }
 
 // Fingerprint is the review fingerprint of the corpus in: what its logs
 // carry, and what `distill export --review` checks a log against.
 func Fingerprint(ctx context.Context, in *audit.Input) (string, error) {
-	return scanFingerprint(ctx, in, func(*schema.Record) {}, func(audit.Problem) {})
-}
-
-// scanFingerprint reads every record of in, passes it to fn, and returns
-// the corpus's fingerprint.
-func scanFingerprint(ctx context.Context, in *audit.Input, fn func(*schema.Record), bad func(audit.Problem)) (string, error) {
 	fps := map[string]bool{}
 	var ids []string
-	err := audit.ScanRecords(ctx, in, func(rec *schema.Record) error {
-		if rec.Provenance.JobFingerprint != "" {
-			fps[rec.Provenance.JobFingerprint] = true
+	err := audit.ScanAt(ctx, in, indexOfLabel, func(row *indexRow, _ audit.RowRef) error {
+		if row.Provenance.JobFingerprint != "" {
+			fps[row.Provenance.JobFingerprint] = true
 		}
-		ids = append(ids, rec.ID)
-		fn(rec)
+		id := row.ID
+		if row.unit != "" {
+			id = row.unit
+		}
+		ids = append(ids, id)
 		return nil
-	}, bad)
+	}, func(audit.Problem) {})
 	if err != nil {
 		return "", fmt.Errorf("reading the corpus for review: %w", err)
 	}
@@ -140,96 +575,105 @@ func fingerprintOf(fps map[string]bool, in *audit.Input, ids []string) string {
 	return fmt.Sprintf("%016x", xxhash.Sum64String("review-fingerprint/1 "+kind+"\n"+strings.Join(keys, "\n")))
 }
 
-// newRecord keeps what a page shows of rec and measures its items.
-func newRecord(rec *schema.Record) *Record {
-	r := &Record{ID: rec.ID, Source: rec.Source, Split: rec.Split, Style: rec.Style, Problem: rec.Problem, Answer: rec.Answer,
-		NCorrect: int(rec.NCorrect), NRollouts: len(rec.Rollouts), PassRate: rec.PassRate}
-	if rec.Reference != nil {
-		r.Reference = *rec.Reference
-	}
-	r.Rollouts = shownRollouts(rec.Rollouts)
-	for _, it := range rec.Rubric {
-		item := Item{Item: it, Edge: edgeOf(it, rec.Rollouts)}
-		item.Risk, item.Why = riskOf(&item)
-		r.Risk = max(r.Risk, item.Risk)
-		r.Items = append(r.Items, item)
-	}
-	return r
+// indexRow is what the index reads of a record: ids, verdicts and the
+// rollouts' satisfaction verdicts, none of the long texts. Its json tags
+// are schema.Record's, so JSONL records decode into it too.
+type indexRow struct {
+	ID         string         `parquet:"id" json:"id"`
+	Style      string         `parquet:"style" json:"style"`
+	Rubric     []indexItem    `parquet:"rubric,list" json:"rubric"`
+	Rollouts   []indexRollout `parquet:"rollouts,list" json:"rollouts"`
+	Provenance struct {
+		JobFingerprint string `parquet:"job_fingerprint" json:"job_fingerprint"`
+	} `parquet:"provenance" json:"provenance"`
+	Grounded *indexGrounded `parquet:"grounded,optional" json:"grounded,omitempty"`
+	// unit names a verl export's grounded question (its question id);
+	// ID is then its passage's record.
+	unit string
 }
 
-// shownRollouts picks the first correct and flawed rollouts, texts cut.
-func shownRollouts(all []schema.Rollout) []schema.Rollout {
-	var out []schema.Rollout
-	correct, flawed := 0, 0
-	for _, ro := range all {
-		switch {
-		case ro.Correct && correct < shownPerSide:
-			correct++
-		case !ro.Correct && flawed < shownPerSide:
-			flawed++
-		default:
-			continue
-		}
-		if r := []rune(ro.Text); len(r) > shownRolloutLen {
-			ro.Text = string(r[:shownRolloutLen]) + " [...]"
-		}
-		ro.Satisfaction = nil
-		out = append(out, ro)
-	}
-	return out
+type indexItem struct {
+	ID             int32  `parquet:"id" json:"id"`
+	Type           string `parquet:"type" json:"type"`
+	Polarity       int32  `parquet:"polarity" json:"polarity"`
+	Valid          *bool  `parquet:"valid,optional" json:"valid,omitempty"`
+	EmpiricalValid *bool  `parquet:"empirical_valid,optional" json:"empirical_valid,omitempty"`
 }
 
-// edgeOf is the item's discrimination edge over the rollouts' satisfaction
-// verdicts: the good-side rate among the correct minus among the flawed,
-// where the good side of a PITFALL is not satisfying it.
-func edgeOf(it schema.Item, rollouts []schema.Rollout) *float64 {
-	var good, n [2]int // [0] correct, [1] flawed
-	for _, ro := range rollouts {
+type indexRollout struct {
+	Correct      bool                 `parquet:"correct" json:"correct"`
+	Satisfaction []schemaSatisfaction `parquet:"satisfaction,list" json:"satisfaction"`
+}
+
+// schemaSatisfaction is a satisfaction verdict without its step.
+type schemaSatisfaction struct {
+	ID        int32 `parquet:"item_id" json:"item_id"`
+	Satisfied bool  `parquet:"satisfied" json:"satisfied"`
+}
+
+type indexGrounded struct {
+	Questions []indexQuestion `parquet:"questions,list" json:"questions"`
+}
+
+type indexQuestion struct {
+	Index    int32            `parquet:"index" json:"index"`
+	Criteria []indexCriterion `parquet:"criteria,list" json:"criteria"`
+}
+
+type indexCriterion struct {
+	Valid  *bool `parquet:"valid,optional" json:"valid,omitempty"`
+	Varies *bool `parquet:"varies,optional" json:"varies,omitempty"`
+}
+
+// edges are the discrimination edges of the row's items (edgeOf), in
+// rubric order, from one pass over its rollouts' verdicts.
+func (row *indexRow) edges() []*float64 {
+	pos := make(map[int32]int, len(row.Rubric))
+	for k, it := range row.Rubric {
+		pos[it.ID] = k
+	}
+	good := make([][2]int, len(row.Rubric)) // [0] correct, [1] flawed
+	n := make([][2]int, len(row.Rubric))
+	for _, ro := range row.Rollouts {
 		side := 1
 		if ro.Correct {
 			side = 0
 		}
 		for _, s := range ro.Satisfaction {
-			if s.ID != it.ID {
+			k, ok := pos[s.ID]
+			if !ok {
 				continue
 			}
-			n[side]++
-			if s.Satisfied == (it.Polarity >= 0) {
-				good[side]++
+			n[k][side]++
+			if s.Satisfied == (row.Rubric[k].Polarity >= 0) {
+				good[k][side]++
 			}
 		}
 	}
-	if n[0] == 0 || n[1] == 0 {
-		return nil
+	out := make([]*float64, len(row.Rubric))
+	for k := range row.Rubric {
+		if n[k][0] > 0 && n[k][1] > 0 {
+			e := float64(good[k][0])/float64(n[k][0]) - float64(good[k][1])/float64(n[k][1])
+			out[k] = &e
+		}
 	}
-	e := float64(good[0])/float64(n[0]) - float64(good[1])/float64(n[1])
-	return &e
+	return out
 }
 
-// LowEdge is the edge under which an item separates too little.
-const LowEdge = 0.1
-
-// riskOf scores how likely an item is to be wrong, and says why: the
-// judge and the empirical rule disagree (3), the judge said invalid (2),
-// the empirical rule said invalid (2), the edge is low (1).
-func riskOf(it *Item) (int, []string) {
-	risk := 0
-	var why []string
-	if it.Valid != nil && it.EmpiricalValid != nil && *it.Valid != *it.EmpiricalValid {
-		risk += 3
-		why = append(why, "judge and empirical figures disagree")
+// indexOfLabel is what a verl export's label holds for the index: a math
+// record's rubric, or one grounded question of a passage.
+func indexOfLabel(l *schema.Label, _ string) indexRow {
+	if g := l.Grounded; g != nil {
+		q := indexQuestion{Index: g.Index}
+		for _, c := range g.Criteria {
+			q.Criteria = append(q.Criteria, indexCriterion{Valid: c.Valid, Varies: c.Varies})
+		}
+		return indexRow{ID: g.RecordID, Style: schema.StyleGrounded, unit: schema.QuestionID(g.RecordID, g.Index),
+			Grounded: &indexGrounded{Questions: []indexQuestion{q}}}
 	}
-	if it.Valid != nil && !*it.Valid {
-		risk += 2
-		why = append(why, "judge said invalid")
+	row := indexRow{ID: l.ID, Style: l.Style}
+	for _, it := range l.Rubric {
+		row.Rubric = append(row.Rubric, indexItem{ID: it.ID, Type: it.Type, Polarity: it.Polarity, Valid: it.Valid, EmpiricalValid: it.EmpiricalValid})
 	}
-	if it.EmpiricalValid != nil && !*it.EmpiricalValid {
-		risk += 2
-		why = append(why, "empirically invalid")
-	}
-	if it.Edge != nil && *it.Edge < LowEdge {
-		risk++
-		why = append(why, "low edge")
-	}
-	return risk, why
+	return row
 }

@@ -27,8 +27,12 @@ const (
 	ActionEdit   = "edit"   // the item is replaced by After
 	ActionSkip   = "skip"   // the record is passed over for now
 	ActionFlag   = "flag"   // the record needs a second look
+	ActionUnflag = "unflag" // the record's flag is taken away
 	ActionUndo   = "undo"   // the entry Undoes no longer counts
 )
+
+// recordActions are the actions on a whole record.
+var recordActions = map[string]bool{ActionSkip: true, ActionFlag: true, ActionUnflag: true}
 
 // itemActions are the actions on one item; the others are on a record.
 var itemActions = map[string]bool{ActionAccept: true, ActionReject: true, ActionEdit: true}
@@ -44,18 +48,22 @@ type Header struct {
 
 // ItemState is what an item says: before and after an edit.
 type ItemState struct {
-	Type   string  `json:"type"`
+	Type   string  `json:"type,omitempty"` // "" for a grounded criterion, which has no type
 	Text   string  `json:"text"`
 	Weight float64 `json:"weight"`
 }
 
 // Entry is one decision: one line of the log.
 type Entry struct {
-	Seq      int64      `json:"seq"`
-	Time     time.Time  `json:"time"`
-	Reviewer string     `json:"reviewer"`
-	Record   string     `json:"record"`
-	Item     int32      `json:"item,omitempty"` // 0 for skip and flag, which are about the record
+	Seq      int64     `json:"seq"`
+	Time     time.Time `json:"time"`
+	Reviewer string    `json:"reviewer"`
+	Record   string    `json:"record"`
+	// Question is set for a grounded record's criterion: the index of its
+	// question (from 0); Item is then the criterion's position in that
+	// question's criteria (from 1).
+	Question *int32     `json:"question,omitempty"`
+	Item     int32      `json:"item,omitempty"` // 0 for skip, flag and unflag, which are about the record
 	Action   string     `json:"action"`
 	Reason   string     `json:"reason,omitempty"`
 	Before   *ItemState `json:"before,omitempty"`
@@ -128,6 +136,8 @@ type Log struct {
 	header  Header
 	entries []Entry
 	next    int64
+	// torn counts the bytes of a damaged last line cut off at Open.
+	torn int64
 	// broken is set when a line may have been written but not synced:
 	// later appends are refused, so that no seq is written twice.
 	broken error
@@ -146,7 +156,7 @@ func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error)
 	if err := fsys.MkdirAllSynced(fsys.OS, filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("making the review directory: %w", err)
 	}
-	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // decisions under a name: the reviewer's alone
 	if err != nil {
 		return nil, fmt.Errorf("opening review log: %w", err)
 	}
@@ -176,6 +186,7 @@ func (l *Log) load(reviewer, fp, corpusPath string, now time.Time) error {
 	whole := data
 	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
 		whole = data[:i+1] // the last line was being written when the server stopped
+		l.torn = int64(len(data) - len(whole))
 		if err := l.f.Truncate(int64(len(whole))); err != nil {
 			return fmt.Errorf("cutting the torn last line of %s: %w", l.path, err)
 		}
@@ -255,8 +266,10 @@ func checkEntry(e Entry) error {
 		return errors.New("an edit entry has no after")
 	case e.Action == ActionUndo && e.Undoes <= 0:
 		return errors.New("an undo entry names no entry (undoes)")
-	case !itemActions[e.Action] && e.Action != ActionSkip && e.Action != ActionFlag && e.Action != ActionUndo:
-		return fmt.Errorf("action %q is not one of accept, reject, edit, skip, flag, undo", e.Action)
+	case e.Question != nil && (*e.Question < 0 || !itemActions[e.Action]):
+		return fmt.Errorf("a %s entry names question %d", e.Action, *e.Question)
+	case !itemActions[e.Action] && !recordActions[e.Action] && e.Action != ActionUndo:
+		return fmt.Errorf("action %q is not one of accept, reject, edit, skip, flag, unflag, undo", e.Action)
 	}
 	return nil
 }
@@ -284,6 +297,10 @@ func ReadLog(path, fp string) (Header, []Entry, error) {
 
 // Header is the log's header.
 func (l *Log) Header() Header { return l.header }
+
+// Torn is how many bytes of a damaged last line (a decision being written
+// when a page was killed) OpenLog cut off; 0 when the log was whole.
+func (l *Log) Torn() int64 { return l.torn }
 
 // Path is the log's file.
 func (l *Log) Path() string { return l.path }

@@ -109,7 +109,7 @@ func TestReplayUndo(t *testing.T) {
 		{Seq: 6, Record: "r", Item: 2, Action: ActionReject},
 	}
 	s := Replay("alice", es)
-	if got := s.Items[ItemKey{"r", 1}].Action; got != ActionAccept {
+	if got := s.Items[ItemKey{Record: "r", Item: 1}].Action; got != ActionAccept {
 		t.Errorf("item 1 after its reject was undone: %q, want accept", got)
 	}
 	if s.Flagged["r"] {

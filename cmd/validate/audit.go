@@ -97,11 +97,13 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if *list == 0 {
 		opt.List = -1
 	}
+	people := peopleReview(ctx, paths, &opt, e)
 	rep, err := audit.Audit(ctx, in, opt)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "validate: %v\n", err)
 		return exitFailed
 	}
+	rep.Review = people
 	write := rep.WriteText
 	if *asJSON {
 		write = rep.WriteJSON
@@ -109,9 +111,6 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if err := write(e.stdout); err != nil {
 		fmt.Fprintf(e.stderr, "validate: writing the report: %v\n", err)
 		return exitFailed
-	}
-	if !*asJSON {
-		reviewSection(ctx, paths, e)
 	}
 	if *htmlPath != "" {
 		if err := writeFile(*htmlPath, e.stdout, rep.WriteHTML); err != nil {

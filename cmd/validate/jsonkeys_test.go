@@ -13,8 +13,10 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/refine"
+	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -229,6 +231,7 @@ func TestAuditJSONDocumented(t *testing.T) {
 	fullPaths := run(full, extra)
 	outputs := map[string]map[string]string{"full": fullPaths, "bare": run(bare), "empty": run(empty), "verl": run(verl)}
 	outputs["sheet"] = run(full, extra, "--human", labelledSheet(t, full, "12")) // people's figures filled in
+	outputs["review"] = run(reviewedRun(t))                                      // people's review: its section, its labels
 	refined := filepath.Join(t.TempDir(), "refined")                             // a refinement: its refine.json read back
 	if _, err := refine.Run(t.Context(), refine.Config{Src: full, Out: refined, Options: refine.DefaultOptions()}); err != nil {
 		t.Fatal(err)
@@ -372,4 +375,32 @@ func TestAgreementJSONDocumented(t *testing.T) {
 			t.Errorf("docs/validate-agreement.md lists %q; neither report has it", k)
 		}
 	}
+}
+
+// reviewedRun is a demo-like run two reviewers reviewed: decisions on
+// judged items by both, and a flag.
+func reviewedRun(t *testing.T) string {
+	t.Helper()
+	run := filepath.Join(t.TempDir(), "run")
+	if err := reviewtest.DemoRun(run, 2); err != nil {
+		t.Fatal(err)
+	}
+	fp := mustFingerprint(t, run)
+	recs, _ := reviewtest.Records(2)
+	for _, who := range []string{"alice", "bob"} {
+		l, err := review.OpenLog(review.LogPath(run, who), who, fp, run, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range recs[0].Rubric {
+			act := review.ActionAccept
+			if it.ID == 3 && who == "alice" {
+				act = review.ActionReject
+			}
+			l.Append(review.Entry{Time: time.Now(), Record: recs[0].ID, Item: it.ID, Action: act, Before: &review.ItemState{Type: it.Type, Text: it.Text, Weight: it.Weight}})
+		}
+		l.Append(review.Entry{Time: time.Now(), Record: recs[1].ID, Action: review.ActionFlag, Reason: "a second look"})
+		l.Close()
+	}
+	return run
 }

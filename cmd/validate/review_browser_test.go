@@ -1,7 +1,8 @@
+//go:build browser
+
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,76 +22,10 @@ import (
 	"github.com/rubricforge/rubricforge/review"
 )
 
-// childArgs, when set in the environment, makes the test binary run
-// validate with these arguments (separated by \x1f) instead of the tests: the
-// browser test's server is a real process it can kill.
-const childArgs = "VALIDATE_TEST_CHILD_ARGS"
-
-func TestMain(m *testing.M) {
-	if args := os.Getenv(childArgs); args != "" {
-		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr, os.Getenv))
-	}
-	os.Exit(m.Run())
-}
-
-// reviewServer is `validate review` running as a child process.
-type reviewServer struct {
-	cmd *exec.Cmd
-	URL string
-}
-
-var openLine = regexp.MustCompile(`open (http://\S+)`)
-
-// startReview starts `validate review args...` and waits for its URL.
-func startReview(t *testing.T, args ...string) *reviewServer {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childArgs+"="+strings.Join(append([]string{"review"}, args...), "\x1f"))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &reviewServer{cmd: cmd}
-	t.Cleanup(s.kill)
-	found := make(chan string, 1)
-	go func() { // owned by the child: ends when its stderr closes
-		sc := bufio.NewScanner(stderr)
-		var said []string
-		for sc.Scan() {
-			said = append(said, sc.Text())
-			if m := openLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-		found <- "exited: " + strings.Join(said, " | ")
-	}()
-	select {
-	case u := <-found:
-		if !strings.HasPrefix(u, "http://") {
-			t.Fatalf("validate review did not start: %s", u)
-		}
-		s.URL = u
-	case <-time.After(20 * time.Second):
-		t.Fatal("validate review printed no URL in 20s")
-	}
-	return s
-}
-
-// kill ends the server as a crash would: SIGKILL, no shutdown.
-func (s *reviewServer) kill() {
-	if s.cmd.ProcessState == nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	}
-}
-
-// browser is a headless Chromium: Debian's chromium package (.ci/run
-// installs it). A machine without it fails the test, unless RF_SKIP_BROWSER
-// asks to skip it (make test RF_SKIP_BROWSER=1, which then fails saying so).
-func browser(t *testing.T) context.Context {
+// newBrowser starts one headless Chromium for all the subtests: Debian's
+// chromium package (.ci/run installs it). A machine without it fails the
+// test: it is not skipped.
+func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	if os.Getenv("RF_SKIP_BROWSER") != "" {
 		t.Skip("RF_SKIP_BROWSER is set: the review page's browser test is not run (make test ends saying so, with exit 1)")
@@ -112,75 +46,136 @@ func browser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(cancel3)
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
 	}
 	return ctx
 }
 
+// newTab opens a tab of the browser for one subtest.
+func newTab(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	ctx, cancel2 := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancel2)
+	return ctx
+}
+
 // press types keys to the page, as a person at the keyboard does.
 func press(keys string) chromedp.Action[chromedp.Void] { return chromedp.KeyEvent(keys) }
 
-// focused waits until the element sel selects has the keyboard focus.
-func focused(sel string) chromedp.Action[chromedp.Void] {
+// until waits until the page's expression js is true (the page's state,
+// polled), saying what the page showed when it never was.
+func until(js string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		js := fmt.Sprintf("!!(document.activeElement && document.activeElement.matches(%q))", sel)
 		for {
-			ok, err := chromedp.Evaluate[bool](js)(ctx, t)
+			ok, err := chromedp.Evaluate[bool]("!!("+js+")")(ctx, t)
 			if err == nil && ok {
 				return chromedp.Void{}, nil
 			}
-			where, _ := chromedp.Evaluate[string]("location.href + ' focus: ' + (document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : 'none')")(ctx, t)
 			select {
 			case <-ctx.Done():
-				return chromedp.Void{}, fmt.Errorf("waiting for %s to have the focus (%s): %w", sel, where, ctx.Err())
-			case <-time.After(50 * time.Millisecond):
+				wctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				where, _ := chromedp.Evaluate[string]("location.href + ' focus: ' + (document.activeElement ? document.activeElement.outerHTML.slice(0, 120) : 'none') + ' message: ' + (document.getElementById('message') || {}).textContent")(wctx, t)
+				cancel()
+				return chromedp.Void{}, fmt.Errorf("waiting for %s (%s): %w", js, where, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
 			}
 		}
 	}
 }
 
-// decided waits until item id of the shown record shows decision class.
+// focused waits until the element sel selects has the keyboard focus.
+func focused(sel string) chromedp.Action[chromedp.Void] {
+	return until(fmt.Sprintf("document.activeElement && document.activeElement.matches(%q)", sel))
+}
+
+// settled waits until the page has sent every decision and shows a record.
+func settled() chromedp.Action[chromedp.Void] {
+	return until(`document.body.dataset.outbox === "0" && document.body.dataset.loading !== "1" && document.body.dataset.record`)
+}
+
+// showing waits until the page shows record id.
+func showing(id string) chromedp.Action[chromedp.Void] {
+	return until(fmt.Sprintf(`document.body.dataset.record === %q && document.body.dataset.loading !== "1"`, id))
+}
+
+// decided waits until item sel of the shown record shows decision class.
 func decided(id, class string) chromedp.Action[chromedp.Void] {
-	return chromedp.WaitVisible(chromedp.CSS(`#item-` + id + `.decided.` + class))
+	return chromedp.WaitVisible(chromedp.CSS(`#item-` + id + `.decided.` + class + `:not(.pending)`))
+}
+
+// text is the text of the element sel selects.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return s
+}
+
+// shownRecord is the id of the record the page shows.
+func shownRecord(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.dataset.record"))
+	if err != nil || id == "" {
+		t.Fatalf("the page names no record: %v", err)
+	}
+	return id
 }
 
 // rejectReason is the reason typed for the rejection.
 const rejectReason = "too vague to check"
 
-// TestReviewPageInBrowser reviews three items of a demo-like corpus by
-// keyboard alone in a real headless Chromium (accept, reject with a
-// reason, edit the text), reloads and sees them, sees an edit that empties
-// an item refused with a message, kills the server while a
-// fourth decision is on its way and restarts it with the three intact,
-// flags, undoes and skips a record, then exports with the log and finds the edit in the exported parquet,
-// the rejected item gone, and rewardd scoring with the edited rubric.
+// TestReviewPageInBrowser drives the review page in one real headless
+// Chromium, each subtest in its own tab and with its own `validate review`
+// process, by keyboard as a person would (and once by mouse).
 func TestReviewPageInBrowser(t *testing.T) {
-	dir := t.TempDir()
-	run := filepath.Join(dir, "run")
-	if err := reviewtest.DemoRun(run, 6); err != nil {
+	browser := newBrowser(t)
+	t.Run("keyboard review, reload, kill, export", func(t *testing.T) { keyboardReview(t, browser) })
+	t.Run("ten quick keys are ten decisions in order", func(t *testing.T) { rapidKeys(t, browser) })
+	t.Run("two tabs", func(t *testing.T) { twoTabs(t, browser) })
+	t.Run("undo across records", func(t *testing.T) { undoAcrossRecords(t, browser) })
+	t.Run("a view drawn before an undo", func(t *testing.T) { viewBeforeUndo(t, browser) })
+	t.Run("focus stays clear of the header", func(t *testing.T) { focusClearOfHeader(t, browser) })
+	t.Run("re-editing starts from the edit", func(t *testing.T) { reEdit(t, browser) })
+	t.Run("flags", func(t *testing.T) { flags(t, browser) })
+	t.Run("help, buttons and hints", func(t *testing.T) { helpButtonsHints(t, browser) })
+	t.Run("grounded review to the export", func(t *testing.T) { groundedReview(t, browser) })
+}
+
+// demo writes a demo-like run of n records and starts alice's page on it.
+func demo(t *testing.T, n int, extra ...string) (run string, srv *reviewServer) {
+	t.Helper()
+	run = filepath.Join(t.TempDir(), "run")
+	if err := reviewtest.DemoRun(run, n); err != nil {
 		t.Fatal(err)
 	}
-	ctx := browser(t)
-	srv := startReview(t, run, "--reviewer", "alice", "--addr", "127.0.0.1:0")
+	return run, startReview(t, append([]string{run, "--reviewer", "alice", "--addr", "127.0.0.1:0"}, extra...)...)
+}
 
+// keyboardReview reviews three items by keyboard alone (accept, reject
+// with a reason, edit the text), reloads and sees them, sees an edit that
+// empties an item refused with a message, kills the server while a fourth
+// decision is on its way and restarts it with the three intact, flags,
+// undoes and skips a record, then exports with the log and finds the edit
+// in the exported parquet and the rejected item gone.
+func keyboardReview(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 6)
 	const edited = "Names the binomial coefficient and says why order does not matter."
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), focused(`#item-1`)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`)); err != nil {
 		t.Fatalf("loading the page: %v", err)
 	}
-	attr, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`body`), "data-record"))
-	first := attr.Value
-	if err != nil || first == "" {
-		t.Fatalf("the page names no record: %v", err)
-	}
-	err = chromedp.Do(ctx,
+	first := shownRecord(t, ctx)
+	err := chromedp.Do(ctx,
 		press("a"), decided("1", "accept"),
 		focused(`#item-2`), press("r"), focused(`#item-2 .reason-input`),
 		press(rejectReason+kb.Enter), decided("2", "reject"),
 		focused(`#item-3`), press("e"), focused(`#item-3 .text-input`),
-		press(edited+kb.Enter), decided("3", "edit"),
+		press(edited+kb.Enter), decided("3", "edit"), // the form opens with the text selected: typing replaces it
 	)
 	if err != nil {
 		t.Fatalf("reviewing by keyboard: %v", err)
@@ -188,29 +183,30 @@ func TestReviewPageInBrowser(t *testing.T) {
 	checkShown(t, ctx, edited)
 	screenshot(t, ctx)
 
-	// An edit that empties the text is refused on the page, with a
-	// message, and nothing is logged.
-	err = chromedp.Do(ctx, focused(`#item-4`), press("e"), focused(`#item-4 .text-input`),
-		press(kb.Backspace+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#item-4 .error`)))
+	// An edit that empties the text is refused with a message, on the
+	// item, and nothing is logged.
+	err = chromedp.Do(ctx, focused(`#item-4`), press("e"), focused(`#item-4 .text-input`), press(kb.Backspace+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#item-4 .error`)))
 	if err != nil {
 		t.Fatalf("an empty edit: %v", err)
 	}
-	if msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#item-4 .error`))); err != nil || !strings.Contains(msg, "Not saved: text is blank") {
-		t.Fatalf("the page's message on an empty edit: %q, %v", msg, err)
+	if msg := text(t, ctx, `#item-4 .error`); !strings.Contains(msg, "Not saved: the text is blank") && !strings.Contains(msg, "Not saved: text is blank") {
+		t.Fatalf("the page's message on an empty edit: %q", msg)
 	}
 	if n := len(readLog(t, run)); n != 3 {
 		t.Fatalf("the refused edit left the log with %d entries, want 3", n)
 	}
 
 	// A fourth decision goes out and the server is killed at once: the
-	// three before it are kept whatever became of it.
+	// three before it are kept whatever became of it, and the page says
+	// the decision was not saved.
 	if err := chromedp.Do(ctx, press(kb.Escape), focused(`#item-4`), press("a")); err != nil {
 		t.Fatal(err)
 	}
 	srv.kill()
 	checkLog(t, run, edited)
 	srv = startReview(t, run, "--reviewer", "alice", "--addr", "127.0.0.1:0")
-	if err := doNavigation(ctx, chromedp.Navigate(srv.URL+"?rec="+first)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.at("rec="+first)), showing(first)); err != nil {
 		t.Fatal(err)
 	}
 	checkShown(t, ctx, edited)
@@ -224,54 +220,351 @@ func TestReviewPageInBrowser(t *testing.T) {
 // next record takes its place.
 func recordKeys(t *testing.T, ctx context.Context, first string) {
 	t.Helper()
-	err := chromedp.Do(ctx, focused(`.item`), press("f"), chromedp.WaitVisible(chromedp.CSS(`.badge.flag`)),
-		focused(`.item`), press("u"), chromedp.WaitNotPresent(chromedp.CSS(`.badge.flag`)),
-		focused(`.item`), press("s"), chromedp.WaitNotPresent(chromedp.CSS(`body[data-record="`+first+`"]`)), focused(`.item`))
+	err := chromedp.Do(ctx, settled(), focused(`.item`), press("f"), chromedp.WaitVisible(chromedp.CSS(`.badge.flag:not(.pending)`)),
+		settled(), press("u"), chromedp.WaitNotPresent(chromedp.CSS(`.badge.flag`)), settled(),
+		press("s"), until(fmt.Sprintf(`document.body.dataset.record !== %q`, first)), settled(), focused(`.item`))
 	if err != nil {
 		t.Fatalf("flag, undo, skip: %v", err)
 	}
 }
 
-// doNavigation runs a navigation and what follows it, again when Chromium
-// dropped the navigation because the page was already leaving: after the
-// server was killed the page's own script reloads it when its last
-// decision fails ("net::ERR_ABORTED"), and a reload right after a
-// navigation can reach a page being detached ("Not attached to an active
-// page"). Those are the browser's protocol, not the page under test.
-func doNavigation(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) error {
-	var err error
-	for range 3 {
-		err = chromedp.Do(ctx, actions...)
-		if err == nil || !(strings.Contains(err.Error(), "Not attached to an active page") || strings.Contains(err.Error(), "net::ERR_ABORTED")) {
-			return err
-		}
-	}
-	return err
-}
-
 // checkShown reloads the page and checks that it shows the three decisions.
 func checkShown(t *testing.T, ctx context.Context, edited string) {
 	t.Helper()
-	if err := doNavigation(ctx, chromedp.Reload(), decided("1", "accept"), decided("2", "reject"), decided("3", "edit")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Reload(), settled(), decided("1", "accept"), decided("2", "reject"), decided("3", "edit")); err != nil {
 		t.Fatalf("after a reload: %v", err)
 	}
-	text := func(sel string) string {
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("reading %s: %v", sel, err)
-		}
-		return s
-	}
-	text1, reason, text3 := text(`#item-1 .status`), text(`#item-2 .status .dim`), text(`#item-3 .text.edited`)
-	if !strings.Contains(text1, "accepted") || reason != "“"+rejectReason+"”" || !strings.HasPrefix(text3, edited+" (") {
+	text1, reason, text3 := text(t, ctx, `#item-1 .status`), text(t, ctx, `#item-2 .status .dim`), text(t, ctx, `#item-3 .text.edited`)
+	if !strings.Contains(text1, "accepted") || reason != "“"+rejectReason+"”" || text3 != edited {
 		t.Fatalf("after a reload the page shows %q, %q, %q", text1, reason, text3)
 	}
+}
+
+// rapidKeys presses a ten times, 50 ms apart, across the end of a record:
+// the log holds ten accepts, of the ten items shown, in order, each once.
+func rapidKeys(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 6)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`), until(`document.body.dataset.nextReady === "1"`)); err != nil {
+		t.Fatal(err)
+	}
+	first := shownRecord(t, ctx)
+	next, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.dataset.next"))
+	for i := range 10 {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond) // the reviewer's pace, not a wait for the page
+		}
+		if err := chromedp.Do(ctx, press("a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(ctx, settled()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range readLog(t, run) {
+		got = append(got, fmt.Sprintf("%s %s #%d", e.Action, e.Record, e.Item))
+	}
+	var want []string
+	for _, rec := range []string{first, next} {
+		for item := 1; item <= 5; item++ {
+			want = append(want, fmt.Sprintf("accept %s #%d", rec, item))
+		}
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("ten quick a's logged\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	logTimings(t, ctx)
+	// The tenth accept moved on to the third record; a reload shows it
+	// again, and the record before it its five accepts.
+	third := shownRecord(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.Reload(), showing(third), settled(), press("p"), showing(next), decided("5", "accept")); err != nil {
+		t.Fatalf("after a reload: %v", err)
+	}
+}
+
+// logTimings logs how long the page took from a key to its update on the
+// screen, and to the server's answer (window.reviewTimings).
+func logTimings(t *testing.T, ctx context.Context) {
+	t.Helper()
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64]("window.reviewTimings.map(x => x.shown)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64]("window.reviewTimings.filter(x => x.saved != null).map(x => x.saved)"))
+	most := func(xs []float64) float64 {
+		m := 0.0
+		for _, x := range xs {
+			m = max(m, x)
+		}
+		return m
+	}
+	t.Logf("%d keys: at most %.1f ms to the screen, %.1f ms to the log (a shared machine; the scale figures are internal/bench/review's)", len(shown), most(shown), most(saved))
+}
+
+// twoTabs: a decision made in a tab that shows an item as it was before
+// another tab decided it is refused on the page, which then shows what the
+// log holds; the log holds one decision.
+func twoTabs(t *testing.T, browser context.Context) {
+	a, b := newTab(t, browser), newTab(t, browser)
+	run, srv := demo(t, 3)
+	for _, ctx := range []context.Context{a, b} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.at("rec=r01")), showing("r01"), focused(`#item-1`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Do(a, press("a"), decided("1", "accept"), settled()); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(b, press("r"), focused(`#item-1 .reason-input`), press("stale"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#item-1.refused .error`)), decided("1", "accept"), settled())
+	if err != nil {
+		t.Fatalf("the second tab's stale reject: %v", err)
+	}
+	if msg := text(t, b, `#item-1 .error`); !strings.Contains(msg, "accept stands on item #1 of record r01") {
+		t.Fatalf("the refusal says %q", msg)
+	}
+	if es := readLog(t, run); len(es) != 1 || es[0].Action != review.ActionAccept {
+		t.Fatalf("the log holds %+v; want the one accept", es)
+	}
+	// Undo in the second tab takes back only what that tab did: nothing.
+	if err := chromedp.Do(b, press("u"), until(`document.getElementById("message").textContent.includes("Nothing to undo in this tab")`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// undoAcrossRecords: after the last item of a record the page goes on to
+// the next; u then takes back that last decision, goes back to its record
+// and says so.
+func undoAcrossRecords(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 3)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`)); err != nil {
+		t.Fatal(err)
+	}
+	first := shownRecord(t, ctx)
+	err := chromedp.Do(ctx, press("j"), press("j"), press("j"), press("j"), focused(`#item-5`), press("a"),
+		until(fmt.Sprintf(`document.body.dataset.record !== %q`, first)), settled(), press("u"), showing(first), settled(),
+		until(`document.querySelector("#item-5 .badge.open")`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := text(t, ctx, `#message`)
+	if !strings.Contains(msg, "Undid the accept of item #5 of record "+first) || !strings.Contains(msg, "back on record "+first) {
+		t.Fatalf("the undo says %q", msg)
+	}
+	es := readLog(t, run)
+	if len(es) != 2 || es[1].Action != review.ActionUndo || es[1].Undoes != es[0].Seq {
+		t.Fatalf("the log: %+v", es)
+	}
+}
+
+// slowNetwork replaces the page's fetch to give an order a loaded machine
+// can give: the accept's answer reaches the page after it has asked for the
+// view of record %[1]q (the neighbour fetched before it is asked for); when
+// u then asks for that view again, the server draws it before it logs the
+// undo, and the page receives it only after it has said what the undo
+// undid.
+const slowNetwork = `(() => {
+	const real = window.fetch;
+	const rec = /[?&]rec=%[1]s(&|$)/;
+	let views = 0, prefetched, drawn;
+	const prefetchedP = new Promise((r) => { prefetched = r; });
+	const drawnP = new Promise((r) => { drawn = r; });
+	const said = async () => { while (!document.getElementById("message").textContent.includes("Undid")) await new Promise((r) => setTimeout(r, 10)); };
+	window.fetch = async (path, opt) => {
+		path = String(path);
+		if (path.startsWith("/api/item")) { const res = await real(path, opt); await prefetchedP; return res; }
+		if (path.startsWith("/api/undo")) { await drawnP; return real(path, opt); }
+		if (path.startsWith("/api/view") && rec.test(path)) {
+			views++;
+			if (views === 1) prefetched();
+			if (views === 2) { const res = await real(path, opt); drawn(); await said(); return res; }
+		}
+		return real(path, opt);
+	};
+	return true;
+})()`
+
+// viewBeforeUndo: a record's view drawn before an undo on it, reaching the
+// page after the undo was answered, does not bring the undone decision
+// back: the page shows the record as the log holds it.
+func viewBeforeUndo(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 3)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`)); err != nil {
+		t.Fatal(err)
+	}
+	first := shownRecord(t, ctx)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(slowNetwork, first))); err != nil {
+		t.Fatal(err)
+	}
+	err := chromedp.Do(ctx, press("j"), press("j"), press("j"), press("j"), focused(`#item-5`), press("a"),
+		until(fmt.Sprintf(`document.body.dataset.record !== %q`, first)), settled(), press("u"), showing(first), settled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := readLog(t, run); len(es) != 2 || es[1].Action != review.ActionUndo {
+		t.Fatalf("the log: %+v", es)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, until(`document.querySelector("#item-5 .badge.open")`)); err != nil {
+		t.Fatalf("item #5 of %s is not shown open after its accept was undone (%s): %v", first, text(t, ctx, `#item-5 .badge`), err)
+	}
+}
+
+// focusClearOfHeader: in a short window, j moves the focus down a long
+// rubric and the focused item is never under the sticky header, while
+// the problem stays on the screen.
+func focusClearOfHeader(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	_, srv := demo(t, 2)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 480), chromedp.Navigate(srv.URL), settled(), focused(`#item-1`)); err != nil {
+		t.Fatal(err)
+	}
+	const clear = `(() => {
+		const h = document.querySelector("header").getBoundingClientRect();
+		const it = document.activeElement.getBoundingClientRect();
+		const p = document.querySelector(".problem").getBoundingClientRect();
+		return it.top >= h.bottom - 1 && it.top < innerHeight && p.bottom > h.bottom && p.top < innerHeight;
+	})()`
+	for i := 2; i <= 5; i++ {
+		if err := chromedp.Do(ctx, press("j"), focused(fmt.Sprintf("#item-%d", i)), until(clear)); err != nil {
+			t.Fatalf("item %d: %v", i, err)
+		}
+	}
+	for i := 4; i >= 1; i-- {
+		if err := chromedp.Do(ctx, press("k"), focused(fmt.Sprintf("#item-%d", i)), until(clear)); err != nil {
+			t.Fatalf("back to item %d: %v", i, err)
+		}
+	}
+}
+
+// reEdit: e on an edited item starts from the edit; Enter with nothing
+// changed logs nothing and says so; the item's header shows its new weight
+// and its figures are marked as measured on the old text.
+func reEdit(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 2)
+	const edited = "Checks the count against a case of three items worked by hand."
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`), press("j"), focused(`#item-2`),
+		press("e"), focused(`#item-2 .text-input`), chromedp.SetValue(chromedp.CSS(`#item-2 .text-input`), edited),
+		chromedp.SetValue(chromedp.CSS(`#item-2 .weight-input`), "2"), press(kb.Enter), decided("2", "edit"), settled(),
+		press("k"), focused(`#item-2`), press("e"), focused(`#item-2 .text-input`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#item-2 .text-input`)))
+	w, _ := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`#item-2 .weight-input`)))
+	if v != edited || w != "2" {
+		t.Fatalf("e on the edited item starts from %q, weight %q", v, w)
+	}
+	if err := chromedp.Do(ctx, press(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`#item-2 .form .error`))); err != nil {
+		t.Fatal(err)
+	}
+	if msg := text(t, ctx, `#item-2 .form .error`); !strings.Contains(msg, "Nothing changed") {
+		t.Fatalf("Enter with nothing changed says %q", msg)
+	}
+	if err := chromedp.Do(ctx, press(kb.Escape), focused(`#item-2`), settled()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLog(t, run)); n != 1 {
+		t.Fatalf("the log holds %d entries; want the one edit", n)
+	}
+	if head := text(t, ctx, `#item-2 .head .w`); head != "weight 2" {
+		t.Fatalf("the edited item's header says %q", head)
+	}
+	if f := text(t, ctx, `#item-2 .figures`); !strings.Contains(f, "measured on the old text") {
+		t.Fatalf("the edited item's figures are not marked: %q", f)
+	}
+}
+
+// flags: f flags, f again changes nothing (one flag in the log), F takes
+// the flag away, and the flagged filter shows the flagged records.
+func flags(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 3)
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.at("rec=r02")), showing("r02"), focused(`#item-1`),
+		press("f"), chromedp.WaitVisible(chromedp.CSS(`.badge.flag:not(.pending)`)), settled(),
+		press("f"), until(`document.getElementById("message").textContent.includes("already flagged")`), settled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := readLog(t, run); len(es) != 1 || es[0].Action != review.ActionFlag {
+		t.Fatalf("f twice logged %+v", es)
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(srv.at("fl=1")), showing("r02"),
+		until(`document.querySelector("#position").textContent.includes("1 of 1")`),
+		focused(`#item-1`), press("F"), chromedp.WaitNotPresent(chromedp.CSS(`.badge.flag`)), settled())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es := readLog(t, run); len(es) != 2 || es[1].Action != review.ActionUnflag {
+		t.Fatalf("the log after F: %+v", es)
+	}
+}
+
+// helpButtonsHints: the help blocks the keys behind it; the buttons do
+// what the keys do; the Shift+Enter hint shows only where an item may
+// hold a line break (not in SRaR).
+func helpButtonsHints(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run, srv := demo(t, 2)
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), focused(`#item-1`),
+		press("?"), chromedp.WaitVisible(chromedp.CSS(`#help`)), press("a"), press("j"),
+		press(kb.Escape), chromedp.WaitNotVisible(chromedp.CSS(`#help`)), settled(), focused(`#item-1`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLog(t, run)); n != 0 {
+		t.Fatalf("a key pressed under the help logged %d decisions", n)
+	}
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#item-2 button.accept`)), decided("2", "accept"), settled(),
+		press("e"), chromedp.WaitVisible(chromedp.CSS(`.form .hint`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hint := text(t, ctx, `.form .hint`); strings.Contains(hint, "Shift+Enter") {
+		t.Fatalf("an SRaR item's edit hint offers a new line: %q", hint)
+	}
+	if es := readLog(t, run); len(es) != 1 || es[0].Item != 2 {
+		t.Fatalf("the accept button logged %+v", es)
+	}
+}
+
+// groundedReview reviews criteria of a grounded corpus against their
+// passage (accept, reject, edit text and weight) and exports it with the
+// log: the export holds the edit and not the rejected criterion.
+func groundedReview(t *testing.T, browser context.Context) {
+	ctx := newTab(t, browser)
+	run := filepath.Join(t.TempDir(), "grounded")
+	if err := reviewtest.GroundedRun(run, 2); err != nil {
+		t.Fatal(err)
+	}
+	srv := startReview(t, run, "--reviewer", "alice", "--addr", "127.0.0.1:0")
+	const edited = "The answer says the log reaches stable storage before any data page."
+	err := chromedp.Do(ctx, chromedp.Navigate(srv.URL), settled(), chromedp.WaitVisible(chromedp.CSS(`.passage`)),
+		focused(`#item-q0-1`), press("a"), decided("q0-1", "accept"),
+		focused(`#item-q0-2`), press("r"), focused(`#item-q0-2 .reason-input`), press("not in the passage"+kb.Enter), decided("q0-2", "reject"),
+		focused(`#item-q0-3`), press("e"), focused(`#item-q0-3 .text-input`),
+		chromedp.SetValue(chromedp.CSS(`#item-q0-3 .text-input`), edited), chromedp.SetValue(chromedp.CSS(`#item-q0-3 .weight-input`), "2"),
+		press(kb.Enter), decided("q0-3", "edit"), settled())
+	if err != nil {
+		t.Fatalf("reviewing criteria: %v", err)
+	}
+	id := shownRecord(t, ctx)
+	srv.kill()
+	exportGrounded(t, run, id, edited)
 }
 
 // screenshot checks the page's picture and, with -update, writes it to
 // docs/review.png.
 func screenshot(t *testing.T, ctx context.Context) {
 	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("(window.scrollTo(0, 0), true)")); err != nil {
+		t.Fatal(err)
+	}
 	img, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +592,14 @@ func checkLog(t *testing.T, run, edited string) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("the log says %q, want %q", got, want)
 	}
+}
+
+// at is the server's URL (with its token) with the query q added.
+func (s *reviewServer) at(q string) string {
+	if q == "" {
+		return s.URL
+	}
+	return s.URL + "&" + q
 }
 
 // readLog reads alice's log of run.

@@ -1,3 +1,5 @@
+//go:build browser
+
 package main
 
 import (
@@ -81,4 +83,39 @@ func exportedRubric(t *testing.T, out, id string) []schema.Item {
 		t.Fatalf("record %s is not in the export", id)
 	}
 	return found
+}
+
+// exportGrounded exports the grounded run with alice's log as distill
+// export --review does and reads question 0 of record id back: its
+// criterion 1 accepted, 2 rejected (gone), 3 edited to edited at weight 2.
+func exportGrounded(t *testing.T, run, id, edited string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "export")
+	m, err := reviewexport.Verl(context.Background(), run, out, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Review; r == nil || r.ItemsRejected != 1 || r.ItemsEdited != 1 || r.ItemsAccepted != 1 {
+		t.Fatalf("export.json's review section: %+v", m.Review)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "data", "*.parquet"))
+	var crit []schema.Criterion
+	for _, f := range files {
+		err := corpus.Scan(f, func(r *corpus.VerlRow) error {
+			l, err := schema.ParseLabel([]byte(r.Label))
+			if err != nil {
+				return err
+			}
+			if g := l.Grounded; g != nil && g.RecordID == id && g.Index == 0 {
+				crit = g.Criteria
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(crit) != 2 || crit[1].Description != edited || crit[1].Weight != 2 || crit[0].Valid == nil || !*crit[0].Valid {
+		t.Fatalf("question 0 of %s exported as %+v", id, crit)
+	}
 }

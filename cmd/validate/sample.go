@@ -10,12 +10,15 @@ import (
 
 const sampleUsage = `Usage: validate sample [flags] CORPUS
 
-Draws a reproducible sample of judged rubric items (the same --seed and
-corpus always draw the same items; a larger --n draws a superset) and writes
-them as a CSV sheet for people to annotate: one row per item with the
-problem, the ground truth, the item's type and text, and an empty
-human_valid column to fill in with valid or invalid (an optional human_note
-column for remarks). The stored verdicts are not in the sheet, so the
+Draws a reproducible sample of judged rubric items and grounded criteria
+(the same --seed and corpus always draw the same items; a larger --n draws
+a superset) and writes them as a CSV sheet for people to annotate: one row
+per item with the problem, the ground truth, the item's type and text, and
+an empty human_valid column to fill in with valid or invalid (an optional
+human_note column for remarks). A grounded criterion's row has its
+question's id as record_id, its position in the question as item_id, type
+criterion, its description as the item, the question as the problem and the
+passage as the ground truth it is judged against. The stored verdicts are not in the sheet, so the
 annotation is blind. Then run validate agreement on the filled-in sheet,
 or validate --human to correct the validity rates for the judge's errors.
 
@@ -51,7 +54,7 @@ func sampleCmd(ctx context.Context, args []string, e env) int {
 	if !ok {
 		return code
 	}
-	items, eligible, problems, err := audit.Sample(ctx, in, *n, *seed, !*unjudged)
+	items, eligible, problems, err := audit.SampleItems(ctx, in, *n, *seed, !*unjudged, true)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "validate sample: %v\n", err)
 		return exitFailed

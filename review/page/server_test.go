@@ -17,9 +17,17 @@ import (
 	"github.com/rubricforge/rubricforge/review"
 )
 
+// testToken is the access token of the test pages.
+const testToken = "s3cret"
+
 // newPage serves a demo-like run; with hold, a process holds the run's
 // LOCK (a distill run writing it) while the page reads it.
 func newPage(t *testing.T, token string, hold bool) (*Server, *review.Log) {
+	return newPageAt(t, token, hold, true)
+}
+
+// newPageAt is newPage, listening on a loopback address or not.
+func newPageAt(t *testing.T, token string, hold, loopback bool) (*Server, *review.Log) {
 	t.Helper()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := reviewtest.DemoRun(run, 3); err != nil {
@@ -40,12 +48,12 @@ func newPage(t *testing.T, token string, hold bool) (*Server, *review.Log) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Fingerprint, run, time.Now())
+	log, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Parts[0].Fingerprint, run, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { log.Close() })
-	s, err := New(Options{Corpus: c, Log: log, Token: token, Loopback: token == ""})
+	s, err := New(Options{Corpus: c, Logs: []*review.Log{log}, Token: token, Loopback: loopback})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +76,8 @@ func do(s *Server, method, target, body string, header ...string) (int, string) 
 // as it was read, and the page says so.
 func TestRunningCorpusIsASnapshot(t *testing.T) {
 	for _, hold := range []bool{false, true} {
-		s, _ := newPage(t, "", hold)
-		code, page := do(s, "GET", "/", "")
+		s, _ := newPage(t, testToken, hold)
+		code, page := do(s, "GET", "/", "", "Authorization", "Bearer "+testToken)
 		if code != http.StatusOK {
 			t.Fatalf("GET / = %d", code)
 		}
@@ -85,9 +93,8 @@ var keyOf = regexp.MustCompile(`name="review-key" content="([0-9a-f]+)"`)
 // key, within the body bound, and refuses an edit that would make the
 // item invalid with a message for the page; what it takes is in the log.
 func TestDecisionsAreChecked(t *testing.T) {
-	s, log := newPage(t, "", false)
-	_, page := do(s, "GET", "/", "")
-	key := keyOf.FindStringSubmatch(page)[1]
+	s, log := newPage(t, testToken, false)
+	key := pageKey(t, s)
 	tests := []struct {
 		name, path, body string
 		key              string
@@ -103,11 +110,11 @@ func TestDecisionsAreChecked(t *testing.T) {
 		{"unknown field", "/api/item", `{"record":"r00","item":1,"action":"accept","x":1}`, key, 400, "unknown field"},
 		{"too large", "/api/item", `{"record":"r00","item":1,"action":"reject","reason":"` + strings.Repeat("x", MaxBody) + `"}`, key, 400, "too large"},
 		{"flag", "/api/record", `{"record":"r00","action":"flag"}`, key, 200, `"ok":true`},
-		{"undo", "/api/undo", `{}`, key, 200, `"ok":true`},
+		{"undo", "/api/undo", `{"record":"r00","seq":2}`, key, 200, `"ok":true`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out := do(s, "POST", tt.path, tt.body, "X-Review-Key", tt.key, "Content-Type", "application/json")
+			code, out := do(s, "POST", tt.path, tt.body, "X-Review-Key", tt.key, "Content-Type", "application/json", "Authorization", "Bearer "+testToken)
 			if code != tt.code || !strings.Contains(out, tt.says) {
 				t.Fatalf("%d %s; want %d saying %q", code, out, tt.code, tt.says)
 			}
@@ -120,7 +127,7 @@ func TestDecisionsAreChecked(t *testing.T) {
 }
 
 func TestAccessBeyondLoopback(t *testing.T) {
-	s, _ := newPage(t, "s3cret", false)
+	s, _ := newPageAt(t, "s3cret", false, false)
 	if code, _ := do(s, "GET", "/", ""); code != http.StatusUnauthorized {
 		t.Errorf("no token: %d", code)
 	}
@@ -138,8 +145,8 @@ func TestAccessBeyondLoopback(t *testing.T) {
 		t.Errorf("with the cookie: %d", code)
 	}
 
-	loop, _ := newPage(t, "", false)
-	req = httptest.NewRequest("GET", "/", nil)
+	loop, _ := newPage(t, testToken, false)
+	req = httptest.NewRequest("GET", "/?token="+testToken, nil)
 	req.Host = "rebound.example.com:8765"
 	rec = httptest.NewRecorder()
 	loop.ServeHTTP(rec, req)

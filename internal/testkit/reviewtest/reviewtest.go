@@ -136,11 +136,67 @@ func DemoRun(dir string, n int) error {
 	if err != nil {
 		return err
 	}
+	return writeRun(dir, Fingerprint, recs)
+}
+
+// GroundedFingerprint is the job fingerprint of every record GroundedRun
+// writes.
+const GroundedFingerprint = "fedcba9876543210"
+
+// GroundedRecords are n grounded records, ids g00..: one passage each with
+// two questions of three criteria (weights 3, 2, 1). Criterion 2 of
+// question 0 is judged invalid; criterion 3 of every question scores the
+// same on every closed-book answer (it varies not: no training signal).
+// Each question has four closed-book answers with a score per criterion.
+func GroundedRecords(n int) []schema.Record {
+	var out []schema.Record
+	for i := range n {
+		id := schema.PassageRecordID(fmt.Sprintf("doc%02d.md", i), 0)
+		passage := fmt.Sprintf("Passage %d. A write-ahead log records each change and forces it to stable storage before the data pages are modified, so that recovery can replay it after a crash.", i)
+		var qs []schema.GroundedQuestion
+		for k := range 2 {
+			var crit []schema.Criterion
+			for c, w := range []float64{3, 2, 1} {
+				cr := schema.Criterion{ID: fmt.Sprintf("c%d", c+1), Weight: w, Name: fmt.Sprintf("point %d", c+1),
+					Description:      fmt.Sprintf("The answer states point %d of question %d: the log reaches stable storage first.", c+1, k),
+					RequiredElements: []string{"stable storage"}, ScoringGuide: "Full marks when the point is stated.",
+					VerificationMethod: "Look for the point.", ExpectedKeywords: []string{"log"}, ExpectedConcepts: []string{"durability"},
+					Valid: ptr(!(c == 1 && k == 0)), ValidReason: ptr("Checkable against the passage."),
+					ScoreMean: ptr(0.5), Varies: ptr(c != 2)}
+				crit = append(crit, cr)
+			}
+			var answers []schema.GroundedAnswer
+			for a := range 4 {
+				s := float64(a % 2)
+				answers = append(answers, schema.GroundedAnswer{Index: int32(a), Text: fmt.Sprintf("Answer %d.", a), Scores: []float64{3 * s, 2 * s, 0.5}})
+			}
+			qs = append(qs, schema.GroundedQuestion{Index: int32(k), Rationale: "r", Criteria: crit, Answers: answers,
+				Question: fmt.Sprintf("Question %d of passage %d: why must a change reach stable storage before the pages are modified?", k, i)})
+		}
+		out = append(out, schema.Record{
+			ID: id, Source: "rubricforge-docs", Split: "train", Style: schema.StyleGrounded, Rubric: []schema.Item{}, Rollouts: []schema.Rollout{},
+			Provenance: schema.Provenance{DistillModel: "distill-model", SpecVersion: schema.SpecVersion, ToolVersion: "test",
+				JobFingerprint: GroundedFingerprint, CreatedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)},
+			Grounded: &schema.Grounded{DocID: fmt.Sprintf("doc%02d.md", i), PassageID: id, Title: fmt.Sprintf("Document %d", i),
+				Passage: passage, DocHash: "0123456789abcdef", Questions: qs,
+				Analysis: schema.Analysis{Genre: "tutorial", Depth: "intermediate", ReasoningMode: "causal", Concepts: []string{"WAL"}}},
+		})
+	}
+	return out
+}
+
+// GroundedRun writes a run directory of n grounded records into dir.
+func GroundedRun(dir string, n int) error {
+	return writeRun(dir, GroundedFingerprint, GroundedRecords(n))
+}
+
+// writeRun writes recs as a run directory with job fingerprint fp.
+func writeRun(dir, fp string, recs []schema.Record) error {
 	run, err := corpus.Open(dir, corpus.Options{})
 	if err != nil {
 		return err
 	}
-	run.SetFingerprint(Fingerprint)
+	run.SetFingerprint(fp)
 	for i := range recs {
 		if err := run.Append(&recs[i]); err != nil {
 			_ = run.Close() // the append failed; err says why
