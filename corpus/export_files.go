@@ -332,7 +332,7 @@ func (o outDir) foreign() ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		switch name := e.Name(); {
-		case name == ExportManifestName, name == "."+ExportManifestName+".tmp", name == "."+DatasetCardName+".tmp":
+		case name == ExportManifestName, fsys.IsTemp(name, ExportManifestName), fsys.IsTemp(name, DatasetCardName):
 		case name == DatasetCardName && (hasManifest || o.isOurCard()):
 		case name == exportDataDir && e.IsDir():
 			sub, err := o.fs.ReadDir(o.data())
