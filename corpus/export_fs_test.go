@@ -157,7 +157,9 @@ func TestExportCommitOrder(t *testing.T) {
 	lastRename := lastIndexOf(ops, func(s string) bool { return strings.HasPrefix(s, "rename data/") })
 	removeManifest := indexOf(ops, func(s string) bool { return s == "remove export.json" })
 	syncData := lastIndexOf(ops, func(s string) bool { return s == "syncdir data" })
-	manifestRename := indexOf(ops, func(s string) bool { return strings.HasPrefix(s, "rename .export.json.") && strings.HasSuffix(s, ".tmp export.json") })
+	manifestRename := indexOf(ops, func(s string) bool {
+		return strings.HasPrefix(s, "rename .export.json.") && strings.HasSuffix(s, ".tmp export.json")
+	})
 	cardOpen := indexOf(ops, func(s string) bool { return strings.HasPrefix(s, "open .README.md.") && strings.HasSuffix(s, ".tmp") })
 	if removeManifest < 0 || !(removeManifest < firstRename && lastRename < syncData && syncData < manifestRename && manifestRename < cardOpen) {
 		t.Errorf("commit order: remove export.json %d, renames %d..%d, sync data %d, export.json %d, card %d:\n%s",
