@@ -404,7 +404,7 @@ func (o outDir) commit(splits []*splitWriter, ext string) ([]ExportFile, error) 
 	for _, sw := range splits {
 		for _, p := range sw.pending {
 			name := p.finalName(len(sw.pending), ext)
-			if err := o.fs.Rename(p.tmp, filepath.Join(o.data(), name)); err != nil {
+			if err := fsys.RenameSynced(o.fs, p.tmp, filepath.Join(o.data(), name)); err != nil {
 				return nil, fmt.Errorf("renaming data file into place: %w", err)
 			}
 			keep[name] = true

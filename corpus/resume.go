@@ -296,14 +296,8 @@ func (r *Run) moveAside(name string, why error) error {
 		}
 		dst = filepath.Join(bdir, fmt.Sprintf("%s.%d", name, i))
 	}
-	if err := r.fs.Rename(filepath.Join(r.layout.Shards(), name), dst); err != nil {
-		return fmt.Errorf("moving broken shard aside: %w", err)
-	}
-	if err := fsys.SyncDir(r.fs, bdir); err != nil {
-		return r.fatal(err)
-	}
-	if err := fsys.SyncDir(r.fs, r.layout.Shards()); err != nil {
-		return r.fatal(err)
+	if err := fsys.RenameSynced(r.fs, filepath.Join(r.layout.Shards(), name), dst); err != nil {
+		return r.fatal(fmt.Errorf("moving broken shard aside: %w", err))
 	}
 	r.log.Warn("moved an unusable shard aside; its rows will be made again by the next run",
 		"file", filepath.Join(shardsDir, name), "to", dst, "reason", why.Error())

@@ -95,6 +95,11 @@ func writeShard(fsy fsys.FS, runDir string, idx int, recs []schema.Record, opts 
 		fsy.Remove(tmp)
 		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
 	}
+	if err := fsys.SyncDir(fsy, dir); err != nil { // the temp shard durably there before it moves
+		fsy.Remove(tmp)
+		fsy.Remove(filepath.Join(dir, sidecarName(idx)))
+		return ShardInfo{}, false, err
+	}
 	if err := fsy.Rename(tmp, final); err != nil {
 		fsy.Remove(tmp)
 		fsy.Remove(filepath.Join(dir, sidecarName(idx)))
