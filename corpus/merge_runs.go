@@ -74,9 +74,9 @@ func (r *Run) RecordFailures(fs []Failure) error {
 	if err := r.writable(); err != nil {
 		return fmt.Errorf("recording failures: %w", err)
 	}
-	off := r.failOff
-	if err := r.appendFailure(buf); err != nil {
-		return fmt.Errorf("recording %d failures: %w", len(fs), err)
+	off, err := r.failLog.Append(buf)
+	if err != nil {
+		return fmt.Errorf("recording %d failures: %w", len(fs), r.fatal(err))
 	}
 	for i := range fs {
 		r.failures.Set(fs[i].ID, r.failureLine(off, &fs[i]))

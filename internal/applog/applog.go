@@ -402,7 +402,8 @@ func (l *Log) Rewrite(data []byte) error {
 	return nil
 }
 
-// Close closes the log (and drops its lock). Later Appends fail.
+// Close closes the log (and drops its lock), first cutting off a failed
+// write that could not be cut at once. Later Appends fail.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -410,10 +411,19 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
+	var err error
+	if l.cut && l.broken == nil {
+		if err = l.f.Truncate(l.end); err == nil {
+			err = fsys.SyncFile(l.f)
+		}
+		if err != nil {
+			err = fmt.Errorf("cutting a failed append off %s: %w", l.path, err)
+		}
+	}
 	if l.lock {
 		l.fs.Unlock(l.f)
 	}
-	err := l.f.Close()
+	err = errors.Join(err, l.f.Close())
 	l.f = nil
 	return err
 }
