@@ -123,6 +123,7 @@ var ErrLogInUse = errors.New("the review log is in use")
 // until Close.
 type Log struct {
 	mu      sync.Mutex
+	fs      fsys.FS
 	path    string
 	f       fsys.File
 	header  Header
@@ -140,17 +141,22 @@ type Log struct {
 // naming it. The log is locked: a second OpenLog of the same file fails
 // with ErrLogInUse until Close.
 func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error) {
+	return OpenLogFS(fsys.OS, path, reviewer, fp, corpusPath, now)
+}
+
+// OpenLogFS is OpenLog on the file system fsy.
+func OpenLogFS(fsy fsys.FS, path, reviewer, fp, corpusPath string, now time.Time) (*Log, error) {
 	if err := CheckReviewer(reviewer); err != nil {
 		return nil, err
 	}
-	if err := fsys.MkdirAllSynced(fsys.OS, filepath.Dir(path), 0o755); err != nil {
+	if err := fsys.MkdirAllSynced(fsy, filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("making the review directory: %w", err)
 	}
-	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fsy.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening review log: %w", err)
 	}
-	held, err := fsys.OS.Lock(f)
+	held, err := fsy.Lock(f)
 	if err == nil && held {
 		err = fmt.Errorf("%s: another review page is writing it (one page per reviewer; give another --reviewer): %w", path, ErrLogInUse)
 	}
@@ -158,9 +164,9 @@ func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error)
 		f.Close()
 		return nil, err
 	}
-	l := &Log{path: path, f: f}
+	l := &Log{fs: fsy, path: path, f: f}
 	if err := l.load(reviewer, fp, corpusPath, now); err != nil {
-		fsys.OS.Unlock(f)
+		fsy.Unlock(f)
 		f.Close()
 		return nil, err
 	}
@@ -264,8 +270,11 @@ func checkEntry(e Entry) error {
 // ReadLog reads the log at path for the corpus with fingerprint fp (any
 // corpus when fp is ""). The torn last line of a server killed while
 // writing it is left out.
-func ReadLog(path, fp string) (Header, []Entry, error) {
-	data, err := os.ReadFile(path)
+func ReadLog(path, fp string) (Header, []Entry, error) { return ReadLogFS(fsys.OS, path, fp) }
+
+// ReadLogFS is ReadLog on the file system fsy.
+func ReadLogFS(fsy fsys.FS, path, fp string) (Header, []Entry, error) {
+	data, err := fsys.ReadFile(fsy, path)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("reading review log: %w", err)
 	}
@@ -343,7 +352,7 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
-	fsys.OS.Unlock(l.f)
+	l.fs.Unlock(l.f)
 	err := l.f.Close()
 	l.f = nil
 	return err
