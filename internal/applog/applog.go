@@ -182,7 +182,8 @@ type Log struct {
 }
 
 // Open opens the log at path for appending. It reads the log as Read
-// does, calling fn with each whole line (fn may be nil), then cuts a torn
+// does, calling fn with each whole line (fn may be nil; its error stops
+// the reading and is returned as it is), then cuts a torn
 // tail off and gives an unterminated last line its newline, syncing the
 // file; Tail says what it found. A missing log has no lines; it is
 // created by the first Append, or now with Options.Create. The directory
@@ -215,16 +216,23 @@ func Open(path string, opt Options, fn func(Line) error) (*Log, Tail, error) {
 			return nil, Tail{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if fn == nil {
-		fn = func(Line) error { return nil }
-	}
-	t, err := Parse(io.NewSectionReader(f, 0, 1<<62), fn)
+	var fnErr error
+	t, err := Parse(io.NewSectionReader(f, 0, 1<<62), func(ln Line) error {
+		if fn == nil {
+			return nil
+		}
+		fnErr = fn(ln)
+		return fnErr
+	})
 	if err == nil {
 		err = repair(f, t)
 	}
 	if err != nil {
 		l.f = f
 		l.Close()
+		if fnErr != nil {
+			return nil, t, fnErr
+		}
 		return nil, t, fmt.Errorf("%s: %w", path, err)
 	}
 	if t.Unterminated {
