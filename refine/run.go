@@ -486,11 +486,8 @@ func (w *writer) commit(sum *Summary) error {
 	if err := fsys.WriteFileAtomic(w.fs, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", SummaryName, err)
 	}
-	if err := w.fs.Rename(w.tmp, w.out); err != nil {
+	if err := fsys.RenameSynced(w.fs, w.tmp, w.out); err != nil {
 		return fmt.Errorf("moving the refined corpus into place: %w", err)
-	}
-	if err := fsys.SyncDir(w.fs, filepath.Dir(filepath.Clean(w.out))); err != nil {
-		return fmt.Errorf("syncing the directory of %s: %w", w.out, err)
 	}
 	return nil
 }
