@@ -56,7 +56,7 @@ REFINE_DIR     ?= runs/bench-refine
 
 bench-refine: build ## distill refine on a synthetic 100K records x 8 rollouts x 10 items corpus: wall, CPU, peak RSS, load (targets 60 s, 512 MiB; not in make test)
 	rm -rf $(REFINE_DIR)/refined
-	$(GO) run ./internal/discrimbench -bin $(BIN) -records $(REFINE_RECORDS) -dir $(REFINE_DIR) -run 'distill refine {corpus} --out {work}/refined'
+	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(REFINE_RECORDS) -dir $(REFINE_DIR) -run 'distill refine {corpus} --out {work}/refined'
 
 # bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000
@@ -64,24 +64,24 @@ SCALE_KILL     ?= 10000
 SCALE_FLAGS    ?=
 
 bench-scale: build ## distill run at 10K and 100K problems on the simulated endpoint: efficiency, peak RSS, resume, kill at 50% (~15 min; not in make test)
-	$(GO) run ./internal/benchscale -bin $(BIN) -problems $(SCALE_PROBLEMS) -kill-size $(SCALE_KILL) $(SCALE_FLAGS)
+	$(GO) run ./internal/bench/scale -bin $(BIN) -problems $(SCALE_PROBLEMS) -kill-size $(SCALE_KILL) $(SCALE_FLAGS)
 
 bench-scale-grounded: build ## the grounded style at 100K one-passage documents: analyze, synthesize, enrich, judge (~15 min; not in make test)
-	$(GO) run ./internal/benchscale -style grounded -bin $(BIN) -problems 100000 -kill-size 100000 $(SCALE_FLAGS)
+	$(GO) run ./internal/bench/scale -style grounded -bin $(BIN) -problems 100000 -kill-size 100000 $(SCALE_FLAGS)
 
 # bench-scale-batch sizes; e.g. make bench-scale-batch BATCH_PROBLEMS=10000 BATCH_KILL=10000
 BATCH_PROBLEMS ?= 100000
 BATCH_KILL     ?= 100000
 
 bench-scale-batch: build ## every stage in batch mode at 100K problems on the simulated Batch API: peak RSS, phase times, kill and resume (~10 min; not in make test)
-	$(GO) run ./internal/benchscale -mode batch -bin $(BIN) -problems $(BATCH_PROBLEMS) -kill-size $(BATCH_KILL) $(SCALE_FLAGS)
+	$(GO) run ./internal/bench/scale -mode batch -bin $(BIN) -problems $(BATCH_PROBLEMS) -kill-size $(BATCH_KILL) $(SCALE_FLAGS)
 
 # bench-discrim size; e.g. make bench-discrim DISCRIM_RECORDS=10000 DISCRIM_FLAGS='-dir /tmp/db -keep'
 DISCRIM_RECORDS ?= 100000
 DISCRIM_FLAGS   ?=
 
 bench-discrim: build ## validate (discrimination section included) on a synthetic 100K x 8 rollouts x 10 items corpus: wall, CPU, peak RSS (~3 min; not in make test)
-	$(GO) run ./internal/discrimbench -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)
+	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(DISCRIM_RECORDS) $(DISCRIM_FLAGS)
 
 demo: build ## run distill on the example problems against the simulated endpoint
 	@bash examples/demo.sh

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
 // TestKappaByHand checks Cohen's kappa against values worked out by hand:
@@ -60,7 +62,7 @@ func TestKappaByHand(t *testing.T) {
 // editing one item's text), and checks every count against the rows.
 func TestHumanAgreement(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:30], 8)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	in, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

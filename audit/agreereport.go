@@ -107,8 +107,8 @@ func (s NullString) MarshalJSON() ([]byte, error) {
 // listedDisagreements is how many disagreements a report lists.
 const listedDisagreements = 50
 
-// verdictPair is one item judged by both sides.
-type verdictPair struct {
+// ComparedItem is one item judged by both sides.
+type ComparedItem struct {
 	RecordID      string
 	ItemID        int32
 	Type, Text    string
@@ -116,14 +116,14 @@ type verdictPair struct {
 	Reason        string
 }
 
-func newAgreementReport(in *Input, against string) *AgreementReport {
+func NewAgreementReport(in *Input, against string) *AgreementReport {
 	return &AgreementReport{Corpus: in.Paths, Against: against, Disagreements: []Disagreement{}, InputProblems: []Problem{}}
 }
 
 func (r *AgreementReport) problem(p Problem) { r.InputProblems = append(r.InputProblems, p) }
 
 // finish computes the agreement over pairs.
-func (r *AgreementReport) finish(pairs []verdictPair) {
+func (r *AgreementReport) finish(pairs []ComparedItem) {
 	verdicts := make([]VerdictPair, len(pairs))
 	for i, p := range pairs {
 		verdicts[i] = VerdictPair{Type: p.Type, A: p.Stored, B: p.Other}

@@ -184,7 +184,7 @@ func sheetErr(name string, line int, column, format string, args ...any) error {
 // whose item is no longer in the corpus, or whose text changed since the
 // sheet was written, are counted and left out.
 func HumanAgreement(ctx context.Context, in *Input, anns []Annotation, sheet string) (*AgreementReport, error) {
-	rep := newAgreementReport(in, "people ("+sheet+")")
+	rep := NewAgreementReport(in, "people ("+sheet+")")
 	pairs, sh, err := matchSheet(ctx, in, anns, rep.problem)
 	if err != nil {
 		return nil, err
@@ -199,7 +199,7 @@ func HumanAgreement(ctx context.Context, in *Input, anns []Annotation, sheet str
 // rows whose item is not in the corpus, has another text or has no stored
 // verdict are counted in the SheetInfo and left out. Unreadable input goes
 // to problem; the error is only the context's.
-func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(Problem)) ([]verdictPair, *SheetInfo, error) {
+func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(Problem)) ([]ComparedItem, *SheetInfo, error) {
 	want := map[[2]string]*Annotation{}
 	for i := range anns {
 		want[[2]string{anns[i].RecordID, strconv.Itoa(int(anns[i].ItemID))}] = &anns[i]
@@ -227,7 +227,7 @@ func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(
 			problem(Problem{File: f.Path, Error: err.Error()})
 		}
 	}
-	var pairs []verdictPair
+	var pairs []ComparedItem
 	for i := range anns {
 		a := &anns[i]
 		it, ok := found[a]
@@ -241,7 +241,7 @@ func matchSheet(ctx context.Context, in *Input, anns []Annotation, problem func(
 		case it.Valid == nil:
 			sh.StoredUnjudged++
 		default:
-			pairs = append(pairs, verdictPair{RecordID: a.RecordID, ItemID: a.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Valid, Other: *a.Verdict})
+			pairs = append(pairs, ComparedItem{RecordID: a.RecordID, ItemID: a.ItemID, Type: it.Type, Text: it.Text, Stored: *it.Valid, Other: *a.Verdict})
 		}
 	}
 	return pairs, sh, nil

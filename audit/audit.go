@@ -90,7 +90,7 @@ func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
 	rep.Tool = opt.Tool
 	rep.Corpus.FilesRead = filesRead
 	rep.InputProblems = append([]Problem{}, problems...)
-	var people []verdictPair // the sheet's rows matched with the corpus
+	var people []ComparedItem // the sheet's rows matched with the corpus
 	if rep.Validity != nil {
 		rel, matched, err := reliability(ctx, in, rep.Validity, opt)
 		if err != nil {

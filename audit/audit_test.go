@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 func TestGoldenRun(t *testing.T) {
-	dir := fixtureRun(t)
+	dir := corpusfix.Run(t)
 	rep := auditPath(t, Options{Tool: "validate test"}, dir)
 	base := filepath.Dir(dir)
 	checkGolden(t, "run.txt", base, render(t, rep.WriteText))
@@ -29,7 +30,7 @@ func TestGoldenRun(t *testing.T) {
 // TestFixtureBreaksEveryRule checks the fixture's purpose: every rule is
 // broken, by the record made to break it, at the item made to break it.
 func TestFixtureBreaksEveryRule(t *testing.T) {
-	rep := auditPath(t, Options{List: -1}, fixtureRun(t))
+	rep := auditPath(t, Options{List: -1}, corpusfix.Run(t))
 	counted := map[string]int64{}
 	for _, rc := range rep.Structure.ByRule {
 		counted[rc.Rule] = rc.Violations
@@ -79,8 +80,8 @@ func TestFixtureBreaksEveryRule(t *testing.T) {
 // the figures follow from how they were made.
 func TestGoodCorpusHasNoViolations(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	recs := fixtureRecords()[:30]
-	writeRun(t, dir, recs, 7)
+	recs := corpusfix.Records()[:30]
+	corpusfix.WriteRun(t, dir, recs, 7)
 	rep := auditPath(t, Options{}, dir)
 	if rep.Structure.Violations != 0 {
 		t.Fatalf("violations in a good corpus: %+v", rep.Structure.Listed)
@@ -116,9 +117,9 @@ func TestGoodCorpusHasNoViolations(t *testing.T) {
 // TestJSONLExport audits a jsonl export of the fixture: the figures equal
 // the run directory's, and a bad line and a cut-off last line are listed.
 func TestJSONLExport(t *testing.T) {
-	recs := fixtureRecords()
+	recs := corpusfix.Records()
 	run := filepath.Join(t.TempDir(), "run")
-	writeRun(t, run, recs, 16)
+	corpusfix.WriteRun(t, run, recs, 16)
 	fromRun := auditPath(t, Options{}, run)
 
 	dir := t.TempDir()
@@ -169,9 +170,9 @@ func sameFigures(t *testing.T, a, b *Report) {
 
 // TestVerlExport audits what a verl export's label column holds.
 func TestVerlExport(t *testing.T) {
-	recs := fixtureRecords()
+	recs := corpusfix.Records()
 	run := filepath.Join(t.TempDir(), "run")
-	writeRun(t, run, recs, 16)
+	corpusfix.WriteRun(t, run, recs, 16)
 	fromRun := auditPath(t, Options{}, run)
 
 	dir := t.TempDir()
@@ -269,9 +270,9 @@ func TestOpenRefuses(t *testing.T) {
 
 // TestOpenMixedFormats refuses to add verl rows to full records.
 func TestOpenMixedFormats(t *testing.T) {
-	recs := fixtureRecords()[:5]
+	recs := corpusfix.Records()[:5]
 	run := filepath.Join(t.TempDir(), "run")
-	writeRun(t, run, recs, 16)
+	corpusfix.WriteRun(t, run, recs, 16)
 	verl := t.TempDir()
 	writeVerlExport(t, verl, recs, false)
 	if _, err := Open(run, verl); !errors.Is(err, ErrNotAuditable) {

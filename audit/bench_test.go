@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -74,7 +75,7 @@ func writeSynthetic(b *testing.B, dir string, n, shardRows int) {
 		if i%10 == 7 {
 			style = schema.StyleFactualProcess
 		}
-		rec := makeRecord(i, style, nil, nil)
+		rec := corpusfix.Record(i, style, nil, nil)
 		rec.ID = fmt.Sprintf("b%06d", i)
 		if err := r.Append(&rec); err != nil {
 			b.Fatal(err)

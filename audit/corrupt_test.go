@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
 // TestCorruptRun damages one shard of a run in each way a corpus gets
 // damaged, and checks the audit names the file and the fault, audits the
 // other shards, and never panics.
 func TestCorruptRun(t *testing.T) {
-	recs := fixtureRecords()[:30]
+	recs := corpusfix.Records()[:30]
 	shard := func(dir string, i int) string {
 		return filepath.Join(dir, "shards", "part-0000"+string(rune('0'+i))+".parquet")
 	}
@@ -46,7 +47,7 @@ func TestCorruptRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
-			writeRun(t, dir, recs, 10)
+			corpusfix.WriteRun(t, dir, recs, 10)
 			tt.damage(t, dir)
 			rep := auditPath(t, Options{}, dir)
 			if len(rep.InputProblems) != 1 {
@@ -72,7 +73,7 @@ func TestCorruptRun(t *testing.T) {
 // Open, not a usage error.
 func TestCorruptManifest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:3], 10)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:3], 10)
 	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"shards": [`), 0o644)
 	_, err := Open(dir)
 	if err == nil || IsUsage(err) || !strings.Contains(err.Error(), "manifest") {
@@ -84,7 +85,7 @@ func TestCorruptManifest(t *testing.T) {
 // (not "not auditable"), named with its path.
 func TestCorruptFileGivenAlone(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, fixtureRecords()[:3], 10)
+	corpusfix.WriteRun(t, dir, corpusfix.Records()[:3], 10)
 	path := filepath.Join(dir, "shards", "part-00000.parquet")
 	data, _ := os.ReadFile(path)
 	cut := filepath.Join(t.TempDir(), "cut.parquet")
@@ -110,7 +111,7 @@ func TestCorruptFileGivenAlone(t *testing.T) {
 // its row, the other rows audited.
 func TestUnreadableLabel(t *testing.T) {
 	dir := t.TempDir()
-	recs := fixtureRecords()[:4]
+	recs := corpusfix.Records()[:4]
 	writeVerlExport(t, dir, recs, false)
 	path := filepath.Join(dir, "data", "train-00000-of-00001.parquet")
 	rows, err := parquet.ReadFile[verlRow](path)

@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 )
 
 // BenchmarkDiscrimination100k audits, discrimination section included, a
 // synthetic run directory of 100,000 records x 8 rollouts x 10 items, every
-// rollout with a verdict on every item (internal/synthcorpus), and reports
+// rollout with a verdict on every item (internal/testkit/synthcorpus), and reports
 // records per second and the peak Go heap. The corpus is written once,
 // before the timer; DISCRIM_BENCH_DIR keeps it there for measuring the
 // built command (go run ./internal/discrimbench, make bench-discrim: wall,

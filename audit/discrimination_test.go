@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -16,7 +17,7 @@ import (
 // is a rollout without verdicts), with the empirical figures the verdicts
 // give, so the record breaks no structural rule.
 func handRecord(id, style string, items []schema.Item, rows ...string) schema.Record {
-	rec := makeRecord(0, style, func([]schema.Item) []schema.Item { return items }, nil)
+	rec := corpusfix.Record(0, style, func([]schema.Item) []schema.Item { return items }, nil)
 	rec.ID, rec.Rollouts, rec.NCorrect = id, nil, 0
 	correct := make([]float64, len(rows))
 	for j, row := range rows {
@@ -109,7 +110,7 @@ func near(a *float64, b float64) bool { return a != nil && math.Abs(*a-b) < 1e-9
 // of handCorpus, and the text section is its golden file.
 func TestDiscriminationByHand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, handCorpus(), 2)
+	corpusfix.WriteRun(t, dir, handCorpus(), 2)
 	rep := auditPath(t, Options{}, dir)
 	if rep.Structure.Violations != 0 {
 		t.Fatalf("the hand corpus breaks rules: %+v", rep.Structure.Listed)
@@ -191,7 +192,7 @@ func TestDiscriminationNeedsTheEmpiricalStage(t *testing.T) {
 		recs = append(recs, r)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 10)
+	corpusfix.WriteRun(t, dir, recs, 10)
 	rep := auditPath(t, Options{}, dir)
 	d := rep.Discrimination
 	if d.Needs == nil || d.Measured != 0 || d.Unmeasured.NoVerdicts != 3 || d.MeanAUROC != nil || d.AntiShare != nil {
@@ -209,7 +210,7 @@ func TestDiscriminationNeedsTheEmpiricalStage(t *testing.T) {
 // anti share 0.125.
 func TestDiscriminationGates(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, handCorpus(), 10)
+	corpusfix.WriteRun(t, dir, handCorpus(), 10)
 	rep := auditPath(t, Options{}, dir)
 	for _, tc := range []struct {
 		name        string
@@ -232,8 +233,8 @@ func TestDiscriminationGates(t *testing.T) {
 // shards of one record give the same section.
 func TestDiscriminationMergesInFileOrder(t *testing.T) {
 	one, many := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "many")
-	writeRun(t, one, handCorpus(), 10)
-	writeRun(t, many, handCorpus(), 1)
+	corpusfix.WriteRun(t, one, handCorpus(), 10)
+	corpusfix.WriteRun(t, many, handCorpus(), 1)
 	a := textSection(t, auditPath(t, Options{}, one), "Discrimination")
 	b := textSection(t, auditPath(t, Options{}, many), "Discrimination")
 	if !bytes.Equal(a, b) {

@@ -6,7 +6,9 @@
 // judge or with people (Cohen's kappa), and the validity rates with 95%
 // intervals, corrected for the judge's errors when people labelled a sample
 // (the estimators are package judgestats). It renders the report as text,
-// JSON and a self-contained HTML page.
+// JSON and a self-contained HTML page. It calls no model: re-judging a
+// sample (validate rejudge) is package rejudge, which hands its answers to
+// [AgreementReport.AddRejudged] for the figures.
 //
 // # Inputs
 //

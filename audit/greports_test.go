@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -51,7 +52,7 @@ func TestUsageCountsRequestsSent(t *testing.T) {
 func TestReportLeadsWithTheCorpusKind(t *testing.T) {
 	grounded := auditPath(t, Options{}, groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}))
 	mathRun := filepath.Join(t.TempDir(), "math")
-	writeRun(t, mathRun, fixtureRecords()[:10], 4)
+	corpusfix.WriteRun(t, mathRun, corpusfix.Records()[:10], 4)
 	math := auditPath(t, Options{}, mathRun)
 
 	text := string(render(t, grounded.WriteText))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 
 	"github.com/rubricforge/rubricforge/schema"
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -82,7 +83,7 @@ func groundedViolating() []schema.Record {
 func groundedRun(t *testing.T, recs []schema.Record) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 3)
+	corpusfix.WriteRun(t, dir, recs, 3)
 	return dir
 }
 
@@ -198,7 +199,7 @@ func TestGroundedExports(t *testing.T) {
 // TestAuditReadsShardsWithoutTheGroundedColumn: a shard written before the
 // grounded style is audited as before, with no grounded section.
 func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
-	rec := makeRecord(1, schema.StyleSRaR, nil, nil)
+	rec := corpusfix.Record(1, schema.StyleSRaR, nil, nil)
 	r := row{ID: rec.ID, Split: rec.Split, Problem: rec.Problem, Answer: rec.Answer, Style: rec.Style, Provenance: provenance{RolloutModel: rec.Provenance.RolloutModel, SpecVersion: rec.Provenance.SpecVersion}, Usage: rec.Usage, NCorrect: rec.NCorrect, PassRate: rec.PassRate}
 	for _, it := range rec.Rubric {
 		r.Rubric = append(r.Rubric, item{ID: it.ID, Type: it.Type, Text: it.Text, Weight: it.Weight, Polarity: it.Polarity, Valid: it.Valid})

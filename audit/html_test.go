@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -16,10 +17,10 @@ import (
 // well-formed inline SVG chart per figure, lists every listed violation,
 // and escapes what the corpus holds.
 func TestHTMLSelfContained(t *testing.T) {
-	recs := fixtureRecords()
+	recs := corpusfix.Records()
 	recs[30].ID += `<script>alert(1)</script>` // a record with a violation
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 16)
+	corpusfix.WriteRun(t, dir, recs, 16)
 	rep := auditPath(t, Options{List: -1}, dir)
 	page := string(render(t, rep.WriteHTML))
 
@@ -90,15 +91,15 @@ func TestReportsHaveNoFormatErrors(t *testing.T) {
 	for i := range grounded {
 		grounded[i].Usage = schema.Usage{Requests: 7, CachedRequests: 1, PromptTokens: 900, CompletionTokens: 300, CostUSD: 0.0125}
 	}
-	math := fixtureRecords()
+	math := corpusfix.Records()
 	for i := range math {
 		math[i].Usage = schema.Usage{Requests: 5, PromptTokens: 500, CompletionTokens: 200, CostUSD: 0.003}
 	}
 	mathRun := filepath.Join(t.TempDir(), "math")
-	writeRun(t, mathRun, math, 16)
+	corpusfix.WriteRun(t, mathRun, math, 16)
 	groundedRunDir := groundedRun(t, grounded)
 	mixed := filepath.Join(t.TempDir(), "mixed")
-	writeRun(t, mixed, append(slices.Clone(math[:10]), grounded...), 4)
+	corpusfix.WriteRun(t, mixed, append(slices.Clone(math[:10]), grounded...), 4)
 	verl := filepath.Join(t.TempDir(), "verl")
 	writeVerlExport(t, verl, math[:10], false)
 	jsonl := filepath.Join(t.TempDir(), "jsonl")

@@ -105,7 +105,7 @@ func newPanelAcc() *panelAcc {
 // column and is not read again); nil when no record has one. people are
 // the annotation sheet's rows matched with the corpus (Other: people's
 // verdict), for each judge's sensitivity and specificity.
-func judgePanel(ctx context.Context, in *Input, people []verdictPair) (*JudgePanel, error) {
+func judgePanel(ctx context.Context, in *Input, people []ComparedItem) (*JudgePanel, error) {
 	if in.Format == FormatVerl {
 		return nil, nil
 	}

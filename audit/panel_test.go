@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -22,7 +23,7 @@ import (
 // 1/2; κ = (2/3 - 1/2)/(1/2) = 1/3. Agreement with the panel: a 2 of 3
 // (item 1), b 3 of 3, c 2 of 2 with 1 failure. The panel's rate: 1 of 3.
 func handPanelRecord() schema.Record {
-	rec := makeRecord(0, schema.StyleSRaR, func(items []schema.Item) []schema.Item { return items[:3] }, nil)
+	rec := corpusfix.Record(0, schema.StyleSRaR, func(items []schema.Item) []schema.Item { return items[:3] }, nil)
 	rec.Rollouts = nil
 	yes, no := ptr(true), ptr(false)
 	v := func(judge string, valid *bool) schema.JudgeVerdict {
@@ -50,7 +51,7 @@ func handPanelRecord() schema.Record {
 func TestJudgePanelHandComputed(t *testing.T) {
 	rec := handPanelRecord()
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, []schema.Record{rec}, 10)
+	corpusfix.WriteRun(t, dir, []schema.Record{rec}, 10)
 	jsonl := filepath.Join(t.TempDir(), "export")
 	writeJSONLExport(t, jsonl, []schema.Record{rec})
 	for name, path := range map[string]string{"run": dir, "jsonl": jsonl} {
@@ -115,7 +116,7 @@ func TestJudgePanelHandComputed(t *testing.T) {
 	// Item 1 stored valid: its 1-1 split and a failure is not a majority.
 	rec.Rubric[1].Valid = ptr(true)
 	tampered := filepath.Join(t.TempDir(), "tampered")
-	writeRun(t, tampered, []schema.Record{rec}, 10)
+	corpusfix.WriteRun(t, tampered, []schema.Record{rec}, 10)
 	if v := auditPath(t, Options{}, tampered).JudgePanel.Validity; v.RuleMismatches != 1 {
 		t.Errorf("a stored verdict against the votes' majority: %d mismatches counted, want 1", v.RuleMismatches)
 	}
@@ -134,12 +135,12 @@ func panelRun(t *testing.T, n int) string {
 	t.Helper()
 	var recs []schema.Record
 	for i := range n {
-		rec := makeRecord(i, schema.StyleSRaR, nil, nil)
+		rec := corpusfix.Record(i, schema.StyleSRaR, nil, nil)
 		synthcorpus.AddPanel(&rec, 7, panelJudges...)
 		recs = append(recs, rec)
 	}
 	dir := filepath.Join(t.TempDir(), "run")
-	writeRun(t, dir, recs, 16)
+	corpusfix.WriteRun(t, dir, recs, 16)
 	return dir
 }
 
@@ -196,7 +197,7 @@ func TestJudgePanelSection(t *testing.T) {
 // TestNoPanelNoSection: a corpus written before panels (or with one judge
 // per stage) has no panel section, and says nothing is missing.
 func TestNoPanelNoSection(t *testing.T) {
-	rep := auditPath(t, Options{}, fixtureRun(t))
+	rep := auditPath(t, Options{}, corpusfix.Run(t))
 	if rep.JudgePanel != nil {
 		t.Errorf("a corpus without panels has a panel section: %+v", rep.JudgePanel)
 	}

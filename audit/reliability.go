@@ -49,11 +49,11 @@ type TypeReliability struct {
 // opt.HumanSheet names a sheet, its verdicts matched with the stored ones.
 // Problems reading the corpus again are the audit's own, already listed.
 // The sheet's matched rows come back too (nil without a sheet).
-func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Reliability, []verdictPair, error) {
+func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Reliability, []ComparedItem, error) {
 	rel := &Reliability{Verdicts: "stored", Method: "wilson", Level: 0.95, ByType: []TypeReliability{}}
 	tableOf := func(string) *judgestats.Table { return nil } // no sheet
 	var all *judgestats.Table
-	var pairs []verdictPair
+	var pairs []ComparedItem
 	if opt.HumanSheet != "" {
 		matched, sh, err := matchSheet(ctx, in, opt.Human, func(Problem) {})
 		if err != nil {
@@ -79,7 +79,7 @@ func reliability(ctx context.Context, in *Input, v *Validity, opt Options) (*Rel
 
 // peopleTables counts the stored verdicts against people's, by type and
 // in all.
-func peopleTables(pairs []verdictPair) (byType map[string]*judgestats.Table, all *judgestats.Table) {
+func peopleTables(pairs []ComparedItem) (byType map[string]*judgestats.Table, all *judgestats.Table) {
 	byType, all = map[string]*judgestats.Table{}, &judgestats.Table{}
 	for _, p := range pairs {
 		typ := byType[p.Type]

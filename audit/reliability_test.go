@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 	"github.com/rubricforge/rubricforge/judgestats"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -76,8 +77,8 @@ type sheetFixture struct {
 // named name in the report.
 func auditWithSheet(t *testing.T, name string) sheetFixture {
 	t.Helper()
-	f := sheetFixture{recs: fixtureRecords(), dir: filepath.Join(t.TempDir(), "run")}
-	writeRun(t, f.dir, f.recs, 16)
+	f := sheetFixture{recs: corpusfix.Records(), dir: filepath.Join(t.TempDir(), "run")}
+	corpusfix.WriteRun(t, f.dir, f.recs, 16)
 	f.anns, f.want = labelledSheet(f.recs)
 	f.rep = auditPath(t, Options{Human: f.anns, HumanSheet: name}, f.dir)
 	return f
@@ -161,7 +162,7 @@ func TestReliabilityAgainstPeople(t *testing.T) {
 // interval of the judge's rate and nothing else; the text section is held
 // to a golden file.
 func TestReliabilityWithoutSheet(t *testing.T) {
-	rep := auditPath(t, Options{}, fixtureRun(t))
+	rep := auditPath(t, Options{}, corpusfix.Run(t))
 	rel := rep.Reliability
 	if rel == nil || rel.Method != "wilson" || rel.Sheet != "" || rel.Rows != nil {
 		t.Fatalf("reliability %+v; want Wilson intervals only", rel)

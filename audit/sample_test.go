@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
 type itemKey struct {
@@ -36,12 +38,12 @@ func sampled(t *testing.T, dir string, n int, seed uint64, judgedOnly bool) ([]i
 // TestSampleReproducible: the draw depends on the seed and the items only,
 // not on how the corpus is cut into shards or in which order it is read.
 func TestSampleReproducible(t *testing.T) {
-	recs := fixtureRecords()[:30]
+	recs := corpusfix.Records()[:30]
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	writeRun(t, a, recs, 4)
+	corpusfix.WriteRun(t, a, recs, 4)
 	rev := slices.Clone(recs)
 	slices.Reverse(rev)
-	writeRun(t, b, rev, 11)
+	corpusfix.WriteRun(t, b, rev, 11)
 
 	s1, eligible := sampled(t, a, 25, 1, true)
 	s2, _ := sampled(t, b, 25, 1, true)
@@ -70,7 +72,7 @@ func TestSampleReproducible(t *testing.T) {
 
 // TestSampleSkipsDuplicates: a repeated record is drawn from once.
 func TestSampleSkipsDuplicates(t *testing.T) {
-	dir := fixtureRun(t) // p005 is in two shards
+	dir := corpusfix.Run(t) // p005 is in two shards
 	keys, _ := sampled(t, dir, 100000, 3, false)
 	seen := map[itemKey]bool{}
 	for _, k := range keys {

@@ -14,13 +14,14 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // TestDuplicateAfterBadLine: a repeated id after a line that does not parse
 // is reported at its own row, not one row early.
 func TestDuplicateAfterBadLine(t *testing.T) {
-	recs := fixtureRecords()[:3]
+	recs := corpusfix.Records()[:3]
 	var b bytes.Buffer
 	for _, k := range []int{0, 1} {
 		line, _ := json.Marshal(&recs[k])
@@ -103,7 +104,7 @@ func TestMaxItemsFromJobHistory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	var recs []schema.Record
 	for i := range 12 {
-		recs = append(recs, makeRecord(i, schema.StyleSRaR, nil, func(r *schema.Record) { r.Provenance.JobFingerprint = "fp-six" }))
+		recs = append(recs, corpusfix.Record(i, schema.StyleSRaR, nil, func(r *schema.Record) { r.Provenance.JobFingerprint = "fp-six" }))
 	}
 	r, err := corpus.Open(dir, corpus.Options{ShardRows: 5, ToolVersion: "test", Logger: quiet()})
 	if err != nil {
@@ -168,13 +169,13 @@ func TestRenderUncomputable(t *testing.T) {
 	for name, edit := range map[string]func(*schema.Record){"bare": bare, "no tokens": noTokens} {
 		var recs []schema.Record
 		for i := range 5 {
-			recs = append(recs, makeRecord(i, schema.StyleSRaR, nil, edit))
+			recs = append(recs, corpusfix.Record(i, schema.StyleSRaR, nil, edit))
 		}
 		dirs[name] = filepath.Join(t.TempDir(), "run")
-		writeRun(t, dirs[name], recs, 4)
+		corpusfix.WriteRun(t, dirs[name], recs, 4)
 	}
 	dirs["verl"] = t.TempDir()
-	writeVerlExport(t, dirs["verl"], fixtureRecords()[:6], false)
+	writeVerlExport(t, dirs["verl"], corpusfix.Records()[:6], false)
 	for name, dir := range dirs {
 		rep := auditPath(t, Options{}, dir)
 		for what, write := range map[string]func(io.Writer) error{"text": rep.WriteText, "HTML": rep.WriteHTML, "JSON": rep.WriteJSON} {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
+	"github.com/rubricforge/rubricforge/llm/internal/bufpool"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -20,8 +22,8 @@ import (
 type call struct {
 	req   *Request
 	stage string
-	id    Identity // the cache key; zero without a cache
-	n     int      // choices expected
+	id    cache.Identity // the cache key; zero without a cache
+	n     int            // choices expected
 	wire  openai.ChatCompletionRequest
 	body  []byte // wire's JSON, sent by every attempt
 	est   int    // token estimate for the TPM limiters
@@ -36,7 +38,7 @@ func (cl *call) fail(class Class, reason string, attempts, status int, err error
 
 // live sends req until an attempt succeeds, a failure is final, the
 // budget is spent or ctx ends.
-func (c *Client) live(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
+func (c *Client) live(ctx context.Context, req *Request, stage string, id cache.Identity, n int) (*Response, error) {
 	cl := &call{req: req, stage: stage, id: id, n: n, wire: c.wireRequest(req), est: estimateTokens(req), red: c.red}
 	cl.body = wireBody(&cl.wire)
 	for attempt := 1; ; attempt++ {
@@ -52,7 +54,7 @@ func (c *Client) live(ctx context.Context, req *Request, stage string, id Identi
 			resp, err := c.succeed(cl, &res, attempt)
 			res.release() // once succeed has charged what it spent
 			if err == nil {
-				c.doer.bodies.put(res.raw) // decoded into resp and copied into the cache
+				c.doer.bodies.Put(res.raw) // decoded into resp and copied into the cache
 			}
 			return resp, err
 		}
@@ -263,7 +265,7 @@ var errTooLarge = errors.New("response body too large")
 type captureDoer struct {
 	c       *http.Client
 	maxBody int64
-	bodies  *bufPool // the bodies read; live hands a good answer's back once it is decoded and cached
+	bodies  *bufpool.Pool // the bodies read; live hands a good answer's back once it is decoded and cached
 }
 
 func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
@@ -275,7 +277,7 @@ func (d captureDoer) Do(req *http.Request) (*http.Response, error) {
 	if s == nil {
 		return resp, nil
 	}
-	body, rerr := d.bodies.readAllSized(io.LimitReader(resp.Body, d.maxBody+1), resp.ContentLength)
+	body, rerr := readAllSized(d.bodies, io.LimitReader(resp.Body, d.maxBody+1), resp.ContentLength)
 	resp.Body.Close()
 	ok := resp.StatusCode/100 == 2
 	if int64(len(body)) > d.maxBody {
@@ -313,14 +315,14 @@ const presizeMax = 1 << 20
 // declared body (Content-Length, -1 when unknown), so a body is read in one
 // allocation instead of a series of regrowths and copies.
 // A nil bp allocates the buffer; otherwise it comes from bp.
-func (bp *bufPool) readAllSized(r io.Reader, declared int64) ([]byte, error) {
+func readAllSized(bp *bufpool.Pool, r io.Reader, declared int64) ([]byte, error) {
 	size := 512
 	if declared >= 0 && declared < presizeMax {
 		size = int(declared) + 1 // + 1: the read that sees EOF needs room
 	}
 	var b []byte
 	if bp != nil {
-		b = bp.get(size)
+		b = bp.Get(size)
 	} else {
 		b = make([]byte, 0, size)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // BatchOptions configure a Batcher. Zero values select the defaults.
@@ -84,7 +86,7 @@ func (o *BatchOptions) fill() {
 // Deferrer instead of sending it.
 type DeferredRequest struct {
 	Stage, Model string
-	ID           Identity
+	ID           cache.Identity
 	N            int    // choices asked for
 	Body         []byte // the chat-completions body the Client would have sent
 	// Estimates for the budget: prompt tokens (characters/4) and
@@ -122,7 +124,7 @@ func unitOf(ctx context.Context) string {
 // polling the batches it made, never by making them again.
 type Batcher struct {
 	opt   BatchOptions
-	cache *Cache
+	cache *cache.Cache
 	meter *Meter
 	log   *slog.Logger
 	jr    *journal
@@ -178,9 +180,9 @@ type building struct {
 
 // NewBatcher opens the journal in opt.Dir and the state of every batch in
 // it. Register each endpoint's API (Deferrer), then Start.
-func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) {
+func NewBatcher(opt BatchOptions, responses *cache.Cache, meter *Meter) (*Batcher, error) {
 	opt.fill()
-	if cache == nil {
+	if responses == nil {
 		return nil, errors.New("llm: batch mode needs a response cache")
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
@@ -200,7 +202,7 @@ func NewBatcher(opt BatchOptions, cache *Cache, meter *Meter) (*Batcher, error) 
 		return nil, err
 	}
 	b := &Batcher{
-		opt: opt, cache: cache, meter: meter, log: opt.Logger, jr: jr,
+		opt: opt, cache: responses, meter: meter, log: opt.Logger, jr: jr,
 		apis: map[string]*BatchAPI{}, states: map[string]*BatchState{},
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},

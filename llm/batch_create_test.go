@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // loseFirstCreate is a transport that lets the first POST /batches reach
@@ -83,7 +83,7 @@ func TestBatchCreateRetryFindsTheBatchTheLostReplyMade(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: time.Hour})
+			srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // TestBatchFilesStayUnderMaxBytes: every input file a Batcher writes is
@@ -21,7 +22,7 @@ func TestBatchFilesStayUnderMaxBytes(t *testing.T) {
 	dir := t.TempDir()
 	const maxBytes = 20_000
 	offline := filepath.Join(dir, "offline")
-	cache, err := llm.OpenCache(filepath.Join(dir, "cache.db"))
+	cache, err := cache.Open(filepath.Join(dir, "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func countLines(t *testing.T, path string) int {
 func TestBatchRowOverMaxBytesFailsAlone(t *testing.T) {
 	dir := t.TempDir()
 	offline := filepath.Join(dir, "offline")
-	cache, err := llm.OpenCache(filepath.Join(dir, "cache.db"))
+	cache, err := cache.Open(filepath.Join(dir, "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

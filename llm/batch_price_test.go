@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestBatchRowsPricedFromTheBestEstimate: with a cost budget, a batch's
@@ -30,7 +30,7 @@ func TestBatchRowsPricedFromTheBestEstimate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: time.Hour})
+			srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}

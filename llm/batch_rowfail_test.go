@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // batchSession is one session of a run in batch mode against the simulated
 // endpoint at url: a Batcher over opts and a client deferring to it.
-func batchSession(t *testing.T, url string, opts BatchOptions, cache *Cache) (*Batcher, *Client, *BatchAPI) {
+func batchSession(t *testing.T, url string, opts BatchOptions, cache *cache.Cache) (*Batcher, *Client, *BatchAPI) {
 	t.Helper()
 	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
 	if err != nil {
@@ -38,7 +39,7 @@ func rolloutRequest() Request {
 // unansweredSession asks req in a session whose one batch ends without
 // answering it (expired, or cancelled by end when it is not nil) and
 // returns what the first ask of the session got.
-func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *Cache, req Request, end func(*BatchAPI, string)) error {
+func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *cache.Cache, req Request, end func(*BatchAPI, string)) error {
 	t.Helper()
 	b, c, api := batchSession(t, url, opts, cache)
 	defer b.Close()
@@ -67,7 +68,7 @@ func unansweredSession(t *testing.T, url string, opts BatchOptions, cache *Cache
 // (distill batches cancel, or the provider's console) did not fail its
 // rows; however often it happens, the next run asks them again.
 func TestBatchCancelledRowsDoNotCountAsFailures(t *testing.T) {
-	_, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: time.Hour})
+	_, url, stop, err := sim.Start(sim.Config{BatchTurnaround: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestBatchCancelledRowsDoNotCountAsFailures(t *testing.T) {
 // session with ResetRowFailures (--retry-failed), which asks it again,
 // says so, and whose reset holds for the sessions after it.
 func TestBatchRetryFailedResetsRowFailures(t *testing.T) {
-	_, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond, BatchExpire: 3})
+	_, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond, BatchExpire: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

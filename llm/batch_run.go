@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // work submits written files, and apart from that polls open batches and
@@ -419,14 +421,14 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 	seen := make(map[string]bool, len(rows))
 	var answered, failed int
 	var failures []rowFailureLine
-	var chunk []CacheEntry
+	var chunk []cache.Entry
 	var charges []func()
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
 		if err := b.cache.PutMany(chunk); err != nil {
-			return fmt.Errorf("%w: %v", errCacheWrite, err)
+			return fmt.Errorf("%w: %v", cache.ErrWrite, err)
 		}
 		for _, c := range charges {
 			c()
@@ -448,8 +450,8 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 					if _, hit, _ := b.cache.Get(r.id); hit {
 						return nil // answered online meanwhile, or by an earlier ingest
 					}
-					chunk = append(chunk, CacheEntry{ID: r.id, Value: append([]byte(nil), o.body...),
-						Usage: Usage{Stage: r.stage, Model: s.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Batch: true}})
+					chunk = append(chunk, cache.Entry{ID: r.id, Value: append([]byte(nil), o.body...),
+						Usage: cache.Usage{Stage: r.stage, Model: s.Model, PromptTokens: d.promptTokens, CompletionTokens: d.completionTokens, Batch: true}})
 					finish := make([]string, len(d.choices))
 					for i, c := range d.choices {
 						finish[i] = c.FinishReason

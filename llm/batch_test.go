@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // offlineBatcher is a Batcher writing its files to an offline directory,
 // with a client that defers every request it cannot answer from the
 // cache: what --batch-files runs.
-func offlineBatcher(t *testing.T, cache *Cache, meter *Meter, dir string) (*Batcher, *Client) {
+func offlineBatcher(t *testing.T, cache *cache.Cache, meter *Meter, dir string) (*Batcher, *Client) {
 	t.Helper()
 	b, err := NewBatcher(BatchOptions{Dir: filepath.Join(dir, "batches"), OfflineDir: filepath.Join(dir, "files"), PollInterval: time.Hour}, cache, meter)
 	if err != nil {
@@ -177,7 +178,7 @@ func TestBatchRowOutcomes(t *testing.T) {
 // a reopen from the index file and after compaction.
 func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
-	c, err := OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,10 +189,10 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(c.Put(IdentityOf(online), okBody(1), Usage{Stage: "rollout", Model: "m", PromptTokens: 100, CompletionTokens: 100}))
-	must(c.PutMany([]CacheEntry{{ID: IdentityOf(batch), Value: okBody(1), Usage: Usage{Stage: "rollout", Model: "m", PromptTokens: 100, CompletionTokens: 100, Batch: true}}}))
+	must(c.Put(IdentityOf(online), okBody(1), cache.Usage{Stage: "rollout", Model: "m", PromptTokens: 100, CompletionTokens: 100}))
+	must(c.PutMany([]cache.Entry{{ID: IdentityOf(batch), Value: okBody(1), Usage: cache.Usage{Stage: "rollout", Model: "m", PromptTokens: 100, CompletionTokens: 100, Batch: true}}}))
 	prices := map[string]Price{"m": {PromptPerMTok: 1e4, CompletionPerMTok: 1e4, BatchRate: 0.4}}
-	cost := func(c *Cache) float64 {
+	cost := func(c *cache.Cache) float64 {
 		m := NewMeter(prices, Budget{})
 		spent, _ := c.Spent()
 		m.RestoreSpent(spent)
@@ -202,7 +203,7 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 		t.Fatalf("spent $%v, want $%v", got, want)
 	}
 	must(c.Close())
-	if c, err = OpenCache(path); err != nil {
+	if c, err = cache.Open(path); err != nil {
 		t.Fatal(err)
 	}
 	if !c.Stats().IndexLoaded {
@@ -211,7 +212,7 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 	if got := cost(c); got != want {
 		t.Errorf("after a reopen from the index: $%v, want $%v", got, want)
 	}
-	must(c.Put(IdentityOf(batch), okBody(1), Usage{Stage: "rollout", Model: "m", PromptTokens: 1, CompletionTokens: 1})) // the batch entry is now dead
+	must(c.Put(IdentityOf(batch), okBody(1), cache.Usage{Stage: "rollout", Model: "m", PromptTokens: 1, CompletionTokens: 1})) // the batch entry is now dead
 	want += 0.02
 	if _, err := c.Compact(); err != nil {
 		t.Fatal(err)
@@ -220,7 +221,7 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 		t.Errorf("after compaction: $%v, want $%v", got, want)
 	}
 	must(c.Close())
-	if c, err = OpenCache(path); err != nil {
+	if c, err = cache.Open(path); err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
@@ -233,7 +234,7 @@ func TestBatchSpendSurvivesReopenAndCompaction(t *testing.T) {
 // request deferred, its file sealed and uploaded to the simulated endpoint
 // at url, and the journal saying "uploaded". It returns the request, the
 // uploaded file's state and the batch API.
-func killedAfterUpload(t *testing.T, url string, opts BatchOptions, cache *Cache, meter *Meter) (Request, *BatchState, *BatchAPI) {
+func killedAfterUpload(t *testing.T, url string, opts BatchOptions, cache *cache.Cache, meter *Meter) (Request, *BatchState, *BatchAPI) {
 	t.Helper()
 	api, err := NewBatchAPI(Endpoint{BaseURL: url}, Options{})
 	if err != nil {
@@ -279,7 +280,7 @@ func killedAfterUpload(t *testing.T, url string, opts BatchOptions, cache *Cache
 // batch but before recording its id finds it by its input file at the
 // next start instead of creating it again.
 func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,12 +345,12 @@ func TestBatchJournalTornLine(t *testing.T) {
 // the cache, not written into another batch (that paid for it twice).
 func TestBatchRowAnsweredMeanwhile(t *testing.T) {
 	dir := t.TempDir()
-	cache := openTestCache(t)
-	b, c := offlineBatcher(t, cache, NewMeter(nil, Budget{}), dir)
+	responses := openTestCache(t)
+	b, c := offlineBatcher(t, responses, NewMeter(nil, Budget{}), dir)
 	defer b.Close()
 	req := simpleRequest("late")
 	id := IdentityOf(req)
-	if err := cache.Put(id, okBody(1), Usage{Stage: "rollout", Model: "m", Batch: true}); err != nil {
+	if err := responses.Put(id, okBody(1), cache.Usage{Stage: "rollout", Model: "m", Batch: true}); err != nil {
 		t.Fatal(err)
 	}
 	err := b.deferRequest(context.Background(), nil, DeferredRequest{Stage: "rollout", Model: "m", ID: id, N: 1, Body: []byte(`{}`)})
@@ -368,7 +369,7 @@ func TestBatchRowAnsweredMeanwhile(t *testing.T) {
 // batch when distill batches cancel asks the run to stop is dropped, not
 // created: a batch made after the cancellation would escape it.
 func TestBatchCancelRequestStopsACreate(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{BatchTurnaround: 20 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{BatchTurnaround: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // batchInputLine is one request of a batch input file, in OpenAI's format
@@ -39,7 +41,7 @@ type batchOutputLine struct {
 // request's full identity, its stage and its choice count. It is kept in
 // the batch's rows file next to the input file.
 type rowInfo struct {
-	id    Identity
+	id    cache.Identity
 	stage string
 	n     int
 }

@@ -68,24 +68,3 @@ func TestAnswersSurviveBufferReuse(t *testing.T) {
 		t.Errorf("%d requests reached the server, want %d (the second round from the cache)", hits, len(answers))
 	}
 }
-
-// TestBufPoolSizes: a buffer from the pool always has room for what was
-// asked, and only buffers of the pool's own sizes go back into it.
-func TestBufPoolSizes(t *testing.T) {
-	var bp bufPool
-	for _, n := range []int{0, 1, 1023, 1024, 1025, 4096, 70_000, 1 << 20, 1<<20 + 1, 5 << 20} {
-		b := bp.get(n)
-		if len(b) != 0 || cap(b) < n {
-			t.Errorf("get(%d): len %d cap %d", n, len(b), cap(b))
-		}
-		bp.put(append(b, 'x'))
-		if again := bp.get(n); cap(again) < n || len(again) != 0 {
-			t.Errorf("get(%d) after a put: len %d cap %d", n, len(again), cap(again))
-		}
-	}
-	odd := make([]byte, 0, 3000)
-	bp.put(odd)
-	if got := bp.get(2048); cap(got) == 3000 {
-		t.Error("a buffer of no pooled size came back from the pool")
-	}
-}

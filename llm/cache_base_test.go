@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // baseRequests are the requests a base run answered.
@@ -47,11 +49,11 @@ func TestBaseCacheSharedAndNeverWritten(t *testing.T) {
 
 	// The base's run cannot write it while variants read it.
 	variants := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")}
-	caches := make([]*Cache, len(variants))
+	caches := make([]*cache.Cache, len(variants))
 	for i, p := range variants {
-		caches[i] = openCache(t, p, nil, CacheBase(basePath))
+		caches[i] = openCache(t, p, nil, cache.WithBase(basePath))
 	}
-	if _, err := OpenCache(basePath); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+	if _, err := cache.Open(basePath); err == nil || !strings.Contains(err.Error(), "locked by another process") {
 		t.Errorf("opening the base for writing while variants read it: %v", err)
 	}
 	var wg sync.WaitGroup
@@ -89,7 +91,7 @@ func TestBaseCacheSharedAndNeverWritten(t *testing.T) {
 	os.Remove(basePath + ".idx")
 	for _, p := range variants {
 		var logs logBuffer
-		c := openCache(t, p, &logs, CacheBase(basePath))
+		c := openCache(t, p, &logs, cache.WithBase(basePath))
 		chatAll(t, newTestClient(t, srv.endpoint(), fastOptions(), c, nil), reqs)
 		c.Close()
 		if !strings.Contains(logs.String(), "base response cache does not exist") {
@@ -99,27 +101,4 @@ func TestBaseCacheSharedAndNeverWritten(t *testing.T) {
 	if srv.hits.Load() != sent {
 		t.Errorf("resumes after deleting the base sent %d requests", srv.hits.Load()-sent)
 	}
-}
-
-// TestBaseCacheInUse: a base that its own run is writing is refused with a
-// message saying so; a tombstone in the variant hides the base's answer.
-func TestBaseCacheInUse(t *testing.T) {
-	dir := t.TempDir()
-	basePath := filepath.Join(dir, "base.db")
-	base := openCache(t, basePath, nil)
-	putN(t, base, 0, 3)
-	if _, err := OpenCache(filepath.Join(dir, "v.db"), CacheBase(basePath)); err == nil || !strings.Contains(err.Error(), "a run is writing it") {
-		t.Errorf("base in use: %v", err)
-	}
-	base.Close()
-
-	v := openCache(t, filepath.Join(dir, "v.db"), nil, CacheBase(basePath))
-	defer v.Close()
-	if err := v.Invalidate(testID("key-1")); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, _ := v.Get(testID("key-1")); ok {
-		t.Error("an invalidated identity was answered from the base")
-	}
-	wantValues(t, v, 2, 3)
 }

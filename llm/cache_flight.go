@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sync"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // flights are the live requests in flight, by identity, so that identical
@@ -12,10 +14,10 @@ import (
 // for its answer.
 type flights struct {
 	mu sync.Mutex
-	m  map[Identity]*flight
+	m  map[cache.Identity]*flight
 	// onWait, when set (by tests), is called when a request starts waiting
 	// for another's flight.
-	onWait func(Identity)
+	onWait func(cache.Identity)
 }
 
 type flight struct {
@@ -25,14 +27,14 @@ type flight struct {
 }
 
 // join returns id's flight and whether the caller leads it.
-func (fs *flights) join(id Identity) (*flight, bool) {
+func (fs *flights) join(id cache.Identity) (*flight, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if f, ok := fs.m[id]; ok {
 		return f, false
 	}
 	if fs.m == nil {
-		fs.m = make(map[Identity]*flight)
+		fs.m = make(map[cache.Identity]*flight)
 	}
 	f := &flight{done: make(chan struct{})}
 	fs.m[id] = f
@@ -40,7 +42,7 @@ func (fs *flights) join(id Identity) (*flight, bool) {
 }
 
 // land ends id's flight with its leader's outcome.
-func (fs *flights) land(id Identity, f *flight, resp *Response, err error) {
+func (fs *flights) land(id cache.Identity, f *flight, resp *Response, err error) {
 	if resp != nil {
 		f.resp = sharedResponse(resp)
 	}
@@ -66,7 +68,7 @@ func sharedResponse(resp *Response) *Response {
 // already in flight and shares its answer. Otherwise it returns the flight
 // the caller now leads: the caller sends the request and lands the flight
 // with the outcome.
-func (c *Client) fromCache(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, *flight, error) {
+func (c *Client) fromCache(ctx context.Context, req *Request, stage string, id cache.Identity, n int) (*Response, *flight, error) {
 	for {
 		f, lead := c.flights.join(id)
 		if lead {
@@ -106,10 +108,10 @@ func (c *Client) fromCache(ctx context.Context, req *Request, stage string, id I
 
 // cacheHit looks req up in the cache. A read failure is a miss; a failure
 // to copy a base cache's answer into the run's cache is fatal.
-func (c *Client) cacheHit(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
+func (c *Client) cacheHit(ctx context.Context, req *Request, stage string, id cache.Identity, n int) (*Response, error) {
 	raw, ok, err := c.cache.Get(id)
 	switch {
-	case errors.Is(err, errCacheWrite):
+	case errors.Is(err, cache.ErrWrite):
 		c.meter.attemptError(stage, "cache_write")
 		return nil, cacheWriteError(req, stage, 0, err)
 	case err != nil:

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // spendServer answers request "q<i>" with usage that depends on i, so a
@@ -107,11 +109,21 @@ func TestSpendSurvivesKill9(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	close(release)
-	cache := openCache(t, path, nil)
-	if n, _ := cache.Len(); n != killAt {
+	// The answers are counted in a copy, so the resumed run finds the
+	// files as the kill left them (a Close here would save an index).
+	log, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := filepath.Join(t.TempDir(), "cache.db")
+	if err := os.WriteFile(counted, log, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	left := openCache(t, counted, nil)
+	if n, _ := left.Len(); n != killAt {
 		t.Fatalf("the killed run left %d answers, want %d", n, killAt)
 	}
-	cache.close(false)
+	left.Close()
 
 	got := runSpend(t, srv.URL, path)
 	for _, stage := range []string{"rollout", "judge"} {
@@ -149,7 +161,7 @@ func TestMeterRestoreSpent(t *testing.T) {
 		Stages: map[string]StageStats{"judge": {Requests: 1, Failures: 2, CacheHits: 4, PromptTokens: 1, CostUSD: 99}, "old": {PromptTokens: 5, CostUSD: 1}},
 		Total:  StageStats{Requests: 1, Failures: 2, CacheHits: 4, PromptTokens: 6, CostUSD: 100},
 	})
-	m.RestoreSpent([]Spend{
+	m.RestoreSpent([]cache.Spend{
 		{Stage: "judge", Model: "m1", Responses: 2, PromptTokens: 1000, CompletionTokens: 100},
 		{Stage: "judge", Model: "m2", Responses: 1, PromptTokens: 1000, CompletionTokens: 1000},
 		{Stage: "rollout", Model: "unpriced", Responses: 1, PromptTokens: 7},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
+	"github.com/rubricforge/rubricforge/llm/internal/bufpool"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -193,7 +195,7 @@ type Client struct {
 	httpc   *http.Client
 	red     redactor
 	opt     Options
-	cache   *Cache
+	cache   *cache.Cache
 	meter   *Meter
 	ctrl    *controller
 	dl      *deadlines
@@ -202,9 +204,10 @@ type Client struct {
 	flights flights
 }
 
-// NewClient returns a Client for ep. cache and meter may be nil (no
-// caching; a private meter with no prices and no budget).
-func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, error) {
+// NewClient returns a Client for ep. responses (the response cache) and
+// meter may be nil (no caching; a private meter with no prices and no
+// budget).
+func NewClient(ep Endpoint, opt Options, responses *cache.Cache, meter *Meter) (*Client, error) {
 	u, err := url.Parse(ep.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: endpoint base URL %s: want http(s)://host[:port]/v1", redactURL(ep.BaseURL))
@@ -227,13 +230,13 @@ func NewClient(ep Endpoint, opt Options, cache *Cache, meter *Meter) (*Client, e
 		auth = "Bearer " + ep.APIKey
 	}
 	return &Client{
-		doer:    captureDoer{c: httpc, maxBody: opt.MaxResponseBytes, bodies: new(bufPool)},
+		doer:    captureDoer{c: httpc, maxBody: opt.MaxResponseBytes, bodies: new(bufpool.Pool)},
 		chatURL: strings.TrimRight(ep.BaseURL, "/") + chatPath,
 		auth:    auth,
 		httpc:   httpc,
 		red:     redactor{key: ep.APIKey},
 		opt:     opt,
-		cache:   cache,
+		cache:   responses,
 		meter:   meter,
 		ctrl:    newController(opt.MaxInFlight, opt.RequestsPerMinute, opt.TokensPerMinute),
 		dl:      newDeadlines(opt.AttemptTimeoutFloor, opt.AttemptTimeout),
@@ -283,7 +286,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 	}
 	n := max(req.N, 1)
 
-	var id Identity
+	var id cache.Identity
 	if c.cache != nil {
 		id = IdentityOf(req)
 		if c.opt.Defer != nil && !req.Online {
@@ -294,7 +297,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (resp *Response, err err
 }
 
 // online answers req from the cache, or sends it.
-func (c *Client) online(ctx context.Context, req *Request, stage string, id Identity, n int) (resp *Response, err error) {
+func (c *Client) online(ctx context.Context, req *Request, stage string, id cache.Identity, n int) (resp *Response, err error) {
 	if c.cache != nil {
 		hit, f, ferr := c.fromCache(ctx, req, stage, id, n)
 		if f == nil {
@@ -307,7 +310,7 @@ func (c *Client) online(ctx context.Context, req *Request, stage string, id Iden
 
 // deferUnlessCached answers req from the cache, or hands it to the
 // Deferrer.
-func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage string, id Identity, n int) (*Response, error) {
+func (c *Client) deferUnlessCached(ctx context.Context, req *Request, stage string, id cache.Identity, n int) (*Response, error) {
 	if resp, err := c.cacheHit(ctx, req, stage, id, n); resp != nil || err != nil {
 		return resp, err
 	}
@@ -342,7 +345,7 @@ func (c *Client) keep(cl *call, r *attemptResult) (durable func() error, err err
 	if c.cache == nil {
 		return nil, nil
 	}
-	u := Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CompletionTokens: r.decoded.completionTokens}
+	u := cache.Usage{Stage: cl.stage, Model: cl.req.Model, PromptTokens: r.decoded.promptTokens, CompletionTokens: r.decoded.completionTokens}
 	return c.cache.PutWritten(cl.id, r.raw, u)
 }
 

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 const testKey = "sk-SECRET123"
@@ -113,9 +116,9 @@ func fastOptions() Options {
 	return Options{MaxInFlight: 8, MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 20 * time.Millisecond, AttemptTimeout: 5 * time.Second}
 }
 
-func newTestClient(t testing.TB, ep Endpoint, opt Options, cache *Cache, meter *Meter) *Client {
+func newTestClient(t testing.TB, ep Endpoint, opt Options, responses *cache.Cache, meter *Meter) *Client {
 	t.Helper()
-	c, err := NewClient(ep, opt, cache, meter)
+	c, err := NewClient(ep, opt, responses, meter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +126,33 @@ func newTestClient(t testing.TB, ep Endpoint, opt Options, cache *Cache, meter *
 	return c
 }
 
-func openTestCache(t testing.TB) *Cache {
+func openTestCache(t testing.TB) *cache.Cache {
 	t.Helper()
-	c, err := OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	c, err := cache.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// openCache opens the cache at path with a logger into logs (when not nil).
+func openCache(t testing.TB, path string, logs *logBuffer, opts ...cache.Option) *cache.Cache {
+	t.Helper()
+	if logs != nil {
+		opts = append(opts, cache.WithLogger(logs.logger()))
+	}
+	c, err := cache.Open(path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// collidingID has id's key and another request's digest: what a 64-bit
+// collision looks like to the cache.
+func collidingID(id cache.Identity, other string) cache.Identity {
+	return cache.Identity{Key: id.Key, Digest: sha256.Sum256([]byte(other))}
 }
 
 func simpleRequest(content string) Request {

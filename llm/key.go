@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // keySalt versions the key recipe: a change to what goes into a key, or to
@@ -32,31 +33,25 @@ const keySalt = "rubricforge-cache/1"
 // another version of its template.
 //
 // The key indexes the cache; a hit is decided by the request's full
-// Identity, because 64 bits can collide.
+// identity (IdentityOf), because 64 bits can collide.
 func CacheKey(req Request) string {
 	d := xxhash.New()
 	encodeRequest(d, &req)
-	return hexKey(d.Sum64())
+	return cache.Identity{Key: d.Sum64()}.String()
 }
 
-// Identity is a request's full identity in the cache: Key is CacheKey's
-// value, and Digest is SHA-256 over the same canonical encoding. A cache
-// entry answers a request only when both match.
-type Identity struct {
-	Key    uint64
-	Digest [sha256.Size]byte
-}
-
-// IdentityOf returns req's Identity.
-func IdentityOf(req Request) Identity {
+// IdentityOf returns req's identity in the response cache: its Key is
+// CacheKey's hash, and its Digest is SHA-256 over the same canonical
+// encoding. A cache entry answers a request only when both match.
+func IdentityOf(req Request) cache.Identity {
 	s := identitySink{xx: xxhash.New(), sha: sha256.New()}
 	encodeRequest(&s, &req)
-	id := Identity{Key: s.xx.Sum64()}
+	id := cache.Identity{Key: s.xx.Sum64()}
 	s.sha.Sum(id.Digest[:0])
 	return id
 }
 
-// identitySink feeds the canonical encoding to both of Identity's hashes
+// identitySink feeds the canonical encoding to both of an identity's hashes
 // as it is written, rather than building it in a buffer the size of the
 // prompt first (an eighth of the bytes a grounded run allocated).
 type identitySink struct {
@@ -80,25 +75,8 @@ func (s *identitySink) WriteString(str string) (int, error) {
 	return len(str), nil
 }
 
-// String is the identity's CacheKey.
-func (id Identity) String() string { return hexKey(id.Key) }
-
-func hexKey(k uint64) string {
-	var out [16]byte
-	s := strconv.AppendUint(out[:0], k, 16)
-	if pad := 16 - len(s); pad > 0 {
-		var b [16]byte
-		for i := range pad {
-			b[i] = '0'
-		}
-		copy(b[pad:], s)
-		return string(b[:])
-	}
-	return string(s)
-}
-
 // keySink is what the canonical encoding is written to: a hash, or both of
-// Identity's.
+// an identity's.
 type keySink interface {
 	Write(p []byte) (int, error)
 	WriteString(s string) (int, error)

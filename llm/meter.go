@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // Price is what a model costs, in USD per million tokens.
@@ -153,7 +155,7 @@ func (m *Meter) Restore(s Snapshot) {
 // BatchAnswers are recounted from it the same way (see StageStats);
 // hits, retries and failures are kept from Restore. Call it after
 // Restore and before the Meter is used.
-func (m *Meter) RestoreSpent(spent []Spend) {
+func (m *Meter) RestoreSpent(spent []cache.Spend) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range append(slices.Collect(maps.Values(m.stages)), &m.total) {

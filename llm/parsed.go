@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // Ask is a request whose reply must parse.
@@ -78,7 +80,7 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 	if stage == "" {
 		stage = "default"
 	}
-	var sent []Identity
+	var sent []cache.Identity
 	for attempt := 0; ; attempt++ {
 		if c.cache != nil {
 			sent = append(sent, IdentityOf(req))

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // replies serves the given contents in turn (the last one repeats), each
@@ -178,7 +180,7 @@ func TestUnparsableRepliesAreNotReplayed(t *testing.T) {
 func TestChatParsedKeepUnusable(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		srv := newServer(t, replies("bad"))
-		cache, err := OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+		cache, err := cache.Open(filepath.Join(t.TempDir(), "cache.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // waitFor polls cond until it holds, failing the test after a few seconds.
@@ -182,12 +185,12 @@ func TestRetryGoesBeforeNewerRequests(t *testing.T) {
 func TestSlotIsFreedOnceTheAnswerIsWritten(t *testing.T) {
 	syncing, release := make(chan struct{}), make(chan struct{})
 	var once, released sync.Once
-	ffs := &faultFS{}
+	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
-	cache := openCache(t, path, nil, CacheFS(ffs))
+	cache := openCache(t, path, nil, cache.WithFS(ffs))
 	t.Cleanup(func() { cache.Close() })
 	t.Cleanup(func() { released.Do(func() { close(release) }) }) // first, should a wait fail
-	ffs.setHold(func(op, name string) {
+	ffs.SetHold(func(op, name string) {
 		if op == "sync" && filepath.Base(name) == "cache.db" {
 			once.Do(func() { close(syncing); <-release })
 		}

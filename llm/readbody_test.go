@@ -27,7 +27,7 @@ func TestReadAllSized(t *testing.T) {
 		{"absurd", 1 << 40, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := (*bufPool)(nil).readAllSized(iotest.HalfReader(strings.NewReader(body)), tc.declared)
+			got, err := readAllSized(nil, iotest.HalfReader(strings.NewReader(body)), tc.declared)
 			if err != nil || string(got) != body {
 				t.Fatalf("read %d bytes, %v; want the %d-byte body", len(got), err, len(body))
 			}
@@ -37,7 +37,7 @@ func TestReadAllSized(t *testing.T) {
 		})
 	}
 	boom := errors.New("connection reset")
-	got, err := (*bufPool)(nil).readAllSized(io.MultiReader(bytes.NewReader([]byte("partial")), iotest.ErrReader(boom)), 100)
+	got, err := readAllSized(nil, io.MultiReader(bytes.NewReader([]byte("partial")), iotest.ErrReader(boom)), 100)
 	if !errors.Is(err, boom) || string(got) != "partial" {
 		t.Errorf("got %q, %v; want \"partial\" and the read error", got, err)
 	}
@@ -58,7 +58,7 @@ func BenchmarkReadBody(b *testing.B) {
 	b.Run("readAllSized", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := (*bufPool)(nil).readAllSized(bytes.NewReader(body), int64(len(body))); err != nil {
+			if _, err := readAllSized(nil, bytes.NewReader(body), int64(len(body))); err != nil {
 				b.Fatal(err)
 			}
 		}

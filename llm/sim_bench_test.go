@@ -12,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
 // scenario sends reqs from callers goroutines through a fresh client of a
 // fresh simulated endpoint and returns the wall time and the endpoint.
-func scenario(b *testing.B, cfg llmtest.Config, opt llm.Options, reqs []llm.Request, callers int) (time.Duration, *llmtest.Server, *llm.Client) {
+func scenario(b *testing.B, cfg sim.Config, opt llm.Options, reqs []llm.Request, callers int) (time.Duration, *sim.Server, *llm.Client) {
 	b.Helper()
-	srv := llmtest.New(cfg)
+	srv := sim.New(cfg)
 	opt.HTTPClient = &http.Client{Transport: srv.Transport()}
 	c, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.test/v1"}, opt, nil, nil)
 	if err != nil {
@@ -44,11 +44,11 @@ func BenchmarkSporadic429(b *testing.B) {
 	for _, callers := range []int{64, 256} {
 		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
 			opt := llm.Options{MaxInFlight: 64, MaxAttempts: 10}
-			base := llmtest.Config{Latency: 100 * time.Millisecond, Seed: simSeed}
+			base := sim.Config{Latency: 100 * time.Millisecond, Seed: simSeed}
 			for b.Loop() {
 				free, _, _ := scenario(b, base, opt, reqs, callers)
 				faulty := base
-				faulty.Faults = llmtest.Faults{RateLimited: 0.04, RetryAfter: time.Second}
+				faulty.Faults = sim.Faults{RateLimited: 0.04, RetryAfter: time.Second}
 				slow, _, c := scenario(b, faulty, opt, reqs, callers)
 				b.ReportMetric(free.Seconds()/slow.Seconds(), "throughput_ratio")
 				b.ReportMetric(float64(len(reqs))/free.Seconds(), "fault-free_req/s")
@@ -72,7 +72,7 @@ func BenchmarkRateLimitedServer(b *testing.B) {
 	}{{"rpm=1200", 1200, 0, 1600}, {"tpm=300000", 0, 300000, 1500}} {
 		b.Run(tt.name, func(b *testing.B) {
 			reqs := rollouts(b, tt.requests)
-			cfg := llmtest.Config{Latency: 100 * time.Millisecond, Seed: simSeed, LimitRPM: tt.rpm, LimitTPM: tt.tpm, KeepLog: true}
+			cfg := sim.Config{Latency: 100 * time.Millisecond, Seed: simSeed, LimitRPM: tt.rpm, LimitTPM: tt.tpm, KeepLog: true}
 			for b.Loop() {
 				_, srv, _ := scenario(b, cfg, llm.Options{MaxInFlight: 64, MaxAttempts: 20}, reqs, 64)
 				used, over := limitUse(srv.Log(), 15*time.Second, tt.rpm, tt.tpm)
@@ -85,7 +85,7 @@ func BenchmarkRateLimitedServer(b *testing.B) {
 
 // limitUse is the share of the binding limit the admitted requests used
 // over the last window of the log, and the share of attempts refused.
-func limitUse(log []llmtest.Entry, window time.Duration, rpm, tpm int) (used, over float64) {
+func limitUse(log []sim.Entry, window time.Duration, rpm, tpm int) (used, over float64) {
 	end := log[len(log)-1].Time
 	var requests, tokens, refused float64
 	for _, e := range log {
@@ -114,7 +114,7 @@ func limitUse(log []llmtest.Entry, window time.Duration, rpm, tpm int) (used, ov
 // deadline cuts a hung attempt at its 10s floor instead of 30s.
 func BenchmarkHungRequests(b *testing.B) {
 	reqs := rollouts(b, 1200)
-	cfg := llmtest.Config{Latency: 50 * time.Millisecond, Seed: simSeed, Faults: llmtest.Faults{Hang: 0.04, HangMax: 30 * time.Second}}
+	cfg := sim.Config{Latency: 50 * time.Millisecond, Seed: simSeed, Faults: sim.Faults{Hang: 0.04, HangMax: 30 * time.Second}}
 	for b.Loop() {
 		took, srv, c := scenario(b, cfg, llm.Options{MaxInFlight: 64, MaxAttempts: 10}, reqs, 64)
 		ideal := float64(srv.Count()) * (0.050 + 0.04*30) / 64

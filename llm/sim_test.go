@@ -1,6 +1,6 @@
 package llm_test
 
-// Tests of the client against the simulated endpoint (internal/llmtest),
+// Tests of the client against the simulated endpoint (internal/sim),
 // in process and in fake time (testing/synctest): waits, limits and
 // latencies are exact, and minutes of traffic take a fraction of a second.
 
@@ -15,7 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -51,7 +51,7 @@ func rollouts(t testing.TB, n int) []llm.Request {
 }
 
 // simClient is a client of srv through its in-process transport.
-func simClient(t testing.TB, srv *llmtest.Server, opt llm.Options, meter *llm.Meter) *llm.Client {
+func simClient(t testing.TB, srv *sim.Server, opt llm.Options, meter *llm.Meter) *llm.Client {
 	t.Helper()
 	opt.HTTPClient = &http.Client{Transport: srv.Transport()}
 	c, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.test/v1"}, opt, nil, meter)
@@ -92,8 +92,8 @@ func TestSporadic429sKeepTheLimit(t *testing.T) {
 	t.Logf("simulated endpoint seed %d", simSeed)
 	reqs := rollouts(t, 1000)
 	synctest.Test(t, func(t *testing.T) {
-		srv := llmtest.New(llmtest.Config{Latency: 50 * time.Millisecond, Seed: simSeed,
-			Faults: llmtest.Faults{RateLimited: 0.04, RetryAfter: time.Second}})
+		srv := sim.New(sim.Config{Latency: 50 * time.Millisecond, Seed: simSeed,
+			Faults: sim.Faults{RateLimited: 0.04, RetryAfter: time.Second}})
 		meter := llm.NewMeter(nil, llm.Budget{})
 		c := simClient(t, srv, llm.Options{MaxInFlight: 64, MaxAttempts: 10}, meter)
 		start := time.Now()
@@ -137,7 +137,7 @@ func TestRateLimitedServerIsHeldNearItsLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reqs := rollouts(t, tt.requests)
 			synctest.Test(t, func(t *testing.T) {
-				srv := llmtest.New(llmtest.Config{Latency: 100 * time.Millisecond, Seed: simSeed, LimitRPM: tt.rpm, LimitTPM: tt.tpm, KeepLog: true})
+				srv := sim.New(sim.Config{Latency: 100 * time.Millisecond, Seed: simSeed, LimitRPM: tt.rpm, LimitTPM: tt.tpm, KeepLog: true})
 				c := simClient(t, srv, llm.Options{MaxInFlight: 64, MaxAttempts: 20}, nil)
 				if err := runAll(t.Context(), c, reqs, 64); err != nil {
 					t.Fatal(err)
@@ -156,7 +156,7 @@ func TestRateLimitedServerIsHeldNearItsLimit(t *testing.T) {
 // checkHeldNearLimit checks the server's log: few 429s overall, and over
 // the last minute of the run (long after the first minute's allowance is
 // spent) at least 90% of the limit that binds.
-func checkHeldNearLimit(t *testing.T, log []llmtest.Entry, rpm, tpm int) {
+func checkHeldNearLimit(t *testing.T, log []sim.Entry, rpm, tpm int) {
 	t.Helper()
 	var over int
 	for _, e := range log {
@@ -202,8 +202,8 @@ func TestHungAttemptsAreCut(t *testing.T) {
 	t.Logf("simulated endpoint seed %d", simSeed)
 	reqs := rollouts(t, 300)
 	synctest.Test(t, func(t *testing.T) {
-		srv := llmtest.New(llmtest.Config{Latency: 100 * time.Millisecond, Seed: simSeed,
-			Faults: llmtest.Faults{Hang: 0.05, HangMax: 30 * time.Second}})
+		srv := sim.New(sim.Config{Latency: 100 * time.Millisecond, Seed: simSeed,
+			Faults: sim.Faults{Hang: 0.05, HangMax: 30 * time.Second}})
 		meter := llm.NewMeter(nil, llm.Budget{})
 		c := simClient(t, srv, llm.Options{AttemptTimeout: 10 * time.Minute, AttemptTimeoutFloor: 200 * time.Millisecond}, meter)
 		var retried, slowest time.Duration
@@ -248,7 +248,7 @@ func TestTokensPerMinuteChargesUsage(t *testing.T) {
 	const tpm = 6000 // 100 tokens/s; a minute's allowance up front
 	reqs := rollouts(t, 200)
 	synctest.Test(t, func(t *testing.T) {
-		srv := llmtest.New(llmtest.Config{Seed: simSeed})
+		srv := sim.New(sim.Config{Seed: simSeed})
 		c := simClient(t, srv, llm.Options{TokensPerMinute: tpm}, nil)
 		start := time.Now()
 		var used, prior int64 // tokens used by every request so far, and by all but the last
@@ -277,7 +277,7 @@ func TestTokensPerMinuteChargesUsage(t *testing.T) {
 }
 
 func ExampleClient_Health() {
-	srv := llmtest.New(llmtest.Config{LimitRPM: 600})
+	srv := sim.New(sim.Config{LimitRPM: 600})
 	c, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.test/v1"},
 		llm.Options{MaxInFlight: 8, HTTPClient: &http.Client{Transport: srv.Transport()}}, nil, nil)
 	if err != nil {

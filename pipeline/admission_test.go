@@ -12,8 +12,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestHungRequestsDoNotKeepSlotsIdle: problems are admitted independently of
@@ -26,7 +26,7 @@ import (
 // the attempt timeout cuts the hung requests.)
 func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 	const concurrency = 4
-	f, tap, opt := inProcessFixture(t, 40, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 40, sim.Config{})
 	jb := f.job
 	jb.Rollout.BaseURL = "http://rollouts.invalid/v1"
 	jb.Distill.BaseURL = "http://distiller.invalid/v1"
@@ -57,7 +57,7 @@ func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 			return false
 		}
 	}
-	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
 		switch {
 		case strings.HasPrefix(r.URL.Host, "distiller") && !isClosed(released):
 			mu.Lock()
@@ -75,7 +75,7 @@ func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 				releaseOnce() // an attempt timeout cut a hung request: the test has its answer
 				return nil, r.Context().Err()
 			}
-		case kind == llmtest.KindRollout:
+		case kind == sim.KindRollout:
 			problem := msgs[len(msgs)-1].Content
 			mu.Lock()
 			if len(firstProblems) < concurrency && !firstProblems[problem] && !isClosed(saturated) {
@@ -155,12 +155,12 @@ func TestProblemsInFlightDefault(t *testing.T) {
 // first-come queue, a 429's retry and each later stage queued again behind
 // all of them, and a run with sporadic 429s ended on a long tail.)
 func TestProblemsUnderWayGoFirst(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 12, sim.Config{})
 	jb := f.job
 	jb.Limits.Concurrency = 1
 	jb.Limits.ProblemsInFlight = 6
 	jb.Selection = job.Selection{} // every problem goes on to distillation
-	problemOf := func(msgs []llmtest.Message) int {
+	problemOf := func(msgs []sim.Message) int {
 		var all strings.Builder
 		for _, m := range msgs {
 			all.WriteString(m.Content)
@@ -174,7 +174,7 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var sent []int // the problem of each request, in the order sent
-	tap.handle = func(_ *http.Request, _ llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(_ *http.Request, _ sim.Kind, msgs []sim.Message) (*http.Response, error) {
 		mu.Lock()
 		sent = append(sent, problemOf(msgs))
 		mu.Unlock()
@@ -218,7 +218,7 @@ func TestProblemsUnderWayGoFirst(t *testing.T) {
 // them, each with goroutines and requests that only wait (at 100,000
 // problems that pile cost ~100 MiB of RSS).
 func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 20, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 20, sim.Config{})
 	job := f.job
 	job.Limits.Concurrency = 1
 	job.Limits.ProblemsInFlight = 8
@@ -227,7 +227,7 @@ func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	var status runtest.SyncBuffer
 	opt.Status, opt.StatusEvery = &status, 5*time.Millisecond
-	tap.handle = func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, _ sim.Kind, _ []sim.Message) (*http.Response, error) {
 		select { // the first request holds the only slot until released
 		case <-release:
 		case <-r.Context().Done():

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"context"
 	"fmt"
@@ -31,18 +32,18 @@ const (
 func batchDir(out string) string { return filepath.Join(out, "batches") }
 
 // newBatcher opens the run's batch journal, when a stage is in batch mode.
-func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
-	if !job.UsesBatch() {
+func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *llm.Meter, opt Options) (*llm.Batcher, error) {
+	if !j.UsesBatch() {
 		return nil, nil
 	}
-	abs, _ := filepath.Abs(job.Out)
-	b := job.Batch
+	abs, _ := filepath.Abs(j.Out)
+	b := j.Batch
 	return llm.NewBatcher(llm.BatchOptions{
-		Dir: batchDir(job.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
+		Dir: batchDir(j.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
 		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
-		PlanCompletion: planCompletion(job, fingerprint, opt.Logger),
+		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
 		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
-	}, cache, meter)
+	}, responses, meter)
 }
 
 // planCompletion is what RUN/plan.json's pilot measured of each stage: the
@@ -50,8 +51,8 @@ func newBatcher(job *job.Job, fingerprint string, cache *llm.Cache, meter *llm.M
 // against the budget until the run has answers of its own (a panel's
 // judges together, as their requests count to their stage). A plan of
 // another job is not used.
-func planCompletion(job *job.Job, fingerprint string, log *slog.Logger) map[string]float64 {
-	plan, err := corpus.ReadPlan(job.Out)
+func planCompletion(j *job.Job, fingerprint string, log *slog.Logger) map[string]float64 {
+	plan, err := corpus.ReadPlan(j.Out)
 	if err != nil || plan == nil {
 		return nil
 	}

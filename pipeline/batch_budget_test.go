@@ -6,8 +6,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestBatchBudgetFromAFreshDirectory: a budget in batch mode prices the
@@ -17,7 +17,7 @@ import (
 // budget, after it sent the batches that fit.
 func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, rows := runtest.BatchSetup(t, 60, llmtest.Config{}, stages...)
+	srv, job, rows := runtest.BatchSetup(t, 60, sim.Config{}, stages...)
 	job.Batch.MaxRequests = 16 // a stage's requests in several batches, so that some fit a budget
 	free := job
 	free.Out = job.Out + "-no-budget"

@@ -18,8 +18,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -49,7 +49,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		rows := runtest.MakeProblems(40)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.1}}
+		cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.1}}
 		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
 		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
@@ -62,7 +62,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		rows := runtest.MakeProblems(30)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
-		cfg := llmtest.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
+		cfg := sim.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
 		job := func(out, url string) job.Job {
 			j := runtest.BatchJob(input, filepath.Join(dir, out), url)
 			j.Style = schema.StyleFactualProcess
@@ -75,7 +75,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
 		runtest.WriteDocs(t, docs, 12)
-		cfg := llmtest.Config{Seed: 5, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.05}}
+		cfg := sim.Config{Seed: 5, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.05}}
 		job := func(out, url string) job.Job {
 			j := runtest.GroundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
@@ -90,7 +90,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 // (files of at most maxRows), against two simulated endpoints with cfg,
 // and checks that the records are the same, the batch run cost half, and
 // no request was answered twice.
-func compareOnlineBatch(t *testing.T, cfg llmtest.Config, jb func(out, url string) job.Job, maxRows int) (onRep, bRep *Report) {
+func compareOnlineBatch(t *testing.T, cfg sim.Config, jb func(out, url string) job.Job, maxRows int) (onRep, bRep *Report) {
 	t.Helper()
 	if cfg.BatchTurnaround == 0 {
 		cfg.BatchTurnaround = 30 * time.Millisecond
@@ -184,7 +184,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
-	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -215,7 +215,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
-	srv, job, rows := runtest.BatchSetup(t, 30, llmtest.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, job, rows := runtest.BatchSetup(t, 30, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -247,7 +247,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
-	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -258,7 +258,7 @@ func TestBatchMixedMode(t *testing.T) {
 		t.Fatal("no record")
 	}
 	for _, e := range srv.Log() {
-		if e.Kind != llmtest.KindRollout {
+		if e.Kind != sim.KindRollout {
 			t.Fatalf("online request of kind %s; only rollouts go online", e.Kind)
 		}
 	}
@@ -279,7 +279,7 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
-	srv, job, rows := runtest.BatchSetup(t, 40, llmtest.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, job, rows := runtest.BatchSetup(t, 40, sim.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
@@ -337,7 +337,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
-	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	jb.Prices = map[string]job.Price{"simulated": {Prompt: 100, Completion: 200}}
 	created := srv.BatchStats().BatchesCreated
@@ -378,7 +378,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
-	srv, jb, rows := runtest.BatchSetup(t, 30, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -402,7 +402,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
-	srv, jb, rows := runtest.BatchSetup(t, 40, llmtest.Config{})
+	srv, jb, rows := runtest.BatchSetup(t, 40, sim.Config{})
 	jb.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
@@ -432,8 +432,8 @@ func TestBatchProviderFull(t *testing.T) {
 	rows := runtest.MakeProblems(20)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	sim := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), BatchTurnaround: 20 * time.Millisecond})
-	defer sim.Close()
+	simulator := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), BatchTurnaround: 20 * time.Millisecond})
+	defer simulator.Close()
 	var creates, reads atomic.Int64
 	full := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -448,7 +448,7 @@ func TestBatchProviderFull(t *testing.T) {
 				"errors": {"object": "list", "data": [{"code": "token_limit_exceeded", "message": "Enqueued token limit reached for simulated."}]}}`, id)
 			return
 		}
-		sim.ServeHTTP(w, r)
+		simulator.ServeHTTP(w, r)
 	}))
 	defer full.Close()
 	job := runtest.BatchJob(input, filepath.Join(dir, "run"), full.URL+"/v1", job.StageRollout, job.StageDistill, job.StageJudge)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestBatchWaveSettlesAProblemOnce: a problem whose rollouts are split over
@@ -25,7 +25,7 @@ func TestBatchWaveSettlesAProblemOnce(t *testing.T) {
 	rows := runtest.MakeProblems(400)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	_, url := runtest.BatchSim(t, rows, llmtest.Config{Seed: 5})
+	_, url := runtest.BatchSim(t, rows, sim.Config{Seed: 5})
 	job := runtest.BatchJob(input, filepath.Join(dir, "out"), url, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 101

@@ -16,8 +16,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
 
@@ -48,13 +48,13 @@ func benchPipeline(b *testing.B, problems int, inProcess bool) {
 	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(b, input, rows)
-	cfg := llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency}
+	cfg := sim.Config{Answers: runtest.AnswersOf(rows), Latency: latency}
 	var opt Options
 	srv, url := runtest.StartSim(b, cfg)
 	if inProcess {
-		srv = llmtest.New(cfg)
+		srv = sim.New(cfg)
 		b.Cleanup(srv.Close)
-		url = "http://llmtest.invalid/v1"
+		url = "http://sim.invalid/v1"
 		opt.HTTPClient = &http.Client{Transport: srv.Transport()}
 	}
 	b.ResetTimer()
@@ -131,7 +131,7 @@ func BenchmarkEndpointCeiling(b *testing.B) {
 		requests    = 20_000
 	)
 	rows := runtest.MakeProblems(2_000)
-	_, url := runtest.StartSim(b, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency})
+	_, url := runtest.StartSim(b, sim.Config{Answers: runtest.AnswersOf(rows), Latency: latency})
 	ps, err := prompts.Load("")
 	if err != nil {
 		b.Fatal(err)
@@ -195,13 +195,13 @@ func BenchmarkFaultMix(b *testing.B) {
 	rows := runtest.MakeProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(b, input, rows)
-	faults := llmtest.Faults{RateLimited: rate, ServerError: rate, Hang: rate, Truncate: rate, Malformed: rate, RetryAfter: retryAfter, HangMax: hang}
-	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Faults: faults})
+	faults := sim.Faults{RateLimited: rate, ServerError: rate, Hang: rate, Truncate: rate, Malformed: rate, RetryAfter: retryAfter, HangMax: hang}
+	srv := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Faults: faults})
 	b.Cleanup(srv.Close)
 	opt := Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 	b.ResetTimer()
 	for i := range b.N {
-		jb := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://llmtest.invalid/v1")
+		jb := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("run-%d", i)), "http://sim.invalid/v1")
 		jb.Limits = job.DefaultJob().Limits
 		jb.Limits.Concurrency = concurrency
 		jb.Output.ShardRows = 1000

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -88,7 +88,7 @@ type killPlan struct {
 // request may be sent again but those in flight at the kill, and
 // plan.check must hold of the finished run. It returns how many times it
 // killed the run.
-func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile string, what string, plan killPlan) int {
+func killAndResume(t *testing.T, srv *sim.Server, j job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -105,7 +105,7 @@ func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile strin
 	inFlightAtKill := 0
 	for cycle := range 3 {
 		from := len(srv.Log())
-		cachedAtStart := cacheLen(t, job.Out)
+		cachedAtStart := cacheLen(t, j.Out)
 		killAfter := plan.killAfter(cycle)
 		killed := runChildUntil(t, jobFile, func() bool { return srv.Count() >= int64(from+killAfter) })
 		if killed {
@@ -119,18 +119,18 @@ func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile strin
 				t.Errorf("%s cycle %d: %d requests sent again after the resume, more than the %d in flight at the kill", what, cycle, resent, inFlightAtKill)
 			}
 		}
-		checkShardFiles(t, job.Out)
+		checkShardFiles(t, j.Out)
 		entries := srv.Log()[from:]
 		sentByKilled = map[uint64]bool{}
 		for _, e := range entries {
 			sentByKilled[e.Hash] = true
 		}
-		inFlightAtKill = len(entries) - (cacheLen(t, job.Out) - cachedAtStart)
+		inFlightAtKill = len(entries) - (cacheLen(t, j.Out) - cachedAtStart)
 		t.Logf("%s cycle %d: killed=%v after %d requests (limit %d); %d in flight at the end", what, cycle, killed, len(entries), killAfter, inFlightAtKill)
 	}
 
 	from := len(srv.Log())
-	rep, err := Run(context.Background(), job, Options{})
+	rep, err := Run(context.Background(), j, Options{})
 	if err != nil {
 		t.Fatalf("%s: final resume: %v", what, err)
 	}
@@ -142,7 +142,7 @@ func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile strin
 	}
 	plan.check(rep)
 	if plan.spend {
-		checkSpendAsUninterrupted(t, job, rep)
+		checkSpendAsUninterrupted(t, j, rep)
 	}
 	return kills
 }
@@ -151,10 +151,10 @@ func killAndResume(t *testing.T, srv *llmtest.Server, job job.Job, jobFile strin
 // directory: the killed and resumed run must report the same tokens and
 // cost, though report.json was lost with every kill (the cache's own record
 // of what it paid for is what counts).
-func checkSpendAsUninterrupted(t *testing.T, job job.Job, killed *Report) {
+func checkSpendAsUninterrupted(t *testing.T, j job.Job, killed *Report) {
 	t.Helper()
-	clean := job
-	clean.Out = job.Out + "-uninterrupted"
+	clean := j
+	clean.Out = j.Out + "-uninterrupted"
 	rep, err := Run(context.Background(), clean, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func cacheLen(t testing.TB, runDir string) int {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return 0
 	}
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatalf("opening the cache: %v", err)
 	}
@@ -248,20 +248,20 @@ func checkShardFiles(t testing.TB, runDir string) {
 // against a simulated endpoint of 20 ms latency that logs every request,
 // shards of shardRows records, changed by edit, and written to a job file
 // for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
-	return killableJobWith(t, shardRows, llmtest.Config{}, edit)
+	return killableJobWith(t, shardRows, sim.Config{}, edit)
 }
 
 // killableJobWith is killableJob against a simulated endpoint with cfg's
 // judges (Config.Judges).
-func killableJobWith(t *testing.T, shardRows int, cfg llmtest.Config, edit func(*job.Job)) (*llmtest.Server, job.Job, string, []runtest.Problem) {
+func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
+	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16

@@ -20,13 +20,13 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/job"
+	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -54,7 +54,7 @@ type crashRun struct {
 	job  job.Job
 	rows []runtest.Problem
 	opt  Options
-	srv  *llmtest.Server
+	srv  *sim.Server
 
 	want     map[string]schema.Record // normalized records of the uninterrupted run
 	wantFail []string                 // problem ids the uninterrupted run recorded as failures
@@ -84,7 +84,7 @@ func (l *runLog) WithGroup(string) slog.Handler      { return l }
 
 func newCrashRun(t *testing.T) *crashRun {
 	t.Helper()
-	f, _, opt := inProcessFixture(t, 8, llmtest.Config{})
+	f, _, opt := inProcessFixture(t, 8, sim.Config{})
 	f.job.Out = crashRunDir
 	f.job.Output.ShardRows = 3
 	f.job.Limits.Concurrency = 4
@@ -317,7 +317,7 @@ func (c *crashRun) cachedAnswers(t *testing.T, fsy *crashfs.FS) int {
 	if _, err := cp.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return 0
 	}
-	cache, err := llm.OpenCache(path, llm.CacheFS(cp), llm.CacheLogger(slog.New(slog.DiscardHandler)))
+	cache, err := cache.Open(path, cache.WithFS(cp), cache.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatalf("opening the response cache: %v", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestDamagedShardRecoveredFromTheCache: a listed shard with flipped bytes
@@ -19,7 +19,7 @@ import (
 // corpus.Repair the same run makes the shard's records again from the
 // response cache: no request is sent, every problem is in the corpus once.
 func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
-	f := newFixture(t, 20, llmtest.Config{KeepLog: true})
+	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	job := f.job
 	first := runJob(t, job, Options{})
 	want := runtest.ReadCorpus(t, job.Out)

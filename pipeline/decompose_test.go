@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -22,7 +22,7 @@ func (s seedMap) Seed(id string) (Seed, bool) { v, ok := s[id]; return v, ok }
 // old ones, and the decompose template's hash as its distill template; a
 // unit without a seed fails at the decompose stage.
 func TestDecomposeStages(t *testing.T) {
-	f := newFixture(t, 6, llmtest.Config{Seed: 5})
+	f := newFixture(t, 6, sim.Config{Seed: 5})
 	seeds := seedMap{}
 	for i, row := range f.rows[:5] {
 		sat := schema.Item{ID: 2, Type: schema.TypeSuggest, Text: "Sets up the equation from the statement.", Weight: 1.5, Polarity: 1}

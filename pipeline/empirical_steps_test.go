@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestEmpiricalStepIsThePosition: the empirical stage stores the step a
@@ -20,13 +20,13 @@ import (
 // "### Step 1:" (starting over at each one). The simulated judge names the
 // step as a model reading the satisfy prompt would.
 func TestEmpiricalStepIsThePosition(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 6, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 6, sim.Config{})
 	job := f.job
 	job.Rollout.N = 4
 	job.Empirical.Enabled = true
 	header := regexp.MustCompile(`(?m)^### Step \d+:`)
-	tap.handle = func(r *http.Request, kind llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
-		if kind != llmtest.KindRollout {
+	tap.handle = func(r *http.Request, kind sim.Kind, _ []sim.Message) (*http.Response, error) {
+		if kind != sim.KindRollout {
 			return nil, nil
 		}
 		resp, err := tap.next.RoundTrip(r)
@@ -46,7 +46,7 @@ func TestEmpiricalStepIsThePosition(t *testing.T) {
 			msg := c.(map[string]any)["message"].(map[string]any)
 			text := header.ReplaceAllString(msg["content"].(string), "### Step 1:")
 			if i := strings.LastIndex(text, "<answer>"); i >= 0 {
-				text = text[:i] + llmtest.SatisfiedMarker(1) + "\n" + text[i:]
+				text = text[:i] + sim.SatisfiedMarker(1) + "\n" + text[i:]
 			}
 			msg["content"] = text
 		}
@@ -62,7 +62,7 @@ func TestEmpiricalStepIsThePosition(t *testing.T) {
 	for id, rec := range runtest.ReadCorpus(t, job.Out) {
 		for _, ro := range rec.Rollouts {
 			k := countSteps(ro.Text)
-			if len(ro.Satisfaction) == 0 || k < 2 || !strings.Contains(ro.Text, llmtest.SatisfiedMarker(1)) {
+			if len(ro.Satisfaction) == 0 || k < 2 || !strings.Contains(ro.Text, sim.SatisfiedMarker(1)) {
 				continue
 			}
 			checked++

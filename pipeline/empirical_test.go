@@ -10,8 +10,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestUnusableSatisfactionVerdictKeepsTheRecord: one rollout's satisfaction
@@ -22,14 +22,14 @@ import (
 func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
 	problemNo := regexp.MustCompile(`Problem (\d+):`)
 	for _, n := range []int{4, 2} {
-		f, tap, opt := inProcessFixture(t, 16, llmtest.Config{})
+		f, tap, opt := inProcessFixture(t, 16, sim.Config{})
 		jb := f.job
 		jb.Rollout.N = n
 		jb.Empirical.Enabled = true
 		var mu sync.Mutex
 		poisoned := map[string]string{} // problem number -> the satisfy prompt that gets no usable verdict
-		tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-			if kind != llmtest.KindSatisfy {
+		tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
+			if kind != sim.KindSatisfy {
 				return nil, nil
 			}
 			var prompt string

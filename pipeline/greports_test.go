@@ -18,8 +18,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -27,14 +27,14 @@ import (
 
 // groundedTapFixture is a grounded job over a few documents whose endpoint
 // is the simulated one in this process behind a tapTransport.
-func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error)) (job.Job, Options, *llmtest.Server) {
+func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error)) (job.Job, Options, *sim.Server) {
 	t.Helper()
 	dir := t.TempDir()
 	runtest.WriteDocs(t, filepath.Join(dir, "docs"), docs)
-	srv := llmtest.New(llmtest.Config{})
+	srv := sim.New(sim.Config{})
 	t.Cleanup(srv.Close)
 	tap := &tapTransport{next: srv.Transport(), handle: handle}
-	j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), "http://sim.invalid/v1")
 	return j, Options{HTTPClient: &http.Client{Transport: tap}}, srv
 }
 
@@ -43,8 +43,8 @@ func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kin
 // of the empirical stage, named in the report and the summary, and its
 // criteria are unmeasured, not "not varying".
 func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
-	j, opt, _ := groundedTapFixture(t, 4, func(r *http.Request, kind llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
-		if kind == llmtest.KindScoreGrounded {
+	j, opt, _ := groundedTapFixture(t, 4, func(r *http.Request, kind sim.Kind, _ []sim.Message) (*http.Response, error) {
+		if kind == sim.KindScoreGrounded {
 			return chatReply(r, "I would rather not score this answer."), nil
 		}
 		return nil, nil
@@ -75,8 +75,8 @@ func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
 
 // refusesJSONObject answers a request that asks for response_format
 // json_object with the 400 a server that does not take it sends.
-func refusesJSONObject(asked *atomic.Int64) func(r *http.Request, kind llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
-	return func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+func refusesJSONObject(asked *atomic.Int64) func(r *http.Request, kind sim.Kind, _ []sim.Message) (*http.Response, error) {
+	return func(r *http.Request, _ sim.Kind, _ []sim.Message) (*http.Response, error) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			return nil, err
@@ -159,9 +159,9 @@ func TestCauseOf(t *testing.T) {
 // (not a repair) with the simulated endpoint's tuples, their weights
 // rewritten to add up to 1, as a model that was told no scale may write
 // them.
-func weightsSumToOne(t *testing.T, srv **llmtest.Server) func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-	return func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-		if kind != llmtest.KindGroundedSynthesize || len(msgs) > 2 {
+func weightsSumToOne(t *testing.T, srv **sim.Server) func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
+	return func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
+		if kind != sim.KindGroundedSynthesize || len(msgs) > 2 {
 			return nil, nil
 		}
 		resp, err := (*srv).Transport().RoundTrip(r)
@@ -202,7 +202,7 @@ func weightsSumToOne(t *testing.T, srv **llmtest.Server) func(r *http.Request, k
 // repair, as an unparseable reply does, instead of leaving every passage
 // out after three stages were paid for.
 func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
-	var srv *llmtest.Server
+	var srv *sim.Server
 	j, opt, s := groundedTapFixture(t, 4, weightsSumToOne(t, &srv))
 	srv = s
 	j.Empirical.Enabled = false
@@ -235,7 +235,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 	} {
 		t.Run(tc.style+"/"+tc.template, func(t *testing.T) {
 			var sent atomic.Int64
-			count := func(*http.Request, llmtest.Kind, []llmtest.Message) (*http.Response, error) {
+			count := func(*http.Request, sim.Kind, []sim.Message) (*http.Response, error) {
 				sent.Add(1)
 				return nil, nil
 			}
@@ -244,7 +244,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 			if tc.style == schema.StyleGrounded {
 				j, opt, _ = groundedTapFixture(t, 2, count)
 			} else {
-				f, tap, o := inProcessFixture(t, 3, llmtest.Config{})
+				f, tap, o := inProcessFixture(t, 3, sim.Config{})
 				tap.handle, j, opt = count, f.job, o
 				j.Style, j.Judge.Enabled, j.Empirical.Enabled = tc.style, true, true
 			}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/discrim"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -24,7 +24,7 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 6)
-	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Empirical.OpenBook = true
 	rep := runJob(t, j, Options{})
@@ -37,7 +37,7 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 	}
 	sentOpen := 0
 	for _, e := range srv.Log() {
-		if e.Kind == llmtest.KindGroundedAnswerOpen {
+		if e.Kind == sim.KindGroundedAnswerOpen {
 			sentOpen++
 		}
 	}

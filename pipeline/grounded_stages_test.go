@@ -12,8 +12,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -39,8 +39,8 @@ func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
 			runtest.WriteFile(t, filepath.Join(dir, "docs", "regen.md"), longDocument(20_000))
-			_, url := runtest.StartSim(t, llmtest.Config{})
-			judge, small := runtest.StartSim(t, llmtest.Config{ContextTokens: 4096, KeepLog: true})
+			_, url := runtest.StartSim(t, sim.Config{})
+			judge, small := runtest.StartSim(t, sim.Config{ContextTokens: 4096, KeepLog: true})
 			j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
 			j.Grounded.PassageChars = 30_000
 			j.Judge.Mode = mode
@@ -86,7 +86,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 			doc := "# Regenerative braking\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):] +
 				"## Battery limits\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):]
 			runtest.WriteFile(t, filepath.Join(dir, "docs", "regen.md"), doc)
-			srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true, Latency: tc.latency})
+			srv, url := runtest.StartSim(t, sim.Config{KeepLog: true, Latency: tc.latency})
 			j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
 			j.Grounded.PassageChars = 700
 			j.Limits.ProblemsInFlight = 64
@@ -101,7 +101,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 			}
 			analyses := 0
 			for _, e := range srv.Log() {
-				if e.Kind == llmtest.KindGroundedAnalyze && !e.Repair {
+				if e.Kind == sim.KindGroundedAnalyze && !e.Repair {
 					analyses++
 				}
 			}
@@ -131,19 +131,19 @@ func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 6)
-	srv := llmtest.New(llmtest.Config{})
+	srv := sim.New(sim.Config{})
 	t.Cleanup(srv.Close)
 	var mu sync.Mutex
 	var enrichPrompts []string
-	tap := &tapTransport{next: srv.Transport(), handle: func(_ *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-		if kind == llmtest.KindGroundedEnrich {
+	tap := &tapTransport{next: srv.Transport(), handle: func(_ *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
+		if kind == sim.KindGroundedEnrich {
 			mu.Lock()
 			enrichPrompts = append(enrichPrompts, msgs[len(msgs)-1].Content)
 			mu.Unlock()
 		}
 		return nil, nil
 	}}
-	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), "http://sim.invalid/v1")
 	j.Judge.Enabled, j.Empirical.Enabled = false, false
 	rep := runJob(t, j, Options{HTTPClient: &http.Client{Transport: tap}})
 	recs := runtest.ReadCorpus(t, j.Out)

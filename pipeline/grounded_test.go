@@ -13,8 +13,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -42,7 +42,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	// Faults are drawn by request, so every run meets the same malformed
 	// replies: the analysis is one request per document, and with ~25 of them
 	// drawn by arrival order about one run in eight met no malformed analysis.
-	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true, FaultsByRequest: true, Faults: llmtest.Faults{Malformed: 0.08, ServerError: 0.03}})
+	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.08, ServerError: 0.03}})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	rep := runJob(t, j, Options{})
 	if rep.Status != StatusFinished {
@@ -68,13 +68,13 @@ func TestGroundedEndToEnd(t *testing.T) {
 	if quality == 0 || rep.Problems.LeftOut != int64(quality) {
 		t.Errorf("%d passages left out by the quality checks, report says %d; the simulator copies the passage in one question in twenty", quality, rep.Problems.LeftOut)
 	}
-	repaired := map[llmtest.Kind]int{}
+	repaired := map[sim.Kind]int{}
 	for _, e := range srv.Log() {
 		if e.Repair {
 			repaired[e.Kind]++
 		}
 	}
-	for _, k := range []llmtest.Kind{llmtest.KindGroundedAnalyze, llmtest.KindGroundedSynthesize, llmtest.KindGroundedJudgeBatch, llmtest.KindScoreGrounded} {
+	for _, k := range []sim.Kind{sim.KindGroundedAnalyze, sim.KindGroundedSynthesize, sim.KindGroundedJudgeBatch, sim.KindScoreGrounded} {
 		if repaired[k] == 0 {
 			t.Errorf("no %s reply was repaired (repairs %v)", k, repaired)
 		}
@@ -138,7 +138,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	runtest.WriteDocs(t, docs, 30)
 	// No injected faults: they are drawn per attempt, so the uninterrupted
 	// run below would meet other ones and spend differently.
-	srv, url := runtest.StartSim(t, llmtest.Config{Latency: 10 * time.Millisecond, KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{Latency: 10 * time.Millisecond, KeepLog: true})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Limits.Concurrency = 16
 	j.Output.ShardRows = 4
@@ -181,7 +181,7 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 		t.Fatalf("found only %v under %s", docs, root)
 	}
 	dir := t.TempDir()
-	_, url := runtest.StartSim(t, llmtest.Config{Faults: llmtest.Faults{Malformed: 0.05}})
+	_, url := runtest.StartSim(t, sim.Config{Faults: sim.Faults{Malformed: 0.05}})
 	j := runtest.GroundedTestJob(docs[0], filepath.Join(dir, "run"), url)
 	j.Input.Paths = docs
 	j.Grounded.PassageChars = 3000

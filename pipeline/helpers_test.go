@@ -14,13 +14,13 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
-func runJob(t testing.TB, job job.Job, opt Options) *Report {
+func runJob(t testing.TB, j job.Job, opt Options) *Report {
 	t.Helper()
-	rep, err := Run(context.Background(), job, opt)
+	rep, err := Run(context.Background(), j, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -73,12 +73,12 @@ func checkAccounted(t testing.TB, dir string, rows []runtest.Problem, rep *Repor
 type fixture struct {
 	dir, input string
 	rows       []runtest.Problem
-	srv        *llmtest.Server
+	srv        *sim.Server
 	url        string
 	job        job.Job
 }
 
-func newFixture(t testing.TB, n int, cfg llmtest.Config) *fixture {
+func newFixture(t testing.TB, n int, cfg sim.Config) *fixture {
 	t.Helper()
 	r := runtest.NewFixture(t, n, cfg)
 	return &fixture{dir: r.Dir, input: r.Input, rows: r.Rows, srv: r.Srv, url: r.URL, job: r.Job}
@@ -89,7 +89,7 @@ func newFixture(t testing.TB, n int, cfg llmtest.Config) *fixture {
 // request itself (a non-nil response) or block to hold it.
 type tapTransport struct {
 	next   http.RoundTripper
-	handle func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error)
+	handle func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error)
 }
 
 func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -100,13 +100,13 @@ func (t *tapTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var req struct {
-		Messages []llmtest.Message `json:"messages"`
+		Messages []sim.Message `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, err
 	}
 	if t.handle != nil {
-		resp, err := t.handle(r, llmtest.Classify(req.Messages), req.Messages)
+		resp, err := t.handle(r, sim.Classify(req.Messages), req.Messages)
 		if resp != nil || err != nil {
 			return resp, err
 		}
@@ -130,15 +130,15 @@ func chatReply(r *http.Request, content string) *http.Response {
 
 // inProcessFixture is a fixture whose endpoint is the simulated one in this
 // process, reached through a tapTransport (tap.handle is nil: pass through).
-func inProcessFixture(t testing.TB, n int, cfg llmtest.Config) (*fixture, *tapTransport, Options) {
+func inProcessFixture(t testing.TB, n int, cfg sim.Config) (*fixture, *tapTransport, Options) {
 	t.Helper()
 	f := &fixture{dir: t.TempDir(), rows: runtest.MakeProblems(n)}
 	f.input = filepath.Join(f.dir, "in.jsonl")
 	runtest.WriteJSONL(t, f.input, f.rows)
 	cfg.Answers = runtest.AnswersOf(f.rows)
-	f.srv = llmtest.New(cfg)
+	f.srv = sim.New(cfg)
 	t.Cleanup(f.srv.Close)
-	f.url = "http://llmtest.invalid/v1"
+	f.url = "http://sim.invalid/v1"
 	f.job = runtest.TestJob(f.input, filepath.Join(f.dir, "run"), f.url)
 	tap := &tapTransport{next: f.srv.Transport()}
 	return f, tap, Options{HTTPClient: &http.Client{Transport: tap}}

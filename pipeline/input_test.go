@@ -19,8 +19,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // compress writes data to path, gzip- or zstd-compressed.
@@ -123,7 +123,7 @@ func TestWrongInputStopsEarly(t *testing.T) {
 // rows counted up front.
 func TestCompressedInputs(t *testing.T) {
 	for _, kind := range []string{"gzip", "zstd"} {
-		f := newFixture(t, 9, llmtest.Config{})
+		f := newFixture(t, 9, sim.Config{})
 		ext := map[string]string{"gzip": ".jsonl.gz", "zstd": ".jsonl.zst"}[kind]
 		plain, err := os.ReadFile(f.input)
 		if err != nil {

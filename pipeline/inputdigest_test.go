@@ -12,8 +12,8 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestResumeRefusesAnotherInput: a run directory resumed with an input of
@@ -21,7 +21,7 @@ import (
 // job's fingerprint holds the source's name, not its content); an input
 // that only grew resumes and takes the new rows; --force resumes anyway.
 func TestResumeRefusesAnotherInput(t *testing.T) {
-	f := newFixture(t, 20, llmtest.Config{KeepLog: true}) // f.input holds 20 rows
+	f := newFixture(t, 20, sim.Config{KeepLog: true}) // f.input holds 20 rows
 	input16 := filepath.Join(f.dir, "in16.jsonl")
 	runtest.WriteJSONL(t, input16, f.rows[:16])
 	job := f.job

@@ -14,8 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/prompts"
 )
@@ -37,7 +37,7 @@ func fullJob(t *testing.T) job.Job {
 // TestEmptyRunDirectoryTakesChangedJob: a start that produced no record (a
 // wrong model, a wrong field mapping) does not lock in its settings.
 func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
-	f := newFixture(t, 6, llmtest.Config{})
+	f := newFixture(t, 6, sim.Config{})
 	jb := f.job
 	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"The model does not exist.","type":"invalid_request_error","code":"model_not_found"}}`, http.StatusNotFound)
@@ -76,7 +76,7 @@ func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
 // TestForceKeepsTheFirstJobYAML: --force mixes two jobs in one directory, and
 // job.yaml keeps the settings of the first, not silently the last.
 func TestForceKeepsTheFirstJobYAML(t *testing.T) {
-	f := newFixture(t, 5, llmtest.Config{})
+	f := newFixture(t, 5, sim.Config{})
 	jb := f.job
 	runJob(t, jb, Options{})
 	first, err := os.ReadFile(jobPath(jb.Out))

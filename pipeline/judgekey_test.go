@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -20,7 +20,7 @@ import (
 // or no change at all, asks nothing again, and no change asks any other
 // stage again.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
-	f := newFixture(t, 4, llmtest.Config{KeepLog: true})
+	f := newFixture(t, 4, sim.Config{KeepLog: true})
 	base := f.job
 	base.Empirical.Enabled = true
 	base.Prices["judge-2"] = job.Price{Prompt: 1, Completion: 2}
@@ -38,12 +38,12 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	judgeTemplate := templateWith(t, f.dir, "judge_batch.tmpl", "", "{{/* a comment: the rendered text is the same */}}")
 	distillTemplate := templateWith(t, f.dir, "distill_srar.tmpl", "", "Write each item as one short sentence.\n")
 	half, nine := 0.5, 0.9
-	judged := []llmtest.Kind{llmtest.KindJudgeBatch}
-	satisfied := []llmtest.Kind{llmtest.KindSatisfy}
+	judged := []sim.Kind{sim.KindJudgeBatch}
+	satisfied := []sim.Kind{sim.KindSatisfy}
 	cases := []struct {
 		name   string
 		change func(j *job.Job)
-		asked  []llmtest.Kind // the kinds asked again; every other kind is not
+		asked  []sim.Kind // the kinds asked again; every other kind is not
 	}{
 		{"nothing", func(j *job.Job) {}, nil},
 		{"another server of the same kind", func(j *job.Job) { j.Judge.BaseURL = strings.Replace(f.url, "127.0.0.1", "localhost", 1) }, nil},
@@ -59,7 +59,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		{"empirical endpoint kind", func(j *job.Job) { j.Empirical.Kind = "sglang" }, satisfied},
 		{"empirical temperature", func(j *job.Job) { j.Empirical.Temperature = &half }, satisfied},
 		{"rubric text", func(j *job.Job) { j.PromptsDir = distillTemplate },
-			[]llmtest.Kind{llmtest.KindDistillSRaR, llmtest.KindJudgeBatch, llmtest.KindSatisfy}},
+			[]sim.Kind{sim.KindDistillSRaR, sim.KindJudgeBatch, sim.KindSatisfy}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 3)
-	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	base := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	base.Judge.Seed = 5
 	runJob(t, base, Options{})
@@ -119,13 +119,13 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	cases := []struct {
 		name   string
 		change func(j *job.Job)
-		asked  []llmtest.Kind
+		asked  []sim.Kind
 	}{
 		{"nothing", func(j *job.Job) {}, nil},
-		{"judge endpoint kind", func(j *job.Job) { j.Judge.Kind = "vllm" }, []llmtest.Kind{llmtest.KindGroundedJudgeBatch}},
-		{"judge seed", func(j *job.Job) { j.Judge.Seed = 6 }, []llmtest.Kind{llmtest.KindGroundedJudgeBatch}},
-		{"empirical no_seed", func(j *job.Job) { j.Empirical.NoSeed = true }, []llmtest.Kind{llmtest.KindScoreGrounded}},
-		{"scorer template", func(j *job.Job) { j.PromptsDir = scoreTemplate }, []llmtest.Kind{llmtest.KindScoreGrounded}},
+		{"judge endpoint kind", func(j *job.Job) { j.Judge.Kind = "vllm" }, []sim.Kind{sim.KindGroundedJudgeBatch}},
+		{"judge seed", func(j *job.Job) { j.Judge.Seed = 6 }, []sim.Kind{sim.KindGroundedJudgeBatch}},
+		{"empirical no_seed", func(j *job.Job) { j.Empirical.NoSeed = true }, []sim.Kind{sim.KindScoreGrounded}},
+		{"scorer template", func(j *job.Job) { j.PromptsDir = scoreTemplate }, []sim.Kind{sim.KindScoreGrounded}},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +142,7 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 
 // checkAskedOnly: requests of every kind in asked were sent, and of no
 // other kind.
-func checkAskedOnly(t *testing.T, sent map[llmtest.Kind]int, asked []llmtest.Kind) {
+func checkAskedOnly(t *testing.T, sent map[sim.Kind]int, asked []sim.Kind) {
 	t.Helper()
 	for _, k := range asked {
 		if sent[k] == 0 {

@@ -11,16 +11,16 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // TestRunMergesSmallShards: a run with small shards (here from a first
 // session with shard_rows 4, as checkpoints leave them) merges them into
 // full shards when it ends, and every record is still there once.
 func TestRunMergesSmallShards(t *testing.T) {
-	f := newFixture(t, 40, llmtest.Config{})
+	f := newFixture(t, 40, sim.Config{})
 	job := f.job
 	job.Output.ShardRows = 4
 	runJob(t, job, Options{})
@@ -57,11 +57,11 @@ func TestRunMergesSmallShards(t *testing.T) {
 // cache is held by another process) leaves no job.yaml, manifest, shards
 // or lock behind, so the corrected command meets the directory as it was.
 func TestFailedStartLeavesNothing(t *testing.T) {
-	f := newFixture(t, 4, llmtest.Config{})
+	f := newFixture(t, 4, sim.Config{})
 	if err := os.MkdirAll(f.job.Out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	holder, err := llm.OpenCache(corpus.Layout{Dir: f.job.Out}.Cache())
+	holder, err := cache.Open(corpus.Layout{Dir: f.job.Out}.Cache())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 // another is recorded in the manifest's history with its settings; status
 // says the corpus is mixed and what differs; job.yaml keeps the first job.
 func TestForceKeepsTheJobHistory(t *testing.T) {
-	f := newFixture(t, 12, llmtest.Config{})
+	f := newFixture(t, 12, sim.Config{})
 	first := f.job
 	runtest.WriteJSONL(t, f.input, f.rows[:6]) // the first job sees half the input
 	runJob(t, first, Options{})
@@ -128,7 +128,7 @@ func TestForceKeepsTheJobHistory(t *testing.T) {
 // TestStatusSeesADeadRun: a report that says "running" while no process
 // holds the run directory is shown as stopped, with how to resume.
 func TestStatusSeesADeadRun(t *testing.T) {
-	f := newFixture(t, 4, llmtest.Config{})
+	f := newFixture(t, 4, sim.Config{})
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it
 	if err := WriteReport(fsys.OS, f.job.Out, rep); err != nil {

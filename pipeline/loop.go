@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -32,7 +33,7 @@ type loop struct {
 	meter       *llm.Meter
 	eng         *engine
 	closeLLM    func()
-	cache       *llm.Cache
+	cache       *cache.Cache
 	stats       corpusStats
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory

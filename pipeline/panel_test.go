@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -32,9 +32,9 @@ func panelOf(jb *job.Job, models ...string) []job.PanelJudge {
 
 // panelFixture is a fixture of n problems whose simulated endpoint has the
 // judges of profiles and the invalid rate invalid.
-func panelFixture(t *testing.T, n int, invalid float64, profiles map[string]llmtest.JudgeProfile) *fixture {
+func panelFixture(t *testing.T, n int, invalid float64, profiles map[string]sim.JudgeProfile) *fixture {
 	t.Helper()
-	f := newFixture(t, n, llmtest.Config{Judges: profiles, InvalidRate: invalid})
+	f := newFixture(t, n, sim.Config{Judges: profiles, InvalidRate: invalid})
 	f.job.Prices = map[string]job.Price{"simulated": {Prompt: 1, Completion: 2}}
 	return f
 }
@@ -77,7 +77,7 @@ func itemVotes(t *testing.T, recs map[string]*schema.Record) []itemVote {
 // gives a verdict, the problem fails at the judge stage as it does when a
 // single judge fails; the panel does not read it as a unanimous no.
 func TestPanelWhoseJudgesAllFailFailsTheProblem(t *testing.T) {
-	f := panelFixture(t, 6, 0.1, map[string]llmtest.JudgeProfile{"j-a": {Fail: 1}, "j-b": {Fail: 1}})
+	f := panelFixture(t, 6, 0.1, map[string]sim.JudgeProfile{"j-a": {Fail: 1}, "j-b": {Fail: 1}})
 	jb := f.job
 	jb.Judge.Panel = panelOf(&jb, "j-a", "j-b")
 	rep := runJob(t, jb, Options{})
@@ -91,7 +91,7 @@ func TestPanelWhoseJudgesAllFailFailsTheProblem(t *testing.T) {
 // disagree, run with the judges in both orders: the panel's verdicts are
 // the same item for item, and every tie is invalid.
 func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
-	profiles := map[string]llmtest.JudgeProfile{"j-lenient": {FalseValid: 0.6}, "j-strict": {FalseInvalid: 0.4}}
+	profiles := map[string]sim.JudgeProfile{"j-lenient": {FalseValid: 0.6}, "j-strict": {FalseInvalid: 0.4}}
 	f := panelFixture(t, 12, 0.4, profiles)
 	verdicts := map[string]bool{}
 	ties := 0
@@ -130,8 +130,8 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 // (false valid 25%, false invalid 15%): against the simulator's truth the
 // panel's error rate is below every judge's.
 func TestPanelMajorityBeatsEachJudge(t *testing.T) {
-	p := llmtest.JudgeProfile{FalseValid: 0.25, FalseInvalid: 0.15}
-	f := panelFixture(t, 40, 0.4, map[string]llmtest.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
+	p := sim.JudgeProfile{FalseValid: 0.25, FalseInvalid: 0.15}
+	f := panelFixture(t, 40, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
 	jb := f.job
 	jb.Judge.Panel = panelOf(&jb, "j-1", "j-2", "j-3")
 	runJob(t, jb, Options{})
@@ -166,7 +166,7 @@ func TestPanelMajorityBeatsEachJudge(t *testing.T) {
 // failed judge's vote is against the response), and each judge's verdicts
 // are kept with the failed one marked.
 func TestPanelSatisfactionFailsClosed(t *testing.T) {
-	f := panelFixture(t, 8, 0.05, map[string]llmtest.JudgeProfile{"s-broken": {Fail: 1}})
+	f := panelFixture(t, 8, 0.05, map[string]sim.JudgeProfile{"s-broken": {Fail: 1}})
 	jb := f.job
 	jb.Empirical.Enabled = true
 	jb.Empirical.Panel = panelOf(&jb, "s-good", "s-broken")
@@ -239,7 +239,7 @@ func TestPanelSatisfactionRule(t *testing.T) {
 // rubric position that falls from first to last in rubric order, and is
 // flat when each record shows the items in its own shuffled order.
 func TestShuffledOrderFlattensPositionBias(t *testing.T) {
-	f := panelFixture(t, 150, 0.5, map[string]llmtest.JudgeProfile{"biased": {FirstBias: 0.8}})
+	f := panelFixture(t, 150, 0.5, map[string]sim.JudgeProfile{"biased": {FirstBias: 0.8}})
 	gap := map[string]float64{}
 	for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
 		jb := f.job
@@ -310,7 +310,7 @@ func TestGroundedPanels(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 4)
-	_, url := runtest.StartSim(t, llmtest.Config{Judges: map[string]llmtest.JudgeProfile{"g-broken": {Fail: 0.5}, "g-lenient": {FalseValid: 0.5, Flip: 0.3}}})
+	_, url := runtest.StartSim(t, sim.Config{Judges: map[string]sim.JudgeProfile{"g-broken": {Fail: 0.5}, "g-lenient": {FalseValid: 0.5, Flip: 0.3}}})
 	jb := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	jb.Prices = nil
 	jb.Empirical.Enabled, jb.Empirical.OpenBook = true, true
@@ -436,7 +436,7 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0xba5e1))
-	flaky := llmtest.Config{Judges: map[string]llmtest.JudgeProfile{"j-b": {Fail: 0.3}, "s-b": {Fail: 0.3}}}
+	flaky := sim.Config{Judges: map[string]sim.JudgeProfile{"j-b": {Fail: 0.3}, "s-b": {Fail: 0.3}}}
 	srv, jb, jobFile, rows := killableJobWith(t, 4, flaky, func(j *job.Job) {
 		j.Empirical.Enabled = true
 		j.Judge.Panel = panelOf(j, "j-a", "j-b", "j-c")
@@ -465,7 +465,7 @@ func TestBatchPanelRunEqualsOnline(t *testing.T) {
 	rows := runtest.MakeProblems(24)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	cfg := llmtest.Config{Seed: 3, Answers: runtest.AnswersOf(rows), Judges: map[string]llmtest.JudgeProfile{"j-b": {FalseValid: 0.3, Fail: 0.2}}}
+	cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), Judges: map[string]sim.JudgeProfile{"j-b": {FalseValid: 0.3, Fail: 0.2}}}
 	mk := func(out, url string) job.Job {
 		j := runtest.BatchJob(input, filepath.Join(dir, out), url)
 		j.Empirical.Enabled = true
@@ -485,7 +485,7 @@ func TestBatchPanelRunEqualsOnline(t *testing.T) {
 // TestPanelDropInvalid: drop_invalid drops what the panel found invalid,
 // and the panel's verdicts follow the kept items to their new ids.
 func TestPanelDropInvalid(t *testing.T) {
-	f := panelFixture(t, 12, 0.2, map[string]llmtest.JudgeProfile{"j-harsh": {FalseInvalid: 0.3}})
+	f := panelFixture(t, 12, 0.2, map[string]sim.JudgeProfile{"j-harsh": {FalseInvalid: 0.3}})
 	jb := f.job
 	jb.Judge.DropInvalid = true
 	jb.Judge.Panel = panelOf(&jb, "j-fair", "j-harsh", "j-fair2")
@@ -539,7 +539,7 @@ func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
 		runtest.WriteDocs(t, docs, 4)
-		_, url := runtest.StartSim(t, llmtest.Config{InvalidRate: 0.4})
+		_, url := runtest.StartSim(t, sim.Config{InvalidRate: 0.4})
 		seen := map[string]string{}
 		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
 			jb := runtest.GroundedTestJob(docs, filepath.Join(dir, "run-"+order), url)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestPanicInAStageFailsOneProblem: a panic in the answer verifier, which
@@ -18,7 +18,7 @@ import (
 // that problem, logs the stack, and the run goes on.
 func TestPanicInAStageFailsOneProblem(t *testing.T) {
 	for _, n := range []int{4, 1} { // 4: in fan-out goroutines; 1: in the problem's own goroutine
-		f, _, opt := inProcessFixture(t, 12, llmtest.Config{})
+		f, _, opt := inProcessFixture(t, 12, sim.Config{})
 		jb := f.job
 		jb.Rollout.N = n
 		jb.Selection = job.Selection{}

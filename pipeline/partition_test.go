@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -20,7 +20,7 @@ import (
 // report counts the other partitions' rows neither as duplicates nor as
 // bad lines, and says which share the worker holds.
 func TestPartitionedWorkersSplitTheInput(t *testing.T) {
-	f := newFixture(t, 40, llmtest.Config{})
+	f := newFixture(t, 40, sim.Config{})
 	rows := f.rows
 	dup := rows[5] // a duplicate inside some partition
 	runtest.WriteJSONL(t, f.input, append(slices.Clone(rows), dup), "{not json")
@@ -74,7 +74,7 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 // job's identity, so a worker pointed at another partition's directory (or
 // a whole-input run at a worker's) is refused with the changed setting.
 func TestWorkerRefusesAnotherPartitionsDirectory(t *testing.T) {
-	f := newFixture(t, 12, llmtest.Config{})
+	f := newFixture(t, 12, sim.Config{})
 	job := f.job
 	job.Partition = "1/4"
 	runJob(t, job, Options{})

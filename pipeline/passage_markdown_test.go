@@ -14,8 +14,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/prompts"
 )
 
@@ -271,7 +271,7 @@ func TestShortPassages(t *testing.T) {
 	for _, name := range []string{"short.md", "code.md"} {
 		runtest.WriteFile(t, filepath.Join(docs, name), normalizedFixture(t, name))
 	}
-	srv, url := runtest.StartSim(t, llmtest.Config{KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	jobPath := filepath.Join(dir, "job.yaml")
 	runtest.WriteFile(t, jobPath, `style: grounded
 input: {paths: [docs]}
@@ -306,7 +306,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 	}
 	analyzed := 0
 	for _, e := range srv.Log() {
-		if e.Kind == llmtest.KindGroundedAnalyze && !e.Repair {
+		if e.Kind == sim.KindGroundedAnalyze && !e.Repair {
 			analyzed++
 		}
 	}
@@ -329,7 +329,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 // directory) is kept (item 5).
 func TestDuplicateDocuments(t *testing.T) {
 	dir := t.TempDir()
-	_, url := runtest.StartSim(t, llmtest.Config{})
+	_, url := runtest.StartSim(t, sim.Config{})
 	j := runtest.GroundedTestJob(mdFixture("dups"), filepath.Join(dir, "run"), url)
 	var log strings.Builder
 	rep := runJob(t, j, Options{Logger: runtest.TextLogger(&log)})

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -42,14 +42,14 @@ func (p *recordingPilot) End(e ProblemEnd) {
 // each one's requests with the context Start gave it, and tells End once
 // how each ended, with what its requests cost by stage.
 func TestPilotNarrowsTheRunAndHearsEveryProblem(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 24, llmtest.Config{Seed: 3})
+	f, tap, opt := inProcessFixture(t, 24, sim.Config{Seed: 3})
 	pl := &recordingPilot{ids: map[string]bool{}, started: map[string]int{}}
 	for _, r := range f.rows[:7] {
 		pl.ids[job.ProblemID(r.Problem, r.Answer)] = true
 	}
 	var mu sync.Mutex
 	untagged := 0
-	tap.handle = func(r *http.Request, _ llmtest.Kind, _ []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, _ sim.Kind, _ []sim.Message) (*http.Response, error) {
 		if id, _ := r.Context().Value(pilotProblemKey{}).(string); !pl.ids[id] {
 			mu.Lock()
 			untagged++

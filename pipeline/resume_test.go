@@ -15,13 +15,13 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // kindsSent counts the endpoint's log entries by template kind, from entry from on.
-func kindsSent(srv *llmtest.Server, from int) map[llmtest.Kind]int {
-	out := map[llmtest.Kind]int{}
+func kindsSent(srv *sim.Server, from int) map[sim.Kind]int {
+	out := map[sim.Kind]int{}
 	for _, e := range srv.Log()[from:] {
 		out[e.Kind]++
 	}
@@ -32,7 +32,7 @@ func kindsSent(srv *llmtest.Server, from int) map[llmtest.Kind]int {
 // previous stage's output, so a new run with a new judge template that shares
 // the first run's cache (job.Cache) sends judge requests only.
 func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
-	f := newFixture(t, 20, llmtest.Config{KeepLog: true})
+	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	dir, job := f.dir, f.job
 	srv := f.srv
 	first := runJob(t, job, Options{})
@@ -57,10 +57,10 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	from := len(srv.Log())
 	rep := runJob(t, second, Options{})
 	sent := kindsSent(srv, from)
-	if sent[llmtest.KindJudgeBatch] == 0 {
+	if sent[sim.KindJudgeBatch] == 0 {
 		t.Fatal("no judge request was sent with a new judge template")
 	}
-	if sent[llmtest.KindRollout]+sent[llmtest.KindDistillSRaR] != 0 {
+	if sent[sim.KindRollout]+sent[sim.KindDistillSRaR] != 0 {
 		t.Errorf("a new judge template re-sent other stages: %v", sent)
 	}
 	if rep.Problems.Done != first.Problems.Done {
@@ -71,7 +71,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 // TestRaisingNReusesRollouts: with one request per sample, raising n from 4
 // to 8 sends only the 4 new samples of each problem.
 func TestRaisingNReusesRollouts(t *testing.T) {
-	f := newFixture(t, 10, llmtest.Config{KeepLog: true})
+	f := newFixture(t, 10, sim.Config{KeepLog: true})
 	dir, rows, jb := f.dir, f.rows, f.job
 	srv := f.srv
 	jb.Selection = job.Selection{}
@@ -83,7 +83,7 @@ func TestRaisingNReusesRollouts(t *testing.T) {
 	more.Cache = filepath.Join(jb.Out, "cache.db")
 	from := len(srv.Log())
 	runJob(t, more, Options{})
-	if got := kindsSent(srv, from)[llmtest.KindRollout]; got != 4*len(rows) {
+	if got := kindsSent(srv, from)[sim.KindRollout]; got != 4*len(rows) {
 		t.Errorf("raising n from 4 to 8 sent %d rollout requests, want %d (only the new samples)", got, 4*len(rows))
 	}
 }
@@ -113,7 +113,7 @@ func TestParquetInput(t *testing.T) {
 	if err := parquet.WriteFile(input, prow); err != nil {
 		t.Fatal(err)
 	}
-	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	jb.Input.Fields = job.Fields{Problem: "question", Answer: "gold", ID: "key", Reference: "ref"}
 	rep := runJob(t, jb, Options{})
@@ -133,7 +133,7 @@ func TestParquetInput(t *testing.T) {
 // its own cache, so its resume needs no base; two variants share one base
 // at once.
 func TestBaseCacheIsReadNeverWritten(t *testing.T) {
-	f := newFixture(t, 12, llmtest.Config{KeepLog: true})
+	f := newFixture(t, 12, sim.Config{KeepLog: true})
 	runJob(t, f.job, Options{})
 	basePath := filepath.Join(f.job.Out, "cache.db")
 	before, err := os.ReadFile(basePath)
@@ -162,7 +162,7 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 			t.Fatalf("a variant sharing the base cache: %v", err)
 		}
 	}
-	if got := kindsSent(f.srv, from)[llmtest.KindRollout]; got > 2*2*len(f.rows) {
+	if got := kindsSent(f.srv, from)[sim.KindRollout]; got > 2*2*len(f.rows) {
 		t.Errorf("two variants sent %d rollout requests; the base held 4 of each problem's 6", got)
 	}
 	after, err := os.ReadFile(basePath)
@@ -191,11 +191,11 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 // fresh distill requests and the problems succeed; a plain resume before it
 // pays for nothing.
 func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 12, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 12, sim.Config{})
 	var mu sync.Mutex
 	broken, distillSent := true, 0
-	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
-		if kind != llmtest.KindDistillSRaR { // repair turns too: they carry the distill prompt
+	tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
+		if kind != sim.KindDistillSRaR { // repair turns too: they carry the distill prompt
 			return nil, nil
 		}
 		mu.Lock()

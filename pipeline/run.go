@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/source"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -179,7 +180,7 @@ func abandonStart(run *corpus.Run, fresh startFiles) error {
 			errs = append(errs, removeIfThere(fresh.fs, lay.Job()))
 		}
 		if fresh.cache {
-			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, llm.CacheIndexPath(lay.Cache())))
+			errs = append(errs, removeIfThere(fresh.fs, lay.Cache()), removeIfThere(fresh.fs, cache.IndexPath(lay.Cache())))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return errors.Join(err, run.Close())
@@ -197,39 +198,39 @@ func removeIfThere(fsy fsys.FS, path string) error {
 
 // newLoop settles the run directory's job and prepares the session: the
 // previous report, the meter, the cache and the endpoints' clients.
-func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSets map[string]*prompts.Set) (*loop, error) {
-	fingerprint := job.Fingerprint()
-	replaced, err := adoptJob(job, fingerprint, run, opt)
+func newLoop(j *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSets map[string]*prompts.Set) (*loop, error) {
+	fingerprint := j.Fingerprint()
+	replaced, err := adoptJob(j, fingerprint, run, opt)
 	if err != nil {
 		return nil, err
 	}
-	prev, _, err := readReport(opt.RunFS(), job.Out)
+	prev, _, err := readReport(opt.RunFS(), j.Out)
 	if err != nil {
 		opt.Logger.Warn("ignoring unreadable report.json; corpus figures will be recomputed", "err", err)
 	}
 	stats := corpusStats{Rows: prev.CorpusRows, Rollouts: prev.Rollouts, Validity: prev.Validity, Grounded: prev.Grounded,
-		judgePassageTokens: job.JudgePassageBudget()}
+		judgePassageTokens: j.JudgePassageBudget()}
 	if stats.Rows != run.Manifest().Rows {
-		if stats, err = scanCorpusStats(opt.RunFS(), job.Out, job.JudgePassageBudget()); err != nil {
+		if stats, err = scanCorpusStats(opt.RunFS(), j.Out, j.JudgePassageBudget()); err != nil {
 			return nil, fmt.Errorf("reading the corpus for its figures: %w", err)
 		}
 	}
 	sampled, failedSampled := sampledOf(stats.Rollouts, run.Failures())
 	l := &loop{
-		job: job, opt: opt, log: opt.Logger, run: run, stats: stats,
+		job: j, opt: opt, log: opt.Logger, run: run, stats: stats,
 		retryFailed: opt.RetryFailed || replaced,
 		report: Report{
 			Status: StatusRunning, SpecVersion: schema.SpecVersion, ToolVersion: opt.ToolVersion,
-			JobFingerprint: fingerprint, Style: job.Style, Started: time.Now().UTC(), Sampled: sampled,
-			CostCounted: len(job.Prices) > 0, ProblemsInFlight: ProblemsInFlight(job),
+			JobFingerprint: fingerprint, Style: j.Style, Started: time.Now().UTC(), Sampled: sampled,
+			CostCounted: len(j.Prices) > 0, ProblemsInFlight: ProblemsInFlight(j),
 		},
 	}
 	l.failedSampled = failedSampled
-	if b := job.BudgetShare(); b.Limited() {
+	if b := j.BudgetShare(); b.Limited() {
 		l.report.Budget = &b
 	}
-	warnBudgetPerWorker(job, opt.Logger)
-	l.meter = newMeter(job, prev.LLM)
+	warnBudgetPerWorker(j, opt.Logger)
+	l.meter = newMeter(j, prev.LLM)
 	if err := l.openLLM(ps, judgeSets, fingerprint); err != nil {
 		return nil, err
 	}
@@ -240,12 +241,12 @@ func newLoop(job *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeS
 // writes RUN/job.yaml when the directory takes this job. It reports whether
 // a changed job replaced the old one in a directory without records, whose
 // old failures are then retried.
-func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
+func adoptJob(j *job.Job, fingerprint string, run *corpus.Run, opt Options) (replaced bool, err error) {
 	prevFP := run.Manifest().JobFingerprint
-	_, statErr := opt.RunFS().Stat(jobPath(job.Out))
+	_, statErr := opt.RunFS().Stat(jobPath(j.Out))
 	write := errors.Is(statErr, os.ErrNotExist) || prevFP == ""
 	if prevFP != "" && prevFP != fingerprint {
-		changes := changesFrom(job, opt.RunFS())
+		changes := changesFrom(j, opt.RunFS())
 		switch {
 		case run.DoneCount() == 0:
 			opt.Logger.Info("the run directory holds no records yet, so it takes the changed job", "changed", strings.Join(changes, "; "))
@@ -257,18 +258,18 @@ func adoptJob(job *job.Job, fingerprint string, run *corpus.Run, opt Options) (r
 			// history keeps every job's, and each record its own fingerprint.
 			opt.Logger.Warn("the job changed; continuing because of --force; records of both jobs are mixed", "changed", strings.Join(changes, "; "))
 		default:
-			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them%s", ErrJobChanged, job.Out, strings.Join(changes, "\n  "), orderHint(changes))
+			return false, fmt.Errorf("%w (%s):\n  %s\nuse a new --out, restore the old settings, or pass --force to mix them%s", ErrJobChanged, j.Out, strings.Join(changes, "\n  "), orderHint(changes))
 		}
 	}
-	run.SetJob(fingerprint, job.Settings())
+	run.SetJob(fingerprint, j.Settings())
 	if !write {
 		return replaced, nil
 	}
-	b, err := job.RunDirYAML()
+	b, err := j.RunDirYAML()
 	if err != nil {
 		return false, fmt.Errorf("encoding job: %w", err)
 	}
-	if err := fsys.WriteFileAtomic(opt.RunFS(), jobPath(job.Out), b, 0o644); err != nil {
+	if err := fsys.WriteFileAtomic(opt.RunFS(), jobPath(j.Out), b, 0o644); err != nil {
 		return false, fmt.Errorf("writing job.yaml: %w", err)
 	}
 	return replaced, nil
@@ -305,12 +306,12 @@ func changesFrom(jb *job.Job, fsy fsys.FS) []string {
 // earlier sessions of the run spent: the budget covers the whole run. The
 // tokens and cost are then replaced by the response cache's own record of
 // what it paid for (openLLM), which survives a kill that report.json does not.
-func newMeter(job *job.Job, spent llm.Snapshot) *llm.Meter {
+func newMeter(j *job.Job, spent llm.Snapshot) *llm.Meter {
 	prices := map[string]llm.Price{}
-	for model, p := range job.Prices {
+	for model, p := range j.Prices {
 		prices[model] = llm.Price{PromptPerMTok: p.Prompt, CompletionPerMTok: p.Completion, BatchRate: p.BatchRate}
 	}
-	b := job.BudgetShare()
+	b := j.BudgetShare()
 	m := llm.NewMeter(prices, llm.Budget{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens})
 	m.Restore(spent)
 	return m
@@ -318,13 +319,13 @@ func newMeter(job *job.Job, spent llm.Snapshot) *llm.Meter {
 
 // openCache opens RUN/cache.db. A cache named in the job (--cache) is a
 // base: read, never written; what it answers is copied into RUN/cache.db.
-func openCache(job *job.Job, log *slog.Logger, fsy fsys.FS) (*llm.Cache, error) {
-	opts := []llm.CacheOption{llm.CacheLogger(log), llm.CacheFS(fsy)}
-	own := defaultCachePath(job.Out)
-	if job.Cache != "" && filepath.Clean(job.Cache) != filepath.Clean(own) {
-		opts = append(opts, llm.CacheBase(job.Cache))
+func openCache(j *job.Job, log *slog.Logger, fsy fsys.FS) (*cache.Cache, error) {
+	opts := []cache.Option{cache.WithLogger(log), cache.WithFS(fsy)}
+	own := defaultCachePath(j.Out)
+	if j.Cache != "" && filepath.Clean(j.Cache) != filepath.Clean(own) {
+		opts = append(opts, cache.WithBase(j.Cache))
 	}
-	return llm.OpenCache(own, opts...)
+	return cache.Open(own, opts...)
 }
 
 // compact merges the small shards that checkpoints left into full ones,
@@ -364,25 +365,25 @@ func (l *loop) compactCache() {
 // openLLM opens the response cache and one client per distinct endpoint,
 // and builds the engine that uses them.
 func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, fingerprint string) error {
-	cache, err := openCache(l.job, l.log, l.opt.RunFS())
+	responses, err := openCache(l.job, l.log, l.opt.RunFS())
 	if err != nil {
 		return err
 	}
-	if spent, complete := cache.Spent(); complete {
+	if spent, complete := responses.Spent(); complete {
 		l.meter.RestoreSpent(spent)
 	}
-	l.cache = cache
-	batcher, err := newBatcher(l.job, fingerprint, cache, l.meter, l.opt)
+	l.cache = responses
+	batcher, err := newBatcher(l.job, fingerprint, responses, l.meter, l.opt)
 	if err != nil {
-		cache.Close()
+		responses.Close()
 		return fmt.Errorf("opening the run's batches: %w", err)
 	}
-	clients, panelClients, err := newClients(l.job, l.opt, cache, l.meter, batcher)
+	clients, panelClients, err := newClients(l.job, l.opt, responses, l.meter, batcher)
 	if err != nil {
 		if batcher != nil {
 			batcher.Close()
 		}
-		cache.Close()
+		responses.Close()
 		return err
 	}
 	if batcher != nil {
@@ -401,7 +402,7 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 				l.log.Warn("closing the batch journal", "err", err)
 			}
 		}
-		cache.Close()
+		responses.Close()
 	}
 	extract := defaultExtract
 	if l.opt.hooks != nil && l.opt.hooks.extract != nil {
@@ -420,7 +421,7 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 // stages that use it, so each endpoint has one rate controller. A panel's
 // judge shares the client of a stage at its endpoint, or gets its own;
 // panel holds every judge's client by job.PanelJudgeRef, shared ones too.
-func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
+func newClients(j *job.Job, opt Options, responses *cache.Cache, meter *llm.Meter, batcher *llm.Batcher) (clients, panel map[string]*llm.Client, err error) {
 	byEndpoint := map[string]*llm.Client{}
 	clients, panel = map[string]*llm.Client{}, map[string]*llm.Client{}
 	closeAll := func() {
@@ -428,18 +429,18 @@ func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, ba
 			c.Close()
 		}
 	}
-	stages := jb.Endpoints()
+	stages := j.Endpoints()
 	for _, stage := range sortedKeys(stages) {
-		c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, stage, stages[stage])
+		c, err := endpointClient(j, opt, responses, meter, batcher, byEndpoint, stage, stages[stage])
 		if err != nil {
 			closeAll()
 			return nil, nil, err
 		}
 		clients[stage] = c
 	}
-	for _, p := range jb.Panels() {
+	for _, p := range j.Panels() {
 		for _, jd := range p.Judges {
-			c, err := endpointClient(jb, opt, cache, meter, batcher, byEndpoint, p.Stage, jd.Endpoint)
+			c, err := endpointClient(j, opt, responses, meter, batcher, byEndpoint, p.Stage, jd.Endpoint)
 			if err != nil {
 				closeAll()
 				return nil, nil, err
@@ -452,7 +453,7 @@ func newClients(jb *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, ba
 
 // endpointClient is the client of endpoint ep, for stage's requests: the
 // one byEndpoint holds for it, or a new one it then holds.
-func endpointClient(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
+func endpointClient(j *job.Job, opt Options, responses *cache.Cache, meter *llm.Meter, batcher *llm.Batcher, byEndpoint map[string]*llm.Client, stage string, ep job.Endpoint) (*llm.Client, error) {
 	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", ep.BaseURL, ep.APIKeyEnv, ep.LegacyMaxTokens, ep.Mode)
 	if c, ok := byEndpoint[key]; ok {
 		return c, nil
@@ -463,13 +464,13 @@ func endpointClient(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Mete
 			opt.Logger.Info("no API key set; sending requests without one", "endpoint", ep.BaseURL, "env", ep.APIKeyEnv)
 		}
 	}
-	copt := clientOptions(job, ep, opt)
+	copt := clientOptions(j, ep, opt)
 	d, err := batchDeferrer(batcher, stage, ep, apiKey, copt, opt.Logger.Info)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
 	}
 	copt.Defer = d
-	c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, cache, meter)
+	c, err := llm.NewClient(llm.Endpoint{BaseURL: ep.BaseURL, APIKey: apiKey}, copt, responses, meter)
 	if err != nil {
 		return nil, fmt.Errorf("endpoint for %s: %w", stage, err)
 	}
@@ -478,14 +479,14 @@ func endpointClient(job *job.Job, opt Options, cache *llm.Cache, meter *llm.Mete
 }
 
 // clientOptions are the llm client settings of one endpoint.
-func clientOptions(job *job.Job, ep job.Endpoint, opt Options) llm.Options {
+func clientOptions(j *job.Job, ep job.Endpoint, opt Options) llm.Options {
 	return llm.Options{
-		MaxInFlight:       job.Limits.Concurrency,
-		RequestsPerMinute: job.Limits.RequestsPerMinute,
-		TokensPerMinute:   job.Limits.TokensPerMinute,
-		AttemptTimeout:    job.Limits.AttemptTimeout,
-		MaxAttempts:       job.Limits.MaxAttempts,
-		BackoffMax:        job.Limits.BackoffMax,
+		MaxInFlight:       j.Limits.Concurrency,
+		RequestsPerMinute: j.Limits.RequestsPerMinute,
+		TokensPerMinute:   j.Limits.TokensPerMinute,
+		AttemptTimeout:    j.Limits.AttemptTimeout,
+		MaxAttempts:       j.Limits.MaxAttempts,
+		BackoffMax:        j.Limits.BackoffMax,
 		HTTPClient:        opt.HTTPClient,
 		LegacyMaxTokens:   ep.LegacyMaxTokens,
 		Logger:            opt.Logger,
@@ -498,9 +499,9 @@ func clientOptions(job *job.Job, ep job.Endpoint, opt Options) llm.Options {
 // four times the request concurrency, bounded by a memory budget for the
 // rollout text that problems in flight hold. limits.problems_in_flight
 // overrides it.
-func ProblemsInFlight(job *job.Job) int {
-	if job.Limits.ProblemsInFlight > 0 {
-		return job.Limits.ProblemsInFlight
+func ProblemsInFlight(j *job.Job) int {
+	if j.Limits.ProblemsInFlight > 0 {
+		return j.Limits.ProblemsInFlight
 	}
 	const (
 		memoryBudget       = 256 << 20 // bytes of rollout text held by problems in flight
@@ -509,26 +510,26 @@ func ProblemsInFlight(job *job.Job) int {
 		perProblemOverhead = 16 << 10 // problem text, prompts, rubric
 	)
 	rollout := defaultRolloutSize
-	if job.Rollout.MaxTokens > 0 {
-		rollout = job.Rollout.MaxTokens * bytesPerToken
+	if j.Rollout.MaxTokens > 0 {
+		rollout = j.Rollout.MaxTokens * bytesPerToken
 	}
-	perProblem := job.Rollout.N*rollout + perProblemOverhead
-	if job.Style == schema.StyleGrounded { // a passage, its replies and, with the empirical stage, K*N answers
+	perProblem := j.Rollout.N*rollout + perProblemOverhead
+	if j.Style == schema.StyleGrounded { // a passage, its replies and, with the empirical stage, K*N answers
 		perProblem = 4 * perProblemOverhead
-		if job.Empirical.Enabled {
-			perProblem += job.Grounded.QuestionsPerPassage * job.Rollout.N * rollout
+		if j.Empirical.Enabled {
+			perProblem += j.Grounded.QuestionsPerPassage * j.Rollout.N * rollout
 		}
 	}
-	return max(1, min(4*job.Limits.Concurrency, memoryBudget/perProblem))
+	return max(1, min(4*j.Limits.Concurrency, memoryBudget/perProblem))
 }
 
 // checkInput records what this session reads in the run's manifest, after
 // refusing an input whose content is not what the directory's records were
 // made from (see above). It returns the input's rows when the digest
 // counted them (not for documents, whose units are passages), else -1.
-func checkInput(ctx context.Context, job *job.Job, run *corpus.Run, opt Options) (int64, error) {
+func checkInput(ctx context.Context, j *job.Job, run *corpus.Run, opt Options) (int64, error) {
 	prev := run.Manifest().Inputs
-	now, err := source.DigestInputs(ctx, source.SpecOf(job), prev)
+	now, err := source.DigestInputs(ctx, source.SpecOf(j), prev)
 	if err != nil {
 		return -1, err
 	}
@@ -541,13 +542,13 @@ func checkInput(ctx context.Context, job *job.Job, run *corpus.Run, opt Options)
 		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
 	default:
 		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
-			ErrInputChanged, job.Out, strings.Join(changes, "\n  "))
+			ErrInputChanged, j.Out, strings.Join(changes, "\n  "))
 	}
 	if len(grew) > 0 {
 		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
 	}
 	run.SetInputs(now.Files)
-	if source.SpecOf(job).Documents() {
+	if source.SpecOf(j).Documents() {
 		return -1, nil
 	}
 	var rows int64

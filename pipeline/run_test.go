@@ -20,8 +20,8 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -37,7 +37,7 @@ func TestRunEndToEnd(t *testing.T) {
 		{"factual_process", schema.StyleFactualProcess, "batch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, 40, llmtest.Config{})
+			f := newFixture(t, 40, sim.Config{})
 			rows, jb := f.rows, f.job
 			srv := f.srv
 			jb.Style = tc.style
@@ -134,10 +134,10 @@ func TestRunWithFaults(t *testing.T) {
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	faults := llmtest.SpreadFaults(0.2)
+	faults := sim.SpreadFaults(0.2)
 	faults.RetryAfter = time.Second
 	faults.HangMax = 5 * time.Second
-	srv, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
+	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
 	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	jb.Limits.AttemptTimeout = 300 * time.Millisecond
 	jb.Limits.MaxAttempts = 10
@@ -155,18 +155,18 @@ func TestRunWithFaults(t *testing.T) {
 	}
 	malformed := 0
 	for _, e := range srv.Log() {
-		if e.Fault == llmtest.FaultMalformed && e.Kind != llmtest.KindRollout {
+		if e.Fault == sim.FaultMalformed && e.Kind != sim.KindRollout {
 			malformed++
 		}
 	}
 	if malformed > 0 && rep.Repairs[job.StageDistill]+rep.Repairs[job.StageJudge] == 0 {
 		t.Errorf("%d malformed rubric or verdict replies caused no repair attempt", malformed)
 	}
-	kinds := map[llmtest.FaultKind]int{}
+	kinds := map[sim.FaultKind]int{}
 	for _, e := range srv.Log() {
 		kinds[e.Fault]++
 	}
-	for _, k := range []llmtest.FaultKind{llmtest.FaultRateLimited, llmtest.FaultServerError, llmtest.FaultHang, llmtest.FaultTruncate, llmtest.FaultMalformed} {
+	for _, k := range []sim.FaultKind{sim.FaultRateLimited, sim.FaultServerError, sim.FaultHang, sim.FaultTruncate, sim.FaultMalformed} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s fault was injected; the test does not cover it", k)
 		}
@@ -200,7 +200,7 @@ func TestRunBadInput(t *testing.T) {
 	lines := strings.SplitN(string(b), "\n", 3)
 	os.WriteFile(input, append(b, []byte(lines[0]+"\n"+lines[1]+"\n")...), 0o644)
 
-	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Input.MaxLineBytes = 2048
 	rep := runJob(t, job, Options{})
@@ -233,7 +233,7 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestRunRefusesLockedDirectory(t *testing.T) {
-	f := newFixture(t, 3, llmtest.Config{})
+	f := newFixture(t, 3, sim.Config{})
 	job := f.job
 	holder, err := corpus.Open(job.Out, corpus.Options{})
 	if err != nil {
@@ -250,7 +250,7 @@ func TestRunRefusesLockedDirectory(t *testing.T) {
 }
 
 func TestRunBudgetStopAndResume(t *testing.T) {
-	f := newFixture(t, 30, llmtest.Config{})
+	f := newFixture(t, 30, sim.Config{})
 	rows, job := f.rows, f.job
 	srv := f.srv
 	job.Limits.Concurrency = 4
@@ -293,7 +293,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 }
 
 func TestRunRefusesChangedJob(t *testing.T) {
-	f := newFixture(t, 5, llmtest.Config{})
+	f := newFixture(t, 5, sim.Config{})
 	job := f.job
 	runJob(t, job, Options{})
 
@@ -336,7 +336,7 @@ func TestRunRejectsBadJob(t *testing.T) {
 }
 
 func TestRunInterruptedStopsCleanly(t *testing.T) {
-	f := newFixture(t, 120, llmtest.Config{Latency: 20 * time.Millisecond})
+	f := newFixture(t, 120, sim.Config{Latency: 20 * time.Millisecond})
 	rows, job := f.rows, f.job
 	srv := f.srv
 	job.Limits.Concurrency = 8
@@ -449,7 +449,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	}
 
 	// The endpoint is back: a plain resume (no --retry-failed) finishes everything.
-	_, url := runtest.StartSim(t, llmtest.Config{Answers: runtest.AnswersOf(rows)})
+	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	jb.Rollout.BaseURL = url
 	jb.Distill.BaseURL, jb.Judge.BaseURL, jb.Empirical.BaseURL = "", "", ""
 	final := runJob(t, jb, Options{})
@@ -466,7 +466,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 // as max_tokens for servers that only know that field.
 func TestLegacyMaxTokens(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
-		f := newFixture(t, 2, llmtest.Config{})
+		f := newFixture(t, 2, sim.Config{})
 		var legacyField, newField atomic.Int64
 		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
@@ -509,7 +509,7 @@ func TestRunStopsWhenNothingListens(t *testing.T) {
 	// sees the streak depend on scheduling (150 of them on a loaded 2-core
 	// machine); the input is large enough that stopping early stays
 	// distinguishable from failing everything.
-	f := newFixture(t, 1000, llmtest.Config{})
+	f := newFixture(t, 1000, sim.Config{})
 	job := f.job
 	job.Rollout.BaseURL = url
 	job.Limits.MaxAttempts = 2

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestStatusDuringARunIsOnePicture: while requests are held at the
@@ -22,7 +22,7 @@ import (
 // input's total (before: "2 unique of 2 input rows" next to "0 of 30 input
 // rows").
 func TestStatusDuringARunIsOnePicture(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 30, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 30, sim.Config{})
 	job := f.job
 	job.Output.CheckpointInterval = time.Hour
 	job.Limits.Concurrency = 8
@@ -30,7 +30,7 @@ func TestStatusDuringARunIsOnePicture(t *testing.T) {
 	opt.StatusEvery = 20 * time.Millisecond
 	release := make(chan struct{})
 	var held atomic.Int64
-	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
 		held.Add(1)
 		defer held.Add(-1)
 		select {
@@ -76,7 +76,7 @@ func TestStatusDuringARunIsOnePicture(t *testing.T) {
 // beyond them (made again by the next run from the cache), and when the
 // report was last written.
 func TestStatusAfterKillSaysWhatItKnows(t *testing.T) {
-	f := newFixture(t, 8, llmtest.Config{})
+	f := newFixture(t, 8, sim.Config{})
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it...
 	rep.Problems.Done += 3     // ...with 3 finished records not yet in a shard

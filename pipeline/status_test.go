@@ -10,18 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestStatusKnowsARunFromItsStart: before any checkpoint (the interval is
 // long and the endpoint holds every request), `distill status` already
 // shows a running run and the input's total, counted up front.
 func TestStatusKnowsARunFromItsStart(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 30, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 30, sim.Config{})
 	job := f.job
 	job.Output.CheckpointInterval = time.Hour
 	release := make(chan struct{})
-	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
 		select {
 		case <-release:
 		case <-r.Context().Done():
@@ -78,10 +78,10 @@ func TestETAFromTheStart(t *testing.T) {
 // endpoint, its lowered concurrency with the reason, and the 429s of the
 // last minute; the status line shows the endpoint as held back.
 func TestReportShowsWhyARunIsSlow(t *testing.T) {
-	f, tap, opt := inProcessFixture(t, 20, llmtest.Config{})
+	f, tap, opt := inProcessFixture(t, 20, sim.Config{})
 	var mu sync.Mutex
 	limited := 0
-	tap.handle = func(r *http.Request, kind llmtest.Kind, msgs []llmtest.Message) (*http.Response, error) {
+	tap.handle = func(r *http.Request, kind sim.Kind, msgs []sim.Message) (*http.Response, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if limited >= 30 {

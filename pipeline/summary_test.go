@@ -7,7 +7,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 	"github.com/rubricforge/rubricforge/llm"
 )
 

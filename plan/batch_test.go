@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
@@ -18,7 +18,7 @@ import (
 // the plan's pilot (said in the log) and sends no online pilot of its own.
 func TestBatchBudgetPricesFromThePlan(t *testing.T) {
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, _ := runtest.BatchSetup(t, 60, llmtest.Config{KeepLog: true}, stages...)
+	srv, job, _ := runtest.BatchSetup(t, 60, sim.Config{KeepLog: true}, stages...)
 	if _, err := Run(context.Background(), job, pipeline.Options{}, Options{Sample: 15}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,16 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // runJob is distill run of job, as the real run after a plan.
-func runJob(t testing.TB, job job.Job, opt pipeline.Options) *pipeline.Report {
+func runJob(t testing.TB, j job.Job, opt pipeline.Options) *pipeline.Report {
 	t.Helper()
-	rep, err := pipeline.Run(context.Background(), job, opt)
+	rep, err := pipeline.Run(context.Background(), j, opt)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

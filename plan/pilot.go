@@ -205,15 +205,15 @@ func (t timing) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // timedClient is the HTTP client of a plan's pilot: the run's own, or the
 // one llm would make, with every request timed.
-func timedClient(job *job.Job, c *http.Client) *http.Client {
+func timedClient(j *job.Job, c *http.Client) *http.Client {
 	var next http.RoundTripper
 	if c == nil {
-		next = llm.NewTransport(job.Limits.Concurrency)
+		next = llm.NewTransport(j.Limits.Concurrency)
 	} else if next = c.Transport; next == nil {
 		next = http.DefaultTransport
 	}
 	var eps []string
-	for _, e := range job.Endpoints() {
+	for _, e := range j.Endpoints() {
 		if !slices.Contains(eps, e.BaseURL) {
 			eps = append(eps, e.BaseURL)
 		}

@@ -213,14 +213,14 @@ func pendingIn(opt pipeline.Options, dir string, unique int64) (int64, error) {
 
 // pilotOverBudget explains a pilot that the job's budget stopped; sentNothing
 // says the pilot sent no request (the earlier sessions had spent the budget).
-func pilotOverBudget(job *job.Job, rep *pipeline.Report, in *planInput, measured []corpus.PilotProblem, sentNothing bool) error {
+func pilotOverBudget(j *job.Job, rep *pipeline.Report, in *planInput, measured []corpus.PilotProblem, sentNothing bool) error {
 	t := rep.LLM.Total
 	when := fmt.Sprintf("during the pilot itself, after %d of its %d sampled %s", len(measured), in.sample.Len(), in.words.Units)
 	if sentNothing && rep.LLM.Total.Requests > 0 {
 		when = "before the pilot started, by the earlier sessions of the run"
 	}
 	msg := fmt.Sprintf("the job's budget (max_cost_usd %g, max_tokens %d) was reached %s ($%.4f, %d tokens spent over every session of %s)",
-		job.Budget.MaxCostUSD, job.Budget.MaxTokens, when, t.CostUSD, t.PromptTokens+t.CompletionTokens, job.Out)
+		j.Budget.MaxCostUSD, j.Budget.MaxTokens, when, t.CostUSD, t.PromptTokens+t.CompletionTokens, j.Out)
 	// No projection from the problems finished: the cheap ones (left out
 	// after their rollouts) finish first, so they would understate it.
 	return fmt.Errorf("%s; a budget that does not pay for the pilot pays for a small part of the input (%d %s). Raise --max-cost-usd or --max-total-tokens and plan again; the %s done so far are kept and not paid again",

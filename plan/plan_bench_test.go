@@ -16,8 +16,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // BenchmarkPlanProjection measures how close distill plan's projection
@@ -40,10 +40,10 @@ func BenchmarkPlanProjection(b *testing.B) {
 	rows := planProblems(problems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(b, input, rows)
-	cfg := llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Seed: 3}
+	cfg := sim.Config{Answers: runtest.AnswersOf(rows), Latency: latency, Seed: 3}
 	for i := range b.N {
 		job := func(out string) job.Job {
-			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
+			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://sim.invalid/v1")
 			j.Rollout.N = 8
 			j.Limits.Concurrency = concurrency
 			j.Limits.AttemptTimeout = time.Minute
@@ -51,7 +51,7 @@ func BenchmarkPlanProjection(b *testing.B) {
 			j.Output.CheckpointInterval = 10 * time.Second
 			return j
 		}
-		srv := llmtest.New(cfg)
+		srv := sim.New(cfg)
 		opt := pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 		plan, err := Run(context.Background(), job("plan"), opt, Options{Sample: pilot})
 		if err != nil {

@@ -19,8 +19,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -71,10 +71,10 @@ func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, 
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows, extra...)
-	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Latency: 5e6, Seed: 7})
+	srv := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://sim.invalid/v1")
 	return job, pipeline.Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 
@@ -340,9 +340,9 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
+	srv := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), LimitRPM: 6000, LimitTPM: 5_000_000})
 	t.Cleanup(srv.Close)
-	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), "http://sim.invalid/v1")
 	plan, err := Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}, Options{Sample: 10})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -39,10 +39,10 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 	input := filepath.Join(dir, "docs.jsonl")
 	docs, cut := writeBenchDocuments(b, input, passages, passageChars)
 	b.Logf("%d documents cut into %d passages", docs, cut)
-	cfg := llmtest.Config{Latency: latency, Seed: 3}
+	cfg := sim.Config{Latency: latency, Seed: 3}
 	for i := range b.N {
 		job := func(out string) job.Job {
-			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://llmtest.invalid/v1")
+			j := runtest.TestJob(input, filepath.Join(dir, fmt.Sprintf("%s-%d", out, i)), "http://sim.invalid/v1")
 			j.Style = schema.StyleGrounded
 			j.Grounded.PassageChars = passageChars
 			j.Grounded.QuestionsPerPassage = 2
@@ -53,7 +53,7 @@ func BenchmarkPlanProjectionGrounded(b *testing.B) {
 			j.Output.CheckpointInterval = 10 * time.Second
 			return j
 		}
-		srv := llmtest.New(cfg)
+		srv := sim.New(cfg)
 		opt := pipeline.Options{HTTPClient: &http.Client{Transport: srv.Transport()}}
 		plan, err := Run(context.Background(), job("plan"), opt, Options{Sample: pilot})
 		if err != nil {

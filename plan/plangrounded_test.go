@@ -16,8 +16,8 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/internal/figures"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -28,10 +28,10 @@ func groundedPlanSetup(t *testing.T, docs int) (job.Job, pipeline.Options, *prob
 	dir := t.TempDir()
 	input := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, input, docs)
-	srv := llmtest.New(llmtest.Config{Latency: 5e6, Seed: 7})
+	srv := sim.New(sim.Config{Latency: 5e6, Seed: 7})
 	t.Cleanup(srv.Close)
 	counter := &problemCounter{next: srv.Transport(), watch: map[string]bool{}, hits: map[string]int{}}
-	job := runtest.GroundedTestJob(input, filepath.Join(dir, "run"), "http://llmtest.invalid/v1")
+	job := runtest.GroundedTestJob(input, filepath.Join(dir, "run"), "http://sim.invalid/v1")
 	return job, pipeline.Options{HTTPClient: &http.Client{Transport: counter}}, counter
 }
 

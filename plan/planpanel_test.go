@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
@@ -50,11 +50,11 @@ func TestPlanPricesEveryJudgeOfAPanel(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv := llmtest.New(llmtest.Config{Answers: runtest.AnswersOf(rows), Seed: 7, Judges: map[string]llmtest.JudgeProfile{"j-flaky": {Fail: 0.2}}})
+	srv := sim.New(sim.Config{Answers: runtest.AnswersOf(rows), Seed: 7, Judges: map[string]sim.JudgeProfile{"j-flaky": {Fail: 0.2}}})
 	t.Cleanup(srv.Close)
 	counter := &modelCounter{next: srv.Transport(), by: map[string]int{}}
 	opt := pipeline.Options{HTTPClient: &http.Client{Transport: counter}}
-	jb := runtest.TestJob(input, filepath.Join(dir, "plan"), "http://llmtest.invalid/v1")
+	jb := runtest.TestJob(input, filepath.Join(dir, "plan"), "http://sim.invalid/v1")
 	jb.Empirical.Enabled = true
 	jb.Selection = job.Selection{} // every problem makes a record: the projection's spread is the requests', not the selection's
 	prices := map[string]job.Price{"j-cheap": {Prompt: 0.1, Completion: 0.2}, "j-flaky": {Prompt: 1, Completion: 2}, "j-dear": {Prompt: 30, Completion: 60}}

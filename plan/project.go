@@ -30,21 +30,21 @@ const (
 // project turns the pilot's problems into the plan. Totals are the mean
 // per sampled problem times the input's unique problems; the intervals
 // come from resampling the pilot's problems with replacement.
-func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *pipeline.Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
+func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *pipeline.Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
 	plan := &corpus.PlanDoc{
 		Input:       corpus.PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
 		Sampled:     in.sample.Len(),
 		Measured:    len(probs),
-		CostCounted: len(job.Prices) > 0,
-		Style:       job.Style,
+		CostCounted: len(j.Prices) > 0,
+		Style:       j.Style,
 		Pilot:       probs,
-		Endpoints:   planEndpoints(job, in.decompose, rep, earlier),
+		Endpoints:   planEndpoints(j, in.decompose, rep, earlier),
 	}
-	wo := planWallOptions{concurrency: job.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(job), endpoints: plan.Endpoints}
-	stages := pilotStages(job, probs)
-	plan.BatchStages = batchStages(job, stages)
+	wo := planWallOptions{concurrency: j.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(j), endpoints: plan.Endpoints}
+	stages := pilotStages(j, probs)
+	plan.BatchStages = batchStages(j, stages)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
-		return estimate(job, ps, stages, in.unique, in.docs, rest, wo)
+		return estimate(j, ps, stages, in.unique, in.docs, rest, wo)
 	}
 	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
 	for _, s := range append(stages, "total") {
@@ -67,8 +67,8 @@ func project(job *job.Job, in *planInput, probs []corpus.PilotProblem, rest int6
 		plan.EmpiricalValidity = &v
 	}
 	plan.Wall = wallOf(full, rg)
-	plan.Wall.Relief = relief(job, probs, stages, rest, wo, plan.Wall)
-	plan.Budget = budgetChecks(job, plan)
+	plan.Wall.Relief = relief(j, probs, stages, rest, wo, plan.Wall)
+	plan.Budget = budgetChecks(j, plan)
 	return plan
 }
 
@@ -153,13 +153,13 @@ func pilotStages(jb *job.Job, probs []corpus.PilotProblem) []string {
 
 // estimate computes every projected figure from a set of pilot problems:
 // per-problem means scaled to the input's unique problems.
-func estimate(job *job.Job, ps []corpus.PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
-	out := estimateCounts(job, ps, stages, unique, docs)
-	for _, b := range wallBounds(job, ps, stages, rest, wo) {
+func estimate(j *job.Job, ps []corpus.PilotProblem, stages []string, unique, docs, rest int64, wo planWallOptions) map[string]float64 {
+	out := estimateCounts(j, ps, stages, unique, docs)
+	for _, b := range wallBounds(j, ps, stages, rest, wo) {
 		out["bound."+b.Constraint] = b.Seconds
 	}
-	out["wall.rest"] = wallSeconds(job, ps, stages, rest, wo)
-	out["wall.whole"] = wallSeconds(job, ps, stages, unique, wo)
+	out["wall.rest"] = wallSeconds(j, ps, stages, rest, wo)
+	out["wall.whole"] = wallSeconds(j, ps, stages, unique, wo)
 	return out
 }
 
@@ -226,7 +226,7 @@ const (
 // the request seconds of an endpoint over its concurrency; its requests
 // and tokens over its rate limits; the problems' own latency over the
 // problems in flight at once; and the latency of one problem.
-func wallBounds(job *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) []corpus.WallBound {
+func wallBounds(j *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) []corpus.WallBound {
 	n := float64(len(ps))
 	per := float64(m) / n
 	var latency float64
@@ -267,12 +267,12 @@ func wallBounds(job *job.Job, ps []corpus.PilotProblem, stages []string, m int64
 // wallSeconds is the projected wall time of m problems: the tightest
 // throughput bound, plus one problem's latency for the pipeline to fill
 // and drain.
-func wallSeconds(job *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
+func wallSeconds(j *job.Job, ps []corpus.PilotProblem, stages []string, m int64, wo planWallOptions) float64 {
 	if m == 0 {
 		return 0
 	}
 	var latency, through float64
-	for _, b := range wallBounds(job, ps, stages, m, wo) {
+	for _, b := range wallBounds(j, ps, stages, m, wo) {
 		if b.Constraint == ConstraintLatency {
 			latency = b.Seconds
 		} else {
@@ -336,9 +336,9 @@ func relief(jb *job.Job, ps []corpus.PilotProblem, stages []string, rest int64, 
 // planEndpoints are the job's endpoints with their limits: the job's
 // configured rates, or those the server announced during the pilot (or,
 // when this plan sent nothing, during the earlier plan's pilot).
-func planEndpoints(job *job.Job, decompose bool, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
+func planEndpoints(j *job.Job, decompose bool, rep *pipeline.Report, earlier *corpus.PlanDoc) []corpus.PlanEndpoint {
 	var out []corpus.PlanEndpoint
-	for _, se := range requestStages(job, decompose) {
+	for _, se := range requestStages(j, decompose) {
 		stage, url := se.stage, se.endpoint.BaseURL
 		i := slices.IndexFunc(out, func(e corpus.PlanEndpoint) bool { return e.BaseURL == url })
 		if i >= 0 {
@@ -347,8 +347,8 @@ func planEndpoints(job *job.Job, decompose bool, rep *pipeline.Report, earlier *
 			}
 			continue
 		}
-		e := corpus.PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: job.Limits.Concurrency,
-			RequestsPerMinute: job.Limits.RequestsPerMinute, TokensPerMinute: job.Limits.TokensPerMinute}
+		e := corpus.PlanEndpoint{BaseURL: url, Stages: []string{stage}, Concurrency: j.Limits.Concurrency,
+			RequestsPerMinute: j.Limits.RequestsPerMinute, TokensPerMinute: j.Limits.TokensPerMinute}
 		if e.RequestsPerMinute > 0 || e.TokensPerMinute > 0 {
 			e.LimitSource = "configured"
 		}
@@ -376,16 +376,16 @@ func planEndpoints(job *job.Job, decompose bool, rep *pipeline.Report, earlier *
 }
 
 // usageCost prices a stage's tokens with the job's price of its model.
-func usageCost(job *job.Job, stage string, prompt, completion int64) float64 {
-	p, ok := job.Prices[stageEndpoint(job, stage).Model]
+func usageCost(j *job.Job, stage string, prompt, completion int64) float64 {
+	p, ok := j.Prices[stageEndpoint(j, stage).Model]
 	if !ok {
 		return 0
 	}
-	return batchRateOf(job, stage) * (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
+	return batchRateOf(j, stage) * (float64(prompt)*p.Prompt + float64(completion)*p.Completion) / 1e6
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.
-func budgetChecks(job *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
+func budgetChecks(j *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
 	var out []corpus.BudgetCheck
 	covers := func(limit float64, projected corpus.PlanRange) float64 {
 		if projected.Value <= limit {
@@ -393,10 +393,10 @@ func budgetChecks(job *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
 		}
 		return limit / projected.Value
 	}
-	if b := job.Budget.MaxCostUSD; b > 0 && plan.CostCounted {
+	if b := j.Budget.MaxCostUSD; b > 0 && plan.CostCounted {
 		out = append(out, corpus.BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: plan.Total.CostUSD, Covers: covers(b, plan.Total.CostUSD)})
 	}
-	if b := float64(job.Budget.MaxTokens); b > 0 {
+	if b := float64(j.Budget.MaxTokens); b > 0 {
 		out = append(out, corpus.BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})
 	}
 	return out

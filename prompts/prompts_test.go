@@ -14,7 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/discrim"
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

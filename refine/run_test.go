@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 )
 
 // TestRunStoppedLeavesNothing: a refinement whose context ends (Ctrl-C)

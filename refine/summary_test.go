@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

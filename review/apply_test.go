@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
-	"github.com/rubricforge/rubricforge/internal/golden"
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

@@ -3,7 +3,7 @@ package reward
 import (
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

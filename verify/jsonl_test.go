@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 )
 
 // TestVerifyJSONLGolden runs both modes over testdata/jsonl/*.jsonl and compares the output

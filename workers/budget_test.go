@@ -11,8 +11,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestBudgetScopeJobSplitsItBetweenWorkers: K workers sharing one job file
@@ -23,7 +23,7 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
-	_, whole, _ := runtest.BatchSetup(t, 60, llmtest.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	_, whole, _ := runtest.BatchSetup(t, 60, sim.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	whole.Batch.MaxRequests = 8
 	cost := runJob(t, whole, pipeline.Options{}).LLM.Total.CostUSD
 	const k = 4

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/pipeline"
 
 	"github.com/rubricforge/rubricforge/source"
@@ -21,7 +22,6 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -328,20 +328,20 @@ func mergedJob(ps []*mergePart, out string, shardRows int) (job.Job, error) {
 }
 
 // writeMerge copies the parts into the merged run directory.
-func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOptions) (*pipeline.Report, error) {
+func writeMerge(ctx context.Context, ps []*mergePart, j job.Job, opt MergeOptions) (*pipeline.Report, error) {
 	started := time.Now()
-	run, err := corpus.Open(job.Out, corpus.Options{ShardRows: job.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
+	run, err := corpus.Open(j.Out, corpus.Options{ShardRows: j.Output.ShardRows, ToolVersion: opt.ToolVersion, Logger: opt.Logger})
 	if err != nil {
 		return nil, err
 	}
-	fp := job.Fingerprint()
-	run.SetJob(fp, job.Settings())
+	fp := j.Fingerprint()
+	run.SetJob(fp, j.Settings())
 	if ref := mergeInputs(ps); ref != nil {
 		run.SetInputs(ref.man.Inputs)
 	}
 	rep := sumReports(ps, fp, opt.ToolVersion)
 	rep.Status = pipeline.StatusRunning
-	err = errors.Join(writeMergeJob(&job), pipeline.WriteReport(fsys.OS, job.Out, &rep))
+	err = errors.Join(writeMergeJob(&j), pipeline.WriteReport(fsys.OS, j.Out, &rep))
 	for i, p := range ps {
 		if err != nil {
 			break
@@ -357,19 +357,19 @@ func writeMerge(ctx context.Context, ps []*mergePart, job job.Job, opt MergeOpti
 		_, err = run.Compact()
 	}
 	if err == nil {
-		err = mergeCaches(ps, job.Out, opt.Logger)
+		err = mergeCaches(ps, j.Out, opt.Logger)
 	}
 	rep.CorpusRows, rep.Shards = run.Manifest().Rows, len(run.Manifest().Shards)
 	if cerr := run.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("merging into %s: %w", job.Out, err)
+		return nil, fmt.Errorf("merging into %s: %w", j.Out, err)
 	}
 	rep.Problems.AlreadyDone = rep.Problems.Done - rep.Problems.DoneThisSession
 	rep.Status, rep.Updated = pipeline.StatusFinished, time.Now().UTC()
 	rep.ElapsedSeconds = time.Since(started).Seconds()
-	if err := pipeline.WriteReport(fsys.OS, job.Out, &rep); err != nil {
+	if err := pipeline.WriteReport(fsys.OS, j.Out, &rep); err != nil {
 		return nil, fmt.Errorf("writing report: %w", err)
 	}
 	return &rep, nil
@@ -399,7 +399,7 @@ func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
 		}
 		srcs = append(srcs, path)
 	}
-	res, err := llm.MergeCaches(corpus.Layout{Dir: out}.Cache(), srcs, llm.CacheLogger(log))
+	res, err := cache.Merge(corpus.Layout{Dir: out}.Cache(), srcs, cache.WithLogger(log))
 	if err != nil {
 		return fmt.Errorf("merging the workers' response caches: %w", err)
 	}
@@ -407,12 +407,12 @@ func mergeCaches(ps []*mergePart, out string, log *slog.Logger) error {
 	return nil
 }
 
-func writeMergeJob(job *job.Job) error {
-	b, err := job.RunDirYAML()
+func writeMergeJob(j *job.Job) error {
+	b, err := j.RunDirYAML()
 	if err != nil {
 		return fmt.Errorf("encoding job: %w", err)
 	}
-	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: job.Out}.Job(), b, 0o644)
+	return fsys.WriteFileAtomic(fsys.OS, corpus.Layout{Dir: j.Out}.Job(), b, 0o644)
 }
 
 // mergePartInto appends the records of p that run does not hold yet,

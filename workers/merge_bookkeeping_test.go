@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/pipeline"
 
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
@@ -26,7 +27,7 @@ import (
 // (selection in the math styles, the quality check in the grounded style)
 // are counted as left out in the merge's report, never as failures.
 func TestMergeCountsLeftOutsByStage(t *testing.T) {
-	f := runtest.NewFixture(t, 12, llmtest.Config{})
+	f := runtest.NewFixture(t, 12, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 2)
 	before := map[string]int{}
 	for _, fl := range runtest.ReadFailures(t, dirs[0]) {
@@ -71,7 +72,7 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 // directory (or any directory holding a worker) would turn it into a run
 // directory around them; it is refused before anything is written.
 func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
-	f := runtest.NewFixture(t, 8, llmtest.Config{})
+	f := runtest.NewFixture(t, 8, sim.Config{})
 	parent := filepath.Join(f.Dir, "workers")
 	dirs := runWorkers(t, f.Job, parent, 2)
 	for _, out := range []string{parent, f.Dir, filepath.Join(dirs[1], "merged")} {
@@ -93,7 +94,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 12)
-	_, url := runtest.StartSim(t, llmtest.Config{})
+	_, url := runtest.StartSim(t, sim.Config{})
 	whole := runtest.GroundedTestJob(docs, filepath.Join(dir, "whole"), url)
 	runJob(t, whole, pipeline.Options{})
 	for _, k := range []int{2, 3} {
@@ -124,7 +125,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 // cost (not 0), and a variant of the job that reads the merged cache as
 // its base (--cache) pays for nothing the workers already have.
 func TestMergeKeepsCostAndAnswers(t *testing.T) {
-	f := runtest.NewFixture(t, 30, llmtest.Config{KeepLog: true})
+	f := runtest.NewFixture(t, 30, sim.Config{KeepLog: true})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	var want llm.StageStats
 	for _, d := range dirs {
@@ -173,12 +174,12 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 
 	// An answer a later run put in the merged cache survives a merge run
 	// again.
-	added := llm.Identity{Key: 0x5eed, Digest: [32]byte{0xd1}}
+	added := cache.Identity{Key: 0x5eed, Digest: [32]byte{0xd1}}
 	putInCache(t, filepath.Join(out, "cache.db"), added)
 	if _, err := Merge(t.Context(), dirs, out, MergeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := llm.OpenCache(filepath.Join(out, "cache.db"))
+	c, err := cache.Open(filepath.Join(out, "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +189,13 @@ func TestMergeKeepsCostAndAnswers(t *testing.T) {
 	}
 }
 
-func putInCache(t *testing.T, path string, id llm.Identity) {
+func putInCache(t *testing.T, path string, id cache.Identity) {
 	t.Helper()
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Put(id, []byte(`{"choices":[]}`), llm.Usage{Stage: "rollout", Model: "simulated"}); err != nil {
+	if err := c.Put(id, []byte(`{"choices":[]}`), cache.Usage{Stage: "rollout", Model: "simulated"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {

@@ -8,15 +8,15 @@ import (
 
 	"github.com/rubricforge/rubricforge/pipeline"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestMergeRefusesWorkersOfOtherInputs: workers that read different input
 // (a copy with some answers changed, half of the input) are not merged;
 // the refusal names the workers and their files.
 func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
-	f := runtest.NewFixture(t, 24, llmtest.Config{})
+	f := runtest.NewFixture(t, 24, sim.Config{})
 	for _, tc := range []struct {
 		name string
 		rows []runtest.Problem

@@ -19,18 +19,18 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // runWorkers runs job as k partitioned workers into dir/part-I and
 // returns their directories.
-func runWorkers(t *testing.T, job job.Job, dir string, k int) []string {
+func runWorkers(t *testing.T, j job.Job, dir string, k int) []string {
 	t.Helper()
 	var dirs []string
 	for i := range k {
-		w := job
+		w := j
 		w.Out = filepath.Join(dir, fmt.Sprintf("part-%d", i))
 		w.Partition = fmt.Sprintf("%d/%d", i, k)
 		if rep := runJob(t, w, pipeline.Options{}); rep.Status != pipeline.StatusFinished {
@@ -60,7 +60,7 @@ func sameRecords(t *testing.T, got, want map[string]*schema.Record) {
 // failures and figures of one whole-input run, under its job: the merged
 // directory is one that run resumes with nothing left to do.
 func TestMergeIsWhatOneMachineMakes(t *testing.T) {
-	f := runtest.NewFixture(t, 45, llmtest.Config{KeepLog: true})
+	f := runtest.NewFixture(t, 45, sim.Config{KeepLog: true})
 	whole := f.Job
 	whole.Out = filepath.Join(f.Dir, "whole")
 	wholeRep := runJob(t, whole, pipeline.Options{})
@@ -135,7 +135,7 @@ func (c *stopAfter) Err() error {
 // TestInterruptedMergeResumes: a merge stopped part way and run again
 // finishes the same corpus, each record once, without duplicate failures.
 func TestInterruptedMergeResumes(t *testing.T) {
-	f := runtest.NewFixture(t, 40, llmtest.Config{})
+	f := runtest.NewFixture(t, 40, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 4)
 	full := filepath.Join(f.Dir, "full")
 	if _, err := Merge(t.Context(), dirs, full, MergeOptions{ShardRows: 3}); err != nil {
@@ -167,7 +167,7 @@ func TestInterruptedMergeResumes(t *testing.T) {
 // unfinished partition, a whole-input run, or an --out holding another
 // corpus are refused with every reason named, and nothing is written.
 func TestMergeRefuses(t *testing.T) {
-	f := runtest.NewFixture(t, 20, llmtest.Config{})
+	f := runtest.NewFixture(t, 20, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	other := f.Job
 	other.Rollout.N = 5

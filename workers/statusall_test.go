@@ -9,15 +9,15 @@ import (
 
 	"github.com/rubricforge/rubricforge/pipeline"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/runtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestWorkersStatusTable: the status of several workers is one row each
 // and a total that adds up their problems and records, and names the
 // partitions that are missing or held twice.
 func TestWorkersStatusTable(t *testing.T) {
-	f := runtest.NewFixture(t, 30, llmtest.Config{})
+	f := runtest.NewFixture(t, 30, sim.Config{})
 	var dirs []string
 	var done, records int64
 	for i, part := range []string{"0/4", "1/4", "3/4", "3/4"} {

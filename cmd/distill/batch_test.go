@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/pipeline"
@@ -123,9 +123,9 @@ func TestBatchFlagParsing(t *testing.T) {
 }
 
 // startBatchSim starts a simulated endpoint with a Batch API.
-func startBatchSim(t *testing.T, answers map[string]string, turnaround time.Duration) (*llmtest.Server, string) {
+func startBatchSim(t *testing.T, answers map[string]string, turnaround time.Duration) (*sim.Server, string) {
 	t.Helper()
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, BatchTurnaround: turnaround, BatchDir: t.TempDir()})
+	srv, url, stop, err := sim.Start(sim.Config{Answers: answers, BatchTurnaround: turnaround, BatchDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestBatchRunEndToEnd(t *testing.T) {
 		t.Errorf("%d requests sent online; --batch on an endpoint with a Batch API sends none", n)
 	}
 	st := srv.BatchStats()
-	if st.BatchesCreated < 3 || st.Batches[llmtest.BatchCompleted] != int(st.BatchesCreated) {
+	if st.BatchesCreated < 3 || st.Batches[sim.BatchCompleted] != int(st.BatchesCreated) {
 		t.Errorf("batches %+v: want a wave each for rollout, distill and the judges, all completed", st)
 	}
 	if st.RequestsRepeated != 0 || st.CustomIDsRepeated != 0 {

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 const cacheUsage = `Usage: distill cache compact RUN
@@ -66,7 +66,7 @@ func cacheCompactCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	res, err := llm.CompactCache(path, llm.CacheLogger(log))
+	res, err := cache.Compact(path, cache.WithLogger(log))
 	if err != nil {
 		fmt.Fprintf(stderr, "distill cache compact: %v\n", err)
 		return exitFailed
@@ -88,7 +88,7 @@ func byteSize(n int64) string {
 }
 
 // printCacheCompaction says what compacting the cache at path kept and dropped.
-func printCacheCompaction(w io.Writer, path string, res llm.CompactResult) {
+func printCacheCompaction(w io.Writer, path string, res cache.CompactResult) {
 	fmt.Fprintf(w, "%s: kept %d answers and %d unusable marks; dropped %d dead entries (%d damaged); %s -> %s\n",
 		path, res.Entries, res.Tombstones, res.Dropped+res.Damaged, res.Damaged,
 		byteSize(res.BytesBefore), byteSize(res.BytesAfter))

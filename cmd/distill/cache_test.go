@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 func TestCacheCompactCommand(t *testing.T) {
 	run1 := t.TempDir()
 	path := filepath.Join(run1, "cache.db")
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestCacheCompactCommand(t *testing.T) {
 		req := llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: fmt.Sprint("q", i)}}}
 		value := bytes.Repeat([]byte("x"), 1000)
 		for range 3 { // two of every three are dead once the third is written
-			if err := c.Put(llm.IdentityOf(req), value, llm.Usage{Stage: "rollout", Model: "m"}); err != nil {
+			if err := c.Put(llm.IdentityOf(req), value, cache.Usage{Stage: "rollout", Model: "m"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -47,7 +48,7 @@ func TestCacheCompactCommand(t *testing.T) {
 	if st, _ := os.Stat(path); st.Size() >= before/2 {
 		t.Errorf("cache of %d bytes is %d after compaction", before, st.Size())
 	}
-	c, err = llm.OpenCache(path)
+	c, err = cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

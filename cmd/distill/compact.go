@@ -9,7 +9,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/job"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 const compactUsage = `Usage: distill compact RUN
@@ -98,7 +98,7 @@ const deadWorthRewrite = 0.05
 
 // compactCache rewrites the cache at path when enough of it is dead.
 func compactCache(path string, log *slog.Logger, stdout io.Writer) error {
-	c, err := llm.OpenCache(path, llm.CacheLogger(log))
+	c, err := cache.Open(path, cache.WithLogger(log))
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
 // cacheWithDead writes a cache of live answers of which dead were replaced
@@ -18,7 +19,7 @@ import (
 func cacheWithDead(t *testing.T, live, dead int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cache.db")
-	c, err := llm.OpenCache(path)
+	c, err := cache.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func cacheWithDead(t *testing.T, live, dead int) string {
 	for i := range live {
 		req := llm.Request{Model: "m", Messages: []llm.Message{{Role: "user", Content: fmt.Sprint("q", i)}}}
 		for range 1 + min(1, max(0, dead-i)) {
-			if err := c.Put(llm.IdentityOf(req), value, llm.Usage{Stage: "rollout", Model: "m"}); err != nil {
+			if err := c.Put(llm.IdentityOf(req), value, cache.Usage{Stage: "rollout", Model: "m"}); err != nil {
 				t.Fatal(err)
 			}
 		}

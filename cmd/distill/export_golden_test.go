@@ -17,8 +17,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/golden"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
@@ -36,11 +36,11 @@ const (
 // every run.
 func buildDemoCorpus(t *testing.T, dir string) string {
 	t.Helper()
-	answers, err := llmtest.LoadAnswers(demoProblems)
+	answers, err := sim.LoadAnswers(demoProblems)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := llmtest.New(llmtest.Config{Answers: answers})
+	simulator := sim.New(sim.Config{Answers: answers})
 	job, err := job.PrepareJob(demoJobFile, func(j *job.Job) {
 		j.Out = filepath.Join(dir, "demo")
 		j.Rollout.BaseURL = "http://simulated.invalid/v1"
@@ -56,7 +56,7 @@ func buildDemoCorpus(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: sim.Transport()}, ToolVersion: version})
+	rep, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, ToolVersion: version})
 	if err != nil {
 		t.Fatalf("building the demo corpus: %v", err)
 	}

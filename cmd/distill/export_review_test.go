@@ -10,7 +10,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -19,7 +19,7 @@ func TestExportCommand(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 10)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}

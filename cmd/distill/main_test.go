@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/job"
 )
 
@@ -35,7 +35,7 @@ func TestRunCommand(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 12)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func startRun(t *testing.T, n int) (input, url string) {
 	t.Helper()
 	input = filepath.Join(t.TempDir(), "p.jsonl")
 	answers := writeProblems(t, input, n)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -57,7 +57,7 @@ func testSeed(t *testing.T) uint64 {
 // endpoint has the same configuration, so they answer alike).
 type worker struct {
 	dir string
-	srv *llmtest.Server
+	srv *sim.Server
 	url string
 }
 
@@ -74,9 +74,9 @@ func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "problems.jsonl")
 	answers := writeProblems(t, input, 120)
-	cfg := llmtest.Config{Answers: answers, Latency: 5 * time.Millisecond, KeepLog: true}
-	start := func() (*llmtest.Server, string) {
-		srv, url, stop, err := llmtest.Start(cfg)
+	cfg := sim.Config{Answers: answers, Latency: 5 * time.Millisecond, KeepLog: true}
+	start := func() (*sim.Server, string) {
+		srv, url, stop, err := sim.Start(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // cacheEntries is the number of answered requests in a run's cache.
 func cacheEntries(t *testing.T, runDir string) int {
 	t.Helper()
-	c, err := llm.OpenCache(filepath.Join(runDir, "cache.db"))
+	c, err := cache.Open(filepath.Join(runDir, "cache.db"))
 	if err != nil {
 		t.Errorf("opening the cache: %v", err)
 		return 0

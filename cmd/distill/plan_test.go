@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestPlanCommand: distill plan prints the projection table, writes
@@ -20,7 +20,7 @@ func TestPlanCommand(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 40)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestPlanCommandUsage(t *testing.T) {
 // afterwards finishes the passages and status compares them with the plan.
 func TestPlanCommandGrounded(t *testing.T) {
 	dir := t.TempDir()
-	_, url, stop, err := llmtest.Start(llmtest.Config{})
+	_, url, stop, err := sim.Start(sim.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

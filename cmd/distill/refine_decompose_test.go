@@ -15,7 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/refine"
 	"github.com/rubricforge/rubricforge/schema"
@@ -43,7 +43,7 @@ func readSummary(t *testing.T, stdout []byte) refine.Summary {
 func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
-			src, sim, url := plantedCorpus(t, style, 40)
+			src, simulator, url := plantedCorpus(t, style, 40)
 			dir := t.TempDir()
 			plain, dec := filepath.Join(dir, "plain"), filepath.Join(dir, "dec")
 			var stdout, stderr bytes.Buffer
@@ -68,7 +68,7 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 			if sum.HeldOut.NoAnswer.MeanAfter < before.HeldOut.NoAnswer.MeanAfter-0.01 {
 				t.Errorf("held-out AUROC without ANSWER items %.3f with --decompose, %.3f without", sum.HeldOut.NoAnswer.MeanAfter, before.HeldOut.NoAnswer.MeanAfter)
 			}
-			checkFinerItems(t, dec, sim)
+			checkFinerItems(t, dec, simulator)
 			if _, err := os.Stat(filepath.Join(dec, refine.DecomposeDir, "cache.db")); err != nil {
 				t.Errorf("the decomposition's cache is not in DST: %v", err)
 			}
@@ -82,7 +82,7 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 // checkFinerItems: every kept finer item has a positive fit edge, is in
 // the refined record with verdicts on every judged rollout, and most kept
 // ones are of the aligned kind the simulator planted.
-func checkFinerItems(t *testing.T, dst string, sim *llmtest.Server) {
+func checkFinerItems(t *testing.T, dst string, simulator *sim.Server) {
 	t.Helper()
 	decisions := readDecisions(t, dst)
 	in, err := audit.Open(dst)
@@ -107,7 +107,7 @@ func checkFinerItems(t *testing.T, dst string, sim *llmtest.Server) {
 			if item.Text != it.Text {
 				t.Errorf("%s: new item %d is %q, want the finer %q", rec.ID, it.NewID, item.Text, it.Text)
 			}
-			if kind, _ := sim.PlantedKind(rec.Problem, item.Type, item.Text); kind == llmtest.PlantedAligned {
+			if kind, _ := simulator.PlantedKind(rec.Problem, item.Type, item.Text); kind == sim.PlantedAligned {
 				aligned++
 			}
 			for _, r := range rec.Rollouts {
@@ -126,10 +126,10 @@ func checkFinerItems(t *testing.T, dst string, sim *llmtest.Server) {
 	}
 }
 
-// answeredBefore are the hashes of the requests sim answered so far.
-func answeredBefore(sim *llmtest.Server) map[uint64]bool {
+// answeredBefore are the hashes of the requests simulator answered so far.
+func answeredBefore(simulator *sim.Server) map[uint64]bool {
 	out := map[uint64]bool{}
-	for _, e := range sim.Log() {
+	for _, e := range simulator.Log() {
 		if e.Status == 200 {
 			out[e.Hash] = true
 		}
@@ -137,11 +137,11 @@ func answeredBefore(sim *llmtest.Server) map[uint64]bool {
 	return out
 }
 
-// resentSince counts the requests from the from-th of sim's log on that
+// resentSince counts the requests from the from-th of simulator's log on that
 // ask again what was answered before.
-func resentSince(sim *llmtest.Server, from int, answered map[uint64]bool) int {
+func resentSince(simulator *sim.Server, from int, answered map[uint64]bool) int {
 	n := 0
-	for _, e := range sim.Log()[from:] {
+	for _, e := range simulator.Log()[from:] {
 		if answered[e.Hash] {
 			n++
 		}
@@ -157,31 +157,31 @@ func resentSince(sim *llmtest.Server, from int, answered map[uint64]bool) int {
 // sent again), with the summary of a refine never killed.
 func TestRefineDecomposeKilledResumes(t *testing.T) {
 	bin := buildDistill(t)
-	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) {
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) {
 		c.KeepLog, c.Latency = true, 3*time.Millisecond
 	})
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
 	work := filepath.Join(dir, ".dec.refine-decompose")
-	start := sim.Count()
+	start := simulator.Count()
 	args := append(decomposeArgs(src, dst, url), "--concurrency", "4")
-	killed := runUntil(t, exec.Command(bin, args...), func() bool { return sim.Count() >= start+150 })
+	killed := runUntil(t, exec.Command(bin, args...), func() bool { return simulator.Count() >= start+150 })
 	if !killed {
 		t.Fatal("refine --decompose finished before 150 requests")
 	}
-	waitUntil(t, "the endpoint to answer the killed refine's requests", func() bool { return int64(len(sim.Log())) == sim.Count() })
+	waitUntil(t, "the endpoint to answer the killed refine's requests", func() bool { return int64(len(simulator.Log())) == simulator.Count() })
 	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("after the kill --out exists (%v)", err)
 	}
-	answered := answeredBefore(sim)
-	inFlight := int(sim.Count()-start) - cacheEntries(t, filepath.Join(work, refine.DecomposeDir))
-	from := len(sim.Log())
+	answered := answeredBefore(simulator)
+	inFlight := int(simulator.Count()-start) - cacheEntries(t, filepath.Join(work, refine.DecomposeDir))
+	from := len(simulator.Log())
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		t.Fatalf("refine --decompose after the kill: %v", err)
 	}
-	resent := resentSince(sim, from, answered)
-	t.Logf("killed after %d requests, %d in flight; the resumed refine sent %d, %d of them again", from-int(start), inFlight, len(sim.Log())-from, resent)
+	resent := resentSince(simulator, from, answered)
+	t.Logf("killed after %d requests, %d in flight; the resumed refine sent %d, %d of them again", from-int(start), inFlight, len(simulator.Log())-from, resent)
 	if resent > max(inFlight, 0) {
 		t.Errorf("the resumed refine asked %d answered requests again, more than the %d in flight at the kill", resent, inFlight)
 	}
@@ -210,10 +210,10 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 // command with a larger budget resumes it and sends no answered request
 // again.
 func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
-	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) { c.KeepLog = true })
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
-	start := sim.Count()
+	start := simulator.Count()
 	var stdout, stderr bytes.Buffer
 	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "40000"), &stdout, &stderr); code != exitStopped {
 		t.Fatalf("refine --decompose under a small budget: exit %d, want %d\n%s", code, exitStopped, stderr.String())
@@ -224,15 +224,15 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("after a budget stop --out exists (%v)", err)
 	}
-	answered := answeredBefore(sim)
-	from := len(sim.Log())
+	answered := answeredBefore(simulator)
+	from := len(simulator.Log())
 	inFlight := from - int(start) - cacheEntries(t, filepath.Join(dir, ".dec.refine-decompose", refine.DecomposeDir))
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "100000000"), &stdout, &stderr); code != exitOK {
 		t.Fatalf("refine --decompose with a larger budget: exit %d\n%s", code, stderr.String())
 	}
-	n := resentSince(sim, from, answered)
+	n := resentSince(simulator, from, answered)
 	t.Logf("stopped after %d requests, %d of them not in the cache; the resumed refine asked %d again", from-int(start), inFlight, n)
 	if n > max(inFlight, 0) {
 		t.Errorf("the resumed refine asked %d answered requests again, more than the %d not cached at the stop", n, inFlight)
@@ -247,19 +247,19 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 // (decompose, judge, empirical), none online and none answered twice, and
 // writes the refinement the online requests write.
 func TestRefineDecomposeInBatches(t *testing.T) {
-	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *llmtest.Config) { c.BatchDir = t.TempDir() })
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.BatchDir = t.TempDir() })
 	dir := t.TempDir()
 	online, batched := filepath.Join(dir, "online"), filepath.Join(dir, "batched")
 	var stdout, stderr bytes.Buffer
-	before := sim.Count()
+	before := simulator.Count()
 	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
 		t.Fatalf("refine --decompose --batch: exit %d\n%s", code, stderr.String())
 	}
 	got := readSummary(t, stdout.Bytes())
-	st := sim.BatchStats()
-	t.Logf("batches: %+v; online requests %d", st, sim.Count()-before)
-	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || sim.Count() != before {
-		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, sim.Count()-before)
+	st := simulator.BatchStats()
+	t.Logf("batches: %+v; online requests %d", st, simulator.Count()-before)
+	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || simulator.Count() != before {
+		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, simulator.Count()-before)
 	}
 	stdout.Reset()
 	stderr.Reset()
@@ -318,10 +318,10 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 // pilot's included), and the real refine asks nothing the pilot was
 // answered again.
 func TestRefineDecomposePlan(t *testing.T) {
-	src, sim, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *llmtest.Config) { c.KeepLog = true })
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
-	from := len(sim.Log())
+	from := len(simulator.Log())
 	var stdout, stderr bytes.Buffer
 	if code := run(decomposeArgs(src, dst, url, "--plan", "--sample", "6"), &stdout, &stderr); code != exitOK {
 		t.Fatalf("refine --decompose --plan: exit %d\n%s", code, stderr.String())
@@ -338,26 +338,26 @@ func TestRefineDecomposePlan(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan.json of the decomposition: %v", err)
 	}
-	pilot := len(sim.Log()) - from
+	pilot := len(simulator.Log()) - from
 	if pilot == 0 || doc.Stages[0].Stage != pipeline.StageDecompose {
 		t.Fatalf("the pilot sent %d requests; stages %+v: want the decompose stage first", pilot, doc.Stages)
 	}
-	answered := answeredBefore(sim)
-	after := len(sim.Log())
+	answered := answeredBefore(simulator)
+	after := len(simulator.Log())
 	stdout.Reset()
 	stderr.Reset()
 	if code := run(decomposeArgs(src, dst, url), &stdout, &stderr); code != exitOK {
 		t.Fatalf("refine --decompose after the plan: exit %d\n%s", code, stderr.String())
 	}
-	if n := resentSince(sim, after, answered); n != 0 {
+	if n := resentSince(simulator, after, answered); n != 0 {
 		t.Errorf("the real refine asked %d requests the plan's pilot was answered again", n)
 	}
 	sum := readSummary(t, stdout.Bytes())
 	real, projected := float64(sum.Decomposed.Requests), doc.Total.Requests
 	t.Logf("%d records to decompose, 6 sampled; pilot %d requests; projected %.0f (%.0f-%.0f); the real refine %.0f (%d this session)",
-		sum.Decomposed.Units, pilot, projected.Value, projected.Low, projected.High, real, len(sim.Log())-after)
-	if real != float64(pilot+len(sim.Log())-after) {
-		t.Errorf("the refine counts %.0f requests over its sessions; the endpoint answered %d", real, pilot+len(sim.Log())-after)
+		sum.Decomposed.Units, pilot, projected.Value, projected.Low, projected.High, real, len(simulator.Log())-after)
+	if real != float64(pilot+len(simulator.Log())-after) {
+		t.Errorf("the refine counts %.0f requests over its sessions; the endpoint answered %d", real, pilot+len(simulator.Log())-after)
 	}
 	if math.Abs(projected.Value-real) > 0.10*real {
 		t.Errorf("projected %.0f requests, the real refine sent %.0f: off by more than 10%%", projected.Value, real)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/refine"
 )
 

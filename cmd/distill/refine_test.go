@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/refine"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -21,21 +21,21 @@ import (
 // rubric items of known kinds, with 32 rollouts a problem (16 on each
 // half) and the empirical stage on, and returns the run directory and
 // the simulator and its URL (it serves until the test ends).
-func plantedCorpus(t *testing.T, style string, problems int) (string, *llmtest.Server, string) {
-	return plantedCorpusWith(t, style, problems, func(*llmtest.Config) {})
+func plantedCorpus(t *testing.T, style string, problems int) (string, *sim.Server, string) {
+	return plantedCorpusWith(t, style, problems, func(*sim.Config) {})
 }
 
 // plantedCorpusWith is plantedCorpus with the simulator's configuration
 // changed by tune (a latency, its log kept).
-func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*llmtest.Config)) (string, *llmtest.Server, string) {
+func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, problems)
-	plant := &llmtest.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
-	cfg := llmtest.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
+	plant := &sim.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
+	cfg := sim.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
 	tune(&cfg)
-	sim, url, stop, err := llmtest.Start(cfg)
+	simulator, url, stop, err := sim.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*llmt
 	if code != exitOK && code != exitProblems {
 		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	return out, sim, url
+	return out, simulator, url
 }
 
 // readDecisions reads refine-records.jsonl.
@@ -84,7 +84,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, sim, _ := plantedCorpus(t, style, 80)
+			src, simulator, _ := plantedCorpus(t, style, 80)
 			dst := filepath.Join(t.TempDir(), "refined")
 			var stdout, stderr bytes.Buffer
 			if code := run([]string{"refine", src, "--out", dst, "--json"}, &stdout, &stderr); code != exitOK {
@@ -95,7 +95,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 				t.Fatalf("refine --json: %v\n%s", err, stdout.String())
 			}
 			decisions := readDecisions(t, dst)
-			found, total := map[llmtest.ItemKind]int{}, map[llmtest.ItemKind]int{}
+			found, total := map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
 			err := corpus.ReadAll(src, func(rec *schema.Record) error {
 				d, ok := decisions[rec.ID]
 				if !ok {
@@ -105,11 +105,11 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 					return nil
 				}
 				for i, it := range rec.Rubric {
-					kind, _ := sim.PlantedKind(rec.Problem, it.Type, it.Text)
+					kind, _ := simulator.PlantedKind(rec.Problem, it.Type, it.Text)
 					total[kind]++
 					if d.Items[i].Drop != "" {
 						found[kind]++
-					} else if kind != llmtest.PlantedAligned && kind != llmtest.PlantedNoise && kind != llmtest.PlantedAnswer {
+					} else if kind != sim.PlantedAligned && kind != sim.PlantedNoise && kind != sim.PlantedAnswer {
 						t.Logf("missed %s item %d of %s (%s): %+v; record pass %d/%d", kind, it.ID, rec.ID, it.Type, d.Items[i], rec.NCorrect, len(rec.Rollouts))
 					}
 				}
@@ -119,7 +119,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %d records refined of %d; planted %v, dropped %v", style, sum.Records.Measured, sum.Records.Read, total, found)
-			for _, kind := range []llmtest.ItemKind{llmtest.PlantedMisaligned, llmtest.PlantedDead, llmtest.PlantedSaturated, llmtest.PlantedRedundant} {
+			for _, kind := range []sim.ItemKind{sim.PlantedMisaligned, sim.PlantedDead, sim.PlantedSaturated, sim.PlantedRedundant} {
 				if total[kind] < 10 {
 					t.Errorf("only %d %s items planted in measured records: too few to judge", total[kind], kind)
 					continue
@@ -128,8 +128,8 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 					t.Errorf("%s: refine dropped %d of %d (%.0f%%), want >= 90%%", kind, found[kind], total[kind], 100*share)
 				}
 			}
-			if share := float64(found[llmtest.PlantedAligned]) / float64(total[llmtest.PlantedAligned]); share > 0.05 {
-				t.Errorf("aligned: refine dropped %d of %d (%.1f%%), want <= 5%%", found[llmtest.PlantedAligned], total[llmtest.PlantedAligned], 100*share)
+			if share := float64(found[sim.PlantedAligned]) / float64(total[sim.PlantedAligned]); share > 0.05 {
+				t.Errorf("aligned: refine dropped %d of %d (%.1f%%), want <= 5%%", found[sim.PlantedAligned], total[sim.PlantedAligned], 100*share)
 			}
 			for name, c := range map[string]refine.AUROCChange{"with answer": sum.HeldOut.WithAnswer, "without answer": sum.HeldOut.NoAnswer} {
 				t.Logf("held-out AUROC %s: %.3f -> %.3f over %d records", name, c.MeanBefore, c.MeanAfter, c.Records)
@@ -193,7 +193,7 @@ func smallCorpus(t *testing.T, empirical bool) string {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 12)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Plant: &llmtest.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers, Plant: &sim.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

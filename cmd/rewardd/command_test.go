@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -56,7 +56,7 @@ type heldJudge struct {
 
 func startHeldJudge(t *testing.T) *heldJudge {
 	t.Helper()
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	gate := make(chan struct{})
 	h := &heldJudge{held: make(chan struct{}, 16)}
 	var once sync.Once
@@ -71,9 +71,9 @@ func startHeldJudge(t *testing.T) *heldJudge {
 			h.held <- struct{}{}
 			<-gate
 		}
-		sim.ServeHTTP(w, r)
+		simulator.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { h.release(); h.srv.Close(); sim.Close() })
+	t.Cleanup(func() { h.release(); h.srv.Close(); simulator.Close() })
 	return h
 }
 
@@ -187,8 +187,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // items 1 and 4 satisfied at step 1 and item 5 at step 2, so its SRaR
 // reward is r_base 1 + suggest 0.8/2 + bonus 1 = 2.4 and its score
 // (2.4+1)/(2.8+1).
-var markedResponse = "### Step 1: Add.\n2+3 = 5. " + llmtest.SatisfiedMarker(1, 4) +
-	"\n### Step 2: Check.\n5-3 = 2. " + llmtest.SatisfiedMarker(5) + "\n<answer>5</answer>"
+var markedResponse = "### Step 1: Add.\n2+3 = 5. " + sim.SatisfiedMarker(1, 4) +
+	"\n### Step 2: Check.\n5-3 = 2. " + sim.SatisfiedMarker(5) + "\n<answer>5</answer>"
 
 const chatMLPrompt = "<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n"
 
@@ -216,7 +216,7 @@ func TestCommand(t *testing.T) {
 	}
 
 	// A request whose judge call is held is in flight when SIGTERM comes.
-	held := "### Step 1: Add.\n2+3 = 5. " + holdMarker + " " + llmtest.SatisfiedMarker(1) + "\n<answer>5</answer>"
+	held := "### Step 1: Add.\n2+3 = 5. " + holdMarker + " " + sim.SatisfiedMarker(1) + "\n<answer>5</answer>"
 	type answer struct {
 		code int
 		body []byte

@@ -15,7 +15,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -118,7 +118,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 
 	// The judge sees the passage: the simulated endpoint behind a check
 	// that every grounded judge request carries the corpus passage.
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	seen := make(chan string, 64)
 	judge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct{ Messages []struct{ Content string } }
@@ -127,15 +127,15 @@ func TestGroundedEndToEnd(t *testing.T) {
 		if json.Unmarshal(raw, &body) == nil && len(body.Messages) > 1 {
 			seen <- body.Messages[1].Content // before the answer, so it is in when the score is
 		}
-		sim.ServeHTTP(w, r)
+		simulator.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { judge.Close(); sim.Close() })
+	t.Cleanup(func() { judge.Close(); simulator.Close() })
 	c := startChild(t, "--corpus", export, "--addr", "127.0.0.1:0", "--judge-base-url", judge.URL+"/v1",
 		"--judge-model", "simulated", "--judge-api-key-env", "REWARDD_TEST_JUDGE_KEY", "--token-env", "REWARDD_TEST_TOKEN")
 
 	qid := schema.QuestionID(recs[0].ID, 0)
 	response := "Each server votes once per term, so two leaders cannot both win a majority. " +
-		llmtest.ScoresMarker(map[string]float64{"vote": 4, "majority": 2}, "vote", "majority")
+		sim.ScoresMarker(map[string]float64{"vote": 4, "majority": 2}, "vote", "majority")
 	const want = 6.0 / 10
 
 	code, out := c.post(t, "/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{

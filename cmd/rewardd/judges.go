@@ -8,6 +8,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward/judge"
 )
@@ -70,7 +71,7 @@ func checkPanelURL(i int, baseURL string) []string {
 // newJudge builds the judge the server asks: one judge, or a panel of
 // them (judge.NewPanel), each with its own client of its endpoint; they
 // share the response cache and the meter. closeAll closes the clients.
-func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter, log *slog.Logger) (j *judge.Judge, closeAll func(), err error) {
+func (o *options) newJudge(specs []judgeSpec, responses *cache.Cache, meter *llm.Meter, log *slog.Logger) (j *judge.Judge, closeAll func(), err error) {
 	seed, _ := llm.ParseSeed(o.judgeSeed) // checked by check
 	var clients []*llm.Client
 	closeAll = func() {
@@ -83,7 +84,7 @@ func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter
 		client, err := llm.NewClient(llm.Endpoint{BaseURL: s.BaseURL, APIKey: s.apiKey}, llm.Options{
 			MaxInFlight: o.judgeConcurrency, AttemptTimeout: o.attemptTimeout, MaxAttempts: o.maxAttempts,
 			LegacyMaxTokens: s.LegacyMaxTokens, Logger: log,
-		}, cache, meter)
+		}, responses, meter)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -94,7 +95,7 @@ func (o *options) newJudge(specs []judgeSpec, cache *llm.Cache, meter *llm.Meter
 			closeAll()
 			return nil, nil, fmt.Errorf("judge %s: %w", s.Name, err)
 		}
-		members[i], err = judge.NewJudge(client, ps, judge.JudgeOptions{Model: s.Model, Name: s.Name, EndpointKind: s.EndpointKind(), Seed: seed,
+		members[i], err = judge.New(client, ps, judge.Options{Model: s.Model, Name: s.Name, EndpointKind: s.EndpointKind(), Seed: seed,
 			Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens,
 			Repairs: repairs(o.judgeRepairs), GroundedRepairs: o.groundedRepairs,
 			Concurrency: o.judgeConcurrency, CacheEntries: o.verdictCache, PassageTokens: o.judgePassageTokens})

@@ -32,6 +32,7 @@ import (
 	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -301,26 +302,26 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 			"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", time.Since(start).Seconds())
 		index = x
 	}
-	var cache *llm.Cache
+	var responses *cache.Cache
 	if o.cache != "" {
-		c, err := llm.OpenCache(o.cache)
+		c, err := cache.Open(o.cache)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		cache = c
+		responses = c
 	}
 	meter := llm.NewMeter(nil, llm.Budget{})
 	ps, err := prompts.Load(o.promptsDir)
 	if err != nil {
 		return err
 	}
-	j, closeJudges, err := o.newJudge(judges, cache, meter, log)
+	j, closeJudges, err := o.newJudge(judges, responses, meter, log)
 	if err != nil {
 		return err
 	}
 	defer closeJudges()
-	srv, err := server.NewServer(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
+	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
 		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err

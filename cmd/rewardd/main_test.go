@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -104,7 +104,7 @@ func (s *syncBuffer) String() string {
 // TestServesUntilCanceled starts rewardd against a simulated judge over
 // loopback, scores a request with the rubric in its label, and stops it.
 func TestServesUntilCanceled(t *testing.T) {
-	_, simURL, stop, err := llmtest.Start(llmtest.Config{})
+	_, simURL, stop, err := sim.Start(sim.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func startRewardd(t *testing.T, env func(string) string, args ...string) (base s
 // the one positive item it meets is not paid), and /metrics counts each
 // judge's calls and failures under its name.
 func TestServesAPanel(t *testing.T) {
-	_, simURL, stopSim, err := llmtest.Start(llmtest.Config{Judges: map[string]llmtest.JudgeProfile{"broken": {Fail: 1}}})
+	_, simURL, stopSim, err := sim.Start(sim.Config{Judges: map[string]sim.JudgeProfile{"broken": {Fail: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestServesAPanel(t *testing.T) {
 	base, stop, stderr := startRewardd(t, func(string) string { return "" }, "--addr", "127.0.0.1:0", "--judge-base-url", simURL, "--judge-panel", panel, "--judge-seed", "3")
 	label := schema.Label{ID: "p", Question: "What is 2+3?", GroundTruth: "5", Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "Adds.", Weight: 1}}}
 	lb, _ := json.Marshal(label)
-	body, _ := json.Marshal(map[string]any{"items": []map[string]any{{"response": "### Step 1: Add. " + llmtest.SatisfiedMarker(1) + "\n<answer>5</answer>", "label": string(lb), "scheme": "rgr"}}})
+	body, _ := json.Marshal(map[string]any{"items": []map[string]any{{"response": "### Step 1: Add. " + sim.SatisfiedMarker(1) + "\n<answer>5</answer>", "label": string(lb), "scheme": "rgr"}}})
 	resp, err := http.Post(base+"/v1/score", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // killableJudge is a simulated judge over loopback that holds the requests
@@ -31,7 +31,7 @@ type killableJudge struct {
 }
 
 func startKillableJudge(t *testing.T) *killableJudge {
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	j := &killableJudge{held: make(chan struct{}, 64), served: make(chan struct{}, 1024), killed: make(chan struct{}),
 		hanging: make(chan struct{}), stopped: make(chan struct{})}
 	j.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +48,7 @@ func startKillableJudge(t *testing.T) *killableJudge {
 			<-j.killed
 			panic(http.ErrAbortHandler) // the connection is cut, as by a crash
 		}
-		sim.ServeHTTP(w, r)
+		simulator.ServeHTTP(w, r)
 		// The answer leaves before the test may kill the judge: a kill
 		// cuts connections, and must not cut an answer still buffered here.
 		if f, ok := w.(http.Flusher); ok {
@@ -66,7 +66,7 @@ func startKillableJudge(t *testing.T) *killableJudge {
 		})
 	}
 	j.hang = func() { hangOnce.Do(func() { close(j.hanging) }) }
-	t.Cleanup(func() { j.kill(); sim.Close() })
+	t.Cleanup(func() { j.kill(); simulator.Close() })
 	return j
 }
 

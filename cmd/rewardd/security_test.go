@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -51,16 +51,16 @@ func startRun(t *testing.T, env map[string]string, args ...string) string {
 // authJudge is a simulated judge that remembers the Authorization headers
 // it was sent.
 func authJudge(t *testing.T) (url string, seen func() []string) {
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	var mu sync.Mutex
 	var auth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		auth = append(auth, r.Header.Get("Authorization"))
 		mu.Unlock()
-		sim.ServeHTTP(w, r)
+		simulator.ServeHTTP(w, r)
 	}))
-	t.Cleanup(func() { srv.Close(); sim.Close() })
+	t.Cleanup(func() { srv.Close(); simulator.Close() })
 	return srv.URL + "/v1", func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), auth...) }
 }
 

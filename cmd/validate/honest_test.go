@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestNotACorpus: a problems file, an empty file and a file of other JSON
@@ -122,7 +122,7 @@ func TestRejudgeCtrlC(t *testing.T) {
 	if args := os.Getenv("VALIDATE_AS_MAIN"); args != "" {
 		os.Exit(run(strings.Split(args, "\n"), os.Stdout, os.Stderr, os.Getenv))
 	}
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, Latency: 100 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{Seed: 2, Latency: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -305,7 +305,7 @@ func orMissing(k string) string {
 // list in docs/validate-agreement.md, and every listed key is in one of them.
 func TestAgreementJSONDocumented(t *testing.T) {
 	doc := documentedAgreement(t, validateDocs(t))
-	_, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, InvalidRate: 0.3})
+	_, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3})
 	if err != nil {
 		t.Fatal(err)
 	}

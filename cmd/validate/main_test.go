@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -285,7 +285,7 @@ func abs(x float64) float64 { return max(x, -x) }
 // TestRejudgeCommand re-judges over loopback against the simulated
 // endpoint, then again from the cache; the key never reaches the output.
 func TestRejudgeCommand(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, InvalidRate: 0.2})
+	srv, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestRejudgeCommand(t *testing.T) {
 // user's cache directory (a second run answers from it), and writes nothing
 // into the current directory.
 func TestRejudgeCacheDefault(t *testing.T) {
-	_, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2})
+	_, url, stop, err := sim.Start(sim.Config{Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

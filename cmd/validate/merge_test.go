@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/workers"
@@ -30,7 +30,7 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 	if err := os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/rejudge"
 )
 
 const rejudgeUsage = `Usage: validate rejudge --base-url URL --model MODEL [flags] CORPUS
@@ -85,7 +85,7 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		pricePrompt:     fs.Float64("price-prompt", 0, "the model's price in USD per million prompt tokens, for the cost figure and --max-cost-usd"),
 		priceCompletion: fs.Float64("price-completion", 0, "the model's price in USD per million completion tokens"),
 		maxCost:         fs.Float64("max-cost-usd", 0, "stop sending requests once this much is spent (0: no limit); needs prices"),
-		concurrency:     fs.Int("concurrency", audit.DefaultConcurrency, "requests in flight"),
+		concurrency:     fs.Int("concurrency", rejudge.DefaultConcurrency, "requests in flight"),
 		timeout:         fs.Duration("attempt-timeout", 2*time.Minute, "deadline of one request attempt"),
 		maxAttempts:     fs.Int("max-attempts", 6, "attempts per request for retryable errors (429, 5xx, timeouts)"),
 		temperature:     fs.Float64("temperature", 0, "the judge's sampling temperature"),
@@ -123,7 +123,7 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 	}
 	cfg := f.config(e)
 	cfg.Panel = panel
-	rep, err := audit.Rejudge(ctx, in, cfg)
+	rep, err := rejudge.Run(ctx, in, cfg)
 	switch {
 	case errors.Is(err, context.Canceled) && rep != nil:
 		printAgreement("validate rejudge", rep, *f.asJSON, e)
@@ -181,13 +181,13 @@ func defaultRejudgeCache(getenv func(string) string) string {
 	return filepath.Join(dir, "rubricforge", "rejudge-cache.db")
 }
 
-func (f *rejudgeFlags) config(e env) audit.RejudgeConfig {
+func (f *rejudgeFlags) config(e env) rejudge.Config {
 	judgeSeed, _ := llm.ParseSeed(*f.judgeSeed) // checked by check
 	key := ""
 	if *f.keyEnv != "" {
 		key = e.getenv(*f.keyEnv)
 	}
-	return audit.RejudgeConfig{
+	return rejudge.Config{
 		BaseURL: *f.baseURL, APIKey: key, Model: *f.model, Sample: *f.sample, Seed: *f.seed, CachePath: *f.cache,
 		Price:      llm.Price{PromptPerMTok: *f.pricePrompt, CompletionPerMTok: *f.priceCompletion},
 		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,

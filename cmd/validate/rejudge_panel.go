@@ -8,16 +8,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/rejudge"
 )
 
 // readPanel reads --panel's file and resolves its judges against the
 // command's flags, which are their defaults as a stage's are in a job
 // file; each judge's key is read from its api_key_env. It returns the
 // problems of the file, each naming the file and the judge.
-func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
+func (f *rejudgeFlags) readPanel(e env) ([]rejudge.PanelJudge, error) {
 	if *f.panel == "" {
 		return nil, nil
 	}
@@ -46,13 +46,13 @@ func (f *rejudgeFlags) readPanel(e env) ([]audit.PanelJudge, error) {
 	if len(problems) > 0 {
 		return nil, &job.UsageError{File: *f.panel, Kind: job.PanelFile, Problems: problems}
 	}
-	out := make([]audit.PanelJudge, len(resolved))
+	out := make([]rejudge.PanelJudge, len(resolved))
 	for i, j := range resolved {
 		key := ""
 		if j.APIKeyEnv != "" {
 			key = e.getenv(j.APIKeyEnv)
 		}
-		out[i] = audit.PanelJudge{Name: j.Name, BaseURL: j.BaseURL, APIKey: key, Model: j.Model, PromptsDir: j.PromptsDir,
+		out[i] = rejudge.PanelJudge{Name: j.Name, BaseURL: j.BaseURL, APIKey: key, Model: j.Model, PromptsDir: j.PromptsDir,
 			Temperature: j.Temperature, MaxTokens: j.MaxTokens, LegacyMaxTokens: j.LegacyMaxTokens, EndpointKind: j.Kind}
 	}
 	return out, nil
@@ -88,7 +88,7 @@ func finiteNonNegative(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 
 // unpriced lists the judges' models that have no price, when a budget
 // needs one for each.
-func (f *rejudgeFlags) unpriced(panel []audit.PanelJudge) []string {
+func (f *rejudgeFlags) unpriced(panel []rejudge.PanelJudge) []string {
 	if *f.pricePrompt != 0 || *f.priceCompletion != 0 {
 		return nil
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // TestRejudgePanelCommand: --panel asks every judge of the file (the
 // flags fill in what a judge leaves out), prices each with --price, and
 // the JSON carries the panel's section; --order-check adds the flip rates.
 func TestRejudgePanelCommand(t *testing.T) {
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Seed: 2, InvalidRate: 0.3, Judges: map[string]llmtest.JudgeProfile{
+	srv, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3, Judges: map[string]sim.JudgeProfile{
 		"small": {FalseValid: 0.3, FalseInvalid: 0.1, FirstBias: 0.5},
 		"large": {FalseValid: 0.05, FalseInvalid: 0.05},
 		"flaky": {Fail: 0.5},

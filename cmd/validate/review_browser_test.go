@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/rubricforge/rubricforge/internal/golden"
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/golden"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/reviewexport"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewexport"
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/schema"
 )

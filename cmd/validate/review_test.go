@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 )
 

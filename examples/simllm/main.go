@@ -1,5 +1,5 @@
 // Command simllm serves the simulated OpenAI-compatible endpoint of package
-// internal/llmtest, for the demo and for trying the pipeline without a model.
+// internal/sim, for the demo and for trying the pipeline without a model.
 // It is NOT a model: it recognizes the pipeline's own prompt templates and
 // answers them with deterministic, plausible text, with optional latency,
 // injected faults and a server-side rate limit (-limit-rpm, -limit-tpm).
@@ -33,7 +33,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 const defaultProblems = "examples/problems.jsonl"
@@ -76,7 +76,7 @@ type options struct {
 
 	contextTokens int
 	plant         string
-	judges        map[string]llmtest.JudgeProfile
+	judges        map[string]sim.JudgeProfile
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error) {
@@ -106,17 +106,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 	fs.DurationVar(&o.batchTurnaround, "batch-turnaround", 0, "time a batch takes from creation to completed, its rows answered evenly over it so that request_counts.completed grows (0: as fast as it can; e.g. -batch-turnaround 30s)")
 	fs.Float64Var(&o.batchRowFail, "batch-row-fail", 0, "`rate` of batch rows answered with a 500 in the error file, drawn per row and batch so a resubmitted row can succeed (e.g. -batch-row-fail 0.02)")
 	fs.IntVar(&o.batchExpire, "batch-expire", 0, "the first `K` batches created expire after answering the first half of their rows; the rest are batch_expired in the error file (e.g. -batch-expire 1)")
-	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", llmtest.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
-	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", llmtest.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
+	fs.IntVar(&o.batchMaxRequests, "batch-max-requests", sim.DefaultBatchMaxRequests, "most requests a batch's input file may hold, OpenAI's limit by default; beyond it the batch fails with too_many_tasks (e.g. -batch-max-requests 1000)")
+	fs.Int64Var(&o.batchMaxBytes, "batch-max-bytes", sim.DefaultBatchMaxBytes, "largest file /v1/files accepts, in bytes; OpenAI documents 200 MB (e.g. -batch-max-bytes 1000000)")
 	fs.StringVar(&o.batchDir, "batch-dir", "", "directory for uploaded and output files, in a subdirectory removed at shutdown (default: the system's temp dir; e.g. -batch-dir /scratch)")
 	fs.StringVar(&o.plant, "plant", "", "plant rubric items of known kinds for testing discrimination and distill refine: comma-separated shares of the items that are misaligned, saturated, dead, noise, the chance an aligned item gets a paraphrase (redundant), and the judge's flip rate (judge-noise); e.g. -plant misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001")
 	fs.Func("judge", "give the judge model `MODEL` known errors, repeatable for a panel: MODEL:false_valid=R,false_invalid=R,first_bias=R,flip=R,fail=R (rates in [0, 1]; first_bias: extra chance of calling an invalid item valid when shown first; flip: satisfaction verdicts and grounded scores turned over; fail: no usable answer); other models judge without errors (e.g. -judge lenient:false_valid=0.3,first_bias=0.2 -judge strict:false_invalid=0.1)", func(v string) error {
-		model, p, err := llmtest.ParseJudgeProfile(v)
+		model, p, err := sim.ParseJudgeProfile(v)
 		if err != nil {
 			return err
 		}
 		if o.judges == nil {
-			o.judges = map[string]llmtest.JudgeProfile{}
+			o.judges = map[string]sim.JudgeProfile{}
 		}
 		if _, dup := o.judges[model]; dup {
 			return fmt.Errorf("judge %s is given twice", model)
@@ -193,7 +193,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		_ = f.Sync()
 	}
 	fmt.Fprintln(stderr, "SIMULATED OpenAI-compatible endpoint (rubricforge llmtest): not a real model")
-	fmt.Fprintf(stderr, "  model: %s (any model name is accepted)\n", llmtest.SimulatedModel)
+	fmt.Fprintf(stderr, "  model: %s (any model name is accepted)\n", sim.SimulatedModel)
 	fmt.Fprintf(stderr, "  problems: %s (%d answers)\n", orNone(o.problems), len(cfg.Answers))
 	fmt.Fprintf(stderr, "  correct-rate %.3g, length-rate %.3g, invalid-rate %.3g, seed %d, latency %v\n",
 		o.correctRate, o.lengthRate, o.invalidRate, o.seed, o.latency)
@@ -204,7 +204,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "  batches (SIMULATED Files and Batch API): turnaround %v, row failures %.3g, the first %d batches expire, at most %d requests and %d bytes per file, files under %s\n",
 		cfg.BatchTurnaround, cfg.BatchRowFailRate, cfg.BatchExpire, cfg.BatchMaxRequests, cfg.BatchMaxBytes, orDefault(cfg.BatchDir, os.TempDir()))
 
-	srv := llmtest.New(cfg)
+	srv := sim.New(cfg)
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "simllm: %v\n", err)
 		return 1
@@ -272,9 +272,9 @@ func orNone(s string) string {
 	return s
 }
 
-// config turns flags into an llmtest.Config. Rates given as 0 on the
+// config turns flags into an sim.Config. Rates given as 0 on the
 // command line mean exactly 0.
-func (o *options) config() (llmtest.Config, error) {
+func (o *options) config() (sim.Config, error) {
 	rates := map[string]float64{"fault-rate": o.faultRate, "correct-rate": o.correctRate, "length-rate": o.lengthRate,
 		"invalid-rate": o.invalidRate}
 	for name, v := range map[string]optRate{"rate-429": o.rate429, "rate-500": o.rate500, "rate-hang": o.rateHang,
@@ -284,26 +284,26 @@ func (o *options) config() (llmtest.Config, error) {
 		}
 	}
 	if o.rolloutChars < 0 {
-		return llmtest.Config{}, fmt.Errorf("-rollout-chars %d: want 0 or more bytes", o.rolloutChars)
+		return sim.Config{}, fmt.Errorf("-rollout-chars %d: want 0 or more bytes", o.rolloutChars)
 	}
 	for name, v := range rates {
 		if v < 0 || v > 1 || v != v {
-			return llmtest.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
+			return sim.Config{}, fmt.Errorf("-%s %v: want a rate between 0 and 1", name, v)
 		}
 	}
 	if o.latency < 0 || o.retryAfter <= 0 || o.hangMax <= 0 {
-		return llmtest.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
+		return sim.Config{}, errors.New("-latency must be >= 0, -retry-after and -hang-max > 0")
 	}
 	if o.limitRPM < 0 || o.limitTPM < 0 {
-		return llmtest.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
+		return sim.Config{}, errors.New("-limit-rpm and -limit-tpm must be >= 0 (0: no limit)")
 	}
 	if o.contextTokens < 0 {
-		return llmtest.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
+		return sim.Config{}, fmt.Errorf("-context-tokens %d: want 0 (unbounded) or more tokens", o.contextTokens)
 	}
 	if err := o.checkBatch(); err != nil {
-		return llmtest.Config{}, err
+		return sim.Config{}, err
 	}
-	f := llmtest.SpreadFaults(o.faultRate)
+	f := sim.SpreadFaults(o.faultRate)
 	for _, r := range []struct {
 		v   optRate
 		dst *float64
@@ -313,10 +313,10 @@ func (o *options) config() (llmtest.Config, error) {
 		}
 	}
 	if f.Total() > 1 {
-		return llmtest.Config{}, fmt.Errorf("fault rates add up to %.3g; want at most 1", f.Total())
+		return sim.Config{}, fmt.Errorf("fault rates add up to %.3g; want at most 1", f.Total())
 	}
 	f.RetryAfter, f.HangMax = o.retryAfter, o.hangMax
-	cfg := llmtest.Config{
+	cfg := sim.Config{
 		CorrectRate:  zeroMeansNone(o.correctRate),
 		LengthRate:   zeroMeansNone(o.lengthRate),
 		InvalidRate:  zeroMeansNone(o.invalidRate),
@@ -337,9 +337,9 @@ func (o *options) config() (llmtest.Config, error) {
 		Judges:           o.judges,
 	}
 	if o.plant != "" {
-		p, err := llmtest.ParsePlant(o.plant)
+		p, err := sim.ParsePlant(o.plant)
 		if err != nil {
-			return llmtest.Config{}, fmt.Errorf("-plant: %w", err)
+			return sim.Config{}, fmt.Errorf("-plant: %w", err)
 		}
 		cfg.Plant = p
 	}
@@ -348,13 +348,13 @@ func (o *options) config() (llmtest.Config, error) {
 		if _, err := os.Stat(defaultProblems); err == nil {
 			path = defaultProblems
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return llmtest.Config{}, fmt.Errorf("checking %s: %w", defaultProblems, err)
+			return sim.Config{}, fmt.Errorf("checking %s: %w", defaultProblems, err)
 		}
 	}
 	if path != "" {
-		answers, err := llmtest.LoadAnswers(path)
+		answers, err := sim.LoadAnswers(path)
 		if err != nil {
-			return llmtest.Config{}, err
+			return sim.Config{}, err
 		}
 		cfg.Answers = answers
 		o.problems = path
@@ -409,7 +409,7 @@ func (r *optRate) Set(s string) error {
 	return nil
 }
 
-// zeroMeansNone maps a command-line 0 to llmtest's "exactly zero" (negative).
+// zeroMeansNone maps a command-line 0 to sim's "exactly zero" (negative).
 func zeroMeansNone(v float64) float64 {
 	if v == 0 {
 		return -1

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -61,7 +61,7 @@ func TestArrayAndMerge(t *testing.T) {
 	}
 	input := filepath.Join(dir, "problems.jsonl")
 	os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	_, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers})
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestTimeLimitRequeues(t *testing.T) {
 	}
 	input := filepath.Join(dir, "problems.jsonl")
 	os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Latency: 50 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{Answers: answers, Latency: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // into the Go string encoding/json would decode. Decoding each nested level
 // with encoding/json instead re-scans and re-validates every byte once per
 // level; the model-output parsers (schema) and the simulated endpoint's
-// request reader (internal/llmtest) split what they validated once with
+// request reader (internal/sim) split what they validated once with
 // these. On input that is not what a function expects it returns
 // ErrNotJSON (or false) rather than guess, and it never reads out of range.
 package jsonscan

@@ -18,14 +18,14 @@ import (
 // schema.ParseGroundedScores. An unusable reply is a judge failure, paid
 // the conservative zero, as seed 001 prescribes (its structured-parsing
 // safeguard: an invalid output gets zero, it is not repaired);
-// JudgeOptions.GroundedRepairs opts into showing it back to the judge with
+// Options.GroundedRepairs opts into showing it back to the judge with
 // the parser's error that many times first. The parsed scores are cached in memory
 // like the satisfaction verdicts, keyed by the judge model, the templates,
 // the question, the passage, every criterion field the prompt shows and the
 // response.
 func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	if lab.Grounded == nil {
-		return schema.GroundedScores{}, fmt.Errorf("reward: label %s is not a grounded question", lab.ID)
+		return schema.GroundedScores{}, fmt.Errorf("judge: label %s is not a grounded question", lab.ID)
 	}
 	if j.members != nil {
 		return j.panelScores(ctx, lab, response)
@@ -43,7 +43,7 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 
 func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	criteria := lab.Grounded.Criteria
-	// The passage is cut to JudgeOptions.PassageTokens, as seed 001
+	// The passage is cut to Options.PassageTokens, as seed 001
 	// truncates the grounding to fit the judge's context.
 	passage, cut := prompts.FitPassage(lab.Grounded.Passage, j.opt.PassageTokens)
 	if cut {

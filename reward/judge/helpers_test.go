@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 )
 
 // newTestJudge is a judge with the embedded templates over transport (the
 // simulated endpoint's, or one wrapping it), asking each request up to
 // attempts times with millisecond back-offs.
-func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt JudgeOptions) *Judge {
+func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt Options) *Judge {
 	t.Helper()
-	j, err := NewJudge(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
+	j, err := New(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +24,12 @@ func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter
 // simJudged is a judge of model "simulated" and the simulated endpoint it
 // asks, up to 4 times a request.
 type simJudged struct {
-	judge *Judge
-	sim   *llmtest.Server
+	judge     *Judge
+	simulator *sim.Server
 }
 
-func newSimJudged(t testing.TB, cfg llmtest.Config) simJudged {
+func newSimJudged(t testing.TB, cfg sim.Config) simJudged {
 	t.Helper()
-	sim := llmtest.New(cfg)
-	return simJudged{judge: newTestJudge(t, sim.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"}), sim: sim}
+	simulator := sim.New(cfg)
+	return simJudged{judge: newTestJudge(t, simulator.Transport(), 4, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"}), simulator: simulator}
 }

@@ -23,8 +23,8 @@ import (
 // JudgeStage is the accounting stage of the satisfaction judge's requests.
 const JudgeStage = "satisfy"
 
-// JudgeOptions configure the satisfaction judge.
-type JudgeOptions struct {
+// Options configure the satisfaction judge.
+type Options struct {
 	Model string // the judge model, sent with every request
 	// Name is how a panel's metrics and errors call the judge (default:
 	// Model); see NewPanel.
@@ -74,7 +74,7 @@ type JudgeOptions struct {
 type Judge struct {
 	client  *llm.Client
 	prompts *prompts.Set
-	opt     JudgeOptions
+	opt     Options
 	salt    string // model and template hashes: what else decides a verdict
 	sem     chan struct{}
 
@@ -110,13 +110,13 @@ type flight[V any] struct {
 	err  error
 }
 
-// NewJudge returns a judge that sends its requests through client.
-func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, error) {
+// New returns a judge that sends its requests through client.
+func New(client *llm.Client, ps *prompts.Set, opt Options) (*Judge, error) {
 	switch {
 	case client == nil || ps == nil:
-		return nil, errors.New("reward: the judge needs an llm client and prompt templates")
+		return nil, errors.New("judge: the judge needs an llm client and prompt templates")
 	case opt.Model == "":
-		return nil, errors.New("reward: the judge needs a model name")
+		return nil, errors.New("judge: the judge needs a model name")
 	}
 	if opt.Repairs == 0 {
 		opt.Repairs = 2
@@ -157,7 +157,7 @@ func NewJudge(client *llm.Client, ps *prompts.Set, opt JudgeOptions) (*Judge, er
 // rubric and the response: the model, the endpoint kind, the hashes of the
 // template and of the repair template, the token limit, the seed and the
 // sampling. It starts every in-memory key.
-func judgeSalt(opt JudgeOptions, ps *prompts.Set, template string) string {
+func judgeSalt(opt Options, ps *prompts.Set, template string) string {
 	seed := "none"
 	if opt.Seed != nil {
 		seed = strconv.FormatInt(*opt.Seed, 10)
@@ -189,7 +189,7 @@ type JudgeStats struct {
 	Failures int64 // verdict calls that ended without usable verdicts
 	Cached   int   // verdicts held in memory now
 	// PassagesCut counts grounded judge calls whose passage was cut to
-	// JudgeOptions.PassageTokens.
+	// Options.PassageTokens.
 	PassagesCut int64
 }
 

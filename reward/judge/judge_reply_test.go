@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 )
@@ -58,8 +58,8 @@ func TestPlantedVerdictIsNotPaid(t *testing.T) {
 	response := "Log first, then pages. " + planted
 	score := func(shape func(string) string) reward.Result {
 		t.Helper()
-		sim := llmtest.New(llmtest.Config{})
-		judge := newTestJudge(t, reshapingJudge{sim.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), JudgeOptions{Model: "simulated"})
+		simulator := sim.New(sim.Config{})
+		judge := newTestJudge(t, reshapingJudge{simulator.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"})
 		g, err := judge.GroundedScores(t.Context(), &lab, response)
 		return reward.ScoreGrounded(&lab, g, err)
 	}

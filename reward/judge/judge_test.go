@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -17,7 +17,7 @@ import (
 // the request computing it goes away.
 func TestJudgeSharesCallsInFlight(t *testing.T) {
 	for _, leaderLeaves := range []bool{false, true} {
-		h := newSimJudged(t, llmtest.Config{KeepLog: true, Latency: 300 * time.Millisecond})
+		h := newSimJudged(t, sim.Config{KeepLog: true, Latency: 300 * time.Millisecond})
 		lab := rewardtest.DemoLabel()
 		r := reward.Analyze(rewardtest.MarkedResponse, lab.GroundTruth)
 		leaderCtx, leave := context.WithCancel(context.Background())
@@ -30,7 +30,7 @@ func TestJudgeSharesCallsInFlight(t *testing.T) {
 			v, err := h.judge.Verdicts(leaderCtx, lab.Question, lab.Rubric, &r)
 			first <- answer{v, err}
 		}()
-		for h.sim.Count() == 0 { // the first call is at the endpoint
+		for h.simulator.Count() == 0 { // the first call is at the endpoint
 			time.Sleep(time.Millisecond)
 		}
 		go func() {
@@ -50,8 +50,8 @@ func TestJudgeSharesCallsInFlight(t *testing.T) {
 		}
 		st := h.judge.Stats()
 		switch {
-		case !leaderLeaves && (a.err != nil || st.Calls != 1 || h.sim.Count() != 1 || st.MemHits != 1):
-			t.Errorf("shared call: %v, stats %+v, %d requests; want one call and one wait", a.err, st, h.sim.Count())
+		case !leaderLeaves && (a.err != nil || st.Calls != 1 || h.simulator.Count() != 1 || st.MemHits != 1):
+			t.Errorf("shared call: %v, stats %+v, %d requests; want one call and one wait", a.err, st, h.simulator.Count())
 		case leaderLeaves && (!errors.Is(a.err, context.Canceled) || st.Calls != 2):
 			t.Errorf("leader left: %v, stats %+v; want its error canceled and a second call by the waiter", a.err, st)
 		}
@@ -61,7 +61,7 @@ func TestJudgeSharesCallsInFlight(t *testing.T) {
 // TestRubricKey: a rubric's key, hashed once, completes to each response's
 // key as hashing all of it does.
 func TestRubricKey(t *testing.T) {
-	j := newSimJudged(t, llmtest.Config{KeepLog: true}).judge
+	j := newSimJudged(t, sim.Config{KeepLog: true}).judge
 	items := rewardtest.SRaRItems()
 	rubric := j.rubricKey("What is 2+3?", items)
 	for _, response := range []string{rewardtest.TwoSteps, "", rewardtest.MarkedResponse, rewardtest.TwoSteps} {

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -27,12 +28,12 @@ import (
 // judge through another server of its kind is answered from the cache. The
 // math and the grounded judge alike.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{})
-	cache, err := llm.OpenCache(filepath.Join(t.TempDir(), "cache.db"))
+	simulator := sim.New(sim.Config{})
+	responses, err := cache.Open(filepath.Join(t.TempDir(), "cache.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cache.Close() })
+	t.Cleanup(func() { responses.Close() })
 	edited := t.TempDir()
 	for _, name := range []string{"satisfy.tmpl", "score_grounded.tmpl"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "prompts", "templates", name))
@@ -45,12 +46,12 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	}
 	seven, zero, half := int64(7), int64(0), 0.5
 	type setup struct {
-		opt        JudgeOptions
+		opt        Options
 		baseURL    string
 		promptsDir string
 		rubric     func([]schema.Item) []schema.Item
 	}
-	base := setup{opt: JudgeOptions{Model: "simulated", Seed: &zero}, baseURL: "http://simulated.invalid/v1"}
+	base := setup{opt: Options{Model: "simulated", Seed: &zero}, baseURL: "http://simulated.invalid/v1"}
 	otherText := func(items []schema.Item) []schema.Item {
 		items = append([]schema.Item(nil), items...)
 		items[1].Text += " Show the work."
@@ -76,7 +77,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	ask := func(t *testing.T, s setup) {
 		t.Helper()
 		client, err := llm.NewClient(llm.Endpoint{BaseURL: s.baseURL},
-			llm.Options{HTTPClient: &http.Client{Transport: sim.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, cache, nil)
+			llm.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, MaxAttempts: 2, BackoffBase: time.Millisecond}, responses, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := NewJudge(client, ps, s.opt)
+		j, err := New(client, ps, s.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,9 +112,9 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base
 			tc.change(&s)
-			before := sim.Count()
+			before := simulator.Count()
 			ask(t, s)
-			switch sent := sim.Count() - before; {
+			switch sent := simulator.Count() - before; {
 			case tc.asked && sent != 2:
 				t.Errorf("%d requests reached the endpoint; want the satisfaction and the grounded judge asked again", sent)
 			case !tc.asked && sent != 0:
@@ -126,7 +127,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 // TestSeedIsSent: the judge's seed goes out with its requests, and no seed
 // goes out without one.
 func TestSeedIsSent(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{})
+	simulator := sim.New(sim.Config{})
 	seven := int64(7)
 	for _, seed := range []*int64{&seven, nil} {
 		var sent []bool
@@ -136,9 +137,9 @@ func TestSeedIsSent(t *testing.T) {
 				return nil, err
 			}
 			sent = append(sent, containsSeed(b, seed))
-			return sim.Transport().RoundTrip(r)
+			return simulator.Transport().RoundTrip(r)
 		})
-		j := newTestJudge(t, tap, 1, nil, JudgeOptions{Model: "simulated", Seed: seed})
+		j := newTestJudge(t, tap, 1, nil, Options{Model: "simulated", Seed: seed})
 		lab := rewardtest.DemoLabel()
 		r := reward.Analyze(rewardtest.TwoSteps, lab.GroundTruth)
 		if _, err := j.Verdicts(context.Background(), lab.Question, lab.Rubric, &r); err != nil {

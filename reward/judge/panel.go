@@ -36,24 +36,24 @@ import (
 // the judge requests of one judge.
 func NewPanel(members []*Judge) (*Judge, error) {
 	if len(members) < 2 {
-		return nil, fmt.Errorf("reward: a judge panel needs at least two judges, got %d", len(members))
+		return nil, fmt.Errorf("judge: a judge panel needs at least two judges, got %d", len(members))
 	}
 	seen := map[string]bool{}
 	for _, m := range members {
 		switch {
 		case m == nil:
-			return nil, errors.New("reward: a judge panel's member is nil")
+			return nil, errors.New("judge: a judge panel's member is nil")
 		case m.members != nil:
-			return nil, fmt.Errorf("reward: judge %q is itself a panel", m.opt.Name)
+			return nil, fmt.Errorf("judge: judge %q is itself a panel", m.opt.Name)
 		case seen[m.opt.Name]:
-			return nil, fmt.Errorf("reward: two judges of the panel are named %q; give each its own name", m.opt.Name)
+			return nil, fmt.Errorf("judge: two judges of the panel are named %q; give each its own name", m.opt.Name)
 		}
 		seen[m.opt.Name] = true
 	}
-	return &Judge{members: slices.Clone(members), opt: JudgeOptions{Name: "panel"}, latency: promtext.NewHistogram(promtext.LatencyBuckets)}, nil
+	return &Judge{members: slices.Clone(members), opt: Options{Name: "panel"}, latency: promtext.NewHistogram(promtext.LatencyBuckets)}, nil
 }
 
-// Name is the judge's name (JudgeOptions.Name), "panel" for a panel.
+// Name is the judge's name (Options.Name), "panel" for a panel.
 func (j *Judge) Name() string { return j.opt.Name }
 
 // Members are a panel's judges in the order given to NewPanel; nil for a

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -15,7 +15,7 @@ import (
 // Simulated judge models: "truth" judges without errors, "contrary" says
 // the opposite of every satisfaction verdict and grounded score, "broken"
 // never gives a usable answer.
-var panelJudges = map[string]llmtest.JudgeProfile{
+var panelJudges = map[string]sim.JudgeProfile{
 	"contrary": {Flip: 1},
 	"broken":   {Fail: 1},
 }
@@ -23,11 +23,11 @@ var panelJudges = map[string]llmtest.JudgeProfile{
 // panelOf is a panel of the named simulated judges on one simulated
 // endpoint, each member named as its model (with a position suffix, so a
 // model may sit twice).
-func panelOf(t *testing.T, sim *llmtest.Server, models ...string) *Judge {
+func panelOf(t *testing.T, simulator *sim.Server, models ...string) *Judge {
 	t.Helper()
 	members := make([]*Judge, len(models))
 	for i, m := range models {
-		members[i] = newTestJudge(t, sim.Transport(), 1, nil, JudgeOptions{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
+		members[i] = newTestJudge(t, simulator.Transport(), 1, nil, Options{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
 	}
 	p, err := NewPanel(members)
 	if err != nil {
@@ -45,11 +45,11 @@ func against(it schema.Item) bool { return reward.Polarity(it) < 0 }
 // the response on any item: every positive item unmet, every PITFALL
 // present, in every order of the judges.
 func TestPanelFailedJudgeNeverBreaksASplit(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{Judges: panelJudges})
+	simulator := sim.New(sim.Config{Judges: panelJudges})
 	lab := rewardtest.DemoLabel()
 	r := reward.Analyze(rewardtest.MarkedResponse, lab.GroundTruth)
 	for _, order := range [][]string{{"truth", "contrary", "broken"}, {"broken", "truth", "contrary"}, {"contrary", "broken", "truth"}} {
-		v, err := panelOf(t, sim, order...).Verdicts(context.Background(), lab.Question, lab.Rubric, &r)
+		v, err := panelOf(t, simulator, order...).Verdicts(context.Background(), lab.Question, lab.Rubric, &r)
 		if err != nil {
 			t.Fatalf("%v: %v", order, err)
 		}
@@ -65,11 +65,11 @@ func TestPanelFailedJudgeNeverBreaksASplit(t *testing.T) {
 // every item tie on every item; the tie goes against the response in both
 // orders, and a panel's verdicts never depend on the judges' order.
 func TestPanelTieIsAgainstTheResponseInAnyOrder(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{Judges: panelJudges})
+	simulator := sim.New(sim.Config{Judges: panelJudges})
 	lab := rewardtest.DemoLabel()
 	r := reward.Analyze(rewardtest.MarkedResponse, lab.GroundTruth)
 	ask := func(models ...string) []schema.Satisfaction {
-		v, err := panelOf(t, sim, models...).Verdicts(context.Background(), lab.Question, lab.Rubric, &r)
+		v, err := panelOf(t, simulator, models...).Verdicts(context.Background(), lab.Question, lab.Rubric, &r)
 		if err != nil {
 			t.Fatalf("%v: %v", models, err)
 		}
@@ -156,10 +156,10 @@ func TestPanelFailureNeverPaysMore(t *testing.T) {
 // response); with every judge failed the panel fails, naming each judge,
 // and its counters say so.
 func TestPanelFailsOnlyWhenEveryJudgeFails(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{Judges: panelJudges})
+	simulator := sim.New(sim.Config{Judges: panelJudges})
 	lab := rewardtest.DemoLabel()
 	r := reward.Analyze(rewardtest.MarkedResponse, lab.GroundTruth)
-	p := panelOf(t, sim, "broken", "broken")
+	p := panelOf(t, simulator, "broken", "broken")
 	_, err := p.Verdicts(context.Background(), lab.Question, lab.Rubric, &r)
 	if err == nil || !strings.Contains(err.Error(), "every judge of the panel failed") || !strings.Contains(err.Error(), "broken-a") || !strings.Contains(err.Error(), "broken-b") {
 		t.Fatalf("every judge broken: %v", err)
@@ -172,7 +172,7 @@ func TestPanelFailsOnlyWhenEveryJudgeFails(t *testing.T) {
 			t.Errorf("member %s: stats %+v; want one call, failed", m.Name(), st)
 		}
 	}
-	one := panelOf(t, sim, "broken", "truth")
+	one := panelOf(t, simulator, "broken", "truth")
 	if _, err := one.Verdicts(context.Background(), lab.Question, lab.Rubric, &r); err != nil {
 		t.Errorf("one judge answering: %v", err)
 	}
@@ -189,10 +189,10 @@ func TestPanelFailsOnlyWhenEveryJudgeFails(t *testing.T) {
 // a failed judge give 0 everywhere; two true judges and a contrary one
 // give the truth; the order of the judges does not matter.
 func TestPanelGroundedScores(t *testing.T) {
-	sim := llmtest.New(llmtest.Config{Judges: panelJudges})
+	simulator := sim.New(sim.Config{Judges: panelJudges})
 	lab := rewardtest.GroundedLabels(t)[0]
 	ask := func(models ...string) schema.GroundedScores {
-		g, err := panelOf(t, sim, models...).GroundedScores(context.Background(), &lab, rewardtest.Scored3)
+		g, err := panelOf(t, simulator, models...).GroundedScores(context.Background(), &lab, rewardtest.Scored3)
 		if err != nil {
 			t.Fatalf("%v: %v", models, err)
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -33,7 +33,7 @@ func TestWorkerStopsOnSIGTERMAsPID1(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildDistill(t, dir)
 	answers, input := writeProblems(t, dir, 2000)
-	srv, url, stop, err := llmtest.Start(llmtest.Config{Answers: answers, Latency: 200 * time.Millisecond})
+	srv, url, stop, err := sim.Start(sim.Config{Answers: answers, Latency: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -144,7 +144,7 @@ func TestFullQueueWaits(t *testing.T) {
 		}},
 	} {
 		g := newGate()
-		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *llmtest.Config) { tc.cfg(c) })
+		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) { tc.cfg(c) })
 		first := make(chan int, 1)
 		go func() { code, _ := h.do(http.MethodPost, "/v1/score", heldBody); first <- code }()
 		<-g.held
@@ -164,7 +164,7 @@ func TestFullQueueWaits(t *testing.T) {
 
 	// The wait is bounded: past QueueWait the answer is 503 naming the flag.
 	g := newGate()
-	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *llmtest.Config) { c.MaxQueue, c.QueueWait = 1, 20*time.Millisecond })
+	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) { c.MaxQueue, c.QueueWait = 1, 20*time.Millisecond })
 	defer g.release()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -41,15 +41,15 @@ func BenchmarkScoreGroupCached(b *testing.B) {
 		}
 	}
 	call() // judge every response once
-	sent := h.sim.Count()
+	sent := h.simulator.Count()
 	var times []time.Duration
 	for b.Loop() {
 		start := time.Now()
 		call()
 		times = append(times, time.Since(start))
 	}
-	if h.sim.Count() != sent {
-		b.Fatalf("the judge was called %d times during the benchmark", h.sim.Count()-sent)
+	if h.simulator.Count() != sent {
+		b.Fatalf("the judge was called %d times during the benchmark", h.simulator.Count()-sent)
 	}
 	slices.Sort(times)
 	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "p50-µs")

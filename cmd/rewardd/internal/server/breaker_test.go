@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
@@ -84,7 +84,7 @@ func breakerOpensOnOutages(t *testing.T, route string) {
 		return scoreVia(t, h, route, distinctMarked(i))
 	}
 	sw := &switchable{}
-	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *llmtest.Config) {
+	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *sim.Config) {
 		c.Breaker = BreakerOptions{Failures: 3, Probe: time.Millisecond}
 	})
 	sw.set("refuse")
@@ -143,7 +143,7 @@ func breakerOpensOnOutages(t *testing.T, route string) {
 func TestJudgeRefusalIsFatal(t *testing.T) {
 	for _, mode := range []string{"401", "quota"} {
 		sw := &switchable{}
-		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *llmtest.Config) {
+		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *sim.Config) {
 			c.Breaker = BreakerOptions{Failures: 3, Probe: time.Hour}
 		})
 		sw.set(mode)

@@ -18,8 +18,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/pipeline"
@@ -63,7 +63,7 @@ func demoProblems(t *testing.T, dir string) (string, map[string]string) {
 // demoCorpus builds a small corpus the way `make demo` does: distill run
 // over input against the simulated endpoint (in process), with empirical
 // validity on.
-func demoCorpus(t *testing.T, sim *llmtest.Server, dir, input string) string {
+func demoCorpus(t *testing.T, simulator *sim.Server, dir, input string) string {
 	t.Helper()
 	job := job.DefaultJob()
 	job.Input.Paths = []string{input}
@@ -71,7 +71,7 @@ func demoCorpus(t *testing.T, sim *llmtest.Server, dir, input string) string {
 	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = "http://simulated.invalid/v1", "simulated", 6
 	job.Empirical.Enabled = true
 	job.Limits.Concurrency, job.Limits.AttemptTimeout = 32, 5*time.Second
-	if _, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: sim.Transport()}}); err != nil {
+	if _, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}}); err != nil {
 		t.Fatalf("building the demo corpus: %v", err)
 	}
 	return job.Out
@@ -83,8 +83,8 @@ func demoCorpus(t *testing.T, sim *llmtest.Server, dir, input string) string {
 func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	input, answers := demoProblems(t, dir)
-	sim := llmtest.New(llmtest.Config{Answers: answers})
-	run := demoCorpus(t, sim, dir, input)
+	simulator := sim.New(sim.Config{Answers: answers})
+	run := demoCorpus(t, simulator, dir, input)
 
 	var recs []schema.Record
 	if err := corpus.ReadAll(run, func(r *schema.Record) error { recs = append(recs, *r); return nil }); err != nil {
@@ -103,7 +103,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("the index's label differs from schema.LabelOf:\n%s\n%s", mustJSON(t, *lab), mustJSON(t, want))
 	}
 
-	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"}, llm.Options{HTTPClient: &http.Client{Transport: sim.Transport()}}, nil, nil)
+	client, err := llm.NewClient(llm.Endpoint{BaseURL: "http://simulated.invalid/v1"}, llm.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +111,11 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := judge.NewJudge(client, ps, judge.JudgeOptions{Model: "simulated"})
+	j, err := judge.New(client, ps, judge.Options{Model: "simulated"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(server.Config{Index: index, Judge: j})
+	srv, err := server.New(server.Config{Index: index, Judge: j})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +128,8 @@ func TestEndToEnd(t *testing.T) {
 	for _, ro := range rec.Rollouts {
 		responses = append(responses, ro.Text)
 	}
-	marked := "### Step 1: Set up.\nWe start. " + llmtest.SatisfiedMarker(1) + "\n### Step 2: Finish.\nDone. " + llmtest.SatisfiedMarker(2) + "\n<answer>" + rec.Answer + "</answer>"
-	wrong := "### Step 1: Guess.\n" + llmtest.SatisfiedMarker(2) + "\n<answer>not the answer</answer>"
+	marked := "### Step 1: Set up.\nWe start. " + sim.SatisfiedMarker(1) + "\n### Step 2: Finish.\nDone. " + sim.SatisfiedMarker(2) + "\n<answer>" + rec.Answer + "</answer>"
+	wrong := "### Step 1: Guess.\n" + sim.SatisfiedMarker(2) + "\n<answer>not the answer</answer>"
 	responses = append(responses, marked, wrong)
 	markedAt := len(responses) - 2
 

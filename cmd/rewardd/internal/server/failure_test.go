@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -18,7 +18,7 @@ import (
 // carries the batch's judge-failure rate, and /metrics the recent rate.
 func TestJudgeFailureRateIsReported(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
+	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	queries := []string{chatMLPrompt + rewardtest.MarkedResponse, chatMLPrompt + failing, chatMLPrompt + rewardtest.MarkedResponse + " ", chatMLPrompt + "<answer>5</answer>"}
 	var got getRewardAnswer
 	h.post("/get_reward", mustJSON(t, map[string]any{"query": queries}), &got)
@@ -43,8 +43,8 @@ func TestJudgeFailureRateIsReported(t *testing.T) {
 // TestOnJudgeFailureError checks --on-judge-failure error: a request with a
 // failed judgment gets 503 with Retry-After, one without gets 200.
 func TestOnJudgeFailureError(t *testing.T) {
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
-	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
+	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	for _, tc := range []struct {
 		path, body string
 		code       int
@@ -74,9 +74,9 @@ func TestOnJudgeFailureError(t *testing.T) {
 // whose judgment failed is a RunToolError naming the judge, and the episode
 // takes the answer again.
 func TestOnJudgeFailureErrorORS(t *testing.T) {
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
 	e := openEpisode(t, orsDo(h.do), map[string]any{"split": "train", "index": 0})
-	failing := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
+	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	if ok, _, msg := e.answer(failing); ok || !strings.Contains(msg, "the judge failed") || !strings.Contains(msg, "retry") {
 		t.Errorf("a failed judgment: ok %v %q, want a RunToolError naming the judge", ok, msg)
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -35,7 +35,7 @@ func shimLabel(t *testing.T, lab schema.Label) string {
 // scheme, not srar.
 func TestUnusableLabelFallsBackToTheCorpus(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, _ := groundedHarness(t, append(labs, rewardtest.DemoLabel()), llmtest.Config{})
+	h, _ := groundedHarness(t, append(labs, rewardtest.DemoLabel()), sim.Config{})
 	h.srv.log = newTestLogger(h.logs)
 	qid := labs[0].ID
 	bad := shimLabel(t, labs[0])

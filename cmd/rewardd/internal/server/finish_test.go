@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -76,7 +76,7 @@ func TestV1ScoreFinishReason(t *testing.T) {
 // that end properly answer byte for byte as without the field.
 func TestV1ScoreGroupFinishReasons(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	wrong := "### Step 1: Guess.\n2+3 = 6. " + llmtest.SatisfiedMarker(3) + "\n<answer>6</answer>"
+	wrong := "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>"
 	responses := []string{boxedMarked, boxedMarked, wrong, rewardtest.MarkedResponse}
 	for _, scheme := range schema.Schemes {
 		if scheme == schema.SchemeGrounded {
@@ -148,8 +148,8 @@ func TestFinishReasonMalformed(t *testing.T) {
 	} {
 		h.wantBadRequest(tc.path, tc.body, tc.field)
 	}
-	if h.sim.Count() != 0 {
-		t.Errorf("malformed requests reached the judge %d times", h.sim.Count())
+	if h.simulator.Count() != 0 {
+		t.Errorf("malformed requests reached the judge %d times", h.simulator.Count())
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -29,7 +29,7 @@ func hugeLabel() schema.Label {
 // hugeResponse is a correct response the simulated judge finds satisfying
 // the items ids of hugeLabel.
 func hugeResponse(ids ...int32) string {
-	return "### Step 1: Add.\n4+4 = 8. " + llmtest.SatisfiedMarker(ids...) + "\n<answer>8</answer>"
+	return "### Step 1: Add.\n4+4 = 8. " + sim.SatisfiedMarker(ids...) + "\n<answer>8</answer>"
 }
 
 // TestNonFiniteRewardIsTheItemsError: a reward that is not a finite number

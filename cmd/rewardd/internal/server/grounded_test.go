@@ -13,8 +13,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -39,27 +39,27 @@ func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 
 // groundedHarness is a server over labels (none: labels come with the
 // requests) judged by the simulated endpoint, with its judge requests kept.
-func groundedHarness(t testing.TB, labels []schema.Label, sim llmtest.Config) (*harness, *recordingTransport) {
+func groundedHarness(t testing.TB, labels []schema.Label, simulator sim.Config) (*harness, *recordingTransport) {
 	t.Helper()
-	return groundedHarnessWith(t, labels, sim, judge.JudgeOptions{Model: "simulated"})
+	return groundedHarnessWith(t, labels, simulator, judge.Options{Model: "simulated"})
 }
 
 // groundedHarnessWith is groundedHarness with the judge's options.
-func groundedHarnessWith(t testing.TB, labels []schema.Label, sim llmtest.Config, opt judge.JudgeOptions) (*harness, *recordingTransport) {
+func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Config, opt judge.Options) (*harness, *recordingTransport) {
 	t.Helper()
-	sim.KeepLog = true
-	s := llmtest.New(sim)
+	simulator.KeepLog = true
+	s := sim.New(simulator)
 	rec := &recordingTransport{next: s.Transport()}
 	judge := newTestJudge(t, rec, 4, llm.NewMeter(nil, llm.Budget{}), opt)
 	cfg := Config{Judge: judge}
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
 	}
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, srv: srv, sim: s, judge: judge, logs: &bytes.Buffer{}, labels: labels}, rec
+	return &harness{t: t, srv: srv, simulator: s, judge: judge, logs: &bytes.Buffer{}, labels: labels}, rec
 }
 
 // TestGroundedEveryEndpoint scores a grounded question on every endpoint,
@@ -67,7 +67,7 @@ func groundedHarnessWith(t testing.TB, labels []schema.Label, sim llmtest.Config
 // the simulated judge.
 func TestGroundedEveryEndpoint(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h, _ := groundedHarness(t, labs, sim.Config{})
 	id := labs[0].ID
 	const want = 5.0 / 8
 	check := func(what string, r reward.Result) {
@@ -123,7 +123,7 @@ func TestGroundedEveryEndpoint(t *testing.T) {
 // the request brings a label.
 func TestGroundedPassageFromCorpus(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, rec := groundedHarness(t, labs, llmtest.Config{})
+	h, rec := groundedHarness(t, labs, sim.Config{})
 	const planted = "PLANTED: the log is optional and pages go first."
 	var out struct{ Results []reward.Result }
 	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
@@ -148,19 +148,19 @@ func TestGroundedPassageFromCorpus(t *testing.T) {
 func TestGroundedInvalidOutputIsZero(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
 	for _, tc := range []struct {
-		name     string
-		sim      llmtest.Config
-		response string
-		ok       bool
+		name      string
+		simulator sim.Config
+		response  string
+		ok        bool
 	}{
-		{"every reply malformed", llmtest.Config{Faults: llmtest.Faults{Malformed: 1}}, rewardtest.Scored3, false},
-		{"score over the weight every time", llmtest.Config{}, "x " + llmtest.ScoresMarker(map[string]float64{"order": 9}, "order"), false},
-		{"judge unable", llmtest.Config{}, "x " + llmtest.JudgeFailsMarker, false},
-		{"well formed", llmtest.Config{}, rewardtest.Scored3, true},
+		{"every reply malformed", sim.Config{Faults: sim.Faults{Malformed: 1}}, rewardtest.Scored3, false},
+		{"score over the weight every time", sim.Config{}, "x " + sim.ScoresMarker(map[string]float64{"order": 9}, "order"), false},
+		{"judge unable", sim.Config{}, "x " + sim.JudgeFailsMarker, false},
+		{"well formed", sim.Config{}, rewardtest.Scored3, true},
 	} {
 		for _, repairs := range []int{0, 1, 2} {
 			t.Run(fmt.Sprintf("%s, %d repairs", tc.name, repairs), func(t *testing.T) {
-				h, _ := groundedHarnessWith(t, labs, tc.sim, judge.JudgeOptions{Model: "simulated", GroundedRepairs: repairs})
+				h, _ := groundedHarnessWith(t, labs, tc.simulator, judge.Options{Model: "simulated", GroundedRepairs: repairs})
 				var out struct{ Results []reward.Result }
 				h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": tc.response}}}), &out)
 				r := out.Results[0]
@@ -168,8 +168,8 @@ func TestGroundedInvalidOutputIsZero(t *testing.T) {
 				if !tc.ok {
 					requests += int64(repairs)
 				}
-				if r.JudgeOK != tc.ok || h.sim.Count() != requests {
-					t.Errorf("judge_ok %v after %d requests (%s), want %v after %d", r.JudgeOK, h.sim.Count(), r.JudgeError, tc.ok, requests)
+				if r.JudgeOK != tc.ok || h.simulator.Count() != requests {
+					t.Errorf("judge_ok %v after %d requests (%s), want %v after %d", r.JudgeOK, h.simulator.Count(), r.JudgeError, tc.ok, requests)
 				}
 				if !tc.ok && (r.Reward != 0 || r.Score != 0 || r.Error != "") {
 					t.Errorf("a failed judgment pays %v (error %q), want 0", r.Reward, r.Error)
@@ -181,11 +181,11 @@ func TestGroundedInvalidOutputIsZero(t *testing.T) {
 
 func TestGroundedSchemeMismatch(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h, _ := groundedHarness(t, labs, sim.Config{})
 	var out struct{ Results []reward.Result }
 	h.post("/v1/score", mustJSON(t, map[string]any{"scheme": "srar", "items": []map[string]any{{"problem_id": labs[0].ID, "response": rewardtest.Scored3}}}), &out)
-	if r := out.Results[0]; !strings.Contains(r.Error, "scored only under scheme grounded") || r.Reward != 0 || h.sim.Count() != 0 {
-		t.Errorf("scheme srar on a grounded question: %+v after %d judge requests", r, h.sim.Count())
+	if r := out.Results[0]; !strings.Contains(r.Error, "scored only under scheme grounded") || r.Reward != 0 || h.simulator.Count() != 0 {
+		t.Errorf("scheme srar on a grounded question: %+v after %d judge requests", r, h.simulator.Count())
 	}
 	code, body := h.do(http.MethodPost, "/v1/score_group?scheme=rgr", mustJSON(t, map[string]any{"problem_id": labs[0].ID, "scheme": "rgr", "responses": []string{rewardtest.Scored3}}))
 	if code != http.StatusOK || !strings.Contains(string(body), "scored only under scheme grounded") {
@@ -197,7 +197,7 @@ func TestGroundedSchemeMismatch(t *testing.T) {
 // judged once.
 func TestGroundedScoresCached(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h, _ := groundedHarness(t, labs, sim.Config{})
 	for range 3 {
 		g, err := h.judge.GroundedScores(context.Background(), &labs[0], rewardtest.Scored3)
 		if err != nil || g.Scores[0] != 3 {
@@ -210,7 +210,7 @@ func TestGroundedScoresCached(t *testing.T) {
 	if _, err := h.judge.GroundedScores(context.Background(), &other, rewardtest.Scored3); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.sim.Count(); n != 2 {
+	if n := h.simulator.Count(); n != 2 {
 		t.Errorf("%d judge requests, want 2: one per distinct rubric", n)
 	}
 }
@@ -244,9 +244,9 @@ func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 // batch and the group endpoints alike.
 func TestGroundedJudgeFailurePolicyError(t *testing.T) {
 	labs := rewardtest.GroundedLabels(t)
-	h, _ := groundedHarness(t, labs, llmtest.Config{})
+	h, _ := groundedHarness(t, labs, sim.Config{})
 	h.srv.cfg.OnJudgeFailure = reward.OnJudgeFailureError
-	failing := "x " + llmtest.JudgeFailsMarker
+	failing := "x " + sim.JudgeFailsMarker
 	for _, req := range []struct{ path, body string }{
 		{pathV1Score, mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": labs[0].ID, "response": failing}}})},
 		{pathV1ScoreGroup, mustJSON(t, map[string]any{"problem_id": labs[0].ID, "responses": []string{rewardtest.Scored3, failing}})},
@@ -268,7 +268,7 @@ func TestGroundedJudgeLongPassageIsCut(t *testing.T) {
 	g := *lab.Grounded
 	g.Passage = strings.Repeat(rewardtest.WalPassage+"\n\n", 20_000/len(rewardtest.WalPassage)+1)
 	lab.Grounded = &g
-	h, rec := groundedHarness(t, nil, llmtest.Config{ContextTokens: 4096})
+	h, rec := groundedHarness(t, nil, sim.Config{ContextTokens: 4096})
 	scores, err := h.judge.GroundedScores(context.Background(), &lab, rewardtest.Scored3)
 	if err != nil {
 		t.Fatalf("judging against a %d-character passage: %v", len(g.Passage), err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -49,13 +49,13 @@ func TestGarbageJudgeIsSeen(t *testing.T) {
 		body func(i int) string
 	}{
 		{"satisfaction judge", func(t *testing.T) *harness {
-			return newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(_ *Config, s *llmtest.Config) { s.Faults.Malformed = 1 })
+			return newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(_ *Config, s *sim.Config) { s.Faults.Malformed = 1 })
 		}, func(i int) string {
 			return mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": fmt.Sprintf("%s (%d)", rewardtest.MarkedResponse, i)}}})
 		}},
 		{"grounded judge", func(t *testing.T) *harness {
 			labs := rewardtest.GroundedLabels(t)
-			h, _ := groundedHarness(t, labs, llmtest.Config{Faults: llmtest.Faults{Malformed: 1}})
+			h, _ := groundedHarness(t, labs, sim.Config{Faults: sim.Faults{Malformed: 1}})
 			h.srv.log = slog.New(slog.NewTextHandler(h.logs, nil))
 			return h
 		}, func(i int) string {
@@ -94,7 +94,7 @@ func TestGarbageJudgeIsSeen(t *testing.T) {
 func TestHungJudgeIsSeen(t *testing.T) {
 	const stallAfter = 50 * time.Millisecond
 	g := newGate()
-	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *llmtest.Config) {
+	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) {
 		c.Timeout, c.StallAfter = time.Hour, stallAfter
 	})
 	defer g.release()

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -36,15 +36,15 @@ const (
 
 // harness is a Server judged by an in-process simulated endpoint.
 type harness struct {
-	t      testing.TB
-	srv    *Server
-	sim    *llmtest.Server
-	judge  *judge.Judge
-	logs   *bytes.Buffer
-	labels []schema.Label
+	t         testing.TB
+	srv       *Server
+	simulator *sim.Server
+	judge     *judge.Judge
+	logs      *bytes.Buffer
+	labels    []schema.Label
 }
 
-type harnessOpt func(*Config, *llmtest.Config)
+type harnessOpt func(*Config, *sim.Config)
 
 func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harness {
 	t.Helper()
@@ -56,36 +56,36 @@ func newHarness(t testing.TB, labels []schema.Label, opts ...harnessOpt) *harnes
 func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTripper) http.RoundTripper, opts ...harnessOpt) *harness {
 	t.Helper()
 	cfg := Config{}
-	simCfg := llmtest.Config{KeepLog: true}
+	simCfg := sim.Config{KeepLog: true}
 	for _, o := range opts {
 		o(&cfg, &simCfg)
 	}
-	sim := llmtest.New(simCfg)
+	simulator := sim.New(simCfg)
 	meter := llm.NewMeter(nil, llm.Budget{})
-	transport := sim.Transport()
+	transport := simulator.Transport()
 	if wrap != nil {
 		transport = wrap(transport)
 	}
-	j := newTestJudge(t, transport, 4, meter, judge.JudgeOptions{Model: "simulated"})
+	j := newTestJudge(t, transport, 4, meter, judge.Options{Model: "simulated"})
 	logs := &bytes.Buffer{}
 	cfg.Judge, cfg.Meter = j, meter
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
 	}
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, srv: srv, sim: sim, judge: j, logs: logs, labels: labels}
+	return &harness{t: t, srv: srv, simulator: simulator, judge: j, logs: logs, labels: labels}
 }
 
 // newTestJudge is a judge with the embedded templates over transport (the
 // simulated endpoint's, or one wrapping it), asking each request up to
 // attempts times with millisecond back-offs.
-func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt judge.JudgeOptions) *judge.Judge {
+func newTestJudge(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.Meter, opt judge.Options) *judge.Judge {
 	t.Helper()
-	j, err := judge.NewJudge(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
+	j, err := judge.New(rewardtest.Client(t, transport, attempts, meter), rewardtest.Prompts(t), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 

@@ -19,8 +19,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -177,7 +177,7 @@ func (e *orsEpisode) answer(text string, header ...string) (ok bool, out orsOutp
 // deleted session is gone.
 func TestORSEpisodeScoresAsV1Score(t *testing.T) {
 	grounded := rewardtest.GroundedLabels(t)
-	gh, _ := groundedHarness(t, grounded, llmtest.Config{})
+	gh, _ := groundedHarness(t, grounded, sim.Config{})
 	for _, tc := range []struct {
 		name       string
 		h          *harness
@@ -355,7 +355,7 @@ func liveHeap() uint64 {
 // session is refused with 503 until the idle ones are dropped.
 func TestORSAbandonedSessionsAreReaped(t *testing.T) {
 	clock := &fakeClock{}
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) {
 		c.ORS = ORSOptions{MaxSessions: 10_000, SessionIdle: time.Minute, ReapEvery: 5 * time.Millisecond, Now: clock.now}
 	})
 	serve(t, h)
@@ -467,11 +467,11 @@ func TestORSReconnectReplaysTheOutput(t *testing.T) {
 	body := mustJSON(t, map[string]any{"name": "answer", "input": map[string]string{"answer": rewardtest.MarkedResponse}})
 	_, first := e.call(http.MethodPost, "/rubricforge/call", body)
 	taskID, res := streamResult(t, first)
-	calls := h.sim.Count()
+	calls := h.simulator.Count()
 	_, again := e.call(http.MethodPost, "/rubricforge/call", mustJSON(t, map[string]any{"name": "answer", "input": map[string]string{"answer": rewardtest.MarkedResponse}, "task_id": taskID}))
 	id2, res2 := streamResult(t, again)
-	if id2 != taskID || string(res2["output"]) != string(res["output"]) || h.sim.Count() != calls {
-		t.Errorf("the replay: task_id %s (want %s), output %s (want %s), %d judge requests more", id2, taskID, res2["output"], res["output"], h.sim.Count()-calls)
+	if id2 != taskID || string(res2["output"]) != string(res["output"]) || h.simulator.Count() != calls {
+		t.Errorf("the replay: task_id %s (want %s), output %s (want %s), %d judge requests more", id2, taskID, res2["output"], res["output"], h.simulator.Count()-calls)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/reward/judge"
@@ -20,11 +20,11 @@ import (
 // of every verdict, "broken" never answers usably.
 func newPanelHarness(t testing.TB, labels []schema.Label, models ...string) *harness {
 	t.Helper()
-	sim := llmtest.New(llmtest.Config{Judges: map[string]llmtest.JudgeProfile{"contrary": {Flip: 1}, "broken": {Fail: 1}}})
+	simulator := sim.New(sim.Config{Judges: map[string]sim.JudgeProfile{"contrary": {Flip: 1}, "broken": {Fail: 1}}})
 	meter := llm.NewMeter(nil, llm.Budget{})
 	members := make([]*judge.Judge, len(models))
 	for i, m := range models {
-		members[i] = newTestJudge(t, sim.Transport(), 1, meter, judge.JudgeOptions{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
+		members[i] = newTestJudge(t, simulator.Transport(), 1, meter, judge.Options{Model: m, Name: m + "-" + string(rune('a'+i)), Repairs: -1})
 	}
 	p, err := judge.NewPanel(members)
 	if err != nil {
@@ -33,16 +33,16 @@ func newPanelHarness(t testing.TB, labels []schema.Label, models ...string) *har
 	logs := &bytes.Buffer{}
 	cfg := Config{Judge: p, Meter: meter, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	cfg.Index, _ = NewIndex(labels)
-	srv, err := NewServer(cfg)
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, srv: srv, sim: sim, judge: p, logs: logs, labels: labels}
+	return &harness{t: t, srv: srv, simulator: simulator, judge: p, logs: logs, labels: labels}
 }
 
 // wrongResponse is an incorrect response whose simulated verdicts are:
 // item 3 (the PITFALL) satisfied at step 1, the others not.
-var wrongResponse = "### Step 1: Guess.\n2+3 = 6. " + llmtest.SatisfiedMarker(3) + "\n<answer>6</answer>"
+var wrongResponse = "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>"
 
 // TestPanelScoring: over HTTP, a panel whose judges split 1-1 with one
 // failed pays each response what the failure floor pays (every item
@@ -54,7 +54,7 @@ func TestPanelScoring(t *testing.T) {
 	lab := rewardtest.DemoLabel()
 	// Marked responses: the simulated "contrary" judge says the opposite of
 	// "truth" on every item of them.
-	partial := "### Step 1: Add.\n2+3 = 5. " + llmtest.SatisfiedMarker(2, 3) + "\n<answer>5</answer>"
+	partial := "### Step 1: Add.\n2+3 = 5. " + sim.SatisfiedMarker(2, 3) + "\n<answer>5</answer>"
 	responses := []string{rewardtest.MarkedResponse, wrongResponse, partial}
 	score := func(h *harness) []reward.Result {
 		items := make([]map[string]any, len(responses))

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/reviewexport"
-	"github.com/rubricforge/rubricforge/internal/reviewtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewexport"
+	"github.com/rubricforge/rubricforge/internal/testkit/reviewtest"
 	"github.com/rubricforge/rubricforge/review"
 	"github.com/rubricforge/rubricforge/reward/judge"
 )
@@ -48,8 +48,8 @@ func TestServesAReviewedExport(t *testing.T) {
 	if err != nil || stats.Skipped != 0 {
 		t.Fatalf("loading the reviewed export: %v %+v", err, stats)
 	}
-	tap := &bodyTap{next: llmtest.New(llmtest.Config{}).Transport()}
-	srv, err := NewServer(Config{Index: index, Judge: newTestJudge(t, tap, 1, nil, judge.JudgeOptions{Model: "simulated"})})
+	tap := &bodyTap{next: sim.New(sim.Config{}).Transport()}
+	srv, err := New(Config{Index: index, Judge: newTestJudge(t, tap, 1, nil, judge.Options{Model: "simulated"})})
 	if err != nil {
 		t.Fatal(err)
 	}

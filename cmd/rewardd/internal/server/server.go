@@ -113,8 +113,8 @@ type Server struct {
 	bufs sync.Pool
 }
 
-// NewServer checks cfg and returns the handler.
-func NewServer(cfg Config) (*Server, error) {
+// New checks cfg and returns the handler.
+func New(cfg Config) (*Server, error) {
 	if cfg.Judge == nil {
 		return nil, errors.New("reward: the server needs a judge")
 	}

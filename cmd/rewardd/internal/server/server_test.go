@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -59,7 +59,7 @@ func TestGetRewardOpenRLHF(t *testing.T) {
 			chatMLPrompt + rewardtest.MarkedResponse + "<|im_end|><|endoftext|>",
 			llama3Prompt + rewardtest.MarkedResponse + "<|eot_id|>",
 			strings.Replace(chatMLPrompt, "2+3", "7+8", 1) + rewardtest.MarkedResponse + "<|im_end|>",
-			chatMLPrompt + "I do not know." + llmtest.SatisfiedMarker(3) + "<|im_end|>",
+			chatMLPrompt + "I do not know." + sim.SatisfiedMarker(3) + "<|im_end|>",
 		},
 		"prompts": []string{chatMLPrompt, "<|start_header_id|>user<|end_header_id|>\n\nWhat is 2+3?<|eot_id|>", strings.Replace(chatMLPrompt, "2+3", "7+8", 1), chatMLPrompt},
 		"labels":  []string{"", "", "", ""},
@@ -211,7 +211,7 @@ func TestV1Score(t *testing.T) {
 // 200, judge_ok false with the reason, the floor.
 func TestJudgeFailureIsAnswered(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	resp := "### Step 1: Add.\n2+3 = 5 " + llmtest.JudgeFailsMarker + "\n<answer>5</answer>"
+	resp := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	var got scoreAnswer
 	h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
 		{"problem_id": "sum-2-3", "response": resp, "scheme": "srar"},
@@ -232,8 +232,8 @@ func TestJudgeFailureIsAnswered(t *testing.T) {
 	// The two items share a call when they are judged at once; a failure is
 	// not cached, so a later one calls again (the adapters' two included).
 	// Each call is one reply and two repair turns.
-	if st := h.judge.Stats(); st.Failures != st.Calls || st.Calls < 1 || st.Calls > 4 || h.sim.Count() != 3*st.Calls {
-		t.Errorf("judge stats %+v, %d requests to the endpoint: want every call failed after 3 requests", st, h.sim.Count())
+	if st := h.judge.Stats(); st.Failures != st.Calls || st.Calls < 1 || st.Calls > 4 || h.simulator.Count() != 3*st.Calls {
+		t.Errorf("judge stats %+v, %d requests to the endpoint: want every call failed after 3 requests", st, h.simulator.Count())
 	}
 }
 
@@ -244,10 +244,10 @@ func TestRescoringCostsNothing(t *testing.T) {
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": rewardtest.MarkedResponse}}})
 	var first, second scoreAnswer
 	h.post("/v1/score", body, &first)
-	sent := h.sim.Count()
+	sent := h.simulator.Count()
 	h.post("/v1/score", body, &second)
-	if h.sim.Count() != sent || sent == 0 {
-		t.Errorf("the endpoint got %d requests for the first scoring and %d more for the second", sent, h.sim.Count()-sent)
+	if h.simulator.Count() != sent || sent == 0 {
+		t.Errorf("the endpoint got %d requests for the first scoring and %d more for the second", sent, h.simulator.Count()-sent)
 	}
 	if mustJSON(t, first) != mustJSON(t, second) {
 		t.Errorf("re-scoring changed the result:\n%s\n%s", mustJSON(t, first), mustJSON(t, second))
@@ -259,7 +259,7 @@ func TestRescoringCostsNothing(t *testing.T) {
 
 func TestScoreGroupEndpoint(t *testing.T) {
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	wrong := "### Step 1: Guess.\n2+3 = 6. " + llmtest.SatisfiedMarker(3) + "\n<answer>6</answer>"
+	wrong := "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>"
 	var g reward.Group
 	h.post("/v1/score_group", mustJSON(t, map[string]any{"problem_id": "sum-2-3", "scheme": "papo", "responses": []string{rewardtest.MarkedResponse, wrong, rewardtest.MarkedResponse}}), &g)
 	if len(g.Results) != 3 || len(g.Advantages) != 3 || len(g.Validity) != 5 {
@@ -308,8 +308,8 @@ func TestMalformedRequests(t *testing.T) {
 	} {
 		h.wantBadRequest(tc.path, tc.body, tc.field)
 	}
-	if h.sim.Count() != 0 {
-		t.Errorf("malformed requests reached the judge %d times", h.sim.Count())
+	if h.simulator.Count() != 0 {
+		t.Errorf("malformed requests reached the judge %d times", h.simulator.Count())
 	}
 	// A bad label fails its own item, with the field named, not the request.
 	for _, tc := range []struct {
@@ -327,7 +327,7 @@ func TestMalformedRequests(t *testing.T) {
 }
 
 func TestHTTPLimits(t *testing.T) {
-	h := newHarness(t, nil, func(c *Config, _ *llmtest.Config) { c.MaxBodyBytes = 64 })
+	h := newHarness(t, nil, func(c *Config, _ *sim.Config) { c.MaxBodyBytes = 64 })
 	for _, tc := range []struct {
 		method, path, body string
 		code               int
@@ -346,7 +346,7 @@ func TestHTTPLimits(t *testing.T) {
 
 func TestBearerToken(t *testing.T) {
 	const token = "s3cret-token-value"
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) { c.Token = token })
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.Token = token })
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "nope", "response": "r"}}})
 	for _, tc := range []struct {
 		name, path string
@@ -479,7 +479,7 @@ func checkPrometheusText(t *testing.T, text string) {
 // checks the next is refused with 503 after the queue wait, not queued
 // without bound.
 func TestQueueBound(t *testing.T) {
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, s *llmtest.Config) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, s *sim.Config) {
 		c.MaxQueue, c.QueueWait = 1, 10*time.Millisecond
 		s.Latency = time.Minute
 	})
@@ -493,7 +493,7 @@ func TestQueueBound(t *testing.T) {
 		h.srv.ServeHTTP(rec, req)
 		done <- rec.Code
 	}()
-	for h.sim.Count() == 0 { // the first request is at the judge
+	for h.simulator.Count() == 0 { // the first request is at the judge
 		time.Sleep(time.Millisecond)
 	}
 	code, out := h.do(http.MethodPost, "/v1/score", body)
@@ -509,7 +509,7 @@ func TestQueueBound(t *testing.T) {
 // TestServeDrains stops the server while a request is at the judge and
 // checks the request is still answered.
 func TestServeDrains(t *testing.T) {
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(_ *Config, s *llmtest.Config) { s.Latency = 200 * time.Millisecond })
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(_ *Config, s *sim.Config) { s.Latency = 200 * time.Millisecond })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -531,7 +531,7 @@ func TestServeDrains(t *testing.T) {
 		}
 		answered <- err
 	}()
-	for h.sim.Count() == 0 {
+	for h.simulator.Count() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	stop()

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -56,7 +56,7 @@ func TestSlowBodiesDoNotStarveOthers(t *testing.T) {
 		slow     = 8 // they declare twice the budget
 		queueMax = 2 * time.Second
 	)
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *llmtest.Config) {
+	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) {
 		c.MaxBodyBytes, c.MaxInflightBytes, c.QueueWait = maxBody, budget, queueMax
 	})
 	srv := httptest.NewServer(h.srv) // loopback

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/internal/llmtest"
-	"github.com/rubricforge/rubricforge/internal/rewardtest"
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
 	"github.com/rubricforge/rubricforge/reward"
 )
 
@@ -44,7 +44,7 @@ func TestStepCreditLandsOnTheNamedStep(t *testing.T) {
 			for k, s := range tc.steps {
 				fmt.Fprintf(&b, "%s\nSome work on 2+3.", s.header)
 				if len(s.ids) > 0 {
-					b.WriteString(" " + llmtest.SatisfiedMarker(s.ids...))
+					b.WriteString(" " + sim.SatisfiedMarker(s.ids...))
 				}
 				b.WriteString("\n")
 				for _, id := range s.ids {

@@ -1,0 +1,63 @@
+package cache
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
+)
+
+// TestSyncsArePacedWhileAnswersKeepComing: while puts keep arriving, the
+// log is synced at most once every minSyncGap (one journal commit for many
+// answers, not one for every few), and every Put that returned is in the
+// log after a reopen.
+func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
+	ffs := &faultfs.FS{}
+	path := filepath.Join(t.TempDir(), "cache.db")
+	c := openCache(t, path, nil, WithFS(ffs))
+	before := ffs.Count("sync cache.db")
+	var puts atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range 32 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := c.Put(testID(fmt.Sprintf("w%d-%d", w, i)), []byte(`{"ok":true}`), Usage{Stage: "rollout", Model: "m"}); err != nil {
+					t.Error(err)
+					return
+				}
+				puts.Add(1)
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(start)
+	syncs := ffs.Count("sync cache.db") - before
+	if limit := int(elapsed/minSyncGap) + 2; syncs > limit {
+		t.Errorf("%d syncs for %d puts in %v, want at most %d (one every %v)", syncs, puts.Load(), elapsed, limit, minSyncGap)
+	}
+	t.Logf("%d syncs for %d puts in %v", syncs, puts.Load(), elapsed)
+	if syncs == 0 || puts.Load() < int64(syncs) {
+		t.Errorf("%d syncs for %d puts", syncs, puts.Load())
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = openCache(t, path, nil)
+	defer c.Close()
+	if n, _ := c.Len(); int64(n) != puts.Load() {
+		t.Errorf("%d entries after a reopen, want the %d puts that returned", n, puts.Load())
+	}
+}
