@@ -10,7 +10,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
-	"github.com/rubricforge/rubricforge/internal/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 )
 
 // TestRefineCrashAtEveryOperation: a refinement written to the crash
