@@ -123,6 +123,9 @@ echo "$((4000 + n));cluster1"
 `
 	os.WriteFile(filepath.Join(dir, "sbatch"), []byte(sbatch), 0o755)
 	os.WriteFile(filepath.Join(dir, "scancel"), []byte("#!/bin/bash\nprintf 'scancel %s\\n' \"$*\" >> \""+calls+"\"\n"), 0o755)
+	// squeue prints the lines of dir/queue ("ARRAY_JOB TASK STATE"), as
+	// squeue --noheader --array --format='%F %K %T' does.
+	os.WriteFile(filepath.Join(dir, "squeue"), []byte("#!/bin/bash\ncat \""+filepath.Join(dir, "queue")+"\" 2>/dev/null\nexit 0\n"), 0o755)
 	return "PATH=" + dir + ":" + os.Getenv("PATH"), calls
 }
 
@@ -190,6 +193,46 @@ func TestSubmitResume(t *testing.T) {
 	got = readCalls(t, calls)
 	if last := got[len(got)-1]; err != nil || strings.Contains(last, "--dependency") || !strings.HasSuffix(last, "distill-merge.sbatch") {
 		t.Errorf("--merge: %v, %q\n%s", err, last, out)
+	}
+}
+
+// TestSubmitResumeLeavesQueuedTasks: a task of an earlier submission that
+// is still queued (or running) is not submitted again by --resume: the
+// new merge waits for it and for the tasks submitted again.
+func TestSubmitResumeLeavesQueuedTasks(t *testing.T) {
+	dir := t.TempDir()
+	path, calls := fakeSlurm(t, dir)
+	runs := filepath.Join(dir, "runs")
+	env := []string{path, "PARTITIONS=4", "JOB_FILE=j.yaml", "RUNS=" + runs}
+	if out, err := runScript(t, "submit.sh", env...); err != nil {
+		t.Fatalf("submit.sh: %v\n%s", err, out)
+	}
+	// Worker 0 finished; 1 failed; 2 runs and 3 waits in the queue.
+	for i, status := range []string{"finished", "failed", "running"} {
+		os.MkdirAll(filepath.Join(runs, fmt.Sprintf("part-%d", i)), 0o755)
+		os.WriteFile(filepath.Join(runs, fmt.Sprintf("part-%d", i), "report.json"), []byte(`{"status": "`+status+`"}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "queue"), []byte("4001 2 RUNNING\n4001 3 PENDING\n"), 0o644)
+	out, err := runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
+	if err != nil {
+		t.Fatalf("submit.sh --resume: %v\n%s", err, out)
+	}
+	got := readCalls(t, calls)[2:]
+	if len(got) != 3 || got[0] != "scancel 4002" || !strings.Contains(got[1], "--array=1 ") ||
+		!strings.Contains(got[2], "--dependency=afterok:4003:4001_2:4001_3 ") {
+		t.Errorf("--resume's calls:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(out, "2,3 still queued or running") {
+		t.Errorf("--resume says %q", out)
+	}
+
+	// Every unfinished task still queued: no new array, a merge after them.
+	os.WriteFile(filepath.Join(dir, "queue"), []byte("4001 2 RUNNING\n4001 3 PENDING\n4003 1 PENDING\n"), 0o644)
+	out, err = runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
+	got = readCalls(t, calls)[5:]
+	if err != nil || len(got) != 2 || got[0] != "scancel 4004" || strings.Contains(got[1], "--array") ||
+		!strings.Contains(got[1], "--dependency=afterok:4001_2:4001_3:4003_1 ") {
+		t.Errorf("--resume with every task queued: %v\n%s\n%s", err, strings.Join(got, "\n"), out)
 	}
 }
 
