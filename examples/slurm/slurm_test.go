@@ -231,7 +231,7 @@ func TestSubmitResumeLeavesQueuedTasks(t *testing.T) {
 	out, err = runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
 	got = readCalls(t, calls)[5:]
 	if err != nil || len(got) != 2 || got[0] != "scancel 4004" || strings.Contains(got[1], "--array") ||
-		!strings.Contains(got[1], "--dependency=afterok:4001_2:4001_3:4003_1 ") {
+		!strings.Contains(got[1], "--dependency=afterok:4003_1:4001_2:4001_3 ") {
 		t.Errorf("--resume with every task queued: %v\n%s\n%s", err, strings.Join(got, "\n"), out)
 	}
 }
