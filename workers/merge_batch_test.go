@@ -1,6 +1,9 @@
 package workers
 
 import (
+	"reflect"
+
+	"github.com/rubricforge/rubricforge/llm"
 	"path/filepath"
 	"testing"
 
@@ -35,5 +38,26 @@ func TestMergedReportKeepsBatchFigures(t *testing.T) {
 	if rep.Batches == nil || int64(rep.Batches.Completed) != batches || rep.LLM.Total.BatchAnswers != answers {
 		t.Errorf("the merged report has batches %+v and %d batch answers; the workers' together: %d completed, %d answers",
 			rep.Batches, rep.LLM.Total.BatchAnswers, batches, answers)
+	}
+}
+
+// TestAddBatchesAddsEveryCount: every count of a batch summary is added
+// (a count added to llm.BatchSummary later is not dropped by the merge).
+func TestAddBatchesAddsEveryCount(t *testing.T) {
+	var one llm.BatchSummary
+	v := reflect.ValueOf(&one).Elem()
+	for i := range v.NumField() {
+		if v.Field(i).Kind() == reflect.Int {
+			v.Field(i).SetInt(1)
+		}
+	}
+	var sum *llm.BatchSummary
+	addBatches(&sum, &one)
+	addBatches(&sum, &one)
+	s := reflect.ValueOf(sum).Elem()
+	for i := range s.NumField() {
+		if s.Field(i).Kind() == reflect.Int && s.Field(i).Int() != 2 {
+			t.Errorf("%s: %d after adding 1 twice", s.Type().Field(i).Name, s.Field(i).Int())
+		}
 	}
 }
