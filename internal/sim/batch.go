@@ -195,6 +195,11 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "input_file_id", fmt.Sprintf("no file with id %q on the simulated endpoint (llmtest)", req.InputFileID))
 		return
 	}
+	if a.take(&a.lateCreates, s.cfg.BatchCreateLate) {
+		s.createLate(req, in)
+		writeAPIError(w, http.StatusGatewayTimeout, "", "simulated gateway timeout (llmtest): the upstream did not answer in time; the batch may still be created")
+		return
+	}
 	b, status, msg := s.batch.start(req, int64(s.cfg.BatchExpire))
 	if b == nil {
 		in.Close()
@@ -205,6 +210,9 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	obj := b.obj // as created, before the runner moves it on
 	a.mu.Unlock()
 	go s.runBatch(b, in)
+	if a.take(&a.lostCreates, s.cfg.BatchLoseCreates) {
+		loseReply()
+	}
 	writeJSON(w, http.StatusOK, obj)
 }
 
