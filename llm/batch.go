@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
@@ -56,6 +57,8 @@ type BatchOptions struct {
 	// file, which is its own.)
 	RunTag string
 	Logger *slog.Logger
+	// FS is the file system of Dir and OfflineDir; default fsys.OS.
+	FS fsys.FS
 }
 
 func (o *BatchOptions) fill() {
@@ -79,6 +82,9 @@ func (o *BatchOptions) fill() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.FS == nil {
+		o.FS = fsys.OS
 	}
 }
 
@@ -124,6 +130,7 @@ func unitOf(ctx context.Context) string {
 // polling the batches it made, never by making them again.
 type Batcher struct {
 	opt   BatchOptions
+	fs    fsys.FS
 	cache *cache.Cache
 	meter *Meter
 	log   *slog.Logger
@@ -174,7 +181,7 @@ type rowFailure struct {
 // building is an input file being written.
 type building struct {
 	state      *BatchState
-	in, rows   *os.File
+	in, rows   fsys.File
 	inw, rowsw *bufio.Writer
 }
 
@@ -185,24 +192,20 @@ func NewBatcher(opt BatchOptions, responses *cache.Cache, meter *Meter) (*Batche
 	if responses == nil {
 		return nil, errors.New("llm: batch mode needs a response cache")
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+	if err := fsys.MkdirAllSynced(opt.FS, opt.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	if opt.OfflineDir != "" {
-		if err := os.MkdirAll(opt.OfflineDir, 0o755); err != nil {
+		if err := fsys.MkdirAllSynced(opt.FS, opt.OfflineDir, 0o755); err != nil {
 			return nil, fmt.Errorf("batch files directory: %w", err)
 		}
 	}
-	states, err := ReadBatchStates(opt.Dir)
-	if err != nil {
-		return nil, err
-	}
-	jr, err := openJournal(opt.Dir)
+	jr, states, err := openJournal(opt.FS, opt.Dir, opt.Logger)
 	if err != nil {
 		return nil, err
 	}
 	b := &Batcher{
-		opt: opt, cache: responses, meter: meter, log: opt.Logger, jr: jr,
+		opt: opt, fs: opt.FS, cache: responses, meter: meter, log: opt.Logger, jr: jr,
 		apis: map[string]*BatchAPI{}, states: map[string]*BatchState{},
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},
@@ -244,7 +247,7 @@ func (b *Batcher) recover() error {
 				return err
 			}
 		case s.Open():
-			rows, err := readRows(b.path(local, "rows"))
+			rows, err := readRows(b.fs, b.path(local, "rows"))
 			if err != nil {
 				return fmt.Errorf("batch %s: %w", local, err)
 			}
@@ -257,19 +260,21 @@ func (b *Batcher) recover() error {
 		}
 	}
 	// Files a kill left half-written, which the journal never listed.
-	entries, _ := os.ReadDir(b.opt.Dir)
+	entries, _ := b.fs.ReadDir(b.opt.Dir)
 	for _, e := range entries {
-		local, _, _ := strings.Cut(e.Name(), ".")
-		if _, known := b.states[local]; !known && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
-			os.Remove(filepath.Join(b.opt.Dir, e.Name()))
+		local, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), "."), ".")
+		_, known := b.states[local]
+		temp := strings.HasPrefix(e.Name(), ".") // a download or a rewrite a kill cut short
+		if (!known || temp) && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
+			b.fs.Remove(filepath.Join(b.opt.Dir, e.Name()))
 		}
 	}
 	return nil
 }
 
 func (b *Batcher) fileComplete(local string) bool {
-	_, err1 := os.Stat(b.path(local, "input.jsonl"))
-	_, err2 := os.Stat(b.path(local, "rows"))
+	_, err1 := b.fs.Stat(b.path(local, "input.jsonl"))
+	_, err2 := b.fs.Stat(b.path(local, "rows"))
 	return err1 == nil && err2 == nil
 }
 
@@ -281,14 +286,14 @@ func (b *Batcher) resetFailures() error {
 	rows := map[string]struct{}{}
 	for _, local := range b.order {
 		path := b.path(local, "failures.jsonl")
-		lines, err := readFailures(path)
+		lines, err := readFailures(b.fs, path)
 		if err != nil || len(lines) == 0 {
 			continue
 		}
 		for _, f := range lines {
 			rows[f.CustomID] = struct{}{}
 		}
-		if err := os.Rename(path, b.path(local, "failures-reset.jsonl")); err != nil {
+		if err := fsys.RenameSynced(b.fs, path, b.path(local, "failures-reset.jsonl")); err != nil {
 			return fmt.Errorf("resetting the failed rows of batch %s: %w", local, err)
 		}
 	}
@@ -301,7 +306,7 @@ func (b *Batcher) resetFailures() error {
 
 // loadFailures reads the failures an ingested batch recorded.
 func (b *Batcher) loadFailures(local string) {
-	lines, err := readFailures(b.path(local, "failures.jsonl"))
+	lines, err := readFailures(b.fs, b.path(local, "failures.jsonl"))
 	if err != nil {
 		b.log.Warn("could not read a batch's failed rows; they are asked again", "batch", local, "err", err)
 		return
@@ -429,11 +434,11 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	}
 	b.seq++
 	local := fmt.Sprintf("b%06d", b.seq)
-	in, err := os.Create(b.path(local, "input.jsonl"))
+	in, err := b.fs.OpenFile(b.path(local, "input.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := os.Create(b.path(local, "rows"))
+	rows, err := b.fs.OpenFile(b.path(local, "rows"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		in.Close()
 		return nil, err
@@ -493,7 +498,10 @@ func (b *Batcher) sealLocked(bl *building) error {
 			delete(b.building, k)
 		}
 	}
-	err := errors.Join(bl.inw.Flush(), bl.rowsw.Flush(), bl.in.Sync(), bl.rows.Sync(), bl.in.Close(), bl.rows.Close())
+	err := errors.Join(bl.inw.Flush(), bl.rowsw.Flush(), fsys.SyncFile(bl.in), fsys.SyncFile(bl.rows), bl.in.Close(), bl.rows.Close())
+	if err == nil {
+		err = fsys.SyncDir(b.fs, b.opt.Dir) // the files durably there before the journal says so
+	}
 	if err != nil {
 		return fmt.Errorf("writing batch file %s: %w", bl.in.Name(), err)
 	}

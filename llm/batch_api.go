@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // BatchAPI speaks OpenAI's Files and Batch APIs (/v1/files, /v1/batches)
@@ -119,11 +121,17 @@ func (b BatchObject) errorText() string {
 // UploadFile uploads the batch input file at path (purpose "batch"),
 // streaming it, and returns the file's id.
 func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) {
+	return a.Upload(ctx, fsys.OS, path, filepath.Base(path))
+}
+
+// Upload uploads the batch input file at path on fsy under the file name
+// name (purpose "batch"), streaming it, and returns the file's id.
+func (a *BatchAPI) Upload(ctx context.Context, fsy fsys.FS, path, name string) (string, error) {
 	var obj struct {
 		ID string `json:"id"`
 	}
 	err := a.retry(ctx, "uploading "+filepath.Base(path), func(ctx context.Context) (*http.Response, error) {
-		f, err := os.Open(path)
+		f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +142,7 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 			err := mw.WriteField("purpose", "batch")
 			if err == nil {
 				var part io.Writer
-				if part, err = mw.CreateFormFile("file", filepath.Base(path)); err == nil {
+				if part, err = mw.CreateFormFile("file", name); err == nil {
 					_, err = io.Copy(part, f)
 				}
 			}
@@ -254,13 +262,18 @@ func (a *BatchAPI) FindBatch(ctx context.Context, maxPages int, match func(Batch
 
 // Download writes the content of file id to path, durably, replacing it.
 func (a *BatchAPI) Download(ctx context.Context, id, path string) error {
+	return a.DownloadFS(ctx, fsys.OS, id, path)
+}
+
+// DownloadFS is Download to a path on fsy.
+func (a *BatchAPI) DownloadFS(ctx context.Context, fsy fsys.FS, id, path string) error {
 	return a.retry(ctx, "downloading file "+id, func(ctx context.Context) (*http.Response, error) {
 		resp, err := a.send(ctx, http.MethodGet, "/files/"+url.PathEscape(id)+"/content", nil)
 		if err != nil || resp.StatusCode/100 != 2 {
 			return resp, err
 		}
 		defer resp.Body.Close()
-		if err := writeStream(path, resp.Body); err != nil {
+		if err := writeStream(fsy, path, resp.Body); err != nil {
 			return nil, &transientError{err}
 		}
 		resp.Body = io.NopCloser(strings.NewReader("{}"))
@@ -268,26 +281,26 @@ func (a *BatchAPI) Download(ctx context.Context, id, path string) error {
 	}, nil)
 }
 
-// writeStream copies r into path through a temporary file, synced, then
-// renamed over path.
-func writeStream(path string, r io.Reader) error {
-	tmp := path + ".part"
-	f, err := os.Create(tmp)
+// writeStream copies r into path through a temporary file of its own,
+// synced, then renamed over path between two syncs of the directory.
+func writeStream(fsy fsys.FS, path string, r io.Reader) error {
+	tmp := fsys.TempPath(path)
+	f, err := fsy.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = io.Copy(f, r)
 	if err == nil {
-		err = f.Sync()
+		err = fsys.SyncFile(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = fsys.RenameSynced(fsy, tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fsy.Remove(tmp)
 	}
 	return err
 }

@@ -170,7 +170,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 	}
 	if s.Phase == PhaseWritten {
 		start := time.Now()
-		id, err := api.UploadFile(ctx, b.path(s.Local, "input.jsonl"))
+		id, err := api.Upload(ctx, b.fs, b.path(s.Local, "input.jsonl"), s.Local+".input.jsonl")
 		if err != nil {
 			return err
 		}
@@ -236,7 +236,7 @@ const BatchCancelFile = "cancel-requested"
 // its session and removes it, so the run after that asks the rest.
 func (b *Batcher) cancelRequested() bool {
 	path := filepath.Join(b.opt.Dir, BatchCancelFile)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := b.fs.Stat(path); err != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.held == cancelledReason
@@ -246,13 +246,13 @@ func (b *Batcher) cancelRequested() bool {
 		b.held = cancelledReason
 	}
 	b.mu.Unlock()
-	os.Remove(path)
+	b.fs.Remove(path)
 	return true
 }
 
 // drop journals a file as not submitted and frees its rows for a later run.
 func (b *Batcher) drop(s *BatchState, why string) error {
-	rows, err := readRows(b.path(s.Local, "rows"))
+	rows, err := readRows(b.fs, b.path(s.Local, "rows"))
 	if err != nil {
 		return err
 	}
@@ -265,8 +265,8 @@ func (b *Batcher) drop(s *BatchState, why string) error {
 	s.Phase, s.Note = PhaseDropped, why
 	err = b.jr.append(s)
 	b.mu.Unlock()
-	os.Remove(b.path(s.Local, "input.jsonl"))
-	os.Remove(b.path(s.Local, "rows"))
+	b.fs.Remove(b.path(s.Local, "input.jsonl"))
+	b.fs.Remove(b.path(s.Local, "rows"))
 	return err
 }
 
@@ -278,12 +278,12 @@ func (b *Batcher) apiFor(s *BatchState) *BatchAPI {
 
 // writeOffline copies the input file to the offline directory.
 func (b *Batcher) writeOffline(s *BatchState) error {
-	src, err := os.Open(b.path(s.Local, "input.jsonl"))
+	src, err := b.fs.OpenFile(b.path(s.Local, "input.jsonl"), os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := writeStream(b.OfflineInput(s.Local), src); err != nil {
+	if err := writeStream(b.fs, b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
 	b.record(s, func() { s.Phase = PhaseOffline })
@@ -299,7 +299,7 @@ func (b *Batcher) importOffline() {
 	}
 	for _, s := range b.snapshot(PhaseOffline) {
 		out := b.OfflineOutput(s.Local)
-		if _, err := os.Stat(out); err != nil {
+		if _, err := b.fs.Stat(out); err != nil {
 			continue
 		}
 		if err := b.ingest(s, []string{out}, true, true); err != nil {
@@ -367,7 +367,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			if f.id == "" {
 				continue
 			}
-			if err := api.Download(ctx, f.id, b.path(s.Local, f.name)); err != nil {
+			if err := api.DownloadFS(ctx, b.fs, f.id, b.path(s.Local, f.name)); err != nil {
 				if ctx.Err() == nil {
 					b.log.Warn("could not download a batch's file; trying again at the next poll", "batch", s.Local, "err", err)
 				}
@@ -379,7 +379,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 		if files == nil && (obj.OutputFileID != "" || obj.ErrorFileID != "") {
 			continue
 		}
-		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
+		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", b.sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
 		capacity := failedForCapacity(obj)
 		if capacity {
 			b.holdBack(obj.errorText())
@@ -394,10 +394,10 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 }
 
 // sizeOf is the total size of the files, for the log.
-func sizeOf(paths []string) int64 {
+func (b *Batcher) sizeOf(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := b.fs.Stat(p); err == nil {
 			n += fi.Size()
 		}
 	}
@@ -414,7 +414,7 @@ const ingestChunk = 512
 // when countMissing (not when the batch was cancelled, or failed for the
 // provider's queue).
 func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bool) error {
-	rows, err := readRows(b.path(s.Local, "rows"))
+	rows, err := readRows(b.fs, b.path(s.Local, "rows"))
 	if err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
 	}
@@ -437,7 +437,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 		return nil
 	}
 	for _, path := range files {
-		err := eachOutputLine(path, func(customID string, o rowOutcome) error {
+		err := eachOutputLine(b.fs, path, func(customID string, o rowOutcome) error {
 			r, ok := rows[customID]
 			if !ok || seen[customID] {
 				return nil // not ours, or a repeat
@@ -492,7 +492,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 			}
 		}
 	}
-	if err := writeFailures(b.path(s.Local, "failures.jsonl"), failures); err != nil {
+	if err := writeFailures(b.fs, b.path(s.Local, "failures.jsonl"), failures); err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
 	}
 	b.mu.Lock()
@@ -525,7 +525,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 		b.signal(b.freed) // room at the provider for a held-back file
 	}
 	for _, name := range []string{"input.jsonl", "rows", "output.jsonl"} {
-		os.Remove(b.path(s.Local, name))
+		b.fs.Remove(b.path(s.Local, name))
 	}
 	b.signal(b.changed)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
@@ -53,8 +54,8 @@ func appendRow(w io.Writer, r rowInfo) error {
 }
 
 // readRows reads a rows file into a map by custom id.
-func readRows(path string) (map[string]rowInfo, error) {
-	f, err := os.Open(path)
+func readRows(fsy fsys.FS, path string) (map[string]rowInfo, error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +94,8 @@ type rowOutcome struct {
 // eachOutputLine calls fn with every line of an output or error file,
 // streaming it. A line that does not decode is reported with malformed
 // set and an empty custom id, unless its custom id could be read.
-func eachOutputLine(path string, fn func(customID string, o rowOutcome) error) error {
-	f, err := os.Open(path)
+func eachOutputLine(fsy fsys.FS, path string, fn func(customID string, o rowOutcome) error) error {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ type rowFailureLine struct {
 }
 
 // writeFailures writes lines to path, durably.
-func writeFailures(path string, lines []rowFailureLine) error {
+func writeFailures(fsy fsys.FS, path string, lines []rowFailureLine) error {
 	var b []byte
 	for _, l := range lines {
 		j, err := json.Marshal(l)
@@ -160,12 +161,12 @@ func writeFailures(path string, lines []rowFailureLine) error {
 		}
 		b = append(append(b, j...), '\n')
 	}
-	return writeStream(path, bytes.NewReader(b))
+	return writeStream(fsy, path, bytes.NewReader(b))
 }
 
 // readFailures reads a failures file; a missing one has none.
-func readFailures(path string) ([]rowFailureLine, error) {
-	f, err := os.Open(path)
+func readFailures(fsy fsys.FS, path string) ([]rowFailureLine, error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

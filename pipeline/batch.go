@@ -42,7 +42,7 @@ func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *l
 		Dir: batchDir(j.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
 		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
 		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
-		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
+		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger, FS: opt.RunFS(),
 	}, responses, meter)
 }
 
