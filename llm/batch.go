@@ -29,6 +29,10 @@ type BatchOptions struct {
 	CompletionWindow string
 	// PollInterval is how often open batches are read (default 30s).
 	PollInterval time.Duration
+	// CreateSettle is how long a create whose outcome is unknown (a 502
+	// or 504, a reply lost) is given to show in the provider's list
+	// before the batch is created anew (default 5m).
+	CreateSettle time.Duration
 	// MaxRowAttempts is how many batches a request may fail in, transiently
 	// (a 5xx row, an expired or failed batch), before its caller gets a
 	// retryable error; default 3.

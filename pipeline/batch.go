@@ -40,7 +40,7 @@ func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *l
 	b := j.Batch
 	return llm.NewBatcher(llm.BatchOptions{
 		Dir: batchDir(j.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
-		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
+		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, CreateSettle: b.CreateSettle, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
 		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
 		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger, FS: opt.RunFS(),
 	}, responses, meter)
