@@ -448,8 +448,9 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 		return nil, err
 	}
 	bl := &building{
-		state: &BatchState{Local: local, Endpoint: api.Base(), Model: model, Stages: map[string]int{}, Created: time.Now().UTC()},
-		in:    in, rows: rows, inw: bufio.NewWriterSize(in, 1<<20), rowsw: bufio.NewWriter(rows),
+		state: &BatchState{Local: local, Endpoint: api.Base(), Model: model, Stages: map[string]int{}, Created: time.Now().UTC(),
+			Marker: NewBatchMarker()},
+		in: in, rows: rows, inw: bufio.NewWriterSize(in, 1<<20), rowsw: bufio.NewWriter(rows),
 	}
 	b.building[k] = bl
 	return bl, nil

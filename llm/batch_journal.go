@@ -56,9 +56,13 @@ type BatchState struct {
 	MaxCompletion map[string]int64 `json:"max_completion_tokens,omitempty"`
 	Phase         string           `json:"phase"`
 	FileID        string           `json:"file_id,omitempty"`
-	BatchID       string           `json:"batch_id,omitempty"`
-	Status        string           `json:"status,omitempty"` // the provider's status
-	Counts        BatchCounts      `json:"request_counts"`
+	// Marker is in the batch's metadata (BatchMarkerKey), written here
+	// before the create is sent: a create whose outcome is unknown, or a
+	// batch id the provider no longer knows, is looked for by it.
+	Marker  string      `json:"marker,omitempty"`
+	BatchID string      `json:"batch_id,omitempty"`
+	Status  string      `json:"status,omitempty"` // the provider's status
+	Counts  BatchCounts `json:"request_counts"`
 	// What ingesting found: rows answered into the cache, rows that
 	// failed, rows the batch left unanswered (expired, cancelled).
 	Answered int       `json:"answered,omitempty"`

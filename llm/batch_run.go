@@ -53,10 +53,10 @@ func (b *Batcher) fail(err error) {
 }
 
 // record changes s and appends it to the journal, under the lock that
-// States reads it under; a failure stops the run. A state is changed by
-// one goroutine at a time (the submitter until it is submitted, then the
-// poller), which may read it without the lock.
-func (b *Batcher) record(s *BatchState, change func()) {
+// States reads it under; a failure stops the run, and is returned. A state
+// is changed by one goroutine at a time (the submitter until it is
+// submitted, then the poller), which may read it without the lock.
+func (b *Batcher) record(s *BatchState, change func()) error {
 	b.mu.Lock()
 	change()
 	err := b.jr.append(s)
@@ -64,6 +64,7 @@ func (b *Batcher) record(s *BatchState, change func()) {
 	if err != nil {
 		b.fail(err)
 	}
+	return err
 }
 
 // submitQueued takes the written files in order and submits each. A
@@ -178,9 +179,15 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if s.Phase == PhaseUploaded {
+		if s.Marker == "" { // a journal of an earlier version: the marker is recorded before the create goes
+			if err := b.record(s, func() { s.Marker = NewBatchMarker() }); err != nil {
+				return err
+			}
+		}
 		// Killed between creating the batch and recording it? The file
-		// id is this upload's own, so a batch that reads it is ours.
-		obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
+		// id is this upload's own, and the marker this batch's, so a
+		// batch that has either is ours.
+		obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
 		if err != nil {
 			return err
 		}
@@ -188,8 +195,8 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 			return b.drop(s, b.Held())
 		}
 		if !found {
-			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag}
-			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta); err != nil {
+			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag, BatchMarkerKey: s.Marker}
+			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta, b.opt.CreateSettle); err != nil {
 				return err
 			}
 		}

@@ -84,7 +84,7 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 // the run may have created it without recording it yet. When there is none,
 // the run creates none either (the cancel request holds it back).
 func cancelUploaded(ctx context.Context, api *llm.BatchAPI, s llm.BatchState) (llm.BatchObject, error) {
-	obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
+	obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
 	if err != nil || !found {
 		return llm.BatchObject{Status: "not created"}, err
 	}
