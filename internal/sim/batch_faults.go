@@ -166,3 +166,15 @@ func (s *Server) DropBatch(id string) error {
 	a.order = slices.DeleteFunc(a.order, func(o *batch) bool { return o == b })
 	return nil
 }
+
+// BatchIDs lists the ids of the batches the account holds, oldest first.
+func (s *Server) BatchIDs() []string {
+	a := s.batch
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := make([]string, 0, len(a.order))
+	for _, b := range a.order {
+		ids = append(ids, b.obj.ID)
+	}
+	return ids
+}

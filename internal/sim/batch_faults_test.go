@@ -179,6 +179,9 @@ func TestSeedMoveDropBatches(t *testing.T) {
 	if l := c.list(); len(l) != 100 || l[0].ID == mine.ID || l[0].Status != BatchCompleted {
 		t.Fatalf("after 150 others the first page holds %d, the first %+v", len(l), l[0])
 	}
+	if ids := c.srv.BatchIDs(); len(ids) != 151 || ids[0] != mine.ID {
+		t.Errorf("BatchIDs: %d, the first %s", len(ids), ids[0])
+	}
 	moved, err := c.srv.MoveBatch(mine.ID)
 	if err != nil {
 		t.Fatal(err)
