@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -76,4 +77,82 @@ func TestBatchCreate504IsNotRetriedBlind(t *testing.T) {
 	if !strings.Contains(logs.String(), "create_unknown") {
 		t.Errorf("no log line says a create's outcome was unknown:\n%s", logs.String())
 	}
+}
+
+// runWhile runs j in the background and calls during once the provider
+// has a batch in progress; it returns the run's report.
+func runWhile(t *testing.T, srv *sim.Server, j job.Job, opt Options, during func(id string)) *Report {
+	t.Helper()
+	done := make(chan *Report, 1)
+	go func() {
+		rep, err := Run(context.Background(), j, opt)
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		done <- rep
+	}()
+	for deadline := time.Now().Add(time.Minute); srv.BatchStats().Batches[sim.BatchInProgress] == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no batch in progress after a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	during(srv.BatchIDs()[0])
+	return <-done
+}
+
+// TestBatchIDTheProviderNoLongerKnows: a journalled batch id the provider
+// answers 404 for does not stop the run for good. When the provider has
+// the batch under another id (found by its marker and input file), the
+// run goes on with it: one batch, every row billed once. When the batch is
+// gone, the run marks it lost and carries on with the rest, then stops
+// saying how to resolve it, with no hint about model names.
+func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
+	t.Parallel()
+	t.Run("moved", func(t *testing.T) {
+		t.Parallel()
+		srv, jb, rows := runtest.BatchSetup(t, 12, sim.Config{BatchTurnaround: 600 * time.Millisecond}, job.StageRollout)
+		jb.Empirical.Enabled = false
+		jb.Prices = moneyPrices
+		rep := runWhile(t, srv, jb, Options{}, func(id string) {
+			if _, err := srv.MoveBatch(id); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if rep == nil || rep.Status != StatusFinished {
+			t.Fatalf("run: %+v", rep)
+		}
+		checkAccounted(t, jb.Out, rows, rep)
+		if st := srv.BatchStats(); st.CustomIDsRepeated != 0 || st.BatchesCreated != journalBatches(t, jb.Out) {
+			t.Errorf("the provider made %d batches, the journal knows %d; %+v", st.BatchesCreated, journalBatches(t, jb.Out), st)
+		}
+		if bill, cost := billOf(srv, moneyPrices), rep.LLM.Total.CostUSD; math.Abs(bill-cost) > 1e-9*math.Max(bill, 1) {
+			t.Errorf("the provider billed $%.6f, the report says $%.6f", bill, cost)
+		}
+	})
+	t.Run("gone", func(t *testing.T) {
+		t.Parallel()
+		srv, jb, _ := runtest.BatchSetup(t, 12, sim.Config{BatchTurnaround: 600 * time.Millisecond}, job.StageRollout)
+		jb.Empirical.Enabled = false
+		jb.Batch.MaxRequests = 6 // two batches: one goes, the other is answered
+		logs := &runtest.SyncBuffer{}
+		rep := runWhile(t, srv, jb, Options{Logger: runtest.TextLogger(logs)}, func(id string) {
+			if err := srv.DropBatch(id); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if rep == nil || rep.Status != StatusStopped || rep.StoppedBy != "batch_lost" || !strings.Contains(rep.StopReason, "distill batches resolve") {
+			t.Fatalf("run: %+v", rep)
+		}
+		if strings.Contains(rep.StopReason+logs.String(), "model name") {
+			t.Errorf("a batch the provider does not know is blamed on the model name:\n%s\n%s", rep.StopReason, logs.String())
+		}
+		states, _ := rowsByStage(t, jb.Out)
+		if len(states) != 2 || states[0].Phase != "lost" || states[1].Phase != llm.PhaseIngested {
+			t.Errorf("journal %+v; want the first batch marked lost, the second ingested", states)
+		}
+		if p := rep.Problems; p.Done+p.Failed+p.LeftOut == 0 || p.Pending == 0 {
+			t.Errorf("problems %+v: want the other batch's problems settled, the lost one's pending", p)
+		}
+	})
 }
