@@ -656,6 +656,7 @@ func (b *Batcher) States() []BatchState {
 // and imports the offline output files, so a batch cancelled meanwhile
 // holds back new ones before any is submitted.
 func (b *Batcher) Start(ctx context.Context) {
+	b.relookLost(ctx)
 	b.pollOpen(ctx)
 	b.importOffline()
 	ctx, b.stop = context.WithCancel(ctx)

@@ -36,6 +36,11 @@ const (
 	// passed, or the run's batches were cancelled); its rows are asked
 	// again by a later run.
 	PhaseDropped = "dropped"
+	// PhaseLost: the provider answers 404 for the batch id and lists no
+	// batch of its input file or marker. Its rows are not asked again (the
+	// provider may still be answering them) until distill batches resolve
+	// gives its id or forgets it.
+	PhaseLost = "lost"
 )
 
 // BatchState is what the run directory's journal says of one batch.
@@ -76,7 +81,7 @@ type BatchState struct {
 // Open reports whether the batch still waits for answers.
 func (s *BatchState) Open() bool {
 	switch s.Phase {
-	case PhaseWritten, PhaseUploaded, PhaseSubmitted, PhaseOffline:
+	case PhaseWritten, PhaseUploaded, PhaseSubmitted, PhaseOffline, PhaseLost:
 		return true
 	}
 	return false
@@ -182,6 +187,8 @@ type BatchSummary struct {
 	Cancelled int `json:"cancelled,omitempty"`
 	Offline   int `json:"waiting_for_files"`
 	Dropped   int `json:"not_submitted"`
+	// Lost batches: ids the provider no longer knows (see PhaseLost).
+	Lost int `json:"lost,omitempty"`
 	// RowsDone and RowsTotal are the request counts of the batches in
 	// progress.
 	RowsDone  int `json:"rows_done"`
@@ -206,6 +213,8 @@ func SummarizeBatches(states []BatchState) BatchSummary {
 			s.Offline++
 		case PhaseDropped:
 			s.Dropped++
+		case PhaseLost:
+			s.Lost++
 		default:
 			s.InProgress++
 			s.RowsTotal += b.Rows
@@ -236,6 +245,9 @@ func (s BatchSummary) String() string {
 	}
 	if s.Dropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d not submitted", s.Dropped))
+	}
+	if s.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost (the provider does not know it; distill batches resolve)", s.Lost))
 	}
 	if len(parts) == 0 {
 		return "none"

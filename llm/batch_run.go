@@ -2,7 +2,9 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -339,6 +341,12 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		obj, err := api.GetBatch(ctx, s.BatchID)
+		if e, ok := errors.AsType[*Error](err); ok && e.Status == http.StatusNotFound {
+			var found bool
+			if obj, found, err = b.relocate(ctx, api, s); err == nil && !found {
+				continue
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -398,6 +406,70 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// relocate looks for a batch whose id the provider answered 404 for, by
+// its input file and marker: found under another id, the journal takes
+// that id and the batch is polled on; found nowhere, it is marked lost
+// (PhaseLost), its rows left waiting, and the run goes on with the rest.
+func (b *Batcher) relocate(ctx context.Context, api *BatchAPI, s *BatchState) (BatchObject, bool, error) {
+	obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
+	switch {
+	case err != nil:
+		return obj, false, err
+	case found:
+		old := obj.ID
+		err = b.record(s, func() {
+			old, s.BatchID = s.BatchID, obj.ID
+			s.Note = fmt.Sprintf("the provider answered 404 for batch %s and lists this batch (its file and marker) as %s", old, obj.ID)
+		})
+		b.log.Warn("the provider does not know a batch by its id but lists it by its file and marker; polling it under that id",
+			"batch", s.Local, "id", old, "now", obj.ID)
+		return obj, err == nil, err
+	}
+	err = b.record(s, func() {
+		s.Phase = PhaseLost
+		s.Note = fmt.Sprintf("the provider answers 404 for batch %s and lists no batch of file %s or marker %s; its %d rows wait: "+
+			"distill batches resolve RUN_DIR %s --id BATCH_ID if you find it, or --forget to ask them again (paid again if the provider had answered them)",
+			s.BatchID, s.FileID, s.Marker, s.Rows, s.Local)
+	})
+	b.log.Warn("lost a batch: the provider does not know its id and lists no batch of its file or marker; its rows wait, the run goes on with the rest",
+		"batch", s.Local, "id", s.BatchID, "rows", s.Rows, "resolve", "distill batches resolve")
+	b.signal(b.changed)
+	return obj, false, err
+}
+
+// relookLost looks again, at the start of a session, for the batches an
+// earlier one lost: a batch the provider lists again is polled on.
+func (b *Batcher) relookLost(ctx context.Context) {
+	for _, s := range b.snapshot(PhaseLost) {
+		api := b.apiFor(s)
+		if api == nil {
+			continue
+		}
+		obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
+		if err != nil || !found {
+			continue
+		}
+		b.record(s, func() {
+			s.BatchID, s.Phase = obj.ID, PhaseSubmitted
+			s.Note = "found again at the provider as " + obj.ID
+		})
+		b.log.Info("found a lost batch again at the provider", "batch", s.Local, "id", obj.ID)
+	}
+}
+
+// Lost lists the batches the provider no longer knows (PhaseLost).
+func (b *Batcher) Lost() []BatchState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []BatchState
+	for _, l := range b.order {
+		if s := b.states[l]; s.Phase == PhaseLost {
+			out = append(out, *s)
+		}
+	}
+	return out
 }
 
 // sizeOf is the total size of the files, for the log.

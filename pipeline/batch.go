@@ -26,6 +26,9 @@ const (
 	// StopBatchCancelled: the run's batches were cancelled (distill
 	// batches cancel); the next run asks what they did not answer.
 	StopBatchCancelled = "batch_cancelled"
+	// StopBatchLost: problems wait for a batch the provider no longer
+	// knows (llm.PhaseLost); distill batches resolve settles it.
+	StopBatchLost = "batch_lost"
 )
 
 // batchDir is where a run keeps its batch journal and files.
@@ -189,6 +192,15 @@ func (l *loop) batchStopReason() (reason, cause string) {
 		}
 		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run each (%s), then run distill again to import the answers",
 			pending, len(files), l.job.Batch.FilesDir, strings.Join(runs, "; ")), StopBatchFiles
+	}
+	if lost := l.batcher.Lost(); len(lost) > 0 {
+		var names []string
+		for _, s := range lost {
+			names = append(names, fmt.Sprintf("%s (%s, %d rows)", s.Local, s.BatchID, s.Rows))
+		}
+		return fmt.Sprintf("%d problems wait for %d batch(es) the provider no longer knows: %s; "+
+			"give its id if you find it at the provider (distill batches resolve %s %s --id BATCH_ID), or ask its rows again (distill batches resolve %s %s --forget; paid again if the provider answered them), then run distill again",
+			pending, len(lost), strings.Join(names, ", "), l.job.Out, lost[0].Local, l.job.Out, lost[0].Local), StopBatchLost
 	}
 	held := l.batcher.Held()
 	switch {

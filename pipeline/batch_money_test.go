@@ -134,7 +134,7 @@ func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
 		t.Parallel()
 		srv, jb, _ := runtest.BatchSetup(t, 12, sim.Config{BatchTurnaround: 600 * time.Millisecond}, job.StageRollout)
 		jb.Empirical.Enabled = false
-		jb.Batch.MaxRequests = 6 // two batches: one goes, the other is answered
+		jb.Batch.MaxRequests = 6 // several batches: one goes, the others are answered
 		logs := &runtest.SyncBuffer{}
 		rep := runWhile(t, srv, jb, Options{Logger: runtest.TextLogger(logs)}, func(id string) {
 			if err := srv.DropBatch(id); err != nil {
@@ -148,8 +148,12 @@ func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
 			t.Errorf("a batch the provider does not know is blamed on the model name:\n%s\n%s", rep.StopReason, logs.String())
 		}
 		states, _ := rowsByStage(t, jb.Out)
-		if len(states) != 2 || states[0].Phase != "lost" || states[1].Phase != llm.PhaseIngested {
-			t.Errorf("journal %+v; want the first batch marked lost, the second ingested", states)
+		phases := map[string]int{}
+		for _, s := range states {
+			phases[s.Phase]++
+		}
+		if len(states) < 2 || states[0].Phase != "lost" || phases[llm.PhaseIngested] != len(states)-1 {
+			t.Errorf("journal phases %v; want the first batch marked lost, the others ingested", phases)
 		}
 		if p := rep.Problems; p.Done+p.Failed+p.LeftOut == 0 || p.Pending == 0 {
 			t.Errorf("problems %+v: want the other batch's problems settled, the lost one's pending", p)

@@ -77,6 +77,7 @@ func addBatches(sum **llm.BatchSummary, b *llm.BatchSummary) {
 	s.Cancelled += b.Cancelled
 	s.Offline += b.Offline
 	s.Dropped += b.Dropped
+	s.Lost += b.Lost
 	s.RowsDone += b.RowsDone
 	s.RowsTotal += b.RowsTotal
 }
