@@ -177,6 +177,17 @@ func (j *journal) append(s *BatchState) error {
 
 func (j *journal) close() error { return j.log.Close() }
 
+// AppendBatchState appends s to the journal in dir, as the latest state
+// of its batch: for the commands that settle a batch while no run holds
+// the directory (distill batches resolve).
+func AppendBatchState(dir string, s BatchState) error {
+	j, _, err := openJournal(fsys.OS, dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	return errors.Join(j.append(&s), j.close())
+}
+
 // BatchSummary counts batches by what a status line says of them.
 type BatchSummary struct {
 	InProgress int `json:"in_progress"`
