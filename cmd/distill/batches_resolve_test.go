@@ -89,8 +89,13 @@ func TestBatchesResolve(t *testing.T) {
 	created := srv.BatchStats().BatchesCreated
 	stdout.Reset()
 	stderr.Reset()
+	// The cancel above asked for no new batch: this run ingests the
+	// resolved batch and stops (batch_cancelled); the next one finishes.
+	if code := run(args, &stdout, &stderr); code != exitStopped {
+		t.Fatalf("the run after resolve and cancel: exit %d\n%s\n%s", code, stderr.String(), stdout.String())
+	}
 	if code := run(args, &stdout, &stderr); code != exitOK {
-		t.Fatalf("the run after resolve: exit %d\n%s", code, stderr.String())
+		t.Fatalf("the run after that: exit %d\n%s\n%s", code, stderr.String(), stdout.String())
 	}
 	if s := batchState(t, out, "b000001"); s.Phase != llm.PhaseIngested || s.BatchID != found.ID {
 		t.Errorf("b000001 after the run: %s %s, want ingested from %s", s.Phase, s.BatchID, found.ID)
