@@ -160,3 +160,35 @@ func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
 		}
 	})
 }
+
+// TestLostRepliesAreCounted: an online reply lost after the provider
+// generated it (a body cut off mid-way) is billed; the run counts what
+// such an attempt may have cost (its usage when known, its estimate
+// otherwise), so the report is never below the bill, and a budget stops
+// the run before the bill passes it.
+func TestLostRepliesAreCounted(t *testing.T) {
+	t.Parallel()
+	cfg := sim.Config{Faults: sim.Faults{Truncate: 0.15}, FaultsByRequest: true, Seed: 11}
+	srv, jb, _ := runtest.BatchSetup(t, 30, cfg, job.StageJudge) // rollouts and distill online, judges in batches
+	jb.Empirical.Enabled = false
+	jb.Prices = moneyPrices
+	jb.Limits.BackoffMax = 10 * time.Millisecond
+	rep := runJob(t, jb, Options{})
+	bill := billOf(srv, moneyPrices)
+	if rep.Status != StatusFinished {
+		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
+	}
+	if rep.LLM.Total.CostUSD < bill*(1-1e-9) {
+		t.Errorf("the report counts $%.6f, the provider billed $%.6f (%.1f%% more)", rep.LLM.Total.CostUSD, bill, 100*(bill/rep.LLM.Total.CostUSD-1))
+	}
+
+	srv2, jb2, _ := runtest.BatchSetup(t, 30, cfg, job.StageJudge)
+	jb2.Empirical.Enabled = false
+	jb2.Prices = moneyPrices
+	jb2.Limits.BackoffMax = 10 * time.Millisecond
+	jb2.Budget.MaxCostUSD = bill / 2
+	rep2 := runJob(t, jb2, Options{})
+	if billed := billOf(srv2, moneyPrices); billed > jb2.Budget.MaxCostUSD {
+		t.Errorf("a $%.4f budget was billed $%.4f (the run counted $%.4f, %s)", jb2.Budget.MaxCostUSD, billed, rep2.LLM.Total.CostUSD, rep2.StoppedBy)
+	}
+}
