@@ -66,6 +66,9 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	if !r.CostCounted {
 		cost = "cost not counted (the job has no prices)"
 	}
+	if t.LostReplies > 0 && r.CostCounted {
+		cost += fmt.Sprintf(" (with $%.4f for %d replies lost after the provider may have generated them, estimated)", t.LostCostUSD, t.LostReplies)
+	}
 	fmt.Fprintf(w, "requests: %d sent, %d from cache, %d retries; tokens %d prompt + %d completion; %s\n",
 		t.Requests, t.CacheHits, t.Retries, t.PromptTokens, t.CompletionTokens, cost)
 	r.writeBatches(w)

@@ -153,6 +153,9 @@ func addStageStats(sum *llm.StageStats, s llm.StageStats) {
 	sum.CompletionTokens += s.CompletionTokens
 	sum.CostUSD += s.CostUSD
 	sum.LargestCompletion = max(sum.LargestCompletion, s.LargestCompletion)
+	sum.LostReplies += s.LostReplies
+	sum.LostTokens += s.LostTokens
+	sum.LostCostUSD += s.LostCostUSD
 	sum.Models = addMap(sum.Models, s.Models)
 	sum.ErrorsByReason = addMap(sum.ErrorsByReason, s.ErrorsByReason)
 	sum.FinishReasons = addMap(sum.FinishReasons, s.FinishReasons)
