@@ -33,7 +33,7 @@ func TestPlanThenBatchRunCost(t *testing.T) {
 		t.Fatalf("plan: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	plan := stdout.String()
-	m := regexp.MustCompile(`the plan and the run together: \$([0-9.]+) \(\$([0-9.]+)-\$([0-9.]+)\)`).FindStringSubmatch(plan)
+	m := regexp.MustCompile(`the plan and the run together: \$([0-9.]+) \(([0-9.]+)-([0-9.]+)\)`).FindStringSubmatch(plan)
 	if m == nil || !strings.Contains(plan, "the pilot ran online") {
 		t.Fatalf("the plan does not say what the pilot online and the run in batches cost together:\n%s", plan)
 	}
