@@ -55,6 +55,11 @@ type BatchOptions struct {
 	// provider, for the user to run (vLLM's run-batch reads them); output
 	// files found there as NAME.output.jsonl are imported.
 	OfflineDir string
+	// Plan is distill plan's projection of each stage per unit of work, in
+	// the pipeline's order (from plan.json): a wave the budget cannot pay
+	// for whole is cut to the units the budget can carry through the later
+	// stages too. Without it a wave is cut to what the budget has left.
+	Plan []PlannedStage
 	// RunTag goes into each batch's metadata, so that a person looking at
 	// the provider's batches can tell which run made one. (A run killed
 	// between creating a batch and recording it finds it by its input
@@ -153,6 +158,7 @@ type Batcher struct {
 	queue    []string             // written, to upload and create
 	ready    map[string]struct{}
 	held     string // why new batches are not submitted ("" while they are)
+	cut      string // why a wave was cut to what the budget had left ("" when none was)
 	// The provider refused more work: new files wait until heldUntil, or
 	// until a batch finishes (freed); backoff doubles with each refusal.
 	heldUntil time.Time
@@ -247,7 +253,7 @@ func (b *Batcher) recover() error {
 			b.loadFailures(local)
 		case s.Phase == PhaseWritten && !b.fileComplete(local):
 			s.Phase, s.Note = PhaseDropped, "the input file was lost before upload; its rows are asked again"
-			if err := b.jr.append(s); err != nil {
+			if err := b.journalLocked(s); err != nil {
 				return err
 			}
 		case s.Open():
@@ -475,7 +481,7 @@ func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string
 	if _, err := bl.inw.Write(line); err != nil {
 		return "", err
 	}
-	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
+	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1), prompt: int64(r.PromptTokens), maxCompleted: int64(r.CompletionTokens)}); err != nil {
 		return "", err
 	}
 	s := bl.state
@@ -514,7 +520,7 @@ func (b *Batcher) sealLocked(bl *building) error {
 	s.Phase = PhaseWritten
 	b.states[s.Local] = s
 	b.order = append(b.order, s.Local)
-	if err := b.jr.append(s); err != nil {
+	if err := b.journalLocked(s); err != nil {
 		return err
 	}
 	b.queue = append(b.queue, s.Local)
@@ -601,11 +607,15 @@ func (b *Batcher) OfflineOutput(local string) string {
 	return filepath.Join(b.opt.OfflineDir, local+".output.jsonl")
 }
 
-// Held says why new batches are not being submitted ("" when they are):
-// the budget, or the run's batches were cancelled.
+// Held says why new batches are not being submitted, or why a wave was
+// cut short ("" when neither): the budget, or the run's batches were
+// cancelled.
 func (b *Batcher) Held() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.held == "" {
+		return b.cut
+	}
 	return b.held
 }
 

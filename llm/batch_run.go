@@ -61,7 +61,7 @@ func (b *Batcher) fail(err error) {
 func (b *Batcher) record(s *BatchState, change func()) error {
 	b.mu.Lock()
 	change()
-	err := b.jr.append(s)
+	err := b.journalLocked(s)
 	b.mu.Unlock()
 	if err != nil {
 		b.fail(err)
@@ -223,11 +223,26 @@ func (b *Batcher) holdReason(s *BatchState) string {
 	if limit <= 0 {
 		return ""
 	}
-	projected := b.projectedLocked(s) + s.EstCostUSD
-	if projected > limit {
-		b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
-			s.Rows, s.EstCostUSD, projected, limit)
+	b.commitLocked(0)
+	left := limit - b.projectedLocked(s) - b.meter.Gate().reservedCost()
+	if s.EstCostUSD+b.lookaheadLocked(s) <= left {
+		b.commitLocked(s.EstCostUSD) // online calls leave room for it from now
+		return ""
 	}
+	keep, _ := b.rowsThatFitLocked(s, left)
+	if keep > 0 {
+		b.mu.Unlock()
+		err := b.cutFile(s, keep, left, limit)
+		b.mu.Lock()
+		if err == nil {
+			b.commitLocked(s.EstCostUSD)
+			return ""
+		}
+		b.log.Warn("could not cut a batch file to what the budget has left; holding it back whole", "batch", s.Local, "err", err)
+	}
+	projected := b.projectedLocked(s) + s.EstCostUSD
+	b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
+		s.Rows, s.EstCostUSD, projected, limit)
 	return b.held
 }
 
@@ -272,7 +287,7 @@ func (b *Batcher) drop(s *BatchState, why string) error {
 		}
 	}
 	s.Phase, s.Note = PhaseDropped, why
-	err = b.jr.append(s)
+	err = b.journalLocked(s)
 	b.mu.Unlock()
 	b.fs.Remove(b.path(s.Local, "input.jsonl"))
 	b.fs.Remove(b.path(s.Local, "rows"))
@@ -589,7 +604,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 	}
 	b.shrinkLocked()
 	s.Phase, s.Answered, s.Failed, s.Missing = PhaseIngested, answered, failed, missing
-	err = b.jr.append(s)
+	err = b.journalLocked(s)
 	b.mu.Unlock()
 	if err != nil {
 		return err

@@ -44,8 +44,8 @@ func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *l
 	return llm.NewBatcher(llm.BatchOptions{
 		Dir: batchDir(j.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
 		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, CreateSettle: b.CreateSettle, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
-		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
-		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger, FS: opt.RunFS(),
+		PlanCompletion: planCompletion(j, fingerprint, opt.Logger), Plan: planStages(j, fingerprint),
+		RunTag: fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger, FS: opt.RunFS(),
 	}, responses, meter)
 }
 
@@ -76,6 +76,32 @@ func planCompletion(j *job.Job, fingerprint string, log *slog.Logger) map[string
 		if n > 0 {
 			out[stage] = tokens[stage] / n
 		}
+	}
+	return out
+}
+
+// planStages is RUN/plan.json's projection of each stage per unit of work
+// (a panel's judges together), in the pipeline's order: the batcher prices
+// a row with its unit's later stages from it, when the budget cuts a wave.
+// A plan of another job, or without prices, is not used.
+func planStages(j *job.Job, fingerprint string) []llm.PlannedStage {
+	plan, err := corpus.ReadPlan(j.Out)
+	if err != nil || plan == nil || plan.JobFingerprint != fingerprint || !plan.CostCounted || plan.Input.Unique <= 0 {
+		return nil
+	}
+	units := float64(plan.Input.Unique)
+	var out []llm.PlannedStage
+	at := map[string]int{}
+	for _, sp := range plan.Stages {
+		stage, _, _ := strings.Cut(sp.Stage, "[")
+		i, ok := at[stage]
+		if !ok {
+			i = len(out)
+			at[stage] = i
+			out = append(out, llm.PlannedStage{Stage: stage})
+		}
+		out[i].CostPerUnit += sp.CostUSD.Value / units
+		out[i].RequestsPerUnit += sp.Requests.Value / units
 	}
 	return out
 }
