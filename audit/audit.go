@@ -103,6 +103,9 @@ func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep.JudgePanel = panel
+	if rep.LiveStats, err = liveStatsOf(in); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 

@@ -3,6 +3,8 @@ package audit
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/rubricforge/rubricforge/corpus"
 )
 
 // Report is everything `validate` says about a corpus. Its JSON keys are
@@ -32,6 +34,10 @@ type Report struct {
 	JudgePanel  *JudgePanel   `json:"judge_panel"`
 	Grounded    *Grounded     `json:"grounded"` // null without grounded records
 	Unavailable []Unavailable `json:"unavailable"`
+	// LiveStats says what a training run's live statistics changed in a
+	// corpus made by distill refine --from-stats (its from-stats.json); null
+	// for any other corpus.
+	LiveStats *corpus.FromStats `json:"live_stats"`
 }
 
 // CorpusInfo says what was read.

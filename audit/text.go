@@ -16,7 +16,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	sections := []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
-		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable,
+		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textLiveStats, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable,
 	}
 	if r.Corpus.RubricKind == RubricGrounded { // its own sections lead
 		sections = []func(io.Writer){r.textCorpus, r.textProblems, r.textStructure, r.textGrounded, r.textJudgePanel, r.textUsage, r.textProvenance, r.textUnavailable}

@@ -64,6 +64,14 @@ type ExportOptions struct {
 	// whose messages are the prompt. Without it or SystemPrompt the prompt is
 	// the rollout template the records' rollouts were sampled with.
 	UserTemplateFile string
+	// Role, verl only, is whose rows the export holds (export_roles.go):
+	// RoleReasoner (the default: the problem) or RoleRubricator (RLCER's
+	// rubricator prompt over the problem and one of its stored rollouts).
+	Role string
+	// Hints, verl only, appends the rubric's criteria to the reasoner's
+	// prompt as in-prompt hints (RGR 5.2, RLCER 5.5), for evaluation; the
+	// items that state a result (ANSWER, FACTUAL) are left out.
+	Hints bool
 	// ValidOnly drops the items the validity judge marked invalid, and the
 	// records whose rubric then no longer holds (schema.CheckRubric).
 	ValidOnly bool
@@ -87,12 +95,17 @@ type ExportOptions struct {
 // ExportManifest is export.json: what an export holds and where it came
 // from. A directory without it is an incomplete export.
 type ExportManifest struct {
-	Format          string                 `json:"format"`
-	SpecVersion     string                 `json:"spec_version"`
-	Source          string                 `json:"source"` // the corpus path as given
-	JobFingerprints []string               `json:"job_fingerprints"`
-	ValidOnly       bool                   `json:"valid_only"`
-	Splits          map[string]SplitCounts `json:"splits"`
+	Format          string   `json:"format"`
+	SpecVersion     string   `json:"spec_version"`
+	Source          string   `json:"source"` // the corpus path as given
+	JobFingerprints []string `json:"job_fingerprints"`
+	ValidOnly       bool     `json:"valid_only"`
+	// Role and Hints are the verl rows' role and whether their prompts
+	// carry the rubric as hints (export_roles.go); absent for the
+	// reasoner's plain rows.
+	Role   string                 `json:"role,omitempty"`
+	Hints  bool                   `json:"hints,omitempty"`
+	Splits map[string]SplitCounts `json:"splits"`
 	// RecordsIn counts the records of the selected splits; RecordsOut those
 	// written. RecordsDropped = RecordsIn - RecordsOut: records whose rubric
 	// no longer holds after --valid-only (or people's review: see Review). ItemsDropped counts the invalid
@@ -209,6 +222,9 @@ func (o *ExportOptions) Check() error {
 		return errors.New("--system-prompt: the file is not valid UTF-8")
 	case o.RowsPerFile < 0 || o.RowGroupRows < 0:
 		return errors.New("--rows-per-file must be positive")
+	}
+	if err := o.checkRole(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, s := range o.Splits {
@@ -357,6 +373,7 @@ type exporter struct {
 
 func newExporter(opt *ExportOptions, out *outDir) *exporter {
 	x := &exporter{opt: opt, format: formatOf(opt.Format), out: out, splits: map[string]*splitWriter{}, stats: newExportStats()}
+	x.format.full = x.format.full || opt.Role == RoleRubricator // its prompt holds a stored rollout
 	selected := opt.Splits
 	if len(selected) == 0 {
 		selected = ExportSplits
@@ -451,6 +468,11 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 		}
 		x.stats.itemsDropped += int64(dropped)
 	}
+	if !hasResponse(x.opt.Role, rec) {
+		x.stats.recordsDropped++
+		x.opt.Logger.Debug("dropped a record without a stored rollout: a rubricator row shows one", "id", rec.ID)
+		return nil
+	}
 	x.stats.out(rec)
 	for _, row := range rowRecords(x.format, rec) {
 		if err := sw.add(row); err != nil {
@@ -506,7 +528,7 @@ func (x *exporter) commit(src string) (*ExportManifest, error) {
 func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFile) *ExportManifest {
 	m := &ExportManifest{
 		Format: x.opt.Format, SpecVersion: schema.SpecVersion, Source: src,
-		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{},
+		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{}, Hints: x.opt.Hints, Role: roleOf(x.opt.Role),
 		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
 		ItemsDropped: x.stats.itemsDropped, DuplicatesDropped: x.stats.duplicates, Files: files, CreatedAt: x.stats.newest,
 	}

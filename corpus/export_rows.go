@@ -93,8 +93,10 @@ type rowMaker struct {
 	prompts *promptSource // verl only
 }
 
-// prompt is what the policy sees (see promptSource).
-func (m rowMaker) prompt(rec *schema.Record) ([]ChatMessage, error) { return m.prompts.messages(rec) }
+// prompt is what the policy sees (see promptSource), in the export's role.
+func (m rowMaker) prompt(rec *schema.Record) ([]ChatMessage, error) {
+	return m.prompts.roleMessages(rec)
+}
 
 // dataSource is verl's data_source of rec.
 func dataSource(rec *schema.Record) string {
@@ -123,7 +125,7 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	return VerlRow{
 		DataSource:  dataSource(rec),
 		Prompt:      prompt,
-		Ability:     verlAbility,
+		Ability:     m.prompts.ability(),
 		RewardModel: VerlRewardModel{Style: verlStyle, GroundTruth: rec.Answer},
 		ExtraInfo: VerlExtraInfo{
 			Split: rec.Split, Index: index, ID: rec.ID, Question: rec.Problem, Answer: rec.Answer,

@@ -159,6 +159,13 @@ start_sim "$work/judge-finish.url"
 start_rewardd "$work/rewardd-finish.url" --corpus "$work/runs/demo" --judge-base-url "$(head -n 1 "$work/judge-finish.url")" --judge-model simulated
 blocks docs/rewardd.md --sub "http://127.0.0.1:8700=$(head -n 1 "$work/rewardd-finish.url")" \
   --select "cut_off, accuracy: .components.accuracy}'" --select "transpose[] | {correct"
+echo "the training-time loops on runs/demo: a live rubric in runs/demo-live, then refine --from-stats (docs/training-loops.md):"
+start_sim "$work/judge-loops.url"
+start_rewardd "$work/rewardd-loops.url" --corpus "$work/runs/demo" --judge-base-url "$(head -n 1 "$work/judge-loops.url")" --judge-model simulated \
+  --state-dir "$work/runs/demo-live" --retire-saturated --stats-window 4 --stats-min-rollouts 6
+blocks docs/training-loops.md --sub "http://127.0.0.1:8720=$(head -n 1 "$work/rewardd-loops.url")" \
+  --select "8720/v1/rubricator_prompt" --select "guide.json" --select "group.json" --select "jq -c '[.results[] | .rubric_version]'" \
+  --select "bin/distill refine runs/demo --from-stats runs/demo-live"
 cd "$work"
 
 echo "distill repair (eight bytes of the last shard flipped), then the same run again (docs/distill-repair.md):"

@@ -97,15 +97,21 @@ func TestBudgetGateEstimateLearns(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := make(chan error, 1)
+	asked := make(chan struct{}) // closed once the second's cost was estimated, still unknown
+	var once sync.Once
 	go func() {
-		release, err := g.Reserve(context.Background(), estimate)
+		release, err := g.Reserve(context.Background(), func() float64 {
+			est := estimate()
+			once.Do(func() { close(asked) })
+			return est
+		})
 		if err == nil {
 			release()
 		}
 		second <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // the second waits beside the first
-	m.success("s", "m", 2, 0, nil)    // the first cost $2
+	<-asked                        // the second waits beside the first (the gate's lock is held until it does)
+	m.success("s", "m", 2, 0, nil) // the first cost $2
 	known.Store(true)
 	first()
 	if err := <-second; !errors.Is(err, ErrBudgetExhausted) {

@@ -11,9 +11,12 @@ import (
 // Health is a snapshot of how a Client copes with its endpoint, for the
 // run report and the status line: why a run is slow when it is.
 type Health struct {
-	InFlight      int `json:"in_flight"`       // attempts in flight now
-	InFlightLimit int `json:"in_flight_limit"` // the adaptive cap now
-	MaxInFlight   int `json:"max_in_flight"`   // Options.MaxInFlight
+	InFlight int `json:"in_flight"` // attempts in flight now
+	// AdmissionsWaiting counts the units of work waiting in Admit for the
+	// client to take more (a pipeline's problems not yet started).
+	AdmissionsWaiting int `json:"admissions_waiting"`
+	InFlightLimit     int `json:"in_flight_limit"` // the adaptive cap now
+	MaxInFlight       int `json:"max_in_flight"`   // Options.MaxInFlight
 	// LimitLowered says why the cap was last lowered ("" if never), and
 	// LimitLoweredAt when.
 	LimitLowered   string    `json:"limit_lowered,omitempty"`
@@ -48,6 +51,7 @@ func (c *Client) Health() Health {
 	h := Health{MaxInFlight: c.opt.MaxInFlight, AttemptTimeout: c.opt.AttemptTimeout, Deadlines: c.dl.learned()}
 	c.ctrl.mu.Lock()
 	h.InFlight, h.InFlightLimit = c.ctrl.inflight, c.ctrl.limit
+	h.AdmissionsWaiting = len(c.ctrl.demand)
 	h.LimitLowered, h.LimitLoweredAt = c.ctrl.lowered, c.ctrl.loweredAt
 	h.RateLimitedLastMinute = c.ctrl.rateLimited.lastMinute(now)
 	h.TimeoutsLastMinute = c.ctrl.timeouts.lastMinute(now)

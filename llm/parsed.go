@@ -61,11 +61,23 @@ func (p *ParseError) Error() string {
 
 func (p *ParseError) Unwrap() error { return p.Err }
 
-// errCutOff marks a reply that parsed but was cut off by the token limit.
-var errCutOff = errors.New("the reply was cut off by the token limit")
+// errCutOff marks a reply that parsed but was cut off by the server.
+var errCutOff = errors.New("the reply was cut off by the token limit or a content filter (finish_reason)")
+
+// CutOff reports whether a choice's finish_reason says the server cut the
+// reply off before the model ended it: the token limit ("length", or
+// "max_tokens" as some servers name it) or a content filter. What such a
+// reply holds is not its answer, whatever part of it parses.
+func CutOff(finishReason string) bool {
+	switch finishReason {
+	case "length", "max_tokens", "content_filter":
+		return true
+	}
+	return false
+}
 
 // ChatParsed sends req and parses its reply with a.Parse. A reply that does
-// not parse, or was cut off by the token limit, is shown back to the model
+// not parse, or was cut off (CutOff: the token limit, a content filter), is shown back to the model
 // with the parser's error (a.Repair), up to a.Repairs more times; each repair
 // turn is counted in the stage's Repairs once, when it is sent (a replay
 // from the cache is not counted again). It returns a *ParseError when no
@@ -97,7 +109,7 @@ func (c *Client) ChatParsed(ctx context.Context, req Request, a Ask) error {
 		}
 		reply := resp.Choices[0].Content
 		perr := a.Parse(reply)
-		if perr == nil && resp.Choices[0].FinishReason == "length" {
+		if perr == nil && CutOff(resp.Choices[0].FinishReason) {
 			perr = errCutOff
 		}
 		if perr == nil {

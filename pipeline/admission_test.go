@@ -253,7 +253,13 @@ func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
 		done <- rep
 	}()
 	waitFor(t, "a problem in flight", func() bool { return most() >= 1 })
-	time.Sleep(100 * time.Millisecond) // twenty status lines: time for more problems to start, were they let
+	// Every other worker holds a problem and waits to be admitted: had
+	// admission not waited for the endpoint, they would be in flight.
+	waitFor(t, "the other workers to wait for admission", func() bool {
+		st, err := ReadStatus(job.Out)
+		return err == nil && st.Report != nil && len(st.Report.Endpoints) > 0 &&
+			st.Report.Endpoints[0].Health.AdmissionsWaiting == job.Limits.ProblemsInFlight-1
+	})
 	held := most()
 	once.Do(func() { close(release) })
 	rep := <-done

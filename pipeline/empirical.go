@@ -39,7 +39,7 @@ func (e *engine) empirical(ctx context.Context, w *unit) error {
 		var verdicts []schema.Satisfaction
 		err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
 			var err error
-			verdicts, err = schema.ParseSatisfaction(reply, ids, steps)
+			verdicts, err = schema.ParseSatisfactionOf(reply, r.Text, ids, steps)
 			return err
 		})
 		if err != nil && unusableVerdict(err) {

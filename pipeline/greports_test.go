@@ -61,6 +61,9 @@ func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
+	if p := summaryDisagreements(sum.String()); len(p) > 0 {
+		t.Errorf("the summary contradicts itself: %v\n%s", p, sum.String())
+	}
 	s := sum.String()
 	for _, want := range []string{"stage failed: empirical", "unmeasured"} {
 		if !strings.Contains(s, want) {
@@ -109,6 +112,9 @@ func TestGroundedJSONObjectPerStage(t *testing.T) {
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
+	if p := summaryDisagreements(sum.String()); len(p) > 0 {
+		t.Errorf("the summary contradicts itself: %v\n%s", p, sum.String())
+	}
 	t.Log(sum.String())
 	if c := rep.FailureCauses[job.StageAnalyze]; c.Count != rep.Problems.Unique || !strings.Contains(c.Reason, "response_format") ||
 		!strings.Contains(sum.String(), "analyze, most common cause") || !strings.Contains(sum.String(), "json_object.analyze: false") {

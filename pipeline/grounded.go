@@ -435,7 +435,7 @@ func (e *engine) scoreAnswer(ctx context.Context, w *unit, passage string, j ans
 	}
 	var scores schema.GroundedScores
 	err = e.askJudge(ctx, jd, jd.request(smsgs), e.job.Empirical.RepairAttempts, what, &w.u, func(reply string) (err error) {
-		scores, err = schema.ParseGroundedScores(reply, q.Criteria)
+		scores, err = schema.ParseGroundedScoresOf(reply, text, q.Criteria)
 		return err
 	})
 	if err != nil && unusableVerdict(err) {

@@ -112,6 +112,9 @@ func TestGroundedEndToEnd(t *testing.T) {
 	}
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
+	if p := summaryDisagreements(sum.String()); len(p) > 0 {
+		t.Errorf("the summary contradicts itself: %v\n%s", p, sum.String())
+	}
 	if !strings.Contains(sum.String(), "grounded: ") || !strings.Contains(sum.String(), "not varying") || !strings.Contains(sum.String(), "requests by stage: analyze") ||
 		!strings.Contains(sum.String(), fmt.Sprintf("left out by the quality checks %d", quality)) {
 		t.Errorf("summary without the grounded figures:\n%s", sum.String())

@@ -62,7 +62,8 @@ const (
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
-	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose}
+	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose,
+	Rubricator, RefineGuided, Elicit}
 
 // Message is the chat message the templates render into: the client's own
 // type, so rendered prompts go to llm.Client unchanged.

@@ -96,6 +96,8 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 		return s.DecomposeMessages(fixProblem, fixAnswer, fixItems()[0], fixSolutions())
 	case GroundedAnswerOpen:
 		return s.GroundedAnswerOpenMessages(fixPassage, fixQuestion)
+	case Rubricator, RefineGuided, Elicit:
+		return renderLoops(s, name)
 	}
 	return nil, fmt.Errorf("no fixed inputs for template %q", name)
 }
@@ -128,8 +130,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 16 {
-		t.Errorf("Names has %d entries, want 16", len(Names))
+	if len(Names) != 19 {
+		t.Errorf("Names has %d entries, want 19", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

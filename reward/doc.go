@@ -13,6 +13,9 @@
 //     (SRaRDelta), summed per step (SRaRDeltas), normalized per step across
 //     the rollouts of one prompt (NormalizeSteps), added to the GRPO
 //     advantage of r_base = (1 - λ) r_acc + λ r_fmt (SRaRStepAdvantages).
+//     A PITFALL fallen into at a step no other rollout has an item at, or
+//     at no step, is charged to the rollout's compared steps, so that it
+//     costs at least what it costs at a shared step (normalizeGroupSteps).
 //   - rgr (seed 003, RGR-GRPO): the weighted fraction of criteria met, 1 when
 //     every Factual criterion holds (RGRReward).
 //   - grounded (seed 001, Rubric-Grounded RL): the weighted score over the
@@ -34,6 +37,7 @@
 // --on-judge-failure policy, ScoreGroupIn also memory it reuses. A response
 // whose judgment failed is paid, by default, the lowest reward any judgment
 // could give it (OnJudgeFailureFloor), and in a group no more advantage, on
-// any term or step, than any judgment of it could have given it there
-// (floorAdvantages).
+// any term or step, than any judgment of it could have given it there, nor
+// than any judged group-mate whose work it could equal gets (the twin
+// rule; floorAdvantages).
 package reward

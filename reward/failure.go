@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -27,6 +28,11 @@ const (
 	// cached, so the retry asks the judge only for the failed ones.
 	OnJudgeFailureError = "error"
 )
+
+// ErrEmptyResponse is why an empty response (one that says nothing: Silent) has
+// no verdicts: it is not sent to the judge, and is paid the floor under
+// every policy (Rollout.Empty, Result.Empty).
+var ErrEmptyResponse = errors.New("not judged: the response is empty (nothing but white space, markup and punctuation), paid the lowest any judgment could give")
 
 // JudgeFailurePolicies lists the policies --on-judge-failure takes.
 var JudgeFailurePolicies = []string{OnJudgeFailureFloor, OnJudgeFailureOutcome, OnJudgeFailureError}

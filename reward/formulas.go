@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -22,6 +23,10 @@ type Params struct {
 	Lambda  float64 // λ, the weight of the format reward in r_base (seed 000 eq. 6)
 	Alpha   float64 // α, the RLCER validity threshold on corr(v_k, z) (seed 002)
 	Epsilon float64 // ε of every group normalization
+	// PenaltyCorr is how RLCER's validity reads corr(v_k, z) for a penalty
+	// (a PITFALL, a proposed criterion with negative points):
+	// PenaltySignAware ("" is it) or PenaltyLiteral.
+	PenaltyCorr string
 }
 
 // DefaultParams are the papers' defaults: R_SUG = 0.8, R_PIT = -1.0,
@@ -52,6 +57,9 @@ func (p Params) Check() error {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || !f.ok {
 			errs = append(errs, fmt.Errorf("%s = %v is out of range", f.name, f.v))
 		}
+	}
+	if p.PenaltyCorr != "" && !slices.Contains(PenaltyCorrs, p.PenaltyCorr) {
+		errs = append(errs, fmt.Errorf("penalty-corr %q is not one of %s", p.PenaltyCorr, strings.Join(PenaltyCorrs, ", ")))
 	}
 	return errors.Join(errs...)
 }
@@ -122,6 +130,11 @@ type SRaRRubric struct {
 	// step the response does not have are in no step: eq. 2 admits only
 	// k_j in 1..K, so they enter Δ_i but no step group G_k.
 	Steps []StepDelta
+	// Unplaced is the sum of the PITFALL deltas of items at no step of the
+	// response (0, -1, beyond K): a group charges it to the rollout's
+	// steps (normalizeGroupSteps), so that a flaw the judge could not place
+	// costs in the step advantages too.
+	Unplaced float64
 }
 
 // Total is Δ_i.
@@ -144,6 +157,7 @@ func SRaRDeltas(p Params, items []schema.Item, verdicts []schema.Satisfaction, n
 			out.Pitfall += d
 		}
 		if v.Step < 1 || int(v.Step) > nSteps {
+			out.Unplaced += min(0, d)
 			continue
 		}
 		k := slices.IndexFunc(out.Steps, func(s StepDelta) bool { return s.Step == v.Step })

@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -25,13 +26,16 @@ type CriterionScore struct {
 // ground truth to verify against.
 func ScoreGrounded(lab *schema.Label, g schema.GroundedScores, judgeErr error) Result {
 	res := Result{ProblemID: lab.ID, Scheme: schema.SchemeGrounded, JudgeOK: judgeErr == nil,
-		Items: []ItemVerdict{}, Steps: []StepResult{}}
+		Items: []ItemVerdict{}, Steps: []StepResult{}, Empty: errors.Is(judgeErr, ErrEmptyResponse)}
 	criteria := lab.Grounded.Criteria
 	var awarded float64
 	full := 0
-	if judgeErr != nil {
+	switch {
+	case res.Empty:
+		res.JudgeError = judgeErr.Error()
+	case judgeErr != nil:
 		res.JudgeError = "grounded judge: " + judgeErr.Error()
-	} else {
+	default:
 		res.Criteria = make([]CriterionScore, len(criteria))
 		for k, c := range criteria {
 			s := g.Scores[k]

@@ -34,7 +34,12 @@ type Result struct {
 	// why); the reward then follows the scheme's fallback.
 	JudgeOK    bool   `json:"judge_ok"`
 	JudgeError string `json:"judge_error,omitempty"`
-	Correct    bool   `json:"correct"` // verify.Equal of the extracted answer against the ground truth
+	// Empty is set when the response says nothing (Silent): it is
+	// not judged and is paid the floor whatever the judge-failure policy,
+	// so that no response earns more by saying nothing (judge_ok false,
+	// judge_error says so; not a judge failure).
+	Empty   bool `json:"empty,omitempty"`
+	Correct bool `json:"correct"` // verify.Equal of the extracted answer against the ground truth
 	// CutOff is set when the response's finish reason says it was cut off
 	// ("finish_reason length"): no answer was taken from it, so it is not
 	// correct. Absent when the finish reason was not sent.
@@ -57,6 +62,14 @@ type Result struct {
 	// Note says how the rubric was found when not as asked: a label that
 	// could not be used, replaced by the corpus's rubric of its problem.
 	Note string `json:"note,omitempty"`
+	// RubricVersion is the version of the problem's live rubric the result
+	// was scored with (rewardd --state-dir: 1 for the rubric as loaded, one
+	// more at each retirement, reinstatement or admission); 0, and absent,
+	// when the rubric does not move.
+	RubricVersion int64 `json:"rubric_version,omitempty"`
+	// OffPolicy marks a response its group's request marked off-policy
+	// (RGR's refined response).
+	OffPolicy bool `json:"off_policy,omitempty"`
 }
 
 // ErrorResult is the result of an item that could not be scored: reward 0,
@@ -103,6 +116,10 @@ func compute(p Params, policy string, lab *schema.Label, r *Rollout, valid []boo
 		if v {
 			s.nValid++
 		}
+	}
+	if r.Empty {
+		fallback(p, OnJudgeFailureFloor, items, r, &s)
+		return s
 	}
 	if !r.JudgeOK() {
 		fallback(p, policy, items, r, &s)
@@ -159,7 +176,10 @@ func storedValidity(items []schema.Item) []bool {
 
 // result is one rollout's result, carved from mem.
 func result(p Params, scheme string, lab *schema.Label, r *Rollout, s scored, mem *GroupMemory) Result {
-	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK(), JudgeError: r.JudgeErr, Correct: r.Correct, CutOff: r.CutOff}
+	res := Result{ProblemID: lab.ID, Scheme: scheme, JudgeOK: r.JudgeOK() && !r.Empty, JudgeError: r.JudgeErr, Correct: r.Correct, CutOff: r.CutOff, Empty: r.Empty}
+	if r.Empty && res.JudgeError == "" {
+		res.JudgeError = ErrEmptyResponse.Error()
+	}
 	acc := b2f(r.Correct)
 	c := mem.values()
 	switch scheme {
@@ -364,11 +384,7 @@ func groupAdvantages(p Params, scheme string, lab *schema.Label, rs []Rollout, s
 	}
 	var dbar [][]StepDelta
 	if scheme == schema.SchemeSRaR {
-		d := make([][]StepDelta, n)
-		for i := range n {
-			d[i] = ss[i].rubric.Steps
-		}
-		dbar = NormalizeSteps(d, p.Epsilon)
+		dbar = normalizeGroupSteps(groupSteps(rs, ss), p.Epsilon)
 	}
 	out := mem.advantages.Take(n)
 	for i := range n {
@@ -402,7 +418,7 @@ func GroupValidity(p Params, items []schema.Item, rs []Rollout) []ItemGroupValid
 				sat[k] = 1
 			}
 		}
-		v := ItemValidity(sat, correct, Polarity(it), p.Alpha)
+		v := ItemValidity(sat, correct, p.validityPolarity(it), p.Alpha)
 		out[j] = ItemGroupValidity{ID: it.ID, SatRate: v.SatRate, Corr: v.Corr, Valid: v.Valid}
 	}
 	return out

@@ -91,6 +91,10 @@ type Rollout struct {
 	// finish reason says it was cut off ("finish_reason length"); "" when
 	// the finish reason does not say so or is unknown.
 	CutOff string
+	// Empty: the response says nothing (Silent: white space, markup and
+	// punctuation only). It is not to be judged, and is paid the floor
+	// (compute), whatever the policy.
+	Empty bool
 	// Verdicts are the judge's, one per rubric item in rubric order; nil
 	// when the judge failed (JudgeErr says why).
 	Verdicts []schema.Satisfaction
@@ -123,7 +127,7 @@ func AnalyzeSteps(response, groundTruth string, steps []StepSpan) Rollout {
 
 // AnalyzeStepsFinished is AnalyzeFinished with the response's steps found.
 func AnalyzeStepsFinished(response, groundTruth, finish string, steps []StepSpan) Rollout {
-	r := Rollout{Response: response, Steps: steps}
+	r := Rollout{Response: response, Steps: steps, Empty: Silent(response)}
 	r.FormatOK = FormatOK(response, r.Steps)
 	if verify.CutOffBy(finish) {
 		r.CutOff = "finish_reason " + finish

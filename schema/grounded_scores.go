@@ -50,6 +50,15 @@ func SumTolerance(w float64) float64 { return max(0.01, w/1000) }
 // negative or not finite are faults of the caller: a plain error, not a
 // *ParseError.
 func ParseGroundedScores(text string, criteria []Criterion) (GroundedScores, error) {
+	return ParseGroundedScoresOf(text, "", criteria)
+}
+
+// ParseGroundedScoresOf is ParseGroundedScores of a reply about judged, the
+// answer the judge was shown: scores in the reply that the answer itself
+// holds (white space and backslashes aside) are a quote of what it
+// planted, not the judge's, so a reply whose only scores are such quotes
+// is a parse failure (see judgeVerdict).
+func ParseGroundedScoresOf(text, judged string, criteria []Criterion) (GroundedScores, error) {
 	index, w, err := criterionIndex(criteria)
 	if err != nil {
 		return GroundedScores{}, err
@@ -66,7 +75,7 @@ func ParseGroundedScores(text string, criteria []Criterion) (GroundedScores, err
 	decode := func(r reply, span string, off int) (GroundedScores, error) {
 		return decodeGroundedScores(r, span, off, criteria, index, w)
 	}
-	return judgeVerdict(text, '{', accept, decode, func(a, b GroundedScores) bool { return slices.Equal(a.Scores, b.Scores) })
+	return judgeVerdict(text, judged, '{', accept, decode, func(a, b GroundedScores) bool { return slices.Equal(a.Scores, b.Scores) })
 }
 
 // decodeGroundedScores reads the grounded judge's object at off of r.
@@ -188,22 +197,6 @@ func scoreValue(o jsonObj, id string, raw json.RawMessage, weight float64) (floa
 		return 0, o.fieldErr(field, "%s is above the criterion's weight %s; a score runs from 0 to the weight", raw, fmtNum(weight))
 	}
 	return s, nil
-}
-
-// number reads a finite JSON number.
-func (o jsonObj) number(name string) (float64, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return 0, err
-	}
-	if c := v[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
-	}
-	return f, nil
 }
 
 // quoteIDs lists criterion ids for an error message, the first 20 of them.

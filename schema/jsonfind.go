@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
@@ -50,6 +51,15 @@ func findJSON(r reply, open byte, accept func(r reply, span string, off int) err
 // accepted one is not a candidate. When none is accepted, the error
 // describes the most likely intended candidate (see ExtractJSON).
 func eachJSON(r reply, open byte, accept func(r reply, span string, off int) error, visit func(span string, off int) bool) error {
+	return scanJSON(r, open, accept, visit, nil)
+}
+
+// scanJSON is eachJSON that also calls broken, when not nil, with the
+// offset of each candidate that is not JSON (not valid, never closed, or
+// closed by the wrong bracket) and has the shape of a verdict
+// (verdictShaped), and with a function building its error.
+func scanJSON(r reply, open byte, accept func(r reply, span string, off int) error, visit func(span string, off int) bool,
+	broken func(off int, why func() error)) error {
 	text := r.body
 	what := "array"
 	if open == '{' {
@@ -111,6 +121,12 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 			best, bestLen = mk, length
 		}
 	}
+	fault := func(i, length int, mk func() error) {
+		consider(length, mk)
+		if broken != nil && verdictShaped(text, i, open) {
+			broken(i, mk)
+		}
+	}
 	for i := 0; i < len(text); i++ {
 		if text[i] != open {
 			continue
@@ -124,13 +140,13 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		case skipped:
 			continue
 		case unclosed:
-			consider(len(text)-i, func() error {
+			fault(i, len(text)-i, func() error {
 				return parseErr(r.lineAt(i), 0, "", "the JSON %s that starts here is never closed; the reply may have been cut off", what)
 			})
 			continue
 		case mismatch:
 			p := failEnd[i]
-			consider(p+1-i, func() error {
+			fault(i, p+1-i, func() error {
 				return parseErr(r.lineAt(p), 0, "", "the JSON %s that starts on line %d is closed by the wrong bracket %q", what, r.lineAt(i), text[p])
 			})
 			continue
@@ -139,7 +155,7 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		if !jsonscan.Valid(span) {
 			var v any
 			err := json.Unmarshal([]byte(span), &v)
-			consider(len(span), func() error { return jsonSyntaxErr(r, i, what, err) })
+			fault(i, len(span), func() error { return jsonSyntaxErr(r, i, what, err) })
 			// The parse from i consumed every bracket it met before the fault
 			// as the start of a value, so each span that starts before the
 			// fault either ends before it (and is valid) or contains it (and
@@ -173,6 +189,70 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		return best()
 	}
 	return parseErr(0, 0, "", "the reply contains no JSON %s", what)
+}
+
+// verdictShaped reports whether the bracket open at i of text opens what
+// looks like a judge's verdict: an array whose first element is an object
+// ('[' then '{'), an object whose first member has a key ('{' then '"', or
+// a key written as JavaScript or Python write one, bare or in single
+// quotes, then ':' and the start of a value), white space between, or a
+// bracket with nothing but white space after it (a reply cut off there). A
+// bracket of prose or mathematics ("[sic]", "[0, 1)", "\frac{a}{b}",
+// "{x : x > 0}") is not.
+func verdictShaped(text string, i int, open byte) bool {
+	j := skipSpace(text, i+1)
+	switch {
+	case j == len(text):
+		return true
+	case open == '[':
+		return text[j] == '{'
+	}
+	return text[j] == '"' || looseKey(text, j)
+}
+
+// looseKey reports whether text at j holds a key written bare or in single
+// quotes ('valid', valid), then ':' and the start of a JSON, JavaScript or
+// Python value.
+func looseKey(text string, j int) bool {
+	k := j
+	if text[k] == '\'' {
+		end := strings.IndexByte(text[k+1:], '\'')
+		if end < 0 {
+			return false
+		}
+		k += end + 2
+	} else {
+		for k < len(text) && (text[k] == '_' || text[k]|0x20 >= 'a' && text[k]|0x20 <= 'z' || k > j && text[k] >= '0' && text[k] <= '9') {
+			k++
+		}
+		if k == j {
+			return false
+		}
+	}
+	k = skipSpace(text, k)
+	if k >= len(text) || text[k] != ':' {
+		return false
+	}
+	k = skipSpace(text, k+1)
+	if k == len(text) {
+		return true
+	}
+	if strings.ContainsRune("\"'-[{0123456789", rune(text[k])) {
+		return true
+	}
+	for _, lit := range []string{"true", "false", "null", "True", "False", "None"} {
+		if strings.HasPrefix(text[k:], lit) {
+			return true
+		}
+	}
+	return false
+}
+
+func skipSpace(text string, j int) int {
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n') {
+		j++
+	}
+	return j
 }
 
 // openAt returns the brackets open at byte end of text, scanning from start

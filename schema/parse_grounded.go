@@ -1,14 +1,8 @@
 package schema
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
-
-	"github.com/rubricforge/rubricforge/internal/jsonscan"
 )
 
 // The grounded style's parsers follow the JSON rules of parse_json.go. A
@@ -105,7 +99,7 @@ func ParseQuestions(text string, opt QuestionOptions) ([]GroundedQuestion, error
 	return out, nil
 }
 
-func parseCriterion(c pathObj) (Criterion, error) {
+func parseCriterion(c jsonObj) (Criterion, error) {
 	var cr Criterion
 	var err error
 	if cr.ID, err = c.text("id"); err != nil {
@@ -164,7 +158,7 @@ func ParseEnrichment(text string, ids []string, minKeywords, minConcepts int) ([
 	out := make([]Enrichment, len(ids))
 	from := make([]int, len(ids))
 	for _, raw := range objs {
-		o := pathObj{raw, fmt.Sprintf("[%d]", raw.item-1)}
+		o := raw.at(fmt.Sprintf("[%d]", raw.item-1))
 		var e Enrichment
 		if e.ID, err = o.text("id"); err != nil {
 			return nil, err
@@ -207,143 +201,6 @@ func quoteList(ids []string) string {
 	return strings.Join(q, ", ")
 }
 
-// pathObj is a JSON object of a reply with the path that leads to it, for
-// errors that name nested fields.
-type pathObj struct {
-	jsonObj
-	path string
-}
-
-func (o pathObj) field(name string) string {
-	if o.path == "" {
-		return name
-	}
-	return o.path + "." + name
-}
-
-func (o pathObj) fieldErr(name, format string, args ...any) *ParseError {
-	return parseErr(o.line, 0, o.field(name), format, args...)
-}
-
-func (o pathObj) value(name string) (json.RawMessage, error) {
-	v, ok := o.fields.get(name)
-	if !ok {
-		return nil, o.fieldErr(name, "missing")
-	}
-	if string(v) == "null" {
-		return nil, o.fieldErr(name, "is null")
-	}
-	return v, nil
-}
-
-// text reads a non-empty JSON string, trimmed.
-func (o pathObj) text(name string) (string, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return "", err
-	}
-	if v[0] != '"' {
-		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
-	}
-	s, ok := jsonscan.Unquote(v)
-	if !ok {
-		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
-	}
-	if s = strings.TrimSpace(s); s == "" {
-		return "", o.fieldErr(name, "is empty")
-	}
-	return s, nil
-}
-
-// number reads a finite JSON number.
-func (o pathObj) number(name string) (float64, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return 0, err
-	}
-	if c := v[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
-	}
-	return f, nil
-}
-
-// texts reads a JSON array of at least least non-empty strings, trimmed.
-func (o pathObj) texts(name string, least int) ([]string, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return nil, err
-	}
-	if v[0] != '[' {
-		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
-	}
-	var out []string
-	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
-		s, ok := "", false
-		if e[0] == '"' {
-			s, ok = jsonscan.Unquote(e)
-		}
-		if !ok {
-			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "must be a JSON string, got %s", describeJSON(e))
-		}
-		if s = strings.TrimSpace(s); s == "" {
-			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "is empty")
-		}
-		out = append(out, s)
-		return nil
-	})
-	if errors.Is(err, jsonscan.ErrNotJSON) {
-		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
-	}
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		out = []string{}
-	}
-	if len(out) < least {
-		return nil, o.fieldErr(name, "has %d entries; at least %d are required", len(out), least)
-	}
-	return out, nil
-}
-
-// objects reads a JSON array of objects.
-func (o pathObj) objects(name string) ([]pathObj, error) {
-	v, err := o.value(name)
-	if err != nil {
-		return nil, err
-	}
-	if v[0] != '[' {
-		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
-	}
-	var out []pathObj
-	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
-		path := fmt.Sprintf("%s[%d]", o.field(name), len(out))
-		if e[0] != '{' {
-			return parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
-		}
-		jo, err := decodeObject(e, o.line, 0)
-		if err != nil {
-			if pe, ok := err.(*ParseError); ok {
-				pe.Field = path + fieldSuffix(pe.Field)
-			}
-			return err
-		}
-		out = append(out, pathObj{jo, path})
-		return nil
-	})
-	if errors.Is(err, jsonscan.ErrNotJSON) {
-		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func fieldSuffix(f string) string {
 	if f == "" {
 		return ""
@@ -352,10 +209,10 @@ func fieldSuffix(f string) string {
 }
 
 // objectWith finds the reply's first JSON object that has the key.
-func objectWith(text, key string) (pathObj, error) {
+func objectWith(text, key string) (jsonObj, error) {
 	r, err := newReply(text)
 	if err != nil {
-		return pathObj{}, err
+		return jsonObj{}, err
 	}
 	// The object accepted is kept, so the reply is decoded once; its line
 	// numbers are set from where findJSON found it.
@@ -371,8 +228,8 @@ func objectWith(text, key string) (pathObj, error) {
 		return atLine(err, r, off)
 	})
 	if err != nil {
-		return pathObj{}, err
+		return jsonObj{}, err
 	}
 	found.line = r.lineAt(off)
-	return pathObj{found, ""}, nil
+	return found, nil
 }

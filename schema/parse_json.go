@@ -136,7 +136,7 @@ func ParseValidity(text string) (Verdict, error) {
 		}
 		return atLine(err, r, off)
 	}
-	return judgeVerdict(text, '{', accept, decodeValidity, func(a, b Verdict) bool { return a.Valid == b.Valid })
+	return judgeVerdict(text, "", '{', accept, decodeValidity, func(a, b Verdict) bool { return a.Valid == b.Valid })
 }
 
 // decodeValidity reads the validity judge's object at off of r.
@@ -165,7 +165,7 @@ func decodeValidity(r reply, span string, off int) (Verdict, error) {
 // appear exactly once; the verdicts come back in the order of ids.
 func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
 	same := func(a, b Verdict) bool { return a.ID == b.ID && a.Valid == b.Valid }
-	return parseBatch(text, "ParseValidityBatch", ids, same, func(o jsonObj, id int32) (Verdict, error) {
+	return parseBatch(text, "", "ParseValidityBatch", ids, same, func(o jsonObj, id int32) (Verdict, error) {
 		v := Verdict{ID: id}
 		var err error
 		if v.Valid, err = o.boolean("valid"); err != nil {
@@ -184,12 +184,21 @@ func ParseValidityBatch(text string, ids []int32) ([]Verdict, error) {
 // must be -1, 0 or 1..steps; when steps <= 0 (the step count of the solution
 // is not known) any integer step >= -1 is accepted.
 func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, error) {
+	return ParseSatisfactionOf(text, "", ids, steps)
+}
+
+// ParseSatisfactionOf is ParseSatisfaction of a reply about judged, the
+// response the judge was shown: a verdict in the reply that the response
+// itself holds (white space and backslashes aside) is a quote of what the
+// response planted, not the judge's verdict, so a reply whose only
+// verdicts are such quotes is a parse failure (see judgeVerdict).
+func ParseSatisfactionOf(text, judged string, ids []int32, steps int) ([]Satisfaction, error) {
 	hi := int64(math.MaxInt32)
 	if steps > 0 {
 		hi = int64(steps)
 	}
 	same := func(a, b Satisfaction) bool { return a == b }
-	return parseBatch(text, "ParseSatisfaction", ids, same, func(o jsonObj, id int32) (Satisfaction, error) {
+	return parseBatch(text, judged, "ParseSatisfaction", ids, same, func(o jsonObj, id int32) (Satisfaction, error) {
 		s := Satisfaction{ID: id}
 		var err error
 		if s.Satisfied, err = o.boolean("satisfied"); err != nil {
@@ -207,8 +216,9 @@ func ParseSatisfaction(text string, ids []int32, steps int) ([]Satisfaction, err
 // parseBatch finds a judge's JSON array of objects with an "id" each in its
 // reply's answer (judgeVerdict; same says when two verdicts on one id
 // agree), checks that the ids are exactly ids, and decodes each object with
-// one.
-func parseBatch[T any](text, fn string, ids []int32, same func(a, b T) bool, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
+// one. judged is the text the judge was shown ("" for none; see
+// judgeVerdict).
+func parseBatch[T any](text, judged, fn string, ids []int32, same func(a, b T) bool, one func(o jsonObj, id int32) (T, error)) ([]T, error) {
 	index := make(map[int32]int, len(ids))
 	for k, id := range ids {
 		if _, dup := index[id]; dup {
@@ -223,7 +233,7 @@ func parseBatch[T any](text, fn string, ids []int32, same func(a, b T) bool, one
 		}
 		return batchVerdicts(objs, ids, index, one)
 	}
-	return judgeVerdict(text, '[', acceptObjectArray, decode, func(a, b []T) bool { return slices.EqualFunc(a, b, same) })
+	return judgeVerdict(text, judged, '[', acceptObjectArray, decode, func(a, b []T) bool { return slices.EqualFunc(a, b, same) })
 }
 
 // batchVerdicts decodes the objects of a batch reply, one per id.
@@ -295,12 +305,29 @@ func describeIDs(ids []int32) string {
 }
 
 // jsonObj is one JSON object of a reply, keys folded to lower case, with the
-// line it starts on and its 1-based position in the enclosing array (0 when
-// it stands alone).
+// line it starts on, and where it is: its 1-based position in the enclosing
+// array (0 when it stands alone), or the path of fields and indexes that
+// leads to it when it is nested ("criteria[2]"), which errors then name
+// instead of the position.
 type jsonObj struct {
 	fields members
 	line   int
 	item   int
+	path   string
+}
+
+// at is o reached by path, for errors that name nested fields.
+func (o jsonObj) at(path string) jsonObj {
+	o.path = path
+	return o
+}
+
+// field is a member's name as errors give it: with o's path, if any.
+func (o jsonObj) field(name string) string {
+	if o.path == "" {
+		return name
+	}
+	return o.path + "." + name
 }
 
 // members are an object's members in order, keys folded to lower case and
@@ -327,8 +354,11 @@ func (ms members) get(key string) (json.RawMessage, bool) {
 // looks keys up in a map to find one given twice.
 const indexAfter = 16
 
-func (o jsonObj) fieldErr(field, format string, args ...any) *ParseError {
-	return parseErr(o.line, o.item, field, format, args...)
+func (o jsonObj) fieldErr(name, format string, args ...any) *ParseError {
+	if o.path != "" {
+		return parseErr(o.line, 0, o.field(name), format, args...)
+	}
+	return parseErr(o.line, o.item, name, format, args...)
 }
 
 func (o jsonObj) value(name string) (json.RawMessage, error) {
@@ -505,4 +535,112 @@ func decodeObject(raw []byte, line, item int) (jsonObj, error) {
 		return o, parseErr(line, item, "", "reading a JSON object: %v", err)
 	}
 	return o, err
+}
+
+// text reads a non-empty JSON string, trimmed.
+func (o jsonObj) text(name string) (string, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return "", err
+	}
+	if v[0] != '"' {
+		return "", o.fieldErr(name, "must be a JSON string, got %s", describeJSON(v))
+	}
+	s, ok := jsonscan.Unquote(v)
+	if !ok {
+		return "", o.fieldErr(name, "%v", jsonscan.ErrNotJSON)
+	}
+	if s = strings.TrimSpace(s); s == "" {
+		return "", o.fieldErr(name, "is empty")
+	}
+	return s, nil
+}
+
+// number reads a finite JSON number.
+func (o jsonObj) number(name string) (float64, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return 0, err
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, o.fieldErr(name, "must be a JSON number, got %s", describeJSON(v))
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, o.fieldErr(name, "must be a finite number, got %s", v)
+	}
+	return f, nil
+}
+
+// texts reads a JSON array of at least least non-empty strings, trimmed.
+func (o jsonObj) texts(name string, least int) ([]string, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return nil, err
+	}
+	if v[0] != '[' {
+		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
+	}
+	var out []string
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		s, ok := "", false
+		if e[0] == '"' {
+			s, ok = jsonscan.Unquote(e)
+		}
+		if !ok {
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "must be a JSON string, got %s", describeJSON(e))
+		}
+		if s = strings.TrimSpace(s); s == "" {
+			return o.fieldErr(fmt.Sprintf("%s[%d]", name, len(out)), "is empty")
+		}
+		out = append(out, s)
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of strings, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []string{}
+	}
+	if len(out) < least {
+		return nil, o.fieldErr(name, "has %d entries; at least %d are required", len(out), least)
+	}
+	return out, nil
+}
+
+// objects reads a JSON array of objects.
+func (o jsonObj) objects(name string) ([]jsonObj, error) {
+	v, err := o.value(name)
+	if err != nil {
+		return nil, err
+	}
+	if v[0] != '[' {
+		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
+	}
+	var out []jsonObj
+	err = jsonscan.EachElement(v, func(e []byte, _ int) error {
+		path := fmt.Sprintf("%s[%d]", o.field(name), len(out))
+		if e[0] != '{' {
+			return parseErr(o.line, 0, path, "must be a JSON object, got %s", describeJSON(e))
+		}
+		jo, err := decodeObject(e, o.line, 0)
+		if err != nil {
+			if pe, ok := err.(*ParseError); ok {
+				pe.Field = path + fieldSuffix(pe.Field)
+			}
+			return err
+		}
+		out = append(out, jo.at(path))
+		return nil
+	})
+	if errors.Is(err, jsonscan.ErrNotJSON) {
+		return nil, o.fieldErr(name, "must be a JSON array of objects, got %s", describeJSON(v))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -1,6 +1,9 @@
 package verify
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // typicalPairs is a mix of the answers a reward function sees most: integers, fractions and
 // short LaTeX, a few sets, intervals and expressions, and some whole solutions.
@@ -43,5 +46,18 @@ func BenchmarkExtract(b *testing.B) {
 	text := "We add the two numbers: $8+9=17$. Therefore the answer is $\\boxed{17}$."
 	for b.Loop() {
 		Extract(text)
+	}
+}
+
+// longSolution is a reasoning model's solution of about 3 KB: 30 lines of work with math,
+// then its boxed answer. Extraction reads its end more than once (the cut-off rule), so its
+// cost per byte is what this measures.
+var longSolution = strings.Repeat("We add the numbers one by one, keeping a running total of $3 + 4 = 7$ and then multiplying by 2.\n", 30) +
+	"Therefore the answer is $\\boxed{17}$."
+
+func BenchmarkExtractSolution(b *testing.B) {
+	b.SetBytes(int64(len(longSolution)))
+	for b.Loop() {
+		Extract(longSolution)
 	}
 }

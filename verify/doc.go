@@ -11,8 +11,11 @@
 // resort is the value stated in the final sentence, never in an earlier one and never in a
 // negated or hedged clause; a bare answer gives ok=false. A text that was cut off gives
 // ok=false too: [ExtractWith] and [CompareWith] take what is known of the text ([Options]),
-// and a known finish reason alone says whether it was cut off ("length"); without one, only a
-// text that stops inside an unclosed math span or box, or never leaves its <think>, was.
+// and a known finish reason alone says whether it was cut off ("length"); without one, a text
+// that visibly stops mid-way was (inside math, a box, a bracket or its <think>, or in a final
+// sentence left unfinished), but an answer it clearly gave before the cut stands unless the
+// text takes it up again. A line that opens another problem after a given answer ends the
+// text. The must-still-find corpus of this rule is testdata/ground/corpus.jsonl.
 //
 // [Equal] and [Compare] decide equivalence. Both sides go through the same pipeline:
 // extraction, normalization (chat-template tokens, doubly escaped LaTeX, full-width forms and
@@ -41,4 +44,4 @@ package verify
 // Equal or Compare may decide a case differently. It is part of a job's
 // identity, so a corpus never resumes silently into verdicts of an older
 // policy.
-const PolicyVersion = "4"
+const PolicyVersion = "5"

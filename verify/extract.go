@@ -23,10 +23,15 @@ type Options struct {
 	// "length" (the token limit; "max_tokens" on some servers) and "content_filter" say the
 	// text was cut off before the model ended it: no answer is taken from it, whatever it
 	// holds. Any other reason ("stop", "eos", ...) says the model (or a stop sequence) ended
-	// it: no cut-off rule applies. When it is unknown, a text is cut off only when it stops
-	// inside an unclosed structure: a math span ($, $$, \[, \(), a \boxed{ whose braces
-	// never close. Either way a <think> never closed gives no answer unless an answer tag
-	// follows it or the text ends on a box announced as the answer.
+	// it: no cut-off is guessed, only an unfinished answer (a box, math span or bracket never
+	// closed) gives nothing. When it is unknown and no end token follows the text, a text is
+	// cut off when it visibly stops mid-way: inside a math span ($, $$, \[, \(), a \boxed{ or
+	// a bracket never closed, or in a final sentence with no full stop that stops on a word
+	// that needs what follows or, after its value, opens what it never finishes ("so after
+	// 12 turns the total"). A cut-off text gives the answer it clearly gave before the cut (a
+	// tag, a box, a statement), unless the text after it takes it up again ("Wait, let me
+	// check"). Either way a <think> never closed gives no answer unless an answer tag follows
+	// it or the text ends on a box announced as the answer.
 	FinishReason string
 }
 
@@ -61,12 +66,15 @@ func Extract(text string) (answer string, ok bool) {
 // resort is the value stated in the final sentence ("..., so the ordered pair is (3, 4)."),
 // method "last_sentence": never an earlier sentence, never a value in a negated or hedged
 // clause ("not 5", "maybe 5", "if it were 5"). A final sentence without its full stop is read
-// like any other. A bare answer is not a sentence and gives ok=false.
+// like any other unless it visibly stops mid-sentence. A bare answer is not a sentence and
+// gives ok=false. A line that opens another problem ("Question:", "Problem 2.") after a
+// given answer ends the text.
 //
-// A text that stops inside an unclosed structure was cut off and gives ok=false: a math span
-// ($, $$, \[, \() or a \boxed{ never closed. So does a <think> that is never closed and has
-// no <answer> tag after it (the text never left its reasoning), unless the text ends on a box
-// announced as the answer ("**Final Answer**\n\boxed{5}"), whatever the finish reason.
+// A text that visibly stops mid-way was cut off (see [Options]): it gives the answer it
+// clearly gave before the cut, unless the text after that answer takes it up again, and
+// otherwise ok=false. A <think> that is never closed and has no <answer> tag after it gives
+// ok=false (the text never left its reasoning), unless the text ends on a box announced as the
+// answer ("**Final Answer**\n\boxed{5}"), whatever the finish reason.
 func ExtractMethod(text string) (answer, method string, ok bool) {
 	return ExtractWith(text, Options{})
 }
@@ -94,21 +102,31 @@ func extract(text string, opt Options) extraction {
 			text = text[1:]
 		}
 	}
-	text = dropCalculatorNotes(unescapeLatex(cutAtTurnEnd(text)))
+	text, ended := cutTurn(text)
+	text = cutAtNewProblem(dropCalculatorNotes(unescapeLatex(text)))
 	const inThink = "the text never leaves its <think> reasoning"
 	thinkOpen := unclosedThink(text)
-	if opt.FinishReason == "" {
-		// A solution that stops inside math or says it goes on was cut off; a bare answer with
-		// a stray "$" ("\frac{1}{2}$") is read as it is.
-		why := ""
+	unknown := opt.FinishReason == ""
+	// guess: nothing tells how the text ended (no finish reason, no end token after it), so a
+	// final sentence that visibly stops mid-way is taken as cut off.
+	guess := unknown && !ended
+	// How the text ends is read at most once, when a check needs it.
+	end := lazyEnd{text: text}
+	why := ""
+	if unknown {
+		// A solution that stops inside math or a bracket, or says it goes on, was cut off; a
+		// bare answer with a stray "$" ("\frac{1}{2}$") is read as it is.
+		// (The byte searches skip reading the end of a text that cannot stop inside either.)
 		switch {
-		case mathOpenAtEnd(text):
+		case hasAnyByte(text, `$\`) && end.get().openAt >= 0:
 			why = "the text stops inside a math span"
+		case hasAnyByte(text[max(0, len(text)-maxSentenceLen):], "([{") && bracketOpenAtEnd(end.get()):
+			why = "the text stops inside a bracket"
 		case saysContinued(text):
 			why = "the text says it continues"
 		}
-		if why != "" && isProse(textHead(text, 4096)) {
-			return extraction{cut: why}
+		if why != "" && !isProse(textHead(text, 4096)) {
+			why = ""
 		}
 	}
 	best, tagEnd := -1, -1
@@ -127,12 +145,27 @@ func extract(text string, opt Options) extraction {
 	}
 	if best >= 0 {
 		if !found.ok {
-			return extraction{cut: "the answer stops inside math or a box"}
+			return extraction{cut: "the answer stops inside math, a box or a bracket"}
+		}
+		// Cut off after a clearly given answer: the answer stands unless what follows takes
+		// it up again or it is part of the formula that was cut off. (A text that takes its
+		// answer up again and stops mid-sentence, or on a word with no full stop, was cut off.)
+		if why != "" {
+			te := end.get()
+			if r := takenBack(text, found, te.openAt >= 0, te.openAt); r != "" {
+				return extraction{cut: r}
+			}
+		} else if tail := answerTail(text, found); guess && strings.TrimSpace(tail) != "" &&
+			(unfinishedEnd(end.get()) || stopsOnWord(end.get())) && reopens(tail) {
+			return extraction{cut: reopenedCut}
 		}
 		if thinkOpen && !endsWithBox(text, found) {
 			return extraction{cut: inThink}
 		}
 		return extraction{answer: found.answer, method: found.method}
+	}
+	if why != "" {
+		return extraction{cut: why}
 	}
 	if thinkOpen {
 		return extraction{cut: inThink}
@@ -140,10 +173,35 @@ func extract(text string, opt Options) extraction {
 	if a, ok := leadLetter(text); ok {
 		return extraction{answer: a, method: ByLeadLetter}
 	}
-	if a, ok := fromLastSentence(text); ok {
+	if a, ok := fromLastSentence(text, end.get(), guess); ok {
 		return extraction{answer: a, method: ByLastSentence}
 	}
 	return extraction{}
+}
+
+// hasAnyByte reports whether s holds any of the bytes of set, with one vectorised search per
+// byte (strings.ContainsAny reads byte by byte).
+func hasAnyByte(s, set string) bool {
+	for i := 0; i < len(set); i++ {
+		if strings.IndexByte(s, set[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// lazyEnd reads how a text ends ([readEnd]) the first time a check asks.
+type lazyEnd struct {
+	text string
+	te   textEnd
+	done bool
+}
+
+func (l *lazyEnd) get() textEnd {
+	if !l.done {
+		l.te, l.done = readEnd(l.text), true
+	}
+	return l.te
 }
 
 // textHead is the first n bytes of text at most, cut at a rune's start.
@@ -161,7 +219,7 @@ func textHead(text string, n int) string {
 // when the marker holds no usable answer (an unclosed box).
 type candidate struct {
 	pos    int
-	end    int // for a tag: where its content ends; for boxes: where the last one ends
+	end    int // where the answer ends: a tag's content, the last box, a statement's sentence
 	answer string
 	method string
 	ok     bool
@@ -229,8 +287,11 @@ func fromTag(text string) (candidate, bool) {
 	if c, ok := fromStatement(content, 0); ok {
 		return candidate{pos: i, end: end, answer: c.answer, method: ByTag, ok: true}, true
 	}
+	if closed := end < len(text); !closed && bracketsOpen(content) {
+		return candidate{pos: i, end: end, method: ByTag}, true // "<answer>(3, 5": cut off inside the answer
+	}
 	if isProse(content) {
-		if a, ok := fromLastSentence(content); ok {
+		if a, ok := fromLastSentence(content, readEnd(content), false); ok {
 			return candidate{pos: i, end: end, answer: a, method: ByTag, ok: true}, true // "<answer>The total is 42</answer>"
 		}
 	}

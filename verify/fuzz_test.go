@@ -28,6 +28,10 @@ var fuzzSeeds = []string{
 	"B\nThe area is 12.", "So the total is 42<|im_end", "The answer is 7 [/INST] 8", "Aではなく、Cです", "A가 아니라 C이다",
 	"\\sqrt{C}", "2(C)", "<think>The total is 3 + 4 = 7", "So the total is $12 + 5", "The final answer is $\\frac{3}{",
 	"So the answer is 15 apples, and", "Natalia sold 48+24 = <<48+24=72>>72 clips.", "<<3+4", "a<<b>>c<<", "The smaller root is \\boxed{2} and the larger root is \\boxed{3}.",
+	// policy 5
+	"so after 12 turns the total", "So the ordered pair is (3, 5", "The answer is (3, 5", "donc le résultat est **42**.",
+	"So the answer is $\\boxed{42}", "\\boxed{42}\n\nQuestion: What is 6 + 7?\nAnswer: 13", "The answer is 42. Wait, let me recount the",
+	"The answer is \\boxed{9}.\n\n<think>\nNext", "答えは、1日目に12ページ、2日目に", "x = 5 and y", "\\begin{pmatrix} 1 & 2",
 }
 
 // internalError reports whether Compare had to recover from a panic.
@@ -131,6 +135,29 @@ func FuzzVerifyJSONL(f *testing.F) {
 			if n, ok := v["line"]; ok && n != float64(i+1) {
 				t.Fatalf("output line %d reports line %v", i+1, n)
 			}
+		}
+	})
+}
+
+// FuzzCutOff runs arbitrary texts through the cut-off rule, seeded with the must-still-find
+// corpus: a token limit leaves no answer; a text read with an unknown finish reason gives no
+// answer that the model's own end ("stop") would not give too (the guesses only take answers
+// away); the text after another problem's opening line is all that a new-problem cut drops.
+func FuzzCutOff(f *testing.F) {
+	for _, c := range loadGroundCorpus(f) {
+		f.Add(c.Text)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if a, _, ok := ExtractWith(text, Options{FinishReason: "length"}); ok || a != "" {
+			t.Fatalf("ExtractWith(%q, length) = %q, %v; want no answer", text, a, ok)
+		}
+		unknown, _, okUnknown := ExtractWith(text, Options{})
+		stop, _, okStop := ExtractWith(text, Options{FinishReason: "stop"})
+		if okUnknown && (!okStop || stop != unknown) {
+			t.Fatalf("text %q: unknown finish reason gives %q, stop gives %q, %v", text, unknown, stop, okStop)
+		}
+		if cut := cutAtNewProblem(text); !strings.HasPrefix(text, cut) || cut != text && !newProblemLine(text[len(cut):]) {
+			t.Fatalf("cutAtNewProblem(%q) = %q: not the text before a new problem's line", text, cut)
 		}
 	})
 }

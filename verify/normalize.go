@@ -149,13 +149,22 @@ func nextTurnToken(s string) (int, int) {
 // opening token) are skipped, and the text ends at the first one that follows some content,
 // at a turn line (see turnLines) or before a token cut off at its end.
 func cutAtTurnEnd(s string) string {
+	t, _ := cutTurn(s)
+	return t
+}
+
+// cutTurn is [cutAtTurnEnd], and it also reports whether something of the model's end
+// followed the text's last words: a template token or its cut-off start, a turn line, or
+// decoder junk. Such a text was ended by the model, not cut off.
+func cutTurn(s string) (string, bool) {
 	for range 16 {
 		i, n := nextTurnToken(s)
 		if i < 0 {
-			return trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
+			t := trimJunkTail(cutPartialToken(cutAtTurnLine(s)))
+			return t, len(strings.TrimRight(t, " \t\r\n")) < len(strings.TrimRight(s, " \t\r\n"))
 		}
 		if strings.TrimSpace(s[:i]) != "" {
-			return trimJunkTail(cutAtTurnLine(s[:i]))
+			return trimJunkTail(cutAtTurnLine(s[:i])), true
 		}
 		s = s[i+n:]
 		for _, role := range [...]string{"assistant", "user", "system", "model"} {
@@ -165,7 +174,7 @@ func cutAtTurnEnd(s string) string {
 			}
 		}
 	}
-	return s
+	return s, false
 }
 
 // overEscaped reports whether s went through JSON escaping twice: a doubled backslash stands

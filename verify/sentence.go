@@ -582,40 +582,126 @@ func signOff(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0
 }
 
-// fromLastSentence is the last resort of extraction: the value stated in the final sentence.
-// A final sentence without its full stop is read like any other: whether the text was cut
-// off is for the finish reason, or its unclosed structures, to say (see [Options]).
-func fromLastSentence(text string) (string, bool) {
-	s, _, several, open := finalSentence(text)
-	if open {
+// textEnd is how a text ends: its final sentence (not a sign-off, trimmed), whether the text
+// has more than one sentence, where the math span it stops in opens (-1 when it stops outside
+// math), and whether the final sentence runs to the end of the text with no full stop.
+type textEnd struct {
+	sentence string
+	several  bool
+	openAt   int
+	atEnd    bool
+}
+
+// readEnd reads how text ends, in one pass over it.
+func readEnd(text string) textEnd {
+	s, end, several, openAt := finalSentence(text)
+	return textEnd{sentence: strings.TrimSpace(s), several: several, openAt: openAt, atEnd: strings.TrimSpace(text[end:]) == ""}
+}
+
+// fromLastSentence is the last resort of extraction: the value stated in the final sentence
+// of text, which ends as te says. A final sentence without its full stop is read like any
+// other, unless it stops inside a bracket ("(3, 5"), or guess is set (the finish reason is
+// unknown and no end token follows the text) and it visibly stops mid-sentence after its value
+// ("so after 12 turns the total"; see [unfinishedTail]).
+func fromLastSentence(text string, te textEnd, guess bool) (string, bool) {
+	if te.openAt >= 0 {
 		return "", false // the text stops inside a math span
 	}
-	s = strings.TrimSpace(s)
+	s := te.sentence
 	if s == "" || len(s) > maxSentenceLen || strings.HasPrefix(s, "#") {
 		return "", false
 	}
 	if strings.HasSuffix(s, "?") || strings.HasSuffix(s, ":") || strings.HasSuffix(s, "：") || strings.HasSuffix(s, "？") {
 		return "", false
 	}
-	if !isProse(s) && (!several || countWords(text, 2) < 2) {
+	if !isProse(s) && (!te.several || countWords(text, 2) < 2) {
 		return "", false // a bare answer, not a sentence
 	}
 	var store [32]segment
-	if danglingEnd(segments(store[:0], s)) {
-		return "", false // "..., and", "so each group gets": the value never comes
+	segs := segments(store[:0], s)
+	if danglingEnd(segs, te.atEnd) || bracketsOpen(s) {
+		return "", false // "..., and", "so each group gets", "(3, 5": the value never comes
+	}
+	if guess && te.atEnd && unfinishedTail(segs) {
+		return "", false // "so after 12 turns the total": cut off before its value
 	}
 	if opensStep(s) || optionList(s) {
 		// "Now, the first basket holds 12 apples.": a text that stops on the way; "C: 2 + 2 =
 		// 3, wrong.": a check of one option
 		return "", false
 	}
-	return statedValue(s)
+	v, ok := statedValue(s)
+	if b, bold := boldValue(s, segs); ok && bold {
+		return b, true // "There are **4** primes less than 10."
+	}
+	return v, ok
+}
+
+// boldValue returns the value a sentence sets in bold, when it bolds exactly one value (with
+// its unit) and no word of it hedges, denies or supposes: the writer marked the answer.
+func boldValue(s string, segs []segment) (string, bool) {
+	i := strings.Index(s, "**")
+	if i < 0 {
+		return "", false
+	}
+	j := strings.Index(s[i+2:], "**")
+	if j < 0 || strings.Contains(s[i+2+j+2:], "**") {
+		return "", false
+	}
+	for _, sg := range segs {
+		if sg.kind == segWord && isHedge(sg.text) {
+			return "", false
+		}
+	}
+	var store [8]segment
+	inner := segments(store[:0], s[i+2:i+2+j])
+	if len(inner) == 0 || !isValueSeg(inner[0]) {
+		return "", false
+	}
+	for _, sg := range inner[1:] {
+		if sg.kind != segWord {
+			return "", false
+		}
+	}
+	v := valueText(inner[0])
+	return v, v != ""
+}
+
+// unfinishedEnd reports a text (ending as te says) whose final sentence runs to its end and
+// visibly stops mid-way: inside a math span or a bracket, on a word that needs what follows or
+// on clause punctuation, or after its value with more begun than finished ([unfinishedTail]).
+func unfinishedEnd(te textEnd) bool {
+	if te.openAt >= 0 {
+		return true
+	}
+	s := te.sentence
+	if s == "" || len(s) > maxSentenceLen || !te.atEnd {
+		return false
+	}
+	if r, _ := utf8.DecodeLastRuneInString(s); strings.ContainsRune(",;:，；：", r) {
+		return true
+	}
+	var store [32]segment
+	segs := segments(store[:0], s)
+	return danglingEnd(segs, true) || bracketsOpen(s) || unfinishedTail(segs)
+}
+
+// stopsOnWord reports a text (ending as te says) whose final sentence runs to its end and
+// ends on a word, with no full stop: "... whether the 6 red".
+func stopsOnWord(te textEnd) bool {
+	if te.sentence == "" || len(te.sentence) > maxSentenceLen || !te.atEnd {
+		return false
+	}
+	var store [32]segment
+	segs := segments(store[:0], te.sentence)
+	return len(segs) > 0 && segs[len(segs)-1].kind == segWord
 }
 
 // finalSentence returns the last sentence of text that is not a sign-off, where it ends in
-// text, whether the text has more than one sentence, and whether the text ends inside a math
-// span. Sentences end at ". ", "! ", "? ", "。", "！", "？", "।" and line breaks, outside math.
-func finalSentence(text string) (sentence string, end int, several, open bool) {
+// text, whether the text has more than one sentence, and where the math span the text ends in
+// opens (-1 when it ends outside math). Sentences end at ". ", "! ", "? ", "。", "！", "？",
+// "।" and line breaks, outside math.
+func finalSentence(text string) (sentence string, end int, several bool, openAt int) {
 	var spans [keptSentences][2]int
 	n := 0
 	add := func(a, b int) {
@@ -626,7 +712,7 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		n++
 	}
 	start := 0
-	display, inline := "", false
+	display, inline, opened := "", false, -1
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
@@ -638,19 +724,22 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		case c == '\\' && i+1 < len(text):
 			switch text[i+1] {
 			case '[':
-				display = `\]`
+				display, opened = `\]`, i
 			case '(':
-				inline = true
+				inline, opened = true, i
 			case ')':
 				inline = false
 			}
 			i++
 		case c == '$':
 			if strings.HasPrefix(text[i:], "$$") {
-				display = "$$"
+				display, opened = "$$", i
 				i++
 			} else if inline || !moneySign(text, i) {
 				inline = !inline
+				if inline {
+					opened = i
+				}
 			}
 		case c == '\n':
 			inline = false
@@ -672,14 +761,17 @@ func finalSentence(text string) (sentence string, end int, several, open bool) {
 		}
 	}
 	add(start, len(text))
-	open = display != "" || inline
+	openAt = -1
+	if display != "" || inline {
+		openAt = opened
+	}
 	for k := n - 1; k >= 0 && k >= n-keptSentences; k-- {
 		sp := spans[k%keptSentences]
 		if s := text[sp[0]:sp[1]]; !signOff(s) {
-			return s, sp[1], n > 1, open
+			return s, sp[1], n > 1, openAt
 		}
 	}
-	return "", len(text), false, open
+	return "", len(text), false, openAt
 }
 
 // moneySign reports a "$" that is a currency sign, with no other "$" later on its line:

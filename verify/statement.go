@@ -40,7 +40,11 @@ var scriptMarkers = [...]scriptMarker{
 func fromStatement(text string, from int) (candidate, bool) {
 	best, rest, found := lastStatementMarker(text, from)
 	if i, a, ok := gsmMarker(text, from); ok && i > best {
-		return candidate{pos: i, answer: a, method: ByStatement, ok: true}, true
+		end := len(text)
+		if nl := strings.IndexByte(text[i:], '\n'); nl >= 0 {
+			end = i + nl
+		}
+		return candidate{pos: i, end: end, answer: a, method: ByStatement, ok: true}, true
 	}
 	if !found {
 		return candidate{}, false
@@ -48,11 +52,14 @@ func fromStatement(text string, from int) (candidate, bool) {
 	if opensMath(strings.TrimLeft(rest, " \t\r\n")) {
 		return candidate{pos: best, method: ByStatement}, true // cut off inside the answer
 	}
-	a, ok := statementContent(rest)
+	a, n, ok := statementContent(rest)
 	if !ok {
 		return candidate{}, false
 	}
-	return candidate{pos: best, answer: a, method: ByStatement, ok: true}, true
+	if bracketsOpen(a) {
+		return candidate{pos: best, method: ByStatement}, true // "The answer is (3, 5": cut off inside it
+	}
+	return candidate{pos: best, end: len(text) - len(rest) + n, answer: a, method: ByStatement, ok: true}, true
 }
 
 // maxMarkerMisses bounds the marker words that are passed over because nothing announces an
@@ -259,25 +266,30 @@ func isStopWord(s string) bool {
 // trailingCopulas end a statement in languages that put the verb last ("उत्तर 12 है").
 var trailingCopulas = [...]string{"है", "हैं", "です", "である", "입니다", "이다", "이에요"}
 
-func statementContent(rest string) (string, bool) {
+// statementContent reads the answer a statement announces in rest (the text after its
+// marker) and how much of rest the statement takes up: its math block or list, or its
+// sentence.
+func statementContent(rest string) (string, int, bool) {
 	s := strings.TrimLeft(rest, " \t")
 	if strings.HasPrefix(s, "\n") || strings.HasPrefix(s, "\r") {
 		s = strings.TrimLeft(s, " \t\r\n")
 	}
+	skipped := len(rest) - len(s)
 	if m, n, ok := leadingMath(s); ok {
-		if more, ok := mathList(s[n:]); ok {
-			return joinParts(append(more, cleanAnswer(m))), true
+		if more, left, ok := mathList(s[n:]); ok {
+			return joinParts(append(more, cleanAnswer(m))), len(rest) - len(left), true
 		}
 		a := cleanAnswer(m)
-		return a, a != ""
+		return a, skipped + n, a != ""
 	}
 	line := s
 	if nl := strings.IndexByte(line, '\n'); nl >= 0 {
 		line = line[:nl]
 	}
 	line = cutSentence(line)
+	used := skipped + len(line)
 	if cutOffList(cleanAnswer(line)) {
-		return "", false // "So the answer is 15 apples, and": the text stops in the statement
+		return "", 0, false // "So the answer is 15 apples, and": the text stops in the statement
 	}
 	line = trimJoiner(cutExplanation(line))
 	a := cleanAnswer(line)
@@ -291,10 +303,10 @@ func statementContent(rest string) (string, bool) {
 		}
 	}
 	a = chainResult(a)
-	if !answerLike(a) {
-		return "", false
+	if !answerLike(a) || sentenceCutOff(a, strings.TrimSpace(rest[used:]) == "") {
+		return "", 0, false
 	}
-	return a, true
+	return a, used, true
 }
 
 // chainResult reads an announced computation as its result: "Ответ: (3 + 4) * 2 = 14 (см)" is
@@ -313,9 +325,25 @@ func chainResult(a string) string {
 	return rhs
 }
 
+// sentenceCutOff reports an announced answer that is a sentence stopping on a word that
+// needs what follows: "答えは、1日目に12ページ、2日目に". A value with a few words cut off after
+// it ("15 apples for the") is still the value. open tells that the statement runs to the end
+// of its text with no full stop.
+func sentenceCutOff(a string, open bool) bool {
+	var store [32]segment
+	segs := segments(store[:0], a)
+	if len(segs) == 0 || !danglingEnd(segs, open) {
+		return false
+	}
+	last := segs[len(segs)-1].text
+	r, _ := utf8.DecodeRuneInString(last)
+	return isProse(a) || isHan(r)
+}
+
 // mathList reads further math blocks joined to a first one: "$x=2$ and $y=3$". It returns
-// them last to first, as joinParts wants them, and ok=false when nothing joins.
-func mathList(s string) ([]string, bool) {
+// them last to first, as joinParts wants them, the text after them, and ok=false when
+// nothing joins.
+func mathList(s string) ([]string, string, bool) {
 	var out []string
 	for len(out) < 8 {
 		t := strings.TrimLeft(s, " \t")
@@ -337,13 +365,13 @@ func mathList(s string) ([]string, bool) {
 		s = t[n:]
 	}
 	if len(out) == 0 {
-		return nil, false
+		return nil, "", false
 	}
 	rest := strings.TrimSpace(s)
 	if rest != "" && !strings.HasPrefix(rest, ".") && !strings.HasPrefix(rest, "。") && !strings.HasPrefix(rest, "\n") {
-		return nil, false
+		return nil, "", false
 	}
-	return out, true
+	return out, s, true
 }
 
 // cutExplanation drops a trailing justification: "5 because ...", "5 (since ...)".

@@ -44,6 +44,8 @@ Examples:
   distill export runs/math16k --format verl --out exports/math16k --valid-only \
       --system-prompt prompts/system.txt --split train,validation
   distill export runs/math16k --format rar --out exports/math16k-rar --rows-per-file 50000
+  distill export runs/math16k --format verl --role rubricator --out exports/math16k-rubricator
+  distill export runs/math16k --format verl --split test --hints --out exports/math16k-test-hints
   distill export runs/demo --format verl --out exports/demo-reviewed --review runs/demo/review
   distill export runs/demo --format verl --out exports/demo-reviewed \
       --review runs/demo/review/alice.jsonl,runs/demo/review/bob.jsonl --review-policy reviewer:alice
@@ -63,9 +65,9 @@ Flags:
 type exportFlags struct {
 	fs                               *flag.FlagSet
 	format, out, split, systemPrompt *string
-	userTemplate, reviewPolicy       *string
+	userTemplate, reviewPolicy, role *string
 	review                           logList
-	validOnly, force                 *bool
+	validOnly, force, hints          *bool
 	rowsPerFile                      *int
 }
 
@@ -82,6 +84,8 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
 	fs.Var(&f.review, "review", "review logs to apply (validate review writes them): files, comma-separated or repeated, or a directory of them; e.g. --review runs/demo/review")
 	f.reviewPolicy = fs.String("review-policy", "", "how conflicting review decisions are settled: latest, unanimous or reviewer:NAME (default: none; conflicts stop the export); e.g. --review-policy latest")
+	f.role = fs.String("role", corpus.RoleReasoner, "verl only: whose rows: reasoner (the problem) or rubricator (RLCER's rubricator prompt over the problem and one of its stored rollouts, the first flawed one; ability \"rubricator\"); a trainer of both roles lists both exports' files (docs/training-loops.md); e.g. --role rubricator")
+	f.hints = fs.Bool("hints", false, "verl only: append the rubric's criteria to the reasoner's prompt as hints (RGR 5.2, RLCER 5.5), for evaluation; ANSWER and FACTUAL items, which state a result, are left out")
 	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
@@ -130,7 +134,7 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opt := corpus.ExportOptions{
-		Format: *f.format, Out: *f.out, Splits: splitList(*f.split), ValidOnly: *f.validOnly,
+		Format: *f.format, Out: *f.out, Splits: splitList(*f.split), ValidOnly: *f.validOnly, Role: *f.role, Hints: *f.hints,
 		RowsPerFile: *f.rowsPerFile, Force: *f.force, ToolVersion: toolVersion(),
 		Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}

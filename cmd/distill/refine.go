@@ -60,6 +60,18 @@ written to plan.json in the decomposition's run directory (batch pricing and
 distill status read it); DST is not written. The same command without --plan
 then pays nothing again for the sampled records.
 
+--from-stats DIR folds a training run's live statistics into DST instead (no
+discrimination is measured): DIR is the --state-dir of the run's rewardd, where
+it kept each problem's live rubric. The items the run retired (the policy met
+them on nearly every response) are dropped, except ANSWER items and those the
+style's rules need; the elicited criteria it admitted are added (a PROCESS
+criterion as a SUGGEST item in an srar rubric); ids are renumbered. A record's
+verdicts are kept when it only lost items and cleared when it gained some.
+Records the run never scored, or scored with another rubric, are copied. A
+problem two replicas kept is refused unless --skip-split. DST/from-stats.json
+sums it up (validate reports it), DST/from-stats-records.jsonl gives each
+changed record with the run's evidence.
+
 DST is written in a hidden directory next to it and renamed at the end: a
 refine that is killed leaves no DST, and the same command starts it over.
 Running it again when DST holds the same refinement does nothing.
@@ -71,6 +83,7 @@ Examples:
   distill refine runs/demo --out runs/demo-refined --decompose --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B
   distill refine runs/demo --out runs/demo-refined --decompose --config job.yaml --max-cost-usd 5 --batch
   distill refine runs/demo --out runs/demo-refined --decompose --config job.yaml --plan --sample 20
+  distill refine runs/demo --from-stats runs/demo-live --out runs/demo-v2
 
 Flags:
 `
@@ -87,6 +100,8 @@ type refineFlags struct {
 	config                      *string
 	job                         *flagSet // distill run's flags for --decompose's requests
 	jobNames                    map[string]bool
+	fromStats                   *string // --from-stats (refine_stats.go)
+	skipSplit                   *bool
 }
 
 func newRefineFlags() *refineFlags {
@@ -114,6 +129,8 @@ func newRefineFlags() *refineFlags {
 		asJSON:      fs.Bool("json", false, "print the summary (refine.json) as JSON instead of text"),
 		plan:        fs.Bool("plan", false, "with --decompose: run the decomposition of a sample of the records (--sample) and project the whole decomposition's requests, tokens, cost and time, writing nothing to DST; e.g. --decompose --plan --sample 20"),
 		sample:      fs.Int("sample", 100, "with --plan: records to decompose in the pilot, chosen by the hash of their id; e.g. --sample 20"),
+		fromStats:   fs.String("from-stats", "", "fold a training run's live statistics into DST instead: rewardd's --state-dir of the run, whose retired items are dropped (not ANSWER items) and admitted criteria added (docs/training-loops.md); e.g. --from-stats runs/math16k-live"),
+		skipSplit:   fs.Bool("skip-split", false, "with --from-stats: leave unchanged the problems two replicas kept, instead of refusing the state directory"),
 	}
 }
 
@@ -145,6 +162,9 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	if *f.shardRows < 0 {
 		fmt.Fprintln(stderr, "distill refine: --shard-rows must be 0 (the source's) or more")
 		return exitUsage
+	}
+	if *f.fromStats != "" || *f.skipSplit {
+		return f.fromStatsCmd(srcs[0], stdout, stderr)
 	}
 	cfg := refine.Config{
 		Src: srcs[0], Out: *f.out, DryRun: *f.dryRun, DryRunTo: stdout,

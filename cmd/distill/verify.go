@@ -36,8 +36,10 @@ stderr. Other field names: rename them first, e.g.
 
 "finish_reason" (optional, a string) is how the solution ended, as the endpoint said:
 "length" means cut off by the token limit (no answer, never equal), another reason
-("stop", ...) that the model ended it. Without it, only a text that stops inside math,
-a \boxed{ or a <think> counts as cut off:
+("stop", ...) that the model ended it. Without it, a text that visibly stops mid-way
+counts as cut off: inside math, a \boxed{, a bracket or a <think>, or in a final
+sentence left unfinished ("so after 12 turns the total"); an answer given before the
+cut stands unless the text takes it up again:
   in:  {"gold": "126", "pred": "So the total cost is $126.", "finish_reason": "length"}
   out: {"equal":false,"method":"none","gold_norm":"126","pred_norm":""}
 

@@ -1,8 +1,10 @@
 // Command rewardd serves rubric rewards to RL trainers over HTTP: OpenRLHF's
 // remote reward protocol (POST /get_reward), slime's (POST /score), a NeMo
 // Gym resource server's (POST /verify), and the native batch and group APIs
-// (POST /v1/score, POST /v1/score_group), with GET /healthz and GET
-// /metrics; with a corpus, also an Open Reward Standard environment
+// (POST /v1/score, POST /v1/score_group, with RLCER's rubricator proposals
+// and RGR's guidance, and POST /v1/rubricator_prompt), with GET /healthz
+// and GET /metrics, and with --state-dir a live rubric per problem (GET
+// /v1/rubric_stats); with a corpus, also an Open Reward Standard environment
 // (docs/ors.md). Rubrics come from a loaded corpus (a run
 // directory or a `distill export` directory), found by problem id or
 // problem text, or travel in the request as the label.
@@ -55,17 +57,21 @@ const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus
 
 Serves rubric rewards to RL trainers: POST /get_reward (OpenRLHF), POST /score
 (slime), POST /verify (a NeMo Gym resource server), POST /v1/score and
-POST /v1/score_group (native), GET /healthz, GET /metrics; with --corpus, the
+POST /v1/score_group (native; with RLCER rubricator proposals, RGR guidance and
+off-policy marks), POST /v1/rubricator_prompt, GET /healthz, GET /metrics, and
+with --state-dir a live rubric per problem (GET /v1/rubric_stats); with --corpus, the
 corpus as an Open Reward Standard environment (GET /list_environments, /NAME/splits,
 POST /NAME/tasks, /create_session, /create, /NAME/call, ...; docs/ors.md).
 A grounded corpus's questions are judged against their passage, taken from the
 corpus or the label, never from the request's prompt.
 
-GET /healthz says ok; degraded (200) while the judge's circuit breaker is open
-or more than 20% of the last minute's judgments failed, however few were made
-(judge calls outstanding while none has finished for --judge-stall-after count
-as failed, so a hung judge shows within that time); unhealthy (503) while the
-judge refuses rewardd (401, 403, an exhausted quota).
+GET /healthz says ok; degraded (200, or 503 with ?strict=1) while the judge's
+circuit breaker is open or more than 20% of the last minute's judgments failed,
+however few were made (judge calls outstanding while none has finished for
+--judge-stall-after count as failed, so a hung judge shows within that time),
+or a judge of a --judge-panel is not well (its own breaker open, or 20% of its
+calls failed), naming it; unhealthy (503) while the judge refuses rewardd (401,
+403, an exhausted quota).
 
 Examples:
   rewardd --corpus runs/math16k --judge-base-url http://127.0.0.1:8000/v1 --judge-model Qwen/Qwen3-32B
@@ -80,6 +86,8 @@ slime:    --rm-type remote_rm --rm-url http://127.0.0.1:8700/score --reward-key 
 ORS:      rewardd --corpus exports/verl --ors-env math16k --ors-max-sessions 16384 ...
           (TRL's openreward, any ORS client: base URL http://127.0.0.1:8700, environment math16k)
 NeMo Gym: a resource server at http://127.0.0.1:8700 (POST /verify; docs/nemo-gym.md)
+Loops:    rewardd --corpus exports/verl --state-dir runs/live --retire-saturated ...
+          (RLCER proposals, RGR guidance, a live rubric; docs/training-loops.md)
 
 Flags:
 `
@@ -98,7 +106,9 @@ type options struct {
 	maxBody, maxInflight                                        int64
 	params                                                      reward.Params
 	breaker                                                     server.BreakerOptions
+	memberDeadline                                              time.Duration
 	ors                                                         server.ORSOptions
+	live                                                        liveOptions
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -109,6 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o.judgeFlags(fs)
 	o.formulaFlags(fs)
 	o.orsFlags(fs)
+	o.liveFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -120,7 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	return o, o.check()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return o, errors.Join(o.check(), errors.Join(o.checkLive(set)...))
 }
 
 // serverFlags are the flags of the corpus, the listener and the HTTP server.
@@ -161,6 +174,7 @@ func (o *options) judgeFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.judgeSeed, "judge-seed", "0", "sampling seed sent with every judge request, part of every verdict's cache key; none sends no seed, for a server that refuses the seed parameter (e.g. --judge-seed 7, --judge-seed none)")
 	fs.StringVar(&o.judgeKind, "judge-endpoint-kind", "", "kind of server behind --judge-base-url, part of every verdict's cache key, so one kind's verdicts are not replayed as another's while two servers of one kind share them; empty: openai for api.openai.com, else openai-compatible (e.g. --judge-endpoint-kind vllm)")
 	fs.StringVar(&o.judgePanel, "judge-panel", "", "YAML `FILE` listing a panel of judges (name, base_url, model, api_key_env, endpoint_kind, temperature, top_p, max_tokens, prompts_dir; what a judge leaves out comes from the --judge-* flags): every judge is asked about every response, which multiplies the judge requests by the panel's size; an item's verdict is a strict majority of the votes for the response, a failed judge voting against it and a tie going against it; a grounded score is the lower median, a failed judge's counted as 0; judge_ok is false only when every judge failed (e.g. --judge-panel panel.yaml)")
+	fs.DurationVar(&o.memberDeadline, "judge-member-deadline", 30*time.Second, "with --judge-panel, how long the panel waits for a judge once another judge has answered; one not in by then is cut off, its vote counted against the response, and its own circuit breaker counts the cut as an outage (so a hung judge soon stops being asked); set it above the slowest judge's answer time less the fastest's; 0 waits up to --judge-timeout (e.g. --judge-member-deadline 60s)")
 	fs.StringVar(&o.promptsDir, "prompts-dir", "", "directory whose satisfy.tmpl and repair.tmpl replace the embedded judge templates (e.g. --prompts-dir my-prompts)")
 }
 
@@ -178,6 +192,7 @@ func (o *options) formulaFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.params.RBon, "r-bonus", o.params.RBon, "SRaR budget R_BON of the BONUS items (e.g. --r-bonus 0.5)")
 	fs.Float64Var(&o.params.Lambda, "lambda", o.params.Lambda, "SRaR weight λ of the format reward in r_base = (1-λ)·accuracy + λ·format (e.g. --lambda 0.2)")
 	fs.Float64Var(&o.params.Alpha, "alpha", o.params.Alpha, "RLCER validity threshold: an item is valid when its satisfaction varies and corr > alpha (e.g. --alpha 0.2)")
+	o.penaltyCorrFlag(fs)
 }
 
 func (o *options) check() error {
@@ -215,6 +230,9 @@ func (o *options) check() error {
 	if o.judgeConcurrency < 1 || o.maxQueue < 1 || o.maxBody < 1 || o.maxInflight < 1 || o.judgeTimeout <= 0 || o.stallAfter <= 0 || o.drain <= 0 || o.queueWait <= 0 ||
 		o.breaker.Failures < 1 || o.breaker.Probe <= 0 || o.ors.MaxSessions < 1 || o.ors.SessionIdle <= 0 {
 		errs = append(errs, errors.New("--judge-concurrency, --max-queue, --max-body, --max-inflight-bytes, --queue-wait, --judge-timeout, --judge-stall-after, --drain-timeout, --judge-breaker-failures, --judge-breaker-probe, --ors-max-sessions and --ors-session-idle must be positive"))
+	}
+	if o.memberDeadline < 0 {
+		errs = append(errs, fmt.Errorf("--judge-member-deadline %s: a duration of 0 (none) or more", o.memberDeadline))
 	}
 	if o.ors.Env == "" || strings.ContainsAny(o.ors.Env, "/?# ") {
 		errs = append(errs, fmt.Errorf("--ors-env %q: a name of one path segment, without /, ?, # or spaces", o.ors.Env))
@@ -257,6 +275,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
 		return exitUsage
 	}
+	o.live.apiKey = apiKey // --judge-api-key-env's: elicitation asks --judge-base-url
 	judges, err := o.judges(apiKey, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "rewardd: %v\n", err)
@@ -321,8 +340,22 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		return err
 	}
 	defer closeJudges()
-	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme,
-		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
+	live, err := o.openLive(log)
+	if err != nil {
+		return err
+	}
+	var elicit *server.ElicitOptions
+	if live != nil {
+		defer live.Close()
+		e, closeElicit, err := o.elicitOptions(o.live.apiKey, responses, live.ElicitSpent(), log)
+		if err != nil {
+			return err
+		}
+		defer closeElicit()
+		elicit = e
+	}
+	srv, err := server.New(server.Config{Index: index, Judge: j, Meter: meter, Params: o.params, Scheme: o.scheme, Live: live, SplitState: o.live.splitState, Elicit: elicit,
+		MaxBodyBytes: o.maxBody, MaxInflightBytes: o.maxInflight, MaxQueue: o.maxQueue, QueueWait: o.queueWait, Timeout: o.judgeTimeout, StallAfter: o.stallAfter, PanelMemberDeadline: o.memberDeadline, OnJudgeFailure: o.onJudgeFailure, Breaker: o.breaker, Token: token, ORS: o.ors, Prompts: ps, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -222,15 +222,19 @@ class RewarddEndToEnd(unittest.TestCase):
         """(row, answer) for the first four rows: the first of self.responses for even rows, the second for odd."""
         return [(row, self.responses(row)[i % 2]) for i, row in enumerate(self.rows[:4])]
 
-    def v1_reward(self, row, answer):
+    def v1_result(self, row, answer):
         item = {"problem_id": row["extra_info"]["id"], "response": answer}
         res = post(self.url, "/v1/score", {"items": [item]})["results"][0]
         self.assertEqual(res["error"], "", res)
-        return res["reward"]
+        return res
+
+    def v1_reward(self, row, answer):
+        return self.v1_result(row, answer)["reward"]
 
     def test_ors_episode(self):
         """An ORS client's episode on the export: its splits are the export's, a task's prompt is the verl row's
-        prompt, the answer tool's streamed reward is /v1/score's and ends the episode."""
+        prompt, the answer tool's streamed reward is /v1/score's score (the reward mapped to [0, 1], so that an
+        episode without an answer, counted 0, earns no more than any answer) and ends the episode."""
         env = ors(self.url, "GET", "/list_environments")[0]
         splits = [s["name"] for s in ors(self.url, "GET", "/%s/splits" % env)]
         self.assertEqual(splits, sorted({r["extra_info"]["split"] for r in self.rows}, key=["train", "validation", "test"].index))
@@ -246,18 +250,21 @@ class RewarddEndToEnd(unittest.TestCase):
             self.assertEqual([b["text"] for b in prompt], [m["content"] for m in row["prompt"] if m["role"] != "system"])
             out = json.loads(dict(ors(self.url, "POST", "/%s/call" % env, {"name": "answer", "input": {"answer": answer}}, sid))["end"])
             self.assertTrue(out["ok"], out)
-            self.assertEqual((out["output"]["reward"], out["output"]["finished"]), (self.v1_reward(row, answer), True))
+            res = self.v1_result(row, answer)
+            self.assertEqual((out["output"]["reward"], out["output"]["metadata"]["reward"], out["output"]["finished"]), (res["score"], res["reward"], True))
             ors(self.url, "POST", "/delete", sid=sid)
 
     def test_nemo_gym_verify(self):
-        """NeMo Gym's /verify with the row's fields: the reply echoes them with /v1/score's reward."""
+        """NeMo Gym's /verify with the row's fields: the reply echoes them with /v1/score's reward, and the mask flag
+        where NeMo-RL reads it (instance_config.mask_sample)."""
         for row, answer in self.pairs():
             body = {"responses_create_params": {"input": row["prompt"]},
                     "response": {"id": "resp", "output": [{"type": "message", "role": "assistant",
                                                            "content": [{"type": "output_text", "text": answer}]}]},
                     "problem_id": row["extra_info"]["id"], "label": row["label"]}
             out = post(self.url, "/verify", body)
-            self.assertEqual((out["reward"], out["mask_sample"], out["problem_id"]), (self.v1_reward(row, answer), False, row["extra_info"]["id"]))
+            self.assertEqual((out["reward"], out["instance_config"]["mask_sample"], out["mask_sample"], out["problem_id"]),
+                             (self.v1_reward(row, answer), False, False, row["extra_info"]["id"]))
 
     def test_verifiers_environment(self):
         """The verifiers rubric in verifiers' loop (vfstub: verifiers is not installable here): each rollout's

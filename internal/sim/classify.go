@@ -87,6 +87,9 @@ func kindOf(p string) Kind {
 		}
 		return true
 	}
+	if k := loopKind(p); k != KindUnknown {
+		return k
+	}
 	switch {
 	case has(`<saturated_item type="`, "</saturated_item>", "<problem>", "<ground_truth>"):
 		return KindDecompose

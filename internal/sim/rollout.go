@@ -99,8 +99,14 @@ type solution struct {
 // rolloutSolution writes sample number sample of a problem. gold is "" when
 // the problem is not in Config.Answers.
 func (s *Server) rolloutSolution(problem, gold, sampleKey string, malformed bool) solution {
+	return s.rolloutAt(problem, gold, sampleKey, malformed, s.problemCorrectRate(problem))
+}
+
+// rolloutAt is rolloutSolution correct at rate (loops.go: a simulated
+// policy's rate, a refinement's).
+func (s *Server) rolloutAt(problem, gold, sampleKey string, malformed bool, rate float64) solution {
 	r := newRNG(key(s.cfg.Seed, "sample", problem, sampleKey))
-	correct := gold != "" && r.chance(s.problemCorrectRate(problem))
+	correct := gold != "" && r.chance(rate)
 	truncated := r.chance(s.cfg.LengthRate)
 	var answer string
 	switch {

@@ -464,7 +464,7 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 		badIndex = int(attempt % uint64(n))
 	}
 	var problem, gold, sampleBase string
-	if kind == KindRollout {
+	if kind == KindRollout || kind == KindRefineGuided {
 		problem, _ = between(prompt, "<problem>", "</problem>")
 		gold = s.goldFor(problem)
 		if req.Seed != nil {
@@ -482,8 +482,15 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 		finish := "stop"
 		switch kind {
 		case KindRollout:
-			sol := s.rolloutSolution(problem, gold, sampleBase+"/"+strconv.Itoa(i), bad)
+			sol := s.rolloutAt(problem, gold, sampleBase+"/"+strconv.Itoa(i), bad, s.correctRate(req.Model, problem))
 			msg.Content, msg.Reasoning, finish = sol.content, sol.reasoning, sol.finish
+		case KindRefineGuided:
+			sol := s.refineGuided(req.Model, prompt, sampleBase+"/"+strconv.Itoa(i), bad)
+			msg.Content, msg.Reasoning, finish = sol.content, sol.reasoning, sol.finish
+		case KindRubricator:
+			msg.Content = s.rubricator(req.Model, prompt, r, bad)
+		case KindElicit:
+			msg.Content = s.elicit(prompt, r, bad)
 		case KindDistillSRaR:
 			msg.Content = s.srarRubric(prompt, r, bad)
 		case KindDistillFactualProcess:

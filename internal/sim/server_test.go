@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -401,7 +402,7 @@ func TestLatencyAndClose(t *testing.T) {
 		}
 	})
 	t.Run("stop ends hung requests", func(t *testing.T) {
-		_, url, stop, err := Start(Config{Faults: Faults{Hang: 1}})
+		srv, url, stop, err := Start(Config{Faults: Faults{Hang: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -410,7 +411,9 @@ func TestLatencyAndClose(t *testing.T) {
 			_, err := newClient(url).CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{Model: "sim", Messages: msgs})
 			errc <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		for srv.Count() == 0 { // the request has reached the server, which holds it
+			runtime.Gosched()
+		}
 		start := time.Now()
 		stop()
 		if d := time.Since(start); d > 2*time.Second {

@@ -73,6 +73,9 @@ type Cache struct {
 	puts    chan *putRequest
 	syncs   chan syncRequest // written entries for the syncer (write.go)
 	done    chan struct{}    // closed when the writer has stopped
+	// aloneTaken, set by tests before they queue work, is called when the
+	// writer takes work it runs alone, before it waits for the sync.
+	aloneTaken func()
 }
 
 // Stats describe a cache's log and what its open found.

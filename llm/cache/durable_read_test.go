@@ -134,13 +134,13 @@ func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
 	durable, unhold := writtenNotSynced(t, c, ffs, "x", "answer")
 	defer unhold()
 	compacted := make(chan error, 1)
+	taken := make(chan struct{})
+	c.aloneTaken = func() { close(taken) }
 	go func() {
 		_, err := c.Compact()
 		compacted <- err
 	}()
-	// Compact has queued its work once the writer waits on the barrier
-	// behind the held fsync; give it the time to get there.
-	time.Sleep(50 * time.Millisecond)
+	<-taken // the writer holds the compaction's work, and waits for the held fsync before it runs it
 	ffs.SetFail(failSyncOf("cache.db"))
 	unhold()
 	if err := durable(); !errors.Is(err, syscall.EIO) {

@@ -110,6 +110,9 @@ func (c *Cache) writer() {
 			}
 		}
 		if first.run != nil {
+			if c.aloneTaken != nil {
+				c.aloneTaken()
+			}
 			c.writeMu.Lock()
 			c.awaitSynced()
 			first.err <- c.runAlone(first.run)

@@ -33,9 +33,11 @@ func (j *Judge) GroundedScores(ctx context.Context, lab *schema.Label, response 
 	key := responseKey(j.groundedKey(lab), response)
 	return j.grounded.do(ctx, key, &j.memHits, func() (schema.GroundedScores, error) {
 		var g schema.GroundedScores
-		err := j.slot(ctx, func() (err error) {
-			g, err = j.askGrounded(ctx, lab, response)
-			return err
+		err := j.guarded(ctx, func() error {
+			return j.slot(ctx, func() (err error) {
+				g, err = j.askGrounded(ctx, lab, response)
+				return err
+			})
 		})
 		return g, err
 	})
@@ -60,7 +62,7 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 		Repairs: j.opt.GroundedRepairs,
 		Parse: func(reply string) error {
 			var err error
-			g, err = schema.ParseGroundedScores(reply, criteria)
+			g, err = schema.ParseGroundedScoresOf(reply, response, criteria)
 			return err
 		},
 		Repair: j.prompts.RepairMessages,

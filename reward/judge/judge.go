@@ -82,6 +82,10 @@ type Judge struct {
 	groundedSalt string
 	// members are a panel's judges (NewPanel); nil for one judge.
 	members []*Judge
+	// guard stands before the calls to the endpoint (SetGuard);
+	// memberDeadline is a panel's (SetMemberDeadline).
+	guard          Guard
+	memberDeadline time.Duration
 
 	sat      memo[[]schema.Satisfaction]
 	grounded memo[schema.GroundedScores]
@@ -347,9 +351,11 @@ var errLeaderGone = errors.New("the request computing this verdict ended")
 
 func (j *Judge) call(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
 	var verdicts []schema.Satisfaction
-	err := j.slot(ctx, func() (err error) {
-		verdicts, err = j.ask(ctx, question, items, r)
-		return err
+	err := j.guarded(ctx, func() error {
+		return j.slot(ctx, func() (err error) {
+			verdicts, err = j.ask(ctx, question, items, r)
+			return err
+		})
 	})
 	return verdicts, err
 }
@@ -388,7 +394,7 @@ func (j *Judge) ask(ctx context.Context, question string, items []schema.Item, r
 		What:    "satisfaction verdicts",
 		Repairs: j.opt.Repairs,
 		Parse: func(reply string) error {
-			v, err := schema.ParseSatisfaction(reply, ids, len(r.Steps))
+			v, err := schema.ParseSatisfactionOf(reply, r.Response, ids, len(r.Steps))
 			verdicts = v
 			return err
 		},

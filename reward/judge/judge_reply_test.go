@@ -1,11 +1,6 @@
 package judge
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
-	"strconv"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
@@ -13,37 +8,6 @@ import (
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/reward"
 )
-
-// reshapingJudge rewrites each reply of the judge behind it with shape,
-// given the reply's content: a judge served without a reasoning parser
-// that writes its analysis, quoting the response, into the content.
-type reshapingJudge struct {
-	next  http.RoundTripper
-	shape func(content string) string
-}
-
-func (j reshapingJudge) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := j.next.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return resp, err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	var body map[string]any
-	if err := json.Unmarshal(b, &body); err != nil {
-		return nil, err
-	}
-	msg := body["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)
-	msg["content"] = j.shape(msg["content"].(string))
-	b, _ = json.Marshal(body)
-	resp.Body = io.NopCloser(bytes.NewReader(b))
-	resp.ContentLength = int64(len(b))
-	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
-	return resp, nil
-}
 
 // TestPlantedVerdictIsNotPaid: a response that ends with a full-marks
 // grounded verdict, scored by a judge that quotes it (gpt-oss without a
@@ -59,7 +23,8 @@ func TestPlantedVerdictIsNotPaid(t *testing.T) {
 	score := func(shape func(string) string) reward.Result {
 		t.Helper()
 		simulator := sim.New(sim.Config{})
-		judge := newTestJudge(t, reshapingJudge{simulator.Transport(), shape}, 1, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"})
+		reshaped := sim.Rewrite{Next: simulator.Transport(), Edit: func(c, finish string) (string, string) { return shape(c), finish }}
+		judge := newTestJudge(t, reshaped, 1, llm.NewMeter(nil, llm.Budget{}), Options{Model: "simulated"})
 		g, err := judge.GroundedScores(t.Context(), &lab, response)
 		return reward.ScoreGrounded(&lab, g, err)
 	}

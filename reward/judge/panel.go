@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/promtext"
@@ -53,6 +52,10 @@ func NewPanel(members []*Judge) (*Judge, error) {
 	return &Judge{members: slices.Clone(members), opt: Options{Name: "panel"}, latency: promtext.NewHistogram(promtext.LatencyBuckets)}, nil
 }
 
+// ErrMemberLate ends the call of a panel member that did not answer within
+// the panel's member deadline after another member answered.
+var ErrMemberLate = errors.New("judge: no answer within the panel's member deadline")
+
 // Name is the judge's name (Options.Name), "panel" for a panel.
 func (j *Judge) Name() string { return j.opt.Name }
 
@@ -69,7 +72,7 @@ type memberVerdicts struct {
 
 func (j *Judge) panelVerdicts(ctx context.Context, question string, items []schema.Item, r *reward.Rollout) ([]schema.Satisfaction, error) {
 	answers := make([]memberVerdicts, len(j.members))
-	errs := j.askMembers(func(i int, m *Judge) error {
+	errs := j.askMembers(ctx, func(ctx context.Context, i int, m *Judge) error {
 		v, err := m.Verdicts(ctx, question, items, r)
 		answers[i] = memberVerdicts{v, err}
 		return err
@@ -80,17 +83,52 @@ func (j *Judge) panelVerdicts(ctx context.Context, question string, items []sche
 	return panelSatisfaction(items, answers), nil
 }
 
-// askMembers asks every member at once with ask, counting the panel's call
-// and its latency, and returns each member's error.
-func (j *Judge) askMembers(ask func(i int, m *Judge) error) []error {
+// askMembers asks every member at once with ask, each under a context of
+// its own, counting the panel's call and its latency, and returns each
+// member's error. With a member deadline, the members still out that long
+// after the first answered are cut off (their context ended with
+// ErrMemberLate, their error saying so).
+func (j *Judge) askMembers(ctx context.Context, ask func(ctx context.Context, i int, m *Judge) error) []error {
 	start := time.Now()
 	j.calls.Add(1)
-	errs := make([]error, len(j.members))
-	var wg sync.WaitGroup
+	n := len(j.members)
+	errs := make([]error, n)
+	cancels := make([]context.CancelCauseFunc, n)
+	finished := make(chan int, n)
 	for i, m := range j.members {
-		wg.Go(func() { errs[i] = ask(i, m) })
+		mctx, cancel := context.WithCancelCause(ctx)
+		cancels[i] = cancel
+		go func() {
+			errs[i] = ask(mctx, i, m)
+			if errs[i] != nil && errors.Is(context.Cause(mctx), ErrMemberLate) {
+				errs[i] = fmt.Errorf("%w (%s after the first judge answered): %w", ErrMemberLate, j.memberDeadline, errs[i])
+			}
+			finished <- i
+		}()
 	}
-	wg.Wait()
+	in := make([]bool, n)
+	var cut <-chan time.Time // set once the first member is in
+	for k := range n {
+		select {
+		case i := <-finished:
+			in[i] = true
+		case <-cut:
+			for m, ok := range in {
+				if !ok {
+					cancels[m](ErrMemberLate)
+				}
+			}
+			in[<-finished] = true
+		}
+		if k == 0 && j.memberDeadline > 0 {
+			t := time.NewTimer(j.memberDeadline)
+			defer t.Stop()
+			cut = t.C
+		}
+	}
+	for _, cancel := range cancels {
+		cancel(nil)
+	}
 	j.latency.Observe(time.Since(start).Seconds())
 	return errs
 }
@@ -114,7 +152,11 @@ func (j *Judge) panelFailure(errs []error) error {
 // judgestats.AgreedStep's, the rule the pipeline's panels keep too; an
 // unsatisfied item's is -1 (none), so no step takes part in a step's
 // normalization (reward.NormalizeSteps) for an item the panel did not
-// find.
+// find. A PITFALL the panel counts as fallen into though no member that
+// answered placed it (a failed member's vote, or a tie, decided it) is in
+// the whole solution, step 0, not in none: a failure must not erase it
+// from the step advantages (reward charges a PITFALL at no step of the
+// response to the rollout's compared steps).
 func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.Satisfaction {
 	out := make([]schema.Satisfaction, len(items))
 	votes := make([]judgestats.Vote, len(answers))
@@ -127,10 +169,14 @@ func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.S
 			}
 			votes[k] = steps[k].Vote
 		}
-		satisfied := judgestats.Met(votes, reward.Polarity(it) < 0)
+		against := reward.Polarity(it) < 0
+		satisfied := judgestats.Met(votes, against)
 		step := int32(-1)
 		if satisfied {
 			step = judgestats.AgreedStep(steps, true)
+		}
+		if satisfied && against && step < 0 {
+			step = 0 // counted against the response by a failure or a tie: the whole solution
 		}
 		out[i] = schema.Satisfaction{ID: it.ID, Satisfied: satisfied, Step: step}
 	}
@@ -139,7 +185,7 @@ func panelSatisfaction(items []schema.Item, answers []memberVerdicts) []schema.S
 
 func (j *Judge) panelScores(ctx context.Context, lab *schema.Label, response string) (schema.GroundedScores, error) {
 	answers := make([]schema.GroundedScores, len(j.members))
-	errs := j.askMembers(func(i int, m *Judge) error {
+	errs := j.askMembers(ctx, func(ctx context.Context, i int, m *Judge) error {
 		g, err := m.GroundedScores(ctx, lab, response)
 		answers[i] = g
 		return err

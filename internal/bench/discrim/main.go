@@ -9,8 +9,8 @@
 //
 // Usage:
 //
-//	go run ./internal/discrimbench -records 100000
-//	go run ./internal/discrimbench -dir /tmp/db -keep -run 'validate {corpus} --json' -run 'distill refine {corpus} --out {work}/refined'
+//	go run ./internal/bench/discrim -records 100000
+//	go run ./internal/bench/discrim -dir /tmp/db -keep -run 'validate {corpus} --json' -run 'distill refine {corpus} --out {work}/refined'
 //
 // In a -run command, {corpus} is the run directory and {work} the work
 // directory; the first word names a program in -bin. Each command's stdout
@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/bench/benchkit"
 	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 )
 
@@ -65,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	work, cleanup, err := workDir(o)
+	work, cleanup, err := benchkit.WorkDir("discrimbench", o.dir, o.keep)
 	if err != nil {
 		fmt.Fprintf(stderr, "discrimbench: %v\n", err)
 		return 1
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "discrimbench: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "machine: %d CPUs (GOMAXPROCS %d), %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), memTotal())
+	fmt.Fprintf(stdout, "machine: %d CPUs (GOMAXPROCS %d), %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), benchkit.MemTotal())
 	for k, tmpl := range o.runs {
 		line := strings.NewReplacer("{corpus}", corpusDir, "{work}", work).Replace(tmpl)
 		m, err := measure(ctx, o.bin, strings.Fields(line), filepath.Join(work, fmt.Sprintf("run-%d", k+1)))
@@ -106,11 +107,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprint(fs.Output(), `discrimbench: measure built commands over a synthetic corpus with satisfaction verdicts (no LLM).
 
 Usage:
-  go run ./internal/discrimbench [flags]
+  go run ./internal/bench/discrim [flags]
 
 Examples:
-  go run ./internal/discrimbench -records 100000
-  go run ./internal/discrimbench -records 10000 -dir /tmp/db -keep -run 'validate {corpus}'
+  go run ./internal/bench/discrim -records 100000
+  go run ./internal/bench/discrim -records 10000 -dir /tmp/db -keep -run 'validate {corpus}'
 
 Flags:
 `)
@@ -133,23 +134,6 @@ Flags:
 		return nil, errors.New("bad sizes")
 	}
 	return o, nil
-}
-
-func workDir(o *options) (string, func(), error) {
-	if o.dir != "" {
-		if err := os.MkdirAll(o.dir, 0o755); err != nil {
-			return "", nil, fmt.Errorf("making the work directory: %w", err)
-		}
-		return o.dir, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "discrimbench-")
-	if err != nil {
-		return "", nil, fmt.Errorf("making a work directory: %w", err)
-	}
-	if o.keep {
-		return dir, func() {}, nil
-	}
-	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // ensureCorpus writes the synthetic corpus unless a finished one is there.
@@ -201,7 +185,7 @@ func measure(ctx context.Context, bin string, argv []string, prefix string) (mea
 	if len(argv) == 0 {
 		return measured{}, errors.New("an empty command")
 	}
-	m := measured{stdoutPath: prefix + ".stdout", loadBefore: loadAvg()}
+	m := measured{stdoutPath: prefix + ".stdout", loadBefore: benchkit.LoadAvg()}
 	m.validateJSON = argv[0] == "validate" && strings.Contains(strings.Join(argv, " "), "--json")
 	out, err := os.Create(m.stdoutPath)
 	if err != nil {
@@ -218,16 +202,13 @@ func measure(ctx context.Context, bin string, argv []string, prefix string) (mea
 	start := time.Now()
 	err = cmd.Run()
 	m.wall = time.Since(start)
-	m.loadAfter = loadAvg()
+	m.loadAfter = benchkit.LoadAvg()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		return m, fmt.Errorf("running %s: %w", argv[0], err)
 	}
-	st := cmd.ProcessState
-	m.code, m.cpu = st.ExitCode(), st.UserTime()+st.SystemTime()
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		m.maxRSSKiB = ru.Maxrss
-	}
+	m.code = cmd.ProcessState.ExitCode()
+	m.cpu, m.maxRSSKiB = benchkit.Used(cmd.ProcessState)
 	return m, nil
 }
 
@@ -263,33 +244,4 @@ func (m measured) print(w io.Writer, line string) {
 		fmt.Fprintf(w, "  %d records read, %d measured by the discrimination section, mean rubric AUROC %s\n",
 			rep.Corpus.Records, rep.Discrimination.Measured, auroc)
 	}
-}
-
-// loadAvg is the 1, 5 and 15 minute load averages, or "?".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// memTotal is the machine's memory from /proc/meminfo, or "".
-func memTotal() string {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return ""
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
-			var kib int64
-			fmt.Sscan(f[1], &kib)
-			return fmt.Sprintf("%.1f GiB", float64(kib)/(1<<20))
-		}
-	}
-	return ""
 }

@@ -14,9 +14,9 @@
 //
 // Usage:
 //
-//	go run ./internal/benchscale -problems 10000,100000
-//	go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
-//	go run ./internal/benchscale -style grounded -problems 100000 -kill-size 100000
+//	go run ./internal/bench/scale -problems 10000,100000
+//	go run ./internal/bench/scale -problems 5000 -kill-size 5000 -keep
+//	go run ./internal/bench/scale -style grounded -problems 100000 -kill-size 100000
 //
 // With -style grounded the problems are one-passage documents that go
 // through analyze, synthesize (one question), enrich and judge.
@@ -37,12 +37,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/bench/benchkit"
 )
 
 type options struct {
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	dir, cleanup, err := workDir(o)
+	dir, cleanup, err := benchkit.WorkDir("benchscale", o.dir, o.keep)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchscale: %v\n", err)
 		return 1
@@ -113,12 +114,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprint(fs.Output(), `benchscale: measure distill run at scale against the SIMULATED endpoint (simllm).
 
 Usage:
-  go run ./internal/benchscale [flags]
+  go run ./internal/bench/scale [flags]
 
 Examples:
-  go run ./internal/benchscale -problems 10000,100000
-  go run ./internal/benchscale -problems 5000 -kill-size 5000 -keep
-  go run ./internal/benchscale -mode batch -problems 10000,100000 -kill-size 100000
+  go run ./internal/bench/scale -problems 10000,100000
+  go run ./internal/bench/scale -problems 5000 -kill-size 5000 -keep
+  go run ./internal/bench/scale -mode batch -problems 10000,100000 -kill-size 100000
 
 Flags:
 `)
@@ -163,26 +164,4 @@ Flags:
 	}
 	o.keep = o.keep || o.profile
 	return o, nil
-}
-
-// workDir makes the work directory and returns how to clean it up.
-func workDir(o *options) (string, func(), error) {
-	dir := o.dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "benchscale-")
-		if err != nil {
-			return "", nil, fmt.Errorf("making a work directory: %w", err)
-		}
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("making %s: %w", dir, err)
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", nil, fmt.Errorf("resolving %s: %w", dir, err)
-	}
-	if o.keep {
-		return abs, func() { fmt.Fprintf(os.Stderr, "benchscale: work directory kept: %s\n", abs) }, nil
-	}
-	return abs, func() { _ = os.RemoveAll(abs) }, nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/bench/benchkit"
 )
 
 // simProc is a running simllm process.
@@ -82,7 +84,7 @@ func (s *simProc) stop() (served, error) {
 		return served{}, fmt.Errorf("simllm: %w\n%s", err, s.stderr.String())
 	}
 	sv, err := parseServed(s.stderr.String())
-	sv.cpu = s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
+	sv.cpu, _ = benchkit.Used(s.cmd.ProcessState)
 	return sv, err
 }
 
@@ -156,11 +158,8 @@ func runDistill(ctx context.Context, bin string, args []string, logPath string, 
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	err = waitOrKill(cmd, done, watch)
-	st := cmd.ProcessState
-	s := session{wall: time.Since(start), cpu: st.UserTime() + st.SystemTime(), logPath: logPath, code: st.ExitCode()}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.maxRSS = ru.Maxrss
-	}
+	s := session{wall: time.Since(start), logPath: logPath, code: cmd.ProcessState.ExitCode()}
+	s.cpu, s.maxRSS = benchkit.Used(cmd.ProcessState)
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		return s, fmt.Errorf("distill: %w", err)

@@ -39,6 +39,18 @@ func Check(t testing.TB, path string, got []byte) {
 	}
 }
 
+// CheckAgreeing is Check for an output whose figures must agree with
+// each other: disagree lists the ways they do not (nil when they agree),
+// and an output that disagrees is refused, even with -update, so a golden
+// file never pins figures that contradict each other.
+func CheckAgreeing(t testing.TB, path string, got []byte, disagree func(text string) []string) {
+	t.Helper()
+	if problems := disagree(string(got)); len(problems) > 0 {
+		t.Fatalf("the output for %s contradicts itself:\n  %s\n%s", path, strings.Join(problems, "\n  "), got)
+	}
+	Check(t, path, got)
+}
+
 // FirstDiff describes where got and want first differ: the line number
 // and both lines. In a dump made of sections (lines starting "== "), it
 // names the first differing line of each section that differs.

@@ -51,6 +51,9 @@ type scoreItem struct {
 	// label's own), or the item fails with badLabel's reason.
 	badLabel *unusableLabel
 	note     string // set when the rubric came from the corpus in place of the label
+	// loops are a /v1/score_group's proposals, guide and off_policy; nil
+	// when it sends none of them.
+	loops *loopFields
 }
 
 // finishOf is the finish_reason of a group's response i, "" when not sent.
@@ -333,6 +336,11 @@ type groupRequest struct {
 	Scheme    string          `json:"scheme"`
 	// FinishReasons are the responses' finish_reasons, parallel to them.
 	FinishReasons json.RawMessage `json:"finish_reasons"`
+	// The training-time loops' fields (loops_decode.go).
+	Proposals     json.RawMessage `json:"proposals"`
+	ProposalsMode json.RawMessage `json:"proposals_mode"`
+	Guide         json.RawMessage `json:"guide"`
+	OffPolicy     json.RawMessage `json:"off_policy"`
 }
 
 // decodeGroup decodes a /v1/score_group body into the problem (as an item
@@ -364,7 +372,11 @@ func decodeGroup(body []byte, sc *groupScratch) (scoreItem, []string, error) {
 	if err != nil {
 		return scoreItem{}, nil, err
 	}
-	it := scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt, scheme: req.Scheme, finishes: finishes}
+	loops, err := decodeLoops(&req)
+	if err != nil {
+		return scoreItem{}, nil, err
+	}
+	it := scoreItem{requestID: req.RequestID, problemID: req.ProblemID, question: req.Question, prompt: prompt, scheme: req.Scheme, finishes: finishes, loops: loops}
 	it.setLabel(req.Label, "label") // a bad label is a 400 unless the corpus has the problem (Server.resolve)
 	return it, req.Responses, nil
 }

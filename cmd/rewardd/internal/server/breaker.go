@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/llm"
+	"github.com/rubricforge/rubricforge/reward/judge"
 )
 
 // Breaker states, as /healthz and /metrics name them.
@@ -149,6 +150,9 @@ func (b *breaker) outage(now time.Time, probe bool, kind string, err error) {
 // caller that went away, or a call that timed out before anything was sent
 // (waiting for a slot behind a large batch says nothing about the judge).
 func outageKind(ctx context.Context, err error) string {
+	if err != nil && errors.Is(context.Cause(ctx), judge.ErrMemberLate) {
+		return breakerOpen // a panel judge cut off at the member deadline: it hangs
+	}
 	var e *llm.Error // only the endpoint's own failures
 	if err == nil || !errors.As(err, &e) {
 		return ""
@@ -181,26 +185,52 @@ func (b *breaker) status() breakerStatus {
 // /healthz reports degraded, however few judgments were made.
 const degradedRate = 0.2
 
-// healthz answers GET /healthz: 200 "ok", 200 "degraded" while the breaker
-// is open or more than degradedRate of the last minute's judgments failed,
-// the stalled calls of a hung judge counted as failed (answers are then at
-// the failure policy), 503 "unhealthy" while the judge refuses rewardd
-// (401, 403, an exhausted quota: no answer is judged until that is fixed).
-func (s *Server) healthz(w http.ResponseWriter) {
+// healthz answers GET /healthz: 200 "ok"; 200 "degraded" while the breaker
+// is open, more than degradedRate of the last minute's judgments failed
+// (the stalled calls of a hung judge counted as failed: answers are then
+// at the failure policy), or a judge of a panel is not well (its own
+// breaker not closed, or more than degradedRate of its calls failed: its
+// votes go against the responses), "degraded" saying why and "judges"
+// giving each panel judge's state; 503 "unhealthy" while the judge
+// refuses rewardd (401, 403, an exhausted quota: no answer is judged
+// until that is fixed). Degraded answers 200 because rewardd still answers
+// every request, at the failure policy where it must: a readiness or
+// liveness probe that took it out of service would turn floored rewards
+// into refused connections. With strict (?strict=1, for a monitor that
+// alerts on the status code) degraded answers 503.
+func (s *Server) healthz(w http.ResponseWriter, strict bool) {
+	now := time.Now()
 	b := s.breaker.status()
-	jh := s.judgeHealth(time.Now())
+	jh := s.judgeHealth(now)
+	members, degraded := s.memberHealth(now)
+	switch {
+	case b.State == breakerOpen:
+		degraded = append([]string{"the judge's circuit breaker is open (answers at the failure policy)"}, degraded...)
+	case jh.ratio() > degradedRate:
+		degraded = append([]string{fmt.Sprintf("%d of the %d judgments of the last minute failed", jh.failed, jh.judged)}, degraded...)
+	}
 	status, code := "ok", http.StatusOK
 	switch {
 	case b.State == breakerFatal:
 		status, code = "unhealthy", http.StatusServiceUnavailable
-	case b.State == breakerOpen || jh.ratio() > degradedRate:
+	case len(degraded) > 0:
 		status = "degraded"
+		if strict {
+			code = http.StatusServiceUnavailable
+		}
 	}
 	judge := map[string]any{"breaker": b.State, "failure_ratio_1m": jh.ratio(), "judged_1m": jh.judged, "stalled_calls": jh.stalled}
 	if b.Reason != "" {
 		judge["cause"] = b.Reason
 	}
-	writeJSON(w, code, map[string]any{"ok": code == http.StatusOK, "status": status, "records": s.records(), "judge": judge})
+	out := map[string]any{"ok": code == http.StatusOK, "status": status, "records": s.records(), "judge": judge}
+	if len(degraded) > 0 {
+		out["degraded"] = degraded
+	}
+	if members != nil {
+		out["judges"] = members
+	}
+	writeJSON(w, code, out)
 }
 
 // judgeHealth is the last minute's judgments, with the stalled calls

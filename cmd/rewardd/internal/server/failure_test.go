@@ -80,7 +80,7 @@ func TestOnJudgeFailureErrorORS(t *testing.T) {
 	if ok, _, msg := e.answer(failing); ok || !strings.Contains(msg, "the judge failed") || !strings.Contains(msg, "retry") {
 		t.Errorf("a failed judgment: ok %v %q, want a RunToolError naming the judge", ok, msg)
 	}
-	if ok, out, msg := e.answer(rewardtest.MarkedResponse); !ok || !out.Finished || !rewardtest.Near(*out.Reward, markedSRaRReward) {
+	if ok, out, msg := e.answer(rewardtest.MarkedResponse); !ok || !out.Finished || !rewardtest.Near(*out.Reward, markedSRaRScore) {
 		t.Errorf("the answer again: ok %v %+v %s", ok, out, msg)
 	}
 }

@@ -28,7 +28,10 @@ func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glab
 			continue
 		}
 		wg.Go(func() {
-			g, err := s.groundedScores(ctx, lab, items[i].response)
+			g, err := schema.GroundedScores{}, reward.ErrEmptyResponse // an empty response is not judged
+			if !reward.Silent(items[i].response) {
+				g, err = s.groundedScores(ctx, lab, items[i].response)
+			}
 			out[i] = reward.ScoreGrounded(lab, g, err)
 			out[i].RequestID = items[i].requestID
 		})
@@ -55,6 +58,10 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i, text := range responses {
+		if reward.Silent(text) {
+			errs[i] = reward.ErrEmptyResponse // not judged: paid the floor
+			continue
+		}
 		wg.Go(func() { scores[i], errs[i] = s.groundedScores(ctx, lab, text) })
 	}
 	wg.Wait()

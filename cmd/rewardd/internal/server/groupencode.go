@@ -22,6 +22,7 @@ func (g *groupJSON) appendJSON(b []byte) ([]byte, bool) {
 	b = list(&o, b, g.Advantages, (*jsonOut).advantage)
 	b = append(b, `,"validity":`...)
 	b = list(&o, b, g.Validity, (*jsonOut).validity)
+	b = o.loops(b, g)
 	if g.Error != "" {
 		b = append(b, `,"error":`...)
 		b = appendString(b, g.Error)
@@ -71,6 +72,9 @@ func (o *jsonOut) result(b []byte, r *reward.Result) []byte {
 		b = append(b, `,"judge_error":`...)
 		b = appendString(b, r.JudgeError)
 	}
+	if r.Empty {
+		b = append(b, `,"empty":true`...)
+	}
 	b = append(b, `,"correct":`...)
 	b = strconv.AppendBool(b, r.Correct)
 	if r.CutOff != "" {
@@ -93,6 +97,13 @@ func (o *jsonOut) result(b []byte, r *reward.Result) []byte {
 	if r.Note != "" {
 		b = append(b, `,"note":`...)
 		b = appendString(b, r.Note)
+	}
+	if r.RubricVersion != 0 {
+		b = append(b, `,"rubric_version":`...)
+		b = strconv.AppendInt(b, r.RubricVersion, 10)
+	}
+	if r.OffPolicy {
+		b = append(b, `,"off_policy":true`...)
 	}
 	return append(b, '}')
 }
@@ -193,5 +204,27 @@ func (o *jsonOut) optionalNum(b []byte, f *float64) []byte {
 func (o *jsonOut) values(b []byte, v reward.Values) []byte {
 	b, ok := v.AppendJSON(b)
 	o.ok = o.ok && ok
+	return b
+}
+
+// loops appends the rubricator's results and the guidance, when the group
+// has them, as encoding/json writes them.
+func (o *jsonOut) loops(b []byte, g *groupJSON) []byte {
+	for _, f := range []struct {
+		key     string
+		present bool
+		v       any
+	}{{`,"rubricator":`, g.Rubricator != nil, g.Rubricator}, {`,"guidance":`, g.Guidance != nil, g.Guidance}} {
+		if !f.present {
+			continue
+		}
+		raw, err := json.Marshal(f.v)
+		if err != nil {
+			o.ok = false
+			return b
+		}
+		b = append(b, f.key...)
+		b = append(b, raw...)
+	}
 	return b
 }

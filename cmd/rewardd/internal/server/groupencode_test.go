@@ -7,18 +7,22 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/testkit/rewardtest"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 // TestGroupAppendJSON: the group encoder writes what json.Encoder does, for
-// every scheme, failed judges, error results and strings that need escaping;
+// every scheme, failed judges, an empty response, error results and strings
+// that need escaping;
 // it gives way to encoding/json where that one refuses or escapes a key.
 func TestGroupAppendJSON(t *testing.T) {
 	items := rewardtest.BenchRubric()
 	lab := rewardtest.Label(items)
 	rs := rewardtest.BenchGroup(16, items, judged)
 	rs[3].Verdicts, rs[3].JudgeErr = nil, "satisfaction judge: <timeout> & \"more\"\n"
+	rs[5] = reward.Analyze(" \n", "5") // empty: not judged, the floor
+	rs[5].Verdicts = nil
 	odd := []string{"", "plain", "<&>", "é\u2028\u2029", "\x00\x1f\t\\\"", "\xff\xfe", "a\u007fb"}
 	var groups []groupJSON
 	for _, scheme := range schema.Schemes {
@@ -35,6 +39,14 @@ func TestGroupAppendJSON(t *testing.T) {
 	}
 	groups = append(groups, groupJSON{}, groupJSON{Group: reward.Group{Results: []reward.Result{{Steps: []reward.StepResult{{Delta: 1e-9}}}},
 		Validity: []reward.ItemGroupValidity{{ID: 1}}}})
+	loops := groups[0]
+	loops.Results = append([]reward.Result(nil), loops.Results...)
+	loops.Results[0].RubricVersion, loops.Results[1].OffPolicy = 7, true
+	corr := 0.5
+	loops.Rubricator = []reward.RubricatorResult{{FormatOK: true, K: 1, KValid: 1, Reward: 2, Items: []reward.RubricatorItem{{ID: 11, Criterion: "x <y> & z", Points: -2, Corr: &corr, Valid: true}}},
+		{Items: []reward.RubricatorItem{}, Error: "prose"}}
+	loops.Guidance = &guidanceJSON{Needed: true, Best: 2, Failed: []int32{1, 3}, Prompt: []prompts.Message{{Role: "user", Content: "<problem>"}}}
+	groups = append(groups, loops)
 	for i, g := range groups {
 		got, ok := g.appendJSON([]byte("kept"))
 		if !ok {

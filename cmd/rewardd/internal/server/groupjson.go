@@ -13,7 +13,7 @@ import (
 // with the responses unquoted into sc and returned as views of its memory,
 // valid until sc is reused: a JSON object whose keys are spelled exactly as
 // groupRequest's tags, string values, a list of strings for responses and
-// any JSON value for prompt, label, finish_reasons and unknown keys. It reports false for
+// any JSON value for prompt, label, finish_reasons, the loops' fields and unknown keys. It reports false for
 // anything else (invalid JSON, null, another type, a repeated key, a key in
 // another case or with escapes, invalid UTF-8 or a lone surrogate in a
 // string), which encoding/json then decodes, so that its results and error
@@ -44,6 +44,10 @@ const (
 	fieldResponses
 	fieldScheme
 	fieldFinishReasons
+	fieldProposals
+	fieldProposalsMode
+	fieldGuide
+	fieldOffPolicy
 )
 
 // groupFields are groupRequest's JSON keys.
@@ -51,6 +55,7 @@ var groupFields = map[string]int{
 	"request_id": fieldRequestID, "problem_id": fieldProblemID, "question": fieldQuestion,
 	"prompt": fieldPrompt, "label": fieldLabel, "responses": fieldResponses, "scheme": fieldScheme,
 	"finish_reasons": fieldFinishReasons,
+	"proposals":      fieldProposals, "proposals_mode": fieldProposalsMode, "guide": fieldGuide, "off_policy": fieldOffPolicy,
 }
 
 // groupField decodes the value of key into req (the responses into sc).
@@ -85,6 +90,14 @@ func (d *jsonScan) groupField(key []byte, req *groupRequest, sc *groupScratch) b
 		req.Label, ok = d.value()
 	case fieldFinishReasons:
 		req.FinishReasons, ok = d.value()
+	case fieldProposals:
+		req.Proposals, ok = d.value()
+	case fieldProposalsMode:
+		req.ProposalsMode, ok = d.value()
+	case fieldGuide:
+		req.Guide, ok = d.value()
+	case fieldOffPolicy:
+		req.OffPolicy, ok = d.value()
 	case fieldResponses:
 		ok = d.byte('[') && (d.byte(']') || d.elements(func() bool { return d.appendString(sc) }))
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // endpoints are the paths rewardd serves, for its metrics.
-var endpoints = []string{pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathORSCatalog, pathORSSession, pathORSCall, pathHealthz, pathMetrics, pathOther}
+var endpoints = []string{pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathRubricatorPrompt, pathRubricStats, pathVerify, pathORSCatalog, pathORSSession, pathORSCall, pathHealthz, pathMetrics, pathOther}
 
 // serverMetrics are rewardd's counters.
 type serverMetrics struct {
@@ -159,6 +159,8 @@ func (m *serverMetrics) results(rs []reward.Result) {
 		switch {
 		case r.Error != "":
 			outcome = "error"
+		case r.Empty:
+			outcome = "empty"
 		case !r.JudgeOK:
 			outcome = "judge_failed"
 		}
@@ -204,7 +206,7 @@ func (m *serverMetrics) write(w io.Writer, records int, j *judge.Judge, meter *l
 	}
 	help(w, "rewardd_requests_in_flight", "gauge", "Requests admitted and not yet answered.")
 	fmt.Fprintf(w, "rewardd_requests_in_flight %d\n", m.inflight.Load())
-	help(w, "rewardd_results_total", "counter", "Scored responses by scheme and outcome (ok, judge_failed, error).")
+	help(w, "rewardd_results_total", "counter", "Scored responses by scheme and outcome (ok, judge_failed, empty: not judged and paid the floor, error).")
 	for i, k := range items {
 		fmt.Fprintf(w, "rewardd_results_total{scheme=%q,outcome=%q} %d\n", k.scheme, k.outcome, itemCounts[i])
 	}
@@ -276,8 +278,8 @@ func writePanelMetrics(w io.Writer, members []*judge.Judge) {
 // an error) and those among them whose judgment failed.
 func judgeFailures(rs []reward.Result) (judged, failed int64) {
 	for _, r := range rs {
-		if r.Error != "" {
-			continue
+		if r.Error != "" || r.Empty {
+			continue // not judged: not scored, or nothing to judge
 		}
 		judged++
 		if !r.JudgeOK {

@@ -64,6 +64,9 @@ func decodeVerify(body []byte, scheme string) (scoreItem, map[string]json.RawMes
 	if err := checkScheme(req.Scheme, "scheme"); err != nil {
 		return scoreItem{}, nil, err
 	}
+	if ic := bytes.TrimSpace(fields["instance_config"]); len(ic) > 0 && ic[0] != '{' && string(ic) != "null" {
+		return scoreItem{}, nil, bad("instance_config: expected an object (NeMo-RL reads the reply's instance_config.mask_sample), got %s", ic)
+	}
 	prompt, err := responsesInput(req.Params.Input)
 	if err != nil {
 		return scoreItem{}, nil, err
@@ -79,9 +82,8 @@ func decodeVerify(body []byte, scheme string) (scoreItem, map[string]json.RawMes
 		}
 		text = append(text, t...)
 	}
-	if len(text) == 0 {
-		return scoreItem{}, nil, bad("response.output: no assistant message with output_text: nothing to grade")
-	}
+	// No assistant text at all (only reasoning, or tool calls) is an empty
+	// response: paid the floor, as every protocol pays silence.
 	it := scoreItem{problemID: req.ProblemID, question: req.Question, prompt: prompt, response: strings.Join(text, "\n"),
 		finish: responsesFinish(req.Response.Status, req.Response.IncompleteDetails), scheme: cmp.Or(req.Scheme, scheme)}
 	it.setLabel(req.Label, "label")
@@ -171,9 +173,10 @@ func contentText(raw json.RawMessage, kind string) ([]string, error) {
 }
 
 // nemoVerify answers NeMo Gym's POST /verify: the request's fields with
-// reward (the /v1/score reward of the response), and, when the judgment
-// failed, mask_sample true and failure_reason (the reward is then the
-// failure floor, or --on-judge-failure's). A response that cannot be scored
+// reward (the /v1/score reward of the response), instance_config.mask_sample
+// (where NeMo-RL reads it; also at the top level, as before) true when the
+// judgment failed, and then failure_reason (the reward is then the failure
+// floor, or --on-judge-failure's). A response that cannot be scored
 // (no rubric found, a bad label) is a 422 naming why, never a reward of 0
 // that looks judged. rubric_result is the /v1/score result.
 func (s *Server) nemoVerify(ctx context.Context, w http.ResponseWriter, body []byte, scheme string) {
@@ -191,12 +194,33 @@ func (s *Server) nemoVerify(ctx context.Context, w http.ResponseWriter, body []b
 		out[k] = v
 	}
 	out["reward"] = res.Reward
-	out["mask_sample"] = !res.JudgeOK
-	if !res.JudgeOK {
+	masked := !res.JudgeOK && !res.Empty // an empty response is the policy's own: train on its floor
+	out["instance_config"] = instanceConfig(fields["instance_config"], masked)
+	out["mask_sample"] = masked
+	if masked {
 		out["failure_reason"] = res.JudgeError
 	}
 	out["rubric_result"] = res
 	s.answer(w, out)
+}
+
+// instanceConfig is the reply's instance_config: the row's (raw, an
+// object or absent; decodeVerify refuses another value) with mask_sample
+// set. NeMo-RL drops a sample from the loss by it: its rollouts
+// (nemo_rl/experience/rollouts.py, _extract_mask_sample_flags) read
+// full_result["instance_config"]["mask_sample"], the full_result being the
+// verify reply NeMo Gym's agent returns; a top-level mask_sample is not
+// read there.
+func instanceConfig(raw json.RawMessage, masked bool) map[string]any {
+	out := map[string]any{}
+	var row map[string]json.RawMessage
+	if json.Unmarshal(raw, &row) == nil {
+		for k, v := range row {
+			out[k] = v
+		}
+	}
+	out["mask_sample"] = masked
+	return out
 }
 
 // failedMessage says why results are refused under --on-judge-failure

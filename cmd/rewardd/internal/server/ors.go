@@ -471,14 +471,18 @@ func (s *Server) orsScoreStreaming(w http.ResponseWriter, r *http.Request, sid s
 
 // runToolOutput is the RunToolOutput of a scored answer: a text block
 // saying the reward, the reward, finished, and the /v1/score result as the
-// metadata.
+// metadata. The reward is the result's score, the scheme's reward mapped
+// to [0, 1] with the lowest any answer can get at 0: an episode without a
+// valid answer call gets no reward, which a trainer counts as 0, and so
+// must earn no more than the worst answer (a scheme's own reward can be
+// negative: srar's -0.9 for an honest wrong answer).
 func runToolOutput(res reward.Result) []byte {
-	text := fmt.Sprintf("Graded against the rubric: reward %.4f (score %.4f).", res.Reward, res.Score)
+	text := fmt.Sprintf("Graded against the rubric: reward %.4f (the %s reward %.4f mapped to [0, 1]).", res.Score, res.Scheme, res.Reward)
 	if res.Error != "" {
 		text = "Not graded: " + res.Error
 	}
 	b, err := json.Marshal(map[string]any{"ok": true, "output": map[string]any{
-		"blocks": []orsTextBlock{{"text", text}}, "metadata": res, "reward": res.Reward, "finished": true,
+		"blocks": []orsTextBlock{{"text", text}}, "metadata": res, "reward": res.Score, "finished": true,
 	}})
 	if err != nil { // a result always encodes (finite floats, reward.Finite)
 		return runToolError("encoding the output: " + err.Error())

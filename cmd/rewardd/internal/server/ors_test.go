@@ -254,8 +254,11 @@ func TestORSEpisodeScoresAsV1Score(t *testing.T) {
 			}
 			var v1 scoreAnswer
 			getJSON(http.MethodPost, "/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": tc.id, "response": tc.answer}}}), &v1)
-			if *got.Reward != v1.Results[0].Reward || !rewardtest.Near(*got.Reward, tc.want) || got.Metadata.Score != v1.Results[0].Score || !got.Metadata.JudgeOK {
-				t.Errorf("ORS reward %v (score %v), /v1/score's %v (score %v), want %v", *got.Reward, got.Metadata.Score, v1.Results[0].Reward, v1.Results[0].Score, tc.want)
+			// The ORS reward is the score: the reward mapped to [0, 1], so that
+			// an episode without an answer (no reward, counted 0) earns no
+			// more than any answer.
+			if *got.Reward != v1.Results[0].Score || got.Metadata.Reward != v1.Results[0].Reward || !rewardtest.Near(got.Metadata.Reward, tc.want) || !got.Metadata.JudgeOK {
+				t.Errorf("ORS reward %v (metadata reward %v), /v1/score's score %v (reward %v), want the reward %v", *got.Reward, got.Metadata.Reward, v1.Results[0].Score, v1.Results[0].Reward, tc.want)
 			}
 			if ok, _, msg := e.answer(tc.answer); ok || !strings.Contains(msg, "finished") {
 				t.Errorf("a second answer in the finished episode: ok %v %q", ok, msg)

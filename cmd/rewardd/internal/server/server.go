@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rubricforge/rubricforge/livestate"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/reward"
@@ -32,9 +33,12 @@ const (
 	pathScore        = "/score"
 	pathV1Score      = "/v1/score"
 	pathV1ScoreGroup = "/v1/score_group"
-	pathHealthz      = "/healthz"
-	pathMetrics      = "/metrics"
-	pathOther        = "other"
+	// The training-time loops' endpoints (loops*.go).
+	pathRubricatorPrompt = "/v1/rubricator_prompt"
+	pathRubricStats      = "/v1/rubric_stats"
+	pathHealthz          = "/healthz"
+	pathMetrics          = "/metrics"
+	pathOther            = "other"
 )
 
 // Config configures a Server.
@@ -77,14 +81,30 @@ type Config struct {
 	// OnJudgeFailureFloor (the default), OnJudgeFailureOutcome or
 	// OnJudgeFailureError.
 	OnJudgeFailure string
-	// Breaker tunes the circuit breaker in front of the judge.
+	// Breaker tunes the circuit breaker in front of the judge, and each
+	// panel judge's own.
 	Breaker BreakerOptions
+	// PanelMemberDeadline bounds, with a panel of judges, how long the
+	// panel waits for a judge once another has answered (0: no bound but
+	// Timeout): one not in by then is cut off, counted as failed (a vote
+	// against the response) and as an outage by its own breaker.
+	PanelMemberDeadline time.Duration
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request except GET /healthz.
 	Token string
 	// ORS tunes the Open Reward Standard environment a corpus is served
 	// as (ors.go); it is served when Index is set.
 	ORS ORSOptions
+	// Live keeps the problems' live rubrics (--state-dir; livestate.go);
+	// nil: the rubric does not move. SplitState is what a group of a
+	// problem another replica keeps gets: SplitStateRefuse (409, the
+	// default) or SplitStateWarn (scored with the corpus's rubric,
+	// unrecorded, a warning logged).
+	Live       *livestate.Store
+	SplitState string
+	// Elicit, when set (--elicit; needs Live), elicits new criteria for the
+	// live rubrics (elicit.go).
+	Elicit *ElicitOptions
 	// Prompts holds the rollout template of the ORS prompts (nil: the
 	// embedded templates).
 	Prompts *prompts.Set
@@ -101,13 +121,19 @@ type Server struct {
 	breaker   *breaker
 	tokenHash [sha256.Size]byte
 	itemErrs  atomic.Int64
-	fallbacks atomic.Int64 // items whose label did not parse, scored by the corpus's rubric
-	calls     callWatch    // the judge calls outstanding, to see a hung judge
+	fallbacks atomic.Int64   // items whose label did not parse, scored by the corpus's rubric
+	calls     callWatch      // the judge calls outstanding, to see a hung judge
+	members   []*memberGuard // a panel's judges' own breakers and records
 	// judgeFails counts the failed judgments; failLog rate-limits the
 	// lines that say so.
 	judgeFails atomic.Int64
 	failLog    everyLog
 	sessions   *orsSessions // the ORS sessions
+	// live holds the problems' live rubrics (--state-dir); nil when the
+	// rubric does not move.
+	live *liveState
+	// elicit runs elicitations (Config.Elicit); nil when off.
+	elicit *elicitor
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
@@ -162,11 +188,28 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Prompts = ps
 	}
+	switch cfg.SplitState {
+	case "":
+		cfg.SplitState = SplitStateRefuse
+	case SplitStateRefuse, SplitStateWarn:
+	default:
+		return nil, fmt.Errorf("reward: split state %q is not %s or %s", cfg.SplitState, SplitStateRefuse, SplitStateWarn)
+	}
 	cfg.ORS.setDefaults()
 	s := &Server{sessions: newORSSessions(cfg.ORS), cfg: cfg, log: cfg.Logger, m: newServerMetrics(), queue: make(chan struct{}, cfg.MaxQueue),
 		bodies: newByteBudget(cfg.MaxInflightBytes), breaker: newBreaker(cfg.Breaker)}
 	if cfg.Token != "" {
 		s.tokenHash = sha256.Sum256([]byte(cfg.Token))
+	}
+	s.members = guardMembers(cfg.Judge, cfg.Breaker, cfg.PanelMemberDeadline)
+	if cfg.Live != nil {
+		s.live = &liveState{}
+	}
+	if cfg.Elicit != nil {
+		if cfg.Live == nil || cfg.Elicit.Meter == nil || cfg.Elicit.Model == "" {
+			return nil, errors.New("reward: elicitation needs a live state, a meter and a model")
+		}
+		s.elicit = newElicitor(*cfg.Elicit)
 	}
 	return s, nil
 }
@@ -212,13 +255,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := cmp.Or(ors.method, http.MethodPost)
-	if endpoint == pathHealthz || endpoint == pathMetrics {
+	if endpoint == pathHealthz || endpoint == pathMetrics || endpoint == pathRubricStats {
 		method = http.MethodGet
 	}
 	switch {
 	case endpoint == pathOther:
-		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s, %s and GET %s, %s, and with --corpus the Open Reward Standard environment /%s/... (GET /list_environments)",
-			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics, s.cfg.ORS.Env))
+		writeError(sw, http.StatusNotFound, fmt.Sprintf("no endpoint %s; rewardd serves POST %s, %s, %s, %s, %s, %s and GET %s, %s, %s, and with --corpus the Open Reward Standard environment /%s/... (GET /list_environments)",
+			r.URL.Path, pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathRubricatorPrompt, pathVerify, pathHealthz, pathMetrics, pathRubricStats, s.cfg.ORS.Env))
 		return
 	case r.Method != method:
 		sw.Header().Set("Allow", method)
@@ -231,12 +274,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch endpoint {
 	case pathHealthz:
-		s.healthz(sw)
+		s.healthz(sw, r.URL.Query().Get("strict") == "1")
 	case pathMetrics:
 		sw.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		sw.WriteHeader(http.StatusOK)
 		s.m.write(sw, s.records(), s.cfg.Judge, s.cfg.Meter, s.breaker.status(), s.judgeHealth(time.Now()))
 		s.writeBodyMetrics(sw)
+		s.writeMemberMetrics(sw)
+		s.writeLiveMetrics(sw)
+	case pathRubricStats:
+		s.rubricStats(sw, r)
 	default:
 		s.scoring(sw, r, endpoint)
 	}
@@ -255,7 +302,7 @@ func (s *Server) writeBodyMetrics(w io.Writer) {
 
 func endpointOf(path string) string {
 	switch path {
-	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics:
+	case pathGetReward, pathScore, pathV1Score, pathV1ScoreGroup, pathVerify, pathHealthz, pathMetrics, pathRubricatorPrompt, pathRubricStats:
 		return path
 	}
 	return pathOther
@@ -331,6 +378,8 @@ func (s *Server) scoring(w http.ResponseWriter, r *http.Request, endpoint string
 		s.v1ScoreGroup(ctx, w, body)
 	case pathVerify:
 		s.nemoVerify(ctx, w, body, scheme)
+	case pathRubricatorPrompt:
+		s.rubricatorPrompt(w, body)
 	}
 }
 
@@ -466,6 +515,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		return
 	}
 	if lab != nil && lab.Grounded != nil {
+		if problem.loops != nil {
+			writeError(w, http.StatusBadRequest, "proposals, proposals_mode, guide and off_policy apply to math rubrics; this problem is a grounded question")
+			return
+		}
 		s.groundedGroup(ctx, w, &problem, lab, responses)
 		return
 	}
@@ -478,6 +531,10 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 		}
 		s.noteErrors(g.Results)
 		s.answerGroup(w, groupJSON{Group: g, Error: msg})
+		return
+	}
+	if problem.loops != nil || s.live != nil {
+		s.loopGroup(ctx, w, &problem, lab, scheme, responses, sc)
 		return
 	}
 	rs := sc.rollouts.Take(len(responses))
@@ -501,7 +558,11 @@ func (s *Server) v1ScoreGroup(ctx context.Context, w http.ResponseWriter, body [
 // groupJSON is the body of a /v1/score_group answer.
 type groupJSON struct {
 	reward.Group
-	Error string `json:"error,omitempty"`
+	// Rubricator pays the request's proposals, one result each; Guidance is
+	// RGR's exploration assessment, when the request asked for it.
+	Rubricator []reward.RubricatorResult `json:"rubricator,omitempty"`
+	Guidance   *guidanceJSON             `json:"guidance,omitempty"`
+	Error      string                    `json:"error,omitempty"`
 }
 
 // readBody reads a request body within the byte budget. The body's buffer
@@ -663,6 +724,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 	schemes := make([]string, len(items))
 	rs := make([]reward.Rollout, len(items))
 	glabs := make([]*schema.Label, len(items)) // grounded questions, scored by scoreGroundedItems
+	versions := make([]int64, len(items))      // the live rubric's version each is scored with
 	for i := range items {
 		it := &items[i]
 		if it.err != "" {
@@ -670,6 +732,11 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 			continue
 		}
 		lab, msg := s.resolve(it)
+		var version int64
+		if lab != nil {
+			lab, version = s.liveLabel(lab)
+		}
+		versions[i] = version
 		schemes[i] = s.scheme(it.scheme, lab)
 		if lab == nil {
 			out[i] = reward.ErrorResult(it.requestID, it.problemID, s.errorScheme(it), msg)
@@ -689,7 +756,7 @@ func (s *Server) scoreItems(ctx context.Context, items []scoreItem) []reward.Res
 	for i := range items {
 		if labs[i] != nil {
 			out[i] = reward.ScoreWith(s.cfg.Params, s.cfg.OnJudgeFailure, schemes[i], labs[i], &rs[i], nil)
-			out[i].RequestID = items[i].requestID
+			out[i].RequestID, out[i].RubricVersion = items[i].requestID, versions[i]
 		}
 	}
 	s.scoreGroundedItems(ctx, items, glabs, out)
@@ -708,8 +775,8 @@ func (s *Server) judgeAll(ctx context.Context, labs []*schema.Label, rs []reward
 	var rubric judge.RubricHash // the key of hashed's rubric, hashed once for its responses in a row
 	var hashed *schema.Label
 	for i, lab := range labs {
-		if lab == nil {
-			continue
+		if lab == nil || rs[i].Empty {
+			continue // an empty response is not judged: it is paid the floor
 		}
 		if lab != hashed {
 			rubric, hashed = s.cfg.Judge.RubricKey(lab.Question, lab.Rubric), lab
@@ -1005,6 +1072,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	reapCtx, stopReaper := context.WithCancel(ctx)
 	var reaper sync.WaitGroup
 	reaper.Go(func() { s.sessions.run(reapCtx) })
+	if s.elicit != nil {
+		reaper.Go(func() { s.runElicitor(reapCtx) })
+	}
 	defer func() { stopReaper(); reaper.Wait() }()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
