@@ -18,7 +18,8 @@ import (
 // what the budget has left for the problems it can carry through every
 // stage (priced from the plan), instead of a wave that does not fit being
 // held back whole (which stopped such runs with no record at all). The
-// provider's bill stays within the budget.
+// provider's bill stays within the budget, and a budget of the whole plan is
+// spent, not stopped at two thirds of it.
 func TestBatchBudgetCutsTheWave(t *testing.T) {
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
@@ -33,7 +34,7 @@ func TestBatchBudgetCutsTheWave(t *testing.T) {
 		}
 		return c
 	}
-	for _, share := range []float64{0.6, 0.8} {
+	for _, share := range []float64{0.6, 1} {
 		t.Run(fmt.Sprint(share), func(t *testing.T) {
 			out := filepath.Join(dir, fmt.Sprint("run-", share))
 			common := []string{"--config", jb, "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--batch", "--quiet"}
