@@ -60,24 +60,24 @@ func (b *Batcher) lookaheadLocked(s *BatchState) float64 {
 }
 
 // rowsThatFitLocked is how many of s's first rows, each priced with its
-// lookahead, cost at most left; 0 when a row has no price of its own (a
-// file of an earlier version). Call with mu held.
-func (b *Batcher) rowsThatFitLocked(s *BatchState, left float64) (int, error) {
+// lookahead, cost at most left; priced is false when a row has no price
+// of its own (a file of an earlier version). Call with mu held.
+func (b *Batcher) rowsThatFitLocked(s *BatchState, left float64) (keep int, priced bool, err error) {
 	rows, err := readRowList(b.fs, b.path(s.Local, "rows"))
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var spent float64
 	for i, r := range rows {
 		if r.prompt == 0 && r.maxCompleted == 0 {
-			return 0, nil
+			return 0, false, nil
 		}
 		spent += b.rowCostLocked(s.Model, r) + b.lookaheadPerRow(r.stage)
 		if spent > left {
-			return i, nil
+			return i, true, nil
 		}
 	}
-	return len(rows), nil
+	return len(rows), true, nil
 }
 
 // rowCostLocked prices one row at the batch rate. A cut fills the budget

@@ -225,11 +225,21 @@ func (b *Batcher) holdReason(s *BatchState) string {
 	}
 	b.commitLocked(0)
 	left := limit - b.projectedLocked(s) - b.meter.Gate().reservedCost()
-	if s.EstCostUSD+b.lookaheadLocked(s) <= left {
+	// A file is priced row by row, each row at its stage's longest answer
+	// and with its unit's later stages (rowsThatFitLocked): the estimate
+	// alone let a wave that just fitted pass the budget. A file of an
+	// earlier version, whose rows have no prices, goes by its estimate.
+	keep, priced, err := b.rowsThatFitLocked(s, left)
+	if err != nil || !priced {
+		keep = 0
+		if s.EstCostUSD+b.lookaheadLocked(s) <= left {
+			keep = s.Rows
+		}
+	}
+	if keep >= s.Rows {
 		b.commitLocked(s.EstCostUSD) // online calls leave room for it from now
 		return ""
 	}
-	keep, _ := b.rowsThatFitLocked(s, left)
 	if keep > 0 {
 		b.mu.Unlock()
 		err := b.cutFile(s, keep, left, limit)
