@@ -37,8 +37,9 @@ const (
 // runner needs.
 type batch struct {
 	obj        batchObject
-	seq        int64 // 1 for the first batch created
-	expire     bool  // one of the first Config.BatchExpire batches
+	firstID    string // obj.ID at creation: keys its rows and files (MoveBatch changes obj.ID under the lock)
+	seq        int64  // 1 for the first batch created
+	expire     bool   // one of the first Config.BatchExpire batches
 	created    time.Time
 	cancel     chan struct{}
 	cancelOnce sync.Once
@@ -234,6 +235,7 @@ func (a *batchAPI) start(req createBatchRequest, expireFirst int64) (*batch, int
 		CompletionWindow: req.CompletionWindow, Status: BatchValidating, CreatedAt: now.Unix(),
 		ExpiresAt: ptr(now.Add(24 * time.Hour).Unix()), Metadata: req.Metadata,
 	}}
+	b.firstID = b.obj.ID
 	a.batches[b.obj.ID] = b
 	a.order = append(a.order, b)
 	a.open++

@@ -172,7 +172,7 @@ func (s *Server) validateBatch(b *batch, in io.Reader) (int, []batchError, error
 // written).
 func (s *Server) answerRows(b *batch, in io.Reader, n int) {
 	a := s.batch
-	outs := batchOutputs{dir: a.dir, batchID: b.obj.ID}
+	outs := batchOutputs{dir: a.dir, batchID: b.firstID}
 	defer outs.discard()
 	stop := n
 	if b.expire {
@@ -294,7 +294,7 @@ func (s *Server) answerRow(b *batch, raw []byte, outs *batchOutputs) error {
 	if err := json.Unmarshal(raw, &row); err != nil {
 		return fmt.Errorf("re-reading a validated line: %w", err)
 	}
-	rowKey := key(s.cfg.Seed, "batch-row", b.obj.ID, row.CustomID)
+	rowKey := key(s.cfg.Seed, "batch-row", b.firstID, row.CustomID)
 	status, body, reqKey, usage := s.batchReply(b, row.CustomID, row.Body)
 	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", rowKey), CustomID: row.CustomID,
 		Response: &batchResponse{StatusCode: status, RequestID: fmt.Sprintf("req_%016x", mix64(rowKey)), Body: body}}
@@ -362,7 +362,7 @@ func (s *Server) endRow(b *batch, raw []byte, ending string, outs *batchOutputs)
 	if err := json.Unmarshal(raw, &row); err != nil {
 		return fmt.Errorf("re-reading a validated line: %w", err)
 	}
-	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", key(s.cfg.Seed, "batch-row", b.obj.ID, row.CustomID)),
+	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", key(s.cfg.Seed, "batch-row", b.firstID, row.CustomID)),
 		CustomID: row.CustomID, Error: &batchRowError{Code: "batch_expired",
 			Message: "the batch expired before this request was answered (simulated expiry, llmtest)"}}
 	if ending == BatchCancelled {
