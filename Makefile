@@ -9,7 +9,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test bench bench-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
+.PHONY: help build image test bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -57,6 +57,9 @@ REFINE_DIR     ?= runs/bench-refine
 bench-refine: build ## distill refine on a synthetic 100K records x 8 rollouts x 10 items corpus: wall, CPU, peak RSS, load (targets 60 s, 512 MiB; not in make test)
 	rm -rf $(REFINE_DIR)/refined
 	$(GO) run ./internal/bench/discrim -bin $(BIN) -records $(REFINE_RECORDS) -dir $(REFINE_DIR) -run 'distill refine {corpus} --out {work}/refined'
+
+sweep-refine: ## planted defects distill refine finds and gains it claims, over 100 synthetic corpora a kind (~3 min; not in make test)
+	$(GO) run ./internal/bench/refinesweep -seeds 100 -records 80
 
 # bench-scale sizes; e.g. make bench-scale SCALE_PROBLEMS=5000 SCALE_KILL=5000 (SCALE_KILL=0: no kill)
 SCALE_PROBLEMS ?= 10000,100000

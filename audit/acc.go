@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/rubricforge/rubricforge/discrim"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -37,6 +38,9 @@ type acc struct {
 type settings struct {
 	maxItems int
 	list     int // violations to keep; < 0 all
+	discrim  discrim.Options
+	// judgeErrorFrom says where discrim.JudgeError came from.
+	judgeErrorFrom string
 }
 
 func newAcc(set *settings, fileIdx int, file string) *acc {
@@ -49,7 +53,7 @@ func newAcc(set *settings, fileIdx int, file string) *acc {
 		cooc:     map[[2]int]int64{},
 		pass:     passAcc{perRecord: hist{}},
 		emp:      newEmpAcc(),
-		disc:     newDiscAcc(),
+		disc:     newDiscAcc(set.discrim),
 		viol:     violAcc{byRule: map[string]*RuleCount{}},
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rubricforge/rubricforge/discrim"
 )
 
 // Options tune an audit. Zero values select the defaults.
@@ -28,6 +30,10 @@ type Options struct {
 	// Wilson intervals only.
 	Human      []Annotation
 	HumanSheet string
+	// JudgeError is the satisfaction judge's verdict error rate the
+	// discrimination definitions tolerate (discrim.Options.JudgeError: 0
+	// takes discrim.DefaultJudgeError, a negative rate none).
+	JudgeError float64
 }
 
 // Defaults of Options.
@@ -40,7 +46,19 @@ const (
 // cannot be read, and rows that do not decode, are listed in the report's
 // InputProblems; the error is only the context's.
 func Audit(ctx context.Context, in *Input, opt Options) (*Report, error) {
-	set := &settings{maxItems: opt.MaxItems, list: opt.List}
+	set := &settings{maxItems: opt.MaxItems, list: opt.List, discrim: discrim.Options{JudgeError: opt.JudgeError}, judgeErrorFrom: JudgeErrorGiven}
+	if opt.JudgeError == 0 {
+		set.judgeErrorFrom = JudgeErrorDefault
+		if in.SatisfactionPanel {
+			rate, ok, err := SatisfactionJudgeError(ctx, in)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				set.discrim.JudgeError, set.judgeErrorFrom = max(rate, 1e-9), JudgeErrorPanel
+			}
+		}
+	}
 	if set.maxItems == 0 {
 		set.maxItems = in.MaxItems
 	}

@@ -48,6 +48,8 @@ func (a *acc) report(in *Input, set *settings) *Report {
 	r.Provenance = a.provenance()
 	r.Empirical = a.empirical(true)
 	r.Discrimination = a.disc.report()
+	r.Discrimination.Refined = in.Refined
+	r.Discrimination.JudgeErrorFrom = set.judgeErrorFrom
 	r.leaveOutTheOtherKind()
 	return r
 }

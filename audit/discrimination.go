@@ -23,13 +23,36 @@ type Discrimination struct {
 	// ANSWER items. Null when no record is measured.
 	MeanAUROC              *float64 `json:"mean_auroc"`
 	MeanAUROCWithoutAnswer *float64 `json:"mean_auroc_without_answer"`
+	// MeanAUROCCI95 and MeanAUROCWithoutAnswerCI95 are the means' 95%
+	// intervals (a bootstrap over records and rollouts); null with them.
+	MeanAUROCCI95              *[2]float64 `json:"mean_auroc_ci95"`
+	MeanAUROCWithoutAnswerCI95 *[2]float64 `json:"mean_auroc_without_answer_ci95"`
+	// NoAUROC counts the measured records left out of those means because
+	// their rubric AUROC is undefined, and names the first of them.
+	NoAUROC NoAUROC `json:"no_auroc"`
+	// Paid is, for each record's own scheme ("default") and every scheme,
+	// the mean AUROC of the reward the scheme pays (reward.RubricReward:
+	// srar's type budgets, the others' weighted scores), without and with
+	// ANSWER items, with 95% intervals.
+	Paid []PaidAUROC `json:"paid_auroc"`
+	// Refined is set when the corpus is a refinement by distill refine
+	// (its refine.json read back): which rollouts decided its items, and
+	// the held-out figures, which the --min-auroc gate then checks.
+	Refined *Refined `json:"refined"`
 	// AntiShare is anti-discriminative items over measured items (the
 	// --max-anti-share gate's figure); AntiAlpha the Fisher p bound.
-	AntiShare   *float64       `json:"anti_share"`
-	AntiAlpha   float64        `json:"anti_alpha"`
-	ByType      []DiscrimCount `json:"by_type"`
-	Total       DiscrimCount   `json:"total"`
-	RecordsWith DiscrimCount   `json:"records_with"` // measured records with at least one such item
+	AntiShare *float64 `json:"anti_share"`
+	AntiAlpha float64  `json:"anti_alpha"`
+	// JudgeError is the satisfaction judge's error rate that the
+	// definitions of dead, saturated and redundant tolerate.
+	JudgeError float64 `json:"judge_error"`
+	// JudgeErrorFrom says where JudgeError came from: "given" (validate
+	// --judge-error), "panel" (measured from the corpus's satisfaction
+	// panels) or "default".
+	JudgeErrorFrom string         `json:"judge_error_from"`
+	ByType         []DiscrimCount `json:"by_type"`
+	Total          DiscrimCount   `json:"total"`
+	RecordsWith    DiscrimCount   `json:"records_with"` // measured records with at least one such item
 	// RedundantPairs and NearDuplicatePairs are over measured records;
 	// the near-duplicate texts of every record are NearDuplicatePairsAll
 	// in NearDuplicateRecordsAll records.
@@ -46,6 +69,37 @@ type Discrimination struct {
 	// Needs says what to run when no record has satisfaction verdicts;
 	// null when some record has them.
 	Needs *string `json:"needs"`
+}
+
+// NoAUROC counts measured records whose rubric AUROC is undefined with
+// ANSWER items (the weights counted sum to 0) and without (no item but
+// ANSWER items, or their weights sum to 0), naming the first
+// discrim.LowestKept of them.
+type NoAUROC struct {
+	WithAnswer    int64    `json:"with_answer"`
+	WithoutAnswer int64    `json:"without_answer"`
+	IDs           []string `json:"ids"`
+}
+
+// PaidAUROC is one scheme's paid-reward AUROC over the measured records.
+type PaidAUROC struct {
+	Scheme        string           `json:"scheme"`
+	WithoutAnswer discrim.Estimate `json:"without_answer"`
+	WithAnswer    discrim.Estimate `json:"with_answer"`
+}
+
+// Refined is what a refined corpus's refine.json says of it: the
+// refinement's fingerprint and source, which rollouts decided the items,
+// and the held-out (cross-fitted) AUROCs of the rubric score (validate's
+// figure) and of the reward each record's scheme pays.
+type Refined struct {
+	Fingerprint  string            `json:"fingerprint"`
+	From         string            `json:"refined_from"`
+	Records      int64             `json:"records"`
+	RolloutsUsed string            `json:"rollouts_used"`
+	Folds        int               `json:"folds"`
+	HeldOut      discrim.FigureSet `json:"heldout"`
+	Default      discrim.FigureSet `json:"heldout_default_scheme"`
 }
 
 // UnmeasuredCounts counts the records not measured, by why.
@@ -87,13 +141,14 @@ const needsEmpirical = "no record has satisfaction verdicts (rollouts[].satisfac
 
 // discAcc measures each math record's discrimination as it is read.
 type discAcc struct {
+	opt      discrim.Options
 	agg      *discrim.Aggregate
 	m        discrim.Matrix
 	skipped  int64 // rollouts without matching verdicts in records with some
 	verdicts int64 // records with at least one judged rollout
 }
 
-func newDiscAcc() discAcc { return discAcc{agg: discrim.NewAggregate()} }
+func newDiscAcc(opt discrim.Options) discAcc { return discAcc{opt: opt, agg: discrim.NewAggregate()} }
 
 func (d *discAcc) add(r *row) {
 	m := &d.m
@@ -111,8 +166,9 @@ func (d *discAcc) add(r *row) {
 		d.verdicts++
 		d.skipped += int64(m.Skipped)
 	}
-	st := discrim.Measure(m, nil, discrim.Options{})
+	st := discrim.Measure(m, nil, d.opt)
 	d.agg.Add(r.ID, &st)
+	d.agg.AddScores(r.ID, m, &st)
 }
 
 func (d *discAcc) merge(o *discAcc) {
@@ -124,7 +180,7 @@ func (d *discAcc) merge(o *discAcc) {
 func (d *discAcc) report() *Discrimination {
 	g := d.agg
 	out := &Discrimination{
-		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha,
+		Records: g.Records, Measured: g.Measured, RolloutsWithoutVerdicts: d.skipped, AntiAlpha: discrim.DefaultAntiAlpha, JudgeError: d.opt.JudgeErrorOf(),
 		Unmeasured: UnmeasuredCounts{NoItems: g.Unmeasured[discrim.NoItems], NoVerdicts: g.Unmeasured[discrim.NoVerdicts],
 			OnlyCorrect: g.Unmeasured[discrim.OnlyCorrect], OnlyFlawed: g.Unmeasured[discrim.OnlyFlawed]},
 		ByType: []DiscrimCount{}, RedundantPairs: g.RedundantPairs, NearDuplicatePairs: g.NearDuplicatePairs,
@@ -134,10 +190,14 @@ func (d *discAcc) report() *Discrimination {
 	}
 	if m, ok := g.MeanAUROC(true); ok {
 		out.MeanAUROC = &m
+		out.MeanAUROCCI95 = ci95(g.Scores, 0)
 	}
 	if m, ok := g.MeanAUROC(false); ok {
 		out.MeanAUROCWithoutAnswer = &m
+		out.MeanAUROCWithoutAnswerCI95 = ci95(g.Scores, 1)
 	}
+	out.NoAUROC = NoAUROC{WithAnswer: g.NoAUROC, WithoutAnswer: g.NoAUROCNoAnswer, IDs: append([]string{}, g.NoAUROCIDs...)}
+	out.Paid = paidAUROCs(g.Scores)
 	if s, ok := g.AntiShare(); ok {
 		out.AntiShare = &s
 	}
@@ -152,6 +212,35 @@ func (d *discAcc) report() *Discrimination {
 	}
 	if d.verdicts == 0 && g.Records > g.Unmeasured[discrim.NoItems] {
 		out.Needs = addr(needsEmpirical)
+	}
+	return out
+}
+
+// ci95 is series k's interval in b; nil without one.
+func ci95(b *discrim.Boot, k int) *[2]float64 {
+	if b == nil {
+		return nil
+	}
+	e := b.Estimate(k)
+	if e.Records == 0 {
+		return nil
+	}
+	return &e.CI95
+}
+
+// paidAUROCs are the paid figures of b (discrim.PaidFigures, after the two
+// rubric series), one entry per scheme; none when b is nil.
+func paidAUROCs(b *discrim.Boot) []PaidAUROC {
+	out := []PaidAUROC{}
+	if b == nil {
+		return out
+	}
+	for k, f := range discrim.PaidFigures {
+		if !f.WithAnswer {
+			out = append(out, PaidAUROC{Scheme: f.Scheme, WithoutAnswer: b.Estimate(2 + k)})
+		} else {
+			out[len(out)-1].WithAnswer = b.Estimate(2 + k)
+		}
 	}
 	return out
 }

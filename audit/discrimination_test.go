@@ -68,7 +68,10 @@ func handItem(id int32, typ, text string, weight float64) schema.Item {
 //	  ANSWER 0 against 1: AUROC 0. phi(S, A) = −1: not redundant.
 //	c (factual_process): FACTUAL w3, PROCESS w1, PROCESS w1 (near-duplicate
 //	  texts: 9 of 10 bigrams shared, 0.9) over C 100, C 011, F 011, F 000.
-//	  Edges .5, 0, 0; the PROCESS items' vectors are equal: redundant.
+//	  Edges .5, 0, 0; the PROCESS items' vectors are equal and vary within
+//	  both labels (within-label phi 1): worded alike, they are redundant
+//	  (their verdicts alone, over two rollouts a label, would not show it:
+//	  the stratified p is (1/2)·(1/2) = 0.25).
 //	  Scores /5: .6, .4 | .4, 0: (W W T W) 3.5/4 = 0.875, the same without
 //	  ANSWER (there is none).
 //	d (srar): only correct rollouts: unmeasured, only_correct.
@@ -107,11 +110,13 @@ func handCorpus() []schema.Record {
 func near(a *float64, b float64) bool { return a != nil && math.Abs(*a-b) < 1e-9 }
 
 // TestDiscriminationByHand: the report's figures are the hand computation
-// of handCorpus, and the text section is its golden file.
+// of handCorpus, and the text section is its golden file. The definitions
+// are the exact ones (no judge error): over four rollouts a 5% judge's
+// errors would explain one verdict of every item.
 func TestDiscriminationByHand(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, handCorpus(), 2)
-	rep := auditPath(t, Options{}, dir)
+	rep := auditPath(t, Options{JudgeError: -1}, dir)
 	if rep.Structure.Violations != 0 {
 		t.Fatalf("the hand corpus breaks rules: %+v", rep.Structure.Listed)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/discrim"
 )
 
 func (r *Report) textDiscrimination(w io.Writer) {
@@ -36,8 +38,19 @@ func (r *Report) textDiscrimination(w io.Writer) {
 	if d.Measured == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  rubric AUROC: mean %s (without ANSWER items %s)\n", fix(d.MeanAUROC, 3), fix(d.MeanAUROCWithoutAnswer, 3))
-	fmt.Fprintf(w, "  anti-discriminative: %s of the items (edge < 0 and one-sided Fisher p <= %s)\n", pct(d.AntiShare), formatFloat(d.AntiAlpha))
+	fmt.Fprintf(w, "  rubric AUROC: mean %s%s, without ANSWER items %s%s\n",
+		fix(d.MeanAUROC, 3), interval(d.MeanAUROCCI95), fix(d.MeanAUROCWithoutAnswer, 3), interval(d.MeanAUROCWithoutAnswerCI95))
+	fmt.Fprintln(w, "  (95% intervals over records and rollouts)")
+	if n := d.NoAUROC; n.WithAnswer+n.WithoutAnswer > 0 {
+		for _, l := range wrap(fmt.Sprintf("%s measured records have no rubric AUROC with ANSWER items and %s without (weights summing to 0, or only ANSWER items), left out of those means: %s%s",
+			num(n.WithAnswer), num(n.WithoutAnswer), strings.Join(n.IDs, ", "), moreIDs(max(n.WithAnswer, n.WithoutAnswer), len(n.IDs))), Width-4) {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	r.textRefined(w)
+	r.textPaid(w)
+	fmt.Fprintf(w, "  saturated, dead, redundant: within a judge error rate of %s (%s)\n", formatFloat(round4(d.JudgeError)), judgeErrorWords[d.JudgeErrorFrom])
+	fmt.Fprintf(w, "  anti-discriminative: %s of the items (edge < 0, Fisher p <= %s under Benjamini-Hochberg)\n", pct(d.AntiShare), formatFloat(d.AntiAlpha))
 	t := newTable("type", "items", "saturated", ">=95%", "dead", "edge < 0", "anti", "redundant", "near-dup text")
 	for _, c := range append(slices.Clone(d.ByType), d.Total, d.RecordsWith) {
 		t.add(c.Type, num(c.Items), num(c.Saturated), num(c.Saturated95), num(c.Dead), num(c.NegativeEdge), num(c.Anti), num(c.Redundant), num(c.NearDuplicate))
@@ -72,4 +85,69 @@ func halve(bins []Range) []Range {
 		out = append(out, b)
 	}
 	return out
+}
+
+// interval is " [lo, hi]" of a 95% interval, "" without one.
+func interval(ci *[2]float64) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf(" [%.3f, %.3f]", ci[0], ci[1])
+}
+
+// textPaid prints the AUROC of the reward each scheme pays.
+func (r *Report) textPaid(w io.Writer) {
+	d := r.Discrimination
+	if len(d.Paid) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  AUROC of the reward each scheme pays (default: each record's own scheme):")
+	t := newTable("scheme", "without ANSWER items", "with ANSWER items")
+	for _, p := range d.Paid {
+		t.add(p.Scheme, estimate(p.WithoutAnswer), estimate(p.WithAnswer))
+	}
+	t.write(w)
+}
+
+func estimate(e discrim.Estimate) string {
+	if e.Records == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", e.Mean, e.CI95[0], e.CI95[1])
+}
+
+// textRefined says, of a refined corpus, which rollouts decided its items
+// and the held-out figures.
+func (r *Report) textRefined(w io.Writer) {
+	ref := r.Discrimination.Refined
+	if ref == nil {
+		return
+	}
+	h := ref.HeldOut
+	lines := []string{
+		fmt.Sprintf("this corpus is a refinement (distill refine, fingerprint %s, from %s): %s, so the AUROCs here are in-sample.", ref.Fingerprint, ref.From, ref.RolloutsUsed),
+		fmt.Sprintf("held out (cross-fitted on %d folds, over %s refined records), its rubric AUROC is %.3f [%.3f, %.3f] (before the refinement %.3f), without ANSWER items %.3f [%.3f, %.3f] (before %.3f); --min-auroc checks the held-out figure.",
+			ref.Folds, num(h.WithAnswer.Records), h.WithAnswer.After, h.WithAnswer.AfterCI95[0], h.WithAnswer.AfterCI95[1], h.WithAnswer.Before,
+			h.WithoutAnswer.After, h.WithoutAnswer.AfterCI95[0], h.WithoutAnswer.AfterCI95[1], h.WithoutAnswer.Before),
+	}
+	for _, l := range lines {
+		for _, part := range wrap(l, Width-4) {
+			fmt.Fprintln(w, "  "+part)
+		}
+	}
+}
+
+// moreIDs says how many records beyond the named ones there are.
+func moreIDs(n int64, named int) string {
+	if n > int64(named) {
+		return fmt.Sprintf(" and %s more", num(n-int64(named)))
+	}
+	return ""
+}
+
+// judgeErrorWords say where the judge error rate came from.
+var judgeErrorWords = map[string]string{
+	JudgeErrorGiven:   "--judge-error",
+	JudgeErrorPanel:   "measured from the corpus's judge panels",
+	JudgeErrorDefault: "the default",
 }

@@ -17,7 +17,8 @@ type Gate struct {
 	MinAUROC, MaxAntiShare *float64
 	// OnLower applies MinValidity to the lower bound of the overall 95%
 	// interval (the corrected rate's with a sheet, else Wilson's) instead
-	// of the judge's rate.
+	// of the judge's rate, and MinAUROC to the lower bound of the AUROC's
+	// 95% interval.
 	OnLower bool
 }
 
@@ -63,15 +64,40 @@ func (r *Report) discriminationFailures(g Gate) []string {
 		return out
 	}
 	var out []string
-	if g.MinAUROC != nil && d.MeanAUROC != nil && *d.MeanAUROC < *g.MinAUROC {
-		out = append(out, fmt.Sprintf("mean rubric AUROC %s over %s measured records is below --min-auroc %s",
-			formatFloat(round4(*d.MeanAUROC)), num(d.Measured), formatFloat(*g.MinAUROC)))
+	if g.MinAUROC != nil {
+		if value, what, ok := d.gatedAUROC(g.OnLower); ok && value < *g.MinAUROC {
+			out = append(out, fmt.Sprintf(what, formatFloat(round4(value)))+" is below --min-auroc "+formatFloat(*g.MinAUROC))
+		}
 	}
 	if g.MaxAntiShare != nil && d.AntiShare != nil && *d.AntiShare > *g.MaxAntiShare {
 		out = append(out, fmt.Sprintf("anti-discriminative items %s (%s of %s measured items) is above --max-anti-share %s",
 			formatFloat(round4(*d.AntiShare)), num(d.Total.Anti), num(d.Total.Items), formatFloat(*g.MaxAntiShare)))
 	}
 	return out
+}
+
+// gatedAUROC is what --min-auroc checks: on a refined corpus the held-out
+// rubric AUROC refine.json holds (in-sample figures overstate it), else
+// the mean rubric AUROC; with onLower the lower bound of its 95%
+// interval. what names it for the message, %s standing for the value.
+func (d *Discrimination) gatedAUROC(onLower bool) (value float64, what string, ok bool) {
+	if ref := d.Refined; ref != nil {
+		c := ref.HeldOut.WithAnswer
+		if c.Records == 0 {
+			return 0, "", false
+		}
+		if onLower {
+			return c.AfterCI95[0], "the lower bound %s of the held-out rubric AUROC's 95%% interval (refinement " + ref.Fingerprint + ", " + num(c.Records) + " records; the in-sample AUROC is higher)", true
+		}
+		return c.After, "held-out rubric AUROC %s of the refinement " + ref.Fingerprint + " over " + num(c.Records) + " records (the in-sample AUROC is higher)", true
+	}
+	if d.MeanAUROC == nil {
+		return 0, "", false
+	}
+	if onLower && d.MeanAUROCCI95 != nil {
+		return d.MeanAUROCCI95[0], "the lower bound %s of the mean rubric AUROC's 95%% interval over " + num(d.Measured) + " measured records", true
+	}
+	return *d.MeanAUROC, "mean rubric AUROC %s over " + num(d.Measured) + " measured records", true
 }
 
 // unmeasuredWhy says in words why the discrimination section measured

@@ -32,6 +32,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"time":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"list":    countList,
+	"join":    func(s []string) string { return strings.Join(s, ", ") },
 	"addr":    func(f float64) *float64 { return &f },
 	"deref":   func(b *bool) bool { return b != nil && *b },
 	"deref64": func(n *int64) int64 { return *n },
@@ -39,7 +40,7 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 		dir, file := filepath.Split(filepath.Clean(path))
 		return filepath.Join(filepath.Base(dir), file)
 	},
-}).Parse(htmlTemplate + reliabilityHTML + panelHTML))
+}).Parse(htmlTemplate + reliabilityHTML + panelHTML + liveStatsHTML))
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS
 // and SVG charts, no scripts, no external assets.

@@ -58,6 +58,13 @@ type Input struct {
 	// when it has none or it does not read.
 	RunTotals *RunTotals
 	MaxItems  int // the largest distill.max_items of the jobs in the run; 0 when unknown
+	// Refined is what refine.json says when the run is a refinement by
+	// distill refine; nil otherwise.
+	Refined *Refined
+	// SatisfactionPanel is true when a job of the run judged satisfaction
+	// with a panel of judges (SatisfactionJudgeError can measure its
+	// error rate).
+	SatisfactionPanel bool
 	// From an export directory's export.json.
 	Export *ExportInfo
 }
@@ -123,12 +130,16 @@ func Open(paths ...string) (*Input, error) {
 		}
 		if i == 0 {
 			in.Kind, in.Format = part.Kind, part.Format
-			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals
+			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals, in.Refined = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals, part.Refined
 		} else if part.Format != in.Format {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
 		in.Files = append(in.Files, part.Files...)
 		in.Running = in.Running || part.Running
+		in.SatisfactionPanel = in.SatisfactionPanel || part.SatisfactionPanel
+	}
+	if len(paths) > 1 {
+		in.Refined = nil // a refinement's figures are its own corpus's, not a mix's
 	}
 	if len(paths) > 1 {
 		in.RunTotals = nil // one run's totals are not those of what is audited
@@ -174,6 +185,8 @@ func openRun(dir string) (*Input, error) {
 	}
 	in.MaxItems = maxItemsOf(m)
 	in.RunTotals = readRunTotals(dir)
+	in.Refined = readRefined(dir, m)
+	in.SatisfactionPanel = satisfactionPanel(m)
 	return in, nil
 }
 

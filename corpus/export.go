@@ -65,8 +65,10 @@ type ExportOptions struct {
 	// the rollout template the records' rollouts were sampled with.
 	UserTemplateFile string
 	// Role, verl only, is whose rows the export holds (export_roles.go):
-	// RoleReasoner (the default: the problem) or RoleRubricator (RLCER's
-	// rubricator prompt over the problem and one of its stored rollouts).
+	// RoleReasoner (the default: the problem), RoleRubricator (RLCER's
+	// rubricator prompt over the problem and one of its stored rollouts),
+	// or both, comma-separated: each record's reasoner row followed by its
+	// rubricator row.
 	Role string
 	// Hints, verl only, appends the rubric's criteria to the reasoner's
 	// prompt as in-prompt hints (RGR 5.2, RLCER 5.5), for evaluation; the
@@ -114,6 +116,15 @@ type ExportManifest struct {
 	RecordsOut     int64 `json:"records_out"`
 	RecordsDropped int64 `json:"records_dropped"`
 	ItemsDropped   int64 `json:"items_dropped"`
+	// RowsByRole counts the verl rows of each role (export_roles.go): a
+	// record makes several rows (a grounded passage one per question, an
+	// export of both roles a reasoner and a rubricator row), so rows are
+	// counted apart from records. Absent for the reasoner's plain rows.
+	RowsByRole map[string]int64 `json:"rows_by_role,omitempty"`
+	// RecordsWithoutRubricatorRow counts the records written with no
+	// rubricator row (no stored rollout to show, or a grounded passage) in
+	// an export of both roles; absent otherwise.
+	RecordsWithoutRubricatorRow int64 `json:"records_without_rubricator_row,omitempty"`
 	// DuplicatesDropped counts the records whose id an earlier shard already
 	// held: the first is exported, as rewardd's index keeps it.
 	DuplicatesDropped int64        `json:"duplicates_dropped"`
@@ -150,7 +161,7 @@ type exportFormat struct {
 	check   func(f io.ReaderAt, size, rows, lines int64) error
 }
 
-func parquetFormat[T any](name string, cols []columnDoc, longText [][]string, row func(rowMaker) func(*schema.Record, int64) (T, error)) *exportFormat {
+func parquetFormat[T any](name string, cols []columnDoc, longText [][]string, row func(rowMaker) func(exportRow, int64) (T, error)) *exportFormat {
 	return &exportFormat{
 		name: name, ext: "parquet", columns: cols,
 		newSink: func(w io.Writer, opt *ExportOptions) sink {
@@ -166,14 +177,14 @@ func formatOf(name string) *exportFormat {
 		return parquetFormat(name, verlColumns, [][]string{
 			{"prompt", "list", "element", "content"}, {"reward_model", "ground_truth"},
 			{"extra_info", "question"}, {"extra_info", "answer"}, {"extra_info", "rubric"}, {"label"}, {"solution"},
-		}, func(m rowMaker) func(*schema.Record, int64) (VerlRow, error) { return m.verl })
+		}, func(m rowMaker) func(exportRow, int64) (VerlRow, error) { return m.verl })
 	case FormatRaR:
 		return parquetFormat(name, rarColumns, [][]string{
 			{"question"}, {"reference_answer"}, {"rubric", "list", "element", "description"},
-		}, func(m rowMaker) func(*schema.Record, int64) (RaRRow, error) { return m.rar })
+		}, func(m rowMaker) func(exportRow, int64) (RaRRow, error) { return m.rar })
 	case FormatSRaRLines:
 		return parquetFormat(name, srarLinesColumns, [][]string{{"problem"}, {"rubric"}, {"ground_truth"}},
-			func(m rowMaker) func(*schema.Record, int64) (SRaRLinesRow, error) { return m.srarLines })
+			func(m rowMaker) func(exportRow, int64) (SRaRLinesRow, error) { return m.srarLines })
 	case FormatJSONL:
 		return &exportFormat{
 			name: name, ext: "jsonl", columns: jsonlColumns, full: true,
@@ -373,7 +384,7 @@ type exporter struct {
 
 func newExporter(opt *ExportOptions, out *outDir) *exporter {
 	x := &exporter{opt: opt, format: formatOf(opt.Format), out: out, splits: map[string]*splitWriter{}, stats: newExportStats()}
-	x.format.full = x.format.full || opt.Role == RoleRubricator // its prompt holds a stored rollout
+	x.format.full = x.format.full || slices.Contains(opt.roles(), RoleRubricator) // its prompt holds a stored rollout
 	selected := opt.Splits
 	if len(selected) == 0 {
 		selected = ExportSplits
@@ -468,13 +479,15 @@ func (x *exporter) add(ctx context.Context, rec *schema.Record) error {
 		}
 		x.stats.itemsDropped += int64(dropped)
 	}
-	if !hasResponse(x.opt.Role, rec) {
+	rows := exportRows(x.format, x.opt.roles(), rec)
+	if len(rows) == 0 {
 		x.stats.recordsDropped++
 		x.opt.Logger.Debug("dropped a record without a stored rollout: a rubricator row shows one", "id", rec.ID)
 		return nil
 	}
 	x.stats.out(rec)
-	for _, row := range rowRecords(x.format, rec) {
+	x.stats.rows(x.opt.roles(), rows)
+	for _, row := range rows {
 		if err := sw.add(row); err != nil {
 			return err
 		}
@@ -528,9 +541,12 @@ func (x *exporter) commit(src string) (*ExportManifest, error) {
 func (x *exporter) manifest(src string, splits []*splitWriter, files []ExportFile) *ExportManifest {
 	m := &ExportManifest{
 		Format: x.opt.Format, SpecVersion: schema.SpecVersion, Source: src,
-		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{}, Hints: x.opt.Hints, Role: roleOf(x.opt.Role),
+		JobFingerprints: x.stats.fingerprints(), ValidOnly: x.opt.ValidOnly, Splits: map[string]SplitCounts{}, Hints: x.opt.Hints, Role: roleOf(x.opt.roles()),
 		RecordsIn: x.stats.recordsIn, RecordsOut: x.stats.recordsOut, RecordsDropped: x.stats.recordsDropped,
 		ItemsDropped: x.stats.itemsDropped, DuplicatesDropped: x.stats.duplicates, Files: files, CreatedAt: x.stats.newest,
+	}
+	if m.Role != "" {
+		m.RowsByRole, m.RecordsWithoutRubricatorRow = x.stats.rowsByRole, x.stats.noRubricatorRow
 	}
 	if x.opt.Review != nil {
 		r := x.opt.Review.Summary()

@@ -133,6 +133,8 @@ type exportStats struct {
 	models                                              map[string]map[string]bool // stage -> models
 	newest, oldest                                      time.Time
 	types                                               map[string]*typeCounts
+	rowsByRole                                          map[string]int64 // rows written per role
+	noRubricatorRow                                     int64            // records written without one, in an export of both roles
 }
 
 // typeCounts is the validity of one item type over the records in.
@@ -142,7 +144,7 @@ type typeCounts struct {
 
 func newExportStats() exportStats {
 	return exportStats{splitIn: map[string]int64{}, fps: map[string]bool{}, toolVersions: map[string]bool{},
-		models: map[string]map[string]bool{}, types: map[string]*typeCounts{}}
+		models: map[string]map[string]bool{}, types: map[string]*typeCounts{}, rowsByRole: map[string]int64{}}
 }
 
 // in counts a record of the selected splits before --valid-only.
@@ -229,6 +231,7 @@ func renderCard(in cardInput) []byte {
 	m := in.manifest
 	fmt.Fprintf(&b, "Rubrics for rubric-reward RL, exported by rubricforge's `distill export` from the corpus `%s` (%d records in, %d out).\n\n",
 		m.Source, m.RecordsIn, m.RecordsOut)
+	in.rolesLine(&b)
 	fmt.Fprintf(&b, "Made with:\n\n```\n%s\n```\n\n", in.command())
 	in.splitsTable(&b)
 	in.columnsTable(&b)
@@ -295,6 +298,12 @@ func (in cardInput) command() string {
 	}
 	if o.UserTemplateFile != "" {
 		parts = append(parts, "--user-template", o.UserTemplateFile)
+	}
+	if in.manifest.Role != "" {
+		parts = append(parts, "--role", in.manifest.Role)
+	}
+	if o.Hints {
+		parts = append(parts, "--hints")
 	}
 	if o.ValidOnly {
 		parts = append(parts, "--valid-only")

@@ -17,7 +17,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
-	"github.com/rubricforge/rubricforge/schema"
 )
 
 // exportDataDir is the directory of an export's data files.
@@ -37,25 +36,25 @@ const maxExportFiles = 99999
 
 // sink encodes the rows of one data file.
 type sink interface {
-	add(rec *schema.Record, index int64) error
+	add(row exportRow, index int64) error
 	close() error // writes everything buffered (and the footer) to the file
 }
 
 // parquetSink writes rows of type T made by row.
 type parquetSink[T any] struct {
 	w   *parquet.GenericWriter[T]
-	row func(*schema.Record, int64) (T, error)
+	row func(exportRow, int64) (T, error)
 	buf []T
 }
 
 const parquetSinkBatch = 64
 
-func newParquetSink[T any](w io.Writer, row func(*schema.Record, int64) (T, error), opts []parquet.WriterOption) sink {
+func newParquetSink[T any](w io.Writer, row func(exportRow, int64) (T, error), opts []parquet.WriterOption) sink {
 	return &parquetSink[T]{w: parquet.NewGenericWriter[T](w, opts...), row: row, buf: make([]T, 0, parquetSinkBatch)}
 }
 
-func (s *parquetSink[T]) add(rec *schema.Record, index int64) error {
-	r, err := s.row(rec, index)
+func (s *parquetSink[T]) add(row exportRow, index int64) error {
+	r, err := s.row(row, index)
 	if err != nil {
 		return err
 	}
@@ -83,7 +82,8 @@ func (s *parquetSink[T]) close() error {
 // jsonlSink writes full records, one JSON object per line.
 type jsonlSink struct{ w *bufio.Writer }
 
-func (s *jsonlSink) add(rec *schema.Record, _ int64) error {
+func (s *jsonlSink) add(row exportRow, _ int64) error {
+	rec := row.rec
 	line, err := marshalJSON(fullRecord(rec))
 	if err != nil {
 		return fmt.Errorf("record %s: encoding: %w", rec.ID, err)
@@ -142,13 +142,13 @@ type splitWriter struct {
 	pending []pendingFile
 }
 
-func (w *splitWriter) add(rec *schema.Record) error {
+func (w *splitWriter) add(row exportRow) error {
 	if w.sink == nil {
 		if err := w.open(); err != nil {
 			return err
 		}
 	}
-	if err := w.sink.add(rec, w.rows); err != nil {
+	if err := w.sink.add(row, w.rows); err != nil {
 		return err
 	}
 	w.rows++

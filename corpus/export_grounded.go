@@ -43,10 +43,10 @@ func HasColumn(path string, leaf ...string) (bool, error) {
 }
 
 // rowRecords are the records a format writes a row for: rec itself, or for
-// a grounded record in a row format, one view per question holding only
-// that question.
+// a grounded record in a row format (every format but jsonl, which writes
+// whole records), one view per question holding only that question.
 func rowRecords(format *exportFormat, rec *schema.Record) []*schema.Record {
-	if rec.Grounded == nil || format.full {
+	if rec.Grounded == nil || format.name == FormatJSONL {
 		return []*schema.Record{rec}
 	}
 	out := make([]*schema.Record, len(rec.Grounded.Questions))

@@ -16,15 +16,14 @@ import (
 // --system-prompt alone replaces it with a system message and the bare
 // problem.
 type promptSource struct {
-	role     string // ExportOptions.Role
-	hints    bool   // ExportOptions.Hints
+	hints    bool // ExportOptions.Hints
 	system   string
 	rollout  *prompts.Set // this build's templates, or with --user-template's rollout
 	userFile string       // --user-template, "" when not given
 }
 
 func newPromptSource(opt *ExportOptions) (*promptSource, error) {
-	p := &promptSource{role: opt.Role, hints: opt.Hints, system: opt.SystemPrompt, userFile: opt.UserTemplateFile}
+	p := &promptSource{hints: opt.Hints, system: opt.SystemPrompt, userFile: opt.UserTemplateFile}
 	var err error
 	if p.userFile != "" {
 		p.rollout, err = prompts.LoadRollout(p.userFile)

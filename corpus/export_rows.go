@@ -93,9 +93,11 @@ type rowMaker struct {
 	prompts *promptSource // verl only
 }
 
-// prompt is what the policy sees (see promptSource), in the export's role.
-func (m rowMaker) prompt(rec *schema.Record) ([]ChatMessage, error) {
-	return m.prompts.roleMessages(rec)
+// exportRow is what one row is made from: a record (a grounded record's
+// view of one question) and the role whose row it is.
+type exportRow struct {
+	rec  *schema.Record
+	role string
 }
 
 // dataSource is verl's data_source of rec.
@@ -106,7 +108,8 @@ func dataSource(rec *schema.Record) string {
 	return dataSourceRoot
 }
 
-func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
+func (m rowMaker) verl(row exportRow, index int64) (VerlRow, error) {
+	rec := row.rec
 	if rec.Grounded != nil {
 		return m.verlGrounded(rec, index)
 	}
@@ -118,14 +121,14 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	if err != nil {
 		return VerlRow{}, fmt.Errorf("record %s: encoding the label: %w", rec.ID, err)
 	}
-	prompt, err := m.prompt(rec)
+	prompt, err := m.prompts.roleMessages(rec, row.role)
 	if err != nil {
 		return VerlRow{}, err
 	}
 	return VerlRow{
 		DataSource:  dataSource(rec),
 		Prompt:      prompt,
-		Ability:     m.prompts.ability(),
+		Ability:     ability(row.role),
 		RewardModel: VerlRewardModel{Style: verlStyle, GroundTruth: rec.Answer},
 		ExtraInfo: VerlExtraInfo{
 			Split: rec.Split, Index: index, ID: rec.ID, Question: rec.Problem, Answer: rec.Answer,
@@ -136,7 +139,8 @@ func (m rowMaker) verl(rec *schema.Record, index int64) (VerlRow, error) {
 	}, nil
 }
 
-func (rowMaker) rar(rec *schema.Record, _ int64) (RaRRow, error) {
+func (rowMaker) rar(row exportRow, _ int64) (RaRRow, error) {
+	rec := row.rec
 	if rec.Grounded != nil {
 		return rarGrounded(rec)
 	}
@@ -147,7 +151,8 @@ func (rowMaker) rar(rec *schema.Record, _ int64) (RaRRow, error) {
 	return RaRRow{Question: rec.Problem, ReferenceAnswer: rec.Answer, QuestionSource: rec.Source, Rubric: items, ID: rec.ID}, nil
 }
 
-func (rowMaker) srarLines(rec *schema.Record, _ int64) (SRaRLinesRow, error) {
+func (rowMaker) srarLines(row exportRow, _ int64) (SRaRLinesRow, error) {
+	rec := row.rec
 	if rec.Style != schema.StyleSRaR {
 		return SRaRLinesRow{}, fmt.Errorf("record %s has a %s rubric; srar-lines holds SRaR rubrics only (use --format rar or verl)", rec.ID, rec.Style)
 	}

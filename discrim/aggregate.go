@@ -110,6 +110,65 @@ type Aggregate struct {
 	AUROCSum, AUROCNoAnswerSum  float64
 	AUROCN, AUROCNoAnswerN      int64
 	Lowest                      []Low
+	// NoAUROC and NoAUROCNoAnswer count the measured records whose rubric
+	// AUROC is undefined (with, without ANSWER items); NoAUROCIDs names
+	// the first LowestKept of them.
+	NoAUROC, NoAUROCNoAnswer int64
+	NoAUROCIDs               []string
+	// Scores holds the series of AddScores (nil until the first): the
+	// rubric AUROC with and without ANSWER items, then PaidFigures.
+	Scores *Boot
+	scorer Scorer
+	buf    [][]float64
+}
+
+// PaidFigures are the figures of Aggregate.Scores after the two rubric
+// ones: each record's own scheme, then every scheme, each without ANSWER
+// items, then with.
+var PaidFigures = func() []Figure {
+	var out []Figure
+	for _, f := range Figures() {
+		if f.Scheme != RubricScore {
+			out = append(out, f)
+		}
+	}
+	return out
+}()
+
+// AddScores adds the record's paid-reward scores (m is the matrix st was
+// measured from, over all its rollouts) to Scores, for the intervals of the
+// means; a record that is not measured adds nothing.
+func (g *Aggregate) AddScores(id string, m *Matrix, st *RecordStats) {
+	if st.Unmeasured != Measured {
+		return
+	}
+	if g.Scores == nil {
+		g.Scores = NewBoot(2+len(PaidFigures), nil)
+		g.buf = make([][]float64, 2+len(PaidFigures))
+	}
+	pos := allPositions(m.Rollouts())
+	v := SourceVersion(m)
+	series := make([][]float64, len(g.buf))
+	done := map[Figure]int{} // figure scored -> the buffer holding its scores
+	for k, f := range append([]Figure{{Scheme: RubricScore, WithAnswer: true}, {Scheme: RubricScore}}, PaidFigures...) {
+		same := Same(m, v, f)
+		j, ok := done[same]
+		if !ok {
+			j = k
+			done[same] = k
+			sc, scored := g.scorer.Scores(g.buf[k][:0], m, v, same, pos, nil)
+			if !scored { // the rubric pays nothing without its ANSWER items: every rollout alike
+				sc = append(sc[:0], make([]float64, len(pos))...)
+			}
+			g.buf[k] = sc
+		}
+		switch {
+		case k == 0 && !st.HasAUROC, k == 1 && !st.HasAUROCNoAnswer:
+		default:
+			series[k] = g.buf[j]
+		}
+	}
+	g.Scores.Add(RecordSeed(id), NewSample(m, pos, nil), series)
 }
 
 // NewAggregate is an empty aggregate.
@@ -145,6 +204,13 @@ func (g *Aggregate) Add(id string, st *RecordStats) {
 	g.RecordsWith.merge(&any)
 	g.RedundantPairs += int64(len(st.Redundant))
 	g.NearDuplicatePairs += int64(len(st.NearDuplicates))
+	if !st.HasAUROC || !st.HasAUROCNoAnswer {
+		g.NoAUROC += b2i(!st.HasAUROC)
+		g.NoAUROCNoAnswer += b2i(!st.HasAUROCNoAnswer)
+		if len(g.NoAUROCIDs) < LowestKept {
+			g.NoAUROCIDs = append(g.NoAUROCIDs, id)
+		}
+	}
 	if st.HasAUROC {
 		g.AUROC.Add(st.AUROC)
 		g.AUROCSum += st.AUROC
@@ -210,6 +276,21 @@ func (g *Aggregate) Merge(o *Aggregate) {
 	g.AUROCNoAnswerN += o.AUROCNoAnswerN
 	for _, l := range o.Lowest {
 		g.keepLow(l)
+	}
+	g.NoAUROC += o.NoAUROC
+	g.NoAUROCNoAnswer += o.NoAUROCNoAnswer
+	for _, id := range o.NoAUROCIDs {
+		if len(g.NoAUROCIDs) < LowestKept {
+			g.NoAUROCIDs = append(g.NoAUROCIDs, id)
+		}
+	}
+	switch {
+	case o.Scores == nil:
+	case g.Scores == nil:
+		g.Scores = NewBoot(2+len(PaidFigures), nil)
+		g.Scores.Merge(o.Scores)
+	default:
+		g.Scores.Merge(o.Scores)
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// records for the aggregate, with their figures by hand:
+// records for the aggregate, with their figures by hand (the exact
+// definitions: no judge error):
 //
 //	"a": TestSRaRRecordByHand's: measured, 3 items (SUGGEST .5, PITFALL .5,
 //	     ANSWER 1), AUROC 1, without ANSWER 0.875.
@@ -18,11 +19,11 @@ func aggregateRecords(t *testing.T) map[string]RecordStats {
 	t.Helper()
 	return map[string]RecordStats{
 		"a": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}, {typ: "PITFALL"}, {typ: "ANSWER"}},
-			"C 101", "C 111", "F 010", "F 110"), nil, Options{}),
+			"C 101", "C 111", "F 010", "F 110"), nil, Options{JudgeError: -1}),
 		"b": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}},
-			"C 0", "C 0", "C 0", "C 0", "F 1", "F 1", "F 1", "F 1"), nil, Options{}),
-		"c": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}}, "C 1"), nil, Options{}),
-		"d": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}}), nil, Options{}),
+			"C 0", "C 0", "C 0", "C 0", "F 1", "F 1", "F 1", "F 1"), nil, Options{JudgeError: -1}),
+		"c": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}}, "C 1"), nil, Options{JudgeError: -1}),
+		"d": Measure(build(t, schema.StyleSRaR, []spec{{typ: "SUGGEST"}}), nil, Options{JudgeError: -1}),
 	}
 }
 

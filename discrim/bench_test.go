@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkMeasure measures one record of 8 rollouts x 10 items (the
-// validate benchmark's shape) and folds it into an aggregate: the per-record
-// cost of validate's discrimination section.
+// validate benchmark's shape) and folds it, with its paid-reward scores for
+// the intervals, into an aggregate: the per-record cost of validate's
+// discrimination section.
 func BenchmarkMeasure(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := &Matrix{}
@@ -25,5 +26,6 @@ func BenchmarkMeasure(b *testing.B) {
 	for b.Loop() {
 		st := Measure(m, nil, Options{})
 		g.Add("r", &st)
+		g.AddScores("r", m, &st)
 	}
 }

@@ -11,8 +11,9 @@ type Item struct {
 	ID   int32
 	Type string
 	Text string
-	// Weight is w_i as the rubric score uses it (see [ItemWeight]).
-	Weight float64
+	// Weight is w_i as the rubric score uses it (see [ItemWeight]);
+	// Stored is the weight as the record stores it, which the rewards read.
+	Weight, Stored float64
 	// Pitfall is true when satisfying the item is bad (polarity −1), so its
 	// good-side value is 1 − s.
 	Pitfall bool
@@ -34,6 +35,9 @@ type Matrix struct {
 	// Skipped counts the record's rollouts without verdicts that match its
 	// rubric (not judged, or judged against another item list).
 	Skipped int
+	// sims caches the items' text similarities (textSims), nil until
+	// first needed.
+	sims []float64
 }
 
 // Reset empties m for a record of the given style, keeping its storage.
@@ -44,6 +48,7 @@ func (m *Matrix) Reset(style string) {
 	m.Correct = m.Correct[:0]
 	m.x = m.x[:0]
 	m.Skipped = 0
+	m.sims = nil
 }
 
 // AddItem appends an item with its stored weight and polarity (0 takes the
@@ -52,7 +57,7 @@ func (m *Matrix) AddItem(id int32, typ, text string, weight float64, polarity in
 	if polarity == 0 {
 		polarity = schema.PolarityOf(typ)
 	}
-	m.Items = append(m.Items, Item{ID: id, Type: typ, Text: text, Weight: ItemWeight(m.Style, weight), Pitfall: polarity < 0})
+	m.Items = append(m.Items, Item{ID: id, Type: typ, Text: text, Weight: ItemWeight(m.Style, weight), Stored: weight, Pitfall: polarity < 0})
 }
 
 // AddRollout appends a judged rollout: satisfied(k) is the satisfaction

@@ -26,6 +26,16 @@ const (
 type Options struct {
 	// AntiAlpha replaces DefaultAntiAlpha when positive.
 	AntiAlpha float64
+	// DecisionsOnly measures what a refinement decides by: no
+	// near-duplicate texts (RecordStats.NearDuplicates stays empty) and no
+	// rubric AUROC (HasAUROC stays false), which a caller measuring the
+	// same items on many subsets needs once, if at all.
+	DecisionsOnly bool
+	// JudgeError is the satisfaction judge's measured verdict error rate
+	// (a panel's, or against people's labels) that the definitions of
+	// dead, saturated and redundant tolerate: 0 takes DefaultJudgeError, a
+	// negative rate none (the exact definitions).
+	JudgeError float64
 }
 
 func (o Options) antiAlpha() float64 {
@@ -81,11 +91,14 @@ type ItemStats struct {
 	MeanCorrect, MeanFlawed float64
 	Edge                    float64
 	// AntiP is the one-sided Fisher p that correct rollouts hold this few
-	// x = 1 by chance; Anti is Edge < 0 with AntiP ≤ the alpha.
+	// x = 1 by chance; Anti is Edge < 0 with AntiP, adjusted by
+	// Benjamini-Hochberg over the record's items, ≤ the alpha.
 	AntiP float64
 	Anti  bool
-	// Saturated: x = 1 on every rollout; Saturated95: on ≥ 95% of them
-	// (so every Saturated item is Saturated95); Dead: on none.
+	// Saturated: x = 0 on no more rollouts of each side (correct,
+	// flawed) than judge errors explain (FlipsExplain at the judge error
+	// rate; with none, x = 1 on every rollout); Dead likewise with x = 1.
+	// Saturated95: Saturated, or x = 1 on ≥ 95% of the rollouts.
 	Saturated, Saturated95, Dead bool
 	// Redundant and NearDuplicate are true when the item is in at least one
 	// pair of the kind.
@@ -134,7 +147,9 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	for i, it := range m.Items {
 		st.Items[i] = ItemStats{ID: it.ID, Type: it.Type}
 	}
-	st.NearDuplicates = nearDuplicates(m.Items)
+	if !opt.DecisionsOnly {
+		st.NearDuplicates = nearDuplicates(m)
+	}
 	for _, p := range st.NearDuplicates {
 		st.Items[p.A].NearDuplicate, st.Items[p.B].NearDuplicate = true, true
 	}
@@ -149,14 +164,17 @@ func Measure(m *Matrix, rollouts []int, opt Options) RecordStats {
 	if len(m.Items) == 0 || len(rollouts) == 0 {
 		return st
 	}
+	eps := opt.judgeError()
+	flips := [2]int{FlipsExplain(st.Flawed, eps), FlipsExplain(st.Correct, eps)}
 	for i := range m.Items {
-		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, opt.antiAlpha())
+		measureItem(&st.Items[i], m, i, rollouts, st.Correct, st.Flawed, flips)
 	}
-	st.Redundant = redundantPairs(m, rollouts)
+	markAnti(st.Items, opt.antiAlpha())
+	st.Redundant = redundantPairs(m, rollouts, opt.judgeError(), st.Items)
 	for _, p := range st.Redundant {
 		st.Items[p.A].Redundant, st.Items[p.B].Redundant = true, true
 	}
-	if st.Unmeasured == Measured {
+	if st.Unmeasured == Measured && !opt.DecisionsOnly {
 		st.AUROC, st.HasAUROC = RubricAUROC(m, rollouts, true)
 		st.AUROCNoAnswer, st.HasAUROCNoAnswer = RubricAUROC(m, rollouts, false)
 	}
@@ -185,7 +203,7 @@ func allPositions(n int) []int {
 	return p
 }
 
-func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed int, alpha float64) {
+func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlawed int, flips [2]int) {
 	for _, r := range rollouts {
 		if !m.X(r, i) {
 			continue
@@ -198,9 +216,8 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 		}
 	}
 	n := len(rollouts)
-	s.Saturated = s.Good == n
-	s.Saturated95 = float64(s.Good) >= SaturatedShare*float64(n)
-	s.Dead = s.Good == 0
+	s.Saturated, s.Dead = saturatedOrDead([2]int{s.GoodFlawed, s.GoodCorrect}, [2]int{nFlawed, nCorrect}, flips)
+	s.Saturated95 = s.Saturated || float64(s.Good) >= SaturatedShare*float64(n)
 	if nCorrect == 0 || nFlawed == 0 {
 		return
 	}
@@ -209,7 +226,44 @@ func measureItem(s *ItemStats, m *Matrix, i int, rollouts []int, nCorrect, nFlaw
 	s.MeanFlawed = float64(s.GoodFlawed) / float64(nFlawed)
 	s.Edge = s.MeanCorrect - s.MeanFlawed
 	s.AntiP = FisherLess(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed)
-	s.Anti = s.Edge < 0 && s.AntiP <= alpha
+}
+
+// saturatedOrDead: an item good on good[k] of the n[k] rollouts of each
+// side (flawed, correct) is saturated when judge errors explain its x = 0
+// on both sides (at most flips[k] of them), dead when they explain its
+// x = 1; where they explain both on every side (so few rollouts), it is
+// the one its count is nearer, neither on a tie.
+func saturatedOrDead(good, n, flips [2]int) (saturated, dead bool) {
+	saturated, dead = true, true
+	for k := range 2 {
+		saturated = saturated && n[k]-good[k] <= flips[k]
+		dead = dead && good[k] <= flips[k]
+	}
+	g, total := good[0]+good[1], n[0]+n[1]
+	if saturated && dead {
+		return 2*g > total, 2*g < total
+	}
+	return saturated && total > 0, dead && total > 0
+}
+
+// markAnti sets Anti on the items whose edge is negative and whose Fisher
+// p, adjusted by Benjamini-Hochberg over the record's items with an edge,
+// is at most alpha.
+func markAnti(items []ItemStats, alpha float64) {
+	var ps []float64
+	for i := range items {
+		if items[i].HasEdge {
+			ps = append(ps, items[i].AntiP)
+		}
+	}
+	adj := BenjaminiHochberg(ps)
+	k := 0
+	for i := range items {
+		if items[i].HasEdge {
+			items[i].Anti = items[i].Edge < 0 && adj[k] <= alpha
+			k++
+		}
+	}
 }
 
 // FisherLess is the one-sided Fisher exact p of a 2 × 2 table: with
@@ -230,10 +284,25 @@ func FisherLess(goodCorrect, nCorrect, goodFlawed, nFlawed int) float64 {
 }
 
 func logChoose(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
+	return logFactorial(n) - logFactorial(k) - logFactorial(n-k)
+}
+
+// logFactorials holds ln(n!) for n below its length, computed once: the
+// tests' counts are rollouts of one record.
+var logFactorials = func() []float64 {
+	out := make([]float64, 1025)
+	for n := 1; n < len(out); n++ {
+		out[n] = out[n-1] + math.Log(float64(n))
+	}
+	return out
+}()
+
+func logFactorial(n int) float64 {
+	if n < len(logFactorials) {
+		return logFactorials[n]
+	}
+	lg, _ := math.Lgamma(float64(n + 1))
+	return lg
 }
 
 // RubricAUROC is the rubric AUROC over the rollouts at the given positions,

@@ -7,41 +7,130 @@ import (
 	"unicode/utf8"
 )
 
-// redundantPairs lists the item pairs whose x vectors over the rollouts are
-// equal, or both non-constant with correlation ≥ RedundantCorr.
-func redundantPairs(m *Matrix, rollouts []int) []Pair {
+// Redundancy's thresholds (see redundantPairs).
+const (
+	// AlikeJaccard is the word-bigram Jaccard similarity at or above
+	// which two items' texts are worded alike.
+	AlikeJaccard = 0.5
+	// AlikeCorr is the within-label correlation, before the judge's
+	// errors, at or above which two items worded alike are redundant.
+	AlikeCorr = 0.5
+)
+
+// redundantPairs lists the item pairs that say the same thing, by their
+// verdicts within the labels and their texts. Only items that are not
+// dead, saturated or anti-discriminative are paired (their own figures,
+// which depend only on the labels' margins). A pair worded alike (texts at
+// least AlikeJaccard similar) is redundant when its within-label
+// correlation (WithinPhi) is at least AlikeCorr·(1 − 2·eps)²: the texts say
+// the two are about one thing, and the verdicts agree as closely as two
+// gradings of it by a judge wrong at rate eps do. Any other pair needs the
+// verdicts alone to show it: a within-label correlation of at least
+// RedundantCorr·(1 − 2·eps)² and an association within the labels beyond
+// chance (StratifiedAssociationP) under multiple-comparison control:
+// Benjamini-Hochberg at RedundantAlpha over the record's pairs that could
+// reach significance at all (Tarone's exclusion of the pairs whose margins
+// cannot give a p below RedundantAlpha/K). Two items that each follow
+// correctness, or that move against each other, are never redundant.
+func redundantPairs(m *Matrix, rollouts []int, eps float64, items []ItemStats) []Pair {
+	sims := m.textSims()
+	n := len(m.Items)
+	attenuation := (1 - 2*eps) * (1 - 2*eps)
 	var out []Pair
-	for a := range m.Items {
-		for b := a + 1; b < len(m.Items); b++ {
-			if p, ok := redundant(m, rollouts, a, b); ok {
-				out = append(out, p)
+	var tested []Pair
+	var ps, mins []float64
+	for a := range n {
+		if dropped(&items[a]) {
+			continue
+		}
+		for b := a + 1; b < n; b++ {
+			if dropped(&items[b]) {
+				continue
 			}
+			r := WithinPhi(m, rollouts, a, b)
+			if math.IsNaN(r) {
+				continue
+			}
+			p := Pair{A: a, B: b, Equal: equalVectors(m, rollouts, a, b), Corr: r}
+			if sims[a*n+b] >= AlikeJaccard {
+				if r >= AlikeCorr*attenuation-1e-12 {
+					out = append(out, p)
+				}
+				continue
+			}
+			// Only a pair correlated enough can be redundant: the others
+			// stay in the family with p taken as 1 (which makes the
+			// procedure only stricter) and their p is never computed.
+			pval, pmin := 1.0, -1.0 // pmin computed when some pair needs the family
+			if r >= RedundantCorr*attenuation-1e-12 {
+				pval, pmin = stratifiedAssociation(m, rollouts, a, b)
+			}
+			tested, ps, mins = append(tested, p), append(ps, pval), append(mins, pmin)
 		}
 	}
+	if !slices.ContainsFunc(tested, func(p Pair) bool { return p.Corr >= RedundantCorr*attenuation-1e-12 }) {
+		return sortPairs(out) // no pair worded apart is correlated enough to count
+	}
+	for i, p := range tested {
+		if mins[i] < 0 { // not computed yet
+			mins[i] = minAssociationP(m, rollouts, p.A, p.B)
+		}
+	}
+	k := float64(taroneK(mins, RedundantAlpha))
+	var fam []int
+	var famP []float64
+	for i := range tested {
+		if mins[i] <= RedundantAlpha/k {
+			fam, famP = append(fam, i), append(famP, ps[i])
+		}
+	}
+	for j, q := range BenjaminiHochberg(famP) {
+		if p := tested[fam[j]]; q <= RedundantAlpha && p.Corr >= RedundantCorr*attenuation-1e-12 {
+			out = append(out, p)
+		}
+	}
+	return sortPairs(out)
+}
+
+// sortPairs orders pairs by their first item, then their second.
+func sortPairs(out []Pair) []Pair {
+	slices.SortFunc(out, func(a, b Pair) int {
+		if a.A != b.A {
+			return a.A - b.A
+		}
+		return a.B - b.B
+	})
 	return out
 }
 
-func redundant(m *Matrix, rollouts []int, a, b int) (Pair, bool) {
-	var na, nb, nab int
-	equal := true
-	for _, r := range rollouts {
-		xa, xb := m.X(r, a), m.X(r, b)
-		if xa {
-			na++
+// dropped reports whether an item is dead, saturated or
+// anti-discriminative by its own figures.
+func dropped(s *ItemStats) bool { return s.Dead || s.Saturated || s.Anti }
+
+// taroneK is Tarone's K for tests whose smallest attainable p-values are
+// mins: the least K ≥ 1 with at most K of them at or below alpha/K. Tests
+// that cannot reach alpha/K are left out of the family.
+func taroneK(mins []float64, alpha float64) int {
+	for k := 1; ; k++ {
+		n := 0
+		for _, p := range mins {
+			if p <= alpha/float64(k) {
+				n++
+			}
 		}
-		if xb {
-			nb++
-		}
-		if xa && xb {
-			nab++
-		}
-		if xa != xb {
-			equal = false
+		if n <= k {
+			return k
 		}
 	}
-	corr := Phi(len(rollouts), na, nb, nab)
-	p := Pair{A: a, B: b, Equal: equal, Corr: corr}
-	return p, equal || corr >= RedundantCorr
+}
+
+func equalVectors(m *Matrix, rollouts []int, a, b int) bool {
+	for _, r := range rollouts {
+		if m.X(r, a) != m.X(r, b) {
+			return false
+		}
+	}
+	return true
 }
 
 // Phi is the Pearson correlation of two 0/1 vectors of length n with na
@@ -59,26 +148,44 @@ func Phi(n, na, nb, nab int) float64 {
 // nearDuplicates lists the item pairs whose texts have a word-bigram
 // Jaccard similarity ≥ DuplicateJaccard. The items' shingle sets share one
 // backing array.
-func nearDuplicates(items []Item) []Pair {
-	if len(items) < 2 {
-		return nil
-	}
-	var buf []uint64
-	ends := make([]int, len(items)+1)
-	for i := range items {
-		buf = appendShingles(buf, items[i].Text)
-		ends[i+1] = len(buf)
-	}
-	set := func(i int) []uint64 { return buf[ends[i]:ends[i+1]] }
+func nearDuplicates(m *Matrix) []Pair {
+	sims := m.textSims()
+	n := len(m.Items)
 	var out []Pair
-	for a := range items {
-		for b := a + 1; b < len(items); b++ {
-			if j, ok := jaccard(set(a), set(b)); ok && j >= DuplicateJaccard {
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if j := sims[a*n+b]; j >= DuplicateJaccard {
 				out = append(out, Pair{A: a, B: b, Corr: j})
 			}
 		}
 	}
 	return out
+}
+
+// textSims are the word-bigram Jaccard similarities of every two items'
+// texts (sims[a·n+b]; 0 when either has no word), computed once per
+// matrix.
+func (m *Matrix) textSims() []float64 {
+	n := len(m.Items)
+	if m.sims != nil && len(m.sims) == n*n {
+		return m.sims
+	}
+	var buf []uint64
+	ends := make([]int, n+1)
+	for i := range m.Items {
+		buf = appendShingles(buf, m.Items[i].Text)
+		ends[i+1] = len(buf)
+	}
+	set := func(i int) []uint64 { return buf[ends[i]:ends[i+1]] }
+	m.sims = make([]float64, n*n)
+	for a := range n {
+		for b := a + 1; b < n; b++ {
+			if j, ok := jaccard(set(a), set(b)); ok {
+				m.sims[a*n+b], m.sims[b*n+a] = j, j
+			}
+		}
+	}
+	return m.sims
 }
 
 // TextSimilarity is the word-bigram Jaccard similarity of two texts; ok is

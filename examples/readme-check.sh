@@ -165,7 +165,8 @@ start_rewardd "$work/rewardd-loops.url" --corpus "$work/runs/demo" --judge-base-
   --state-dir "$work/runs/demo-live" --retire-saturated --stats-window 4 --stats-min-rollouts 6
 blocks docs/training-loops.md --sub "http://127.0.0.1:8720=$(head -n 1 "$work/rewardd-loops.url")" \
   --select "8720/v1/rubricator_prompt" --select "guide.json" --select "group.json" --select "jq -c '[.results[] | .rubric_version]'" \
-  --select "bin/distill refine runs/demo --from-stats runs/demo-live"
+  --select "bin/distill refine runs/demo --from-stats runs/demo-live" \
+  --select "bin/distill export runs/demo --format verl --role reasoner,rubricator"
 cd "$work"
 
 echo "distill repair (eight bytes of the last shard flipped), then the same run again (docs/distill-repair.md):"

@@ -16,7 +16,11 @@ import (
 const StageDecompose = "decompose"
 
 // Seed is what decomposing one record starts from: its saturated items and
-// its rollouts (with their correctness; their verdicts are not sent).
+// its rollouts (with their correctness; their verdicts are not sent). The
+// distiller is shown only rollouts whose verdicts say they meet an item, so
+// a rollout without verdicts is never shown (refine keeps the half its
+// figures are measured on out that way); every rollout is judged on the
+// finer items.
 type Seed struct {
 	Saturated []schema.Item
 	Rollouts  []schema.Rollout

@@ -11,21 +11,28 @@ import (
 
 // Why an item is dropped.
 const (
-	DropDead      = "dead"      // good on no fit rollout
-	DropSaturated = "saturated" // good on every fit rollout (split it: --decompose)
+	DropDead      = "dead"      // good on no more rollouts than the judge's errors explain
+	DropSaturated = "saturated" // bad on no more rollouts than the judge's errors explain (split it: --decompose)
 	DropAnti      = "anti"      // anti-discriminative: discrim's Fisher test, or an edge below MinEdge
 	DropRedundant = "redundant" // says what a kept item says, by the verdicts
 	// The drops of a finer item that --decompose proposed, besides the
-	// statistics' own: the validity judge found it invalid, or its fit
-	// edge is not positive.
+	// statistics' own: the validity judge found it invalid, or its edge
+	// is not positive.
 	DropInvalid = "invalid"
 	DropNoEdge  = "no_edge"
 )
 
-// DefaultMinEdge is the fit edge below which an item is dropped as
-// anti-discriminative even when the Fisher test cannot tell (one side has
-// too few rollouts to reach its p).
+// DefaultMinEdge is the edge below which an item is dropped as
+// anti-discriminative even when the Fisher test under multiple-comparison
+// control cannot tell, as long as the counts make a lower rate among the
+// correct rollouts likely (AntiPosterior).
 const DefaultMinEdge = -0.1
+
+// AntiPosterior is how likely, by discrim.ProbLower, an item's good-side
+// rate must be lower among correct rollouts than among flawed ones for an
+// edge below MinEdge to drop it: an edge one rollout decides (a record
+// with a single correct or flawed rollout) does not.
+const AntiPosterior = 0.65
 
 // Rule bounds of the styles (schema.CheckRubric) that a refinement keeps.
 const (
@@ -38,36 +45,56 @@ const (
 // Options tune a refinement; the zero value is not usable, take
 // [DefaultOptions].
 type Options struct {
-	// MinEdge: an item whose edge on the fit half is below it is dropped
-	// as anti-discriminative.
+	// MinEdge: an item whose edge is below it is dropped as
+	// anti-discriminative.
 	MinEdge float64
-	// Saturated95 drops items good on ≥ 95% of the fit rollouts as
-	// saturated (discrim's Saturated95); otherwise only those good on all.
+	// Saturated95 drops items good on ≥ 95% of the rollouts as saturated
+	// (discrim's Saturated95) besides those saturated within the judge's
+	// errors.
 	Saturated95 bool
-	// AntiAlpha is the Fisher p of discrim's anti-discriminative test (0:
-	// discrim.DefaultAntiAlpha).
+	// AntiAlpha is the false-discovery rate of discrim's
+	// anti-discriminative test (0: discrim.DefaultAntiAlpha).
 	AntiAlpha float64
-	// MinSide is the fewest correct and the fewest flawed rollouts the fit
-	// half must hold for the record to be refined; with fewer, one
-	// rollout decides every edge, and the record is copied unchanged.
+	// MinSide is the fewest correct and the fewest flawed judged rollouts
+	// a record must hold to be refined; with fewer it is copied unchanged.
 	MinSide int
+	// Folds is how many folds the held-out figures are cross-fitted on
+	// (discrim.Folds; below 2: discrim.DefaultFolds).
+	Folds int
+	// JudgeError is the satisfaction judge's error rate the definitions
+	// tolerate (discrim.Options.JudgeError: 0 the default, negative none).
+	JudgeError float64
 }
 
 // DefaultOptions are the settings `distill refine` uses without flags.
-func DefaultOptions() Options { return Options{MinEdge: DefaultMinEdge, MinSide: DefaultMinSide} }
+func DefaultOptions() Options {
+	return Options{MinEdge: DefaultMinEdge, MinSide: DefaultMinSide, Folds: discrim.DefaultFolds}
+}
 
-// DefaultMinSide is Options.MinSide without a flag.
-const DefaultMinSide = 2
+// DefaultMinSide is Options.MinSide without a flag: every record with a
+// correct and a flawed judged rollout is refined.
+const DefaultMinSide = 1
 
-// UnmeasuredFewRollouts is the reason a record whose fit half holds
-// fewer than Options.MinSide rollouts on a side is not refined.
+func (o Options) folds() int {
+	if o.Folds < 2 {
+		return discrim.DefaultFolds
+	}
+	return o.Folds
+}
+
+func (o Options) discrim(text bool) discrim.Options {
+	return discrim.Options{AntiAlpha: o.AntiAlpha, JudgeError: o.JudgeError, DecisionsOnly: !text}
+}
+
+// UnmeasuredFewRollouts is the reason a record with fewer than
+// Options.MinSide judged rollouts on a side is not refined.
 const UnmeasuredFewRollouts = "few_rollouts_on_a_side"
 
 // ItemDecision is what the refinement does with one item of a record.
 type ItemDecision struct {
 	ID   int32  `json:"id"` // in the source record
 	Type string `json:"type"`
-	// Edge is the item's edge on the fit half.
+	// Edge is the item's edge over the record's judged rollouts.
 	Edge float64 `json:"edge"`
 	// Drop says why it is dropped; "" when it is kept.
 	Drop string `json:"drop,omitempty"`
@@ -89,77 +116,95 @@ type ItemDecision struct {
 	Text  string `json:"text,omitempty"`
 }
 
-// Decision is the refinement of one record, measured on its fit half.
+// Decision is the refinement of one record.
 type Decision struct {
 	ID string `json:"id"`
 	// Unmeasured is why the record is copied unchanged ("" when it is
-	// refined): its fit half lacks correct or flawed judged rollouts, or
-	// it has no verdicts at all.
+	// refined): it lacks correct or flawed judged rollouts (or has fewer
+	// than MinSide on a side), or it has no verdicts at all.
 	Unmeasured string         `json:"unmeasured,omitempty"`
 	Items      []ItemDecision `json:"items,omitempty"`
-	// Held is the rubric AUROC on the held-out half before and after.
-	Held HeldOut `json:"held_out"`
-}
-
-// HeldOut is a record's rubric AUROC on its held-out rollouts, with and
-// without ANSWER items, before and after the refinement; a field is nil
-// when it is undefined (the held-out half lacks a side, or no item but
-// ANSWER items is left).
-type HeldOut struct {
-	Before         *float64 `json:"before"`
-	After          *float64 `json:"after"`
-	BeforeNoAnswer *float64 `json:"before_no_answer"`
-	AfterNoAnswer  *float64 `json:"after_no_answer"`
+	// Held is the record's AUROCs before and after, held out and in-sample.
+	Held RecordHeldOut `json:"held_out"`
+	eval *recordEval
 }
 
 // Changed reports whether the refinement changes the record.
 // A measured record always changes: its weights are set anew.
 func (d *Decision) Changed() bool { return d.Unmeasured == "" }
 
-// Decide measures a record's verdicts (m, from discrim.FromRecord) on the
-// fit half of discrim.Split and decides which items to keep and their
-// weights; it measures the rubric AUROC before and after on the held-out
-// half. storedWeights are the items' weights in the record, for the
-// AUROC before.
-func Decide(id string, m *discrim.Matrix, storedWeights []float64, opt Options) Decision {
-	return decide(id, m, storedWeights, opt, nil)
+// Decide refines a record's verdicts (m, from discrim.FromRecord, whose
+// items carry their stored weights): the items to keep and their weights
+// are decided on all its judged rollouts, and its held-out AUROCs are
+// cross-fitted (see crossFit).
+func Decide(id string, m *discrim.Matrix, opt Options) Decision {
+	return decide(id, m, len(m.Items), opt, nil, nil)
 }
 
-// decide is Decide with veto, when not nil, saying why an item the
-// statistics keep is dropped all the same ("" to keep it).
-func decide(id string, m *discrim.Matrix, storedWeights []float64, opt Options, veto func(i int, edge float64) string) Decision {
+// decide is Decide for a matrix whose first nSource items are the
+// source's (the others are --decompose's finer items), with veto, when not
+// nil, saying why an item the statistics keep is dropped all the same (""
+// to keep it), and eval, when not nil, the positions of the rollouts the
+// held-out figures may be measured on (nil: all).
+func decide(id string, m *discrim.Matrix, nSource int, opt Options, veto vetoFunc, eval []int) Decision {
 	d := Decision{ID: id}
-	fit, held := discrim.Split(m)
-	st := discrim.Measure(m, fit, discrim.Options{AntiAlpha: opt.AntiAlpha})
-	if st.Unmeasured != discrim.Measured {
-		d.Unmeasured = st.Unmeasured.String()
+	if m.Rollouts() == 0 {
+		d.Unmeasured = discrim.NoVerdicts.String()
 		return d
+	}
+	f := fitOn(m, nil, opt, veto, true)
+	if f.unmeasured != "" {
+		d.Unmeasured = f.unmeasured
+		return d
+	}
+	d.Items = f.items
+	for k, i := range f.kept {
+		d.Items[i].NewID, d.Items[i].Weight = int32(k+1), f.weights[k]
+	}
+	d.Held, d.eval = crossFit(id, m, nSource, opt, veto, f.version(), eval)
+	return d
+}
+
+type vetoFunc func(i int, edge float64) string
+
+// fitted is the rules' decision over one set of rollouts.
+type fitted struct {
+	unmeasured string
+	items      []ItemDecision
+	kept       []int
+	weights    []float64
+}
+
+func (f *fitted) version() discrim.Version {
+	return discrim.Version{Keep: f.kept, Weights: f.weights}
+}
+
+// fitOn applies the rules to m's rollouts at pos (nil: all): drops, the
+// style's restorations, and the kept items' weights.
+func fitOn(m *discrim.Matrix, pos []int, opt Options, veto vetoFunc, text bool) fitted {
+	st := discrim.Measure(m, pos, opt.discrim(text))
+	if st.Unmeasured != discrim.Measured {
+		return fitted{unmeasured: st.Unmeasured.String()}
 	}
 	if st.Correct < opt.MinSide || st.Flawed < opt.MinSide {
-		d.Unmeasured = UnmeasuredFewRollouts
-		return d
+		return fitted{unmeasured: UnmeasuredFewRollouts}
 	}
-	d.Items = make([]ItemDecision, len(m.Items))
+	items := make([]ItemDecision, len(m.Items))
 	for i, s := range st.Items {
-		d.Items[i] = ItemDecision{ID: s.ID, Type: s.Type, Edge: s.Edge, Drop: dropReason(s, opt)}
-		if d.Items[i].Drop == "" && veto != nil {
-			d.Items[i].Drop = veto(i, s.Edge)
+		items[i] = ItemDecision{ID: s.ID, Type: s.Type, Edge: s.Edge, Drop: dropReason(s, opt, st.Correct, st.Flawed)}
+		if items[i].Drop == "" && veto != nil {
+			items[i].Drop = veto(i, s.Edge)
 		}
 	}
-	dropRedundant(d.Items, m, fit, st.Redundant)
-	restoreForStyle(m.Style, d.Items)
-	kept := keptPositions(d.Items)
-	weights := Weights(m, fit, kept, edgesOf(d.Items, kept), m.Style)
-	for k, i := range kept {
-		d.Items[i].NewID, d.Items[i].Weight = int32(k+1), weights[k]
-	}
-	d.Held = heldOut(m, held, storedWeights, kept, weights)
-	return d
+	dropRedundant(items, st.Redundant)
+	restoreForStyle(m.Style, items)
+	kept := keptPositions(items)
+	return fitted{items: items, kept: kept, weights: Weights(m, pos, kept, edgesOf(items, kept), m.Style)}
 }
 
 // dropReason is why the statistics drop an item on their own, "" to keep
 // it. ANSWER items are always kept: the srar style needs exactly one.
-func dropReason(s discrim.ItemStats, opt Options) string {
+func dropReason(s discrim.ItemStats, opt Options, nCorrect, nFlawed int) string {
 	switch {
 	case s.Type == schema.TypeAnswer:
 		return ""
@@ -167,32 +212,23 @@ func dropReason(s discrim.ItemStats, opt Options) string {
 		return DropDead
 	case s.Saturated || (opt.Saturated95 && s.Saturated95):
 		return DropSaturated
-	case s.Anti || s.Edge < opt.MinEdge:
+	case s.Anti || s.Edge < opt.MinEdge && discrim.ProbLower(s.GoodCorrect, nCorrect, s.GoodFlawed, nFlawed) >= AntiPosterior:
 		return DropAnti
 	}
 	return ""
 }
 
-// dropRedundant drops one item of each redundant pair that is still whole:
-// the one with the smaller edge (the later one on a tie), never an ANSWER
-// item. Pairs are taken strongest first (equal vectors, then by
-// correlation). A pair counts only when the two items also move together
-// within the correct or the flawed rollouts (coMove): two items that agree
-// only because each follows correctness are both doing their job.
-func dropRedundant(items []ItemDecision, m *discrim.Matrix, fit []int, pairs []discrim.Pair) {
+// dropRedundant drops one item of each redundant pair (discrim's: the two
+// move together within the correct and within the flawed rollouts) that
+// is still whole: the one with the smaller edge (the later one on a tie),
+// never an ANSWER item. Pairs are taken strongest first (by their
+// within-label correlation).
+func dropRedundant(items []ItemDecision, pairs []discrim.Pair) {
 	pairs = slices.Clone(pairs)
-	slices.SortStableFunc(pairs, func(a, b discrim.Pair) int {
-		if a.Equal != b.Equal {
-			if a.Equal {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(nanLow(b.Corr), nanLow(a.Corr))
-	})
+	slices.SortStableFunc(pairs, func(a, b discrim.Pair) int { return cmp.Compare(nanLow(b.Corr), nanLow(a.Corr)) })
 	for _, p := range pairs {
 		a, b := &items[p.A], &items[p.B]
-		if a.Drop != "" || b.Drop != "" || !coMove(m, fit, p.A, p.B) {
+		if a.Drop != "" || b.Drop != "" {
 			continue
 		}
 		loser, winner := b, a
@@ -214,41 +250,6 @@ func nanLow(x float64) float64 {
 		return -2
 	}
 	return x
-}
-
-// coMove reports whether items a and b, over the fit rollouts of one
-// correctness side (correct or flawed), both vary and are equal or
-// correlated at ≥ discrim.RedundantCorr.
-func coMove(m *discrim.Matrix, fit []int, a, b int) bool {
-	for _, side := range []bool{true, false} {
-		var n, na, nb, nab int
-		equal := true
-		for _, r := range fit {
-			if m.Correct[r] != side {
-				continue
-			}
-			xa, xb := m.X(r, a), m.X(r, b)
-			n++
-			na += b2i(xa)
-			nb += b2i(xb)
-			nab += b2i(xa && xb)
-			equal = equal && xa == xb
-		}
-		if na == 0 || na == n || nb == 0 || nb == n {
-			continue
-		}
-		if equal || discrim.Phi(n, na, nb, nab) >= discrim.RedundantCorr {
-			return true
-		}
-	}
-	return false
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // restoreForStyle keeps dropped items, largest edge first, until the
@@ -296,51 +297,6 @@ func edgesOf(items []ItemDecision, kept []int) []float64 {
 	out := make([]float64, len(kept))
 	for k, i := range kept {
 		out[k] = items[i].Edge
-	}
-	return out
-}
-
-// heldOut measures the rubric AUROC on the held-out rollouts with the
-// stored weights over every item, and with the new weights over the kept
-// items (discrim.AUROCWith; a weight of 0 leaves an item out), with and
-// without ANSWER items. Weights count as the reward's weighted fraction
-// takes them, |weight|, whatever the style.
-func heldOut(m *discrim.Matrix, held []int, stored []float64, kept []int, weights []float64) HeldOut {
-	before := absAll(stored)
-	after := make([]float64, len(m.Items))
-	for k, i := range kept {
-		after[i] = weights[k]
-	}
-	return HeldOut{
-		Before: auroc(m, held, before, true), BeforeNoAnswer: auroc(m, held, before, false),
-		After: auroc(m, held, after, true), AfterNoAnswer: auroc(m, held, after, false),
-	}
-}
-
-// auroc is discrim.AUROCWith, without the ANSWER items unless withAnswer;
-// nil when undefined.
-func auroc(m *discrim.Matrix, rollouts []int, weights []float64, withAnswer bool) *float64 {
-	if !withAnswer {
-		weights = slices.Clone(weights)
-		for i, it := range m.Items {
-			if it.Type == schema.TypeAnswer {
-				weights[i] = 0
-			}
-		}
-	}
-	if v, ok := discrim.AUROCWith(m, rollouts, weights); ok {
-		return &v
-	}
-	return nil
-}
-
-func absAll(ws []float64) []float64 {
-	out := make([]float64, len(ws))
-	for i, w := range ws {
-		if math.IsNaN(w) || math.IsInf(w, 0) {
-			continue
-		}
-		out[i] = math.Abs(w)
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package refine
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -23,7 +24,7 @@ func handMatrix(style string, items []handItem) *discrim.Matrix {
 	m := &discrim.Matrix{}
 	m.Reset(style)
 	for i, it := range items {
-		m.AddItem(int32(i+1), it.typ, "item", 1, schema.PolarityOf(it.typ))
+		m.AddItem(int32(i+1), it.typ, fmt.Sprintf("w%da w%db", i, i), 1, schema.PolarityOf(it.typ)) // texts worded apart
 	}
 	idx := int32(0)
 	add := func(correct bool, r int) {
@@ -61,7 +62,7 @@ func TestDecideHandMatrix(t *testing.T) {
 		{schema.TypeSuggest, "1110", "0010"}, // 5: item 1 again
 		{schema.TypeAnswer, "1111", "0000"},  // 6: the answer, edge 1
 	})
-	d := Decide("r", m, []float64{1, 1, 1, 1, 1, 1}, DefaultOptions())
+	d := Decide("r", m, DefaultOptions())
 	if d.Unmeasured != "" {
 		t.Fatalf("unmeasured: %s", d.Unmeasured)
 	}
@@ -80,62 +81,45 @@ func TestDecideHandMatrix(t *testing.T) {
 			t.Errorf("item %d: %+v, want %+v", i+1, got, w)
 		}
 	}
-	// Held out (a copy of the fit half): before, six items of weight 1
-	// score 4/6, 4/6, 4/6, 2/6 on the correct rollouts and 2/6, 2/6, 4/6,
-	// 2/6 on the flawed: 9 wins and 6 ties of 16 pairs, 0.75; after, the
-	// answer and item 1 separate them but for one tie-free pair: 1.
-	checks := []struct {
-		name string
-		got  *float64
-		want float64
-	}{
-		{"before", d.Held.Before, 0.75}, {"after", d.Held.After, 1},
-		{"before without answer", d.Held.BeforeNoAnswer, 9.0 / 16}, {"after without answer", d.Held.AfterNoAnswer, 0.75},
+	// Every rollout is measured: items 1 and 5 vary within both labels and
+	// agree (within-label phi 1, stratified p = (1/28)·(1/28) = 0.0013,
+	// the one pair tested), so the later one goes. The held-out figures
+	// are cross-fitted over within-fold pairs.
+	if d.Held.Pairs == 0 || d.Held.Default.WithoutAnswer == nil || d.Held.Default.WithAnswer == nil {
+		t.Errorf("held-out figures: %+v; want them over some pairs", d.Held)
 	}
-	for _, c := range checks {
-		if c.got == nil || !near(*c.got, c.want) {
-			t.Errorf("held-out AUROC %s: %v, want %v", c.name, show(c.got), c.want)
-		}
-	}
-}
-
-func show(p *float64) any {
-	if p == nil {
-		return "undefined"
-	}
-	return *p
 }
 
 // TestWeightsHandExample is the worked example of docs/refine.md: items A
-// and B say the same thing (phi 1), C correlates 1/3 with each.
+// and B say the same thing (within-label phi 1), C moves against A and B
+// within the labels (correct: na 3, nb 3, nab 2: cov 2 − 9/4 = −1/4;
+// flawed: nab 0: cov −1/4), which is no redundancy.
 //
-//	raw_A = raw_B = 1 / (1 + 1 + 1/3) = 3/7,  raw_C = (1/3) / (1 + 1/3 + 1/3) = 1/5
-//	srar: w = raw / mean(raw) = 45/37, 45/37, 21/37 = 1.216, 1.216, 0.568
-//	factual_process: w = max(1, round(5 raw / max raw)) = 5, 5, 2
+//	raw_A = raw_B = 0.5 / (1 + 1 + 0) = 1/4,  raw_C = 0.5 / (1 + 0 + 0) = 1/2
+//	srar: w = raw / mean(raw) = 0.75, 0.75, 1.5
+//	factual_process: w = max(1, round(5 raw / max raw)) = round(2.5) = 3, 3, 5
 func TestWeightsHandExample(t *testing.T) {
 	items := []handItem{
-		{schema.TypeSuggest, "111", "000"},
-		{schema.TypeSuggest, "111", "000"},
-		{schema.TypeSuggest, "110", "100"},
+		{schema.TypeSuggest, "1110", "1000"},
+		{schema.TypeSuggest, "1110", "1000"},
+		{schema.TypeSuggest, "1101", "0100"},
 	}
 	for _, tc := range []struct {
 		style string
 		want  []float64
 	}{
-		{schema.StyleSRaR, []float64{1.216, 1.216, 0.568}},
-		{schema.StyleFactualProcess, []float64{5, 5, 2}},
+		{schema.StyleSRaR, []float64{0.75, 0.75, 1.5}},
+		{schema.StyleFactualProcess, []float64{3, 3, 5}},
 	} {
 		m := handMatrix(tc.style, items)
-		fit, _ := discrim.Split(m)
-		got := Weights(m, fit, []int{0, 1, 2}, []float64{1, 1, 1.0 / 3}, tc.style)
+		got := Weights(m, nil, []int{0, 1, 2}, []float64{0.5, 0.5, 0.5}, tc.style)
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: weights %v, want %v", tc.style, got, tc.want)
 		}
 	}
 	// An item with an edge at or below 0 counts with the floor 0.05.
 	m := handMatrix(schema.StyleSRaR, items[:1])
-	fit, _ := discrim.Split(m)
-	if got := Weights(m, fit, []int{0}, []float64{-0.3}, schema.StyleSRaR); !slices.Equal(got, []float64{1}) {
+	if got := Weights(m, nil, []int{0}, []float64{-0.3}, schema.StyleSRaR); !slices.Equal(got, []float64{1}) {
 		t.Errorf("one item: weights %v, want [1]", got)
 	}
 }
@@ -149,7 +133,7 @@ func TestDecideKeepsTheStylesRules(t *testing.T) {
 		{schema.TypeSuggest, "0000", "0000"}, // dead
 		{schema.TypeAnswer, "1111", "0000"},
 	})
-	d := Decide("s", srar, []float64{1, 1, 1}, DefaultOptions())
+	d := Decide("s", srar, DefaultOptions())
 	if d.Items[0].Drop != "" || !d.Items[0].Restored || d.Items[1].Drop != DropDead {
 		t.Errorf("srar: %+v, want the saturated SUGGEST restored (edge 0 = the dead one's; the first wins) and the dead one dropped", d.Items)
 	}
@@ -159,7 +143,7 @@ func TestDecideKeepsTheStylesRules(t *testing.T) {
 		{schema.TypeProcess, "0000", "0000"}, // dead, edge 0
 		{schema.TypeProcess, "0011", "1111"}, // anti, edge -0.5
 	})
-	d = Decide("f", fp, []float64{5, 3, 3, 2}, DefaultOptions())
+	d = Decide("f", fp, DefaultOptions())
 	var drops []string
 	for _, it := range d.Items {
 		drops = append(drops, it.Drop)
@@ -169,8 +153,8 @@ func TestDecideKeepsTheStylesRules(t *testing.T) {
 	}
 }
 
-// TestDecideUnmeasured: a record whose fit half lacks a side, or holds
-// fewer than MinSide rollouts on one, is left alone.
+// TestDecideUnmeasured: a record without a side, or with fewer than
+// MinSide judged rollouts on one, is left alone.
 func TestDecideUnmeasured(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -179,10 +163,12 @@ func TestDecideUnmeasured(t *testing.T) {
 	}{
 		{"only correct", []handItem{{schema.TypeSuggest, "101", ""}}, "only_correct"},
 		{"only flawed", []handItem{{schema.TypeSuggest, "", "101"}}, "only_flawed"},
-		{"one correct on the fit half", []handItem{{schema.TypeSuggest, "1", "0101"}}, UnmeasuredFewRollouts},
+		{"two correct under --min-side 3", []handItem{{schema.TypeSuggest, "1", "0101"}}, UnmeasuredFewRollouts},
 	} {
 		m := handMatrix(schema.StyleSRaR, tc.items)
-		if d := Decide("x", m, []float64{1}, DefaultOptions()); d.Unmeasured != tc.want || d.Items != nil {
+		opt := DefaultOptions()
+		opt.MinSide = 3
+		if d := Decide("x", m, opt); d.Unmeasured != tc.want || d.Items != nil {
 			t.Errorf("%s: %+v, want unmeasured %s", tc.name, d, tc.want)
 		}
 	}
@@ -191,14 +177,14 @@ func TestDecideUnmeasured(t *testing.T) {
 // TestRedundantOnlyWhenTheyMoveTogether: two items that agree only
 // because both follow correctness exactly are both kept; two that also
 // agree within a side are a redundant pair, and the one with the smaller
-// edge goes.
+// edge goes. The exact floor (no judge error: within-label phi 0.9).
 func TestRedundantOnlyWhenTheyMoveTogether(t *testing.T) {
 	follow := handMatrix(schema.StyleSRaR, []handItem{
 		{schema.TypeSuggest, "1111", "0000"},
 		{schema.TypeSuggest, "1111", "0000"},
 		{schema.TypeAnswer, "1111", "0000"},
 	})
-	for _, it := range Decide("a", follow, []float64{1, 1, 1}, DefaultOptions()).Items {
+	for _, it := range Decide("a", follow, DefaultOptions()).Items {
 		if it.Drop != "" {
 			t.Errorf("items that only follow correctness: %+v dropped", it)
 		}
@@ -209,10 +195,14 @@ func TestRedundantOnlyWhenTheyMoveTogether(t *testing.T) {
 		{schema.TypeSuggest, "1110", "0000"}, // edge 0.75, corr with item 2 0.77 over all 8
 		{schema.TypeAnswer, "1111", "0000"},
 	})
-	d := Decide("b", together, []float64{1, 1, 1, 1}, DefaultOptions())
-	// Items 2 and 3: phi over the 8 fit rollouts is (8*3-4*3)/sqrt(4*4*3*5)
-	// = 12/15.49 = 0.77 < 0.9: not a pair. Items 1 and 3: (8*2-2*3)/sqrt(2*6*3*5)
-	// = 10/13.4 = 0.75: not a pair. So nothing is redundant.
+	exact := DefaultOptions()
+	exact.JudgeError = -1
+	d := Decide("b", together, exact)
+	// Over the 16 rollouts (each row twice), within the labels: items 2
+	// and 3 agree on the correct side (cov 6 − 4.5 = 1.5, spreads 1.5) and
+	// item 3 is constant on the flawed (item 2's spread 1.5): 1.5/√(3·1.5) =
+	// 0.71; items 1 and 3: 1/√(2·1.5) = 0.58; items 1 and 2: 0.41. So
+	// nothing is redundant.
 	for _, it := range d.Items {
 		if it.Drop != "" {
 			t.Errorf("no pair correlates 0.9: %+v dropped", it)
@@ -224,7 +214,7 @@ func TestRedundantOnlyWhenTheyMoveTogether(t *testing.T) {
 		{schema.TypeSuggest, "1110", "1000"}, // edge 0.5
 		{schema.TypeAnswer, "1111", "0000"},
 	})
-	d = Decide("c", pair, []float64{1, 1, 1, 1}, DefaultOptions())
+	d = Decide("c", pair, exact)
 	if d.Items[1].Drop != DropRedundant || d.Items[1].RedundantWith != 1 || d.Items[0].Drop != "" {
 		t.Errorf("equal items varying within the correct side: %+v, want item 2 dropped as redundant with 1", d.Items)
 	}

@@ -167,7 +167,7 @@ func writeUnits(ctx context.Context, in *audit.Input, cfg Config, path string) (
 			return fmt.Errorf("--decompose refines one style at a time; %s holds %s and %s records: %w", cfg.Src, style, rec.Style, ErrUsage)
 		}
 		style = rec.Style
-		sd[rec.ID] = pipeline.Seed{Saturated: sat, Rollouts: rec.Rollouts}
+		sd[rec.ID] = pipeline.Seed{Saturated: sat, Rollouts: shownOnly(rec, &m)}
 		line, err := json.Marshal(unitRow{ID: rec.ID, Problem: rec.Problem, Answer: rec.Answer, Source: rec.Source})
 		if err != nil {
 			return err
@@ -184,6 +184,35 @@ func writeUnits(ctx context.Context, in *audit.Input, cfg Config, path string) (
 		return nil, "", fmt.Errorf("writing the decomposition's input: %w", err)
 	}
 	return sd, style, nil
+}
+
+// shownOnly is rec's rollouts for the decomposition, those of the half the
+// model may be shown (the fit half of discrim.Split) with their verdicts
+// and the others without: the pipeline shows the distiller only rollouts
+// whose verdicts say they meet the item, and judges every rollout on the
+// finer items afresh. The held-out figures of a decomposed record are
+// measured on the other half only (decideWithFiner), so nothing the model
+// saw is in them. m is rec's matrix.
+func shownOnly(rec *schema.Record, m *discrim.Matrix) []schema.Rollout {
+	shown := shownIndexes(m)
+	out := slices.Clone(rec.Rollouts)
+	for i := range out {
+		if !shown[out[i].Index] {
+			out[i].Satisfaction = nil
+		}
+	}
+	return out
+}
+
+// shownIndexes are the indexes of the rollouts of m's fit half
+// (discrim.Split), the ones --decompose may show the distiller.
+func shownIndexes(m *discrim.Matrix) map[int32]bool {
+	fit, _ := discrim.Split(m)
+	out := make(map[int32]bool, len(fit))
+	for _, r := range fit {
+		out[m.Index[r]] = true
+	}
+	return out
 }
 
 // saturatedItems are the items of a refined record dropped as saturated.
@@ -252,16 +281,15 @@ func withFiner(rec, fine *schema.Record) (*schema.Record, bool) {
 }
 
 // decideWithFiner decides a record extended by its finer items: the source
-// items as Decide would (their stored weights measure the AUROC before),
-// and the finer items kept only when valid (as far as the judge said) and
-// with a positive fit edge.
+// items as Decide would (the source rubric is the one before), and the
+// finer items kept only when valid (as far as the judge said) and with a
+// positive edge. Its held-out figures are measured on the rollouts the
+// distiller was never shown (the held-out half of discrim.Split), each
+// scored by its fold's rubric as Decide does.
 func decideWithFiner(ext *schema.Record, nSource int, m *discrim.Matrix, opt Options) Decision {
 	discrim.FromRecord(m, ext)
-	stored := make([]float64, len(ext.Rubric))
-	for i, it := range ext.Rubric[:nSource] {
-		stored[i] = it.Weight
-	}
-	d := decide(ext.ID, m, stored, opt, func(i int, edge float64) string {
+	_, unseen := discrim.Split(m)
+	d := decide(ext.ID, m, nSource, opt, func(i int, edge float64) string {
 		if i < nSource {
 			return ""
 		}
@@ -272,7 +300,7 @@ func decideWithFiner(ext *schema.Record, nSource int, m *discrim.Matrix, opt Opt
 			return DropNoEdge
 		}
 		return ""
-	})
+	}, unseen)
 	for i := nSource; i < len(d.Items); i++ {
 		d.Items[i].Finer, d.Items[i].Text = true, ext.Rubric[i].Text
 	}

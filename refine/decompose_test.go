@@ -28,8 +28,9 @@ func suggest(id int32, text string) schema.Item {
 
 // TestDecideWithFinerHandRecord: on a hand-made record the finer items
 // are decided by the refinement's rules plus theirs: kept only when valid
-// with a positive fit edge; the held-out AUROC before is the source
-// rubric's alone. The fit half is rollouts 0, 2 (correct) and 4, 6.
+// with a positive edge; the held-out AUROC before is the source rubric's
+// alone, measured on the rollouts the distiller was not shown (1, 3, 5, 7:
+// the held-out half of discrim.Split; with 4 folds, pairs 1-5 and 3-7).
 func TestDecideWithFinerHandRecord(t *testing.T) {
 	src := verdictRecord([]schema.Item{suggest(1, "aligned"), suggest(2, "saturated"), {ID: 3, Type: schema.TypeAnswer, Text: "answer", Weight: 1, Polarity: 1}},
 		[]string{"11110000", "11111111", "11110000"})
@@ -58,20 +59,25 @@ func TestDecideWithFinerHandRecord(t *testing.T) {
 			t.Errorf("item %d (%s): drop %q finer %v, want %q %v (edge %g)", i+1, ext.Rubric[i].Text, it.Drop, it.Finer, w.drop, w.finer, it.Edge)
 		}
 	}
-	if a := d.Items[3]; a.NewID != 3 || a.Text != "A aligned" || a.Edge != 1 {
-		t.Errorf("the kept finer item: %+v, want new id 3, edge 1", a)
+	if a := d.Items[3]; a.NewID != 3 || a.Text != "A aligned" || a.Edge != 0.75 {
+		t.Errorf("the kept finer item: %+v, want new id 3, edge 0.75", a)
 	}
-	var m2 discrim.Matrix
-	plain := decideRecord(src, &m2, DefaultOptions())
-	if *plain.Held.Before != *d.Held.Before || *plain.Held.BeforeNoAnswer != *d.Held.BeforeNoAnswer {
-		t.Errorf("held-out AUROC before: %g, %g with finer items, %g, %g without", *d.Held.Before, *d.Held.BeforeNoAnswer, *plain.Held.Before, *plain.Held.BeforeNoAnswer)
+	m2 := discrim.FromRecord(nil, src)
+	plain := decide(src.ID, m2, 3, DefaultOptions(), nil, []int{1, 3, 5, 7})
+	for _, f := range []struct{ with, plain *RecordFigure }{{d.Held.Default.WithoutAnswer, plain.Held.Default.WithoutAnswer}, {d.Held.Rubric.WithAnswer, plain.Held.Rubric.WithAnswer}} {
+		if f.with == nil || f.plain == nil || f.with.Before != f.plain.Before {
+			t.Errorf("held-out AUROC before: %+v with finer items, %+v without", f.with, f.plain)
+		}
+	}
+	if d.Held.Pairs != 2 {
+		t.Errorf("held-out pairs %d; want 2 (the unseen half's, within folds)", d.Held.Pairs)
 	}
 	out := Apply(ext, &d)
 	if len(out.Rubric) != 3 || out.Rubric[2].Text != "A aligned" || len(out.Rollouts[0].Satisfaction) != 3 {
 		t.Errorf("refined record: %+v", out.Rubric)
 	}
 	var sum Summary
-	sum.add(&d)
+	sum.Add(&d)
 	if dc := sum.Decomposed; dc.Proposed != 5 || dc.Kept != 1 || dc.Dropped[DropNoEdge] != 1 || sum.Items.In != 3 {
 		t.Errorf("summary: %+v, items %+v", dc, sum.Items)
 	}

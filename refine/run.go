@@ -27,11 +27,11 @@ import (
 // Files a refinement writes into the refined run directory, beside the
 // corpus.
 const (
-	SummaryName = "refine.json"          // the Summary
-	RecordsName = "refine-records.jsonl" // one Decision per record, in input order
+	SummaryName = audit.RefineSummaryName // the Summary
+	RecordsName = "refine-records.jsonl"  // one Decision per record, in input order
 	// Version is the refinement's own version, part of its fingerprint:
 	// bump it when the rules or the weights change.
-	Version = "1"
+	Version = "2"
 )
 
 var (
@@ -60,6 +60,10 @@ type Config struct {
 	// Decompose, when set, splits saturated items into finer ones
 	// (--decompose; see Decompose). A dry run does not decompose.
 	Decompose *Decompose
+	// MinGain, when set, is the gate of --min-gain: a refinement whose
+	// held-out change of the rubric's own signal has a 95% interval
+	// reaching below it is not written (GateError).
+	MinGain *float64
 	// FS is the file system the refined corpus is written to; default
 	// fsys.OS. The source is read from the real one, as is a
 	// decomposition's work directory (a Decompose needs fsys.OS).
@@ -73,6 +77,12 @@ func (c *Config) fs() fsys.FS {
 	}
 	return c.FS
 }
+
+// GateError is a refinement that fails the --min-gain gate: Out is not
+// written (or, when it already held this refinement, left as it was).
+type GateError struct{ Err error }
+
+func (e *GateError) Error() string { return e.Err.Error() }
 
 // IsUsage reports whether err is the user's to fix (exit 2): a missing or
 // unreadable source, an --out refused, a source without verdicts.
@@ -96,18 +106,22 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	src, _ := filepath.Abs(cfg.Src)
+	judgeError, err := measureJudgeError(ctx, in, &cfg.Options)
+	if err != nil {
+		return nil, err
+	}
 	settings := settingsOf(src, in, cfg.Options)
 	if cfg.Decompose != nil && !cfg.DryRun {
 		settings["decompose"] = decomposeSetting(&cfg.Decompose.Job)
 	}
 	fp := fingerprint(in, settings)
-	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun}
+	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun,
+		JudgeError: judgeError}
 	if !cfg.DryRun {
 		done, err := checkOut(cfg.fs(), cfg.Out, cfg.Src, fp)
 		if err != nil || done {
 			if done {
-				sum.AlreadyDone = true
-				return sum, nil
+				return alreadyDone(cfg, sum)
 			}
 			return nil, err
 		}
@@ -135,12 +149,59 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			"run the same distill run again with it on: answered requests come from the cache), then refine: %w",
 			cfg.Src, sum.Records.Read, ErrNoVerdicts)
 	}
-	sum.finish()
+	sum.Finish()
+	if cfg.MinGain != nil {
+		if err := sum.CheckGain(*cfg.MinGain); err != nil {
+			return sum, &GateError{err}
+		}
+	}
 	if err := w.adoptDecomposition(finer != nil); err != nil {
 		return nil, err
 	}
 	if err := w.commit(sum); err != nil {
 		return nil, err
+	}
+	return sum, nil
+}
+
+// measureJudgeError sets opt.JudgeError, when not given, to the error
+// rate the corpus's satisfaction panels measure (audit's; it reads the
+// corpus once more), and says the rate the rules tolerate and where it
+// comes from: "flag", "panel" or "default".
+func measureJudgeError(ctx context.Context, in *audit.Input, opt *Options) (JudgeErrorUsed, error) {
+	from := "flag"
+	if opt.JudgeError == 0 {
+		from = "default"
+		if in.SatisfactionPanel {
+			rate, ok, err := audit.SatisfactionJudgeError(ctx, in)
+			if err != nil {
+				return JudgeErrorUsed{}, err
+			}
+			if ok {
+				opt.JudgeError, from = max(rate, 1e-9), "panel"
+			}
+		}
+	}
+	return JudgeErrorUsed{Rate: opt.discrim(false).JudgeErrorOf(), From: from}, nil
+}
+
+// alreadyDone is the summary of a refinement Out already holds: its
+// refine.json, against which the --min-gain gate is checked.
+func alreadyDone(cfg Config, sum *Summary) (*Summary, error) {
+	sum.AlreadyDone = true
+	if cfg.MinGain == nil {
+		return sum, nil
+	}
+	raw, err := fsys.ReadFile(cfg.fs(), filepath.Join(cfg.Out, SummaryName))
+	if err != nil {
+		return nil, fmt.Errorf("reading the refinement %s holds, for --min-gain: %w", cfg.Out, err)
+	}
+	var done Summary
+	if err := json.Unmarshal(raw, &done); err != nil {
+		return nil, fmt.Errorf("reading %s for --min-gain: %w", filepath.Join(cfg.Out, SummaryName), err)
+	}
+	if err := done.CheckGain(*cfg.MinGain); err != nil {
+		return sum, &GateError{fmt.Errorf("%s holds this refinement: %w", cfg.Out, err)}
 	}
 	return sum, nil
 }
@@ -212,7 +273,7 @@ func refineAll(recs <-chan *schema.Record, cfg Config, finer map[string]*schema.
 				sum.Decomposed.Unjudged++
 			}
 		}
-		sum.add(&d)
+		sum.Add(&d)
 		out := rec
 		if d.Unmeasured == "" {
 			out = Apply(rec, &d)
@@ -234,14 +295,7 @@ func decideRecord(rec *schema.Record, m *discrim.Matrix, opt Options) Decision {
 		return Decision{ID: rec.ID, Unmeasured: "style_" + rec.Style}
 	}
 	discrim.FromRecord(m, rec)
-	if m.Rollouts() == 0 {
-		return Decision{ID: rec.ID, Unmeasured: discrim.NoVerdicts.String()}
-	}
-	stored := make([]float64, len(rec.Rubric))
-	for i, it := range rec.Rubric {
-		stored[i] = it.Weight
-	}
-	return Decide(rec.ID, m, stored, opt)
+	return Decide(rec.ID, m, opt)
 }
 
 // shardRowsOf is the rows of the source run's largest shard, 1000 when
@@ -312,9 +366,9 @@ func resolved(path string) string {
 // settingsOf are the refinement's settings as the manifest's job history
 // keeps them.
 func settingsOf(src string, in *audit.Input, opt Options) map[string]string {
-	sat := "every fit rollout"
+	sat := "within the judge's errors"
 	if opt.Saturated95 {
-		sat = ">= 95% of fit rollouts"
+		sat = "within the judge's errors, or >= 95% of the rollouts"
 	}
 	alpha := opt.AntiAlpha
 	if alpha <= 0 {
@@ -330,8 +384,11 @@ func settingsOf(src string, in *audit.Input, opt Options) map[string]string {
 		"anti_alpha":         strconv.FormatFloat(alpha, 'g', -1, 64),
 		"saturated":          sat,
 		"min_side":           strconv.Itoa(opt.MinSide),
-		"split":              "discrim.Split: correct and flawed rollouts by index alternate fit, held-out",
-		"weights":            "max(edge, 0.05) / sum |phi| over kept items",
+		"decided_on":         "every judged rollout",
+		"held_out":           "cross-fitted: discrim.Folds, " + strconv.Itoa(opt.folds()) + " folds by side and index; pairs within a fold",
+		"folds":              strconv.Itoa(opt.folds()),
+		"judge_error":        strconv.FormatFloat(opt.discrim(false).JudgeErrorOf(), 'g', -1, 64),
+		"weights":            "max(edge, 0.05) / (1 + sum of positive within-label phi with the other kept items)",
 		"decompose":          "off",
 	}
 }

@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/discrim"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // Summary is what a refinement did, overall (refine.json).
@@ -18,11 +22,72 @@ type Summary struct {
 	AlreadyDone bool         `json:"already_done,omitempty"`
 	Records     RecordCounts `json:"records"`
 	Items       ItemCounts   `json:"items"`
-	// HeldOut is the mean rubric AUROC on the held-out halves of the
-	// records where it is defined both before and after.
-	HeldOut HeldOutSummary `json:"held_out"`
+	// JudgeError is the satisfaction judge's error rate the rules
+	// tolerated, and where it came from.
+	JudgeError JudgeErrorUsed `json:"judge_error"`
+	// Folds is how many folds the held-out figures are cross-fitted on.
+	Folds int `json:"folds"`
+	// HeldOut is the mean AUROC, before and after, of the reward each
+	// record's own scheme pays (srar's for srar records, rgr's for
+	// factual_process ones), cross-fitted, over the refined records with a
+	// held-out pair; Fit the same in-sample, on every rollout the rubric
+	// was decided on. ByScheme holds both for every scheme and for the
+	// rubric score (discrim.RubricScore).
+	HeldOut  FigureSet                 `json:"heldout"`
+	Fit      FigureSet                 `json:"fit"`
+	ByScheme map[string]*SchemeFigures `json:"by_scheme"`
+	// NoHeldOut counts the refined records without a held-out figure.
+	NoHeldOut NoHeldOut `json:"no_heldout"`
 	// Decomposed is what --decompose did; zero without it.
 	Decomposed DecomposeCounts `json:"decomposed"`
+
+	held, fit *discrim.Boot
+}
+
+// JudgeErrorUsed is a judge error rate and its source: "default", "flag"
+// (--judge-error, e.g. measured against people's labels) or "panel"
+// (measured from the corpus's judge panels).
+type JudgeErrorUsed struct {
+	Rate float64 `json:"rate"`
+	From string  `json:"from"`
+}
+
+// FigureSet is one figure without and with ANSWER items (discrim's).
+type FigureSet = discrim.FigureSet
+
+// SchemeFigures are one scheme's figures, and what refine's weights do to
+// the reward it pays.
+type SchemeFigures struct {
+	HeldOut FigureSet `json:"heldout"`
+	Fit     FigureSet `json:"fit"`
+	Weights string    `json:"weights"`
+}
+
+// Change is a mean AUROC before and after with the change's 95% interval
+// (discrim's).
+type Change = discrim.Change
+
+// NoHeldOut counts refined records that have no held-out pair (with
+// --decompose, a record whose rollouts not shown to the model lack a
+// side), naming the first NoHeldOutListed.
+type NoHeldOut struct {
+	Records int64    `json:"records"`
+	IDs     []string `json:"ids"`
+}
+
+// NoHeldOutListed is how many records without a held-out figure the
+// summary names.
+const NoHeldOutListed = 10
+
+// schemeWeights says, per figure, whether refine's new weights reach the
+// reward it pays.
+var schemeWeights = map[string]string{
+	schema.SchemeSRaR:     "none: srar pays type budgets (seed 000 eq. 3), so the new weights do not reach its reward; the dropped items do",
+	schema.SchemeRGR:      "the weighted fraction of criteria met reads each kept item's new weight (1 when every FACTUAL item holds)",
+	schema.SchemeGrounded: "the weighted score reads each kept item's new weight",
+	schema.SchemeRLCER:    "the signed points read each kept item's new weight, over the items valid in the group",
+	schema.SchemePAPO:     "its process reward, the weighted score, reads each kept item's new weight; papo pays it among correct rollouts only",
+	discrim.RubricScore:   "validate's rubric score: the weighted score with an srar item stored without a weight counted 1",
 }
 
 // DecomposeCounts count the finer items --decompose proposed in place of
@@ -59,8 +124,9 @@ func (c *DecomposeCounts) add(it *ItemDecision) {
 type RecordCounts struct {
 	Read     int64 `json:"read"`
 	Measured int64 `json:"refined"`
-	// UnmeasuredFit counts records with verdicts whose fit half lacks a
-	// side; Unmeasured every unrefined record by reason.
+	// UnmeasuredFit counts records with verdicts that were not refined
+	// (a side missing, or fewer than --min-side); Unmeasured every
+	// unrefined record by reason.
 	UnmeasuredFit int64            `json:"unmeasured_with_verdicts"`
 	Unmeasured    map[string]int64 `json:"unmeasured"`
 }
@@ -73,53 +139,21 @@ type ItemCounts struct {
 	Restored int64            `json:"restored"`
 }
 
-// HeldOutSummary is the held-out AUROC before and after, with and without
-// ANSWER items.
-type HeldOutSummary struct {
-	WithAnswer AUROCChange `json:"with_answer"`
-	NoAnswer   AUROCChange `json:"without_answer"`
-}
-
-// AUROCChange is a mean AUROC over Records records before and after, and
-// how many records it rose, fell or stayed in.
-type AUROCChange struct {
-	Records               int64   `json:"records"`
-	Before, After         float64 `json:"-"`
-	MeanBefore            float64 `json:"mean_before"`
-	MeanAfter             float64 `json:"mean_after"`
-	Raised, Lowered, Same int64   `json:"-"`
-	RaisedIn              int64   `json:"raised_in"`
-	LoweredIn             int64   `json:"lowered_in"`
-	SameIn                int64   `json:"same_in"`
-}
-
-func (c *AUROCChange) add(before, after *float64) {
-	if before == nil || after == nil {
-		return
+// figureSeries: for figure k of discrim.Figures, series 2k is before and
+// 2k+1 after; diff k (series 2·len + k) is after − before.
+func newFigureBoot() *discrim.Boot {
+	n := len(discrim.Figures())
+	diffs := make([][2]int, n)
+	for k := range diffs {
+		diffs[k] = [2]int{2*k + 1, 2 * k}
 	}
-	c.Records++
-	c.Before += *before
-	c.After += *after
-	switch d := *after - *before; {
-	case d > 1e-12:
-		c.RaisedIn++
-	case d < -1e-12:
-		c.LoweredIn++
-	default:
-		c.SameIn++
-	}
+	return discrim.NewBoot(2*n, diffs)
 }
 
-func (c *AUROCChange) finish() {
-	if c.Records > 0 {
-		c.MeanBefore, c.MeanAfter = c.Before/float64(c.Records), c.After/float64(c.Records)
-	}
-}
-
-// Rose reports whether the refinement raised the mean held-out AUROC.
-func (c AUROCChange) Rose() bool { return c.Records > 0 && c.MeanAfter > c.MeanBefore }
-
-func (s *Summary) add(d *Decision) {
+// Add counts one decided record into the summary (Run adds every record
+// it reads; a caller that decides records itself, a benchmark, adds them
+// here). Call Finish once all are in.
+func (s *Summary) Add(d *Decision) {
 	s.Records.Read++
 	if d.Unmeasured != "" {
 		if s.Records.Unmeasured == nil {
@@ -151,14 +185,75 @@ func (s *Summary) add(d *Decision) {
 			s.Items.Restored++
 		}
 	}
-	s.HeldOut.WithAnswer.add(d.Held.Before, d.Held.After)
-	s.HeldOut.NoAnswer.add(d.Held.BeforeNoAnswer, d.Held.AfterNoAnswer)
+	s.Folds = max(s.Folds, d.Held.Folds)
+	if d.eval == nil {
+		return
+	}
+	if d.Held.Pairs == 0 {
+		s.NoHeldOut.Records++
+		if len(s.NoHeldOut.IDs) < NoHeldOutListed {
+			s.NoHeldOut.IDs = append(s.NoHeldOut.IDs, d.ID)
+		}
+	}
+	if s.held == nil {
+		s.held, s.fit = newFigureBoot(), newFigureBoot()
+	}
+	s.held.Add(d.eval.seed, d.eval.held, d.eval.heldScores)
+	s.fit.Add(d.eval.seed, d.eval.fit, d.eval.fitScores)
 }
 
-func (s *Summary) finish() {
-	s.HeldOut.WithAnswer.finish()
-	s.HeldOut.NoAnswer.finish()
+// Finish computes the means and intervals of the records added.
+func (s *Summary) Finish() {
+	if s.NoHeldOut.IDs == nil {
+		s.NoHeldOut.IDs = []string{}
+	}
+	s.ByScheme = map[string]*SchemeFigures{}
+	for _, name := range append(slices.Clone(schema.Schemes), discrim.RubricScore) {
+		s.ByScheme[name] = &SchemeFigures{Weights: schemeWeights[name]}
+	}
+	if s.held == nil {
+		return
+	}
+	n := len(discrim.Figures())
+	for k, f := range discrim.Figures() {
+		held, fit := change(s.held, k, n), change(s.fit, k, n)
+		if f.Scheme == discrim.DefaultScheme {
+			setFigure(&s.HeldOut, f, held)
+			setFigure(&s.Fit, f, fit)
+			continue
+		}
+		setFigure(&s.ByScheme[f.Scheme].HeldOut, f, held)
+		setFigure(&s.ByScheme[f.Scheme].Fit, f, fit)
+	}
 }
+
+func setFigure(set *FigureSet, f discrim.Figure, c Change) {
+	if f.WithAnswer {
+		set.WithAnswer = c
+	} else {
+		set.WithoutAnswer = c
+	}
+}
+
+// change is figure k's Change from b (n figures).
+func change(b *discrim.Boot, k, n int) Change { return discrim.ChangeOf(b, 2*k, 2*k+1, 2*n+k) }
+
+// CheckGain is the --min-gain gate: an error unless the 95% interval of
+// the held-out change of the rubric's own signal (the record's scheme,
+// without ANSWER items) lies at or above min.
+func (s *Summary) CheckGain(min float64) error {
+	c := s.HeldOut.WithoutAnswer
+	switch {
+	case c.Records == 0:
+		return fmt.Errorf("no refined record has a held-out AUROC, so the change cannot be checked against --min-gain %s", fmtG(min))
+	case c.CI95[0] < min:
+		return fmt.Errorf("the held-out change of the rubric's own signal (without ANSWER items) is %+.3f, 95%% interval [%+.3f, %+.3f]: its lower bound %.3f is below --min-gain %s",
+			c.Change, c.CI95[0], c.CI95[1], c.CI95[0], fmtG(min))
+	}
+	return nil
+}
+
+func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // WriteText prints the summary for a person, naming the source and the
 // output as the user gave them.
@@ -203,25 +298,68 @@ func (s *Summary) WriteText(w io.Writer, src, out string) {
 	case it.Dropped[DropSaturated] > 0 && !strings.HasPrefix(s.Settings["decompose"], "on"):
 		fmt.Fprintf(w, "  saturated items are dropped; --decompose splits them into finer items (requests to the distiller and the judges)\n")
 	}
-	fmt.Fprintln(w, "held-out rubric AUROC (mean over records measurable on both halves; fit on the other half):")
-	for _, c := range []struct {
-		name string
-		c    AUROCChange
-	}{{"with ANSWER items", s.HeldOut.WithAnswer}, {"without ANSWER items", s.HeldOut.NoAnswer}} {
-		if c.c.Records == 0 {
-			fmt.Fprintf(w, "  %-21s not measurable (no record has both sides in both halves)\n", c.name+":")
-			continue
-		}
-		verdict := "raised"
-		if !c.c.Rose() {
-			verdict = "NOT raised"
-		}
-		fmt.Fprintf(w, "  %-21s %.3f -> %.3f (%+.3f, %s) over %d records: up in %d, down in %d, same in %d\n",
-			c.name+":", c.c.MeanBefore, c.c.MeanAfter, c.c.MeanAfter-c.c.MeanBefore, verdict, c.c.Records, c.c.RaisedIn, c.c.LoweredIn, c.c.SameIn)
+	s.writeFigures(w)
+}
+
+// schemeNotes are the text report's notes on the schemes.
+var schemeNotes = map[string]string{
+	schema.SchemeSRaR:   "(the new weights do not reach it: srar pays type budgets; the drops do)",
+	schema.SchemePAPO:   "(paid among correct rollouts only)",
+	discrim.RubricScore: "(validate's rubric AUROC)",
+}
+
+// writeFigures prints the held-out figures, the rubric's own signal first,
+// with the in-sample ones beside them, then every scheme's.
+func (s *Summary) writeFigures(w io.Writer) {
+	h := s.HeldOut
+	if h.WithoutAnswer.Records == 0 {
+		fmt.Fprintln(w, "held-out AUROC: no refined record has a correct and a flawed rollout in one fold; nothing to measure")
+		return
 	}
-	if !s.HeldOut.WithAnswer.Rose() && !s.HeldOut.NoAnswer.Rose() {
-		fmt.Fprintln(w, "the refinement did not raise the held-out rubric AUROC")
+	fmt.Fprintf(w, "held-out AUROC of the reward each record's scheme pays (srar records: srar's, factual_process: rgr's), cross-fitted on %d folds,\n", s.Folds)
+	fmt.Fprintf(w, "over %s; the change with its 95%% interval over records and rollouts:\n", plural(h.WithoutAnswer.Records, "record"))
+	fmt.Fprintf(w, "  without ANSWER items (the rubric's own signal): %s (in-sample %.3f -> %.3f)\n", verdict(h.WithoutAnswer), s.Fit.WithoutAnswer.Before, s.Fit.WithoutAnswer.After)
+	fmt.Fprintf(w, "  with ANSWER items:                              %s (in-sample %.3f -> %.3f)\n", verdict(h.WithAnswer), s.Fit.WithAnswer.Before, s.Fit.WithAnswer.After)
+	fmt.Fprintln(w, "  (held out: each fold's rollouts scored by the rubric decided on the other folds, compared within the fold;")
+	fmt.Fprintln(w, "  in-sample: the refined rubric on the rollouts it was decided on, which is what validate sees in the refined corpus)")
+	if n := s.NoHeldOut.Records; n > 0 {
+		fmt.Fprintf(w, "  %d refined records have no held-out pair and are not in these means: %s%s\n", n, strings.Join(s.NoHeldOut.IDs, ", "), more(n, len(s.NoHeldOut.IDs)))
 	}
+	fmt.Fprintln(w, "by scheme, held out, without ANSWER items:")
+	for _, name := range append(slices.Clone(schema.Schemes), discrim.RubricScore) {
+		if f := s.ByScheme[name]; f != nil {
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-8s %s %s", name, verdict(f.HeldOut.WithoutAnswer), schemeNotes[name]), " "))
+		}
+	}
+	if !h.WithoutAnswer.Raised {
+		fmt.Fprintln(w, "the refinement did not raise the rubric's own held-out AUROC: the 95% interval of the change does not lie above 0")
+	}
+}
+
+// verdict is a change with its interval and whether it is raised.
+func verdict(c Change) string {
+	word := "NOT raised"
+	switch {
+	case c.Raised:
+		word = "raised"
+	case c.Lowered:
+		word = "lowered"
+	}
+	return fmt.Sprintf("%.3f -> %.3f, %+.3f [%+.3f, %+.3f] %s", c.Before, c.After, c.Change, c.CI95[0], c.CI95[1], word)
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func more(n int64, listed int) string {
+	if n > int64(listed) {
+		return fmt.Sprintf(", and %d more: refine-records.jsonl", n-int64(listed))
+	}
+	return ""
 }
 
 func orNone(s string) string {

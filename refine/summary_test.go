@@ -25,15 +25,15 @@ func TestSummaryTextGolden(t *testing.T) {
 		{schema.TypeSuggest, "1111", "1111"},
 		{schema.TypeAnswer, "1110", "0001"},
 	})
-	raised := Decide("0000000000000001", good, []float64{1, 1, 1, 1, 1, 1}, DefaultOptions())
-	lowered := Decide("0000000000000002", worse, []float64{1, 1, 1}, DefaultOptions())
+	raised := Decide("0000000000000001", good, DefaultOptions())
+	lowered := Decide("0000000000000002", worse, DefaultOptions())
 	unmeasured := Decision{ID: "0000000000000003", Unmeasured: "only_correct"}
 	base := func(dry bool, ds ...*Decision) *Summary {
 		s := &Summary{Source: "/abs/runs/demo", SourceFingerprints: []string{"9e6528f463c6b627"}, Fingerprint: "5c2f29a5ba3aeb96", DryRun: dry}
 		for _, d := range ds {
-			s.add(d)
+			s.Add(d)
 		}
-		s.finish()
+		s.Finish()
 		return s
 	}
 	var b bytes.Buffer

@@ -44,7 +44,7 @@ Examples:
   distill export runs/math16k --format verl --out exports/math16k --valid-only \
       --system-prompt prompts/system.txt --split train,validation
   distill export runs/math16k --format rar --out exports/math16k-rar --rows-per-file 50000
-  distill export runs/math16k --format verl --role rubricator --out exports/math16k-rubricator
+  distill export runs/math16k --format verl --role reasoner,rubricator --out exports/math16k-rlcer
   distill export runs/math16k --format verl --split test --hints --out exports/math16k-test-hints
   distill export runs/demo --format verl --out exports/demo-reviewed --review runs/demo/review
   distill export runs/demo --format verl --out exports/demo-reviewed \
@@ -84,7 +84,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	f.rowsPerFile = fs.Int("rows-per-file", corpus.DefaultRowsPerFile, "most rows in one data file; e.g. --rows-per-file 50000 (slime reads one file: make it hold the whole split)")
 	fs.Var(&f.review, "review", "review logs to apply (validate review writes them): files, comma-separated or repeated, or a directory of them; e.g. --review runs/demo/review")
 	f.reviewPolicy = fs.String("review-policy", "", "how conflicting review decisions are settled: latest, unanimous or reviewer:NAME (default: none; conflicts stop the export); e.g. --review-policy latest")
-	f.role = fs.String("role", corpus.RoleReasoner, "verl only: whose rows: reasoner (the problem) or rubricator (RLCER's rubricator prompt over the problem and one of its stored rollouts, the first flawed one; ability \"rubricator\"); a trainer of both roles lists both exports' files (docs/training-loops.md); e.g. --role rubricator")
+	f.role = fs.String("role", corpus.RoleReasoner, "verl only: whose rows: reasoner (the problem), rubricator (RLCER's rubricator prompt over the problem and one of its stored rollouts, the first flawed one; ability \"rubricator\"), or both, comma-separated: each record's reasoner row then its rubricator row, one dataset for a trainer of both roles (docs/training-loops.md); e.g. --role reasoner,rubricator")
 	f.hints = fs.Bool("hints", false, "verl only: append the rubric's criteria to the reasoner's prompt as hints (RGR 5.2, RLCER 5.5), for evaluation; ANSWER and FACTUAL items, which state a result, are left out")
 	f.force = fs.Bool("force", false, "write into --out even though it holds files that are not an earlier export (those are left as they are)")
 	fs.Usage = func() {
@@ -207,11 +207,12 @@ func exportRun(ctx context.Context, run string, opt corpus.ExportOptions, stdout
 }
 
 func writeExportSummary(w io.Writer, out string, m *corpus.ExportManifest) {
-	fmt.Fprintf(w, "export: %s (%s), %d records in, %d out", out, m.Format, m.RecordsIn, m.RecordsOut)
+	fmt.Fprintf(w, "export: %s (%s%s), %d records in, %d out", out, m.Format, rolesNote(m), m.RecordsIn, m.RecordsOut)
 	if m.ValidOnly {
 		fmt.Fprintf(w, ", %d dropped (rubric no longer holds), %d invalid items dropped", m.RecordsDropped, m.ItemsDropped)
 	}
 	fmt.Fprintln(w)
+	writeExportRoles(w, m)
 	if r := m.Review; r != nil {
 		fmt.Fprintf(w, "  review: %d items rejected, %d edited, %d accepted (%s); %d records dropped, %d conflicts (policy %s), %d stale decisions not applied\n",
 			r.ItemsRejected, r.ItemsEdited, r.ItemsAccepted, reviewers(r.Reviewers), r.RecordsDropped, r.Conflicts, r.Policy, r.Stale)

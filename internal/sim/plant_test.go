@@ -153,6 +153,7 @@ func TestParsePlant(t *testing.T) {
 		{"misaligned=0.12,saturated=0.1,dead=0.1,noise=0.08,redundant=0.25,judge-noise=0.001",
 			&Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}, ""},
 		{"dead=1", &Plant{Dead: 1}, ""},
+		{"redundant=0.5,paraphrase-noise=0.1,few-correct=0.3", &Plant{Redundant: 0.5, ParaphraseNoise: 0.1, FewCorrect: 0.3}, ""},
 		{"dead=0.5, noise=0.5", &Plant{Dead: 0.5, Noise: 0.5}, ""},
 		{"dead=0.6,noise=0.5", nil, "add up to 1.1"},
 		{"dead=1.5", nil, "from 0 to 1"},
@@ -180,7 +181,7 @@ func FuzzParsePlant(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, v := range []float64{p.Misaligned, p.Saturated, p.Dead, p.Noise, p.Redundant, p.JudgeNoise} {
+		for _, v := range []float64{p.Misaligned, p.Saturated, p.Dead, p.Noise, p.Redundant, p.JudgeNoise, p.ParaphraseNoise, p.FewCorrect} {
 			if !(v >= 0 && v <= 1) {
 				t.Fatalf("%q: rate %v out of [0, 1]", spec, v)
 			}
@@ -189,4 +190,59 @@ func FuzzParsePlant(f *testing.F) {
 			t.Fatalf("%q: shares add up to more than 1", spec)
 		}
 	})
+}
+
+// TestParaphraseNoise: with ParaphraseNoise a paraphrase's verdict is its
+// original's flipped on a draw of its own at that rate (beside the judge
+// noise they share), so their verdict vectors differ in about that share
+// of the rollouts; without it they never differ.
+func TestParaphraseNoise(t *testing.T) {
+	ps := loadPrompts(t)
+	problem := "Compute 6 times 7."
+	for _, rate := range []float64{0, 0.1} {
+		s := New(Config{Plant: &Plant{Redundant: 1, ParaphraseNoise: rate, JudgeNoise: 0.02}, Seed: 5, Answers: map[string]string{problem: "42"}})
+		items := []schema.Item{{ID: 1, Type: schema.TypeSuggest, Text: "Checks condition number 1.", Polarity: 1}}
+		items = append(items, schema.Item{ID: 2, Type: schema.TypeSuggest, Text: paraphrase(items[0].Text), Polarity: 1})
+		const n = 2000
+		differ := 0
+		for r := range n {
+			sol := fmt.Sprintf("### Step 1: Multiply\nAttempt %d gives 42.\n<answer>42</answer>", r)
+			msgs, err := ps.SatisfyMessages(problem, sol, "42", items)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := schema.ParseSatisfaction(complete(t, s, seeded(msgs, 1, 1)).Choices[0].Message.Content, itemIDs(items), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Satisfied != got[1].Satisfied {
+				differ++
+			}
+		}
+		if share := float64(differ) / n; math.Abs(share-rate) > 0.02 {
+			t.Errorf("paraphrase noise %v: verdicts differ on %.3f of the rollouts", rate, share)
+		}
+	}
+}
+
+// TestFewCorrectProblems: with FewCorrect a share of the problems is solved
+// rarely (a correct rate from 0.03 to 0.15), the others as without it.
+func TestFewCorrectProblems(t *testing.T) {
+	s := New(Config{Plant: &Plant{FewCorrect: 0.4}, CorrectRate: 0.6, Seed: 9})
+	plain := New(Config{Plant: &Plant{}, CorrectRate: 0.6, Seed: 9})
+	few := 0
+	const n = 2000
+	for i := range n {
+		p := fmt.Sprintf("Problem %d", i)
+		rate := s.problemCorrectRate(p)
+		switch {
+		case rate >= 0.03 && rate <= 0.15 && plain.problemCorrectRate(p) != rate:
+			few++
+		case rate != plain.problemCorrectRate(p):
+			t.Fatalf("%s: rate %v, %v without few-correct problems", p, rate, plain.problemCorrectRate(p))
+		}
+	}
+	if share := float64(few) / n; math.Abs(share-0.4) > 0.04 {
+		t.Errorf("few-correct problems: %.3f of %d; want 0.4", share, n)
+	}
 }

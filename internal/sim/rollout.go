@@ -184,11 +184,15 @@ func (s *Server) padToLength(r *rng, c cues, sentences []string) []string {
 	return sentences
 }
 
-// problemCorrectRate is a problem's own chance of a correct rollout. Its mean
-// over problems is Config.CorrectRate: a quarter of the weight goes to
+// problemCorrectRate is a problem's own chance of a correct rollout: with
+// Plant.FewCorrect, a share of the problems is solved rarely (0.03 to
+// 0.15); the others' mean is Config.CorrectRate: a quarter of the weight goes to
 // problems that are always right or always wrong, the rest spreads evenly
 // around the mean.
 func (s *Server) problemCorrectRate(problem string) float64 {
+	if p := s.cfg.Plant; p != nil && p.FewCorrect > 0 && unit(key(s.cfg.Seed, "few-correct", problem)) < p.FewCorrect {
+		return 0.03 + 0.12*unit(key(s.cfg.Seed, "few-correct-rate", problem))
+	}
 	c := s.cfg.CorrectRate
 	u := unit(key(s.cfg.Seed, "difficulty", problem))
 	v := unit(key(s.cfg.Seed, "spread", problem))

@@ -55,6 +55,10 @@ func itemType(rng *rand.Rand, style string, k, n int) (string, float64) {
 	return []string{schema.TypeSuggest, schema.TypePitfall, schema.TypeBonus}[k%3], 1
 }
 
+// RedundantSource is the position of the aligned item a redundant item at
+// position k copies: the last aligned item before it.
+func RedundantSource(kinds []Kind, k int) int { return redundantSource(kinds, k) }
+
 // redundantSource is the last aligned item before k (plantKinds makes sure
 // there is one).
 func redundantSource(kinds []Kind, k int) int {
@@ -66,19 +70,25 @@ func redundantSource(kinds []Kind, k int) int {
 	return 0
 }
 
-// goodSide draws x (the good-side value) of an item of kind k on a rollout.
-func goodSide(rng *rand.Rand, k Kind, answer, correct bool) bool {
+// goodSide draws x (the good-side value) of an item of kind k on a rollout;
+// aligned holds the aligned kind's rates on correct and flawed rollouts
+// (zero: the defaults, Options.Aligned).
+func goodSide(rng *rand.Rand, k Kind, answer, correct bool, aligned [2]float64) bool {
+	misaligned := [2]float64{aligned[1], aligned[0]}
+	if aligned == ([2]float64{}) {
+		aligned, misaligned = [2]float64{0.85, 0.25}, [2]float64{0.2, 0.8}
+	}
 	switch {
 	case answer:
 		return correct
 	case k == Aligned && correct:
-		return rng.Float64() < 0.85
+		return rng.Float64() < aligned[0]
 	case k == Aligned:
-		return rng.Float64() < 0.25
+		return rng.Float64() < aligned[1]
 	case k == Misaligned && correct:
-		return rng.Float64() < 0.2
+		return rng.Float64() < misaligned[0]
 	case k == Misaligned:
-		return rng.Float64() < 0.8
+		return rng.Float64() < misaligned[1]
 	case k == Saturated:
 		return true
 	case k == Dead:
@@ -88,24 +98,32 @@ func goodSide(rng *rand.Rand, k Kind, answer, correct bool) bool {
 }
 
 // addVerdicts gives every rollout a verdict on every item, with judge noise
-// on top, and stores the empirical figures the verdicts give (as the
-// pipeline's empirical stage does).
-func addVerdicts(rng *rand.Rand, rec *schema.Record, kinds []Kind, correct []bool, noise float64) {
+// on top (and paraphrase noise on redundant items), and stores the
+// empirical figures the verdicts give (as the pipeline's empirical stage
+// does).
+func addVerdicts(rng *rand.Rand, rec *schema.Record, kinds []Kind, correct []bool, o Options) {
+	noise := o.JudgeNoise
 	n := len(rec.Rubric)
 	x := make([]bool, n)
+	flip := make([]bool, n)
 	for j := range rec.Rollouts {
 		ro := &rec.Rollouts[j]
 		ro.Satisfaction = make([]schema.Satisfaction, n)
 		for k, it := range rec.Rubric {
 			if kinds[k] == Redundant {
-				x[k] = x[redundantSource(kinds, k)]
+				// graded as its source, the judge's error included (as the
+				// simulated endpoint grades a paraphrase), then flipped
+				// again on a draw of its own
+				src := redundantSource(kinds, k)
+				x[k], flip[k] = x[src], flip[src]
+				if o.ParaphraseNoise > 0 && rng.Float64() < o.ParaphraseNoise {
+					flip[k] = !flip[k]
+				}
 			} else {
-				x[k] = goodSide(rng, kinds[k], it.Type == schema.TypeAnswer, correct[j])
+				x[k] = goodSide(rng, kinds[k], it.Type == schema.TypeAnswer, correct[j], o.Aligned)
+				flip[k] = rng.Float64() < noise
 			}
-			sat := x[k] != (it.Polarity < 0)
-			if rng.Float64() < noise {
-				sat = !sat
-			}
+			sat := (x[k] != (it.Polarity < 0)) != flip[k]
 			ro.Satisfaction[k] = schema.Satisfaction{ID: it.ID, Satisfied: sat, Step: 0}
 		}
 	}

@@ -65,6 +65,17 @@ type Options struct {
 	Mix   Mix // default DefaultMix
 	// JudgeNoise is the chance that a verdict is flipped; default 0.05, <0 none.
 	JudgeNoise float64
+	// ParaphraseNoise is the chance a redundant item's verdict is flipped
+	// again, beyond its source's (two wordings a judge grades apart; they
+	// share the judge's errors otherwise).
+	ParaphraseNoise float64
+	// FewCorrect is the share of records with one or two correct rollouts
+	// (the others draw how many are correct uniformly).
+	FewCorrect float64
+	// Aligned are the aligned kind's good-side rates on correct and on
+	// flawed rollouts (misaligned items swap them); zero: 0.85 and 0.25
+	// (misaligned: 0.2 and 0.8).
+	Aligned [2]float64
 	// NoVerdicts writes the records as a run without the empirical stage
 	// would: no satisfaction verdicts, no empirical figures.
 	NoVerdicts bool
@@ -161,7 +172,7 @@ func (o Options) Record(i int) (schema.Record, []Kind) {
 	rec := baseRecord(i, style, o.Seed)
 	kinds := plantKinds(rng, style, o.Items, o.Mix)
 	rec.Rubric = rubric(rng, i, style, kinds)
-	correct := correctness(rng, o.Rollouts)
+	correct := correctness(rng, o.Rollouts, o.FewCorrect)
 	rec.Rollouts = make([]schema.Rollout, o.Rollouts)
 	for j := range rec.Rollouts {
 		rec.Rollouts[j] = rollout(j, correct[j], i)
@@ -174,7 +185,7 @@ func (o Options) Record(i int) (schema.Record, []Kind) {
 		rec.Provenance.EmpiricalModel, rec.Provenance.SatisfyTemplate, rec.Provenance.Alpha = nil, nil, nil
 		return rec, kinds
 	}
-	addVerdicts(rng, &rec, kinds, correct, o.JudgeNoise)
+	addVerdicts(rng, &rec, kinds, correct, o)
 	return rec, kinds
 }
 
@@ -230,11 +241,15 @@ func draw(rng *rand.Rand, mix Mix, total float64) Kind {
 	return Aligned
 }
 
-// correctness draws how many rollouts are correct (0 to n, uniformly) and
-// which.
-func correctness(rng *rand.Rand, n int) []bool {
+// correctness draws how many rollouts are correct (with chance few one or
+// two, else 0 to n uniformly) and which.
+func correctness(rng *rand.Rand, n int, few float64) []bool {
 	c := make([]bool, n)
-	for _, j := range rng.Perm(n)[:rng.IntN(n+1)] {
+	k := rng.IntN(n + 1)
+	if few > 0 && rng.Float64() < few {
+		k = min(n, 1+rng.IntN(2))
+	}
+	for _, j := range rng.Perm(n)[:k] {
 		c[j] = true
 	}
 	return c

@@ -99,6 +99,25 @@ func (s *Server) liveLabel(lab *schema.Label) (*schema.Label, int64) {
 	return &out, v.Version
 }
 
+// extraLogVersion is the extra_logs key of /get_reward under --state-dir:
+// the live rubric's version each sample was scored with, the
+// rubric_version the other protocols' results name (0: a sample of no live
+// rubric, scored with the corpus's).
+const extraLogVersion = "rubric/version"
+
+// logRubricVersions adds rubric/version to /get_reward's extra_logs under
+// --state-dir; without it the key is absent, as rubric_version is.
+func (s *Server) logRubricVersions(logs map[string][]float64, results []reward.Result) {
+	if s.cfg.Live == nil {
+		return
+	}
+	v := make([]float64, len(results))
+	for i, r := range results {
+		v[i] = float64(r.RubricVersion)
+	}
+	logs[extraLogVersion] = v
+}
+
 // recordLive adds a scored group to its problem's window: the on-policy
 // responses whose judgment did not fail, with their verdicts on every
 // judged item.

@@ -426,6 +426,7 @@ func (s *Server) getReward(ctx context.Context, w http.ResponseWriter, body []by
 		}
 		logs[extraLogFailureRate][i] = rate
 	}
+	s.logRubricVersions(logs, results)
 	s.answer(w, map[string]any{"rewards": rewards, "scores": scores, "extra_logs": logs})
 }
 
