@@ -3,6 +3,7 @@ module github.com/rubricforge/rubricforge
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/klauspost/compress v1.17.9

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 )
 
 // AgreementReport is what `validate rejudge` and `validate agreement`
@@ -147,7 +149,7 @@ func (r *AgreementReport) WriteJSON(w io.Writer) error {
 
 // WriteText writes the report for a person, no wider than Width columns.
 func (r *AgreementReport) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := errwriter.New(w)
 	fmt.Fprintln(ew, clip("corpus: "+strings.Join(r.Corpus, " ")))
 	fmt.Fprintln(ew, clip("stored validity verdicts against "+r.Against))
 	r.textHow(ew)
@@ -163,7 +165,7 @@ func (r *AgreementReport) WriteText(w io.Writer) error {
 		}
 		t.write(ew)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func (r *AgreementReport) textHow(w io.Writer) {

@@ -21,6 +21,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 		PitfallBonus:  a.coOccurrence(),
 		Unavailable:   []Unavailable{},
 		Grounded:      a.groundedReport(),
+		RunInput:      in.RunInput,
 	}
 	if in.Format == FormatVerl {
 		why := "a verl export's label column holds the rubric only; audit the run directory it came from"
@@ -31,6 +32,7 @@ func (a *acc) report(in *Input, set *settings) *Report {
 			r.Unavailable = append(r.Unavailable, Unavailable{s, why})
 		}
 		r.Empirical = a.empirical(false)
+		r.leaveOutTheOtherKind()
 		return r
 	}
 	r.PassRates = a.passRates()

@@ -23,7 +23,7 @@ const (
 	RuleNoQuestion      = "no_question"      // a blank question
 	RuleNoCriteria      = "no_criteria"      // a question without criteria
 	RuleCriterionID     = "criterion_id"     // a blank or repeated criterion id
-	RuleCriterionWeight = "criterion_weight" // a negative or non-finite weight, or a total weight not above 0
+	RuleCriterionWeight = "criterion_weight" // a negative or non-finite weight, one outside the template's 1-5 scale, or a total weight not above 0
 	RuleCriterionText   = "criterion_text"   // a criterion without name or description
 )
 
@@ -73,6 +73,10 @@ type Grounded struct {
 	// score the same on every closed-book answer (no training signal).
 	Measured int64 `json:"empirical_measured"`
 	Constant int64 `json:"empirical_constant"`
+	// NoSignalShare is Constant over Measured: the share of measured
+	// criteria every closed-book answer scored alike, which give a policy
+	// no training signal; null when none was measured.
+	NoSignalShare *float64 `json:"no_signal_share"`
 	// OpenBookEdge is the criteria's open/closed-book edge; absent when no
 	// passage has open-book answers (a run without empirical.open_book).
 	OpenBookEdge   *OpenBookEdge `json:"open_book_edge,omitempty"`
@@ -263,7 +267,7 @@ func (a *acc) groundedReport() *Grounded {
 		TotalWeight: summaryOrNil(g.totalWeight), Completeness: make([]FieldFill, len(criterionFields)),
 		QuestionChars: summaryOrNil(g.questionChars), PassageChars: summaryOrNil(g.passageChars), Overlap: summaryOrNil(g.overlap),
 		CopyWords: CopyWords, Copying: g.copying, CopyingRate: ratio(g.copying, g.questions),
-		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant,
+		Validity: g.validity, ByPosition: []TypeValidity{}, Measured: g.measured, Constant: g.constant, NoSignalShare: ratio(g.constant, g.measured),
 		Genres: g.genres.counts(), Depths: g.depths.counts(), ReasoningModes: g.modes.counts(), OpenBookEdge: g.edge.report(),
 	}
 	for _, w := range slices.Sorted(maps.Keys(g.weights)) {
@@ -338,8 +342,12 @@ func (a *acc) checkGrounded(r *row, rowNum int64) {
 				a.violate(r, rowNum, nil, RuleCriterionID, "%s, criterion id %q appears twice", where, c.ID)
 			}
 			seen[c.ID] = true
-			if math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0 {
+			switch {
+			case math.IsNaN(c.Weight) || math.IsInf(c.Weight, 0) || c.Weight < 0:
 				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v", where, c.ID, c.Weight)
+			case c.Weight < schema.MinWeight || c.Weight > schema.MaxWeight: // the scale the synthesis template states (prompts.MinWeight, MaxWeight)
+				a.violate(r, rowNum, nil, RuleCriterionWeight, "%s, criterion %q has weight %v, outside the %d-%d scale the synthesis template asks for",
+					where, c.ID, c.Weight, schema.MinWeight, schema.MaxWeight)
 			}
 			if strings.TrimSpace(c.Name) == "" || strings.TrimSpace(c.Description) == "" {
 				a.violate(r, rowNum, nil, RuleCriterionText, "%s, criterion %q lacks a name or a description", where, c.ID)
@@ -445,7 +453,11 @@ func (r *Report) textGrounded(w io.Writer) {
 	if g == nil {
 		return
 	}
-	heading(w, "Grounded records: %s passages, %s questions, %s criteria", num(g.Records), num(g.Questions), num(g.Criteria))
+	if r.Corpus.Format == FormatVerl {
+		heading(w, "Grounded records: %s rows of a verl export (one a question), %s criteria", num(g.Records), num(g.Criteria))
+	} else {
+		heading(w, "Grounded records: %s passages, %s questions, %s criteria", num(g.Records), num(g.Questions), num(g.Criteria))
+	}
 	t := newTable("per question", "mean", "std", "median", "min", "max")
 	for _, s := range []struct {
 		name string

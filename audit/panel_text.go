@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // textJudgePanel writes the Judge panel section; nothing when no record
@@ -12,7 +13,7 @@ func (r *Report) textJudgePanel(w io.Writer) {
 	if p == nil {
 		return
 	}
-	heading(w, "Judge panel: %s records judged by panels", num(p.Records))
+	heading(w, "Judge panel: %s records judged by %s", num(p.Records), p.panelSize())
 	indented(w, "the stored verdicts are the panel's: a strict majority, a judge that failed counting as a vote "+
 		"against and a tie as no; each judge's agreement is with the panel's verdict, over the verdicts it gave")
 	t := newTable("judge", "stage", "model", "records").leftAlign(1, 2)
@@ -58,4 +59,40 @@ func (v *PanelVerdicts) text(w io.Writer, name, rate string) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %s rates with 95%% Wilson intervals (a judge's over the verdicts it gave)\n", rate)
 	writeRates(w, rate+": panel", v.Rates)
+}
+
+// panelSize is "a panel of 3 judges", or the size by stage when the
+// stages' panels differ ("panels of 3 judges (judge) and 1 judge
+// (empirical)").
+func (p *JudgePanel) panelSize() string {
+	var stages []string
+	count := map[string]int{}
+	for _, m := range p.Judges {
+		if count[m.Stage] == 0 {
+			stages = append(stages, m.Stage)
+		}
+		count[m.Stage]++
+	}
+	judges := func(n int) string {
+		if n == 1 {
+			return "1 judge"
+		}
+		return fmt.Sprintf("%d judges", n)
+	}
+	same := true
+	for _, s := range stages {
+		same = same && count[s] == count[stages[0]]
+	}
+	if len(stages) == 0 || same {
+		n := 0
+		if len(stages) > 0 {
+			n = count[stages[0]]
+		}
+		return "a panel of " + judges(n)
+	}
+	var parts []string
+	for _, s := range stages {
+		parts = append(parts, fmt.Sprintf("%s (%s)", judges(count[s]), s))
+	}
+	return "panels of " + strings.Join(parts, " and ")
 }

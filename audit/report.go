@@ -2,6 +2,8 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
@@ -31,13 +33,72 @@ type Report struct {
 	Discrimination *Discrimination `json:"discrimination"`
 	Reliability    *Reliability    `json:"reliability"`
 	// JudgePanel is null when no record was judged by a panel.
-	JudgePanel  *JudgePanel   `json:"judge_panel"`
-	Grounded    *Grounded     `json:"grounded"` // null without grounded records
+	JudgePanel *JudgePanel `json:"judge_panel"`
+	Grounded   *Grounded   `json:"grounded"` // null without grounded records
+	// RunInput is what of a run's input its corpus does not hold, from
+	// its report.json; null unless a run directory with one.
+	RunInput    *RunInput     `json:"run_input"`
 	Unavailable []Unavailable `json:"unavailable"`
 	// LiveStats says what a training run's live statistics changed in a
 	// corpus made by distill refine --from-stats (its from-stats.json); null
 	// for any other corpus.
 	LiveStats *corpus.FromStats `json:"live_stats"`
+}
+
+// RunInput is a run's account of its input (RUN/report.json): its units
+// (problems or passages), those in the corpus, and those it made no record
+// of, with why.
+type RunInput struct {
+	Units          string       `json:"units"` // problems or passages
+	InputRows      int64        `json:"input_rows"`
+	Unique         int64        `json:"unique"`
+	Duplicates     int64        `json:"duplicates"`
+	BadLines       int64        `json:"bad_lines"`
+	Done           int64        `json:"done"`
+	Failed         int64        `json:"failed"`
+	LeftOut        int64        `json:"left_out"`
+	LeftOutShare   *float64     `json:"left_out_share"` // of the unique units; null when there are none
+	LeftOutByStage []StageCount `json:"left_out_by_stage"`
+	Pending        int64        `json:"pending"`
+	// DuplicateDocuments counts the documents of a grounded input left out
+	// as copies of earlier ones; SkippedFiles the files of its
+	// directories that are not documents (null when none).
+	DuplicateDocuments int64         `json:"duplicate_documents"`
+	SkippedFiles       *SkippedFiles `json:"skipped_files"`
+}
+
+// StageCount is how many units a stage left out.
+type StageCount struct {
+	Stage string `json:"stage"`
+	Units int64  `json:"units"`
+}
+
+// SkippedFiles are the files of a grounded input's directories that are
+// no documents, by extension (source.SkippedFiles's keys).
+type SkippedFiles struct {
+	Files int64 `json:"files"`
+	ByExt []struct {
+		Ext   string `json:"ext"`
+		Files int64  `json:"files"`
+	} `json:"by_extension"`
+	Examples []string `json:"examples"`
+}
+
+// String is "57 files that are not documents (55 .png, 2 .gotmpl)".
+func (s *SkippedFiles) String() string {
+	var parts []string
+	for _, e := range s.ByExt {
+		ext := e.Ext
+		if ext == "" {
+			ext = "with no extension"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", e.Files, ext))
+	}
+	what := "files that are not documents"
+	if s.Files == 1 {
+		what = "file that is not a document"
+	}
+	return fmt.Sprintf("%d %s (%s)", s.Files, what, strings.Join(parts, ", "))
 }
 
 // CorpusInfo says what was read.

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // Kinds of corpus path.
@@ -57,7 +58,10 @@ type Input struct {
 	// RunTotals are the run's request totals from RUN/report.json; nil
 	// when it has none or it does not read.
 	RunTotals *RunTotals
-	MaxItems  int // the largest distill.max_items of the jobs in the run; 0 when unknown
+	// RunInput is the run's account of its input, from RUN/report.json;
+	// nil likewise.
+	RunInput *RunInput
+	MaxItems int // the largest distill.max_items of the jobs in the run; 0 when unknown
 	// Refined is what refine.json says when the run is a refinement by
 	// distill refine; nil otherwise.
 	Refined *Refined
@@ -130,7 +134,7 @@ func Open(paths ...string) (*Input, error) {
 		}
 		if i == 0 {
 			in.Kind, in.Format = part.Kind, part.Format
-			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals, in.Refined = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals, part.Refined
+			in.ManifestFingerprint, in.MaxItems, in.Export, in.RunTotals, in.RunInput, in.Refined = part.ManifestFingerprint, part.MaxItems, part.Export, part.RunTotals, part.RunInput, part.Refined
 		} else if part.Format != in.Format {
 			return nil, fmt.Errorf("%s holds %s rows but %s holds %s rows; audit them separately: %w", p, part.Format, paths[0], in.Format, ErrNotAuditable)
 		}
@@ -142,7 +146,7 @@ func Open(paths ...string) (*Input, error) {
 		in.Refined = nil // a refinement's figures are its own corpus's, not a mix's
 	}
 	if len(paths) > 1 {
-		in.RunTotals = nil // one run's totals are not those of what is audited
+		in.RunTotals, in.RunInput = nil, nil // one run's totals are not those of what is audited
 	}
 	return in, nil
 }
@@ -184,7 +188,7 @@ func openRun(dir string) (*Input, error) {
 		in.Files = append(in.Files, File{Path: snap.Path(i), Rows: s.Rows, Bytes: s.Bytes, snap: snap, index: i})
 	}
 	in.MaxItems = maxItemsOf(m)
-	in.RunTotals = readRunTotals(dir)
+	in.RunTotals, in.RunInput = readRunReport(dir)
 	in.Refined = readRefined(dir, m)
 	in.SatisfactionPanel = satisfactionPanel(m)
 	return in, nil
@@ -198,25 +202,68 @@ type RunTotals struct {
 	CacheReads int64
 }
 
-// readRunTotals reads RUN/report.json's totals; nil when it is missing or
-// does not decode (the audit goes on without them).
-func readRunTotals(dir string) *RunTotals {
+// runReport is what validate reads of RUN/report.json (pipeline.Report's
+// keys; audit does not import pipeline).
+type runReport struct {
+	Style    string `json:"style"`
+	Problems *struct {
+		InputRows  int64 `json:"input_rows"`
+		BadLines   int64 `json:"bad_lines"`
+		Duplicates int64 `json:"duplicates"`
+		Unique     int64 `json:"unique"`
+		Done       int64 `json:"done"`
+		Failed     int64 `json:"failed"`
+		LeftOut    int64 `json:"left_out"`
+		Pending    int64 `json:"pending"`
+	} `json:"problems"`
+	LeftOutByStage     map[string]int64 `json:"left_out_by_stage"`
+	DuplicateDocuments int64            `json:"duplicate_documents_total"`
+	SkippedFiles       *SkippedFiles    `json:"skipped_files"`
+	LLM                struct {
+		Total *struct {
+			Requests  int64 `json:"requests"`
+			CacheHits int64 `json:"cache_hits"`
+		} `json:"total"`
+	} `json:"llm"`
+}
+
+// readRunReport reads RUN/report.json's totals and what of the input the
+// run made no record of; nil when it is missing or does not decode (the
+// audit goes on without them).
+func readRunReport(dir string) (*RunTotals, *RunInput) {
 	b, err := os.ReadFile(corpus.Layout{Dir: dir}.Report())
 	if err != nil {
+		return nil, nil
+	}
+	var rep runReport
+	if json.Unmarshal(b, &rep) != nil {
+		return nil, nil
+	}
+	var totals *RunTotals
+	if t := rep.LLM.Total; t != nil {
+		totals = &RunTotals{Requests: t.Requests, CacheReads: t.CacheHits}
+	}
+	return totals, rep.input()
+}
+
+// input is the run's account of its input; nil without one.
+func (rep *runReport) input() *RunInput {
+	p := rep.Problems
+	if p == nil {
 		return nil
 	}
-	var rep struct {
-		LLM struct {
-			Total *struct {
-				Requests  int64 `json:"requests"`
-				CacheHits int64 `json:"cache_hits"`
-			} `json:"total"`
-		} `json:"llm"`
+	in := &RunInput{
+		Units: "problems", InputRows: p.InputRows, Unique: p.Unique, Duplicates: p.Duplicates, BadLines: p.BadLines,
+		Done: p.Done, Failed: p.Failed, LeftOut: p.LeftOut, Pending: p.Pending, LeftOutShare: ratio(p.LeftOut, p.Unique),
+		LeftOutByStage: []StageCount{}, DuplicateDocuments: rep.DuplicateDocuments, SkippedFiles: rep.SkippedFiles,
 	}
-	if json.Unmarshal(b, &rep) != nil || rep.LLM.Total == nil {
-		return nil
+	for _, stage := range slices.Sorted(maps.Keys(rep.LeftOutByStage)) {
+		in.LeftOutByStage = append(in.LeftOutByStage, StageCount{stage, rep.LeftOutByStage[stage]})
 	}
-	return &RunTotals{Requests: rep.LLM.Total.Requests, CacheReads: rep.LLM.Total.CacheHits}
+	if rep.Style == schema.StyleGrounded {
+		in.Units = "passages"
+	}
+	return in
 }
 
 // maxItemsSetting names distill.max_items in the manifest's job history
@@ -328,7 +375,7 @@ func probeJSONL(path string) error {
 	if err != nil {
 		return fmt.Errorf("corpus path: %w", err)
 	}
-	defer fh.Close()
+	defer func() { _ = fh.Close() }() // only read: closing loses nothing
 	br := bufio.NewReaderSize(fh, 1<<16)
 	var keys []string // of the first JSON object that is not a record
 	seen, parsed := 0, 0

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 )
 
 // WriteText writes the report for a person: aligned tables no wider than
 // Width columns.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := errwriter.New(w) // keeps the first write error, so sections need not check each
 	sections := []func(io.Writer){
 		r.textCorpus, r.textProblems, r.textStructure, r.textValidity, r.textCounts, r.textCoOccurrence,
 		r.textPassRates, r.textRollouts, r.textUsage, r.textProvenance, r.textLiveStats, r.textEmpirical, r.textDiscrimination, r.textReliability, r.textJudgePanel, r.textGrounded, r.textUnavailable,
@@ -24,21 +26,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, section := range sections {
 		section(ew)
 	}
-	return ew.err
-}
-
-// errWriter keeps the first write error, so sections need not check each.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	_, e.err = e.w.Write(p)
-	return len(p), nil
+	return ew.Err()
 }
 
 func heading(w io.Writer, format string, args ...any) {
@@ -67,6 +55,73 @@ func (r *Report) textCorpus(w io.Writer) {
 	if c.ValidOnly != nil && *c.ValidOnly {
 		fmt.Fprintln(w, "  exported with --valid-only: items judged invalid were dropped before export")
 	}
+	r.textRunInput(w)
+	if g := r.Grounded; g != nil && g.Measured > 0 {
+		wrapIndented(w, "  ", fmt.Sprintf("criteria with no training signal: %s of %s measured (%s): every closed-book answer scored them alike",
+			num(g.Constant), num(g.Measured), pctText(g.NoSignalShare)))
+	}
+}
+
+// textRunInput says what of a run's input its corpus does not hold.
+func (r *Report) textRunInput(w io.Writer) {
+	in := r.RunInput
+	if in == nil {
+		return
+	}
+	stages := ""
+	if len(in.LeftOutByStage) > 0 {
+		var parts []string
+		for _, c := range in.LeftOutByStage {
+			parts = append(parts, fmt.Sprintf("%s=%d", c.Stage, c.Units))
+		}
+		stages = ": " + strings.Join(parts, " ")
+	}
+	bad := "bad line"
+	if in.Units == "passages" {
+		bad = "unusable document"
+	}
+	wrapIndented(w, "  ", fmt.Sprintf("input: %s unique %s of %s rows (%s, %s)",
+		num(in.Unique), in.Units, num(in.InputRows), plural(in.Duplicates, "duplicate"), plural(in.BadLines, bad)))
+	wrapIndented(w, "    ", fmt.Sprintf("%s in the corpus, %s left out (%s%s), %s failed, %s pending",
+		num(in.Done), num(in.LeftOut), pctText(in.LeftOutShare), stages, num(in.Failed), num(in.Pending)))
+	var more []string
+	if in.SkippedFiles != nil && in.SkippedFiles.Files > 0 {
+		more = append(more, "skipped "+in.SkippedFiles.String())
+	}
+	if in.DuplicateDocuments > 0 {
+		more = append(more, plural(in.DuplicateDocuments, "duplicate document"))
+	}
+	if len(more) > 0 {
+		wrapIndented(w, "    ", strings.Join(more, "; "))
+	}
+}
+
+// wrapIndented writes s at indent, wrapped at the report's width, its
+// later lines indented two more: a line that says what was lost is said
+// in full, never cut.
+func wrapIndented(w io.Writer, indent, s string) {
+	for i, l := range wrap(s, Width-len(indent)-2) {
+		if i > 0 {
+			l = "  " + l
+		}
+		fmt.Fprintln(w, indent+l)
+	}
+}
+
+// plural is "1 duplicate", "2 duplicates".
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return num(n) + " " + word + "s"
+}
+
+// pctText is a share as "50.0%", "-" when it is null.
+func pctText(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**p)
 }
 
 // deref is *s, "" for nil.
@@ -268,7 +323,11 @@ func (r *Report) textUsage(w io.Writer) {
 	if u == nil {
 		return
 	}
-	heading(w, "Tokens and cost of the records (failed problems' spend is in the run's report.json)")
+	units := "problems"
+	if r.Corpus.RubricKind == RubricGrounded {
+		units = "passages"
+	}
+	heading(w, "Tokens and cost of the records (failed and left-out %s' spend is in the run's report.json)", units)
 	fmt.Fprintf(w, "  %s requests sent (%s answers read from the cache), %s prompt + %s completion tokens\n",
 		num(u.Requests), num(u.CachedRequests), num(u.PromptTokens), num(u.CompletionTokens))
 	if u.RunRequests != nil {

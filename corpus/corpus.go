@@ -106,7 +106,7 @@ func Open(dir string, opt Options) (*Run, error) {
 		return nil, err
 	}
 	if err := r.resume(); err != nil {
-		r.lock.release()
+		_ = r.lock.release() // the resume's error is the one that matters
 		return nil, fmt.Errorf("resuming run %s: %w", dir, err)
 	}
 	return r, nil

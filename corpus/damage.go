@@ -66,7 +66,7 @@ func damageOf(fsy fsys.FS, dir string, s ShardInfo, full bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("checking shard %s: %w", s.File, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	return damageOfOpen(f, path, s, full)
 }
 
@@ -153,7 +153,7 @@ func Repair(dir string, opt Options) (Repaired, error) {
 	if err != nil {
 		return res, err
 	}
-	defer r.lock.release()
+	defer func() { _ = r.lock.release() }() // the kernel drops a lock it failed to drop when the process ends
 	if r.man, err = readManifest(r.fs, dir); err != nil {
 		return res, err
 	}

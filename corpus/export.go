@@ -315,6 +315,11 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 // put anything in place: an earlier export in the directory is unchanged.
 var ErrExportStopped = errors.New("export stopped before anything was put in place")
 
+// ErrFormatRefused is the error of an export format that cannot hold the
+// corpus's records (srar-lines of a grounded or factual_process record):
+// a usage error, nothing is written.
+var ErrFormatRefused = errors.New("the format cannot hold this corpus")
+
 // exportSource is what an export reads: the shards of a run directory,
 // opened together (a Snapshot, so that a running run's compaction cannot
 // take a shard away half way), or one shard file.
@@ -325,7 +330,7 @@ type exportSource struct {
 
 func (e exportSource) close() {
 	if e.snap != nil {
-		e.snap.Close()
+		_ = e.snap.Close() // a snapshot only reads
 	}
 }
 
@@ -344,12 +349,12 @@ func openExportSource(src string) (exportSource, error) {
 		}
 		if err != nil {
 			if snap != nil {
-				snap.Close()
+				_ = snap.Close() // a snapshot only reads
 			}
 			return exportSource{}, err
 		}
 		if snap.Len() == 0 {
-			snap.Close()
+			_ = snap.Close() // a snapshot only reads
 			return exportSource{}, fmt.Errorf("corpus %s holds no records yet", src)
 		}
 		return exportSource{snap: snap}, nil

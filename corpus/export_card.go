@@ -207,6 +207,28 @@ func (s *exportStats) typeCounts(t string) *typeCounts {
 	return c
 }
 
+// contentTags are the card's tags for what the records hold: math for
+// rubric items (problems with ground-truth answers), question-answering
+// and document-grounded for grounded questions.
+func (s *exportStats) contentTags() []string {
+	var grounded, math bool
+	for t := range s.types {
+		if t == cardCriterionType {
+			grounded = true
+		} else {
+			math = true
+		}
+	}
+	var tags []string
+	if math || !grounded {
+		tags = append(tags, "math")
+	}
+	if grounded {
+		tags = append(tags, "question-answering", "document-grounded")
+	}
+	return tags
+}
+
 func (s *exportStats) fingerprints() []string {
 	return slices.Sorted(maps.Keys(s.fps))
 }
@@ -245,7 +267,10 @@ func renderCard(in cardInput) []byte {
 func (in cardInput) frontMatter(b *bytes.Buffer) {
 	b.WriteString("---\n")
 	fmt.Fprintf(b, "pretty_name: %q\n", "rubricforge rubric corpus ("+in.opt.Format+")")
-	b.WriteString("tags:\n- rubricforge\n- rubrics\n- reinforcement-learning\n- math\n")
+	b.WriteString("tags:\n- rubricforge\n- rubrics\n- reinforcement-learning\n")
+	for _, tag := range in.stats.contentTags() {
+		fmt.Fprintf(b, "- %s\n", tag)
+	}
 	b.WriteString("task_categories:\n- reinforcement-learning\n")
 	fmt.Fprintf(b, "size_categories:\n- %s\n", sizeCategory(in.manifest.RecordsOut))
 	b.WriteString("configs:\n- config_name: default\n  data_files:\n")

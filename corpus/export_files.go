@@ -88,7 +88,9 @@ func (s *jsonlSink) add(row exportRow, _ int64) error {
 	if err != nil {
 		return fmt.Errorf("record %s: encoding: %w", rec.ID, err)
 	}
-	s.w.WriteString(line)
+	if _, err := s.w.WriteString(line); err != nil {
+		return err
+	}
 	return s.w.WriteByte('\n')
 }
 
@@ -179,9 +181,9 @@ func (w *splitWriter) finishFile() (err error) {
 	f, tmp, s := w.file, w.tmp, w.sink
 	w.file, w.sink = nil, nil
 	defer func() {
-		if err != nil {
-			f.Close()
-			w.fs.Remove(tmp)
+		if err != nil { // the file is dropped: err says why
+			_ = f.Close()
+			_ = w.fs.Remove(tmp)
 		}
 	}()
 	if err := s.close(); err != nil {
@@ -208,7 +210,7 @@ func (w *splitWriter) verify(p *pendingFile) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -228,7 +230,9 @@ func copyCountingLines(dst io.Writer, src io.Reader) (lines int64, err error) {
 	for {
 		n, rerr := src.Read(buf)
 		lines += int64(bytes.Count(buf[:n], []byte{'\n'}))
-		dst.Write(buf[:n])
+		if _, err := dst.Write(buf[:n]); err != nil {
+			return lines, err
+		}
 		if rerr == io.EOF {
 			return lines, nil
 		}
@@ -248,13 +252,13 @@ func (w *splitWriter) close() error {
 
 // abort drops the split's open file and every pending one.
 func (w *splitWriter) abort() {
-	if w.file != nil {
-		w.file.Close()
-		w.fs.Remove(w.tmp)
+	if w.file != nil { // dropped: a temporary file left behind is removed by the next export (exportTempRE)
+		_ = w.file.Close()
+		_ = w.fs.Remove(w.tmp)
 		w.file, w.sink = nil, nil
 	}
 	for _, p := range w.pending {
-		w.fs.Remove(p.tmp)
+		_ = w.fs.Remove(p.tmp)
 	}
 	w.pending = nil
 }
@@ -315,10 +319,10 @@ func (o *outDir) prepare() error {
 // empty: an export that failed or was stopped leaves no empty DIR/data.
 func (o *outDir) removeCreated() {
 	if o.createdData {
-		o.fs.Remove(o.data()) // fails, as it should, when not empty
+		_ = o.fs.Remove(o.data()) // fails, as it should, when not empty
 	}
 	if o.createdDir {
-		o.fs.Remove(o.dir)
+		_ = o.fs.Remove(o.dir) // likewise
 	}
 }
 
@@ -357,7 +361,7 @@ func (o outDir) isOurCard() bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	head := make([]byte, 4096)
 	n, _ := io.ReadFull(f, head)
 	return strings.Contains(string(head[:n]), cardMarker)

@@ -29,7 +29,7 @@ func HasColumn(path string, leaf ...string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("opening shard: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return false, fmt.Errorf("opening shard: %w", err)

@@ -154,7 +154,7 @@ func (rowMaker) rar(row exportRow, _ int64) (RaRRow, error) {
 func (rowMaker) srarLines(row exportRow, _ int64) (SRaRLinesRow, error) {
 	rec := row.rec
 	if rec.Style != schema.StyleSRaR {
-		return SRaRLinesRow{}, fmt.Errorf("record %s has a %s rubric; srar-lines holds SRaR rubrics only (use --format rar or verl)", rec.ID, rec.Style)
+		return SRaRLinesRow{}, fmt.Errorf("%w: record %s has a %s rubric; srar-lines holds SRaR rubrics only (use --format rar or verl)", ErrFormatRefused, rec.ID, rec.Style)
 	}
 	return SRaRLinesRow{Problem: rec.Problem, Rubric: SRaRLines(rec.Rubric), GroundTruth: rec.Answer, ID: rec.ID}, nil
 }

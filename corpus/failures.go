@@ -259,7 +259,7 @@ func (r *Run) liveFailuresLocked() ([]Failure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading failures log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	fl, err := parseFailureLog(path, io.LimitReader(f, r.failLog.End()))
 	if err != nil {
 		return nil, err

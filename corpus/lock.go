@@ -42,17 +42,17 @@ func acquireLock(fsy fsys.FS, l Layout) (lk *runLock, created bool, err error) {
 	}
 	held, err := fsy.Lock(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // not locked, nothing written: err is the failure
 		return nil, false, err
 	}
 	if held {
 		who := describeHolder(f)
-		f.Close()
+		_ = f.Close() // another process holds it; we wrote nothing
 		return nil, false, fmt.Errorf("run directory %s is in use by another distill process (%s): %w", l.Dir, who, ErrLocked)
 	}
-	if err := writeHolder(f); err != nil {
-		fsy.Unlock(f)
-		f.Close()
+	if err := writeHolder(f); err != nil { // the holder note is only a note: dropping the lock is what matters
+		_ = fsy.Unlock(f)
+		_ = f.Close()
 		return nil, false, fmt.Errorf("writing lock holder into %s: %w", path, err)
 	}
 	return &runLock{fs: fsy, f: f}, errors.Is(statErr, fs.ErrNotExist), nil
@@ -95,7 +95,7 @@ func (l *runLock) release() error {
 		return nil
 	}
 	name := l.f.Name()
-	l.f.Truncate(0)
+	_ = l.f.Truncate(0) // best effort (above)
 	uerr := l.fs.Unlock(l.f)
 	cerr := l.f.Close()
 	l.f = nil
@@ -124,7 +124,7 @@ func InUseFS(fsy fsys.FS, dir string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("probing the lock of %s: %w", dir, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var held bool
 	if sl, ok := fsy.(fsys.SharedLocker); ok {
 		held, err = sl.LockShared(f)

@@ -185,7 +185,7 @@ func (m *mergeTemp) name(i int) string {
 
 func (m *mergeTemp) removeAll() {
 	for _, p := range m.files {
-		m.fs.Remove(p)
+		_ = m.fs.Remove(p) // one left behind is removed by the next export (exportTempRE)
 	}
 	m.files = nil
 }

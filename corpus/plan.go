@@ -73,6 +73,11 @@ type PlanInput struct {
 	Sources    map[string]int64 `json:"sources"`
 	// Rest is the problems distill run has left after the pilot.
 	Rest int64 `json:"rest"`
+	// KnownLeftOut counts the passages of a grounded job that the passage
+	// stage leaves out before any request (shorter than
+	// grounded.min_passage_chars, no text, over --passage-chars): known from
+	// the input, never sampled, left out in the projection at no cost.
+	KnownLeftOut int64 `json:"known_left_out,omitempty"`
 }
 
 // PlanRange is a projected figure with its interval.

@@ -81,7 +81,7 @@ func writeShard(fsy fsys.FS, runDir string, idx int, recs []schema.Record, opts 
 		return ShardInfo{}, false, fmt.Errorf("committing shard: %s already exists", final)
 	}
 	if err := writeParquetTemp(fsy, tmp, recs, opts); err != nil {
-		fsy.Remove(tmp)
+		_ = fsy.Remove(tmp) // a leftover temporary shard is never listed, and resume removes it
 		return ShardInfo{}, false, err
 	}
 	info, ids, err := inspectShard(fsy, tmp)
@@ -92,17 +92,17 @@ func writeShard(fsy fsys.FS, runDir string, idx int, recs []schema.Record, opts 
 		info.IDsXXHash64, err = writeIDList(fsy, dir, idx, info.XXHash64, ids)
 	}
 	if err != nil {
-		fsy.Remove(tmp)
+		_ = fsy.Remove(tmp) // likewise
 		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
 	}
 	if err := fsys.SyncDir(fsy, dir); err != nil { // the temp shard durably there before it moves
-		fsy.Remove(tmp)
-		fsy.Remove(filepath.Join(dir, sidecarName(idx)))
+		_ = fsy.Remove(tmp)
+		_ = fsy.Remove(filepath.Join(dir, sidecarName(idx)))
 		return ShardInfo{}, false, err
 	}
 	if err := fsy.Rename(tmp, final); err != nil {
-		fsy.Remove(tmp)
-		fsy.Remove(filepath.Join(dir, sidecarName(idx)))
+		_ = fsy.Remove(tmp) // likewise
+		_ = fsy.Remove(filepath.Join(dir, sidecarName(idx)))
 		return ShardInfo{}, false, fmt.Errorf("renaming shard into place: %w", err)
 	}
 	info.File = shardRelPath(idx)
@@ -116,8 +116,8 @@ func writeParquetTemp(fsy fsys.FS, tmp string, recs []schema.Record, opts []parq
 		return fmt.Errorf("creating shard: %w", err)
 	}
 	defer func() {
-		if f != nil {
-			f.Close()
+		if f != nil { // only when writing failed; the success path closes it and checks
+			_ = f.Close()
 		}
 	}()
 	bw := bufio.NewWriterSize(f, 64<<10)
@@ -175,7 +175,7 @@ func inspectShard(fsy fsys.FS, path string) (info ShardInfo, ids []string, err e
 	if err != nil {
 		return ShardInfo{}, nil, fmt.Errorf("opening shard: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return ShardInfo{}, nil, fmt.Errorf("opening shard: %w", err)
@@ -309,7 +309,7 @@ func readIDs(pf *parquet.File, path string) (ids []string, err error) {
 				break
 			}
 			if err != nil {
-				pages.Close()
+				_ = pages.Close() // read only
 				return nil, fmt.Errorf("shard %s: reading ids of row group %d: %w", path, gi, err)
 			}
 			vr := page.Values()
@@ -323,7 +323,7 @@ func readIDs(pf *parquet.File, path string) (ids []string, err error) {
 				}
 				if err != nil {
 					parquet.Release(page)
-					pages.Close()
+					_ = pages.Close() // read only
 					return nil, fmt.Errorf("shard %s: decoding ids of row group %d: %w", path, gi, err)
 				}
 			}
@@ -429,7 +429,7 @@ func scanFileBatch[T any](fsy fsys.FS, path string, open func(io.ReaderAt, strin
 	if err != nil {
 		return 0, fmt.Errorf("opening shard: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	return scanOpen(f, path, open, batch, fn)
 }
 
@@ -450,7 +450,7 @@ func scanOpen[T any](f interface {
 	if err != nil {
 		return 0, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // only read: closing loses nothing
 	buf := make([]T, max(batch, 1))
 	for {
 		clear(buf) // decoded slices must not alias the previous batch's

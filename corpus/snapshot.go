@@ -63,7 +63,7 @@ func openSnapshotOnce(dir string) (s *Snapshot, gone bool, err error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			again, rerr := readManifest(fsys.OS, dir)
 			if rerr == nil && !again.UpdatedAt.Equal(m.UpdatedAt) {
-				s.Close()
+				_ = s.Close() // a snapshot only reads
 				return nil, true, fmt.Errorf("reading run %s: listed shard %s is missing: %w", dir, sh.File, err)
 			}
 		}

@@ -14,7 +14,9 @@ whose first command contains TEXT, run in the order given
 (each block's commands in their order, but for those ending in "&": the
 servers the caller starts); every --sub replaces FROM by TO in the
 commands before they run (a port, a path), never in the expected output; the
-matches of every --mask (a time, a port) are left out of the comparison.
+matches of every --mask (a time, a port) are left out of the comparison;
+--show-got prints, after a command whose lines differ, all it printed (marked
+"GOT"), to update the block from.
 
 For each expected line it prints "ok" or "DIFFERS" and FILE, as
 examples/readme-check.sh does: a line is ok when the command printed it, on
@@ -110,6 +112,7 @@ def main():
     ap.add_argument("--sub", action="append", default=[], help="FROM=TO: replace FROM by TO in the commands")
     ap.add_argument("--cwd", default=".", help="directory the commands run in")
     ap.add_argument("--mask", action="append", default=[], help="a regular expression whose matches (times, ports) are not compared")
+    ap.add_argument("--show-got", action="store_true", help="after a command whose lines differ, print all it printed")
     args = ap.parse_args()
     subs = [s.split("=", 1) for s in args.sub]
     MASKS.extend(re.compile(m) for m in args.mask)
@@ -129,7 +132,11 @@ def main():
                 for a, b in subs:
                     cmd = cmd.replace(a, b)
                 run = subprocess.run(["bash", "-c", cmd], cwd=args.cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                differs |= check(args.file, expected, run.stdout.split("\n"), sys.stdout)
+                d = check(args.file, expected, run.stdout.split("\n"), sys.stdout)
+                if d and args.show_got:
+                    for line in run.stdout.rstrip("\n").split("\n"):
+                        sys.stdout.write(f"  GOT      {line}\n")
+                differs |= d
     return differs
 
 

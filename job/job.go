@@ -405,18 +405,25 @@ func (j *Job) Validate() error {
 	return v.err()
 }
 
-// validation collects the problems of a job, one line each.
-type validation struct{ problems []string }
+// validation collects the problems of a job, one line each; what is not
+// given comes after the mistakes in what is.
+type validation struct{ problems, missing []string }
 
 func (v *validation) bad(field, format string, args ...any) {
 	v.problems = append(v.problems, field+": "+fmt.Sprintf(format, args...))
 }
 
+// notGiven records a setting that is missing.
+func (v *validation) notGiven(field, format string, args ...any) {
+	v.missing = append(v.missing, field+": "+fmt.Sprintf(format, args...))
+}
+
 func (v *validation) err() error {
-	if len(v.problems) == 0 {
+	all := append(v.problems, v.missing...)
+	if len(all) == 0 {
 		return nil
 	}
-	return &UsageError{Problems: v.problems}
+	return &UsageError{Problems: all}
 }
 
 func (j *Job) validateInput(v *validation) {
@@ -443,10 +450,15 @@ func (j *Job) validateInput(v *validation) {
 }
 
 func (j *Job) validateEndpoints(v *validation) {
+	// A stage without an endpoint or model of its own takes the
+	// rollout's: one that is missing is said once, as the rollout's.
 	checkEndpoint := func(stage string, e Endpoint) {
-		checkBaseURL(v, stage, e.BaseURL)
-		if e.Model == "" {
-			v.bad(stage+".model", "no model given (use --model)")
+		inherited := stage != StageRollout
+		if e.BaseURL != "" || !inherited || j.Rollout.BaseURL != "" {
+			checkBaseURL(v, stage, e.BaseURL)
+		}
+		if e.Model == "" && (!inherited || j.Rollout.Model != "") {
+			v.notGiven(stage+".model", "no model given (use --model%s)", everyStage(stage))
 		}
 		if err := llm.CheckEndpointKind(e.Kind); err != nil {
 			v.bad(stage+".endpoint_kind", "%v", err)
@@ -467,10 +479,19 @@ func (j *Job) validateEndpoints(v *validation) {
 	}
 }
 
+// everyStage notes, of the rollout stage's endpoint, that every other
+// stage takes it unless it names its own.
+func everyStage(field string) string {
+	if field == StageRollout {
+		return "; every stage uses it unless it names its own"
+	}
+	return ""
+}
+
 // checkBaseURL reports a missing or unusable base URL of field's endpoint.
 func checkBaseURL(v *validation, field, baseURL string) {
 	if baseURL == "" {
-		v.bad(field+".base_url", "no endpoint given (use --base-url)")
+		v.notGiven(field+".base_url", "no endpoint given (use --base-url%s)", everyStage(field))
 	} else if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.bad(field+".base_url", "%q is not an http(s) URL", baseURL)
 	} else if u.User != nil {
@@ -655,6 +676,7 @@ func PrepareJob(file string, override func(*Job)) (Job, error) {
 	if job.Style == schema.StyleGrounded && !fileSetsKey(file, "split") {
 		job.Split = GroundedSplit
 	}
+	job.groundedTokenDefaults()
 	job.Normalize()
 	var ue *UsageError
 	if errors.As(job.Validate(), &ue) {

@@ -74,3 +74,30 @@ func GroundedJudgeTemplate(j *Job) string {
 func LeftOutStage(stage string) bool {
 	return stage == StageSelect || stage == StageQuality || stage == StagePassage
 }
+
+// The token limits a grounded job's stages get when the job sets none
+// (0), so that a model that does not stop cannot run every request to its
+// context length: the distill endpoint's analyze, synthesize and enrich
+// (a synthesis of K questions of up to 10 criteria each is some 2,500
+// tokens a question; raise it for a model that reasons at length first),
+// the validity judge's and the scorer's verdicts.
+const (
+	GroundedDistillMaxTokens = 8192
+	GroundedJudgeMaxTokens   = 4096
+)
+
+// groundedTokenDefaults gives a grounded job's stages that set no token
+// limit the defaults above.
+func (j *Job) groundedTokenDefaults() {
+	if j.Style != schema.StyleGrounded {
+		return
+	}
+	for _, lim := range []struct {
+		v   *int
+		def int
+	}{{&j.Distill.MaxTokens, GroundedDistillMaxTokens}, {&j.Judge.MaxTokens, GroundedJudgeMaxTokens}, {&j.Empirical.MaxTokens, GroundedJudgeMaxTokens}} {
+		if *lim.v == 0 {
+			*lim.v = lim.def
+		}
+	}
+}

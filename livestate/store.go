@@ -103,13 +103,13 @@ func Open(dir string, opt Options) (*Store, error) {
 	set := opt.Settings
 	repair.Write(mustLine(&record{T: recOpen, Replica: opt.Replica, At: opt.Now().UTC().Format(time.RFC3339), Settings: &set}))
 	if _, err := l.Append(repair.Bytes()); err != nil {
-		l.Close()
+		_ = l.Close() // every append is synced or cut back; err is the failure
 		return nil, err
 	}
 	s.claims = newClaims(opt.FS, dir, opt.Replica)
 	for id := range s.probs {
 		if err := s.claims.claim(id); err != nil {
-			l.Close()
+			_ = l.Close()
 			return nil, fmt.Errorf("the state log %s holds problem %s: %w", l.Path(), id, err)
 		}
 	}
@@ -400,7 +400,9 @@ func (rp *replay) apply(r *record) error {
 	switch r.T {
 	case recGroup:
 		var h uint64
-		fmt.Sscanf(r.H, "%x", &h)
+		if _, err := fmt.Sscanf(r.H, "%x", &h); err != nil {
+			return fmt.Errorf("a %q record of problem %s with the group hash %q: %w", r.T, r.P, r.H, err)
+		}
 		if p.seenGroup(h, rp.set.Window) {
 			return nil
 		}
@@ -459,7 +461,9 @@ func (c *claims) claim(id string) error {
 		if werr == nil {
 			werr = fsys.SyncFile(f)
 		}
-		f.Close()
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
 		if werr != nil {
 			return werr
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -249,6 +250,39 @@ func TestInconsistentLogRefused(t *testing.T) {
 	os.WriteFile(path, b, 0o644)
 	if _, err := Open(dir, Options{Settings: testSettings(), Replica: "r1"}); err == nil || !strings.Contains(err.Error(), "line ") || !strings.Contains(err.Error(), "retire of item 1") {
 		t.Errorf("Open of an edited log: %v", err)
+	}
+}
+
+// TestBadGroupHashRefused: a group record whose hash does not parse is
+// refused with its line, not read as hash 0 (which would take the next
+// group with a bad hash for a retry of this one).
+func TestBadGroupHashRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := Open(dir, Options{Settings: testSettings(), Replica: "r1", Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, st, workload()[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "r1.log")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`"h":"[0-9a-f]+"`).ReplaceAll(b, []byte(`"h":"not-hex"`))
+	if bytes.Equal(edited, b) {
+		t.Fatal("the log holds no group hash")
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{Settings: testSettings(), Replica: "r1"}); err == nil || !strings.Contains(err.Error(), "line ") || !strings.Contains(err.Error(), `"not-hex"`) {
+		t.Errorf("Open of a log with a bad group hash: %v", err)
 	}
 }
 

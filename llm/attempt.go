@@ -148,7 +148,9 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 		cl.sent = true
 	}
 	start := time.Now()
+	sent := c.out.add(cl.stage)
 	r, cut := c.send(ctx, cl, deadline)
+	sent()
 	took := time.Since(start)
 	if r.err == nil {
 		r.decoded, r.err = c.decode(r.raw, cl.n)

@@ -232,7 +232,7 @@ func NewBatcher(opt BatchOptions, responses *cache.Cache, meter *Meter) (*Batche
 		}
 	}
 	if err := b.recover(); err != nil {
-		jr.close()
+		_ = jr.close() // recovery failed before anything was appended; err says why
 		return nil, err
 	}
 	return b, nil
@@ -276,7 +276,7 @@ func (b *Batcher) recover() error {
 		_, known := b.states[local]
 		temp := strings.HasPrefix(e.Name(), ".") // a download or a rewrite a kill cut short
 		if (!known || temp) && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
-			b.fs.Remove(filepath.Join(b.opt.Dir, e.Name()))
+			_ = b.fs.Remove(filepath.Join(b.opt.Dir, e.Name()))
 		}
 	}
 	return nil
@@ -450,7 +450,7 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	}
 	rows, err := b.fs.OpenFile(b.path(local, "rows"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		in.Close()
+		_ = in.Close() // nothing written yet; err is the failure
 		return nil, err
 	}
 	bl := &building{

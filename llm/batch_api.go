@@ -142,7 +142,7 @@ func (a *BatchAPI) Upload(ctx context.Context, fsy fsys.FS, path, name string) (
 		pr, pw := io.Pipe()
 		mw := multipart.NewWriter(pw)
 		go func() {
-			defer f.Close()
+			defer func() { _ = f.Close() }() // only read: closing loses nothing
 			err := mw.WriteField("purpose", "batch")
 			if err == nil {
 				var part io.Writer
@@ -157,7 +157,7 @@ func (a *BatchAPI) Upload(ctx context.Context, fsy fsys.FS, path, name string) (
 		}()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+"/files", pr)
 		if err != nil {
-			pr.Close()
+			_ = pr.Close() // stops the writing goroutine; err is the failure
 			return nil, err
 		}
 		req.Header.Set("Content-Type", mw.FormDataContentType())
@@ -406,7 +406,7 @@ func writeStream(fsy fsys.FS, path string, r io.Reader) error {
 		err = fsys.RenameSynced(fsy, tmp, path)
 	}
 	if err != nil {
-		fsy.Remove(tmp)
+		_ = fsy.Remove(tmp)
 	}
 	return err
 }

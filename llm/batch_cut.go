@@ -153,7 +153,7 @@ func (b *Batcher) keepLines(path string, n int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	tmp := fsys.TempPath(path)
 	out, err := b.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -164,11 +164,11 @@ func (b *Batcher) keepLines(path string, n int) (int64, error) {
 	for range n {
 		line, err := r.ReadBytes('\n')
 		if err != nil {
-			out.Close()
-			b.fs.Remove(tmp)
+			_ = out.Close()
+			_ = b.fs.Remove(tmp)
 			return 0, fmt.Errorf("reading %s: %w", path, errors.Join(err, errors.New("fewer lines than rows")))
 		}
-		w.Write(line)
+		_, _ = w.Write(line)
 		size += int64(len(line))
 	}
 	err = errors.Join(w.Flush(), fsys.SyncFile(out), out.Close())
@@ -176,7 +176,7 @@ func (b *Batcher) keepLines(path string, n int) (int64, error) {
 		err = fsys.RenameSynced(b.fs, tmp, path)
 	}
 	if err != nil {
-		b.fs.Remove(tmp)
+		_ = b.fs.Remove(tmp)
 	}
 	return size, err
 }

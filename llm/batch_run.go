@@ -177,7 +177,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 		if err != nil {
 			return err
 		}
-		b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
+		_ = b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
 		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if s.Phase == PhaseUploaded {
@@ -202,7 +202,7 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 				return err
 			}
 		}
-		b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
+		_ = b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
 		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
 	}
 	return nil
@@ -280,7 +280,7 @@ func (b *Batcher) cancelRequested() bool {
 		b.held = cancelledReason
 	}
 	b.mu.Unlock()
-	b.fs.Remove(path)
+	_ = b.fs.Remove(path)
 	return true
 }
 
@@ -299,8 +299,8 @@ func (b *Batcher) drop(s *BatchState, why string) error {
 	s.Phase, s.Note = PhaseDropped, why
 	err = b.journalLocked(s)
 	b.mu.Unlock()
-	b.fs.Remove(b.path(s.Local, "input.jsonl"))
-	b.fs.Remove(b.path(s.Local, "rows"))
+	_ = b.fs.Remove(b.path(s.Local, "input.jsonl"))
+	_ = b.fs.Remove(b.path(s.Local, "rows"))
 	return err
 }
 
@@ -316,11 +316,11 @@ func (b *Batcher) writeOffline(s *BatchState) error {
 	if err != nil {
 		return err
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	if err := writeStream(b.fs, b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
-	b.record(s, func() { s.Phase = PhaseOffline })
+	_ = b.record(s, func() { s.Phase = PhaseOffline })
 	b.log.Info("batch file written for an offline run", "file", b.OfflineInput(s.Local), "rows", s.Rows, "model", s.Model)
 	return nil
 }
@@ -384,7 +384,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		if obj.Status != s.Status || obj.RequestCounts != s.Counts {
-			b.record(s, func() {
+			_ = b.record(s, func() {
 				s.Status, s.Counts = obj.Status, obj.RequestCounts
 				if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
 					b.held = cancelledReason
@@ -476,7 +476,7 @@ func (b *Batcher) relookLost(ctx context.Context) {
 		if err != nil || !found {
 			continue
 		}
-		b.record(s, func() {
+		_ = b.record(s, func() {
 			s.BatchID, s.Phase = obj.ID, PhaseSubmitted
 			s.Note = "found again at the provider as " + obj.ID
 		})
@@ -629,7 +629,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 		b.signal(b.freed) // room at the provider for a held-back file
 	}
 	for _, name := range []string{"input.jsonl", "rows", "output.jsonl"} {
-		b.fs.Remove(b.path(s.Local, name))
+		_ = b.fs.Remove(b.path(s.Local, name))
 	}
 	b.signal(b.changed)
 	return nil

@@ -77,7 +77,7 @@ func readRowList(fsy fsys.FS, path string) ([]rowInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var rows []rowInfo
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
@@ -122,7 +122,7 @@ func eachOutputLine(fsy fsys.FS, path string, fn func(customID string, o rowOutc
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	r := bufio.NewReaderSize(f, 1<<20)
 	for {
 		b, err := r.ReadBytes('\n')
@@ -196,7 +196,7 @@ func readFailures(fsy fsys.FS, path string) ([]rowFailureLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	var out []rowFailureLine
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)

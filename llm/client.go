@@ -36,7 +36,7 @@ func (e Endpoint) String() string {
 func (e Endpoint) GoString() string { return e.String() }
 
 // Format keeps every fmt verb from printing the key.
-func (e Endpoint) Format(f fmt.State, _ rune) { io.WriteString(f, e.String()) }
+func (e Endpoint) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, e.String()) } // fmt keeps the error
 
 // LogValue keeps slog from printing the key.
 func (e Endpoint) LogValue() slog.Value {
@@ -202,6 +202,8 @@ type Client struct {
 	log     *slog.Logger
 	// flights lets identical requests made at once be sent once.
 	flights flights
+	// out are the attempts sent and not yet answered.
+	out sending
 }
 
 // NewClient returns a Client for ep. responses (the response cache) and

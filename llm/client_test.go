@@ -463,11 +463,18 @@ func TestCancellation(t *testing.T) {
 	c := newTestClient(t, srv.endpoint(), opt, nil, nil)
 
 	t.Run("in flight", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
+		before := srv.hits.Load()
+		go func() { // cancel once the request is at the server
+			for srv.hits.Load() == before && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
 		_, err := c.Chat(ctx, simpleRequest("a"))
 		checkErr(t, err, ClassCanceled, []string{"canceled"}, 0, 1)
-		if !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, context.Canceled) {
 			t.Errorf("chain lacks the context error: %v", err)
 		}
 		if s := c.meter.Snapshot().Total; s.Retries != 0 || s.Failures != 0 || len(s.ErrorsByReason) != 0 {
@@ -491,12 +498,21 @@ func TestCancellation(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		ctx, cancel := context.WithCancel(t.Context())
-		time.AfterFunc(20*time.Millisecond, cancel)
 		returned := make(chan error, 1)
 		go func() {
 			_, err := c.Chat(ctx, simpleRequest("b"))
 			returned <- err
 		}()
+		for { // cancel once the call waits for the slot
+			c.ctrl.mu.Lock()
+			waiting := c.ctrl.waiters.Len() == 1
+			c.ctrl.mu.Unlock()
+			if waiting {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
 		select {
 		case err := <-returned:
 			checkErr(t, err, ClassCanceled, []string{"canceled"}, 0, 0)

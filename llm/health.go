@@ -34,6 +34,14 @@ type Health struct {
 	// x-ratelimit-* headers; nil until the server has sent them.
 	Requests *LearnedLimit `json:"requests_limit,omitempty"`
 	Tokens   *LearnedLimit `json:"tokens_limit,omitempty"`
+	// Sending counts the attempts sent and not yet answered; Oldest is how
+	// long the oldest of them has run, OldestStage its stage, and
+	// OldestTypical the median latency of that stage's recent successful
+	// attempts (0: none yet).
+	Sending       int           `json:"sending"`
+	Oldest        time.Duration `json:"oldest,omitempty"`
+	OldestStage   string        `json:"oldest_stage,omitempty"`
+	OldestTypical time.Duration `json:"oldest_typical,omitempty"`
 }
 
 // LearnedLimit is a rate limit as the server announced it.
@@ -56,6 +64,10 @@ func (c *Client) Health() Health {
 	h.RateLimitedLastMinute = c.ctrl.rateLimited.lastMinute(now)
 	h.TimeoutsLastMinute = c.ctrl.timeouts.lastMinute(now)
 	c.ctrl.mu.Unlock()
+	h.Sending, h.OldestStage, h.Oldest = c.out.oldest(now)
+	if h.Sending > 0 {
+		h.OldestTypical = c.dl.typical(h.OldestStage)
+	}
 	if s, ok := c.ctrl.paced.requests.status(); ok {
 		h.Requests = &s
 	}

@@ -191,12 +191,12 @@ type keyWriter struct {
 
 func (k *keyWriter) uint(v uint64) {
 	n := binary.PutUvarint(k.buf[:], v)
-	k.w.Write(k.buf[:n])
+	_, _ = k.w.Write(k.buf[:n]) // a keySink is a hash: its Write never fails
 }
 
 func (k *keyWriter) str(s string) {
 	k.uint(uint64(len(s)))
-	k.w.WriteString(s)
+	_, _ = k.w.WriteString(s) // likewise
 }
 
 // optFloat writes presence, then the IEEE bits with -0 folded into 0.
@@ -211,5 +211,5 @@ func (k *keyWriter) optFloat(f *float64) {
 	}
 	k.uint(1)
 	binary.LittleEndian.PutUint64(k.buf[:8], math.Float64bits(v))
-	k.w.Write(k.buf[:8])
+	_, _ = k.w.Write(k.buf[:8]) // likewise
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rubricforge/rubricforge/job"
@@ -154,7 +155,13 @@ func TestProblemsInFlightDefault(t *testing.T) {
 // rollouts are in, not behind the rollouts of every newer problem. (With a
 // first-come queue, a 429's retry and each later stage queued again behind
 // all of them, and a run with sporadic 429s ended on a long tail.)
-func TestProblemsUnderWayGoFirst(t *testing.T) {
+//
+// It runs in fake time (synctest): a request's 20 ms pass only while every
+// goroutine waits, so the work between a problem's stages takes no time
+// however loaded the machine.
+func TestProblemsUnderWayGoFirst(t *testing.T) { synctest.Test(t, problemsUnderWayGoFirst) }
+
+func problemsUnderWayGoFirst(t *testing.T) {
 	f, tap, opt := inProcessFixture(t, 12, sim.Config{})
 	jb := f.job
 	jb.Limits.Concurrency = 1

@@ -5,6 +5,7 @@ import (
 	"github.com/rubricforge/rubricforge/llm/cache"
 
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -196,7 +197,9 @@ func (l *loop) waitBatches(ctx context.Context) error {
 			}
 		case <-ctx.Done():
 			l.stop.stopNow("interrupted", StopInterrupt)
-			<-done
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) { // the interruption's is expected
+				l.log.Warn("waiting for the batches", "err", err)
+			}
 			return nil
 		}
 	}

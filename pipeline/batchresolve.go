@@ -39,7 +39,7 @@ func ResolveBatch(ctx context.Context, run, local, id string, getenv func(string
 		s.Phase = llm.PhaseDropped
 		s.Note = fmt.Sprintf("forgotten by distill batches resolve (the provider did not know batch %s): its rows are asked again", s.BatchID)
 		for _, name := range []string{"input.jsonl", "rows"} {
-			os.Remove(filepath.Join(batchDir(run), local+"."+name))
+			_ = os.Remove(filepath.Join(batchDir(run), local+"."+name))
 		}
 		return s, llm.AppendBatchState(batchDir(run), s)
 	}

@@ -126,7 +126,7 @@ func TestDocumentInputEntirelyWrong(t *testing.T) {
 		path string
 		want []string
 	}{
-		{pdfs, []string{"holds no .txt or .md files", "1 .html, 2 .pdf"}},
+		{pdfs, []string{"holds no .md, .markdown, .mdx, .rst, .txt or .text files", "1 .html, 2 .pdf"}},
 		{rows, []string{"none of its first 2 lines holds a usable document", `"content"`, "--field-text"}},
 		{binary, []string{"none of its first 1 document files holds usable text", "binary data"}},
 		{filepath.Join(dir, "missing"), []string{"does not exist"}},

@@ -55,8 +55,9 @@ type outcome struct {
 type problemFailure struct {
 	stage, reason string
 	attempts      int
-	transient     bool   // the endpoint ran out of retries: not the problem's fault
-	llmReason     string // the llm error's reason ("refused", "timeout", ...), if any
+	transient     bool      // the endpoint ran out of retries: not the problem's fault
+	llmReason     string    // the llm error's reason ("refused", "timeout", ...), if any
+	rejected      *Rejected // what report.json's sample keeps of a unit left out (its rollouts); nil: its id and reason
 }
 
 // rolloutTally counts sampled rollouts.
@@ -179,7 +180,9 @@ var mathStages = []stage{
 		return err
 	}},
 	{name: job.StageSelect, check: true, run: func(e *engine, _ context.Context, w *unit) error {
-		w.leftOut = e.selectProblem(w.rollouts)
+		if w.leftOut = e.selectProblem(w.rollouts); w.leftOut != nil {
+			w.leftOut.rejected = rejectedOf(w.p, job.StageSelect, w.leftOut.reason, w.rollouts)
+		}
 		return nil
 	}},
 	{name: job.StageDistill, run: func(e *engine, ctx context.Context, w *unit) (err error) {

@@ -117,7 +117,7 @@ func TestGroundedJSONObjectPerStage(t *testing.T) {
 	}
 	t.Log(sum.String())
 	if c := rep.FailureCauses[job.StageAnalyze]; c.Count != rep.Problems.Unique || !strings.Contains(c.Reason, "response_format") ||
-		!strings.Contains(sum.String(), "analyze, most common cause") || !strings.Contains(sum.String(), "json_object.analyze: false") {
+		!strings.Contains(sum.String(), "analyze, most common cause") || !strings.Contains(sum.String(), "json_object: {analyze: false, synthesize: false, judge: false}") {
 		t.Errorf("cause %+v; summary:\n%s", c, sum.String())
 	}
 

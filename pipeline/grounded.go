@@ -565,9 +565,14 @@ func (e *engine) groundedRecord(w *unit) *schema.Record {
 	return rec
 }
 
-// checkPassage leaves out a passage shorter than the minimum, before any
-// request is paid for it.
+// checkPassage leaves out, before any request is paid for it, a passage
+// that is no text (a data URI, base64 data) or longer than a passage may
+// be, and one shorter than the minimum.
 func (e *engine) checkPassage(_ context.Context, w *unit) error {
+	if w.p.LeaveOut != "" {
+		w.leftOut = &problemFailure{stage: job.StagePassage, attempts: 1, reason: "left out before any request: " + w.p.LeaveOut}
+		return nil
+	}
 	least := source.MinPassage(e.job.Grounded)
 	if n := utf8.RuneCountInString(w.p.Text); n < least {
 		w.leftOut = &problemFailure{stage: job.StagePassage, attempts: 1, reason: fmt.Sprintf(

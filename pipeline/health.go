@@ -79,12 +79,20 @@ func (e *engine) endpointHealth() []EndpointHealth {
 	return out
 }
 
-// degradedEndpoints renders the endpoints held back now, for the status line.
+// degradedEndpoints renders the endpoints held back now, for the status
+// line: "held back" when the client lowered its concurrency, "retried"
+// when it met 429s or timeouts in the last minute at its full concurrency
+// (a few faults the retries absorb do not hold a run back).
 func degradedEndpoints(eps []EndpointHealth) []string {
 	var out []string
 	for _, e := range eps {
-		if e.degraded() {
-			out = append(out, e.String())
+		h := e.Health
+		switch {
+		case h.InFlightLimit < h.MaxInFlight:
+			out = append(out, "held back: "+e.String())
+		case e.degraded():
+			out = append(out, fmt.Sprintf("retried: %s (%s): last minute: %d 429s, %d timeouts (at the full concurrency, %d)",
+				e.BaseURL, strings.Join(e.Stages, ", "), h.RateLimitedLastMinute, h.TimeoutsLastMinute, h.MaxInFlight))
 		}
 	}
 	return out

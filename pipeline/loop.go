@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,10 +40,15 @@ type loop struct {
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
 
-	input        inputCounts // shared with the feeder and the workers
-	inputCounted bool        // the input's rows were counted before the session (checkInput)
-	part         partitionFilter
-	stop         stopper
+	input        inputCounts          // shared with the feeder and the workers
+	inputCounted bool                 // the input's rows were counted before the session (checkInput)
+	skipped      *source.SkippedFiles // files of the input's directories that are not documents
+	rejected     []Rejected           // the first problems left out, over every session (Report.Rejected)
+	// warnedJSONObject: the log said that the endpoint refuses
+	// response_format and what to set (once a session).
+	warnedJSONObject bool
+	part             partitionFilter
+	stop             stopper
 
 	// batch mode
 	batcher  *llm.Batcher
@@ -412,7 +419,50 @@ func (l *loop) take(o outcome) error {
 	if act.stopFeeding != "" {
 		l.stop.stopNow(act.stopFeeding+": "+l.budgetString(), act.stopCause)
 	}
-	return act.fatal
+	if act.fatal != nil {
+		return authHint(l.job, l.opt.Getenv, act.fatal)
+	}
+	return nil
+}
+
+// authHint adds to an endpoint's 401 or 403 which variable its key is read
+// from and whether it held one, never the key.
+func authHint(j *job.Job, getenv func(string) string, err error) error {
+	var le *llm.Error
+	if !errors.As(err, &le) || (le.Status != http.StatusUnauthorized && le.Status != http.StatusForbidden) {
+		return err
+	}
+	ep := j.Endpoints()[clientStage(le.Stage)]
+	for _, p := range j.Panels() { // a panel judge with an endpoint of its own
+		for _, jd := range p.Judges {
+			if job.PanelJudgeRef(p.Stage, jd.Name) == le.Stage {
+				ep = jd.Endpoint
+			}
+		}
+	}
+	switch {
+	case ep.APIKeyEnv == "":
+		return fmt.Errorf("%w; no key was sent: the job names no variable to read it from (api_key_env, --api-key-env)", err)
+	case getenv(ep.APIKeyEnv) == "":
+		return fmt.Errorf("%w; no key was sent: %s (api_key_env) is not set or empty: export it, or name the variable that holds the key with --api-key-env", err, ep.APIKeyEnv)
+	}
+	return fmt.Errorf("%w; the key in %s (api_key_env) was refused: check it is this endpoint's (%s)", err, ep.APIKeyEnv, ep.BaseURL)
+}
+
+// clientStage is the job stage whose endpoint a request stage uses: the
+// grounded style's analyze, synthesize and enrich ask the distiller's, its
+// closed-book answers the rollout endpoint, a panel judge its stage's.
+func clientStage(stage string) string {
+	switch stage {
+	case job.StageAnalyze, job.StageSynthesize, job.StageEnrich, StageDecompose:
+		return job.StageDistill
+	case job.StageJudge, job.StageEmpirical, job.StageDistill:
+		return stage
+	}
+	if i := strings.IndexByte(stage, '['); i > 0 { // a panel judge: judge[NAME]
+		return stage[:i]
+	}
+	return job.StageRollout
 }
 
 func (l *loop) recordFailure(p source.Problem, pf *problemFailure, sampled rolloutTally) error {
@@ -427,10 +477,21 @@ func (l *loop) recordFailure(p source.Problem, pf *problemFailure, sampled rollo
 	if job.LeftOutStage(f.Stage) {
 		l.session.leftOut++
 		l.leftOutByStage[f.Stage]++
+		if len(l.rejected) < maxRejected {
+			r := pf.rejected
+			if r == nil {
+				r = rejectedOf(p, f.Stage, f.Reason, nil)
+			}
+			l.rejected = append(l.rejected, *r)
+		}
 		return nil
 	}
 	l.failuresByStage[f.Stage]++
 	l.eng.causes.add(f.Stage, f.Reason)
+	if jsonObjectHint(f.Stage, f.Reason) != "" && !l.warnedJSONObject {
+		l.warnedJSONObject = true
+		l.log.Warn(jsonObjectAdvice, "stage", f.Stage, "reason", f.Reason)
+	}
 	l.session.failed++
 	l.log.Debug("problem failed", "id", f.ID, "stage", f.Stage, "reason", f.Reason)
 	return nil

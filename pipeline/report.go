@@ -69,6 +69,12 @@ type Report struct {
 	// kept. Their passages are among Problems.Duplicates.
 	DuplicateDocumentsTotal int64                      `json:"duplicate_documents_total,omitempty"`
 	DuplicateDocuments      []source.DuplicateDocument `json:"duplicate_documents,omitempty"`
+	// SkippedFiles counts the files of a grounded input's directories that
+	// are not documents, by extension; nil when there are none.
+	SkippedFiles *source.SkippedFiles `json:"skipped_files,omitempty"`
+	// Rejected is a sample of the problems (passages) left out: the first
+	// few over every session, with their rollouts' tails (rejected.go).
+	Rejected []Rejected `json:"rejected_sample,omitempty"`
 
 	// FailureCauses is the most common cause of each stage's failures (of
 	// this session's and the earlier ones still recorded), and of the
@@ -411,6 +417,10 @@ func (l *loop) fillReport() {
 	r.BadLines = slices.Clone(in.badSample)
 	r.DuplicateDocumentsTotal, r.DuplicateDocuments = in.duplicateDocs, slices.Clone(in.duplicateSample)
 	in.mu.Unlock()
+	if l.skipped != nil {
+		r.SkippedFiles = l.skipped
+	}
+	r.Rejected = slices.Clone(l.rejected)
 	r.CorpusRows, r.Rollouts, r.Validity, r.Grounded = l.stats.Rows, l.stats.Rollouts, l.stats.Validity, l.stats.Grounded
 	r.StageSeconds = l.eng.stageTimes.snapshot()
 	r.LLM = l.meter.Snapshot()

@@ -128,11 +128,16 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
+	skipped, err := skippedFiles(&jb, opt)
+	if err != nil {
+		return nil, errors.Join(err, abandonStart(run, fresh))
+	}
 	l, err := newLoop(&jb, opt, run, ps, judgeSets)
 	if err != nil {
 		return nil, errors.Join(err, abandonStart(run, fresh))
 	}
 	defer l.closeLLM()
+	l.skipped = skipped
 	if rows >= 0 {
 		l.input.lines.Store(rows)
 		l.inputCounted = true
@@ -145,6 +150,7 @@ func Run(ctx context.Context, jb job.Job, opt Options) (*Report, error) {
 		runErr = l.compact()
 	}
 	l.finish(runErr)
+	l.logLosses()
 	if err := run.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("closing the run: %w", err)
 		l.report.Status, l.report.StopReason = StatusFailed, runErr.Error()
@@ -226,6 +232,7 @@ func newLoop(j *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSet
 		},
 	}
 	l.failedSampled = failedSampled
+	l.rejected = prev.Rejected
 	if b := j.BudgetShare(); b.Limited() {
 		l.report.Budget = &b
 	}
@@ -375,15 +382,15 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 	l.cache = responses
 	batcher, err := newBatcher(l.job, fingerprint, responses, l.meter, l.opt)
 	if err != nil {
-		responses.Close()
+		_ = responses.Close() // nothing was put yet; err is the failure
 		return fmt.Errorf("opening the run's batches: %w", err)
 	}
 	clients, panelClients, err := newClients(l.job, l.opt, responses, l.meter, batcher)
 	if err != nil {
-		if batcher != nil {
-			batcher.Close()
+		if batcher != nil { // nothing was sent or put yet; err is the failure
+			_ = batcher.Close()
 		}
-		responses.Close()
+		_ = responses.Close()
 		return err
 	}
 	if batcher != nil {
@@ -402,7 +409,9 @@ func (l *loop) openLLM(ps *prompts.Set, judgeSets map[string]*prompts.Set, finge
 				l.log.Warn("closing the batch journal", "err", err)
 			}
 		}
-		responses.Close()
+		if err := responses.Close(); err != nil { // a put that failed already stopped the run; its index may be what is lost
+			l.log.Warn("closing the response cache", "err", err)
+		}
 	}
 	extract := defaultExtract
 	if l.opt.hooks != nil && l.opt.hooks.extract != nil {
@@ -523,6 +532,26 @@ func ProblemsInFlight(j *job.Job) int {
 	return max(1, min(4*j.Limits.Concurrency, memoryBudget/perProblem))
 }
 
+// firstFew joins the first n of items, and counts the rest: "a; b; c;
+// and 12 more".
+func firstFew(items []string, n int, more string) string {
+	if len(items) <= n {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d %s", strings.Join(items[:n], "; "), len(items)-n, more)
+}
+
+// skippedFiles counts the files of a documents input's directories that
+// are not documents, and logs them.
+func skippedFiles(j *job.Job, opt Options) (*source.SkippedFiles, error) {
+	sk, err := source.SpecOf(j).SkippedFiles()
+	if err != nil || sk.Files == 0 {
+		return nil, err
+	}
+	opt.Logger.Info("input: skipped "+sk.String(), "examples", strings.Join(sk.Examples, ", "))
+	return &sk, nil
+}
+
 // checkInput records what this session reads in the run's manifest, after
 // refusing an input whose content is not what the directory's records were
 // made from (see above). It returns the input's rows when the digest
@@ -537,15 +566,22 @@ func checkInput(ctx context.Context, j *job.Job, run *corpus.Run, opt Options) (
 	switch {
 	case len(changes) == 0:
 	case run.DoneCount() == 0:
-		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", strings.Join(changes, "; "))
+		opt.Logger.Info("the run directory holds no records yet, so it takes the changed input", "changed", firstFew(changes, 3, "more"))
 	case opt.Force:
-		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", strings.Join(changes, "; "))
+		opt.Logger.Warn("the input changed; continuing because of --force: records made from the old input stay", "changed", firstFew(changes, 3, "more"))
 	default:
 		return -1, fmt.Errorf("%w (%s):\n  %s\nits records were made from the old content; resume with the input it was made from, use a new --out, or pass --force to keep them and go on",
-			ErrInputChanged, j.Out, strings.Join(changes, "\n  "))
+			ErrInputChanged, j.Out, strings.ReplaceAll(firstFew(changes, 10, "more files changed"), "; ", "\n  "))
 	}
-	if len(grew) > 0 {
-		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", strings.Join(grew, "; "))
+	switch {
+	case len(prev) == 0:
+		var bytes, rows int64
+		for _, f := range now.Files {
+			bytes, rows = bytes+f.Bytes, rows+f.Rows
+		}
+		opt.Logger.Info(fmt.Sprintf("input: %d files, %d bytes", len(now.Files), bytes), "rows", rows)
+	case len(grew) > 0:
+		opt.Logger.Info("the input grew since the last session; its new rows are new work", "grew", firstFew(grew, 3, "more"))
 	}
 	run.SetInputs(now.Files)
 	if source.SpecOf(j).Documents() {

@@ -96,7 +96,14 @@ func (s *Status) WriteText(w io.Writer) {
 		}
 		return
 	}
-	s.Report.WriteSummary(w, s.Dir)
+	if s.Report.EmptyReason() != "" {
+		s.Report.writeRejected(w)
+	}
+	session := "the last session"
+	if s.Report.Status == StatusRunning {
+		session = "the running session"
+	}
+	s.Report.writeSummary(w, s.Dir, session)
 	if s.Report.StoppedBy == StopDied {
 		s.writeDied(w)
 	}

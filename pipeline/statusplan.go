@@ -42,7 +42,7 @@ func (s *Status) writePlan(w io.Writer) {
 	fmt.Fprintf(w, ", records %d vs %s", r.CorpusRows, figures.Count(share*p.Records.Value))
 	if rest := p.Input.Rest; rest > 0 {
 		sessionShare := float64(pc.DoneThisSession+pc.FailedThisSession+pc.LeftOutThisSession) / float64(rest)
-		fmt.Fprintf(w, ", this session's time %s vs %s", figures.Hours(r.ElapsedSeconds), figures.Hours(sessionShare*p.Wall.RestSeconds.Value))
+		fmt.Fprintf(w, ", the last session's time %s vs %s", figures.Hours(r.ElapsedSeconds), figures.Hours(sessionShare*p.Wall.RestSeconds.Value))
 	}
 	fmt.Fprintln(w)
 }

@@ -11,8 +11,14 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// WriteSummary prints the report's figures for a person.
-func (r *Report) WriteSummary(w io.Writer, dir string) {
+// WriteSummary prints the report's figures for a person, as the run that
+// made it ends ("this session").
+func (r *Report) WriteSummary(w io.Writer, dir string) { r.writeSummary(w, dir, "this session") }
+
+// writeSummary is WriteSummary naming the session the report's session
+// figures are of: "this session" for the run itself, "the last session"
+// for distill status.
+func (r *Report) writeSummary(w io.Writer, dir, session string) {
 	p := r.Problems
 	fmt.Fprintf(w, "run directory: %s (%s", dir, r.Status)
 	if r.StopReason != "" {
@@ -25,23 +31,30 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	}
 	words := job.UnitWordsOf(style)
 	units, leftOutBy := words.Units, words.LeftOutBy
+	bad := "bad lines"
+	if style == schema.StyleGrounded {
+		bad = "unusable documents" // files or rows without usable text
+	}
 	switch {
 	case r.Status != StatusRunning:
-		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d bad lines)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d unique of %d input rows (%d duplicates, %d %s)\n", units, p.Unique, p.InputRows, p.Duplicates, p.BadLines, bad)
 	case p.InputLines > 0:
-		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d of %d input rows read so far: %d unique (%d duplicates, %d %s)\n", units, p.InputRows, p.InputLines, p.Unique, p.Duplicates, p.BadLines, bad)
 	default:
-		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d bad lines)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines)
+		fmt.Fprintf(w, "%s: %d input rows read so far (the total is still being counted): %d unique (%d duplicates, %d %s)\n", units, p.InputRows, p.Unique, p.Duplicates, p.BadLines, bad)
 	}
 	r.Partition.writeShare(w)
+	if r.SkippedFiles != nil {
+		fmt.Fprintf(w, "  skipped %s\n", r.SkippedFiles)
+	}
 	r.writeDuplicateDocuments(w)
-	fmt.Fprintf(w, "  done %d (%d this session), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, p.Failed, leftOutBy, p.LeftOut, p.Pending)
+	in := "in " + session
+	if session == "this session" {
+		in = session
+	}
+	fmt.Fprintf(w, "  done %d (%d %s), failed %d, left out by %s %d, pending %d\n", p.Done, p.DoneThisSession, in, p.Failed, leftOutBy, p.LeftOut, p.Pending)
 	if r.LeftOutByStage[job.StagePassage] > 0 { // not only the checks the line above names
-		fmt.Fprint(w, "  left out by stage:")
-		for _, k := range sortedKeys(r.LeftOutByStage) {
-			fmt.Fprintf(w, " %s=%d", k, r.LeftOutByStage[k])
-		}
-		fmt.Fprintf(w, " (passage: shorter than grounded.min_passage_chars; the reasons are in failures.jsonl)\n")
+		fmt.Fprintf(w, "  left out by stage: %s (%s; passage: too short, or no text; the reasons are in failures.jsonl)\n", r.leftOutByStage(), r.leftOutShare(units))
 	}
 	if len(r.FailuresByStage) > 0 {
 		fmt.Fprint(w, "  failures by stage:")
@@ -79,8 +92,55 @@ func (r *Report) WriteSummary(w io.Writer, dir string) {
 	case r.StoppedBy == StopDied:
 		fmt.Fprintf(w, "shards: %d; the session ran for at least %s (its last update, %s)\n", r.Shards, elapsed.Round(time.Second), r.Updated.Local().Format(time.DateTime))
 	default:
-		fmt.Fprintf(w, "shards: %d; this session took %s\n", r.Shards, elapsed)
+		fmt.Fprintf(w, "shards: %d; %s took %s\n", r.Shards, session, elapsed)
 	}
+	if why := r.EmptyReason(); why != "" {
+		fmt.Fprintln(w, why)
+	}
+}
+
+// leftOutByStage is "passage=1 quality=18".
+func (r *Report) leftOutByStage() string {
+	var parts []string
+	for _, k := range sortedKeys(r.LeftOutByStage) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, r.LeftOutByStage[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// leftOutShare is the share of the unique units left out: "33.3% of 3
+// passages".
+func (r *Report) leftOutShare(units string) string {
+	return fmt.Sprintf("%.1f%% of %d %s", pct(r.Problems.LeftOut, r.Problems.Unique), r.Problems.Unique, units)
+}
+
+// logLosses logs, at the end of a session, what of the input the corpus
+// does not hold and why: files that are no documents, duplicates, bad
+// rows, units left out and failed.
+func (l *loop) logLosses() {
+	r := &l.report
+	p := r.Problems
+	if p.LeftOut+p.Failed+p.Duplicates+p.BadLines == 0 && r.SkippedFiles == nil {
+		return
+	}
+	units := job.UnitWordsOf(l.job.Style).Units
+	attrs := []any{"unique", p.Unique, "done", p.Done, "left_out", p.LeftOut, "left_out_share", r.leftOutShare(units), "failed", p.Failed,
+		"duplicates", p.Duplicates, "bad_lines", p.BadLines}
+	if len(r.LeftOutByStage) > 0 {
+		attrs = append(attrs, "left_out_by_stage", r.leftOutByStage())
+	}
+	if r.DuplicateDocumentsTotal > 0 {
+		attrs = append(attrs, "duplicate_documents", r.DuplicateDocumentsTotal)
+	}
+	if r.SkippedFiles != nil {
+		attrs = append(attrs, "skipped_files", r.SkippedFiles.String())
+	}
+	bad := "bad lines"
+	if l.job.Style == schema.StyleGrounded {
+		bad = "unusable documents"
+	}
+	l.log.Info(fmt.Sprintf("what the corpus does not hold: %d of %d %s left out, %d failed, %d duplicates, %d %s (the reasons are in failures.jsonl)",
+		p.LeftOut, p.Unique, units, p.Failed, p.Duplicates, p.BadLines, bad), attrs...)
 }
 
 // writeDuplicateDocuments names the documents left out as copies of
@@ -188,9 +248,22 @@ func pct(n, d int64) float64 {
 func jsonObjectHint(stage, reason string) string {
 	switch stage {
 	case job.StageAnalyze, job.StageSynthesize, job.StageJudge:
-		if strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") {
-			return fmt.Sprintf(" (if the endpoint does not take response_format, set json_object.%s: false in the job file)", stage)
+		if refusesResponseFormat(reason) {
+			return " (" + jsonObjectAdvice + ")"
 		}
 	}
 	return ""
+}
+
+// jsonObjectAdvice says what to set when the endpoint refuses
+// response_format: every stage that sends it, since one refused stage
+// stops a passage before the others are asked.
+const jsonObjectAdvice = "the endpoint refuses response_format; set json_object: {analyze: false, synthesize: false, judge: false} in the job file, and the replies are parsed and repaired the same"
+
+// refusesResponseFormat: a failure reason that is the endpoint refusing
+// response_format: its own words (vLLM, OpenAI), or llama.cpp's "Failed to
+// initialize samplers" (it cannot build the JSON grammar).
+func refusesResponseFormat(reason string) bool {
+	return strings.Contains(reason, "response_format") || strings.Contains(reason, "json_object") ||
+		strings.Contains(reason, "Failed to initialize samplers")
 }

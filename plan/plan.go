@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
+
+	"github.com/rubricforge/rubricforge/schema"
 
 	"github.com/rubricforge/rubricforge/pipeline"
 	"github.com/rubricforge/rubricforge/source"
@@ -79,10 +82,11 @@ func Run(ctx context.Context, jb job.Job, opt pipeline.Options, po Options) (*co
 	if earlier != nil && earlier.JobFingerprint != rep.JobFingerprint {
 		earlier = nil
 	}
-	rest, err := pendingIn(opt, jb.Out, in.unique)
+	rest, knownDone, err := pendingIn(opt, jb.Out, in.unique)
 	if err != nil {
 		return nil, err
 	}
+	in.knownPending = max(0, in.known-knownDone)
 	plan := project(&jb, in, problems, rest, rep, earlier)
 	plan.JobFingerprint = rep.JobFingerprint
 	plan.Created = time.Now().UTC().Truncate(time.Second)
@@ -101,11 +105,14 @@ type planInput struct {
 	rows, bad, dups, unique int64
 	// docs counts the documents of a grounded job's unique passages: its
 	// analyses, one per document.
-	docs      int64
-	sources   map[string]int64
-	badSample []source.InputError
-	sample    *Sample
-	words     job.UnitWords // problems, or a grounded job's passages
+	docs int64
+	// known counts the unique passages the passage stage is known to leave
+	// out (knownLeftOut): not sampled, and left out in the projection.
+	known, knownPending int64 // knownPending: those distill run has yet to leave out
+	sources             map[string]int64
+	badSample           []source.InputError
+	sample              *Sample
+	words               job.UnitWords // problems, or a grounded job's passages
 	// decompose is a plan of refine --decompose's decomposition (its
 	// stages are pipeline.DecomposeStageNames).
 	decompose bool
@@ -143,11 +150,15 @@ func scanForPlan(ctx context.Context, jb *job.Job, n int) (*planInput, error) {
 			seenPassages.Set(p.DocHash, struct{}{})
 		}
 		in.unique++
+		in.sources[p.Source]++
+		if knownLeftOut(jb, &p) { // never sampled, never analysed: left out before any request
+			in.known++
+			return nil
+		}
 		if _, seen := seenDocs.Get(p.DocID); p.DocID != "" && !seen {
 			seenDocs.Set(p.DocID, struct{}{})
 			in.docs++
 		}
-		in.sources[p.Source]++
 		low.offer(p.ID)
 		return nil
 	}, func(e *source.InputError) {
@@ -161,6 +172,16 @@ func scanForPlan(ctx context.Context, jb *job.Job, n int) (*planInput, error) {
 	}
 	in.sample = low.sample()
 	return in, nil
+}
+
+// knownLeftOut: the passage stage leaves p out before any request, as
+// the input shows (pipeline's checkPassage): a passage the cutter marked
+// (no text, over the limit) or one shorter than the minimum.
+func knownLeftOut(jb *job.Job, p *source.Problem) bool {
+	if jb.Style != schema.StyleGrounded {
+		return false
+	}
+	return p.LeaveOut != "" || utf8.RuneCountInString(p.Text) < source.MinPassage(jb.Grounded)
 }
 
 // usable refuses an input the plan cannot stand for: bad rows (unless
@@ -192,23 +213,27 @@ func markPilot(opt pipeline.Options, dir string, rep *pipeline.Report, in *planI
 
 // pendingIn is how many of the input's unique problems the run directory
 // has not resolved: those distill run has left to do (a failure it would
-// retry counts as left).
-func pendingIn(opt pipeline.Options, dir string, unique int64) (int64, error) {
+// retry counts as left); and how many passages the passage stage left out
+// in it.
+func pendingIn(opt pipeline.Options, dir string, unique int64) (int64, int64, error) {
 	m, err := corpus.ReadManifestFS(opt.RunFS(), dir)
 	if err != nil {
-		return 0, fmt.Errorf("reading the run's manifest: %w", err)
+		return 0, 0, fmt.Errorf("reading the run's manifest: %w", err)
 	}
 	failures, err := corpus.ReadFailures(dir)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	resolved := m.Rows
+	resolved, atPassage := m.Rows, int64(0)
 	for _, f := range failures {
 		if !f.Transient && !opt.RetryFailed {
 			resolved++
 		}
+		if f.Stage == job.StagePassage {
+			atPassage++
+		}
 	}
-	return max(0, unique-resolved), nil
+	return max(0, unique-resolved), atPassage, nil
 }
 
 // pilotOverBudget explains a pilot that the job's budget stopped; sentNothing

@@ -297,8 +297,11 @@ func TestPlanWallTime(t *testing.T) {
 	if got := plan.Wall.WholeSeconds.Value; math.Abs(got-2003) > 1e-6 || plan.Wall.Binding != ConstraintRate || plan.Endpoints[0].LimitSource != "configured" {
 		t.Errorf("wall %.3f s bound by %q (%+v); want 2003 s by the configured rate limit", got, plan.Wall.Binding, plan.Endpoints)
 	}
-	if plan.Total.Requests.Value != 10000 || plan.Total.Requests.Low != 10000 {
-		t.Errorf("requests %+v; want exactly 10,000 (every problem alike)", plan.Total.Requests)
+	// Every problem alike: 10,000 at the figure; the range allows for the
+	// problems left out (fewer requests) or sent back for repair (more)
+	// that a pilot of 50 all kept cannot rule out (issue 43, item 6).
+	if r := plan.Total.Requests; r.Value != 10000 || !(r.Low < 10000 && r.Low > 9000) || !(r.High > 10000 && r.High < 11000) {
+		t.Errorf("requests %+v; want 10,000 (every problem alike), with room either side", r)
 	}
 }
 

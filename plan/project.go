@@ -32,7 +32,7 @@ const (
 // come from resampling the pilot's problems with replacement.
 func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64, rep *pipeline.Report, earlier *corpus.PlanDoc) *corpus.PlanDoc {
 	plan := &corpus.PlanDoc{
-		Input:       corpus.PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest},
+		Input:       corpus.PlanInput{Rows: in.rows, BadLines: in.bad, Duplicates: in.dups, Unique: in.unique, Sources: in.sources, Rest: rest, KnownLeftOut: in.known},
 		Sampled:     in.sample.Len(),
 		Measured:    len(probs),
 		CostCounted: len(j.Prices) > 0,
@@ -43,10 +43,17 @@ func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64,
 	wo := planWallOptions{concurrency: j.Limits.Concurrency, inFlight: pipeline.ProblemsInFlight(j), endpoints: plan.Endpoints}
 	stages := pilotStages(j, probs)
 	plan.BatchStages = batchStages(j, stages)
+	// The pilot stands for the passages it could have sampled: not those
+	// the passage stage is known to leave out, which are left out exactly,
+	// at no cost and no time.
+	pop, work := in.unique-in.known, max(0, rest-in.knownPending)
 	est := func(ps []corpus.PilotProblem) map[string]float64 {
-		return estimate(j, ps, stages, in.unique, in.docs, rest, wo)
+		out := estimate(j, ps, stages, pop, in.docs, work, wo)
+		out["left_out"] += float64(in.known)
+		return out
 	}
-	full, rg := bootstrapRanges(probs, in.unique, bootstrapRounds, est)
+	full, rg := bootstrapRanges(probs, pop, bootstrapRounds, est)
+	rg = withOutcomeIntervals(probs, pop, in.known, stages, full, rg)
 	for _, s := range append(stages, "total") {
 		sp := corpus.StageProjection{Stage: s, Requests: rg(s + ".requests"), PromptTokens: rg(s + ".prompt"), CompletionTokens: rg(s + ".completion"), CostUSD: rg(s + ".cost")}
 		if s == "total" {
@@ -67,7 +74,7 @@ func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64,
 		plan.EmpiricalValidity = &v
 	}
 	plan.Wall = wallOf(full, rg)
-	plan.Wall.Relief = relief(j, probs, stages, rest, wo, plan.Wall)
+	plan.Wall.Relief = relief(j, probs, stages, work, wo, plan.Wall)
 	if plan.CostCounted && rep != nil {
 		plan.SpentUSD = rep.LLM.Total.CostUSD
 		share := float64(rest) / float64(max(1, in.unique))
@@ -101,6 +108,75 @@ func bootstrapRanges(probs []corpus.PilotProblem, unique int64, nRounds int, est
 	// by the finite population correction, to nothing for the whole input.
 	fpc := math.Sqrt(max(0, 1-float64(len(probs))/float64(unique)))
 	return full, func(key string) corpus.PlanRange { return rangeOf(key, full, rounds, fpc) }
+}
+
+// withOutcomeIntervals widens the ranges of rg where the bootstrap cannot
+// see the uncertainty of the outcome shares: a pilot in which every
+// sampled unit made a record resamples to the same share every time, so
+// its ranges have no width, though a pilot of n rules out only a share of
+// about 4/n left out. The records, left-out and failed counts take at
+// least the Wilson 95% interval of their share in the pilot (scaled like
+// the bootstrap's, by the finite population correction; known adds the
+// passages known to be left out); and when the pilot saw no unit that
+// made no record, every request, token and cost figure takes at least the
+// low end such units would give if they cost nothing, and the high end
+// they would give if each went back for one repair (about its cost again).
+func withOutcomeIntervals(probs []corpus.PilotProblem, pop, known int64, stages []string, full map[string]float64, rg func(string) corpus.PlanRange) func(string) corpus.PlanRange {
+	n := int64(len(probs))
+	if n == 0 || pop <= 0 {
+		return rg
+	}
+	var counts = map[string]int64{}
+	for _, p := range probs {
+		switch p.Outcome {
+		case corpus.OutcomeRecord:
+			counts["records"]++
+		case corpus.OutcomeLeftOut:
+			counts["left_out"]++
+		default:
+			counts["failed"]++
+		}
+	}
+	fpc := math.Sqrt(max(0, 1-float64(n)/float64(pop)))
+	widen := func(r corpus.PlanRange, lo, hi float64) corpus.PlanRange {
+		r.Low = min(r.Low, r.Value-(r.Value-lo)*fpc)
+		r.High = max(r.High, r.Value+(hi-r.Value)*fpc)
+		return r
+	}
+	costly := map[string]bool{"total.tokens": true}
+	for _, s := range append(slices.Clone(stages), "total") {
+		for _, k := range []string{".requests", ".prompt", ".completion", ".cost"} {
+			costly[s+k] = true
+		}
+	}
+	_, noRecordHigh := wilson(n-counts["records"], n)
+	return func(key string) corpus.PlanRange {
+		r := rg(key)
+		switch {
+		case key == "records" || key == "left_out" || key == "failed":
+			shift := 0.0
+			if key == "left_out" {
+				shift = float64(known)
+			}
+			lo, hi := wilson(counts[key], n)
+			return widen(r, shift+lo*float64(pop), shift+hi*float64(pop))
+		case costly[key] && counts["records"] == n:
+			// Units the pilot did not meet: left out at no cost, or sent back
+			// for repair once, at about the cost again.
+			return widen(r, r.Value*(1-noRecordHigh), r.Value*(1+noRecordHigh))
+		}
+		return r
+	}
+}
+
+// wilson is the Wilson score 95% interval of a share of k in n.
+func wilson(k, n int64) (lo, hi float64) {
+	const z = 1.959964
+	p, nn := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nn
+	mid := (p + z*z/(2*nn)) / den
+	half := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn)) / den
+	return max(0, mid-half), min(1, mid+half)
 }
 
 // rangeOf is the figure key of full with the 2.5 and 97.5 percentiles of

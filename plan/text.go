@@ -29,13 +29,18 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Stage, s.Requests.Count(), s.PromptTokens.Count(), s.CompletionTokens.Count(), cost)
 	}
-	tw.Flush()
+	_ = tw.Flush() // a failed write stays in w: distill's standard output keeps it, checked at exit (internal/errwriter)
 	if !p.CostCounted {
 		fmt.Fprintln(w, "cost: not projected: the job has no prices (prices: in the job file, or --free-models)")
 	}
 	writeBatchStages(w, p)
-	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s; failed %s\n",
-		p.Records.Count(), figures.Count(float64(in.Unique)), words.LeftOutBy, p.LeftOut.Count(), p.Failed.Count())
+	leftOutBy, known := words.LeftOutBy, ""
+	if in.KnownLeftOut > 0 {
+		leftOutBy += " and the passage stage"
+		known = fmt.Sprintf(" (%s known before the pilot: too short, or no text)", figures.Count(float64(in.KnownLeftOut)))
+	}
+	fmt.Fprintf(w, "records expected: %s of %s; left out by %s %s%s; failed %s\n",
+		p.Records.Count(), figures.Count(float64(in.Unique)), leftOutBy, p.LeftOut.Count(), known, p.Failed.Count())
 	fmt.Fprintf(w, "%s per record: %.1f (%.1f-%.1f)", words.Items, p.ItemsPerRecord.Value, p.ItemsPerRecord.Low, p.ItemsPerRecord.High)
 	if v := p.Validity; v != nil {
 		fmt.Fprintf(w, "; judged valid: %.1f%% (%.1f-%.1f%%)", 100*v.Value, 100*v.Low, 100*v.High)
@@ -44,6 +49,9 @@ func WriteText(w io.Writer, p *corpus.PlanDoc, dir string) {
 		fmt.Fprintf(w, "; %s: %.1f%% (%.1f-%.1f%%)", words.Empirical, 100*v.Value, 100*v.Low, 100*v.High)
 	}
 	fmt.Fprintln(w)
+	if NoRecordReason(p) != "" {
+		return // no advice on the time or budget of a run that would make nothing
+	}
 	writeWall(w, p)
 	for _, b := range p.Budget {
 		fmt.Fprintln(w, budgetLine(b))
@@ -98,4 +106,40 @@ func budgetLine(b corpus.BudgetCheck) string {
 		return fmt.Sprintf("budget: projected %s; %s %s covers the whole input", what, flag, limit)
 	}
 	return fmt.Sprintf("budget: projected %s; %s %s covers about %.0f%% of the input", what, flag, limit, 100*b.Covers)
+}
+
+// NoRecordReason says why a plan projects no record, when its pilot made
+// none: what happened to the sampled units; "" when it made a record.
+func NoRecordReason(p *corpus.PlanDoc) string {
+	if len(p.Pilot) == 0 || p.Records.Value > 0 {
+		return ""
+	}
+	words := job.UnitWordsOf(p.Style)
+	var left, failed int
+	for _, x := range p.Pilot {
+		switch x.Outcome {
+		case corpus.OutcomeLeftOut:
+			left++
+		case corpus.OutcomeFailed:
+			failed++
+		}
+	}
+	n := len(p.Pilot)
+	var why []string
+	if left > 0 {
+		why = append(why, fmt.Sprintf("%s %s were left out by %s", allOrSome(left, n), words.Units, words.LeftOutBy))
+	}
+	if failed > 0 {
+		why = append(why, fmt.Sprintf("%s %s failed", allOrSome(failed, n), words.Units))
+	}
+	return fmt.Sprintf("the pilot made no record: %s, so the whole input would likely make none; distill status shows why (the first rejected, with their rollouts' tails), failures.jsonl every reason",
+		strings.Join(why, " and "))
+}
+
+// allOrSome is "all 4 sampled" or "3 of 4 sampled".
+func allOrSome(k, n int) string {
+	if k == n {
+		return fmt.Sprintf("all %d sampled", n)
+	}
+	return fmt.Sprintf("%d of %d sampled", k, n)
 }

@@ -97,7 +97,7 @@ func prepareDecomposition(ctx context.Context, in *audit.Input, cfg Config) (*de
 	jb := decomposeJob(cfg.Decompose.Job, style, units, filepath.Join(work, DecomposeDir))
 	if err := checkJob(jb); err != nil {
 		if fresh { // nothing was asked yet: leave no work directory behind
-			os.RemoveAll(work)
+			_ = os.RemoveAll(work) // an empty work directory left behind is harmless
 		}
 		return nil, fmt.Errorf("--decompose: %w: %w", err, ErrUsage)
 	}

@@ -317,7 +317,7 @@ func (w *statsWriter) add(rec *schema.Record, change *corpus.FromStatsRecord) er
 	if err != nil {
 		return err
 	}
-	w.recs.Write(line)
+	_, _ = w.recs.Write(line) // a bufio.Writer keeps its first error: WriteByte or Flush returns it
 	return w.recs.WriteByte('\n')
 }
 
@@ -346,14 +346,14 @@ func (w *statsWriter) commit(sum *corpus.FromStats) error {
 }
 
 func (w *statsWriter) abandon() {
-	if w.recFile != nil {
-		w.recFile.Close()
+	if w.recFile != nil { // everything written here is removed below
+		_ = w.recFile.Close()
 	}
 	if w.run != nil {
-		w.run.Close()
+		_ = w.run.Close()
 	}
 	if _, err := os.Stat(w.tmp); err == nil {
-		os.RemoveAll(w.tmp)
+		_ = os.RemoveAll(w.tmp) // best effort: the refinement has failed already
 	}
 }
 

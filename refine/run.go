@@ -512,7 +512,7 @@ func (w *writer) add(rec *schema.Record, d *Decision) error {
 	if err != nil {
 		return fmt.Errorf("encoding the decision on %s: %w", rec.ID, err)
 	}
-	w.recs.Write(line)
+	_, _ = w.recs.Write(line) // a bufio.Writer keeps its first error: WriteByte or Flush returns it
 	return w.recs.WriteByte('\n')
 }
 
@@ -552,15 +552,15 @@ func (w *writer) commit(sum *Summary) error {
 // abandon removes the temporary directory of a refinement that did not
 // finish (nothing after commit).
 func (w *writer) abandon() {
-	if w.recFile != nil {
-		w.recFile.Close()
+	if w.recFile != nil { // everything written here is removed below
+		_ = w.recFile.Close()
 	}
 	if w.run != nil {
-		w.run.Close()
+		_ = w.run.Close()
 	}
 	if w.tmp != "" {
 		if _, err := w.fs.Stat(w.tmp); err == nil {
-			fsys.RemoveAll(w.fs, w.tmp)
+			_ = fsys.RemoveAll(w.fs, w.tmp)
 		}
 	}
 }

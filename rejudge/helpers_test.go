@@ -14,12 +14,13 @@ func ptr[T any](v T) *T { return &v }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-// base is replaced by "FIXTURE" first, so paths do not depend on the
-// temporary directory.
+// checkGolden compares got with testdata/name, or rewrites it with -update;
+// a report whose figures contradict each other is refused
+// (agreementDisagreements). base is replaced by "FIXTURE" first, so paths
+// do not depend on the temporary directory.
 func checkGolden(t *testing.T, name, base string, got []byte) {
 	t.Helper()
-	golden.Check(t, filepath.Join("testdata", name), bytes.ReplaceAll(got, []byte(base), []byte("FIXTURE")))
+	golden.CheckAgreeing(t, filepath.Join("testdata", name), bytes.ReplaceAll(got, []byte(base), []byte("FIXTURE")), agreementDisagreements)
 }
 
 func render(t testing.TB, write func(io.Writer) error) []byte {

@@ -255,8 +255,11 @@ func newRejudger(cfg Config, specs []judgeSpec, sets []*prompts.Set, meter *llm.
 		for _, p := range j.judges {
 			p.client.Close()
 		}
-		if cache != nil {
-			cache.Close()
+		if cache == nil {
+			return
+		}
+		if err := cache.Close(); err != nil { // the report holds every answer: a later run may pay some again
+			j.log.Warn("closing the response cache", "err", err)
 		}
 	}
 	for i, sp := range specs {

@@ -158,7 +158,7 @@ func OpenLogFS(fsy fsys.FS, path, reviewer, fp, corpusPath string, now time.Time
 	}
 	l := &Log{log: al, path: path, header: p.header, entries: p.entries}
 	if err := l.start(tail, reviewer, fp, corpusPath, now); err != nil {
-		al.Close()
+		_ = al.Close()
 		return nil, err
 	}
 	return l, nil
@@ -254,7 +254,7 @@ func ReadLogFS(fsy fsys.FS, path, fp string) (Header, []Entry, error) {
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("reading review log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h, entries, err := parseLog(path, f)
 	if err != nil {
 		return h, nil, err

@@ -128,7 +128,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range r.Reviewers {
 		fmt.Fprintf(tw, "  %-*s\t%d\t%d\t%d\t%d\t%d\t\n", width, c.Reviewer, c.Decided, c.Accepted, c.Rejected, c.Edited, c.Flagged)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, "  agreement on validity (a reviewer's verdict is valid when they accepted the item as written):")
 	all := append(append([]*audit.Agreement{}, r.VsJudge...), r.Between...)
 	width = len("between")

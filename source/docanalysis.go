@@ -35,27 +35,28 @@ const (
 
 // withDocContext gives every passage of one document the document's
 // context for the analysis, the number of passages and the passage's
-// heading path. text is the document as it was cut.
-func withDocContext(units []Problem, title, text string, analysisChars int) []Problem {
+// heading path. d is the document as it was cut.
+func withDocContext(units []Problem, d *cutDocument, analysisChars int) []Problem {
 	if len(units) == 0 {
 		return units
 	}
+	text := withoutBlobs(d.text, d.cuts)
 	head := headOf(text, analysisChars)
 	cut := len(head) < len(strings.TrimSpace(text))
-	if len(units) == 1 && !cut {
+	if len(units) == 1 && !cut && text == d.text {
 		// A document of one passage is read as its passage: one string,
 		// and the document's text is not kept alive by its head.
 		head = units[0].Text
 	}
 	doc := &docContext{prompts.DocumentView{
-		Title: title, Head: head, Cut: cut,
-		Chars: utf8.RuneCountInString(text), Outline: outlineOf(text),
+		Title: d.title, Head: head, Cut: cut,
+		Chars: utf8.RuneCountInString(text), Outline: outlineOf(d.blocks),
 	}}
-	var path headingStack
+	paths := sectionPaths(d.blocks, d.cuts)
 	for i := range units {
 		units[i].Doc = doc
 		units[i].PassageCount = int32(len(units))
-		units[i].Section = path.advance(units[i].Text)
+		units[i].Section = paths[i]
 	}
 	return units
 }
@@ -76,22 +77,36 @@ func headOf(text string, n int) string {
 	return prompts.CutHead(text, end)
 }
 
-// headings calls yield with the level and text of every ATX heading of
-// text outside fenced code blocks, by the cutter's rules (scanMarkdown).
-func headings(text string, yield func(level int, title string)) {
-	scanMarkdown(text, func(_ string, level int, title string) {
-		if level > 0 && title != "" {
-			yield(level, clip(title, maxHeadingBytes))
+// headings calls yield with the level and text of every heading among
+// blocks (the cutter's, so no line of a fenced block, an HTML comment or
+// a pre block), in order.
+func headings(blocks []block, yield func(level int, title string)) {
+	for _, b := range blocks {
+		if b.kind == blockHeading && b.title != "" {
+			yield(b.level, clip(b.title, maxHeadingBytes))
+		}
+	}
+}
+
+// headingTitle is a document's title by its headings: its first level-1
+// heading, else the first of its top level (a chapter whose headings
+// start at "##").
+func headingTitle(blocks []block) string {
+	title, top := "", 0
+	headings(blocks, func(level int, t string) {
+		if top == 0 || level < top {
+			title, top = t, level
 		}
 	})
+	return title
 }
 
 // outlineOf is the document's headings, one a line, indented by level,
 // within maxOutlineBytes (the rest left out at a line end).
-func outlineOf(text string) string {
+func outlineOf(blocks []block) string {
 	var b strings.Builder
 	full := false
-	headings(text, func(level int, title string) {
+	headings(blocks, func(level int, title string) {
 		line := strings.Repeat("  ", level-1) + "- " + title + "\n"
 		if full || b.Len()+len(line) > maxOutlineBytes {
 			full = true
@@ -106,31 +121,44 @@ func outlineOf(text string) string {
 	return out
 }
 
-// headingStack is the chain of headings in force while passages are read
-// in order.
+// sectionPaths is each passage's heading path: the headings in force at
+// its first text that is no heading (headings that open the passage
+// count), or at its end when it is headings alone.
+func sectionPaths(blocks []block, cuts []passageCut) []string {
+	var st headingStack
+	out := make([]string, len(cuts))
+	k := 0
+	for i, c := range cuts {
+		for ; k < len(blocks) && blocks[k].start < c.Start; k++ {
+			st.take(blocks[k])
+		}
+		path, set := "", false
+		if k > 0 && blocks[k-1].end > c.Start { // the passage starts inside a block
+			path, set = st.String(), true
+		}
+		for ; k < len(blocks) && blocks[k].start < c.End; k++ {
+			if blocks[k].kind != blockHeading && !set {
+				path, set = st.String(), true
+			}
+			st.take(blocks[k])
+		}
+		if !set {
+			path = st.String()
+		}
+		out[i] = path
+	}
+	return out
+}
+
+// headingStack is the chain of headings in force while a document's blocks
+// are read in order.
 type headingStack []string
 
-// advance reads one passage: it returns the heading path at the passage's
-// first text (headings that open the passage count), and leaves the stack
-// as it stands at the passage's end. A fence is tracked within the
-// passage, as a passage cut inside a code block reopens it.
-func (s *headingStack) advance(passage string) string {
-	path := ""
-	seen := false
-	scanMarkdown(passage, func(line string, level int, title string) {
-		if level > 0 && title != "" {
-			s.push(level, clip(title, maxHeadingBytes))
-			return
-		}
-		if !seen && strings.TrimSpace(line) != "" {
-			seen = true
-			path = s.String()
-		}
-	})
-	if !seen {
-		path = s.String()
+// take reads one block: a heading with a title enters the chain.
+func (s *headingStack) take(b block) {
+	if b.kind == blockHeading && b.title != "" {
+		s.push(b.level, clip(b.title, maxHeadingBytes))
 	}
-	return path
 }
 
 func (s *headingStack) push(level int, title string) {

@@ -64,10 +64,14 @@ func TestWithDocContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			text := strings.Join(tc.passages, "\n\n")
 			units := make([]Problem, len(tc.passages))
+			d := &cutDocument{text: text, title: "Title", blocks: scanBlocks(text, syntaxMarkdown)}
+			at := 0
 			for i, p := range tc.passages {
 				units[i] = Problem{Text: p, PassageIndex: int32(i)}
+				d.cuts = append(d.cuts, passageCut{Start: at, End: at + len(p)})
+				at += len(p) + 2
 			}
-			units = withDocContext(units, "Title", text, 12000)
+			units = withDocContext(units, d, 12000)
 			var got []string
 			for i, u := range units {
 				got = append(got, u.Section)
@@ -80,7 +84,7 @@ func TestWithDocContext(t *testing.T) {
 			}
 		})
 	}
-	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", sectionedDoc, CutOptions{limit: 200}), "Storage engines", sectionedDoc, 1000)
+	units := documentUnits("doc.md", "Storage engines", "src", sectionedDoc, documentInput{cut: CutOptions{limit: 200}, analysisChars: 1000}, syntaxMarkdown, false)
 	doc := units[0].Doc
 	if wantOutline := "- Storage engines\n  - Write-ahead logging\n    - Checkpoints\n  - Compaction"; doc.Outline != wantOutline {
 		t.Errorf("outline %q, want %q (a comment inside a code block is no heading)", doc.Outline, wantOutline)
@@ -100,7 +104,7 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat(sectionedDoc+"\n", 20) // about 8,000 characters
-	units := withDocContext(passagesOf("doc.md", "Storage engines", "src", long, CutOptions{limit: 700}), "Storage engines", long, 2000)
+	units := documentUnits("doc.md", "Storage engines", "src", long, documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, syntaxMarkdown, false)
 	if len(units) < 8 {
 		t.Fatalf("only %d passages", len(units))
 	}
@@ -118,7 +122,7 @@ func TestAnalysisRequestIsTheDocuments(t *testing.T) {
 	if doc := units[0].Doc; !doc.Cut || len([]rune(doc.Head)) > 2000 || len([]rune(doc.Head)) < 1500 || !strings.Contains(user, "goes on beyond this beginning") {
 		t.Errorf("the analysis of a long document reads %d characters of it (cut %v), want at most 2000 and says it goes on", len([]rune(doc.Head)), doc.Cut)
 	}
-	other := withDocContext(passagesOf("other.md", "Other", "src", "Another document entirely.", CutOptions{limit: 700}), "Other", "Another document entirely.", 2000)
+	other := documentUnits("other.md", "Other", "src", "Another document entirely.", documentInput{cut: CutOptions{limit: 700}, analysisChars: 2000}, syntaxMarkdown, false)
 	if msgs, _ := ps.GroundedAnalyzeMessages(other[0].DocumentView()); reflect.DeepEqual(msgs, first) {
 		t.Error("two documents send the same analysis request")
 	}
@@ -135,7 +139,7 @@ func FuzzWithDocContext(f *testing.F) {
 			return
 		}
 		limit = 200 + int(uint(limit)%2000)
-		units := withDocContext(passagesOf("d", "", "s", text, CutOptions{limit: limit}), "", text, 1000)
+		units := documentUnits("d", "", "s", text, documentInput{cut: CutOptions{limit: limit}, analysisChars: 1000}, syntaxMarkdown, true)
 		for _, u := range units {
 			if !utf8.ValidString(u.Section) || !utf8.ValidString(u.Doc.Outline) || !utf8.ValidString(u.Doc.Head) {
 				t.Fatalf("invalid UTF-8 in the context of passage %d", u.PassageIndex)
@@ -158,14 +162,14 @@ func TestHeadingsFollowTheCuttersRules(t *testing.T) {
 		"## C# ##\n\n```go\n```python\n# not a heading either\n```\n\n" +
 		"### Generics\n\nText.\n"
 	var got []string
-	headings(doc, func(level int, title string) { got = append(got, fmt.Sprint(level, " ", title)) })
+	blocks := scanBlocks(doc, syntaxMarkdown)
+	headings(blocks, func(level int, title string) { got = append(got, fmt.Sprint(level, " ", title)) })
 	want := []string{"1 Languages", "2 C#", "3 Generics"}
 	if !slices.Equal(got, want) {
 		t.Errorf("headings %q, want %q", got, want)
 	}
-	var s headingStack
-	if path := s.advance(doc); path != "Languages" || s.String() != "Languages > C# > Generics" {
-		t.Errorf("advance: path %q, stack %q", path, s.String())
+	if paths := sectionPaths(blocks, []passageCut{{Start: 0, End: len(doc)}}); paths[0] != "Languages" {
+		t.Errorf("the section path of the whole document is %q", paths[0])
 	}
 	for line, want := range map[string]int{"#": 1, "####### seven": 0, "#hashtag": 0, "    # indented code": 0, "   ### three spaces": 3} {
 		if level, _ := headingOf(line); level != want {

@@ -15,7 +15,6 @@ import (
 	"github.com/rubricforge/rubricforge/job"
 
 	"github.com/cespare/xxhash/v2"
-	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -47,18 +46,46 @@ const (
 	inputText    = "text" // one .txt or .md document
 )
 
-// docExtensions are the names of the files a document directory's documents
-// are read from.
-var docExtensions = []string{".txt", ".md"}
+// docKinds are the files a document directory's documents are read from,
+// by extension: how each is read, and whether its headings give its title.
+var docKinds = []struct {
+	ext    string
+	syntax syntax
+	titled bool
+}{
+	{".md", syntaxMarkdown, true},
+	{".markdown", syntaxMarkdown, true},
+	{".mdx", syntaxMarkdown, true},
+	{".rst", syntaxRST, true},
+	{".txt", syntaxMarkdown, false},
+	{".text", syntaxMarkdown, false},
+}
 
-func isDocFile(name string) bool {
+// docKindOf is how the file name is read as a document; ok is false for a
+// file that is no document.
+func docKindOf(name string) (sx syntax, titled, ok bool) {
 	ext := strings.ToLower(filepath.Ext(name))
-	for _, e := range docExtensions {
-		if ext == e {
-			return true
+	for _, k := range docKinds {
+		if ext == k.ext {
+			return k.syntax, k.titled, true
 		}
 	}
-	return false
+	return syntaxMarkdown, false, false
+}
+
+func isDocFile(name string) bool {
+	_, _, ok := docKindOf(name)
+	return ok
+}
+
+// docExtensionList names the document files' extensions, for messages:
+// ".md, .markdown, ... or .text".
+func docExtensionList() string {
+	var exts []string
+	for _, k := range docKinds {
+		exts = append(exts, k.ext)
+	}
+	return strings.Join(exts[:len(exts)-1], ", ") + " or " + exts[len(exts)-1]
 }
 
 // kindOf says how an input path is read: a documents job also reads
@@ -110,20 +137,37 @@ func newDocument(vals map[string]string, in Spec) ([]Problem, string) {
 	if title == "" {
 		title = doc.title
 	}
-	return withDocContext(passagesOf(id, title, source, doc.body, in.docs.cut), title, doc.body, in.docs.analysisChars), ""
+	return documentUnits(id, title, source, doc.body, in.docs, syntaxMarkdown, false), ""
 }
 
-// passagesOf cuts a document's text into its passage units.
-func passagesOf(docID, title, source, text string, o CutOptions) []Problem {
-	cuts := cutPassages(text, o)
-	digest := xxhash.Sum64String(text)
-	out := make([]Problem, len(cuts))
-	for i, c := range cuts {
-		t := c.text(text)
+// documentUnits cuts a document's text, read by the rules of sx, into its
+// passage units, each with its document's context; its title is title,
+// else (titleFromHeadings) its headings' (headingTitle).
+func documentUnits(docID, title, source, text string, o documentInput, sx syntax, titleFromHeadings bool) []Problem {
+	d := &cutDocument{text: text, title: title, blocks: scanBlocks(text, sx)}
+	if d.title == "" && titleFromHeadings {
+		d.title = headingTitle(d.blocks)
+	}
+	d.cuts, d.limit = cutBlocks(text, d.blocks, o.cut), max(o.cut.limit, 1)
+	return withDocContext(passagesOf(docID, source, d), d, o.analysisChars)
+}
+
+// passagesOf makes a cut document's passage units.
+func passagesOf(docID, source string, d *cutDocument) []Problem {
+	digest := xxhash.Sum64String(d.text)
+	out := make([]Problem, len(d.cuts))
+	for i, c := range d.cuts {
+		t := c.text(d.text)
 		out[i] = Problem{
 			ID: schema.PassageRecordID(docID, int32(i)), Source: source, Text: t,
-			DocID: docID, Title: title, PassageIndex: int32(i), PassageCount: int32(len(cuts)), DocHash: ContentHash(t),
+			DocID: docID, Title: d.title, PassageIndex: int32(i), PassageCount: int32(len(d.cuts)), DocHash: ContentHash(t),
 			docDigest: digest,
+		}
+		switch {
+		case c.Blob:
+			out[i].LeaveOut = blobReason(t)
+		case longerThan(t, d.limit):
+			out[i].LeaveOut = overLimitReason(t, d.limit)
 		}
 	}
 	return out
@@ -134,9 +178,9 @@ type document struct{ body, title string }
 
 // readDocument normalizes a document's text, the only changes a passage
 // makes to it: a leading byte order mark is dropped, CRLF and CR line ends
-// become LF, and YAML front matter (a mapping between a first line "---"
-// and a line "---" or "...") is metadata, its title the document's title,
-// and no part of the text. Everything else is kept byte for byte.
+// become LF, and front matter (frontMatter) is metadata, its title the
+// document's title, and no part of the text. Everything else is kept byte
+// for byte.
 func readDocument(raw string) document {
 	s := strings.TrimPrefix(raw, "\uFEFF")
 	if strings.Contains(s, "\r") {
@@ -147,33 +191,6 @@ func readDocument(raw string) document {
 		return document{body: s}
 	}
 	return document{body: body, title: title}
-}
-
-// splitFrontMatter splits YAML front matter off s: the text after it and
-// its title field, if s starts with front matter that holds a mapping.
-func splitFrontMatter(s string) (body, title string, ok bool) {
-	rest, found := strings.CutPrefix(s, "---\n")
-	if !found {
-		return "", "", false
-	}
-	for i := 0; i < len(rest); {
-		line, next := lineAt(rest, i)
-		if l := strings.TrimRight(line, " \t"); l == "---" || l == "..." {
-			var meta map[string]any
-			if err := yaml.Unmarshal([]byte(rest[:i]), &meta); err != nil || meta == nil {
-				return "", "", false
-			}
-			switch t := meta["title"].(type) {
-			case string:
-				title = strings.TrimSpace(t)
-			case int, float64, bool:
-				title = fmt.Sprint(t)
-			}
-			return rest[next:], title, true
-		}
-		i = next
-	}
-	return "", "", false
 }
 
 // DocumentRef names a document: its id, and the file (and, for a row, the
@@ -267,7 +284,19 @@ func readDocDir(ctx context.Context, root string, in Spec, yield func(Problem) e
 // docFiles lists the document files under root in lexical order.
 func docFiles(root string) ([]string, error) {
 	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := walkFiles(root, func(path string) {
+		if isDocFile(path) {
+			files = append(files, path)
+		}
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// walkFiles calls visit with every regular file under root, hidden files
+// and directories aside: what an input directory holds, documents or not.
+func walkFiles(root string, visit func(path string)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading input directory: %w", err)
 		}
@@ -277,13 +306,11 @@ func docFiles(root string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && isDocFile(path) {
-			files = append(files, path)
+		if d.Type().IsRegular() {
+			visit(path)
 		}
 		return nil
 	})
-	sort.Strings(files)
-	return files, err
 }
 
 // readDocFile reads one .txt or .md file as the document id. A Markdown
@@ -293,8 +320,8 @@ func readDocFile(path, id string, in Spec, yield func(Problem) error, bad func(*
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
 	}
-	if st.Size() > int64(in.MaxLineBytes) {
-		bad(&InputError{path, 0, fmt.Sprintf("document larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)})
+	if msg := in.tooLarge(st.Size()); msg != "" {
+		bad(&InputError{path, 0, msg})
 		return nil
 	}
 	b, err := os.ReadFile(path)
@@ -313,6 +340,28 @@ func readDocFile(path, id string, in Spec, yield func(Problem) error, bad func(*
 		}
 	}
 	return nil
+}
+
+// tooLarge says why a document file of size bytes is not read, or "".
+func (in Spec) tooLarge(size int64) string {
+	if size > int64(in.MaxLineBytes) {
+		return fmt.Sprintf("document larger than %d bytes (input.max_line_bytes)", in.MaxLineBytes)
+	}
+	return ""
+}
+
+// readChecked reads a document file for the checks before a run: its
+// bytes, or why it holds no document (too large).
+func (in Spec) readChecked(path string) ([]byte, string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if msg := in.tooLarge(st.Size()); msg != "" {
+		return nil, msg, nil
+	}
+	b, err := os.ReadFile(path)
+	return b, "", err
 }
 
 // docFileUnits makes the passages of a document file's bytes, or says why
@@ -337,20 +386,8 @@ func docFileUnits(b []byte, id string, in Spec) ([]Problem, string) {
 	if !usableID(id) {
 		return nil, fmt.Sprintf("its path %q is not usable as a document id (at most %d printable characters)", id, maxIDLen)
 	}
-	if doc.title == "" && strings.EqualFold(filepath.Ext(id), ".md") {
-		doc.title = markdownTitle(doc.body)
-	}
-	return withDocContext(passagesOf(id, doc.title, in.Source, doc.body, in.docs.cut), doc.title, doc.body, in.docs.analysisChars), ""
-}
-
-// markdownTitle is the text of the first level-1 heading, if any.
-func markdownTitle(text string) string {
-	for line := range strings.Lines(text) {
-		if t, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
-			return strings.TrimSpace(t)
-		}
-	}
-	return ""
+	sx, titled, _ := docKindOf(id)
+	return documentUnits(id, doc.title, in.Source, doc.body, in.docs, sx, titled), ""
 }
 
 // checkDocDir refuses a documents directory that holds nothing usable,
@@ -362,18 +399,21 @@ func checkDocDir(root string, in Spec) error {
 	}
 	if len(files) == 0 {
 		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s holds no %s files (%s); the grounded style reads the documents of a directory from them, or JSONL/Parquet rows with a text field",
-			root, strings.Join(docExtensions, " or "), describeDir(root))}}
+			root, docExtensionList(), describeDir(root))}}
 	}
 	firstReason := ""
 	for i, path := range files {
 		if i == firstLinesChecked {
 			break
 		}
-		b, err := os.ReadFile(path)
+		b, msg, err := in.readChecked(path)
 		if err != nil {
 			return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 		}
-		if _, msg := docFileUnits(b, "x", in); msg == "" {
+		if msg == "" {
+			_, msg = docFileUnits(b, "x"+filepath.Ext(path), in)
+		}
+		if msg == "" {
 			return nil
 		} else if firstReason == "" {
 			firstReason = path + ": " + msg
@@ -415,3 +455,84 @@ func countUnits(ctx context.Context, in Spec) (int64, error) {
 // Documents reports whether the input holds documents cut into passages
 // (the grounded style) rather than problems.
 func (s Spec) Documents() bool { return s.docs.on }
+
+// SkippedFiles are the files under a documents input's directories that
+// are not read as documents (hidden ones aside), counted by extension.
+type SkippedFiles struct {
+	Files    int64      `json:"files"`
+	ByExt    []ExtCount `json:"by_extension"`
+	Examples []string   `json:"examples"`
+}
+
+// ExtCount is how many skipped files have one extension.
+type ExtCount struct {
+	Ext   string `json:"ext"`
+	Files int64  `json:"files"`
+}
+
+// maxSkippedExamples bounds the skipped files a report names.
+const maxSkippedExamples = 3
+
+func (s SkippedFiles) String() string {
+	if s.Files == 0 {
+		return "no files that are not documents"
+	}
+	var parts []string
+	for i, e := range s.ByExt {
+		if i == 6 {
+			parts = append(parts, "...")
+			break
+		}
+		if e.Ext == "" {
+			parts = append(parts, fmt.Sprintf("%d with no extension", e.Files))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", e.Files, e.Ext))
+		}
+	}
+	what := "files that are not documents"
+	if s.Files == 1 {
+		what = "file that is not a document"
+	}
+	return fmt.Sprintf("%d %s (%s)", s.Files, what, strings.Join(parts, ", "))
+}
+
+// SkippedFiles lists the files the input's directories hold that are not
+// documents (by extension: docKinds), hidden files and directories aside.
+func (in Spec) SkippedFiles() (SkippedFiles, error) {
+	var out SkippedFiles
+	if !in.docs.on {
+		return out, nil
+	}
+	byExt := map[string]int64{}
+	for _, root := range in.Paths {
+		if in.kindOf(root) != inputDir {
+			continue
+		}
+		err := walkFiles(root, func(path string) {
+			if isDocFile(path) {
+				return
+			}
+			out.Files++
+			byExt[strings.ToLower(filepath.Ext(path))]++
+			if len(out.Examples) < maxSkippedExamples {
+				out.Examples = append(out.Examples, path)
+			}
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	for ext, n := range byExt {
+		out.ByExt = append(out.ByExt, ExtCount{Ext: ext, Files: n})
+	}
+	slices.SortFunc(out.ByExt, func(a, b ExtCount) int {
+		switch {
+		case a.Files != b.Files:
+			return int(b.Files - a.Files)
+		case a.Ext == "" || b.Ext == "": // files with no extension last
+			return len(b.Ext) - len(a.Ext)
+		}
+		return strings.Compare(a.Ext, b.Ext)
+	})
+	return out, nil
+}

@@ -47,6 +47,10 @@ type Problem struct {
 	// Section"; see withDocContext).
 	Doc     *docContext
 	Section string
+	// LeaveOut says why a passage is left out before any request, when it
+	// is: no text (a data-URI image, base64 data) or one word longer than
+	// a passage may be.
+	LeaveOut string
 
 	docDigest uint64 // xxhash64 of the document's text, to tell duplicates
 }
@@ -137,7 +141,7 @@ func openText(path string) (io.ReadCloser, error) {
 	}
 	r, err := decompress(path, bufio.NewReaderSize(f, 1<<16))
 	if err != nil {
-		f.Close()
+		_ = f.Close() // only read
 		return nil, err
 	}
 	return both{r, f}, nil
@@ -320,6 +324,9 @@ func fieldText(fd fieldSpec, v []byte) (string, string) {
 	if err := json.Unmarshal(v, &n); err != nil {
 		return "", fmt.Sprintf("field %q is not a string or number", fd.name)
 	}
+	if fd.textOnly {
+		return "", fmt.Sprintf("field %q is a number (%s), not a document's text", fd.name, n.String())
+	}
 	return n.String(), ""
 }
 
@@ -341,15 +348,16 @@ func (in Spec) units(vals map[string]string) ([]Problem, string) {
 type fieldSpec struct {
 	key, name string
 	required  bool
+	textOnly  bool // a string only: a number is refused (a document's text)
 }
 
 // fieldList is the mapped fields of the input: a problem's or a document's.
 func (in Spec) fieldList() []fieldSpec {
 	f := in.Fields
 	if in.docs.on {
-		return []fieldSpec{{"text", f.Text, true}, {"id", f.ID, false}, {"title", f.Title, false}, {"source", f.Source, false}}
+		return []fieldSpec{{"text", f.Text, true, true}, {"id", f.ID, false, false}, {"title", f.Title, false, false}, {"source", f.Source, false, false}}
 	}
-	return []fieldSpec{{"problem", f.Problem, true}, {"answer", f.Answer, true}, {"id", f.ID, false}, {"source", f.Source, false}, {"reference", f.Reference, false}}
+	return []fieldSpec{{"problem", f.Problem, true, false}, {"answer", f.Answer, true, false}, {"id", f.ID, false, false}, {"source", f.Source, false, false}, {"reference", f.Reference, false, false}}
 }
 
 func newProblem(vals map[string]string, in Spec) (Problem, string) {
@@ -389,7 +397,7 @@ func readParquet(ctx context.Context, path string, in Spec, yield func(Problem) 
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("opening input: %w", err)
@@ -403,7 +411,7 @@ func readParquet(ctx context.Context, path string, in Spec, yield func(Problem) 
 		return err
 	}
 	r := parquet.NewReader(pf)
-	defer r.Close()
+	defer func() { _ = r.Close() }() // only read: closing loses nothing
 	rows := make([]parquet.Row, 256)
 	line := 0
 	for {
@@ -482,8 +490,10 @@ func parquetColumns(pf *parquet.File, path string, in Spec) (map[string]int, err
 		case !leaf.Node.Leaf():
 			problems = append(problems, fmt.Sprintf("input %s column %q (input.fields.%s) is not a string or integer column", path, name, key))
 		default:
-			switch leaf.Node.Type().Kind() {
-			case parquet.ByteArray, parquet.Int64, parquet.Int32:
+			switch kind := leaf.Node.Type().Kind(); {
+			case fd.textOnly && kind != parquet.ByteArray:
+				problems = append(problems, fmt.Sprintf("input %s column %q (input.fields.%s) is not a string column: a document's text is a string", path, name, key))
+			case kind == parquet.ByteArray || kind == parquet.Int64 || kind == parquet.Int32:
 				cols[key] = leaf.ColumnIndex
 			default:
 				problems = append(problems, fmt.Sprintf("input %s column %q (input.fields.%s) is not a string or integer column", path, name, key))

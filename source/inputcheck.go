@@ -101,11 +101,14 @@ func checkDocText(path string, in Spec) error {
 	if err := checkFile(path); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(path)
+	b, msg, err := in.readChecked(path)
 	if err != nil {
 		return &job.UsageError{Problems: []string{fmt.Sprintf("input.paths: %v", err)}}
 	}
-	if _, msg := docFileUnits(b, filepath.Base(path), in); msg != "" {
+	if msg == "" {
+		_, msg = docFileUnits(b, filepath.Base(path), in)
+	}
+	if msg != "" {
 		return &job.UsageError{Problems: []string{fmt.Sprintf("input %s: %s", path, msg)}}
 	}
 	return nil
@@ -303,7 +306,7 @@ func parquetRows(path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err

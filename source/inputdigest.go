@@ -75,7 +75,7 @@ func digestFile(ctx context.Context, path string, in Spec, at int64) (corpus.Inp
 	if err != nil {
 		return out, "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	h := &prefixHash{d: xxhash.New(), at: at}
 	src := io.TeeReader(&ctxReader{ctx, f}, h)
 	switch in.kindOf(path) {

@@ -33,6 +33,9 @@ func decodedValues(raw []byte, in Spec) (map[string]string, string) {
 				if err := json.Unmarshal(v, &n); err != nil {
 					return nil, fmt.Sprintf("field %q is not a string or number", fd.name)
 				}
+				if fd.textOnly {
+					return nil, fmt.Sprintf("field %q is a number (%s), not a document's text", fd.name, n.String())
+				}
 				s = n.String()
 			}
 			vals[fd.key] = s

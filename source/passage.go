@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -20,7 +21,9 @@ import (
 //	1  paragraphs trimmed and packed, cut at sentence ends (until issue 28)
 //	2  the source text byte for byte, cut by Markdown structure, a minimum
 //	   length, front matter and a byte order mark as metadata
-const CutterVersion = "2"
+//	3  no heading or cut inside an HTML comment, <pre> block or $$ display;
+//	   setext headings; TOML and comment-only YAML front matter
+const CutterVersion = "3"
 
 // MinPassage is the minimum that counts: at most half the passage size,
 // so a short tail can always be balanced against its neighbour.
@@ -43,6 +46,7 @@ type CutOptions struct{ limit, min int }
 type passageCut struct {
 	Start, End     int
 	Prefix, Suffix string
+	Blob           bool // a data URI or base64 data, never packed with text (isolateBlobs)
 }
 
 func (c passageCut) text(src string) string { return c.Prefix + src[c.Start:c.End] + c.Suffix }
@@ -78,233 +82,31 @@ const (
 // Passages are never empty and hold no leading or trailing blank line; a
 // blank text has none.
 func cutPassages(src string, o CutOptions) []passageCut {
+	return cutBlocks(src, scanBlocks(src, syntaxMarkdown), o)
+}
+
+// cutBlocks is cutPassages over the text's blocks.
+func cutBlocks(src string, blocks []block, o CutOptions) []passageCut {
 	o.limit = max(o.limit, 1)
 	o.min = min(max(o.min, 0), o.limit/2)
 	var spans []span
-	for _, a := range atomsOf(src, scanBlocks(src)) {
+	for _, a := range atomsOf(src, blocks) {
 		spans = append(spans, spansOf(src, a, o)...)
 	}
 	return pack(src, spans, o)
 }
 
-// blockKind is the kind of a Markdown block the cutter tells apart.
-type blockKind int
-
-const (
-	blockParagraph blockKind = iota // any other run of lines up to a blank line
-	blockHeading                    // an ATX heading line: 1-6 '#' and a space
-	blockFence                      // a fenced code block, fences included
-	blockTable                      // a pipe table: header, delimiter row, rows
-)
-
-// block is one block of the text: src[start:end], from the start of its
-// first line (its indentation included) to the last non-space character
-// of its last line. head is the end of the lines a piece of the block
-// repeats (a fence's opening line, a table's delimiter row); closeAt, of
-// a closed fence, is where its closing line starts.
-type block struct {
-	kind          blockKind
-	start, end    int
-	head, closeAt int
-	closer        string // a fence's closing line: its indentation and fence string
+// cutDocument is a document's text as it was cut: its title, its blocks
+// and its passages.
+type cutDocument struct {
+	text, title string
+	blocks      []block
+	cuts        []passageCut
+	limit       int // the passage limit it was cut by
 }
 
-// scanBlocks splits src into its blocks.
-func scanBlocks(src string) []block {
-	var out []block
-	for i := 0; i < len(src); {
-		line, next := lineAt(src, i)
-		switch {
-		case strings.TrimSpace(line) == "":
-			i = next
-			continue
-		case fenceOpen(line) != "":
-			b, after := fenceBlock(src, i)
-			out = append(out, b)
-			i = after
-			continue
-		case isHeading(line):
-			out = append(out, block{kind: blockHeading, start: i, end: trimEnd(src, i, i+len(line))})
-			i = next
-			continue
-		case tableStarts(src, i):
-			b, after := tableBlock(src, i)
-			out = append(out, b)
-			i = after
-			continue
-		}
-		b, after := paragraphBlock(src, i)
-		out = append(out, b)
-		i = after
-	}
-	return out
-}
-
-// lineAt is the line starting at i, without its "\n", and where the next
-// line starts.
-func lineAt(src string, i int) (string, int) {
-	if j := strings.IndexByte(src[i:], '\n'); j >= 0 {
-		return src[i : i+j], i + j + 1
-	}
-	return src[i:], len(src)
-}
-
-// trimEnd is the end of src[start:end] without its trailing white space.
-func trimEnd(src string, start, end int) int {
-	return start + len(strings.TrimRightFunc(src[start:end], unicode.IsSpace))
-}
-
-// isHeading: an ATX heading, up to three spaces, one to six '#', then a
-// space, a tab or the end of the line.
-func isHeading(line string) bool {
-	level, _ := headingOf(line)
-	return level > 0
-}
-
-// headingOf is the level (1-6) and text of an ATX heading line, the text
-// without its closing sequence of '#' (one preceded by white space, or the
-// whole text: "C#" keeps its '#'); level 0 for any other line.
-func headingOf(line string) (level int, title string) {
-	s := strings.TrimLeft(line, " ")
-	if len(line)-len(s) > 3 {
-		return 0, ""
-	}
-	n := len(s) - len(strings.TrimLeft(s, "#"))
-	if n < 1 || n > 6 || (len(s) > n && s[n] != ' ' && s[n] != '\t') {
-		return 0, ""
-	}
-	title = strings.TrimSpace(s[n:])
-	if t := strings.TrimRight(title, "#"); t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t") {
-		title = strings.TrimSpace(t)
-	}
-	return n, title
-}
-
-// scanMarkdown calls yield with every line of text, without its line end,
-// and with the level and text of an ATX heading outside a fenced code block
-// (level 0 for any other line, fence lines and the lines inside a fence
-// included): the rules the cutter reads blocks by (fenceOpen, closesFence,
-// headingOf), for the readers of a document's headings.
-func scanMarkdown(text string, yield func(line string, level int, title string)) {
-	fence := ""
-	for line := range strings.Lines(text) {
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case fence != "":
-			if closesFence(line, fence) {
-				fence = ""
-			}
-		case fenceOpen(line) != "":
-			fence = fenceOpen(line)
-		default:
-			if level, title := headingOf(line); level > 0 {
-				yield(line, level, title)
-				continue
-			}
-		}
-		yield(line, 0, "")
-	}
-}
-
-// fenceOpen is the fence string (three or more '`' or '~') that opens a
-// fenced code block on line, or "". A backtick fence's info string holds no
-// backtick (else the line is inline code).
-func fenceOpen(line string) string {
-	s := strings.TrimLeft(line, " \t")
-	if len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return ""
-	}
-	n := len(s) - len(strings.TrimLeft(s, s[:1]))
-	if n < 3 || (s[0] == '`' && strings.Contains(s[n:], "`")) {
-		return ""
-	}
-	return s[:n]
-}
-
-// closesFence: line is a fence of fence's character, at least as long,
-// with nothing after it but white space.
-func closesFence(line, fence string) bool {
-	s := strings.TrimSpace(line)
-	return len(s) >= len(fence) && strings.Trim(s, fence[:1]) == ""
-}
-
-// fenceBlock is the fenced block whose opening line starts at i, and where
-// the text after it starts. An unclosed fence runs to the end of the text.
-func fenceBlock(src string, i int) (block, int) {
-	open, next := lineAt(src, i)
-	fence := fenceOpen(open)
-	indent := open[:len(open)-len(strings.TrimLeft(open, " \t"))]
-	b := block{kind: blockFence, start: i, head: i + len(open), closeAt: -1, closer: indent + fence}
-	for j := next; j < len(src); {
-		line, after := lineAt(src, j)
-		if closesFence(line, fence) {
-			b.closeAt, b.end = j, trimEnd(src, j, j+len(line))
-			return b, after
-		}
-		j = after
-	}
-	b.end = trimEnd(src, i, len(src))
-	return b, len(src)
-}
-
-// tableStarts: the line at i holds a '|' and the next line is a table's
-// delimiter row.
-func tableStarts(src string, i int) bool {
-	line, next := lineAt(src, i)
-	if !strings.Contains(line, "|") || next >= len(src) {
-		return false
-	}
-	delim, _ := lineAt(src, next)
-	return isDelimiterRow(delim)
-}
-
-// isDelimiterRow: cells of '-' with optional ':' at either end, between
-// '|'s ("|:---|--:|").
-func isDelimiterRow(line string) bool {
-	s := strings.TrimSpace(line)
-	if !strings.Contains(s, "|") || !strings.Contains(s, "-") {
-		return false
-	}
-	for _, cell := range strings.Split(strings.Trim(s, "|"), "|") {
-		c := strings.TrimSpace(cell)
-		c = strings.TrimSuffix(strings.TrimPrefix(c, ":"), ":")
-		if c == "" || strings.Trim(c, "-") != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// tableBlock is the table whose header row starts at i: its header and
-// delimiter rows, then every line holding a '|' up to a blank line.
-func tableBlock(src string, i int) (block, int) {
-	_, next := lineAt(src, i)
-	delim, after := lineAt(src, next)
-	b := block{kind: blockTable, start: i, head: next + len(delim), end: trimEnd(src, i, next+len(delim))}
-	for j := after; j < len(src); {
-		line, n := lineAt(src, j)
-		if strings.TrimSpace(line) == "" || !strings.Contains(line, "|") {
-			return b, j
-		}
-		b.end, j = trimEnd(src, j, j+len(line)), n
-	}
-	return b, len(src)
-}
-
-// paragraphBlock is the run of lines from i up to a blank line or a line
-// that starts another block.
-func paragraphBlock(src string, i int) (block, int) {
-	line, j := lineAt(src, i)
-	b := block{kind: blockParagraph, start: i, end: trimEnd(src, i, i+len(line))}
-	for j < len(src) {
-		line, next := lineAt(src, j)
-		if strings.TrimSpace(line) == "" || fenceOpen(line) != "" || isHeading(line) || tableStarts(src, j) {
-			return b, j
-		}
-		b.end, j = trimEnd(src, j, j+len(line)), next
-	}
-	return b, len(src)
-}
+// keepsWhole: a block cut inside only when it is longer than a passage.
+func keepsWhole(k blockKind) bool { return k == blockFence || k == blockTable || k == blockVerbatim }
 
 // atom is a block b with the headings above it and any headings at the
 // end of the text after it: src[start:end]. section is set when headings
@@ -352,6 +154,7 @@ type span struct {
 	start, end     int
 	cost           int
 	prefix, suffix string
+	blob           bool
 }
 
 // spansOf cuts an atom at the boundaries where a passage may end inside it:
@@ -366,12 +169,11 @@ func spansOf(src string, a atom, o CutOptions) []span {
 		first = costCutSection
 	}
 	b := a.b
-	if (b.kind == blockFence || b.kind == blockTable) && !longerThan(src[a.start:b.end], o.limit) {
-		return splitAtWords(src, span{start: a.start, end: a.end, cost: first}, b.end-1, o.limit) // cut only from its end on, among the headings after it
+	if keepsWhole(b.kind) && !longerThan(src[a.start:b.end], o.limit) {
+		return withRepeats(src, b, isolateBlobs(src, splitAtWords(src, span{start: a.start, end: a.end, cost: first}, b.end-1, o.limit))) // cut only from its end on, among the headings after it
 	}
 	lo, hi := b.start, b.end // boundaries fall in (lo, hi)
-	switch b.kind {
-	case blockFence, blockTable:
+	if keepsWhole(b.kind) {
 		if !longerThan(src[a.start:b.end], o.limit) { // the block fits, with its headings
 			lo = hi
 		}
@@ -399,7 +201,7 @@ func spansOf(src string, a atom, o CutOptions) []span {
 		if c > 0 && next < a.end {
 			out = append(out, span{start: s, end: trimEnd(src, s, i), cost: cost})
 			s, cost = next, c
-			if b.kind == blockFence || b.kind == blockTable {
+			if keepsWhole(b.kind) {
 				cost = costCutBlockLine
 			}
 		}
@@ -414,13 +216,19 @@ func spansOf(src string, a atom, o CutOptions) []span {
 	for _, sp := range out {
 		fine = append(fine, splitAtWords(src, sp, max(sp.start, b.start), max(o.limit-headRunes, 1))...)
 	}
-	for k := range fine {
-		fine[k].prefix = repeatedHead(src, b, fine[k].start)
-		if k < len(fine)-1 {
-			fine[k].suffix = closingFence(b, fine[k+1].start)
+	return withRepeats(src, b, isolateBlobs(src, fine))
+}
+
+// withRepeats gives each piece of block b what it repeats or adds: a
+// table's header rows or a fence's opening line, its closing fence.
+func withRepeats(src string, b block, pieces []span) []span {
+	for k := range pieces {
+		pieces[k].prefix = repeatedHead(src, b, pieces[k].start)
+		if k < len(pieces)-1 {
+			pieces[k].suffix = closingFence(b, pieces[k+1].start)
 		}
 	}
-	return fine
+	return pieces
 }
 
 // splitAtWords cuts a span longer than budget characters at the last white
@@ -587,7 +395,9 @@ func isSentenceEnd(p string, i int) bool {
 
 // pack puts consecutive spans into passages of at most the limit: of all
 // the ways to do so, the cheapest by the costs above (a shortest path over
-// the spans, looking back no further than a passage reaches).
+// the spans, looking back no further than a passage reaches). Blob spans
+// go into passages of their own, every run of them into one, whatever its
+// length.
 func pack(src string, spans []span, o CutOptions) []passageCut {
 	n := len(spans)
 	if n == 0 {
@@ -606,14 +416,25 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 	for i, sp := range spans {
 		headRunes[i], tailRunes[i] = utf8.RuneCountInString(sp.prefix), utf8.RuneCountInString(sp.suffix)
 	}
+	const unreachable = math.MaxInt / 4
 	best, from := make([]int, n+1), make([]int, n+1)
+	blobStart := 0 // the first span of the run of blob spans that j is in
 	for j := range n {
 		cutAfter := 0
 		if j < n-1 {
 			cutAfter = spans[j+1].cost
 		}
-		best[j+1] = -1
-		for i := j; i >= 0; i-- {
+		best[j+1] = unreachable
+		if spans[j].blob {
+			if j == 0 || !spans[j-1].blob {
+				blobStart = j
+			}
+			if j == n-1 || !spans[j+1].blob { // a run of blobs is one passage
+				best[j+1], from[j+1] = best[blobStart]+costPassage+cutAfter, blobStart
+			}
+			continue
+		}
+		for i := j; i >= 0 && !spans[i].blob; i-- {
 			if i < j && runeEnd[j]-runeStart[i] > o.limit {
 				break
 			}
@@ -625,7 +446,7 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 			if l < o.min {
 				c += costShort
 			}
-			if best[j+1] < 0 || c < best[j+1] {
+			if c < best[j+1] {
 				best[j+1], from[j+1] = c, i
 			}
 		}
@@ -633,7 +454,7 @@ func pack(src string, spans []span, o CutOptions) []passageCut {
 	var out []passageCut
 	for j := n; j > 0; j = from[j] {
 		i := from[j]
-		out = append(out, passageCut{Start: spans[i].start, End: spans[j-1].end, Prefix: spans[i].prefix, Suffix: spans[j-1].suffix})
+		out = append(out, passageCut{Start: spans[i].start, End: spans[j-1].end, Prefix: spans[i].prefix, Suffix: spans[j-1].suffix, Blob: spans[i].blob})
 	}
 	slices.Reverse(out)
 	return out

@@ -87,8 +87,14 @@ func TestCutPassages(t *testing.T) {
 // unless nothing but headings follows it.
 func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 	t.Helper()
+	checkCutsIn(t, src, syntaxMarkdown, o, cuts)
+}
+
+// checkCutsIn is checkCuts for a text read by the rules of sx.
+func checkCutsIn(t *testing.T, src string, sx syntax, o CutOptions, cuts []passageCut) {
+	t.Helper()
 	var b strings.Builder
-	blocks := scanBlocks(src)
+	blocks := scanBlocks(src, sx)
 	prev := 0
 	for i, c := range cuts {
 		if c.Start < prev || c.End <= c.Start || c.End > len(src) {
@@ -111,10 +117,19 @@ func checkCuts(t *testing.T, src string, o CutOptions, cuts []passageCut) {
 			t.Fatalf("passage %d adds %q, not a closing fence", i, c.Suffix)
 		}
 		text := c.text(src)
+		if c.Blob && len(blobRuns(src, c.Start, c.End)) == 0 {
+			t.Fatalf("passage %d is marked a blob and holds none: %q", i, core)
+		}
+		if c.Blob {
+			continue // a blob passage is left out, whatever its length
+		}
+		if len(blobRuns(src, c.Start, c.End)) > 0 {
+			t.Fatalf("passage %d holds a blob with its text: %q", i, core)
+		}
 		if utf8.RuneCountInString(text) > o.limit {
 			last := strings.LastIndexFunc(strings.TrimRightFunc(core, unicode.IsSpace), unicode.IsSpace) + 1
 			// its first line's indentation, or headings, and one word
-			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last]) {
+			if utf8.RuneCountInString(c.Prefix+strings.TrimLeft(core[:last], " \t")) > o.limit && !headingsOnly(core[:last], sx) && !headingsOnly(core, sx) {
 				t.Fatalf("passage %d: %d characters over the limit %d, and not for one word: %q", i, utf8.RuneCountInString(text), o.limit, text)
 			}
 		}
@@ -157,8 +172,8 @@ func headingBlocksOnly(blocks []block, start, end int) bool {
 	return true
 }
 
-// checkNoCutInFittingBlock: no cut falls inside a fenced block or a table
-// that fits in a passage with the headings above it.
+// checkNoCutInFittingBlock: no cut falls inside a fenced block, a table or
+// a verbatim block (an HTML comment, $$ math) that fits in a passage with the headings above it.
 func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []block, cuts []passageCut) {
 	t.Helper()
 	headAt := -1
@@ -173,20 +188,20 @@ func checkNoCutInFittingBlock(t *testing.T, src string, o CutOptions, blocks []b
 		if headAt >= 0 {
 			from, headAt = headAt, -1
 		}
-		if (bl.kind != blockFence && bl.kind != blockTable) || longerThan(src[from:bl.end], o.limit) {
+		if !keepsWhole(bl.kind) || longerThan(src[from:bl.end], o.limit) {
 			continue
 		}
 		// the first passage that ends after the block starts
 		k := sort.Search(len(cuts), func(k int) bool { return cuts[k].End > bl.start })
-		if k+1 < len(cuts) && cuts[k].End < bl.end && cuts[k+1].Start > bl.start {
+		if k+1 < len(cuts) && cuts[k].End < bl.end && cuts[k+1].Start > bl.start && !cuts[k].Blob && !cuts[k+1].Blob {
 			t.Fatalf("a cut after passage %d falls inside a block that fits in a passage with its headings: %q", k, src[from:bl.end])
 		}
 	}
 }
 
-func headingsOnly(s string) bool {
-	for line := range strings.Lines(s) {
-		if strings.TrimSpace(line) != "" && !isHeading(strings.TrimRight(line, "\n")) {
+func headingsOnly(s string, sx syntax) bool {
+	for _, b := range scanBlocks(s, sx) {
+		if b.kind != blockHeading {
 			return false
 		}
 	}
@@ -200,6 +215,8 @@ func FuzzCutPassages(f *testing.F) {
 	f.Add("# T\n\n```go\n\tfunc f() {\n\n\t\treturn\n\t}\n```\n\n| h | i |\n|:-|-:|\n| 1 | 2 |\n| 3 | 4 |\n\ntail.", 25, 8)
 	f.Add("~~~~ info\n  ~~~\n  code\n~~~~~\n# only a heading", 12, 4)
 	f.Add("text\n| a |\n|---|\n| b |\n    indented\n\n\n   ```\nunclosed\n\n", 9, 3)
+	f.Add("See ![a b](data:image/png;base64,iVBORw0KGgo=) here.\n\n```\nAAAAbbbb1111"+strings.Repeat("Zz9+", 70)+"\n```", 40, 5)
+	f.Add("<p><img  src=\"data:;base64,AAAA\" width=3>x</p> "+strings.Repeat("Qm9vayBvZiBiYXNlNjQgZGF0YQ== ", 12), 30, 0)
 	f.Fuzz(func(t *testing.T, text string, limit, least int) {
 		if !utf8.ValidString(text) {
 			return // documents are checked for UTF-8 before they are cut

@@ -235,6 +235,10 @@ type workerInput struct {
 	inputs []corpus.InputFile
 }
 
+// maxDiffShown bounds the input files a line names as differing between
+// two workers; the rest are counted.
+const maxDiffShown = 3
+
 // inputsDiffer is inputProblems over any workers: merge's and status's.
 func inputsDiffer(ws []workerInput) []string {
 	ref := -1
@@ -253,7 +257,12 @@ func inputsDiffer(ws []workerInput) []string {
 			continue
 		}
 		if diff := inputDiff(ws[ref].inputs, w.inputs); len(diff) > 0 {
-			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s", w.dir, ws[ref].dir, strings.Join(diff, "; ")))
+			more := ""
+			if len(diff) > maxDiffShown {
+				more = fmt.Sprintf("; and %d more files differ", len(diff)-maxDiffShown)
+				diff = diff[:maxDiffShown]
+			}
+			problems = append(problems, fmt.Sprintf("%s read other input than %s: %s%s", w.dir, ws[ref].dir, strings.Join(diff, "; "), more))
 		}
 	}
 	return problems

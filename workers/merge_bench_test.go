@@ -21,6 +21,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -43,10 +44,7 @@ func BenchmarkMerge64Parts(b *testing.B) {
 	}
 	const k = 64
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "distill")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/distill").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Command(b, "cmd/distill")
 	made := time.Now()
 	parts := makeMergeParts(b, dir, k, per)
 	b.Logf("made %d parts of %d records in %s", k, per, time.Since(made).Round(time.Second))

@@ -195,7 +195,7 @@ func (w *Workers) WriteText(out io.Writer) {
 	p := t.Problems
 	fmt.Fprintf(tw, "total (%d workers)\t\t%s\t%d unique\t%d\t%d\t%d\t%d\t%d\t%.4f\t%s\n", len(w.Workers), t.statusWord(),
 		p.Unique, p.Done, p.Failed, p.LeftOut, p.Pending, t.Records, t.CostUSD, eta(t.ETASeconds))
-	tw.Flush()
+	_ = tw.Flush() // a failed write stays in out: distill's standard output keeps it, checked at exit (internal/errwriter)
 	fmt.Fprintf(out, "partitions: %s\n", t.Partitions)
 	for _, d := range t.InputsDiffer {
 		fmt.Fprintf(out, "input differs: %s\n", d)

@@ -127,7 +127,7 @@ func batchesListCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", s.Local, s.Phase, orDash(s.Status), rowsDone(s),
 			stageCounts(s.Stages), s.Answered, s.Failed, s.Missing, orDash(s.FileID), orDash(s.BatchID))
 	}
-	tw.Flush()
+	_ = tw.Flush() // a failed write stays in stdout, checked at exit (internal/errwriter)
 	fmt.Fprintf(stdout, "batches: %s\n", llm.SummarizeBatches(states))
 	for _, s := range states {
 		if s.Note != "" {

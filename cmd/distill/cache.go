@@ -12,16 +12,19 @@ import (
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
-const cacheUsage = `Usage: distill cache compact RUN
+const cacheUsage = `Usage: distill cache compact RUN_DIR
 
-Rewrites the response cache of the run directory RUN (RUN/cache.db; or RUN
-itself when it is a cache file) with only its live entries. Dropped: answers
+Rewrites the response cache of the run directory RUN_DIR (RUN_DIR/cache.db;
+or RUN_DIR itself when it is a cache file) with only its live entries. Dropped: answers
 replaced since, answers marked unusable because they did not parse, damaged
 entries. What the run paid for is kept. A kill at any moment leaves the old
 cache or the new one, whole. Refused while a run uses the cache.
 
 Example:
   distill cache compact runs/math16k
+
+Exit codes: 0 ok, 1 failed (a disk error, the cache in use by a run), 2 usage
+error (a bad flag, no cache at RUN_DIR).
 `
 
 func cacheCmd(args []string, stdout, stderr io.Writer) int {

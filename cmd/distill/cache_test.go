@@ -64,7 +64,7 @@ func TestCacheCommandUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"cache"}, exitUsage, "Usage: distill cache compact RUN"},
+		{[]string{"cache"}, exitUsage, "Usage: distill cache compact RUN_DIR"},
 		{[]string{"cache", "shrink"}, exitUsage, `unknown command "shrink"`},
 		{[]string{"cache", "compact"}, exitUsage, "want one run directory"},
 		{[]string{"cache", "compact", "-h"}, exitOK, "Example:"},

@@ -12,7 +12,7 @@ import (
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
-const compactUsage = `Usage: distill compact RUN
+const compactUsage = `Usage: distill compact RUN_DIR
 
 Merges the small shards that checkpoints leave (fewer than half of
 output.shard_rows records) into full ones, then rewrites the response cache
@@ -29,6 +29,9 @@ Flags:
 
 Example:
   distill compact runs/math16k
+
+Exit codes: 0 ok, 1 failed (a damaged shard, a disk error, the directory in use
+by a run), 2 usage error (a bad flag, no such RUN_DIR).
 `
 
 func compactCmd(args []string, stdout, stderr io.Writer) int {
@@ -75,7 +78,7 @@ func compactShards(dir string, shardRows int, log *slog.Logger, stdout io.Writer
 		return err
 	}
 	if err := run.VerifyShards(); err != nil {
-		run.Close()
+		_ = run.Close() // nothing was written; err is the failure
 		return err
 	}
 	before := len(run.Manifest().Shards)

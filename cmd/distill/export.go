@@ -18,9 +18,9 @@ import (
 	"github.com/rubricforge/rubricforge/review"
 )
 
-const exportUsage = `Usage: distill export RUN --format verl|rar|srar-lines|jsonl --out DIR [flags]
+const exportUsage = `Usage: distill export RUN_DIR --format verl|rar|srar-lines|jsonl --out DIR [flags]
 
-Writes the corpus in the run directory RUN (or one shard file) in the dataset
+Writes the corpus in the run directory RUN_DIR (or one shard file) in the dataset
 format an RL trainer reads: data/{split}-NNNNN-of-NNNNN.{parquet|jsonl}, a
 dataset card README.md that HF datasets and the Hub read, and export.json
 (counts, files with their hashes, provenance). The prompt the policy sees never
@@ -90,7 +90,7 @@ func newExportFlags(stderr io.Writer) *exportFlags {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), exportUsage)
 		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error, a review log of another corpus, reviewers' conflicting decisions without --review-policy; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN, --out refused), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
+		fmt.Fprint(fs.Output(), "\nExit codes: 0 ok, 1 failed (unreadable corpus, disk error, a review log of another corpus, reviewers' conflicting decisions without --review-policy; an earlier export stays as it was), 2 usage error (a bad flag, no such RUN_DIR, --out refused, a format that cannot hold the corpus: srar-lines of grounded or factual_process records), 4 stopped (Ctrl-C; an earlier export stays as it was).\n")
 	}
 	return f
 }
@@ -198,6 +198,9 @@ func exportRun(ctx context.Context, run string, opt corpus.ExportOptions, stdout
 	case errors.Is(err, corpus.ErrExportStopped):
 		fmt.Fprintf(stderr, "distill export: stopped; nothing was written to %s\n", opt.Out)
 		return exitStopped
+	case errors.Is(err, corpus.ErrFormatRefused):
+		fmt.Fprintf(stderr, "distill export: %v\n", err)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "distill export: %v\n", err)
 		return exitFailed

@@ -3,7 +3,8 @@
 // judges rubric items, and writes resumable Parquet shards.
 //
 // Exit codes: 0 ok; 1 failed; 2 usage error; 3 finished with some problems
-// failed or a stage that judged nothing (an empirical stage with no verdict); 4 stopped before finishing (interrupted: run the same command again
+// failed, a stage that judged nothing (an empirical stage with no verdict)
+// or an empty corpus (the cause is the last line); 4 stopped before finishing (interrupted: run the same command again
 // to resume; budget reached: raise the budget, which counts every session of
 // the run, and run again; batch files written with --batch-files: run them,
 // then run again; the run's batches cancelled: run again to ask the rest).
@@ -26,6 +27,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/pipeline"
@@ -48,7 +50,8 @@ var version = ""
 func toolVersion() string { return buildinfo.Version(version) }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(os.Args[1:], stdout, os.Stderr), "distill", os.Stderr))
 }
 
 const usage = `distill builds rubric corpora for rubric-reward RL.
@@ -68,7 +71,7 @@ Usage:
   distill version          print the version, the VCS revision and time it was built from
 
 Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed
-(or a stage that judged nothing, named in the summary), 4 stopped before finishing (interrupted: run again to resume; budget reached:
+(or a stage that judged nothing, named in the summary, or an empty corpus: the cause is the last line), 4 stopped before finishing (interrupted: run again to resume; budget reached:
 raise the budget, which counts every session of the run; batch files written:
 run them, then run again; batches cancelled: run again to ask the rest).
 `
@@ -102,6 +105,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "refine":
 		return refineCmd(args[1:], stdout, stderr)
 	case "version", "--version":
+		if len(args) > 1 && isHelp(args[1]) {
+			fmt.Fprint(stderr, versionUsage)
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "distill", buildinfo.Read(version))
 		return exitOK
 	case "help", "-h", "--help":
@@ -178,7 +185,7 @@ func newRunFlags() *flagSet {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fmt.Fprint(w, "\nPaths in a job file are relative to the job file; paths in flags to the current directory.\n")
-		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed (or a stage that judged nothing, named in the summary), 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
+		fmt.Fprint(w, "Exit codes: 0 ok, 1 failed, 2 usage error, 3 finished with some problems failed (or a stage that judged nothing, named in the summary, or an empty corpus: every problem left out or failed, the cause in the last line), 4 stopped (interrupted: run again to resume; budget reached: raise it, it counts every session of the run; batch_files: run the files written to --batch-files, then run again; batch_cancelled: run again to ask the rest).\n")
 	}
 	return f
 }
@@ -229,7 +236,10 @@ func (f *flagSet) stageFlags(d job.Job) {
 	f.integer("n", d.Rollout.N, "rollouts per problem", func(j *job.Job, v int) { j.Rollout.N = v })
 	f.integer("per-request", d.Rollout.PerRequest, "samples per request (the n parameter); 1 lets a larger --n reuse cached rollouts", func(j *job.Job, v int) { j.Rollout.PerRequest = v })
 	f.float("temperature", *d.Rollout.Temperature, "rollout sampling temperature", func(j *job.Job, v float64) { j.Rollout.Temperature = &v })
-	f.integer("max-tokens", 0, "rollout max completion tokens (0: server default); e.g. 16384", func(j *job.Job, v int) { j.Rollout.MaxTokens = v })
+	f.integer("max-tokens", 0, "rollout max completion tokens, also of the grounded style's closed-book answers (0: server default); e.g. 16384", func(j *job.Job, v int) { j.Rollout.MaxTokens = v })
+	f.integer("distill-max-tokens", 0, fmt.Sprintf("max completion tokens of the distiller, and of the grounded style's analyze, synthesize and enrich (0: the server's limit; the grounded style's default %d); e.g. 4096", job.GroundedDistillMaxTokens), func(j *job.Job, v int) { j.Distill.MaxTokens = v })
+	f.integer("judge-max-tokens", 0, fmt.Sprintf("max completion tokens of the validity judge (0: the server's limit; the grounded style's default %d); e.g. 2048", job.GroundedJudgeMaxTokens), func(j *job.Job, v int) { j.Judge.MaxTokens = v })
+	f.integer("empirical-max-tokens", 0, fmt.Sprintf("max completion tokens of the empirical stage's judge, and of the grounded style's scorer (0: the server's limit; the grounded style's default %d); e.g. 2048", job.GroundedJudgeMaxTokens), func(j *job.Job, v int) { j.Empirical.MaxTokens = v })
 	f.int64Flag("seed", 0, "base seed; sample i is sent seed+i", func(j *job.Job, v int64) { j.Rollout.Seed = v })
 	f.integer("min-correct", d.Selection.MinCorrect, "distill only problems with at least this many correct rollouts", func(j *job.Job, v int) { j.Selection.MinCorrect = v })
 	f.integer("min-incorrect", d.Selection.MinIncorrect, "distill only problems with at least this many flawed rollouts", func(j *job.Job, v int) { j.Selection.MinIncorrect = v })
@@ -435,10 +445,28 @@ func exitCode(rep *pipeline.Report, err error, stderr io.Writer) int {
 	case rep.Status == pipeline.StatusStopped:
 		fmt.Fprintf(stderr, "distill run: stopped (%s); run the same command again to resume\n", rep.StopReason)
 		return exitStopped
+	case rep.EmptyReason() != "":
+		fmt.Fprintf(stderr, "distill run: %s\n", rep.EmptyReason())
+		return exitProblems
 	case rep.SomethingFailed():
 		return exitProblems
 	}
 	return exitOK
+}
+
+const versionUsage = `Usage: distill version
+
+Prints the build's version: the one make build sets (git describe), else what
+the Go toolchain stamped into the binary (the module version, the VCS revision,
+its commit time, a modified tree). Every record's provenance.tool_version holds
+the same version.
+
+Exit codes: 0 ok.
+`
+
+// isHelp: arg asks for a help page.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
 }
 
 // watchSignals returns a context that ends on the first signal from sigs,
@@ -511,7 +539,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("distill status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print report.json and the manifest summary as JSON")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\nSeveral run directories (the workers of a --partition job) are shown as one table,\na row per worker and their total, with the partitions missing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory).\n\nFlags:\n")
+		fmt.Fprint(w, "Usage: distill status [--json] RUN_DIR...\n\nWhat a run directory holds: done, failed, left out, pending, validity, cost, and the\nprogress and ETA of a running run (known from its first second). Flags may come\nbefore or after RUN_DIR. Shards damaged on disk are named (see distill repair -h).\nSeveral run directories (the workers of a --partition job) are shown as one table,\na row per worker and their total, with the partitions missing or held twice.\n\nExamples:\n  distill status runs/demo\n  distill status runs/demo --json\n  distill status runs/big/part-*\n\nExit codes: 0 ok, 1 failed or damaged shards found, 2 usage error (no such run directory), 3 the run finished\nwith an empty corpus (the cause is the last line).\n\nFlags:\n")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
@@ -543,6 +571,10 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if len(st.Damaged) > 0 {
 		fmt.Fprintf(stderr, "distill status: %d damaged shard(s); see distill repair -h\n", len(st.Damaged))
 		return exitFailed
+	}
+	if st.Report != nil && st.Report.EmptyReason() != "" {
+		fmt.Fprintf(stderr, "distill status: %s\n", st.Report.EmptyReason())
+		return exitProblems
 	}
 	return exitOK
 }

@@ -18,22 +18,16 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// buildDistill builds this command into the test's directory.
+// buildDistill is this command built from the sources as they are, shared
+// with every test and package of this go test run (testbin).
 func buildDistill(t *testing.T) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build distill: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "distill")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return testbin.Command(t, "cmd/distill")
 }
 
 // testSeed is RUBRICFORGE_TEST_SEED when set (to replay a failure), else

@@ -43,7 +43,7 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(w, planUsage)
 		f.fs.SetOutput(w)
 		f.fs.PrintDefaults()
-		fmt.Fprint(w, "\nExit codes: 0 ok, 1 the pilot failed (the run directory stays usable: distill run resumes it), 2 usage error or bad input.\n")
+		fmt.Fprint(w, "\nExit codes: 0 ok, 1 the pilot failed (the run directory stays usable: distill run resumes it), 2 usage error or bad input, 3 the pilot made no record (the cause is the last line).\n")
 	}
 	if ok, code := parseFlags(f.fs, batchArgs(args), f.usage, stderr); !ok {
 		return code
@@ -69,5 +69,9 @@ func planCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	plan.WriteText(stdout, doc, jb.Out)
+	if why := plan.NoRecordReason(doc); why != "" {
+		fmt.Fprintf(stderr, "distill plan: %s\n", why)
+		return exitProblems
+	}
 	return exitOK
 }

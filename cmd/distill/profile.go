@@ -19,7 +19,7 @@ func startProfiles(cpuPath, memPath string) (func() error, error) {
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
+			_ = f.Close() // the profile is not written; err says why
 			return nil, fmt.Errorf("--cpuprofile: %w", err)
 		}
 		cpu = f
@@ -44,7 +44,7 @@ func writeHeapProfile(path string) error {
 	}
 	runtime.GC() // up-to-date in-use figures
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-		f.Close()
+		_ = f.Close() // the profile's write failed; err says why
 		return fmt.Errorf("--memprofile: %w", err)
 	}
 	return f.Close()

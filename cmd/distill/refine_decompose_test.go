@@ -284,8 +284,8 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no endpoint", []string{"--decompose"}, "no endpoint given (use --base-url)"},
-		{"no model", []string{"--decompose", "--base-url", "http://127.0.0.1:1/v1"}, "no model given (use --model)"},
+		{"no endpoint", []string{"--decompose"}, "no endpoint given (use --base-url"},
+		{"no model", []string{"--decompose", "--base-url", "http://127.0.0.1:1/v1"}, "no model given (use --model"},
 		{"flags without decompose", []string{"--model", "m", "--max-total-tokens", "5"}, "--max-total-tokens, --model: these flags apply only to --decompose's requests"},
 		{"config without decompose", []string{"--config", "job.yaml"}, "--config: these flags apply only"},
 		{"plan without decompose", []string{"--plan"}, "--plan projects --decompose's requests; add --decompose"},

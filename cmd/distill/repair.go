@@ -11,7 +11,7 @@ import (
 	"github.com/rubricforge/rubricforge/corpus"
 )
 
-const repairUsage = `Usage: distill repair RUN
+const repairUsage = `Usage: distill repair RUN_DIR
 
 Recovers a run directory whose listed shards were damaged on disk (flipped
 bytes, truncation, a deleted file), which distill run, compact, export and

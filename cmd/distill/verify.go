@@ -141,7 +141,7 @@ func verifyCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "distill verify: %v\n", err)
 			return exitFailed
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // only read: closing loses nothing
 		name, in = p, f
 	}
 	in, problem, err := checkVerifyHead(in, *maxLine, *extract)

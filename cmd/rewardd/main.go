@@ -33,6 +33,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/cmd/rewardd/internal/server"
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/llm"
 	"github.com/rubricforge/rubricforge/llm/cache"
 	"github.com/rubricforge/rubricforge/prompts"
@@ -49,7 +50,8 @@ const (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(ctx, os.Args[1:], stdout, os.Stderr, os.Getenv), "rewardd", os.Stderr))
 }
 
 const usage = `Usage: rewardd --judge-base-url URL --judge-model MODEL [--corpus RUN_OR_EXPORT_DIR] [flags]
@@ -307,6 +309,19 @@ func secrets(o *options, getenv func(string) string) (token, apiKey string, err 
 	return token, apiKey, nil
 }
 
+// logLoaded logs what the corpus loaded: its problems, or questions.
+func logLoaded(log *slog.Logger, path string, st server.LoadStats, took time.Duration) {
+	counts := []any{"problems", st.Loaded}
+	switch {
+	case st.Grounded == st.Loaded && st.Loaded > 0:
+		counts = []any{"questions", st.Loaded}
+	case st.Grounded > 0:
+		counts = []any{"problems", st.Loaded - st.Grounded, "questions", st.Grounded}
+	}
+	log.Info("corpus loaded", append(append([]any{"path", path}, counts...), "rows", st.Records, "files", st.Files,
+		"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", took.Seconds())...)
+}
+
 // serve loads the corpus, builds the judge and answers requests until ctx
 // ends.
 func serve(ctx context.Context, o *options, token string, judges []judgeSpec, stdout io.Writer, log *slog.Logger) error {
@@ -317,8 +332,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		if err != nil {
 			return err
 		}
-		log.Info("corpus loaded", "path", o.corpus, "problems", st.Loaded, "rows", st.Records, "files", st.Files,
-			"duplicates", st.Duplicates, "skipped", st.Skipped, "seconds", time.Since(start).Seconds())
+		logLoaded(log, o.corpus, st, time.Since(start))
 		index = x
 	}
 	var responses *cache.Cache
@@ -327,7 +341,11 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		if err != nil {
 			return err
 		}
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil { // every answer was durable once used: the index is what may be lost
+				log.Warn("closing the response cache", "path", o.cache, "err", err)
+			}
+		}()
 		responses = c
 	}
 	meter := llm.NewMeter(nil, llm.Budget{})
@@ -346,7 +364,11 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 	}
 	var elicit *server.ElicitOptions
 	if live != nil {
-		defer live.Close()
+		defer func() {
+			if err := live.Close(); err != nil { // every line was synced as it was written
+				log.Warn("closing the live state", "path", o.live.stateDir, "err", err)
+			}
+		}()
 		e, closeElicit, err := o.elicitOptions(o.live.apiKey, responses, live.ElicitSpent(), log)
 		if err != nil {
 			return err
@@ -364,7 +386,7 @@ func serve(ctx context.Context, o *options, token string, judges []judgeSpec, st
 		return fmt.Errorf("listening on %s: %w", o.addr, err)
 	}
 	if err := announce(stdout, ln.Addr()); err != nil {
-		ln.Close()
+		_ = ln.Close() // nothing was served; err is the failure
 		return err
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "judges", judgeNames(judges), "scheme", o.scheme, "auth", token != "")

@@ -72,7 +72,7 @@ func readSheet(path string) ([]audit.Annotation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("annotation sheet: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	return audit.ReadSheet(f, path)
 }
 

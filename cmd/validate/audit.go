@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/rubricforge/rubricforge/audit"
 )
@@ -126,6 +127,26 @@ func auditCmd(ctx context.Context, args []string, e env) int {
 	return code
 }
 
+// emptyWhy is what a run's report.json says of why its corpus is empty.
+func emptyWhy(in *audit.RunInput) string {
+	if in == nil {
+		return ""
+	}
+	var stages []string
+	for _, c := range in.LeftOutByStage {
+		stages = append(stages, fmt.Sprintf("%s=%d", c.Stage, c.Units))
+	}
+	why := fmt.Sprintf("; its run (report.json): %d of %d %s left out", in.LeftOut, in.Unique, in.Units)
+	if len(stages) > 0 {
+		why += " (" + strings.Join(stages, " ") + ")"
+	}
+	why += fmt.Sprintf(", %d failed, %d pending", in.Failed, in.Pending)
+	if in.Unique == 0 {
+		why = fmt.Sprintf("; its run (report.json) read no usable %s (%d bad lines)", in.Units, in.BadLines)
+	}
+	return why + "; distill status RUN_DIR shows why"
+}
+
 // fractionGate is a fraction gate's threshold, nil when the flag is negative (off).
 func fractionGate(x float64) *float64 {
 	if x < 0 {
@@ -138,6 +159,10 @@ func fractionGate(x float64) *float64 {
 func auditExit(rep *audit.Report, g audit.Gate, e env) int {
 	if rep.Corpus.Records == 0 && len(rep.InputProblems) > 0 {
 		fmt.Fprintf(e.stderr, "validate: no record could be read:\n  %s\n", problemLines(rep.InputProblems))
+		return exitFailed
+	}
+	if rep.Corpus.Records == 0 {
+		fmt.Fprintf(e.stderr, "validate: the corpus holds no records%s\n", emptyWhy(rep.RunInput))
 		return exitFailed
 	}
 	if fails := rep.Failures(g); len(fails) > 0 {

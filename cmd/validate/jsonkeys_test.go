@@ -189,6 +189,9 @@ func TestAuditJSONDocumented(t *testing.T) {
 			it.Valid, it.ValidReason, it.SatRate, it.Corr, it.EmpiricalValid = nil, nil, nil, nil, nil
 		}
 	})
+	// a run's report.json: what of its input the corpus does not hold (run_input)
+	os.WriteFile(filepath.Join(bare, "report.json"), []byte(`{"style": "srar", "problems": {"input_rows": 9, "unique": 8, "duplicates": 1, "done": 6, "left_out": 2},
+ "left_out_by_stage": {"select": 2}, "skipped_files": {"files": 1, "by_extension": [{"ext": ".png", "files": 1}], "examples": ["a.png"]}}`), 0o644)
 	// records without items, rollout token counts or creation time
 	empty := filepath.Join(t.TempDir(), "empty.jsonl")
 	var lines []byte

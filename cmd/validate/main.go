@@ -6,7 +6,7 @@
 // `distill export` directories (jsonl and verl), and prints text, JSON or
 // a self-contained HTML page.
 //
-// Exit codes: 0 ok; 1 failed (the corpus could not be read, a --min-validity,
+// Exit codes: 0 ok; 1 failed (the corpus could not be read or holds no record, a --min-validity,
 // --max-violations, --min-auroc or --max-anti-share gate failed, the judge endpoint refused or nothing
 // listens there, no item could be compared); 2 usage error (a path that is
 // not a corpus: a problems file, an empty file); 3 finished, but part of the
@@ -30,6 +30,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/audit"
 	"github.com/rubricforge/rubricforge/internal/buildinfo"
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/outpath"
 )
@@ -48,7 +49,8 @@ const (
 
 func main() {
 	version = buildinfo.Version(version)
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(os.Args[1:], stdout, os.Stderr, os.Getenv), "validate", os.Stderr))
 }
 
 const usage = `validate audits a rubric corpus.
@@ -66,7 +68,7 @@ CORPUS is a run directory, an export directory (jsonl or verl) or shard files.
 A corpus directory named like a command is given as ./NAME. Every command
 explains its flags with -h.
 
-Exit codes: 0 ok; 1 failed (unreadable corpus, failed gate, endpoint refused
+Exit codes: 0 ok; 1 failed (unreadable or empty corpus, failed gate, endpoint refused
 or unreachable, no item compared); 2 usage error (a path that is not a
 corpus); 3 finished, but part of the input is damaged (unreadable files or
 lines, repeated ids) or some items could not be judged; 4 rejudge stopped by
@@ -97,6 +99,10 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	case "review":
 		return reviewCmd(ctx, args[1:], e)
 	case "version", "--version":
+		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help" || args[1] == "help") {
+			fmt.Fprint(stdout, "Usage: validate version\n\nPrints the build's version: the one make build sets (git describe), else what\nthe Go toolchain stamped into the binary (the module version, the VCS revision,\nits commit time, a modified tree).\n\nExit codes: 0 ok.\n")
+			return exitOK
+		}
 		fmt.Fprintln(stdout, "validate", buildinfo.Read(version))
 		return exitOK
 	case "help":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/rubricforge/rubricforge/audit"
@@ -47,11 +48,14 @@ Examples:
 func reviewCmd(ctx context.Context, args []string, e env) int {
 	fs := newFlags("validate review", reviewUsage, e)
 	addr := fs.String("addr", "127.0.0.1:8765", "address to serve the page on; e.g. --addr 127.0.0.1:9000 (another interface asks for a token)")
-	reviewer := fs.String("reviewer", defaultReviewer(e.getenv), "your name, which names your log: letters, digits, '.', '_', '-' (default: $USER when it is such a name); e.g. --reviewer alice")
+	reviewer := fs.String("reviewer", "", "your name, which names your log: letters, digits, '.', '_', '-' (default: $USER when it is such a name); e.g. --reviewer alice")
 	tokenEnv := fs.String("token-env", "", "name of an environment variable holding the access token asked for when --addr is not loopback (default: a random token, printed in the URL); e.g. --token-env REVIEW_TOKEN")
 	paths, code, done := parseOrExit(fs, args)
 	if done {
 		return code
+	}
+	if *reviewer == "" {
+		*reviewer = defaultReviewer(e.getenv)
 	}
 	if err := review.CheckReviewer(*reviewer); err != nil {
 		fmt.Fprintf(e.stderr, "validate review: --reviewer: %v\n", err)
@@ -86,8 +90,12 @@ func reviewCmd(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
 		return exitFailed
 	}
-	defer log.Close()
-	return serveReview(ctx, c, log, *addr, token, e)
+	code = serveReview(ctx, c, log, *addr, token, e)
+	if err := log.Close(); err != nil && code == exitOK { // every decision was synced as it came; say so anyway
+		fmt.Fprintf(e.stderr, "validate review: closing %s: %v\n", log.Path(), err)
+		return exitFailed
+	}
+	return code
 }
 
 // defaultReviewer is $USER when it can name a reviewer, else "reviewer".
@@ -118,7 +126,12 @@ func serveReview(ctx context.Context, c *review.Corpus, log *review.Log, addr, t
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "validate review: %v\n", err)
+		hint := ""
+		if errors.Is(err, syscall.EADDRINUSE) {
+			host, _, _ := net.SplitHostPort(addr)
+			hint = fmt.Sprintf("; another page or program holds the port: give another with --addr %s, or --addr %s to take a free one", net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
+		}
+		fmt.Fprintf(e.stderr, "validate review: %v%s\n", err, hint)
 		return exitFailed
 	}
 	url := "http://" + ln.Addr().String() + "/"
@@ -141,7 +154,9 @@ func serveReview(ctx context.Context, c *review.Corpus, log *review.Log, addr, t
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err = srv.Shutdown(sctx)
 		cancel()
-		<-done
+		if serr := <-done; err == nil { // http.ErrServerClosed once Shutdown has begun, passed over below
+			err = serr
+		}
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(e.stderr, "validate review: %v\n", err)

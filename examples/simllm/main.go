@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/errwriter"
 	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
@@ -41,7 +42,8 @@ const defaultProblems = "examples/problems.jsonl"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	stdout := errwriter.New(os.Stdout) // a failed write to it fails the command
+	os.Exit(stdout.ExitCode(run(ctx, os.Args[1:], stdout, os.Stderr), "simllm", os.Stderr))
 }
 
 type options struct {
@@ -75,6 +77,7 @@ type options struct {
 	batchDir         string
 
 	contextTokens int
+	refuseFormat  bool
 	plant         string
 	judges        map[string]sim.JudgeProfile
 }
@@ -125,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, *flag.FlagSet, error
 		return nil
 	})
 	fs.BoolVar(&o.verbose, "v", false, "log each injected fault on stderr")
+	fs.BoolVar(&o.refuseFormat, "refuse-response-format", false, "answer a request asking for response_format json_object or json_schema with llama.cpp's 400 \"Failed to initialize samplers\", as a llama.cpp server that cannot build the grammar does")
 	fs.IntVar(&o.contextTokens, "context-tokens", 0, "the model's context length in tokens (about 4 bytes each): a request whose prompt plus max_tokens exceeds it gets vLLM's 400 \"maximum context length\" (0: unbounded; e.g. -context-tokens 16384)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `simllm: a SIMULATED OpenAI-compatible endpoint (not a real model) that answers
@@ -360,6 +364,7 @@ func (o *options) config() (sim.Config, error) {
 		o.problems = path
 	}
 	cfg.ContextTokens = o.contextTokens
+	cfg.RefuseResponseFormat = o.refuseFormat
 	return cfg, nil
 }
 

@@ -16,20 +16,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 )
 
 // TestBinary builds simllm, starts it, and checks that the first stdout line
 // is a base URL that answers /v1/models, and that SIGINT stops it cleanly.
 func TestBinary(t *testing.T) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go command is needed to build simllm: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "simllm")
-	build := exec.Command(gobin, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Command(t, "examples/simllm")
 	problems := filepath.Join(t.TempDir(), "p.jsonl")
 	if err := os.WriteFile(problems, []byte(`{"problem":"What is 2+2?","answer":"4"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)

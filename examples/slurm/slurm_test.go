@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -48,10 +49,7 @@ func runScriptArgs(t *testing.T, script string, args []string, env ...string) (s
 // script: the merged corpus accounts for every problem of the input.
 func TestArrayAndMerge(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "distill")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Command(t, "cmd/distill")
 	answers := map[string]string{}
 	var lines []string
 	for i := range 40 {
@@ -241,10 +239,7 @@ func TestSubmitResumeLeavesQueuedTasks(t *testing.T) {
 // task requeues itself to resume.
 func TestTimeLimitRequeues(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "distill")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Command(t, "cmd/distill")
 	answers := map[string]string{}
 	var lines []string
 	for i := range 200 {

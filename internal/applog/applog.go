@@ -134,7 +134,7 @@ func Read(fsy fsys.FS, path string, fn func(Line) error) (Tail, error) {
 	if err != nil {
 		return Tail{}, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	t, err := Parse(f, fn)
 	if err != nil {
 		return t, fmt.Errorf("reading %s: %w", path, err)
@@ -212,7 +212,7 @@ func Open(path string, opt Options, fn func(Line) error) (*Log, Tail, error) {
 			err = ErrLocked
 		}
 		if err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, Tail{}, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -229,7 +229,7 @@ func Open(path string, opt Options, fn func(Line) error) (*Log, Tail, error) {
 	}
 	if err != nil {
 		l.f = f
-		l.Close()
+		_ = l.Close()
 		if fnErr != nil {
 			return nil, t, fnErr
 		}
@@ -274,7 +274,7 @@ func (l *Log) create() (fsys.File, error) {
 		return nil, err
 	}
 	if err := fsys.SyncDir(l.fs, dirOf(l.path)); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return f, nil
@@ -399,7 +399,7 @@ func (l *Log) Rewrite(data []byte) error {
 		return fmt.Errorf("rewriting %s: %w", l.path, err)
 	}
 	if l.f != nil {
-		l.f.Close()
+		_ = l.f.Close()
 		l.f = nil
 	}
 	f, err := l.fs.OpenFile(l.path, os.O_RDWR, 0)
@@ -429,7 +429,7 @@ func (l *Log) Close() error {
 		}
 	}
 	if l.lock {
-		l.fs.Unlock(l.f)
+		_ = l.fs.Unlock(l.f)
 	}
 	err = errors.Join(err, l.f.Close())
 	l.f = nil

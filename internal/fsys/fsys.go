@@ -121,7 +121,7 @@ func (osFS) SyncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }() // only read: closing loses nothing
 	if err := d.Sync(); err != nil && !syncUnsupported(err) {
 		return err
 	}
@@ -164,9 +164,9 @@ func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err e
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer func() {
-		if err != nil {
-			f.Close()
-			fsys.Remove(tmp)
+		if err != nil { // the temporary file is dropped: err says why
+			_ = f.Close()
+			_ = fsys.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -242,7 +242,7 @@ func ReadFile(fsys FS, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	return io.ReadAll(f)
 }
 

@@ -203,7 +203,7 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	b, status, msg := s.batch.start(req, int64(s.cfg.BatchExpire))
 	if b == nil {
-		in.Close()
+		_ = in.Close() // only read
 		writeAPIError(w, status, "", msg)
 		return
 	}

@@ -56,7 +56,7 @@ type batchRowError struct {
 func (s *Server) runBatch(b *batch, in *os.File) {
 	a := s.batch
 	defer a.running.Done()
-	defer in.Close()
+	defer func() { _ = in.Close() }() // only read: closing loses nothing
 	n, errs, err := s.validateBatch(b, in)
 	if err == nil && len(errs) == 0 {
 		_, err = in.Seek(0, io.SeekStart)
@@ -519,8 +519,8 @@ func (o *batchOutputs) publish(a *batchAPI) (*string, *string, error) {
 func (o *batchOutputs) discard() {
 	for _, rf := range []*rowFile{o.out, o.errs} {
 		if rf != nil && rf.f != nil {
-			rf.f.Close()
-			os.Remove(rf.f.Name())
+			_ = rf.f.Close() // not published: dropped
+			_ = os.Remove(rf.f.Name())
 		}
 	}
 }

@@ -54,6 +54,11 @@ type Config struct {
 	// vLLM's "maximum context length" message, as a real server refuses a
 	// prompt that does not fit.
 	ContextTokens int
+	// RefuseResponseFormat answers a request that asks for response_format
+	// json_object or json_schema with llama.cpp's 400 "Failed to
+	// initialize samplers", as a llama.cpp server does when it cannot build
+	// the grammar.
+	RefuseResponseFormat bool
 	// BatchTurnaround is how long a batch of the simulated Batch API takes
 	// from creation to "completed". Its rows are answered evenly over it,
 	// so request_counts.completed grows linearly while it is in progress;
@@ -206,7 +211,7 @@ func LoadAnswers(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("llmtest: loading answers: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	out := map[string]string{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)

@@ -186,6 +186,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates")
 		return
 	}
+	if s.cfg.RefuseResponseFormat && req.jsonMode() {
+		entry.Status = http.StatusBadRequest
+		s.record(entry)
+		writeLlamaError(w, "Failed to initialize samplers: Unexpected empty grammar stack after accepting piece: { (90)")
+		return
+	}
 	if msg := s.overContext(req, msgs); msg != "" {
 		entry.Status = http.StatusBadRequest
 		s.record(entry)

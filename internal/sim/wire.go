@@ -195,6 +195,12 @@ func writeError(w http.ResponseWriter, status int, typ string, code any, msg str
 	writeJSON(w, status, errorEnvelope{errorBody{Message: msg, Type: typ, Code: code}})
 }
 
+// writeLlamaError answers 400 with llama.cpp server's error body: a
+// numeric code beside the message.
+func writeLlamaError(w http.ResponseWriter, msg string) {
+	writeJSON(w, http.StatusBadRequest, errorEnvelope{errorBody{Message: msg, Type: "invalid_request_error", Code: http.StatusBadRequest}})
+}
+
 // SimulatedModel is the model id GET /v1/models lists.
 const SimulatedModel = "simulated"
 

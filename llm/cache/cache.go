@@ -76,6 +76,9 @@ type Cache struct {
 	// aloneTaken, set by tests before they queue work, is called when the
 	// writer takes work it runs alone, before it waits for the sync.
 	aloneTaken func()
+	// awaitingSync, set by tests before they read, is called (c.mu held)
+	// when a lookup finds its entry not yet durable and waits for the sync.
+	awaitingSync func()
 }
 
 // Stats describe a cache's log and what its open found.
@@ -173,7 +176,7 @@ func Open(path string, opts ...Option) (*Cache, error) {
 	}
 	if o.base != "" {
 		if c.base, err = openBase(o, c); err != nil {
-			c.close(false)
+			_ = c.close(false) // nothing was put yet; err is the failure
 			return nil, err
 		}
 	}
@@ -217,7 +220,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 		fst, err1 := f.Stat()
 		pst, err2 := c.fs.Stat(path)
 		if err1 == nil && err2 == nil && os.SameFile(fst, fst) && !os.SameFile(fst, pst) && try < 3 {
-			f.Close()
+			_ = f.Close() // only locked, not written
 			continue
 		}
 		c.f = f
@@ -225,7 +228,7 @@ func openLog(path string, o cacheOptions, readOnly bool) (*Cache, error) {
 	}
 	if err := c.load(); err != nil {
 		c.idx.close()
-		c.f.Close()
+		_ = c.f.Close() // only read so far; err is the failure
 		return nil, err
 	}
 	c.synced = c.size // what an open reads is on disk
@@ -249,13 +252,13 @@ func (c *Cache) lockedOpen(what string) (fsys.File, error) {
 	}
 	switch {
 	case err != nil:
-		f.Close()
+		_ = f.Close() // not locked, not written
 		return nil, fmt.Errorf("opening %s %s: locking: %w", what, c.path, err)
 	case held && c.readOnly:
-		f.Close()
+		_ = f.Close() // likewise
 		return nil, fmt.Errorf("opening %s %s: a run is writing it (it is locked by another process); wait for that run to end", what, c.path)
 	case held:
-		f.Close()
+		_ = f.Close() // likewise
 		return nil, fmt.Errorf("opening %s %s: the file is locked by another process (is another run using it, or reading it as its base cache?)", what, c.path)
 	}
 	return f, nil
@@ -436,6 +439,9 @@ func (c *Cache) awaitDurable(off int64) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.awaitingSync != nil && off >= c.synced && c.failed == nil {
+		c.awaitingSync()
+	}
 	for off >= c.synced && c.failed == nil {
 		c.syncedCond.Wait()
 	}

@@ -99,10 +99,10 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	renamed := false
 	idx := c.newIndex()
 	defer func() {
-		if !renamed {
+		if !renamed { // the new log is dropped: the old one stays in use
 			idx.close()
-			f.Close()
-			c.fs.Remove(tmp)
+			_ = f.Close()
+			_ = c.fs.Remove(tmp)
 		}
 	}()
 	// Lock before the rename, so no one can lock the new log meanwhile.
@@ -130,7 +130,7 @@ func (c *Cache) rewrite(flags uint32) (res CompactResult, err error) {
 	c.stats.Damaged, c.stats.DamagedBytes = 0, 0
 	c.mu.Unlock()
 	oldIdx.close()
-	old.Close()
+	_ = old.Close() // replaced: the new log, synced before the rename, holds everything it had
 	if err := fsys.SyncDir(c.fs, filepath.Dir(c.path)); err != nil {
 		err = fmt.Errorf("%w: %w", ErrWrite, err)
 		c.mu.Lock()
@@ -159,7 +159,7 @@ func (c *Cache) copyLive(f interface{ Write([]byte) (int, error) }, hdr logHeade
 	w := bufio.NewWriterSize(f, 1<<20)
 	off := int64(0)
 	put := func(entry []byte) {
-		w.Write(entry)
+		_, _ = w.Write(entry) // a bufio.Writer keeps its first error: Flush, checked below, returns it
 		off += int64(len(entry))
 	}
 	put(hdr.encode())

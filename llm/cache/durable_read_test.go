@@ -99,6 +99,8 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 		err error
 	}
 	gets := make(chan got, 1)
+	waiting := make(chan struct{})
+	c.awaitingSync = func() { close(waiting) }
 	go func() {
 		v, ok, err := c.Get(testID("x"))
 		gets <- got{v, ok, err}
@@ -106,7 +108,12 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 	select {
 	case g := <-gets:
 		t.Fatalf("Get returned %q, %v, %v while its entry's fsync had not finished; want it to wait for the sync", g.v, g.ok, g.err)
-	case <-time.After(100 * time.Millisecond):
+	case <-waiting: // Get found the entry and waits for its sync, which is held
+	}
+	select {
+	case g := <-gets:
+		t.Fatalf("Get returned %q, %v, %v while its entry's fsync had not finished; want it to wait for the sync", g.v, g.ok, g.err)
+	default:
 	}
 	unhold()
 	if err := durable(); err != nil {

@@ -178,7 +178,7 @@ func (ix *index) merged(meta []byte, durable bool) (*table, error) {
 
 // install makes t, written by merged, the index's table.
 func (ix *index) install(t *table) {
-	ix.tab.close()
+	_ = ix.tab.close() // the table is only read once written and synced
 	ix.tab = t
 	ix.delta = map[uint64]uint64{}
 	ix.retryAt = 0
@@ -188,7 +188,7 @@ func (ix *index) close() {
 	if ix == nil {
 		return
 	}
-	ix.tab.close()
+	_ = ix.tab.close() // likewise
 	ix.tab = nil
 }
 

@@ -53,7 +53,7 @@ func Merge(dst string, srcs []string, opts ...Option) (MergeResult, error) {
 	res := MergeResult{}
 	for _, src := range srcs {
 		if err := out.absorb(src, o, &res); err != nil {
-			out.Close()
+			_ = out.Close() // the temporary merge is not put in place; err says why
 			return res, err
 		}
 		res.Sources++
@@ -67,7 +67,7 @@ func Merge(dst string, srcs []string, opts ...Option) (MergeResult, error) {
 	}
 	// The index is derived: without one the next open reads the log.
 	if err := o.fs.Rename(IndexPath(tmp), IndexPath(dst)); err != nil {
-		o.fs.Remove(IndexPath(dst))
+		_ = o.fs.Remove(IndexPath(dst)) // a stale index is checked against the log at open and rebuilt
 	}
 	return res, nil
 }
@@ -82,7 +82,7 @@ func (c *Cache) absorb(src string, o cacheOptions, res *MergeResult) error {
 	if err != nil {
 		return err
 	}
-	defer s.close(false)
+	defer func() { _ = s.close(false) }() // opened read-only
 	var live []keyLoc
 	if err := s.idx.each(func(key, loc uint64) { live = append(live, keyLoc{key, loc}) }); err != nil {
 		return fmt.Errorf("reading response cache %s: %w", src, err)

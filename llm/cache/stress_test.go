@@ -25,6 +25,7 @@ type stressLedger struct {
 	mu          sync.Mutex
 	durable     map[string]bool
 	invalidated map[string]bool
+	compactions int // compactions that returned nil
 }
 
 func (l *stressLedger) confirm(name string, invalidated bool) {
@@ -48,6 +49,27 @@ func (l *stressLedger) snapshot() (durable, invalidated []string) {
 		invalidated = append(invalidated, n)
 	}
 	return durable, invalidated
+}
+
+// waitForProgress waits until the stress callers have been told of at
+// least durable answers and the compacting caller has finished at least
+// compactions compactions: the point the test means to crash or close at,
+// reached by work done rather than by time.
+func (l *stressLedger) waitForProgress(t *testing.T, durable, compactions int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		l.mu.Lock()
+		d, c := len(l.durable), l.compactions
+		l.mu.Unlock()
+		if d >= durable && c >= compactions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2 minutes the stress callers have %d durable answers and %d compactions; want %d and %d", d, c, durable, compactions)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func stressValue(name string) []byte { return []byte(`{"answer":"` + name + `"}`) }
@@ -151,6 +173,9 @@ func startStress(t *testing.T, disk *crashfs.FS, path string) (c *Cache, ledger 
 				}
 				return
 			}
+			ledger.mu.Lock()
+			ledger.compactions++
+			ledger.mu.Unlock()
 		}
 	})
 	return c, ledger, func() {
@@ -180,7 +205,7 @@ func TestCacheStressPowerLoss(t *testing.T) {
 			disk := newStressDisk(t)
 			c, ledger, stop := startStress(t, disk, path)
 			rng := rand.New(rand.NewPCG(seed, 11))
-			time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+			ledger.waitForProgress(t, 20+rng.IntN(200), 1+rng.IntN(3))
 			disk.CrashAt(len(disk.Ops()) + rng.IntN(40))
 			for !disk.Crashed() {
 				time.Sleep(time.Millisecond)
@@ -209,7 +234,7 @@ func TestCacheStressCloseWhileWriting(t *testing.T) {
 	const path = "/run/cache.db"
 	disk := newStressDisk(t)
 	c, ledger, stop := startStress(t, disk, path)
-	time.Sleep(150 * time.Millisecond)
+	ledger.waitForProgress(t, 100, 2)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -6,32 +6,33 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/fsys/faultfs"
 )
 
-// TestSyncsArePacedWhileAnswersKeepComing: while puts keep arriving, the
-// log is synced at most once every minSyncGap (one journal commit for many
-// answers, not one for every few), and every Put that returned is in the
-// log after a reopen.
+// TestSyncsArePacedWhileAnswersKeepComing: while puts keep arriving (32
+// callers, 50 puts each), the log is synced at most once every minSyncGap
+// (one journal commit for many answers, not one for every few), and every
+// Put that returned is in the log after a reopen. It runs in fake time (synctest): the clock moves
+// only while every goroutine waits, so the pacing is what spaces the syncs
+// out, not how long an fsync of this machine's disk takes.
 func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
+	synctest.Test(t, syncsArePaced)
+}
+
+func syncsArePaced(t *testing.T) {
 	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil, WithFS(ffs))
 	before := ffs.Count("sync cache.db")
 	var puts atomic.Int64
-	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range 32 {
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for i := range 50 {
 				if err := c.Put(testID(fmt.Sprintf("w%d-%d", w, i)), []byte(`{"ok":true}`), Usage{Stage: "rollout", Model: "m"}); err != nil {
 					t.Error(err)
 					return
@@ -40,8 +41,6 @@ func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
-	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
 	syncs := ffs.Count("sync cache.db") - before

@@ -148,7 +148,7 @@ func openTable(fs fsys.FS, path string) (*table, []byte, error) {
 	}
 	t, trailer, err := checkTable(f)
 	if err != nil {
-		f.Close()
+		_ = f.Close() // only read
 		return nil, nil, err
 	}
 	return t, trailer, nil
@@ -231,9 +231,9 @@ func (w tableWriter) writeBits(old *table, adds []keyLoc, trailer []byte, bits u
 	if err = w.fill(t, old, adds, trailer); err == nil {
 		err = w.finish(t)
 	}
-	if err != nil {
-		f.Close()
-		w.fs.Remove(tmp)
+	if err != nil { // the new table is dropped; err says why
+		_ = f.Close()
+		_ = w.fs.Remove(tmp)
 		return nil, err
 	}
 	return t, nil
@@ -298,7 +298,7 @@ func (w tableWriter) fill(t, old *table, adds []keyLoc, trailer []byte) error {
 }
 
 func writeSlots(t *table, b []byte, at int64, sum io.Writer) error {
-	sum.Write(b)
+	_, _ = sum.Write(b) // a hash's Write never fails
 	_, err := t.f.WriteAt(b, tableData+at*slotSize)
 	return err
 }

@@ -135,7 +135,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(buf.Bytes())
+	_, _ = w.Write(buf.Bytes()) // a failed write means the browser went away
 }
 
 func posURL(fq url.Values, pos int) template.URL {

@@ -75,7 +75,9 @@ func MemTotal() string {
 	for _, l := range strings.Split(string(b), "\n") {
 		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemTotal:" {
 			var kib int64
-			fmt.Sscan(f[1], &kib)
+			if _, err := fmt.Sscan(f[1], &kib); err != nil {
+				return ""
+			}
 			return fmt.Sprintf("%.1f GiB", float64(kib)/(1<<20))
 		}
 	}

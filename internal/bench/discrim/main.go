@@ -181,7 +181,7 @@ type measured struct {
 	validateJSON          bool
 }
 
-func measure(ctx context.Context, bin string, argv []string, prefix string) (measured, error) {
+func measure(ctx context.Context, bin string, argv []string, prefix string) (_ measured, err error) {
 	if len(argv) == 0 {
 		return measured{}, errors.New("an empty command")
 	}
@@ -191,12 +191,12 @@ func measure(ctx context.Context, bin string, argv []string, prefix string) (mea
 	if err != nil {
 		return m, fmt.Errorf("creating %s: %w", m.stdoutPath, err)
 	}
-	defer out.Close()
+	defer closeWritten(out, &err)
 	errf, err := os.Create(prefix + ".stderr")
 	if err != nil {
 		return m, fmt.Errorf("creating %s.stderr: %w", prefix, err)
 	}
-	defer errf.Close()
+	defer closeWritten(errf, &err)
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, argv[0]), argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, errf
 	start := time.Now()
@@ -210,6 +210,14 @@ func measure(ctx context.Context, bin string, argv []string, prefix string) (mea
 	m.code = cmd.ProcessState.ExitCode()
 	m.cpu, m.maxRSSKiB = benchkit.Used(cmd.ProcessState)
 	return m, nil
+}
+
+// closeWritten closes f, a file the command wrote, and reports its failure
+// in *err unless *err holds one already.
+func closeWritten(f *os.File, err *error) {
+	if cerr := f.Close(); cerr != nil && *err == nil {
+		*err = fmt.Errorf("writing %s: %w", f.Name(), cerr)
+	}
 }
 
 func (m measured) print(w io.Writer, line string) {

@@ -243,7 +243,7 @@ func writeProblems(path string, n int) error {
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; err says why
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
@@ -311,7 +311,7 @@ func writeDocuments(path string, n int) error {
 		}
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
+		_ = f.Close() // the write failed; err says why
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()

@@ -143,12 +143,16 @@ type session struct {
 // distill runs bin/distill run once. When watch is set it is called every
 // 100 ms while the process runs; returning true kills the process with
 // SIGKILL.
-func runDistill(ctx context.Context, bin string, args []string, logPath string, watch func() bool) (session, error) {
+func runDistill(ctx context.Context, bin string, args []string, logPath string, watch func() bool) (_ session, err error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return session{}, fmt.Errorf("creating %s: %w", logPath, err)
 	}
-	defer logf.Close()
+	defer func() {
+		if cerr := logf.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("writing %s: %w", logPath, cerr)
+		}
+	}()
 	cmd := exec.CommandContext(ctx, bin+"/distill", append([]string{"run"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	start := time.Now()

@@ -207,7 +207,9 @@ func WriteRun(t testing.TB, dir string, recs []schema.Record, shardRows int) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "job.yaml"), []byte("distill: {max_items: 12}\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "job.yaml"), []byte("distill: {max_items: 12}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // AddDuplicateShard lists in the run at dir a shard holding a copy of rec,

@@ -34,7 +34,7 @@ func Problems(n int) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	var out []Problem
 	sc := bufio.NewScanner(f)
 	for len(out) < n && sc.Scan() {
@@ -143,7 +143,7 @@ func DemoRun(dir string, n int) error {
 	run.SetFingerprint(Fingerprint)
 	for i := range recs {
 		if err := run.Append(&recs[i]); err != nil {
-			run.Close()
+			_ = run.Close() // the append failed; err says why
 			return err
 		}
 	}

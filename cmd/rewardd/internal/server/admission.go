@@ -12,6 +12,9 @@ type byteBudget struct {
 	mu   sync.Mutex
 	free int64
 	wake chan struct{} // closed, and replaced, when bytes are released
+	// waitHook, set by tests before requests come, is called when a
+	// reservation starts waiting for room.
+	waitHook func()
 }
 
 func newByteBudget(size int64) *byteBudget {
@@ -29,6 +32,9 @@ func (b *byteBudget) acquire(ctx context.Context, n int64) error {
 		}
 		wake := b.wake
 		b.mu.Unlock()
+		if b.waitHook != nil {
+			b.waitHook()
+		}
 		select {
 		case <-wake:
 		case <-ctx.Done():

@@ -145,6 +145,10 @@ func TestFullQueueWaits(t *testing.T) {
 	} {
 		g := newGate()
 		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) { tc.cfg(c) })
+		waiting := make(chan struct{})
+		var once sync.Once
+		h.srv.waitHook = func() { once.Do(func() { close(waiting) }) }
+		h.srv.bodies.waitHook = h.srv.waitHook
 		first := make(chan int, 1)
 		go func() { code, _ := h.do(http.MethodPost, "/v1/score", heldBody); first <- code }()
 		<-g.held
@@ -154,7 +158,7 @@ func TestFullQueueWaits(t *testing.T) {
 		case code := <-second:
 			t.Errorf("%s: the second request was answered %d while the first held the room; want it to wait", tc.name, code)
 			second <- code
-		case <-time.After(100 * time.Millisecond): // long enough for a refusal; a pass does not depend on it
+		case <-waiting: // it waits for a slot or for room
 		}
 		g.release()
 		if a, b := <-first, <-second; a != http.StatusOK || b != http.StatusOK {

@@ -78,7 +78,7 @@ func scanReferencesJSONL(file string, add func(*referenceRow)) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxJSONLLine)
 	for sc.Scan() {

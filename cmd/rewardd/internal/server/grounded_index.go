@@ -51,6 +51,7 @@ func (l *loader) addGrounded(r *rubricRow, file string, row int) {
 			l.skip(file, row, err)
 			continue
 		}
+		l.stats.Grounded++
 		if !l.x.add(&lab, l.split(r.Split)) {
 			l.stats.Duplicates++
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
@@ -91,7 +92,12 @@ func TestGarbageJudgeIsSeen(t *testing.T) {
 // outstanding while no judge call has finished for StallAfter count as
 // failed judgments, in /healthz and /metrics; once the judge answers,
 // health is ok again.
-func TestHungJudgeIsSeen(t *testing.T) {
+// It runs in fake time (synctest): the clock moves only while every
+// goroutine waits, so the calls are young at the first look and past
+// StallAfter at the second however loaded the machine.
+func TestHungJudgeIsSeen(t *testing.T) { synctest.Test(t, hungJudgeIsSeen) }
+
+func hungJudgeIsSeen(t *testing.T) {
 	const stallAfter = 50 * time.Millisecond
 	g := newGate()
 	h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, g.wrap, func(c *Config, _ *sim.Config) {

@@ -38,6 +38,7 @@ type LoadStats struct {
 	Loaded     int // labels in the index
 	Duplicates int // rows whose id was already loaded (the first one is kept)
 	Skipped    int // rows without a rubric or with a bad label (each logged)
+	Grounded   int // labels of grounded questions among Loaded
 }
 
 // NewIndex indexes labels. A label whose id is already indexed is a
@@ -333,7 +334,7 @@ func hasColumn(path string, column ...string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	st, err := f.Stat()
 	if err != nil {
 		return false, fmt.Errorf("loading the corpus: %w", err)
@@ -409,6 +410,9 @@ func (l *loader) scanLabels(file string) error {
 			l.skip(file, row, err)
 			return nil
 		}
+		if lab.Grounded != nil {
+			l.stats.Grounded++
+		}
 		if !l.x.add(&lab, l.split("")) {
 			l.stats.Duplicates++
 		}
@@ -425,7 +429,7 @@ func (l *loader) scanJSONL(file string) error {
 	if err != nil {
 		return fmt.Errorf("loading the corpus: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: closing loses nothing
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), maxJSONLLine)
 	line := 0

@@ -137,6 +137,9 @@ type Server struct {
 	// bufs holds *bytes.Buffer for request bodies and answers, so that a
 	// request's large buffers are not garbage the next ones pay for.
 	bufs sync.Pool
+	// waitHook, set by tests before requests come, is called when a
+	// request starts waiting for a scoring slot.
+	waitHook func()
 }
 
 // New checks cfg and returns the handler.
@@ -693,6 +696,9 @@ func (s *Server) takeSlot(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	default:
 	}
+	if s.waitHook != nil {
+		s.waitHook()
+	}
 	t := time.NewTimer(s.cfg.QueueWait)
 	defer t.Stop()
 	select {
@@ -1088,9 +1094,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	err := srv.Shutdown(dctx)
-	<-served
+	serr := <-served // http.ErrServerClosed once Shutdown has begun
 	if err != nil {
 		return fmt.Errorf("draining the requests in flight: %w", err)
+	}
+	if serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("serving: %w", serr)
 	}
 	return nil
 }
