@@ -26,6 +26,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/idmap"
 	"github.com/rubricforge/rubricforge/schema"
@@ -82,12 +83,9 @@ type Run struct {
 	failures idmap.Map[failureLine]
 	stages   map[string]string // the stage names of failures, shared
 	// failLines counts the lines of failures.jsonl, superseded and bad ones
-	// included; failOff is where the next line goes. failTorn is set when a
-	// failed append could not be cut back off.
+	// included; failLog appends to it (nil until the resume scan opens it).
 	failLines int
-	failOff   int64
-	failTorn  bool
-	failFile  fsys.File
+	failLog   *applog.Log
 	closed    bool
 }
 
@@ -415,11 +413,10 @@ func (r *Run) Close() error {
 	if err == nil {
 		err = r.compactFailuresLocked()
 	}
-	if r.failFile != nil {
-		if cerr := r.failFile.Close(); cerr != nil && err == nil {
+	if r.failLog != nil {
+		if cerr := r.failLog.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("closing failures log: %w", cerr)
 		}
-		r.failFile = nil
 	}
 	if lerr := r.lock.release(); lerr != nil && err == nil {
 		err = lerr
@@ -438,7 +435,7 @@ func (r *Run) Close() error {
 // there is work to keep it is Close.
 func (r *Run) Abandon() error {
 	r.mu.Lock()
-	keep := r.closed || r.onDisk || len(r.man.Shards) > 0 || len(r.buf) > 0 || r.failLines > 0 || r.failFile != nil
+	keep := r.closed || r.onDisk || len(r.man.Shards) > 0 || len(r.buf) > 0 || r.failLines > 0 || (r.failLog != nil && r.failLog.Exists())
 	r.mu.Unlock()
 	if keep {
 		return r.Close()

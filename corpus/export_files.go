@@ -336,7 +336,7 @@ func (o outDir) foreign() ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		switch name := e.Name(); {
-		case name == ExportManifestName, name == "."+ExportManifestName+".tmp", name == "."+DatasetCardName+".tmp":
+		case name == ExportManifestName, fsys.IsTemp(name, ExportManifestName), fsys.IsTemp(name, DatasetCardName):
 		case name == DatasetCardName && (hasManifest || o.isOurCard()):
 		case name == exportDataDir && e.IsDir():
 			sub, err := o.fs.ReadDir(o.data())
@@ -408,7 +408,7 @@ func (o outDir) commit(splits []*splitWriter, ext string) ([]ExportFile, error) 
 	for _, sw := range splits {
 		for _, p := range sw.pending {
 			name := p.finalName(len(sw.pending), ext)
-			if err := o.fs.Rename(p.tmp, filepath.Join(o.data(), name)); err != nil {
+			if err := fsys.RenameSynced(o.fs, p.tmp, filepath.Join(o.data(), name)); err != nil {
 				return nil, fmt.Errorf("renaming data file into place: %w", err)
 			}
 			keep[name] = true

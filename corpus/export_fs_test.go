@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -157,8 +158,10 @@ func TestExportCommitOrder(t *testing.T) {
 	lastRename := lastIndexOf(ops, func(s string) bool { return strings.HasPrefix(s, "rename data/") })
 	removeManifest := indexOf(ops, func(s string) bool { return s == "remove export.json" })
 	syncData := lastIndexOf(ops, func(s string) bool { return s == "syncdir data" })
-	manifestRename := indexOf(ops, func(s string) bool { return s == "rename .export.json.tmp export.json" })
-	cardOpen := indexOf(ops, func(s string) bool { return s == "open .README.md.tmp" })
+	manifestRename := indexOf(ops, func(s string) bool {
+		return strings.HasPrefix(s, "rename .export.json.") && strings.HasSuffix(s, ".tmp export.json")
+	})
+	cardOpen := indexOf(ops, func(s string) bool { return strings.HasPrefix(s, "open .README.md.") && strings.HasSuffix(s, ".tmp") })
 	if removeManifest < 0 || !(removeManifest < firstRename && lastRename < syncData && syncData < manifestRename && manifestRename < cardOpen) {
 		t.Errorf("commit order: remove export.json %d, renames %d..%d, sync data %d, export.json %d, card %d:\n%s",
 			removeManifest, firstRename, lastRename, syncData, manifestRename, cardOpen, strings.Join(ops, "\n"))
@@ -293,5 +296,32 @@ func checkExportState(t *testing.T, dir, fault string, oldFiles, newFiles map[st
 	}
 	if card, ok := files[DatasetCardName]; ok && !bytes.Equal(card, want[DatasetCardName]) {
 		t.Errorf("fault at %q: the card does not go with export.json", fault)
+	}
+}
+
+// TestExportRenamesAreSynced: every data file (and export.json, and the
+// card) is renamed into place between two syncs of its directory.
+func TestExportRenamesAreSynced(t *testing.T) {
+	t.Chdir(t.TempDir())
+	writeExportCorpus(t, "run", exportFixture(), 3)
+	ffs := &exportFaultFS{FS: fsys.OS, root: "exp"}
+	opt := quietExportOptions(FormatVerl, "exp")
+	opt.RowsPerFile, opt.FS = 2, ffs
+	if _, err := Export(context.Background(), "run", opt); err != nil {
+		t.Fatal(err)
+	}
+	ops := ffs.ops
+	changes := func(op string) bool { return !strings.HasPrefix(op, "readdir ") && !strings.HasPrefix(op, "close ") }
+	for i, op := range ops {
+		if !strings.HasPrefix(op, "rename ") {
+			continue
+		}
+		f := strings.Fields(op)
+		dir := path.Dir(f[2])
+		before := lastIndexOf(ops[:i], changes)
+		after := indexOf(ops[i+1:], changes)
+		if before < 0 || ops[before] != "syncdir "+dir || after < 0 || ops[i+1+after] != "syncdir "+dir {
+			t.Errorf("%q is not between two syncs of %s:\n%s", op, dir, strings.Join(ops[max(0, i-3):min(len(ops), i+4)], "\n"))
+		}
 	}
 }

@@ -1,19 +1,17 @@
 package corpus
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/idmap"
 )
 
@@ -78,63 +76,51 @@ func (r *Run) Failed(id string) (FailureState, bool) {
 type failureLog struct {
 	entries []Failure
 	offs    []int64 // where each entry's line starts
-	// good is where the next line goes: the end of the last complete line.
+	// good is where the next line goes: the end of the last whole line.
 	good int64
 	// torn is set when bytes after good were dropped (a line cut by a crash
 	// or a failed write); unterminated is set when the last line was a
-	// complete record that lacked its newline.
+	// whole JSON value that lacked its newline.
 	torn, unterminated bool
-	// bad counts complete lines that are not failure records; firstBad
-	// says which was the first and why.
+	// bad counts whole lines that are not failure records; firstBad says
+	// which was the first and why.
 	bad      int
 	firstBad string
 }
 
-// parseFailureLog reads a failures log. A bad line anywhere is skipped and
-// counted, never fatal: the log is a report, and one damaged line must not
-// make a run unopenable. Only a read error is an error.
+// parseFailureLog reads a failures log by applog's rule for a torn tail.
+// A bad line anywhere is skipped and counted, never fatal: the log is a
+// report, and one damaged line must not make a run unopenable. Only a read
+// error is an error.
 func parseFailureLog(name string, r io.Reader) (failureLog, error) {
 	var out failureLog
-	br := bufio.NewReaderSize(r, 64<<10)
-	var off int64
-	for lineNo := 1; ; lineNo++ {
-		line, err := br.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return failureLog{}, fmt.Errorf("reading %s: %w", name, err)
-		}
-		last := errors.Is(err, io.EOF)
-		if last && len(line) == 0 {
-			return out, nil
-		}
-		start := off
-		off += int64(len(line))
-		body := bytes.TrimSpace(line)
-		f, perr := parseFailureLine(body)
-		switch {
-		case last && len(body) > 0 && perr != nil:
-			out.torn = true
-		case last && len(body) > 0:
-			out.add(f, start)
-			out.good = off
-			out.unterminated = true
-		case last:
-			out.good = off
-		case len(body) == 0:
-			out.good = off
-		case perr != nil:
-			out.bad++
-			if out.firstBad == "" {
-				out.firstBad = fmt.Sprintf("%s line %d: %v", name, lineNo, perr)
-			}
-			out.good = off
-		default:
-			out.add(f, start)
-			out.good = off
-		}
-		if last {
-			return out, nil
-		}
+	tail, err := applog.Parse(r, out.line(name))
+	if err != nil {
+		return failureLog{}, fmt.Errorf("reading %s: %w", name, err)
 	}
+	out.note(tail)
+	return out, nil
+}
+
+// line takes one line of the log named name.
+func (l *failureLog) line(name string) func(applog.Line) error {
+	return func(ln applog.Line) error {
+		f, err := parseFailureLine(ln.Data)
+		if err != nil {
+			l.bad++
+			if l.firstBad == "" {
+				l.firstBad = fmt.Sprintf("%s line %d: %v", name, ln.No, err)
+			}
+			return nil
+		}
+		l.add(f, ln.Off)
+		return nil
+	}
+}
+
+// note records what the reading found at the end of the log.
+func (l *failureLog) note(t applog.Tail) {
+	l.good, l.torn, l.unterminated = t.End, t.Torn > 0, t.Unterminated
 }
 
 func (l *failureLog) add(f Failure, off int64) {
@@ -171,47 +157,29 @@ func encodeFailure(f Failure) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// loadFailures reads failures.jsonl: bad lines are skipped with one warning,
-// a torn last line is cut off, and a complete last line without its newline
-// gets one, so the next append starts a line of its own.
+// loadFailures opens failures.jsonl (see applog): bad lines are skipped
+// with one warning, a torn last line is cut off, and a whole last line
+// without its newline gets one, so the next append starts a line of its
+// own. A missing log is made by the first failure recorded.
 func (r *Run) loadFailures() error {
 	path := r.layout.Failures()
-	f, err := r.fs.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	var fl failureLog
+	log, tail, err := applog.Open(path, applog.Options{FS: r.fs}, fl.line(path))
 	if err != nil {
-		return fmt.Errorf("opening failures log: %w", err)
+		return r.fatal(fmt.Errorf("opening failures log: %w", err))
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	fl, err := parseFailureLog(path, f)
-	if err != nil {
-		return err
-	}
+	fl.note(tail)
+	r.failLog = log
 	for i, e := range fl.entries {
 		r.failures.Set(e.ID, r.failureLine(fl.offs[i], &e))
 	}
 	r.failLines = len(fl.entries) + fl.bad
-	r.failOff = fl.good
 	if fl.bad > 0 {
 		r.log.Warn("skipped bad lines of the failures log; they leave it when the run closes",
 			"file", path, "lines", fl.bad, "first", fl.firstBad)
 	}
-	switch {
-	case fl.torn:
-		r.log.Warn("dropped a torn last line of the failures log", "file", path, "offset", fl.good)
-		err = f.Truncate(fl.good)
-	case fl.unterminated:
-		_, err = f.WriteAt([]byte("\n"), fl.good)
-		r.failOff++
-	default:
-		return nil
-	}
-	if err == nil {
-		err = fsys.SyncFile(f)
-	}
-	if err != nil {
-		return r.fatal(fmt.Errorf("repairing the end of %s: %w", path, err))
+	if fl.torn {
+		r.log.Warn("dropped a torn last line of the failures log", "file", path, "offset", fl.good, "bytes", tail.Torn)
 	}
 	return nil
 }
@@ -236,47 +204,12 @@ func (r *Run) RecordFailure(f Failure) error {
 	if err := r.writable(); err != nil {
 		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
 	}
-	off := r.failOff
-	if err := r.appendFailure(line); err != nil {
-		return fmt.Errorf("recording failure of %s: %w", f.ID, err)
+	off, err := r.failLog.Append(line)
+	if err != nil {
+		return fmt.Errorf("recording failure of %s: %w", f.ID, r.fatal(err))
 	}
 	r.failures.Set(f.ID, r.failureLine(off, &f))
 	r.failLines++
-	return nil
-}
-
-func (r *Run) appendFailure(line []byte) error {
-	if r.failFile == nil {
-		path := r.layout.Failures()
-		_, statErr := r.fs.Stat(path)
-		ff, err := r.fs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return fmt.Errorf("opening failures log: %w", err)
-		}
-		if errors.Is(statErr, fs.ErrNotExist) {
-			if err := fsys.SyncDir(r.fs, r.dir); err != nil {
-				_ = ff.Close() // nothing written yet; err is the failure
-				return r.fatal(err)
-			}
-		}
-		r.failFile = ff
-	}
-	if r.failTorn {
-		if err := r.failFile.Truncate(r.failOff); err != nil {
-			return fmt.Errorf("cutting a failed append off the failures log: %w", err)
-		}
-		r.failTorn = false
-	}
-	if _, err := r.failFile.WriteAt(line, r.failOff); err != nil {
-		if terr := r.failFile.Truncate(r.failOff); terr != nil {
-			r.failTorn = true
-		}
-		return fmt.Errorf("appending to the failures log: %w", err)
-	}
-	if err := fsys.SyncFile(r.failFile); err != nil {
-		return r.fatal(fmt.Errorf("appending to the failures log: %w", err))
-	}
-	r.failOff += int64(len(line))
 	return nil
 }
 
@@ -288,7 +221,7 @@ func (r *Run) compactFailuresLocked() error {
 	if err != nil {
 		return fmt.Errorf("compacting failures log: %w", err)
 	}
-	if r.failLines == len(live) && !r.failTorn {
+	if r.failLines == len(live) {
 		return nil
 	}
 	slices.SortFunc(live, func(a, b Failure) int {
@@ -307,17 +240,11 @@ func (r *Run) compactFailuresLocked() error {
 		lines.Set(f.ID, r.failureLine(int64(buf.Len()), &f))
 		buf.Write(line)
 	}
-	if r.failFile != nil {
-		_ = r.failFile.Close() // every append was synced (appendFailure); the log is rewritten next
-		r.failFile = nil
-	}
-	if err := fsys.WriteFileAtomic(r.fs, r.layout.Failures(), buf.Bytes(), 0o644); err != nil {
+	if err := r.failLog.Rewrite(buf.Bytes()); err != nil {
 		return r.fatal(fmt.Errorf("compacting failures log: %w", err))
 	}
 	r.failures = lines
 	r.failLines = len(live)
-	r.failOff = int64(buf.Len())
-	r.failTorn = false
 	return nil
 }
 
@@ -332,8 +259,8 @@ func (r *Run) liveFailuresLocked() ([]Failure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading failures log: %w", err)
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	fl, err := parseFailureLog(path, io.LimitReader(f, r.failOff))
+	defer func() { _ = f.Close() }()
+	fl, err := parseFailureLog(path, io.LimitReader(f, r.failLog.End()))
 	if err != nil {
 		return nil, err
 	}

@@ -111,19 +111,28 @@ func (l *runLock) release() error {
 // InUse reports whether a process holds the run directory dir now, without
 // taking its lock: a report that says "running" while nothing holds LOCK is
 // a run that died. A directory without LOCK is not in use.
-func InUse(dir string) (bool, error) {
+func InUse(dir string) (bool, error) { return InUseFS(fsys.OS, dir) }
+
+// InUseFS is InUse on fsy. A file system without shared locks is probed
+// with an exclusive lock, dropped at once.
+func InUseFS(fsy fsys.FS, dir string) (bool, error) {
 	path := Layout{Dir: dir}.Lock()
-	f, err := fsys.OS.OpenFile(path, os.O_RDONLY, 0)
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("probing the lock of %s: %w", dir, err)
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	held, err := fsys.OS.(fsys.SharedLocker).LockShared(f)
+	defer func() { _ = f.Close() }()
+	var held bool
+	if sl, ok := fsy.(fsys.SharedLocker); ok {
+		held, err = sl.LockShared(f)
+	} else {
+		held, err = fsy.Lock(f)
+	}
 	if err != nil || held {
 		return held, err
 	}
-	return false, fsys.OS.Unlock(f)
+	return false, fsy.Unlock(f)
 }

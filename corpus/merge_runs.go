@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
@@ -18,20 +18,20 @@ import (
 // of the run directory dir, in the log's order, without taking its lock. A
 // missing log is no failure; bad and torn lines are skipped as a resume
 // skips them.
-func ReadFailures(dir string) ([]Failure, error) {
+func ReadFailures(dir string) ([]Failure, error) { return ReadFailuresFS(fsys.OS, dir) }
+
+// ReadFailuresFS is ReadFailures on fsy.
+func ReadFailuresFS(fsy fsys.FS, dir string) ([]Failure, error) {
 	path := Layout{Dir: dir}.Failures()
-	f, err := fsys.OS.OpenFile(path, os.O_RDONLY, 0)
+	var fl failureLog
+	tail, err := applog.Read(fsy, path, fl.line(path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening failures log: %w", err)
+		return nil, fmt.Errorf("reading failures log: %w", err)
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	fl, err := parseFailureLog(path, f)
-	if err != nil {
-		return nil, err
-	}
+	fl.note(tail)
 	latest := make(map[string]int, len(fl.entries))
 	for i, e := range fl.entries {
 		latest[e.ID] = i
@@ -74,9 +74,9 @@ func (r *Run) RecordFailures(fs []Failure) error {
 	if err := r.writable(); err != nil {
 		return fmt.Errorf("recording failures: %w", err)
 	}
-	off := r.failOff
-	if err := r.appendFailure(buf); err != nil {
-		return fmt.Errorf("recording %d failures: %w", len(fs), err)
+	off, err := r.failLog.Append(buf)
+	if err != nil {
+		return fmt.Errorf("recording %d failures: %w", len(fs), r.fatal(err))
 	}
 	for i := range fs {
 		r.failures.Set(fs[i].ID, r.failureLine(off, &fs[i]))

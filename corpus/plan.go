@@ -55,6 +55,13 @@ type PlanDoc struct {
 	Pilot             []PilotProblem `json:"pilot_problems"`
 	// BatchStages are the stages in batch mode, priced at the batch rate.
 	BatchStages []string `json:"batch_stages,omitempty"`
+	// SpentUSD is what the run directory has spent so far (the pilot's
+	// requests, sent online even for stages in batch mode): the run
+	// reuses those answers, and its budget counts what they cost.
+	// WithSpent adds the projection of the problems the pilot left
+	// (Total × Rest/Unique): what the plan and the run cost together.
+	SpentUSD  float64    `json:"spent_usd,omitempty"`
+	WithSpent *PlanRange `json:"with_spent_usd,omitempty"`
 }
 
 // PlanInput is the input as the plan counted it (in the job's partition).

@@ -14,6 +14,9 @@ import (
 
 // resume rebuilds the run state from disk.
 func (r *Run) resume() error {
+	if err := r.removeStaleTemps(); err != nil {
+		return err
+	}
 	man, err := readManifest(r.fs, r.dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -68,6 +71,33 @@ func (r *Run) resume() error {
 		}
 	}
 	return r.loadFailures()
+}
+
+// stateFiles are the run directory's files written whole through a
+// temporary file (fsys.WriteFileAtomic).
+var stateFiles = []string{JobName, ManifestName, ReportName, FailuresName, PlanName}
+
+// removeStaleTemps removes the temporary files of the run directory's
+// state files that a killed writer left (each writer has its own, see
+// fsys.TempPath, so none is reused). The run's lock is held: no writer of
+// this directory is running.
+func (r *Run) removeStaleTemps() error {
+	entries, err := r.fs.ReadDir(r.dir)
+	if err != nil {
+		return fmt.Errorf("listing run directory: %w", err)
+	}
+	for _, e := range entries {
+		for _, target := range stateFiles {
+			if !fsys.IsTemp(e.Name(), target) {
+				continue
+			}
+			if err := r.fs.Remove(filepath.Join(r.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("removing a stale temporary file: %w", err)
+			}
+			r.log.Info("removed a temporary file an interrupted write left", "file", e.Name())
+		}
+	}
+	return nil
 }
 
 // checkListed checks a listed shard and returns its ids. The cheap path: the
@@ -266,14 +296,8 @@ func (r *Run) moveAside(name string, why error) error {
 		}
 		dst = filepath.Join(bdir, fmt.Sprintf("%s.%d", name, i))
 	}
-	if err := r.fs.Rename(filepath.Join(r.layout.Shards(), name), dst); err != nil {
-		return fmt.Errorf("moving broken shard aside: %w", err)
-	}
-	if err := fsys.SyncDir(r.fs, bdir); err != nil {
-		return r.fatal(err)
-	}
-	if err := fsys.SyncDir(r.fs, r.layout.Shards()); err != nil {
-		return r.fatal(err)
+	if err := fsys.RenameSynced(r.fs, filepath.Join(r.layout.Shards(), name), dst); err != nil {
+		return r.fatal(fmt.Errorf("moving broken shard aside: %w", err))
 	}
 	r.log.Warn("moved an unusable shard aside; its rows will be made again by the next run",
 		"file", filepath.Join(shardsDir, name), "to", dst, "reason", why.Error())

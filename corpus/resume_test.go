@@ -410,3 +410,29 @@ func TestFailureLinesStayReadable(t *testing.T) {
 		t.Errorf("an array line: %v", err)
 	}
 }
+
+// TestResumeRemovesStaleStateTemps: the temporary files a killed writer
+// of the run's state files left (each writer makes its own, so none is
+// reused) are removed when the run opens; other files stay.
+func TestResumeRemovesStaleStateTemps(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	crashedRun(t, dir)
+	stale := []string{fsys.TempPath(filepath.Join(dir, ManifestName)), fsys.TempPath(filepath.Join(dir, ReportName)),
+		fsys.TempPath(filepath.Join(dir, FailuresName))}
+	kept := filepath.Join(dir, ".notes.tmp")
+	for _, p := range append(stale, kept) {
+		if err := os.WriteFile(p, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeRun(t, openRun(t, dir, Options{}))
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s still there: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a file not the run's was removed: %v", err)
+	}
+}

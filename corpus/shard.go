@@ -95,6 +95,11 @@ func writeShard(fsy fsys.FS, runDir string, idx int, recs []schema.Record, opts 
 		_ = fsy.Remove(tmp) // likewise
 		return ShardInfo{}, false, fmt.Errorf("checking written shard: %w", err)
 	}
+	if err := fsys.SyncDir(fsy, dir); err != nil { // the temp shard durably there before it moves
+		_ = fsy.Remove(tmp)
+		_ = fsy.Remove(filepath.Join(dir, sidecarName(idx)))
+		return ShardInfo{}, false, err
+	}
 	if err := fsy.Rename(tmp, final); err != nil {
 		_ = fsy.Remove(tmp) // likewise
 		_ = fsy.Remove(filepath.Join(dir, sidecarName(idx)))

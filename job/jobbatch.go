@@ -30,6 +30,10 @@ type BatchSettings struct {
 	// MaxRowAttempts is how many batches a request may fail in
 	// transiently before its problem fails (default 3).
 	MaxRowAttempts int `yaml:"max_row_attempts,omitempty"`
+	// CreateSettle is how long a create whose outcome is unknown (a 502 or
+	// 504, a lost reply) is given to show in the provider's list before
+	// the batch is created anew (default 5m).
+	CreateSettle time.Duration `yaml:"create_settle,omitempty"`
 	// Repairs says where a repair turn of an unparseable batch answer goes:
 	// "batch" (the default: into the next wave's batch) or "online" (sent
 	// at once, at the online price).
@@ -84,7 +88,7 @@ func (j *Job) validateBatch(v *validation) {
 		}
 	}
 	b := j.Batch
-	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 {
+	if b.MaxRequests < 0 || b.MaxBytes < 0 || b.PollInterval < 0 || b.MaxRowAttempts < 0 || b.CreateSettle < 0 {
 		v.bad("batch", "limits must not be negative")
 	}
 	if r := b.Repairs; r != "" && r != ModeBatch && r != ModeOnline {

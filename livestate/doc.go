@@ -6,8 +6,9 @@
 // admitted into the rubric, and the rubric's version, which moves by one at
 // each retirement, reinstatement or admission.
 //
-// Everything lives in an append-only log of JSON lines in a state
-// directory (--state-dir), one log per replica, fsynced before a group's
+// Everything lives in an append-only log of JSON lines (internal/applog,
+// the toolkit's one owner of such logs) in a state directory
+// (--state-dir), one log per replica, fsynced before a group's
 // answer is sent (many groups share a sync), so a kill loses no group a
 // trainer was answered for. Open reads the log back and replays it: the
 // decisions (retire, reinstate, admit, drop) are recomputed from the group

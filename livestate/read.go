@@ -1,7 +1,6 @@
 package livestate
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
@@ -58,13 +58,9 @@ func Read(fsy fsys.FS, dir string) (*Dir, error) {
 // readReplica replays one replica's log into d.
 func (d *Dir) readReplica(fsy fsys.FS, replica string) error {
 	path := filepath.Join(d.Path, replica+".log")
-	data, err := fsys.ReadFile(fsy, path)
-	if err != nil {
-		return err
-	}
 	probs := map[string]*problem{}
 	rp := newReplay(probs, replica)
-	if _, _, _, err := readLines(bytes.NewReader(data), rp.line); err != nil {
+	if _, err := applog.Read(fsy, path, func(ln applog.Line) error { return rp.line(ln.Data, ln.No) }); err != nil {
 		return fmt.Errorf("state log %s: %w", path, err)
 	}
 	d.Replicas = append(d.Replicas, replica)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -37,7 +38,7 @@ var replicaName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 type Store struct {
 	dir     string
 	opt     Options
-	log     *stateLog
+	log     *applog.Log
 	claims  *claims
 	mu      sync.Mutex // guards problems
 	probs   map[string]*problem
@@ -82,14 +83,15 @@ func Open(dir string, opt Options) (*Store, error) {
 	}
 	s := &Store{dir: dir, opt: opt, probs: map[string]*problem{}, queue: make(chan pendingWrite, 1024), stopped: make(chan struct{})}
 	r := newReplay(s.probs, opt.Replica)
-	l, torn, err := openLog(opt.FS, filepath.Join(dir, opt.Replica+".log"), r.line)
+	path := filepath.Join(dir, opt.Replica+".log")
+	l, tail, err := applog.Open(path, applog.Options{FS: opt.FS, Lock: true}, func(ln applog.Line) error { return r.line(ln.Data, ln.No) })
 	if err != nil {
-		if errors.Is(err, errLocked) {
-			return nil, fmt.Errorf("%w; give each rewardd sharing --state-dir its own --replica-id", err)
+		if errors.Is(err, applog.ErrLocked) {
+			return nil, fmt.Errorf("another rewardd holds the state log %s: %w; give each rewardd sharing --state-dir its own --replica-id", path, err)
 		}
-		return nil, err
+		return nil, fmt.Errorf("reading the state log %s: %w", path, err)
 	}
-	s.log, s.Torn, s.spent = l, torn, r.spent
+	s.log, s.Torn, s.spent = l, tail.Torn, r.spent
 	var repair bytes.Buffer
 	for _, p := range s.probs {
 		for i := range p.unconfirmed {
@@ -107,8 +109,8 @@ func Open(dir string, opt Options) (*Store, error) {
 	s.claims = newClaims(opt.FS, dir, opt.Replica)
 	for id := range s.probs {
 		if err := s.claims.claim(id); err != nil {
-			_ = l.Close() // likewise
-			return nil, fmt.Errorf("the state log %s holds problem %s: %w", l.path, id, err)
+			_ = l.Close()
+			return nil, fmt.Errorf("the state log %s holds problem %s: %w", l.Path(), id, err)
 		}
 	}
 	go s.writer()

@@ -162,6 +162,9 @@ func (c *Client) attempt(ctx context.Context, cl *call) attemptResult {
 	} else {
 		c.ctrl.settle(reserved, -1)
 	}
+	if mayBeBilled(r.status, cut, r.err) {
+		c.chargeLost(cl)
+	}
 	if cut && learned {
 		cl.cuts++
 	}

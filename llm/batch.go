@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
@@ -28,6 +29,10 @@ type BatchOptions struct {
 	CompletionWindow string
 	// PollInterval is how often open batches are read (default 30s).
 	PollInterval time.Duration
+	// CreateSettle is how long a create whose outcome is unknown (a 502
+	// or 504, a reply lost) is given to show in the provider's list
+	// before the batch is created anew (default 5m).
+	CreateSettle time.Duration
 	// MaxRowAttempts is how many batches a request may fail in, transiently
 	// (a 5xx row, an expired or failed batch), before its caller gets a
 	// retryable error; default 3.
@@ -50,12 +55,19 @@ type BatchOptions struct {
 	// provider, for the user to run (vLLM's run-batch reads them); output
 	// files found there as NAME.output.jsonl are imported.
 	OfflineDir string
+	// Plan is distill plan's projection of each stage per unit of work, in
+	// the pipeline's order (from plan.json): a wave the budget cannot pay
+	// for whole is cut to the units the budget can carry through the later
+	// stages too. Without it a wave is cut to what the budget has left.
+	Plan []PlannedStage
 	// RunTag goes into each batch's metadata, so that a person looking at
 	// the provider's batches can tell which run made one. (A run killed
 	// between creating a batch and recording it finds it by its input
 	// file, which is its own.)
 	RunTag string
 	Logger *slog.Logger
+	// FS is the file system of Dir and OfflineDir; default fsys.OS.
+	FS fsys.FS
 }
 
 func (o *BatchOptions) fill() {
@@ -79,6 +91,9 @@ func (o *BatchOptions) fill() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.FS == nil {
+		o.FS = fsys.OS
 	}
 }
 
@@ -124,6 +139,7 @@ func unitOf(ctx context.Context) string {
 // polling the batches it made, never by making them again.
 type Batcher struct {
 	opt   BatchOptions
+	fs    fsys.FS
 	cache *cache.Cache
 	meter *Meter
 	log   *slog.Logger
@@ -142,6 +158,7 @@ type Batcher struct {
 	queue    []string             // written, to upload and create
 	ready    map[string]struct{}
 	held     string // why new batches are not submitted ("" while they are)
+	cut      string // why a wave was cut to what the budget had left ("" when none was)
 	// The provider refused more work: new files wait until heldUntil, or
 	// until a batch finishes (freed); backoff doubles with each refusal.
 	heldUntil time.Time
@@ -174,7 +191,7 @@ type rowFailure struct {
 // building is an input file being written.
 type building struct {
 	state      *BatchState
-	in, rows   *os.File
+	in, rows   fsys.File
 	inw, rowsw *bufio.Writer
 }
 
@@ -185,24 +202,20 @@ func NewBatcher(opt BatchOptions, responses *cache.Cache, meter *Meter) (*Batche
 	if responses == nil {
 		return nil, errors.New("llm: batch mode needs a response cache")
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+	if err := fsys.MkdirAllSynced(opt.FS, opt.Dir, 0o755); err != nil {
 		return nil, err
 	}
 	if opt.OfflineDir != "" {
-		if err := os.MkdirAll(opt.OfflineDir, 0o755); err != nil {
+		if err := fsys.MkdirAllSynced(opt.FS, opt.OfflineDir, 0o755); err != nil {
 			return nil, fmt.Errorf("batch files directory: %w", err)
 		}
 	}
-	states, err := ReadBatchStates(opt.Dir)
-	if err != nil {
-		return nil, err
-	}
-	jr, err := openJournal(opt.Dir)
+	jr, states, err := openJournal(opt.FS, opt.Dir, opt.Logger)
 	if err != nil {
 		return nil, err
 	}
 	b := &Batcher{
-		opt: opt, cache: responses, meter: meter, log: opt.Logger, jr: jr,
+		opt: opt, fs: opt.FS, cache: responses, meter: meter, log: opt.Logger, jr: jr,
 		apis: map[string]*BatchAPI{}, states: map[string]*BatchState{},
 		open: map[uint64]string{}, waiters: map[uint64][]string{}, failures: map[uint64]rowFailure{},
 		building: map[string]*building{}, ready: map[string]struct{}{},
@@ -240,11 +253,11 @@ func (b *Batcher) recover() error {
 			b.loadFailures(local)
 		case s.Phase == PhaseWritten && !b.fileComplete(local):
 			s.Phase, s.Note = PhaseDropped, "the input file was lost before upload; its rows are asked again"
-			if err := b.jr.append(s); err != nil {
+			if err := b.journalLocked(s); err != nil {
 				return err
 			}
 		case s.Open():
-			rows, err := readRows(b.path(local, "rows"))
+			rows, err := readRows(b.fs, b.path(local, "rows"))
 			if err != nil {
 				return fmt.Errorf("batch %s: %w", local, err)
 			}
@@ -257,19 +270,21 @@ func (b *Batcher) recover() error {
 		}
 	}
 	// Files a kill left half-written, which the journal never listed.
-	entries, _ := os.ReadDir(b.opt.Dir)
+	entries, _ := b.fs.ReadDir(b.opt.Dir)
 	for _, e := range entries {
-		local, _, _ := strings.Cut(e.Name(), ".")
-		if _, known := b.states[local]; !known && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
-			_ = os.Remove(filepath.Join(b.opt.Dir, e.Name())) // tried again at the next open
+		local, _, _ := strings.Cut(strings.TrimPrefix(e.Name(), "."), ".")
+		_, known := b.states[local]
+		temp := strings.HasPrefix(e.Name(), ".") // a download or a rewrite a kill cut short
+		if (!known || temp) && e.Name() != BatchJournal && e.Name() != BatchCancelFile {
+			_ = b.fs.Remove(filepath.Join(b.opt.Dir, e.Name()))
 		}
 	}
 	return nil
 }
 
 func (b *Batcher) fileComplete(local string) bool {
-	_, err1 := os.Stat(b.path(local, "input.jsonl"))
-	_, err2 := os.Stat(b.path(local, "rows"))
+	_, err1 := b.fs.Stat(b.path(local, "input.jsonl"))
+	_, err2 := b.fs.Stat(b.path(local, "rows"))
 	return err1 == nil && err2 == nil
 }
 
@@ -281,14 +296,14 @@ func (b *Batcher) resetFailures() error {
 	rows := map[string]struct{}{}
 	for _, local := range b.order {
 		path := b.path(local, "failures.jsonl")
-		lines, err := readFailures(path)
+		lines, err := readFailures(b.fs, path)
 		if err != nil || len(lines) == 0 {
 			continue
 		}
 		for _, f := range lines {
 			rows[f.CustomID] = struct{}{}
 		}
-		if err := os.Rename(path, b.path(local, "failures-reset.jsonl")); err != nil {
+		if err := fsys.RenameSynced(b.fs, path, b.path(local, "failures-reset.jsonl")); err != nil {
 			return fmt.Errorf("resetting the failed rows of batch %s: %w", local, err)
 		}
 	}
@@ -301,7 +316,7 @@ func (b *Batcher) resetFailures() error {
 
 // loadFailures reads the failures an ingested batch recorded.
 func (b *Batcher) loadFailures(local string) {
-	lines, err := readFailures(b.path(local, "failures.jsonl"))
+	lines, err := readFailures(b.fs, b.path(local, "failures.jsonl"))
 	if err != nil {
 		b.log.Warn("could not read a batch's failed rows; they are asked again", "batch", local, "err", err)
 		return
@@ -429,18 +444,19 @@ func (b *Batcher) fileFor(api *BatchAPI, model string) (*building, error) {
 	}
 	b.seq++
 	local := fmt.Sprintf("b%06d", b.seq)
-	in, err := os.Create(b.path(local, "input.jsonl"))
+	in, err := b.fs.OpenFile(b.path(local, "input.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := os.Create(b.path(local, "rows"))
+	rows, err := b.fs.OpenFile(b.path(local, "rows"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		_ = in.Close() // nothing written yet; err is the failure
 		return nil, err
 	}
 	bl := &building{
-		state: &BatchState{Local: local, Endpoint: api.Base(), Model: model, Stages: map[string]int{}, Created: time.Now().UTC()},
-		in:    in, rows: rows, inw: bufio.NewWriterSize(in, 1<<20), rowsw: bufio.NewWriter(rows),
+		state: &BatchState{Local: local, Endpoint: api.Base(), Model: model, Stages: map[string]int{}, Created: time.Now().UTC(),
+			Marker: NewBatchMarker()},
+		in: in, rows: rows, inw: bufio.NewWriterSize(in, 1<<20), rowsw: bufio.NewWriter(rows),
 	}
 	b.building[k] = bl
 	return bl, nil
@@ -465,7 +481,7 @@ func (b *Batcher) addRow(api *BatchAPI, r *DeferredRequest, line []byte) (string
 	if _, err := bl.inw.Write(line); err != nil {
 		return "", err
 	}
-	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1)}); err != nil {
+	if err := appendRow(bl.rowsw, rowInfo{id: r.ID, stage: r.Stage, n: max(r.N, 1), prompt: int64(r.PromptTokens), maxCompleted: int64(r.CompletionTokens)}); err != nil {
 		return "", err
 	}
 	s := bl.state
@@ -493,7 +509,10 @@ func (b *Batcher) sealLocked(bl *building) error {
 			delete(b.building, k)
 		}
 	}
-	err := errors.Join(bl.inw.Flush(), bl.rowsw.Flush(), bl.in.Sync(), bl.rows.Sync(), bl.in.Close(), bl.rows.Close())
+	err := errors.Join(bl.inw.Flush(), bl.rowsw.Flush(), fsys.SyncFile(bl.in), fsys.SyncFile(bl.rows), bl.in.Close(), bl.rows.Close())
+	if err == nil {
+		err = fsys.SyncDir(b.fs, b.opt.Dir) // the files durably there before the journal says so
+	}
 	if err != nil {
 		return fmt.Errorf("writing batch file %s: %w", bl.in.Name(), err)
 	}
@@ -501,7 +520,7 @@ func (b *Batcher) sealLocked(bl *building) error {
 	s.Phase = PhaseWritten
 	b.states[s.Local] = s
 	b.order = append(b.order, s.Local)
-	if err := b.jr.append(s); err != nil {
+	if err := b.journalLocked(s); err != nil {
 		return err
 	}
 	b.queue = append(b.queue, s.Local)
@@ -588,11 +607,15 @@ func (b *Batcher) OfflineOutput(local string) string {
 	return filepath.Join(b.opt.OfflineDir, local+".output.jsonl")
 }
 
-// Held says why new batches are not being submitted ("" when they are):
-// the budget, or the run's batches were cancelled.
+// Held says why new batches are not being submitted, or why a wave was
+// cut short ("" when neither): the budget, or the run's batches were
+// cancelled.
 func (b *Batcher) Held() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.held == "" {
+		return b.cut
+	}
 	return b.held
 }
 
@@ -643,6 +666,7 @@ func (b *Batcher) States() []BatchState {
 // and imports the offline output files, so a batch cancelled meanwhile
 // holds back new ones before any is submitted.
 func (b *Batcher) Start(ctx context.Context) {
+	b.relookLost(ctx)
 	b.pollOpen(ctx)
 	b.importOffline()
 	ctx, b.stop = context.WithCancel(ctx)

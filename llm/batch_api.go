@@ -3,17 +3,23 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // BatchAPI speaks OpenAI's Files and Batch APIs (/v1/files, /v1/batches)
@@ -119,11 +125,17 @@ func (b BatchObject) errorText() string {
 // UploadFile uploads the batch input file at path (purpose "batch"),
 // streaming it, and returns the file's id.
 func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) {
+	return a.Upload(ctx, fsys.OS, path, filepath.Base(path))
+}
+
+// Upload uploads the batch input file at path on fsy under the file name
+// name (purpose "batch"), streaming it, and returns the file's id.
+func (a *BatchAPI) Upload(ctx context.Context, fsy fsys.FS, path, name string) (string, error) {
 	var obj struct {
 		ID string `json:"id"`
 	}
 	err := a.retry(ctx, "uploading "+filepath.Base(path), func(ctx context.Context) (*http.Response, error) {
-		f, err := os.Open(path)
+		f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +146,7 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 			err := mw.WriteField("purpose", "batch")
 			if err == nil {
 				var part io.Writer
-				if part, err = mw.CreateFormFile("file", filepath.Base(path)); err == nil {
+				if part, err = mw.CreateFormFile("file", name); err == nil {
 					_, err = io.Copy(part, f)
 				}
 			}
@@ -157,43 +169,144 @@ func (a *BatchAPI) UploadFile(ctx context.Context, path string) (string, error) 
 	return obj.ID, err
 }
 
+// BatchMarkerKey is the metadata key of a batch's marker: a value the run
+// writes into its journal before it sends the create, so that a create
+// whose outcome is unknown can be recognized at the provider.
+const BatchMarkerKey = "rubricforge_marker"
+
+// NewBatchMarker returns a fresh marker, unique to one batch of one run.
+func NewBatchMarker() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return "rf-" + hex.EncodeToString(b[:])
+}
+
+// DefaultCreateSettle is how long a create whose outcome is unknown is
+// given to show in the provider's list before the batch is created anew.
+// A gateway's 504 leaves the provider making the batch for as long as its
+// own timeout, and a list may lag behind a batch just made; batches take
+// hours, so minutes of care cost nothing.
+const DefaultCreateSettle = 5 * time.Minute
+
 // CreateBatch creates a batch of the chat completions in the uploaded file.
-// A create whose reply was lost (a proxy's 502 or 504, a reset, a cut
-// body) may have made the batch all the same, so before each retry the
-// endpoint's batches are looked through for one of this input file (see
-// FindBatchOfFile); one found is the answer, and no second batch of the
-// same file is made (and billed).
-func (a *BatchAPI) CreateBatch(ctx context.Context, fileID, window string, metadata map[string]string) (BatchObject, error) {
+// metadata should carry a marker (BatchMarkerKey) the caller recorded
+// before the call. A create whose outcome is unknown (a 5xx, a reset, a
+// cut body: the provider may have made the batch) is never retried blind:
+// the endpoint's batches are looked through for one of this input file or
+// with this marker (FindBatchOf), at once and again after settle (0:
+// DefaultCreateSettle), and one found is the answer; only a batch found
+// neither time is created anew. A refusal (429, a 4xx) made nothing: it is
+// retried as any call, then returned.
+func (a *BatchAPI) CreateBatch(ctx context.Context, fileID, window string, metadata map[string]string, settle time.Duration) (BatchObject, error) {
+	if settle <= 0 {
+		settle = DefaultCreateSettle
+	}
 	body, _ := json.Marshal(map[string]any{
 		"input_file_id": fileID, "endpoint": "/v1/chat/completions", "completion_window": window, "metadata": metadata,
 	})
-	var b BatchObject
-	lookFirst := func(ctx context.Context) (bool, error) {
-		found, ok, err := a.FindBatchOfFile(ctx, fileID)
-		if ok {
-			b = found
+	marker := metadata[BatchMarkerKey]
+	for attempt := 1; ; attempt++ {
+		var b BatchObject
+		actx, cancel := context.WithTimeout(ctx, batchCallTimeout)
+		resp, err := a.send(actx, http.MethodPost, "/batches", body)
+		status, retryable, err := a.settle(resp, err, &b)
+		cancel()
+		if err == nil && b.ID == "" {
+			return b, errors.New("creating a batch: the reply has no batch id")
 		}
-		return ok, err
+		if err == nil {
+			return b, nil
+		}
+		if ctx.Err() != nil {
+			return b, &Error{Class: ClassCanceled, Reason: "canceled", Err: context.Cause(ctx)}
+		}
+		fail := func(class Class) error {
+			return &Error{Class: class, Status: status, Attempts: attempt, Stage: "batch", Reason: "batch_api",
+				Err: a.red.sanitize(fmt.Errorf("creating a batch at %s: %w", redactURL(a.base), err))}
+		}
+		if !createUnknown(status, err) {
+			class := ClassRetryable
+			if !retryable {
+				class, _ = classifyStatus(status)
+			}
+			if class != ClassRetryable || attempt >= a.opt.MaxAttempts {
+				return b, fail(class)
+			}
+			if err := sleep(ctx, backoff(attempt, a.opt.BackoffBase, a.opt.BackoffMax)); err != nil {
+				return b, &Error{Class: ClassCanceled, Reason: "canceled", Err: err}
+			}
+			continue
+		}
+		a.opt.Logger.Warn("a batch create's outcome is unknown: the provider may have made it; looking for it before creating it anew",
+			"reason", "create_unknown", "file", fileID, "marker", marker, "status", status, "err", a.red.sanitize(err).Error(), "settle", settle)
+		for _, wait := range []time.Duration{0, settle} {
+			if err := sleep(ctx, wait); err != nil {
+				return b, &Error{Class: ClassCanceled, Reason: "canceled", Err: err}
+			}
+			found, ok, ferr := a.FindBatchOf(ctx, fileID, marker)
+			if ferr != nil {
+				return b, ferr // cannot look: not created blind (the caller retries, looking first)
+			}
+			if ok {
+				a.opt.Logger.Info("found the batch of a create whose outcome was unknown", "id", found.ID, "file", fileID, "after", wait)
+				return found, nil
+			}
+		}
+		if attempt >= a.opt.MaxAttempts {
+			return b, fail(ClassRetryable)
+		}
+		a.opt.Logger.Warn("no batch of the file after the settle time; creating it anew", "file", fileID, "settle", settle)
 	}
-	err := a.retryLooking(ctx, "creating a batch", func(ctx context.Context) (*http.Response, error) {
-		return a.send(ctx, http.MethodPost, "/batches", body)
-	}, &b, lookFirst)
-	if err == nil && b.ID == "" {
-		err = errors.New("creating a batch: the reply has no batch id")
-	}
-	return b, err
 }
 
-// findPages is how many pages of 100 batches, newest first, a look for a
-// batch of an input file reads: a batch made moments (or one kill) ago is
-// on the first.
-const findPages = 10
+// createUnknown reports whether a create that failed so may have made the
+// batch: a 2xx whose body was cut, a 5xx (a gateway's 502 or 504, a
+// provider that failed after making it), or a transport error once the
+// request may have gone out (a reset, a timeout); not a refusal (429, a
+// 4xx) or a connection that was never made.
+func createUnknown(status int, err error) bool {
+	if status >= 500 || status/100 == 2 { // a 2xx whose body did not arrive whole made the batch
+		return true
+	}
+	if status != 0 {
+		return false
+	}
+	var dns *net.DNSError
+	return !errors.Is(err, syscall.ECONNREFUSED) && !errors.As(err, &dns)
+}
 
-// FindBatchOfFile looks for the batch made of the uploaded input file
-// fileID. A file id is the upload's own, so a batch that reads it was made
-// by whoever uploaded it.
-func (a *BatchAPI) FindBatchOfFile(ctx context.Context, fileID string) (BatchObject, bool, error) {
-	return a.FindBatch(ctx, findPages, func(o BatchObject) bool { return o.InputFileID == fileID })
+// FindBatchOf looks for the batch made of the uploaded input file fileID,
+// or carrying marker (BatchMarkerKey; "" matches none), through the whole
+// list of the endpoint's batches back to the file's upload (no batch of
+// the file is older). A file id is the upload's own, and a marker the
+// run's, so a batch found is the caller's. A look that cannot read the
+// file pages through the whole list.
+func (a *BatchAPI) FindBatchOf(ctx context.Context, fileID, marker string) (BatchObject, bool, error) {
+	var since int64
+	if f, err := a.GetFile(ctx, fileID); err == nil {
+		since = f.CreatedAt
+	}
+	return a.FindBatch(ctx, since, func(o BatchObject) bool {
+		return o.InputFileID == fileID || (marker != "" && o.Metadata[BatchMarkerKey] == marker)
+	})
+}
+
+// FileObject is OpenAI's file object, as far as this package reads it.
+type FileObject struct {
+	ID        string `json:"id"`
+	Bytes     int64  `json:"bytes"`
+	CreatedAt int64  `json:"created_at"`
+	Filename  string `json:"filename"`
+	Purpose   string `json:"purpose"`
+}
+
+// GetFile reads a file object.
+func (a *BatchAPI) GetFile(ctx context.Context, id string) (FileObject, error) {
+	var f FileObject
+	err := a.retry(ctx, "reading file "+id, func(ctx context.Context) (*http.Response, error) {
+		return a.send(ctx, http.MethodGet, "/files/"+url.PathEscape(id), nil)
+	}, &f)
+	return f, err
 }
 
 // GetBatch reads a batch.
@@ -216,11 +329,13 @@ func (a *BatchAPI) CancelBatch(ctx context.Context, id string) (BatchObject, err
 }
 
 // FindBatch looks through the endpoint's batches, newest first, for one
-// that match accepts; it reads at most maxPages pages of 100. A run uses
-// it to find a batch it created but was killed before recording.
-func (a *BatchAPI) FindBatch(ctx context.Context, maxPages int, match func(BatchObject) bool) (BatchObject, bool, error) {
+// that match accepts, page after page until one is found, the list ends,
+// or a page reaches batches created before since (Unix seconds; 0 reads
+// the whole list). A run uses it to find a batch it created but did not
+// record (a kill, a lost reply), however many batches others made since.
+func (a *BatchAPI) FindBatch(ctx context.Context, since int64, match func(BatchObject) bool) (BatchObject, bool, error) {
 	after := ""
-	for range maxPages {
+	for {
 		var page struct {
 			Data    []BatchObject `json:"data"`
 			HasMore bool          `json:"has_more"`
@@ -241,26 +356,30 @@ func (a *BatchAPI) FindBatch(ctx context.Context, maxPages int, match func(Batch
 				return b, true, nil
 			}
 		}
-		if !page.HasMore || len(page.Data) == 0 {
-			break
+		if !page.HasMore || len(page.Data) == 0 || page.Data[len(page.Data)-1].CreatedAt < since {
+			return BatchObject{}, false, nil
 		}
 		after = page.LastID
 		if after == "" {
 			after = page.Data[len(page.Data)-1].ID
 		}
 	}
-	return BatchObject{}, false, nil
 }
 
 // Download writes the content of file id to path, durably, replacing it.
 func (a *BatchAPI) Download(ctx context.Context, id, path string) error {
+	return a.DownloadFS(ctx, fsys.OS, id, path)
+}
+
+// DownloadFS is Download to a path on fsy.
+func (a *BatchAPI) DownloadFS(ctx context.Context, fsy fsys.FS, id, path string) error {
 	return a.retry(ctx, "downloading file "+id, func(ctx context.Context) (*http.Response, error) {
 		resp, err := a.send(ctx, http.MethodGet, "/files/"+url.PathEscape(id)+"/content", nil)
 		if err != nil || resp.StatusCode/100 != 2 {
 			return resp, err
 		}
 		defer resp.Body.Close()
-		if err := writeStream(path, resp.Body); err != nil {
+		if err := writeStream(fsy, path, resp.Body); err != nil {
 			return nil, &transientError{err}
 		}
 		resp.Body = io.NopCloser(strings.NewReader("{}"))
@@ -268,26 +387,26 @@ func (a *BatchAPI) Download(ctx context.Context, id, path string) error {
 	}, nil)
 }
 
-// writeStream copies r into path through a temporary file, synced, then
-// renamed over path.
-func writeStream(path string, r io.Reader) error {
-	tmp := path + ".part"
-	f, err := os.Create(tmp)
+// writeStream copies r into path through a temporary file of its own,
+// synced, then renamed over path between two syncs of the directory.
+func writeStream(fsy fsys.FS, path string, r io.Reader) error {
+	tmp := fsys.TempPath(path)
+	f, err := fsy.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = io.Copy(f, r)
 	if err == nil {
-		err = f.Sync()
+		err = fsys.SyncFile(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = fsys.RenameSynced(fsy, tmp, path)
 	}
 	if err != nil {
-		_ = os.Remove(tmp) // not kept; err is the failure
+		_ = fsy.Remove(tmp)
 	}
 	return err
 }

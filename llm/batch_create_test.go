@@ -106,7 +106,7 @@ func TestBatchCreateRetryFindsTheBatchTheLostReplyMade(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := lossy.CreateBatch(context.Background(), fileID, "24h", nil)
+			got, err := lossy.CreateBatch(context.Background(), fileID, "24h", nil, time.Second)
 			if err != nil {
 				t.Fatalf("create: %v", err)
 			}

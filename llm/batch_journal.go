@@ -1,17 +1,19 @@
 package llm
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
+	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/rubricforge/rubricforge/internal/applog"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // A batch's phases, as the journal records them.
@@ -34,6 +36,11 @@ const (
 	// passed, or the run's batches were cancelled); its rows are asked
 	// again by a later run.
 	PhaseDropped = "dropped"
+	// PhaseLost: the provider answers 404 for the batch id and lists no
+	// batch of its input file or marker. Its rows are not asked again (the
+	// provider may still be answering them) until distill batches resolve
+	// gives its id or forgets it.
+	PhaseLost = "lost"
 )
 
 // BatchState is what the run directory's journal says of one batch.
@@ -54,9 +61,13 @@ type BatchState struct {
 	MaxCompletion map[string]int64 `json:"max_completion_tokens,omitempty"`
 	Phase         string           `json:"phase"`
 	FileID        string           `json:"file_id,omitempty"`
-	BatchID       string           `json:"batch_id,omitempty"`
-	Status        string           `json:"status,omitempty"` // the provider's status
-	Counts        BatchCounts      `json:"request_counts"`
+	// Marker is in the batch's metadata (BatchMarkerKey), written here
+	// before the create is sent: a create whose outcome is unknown, or a
+	// batch id the provider no longer knows, is looked for by it.
+	Marker  string      `json:"marker,omitempty"`
+	BatchID string      `json:"batch_id,omitempty"`
+	Status  string      `json:"status,omitempty"` // the provider's status
+	Counts  BatchCounts `json:"request_counts"`
 	// What ingesting found: rows answered into the cache, rows that
 	// failed, rows the batch left unanswered (expired, cancelled).
 	Answered int       `json:"answered,omitempty"`
@@ -70,7 +81,7 @@ type BatchState struct {
 // Open reports whether the batch still waits for answers.
 func (s *BatchState) Open() bool {
 	switch s.Phase {
-	case PhaseWritten, PhaseUploaded, PhaseSubmitted, PhaseOffline:
+	case PhaseWritten, PhaseUploaded, PhaseSubmitted, PhaseOffline, PhaseLost:
 		return true
 	}
 	return false
@@ -79,74 +90,103 @@ func (s *BatchState) Open() bool {
 // BatchJournal is the file name of the journal in a batch directory.
 const BatchJournal = "journal.jsonl"
 
-// ReadBatchStates reads the journal in dir: the latest state of every
-// batch, in the order they were created. A missing journal is no batches;
-// a torn last line (a kill mid-append) is ignored.
-func ReadBatchStates(dir string) ([]BatchState, error) {
-	f, err := os.Open(filepath.Join(dir, BatchJournal))
-	if errors.Is(err, os.ErrNotExist) {
+// ReadBatchStates reads the journal in dir without changing it: the latest
+// state of every batch, in the order they were created. A missing journal
+// is no batches; a torn last line (a kill mid-append) is left out (the
+// next Batcher cuts it off; see applog).
+func ReadBatchStates(dir string) ([]BatchState, error) { return ReadBatchStatesFS(fsys.OS, dir) }
+
+// ReadBatchStatesFS is ReadBatchStates on fsy.
+func ReadBatchStatesFS(fsy fsys.FS, dir string) ([]BatchState, error) {
+	var r stateReader
+	path := filepath.Join(dir, BatchJournal)
+	_, err := applog.Read(fsy, path, r.line(path))
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if r.err != nil {
+		return nil, r.err
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	latest := map[string]BatchState{}
-	var order []string
-	r := bufio.NewReader(f)
-	for line := 1; ; line++ {
-		b, err := r.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			break // an unterminated last line is a torn append
-		}
-		if err != nil {
-			return nil, err
-		}
+	return r.states(), nil
+}
+
+// stateReader collects the latest state of every batch from the journal's
+// lines.
+type stateReader struct {
+	latest map[string]BatchState
+	order  []string
+	err    error // the line that is not a batch state
+}
+
+func (r *stateReader) line(path string) func(applog.Line) error {
+	return func(l applog.Line) error {
 		var s BatchState
-		if err := json.Unmarshal(b, &s); err != nil || s.Local == "" {
-			return nil, fmt.Errorf("%s line %d: not a batch state", filepath.Join(dir, BatchJournal), line)
+		if err := json.Unmarshal(l.Data, &s); err != nil || s.Local == "" {
+			r.err = fmt.Errorf("%s line %d: not a batch state", path, l.No)
+			return r.err
 		}
-		if _, seen := latest[s.Local]; !seen {
-			order = append(order, s.Local)
+		if r.latest == nil {
+			r.latest = map[string]BatchState{}
 		}
-		latest[s.Local] = s
+		if _, seen := r.latest[s.Local]; !seen {
+			r.order = append(r.order, s.Local)
+		}
+		r.latest[s.Local] = s
+		return nil
 	}
-	out := make([]BatchState, 0, len(order))
-	for _, l := range order {
-		out = append(out, latest[l])
-	}
-	return out, nil
 }
 
-// journal appends batch states to the journal, durably.
+func (r *stateReader) states() []BatchState {
+	out := make([]BatchState, 0, len(r.order))
+	for _, l := range r.order {
+		out = append(out, r.latest[l])
+	}
+	return out
+}
+
+// journal appends batch states to the journal, durably (an applog.Log).
 type journal struct {
-	f *os.File
+	log *applog.Log
 }
 
-func openJournal(dir string) (*journal, error) {
-	f, err := os.OpenFile(filepath.Join(dir, BatchJournal), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// openJournal opens the journal in dir for appending, cutting a torn last
+// line off, and returns the states it holds.
+func openJournal(fsy fsys.FS, dir string, log *slog.Logger) (*journal, []BatchState, error) {
+	var r stateReader
+	path := filepath.Join(dir, BatchJournal)
+	l, tail, err := applog.Open(path, applog.Options{FS: fsy}, r.line(path))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &journal{f: f}, nil
+	if tail.Torn > 0 {
+		log.Warn("cut a torn last line off the batch journal (a kill while it was written)", "file", path, "bytes", tail.Torn)
+	}
+	return &journal{log: l}, r.states(), nil
 }
 
 func (j *journal) append(s *BatchState) error {
 	s.Updated = time.Now().UTC().Truncate(time.Millisecond)
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
+	if _, err := j.log.AppendJSON(s); err != nil {
 		return fmt.Errorf("writing the batch journal: %w", err)
-	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("syncing the batch journal: %w", err)
 	}
 	return nil
 }
 
-func (j *journal) close() error { return j.f.Close() }
+func (j *journal) close() error { return j.log.Close() }
+
+// AppendBatchState appends s to the journal in dir, as the latest state
+// of its batch: for the commands that settle a batch while no run holds
+// the directory (distill batches resolve).
+func AppendBatchState(dir string, s BatchState) error {
+	j, _, err := openJournal(fsys.OS, dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	return errors.Join(j.append(&s), j.close())
+}
 
 // BatchSummary counts batches by what a status line says of them.
 type BatchSummary struct {
@@ -158,6 +198,8 @@ type BatchSummary struct {
 	Cancelled int `json:"cancelled,omitempty"`
 	Offline   int `json:"waiting_for_files"`
 	Dropped   int `json:"not_submitted"`
+	// Lost batches: ids the provider no longer knows (see PhaseLost).
+	Lost int `json:"lost,omitempty"`
 	// RowsDone and RowsTotal are the request counts of the batches in
 	// progress.
 	RowsDone  int `json:"rows_done"`
@@ -182,6 +224,8 @@ func SummarizeBatches(states []BatchState) BatchSummary {
 			s.Offline++
 		case PhaseDropped:
 			s.Dropped++
+		case PhaseLost:
+			s.Lost++
 		default:
 			s.InProgress++
 			s.RowsTotal += b.Rows
@@ -212,6 +256,9 @@ func (s BatchSummary) String() string {
 	}
 	if s.Dropped > 0 {
 		parts = append(parts, fmt.Sprintf("%d not submitted", s.Dropped))
+	}
+	if s.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost (the provider does not know it; distill batches resolve)", s.Lost))
 	}
 	if len(parts) == 0 {
 		return "none"

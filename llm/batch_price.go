@@ -88,6 +88,27 @@ func (b *Batcher) projectedLocked(except *BatchState) float64 {
 	return projected
 }
 
+// journalLocked appends s to the journal and tells the meter's gate what
+// the open batches are now expected to cost, so that online calls leave
+// room for them. Call with mu held.
+func (b *Batcher) journalLocked(s *BatchState) error {
+	err := b.jr.append(s)
+	b.commitLocked(0)
+	return err
+}
+
+// commitLocked tells the meter's gate what the open batches are expected
+// to cost, and extra (a file about to be submitted). Call with mu held.
+func (b *Batcher) commitLocked(extra float64) {
+	open := extra
+	for _, o := range b.states {
+		if o.Phase == PhaseUploaded || o.Phase == PhaseSubmitted {
+			open += b.estimateLocked(o)
+		}
+	}
+	b.meter.Gate().commit(open)
+}
+
 // pilotPending reports whether a stage of s has pilot requests waiting
 // for their answers: the file waits for them before it is priced.
 func (b *Batcher) pilotPending(s *BatchState) bool {

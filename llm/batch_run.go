@@ -2,7 +2,9 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -53,17 +55,18 @@ func (b *Batcher) fail(err error) {
 }
 
 // record changes s and appends it to the journal, under the lock that
-// States reads it under; a failure stops the run. A state is changed by
-// one goroutine at a time (the submitter until it is submitted, then the
-// poller), which may read it without the lock.
-func (b *Batcher) record(s *BatchState, change func()) {
+// States reads it under; a failure stops the run, and is returned. A state
+// is changed by one goroutine at a time (the submitter until it is
+// submitted, then the poller), which may read it without the lock.
+func (b *Batcher) record(s *BatchState, change func()) error {
 	b.mu.Lock()
 	change()
-	err := b.jr.append(s)
+	err := b.journalLocked(s)
 	b.mu.Unlock()
 	if err != nil {
 		b.fail(err)
 	}
+	return err
 }
 
 // submitQueued takes the written files in order and submits each. A
@@ -170,17 +173,23 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 	}
 	if s.Phase == PhaseWritten {
 		start := time.Now()
-		id, err := api.UploadFile(ctx, b.path(s.Local, "input.jsonl"))
+		id, err := api.Upload(ctx, b.fs, b.path(s.Local, "input.jsonl"), s.Local+".input.jsonl")
 		if err != nil {
 			return err
 		}
-		b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
+		_ = b.record(s, func() { s.FileID, s.Phase = id, PhaseUploaded })
 		b.log.Debug("batch uploaded", "batch", s.Local, "bytes", s.Bytes, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if s.Phase == PhaseUploaded {
+		if s.Marker == "" { // a journal of an earlier version: the marker is recorded before the create goes
+			if err := b.record(s, func() { s.Marker = NewBatchMarker() }); err != nil {
+				return err
+			}
+		}
 		// Killed between creating the batch and recording it? The file
-		// id is this upload's own, so a batch that reads it is ours.
-		obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
+		// id is this upload's own, and the marker this batch's, so a
+		// batch that has either is ours.
+		obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
 		if err != nil {
 			return err
 		}
@@ -188,12 +197,12 @@ func (b *Batcher) submit(ctx context.Context, s *BatchState) error {
 			return b.drop(s, b.Held())
 		}
 		if !found {
-			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag}
-			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta); err != nil {
+			meta := map[string]string{"rubricforge_batch": s.Local, "rubricforge_run": b.opt.RunTag, BatchMarkerKey: s.Marker}
+			if obj, err = api.CreateBatch(ctx, s.FileID, b.opt.CompletionWindow, meta, b.opt.CreateSettle); err != nil {
 				return err
 			}
 		}
-		b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
+		_ = b.record(s, func() { s.BatchID, s.Status, s.Counts, s.Phase = obj.ID, obj.Status, obj.RequestCounts, PhaseSubmitted })
 		b.log.Info("batch submitted", "batch", s.Local, "id", s.BatchID, "rows", s.Rows, "model", s.Model, "stages", sortedStages(s.Stages))
 	}
 	return nil
@@ -214,11 +223,36 @@ func (b *Batcher) holdReason(s *BatchState) string {
 	if limit <= 0 {
 		return ""
 	}
-	projected := b.projectedLocked(s) + s.EstCostUSD
-	if projected > limit {
-		b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
-			s.Rows, s.EstCostUSD, projected, limit)
+	b.commitLocked(0)
+	left := limit - b.projectedLocked(s) - b.meter.Gate().reservedCost()
+	// A file is priced row by row, each row at its stage's longest answer
+	// and with its unit's later stages (rowsThatFitLocked): the estimate
+	// alone let a wave that just fitted pass the budget. A file of an
+	// earlier version, whose rows have no prices, goes by its estimate.
+	keep, priced, err := b.rowsThatFitLocked(s, left)
+	if err != nil || !priced {
+		keep = 0
+		if s.EstCostUSD+b.lookaheadLocked(s) <= left {
+			keep = s.Rows
+		}
 	}
+	if keep >= s.Rows {
+		b.commitLocked(s.EstCostUSD) // online calls leave room for it from now
+		return ""
+	}
+	if keep > 0 {
+		b.mu.Unlock()
+		err := b.cutFile(s, keep, left, limit)
+		b.mu.Lock()
+		if err == nil {
+			b.commitLocked(s.EstCostUSD)
+			return ""
+		}
+		b.log.Warn("could not cut a batch file to what the budget has left; holding it back whole", "batch", s.Local, "err", err)
+	}
+	projected := b.projectedLocked(s) + s.EstCostUSD
+	b.held = fmt.Sprintf("budget: the next batch (%d requests, about $%.4f at the batch rate) would bring the projected cost to $%.4f, over max_cost_usd %g",
+		s.Rows, s.EstCostUSD, projected, limit)
 	return b.held
 }
 
@@ -236,7 +270,7 @@ const BatchCancelFile = "cancel-requested"
 // its session and removes it, so the run after that asks the rest.
 func (b *Batcher) cancelRequested() bool {
 	path := filepath.Join(b.opt.Dir, BatchCancelFile)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := b.fs.Stat(path); err != nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		return b.held == cancelledReason
@@ -246,13 +280,13 @@ func (b *Batcher) cancelRequested() bool {
 		b.held = cancelledReason
 	}
 	b.mu.Unlock()
-	_ = os.Remove(path) // the request to cancel was read; one left behind is read again, to the same end
+	_ = b.fs.Remove(path)
 	return true
 }
 
 // drop journals a file as not submitted and frees its rows for a later run.
 func (b *Batcher) drop(s *BatchState, why string) error {
-	rows, err := readRows(b.path(s.Local, "rows"))
+	rows, err := readRows(b.fs, b.path(s.Local, "rows"))
 	if err != nil {
 		return err
 	}
@@ -263,10 +297,10 @@ func (b *Batcher) drop(s *BatchState, why string) error {
 		}
 	}
 	s.Phase, s.Note = PhaseDropped, why
-	err = b.jr.append(s)
+	err = b.journalLocked(s)
 	b.mu.Unlock()
-	_ = os.Remove(b.path(s.Local, "input.jsonl")) // dropped in the journal: a leftover is removed at the next open
-	_ = os.Remove(b.path(s.Local, "rows"))
+	_ = b.fs.Remove(b.path(s.Local, "input.jsonl"))
+	_ = b.fs.Remove(b.path(s.Local, "rows"))
 	return err
 }
 
@@ -278,15 +312,15 @@ func (b *Batcher) apiFor(s *BatchState) *BatchAPI {
 
 // writeOffline copies the input file to the offline directory.
 func (b *Batcher) writeOffline(s *BatchState) error {
-	src, err := os.Open(b.path(s.Local, "input.jsonl"))
+	src, err := b.fs.OpenFile(b.path(s.Local, "input.jsonl"), os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = src.Close() }() // only read: closing loses nothing
-	if err := writeStream(b.OfflineInput(s.Local), src); err != nil {
+	defer func() { _ = src.Close() }()
+	if err := writeStream(b.fs, b.OfflineInput(s.Local), src); err != nil {
 		return fmt.Errorf("writing the batch file to %s: %w", b.opt.OfflineDir, err)
 	}
-	b.record(s, func() { s.Phase = PhaseOffline })
+	_ = b.record(s, func() { s.Phase = PhaseOffline })
 	b.log.Info("batch file written for an offline run", "file", b.OfflineInput(s.Local), "rows", s.Rows, "model", s.Model)
 	return nil
 }
@@ -299,7 +333,7 @@ func (b *Batcher) importOffline() {
 	}
 	for _, s := range b.snapshot(PhaseOffline) {
 		out := b.OfflineOutput(s.Local)
-		if _, err := os.Stat(out); err != nil {
+		if _, err := b.fs.Stat(out); err != nil {
 			continue
 		}
 		if err := b.ingest(s, []string{out}, true, true); err != nil {
@@ -332,6 +366,12 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		obj, err := api.GetBatch(ctx, s.BatchID)
+		if e, ok := errors.AsType[*Error](err); ok && e.Status == http.StatusNotFound {
+			var found bool
+			if obj, found, err = b.relocate(ctx, api, s); err == nil && !found {
+				continue
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -344,7 +384,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			continue
 		}
 		if obj.Status != s.Status || obj.RequestCounts != s.Counts {
-			b.record(s, func() {
+			_ = b.record(s, func() {
 				s.Status, s.Counts = obj.Status, obj.RequestCounts
 				if (obj.Status == "cancelling" || obj.Status == "cancelled") && b.held == "" {
 					b.held = cancelledReason
@@ -367,7 +407,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 			if f.id == "" {
 				continue
 			}
-			if err := api.Download(ctx, f.id, b.path(s.Local, f.name)); err != nil {
+			if err := api.DownloadFS(ctx, b.fs, f.id, b.path(s.Local, f.name)); err != nil {
 				if ctx.Err() == nil {
 					b.log.Warn("could not download a batch's file; trying again at the next poll", "batch", s.Local, "err", err)
 				}
@@ -379,7 +419,7 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 		if files == nil && (obj.OutputFileID != "" || obj.ErrorFileID != "") {
 			continue
 		}
-		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
+		b.log.Debug("batch downloaded", "batch", s.Local, "files", len(files), "bytes", b.sizeOf(files), "took", time.Since(start).Round(time.Millisecond))
 		capacity := failedForCapacity(obj)
 		if capacity {
 			b.holdBack(obj.errorText())
@@ -393,11 +433,75 @@ func (b *Batcher) pollOpen(ctx context.Context) {
 	}
 }
 
+// relocate looks for a batch whose id the provider answered 404 for, by
+// its input file and marker: found under another id, the journal takes
+// that id and the batch is polled on; found nowhere, it is marked lost
+// (PhaseLost), its rows left waiting, and the run goes on with the rest.
+func (b *Batcher) relocate(ctx context.Context, api *BatchAPI, s *BatchState) (BatchObject, bool, error) {
+	obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
+	switch {
+	case err != nil:
+		return obj, false, err
+	case found:
+		old := obj.ID
+		err = b.record(s, func() {
+			old, s.BatchID = s.BatchID, obj.ID
+			s.Note = fmt.Sprintf("the provider answered 404 for batch %s and lists this batch (its file and marker) as %s", old, obj.ID)
+		})
+		b.log.Warn("the provider does not know a batch by its id but lists it by its file and marker; polling it under that id",
+			"batch", s.Local, "id", old, "now", obj.ID)
+		return obj, err == nil, err
+	}
+	err = b.record(s, func() {
+		s.Phase = PhaseLost
+		s.Note = fmt.Sprintf("the provider answers 404 for batch %s and lists no batch of file %s or marker %s; its %d rows wait: "+
+			"distill batches resolve RUN_DIR %s --id BATCH_ID if you find it, or --forget to ask them again (paid again if the provider had answered them)",
+			s.BatchID, s.FileID, s.Marker, s.Rows, s.Local)
+	})
+	b.log.Warn("lost a batch: the provider does not know its id and lists no batch of its file or marker; its rows wait, the run goes on with the rest",
+		"batch", s.Local, "id", s.BatchID, "rows", s.Rows, "resolve", "distill batches resolve")
+	b.signal(b.changed)
+	return obj, false, err
+}
+
+// relookLost looks again, at the start of a session, for the batches an
+// earlier one lost: a batch the provider lists again is polled on.
+func (b *Batcher) relookLost(ctx context.Context) {
+	for _, s := range b.snapshot(PhaseLost) {
+		api := b.apiFor(s)
+		if api == nil {
+			continue
+		}
+		obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
+		if err != nil || !found {
+			continue
+		}
+		_ = b.record(s, func() {
+			s.BatchID, s.Phase = obj.ID, PhaseSubmitted
+			s.Note = "found again at the provider as " + obj.ID
+		})
+		b.log.Info("found a lost batch again at the provider", "batch", s.Local, "id", obj.ID)
+	}
+}
+
+// Lost lists the batches the provider no longer knows (PhaseLost).
+func (b *Batcher) Lost() []BatchState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []BatchState
+	for _, l := range b.order {
+		if s := b.states[l]; s.Phase == PhaseLost {
+			out = append(out, *s)
+		}
+	}
+	return out
+}
+
 // sizeOf is the total size of the files, for the log.
-func sizeOf(paths []string) int64 {
+func (b *Batcher) sizeOf(paths []string) int64 {
 	var n int64
 	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil {
+		if fi, err := b.fs.Stat(p); err == nil {
 			n += fi.Size()
 		}
 	}
@@ -414,7 +518,7 @@ const ingestChunk = 512
 // when countMissing (not when the batch was cancelled, or failed for the
 // provider's queue).
 func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bool) error {
-	rows, err := readRows(b.path(s.Local, "rows"))
+	rows, err := readRows(b.fs, b.path(s.Local, "rows"))
 	if err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
 	}
@@ -437,7 +541,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 		return nil
 	}
 	for _, path := range files {
-		err := eachOutputLine(path, func(customID string, o rowOutcome) error {
+		err := eachOutputLine(b.fs, path, func(customID string, o rowOutcome) error {
 			r, ok := rows[customID]
 			if !ok || seen[customID] {
 				return nil // not ours, or a repeat
@@ -492,7 +596,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 			}
 		}
 	}
-	if err := writeFailures(b.path(s.Local, "failures.jsonl"), failures); err != nil {
+	if err := writeFailures(b.fs, b.path(s.Local, "failures.jsonl"), failures); err != nil {
 		return fmt.Errorf("batch %s: %w", s.Local, err)
 	}
 	b.mu.Lock()
@@ -510,7 +614,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 	}
 	b.shrinkLocked()
 	s.Phase, s.Answered, s.Failed, s.Missing = PhaseIngested, answered, failed, missing
-	err = b.jr.append(s)
+	err = b.journalLocked(s)
 	b.mu.Unlock()
 	if err != nil {
 		return err
@@ -525,7 +629,7 @@ func (b *Batcher) ingest(s *BatchState, files []string, working, countMissing bo
 		b.signal(b.freed) // room at the provider for a held-back file
 	}
 	for _, name := range []string{"input.jsonl", "rows", "output.jsonl"} {
-		_ = os.Remove(b.path(s.Local, name)) // done in the journal: a leftover is removed at the next open
+		_ = b.fs.Remove(b.path(s.Local, name))
 	}
 	b.signal(b.changed)
 	return nil

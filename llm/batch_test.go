@@ -290,7 +290,7 @@ func TestBatchFoundAfterKillBeforeRecorded(t *testing.T) {
 	opts := BatchOptions{Dir: t.TempDir(), PollInterval: 10 * time.Millisecond}
 	req, s, api := killedAfterUpload(t, url, opts, cache, meter)
 	// ... after the batch was created at the provider.
-	if _, err := api.CreateBatch(context.Background(), s.FileID, "24h", nil); err != nil {
+	if _, err := api.CreateBatch(context.Background(), s.FileID, "24h", nil, time.Second); err != nil {
 		t.Fatal(err)
 	}
 

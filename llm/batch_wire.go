@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
@@ -38,45 +39,68 @@ type batchOutputLine struct {
 }
 
 // rowInfo is what the run knows of one row of a batch it wrote: the
-// request's full identity, its stage and its choice count. It is kept in
-// the batch's rows file next to the input file.
+// request's full identity, its stage, its choice count, and its prompt
+// tokens and completion limit as DeferredRequest estimates them (which
+// price the row against the budget). It is kept in the batch's rows file
+// next to the input file, in the input file's order.
 type rowInfo struct {
-	id    cache.Identity
-	stage string
-	n     int
+	id                   cache.Identity
+	stage                string
+	n                    int
+	prompt, maxCompleted int64
 }
 
-// appendRow writes a rows-file line: key, digest, stage, n.
+// appendRow writes a rows-file line: key, digest, stage, n, prompt tokens,
+// completion limit.
 func appendRow(w io.Writer, r rowInfo) error {
-	_, err := fmt.Fprintf(w, "%s %s %s %d\n", r.id.String(), hex.EncodeToString(r.id.Digest[:]), r.stage, r.n)
+	_, err := fmt.Fprintf(w, "%s %s %s %d %d %d\n", r.id.String(), hex.EncodeToString(r.id.Digest[:]), r.stage, r.n, r.prompt, r.maxCompleted)
 	return err
 }
 
 // readRows reads a rows file into a map by custom id.
-func readRows(path string) (map[string]rowInfo, error) {
-	f, err := os.Open(path)
+func readRows(fsy fsys.FS, path string) (map[string]rowInfo, error) {
+	list, err := readRowList(fsy, path)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = f.Close() }() // only read: closing loses nothing
-	rows := map[string]rowInfo{}
+	rows := make(map[string]rowInfo, len(list))
+	for _, r := range list {
+		rows[r.id.String()] = r
+	}
+	return rows, nil
+}
+
+// readRowList reads a rows file in order. A line of an earlier version has
+// no prompt tokens and completion limit (4 fields).
+func readRowList(fsy fsys.FS, path string) ([]rowInfo, error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var rows []rowInfo
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 4 {
-			return nil, fmt.Errorf("%s line %d: want 4 fields", path, line)
+		if len(fields) != 4 && len(fields) != 6 {
+			return nil, fmt.Errorf("%s line %d: want 4 or 6 fields", path, line)
 		}
 		key, err1 := strconv.ParseUint(fields[0], 16, 64)
 		digest, err2 := hex.DecodeString(fields[1])
 		n, err3 := strconv.Atoi(fields[3])
-		if err := errors.Join(err1, err2, err3); err != nil || len(digest) != 32 {
+		var r rowInfo
+		var err4, err5 error
+		if len(fields) == 6 {
+			r.prompt, err4 = strconv.ParseInt(fields[4], 10, 64)
+			r.maxCompleted, err5 = strconv.ParseInt(fields[5], 10, 64)
+		}
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil || len(digest) != 32 {
 			return nil, fmt.Errorf("%s line %d: damaged row", path, line)
 		}
-		var r rowInfo
 		r.id.Key = key
 		copy(r.id.Digest[:], digest)
 		r.stage, r.n = fields[2], n
-		rows[fields[0]] = r
+		rows = append(rows, r)
 	}
 	return rows, sc.Err()
 }
@@ -93,8 +117,8 @@ type rowOutcome struct {
 // eachOutputLine calls fn with every line of an output or error file,
 // streaming it. A line that does not decode is reported with malformed
 // set and an empty custom id, unless its custom id could be read.
-func eachOutputLine(path string, fn func(customID string, o rowOutcome) error) error {
-	f, err := os.Open(path)
+func eachOutputLine(fsy fsys.FS, path string, fn func(customID string, o rowOutcome) error) error {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -151,7 +175,7 @@ type rowFailureLine struct {
 }
 
 // writeFailures writes lines to path, durably.
-func writeFailures(path string, lines []rowFailureLine) error {
+func writeFailures(fsy fsys.FS, path string, lines []rowFailureLine) error {
 	var b []byte
 	for _, l := range lines {
 		j, err := json.Marshal(l)
@@ -160,12 +184,12 @@ func writeFailures(path string, lines []rowFailureLine) error {
 		}
 		b = append(append(b, j...), '\n')
 	}
-	return writeStream(path, bytes.NewReader(b))
+	return writeStream(fsy, path, bytes.NewReader(b))
 }
 
 // readFailures reads a failures file; a missing one has none.
-func readFailures(path string) ([]rowFailureLine, error) {
-	f, err := os.Open(path)
+func readFailures(fsy fsys.FS, path string) ([]rowFailureLine, error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -20,6 +20,7 @@ type BudgetGate struct {
 	meter      *Meter
 	mu         sync.Mutex
 	reserved   Estimate      // estimates of the calls in flight
+	committed  float64       // USD the run's open batches are expected to cost (Batcher)
 	inflight   int           // calls holding a reservation
 	changed    chan struct{} // closed and replaced when a reservation ends
 	costLimit  float64       // 0: none
@@ -65,6 +66,7 @@ func (g *BudgetGate) ReserveEstimate(ctx context.Context, estimate func() Estima
 	for {
 		g.mu.Lock()
 		cost, tokens := g.spent()
+		cost += g.committed
 		est := estimate()
 		costFits := fits(g.costLimit, cost, g.reserved.CostUSD, est.CostUSD, g.inflight)
 		tokensFit := fits(g.tokenLimit, tokens, g.reserved.Tokens, est.Tokens, g.inflight)
@@ -106,11 +108,36 @@ func fits(limit, spent, reserved, est float64, inflight int) bool {
 // refusal says which budget the next call would pass.
 func (g *BudgetGate) refusal(cost, tokens float64, est Estimate, costFits bool) error {
 	if !costFits {
-		return fmt.Errorf("$%.4f spent of the $%g budget; the next call, estimated at up to $%.4f, would pass it: %w",
-			cost, g.costLimit, est.CostUSD, ErrBudgetExhausted)
+		committed := ""
+		if g.committed > 0 {
+			committed = fmt.Sprintf(" (with $%.4f the open batches are expected to cost)", g.committed)
+		}
+		return fmt.Errorf("$%.4f spent%s of the $%g budget; the next call, estimated at up to $%.4f, would pass it: %w",
+			cost, committed, g.costLimit, est.CostUSD, ErrBudgetExhausted)
 	}
 	return fmt.Errorf("%.0f tokens used of the %.0f-token budget; the next call, estimated at up to %.0f tokens, would pass it: %w",
 		tokens, g.tokenLimit, est.Tokens, ErrBudgetExhausted)
+}
+
+// commit sets what the run's open batches are expected to cost: the calls
+// the gate admits leave room for it, as the batches leave room for the
+// calls in flight (reservedCost). Calls waiting look again.
+func (g *BudgetGate) commit(usd float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if usd == g.committed {
+		return
+	}
+	g.committed = usd
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// reservedCost is the estimated cost of the calls in flight.
+func (g *BudgetGate) reservedCost() float64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reserved.CostUSD
 }
 
 // spent is what the Meter has counted: cost and tokens; g.mu is held.

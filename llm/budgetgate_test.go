@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -202,5 +203,26 @@ func TestClientBudgetHoldsWithRequestsInFlight(t *testing.T) {
 				t.Errorf("%d answered, %d refused, %d reached the server", answered.Load(), refused.Load(), srv.hits.Load())
 			}
 		})
+	}
+}
+
+// TestBudgetGateLeavesRoomForOpenBatches: an online call is refused when
+// it would pass the budget beside what the run's open batches are
+// expected to cost (a wave cut to the budget's edge), and fits again once
+// they cost less than expected.
+func TestBudgetGateLeavesRoomForOpenBatches(t *testing.T) {
+	t.Parallel()
+	m := NewMeter(map[string]Price{"m": {PromptPerMTok: 1e6}}, Budget{MaxCostUSD: 3})
+	g := newBudgetGate(m)
+	g.commit(2.5)
+	_, err := g.Reserve(context.Background(), usd(1))
+	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "open batches") {
+		t.Errorf("$1 beside $2.50 of open batches on a $3 budget: %v; want ErrBudgetExhausted naming the batches", err)
+	}
+	g.commit(1.5)
+	if r, err := g.Reserve(context.Background(), usd(1)); err != nil {
+		t.Errorf("$1 beside $1.50 of open batches on a $3 budget: %v", err)
+	} else {
+		r()
 	}
 }

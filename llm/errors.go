@@ -112,7 +112,10 @@ func (e *Error) Error() string {
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": HTTP %d", e.Status)
 	}
-	if e.Status == 404 {
+	switch {
+	case e.Status == 404 && e.Reason == "batch_api":
+		b.WriteString(" (the provider does not know the batch or file this names)")
+	case e.Status == 404:
 		b.WriteString(" (check the model name and that the base URL ends in /v1)")
 	}
 	// go-openai's own texts repeat the status and print nil causes;

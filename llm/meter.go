@@ -82,6 +82,12 @@ type StageStats struct {
 	FinishReasons      map[string]int64 `json:"finish_reasons,omitempty"`
 	// LargestCompletion: see above; absent in reports of earlier versions.
 	LargestCompletion int64 `json:"largest_completion,omitempty"`
+	// LostReplies counts attempts whose reply was lost after the provider
+	// may have generated it (see lost.go); LostTokens and LostCostUSD are
+	// what they may have cost, estimated, and LostCostUSD is in CostUSD.
+	LostReplies int64   `json:"lost_replies,omitempty"`
+	LostTokens  int64   `json:"lost_tokens,omitempty"`
+	LostCostUSD float64 `json:"lost_cost_usd,omitempty"`
 }
 
 func (s StageStats) clone() StageStats {
@@ -168,7 +174,7 @@ func (m *Meter) RestoreSpent(spent []cache.Spend) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range append(slices.Collect(maps.Values(m.stages)), &m.total) {
-		t.PromptTokens, t.CachedPromptTokens, t.CompletionTokens, t.CostUSD = 0, 0, 0, 0
+		t.PromptTokens, t.CachedPromptTokens, t.CompletionTokens, t.CostUSD = 0, 0, 0, t.LostCostUSD // lost replies are not in the cache
 		t.Requests, t.BatchAnswers = t.Failures, 0
 	}
 	for _, s := range spent {
@@ -222,7 +228,7 @@ func (m *Meter) Exhausted() bool {
 	if b := m.budget.MaxCostUSD; b > 0 && m.total.CostUSD >= b {
 		return true
 	}
-	if b := m.budget.MaxTokens; b > 0 && m.total.PromptTokens+m.total.CompletionTokens >= b {
+	if b := m.budget.MaxTokens; b > 0 && m.total.PromptTokens+m.total.CompletionTokens+m.total.LostTokens >= b {
 		return true
 	}
 	return false

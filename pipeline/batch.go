@@ -27,6 +27,9 @@ const (
 	// StopBatchCancelled: the run's batches were cancelled (distill
 	// batches cancel); the next run asks what they did not answer.
 	StopBatchCancelled = "batch_cancelled"
+	// StopBatchLost: problems wait for a batch the provider no longer
+	// knows (llm.PhaseLost); distill batches resolve settles it.
+	StopBatchLost = "batch_lost"
 )
 
 // batchDir is where a run keeps its batch journal and files.
@@ -41,9 +44,9 @@ func newBatcher(j *job.Job, fingerprint string, responses *cache.Cache, meter *l
 	b := j.Batch
 	return llm.NewBatcher(llm.BatchOptions{
 		Dir: batchDir(j.Out), MaxRequests: b.MaxRequests, MaxBytes: b.MaxBytes, CompletionWindow: b.CompletionWindow,
-		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
-		PlanCompletion: planCompletion(j, fingerprint, opt.Logger),
-		RunTag:         fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger,
+		PollInterval: b.PollInterval, MaxRowAttempts: b.MaxRowAttempts, CreateSettle: b.CreateSettle, OfflineDir: b.FilesDir, ResetRowFailures: opt.RetryFailed,
+		PlanCompletion: planCompletion(j, fingerprint, opt.Logger), Plan: planStages(j, fingerprint),
+		RunTag: fingerprint + ":" + filepath.Base(abs), Logger: opt.Logger, FS: opt.RunFS(),
 	}, responses, meter)
 }
 
@@ -74,6 +77,32 @@ func planCompletion(j *job.Job, fingerprint string, log *slog.Logger) map[string
 		if n > 0 {
 			out[stage] = tokens[stage] / n
 		}
+	}
+	return out
+}
+
+// planStages is RUN/plan.json's projection of each stage per unit of work
+// (a panel's judges together), in the pipeline's order: the batcher prices
+// a row with its unit's later stages from it, when the budget cuts a wave.
+// A plan of another job, or without prices, is not used.
+func planStages(j *job.Job, fingerprint string) []llm.PlannedStage {
+	plan, err := corpus.ReadPlan(j.Out)
+	if err != nil || plan == nil || plan.JobFingerprint != fingerprint || !plan.CostCounted || plan.Input.Unique <= 0 {
+		return nil
+	}
+	units := float64(plan.Input.Unique)
+	var out []llm.PlannedStage
+	at := map[string]int{}
+	for _, sp := range plan.Stages {
+		stage, _, _ := strings.Cut(sp.Stage, "[")
+		i, ok := at[stage]
+		if !ok {
+			i = len(out)
+			at[stage] = i
+			out = append(out, llm.PlannedStage{Stage: stage})
+		}
+		out[i].CostPerUnit += sp.CostUSD.Value / units
+		out[i].RequestsPerUnit += sp.Requests.Value / units
 	}
 	return out
 }
@@ -192,6 +221,15 @@ func (l *loop) batchStopReason() (reason, cause string) {
 		}
 		return fmt.Sprintf("%d problems wait for %d batch file(s) in %s: run each (%s), then run distill again to import the answers",
 			pending, len(files), l.job.Batch.FilesDir, strings.Join(runs, "; ")), StopBatchFiles
+	}
+	if lost := l.batcher.Lost(); len(lost) > 0 {
+		var names []string
+		for _, s := range lost {
+			names = append(names, fmt.Sprintf("%s (%s, %d rows)", s.Local, s.BatchID, s.Rows))
+		}
+		return fmt.Sprintf("%d problems wait for %d batch(es) the provider no longer knows: %s; "+
+			"give its id if you find it at the provider (distill batches resolve %s %s --id BATCH_ID), or ask its rows again (distill batches resolve %s %s --forget; paid again if the provider answered them), then run distill again",
+			pending, len(lost), strings.Join(names, ", "), l.job.Out, lost[0].Local, l.job.Out, lost[0].Local), StopBatchLost
 	}
 	held := l.batcher.Held()
 	switch {

@@ -48,7 +48,7 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 	}
 	var open []llm.BatchState
 	for _, s := range states {
-		if s.Phase == llm.PhaseSubmitted || s.Phase == llm.PhaseUploaded {
+		if s.Phase == llm.PhaseSubmitted || s.Phase == llm.PhaseUploaded || s.Phase == llm.PhaseLost {
 			open = append(open, s)
 		}
 	}
@@ -70,23 +70,32 @@ func CancelBatches(ctx context.Context, run string, getenv func(string) string, 
 		switch {
 		case api == nil:
 			c.Err = fmt.Errorf("the batch was sent to %s, which %s names for no stage", s.Endpoint, jobPath(run))
-		case s.Phase == llm.PhaseUploaded:
+		case s.Phase == llm.PhaseUploaded || s.Phase == llm.PhaseLost:
 			c.After, c.Err = cancelUploaded(ctx, api, s)
 		default:
 			c.After, c.Err = cancelOne(ctx, api, s.BatchID)
+			if e, ok := errors.AsType[*llm.Error](c.Err); ok && e.Status == http.StatusNotFound {
+				c.After, c.Err = cancelUploaded(ctx, api, s) // the provider knows it by another id, or not at all
+			}
 		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-// cancelUploaded cancels the batch of a file the journal has as uploaded:
-// the run may have created it without recording it yet. When there is none,
-// the run creates none either (the cancel request holds it back).
+// cancelUploaded cancels the batch of a file the journal has as uploaded
+// (the run may have created it without recording it yet), or of a batch
+// whose id the provider does not know, found by its input file and marker.
+// When there is none, the run creates none either (the cancel request holds
+// it back); a lost batch the provider lists nowhere is said to be lost.
 func cancelUploaded(ctx context.Context, api *llm.BatchAPI, s llm.BatchState) (llm.BatchObject, error) {
-	obj, found, err := api.FindBatchOfFile(ctx, s.FileID)
+	obj, found, err := api.FindBatchOf(ctx, s.FileID, s.Marker)
 	if err != nil || !found {
-		return llm.BatchObject{Status: "not created"}, err
+		status := "not created"
+		if s.Phase != llm.PhaseUploaded {
+			status = "lost (the provider does not know it)"
+		}
+		return llm.BatchObject{Status: status}, err
 	}
 	return cancelOne(ctx, api, obj.ID)
 }

@@ -79,6 +79,9 @@ func (r *Report) writeSummary(w io.Writer, dir, session string) {
 	if !r.CostCounted {
 		cost = "cost not counted (the job has no prices)"
 	}
+	if t.LostReplies > 0 && r.CostCounted {
+		cost += fmt.Sprintf(" (with $%.4f for %d replies lost after the provider may have generated them, estimated)", t.LostCostUSD, t.LostReplies)
+	}
 	cached := ""
 	if t.CachedPromptTokens > 0 {
 		cached = fmt.Sprintf(" (%d cached)", t.CachedPromptTokens)

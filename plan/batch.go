@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/figures"
 	"github.com/rubricforge/rubricforge/pipeline"
 
 	"context"
@@ -96,4 +97,9 @@ func writeBatchStages(w io.Writer, p *corpus.PlanDoc) {
 	fmt.Fprintf(w, "batch mode: %s priced at the batch rate (prices: batch_rate, half by default); the pilot ran online; "+
 		"the wall time assumes online speed, and each wave of batches may take up to the provider's 24 h window\n",
 		strings.Join(p.BatchStages, ", "))
+	if ws := p.WithSpent; ws != nil {
+		fmt.Fprintf(w, "  the pilot ran online: %s spent in this directory at the online price (the run reuses its answers, and its budget counts them); "+
+			"the plan and the run together: %s, where the whole input in batches would be %s\n",
+			figures.Dollars(p.SpentUSD), ws.Money(), figures.Dollars(p.Total.CostUSD.Value))
+	}
 }

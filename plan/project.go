@@ -78,6 +78,12 @@ func project(j *job.Job, in *planInput, probs []corpus.PilotProblem, rest int64,
 	}
 	plan.Wall = wallOf(full, rg)
 	plan.Wall.Relief = relief(j, probs, stages, work, wo, plan.Wall)
+	if plan.CostCounted && rep != nil {
+		plan.SpentUSD = rep.LLM.Total.CostUSD
+		share := float64(rest) / float64(max(1, in.unique))
+		t := plan.Total.CostUSD
+		plan.WithSpent = &corpus.PlanRange{Value: plan.SpentUSD + share*t.Value, Low: plan.SpentUSD + share*t.Low, High: plan.SpentUSD + share*t.High}
+	}
 	plan.Budget = budgetChecks(j, plan)
 	return plan
 }
@@ -482,7 +488,11 @@ func budgetChecks(j *job.Job, plan *corpus.PlanDoc) []corpus.BudgetCheck {
 		return limit / projected.Value
 	}
 	if b := j.Budget.MaxCostUSD; b > 0 && plan.CostCounted {
-		out = append(out, corpus.BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: plan.Total.CostUSD, Covers: covers(b, plan.Total.CostUSD)})
+		projected := plan.Total.CostUSD
+		if len(plan.BatchStages) > 0 && plan.WithSpent != nil {
+			projected = *plan.WithSpent // the pilot paid online, the rest in batches
+		}
+		out = append(out, corpus.BudgetCheck{Limit: "max_cost_usd", Value: b, Projected: projected, Covers: covers(b, projected)})
 	}
 	if b := float64(j.Budget.MaxTokens); b > 0 {
 		out = append(out, corpus.BudgetCheck{Limit: "max_tokens", Value: b, Projected: plan.Tokens, Covers: covers(b, plan.Tokens)})

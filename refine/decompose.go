@@ -323,7 +323,7 @@ func (w *writer) adoptDecomposition(ran bool) error {
 	}
 	work := workDir(w.out)
 	if ran {
-		if err := os.Rename(filepath.Join(work, DecomposeDir), filepath.Join(w.tmp, DecomposeDir)); err != nil {
+		if err := fsys.RenameSynced(fsys.OS, filepath.Join(work, DecomposeDir), filepath.Join(w.tmp, DecomposeDir)); err != nil {
 			return fmt.Errorf("moving the decomposition into the refined corpus: %w", err)
 		}
 	}

@@ -86,7 +86,7 @@ func FromStats(ctx context.Context, cfg StatsConfig) (*corpus.FromStats, error) 
 	}
 	fp := fingerprint(in, settings)
 	sum := &corpus.FromStats{Source: src, StateDir: stats, Replicas: d.Replicas, Fingerprint: fp}
-	if _, err := checkOut(cfg.Out, cfg.Src, fp); err != nil {
+	if _, err := checkOut(fsys.OS, cfg.Out, cfg.Src, fp); err != nil {
 		return nil, err
 	}
 	if cfg.ShardRows <= 0 {

@@ -33,7 +33,7 @@ func Plan(ctx context.Context, cfg Config, po plan.Options) (*corpus.PlanDoc, st
 	src, _ := filepath.Abs(cfg.Src)
 	settings := settingsOf(src, in, cfg.Options)
 	settings["decompose"] = decomposeSetting(&cfg.Decompose.Job)
-	done, err := checkOut(cfg.Out, cfg.Src, fingerprint(in, settings))
+	done, err := checkOut(cfg.fs(), cfg.Out, cfg.Src, fingerprint(in, settings))
 	switch {
 	case err != nil:
 		return nil, "", err

@@ -64,6 +64,18 @@ type Config struct {
 	// held-out change of the rubric's own signal has a 95% interval
 	// reaching below it is not written (GateError).
 	MinGain *float64
+	// FS is the file system the refined corpus is written to; default
+	// fsys.OS. The source is read from the real one, as is a
+	// decomposition's work directory (a Decompose needs fsys.OS).
+	FS fsys.FS
+}
+
+// fs is the file system of the refined corpus.
+func (c *Config) fs() fsys.FS {
+	if c.FS == nil {
+		return fsys.OS
+	}
+	return c.FS
 }
 
 // GateError is a refinement that fails the --min-gain gate: Out is not
@@ -86,6 +98,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Decompose != nil && cfg.fs() != fsys.OS {
+		return nil, fmt.Errorf("refine: a decomposition runs on the real file system, not on Config.FS: %w", ErrUsage)
+	}
 	in, err := openSource(cfg.Src)
 	if err != nil {
 		return nil, err
@@ -103,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	sum := &Summary{Source: src, SourceFingerprints: sourceFingerprints(in), Fingerprint: fp, Settings: settings, DryRun: cfg.DryRun,
 		JudgeError: judgeError}
 	if !cfg.DryRun {
-		done, err := checkOut(cfg.Out, cfg.Src, fp)
+		done, err := checkOut(cfg.fs(), cfg.Out, cfg.Src, fp)
 		if err != nil || done {
 			if done {
 				return alreadyDone(cfg, sum)
@@ -177,7 +192,7 @@ func alreadyDone(cfg Config, sum *Summary) (*Summary, error) {
 	if cfg.MinGain == nil {
 		return sum, nil
 	}
-	raw, err := os.ReadFile(filepath.Join(cfg.Out, SummaryName))
+	raw, err := fsys.ReadFile(cfg.fs(), filepath.Join(cfg.Out, SummaryName))
 	if err != nil {
 		return nil, fmt.Errorf("reading the refinement %s holds, for --min-gain: %w", cfg.Out, err)
 	}
@@ -302,11 +317,11 @@ func shardRowsOf(in *audit.Input) int {
 // run or export, or that exists; done is true when out already is this
 // very refinement (same fingerprint), so running the command again is a
 // no-op.
-func checkOut(out, src, fp string) (done bool, err error) {
+func checkOut(fsy fsys.FS, out, src, fp string) (done bool, err error) {
 	if out == "" {
 		return false, fmt.Errorf("--out is required: the refined corpus is a new run directory: %w", ErrUsage)
 	}
-	if m, err := corpus.ReadManifest(out); err == nil && m.JobFingerprint == fp {
+	if m, err := corpus.ReadManifestFS(fsy, out); err == nil && m.JobFingerprint == fp {
 		return true, nil
 	}
 	if inside(out, src) {
@@ -315,7 +330,7 @@ func checkOut(out, src, fp string) (done bool, err error) {
 	if err := outpath.Dir("--out", out, src); err != nil {
 		return false, err
 	}
-	if _, err := os.Stat(out); err == nil {
+	if _, err := fsy.Stat(out); err == nil {
 		return false, fmt.Errorf("--out %s exists; refine writes a new run directory: remove it or give another: %w", out, outpath.ErrRefused)
 	}
 	return false, nil
@@ -444,9 +459,10 @@ func writeDryRunLine(w io.Writer, d *Decision) {
 // writer writes the refined corpus into a hidden temporary directory next
 // to Out and renames it at the end; in a dry run it writes nothing.
 type writer struct {
+	fs       fsys.FS
 	out, tmp string
 	run      *corpus.Run
-	recFile  *os.File
+	recFile  fsys.File
 	recs     *bufio.Writer
 	fp       string
 }
@@ -457,25 +473,25 @@ func tempDir(out string) string {
 }
 
 func newWriter(cfg Config, fp string, settings map[string]string) (*writer, error) {
-	w := &writer{out: cfg.Out, fp: fp}
+	w := &writer{fs: cfg.fs(), out: cfg.Out, fp: fp}
 	if cfg.DryRun {
 		return w, nil
 	}
 	w.tmp = tempDir(cfg.Out)
-	if busy, err := corpus.InUse(w.tmp); err == nil && busy {
+	if busy, err := corpus.InUseFS(w.fs, w.tmp); err == nil && busy {
 		return nil, fmt.Errorf("another distill refine is writing %s (its work directory %s is locked): %w", cfg.Out, w.tmp, ErrUsage)
 	}
 	// What a killed refinement left is thrown away: it starts over.
-	if err := os.RemoveAll(w.tmp); err != nil {
+	if err := fsys.RemoveAll(w.fs, w.tmp); err != nil {
 		return nil, fmt.Errorf("removing what an interrupted refine left in %s: %w", w.tmp, err)
 	}
-	run, err := corpus.Open(w.tmp, corpus.Options{ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger})
+	run, err := corpus.Open(w.tmp, corpus.Options{FS: w.fs, ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("creating the refined corpus: %w", err)
 	}
 	run.SetJob(fp, settings)
 	w.run = run
-	f, err := os.Create(filepath.Join(w.tmp, RecordsName))
+	f, err := w.fs.OpenFile(filepath.Join(w.tmp, RecordsName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("creating %s: %w", RecordsName, err), run.Abandon())
 	}
@@ -524,14 +540,11 @@ func (w *writer) commit(sum *Summary) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", SummaryName, err)
 	}
-	if err := fsys.WriteFileAtomic(fsys.OS, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
+	if err := fsys.WriteFileAtomic(w.fs, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", SummaryName, err)
 	}
-	if err := os.Rename(w.tmp, w.out); err != nil {
+	if err := fsys.RenameSynced(w.fs, w.tmp, w.out); err != nil {
 		return fmt.Errorf("moving the refined corpus into place: %w", err)
-	}
-	if err := fsys.SyncDir(fsys.OS, filepath.Dir(filepath.Clean(w.out))); err != nil {
-		return fmt.Errorf("syncing the directory of %s: %w", w.out, err)
 	}
 	return nil
 }
@@ -546,8 +559,8 @@ func (w *writer) abandon() {
 		_ = w.run.Close()
 	}
 	if w.tmp != "" {
-		if _, err := os.Stat(w.tmp); err == nil {
-			_ = os.RemoveAll(w.tmp) // best effort: the refinement has failed already
+		if _, err := w.fs.Stat(w.tmp); err == nil {
+			_ = fsys.RemoveAll(w.fs, w.tmp)
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package review
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/applog"
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
@@ -127,20 +126,18 @@ var ErrOtherCorpus = errors.New("the review log belongs to another corpus")
 // ErrLogInUse is wrapped when another page holds the reviewer's log.
 var ErrLogInUse = errors.New("the review log is in use")
 
-// Log is a reviewer's log opened for appending; it holds the log's lock
-// until Close.
+// Log is a reviewer's log opened for appending (an applog.Log: a torn
+// last line is cut off, every decision synced before it counts); it holds
+// the log's lock until Close.
 type Log struct {
 	mu      sync.Mutex
+	log     *applog.Log
 	path    string
-	f       fsys.File
 	header  Header
 	entries []Entry
 	next    int64
 	// torn counts the bytes of a damaged last line cut off at Open.
 	torn int64
-	// broken is set when a line may have been written but not synced:
-	// later appends are refused, so that no seq is written twice.
-	broken error
 }
 
 // OpenLog opens (creating when missing) reviewer's log at path for the
@@ -150,67 +147,51 @@ type Log struct {
 // naming it. The log is locked: a second OpenLog of the same file fails
 // with ErrLogInUse until Close.
 func OpenLog(path, reviewer, fp, corpusPath string, now time.Time) (*Log, error) {
+	return OpenLogFS(fsys.OS, path, reviewer, fp, corpusPath, now)
+}
+
+// OpenLogFS is OpenLog on the file system fsy.
+func OpenLogFS(fsy fsys.FS, path, reviewer, fp, corpusPath string, now time.Time) (*Log, error) {
 	if err := CheckReviewer(reviewer); err != nil {
 		return nil, err
 	}
-	if err := fsys.MkdirAllSynced(fsys.OS, filepath.Dir(path), 0o755); err != nil {
+	if err := fsys.MkdirAllSynced(fsy, filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("making the review directory: %w", err)
 	}
-	f, err := fsys.OS.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // decisions under a name: the reviewer's alone
+	var p logParser
+	al, tail, err := applog.Open(path, applog.Options{FS: fsy, Lock: true, Perm: 0o600}, p.line(path))
+	if errors.Is(err, applog.ErrLocked) {
+		return nil, fmt.Errorf("%s: another review page is writing it (one page per reviewer; give another --reviewer): %w", path, ErrLogInUse)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening review log: %w", err)
 	}
-	held, err := fsys.OS.Lock(f)
-	if err == nil && held {
-		err = fmt.Errorf("%s: another review page is writing it (one page per reviewer; give another --reviewer): %w", path, ErrLogInUse)
-	}
-	if err != nil {
-		_ = f.Close() // not locked by us, nothing written: err is the failure
-		return nil, err
-	}
-	l := &Log{path: path, f: f}
-	if err := l.load(reviewer, fp, corpusPath, now); err != nil { // what load wrote it synced; err is the failure
-		_ = fsys.OS.Unlock(f)
-		_ = f.Close()
+	l := &Log{log: al, path: path, header: p.header, entries: p.entries, torn: tail.Torn}
+	if err := l.start(tail, reviewer, fp, corpusPath, now); err != nil {
+		_ = al.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// load reads the log, cuts a torn tail, and writes the header of a new log.
-func (l *Log) load(reviewer, fp, corpusPath string, now time.Time) error {
-	data, err := io.ReadAll(io.NewSectionReader(l.f, 0, 1<<40))
-	if err != nil {
-		return fmt.Errorf("reading review log %s: %w", l.path, err)
-	}
-	whole := data
-	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
-		whole = data[:i+1] // the last line was being written when the server stopped
-		l.torn = int64(len(data) - len(whole))
-		if err := l.f.Truncate(int64(len(whole))); err != nil {
-			return fmt.Errorf("cutting the torn last line of %s: %w", l.path, err)
-		}
-	}
-	if len(whole) == 0 {
+// start checks the header of a log read, or writes the header of a new
+// one.
+func (l *Log) start(tail applog.Tail, reviewer, fp, corpusPath string, now time.Time) error {
+	if tail.Lines == 0 {
 		l.header = Header{Format: LogFormat, Fingerprint: fp, Corpus: corpusPath, Reviewer: reviewer, Created: now.UTC()}
 		return l.appendLine(l.header, 0)
 	}
-	h, entries, err := parseLog(l.path, bytes.NewReader(whole))
-	if err != nil {
-		return err
-	}
+	h := l.header
 	if h.Fingerprint != fp {
 		return otherCorpus(l.path, h, fp)
 	}
 	if h.Reviewer != reviewer {
 		return fmt.Errorf("%s is %s's review log, not %s's", l.path, h.Reviewer, reviewer)
 	}
-	l.header, l.entries = h, entries
-	for _, e := range entries {
+	for _, e := range l.entries {
 		l.next = max(l.next, e.Seq)
 	}
-	_, err = l.f.Seek(int64(len(whole)), io.SeekStart)
-	return err
+	return nil
 }
 
 func otherCorpus(path string, h Header, fp string) error {
@@ -218,41 +199,41 @@ func otherCorpus(path string, h Header, fp string) error {
 		path, h.Fingerprint, h.Corpus, fp, ErrOtherCorpus)
 }
 
-// maxLogLine bounds one line of a log.
-const maxLogLine = 1 << 20
+// logParser reads a log's lines: the header, then the entries.
+type logParser struct {
+	header  Header
+	entries []Entry
+	lines   int
+	err     error // the line that stopped the reading
+}
 
-// parseLog reads a whole log. A line that does not decode is an error
-// naming the file and line.
-func parseLog(path string, r io.Reader) (Header, []Entry, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLogLine)
-	var h Header
-	var entries []Entry
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			if err := json.Unmarshal(sc.Bytes(), &h); err != nil || h.Format != LogFormat {
-				return h, nil, fmt.Errorf("%s:1: not a review log header (want format %q)", path, LogFormat)
-			}
-			continue
-		}
-		var e Entry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return h, nil, fmt.Errorf("%s:%d: the entry does not decode: %w", path, line, err)
-		}
-		if err := checkEntry(e); err != nil {
-			return h, nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		entries = append(entries, e)
+// line takes one whole line of the log at path; a line that does not
+// decode is an error naming the file and line.
+func (p *logParser) line(path string) func(applog.Line) error {
+	return func(ln applog.Line) error {
+		p.err = p.take(path, ln)
+		return p.err
 	}
-	if err := sc.Err(); err != nil {
-		return h, nil, fmt.Errorf("reading %s: %w", path, err)
+}
+
+// take reads one line: the header, then an entry.
+func (p *logParser) take(path string, ln applog.Line) error {
+	p.lines++
+	if p.lines == 1 {
+		if err := json.Unmarshal(ln.Data, &p.header); err != nil || p.header.Format != LogFormat {
+			return fmt.Errorf("%s:%d: not a review log header (want format %q)", path, ln.No, LogFormat)
+		}
+		return nil
 	}
-	if line == 0 {
-		return h, nil, fmt.Errorf("%s is empty: not a review log", path)
+	var e Entry
+	if err := json.Unmarshal(ln.Data, &e); err != nil {
+		return fmt.Errorf("%s:%d: the entry does not decode: %w", path, ln.No, err)
 	}
-	return h, entries, nil
+	if err := checkEntry(e); err != nil {
+		return fmt.Errorf("%s:%d: %w", path, ln.No, err)
+	}
+	p.entries = append(p.entries, e)
+	return nil
 }
 
 // checkEntry reports an entry no page writes.
@@ -277,15 +258,16 @@ func checkEntry(e Entry) error {
 // ReadLog reads the log at path for the corpus with fingerprint fp (any
 // corpus when fp is ""). The torn last line of a server killed while
 // writing it is left out.
-func ReadLog(path, fp string) (Header, []Entry, error) {
-	data, err := os.ReadFile(path)
+func ReadLog(path, fp string) (Header, []Entry, error) { return ReadLogFS(fsys.OS, path, fp) }
+
+// ReadLogFS is ReadLog on the file system fsy.
+func ReadLogFS(fsy fsys.FS, path, fp string) (Header, []Entry, error) {
+	f, err := fsy.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("reading review log: %w", err)
 	}
-	if i := bytes.LastIndexByte(data, '\n'); i+1 < len(data) {
-		data = data[:i+1]
-	}
-	h, entries, err := parseLog(path, bytes.NewReader(data))
+	defer func() { _ = f.Close() }()
+	h, entries, err := parseLog(path, f)
 	if err != nil {
 		return h, nil, err
 	}
@@ -293,6 +275,22 @@ func ReadLog(path, fp string) (Header, []Entry, error) {
 		return h, nil, otherCorpus(path, h, fp)
 	}
 	return h, entries, nil
+}
+
+// parseLog reads a whole log by applog's rule (a torn last line is left
+// out). A line that does not decode is an error naming the file and line.
+func parseLog(path string, r io.Reader) (Header, []Entry, error) {
+	var p logParser
+	tail, err := applog.Parse(r, p.line(path))
+	switch {
+	case p.err != nil:
+		return p.header, nil, p.err
+	case err != nil:
+		return p.header, nil, fmt.Errorf("reading review log %s: %w", path, err)
+	case tail.Lines == 0:
+		return p.header, nil, fmt.Errorf("%s is empty: not a review log", path)
+	}
+	return p.header, p.entries, nil
 }
 
 // Header is the log's header.
@@ -313,16 +311,12 @@ func (l *Log) Entries() []Entry {
 }
 
 // Append numbers e, stamps it with the reviewer, writes it as one line and
-// syncs the file; only then is it part of the log.
+// syncs the file; only then is it part of the log. A write that failed is
+// cut back off (the next decision takes its number); after a failed sync
+// the log takes no more decisions (restart the page).
 func (l *Log) Append(e Entry) (Entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return e, errors.New("appending to a closed review log")
-	}
-	if l.broken != nil {
-		return e, fmt.Errorf("the review log cannot take more decisions after an earlier write failed (restart the page): %w", l.broken)
-	}
 	e.Seq = l.next + 1
 	e.Reviewer = l.header.Reviewer
 	e.Time = e.Time.UTC()
@@ -330,7 +324,6 @@ func (l *Log) Append(e Entry) (Entry, error) {
 		return e, err
 	}
 	if err := l.appendLine(e, e.Seq); err != nil {
-		l.broken = err
 		return e, err
 	}
 	l.next = e.Seq
@@ -340,15 +333,11 @@ func (l *Log) Append(e Entry) (Entry, error) {
 
 // appendLine writes v as one line and syncs.
 func (l *Log) appendLine(v any, seq int64) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding review entry %d: %w", seq, err)
-	}
-	if _, err := l.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("writing review entry %d to %s: %w", seq, l.path, err)
-	}
-	if err := fsys.SyncFile(l.f); err != nil {
-		return fmt.Errorf("syncing review entry %d to %s: %w", seq, l.path, err)
+	if _, err := l.log.AppendJSON(v); err != nil {
+		if errors.Is(err, applog.ErrBroken) {
+			return fmt.Errorf("review entry %d: the review log cannot take more decisions after an earlier write failed (restart the page): %w", seq, err)
+		}
+		return fmt.Errorf("writing review entry %d: %w", seq, err)
 	}
 	return nil
 }
@@ -357,11 +346,5 @@ func (l *Log) appendLine(v any, seq int64) error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
-		return nil
-	}
-	uerr := fsys.OS.Unlock(l.f)
-	err := errors.Join(uerr, l.f.Close())
-	l.f = nil
-	return err
+	return l.log.Close()
 }

@@ -55,8 +55,9 @@ type mergePart struct {
 // records stamped with it, so it is what one machine would have made),
 // shards re-cut to opt.ShardRows, one manifest, the parts' failures and a
 // report that adds up theirs. It refuses, naming every reason, unless the
-// parts have one job apart from the partition, are finished, and hold each
-// partition 0..K-1 once. Records go through corpus.Run's commit protocol,
+// parts have one job apart from the partition, are finished, hold each
+// partition 0..K-1 once and read the same input (and, when out holds an
+// earlier merge, the input out records). Records go through corpus.Run's commit protocol,
 // so a merge killed at any instant and run again finishes the same corpus:
 // the records already committed are skipped. report.json, written last,
 // says "finished" once the merge is whole.
@@ -332,6 +333,12 @@ func mergedJob(ps []*mergePart, out string, shardRows int) (job.Job, error) {
 		return j, fmt.Errorf("%w: --out %s: %w", ErrMergeRefused, out, err)
 	case m.JobFingerprint != j.Fingerprint() && m.Rows > 0:
 		return j, fmt.Errorf("%w: --out %s holds %d records of another job (%s, the parts' is %s); give a new directory", ErrMergeRefused, out, m.Rows, m.JobFingerprint, j.Fingerprint())
+	}
+	if ref := mergeInputs(ps); ref != nil && len(m.Inputs) > 0 {
+		if diff := inputDiff(m.Inputs, ref.man.Inputs); len(diff) > 0 {
+			return j, fmt.Errorf("%w: --out %s holds a merge of workers that read other input than %s: %s; give a new directory",
+				ErrMergeRefused, out, ref.dir, strings.Join(diff, "; "))
+		}
 	}
 	return j, nil
 }

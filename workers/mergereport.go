@@ -56,8 +56,30 @@ func sumReports(ps []*mergePart, fingerprint, toolVersion string) pipeline.Repor
 			addValidity(out.Validity, k, v)
 		}
 		addSnapshot(&out.LLM, r.LLM)
+		addBatches(&out.Batches, r.Batches)
 	}
 	return out
+}
+
+// addBatches adds a worker's batches to the sum (nil while no worker sent
+// any).
+func addBatches(sum **llm.BatchSummary, b *llm.BatchSummary) {
+	if b == nil {
+		return
+	}
+	if *sum == nil {
+		*sum = &llm.BatchSummary{}
+	}
+	s := *sum
+	s.InProgress += b.InProgress
+	s.Completed += b.Completed
+	s.Expired += b.Expired
+	s.Cancelled += b.Cancelled
+	s.Offline += b.Offline
+	s.Dropped += b.Dropped
+	s.Lost += b.Lost
+	s.RowsDone += b.RowsDone
+	s.RowsTotal += b.RowsTotal
 }
 
 func addProblems(sum *pipeline.ProblemCounts, p pipeline.ProblemCounts) {
@@ -126,10 +148,14 @@ func addStageStats(sum *llm.StageStats, s llm.StageStats) {
 	sum.Retries += s.Retries
 	sum.Failures += s.Failures
 	sum.Repairs += s.Repairs
+	sum.BatchAnswers += s.BatchAnswers
 	sum.PromptTokens += s.PromptTokens
 	sum.CompletionTokens += s.CompletionTokens
 	sum.CostUSD += s.CostUSD
 	sum.LargestCompletion = max(sum.LargestCompletion, s.LargestCompletion)
+	sum.LostReplies += s.LostReplies
+	sum.LostTokens += s.LostTokens
+	sum.LostCostUSD += s.LostCostUSD
 	sum.Models = addMap(sum.Models, s.Models)
 	sum.ErrorsByReason = addMap(sum.ErrorsByReason, s.ErrorsByReason)
 	sum.FinishReasons = addMap(sum.FinishReasons, s.FinishReasons)

@@ -20,6 +20,8 @@ import (
 const batchesUsage = `Usage:
   distill batches list RUN_DIR [--json]    every batch of a run in batch mode, from RUN_DIR/batches/journal.jsonl
   distill batches cancel RUN_DIR           cancel the run's open batches, keeping what they answered
+  distill batches resolve RUN_DIR BATCH (--id ID | --forget)
+                                           settle a lost batch (one the provider no longer knows)
 
 list prints one line per batch: its local name (the files RUN_DIR/batches/NAME.*),
 its phase in the run (written, uploaded, submitted, offline: waiting for
@@ -33,14 +35,24 @@ RUN_DIR/job.yaml names. A provider keeps what a cancelled batch answered. The
 run polling the batches (a distill run going on now, or else the next distill
 run on RUN_DIR) ingests those answers, submits no new batch and stops with
 stopped_by batch_cancelled (exit 4); the distill run after that asks the rest.
-cancel works whether or not a distill run is going on.
+cancel works whether or not a distill run is going on. A lost batch is cancelled when the provider
+lists it by its input file or marker, and said to be lost when it does not.
+
+A batch is lost when the provider answers 404 for its id and lists no batch of its input file or
+marker (rubricforge_marker in its metadata): its rows wait (the provider may still answer them),
+the run goes on with the rest and stops with stopped_by batch_lost, and each later run looks for it
+again. resolve settles it while no run holds RUN_DIR: --id ID takes the batch the provider knows by
+ID (its input file or marker must be this batch's; find it in the provider's console); --forget has
+its rows asked again by the next run (paid again if the provider had answered them).
 
 Examples:
   distill batches list runs/osti100k
   distill batches cancel runs/osti100k
   distill run --config job.yaml           # ingests the answers, stops: batch_cancelled
+  distill batches resolve runs/osti100k b000003 --id batch_abc123
+  distill batches resolve runs/osti100k b000003 --forget
 
-Exit codes: 0 ok, 1 a batch could not be cancelled (or the journal is unreadable),
+Exit codes: 0 ok, 1 a batch could not be cancelled or resolved (or the journal is unreadable),
 2 usage error (no such run directory).
 `
 
@@ -54,6 +66,8 @@ func batchesCmd(args []string, stdout, stderr io.Writer) int {
 		return batchesListCmd(args[1:], stdout, stderr)
 	case "cancel":
 		return batchesCancelCmd(args[1:], stdout, stderr)
+	case "resolve":
+		return batchesResolveCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, batchesUsage)
 		return exitOK
@@ -157,6 +171,48 @@ func batchesCancelCmd(args []string, stdout, stderr io.Writer) int {
 	if failed > 0 {
 		fmt.Fprintf(stderr, "%s: %d batch(es) could not be cancelled; they go on, and the run ingests them as usual\n", fs.Name(), failed)
 		return exitFailed
+	}
+	return exitOK
+}
+
+func batchesResolveCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("distill batches resolve", flag.ContinueOnError)
+	id := fs.String("id", "", "the batch id the provider knows the lost batch by")
+	forget := fs.Bool("forget", false, "forget the lost batch: the next run asks its rows again")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, batchesUsage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	var pos []string
+	for {
+		if ok, code := parseFlags(fs, args, usage, stderr); !ok {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 2 || (*id == "") == !*forget {
+		fmt.Fprintf(stderr, "%s: want RUN_DIR BATCH and one of --id ID or --forget\nUsage: distill batches resolve RUN_DIR BATCH (--id ID | --forget) (see -h)\n", fs.Name())
+		return exitUsage
+	}
+	if code, ok := checkRunDir(fs.Name(), pos[0], stderr); !ok {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := pipeline.ResolveBatch(ctx, pos[0], pos[1], *id, os.Getenv, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return exitFailed
+	}
+	if *forget {
+		fmt.Fprintf(stdout, "%s forgotten: the next distill run on %s asks its %d rows again\n", s.Local, pos[0], s.Rows)
+	} else {
+		fmt.Fprintf(stdout, "%s is batch %s (%s): the next distill run on %s polls and ingests it\n", s.Local, s.BatchID, s.Status, pos[0])
 	}
 	return exitOK
 }

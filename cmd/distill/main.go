@@ -381,7 +381,7 @@ func startJob(name string, f *flagSet, stderr io.Writer) (jb job.Job, ctx contex
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop = watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, *f.quiet)
+	ctx, stop = watchSignals(context.Background(), sigs, func() { signal.Reset(os.Interrupt) }, func() { signal.Stop(sigs) }, stderr, *f.quiet)
 	opt = pipeline.Options{Force: *f.force, RetryFailed: *f.retryFailed, ToolVersion: toolVersion(),
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	if !*f.quiet {
@@ -474,24 +474,37 @@ func isHelp(arg string) bool {
 }
 
 // watchSignals returns a context that ends on the first signal from sigs,
-// saying so on stderr unless quiet. release stops the delivery of signals to
-// sigs, which gives a second Ctrl-C its default action: the process ends at
-// once. The returned stop function must be called when the work is done; it
-// waits for the watcher, so nothing is printed about signals after it
-// returns (a normal finish never prints "stopping").
-func watchSignals(parent context.Context, sigs <-chan os.Signal, release func(), stderr io.Writer, quiet bool) (context.Context, func()) {
+// saying so on stderr unless quiet. After it, afterFirst runs (distill
+// gives SIGINT back its default action there, so a second Ctrl-C ends the
+// process at once), and later signals from sigs are taken and ignored: a
+// scheduler's SIGTERM reaches distill twice (Slurm signals the batch shell,
+// which passes it on, and every process of the job), and the second must
+// not kill a run that is committing what is finished. release stops the
+// delivery of signals to sigs. The returned stop function must be called
+// when the work is done; it waits for the watcher, so nothing is printed
+// about signals after it returns (a normal finish never prints
+// "stopping").
+func watchSignals(parent context.Context, sigs <-chan os.Signal, afterFirst, release func(), stderr io.Writer, quiet bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-sigs:
-			release()
+			afterFirst()
 			if !quiet {
 				fmt.Fprintln(stderr, "distill: stopping; finished work is being written (Ctrl-C again to abort)")
 			}
 			cancel()
 		case <-done:
+			return
+		}
+		for {
+			select {
+			case <-sigs: // already stopping
+			case <-done:
+				return
+			}
 		}
 	})
 	var once sync.Once

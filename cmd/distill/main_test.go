@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
@@ -239,27 +240,33 @@ func TestNoStoppingMessageAfterANormalFinish(t *testing.T) {
 }
 
 // TestWatchSignals: stop without a signal prints nothing and returns only
-// once the watcher is gone; a signal cancels the context, says so once, and
-// gives later signals back their default action.
+// once the watcher is gone; a signal cancels the context, says so once,
+// runs afterFirst, and later signals are taken without a word (a
+// scheduler's SIGTERM comes twice), until stop releases them.
 func TestWatchSignals(t *testing.T) {
 	var out bytes.Buffer
 	sigs := make(chan os.Signal, 1)
-	released := 0
-	ctx, stop := watchSignals(context.Background(), sigs, func() { released++ }, &out, false)
+	first, released := 0, 0
+	ctx, stop := watchSignals(context.Background(), sigs, func() { first++ }, func() { released++ }, &out, false)
 	stop()
-	if out.Len() != 0 || ctx.Err() == nil || released == 0 {
-		t.Errorf("stop without a signal: output %q, ctx %v, released %d", out.String(), ctx.Err(), released)
+	if out.Len() != 0 || ctx.Err() == nil || released == 0 || first != 0 {
+		t.Errorf("stop without a signal: output %q, ctx %v, released %d, afterFirst %d", out.String(), ctx.Err(), released, first)
 	}
 
 	out.Reset()
-	released = 0
-	sigs = make(chan os.Signal, 1)
-	ctx, stop = watchSignals(context.Background(), sigs, func() { released++ }, &out, false)
-	sigs <- os.Interrupt
+	first, released = 0, 0
+	sigs = make(chan os.Signal)
+	ctx, stop = watchSignals(context.Background(), sigs, func() { first++ }, func() { released++ }, &out, false)
+	sigs <- syscall.SIGTERM
 	<-ctx.Done()
+	sigs <- syscall.SIGTERM // taken, not left to kill the process
+	sigs <- syscall.SIGTERM
+	if released != 0 {
+		t.Errorf("signals released before stop")
+	}
 	stop()
-	if got := strings.Count(out.String(), "stopping"); got != 1 || released == 0 {
-		t.Errorf("after a signal: %d stopping messages, released %d:\n%s", got, released, out.String())
+	if got := strings.Count(out.String(), "stopping"); got != 1 || released != 1 || first != 1 {
+		t.Errorf("after three signals: %d stopping messages, afterFirst %d, released %d:\n%s", got, first, released, out.String())
 	}
 }
 

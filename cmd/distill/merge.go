@@ -71,7 +71,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Stop(sigs) }, stderr, false)
+	ctx, stop := watchSignals(context.Background(), sigs, func() { signal.Reset(os.Interrupt) }, func() { signal.Stop(sigs) }, stderr, false)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	rep, err := workers.Merge(ctx, dirs, *out, workers.MergeOptions{ShardRows: *shardRows, ToolVersion: version, Logger: log})

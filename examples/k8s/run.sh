@@ -16,13 +16,19 @@
 # resumes from its own run directory, and those that had finished find
 # nothing to do.
 #
+# A Job that is gone while this waits (deleted, or removed by a TTL) ends the
+# wait with exit 1, as do RETRIES looks in a row that could not read it (the
+# API server unreachable).
+#
 # Settings (environment): KUBECTL (default kubectl), POLL seconds between
-# looks at the Job (default 30), NAMESPACE (default: kubectl's).
+# looks at the Job (default 30), RETRIES looks in a row that may fail
+# (default 10), NAMESPACE (default: kubectl's).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kubectl=${KUBECTL:-kubectl}
 poll=${POLL:-30}
+retries=${RETRIES:-10}
 ns=()
 if [ -n "${NAMESPACE:-}" ]; then ns=(--namespace "$NAMESPACE"); fi
 mode=${1:-all}
@@ -55,21 +61,39 @@ apply() {
 	sed "s|image: rubricforge:VERSION|image: $image|" "$here/$1" | "$kubectl" "${ns[@]}" apply -f -
 }
 
-# wait_job JOB prints Complete or Failed once the Job has one of them.
+# wait_job JOB prints Complete or Failed once the Job has one of them, Gone
+# when the Job no longer exists, or Unreadable after RETRIES looks in a row
+# that could not read it; it says why on stderr.
 wait_job() {
-	local conds
+	local out misses=0
 	while :; do
-		conds=$("$kubectl" "${ns[@]}" get job "$1" -o 'jsonpath={range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}')
-		case " $conds " in
-		*" Complete "*)
-			echo Complete
-			return
-			;;
-		*" Failed "*)
-			echo Failed
-			return
-			;;
-		esac
+		if out=$("$kubectl" "${ns[@]}" get job "$1" -o 'jsonpath={range .status.conditions[?(@.status=="True")]}{.type}{" "}{end}' 2>&1); then
+			misses=0
+			case " $out " in
+			*" Complete "*)
+				echo Complete
+				return
+				;;
+			*" Failed "*)
+				echo Failed
+				return
+				;;
+			esac
+		else
+			case $out in
+			*NotFound* | *"not found"*)
+				echo "the Job $1 is gone (deleted while this waited, or removed by a TTL): $out" >&2
+				echo Gone
+				return
+				;;
+			esac
+			misses=$((misses + 1))
+			if [ "$misses" -ge "$retries" ]; then
+				echo "could not read the Job $1 $misses times in a row (RETRIES=$retries): $out" >&2
+				echo Unreadable
+				return
+			fi
+		fi
 		sleep "$poll"
 	done
 }
@@ -84,7 +108,19 @@ if [ "$mode" = all ]; then
 	apply distill-config.yaml
 	apply distill-job.yaml
 	echo "waiting for the workers (Job distill-big); distill status /runs/big/part-* from any pod that mounts /runs shows their progress" >&2
-	if [ "$(wait_job distill-big)" = Failed ]; then
+	workers=$(wait_job distill-big)
+	case $workers in
+	Gone | Unreadable)
+		cat >&2 <<MSG
+the workers' Job distill-big is gone or cannot be read; the merge was not applied.
+  see the workers' state: distill status /runs/big/part-* (from any pod that mounts /runs)
+  then run the flow again: IMAGE=$image $0   (every index resumes from /runs/big/part-INDEX)
+  or, once every worker has finished: IMAGE=$image $0 merge
+MSG
+		exit 1
+		;;
+	esac
+	if [ "$workers" = Failed ]; then
 		failed=$("$kubectl" "${ns[@]}" get job distill-big -o 'jsonpath={.status.failedIndexes}')
 		cat >&2 <<MSG
 the workers' Job distill-big failed: indexes ${failed:-?} ran out of retries; the merge was not applied.
@@ -99,7 +135,12 @@ fi
 
 apply distill-merge.yaml
 echo "waiting for the merge (Job distill-big-merge)" >&2
-if [ "$(wait_job distill-big-merge)" = Failed ]; then
+merged=$(wait_job distill-big-merge)
+if [ "$merged" = Gone ] || [ "$merged" = Unreadable ]; then
+	echo "the merge Job distill-big-merge is gone or cannot be read; a merge run again resumes: IMAGE=$image $0 merge" >&2
+	exit 1
+fi
+if [ "$merged" = Failed ]; then
 	echo "the merge failed: $kubectl logs job/distill-big-merge says why (distill merge names a missing, unfinished or different worker); once fixed: $kubectl delete job distill-big-merge && IMAGE=$image $0 merge" >&2
 	exit 1
 fi

@@ -121,6 +121,9 @@ echo "$((4000 + n));cluster1"
 `
 	os.WriteFile(filepath.Join(dir, "sbatch"), []byte(sbatch), 0o755)
 	os.WriteFile(filepath.Join(dir, "scancel"), []byte("#!/bin/bash\nprintf 'scancel %s\\n' \"$*\" >> \""+calls+"\"\n"), 0o755)
+	// squeue prints the lines of dir/queue ("ARRAY_JOB TASK STATE"), as
+	// squeue --noheader --array --format='%F %K %T' does.
+	os.WriteFile(filepath.Join(dir, "squeue"), []byte("#!/bin/bash\ncat \""+filepath.Join(dir, "queue")+"\" 2>/dev/null\nexit 0\n"), 0o755)
 	return "PATH=" + dir + ":" + os.Getenv("PATH"), calls
 }
 
@@ -191,6 +194,46 @@ func TestSubmitResume(t *testing.T) {
 	}
 }
 
+// TestSubmitResumeLeavesQueuedTasks: a task of an earlier submission that
+// is still queued (or running) is not submitted again by --resume: the
+// new merge waits for it and for the tasks submitted again.
+func TestSubmitResumeLeavesQueuedTasks(t *testing.T) {
+	dir := t.TempDir()
+	path, calls := fakeSlurm(t, dir)
+	runs := filepath.Join(dir, "runs")
+	env := []string{path, "PARTITIONS=4", "JOB_FILE=j.yaml", "RUNS=" + runs}
+	if out, err := runScript(t, "submit.sh", env...); err != nil {
+		t.Fatalf("submit.sh: %v\n%s", err, out)
+	}
+	// Worker 0 finished; 1 failed; 2 runs and 3 waits in the queue.
+	for i, status := range []string{"finished", "failed", "running"} {
+		os.MkdirAll(filepath.Join(runs, fmt.Sprintf("part-%d", i)), 0o755)
+		os.WriteFile(filepath.Join(runs, fmt.Sprintf("part-%d", i), "report.json"), []byte(`{"status": "`+status+`"}`), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "queue"), []byte("4001 2 RUNNING\n4001 3 PENDING\n"), 0o644)
+	out, err := runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
+	if err != nil {
+		t.Fatalf("submit.sh --resume: %v\n%s", err, out)
+	}
+	got := readCalls(t, calls)[2:]
+	if len(got) != 3 || got[0] != "scancel 4002" || !strings.Contains(got[1], "--array=1 ") ||
+		!strings.Contains(got[2], "--dependency=afterok:4003:4001_2:4001_3 ") {
+		t.Errorf("--resume's calls:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(out, "2,3 still queued or running") {
+		t.Errorf("--resume says %q", out)
+	}
+
+	// Every unfinished task still queued: no new array, a merge after them.
+	os.WriteFile(filepath.Join(dir, "queue"), []byte("4001 2 RUNNING\n4001 3 PENDING\n4003 1 PENDING\n"), 0o644)
+	out, err = runScriptArgs(t, "submit.sh", []string{"--resume"}, env...)
+	got = readCalls(t, calls)[5:]
+	if err != nil || len(got) != 2 || got[0] != "scancel 4004" || strings.Contains(got[1], "--array") ||
+		!strings.Contains(got[1], "--dependency=afterok:4003_1:4001_2:4001_3 ") {
+		t.Errorf("--resume with every task queued: %v\n%s\n%s", err, strings.Join(got, "\n"), out)
+	}
+}
+
 // TestTimeLimitRequeues: the SIGTERM Slurm sends before the time limit
 // reaches distill, which commits what is finished and exits 4, and the
 // task requeues itself to resume.
@@ -240,4 +283,114 @@ func TestTimeLimitRequeues(t *testing.T) {
 	if rep.Status != pipeline.StatusStopped || rep.StoppedBy != pipeline.StopInterrupt {
 		t.Errorf("the worker's report says %s (%s), want stopped by the interrupt", rep.Status, rep.StoppedBy)
 	}
+}
+
+// TestSIGTERMToTheWholeJobCommits: at its time limit (and on scancel)
+// Slurm signals every process of the job, so SIGTERM reaches distill
+// directly and again through the batch shell, which passes its own on:
+// distill takes the second as the first, commits what is finished and
+// exits 4, and the task requeues itself.
+func TestSIGTERMToTheWholeJobCommits(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "distill")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	answers := map[string]string{}
+	var lines []string
+	for i := range 200 {
+		p := fmt.Sprintf("What is %d times %d?", i, 3)
+		answers[p] = fmt.Sprint(3 * i)
+		lines = append(lines, fmt.Sprintf(`{"problem":%q,"answer":%q}`, p, answers[p]))
+	}
+	input := filepath.Join(dir, "problems.jsonl")
+	os.WriteFile(input, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	srv, url, stop, err := sim.Start(sim.Config{Answers: answers, Latency: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	jobFile := filepath.Join(dir, "job.yaml")
+	os.WriteFile(jobFile, []byte(fmt.Sprintf("input: {paths: [%s]}\nrollout: {base_url: %q, model: simulated, n: 4}\nlimits: {concurrency: 4}\noutput: {shard_rows: 1}\n", input, url)), 0o644)
+	requeued := filepath.Join(dir, "requeued")
+	os.WriteFile(filepath.Join(dir, "scontrol"), []byte("#!/bin/bash\necho \"$*\" > "+requeued+"\n"), 0o755)
+
+	cmd := exec.Command("bash", "distill-array.sbatch")
+	cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_COUNT=1", "SLURM_JOB_ID=4343",
+		"JOB_FILE="+jobFile, "RUNS="+filepath.Join(dir, "runs"), "DISTILL="+bin)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for srv.Count() < 40 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Slurm's SIGTERM reaches distill, which starts to stop (it gives
+	// SIGINT back its default action then); the shell's, passed on, comes
+	// after.
+	distill := childOf(t, cmd.Process.Pid)
+	syscall.Kill(distill, syscall.SIGTERM)
+	for caught(t, distill, syscall.SIGINT) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
+		t.Fatalf("after SIGTERM to the whole job the task exited with %v, want 4 (stopped, resumable)\n%s", err, out.String())
+	}
+	rep, ok, _ := pipeline.ReadReport(filepath.Join(dir, "runs", "part-0"))
+	if !ok || rep.Status != pipeline.StatusStopped || rep.StoppedBy != pipeline.StopInterrupt || rep.CorpusRows == 0 {
+		t.Errorf("the worker's report says %s (%s) with %d records, want stopped by the interrupt with the finished records committed\n%s",
+			rep.Status, rep.StoppedBy, rep.CorpusRows, out.String())
+	}
+	if b, err := os.ReadFile(requeued); err != nil || strings.TrimSpace(string(b)) != "requeue 4343" {
+		t.Errorf("the task did not requeue itself: %q, %v", b, err)
+	}
+}
+
+// childOf is the pid of the one child process of pid (from /proc).
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, st := range stats {
+			b, err := os.ReadFile(st)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+			rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+			var state string
+			var ppid int
+			if _, err := fmt.Sscan(rest, &state, &ppid); err == nil && ppid == pid {
+				var child int
+				fmt.Sscan(filepath.Base(filepath.Dir(st)), &child)
+				return child
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no child of %d", pid)
+	return 0
+}
+
+// caught reports whether process pid catches sig (/proc/PID/status's
+// SigCgt mask).
+func caught(t *testing.T, pid int, sig syscall.Signal) bool {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false // gone
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if mask, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			var m uint64
+			fmt.Sscanf(strings.TrimSpace(mask), "%x", &m)
+			return m&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }

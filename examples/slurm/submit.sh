@@ -9,10 +9,12 @@
 # (DependencyNeverSatisfied). Fix the cause, then
 #   PARTITIONS=16 JOB_FILE=job.yaml RUNS=runs/big examples/slurm/submit.sh --resume
 # cancels that merge, submits again only the tasks whose worker has not
-# finished (each resumes its own run directory, paying nothing twice), and
-# queues a new merge after them. --merge queues the merge alone, with no
-# dependency: once `distill status` shows every worker finished.
-# The job ids of the last submission are kept in $RUNS/slurm-jobs.
+# finished and that are not still queued or running (squeue lists the tasks
+# of the arrays submitted before; each task resumes its own run directory,
+# paying nothing twice), and queues a new merge after them and the queued
+# ones. --merge queues the merge alone, with no dependency: once
+# `distill status` shows every worker finished.
+# The job ids of every submission are kept in $RUNS/slurm-jobs.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,10 +42,28 @@ finished() {
 	grep -Eq '"status": *"finished"' "$RUNS/part-$1/report.json" 2>/dev/null
 }
 
-queue_merge() { # queue_merge [DEPENDENCY]
+queue_merge() { # queue_merge [JOB[:JOB...]]: the merge, after those jobs succeed
 	local dep=()
 	if [ -n "${1:-}" ]; then dep=(--dependency="afterok:$1"); fi
 	jobid "$(sbatch --parsable "${dep[@]}" --export=ALL "$here/distill-merge.sbatch")"
+}
+
+# queued: the tasks of the arrays submitted before that are still queued or
+# running, one "ARRAY_TASK" a line (Slurm's jobid_taskid). A job id Slurm no
+# longer knows has none; any other failure of squeue stops --resume, which
+# must not submit a task twice.
+queued() {
+	local id out
+	for id in $(sed -n 's/^array=//p' "$state" 2>/dev/null); do
+		if ! out=$(squeue --noheader --array --jobs="$id" --format='%F %K %T' 2>&1); then
+			case $out in
+			*"Invalid job id"*) continue ;;
+			esac
+			echo "cannot read the queue (squeue --jobs=$id): $out" >&2
+			return 1
+		fi
+		echo "$out" | awk -v id="$id" '$1 == id && $2 ~ /^[0-9]+$/ { print $1 "_" $2 }'
+	done
 }
 
 mkdir -p "$RUNS"
@@ -67,14 +87,30 @@ submit)
 			echo "cancelled the merge job $old that waited on the earlier tasks"
 		fi
 	fi
-	todo=()
+	waiting=$(queued) || exit 1
+	todo=() held=() wait=()
 	for ((i = 0; i < k; i++)); do
-		finished "$i" || todo+=("$i")
+		finished "$i" && continue
+		tasks=$(echo "$waiting" | grep -E "_$i\$" || true)
+		if [ -n "$tasks" ]; then
+			held+=("$i")
+			wait+=($tasks)
+		else
+			todo+=("$i")
+		fi
 	done
+	if [ ${#held[@]} -gt 0 ]; then
+		echo "tasks $(IFS=,; echo "${held[*]}") still queued or running ($(IFS=' '; echo "${wait[*]}")); not submitted again"
+	fi
+	after=$(IFS=:; echo "${wait[*]}")
 	if [ ${#todo[@]} -eq 0 ]; then
-		merge=$(queue_merge)
+		merge=$(queue_merge "$after")
 		printf 'merge=%s\n' "$merge" >>"$state"
-		echo "every worker has finished; merge: job $merge"
+		if [ -n "$after" ]; then
+			echo "merge: job $merge, after the queued tasks succeed"
+		else
+			echo "every worker has finished; merge: job $merge"
+		fi
 		exit 0
 	fi
 	list=$(
@@ -82,7 +118,7 @@ submit)
 		echo "${todo[*]}"
 	)
 	array=$(jobid "$(sbatch --parsable --array="$list" --export=ALL "$here/distill-array.sbatch")")
-	merge=$(queue_merge "$array")
+	merge=$(queue_merge "$array${after:+:$after}")
 	printf 'array=%s\nmerge=%s\n' "$array" "$merge" >>"$state"
 	echo "workers: array job $array (tasks $list of $k, the unfinished ones); merge: job $merge, after they succeed"
 	;;

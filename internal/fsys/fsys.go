@@ -10,12 +10,15 @@
 package fsys
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // File is an open file of an FS.
@@ -150,18 +153,12 @@ func (osFS) Unlock(f File) error {
 }
 
 // WriteFileAtomic replaces path with data so that a crash leaves either the
-// old content or the new one, never a mix: it writes dir/.name.tmp, syncs and
-// closes it, renames it over path and syncs the directory. Two writers of the
-// same path at once are not supported.
+// old content or the new one, never a mix: it writes a temporary file of its
+// own in path's directory (TempPath), syncs and closes it, then renames it
+// over path between two syncs of the directory (RenameSynced). Two writers of
+// the same path at once both succeed, the last rename winning.
 func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing stale %s: %w", tmp, err)
-	}
+	tmp := TempPath(path)
 	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -181,10 +178,62 @@ func WriteFileAtomic(fsys FS, path string, data []byte, perm fs.FileMode) (err e
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmp, err)
 	}
-	if err := fsys.Rename(tmp, path); err != nil {
-		return fmt.Errorf("renaming %s to %s: %w", tmp, path, err)
+	return RenameSynced(fsys, tmp, path)
+}
+
+// TempPath is a new name for a temporary file that will become path, in
+// path's directory: .NAME.RANDOM.tmp, its own, so that two writers never
+// share one. IsTemp recognizes it.
+func TempPath(path string) string {
+	dir, name := filepath.Split(path)
+	var b [6]byte
+	rand.Read(b[:])
+	return filepath.Join(dir, "."+name+"."+hex.EncodeToString(b[:])+".tmp")
+}
+
+// IsTemp reports whether name (a base name) is a temporary file TempPath
+// made for a file named target, so that the owner of a directory can
+// remove what a crash left.
+func IsTemp(name, target string) bool {
+	rest, ok := strings.CutPrefix(name, "."+target+".")
+	if !ok {
+		return false
 	}
-	return SyncDir(fsys, dir)
+	rnd, ok := strings.CutSuffix(rest, ".tmp")
+	if !ok || len(rnd) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(rnd)
+	return err == nil
+}
+
+// RenameSynced moves oldpath to newpath as durable state moves: it syncs
+// oldpath's directory first, so that what moves is durably where it was (a
+// file just made there), renames, then syncs newpath's directory, and
+// oldpath's when it is another, so that the move survives a crash. A sync
+// that fails wraps ErrNotDurable.
+func RenameSynced(fsys FS, oldpath, newpath string) error {
+	oldDir, newDir := dirOf(oldpath), dirOf(newpath)
+	if err := SyncDir(fsys, oldDir); err != nil {
+		return err
+	}
+	if err := fsys.Rename(oldpath, newpath); err != nil {
+		return fmt.Errorf("renaming %s to %s: %w", oldpath, newpath, err)
+	}
+	if err := SyncDir(fsys, newDir); err != nil {
+		return err
+	}
+	if oldDir != newDir {
+		return SyncDir(fsys, oldDir)
+	}
+	return nil
+}
+
+func dirOf(path string) string {
+	if d := filepath.Dir(path); d != "" {
+		return d
+	}
+	return "."
 }
 
 // ReadFile reads the whole file at path.

@@ -37,8 +37,9 @@ const (
 // runner needs.
 type batch struct {
 	obj        batchObject
-	seq        int64 // 1 for the first batch created
-	expire     bool  // one of the first Config.BatchExpire batches
+	firstID    string // obj.ID at creation: keys its rows and files (MoveBatch changes obj.ID under the lock)
+	seq        int64  // 1 for the first batch created
+	expire     bool   // one of the first Config.BatchExpire batches
 	created    time.Time
 	cancel     chan struct{}
 	cancelOnce sync.Once
@@ -195,6 +196,11 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "input_file_id", fmt.Sprintf("no file with id %q on the simulated endpoint (llmtest)", req.InputFileID))
 		return
 	}
+	if a.take(&a.lateCreates, s.cfg.BatchCreateLate) {
+		s.createLate(req, in)
+		writeAPIError(w, http.StatusGatewayTimeout, "", "simulated gateway timeout (llmtest): the upstream did not answer in time; the batch may still be created")
+		return
+	}
 	b, status, msg := s.batch.start(req, int64(s.cfg.BatchExpire))
 	if b == nil {
 		_ = in.Close() // only read
@@ -205,6 +211,9 @@ func (s *Server) createBatch(w http.ResponseWriter, r *http.Request) {
 	obj := b.obj // as created, before the runner moves it on
 	a.mu.Unlock()
 	go s.runBatch(b, in)
+	if a.take(&a.lostCreates, s.cfg.BatchLoseCreates) {
+		loseReply()
+	}
 	writeJSON(w, http.StatusOK, obj)
 }
 
@@ -226,6 +235,7 @@ func (a *batchAPI) start(req createBatchRequest, expireFirst int64) (*batch, int
 		CompletionWindow: req.CompletionWindow, Status: BatchValidating, CreatedAt: now.Unix(),
 		ExpiresAt: ptr(now.Add(24 * time.Hour).Unix()), Metadata: req.Metadata,
 	}}
+	b.firstID = b.obj.ID
 	a.batches[b.obj.ID] = b
 	a.order = append(a.order, b)
 	a.open++

@@ -43,8 +43,13 @@ type batchAPI struct {
 	rows     rowCounts
 
 	customIDs answerCounts // 200 rows per hashed custom_id
-	running   sync.WaitGroup
-	slots     chan struct{} // batches answering rows at once
+	// fileOrder is the files' ids in upload order, for the list.
+	fileOrder []string
+	// The replies lost and the creates answered 504 so far (Config's
+	// BatchLoseCreates, BatchLoseUploads, BatchCreateLate).
+	lostCreates, lostUploads, lateCreates int
+	running                               sync.WaitGroup
+	slots                                 chan struct{} // batches answering rows at once
 }
 
 // rowCounts counts batch rows by how they ended.
@@ -146,11 +151,14 @@ func (s *Server) serveBatchAPI(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch {
 	case r.URL.Path == "/v1/files":
-		if r.Method != http.MethodPost {
-			methodNotAllowed(w, http.MethodPost)
-			return true
+		switch r.Method {
+		case http.MethodPost:
+			s.uploadFile(w, r)
+		case http.MethodGet:
+			s.listFiles(w, r)
+		default:
+			methodNotAllowed(w, "GET, POST")
 		}
-		s.uploadFile(w, r)
 	case r.URL.Path == "/v1/batches":
 		switch r.Method {
 		case http.MethodPost:
@@ -216,6 +224,9 @@ func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {
 		s.cfg.Logger.Debug("llmtest: upload refused", "err", err)
 		writeAPIError(w, status, param, err.Error())
 		return
+	}
+	if s.batch.take(&s.batch.lostUploads, s.cfg.BatchLoseUploads) {
+		loseReply()
 	}
 	writeJSON(w, http.StatusOK, obj)
 }
@@ -313,6 +324,7 @@ func (a *batchAPI) add(obj fileObject, tmpPath string) error {
 		return fmt.Errorf("storing %s: %w", obj.ID, err)
 	}
 	a.files[obj.ID] = &storedFile{obj: obj, path: path}
+	a.fileOrder = append(a.fileOrder, obj.ID)
 	return nil
 }
 

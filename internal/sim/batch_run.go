@@ -172,7 +172,7 @@ func (s *Server) validateBatch(b *batch, in io.Reader) (int, []batchError, error
 // written).
 func (s *Server) answerRows(b *batch, in io.Reader, n int) {
 	a := s.batch
-	outs := batchOutputs{dir: a.dir, batchID: b.obj.ID}
+	outs := batchOutputs{dir: a.dir, batchID: b.firstID}
 	defer outs.discard()
 	stop := n
 	if b.expire {
@@ -294,8 +294,8 @@ func (s *Server) answerRow(b *batch, raw []byte, outs *batchOutputs) error {
 	if err := json.Unmarshal(raw, &row); err != nil {
 		return fmt.Errorf("re-reading a validated line: %w", err)
 	}
-	rowKey := key(s.cfg.Seed, "batch-row", b.obj.ID, row.CustomID)
-	status, body, reqKey := s.batchReply(b, row.CustomID, row.Body)
+	rowKey := key(s.cfg.Seed, "batch-row", b.firstID, row.CustomID)
+	status, body, reqKey, usage := s.batchReply(b, row.CustomID, row.Body)
 	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", rowKey), CustomID: row.CustomID,
 		Response: &batchResponse{StatusCode: status, RequestID: fmt.Sprintf("req_%016x", mix64(rowKey)), Body: body}}
 	a := s.batch
@@ -313,6 +313,7 @@ func (s *Server) answerRow(b *batch, raw []byte, outs *batchOutputs) error {
 		return err
 	}
 	s.answers.note(reqKey)
+	s.bill.add(true, usage.model, usage.Usage)
 	a.customIDs.note(key(0, "custom_id", row.CustomID))
 	a.mu.Lock()
 	b.obj.RequestCounts.Completed++
@@ -328,24 +329,25 @@ func (s *Server) answerRow(b *batch, raw []byte, outs *batchOutputs) error {
 // Config.BatchRowFailRate, drawn per custom_id and batch; a failed row
 // draws no fault, so its reply in a later batch is the one it would have
 // had.
-func (s *Server) batchReply(b *batch, customID string, body []byte) (int, json.RawMessage, uint64) {
+func (s *Server) batchReply(b *batch, customID string, body []byte) (int, json.RawMessage, uint64, modelUsage) {
 	if rate := s.cfg.BatchRowFailRate; rate > 0 &&
 		unit(newKeyer(s.cfg.Seed).str("batch-row-fail").str(customID).u64(uint64(b.seq)).sum()) < rate {
 		return http.StatusInternalServerError, errorJSON("server_error", nil,
-			"simulated internal server error in a batch row (llmtest); resubmit the row"), 0
+			"simulated internal server error in a batch row (llmtest); resubmit the row"), 0, modelUsage{}
 	}
 	req, msgs, reqKey, problem := parseChat(body)
 	if problem != "" {
-		return http.StatusBadRequest, errorJSON("invalid_request_error", nil, problem), reqKey
+		return http.StatusBadRequest, errorJSON("invalid_request_error", nil, problem), reqKey, modelUsage{}
 	}
 	kind, prompt, _ := classify(msgs)
 	if kind == KindUnknown {
 		return http.StatusBadRequest, errorJSON("invalid_request_error", "unrecognized_prompt",
-			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates"), reqKey
+			"the simulated endpoint (rubricforge llmtest) does not recognize this prompt: it answers only the pipeline's own templates"), reqKey, modelUsage{}
 	}
 	draw := s.drawOf(reqKey, s.attempts.Add(1))
 	resp := s.respond(req, msgs, kind, prompt, reqKey, req.n(), s.fault(reqKey, draw) == FaultMalformed, draw)
-	return http.StatusOK, resp.marshal(), reqKey
+	usage := modelUsage{model: req.Model, Usage: Usage{Responses: 1, PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}}
+	return http.StatusOK, resp.marshal(), reqKey, usage
 }
 
 func errorJSON(typ string, code any, msg string) json.RawMessage {
@@ -360,7 +362,7 @@ func (s *Server) endRow(b *batch, raw []byte, ending string, outs *batchOutputs)
 	if err := json.Unmarshal(raw, &row); err != nil {
 		return fmt.Errorf("re-reading a validated line: %w", err)
 	}
-	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", key(s.cfg.Seed, "batch-row", b.obj.ID, row.CustomID)),
+	line := batchOutputLine{ID: fmt.Sprintf("batch_req_%016x", key(s.cfg.Seed, "batch-row", b.firstID, row.CustomID)),
 		CustomID: row.CustomID, Error: &batchRowError{Code: "batch_expired",
 			Message: "the batch expired before this request was answered (simulated expiry, llmtest)"}}
 	if ending == BatchCancelled {

@@ -91,6 +91,17 @@ type Config struct {
 	// BatchMaxBytes is the largest file POST /v1/files accepts (default
 	// 200 MB, 200,000,000 bytes: OpenAI's documented limit, read strictly).
 	BatchMaxBytes int64
+	// BatchCreateLate makes the first BatchCreateLate creates of a batch
+	// answer 504, as a gateway that timed out does, while the provider
+	// still makes the batch: it appears (in GET and in the list, created
+	// then) BatchCreateLag after the 504.
+	BatchCreateLate int
+	BatchCreateLag  time.Duration
+	// BatchLoseCreates and BatchLoseUploads lose the replies of the first
+	// creates and uploads after doing their work: the connection is closed
+	// with no reply, so the client cannot know the batch was made or the
+	// file stored.
+	BatchLoseCreates, BatchLoseUploads int
 	// BatchDir is where uploaded files and batch outputs are written, in a
 	// fresh subdirectory that Close removes (default: the system's
 	// temporary directory). Nothing persists across servers.

@@ -52,6 +52,10 @@ type Entry struct {
 	// Tokens is what an admitted request was charged against the limit:
 	// the prompt plus completion tokens its reply reports.
 	Tokens int
+	// Model and Usage are the request's model and its reply's usage: what
+	// the provider bills when it answers 200 (see [Server.Bill]).
+	Model string
+	Usage Usage
 }
 
 // Server is the simulated endpoint; it is an http.Handler.
@@ -69,6 +73,7 @@ type Server struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 	answers   answerCounts // 200 replies per request key, online and in batches
+	bill      bill         // what the provider charged for (bill.go)
 	batch     *batchAPI    // the simulated Files and Batch API (batch.go)
 	prefix    *prefixCache // Config.PrefixCache; nil when off
 }
@@ -127,6 +132,7 @@ func (s *Server) record(e Entry) {
 	s.statuses[e.Status]++
 	if e.Status == http.StatusOK {
 		s.answers.note(e.Hash)
+		s.bill.add(false, e.Model, e.Usage)
 	}
 	if s.cfg.KeepLog {
 		e.Time = time.Now()
@@ -208,6 +214,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		s.cfg.Prompts.RecordTokens(kind, msgs, resp.Usage.PromptTokens, cached)
 	}
+	entry.Model = req.Model
+	entry.Usage = Usage{Responses: 1, PromptTokens: int64(resp.Usage.PromptTokens), CompletionTokens: int64(resp.Usage.CompletionTokens)}
 	if !s.admit(w, &entry, resp.Usage.TotalTokens) {
 		return
 	}

@@ -1,17 +1,21 @@
 package k8stest
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeKubectl writes a kubectl that records every call and the manifests
 // piped to apply, and answers `get job NAME` with the conditions in
 // DIR/NAME.conditions (empty: still running) and `.status.failedIndexes`
-// with DIR/NAME.failed.
+// with DIR/NAME.failed; NotFound when DIR/NAME.gone exists, and a refused
+// connection when DIR/NAME.down does.
 func fakeKubectl(t *testing.T, dir string) string {
 	t.Helper()
 	script := `#!/bin/bash
@@ -19,6 +23,8 @@ dir=` + dir + `
 echo "$*" >> "$dir/calls"
 args=" $* "
 case $args in
+*" get job "*) if [ -f "$dir/$3.gone" ]; then echo "Error from server (NotFound): jobs.batch \"$3\" not found" >&2; exit 1; fi ;;&
+*" get job "*) if [ -f "$dir/$3.down" ]; then echo "The connection to the server localhost:8080 was refused" >&2; exit 1; fi ;;&
 *" apply -f - "*) cat >> "$dir/applied" ;;
 *failedIndexes*) cat "$dir/$3.failed" 2>/dev/null ;;
 *" get job "*) cat "$dir/$3.conditions" 2>/dev/null ;;
@@ -33,7 +39,14 @@ esac
 
 func runFlow(t *testing.T, dir string, env []string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{"../run.sh"}, args...)...)
+	// A flow that waits for ever is a failure, not a hung test: it is
+	// killed with its subshells.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", append([]string{"../run.sh"}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	cmd.Env = append(append(os.Environ(), "KUBECTL="+fakeKubectl(t, dir), "POLL=0"), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -101,6 +114,28 @@ func TestRunScriptRefusesAnUnpinnedImage(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "calls")); err == nil {
 			t.Errorf("IMAGE=%q: kubectl was called", c.image)
+		}
+	}
+}
+
+// TestRunScriptStopsWhenTheJobIsGone: a workers' Job deleted while run.sh
+// waits for it (by hand, or by a TTL) ends the wait with exit 1 and says
+// so, applying no merge; an API server that stays unreachable ends it
+// after RETRIES looks.
+func TestRunScriptStopsWhenTheJobIsGone(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"distill-big.gone", "the workers' Job distill-big is gone"},
+		{"distill-big.down", "could not read the Job distill-big 3 times in a row"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, c.file), nil, 0o644)
+		out, err := runFlow(t, dir, []string{"IMAGE=registry.example.com/team/rubricforge:v1.2.0", "RETRIES=3"})
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(out, c.want) {
+			t.Errorf("%s: %v; want exit 1 saying %q:\n%s", c.file, err, c.want, out)
+		}
+		applied, _ := os.ReadFile(filepath.Join(dir, "applied"))
+		if strings.Contains(string(applied), "distill-big-merge") {
+			t.Errorf("%s: the merge was applied", c.file)
 		}
 	}
 }

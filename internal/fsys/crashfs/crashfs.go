@@ -738,3 +738,40 @@ func (i fileInfo) Mode() fs.FileMode  { return i.mode }
 func (i fileInfo) ModTime() time.Time { return time.Unix(0, i.mtime) }
 func (i fileInfo) IsDir() bool        { return i.mode.IsDir() }
 func (i fileInfo) Sys() any           { return nil }
+
+// UnsyncedRenames returns the renames among ops that durable state may not
+// make: every rename must follow a sync of the old path's directory (the
+// last operation that changes anything before it), so that what moves is
+// durably where it was, and be followed at once by a sync of the new
+// path's directory (and of the old one's when it is another), so that the
+// move itself survives a crash.
+func UnsyncedRenames(ops []Op) []Op {
+	var bad []Op
+	// mutating is the position of the first operation from from on, in
+	// the direction step, that changes anything; -1 when there is none.
+	mutating := func(from, step int) int {
+		for i := from; i >= 0 && i < len(ops); i += step {
+			if ops[i].Mutates() {
+				return i
+			}
+		}
+		return -1
+	}
+	syncOf := func(at int, dir string) bool {
+		return at >= 0 && ops[at].Kind == OpSyncDir && clean(ops[at].Path) == dir
+	}
+	for i, op := range ops {
+		if op.Kind != OpRename {
+			continue
+		}
+		oldDir, newDir := path.Dir(clean(op.Path)), path.Dir(clean(op.To))
+		after := mutating(i+1, 1)
+		switch {
+		case !syncOf(mutating(i-1, -1), oldDir), !syncOf(after, newDir):
+			bad = append(bad, op)
+		case oldDir != newDir && !syncOf(mutating(after+1, 1), oldDir):
+			bad = append(bad, op)
+		}
+	}
+	return bad
+}

@@ -250,3 +250,31 @@ func TestLockAndFileSystemBasics(t *testing.T) {
 		t.Errorf("O_EXCL on an existing file: %v", err)
 	}
 }
+
+// TestUnsyncedRenames: a rename is accepted only between syncs of its
+// directories.
+func TestUnsyncedRenames(t *testing.T) {
+	t.Parallel()
+	rename := Op{Kind: OpRename, Path: "/d/.x.tmp", To: "/d/x"}
+	sync := func(dir string) Op { return Op{Kind: OpSyncDir, Path: dir} }
+	stat := Op{Kind: OpStat, Path: "/d/x"}
+	write := Op{Kind: OpWrite, Path: "/d/.x.tmp"}
+	across := Op{Kind: OpRename, Path: "/a/f", To: "/b/f"}
+	for _, tc := range []struct {
+		name string
+		ops  []Op
+		bad  int
+	}{
+		{"synced before and after", []Op{write, sync("/d"), stat, rename, stat, sync("/d")}, 0},
+		{"no sync before", []Op{write, rename, sync("/d")}, 1},
+		{"a write between the sync and the rename", []Op{sync("/d"), write, rename, sync("/d")}, 1},
+		{"no sync after", []Op{sync("/d"), rename, write}, 1},
+		{"another directory synced", []Op{sync("/e"), rename, sync("/d")}, 1},
+		{"across directories, both synced after", []Op{sync("/a"), across, sync("/b"), sync("/a")}, 0},
+		{"across directories, the old one not synced after", []Op{sync("/a"), across, sync("/b")}, 1},
+	} {
+		if got := UnsyncedRenames(tc.ops); len(got) != tc.bad {
+			t.Errorf("%s: %d renames refused, want %d", tc.name, len(got), tc.bad)
+		}
+	}
+}
