@@ -42,12 +42,12 @@ func (s *Server) createLate(req createBatchRequest, in *os.File) {
 		select {
 		case <-t.C:
 		case <-s.closed:
-			in.Close()
+			_ = in.Close() // only read; the simulator stopped
 			return
 		}
 		b, _, _ := a.start(req, int64(s.cfg.BatchExpire))
 		if b == nil {
-			in.Close()
+			_ = in.Close() // only read; no batch was made
 			return
 		}
 		go s.runBatch(b, in)

@@ -86,31 +86,35 @@ func reviewTwoItems(t *testing.T, ctx context.Context, run string) (*review.Reco
 		t.Fatal(err)
 	}
 	c, err := review.Load(ctx, in)
-	if err != nil || len(c.Records) == 0 || len(c.Records[0].Items) < 3 {
+	if err != nil || c.Len() == 0 {
 		t.Fatalf("loading the corpus for review: %v", err)
 	}
-	rec := c.Records[0]
+	defer func() { _ = c.Close() }()
+	rec, err := c.Record(ctx, c.Queue(review.Filter{}, review.Replay("alice", nil)).IDs()[0])
+	if err != nil || len(rec.Items) < 3 {
+		t.Fatalf("reading the first record for review: %v", err)
+	}
 	first, second := rec.Items[0], rec.Items[1]
 	edited := "Substitutes the final answer back into every condition of the problem (edited by a reviewer)."
 	now := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
-	l, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Fingerprint, run, now)
+	l, err := review.OpenLog(review.LogPath(run, "alice"), "alice", c.Parts[0].Fingerprint, run, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
+	s, err := review.NewSession(c, []*review.Log{l})
+	if err != nil {
+		t.Fatal(err)
+	}
 	decisions := []struct {
-		id int32
-		d  review.ItemDecision
+		key review.ItemKey
+		d   review.ItemDecision
 	}{
-		{first.ID, review.ItemDecision{Action: review.ActionReject, Reason: "too vague to judge"}},
-		{second.ID, review.ItemDecision{Action: review.ActionEdit, After: &review.ItemState{Type: second.Type, Text: edited, Weight: second.Weight}}},
+		{first.Key, review.ItemDecision{Action: review.ActionReject, Reason: "too vague to judge"}},
+		{second.Key, review.ItemDecision{Action: review.ActionEdit, After: &review.ItemState{Type: second.Type, Text: edited, Weight: second.Weight}}},
 	}
 	for _, dec := range decisions {
-		e, err := review.ItemEntry(rec, dec.id, dec.d, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Append(e); err != nil {
+		if _, _, err := s.DecideItem(ctx, rec.ID, dec.key, dec.d, now); err != nil {
 			t.Fatal(err)
 		}
 	}
