@@ -121,13 +121,20 @@ func buildLocked(dir, root, pkg, path string) (err error) {
 		return nil
 	}
 	tmp := path + ".tmp"
-	build := exec.Command("go", "build", "-o", tmp, "./"+pkg)
+	build := exec.Command("go", "build", buildFlags, "-o", tmp, "./"+pkg)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./%s: %v\n%s", pkg, err, out)
 	}
 	return os.Rename(tmp, path)
 }
+
+// buildFlags: -trimpath makes the packages' build actions independent of
+// the directory they are built in, so internal/buildinfo's test, which
+// builds distill from a fresh clone with -trimpath too, takes them from
+// the build cache (only its main package and link are its own) instead of
+// compiling the whole module a second time.
+const buildFlags = "-trimpath"
 
 // moduleRoot is the directory of the module's go.mod, above the working
 // directory (a package's, under go test).
@@ -155,7 +162,7 @@ func moduleRoot() (string, error) {
 // nested modules), names and contents.
 func sourceKey(root string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH, buildFlags)
 	for _, v := range []string{"GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "CC"} {
 		fmt.Fprintf(h, "%s=%s\n", v, os.Getenv(v))
 	}
