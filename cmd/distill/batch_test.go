@@ -347,6 +347,7 @@ func readJSONFile(t *testing.T, path string, v any) {
 // between resubmits only the rows the cancelled batch did not answer, and
 // no request is ever answered twice.
 func TestBatchesCancel(t *testing.T) {
+	t.Parallel()
 	bin := buildDistill(t)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")

@@ -63,6 +63,7 @@ type worker struct {
 // and a restarted worker sends again no more requests than it had in
 // flight when it was killed.
 func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
+	t.Parallel()
 	bin := buildDistill(t)
 	rng := rand.New(rand.NewPCG(testSeed(t), 19))
 	dir := t.TempDir()

@@ -41,6 +41,7 @@ func readSummary(t *testing.T, stdout []byte) refine.Summary {
 // into the refined records with their verdicts, and the held-out AUROC
 // (on the rollouts the distiller was not shown) is not lowered.
 func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
+	t.Parallel()
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			src, simulator, url := plantedCorpus(t, style, 40)
@@ -155,6 +156,7 @@ func resentSince(simulator *sim.Server, from int, answered map[uint64]bool) int 
 // cache before the kill (at most the requests in flight at the kill are
 // sent again), with the summary of a refine never killed.
 func TestRefineDecomposeKilledResumes(t *testing.T) {
+	t.Parallel()
 	bin := buildDistill(t)
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) {
 		c.KeepLog, c.Latency = true, 3*time.Millisecond
@@ -209,6 +211,7 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 // command with a larger budget resumes it and sends no answered request
 // again.
 func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
+	t.Parallel()
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
@@ -246,6 +249,7 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 // (decompose, judge, empirical), none online and none answered twice, and
 // writes the refinement the online requests write.
 func TestRefineDecomposeInBatches(t *testing.T) {
+	t.Parallel()
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.BatchDir = t.TempDir() })
 	dir := t.TempDir()
 	online, batched := filepath.Join(dir, "online"), filepath.Join(dir, "batched")
@@ -317,6 +321,7 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 // pilot's included), and the real refine asks nothing the pilot was
 // answered again.
 func TestRefineDecomposePlan(t *testing.T) {
+	t.Parallel()
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
