@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/rubricforge/rubricforge/internal/fsys"
 )
 
 // FromStatsName is the file of a run directory made by distill refine
@@ -76,15 +74,6 @@ type FromStatsItem struct {
 	Weight   float64         `json:"weight"`
 	Reason   string          `json:"reason,omitempty"`
 	Evidence json.RawMessage `json:"evidence,omitempty"`
-}
-
-// WriteFromStats writes dir/from-stats.json atomically.
-func WriteFromStats(dir string, s *FromStats) error {
-	raw, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return fsys.WriteFileAtomic(fsys.OS, filepath.Join(dir, FromStatsName), append(raw, '\n'), 0o644)
 }
 
 // ReadFromStats reads dir/from-stats.json; nil, nil when the directory

@@ -1,14 +1,11 @@
 package refine
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,6 +48,18 @@ type StatsConfig struct {
 	ShardRows   int
 	ToolVersion string
 	Logger      *slog.Logger
+	// FS is the file system the refined corpus is written to; default
+	// fsys.OS. The source and the state directory are read from the real
+	// one.
+	FS fsys.FS
+}
+
+// fs is the file system of the refined corpus.
+func (c *StatsConfig) fs() fsys.FS {
+	if c.FS == nil {
+		return fsys.OS
+	}
+	return c.FS
 }
 
 // FromStats folds a training run's live rubric into a new corpus (see
@@ -86,7 +95,7 @@ func FromStats(ctx context.Context, cfg StatsConfig) (*corpus.FromStats, error) 
 	}
 	fp := fingerprint(in, settings)
 	sum := &corpus.FromStats{Source: src, StateDir: stats, Replicas: d.Replicas, Fingerprint: fp}
-	if _, err := checkOut(fsys.OS, cfg.Out, cfg.Src, fp); err != nil {
+	if _, err := checkOut(cfg.fs(), cfg.Out, cfg.Src, fp); err != nil {
 		return nil, err
 	}
 	if cfg.ShardRows <= 0 {
@@ -101,6 +110,9 @@ func FromStats(ctx context.Context, cfg StatsConfig) (*corpus.FromStats, error) 
 	err = audit.Records(ctx, in, func(rec *schema.Record) error {
 		sum.Records++
 		out, change := foldStats(rec, d, sum)
+		if change == nil {
+			return w.add(out, nil)
+		}
 		return w.add(out, change)
 	}, func(p audit.Problem) { bad = append(bad, p) })
 	switch {
@@ -268,93 +280,16 @@ func lastEvidence(events []livestate.Event) map[int32]json.RawMessage {
 	return out
 }
 
-// statsWriter writes the refined corpus into a hidden directory next to
-// Out and renames it at the end.
-type statsWriter struct {
-	out, tmp string
-	fp       string
-	run      *corpus.Run
-	recFile  *os.File
-	recs     *bufio.Writer
-}
-
+// statsTempDir is where a refinement by live statistics into out is
+// written until it is whole.
 func statsTempDir(out string) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(filepath.Clean(out))+".from-stats-partial")
 }
 
-func newStatsWriter(cfg StatsConfig, fp string, settings map[string]string) (*statsWriter, error) {
-	w := &statsWriter{out: cfg.Out, fp: fp, tmp: statsTempDir(cfg.Out)}
-	if busy, err := corpus.InUse(w.tmp); err == nil && busy {
-		return nil, fmt.Errorf("another distill refine is writing %s (its work directory %s is locked): %w", cfg.Out, w.tmp, ErrUsage)
-	}
-	if err := os.RemoveAll(w.tmp); err != nil {
-		return nil, fmt.Errorf("removing what an interrupted refine left in %s: %w", w.tmp, err)
-	}
-	run, err := corpus.Open(w.tmp, corpus.Options{ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("creating the refined corpus: %w", err)
-	}
-	run.SetJob(fp, settings)
-	w.run = run
-	f, err := os.Create(filepath.Join(w.tmp, corpus.FromStatsRecordsName))
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("creating %s: %w", corpus.FromStatsRecordsName, err), run.Abandon())
-	}
-	w.recFile, w.recs = f, bufio.NewWriterSize(f, 1<<20)
-	return w, nil
-}
-
-func (w *statsWriter) add(rec *schema.Record, change *corpus.FromStatsRecord) error {
-	out := *rec
-	out.Provenance.JobFingerprint = w.fp
-	if err := w.run.Append(&out); err != nil {
-		return fmt.Errorf("writing record %s: %w", rec.ID, err)
-	}
-	if change == nil {
-		return nil
-	}
-	line, err := json.Marshal(change)
-	if err != nil {
-		return err
-	}
-	_, _ = w.recs.Write(line) // a bufio.Writer keeps its first error: WriteByte or Flush returns it
-	return w.recs.WriteByte('\n')
-}
-
-func (w *statsWriter) commit(sum *corpus.FromStats) error {
-	if err := w.recs.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", corpus.FromStatsRecordsName, err)
-	}
-	if err := fsys.SyncFile(w.recFile); err != nil {
-		return fmt.Errorf("writing %s: %w", corpus.FromStatsRecordsName, err)
-	}
-	if err := w.recFile.Close(); err != nil {
-		return err
-	}
-	w.recFile = nil
-	if err := w.run.Close(); err != nil {
-		return fmt.Errorf("closing the refined corpus: %w", err)
-	}
-	w.run = nil
-	if err := corpus.WriteFromStats(w.tmp, sum); err != nil {
-		return fmt.Errorf("writing %s: %w", corpus.FromStatsName, err)
-	}
-	if err := os.Rename(w.tmp, w.out); err != nil {
-		return fmt.Errorf("moving the refined corpus into place: %w", err)
-	}
-	return fsys.SyncDir(fsys.OS, filepath.Dir(filepath.Clean(w.out)))
-}
-
-func (w *statsWriter) abandon() {
-	if w.recFile != nil { // everything written here is removed below
-		_ = w.recFile.Close()
-	}
-	if w.run != nil {
-		_ = w.run.Close()
-	}
-	if _, err := os.Stat(w.tmp); err == nil {
-		_ = os.RemoveAll(w.tmp) // best effort: the refinement has failed already
-	}
+func newStatsWriter(cfg StatsConfig, fp string, settings map[string]string) (*writer, error) {
+	w := &writer{fs: cfg.fs(), out: cfg.Out, tmp: statsTempDir(cfg.Out), fp: fp,
+		recordsName: corpus.FromStatsRecordsName, summaryName: corpus.FromStatsName}
+	return w, w.open(corpus.Options{ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger}, settings)
 }
 
 // WriteStatsText writes what a refinement by live statistics did, for a

@@ -457,7 +457,10 @@ func writeDryRunLine(w io.Writer, d *Decision) {
 }
 
 // writer writes the refined corpus into a hidden temporary directory next
-// to Out and renames it at the end; in a dry run it writes nothing.
+// to Out and renames it at the end; in a dry run it writes nothing. Both
+// refinements use it: by discrimination (Run: refine-records.jsonl and
+// refine.json) and by live statistics (FromStats: from-stats-records.jsonl
+// and from-stats.json).
 type writer struct {
 	fs       fsys.FS
 	out, tmp string
@@ -465,6 +468,9 @@ type writer struct {
 	recFile  fsys.File
 	recs     *bufio.Writer
 	fp       string
+	// recordsName and summaryName are the files beside the corpus: one
+	// line per record, then the summary.
+	recordsName, summaryName string
 }
 
 // tempDir is where a refinement into out is written until it is whole.
@@ -473,63 +479,74 @@ func tempDir(out string) string {
 }
 
 func newWriter(cfg Config, fp string, settings map[string]string) (*writer, error) {
-	w := &writer{fs: cfg.fs(), out: cfg.Out, fp: fp}
 	if cfg.DryRun {
-		return w, nil
+		return &writer{}, nil
 	}
-	w.tmp = tempDir(cfg.Out)
-	if busy, err := corpus.InUseFS(w.fs, w.tmp); err == nil && busy {
-		return nil, fmt.Errorf("another distill refine is writing %s (its work directory %s is locked): %w", cfg.Out, w.tmp, ErrUsage)
-	}
-	// What a killed refinement left is thrown away: it starts over.
-	if err := fsys.RemoveAll(w.fs, w.tmp); err != nil {
-		return nil, fmt.Errorf("removing what an interrupted refine left in %s: %w", w.tmp, err)
-	}
-	run, err := corpus.Open(w.tmp, corpus.Options{FS: w.fs, ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("creating the refined corpus: %w", err)
-	}
-	run.SetJob(fp, settings)
-	w.run = run
-	f, err := w.fs.OpenFile(filepath.Join(w.tmp, RecordsName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("creating %s: %w", RecordsName, err), run.Abandon())
-	}
-	w.recFile, w.recs = f, bufio.NewWriterSize(f, 1<<20)
-	return w, nil
+	w := &writer{fs: cfg.fs(), out: cfg.Out, tmp: tempDir(cfg.Out), fp: fp, recordsName: RecordsName, summaryName: SummaryName}
+	return w, w.open(corpus.Options{ShardRows: cfg.ShardRows, ToolVersion: cfg.ToolVersion, Logger: cfg.Logger}, settings)
 }
 
-// add writes one refined record and its decision.
-func (w *writer) add(rec *schema.Record, d *Decision) error {
+// open starts the temporary directory: what a killed refinement left
+// there is thrown away (it starts over).
+func (w *writer) open(opt corpus.Options, settings map[string]string) error {
+	if busy, err := corpus.InUseFS(w.fs, w.tmp); err == nil && busy {
+		return fmt.Errorf("another distill refine is writing %s (its work directory %s is locked): %w", w.out, w.tmp, ErrUsage)
+	}
+	if err := fsys.RemoveAll(w.fs, w.tmp); err != nil {
+		return fmt.Errorf("removing what an interrupted refine left in %s: %w", w.tmp, err)
+	}
+	opt.FS = w.fs
+	run, err := corpus.Open(w.tmp, opt)
+	if err != nil {
+		return fmt.Errorf("creating the refined corpus: %w", err)
+	}
+	run.SetJob(w.fp, settings)
+	w.run = run
+	f, err := w.fs.OpenFile(filepath.Join(w.tmp, w.recordsName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		w.run = nil
+		return errors.Join(fmt.Errorf("creating %s: %w", w.recordsName, err), run.Abandon())
+	}
+	w.recFile, w.recs = f, bufio.NewWriterSize(f, 1<<20)
+	return nil
+}
+
+// add writes one refined record (a copy, under the refinement's
+// fingerprint) and, when line is not nil, its line of the records file.
+func (w *writer) add(rec *schema.Record, line any) error {
 	if w.run == nil {
 		return nil
 	}
-	rec.Provenance.JobFingerprint = w.fp
-	if err := w.run.Append(rec); err != nil {
+	out := *rec
+	out.Provenance.JobFingerprint = w.fp
+	if err := w.run.Append(&out); err != nil {
 		return fmt.Errorf("writing refined record %s: %w", rec.ID, err)
 	}
-	line, err := json.Marshal(d)
-	if err != nil {
-		return fmt.Errorf("encoding the decision on %s: %w", rec.ID, err)
+	if line == nil {
+		return nil
 	}
-	_, _ = w.recs.Write(line) // a bufio.Writer keeps its first error: WriteByte or Flush returns it
+	raw, err := json.Marshal(line)
+	if err != nil {
+		return fmt.Errorf("encoding the line of %s in %s: %w", rec.ID, w.recordsName, err)
+	}
+	_, _ = w.recs.Write(raw) // a bufio.Writer keeps its first error: WriteByte or Flush returns it
 	return w.recs.WriteByte('\n')
 }
 
 // commit closes the corpus, writes the summary, and renames the directory
 // to Out.
-func (w *writer) commit(sum *Summary) error {
+func (w *writer) commit(sum any) error {
 	if w.run == nil {
 		return nil
 	}
 	if err := w.recs.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", RecordsName, err)
+		return fmt.Errorf("writing %s: %w", w.recordsName, err)
 	}
 	if err := w.recFile.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", RecordsName, err)
+		return fmt.Errorf("writing %s: %w", w.recordsName, err)
 	}
 	if err := w.recFile.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", RecordsName, err)
+		return fmt.Errorf("writing %s: %w", w.recordsName, err)
 	}
 	w.recFile = nil
 	if err := w.run.Close(); err != nil {
@@ -538,10 +555,10 @@ func (w *writer) commit(sum *Summary) error {
 	w.run = nil
 	raw, err := json.MarshalIndent(sum, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding %s: %w", SummaryName, err)
+		return fmt.Errorf("encoding %s: %w", w.summaryName, err)
 	}
-	if err := fsys.WriteFileAtomic(w.fs, filepath.Join(w.tmp, SummaryName), append(raw, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", SummaryName, err)
+	if err := fsys.WriteFileAtomic(w.fs, filepath.Join(w.tmp, w.summaryName), append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", w.summaryName, err)
 	}
 	if err := fsys.RenameSynced(w.fs, w.tmp, w.out); err != nil {
 		return fmt.Errorf("moving the refined corpus into place: %w", err)
