@@ -24,6 +24,19 @@ func TestRefineCrashAtEveryOperation(t *testing.T) {
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 12, Seed: 9, ShardRows: 12}, nil); err != nil {
 		t.Fatal(err)
 	}
+	crashEveryOperation(t, func(fsy fsys.FS, out string) error {
+		_, err := Run(context.Background(), Config{Src: src, Out: out, Options: DefaultOptions(), ShardRows: 8, FS: fsy})
+		return err
+	}, SummaryName)
+}
+
+// crashEveryOperation runs refine (writing its corpus to out on the file
+// system it is given) once on a clean crash file system, then once with a
+// power loss at each operation of that run that changed the disk: --out is
+// then absent or whole (its manifest verified, the files named there), and
+// every rename had a sync of its directory before and after.
+func crashEveryOperation(t *testing.T, refine func(fsy fsys.FS, out string) error, files ...string) {
+	t.Helper()
 	const out = "/data/refined"
 	newFS := func() *crashfs.FS {
 		c := crashfs.New()
@@ -35,16 +48,15 @@ func TestRefineCrashAtEveryOperation(t *testing.T) {
 		}
 		return c
 	}
-	refine := func(fsy fsys.FS) error {
-		_, err := Run(context.Background(), Config{Src: src, Out: out, Options: DefaultOptions(), ShardRows: 8, FS: fsy})
-		return err
-	}
 	clean := newFS()
 	setup := len(clean.Ops())
-	if err := refine(clean); err != nil {
+	if err := refine(clean, out); err != nil {
 		t.Fatal(err)
 	}
 	ops := clean.Ops()[setup:]
+	if len(ops) == 0 {
+		t.Fatal("the refinement wrote nothing through the given file system")
+	}
 	if bad := crashfs.UnsyncedRenames(ops); len(bad) > 0 {
 		t.Errorf("renames without a directory sync before and after: %v", bad)
 	}
@@ -54,7 +66,7 @@ func TestRefineCrashAtEveryOperation(t *testing.T) {
 		}
 		c := newFS()
 		c.CrashAt(op.Index)
-		if err := refine(c); !errors.Is(err, crashfs.ErrCrashed) {
+		if err := refine(c, out); !errors.Is(err, crashfs.ErrCrashed) {
 			t.Fatalf("crash at %v: %v", op, err)
 		}
 		after := c.CrashClone(crashfs.CrashOptions{})
@@ -64,8 +76,10 @@ func TestRefineCrashAtEveryOperation(t *testing.T) {
 		if v, err := corpus.VerifyFS(after, out); err != nil || !v.OK() {
 			t.Fatalf("crash at %v: --out is there but not whole: %v %v", op, err, v.Problems)
 		}
-		if _, err := fsys.ReadFile(after, filepath.Join(out, SummaryName)); err != nil {
-			t.Fatalf("crash at %v: --out is there without %s: %v", op, SummaryName, err)
+		for _, name := range files {
+			if _, err := fsys.ReadFile(after, filepath.Join(out, name)); err != nil {
+				t.Fatalf("crash at %v: --out is there without %s: %v", op, name, err)
+			}
 		}
 	}
 }

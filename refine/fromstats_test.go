@@ -63,15 +63,12 @@ func liveRun(t *testing.T, recs []*schema.Record, dir string) {
 	group(recs[2], other, 5, true)
 }
 
-// TestRefineFromStats: distill refine --from-stats drops the items the run
-// retired (an ANSWER item stays), adds the criteria it admitted (a PROCESS
-// criterion as a SUGGEST item in an srar rubric), renumbers the items,
-// leaves the records it has no statistics of, or whose rubric it did not
-// score, as they were, says so in from-stats.json and per record, and
-// validate reports it.
-func TestRefineFromStats(t *testing.T) {
-	dir := t.TempDir()
-	src, out, state := filepath.Join(dir, "src"), filepath.Join(dir, "out"), filepath.Join(dir, "state")
+// liveCorpus writes a corpus of six srar records into dir/src and a
+// training run's state directory over it into dir/state (liveRun), and
+// returns both and the records in id order.
+func liveCorpus(t *testing.T, dir string) (src, state string, recs []*schema.Record) {
+	t.Helper()
+	src, state = filepath.Join(dir, "src"), filepath.Join(dir, "state")
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 6, Seed: 3, Style: schema.StyleSRaR, Items: 6}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +78,23 @@ func TestRefineFromStats(t *testing.T) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	recs := make([]*schema.Record, len(ids))
-	for i, id := range ids {
-		recs[i] = byID[id]
+	for _, id := range ids {
+		recs = append(recs, byID[id])
 	}
 	liveRun(t, recs, state)
+	return src, state, recs
+}
+
+// TestRefineFromStats: distill refine --from-stats drops the items the run
+// retired (an ANSWER item stays), adds the criteria it admitted (a PROCESS
+// criterion as a SUGGEST item in an srar rubric), renumbers the items,
+// leaves the records it has no statistics of, or whose rubric it did not
+// score, as they were, says so in from-stats.json and per record, and
+// validate reports it.
+func TestRefineFromStats(t *testing.T) {
+	dir := t.TempDir()
+	src, state, recs := liveCorpus(t, dir)
+	out := filepath.Join(dir, "out")
 
 	sum, err := FromStats(context.Background(), StatsConfig{Src: src, Out: out, StatsDir: state})
 	if err != nil {
@@ -117,13 +126,13 @@ func TestRefineFromStats(t *testing.T) {
 			break
 		}
 	}
-	for _, id := range ids[1:] {
-		if a, b := refined[id], byID[id]; len(a.Rubric) != len(b.Rubric) || a.Rubric[0].Text != b.Rubric[0].Text || len(a.Rollouts[0].Satisfaction) != len(b.Rollouts[0].Satisfaction) {
-			t.Errorf("record %s changed: %+v", id, a.Rubric)
+	for _, b := range recs[1:] {
+		if a := refined[b.ID]; len(a.Rubric) != len(b.Rubric) || a.Rubric[0].Text != b.Rubric[0].Text || len(a.Rollouts[0].Satisfaction) != len(b.Rollouts[0].Satisfaction) {
+			t.Errorf("record %s changed: %+v", b.ID, a.Rubric)
 		}
 	}
 	m, err := corpus.ReadManifest(out)
-	if err != nil || m.JobFingerprint != sum.Fingerprint || refined[ids[1]].Provenance.JobFingerprint != sum.Fingerprint {
+	if err != nil || m.JobFingerprint != sum.Fingerprint || refined[recs[1].ID].Provenance.JobFingerprint != sum.Fingerprint {
 		t.Errorf("manifest %+v, %v: want the refinement's fingerprint %s on it and on every record", m, err, sum.Fingerprint)
 	}
 
