@@ -292,10 +292,7 @@ func TestTimeLimitRequeues(t *testing.T) {
 // exits 4, and the task requeues itself.
 func TestSIGTERMToTheWholeJobCommits(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "distill")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/distill").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testbin.Command(t, "cmd/distill")
 	answers := map[string]string{}
 	var lines []string
 	for i := range 200 {
@@ -327,15 +324,22 @@ func TestSIGTERMToTheWholeJobCommits(t *testing.T) {
 	for srv.Count() < 40 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Slurm's SIGTERM reaches distill, which starts to stop (it gives
-	// SIGINT back its default action then); the shell's, passed on, comes
-	// after.
+	// Slurm signals every process of the job at once: the batch shell's
+	// trap passes its SIGTERM on to distill, and Slurm's own reaches
+	// distill too, a moment apart, so distill gets two. The shell is
+	// signalled first here, so that its trap has run (the task will
+	// requeue) whatever distill does next, as it has when both are
+	// signalled together; Slurm's own SIGTERM then reaches distill once it
+	// has started to stop (it gives SIGINT back its default action then),
+	// as the second. (Signalled the other way round, a distill that
+	// finished stopping before the shell's signal came left a shell that
+	// never knew it was stopped: no requeue, on a quiet machine.)
 	distill := childOf(t, cmd.Process.Pid)
-	syscall.Kill(distill, syscall.SIGTERM)
+	cmd.Process.Signal(syscall.SIGTERM)
 	for caught(t, distill, syscall.SIGINT) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	_ = syscall.Kill(distill, syscall.SIGTERM) // ESRCH when distill has already stopped
 	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 4 {
 		t.Fatalf("after SIGTERM to the whole job the task exited with %v, want 4 (stopped, resumable)\n%s", err, out.String())
