@@ -17,6 +17,16 @@ import (
 
 func writeProblems(t *testing.T, path string, n int) map[string]string {
 	t.Helper()
+	answers, err := problemsFile(path, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answers
+}
+
+// problemsFile writes n problems "What is i plus 2i+1?" into path and
+// returns their answers.
+func problemsFile(path string, n int) (map[string]string, error) {
 	answers := map[string]string{}
 	var b bytes.Buffer
 	for i := range n {
@@ -26,10 +36,7 @@ func writeProblems(t *testing.T, path string, n int) map[string]string {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return answers
+	return answers, os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func TestRunCommand(t *testing.T) {
