@@ -1,6 +1,7 @@
 package prompts
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,7 +57,7 @@ func TestScoreGroundedGroupView(t *testing.T) {
 		if name != shown[i].Name {
 			t.Errorf("position %d is named %s, response %d's name is %s", k, name, i, shown[i].Name)
 		}
-		rest := user[loc[1]+1:]
+		rest := user[loc[1]:]
 		end := strings.Index(rest, "\n[end of response "+id+"]")
 		if end < 0 || strings.Count(user, id) != 2 {
 			t.Fatalf("response %d's block %s is not closed exactly once", i, id)
@@ -112,5 +113,36 @@ func TestGroupOrder(t *testing.T) {
 	}
 	if len(seen) < 3 {
 		t.Errorf("the first position took %d values over 20 groups: the order does not vary", len(seen))
+	}
+}
+
+// TestGroupParts: a group's responses are asked in parts, in their order,
+// each as many as fit together in the response budget (at least one: a
+// response over the budget alone), all in one part without a budget.
+func TestGroupParts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		tokens []int
+		budget int
+		want   string
+	}{
+		{[]int{100, 100, 100, 100, 100}, 250, "[[0 1] [2 3] [4]]"},
+		{[]int{100, 100, 100, 100, 100}, 500, "[[0 1 2 3 4]]"},
+		{[]int{600, 100, 100, 300, 100}, 400, "[[0] [1 2] [3 4]]"},
+		{[]int{600, 600, 600, 600, 600}, 0, "[[0 1 2 3 4]]"},
+		{[]int{600, 600, 600, 600, 600}, -1, "[[0 1 2 3 4]]"},
+	} {
+		if got := fmt.Sprint(GroupParts(tc.tokens, tc.budget)); got != tc.want {
+			t.Errorf("tokens %v, budget %d: parts %s, want %s", tc.tokens, tc.budget, got, tc.want)
+		}
+	}
+	if got := GroupParts(nil, 100); len(got) != 0 {
+		t.Errorf("no responses: parts %v", got)
+	}
+	// A response's tokens in a group request: within the budget, with its
+	// answer and its lines.
+	long := strings.Repeat("word ", 2000)
+	if a, b := GroupResponseTokens(long, "", 300), GroupResponseTokens(long, "", 0); a >= b || a > 300+groupTokenOverhead {
+		t.Errorf("a long response takes %d tokens within a budget of 300, %d without", a, b)
 	}
 }
