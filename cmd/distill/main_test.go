@@ -40,6 +40,7 @@ func problemsFile(path string, n int) (map[string]string, error) {
 }
 
 func TestRunCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 12)
@@ -293,6 +294,7 @@ func TestVersionIsSetOnMain(t *testing.T) {
 // column) is shown by status and exported, though this version writes
 // spec 3; resuming it is refused with a message that says how to go on.
 func TestSpec2CorpusReadByStatusAndExport(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "corpus", "testdata", "spec2-run"))); err != nil {
 		t.Fatal(err)

@@ -117,6 +117,7 @@ func readDecisions(t *testing.T, dir string) map[string]refine.Decision {
 // (internal/bench/refinesweep measures the same over many plantings the
 // tests never use.)
 func TestRefineFindsPlantedDefects(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	found, total := map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
 	t.Run("styles", func(t *testing.T) {
@@ -302,6 +303,7 @@ func smallCorpus(t *testing.T, empirical bool) string {
 // TestRefineBadInput: what the user must fix is exit 2 with a message
 // that says what and how, and leaves no --out behind.
 func TestRefineBadInput(t *testing.T) {
+	t.Parallel()
 	good := smallCorpus(t, true)
 	bare := smallCorpus(t, false)
 	verl := filepath.Join(t.TempDir(), "verl")
@@ -354,6 +356,7 @@ func TestRefineBadInput(t *testing.T) {
 // writes nothing; a second refine into a finished --out is a no-op; the
 // refined corpus's records are those of the same refinement done again.
 func TestRefineDryRunAndRerun(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	dst := filepath.Join(t.TempDir(), "refined")
 	var stdout, stderr bytes.Buffer
@@ -432,6 +435,7 @@ func TestRefineHelpExplainsEveryFlag(t *testing.T) {
 // TestRefineReadsAJSONLExport: a jsonl export of a corpus refines to the
 // same decisions as the run directory it came from.
 func TestRefineReadsAJSONLExport(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "jsonl")
