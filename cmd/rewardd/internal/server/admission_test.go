@@ -60,6 +60,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestEmptyBatch checks what OpenRLHF's multi-URL split sends a server with
 // no share of the batch: 200 and empty lists.
 func TestEmptyBatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	var got getRewardAnswer
 	h.post("/get_reward", `{"query": []}`, &got)
@@ -103,6 +104,7 @@ func rollout(t testing.TB, n, size int) string {
 // a whole rollout, with the default limits: 1,024 samples of 8K-token
 // responses (36 MB) and 8,192 samples (512 prompts x 16).
 func TestRolloutSizedRequests(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	for _, tc := range []struct {
 		name    string
@@ -141,6 +143,7 @@ func TestRolloutSizedRequests(t *testing.T) {
 // retries only five times, one second apart; and that request bodies are
 // admitted by their bytes.
 func TestFullQueueWaits(t *testing.T) {
+	t.Parallel()
 	held := "### Step 1: Add.\n2+3 = 5. " + holdMarker + "\n<answer>5</answer>"
 	heldBody := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": held}}})
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": rewardtest.MarkedResponse}}})

@@ -73,6 +73,7 @@ func healthStatus(t *testing.T, h *harness) (int, string) {
 // floor without asking the judge, /healthz says degraded, and a probe that
 // gets an answer closes it again.
 func TestBreakerOpensOnOutages(t *testing.T) {
+	t.Parallel()
 	for _, route := range scoreRoutes {
 		t.Run(route, func(t *testing.T) { breakerOpensOnOutages(t, route) })
 	}
@@ -141,6 +142,7 @@ func breakerOpensOnOutages(t *testing.T, route string) {
 // an exhausted quota): not retried, /healthz unhealthy, every answer says
 // so.
 func TestJudgeRefusalIsFatal(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"401", "quota"} {
 		sw := &switchable{}
 		h := newHarnessVia(t, []schema.Label{rewardtest.DemoLabel()}, sw.wrap, func(c *Config, _ *sim.Config) {
@@ -169,6 +171,7 @@ func TestJudgeRefusalIsFatal(t *testing.T) {
 // that did not parse, a caller gone, or a timeout spent waiting for a slot
 // behind a large batch say nothing about the judge.
 func TestOutageKind(t *testing.T) {
+	t.Parallel()
 	expired, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
 	defer cancel()
 	gone, stop := context.WithCancel(context.Background())
@@ -202,6 +205,7 @@ func TestOutageKind(t *testing.T) {
 // pushed it to the 1-minute cap and the breaker stayed open about a minute
 // after the judge came back.
 func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
+	t.Parallel()
 	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
 	refusal := &llm.Error{Class: llm.ClassFatal, Attempts: 1, Status: 401}
 	ctx := context.Background()
@@ -271,6 +275,7 @@ func TestBreakerProbeIntervalDoublesOnlyOnFailedProbes(t *testing.T) {
 // probe found the judge back, and failed at the dead judge, end after it
 // closed; they are old news and do not open it again.
 func TestBreakerIgnoresOutagesFromBeforeItClosed(t *testing.T) {
+	t.Parallel()
 	outage := &llm.Error{Class: llm.ClassRetryable, Attempts: 4, Reason: "connection refused"}
 	ctx := context.Background()
 	now := time.Unix(1_700_000_000, 0)

@@ -81,6 +81,7 @@ func demoCorpus(t *testing.T, simulator *sim.Server, dir, input string) string {
 // judged by the simulated endpoint, scores one problem's group of rollouts
 // through every endpoint and checks the values against the formulas.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input, answers := demoProblems(t, dir)
 	simulator := sim.New(sim.Config{Answers: answers})

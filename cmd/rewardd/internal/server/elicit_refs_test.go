@@ -11,6 +11,7 @@ import (
 // correct stored rollout, cut to 16 KiB; a problem without a correct one
 // has none.
 func TestLoadReferences(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 10000) // 20,000 bytes
 	path := filepath.Join(t.TempDir(), "records.jsonl")
 	lines := `{"id": "a", "rollouts": [{"text": "a long correct one", "correct": true}, {"text": "short", "correct": true}, {"text": "x", "correct": false}]}

@@ -56,6 +56,7 @@ func startElicit(t *testing.T, h *harness) {
 // paid from then on at the next version; a problem at its cap of admitted
 // criteria is not elicited again.
 func TestElicitation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	set := liveSettings()
 	set.AdmitGroups, set.MaxAdmitted, set.RetireSaturated = 2, 1, false
@@ -119,6 +120,7 @@ func TestElicitation(t *testing.T) {
 // TestElicitationBudget: elicitation stops once it has spent
 // --elicit-max-cost, and a restart finds the spending in the state log.
 func TestElicitationBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	done := make(chan struct{}, 16)
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "r1", liveSettings()), withElicit(t, 1, 1e-6, done),

@@ -13,6 +13,7 @@ import (
 // the middle of its instructions; rewardd finds it there, as a trainer
 // sends it (chat-templated or not).
 func TestByPromptFindsTheRolloutTemplatesProblem(t *testing.T) {
+	t.Parallel()
 	l := rewardtest.DemoLabel()
 	l.Question = "Let x = 3.\nFind x + 2."
 	x, _ := NewIndex([]schema.Label{l})

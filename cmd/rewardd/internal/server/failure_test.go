@@ -17,6 +17,7 @@ import (
 // says so where a trainer and an operator look: every sample's extra_logs
 // carries the batch's judge-failure rate, and /metrics the recent rate.
 func TestJudgeFailureRateIsReported(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	queries := []string{chatMLPrompt + rewardtest.MarkedResponse, chatMLPrompt + failing, chatMLPrompt + rewardtest.MarkedResponse + " ", chatMLPrompt + "<answer>5</answer>"}
@@ -43,6 +44,7 @@ func TestJudgeFailureRateIsReported(t *testing.T) {
 // TestOnJudgeFailureError checks --on-judge-failure error: a request with a
 // failed judgment gets 503 with Retry-After, one without gets 200.
 func TestOnJudgeFailureError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
 	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	for _, tc := range []struct {
@@ -74,6 +76,7 @@ func TestOnJudgeFailureError(t *testing.T) {
 // whose judgment failed is a RunToolError naming the judge, and the episode
 // takes the answer again.
 func TestOnJudgeFailureErrorORS(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.OnJudgeFailure = reward.OnJudgeFailureError })
 	e := openEpisode(t, orsDo(h.do), map[string]any{"split": "train", "index": 0})
 	failing := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"

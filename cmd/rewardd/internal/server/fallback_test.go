@@ -34,6 +34,7 @@ func shimLabel(t *testing.T, lab schema.Label) string {
 // the label was not used. Without a fallback, the error keeps the label's
 // scheme, not srar.
 func TestUnusableLabelFallsBackToTheCorpus(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, _ := groundedHarness(t, append(labs, rewardtest.DemoLabel()), sim.Config{})
 	h.srv.log = newTestLogger(h.logs)

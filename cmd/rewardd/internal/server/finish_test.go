@@ -26,6 +26,7 @@ var (
 // none it is paid as before, and a response that stops mid-sentence with
 // "stop" keeps its answer. Without the field the answer has no cut_off.
 func TestV1ScoreFinishReason(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	item := func(id, response string, finish any) map[string]any {
 		m := map[string]any{"request_id": id, "problem_id": "sum-2-3", "response": response}
@@ -75,6 +76,7 @@ func TestV1ScoreFinishReason(t *testing.T) {
 // with the same text that stopped; finish_reasons all "stop" for responses
 // that end properly answer byte for byte as without the field.
 func TestV1ScoreGroupFinishReasons(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	wrong := "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>"
 	responses := []string{boxedMarked, boxedMarked, wrong, rewardtest.MarkedResponse}
@@ -134,6 +136,7 @@ func moreThanTwin(cut, twin reward.Result, ca, ta reward.Advantage) []string {
 // finish_reasons list that is not parallel to the responses, is a 400
 // naming the field, and no judge is asked.
 func TestFinishReasonMalformed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	for _, tc := range []struct {
 		path, body, field string
@@ -156,6 +159,7 @@ func TestFinishReasonMalformed(t *testing.T) {
 // TestFastGroupFinishReasons: the fast decoder reads finish_reasons as
 // encoding/json does.
 func TestFastGroupFinishReasons(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{
 		`{"responses": ["a", "b"], "finish_reasons": ["stop", "length"]}`,
 		`{"finish_reasons": [null, "stop"], "responses": ["a", "b"]}`,
@@ -174,6 +178,7 @@ func TestFastGroupFinishReasons(t *testing.T) {
 // TestGroupAppendJSONCutOff: the group encoder writes a cut-off result's
 // cut_off as json.Encoder does.
 func TestGroupAppendJSONCutOff(t *testing.T) {
+	t.Parallel()
 	items := rewardtest.BenchRubric()
 	lab := rewardtest.Label(items)
 	rs := rewardtest.BenchGroup(4, items, judged)
@@ -194,6 +199,7 @@ func TestGroupAppendJSONCutOff(t *testing.T) {
 // max_output_tokens or content_filter) says the endpoint cut it off: no
 // answer is taken from it. "completed", or no status, reads it as before.
 func TestVerifyNeMoGymIncomplete(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	for _, tc := range []struct {
 		name    string

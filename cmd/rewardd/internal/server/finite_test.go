@@ -37,6 +37,7 @@ func hugeResponse(ids ...int32) string {
 // other items are scored, through every protocol. In a group the item is
 // left out of the group's advantages, which stay finite.
 func TestNonFiniteRewardIsTheItemsError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel(), hugeLabel()})
 
 	var got scoreAnswer

@@ -155,6 +155,7 @@ func FuzzHandlers(f *testing.F) {
 }
 
 func TestResponseFromQuery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, query, prompt, want string
 		err                       bool
@@ -176,6 +177,7 @@ func TestResponseFromQuery(t *testing.T) {
 }
 
 func TestByPrompt(t *testing.T) {
+	t.Parallel()
 	a := rewardtest.DemoLabel()
 	b := rewardtest.DemoLabel()
 	b.ID, b.Question = "multi", "Let x = 3.\nFind x + 2."

@@ -66,6 +66,7 @@ func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Conf
 // found by id, question text, prompt, OpenRLHF query and label, against
 // the simulated judge.
 func TestGroundedEveryEndpoint(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, _ := groundedHarness(t, labs, sim.Config{})
 	id := labs[0].ID
@@ -122,6 +123,7 @@ func TestGroundedEveryEndpoint(t *testing.T) {
 // when the trainer's prompt carries other text, and the label's passage when
 // the request brings a label.
 func TestGroundedPassageFromCorpus(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, rec := groundedHarness(t, labs, sim.Config{})
 	const planted = "PLANTED: the log is optional and pages go first."
@@ -146,6 +148,7 @@ func TestGroundedPassageFromCorpus(t *testing.T) {
 // false, reward 0. GroundedRepairs (rewardd --grounded-judge-repairs) opts
 // into showing it back that many times.
 func TestGroundedInvalidOutputIsZero(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	for _, tc := range []struct {
 		name      string
@@ -180,6 +183,7 @@ func TestGroundedInvalidOutputIsZero(t *testing.T) {
 }
 
 func TestGroundedSchemeMismatch(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, _ := groundedHarness(t, labs, sim.Config{})
 	var out struct{ Results []reward.Result }
@@ -196,6 +200,7 @@ func TestGroundedSchemeMismatch(t *testing.T) {
 // TestGroundedScoresCached: the same response to the same question is
 // judged once.
 func TestGroundedScoresCached(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, _ := groundedHarness(t, labs, sim.Config{})
 	for range 3 {
@@ -218,6 +223,7 @@ func TestGroundedScoresCached(t *testing.T) {
 // TestIndexReadsShardsWithoutTheGroundedColumn: a shard written before the
 // grounded style (no grounded column) still loads its math rubrics.
 func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
+	t.Parallel()
 	type oldRecord struct {
 		ID      string        `parquet:"id"`
 		Source  string        `parquet:"source"`
@@ -243,6 +249,7 @@ func TestIndexReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 // grounded question whose judgment failed makes the answer 503, on the
 // batch and the group endpoints alike.
 func TestGroundedJudgeFailurePolicyError(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	h, _ := groundedHarness(t, labs, sim.Config{})
 	h.srv.cfg.OnJudgeFailure = reward.OnJudgeFailureError
@@ -263,6 +270,7 @@ func TestGroundedJudgeFailurePolicyError(t *testing.T) {
 // passage budget, so the response is judged instead of failing, and the
 // cut is counted.
 func TestGroundedJudgeLongPassageIsCut(t *testing.T) {
+	t.Parallel()
 	labs := rewardtest.GroundedLabels(t)
 	lab := labs[0]
 	g := *lab.Grounded

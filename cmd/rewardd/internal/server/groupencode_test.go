@@ -17,6 +17,7 @@ import (
 // that need escaping;
 // it gives way to encoding/json where that one refuses or escapes a key.
 func TestGroupAppendJSON(t *testing.T) {
+	t.Parallel()
 	items := rewardtest.BenchRubric()
 	lab := rewardtest.Label(items)
 	rs := rewardtest.BenchGroup(16, items, judged)

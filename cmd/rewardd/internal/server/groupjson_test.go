@@ -65,6 +65,7 @@ var groupBodies = []struct {
 }
 
 func TestFastGroup(t *testing.T) {
+	t.Parallel()
 	for _, c := range groupBodies {
 		var fast groupRequest
 		if got := fastGroup([]byte(c.body), &fast, new(groupScratch)); got != c.fast {
@@ -92,6 +93,7 @@ func checkLikeEncodingJSON(t *testing.T, body string, fast groupRequest) {
 // TestFastGroupViews: the responses are views of the scratch buffer, which
 // the next body reuses.
 func TestFastGroupViews(t *testing.T) {
+	t.Parallel()
 	sc := new(groupScratch)
 	var a, b groupRequest
 	if !fastGroup([]byte(`{"responses": ["first", "", "second"]}`), &a, sc) {
@@ -110,6 +112,7 @@ func TestFastGroupViews(t *testing.T) {
 
 // TestPlainRun: the eight-byte scan stops where a byte at a time does.
 func TestPlainRun(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 3))
 	special := []byte{'"', '\\', 0, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xff, 'a'}
 	for range 20000 {
@@ -135,6 +138,7 @@ func TestPlainRun(t *testing.T) {
 // white space and odd bytes decode, when the fast decoder takes them, as
 // encoding/json decodes them.
 func TestFastGroupPieces(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 5))
 	pieces := []string{"a", " ", "\t", `\n`, `\\`, `\"`, `\/`, `\u`, "d83d", "de00", "00e9", "D83D", `\ud83d`, `\ude00`,
 		"é", "\xff", "\x01", `"`, ",", "[", "]", "{", "}", ":", `"responses"`, `"scheme"`, "null", "1"}

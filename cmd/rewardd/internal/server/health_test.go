@@ -44,6 +44,7 @@ func health(t *testing.T, h *harness) healthAnswer {
 // first judgment on: a handful of failed judgments is not "ok" because
 // fewer than some count were made.
 func TestGarbageJudgeIsSeen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		h    func(t *testing.T) *harness

@@ -18,6 +18,7 @@ import (
 // export writes and loads each export, and one data file of each, with
 // --corpus: every format gives the same rubrics.
 func TestLoadEveryExportFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
 	var recs []schema.Record
@@ -65,6 +66,7 @@ func sameItems(a, b []schema.Item) bool {
 // file with no rubric (a problems file, an empty file), and that an export
 // it cannot read names the formats it can.
 func TestLoadRefusesWhatIsNotACorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	problems := filepath.Join(dir, "problems.jsonl")
 	writeFile(t, problems, `{"problem": "What is 2+3?", "answer": "5"}`+"\n"+`{"problem": "What is 7+8?", "answer": "15"}`+"\n")
@@ -88,6 +90,7 @@ func TestLoadRefusesWhatIsNotACorpus(t *testing.T) {
 // negative FACTUAL criterion counts against the response, a PITFALL is -1
 // whatever its sign.
 func TestRaRSignedWeights(t *testing.T) {
+	t.Parallel()
 	row := corpus.RaRRow{ID: "p1", Question: "Q?", ReferenceAnswer: "5", Rubric: []corpus.RaRItem{
 		{Title: "Factual", Description: "States 5.", Weight: 3},
 		{Title: "Factual", Description: "States 7.", Weight: -2},

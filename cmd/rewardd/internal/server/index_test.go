@@ -80,6 +80,7 @@ func writeFile(t testing.TB, path, text string) {
 }
 
 func TestLoadIndex(t *testing.T) {
+	t.Parallel()
 	rubric := rewardtest.SRaRItems()
 	valid := true
 	rubric[0].EmpiricalValid = &valid

@@ -14,6 +14,7 @@ import (
 // ground truth and the rubric comes from the prompt; a bad label fails only
 // its own sample.
 func TestLabelsAsUsersHaveThem(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	h := newHarness(t, []schema.Label{lab})
 	bad := `{"id": "x", "rubric": []}`
@@ -64,6 +65,7 @@ func TestLabelsAsUsersHaveThem(t *testing.T) {
 // users write: OpenRLHF's input_template "Question: {}\nAnswer:", and a
 // "Problem:" line followed by an instruction.
 func TestPromptTemplates(t *testing.T) {
+	t.Parallel()
 	x, _ := NewIndex([]schema.Label{rewardtest.DemoLabel()})
 	for _, prompt := range []string{
 		"Question: What is 2+3?\nAnswer:",

@@ -78,6 +78,7 @@ func rubricStats(t *testing.T, h *harness) livestate.ProblemStats {
 // the policy stops meeting the ANSWER item it comes back; a restart
 // reloads the same state; a group sent twice counts once.
 func TestLiveRubric(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "r1", liveSettings()))
 	all := []int32{1, 2, 5}
@@ -171,6 +172,7 @@ func TestLiveRubric(t *testing.T) {
 // refuses a problem the first keeps (409 naming the replica), unless told
 // to warn, and then scores it with the corpus's rubric, unrecorded.
 func TestLiveSplitState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, withLive(t, dir, "a", liveSettings()))
 	liveGroup(t, a, 8, []int32{1, 5}, []int32{2})

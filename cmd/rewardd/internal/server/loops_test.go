@@ -117,6 +117,7 @@ func proposalRequest(t *testing.T, extra map[string]any) string {
 // rlcer pays the reasoner r_cot over the valid proposed criteria (replace)
 // or over them and the corpus's valid items (add).
 func TestScoreGroupProposals(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	before := h.simulator.Count()
 	var g loopGroupAnswer
@@ -173,6 +174,7 @@ func TestScoreGroupProposals(t *testing.T) {
 // C2 (v = 1 0 0 ?) would be valid with ? = 0 and is not with ? = 1, so C
 // gets 0.5, less than its twin group with the response judged.
 func TestProposalsJudgeFailureFloor(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	fails := proposalResponse(false) + " " + sim.JudgeFailsMarker
 	twin := proposalResponse(false)
@@ -197,6 +199,7 @@ func TestProposalsJudgeFailureFloor(t *testing.T) {
 // TestRubricatorPrompt: POST /v1/rubricator_prompt renders the rubricator's
 // prompt for a corpus problem and a response, or for several.
 func TestRubricatorPrompt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	var one struct {
 		ProblemID string    `json:"problem_id"`
@@ -223,6 +226,7 @@ func TestRubricatorPrompt(t *testing.T) {
 // it; the refined response sent back as off-policy is marked, and the
 // advantages are eq. 1 over all four rewards.
 func TestScoreGroupGuidance(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	group := []string{proposalResponse(true, 1, 5), proposalResponse(true, 1, 2, 5), proposalResponse(false, 3)}
 	var g loopGroupAnswer
@@ -285,6 +289,7 @@ func init() {
 // counts against the response, and no proposed criterion varies, so none
 // is valid (and no rubricator is paid more than its format).
 func TestProposalsWithAPanel(t *testing.T) {
+	t.Parallel()
 	h := newPanelHarness(t, []schema.Label{rewardtest.DemoLabel()}, "truth", "contrary")
 	before := h.simulator.Count()
 	var g loopGroupAnswer

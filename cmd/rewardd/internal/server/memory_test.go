@@ -19,6 +19,7 @@ import (
 // TestGroupScratchBytes: a scratch counts the memory of what it holds, so
 // that one large group's is not kept.
 func TestGroupScratchBytes(t *testing.T) {
+	t.Parallel()
 	const rolloutBytes = int(unsafe.Sizeof(reward.Rollout{}))
 	sc := getGroupScratch()
 	sc.rollouts.Take(maxPooledBuffer/rolloutBytes + 1)
@@ -33,6 +34,7 @@ func TestGroupScratchBytes(t *testing.T) {
 // answer what they answer one at a time, and that is what encoding/json
 // writes for the same group.
 func TestScoreGroupConcurrent(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	h := newHarness(t, []schema.Label{lab})
 	var bodies []string

@@ -56,6 +56,7 @@ type verifyAnswer struct {
 // answer; a failed judgment is paid the floor and masked; a response that
 // cannot be scored is a 422 naming why.
 func TestVerifyNeMoGymShape(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	h := newHarness(t, []schema.Label{lab})
 	var v1 scoreAnswer
@@ -178,6 +179,7 @@ func FuzzORSRequests(f *testing.F) {
 }
 
 func TestSliceBoundsArePythons(t *testing.T) {
+	t.Parallel()
 	p := func(v int) *int { return &v }
 	for _, tc := range []struct {
 		start, stop *int

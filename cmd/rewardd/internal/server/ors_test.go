@@ -176,6 +176,7 @@ func (e *orsEpisode) answer(text string, header ...string) (ok bool, out orsOutp
 // reward is /v1/score's for the same answer, the episode is finished, and a
 // deleted session is gone.
 func TestORSEpisodeScoresAsV1Score(t *testing.T) {
+	t.Parallel()
 	grounded := rewardtest.GroundedLabels(t)
 	gh, _ := groundedHarness(t, grounded, sim.Config{})
 	for _, tc := range []struct {
@@ -279,6 +280,7 @@ func TestORSEpisodeScoresAsV1Score(t *testing.T) {
 // TestORSCreateAndCatalogErrors checks the answers to bad ORS requests:
 // each names what is wrong.
 func TestORSCreateAndCatalogErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	for _, tc := range []struct {
 		name, method, path, body string
@@ -465,6 +467,7 @@ func TestORSClientGoneMidStreamLeaksNoGoroutine(t *testing.T) {
 // TestORSReconnectReplaysTheOutput: a call that names the task_id of a
 // scored call gets its output again, without a second judgment.
 func TestORSReconnectReplaysTheOutput(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	e := openEpisode(t, orsDo(h.do), map[string]any{"split": "train", "index": 0})
 	body := mustJSON(t, map[string]any{"name": "answer", "input": map[string]string{"answer": rewardtest.MarkedResponse}})
@@ -482,6 +485,7 @@ func TestORSReconnectReplaysTheOutput(t *testing.T) {
 // record's own split column, else the split an export's file is named
 // after, else train.
 func TestIndexKeepsTheCorpusSplits(t *testing.T) {
+	t.Parallel()
 	type record struct {
 		ID      string        `parquet:"id"`
 		Source  string        `parquet:"source"`

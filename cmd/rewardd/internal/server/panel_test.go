@@ -51,6 +51,7 @@ var wrongResponse = "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "
 // a judge failure (judge_ok false, the floor); /metrics counts each
 // judge's calls and failures.
 func TestPanelScoring(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	// Marked responses: the simulated "contrary" judge says the opposite of
 	// "truth" on every item of them.

@@ -29,6 +29,7 @@ import (
 // parquet; rewardd's service is internal to cmd/rewardd, so its half is
 // here.)
 func TestServesAReviewedExport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := reviewtest.DemoRun(run, 4); err != nil {

@@ -33,6 +33,7 @@ type getRewardAnswer struct {
 // (openrlhf/utils/agent.py: one sample per request, query decoded with
 // special tokens, the label column as given) and what v0.8 sent (a batch).
 func TestGetRewardOpenRLHF(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	h := newHarness(t, []schema.Label{lab})
 
@@ -102,6 +103,7 @@ func keysOf[V any](m map[string]V) []string {
 // TestScoreSlime posts what slime's remote_rm sends
 // (slime/rollout/rm_hub: {"prompt", "response", "label"}, label a string).
 func TestScoreSlime(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	h := newHarness(t, nil)
 	body := mustJSON(t, map[string]any{
@@ -136,6 +138,7 @@ func TestScoreSlime(t *testing.T) {
 // TestV1ScoreEmpty: an empty batch is answered, as /get_reward answers one
 // (a trainer's last, empty split).
 func TestV1ScoreEmpty(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	var ans scoreAnswer
 	h.post("/v1/score", `{"items": []}`, &ans)
@@ -151,6 +154,7 @@ type scoreAnswer struct {
 // TestV1Score covers every way an item names its problem, per-item and
 // request schemes, and per-item errors.
 func TestV1Score(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel()
 	other := rewardtest.DemoLabel()
 	other.ID, other.Question, other.Scheme = "other", "Compute 7 + 8.", schema.SchemeRGR
@@ -210,6 +214,7 @@ func TestV1Score(t *testing.T) {
 // TestJudgeFailureIsAnswered checks a judge that never gives a usable reply:
 // 200, judge_ok false with the reason, the floor.
 func TestJudgeFailureIsAnswered(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	resp := "### Step 1: Add.\n2+3 = 5 " + sim.JudgeFailsMarker + "\n<answer>5</answer>"
 	var got scoreAnswer
@@ -240,6 +245,7 @@ func TestJudgeFailureIsAnswered(t *testing.T) {
 // TestRescoringCostsNothing checks the verdict cache: the same request again
 // sends nothing to the endpoint.
 func TestRescoringCostsNothing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "sum-2-3", "response": rewardtest.MarkedResponse}}})
 	var first, second scoreAnswer
@@ -258,6 +264,7 @@ func TestRescoringCostsNothing(t *testing.T) {
 }
 
 func TestScoreGroupEndpoint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	wrong := "### Step 1: Guess.\n2+3 = 6. " + sim.SatisfiedMarker(3) + "\n<answer>6</answer>"
 	var g reward.Group
@@ -281,6 +288,7 @@ func TestScoreGroupEndpoint(t *testing.T) {
 }
 
 func TestMalformedRequests(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	for _, tc := range []struct {
 		path, body, field string
@@ -327,6 +335,7 @@ func TestMalformedRequests(t *testing.T) {
 }
 
 func TestHTTPLimits(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, func(c *Config, _ *sim.Config) { c.MaxBodyBytes = 64 })
 	for _, tc := range []struct {
 		method, path, body string
@@ -345,6 +354,7 @@ func TestHTTPLimits(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret-token-value"
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()}, func(c *Config, _ *sim.Config) { c.Token = token })
 	body := mustJSON(t, map[string]any{"items": []map[string]any{{"problem_id": "nope", "response": "r"}}})
@@ -407,6 +417,7 @@ func TestBearerToken(t *testing.T) {
 }
 
 func TestHealthzAndMetrics(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
 	code, out := h.do(http.MethodGet, "/healthz", "")
 	if code != http.StatusOK || strings.TrimSpace(string(out)) != `{"judge":{"breaker":"closed","failure_ratio_1m":0,"judged_1m":0,"stalled_calls":0},"ok":true,"records":1,"status":"ok"}` {

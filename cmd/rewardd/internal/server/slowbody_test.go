@@ -99,6 +99,7 @@ func TestSlowBodiesDoNotStarveOthers(t *testing.T) {
 // whole, a body over the limit is refused, and the budget holds the
 // buffer's capacity (at most the declared length) until it is freed.
 func TestBodyBuffer(t *testing.T) {
+	t.Parallel()
 	const limit = 300_000
 	for _, tc := range []struct {
 		name      string

@@ -24,6 +24,7 @@ type writtenStep struct {
 // item's delta must land on the span of the step the item was satisfied in,
 // and the item's step must be that span's.
 func TestStepCreditLandsOnTheNamedStep(t *testing.T) {
+	t.Parallel()
 	lab := rewardtest.DemoLabel() // 1, 2 SUGGEST (0.4 each), 3 PITFALL (-1), 4 BONUS (1), 5 ANSWER (0)
 	delta := map[int32]float64{1: 0.4, 2: 0.4, 3: -1, 4: 1, 5: 0}
 	h := newHarness(t, nil)
