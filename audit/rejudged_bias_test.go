@@ -57,7 +57,7 @@ func TestOrderCheckPositionBias(t *testing.T) {
 	// 30 items (10 groups of 3); b items valid only earlier, c only later:
 	// n* = 32, d = (b - c)/32, var = ((b + c + 1)/32 - d^2)/32.
 	for _, c := range []struct {
-		earlier, later int
+		earlier, later  int
 		bias, low, high float64
 	}{
 		{3, 0, 3.0 / 32, 3.0/32 - 1.959964*math.Sqrt((4.0/32-math.Pow(3.0/32, 2))/32), 3.0/32 + 1.959964*math.Sqrt((4.0/32-math.Pow(3.0/32, 2))/32)},
