@@ -23,7 +23,7 @@ func (r *AgreementReport) textPanel(w io.Writer) {
 	}
 	t.leftAlign(1).write(w)
 	for _, j := range p.Judges {
-		fmt.Fprintln(w, clip(fmt.Sprintf("  %s at %s, judge_batch template %s", j.Name, j.BaseURL, j.Template)))
+		writeJudgeLine(w, j.Name, j.BaseURL, j.Template, j.GroundedTemplate)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "  inter-judge agreement: Fleiss' kappa over the items two or more judges answered")

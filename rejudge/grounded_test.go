@@ -142,7 +142,7 @@ func TestRejudgeMixedCorpus(t *testing.T) {
 		t.Errorf("by type %v; want 18 criteria and the math types", types)
 	}
 	text := string(render(t, rep.WriteText))
-	if !strings.Contains(text, ", judge_batch template ") || !strings.Contains(text, ", grounded_judge_batch template ") {
+	if !strings.Contains(text, " judge_batch template ") || !strings.Contains(text, ", grounded_judge_batch template ") {
 		t.Errorf("the report does not name both templates:\n%s", text)
 	}
 }
@@ -198,6 +198,9 @@ func TestOrderCheckGrounded(t *testing.T) {
 	}
 	if steady.Flips != 0 || steady.Items != int64(items) {
 		t.Errorf("a judge without position bias flipped: %+v", steady)
+	}
+	if b, s := biased.BiasInterval, steady.BiasInterval; b == nil || b.Low <= 0 || s == nil || s.Low > 0 || s.High < 0 {
+		t.Errorf("position bias intervals: biased %+v, steady %+v; want the first above 0, the second around it", b, s)
 	}
 	noSecret(t, rep)
 }
