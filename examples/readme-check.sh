@@ -286,6 +286,10 @@ rc=0
 lines "$work/grounded-status.txt" '^(passages:|  done |grounded:|  requests by stage|  closed-book|criteria valid|requests:)'
 check "${got[@]}"
 blocks docs/grounded.md --select "bin/validate runs/demo-grounded"
+echo "validate rejudge --order-check on the grounded demo (the profiled judges above; docs/judge-reliability.md):"
+export XDG_CACHE_HOME="$work/xdg-cache-grounded"
+blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo-grounded" --sub "\$URL=$(head -n 1 "$work/judges.url")"
+unset XDG_CACHE_HOME
 blocks README.md --select "bin/distill export runs/demo-grounded --format verl --out exports/grounded-verl"
 blocks docs/grounded.md --select "go run ./examples/trainers/exportrows exports/grounded-verl" \
   --sub "go run ./examples/trainers/exportrows=$work/exportrows"
