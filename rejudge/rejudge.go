@@ -72,6 +72,9 @@ type Config struct {
 	// in reverse, and reports how often a verdict changes with the order.
 	// A grounded question counts as a record.
 	OrderCheck int
+	// Group is validate rejudge --judge-group's count of response groups
+	// to draw (RunGroup).
+	Group int
 	// JudgePassageTokens bounds the passage a grounded question's criteria
 	// are judged against, in estimated tokens, as distill run's
 	// grounded.judge_passage_tokens does (0: its default).
