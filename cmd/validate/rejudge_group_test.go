@@ -31,8 +31,8 @@ func TestRejudgeGroupCommand(t *testing.T) {
 			Judge      string
 			Agreement  struct{ Items, Agree int64 }
 			OrderCheck []struct {
-				Type     string   `json:"type"`
-				Bias     *float64 `json:"position_bias"`
+				Type     string                       `json:"type"`
+				Bias     *float64                     `json:"position_bias"`
 				Interval *struct{ Low, High float64 } `json:"position_bias_interval"`
 			} `json:"order_check"`
 		}
