@@ -3,8 +3,10 @@ package rejudge
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/audit"
@@ -25,21 +27,52 @@ func groundedSim(judges map[string]sim.JudgeProfile) sim.Config {
 	return sim.Config{Seed: 7, InvalidRate: 0.3, Judges: judges}
 }
 
-// groundedRun runs distill's grounded style over docs documents against
-// the simulated endpoint of groundedSim (the judge stage on, the empirical
-// stage off), so that every criterion's stored verdict is the simulated
-// judge's own, given as distill run shows the criteria to its judge.
-func groundedRun(t *testing.T, docs int) string {
+// groundedRun is a run directory made by distill's grounded style over
+// three documents against the simulated endpoint of groundedSim (the judge
+// stage on, the empirical stage off), so that every criterion's stored
+// verdict is the simulated judge's own, given as distill run shows the
+// criteria to its judge. It is made once per test binary (the tests only
+// read it) and removed by TestMain.
+func groundedRun(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	runtest.WriteDocs(t, filepath.Join(dir, "docs"), docs)
-	_, url := runtest.StartSim(t, groundedSim(nil))
-	j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)
-	j.Empirical.Enabled = false
-	if _, err := pipeline.Run(context.Background(), j, pipeline.Options{}); err != nil {
-		t.Fatal(err)
+	grounded.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rejudge-grounded-")
+		if err != nil {
+			grounded.err = err
+			return
+		}
+		grounded.dir = dir
+		docs := filepath.Join(dir, "docs")
+		runtest.WriteDocs(t, docs, 3)
+		_, url, stop, err := sim.Start(groundedSim(nil))
+		if err != nil {
+			grounded.err = err
+			return
+		}
+		defer stop()
+		j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
+		j.Empirical.Enabled = false
+		_, grounded.err = pipeline.Run(context.Background(), j, pipeline.Options{})
+	})
+	if grounded.err != nil {
+		t.Fatal(grounded.err)
 	}
-	return j.Out
+	return filepath.Join(grounded.dir, "run")
+}
+
+// grounded holds groundedRun's corpus.
+var grounded struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if grounded.dir != "" {
+		_ = os.RemoveAll(grounded.dir) // a temporary directory; nothing else holds it
+	}
+	os.Exit(code)
 }
 
 // TestRejudgeGrounded: validate rejudge on a grounded corpus (seed 001)
@@ -51,7 +84,7 @@ func groundedRun(t *testing.T, docs int) string {
 // by type "criterion".
 func TestRejudgeGrounded(t *testing.T) {
 	t.Parallel()
-	dir := groundedRun(t, 3)
+	dir := groundedRun(t)
 	set, err := prompts.Load("")
 	if err != nil {
 		t.Fatal(err)
@@ -60,17 +93,17 @@ func TestRejudgeGrounded(t *testing.T) {
 		cfgSim := groundedSim(nil)
 		cfgSim.KeepLog = true
 		srv := sim.New(cfgSim)
-		cfg := rejudgeConfig(srv, "", 40, 2)
+		cfg := rejudgeConfig(srv, "", 30, 2)
 		cfg.Layout = layout
 		rep := rejudge(t, dir, cfg)
 		s, a := rep.Sample, rep.Agreement
-		if s.Drawn != 40 || s.Judged != 40 || s.Failed != 0 {
-			t.Fatalf("layout %s: sample %+v; want 40 criteria drawn and judged", layout, s)
+		if s.Drawn != 30 || s.Judged != 30 || s.Failed != 0 {
+			t.Fatalf("layout %s: sample %+v; want 30 criteria drawn and judged", layout, s)
 		}
-		if a.Items != 40 || a.Agree != 40 || a.BothInvalid == 0 || a.BothValid == 0 {
-			t.Errorf("layout %s: agreement %+v; want all 40 alike, some valid and some invalid", layout, a)
+		if a.Items != 30 || a.Agree != 30 || a.BothInvalid == 0 || a.BothValid == 0 {
+			t.Errorf("layout %s: agreement %+v; want all 30 alike, some valid and some invalid", layout, a)
 		}
-		if len(a.ByType) != 1 || a.ByType[0].Type != audit.CriterionType || a.ByType[0].Items != 40 {
+		if len(a.ByType) != 1 || a.ByType[0].Type != audit.CriterionType || a.ByType[0].Items != 30 {
 			t.Errorf("layout %s: by type %+v; want one row, criterion", layout, a.ByType)
 		}
 		for _, e := range srv.Log() {
@@ -94,12 +127,12 @@ func TestRejudgeGrounded(t *testing.T) {
 	// budget stops a run before its next live request.
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	srv := sim.New(groundedSim(nil))
-	first := rejudge(t, dir, rejudgeConfig(srv, cache, 40, 2))
-	again := rejudge(t, dir, rejudgeConfig(srv, cache, 40, 2))
+	first := rejudge(t, dir, rejudgeConfig(srv, cache, 10, 2))
+	again := rejudge(t, dir, rejudgeConfig(srv, cache, 10, 2))
 	if u := again.LLM; u.Requests != 0 || u.CacheHits != int64(first.Sample.Records) || again.Agreement.Agree != first.Agreement.Agree {
 		t.Errorf("the second run: usage %+v, %d agree; want every answer from the cache, %d agree", u, again.Agreement.Agree, first.Agreement.Agree)
 	}
-	cfg := rejudgeConfig(sim.New(groundedSim(nil)), "", 40, 2)
+	cfg := rejudgeConfig(sim.New(groundedSim(nil)), "", 10, 2)
 	cfg.Concurrency = 1
 	cfg.Price = llm.Price{PromptPerMTok: 1000, CompletionPerMTok: 1000}
 	cfg.MaxCostUSD = 0.001
@@ -155,7 +188,7 @@ func TestRejudgeMixedCorpus(t *testing.T) {
 func TestOrderCheckGrounded(t *testing.T) {
 	t.Parallel()
 	const bias = 0.6
-	dir := groundedRun(t, 4)
+	dir := groundedRun(t)
 	srv := sim.New(groundedSim(map[string]sim.JudgeProfile{
 		"biased": {FalseValid: 0.05, FirstBias: bias},
 		"steady": {FalseValid: 0.1, FalseInvalid: 0.1},
