@@ -155,9 +155,7 @@ func (j *rejudger) askGroupUnit(ctx context.Context, groups []audit.ResponseGrou
 	if u.way == wayReversed {
 		dst = ans.reversed
 	}
-	for r, v := range vs {
-		dst[u.group][u.judge][r] = v
-	}
+	copy(dst[u.group][u.judge], vs)
 	return err
 }
 
