@@ -287,7 +287,7 @@ func (r *AgreementReport) NothingCompared() string {
 	case sh != nil:
 		return why + ": " + sh.whyNothing()
 	case s != nil && s.Eligible == 0:
-		return why + ": the corpus holds no item with a stored verdict to re-judge"
+		return why + ": the corpus holds no rubric item or grounded criterion with a stored validity verdict to re-judge (was distill run's judge stage on?)"
 	case s != nil && s.Stopped != "":
 		return why + ": " + string(s.Stopped)
 	case s != nil:
