@@ -263,7 +263,7 @@ start_sim "$work/judges.url" -seed 1 -judge small:false_valid=0.3,false_invalid=
   -judge large:false_valid=0.05,false_invalid=0.02 -judge biased:false_valid=0.05,first_bias=0.6 \
   -judge noisy:flip=0.2 -judge late:late_lenience=0.5
 export XDG_CACHE_HOME="$work/xdg-cache-judges"
-blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --panel" --select "--model biased --order-check" \
+blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --panel" --select 'rejudge runs/demo --base-url $URL --model biased --order-check' \
   --sub "\$URL=$(head -n 1 "$work/judges.url")" --sub "examples/panel.yaml=$root/examples/panel.yaml"
 unset XDG_CACHE_HOME
 
