@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,5 +55,40 @@ func TestRejudgeGroupCommand(t *testing.T) {
 	code, _, stderr = validate(t, nil, "rejudge", writeGroundedRun(t), "--base-url", url, "--model", "simulated", "--cache", "", "--judge-group", "4")
 	if code != exitFailed || !strings.Contains(stderr, "no response group") {
 		t.Errorf("a corpus without responses: exit %d, %q", code, stderr)
+	}
+}
+
+// TestGroupJSONDocumented: every key of validate rejudge --judge-group's
+// JSON report (with a panel, so the panel section is there) is in
+// docs/validate-agreement.md: in the group paragraph's list, or in the
+// rejudge list its agreement, disagreements and order check refer to.
+func TestGroupJSONDocumented(t *testing.T) {
+	t.Parallel()
+	docs := validateDocs(t)
+	doc := documentedAgreement(t, docs)
+	at := strings.Index(docs, "Its `--json`:")
+	if at < 0 {
+		t.Fatal("docs/validate-agreement.md: the --judge-group keys are not found")
+	}
+	para := docs[at:]
+	for k := range identifiers(para[:strings.Index(para, "\n\n")]) {
+		doc[k] = true
+	}
+	_, url, stop, err := sim.Start(sim.Config{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	panel := filepath.Join(t.TempDir(), "panel.yaml")
+	os.WriteFile(panel, []byte("- model: simulated\n- model: other\n"), 0o644)
+	code, stdout, stderr := validate(t, nil, "rejudge", writeRun(t, 3, nil), "--panel", panel, "--base-url", url, "--cache", "",
+		"--judge-group", "2", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for p := range reportPaths(t, stdout) {
+		if k := lastKey(p); !doc[k] {
+			t.Errorf("key %s of the --judge-group report is not in docs/validate-agreement.md", p)
+		}
 	}
 }
