@@ -531,9 +531,11 @@
     drawCard(card);
   }
 
+  // pushUndo notes a decision on its way; it is saved for a reload once
+  // answered (saveUndo keeps only decisions the log numbered), so the key
+  // itself writes nothing to the tab's storage.
   function pushUndo(u) {
     undoStack.push(u);
-    saveUndo();
   }
   function removeUndo(u) {
     const i = undoStack.indexOf(u);
