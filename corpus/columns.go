@@ -127,7 +127,6 @@ type Column struct {
 	buf        []parquet.Value
 	at, n      int // buf[at:n] are decoded and not yet taken
 	done       bool
-	rows       int64
 }
 
 // Defined is the definition level a value of the column has at least
@@ -165,17 +164,11 @@ func (c *Column) Row(dst []parquet.Value) (_ []parquet.Value, err error) {
 		if v.RepetitionLevel() == 0 && !first {
 			return dst, nil
 		}
-		if first {
-			c.rows++
-		}
 		first = false
 		dst = append(dst, v)
 		c.at++
 	}
 }
-
-// RowsRead counts the rows Row has returned.
-func (c *Column) RowsRead() int64 { return c.rows }
 
 // fill decodes the next values into buf; io.EOF after the last row group.
 func (c *Column) fill() error {
