@@ -8,6 +8,14 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRCHECK    ?= github.com/kisielk/errcheck@v1.30.0
 
+# -trimpath: builds, vet, staticcheck and the tests' binaries do not depend on
+# the directory the tree is in, so a fresh clone (CI's) takes every compiled
+# package it shares with an earlier build from the Go build cache instead of
+# compiling the module again (the checks before go test: 79 s -> 10 s, the
+# race test binaries: 119 s -> 53 s). Test results are still re-run when
+# anything a test reads changed; GOFLAGS=-count=1 re-runs all of them.
+export GOFLAGS := -trimpath $(GOFLAGS)
+
 .DEFAULT_GOAL := help
 
 .PHONY: help build image test test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
