@@ -133,6 +133,7 @@ const rejectReason = "too vague to check"
 // Chromium, each subtest in its own tab and with its own `validate review`
 // process, by keyboard as a person would (and once by mouse).
 func TestReviewPageInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	t.Run("keyboard review, reload, kill, export", func(t *testing.T) { keyboardReview(t, browser) })
 	t.Run("ten quick keys are ten decisions in order", func(t *testing.T) { rapidKeys(t, browser) })
