@@ -20,6 +20,7 @@ import (
 // enforces a Kth of it), while with the default scope each worker's budget
 // is its own; distill status over the workers says which.
 func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
+	t.Parallel()
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
