@@ -363,6 +363,7 @@ func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
 // end (at every third point crashing the resume once more first), and
 // checks the corpus is whole and equal to an uninterrupted run's.
 func TestRunCrashAtEveryOperation(t *testing.T) {
+	t.Parallel()
 	c := newCrashRun(t)
 	points := c.mutating()
 	t.Logf("the uninterrupted run made %d file operations, %d of which change the disk; %d records, %d failures",
@@ -438,6 +439,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 // Either way the directory must then reopen and resume to a whole corpus:
 // at once, or after a power cut that follows the failure.
 func TestRunDiskErrors(t *testing.T) {
+	t.Parallel()
 	c := newCrashRun(t)
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS}
 	stopped, absorbed := map[string]int{}, map[string]int{}
