@@ -8,6 +8,19 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRCHECK    ?= github.com/kisielk/errcheck@v1.30.0
 
+# -trimpath: builds, vet, staticcheck and the tests' binaries do not depend on
+# the directory the tree is in, so a fresh clone (CI's) takes every compiled
+# package it shares with an earlier build from the Go build cache instead of
+# compiling the module again (the checks before go test: 79 s -> 10 s, the
+# race test binaries: 119 s -> 53 s). Test results are still re-run when
+# anything a test reads changed; GOFLAGS=-count=1 re-runs all of them.
+# The nested modules' checks (interop, manifests) run without it: their
+# dependencies (arrow-go, the Kubernetes API) would otherwise be compiled
+# again, with the race detector, on a machine whose cache holds them built
+# without it (minutes, once).
+USER_GOFLAGS := $(GOFLAGS)
+export GOFLAGS := -trimpath $(USER_GOFLAGS)
+
 .DEFAULT_GOAL := help
 
 .PHONY: help build image test test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
@@ -54,9 +67,9 @@ test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race de
 	$(GO) run $(ERRCHECK) -ignoretests -exclude .ci/errcheck-excludes $(PKGS)
 	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
-	cd internal/interoptest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
+	cd internal/interoptest && GOFLAGS="$(USER_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(USER_GOFLAGS)" $(GO) test -race -timeout 5m ./...
 	@echo "== manifests: examples/k8s decoded strictly into the Kubernetes API types (nested module examples/k8s/k8stest)"
-	cd examples/k8s/k8stest && $(GO) vet ./... && $(GO) test -race -timeout 5m ./...
+	cd examples/k8s/k8stest && GOFLAGS="$(USER_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(USER_GOFLAGS)" $(GO) test -race -timeout 5m ./...
 	@if command -v python3 >/dev/null 2>&1; then \
 	  echo "== trainer shims: examples/trainers/rubric_reward.py, verifiers_rubric.py (python3 unittest)"; \
 	  python3 -m unittest examples/trainers/test_rubric_reward.py examples/trainers/test_verifiers_rubric.py || exit 1; \

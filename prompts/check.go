@@ -102,6 +102,10 @@ var samples = map[string]func(s *Set) ([]Message, error){
 		msgs, _, err := s.SatisfyGroupView(View{}, sampleProblem, sampleItems, []GroupSolution{{sampleSolution, sampleAnswer}, {"Step 1: 2 times 3 is 6.", "6"}}, []int{1, 0})
 		return msgs, err
 	},
+	ScoreGroundedGroup: func(s *Set) ([]Message, error) {
+		msgs, _, err := s.ScoreGroundedGroupView(View{}, samplePassage, sampleQuestion, sampleCriteria, []string{"Logging first lets recovery replay the change.", "The pages are written directly."}, []int{1, 0})
+		return msgs, err
+	},
 	SatisfyPaper: func(s *Set) ([]Message, error) {
 		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, sampleProblem, sampleSolution, sampleAnswer, sampleItems)
 		return msgs, err

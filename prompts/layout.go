@@ -100,17 +100,24 @@ func (s *Set) SatisfyView(v View, problem, solution, finalAnswer string, items [
 // v's layout, the response cut to v's budget. It returns what the judge
 // was shown of the response.
 func (s *Set) ScoreGroundedView(v View, passage, question, response string, criteria []schema.Criterion) ([]Message, Shown, error) {
-	from, to, shown := fitResponse(response, v.MaxResponseTokens)
-	text := escapeTags(response)
-	if shown.Cut {
-		text = strings.TrimRight(escapeTags(response[:from]), "\n") + "\n" + shown.note("response") + "\n" + strings.TrimLeft(escapeTags(response[to:]), "\n")
-	}
+	text, shown := groundedShown(response, v.MaxResponseTokens)
 	msgs, err := s.render(v.Layout.Of(ScoreGrounded), struct {
 		Passage, Question, Response, Boundary string
 		Criteria                              []criterionView
 		TotalWeight                           string
 	}{passage, question, text, boundaryID(response, text), criterionViews(criteria), FormatWeight(schema.TotalWeight(criteria))})
 	return msgs, shown, err
+}
+
+// groundedShown is what a grounded judge is shown of response within
+// maxTokens estimated tokens: its text escaped, head and tail with a note
+// in between when it is longer.
+func groundedShown(response string, maxTokens int) (string, Shown) {
+	from, to, shown := fitResponse(response, maxTokens)
+	if !shown.Cut {
+		return escapeTags(response), shown
+	}
+	return strings.TrimRight(escapeTags(response[:from]), "\n") + "\n" + shown.note("response") + "\n" + strings.TrimLeft(escapeTags(response[to:]), "\n"), shown
 }
 
 // JudgeItemMessagesIn is JudgeItemMessages in layout l.

@@ -68,12 +68,15 @@ const (
 	// SatisfyGroup asks the satisfaction judge about every response of a
 	// group in one request (judge.group, rewardd --judge-group).
 	SatisfyGroup = "satisfy_group"
+	// ScoreGroundedGroup asks the grounded judge about every response of a
+	// group to one question in one request.
+	ScoreGroundedGroup = "score_grounded_group"
 )
 
 // Names lists every template the toolkit needs.
 var Names = []string{Rollout, DistillSRaR, DistillFactualProcess, JudgeItem, JudgeBatch, Satisfy, Repair, ScoreGrounded,
 	GroundedAnalyze, GroundedSynthesize, GroundedEnrich, GroundedJudgeBatch, GroundedJudgeItem, GroundedAnswer, GroundedAnswerOpen, Decompose,
-	SatisfyPaper, ScoreGroundedPaper, JudgeItemPaper, JudgeBatchPaper, GroundedJudgeBatchPaper, GroundedJudgeItemPaper, SatisfyGroup,
+	SatisfyPaper, ScoreGroundedPaper, JudgeItemPaper, JudgeBatchPaper, GroundedJudgeBatchPaper, GroundedJudgeItemPaper, SatisfyGroup, ScoreGroundedGroup,
 	Rubricator, RefineGuided, Elicit}
 
 // Message is the chat message the templates render into: the client's own

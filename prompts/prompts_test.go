@@ -99,6 +99,9 @@ func renderFixed(s *Set, name string) ([]Message, error) {
 	case SatisfyGroup:
 		msgs, _, err := s.SatisfyGroupView(View{}, fixProblem, fixItems(), []GroupSolution{{fixSolution, fixFinal}, {"### Step 1: Divide by x\nx - 1 = 6/x, so x = 3.\n<answer>3</answer>", "3"}}, []int{1, 0})
 		return msgs, err
+	case ScoreGroundedGroup:
+		msgs, _, err := s.ScoreGroundedGroupView(View{}, fixPassage, fixQuestion, fixCriteria(), []string{fixResponse, "The log is written first; the data pages wait."}, []int{1, 0})
+		return msgs, err
 	case SatisfyPaper:
 		msgs, _, err := s.SatisfyView(View{Layout: LayoutPaper}, fixProblem, fixSolution, fixFinal, fixItems())
 		return msgs, err
@@ -147,8 +150,8 @@ func roles(msgs []Message) []string {
 
 func TestLoadEmbeddedHasEveryName(t *testing.T) {
 	s := mustLoad(t, "")
-	if len(Names) != 26 {
-		t.Errorf("Names has %d entries, want 26", len(Names))
+	if len(Names) != 27 {
+		t.Errorf("Names has %d entries, want 27", len(Names))
 	}
 	for _, name := range Names {
 		if s.Hash(name) == "" {

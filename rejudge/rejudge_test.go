@@ -38,7 +38,7 @@ func TestRejudgeEndToEnd(t *testing.T) {
 	recs := corpusfix.Records()[:30]
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, recs, 8)
-	srv := sim.New(sim.Config{Seed: 5, InvalidRate: 0.3, KeepLog: true,
+	srv := sim.New(sim.Config{Seed: 5, InvalidRate: 0.3, KeepLog: true, FaultsByRequest: true,
 		Faults: sim.Faults{RateLimited: 0.15, Malformed: 0.15, RetryAfter: time.Millisecond}})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	first := rejudge(t, dir, rejudgeConfig(srv, cache, 40, seed))
