@@ -40,6 +40,7 @@ func runOf(t *testing.T, dir string, recs []schema.Record, order []int, cut, sha
 // problems finished in different orders (so their shards split the ids
 // differently) export the same bytes, rows in global id order.
 func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
+	t.Parallel()
 	recs := genRecords(5, 0, 60)
 	rng := rand.New(rand.NewPCG(1, 2))
 	a, b := rng.Perm(len(recs)), rng.Perm(len(recs))
@@ -82,6 +83,7 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 // shard is exported once, the first (as rewardd's index keeps it), and
 // counted.
 func TestExportDropsRepeatedIDs(t *testing.T) {
+	t.Parallel()
 	for _, cut := range []int{5, 1} { // 8 shards, and 40 (merged in rounds)
 		t.Run(fmt.Sprint("cut ", cut), func(t *testing.T) { exportDropsRepeatedIDs(t, cut) })
 	}
