@@ -36,10 +36,12 @@ var (
 )
 
 // How many operations the run crash tests visit when they sample (under the
-// race detector, which makes a run several times slower, unless -runcrash.all).
+// race detector, which makes a run several times slower, unless -runcrash.all):
+// every third crash point crashes the resume too, every other one tears the
+// unsynced tails, and each of the three errors is injected four times.
 const (
-	runCrashPoints = 24
-	runFaultPoints = 18
+	runCrashPoints = 16
+	runFaultPoints = 12
 )
 
 // crashRunDir is the run directory on the crash file system; /data exists

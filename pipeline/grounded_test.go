@@ -140,7 +140,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	seed := testSeed(t)
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 30)
+	runtest.WriteDocs(t, docs, 20)
 	// No injected faults: they are drawn per attempt, so the uninterrupted
 	// run below would meet other ones and spend differently.
 	srv, url := runtest.StartSim(t, sim.Config{Latency: 10 * time.Millisecond, KeepLog: true})
@@ -154,7 +154,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	}
 	runtest.WriteFile(t, jobFile, string(b))
 	kills := killAndResume(t, srv, j, jobFile, "grounded run", killPlan{
-		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%200) },
+		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%130) },
 		check:     func(rep *Report) { checkGroundedAccounted(t, j, rep) },
 		spend:     true,
 	})
