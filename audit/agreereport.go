@@ -32,9 +32,33 @@ type AgreementReport struct {
 
 // JudgeInfo names the judge of a rejudge. The endpoint's key is never in it.
 type JudgeInfo struct {
-	BaseURL  string `json:"base_url"`
-	Model    string `json:"model"`
-	Template string `json:"template"` // content hash of the judge_batch template
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
+	// Template and GroundedTemplate are the content hashes of the
+	// judge_batch template (math items) and the grounded_judge_batch
+	// template (grounded criteria) it was asked with; each is null when
+	// the sample held none of its kind.
+	Template         NullString `json:"template"`
+	GroundedTemplate NullString `json:"grounded_template"`
+}
+
+// writeJudgeLine writes the line naming a judge (who: "judge M", or a
+// panel judge's name), its endpoint and the validity templates it was
+// asked with; with both kinds the templates go on a line of their own.
+func writeJudgeLine(w io.Writer, who, baseURL string, template, grounded NullString) {
+	var names []string
+	if template != "" {
+		names = append(names, "judge_batch template "+string(template))
+	}
+	if grounded != "" {
+		names = append(names, "grounded_judge_batch template "+string(grounded))
+	}
+	if len(names) < 2 {
+		fmt.Fprintln(w, clip(fmt.Sprintf("  %s at %s, %s", who, baseURL, strings.Join(names, ""))))
+		return
+	}
+	fmt.Fprintln(w, clip(fmt.Sprintf("  %s at %s", who, baseURL)))
+	fmt.Fprintln(w, clip("    "+strings.Join(names, ", ")))
 }
 
 // SampleInfo says what a rejudge drew and judged.
@@ -173,7 +197,7 @@ func (r *AgreementReport) WriteText(w io.Writer) error {
 
 func (r *AgreementReport) textHow(w io.Writer) {
 	if j := r.Judge; j != nil {
-		fmt.Fprintln(w, clip(fmt.Sprintf("  judge %s at %s, judge_batch template %s", j.Model, j.BaseURL, j.Template)))
+		writeJudgeLine(w, "judge "+j.Model, j.BaseURL, j.Template, j.GroundedTemplate)
 	}
 	if s := r.Sample; s != nil && r.OrderCheck != nil {
 		fmt.Fprintf(w, "  sample: seed %d, %s records drawn for the order check, their %s judged items\n",
@@ -263,7 +287,7 @@ func (r *AgreementReport) NothingCompared() string {
 	case sh != nil:
 		return why + ": " + sh.whyNothing()
 	case s != nil && s.Eligible == 0:
-		return why + ": the corpus holds no item with a stored verdict to re-judge"
+		return why + ": the corpus holds no rubric item or grounded criterion with a stored validity verdict to re-judge (was distill run's judge stage on?)"
 	case s != nil && s.Stopped != "":
 		return why + ": " + string(s.Stopped)
 	case s != nil:

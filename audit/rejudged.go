@@ -17,11 +17,13 @@ type Rejudged struct {
 }
 
 // RejudgeJudge is one judge of a re-judging, as its report names it: its
-// endpoint with any credentials redacted, its judge_batch template's hash,
-// and what it cost.
+// endpoint with any credentials redacted, the hashes of the judge_batch
+// and grounded_judge_batch templates it was asked with (empty for a kind
+// the sample did not hold), and what it cost.
 type RejudgeJudge struct {
-	Name, Model, BaseURL, Template string
-	LLM                            *LLMUsage // nil when it sent nothing
+	Name, Model, BaseURL       string
+	Template, GroundedTemplate NullString
+	LLM                        *LLMUsage // nil when it sent nothing
 }
 
 // JudgeAnswer is one judge's answer on one group: its verdicts in the

@@ -27,7 +27,12 @@ type OrderJudge struct {
 // called valid in the order that showed it earlier, ValidLater the others
 // (an item in the middle of an odd number sits at the same place both
 // times and counts in neither). A judge that favours what it sees first
-// has ValidEarlier well above ValidLater.
+// has ValidEarlier well above ValidLater. Bias is (ValidEarlier -
+// ValidLater)/Items, the share of items called valid only where shown
+// earlier minus the share called valid only where shown later, with its
+// 95% interval for a paired difference (judgestats.PairedDifference): a
+// judge without a position bias measures 0 inside it, one that favours
+// what comes first a positive bias, what comes last a negative one.
 type FlipRate struct {
 	Type         string               `json:"type"`
 	Items        int64                `json:"items"`
@@ -36,6 +41,8 @@ type FlipRate struct {
 	Interval     *judgestats.Interval `json:"interval"`
 	ValidEarlier int64                `json:"valid_when_earlier"`
 	ValidLater   int64                `json:"valid_when_later"`
+	Bias         *float64             `json:"position_bias"`
+	BiasInterval *judgestats.Interval `json:"position_bias_interval"`
 }
 
 // flipCounter gathers flip counts by type, "all" included.
@@ -82,6 +89,9 @@ func (c flipCounter) rates() []FlipRate {
 		f.Rate = ratio(f.Flips, f.Items)
 		if iv, ok := judgestats.Wilson(f.Flips, f.Items, judgestats.Z95); ok {
 			f.Interval = &iv
+		}
+		if d, iv, ok := judgestats.PairedDifference(f.ValidEarlier, f.ValidLater, f.Items, judgestats.Z95); ok {
+			f.Bias, f.BiasInterval = &d, &iv
 		}
 		out = append(out, *f)
 	}

@@ -24,12 +24,14 @@ type PanelJudgeFigures struct {
 	Name     string     `json:"name"`
 	Model    string     `json:"model"`
 	BaseURL  string     `json:"base_url"`
-	Template string     `json:"template"` // content hash of its judge_batch template
-	Answered int64      `json:"answered"` // items it gave a verdict on
-	Failed   int64      `json:"failed"`   // items it failed on (each a vote against)
-	Stored   *Agreement `json:"with_stored"`
-	Panel    *Agreement `json:"with_panel"`
-	LLM      *LLMUsage  `json:"llm"`
+	Template NullString `json:"template"` // content hash of its judge_batch template (math items); null when none were asked
+	// GroundedTemplate: of its grounded_judge_batch template (criteria).
+	GroundedTemplate NullString `json:"grounded_template"`
+	Answered         int64      `json:"answered"` // items it gave a verdict on
+	Failed           int64      `json:"failed"`   // items it failed on (each a vote against)
+	Stored           *Agreement `json:"with_stored"`
+	Panel            *Agreement `json:"with_panel"`
+	LLM              *LLMUsage  `json:"llm"`
 }
 
 // KappaFigure is an inter-judge agreement over the items of one type
@@ -126,7 +128,7 @@ func panelFigures(judges []RejudgeJudge, items []panelItem) *PanelRejudge {
 	}
 	out := &PanelRejudge{Rule: PanelRule, InterJudge: tally.interJudge(), ValidRates: tally.validRates()}
 	for _, j := range judges {
-		f := PanelJudgeFigures{Name: j.Name, Model: j.Model, BaseURL: j.BaseURL, Template: j.Template,
+		f := PanelJudgeFigures{Name: j.Name, Model: j.Model, BaseURL: j.BaseURL, Template: j.Template, GroundedTemplate: j.GroundedTemplate,
 			Stored: tally.agreement(j.Name, true), Panel: tally.agreement(j.Name, false), LLM: &LLMUsage{}}
 		f.Answered, f.Failed = tally.answered(j.Name)
 		if j.LLM != nil {

@@ -3,6 +3,8 @@ package audit
 import (
 	"fmt"
 	"io"
+
+	"github.com/rubricforge/rubricforge/judgestats"
 )
 
 // textPanel writes the panel section of a rejudge --panel report.
@@ -21,7 +23,7 @@ func (r *AgreementReport) textPanel(w io.Writer) {
 	}
 	t.leftAlign(1).write(w)
 	for _, j := range p.Judges {
-		fmt.Fprintln(w, clip(fmt.Sprintf("  %s at %s, judge_batch template %s", j.Name, j.BaseURL, j.Template)))
+		writeJudgeLine(w, j.Name, j.BaseURL, j.Template, j.GroundedTemplate)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "  inter-judge agreement: Fleiss' kappa over the items two or more judges answered")
@@ -87,4 +89,32 @@ func (r *AgreementReport) textOrderCheck(w io.Writer) {
 		}
 	}
 	t.leftAlign(1).write(w)
+	fmt.Fprintln(w)
+	indented(w, "position bias: the share of items called valid only where shown earlier minus the share "+
+		"called valid only where shown later (95% interval of a paired difference, Agresti-Min); "+
+		"positive favours what comes first, and an interval around 0 measures no bias")
+	t = newTable("judge", "type", "items", "position bias", "95% interval")
+	for _, j := range oc.Judges {
+		for _, f := range j.ByType {
+			t.add(j.Judge, f.Type, num(f.Items), signedPct(f.Bias), signedInterval(f.BiasInterval))
+		}
+	}
+	t.leftAlign(1).write(w)
+}
+
+// signedPct writes a difference of shares as signed percentage points:
+// "+1.2%"; "-" for nil.
+func signedPct(d *float64) string {
+	if d == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100**d)
+}
+
+// signedInterval writes an interval of a difference: "-0.3 to +2.2%".
+func signedInterval(iv *judgestats.Interval) string {
+	if iv == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f to %+.1f%%", 100*iv.Low, 100*iv.High)
 }

@@ -117,9 +117,11 @@ type judgedQuestion struct {
 }
 
 type judgedCriterion struct {
-	Name        string `parquet:"name" json:"name"`
-	Description string `parquet:"description" json:"description"`
-	Valid       *bool  `parquet:"valid,optional" json:"valid,omitempty"`
+	Name             string   `parquet:"name" json:"name"`
+	Description      string   `parquet:"description" json:"description"`
+	Weight           float64  `parquet:"weight" json:"weight"`
+	RequiredElements []string `parquet:"required_elements,list" json:"required_elements"`
+	Valid            *bool    `parquet:"valid,optional" json:"valid,omitempty"`
 }
 
 // CriterionType is the type a grounded criterion has on an annotation
@@ -131,15 +133,28 @@ const CriterionType = "criterion"
 // question from 1, its text its description, with its question as the
 // problem and the passage as the ground truth people judge it against.
 func (r *judgedRow) judgedCriteria() []SampleItem {
+	var out []SampleItem
+	for _, q := range r.questionCriteria() {
+		out = append(out, q...)
+	}
+	return out
+}
+
+// questionCriteria are judgedCriteria by question, in question order,
+// each question's criteria in their order.
+func (r *judgedRow) questionCriteria() [][]SampleItem {
 	if r.Grounded == nil {
 		return nil
 	}
-	var out []SampleItem
+	var out [][]SampleItem
 	for _, q := range r.Grounded.Questions {
+		var g []SampleItem
 		for i, c := range q.Criteria {
-			out = append(out, SampleItem{RecordID: schema.QuestionID(r.ID, q.Index), ItemID: int32(i + 1), Type: CriterionType,
-				Text: c.Description, Problem: q.Question, Answer: r.Grounded.Passage, Stored: c.Valid})
+			g = append(g, SampleItem{RecordID: schema.QuestionID(r.ID, q.Index), ItemID: int32(i + 1), Type: CriterionType,
+				Text: c.Description, Problem: q.Question, Answer: r.Grounded.Passage, Stored: c.Valid,
+				Criterion: &schema.Criterion{Name: c.Name, Description: c.Description, Weight: c.Weight, RequiredElements: c.RequiredElements}})
 		}
+		out = append(out, g)
 	}
 	return out
 }
@@ -159,7 +174,8 @@ func judgedOfLabel(l *schema.Label, _ string) judgedRow {
 	if g := l.Grounded; g != nil {
 		q := judgedQuestion{Index: g.Index, Question: l.Question}
 		for _, c := range g.Criteria {
-			q.Criteria = append(q.Criteria, judgedCriterion{Name: c.Name, Description: c.Description, Valid: c.Valid})
+			q.Criteria = append(q.Criteria, judgedCriterion{Name: c.Name, Description: c.Description, Weight: c.Weight,
+				RequiredElements: c.RequiredElements, Valid: c.Valid})
 		}
 		r.ID, r.Grounded = g.RecordID, &judgedGrounded{Passage: g.Passage, Questions: []judgedQuestion{q}}
 	}

@@ -9,19 +9,26 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // SampleItem is one rubric item drawn for annotation or re-judging, with
-// what a judge needs to see and the verdict stored in the corpus.
+// what a judge needs to see and the verdict stored in the corpus. A
+// grounded criterion (Type CriterionType) is drawn under its question's
+// id, its Problem the question and its Answer the passage, and Criterion
+// holds what its validity judge is shown of it (name, description,
+// weight, required elements); Criterion is nil for a rubric item.
 type SampleItem struct {
-	RecordID string
-	ItemID   int32
-	Type     string
-	Text     string
-	Problem  string
-	Answer   string
-	Stored   *bool // the stored LLM verdict; nil when the item was not judged
-	key      uint64
+	RecordID  string
+	ItemID    int32
+	Type      string
+	Text      string
+	Problem   string
+	Answer    string
+	Stored    *bool // the stored LLM verdict; nil when the item was not judged
+	Criterion *schema.Criterion
+	key       uint64
 }
 
 // Sample draws n rubric items from in, reproducibly: each item gets the key
@@ -129,31 +136,33 @@ func (h *maxHeap) Pop() any {
 
 // SampleRecords draws n records from in for the order check, reproducibly:
 // each record with at least two judged items (one item has no order to
-// change) gets the key xxhash64(seed, record id) and the n records with the
-// smallest keys are drawn, each with all its judged items in rubric order.
-// Records come in key order. eligible counts the judged items of the
-// records that took part.
+// change), and each grounded question with at least two judged criteria,
+// gets the key xxhash64(seed, record or question id) and the n with the
+// smallest keys are drawn, each with all its judged items (criteria) in
+// rubric order. Records come in key order. eligible counts the judged
+// items of the records that took part.
 func SampleRecords(ctx context.Context, in *Input, n int, seed uint64) (groups [][]SampleItem, eligible int64, problems []Problem, err error) {
 	if n <= 0 {
 		return nil, 0, nil, fmt.Errorf("records to draw %d: it must be positive", n)
 	}
 	h := &recordHeap{}
 	problems, err = scanJudged(ctx, in, func(r *judgedRow) {
-		g := judgedItems(r)
-		if len(g) < 2 {
-			return
-		}
-		eligible += int64(len(g))
-		k := sampleKey(seed, r.ID, -1)
-		if h.Len() == n && k >= (*h)[0][0].key {
-			return
-		}
-		for i := range g {
-			g[i].key = k
-		}
-		heap.Push(h, g)
-		if h.Len() > n {
-			heap.Pop(h)
+		for _, g := range judgedGroups(r) {
+			if len(g) < 2 {
+				continue
+			}
+			eligible += int64(len(g))
+			k := sampleKey(seed, g[0].RecordID, -1)
+			if h.Len() == n && k >= (*h)[0][0].key {
+				continue
+			}
+			for i := range g {
+				g[i].key = k
+			}
+			heap.Push(h, g)
+			if h.Len() > n {
+				heap.Pop(h)
+			}
 		}
 	})
 	if err != nil {
@@ -162,6 +171,18 @@ func SampleRecords(ctx context.Context, in *Input, n int, seed uint64) (groups [
 	groups = [][]SampleItem(*h)
 	slices.SortFunc(groups, func(a, b []SampleItem) int { return cmp.Compare(a[0].key, b[0].key) })
 	return groups, eligible, problems, nil
+}
+
+// judgedGroups are what one request of a record judges together: its
+// rubric's items with a stored verdict, and each of its grounded
+// questions' criteria with one, in order.
+func judgedGroups(r *judgedRow) [][]SampleItem {
+	out := [][]SampleItem{judgedItems(r)}
+	for _, q := range r.questionCriteria() {
+		judged := slices.DeleteFunc(q, func(s SampleItem) bool { return s.Stored == nil })
+		out = append(out, judged)
+	}
+	return out
 }
 
 // judgedItems are a record's items with a stored verdict, in rubric order.

@@ -260,9 +260,10 @@ unset XDG_CACHE_HOME
 
 echo "validate rejudge --panel and --order-check (simllm -seed 1 with profiled judges; docs/judge-reliability.md):"
 start_sim "$work/judges.url" -seed 1 -judge small:false_valid=0.3,false_invalid=0.1 \
-  -judge large:false_valid=0.05,false_invalid=0.02 -judge biased:false_valid=0.05,first_bias=0.6
+  -judge large:false_valid=0.05,false_invalid=0.02 -judge biased:false_valid=0.05,first_bias=0.6 \
+  -judge noisy:flip=0.2 -judge late:late_lenience=0.5
 export XDG_CACHE_HOME="$work/xdg-cache-judges"
-blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --panel" --select "--model biased --order-check" \
+blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo --panel" --select 'rejudge runs/demo --base-url $URL --model biased --order-check' \
   --sub "\$URL=$(head -n 1 "$work/judges.url")" --sub "examples/panel.yaml=$root/examples/panel.yaml"
 unset XDG_CACHE_HOME
 
@@ -286,6 +287,12 @@ rc=0
 lines "$work/grounded-status.txt" '^(passages:|  done |grounded:|  requests by stage|  closed-book|criteria valid|requests:)'
 check "${got[@]}"
 blocks docs/grounded.md --select "bin/validate runs/demo-grounded"
+echo "validate rejudge --order-check on the grounded demo (the profiled judges above; docs/judge-reliability.md):"
+export XDG_CACHE_HOME="$work/xdg-cache-grounded"
+blocks docs/judge-reliability.md --select "bin/validate rejudge runs/demo-grounded" --sub "\$URL=$(head -n 1 "$work/judges.url")"
+echo "validate rejudge --judge-group on both demo corpora (the profiled judges above; docs/judge-reliability.md):"
+blocks docs/judge-reliability.md --select "--judge-group 12 --seed 1" --sub "\$URL=$(head -n 1 "$work/judges.url")"
+unset XDG_CACHE_HOME
 blocks README.md --select "bin/distill export runs/demo-grounded --format verl --out exports/grounded-verl"
 blocks docs/grounded.md --select "go run ./examples/trainers/exportrows exports/grounded-verl" \
   --sub "go run ./examples/trainers/exportrows=$work/exportrows"

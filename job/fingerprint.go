@@ -85,6 +85,7 @@ func resultSettings() []setting {
 		// fingerprint.
 		{"judge.layout", func(j *Job) string { return string(j.JudgeLayout()) }, judgesOrdered, string(prompts.LayoutPaper)},
 		{"empirical.max_response_tokens", func(j *Job) string { return fmt.Sprint(j.Empirical.MaxResponseTokens) }, EmpiricalOn, "0"},
+		{"judge.group", func(j *Job) string { return fmt.Sprint(j.Judge.Group) }, EmpiricalOn, "false"},
 		{"selection.min_correct", func(j *Job) string { return fmt.Sprint(j.Selection.MinCorrect) }, notGrounded, ""},
 		{"selection.min_incorrect", func(j *Job) string { return fmt.Sprint(j.Selection.MinIncorrect) }, notGrounded, ""},
 		{"split.validation", func(j *Job) string { return fmt.Sprint(j.Split.Validation) }, nil, ""},
@@ -158,6 +159,9 @@ func TemplatesOf(j *Job) []string {
 		if j.Empirical.Enabled {
 			names = append(names, prompts.GroundedAnswer, SatisfyTemplate(j))
 		}
+		if GroupOn(j) {
+			names = append(names, GroupTemplate(j))
+		}
 		if OpenBookOn(j) {
 			names = append(names, prompts.GroundedAnswerOpen)
 		}
@@ -169,6 +173,9 @@ func TemplatesOf(j *Job) []string {
 	}
 	if j.Empirical.Enabled {
 		names = append(names, SatisfyTemplate(j))
+	}
+	if GroupOn(j) {
+		names = append(names, GroupTemplate(j))
 	}
 	return names
 }

@@ -175,6 +175,16 @@ type JudgeStage struct {
 	// cache computes the rest once per record; paper keeps the seeds'
 	// order. A job.yaml without it was made with the paper layout.
 	Layout string `yaml:"layout,omitempty"`
+	// Group has the empirical stage ask each judge about all rollouts of
+	// a record (all answers of a grounded question) in one request, each
+	// in its own block under a name, in an order drawn per request, the
+	// verdicts mapped back by name (prompts' group templates): fewer,
+	// larger requests that send the rubric once. A group request whose
+	// reply is unusable, or a group too long for the response budget
+	// (empirical.max_response_tokens), is asked one response (one part)
+	// at a time. Off by default: a judge may grade a response differently
+	// beside others; needs the cache layout.
+	Group bool `yaml:"group,omitempty"`
 }
 
 // EmpiricalStage configures empirical validity: every rollout judged against
@@ -558,6 +568,9 @@ func (j *Job) validateStages(v *validation) {
 	}
 	if _, err := prompts.ParseLayout(j.Judge.Layout); err != nil {
 		v.bad("judge.layout", "%q is not %s or %s", j.Judge.Layout, prompts.LayoutCache, prompts.LayoutPaper)
+	}
+	if j.Judge.Group && j.JudgeLayout() != prompts.LayoutCache {
+		v.bad("judge.group", "needs judge.layout: %s (a group request puts the responses last, after the shared rubric); this job's layout is %s", prompts.LayoutCache, j.JudgeLayout())
 	}
 	if m := j.Empirical.MaxResponseTokens; m != -1 && m != 0 && m < prompts.MinJudgeMaxResponseTokens {
 		v.bad("empirical.max_response_tokens", "%d is below %d: the judge would see too little of a response to grade it (-1: no budget)", m, prompts.MinJudgeMaxResponseTokens)

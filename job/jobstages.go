@@ -71,6 +71,20 @@ func SatisfyTemplate(j *Job) string {
 	return j.JudgeLayout().Of(prompts.Satisfy)
 }
 
+// GroupOn: the empirical stage runs and judges a record's responses in
+// group requests (judge.group).
+func GroupOn(j *Job) bool { return j.Empirical.Enabled && j.Judge.Group }
+
+// GroupTemplate is the template of the empirical stage's group requests
+// (judge.group): the satisfaction judge's, or a grounded job's reward
+// judge's.
+func GroupTemplate(j *Job) string {
+	if j.Style == schema.StyleGrounded {
+		return prompts.ScoreGroundedGroup
+	}
+	return prompts.SatisfyGroup
+}
+
 // JudgeView is how the empirical stage's judge is shown a response: the
 // job's layout and response budget (empirical.max_response_tokens; none
 // in a job.yaml without it).

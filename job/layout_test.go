@@ -1,12 +1,14 @@
 package job
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/prompts"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // TestJudgeLayoutSettings: judge.layout and empirical.max_response_tokens
@@ -66,5 +68,45 @@ func TestJudgeLayoutSettings(t *testing.T) {
 		if (l.key == "judge.layout" || l.key == "empirical.max_response_tokens") && l.value != l.unstated {
 			t.Errorf("an older job.yaml's %s = %q enters its fingerprint", l.key, l.value)
 		}
+	}
+}
+
+// TestJudgeGroupSetting: judge.group is off by default, changes the
+// fingerprint and adds the group template to the job's templates (math and
+// grounded) when on, leaves a job without it as it was, and needs the
+// cache layout.
+func TestJudgeGroupSetting(t *testing.T) {
+	t.Parallel()
+	j := testJob("in.jsonl", "run", "http://127.0.0.1:1/v1")
+	j.Empirical.Enabled = true
+	j.Normalize()
+	if j.Judge.Group || slices.Contains(TemplatesOf(&j), prompts.SatisfyGroup) {
+		t.Fatalf("judge.group is on by default (templates %v)", TemplatesOf(&j))
+	}
+	group := j
+	group.Judge.Group = true
+	if group.Fingerprint() == j.Fingerprint() {
+		t.Error("judge.group does not change the fingerprint")
+	}
+	if err := group.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	if !slices.Contains(TemplatesOf(&group), prompts.SatisfyGroup) || GroupTemplate(&group) != prompts.SatisfyGroup {
+		t.Errorf("a math job with judge.group sends templates %v", TemplatesOf(&group))
+	}
+	grounded := group
+	grounded.Style = schema.StyleGrounded
+	if !slices.Contains(TemplatesOf(&grounded), prompts.ScoreGroundedGroup) || GroupTemplate(&grounded) != prompts.ScoreGroundedGroup {
+		t.Errorf("a grounded job with judge.group sends templates %v", TemplatesOf(&grounded))
+	}
+	for _, l := range j.identityLines() {
+		if l.key == "judge.group" && l.value != l.unstated {
+			t.Errorf("a job without judge.group has the identity line %s=%s", l.key, l.value)
+		}
+	}
+	paper := group
+	paper.Judge.Layout = string(prompts.LayoutPaper)
+	if err := paper.Validate(); err == nil || !strings.Contains(err.Error(), "judge.group") {
+		t.Errorf("judge.group with the paper layout: Validate %v; want an error naming judge.group", err)
 	}
 }

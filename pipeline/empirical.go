@@ -31,35 +31,19 @@ func (e *engine) empirical(ctx context.Context, w *unit) error {
 	// Each judge is asked about the first rollout alone, then about the
 	// others at once: they share the first's prompt but for the rollout
 	// (the items in the problem's order for that judge), so a server's
-	// prefix cache computes the rubric once (warmFirst).
+	// prefix cache computes the rubric once (warmFirst). With judge.group
+	// it is asked about them together (judgeRolloutGroups).
 	err := fanOut(ctx, len(judges), func(ctx context.Context, j int) error {
 		jd := judges[j]
 		order := shown(items, e.order(w.p.ID, jd, 0, len(items)))
-		return warmFirst(ctx, n, func(ctx context.Context, i int) error {
-			r := rollouts[i]
-			msgs, seen, err := jd.prompts.SatisfyView(e.job.JudgeView(), w.p.Text, r.Text, r.ExtractedAnswer, order)
-			if err != nil {
-				return err
-			}
-			e.countCut(seen)
-			steps := countSteps(r.Text)
-			var verdicts []schema.Satisfaction
-			err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
-				var err error
-				verdicts, err = schema.ParseSatisfactionOf(reply, r.Text, ids, steps)
-				return err
-			})
-			if err != nil && unusableVerdict(err) {
-				e.log.Debug("empirical: a judge leaves a rollout unjudged", "id", w.p.ID, "rollout", r.Index, "judge", jd.name, "err", err)
-				e.causes.add(job.StageEmpirical, err.Error())
-				return nil
-			}
-			if seen.Cut && err == nil {
-				verdicts = reward.UnseenPitfalls(verdicts, items, seen.HiddenFrom, seen.HiddenTo, reward.Steps(r.Text))
-			}
-			sat[i][j] = verdicts
+		one := func(ctx context.Context, i int) (err error) {
+			sat[i][j], err = e.judgeRollout(ctx, w, jd, ids, order, i)
 			return err
-		})
+		}
+		if job.GroupOn(e.job) {
+			return e.judgeRolloutGroups(ctx, w, jd, ids, order, func(i int, v []schema.Satisfaction) { sat[i][j] = v }, one)
+		}
+		return warmFirst(ctx, n, one)
 	})
 	if err != nil {
 		return err
@@ -69,6 +53,38 @@ func (e *engine) empirical(ctx context.Context, w *unit) error {
 	}
 	measureItems(rollouts, items, e.job.Empirical.Alpha)
 	return nil
+}
+
+// judgeRollout is judge jd's verdicts on rollout i of w against the
+// items (ids in the items' order, shown to the judge in order); nil when
+// the judge gave none (they did not parse after the repairs, or the
+// endpoint refused the request as malformed).
+func (e *engine) judgeRollout(ctx context.Context, w *unit, jd judgeAt, ids []int32, order []schema.Item, i int) ([]schema.Satisfaction, error) {
+	r := w.rollouts[i]
+	msgs, seen, err := jd.prompts.SatisfyView(e.job.JudgeView(), w.p.Text, r.Text, r.ExtractedAnswer, order)
+	if err != nil {
+		return nil, err
+	}
+	e.countCut(seen)
+	steps := countSteps(r.Text)
+	var verdicts []schema.Satisfaction
+	err = e.askJudge(ctx, jd, jd.request(msgs), e.job.Empirical.RepairAttempts, fmt.Sprintf("satisfaction verdicts for rollout %d", r.Index), &w.u, func(reply string) error {
+		var err error
+		verdicts, err = schema.ParseSatisfactionOf(reply, r.Text, ids, steps)
+		return err
+	})
+	if err != nil && unusableVerdict(err) {
+		e.log.Debug("empirical: a judge leaves a rollout unjudged", "id", w.p.ID, "rollout", r.Index, "judge", jd.name, "err", err)
+		e.causes.add(job.StageEmpirical, err.Error())
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if seen.Cut {
+		verdicts = reward.UnseenPitfalls(verdicts, w.items, seen.HiddenFrom, seen.HiddenTo, reward.Steps(r.Text))
+	}
+	return verdicts, nil
 }
 
 // rolloutVerdicts are the verdicts stored on a rollout from its judges'

@@ -398,7 +398,8 @@ func (e *engine) answerMessages(j answerJob, passage string) ([]llm.Message, err
 // reward judge (each judge of a panel, whose scores go in byAnswer)
 // against the passage: for each judge the first answer alone, then the
 // others at once (warmFirst), since their requests share all but the
-// answer and a server's prefix cache computes the rest once.
+// answer and a server's prefix cache computes the rest once; with
+// judge.group, all of them together (scoreAnswerGroups).
 func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, jobs []answerJob, at []int, byAnswer []*schema.AnswerScores) error {
 	texts := make([]string, len(at))
 	err := fanOut(ctx, len(at), func(ctx context.Context, i int) (err error) {
@@ -414,7 +415,7 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, jo
 		scores[i] = make([][]float64, len(judges))
 	}
 	err = fanOut(ctx, len(judges), func(ctx context.Context, n int) error {
-		return warmFirst(ctx, len(at), func(ctx context.Context, i int) (err error) {
+		one := func(ctx context.Context, i int) (err error) {
 			j := jobs[at[i]]
 			what := fmt.Sprintf("scores of answer %d to question %d", j.a, j.q.Index+1)
 			if j.open {
@@ -422,7 +423,11 @@ func (e *engine) answerAndScore(ctx context.Context, w *unit, passage string, jo
 			}
 			scores[i][n], err = e.scoreAnswer(ctx, w, passage, j, texts[i], judges[n], what)
 			return err
-		})
+		}
+		if job.GroupOn(e.job) && len(at) > 0 {
+			return e.scoreAnswerGroups(ctx, w, passage, jobs[at[0]].q, texts, judges[n], func(i int, s []float64) { scores[i][n] = s }, one)
+		}
+		return warmFirst(ctx, len(at), one)
 	})
 	if err != nil {
 		return err

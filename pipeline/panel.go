@@ -93,7 +93,12 @@ func loadJudgePrompts(jb *job.Job, ps *prompts.Set) (map[string]*prompts.Set, er
 				}
 				sets[jd.PromptsDir] = set
 			}
-			if err := set.Check(tmpl, prompts.Repair); err != nil {
+			sent := []string{tmpl, prompts.Repair}
+			if p.Stage == job.StageEmpirical && job.GroupOn(jb) {
+				sent = append(sent, job.GroupTemplate(jb))
+				jb.TemplateHashes[job.PanelTemplateKey(p.Field, jd.Name, job.GroupTemplate(jb))] = set.Hash(job.GroupTemplate(jb))
+			}
+			if err := set.Check(sent...); err != nil {
 				return nil, &job.UsageError{Problems: []string{fmt.Sprintf("%s.prompts_dir: %v", ref, err)}}
 			}
 			jb.TemplateHashes[job.PanelTemplateKey(p.Field, jd.Name, tmpl)] = set.Hash(tmpl)
@@ -139,7 +144,13 @@ func (e *engine) hasPanel(stage string) bool {
 // stage's (judgeRequest): the judge's endpoint kind and template hash, the
 // stage's seed.
 func (jd judgeAt) request(msgs []llm.Message) llm.Request {
-	return judgeRequest(jd.stage, jd.endpoint, jd.sampling, jd.seed, jd.prompts.Hash(jd.template), msgs)
+	return jd.requestWith(jd.template, msgs)
+}
+
+// requestWith is request for msgs rendered from template (a group
+// request's).
+func (jd judgeAt) requestWith(template string, msgs []llm.Message) llm.Request {
+	return judgeRequest(jd.stage, jd.endpoint, jd.sampling, jd.seed, jd.prompts.Hash(template), msgs)
 }
 
 // askJudge sends req to judge jd as askParsed does, repairing with the

@@ -28,7 +28,7 @@ func TestRejudgeLayoutAndCachedTokens(t *testing.T) {
 		cfg := rejudgeConfig(srv, "", 30, 3)
 		cfg.Layout = layout
 		rep := rejudge(t, dir, cfg)
-		if want := set.Hash(layout.Of(prompts.JudgeBatch)); rep.Judge == nil || rep.Judge.Template != want {
+		if want := set.Hash(layout.Of(prompts.JudgeBatch)); rep.Judge == nil || string(rep.Judge.Template) != want {
 			t.Errorf("layout %s: judge %+v, want template %s", layout, rep.Judge, want)
 		}
 		if u := rep.LLM; u.CachedPromptTokens <= 0 || u.CachedPromptTokens >= u.PromptTokens {

@@ -70,7 +70,27 @@ type Config struct {
 	// OrderCheck > 0 re-judges every judged item of OrderCheck records
 	// (drawn with Seed instead of Sample items) twice, in rubric order and
 	// in reverse, and reports how often a verdict changes with the order.
+	// A grounded question counts as a record.
 	OrderCheck int
+	// Group is validate rejudge --judge-group's count of response groups
+	// to draw (RunGroup).
+	Group int
+	// JudgePassageTokens bounds the passage a grounded question's criteria
+	// are judged against, in estimated tokens, as distill run's
+	// grounded.judge_passage_tokens does (0: its default).
+	JudgePassageTokens int
+}
+
+// The passage budget of a grounded rejudge: distill run's default and
+// least grounded.judge_passage_tokens.
+const (
+	DefaultJudgePassageTokens = prompts.DefaultJudgePassageTokens
+	MinJudgePassageTokens     = prompts.MinJudgePassageTokens
+)
+
+// judgePassageTokens is JudgePassageTokens or its default.
+func (cfg Config) judgePassageTokens() int {
+	return cmp.Or(cfg.JudgePassageTokens, DefaultJudgePassageTokens)
 }
 
 // PanelJudge is one judge of a rejudge's panel. A setting left empty (nil
@@ -127,8 +147,10 @@ func Run(ctx context.Context, in *audit.Input, cfg Config) (*audit.AgreementRepo
 	rep := audit.NewAgreementReport(in, againstOf(cfg, specs))
 	rep.Tool = cfg.Tool
 	rep.InputProblems = append(rep.InputProblems, problems...)
+	kinds := kindsOf(groups)
 	if len(cfg.Panel) == 0 {
-		rep.Judge = &audit.JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model, Template: sets[0].Hash(cfg.Layout.Of(prompts.JudgeBatch))}
+		rep.Judge = &audit.JudgeInfo{BaseURL: redactedURL(cfg.BaseURL), Model: cfg.Model}
+		rep.Judge.Template, rep.Judge.GroundedTemplate = kinds.templates(sets[0], cfg.Layout)
 	}
 	drawn := 0
 	for _, g := range groups {
@@ -157,6 +179,37 @@ func Run(ctx context.Context, in *audit.Input, cfg Config) (*audit.AgreementRepo
 	return rep, err
 }
 
+// sampleKinds says which kinds of judged thing a sample holds: math
+// records' rubric items, grounded questions' criteria, or both (a mixed
+// corpus).
+type sampleKinds struct{ items, criteria bool }
+
+func kindsOf(groups [][]audit.SampleItem) sampleKinds {
+	var k sampleKinds
+	for _, g := range groups {
+		if g[0].Criterion != nil {
+			k.criteria = true
+		} else {
+			k.items = true
+		}
+	}
+	return k
+}
+
+// templates are the hashes of the validity templates a judge with set
+// asks the sample with, in layout l: judge_batch's for math items (also
+// for an empty sample), grounded_judge_batch's for criteria; "" for a
+// kind the sample does not hold.
+func (k sampleKinds) templates(set *prompts.Set, l prompts.Layout) (items, criteria audit.NullString) {
+	if k.items || !k.criteria {
+		items = audit.NullString(set.Hash(l.Of(prompts.JudgeBatch)))
+	}
+	if k.criteria {
+		criteria = audit.NullString(set.Hash(l.Of(prompts.GroundedJudgeBatch)))
+	}
+	return items, criteria
+}
+
 // againstOf names whose verdicts a rejudge compares with the stored ones.
 func againstOf(cfg Config, specs []judgeSpec) string {
 	if len(cfg.Panel) == 0 {
@@ -176,7 +229,7 @@ func drawGroups(ctx context.Context, in *audit.Input, cfg Config) ([][]audit.Sam
 	if cfg.OrderCheck > 0 {
 		return audit.SampleRecords(ctx, in, cfg.OrderCheck, cfg.Seed)
 	}
-	items, eligible, problems, err := audit.Sample(ctx, in, cfg.Sample, cfg.Seed, true)
+	items, eligible, problems, err := audit.SampleItems(ctx, in, cfg.Sample, cfg.Seed, true, true)
 	return groupByRecord(items), eligible, problems, err
 }
 
@@ -278,7 +331,8 @@ func newRejudger(cfg Config, specs []judgeSpec, sets []*prompts.Set, meter *llm.
 			closeAll()
 			return nil, nil, fmt.Errorf("judge %s: %w", sp.Name, err)
 		}
-		j.judges = append(j.judges, &panelist{spec: sp, client: client, prompts: sets[i], template: sets[i].Hash(cfg.Layout.Of(prompts.JudgeBatch)), layout: cfg.Layout})
+		j.judges = append(j.judges, &panelist{spec: sp, client: client, prompts: sets[i], layout: cfg.Layout,
+			template: sets[i].Hash(cfg.Layout.Of(prompts.JudgeBatch)), groundedTemplate: sets[i].Hash(cfg.Layout.Of(prompts.GroundedJudgeBatch))})
 	}
 	return j, closeAll, nil
 }
@@ -322,11 +376,13 @@ type rejudger struct {
 // panelist is one judge of a rejudge, with its client and its own count
 // of failures in a row.
 type panelist struct {
-	spec     judgeSpec
-	client   *llm.Client
-	prompts  *prompts.Set
-	template string
-	layout   prompts.Layout
+	spec    judgeSpec
+	client  *llm.Client
+	prompts *prompts.Set
+	// template and groundedTemplate are the hashes of the judge_batch and
+	// grounded_judge_batch templates it asks with.
+	template, groundedTemplate string
+	layout                     prompts.Layout
 
 	mu     sync.Mutex
 	streak llm.Streak // records in a row whose request failed for the endpoint's sake
@@ -372,20 +428,59 @@ func (j *rejudger) units(n int) []unit {
 // in info, with the answers before; a fatal error, or an endpoint where
 // nothing answers, ends it with that error.
 func (j *rejudger) run(parent context.Context, units []unit, groups [][]audit.SampleItem, info *audit.SampleInfo) ([]answer, error) {
+	answers := make([]answer, len(units))
+	outs, stopped, err := j.runAll(parent, len(units), func(i int) *panelist { return j.judges[units[i].judge] },
+		func(ctx context.Context, i int) error {
+			u := units[i]
+			pairs, err := j.judge(ctx, j.judges[u.judge], groups[u.group], u.reversed)
+			answers[i].pairs = pairs
+			return err
+		},
+		func(i int) []any {
+			g := groups[units[i].group]
+			return []any{"record", g[0].RecordID, "items", len(g)}
+		})
+	if outs == nil {
+		return nil, err
+	}
+	for i, o := range outs {
+		answers[i].err, answers[i].asked = o.err, o.asked
+	}
+	if stopped != "" {
+		info.Stopped = audit.NullString(stopped)
+	}
+	return answers, err
+}
+
+// outcome is how one request of a rejudge ended: err is nil when it was
+// answered; asked is false for a request never sent (a budget stop, an
+// interruption).
+type outcome struct {
+	err   error
+	asked bool
+}
+
+// runAll sends requests 0..n-1, at most Concurrency at once, request i by
+// judge judgeOf(i) through ask, and returns their outcomes in order; what
+// names a request in a warning comes from about. A budget stop or an
+// interruption (parent cancelled) ends it early, with the outcomes before
+// and why it stopped; a fatal error, or an endpoint where nothing
+// answers, ends it with that error and no outcomes. When parent was
+// cancelled the error is its cause.
+func (j *rejudger) runAll(parent context.Context, n int, judgeOf func(int) *panelist, ask func(context.Context, int) error, about func(int) []any) ([]outcome, string, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	answers := make([]answer, len(units))
+	outs := make([]outcome, n)
 	work := make(chan int)
 	spent := make(chan struct{}) // closed at the budget stop: the requests in flight, reserved within it, finish
 	var stopFeeding sync.Once
 	var wg sync.WaitGroup
-	for range max(1, min(j.cfg.Concurrency, len(units))) {
+	for range max(1, min(j.cfg.Concurrency, n)) {
 		wg.Go(func() {
 			for i := range work {
-				u := units[i]
-				p := j.judges[u.judge]
-				pairs, err := j.judge(ctx, p, groups[u.group], u.reversed)
-				answers[i] = answer{pairs: pairs, err: err, asked: !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled}
+				p := judgeOf(i)
+				err := ask(ctx, i)
+				outs[i] = outcome{err: err, asked: !errors.Is(err, llm.ErrBudgetExhausted) && llm.ClassOf(err) != llm.ClassCanceled}
 				if errors.Is(err, llm.ErrBudgetExhausted) {
 					stopFeeding.Do(func() { close(spent) })
 				} else if stop := p.stopsAll(err); stop != nil {
@@ -395,7 +490,7 @@ func (j *rejudger) run(parent context.Context, units []unit, groups [][]audit.Sa
 		})
 	}
 feed:
-	for i := range units {
+	for i := range n {
 		select {
 		case work <- i:
 		case <-ctx.Done():
@@ -407,25 +502,24 @@ feed:
 	close(work)
 	wg.Wait()
 	cause := context.Cause(ctx)
+	stopped := ""
 	switch {
 	case parent.Err() != nil:
-		info.Stopped = "interrupted: the figures are over the items judged before; answered requests are in the cache, so running again pays only for the rest"
+		stopped = "interrupted: the figures are over the items judged before; answered requests are in the cache, so running again pays only for the rest"
 	case cause != nil:
-		return nil, cause
+		return nil, "", cause
 	case isClosed(spent):
-		info.Stopped = audit.NullString(fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD))
+		stopped = fmt.Sprintf("the budget of $%g is spent, or the next request would pass it; items not judged are counted as failed (a second run with a higher --max-cost-usd answers the judged ones from the cache)", j.cfg.MaxCostUSD)
 	}
-	for i, a := range answers {
-		if a.err != nil && a.asked {
-			u := units[i]
-			j.log.Warn("an item group could not be judged", "judge", j.judges[u.judge].spec.Name, "record", groups[u.group][0].RecordID,
-				"items", len(groups[u.group]), "err", a.err)
+	for i, o := range outs {
+		if o.err != nil && o.asked {
+			j.log.Warn("a request could not be judged", append([]any{"judge", judgeOf(i).spec.Name, "err", o.err}, about(i)...)...)
 		}
 	}
 	if parent.Err() != nil {
-		return answers, context.Cause(parent)
+		return outs, stopped, context.Cause(parent)
 	}
-	return answers, nil
+	return outs, stopped, nil
 }
 
 // isClosed reports whether ch is closed.
@@ -465,26 +559,21 @@ func (p *panelist) stopsAll(err error) error {
 	return nil
 }
 
-// judge asks judge p about one record's drawn items, shown in rubric order
-// or reversed; the verdicts come back in the group's order.
+// judge asks judge p about one record's drawn items (or one grounded
+// question's drawn criteria), shown in rubric order or reversed; the
+// verdicts come back in the group's order.
 func (j *rejudger) judge(ctx context.Context, p *panelist, g []audit.SampleItem, reversed bool) ([]audit.ComparedItem, error) {
 	shown := slices.Clone(g)
 	if reversed {
 		slices.Reverse(shown)
 	}
-	items := make([]schema.Item, len(shown))
-	ids := make([]int32, len(shown))
-	for i, it := range shown {
-		items[i] = schema.Item{ID: it.ItemID, Type: it.Type, Text: it.Text, Weight: 1, Polarity: schema.PolarityOf(it.Type)}
-		ids[i] = it.ItemID
-	}
-	msgs, err := p.prompts.JudgeBatchMessagesIn(p.layout, g[0].Problem, g[0].Answer, items)
+	msgs, ids, template, err := j.messages(p, shown)
 	if err != nil {
 		return nil, err
 	}
 	temp := p.spec.Temperature
 	req := llm.Request{Stage: p.spec.Stage, Model: p.spec.Model, Messages: msgs, Temperature: &temp, MaxTokens: p.spec.MaxTokens,
-		Seed: j.cfg.JudgeSeed, Scope: llm.Scope{EndpointKind: llm.EndpointKind(p.spec.EndpointKind, p.spec.BaseURL), Template: p.template}}
+		Seed: j.cfg.JudgeSeed, Scope: llm.Scope{EndpointKind: llm.EndpointKind(p.spec.EndpointKind, p.spec.BaseURL), Template: template}}
 	var verdicts []schema.Verdict
 	err = p.client.ChatParsed(ctx, req, llm.Ask{
 		What: "validity verdicts", Repairs: j.cfg.Repairs, Repair: p.prompts.RepairMessages,
@@ -509,13 +598,43 @@ func (j *rejudger) judge(ctx context.Context, p *panelist, g []audit.SampleItem,
 	return out, nil
 }
 
+// messages renders judge p's validity request about the items shown, in
+// that order, with the template of their kind: judge_batch for a math
+// record's rubric items, each under its id; grounded_judge_batch for a
+// grounded question's criteria, against the passage cut as distill run
+// cuts it for its judge (Config.JudgePassageTokens), numbered as shown, as
+// distill run numbers them. It returns the ids the reply must give, in the
+// order shown, and the template's hash.
+func (j *rejudger) messages(p *panelist, shown []audit.SampleItem) ([]llm.Message, []int32, string, error) {
+	ids := make([]int32, len(shown))
+	if shown[0].Criterion != nil {
+		criteria := make([]schema.Criterion, len(shown))
+		for i, it := range shown {
+			criteria[i] = *it.Criterion
+			ids[i] = int32(i + 1)
+		}
+		passage, _ := prompts.FitPassage(shown[0].Answer, j.cfg.judgePassageTokens())
+		msgs, err := p.prompts.GroundedJudgeBatchMessagesIn(p.layout, passage, shown[0].Problem, criteria)
+		return msgs, ids, p.groundedTemplate, err
+	}
+	items := make([]schema.Item, len(shown))
+	for i, it := range shown {
+		items[i] = schema.Item{ID: it.ItemID, Type: it.Type, Text: it.Text, Weight: 1, Polarity: schema.PolarityOf(it.Type)}
+		ids[i] = it.ItemID
+	}
+	msgs, err := p.prompts.JudgeBatchMessagesIn(p.layout, shown[0].Problem, shown[0].Answer, items)
+	return msgs, ids, p.template, err
+}
+
 // rejudged gathers the answers of j.units(len(groups)) for the report: by
 // group and judge, in rubric order and reversed (nil without the order
 // check), with every judge's endpoint and cost.
 func (j *rejudger) rejudged(groups [][]audit.SampleItem, answers []answer, snap llm.Snapshot) *audit.Rejudged {
 	x := &audit.Rejudged{Groups: groups, Panel: len(j.cfg.Panel) > 0}
+	kinds := kindsOf(groups)
 	for _, p := range j.judges {
-		rj := audit.RejudgeJudge{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL), Template: p.template}
+		rj := audit.RejudgeJudge{Name: p.spec.Name, Model: p.spec.Model, BaseURL: redactedURL(p.spec.BaseURL)}
+		rj.Template, rj.GroundedTemplate = kinds.templates(p.prompts, j.cfg.Layout)
 		if s, ok := snap.Stages[p.spec.Stage]; ok {
 			rj.LLM = usageOf(s)
 		}

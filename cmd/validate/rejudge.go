@@ -19,8 +19,13 @@ Re-runs validity judging with another judge on a reproducible sample of the
 corpus's judged items (the same --seed draws the same items) and reports its
 agreement with the stored verdicts: agreement rate and Cohen's kappa,
 overall and by item type, and the items judged differently with the new
-judge's reasons. Requests use the pipeline's judge_batch prompt, one request
-per record, through the same client as distill run: retries, rate control,
+judge's reasons. A math record's items are asked with distill run's
+judge_batch prompt, one request per record; a grounded record's criteria
+(seed 001) with its grounded_judge_batch prompt, one request per question,
+against the passage (cut to --judge-passage-tokens as distill run cuts it),
+and are counted under the type "criterion"; a corpus holding both kinds has
+each record asked by its own. Requests go through the same client as
+distill run: retries, rate control,
 a response cache (a second run costs nothing), token and cost accounting
 and a budget stop that holds with many requests in flight (each request's
 estimated cost is reserved before it is sent). Like distill run, it stops
@@ -39,12 +44,27 @@ kappa by item type, their failures, and the validity rates with 95% Wilson
 intervals. It costs one request per record per judge; --price prices each
 judge's model.
 
-With --order-check N, N records are drawn with --seed instead of --sample
-items, and every judged item of theirs is asked twice (in rubric order and
-reversed: twice the requests): the report adds the flip rate by item type
-(the share of items whose verdict changed with the order, with a 95%
-interval) and whether flipped items were called valid where they came
-earlier, the mark of a judge that favours what it sees first.
+With --order-check N, N records (a grounded question counts as one) are
+drawn with --seed instead of --sample items, and every judged item of
+theirs is asked twice (in rubric order and reversed: twice the requests):
+the report adds the flip rate by item type (the share of items whose
+verdict changed with the order, with a 95% interval), whether flipped
+items were called valid where they came earlier, the mark of a judge that
+favours what it sees first, and the position bias (valid only where shown
+earlier minus valid only where shown later, over the items) with its 95%
+interval.
+
+With --judge-group N, it measures group judging instead of validity: N
+response groups are drawn (a math record's rollouts against its rubric, a
+grounded question's closed-book answers against its criteria) and each
+judge is asked about every response in a request of its own (as rewardd
+asks by default) and about the whole group in one request (as rewardd
+--judge-group asks), in the order rewardd draws and reversed: the report
+gives, by judge and with --panel for the panel's majority, the agreement
+of the group's verdicts with the one-by-one verdicts (rate, Cohen's kappa,
+by type) and the group order's flip rate and position bias with their
+95% intervals. A grounded criterion counts as met when it scored at least
+half its weight. It costs one request per response and two per group.
 
 Examples:
   validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --sample 500 --seed 1
@@ -53,6 +73,8 @@ Examples:
   validate rejudge runs/math16k --panel panel.yaml --base-url http://127.0.0.1:8000/v1 --sample 500 \
       --price Qwen/Qwen3-8B=0.05,0.20 --price gpt-4.1-mini=0.40,1.60 --max-cost-usd 5
   validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --order-check 100
+  validate rejudge runs/docs-grounded --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --sample 300
+  validate rejudge runs/math16k --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-32B --judge-group 50
 `
 
 // rejudgeFlags are the flags of validate rejudge.
@@ -61,7 +83,7 @@ type rejudgeFlags struct {
 	panel                                     *string
 	judgeSeed, endpointKind, layout           *string
 	sample, maxTokens, repairs, concurrency   *int
-	orderCheck                                *int
+	orderCheck, passageTokens, group          *int
 	prices                                    priceFlags
 	maxAttempts                               *int
 	seed                                      *uint64
@@ -95,10 +117,12 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 		maxTokens:       fs.Int("max-tokens", 0, "the judge's max completion tokens (0: server default)"),
 		repairs:         fs.Int("repairs", 2, "times a reply that does not parse is shown back to the judge with the error"),
 		legacy:          fs.Bool("legacy-max-tokens", false, "send the token limit as max_tokens (older servers)"),
-		promptsDir:      fs.String("prompts-dir", "", "directory whose judge_batch.tmpl or repair.tmpl replace the embedded templates"),
+		promptsDir:      fs.String("prompts-dir", "", "directory whose judge_batch.tmpl, grounded_judge_batch.tmpl (and their _paper twins) or repair.tmpl replace the embedded templates"),
 		asJSON:          fs.Bool("json", false, "print the result as JSON"),
 		panel:           fs.String("panel", "", "a panel file: the judges to ask instead of --model, one verdict each, decided by strict majority; e.g. panel.yaml"),
-		orderCheck:      fs.Int("order-check", 0, "draw this many records instead of --sample items and ask each judge about their items in rubric order and reversed; e.g. 100"),
+		orderCheck:      fs.Int("order-check", 0, "draw this many records (or grounded questions) instead of --sample items and ask each judge about their items in rubric order and reversed; e.g. 100"),
+		group:           fs.Int("judge-group", 0, "instead of validity, measure group judging: draw this many response groups (a record's rollouts, a grounded question's answers) and ask each judge about every response alone, and about the whole group in one request in its order and reversed; e.g. 12"),
+		passageTokens:   fs.Int("judge-passage-tokens", rejudge.DefaultJudgePassageTokens, "the most estimated tokens of a grounded passage the judge is shown (a longer one is cut head and tail, as distill run's grounded.judge_passage_tokens cuts it; give the run's value); e.g. 8192"),
 		prices:          priceFlags{},
 	}
 	fs.Var(f.prices, "price", "a judge model's price in USD per million prompt and completion tokens, MODEL=PROMPT,COMPLETION (repeatable; a model without one costs --price-prompt/--price-completion); e.g. gpt-4.1-mini=0.40,1.60")
@@ -126,6 +150,9 @@ func rejudgeCmd(ctx context.Context, args []string, e env) int {
 	}
 	cfg := f.config(e)
 	cfg.Panel = panel
+	if cfg.Group > 0 {
+		return rejudgeGroup(ctx, in, cfg, *f.asJSON, e)
+	}
 	rep, err := rejudge.Run(ctx, in, cfg)
 	switch {
 	case errors.Is(err, context.Canceled) && rep != nil:
@@ -155,6 +182,12 @@ func (f *rejudgeFlags) check(paths []string) string {
 		return "--sample must be positive"
 	case *f.orderCheck < 0:
 		return "--order-check must be positive: the records to judge in both orders"
+	case *f.group < 0:
+		return "--judge-group must be positive: the response groups to judge"
+	case *f.group > 0 && *f.orderCheck > 0:
+		return "--judge-group asks each group in both orders itself; leave out --order-check"
+	case *f.passageTokens < rejudge.MinJudgePassageTokens:
+		return fmt.Sprintf("--judge-passage-tokens %d is below %d: the judge would see too little of a passage to grade against", *f.passageTokens, rejudge.MinJudgePassageTokens)
 	case *f.pricePrompt < 0 || *f.priceCompletion < 0 || *f.priceCached < 0 || *f.maxCost < 0 || *f.temperature < 0 || *f.repairs < 0:
 		return "prices, --max-cost-usd, --temperature and --repairs are not negative"
 	}
@@ -201,7 +234,7 @@ func (f *rejudgeFlags) config(e env) rejudge.Config {
 		MaxCostUSD: *f.maxCost, PromptsDir: *f.promptsDir, Temperature: *f.temperature, MaxTokens: *f.maxTokens,
 		Repairs: *f.repairs, LegacyMaxTokens: *f.legacy, Concurrency: *f.concurrency, AttemptTimeout: *f.timeout,
 		MaxAttempts: *f.maxAttempts, Logger: logger(e.stderr), Tool: "validate " + version,
-		Prices: f.prices, OrderCheck: *f.orderCheck,
+		Prices: f.prices, OrderCheck: *f.orderCheck, JudgePassageTokens: *f.passageTokens, Group: *f.group,
 		JudgeSeed: judgeSeed, EndpointKind: *f.endpointKind,
 	}
 }

@@ -26,6 +26,7 @@ const (
 	KindSatisfy               Kind = "satisfy"
 	KindSatisfyGroup          Kind = "satisfy_group"
 	KindScoreGrounded         Kind = "score_grounded"
+	KindScoreGroundedGroup    Kind = "score_grounded_group"
 	KindGroundedAnalyze       Kind = "grounded_analyze"
 	KindGroundedSynthesize    Kind = "grounded_synthesize"
 	KindGroundedEnrich        Kind = "grounded_enrich"
@@ -94,6 +95,8 @@ func kindOf(p string) Kind {
 	switch {
 	case has(`<saturated_item type="`, "</saturated_item>", "<problem>", "<ground_truth>"):
 		return KindDecompose
+	case has("<source_passage>", `"max_total"`, "[id: ", "[response ", "Reply with one line per response"):
+		return KindScoreGroundedGroup
 	case has("<source_passage>", `"max_total"`, "[id: ") && (has("[response ") || has("<response>")):
 		return KindScoreGrounded
 	case has(`<passage title="`, "<analysis", `"question_rationale"`, `"required_elements"`):

@@ -192,6 +192,13 @@ type groundedReplyJSON struct {
 }
 
 func (s *Server) scoreGrounded(model, prompt string, r *rng, malformed, jsonMode bool) string {
+	return s.scoreGroundedAt(model, prompt, r, malformed, jsonMode, 0)
+}
+
+// scoreGroundedAt is scoreGrounded for a response shown at lateness late
+// of a group request (see satisfyAt): a judge with a late_lenience profile
+// gives a criterion its full weight with that chance times late.
+func (s *Server) scoreGroundedAt(model, prompt string, r *rng, malformed, jsonMode bool, late float64) string {
 	response, criteria := groundedJudged(prompt)
 	jp := s.judgeOf(model)
 	if strings.Contains(response, JudgeFailsMarker) || s.judgeFails(model, jp, "grounded-score", response) {
@@ -207,6 +214,9 @@ func (s *Server) scoreGrounded(model, prompt string, r *rng, malformed, jsonMode
 		}
 		if s.flips(model, jp, "grounded-score", response, c.ID) {
 			sc = flippedScore(sc, c.Weight)
+		}
+		if sc < c.Weight && s.lenientAt(model, jp, late, response, c.ID) {
+			sc = c.Weight
 		}
 		reply.Scores.keys = append(reply.Scores.keys, c.ID)
 		reply.Scores.vals = append(reply.Scores.vals, sc)

@@ -131,6 +131,14 @@ func satisfyProbability(itemType string, correct bool) float64 {
 }
 
 func (s *Server) satisfy(model, prompt string, sampling uint64, r *rng, malformed, jsonMode bool) string {
+	return s.satisfyAt(model, prompt, sampling, r, malformed, jsonMode, 0)
+}
+
+// satisfyAt is satisfy for a solution shown at lateness late of a group
+// request (0 for the first shown or a solution alone, 1 for the last): a
+// judge with a late_lenience profile turns a verdict in the solution's
+// favour with that chance times late (lenientLate).
+func (s *Server) satisfyAt(model, prompt string, sampling uint64, r *rng, malformed, jsonMode bool, late float64) string {
 	jt, _ := cutJudged(prompt, "solution")
 	problem, _ := between(jt.outside, "<problem>", "</problem>")
 	sol := jt.section
@@ -152,6 +160,7 @@ func (s *Server) satisfy(model, prompt string, sampling uint64, r *rng, malforme
 			return unusableReply
 		}
 		s.flipMarked(model, jp, problem, sol, items, marked)
+		s.lenientLate(model, jp, late, sol, items, marked)
 		return finishJSON(marked, r, malformed, jsonMode)
 	}
 	// The verdicts are drawn from what the prompt says (the problem, the
@@ -193,6 +202,7 @@ func (s *Server) satisfy(model, prompt string, sampling uint64, r *rng, malforme
 		}
 		out = append(out, satisfactionJSON{it.idJSON(), sat, step})
 	}
+	s.lenientLate(model, jp, late, sol, items, out)
 	return finishJSON(out, r, malformed, jsonMode)
 }
 

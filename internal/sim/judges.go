@@ -34,6 +34,15 @@ type JudgeProfile struct {
 	// question (a problem's items, a response's verdicts): it answers with
 	// prose on every attempt, repairs included.
 	Fail float64
+	// LateLenience is a simulated position bias of group judging: in a
+	// request about several responses (satisfy_group,
+	// score_grounded_group), a verdict against the response shown k-th of
+	// n (an item not met, a PITFALL fallen into, a criterion under its
+	// weight) is turned in its favour with chance LateLenience·k/(n-1):
+	// never for the response shown first (or judged alone), LateLenience
+	// for the last. The draw is per judge model, response and item, so
+	// the only thing that depends on position is the chance.
+	LateLenience float64
 }
 
 // judgeOf is the profile of the judge model, nil when it has none.
@@ -83,10 +92,10 @@ func (s *Server) flips(model string, p *JudgeProfile, parts ...string) bool {
 func ParseJudgeProfile(v string) (string, JudgeProfile, error) {
 	model, spec, ok := strings.Cut(v, ":")
 	if !ok || model == "" {
-		return "", JudgeProfile{}, fmt.Errorf("judge %q: want MODEL:false_valid=R,false_invalid=R,first_bias=R,flip=R,fail=R", v)
+		return "", JudgeProfile{}, fmt.Errorf("judge %q: want MODEL:false_valid=R,false_invalid=R,first_bias=R,flip=R,fail=R,late_lenience=R", v)
 	}
 	var p JudgeProfile
-	fields := map[string]*float64{"false_valid": &p.FalseValid, "false_invalid": &p.FalseInvalid, "first_bias": &p.FirstBias, "flip": &p.Flip, "fail": &p.Fail}
+	fields := map[string]*float64{"false_valid": &p.FalseValid, "false_invalid": &p.FalseInvalid, "first_bias": &p.FirstBias, "flip": &p.Flip, "fail": &p.Fail, "late_lenience": &p.LateLenience}
 	for _, kv := range strings.Split(spec, ",") {
 		if kv == "" {
 			continue
@@ -117,4 +126,31 @@ func ParseJudgeProfile(v string) (string, JudgeProfile, error) {
 func (s *Server) TrueValidity(problem, itemType, itemText string) bool {
 	valid, _ := s.verdict(strings.TrimSpace(problem), item{Type: itemType, Text: itemText})
 	return valid
+}
+
+// lenientAt reports whether the profiled judge turns its verdict on the
+// item (or criterion) id of response in the response's favour, the
+// response shown at lateness late of a group request (LateLenience).
+func (s *Server) lenientAt(model string, p *JudgeProfile, late float64, response, id string) bool {
+	return p != nil && p.LateLenience > 0 && late > 0 && unit(key(s.cfg.Seed, "late-lenience", model, response, id)) < p.LateLenience*late
+}
+
+// lenientLate turns, for a profiled judge, the verdicts on sol against it
+// in its favour (lenientAt): an item other than a PITFALL met (at step 0,
+// the whole solution), a PITFALL not fallen into.
+func (s *Server) lenientLate(model string, p *JudgeProfile, late float64, sol string, items []item, verdicts []satisfactionJSON) {
+	for k := range verdicts {
+		if k >= len(items) {
+			return
+		}
+		pitfall := strings.EqualFold(items[k].Type, "PITFALL")
+		if verdicts[k].Satisfied != pitfall || !s.lenientAt(model, p, late, sol, items[k].ID) {
+			continue
+		}
+		verdicts[k].Satisfied = !pitfall
+		verdicts[k].Step = 0
+		if pitfall {
+			verdicts[k].Step = -1
+		}
+	}
 }

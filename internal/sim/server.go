@@ -523,6 +523,8 @@ func (s *Server) respond(req *chatRequest, msgs []Message, kind Kind, prompt str
 			msg.Content = s.satisfyGroup(req.Model, prompt, samplingKey(req, msgs), r, bad)
 		case KindScoreGrounded:
 			msg.Content = s.scoreGrounded(req.Model, prompt, r, bad, jsonMode)
+		case KindScoreGroundedGroup:
+			msg.Content = s.scoreGroundedGroup(req.Model, prompt, r, bad)
 		case KindGroundedAnalyze:
 			msg.Content = s.groundedAnalyze(prompt, r, bad, jsonMode)
 		case KindGroundedSynthesize:

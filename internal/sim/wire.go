@@ -304,7 +304,7 @@ func greedyJudge(req *chatRequest, msgs []Message) bool {
 		return false
 	}
 	switch k, _, _ := classify(msgs); k {
-	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindSatisfyGroup, KindScoreGrounded, KindGroundedJudgeBatch, KindGroundedJudgeItem:
+	case KindJudgeItem, KindJudgeBatch, KindSatisfy, KindSatisfyGroup, KindScoreGrounded, KindScoreGroundedGroup, KindGroundedJudgeBatch, KindGroundedJudgeItem:
 		return true
 	}
 	return false

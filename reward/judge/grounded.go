@@ -84,9 +84,15 @@ func (j *Judge) askGrounded(ctx context.Context, lab *schema.Label, response str
 // groundedKey is the key's hash before the response: the same for every
 // response to one grounded question.
 func (j *Judge) groundedKey(lab *schema.Label) xxhash.Digest {
+	return j.groundedKeyOf(j.groundedSalt, lab)
+}
+
+// groundedKeyOf is groundedKey under salt (the single or the group
+// template's).
+func (j *Judge) groundedKeyOf(salt string, lab *schema.Label) xxhash.Digest {
 	var d xxhash.Digest
 	d.Reset()
-	hashString(&d, j.groundedSalt)
+	hashString(&d, salt)
 	hashString(&d, lab.Question)
 	hashString(&d, lab.Grounded.Passage)
 	for _, c := range lab.Grounded.Criteria {

@@ -2,11 +2,7 @@ package judge
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"regexp"
-	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -17,31 +13,37 @@ import (
 )
 
 // Group judging (rewardd --judge-group, its Config.Group): one request asks
-// the satisfaction judge about every response of a group (the
-// satisfy_group template), each in its own block under a name, R1, R2,
-// ..., in an order drawn per request from the responses themselves (so the
-// same group is asked the same request, and a position bias does not fall
-// on the same response every time); the reply gives one line per name,
-// each a satisfaction reply of its own (schema.ParseSatisfaction). A
-// reply that does not give every name exactly once, or whose line for one
-// of them does not parse, fails the whole group: no verdict is taken from
-// a broken reply. The verdicts of each response are kept in memory as
-// Verdicts keeps them (under the group template's salt).
+// the judge about every response of a group to one rubric, math (the
+// satisfy_group template) or grounded (score_grounded_group), each response
+// in its own block under a name, R1, R2, ..., in an order drawn per request
+// from the responses themselves (prompts.GroupOrder); the reply gives one
+// line per name, each a single reply of its own, mapped back by name
+// (schema.ParseGroupSatisfaction, schema.ParseGroupGroundedScores). A reply
+// that does not give every name exactly once, or whose line for one of
+// them does not parse, fails its request: no verdict is taken from a
+// broken reply, and the caller judges those responses alone.
+//
+// A group too long for one request is asked in parts (prompts.GroupParts):
+// the responses of one request, as shown, fit together in the response
+// budget (Options.MaxResponseTokens), so a group request is never longer
+// than a single one can be and is not sent only to be refused for the
+// judge's context. The first part is asked alone and the others once it
+// is answered, as warm-first does for single requests. A part of one
+// response is asked as a single request. The verdicts of each response are
+// kept in memory as Verdicts keeps them, under the group templates' salts.
 
-// GroupVerdicts judges rs, responses to one rubric, in one request, and
-// returns each one's verdicts, in the order of rs; the responses already
-// in memory are not asked about. A panel judges each response alone
-// (Verdicts).
-func (j *Judge) GroupVerdicts(ctx context.Context, question string, items []schema.Item, rs []*reward.Rollout) ([][]schema.Satisfaction, error) {
-	out := make([][]schema.Satisfaction, len(rs))
+// GroupVerdicts judges rs, responses to one rubric, in group requests and
+// returns, by response, its verdicts or the error of the request that was
+// to judge it (a response whose request failed has nil verdicts: the
+// caller judges it alone, Verdicts). The responses already in memory are
+// not asked about. A panel judges each response alone (Verdicts).
+func (j *Judge) GroupVerdicts(ctx context.Context, question string, items []schema.Item, rs []*reward.Rollout) ([][]schema.Satisfaction, []error) {
+	out, errs := make([][]schema.Satisfaction, len(rs)), make([]error, len(rs))
 	if j.members != nil || len(rs) < 2 {
-		var errs []error
 		for i, r := range rs {
-			v, err := j.Verdicts(ctx, question, items, r)
-			out[i] = v
-			errs = append(errs, err)
+			out[i], errs[i] = j.Verdicts(ctx, question, items, r)
 		}
-		return out, errors.Join(errs...)
+		return out, errs
 	}
 	rubric := j.groupRubricKey(question, items)
 	var ask []int
@@ -52,26 +54,116 @@ func (j *Judge) GroupVerdicts(ctx context.Context, question string, items []sche
 		}
 		ask = append(ask, i)
 	}
-	if len(ask) == 0 {
-		return out, nil
-	}
-	asked := make([]*reward.Rollout, len(ask))
+	tokens := make([]int, len(ask))
 	for k, i := range ask {
-		asked[k] = rs[i]
+		tokens[k] = prompts.GroupResponseTokens(rs[i].Response, rs[i].Extracted, j.opt.MaxResponseTokens)
 	}
-	var verdicts [][]schema.Satisfaction
-	err := j.slot(ctx, func() (err error) {
-		verdicts, err = j.askGroup(ctx, question, items, asked)
-		return err
+	askParts(j.parts(ask, tokens), func(part []int) {
+		if len(part) == 1 {
+			i := part[0]
+			out[i], errs[i] = j.Verdicts(ctx, question, items, rs[i])
+			return
+		}
+		asked := make([]*reward.Rollout, len(part))
+		for k, i := range part {
+			asked[k] = rs[i]
+		}
+		var verdicts [][]schema.Satisfaction
+		err := j.guarded(ctx, func() error {
+			return j.slot(ctx, func() (err error) {
+				verdicts, err = j.askGroup(ctx, question, items, asked)
+				return err
+			})
+		})
+		for k, i := range part {
+			if errs[i] = err; err == nil {
+				out[i] = verdicts[k]
+				j.sat.store(responseKey(rubric, rs[i].Response), verdicts[k])
+			}
+		}
 	})
-	if err != nil {
-		return nil, err
+	return out, errs
+}
+
+// GroundedGroupScores scores responses, answers to the grounded question
+// of lab, in group requests, as GroundedScores scores one: by response, its
+// scores or the error of the request that was to score it (the caller
+// scores such a response alone). The responses already in memory are not
+// asked about; a panel scores each response alone (GroundedScores).
+func (j *Judge) GroundedGroupScores(ctx context.Context, lab *schema.Label, responses []string) ([]schema.GroundedScores, []error) {
+	out, errs := make([]schema.GroundedScores, len(responses)), make([]error, len(responses))
+	if j.members != nil || len(responses) < 2 || lab.Grounded == nil {
+		for i, r := range responses {
+			out[i], errs[i] = j.GroundedScores(ctx, lab, r)
+		}
+		return out, errs
 	}
+	rubric := j.groundedKeyOf(j.groundedGroupSalt, lab)
+	var ask []int
+	for i, r := range responses {
+		if g, ok := j.grounded.cached(responseKey(rubric, r), &j.memHits); ok {
+			out[i] = g
+			continue
+		}
+		ask = append(ask, i)
+	}
+	tokens := make([]int, len(ask))
 	for k, i := range ask {
-		out[i] = verdicts[k]
-		j.sat.store(responseKey(rubric, rs[i].Response), verdicts[k])
+		tokens[k] = prompts.GroupResponseTokens(responses[i], "", j.opt.MaxResponseTokens)
 	}
-	return out, nil
+	askParts(j.parts(ask, tokens), func(part []int) {
+		if len(part) == 1 {
+			i := part[0]
+			out[i], errs[i] = j.GroundedScores(ctx, lab, responses[i])
+			return
+		}
+		asked := make([]string, len(part))
+		for k, i := range part {
+			asked[k] = responses[i]
+		}
+		var scores []schema.GroundedScores
+		err := j.guarded(ctx, func() error {
+			return j.slot(ctx, func() (err error) {
+				scores, err = j.askGroundedGroup(ctx, lab, asked)
+				return err
+			})
+		})
+		for k, i := range part {
+			if errs[i] = err; err == nil {
+				out[i] = scores[k]
+				j.grounded.store(responseKey(rubric, responses[i]), scores[k])
+			}
+		}
+	})
+	return out, errs
+}
+
+// parts splits the responses ask (tokens[k] the estimated tokens ask[k]
+// takes in a group request, prompts.GroupResponseTokens) into the parts
+// asked in one request each (prompts.GroupParts under the response
+// budget).
+func (j *Judge) parts(ask []int, tokens []int) [][]int {
+	parts := prompts.GroupParts(tokens, j.opt.MaxResponseTokens)
+	for _, p := range parts {
+		for k, i := range p {
+			p[k] = ask[i]
+		}
+	}
+	return parts
+}
+
+// askParts runs ask for every part: the first alone, the others at once
+// when it is done (they share its prompt's prefix).
+func askParts(parts [][]int, ask func(part []int)) {
+	if len(parts) == 0 {
+		return
+	}
+	ask(parts[0])
+	var wg sync.WaitGroup
+	for _, p := range parts[1:] {
+		wg.Go(func() { ask(p) })
+	}
+	wg.Wait()
 }
 
 // groupRubricKey is rubricKey under the group template's salt.
@@ -88,23 +180,15 @@ func (j *Judge) groupRubricKey(question string, items []schema.Item) xxhash.Dige
 	return d
 }
 
-// groupOrder is the order the responses of a group request are shown in:
-// a permutation drawn from the responses' texts.
-func groupOrder(rs []*reward.Rollout) []int {
-	var d xxhash.Digest
-	d.Reset()
-	for _, r := range rs {
-		hashString(&d, r.Response)
-	}
-	return rand.New(rand.NewPCG(d.Sum64(), 0)).Perm(len(rs))
-}
-
 func (j *Judge) askGroup(ctx context.Context, question string, items []schema.Item, rs []*reward.Rollout) ([][]schema.Satisfaction, error) {
 	solutions := make([]prompts.GroupSolution, len(rs))
+	texts := make([]string, len(rs))
+	steps := make([]int, len(rs))
 	for i, r := range rs {
 		solutions[i] = prompts.GroupSolution{Solution: r.Response, FinalAnswer: r.Extracted}
+		texts[i], steps[i] = r.Response, len(r.Steps)
 	}
-	msgs, shown, err := j.prompts.SatisfyGroupView(j.view(), question, items, solutions, groupOrder(rs))
+	msgs, shown, err := j.prompts.SatisfyGroupView(j.view(), question, items, solutions, prompts.GroupOrder(texts))
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +202,12 @@ func (j *Judge) askGroup(ctx context.Context, question string, items []schema.It
 		What:    "group satisfaction verdicts",
 		Repairs: j.opt.Repairs,
 		Parse: func(reply string) error {
-			v, err := parseGroupReply(reply, shown, ids, rs)
+			v, err := schema.ParseGroupSatisfaction(reply, prompts.GroupNames(shown), texts, ids, steps)
 			verdicts = v
 			return err
 		},
-		Repair: j.prompts.RepairMessages,
-		OnResponse: func(resp *llm.Response) {
-			if resp.Cached {
-				j.diskHits.Add(1)
-			}
-		},
+		Repair:     j.prompts.RepairMessages,
+		OnResponse: j.countDiskHit,
 	})
 	if err != nil {
 		return nil, err
@@ -141,49 +221,40 @@ func (j *Judge) askGroup(ctx context.Context, question string, items []schema.It
 	return verdicts, nil
 }
 
-// reGroupLine opens a response's line of a group reply: its name and a
-// colon at the start of a line.
-var reGroupLine = regexp.MustCompile(`(?m)^[ \t]*(R\d+)[ \t]*:`)
+func (j *Judge) askGroundedGroup(ctx context.Context, lab *schema.Label, responses []string) ([]schema.GroundedScores, error) {
+	criteria := lab.Grounded.Criteria
+	passage, cut := prompts.FitPassage(lab.Grounded.Passage, j.opt.PassageTokens)
+	if cut {
+		j.passagesCut.Add(1)
+	}
+	msgs, shown, err := j.prompts.ScoreGroundedGroupView(j.view(), passage, lab.Question, criteria, responses, prompts.GroupOrder(responses))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range shown {
+		if s.Shown.Cut {
+			j.responsesCut.Add(1)
+		}
+	}
+	req := j.request(GroundedJudgeStage, prompts.ScoreGroundedGroup, msgs)
+	var scores []schema.GroundedScores
+	err = j.client.ChatParsed(ctx, req, llm.Ask{
+		What:    "grounded group scores",
+		Repairs: j.opt.GroundedRepairs,
+		Parse: func(reply string) error {
+			var err error
+			scores, err = schema.ParseGroupGroundedScores(reply, prompts.GroupNames(shown), responses, criteria)
+			return err
+		},
+		Repair:     j.prompts.RepairMessages,
+		OnResponse: j.countDiskHit,
+	})
+	return scores, err
+}
 
-// parseGroupReply reads a group reply: every name of shown exactly once at
-// the start of a line, each followed by that response's satisfaction
-// verdicts up to the next name (schema.ParseSatisfactionOf: a verdict that
-// any response of the group holds is its quote, not the judge's verdict).
-func parseGroupReply(reply string, shown []prompts.GroupShown, ids []int32, rs []*reward.Rollout) ([][]schema.Satisfaction, error) {
-	index := map[string]int{}
-	for i, s := range shown {
-		index[s.Name] = i
+// countDiskHit counts a reply served from the llm response cache.
+func (j *Judge) countDiskHit(resp *llm.Response) {
+	if resp.Cached {
+		j.diskHits.Add(1)
 	}
-	texts := make([]string, len(rs)) // what the judge was shown: a verdict any of them holds is a quote
-	for i, r := range rs {
-		texts[i] = r.Response
-	}
-	judged := strings.Join(texts, "\n")
-	locs := reGroupLine.FindAllStringSubmatchIndex(reply, -1)
-	out := make([][]schema.Satisfaction, len(shown))
-	for k, loc := range locs {
-		name := reply[loc[2]:loc[3]]
-		i, ok := index[name]
-		if !ok {
-			return nil, fmt.Errorf("the reply names a solution %s that was not shown (there were %d)", name, len(shown))
-		}
-		if out[i] != nil {
-			return nil, fmt.Errorf("the reply gives solution %s twice", name)
-		}
-		end := len(reply)
-		if k+1 < len(locs) {
-			end = locs[k+1][0]
-		}
-		v, err := schema.ParseSatisfactionOf(strings.TrimSpace(reply[loc[1]:end]), judged, ids, len(rs[i].Steps))
-		if err != nil {
-			return nil, fmt.Errorf("solution %s: %w", name, err)
-		}
-		out[i] = v
-	}
-	for i, s := range shown {
-		if out[i] == nil {
-			return nil, fmt.Errorf("the reply gives no verdicts for solution %s: want one line per solution, every one of R1 to R%d", s.Name, len(shown))
-		}
-	}
-	return out, nil
 }

@@ -87,8 +87,9 @@ type Judge struct {
 	sem     chan struct{}
 
 	// groundedSalt is salt's counterpart for the grounded judge's scores,
-	// groupSalt for group judging's verdicts (GroupVerdicts).
-	groundedSalt, groupSalt string
+	// groupSalt and groundedGroupSalt for group judging's (GroupVerdicts,
+	// GroundedGroupScores).
+	groundedSalt, groupSalt, groundedGroupSalt string
 	// members are a panel's judges (NewPanel); nil for one judge.
 	members []*Judge
 	// guard stands before the calls to the endpoint (SetGuard);
@@ -169,14 +170,15 @@ func New(client *llm.Client, ps *prompts.Set, opt Options) (*Judge, error) {
 	}
 	return &Judge{
 		client: client, prompts: ps, opt: opt,
-		salt:         judgeSalt(opt, ps, opt.Layout.Of(prompts.Satisfy)),
-		groundedSalt: judgeSalt(opt, ps, opt.Layout.Of(prompts.ScoreGrounded)),
-		groupSalt:    judgeSalt(opt, ps, prompts.SatisfyGroup),
-		sem:          make(chan struct{}, opt.Concurrency),
-		sat:          newMemo[[]schema.Satisfaction](opt.CacheEntries),
-		warm:         newWarmSet(opt.CacheEntries),
-		grounded:     newMemo[schema.GroundedScores](opt.CacheEntries),
-		latency:      promtext.NewHistogram(promtext.LatencyBuckets),
+		salt:              judgeSalt(opt, ps, opt.Layout.Of(prompts.Satisfy)),
+		groundedSalt:      judgeSalt(opt, ps, opt.Layout.Of(prompts.ScoreGrounded)),
+		groupSalt:         judgeSalt(opt, ps, prompts.SatisfyGroup),
+		groundedGroupSalt: judgeSalt(opt, ps, prompts.ScoreGroundedGroup),
+		sem:               make(chan struct{}, opt.Concurrency),
+		sat:               newMemo[[]schema.Satisfaction](opt.CacheEntries),
+		warm:              newWarmSet(opt.CacheEntries),
+		grounded:          newMemo[schema.GroundedScores](opt.CacheEntries),
+		latency:           promtext.NewHistogram(promtext.LatencyBuckets),
 	}, nil
 }
 

@@ -279,7 +279,7 @@ func checkRewarddMemory(t *testing.T, c corev1.Container, args map[string]string
 func TestFlagsExist(t *testing.T) {
 	o := load(t)
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin+"/", "github.com/rubricforge/rubricforge/cmd/distill", "github.com/rubricforge/rubricforge/cmd/rewardd")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin+"/", "github.com/rubricforge/rubricforge/cmd/distill", "github.com/rubricforge/rubricforge/cmd/rewardd")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -128,7 +128,7 @@ func TestImagesArePinnedByRunScript(t *testing.T) {
 func buildDistill(t *testing.T, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bin", "distill")
-	build := exec.Command("go", "build", "-o", bin, "github.com/rubricforge/rubricforge/cmd/distill")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/rubricforge/rubricforge/cmd/distill")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

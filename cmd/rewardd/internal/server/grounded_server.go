@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -19,12 +20,21 @@ import (
 // item.
 func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glabs []*schema.Label, out []reward.Result) {
 	var wg sync.WaitGroup
+	var labs []*schema.Label
+	byLab := map[*schema.Label][]int{} // with Config.Group: the items to judge, by label
 	for i, lab := range glabs {
 		if lab == nil {
 			continue
 		}
 		if err := reward.CheckGroundedScheme(items[i].scheme, lab); err != nil {
 			out[i] = reward.ErrorResult(items[i].requestID, lab.ID, schema.SchemeGrounded, err.Error())
+			continue
+		}
+		if s.cfg.Group && !reward.Silent(items[i].response) {
+			if byLab[lab] == nil {
+				labs = append(labs, lab)
+			}
+			byLab[lab] = append(byLab[lab], i)
 			continue
 		}
 		wg.Go(func() {
@@ -34,6 +44,21 @@ func (s *Server) scoreGroundedItems(ctx context.Context, items []scoreItem, glab
 			}
 			out[i] = reward.ScoreGrounded(lab, g, err)
 			out[i].RequestID = items[i].requestID
+		})
+	}
+	for _, lab := range labs {
+		idx := byLab[lab]
+		wg.Go(func() {
+			responses := make([]string, len(items))
+			for _, i := range idx {
+				responses[i] = items[i].response
+			}
+			scores, errs := make([]schema.GroundedScores, len(items)), make([]error, len(items))
+			s.groundedGroupScores(ctx, lab, responses, idx, scores, errs)
+			for _, i := range idx {
+				out[i] = reward.ScoreGrounded(lab, scores[i], errs[i])
+				out[i].RequestID = items[i].requestID
+			}
 		})
 	}
 	wg.Wait()
@@ -64,10 +89,14 @@ func (s *Server) groundedGroup(ctx context.Context, w http.ResponseWriter, probl
 		}
 		judged = append(judged, i)
 	}
-	s.warmFirst(ctx, len(judged), func() bool { return s.cfg.Judge.WarmGrounded(lab) }, func(k int) {
-		i := judged[k]
-		scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i])
-	})
+	if s.cfg.Group {
+		s.groundedGroupScores(ctx, lab, responses, judged, scores, errs)
+	} else {
+		s.warmFirst(ctx, len(judged), func() bool { return s.cfg.Judge.WarmGrounded(lab) }, func(k int) {
+			i := judged[k]
+			scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i])
+		})
+	}
 	g := reward.ScoreGroundedGroup(s.cfg.Params, lab, scores, errs)
 	for i := range g.Results {
 		g.Results[i].RequestID, g.Results[i].Note = problem.requestID, problem.note
@@ -92,4 +121,45 @@ func (s *Server) groundedScores(ctx context.Context, lab *schema.Label, response
 	s.calls.done(time.Now())
 	s.breaker.record(ctx, time.Now(), call, err)
 	return g, err
+}
+
+// groundedGroupScores fills the scores (or errors) of the responses judged
+// (indexes into responses) to the grounded question of lab from group
+// judge requests (Config.Group), through the circuit breaker; a response
+// whose group request failed is scored alone, so that no response fails
+// its group-mates.
+func (s *Server) groundedGroupScores(ctx context.Context, lab *schema.Label, responses []string, judged []int, scores []schema.GroundedScores, errs []error) {
+	if len(judged) == 0 {
+		return
+	}
+	call, err := s.breaker.allow(time.Now())
+	if err != nil {
+		for _, i := range judged {
+			errs[i] = err
+		}
+		return
+	}
+	asked := make([]string, len(judged))
+	for k, i := range judged {
+		asked[k] = responses[i]
+	}
+	s.calls.start(time.Now())
+	gs, ges := s.cfg.Judge.GroundedGroupScores(ctx, lab, asked)
+	s.calls.done(time.Now())
+	s.breaker.record(ctx, time.Now(), call, errors.Join(ges...))
+	var again []int
+	for k, i := range judged {
+		switch {
+		case ges[k] == nil:
+			scores[i] = gs[k]
+		case ctx.Err() != nil:
+			errs[i] = ges[k]
+		default:
+			again = append(again, i)
+		}
+	}
+	s.warmFirst(ctx, len(again), func() bool { return false }, func(k int) {
+		i := again[k]
+		scores[i], errs[i] = s.groundedScores(ctx, lab, responses[i])
+	})
 }

@@ -47,13 +47,28 @@ func groundedHarness(t testing.TB, labels []schema.Label, simulator sim.Config) 
 // groundedHarnessWith is groundedHarness with the judge's options.
 func groundedHarnessWith(t testing.TB, labels []schema.Label, simulator sim.Config, opt judge.Options) (*harness, *recordingTransport) {
 	t.Helper()
+	return judgedHarness(t, labels, simulator, opt, nil, nil)
+}
+
+// judgedHarness is groundedHarnessWith with the judge's transport wrapped
+// by wrap (nil: the simulated endpoint's own) and the server's Config
+// edited by edit (nil: as it is).
+func judgedHarness(t testing.TB, labels []schema.Label, simulator sim.Config, opt judge.Options, wrap func(http.RoundTripper) http.RoundTripper, edit func(*Config)) (*harness, *recordingTransport) {
+	t.Helper()
 	simulator.KeepLog = true
 	s := sim.New(simulator)
-	rec := &recordingTransport{next: s.Transport()}
+	transport := s.Transport()
+	if wrap != nil {
+		transport = wrap(transport)
+	}
+	rec := &recordingTransport{next: transport}
 	judge := newTestJudge(t, rec, 4, llm.NewMeter(nil, llm.Budget{}), opt)
 	cfg := Config{Judge: judge}
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	srv, err := New(cfg)
 	if err != nil {

@@ -89,9 +89,11 @@ type Config struct {
 	// the others once it is answered (or has taken StallAfter), so that a
 	// judge server's prefix cache computes what they share once.
 	AllAtOnce bool
-	// Group judges the responses of one rubric in a request (a group) in
-	// one judge request (judge.Judge.GroupVerdicts) instead of one each;
-	// off by default (docs/judge-reliability.md).
+	// Group judges the responses of one rubric in a request (a group: a
+	// math rubric's, or a grounded question's) in one judge request, or in
+	// parts that fit the judge's response budget together
+	// (judge.Judge.GroupVerdicts, GroundedGroupScores), instead of one
+	// each; off by default (docs/judge-reliability.md).
 	Group bool
 	// PanelMemberDeadline bounds, with a panel of judges, how long the
 	// panel waits for a judge once another has answered (0: no bound but
@@ -859,38 +861,43 @@ func (s *Server) warmFirst(ctx context.Context, n int, warm func() bool, judge f
 	wg.Wait()
 }
 
-// judgeGroup fills the verdicts of the rollouts group of lab from one
-// group judge request, or each one's judge error; while the breaker is
-// open the judge is not asked. A group request that fails (a reply still
+// judgeGroup fills the verdicts of the rollouts group of lab from group
+// judge requests (one, or parts of the group that fit the judge's response
+// budget together), or each one's judge error; while the breaker is open
+// the judge is not asked. A group request that fails (a reply still
 // unusable after its repairs, a request over the judge's context: one
 // response may cause either for all) is not paid as a failure of every
-// response: each is judged alone instead, meeting the breaker as usual.
+// response: each of its responses is judged alone instead, meeting the
+// breaker as usual.
 func (s *Server) judgeGroup(ctx context.Context, lab *schema.Label, rs []reward.Rollout, group []int) {
 	call, err := s.breaker.allow(time.Now())
-	if err == nil {
-		asked := make([]*reward.Rollout, len(group))
-		for k, i := range group {
-			asked[k] = &rs[i]
+	if err != nil {
+		for _, i := range group {
+			rs[i].JudgeErr = "satisfaction judge: " + err.Error()
 		}
-		s.calls.start(time.Now())
-		var vs [][]schema.Satisfaction
-		vs, err = s.cfg.Judge.GroupVerdicts(ctx, lab.Question, lab.Rubric, asked)
-		s.calls.done(time.Now())
-		s.breaker.record(ctx, time.Now(), call, err)
-		if err == nil {
-			for k, i := range group {
-				rs[i].Verdicts = vs[k]
-			}
-			return
-		}
-		if ctx.Err() == nil {
-			s.warmFirst(ctx, len(group), func() bool { return false }, func(k int) { s.judge(ctx, lab, &rs[group[k]]) })
-			return
-		}
+		return
 	}
-	for _, i := range group {
-		rs[i].JudgeErr = "satisfaction judge: " + err.Error()
+	asked := make([]*reward.Rollout, len(group))
+	for k, i := range group {
+		asked[k] = &rs[i]
 	}
+	s.calls.start(time.Now())
+	vs, errs := s.cfg.Judge.GroupVerdicts(ctx, lab.Question, lab.Rubric, asked)
+	s.calls.done(time.Now())
+	s.breaker.record(ctx, time.Now(), call, errors.Join(errs...))
+	var again []int // the responses whose group request failed, judged alone
+	for k, i := range group {
+		if errs[k] == nil {
+			rs[i].Verdicts = vs[k]
+			continue
+		}
+		if ctx.Err() != nil {
+			rs[i].JudgeErr = "satisfaction judge: " + errs[k].Error()
+			continue
+		}
+		again = append(again, i)
+	}
+	s.warmFirst(ctx, len(again), func() bool { return false }, func(k int) { s.judge(ctx, lab, &rs[again[k]]) })
 }
 
 // judge fills r's verdicts, or its judge error; while the breaker is open

@@ -178,11 +178,14 @@ func twinGroups(f twinFamily, scheme string) [][]twinMember {
 }
 
 // twinHarness is a rewardd over the simulated judge with a context that
-// the padded responses overflow.
-func twinHarness(t testing.TB, labels []schema.Label) *harness {
+// the padded responses overflow, its Config edited by edit (nil: none).
+func twinHarness(t testing.TB, labels []schema.Label, edit func(*Config)) *harness {
 	return newHarness(t, labels, func(c *Config, sc *sim.Config) {
 		sc.ContextTokens = twinContextTokens
 		sc.KeepLog = false
+		if edit != nil {
+			edit(c)
+		}
 	})
 }
 
@@ -289,54 +292,83 @@ func TestTwinRuleOverHTTP(t *testing.T) {
 		for _, scheme := range f.schemes {
 			t.Run(f.name+"/"+scheme, func(t *testing.T) {
 				t.Parallel()
-				h := twinHarness(t, []schema.Label{f.lab})
-				broken := 0
-				fail := func(format string, args ...any) {
-					if broken++; broken <= 5 {
-						t.Errorf(format, args...)
-					}
-				}
-				for n, g := range twinGroups(f, scheme) {
-					out := scoreTwinGroup(t, h, f, scheme, g)
-					for i, fm := range g {
-						if !fm.failed {
-							continue
-						}
-						for j, jm := range g {
-							if jm.failed || fm.class != jm.class {
-								continue
-							}
-							if bad := above(out, i, j); len(bad) > 0 {
-								fail("group %v: failed response %d is paid more than judged response %d of its class: %s", g, i, j, strings.Join(bad, ", "))
-							}
-						}
-						if f.verdicts != nil && (len(g) <= 2 || len(g) == 3 && n%7 == 0) {
-							r, a := leastFavourable(f, scheme, g, out, i)
-							low := reward.Group{Results: []reward.Result{r}, Advantages: []reward.Advantage{a}}
-							one := reward.Group{Results: []reward.Result{out.Results[i]}, Advantages: []reward.Advantage{out.Advantages[i]}}
-							if bad := above(reward.Group{Results: append(one.Results, low.Results...), Advantages: append(one.Advantages, low.Advantages...)}, 0, 1); len(bad) > 0 {
-								fail("group %v: failed response %d is paid more than its least favourable judgment: %s", g, i, strings.Join(bad, ", "))
-							}
-						}
-					}
-				}
-				// /v1/score: the failed twin's reward is no more than the judged
-				// twin's, for every pattern.
-				for v := range f.patterns(scheme) * f.classes {
-					m := twinMember{v % f.patterns(scheme), v / f.patterns(scheme), false}
-					text := f.text(scheme, m.pattern, m.class)
-					var got scoreAnswer
-					h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
-						{"problem_id": f.lab.ID, "scheme": scheme, "response": text}, {"problem_id": f.lab.ID, "scheme": scheme, "response": twinPad + text}}}), &got)
-					judged, failed := got.Results[0], got.Results[1]
-					if !judged.JudgeOK || failed.JudgeOK || failed.Reward > judged.Reward && !rewardtest.Near(failed.Reward, judged.Reward) {
-						fail("/v1/score %v: the failed twin is paid %v (judge_ok %v), the judged one %v (judge_ok %v)", m, failed.Reward, failed.JudgeOK, judged.Reward, judged.JudgeOK)
-					}
-				}
-				if broken > 5 {
-					t.Errorf("... %d such comparisons in all", broken)
-				}
+				checkTwinRule(t, f, scheme, nil, 1)
 			})
 		}
+	}
+}
+
+// TestTwinRuleGroupJudged is TestTwinRuleOverHTTP with group judging
+// (Config.Group), for each family under its first scheme, on one group (one
+// /v1/score pattern) in 13 to stay cheap: a group holding the failed twin
+// fails its group request (over the judge's context), and its responses,
+// judged alone, keep the twin rule.
+func TestTwinRuleGroupJudged(t *testing.T) {
+	t.Parallel()
+	families := []twinFamily{mathFamily(schema.StyleSRaR, schema.SchemeSRaR), mathFamily(schema.StyleFactualProcess, schema.SchemeRGR), groundedFamily(t)}
+	for _, f := range families {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			checkTwinRule(t, f, f.schemes[0], groupOn, 13)
+		})
+	}
+}
+
+// checkTwinRule checks the twin rule of TestTwinRuleOverHTTP for family f
+// under scheme, on a rewardd whose Config edit edits (nil: none), on every
+// stride-th group and /v1/score pattern.
+func checkTwinRule(t *testing.T, f twinFamily, scheme string, edit func(*Config), stride int) {
+	h := twinHarness(t, []schema.Label{f.lab}, edit)
+	broken := 0
+	fail := func(format string, args ...any) {
+		if broken++; broken <= 5 {
+			t.Errorf(format, args...)
+		}
+	}
+	for n, g := range twinGroups(f, scheme) {
+		if n%stride != 0 {
+			continue
+		}
+		out := scoreTwinGroup(t, h, f, scheme, g)
+		for i, fm := range g {
+			if !fm.failed {
+				continue
+			}
+			for j, jm := range g {
+				if jm.failed || fm.class != jm.class {
+					continue
+				}
+				if bad := above(out, i, j); len(bad) > 0 {
+					fail("group %v: failed response %d is paid more than judged response %d of its class: %s", g, i, j, strings.Join(bad, ", "))
+				}
+			}
+			if f.verdicts != nil && (len(g) <= 2 || len(g) == 3 && n%7 == 0) {
+				r, a := leastFavourable(f, scheme, g, out, i)
+				low := reward.Group{Results: []reward.Result{r}, Advantages: []reward.Advantage{a}}
+				one := reward.Group{Results: []reward.Result{out.Results[i]}, Advantages: []reward.Advantage{out.Advantages[i]}}
+				if bad := above(reward.Group{Results: append(one.Results, low.Results...), Advantages: append(one.Advantages, low.Advantages...)}, 0, 1); len(bad) > 0 {
+					fail("group %v: failed response %d is paid more than its least favourable judgment: %s", g, i, strings.Join(bad, ", "))
+				}
+			}
+		}
+	}
+	// /v1/score: the failed twin's reward is no more than the judged
+	// twin's, for every pattern.
+	for v := range f.patterns(scheme) * f.classes {
+		if v%stride != 0 {
+			continue
+		}
+		m := twinMember{v % f.patterns(scheme), v / f.patterns(scheme), false}
+		text := f.text(scheme, m.pattern, m.class)
+		var got scoreAnswer
+		h.post("/v1/score", mustJSON(t, map[string]any{"items": []map[string]any{
+			{"problem_id": f.lab.ID, "scheme": scheme, "response": text}, {"problem_id": f.lab.ID, "scheme": scheme, "response": twinPad + text}}}), &got)
+		judged, failed := got.Results[0], got.Results[1]
+		if !judged.JudgeOK || failed.JudgeOK || failed.Reward > judged.Reward && !rewardtest.Near(failed.Reward, judged.Reward) {
+			fail("/v1/score %v: the failed twin is paid %v (judge_ok %v), the judged one %v (judge_ok %v)", m, failed.Reward, failed.JudgeOK, judged.Reward, judged.JudgeOK)
+		}
+	}
+	if broken > 5 {
+		t.Errorf("... %d such comparisons in all", broken)
 	}
 }
