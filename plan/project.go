@@ -493,14 +493,8 @@ func planEndpoints(j *job.Job, decompose bool, rep *pipeline.Report, earlier *co
 	return out
 }
 
-// usageCost prices a stage's tokens with the job's price of its model,
-// the cached prompt tokens at its cached rate (the prompt rate when it has
-// none).
-func usageCost(j *job.Job, stage string, prompt, cached, completion int64) float64 {
-	return stagePriceOf(j, stage).cost(prompt, cached, completion)
-}
-
-// stagePrice is the price of a stage's model and the stage's batch rate.
+// stagePrice is the price of a stage's model and the stage's batch rate:
+// what a stage's tokens cost.
 type stagePrice struct {
 	priced bool
 	price  job.Price
