@@ -38,6 +38,7 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("scope "+tc.scope, func(t *testing.T) {
+			t.Parallel()
 			budget := cost / 2
 			var spent float64
 			var dirs []string
