@@ -23,7 +23,7 @@ export GOFLAGS := -trimpath $(USER_GOFLAGS)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build image test test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
+.PHONY: help build image test test-long test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -82,6 +82,9 @@ test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race de
 	  exit 1; \
 	fi
 	@$(MAKE) --no-print-directory test-browser
+
+test-long: ## every test in its long form (RUBRICFORGE_TEST_LONG=1: the exhaustive sweeps make test runs a cover of), with the race detector
+	RUBRICFORGE_TEST_LONG=1 $(GO) test -race -timeout 40m $(PKGS)
 
 test-browser: ## the review page in a real headless Chromium (build tag browser; about a minute; the last step of make test)
 	$(GO) vet -tags browser ./cmd/validate

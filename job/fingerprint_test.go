@@ -360,12 +360,13 @@ func TestNoPanelKeepsTheFingerprint(t *testing.T) {
 	}
 }
 
-// judgeKeySetting: the settings issue #31 added to the judging stages
-// (panels, pinned seeds), which a job that leaves them at their defaults
-// must not have in its fingerprint.
+// judgeKeySetting: the settings added to the judging stages after these
+// fingerprints (issue #31's panels and pinned seeds, issue #42's group
+// judging), which a job that leaves them at their defaults must not have
+// in its fingerprint.
 func judgeKeySetting(key string) bool {
 	stage, name, _ := strings.Cut(key, ".")
-	return (stage == StageJudge || stage == StageEmpirical) && (name == "panel" || name == "seed" || name == "no_seed")
+	return (stage == StageJudge || stage == StageEmpirical) && (name == "panel" || name == "seed" || name == "no_seed" || name == "group")
 }
 
 // TestDefaultJudgeSeedKeepsTheFingerprint: a job whose judges take the

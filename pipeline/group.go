@@ -24,31 +24,57 @@ import (
 // costs its group-mates their verdicts.
 
 // groupParts are the parts a group of responses (texts, with their
-// extracted answers, answers[i] "" for none) is asked in.
-func (e *engine) groupParts(texts, answers []string) [][]int {
+// extracted answers, answers[i] "" for none) is asked in: of the distinct
+// texts (a text written twice is asked about once, its verdicts given to
+// both), as parts of indexes into texts; copies[i] are the indexes of the
+// later copies of text i.
+func (e *engine) groupParts(texts, answers []string) (parts [][]int, copies map[int][]int) {
 	budget := e.job.JudgeView().MaxResponseTokens
-	tokens := make([]int, len(texts))
+	first := map[string]int{}
+	copies = map[int][]int{}
+	var distinct, tokens []int
 	for i, t := range texts {
-		tokens[i] = prompts.GroupResponseTokens(t, answers[i], budget)
+		if f, ok := first[t]; ok {
+			copies[f] = append(copies[f], i)
+			continue
+		}
+		first[t] = i
+		distinct = append(distinct, i)
+		tokens = append(tokens, prompts.GroupResponseTokens(t, answers[i], budget))
 	}
-	return prompts.GroupParts(tokens, budget)
+	parts = prompts.GroupParts(tokens, budget)
+	for _, p := range parts {
+		for k, i := range p {
+			p[k] = distinct[i]
+		}
+	}
+	return parts, copies
 }
 
-// askParts asks every part of parts: one (of its index) alone for a part
-// of one response, else together (group, whose error that unusableVerdict
-// accepts has each of the part's responses asked alone).
-func (e *engine) askParts(ctx context.Context, w *unit, jd judgeAt, parts [][]int, group func(ctx context.Context, part []int) error, one func(ctx context.Context, i int) error) error {
+// askParts asks every part of parts (with copies, as groupParts returns
+// them): one (of its index) alone for each response of a part of one,
+// else together (group, which gives the copies their verdicts too; an
+// error of it that unusableVerdict accepts has each of the part's
+// responses asked alone).
+func (e *engine) askParts(ctx context.Context, w *unit, jd judgeAt, parts [][]int, copies map[int][]int, group func(ctx context.Context, part []int) error, one func(ctx context.Context, i int) error) error {
+	alone := func(ctx context.Context, part []int) error {
+		var all []int
+		for _, i := range part {
+			all = append(append(all, i), copies[i]...)
+		}
+		return fanOut(ctx, len(all), func(ctx context.Context, m int) error { return one(ctx, all[m]) })
+	}
 	return warmFirst(ctx, len(parts), func(ctx context.Context, k int) error {
 		part := parts[k]
 		if len(part) == 1 {
-			return one(ctx, part[0])
+			return alone(ctx, part)
 		}
 		err := group(ctx, part)
 		if err == nil || !unusableVerdict(err) {
 			return err
 		}
 		e.log.Debug("empirical: a group request gave no verdicts; its responses are asked alone", "id", w.p.ID, "responses", len(part), "judge", jd.name, "err", err)
-		return fanOut(ctx, len(part), func(ctx context.Context, m int) error { return one(ctx, part[m]) })
+		return alone(ctx, part)
 	})
 }
 
@@ -61,6 +87,7 @@ func (e *engine) judgeRolloutGroups(ctx context.Context, w *unit, jd judgeAt, id
 	for i, r := range w.rollouts {
 		texts[i], answers[i] = r.Text, r.ExtractedAnswer
 	}
+	parts, copies := e.groupParts(texts, answers)
 	group := func(ctx context.Context, part []int) error {
 		solutions := make([]prompts.GroupSolution, len(part))
 		asked, steps := make([]string, len(part)), make([]int, len(part))
@@ -87,10 +114,13 @@ func (e *engine) judgeRolloutGroups(ctx context.Context, w *unit, jd judgeAt, id
 				verdicts[m] = reward.UnseenPitfalls(verdicts[m], w.items, s.HiddenFrom, s.HiddenTo, reward.Steps(texts[i]))
 			}
 			put(i, verdicts[m])
+			for _, c := range copies[i] {
+				put(c, verdicts[m])
+			}
 		}
 		return nil
 	}
-	return e.askParts(ctx, w, jd, e.groupParts(texts, answers), group, one)
+	return e.askParts(ctx, w, jd, parts, copies, group, one)
 }
 
 // scoreAnswerGroups has judge jd score the answers texts to question q in
@@ -98,6 +128,7 @@ func (e *engine) judgeRolloutGroups(ctx context.Context, w *unit, jd judgeAt, id
 // put; one scores answer i alone.
 func (e *engine) scoreAnswerGroups(ctx context.Context, w *unit, passage string, q *schema.GroundedQuestion, texts []string, jd judgeAt, put func(i int, s []float64), one func(ctx context.Context, i int) error) error {
 	criteria := shown(q.Criteria, e.order(w.p.ID, jd, int(q.Index), len(q.Criteria)))
+	parts, copies := e.groupParts(texts, make([]string, len(texts)))
 	group := func(ctx context.Context, part []int) error {
 		asked := make([]string, len(part))
 		for m, i := range part {
@@ -119,8 +150,11 @@ func (e *engine) scoreAnswerGroups(ctx context.Context, w *unit, passage string,
 		for m, i := range part {
 			e.countCut(seen[m].Shown)
 			put(i, scores[m].Scores)
+			for _, c := range copies[i] {
+				put(c, scores[m].Scores)
+			}
 		}
 		return nil
 	}
-	return e.askParts(ctx, w, jd, e.groupParts(texts, make([]string, len(texts))), group, one)
+	return e.askParts(ctx, w, jd, parts, copies, group, one)
 }

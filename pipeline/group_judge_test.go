@@ -77,6 +77,31 @@ func TestEmpiricalGroupJudging(t *testing.T) {
 			}
 		})
 	}
+	// A record's rollouts over the response budget together (512
+	// estimated tokens: about two of the simulated rollouts) are asked in
+	// parts of two, with the same verdicts, none refused.
+	t.Run("math/parts", func(t *testing.T) {
+		t.Parallel()
+		run := func(group bool) (map[string]string, map[sim.Kind]int) {
+			rec := &sim.PromptRecorder{}
+			f, _, opt := inProcessFixture(t, 4, sim.Config{Prompts: rec})
+			jb := f.job
+			jb.Rollout.N = 6
+			jb.Empirical.Enabled = true
+			jb.Empirical.MaxResponseTokens = 512
+			jb.Judge.Group = group
+			runJob(t, jb, opt)
+			return empiricalVerdicts(t, jb.Out), requestKinds(rec)
+		}
+		alone, _ := run(false)
+		together, kinds := run(true)
+		if fmt.Sprint(alone) != fmt.Sprint(together) {
+			t.Errorf("verdicts differ with judge.group in parts:\nalone    %v\ntogether %v", alone, together)
+		}
+		if records := len(alone) / 6; kinds[sim.KindSatisfyGroup] < 2*records {
+			t.Errorf("judge requests by kind %v for %d records: want each record's 6 rollouts in parts", kinds, records)
+		}
+	})
 	t.Run("grounded", func(t *testing.T) {
 		t.Parallel()
 		run := func(group bool) (map[string]string, map[sim.Kind]int) {

@@ -87,6 +87,7 @@ func agreementDisagreements(text string) []string {
 // table, rates, kappa, types or panel members contradict each other, and
 // passes the golden reports as they are.
 func TestAgreementDisagreementsAreFound(t *testing.T) {
+	t.Parallel()
 	good := `  sample: seed 3, 100 records drawn for the order check, their 640 judged items
   640 judged, 0 failed
   items compared                             640

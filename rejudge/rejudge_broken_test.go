@@ -32,6 +32,7 @@ func quoting(own string, _ string) (string, string) {
 // a parsable one it quotes: every drawn item fails to be judged, and none
 // is compared by the quote.
 func TestRejudgeBrokenReplyIsNoVerdict(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:10], 8)
 	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 10, 1)

@@ -14,6 +14,7 @@ import (
 // changed (model, endpoint kind, template, sampling, seed); the same judge
 // on another server of its kind is answered from the cache.
 func TestRejudgeKeyCoversTheJudge(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:12]
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, recs, 8)

@@ -103,6 +103,7 @@ func panelOf(names ...string) []PanelJudge {
 // split stays invalid) nor the judges' Fleiss kappa (a failure is no
 // rating), while its failures are counted.
 func TestRejudgePanel(t *testing.T) {
+	t.Parallel()
 	srv := judgesServer()
 	dir, _ := truthRun(t, srv, 80)
 	cache := filepath.Join(t.TempDir(), "cache.db")
@@ -172,6 +173,7 @@ func TestRejudgePanel(t *testing.T) {
 // covers the rate this gives on the drawn records, every flip calls the
 // item valid where it came earlier, and a judge without bias never flips.
 func TestOrderCheckRecoversBias(t *testing.T) {
+	t.Parallel()
 	const bias = 0.6
 	srv := sim.New(sim.Config{Seed: 11, InvalidRate: 0.3, Judges: map[string]sim.JudgeProfile{
 		"biased": {FalseValid: 0.05, FirstBias: bias},
@@ -236,6 +238,7 @@ func TestOrderCheckRecoversBias(t *testing.T) {
 // whole panel or counted as not judged, never decided by the judges that
 // happened to be asked.
 func TestRejudgePanelBudgetStop(t *testing.T) {
+	t.Parallel()
 	srv := judgesServer()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)

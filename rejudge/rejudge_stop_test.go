@@ -33,6 +33,7 @@ func (r refused) RoundTrip(req *http.Request) (*http.Response, error) {
 // stops as distill run does, after a few requests in a row could not
 // connect, with one error that says so and no warning per record.
 func TestRejudgeNothingListens(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	var logs bytes.Buffer
@@ -124,6 +125,7 @@ func TestRejudgeInterrupted(t *testing.T) {
 // TestRejudgeUnparseableReplies: replies that never parse fail their own
 // records only; the rejudge goes on and counts them as failed.
 func TestRejudgeUnparseableReplies(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:20], 8)
 	srv := sim.New(sim.Config{Seed: 5, Faults: sim.Faults{Malformed: 0.5}})
@@ -141,6 +143,7 @@ func TestRejudgeUnparseableReplies(t *testing.T) {
 // client for live attempts only) never stops it, as the budget stop's
 // message promises ("answers the judged ones from the cache").
 func TestRejudgeCachedAnswersSpendNoBudget(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5})

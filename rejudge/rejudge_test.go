@@ -33,6 +33,7 @@ func rejudgeConfig(srv *sim.Server, cache string, sample int, seed uint64) Confi
 // every flip moves exactly one item between agreement and disagreement,
 // and no request reaches the endpoint.
 func TestRejudgeEndToEnd(t *testing.T) {
+	t.Parallel()
 	const seed = 3
 	t.Logf("sample seed %d, simulated endpoint seed 5", seed)
 	recs := corpusfix.Records()[:30]
@@ -174,6 +175,7 @@ func noSecret(t *testing.T, rep *audit.AgreementReport) {
 // TestRejudgeBudgetStop: with a budget the first request exhausts, the
 // rejudge stops sending, says why, and counts the rest as failed.
 func TestRejudgeBudgetStop(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	srv := sim.New(sim.Config{Seed: 5})
@@ -201,6 +203,7 @@ func TestRejudgeBudgetStop(t *testing.T) {
 // TestRejudgeFatal: a refused key ends the rejudge with an error that
 // does not hold the key.
 func TestRejudgeFatal(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:10], 8)
 	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 10, 1)

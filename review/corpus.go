@@ -248,20 +248,7 @@ func scanFiles(ctx context.Context, in *audit.Input, part uint16) ([]scannedFile
 	for range min(runtime.GOMAXPROCS(0), len(in.Files)) {
 		wg.Go(func() {
 			for i := range next {
-				f := &out[i]
-				f.fps = map[string]bool{}
-				errs[i] = audit.ScanFileAt(ctx, in, i, indexOfLabel, func(row *indexRow, ref audit.RowRef) error {
-					if row.Provenance.JobFingerprint != "" {
-						f.fps[row.Provenance.JobFingerprint] = true
-					}
-					e := entryOf(row, part, ref)
-					e.id, e.grounded = row.ID, row.Grounded != nil
-					if row.unit != "" {
-						e.id, e.logID = row.unit, row.ID
-					}
-					f.recs = append(f.recs, e)
-					return nil
-				}, func(pr audit.Problem) { f.problems = append(f.problems, pr) })
+				errs[i] = indexFile(ctx, in, i, part, &out[i])
 			}
 		})
 	}
@@ -277,6 +264,43 @@ func scanFiles(ctx context.Context, in *audit.Input, part uint16) ([]scannedFile
 		return nil, err
 	}
 	return out, errors.Join(errs...)
+}
+
+// indexFile reads the index entries of file i of in into f: a Parquet
+// file of records by its columns (scanColumns), any other file, or one
+// whose columns do not read, row by row (audit.ScanFileAt, which reports
+// what is wrong with it).
+func indexFile(ctx context.Context, in *audit.Input, i int, part uint16, f *scannedFile) error {
+	take := func(row *indexRow, ref audit.RowRef) {
+		if fp := row.Provenance.JobFingerprint; fp != "" && !f.fps[fp] {
+			f.fps[fp] = true
+		}
+		e := entryOf(row, part, ref)
+		e.id, e.grounded = row.ID, row.Grounded != nil
+		if row.unit != "" {
+			e.id, e.logID = row.unit, row.ID
+		}
+		f.recs = append(f.recs, e)
+	}
+	start := func() {
+		*f = scannedFile{fps: map[string]bool{}}
+		if n := in.Files[i].Rows; n > 0 {
+			f.recs = make([]recEntry, 0, n)
+		}
+	}
+	start()
+	ok, err := scanColumns(ctx, in, i, take)
+	if ok && err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	start()
+	return audit.ScanFileAt(ctx, in, i, indexOfLabel, func(row *indexRow, ref audit.RowRef) error {
+		take(row, ref)
+		return nil
+	}, func(pr audit.Problem) { f.problems = append(f.problems, pr) })
 }
 
 // seen reports whether a record with id was read before, and notes it:
@@ -340,11 +364,11 @@ func (h *sampleHeap) Pop() any {
 
 // entryOf is the index entry of row.
 func entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
-	e := recEntry{part: part, ref: ref}
+	e := recEntry{part: part, ref: ref, items: make([]itemEntry, 0, row.items())}
 	edges := row.edges()
 	for k, it := range row.Rubric {
 		edge := edges[k]
-		risk, _ := itemRisk(it.Valid, it.EmpiricalValid, edge)
+		risk, _ := itemRiskWhy(it.Valid, it.EmpiricalValid, edge, false)
 		var flags uint8
 		if it.Valid != nil && !*it.Valid {
 			flags |= judgeInvalid
@@ -361,7 +385,7 @@ func entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
 	if g := row.Grounded; g != nil {
 		for _, q := range g.Questions {
 			for i, cr := range q.Criteria {
-				risk, _ := criterionRisk(cr.Valid, cr.Varies)
+				risk, _ := criterionRiskWhy(cr.Valid, cr.Varies, false)
 				var flags uint8
 				if cr.Valid != nil && !*cr.Valid {
 					flags |= judgeInvalid
@@ -374,8 +398,18 @@ func entryOf(row *indexRow, part uint16, ref audit.RowRef) recEntry {
 			}
 		}
 	}
-	e.items = slices.Clip(e.items)
 	return e
+}
+
+// items counts the row's items: its rubric's and its criteria.
+func (row *indexRow) items() int {
+	n := len(row.Rubric)
+	if g := row.Grounded; g != nil {
+		for _, q := range g.Questions {
+			n += len(q.Criteria)
+		}
+	}
+	return n
 }
 
 // itemTypes are the types an itemEntry's typ indexes: the rubric types,
@@ -590,7 +624,21 @@ type indexRow struct {
 	// unit names a verl export's grounded question (its question id);
 	// ID is then its passage's record.
 	unit string
+	// scratch, when set, holds edges' working space from one row to the
+	// next (the column reader's rows).
+	scratch *edgeScratch
 }
+
+// edgeScratch is the working space of indexRow.edges.
+type edgeScratch struct {
+	counts []edgeCounts
+	edges  []float64
+	out    []*float64
+}
+
+// edgeCounts are an item's good verdicts and verdicts on correct ([0])
+// and flawed ([1]) rollouts.
+type edgeCounts struct{ good, n [2]int }
 
 type indexItem struct {
 	ID             int32  `parquet:"id" json:"id"`
@@ -626,38 +674,52 @@ type indexCriterion struct {
 }
 
 // edges are the discrimination edges of the row's items (edgeOf), in
-// rubric order, from one pass over its rollouts' verdicts.
+// rubric order, from one pass over its rollouts' verdicts. They live in
+// row.scratch until the next call when it is set.
 func (row *indexRow) edges() []*float64 {
-	pos := make(map[int32]int, len(row.Rubric))
-	for k, it := range row.Rubric {
-		pos[it.ID] = k
+	sc := row.scratch
+	if sc == nil {
+		sc = &edgeScratch{}
 	}
-	good := make([][2]int, len(row.Rubric)) // [0] correct, [1] flawed
-	n := make([][2]int, len(row.Rubric))
+	n := len(row.Rubric)
+	sc.counts = append(sc.counts[:0], make([]edgeCounts, n)...)
+	sc.edges = append(sc.edges[:0], make([]float64, n)...)
+	sc.out = append(sc.out[:0], make([]*float64, n)...)
 	for _, ro := range row.Rollouts {
 		side := 1
 		if ro.Correct {
 			side = 0
 		}
 		for _, s := range ro.Satisfaction {
-			k, ok := pos[s.ID]
-			if !ok {
+			k := row.itemAt(s.ID)
+			if k < 0 {
 				continue
 			}
-			n[k][side]++
+			sc.counts[k].n[side]++
 			if s.Satisfied == (row.Rubric[k].Polarity >= 0) {
-				good[k][side]++
+				sc.counts[k].good[side]++
 			}
 		}
 	}
-	out := make([]*float64, len(row.Rubric))
-	for k := range row.Rubric {
-		if n[k][0] > 0 && n[k][1] > 0 {
-			e := float64(good[k][0])/float64(n[k][0]) - float64(good[k][1])/float64(n[k][1])
-			out[k] = &e
+	for k, c := range sc.counts {
+		if c.n[0] > 0 && c.n[1] > 0 {
+			sc.edges[k] = float64(c.good[0])/float64(c.n[0]) - float64(c.good[1])/float64(c.n[1])
+			sc.out[k] = &sc.edges[k]
 		}
 	}
-	return out
+	return sc.out
+}
+
+// itemAt is the place in the rubric of the item with id (the last, when
+// a damaged rubric repeats it); -1 when none. Rubrics are short: a search
+// costs less than a map.
+func (row *indexRow) itemAt(id int32) int {
+	for k := len(row.Rubric) - 1; k >= 0; k-- {
+		if row.Rubric[k].ID == id {
+			return k
+		}
+	}
+	return -1
 }
 
 // indexOfLabel is what a verl export's label holds for the index: a math

@@ -113,15 +113,24 @@ func criterionItem(k ItemKey, c schema.Criterion) Item {
 // why: the judge said invalid (2); its score is the same on every
 // closed-book answer, so it gives no training signal (2).
 func criterionRisk(valid, varies *bool) (int, []string) {
+	return criterionRiskWhy(valid, varies, true)
+}
+
+// criterionRiskWhy is criterionRisk, with the reasons only when explain.
+func criterionRiskWhy(valid, varies *bool, explain bool) (int, []string) {
 	risk := 0
 	var why []string
+	because := func(points int, reason string) {
+		risk += points
+		if explain {
+			why = append(why, reason)
+		}
+	}
 	if valid != nil && !*valid {
-		risk += 2
-		why = append(why, "judge said invalid")
+		because(2, "judge said invalid")
 	}
 	if varies != nil && !*varies {
-		risk += 2
-		why = append(why, "no training signal (its score never varies)")
+		because(2, "no training signal (its score never varies)")
 	}
 	return risk, why
 }
@@ -187,23 +196,31 @@ func riskOf(it *Item) (int, []string) {
 // judge and the empirical rule disagree (3), the judge said invalid (2),
 // the empirical rule said invalid (2), the edge is low (1).
 func itemRisk(valid, empirical *bool, edge *float64) (int, []string) {
+	return itemRiskWhy(valid, empirical, edge, true)
+}
+
+// itemRiskWhy is itemRisk, with the reasons only when explain (the
+// index keeps none, and a corpus's start should not make them).
+func itemRiskWhy(valid, empirical *bool, edge *float64, explain bool) (int, []string) {
 	risk := 0
 	var why []string
+	because := func(points int, reason string) {
+		risk += points
+		if explain {
+			why = append(why, reason)
+		}
+	}
 	if valid != nil && empirical != nil && *valid != *empirical {
-		risk += 3
-		why = append(why, "judge and empirical figures disagree")
+		because(3, "judge and empirical figures disagree")
 	}
 	if valid != nil && !*valid {
-		risk += 2
-		why = append(why, "judge said invalid")
+		because(2, "judge said invalid")
 	}
 	if empirical != nil && !*empirical {
-		risk += 2
-		why = append(why, "empirically invalid")
+		because(2, "empirically invalid")
 	}
 	if edge != nil && *edge < LowEdge {
-		risk++
-		why = append(why, "low edge")
+		because(1, "low edge")
 	}
 	return risk, why
 }

@@ -45,12 +45,19 @@ func (s *State) Decision(k ItemKey) (Entry, bool) {
 // Session is one reviewer's review of a corpus on a page: a log and the
 // standing decisions of each of the corpus's parts, each decision checked
 // against what stands, written to its part's log and synced before it
-// counts. Safe for concurrent use: decisions are taken one at a time.
+// counts. Safe for concurrent use: decisions are taken one at a time
+// (decide), and a page reading the standing decisions (Lock) waits only
+// while one is folded in, never while it is written and synced: until
+// then the decision does not stand.
 type Session struct {
 	c      *Corpus
 	logs   []*Log
 	states []*State
-	mu     sync.Mutex
+	decide sync.Mutex // held by a decision from its check to its fold
+	mu     sync.Mutex // held while states change or are read
+	// reviewed counts the items under review with a standing decision,
+	// kept as decisions are folded in (Progress).
+	reviewed int
 }
 
 // NewSession starts the reviewer's session over c with one log per part
@@ -61,7 +68,10 @@ func NewSession(c *Corpus, logs []*Log) (*Session, error) {
 	}
 	s := &Session{c: c, logs: logs}
 	for _, l := range logs {
-		s.states = append(s.states, Replay(l.Header().Reviewer, l.Entries()))
+		st := Replay(l.Header().Reviewer, l.Entries())
+		s.states = append(s.states, st)
+		r, _ := Progress(c, st)
+		s.reviewed += r
 	}
 	return s, nil
 }
@@ -158,14 +168,9 @@ func (s *Session) Unlock() { s.mu.Unlock() }
 // Queue is the queue under f. Hold the session (Lock) while reading it.
 func (s *Session) Queue(f Filter) *Queue { return s.c.Queue(f, s) }
 
-// Progress counts the items decided, of all under review.
-func (s *Session) Progress() (reviewed, total int) {
-	for _, st := range s.states {
-		r, _ := Progress(s.c, st)
-		reviewed += r
-	}
-	return reviewed, s.c.Items()
-}
+// Progress counts the items decided, of all under review. Hold the
+// session (Lock) while reading it.
+func (s *Session) Progress() (reviewed, total int) { return s.reviewed, s.c.Items() }
 
 // DecideItem checks decision d on item k of record id (its name in the
 // queue) against what stands, logs it and returns the entry and the
@@ -175,13 +180,15 @@ func (s *Session) DecideItem(ctx context.Context, id string, k ItemKey, d ItemDe
 	if err != nil {
 		return Entry{}, nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	st, l, err := s.state(id)
 	if err != nil {
 		return Entry{}, nil, err
 	}
+	s.mu.Lock()
 	e, err := st.ItemEntry(rec, k, d, now)
+	s.mu.Unlock()
 	if err != nil {
 		return Entry{}, rec, err
 	}
@@ -191,13 +198,15 @@ func (s *Session) DecideItem(ctx context.Context, id string, k ItemKey, d ItemDe
 
 // DecideRecord logs a skip, flag or unflag of record id.
 func (s *Session) DecideRecord(id, action, reason string, now time.Time) (Entry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	st, l, err := s.state(id)
 	if err != nil {
 		return Entry{}, err
 	}
+	s.mu.Lock()
 	e, err := st.RecordEntry(id, action, reason, now)
+	s.mu.Unlock()
 	if err != nil {
 		return Entry{}, err
 	}
@@ -207,13 +216,15 @@ func (s *Session) DecideRecord(id, action, reason string, now time.Time) (Entry,
 // Undo logs the undo of decision seq of record id's log, when it may be
 // undone (State.CheckUndo), and returns the undo and what it undid.
 func (s *Session) Undo(id string, seq int64, now time.Time) (undo, undone Entry, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.decide.Lock()
+	defer s.decide.Unlock()
 	st, l, err := s.state(id)
 	if err != nil {
 		return Entry{}, Entry{}, err
 	}
+	s.mu.Lock()
 	undone, err = st.CheckUndo(seq)
+	s.mu.Unlock()
 	if err != nil {
 		return Entry{}, Entry{}, err
 	}
@@ -221,14 +232,49 @@ func (s *Session) Undo(id string, seq int64, now time.Time) (undo, undone Entry,
 	return undo, undone, err
 }
 
-// append writes e to l and folds it into st.
+// append writes e to l and syncs it (the caller holds decide, not mu:
+// pages go on reading meanwhile), then folds it into st.
 func (s *Session) append(st *State, l *Log, e Entry) (Entry, error) {
 	saved, err := l.Append(e)
 	if err != nil {
 		return Entry{}, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.itemOf(st, saved)
+	before := ok && s.stands(st, k)
 	st.Add(saved)
+	switch after := ok && s.stands(st, k); {
+	case after && !before:
+		s.reviewed++
+	case before && !after:
+		s.reviewed--
+	}
 	return saved, nil
+}
+
+// itemOf is the item whose standing decision e may change: its own, or
+// the one of the decision an undo takes back; ok is false for a skip or
+// flag.
+func (s *Session) itemOf(st *State, e Entry) (ItemKey, bool) {
+	if e.Action == ActionUndo {
+		t, ok := st.entry(e.Undoes)
+		if !ok {
+			return ItemKey{}, false
+		}
+		e = t
+	}
+	return e.Key(), itemActions[e.Action]
+}
+
+// stands reports whether item k is under review and has a standing
+// decision in st.
+func (s *Session) stands(st *State, k ItemKey) bool {
+	if _, ok := st.Items[k]; !ok {
+		return false
+	}
+	_, _, _, ok := s.c.ItemInfo(k)
+	return ok
 }
 
 // record reads record id whole.

@@ -21,6 +21,7 @@ import (
 // provider's bill stays within the budget, and a budget of the whole plan is
 // spent, not stopped at two thirds of it.
 func TestBatchBudgetCutsTheWave(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 48)

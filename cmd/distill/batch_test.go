@@ -138,6 +138,7 @@ func startBatchSim(t *testing.T, answers map[string]string, turnaround time.Dura
 // batch answered and ingested, and distill status and batches list show
 // the batches.
 func TestBatchRunEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 16)
@@ -219,6 +220,7 @@ func lineWith(s, sub string) string {
 // chat completions, and runs distill again, wave by wave, until the corpus
 // is finished (exit 0). No request is answered twice.
 func TestBatchFilesWaveByWave(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 12)
@@ -523,6 +525,7 @@ func batchRows(t *testing.T, path string) []batchRow {
 // batch rate: half of what the same plan without --batch projects for
 // them, the rollouts at the same price.
 func TestPlanBatchPrices(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 20)

@@ -21,6 +21,7 @@ import (
 // next run ingests that batch and finishes without making another; or
 // resolve --forget has its rows asked again.
 func TestBatchesResolve(t *testing.T) {
+	t.Parallel()
 	bin := buildDistill(t)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
@@ -108,6 +109,7 @@ func TestBatchesResolve(t *testing.T) {
 // TestBatchesResolveForget: resolve --forget has a lost batch's rows asked
 // again by the next run, and refuses a batch that is not lost.
 func TestBatchesResolveForget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 4)

@@ -42,6 +42,7 @@ func cacheWithDead(t *testing.T, live, dead int) string {
 // cache whose dead entries are under 5% of its log as it is (before, 50
 // dead entries rewrote a 429 MiB cache), and rewrites one above it.
 func TestCompactRewritesTheCacheOnlyWhenWorthIt(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	few := cacheWithDead(t, 400, 8)
 	st, _ := os.Stat(few)

@@ -15,6 +15,7 @@ import (
 // TestCompactCommand: distill compact merges a run's small shards into
 // full ones, flags after the directory, and keeps every record.
 func TestCompactCommand(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := corpus.Open(dir, corpus.Options{ShardRows: 2})
 	if err != nil {

@@ -70,6 +70,7 @@ func buildDemoCorpus(t *testing.T, dir string) string {
 // distill export command and compares each export (export.json, the dataset
 // card, every data file's rows as JSON lines) with a golden file.
 func TestExportGoldenDemo(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runDir := buildDemoCorpus(t, dir)
 	for _, tc := range []struct {

@@ -41,6 +41,7 @@ func writeLog(t *testing.T, run, reviewer, fp, action string, at time.Time, item
 // log of another corpus, and stops at conflicts unless --review-policy
 // settles them; export.json, the card and the summary say what was done.
 func TestExportReview(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runDir := filepath.Join(dir, "run")
 	if err := reviewtest.DemoRun(runDir, 3); err != nil {

@@ -16,6 +16,7 @@ import (
 // TestExportCommand builds a corpus with distill run against the simulated
 // endpoint, exports it, and checks every row the policy would see.
 func TestExportCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 10)

@@ -17,6 +17,16 @@ import (
 
 func writeProblems(t *testing.T, path string, n int) map[string]string {
 	t.Helper()
+	answers, err := problemsFile(path, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answers
+}
+
+// problemsFile writes n problems "What is i plus 2i+1?" into path and
+// returns their answers.
+func problemsFile(path string, n int) (map[string]string, error) {
 	answers := map[string]string{}
 	var b bytes.Buffer
 	for i := range n {
@@ -26,13 +36,11 @@ func writeProblems(t *testing.T, path string, n int) map[string]string {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return answers
+	return answers, os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func TestRunCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 12)
@@ -286,6 +294,7 @@ func TestVersionIsSetOnMain(t *testing.T) {
 // column) is shown by status and exported, though this version writes
 // spec 3; resuming it is refused with a message that says how to go on.
 func TestSpec2CorpusReadByStatusAndExport(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "corpus", "testdata", "spec2-run"))); err != nil {
 		t.Fatal(err)

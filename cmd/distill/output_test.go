@@ -60,6 +60,7 @@ func TestOutputsNeverReplaceInputs(t *testing.T) {
 // TestStoppedExportExits4: Ctrl-C during an export exits 4 and says the
 // earlier export is unchanged, which it is.
 func TestStoppedExportExits4(t *testing.T) {
+	t.Parallel()
 	dir := smallRun(t, 6, 3)
 	out := filepath.Join(t.TempDir(), "exp")
 	var stdout, stderr bytes.Buffer

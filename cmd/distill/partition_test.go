@@ -28,6 +28,7 @@ func TestBadPartitionFlag(t *testing.T) {
 // TestStatusOfSeveralDirectories: distill status with several run
 // directories prints one table; with none it is a usage error.
 func TestStatusOfSeveralDirectories(t *testing.T) {
+	t.Parallel()
 	input, url := startRun(t, 12)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
@@ -56,6 +57,7 @@ var createdAt = regexp.MustCompile(`"created_at":"[^"]*"`)
 // TestMergeCommand: the workers of a partitioned job, merged with distill
 // merge, export to the same rows as one machine's run of the job.
 func TestMergeCommand(t *testing.T) {
+	t.Parallel()
 	input, url := startRun(t, 24)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer

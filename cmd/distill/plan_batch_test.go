@@ -20,6 +20,7 @@ import (
 // figure for the two together that the provider's bill falls within
 // (the batch projection alone fell short of it: 117% in the demo).
 func TestPlanThenBatchRunCost(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 24)

@@ -17,6 +17,7 @@ import (
 // plan.json, and distill status shows the plan, then the real run's
 // figures against it.
 func TestPlanCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 40)
@@ -75,6 +76,7 @@ func TestPlanCommandUsage(t *testing.T) {
 // documents samples passages and projects the grounded stages; distill run
 // afterwards finishes the passages and status compares them with the plan.
 func TestPlanCommandGrounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, url, stop, err := sim.Start(sim.Config{})
 	if err != nil {

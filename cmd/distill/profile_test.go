@@ -11,6 +11,7 @@ import (
 // (gzip-compressed protocol buffers) once the run is done, and a profile
 // that cannot be created is a usage error before anything is sent.
 func TestRunWritesProfiles(t *testing.T) {
+	// Not parallel: the CPU profile is the process's own, one at a time.
 	input, url := startRun(t, 3)
 	dir := t.TempDir()
 	cpu, mem := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof")

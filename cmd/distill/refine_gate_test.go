@@ -14,6 +14,7 @@ import (
 // at or above it exits 0. --folds and --judge-error are refine's settings
 // (DST/refine.json says them).
 func TestRefineMinGainGate(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer

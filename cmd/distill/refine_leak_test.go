@@ -62,6 +62,7 @@ func (p *promptRecorder) proxy(t *testing.T, target string) string {
 // record's held-out figures are measured on (discrim.Split's held-out
 // half); rollouts of the other half are shown.
 func TestRefineDecomposeNeverShowsTheHeldOutHalf(t *testing.T) {
+	t.Parallel()
 	src, _, simURL := plantedCorpus(t, schema.StyleSRaR, 24)
 	var rec promptRecorder
 	proxied := rec.proxy(t, simURL)

@@ -16,6 +16,7 @@ import (
 // refinement with it, --skip-split without it, and a directory that is not
 // a state directory.
 func TestRefineFromStatsCommand(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	tmp := t.TempDir()
 	state := filepath.Join(tmp, "state")

@@ -21,25 +21,56 @@ import (
 // plantedCorpus runs distill on problems against a simulator that plants
 // rubric items of known kinds, with 32 rollouts a problem (16 on each
 // half) and the empirical stage on, and returns the run directory and
-// the simulator and its URL (it serves until the test ends).
+// the simulator and its URL (it serves until the test ends). The corpus
+// is made once per test binary for each style and size (sharedCorpus);
+// the simulator is the test's own, configured as the one that made it:
+// its answers are a pure function of the request and the configuration.
 func plantedCorpus(t *testing.T, style string, problems int) (string, *sim.Server, string) {
 	return plantedCorpusWith(t, style, problems, func(*sim.Config) {})
 }
 
 // plantedCorpusWith is plantedCorpus with the simulator's configuration
-// changed by tune (a latency, its log kept).
+// changed by tune (a latency, its log kept, its batch directory: nothing
+// that changes what it answers).
 func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
-	return plantedRun(t, style, problems, 32, tune)
+	t.Helper()
+	src, answers := sharedCorpus(t, fmt.Sprintf("planted-%s-%d", style, problems), func(dir string) (map[string]string, error) {
+		return distillRun(dir, problems, plantedConfig(nil), plantedArgs(style, 32)...)
+	})
+	cfg := plantedConfig(answers)
+	tune(&cfg)
+	simulator, url, stop, err := sim.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return src, simulator, url
 }
 
-// plantedRun is a planted corpus of problems × n rollouts.
+// plantedConfig is the planting simulator's configuration.
+func plantedConfig(answers map[string]string) sim.Config {
+	plant := &sim.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
+	return sim.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
+}
+
+// plantedArgs are distill run's arguments for a planted corpus of style
+// with n rollouts a problem. Rubric order: the planted draw (seed 11)
+// this file's bars were set on. They sit near what refine finds on these
+// problems in either order (in rubric order seed 13 misses the 90% bar,
+// in shuffled order seed 11 does), so another draw would test the luck,
+// not refine.
+func plantedArgs(style string, n int) []string {
+	return []string{"--style", style, "--n", fmt.Sprint(n), "--empirical", "--judge-order", "rubric"}
+}
+
+// plantedRun is a planted corpus of problems × n rollouts, made for the
+// test with the simulator's configuration changed by tune (which may
+// change what it plants).
 func plantedRun(t *testing.T, style string, problems, n int, tune func(*sim.Config)) (string, *sim.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
-	input := filepath.Join(dir, "p.jsonl")
-	answers := writeProblems(t, input, problems)
-	plant := &sim.Plant{Misaligned: 0.12, Saturated: 0.1, Dead: 0.1, Noise: 0.08, Redundant: 0.25, JudgeNoise: 0.001}
-	cfg := sim.Config{Answers: answers, Plant: plant, CorrectRate: 0.5, LengthRate: -1, InvalidRate: -1, Seed: 11}
+	answers := writeProblems(t, filepath.Join(dir, "p.jsonl"), problems)
+	cfg := plantedConfig(answers)
 	tune(&cfg)
 	simulator, url, stop, err := sim.Start(cfg)
 	if err != nil {
@@ -48,13 +79,8 @@ func plantedRun(t *testing.T, style string, problems, n int, tune func(*sim.Conf
 	t.Cleanup(stop)
 	out := filepath.Join(dir, "run")
 	var stdout, stderr bytes.Buffer
-	// Rubric order: the planted draw (seed 11) this file's bars were set
-	// on. They sit near what refine finds on these problems in either order
-	// (in rubric order seed 13 misses the 90% bar, in shuffled order seed
-	// 11 does), so another draw would test the luck, not refine.
-	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--style", style,
-		"--n", fmt.Sprint(n), "--empirical", "--judge-order", "rubric", "--out", out, "--quiet"}, &stdout, &stderr)
-	if code != exitOK && code != exitProblems {
+	args := append([]string{"run", "--input", filepath.Join(dir, "p.jsonl"), "--base-url", url, "--model", "simulated", "--out", out, "--quiet"}, plantedArgs(style, n)...)
+	if code := run(args, &stdout, &stderr); code != exitOK && code != exitProblems {
 		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	return out, simulator, url
@@ -91,6 +117,7 @@ func readDecisions(t *testing.T, dir string) map[string]refine.Decision {
 // (internal/bench/refinesweep measures the same over many plantings the
 // tests never use.)
 func TestRefineFindsPlantedDefects(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	found, total := map[sim.ItemKind]int{}, map[sim.ItemKind]int{}
 	t.Run("styles", func(t *testing.T) {
@@ -261,31 +288,22 @@ func checkRefinedCorpus(t *testing.T, src, dst string, sum refine.Summary) {
 	}
 }
 
-// smallCorpus runs distill on 12 problems, 8 rollouts each, with or
-// without the empirical stage, against a planting simulator.
+// smallCorpus is a corpus of 12 problems, 8 rollouts each, with or
+// without the empirical stage, made by distill against a planting
+// simulator once per test binary (sharedCorpus): tests only read it.
 func smallCorpus(t *testing.T, empirical bool) string {
 	t.Helper()
-	dir := t.TempDir()
-	input := filepath.Join(dir, "p.jsonl")
-	answers := writeProblems(t, input, 12)
-	_, url, stop, err := sim.Start(sim.Config{Answers: answers, Plant: &sim.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
-	out := filepath.Join(dir, "run")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--n", "8",
-		fmt.Sprintf("--empirical=%v", empirical), "--out", out, "--quiet"}, &stdout, &stderr)
-	if code != exitOK && code != exitProblems {
-		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
-	}
-	return out
+	src, _ := sharedCorpus(t, fmt.Sprintf("small-empirical-%v", empirical), func(dir string) (map[string]string, error) {
+		cfg := sim.Config{Plant: &sim.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2}
+		return distillRun(dir, 12, cfg, "--n", "8", fmt.Sprintf("--empirical=%v", empirical))
+	})
+	return src
 }
 
 // TestRefineBadInput: what the user must fix is exit 2 with a message
 // that says what and how, and leaves no --out behind.
 func TestRefineBadInput(t *testing.T) {
+	t.Parallel()
 	good := smallCorpus(t, true)
 	bare := smallCorpus(t, false)
 	verl := filepath.Join(t.TempDir(), "verl")
@@ -338,6 +356,7 @@ func TestRefineBadInput(t *testing.T) {
 // writes nothing; a second refine into a finished --out is a no-op; the
 // refined corpus's records are those of the same refinement done again.
 func TestRefineDryRunAndRerun(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	dst := filepath.Join(t.TempDir(), "refined")
 	var stdout, stderr bytes.Buffer
@@ -416,6 +435,7 @@ func TestRefineHelpExplainsEveryFlag(t *testing.T) {
 // TestRefineReadsAJSONLExport: a jsonl export of a corpus refines to the
 // same decisions as the run directory it came from.
 func TestRefineReadsAJSONLExport(t *testing.T) {
+	t.Parallel()
 	src := smallCorpus(t, true)
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "jsonl")

@@ -93,6 +93,7 @@ func TestMissingRunDirectoryIsAUsageError(t *testing.T) {
 
 // TestCompactKeepsToolVersionAndRefusesNegativeRows.
 func TestCompactKeepsToolVersionAndRefusesNegativeRows(t *testing.T) {
+	t.Parallel()
 	dir := smallRun(t, 10, 2)
 	var out, errOut bytes.Buffer
 	if code := run2(t, []string{"compact", dir, "--shard-rows", "-5"}, &out, &errOut); code != exitUsage {

@@ -197,6 +197,7 @@ const chatMLPrompt = "<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assi
 // from the environment, and on SIGTERM answers the request in flight before
 // it exits 0.
 func TestCommand(t *testing.T) {
+	t.Parallel()
 	judge := startHeldJudge(t)
 	c := startChild(t, "--corpus", writeCorpus(t), "--addr", "127.0.0.1:0", "--judge-base-url", judge.srv.URL+"/v1",
 		"--judge-model", "simulated", "--judge-api-key-env", "REWARDD_TEST_JUDGE_KEY", "--token-env", "REWARDD_TEST_TOKEN")

@@ -19,6 +19,7 @@ import (
 // as grounded questions with their passage and criteria, and the log
 // counts questions, not problems (issue 43, item 10: every row was skipped).
 func TestGroundedRaRExportIsServed(t *testing.T) {
+	t.Parallel()
 	run, recs := groundedCorpus(t)
 	export := filepath.Join(t.TempDir(), "rar")
 	if _, err := corpus.Export(context.Background(), run, corpus.ExportOptions{Format: corpus.FormatRaR, Out: export, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)}); err != nil {

@@ -80,6 +80,7 @@ func groundedCorpus(t *testing.T) (string, []schema.Record) {
 // passage from the corpus; the verl prompt never holds the passage; the
 // run directory and a jsonl export load the same questions.
 func TestGroundedEndToEnd(t *testing.T) {
+	t.Parallel()
 	run, recs := groundedCorpus(t)
 	export := filepath.Join(t.TempDir(), "verl")
 	if _, err := corpus.Export(context.Background(), run, corpus.ExportOptions{Format: corpus.FormatVerl, Out: export, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)}); err != nil {

@@ -58,6 +58,7 @@ func killGroup(k, nonce int, id string) string {
 // in flight more), the log replays, and it goes on answering with the
 // versions it left.
 func TestLiveStateSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	sim := httptest.NewServer(sim.New(sim.Config{}))
 	defer sim.Close()
 	corpus, ids := liveCorpus(t)

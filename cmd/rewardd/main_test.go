@@ -19,6 +19,7 @@ import (
 )
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	env := func(string) string { return "" }
 	judge := []string{"--judge-base-url", "http://127.0.0.1:1/v1", "--judge-model", "m"}
 	panels := t.TempDir()
@@ -104,6 +105,7 @@ func (s *syncBuffer) String() string {
 // TestServesUntilCanceled starts rewardd against a simulated judge over
 // loopback, scores a request with the rubric in its label, and stops it.
 func TestServesUntilCanceled(t *testing.T) {
+	t.Parallel()
 	_, simURL, stop, err := sim.Start(sim.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +149,7 @@ func TestServesUntilCanceled(t *testing.T) {
 // TestEveryFlagHasExample keeps -h honest: every flag says what it does and
 // shows an example.
 func TestEveryFlagHasExample(t *testing.T) {
+	t.Parallel()
 	o := &options{}
 	fs := flag.NewFlagSet("rewardd", flag.ContinueOnError)
 	o.serverFlags(fs)
@@ -186,6 +189,7 @@ func startRewardd(t *testing.T, env func(string) string, args ...string) (base s
 // the one positive item it meets is not paid), and /metrics counts each
 // judge's calls and failures under its name.
 func TestServesAPanel(t *testing.T) {
+	t.Parallel()
 	_, simURL, stopSim, err := sim.Start(sim.Config{Judges: map[string]sim.JudgeProfile{"broken": {Fail: 1}}})
 	if err != nil {
 		t.Fatal(err)

@@ -188,6 +188,7 @@ func b2f(b bool) float64 {
 // --judge-stall-after, while the first batch waits for the judge timeout;
 // then the breaker opens, and the next batch is answered at once.
 func TestHangingJudge(t *testing.T) {
+	t.Parallel() // most of it is waiting out the judge timeout
 	judge := startKillableJudge(t)
 	const judgeTimeout = 10 * time.Second
 	c := startChild(t, "--corpus", writeCorpus(t), "--addr", "127.0.0.1:0", "--judge-base-url", judge.srv.URL+"/v1",

@@ -87,6 +87,7 @@ func scoreOnce(t *testing.T, base, token string) int {
 // not name a key for, and a token read from a file with its newline still
 // working.
 func TestSecurityDefaults(t *testing.T) {
+	t.Parallel()
 	judge := []string{"--judge-base-url", "http://127.0.0.1:1/v1", "--judge-model", "m"}
 	for _, tc := range []struct {
 		name string

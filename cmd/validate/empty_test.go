@@ -14,6 +14,7 @@ import (
 // says so in its last line, with the run's account of why when it has one
 // (issue 43, item 3: it printed empty tables and exited 0).
 func TestEmptyCorpusFails(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	r, err := corpus.Open(run, corpus.Options{ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // copying its passage, one criterion judged invalid) with their own rules
 // and section, in text and JSON.
 func TestGroundedCorpus(t *testing.T) {
+	t.Parallel()
 	dir := writeGroundedRun(t)
 	code, stdout, stderr := validate(t, nil, dir, "--json")
 	if code != exitOK {

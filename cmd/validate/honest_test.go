@@ -18,6 +18,7 @@ import (
 // are not corpora: validate says so, names the file, prints no report and
 // exits 2, where it used to audit the problems as records without rubrics.
 func TestNotACorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
@@ -63,6 +64,7 @@ func TestNotACorpus(t *testing.T) {
 // its items is in this one) or left blank compares nothing: agreement says
 // why and exits 1 instead of reporting "0 items compared" with exit 0.
 func TestAgreementNothingCompared(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 20, nil)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "10", "--out", sheet); code != exitOK {

@@ -160,6 +160,7 @@ func hiddenBy(path string, got map[string]string) bool {
 // creation time) every key is still present, the figure null, never left
 // out and never a made-up 0.
 func TestAuditJSONDocumented(t *testing.T) {
+	t.Parallel()
 	readme := validateDocs(t)
 	doc := documentedAudit(t, readme)
 	agreementDoc := documentedAgreement(t, readme)
@@ -319,6 +320,7 @@ func orMissing(k string) string {
 // top-level keys (the other command's sections null), every key is in the
 // list in docs/validate-agreement.md, and every listed key is in one of them.
 func TestAgreementJSONDocumented(t *testing.T) {
+	t.Parallel()
 	doc := documentedAgreement(t, validateDocs(t))
 	_, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3, PrefixCache: sim.PrefixCache{On: true}}) // a prefix cache: cached_prompt_tokens reported
 	if err != nil {

@@ -91,6 +91,7 @@ func validate(t *testing.T, env map[string]string, args ...string) (code int, st
 // TestExitCodes: the gate, usage errors and damaged input each exit with
 // their code and say why on stderr.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	good := writeRun(t, 30, nil)
 	twoAnswers := writeRun(t, 30, func(r *schema.Record) {
 		if r.ID == "r004" {
@@ -167,6 +168,7 @@ func TestExitCodes(t *testing.T) {
 
 // TestJSONKeys: --json prints the documented top-level keys.
 func TestJSONKeys(t *testing.T) {
+	t.Parallel()
 	code, stdout, stderr := validate(t, nil, writeRun(t, 12, nil), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -188,6 +190,7 @@ func TestJSONKeys(t *testing.T) {
 
 // TestHelp: every command explains itself, with examples, on -h (exit 0).
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range [][]string{{}, {"rejudge"}, {"sample"}, {"agreement"}} {
 		name := strings.Join(append([]string{"validate"}, cmd...), " ")
 		t.Run(name, func(t *testing.T) {
@@ -218,6 +221,7 @@ func TestHelp(t *testing.T) {
 // on chosen rows as a person would, and checks agreement and kappa against
 // the confusion counts worked out here.
 func TestSampleThenAgreement(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 30, nil)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "40", "--seed", "9", "--out", sheet); code != exitOK {
@@ -285,6 +289,7 @@ func abs(x float64) float64 { return max(x, -x) }
 // TestRejudgeCommand re-judges over loopback against the simulated
 // endpoint, then again from the cache; the key never reaches the output.
 func TestRejudgeCommand(t *testing.T) {
+	t.Parallel()
 	srv, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.2})
 	if err != nil {
 		t.Fatal(err)

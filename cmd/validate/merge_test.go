@@ -18,6 +18,7 @@ import (
 // TestValidateReadsAMergedCorpus: the merge of a partitioned job's workers
 // audits exactly like the corpus one machine makes of the same job.
 func TestValidateReadsAMergedCorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	var lines []string

@@ -11,6 +11,7 @@ import (
 // directory, or an existing sheet is refused (exit 2) and left as it was;
 // --force replaces an existing file elsewhere.
 func TestOutputsNeverReplaceInputs(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 30, nil)
 	manifest := filepath.Join(dir, "manifest.json")
 	before, err := os.ReadFile(manifest)

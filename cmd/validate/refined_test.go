@@ -18,6 +18,7 @@ import (
 // holds, and --min-auroc checks the held-out figure, not the higher
 // in-sample one.
 func TestValidateRefinedCorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "refined")
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 200, Rollouts: 16, Seed: 5}, nil); err != nil {

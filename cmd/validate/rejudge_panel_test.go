@@ -14,6 +14,7 @@ import (
 // flags fill in what a judge leaves out), prices each with --price, and
 // the JSON carries the panel's section; --order-check adds the flip rates.
 func TestRejudgePanelCommand(t *testing.T) {
+	t.Parallel()
 	srv, url, stop, err := sim.Start(sim.Config{Seed: 2, InvalidRate: 0.3, Judges: map[string]sim.JudgeProfile{
 		"small": {FalseValid: 0.3, FalseInvalid: 0.1, FirstBias: 0.5},
 		"large": {FalseValid: 0.05, FalseInvalid: 0.05},
@@ -93,6 +94,7 @@ func TestRejudgePanelCommand(t *testing.T) {
 // budget is a usage error (exit 2) that names the file, the judge and what
 // is wrong, before anything is sent.
 func TestRejudgePanelUsage(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 5, nil)
 	write := func(body string) string {
 		p := filepath.Join(t.TempDir(), "panel.yaml")

@@ -65,6 +65,7 @@ func section(report, heading string) string {
 // same corpus gets Wilson intervals (golden text); the JSON holds the same
 // figures.
 func TestHumanSheetCorrectsRates(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 100, nil)
 	sheet := labelledSheet(t, dir, "120")
 	code, stdout, stderr := validate(t, nil, dir, "--human", sheet)
@@ -106,6 +107,7 @@ func TestHumanSheetCorrectsRates(t *testing.T) {
 // default checks the rate as before. A threshold between the two passes
 // the one and fails the other.
 func TestGateOnFlag(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 100, nil)
 	sheet := labelledSheet(t, dir, "120")
 	_, stdout, _ := validate(t, nil, dir, "--human", sheet, "--json")
@@ -153,6 +155,7 @@ func TestGateOnFlag(t *testing.T) {
 // the file; a sheet that compares nothing (no rows, or drawn from another
 // corpus) leaves the rates uncorrected, says so and exits 3.
 func TestHumanSheetProblems(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 20, nil)
 	bad := filepath.Join(t.TempDir(), "notes.csv")
 	writeCSV(t, bad, [][]string{{"record", "verdict"}, {"r001", "valid"}})
@@ -188,6 +191,7 @@ func fmtRate(x float64) string { return fmt.Sprintf("%.4f", x) }
 // interval (30.1-95.4%) for the lower-bound gate; --human on it says the
 // rates are not corrected and exits 3.
 func TestGroundedGateOnLower(t *testing.T) {
+	t.Parallel()
 	dir := writeGroundedRun(t)
 	if code, _, stderr := validate(t, nil, dir, "--min-validity", "0.5"); code != exitOK {
 		t.Errorf("rate 0.75 against 0.5: exit %d: %s", code, stderr)

@@ -10,6 +10,7 @@ import (
 // with a hint at --addr; and -h gives --reviewer's default once (issue 43,
 // item 10).
 func TestReviewBusyPortNamesAddr(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

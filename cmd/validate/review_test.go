@@ -22,6 +22,7 @@ import (
 // validate's text report ends with their coverage and kappa; a log of
 // another corpus is refused by validate review and named by validate.
 func TestValidateReportsTheReview(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := reviewtest.DemoRun(run, 2); err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func mustFingerprint(t *testing.T, run string) string {
 // a damaged last line cut off at the start is reported; -h says what a
 // review covers.
 func TestReviewAccess(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := reviewtest.DemoRun(run, 2); err != nil {
 		t.Fatal(err)
@@ -147,6 +149,7 @@ func TestReviewAccess(t *testing.T) {
 // TestReviewMixedCorpus: reviewing a grounded and a math run together
 // opens a log beside each, and grounded corpora are not refused.
 func TestReviewMixedCorpus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	grounded, math := filepath.Join(dir, "grounded"), filepath.Join(dir, "math")
 	if err := reviewtest.GroundedRun(grounded, 2); err != nil {
@@ -171,6 +174,7 @@ func TestReviewMixedCorpus(t *testing.T) {
 // a reject or an edit not valid as written); an item two reviewers
 // decided differently is left out and counted.
 func TestReviewFeedsTheFigures(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	if err := reviewtest.DemoRun(run, 4); err != nil {
 		t.Fatal(err)
@@ -267,6 +271,7 @@ func TestReviewFeedsTheFigures(t *testing.T) {
 // question and passage, and validate agreement compares people's labels
 // of them with the judge's.
 func TestSampleGroundedCriteria(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "grounded")
 	if err := reviewtest.GroundedRun(run, 3); err != nil {
 		t.Fatal(err)

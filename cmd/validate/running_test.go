@@ -11,6 +11,7 @@ import (
 // TestValidateSaysTheRunIsStillBeingWritten: validate on a run directory a
 // run holds says it reads the records committed so far.
 func TestValidateSaysTheRunIsStillBeingWritten(t *testing.T) {
+	t.Parallel()
 	dir := writeRun(t, 20, nil)
 	r, err := corpus.Open(dir, corpus.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // tool reads, so its records are not structural violations for their spec
 // version.
 func TestSpec2CorpusHasNoSpecViolations(t *testing.T) {
+	t.Parallel()
 	src := filepath.Join("..", "..", "corpus", "testdata", "spec2-run")
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {

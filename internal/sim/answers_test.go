@@ -11,6 +11,7 @@ import (
 )
 
 func TestCorrectForms(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		gold string
 		want []string // must be among the forms
@@ -56,6 +57,7 @@ func TestCorrectForms(t *testing.T) {
 }
 
 func TestWrongForms(t *testing.T) {
+	t.Parallel()
 	golds := []string{"12", "0", "-5", "1/2", `\frac{5}{14}`, `-\frac{3}{4}`, "3.5", "0.0", `\{1,2\}`, `\{2, 4, 6\}`,
 		"(1,3]", "(2, 3)", `(-\infty, 2]`, `(-\infty, 2] \cup [3, \infty)`, `\frac{\sqrt{2}}{2}`, "Tuesday", "yes",
 		"D", "(C)", "80^\\circ", `32\%`, "2x+3", "y = 6x - 9", `\pi`, `\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}`,
@@ -114,6 +116,7 @@ func sampleRollouts(s *Server, answers map[string]string, n int) map[string]int 
 }
 
 func TestCorrectRate(t *testing.T) {
+	t.Parallel()
 	answers := map[string]string{}
 	for i := range 250 {
 		answers[fmt.Sprintf("Problem %d: compute %d + %d.", i, i, 3*i)] = fmt.Sprint(4 * i)
@@ -155,6 +158,7 @@ func TestCorrectRate(t *testing.T) {
 }
 
 func TestVariedNotation(t *testing.T) {
+	t.Parallel()
 	answers := testProblems()
 	s := New(Config{Answers: answers, CorrectRate: 1, LengthRate: -1})
 	ps := loadPrompts(t)
@@ -178,6 +182,7 @@ func TestVariedNotation(t *testing.T) {
 }
 
 func TestSatisfyCorrelatesWithCorrectness(t *testing.T) {
+	t.Parallel()
 	answers := map[string]string{}
 	for i := range 40 {
 		answers[fmt.Sprintf("Problem %d: compute %d times 3.", i, i+2)] = fmt.Sprint(3 * (i + 2))
@@ -247,6 +252,7 @@ func TestSatisfyCorrelatesWithCorrectness(t *testing.T) {
 // least that long, and padding changes neither its answer nor whether it is
 // correct (a measurement at real lengths measures the same run).
 func TestRolloutChars(t *testing.T) {
+	t.Parallel()
 	answers := map[string]string{}
 	for i := range 40 {
 		answers[fmt.Sprintf("Problem %d: compute %d + %d.", i, i, 5*i)] = fmt.Sprint(6 * i)

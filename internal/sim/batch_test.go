@@ -18,6 +18,7 @@ import (
 // FaultsByRequest both draw the same fault for a request's first answer),
 // and the output and file objects have OpenAI's shape.
 func TestBatchRowsEqualOnline(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Answers: testProblems(), Faults: Faults{Malformed: 0.3}, FaultsByRequest: true, Seed: 5}
 	cases := mixedRequests(t, 5)
 	c := startBatchServer(t, cfg)
@@ -145,6 +146,7 @@ func TestBatchTurnaround(t *testing.T) {
 // others to the output file; resubmitted, failed rows can succeed, and a
 // row's reply does not depend on the batch that answered it.
 func TestBatchRowFailures(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Answers: testProblems(), BatchRowFailRate: 0.3, Seed: 2}
 	c := startBatchServer(t, cfg)
 	cases := mixedRequests(t, 10)
@@ -190,6 +192,7 @@ func TestBatchRowFailures(t *testing.T) {
 // the first half of their rows; the rest are batch_expired; the next
 // batch completes.
 func TestBatchExpiry(t *testing.T) {
+	t.Parallel()
 	c := startBatchServer(t, Config{Answers: testProblems(), BatchExpire: 1})
 	cases := mixedRequests(t, 2)[:11]
 	b := c.run(inputFile(t, cases))
@@ -221,6 +224,7 @@ func TestBatchExpiry(t *testing.T) {
 // TestBatchCancel: a cancelled batch goes "cancelling" then "cancelled",
 // keeping the rows answered so far; the rest are batch_cancelled.
 func TestBatchCancel(t *testing.T) {
+	t.Parallel()
 	c := startBatchServer(t, Config{Answers: testProblems(), BatchTurnaround: time.Minute})
 	cases := mixedRequests(t, 10)
 	in := c.mustUpload(inputFile(t, cases))
@@ -260,6 +264,7 @@ func TestBatchCancel(t *testing.T) {
 // TestBatchValidation: a bad input file makes the batch fail, naming the
 // line and the problem as OpenAI's codes do.
 func TestBatchValidation(t *testing.T) {
+	t.Parallel()
 	rendered := renderedPrompts(t)
 	good := func(id string) string {
 		return string(batchLine(t, id, seeded(rendered[KindRollout], 1, 1)))
@@ -313,6 +318,7 @@ func deref(p *int) any {
 // TestBatchCreateErrors: create refuses what OpenAI refuses with a 400
 // envelope naming the parameter.
 func TestBatchCreateErrors(t *testing.T) {
+	t.Parallel()
 	c := startBatchServer(t, Config{Answers: testProblems()})
 	in := c.mustUpload(inputFile(t, mixedRequests(t, 1)))
 	tests := []struct {
@@ -435,6 +441,7 @@ func halfUpload(t *testing.T, base string) {
 // TestBatchList: the list is newest first, pages with after, and finds a
 // batch by its metadata.
 func TestBatchList(t *testing.T) {
+	t.Parallel()
 	c := startBatchServer(t, Config{Answers: testProblems()})
 	in := c.mustUpload(inputFile(t, mixedRequests(t, 1)))
 	var ids []string
@@ -485,6 +492,7 @@ func TestBatchList(t *testing.T) {
 // TestBatchClose: Close stops running batches and removes the files;
 // nothing is left in BatchDir.
 func TestBatchClose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := New(Config{Answers: testProblems(), BatchDir: dir, BatchTurnaround: time.Hour})
 	srv := &http.Server{Handler: s}
@@ -515,6 +523,7 @@ func TestBatchClose(t *testing.T) {
 // TestBatchOpenLimit: the server holds a bounded number of unfinished
 // batches; one more gets a 429, and a finished batch frees its place.
 func TestBatchOpenLimit(t *testing.T) {
+	t.Parallel()
 	c := startBatchServer(t, Config{Answers: testProblems(), BatchTurnaround: time.Hour})
 	in := c.mustUpload(inputFile(t, mixedRequests(t, 1)[:1]))
 	var first string

@@ -50,6 +50,7 @@ func renderedPrompts(t testing.TB) map[Kind][]prompts.Message {
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	rendered := renderedPrompts(t)
 	ps := loadPrompts(t)
 	tests := []struct {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRolloutContract(t *testing.T) {
+	t.Parallel()
 	answers := testProblems()
 	s := New(Config{Answers: answers, LengthRate: 0.1})
 	ps := loadPrompts(t)
@@ -78,6 +79,7 @@ func TestRolloutContract(t *testing.T) {
 }
 
 func TestSRaRContract(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	noisy := 0
@@ -122,6 +124,7 @@ func TestSRaRContract(t *testing.T) {
 }
 
 func TestFactualProcessContract(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	for i := range 100 {
@@ -156,6 +159,7 @@ func TestFactualProcessContract(t *testing.T) {
 }
 
 func TestJudgeContracts(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{InvalidRate: 0.2})
 	invalid, total := 0, 0
@@ -200,6 +204,7 @@ func TestJudgeContracts(t *testing.T) {
 }
 
 func TestSatisfyContract(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	items := []schema.Item{

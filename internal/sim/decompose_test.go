@@ -12,6 +12,7 @@ import (
 // recognized, and the reply parses as 2-3 finer items of the saturated
 // item's type; with planted kinds the first two are aligned.
 func TestDecomposeAnswersTheTemplate(t *testing.T) {
+	t.Parallel()
 	ps, err := prompts.Load("")
 	if err != nil {
 		t.Fatal(err)

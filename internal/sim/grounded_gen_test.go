@@ -19,6 +19,7 @@ const genPassage = "A heat pipe carries heat by evaporating a working fluid at t
 // recognized, and its well-formed replies pass the pipeline's strict
 // parsers; malformed attempts fail them.
 func TestGroundedGenerationContract(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{InvalidRate: 0.2})
 	analysis := schema.Analysis{}
@@ -106,6 +107,7 @@ func TestGroundedGenerationContract(t *testing.T) {
 // TestGroundedMalformedReplies: a malformed attempt of each generation
 // stage fails its parser, as the repair path expects.
 func TestGroundedMalformedReplies(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{Faults: Faults{Malformed: 1}})
 	a := schema.Analysis{Genre: "note", Contribution: "c", Concepts: []string{"capillary"}, Depth: "intermediate", ReasoningMode: "causal"}
@@ -124,6 +126,7 @@ func TestGroundedMalformedReplies(t *testing.T) {
 // TestGroundedAnswersDiffer: closed-book answers to one question differ
 // from sample to sample and never quote a passage (they are not shown one).
 func TestGroundedAnswersDiffer(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	msgs, _ := ps.GroundedAnswerMessages("In heat pipes, how does capillary pumping interact with gravity, and what limits the transport?")
@@ -186,6 +189,7 @@ var termsPassages = []string{
 }
 
 func TestTopTermsRanking(t *testing.T) {
+	t.Parallel()
 	for _, passage := range termsPassages {
 		for _, n := range []int{0, 1, 3, 8, 24} {
 			want := topTermsBySortSlice(passage, n)
@@ -213,6 +217,7 @@ func BenchmarkTopTerms(b *testing.B) {
 // several passages, most criteria have a positive open-book edge and none
 // a negative mean.
 func TestOpenBookAnswersScoreHigher(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	const n = 8

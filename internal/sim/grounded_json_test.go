@@ -48,6 +48,7 @@ func checkReplyJSON(t *testing.T, s, u string, w any) {
 }
 
 func TestGroundedReplyJSONMatchesMarshal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s, t string
 		w    any

@@ -24,6 +24,7 @@ const simPassage = "A write-ahead log appends and fsyncs each change before the 
 // prompt with scores keyed by the criterion ids it reads, each within its
 // weight, and a total and max_total the strict parser accepts.
 func TestScoreGroundedContract(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	ps := loadPrompts(t)
 	cs := simCriteria()
@@ -61,6 +62,7 @@ func TestScoreGroundedContract(t *testing.T) {
 // TestScoreGroundedMalformed: a malformed attempt makes a mistake the
 // strict parser catches, of several kinds, and a repair is answered well.
 func TestScoreGroundedMalformed(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Faults: Faults{Malformed: 1}})
 	ps := loadPrompts(t)
 	cs := simCriteria()
@@ -96,6 +98,7 @@ func TestScoreGroundedMalformed(t *testing.T) {
 }
 
 func TestScoreGroundedJudgeFails(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	msgs, err := loadPrompts(t).ScoreGroundedMessages(simPassage, "Q?", "x "+JudgeFailsMarker, simCriteria())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // rates against the truth, its position bias shows for invalid items only,
 // and a model without a profile says the truth.
 func TestJudgeProfileErrorRates(t *testing.T) {
+	t.Parallel()
 	s := &Server{cfg: Config{Seed: 3}}
 	p := &JudgeProfile{FalseValid: 0.1, FalseInvalid: 0.2, FirstBias: 0.3}
 	const n = 20000
@@ -50,6 +51,7 @@ func TestJudgeProfileErrorRates(t *testing.T) {
 }
 
 func TestParseJudgeProfile(t *testing.T) {
+	t.Parallel()
 	model, p, err := ParseJudgeProfile("lenient:false_valid=0.3,first_bias=0.2,fail=0.05")
 	if err != nil || model != "lenient" || p != (JudgeProfile{FalseValid: 0.3, FirstBias: 0.2, Fail: 0.05}) {
 		t.Fatalf("got %q %+v %v", model, p, err)
@@ -70,6 +72,7 @@ func TestParseJudgeProfile(t *testing.T) {
 // corpus's true valid rate in at least 90% of 300 seeded trials, and the
 // judge's raw rate would not.
 func TestCorrectedRateCoversTheSimulatedTruth(t *testing.T) {
+	t.Parallel()
 	const trials, n, m = 300, 400, 120
 	p := &JudgeProfile{FalseValid: 0.3, FalseInvalid: 0.2}
 	covered, rawCovered := 0, 0

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRateLimitBuckets(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	type step struct {
 		at     time.Duration // since t0
@@ -137,6 +138,7 @@ func TestServerRateLimit(t *testing.T) {
 // TestUnknownProblemReportedOnce: rollouts for problems outside the answers
 // are reported once, then only counted.
 func TestUnknownProblemReportedOnce(t *testing.T) {
+	t.Parallel()
 	var logged bytes.Buffer
 	s := New(Config{Answers: testProblems(), Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	ps := loadPrompts(t)

@@ -18,6 +18,7 @@ func testPlant() *Plant {
 // paraphrase follows its aligned original, and the rubric's text carries no
 // kind name.
 func TestPlantedKindsComeInTheirShares(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	plant := testPlant()
 	s := New(Config{Plant: plant, Seed: 3})
@@ -83,6 +84,7 @@ func TestPlantedKindsComeInTheirShares(t *testing.T) {
 // planted with (judge noise included), PITFALL items are read on their good
 // side, and a paraphrase is graded exactly as its original.
 func TestPlantedVerdictsFollowTheKind(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	plant := &Plant{Misaligned: 0.25, Saturated: 0.2, Dead: 0.2, Noise: 0.15, Redundant: 1, JudgeNoise: 0.05}
 	s := New(Config{Plant: plant, Seed: 5, Answers: map[string]string{"Compute 6 times 7.": "42"}})
@@ -145,6 +147,7 @@ func TestPlantedVerdictsFollowTheKind(t *testing.T) {
 }
 
 func TestParsePlant(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		spec string
 		want *Plant
@@ -197,6 +200,7 @@ func FuzzParsePlant(f *testing.F) {
 // noise they share), so their verdict vectors differ in about that share
 // of the rollouts; without it they never differ.
 func TestParaphraseNoise(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	problem := "Compute 6 times 7."
 	for _, rate := range []float64{0, 0.1} {
@@ -228,6 +232,7 @@ func TestParaphraseNoise(t *testing.T) {
 // TestFewCorrectProblems: with FewCorrect a share of the problems is solved
 // rarely (a correct rate from 0.03 to 0.15), the others as without it.
 func TestFewCorrectProblems(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Plant: &Plant{FewCorrect: 0.4}, CorrectRate: 0.6, Seed: 9})
 	plain := New(Config{Plant: &Plant{}, CorrectRate: 0.6, Seed: 9})
 	few := 0

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSatisfyMarkers(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	items := []schema.Item{

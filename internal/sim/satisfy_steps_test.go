@@ -14,6 +14,7 @@ import (
 // student wrote in the header above it (with the template of old, or an
 // override without tags). It never counts headers itself.
 func TestSatisfyNamesStepsAsShown(t *testing.T) {
+	t.Parallel()
 	ps := loadPrompts(t)
 	s := New(Config{})
 	items := []schema.Item{

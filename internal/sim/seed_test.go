@@ -10,6 +10,7 @@ import (
 // server decoding greedily; a sampled judge request, and a rollout, still
 // depend on their seed.
 func TestGreedyJudgeIgnoresItsSeed(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Seed: 3})
 	rendered := renderedPrompts(t)
 	zero, one := 1e-45, 1.0

@@ -41,6 +41,7 @@ func openaiMessages(msgs []prompts.Message) []openai.ChatCompletionMessage {
 }
 
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Answers: testProblems()})
 	for kind, msgs := range renderedPrompts(t) {
 		t.Run(string(kind), func(t *testing.T) {
@@ -78,6 +79,7 @@ func must(b []byte, err error) []byte {
 }
 
 func TestSamplesDiffer(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Answers: testProblems()})
 	msgs := renderedPrompts(t)[KindRollout]
 	const n = 8
@@ -114,6 +116,7 @@ func TestSamplesDiffer(t *testing.T) {
 }
 
 func TestMaxTokens(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Answers: testProblems(), LengthRate: -1})
 	req := seeded(renderedPrompts(t)[KindRollout], 1, 1)
 	req.MaxTokens = 10
@@ -124,6 +127,7 @@ func TestMaxTokens(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
+	t.Parallel()
 	s := New(Config{KeepLog: true})
 	tests := []struct {
 		name, method, path, body string
@@ -169,6 +173,7 @@ func TestBadRequests(t *testing.T) {
 // TestRoutes: only /v1/chat/completions and /v1/models exist; anything
 // else, such as a base URL without /v1, gets vLLM's 404.
 func TestRoutes(t *testing.T) {
+	t.Parallel()
 	s := New(Config{})
 	chat := `{"model":"m","messages":[{"role":"user","content":"x"}]}`
 	tests := []struct {
@@ -200,6 +205,7 @@ func TestRoutes(t *testing.T) {
 }
 
 func TestLog(t *testing.T) {
+	t.Parallel()
 	rendered := renderedPrompts(t)
 	for _, keep := range []bool{true, false} {
 		s := New(Config{KeepLog: keep})
@@ -224,6 +230,7 @@ func TestLog(t *testing.T) {
 }
 
 func TestFaultRates(t *testing.T) {
+	t.Parallel()
 	f := Faults{RateLimited: 0.05, ServerError: 0.1, Hang: 0.02, Truncate: 0.03, Malformed: 0.2}
 	s := New(Config{Faults: f})
 	counts := map[FaultKind]int{}
@@ -347,6 +354,7 @@ func TestFaultsSeenByClient(t *testing.T) {
 // TestRetrySucceeds checks that faults are drawn per attempt: resending the
 // same request eventually gets through, with the same content every time.
 func TestRetrySucceeds(t *testing.T) {
+	t.Parallel()
 	_, url, stop, err := Start(Config{Faults: Faults{RateLimited: 0.3, ServerError: 0.3, Truncate: 0.2}})
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +379,7 @@ func TestRetrySucceeds(t *testing.T) {
 }
 
 func TestModelsEndpoint(t *testing.T) {
+	t.Parallel()
 	_, url, stop, err := Start(Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -531,6 +540,7 @@ func TestConcurrency(t *testing.T) {
 }
 
 func TestLoadAnswers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
@@ -603,6 +613,7 @@ func rolloutBodies(t *testing.T, n int) [][]byte {
 // do not depend on the order its requests arrive in: two servers sent the
 // same requests in opposite orders inject the same faults into each.
 func TestFaultsByRequest(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Seed: 3, Faults: Faults{ServerError: 0.3, Malformed: 0.2}, FaultsByRequest: true, KeepLog: true}
 	bodies := rolloutBodies(t, 40)
 	faults := func(order []int) map[string][]FaultKind {
@@ -644,6 +655,7 @@ func TestFaultsByRequest(t *testing.T) {
 // TestContextTokens: a prompt plus max_tokens over Config.ContextTokens is
 // refused with vLLM's 400; one that fits is answered.
 func TestContextTokens(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Answers: testProblems(), ContextTokens: 300})
 	req := seeded(renderedPrompts(t)[KindRollout], 1, 1)
 	for _, tc := range []struct {

@@ -10,6 +10,7 @@ import (
 // what encoding/json decodes it to, and a body it is not sure of is left to
 // encoding/json.
 func TestScanChatRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		body  string
@@ -77,6 +78,7 @@ func FuzzScanChatRequest(f *testing.F) {
 // encoding/json.Marshal wrote it (the demos' figures and the cache bytes
 // depend on the replies being the same).
 func TestResponseJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		resp chatResponse

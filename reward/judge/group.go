@@ -46,14 +46,15 @@ func (j *Judge) GroupVerdicts(ctx context.Context, question string, items []sche
 		return out, errs
 	}
 	rubric := j.groupRubricKey(question, items)
-	var ask []int
+	texts := make([]string, len(rs))
 	for i, r := range rs {
-		if v, ok := j.sat.cached(responseKey(rubric, r.Response), &j.memHits); ok {
-			out[i] = v
-			continue
-		}
-		ask = append(ask, i)
+		texts[i] = r.Response
 	}
+	ask, copyOf := distinctToAsk(texts, func(i int) bool {
+		v, ok := j.sat.cached(responseKey(rubric, rs[i].Response), &j.memHits)
+		out[i] = v
+		return ok
+	})
 	tokens := make([]int, len(ask))
 	for k, i := range ask {
 		tokens[k] = prompts.GroupResponseTokens(rs[i].Response, rs[i].Extracted, j.opt.MaxResponseTokens)
@@ -82,6 +83,9 @@ func (j *Judge) GroupVerdicts(ctx context.Context, question string, items []sche
 			}
 		}
 	})
+	for i, f := range copyOf {
+		out[i], errs[i] = out[f], errs[f]
+	}
 	return out, errs
 }
 
@@ -99,14 +103,11 @@ func (j *Judge) GroundedGroupScores(ctx context.Context, lab *schema.Label, resp
 		return out, errs
 	}
 	rubric := j.groundedKeyOf(j.groundedGroupSalt, lab)
-	var ask []int
-	for i, r := range responses {
-		if g, ok := j.grounded.cached(responseKey(rubric, r), &j.memHits); ok {
-			out[i] = g
-			continue
-		}
-		ask = append(ask, i)
-	}
+	ask, copyOf := distinctToAsk(responses, func(i int) bool {
+		g, ok := j.grounded.cached(responseKey(rubric, responses[i]), &j.memHits)
+		out[i] = g
+		return ok
+	})
 	tokens := make([]int, len(ask))
 	for k, i := range ask {
 		tokens[k] = prompts.GroupResponseTokens(responses[i], "", j.opt.MaxResponseTokens)
@@ -135,7 +136,31 @@ func (j *Judge) GroundedGroupScores(ctx context.Context, lab *schema.Label, resp
 			}
 		}
 	})
+	for i, f := range copyOf {
+		out[i], errs[i] = out[f], errs[f]
+	}
 	return out, errs
+}
+
+// distinctToAsk lists the responses of a group to ask about: those whose
+// verdicts are not in memory (held reports, for response i, whether they
+// are, having filled them in), each text once; copyOf maps a later copy of
+// an asked text to the response asked about in its place.
+func distinctToAsk(texts []string, held func(i int) bool) (ask []int, copyOf map[int]int) {
+	first := map[string]int{}
+	copyOf = map[int]int{}
+	for i, t := range texts {
+		if held(i) {
+			continue
+		}
+		if f, ok := first[t]; ok {
+			copyOf[i] = f
+			continue
+		}
+		first[t] = i
+		ask = append(ask, i)
+	}
+	return ask, copyOf
 }
 
 // parts splits the responses ask (tokens[k] the estimated tokens ask[k]

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/job"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -278,14 +279,12 @@ func checkRewarddMemory(t *testing.T, c corev1.Container, args map[string]string
 // the commands have.
 func TestFlagsExist(t *testing.T) {
 	o := load(t)
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-trimpath", "-o", bin+"/", "github.com/rubricforge/rubricforge/cmd/distill", "github.com/rubricforge/rubricforge/cmd/rewardd")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	// The commands as the root module's end-to-end tests build them, once
+	// for every test run of these sources (testbin).
+	bins := map[string]string{"distill": testbin.Command(t, "cmd/distill"), "rewardd": testbin.Command(t, "cmd/rewardd")}
 	help := func(args ...string) string {
 		var out bytes.Buffer
-		cmd := exec.Command(filepath.Join(bin, args[0]), append(args[1:], "-h")...)
+		cmd := exec.Command(bins[args[0]], append(args[1:], "-h")...)
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.Run()
 		return out.String()

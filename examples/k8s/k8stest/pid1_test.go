@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/pipeline"
 )
 
@@ -31,7 +32,7 @@ func TestWorkerStopsOnSIGTERMAsPID1(t *testing.T) {
 		t.Fatalf("the worker's command is %q %q; this test runs a `sh -c SCRIPT` command", c.Command, c.Args)
 	}
 	dir := t.TempDir()
-	bin := buildDistill(t, dir)
+	bin := testbin.Command(t, "cmd/distill") // PATH gets its directory
 	answers, input := writeProblems(t, dir, 2000)
 	srv, url, stop, err := sim.Start(sim.Config{Answers: answers, Latency: 200 * time.Millisecond})
 	if err != nil {
@@ -123,16 +124,6 @@ func TestImagesArePinnedByRunScript(t *testing.T) {
 	if len(pods) < 3 {
 		t.Errorf("checked %v; want the workers, the merge and rewardd", pods)
 	}
-}
-
-func buildDistill(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "bin", "distill")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/rubricforge/rubricforge/cmd/distill")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func writeProblems(t *testing.T, dir string, n int) (map[string]string, string) {

@@ -18,6 +18,10 @@
 //   - rewardd in both layouts: one /v1/score_group of 8 of a problem's
 //     rollouts (a question's answers) after a warm-up group of 8 others, the
 //     same figures per judged response of the measured groups;
+//   - group judging (distill run --judge-group, rewardd --judge-group): the
+//     judge requests per group (a record's rollouts, a question's answers,
+//     a /v1/score_group of 8) and the prompt tokens and cost per judged
+//     response, against one request per response in the cache layout;
 //   - rewardd's warm-first sending against --judge-warm-first=false at a
 //     judge latency of -latency: the p50 and p99 time of a /v1/score_group of
 //     8 responses and the uncached prompt tokens per judged response.
@@ -52,6 +56,8 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/judgestats"
+	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -135,6 +141,7 @@ func measure(ctx context.Context, o *options, dir string, stdout, stderr io.Writ
 	fmt.Fprintln(stdout, "unshareable: characters of a request no earlier request began with, beyond its response's own length; warm: requests after their group's first")
 	for _, st := range styles {
 		var corpusDir string
+		var cacheLayout figures // distill run in the cache layout, one request per response
 		for _, layout := range []string{"paper", "cache"} {
 			rec := &sim.PromptRecorder{}
 			_, url, stop, err := sim.Start(sim.Config{Answers: answers, Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}})
@@ -154,18 +161,32 @@ func measure(ctx context.Context, o *options, dir string, stdout, stderr io.Writ
 			f := judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), nil)
 			fmt.Fprintf(stdout, "distill run %-8s %-5s layout: %s\n", st.name, layout, f.line(o))
 			corpusDir = out
+			cacheLayout = f
 		}
+		dg, records, err := distillGroup(ctx, o, dir, st, answers)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "distill run %-8s group judging: %s\n", st.name, dg.line(o, records, cacheLayout))
 		groups, err := demoGroups(corpusDir, st.name, o.groups)
 		if err != nil {
 			return err
 		}
+		var alone figures // rewardd in the cache layout, one request per response
 		for _, layout := range []string{"paper", "cache"} {
 			f, _, err := rewarddGroups(ctx, o, dir, st, corpusDir, layout, 0, true, groups, true)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(stdout, "rewardd     %-8s %-5s layout: %s\n", st.name, layout, f.line(o))
+			alone = f
 		}
+		run, err := runRewardd(ctx, o, dir, st, corpusDir, "cache", 0, true, groups, true, "--judge-model", "simulated", "--judge-group")
+		if err != nil {
+			return err
+		}
+		g := groupJudged(run.recs, st.block, run.measured)
+		fmt.Fprintf(stdout, "rewardd     %-8s group judging: %s\n", st.name, g.line(o, len(groups), alone))
 		if err := agreement(ctx, o, dir, st, corpusDir, groups, stdout); err != nil {
 			return err
 		}
@@ -186,6 +207,85 @@ func measure(ctx context.Context, o *options, dir string, stdout, stderr io.Writ
 		}
 	}
 	return nil
+}
+
+// distillGroup runs distill run on st's demo corpus in the cache layout
+// with --judge-group against a fresh simulated endpoint, and measures its
+// empirical stage's judge requests; records is the number of records (or
+// questions) they judged.
+func distillGroup(ctx context.Context, o *options, dir string, st styleOf, answers map[string]string) (groupFigures, int, error) {
+	rec := &sim.PromptRecorder{}
+	_, url, stop, err := sim.Start(sim.Config{Answers: answers, Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}})
+	if err != nil {
+		return groupFigures{}, 0, err
+	}
+	out := filepath.Join(dir, st.name+"-group")
+	if err := os.RemoveAll(out); err != nil {
+		stop()
+		return groupFigures{}, 0, err
+	}
+	err = runCmd(ctx, filepath.Join(o.bin, "distill"), filepath.Join(dir, st.name+"-group.log"),
+		"run", "--config", filepath.Join(o.examples, st.config), "--base-url", url, "--out", out, "--judge-layout", "cache", "--judge-group", "--n", st.n)
+	stop()
+	if err != nil {
+		return groupFigures{}, 0, fmt.Errorf("distill run %s (group judging): %w", st.name, err)
+	}
+	records := map[string]bool{}
+	for _, r := range rec.Prompts() {
+		if r.Kind == sim.KindSatisfyGroup || r.Kind == sim.KindScoreGroundedGroup {
+			records[groupOf(st.name)(r.Prompt)] = true
+		}
+	}
+	return groupJudged(rec.Prompts(), st.block, nil), len(records), nil
+}
+
+// groupFigures are the figures of group judging's requests: requests,
+// the responses they judged, and prompt tokens per judged response.
+type groupFigures struct {
+	requests, responses int
+	uncached, cached    float64 // prompt tokens per judged response
+}
+
+// line compares group judging's figures, over groups groups, with one
+// request per response's (alone).
+func (g groupFigures) line(o *options, groups int, alone figures) string {
+	cost := func(uncached, cached float64) float64 { return 1000 * (uncached*o.price + cached*o.cachedPrice) / 1e6 }
+	return fmt.Sprintf("%.1f judge requests per group of %.1f responses (one per response: %.1f); prompt tokens per judged response %.0f uncached + %.0f cached (one per response: %.0f + %.0f); $%.4f per 1,000 responses (one per response: $%.4f)",
+		float64(g.requests)/float64(max(groups, 1)), float64(g.responses)/float64(max(groups, 1)), float64(alone.requests)/float64(max(groups, 1)),
+		g.uncached, g.cached, alone.uncached, alone.cached, cost(g.uncached, g.cached), cost(alone.uncached, alone.cached))
+}
+
+// reAnyBlock finds the blocks of a judge prompt: "[KIND ID]" lines.
+var reAnyBlock = regexp.MustCompile(`\n\[(?:solution|response) ([0-9a-f]{16})\]\n`)
+
+// groupJudged measures the judge requests of recs that show a response
+// (only those showing one in only, by block id, when only is not nil),
+// group requests or single ones: how many, how many responses they
+// judged, and their prompt tokens per judged response.
+func groupJudged(recs []sim.RecordedPrompt, block string, only map[string]bool) groupFigures {
+	var g groupFigures
+	for _, r := range recs {
+		if r.Repair {
+			continue
+		}
+		n := 0
+		for _, m := range reAnyBlock.FindAllStringSubmatch(r.Prompt, -1) {
+			if only == nil || only[m[1]] {
+				n++
+			}
+		}
+		if n == 0 || !strings.Contains(r.Prompt, "\n["+block+" ") {
+			continue
+		}
+		g.requests++
+		g.responses += n
+		g.uncached += float64(r.PromptTokens - r.CachedTokens)
+		g.cached += float64(r.CachedTokens)
+	}
+	if g.responses > 0 {
+		g.uncached, g.cached = g.uncached/float64(g.responses), g.cached/float64(g.responses)
+	}
+	return g
 }
 
 // figures are the per judged response figures of a set of judge requests.
@@ -381,7 +481,7 @@ func agreement(ctx context.Context, o *options, dir string, st styleOf, corpusDi
 		}
 		same := alike(byLayout[0], byLayout[1])
 		fmt.Fprintf(stdout, "rewardd     %-8s layouts agree: %s, %d of %d verdicts alike\n", st.name, j.name, same, len(byLayout[0]))
-		if st.kind != sim.KindSatisfy || j.args[0] == "--judge-panel" { // group judging: math satisfaction, one judge
+		if j.args[0] == "--judge-panel" { // a panel asks each judge one response at a time
 			continue
 		}
 		_, _, grouped, err := rewarddVerdicts(ctx, o, dir, st, corpusDir, "cache", 0, true, groups, false, append(j.args, "--judge-group")...)
@@ -390,7 +490,61 @@ func agreement(ctx context.Context, o *options, dir string, st styleOf, corpusDi
 		}
 		fmt.Fprintf(stdout, "rewardd     %-8s group judging agrees: %s, %d of %d verdicts alike\n", st.name, j.name, alike(byLayout[1], grouped), len(byLayout[1]))
 	}
+	return positionBias(ctx, o, dir, st, corpusDir, groups, stdout)
+}
+
+// positionBias measures group judging's position bias as the verdicts it
+// changes against one request per response, by the half of the group
+// request a response was shown in, for the simulated judge and for one
+// with a planted bias (late_lenience: more lenient on later positions), so
+// that the measure is seen to find one.
+func positionBias(ctx context.Context, o *options, dir string, st styleOf, corpusDir string, groups []group, stdout io.Writer) error {
+	for _, model := range []string{"simulated", "late"} {
+		alone, err := runRewardd(ctx, o, dir, st, corpusDir, "cache", 0, true, groups, false, "--judge-model", model)
+		if err != nil {
+			return err
+		}
+		together, err := runRewardd(ctx, o, dir, st, corpusDir, "cache", 0, true, groups, false, "--judge-model", model, "--judge-group")
+		if err != nil {
+			return err
+		}
+		var changed, total [2]int
+		for _, g := range groups {
+			at := make([]int, 8)
+			for k, i := range prompts.GroupOrder(g.responses[8:16]) {
+				at[i] = k
+			}
+			for i := range 8 {
+				half := at[i] * 2 / 8
+				prefix := fmt.Sprintf("%s/%d/", g.id, i)
+				for key, v := range alone.verdicts {
+					if !strings.HasPrefix(key, prefix) {
+						continue
+					}
+					total[half]++
+					if together.verdicts[key] != v {
+						changed[half]++
+					}
+				}
+			}
+		}
+		name := "the simulated judge"
+		if model == "late" {
+			name = fmt.Sprintf("a judge lenient on later positions (simulated late_lenience=%g)", judgeProfiles["late"].LateLenience)
+		}
+		fmt.Fprintf(stdout, "rewardd     %-8s group judging's position bias, %s: verdicts changed %s in the first half of a request, %s in the second\n",
+			st.name, name, share(changed[0], total[0]), share(changed[1], total[1]))
+	}
 	return nil
+}
+
+// share is k of n as a percentage with its 95% Wilson interval.
+func share(k, n int) string {
+	iv, ok := judgestats.Wilson(int64(k), int64(n), 1.96)
+	if !ok {
+		return "(none judged)"
+	}
+	return fmt.Sprintf("%d of %d, %.1f%% (%.1f-%.1f%%)", k, n, 100*float64(k)/float64(n), 100*iv.Low, 100*iv.High)
 }
 
 // alike counts the verdicts of a that b gives alike.
@@ -406,20 +560,41 @@ func alike(a, b map[string]string) int {
 
 // judgeProfiles are the simulated judges the agreement between layouts is
 // measured with: one that turns 20% of its verdicts over, and a panel of it
-// and one that turns 10% over.
-var judgeProfiles = map[string]sim.JudgeProfile{"noisy": {Flip: 0.2}, "steady": {Flip: 0.1}}
+// and one that turns 10% over; and one with a planted position bias in
+// group requests, for the measure of group judging's.
+var judgeProfiles = map[string]sim.JudgeProfile{"noisy": {Flip: 0.2}, "steady": {Flip: 0.1}, "late": {LateLenience: 0.3}}
 
 // rewarddVerdicts is rewarddGroups that also returns every verdict of the
 // measured groups, by response and item (judge: the flags naming the
 // judge, --judge-model simulated when none).
 func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool, judge ...string) (figures, []time.Duration, map[string]string, error) {
+	run, err := runRewardd(ctx, o, dir, st, corpusDir, layout, latency, warmFirst, groups, warmUp, judge...)
+	if err != nil {
+		return figures{}, nil, nil, err
+	}
+	return judged(run.recs, st.kind, st.block, groupOf(st.name), run.measured), run.times, run.verdicts, nil
+}
+
+// rewarddRun is what runRewardd saw: the judge prompts, the blocks of the
+// measured responses, each measured /v1/score_group's time, and the
+// verdicts of the measured groups by response and item.
+type rewarddRun struct {
+	recs     []sim.RecordedPrompt
+	measured map[string]bool
+	times    []time.Duration
+	verdicts map[string]string
+}
+
+// runRewardd is rewarddVerdicts before the measure: what rewardd sent the
+// judge.
+func runRewardd(ctx context.Context, o *options, dir string, st styleOf, corpusDir, layout string, latency time.Duration, warmFirst bool, groups []group, warmUp bool, judge ...string) (rewarddRun, error) {
 	if len(judge) == 0 {
 		judge = []string{"--judge-model", "simulated"}
 	}
 	rec := &sim.PromptRecorder{}
 	_, url, stopSim, err := sim.Start(sim.Config{Seed: 1, Prompts: rec, PrefixCache: sim.PrefixCache{On: true}, Latency: latency, Judges: judgeProfiles})
 	if err != nil {
-		return figures{}, nil, nil, err
+		return rewarddRun{}, err
 	}
 	defer stopSim()
 	ctx, cancel := context.WithCancel(ctx)
@@ -429,21 +604,21 @@ func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, co
 	cmd := exec.CommandContext(ctx, filepath.Join(o.bin, "rewardd"), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return figures{}, nil, nil, err
+		return rewarddRun{}, err
 	}
-	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rewardd-%s-%s-%v.log", st.name, layout, warmFirst)))
+	logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rewardd-%s-%s-%v-%d.log", st.name, layout, warmFirst, len(judge))))
 	if err != nil {
-		return figures{}, nil, nil, err
+		return rewarddRun{}, err
 	}
 	defer func() { _ = logf.Close() }() // a log kept for reading: its close error changes no figure
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
-		return figures{}, nil, nil, err
+		return rewarddRun{}, err
 	}
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
 	var base string
 	if _, err := fmt.Fscanln(stdout, &base); err != nil {
-		return figures{}, nil, nil, fmt.Errorf("rewardd did not start: %w", err)
+		return rewarddRun{}, fmt.Errorf("rewardd did not start: %w", err)
 	}
 	measured := map[string]bool{}
 	verdicts := map[string]string{}
@@ -451,7 +626,7 @@ func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, co
 	for _, g := range groups {
 		if warmUp {
 			if _, _, err := scoreGroup(base, g.id, g.responses[:8]); err != nil {
-				return figures{}, nil, nil, err
+				return rewarddRun{}, err
 			}
 		}
 		for _, r := range g.responses[8:16] {
@@ -459,7 +634,7 @@ func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, co
 		}
 		took, results, err := scoreGroup(base, g.id, g.responses[8:16])
 		if err != nil {
-			return figures{}, nil, nil, err
+			return rewarddRun{}, err
 		}
 		for i, r := range results {
 			for _, it := range r.Items {
@@ -471,7 +646,7 @@ func rewarddVerdicts(ctx context.Context, o *options, dir string, st styleOf, co
 		}
 		times = append(times, took)
 	}
-	return judged(rec.Prompts(), st.kind, st.block, groupOf(st.name), measured), times, verdicts, nil
+	return rewarddRun{rec.Prompts(), measured, times, verdicts}, nil
 }
 
 // scoredResult is the part of a /v1/score_group result the agreement

@@ -39,3 +39,24 @@ func TestJudgedMeasures(t *testing.T) {
 		t.Errorf("quantiles %v %v", quantile(ds, 0.5), quantile(ds, 0.99))
 	}
 }
+
+// TestGroupJudgedMeasures: group judging's figures count a request once
+// and each measured response it shows, its tokens shared among them.
+func TestGroupJudgedMeasures(t *testing.T) {
+	t.Parallel()
+	block := func(id string) string { return "\n[solution " + id + "]\nx\n[end of solution " + id + "]\n" }
+	recs := []sim.RecordedPrompt{
+		{Kind: sim.KindSatisfyGroup, Prompt: "<problem>p</problem>" + block("0000000000000001") + block("0000000000000002") + block("0000000000000009"), PromptTokens: 100, CachedTokens: 40},
+		{Kind: sim.KindSatisfy, Prompt: "<problem>p</problem>" + block("0000000000000003"), PromptTokens: 50},
+		{Kind: sim.KindSatisfy, Prompt: "<problem>p</problem>" + block("0000000000000003"), PromptTokens: 50, Repair: true},
+		{Kind: sim.KindJudgeBatch, Prompt: "<problem>p</problem>", PromptTokens: 70},
+	}
+	only := map[string]bool{"0000000000000001": true, "0000000000000002": true, "0000000000000003": true}
+	g := groupJudged(recs, "solution", only)
+	if g.requests != 2 || g.responses != 3 || g.uncached != (60+50)/3.0 || g.cached != 40/3.0 {
+		t.Errorf("figures %+v", g)
+	}
+	if all := groupJudged(recs, "solution", nil); all.responses != 4 {
+		t.Errorf("without a filter: %+v", all)
+	}
+}

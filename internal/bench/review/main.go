@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -358,10 +359,37 @@ func session(ctx context.Context, o *options, dir string, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	byKey, err := chromedp.Run(tctx, chromedp.Evaluate[[]keyTiming]("window.reviewTimings.filter(x => x.shown != null).map(x => ({key: String(x.key), shown: x.shown}))"))
+	if err != nil {
+		return err
+	}
 	srv.readPeak()
 	fmt.Fprintf(stdout, "%d keys at %v: key to screen %s; key to the log (synced) %s\n", o.keys, o.pace, quantiles(shown), quantiles(saved))
+	fmt.Fprintf(stdout, "key to screen by key: %s\n", perKey(byKey))
 	fmt.Fprintf(stdout, "peak RSS of validate review over the session: %.0f MiB\n", srv.peakMiB())
 	return nil
+}
+
+// keyTiming is one key's time to the screen, as the page measured it.
+type keyTiming struct {
+	Key   string  `json:"key"`
+	Shown float64 `json:"shown"`
+}
+
+// perKey writes the median and maximum time to the screen of each kind of
+// key (its action: accept, or the key moving the page: j, n, p, u), so
+// that a slow quantile can be traced to what the key did.
+func perKey(ts []keyTiming) string {
+	by := map[string][]float64{}
+	for _, t := range ts {
+		by[t.Key] = append(by[t.Key], t.Shown)
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(by)) {
+		s := slices.Sorted(slices.Values(by[k]))
+		out = append(out, fmt.Sprintf("%s median %.1f ms, max %.1f ms (%d)", k, s[len(s)/2], s[len(s)-1], len(s)))
+	}
+	return strings.Join(out, "; ")
 }
 
 // quantiles writes the median, 95th percentile and maximum of xs in ms.

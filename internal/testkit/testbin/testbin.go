@@ -156,6 +156,23 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// buildEnv is the environment variable v as it changes a build: GOFLAGS
+// without -trimpath, which every build here has (the Makefile sets it for
+// the main module's tests, not for the nested modules', whose tests then
+// share the same binaries).
+func buildEnv(v string) string {
+	if v != "GOFLAGS" {
+		return os.Getenv(v)
+	}
+	var kept []string
+	for _, f := range strings.Fields(os.Getenv(v)) {
+		if f != buildFlags && f != buildFlags+"=true" {
+			kept = append(kept, f)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
 // sourceKey hashes what a build's output depends on: the Go version, the
 // environment that changes a build, and every file of the module a command
 // can be built from (all but tests, testdata, hidden directories and
@@ -164,7 +181,7 @@ func sourceKey(root string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH, buildFlags)
 	for _, v := range []string{"GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "CC"} {
-		fmt.Fprintf(h, "%s=%s\n", v, os.Getenv(v))
+		fmt.Fprintf(h, "%s=%s\n", v, buildEnv(v))
 	}
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

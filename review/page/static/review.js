@@ -22,11 +22,17 @@
   let view = null; // the view shown
   let cards = []; // the item cards of the view, in order
   let loading = ""; // a record on its way to the screen
-  const cache = new Map(); // record id -> {promise, view}: prefetched views
+  const cache = new Map(); // record id -> {promise, view}: prefetched views, the least recently used first
+  const cacheMax = 32; // views kept
+  // A filter on the reviewer's own decisions (unreviewed, flagged) or a
+  // skip changes the queue itself: a view is then fetched again after a
+  // decision rather than brought up to date in place.
+  const queueFollowsDecisions = /(^|&)(ur|fl)=1(&|$)/.test(filter);
   const known = new Map(); // "record/key" -> the item as the log last said
   const pending = new Map(); // "record/key" -> the op on its way
   const failed = new Map(); // "record/key" -> why the last decision was refused
   let answers = 0; // decisions and undos the server has answered, counted
+  let progressAt = -1; // the count of answers the progress shown was drawn after
   const answeredAt = new Map(); // record id -> the count when one on it was last answered
   const outbox = []; // ops not yet answered, in order
   let sending = false;
@@ -82,15 +88,28 @@
   function viewURL(id) { return "/api/view?" + filter + (filter ? "&" : "") + (id ? "rec=" + encodeURIComponent(id) : ""); }
   function fetchView(id) {
     const c = cache.get(id);
-    if (c) return c.promise;
+    if (c) {
+      remember(id, c);
+      return c.promise;
+    }
     const entry = { promise: null, view: null };
     entry.promise = getView(id).then((v) => {
       if (v.ok && cache.get(id) === entry) entry.view = v;
       else if (cache.get(id) === entry) cache.delete(id);
       return v;
     });
-    cache.set(id, entry);
+    remember(id, entry);
     return entry.promise;
+  }
+  // remember keeps entry as the most recently used view, and forgets the
+  // least recently used beyond cacheMax.
+  function remember(id, entry) {
+    cache.delete(id);
+    cache.set(id, entry);
+    for (const old of cache.keys()) {
+      if (cache.size <= cacheMax) break;
+      cache.delete(old);
+    }
   }
   // getView gets the view of record id as the log holds it: a view asked
   // for before a decision on the record was answered may have been drawn
@@ -100,18 +119,39 @@
     for (;;) {
       const asked = answers;
       const v = await call("GET", viewURL(id));
+      v.asked = asked;
       if (!v.ok || !id || (answeredAt.get(id) || 0) <= asked) return v;
     }
   }
-  // changed notes that the server answered a decision or undo on record id.
-  function changed(id) {
+  // changed notes that the server answered a decision or undo on record
+  // id, and brings the record's kept view up to date with the answer out
+  // (the item, flag and skip it gives), so that going back to the record
+  // shows it at once; without a view to bring up to date (the answer
+  // failed, or the queue itself changed), the view is fetched again.
+  function changed(id, out, inPlace) {
     answeredAt.set(id, ++answers);
-    cache.delete(id);
+    const c = cache.get(id);
+    if (!inPlace || queueFollowsDecisions || !out || !out.ok) {
+      cache.delete(id);
+      return;
+    }
+    if (!c || !c.view || !c.view.record) return; // on its way: getView asks again
+    const r = c.view.record;
+    if (out.item) {
+      const i = r.items.findIndex((x) => x.key === out.item.key);
+      if (i >= 0) r.items[i] = out.item;
+    }
+    if ("flag" in out) r.flag = out.flag;
+    if ("skipped" in out) r.skipped = out.skipped;
   }
 
   // ---- drawing
-  function setProgress(p) {
-    if (!p) return;
+  // setProgress shows progress p, drawn after the count at of answers;
+  // progress drawn earlier than the one shown is passed over (a view
+  // fetched before the last decisions were answered).
+  function setProgress(p, at) {
+    if (!p || at < progressAt) return;
+    progressAt = at;
     document.getElementById("reviewed").textContent = p.reviewed + " of " + p.total + " items reviewed";
     const bar = document.getElementById("bar");
     bar.max = Math.max(1, p.total);
@@ -293,7 +333,7 @@
   function render(v, focus) {
     view = v;
     closeForm();
-    setProgress(v.progress);
+    setProgress(v.progress, v.asked || 0);
     setPosition(v);
     body.dataset.next = v.next || "";
     if (!v.record) {
@@ -319,13 +359,18 @@
     prefetch(v);
   }
 
+  // prefetch fetches the records around v before they are asked for: the
+  // one before, the next and the one after it (a reviewer moving on
+  // quickly finds both ready).
   function prefetch(v) {
     body.dataset.nextReady = v.next ? "0" : "1";
-    const next = v.next;
-    for (const id of [v.next, v.prev]) {
-      if (!id) continue;
-      fetchView(id).then(() => { if (view === v && id === next) body.dataset.nextReady = "1"; });
-    }
+    if (v.prev) fetchView(v.prev);
+    if (!v.next) return;
+    fetchView(v.next).then((nv) => {
+      if (view !== v) return;
+      body.dataset.nextReady = "1";
+      if (nv.ok && nv.next) fetchView(nv.next);
+    });
   }
 
   function focusCard(i) {
@@ -348,6 +393,7 @@
     }
     const c = cache.get(id);
     if (c && c.view) {
+      remember(id, c);
       render(c.view, focus);
       if (t0 !== undefined) shown(keyName, t0);
       return true;
@@ -391,11 +437,11 @@
     if (op.kind === "record") {
       const out = await call("POST", "/api/record", { record: op.record, action: op.action });
       answered(op, out);
-      changed(op.record);
+      changed(op.record, out, op.action !== "skip");
       if (out.ok) {
         op.undo.seq = out.entry.seq;
         saveUndo();
-        setProgress(out.progress);
+        setProgress(out.progress, answers);
       } else {
         removeUndo(op.undo);
         say("Not saved: " + out.error);
@@ -418,10 +464,10 @@
     if (out.ok) {
       failed.delete(k);
       known.set(k, out.item);
-      changed(op.record);
+      changed(op.record, out, true);
       op.undo.seq = out.entry.seq;
       saveUndo();
-      setProgress(out.progress);
+      setProgress(out.progress, answers);
       redrawItem(op.record, out.item);
       return;
     }
@@ -470,7 +516,7 @@
       if (it) { card.item = it; drawCard(card); }
     }
     drawHead(view.record);
-    setProgress(v.progress);
+    setProgress(v.progress, v.asked);
     if (focusKey && document.activeElement === document.body) {
       const i = cards.findIndex((c) => c.dataset.key === focusKey);
       if (i >= 0) cards[i].focus({ preventScroll: true });
@@ -485,9 +531,11 @@
     drawCard(card);
   }
 
+  // pushUndo notes a decision on its way; it is saved for a reload once
+  // answered (saveUndo keeps only decisions the log numbered), so the key
+  // itself writes nothing to the tab's storage.
   function pushUndo(u) {
     undoStack.push(u);
-    saveUndo();
   }
   function removeUndo(u) {
     const i = undoStack.indexOf(u);
@@ -538,7 +586,7 @@
     const back = !view || !view.record || view.record.id !== u.record;
     const op = { kind: "undo", record: u.record, u: u, t0: t0, back: back };
     enqueue(op);
-    if (back) go(u.record, u.key || "first");
+    if (back) go(u.record, u.key || "first", t0, "u");
   }
 
   async function sendUndo(op) {
@@ -553,9 +601,9 @@
       say("Not undone: " + out.error);
       return;
     }
-    changed(u.record);
+    changed(u.record, out, !(out.undone && out.undone.action === "skip"));
     say(out.message + (op.back ? " (back on record " + u.record + ")" : ""));
-    setProgress(out.progress);
+    setProgress(out.progress, answers);
     if (out.item) {
       known.set(itemKey(u.record, out.item), out.item);
       redrawItem(u.record, out.item);
@@ -564,7 +612,16 @@
       view.record.flag = out.flag;
       view.record.skipped = out.skipped;
       drawHead(view.record);
+      if (out.item && !cards.some((c) => c.dataset.key === out.item.key)) await showUndone(u.record, out.item.key);
     }
+  }
+
+  // showUndone shows record id again, with the item of key an undo brought
+  // back: a filter on the reviewer's decisions (not yet reviewed) had
+  // hidden it while its decision stood.
+  async function showUndone(id, key) {
+    const v = await getView(id);
+    if (v.ok && v.record && view && view.record && view.record.id === id && !loading) render(v, key);
   }
 
   // ---- forms
@@ -786,14 +843,21 @@
     q.delete("token");
     history.replaceState(null, "", "/?" + q.toString());
   }
+  // The first view is kept like a prefetched one (answers bring it up to
+  // date), so that coming back to the first record needs no fetch.
+  const showFirst = (v) => {
+    if (v.record && !queueFollowsDecisions) remember(v.record.id, { promise: Promise.resolve(v), view: v });
+    render(v, "first");
+  };
   call("GET", viewURL(want)).then((v) => {
     body.dataset.loading = "0";
+    v.asked = 0;
     if (!v.ok) {
       say(v.error);
-      if (want) call("GET", viewURL("")).then((w) => { if (w.ok) render(w, "first"); });
+      if (want) call("GET", viewURL("")).then((w) => { if (w.ok) { w.asked = 0; showFirst(w); } });
       return;
     }
-    render(v, "first");
+    showFirst(v);
   });
   setOutbox();
 })();

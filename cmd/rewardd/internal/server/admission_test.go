@@ -74,18 +74,29 @@ func TestEmptyBatch(t *testing.T) {
 }
 
 // rollout is an OpenRLHF 0.9 /get_reward body of n samples whose responses
-// are about size bytes each.
+// are about size bytes each. It is written as json.Marshal would write it,
+// each distinct query encoded once: encoding 36 MB of strings under the
+// race detector cost more than the server's whole answer.
 func rollout(t testing.TB, n, size int) string {
 	filler := strings.Repeat("We check the sum again, digit by digit. ", size/40)
-	queries := make([]string, n)
-	for i := range queries {
-		resp := strings.Replace(rewardtest.MarkedResponse, "5-3 = 2.", "5-3 = 2. "+filler, 1)
-		if i%64 == 0 {
-			resp += fmt.Sprintf(" (%d)", i) // a few distinct responses, so the judge is really asked
+	resp := strings.Replace(rewardtest.MarkedResponse, "5-3 = 2.", "5-3 = 2. "+filler, 1)
+	query := func(resp string) string { return mustJSON(t, chatMLPrompt+resp+"<|im_end|>") }
+	same := query(resp)
+	var b strings.Builder
+	b.Grow(n * (len(same) + 1))
+	b.WriteString(`{"query":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
 		}
-		queries[i] = chatMLPrompt + resp + "<|im_end|>"
+		if i%64 == 0 {
+			b.WriteString(query(resp + fmt.Sprintf(" (%d)", i))) // a few distinct responses, so the judge is really asked
+		} else {
+			b.WriteString(same)
+		}
 	}
-	return mustJSON(t, map[string]any{"query": queries})
+	b.WriteString("]}")
+	return b.String()
 }
 
 // TestRolloutSizedRequests posts what OpenRLHF 0.9 sends in one request,

@@ -129,7 +129,7 @@ func bruteForceGuidance(g loopGroupAnswer) (best int, needed bool) {
 }
 
 // TestTrainingLoopEndToEnd drives rewardd through its HTTP API as a trainer
-// would for 300 steps, with a toy policy sampling from the
+// would for 100 steps, with a toy policy sampling from the
 // simulated endpoint whose quality drifts: per group, seven rollouts sent
 // for RGR's assessment (guide), the refined response sampled from the
 // assessment's prompt when it says refinement is needed (else an eighth
@@ -168,7 +168,7 @@ func TestTrainingLoopEndToEnd(t *testing.T) {
 	defer ts.Close()
 	tr := &loopTrainer{t: t, url: ts.URL, policy: rewardtest.Client(t, sim.Transport(), 2, nil), ps: rewardtest.Prompts(t), judged: judged}
 
-	const steps = 300
+	const steps, tail = 100, 20 // tail: the steps the rubricator's rewards are averaged over, first and last
 	runs := make([]loopRun, len(labs))
 	var wg sync.WaitGroup
 	for p := range labs {
@@ -189,8 +189,8 @@ func TestTrainingLoopEndToEnd(t *testing.T) {
 		}
 	}
 
-	early, late := meanOf(rubricator[:60]), meanOf(rubricator[steps-60:])
-	t.Logf("rubricator K_valid/K: %.3f over the first 60 steps, %.3f over the last 60; %d of %d groups refined", early, late, refined, steps*len(labs))
+	early, late := meanOf(rubricator[:tail]), meanOf(rubricator[steps-tail:])
+	t.Logf("rubricator K_valid/K: %.3f over the first %d steps, %.3f over the last %d; %d of %d groups refined", early, tail, late, tail, refined, steps*len(labs))
 	if late < early+0.2 {
 		t.Errorf("rubricator K_valid/K went from %.3f to %.3f as its proposals got more valid (15%% to 95%% discriminative)", early, late)
 	}
