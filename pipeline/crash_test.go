@@ -19,6 +19,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -64,7 +65,7 @@ func TestCrashSafety(t *testing.T) {
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
-	for trial := range 2 { // with the empirical stage, and without
+	for trial := range longtest.Pick(t, 2, 3) { // with the empirical stage, and without
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
 			killAfter: func(int) int { return 20 + rng.IntN(300) },

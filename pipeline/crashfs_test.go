@@ -26,6 +26,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -340,10 +341,11 @@ func (c *crashRun) checkDurable(t *testing.T, cut fsys.FS, leftovers bool, what 
 }
 
 // samplePoints returns every point, or a sample of n of them drawn with the
-// logged seed under the race detector (unless -runcrash.all).
+// logged seed under the race detector (unless -runcrash.all or the long
+// form, make test-long).
 func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
 	t.Helper()
-	if !raceEnabled || *runCrashAll || len(points) <= n {
+	if !raceEnabled || *runCrashAll || longtest.Enabled() || len(points) <= n {
 		return points
 	}
 	rng := rand.New(rand.NewPCG(*runCrashSeed, salt))
