@@ -16,6 +16,7 @@ import (
 // p_o = (both valid + both invalid) / n; p_e = p_a * p_b + (1 - p_a)(1 - p_b)
 // with p_a, p_b each side's rate of "valid"; kappa = (p_o - p_e) / (1 - p_e).
 func TestKappaByHand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		c         confusion // [a][b], 0 valid, 1 invalid
@@ -61,6 +62,7 @@ func TestKappaByHand(t *testing.T) {
 // with the stored verdict except on chosen rows, leaving some blank,
 // editing one item's text), and checks every count against the rows.
 func TestHumanAgreement(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
 	in, err := Open(dir)
@@ -134,6 +136,7 @@ func TestHumanAgreement(t *testing.T) {
 }
 
 func TestReadSheetErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, csv, says string
 	}{

@@ -15,6 +15,7 @@ import (
 )
 
 func TestGoldenRun(t *testing.T) {
+	t.Parallel()
 	dir := corpusfix.Run(t)
 	rep := auditPath(t, Options{Tool: "validate test"}, dir)
 	base := filepath.Dir(dir)
@@ -30,6 +31,7 @@ func TestGoldenRun(t *testing.T) {
 // TestFixtureBreaksEveryRule checks the fixture's purpose: every rule is
 // broken, by the record made to break it, at the item made to break it.
 func TestFixtureBreaksEveryRule(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{List: -1}, corpusfix.Run(t))
 	counted := map[string]int64{}
 	for _, rc := range rep.Structure.ByRule {
@@ -79,6 +81,7 @@ func TestFixtureBreaksEveryRule(t *testing.T) {
 // TestGoodCorpusHasNoViolations: the well-formed records break nothing, and
 // the figures follow from how they were made.
 func TestGoodCorpusHasNoViolations(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	recs := corpusfix.Records()[:30]
 	corpusfix.WriteRun(t, dir, recs, 7)
@@ -117,6 +120,7 @@ func TestGoodCorpusHasNoViolations(t *testing.T) {
 // TestJSONLExport audits a jsonl export of the fixture: the figures equal
 // the run directory's, and a bad line and a cut-off last line are listed.
 func TestJSONLExport(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()
 	run := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, run, recs, 16)
@@ -170,6 +174,7 @@ func sameFigures(t *testing.T, a, b *Report) {
 
 // TestVerlExport audits what a verl export's label column holds.
 func TestVerlExport(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()
 	run := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, run, recs, 16)
@@ -223,6 +228,7 @@ func TestVerlExport(t *testing.T) {
 }
 
 func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	mk := func(name, format string) string {
 		dir := filepath.Join(root, name)
@@ -270,6 +276,7 @@ func TestOpenRefuses(t *testing.T) {
 
 // TestOpenMixedFormats refuses to add verl rows to full records.
 func TestOpenMixedFormats(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:5]
 	run := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, run, recs, 16)

@@ -76,6 +76,7 @@ func textBoxes(t *testing.T, svg template.HTML) []box {
 // checks that no two labels of a chart overlap, that every label stays in
 // the chart, and that the axis title keeps clear of the tick labels.
 func TestChartsReadableAtScale(t *testing.T) {
+	t.Parallel()
 	var items []string
 	var itemCounts []int64
 	for k := 1; k <= 24; k++ {

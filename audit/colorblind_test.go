@@ -15,6 +15,7 @@ import (
 // invalid without colour (a pattern on the invalid part, a key that shows
 // it), in colours readers with deuteranopia tell apart: no red and green.
 func TestValidityBarsWithoutRedGreen(t *testing.T) {
+	t.Parallel()
 	v := Validity{ByType: []TypeValidity{{Type: "SUGGEST", Total: 10, Valid: 7, Invalid: 2, Unjudged: 1, Rate: ptr(7.0 / 9)}},
 		Overall: TypeValidity{Type: "Overall", Total: 10, Valid: 7, Invalid: 2, Unjudged: 1, Rate: ptr(7.0 / 9)}}
 	svg := string(validityChart(v, "Validity by type"))
@@ -39,6 +40,7 @@ func TestValidityBarsWithoutRedGreen(t *testing.T) {
 // TestClippedCorrectedRateIsMarked: a corrected rate clipped to 100% is
 // not drawn as a plain dot at 100%: its marker says it is clipped.
 func TestClippedCorrectedRateIsMarked(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	tr := TypeReliability{Type: "Overall", Judged: 313, Valid: 304, Rate: ptr(0.971), RateCI: &judgestats.Interval{Low: 0.946, High: 0.985},
 		Labelled: ptr(int64(40)), Sensitivity: ptr(0.95), Specificity: ptr(0.5), Corrected: ptr(1.0),
@@ -56,6 +58,7 @@ func TestClippedCorrectedRateIsMarked(t *testing.T) {
 // TestRateTicksAreRound: the interval charts' axes are ticked at round
 // percentages.
 func TestRateTicksAreRound(t *testing.T) {
+	t.Parallel()
 	label := regexp.MustCompile(`class="x">([0-9.]+)%<`)
 	for _, lo := range []float64{0.72, 0.43, 0.91, 0.985, 0} {
 		r := &Reliability{ByType: []TypeReliability{}, Overall: TypeReliability{Type: "Overall", Rate: ptr(0.99),
@@ -87,6 +90,7 @@ func TestRateTicksAreRound(t *testing.T) {
 // of criteria with no training signal is a card at the top, not a grey
 // sentence, and the records chart of discrimination says what it counts.
 func TestGroundedNoSignalIsProminent(t *testing.T) {
+	t.Parallel()
 	rep := &Report{Corpus: CorpusInfo{RubricKind: RubricGrounded, Paths: []string{"g"}}, Grounded: &Grounded{Measured: 20, Constant: 7,
 		ByPosition: []TypeValidity{}, Validity: TypeValidity{Type: "Overall"}}, InputProblems: []Problem{}, Unavailable: []Unavailable{}}
 	page := string(render(t, rep.WriteHTML))

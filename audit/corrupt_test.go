@@ -15,6 +15,7 @@ import (
 // damaged, and checks the audit names the file and the fault, audits the
 // other shards, and never panics.
 func TestCorruptRun(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:30]
 	shard := func(dir string, i int) string {
 		return filepath.Join(dir, "shards", "part-0000"+string(rune('0'+i))+".parquet")
@@ -72,6 +73,7 @@ func TestCorruptRun(t *testing.T) {
 // TestCorruptManifest: a manifest that does not parse is an error of
 // Open, not a usage error.
 func TestCorruptManifest(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:3], 10)
 	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"shards": [`), 0o644)
@@ -84,6 +86,7 @@ func TestCorruptManifest(t *testing.T) {
 // TestCorruptFileGivenAlone: a damaged shard named on its own is damage
 // (not "not auditable"), named with its path.
 func TestCorruptFileGivenAlone(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, corpusfix.Records()[:3], 10)
 	path := filepath.Join(dir, "shards", "part-00000.parquet")
@@ -110,6 +113,7 @@ func TestCorruptFileGivenAlone(t *testing.T) {
 // TestUnreadableLabel: a verl row whose label is not JSON is listed with
 // its row, the other rows audited.
 func TestUnreadableLabel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := corpusfix.Records()[:4]
 	writeVerlExport(t, dir, recs, false)

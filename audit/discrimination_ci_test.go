@@ -26,6 +26,7 @@ func synthRun(t *testing.T, n int) *Report {
 // with one, over the measured records; srar's paid reward ignores the
 // ANSWER items, so its figure is the same with and without them.
 func TestDiscriminationIntervalsAndPaidAUROC(t *testing.T) {
+	t.Parallel()
 	d := synthRun(t, 300).Discrimination
 	for name, c := range map[string]struct {
 		mean *float64
@@ -63,6 +64,7 @@ func TestDiscriminationIntervalsAndPaidAUROC(t *testing.T) {
 // sum to 0 has no rubric AUROC; it is counted and named, not dropped from
 // the means silently.
 func TestMeasuredRecordsWithoutAUROCAreNamed(t *testing.T) {
+	t.Parallel()
 	recs := handCorpus()
 	zero := handRecord("z", schema.StyleFactualProcess, []schema.Item{
 		handItem(1, schema.TypeFactual, "States that the answer is 5.", 0),
@@ -86,6 +88,7 @@ func TestMeasuredRecordsWithoutAUROCAreNamed(t *testing.T) {
 // bound of the mean's interval: a bound between it and the mean passes the
 // plain gate and fails the lower one, saying so.
 func TestMinAUROCOnTheLowerBound(t *testing.T) {
+	t.Parallel()
 	rep := synthRun(t, 300)
 	d := rep.Discrimination
 	between := (d.MeanAUROCCI95[0] + *d.MeanAUROC) / 2

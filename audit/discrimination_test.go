@@ -114,6 +114,7 @@ func near(a *float64, b float64) bool { return a != nil && math.Abs(*a-b) < 1e-9
 // are the exact ones (no judge error): over four rollouts a 5% judge's
 // errors would explain one verdict of every item.
 func TestDiscriminationByHand(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, handCorpus(), 2)
 	rep := auditPath(t, Options{JudgeError: -1}, dir)
@@ -185,6 +186,7 @@ func textSection(t *testing.T, rep *Report, name string) []byte {
 // audited, and the section says how to get them; the gates cannot be
 // checked and say so.
 func TestDiscriminationNeedsTheEmpiricalStage(t *testing.T) {
+	t.Parallel()
 	var recs []schema.Record
 	for _, r := range handCorpus()[:3] {
 		for k := range r.Rollouts {
@@ -214,6 +216,7 @@ func TestDiscriminationNeedsTheEmpiricalStage(t *testing.T) {
 // TestDiscriminationGates: the hand corpus's mean AUROC is 0.7917 and its
 // anti share 0.125.
 func TestDiscriminationGates(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, handCorpus(), 10)
 	rep := auditPath(t, Options{}, dir)
@@ -237,6 +240,7 @@ func TestDiscriminationGates(t *testing.T) {
 // TestDiscriminationMergesInFileOrder: the corpus in one shard and in
 // shards of one record give the same section.
 func TestDiscriminationMergesInFileOrder(t *testing.T) {
+	t.Parallel()
 	one, many := filepath.Join(t.TempDir(), "one"), filepath.Join(t.TempDir(), "many")
 	corpusfix.WriteRun(t, one, handCorpus(), 10)
 	corpusfix.WriteRun(t, many, handCorpus(), 1)

@@ -17,6 +17,7 @@ import (
 // shows the run's own total from report.json next to the records' sum, so
 // there is no third figure to reconcile.
 func TestUsageCountsRequestsSent(t *testing.T) {
+	t.Parallel()
 	recs := []schema.Record{groundedRecord(1, 1), groundedRecord(2, 1)}
 	for i := range recs {
 		recs[i].Usage = schema.Usage{Requests: 6, CachedRequests: 2, PromptTokens: 900, CompletionTokens: 300, CostUSD: 0.01}
@@ -50,6 +51,7 @@ func TestUsageCountsRequestsSent(t *testing.T) {
 // out: from the text and the HTML, and null in JSON with the reason in
 // unavailable. A math corpus has no grounded section.
 func TestReportLeadsWithTheCorpusKind(t *testing.T) {
+	t.Parallel()
 	grounded := auditPath(t, Options{}, groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}))
 	mathRun := filepath.Join(t.TempDir(), "math")
 	corpusfix.WriteRun(t, mathRun, corpusfix.Records()[:10], 4)

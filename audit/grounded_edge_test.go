@@ -54,6 +54,7 @@ func edgeRecords() []schema.Record {
 // position and histogram are the hand-computed ones, read across shards
 // (three records per shard, so two files' figures are merged).
 func TestOpenBookEdgeOnHandMadeRecords(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{}, groundedRun(t, edgeRecords()))
 	e := rep.Grounded.OpenBookEdge
 	if e == nil {
@@ -110,6 +111,7 @@ func TestOpenBookEdgeOnHandMadeRecords(t *testing.T) {
 // without empirical.open_book has no edge section in any format (its
 // reports are as before the option), and no record reads as measured.
 func TestOpenBookEdgeAbsentWithoutOpenBookAnswers(t *testing.T) {
+	t.Parallel()
 	recs := edgeRecords()
 	for i := range recs {
 		for k := range recs[i].Grounded.Questions {

@@ -88,6 +88,7 @@ func groundedRun(t *testing.T, recs []schema.Record) string {
 }
 
 func TestGroundedFixtureBreaksEveryRule(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{List: -1}, groundedRun(t, append([]schema.Record{groundedRecord(1, 2)}, groundedViolating()...)))
 	got := map[string][]string{}
 	for _, v := range rep.Structure.Listed {
@@ -106,6 +107,7 @@ func TestGroundedFixtureBreaksEveryRule(t *testing.T) {
 }
 
 func TestGroundedFigures(t *testing.T) {
+	t.Parallel()
 	recs := []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1), groundedRecord(3, 3)}
 	rep := auditPath(t, Options{}, groundedRun(t, recs))
 	g := rep.Grounded
@@ -177,6 +179,7 @@ func TestGroundedFigures(t *testing.T) {
 // export's lines are passage records. Both give the same criteria figures
 // as the run.
 func TestGroundedExports(t *testing.T) {
+	t.Parallel()
 	recs := []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}
 	run := groundedRun(t, recs)
 	for _, format := range []string{corpus.FormatVerl, corpus.FormatJSONL} {
@@ -199,6 +202,7 @@ func TestGroundedExports(t *testing.T) {
 // TestAuditReadsShardsWithoutTheGroundedColumn: a shard written before the
 // grounded style is audited as before, with no grounded section.
 func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
+	t.Parallel()
 	rec := corpusfix.Record(1, schema.StyleSRaR, nil, nil)
 	r := row{ID: rec.ID, Split: rec.Split, Problem: rec.Problem, Answer: rec.Answer, Style: rec.Style, Provenance: provenance{RolloutModel: rec.Provenance.RolloutModel, SpecVersion: rec.Provenance.SpecVersion}, Usage: rec.Usage, NCorrect: rec.NCorrect, PassRate: rec.PassRate}
 	for _, it := range rec.Rubric {
@@ -220,6 +224,7 @@ func TestAuditReadsShardsWithoutTheGroundedColumn(t *testing.T) {
 // TestGroundedGate: --min-validity counts the verdicts on grounded criteria
 // with those on math items.
 func TestGroundedGate(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{}, groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}))
 	v := rep.Grounded.Validity
 	rate := float64(v.Valid) / float64(v.Valid+v.Invalid)

@@ -17,6 +17,7 @@ import (
 // corpus line, no math sections ("0 rubric items", empty validity tables,
 // "SRaR item limit 12"), each named in unavailable (issue 43, item 1).
 func TestGroundedVerlExportIsGrounded(t *testing.T) {
+	t.Parallel()
 	run := groundedRun(t, []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)})
 	out := filepath.Join(t.TempDir(), "verl")
 	if _, err := corpus.Export(context.Background(), run, corpus.ExportOptions{Format: corpus.FormatVerl, Out: out, ToolVersion: "test", Logger: quiet()}); err != nil {
@@ -59,6 +60,7 @@ func TestGroundedVerlExportIsGrounded(t *testing.T) {
 // violation that names the scale, in a run directory and a verl export
 // (issue 43, item 10: weights of 5.5 passed unflagged).
 func TestOffScaleWeightsAreFlagged(t *testing.T) {
+	t.Parallel()
 	rec := groundedRecord(1, 1)
 	rec.Grounded.Questions[0].Criteria[0].Weight = 5.5
 	rec.Grounded.Questions[0].Criteria[4].Weight = 0.5

@@ -17,6 +17,7 @@ import (
 // well-formed inline SVG chart per figure, lists every listed violation,
 // and escapes what the corpus holds.
 func TestHTMLSelfContained(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()
 	recs[30].ID += `<script>alert(1)</script>` // a record with a violation
 	dir := filepath.Join(t.TempDir(), "run")
@@ -87,6 +88,7 @@ func escapeHTML(s string) string {
 // a verl or jsonl audit reads, records with and without usage) and fails on
 // a format verb applied to the wrong kind of value ("%!f(*float64=...)").
 func TestReportsHaveNoFormatErrors(t *testing.T) {
+	t.Parallel()
 	grounded := []schema.Record{groundedRecord(1, 2), groundedRecord(2, 1)}
 	for i := range grounded {
 		grounded[i].Usage = schema.Usage{Requests: 7, CachedRequests: 1, PromptTokens: 900, CompletionTokens: 300, CostUSD: 0.0125}

@@ -17,6 +17,7 @@ import (
 // panel measures (its judges' pairwise disagreements), the section says
 // so, and Options.JudgeError, when given, wins.
 func TestJudgeErrorFromThePanel(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	run, err := corpus.Open(dir, corpus.Options{ShardRows: 50, ToolVersion: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {

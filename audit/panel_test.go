@@ -49,6 +49,7 @@ func handPanelRecord() schema.Record {
 // record, in a run directory and in a JSONL file, and a stored verdict
 // that is not the majority of the votes is counted.
 func TestJudgePanelHandComputed(t *testing.T) {
+	t.Parallel()
 	rec := handPanelRecord()
 	dir := filepath.Join(t.TempDir(), "run")
 	corpusfix.WriteRun(t, dir, []schema.Record{rec}, 10)
@@ -150,6 +151,7 @@ func panelRun(t *testing.T, n int) string {
 // failures add up to the panel's; the judge without errors agrees with the
 // panel more than the noisy one.
 func TestJudgePanelSection(t *testing.T) {
+	t.Parallel()
 	dir := panelRun(t, 40)
 	rep := auditPath(t, Options{}, dir)
 	p := rep.JudgePanel
@@ -197,6 +199,7 @@ func TestJudgePanelSection(t *testing.T) {
 // TestNoPanelNoSection: a corpus written before panels (or with one judge
 // per stage) has no panel section, and says nothing is missing.
 func TestNoPanelNoSection(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{}, corpusfix.Run(t))
 	if rep.JudgePanel != nil {
 		t.Errorf("a corpus without panels has a panel section: %+v", rep.JudgePanel)
@@ -217,6 +220,7 @@ func TestNoPanelNoSection(t *testing.T) {
 // TestJudgePanelCriteria: the grounded criteria's panel is counted by
 // position, every judged criterion once, none against the rule.
 func TestJudgePanelCriteria(t *testing.T) {
+	t.Parallel()
 	var recs []schema.Record
 	judged := int64(0)
 	for i := range 6 {

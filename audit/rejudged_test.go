@@ -8,6 +8,7 @@ import "testing"
 // whatever the judges' order; a group some judge was never asked about
 // (a budget stop) or every judge failed on gets no verdict.
 func TestPanelVerdictsFailClosed(t *testing.T) {
+	t.Parallel()
 	g := []SampleItem{{RecordID: "r", ItemID: 0, Type: "ANSWER", Stored: ptr(true)}}
 	said := func(valid bool) JudgeAnswer {
 		return JudgeAnswer{Asked: true, Items: []ComparedItem{{RecordID: "r", Type: "ANSWER", Stored: true, Other: valid}}}

@@ -92,6 +92,7 @@ func auditWithSheet(t *testing.T, name string) sheetFixture {
 // is held to a golden file; the JSON says null, never a number, where the
 // rate is undefined.
 func TestReliabilityAgainstPeople(t *testing.T) {
+	t.Parallel()
 	f := auditWithSheet(t, "items.csv")
 	anns, want, rep := f.anns, f.want, f.rep
 	rel := rep.Reliability
@@ -162,6 +163,7 @@ func TestReliabilityAgainstPeople(t *testing.T) {
 // interval of the judge's rate and nothing else; the text section is held
 // to a golden file.
 func TestReliabilityWithoutSheet(t *testing.T) {
+	t.Parallel()
 	rep := auditPath(t, Options{}, corpusfix.Run(t))
 	rel := rep.Reliability
 	if rel == nil || rel.Method != "wilson" || rel.Sheet != "" || rel.Rows != nil {
@@ -187,6 +189,7 @@ func TestReliabilityWithoutSheet(t *testing.T) {
 // threshold between them passes one gate and fails the other; with a
 // sheet the corrected rate's bound is checked, and an undefined one fails.
 func TestGateOnLowerBound(t *testing.T) {
+	t.Parallel()
 	f := auditWithSheet(t, "items.csv")
 	recs, dir, sheet := f.recs, f.dir, f.rep
 	plain := auditPath(t, Options{}, dir)
@@ -232,6 +235,7 @@ func TestGateOnLowerBound(t *testing.T) {
 // type that has one, in well-formed SVG, and lists the reasons where a
 // type has none.
 func TestReliabilityHTML(t *testing.T) {
+	t.Parallel()
 	rep := auditWithSheet(t, "sheets/<people>.csv").rep
 	page := string(render(t, rep.WriteHTML))
 	chart := regexp.MustCompile(`(?s)<svg [^>]*aria-label="Validity with 95% intervals".*?</svg>`).FindString(page)
@@ -279,6 +283,7 @@ func TestReliabilityHTML(t *testing.T) {
 // TestReliabilityNote: each way a corrected rate can be special is said in
 // words that name the figures it comes from.
 func TestReliabilityNote(t *testing.T) {
+	t.Parallel()
 	f, yes, no := ptr(0.97), ptr(true), ptr(false)
 	tests := []struct {
 		name string

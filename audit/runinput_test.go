@@ -17,6 +17,7 @@ import (
 // share of grounded criteria with no training signal leads the report
 // instead of a footnote. Text, JSON and HTML alike (issue 43, item 5).
 func TestRunInputLossesInEveryFormat(t *testing.T) {
+	t.Parallel()
 	recs := []schema.Record{groundedRecord(1, 1), groundedRecord(2, 1)}
 	for i := range recs {
 		for k, c := range recs[i].Grounded.Questions[0].Criteria {

@@ -17,6 +17,7 @@ import (
 // reads every record it listed and reports no damaged input; before, the
 // removed shards were "listed but cannot be opened".
 func TestAuditOfARunThatMergesItsShards(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	r, err := corpus.Open(dir, corpus.Options{ShardRows: 1000, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

@@ -38,6 +38,7 @@ func sampled(t *testing.T, dir string, n int, seed uint64, judgedOnly bool) ([]i
 // TestSampleReproducible: the draw depends on the seed and the items only,
 // not on how the corpus is cut into shards or in which order it is read.
 func TestSampleReproducible(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:30]
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	corpusfix.WriteRun(t, a, recs, 4)
@@ -72,6 +73,7 @@ func TestSampleReproducible(t *testing.T) {
 
 // TestSampleSkipsDuplicates: a repeated record is drawn from once.
 func TestSampleSkipsDuplicates(t *testing.T) {
+	t.Parallel()
 	dir := corpusfix.Run(t) // p005 is in two shards
 	keys, _ := sampled(t, dir, 100000, 3, false)
 	seen := map[itemKey]bool{}

@@ -21,6 +21,7 @@ import (
 // TestDuplicateAfterBadLine: a repeated id after a line that does not parse
 // is reported at its own row, not one row early.
 func TestDuplicateAfterBadLine(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:3]
 	var b bytes.Buffer
 	for _, k := range []int{0, 1} {
@@ -57,6 +58,7 @@ func TestDuplicateAfterBadLine(t *testing.T) {
 // written with a leading quote, and reading the sheet back gives the text
 // as it is in the corpus, so agreement still matches the items.
 func TestSheetEscapesFormulas(t *testing.T) {
+	t.Parallel()
 	texts := []string{"=HYPERLINK(\"http://x\")", "'=quoted already", "+1 for the sign", "-3 is the root", "@SUM(A1)", "\tTab first", "plain"}
 	var items []SampleItem
 	for i, s := range texts {
@@ -101,6 +103,7 @@ var _ = errors.Is
 // run's jobs used, as the manifest's job history records it (corpus owns
 // the run directory); a job.yaml saying otherwise does not decide it.
 func TestMaxItemsFromJobHistory(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	var recs []schema.Record
 	for i := range 12 {
@@ -141,6 +144,7 @@ func TestMaxItemsFromJobHistory(t *testing.T) {
 // TestReadsRunsThroughCorpus: audit reads run directories through corpus,
 // the owner of their layout, not through pipeline's run loop and job file.
 func TestReadsRunsThroughCorpus(t *testing.T) {
+	t.Parallel()
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +160,7 @@ func TestReadsRunsThroughCorpus(t *testing.T) {
 // are null: no rollouts, no items, no token counts, a verl
 // export.
 func TestRenderUncomputable(t *testing.T) {
+	t.Parallel()
 	bare := func(r *schema.Record) {
 		r.Rollouts, r.NCorrect, r.PassRate = nil, 0, 0
 		r.Rubric = []schema.Item{}

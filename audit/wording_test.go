@@ -13,6 +13,7 @@ import (
 // TestGroundedWording: a grounded corpus's report speaks of passages, not
 // problems (issue 43, item 10: "failed problems' spend").
 func TestGroundedWording(t *testing.T) {
+	t.Parallel()
 	rec := groundedRecord(1, 1)
 	rec.Usage = schema.Usage{Requests: 4, PromptTokens: 100, CompletionTokens: 50}
 	text := string(render(t, auditPath(t, Options{}, groundedRun(t, []schema.Record{rec})).WriteText))
@@ -25,6 +26,7 @@ func TestGroundedWording(t *testing.T) {
 // not "judged by panels"; the heading counts the panel's judges (issue
 // 43, item 10).
 func TestPanelOfOneJudgeWording(t *testing.T) {
+	t.Parallel()
 	recs := corpusfix.Records()[:6]
 	for i := range recs {
 		synthcorpus.AddPanel(&recs[i], 1, synthcorpus.PanelJudge{Name: "solo", Model: "m1"})

@@ -22,6 +22,7 @@ import (
 )
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                    string
 		n, shardRows, groupRows int
@@ -145,6 +146,7 @@ func openTestParquet(t *testing.T, path string) *parquet.File {
 }
 
 func TestLongTextColumnsHaveNoStatistics(t *testing.T) {
+	t.Parallel()
 	long := map[string]bool{}
 	for _, c := range longTextColumns() {
 		long[strings.Join(c, ".")] = true
@@ -229,6 +231,7 @@ func firstPageStatistics(t *testing.T, file []byte, md format.ColumnMetaData) fo
 }
 
 func TestAppendRules(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
 	recs := genRecords(3, 0, 2)
@@ -266,6 +269,7 @@ func TestAppendRules(t *testing.T) {
 }
 
 func TestTimeIsStoredAtMillisecondsUTC(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
 	rec := genRecords(5, 0, 1)[0]
@@ -281,6 +285,7 @@ func TestTimeIsStoredAtMillisecondsUTC(t *testing.T) {
 }
 
 func TestManifestCountsAndFingerprint(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{ShardRows: 30})
 	r.SetFingerprint("fp-1")
@@ -323,6 +328,7 @@ func TestManifestCountsAndFingerprint(t *testing.T) {
 // manifest (a start that fails leaves none behind); the first Commit writes
 // one, even with no records.
 func TestManifestAtFirstCommit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
 	r.SetFingerprint("fp")
@@ -349,6 +355,7 @@ func TestManifestAtFirstCommit(t *testing.T) {
 }
 
 func TestScanShardRejectsBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeOneShard(t, dir, 7, 40)
 	other := filepath.Join(dir, "other.parquet")
@@ -426,6 +433,7 @@ func FuzzScanShard(f *testing.F) {
 }
 
 func TestCheckCompactStruct(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := writeOneShard(t, dir, 13, 3)
 	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
@@ -459,6 +467,7 @@ func TestCheckCompactStruct(t *testing.T) {
 // its old lines leave failures.jsonl at Close, so the log holds exactly one
 // line per problem that is still failed.
 func TestCloseCompactsFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r, err := Open(dir, Options{Logger: quietLogger()})
 	if err != nil {

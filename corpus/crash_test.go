@@ -328,6 +328,7 @@ func cleanRun(t *testing.T) []crashfs.Op {
 // can change what a crash leaves, reboots (keeping a random part of unsynced
 // appends, as real disks may) and reopens with the real code.
 func TestCrashAtEveryOperation(t *testing.T) {
+	t.Parallel()
 	ops := cleanRun(t)
 	var points []crashfs.Op
 	for _, op := range ops {
@@ -402,6 +403,7 @@ func tolerated(op crashfs.Op, logs *logCounter) bool {
 // refuses to write), and the directory must reopen with every committed
 // record once.
 func TestInjectedErrors(t *testing.T) {
+	t.Parallel()
 	ops := cleanRun(t)
 	recs := scenarioRecords()
 	type injection struct {
@@ -462,6 +464,7 @@ func injectAndReopen(t *testing.T, op crashfs.Op, errno syscall.Errno, recs []sc
 // TestOpenFailsCleanly: an error during Open returns no Run and leaves the
 // lock free.
 func TestOpenFailsCleanly(t *testing.T) {
+	t.Parallel()
 	c := newCrashFS(t)
 	c.FailWhen(func(op crashfs.Op) bool { return op.Kind == crashfs.OpMkdir }, syscall.EROFS)
 	if _, err := Open(crashDir, Options{FS: c, Logger: quietLogger()}); !errors.Is(err, syscall.EROFS) {

@@ -63,6 +63,7 @@ func damagedRun(t *testing.T, damage func(t *testing.T, path string)) (dir strin
 // says how to recover, and its new hash never reaches the manifest. Before,
 // a shard with flipped bytes whose id column still read was "re-listed".
 func TestDamagedListedShardIsNeverAccepted(t *testing.T) {
+	t.Parallel()
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
 			dir, before := damagedRun(t, d.damage)
@@ -107,6 +108,7 @@ func TestDamagedListedShardIsNeverAccepted(t *testing.T) {
 // opens with the damaged shard's ids not done, so the next run makes them
 // again (from the response cache, tested in pipeline).
 func TestRepairMovesDamagedShardsAside(t *testing.T) {
+	t.Parallel()
 	for _, d := range damages {
 		t.Run(d.name, func(t *testing.T) {
 			dir, _ := damagedRun(t, d.damage)
@@ -160,6 +162,7 @@ func TestRepairMovesDamagedShardsAside(t *testing.T) {
 // TestCompactKeepsToolVersion: compaction, which makes no records, keeps the
 // tool version of the run that made them.
 func TestCompactKeepsToolVersion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{ShardRows: 20, ToolVersion: "v1.0.0"})
 	for i := range 4 {

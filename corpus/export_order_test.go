@@ -40,13 +40,14 @@ func runOf(t *testing.T, dir string, recs []schema.Record, order []int, cut, sha
 // problems finished in different orders (so their shards split the ids
 // differently) export the same bytes, rows in global id order.
 func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
-	recs := genRecords(5, 0, 60)
+	t.Parallel()
+	recs := genRecords(5, 0, 40)
 	rng := rand.New(rand.NewPCG(1, 2))
 	a, b := rng.Perm(len(recs)), rng.Perm(len(recs))
 	root := t.TempDir()
 	runOf(t, filepath.Join(root, "a"), recs, a, 7, 1000)
 	runOf(t, filepath.Join(root, "b"), recs, b, 11, 1000)
-	runOf(t, filepath.Join(root, "c"), recs, b, 1, 1000) // 60 shards: merged in rounds (maxMergeFanIn)
+	runOf(t, filepath.Join(root, "c"), recs, b, 1, 1000) // 40 shards: merged in rounds (more than maxMergeFanIn)
 	for _, format := range []string{FormatJSONL, FormatRaR} {
 		var data [3]map[string][]byte
 		for k, run := range []string{"a", "b", "c"} {
@@ -82,6 +83,7 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 // shard is exported once, the first (as rewardd's index keeps it), and
 // counted.
 func TestExportDropsRepeatedIDs(t *testing.T) {
+	t.Parallel()
 	for _, cut := range []int{5, 1} { // 8 shards, and 40 (merged in rounds)
 		t.Run(fmt.Sprint("cut ", cut), func(t *testing.T) { exportDropsRepeatedIDs(t, cut) })
 	}

@@ -17,6 +17,7 @@ import (
 // appends the rubric's criteria to the reasoner's prompt, without the items
 // that state a result; export.json names both.
 func TestExportRoles(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	fixture := exportFixture()
 	writeExportCorpus(t, run, fixture, 3)
@@ -106,6 +107,7 @@ func verlRows(t *testing.T, dir string, m *ExportManifest) []VerlRow {
 // export.json counts records and rows apart (rows per role, records
 // without a rubricator row), so records_out is never read as rows.
 func TestExportBothRoles(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	fixture := append(exportFixture(), groundedFixture()...)
 	writeExportCorpus(t, run, fixture, 3)
@@ -206,6 +208,7 @@ func quietRoles(format, out, role string) ExportOptions {
 // TestExportBothRolesCard: the card says how it was made (--role) and
 // counts rows per role apart from records.
 func TestExportBothRolesCard(t *testing.T) {
+	t.Parallel()
 	run := filepath.Join(t.TempDir(), "run")
 	writeExportCorpus(t, run, exportFixture(), 3)
 	out := filepath.Join(t.TempDir(), "both")

@@ -358,6 +358,7 @@ func TestExportCardConfigsNameTheFiles(t *testing.T) {
 }
 
 func TestExportColumnDocsMatchSchemas(t *testing.T) {
+	t.Parallel()
 	for _, name := range ExportFormats {
 		f := formatOf(name)
 		var cols []string
@@ -496,6 +497,7 @@ func TestExportNothingToExport(t *testing.T) {
 }
 
 func TestExportOptionsCheck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		opt  ExportOptions
 		want string

@@ -19,6 +19,7 @@ const spec2Run = "testdata/spec2-run"
 // TestSpec2CorpusStaysReadable: the shards of a spec-2 run read as records
 // (Grounded nil, every other field as written), and Verify accepts the run.
 func TestSpec2CorpusStaysReadable(t *testing.T) {
+	t.Parallel()
 	m, err := ReadManifest(spec2Run)
 	if err != nil || m.SpecVersion != "2" {
 		t.Fatalf("fixture manifest: %+v %v", m.SpecVersion, err)
@@ -44,6 +45,7 @@ func TestSpec2CorpusStaysReadable(t *testing.T) {
 // TestSpec2RunIsNotResumed: opening a spec-2 run to add to it is refused
 // with a message that says its records stay readable and how to go on.
 func TestSpec2RunIsNotResumed(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	if err := os.CopyFS(dir, os.DirFS(spec2Run)); err != nil {
 		t.Fatal(err)
@@ -67,6 +69,7 @@ func TestSpec2RunIsNotResumed(t *testing.T) {
 // closed-book answers as written, OpenBookAnswers empty), through the
 // record reader and through a projection holding the grounded payload.
 func TestSpec3ShardWithoutOpenBookAnswersStaysReadable(t *testing.T) {
+	t.Parallel()
 	q := groundedQuestionV3Closed{Index: 0, Question: "Why?", Criteria: []schema.Criterion{{ID: "c1", Weight: 2, Name: "n"}},
 		Answers: []schema.GroundedAnswer{{Index: 0, Text: "a0", Scores: []float64{2}}, {Index: 1, Text: "a1", Scores: []float64{0}}}}
 	old := []recordV3Closed{
@@ -115,6 +118,7 @@ func TestSpec3ShardWithoutOpenBookAnswersStaysReadable(t *testing.T) {
 // (no panel column) reads with Record.Panel nil and every other field as
 // written; a record with a panel reads back with every judge's verdicts.
 func TestShardWithoutPanelStaysReadable(t *testing.T) {
+	t.Parallel()
 	valid := true
 	old := []recordV3Single{
 		{recordV2: recordV2{ID: "m1", Style: schema.StyleSRaR, Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "t", Valid: &valid}}}},

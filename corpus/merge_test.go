@@ -12,6 +12,7 @@ import (
 // failures after a reopen, and ReadFailures gives the latest line of each
 // id, without the lock, skipping a torn last line.
 func TestRecordFailuresReadBack(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	r := openRun(t, dir, Options{})
 	if err := r.RecordFailure(Failure{ID: "a", Stage: "rollout", Reason: "first"}); err != nil {

@@ -19,6 +19,7 @@ import (
 )
 
 func TestLockRefusesSecondOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
 	_, err := Open(dir, Options{Logger: quietLogger()})
@@ -36,6 +37,7 @@ func TestLockRefusesSecondOpen(t *testing.T) {
 }
 
 func TestLockReleasedWhenHolderDies(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -92,6 +94,7 @@ func crashedRun(t *testing.T, dir string) (all []schema.Record) {
 }
 
 func TestResumeAdoptsUnlistedShard(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	all := crashedRun(t, dir)
 	r := openRun(t, dir, Options{ShardRows: 20})
@@ -114,6 +117,7 @@ func TestResumeAdoptsUnlistedShard(t *testing.T) {
 }
 
 func TestResumeMovesBrokenShardAsideAndNeverReusesIndex(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	crashedRun(t, dir)
 	// Shard 2 (unlisted) is damaged; a stale temp file and a stray file lie around.
@@ -160,6 +164,7 @@ func TestResumeMovesBrokenShardAsideAndNeverReusesIndex(t *testing.T) {
 }
 
 func TestResumeListedShardProblems(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		damage  func(t *testing.T, dir string)
@@ -263,6 +268,7 @@ func writeManifestForTest(t *testing.T, dir string, m Manifest) {
 }
 
 func TestFailuresLog(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := openRun(t, dir, Options{})
 	recs := genRecords(11, 0, 2)
@@ -317,6 +323,7 @@ func TestFailuresLog(t *testing.T) {
 }
 
 func TestParseFailureLog(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name               string
 		in                 string
@@ -399,6 +406,7 @@ func FuzzParseManifest(f *testing.F) {
 // written (no \u003c), and a line that is a JSON array says it expected an
 // object.
 func TestFailureLinesStayReadable(t *testing.T) {
+	t.Parallel()
 	line, err := encodeFailure(Failure{ID: "a", Stage: "distill", Reason: "missing <<ANSWER>> line & more"})
 	if err != nil {
 		t.Fatal(err)

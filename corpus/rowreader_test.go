@@ -14,6 +14,7 @@ import (
 // of order and again; an index past the end is an error naming it, never
 // a panic.
 func TestRowReader(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	r, err := Open(dir, Options{ShardRows: 300, RowGroupRows: 16})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // is) reads shards written before the judges' seeds joined it, their seeds
 // nil.
 func TestScanProvenanceOfAnOlderShard(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		ID         string            `parquet:"id"`
 		Provenance schema.Provenance `parquet:"provenance"`

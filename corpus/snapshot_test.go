@@ -37,6 +37,7 @@ func smallShardsRun(t *testing.T, dir string, n int) (*Run, []schema.Record) {
 // TestSnapshotSurvivesACompaction: the shards of a snapshot stay readable
 // after the running run merged them away.
 func TestSnapshotSurvivesACompaction(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r, recs := smallShardsRun(t, dir, 30)
 	snap, err := OpenSnapshot(dir)
@@ -66,6 +67,7 @@ func TestSnapshotSurvivesACompaction(t *testing.T) {
 // merges its shards meanwhile says the run is being written and exports
 // every committed record; it never fails half way.
 func TestExportWhileTheRunCompacts(t *testing.T) {
+	t.Parallel()
 	for round := range 5 {
 		dir := filepath.Join(t.TempDir(), "run")
 		r, recs := smallShardsRun(t, dir, 60)

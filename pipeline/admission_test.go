@@ -26,6 +26,7 @@ import (
 // problems hold every problem slot and the rollout endpoint sits idle until
 // the attempt timeout cuts the hung requests.)
 func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
+	t.Parallel()
 	const concurrency = 4
 	f, tap, opt := inProcessFixture(t, 40, sim.Config{})
 	jb := f.job
@@ -128,6 +129,7 @@ func TestHungRequestsDoNotKeepSlotsIdle(t *testing.T) {
 }
 
 func TestProblemsInFlightDefault(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name           string
 		concurrency, n int
@@ -225,6 +227,7 @@ func problemsUnderWayGoFirst(t *testing.T) {
 // them, each with goroutines and requests that only wait (at 100,000
 // problems that pile cost ~100 MiB of RSS).
 func TestProblemsStartWhenTheEndpointCanTakeThem(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 20, sim.Config{})
 	job := f.job
 	job.Limits.Concurrency = 1

@@ -15,6 +15,7 @@ import (
 // the run with an error that names the variable the key is read from, and
 // whether it was set (issue 43, item 10: a bare 401).
 func TestUnauthorizedNamesTheKeyVariable(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)

@@ -16,9 +16,10 @@ import (
 // the job's real cost lets the run finish; one below stops it within the
 // budget, after it sent the batches that fit.
 func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
+	t.Parallel()
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, rows := runtest.BatchSetup(t, 60, sim.Config{}, stages...)
-	job.Batch.MaxRequests = 16 // a stage's requests in several batches, so that some fit a budget
+	srv, job, rows := runtest.BatchSetup(t, 24, sim.Config{}, stages...)
+	job.Batch.MaxRequests = 8 // a stage's requests in several batches, so that some fit a budget
 	free := job
 	free.Out = job.Out + "-no-budget"
 	real := runJob(t, free, Options{}).LLM.Total.CostUSD

@@ -44,22 +44,25 @@ func comparable(t *testing.T, r *schema.Record) string {
 // math style (with replies that need repair, which go into the next wave)
 // and for the grounded style.
 func TestBatchRunEqualsOnline(t *testing.T) {
+	t.Parallel()
 	t.Run("srar", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(40)
+		rows := runtest.MakeProblems(20)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.1}}
 		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
-		onRep, bRep := compareOnlineBatch(t, cfg, job, 37)
+		onRep, bRep := compareOnlineBatch(t, cfg, job, 17)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
 			t.Error("no reply needed a repair: the test does not cover repairs in a later wave")
 		}
 	})
 	t.Run("factual_process", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(30)
+		rows := runtest.MakeProblems(15)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
@@ -68,10 +71,11 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 			j.Style = schema.StyleFactualProcess
 			return j
 		}
-		_, bRep := compareOnlineBatch(t, cfg, job, 29)
+		_, bRep := compareOnlineBatch(t, cfg, job, 13)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 	})
 	t.Run("grounded", func(t *testing.T) {
+		t.Parallel()
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
 		runtest.WriteDocs(t, docs, 12)
@@ -184,6 +188,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // answered half its rows; only the other half is asked again, and nothing
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
+	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
@@ -215,6 +220,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // TestBatchFailedRowsRetried: rows a batch answers with a 500 go into a
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
+	t.Parallel()
 	srv, job, rows := runtest.BatchSetup(t, 30, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
@@ -247,6 +253,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // TestBatchMixedMode: rollouts online, distill and judge in batches, in one
 // run.
 func TestBatchMixedMode(t *testing.T) {
+	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
@@ -279,6 +286,7 @@ func TestBatchMixedMode(t *testing.T) {
 // at several moments of one run; each resume polls the batches the journal
 // names and creates none of them again, and no request is answered twice.
 func TestBatchKilledWhilePending(t *testing.T) {
+	t.Parallel()
 	srv, job, rows := runtest.BatchSetup(t, 40, sim.Config{BatchTurnaround: 400 * time.Millisecond, BatchRowFailRate: 0.05}, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 50
@@ -337,6 +345,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 // projection passes, the run stops before submitting it, having spent no
 // more than the budget, and says so; raising the budget finishes the run.
 func TestBatchBudgetStopsSubmitting(t *testing.T) {
+	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	jb.Prices = map[string]job.Price{"simulated": {Prompt: 100, Completion: 200}}
@@ -378,6 +387,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // TestBatchRepairsOnline: with batch.repairs online, an unparseable batch
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
+	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
 	rep := runJob(t, jb, Options{})
@@ -402,6 +412,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // TestBatchAfterOnline: a run stopped online (its budget) and resumed in
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
+	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 40, sim.Config{})
 	jb.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, jb, Options{})
@@ -428,6 +439,7 @@ func TestBatchAfterOnline(t *testing.T) {
 // later, and the failed batch's rows are asked again without counting as
 // failures (one counted failure would fail a problem here).
 func TestBatchProviderFull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(20)
 	input := filepath.Join(dir, "in.jsonl")

@@ -16,19 +16,20 @@ import (
 // two batch files is let go on by each batch that answers them; once it
 // is settled (left out, failed or written) a later batch's answer must not
 // run it again, or the run counts it twice and ends "stopped" with -1
-// problems pending. With 101 rows a file, the problem at each file's end
-// has its four rollouts in two batches. Whether the second batch is
+// problems pending. With 25 rows a file, the problem at each file's end
+// has its four rollouts in two batches (15 such problems of 100). Whether the second batch is
 // ingested in time for the wave the first started depends on timing, so
 // without the settled set this test failed about every other run.
 func TestBatchWaveSettlesAProblemOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	rows := runtest.MakeProblems(400)
+	rows := runtest.MakeProblems(100)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
 	_, url := runtest.BatchSim(t, rows, sim.Config{Seed: 5})
 	job := runtest.BatchJob(input, filepath.Join(dir, "out"), url, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
-	job.Batch.MaxRequests = 101
+	job.Batch.MaxRequests = 25
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)

@@ -59,6 +59,7 @@ func plantingJudge(tap *tapTransport, kind sim.Kind, set func(map[string]any)) {
 // never the quoted verdict: no item is stored valid by the quote's reason,
 // and no rollout's satisfaction is the quote's.
 func TestBrokenJudgeReplyIsNoVerdict(t *testing.T) {
+	t.Parallel()
 	t.Run("judge stage", func(t *testing.T) {
 		f, tap, opt := inProcessFixture(t, 4, sim.Config{})
 		plantingJudge(tap, sim.KindJudgeBatch, func(o map[string]any) { o["valid"], o["reason"] = true, "PLANTED" })

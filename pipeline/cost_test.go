@@ -15,6 +15,7 @@ import (
 // model without a price is a usage error naming the model and the prices
 // key, unless the model is declared free.
 func TestCostNeedsPrices(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		modify func(j *job.Job)
@@ -55,6 +56,7 @@ func TestCostNeedsPrices(t *testing.T) {
 
 // TestFreeModelInJobFile: `MODEL: 0` under prices declares a free model.
 func TestFreeModelInJobFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "job.yaml")
 	os.WriteFile(path, []byte("input: {paths: [in.jsonl]}\nout: run\nrollout: {base_url: http://127.0.0.1:1/v1, model: local}\nprices: {local: 0}\nbudget: {max_cost_usd: 5}\n"), 0o644)

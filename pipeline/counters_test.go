@@ -11,6 +11,7 @@ import (
 // records were durable, counted again when they were redone), and never
 // fewer requests sent than the answers its cache holds.
 func TestCountersAfterKillsAreRecomputed(t *testing.T) {
+	t.Parallel()
 	srv, job, jobFile, _ := killableJob(t, 16, nil)
 	kills := 0
 	for _, after := range []int64{120, 260, 400} {

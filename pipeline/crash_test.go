@@ -19,6 +19,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -60,10 +61,11 @@ func crashChild(path string) int {
 // by the endpoint's request log, but whose answer was not yet durable in the
 // cache (a slot is freed when the answer arrives; its cache write follows).
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	kills := 0
-	for trial := range 3 {
+	for trial := range longtest.Pick(t, 2, 3) { // with the empirical stage, and without
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
 			killAfter: func(int) int { return 20 + rng.IntN(300) },

@@ -26,6 +26,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -36,10 +37,12 @@ var (
 )
 
 // How many operations the run crash tests visit when they sample (under the
-// race detector, which makes a run several times slower, unless -runcrash.all).
+// race detector, which makes a run several times slower, unless -runcrash.all):
+// every third crash point crashes the resume too, every other one tears the
+// unsynced tails, and each of the three errors is injected four times.
 const (
-	runCrashPoints = 24
-	runFaultPoints = 18
+	runCrashPoints = 16
+	runFaultPoints = 12
 )
 
 // crashRunDir is the run directory on the crash file system; /data exists
@@ -338,10 +341,11 @@ func (c *crashRun) checkDurable(t *testing.T, cut fsys.FS, leftovers bool, what 
 }
 
 // samplePoints returns every point, or a sample of n of them drawn with the
-// logged seed under the race detector (unless -runcrash.all).
+// logged seed under the race detector (unless -runcrash.all or the long
+// form, make test-long).
 func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
 	t.Helper()
-	if !raceEnabled || *runCrashAll || len(points) <= n {
+	if !raceEnabled || *runCrashAll || longtest.Enabled() || len(points) <= n {
 		return points
 	}
 	rng := rand.New(rand.NewPCG(*runCrashSeed, salt))
@@ -363,6 +367,7 @@ func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
 // end (at every third point crashing the resume once more first), and
 // checks the corpus is whole and equal to an uninterrupted run's.
 func TestRunCrashAtEveryOperation(t *testing.T) {
+	t.Parallel()
 	c := newCrashRun(t)
 	points := c.mutating()
 	t.Logf("the uninterrupted run made %d file operations, %d of which change the disk; %d records, %d failures",
@@ -438,6 +443,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 // Either way the directory must then reopen and resume to a whole corpus:
 // at once, or after a power cut that follows the failure.
 func TestRunDiskErrors(t *testing.T) {
+	t.Parallel()
 	c := newCrashRun(t)
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS}
 	stopped, absorbed := map[string]int{}, map[string]int{}

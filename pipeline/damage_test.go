@@ -19,6 +19,7 @@ import (
 // corpus.Repair the same run makes the shard's records again from the
 // response cache: no request is sent, every problem is in the corpus once.
 func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	job := f.job
 	first := runJob(t, job, Options{})

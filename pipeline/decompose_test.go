@@ -22,6 +22,7 @@ func (s seedMap) Seed(id string) (Seed, bool) { v, ok := s[id]; return v, ok }
 // old ones, and the decompose template's hash as its distill template; a
 // unit without a seed fails at the decompose stage.
 func TestDecomposeStages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 6, sim.Config{Seed: 5})
 	seeds := seedMap{}
 	for i, row := range f.rows[:5] {

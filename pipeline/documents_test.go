@@ -42,6 +42,7 @@ func readAll(t *testing.T, j job.Job) ([]source.Problem, []source.InputError) {
 // not .txt/.md or are hidden are left out; a bad file is reported by name
 // and skipped.
 func TestDocumentDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	para := strings.Repeat("Heat flows from hot to cold bodies. ", 4) // 144 characters
 	runtest.WriteFile(t, filepath.Join(dir, "a.txt"), "Short text about lasers.\n")
@@ -77,6 +78,7 @@ func TestDocumentDirectory(t *testing.T) {
 // documents; a bad row is reported by file and line and skipped; a row
 // without an id gets its content hash as document id.
 func TestDocumentRows(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "docs.jsonl")
 	runtest.WriteFile(t, path, `{"body": "First document.", "doc_id": "d1", "title": "One", "source": "osti"}
@@ -113,6 +115,7 @@ not json
 // TestDocumentInputEntirelyWrong: an input that holds no document stops
 // the run before it starts, saying what it holds.
 func TestDocumentInputEntirelyWrong(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pdfs := filepath.Join(dir, "pdfs")
 	runtest.WriteFile(t, filepath.Join(pdfs, "x.pdf"), "%PDF")

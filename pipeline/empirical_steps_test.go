@@ -20,6 +20,7 @@ import (
 // "### Step 1:" (starting over at each one). The simulated judge names the
 // step as a model reading the satisfy prompt would.
 func TestEmpiricalStepIsThePosition(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 6, sim.Config{})
 	job := f.job
 	job.Rollout.N = 4

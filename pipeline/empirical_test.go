@@ -20,6 +20,7 @@ import (
 // satisfaction stays empty, the items are measured over the judged rollouts
 // (not at all when fewer than two are left), and the report counts it.
 func TestUnusableSatisfactionVerdictKeepsTheRecord(t *testing.T) {
+	t.Parallel()
 	problemNo := regexp.MustCompile(`Problem (\d+):`)
 	for _, n := range []int{4, 2} {
 		f, tap, opt := inProcessFixture(t, 16, sim.Config{})

@@ -18,6 +18,7 @@ import (
 // status (issue 43, item 3: it finished as a success with an empty corpus,
 // and the failed rollouts were kept nowhere readable).
 func TestEmptyCorpusSaysWhy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(4)
 	input := filepath.Join(dir, "problems.jsonl")

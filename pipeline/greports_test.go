@@ -43,6 +43,7 @@ func groundedTapFixture(t *testing.T, docs int, handle func(r *http.Request, kin
 // of the empirical stage, named in the report and the summary, and its
 // criteria are unmeasured, not "not varying".
 func TestGroundedEmpiricalThatJudgedNothing(t *testing.T) {
+	t.Parallel()
 	j, opt, _ := groundedTapFixture(t, 4, func(r *http.Request, kind sim.Kind, _ []sim.Message) (*http.Response, error) {
 		if kind == sim.KindScoreGrounded {
 			return chatReply(r, "I would rather not score this answer."), nil
@@ -103,6 +104,7 @@ func refusesJSONObject(asked *atomic.Int64) func(r *http.Request, kind sim.Kind,
 // summary names the cause; with json_object off for the stages, the same
 // server makes records and is never asked for it.
 func TestGroundedJSONObjectPerStage(t *testing.T) {
+	t.Parallel()
 	var asked atomic.Int64
 	j, opt, _ := groundedTapFixture(t, 3, refusesJSONObject(&asked))
 	j.Judge.Mode = "item" // the item judge asks for json_object too
@@ -135,6 +137,7 @@ func TestGroundedJSONObjectPerStage(t *testing.T) {
 // one cause; an HTTP status stays readable; a long reason is cut on a
 // character boundary.
 func TestCauseOf(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", maxCauseLength)
 	for _, tc := range []struct{ in, want string }{
 		{"scores of answer 2 to question 1: no JSON object", "scores of answer N to question N: no JSON object"},
@@ -208,6 +211,7 @@ func weightsSumToOne(t *testing.T, srv **sim.Server) func(r *http.Request, kind 
 // repair, as an unparseable reply does, instead of leaving every passage
 // out after three stages were paid for.
 func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
+	t.Parallel()
 	var srv *sim.Server
 	j, opt, s := groundedTapFixture(t, 4, weightsSumToOne(t, &srv))
 	srv = s
@@ -230,6 +234,7 @@ func TestGroundedWeightsBelowTheMinimumAreRepaired(t *testing.T) {
 // that names a field its stage does not give is refused before the first
 // request, for every style, with the file named; nothing is sent.
 func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		style, template string
 	}{
@@ -273,6 +278,7 @@ func TestBrokenTemplateOverrideIsRefusedBeforePaying(t *testing.T) {
 // provenance names the hashes of the grounded templates the run used (its
 // overrides), not the math templates'.
 func TestGroundedProvenanceCarriesTheGroundedTemplates(t *testing.T) {
+	t.Parallel()
 	j, opt, _ := groundedTapFixture(t, 2, nil)
 	dir := t.TempDir()
 	for _, name := range []string{prompts.GroundedSynthesize, prompts.GroundedJudgeBatch, prompts.GroundedAnswer, prompts.ScoreGrounded} {
@@ -315,6 +321,7 @@ func deref(s *string) string {
 // distill status against the plan, where a resumed run's cache reads (the
 // answers its killed session had already paid for) made it look 14% over.
 func TestRequestsAreWhatWasSent(t *testing.T) {
+	t.Parallel()
 	var u usage
 	u.enter(job.StageAnalyze)
 	u.add(&llm.Response{PromptTokens: 100, CompletionTokens: 20, CostUSD: 0.01})

@@ -15,6 +15,7 @@ import (
 // loads, validates, is written back to RUN/job.yaml unchanged in meaning,
 // and a wrong grounded setting is named by its field.
 func TestGroundedJobFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "job.yaml")
 	runtest.WriteFile(t, path, `style: grounded

@@ -21,6 +21,7 @@ import (
 // positive mean edge, most criteria above zero); the template's hash is in
 // the job's; and a second run sends nothing.
 func TestGroundedOpenBookEdge(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 6)

@@ -35,6 +35,7 @@ func longDocument(n int) string {
 // grounded.judge_passage_tokens, every judge request is answered, the
 // record is made, and the report counts the passage as cut.
 func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"batch", "item"} {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
@@ -69,6 +70,7 @@ func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
 // flight at once, and in batch mode; every record of the document carries
 // it, and each passage's synthesis request says where the passage is.
 func TestGroundedAnalysisOncePerDocument(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		latency time.Duration
@@ -128,6 +130,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 // question, with the document's analysis in the prompt; the records'
 // criteria carry the enriched cues.
 func TestGroundedEnrichEveryCriterionWithAnalysis(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 6)

@@ -36,6 +36,7 @@ func groundedCounts(rep *Report) runtest.GroundedCounts {
 // out by the quality checks with their reason, the report shows the
 // grounded stages, and a second run sends nothing.
 func TestGroundedEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 24)
@@ -135,10 +136,11 @@ func TestGroundedEndToEnd(t *testing.T) {
 // math styles: nothing lost or doubled, and no more requests sent again
 // than were in flight at the kill.
 func TestGroundedCrashSafety(t *testing.T) {
+	t.Parallel()
 	seed := testSeed(t)
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 30)
+	runtest.WriteDocs(t, docs, 20)
 	// No injected faults: they are drawn per attempt, so the uninterrupted
 	// run below would meet other ones and spend differently.
 	srv, url := runtest.StartSim(t, sim.Config{Latency: 10 * time.Millisecond, KeepLog: true})
@@ -152,7 +154,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	}
 	runtest.WriteFile(t, jobFile, string(b))
 	kills := killAndResume(t, srv, j, jobFile, "grounded run", killPlan{
-		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%200) },
+		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%130) },
 		check:     func(rep *Report) { checkGroundedAccounted(t, j, rep) },
 		spend:     true,
 	})
@@ -165,6 +167,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 // documents nobody here wrote: the Markdown files of the Go distribution
 // this test runs with ($GOROOT/doc/*.md and its README.md).
 func TestGroundedOnGoDistributionDocs(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatalf("go env GOROOT: %v", err)

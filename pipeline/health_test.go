@@ -13,6 +13,7 @@ import (
 // name the grounded stages that use each endpoint, not the math stages its
 // clients are keyed by.
 func TestClientStagesNameTheStylesStages(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		style, stage string
 		want         []string

@@ -15,6 +15,7 @@ import (
 // duplicate documents (issue 43, item 5: .rst and .mdx files were ignored
 // without a word, and a quarter of a site's passages left out quietly).
 func TestInputLossesAreNamed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	para := strings.Repeat("A heat pipe moves heat by evaporating a working fluid at the hot end and condensing it at the cold end. ", 3)

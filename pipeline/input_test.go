@@ -49,6 +49,7 @@ func compress(t *testing.T, path, kind string, data []byte) {
 // run before it starts, with a usage error that says what the lines hold;
 // the run directory is not created.
 func TestWrongInputStopsEarly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := runtest.MakeProblems(3)
 	var goodJSONL bytes.Buffer
@@ -122,6 +123,7 @@ func TestWrongInputStopsEarly(t *testing.T) {
 // TestCompressedInputs: .jsonl.gz and .jsonl.zst inputs are read, and their
 // rows counted up front.
 func TestCompressedInputs(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"gzip", "zstd"} {
 		f := newFixture(t, 9, sim.Config{})
 		ext := map[string]string{"gzip": ".jsonl.gz", "zstd": ".jsonl.zst"}[kind]
@@ -146,6 +148,7 @@ func TestCompressedInputs(t *testing.T) {
 }
 
 func TestParquetMissingColumnNamesTheColumns(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		Question string `parquet:"question"`
 		Gold     string `parquet:"gold"`

@@ -21,6 +21,7 @@ import (
 // job's fingerprint holds the source's name, not its content); an input
 // that only grew resumes and takes the new rows; --force resumes anyway.
 func TestResumeRefusesAnotherInput(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 20, sim.Config{KeepLog: true}) // f.input holds 20 rows
 	input16 := filepath.Join(f.dir, "in16.jsonl")
 	runtest.WriteJSONL(t, input16, f.rows[:16])

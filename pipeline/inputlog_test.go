@@ -15,6 +15,7 @@ import (
 // files says so in a short line naming the first few and counting the
 // rest (issue 43, item 10: every file on one 53 KB line).
 func TestInputLogIsShort(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	para := strings.Repeat("Heat moves from the hot end to the cold end by the working fluid of the pipe. ", 3)

@@ -37,6 +37,7 @@ func fullJob(t *testing.T) job.Job {
 // TestEmptyRunDirectoryTakesChangedJob: a start that produced no record (a
 // wrong model, a wrong field mapping) does not lock in its settings.
 func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 6, sim.Config{})
 	jb := f.job
 	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,6 +77,7 @@ func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
 // TestForceKeepsTheFirstJobYAML: --force mixes two jobs in one directory, and
 // job.yaml keeps the settings of the first, not silently the last.
 func TestForceKeepsTheFirstJobYAML(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 5, sim.Config{})
 	jb := f.job
 	runJob(t, jb, Options{})

@@ -20,6 +20,7 @@ import (
 // or no change at all, asks nothing again, and no change asks any other
 // stage again.
 func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 4, sim.Config{KeepLog: true})
 	base := f.job
 	base.Empirical.Enabled = true
@@ -98,6 +99,7 @@ func templateWith(t *testing.T, dir, name, prefix, suffix string) string {
 // first run's cache asks the one whose endpoint kind, seed or template
 // changed, and nothing else; the records' provenance has the seeds.
 func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 3)

@@ -20,6 +20,7 @@ import (
 // session with shard_rows 4, as checkpoints leave them) merges them into
 // full shards when it ends, and every record is still there once.
 func TestRunMergesSmallShards(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 40, sim.Config{})
 	job := f.job
 	job.Output.ShardRows = 4
@@ -57,6 +58,7 @@ func TestRunMergesSmallShards(t *testing.T) {
 // cache is held by another process) leaves no job.yaml, manifest, shards
 // or lock behind, so the corrected command meets the directory as it was.
 func TestFailedStartLeavesNothing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 4, sim.Config{})
 	if err := os.MkdirAll(f.job.Out, 0o755); err != nil {
 		t.Fatal(err)
@@ -86,6 +88,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 // another is recorded in the manifest's history with its settings; status
 // says the corpus is mixed and what differs; job.yaml keeps the first job.
 func TestForceKeepsTheJobHistory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 12, sim.Config{})
 	first := f.job
 	runtest.WriteJSONL(t, f.input, f.rows[:6]) // the first job sees half the input
@@ -128,6 +131,7 @@ func TestForceKeepsTheJobHistory(t *testing.T) {
 // TestStatusSeesADeadRun: a report that says "running" while no process
 // holds the run directory is shown as stopped, with how to resume.
 func TestStatusSeesADeadRun(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 4, sim.Config{})
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it

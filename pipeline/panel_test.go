@@ -77,6 +77,7 @@ func itemVotes(t *testing.T, recs map[string]*schema.Record) []itemVote {
 // gives a verdict, the problem fails at the judge stage as it does when a
 // single judge fails; the panel does not read it as a unanimous no.
 func TestPanelWhoseJudgesAllFailFailsTheProblem(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 6, 0.1, map[string]sim.JudgeProfile{"j-a": {Fail: 1}, "j-b": {Fail: 1}})
 	jb := f.job
 	jb.Judge.Panel = panelOf(&jb, "j-a", "j-b")
@@ -91,6 +92,7 @@ func TestPanelWhoseJudgesAllFailFailsTheProblem(t *testing.T) {
 // disagree, run with the judges in both orders: the panel's verdicts are
 // the same item for item, and every tie is invalid.
 func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
+	t.Parallel()
 	profiles := map[string]sim.JudgeProfile{"j-lenient": {FalseValid: 0.6}, "j-strict": {FalseInvalid: 0.4}}
 	f := panelFixture(t, 12, 0.4, profiles)
 	verdicts := map[string]bool{}
@@ -130,6 +132,7 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 // (false valid 25%, false invalid 15%): against the simulator's truth the
 // panel's error rate is below every judge's.
 func TestPanelMajorityBeatsEachJudge(t *testing.T) {
+	t.Parallel()
 	p := sim.JudgeProfile{FalseValid: 0.25, FalseInvalid: 0.15}
 	f := panelFixture(t, 40, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
 	jb := f.job
@@ -166,6 +169,7 @@ func TestPanelMajorityBeatsEachJudge(t *testing.T) {
 // failed judge's vote is against the response), and each judge's verdicts
 // are kept with the failed one marked.
 func TestPanelSatisfactionFailsClosed(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 8, 0.05, map[string]sim.JudgeProfile{"s-broken": {Fail: 1}})
 	jb := f.job
 	jb.Empirical.Enabled = true
@@ -207,6 +211,7 @@ func TestPanelSatisfactionFailsClosed(t *testing.T) {
 }
 
 func TestPanelSatisfactionRule(t *testing.T) {
+	t.Parallel()
 	items := []schema.Item{{ID: 1, Type: "SUGGEST", Weight: 1, Polarity: 1}, {ID: 2, Type: "PITFALL", Weight: 1, Polarity: -1}}
 	sat := func(s1 bool, st1 int32, s2 bool, st2 int32) []schema.Satisfaction {
 		return []schema.Satisfaction{{ID: 1, Satisfied: s1, Step: st1}, {ID: 2, Satisfied: s2, Step: st2}}
@@ -239,6 +244,7 @@ func TestPanelSatisfactionRule(t *testing.T) {
 // rubric position that falls from first to last in rubric order, and is
 // flat when each record shows the items in its own shuffled order.
 func TestShuffledOrderFlattensPositionBias(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 150, 0.5, map[string]sim.JudgeProfile{"biased": {FirstBias: 0.8}})
 	gap := map[string]float64{}
 	for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
@@ -283,6 +289,7 @@ func TestShuffledOrderFlattensPositionBias(t *testing.T) {
 // panel writes records without a panel; in shuffled order (the default) a
 // record names its judges and the order seed.
 func TestRubricOrderWithoutPanelAddsNothing(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 4, 0.1, nil)
 	for _, order := range []string{job.OrderRubric, ""} {
 		jb := f.job
@@ -306,6 +313,7 @@ func TestRubricOrderWithoutPanelAddsNothing(t *testing.T) {
 // every answer's scores are the lower median of the judges' (a failed
 // judge's score counted as 0), each judge's kept per answer.
 func TestGroundedPanels(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
@@ -384,6 +392,7 @@ func TestGroundedPanels(t *testing.T) {
 // refused with the setting named; a panel judge's own edited template is
 // named as the change too.
 func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 6, 0.1, nil)
 	older := f.job
 	older.Judge.Order = job.OrderRubric
@@ -434,6 +443,7 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 // again), accounts for every problem, and spends what an uninterrupted
 // run spends.
 func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
+	t.Parallel()
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed^0xba5e1))
 	flaky := sim.Config{Judges: map[string]sim.JudgeProfile{"j-b": {Fail: 0.3}, "s-b": {Fail: 0.3}}}
@@ -461,6 +471,7 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 // through the provider's Batch API makes the records the online run makes,
 // every judge's verdicts included, without asking any request twice.
 func TestBatchPanelRunEqualsOnline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(24)
 	input := filepath.Join(dir, "in.jsonl")
@@ -485,6 +496,7 @@ func TestBatchPanelRunEqualsOnline(t *testing.T) {
 // TestPanelDropInvalid: drop_invalid drops what the panel found invalid,
 // and the panel's verdicts follow the kept items to their new ids.
 func TestPanelDropInvalid(t *testing.T) {
+	t.Parallel()
 	f := panelFixture(t, 12, 0.2, map[string]sim.JudgeProfile{"j-harsh": {FalseInvalid: 0.3}})
 	jb := f.job
 	jb.Judge.DropInvalid = true
@@ -515,6 +527,7 @@ func TestPanelDropInvalid(t *testing.T) {
 // stores the same verdict on every item (math validity; grounded validity
 // and every answer's scores) as the job in rubric order.
 func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
+	t.Parallel()
 	t.Run("srar", func(t *testing.T) {
 		f := panelFixture(t, 16, 0.4, nil)
 		valid := map[string][]bool{}

@@ -17,6 +17,7 @@ import (
 // runs in the stage fan-out's goroutines (one per rollout request), fails
 // that problem, logs the stack, and the run goes on.
 func TestPanicInAStageFailsOneProblem(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int{4, 1} { // 4: in fan-out goroutines; 1: in the problem's own goroutine
 		f, _, opt := inProcessFixture(t, 12, sim.Config{})
 		jb := f.job

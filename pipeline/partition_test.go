@@ -20,6 +20,7 @@ import (
 // report counts the other partitions' rows neither as duplicates nor as
 // bad lines, and says which share the worker holds.
 func TestPartitionedWorkersSplitTheInput(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 40, sim.Config{})
 	rows := f.rows
 	dup := rows[5] // a duplicate inside some partition
@@ -74,6 +75,7 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 // job's identity, so a worker pointed at another partition's directory (or
 // a whole-input run at a worker's) is refused with the changed setting.
 func TestWorkerRefusesAnotherPartitionsDirectory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 12, sim.Config{})
 	job := f.job
 	job.Partition = "1/4"
@@ -99,6 +101,7 @@ func TestWorkerRefusesAnotherPartitionsDirectory(t *testing.T) {
 // partitions' rows it has read as handled, and its ETA counts only its own
 // share of the rows still to read.
 func TestPartitionedProgress(t *testing.T) {
+	t.Parallel()
 	r := &Report{Status: StatusRunning, Updated: time.Now(),
 		Problems:  ProblemCounts{InputLines: 1000, InputRows: 400, Unique: 100, Done: 60, Pending: 40},
 		Partition: &PartitionShare{Partition: "0/4", RowsSeen: 400, RowsInPartition: 100}}

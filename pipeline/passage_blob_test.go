@@ -17,6 +17,7 @@ import (
 // carries the image (issue 43, item 4: synthesize and enrich got it whole
 // and failed with a 400 after the analysis was paid).
 func TestBlobsLeftOutBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	para := strings.Repeat("A heat pipe moves heat by evaporating a working fluid at the hot end and condensing it at the cold end. ", 3)
 	img := "![a diagram of the pipe](data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG\x00\x01binary", 15_000))) + ")"

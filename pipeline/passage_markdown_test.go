@@ -125,6 +125,7 @@ func texts(units []source.Problem) []string {
 // indentation included, whatever the passage size (item 1 of issue 28:
 // `    def forward(self, X):` lost its indentation).
 func TestPassagesAreTheSourceText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		limit int
@@ -149,6 +150,7 @@ func TestPassagesAreTheSourceText(t *testing.T) {
 // or repeating the table's header and delimiter rows; a heading is never a
 // passage alone (item 2).
 func TestCutsKeepMarkdownStructure(t *testing.T) {
+	t.Parallel()
 	t.Run("fenced block", func(t *testing.T) {
 		units := fixtureUnits(t, "longfence.md", 600)
 		if len(units) < 4 {
@@ -236,6 +238,7 @@ func TestCutsKeepMarkdownStructure(t *testing.T) {
 // title is the title) and not passage text; a byte order mark is dropped,
 // so the Markdown heading is found as the title (item 4).
 func TestFrontMatterAndBOM(t *testing.T) {
+	t.Parallel()
 	units := fixtureUnits(t, "frontmatter.md", 6000)
 	if len(units) != 1 || units[0].Title != "Dropout in practice" {
 		t.Fatalf("front matter: %d passages, title %q", len(units), units[0].Title)
@@ -266,6 +269,7 @@ func TestFrontMatterAndBOM(t *testing.T) {
 // reason, counted in the report and the summary, and costs no request; a
 // job file sets the minimum, and it is part of the fingerprint (item 3).
 func TestShortPassages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	for _, name := range []string{"short.md", "code.md"} {
@@ -328,6 +332,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 // run report: the first in input order (here: lexical order in the
 // directory) is kept (item 5).
 func TestDuplicateDocuments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, url := runtest.StartSim(t, sim.Config{})
 	j := runtest.GroundedTestJob(mdFixture("dups"), filepath.Join(dir, "run"), url)
@@ -381,6 +386,7 @@ func must[T any](v T, err error) T {
 // cutter (whose job.yaml has no passage_cutter version) is not resumed
 // silently; a math job's fingerprint does not change.
 func TestCutterVersionEntersTheFingerprint(t *testing.T) {
+	t.Parallel()
 	ps, err := prompts.Load("")
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,7 @@ func (p *recordingPilot) End(e ProblemEnd) {
 // each one's requests with the context Start gave it, and tells End once
 // how each ended, with what its requests cost by stage.
 func TestPilotNarrowsTheRunAndHearsEveryProblem(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 24, sim.Config{Seed: 3})
 	pl := &recordingPilot{ids: map[string]bool{}, started: map[string]int{}}
 	for _, r := range f.rows[:7] {

@@ -16,6 +16,7 @@ import (
 // of its stage has come back for minutes (issue 43, item 7: "0/5 done"
 // for 9 minutes, then a timeout).
 func TestStatusLineShowsRequestsOut(t *testing.T) {
+	t.Parallel()
 	j := runtest.GroundedTestJob("docs", "run", "http://e/v1")
 	j.Style = schema.StyleGrounded
 	j.Distill.MaxTokens = 8192
@@ -51,6 +52,7 @@ func TestStatusLineShowsRequestsOut(t *testing.T) {
 // the simulated endpoint's injected faults were shown so); one whose
 // concurrency was lowered is.
 func TestFaultsAreNotHeldBack(t *testing.T) {
+	t.Parallel()
 	faults := EndpointHealth{BaseURL: "http://e/v1", Stages: []string{"judge"}, Health: llm.Health{InFlight: 2, InFlightLimit: 64, MaxInFlight: 64, RateLimitedLastMinute: 4, TimeoutsLastMinute: 8}}
 	lowered := faults
 	lowered.Health.InFlightLimit = 16
@@ -66,6 +68,7 @@ func TestFaultsAreNotHeldBack(t *testing.T) {
 // run that waits shows it is alive (issue 43, item 10: docs/distill-run.md
 // promised a line every 5 s, and a quiet run printed none).
 func TestStatusLineAtLeastEveryMinute(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	p := newProgress(&b, false, 5*time.Second)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -10,6 +10,7 @@ import (
 // show; the progress line says so instead of "$0.0000", in both the plain
 // line and the terminal bar.
 func TestProgressLineCostOnlyWhenCounted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		counted bool
 		want    string

@@ -53,6 +53,7 @@ func editChoices(resp *http.Response, edit func(string) string) (*http.Response,
 // only JSON of the reply, but the rollout holds it: it is no verdict, and
 // no rollout's satisfaction is the planted one.
 func TestQuotedVerdictIsNoVerdictEmpirical(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 4, sim.Config{})
 	f.job.Empirical.Enabled = true
 	var plants strings.Builder

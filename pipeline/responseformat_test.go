@@ -15,6 +15,7 @@ import (
 // cause line says, what to set: json_object: {...: false} in the job file,
 // for every stage that sends it (issue 43, item 8).
 func TestRefusedResponseFormatSaysWhatToSet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 3)

@@ -32,6 +32,7 @@ func kindsSent(srv *sim.Server, from int) map[sim.Kind]int {
 // previous stage's output, so a new run with a new judge template that shares
 // the first run's cache (job.Cache) sends judge requests only.
 func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	dir, job := f.dir, f.job
 	srv := f.srv
@@ -71,6 +72,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 // TestRaisingNReusesRollouts: with one request per sample, raising n from 4
 // to 8 sends only the 4 new samples of each problem.
 func TestRaisingNReusesRollouts(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 10, sim.Config{KeepLog: true})
 	dir, rows, jb := f.dir, f.rows, f.job
 	srv := f.srv
@@ -90,6 +92,7 @@ func TestRaisingNReusesRollouts(t *testing.T) {
 
 // TestParquetInput reads problems from a Parquet file with its own column names.
 func TestParquetInput(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		Question string  `parquet:"question"`
 		Gold     string  `parquet:"gold"`
@@ -133,6 +136,7 @@ func TestParquetInput(t *testing.T) {
 // its own cache, so its resume needs no base; two variants share one base
 // at once.
 func TestBaseCacheIsReadNeverWritten(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 12, sim.Config{KeepLog: true})
 	runJob(t, f.job, Options{})
 	basePath := filepath.Join(f.job.Out, "cache.db")
@@ -191,6 +195,7 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 // fresh distill requests and the problems succeed; a plain resume before it
 // pays for nothing.
 func TestRetryFailedAsksAgainAfterMalformedReplies(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 12, sim.Config{})
 	var mu sync.Mutex
 	broken, distillSent := true, 0

@@ -11,6 +11,7 @@ import (
 // model ended itself gives the answer it states, with or without a full stop; one cut off by
 // the token limit gives none, even when it holds a complete answer tag.
 func TestVerifyRolloutUsesFinishReason(t *testing.T) {
+	t.Parallel()
 	steps := "### Step 1: Add the two prices\n100 + 26 = 126.\n### Step 2: State the total\n"
 	cases := []struct {
 		name, content, finish string

@@ -26,6 +26,7 @@ import (
 )
 
 func TestRunEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		style     string
@@ -37,6 +38,7 @@ func TestRunEndToEnd(t *testing.T) {
 		{"factual_process", schema.StyleFactualProcess, "batch", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t, 40, sim.Config{})
 			rows, jb := f.rows, f.job
 			srv := f.srv
@@ -130,6 +132,7 @@ func TestRunEndToEnd(t *testing.T) {
 }
 
 func TestRunWithFaults(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(60)
 	input := filepath.Join(dir, "in.jsonl")
@@ -139,7 +142,7 @@ func TestRunWithFaults(t *testing.T) {
 	faults.HangMax = 5 * time.Second
 	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Faults: faults, Latency: 2 * time.Millisecond, KeepLog: true})
 	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
-	jb.Limits.AttemptTimeout = 300 * time.Millisecond
+	jb.Limits.AttemptTimeout = time.Second // ends a hang; longer than an answer takes on a loaded machine
 	jb.Limits.MaxAttempts = 10
 	jb.Limits.BackoffMax = 100 * time.Millisecond
 	rep := runJob(t, jb, Options{})
@@ -182,6 +185,7 @@ func TestRunWithFaults(t *testing.T) {
 }
 
 func TestRunBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(10)
 	input := filepath.Join(dir, "in.jsonl")
@@ -233,6 +237,7 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestRunRefusesLockedDirectory(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 3, sim.Config{})
 	job := f.job
 	holder, err := corpus.Open(job.Out, corpus.Options{})
@@ -250,6 +255,7 @@ func TestRunRefusesLockedDirectory(t *testing.T) {
 }
 
 func TestRunBudgetStopAndResume(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 30, sim.Config{})
 	rows, job := f.rows, f.job
 	srv := f.srv
@@ -293,6 +299,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 }
 
 func TestRunRefusesChangedJob(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 5, sim.Config{})
 	job := f.job
 	runJob(t, job, Options{})
@@ -321,6 +328,7 @@ func TestRunRefusesChangedJob(t *testing.T) {
 }
 
 func TestRunRejectsBadJob(t *testing.T) {
+	t.Parallel()
 	job := job.DefaultJob()
 	job.Rollout.N = 0
 	job.Style = "free-form"
@@ -336,6 +344,7 @@ func TestRunRejectsBadJob(t *testing.T) {
 }
 
 func TestRunInterruptedStopsCleanly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 120, sim.Config{Latency: 20 * time.Millisecond})
 	rows, job := f.rows, f.job
 	srv := f.srv
@@ -370,6 +379,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 }
 
 func TestRunStopsOnFatalEndpointError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(6)
 	input := filepath.Join(dir, "in.jsonl")
@@ -423,8 +433,9 @@ func TestRunStopsOnFatalEndpointError(t *testing.T) {
 }
 
 func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
-	rows := runtest.MakeProblems(200)
+	rows := runtest.MakeProblems(80) // more than the failing streak (50) that stops the run
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -465,6 +476,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 // TestLegacyMaxTokens: the token limit goes out as max_completion_tokens, or
 // as max_tokens for servers that only know that field.
 func TestLegacyMaxTokens(t *testing.T) {
+	t.Parallel()
 	for _, legacy := range []bool{false, true} {
 		f := newFixture(t, 2, sim.Config{})
 		var legacyField, newField atomic.Int64
@@ -499,6 +511,7 @@ func TestLegacyMaxTokens(t *testing.T) {
 // the run stops after a short streak of connection failures, with one
 // message that says so.
 func TestRunStopsWhenNothingListens(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

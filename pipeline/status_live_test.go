@@ -22,6 +22,7 @@ import (
 // input's total (before: "2 unique of 2 input rows" next to "0 of 30 input
 // rows").
 func TestStatusDuringARunIsOnePicture(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 30, sim.Config{})
 	job := f.job
 	job.Output.CheckpointInterval = time.Hour
@@ -76,6 +77,7 @@ func TestStatusDuringARunIsOnePicture(t *testing.T) {
 // beyond them (made again by the next run from the cache), and when the
 // report was last written.
 func TestStatusAfterKillSaysWhatItKnows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, 8, sim.Config{})
 	rep := runJob(t, f.job, Options{})
 	rep.Status = StatusRunning // as a killed run leaves it...

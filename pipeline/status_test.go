@@ -17,6 +17,7 @@ import (
 // long and the endpoint holds every request), `distill status` already
 // shows a running run and the input's total, counted up front.
 func TestStatusKnowsARunFromItsStart(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 30, sim.Config{})
 	job := f.job
 	job.Output.CheckpointInterval = time.Hour
@@ -58,6 +59,7 @@ func TestStatusKnowsARunFromItsStart(t *testing.T) {
 // TestETAFromTheStart: the ETA is known before the whole input is read,
 // from the rows counted up front.
 func TestETAFromTheStart(t *testing.T) {
+	t.Parallel()
 	l := &loop{started: time.Now().Add(-time.Minute), resolvedAtStart: 10}
 	l.session = sessionCounts{done: 20, leftOut: 10}
 	l.report.Problems = ProblemCounts{InputLines: 140, BadLines: 5, Duplicates: 5}
@@ -78,6 +80,7 @@ func TestETAFromTheStart(t *testing.T) {
 // endpoint, its lowered concurrency with the reason, and the 429s of the
 // last minute; the status line shows the endpoint as held back.
 func TestReportShowsWhyARunIsSlow(t *testing.T) {
+	t.Parallel()
 	f, tap, opt := inProcessFixture(t, 20, sim.Config{})
 	var mu sync.Mutex
 	limited := 0

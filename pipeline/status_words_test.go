@@ -13,6 +13,7 @@ import (
 // speaks of the run's last session, not of "this session", which is the
 // run's own word for itself (issue 43, item 10).
 func TestStatusSpeaksOfTheLastSession(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 6, sim.Config{})
 	runJob(t, f.Job, Options{})
 	st, err := ReadStatus(f.Job.Out)
@@ -34,6 +35,7 @@ func TestStatusSpeaksOfTheLastSession(t *testing.T) {
 // TestGroundedBadFilesAreNotLines: a grounded run names its unusable
 // documents (a file of front matter alone, say) as such, not "bad lines".
 func TestGroundedBadFilesAreNotLines(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteFile(t, filepath.Join(docs, "a.md"), "# A\n\n"+strings.Repeat("Heat moves from the hot end to the cold end of the pipe. ", 5))

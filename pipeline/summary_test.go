@@ -36,6 +36,7 @@ func summaryReport() Report {
 // what was not measured (run with -update to rewrite testdata); a golden
 // summary's figures agree with each other.
 func TestSummaryGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		modify func(r *Report)

@@ -17,6 +17,7 @@ import (
 // directory, a run in batch mode with a budget prices its batch rows from
 // the plan's pilot (said in the log) and sends no online pilot of its own.
 func TestBatchBudgetPricesFromThePlan(t *testing.T) {
+	t.Parallel()
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
 	srv, job, _ := runtest.BatchSetup(t, 60, sim.Config{KeepLog: true}, stages...)
 	if _, err := Run(context.Background(), job, pipeline.Options{}, Options{Sample: 15}); err != nil {

@@ -20,6 +20,7 @@ import (
 // $1/$2 per million (online $0.002 a request), 1 judge and 8 empirical
 // requests.
 func TestPlanOfADecomposition(t *testing.T) {
+	t.Parallel()
 	const distillURL, judgeURL = "http://distill/v1", "http://judge/v1"
 	for _, tc := range []struct {
 		name      string

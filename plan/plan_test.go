@@ -83,6 +83,7 @@ func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, 
 // directory (the fingerprint did not change), finishes the input, and
 // sends not one request that names a sampled problem.
 func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(90)
 	job, opt, counter := planSetup(t, rows)
 	plan, err := Run(context.Background(), job, opt, Options{Sample: 15})
@@ -134,6 +135,7 @@ func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 // TestPlanOfTheWholeInputIsExact: a sample that is the whole input
 // projects exactly what the pilot spent, with no spread.
 func TestPlanOfTheWholeInputIsExact(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(24)
 	job, opt, counter := planSetup(t, rows)
 	plan, err := Run(context.Background(), job, opt, Options{Sample: 100})
@@ -169,6 +171,7 @@ func TestPlanOfTheWholeInputIsExact(t *testing.T) {
 // and projects the same figures; a changed concurrency changes only the
 // wall time.
 func TestPlanAgainReusesThePilot(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(60)
 	job, opt, counter := planSetup(t, rows)
 	first, err := Run(context.Background(), job, opt, Options{Sample: 12})
@@ -193,6 +196,7 @@ func TestPlanAgainReusesThePilot(t *testing.T) {
 // TestPlanRefusesBadRows: an input with bad rows fails before any request,
 // naming the file and line, and leaves nothing in the way of distill run.
 func TestPlanRefusesBadRows(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(30)
 	jb, opt, counter := planSetup(t, rows, `{"problem": "no answer here"}`, `not json`)
 	_, err := Run(context.Background(), jb, opt, Options{Sample: 10})
@@ -219,6 +223,7 @@ func TestPlanRefusesBadRows(t *testing.T) {
 // fails with the endpoint's error, and the run directory it leaves is
 // taken by distill run once the endpoint answers.
 func TestPlanOnARefusingEndpoint(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(30)
 	job, opt, _ := planSetup(t, rows)
 	dead := job
@@ -241,6 +246,7 @@ func TestPlanOnARefusingEndpoint(t *testing.T) {
 // and a run with a budget that covers it finishes without paying for them
 // again.
 func TestPlanOverBudgetInThePilot(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(40)
 	job, opt, counter := planSetup(t, rows)
 	job.Budget.MaxCostUSD = 0.002
@@ -273,6 +279,7 @@ func TestPlanOverBudgetInThePilot(t *testing.T) {
 // for 1,000 problems, plus one problem's 3 s; a 300 requests/min limit
 // takes 2,000 s and binds instead.
 func TestPlanWallTime(t *testing.T) {
+	t.Parallel()
 	const url = "http://e/v1"
 	jb := job.DefaultJob()
 	jb.Rollout.BaseURL, jb.Rollout.Model = url, "m"
@@ -308,6 +315,7 @@ func TestPlanWallTime(t *testing.T) {
 // TestPlanOfAPartition: a partitioned worker's plan samples and projects
 // its own share of the input only.
 func TestPlanOfAPartition(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(60)
 	jb, opt, _ := planSetup(t, rows)
 	jb.Partition = "1/3"
@@ -339,6 +347,7 @@ func TestPlanOfAPartition(t *testing.T) {
 // during the pilot are the limits the projection assumes when the job
 // sets none, and a tight one binds the time.
 func TestPlanUsesAnnouncedLimits(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(200)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
@@ -363,6 +372,7 @@ func TestPlanUsesAnnouncedLimits(t *testing.T) {
 // tokens its prefix cache reused, distill plan projects them per stage
 // (plan.json's cached_prompt_tokens) and prices them at the cached rate.
 func TestPlanProjectsCachedTokens(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(40)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")

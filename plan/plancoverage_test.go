@@ -38,6 +38,7 @@ func coveragePopulation(n int, keep float64, seed uint64) []corpus.PilotProblem 
 // sample is itself uncertain (62% against 70% is common), and the ranges
 // must carry that uncertainty.
 func TestPlanRangesCoverTheTruth(t *testing.T) {
+	t.Parallel()
 	const (
 		population = 10000
 		sample     = 100
@@ -82,6 +83,7 @@ func TestPlanRangesCoverTheTruth(t *testing.T) {
 // pilot that kept 62% of its problems where the whole input keeps 70%:
 // the ranges of tokens, cost and records still hold the true figures.
 func TestPlanRangesCoverAnUnluckySample(t *testing.T) {
+	t.Parallel()
 	const population = 10000
 	jb := job.DefaultJob()
 	jb.Prices = map[string]job.Price{jb.Rollout.Model: {Prompt: 0.5, Completion: 2}, jb.Distill.Model: {Prompt: 0.5, Completion: 2}, jb.Judge.Model: {Prompt: 0.5, Completion: 2}}

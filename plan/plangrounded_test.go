@@ -55,6 +55,7 @@ func passageMark(t *testing.T, text string) string {
 // failed), says so in its table; and distill run afterwards sends not one
 // request that names a sampled passage.
 func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
+	t.Parallel()
 	jb, opt, counter := groundedPlanSetup(t, 24)
 	units := runtest.DistinctUnits(t, jb)
 	const sample = 40
@@ -187,6 +188,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 // analyze stage at one request per document, as the run sends it, not one
 // per passage.
 func TestPlanProjectsOneAnalysisPerDocument(t *testing.T) {
+	t.Parallel()
 	jb, opt, _ := groundedPlanSetup(t, 12)
 	docs := map[string]bool{}
 	units := runtest.DistinctUnits(t, jb)

@@ -33,6 +33,7 @@ func allRecords(n int) []corpus.PilotProblem {
 // interval on the share left out does (issue 43, item 6: "709 (709-709)"
 // records, 675 in the real run, and a cost range that missed it).
 func TestPlanRangesAreNotZeroWidth(t *testing.T) {
+	t.Parallel()
 	jb := runtest.GroundedTestJob("docs", "run", "http://sim.invalid/v1")
 	jb.Normalize()
 	jb.Prices = map[string]job.Price{jb.Distill.Model: {Prompt: 1, Completion: 2}, jb.Judge.Model: {Prompt: 1, Completion: 2}}
@@ -56,6 +57,7 @@ func TestPlanRangesAreNotZeroWidth(t *testing.T) {
 // in the projection, exactly, at no cost, and never sampled (issue 43,
 // item 6: they were projected as records).
 func TestPlanCountsKnownShortPassages(t *testing.T) {
+	t.Parallel()
 	jb, opt, _ := groundedPlanSetup(t, 8)
 	docs := jb.Input.Paths[0]
 	for i := range 5 {
@@ -90,6 +92,7 @@ func TestPlanCountsKnownShortPassages(t *testing.T) {
 // 298 passages: the pilot of 12 projected 1,002 requests and 2.39 M tokens
 // at most; the run took 1,020 and 2.66 M, with 36 repairs).
 func TestPlanRangesAllowForRepairs(t *testing.T) {
+	t.Parallel()
 	jb := runtest.GroundedTestJob("docs", "run", "http://sim.invalid/v1")
 	jb.Normalize()
 	jb.Prices = map[string]job.Price{jb.Distill.Model: {Prompt: 1, Completion: 2}, jb.Judge.Model: {Prompt: 1, Completion: 2}}

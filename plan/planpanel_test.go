@@ -46,6 +46,7 @@ func (c *modelCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 // prices them at the judge's model, names the judges in its text, and
 // comes within 5% of what the whole job then sends and spends.
 func TestPlanPricesEveryJudgeOfAPanel(t *testing.T) {
+	t.Parallel()
 	rows := planProblems(90)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")

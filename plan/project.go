@@ -255,7 +255,20 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 	out := map[string]float64{}
 	n := float64(len(ps))
 	scale := float64(unique) / n
-	var records, items, judged, valid, measured, empValid float64
+	// The plan calls this once per bootstrap round: the stages' prices are
+	// looked up once, and the sums kept in arrays until the end.
+	prices := make([]stagePrice, len(stages))
+	scales := make([]float64, len(stages))
+	for i, s := range stages {
+		prices[i] = stagePriceOf(jb, s)
+		scales[i] = scale
+		if s == job.StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
+			scales[i] *= float64(docs) / float64(unique)
+		}
+	}
+	sums := make([]usageSums, len(stages))
+	var total usageSums
+	var records, items, judged, valid, measured, empValid, tokens float64
 	for _, p := range ps {
 		switch p.Outcome {
 		case corpus.OutcomeRecord:
@@ -271,23 +284,21 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 		valid += float64(p.Valid)
 		measured += float64(p.Measured)
 		empValid += float64(p.EmpiricallyValid)
-		for _, s := range stages {
+		for i, s := range stages {
 			u := p.Stages[s]
 			cached := p.CachedPrompt[s]
-			cost := usageCost(jb, s, u.PromptTokens, cached, u.CompletionTokens)
-			scale := scale
-			if s == job.StageAnalyze && docs > 0 { // one analysis per document, shared by its passages
-				scale *= float64(docs) / float64(unique)
-			}
-			for _, k := range []string{s, "total"} {
-				out[k+".requests"] += float64(u.Requests) * scale
-				out[k+".prompt"] += float64(u.PromptTokens) * scale
-				out[k+".cached"] += float64(cached) * scale
-				out[k+".completion"] += float64(u.CompletionTokens) * scale
-				out[k+".cost"] += cost * scale
-			}
-			out["total.tokens"] += float64(u.PromptTokens+u.CompletionTokens) * scale
+			cost := prices[i].cost(u.PromptTokens, cached, u.CompletionTokens)
+			sums[i].add(u, cached, cost, scales[i])
+			total.add(u, cached, cost, scales[i])
+			tokens += float64(u.PromptTokens+u.CompletionTokens) * scales[i]
 		}
+	}
+	if len(ps) > 0 && len(stages) > 0 {
+		for i, s := range stages {
+			sums[i].addTo(out, s)
+		}
+		total.addTo(out, "total")
+		out["total.tokens"] += tokens
 	}
 	if records > 0 {
 		out["items_per_record"] = items / records
@@ -299,6 +310,26 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 		out["empirical_validity"] = empValid / measured
 	}
 	return out
+}
+
+// usageSums are a stage's (or all stages') scaled requests, tokens and cost.
+type usageSums struct{ requests, prompt, cached, completion, cost float64 }
+
+func (a *usageSums) add(u schema.Usage, cached int64, cost, scale float64) {
+	a.requests += float64(u.Requests) * scale
+	a.prompt += float64(u.PromptTokens) * scale
+	a.cached += float64(cached) * scale
+	a.completion += float64(u.CompletionTokens) * scale
+	a.cost += cost * scale
+}
+
+// addTo adds the sums to out under name.requests, name.prompt, ...
+func (a *usageSums) addTo(out map[string]float64, name string) {
+	out[name+".requests"] += a.requests
+	out[name+".prompt"] += a.prompt
+	out[name+".cached"] += a.cached
+	out[name+".completion"] += a.completion
+	out[name+".cost"] += a.cost
 }
 
 // The constraints on the wall time.
@@ -462,20 +493,35 @@ func planEndpoints(j *job.Job, decompose bool, rep *pipeline.Report, earlier *co
 	return out
 }
 
-// usageCost prices a stage's tokens with the job's price of its model,
-// the cached prompt tokens at its cached rate (the prompt rate when it has
-// none).
-func usageCost(j *job.Job, stage string, prompt, cached, completion int64) float64 {
+// stagePrice is the price of a stage's model and the stage's batch rate:
+// what a stage's tokens cost.
+type stagePrice struct {
+	priced bool
+	price  job.Price
+	rate   float64
+}
+
+func stagePriceOf(j *job.Job, stage string) stagePrice {
 	p, ok := j.Prices[stageEndpoint(j, stage).Model]
 	if !ok {
+		return stagePrice{}
+	}
+	return stagePrice{priced: true, price: p, rate: batchRateOf(j, stage)}
+}
+
+// cost prices tokens, the cached prompt tokens at the cached rate (the
+// prompt rate when the model has none); nothing when the model has no price.
+func (sp stagePrice) cost(prompt, cached, completion int64) float64 {
+	if !sp.priced {
 		return 0
 	}
+	p := sp.price
 	cachedRate := p.CachedPrompt
 	if cachedRate == 0 {
 		cachedRate = p.Prompt
 	}
 	cached = min(max(cached, 0), prompt)
-	return batchRateOf(j, stage) * (float64(prompt-cached)*p.Prompt + float64(cached)*cachedRate + float64(completion)*p.Completion) / 1e6
+	return sp.rate * (float64(prompt-cached)*p.Prompt + float64(cached)*cachedRate + float64(completion)*p.Completion) / 1e6
 }
 
 // budgetChecks compares the projected cost and tokens with the job's budget.

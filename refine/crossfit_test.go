@@ -39,6 +39,7 @@ func sideMatrix(t *testing.T, style, sides string, types []string, cols ...strin
 // the other folds, which hold no correct rollout, so that fold keeps the
 // source rubric and the held-out change is 0.
 func TestEveryRecordWithBothSidesIsRefined(t *testing.T) {
+	t.Parallel()
 	m := sideMatrix(t, schema.StyleSRaR, "CFFFFFFF", []string{"SUGGEST", "SUGGEST", "SUGGEST", "ANSWER"},
 		"10000000", "11111111", "10100000", "10000000")
 	d := Decide("one-correct", m, DefaultOptions())
@@ -59,6 +60,7 @@ func TestEveryRecordWithBothSidesIsRefined(t *testing.T) {
 // on the old fit half; over all 16 rollouts it is good on 4, more than a 5%
 // judge's errors explain (2), and follows correctness: kept.
 func TestDecisionsUseEveryRollout(t *testing.T) {
+	t.Parallel()
 	m := sideMatrix(t, schema.StyleSRaR, "CCCCCCCCFFFFFFFF", []string{"SUGGEST", "SUGGEST", "ANSWER"},
 		"0101010100000000", "1111110011000000", "1111111100000000")
 	d := Decide("r", m, DefaultOptions())
@@ -71,6 +73,7 @@ func TestDecisionsUseEveryRollout(t *testing.T) {
 // fold g is decided without them: changing every verdict of fold 0 leaves
 // fold 0's rubric as it was.
 func TestFoldRubricsNeverSeeTheirFold(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	sides := "CCCCCCCCFFFFFFFF"
 	types := []string{"SUGGEST", "SUGGEST", "PITFALL", "BONUS", "SUGGEST", "ANSWER"}
@@ -116,6 +119,7 @@ func TestFoldRubricsNeverSeeTheirFold(t *testing.T) {
 // all rollouts A and B correlate 7/15 and each 0.775 with C, which would
 // have shared their weights.)
 func TestWeightsFromWithinLabelCorrelation(t *testing.T) {
+	t.Parallel()
 	m := sideMatrix(t, schema.StyleSRaR, "CCCCFFFF", []string{"SUGGEST", "SUGGEST", "ANSWER"},
 		"11110001", "11110010", "11110000")
 	got := Weights(m, nil, []int{0, 1, 2}, []float64{0.75, 0.75, 1}, schema.StyleSRaR)
@@ -129,6 +133,7 @@ func TestWeightsFromWithinLabelCorrelation(t *testing.T) {
 // a fully judged one of the refined rubric, even when the item it missed
 // is dropped; a fully judged rollout stays fully judged.
 func TestApplyKeepsIncompleteVerdictsIncomplete(t *testing.T) {
+	t.Parallel()
 	rec := &schema.Record{ID: "r", Style: schema.StyleSRaR,
 		Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "a", Weight: 1}, {ID: 2, Type: "SUGGEST", Text: "b", Weight: 1}, {ID: 3, Type: "ANSWER", Text: "c", Weight: 1}},
 		Rollouts: []schema.Rollout{
@@ -151,6 +156,7 @@ func TestApplyKeepsIncompleteVerdictsIncomplete(t *testing.T) {
 // counts in refine's rubric-score figure as in validate's (discrim's
 // ItemWeight: 1): the in-sample AUROC before is validate's AUROC.
 func TestWeightZeroSrarItemsCountAlike(t *testing.T) {
+	t.Parallel()
 	m := &discrim.Matrix{}
 	m.Reset(schema.StyleSRaR)
 	for k, typ := range []string{"SUGGEST", "SUGGEST", "ANSWER"} {
@@ -199,6 +205,7 @@ func noiseMatrix(rng *rand.Rand, n int) *discrim.Matrix {
 // only when its interval excludes 0, which happens in at most one of 8
 // seeds; the output says NOT raised then.
 func TestNoiseIsNotRaised(t *testing.T) {
+	t.Parallel()
 	raised := 0
 	for seed := range 8 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 41))
@@ -230,6 +237,7 @@ func TestNoiseIsNotRaised(t *testing.T) {
 // with_answer}: {before, after, change, ci95: [lo, hi], raised}, the
 // in-sample figures beside them, and every scheme's.
 func TestRefineJSONShape(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := &Summary{}
 	for i := range 20 {
@@ -280,6 +288,7 @@ func TestRefineJSONShape(t *testing.T) {
 
 // TestMinGainGate: the gate on the interval's lower bound.
 func TestMinGainGate(t *testing.T) {
+	t.Parallel()
 	s := &Summary{HeldOut: FigureSet{WithoutAnswer: Change{Records: 10, Before: 0.6, After: 0.7, Change: 0.1, CI95: [2]float64{0.02, 0.18}}}}
 	if err := s.CheckGain(0.01); err != nil {
 		t.Errorf("lower bound 0.02 against --min-gain 0.01: %v", err)
@@ -300,6 +309,7 @@ func TestMinGainGate(t *testing.T) {
 // kept, an item good on 2 of 8 correct and 6 of 8 flawed rollouts (edge
 // −0.5) is dropped.
 func TestAntiNeedsTheCountsToShowIt(t *testing.T) {
+	t.Parallel()
 	one := sideMatrix(t, schema.StyleSRaR, "C"+strings.Repeat("F", 15), []string{"SUGGEST", "SUGGEST", "ANSWER"},
 		"0111100000000000", "1000000000000000", "1000000000000000")
 	if d := Decide("one", one, DefaultOptions()); d.Items[0].Drop != "" {

@@ -54,6 +54,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 // TestDecideHandMatrix: every rule on a matrix computed by hand (see
 // docs/refine.md, "A worked example").
 func TestDecideHandMatrix(t *testing.T) {
+	t.Parallel()
 	m := handMatrix(schema.StyleSRaR, []handItem{
 		{schema.TypeSuggest, "1110", "0010"}, // 1: aligned, edge 0.5
 		{schema.TypeSuggest, "0000", "0000"}, // 2: dead
@@ -99,6 +100,7 @@ func TestDecideHandMatrix(t *testing.T) {
 //	srar: w = raw / mean(raw) = 0.75, 0.75, 1.5
 //	factual_process: w = max(1, round(5 raw / max raw)) = round(2.5) = 3, 3, 5
 func TestWeightsHandExample(t *testing.T) {
+	t.Parallel()
 	items := []handItem{
 		{schema.TypeSuggest, "1110", "1000"},
 		{schema.TypeSuggest, "1110", "1000"},
@@ -128,6 +130,7 @@ func TestWeightsHandExample(t *testing.T) {
 // rubric would have none, and dropped items, largest edge first, until a
 // factual_process rubric has three.
 func TestDecideKeepsTheStylesRules(t *testing.T) {
+	t.Parallel()
 	srar := handMatrix(schema.StyleSRaR, []handItem{
 		{schema.TypeSuggest, "1111", "1111"}, // saturated
 		{schema.TypeSuggest, "0000", "0000"}, // dead
@@ -156,6 +159,7 @@ func TestDecideKeepsTheStylesRules(t *testing.T) {
 // TestDecideUnmeasured: a record without a side, or with fewer than
 // MinSide judged rollouts on one, is left alone.
 func TestDecideUnmeasured(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		items []handItem
@@ -179,6 +183,7 @@ func TestDecideUnmeasured(t *testing.T) {
 // agree within a side are a redundant pair, and the one with the smaller
 // edge goes. The exact floor (no judge error: within-label phi 0.9).
 func TestRedundantOnlyWhenTheyMoveTogether(t *testing.T) {
+	t.Parallel()
 	follow := handMatrix(schema.StyleSRaR, []handItem{
 		{schema.TypeSuggest, "1111", "0000"},
 		{schema.TypeSuggest, "1111", "0000"},
@@ -223,6 +228,7 @@ func TestRedundantOnlyWhenTheyMoveTogether(t *testing.T) {
 // TestApplyRenumbers: kept items get ids 1..n with their new weights, and
 // each rollout keeps its verdicts on them under the new ids.
 func TestApplyRenumbers(t *testing.T) {
+	t.Parallel()
 	rec := &schema.Record{ID: "r", Style: schema.StyleSRaR,
 		Rubric: []schema.Item{{ID: 1, Type: "SUGGEST", Text: "a", Weight: 1}, {ID: 2, Type: "SUGGEST", Text: "b", Weight: 1}, {ID: 3, Type: "ANSWER", Text: "c", Weight: 1}},
 		Rollouts: []schema.Rollout{

@@ -32,6 +32,7 @@ func suggest(id int32, text string) schema.Item {
 // alone, measured on the rollouts the distiller was not shown (1, 3, 5, 7:
 // the held-out half of discrim.Split; with 4 folds, pairs 1-5 and 3-7).
 func TestDecideWithFinerHandRecord(t *testing.T) {
+	t.Parallel()
 	src := verdictRecord([]schema.Item{suggest(1, "aligned"), suggest(2, "saturated"), {ID: 3, Type: schema.TypeAnswer, Text: "answer", Weight: 1, Polarity: 1}},
 		[]string{"11110000", "11111111", "11110000"})
 	invalid := false
@@ -86,6 +87,7 @@ func TestDecideWithFinerHandRecord(t *testing.T) {
 // TestWithFinerNeedsEveryVerdict: a rollout judged on the source items but
 // not on the finer ones leaves the record without its finer items.
 func TestWithFinerNeedsEveryVerdict(t *testing.T) {
+	t.Parallel()
 	src := verdictRecord([]schema.Item{suggest(1, "a"), suggest(2, "b")}, []string{"11110000", "11111111"})
 	fine := verdictRecord([]schema.Item{suggest(1, "c"), suggest(2, "d")}, []string{"11110000", "11100000"})
 	fine.Rollouts[6].Satisfaction = nil

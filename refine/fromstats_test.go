@@ -92,6 +92,7 @@ func liveCorpus(t *testing.T, dir string) (src, state string, recs []*schema.Rec
 // score, as they were, says so in from-stats.json and per record, and
 // validate reports it.
 func TestRefineFromStats(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, state, recs := liveCorpus(t, dir)
 	out := filepath.Join(dir, "out")

@@ -17,6 +17,7 @@ import (
 // returns the context's error and leaves neither --out nor its work
 // directory.
 func TestRunStoppedLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 3000, Seed: 5, ShardRows: 500}, nil); err != nil {

@@ -12,6 +12,7 @@ import (
 // that raised the held-out AUROC, one that did not, a dry run with its
 // per-record lines, and a second run into a finished --out.
 func TestSummaryTextGolden(t *testing.T) {
+	t.Parallel()
 	good := handMatrix(schema.StyleSRaR, []handItem{
 		{schema.TypeSuggest, "1110", "0010"},
 		{schema.TypeSuggest, "0000", "0000"},

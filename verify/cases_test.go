@@ -69,6 +69,7 @@ func tsvRows(t *testing.T, path, shape string, min, split int) []tsvRow {
 func unescapeNL(s string) string { return strings.ReplaceAll(s, "⏎", "\n") }
 
 func TestEqualCases(t *testing.T) {
+	t.Parallel()
 	cases := loadEqualCases(t)
 	for _, c := range cases {
 		res := Compare(c.gold, c.pred)
@@ -83,6 +84,7 @@ func TestEqualCases(t *testing.T) {
 }
 
 func TestEqualCaseCounts(t *testing.T) {
+	t.Parallel()
 	cases := loadEqualCases(t)
 	notEqual := 0
 	for _, c := range cases {

@@ -12,6 +12,7 @@ import (
 // sentences, approximations, over-escaping, repeats. Every rule comes with its must-not-equal
 // twin; the test fails when a class has too few of them.
 func TestClassCases(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("testdata/classes/*.tsv")
 	if err != nil || len(files) < 13 {
 		t.Fatalf("want the 13 class tables in testdata/classes, found %d (%v)", len(files), err)
@@ -51,6 +52,7 @@ type solutionCase struct {
 // TestSolutions extracts the answer of whole model solutions (testdata/solutions.tsv) and
 // checks how it was found; every solution with an answer must also compare equal to it.
 func TestSolutions(t *testing.T) {
+	t.Parallel()
 	var cases []solutionCase
 	for _, r := range tsvRows(t, "testdata/solutions.tsv", "ok<TAB>want<TAB>method<TAB>text", 4, 4) {
 		cases = append(cases, solutionCase{line: r.line, ok: r.cols[0] == "1", want: r.cols[1], method: r.cols[2], text: unescapeNL(r.cols[3])})

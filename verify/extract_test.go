@@ -21,6 +21,7 @@ func loadExtractCases(t *testing.T) []extractCase {
 }
 
 func TestExtractCases(t *testing.T) {
+	t.Parallel()
 	cases := loadExtractCases(t)
 	noAnswer := 0
 	for _, c := range cases {
@@ -44,6 +45,7 @@ func TestExtractCases(t *testing.T) {
 // TestLastIndex checks the windowed search against strings.LastIndex, with markers at the
 // ends of the text, across a window's start, overlapping themselves and absent.
 func TestLastIndex(t *testing.T) {
+	t.Parallel()
 	pad := strings.Repeat("x", 4093)
 	texts := []string{"", `\boxed`, `\boxe`, `a\boxed{1} b \boxed{2}`, "#####", "## ## ####",
 		pad + `\boxed{1}`, pad[:4093] + `\boxed{1}` + pad[:4090], `\boxed{1}` + pad + pad,
@@ -59,6 +61,7 @@ func TestLastIndex(t *testing.T) {
 
 // TestTurnTokensOpenWithAngle: nextTurnToken looks for tokens only where a '<' stands.
 func TestTurnTokensOpenWithAngle(t *testing.T) {
+	t.Parallel()
 	for _, tok := range turnTokens {
 		if tok[0] != '<' {
 			t.Fatalf("%q does not start with '<'", tok)
@@ -69,6 +72,7 @@ func TestTurnTokensOpenWithAngle(t *testing.T) {
 // TestNextTurnToken: the earliest token wins, the first listed at a tie, as
 // searching for each token in turn finds it.
 func TestNextTurnToken(t *testing.T) {
+	t.Parallel()
 	reference := func(s string) (int, int) {
 		best, size := -1, 0
 		for _, tok := range turnTokens {

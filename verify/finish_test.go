@@ -14,6 +14,7 @@ type finishCase struct {
 // <think> is. A found answer must also compare equal to the text with the same options, and a
 // text with no answer must never compare equal, not even to the value it holds.
 func TestExtractFinish(t *testing.T) {
+	t.Parallel()
 	var cases []finishCase
 	for _, r := range tsvRows(t, "testdata/finish.tsv", "ok<TAB>want<TAB>finish<TAB>text", 4, 4) {
 		f := r.cols[2]

@@ -17,6 +17,7 @@ import (
 // TestVerifyJSONLGolden runs both modes over testdata/jsonl/*.jsonl and compares the output
 // with the .golden files (go test -run JSONLGolden -update rewrites them).
 func TestVerifyJSONLGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file    string
 		extract bool
@@ -53,6 +54,7 @@ func TestVerifyJSONLGolden(t *testing.T) {
 // TestVerifyJSONLLines pins the per-line contract: fields, ids copied as written, bad lines
 // reported in place, long lines skipped without losing the next one.
 func TestVerifyJSONLLines(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		opt      JSONLOptions
@@ -124,6 +126,7 @@ func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 
 // TestVerifyJSONLIOErrors checks that read and write failures come back wrapped, naming the line.
 func TestVerifyJSONLIOErrors(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("disk gone")
 	_, err := VerifyJSONL(&failingReader{data: `{"gold":"1","pred":"1"}` + "\n", err: boom}, io.Discard, JSONLOptions{})
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "read line 2") {
@@ -138,6 +141,7 @@ func TestVerifyJSONLIOErrors(t *testing.T) {
 
 // TestAppendJSONString checks the output encoder against encoding/json on awkward strings.
 func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "plain", `q"uote\back`, "\x00\x01\x1f\x7f", "tab\tnl\ncr\r", "\u2028\u2029", "日本語 ✓", "bad \xff\xfe utf8", "<&>"} {
 		var back string
 		enc := appendJSONString(nil, s)

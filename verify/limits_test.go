@@ -53,6 +53,7 @@ func pathological() map[string]string {
 const hangLimit = 90 * time.Second
 
 func TestPathologicalInputsFinish(t *testing.T) {
+	t.Parallel()
 	others := []string{"1", `\frac{1}{2}`, "x", `(1,2]`, `\{1,2\}`, "y=2x+1"}
 	for name, in := range pathological() {
 		done := make(chan struct{})
@@ -81,6 +82,7 @@ func TestPathologicalInputsFinish(t *testing.T) {
 
 // TestPathologicalVerdicts pins the answers for inputs whose value cannot be computed.
 func TestPathologicalVerdicts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		gold, pred string
 		want       bool
@@ -102,6 +104,7 @@ func TestPathologicalVerdicts(t *testing.T) {
 
 // TestConcurrentUse checks that Compare shares no state between calls (run with -race).
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	pairs := [][3]string{
 		{`\frac{1}{2}`, "0.5", "1"}, {`x^2+2x+1`, `(x+1)^2`, "1"}, {`\{1,2\}`, `\{2,1\}`, "1"},
 		{`(1,2)`, `(2,1)`, "0"}, {"B", "(B) 42", "1"}, {`\sqrt{2}`, "1.41", "0"},

@@ -11,6 +11,7 @@ import (
 // equivalence policy (docs/verification-policy.md) against Equal, so the
 // document cannot drift from the code.
 func TestPolicyExamples(t *testing.T) {
+	t.Parallel()
 	f, err := os.Open("../docs/verification-policy.md")
 	if err != nil {
 		t.Fatalf("open policy: %v", err)

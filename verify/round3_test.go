@@ -6,6 +6,7 @@ import "testing"
 // no answer; a conclusion followed by chat-template junk gives its value; a solution led by
 // its choice letter gives that letter. At least a third of the rows must give no answer.
 func TestExtractRound3(t *testing.T) {
+	t.Parallel()
 	var cases []extractCase
 	for _, r := range tsvRows(t, "testdata/extract3.tsv", "ok<TAB>want<TAB>text", 3, 3) {
 		cases = append(cases, extractCase{line: r.line, ok: r.cols[0] == "1", want: r.cols[1], text: unescapeNL(r.cols[2])})

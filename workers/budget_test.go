@@ -20,6 +20,7 @@ import (
 // enforces a Kth of it), while with the default scope each worker's budget
 // is its own; distill status over the workers says which.
 func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
+	t.Parallel()
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
@@ -37,6 +38,7 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run("scope "+tc.scope, func(t *testing.T) {
+			t.Parallel()
 			budget := cost / 2
 			var spent float64
 			var dirs []string

@@ -12,6 +12,7 @@ import (
 // different, are told apart in a line that names the first few files and
 // counts the rest, not in a 32 KB line (issue 43, item 10).
 func TestInputsDifferIsShort(t *testing.T) {
+	t.Parallel()
 	var a, b []corpus.InputFile
 	for i := range 400 {
 		a = append(a, corpus.InputFile{Path: fmt.Sprintf("/data/site/content/en/section-%03d/page.md", i), Rows: 1, Bytes: 1000, XXHash64: "aaaaaaaaaaaaaaaa"})

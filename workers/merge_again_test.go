@@ -18,6 +18,7 @@ import (
 // fingerprint are refused, naming --out and the file, and --out keeps its
 // records and its manifest's inputs.
 func TestMergeAgainRefusesWorkersOfOtherContent(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 24, sim.Config{})
 	out := filepath.Join(t.TempDir(), "merged")
 	first := runWorkers(t, f.Job, filepath.Join(t.TempDir(), "a"), 3)

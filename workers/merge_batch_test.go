@@ -17,6 +17,7 @@ import (
 // requests they answered); the merged report adds them up instead of
 // dropping them.
 func TestMergedReportKeepsBatchFigures(t *testing.T) {
+	t.Parallel()
 	_, j, _ := runtest.BatchSetup(t, 12, sim.Config{}, "rollout", "distill")
 	dirs := runWorkers(t, j, filepath.Join(t.TempDir(), "w"), 2)
 	var batches, answers int64
@@ -44,6 +45,7 @@ func TestMergedReportKeepsBatchFigures(t *testing.T) {
 // TestAddBatchesAddsEveryCount: every count of a batch summary is added
 // (a count added to llm.BatchSummary later is not dropped by the merge).
 func TestAddBatchesAddsEveryCount(t *testing.T) {
+	t.Parallel()
 	var one llm.BatchSummary
 	v := reflect.ValueOf(&one).Elem()
 	for i := range v.NumField() {

@@ -27,6 +27,7 @@ import (
 // (selection in the math styles, the quality check in the grounded style)
 // are counted as left out in the merge's report, never as failures.
 func TestMergeCountsLeftOutsByStage(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 12, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 2)
 	before := map[string]int{}
@@ -72,6 +73,7 @@ func TestMergeCountsLeftOutsByStage(t *testing.T) {
 // directory (or any directory holding a worker) would turn it into a run
 // directory around them; it is refused before anything is written.
 func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 8, sim.Config{})
 	parent := filepath.Join(f.Dir, "workers")
 	dirs := runWorkers(t, f.Job, parent, 2)
@@ -91,6 +93,7 @@ func TestMergeRefusesAnOutAroundTheWorkers(t *testing.T) {
 // merge holds it once, as one machine does, never in two workers and two
 // splits (a train/validation leak).
 func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
 	runtest.WriteDocs(t, docs, 12)
@@ -125,6 +128,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 // cost (not 0), and a variant of the job that reads the merged cache as
 // its base (--cache) pays for nothing the workers already have.
 func TestMergeKeepsCostAndAnswers(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 30, sim.Config{KeepLog: true})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	var want llm.StageStats

@@ -16,6 +16,7 @@ import (
 // (a copy with some answers changed, half of the input) are not merged;
 // the refusal names the workers and their files.
 func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 24, sim.Config{})
 	for _, tc := range []struct {
 		name string

@@ -60,6 +60,7 @@ func sameRecords(t *testing.T, got, want map[string]*schema.Record) {
 // failures and figures of one whole-input run, under its job: the merged
 // directory is one that run resumes with nothing left to do.
 func TestMergeIsWhatOneMachineMakes(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 45, sim.Config{KeepLog: true})
 	whole := f.Job
 	whole.Out = filepath.Join(f.Dir, "whole")
@@ -135,6 +136,7 @@ func (c *stopAfter) Err() error {
 // TestInterruptedMergeResumes: a merge stopped part way and run again
 // finishes the same corpus, each record once, without duplicate failures.
 func TestInterruptedMergeResumes(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 40, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 4)
 	full := filepath.Join(f.Dir, "full")
@@ -167,6 +169,7 @@ func TestInterruptedMergeResumes(t *testing.T) {
 // unfinished partition, a whole-input run, or an --out holding another
 // corpus are refused with every reason named, and nothing is written.
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 20, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	other := f.Job

@@ -17,6 +17,7 @@ import (
 // and a total that adds up their problems and records, and names the
 // partitions that are missing or held twice.
 func TestWorkersStatusTable(t *testing.T) {
+	t.Parallel()
 	f := runtest.NewFixture(t, 30, sim.Config{})
 	var dirs []string
 	var done, records int64

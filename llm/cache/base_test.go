@@ -9,6 +9,7 @@ import (
 // TestBaseCacheInUse: a base that its own run is writing is refused with a
 // message saying so; a tombstone in the variant hides the base's answer.
 func TestBaseCacheInUse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	basePath := filepath.Join(dir, "base.db")
 	base := openCache(t, basePath, nil)

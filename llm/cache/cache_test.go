@@ -77,6 +77,7 @@ func wantValues(t testing.TB, c *Cache, from, to int) {
 }
 
 func TestCache(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	if _, ok, err := c.Get(testID("a")); ok || err != nil {
@@ -138,6 +139,7 @@ func fileSize(t testing.TB, path string) int64 {
 // TestCacheTornTail: a crash mid-write leaves a partial entry at the end of
 // the log; reopening keeps every whole entry and cuts the rest off, quietly.
 func TestCacheTornTail(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	putN(t, c, 0, 10)
@@ -179,6 +181,7 @@ func TestCacheTornTail(t *testing.T) {
 // skipped, the entries after it are kept, and it is counted and logged
 // once; the log is not cut.
 func TestCacheDamagedMiddle(t *testing.T) {
+	t.Parallel()
 	for name, damage := range map[string]func(entry []byte){
 		"a value byte":   func(e []byte) { e[len(e)-2] ^= 0x55 },
 		"the length":     func(e []byte) { e[5] ^= 0x7f },
@@ -235,6 +238,7 @@ func TestCacheDamagedMiddle(t *testing.T) {
 }
 
 func TestCacheRejectsForeignAndNewerFiles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ content, want string }{
 		{"SQLite format 3\x00 and more", "not a rubricforge cache log"},
 		{"rubricforge-cache-log/9\n and more bytes, enough for a header", `format "9" was written by a newer rubricforge`},
@@ -251,6 +255,7 @@ func TestCacheRejectsForeignAndNewerFiles(t *testing.T) {
 // TestCacheCreationCutShort: a crash while a new cache's header was being
 // written leaves a prefix of it; the next open starts the cache afresh.
 func TestCacheCreationCutShort(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	os.WriteFile(path, []byte(cacheMagic[:10]), 0o600)
 	c := openCache(t, path, nil)
@@ -262,6 +267,7 @@ func TestCacheCreationCutShort(t *testing.T) {
 }
 
 func TestCacheConcurrentPuts(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	var wg sync.WaitGroup

@@ -51,6 +51,7 @@ func wantCompacted(t *testing.T, c *Cache, spent []Spend) {
 // tombstones, which must keep hiding a base cache's answers), drops the
 // rest, keeps the spend, and saves an index for the new log.
 func TestCacheCompact(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	spent := deadCache(t, c)
@@ -99,6 +100,7 @@ func spentPlus(spent []Spend, i int) []Spend {
 // before its rename leaves the old log in use and whole; a failed directory
 // sync after it stops writing.
 func TestCacheCompactFailureKeepsTheLog(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"open", "write", "sync", "rename", "syncdir"} {
 		t.Run(op, func(t *testing.T) {
 			ffs := &faultfs.FS{}
@@ -135,6 +137,7 @@ func TestCacheCompactFailureKeepsTheLog(t *testing.T) {
 // TestCompactCache is the library function behind `distill cache compact`:
 // it refuses a cache in use and compacts one that is not.
 func TestCompactCache(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	spent := deadCache(t, c)
@@ -154,6 +157,7 @@ func TestCompactCache(t *testing.T) {
 // TestCacheCompactDropsDamaged: damaged entries skipped by an open are gone
 // after compaction, which counts them.
 func TestCacheCompactDropsDamaged(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	putN(t, c, 0, 3)

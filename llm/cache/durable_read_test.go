@@ -66,6 +66,7 @@ func writtenNotSynced(t *testing.T, c *Cache, ffs *faultfs.FS, name, value strin
 // Get may hand it out: a caller would build on an answer a power loss
 // takes away.
 func TestGetDoesNotServeAnAnswerWhoseSyncFailed(t *testing.T) {
+	t.Parallel()
 	ffs := &faultfs.FS{}
 	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()
@@ -88,6 +89,7 @@ func TestGetDoesNotServeAnAnswerWhoseSyncFailed(t *testing.T) {
 // written but not yet synced (a PutWritten whose sync is pending) returns
 // it only once the sync has made it durable.
 func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
+	t.Parallel()
 	ffs := &faultfs.FS{}
 	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()
@@ -134,6 +136,7 @@ func TestGetWaitsForTheAnswerToBeDurable(t *testing.T) {
 // has ended (the page cache cannot be trusted) and the compaction must
 // not copy the log into a new one.
 func TestCompactAfterAFailedSyncWritesNothing(t *testing.T) {
+	t.Parallel()
 	ffs := &faultfs.FS{}
 	c := openCache(t, filepath.Join(t.TempDir(), "cache.db"), nil, WithFS(ffs))
 	defer c.Close()

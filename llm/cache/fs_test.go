@@ -27,6 +27,7 @@ func noIndexFS() *faultfs.FS {
 // TestCacheWritesThroughItsFS: the lock, every write and every sync of the
 // log and the saved index go through the cache's file system.
 func TestCacheWritesThroughItsFS(t *testing.T) {
+	t.Parallel()
 	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil, WithFS(ffs))
@@ -50,6 +51,7 @@ func TestCacheWritesThroughItsFS(t *testing.T) {
 // is still there. (llm's TestCacheWriteFailureIsFatal: Chat makes it a
 // fatal error that stops the run.)
 func TestCacheWriteFailureIsSticky(t *testing.T) {
+	t.Parallel()
 	for _, op := range []string{"write", "sync"} {
 		t.Run(op, func(t *testing.T) {
 			ffs := &faultfs.FS{}

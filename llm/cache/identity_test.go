@@ -16,6 +16,7 @@ func collidingID(id Identity, other string) Identity {
 // own answer, before and after a reopen, with and without the saved index,
 // and a tombstone for one leaves the other.
 func TestCacheCollisionKeepsBoth(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	a := testID("a")
 	b, c3 := collidingID(a, "b"), collidingID(a, "c")

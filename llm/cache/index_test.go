@@ -12,6 +12,7 @@ import (
 // no log; after a kill (no Close) it reads only the log written since the
 // index was saved; an index that does not describe the log is ignored.
 func TestCacheSavedIndex(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil)
 	putN(t, c, 0, 100)

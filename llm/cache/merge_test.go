@@ -11,6 +11,7 @@ import (
 // entries a source replaced and compacted away included; a response a
 // source copied from a base is not counted as paid.
 func TestMergeCaches(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	id := func(i byte) Identity { return Identity{Key: uint64(i), Digest: [32]byte{i}} }
 	put := func(c *Cache, i byte, stage string, prompt int64) {

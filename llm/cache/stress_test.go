@@ -199,6 +199,7 @@ func newStressDisk(t *testing.T) *crashfs.FS {
 // callers were told was durable, and nothing but the values put. Under
 // -race this also checks the locking of the write path.
 func TestCacheStressPowerLoss(t *testing.T) {
+	t.Parallel()
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			const path = "/run/cache.db"
@@ -231,6 +232,7 @@ func TestCacheStressPowerLoss(t *testing.T) {
 // callers are still writing: Close waits for what was queued, and the
 // cache reopened answers everything callers were told was durable.
 func TestCacheStressCloseWhileWriting(t *testing.T) {
+	t.Parallel()
 	const path = "/run/cache.db"
 	disk := newStressDisk(t)
 	c, ledger, stop := startStress(t, disk, path)
@@ -256,6 +258,7 @@ func TestCacheStressCloseWhileWriting(t *testing.T) {
 // the log file (the kernel's, not only the process's), even while its
 // fsync has not finished.
 func TestPutWrittenReturnsOnceTheEntryIsInTheFile(t *testing.T) {
+	t.Parallel()
 	ffs := &faultfs.FS{}
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil, WithFS(ffs))

@@ -19,6 +19,7 @@ import (
 // only while every goroutine waits, so the pacing is what spaces the syncs
 // out, not how long an fsync of this machine's disk takes.
 func TestSyncsArePacedWhileAnswersKeepComing(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, syncsArePaced)
 }
 

@@ -66,6 +66,7 @@ func wantTable(t *testing.T, tab *table, want map[uint64]uint64, absent []uint64
 // table twice the size (or a merge into one of the same size) keeps every
 // key; a key added again takes its new loc.
 func TestTableClusters(t *testing.T) {
+	t.Parallel()
 	const bits = 17 // two windows of homes
 	w := testWriter(t)
 	want := map[uint64]uint64{}
@@ -103,6 +104,7 @@ func TestTableClusters(t *testing.T) {
 // errTableFull, and a merge gives up after a few doublings instead of
 // growing without end.
 func TestTableFull(t *testing.T) {
+	t.Parallel()
 	w := testWriter(t)
 	var adds []keyLoc
 	for i := range uint64(tableTail + 10) {
@@ -123,6 +125,7 @@ func TestTableFull(t *testing.T) {
 // every key and its collisions (several identities under one key), none
 // it was not given, and the same after its table is read back.
 func TestIndexMergesAndReopens(t *testing.T) {
+	t.Parallel()
 	w := testWriter(t)
 	ix := newIndex(w, 500)
 	want := map[uint64][]uint64{}
@@ -205,6 +208,7 @@ func wantIndex(t *testing.T, ix *index, want map[uint64][]uint64) {
 // merge and only the log after it; after Close, none; compaction keeps
 // every answer.
 func TestCacheIndexMerges(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	c := openCache(t, path, nil, cacheMergeAt(40))
 	putN(t, c, 0, 500)
@@ -242,6 +246,7 @@ func TestCacheIndexMerges(t *testing.T) {
 // tails at every other point): the reopened cache answers every Put that
 // returned, with its own value, and nothing else.
 func TestCacheIndexCrash(t *testing.T) {
+	t.Parallel()
 	const puts = 120
 	path := "/run/cache.db"
 	// Two sessions, so that the second starts from the index file the
@@ -309,6 +314,7 @@ func TestCacheIndexCrash(t *testing.T) {
 // TestCacheIndexMemory: an open cache of 100,000 entries holds almost none
 // of its index in the heap: only the keys since the last merge.
 func TestCacheIndexMemory(t *testing.T) {
+	// Not parallel: it measures the heap, which other tests would share.
 	const n = 100_000
 	path := filepath.Join(t.TempDir(), "cache.db")
 	buildLog(t, path, n, 10)

@@ -32,6 +32,7 @@ func writeV1(t testing.TB, path string, keys []string, values [][]byte) {
 // old entry with its key, which it then owns. (llm's
 // TestChatAnswersFromAFormat1Cache asks it through Chat.)
 func TestCacheFormat1IsConverted(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cache.db")
 	ids := []Identity{testID("q0"), testID("q1"), testID("q2")}
 	old := []byte(`{"choices":[{"message":{"content":"an answer paid for long ago"}}]}`)
@@ -83,6 +84,7 @@ func TestCacheFormat1IsConverted(t *testing.T) {
 // TestCacheFormat1AsBase: a format-1 cache can be a base; it is read, not
 // converted.
 func TestCacheFormat1AsBase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	basePath := filepath.Join(dir, "old.db")
 	id, value := testID("q"), []byte(`{"choices":[]}`)

@@ -109,7 +109,12 @@ func TestJob(input, out, url string) job.Job {
 	j.Rollout.Model = "simulated"
 	j.Rollout.N = 4
 	j.Limits.Concurrency = 32
-	j.Limits.AttemptTimeout = 2 * time.Second
+	// Long enough that a loaded machine (tests run in parallel, two
+	// packages at once) does not time out an answer of the simulated
+	// endpoint: a timed-out attempt is asked again and may be answered
+	// differently, and the tests that compare two runs of a job then see
+	// runs that differ. Tests of hangs set their own.
+	j.Limits.AttemptTimeout = 30 * time.Second
 	j.Limits.MaxAttempts = 8
 	j.Prices = map[string]job.Price{"simulated": {Prompt: 1, Completion: 2}}
 	j.Output.ShardRows = 7
