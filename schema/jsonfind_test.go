@@ -93,10 +93,10 @@ func TestExtractJSONBadOpen(t *testing.T) {
 // invalid prefixes read do not overlap. That is at most 6 reads of each
 // byte. A quadratic regression (re-validating from each opener to the end,
 // rescanning brackets from each opener) costs about n/2 reads of each byte,
-// thousands of times the bound at n = 20000.
+// thousands of times the bound at n = 12000.
 func TestExtractJSONPathological(t *testing.T) {
 	t.Parallel()
-	const n = 20000
+	const n = 12000 // deeper than encoding/json's limit of 10000
 	const readsPerByte = 6
 	tests := []struct {
 		name string
@@ -119,13 +119,10 @@ func TestExtractJSONPathological(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			work := 0
+			work := 0 // ExtractJSON's own scan: no accept, stop at the first span
 			err = scanJSONWork(r, '[', nil, func(string, int) bool { return false }, nil, &work)
 			if (err == nil) != tt.ok {
 				t.Errorf("err = %v, want ok=%v", err, tt.ok)
-			}
-			if _, err := ExtractJSON(tt.in, '['); (err == nil) != tt.ok {
-				t.Errorf("ExtractJSON: err = %v, want ok=%v", err, tt.ok)
 			}
 			if limit := readsPerByte * len(r.body); work > limit {
 				t.Errorf("examined %d bytes of a %d-byte reply, want at most %d (%d per byte): the scan is no longer linear",
