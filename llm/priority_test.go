@@ -17,11 +17,12 @@ import (
 	"github.com/rubricforge/rubricforge/llm/cache"
 )
 
-// waitFor polls cond until it holds, failing the test after a few seconds.
+// waitFor polls cond until it holds, failing the test after a minute (a
+// guard against a hang, not a speed bound: it returns once cond holds).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for start := time.Now(); !cond(); time.Sleep(time.Millisecond) {
-		if time.Since(start) > 5*time.Second {
+		if time.Since(start) > time.Minute {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
@@ -330,7 +331,7 @@ func receive[T any](t *testing.T, ch <-chan T) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a guard against a hang, not a speed bound
 		t.Fatal("timed out waiting for an admission")
 		panic("unreachable")
 	}

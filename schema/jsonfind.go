@@ -60,6 +60,22 @@ func eachJSON(r reply, open byte, accept func(r reply, span string, off int) err
 // (verdictShaped), and with a function building its error.
 func scanJSON(r reply, open byte, accept func(r reply, span string, off int) error, visit func(span string, off int) bool,
 	broken func(off int, why func() error)) error {
+	return scanJSONWork(r, open, accept, visit, broken, nil)
+}
+
+// scanJSONWork is scanJSON that, when work is not nil, adds to *work the
+// number of bytes it examines: each byte the candidate loop steps over, each
+// byte a bracket scan or openAt walks, and each byte a validation or decode
+// reads (up to the fault for an invalid span). The count is deterministic,
+// so a test can bound the scan's cost by a multiple of len(r.body) where a
+// wall-clock bound would flake on a loaded machine.
+func scanJSONWork(r reply, open byte, accept func(r reply, span string, off int) error, visit func(span string, off int) bool,
+	broken func(off int, why func() error), work *int) error {
+	count := func(n int) {
+		if work != nil {
+			*work += n
+		}
+	}
 	text := r.body
 	what := "array"
 	if open == '{' {
@@ -78,7 +94,7 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 	scan := func(start int) {
 		var stack []int
 		done := false
-		eachBracket(text, start, len(text), func(p int, c byte) bool {
+		stop := eachBracket(text, start, len(text), func(p int, c byte) bool {
 			if c == '[' || c == '{' {
 				stack = append(stack, p)
 				return true
@@ -101,6 +117,7 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 			done = len(stack) == 0
 			return !done
 		})
+		count(stop - start)
 		if done {
 			return
 		}
@@ -128,6 +145,7 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		}
 	}
 	for i := 0; i < len(text); i++ {
+		count(1)
 		if text[i] != open {
 			continue
 		}
@@ -155,6 +173,7 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 		if !jsonscan.Valid(span) {
 			var v any
 			err := json.Unmarshal([]byte(span), &v)
+			count(2 * readUpTo(span, err)) // jsonscan.Valid, then json.Unmarshal
 			fault(i, len(span), func() error { return jsonSyntaxErr(r, i, what, err) })
 			// The parse from i consumed every bracket it met before the fault
 			// as the start of a value, so each span that starts before the
@@ -162,6 +181,7 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 			// fails there too). Skip the latter; this keeps the scan linear.
 			var se *json.SyntaxError
 			if errors.As(err, &se) && se.Offset > 0 {
+				count(int(se.Offset) - 1)
 				for _, q := range openAt(text, i, i+int(se.Offset)-1) {
 					if q != i && text[q] == open {
 						closeAt[q] = skipped
@@ -170,7 +190,9 @@ func scanJSON(r reply, open byte, accept func(r reply, span string, off int) err
 			}
 			continue
 		}
+		count(len(span)) // jsonscan.Valid
 		if accept != nil {
+			count(len(span)) // accept decodes the span
 			if err := accept(r, span, i); err != nil {
 				consider(len(span), func() error { return err })
 				continue
@@ -274,10 +296,12 @@ func openAt(text string, start, end int) []int {
 }
 
 // eachBracket calls visit for every bracket of text[start:end] that lies
-// outside a JSON string, until visit returns false.
-func eachBracket(text string, start, end int, visit func(p int, c byte) bool) {
+// outside a JSON string, until visit returns false, and returns the index
+// after the last byte it examined.
+func eachBracket(text string, start, end int, visit func(p int, c byte) bool) int {
 	inString, escaped := false, false
-	for p := start; p < end && p < len(text); p++ {
+	p := start
+	for ; p < end && p < len(text); p++ {
 		c := text[p]
 		if inString {
 			switch {
@@ -295,10 +319,21 @@ func eachBracket(text string, start, end int, visit func(p int, c byte) bool) {
 			inString = true
 		case '[', '{', ']', '}':
 			if !visit(p, c) {
-				return
+				return p + 1
 			}
 		}
 	}
+	return p
+}
+
+// readUpTo returns how many bytes of span a decoder read before failing
+// with err: up to the fault for a syntax error, all of span otherwise.
+func readUpTo(span string, err error) int {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 && int(se.Offset) <= len(span) {
+		return int(se.Offset)
+	}
+	return len(span)
 }
 
 // jsonSyntaxErr turns a decoding error of the span at off into a ParseError

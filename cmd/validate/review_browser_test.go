@@ -412,7 +412,7 @@ func viewBeforeUndo(t *testing.T, browser context.Context) {
 	if es := readLog(t, run); len(es) != 2 || es[1].Action != review.ActionUndo {
 		t.Fatalf("the log: %+v", es)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a guard against a hang: until returns once the badge shows
 	defer cancel()
 	if err := chromedp.Do(wctx, until(`document.querySelector("#item-5 .badge.open")`)); err != nil {
 		t.Fatalf("item #5 of %s is not shown open after its accept was undone (%s): %v", first, text(t, ctx, `#item-5 .badge`), err)
