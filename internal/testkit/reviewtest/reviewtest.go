@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -29,8 +29,11 @@ type Problem struct {
 
 // Problems reads the first n problems of examples/problems.jsonl.
 func Problems(n int) ([]Problem, error) {
-	_, self, _, _ := runtime.Caller(0)
-	f, err := os.Open(filepath.Join(filepath.Dir(self), "..", "..", "..", "examples", "problems.jsonl"))
+	root, err := testbin.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(root, "examples", "problems.jsonl"))
 	if err != nil {
 		return nil, err
 	}

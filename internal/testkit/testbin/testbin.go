@@ -76,7 +76,7 @@ var (
 // module's root.
 func buildDir() (dir, root string, err error) {
 	keyOnce.Do(func() {
-		keyRoot, keyErr = moduleRoot()
+		keyRoot, keyErr = ModuleRoot()
 		if keyErr != nil {
 			return
 		}
@@ -136,9 +136,11 @@ func buildLocked(dir, root, pkg, path string) (err error) {
 // compiling the whole module a second time.
 const buildFlags = "-trimpath"
 
-// moduleRoot is the directory of the module's go.mod, above the working
-// directory (a package's, under go test).
-func moduleRoot() (string, error) {
+// ModuleRoot is the directory of the module's go.mod, above the working
+// directory (a package's, under go test). Tests find the module's files
+// from it, not from runtime.Caller, whose paths -trimpath (make test)
+// makes relative to the module.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
