@@ -65,7 +65,7 @@ test: ## gofmt check, go vet, staticcheck, errcheck, every test with the race de
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) run $(ERRCHECK) -ignoretests -exclude .ci/errcheck-excludes $(PKGS)
-	$(GO) test -race -parallel 4 -timeout 12m $(PKGS)
+	$(GO) test -race -timeout 12m $(PKGS)
 	@echo "== interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)"
 	cd internal/interoptest && GOFLAGS="$(USER_GOFLAGS)" $(GO) vet ./... && GOFLAGS="$(USER_GOFLAGS)" $(GO) test -race -timeout 5m ./...
 	@echo "== manifests: examples/k8s decoded strictly into the Kubernetes API types (nested module examples/k8s/k8stest)"
