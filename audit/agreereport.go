@@ -169,9 +169,7 @@ func (r *AgreementReport) finish(pairs []ComparedItem) {
 
 // WriteJSON writes the report as one indented JSON document.
 func (r *AgreementReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeIndentedJSON(w, r)
 }
 
 // WriteText writes the report for a person, no wider than Width columns.
@@ -216,13 +214,7 @@ func (r *AgreementReport) textHow(w io.Writer) {
 		fmt.Fprintln(w, "  "+s.Summary())
 	}
 	if u := r.LLM; u != nil {
-		fmt.Fprintf(w, "  requests: %s sent, %s from the cache, %s retries, %s repairs\n",
-			num(u.Requests), num(u.CacheHits), num(u.Retries), num(u.Repairs))
-		cached := ""
-		if u.CachedPromptTokens > 0 {
-			cached = " (" + num(u.CachedPromptTokens) + " cached)"
-		}
-		fmt.Fprintf(w, "  tokens: %s prompt%s + %s completion; cost $%.4f\n", num(u.PromptTokens), cached, num(u.CompletionTokens), u.CostUSD)
+		writeUsage(w, u)
 	}
 }
 

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -95,9 +94,7 @@ func NewGroupJudge(name, model, baseURL string, verdicts []GroupVerdict, usage *
 
 // WriteJSON writes the report as one indented JSON document.
 func (r *GroupReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeIndentedJSON(w, r)
 }
 
 // WriteText writes the report for a person, no wider than Width columns.

@@ -436,9 +436,15 @@ func wrap(s string, n int) []string {
 
 // WriteJSON writes the report as one indented JSON document.
 func (r *Report) WriteJSON(w io.Writer) error {
+	return writeIndentedJSON(w, r)
+}
+
+// writeIndentedJSON writes v as one JSON document indented by two spaces,
+// as every report's WriteJSON does.
+func writeIndentedJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return enc.Encode(v)
 }
 
 // groundedRowsAre says what a grounded corpus's rows are: passages, or
