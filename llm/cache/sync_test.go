@@ -45,7 +45,11 @@ func syncsArePaced(t *testing.T) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	syncs := ffs.Count("sync cache.db") - before
-	if limit := int(elapsed/minSyncGap) + 2; syncs > limit {
+	// One sync a gap, plus slack for the syncs at either end: +2 was
+	// exceeded by one (52 for 51 in 245ms) in one CI run of six. Without
+	// the pacing there is a sync for nearly every put (1,600 here), so the
+	// slack hides nothing this test is for.
+	if limit := int(elapsed/minSyncGap) + 5; syncs > limit {
 		t.Errorf("%d syncs for %d puts in %v, want at most %d (one every %v)", syncs, puts.Load(), elapsed, limit, minSyncGap)
 	}
 	t.Logf("%d syncs for %d puts in %v", syncs, puts.Load(), elapsed)
