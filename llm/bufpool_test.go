@@ -20,7 +20,7 @@ func TestAnswersSurviveBufferReuse(t *testing.T) {
 	answerOf := func(q string) string {
 		n := 0
 		fmt.Sscanf(q, "q%d", &n)
-		pad := (n % 5) * (n % 5) * 20_000 // up to 320 KB
+		pad := (n % 5) * (n % 5) * 5_000 // up to 80 KB: bodies of the 1 KiB to 128 KiB classes
 		if n%60 == 0 {
 			pad = 1_100_000 // beyond the largest pooled size
 		}
