@@ -60,6 +60,14 @@ func record(i int) schema.Record {
 func writeRun(t *testing.T, n int, edit func(*schema.Record)) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
+	writeRunAt(t, dir, n, edit)
+	return dir
+}
+
+// writeRunAt writes records 0..n-1 (edit may change them) as the run
+// directory dir.
+func writeRunAt(t *testing.T, dir string, n int, edit func(*schema.Record)) {
+	t.Helper()
 	r, err := corpus.Open(dir, corpus.Options{ShardRows: 10, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +85,6 @@ func writeRun(t *testing.T, n int, edit func(*schema.Record)) string {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // validate runs the command in process.
@@ -92,7 +99,7 @@ func validate(t *testing.T, env map[string]string, args ...string) (code int, st
 // their code and say why on stderr.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
-	good := writeRun(t, 30, nil)
+	good := sharedRun(t, 30)
 	twoAnswers := writeRun(t, 30, func(r *schema.Record) {
 		if r.ID == "r004" {
 			r.Rubric[2].Type, r.Rubric[2].Polarity = schema.TypeAnswer, 1
@@ -113,7 +120,7 @@ func TestExitCodes(t *testing.T) {
 			r.Rollouts[j].Satisfaction = nil
 		}
 	})
-	truncated := writeRun(t, 30, nil)
+	truncated := copyRun(t, good)
 	shard := filepath.Join(truncated, "shards", "part-00001.parquet")
 	data, err := os.ReadFile(shard)
 	if err != nil {
@@ -169,7 +176,7 @@ func TestExitCodes(t *testing.T) {
 // TestJSONKeys: --json prints the documented top-level keys.
 func TestJSONKeys(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := validate(t, nil, writeRun(t, 12, nil), "--json")
+	code, stdout, stderr := validate(t, nil, sharedRun(t, 12), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -222,7 +229,7 @@ func TestHelp(t *testing.T) {
 // the confusion counts worked out here.
 func TestSampleThenAgreement(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 30, nil)
+	dir := sharedRun(t, 30)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "40", "--seed", "9", "--out", sheet); code != exitOK {
 		t.Fatalf("sample: exit %d: %s", code, stderr)
