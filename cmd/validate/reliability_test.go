@@ -112,7 +112,7 @@ func TestHumanSheetCorrectsRates(t *testing.T) {
 // the one and fails the other.
 func TestGateOnFlag(t *testing.T) {
 	t.Parallel()
-	dir, sheet := sharedLabelledSheet(t, 100, "120")
+	dir, sheet := sharedLabelledSheet(t, 30, "40")
 	_, stdout, _ := validate(t, nil, dir, "--human", sheet, "--json")
 	var rep struct {
 		Reliability struct {
