@@ -99,8 +99,8 @@ func validate(t *testing.T, env map[string]string, args ...string) (code int, st
 // their code and say why on stderr.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
-	good := sharedRun(t, 30)
-	twoAnswers := writeRun(t, 30, func(r *schema.Record) {
+	good := sharedRun(t, 12)
+	twoAnswers := writeRun(t, 12, func(r *schema.Record) {
 		if r.ID == "r004" {
 			r.Rubric[2].Type, r.Rubric[2].Polarity = schema.TypeAnswer, 1
 		}
@@ -108,14 +108,14 @@ func TestExitCodes(t *testing.T) {
 	// every flawed rollout satisfies every item and no correct one does:
 	// each record's rubric AUROC is 0 (x: 1/4 for the correct rollout, 3/4
 	// for the flawed; good's records are the other way round, AUROC 1)
-	inverted := writeRun(t, 30, func(r *schema.Record) {
+	inverted := writeRun(t, 12, func(r *schema.Record) {
 		for j := range r.Rollouts {
 			for k := range r.Rollouts[j].Satisfaction {
 				r.Rollouts[j].Satisfaction[k].Satisfied = !r.Rollouts[j].Correct
 			}
 		}
 	})
-	noVerdicts := writeRun(t, 30, func(r *schema.Record) {
+	noVerdicts := writeRun(t, 12, func(r *schema.Record) {
 		for j := range r.Rollouts {
 			r.Rollouts[j].Satisfaction = nil
 		}
@@ -142,7 +142,7 @@ func TestExitCodes(t *testing.T) {
 		{"violations without gate", []string{twoAnswers}, exitOK, ""},
 		{"rate above 1", []string{good, "--min-validity", "95"}, exitUsage, "rate from 0 to 1"},
 		{"discrimination gate met", []string{good, "--min-auroc", "1", "--max-anti-share", "0"}, exitOK, ""},
-		{"auroc below", []string{inverted, "--min-auroc", "0.5"}, exitFailed, "mean rubric AUROC 0 over 30 measured records is below --min-auroc 0.5"},
+		{"auroc below", []string{inverted, "--min-auroc", "0.5"}, exitFailed, "mean rubric AUROC 0 over 12 measured records is below --min-auroc 0.5"},
 		{"auroc without verdicts", []string{noVerdicts, "--min-auroc", "0.5"}, exitFailed, "run the empirical stage"},
 		{"no verdicts without gate", []string{noVerdicts}, exitOK, ""},
 		{"auroc above 1", []string{good, "--min-auroc", "80"}, exitUsage, "fractions from 0 to 1"},
