@@ -131,3 +131,12 @@ func builtRun(bins builtBins, dir string, problems int, cfg sim.Config, args ...
 	}
 	return answers, stop()
 }
+
+// stderrOf is what a command that exec's Output ran wrote on stderr.
+func stderrOf(err error) []byte {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.Stderr
+	}
+	return nil
+}
