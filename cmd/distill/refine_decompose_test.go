@@ -45,7 +45,7 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, simulator, url := plantedCorpus(t, style, 40)
+			src, simulator, url := plantedCorpusBuiltSim(t, style, 40)
 			dir := t.TempDir()
 			plain, dec := filepath.Join(dir, "plain"), filepath.Join(dir, "dec")
 			// The plain refine is the reference: it runs as the built

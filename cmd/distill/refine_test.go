@@ -18,26 +18,28 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// plantedCorpus runs distill (built: builtRun) on problems against a
-// simulator (built simllm) that plants rubric items of known kinds, with 32 rollouts a problem (16 on each
-// half) and the empirical stage on, and returns the run directory and
-// the simulator and its URL (it serves until the test ends). The corpus
-// is made once per test binary for each style and size (sharedCorpus);
-// the simulator is the test's own, configured as the one that made it:
-// its answers are a pure function of the request and the configuration.
-func plantedCorpus(t *testing.T, style string, problems int) (string, *sim.Server, string) {
-	return plantedCorpusWith(t, style, problems, func(*sim.Config) {})
-}
-
-// plantedCorpusWith is plantedCorpus with the simulator's configuration
-// changed by tune (a latency, its log kept, its batch directory: nothing
-// that changes what it answers).
-func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
+// sharedPlanted is a corpus of problems with 32 rollouts a problem (16 on
+// each half) and the empirical stage on, made by the built distill against
+// a built simllm that plants rubric items of known kinds (builtRun), once
+// per test binary for each style and size (sharedCorpus), and its answers.
+// A test's own simulator configured as plantedConfig(answers) answers as
+// the one that made it: its answers are a pure function of the request and
+// the configuration.
+func sharedPlanted(t *testing.T, style string, problems int) (string, map[string]string) {
 	t.Helper()
 	bins := buildBins(t)
-	src, answers := sharedCorpus(t, fmt.Sprintf("planted-%s-%d", style, problems), func(dir string) (map[string]string, error) {
+	return sharedCorpus(t, fmt.Sprintf("planted-%s-%d", style, problems), func(dir string) (map[string]string, error) {
 		return builtRun(bins, dir, problems, plantedConfig(nil), plantedArgs(style, 32)...)
 	})
+}
+
+// plantedCorpusWith is a shared planted corpus (sharedPlanted), and an
+// in-process simulator configured as the one that made it, changed by tune
+// (a latency, its log kept, its batch directory: nothing that changes what
+// it answers), and its URL; it serves until the test ends.
+func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
+	t.Helper()
+	src, answers := sharedPlanted(t, style, problems)
 	cfg := plantedConfig(answers)
 	tune(&cfg)
 	simulator, url, stop, err := sim.Start(cfg)
