@@ -76,7 +76,8 @@ test: ## gofmt check, go vet, staticcheck, errcheck, then at once: every test wi
 # processes starting, links); each prints its output whole, after its label,
 # when it ends (.ci/step), and a failing one fails make test (-k: the others
 # still run to their end and show their output). Ctrl-C stops them all: they
-# are in make's process group.
+# are in make's process group. Their -timeout is 10m (5m when they ran alone): they share the cores with go
+# test, and at load 39 the browser test took 265 s and the manifests 242 s.
 TEST_STEPS := test-interop test-manifests test-shims $(if $(RF_SKIP_BROWSER),,test-browser-step)
 STEP := sh .ci/step
 
@@ -86,11 +87,11 @@ test-race:
 # go vet runs every analyzer go test's own vet runs, so the tests skip theirs (-vet=off).
 test-interop:
 	@$(STEP) "interop: shards and exports read back with apache/arrow-go (nested module internal/interoptest)" \
-	  'cd internal/interoptest && $(GO) vet ./... && $(GO) test -vet=off -race -timeout 5m ./...'
+	  'cd internal/interoptest && $(GO) vet ./... && $(GO) test -vet=off -race -timeout 10m ./...'
 
 test-manifests:
 	@$(STEP) "manifests: examples/k8s decoded strictly into the Kubernetes API types (nested module examples/k8s/k8stest)" \
-	  'cd examples/k8s/k8stest && $(GO) vet ./... && $(GO) test -vet=off -race -timeout 5m ./...'
+	  'cd examples/k8s/k8stest && $(GO) vet ./... && $(GO) test -vet=off -race -timeout 10m ./...'
 
 # -B: no __pycache__ in the tree, whose files would change testbin's key of
 # the sources (and build every command again) for the go tests running then.
@@ -111,7 +112,7 @@ test-long: ## every test in its long form (RUBRICFORGE_TEST_LONG=1: the exhausti
 	RUBRICFORGE_TEST_LONG=1 $(GO) test -race -timeout 40m $(PKGS)
 
 BROWSER_VET  = $(GO) vet -tags browser ./cmd/validate
-BROWSER_TEST = $(GO) test -vet=off -race -tags browser -timeout 5m -run TestReviewPageInBrowser ./cmd/validate
+BROWSER_TEST = $(GO) test -vet=off -race -tags browser -timeout 10m -run TestReviewPageInBrowser ./cmd/validate
 
 test-browser: ## the review page in a real headless Chromium (build tag browser; about half a minute; make test runs it with the other steps)
 	$(BROWSER_VET)
