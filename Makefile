@@ -76,8 +76,9 @@ test: ## gofmt check, go vet, staticcheck, errcheck, then at once: every test wi
 # processes starting, links); each prints its output whole, after its label,
 # when it ends (.ci/step), and a failing one fails make test (-k: the others
 # still run to their end and show their output). Ctrl-C stops them all: they
-# are in make's process group. Their -timeout is 10m (5m when they ran alone): they share the cores with go
-# test, and at load 39 the browser test took 265 s and the manifests 242 s.
+# are in make's process group. Their -timeout is 10m (5m when they ran
+# alone): they share the cores with go test, and at load 39 the browser
+# test took 265 s and the manifests 242 s.
 TEST_STEPS := test-interop test-manifests test-shims $(if $(RF_SKIP_BROWSER),,test-browser-step)
 STEP := sh .ci/step
 
