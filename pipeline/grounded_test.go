@@ -37,7 +37,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 24)
+	runtest.WriteDocs(t, docs, 12)
 	// Faults are drawn by request, so every run meets the same malformed
 	// replies: the analysis is one request per document, and with ~25 of them
 	// drawn by arrival order about one run in eight met no malformed analysis.
