@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
@@ -130,10 +131,7 @@ func checkSpendAsUninterrupted(t *testing.T, j job.Job, killed *Report) {
 	t.Helper()
 	clean := j
 	clean.Out = j.Out + "-uninterrupted"
-	rep, err := Run(context.Background(), clean, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runBuilt(t, clean)
 	got, want := killed.LLM.Total, rep.LLM.Total
 	if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
 		t.Errorf("after kills and resumes the run spent %d+%d tokens, $%.6f; uninterrupted: %d+%d tokens, $%.6f",
@@ -190,6 +188,24 @@ func childRunEnded(err error) bool {
 	}
 	code := exit.ExitCode()
 	return code == 3 || code == 4
+}
+
+// runBuilt runs j to its end with the built distill (`distill run`, not
+// race-instrumented) and returns its report.json: for a reference run
+// whose figures a test compares with the run it is about.
+func runBuilt(t *testing.T, j job.Job) *Report {
+	t.Helper()
+	jobFile := j.Out + ".yaml"
+	writeJobFile(t, jobFile, j)
+	cmd := exec.Command(testbin.Command(t, "cmd/distill"), "run", "--config", jobFile, "--quiet")
+	if out, err := cmd.CombinedOutput(); err != nil && !childRunEnded(err) {
+		t.Fatalf("distill run (the reference run): %v\n%s", err, out)
+	}
+	rep, ok, err := readReport(fsys.OS, j.Out)
+	if err != nil || !ok {
+		t.Fatalf("the reference run's report: %v (found %v)", err, ok)
+	}
+	return &rep
 }
 
 // cacheLen is the number of answered requests in a run's cache (0 before the run exists).
