@@ -2,25 +2,21 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/corpus"
-	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/golden"
-	"github.com/rubricforge/rubricforge/job"
-	"github.com/rubricforge/rubricforge/pipeline"
 )
 
 const (
@@ -30,40 +26,32 @@ const (
 )
 
 // buildDemoCorpus runs the demo job (examples/demo.yaml over
-// examples/problems.jsonl, as `make demo` does) against the simulated
-// endpoint in process, with simllm's defaults (seed 0) but without the
-// demo's injected faults and latency, so that the corpus is the same on
-// every run.
+// examples/problems.jsonl, as `make demo` does) with the built distill
+// against the built simllm (the corpus is setup: builtsim_test.go), with
+// simllm's defaults (seed 0) but without the demo's injected faults and
+// latency, so that the corpus is the same on every run.
 func buildDemoCorpus(t *testing.T, dir string) string {
 	t.Helper()
-	answers, err := sim.LoadAnswers(demoProblems)
+	bins := buildBins(t)
+	url, stop, err := startSimllm(bins.simllm, []string{"-problems", demoProblems})
 	if err != nil {
 		t.Fatal(err)
 	}
-	simulator := sim.New(sim.Config{Answers: answers})
-	job, err := job.PrepareJob(demoJobFile, func(j *job.Job) {
-		j.Out = filepath.Join(dir, "demo")
-		j.Rollout.BaseURL = "http://simulated.invalid/v1"
-		// Which records share a shard (each shard is sorted by id) depends
-		// on the order problems finish and on when checkpoints commit a
-		// partial shard. One problem at a time and no checkpoint make both
-		// the same on every run: shards of 25 records taken in input order (the
-		// demo's output.shard_rows). Neither setting is part of the job
-		// fingerprint.
-		j.Limits.ProblemsInFlight = 1
-		j.Output.CheckpointInterval = time.Hour
-	})
-	if err != nil {
+	out := filepath.Join(dir, "demo")
+	// Which records share a shard (each shard is sorted by id) depends on
+	// the order problems finish and on when checkpoints commit a partial
+	// shard. One problem at a time and no checkpoint make both the same on
+	// every run: shards of 25 records taken in input order (the demo's
+	// output.shard_rows). Neither setting is part of the job fingerprint.
+	cmd := exec.Command(bins.distill, "run", "--config", demoJobFile, "--out", out, "--base-url", url,
+		"--problems-in-flight", "1", "--checkpoint-interval", "1h", "--quiet")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the demo corpus: %v\n%s", errors.Join(err, stop()), msg)
+	}
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := pipeline.Run(context.Background(), job, pipeline.Options{HTTPClient: &http.Client{Transport: simulator.Transport()}, ToolVersion: version})
-	if err != nil {
-		t.Fatalf("building the demo corpus: %v", err)
-	}
-	if rep.Status != pipeline.StatusFinished {
-		t.Fatalf("demo run ended %q: %s", rep.Status, rep.StopReason)
-	}
-	return job.Out
+	return out
 }
 
 // TestExportGoldenDemo exports the demo corpus in every format through the

@@ -45,16 +45,18 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, simulator, url := plantedCorpus(t, style, 40)
+			src, simulator, url := plantedCorpusBuiltSim(t, style, 40)
 			dir := t.TempDir()
 			plain, dec := filepath.Join(dir, "plain"), filepath.Join(dir, "dec")
-			var stdout, stderr bytes.Buffer
-			if code := run([]string{"refine", src, "--out", plain, "--json"}, &stdout, &stderr); code != exitOK {
-				t.Fatalf("refine: exit %d\n%s", code, stderr.String())
+			// The plain refine is the reference: it runs as the built
+			// command (--decompose, the code under test, in-process under
+			// the race detector).
+			out, err := exec.Command(buildDistill(t), "refine", src, "--out", plain, "--json").Output()
+			if err != nil {
+				t.Fatalf("refine: %v\n%s", err, stderrOf(err))
 			}
-			before := readSummary(t, stdout.Bytes())
-			stdout.Reset()
-			stderr.Reset()
+			before := readSummary(t, out)
+			var stdout, stderr bytes.Buffer
 			if code := run(decomposeArgs(src, dec, url), &stdout, &stderr); code != exitOK {
 				t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
 			}
@@ -268,12 +270,14 @@ func TestRefineDecomposeInBatches(t *testing.T) {
 	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || simulator.Count() != before {
 		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, simulator.Count()-before)
 	}
-	stdout.Reset()
-	stderr.Reset()
-	if code := run(decomposeArgs(src, online, url), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
+	// The online refine is the reference: it runs as the built command
+	// (the batched one, the code under test, in-process under the race
+	// detector).
+	out, err := exec.Command(buildDistill(t), decomposeArgs(src, online, url)...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose: %v\n%s", err, stderrOf(err))
 	}
-	want := readSummary(t, stdout.Bytes())
+	want := readSummary(t, out)
 	got.Decomposed.Requests, want.Decomposed.Requests = 0, 0
 	got.Settings["refined_from"], want.Settings["refined_from"] = "", ""
 	got.Fingerprint, want.Fingerprint = "", ""
@@ -353,15 +357,18 @@ func TestRefineDecomposePlan(t *testing.T) {
 	}
 	answered := answeredBefore(simulator)
 	after := len(simulator.Log())
-	stdout.Reset()
-	stderr.Reset()
-	if code := run(decomposeArgs(src, dst, url), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose after the plan: exit %d\n%s", code, stderr.String())
+	// The real refine is the measure the plan is held to: it runs as the
+	// built command (the pilot, the code under test, runs in-process under
+	// the race detector; the other decompose tests run a whole --decompose
+	// in-process).
+	out, err := exec.Command(buildDistill(t), decomposeArgs(src, dst, url)...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose after the plan: %v\n%s", err, stderrOf(err))
 	}
 	if n := resentSince(simulator, after, answered); n != 0 {
 		t.Errorf("the real refine asked %d requests the plan's pilot was answered again", n)
 	}
-	sum := readSummary(t, stdout.Bytes())
+	sum := readSummary(t, out)
 	real, projected := float64(sum.Decomposed.Requests), doc.Total.Requests
 	t.Logf("%d records to decompose, 6 sampled; pilot %d requests; projected %.0f (%.0f-%.0f); the real refine %.0f (%d this session)",
 		sum.Decomposed.Units, pilot, projected.Value, projected.Low, projected.High, real, len(simulator.Log())-after)

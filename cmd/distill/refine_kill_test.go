@@ -26,15 +26,15 @@ import (
 func TestRefineKilledStartsOver(t *testing.T) {
 	t.Parallel()
 	bin := buildDistill(t)
-	const records = 6000
+	const records = 2000
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
-	if err := synthcorpus.Write(src, synthcorpus.Options{Records: records, Seed: 7, ShardRows: 1500}, nil); err != nil {
+	if err := synthcorpus.Write(src, synthcorpus.Options{Records: records, Seed: 7, ShardRows: 500}, nil); err != nil {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, "refined")
-	// 40 shards of 150 records: the kill comes after 2, with 38 to go.
-	shardRows := "150"
+	// 40 shards of 50 records: the kill comes after 2, with 38 to go.
+	shardRows := "50"
 	work := tempDirOf(dst)
 	cmd := exec.Command(bin, "refine", src, "--out", dst, "--shard-rows", shardRows)
 	var stderr bytes.Buffer
@@ -47,6 +47,7 @@ func TestRefineKilledStartsOver(t *testing.T) {
 		if m, err := corpus.ReadManifest(work); err == nil && len(m.Shards) >= 2 {
 			cmd.Process.Kill()
 			killed = true
+			t.Logf("killed with %d of 40 shards committed", len(m.Shards))
 			break
 		}
 	}

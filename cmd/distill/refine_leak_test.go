@@ -63,7 +63,7 @@ func (p *promptRecorder) proxy(t *testing.T, target string) string {
 // half); rollouts of the other half are shown.
 func TestRefineDecomposeNeverShowsTheHeldOutHalf(t *testing.T) {
 	t.Parallel()
-	src, _, simURL := plantedCorpus(t, schema.StyleSRaR, 24)
+	src, _, simURL := plantedCorpusBuiltSim(t, schema.StyleSRaR, 24)
 	var rec promptRecorder
 	proxied := rec.proxy(t, simURL)
 	dst := filepath.Join(t.TempDir(), "dec")

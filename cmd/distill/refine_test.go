@@ -18,25 +18,28 @@ import (
 	"github.com/rubricforge/rubricforge/schema"
 )
 
-// plantedCorpus runs distill on problems against a simulator that plants
-// rubric items of known kinds, with 32 rollouts a problem (16 on each
-// half) and the empirical stage on, and returns the run directory and
-// the simulator and its URL (it serves until the test ends). The corpus
-// is made once per test binary for each style and size (sharedCorpus);
-// the simulator is the test's own, configured as the one that made it:
-// its answers are a pure function of the request and the configuration.
-func plantedCorpus(t *testing.T, style string, problems int) (string, *sim.Server, string) {
-	return plantedCorpusWith(t, style, problems, func(*sim.Config) {})
+// sharedPlanted is a corpus of problems with 32 rollouts a problem (16 on
+// each half) and the empirical stage on, made by the built distill against
+// a built simllm that plants rubric items of known kinds (builtRun), once
+// per test binary for each style and size (sharedCorpus), and its answers.
+// A test's own simulator configured as plantedConfig(answers) answers as
+// the one that made it: its answers are a pure function of the request and
+// the configuration.
+func sharedPlanted(t *testing.T, style string, problems int) (string, map[string]string) {
+	t.Helper()
+	bins := buildBins(t)
+	return sharedCorpus(t, fmt.Sprintf("planted-%s-%d", style, problems), func(dir string) (map[string]string, error) {
+		return builtRun(bins, dir, problems, plantedConfig(nil), plantedArgs(style, 32)...)
+	})
 }
 
-// plantedCorpusWith is plantedCorpus with the simulator's configuration
-// changed by tune (a latency, its log kept, its batch directory: nothing
-// that changes what it answers).
+// plantedCorpusWith is a shared planted corpus (sharedPlanted), and an
+// in-process simulator configured as the one that made it, changed by tune
+// (a latency, its log kept, its batch directory: nothing that changes what
+// it answers), and its URL; it serves until the test ends.
 func plantedCorpusWith(t *testing.T, style string, problems int, tune func(*sim.Config)) (string, *sim.Server, string) {
 	t.Helper()
-	src, answers := sharedCorpus(t, fmt.Sprintf("planted-%s-%d", style, problems), func(dir string) (map[string]string, error) {
-		return distillRun(dir, problems, plantedConfig(nil), plantedArgs(style, 32)...)
-	})
+	src, answers := sharedPlanted(t, style, problems)
 	cfg := plantedConfig(answers)
 	tune(&cfg)
 	simulator, url, stop, err := sim.Start(cfg)
@@ -65,25 +68,21 @@ func plantedArgs(style string, n int) []string {
 
 // plantedRun is a planted corpus of problems × n rollouts, made for the
 // test with the simulator's configuration changed by tune (which may
-// change what it plants).
-func plantedRun(t *testing.T, style string, problems, n int, tune func(*sim.Config)) (string, *sim.Server, string) {
+// change what it plants), and that simulator, unstarted: the corpus is
+// setup, made by the built distill against the built simllm (builtRun);
+// the simulator only says what it planted (PlantedKind).
+func plantedRun(t *testing.T, style string, problems, n int, tune func(*sim.Config)) (string, *sim.Server) {
 	t.Helper()
+	bins := buildBins(t)
 	dir := t.TempDir()
-	answers := writeProblems(t, filepath.Join(dir, "p.jsonl"), problems)
-	cfg := plantedConfig(answers)
+	cfg := plantedConfig(nil)
 	tune(&cfg)
-	simulator, url, stop, err := sim.Start(cfg)
+	answers, err := builtRun(bins, dir, problems, cfg, plantedArgs(style, n)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(stop)
-	out := filepath.Join(dir, "run")
-	var stdout, stderr bytes.Buffer
-	args := append([]string{"run", "--input", filepath.Join(dir, "p.jsonl"), "--base-url", url, "--model", "simulated", "--out", out, "--quiet"}, plantedArgs(style, n)...)
-	if code := run(args, &stdout, &stderr); code != exitOK && code != exitProblems {
-		t.Fatalf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
-	}
-	return out, simulator, url
+	cfg.Answers = answers
+	return filepath.Join(dir, "run"), sim.New(cfg)
 }
 
 // readDecisions reads refine-records.jsonl.
@@ -144,7 +143,7 @@ func TestRefineFindsPlantedDefects(t *testing.T) {
 // condition, checks its held-out figures and the refined corpus, and
 // returns what refine found of each planted kind.
 func refinePlanted(t *testing.T, style string) (found, total map[sim.ItemKind]int) {
-	src, simulator, _ := plantedRun(t, style, 80, 16, func(c *sim.Config) {
+	src, simulator := plantedRun(t, style, 80, 16, func(c *sim.Config) {
 		c.Plant.JudgeNoise, c.Plant.ParaphraseNoise, c.Plant.FewCorrect = 0.05, 0.05, 0.2
 	})
 	dst := filepath.Join(t.TempDir(), "refined")
@@ -289,13 +288,14 @@ func checkRefinedCorpus(t *testing.T, src, dst string, sum refine.Summary) {
 }
 
 // smallCorpus is a corpus of 12 problems, 8 rollouts each, with or
-// without the empirical stage, made by distill against a planting
-// simulator once per test binary (sharedCorpus): tests only read it.
+// without the empirical stage, made by the built distill against a
+// planting built simllm once per test binary (sharedCorpus): tests only read it.
 func smallCorpus(t *testing.T, empirical bool) string {
 	t.Helper()
+	bins := buildBins(t)
 	src, _ := sharedCorpus(t, fmt.Sprintf("small-empirical-%v", empirical), func(dir string) (map[string]string, error) {
 		cfg := sim.Config{Plant: &sim.Plant{Misaligned: 0.2, Dead: 0.1, Redundant: 0.3}, CorrectRate: 0.5, Seed: 2}
-		return distillRun(dir, 12, cfg, "--n", "8", fmt.Sprintf("--empirical=%v", empirical))
+		return builtRun(bins, dir, 12, cfg, "--n", "8", fmt.Sprintf("--empirical=%v", empirical))
 	})
 	return src
 }

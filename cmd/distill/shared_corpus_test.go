@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/rubricforge/rubricforge/internal/sim"
 )
 
 // sharedRoot holds the corpora tests share (sharedCorpus): made by
@@ -43,9 +40,9 @@ var (
 // sharedCorpus is the corpus named name, written once per test binary by
 // write (into the directory it is given, the corpus at dir/run) and then
 // read by every test that asks for it. The tests that share one only read
-// it (refine writes next to --out, never into SRC), so a corpus made with
-// distill run in-process under the race detector is paid for once, not
-// once per test; the answers are the problems' (writeProblems).
+// it (refine writes next to --out, never into SRC), so a corpus is paid
+// for once, not once per test; the answers are the problems'
+// (writeProblems).
 func sharedCorpus(t *testing.T, name string, write func(dir string) (map[string]string, error)) (string, map[string]string) {
 	t.Helper()
 	sharedMu.Lock()
@@ -65,27 +62,4 @@ func sharedCorpus(t *testing.T, name string, write func(dir string) (map[string]
 		t.Fatalf("shared corpus %s: %v", name, b.err)
 	}
 	return filepath.Join(b.dir, "run"), b.answers
-}
-
-// distillRun writes problems into dir/p.jsonl and runs distill run over
-// them against a simulator configured by cfg (its Answers set here),
-// with args added, into dir/run.
-func distillRun(dir string, problems int, cfg sim.Config, args ...string) (map[string]string, error) {
-	input := filepath.Join(dir, "p.jsonl")
-	answers, err := problemsFile(input, problems)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Answers = answers
-	_, url, stop, err := sim.Start(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	var stdout, stderr bytes.Buffer
-	all := append([]string{"run", "--input", input, "--base-url", url, "--model", "simulated", "--out", filepath.Join(dir, "run"), "--quiet"}, args...)
-	if code := run(all, &stdout, &stderr); code != exitOK && code != exitProblems {
-		return nil, fmt.Errorf("distill run: exit %d\n%s%s", code, stdout.String(), stderr.String())
-	}
-	return answers, nil
 }
