@@ -16,7 +16,7 @@ import (
 
 func TestGoldenRun(t *testing.T) {
 	t.Parallel()
-	dir := corpusfix.Run(t)
+	dir := sharedGoldenRun(t)
 	rep := auditPath(t, Options{Tool: "validate test"}, dir)
 	base := filepath.Dir(dir)
 	checkGolden(t, "run.txt", base, render(t, rep.WriteText))
@@ -32,7 +32,7 @@ func TestGoldenRun(t *testing.T) {
 // broken, by the record made to break it, at the item made to break it.
 func TestFixtureBreaksEveryRule(t *testing.T) {
 	t.Parallel()
-	rep := auditPath(t, Options{List: -1}, corpusfix.Run(t))
+	rep := auditPath(t, Options{List: -1}, sharedGoldenRun(t))
 	counted := map[string]int64{}
 	for _, rc := range rep.Structure.ByRule {
 		counted[rc.Rule] = rc.Violations

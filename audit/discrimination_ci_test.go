@@ -3,6 +3,7 @@ package audit
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
@@ -21,13 +22,30 @@ func synthRun(t *testing.T, n int) *Report {
 	return auditPath(t, Options{}, dir)
 }
 
+// synth300 is synthRun(t, 300), made once per test binary for the tests
+// that only read its report.
+var synth300 struct {
+	mu  sync.Mutex
+	rep *Report
+}
+
+func sharedSynthRun300(t *testing.T) *Report {
+	t.Helper()
+	synth300.mu.Lock()
+	defer synth300.mu.Unlock()
+	if synth300.rep == nil {
+		synth300.rep = synthRun(t, 300)
+	}
+	return synth300.rep
+}
+
 // TestDiscriminationIntervalsAndPaidAUROC: the mean AUROCs carry 95%
 // intervals around them, and every scheme's paid-reward AUROC is reported
 // with one, over the measured records; srar's paid reward ignores the
 // ANSWER items, so its figure is the same with and without them.
 func TestDiscriminationIntervalsAndPaidAUROC(t *testing.T) {
 	t.Parallel()
-	d := synthRun(t, 300).Discrimination
+	d := sharedSynthRun300(t).Discrimination
 	for name, c := range map[string]struct {
 		mean *float64
 		ci   *[2]float64
@@ -89,7 +107,7 @@ func TestMeasuredRecordsWithoutAUROCAreNamed(t *testing.T) {
 // plain gate and fails the lower one, saying so.
 func TestMinAUROCOnTheLowerBound(t *testing.T) {
 	t.Parallel()
-	rep := synthRun(t, 300)
+	rep := sharedSynthRun300(t)
 	d := rep.Discrimination
 	between := (d.MeanAUROCCI95[0] + *d.MeanAUROC) / 2
 	if got := rep.Failures(Gate{MinValidity: -1, MaxViolations: -1, MinAUROC: &between}); len(got) != 0 {

@@ -47,7 +47,7 @@ func TestJudgeErrorFromThePanel(t *testing.T) {
 	if d := auditPath(t, Options{JudgeError: 0.2}, dir).Discrimination; d.JudgeError != 0.2 || d.JudgeErrorFrom != "given" {
 		t.Errorf("given 0.2: %v from %q", d.JudgeError, d.JudgeErrorFrom)
 	}
-	if d := synthRun(t, 50).Discrimination; d.JudgeErrorFrom != "default" || d.JudgeError != 0.05 {
+	if d := sharedSynthRun300(t).Discrimination; d.JudgeErrorFrom != "default" || d.JudgeError != 0.05 {
 		t.Errorf("no panel: %v from %q; want the default 0.05", d.JudgeError, d.JudgeErrorFrom)
 	}
 }

@@ -200,7 +200,7 @@ func TestJudgePanelSection(t *testing.T) {
 // per stage) has no panel section, and says nothing is missing.
 func TestNoPanelNoSection(t *testing.T) {
 	t.Parallel()
-	rep := auditPath(t, Options{}, corpusfix.Run(t))
+	rep := auditPath(t, Options{}, sharedGoldenRun(t))
 	if rep.JudgePanel != nil {
 		t.Errorf("a corpus without panels has a panel section: %+v", rep.JudgePanel)
 	}

@@ -77,7 +77,13 @@ type sheetFixture struct {
 // named name in the report.
 func auditWithSheet(t *testing.T, name string) sheetFixture {
 	t.Helper()
-	f := sheetFixture{recs: corpusfix.Records(), dir: filepath.Join(t.TempDir(), "run")}
+	return auditWithSheetAt(t, filepath.Join(t.TempDir(), "run"), name)
+}
+
+// auditWithSheetAt is auditWithSheet writing the run at dir.
+func auditWithSheetAt(t *testing.T, dir, name string) sheetFixture {
+	t.Helper()
+	f := sheetFixture{recs: corpusfix.Records(), dir: dir}
 	corpusfix.WriteRun(t, f.dir, f.recs, 16)
 	f.anns, f.want = labelledSheet(f.recs)
 	f.rep = auditPath(t, Options{Human: f.anns, HumanSheet: name}, f.dir)
@@ -93,7 +99,7 @@ func auditWithSheet(t *testing.T, name string) sheetFixture {
 // rate is undefined.
 func TestReliabilityAgainstPeople(t *testing.T) {
 	t.Parallel()
-	f := auditWithSheet(t, "items.csv")
+	f := sharedSheetFixture(t)
 	anns, want, rep := f.anns, f.want, f.rep
 	rel := rep.Reliability
 	if rel == nil || rel.Method != "rogan-gladen" || rel.Sheet != "items.csv" {
@@ -164,7 +170,7 @@ func TestReliabilityAgainstPeople(t *testing.T) {
 // to a golden file.
 func TestReliabilityWithoutSheet(t *testing.T) {
 	t.Parallel()
-	rep := auditPath(t, Options{}, corpusfix.Run(t))
+	rep := auditPath(t, Options{}, sharedGoldenRun(t))
 	rel := rep.Reliability
 	if rel == nil || rel.Method != "wilson" || rel.Sheet != "" || rel.Rows != nil {
 		t.Fatalf("reliability %+v; want Wilson intervals only", rel)
@@ -190,7 +196,7 @@ func TestReliabilityWithoutSheet(t *testing.T) {
 // sheet the corrected rate's bound is checked, and an undefined one fails.
 func TestGateOnLowerBound(t *testing.T) {
 	t.Parallel()
-	f := auditWithSheet(t, "items.csv")
+	f := sharedSheetFixture(t)
 	recs, dir, sheet := f.recs, f.dir, f.rep
 	plain := auditPath(t, Options{}, dir)
 	o := plain.Reliability.Overall

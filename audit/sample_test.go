@@ -74,7 +74,7 @@ func TestSampleReproducible(t *testing.T) {
 // TestSampleSkipsDuplicates: a repeated record is drawn from once.
 func TestSampleSkipsDuplicates(t *testing.T) {
 	t.Parallel()
-	dir := corpusfix.Run(t) // p005 is in two shards
+	dir := sharedGoldenRun(t) // p005 is in two shards
 	keys, _ := sampled(t, dir, 100000, 3, false)
 	seen := map[itemKey]bool{}
 	for _, k := range keys {

@@ -46,6 +46,7 @@ func TestRetryThenSuccess(t *testing.T) {
 }
 
 func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel() // waits a second of wall, no CPU: overlapped with the others
 	srv := newServer(t, func(w http.ResponseWriter, _ *http.Request, n int) {
 		if n == 1 {
 			w.Header().Set("Retry-After", "1")

@@ -69,6 +69,7 @@ var grounded struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	removeShared30()
 	if grounded.dir != "" {
 		_ = os.RemoveAll(grounded.dir) // a temporary directory; nothing else holds it
 	}

@@ -240,8 +240,7 @@ func TestOrderCheckRecoversBias(t *testing.T) {
 func TestRejudgePanelBudgetStop(t *testing.T) {
 	t.Parallel()
 	srv := judgesServer()
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	cfg := rejudgeConfig(srv, "", 60, 1)
 	cfg.Panel = panelOf("sharp", "fair", "rough")
 	cfg.Concurrency = 2

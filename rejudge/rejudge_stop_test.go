@@ -34,8 +34,7 @@ func (r refused) RoundTrip(req *http.Request) (*http.Response, error) {
 // connect, with one error that says so and no warning per record.
 func TestRejudgeNothingListens(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	var logs bytes.Buffer
 	var sent atomic.Int64
 	cfg := rejudgeConfig(sim.New(sim.Config{}), "", 100, 1)
@@ -64,8 +63,7 @@ func TestRejudgeNothingListens(t *testing.T) {
 // used to be every request in flight, 16 of them), some items are judged,
 // and the stop names the budget.
 func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	srv := sim.New(sim.Config{Seed: 5, Latency: 5 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	cfg.Concurrency = 16
@@ -95,8 +93,7 @@ func TestRejudgeBudgetHoldsAtConcurrency(t *testing.T) {
 // of the items judged so far, marked as stopped, and the interruption as
 // the error.
 func TestRejudgeInterrupted(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	srv := sim.New(sim.Config{Seed: 5, Latency: 20 * time.Millisecond})
 	cfg := rejudgeConfig(srv, "", 100, 1)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -144,8 +141,7 @@ func TestRejudgeUnparseableReplies(t *testing.T) {
 // message promises ("answers the judged ones from the cache").
 func TestRejudgeCachedAnswersSpendNoBudget(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	srv := sim.New(sim.Config{Seed: 5})
 	cache := filepath.Join(t.TempDir(), "cache.db")
 	cfg := rejudgeConfig(srv, cache, 40, 1)

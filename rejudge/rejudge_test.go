@@ -176,8 +176,7 @@ func noSecret(t *testing.T, rep *audit.AgreementReport) {
 // rejudge stops sending, says why, and counts the rest as failed.
 func TestRejudgeBudgetStop(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "run")
-	corpusfix.WriteRun(t, dir, corpusfix.Records()[:30], 8)
+	dir := sharedRecords30Run(t)
 	srv := sim.New(sim.Config{Seed: 5})
 	cfg := rejudgeConfig(srv, "", 40, 1)
 	cfg.Concurrency = 1

@@ -65,7 +65,7 @@ func TestNotACorpus(t *testing.T) {
 // why and exits 1 instead of reporting "0 items compared" with exit 0.
 func TestAgreementNothingCompared(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 20, nil)
+	dir := sharedRun(t, 20)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "10", "--out", sheet); code != exitOK {
 		t.Fatalf("sample: exit %d: %s", code, stderr)

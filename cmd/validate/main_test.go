@@ -60,6 +60,14 @@ func record(i int) schema.Record {
 func writeRun(t *testing.T, n int, edit func(*schema.Record)) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
+	writeRunAt(t, dir, n, edit)
+	return dir
+}
+
+// writeRunAt writes records 0..n-1 (edit may change them) as the run
+// directory dir.
+func writeRunAt(t *testing.T, dir string, n int, edit func(*schema.Record)) {
+	t.Helper()
 	r, err := corpus.Open(dir, corpus.Options{ShardRows: 10, ToolVersion: "test", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +85,6 @@ func writeRun(t *testing.T, n int, edit func(*schema.Record)) string {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }
 
 // validate runs the command in process.
@@ -92,8 +99,8 @@ func validate(t *testing.T, env map[string]string, args ...string) (code int, st
 // their code and say why on stderr.
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
-	good := writeRun(t, 30, nil)
-	twoAnswers := writeRun(t, 30, func(r *schema.Record) {
+	good := sharedRun(t, 12)
+	twoAnswers := writeRun(t, 12, func(r *schema.Record) {
 		if r.ID == "r004" {
 			r.Rubric[2].Type, r.Rubric[2].Polarity = schema.TypeAnswer, 1
 		}
@@ -101,19 +108,19 @@ func TestExitCodes(t *testing.T) {
 	// every flawed rollout satisfies every item and no correct one does:
 	// each record's rubric AUROC is 0 (x: 1/4 for the correct rollout, 3/4
 	// for the flawed; good's records are the other way round, AUROC 1)
-	inverted := writeRun(t, 30, func(r *schema.Record) {
+	inverted := writeRun(t, 12, func(r *schema.Record) {
 		for j := range r.Rollouts {
 			for k := range r.Rollouts[j].Satisfaction {
 				r.Rollouts[j].Satisfaction[k].Satisfied = !r.Rollouts[j].Correct
 			}
 		}
 	})
-	noVerdicts := writeRun(t, 30, func(r *schema.Record) {
+	noVerdicts := writeRun(t, 12, func(r *schema.Record) {
 		for j := range r.Rollouts {
 			r.Rollouts[j].Satisfaction = nil
 		}
 	})
-	truncated := writeRun(t, 30, nil)
+	truncated := copyRun(t, good)
 	shard := filepath.Join(truncated, "shards", "part-00001.parquet")
 	data, err := os.ReadFile(shard)
 	if err != nil {
@@ -135,7 +142,7 @@ func TestExitCodes(t *testing.T) {
 		{"violations without gate", []string{twoAnswers}, exitOK, ""},
 		{"rate above 1", []string{good, "--min-validity", "95"}, exitUsage, "rate from 0 to 1"},
 		{"discrimination gate met", []string{good, "--min-auroc", "1", "--max-anti-share", "0"}, exitOK, ""},
-		{"auroc below", []string{inverted, "--min-auroc", "0.5"}, exitFailed, "mean rubric AUROC 0 over 30 measured records is below --min-auroc 0.5"},
+		{"auroc below", []string{inverted, "--min-auroc", "0.5"}, exitFailed, "mean rubric AUROC 0 over 12 measured records is below --min-auroc 0.5"},
 		{"auroc without verdicts", []string{noVerdicts, "--min-auroc", "0.5"}, exitFailed, "run the empirical stage"},
 		{"no verdicts without gate", []string{noVerdicts}, exitOK, ""},
 		{"auroc above 1", []string{good, "--min-auroc", "80"}, exitUsage, "fractions from 0 to 1"},
@@ -169,7 +176,7 @@ func TestExitCodes(t *testing.T) {
 // TestJSONKeys: --json prints the documented top-level keys.
 func TestJSONKeys(t *testing.T) {
 	t.Parallel()
-	code, stdout, stderr := validate(t, nil, writeRun(t, 12, nil), "--json")
+	code, stdout, stderr := validate(t, nil, sharedRun(t, 12), "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -222,7 +229,7 @@ func TestHelp(t *testing.T) {
 // the confusion counts worked out here.
 func TestSampleThenAgreement(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 30, nil)
+	dir := sharedRun(t, 30)
 	sheet := filepath.Join(t.TempDir(), "items.csv")
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", "40", "--seed", "9", "--out", sheet); code != exitOK {
 		t.Fatalf("sample: exit %d: %s", code, stderr)

@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
-	"github.com/rubricforge/rubricforge/job"
-	"github.com/rubricforge/rubricforge/pipeline"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/workers"
 )
 
@@ -36,15 +35,17 @@ func TestValidateReadsAMergedCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	job := job.DefaultJob()
-	job.Input.Paths = []string{input}
-	job.Rollout.BaseURL, job.Rollout.Model, job.Rollout.N = url, "simulated", 4
-	job.Output.CheckpointInterval = time.Second
+	// The runs are the setup, made by the built (not race-instrumented)
+	// distill run against the in-process simulated endpoint; validate is
+	// what is tested.
+	distill := testbin.Command(t, "cmd/distill")
 	run := func(out, partition string) {
-		j := job
-		j.Out, j.Partition = out, partition
-		if _, err := pipeline.Run(t.Context(), j, pipeline.Options{}); err != nil {
-			t.Fatal(err)
+		args := []string{"run", "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--n", "4", "--quiet"}
+		if partition != "" {
+			args = append(args, "--partition", partition)
+		}
+		if out, err := exec.Command(distill, args...).CombinedOutput(); err != nil {
+			t.Fatalf("distill %v: %v\n%s", args, err, out)
 		}
 	}
 	whole := filepath.Join(dir, "whole")

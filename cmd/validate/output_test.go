@@ -12,7 +12,7 @@ import (
 // --force replaces an existing file elsewhere.
 func TestOutputsNeverReplaceInputs(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 30, nil)
+	dir := sharedRun(t, 30) // refused outputs leave it as it was: checked below
 	manifest := filepath.Join(dir, "manifest.json")
 	before, err := os.ReadFile(manifest)
 	if err != nil {

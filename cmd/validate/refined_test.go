@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/refine"
 )
 
@@ -24,8 +27,17 @@ func TestValidateRefinedCorpus(t *testing.T) {
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 200, Rollouts: 16, Seed: 5}, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := refine.Run(t.Context(), refine.Config{Src: src, Out: dst, Options: refine.DefaultOptions()})
+	// The refinement is the setup, made by the built (not race-instrumented)
+	// distill refine with its default options; validate is what is tested.
+	if out, err := exec.Command(testbin.Command(t, "cmd/distill"), "refine", src, "--out", dst).CombinedOutput(); err != nil {
+		t.Fatalf("distill refine: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(dst, refine.SummaryName))
 	if err != nil {
+		t.Fatal(err)
+	}
+	var sum refine.Summary
+	if err := json.Unmarshal(raw, &sum); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer

@@ -15,7 +15,12 @@ import (
 // disagree.
 func labelledSheet(t *testing.T, dir string, n string) string {
 	t.Helper()
-	sheet := filepath.Join(t.TempDir(), "items.csv")
+	return labelledSheetAt(t, filepath.Join(t.TempDir(), "items.csv"), dir, n)
+}
+
+// labelledSheetAt is labelledSheet written to sheet.
+func labelledSheetAt(t *testing.T, sheet, dir string, n string) string {
+	t.Helper()
 	if code, _, stderr := validate(t, nil, "sample", dir, "--n", n, "--seed", "3", "--out", sheet); code != exitOK {
 		t.Fatalf("sample: exit %d: %s", code, stderr)
 	}
@@ -66,8 +71,7 @@ func section(report, heading string) string {
 // figures.
 func TestHumanSheetCorrectsRates(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 100, nil)
-	sheet := labelledSheet(t, dir, "120")
+	dir, sheet := sharedLabelledSheet(t, 100, "120")
 	code, stdout, stderr := validate(t, nil, dir, "--human", sheet)
 	if code != exitOK {
 		t.Fatalf("validate --human: exit %d: %s", code, stderr)
@@ -108,8 +112,7 @@ func TestHumanSheetCorrectsRates(t *testing.T) {
 // the one and fails the other.
 func TestGateOnFlag(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 100, nil)
-	sheet := labelledSheet(t, dir, "120")
+	dir, sheet := sharedLabelledSheet(t, 30, "40")
 	_, stdout, _ := validate(t, nil, dir, "--human", sheet, "--json")
 	var rep struct {
 		Reliability struct {
@@ -156,7 +159,7 @@ func TestGateOnFlag(t *testing.T) {
 // corpus) leaves the rates uncorrected, says so and exits 3.
 func TestHumanSheetProblems(t *testing.T) {
 	t.Parallel()
-	dir := writeRun(t, 20, nil)
+	dir := sharedRun(t, 20)
 	bad := filepath.Join(t.TempDir(), "notes.csv")
 	writeCSV(t, bad, [][]string{{"record", "verdict"}, {"r001", "valid"}})
 	code, stdout, stderr := validate(t, nil, dir, "--human", bad)

@@ -20,7 +20,9 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(childArgs); args != "" {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr, os.Getenv))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeShared()
+	os.Exit(code)
 }
 
 // reviewServer is `validate review` running as a child process.

@@ -1,6 +1,7 @@
 """End-to-end: rewardd on the demo export, called through rubric_reward.py as verl and TRL call it.
 
-setUpClass builds the tools (go build), starts the SIMULATED endpoint (examples/simllm) on a free loopback
+setUpClass takes the tools as the Go tests build them (internal/testkit/testbin, once per source state: no link
+when `go test` built them already), starts the SIMULATED endpoint (examples/simllm) on a free loopback
 port, builds the demo corpus with `distill run --config examples/demo.yaml`, exports it with
 `distill export --format verl`, reads the rows as HF datasets would give them (examples/trainers/exportrows),
 and starts rewardd on the export with the simulated endpoint as its judge:
@@ -49,6 +50,22 @@ def first_line(proc, what):
 
 SMALL_BODY = 64 << 10  # --max-body of the second rewardd
 
+TOOLS = ["cmd/distill", "examples/simllm", "examples/trainers/exportrows", "cmd/rewardd"]
+_tools = {}
+
+
+def built_tools():
+    """Package -> path of the commands the test runs, built once per source state and shared with the Go tests'
+    end-to-end tests (go run ./internal/testkit/testbin/cmd/testbin: the build cache keeps testbin linked)."""
+    if not _tools:
+        out = subprocess.run([os.environ.get("GO", "go"), "run", "./internal/testkit/testbin/cmd/testbin"] + TOOLS,
+                             cwd=REPO, check=True, stdout=subprocess.PIPE, text=True, timeout=600)
+        paths = out.stdout.split()
+        if len(paths) != len(TOOLS):
+            raise RuntimeError("testbin printed %r for %s" % (out.stdout, TOOLS))
+        _tools.update(zip(TOOLS, paths))
+    return _tools
+
 
 class RewarddEndToEnd(unittest.TestCase):
     @classmethod
@@ -78,14 +95,9 @@ class RewarddEndToEnd(unittest.TestCase):
     def _export(cls):
         """Builds the tools, starts the simulated endpoint, runs distill on cls.CONFIG, exports the corpus for
         verl and reads its rows into cls.rows; returns the export directory."""
-        bindir = os.path.join(cls.tmp, "bin")
-        pkgs = ["./cmd/distill", "./examples/simllm", "./examples/trainers/exportrows"]
-        cls.rewardd = os.environ.get("RUBRICFORGE_REWARDD")
-        if not cls.rewardd:
-            pkgs.append("./cmd/rewardd")
-            cls.rewardd = os.path.join(bindir, "rewardd")
-        subprocess.run([os.environ.get("GO", "go"), "build", "-o", bindir + os.sep] + pkgs, cwd=REPO, check=True)
-        tool = lambda name: os.path.join(bindir, name)  # noqa: E731
+        tools = built_tools()
+        cls.rewardd = os.environ.get("RUBRICFORGE_REWARDD") or tools["cmd/rewardd"]
+        tool = lambda name: next(path for pkg, path in tools.items() if pkg.endswith("/" + name))  # noqa: E731
 
         sim = cls._spawn([tool("simllm"), "-addr", "127.0.0.1:0", "-problems", "examples/problems.jsonl"])
         cls.judge_url = first_line(sim, "the simulated endpoint")

@@ -252,8 +252,14 @@ func AddDuplicateShard(t testing.TB, dir string, rec schema.Record) {
 func Run(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "run")
+	RunAt(t, dir)
+	return dir
+}
+
+// RunAt writes the golden fixture (Run's) as the run directory dir.
+func RunAt(t testing.TB, dir string) {
+	t.Helper()
 	recs := Records()
 	WriteRun(t, dir, recs, 16)
 	AddDuplicateShard(t, dir, recs[5])
-	return dir
 }
