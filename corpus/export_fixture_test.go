@@ -2,13 +2,17 @@ package corpus
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,22 +161,97 @@ func srarOnly(recs []schema.Record) []schema.Record {
 }
 
 // writeExportCorpus writes recs as a run directory at dir, shardRows
-// records per shard.
+// records per shard. The run is written once per test binary for each
+// content (runTemplates) and copied: many tests export the same fixture.
 func writeExportCorpus(t *testing.T, dir string, recs []schema.Record, shardRows int) {
 	t.Helper()
-	r, err := Open(dir, Options{ShardRows: shardRows, ToolVersion: "export-test", Logger: slog.New(slog.DiscardHandler)})
+	tmpl, err := runTemplates.get(recs, shardRows)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := copyRunDir(tmpl, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runTemplates holds the run directories writeExportCorpus copies, by
+// their records and shard size, under one temporary directory that
+// TestMain removes.
+var runTemplates = &templateRuns{dirs: map[string]string{}}
+
+type templateRuns struct {
+	mu   sync.Mutex
+	root string
+	dirs map[string]string
+}
+
+func (tr *templateRuns) get(recs []schema.Record, shardRows int) (string, error) {
+	raw, err := json.Marshal(recs)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(fmt.Appendf(raw, "|%d", shardRows))
+	key := hex.EncodeToString(sum[:8])
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if dir, ok := tr.dirs[key]; ok {
+		return dir, nil
+	}
+	if tr.root == "" {
+		if tr.root, err = os.MkdirTemp("", "corpus-test-runs-"); err != nil {
+			return "", err
+		}
+	}
+	dir := filepath.Join(tr.root, key)
+	r, err := Open(dir, Options{ShardRows: shardRows, ToolVersion: "export-test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return "", err
 	}
 	for i := range recs {
 		rec := recs[i]
 		if err := r.Append(&rec); err != nil {
-			t.Fatal(err)
+			return "", errors.Join(err, r.Close())
 		}
 	}
 	if err := r.Close(); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
+	tr.dirs[key] = dir
+	return dir, nil
+}
+
+// remove removes the templates (TestMain, after the tests).
+func (tr *templateRuns) remove() {
+	if tr.root != "" {
+		_ = os.RemoveAll(tr.root) // temporary files; nothing to keep
+	}
+}
+
+// copyRunDir copies the run directory src to dst (made), keeping the
+// files' modification times, which the manifest records.
+func copyRunDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
+			return err
+		}
+		return os.Chtimes(to, info.ModTime(), info.ModTime())
+	})
 }
 
 // readRows reads every data file an export lists as rows of T.

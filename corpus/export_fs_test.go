@@ -9,11 +9,13 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 )
 
 var errExportFault = errors.New("injected fault")
@@ -226,7 +228,7 @@ func TestExportSurvivesAFaultAtEveryStep(t *testing.T) {
 	}
 	t.Logf("an export over an earlier one makes %d file-system operations", count.n)
 
-	for k := 1; k <= count.n; k++ {
+	for _, k := range exportFaultCover(t, count.ops) {
 		dir := fmt.Sprintf("k%03d", k)
 		earlier(dir)
 		ffs := &exportFaultFS{FS: fsys.OS, root: dir, failAt: k}
@@ -246,6 +248,38 @@ func TestExportSurvivesAFaultAtEveryStep(t *testing.T) {
 				ffs.ops[k-1], slices.Sorted(mapKeys(got)), slices.Sorted(mapKeys(newFiles)))
 		}
 	}
+}
+
+// opClass matches what opClassOf puts out of an operation: the split, the
+// numbers and the random part of a temporary name.
+var opClass = regexp.MustCompile(`train|validation|test|[0-9a-f]{12}|[0-9]+`)
+
+// opClassOf is the step an operation of exportFaultFS is: the same for
+// each data file, and for each run.
+func opClassOf(op string) string { return opClass.ReplaceAllString(op, "N") }
+
+// exportFaultCover is the operations (numbered from 1, as failAt counts)
+// that TestExportSurvivesAFaultAtEveryStep fails: every one in the long
+// form (make test-long), else a cover: the first operation of each class
+// (the same step on each kind of file: a train data file, a test one,
+// export.json, the card, ...; opClass), every rename and the operation
+// after it, the last, and every exportFaultEvery-th.
+func exportFaultCover(t *testing.T, ops []string) []int {
+	t.Helper()
+	long := longtest.Pick(t, false, true)
+	seen := map[string]bool{}
+	var out []int
+	for i, op := range ops {
+		class := opClassOf(op)
+		first := !seen[class]
+		seen[class] = true
+		afterRename := i > 0 && strings.HasPrefix(ops[i-1], "rename ")
+		if long || first || strings.HasPrefix(op, "rename ") || afterRename || i == len(ops)-1 {
+			out = append(out, i+1)
+		}
+	}
+	t.Logf("failing %d of the %d operations in turn", len(out), len(ops))
+	return out
 }
 
 // renameDir puts the export's own directory name out of the card, which

@@ -41,13 +41,16 @@ func runOf(t *testing.T, dir string, recs []schema.Record, order []int, cut, sha
 // differently) export the same bytes, rows in global id order.
 func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 	t.Parallel()
-	recs := genRecords(5, 0, 40)
+	recs := genRecords(5, 0, 24)
+	if len(recs) <= maxMergeFanIn {
+		t.Fatalf("run c's %d one-record shards must be more than maxMergeFanIn (%d)", len(recs), maxMergeFanIn)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	a, b := rng.Perm(len(recs)), rng.Perm(len(recs))
 	root := t.TempDir()
-	runOf(t, filepath.Join(root, "a"), recs, a, 7, 1000)
-	runOf(t, filepath.Join(root, "b"), recs, b, 11, 1000)
-	runOf(t, filepath.Join(root, "c"), recs, b, 1, 1000) // 40 shards: merged in rounds (more than maxMergeFanIn)
+	runOf(t, filepath.Join(root, "a"), recs, a, 5, 1000)
+	runOf(t, filepath.Join(root, "b"), recs, b, 7, 1000)
+	runOf(t, filepath.Join(root, "c"), recs, b, 1, 1000) // 24 shards: merged in rounds (more than maxMergeFanIn)
 	for _, format := range []string{FormatJSONL, FormatRaR} {
 		var data [3]map[string][]byte
 		for k, run := range []string{"a", "b", "c"} {
@@ -84,15 +87,19 @@ func TestExportIsTheSameBytesWhateverTheShards(t *testing.T) {
 // counted.
 func TestExportDropsRepeatedIDs(t *testing.T) {
 	t.Parallel()
-	for _, cut := range []int{5, 1} { // 8 shards, and 40 (merged in rounds)
+	for _, cut := range []int{3, 1} { // 8 shards, and 24 (merged in rounds: more than maxMergeFanIn)
 		t.Run(fmt.Sprint("cut ", cut), func(t *testing.T) { exportDropsRepeatedIDs(t, cut) })
 	}
 }
 
 func exportDropsRepeatedIDs(t *testing.T, cut int) {
-	recs := genRecords(5, 0, 40)
+	const n = 24
+	if cut == 1 && n <= maxMergeFanIn {
+		t.Fatalf("%d one-record shards must be more than maxMergeFanIn (%d)", n, maxMergeFanIn)
+	}
+	recs := genRecords(5, 0, n)
 	dir := filepath.Join(t.TempDir(), "run")
-	runOf(t, dir, recs, rand.New(rand.NewPCG(3, 4)).Perm(40), cut, 1000)
+	runOf(t, dir, recs, rand.New(rand.NewPCG(3, 4)).Perm(n), cut, 1000)
 	// A later shard repeats two ids with other content (an older tool, a
 	// hand-merged corpus): the manifest lists it.
 	dup := []schema.Record{recs[3], recs[11]}
@@ -126,11 +133,11 @@ func exportDropsRepeatedIDs(t *testing.T, cut int) {
 			seen[rec.ID] = rec.Problem
 		}
 	}
-	if len(seen) != 40 || seen[recs[3].ID] != recs[3].Problem || seen[recs[11].ID] != recs[11].Problem {
+	if len(seen) != n || seen[recs[3].ID] != recs[3].Problem || seen[recs[11].ID] != recs[11].Problem {
 		t.Errorf("%d ids exported; the repeated ones hold %q, %q", len(seen), seen[recs[3].ID], seen[recs[11].ID])
 	}
-	if em.RecordsOut != 40 || em.DuplicatesDropped != 2 {
-		t.Errorf("export.json: %d out, %d duplicates dropped; want 40, 2", em.RecordsOut, em.DuplicatesDropped)
+	if em.RecordsOut != n || em.DuplicatesDropped != 2 {
+		t.Errorf("export.json: %d out, %d duplicates dropped; want %d, 2", em.RecordsOut, em.DuplicatesDropped, n)
 	}
 }
 

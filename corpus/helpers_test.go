@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(lockHolderEnv); dir != "" {
 		holdLock(dir)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	runTemplates.remove()
+	os.Exit(code)
 }
 
 func holdLock(dir string) {

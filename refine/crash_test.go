@@ -32,7 +32,8 @@ func TestRefineCrashAtEveryOperation(t *testing.T) {
 
 // crashEveryOperation runs refine (writing its corpus to out on the file
 // system it is given) once on a clean crash file system, then once with a
-// power loss at each operation of that run that changed the disk: --out is
+// power loss at each operation of that run that changed the disk (make
+// test: the cover crashCover picks; make test-long: every one): --out is
 // then absent or whole (its manifest verified, the files named there), and
 // every rename had a sync of its directory before and after.
 func crashEveryOperation(t *testing.T, refine func(fsy fsys.FS, out string) error, files ...string) {
@@ -60,10 +61,13 @@ func crashEveryOperation(t *testing.T, refine func(fsy fsys.FS, out string) erro
 	if bad := crashfs.UnsyncedRenames(ops); len(bad) > 0 {
 		t.Errorf("renames without a directory sync before and after: %v", bad)
 	}
+	var mutating []crashfs.Op
 	for _, op := range ops {
-		if !op.Mutates() {
-			continue
+		if op.Mutates() {
+			mutating = append(mutating, op)
 		}
+	}
+	for _, op := range crashCover(t, mutating) {
 		c := newFS()
 		c.CrashAt(op.Index)
 		if err := refine(c, out); !errors.Is(err, crashfs.ErrCrashed) {
