@@ -444,7 +444,7 @@ func TestLatencyAndClose(t *testing.T) {
 // latency (at most 30ms), however slow or busy the machine; a lock held
 // while sleeping would make it about 10s.
 func TestConcurrentLatency(t *testing.T) {
-	const workers = 512
+	const workers = 256
 	bodies := rolloutBodies(t, workers)
 	// Goroutines waiting on a mutex do not let fake time pass, so a lock held
 	// while sleeping shows up as no progress at all.
@@ -477,14 +477,14 @@ func TestConcurrentLatency(t *testing.T) {
 	})
 }
 
-// TestConcurrency sends 512 requests at once over loopback HTTP to a server
+// TestConcurrency sends 256 requests at once over loopback HTTP to a server
 // with 20ms latency and to one without. Connections are opened first
 // (dialing is the kernel's cost, not the server's), and the best of up to
 // three rounds counts. On an idle machine a round takes well under 1s; the
 // assertion allows for a busy one, where both rounds slow alike, but not for
-// serialized sleeps, which would add about 10s.
+// serialized sleeps, which would add about 5s.
 func TestConcurrency(t *testing.T) {
-	const workers = 512
+	const workers = 256
 	bodies := rolloutBodies(t, workers)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxIdleConns: 2 * workers}}
 	round := func(send func(i int) (*http.Response, error)) (time.Duration, error) {
