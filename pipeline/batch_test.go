@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"github.com/rubricforge/rubricforge/job"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
@@ -292,13 +289,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 	job.Batch.MaxRequests = 50
 	job.Batch.PollInterval = 20 * time.Millisecond
 	jobFile := filepath.Join(filepath.Dir(job.Out), "job.yaml")
-	b, err := yaml.Marshal(job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	job = writeJobFile(t, jobFile, job)
 	kills := 0
 	for cycle := range 4 {
 		created := srv.BatchStats().BatchesCreated

@@ -30,7 +30,7 @@ func TestCountersAfterKillsAreRecomputed(t *testing.T) {
 	}
 	clean := job
 	clean.Out = job.Out + "-uninterrupted"
-	want := runJob(t, clean, Options{})
+	want := runBuilt(t, clean)
 	if rep.Sampled != want.Sampled {
 		t.Errorf("after %d kills: sampled rollouts %+v; the same job uninterrupted: %+v", kills, rep.Sampled, want.Sampled)
 	}

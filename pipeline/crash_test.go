@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,40 +19,13 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// crashChildEnv names the job file a re-executed test binary runs as a child.
-const crashChildEnv = "RUBRICFORGE_CRASH_CHILD_JOB"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(crashChildEnv); path != "" {
-		os.Exit(crashChild(path))
-	}
-	os.Exit(m.Run())
-}
-
-// crashChild runs the job in path to the end (unless killed).
-func crashChild(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	job := job.DefaultJob()
-	if err := yaml.Unmarshal(b, &job); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if _, err := Run(context.Background(), job, Options{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
 
 // TestCrashSafety kills the run with SIGKILL at moments drawn from a logged
 // seed (after a number of requests reached the endpoint), several times in a
@@ -157,10 +131,7 @@ func checkSpendAsUninterrupted(t *testing.T, j job.Job, killed *Report) {
 	t.Helper()
 	clean := j
 	clean.Out = j.Out + "-uninterrupted"
-	rep, err := Run(context.Background(), clean, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runBuilt(t, clean)
 	got, want := killed.LLM.Total, rep.LLM.Total
 	if got.PromptTokens != want.PromptTokens || got.CompletionTokens != want.CompletionTokens || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
 		t.Errorf("after kills and resumes the run spent %d+%d tokens, $%.6f; uninterrupted: %d+%d tokens, $%.6f",
@@ -171,13 +142,15 @@ func checkSpendAsUninterrupted(t *testing.T, j job.Job, killed *Report) {
 	}
 }
 
-// runChildUntil runs the job file in a child process and kills it with
-// SIGKILL once killNow holds; it reports whether it killed it (false: the
-// child finished first).
+// runChildUntil runs the job file in a child process, the built distill
+// (`distill run --config jobFile`: not race-instrumented, since a process
+// killed with SIGKILL gains nothing from the race detector; the resumes
+// that follow run in the test's own process), and kills it with SIGKILL
+// once killNow holds; it reports whether it killed it (false: the child
+// finished first).
 func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+jobFile)
+	cmd := exec.Command(testbin.Command(t, "cmd/distill"), "run", "--config", jobFile, "--quiet")
 	var stderr runtest.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -190,7 +163,7 @@ func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
 	for {
 		select {
 		case err := <-exited:
-			if err != nil {
+			if err != nil && !childRunEnded(err) {
 				t.Fatalf("the run failed on its own: %v\n%s", err, stderr.String())
 			}
 			return false
@@ -202,6 +175,37 @@ func runChildUntil(t *testing.T, jobFile string, killNow func() bool) bool {
 			}
 		}
 	}
+}
+
+// childRunEnded reports whether a child distill run's exit error is one of
+// a run that ended without an error (Run returned none): some problems
+// failed (3) or the run stopped (4), as opposed to a failed run (1) or a
+// usage error (2).
+func childRunEnded(err error) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return false
+	}
+	code := exit.ExitCode()
+	return code == 3 || code == 4
+}
+
+// runBuilt runs j to its end with the built distill (`distill run`, not
+// race-instrumented) and returns its report.json: for a reference run
+// whose figures a test compares with the run it is about.
+func runBuilt(t *testing.T, j job.Job) *Report {
+	t.Helper()
+	jobFile := j.Out + ".yaml"
+	writeJobFile(t, jobFile, j)
+	cmd := exec.Command(testbin.Command(t, "cmd/distill"), "run", "--config", jobFile, "--quiet")
+	if out, err := cmd.CombinedOutput(); err != nil && !childRunEnded(err) {
+		t.Fatalf("distill run (the reference run): %v\n%s", err, out)
+	}
+	rep, ok, err := readReport(fsys.OS, j.Out)
+	if err != nil || !ok {
+		t.Fatalf("the reference run's report: %v (found %v)", err, ok)
+	}
+	return &rep
 }
 
 // cacheLen is the number of answered requests in a run's cache (0 before the run exists).
@@ -272,12 +276,26 @@ func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job
 		edit(&job)
 	}
 	jobFile := filepath.Join(dir, "job.yaml")
-	b, err := yaml.Marshal(job)
+	job = writeJobFile(t, jobFile, job)
+	return srv, job, jobFile, rows
+}
+
+// writeJobFile writes j to path for runChildUntil and returns the job as
+// distill run reads it back (job.PrepareJob fills in the defaults a job
+// file leaves out), which the test's own runs must use too: the killed
+// runs and the resumes are one job.
+func writeJobFile(t testing.TB, path string, j job.Job) job.Job {
+	t.Helper()
+	b, err := yaml.Marshal(j)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return srv, job, jobFile, rows
+	prepared, err := job.PrepareJob(path, nil)
+	if err != nil {
+		t.Fatalf("the job file %s: %v", path, err)
+	}
+	return prepared
 }

@@ -26,23 +26,13 @@ import (
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
 	"github.com/rubricforge/rubricforge/internal/sim"
-	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 var (
-	runCrashAll  = flag.Bool("runcrash.all", false, "run crash tests: visit every operation, also under the race detector")
-	runCrashSeed = flag.Uint64("runcrash.seed", 20260514, "run crash tests: seed of the sampled operations and of torn tails")
-)
-
-// How many operations the run crash tests visit when they sample (under the
-// race detector, which makes a run several times slower, unless -runcrash.all):
-// every third crash point crashes the resume too, every other one tears the
-// unsynced tails, and each of the three errors is injected four times.
-const (
-	runCrashPoints = 16
-	runFaultPoints = 12
+	runCrashAll  = flag.Bool("runcrash.all", false, "run crash tests: visit every operation that changes the disk, not a cover of them (as make test-long does)")
+	runCrashSeed = flag.Uint64("runcrash.seed", 20260514, "run crash tests: seed of the torn tails and of the resumes' second crash points")
 )
 
 // crashRunDir is the run directory on the crash file system; /data exists
@@ -340,25 +330,6 @@ func (c *crashRun) checkDurable(t *testing.T, cut fsys.FS, leftovers bool, what 
 	c.checkComplete(t, cut, &rep, leftovers, what)
 }
 
-// samplePoints returns every point, or a sample of n of them drawn with the
-// logged seed under the race detector (unless -runcrash.all or the long
-// form, make test-long).
-func samplePoints(t *testing.T, points []int, n int, salt uint64) []int {
-	t.Helper()
-	if !raceEnabled || *runCrashAll || longtest.Enabled() || len(points) <= n {
-		return points
-	}
-	rng := rand.New(rand.NewPCG(*runCrashSeed, salt))
-	picked := rng.Perm(len(points))[:n]
-	slices.Sort(picked)
-	out := make([]int, n)
-	for i, p := range picked {
-		out[i] = points[p]
-	}
-	t.Logf("race detector on: %d of %d operations, seed %d (-runcrash.all for every one, -runcrash.seed to change)", n, len(points), *runCrashSeed)
-	return out
-}
-
 // TestRunCrashAtEveryOperation crashes a whole run (corpus, response cache,
 // job.yaml, report.json) at each operation that changes the disk, keeping
 // only what was synced (and, at every other point, a random part of each
@@ -374,7 +345,7 @@ func TestRunCrashAtEveryOperation(t *testing.T) {
 		len(c.ops), len(points), len(c.want), len(c.wantFail))
 	tear := rand.New(rand.NewPCG(*runCrashSeed, 1))
 	crashed, twice, finished := 0, 0, 0
-	for n, at := range samplePoints(t, points, runCrashPoints, 2) {
+	for n, at := range crashCover(t, c.ops, true) {
 		fsy := c.start.CrashClone(crashfs.CrashOptions{})
 		fsy.CrashAt(at)
 		_, runErr := c.run(fsy)
@@ -447,10 +418,12 @@ func TestRunDiskErrors(t *testing.T) {
 	c := newCrashRun(t)
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS}
 	stopped, absorbed := map[string]int{}, map[string]int{}
-	for n, at := range samplePoints(t, c.mutating(), runFaultPoints, 3) {
+	targeted, hit := map[string]bool{}, map[string]bool{} // kinds of operation
+	for n, at := range crashCover(t, c.ops, false) {
+		targeted[c.ops[at].Kind.String()] = true
 		errno := errnos[n%len(errnos)]
 		fsy := c.start.CrashClone(crashfs.CrashOptions{})
-		fsy.FailAt(at, errno)
+		failNext(fsy, c.ops[at], errno)
 		mergeFailed := c.log.mergeFailed.Load()
 		rep, runErr := c.run(fsy)
 		fired := fsy.Fired()
@@ -463,6 +436,7 @@ func TestRunDiskErrors(t *testing.T) {
 			continue
 		}
 		op := fired[0]
+		hit[op.Kind.String()] = true
 		what := fmt.Sprintf("%v at %s", errno, op)
 		if runErr == nil {
 			absorbed[op.Kind.String()+" "+path.Base(op.Path)]++
@@ -486,6 +460,11 @@ func TestRunDiskErrors(t *testing.T) {
 	}
 	if len(stopped) == 0 {
 		t.Fatal("no injected error stopped a run")
+	}
+	for kind := range targeted {
+		if !hit[kind] {
+			t.Errorf("no injected error fell on a %s: every run ended before one", kind)
+		}
 	}
 	t.Logf("injected errors that stopped the run, by operation: %v; that it did without: %v; %d sessions merged small shards, %d failed to and went on",
 		stopped, absorbed, c.log.merged.Load(), c.log.mergeFailed.Load())

@@ -84,9 +84,10 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 		{"batch mode", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
-			doc := "# Regenerative braking\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):] +
-				"## Battery limits\n\n" + longDocument(3000)[len("# Regenerative braking\n\n"):]
+			doc := "# Regenerative braking\n\n" + longDocument(2200)[len("# Regenerative braking\n\n"):] +
+				"## Battery limits\n\n" + longDocument(2200)[len("# Regenerative braking\n\n"):]
 			runtest.WriteFile(t, filepath.Join(dir, "docs", "regen.md"), doc)
 			srv, url := runtest.StartSim(t, sim.Config{KeepLog: true, Latency: tc.latency})
 			j := runtest.GroundedTestJob(filepath.Join(dir, "docs"), filepath.Join(dir, "run"), url)

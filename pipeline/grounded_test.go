@@ -11,8 +11,6 @@ import (
 
 	"github.com/rubricforge/rubricforge/job"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/schema"
@@ -39,7 +37,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 24)
+	runtest.WriteDocs(t, docs, 12)
 	// Faults are drawn by request, so every run meets the same malformed
 	// replies: the analysis is one request per document, and with ~25 of them
 	// drawn by arrival order about one run in eight met no malformed analysis.
@@ -148,11 +146,7 @@ func TestGroundedCrashSafety(t *testing.T) {
 	j.Limits.Concurrency = 16
 	j.Output.ShardRows = 4
 	jobFile := filepath.Join(dir, "job.yaml")
-	b, err := yaml.Marshal(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runtest.WriteFile(t, jobFile, string(b))
+	j = writeJobFile(t, jobFile, j)
 	kills := killAndResume(t, srv, j, jobFile, "grounded run", killPlan{
 		killAfter: func(cycle int) int { return 30 + int((seed>>(8*cycle))%130) },
 		check:     func(rep *Report) { checkGroundedAccounted(t, j, rep) },

@@ -153,7 +153,21 @@ func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
 		t.Fatalf("merge after a kill: %v\n%s", err, out)
 	}
 
-	_, url := start()
+	// One machine's run is the reference: its endpoint is the built simllm
+	// with the same answers (latency and log change nothing it answers).
+	simArgs, err := simllmArgs(sim.Config{}, input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := startSimllm(testbin.Command(t, "examples/simllm"), simArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
 	whole := filepath.Join(dir, "whole")
 	if out, err := exec.Command(bin, args(whole, url)...).CombinedOutput(); err != nil && !exitedWith(err, exitProblems) {
 		t.Fatalf("one machine's run: %v\n%s", err, out)

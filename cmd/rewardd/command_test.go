@@ -20,21 +20,9 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/schema"
 )
-
-// runAsMainEnv makes the test binary run rewardd's main instead of the
-// tests, so a test can start the real command as a child process and signal
-// it.
-const runAsMainEnv = "REWARDD_TEST_RUN_MAIN"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(runAsMainEnv) == "1" {
-		main()
-		return
-	}
-	os.Exit(m.Run())
-}
 
 // Secrets the child gets through its environment; neither may reach its log.
 const (
@@ -107,10 +95,12 @@ type child struct {
 	outDone  chan struct{} // closed when stdout and stderr are at EOF
 }
 
+// startChild starts the built rewardd (not race-instrumented: the server's
+// own tests run in-process under the race detector) with args.
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1", "REWARDD_TEST_JUDGE_KEY="+judgeKey, "REWARDD_TEST_TOKEN="+serverToken)
+	cmd := exec.Command(testbin.Command(t, "cmd/rewardd"), args...)
+	cmd.Env = append(os.Environ(), "REWARDD_TEST_JUDGE_KEY="+judgeKey, "REWARDD_TEST_TOKEN="+serverToken)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +264,7 @@ func TestCommand(t *testing.T) {
 
 // TestCommandUsageExit checks the exit status a script sees for a bad flag.
 func TestCommandUsageExit(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "--judge-model", "m", "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	cmd := exec.Command(testbin.Command(t, "cmd/rewardd"), "--judge-model", "m", "--addr", "127.0.0.1:0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

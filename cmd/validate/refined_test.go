@@ -24,7 +24,7 @@ func TestValidateRefinedCorpus(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "refined")
-	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 200, Rollouts: 16, Seed: 5}, nil); err != nil {
+	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 100, Rollouts: 16, Seed: 5}, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The refinement is the setup, made by the built (not race-instrumented)

@@ -89,24 +89,35 @@ func TestPlantedVerdictsFollowTheKind(t *testing.T) {
 	plant := &Plant{Misaligned: 0.25, Saturated: 0.2, Dead: 0.2, Noise: 0.15, Redundant: 1, JudgeNoise: 0.05}
 	s := New(Config{Plant: plant, Seed: 5, Answers: map[string]string{"Compute 6 times 7.": "42"}})
 	problem := "Compute 6 times 7."
-	// Items of each kind, found by drawing texts until each kind appears.
-	byKind := map[ItemKind]schema.Item{}
-	for i := 0; len(byKind) < 5 && i < 1000; i++ {
+	// perKind items of each kind (SUGGEST and PITFALL), found by drawing
+	// texts until each kind has them; each request asks about all of them,
+	// so n/perKind requests draw n verdicts of each kind and class.
+	const n, perKind = 1500, 10
+	byKind := map[ItemKind][]schema.Item{}
+	kinds := []ItemKind{PlantedAligned, PlantedMisaligned, PlantedSaturated, PlantedDead, PlantedNoise}
+	for i := 0; i < 5000; i++ {
 		typ := schema.TypeSuggest
 		if i%2 == 1 {
 			typ = schema.TypePitfall
 		}
 		text := fmt.Sprintf("Checks condition number %d.", i)
-		if k := s.baseKind(problem, typ, text); byKind[k].Text == "" {
-			byKind[k] = schema.Item{Type: typ, Text: text, Polarity: schema.PolarityOf(typ)}
+		if k := s.baseKind(problem, typ, text); len(byKind[k]) < perKind {
+			byKind[k] = append(byKind[k], schema.Item{Type: typ, Text: text, Polarity: schema.PolarityOf(typ)})
 		}
 	}
 	var items []schema.Item
-	kinds := []ItemKind{PlantedAligned, PlantedMisaligned, PlantedSaturated, PlantedDead, PlantedNoise}
+	kindOf := []ItemKind{}
 	for _, k := range kinds {
-		items = append(items, byKind[k])
+		if len(byKind[k]) < perKind {
+			t.Fatalf("%d items of kind %s in 5,000 texts, want %d", len(byKind[k]), k, perKind)
+		}
+		items = append(items, byKind[k]...)
+		for range perKind {
+			kindOf = append(kindOf, k)
+		}
 	}
-	items = append(items, schema.Item{Type: byKind[PlantedAligned].Type, Text: paraphrase(byKind[PlantedAligned].Text)})
+	// The last item is a paraphrase of the first (aligned) one.
+	items = append(items, schema.Item{Type: items[0].Type, Text: paraphrase(items[0].Text)})
 	for i := range items {
 		items[i].ID = int32(i + 1)
 	}
@@ -114,10 +125,9 @@ func TestPlantedVerdictsFollowTheKind(t *testing.T) {
 		PlantedAligned: {plantGoodIfFlawed, plantGoodIfCorrect}, PlantedMisaligned: {plantGoodIfCorrect, plantGoodIfFlawed},
 		PlantedSaturated: {1, 1}, PlantedDead: {0, 0}, PlantedNoise: {0.5, 0.5},
 	}
-	const n = 1500
 	for ci, final := range []string{"41", "42"} {
-		good := make([]int, len(items))
-		for r := range n {
+		good := map[ItemKind]int{}
+		for r := range n / perKind {
 			sol := fmt.Sprintf("### Step 1: Multiply\nAttempt %d gives %s.\n<answer>%s</answer>", r, final, final)
 			msgs, err := ps.SatisfyMessages(problem, sol, final, items)
 			if err != nil {
@@ -127,20 +137,20 @@ func TestPlantedVerdictsFollowTheKind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, v := range got {
-				if v.Satisfied != (items[i].Type == schema.TypePitfall) {
-					good[i]++
+			for i, k := range kindOf {
+				if got[i].Satisfied != (items[i].Type == schema.TypePitfall) {
+					good[k]++
 				}
 			}
 			if got[0].Satisfied != got[len(got)-1].Satisfied {
 				t.Fatalf("rollout %d: the paraphrase is graded %v, its original %v", r, got[len(got)-1].Satisfied, got[0].Satisfied)
 			}
 		}
-		for i, k := range kinds {
+		for _, k := range kinds {
 			p := want[k][ci]
 			p = p*(1-plant.JudgeNoise) + (1-p)*plant.JudgeNoise
-			if rate := float64(good[i]) / n; math.Abs(rate-p) > 0.04 {
-				t.Errorf("%s item (%s), correct=%v: good-side rate %.3f, want %.3f", k, items[i].Type, ci == 1, rate, p)
+			if rate := float64(good[k]) / n; math.Abs(rate-p) > 0.04 {
+				t.Errorf("%s items, correct=%v: good-side rate %.3f, want %.3f", k, ci == 1, rate, p)
 			}
 		}
 	}
@@ -205,11 +215,17 @@ func TestParaphraseNoise(t *testing.T) {
 	problem := "Compute 6 times 7."
 	for _, rate := range []float64{0, 0.1} {
 		s := New(Config{Plant: &Plant{Redundant: 1, ParaphraseNoise: rate, JudgeNoise: 0.02}, Seed: 5, Answers: map[string]string{problem: "42"}})
-		items := []schema.Item{{ID: 1, Type: schema.TypeSuggest, Text: "Checks condition number 1.", Polarity: 1}}
-		items = append(items, schema.Item{ID: 2, Type: schema.TypeSuggest, Text: paraphrase(items[0].Text), Polarity: 1})
-		const n = 2000
+		// pairs items and their paraphrases in each request: n/pairs
+		// requests draw n pairs of verdicts.
+		const n, pairs = 2000, 20
+		var items []schema.Item
+		for k := range pairs {
+			text := fmt.Sprintf("Checks condition number %d.", k+1)
+			items = append(items, schema.Item{ID: int32(2*k + 1), Type: schema.TypeSuggest, Text: text, Polarity: 1},
+				schema.Item{ID: int32(2*k + 2), Type: schema.TypeSuggest, Text: paraphrase(text), Polarity: 1})
+		}
 		differ := 0
-		for r := range n {
+		for r := range n / pairs {
 			sol := fmt.Sprintf("### Step 1: Multiply\nAttempt %d gives 42.\n<answer>42</answer>", r)
 			msgs, err := ps.SatisfyMessages(problem, sol, "42", items)
 			if err != nil {
@@ -219,10 +235,13 @@ func TestParaphraseNoise(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got[0].Satisfied != got[1].Satisfied {
-				differ++
+			for k := range pairs {
+				if got[2*k].Satisfied != got[2*k+1].Satisfied {
+					differ++
+				}
 			}
 		}
+		t.Logf("paraphrase noise %v: verdicts differ on %d of %d", rate, differ, n)
 		if share := float64(differ) / n; math.Abs(share-rate) > 0.02 {
 			t.Errorf("paraphrase noise %v: verdicts differ on %.3f of the rollouts", rate, share)
 		}

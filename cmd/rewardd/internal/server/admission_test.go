@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -70,70 +68,6 @@ func TestEmptyBatch(t *testing.T) {
 	for _, k := range extraLogKeys {
 		if v, ok := got.ExtraLogs[k]; !ok || v == nil || len(v) != 0 {
 			t.Errorf("extra_logs[%s] = %v, want an empty list", k, v)
-		}
-	}
-}
-
-// rollout is an OpenRLHF 0.9 /get_reward body of n samples whose responses
-// are about size bytes each. It is written as json.Marshal would write it,
-// each distinct query encoded once: encoding 36 MB of strings under the
-// race detector cost more than the server's whole answer.
-func rollout(t testing.TB, n, size int) string {
-	filler := strings.Repeat("We check the sum again, digit by digit. ", size/40)
-	resp := strings.Replace(rewardtest.MarkedResponse, "5-3 = 2.", "5-3 = 2. "+filler, 1)
-	query := func(resp string) string { return mustJSON(t, chatMLPrompt+resp+"<|im_end|>") }
-	same := query(resp)
-	var b strings.Builder
-	b.Grow(n * (len(same) + 1))
-	b.WriteString(`{"query":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if i%64 == 0 {
-			b.WriteString(query(resp + fmt.Sprintf(" (%d)", i))) // a few distinct responses, so the judge is really asked
-		} else {
-			b.WriteString(same)
-		}
-	}
-	b.WriteString("]}")
-	return b.String()
-}
-
-// TestRolloutSizedRequests posts what OpenRLHF 0.9 sends in one request,
-// a whole rollout, with the default limits: 1,024 samples of 8K-token
-// responses (36 MB) and 8,192 samples (512 prompts x 16).
-func TestRolloutSizedRequests(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, []schema.Label{rewardtest.DemoLabel()})
-	for _, tc := range []struct {
-		name    string
-		n, size int
-	}{
-		{"1,024 samples of 35 KB", 1024, 35 << 10},
-		{"8,192 samples", 8192, 2 << 10},
-	} {
-		body := rollout(t, tc.n, tc.size)
-		if tc.n == 1024 && len(body) < 36_000_000 {
-			t.Fatalf("the body is %d bytes, want 36 MB", len(body))
-		}
-		code, out := h.do(http.MethodPost, "/get_reward", body)
-		if code != http.StatusOK {
-			t.Errorf("%s (%d bytes): %d %.300s", tc.name, len(body), code, out)
-			continue
-		}
-		var got getRewardAnswer
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatal(err)
-		}
-		ok := 0
-		for i, r := range got.Rewards {
-			if rewardtest.Near(r, markedSRaRReward) && got.ExtraLogs["rubric/judge_ok"][i] == 1 {
-				ok++
-			}
-		}
-		if len(got.Rewards) != tc.n || ok != tc.n {
-			t.Errorf("%s: %d rewards, %d judged at %v; want %d", tc.name, len(got.Rewards), ok, markedSRaRReward, tc.n)
 		}
 	}
 }

@@ -129,7 +129,7 @@ func bruteForceGuidance(g loopGroupAnswer) (best int, needed bool) {
 }
 
 // TestTrainingLoopEndToEnd drives rewardd through its HTTP API as a trainer
-// would for 100 steps, with a toy policy sampling from the
+// would for 40 steps, with a toy policy sampling from the
 // simulated endpoint whose quality drifts: per group, seven rollouts sent
 // for RGR's assessment (guide), the refined response sampled from the
 // assessment's prompt when it says refinement is needed (else an eighth
@@ -168,7 +168,7 @@ func TestTrainingLoopEndToEnd(t *testing.T) {
 	defer ts.Close()
 	tr := &loopTrainer{t: t, url: ts.URL, policy: rewardtest.Client(t, sim.Transport(), 2, nil), ps: rewardtest.Prompts(t), judged: judged}
 
-	const steps, tail = 100, 20 // tail: the steps the rubricator's rewards are averaged over, first and last
+	const steps, tail = 40, 8 // tail: the steps the rubricator's rewards are averaged over, first and last
 	runs := make([]loopRun, len(labs))
 	var wg sync.WaitGroup
 	for p := range labs {
