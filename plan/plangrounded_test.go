@@ -56,9 +56,9 @@ func passageMark(t *testing.T, text string) string {
 // request that names a sampled passage.
 func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	t.Parallel()
-	jb, opt, counter := groundedPlanSetup(t, 24)
+	jb, opt, counter := groundedPlanSetup(t, 12)
 	units := runtest.DistinctUnits(t, jb)
-	const sample = 40
+	const sample = 20
 	plan, err := Run(context.Background(), jb, opt, Options{Sample: sample, AllowBadRows: true})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
@@ -74,7 +74,7 @@ func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pilotRep.StoppedBy != pipeline.StopPlan || !strings.Contains(pilotRep.StopReason, "40 sampled passages of") {
+	if pilotRep.StoppedBy != pipeline.StopPlan || !strings.Contains(pilotRep.StopReason, "20 sampled passages of") {
 		t.Errorf("report after the plan: stopped by %q: %q", pilotRep.StoppedBy, pilotRep.StopReason)
 	}
 	var stages []string

@@ -96,7 +96,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 12)
+	runtest.WriteDocs(t, docs, 6)
 	_, url := runtest.StartSim(t, sim.Config{})
 	whole := runtest.GroundedTestJob(docs, filepath.Join(dir, "whole"), url)
 	runJob(t, whole, pipeline.Options{})
