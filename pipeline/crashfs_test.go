@@ -418,9 +418,7 @@ func TestRunDiskErrors(t *testing.T) {
 	c := newCrashRun(t)
 	errnos := []syscall.Errno{syscall.ENOSPC, syscall.EIO, syscall.EROFS}
 	stopped, absorbed := map[string]int{}, map[string]int{}
-	targeted, hit := map[string]bool{}, map[string]bool{} // kinds of operation
 	for n, at := range crashCover(t, c.ops, false) {
-		targeted[c.ops[at].Kind.String()] = true
 		errno := errnos[n%len(errnos)]
 		fsy := c.start.CrashClone(crashfs.CrashOptions{})
 		failNext(fsy, c.ops[at], errno)
@@ -436,7 +434,6 @@ func TestRunDiskErrors(t *testing.T) {
 			continue
 		}
 		op := fired[0]
-		hit[op.Kind.String()] = true
 		what := fmt.Sprintf("%v at %s", errno, op)
 		if runErr == nil {
 			absorbed[op.Kind.String()+" "+path.Base(op.Path)]++
@@ -460,11 +457,6 @@ func TestRunDiskErrors(t *testing.T) {
 	}
 	if len(stopped) == 0 {
 		t.Fatal("no injected error stopped a run")
-	}
-	for kind := range targeted {
-		if !hit[kind] {
-			t.Errorf("no injected error fell on a %s: every run ended before one", kind)
-		}
 	}
 	t.Logf("injected errors that stopped the run, by operation: %v; that it did without: %v; %d sessions merged small shards, %d failed to and went on",
 		stopped, absorbed, c.log.merged.Load(), c.log.mergeFailed.Load())
