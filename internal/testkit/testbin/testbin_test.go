@@ -64,6 +64,34 @@ func TestSourceKey(t *testing.T) {
 	}
 }
 
+// TestSourceKeyIgnoresTestRunFlags: flags in GOFLAGS that only tell go test
+// how to run tests (GOFLAGS=-count=1 make test re-runs every test) build the
+// same commands, so they keep the key; a flag that changes a build does not.
+func TestSourceKeyIgnoresTestRunFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeModule(t, dir)
+	keyWith := func(goflags string) string {
+		t.Helper()
+		t.Setenv("GOFLAGS", goflags)
+		k, err := sourceKey(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := keyWith("-trimpath")
+	for _, flags := range []string{"", "-trimpath -count=1", "-count=1 -trimpath -v", "-trimpath -timeout=20m -parallel=4 -shuffle=on -failfast -short -json"} {
+		if keyWith(flags) != base {
+			t.Errorf("GOFLAGS=%q changed the key", flags)
+		}
+	}
+	for _, flags := range []string{"-trimpath -race", "-trimpath -tags=browser", "-trimpath -ldflags=-w"} {
+		if keyWith(flags) == base {
+			t.Errorf("GOFLAGS=%q left the key as it was", flags)
+		}
+	}
+}
+
 // TestBuildOnce: callers asking for the same command at once get one build,
 // which later callers reuse.
 func TestBuildOnce(t *testing.T) {
