@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -161,18 +162,30 @@ func ModuleRoot() (string, error) {
 // buildEnv is the environment variable v as it changes a build: GOFLAGS
 // without -trimpath, which every build here has (the Makefile sets it for
 // the main module's tests, not for the nested modules', whose tests then
-// share the same binaries).
+// share the same binaries), and without the flags that only tell go test
+// how to run tests (GOFLAGS=-count=1 make test builds the same commands).
 func buildEnv(v string) string {
 	if v != "GOFLAGS" {
 		return os.Getenv(v)
 	}
 	var kept []string
 	for _, f := range strings.Fields(os.Getenv(v)) {
-		if f != buildFlags && f != buildFlags+"=true" {
+		if f != buildFlags && f != buildFlags+"=true" && !testRunFlag(f) {
 			kept = append(kept, f)
 		}
 	}
 	return strings.Join(kept, " ")
+}
+
+// testRunFlags are go test's flags that change how tests run, not what is
+// built.
+var testRunFlags = []string{"count", "run", "skip", "v", "json", "timeout", "parallel", "shuffle", "failfast", "short", "fullpath", "cpu"}
+
+// testRunFlag reports whether the GOFLAGS entry f (-name or -name=value,
+// with one dash or two) is one of testRunFlags.
+func testRunFlag(f string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+	return strings.HasPrefix(f, "-") && slices.Contains(testRunFlags, name)
 }
 
 // sourceKey hashes what a build's output depends on: the Go version, the
