@@ -452,6 +452,13 @@ func (s *Server) orsScoreStreaming(w http.ResponseWriter, r *http.Request, sid s
 	for {
 		select {
 		case res := <-done:
+			if r.Context().Err() != nil {
+				// The client went away: the judging was cancelled with it,
+				// so res may be a failed judgment, and nobody reads it.
+				// select picks at random among ready cases, so this case
+				// can win over the one below.
+				return nil
+			}
 			if msg, failed := s.failedMessage([]reward.Result{res}); failed {
 				ev.event("end", string(runToolError(msg)))
 				return nil
