@@ -69,7 +69,7 @@ var grounded struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	removeShared30()
+	shared.Remove()
 	if grounded.dir != "" {
 		_ = os.RemoveAll(grounded.dir) // a temporary directory; nothing else holds it
 	}

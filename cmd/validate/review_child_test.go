@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr, os.Getenv))
 	}
 	code := m.Run()
-	removeShared()
+	shared.Remove()
 	os.Exit(code)
 }
 

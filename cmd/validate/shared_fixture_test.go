@@ -6,62 +6,24 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/testkit/corpusfix"
 )
 
-// Fixtures that several tests only read are written once per test binary:
-// under the race detector, writing a corpus of a hundred records costs
-// more CPU than most of the checks made on it.
-var shared struct {
-	mu     sync.Mutex
-	root   string            // removed by TestMain
-	runs   map[int]string    // n -> writeRun(n, nil)
-	sheets map[string]string // "n/items" -> labelledSheet of that run
-}
-
-// sharedDir makes a directory under the binary's shared root. The caller
-// holds shared.mu.
-func sharedDir(t *testing.T, name string) string {
-	t.Helper()
-	if shared.root == "" {
-		root, err := os.MkdirTemp("", "validate-shared-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared.root = root
-	}
-	dir, err := os.MkdirTemp(shared.root, name+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// removeShared removes the shared fixtures; TestMain calls it after the
-// tests.
-func removeShared() {
-	if shared.root != "" {
-		os.RemoveAll(shared.root)
-	}
-}
+// shared holds the fixtures that several tests only read, written once
+// per test binary; TestMain removes them (shared.Remove).
+var shared = corpusfix.Shared{Prefix: "validate-shared-"}
 
 // sharedRun is writeRun(t, n, nil) written once per test binary. Tests must
 // not change it (copyRun makes a copy to change).
 func sharedRun(t *testing.T, n int) string {
 	t.Helper()
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if dir, ok := shared.runs[n]; ok {
-		return dir
-	}
-	dir := filepath.Join(sharedDir(t, fmt.Sprintf("run%d", n)), "run")
-	writeRunAt(t, dir, n, nil)
-	if shared.runs == nil {
-		shared.runs = map[int]string{}
-	}
-	shared.runs[n] = dir
-	return dir
+	return corpusfix.Get(t, &shared, fmt.Sprintf("run%d", n), func(dir string) string {
+		run := filepath.Join(dir, "run")
+		writeRunAt(t, run, n, nil)
+		return run
+	})
 }
 
 // sharedLabelledSheet is labelledSheet(t, sharedRun(t, n), items) made
@@ -69,17 +31,9 @@ func sharedRun(t *testing.T, n int) string {
 func sharedLabelledSheet(t *testing.T, n int, items string) (run, sheet string) {
 	t.Helper()
 	run = sharedRun(t, n)
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	key := fmt.Sprintf("%d/%s", n, items)
-	if sheet, ok := shared.sheets[key]; ok {
-		return run, sheet
-	}
-	sheet = labelledSheetAt(t, filepath.Join(sharedDir(t, "sheet"), "items.csv"), run, items)
-	if shared.sheets == nil {
-		shared.sheets = map[string]string{}
-	}
-	shared.sheets[key] = sheet
+	sheet = corpusfix.Get(t, &shared, fmt.Sprintf("sheet%d/%s", n, items), func(dir string) string {
+		return labelledSheetAt(t, filepath.Join(dir, "items.csv"), run, items)
+	})
 	return run, sheet
 }
 
