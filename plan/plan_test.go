@@ -316,7 +316,7 @@ func TestPlanWallTime(t *testing.T) {
 // its own share of the input only.
 func TestPlanOfAPartition(t *testing.T) {
 	t.Parallel()
-	rows := planProblems(60)
+	rows := planProblems(30)
 	jb, opt, _ := planSetup(t, rows)
 	jb.Partition = "1/3"
 	var share int64
@@ -329,8 +329,8 @@ func TestPlanOfAPartition(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	if plan.Input.Unique != share || plan.Input.Rows != 60 || plan.Measured != 6 {
-		t.Errorf("planned %d unique of %d rows, %d measured; want the partition's %d of 60, 6 measured", plan.Input.Unique, plan.Input.Rows, plan.Measured, share)
+	if plan.Input.Unique != share || plan.Input.Rows != 30 || plan.Measured != 6 {
+		t.Errorf("planned %d unique of %d rows, %d measured; want the partition's %d of 30, 6 measured", plan.Input.Unique, plan.Input.Rows, plan.Measured, share)
 	}
 	for _, p := range plan.Pilot {
 		if job.PartitionOf(p.ID, 3) != 1 {
