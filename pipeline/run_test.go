@@ -258,7 +258,6 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 30, sim.Config{})
 	rows, job := f.rows, f.job
-	srv := f.srv
 	job.Limits.Concurrency = 4
 	job.Limits.ProblemsInFlight = 2
 	job.Budget.MaxTokens = 20_000
@@ -280,11 +279,12 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 		t.Errorf("budget-stopped problems must not be recorded as failures: %d lines, report %d", got, rep.Problems.Failed+rep.Problems.LeftOut)
 	}
 
-	// The same budget again: the run stops at once and sends nothing.
-	before := srv.Count()
-	again := runJob(t, job, Options{})
-	if again.Status != StatusStopped || srv.Count() != before {
-		t.Errorf("rerun at a spent budget: status %q, sent %d", again.Status, srv.Count()-before)
+	// The same budget again: the run stops at once and sends nothing
+	// (counted by its own client: see TestRunBudgetStoppedRerunSendsNothing).
+	var rerun sendCounter
+	again := runJob(t, job, rerun.options())
+	if again.Status != StatusStopped || rerun.sent.Load() != 0 {
+		t.Errorf("rerun at a spent budget: status %q, sent %d", again.Status, rerun.sent.Load())
 	}
 
 	job.Budget.MaxTokens = 0
