@@ -42,7 +42,7 @@ func TestCrashSafety(t *testing.T) {
 	for trial := range longtest.Pick(t, 2, 3) { // with the empirical stage, and without
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
-			killAfter: func(int) int { return 20 + rng.IntN(300) },
+			killAfter: func(int) int { return 10 + rng.IntN(150) },
 			check:     func(rep *Report) { checkAccounted(t, job.Out, rows, rep) },
 			spend:     trial == 0,
 		})
@@ -250,10 +250,16 @@ func checkShardFiles(t testing.TB, runDir string) {
 	}
 }
 
-// killableJob is a job of 60 problems with n=8 and 16 requests in flight
-// against a simulated endpoint of 20 ms latency that logs every request,
-// shards of shardRows records, changed by edit, and written to a job file
-// for runChildUntil; and its problems.
+// killableProblems is the number of problems of killableJob: enough for
+// three kills, each after some 10-160 requests, to land mid-run (a run
+// sends some 10 requests a problem), and no more, since every request is
+// served by the test's own race-instrumented simulated endpoint.
+const killableProblems = 30
+
+// killableJob is a job of killableProblems problems with n=8 and 16
+// requests in flight against a simulated endpoint of 20 ms latency that
+// logs every request, shards of shardRows records, changed by edit, and
+// written to a job file for runChildUntil; and its problems.
 func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	return killableJobWith(t, shardRows, sim.Config{}, edit)
@@ -264,7 +270,7 @@ func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server,
 func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
-	rows := runtest.MakeProblems(60)
+	rows := runtest.MakeProblems(killableProblems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
 	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
