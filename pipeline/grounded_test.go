@@ -138,7 +138,9 @@ func TestGroundedCrashSafety(t *testing.T) {
 	seed := testSeed(t)
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 20)
+	// 10 documents: some 450 requests a run, so that each of the three kills
+	// lands mid-run and the in-process resume after them still has work.
+	runtest.WriteDocs(t, docs, 10)
 	// No injected faults: they are drawn per attempt, so the uninterrupted
 	// run below would meet other ones and spend differently.
 	srv, url := runtest.StartSim(t, sim.Config{Latency: 10 * time.Millisecond, KeepLog: true})
