@@ -23,6 +23,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/simproc"
 	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -52,6 +53,13 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
+// requestLog is a simulated endpoint's request log: a sim.Server, or a
+// simproc.Server (the endpoint in its own process).
+type requestLog interface {
+	Count() int64     // requests that arrived
+	Log() []sim.Entry // requests that ended
+}
+
 // killPlan says when killAndResume kills a run and what it checks after.
 type killPlan struct {
 	killAfter func(cycle int) int // requests the cycle's process may send before it is killed
@@ -64,7 +72,7 @@ type killPlan struct {
 // request may be sent again but those in flight at the kill, and
 // plan.check must hold of the finished run. It returns how many times it
 // killed the run.
-func killAndResume(t *testing.T, srv *sim.Server, j job.Job, jobFile string, what string, plan killPlan) int {
+func killAndResume(t *testing.T, srv requestLog, j job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -259,22 +267,25 @@ const killableProblems = 30
 // killableJob is a job of killableProblems problems with n=8 and 16
 // requests in flight against a simulated endpoint of 20 ms latency that
 // logs every request, shards of shardRows records, changed by edit, and
-// written to a job file for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
+// written to a job file for runChildUntil; and its problems. The endpoint
+// runs in its own process (simproc): what the kill tests are about is the
+// run's resumes, not serving its requests, which would take most of their
+// CPU under the race detector.
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*simproc.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	return killableJobWith(t, shardRows, sim.Config{}, edit)
 }
 
 // killableJobWith is killableJob against a simulated endpoint with cfg's
 // judges (Config.Judges).
-func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
+func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*simproc.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
 	rows := runtest.MakeProblems(killableProblems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
-	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
+	srv := simproc.Start(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, Judges: cfg.Judges})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), srv.URL)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16
 	job.Output.ShardRows = shardRows
