@@ -345,14 +345,14 @@ func TestRunRejectsBadJob(t *testing.T) {
 
 func TestRunInterruptedStopsCleanly(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 120, sim.Config{Latency: 20 * time.Millisecond})
+	f := newFixture(t, 40, sim.Config{Latency: 20 * time.Millisecond})
 	rows, job := f.rows, f.job
 	srv := f.srv
 	job.Limits.Concurrency = 8
 	job.Limits.ProblemsInFlight = 8 // so that some problems finish within the first 120 requests
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { // interrupt once about a sixth of the work has been asked for
+	go func() { // interrupt once 120 requests, about half the work, have been asked for
 		for srv.Count() < 120 && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}
