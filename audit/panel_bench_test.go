@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/internal/testkit/synthcorpus"
 )
 
 // BenchmarkJudgePanelWithoutPanels measures the judge-panel section alone
@@ -34,4 +37,39 @@ func BenchmarkJudgePanelWithoutPanels(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkSatisfactionJudgeError measures the judge error's read of the
+// satisfaction panels of 2,000 records (8 rollouts each, a panel of three
+// judges on every rollout).
+func BenchmarkSatisfactionJudgeError(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "run")
+	r, err := corpus.Open(dir, corpus.Options{ShardRows: 500, ToolVersion: "bench", Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.SetJob("panel-job", map[string]string{"empirical.panel": "a: m, b: m, c: m"})
+	judges := []synthcorpus.PanelJudge{{Name: "a", Model: "m", FalseValid: 0.05, FalseInvalid: 0.05},
+		{Name: "b", Model: "m", FalseValid: 0.1, FalseInvalid: 0.1}, {Name: "c", Model: "m", FalseValid: 0.1, FalseInvalid: 0.1}}
+	o := synthcorpus.Options{Records: 2000, Rollouts: 8, JudgeNoise: -1, Seed: 9}
+	for i := range o.Records {
+		rec, _ := o.Record(i)
+		synthcorpus.AddPanel(&rec, 5, judges...)
+		if err := r.Append(&rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		b.Fatal(err)
+	}
+	in, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, err := SatisfactionJudgeError(context.Background(), in); !ok || err != nil {
+			b.Fatalf("no rate: %v", err)
+		}
+	}
 }
