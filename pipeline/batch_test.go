@@ -75,14 +75,14 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
-		runtest.WriteDocs(t, docs, 12)
+		runtest.WriteDocs(t, docs, 4)
 		cfg := sim.Config{Seed: 5, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.05}}
 		job := func(out, url string) job.Job {
 			j := runtest.GroundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
 			return j
 		}
-		_, bRep := compareOnlineBatch(t, cfg, job, 25)
+		_, bRep := compareOnlineBatch(t, cfg, job, 8)
 		checkGroundedAccounted(t, job("batch", ""), bRep)
 	})
 }
