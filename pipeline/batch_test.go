@@ -186,7 +186,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -218,7 +218,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
 	t.Parallel()
-	srv, job, rows := runtest.BatchSetup(t, 30, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, job, rows := runtest.BatchSetup(t, 15, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -251,7 +251,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // run.
 func TestBatchMixedMode(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 12, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -379,7 +379,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -404,7 +404,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 40, sim.Config{})
+	srv, jb, rows := runtest.BatchSetup(t, 20, sim.Config{})
 	jb.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
