@@ -130,12 +130,18 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 
 // TestPanelMajorityBeatsEachJudge: three judges with independent errors
 // (false valid 25%, false invalid 15%): against the simulator's truth the
-// panel's error rate is below every judge's.
+// panel's error rate is below every judge's. Its power is in the items
+// judged: every problem is kept (no selection) with two rollouts, so 24
+// problems give as many items as 40 with four rollouts and the default
+// selection did (~150), in one shard.
 func TestPanelMajorityBeatsEachJudge(t *testing.T) {
 	t.Parallel()
 	p := sim.JudgeProfile{FalseValid: 0.25, FalseInvalid: 0.15}
-	f := panelFixture(t, 40, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
+	f := panelFixture(t, 24, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
 	jb := f.job
+	jb.Rollout.N = 2
+	jb.Selection = job.Selection{}
+	jb.Output.ShardRows = 1000
 	jb.Judge.Panel = panelOf(&jb, "j-1", "j-2", "j-3")
 	runJob(t, jb, Options{})
 	votes := itemVotes(t, runtest.ReadCorpus(t, jb.Out))
