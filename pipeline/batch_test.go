@@ -45,12 +45,12 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("srar", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(20)
+		rows := runtest.MakeProblems(12)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.1}}
 		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
-		onRep, bRep := compareOnlineBatch(t, cfg, job, 17)
+		onRep, bRep := compareOnlineBatch(t, cfg, job, 10)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
 			t.Error("no reply needed a repair: the test does not cover repairs in a later wave")
@@ -59,7 +59,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("factual_process", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(15)
+		rows := runtest.MakeProblems(8)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
@@ -68,7 +68,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 			j.Style = schema.StyleFactualProcess
 			return j
 		}
-		_, bRep := compareOnlineBatch(t, cfg, job, 13)
+		_, bRep := compareOnlineBatch(t, cfg, job, 7)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 	})
 	t.Run("grounded", func(t *testing.T) {
