@@ -39,7 +39,7 @@ func TestRunEndToEnd(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, 40, sim.Config{})
+			f := newFixture(t, 20, sim.Config{})
 			rows, jb := f.rows, f.job
 			srv := f.srv
 			jb.Style = tc.style
