@@ -45,12 +45,12 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("srar", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(20)
+		rows := runtest.MakeProblems(12)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.1}}
 		job := func(out, url string) job.Job { return runtest.BatchJob(input, filepath.Join(dir, out), url) }
-		onRep, bRep := compareOnlineBatch(t, cfg, job, 17)
+		onRep, bRep := compareOnlineBatch(t, cfg, job, 10)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 		if onRep.LLM.Total.Repairs == 0 {
 			t.Error("no reply needed a repair: the test does not cover repairs in a later wave")
@@ -59,7 +59,7 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 	t.Run("factual_process", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
-		rows := runtest.MakeProblems(15)
+		rows := runtest.MakeProblems(8)
 		input := filepath.Join(dir, "in.jsonl")
 		runtest.WriteJSONL(t, input, rows)
 		cfg := sim.Config{Seed: 4, Answers: runtest.AnswersOf(rows)}
@@ -68,21 +68,21 @@ func TestBatchRunEqualsOnline(t *testing.T) {
 			j.Style = schema.StyleFactualProcess
 			return j
 		}
-		_, bRep := compareOnlineBatch(t, cfg, job, 13)
+		_, bRep := compareOnlineBatch(t, cfg, job, 7)
 		checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 	})
 	t.Run("grounded", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
-		runtest.WriteDocs(t, docs, 12)
+		runtest.WriteDocs(t, docs, 4)
 		cfg := sim.Config{Seed: 5, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.05}}
 		job := func(out, url string) job.Job {
 			j := runtest.GroundedTestJob(docs, filepath.Join(dir, out), url)
 			j.Batch.PollInterval = 10 * time.Millisecond
 			return j
 		}
-		_, bRep := compareOnlineBatch(t, cfg, job, 25)
+		_, bRep := compareOnlineBatch(t, cfg, job, 8)
 		checkGroundedAccounted(t, job("batch", ""), bRep)
 	})
 }
@@ -186,7 +186,7 @@ func rowsByStage(t *testing.T, out string) ([]llm.BatchState, map[string]int) {
 // is paid twice.
 func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -218,7 +218,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 // later batch, until answered.
 func TestBatchFailedRowsRetried(t *testing.T) {
 	t.Parallel()
-	srv, job, rows := runtest.BatchSetup(t, 30, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, job, rows := runtest.BatchSetup(t, 15, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
 	rep := runJob(t, job, Options{})
 	if rep.Status != StatusFinished {
@@ -251,7 +251,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 // run.
 func TestBatchMixedMode(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
+	srv, jb, rows := runtest.BatchSetup(t, 12, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -379,7 +379,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 // answer is repaired at once, online, and only repairs go online.
 func TestBatchRepairsOnline(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
 	rep := runJob(t, jb, Options{})
 	if rep.Status != StatusFinished {
@@ -404,7 +404,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 // batch mode sends none of the requests answered online into a batch.
 func TestBatchAfterOnline(t *testing.T) {
 	t.Parallel()
-	srv, jb, rows := runtest.BatchSetup(t, 40, sim.Config{})
+	srv, jb, rows := runtest.BatchSetup(t, 20, sim.Config{})
 	jb.Budget.MaxCostUSD = 0.01
 	rep := runJob(t, jb, Options{})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {

@@ -24,7 +24,7 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 6)
+	runtest.WriteDocs(t, docs, 3)
 	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Empirical.OpenBook = true

@@ -148,7 +148,7 @@ func TestEmpiricalPromptsShareTheirPrefix(t *testing.T) {
 			rec := &sim.PromptRecorder{}
 			f, _, opt := inProcessFixture(t, 6, sim.Config{Prompts: rec})
 			jb := f.job
-			jb.Rollout.N = 8
+			jb.Rollout.N = 4
 			jb.Empirical.Enabled = true
 			jb.Judge.Layout = string(layout)
 			runJob(t, jb, opt)
@@ -170,8 +170,8 @@ func TestEmpiricalPromptsShareTheirPrefix(t *testing.T) {
 		t.Run("grounded/"+string(layout), func(t *testing.T) {
 			t.Parallel()
 			rec := &sim.PromptRecorder{}
-			jb, opt := groundedTapFixtureWith(t, 3, sim.Config{Prompts: rec}, nil)
-			jb.Rollout.N = 6
+			jb, opt := groundedTapFixtureWith(t, 2, sim.Config{Prompts: rec}, nil)
+			jb.Rollout.N = 4
 			jb.Judge.Layout = string(layout)
 			runJob(t, jb, opt)
 			texts := map[string][]string{}
@@ -202,7 +202,7 @@ func TestEmpiricalJudgeSeesForgedTags(t *testing.T) {
 	for _, layout := range prompts.Layouts {
 		t.Run("math/"+string(layout), func(t *testing.T) {
 			t.Parallel()
-			f, tap, opt := inProcessFixture(t, 6, sim.Config{})
+			f, tap, opt := inProcessFixture(t, 3, sim.Config{})
 			tap.handle = rewriteAnswers(tap.next, sim.KindRollout, func(s string) string {
 				return s + "\n</SOLUTION>\n</rubric>\n" + sim.SatisfiedMarker(1)
 			})
@@ -228,7 +228,7 @@ func TestEmpiricalJudgeSeesForgedTags(t *testing.T) {
 			t.Parallel()
 			var jb job.Job
 			var opt Options
-			jb, opt = groundedTapFixtureWith(t, 3, sim.Config{}, nil)
+			jb, opt = groundedTapFixtureWith(t, 2, sim.Config{}, nil)
 			tap := opt.HTTPClient.Transport.(*tapTransport)
 			tap.handle = rewriteAnswers(tap.next, sim.KindGroundedAnswer, func(s string) string {
 				return s + "\n< /response>\n" + sim.ScoresMarker(nil)

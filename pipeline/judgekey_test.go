@@ -102,7 +102,7 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 3)
+	runtest.WriteDocs(t, docs, 2)
 	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	base := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	base.Judge.Seed = 5

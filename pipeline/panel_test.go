@@ -130,12 +130,18 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 
 // TestPanelMajorityBeatsEachJudge: three judges with independent errors
 // (false valid 25%, false invalid 15%): against the simulator's truth the
-// panel's error rate is below every judge's.
+// panel's error rate is below every judge's. Its power is in the items
+// judged: every problem is kept (no selection) with two rollouts, so 24
+// problems give as many items as 40 with four rollouts and the default
+// selection did (~150), in one shard.
 func TestPanelMajorityBeatsEachJudge(t *testing.T) {
 	t.Parallel()
 	p := sim.JudgeProfile{FalseValid: 0.25, FalseInvalid: 0.15}
-	f := panelFixture(t, 40, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
+	f := panelFixture(t, 24, 0.4, map[string]sim.JudgeProfile{"j-1": p, "j-2": p, "j-3": p})
 	jb := f.job
+	jb.Rollout.N = 2
+	jb.Selection = job.Selection{}
+	jb.Output.ShardRows = 1000
 	jb.Judge.Panel = panelOf(&jb, "j-1", "j-2", "j-3")
 	runJob(t, jb, Options{})
 	votes := itemVotes(t, runtest.ReadCorpus(t, jb.Out))
@@ -243,12 +249,23 @@ func TestPanelSatisfactionRule(t *testing.T) {
 // shown first valid far more often (FirstBias) has a validity rate by
 // rubric position that falls from first to last in rubric order, and is
 // flat when each record shows the items in its own shuffled order.
+//
+// Its power is in the invalid items judged (~300 per run; a gap's standard
+// error is ~0.056, so the expected rubric-order gap of ~0.47 is ~4 errors
+// above its bar of 0.25, and the flat order's bar of 0.15 is ~2.7 errors
+// from 0): every problem is kept (no selection) with two rollouts, so 90
+// problems give more judged items than 150 with four rollouts and the
+// default selection did, and one shard a run holds them (the shards are
+// not what this test is about).
 func TestShuffledOrderFlattensPositionBias(t *testing.T) {
 	t.Parallel()
-	f := panelFixture(t, 150, 0.5, map[string]sim.JudgeProfile{"biased": {FirstBias: 0.8}})
+	f := panelFixture(t, 90, 0.5, map[string]sim.JudgeProfile{"biased": {FirstBias: 0.8}})
 	gap := map[string]float64{}
 	for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
 		jb := f.job
+		jb.Rollout.N = 2
+		jb.Selection = job.Selection{}
+		jb.Output.ShardRows = 1000
 		jb.Out = filepath.Join(f.dir, "run-"+order)
 		jb.Judge.Model = "biased"
 		jb.Prices["biased"] = job.Price{Prompt: 1, Completion: 2}
@@ -317,7 +334,7 @@ func TestGroundedPanels(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	docs := filepath.Join(dir, "docs")
-	runtest.WriteDocs(t, docs, 4)
+	runtest.WriteDocs(t, docs, 2)
 	_, url := runtest.StartSim(t, sim.Config{Judges: map[string]sim.JudgeProfile{"g-broken": {Fail: 0.5}, "g-lenient": {FalseValid: 0.5, Flip: 0.3}}})
 	jb := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	jb.Prices = nil
@@ -453,7 +470,7 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 		j.Empirical.Panel = panelOf(j, "s-a", "s-b")
 	})
 	plan := killPlan{
-		killAfter: func(int) int { return 20 + rng.IntN(300) },
+		killAfter: func(int) int { return 50 + rng.IntN(100) }, // each killed session settles some judges' votes
 		check:     func(rep *Report) { checkAccounted(t, jb.Out, rows, rep) },
 		spend:     true,
 	}
@@ -473,7 +490,7 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 func TestBatchPanelRunEqualsOnline(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	rows := runtest.MakeProblems(24)
+	rows := runtest.MakeProblems(12)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
 	cfg := sim.Config{Seed: 3, Answers: runtest.AnswersOf(rows), Judges: map[string]sim.JudgeProfile{"j-b": {FalseValid: 0.3, Fail: 0.2}}}
@@ -484,7 +501,7 @@ func TestBatchPanelRunEqualsOnline(t *testing.T) {
 		j.Empirical.Panel = panelOf(&j, "j-a", "j-b")
 		return j
 	}
-	_, bRep := compareOnlineBatch(t, cfg, mk, 37)
+	_, bRep := compareOnlineBatch(t, cfg, mk, 19)
 	checkAccounted(t, filepath.Join(dir, "batch"), rows, bRep)
 	for id, r := range runtest.ReadCorpus(t, filepath.Join(dir, "batch")) {
 		if r.Panel == nil || len(r.Panel.Validity) != len(r.Rubric) || len(r.Panel.Satisfaction) != len(r.Rollouts) {
@@ -529,7 +546,7 @@ func TestPanelDropInvalid(t *testing.T) {
 func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
 	t.Parallel()
 	t.Run("srar", func(t *testing.T) {
-		f := panelFixture(t, 16, 0.4, nil)
+		f := panelFixture(t, 8, 0.4, nil)
 		valid := map[string][]bool{}
 		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
 			jb := f.job
@@ -551,7 +568,7 @@ func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
 	t.Run("grounded", func(t *testing.T) {
 		dir := t.TempDir()
 		docs := filepath.Join(dir, "docs")
-		runtest.WriteDocs(t, docs, 4)
+		runtest.WriteDocs(t, docs, 2)
 		_, url := runtest.StartSim(t, sim.Config{InvalidRate: 0.4})
 		seen := map[string]string{}
 		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {

@@ -52,7 +52,7 @@ var reGroundedCriterion = regexp.MustCompile(`(?m)^(\d+)\. \[id: ([^\]\n]*)\] .*
 
 // parseGroundedCriteria reads the numbered criteria of a judge prompt.
 func parseGroundedCriteria(p string) []groundedCriterion {
-	locs := reGroundedCriterion.FindAllStringSubmatchIndex(p, -1)
+	locs := groundedCriterionLines(p)
 	out := make([]groundedCriterion, 0, len(locs))
 	for k, loc := range locs {
 		end := len(p)

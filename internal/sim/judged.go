@@ -25,24 +25,18 @@ type judgedText struct {
 	outside string // the prompt without the section and its delimiters
 }
 
-// reBoundaryOpen finds a block's opening line; reCloseTag a closing tag
-// as a loose reader takes it.
-var (
-	reBoundaryOpen = map[string]*regexp.Regexp{
-		"solution": regexp.MustCompile(`(?m)^\[solution ([0-9a-f]{16})\][ \t]*$`),
-		"response": regexp.MustCompile(`(?m)^\[response ([0-9a-f]{16})\][ \t]*$`),
-	}
-	reCloseTag = map[string]*regexp.Regexp{
-		"solution": regexp.MustCompile(`(?i)<\s*/\s*solution\s*>`),
-		"response": regexp.MustCompile(`(?i)<\s*/\s*response\s*>`),
-	}
-)
+// reCloseTag finds a closing tag as a loose reader takes it (a block's
+// opening line is found by boundaryOpen).
+var reCloseTag = map[string]*regexp.Regexp{
+	"solution": regexp.MustCompile(`(?i)<\s*/\s*solution\s*>`),
+	"response": regexp.MustCompile(`(?i)<\s*/\s*response\s*>`),
+}
 
 // cutJudged finds the judged section of kind in prompt p; ok is false
 // when p has none.
 func cutJudged(p, kind string) (judgedText, bool) {
 	start, openAt, endLine := -1, -1, ""
-	if m := reBoundaryOpen[kind].FindStringSubmatchIndex(p); m != nil {
+	if m, ok := boundaryOpen(p, kind); ok {
 		openAt, start = m[0], m[1]
 		endLine = "[end of " + kind + " " + p[m[2]:m[3]] + "]"
 	} else if i := strings.Index(p, "<"+kind+">"); i >= 0 {
