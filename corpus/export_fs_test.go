@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -228,9 +229,14 @@ func TestExportSurvivesAFaultAtEveryStep(t *testing.T) {
 	}
 	t.Logf("an export over an earlier one makes %d file-system operations", count.n)
 
+	// Each fault meets the same earlier export, in a directory of the one
+	// name every step uses (the card shows it): its files written back
+	// stand for running that export again.
+	const dir = "step"
+	earlier(dir)
+	earlierFiles := dirFiles(t, dir)
 	for _, k := range exportFaultCover(t, count.ops) {
-		dir := fmt.Sprintf("k%03d", k)
-		earlier(dir)
+		putDir(t, dir, earlierFiles)
 		ffs := &exportFaultFS{FS: fsys.OS, root: dir, failAt: k}
 		_, err := Export(ctx, "run", newOpt(dir, ffs))
 		if err != nil && !errors.Is(err, errExportFault) {
@@ -280,6 +286,23 @@ func exportFaultCover(t *testing.T, ops []string) []int {
 	}
 	t.Logf("failing %d of the %d operations in turn", len(out), len(ops))
 	return out
+}
+
+// putDir makes dir hold files (dirFiles of a directory) and nothing else.
+func putDir(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // renameDir puts the export's own directory name out of the card, which

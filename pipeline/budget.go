@@ -15,3 +15,18 @@ func warnBudgetPerWorker(j *job.Job, log *slog.Logger) {
 			"workers", b.Workers, "max_cost_usd", b.MaxCostUSD, "together_up_to", b.JobMaxCostUSD)
 	}
 }
+
+// stoppedAtBudget reports whether the session before stopped at its
+// budget and b, this session's, is not raised: a run stopped by its budget
+// stops again at once, sending nothing, until the budget is raised
+// (docs/budgets.md). The meter alone does not say so: a session stops when
+// the next request would pass the budget, so what is left may still pay
+// for the first requests of problems it never started, though not for
+// finishing them.
+func stoppedAtBudget(prev *Report, b job.BudgetShare) bool {
+	if prev.StoppedBy != StopBudget || prev.Budget == nil {
+		return false
+	}
+	raised := func(now, was float64) bool { return was > 0 && (now <= 0 || now > was) }
+	return !raised(b.MaxCostUSD, prev.Budget.MaxCostUSD) && !raised(float64(b.MaxTokens), float64(prev.Budget.MaxTokens))
+}

@@ -14,7 +14,7 @@ func TestCountersAfterKillsAreRecomputed(t *testing.T) {
 	t.Parallel()
 	srv, job, jobFile, _ := killableJob(t, 16, nil)
 	kills := 0
-	for _, after := range []int64{120, 260, 400} {
+	for _, after := range []int64{60, 130, 200} {
 		from := int64(len(srv.Log()))
 		if runChildUntil(t, jobFile, func() bool { return srv.Count() >= from+after }) {
 			kills++

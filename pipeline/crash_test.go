@@ -23,6 +23,7 @@ import (
 	"github.com/rubricforge/rubricforge/internal/sim"
 	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
+	"github.com/rubricforge/rubricforge/internal/testkit/simproc"
 	"github.com/rubricforge/rubricforge/internal/testkit/testbin"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -42,7 +43,7 @@ func TestCrashSafety(t *testing.T) {
 	for trial := range longtest.Pick(t, 2, 3) { // with the empirical stage, and without
 		srv, job, jobFile, rows := killableJob(t, 4, func(j *job.Job) { j.Empirical.Enabled = trial%2 == 0 })
 		kills += killAndResume(t, srv, job, jobFile, fmt.Sprintf("trial %d", trial), killPlan{
-			killAfter: func(int) int { return 20 + rng.IntN(300) },
+			killAfter: func(int) int { return 10 + rng.IntN(150) },
 			check:     func(rep *Report) { checkAccounted(t, job.Out, rows, rep) },
 			spend:     trial == 0,
 		})
@@ -50,6 +51,13 @@ func TestCrashSafety(t *testing.T) {
 	if kills == 0 {
 		t.Fatal("no run was killed; every run finished before its kill point")
 	}
+}
+
+// requestLog is a simulated endpoint's request log: a sim.Server, or a
+// simproc.Server (the endpoint in its own process).
+type requestLog interface {
+	Count() int64     // requests that arrived
+	Log() []sim.Entry // requests that ended
 }
 
 // killPlan says when killAndResume kills a run and what it checks after.
@@ -64,7 +72,7 @@ type killPlan struct {
 // request may be sent again but those in flight at the kill, and
 // plan.check must hold of the finished run. It returns how many times it
 // killed the run.
-func killAndResume(t *testing.T, srv *sim.Server, j job.Job, jobFile string, what string, plan killPlan) int {
+func killAndResume(t *testing.T, srv requestLog, j job.Job, jobFile string, what string, plan killPlan) int {
 	t.Helper()
 	kills := 0
 	sentByKilled := map[uint64]bool{} // requests of the last killed process
@@ -250,25 +258,34 @@ func checkShardFiles(t testing.TB, runDir string) {
 	}
 }
 
-// killableJob is a job of 60 problems with n=8 and 16 requests in flight
-// against a simulated endpoint of 20 ms latency that logs every request,
-// shards of shardRows records, changed by edit, and written to a job file
-// for runChildUntil; and its problems.
-func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
+// killableProblems is the number of problems of killableJob: enough for
+// three kills, each after some 10-160 requests, to land mid-run (a run
+// sends some 10 requests a problem), and no more, since every request is
+// served by the test's own race-instrumented simulated endpoint.
+const killableProblems = 30
+
+// killableJob is a job of killableProblems problems with n=8 and 16
+// requests in flight against a simulated endpoint of 20 ms latency that
+// logs every request, shards of shardRows records, changed by edit, and
+// written to a job file for runChildUntil; and its problems. The endpoint
+// runs in its own process (simproc): what the kill tests are about is the
+// run's resumes, not serving its requests, which would take most of their
+// CPU under the race detector.
+func killableJob(t *testing.T, shardRows int, edit func(*job.Job)) (*simproc.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	return killableJobWith(t, shardRows, sim.Config{}, edit)
 }
 
 // killableJobWith is killableJob against a simulated endpoint with cfg's
 // judges (Config.Judges).
-func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*sim.Server, job.Job, string, []runtest.Problem) {
+func killableJobWith(t *testing.T, shardRows int, cfg sim.Config, edit func(*job.Job)) (*simproc.Server, job.Job, string, []runtest.Problem) {
 	t.Helper()
 	dir := t.TempDir()
-	rows := runtest.MakeProblems(60)
+	rows := runtest.MakeProblems(killableProblems)
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)
-	srv, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, KeepLog: true, Judges: cfg.Judges})
-	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
+	srv := simproc.Start(t, sim.Config{Answers: runtest.AnswersOf(rows), Latency: 20 * time.Millisecond, Judges: cfg.Judges})
+	job := runtest.TestJob(input, filepath.Join(dir, "run"), srv.URL)
 	job.Rollout.N = 8
 	job.Limits.Concurrency = 16
 	job.Output.ShardRows = shardRows

@@ -39,6 +39,9 @@ type loop struct {
 	stats       corpusStats
 	report      Report
 	retryFailed bool // previous failures are retried: --retry-failed, or a changed job took an empty directory
+	// stoppedAtBudget: the last session stopped at the budget, which is
+	// not raised since (see stoppedAtBudget)
+	stoppedAtBudget bool
 
 	input        inputCounts          // shared with the feeder and the workers
 	inputCounted bool                 // the input's rows were counted before the session (checkInput)
@@ -113,8 +116,11 @@ const badLineSample = 20
 
 func (l *loop) loop(ctx context.Context) error {
 	l.begin()
-	if l.meter.Exhausted() {
+	switch {
+	case l.meter.Exhausted():
 		l.stop.stopNow("budget reached before the run started: "+l.budgetString(), StopBudget)
+	case l.stoppedAtBudget:
+		l.stop.stopNow("budget reached before the run started (the last session stopped at it; raise it to go on): "+l.budgetString(), StopBudget)
 	}
 	if err := l.checkpoint(); err != nil { // status knows the run from its first second
 		return err

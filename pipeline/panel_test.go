@@ -470,7 +470,7 @@ func TestPanelRunKilledAndResumedPaysNothingTwice(t *testing.T) {
 		j.Empirical.Panel = panelOf(j, "s-a", "s-b")
 	})
 	plan := killPlan{
-		killAfter: func(int) int { return 20 + rng.IntN(300) },
+		killAfter: func(int) int { return 50 + rng.IntN(100) }, // each killed session settles some judges' votes
 		check:     func(rep *Report) { checkAccounted(t, jb.Out, rows, rep) },
 		spend:     true,
 	}

@@ -235,6 +235,7 @@ func newLoop(j *job.Job, opt Options, run *corpus.Run, ps *prompts.Set, judgeSet
 	l.rejected = prev.Rejected
 	if b := j.BudgetShare(); b.Limited() {
 		l.report.Budget = &b
+		l.stoppedAtBudget = stoppedAtBudget(&prev, b)
 	}
 	warnBudgetPerWorker(j, opt.Logger)
 	l.meter = newMeter(j, prev.LLM)

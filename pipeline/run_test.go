@@ -258,7 +258,6 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 30, sim.Config{})
 	rows, job := f.rows, f.job
-	srv := f.srv
 	job.Limits.Concurrency = 4
 	job.Limits.ProblemsInFlight = 2
 	job.Budget.MaxTokens = 20_000
@@ -280,11 +279,12 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 		t.Errorf("budget-stopped problems must not be recorded as failures: %d lines, report %d", got, rep.Problems.Failed+rep.Problems.LeftOut)
 	}
 
-	// The same budget again: the run stops at once and sends nothing.
-	before := srv.Count()
-	again := runJob(t, job, Options{})
-	if again.Status != StatusStopped || srv.Count() != before {
-		t.Errorf("rerun at a spent budget: status %q, sent %d", again.Status, srv.Count()-before)
+	// The same budget again: the run stops at once and sends nothing
+	// (counted by its own client: see TestRunBudgetStoppedRerunSendsNothing).
+	var rerun sendCounter
+	again := runJob(t, job, rerun.options())
+	if again.Status != StatusStopped || rerun.sent.Load() != 0 {
+		t.Errorf("rerun at a spent budget: status %q, sent %d", again.Status, rerun.sent.Load())
 	}
 
 	job.Budget.MaxTokens = 0
@@ -345,14 +345,14 @@ func TestRunRejectsBadJob(t *testing.T) {
 
 func TestRunInterruptedStopsCleanly(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, 120, sim.Config{Latency: 20 * time.Millisecond})
+	f := newFixture(t, 40, sim.Config{Latency: 20 * time.Millisecond})
 	rows, job := f.rows, f.job
 	srv := f.srv
 	job.Limits.Concurrency = 8
 	job.Limits.ProblemsInFlight = 8 // so that some problems finish within the first 120 requests
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { // interrupt once about a sixth of the work has been asked for
+	go func() { // interrupt once 120 requests, about half the work, have been asked for
 		for srv.Count() < 120 && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}

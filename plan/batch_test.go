@@ -19,14 +19,15 @@ import (
 func TestBatchBudgetPricesFromThePlan(t *testing.T) {
 	t.Parallel()
 	stages := []string{job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical}
-	srv, job, _ := runtest.BatchSetup(t, 60, sim.Config{KeepLog: true}, stages...)
-	if _, err := Run(context.Background(), job, pipeline.Options{}, Options{Sample: 15}); err != nil {
+	srv, job, _ := runtest.BatchSetup(t, 30, sim.Config{KeepLog: true}, stages...)
+	// The requests reach the simulated endpoint in process.
+	if _, err := Run(context.Background(), job, pipeline.Options{HTTPClient: runtest.InProcess}, Options{Sample: 15}); err != nil {
 		t.Fatal(err)
 	}
 	online := len(srv.Log())
 	job.Budget.MaxCostUSD = 10
 	var log bytes.Buffer
-	rep := runJob(t, job, pipeline.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	rep := runJob(t, job, pipeline.Options{HTTPClient: runtest.InProcess, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if rep.Status != pipeline.StatusFinished {
 		t.Fatalf("%s: %s", rep.Status, rep.StopReason)
 	}

@@ -84,14 +84,14 @@ func planSetup(t *testing.T, rows []runtest.Problem, extra ...string) (job.Job, 
 // sends not one request that names a sampled problem.
 func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 	t.Parallel()
-	rows := planProblems(90)
+	rows := planProblems(45)
 	job, opt, counter := planSetup(t, rows)
 	plan, err := Run(context.Background(), job, opt, Options{Sample: 15})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	if plan.Sampled != 15 || plan.Measured != 15 || plan.Input.Unique != 90 || plan.Input.Rest != 75 {
-		t.Fatalf("sampled %d, measured %d of %d unique, %d left; want 15, 15 of 90, 75 left", plan.Sampled, plan.Measured, plan.Input.Unique, plan.Input.Rest)
+	if plan.Sampled != 15 || plan.Measured != 15 || plan.Input.Unique != 45 || plan.Input.Rest != 30 {
+		t.Fatalf("sampled %d, measured %d of %d unique, %d left; want 15, 15 of 45, 30 left", plan.Sampled, plan.Measured, plan.Input.Unique, plan.Input.Rest)
 	}
 	pilotRequests := counter.total
 	if pilotRequests == 0 {
@@ -127,8 +127,8 @@ func TestPlanThenRunSendsNothingForTheSample(t *testing.T) {
 	if got := rep.Problems.AlreadyDone + rep.Problems.SkippedLeftOut + rep.Problems.SkippedFailed; got != 15 {
 		t.Errorf("the run found %d problems resolved before it; want the 15 sampled", got)
 	}
-	if n := rep.Problems.Done + rep.Problems.Failed + rep.Problems.LeftOut; n != 90 {
-		t.Errorf("the run resolved %d problems; want all 90", n)
+	if n := rep.Problems.Done + rep.Problems.Failed + rep.Problems.LeftOut; n != 45 {
+		t.Errorf("the run resolved %d problems; want all 45", n)
 	}
 }
 

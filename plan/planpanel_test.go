@@ -47,7 +47,7 @@ func (c *modelCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 // comes within 5% of what the whole job then sends and spends.
 func TestPlanPricesEveryJudgeOfAPanel(t *testing.T) {
 	t.Parallel()
-	rows := planProblems(90)
+	rows := planProblems(60)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.jsonl")
 	runtest.WriteJSONL(t, input, rows)

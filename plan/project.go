@@ -252,7 +252,7 @@ func estimate(j *job.Job, ps []corpus.PilotProblem, stages []string, unique, doc
 // tokens, cost and validity. docs is the number of documents of a grounded
 // job (0 otherwise): its analyses are one per document.
 func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, unique, docs int64) map[string]float64 {
-	out := map[string]float64{}
+	out := make(map[string]float64, 5*len(stages)+12) // what it ends up holding
 	n := float64(len(ps))
 	scale := float64(unique) / n
 	// The plan calls this once per bootstrap round: the stages' prices are
@@ -269,16 +269,23 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 	sums := make([]usageSums, len(stages))
 	var total usageSums
 	var records, items, judged, valid, measured, empValid, tokens float64
+	// The outcomes' scaled counts are summed here and put in out at the
+	// end, each only when a problem had that outcome.
+	var outcomes [3]struct {
+		n   int
+		sum float64
+	}
 	for _, p := range ps {
+		o := 2 // failed
 		switch p.Outcome {
 		case corpus.OutcomeRecord:
 			records++
-			out["records"] += scale
+			o = 0
 		case corpus.OutcomeLeftOut:
-			out["left_out"] += scale
-		default:
-			out["failed"] += scale
+			o = 1
 		}
+		outcomes[o].n++
+		outcomes[o].sum += scale
 		items += float64(p.Items)
 		judged += float64(p.Judged)
 		valid += float64(p.Valid)
@@ -286,11 +293,19 @@ func estimateCounts(jb *job.Job, ps []corpus.PilotProblem, stages []string, uniq
 		empValid += float64(p.EmpiricallyValid)
 		for i, s := range stages {
 			u := p.Stages[s]
-			cached := p.CachedPrompt[s]
+			var cached int64
+			if len(p.CachedPrompt) > 0 {
+				cached = p.CachedPrompt[s]
+			}
 			cost := prices[i].cost(u.PromptTokens, cached, u.CompletionTokens)
 			sums[i].add(u, cached, cost, scales[i])
 			total.add(u, cached, cost, scales[i])
 			tokens += float64(u.PromptTokens+u.CompletionTokens) * scales[i]
+		}
+	}
+	for o, name := range [...]string{"records", "left_out", "failed"} {
+		if outcomes[o].n > 0 {
+			out[name] = outcomes[o].sum
 		}
 	}
 	if len(ps) > 0 && len(stages) > 0 {

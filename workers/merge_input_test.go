@@ -18,6 +18,9 @@ import (
 func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
 	t.Parallel()
 	f := runtest.NewFixture(t, 24, sim.Config{})
+	// The workers of the input, which each case only reads; each case
+	// adds a worker of its own other input.
+	dirs := runWorkers(t, f.Job, filepath.Join(f.Dir, "w"), 3)
 	for _, tc := range []struct {
 		name string
 		rows []runtest.Problem
@@ -27,9 +30,8 @@ func TestMergeRefusesWorkersOfOtherInputs(t *testing.T) {
 		{"half of the input", f.Rows[:12], "12 rows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := filepath.Join(t.TempDir(), "w")
-			dirs := runWorkers(t, f.Job, base, 3)
-			other := filepath.Join(t.TempDir(), "other.jsonl")
+			base := t.TempDir()
+			other := filepath.Join(base, "other.jsonl")
 			runtest.WriteJSONL(t, other, tc.rows)
 			w := f.Job
 			w.Input.Paths = []string{other}

@@ -61,7 +61,7 @@ func sameRecords(t *testing.T, got, want map[string]*schema.Record) {
 // directory is one that run resumes with nothing left to do.
 func TestMergeIsWhatOneMachineMakes(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 45, sim.Config{KeepLog: true})
+	f := runtest.NewFixture(t, 30, sim.Config{KeepLog: true})
 	whole := f.Job
 	whole.Out = filepath.Join(f.Dir, "whole")
 	wholeRep := runJob(t, whole, pipeline.Options{})
@@ -137,7 +137,7 @@ func (c *stopAfter) Err() error {
 // finishes the same corpus, each record once, without duplicate failures.
 func TestInterruptedMergeResumes(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 40, sim.Config{})
+	f := runtest.NewFixture(t, 24, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 4)
 	full := filepath.Join(f.Dir, "full")
 	if _, err := Merge(t.Context(), dirs, full, MergeOptions{ShardRows: 3}); err != nil {

@@ -140,28 +140,3 @@ func stderrOf(err error) []byte {
 	}
 	return nil
 }
-
-// plantedCorpusBuiltSim is a shared planted corpus (sharedPlanted) for a
-// test that needs of the simulator only its URL and what it planted: the
-// endpoint is the built simllm (its serving is not what the test is
-// about), configured as the one that made the corpus, and the *sim.Server
-// returned is unstarted, to ask PlantedKind.
-func plantedCorpusBuiltSim(t *testing.T, style string, problems int) (string, *sim.Server, string) {
-	t.Helper()
-	src, answers := sharedPlanted(t, style, problems)
-	cfg := plantedConfig(answers)
-	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := startSimllm(buildBins(t).simllm, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return src, sim.New(cfg), url
-}

@@ -68,7 +68,9 @@ func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 19))
 	dir := t.TempDir()
 	input := filepath.Join(dir, "problems.jsonl")
-	answers := writeProblems(t, input, 120)
+	// 60 problems: 60 to 98 requests a worker (n 4), enough for a kill
+	// part way through any of them.
+	answers := writeProblems(t, input, 60)
 	cfg := sim.Config{Answers: answers, Latency: 5 * time.Millisecond, KeepLog: true}
 	start := func() (*sim.Server, string) {
 		srv, url, stop, err := sim.Start(cfg)
@@ -90,7 +92,7 @@ func TestPartitionedWorkersKilledAndMerged(t *testing.T) {
 		workers[i] = &worker{dir: filepath.Join(dir, fmt.Sprintf("part-%d", i)), srv: srv, url: url}
 	}
 	victims := rng.Perm(k)[:2]
-	killAt := map[int]int64{victims[0]: 8 + rng.Int64N(90), victims[1]: 8 + rng.Int64N(90)} // requests sent before the kill
+	killAt := map[int]int64{victims[0]: 8 + rng.Int64N(45), victims[1]: 8 + rng.Int64N(45)} // requests sent before the kill
 	var wg sync.WaitGroup
 	inFlight := make([]int, k)
 	sentBefore := make([]map[uint64]bool, k)

@@ -58,7 +58,7 @@ var createdAt = regexp.MustCompile(`"created_at":"[^"]*"`)
 // merge, export to the same rows as one machine's run of the job.
 func TestMergeCommand(t *testing.T) {
 	t.Parallel()
-	input, url := startRun(t, 24)
+	input, url := startRun(t, 12)
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	runJob := func(out string, extra ...string) {

@@ -20,7 +20,7 @@ func TestPlanCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
-	answers := writeProblems(t, input, 40)
+	answers := writeProblems(t, input, 20)
 	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
 	if err != nil {
 		t.Fatal(err)
@@ -30,15 +30,15 @@ func TestPlanCommand(t *testing.T) {
 	args := []string{"--input", input, "--base-url", url, "--model", "simulated", "--n", "4", "--out", out, "--quiet", "--free-models", "simulated", "--max-cost-usd", "5"}
 
 	var stdout, stderr bytes.Buffer
-	if code := run(append([]string{"plan", "--sample", "10"}, args...), &stdout, &stderr); code != exitOK {
+	if code := run(append([]string{"plan", "--sample", "5"}, args...), &stdout, &stderr); code != exitOK {
 		t.Fatalf("plan exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
-	for _, want := range []string{"10 sampled problems of 40", "rollout", "total", "records expected", "wall time of distill run for the 30 problems left", "binding:", "--max-cost-usd 5 covers"} {
+	for _, want := range []string{"5 sampled problems of 20", "rollout", "total", "records expected", "wall time of distill run for the 15 problems left", "binding:", "--max-cost-usd 5 covers"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("plan output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if p, err := corpus.ReadPlan(out); err != nil || p == nil || p.Measured != 10 {
+	if p, err := corpus.ReadPlan(out); err != nil || p == nil || p.Measured != 5 {
 		t.Fatalf("plan.json: %v %+v", err, p)
 	}
 	stdout.Reset()

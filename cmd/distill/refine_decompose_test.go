@@ -45,22 +45,25 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			src, simulator, url := plantedCorpusBuiltSim(t, style, 40)
-			dir := t.TempDir()
-			plain, dec := filepath.Join(dir, "plain"), filepath.Join(dir, "dec")
+			// --decompose, the code under test, runs in-process under the
+			// race detector; srar's decomposition is the one
+			// TestRefineDecomposeNeverShowsTheHeldOutHalf reads the
+			// requests of (made once).
+			var d decomposition
+			if style == schema.StyleSRaR {
+				d = sharedDecomposition(t)
+			} else {
+				d = decomposeBuiltSim(t, style, 24)
+			}
+			src, dec, simulator := d.src, d.dst, d.simulator
 			// The plain refine is the reference: it runs as the built
-			// command (--decompose, the code under test, in-process under
-			// the race detector).
-			out, err := exec.Command(buildDistill(t), "refine", src, "--out", plain, "--json").Output()
+			// command.
+			out, err := exec.Command(buildDistill(t), "refine", src, "--out", filepath.Join(t.TempDir(), "plain"), "--json").Output()
 			if err != nil {
 				t.Fatalf("refine: %v\n%s", err, stderrOf(err))
 			}
 			before := readSummary(t, out)
-			var stdout, stderr bytes.Buffer
-			if code := run(decomposeArgs(src, dec, url), &stdout, &stderr); code != exitOK {
-				t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
-			}
-			sum := readSummary(t, stdout.Bytes())
+			sum := readSummary(t, d.stdout)
 			dc := sum.Decomposed
 			t.Logf("%s: %+v; held-out AUROC %+v (plain refine %+v)", style, dc, sum.HeldOut.WithoutAnswer, before.HeldOut.WithoutAnswer)
 			if dc.Units == 0 || dc.Proposed < 2*dc.Units || dc.Kept == 0 {
@@ -75,7 +78,7 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dec, refine.DecomposeDir, "cache.db")); err != nil {
 				t.Errorf("the decomposition's cache is not in DST: %v", err)
 			}
-			if _, err := os.Stat(filepath.Join(dir, ".dec.refine-decompose")); err == nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(dec), ".dec.refine-decompose")); err == nil {
 				t.Error("the work directory is left after a finished refine")
 			}
 		})
@@ -161,7 +164,7 @@ func resentSince(simulator *sim.Server, from int, answered map[uint64]bool) int 
 func TestRefineDecomposeKilledResumes(t *testing.T) {
 	t.Parallel()
 	bin := buildDistill(t)
-	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) {
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) {
 		c.KeepLog, c.Latency = true, 3*time.Millisecond
 	})
 	dir := t.TempDir()
@@ -169,9 +172,10 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 	work := filepath.Join(dir, ".dec.refine-decompose")
 	start := simulator.Count()
 	args := append(decomposeArgs(src, dst, url), "--concurrency", "4")
-	killed := runUntil(t, exec.Command(bin, args...), func() bool { return simulator.Count() >= start+150 })
+	// About half of the 205 requests the decomposition sends.
+	killed := runUntil(t, exec.Command(bin, args...), func() bool { return simulator.Count() >= start+100 })
 	if !killed {
-		t.Fatal("refine --decompose finished before 150 requests")
+		t.Fatal("refine --decompose finished before 100 requests")
 	}
 	waitUntil(t, "the endpoint to answer the killed refine's requests", func() bool { return int64(len(simulator.Log())) == simulator.Count() })
 	if _, err := os.Stat(dst); !errors.Is(err, fs.ErrNotExist) {
@@ -190,15 +194,15 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 		t.Errorf("the resumed refine asked %d answered requests again, more than the %d in flight at the kill", resent, inFlight)
 	}
 	sum := readSummary(t, out)
-	clean := filepath.Join(dir, "clean")
-	// The refine never killed runs as the built command too: in-process,
-	// under the race detector, it cost more than the rest of the test (the
-	// other decompose tests run it in-process).
-	cleanOut, err := exec.Command(bin, decomposeArgs(src, clean, url)...).Output()
-	if err != nil {
-		t.Fatalf("clean refine --decompose: %v", err)
+	// The refine never killed is the online decomposition of the same
+	// corpus other tests check (made once, against a simulator configured
+	// as this one).
+	ref := sharedDecomposition(t)
+	if ref.src != src {
+		t.Fatalf("the shared decomposition refines %s, this test %s", ref.src, src)
 	}
-	want := readSummary(t, cleanOut)
+	clean := ref.dst
+	want := readSummary(t, ref.stdout)
 	sum.Decomposed.Requests, want.Decomposed.Requests = 0, 0
 	sum.Fingerprint, want.Fingerprint = "", ""
 	want.Settings["refined_from"], sum.Settings["refined_from"] = "", ""
@@ -218,7 +222,7 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 // again.
 func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 	t.Parallel()
-	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
 	start := simulator.Count()
@@ -258,7 +262,7 @@ func TestRefineDecomposeInBatches(t *testing.T) {
 	t.Parallel()
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.BatchDir = t.TempDir() })
 	dir := t.TempDir()
-	online, batched := filepath.Join(dir, "online"), filepath.Join(dir, "batched")
+	batched := filepath.Join(dir, "batched")
 	var stdout, stderr bytes.Buffer
 	before := simulator.Count()
 	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
@@ -270,14 +274,14 @@ func TestRefineDecomposeInBatches(t *testing.T) {
 	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || simulator.Count() != before {
 		t.Errorf("batch stats %+v, %d online requests: want at least 3 batches (decompose, judge, empirical), no request answered twice, none online", st, simulator.Count()-before)
 	}
-	// The online refine is the reference: it runs as the built command
-	// (the batched one, the code under test, in-process under the race
-	// detector).
-	out, err := exec.Command(buildDistill(t), decomposeArgs(src, online, url)...).Output()
-	if err != nil {
-		t.Fatalf("refine --decompose: %v\n%s", err, stderrOf(err))
+	// The online refine is the reference: the online decomposition of the
+	// same corpus other tests check (made once, against a simulator
+	// configured as this one).
+	ref := sharedDecomposition(t)
+	if ref.src != src {
+		t.Fatalf("the shared decomposition refines %s, this test %s", ref.src, src)
 	}
-	want := readSummary(t, out)
+	want := readSummary(t, ref.stdout)
 	got.Decomposed.Requests, want.Decomposed.Requests = 0, 0
 	got.Settings["refined_from"], want.Settings["refined_from"] = "", ""
 	got.Fingerprint, want.Fingerprint = "", ""
@@ -331,15 +335,16 @@ func TestRefineDecomposeBadFlags(t *testing.T) {
 // answered again.
 func TestRefineDecomposePlan(t *testing.T) {
 	t.Parallel()
-	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 40, func(c *sim.Config) { c.KeepLog = true })
+	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
 	from := len(simulator.Log())
 	var stdout, stderr bytes.Buffer
-	if code := run(decomposeArgs(src, dst, url, "--plan", "--sample", "6"), &stdout, &stderr); code != exitOK {
+	// 3 of the 6 records to decompose: the projection scales the pilot.
+	if code := run(decomposeArgs(src, dst, url, "--plan", "--sample", "3"), &stdout, &stderr); code != exitOK {
 		t.Fatalf("refine --decompose --plan: exit %d\n%s", code, stderr.String())
 	}
-	for _, want := range []string{"6 sampled problems of", "decompose", "judge", "empirical", "total", "without --plan decomposes every record"} {
+	for _, want := range []string{"3 sampled problems of", "decompose", "judge", "empirical", "total", "without --plan decomposes every record"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the plan does not say %q:\n%s", want, stdout.String())
 		}
@@ -370,7 +375,7 @@ func TestRefineDecomposePlan(t *testing.T) {
 	}
 	sum := readSummary(t, out)
 	real, projected := float64(sum.Decomposed.Requests), doc.Total.Requests
-	t.Logf("%d records to decompose, 6 sampled; pilot %d requests; projected %.0f (%.0f-%.0f); the real refine %.0f (%d this session)",
+	t.Logf("%d records to decompose, 3 sampled; pilot %d requests; projected %.0f (%.0f-%.0f); the real refine %.0f (%d this session)",
 		sum.Decomposed.Units, pilot, projected.Value, projected.Low, projected.High, real, len(simulator.Log())-after)
 	if real != float64(pilot+len(simulator.Log())-after) {
 		t.Errorf("the refine counts %.0f requests over its sessions; the endpoint answered %d", real, pilot+len(simulator.Log())-after)

@@ -26,15 +26,15 @@ import (
 func TestRefineKilledStartsOver(t *testing.T) {
 	t.Parallel()
 	bin := buildDistill(t)
-	const records = 2000
+	const records = 1000
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := synthcorpus.Write(src, synthcorpus.Options{Records: records, Seed: 7, ShardRows: 500}, nil); err != nil {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, "refined")
-	// 40 shards of 50 records: the kill comes after 2, with 38 to go.
-	shardRows := "50"
+	// 40 shards of 25 records: the kill comes after 2, with 38 to go.
+	shardRows := "25"
 	work := tempDirOf(dst)
 	cmd := exec.Command(bin, "refine", src, "--out", dst, "--shard-rows", shardRows)
 	var stderr bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,11 +24,12 @@ type promptRecorder struct {
 	prompts []string
 }
 
-func (p *promptRecorder) proxy(t *testing.T, target string) string {
-	t.Helper()
+// serve starts the recording proxy in front of target (a base URL) and
+// returns its base URL and a close that ends it.
+func (p *promptRecorder) serve(target string) (string, func(), error) {
 	u, err := url.Parse(target)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,8 +53,7 @@ func (p *promptRecorder) proxy(t *testing.T, target string) string {
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + u.Path
+	return srv.URL + u.Path, srv.Close, nil
 }
 
 // TestRefineDecomposeNeverShowsTheHeldOutHalf: through the HTTP API, no
@@ -63,15 +62,11 @@ func (p *promptRecorder) proxy(t *testing.T, target string) string {
 // half); rollouts of the other half are shown.
 func TestRefineDecomposeNeverShowsTheHeldOutHalf(t *testing.T) {
 	t.Parallel()
-	src, _, simURL := plantedCorpusBuiltSim(t, schema.StyleSRaR, 24)
-	var rec promptRecorder
-	proxied := rec.proxy(t, simURL)
-	dst := filepath.Join(t.TempDir(), "dec")
-	var stdout, stderr bytes.Buffer
-	if code := run(decomposeArgs(src, dst, proxied), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose: exit %d\n%s", code, stderr.String())
-	}
-	if len(rec.prompts) == 0 {
+	// The decomposition TestRefineDecomposeReplacesSaturatedItems/srar
+	// checks too (one in-process refine --decompose, made once).
+	d := sharedDecomposition(t)
+	src, prompts := d.src, d.prompts
+	if len(prompts) == 0 {
 		t.Fatal("no request for finer items was sent")
 	}
 	shownSeen, leaked := 0, 0
@@ -86,7 +81,7 @@ func TestRefineDecomposeNeverShowsTheHeldOutHalf(t *testing.T) {
 			text[ro.Index] = ro.Text
 		}
 		mine := ""
-		for _, p := range rec.prompts {
+		for _, p := range prompts {
 			if strings.Contains(p, r.Problem) {
 				mine += p
 			}
@@ -110,5 +105,5 @@ func TestRefineDecomposeNeverShowsTheHeldOutHalf(t *testing.T) {
 	if shownSeen == 0 {
 		t.Error("no rollout of the fit half was found in the requests either: the test cannot see what is shown")
 	}
-	t.Logf("%d requests for finer items; %d fit-half rollouts shown, %d held-out ones", len(rec.prompts), shownSeen, leaked)
+	t.Logf("%d requests for finer items; %d fit-half rollouts shown, %d held-out ones", len(prompts), shownSeen, leaked)
 }

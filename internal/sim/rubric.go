@@ -163,7 +163,9 @@ func (s *Server) factualProcessRubric(prompt string, r *rng, malformed, jsonMode
 		text := strings.ReplaceAll(factualLines[i], "{A}", oneLine(gold))
 		items = append(items, criterion{text, 5 - i})
 	}
-	for _, i := range r.perm(len(processLines))[:total-nF] {
+	// At most every process line once: a draw of 9 items with one
+	// FACTUAL item asks for more PROCESS items than there are lines.
+	for _, i := range r.perm(len(processLines))[:min(total-nF, len(processLines))] {
 		items = append(items, criterion{c.fill(r, processLines[i]), 1 + r.intn(4)})
 	}
 	if s.cfg.Plant != nil {

@@ -477,70 +477,63 @@ func TestConcurrentLatency(t *testing.T) {
 	})
 }
 
-// TestConcurrency sends 256 requests at once over loopback HTTP to a server
-// with 20ms latency and to one without. Connections are opened first
-// (dialing is the kernel's cost, not the server's), and the best of up to
-// three rounds counts. On an idle machine a round takes well under 1s; the
-// assertion allows for a busy one, where both rounds slow alike, but not for
-// serialized sleeps, which would add about 5s.
+// TestConcurrency is TestConcurrentLatency over HTTP: 256 requests at
+// 20ms latency sent at once through net/http's client and server (over an
+// in-memory network, under a fake clock): if the sleeps overlap, the fake
+// time that passes is one latency (at most 30ms), however slow or busy the
+// machine; serialized sleeps would make it about 5s, and a lock held while
+// sleeping no progress at all (the watchdog).
 func TestConcurrency(t *testing.T) {
 	const workers = 256
 	bodies := rolloutBodies(t, workers)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxIdleConns: 2 * workers}}
-	round := func(send func(i int) (*http.Response, error)) (time.Duration, error) {
+	watchdog := time.AfterFunc(30*time.Second, func() {
+		panic("TestConcurrency: no progress in 30s; is a lock held while a request sleeps?")
+	})
+	defer watchdog.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{Answers: testProblems(), Latency: 20 * time.Millisecond})
+		network := newPipeNet()
+		hs := &http.Server{Handler: s}
+		served := make(chan error, 1)
+		go func() { served <- hs.Serve(network) }()
+		transport := &http.Transport{DialContext: network.Dial, MaxIdleConnsPerHost: workers}
+		client := &http.Client{Transport: transport}
 		start := time.Now()
 		var wg sync.WaitGroup
 		errs := make(chan error, workers)
 		for i := range workers {
 			wg.Go(func() {
-				resp, err := send(i)
+				resp, err := client.Post("http://sim/v1/chat/completions", "application/json", bytes.NewReader(bodies[i]))
 				if err != nil {
 					errs <- err
 					return
 				}
 				defer resp.Body.Close()
-				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
-					errs <- fmt.Errorf("status %d, %v", resp.StatusCode, err)
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+					errs <- fmt.Errorf("request %d: status %d, %v", i, resp.StatusCode, err)
 				}
 			})
 		}
 		wg.Wait()
+		elapsed := time.Since(start)
 		close(errs)
-		return time.Since(start), <-errs
-	}
-	fastSrv := New(Config{Answers: testProblems()})
-	slowSrv := New(Config{Answers: testProblems(), Latency: 20 * time.Millisecond})
-	mux := http.NewServeMux()
-	mux.Handle("/fast/", http.StripPrefix("/fast", fastSrv))
-	mux.Handle("/slow/", http.StripPrefix("/slow", slowSrv))
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
-	if _, err := round(func(int) (*http.Response, error) { return client.Get(ts.URL + "/fast/v1/models") }); err != nil {
-		t.Fatalf("warming up: %v", err)
-	}
-	best := map[string]time.Duration{"fast": time.Hour, "slow": time.Hour}
-	for range 3 {
-		for _, name := range []string{"fast", "slow"} {
-			elapsed, err := round(func(i int) (*http.Response, error) {
-				return client.Post(ts.URL+"/"+name+"/v1/chat/completions", "application/json", bytes.NewReader(bodies[i]))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			best[name] = min(best[name], elapsed)
+		for err := range errs {
+			t.Error(err)
 		}
-		if best["slow"] < time.Second || best["slow"]-best["fast"] < 250*time.Millisecond {
-			break
+		transport.CloseIdleConnections()
+		if err := hs.Close(); err != nil {
+			t.Error(err)
 		}
-	}
-	if fastSrv.Count() != slowSrv.Count() || fastSrv.Count()%workers != 0 {
-		t.Errorf("Count = %d and %d, want equal multiples of %d", fastSrv.Count(), slowSrv.Count(), workers)
-	}
-	slow, fast := best["slow"], best["fast"]
-	t.Logf("%d concurrent requests: %v at 20ms latency, %v at none", workers, slow, fast)
-	if slow > time.Second && slow-fast > 2*time.Second {
-		t.Errorf("20ms of latency added %v to a round of %d concurrent requests; want far less", slow-fast, workers)
-	}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serving: %v", err)
+		}
+		if s.Count() != workers {
+			t.Errorf("Count = %d, want %d", s.Count(), workers)
+		}
+		if elapsed < 10*time.Millisecond || elapsed > 30*time.Millisecond {
+			t.Errorf("%d requests over HTTP at 20ms latency took %v of fake time, want 10-30ms (concurrent sleeps)", workers, elapsed)
+		}
+	})
 }
 
 func TestLoadAnswers(t *testing.T) {

@@ -87,7 +87,9 @@ func (j *Judge) panelVerdicts(ctx context.Context, question string, items []sche
 // its own, counting the panel's call and its latency, and returns each
 // member's error. With a member deadline, the members still out that long
 // after the first answered are cut off (their context ended with
-// ErrMemberLate, their error saying so).
+// ErrMemberLate, their error saying so). A member that failed has not
+// answered: one that fails at once (down, its breaker open) does not start
+// the clock on those still judging.
 func (j *Judge) askMembers(ctx context.Context, ask func(ctx context.Context, i int, m *Judge) error) []error {
 	start := time.Now()
 	j.calls.Add(1)
@@ -107,20 +109,21 @@ func (j *Judge) askMembers(ctx context.Context, ask func(ctx context.Context, i 
 		}()
 	}
 	in := make([]bool, n)
-	var cut <-chan time.Time // set once the first member is in
-	for k := range n {
+	var cut <-chan time.Time // set once the first member answered
+	for range n {
+		var i int
 		select {
-		case i := <-finished:
-			in[i] = true
-		case <-cut:
+		case i = <-finished:
+		case <-cut: // fires once
 			for m, ok := range in {
 				if !ok {
 					cancels[m](ErrMemberLate)
 				}
 			}
-			in[<-finished] = true
+			i = <-finished
 		}
-		if k == 0 && j.memberDeadline > 0 {
+		in[i] = true
+		if errs[i] == nil && cut == nil && j.memberDeadline > 0 {
 			t := time.NewTimer(j.memberDeadline)
 			defer t.Stop()
 			cut = t.C

@@ -89,7 +89,8 @@ func AnswersOf(rows []Problem) map[string]string {
 	return m
 }
 
-// StartSim serves a simulated endpoint for the test's lifetime.
+// StartSim serves a simulated endpoint for the test's lifetime (InProcess
+// reaches it without a socket).
 func StartSim(t testing.TB, cfg sim.Config) (*sim.Server, string) {
 	t.Helper()
 	srv, url, stop, err := sim.Start(cfg)
@@ -97,6 +98,7 @@ func StartSim(t testing.TB, cfg sim.Config) (*sim.Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	serveInProcess(t, srv, url)
 	return srv, url
 }
 

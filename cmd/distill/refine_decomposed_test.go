@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/schema"
+)
+
+// decomposition is a finished refine --decompose of a shared planted
+// corpus (sharedPlanted), run in-process under the race detector against
+// the built simllm configured as the one that made the corpus, through a
+// proxy that keeps the requests for finer items (promptRecorder).
+type decomposition struct {
+	src, dst  string
+	stdout    []byte   // refine --json's summary
+	prompts   []string // the requests for finer items, each its messages' text
+	simulator *sim.Server
+}
+
+// sharedSRaR is the decomposition of the shared planted srar corpus of 24
+// problems, made once per test binary: several tests check different
+// properties of the same online decomposition (what it keeps, what its
+// requests show, and as the reference a killed or batched one must equal),
+// so it is paid for once.
+var sharedSRaR struct {
+	once sync.Once
+	d    decomposition
+	err  error
+}
+
+// sharedDecomposition is sharedSRaR, made by the first test to ask.
+func sharedDecomposition(t *testing.T) decomposition {
+	t.Helper()
+	src, answers := sharedPlanted(t, schema.StyleSRaR, 24)
+	bins := buildBins(t)
+	sharedSRaR.once.Do(func() {
+		dir := filepath.Join(sharedRoot, "decomposed-srar-24")
+		if sharedSRaR.err = os.Mkdir(dir, 0o755); sharedSRaR.err == nil {
+			sharedSRaR.d, sharedSRaR.err = decompose(bins, src, answers, filepath.Join(dir, "dec"))
+		}
+	})
+	if sharedSRaR.err != nil {
+		t.Fatalf("shared decomposition: %v", sharedSRaR.err)
+	}
+	return sharedSRaR.d
+}
+
+// decomposeBuiltSim is a decomposition of the shared planted corpus of
+// style and problems into a directory of the test's own.
+func decomposeBuiltSim(t *testing.T, style string, problems int) decomposition {
+	t.Helper()
+	src, answers := sharedPlanted(t, style, problems)
+	d, err := decompose(buildBins(t), src, answers, filepath.Join(t.TempDir(), "dec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// decompose runs refine --decompose --json of src into dst in-process
+// against the built simllm configured as plantedConfig(answers), through
+// a recording proxy; both end before it returns.
+func decompose(bins builtBins, src string, answers map[string]string, dst string) (d decomposition, err error) {
+	cfg := plantedConfig(answers)
+	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
+	if err != nil {
+		return d, err
+	}
+	simURL, stop, err := startSimllm(bins.simllm, args)
+	if err != nil {
+		return d, err
+	}
+	defer func() { err = errors.Join(err, stop()) }()
+	var rec promptRecorder
+	proxied, closeProxy, err := rec.serve(simURL)
+	if err != nil {
+		return d, err
+	}
+	defer closeProxy()
+	var stdout, stderr bytes.Buffer
+	if code := run(decomposeArgs(src, dst, proxied), &stdout, &stderr); code != exitOK {
+		return d, fmt.Errorf("refine --decompose: exit %d\n%s", code, stderr.String())
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return decomposition{src: src, dst: dst, stdout: stdout.Bytes(), prompts: rec.prompts, simulator: sim.New(cfg)}, nil
+}
