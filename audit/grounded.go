@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
@@ -415,24 +414,18 @@ type groundedHead struct {
 	Grounded   *schema.Grounded `parquet:"grounded,optional"`
 }
 
-// scanRows is scanFile for the audit's rows: a Parquet record file with
-// the grounded column is read with it (older shards lack it).
+// scanRows is scanFile for the audit's rows: a Parquet record file is
+// read with its grounded column (nil in older shards, which lack it),
+// through the shard the input holds open.
 func scanRows(f File, format string, fn func(*row, int64) error, bad func(Problem)) (int64, error) {
 	if f.JSONL || format == FormatVerl {
 		return scanFile(f, format, rowOfLabel, fn, bad)
 	}
-	has, err := corpus.HasGroundedColumn(f.Path)
-	if err != nil || !has {
-		return scanFile(f, format, rowOfLabel, fn, bad)
-	}
-	var rows int64
-	err = corpus.Scan(f.Path, func(h *groundedHead) error {
-		rows++
+	return scanFile(f, format, func(*schema.Label, string) groundedHead { return groundedHead{} }, func(h *groundedHead, rows int64) error {
 		r := row{ID: h.ID, Split: h.Split, Problem: h.Problem, Answer: h.Answer, Style: h.Style, Rubric: h.Rubric,
 			Rollouts: h.Rollouts, NCorrect: h.NCorrect, PassRate: h.PassRate, Provenance: h.Provenance, Usage: h.Usage, Grounded: h.Grounded}
 		return fn(&r, rows)
-	})
-	return rows, err
+	}, bad)
 }
 
 // groundedRowOfLabel is the row of a verl export's grounded question: a

@@ -38,22 +38,43 @@ func satisfactionPanel(m corpus.Manifest) bool {
 // disagreements over the verdicts both gave (a failed judge's left out)
 // gives each judge's rate (judgestats.PanelErrors), and the panel's strict
 // majority errs as judgestats.MajorityError says. ok is false when no
-// record has a satisfaction panel of two judges or more. The corpus is read
-// once more for it.
+// record has a satisfaction panel of two judges or more. The corpus's
+// satisfaction panels are read once more for it (of a Parquet file, those
+// columns alone).
 func SatisfactionJudgeError(ctx context.Context, in *Input) (rate float64, ok bool, err error) {
 	t := &panelTally{index: map[string]int{}}
-	err = Records(ctx, in, func(rec *schema.Record) error {
-		if rec.Panel != nil {
-			for _, rv := range rec.Panel.Satisfaction {
-				t.add(rv)
-			}
+	for _, f := range in.Files {
+		_, err := scanFile(f, in.Format, func(*schema.Label, string) satisfactionVerdicts { return satisfactionVerdicts{} },
+			func(r *satisfactionVerdicts, _ int64) error {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if r.Panel != nil {
+					for _, rv := range r.Panel.Satisfaction {
+						t.add(rv)
+					}
+				}
+				return nil
+			}, func(Problem) {})
+		if err == nil {
+			continue
 		}
-		return nil
-	}, func(Problem) {})
-	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		} else {
+			err = fmt.Errorf("reading %s: %w", f.Path, err)
+		}
 		return 0, false, fmt.Errorf("measuring the judge error rate from the panels: %w", err)
 	}
 	return t.rate()
+}
+
+// satisfactionVerdicts is what SatisfactionJudgeError reads of a record: its
+// empirical stage's panel verdicts (a verl export's rows have none).
+type satisfactionVerdicts struct {
+	Panel *struct {
+		Satisfaction []schema.RolloutVerdicts `parquet:"satisfaction,list" json:"satisfaction"`
+	} `parquet:"panel,optional" json:"panel"`
 }
 
 // panelTally counts, for every pair of judges, the verdicts both gave and

@@ -29,7 +29,7 @@ func TestJudgeErrorFromThePanel(t *testing.T) {
 	for i, e := range errs {
 		judges = append(judges, synthcorpus.PanelJudge{Name: string(rune('a' + i)), Model: "m", FalseValid: e, FalseInvalid: e})
 	}
-	o := synthcorpus.Options{Records: 120, Rollouts: 16, JudgeNoise: -1, Seed: 9}
+	o := synthcorpus.Options{Records: 40, Rollouts: 16, JudgeNoise: -1, Seed: 9}
 	for i := range o.Records {
 		rec, _ := o.Record(i)
 		synthcorpus.AddPanel(&rec, 5, judges...)

@@ -2,10 +2,13 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 
-	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/rubricforge/rubricforge/judgestats"
 	"github.com/rubricforge/rubricforge/schema"
 )
@@ -100,11 +103,14 @@ func newPanelAcc() *panelAcc {
 	return &panelAcc{validity: newVerdictTally(), satisfaction: newVerdictTally(), criteria: newVerdictTally()}
 }
 
-// judgePanel reads the panels of in's records in a second pass over the
-// files that have them (a Parquet shard written before panels has no such
-// column and is not read again); nil when no record has one. people are
-// the annotation sheet's rows matched with the corpus (Other: people's
-// verdict), for each judge's sensitivity and specificity.
+// judgePanel reads the panels of in's records; nil when no record has one.
+// It reads each file's panel judges' names first (a Parquet shard written
+// before panels has no such column and is not read at all), and the rest of
+// a record, its rubric and rollouts, only in a file where some record has a
+// panel: most corpora have none, and the section then costs a read of one
+// small column. people are the annotation sheet's rows matched with the
+// corpus (Other: people's verdict), for each judge's sensitivity and
+// specificity.
 func judgePanel(ctx context.Context, in *Input, people []ComparedItem) (*JudgePanel, error) {
 	if in.Format == FormatVerl {
 		return nil, nil
@@ -117,31 +123,107 @@ func judgePanel(ctx context.Context, in *Input, people []ComparedItem) (*JudgePa
 		}
 	}
 	seen := map[string]bool{}
-	for _, f := range in.Files {
-		if !f.JSONL {
-			has, err := corpus.HasColumn(f.Path, "panel", "judges", "list", "element", "name")
-			if err != nil || !has {
-				continue // an unreadable file is already an input problem
-			}
-		}
+	for i, f := range in.Files {
 		// A file the first pass could not read is listed there already;
 		// only a cancellation stops this pass.
-		_, err := scanFile(f, in.Format, func(*schema.Label, string) panelRow { return panelRow{} }, func(r *panelRow, _ int64) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if seen[r.ID] || r.Panel == nil {
-				return nil
-			}
-			seen[r.ID] = true
-			a.add(r)
-			return nil
-		}, func(Problem) {})
+		rows, err := rowsWithPanel(ctx, in, i)
+		if len(rows) > 0 && ctx.Err() == nil {
+			err = addPanels(ctx, f, in.Format, rows, seen, a)
+		}
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 	}
 	return a.section(), nil
+}
+
+// rowsWithPanel is the set of the rows of file i of in (numbered from 1,
+// as scanFile counts them) whose record has a panel, as far as the file
+// could be read: of a Parquet file, from one column, the panel judges'
+// names (none when the file has no such column, written before panels).
+func rowsWithPanel(ctx context.Context, in *Input, i int) (map[int64]bool, error) {
+	cf, ok, err := in.Columns(i)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return jsonlRowsWithPanel(ctx, in.Files[i], in.Format)
+	}
+	defer func() { _ = cf.Close() }() // only read: closing loses nothing
+	if !cf.HasField("panel") {
+		return nil, nil
+	}
+	col, err := cf.Column("panel", "judges", "list", "element", "name")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = col.Close() }() // only read: closing loses nothing
+	rows := map[int64]bool{}
+	var vals []parquet.Value
+	for row := int64(1); ; row++ {
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+		vals, err = col.Row(vals[:0])
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		if vals[0].DefinitionLevel() >= col.Defined(1) {
+			rows[row] = true
+		}
+	}
+}
+
+// panelProbe is what rowsWithPanel decodes of a JSONL record: whether it
+// has a panel.
+type panelProbe struct {
+	Panel *struct{} `json:"panel"`
+}
+
+func jsonlRowsWithPanel(ctx context.Context, f File, format string) (map[int64]bool, error) {
+	rows := map[int64]bool{}
+	_, err := scanFile(f, format, func(*schema.Label, string) panelProbe { return panelProbe{} }, func(p *panelProbe, row int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p.Panel != nil {
+			rows[row] = true
+		}
+		return nil
+	}, func(Problem) {})
+	return rows, err
+}
+
+// errPanelsRead stops addPanels' scan after the last row it wants.
+var errPanelsRead = errors.New("every panel of the file read")
+
+// addPanels adds to a the panels of f's rows numbered in rows, but of a
+// record whose panel an earlier row gave (seen, by record id).
+func addPanels(ctx context.Context, f File, format string, rows map[int64]bool, seen map[string]bool, a *panelAcc) error {
+	left := len(rows)
+	_, err := scanFile(f, format, func(*schema.Label, string) panelRow { return panelRow{} }, func(r *panelRow, row int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !rows[row] {
+			return nil
+		}
+		if !seen[r.ID] && r.Panel != nil {
+			seen[r.ID] = true
+			a.add(r)
+		}
+		if left--; left == 0 {
+			return errPanelsRead
+		}
+		return nil
+	}, func(Problem) {})
+	if errors.Is(err, errPanelsRead) {
+		return nil
+	}
+	return err
 }
 
 // panelRow is what the panel section reads of a record.

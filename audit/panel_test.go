@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -243,4 +245,57 @@ func TestJudgePanelCriteria(t *testing.T) {
 	if c.Verdicts != judged || c.RuleMismatches != 0 || c.Rates[1].Type != "criterion 1" {
 		t.Errorf("criteria: %d verdicts (want %d), %d mismatches, rates %+v", c.Verdicts, judged, c.RuleMismatches, c.Rates)
 	}
+}
+
+// TestJudgePanelOfSomeRecords: in a corpus where only some records have a
+// panel (in Parquet shards and in JSONL), the section is the one of those
+// records alone, and a record repeated in a later input with another
+// panel counts once, with its first panel.
+func TestJudgePanelOfSomeRecords(t *testing.T) {
+	t.Parallel()
+	var all, some []schema.Record
+	for i := range 12 {
+		rec := corpusfix.Record(i, schema.StyleSRaR, nil, nil)
+		if i%3 == 1 {
+			synthcorpus.AddPanel(&rec, 7, panelJudges...)
+			some = append(some, rec)
+		}
+		all = append(all, rec)
+	}
+	again := some[1]
+	synthcorpus.AddPanel(&again, 8, panelJudges[:2]...)
+	root := t.TempDir()
+	allRun, someRun := filepath.Join(root, "all"), filepath.Join(root, "some")
+	corpusfix.WriteRun(t, allRun, all, 5)
+	corpusfix.WriteRun(t, someRun, some, 5)
+	allJSONL, againJSONL := filepath.Join(root, "all-jsonl"), filepath.Join(root, "again-jsonl")
+	writeJSONLExport(t, allJSONL, all)
+	writeJSONLExport(t, againJSONL, []schema.Record{again})
+	want := panelOf(t, someRun)
+	if !strings.Contains(want, `"records":4`) {
+		t.Fatalf("the section of the records with a panel: %s", want)
+	}
+	for name, paths := range map[string][]string{"run": {allRun}, "jsonl": {allJSONL}, "repeated": {allRun, againJSONL}} {
+		if got := panelOf(t, paths...); got != want {
+			t.Errorf("%s: panel section\n%s\nwant the one of the records with a panel alone\n%s", name, got, want)
+		}
+	}
+}
+
+// panelOf is the judge-panel section of the corpus at paths, as JSON.
+func panelOf(t *testing.T, paths ...string) string {
+	t.Helper()
+	in, err := Open(paths...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := judgePanel(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -17,12 +17,12 @@ import (
 // TestRunStoppedLeavesNothing: a refinement whose context ends (Ctrl-C)
 // returns the context's error and leaves neither --out nor its work
 // directory. The context ends as the work directory's second commit is
-// renamed into place (its manifest), before the source is read to its end.
+// renamed into place (its manifest), long before the source is read.
 func TestRunStoppedLeavesNothing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
-	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 300, Seed: 5, ShardRows: 100}, nil); err != nil {
+	if err := synthcorpus.Write(src, synthcorpus.Options{Records: 1000, Seed: 5, ShardRows: 250}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "refined")

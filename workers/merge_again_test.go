@@ -19,7 +19,7 @@ import (
 // records and its manifest's inputs.
 func TestMergeAgainRefusesWorkersOfOtherContent(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 24, sim.Config{})
+	f := runtest.NewFixture(t, 12, sim.Config{})
 	out := filepath.Join(t.TempDir(), "merged")
 	first := runWorkers(t, f.Job, filepath.Join(t.TempDir(), "a"), 3)
 	if _, err := Merge(t.Context(), first, out, MergeOptions{}); err != nil {

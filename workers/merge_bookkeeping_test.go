@@ -136,7 +136,7 @@ func TestGroundedPartitionsKeepAPassageOnce(t *testing.T) {
 // its base (--cache) pays for nothing the workers already have.
 func TestMergeKeepsCostAndAnswers(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 30, sim.Config{KeepLog: true})
+	f := runtest.NewFixture(t, 18, sim.Config{KeepLog: true})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	var want llm.StageStats
 	for _, d := range dirs {

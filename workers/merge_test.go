@@ -170,7 +170,7 @@ func TestInterruptedMergeResumes(t *testing.T) {
 // corpus are refused with every reason named, and nothing is written.
 func TestMergeRefuses(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 20, sim.Config{})
+	f := runtest.NewFixture(t, 12, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 3)
 	other := f.Job
 	other.Rollout.N = 5

@@ -25,7 +25,7 @@ import (
 func exportCorpus(t *testing.T, dir string, n int) map[string]schema.Record {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
-	r, err := corpus.Open(dir, corpus.Options{ShardRows: 70, ToolVersion: "interop", Logger: slog.New(slog.DiscardHandler)})
+	r, err := corpus.Open(dir, corpus.Options{ShardRows: 40, ToolVersion: "interop", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ var wantExportSchemas = map[string]*arrow.Schema{
 func TestArrowReadsExports(t *testing.T) {
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run")
-	recs := exportCorpus(t, run, 300)
+	recs := exportCorpus(t, run, 90)
 	for _, format := range []string{corpus.FormatVerl, corpus.FormatRaR, corpus.FormatSRaRLines} {
 		t.Run(format, func(t *testing.T) {
 			src := run
@@ -90,8 +90,8 @@ func TestArrowReadsExports(t *testing.T) {
 				srarCorpus(t, run, src)
 			}
 			out := filepath.Join(dir, "export-"+format)
-			m, err := corpus.Export(context.Background(), src, corpus.ExportOptions{Format: format, Out: out, RowsPerFile: 40,
-				RowGroupRows: 16, SystemPrompt: map[bool]string{true: "Reason step by step."}[format == corpus.FormatVerl],
+			m, err := corpus.Export(context.Background(), src, corpus.ExportOptions{Format: format, Out: out, RowsPerFile: 20,
+				RowGroupRows: 8, SystemPrompt: map[bool]string{true: "Reason step by step."}[format == corpus.FormatVerl],
 				ToolVersion: "interop", Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)

@@ -24,13 +24,13 @@ import (
 
 func TestArrowReadsCorpusShards(t *testing.T) {
 	dir := t.TempDir()
-	const n = 400
+	const n = 100
 	recs := make([]schema.Record, n)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := range recs {
 		recs[i] = genRecord(rng, i)
 	}
-	r, err := corpus.Open(dir, corpus.Options{ShardRows: 150, RowGroupRows: 32, ToolVersion: "interop",
+	r, err := corpus.Open(dir, corpus.Options{ShardRows: 40, RowGroupRows: 8, ToolVersion: "interop",
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
