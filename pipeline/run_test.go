@@ -443,6 +443,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	}))
 	defer down.Close()
 	jb := runtest.TestJob(input, filepath.Join(dir, "run"), down.URL+"/v1")
+	jb.Rollout.N = 2 // the rollouts' number is not the subject: fewer requests when the endpoint is back
 	jb.Limits.MaxAttempts = 2
 	jb.Limits.BackoffMax = 5 * time.Millisecond
 	jb.Limits.ProblemsInFlight = 4
