@@ -8,6 +8,7 @@ Transport). test_rewardd_e2e.py runs the same loop against a real rewardd.
 import json
 import os
 import sys
+import time
 import unittest
 from unittest import mock
 
@@ -54,6 +55,20 @@ class VerifiersRubricTest(unittest.TestCase):
         by_id = {r["body"]["items"][0].get("problem_id"): r["body"]["items"][0] for r in t.requests}
         self.assertEqual(by_id["1b2c3d4e5f607182"].get("finish_reason"), "length")
         self.assertNotIn("finish_reason", by_id["p7"])
+
+    def test_one_request_per_rollout_when_its_functions_run_at_once(self):
+        """verifiers runs a rollout's reward function and its metric functions at the same time, each in a
+        thread: they share one request to rewardd (the first asks, the others wait for its answer), however
+        slowly rewardd answers. One request per function would multiply the judge's work by 1 + the metrics."""
+        def slow(body):
+            time.sleep(0.2)  # every function of the rollout is waiting by then
+            return {"results": [result(reward=0.7)]}
+
+        t = Transport(*[slow] * (1 + len(vr.METRICS)))
+        [(reward, metrics, state)] = self.run_env([VERL_ROW], t)
+        self.assertEqual(len(t.requests), 1, "the rollout's functions sent %d requests" % len(t.requests))
+        self.assertAlmostEqual(reward, 0.7)
+        self.assertEqual(metrics["rubricforge_scored"], 1.0)
 
     def test_weights_are_non_negative(self):
         """verifiers refuses negative weights: the reward has weight 1, the metrics 0, whatever the rubric."""
