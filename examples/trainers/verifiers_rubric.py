@@ -40,6 +40,7 @@ import asyncio
 import json
 import os
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rubric_reward as rr  # noqa: E402
@@ -103,19 +104,44 @@ def _item(completion, answer, info, prompt):
 
 def score_rollout(completion, answer=None, info=None, prompt=None, state=None, **settings):
     """rewardd's result for one rollout (a /v1/score result dict), kept in state so the metric functions of
-    the same rollout do not ask again. A rollout verifiers marks truncated (state["is_truncated"]: a model
-    response that ended at the token limit, or a prompt over the context) is sent with finish_reason "length",
-    so that rewardd takes no answer from it."""
-    if isinstance(state, dict) and isinstance(state.get(STATE_KEY), dict):
-        return state[STATE_KEY]
+    the same rollout do not ask again. verifiers runs a rollout's functions at the same time, each in a
+    thread: the first to come asks rewardd and the others wait for its answer (one request per rollout
+    however slowly rewardd answers). A rollout verifiers marks truncated (state["is_truncated"]: a model
+    response that ended at the token limit, or a prompt over the context) is sent with finish_reason
+    "length", so that rewardd takes no answer from it."""
+    if not isinstance(state, dict):
+        return _ask(completion, answer, info, prompt, state, settings)
+    while True:
+        with _asking_lock:
+            if isinstance(state.get(STATE_KEY), dict):
+                return state[STATE_KEY]
+            asked = _asking.get(id(state))
+            if asked is None:
+                asked = _asking[id(state)] = threading.Event()
+                break
+        asked.wait()  # then the answer is in state, or that call failed and this one asks
+    try:
+        res = _ask(completion, answer, info, prompt, state, settings)
+        state[STATE_KEY] = res
+        return res
+    finally:
+        with _asking_lock:
+            del _asking[id(state)]
+        asked.set()
+
+
+# The rollouts whose request to rewardd is under way, by id(state): an entry lives only while its state is
+# held by the call asking (so an id is not reused meanwhile).
+_asking = {}
+_asking_lock = threading.Lock()
+
+
+def _ask(completion, answer, info, prompt, state, settings):
     cfg = rr._Config(settings)
     item = _item(completion, answer, info, prompt)
     if isinstance(state, dict) and state.get("is_truncated") is True:
         item["finish_reason"] = "length"
-    res = rr._score(cfg, [item])[0]
-    if isinstance(state, dict):
-        state[STATE_KEY] = res
-    return res
+    return rr._score(cfg, [item])[0]
 
 
 def _value(res, key):
