@@ -17,34 +17,39 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 	"github.com/rubricforge/rubricforge/schema"
 )
 
 var (
-	crashAll  = flag.Bool("crash.all", false, "crash tests: every point, also under the race detector")
-	crashSeed = flag.Uint64("crash.seed", 20260512, "crash tests: seed of the sample of points under -race and of torn tails")
+	crashAll  = flag.Bool("crash.all", false, "crash tests: every point (as make test-long), not a cover")
+	crashSeed = flag.Uint64("crash.seed", 20260512, "crash tests: seed of the torn tails")
 )
 
-// crashSample is how many points each crash test visits under the race
-// detector, which makes the parquet code ten times slower; without it
-// (or with -crash.all) they visit every point.
-const crashSample = 16
+// crashEvery is the stride of the default cover of crash points (see
+// coverPoints).
+const crashEvery = 24
 
-// samplePoints returns the points to visit: all of them, or under the race
-// detector a sample of crashSample drawn with the logged seed.
-func samplePoints[T any](t *testing.T, points []T) []T {
+// coverPoints is the points a crash test visits. The long form (make
+// test-long, or -crash.all) visits every one; make test, with the race
+// detector or without, a cover: the first point of each class (class
+// is an operation's kind: every kind is crashed at, or fails), the last
+// point, and every crashEvery-th point.
+func coverPoints[T any](t *testing.T, points []T, class func(T) string) []T {
 	t.Helper()
-	if !raceEnabled || *crashAll || len(points) <= crashSample {
+	if *crashAll || longtest.Pick(t, false, true) {
 		return points
 	}
-	rng := rand.New(rand.NewPCG(*crashSeed, 7))
-	picked := rng.Perm(len(points))[:crashSample]
-	slices.Sort(picked)
-	out := make([]T, 0, crashSample)
-	for _, i := range picked {
-		out = append(out, points[i])
+	seen := map[string]bool{}
+	var out []T
+	for i, p := range points {
+		c := class(p)
+		if i%crashEvery == 0 || !seen[c] || i == len(points)-1 {
+			out = append(out, p)
+		}
+		seen[c] = true
 	}
-	t.Logf("race detector on: %d of %d points, seed %d (-crash.all for every point, -crash.seed to change)", crashSample, len(points), *crashSeed)
+	t.Logf("visiting %d of %d points (-crash.all or make test-long: every one)", len(out), len(points))
 	return out
 }
 
@@ -339,7 +344,7 @@ func TestCrashAtEveryOperation(t *testing.T) {
 	t.Logf("tear seed %d; %d operations, %d that change the disk", *crashSeed, len(ops), len(points))
 	rng := rand.New(rand.NewPCG(*crashSeed, 99))
 	recs := scenarioRecords()
-	for _, op := range samplePoints(t, points) {
+	for _, op := range coverPoints(t, points, func(op crashfs.Op) string { return op.Kind.String() }) {
 		c := newCrashFS(t)
 		c.CrashAt(op.Index)
 		l := newLedger()
@@ -422,7 +427,7 @@ func TestInjectedErrors(t *testing.T) {
 		}
 	}
 	t.Logf("%d operations, %d injections", len(ops), len(points))
-	for _, p := range samplePoints(t, points) {
+	for _, p := range coverPoints(t, points, func(p injection) string { return p.op.Kind.String() }) {
 		injectAndReopen(t, p.op, p.errno, recs)
 	}
 }
