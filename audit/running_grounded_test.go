@@ -1,12 +1,9 @@
 package audit
 
 import (
-	"context"
-	"log/slog"
-	"path/filepath"
 	"testing"
 
-	"github.com/rubricforge/rubricforge/corpus"
+	"github.com/rubricforge/rubricforge/schema"
 )
 
 // TestAuditOfAGroundedRunThatMergesItsShards: validate on a grounded run
@@ -15,37 +12,11 @@ import (
 // shards it holds open, not the paths the merge removed).
 func TestAuditOfAGroundedRunThatMergesItsShards(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "run")
-	r, err := corpus.Open(dir, corpus.Options{ShardRows: 1000, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+	recs := make([]schema.Record, 6)
+	for i := range recs {
+		recs[i] = groundedRecord(i, 2)
 	}
-	defer r.Close()
-	for i := range 6 {
-		rec := groundedRecord(i, 2)
-		if err := r.Append(&rec); err != nil {
-			t.Fatal(err)
-		}
-		if i%2 == 1 {
-			if err := r.Commit(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	in, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !in.Running || len(in.Files) != 3 {
-		t.Fatalf("input: running %v, %d files", in.Running, len(in.Files))
-	}
-	if c, err := r.Compact(); err != nil || c.Merged != 3 {
-		t.Fatalf("compact: %+v %v", c, err)
-	}
-	rep, err := Audit(context.Background(), in, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := auditWhileTheRunMerges(t, recs, 2)
 	if rep.Corpus.Records != 6 || len(rep.InputProblems) != 0 {
 		t.Errorf("audit after the merge: %d records, input problems %+v", rep.Corpus.Records, rep.InputProblems)
 	}
