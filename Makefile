@@ -32,6 +32,16 @@ export GOFLAGS := -trimpath $(GOFLAGS)
 # replaces it: make test GORACE=atexit_sleep_ms=1000.
 export GORACE := atexit_sleep_ms=0 $(GORACE)
 
+# The tests' processes collect garbage when the heap has grown by 200% since
+# the last collection, not Go's default 100%: the race detector makes every
+# collection dear, and pipeline's tests take 15% less CPU (74-79 -> 62 CPU
+# seconds) for 437 MiB of peak memory, was 334. Tests that measure the heap
+# collect first (runtime.GC), so they measure the same. Only the test targets
+# set it (benchmarks measure memory as a user's run has it); a GOGC in the
+# environment wins.
+TEST_TARGETS := test test-race test-interop test-manifests test-shims test-browser-step test-long test-browser
+$(TEST_TARGETS): export GOGC ?= 200
+
 .DEFAULT_GOAL := help
 
 .PHONY: help build image test test-race test-interop test-manifests test-shims test-browser-step test-long test-browser bench bench-refine sweep-refine bench-scale bench-scale-grounded bench-scale-batch bench-discrim bench-review bench-prefix demo demo-grounded cover fuzz clean
