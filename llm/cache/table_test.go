@@ -316,13 +316,13 @@ func TestCacheIndexCrash(t *testing.T) {
 	}
 }
 
-// TestCacheIndexMemory: an open cache of 40,000 entries holds almost none
+// TestCacheIndexMemory: an open cache of 30,000 entries holds almost none
 // of its index in the heap: only the keys since the last merge (at most
 // 1,024 here). An index kept in the heap costs 16 bytes or more an entry
 // (the test fails with cacheMergeAt(1<<30): no merge while opening).
 func TestCacheIndexMemory(t *testing.T) {
 	// Not parallel: it measures the heap, which other tests would share.
-	const n = 40_000
+	const n = 30_000
 	path := filepath.Join(t.TempDir(), "cache.db")
 	buildLog(t, path, n, 10)
 	var m0, m1 runtime.MemStats
