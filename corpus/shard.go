@@ -40,7 +40,7 @@ func recordSchema() *parquet.Schema { return parquet.SchemaOf(new(schema.Record)
 // writerOptions are the options of every shard writer of a run.
 func writerOptions(opt Options) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&shardCodec{}),
+		parquet.Compression(&keptZstd{}),
 		// parquet-go defaults strings to DELTA_LENGTH_BYTE_ARRAY, which some
 		// readers (Spark's vectorized reader before 3.4, Velox, old pyarrow)
 		// reject; PLAIN is the encoding every reader has.
