@@ -45,10 +45,10 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			// --decompose, the code under test, runs in-process under the
-			// race detector; srar's decomposition is the one
-			// TestRefineDecomposeNeverShowsTheHeldOutHalf reads the
-			// requests of (made once).
+			// srar's --decompose runs in-process under the race detector:
+			// it is the one TestRefineDecomposeNeverShowsTheHeldOutHalf
+			// reads the requests of (made once). factual_process's is the
+			// built distill: what it keeps is checked, not how it runs.
 			var d decomposition
 			if style == schema.StyleSRaR {
 				d = sharedDecomposition(t)
