@@ -264,17 +264,24 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 // decomposition's requests through the endpoint's Batch API in waves
 // (decompose, judge, empirical), none online and none answered twice, and
 // writes the refinement the online requests write.
+//
+// The batched refine is the built distill: the subject is which requests
+// go in which batches and what the refinement writes, not how it runs
+// (the shared online decomposition runs in-process under the race
+// detector, and pipeline's batch tests run batch mode so); the endpoint
+// that counts the batches stays in the test.
 func TestRefineDecomposeInBatches(t *testing.T) {
 	t.Parallel()
+	bin := buildDistill(t)
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.BatchDir = t.TempDir() })
 	dir := t.TempDir()
 	batched := filepath.Join(dir, "batched")
-	var stdout, stderr bytes.Buffer
 	before := simulator.Count()
-	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose --batch: exit %d\n%s", code, stderr.String())
+	out, err := exec.Command(bin, decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms")...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose --batch: %v\n%s", err, stderrOf(err))
 	}
-	got := readSummary(t, stdout.Bytes())
+	got := readSummary(t, out)
 	st := simulator.BatchStats()
 	t.Logf("batches: %+v; online requests %d", st, simulator.Count()-before)
 	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || simulator.Count() != before {
