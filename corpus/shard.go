@@ -372,6 +372,11 @@ func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File
 	if err != nil {
 		return nil, err
 	}
+	return projectable[T](pf, path)
+}
+
+// projectable returns pf if it can be read as T (see openProjected).
+func projectable[T any](pf *parquet.File, path string) (*parquet.File, error) {
 	want := parquet.SchemaOf(new(T))
 	for _, col := range want.Columns() {
 		if optionalField(want, col[0]) && !hasField(pf.Schema(), col[0]) || addedInSpec3(col) {
