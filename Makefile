@@ -103,8 +103,14 @@ test: ## gofmt check, go vet, staticcheck, errcheck, then at once: every test wi
 TEST_STEPS := test-interop test-manifests test-shims $(if $(RF_SKIP_BROWSER),,test-browser-step)
 STEP := sh .ci/step
 
+# go test runs the test binaries in the order the packages are named, two at a
+# time on two cores; the ones that take longest come first so that the last
+# minute is not one large package running alone (the others follow from PKGS,
+# each once).
+SLOW_PKGS := ./pipeline ./cmd/distill ./corpus ./audit ./cmd/rewardd/internal/server ./cmd/validate ./plan ./workers ./refine ./internal/sim
+
 test-race:
-	$(GO) test -race -timeout 12m $(PKGS)
+	$(GO) test -race -timeout 12m $(SLOW_PKGS) $(PKGS)
 
 # go vet runs every analyzer go test's own vet runs, so the tests skip theirs (-vet=off).
 test-interop:
