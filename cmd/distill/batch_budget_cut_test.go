@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,8 +20,13 @@ import (
 // held back whole (which stopped such runs with no record at all). The
 // provider's bill stays within the budget, and a budget of the whole plan is
 // spent, not stopped at two thirds of it.
+//
+// plan and run are the built distill: the subject is how the run cuts its
+// waves, not the pipeline's concurrency (pipeline's batch tests run it
+// under the race detector); the endpoint that bills stays in the test.
 func TestBatchBudgetCutsTheWave(t *testing.T) {
 	t.Parallel()
+	bin := buildDistill(t)
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
 	answers := writeProblems(t, input, 48)
@@ -40,18 +45,17 @@ func TestBatchBudgetCutsTheWave(t *testing.T) {
 			out := filepath.Join(dir, fmt.Sprint("run-", share))
 			common := []string{"--config", jb, "--input", input, "--out", out, "--base-url", url, "--model", "simulated", "--batch", "--quiet"}
 			billed := srv.Bill().Cost(price)
-			var stdout, stderr bytes.Buffer
-			if code := run(append([]string{"plan", "--sample", "6"}, common...), &stdout, &stderr); code != exitOK {
-				t.Fatalf("plan: exit %d\n%s%s", code, stdout.String(), stderr.String())
+			if msg, err := exec.Command(bin, append([]string{"plan", "--sample", "6"}, common...)...).CombinedOutput(); err != nil {
+				t.Fatalf("plan: %v\n%s", err, msg)
 			}
 			p, err := corpus.ReadPlan(out)
 			if err != nil || p.WithSpent == nil {
 				t.Fatalf("plan.json: %v %+v", err, p)
 			}
 			budget := share * p.WithSpent.Value
-			code := run(append([]string{"run", "--batch-poll", "10ms", "--max-cost-usd", fmt.Sprintf("%.6f", budget)}, common...), &stdout, &stderr)
-			if code != exitStopped && code != exitOK {
-				t.Fatalf("run: exit %d\n%s", code, stderr.String())
+			msg, err := exec.Command(bin, append([]string{"run", "--batch-poll", "10ms", "--max-cost-usd", fmt.Sprintf("%.6f", budget)}, common...)...).CombinedOutput()
+			if err != nil && !exitedWith(err, exitStopped) {
+				t.Fatalf("run: %v\n%s", err, msg)
 			}
 			rep, _, err := pipeline.ReadReport(out)
 			if err != nil {

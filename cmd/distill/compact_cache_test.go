@@ -16,10 +16,18 @@ import (
 
 // cacheWithDead writes a cache of live answers of which dead were replaced
 // once (leaving a dead entry each).
+//
+// It is written under another name and copied (a new file the test
+// process never locked): a process another test starts while the cache is
+// open holds a copy of its descriptor until it execs, and with it the
+// cache's flock after Close, so that an open of the same file right after
+// could find it "locked by another process" (once in a few runs with other
+// tests starting processes in parallel).
 func cacheWithDead(t *testing.T, live, dead int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "cache.db")
-	c, err := cache.Open(path)
+	dir := t.TempDir()
+	written, path := filepath.Join(dir, "written.db"), filepath.Join(dir, "cache.db")
+	c, err := cache.Open(written)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +42,15 @@ func cacheWithDead(t *testing.T, live, dead int) string {
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
+	}
+	for from, to := range map[string]string{written: path, cache.IndexPath(written): cache.IndexPath(path)} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return path
 }

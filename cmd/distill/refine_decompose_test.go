@@ -45,10 +45,10 @@ func TestRefineDecomposeReplacesSaturatedItems(t *testing.T) {
 	for _, style := range []string{schema.StyleSRaR, schema.StyleFactualProcess} {
 		t.Run(style, func(t *testing.T) {
 			t.Parallel()
-			// --decompose, the code under test, runs in-process under the
-			// race detector; srar's decomposition is the one
-			// TestRefineDecomposeNeverShowsTheHeldOutHalf reads the
-			// requests of (made once).
+			// srar's --decompose runs in-process under the race detector:
+			// it is the one TestRefineDecomposeNeverShowsTheHeldOutHalf
+			// reads the requests of (made once). factual_process's is the
+			// built distill: what it keeps is checked, not how it runs.
 			var d decomposition
 			if style == schema.StyleSRaR {
 				d = sharedDecomposition(t)
@@ -220,15 +220,22 @@ func TestRefineDecomposeKilledResumes(t *testing.T) {
 // decomposition reaches stops refine with exit 4 and no --out; the same
 // command with a larger budget resumes it and sends no answered request
 // again.
+//
+// Both refines are the built distill: the subject is the stop and the
+// resume, not how the decomposition runs (the shared decomposition runs
+// in-process under the race detector).
 func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 	t.Parallel()
+	bin := buildDistill(t)
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.KeepLog = true })
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "dec")
 	start := simulator.Count()
-	var stdout, stderr bytes.Buffer
-	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "40000"), &stdout, &stderr); code != exitStopped {
-		t.Fatalf("refine --decompose under a small budget: exit %d, want %d\n%s", code, exitStopped, stderr.String())
+	cmd := exec.Command(bin, decomposeArgs(src, dst, url, "--max-total-tokens", "40000")...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); !exitedWith(err, exitStopped) {
+		t.Fatalf("refine --decompose under a small budget: %v, want exit %d\n%s", err, exitStopped, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "budget") || !strings.Contains(stderr.String(), "raise --max-cost-usd or --max-total-tokens") {
 		t.Errorf("the stop does not say the budget stopped it and what to do:\n%s", stderr.String())
@@ -239,17 +246,16 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 	answered := answeredBefore(simulator)
 	from := len(simulator.Log())
 	inFlight := from - int(start) - cacheEntries(t, filepath.Join(dir, ".dec.refine-decompose", refine.DecomposeDir))
-	stdout.Reset()
-	stderr.Reset()
-	if code := run(decomposeArgs(src, dst, url, "--max-total-tokens", "100000000"), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose with a larger budget: exit %d\n%s", code, stderr.String())
+	stdout, err := exec.Command(bin, decomposeArgs(src, dst, url, "--max-total-tokens", "100000000")...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose with a larger budget: %v\n%s", err, stderrOf(err))
 	}
 	n := resentSince(simulator, from, answered)
 	t.Logf("stopped after %d requests, %d of them not in the cache; the resumed refine asked %d again", from-int(start), inFlight, n)
 	if n > max(inFlight, 0) {
 		t.Errorf("the resumed refine asked %d answered requests again, more than the %d not cached at the stop", n, inFlight)
 	}
-	if sum := readSummary(t, stdout.Bytes()); sum.Decomposed.Kept == 0 || len(answered) == 0 {
+	if sum := readSummary(t, stdout); sum.Decomposed.Kept == 0 || len(answered) == 0 {
 		t.Errorf("after the resume: %+v, %d requests before the stop", sum.Decomposed, len(answered))
 	}
 }
@@ -258,17 +264,24 @@ func TestRefineDecomposeBudgetStopResumes(t *testing.T) {
 // decomposition's requests through the endpoint's Batch API in waves
 // (decompose, judge, empirical), none online and none answered twice, and
 // writes the refinement the online requests write.
+//
+// The batched refine is the built distill: the subject is which requests
+// go in which batches and what the refinement writes, not how it runs
+// (the shared online decomposition runs in-process under the race
+// detector, and pipeline's batch tests run batch mode so); the endpoint
+// that counts the batches stays in the test.
 func TestRefineDecomposeInBatches(t *testing.T) {
 	t.Parallel()
+	bin := buildDistill(t)
 	src, simulator, url := plantedCorpusWith(t, schema.StyleSRaR, 24, func(c *sim.Config) { c.BatchDir = t.TempDir() })
 	dir := t.TempDir()
 	batched := filepath.Join(dir, "batched")
-	var stdout, stderr bytes.Buffer
 	before := simulator.Count()
-	if code := run(decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms"), &stdout, &stderr); code != exitOK {
-		t.Fatalf("refine --decompose --batch: exit %d\n%s", code, stderr.String())
+	out, err := exec.Command(bin, decomposeArgs(src, batched, url, "--batch", "--batch-poll", "50ms")...).Output()
+	if err != nil {
+		t.Fatalf("refine --decompose --batch: %v\n%s", err, stderrOf(err))
 	}
-	got := readSummary(t, stdout.Bytes())
+	got := readSummary(t, out)
 	st := simulator.BatchStats()
 	t.Logf("batches: %+v; online requests %d", st, simulator.Count()-before)
 	if st.BatchesCreated < 3 || st.RequestsRepeated != 0 || simulator.Count() != before {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -53,15 +54,40 @@ func sharedDecomposition(t *testing.T) decomposition {
 }
 
 // decomposeBuiltSim is a decomposition of the shared planted corpus of
-// style and problems into a directory of the test's own.
+// style and problems into a directory of the test's own, by the built
+// distill (builtDecompose): for a test that checks what the decomposition
+// keeps, not how refine --decompose runs (the shared one runs in-process
+// under the race detector).
 func decomposeBuiltSim(t *testing.T, style string, problems int) decomposition {
 	t.Helper()
 	src, answers := sharedPlanted(t, style, problems)
-	d, err := decompose(buildBins(t), src, answers, filepath.Join(t.TempDir(), "dec"))
+	d, err := builtDecompose(buildBins(t), src, answers, filepath.Join(t.TempDir(), "dec"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// builtDecompose runs refine --decompose --json of src into dst with the
+// built distill against the built simllm configured as
+// plantedConfig(answers); the simulator ends before it returns. It keeps
+// no prompts.
+func builtDecompose(bins builtBins, src string, answers map[string]string, dst string) (d decomposition, err error) {
+	cfg := plantedConfig(answers)
+	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
+	if err != nil {
+		return d, err
+	}
+	simURL, stop, err := startSimllm(bins.simllm, args)
+	if err != nil {
+		return d, err
+	}
+	defer func() { err = errors.Join(err, stop()) }()
+	out, err := exec.Command(bins.distill, decomposeArgs(src, dst, simURL)...).Output()
+	if err != nil {
+		return d, fmt.Errorf("refine --decompose: %v\n%s", err, stderrOf(err))
+	}
+	return decomposition{src: src, dst: dst, stdout: out, simulator: sim.New(cfg)}, nil
 }
 
 // decompose runs refine --decompose --json of src into dst in-process
