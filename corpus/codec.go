@@ -9,21 +9,25 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// shardCodec is the zstd codec of a Run's shard writers, with the settings
-// of parquet.Zstd but one encoder kept for the Run's life. parquet.Zstd
-// keeps its encoders in a sync.Pool, which the garbage collector empties,
-// so a writer between collections builds a new encoder with tables of
-// several megabytes (BenchmarkCheckpoints: half the bytes allocated per
-// run of 40 small shards). Decoding is parquet.Zstd's.
-type shardCodec struct {
+// keptZstd is the zstd codec of the parquet files this package writes,
+// with the settings of parquet.Zstd (the same bytes) but one encoder kept
+// for the codec's life: a Run's for its shards, an export's for all its
+// data files. parquet.Zstd keeps its encoders in a sync.Pool, which the
+// garbage collector empties, so a writer between collections builds a new
+// encoder with tables of about 1.5 MB (BenchmarkCheckpoints: half the bytes
+// allocated per run of 40 small shards; BenchmarkExport: see its commit).
+// The codec is not shared further: an encoder holds a channel, which must
+// not outlive the synctest bubble a test made it in. Decoding is
+// parquet.Zstd's.
+type keptZstd struct {
 	mu  sync.Mutex
 	enc *zstd.Encoder
 }
 
-func (c *shardCodec) String() string                            { return parquet.Zstd.String() }
-func (c *shardCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
+func (c *keptZstd) String() string                            { return parquet.Zstd.String() }
+func (c *keptZstd) CompressionCodec() format.CompressionCodec { return format.Zstd }
 
-func (c *shardCodec) Encode(dst, src []byte) ([]byte, error) {
+func (c *keptZstd) Encode(dst, src []byte) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.enc == nil {
@@ -34,11 +38,11 @@ func (c *shardCodec) Encode(dst, src []byte) ([]byte, error) {
 			zstd.WithEncoderCRC(false),
 		)
 		if err != nil {
-			return nil, fmt.Errorf("creating the zstd encoder of the shard writer: %w", err)
+			return nil, fmt.Errorf("creating the zstd encoder of a parquet writer: %w", err)
 		}
 		c.enc = enc
 	}
 	return c.enc.EncodeAll(src, dst[:0]), nil
 }
 
-func (c *shardCodec) Decode(dst, src []byte) ([]byte, error) { return parquet.Zstd.Decode(dst, src) }
+func (c *keptZstd) Decode(dst, src []byte) ([]byte, error) { return parquet.Zstd.Decode(dst, src) }

@@ -46,7 +46,15 @@ func SnapshotColumns(s *Snapshot, i int) (*ColumnFile, error) {
 	if s.files[i] == nil {
 		return nil, s.errs[i]
 	}
-	return openColumns(s.files[i], s.paths[i])
+	size, err := s.Size(i)
+	if err != nil {
+		return nil, fmt.Errorf("opening shard: %w", err)
+	}
+	pf, err := s.footer(i, size)
+	if err != nil {
+		return nil, err
+	}
+	return &ColumnFile{path: s.paths[i], pf: pf, close: func() error { return nil }}, nil
 }
 
 func openColumns(f interface {

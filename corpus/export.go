@@ -92,6 +92,7 @@ type ExportOptions struct {
 	Logger      *slog.Logger
 
 	prompts *promptSource // set by Export
+	codec   *keptZstd     // set by Export: one zstd encoder for all its data files
 }
 
 // ExportManifest is export.json: what an export holds and where it came
@@ -205,7 +206,7 @@ func formatOf(name string) *exportFormat {
 // min/max statistics on long text.
 func exportWriterOptions(opt *ExportOptions, longText [][]string) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(opt.codec),
 		parquet.DefaultEncodingFor(parquet.ByteArray, &parquet.Plain),
 		parquet.MaxRowsPerRowGroup(int64(opt.RowGroupRows)),
 		parquet.KeyValueMetadata("spec_version", schema.SpecVersion),
@@ -287,6 +288,7 @@ func Export(ctx context.Context, src string, opt ExportOptions) (*ExportManifest
 	if opt.prompts, err = newPromptSource(&opt); err != nil {
 		return nil, err
 	}
+	opt.codec = &keptZstd{}
 	in, err := openExportSource(src)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,18 @@ func SnapshotRows[T any](s *Snapshot, i int) (*RowReader[T], error) {
 	if s.files[i] == nil {
 		return nil, s.errs[i]
 	}
-	return openRows[T](s.files[i], s.paths[i])
+	size, err := s.Size(i)
+	if err != nil {
+		return nil, fmt.Errorf("opening shard: %w", err)
+	}
+	pf, err := s.footer(i, size)
+	if err == nil {
+		pf, err = projectable[T](pf, s.paths[i])
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rowReaderOf[T](pf, s.paths[i])
 }
 
 func openRows[T any](f interface {
@@ -60,6 +71,11 @@ func openRows[T any](f interface {
 	if err != nil {
 		return nil, err
 	}
+	return rowReaderOf[T](pf, path)
+}
+
+// rowReaderOf is a RowReader of the opened file pf.
+func rowReaderOf[T any](pf *parquet.File, path string) (*RowReader[T], error) {
 	r, err := newReader[T](pf, path)
 	if err != nil {
 		return nil, err

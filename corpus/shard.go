@@ -40,7 +40,7 @@ func recordSchema() *parquet.Schema { return parquet.SchemaOf(new(schema.Record)
 // writerOptions are the options of every shard writer of a run.
 func writerOptions(opt Options) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
-		parquet.Compression(&shardCodec{}),
+		parquet.Compression(&keptZstd{}),
 		// parquet-go defaults strings to DELTA_LENGTH_BYTE_ARRAY, which some
 		// readers (Spark's vectorized reader before 3.4, Velox, old pyarrow)
 		// reject; PLAIN is the encoding every reader has.
@@ -372,6 +372,11 @@ func openProjected[T any](f io.ReaderAt, path string, size int64) (*parquet.File
 	if err != nil {
 		return nil, err
 	}
+	return projectable[T](pf, path)
+}
+
+// projectable returns pf if it can be read as T (see openProjected).
+func projectable[T any](pf *parquet.File, path string) (*parquet.File, error) {
 	want := parquet.SchemaOf(new(T))
 	for _, col := range want.Columns() {
 		if optionalField(want, col[0]) && !hasField(pf.Schema(), col[0]) || addedInSpec3(col) {

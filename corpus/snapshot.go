@@ -3,9 +3,13 @@ package corpus
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 )
@@ -24,6 +28,16 @@ type Snapshot struct {
 	files []fsys.File // nil where the shard could not be opened
 	errs  []error     // why, for those
 	paths []string
+
+	mu      sync.Mutex
+	footers []footer // each shard's parquet footer, decoded at its first read
+}
+
+// footer is a shard's decoded parquet footer and the file size it was read
+// at.
+type footer struct {
+	pf   *parquet.File
+	size int64
 }
 
 // snapshotAttempts bounds how often OpenSnapshot starts over because a
@@ -56,7 +70,7 @@ func openSnapshotOnce(dir string) (s *Snapshot, gone bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	s = &Snapshot{Dir: dir, Manifest: m, InUse: inUse}
+	s = &Snapshot{Dir: dir, Manifest: m, InUse: inUse, footers: make([]footer, len(m.Shards))}
 	for _, sh := range m.Shards {
 		path := filepath.Join(dir, filepath.FromSlash(sh.File))
 		f, err := fsys.OS.OpenFile(path, os.O_RDONLY, 0)
@@ -127,8 +141,32 @@ func ScanSnapshot[T any](s *Snapshot, i int, fn func(*T) error) error {
 	if s.files[i] == nil {
 		return s.errs[i]
 	}
-	_, err := scanOpen(s.files[i], s.paths[i], openProjected[T], scanBatch, fn)
+	_, err := scanOpen(s.files[i], s.paths[i], func(_ io.ReaderAt, path string, size int64) (*parquet.File, error) {
+		pf, err := s.footer(i, size)
+		if err != nil {
+			return nil, err
+		}
+		return projectable[T](pf, path)
+	}, scanBatch, fn)
 	return err
+}
+
+// footer is shard i's parquet footer, checked and decoded (openParquet)
+// at the first read of the shard at this size and kept for the next: an
+// audit reads each shard several times, once per figure it computes. A
+// footer that does not open is not kept, so every read reports it.
+func (s *Snapshot) footer(i int, size int64) (*parquet.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ft := s.footers[i]; ft.pf != nil && ft.size == size {
+		return ft.pf, nil
+	}
+	pf, err := openParquet(s.files[i], s.paths[i], size)
+	if err != nil {
+		return nil, err
+	}
+	s.footers[i] = footer{pf: pf, size: size}
+	return pf, nil
 }
 
 // checkDamage reports the shards whose bytes no longer match the manifest

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/fsys/crashfs"
+	"github.com/rubricforge/rubricforge/internal/testkit/longtest"
 )
 
 // journalScenario is two waves of an offline batch run on fsy: requests
@@ -83,7 +84,8 @@ func answerOfflineFS(fsy fsys.FS, b *Batcher, local string) error {
 }
 
 // TestBatchJournalCrashAtEveryOperation: a power cut at any operation of
-// two offline waves, with unsynced bytes partly kept, leaves a journal
+// two offline waves (a cover of them by default, every one under make
+// test-long), with unsynced bytes partly kept, leaves a journal
 // that the next Batcher opens (a torn tail cut off), whose states name
 // only files that are there, and whose next state reads back on a line of
 // its own.
@@ -104,10 +106,22 @@ func TestBatchJournalCrashAtEveryOperation(t *testing.T) {
 	if err := journalScenario(clean, t); err != nil {
 		t.Fatal(err)
 	}
+	var ops []crashfs.Op
+	for _, op := range clean.Ops()[setup:] {
+		if op.Mutates() && strings.HasPrefix(op.Path, "/run/batches") {
+			ops = append(ops, op)
+		}
+	}
+	// A cover by default: the first point of each kind of operation,
+	// every third point and the last; every point under make test-long.
+	every := longtest.Pick(t, 3, 1)
+	seen := map[crashfs.Kind]bool{}
 	rng := rand.New(rand.NewPCG(20260701, 9))
 	points := 0
-	for _, op := range clean.Ops()[setup:] {
-		if !op.Mutates() || !strings.HasPrefix(op.Path, "/run/batches") {
+	for n, op := range ops {
+		first := !seen[op.Kind]
+		seen[op.Kind] = true
+		if !first && n%every != 0 && n != len(ops)-1 {
 			continue
 		}
 		points++
@@ -143,5 +157,5 @@ func TestBatchJournalCrashAtEveryOperation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d crash points", points)
+	t.Logf("%d of %d crash points", points, len(ops))
 }

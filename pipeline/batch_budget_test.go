@@ -22,7 +22,7 @@ func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 	job.Batch.MaxRequests = 8 // a stage's requests in several batches, so that some fit a budget
 	free := job
 	free.Out = job.Out + "-no-budget"
-	real := runJob(t, free, Options{}).LLM.Total.CostUSD
+	real := runJob(t, free, Options{HTTPClient: runtest.InProcess}).LLM.Total.CostUSD
 	if real <= 0 {
 		t.Fatal("the job cost nothing: it needs a price")
 	}
@@ -40,7 +40,7 @@ func TestBatchBudgetFromAFreshDirectory(t *testing.T) {
 			j.Out = filepath.Join(t.TempDir(), "run")
 			j.Budget.MaxCostUSD = tc.budget
 			created := srv.BatchStats().BatchesCreated
-			rep := runJob(t, j, Options{})
+			rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 			spent, sent := rep.LLM.Total.CostUSD, srv.BatchStats().BatchesCreated-created
 			t.Logf("budget $%.4f (job $%.4f): %s %s, spent $%.4f, %d batches", tc.budget, real, rep.Status, rep.StoppedBy, spent, sent)
 			if tc.finish {

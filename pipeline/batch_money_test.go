@@ -59,7 +59,7 @@ func TestBatchCreate504IsNotRetriedBlind(t *testing.T) {
 	jb.Prices = moneyPrices
 	jb.Batch.CreateSettle = 2 * time.Second
 	logs := &runtest.SyncBuffer{}
-	rep := runJob(t, jb, Options{Logger: runtest.TextLogger(logs)})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(logs)})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -114,7 +114,7 @@ func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
 		srv, jb, rows := runtest.BatchSetup(t, 12, sim.Config{BatchTurnaround: 600 * time.Millisecond}, job.StageRollout)
 		jb.Empirical.Enabled = false
 		jb.Prices = moneyPrices
-		rep := runWhile(t, srv, jb, Options{}, func(id string) {
+		rep := runWhile(t, srv, jb, Options{HTTPClient: runtest.InProcess}, func(id string) {
 			if _, err := srv.MoveBatch(id); err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func TestBatchIDTheProviderNoLongerKnows(t *testing.T) {
 		jb.Empirical.Enabled = false
 		jb.Batch.MaxRequests = 6 // several batches: one goes, the others are answered
 		logs := &runtest.SyncBuffer{}
-		rep := runWhile(t, srv, jb, Options{Logger: runtest.TextLogger(logs)}, func(id string) {
+		rep := runWhile(t, srv, jb, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(logs)}, func(id string) {
 			if err := srv.DropBatch(id); err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +173,7 @@ func TestLostRepliesAreCounted(t *testing.T) {
 	jb.Empirical.Enabled = false
 	jb.Prices = moneyPrices
 	jb.Limits.BackoffMax = 10 * time.Millisecond
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	bill := billOf(srv, moneyPrices)
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
@@ -187,7 +187,7 @@ func TestLostRepliesAreCounted(t *testing.T) {
 	jb2.Prices = moneyPrices
 	jb2.Limits.BackoffMax = 10 * time.Millisecond
 	jb2.Budget.MaxCostUSD = bill / 2
-	rep2 := runJob(t, jb2, Options{})
+	rep2 := runJob(t, jb2, Options{HTTPClient: runtest.InProcess})
 	if billed := billOf(srv2, moneyPrices); billed > jb2.Budget.MaxCostUSD {
 		t.Errorf("a $%.4f budget was billed $%.4f (the run counted $%.4f, %s)", jb2.Budget.MaxCostUSD, billed, rep2.LLM.Total.CostUSD, rep2.StoppedBy)
 	}

@@ -98,7 +98,7 @@ func compareOnlineBatch(t *testing.T, cfg sim.Config, jb func(out, url string) j
 	}
 	_, onlineURL := runtest.StartSim(t, cfg)
 	onJob := jb("online", onlineURL)
-	onRep = runJob(t, onJob, Options{})
+	onRep = runJob(t, onJob, Options{HTTPClient: runtest.InProcess})
 
 	batch, batchURL := runtest.StartSim(t, cfg)
 	bJob := jb("batch", batchURL)
@@ -106,7 +106,7 @@ func compareOnlineBatch(t *testing.T, cfg sim.Config, jb func(out, url string) j
 		ep.Mode = job.ModeBatch
 	}
 	bJob.Batch.MaxRequests = maxRows // several files per wave
-	bRep = runJob(t, bJob, Options{})
+	bRep = runJob(t, bJob, Options{HTTPClient: runtest.InProcess})
 	if bRep.Status != StatusFinished {
 		t.Fatalf("batch run %s: %s", bRep.Status, bRep.StopReason)
 	}
@@ -188,7 +188,7 @@ func TestBatchExpiredResubmitsOnlyMissingRows(t *testing.T) {
 	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{BatchExpire: 1}, job.StageRollout, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -220,7 +220,7 @@ func TestBatchFailedRowsRetried(t *testing.T) {
 	t.Parallel()
 	srv, job, rows := runtest.BatchSetup(t, 15, sim.Config{BatchRowFailRate: 0.15}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	job.Batch.MaxRowAttempts = 6
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -253,7 +253,7 @@ func TestBatchMixedMode(t *testing.T) {
 	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 12, sim.Config{KeepLog: true}, job.StageDistill, job.StageJudge)
 	jb.Empirical.Enabled = false
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -305,7 +305,7 @@ func TestBatchKilledWhilePending(t *testing.T) {
 	if kills == 0 {
 		t.Fatal("no run was killed while its batches were pending")
 	}
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("final run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -343,7 +343,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 	created := srv.BatchStats().BatchesCreated
 
 	jb.Budget.MaxCostUSD = 0.05 // covers the rollouts, not the distill wave
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusStopped || rep.StoppedBy != StopBudget || !strings.Contains(rep.StopReason, "batch") {
 		t.Fatalf("run %s by %q: %s; want stopped by the budget before a batch", rep.Status, rep.StoppedBy, rep.StopReason)
 	}
@@ -365,7 +365,7 @@ func TestBatchBudgetStopsSubmitting(t *testing.T) {
 	}
 
 	jb.Budget.MaxCostUSD = 100
-	rep = runJob(t, jb, Options{})
+	rep = runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("after raising the budget: %s: %s", rep.Status, rep.StopReason)
 	}
@@ -381,7 +381,7 @@ func TestBatchRepairsOnline(t *testing.T) {
 	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 15, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.15}}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	jb.Batch.Repairs = job.ModeOnline
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}
@@ -406,7 +406,7 @@ func TestBatchAfterOnline(t *testing.T) {
 	t.Parallel()
 	srv, jb, rows := runtest.BatchSetup(t, 20, sim.Config{})
 	jb.Budget.MaxCostUSD = 0.01
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.StoppedBy != StopBudget || srv.Count() == 0 {
 		t.Fatalf("online run %s by %q after %d requests; want it stopped by the budget partway", rep.Status, rep.StoppedBy, srv.Count())
 	}
@@ -414,7 +414,7 @@ func TestBatchAfterOnline(t *testing.T) {
 	for _, ep := range jb.BatchSections() {
 		ep.Mode = job.ModeBatch
 	}
-	rep = runJob(t, jb, Options{})
+	rep = runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("batch resume %s: %s", rep.Status, rep.StopReason)
 	}
@@ -459,7 +459,7 @@ func TestBatchProviderFull(t *testing.T) {
 	job.Batch.MaxRowAttempts = 1
 	job.Limits.MaxAttempts = 2
 	job.Limits.BackoffMax = 10 * time.Millisecond
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}

@@ -30,7 +30,7 @@ func TestBatchWaveSettlesAProblemOnce(t *testing.T) {
 	job := runtest.BatchJob(input, filepath.Join(dir, "out"), url, job.StageRollout, job.StageDistill, job.StageJudge)
 	job.Empirical.Enabled = false
 	job.Batch.MaxRequests = 25
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("run %s: %s", rep.Status, rep.StopReason)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // A run stopped by its budget stops again at once, and sends nothing,
@@ -22,7 +23,7 @@ func TestRunBudgetStoppedRerunSendsNothing(t *testing.T) {
 	j.Judge.MaxTokens = 50_000 // reserved by a judgment before the judge's first answer: none fits
 	j.Budget.MaxTokens = 20_000
 	j.Limits.ProblemsInFlight = 1
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusStopped || rep.StoppedBy != StopBudget {
 		t.Fatalf("status %q (%s), want stopped by the budget", rep.Status, rep.StopReason)
 	}

@@ -22,7 +22,7 @@ func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	job := f.job
-	first := runJob(t, job, Options{})
+	first := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	want := runtest.ReadCorpus(t, job.Out)
 	if len(want) != int(first.Problems.Done) || len(want) < 8 {
 		t.Fatalf("first run: %d records, %d done", len(want), first.Problems.Done)
@@ -43,7 +43,7 @@ func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, err = Run(context.Background(), job, Options{})
+	_, err = Run(context.Background(), job, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, corpus.ErrDamaged) || !strings.Contains(err.Error(), m.Shards[0].File) {
 		t.Fatalf("resuming over a damaged shard: %v", err)
 	}
@@ -65,7 +65,7 @@ func TestDamagedShardRecoveredFromTheCache(t *testing.T) {
 		t.Fatalf("repair: %+v, %v", res, err)
 	}
 	sent := len(f.srv.Log())
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if n := len(f.srv.Log()) - sent; n != 0 {
 		t.Errorf("the rerun sent %d requests; every one was in the cache", n)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/corpus"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 	"github.com/rubricforge/rubricforge/job"
 	"github.com/rubricforge/rubricforge/prompts"
 	"github.com/rubricforge/rubricforge/schema"
@@ -39,7 +40,7 @@ func TestDecomposeStages(t *testing.T) {
 	}
 	jb := f.job
 	jb.Judge.Enabled, jb.Judge.DropInvalid, jb.Empirical.Enabled = true, false, true
-	rep := runJob(t, jb, Options{Decompose: seeds})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess, Decompose: seeds})
 	if rep.Problems.Failed != 1 || rep.FailuresByStage[StageDecompose] != 1 {
 		t.Errorf("failed %d, by stage %v: want the unit without a seed failed at %s", rep.Problems.Failed, rep.FailuresByStage, StageDecompose)
 	}

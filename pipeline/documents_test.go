@@ -136,7 +136,7 @@ func TestDocumentInputEntirelyWrong(t *testing.T) {
 	} {
 		j := groundedJob(tc.path)
 		j.Out = filepath.Join(dir, "run")
-		_, err := Run(context.Background(), j, Options{})
+		_, err := Run(context.Background(), j, Options{HTTPClient: runtest.InProcess})
 		var ue *job.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%s: %v, want a usage error", tc.path, err)

@@ -25,7 +25,7 @@ func TestEmptyCorpusSaysWhy(t *testing.T) {
 	runtest.WriteJSONL(t, input, rows)
 	_, url := runtest.StartSim(t, sim.Config{}) // no answers: every rollout is wrong
 	j := runtest.TestJob(input, filepath.Join(dir, "run"), url)
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	why := rep.EmptyReason()
 	if !strings.Contains(why, "the corpus is empty") || !strings.Contains(why, "all 4 problems were left out by selection") ||
 		!strings.Contains(why, "no rollout was correct") {

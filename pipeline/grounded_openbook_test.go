@@ -28,7 +28,7 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Empirical.OpenBook = true
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
 	}
@@ -91,7 +91,7 @@ func TestGroundedOpenBookEdge(t *testing.T) {
 		t.Errorf("job.yaml does not carry the open-book setting and template hash (%v):\n%s", err, stamped)
 	}
 	before := srv.Count()
-	runJob(t, j, Options{})
+	runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if srv.Count() != before {
 		t.Errorf("a finished open-book run sent %d requests when run again", srv.Count()-before)
 	}

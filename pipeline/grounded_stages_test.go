@@ -49,7 +49,7 @@ func TestGroundedJudgeSeesPassageWithinBudget(t *testing.T) {
 			j.Empirical.BaseURL, j.Empirical.Model = small, "simulated"
 			j.Rollout.N = 2
 			j.Grounded.JudgePassageTokens = 2048 // half the judge's context: the rubric and an answer fit beside it
-			rep := runJob(t, j, Options{})
+			rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 			if rep.Problems.Failed != 0 || rep.CorpusRows != 1 {
 				t.Fatalf("%d records, %d failed (%v): %+v", rep.CorpusRows, rep.Problems.Failed, runtest.ReadFailures(t, j.Out), rep.FailuresByStage)
 			}
@@ -97,7 +97,7 @@ func TestGroundedAnalysisOncePerDocument(t *testing.T) {
 				j.Distill.Mode = job.ModeBatch
 				j.Batch.PollInterval = 10 * time.Millisecond
 			}
-			rep := runJob(t, j, Options{})
+			rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 			units := runtest.DistinctUnits(t, j)
 			if len(units) < 6 || rep.CorpusRows+rep.Problems.LeftOut != int64(len(units)) {
 				t.Fatalf("%d passages, %d records, %d left out, failures %v", len(units), rep.CorpusRows, rep.Problems.LeftOut, rep.FailuresByStage)

@@ -44,7 +44,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	// drawn by arrival order about one run in eight met no malformed analysis.
 	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true, FaultsByRequest: true, Faults: sim.Faults{Malformed: 0.08, ServerError: 0.03}})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
 	}
@@ -121,7 +121,7 @@ func TestGroundedEndToEnd(t *testing.T) {
 	}
 
 	before := srv.Count()
-	again := runJob(t, j, Options{})
+	again := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if srv.Count() != before {
 		t.Errorf("a finished run sent %d requests when run again", srv.Count()-before)
 	}
@@ -194,7 +194,7 @@ func TestGroundedOnGoDistributionDocs(t *testing.T) {
 	j.Judge.Mode, j.Judge.DropInvalid = "item", true // one verdict request per criterion; invalid ones dropped
 	j.Limits.Concurrency = 64
 	j.Output.ShardRows = 500
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusFinished {
 		t.Fatalf("status %s (%s)", rep.Status, rep.StopReason)
 	}

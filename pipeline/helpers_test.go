@@ -31,7 +31,7 @@ func runJob(t testing.TB, j job.Job, opt Options) *Report {
 // failure, and the report's counts add up.
 func checkAccounted(t testing.TB, dir string, rows []runtest.Problem, rep *Report) {
 	t.Helper()
-	recs := runtest.ReadCorpus(t, dir)
+	recs := corpusIDs(t, dir)
 	fails := runtest.ReadFailures(t, dir)
 	for _, r := range rows {
 		id := r.ID

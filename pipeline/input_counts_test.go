@@ -29,7 +29,7 @@ func TestInputLossesAreNamed(t *testing.T) {
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Grounded.PassageChars, j.Grounded.MinPassageChars = 2000, 100
 	var log strings.Builder
-	rep := runJob(t, j, Options{Logger: runtest.TextLogger(&log)})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&log)})
 
 	for _, want := range []string{"2 files that are not documents (1 .png, 1 .svg)", "left out", "duplicate"} {
 		if !strings.Contains(log.String(), want) {

@@ -110,7 +110,7 @@ func TestWrongInputStopsEarly(t *testing.T) {
 					t.Errorf("error does not mention %q:\n%v", w, err)
 				}
 			}
-			if _, err := Run(context.Background(), jb, Options{}); !errors.As(err, &ue) {
+			if _, err := Run(context.Background(), jb, Options{HTTPClient: runtest.InProcess}); !errors.As(err, &ue) {
 				t.Errorf("Run: %v, want the usage error", err)
 			}
 			if _, err := os.Stat(jb.Out); !os.IsNotExist(err) {
@@ -139,7 +139,7 @@ func TestCompressedInputs(t *testing.T) {
 		if err != nil || n != int64(len(f.rows)) {
 			t.Errorf("%s: counted %d rows (%v), want %d", kind, n, err, len(f.rows))
 		}
-		rep := runJob(t, job, Options{})
+		rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 		checkAccounted(t, job.Out, f.rows, rep)
 		if rep.Problems.InputLines != int64(len(f.rows)) {
 			t.Errorf("%s: report input_lines %d, want %d", kind, rep.Problems.InputLines, len(f.rows))

@@ -27,7 +27,7 @@ func TestResumeRefusesAnotherInput(t *testing.T) {
 	runtest.WriteJSONL(t, input16, f.rows[:16])
 	job := f.job
 	job.Input.Paths = []string{input16}
-	first := runJob(t, job, Options{})
+	first := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	man, err := corpus.ReadManifest(job.Out)
 	if err != nil || len(man.Inputs) != 1 || man.Inputs[0].Rows != 16 || man.Inputs[0].XXHash64 == "" {
 		t.Fatalf("the manifest does not record the input read: %+v (%v)", man.Inputs, err)
@@ -38,7 +38,7 @@ func TestResumeRefusesAnotherInput(t *testing.T) {
 	j := job
 	j.Input.Paths = []string{changed}
 	from := len(f.srv.Log())
-	_, err = Run(t.Context(), j, Options{})
+	_, err = Run(t.Context(), j, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, ErrInputChanged) || !strings.Contains(err.Error(), changed) || !strings.Contains(err.Error(), input16) {
 		t.Fatalf("a resume with other input content: %v; want ErrInputChanged naming both files", err)
 	}
@@ -48,7 +48,7 @@ func TestResumeRefusesAnotherInput(t *testing.T) {
 
 	// The same rows with rows appended (f.input): the new rows are new work.
 	j.Input.Paths = []string{f.input}
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	if rep.Problems.AlreadyDone != first.Problems.Done || rep.Problems.Unique != 20 {
 		t.Errorf("a grown input: %d already done (want %d), %d unique (want 20)", rep.Problems.AlreadyDone, first.Problems.Done, rep.Problems.Unique)
 	}
@@ -57,7 +57,7 @@ func TestResumeRefusesAnotherInput(t *testing.T) {
 	}
 
 	j.Input.Paths = []string{changed}
-	if _, err := Run(t.Context(), j, Options{Force: true}); err != nil {
+	if _, err := Run(t.Context(), j, Options{HTTPClient: runtest.InProcess, Force: true}); err != nil {
 		t.Errorf("--force: %v", err)
 	}
 }

@@ -29,7 +29,7 @@ func TestInputLogIsShort(t *testing.T) {
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	j.Empirical.Enabled = false
 	var first strings.Builder
-	runJob(t, j, Options{Logger: runtest.TextLogger(&first)})
+	runJob(t, j, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&first)})
 	if strings.Contains(first.String(), "grew") {
 		t.Errorf("a first run says its input grew:\n%s", first.String())
 	}
@@ -37,7 +37,7 @@ func TestInputLogIsShort(t *testing.T) {
 		runtest.WriteFile(t, filepath.Join(docs, fmt.Sprintf("doc-%02d.md", i)), text)
 	}
 	var second strings.Builder
-	runJob(t, j, Options{Logger: runtest.TextLogger(&second)})
+	runJob(t, j, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&second)})
 	for _, line := range strings.Split(second.String(), "\n") {
 		if strings.Contains(line, "grew") && (len(line) > 1000 || !strings.Contains(line, "and 27 more")) {
 			t.Errorf("the line about the grown input (%d bytes): %.300q", len(line), line)

@@ -47,18 +47,18 @@ func TestEmptyRunDirectoryTakesChangedJob(t *testing.T) {
 
 	wrongModel := jb
 	wrongModel.Rollout.BaseURL, wrongModel.Rollout.Model, wrongModel.Prices = notFound.URL+"/v1", "no-such-model", nil
-	if _, err := Run(context.Background(), wrongModel, Options{}); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := Run(context.Background(), wrongModel, Options{HTTPClient: runtest.InProcess}); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("a wrong model should stop the run with a 404: %v", err)
 	}
 	wrongAnswers := jb
 	wrongAnswers.Input.Fields.Answer = "problem" // every rollout is wrong: all left out by selection
-	rep := runJob(t, wrongAnswers, Options{})
+	rep := runJob(t, wrongAnswers, Options{HTTPClient: runtest.InProcess})
 	if rep.Problems.Done != 0 || rep.Problems.LeftOut == 0 {
 		t.Fatalf("the wrong mapping should leave every problem out: %+v", rep.Problems)
 	}
 
 	var logs runtest.SyncBuffer
-	rep, err := Run(context.Background(), jb, Options{Logger: runtest.TextLogger(&logs)})
+	rep, err := Run(context.Background(), jb, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&logs)})
 	if err != nil {
 		t.Fatalf("a directory with 0 records refused a changed job: %v", err)
 	}
@@ -80,7 +80,7 @@ func TestForceKeepsTheFirstJobYAML(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 5, sim.Config{})
 	jb := f.job
-	runJob(t, jb, Options{})
+	runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	first, err := os.ReadFile(jobPath(jb.Out))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestForceKeepsTheFirstJobYAML(t *testing.T) {
 	changed := jb
 	changed.Rollout.N = 6
 	changed.Distill.RepairAttempts = 3
-	_, err = Run(context.Background(), changed, Options{})
+	_, err = Run(context.Background(), changed, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, ErrJobChanged) {
 		t.Fatalf("changed job: %v, want ErrJobChanged", err)
 	}
@@ -96,7 +96,7 @@ func TestForceKeepsTheFirstJobYAML(t *testing.T) {
 	if !slices.Contains(lines, "  rollout.n: 4 → 6") || !slices.Contains(lines, "  distill.repair_attempts: 2 → 3") {
 		t.Errorf("the refusal does not give one line per changed setting:\n%s", err)
 	}
-	if _, err := Run(context.Background(), changed, Options{Force: true}); err != nil {
+	if _, err := Run(context.Background(), changed, Options{HTTPClient: runtest.InProcess, Force: true}); err != nil {
 		t.Fatalf("--force: %v", err)
 	}
 	after, _ := os.ReadFile(jobPath(jb.Out))

@@ -25,7 +25,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	base := f.job
 	base.Empirical.Enabled = true
 	base.Prices["judge-2"] = job.Price{Prompt: 1, Completion: 2}
-	first := runJob(t, base, Options{})
+	first := runJob(t, base, Options{HTTPClient: runtest.InProcess})
 	recs := runtest.ReadCorpus(t, base.Out)
 	if first.Problems.Done == 0 || len(recs) == 0 {
 		t.Fatalf("the first run made no record: %+v", first.Problems)
@@ -69,7 +69,7 @@ func TestJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 			second.Cache = filepath.Join(base.Out, "cache.db")
 			tc.change(&second)
 			from := len(f.srv.Log())
-			rep := runJob(t, second, Options{})
+			rep := runJob(t, second, Options{HTTPClient: runtest.InProcess})
 			if rep.Problems.Done != first.Problems.Done {
 				t.Errorf("done %d, first run %d", rep.Problems.Done, first.Problems.Done)
 			}
@@ -106,7 +106,7 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 	srv, url := runtest.StartSim(t, sim.Config{KeepLog: true})
 	base := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	base.Judge.Seed = 5
-	runJob(t, base, Options{})
+	runJob(t, base, Options{HTTPClient: runtest.InProcess})
 	recs := runtest.ReadCorpus(t, base.Out)
 	if len(recs) == 0 {
 		t.Fatal("the first run made no record")
@@ -136,7 +136,7 @@ func TestGroundedJudgeKeyCoversWhatDecidesAVerdict(t *testing.T) {
 			second.Cache = filepath.Join(base.Out, "cache.db")
 			tc.change(&second)
 			from := len(srv.Log())
-			runJob(t, second, Options{})
+			runJob(t, second, Options{HTTPClient: runtest.InProcess})
 			checkAskedOnly(t, kindsSent(srv, from), tc.asked)
 		})
 	}

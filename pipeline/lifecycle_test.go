@@ -28,14 +28,14 @@ func TestRunMergesSmallShards(t *testing.T) {
 	job.Rollout.N = 2
 	job.Selection.MinCorrect, job.Selection.MinIncorrect = 0, 0
 	job.Output.ShardRows = 4
-	runJob(t, job, Options{})
+	runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	before, err := corpus.ReadManifest(job.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	job.Output.ShardRows = 16
 	var log bytes.Buffer
-	rep := runJob(t, job, Options{Logger: runtest.TextLogger(&log)})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&log)})
 	if !strings.Contains(log.String(), "merged small shards") {
 		t.Fatalf("no merge logged; the test needs checkpoints that leave small shards:\n%s", log.String())
 	}
@@ -71,7 +71,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, runErr := Run(context.Background(), f.job, Options{})
+	_, runErr := Run(context.Background(), f.job, Options{HTTPClient: runtest.InProcess})
 	holder.Close()
 	if runErr == nil {
 		t.Fatal("a run whose cache is held by another process started")
@@ -85,7 +85,7 @@ func TestFailedStartLeavesNothing(t *testing.T) {
 			t.Errorf("a failed start left %s behind (error: %v)", name, runErr)
 		}
 	}
-	runJob(t, f.job, Options{})
+	runJob(t, f.job, Options{HTTPClient: runtest.InProcess})
 }
 
 // TestForceKeepsTheJobHistory: a job forced into a directory made by
@@ -96,7 +96,7 @@ func TestForceKeepsTheJobHistory(t *testing.T) {
 	f := newFixture(t, 12, sim.Config{})
 	first := f.job
 	runtest.WriteJSONL(t, f.input, f.rows[:6]) // the first job sees half the input
-	runJob(t, first, Options{})
+	runJob(t, first, Options{HTTPClient: runtest.InProcess})
 	runtest.WriteJSONL(t, f.input, f.rows)
 	yamlBefore, err := os.ReadFile(corpus.Layout{Dir: first.Out}.Job())
 	if err != nil {
@@ -106,10 +106,10 @@ func TestForceKeepsTheJobHistory(t *testing.T) {
 	second := f.job
 	warmer := 0.7
 	second.Rollout.Temperature = &warmer
-	if _, err := Run(context.Background(), second, Options{}); !errors.Is(err, ErrJobChanged) {
+	if _, err := Run(context.Background(), second, Options{HTTPClient: runtest.InProcess}); !errors.Is(err, ErrJobChanged) {
 		t.Fatalf("a changed job without --force: %v", err)
 	}
-	runJob(t, second, Options{Force: true})
+	runJob(t, second, Options{HTTPClient: runtest.InProcess, Force: true})
 
 	m, err := corpus.ReadManifest(first.Out)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestForceKeepsTheJobHistory(t *testing.T) {
 func TestStatusSeesADeadRun(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 4, sim.Config{})
-	rep := runJob(t, f.job, Options{})
+	rep := runJob(t, f.job, Options{HTTPClient: runtest.InProcess})
 	rep.Status = StatusRunning // as a killed run leaves it
 	if err := WriteReport(fsys.OS, f.job.Out, rep); err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func TestPanelWhoseJudgesAllFailFailsTheProblem(t *testing.T) {
 	f := panelFixture(t, 6, 0.1, map[string]sim.JudgeProfile{"j-a": {Fail: 1}, "j-b": {Fail: 1}})
 	jb := f.job
 	jb.Judge.Panel = panelOf(&jb, "j-a", "j-b")
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	checkAccounted(t, jb.Out, f.rows, rep)
 	if rep.Problems.Done != 0 || rep.FailuresByStage[job.StageJudge] != rep.Problems.Failed || rep.Problems.Failed == 0 {
 		t.Errorf("done %d, failures by stage %v; want every selected problem failed at the judge stage", rep.Problems.Done, rep.FailuresByStage)
@@ -101,7 +101,7 @@ func TestPanelTieIsNotDecidedByJudgeOrder(t *testing.T) {
 		jb := f.job
 		jb.Out = filepath.Join(f.dir, fmt.Sprintf("run-%d", n))
 		jb.Judge.Panel = panelOf(&jb, order...)
-		runJob(t, jb, Options{})
+		runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 		recs := runtest.ReadCorpus(t, jb.Out)
 		for _, r := range recs {
 			if want := "panel: " + strings.Join(order, ", "); r.Provenance.JudgeModel == nil || *r.Provenance.JudgeModel != want {
@@ -143,7 +143,7 @@ func TestPanelMajorityBeatsEachJudge(t *testing.T) {
 	jb.Selection = job.Selection{}
 	jb.Output.ShardRows = 1000
 	jb.Judge.Panel = panelOf(&jb, "j-1", "j-2", "j-3")
-	runJob(t, jb, Options{})
+	runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	votes := itemVotes(t, runtest.ReadCorpus(t, jb.Out))
 	wrong := map[string]int{}
 	for _, v := range votes {
@@ -180,7 +180,7 @@ func TestPanelSatisfactionFailsClosed(t *testing.T) {
 	jb := f.job
 	jb.Empirical.Enabled = true
 	jb.Empirical.Panel = panelOf(&jb, "s-good", "s-broken")
-	runJob(t, jb, Options{})
+	runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	recs := runtest.ReadCorpus(t, jb.Out)
 	pitfalls, positives := 0, 0
 	for id, r := range recs {
@@ -270,7 +270,7 @@ func TestShuffledOrderFlattensPositionBias(t *testing.T) {
 		jb.Judge.Model = "biased"
 		jb.Prices["biased"] = job.Price{Prompt: 1, Completion: 2}
 		jb.Judge.Order = order
-		runJob(t, jb, Options{})
+		runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 		var called, invalid [2]float64 // first half of the rubric, second half
 		for _, r := range runtest.ReadCorpus(t, jb.Out) {
 			if (r.Panel != nil) != (order == job.OrderShuffled) {
@@ -313,7 +313,7 @@ func TestRubricOrderWithoutPanelAddsNothing(t *testing.T) {
 		jb.Out = filepath.Join(f.dir, "run-"+order)
 		jb.Empirical.Enabled = true
 		jb.Judge.Order, jb.Judge.OrderSeed = order, 7
-		runJob(t, jb, Options{})
+		runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 		for id, r := range runtest.ReadCorpus(t, jb.Out) {
 			switch {
 			case order == job.OrderRubric && r.Panel != nil:
@@ -341,7 +341,7 @@ func TestGroundedPanels(t *testing.T) {
 	jb.Empirical.Enabled, jb.Empirical.OpenBook = true, true
 	jb.Judge.Panel = []job.PanelJudge{{Endpoint: job.Endpoint{Model: "g-good"}}, {Endpoint: job.Endpoint{Model: "g-lenient"}}, {Endpoint: job.Endpoint{Model: "g-broken"}}}
 	jb.Empirical.Panel = slices.Clone(jb.Judge.Panel)
-	if _, err := Run(ctx, jb, Options{}); err != nil {
+	if _, err := Run(ctx, jb, Options{HTTPClient: runtest.InProcess}); err != nil {
 		t.Fatal(err)
 	}
 	recs := runtest.ReadCorpus(t, jb.Out)
@@ -413,7 +413,7 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 	f := panelFixture(t, 6, 0.1, nil)
 	older := f.job
 	older.Judge.Order = job.OrderRubric
-	runJob(t, older, Options{})
+	runJob(t, older, Options{HTTPClient: runtest.InProcess})
 	jobYAML := filepath.Join(older.Out, "job.yaml")
 	b, err := os.ReadFile(jobYAML)
 	if err != nil {
@@ -425,11 +425,11 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 	}
 	os.WriteFile(jobYAML, []byte(stripped), 0o644)
 	sent := f.srv.Count()
-	runJob(t, older, Options{})
+	runJob(t, older, Options{HTTPClient: runtest.InProcess})
 	if n := f.srv.Count() - sent; n != 0 {
 		t.Errorf("resuming in rubric order sent %d requests", n)
 	}
-	_, err = Run(context.Background(), f.job, Options{})
+	_, err = Run(context.Background(), f.job, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), "judge.order: rubric → shuffled") {
 		t.Errorf("resuming in the default order: %v, want a refusal naming judge.order", err)
 	}
@@ -445,9 +445,9 @@ func TestResumeNamesTheJudgeSettingThatChanged(t *testing.T) {
 	withPanel.Out = filepath.Join(f.dir, "run-panel")
 	withPanel.Judge.Panel = panelOf(&withPanel, "j-a", "j-b")
 	withPanel.Judge.Panel[1].PromptsDir = own
-	runJob(t, withPanel, Options{})
+	runJob(t, withPanel, Options{HTTPClient: runtest.InProcess})
 	os.WriteFile(filepath.Join(own, "judge_batch.tmpl"), []byte(strings.Replace(string(tmpl), "Decide, for each rubric item below,", "For each rubric item below, decide", 1)), 0o644)
-	_, err = Run(context.Background(), withPanel, Options{})
+	_, err = Run(context.Background(), withPanel, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), "template.judge.panel[j-b].judge_batch: ") {
 		t.Errorf("resuming after one judge's template changed: %v, want a refusal naming it", err)
 	}
@@ -518,7 +518,7 @@ func TestPanelDropInvalid(t *testing.T) {
 	jb := f.job
 	jb.Judge.DropInvalid = true
 	jb.Judge.Panel = panelOf(&jb, "j-fair", "j-harsh", "j-fair2")
-	runJob(t, jb, Options{})
+	runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	recs := runtest.ReadCorpus(t, jb.Out)
 	kept, dissent := 0, 0
 	for _, v := range itemVotes(t, recs) {
@@ -552,7 +552,7 @@ func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
 			jb := f.job
 			jb.Out = filepath.Join(f.dir, "run-"+order)
 			jb.Judge.Order = order
-			runJob(t, jb, Options{})
+			runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 			for id, r := range runtest.ReadCorpus(t, jb.Out) {
 				var got []bool
 				for _, it := range r.Rubric {
@@ -574,7 +574,7 @@ func TestShuffledOrderKeepsEveryVerdict(t *testing.T) {
 		for _, order := range []string{job.OrderRubric, job.OrderShuffled} {
 			jb := runtest.GroundedTestJob(docs, filepath.Join(dir, "run-"+order), url)
 			jb.Judge.Order = order
-			runJob(t, jb, Options{})
+			runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 			recs := runtest.ReadCorpus(t, jb.Out)
 			for id, r := range recs {
 				var b strings.Builder

@@ -28,7 +28,7 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 
 	whole := f.job
 	whole.Out = filepath.Join(f.dir, "whole")
-	wholeRep := runJob(t, whole, Options{})
+	wholeRep := runJob(t, whole, Options{HTTPClient: runtest.InProcess})
 	want := runtest.ReadCorpus(t, whole.Out)
 
 	const k = 3
@@ -38,7 +38,7 @@ func TestPartitionedWorkersSplitTheInput(t *testing.T) {
 		jb := f.job
 		jb.Out = filepath.Join(f.dir, fmt.Sprintf("part-%d", i))
 		jb.Partition = fmt.Sprintf("%d/%d", i, k)
-		rep := runJob(t, jb, Options{})
+		rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 		if rep.Status != StatusFinished {
 			t.Fatalf("worker %d: %s (%s)", i, rep.Status, rep.StopReason)
 		}
@@ -79,20 +79,20 @@ func TestWorkerRefusesAnotherPartitionsDirectory(t *testing.T) {
 	f := newFixture(t, 12, sim.Config{})
 	job := f.job
 	job.Partition = "1/4"
-	runJob(t, job, Options{})
+	runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	for _, other := range []struct{ partition, says string }{
 		{"2/4", "partition: 1/4 → 2/4"},
 		{"", "partition: 1/4 → all"},
 	} {
 		j := f.job
 		j.Partition = other.partition
-		_, err := Run(t.Context(), j, Options{})
+		_, err := Run(t.Context(), j, Options{HTTPClient: runtest.InProcess})
 		if !errors.Is(err, ErrJobChanged) || !strings.Contains(err.Error(), other.says) {
 			t.Errorf("partition %q on a 1/4 directory: got %v, want a refusal saying %q", other.partition, err, other.says)
 		}
 	}
 	// The same partition resumes.
-	if _, err := Run(t.Context(), job, Options{}); err != nil {
+	if _, err := Run(t.Context(), job, Options{HTTPClient: runtest.InProcess}); err != nil {
 		t.Errorf("resuming partition 1/4: %v", err)
 	}
 }

@@ -34,7 +34,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 100}
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	fails := runtest.ReadFailures(t, j.Out)
 	var blob string
 	for id, f := range fails {

@@ -287,7 +287,7 @@ grounded: {passage_chars: 2000, min_passage_chars: 150, questions_per_passage: 1
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	fails := runtest.ReadFailures(t, j.Out)
 	f, ok := fails["short.md#0"]
 	if !ok || f.Stage != "passage" || !strings.Contains(f.Reason, "79 characters") || !strings.Contains(f.Reason, "min_passage_chars 150") {
@@ -337,7 +337,7 @@ func TestDuplicateDocuments(t *testing.T) {
 	_, url := runtest.StartSim(t, sim.Config{})
 	j := runtest.GroundedTestJob(mdFixture("dups"), filepath.Join(dir, "run"), url)
 	var log strings.Builder
-	rep := runJob(t, j, Options{Logger: runtest.TextLogger(&log)})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&log)})
 	if recs := runtest.ReadCorpus(t, j.Out); len(recs)+len(runtest.ReadFailures(t, j.Out)) != 1 {
 		t.Errorf("%d records, want the kept document's one passage", len(recs))
 	}

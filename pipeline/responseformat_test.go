@@ -22,7 +22,7 @@ func TestRefusedResponseFormatSaysWhatToSet(t *testing.T) {
 	_, url := runtest.StartSim(t, sim.Config{RefuseResponseFormat: true})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
 	var log strings.Builder
-	rep := runJob(t, j, Options{Logger: runtest.TextLogger(&log)})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess, Logger: runtest.TextLogger(&log)})
 	if rep.FailuresByStage["analyze"] == 0 {
 		t.Fatalf("failures by stage %v; want the analyses refused", rep.FailuresByStage)
 	}

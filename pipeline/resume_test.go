@@ -36,7 +36,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	f := newFixture(t, 20, sim.Config{KeepLog: true})
 	dir, job := f.dir, f.job
 	srv := f.srv
-	first := runJob(t, job, Options{})
+	first := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 
 	// A new run directory sharing the first run's cache, with an edited judge template.
 	promptsDir := filepath.Join(dir, "prompts")
@@ -56,7 +56,7 @@ func TestChangedJudgeTemplateRerunsJudgingOnly(t *testing.T) {
 	second.PromptsDir = promptsDir
 	second.Cache = filepath.Join(job.Out, "cache.db")
 	from := len(srv.Log())
-	rep := runJob(t, second, Options{})
+	rep := runJob(t, second, Options{HTTPClient: runtest.InProcess})
 	sent := kindsSent(srv, from)
 	if sent[sim.KindJudgeBatch] == 0 {
 		t.Fatal("no judge request was sent with a new judge template")
@@ -77,14 +77,14 @@ func TestRaisingNReusesRollouts(t *testing.T) {
 	dir, rows, jb := f.dir, f.rows, f.job
 	srv := f.srv
 	jb.Selection = job.Selection{}
-	runJob(t, jb, Options{})
+	runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 
 	more := jb
 	more.Out = filepath.Join(dir, "run8")
 	more.Rollout.N = 8
 	more.Cache = filepath.Join(jb.Out, "cache.db")
 	from := len(srv.Log())
-	runJob(t, more, Options{})
+	runJob(t, more, Options{HTTPClient: runtest.InProcess})
 	if got := kindsSent(srv, from)[sim.KindRollout]; got != 4*len(rows) {
 		t.Errorf("raising n from 4 to 8 sent %d rollout requests, want %d (only the new samples)", got, 4*len(rows))
 	}
@@ -119,14 +119,14 @@ func TestParquetInput(t *testing.T) {
 	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	jb := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	jb.Input.Fields = job.Fields{Problem: "question", Answer: "gold", ID: "key", Reference: "ref"}
-	rep := runJob(t, jb, Options{})
+	rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if rep.Problems.BadLines != 1 || len(rep.BadLines) != 1 || rep.BadLines[0].Line != 13 {
 		t.Errorf("bad rows: %d %+v, want row 13", rep.Problems.BadLines, rep.BadLines)
 	}
 	checkAccounted(t, jb.Out, rows, rep)
 
 	jb.Input.Fields.Problem = "prompt"
-	if _, err := Run(t.Context(), jb, Options{Force: true}); err == nil || !strings.Contains(err.Error(), `no column "prompt"`) {
+	if _, err := Run(t.Context(), jb, Options{HTTPClient: runtest.InProcess, Force: true}); err == nil || !strings.Contains(err.Error(), `no column "prompt"`) {
 		t.Errorf("a missing column: %v", err)
 	}
 }
@@ -138,7 +138,7 @@ func TestParquetInput(t *testing.T) {
 func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 12, sim.Config{KeepLog: true})
-	runJob(t, f.job, Options{})
+	runJob(t, f.job, Options{HTTPClient: runtest.InProcess})
 	basePath := filepath.Join(f.job.Out, "cache.db")
 	before, err := os.ReadFile(basePath)
 	if err != nil {
@@ -157,7 +157,7 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 		variants[i] = v
 		go func() {
 			var err error
-			reports[i], err = Run(context.Background(), v, Options{})
+			reports[i], err = Run(context.Background(), v, Options{HTTPClient: runtest.InProcess})
 			errs <- err
 		}()
 	}
@@ -181,7 +181,7 @@ func TestBaseCacheIsReadNeverWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	from = len(f.srv.Log())
-	again := runJob(t, variants[0], Options{})
+	again := runJob(t, variants[0], Options{HTTPClient: runtest.InProcess})
 	if sent := len(f.srv.Log()) - from; sent != 0 {
 		t.Errorf("resuming a variant after its base was deleted sent %d requests", sent)
 	}

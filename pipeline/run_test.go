@@ -48,7 +48,7 @@ func TestRunEndToEnd(t *testing.T) {
 			if tc.style == schema.StyleFactualProcess {
 				jb.Selection = job.Selection{MinCorrect: 0, MinIncorrect: 0}
 			}
-			rep := runJob(t, jb, Options{})
+			rep := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 			if rep.Status != StatusFinished {
 				t.Fatalf("status %q (%s), want finished", rep.Status, rep.StopReason)
 			}
@@ -109,7 +109,7 @@ func TestRunEndToEnd(t *testing.T) {
 
 			// Running again resumes: nothing is sent, nothing changes.
 			before := srv.Count()
-			rep2 := runJob(t, jb, Options{})
+			rep2 := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 			if sent := srv.Count() - before; sent != 0 {
 				t.Errorf("resume of a finished run sent %d requests", sent)
 			}
@@ -120,7 +120,7 @@ func TestRunEndToEnd(t *testing.T) {
 
 			// Retrying failures re-uses the cache: a left-out problem is left out again.
 			before = srv.Count()
-			rep3 := runJob(t, jb, Options{RetryFailed: true})
+			rep3 := runJob(t, jb, Options{HTTPClient: runtest.InProcess, RetryFailed: true})
 			if rep3.Problems.LeftOut != rep.Problems.LeftOut {
 				t.Errorf("retry-failed: left out %d, first run %d", rep3.Problems.LeftOut, rep.Problems.LeftOut)
 			}
@@ -207,7 +207,7 @@ func TestRunBadInput(t *testing.T) {
 	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	job := runtest.TestJob(input, filepath.Join(dir, "run"), url)
 	job.Input.MaxLineBytes = 2048
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	p := rep.Problems
 	if p.BadLines != 6 {
 		t.Errorf("bad lines %d, want 6: %+v", p.BadLines, rep.BadLines)
@@ -261,7 +261,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	job.Limits.Concurrency = 4
 	job.Limits.ProblemsInFlight = 2
 	job.Budget.MaxTokens = 20_000
-	rep := runJob(t, job, Options{})
+	rep := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if rep.Status != StatusStopped || !strings.Contains(rep.StopReason, "budget") {
 		t.Fatalf("status %q (%s), want stopped by the budget", rep.Status, rep.StopReason)
 	}
@@ -288,7 +288,7 @@ func TestRunBudgetStopAndResume(t *testing.T) {
 	}
 
 	job.Budget.MaxTokens = 0
-	final := runJob(t, job, Options{})
+	final := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	if final.Status != StatusFinished {
 		t.Fatalf("after raising the budget: %q (%s)", final.Status, final.StopReason)
 	}
@@ -302,11 +302,11 @@ func TestRunRefusesChangedJob(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 5, sim.Config{})
 	job := f.job
-	runJob(t, job, Options{})
+	runJob(t, job, Options{HTTPClient: runtest.InProcess})
 
 	changed := job
 	changed.Rollout.N = 6
-	_, err := Run(context.Background(), changed, Options{})
+	_, err := Run(context.Background(), changed, Options{HTTPClient: runtest.InProcess})
 	if !errors.Is(err, ErrJobChanged) {
 		t.Fatalf("changed n: %v, want ErrJobChanged", err)
 	}
@@ -318,11 +318,11 @@ func TestRunRefusesChangedJob(t *testing.T) {
 	same := job
 	same.Limits.Concurrency = 3
 	same.Output.ShardRows = 2
-	if _, err := Run(context.Background(), same, Options{}); err != nil {
+	if _, err := Run(context.Background(), same, Options{HTTPClient: runtest.InProcess}); err != nil {
 		t.Errorf("changing concurrency and shard size was refused: %v", err)
 	}
 
-	if _, err := Run(context.Background(), changed, Options{Force: true}); err != nil {
+	if _, err := Run(context.Background(), changed, Options{HTTPClient: runtest.InProcess, Force: true}); err != nil {
 		t.Errorf("--force: %v", err)
 	}
 }
@@ -358,7 +358,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 		}
 		cancel()
 	}()
-	rep, err := Run(ctx, job, Options{})
+	rep, err := Run(ctx, job, Options{HTTPClient: runtest.InProcess})
 	if err != nil {
 		t.Fatalf("an interrupted run must not fail: %v", err)
 	}
@@ -374,7 +374,7 @@ func TestRunInterruptedStopsCleanly(t *testing.T) {
 	if rep.Problems.Unique != int64(len(rows)) {
 		t.Errorf("after an interrupt, unique %d: the counts must be of the whole input (%d)", rep.Problems.Unique, len(rows))
 	}
-	final := runJob(t, job, Options{})
+	final := runJob(t, job, Options{HTTPClient: runtest.InProcess})
 	checkAccounted(t, job.Out, rows, final)
 }
 
@@ -447,7 +447,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	jb.Limits.MaxAttempts = 2
 	jb.Limits.BackoffMax = 5 * time.Millisecond
 	jb.Limits.ProblemsInFlight = 4
-	rep, err := Run(context.Background(), jb, Options{})
+	rep, err := Run(context.Background(), jb, Options{HTTPClient: runtest.InProcess})
 	if err == nil || !strings.Contains(err.Error(), "keeps failing") {
 		t.Fatalf("a dead endpoint must stop the run: %v", err)
 	}
@@ -464,7 +464,7 @@ func TestRunStopsOnFailingEndpointAndResumesTransientFailures(t *testing.T) {
 	_, url := runtest.StartSim(t, sim.Config{Answers: runtest.AnswersOf(rows)})
 	jb.Rollout.BaseURL = url
 	jb.Distill.BaseURL, jb.Judge.BaseURL, jb.Empirical.BaseURL = "", "", ""
-	final := runJob(t, jb, Options{})
+	final := runJob(t, jb, Options{HTTPClient: runtest.InProcess})
 	if final.Status != StatusFinished {
 		t.Fatalf("resume: %s (%s)", final.Status, final.StopReason)
 	}
@@ -496,7 +496,7 @@ func TestLegacyMaxTokens(t *testing.T) {
 		job.Rollout.BaseURL = proxy.URL + "/v1"
 		job.Rollout.MaxTokens = 2048
 		job.Rollout.LegacyMaxTokens = legacy
-		runJob(t, job, Options{})
+		runJob(t, job, Options{HTTPClient: runtest.InProcess})
 		proxy.Close()
 		rollouts := int64(2 * job.Rollout.N)
 		if legacy && (legacyField.Load() != rollouts || newField.Load() != 0) {

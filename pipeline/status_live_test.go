@@ -13,6 +13,7 @@ import (
 
 	"github.com/rubricforge/rubricforge/internal/fsys"
 	"github.com/rubricforge/rubricforge/internal/sim"
+	"github.com/rubricforge/rubricforge/internal/testkit/runtest"
 )
 
 // TestStatusDuringARunIsOnePicture: while requests are held at the
@@ -79,7 +80,7 @@ func TestStatusDuringARunIsOnePicture(t *testing.T) {
 func TestStatusAfterKillSaysWhatItKnows(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, 8, sim.Config{})
-	rep := runJob(t, f.job, Options{})
+	rep := runJob(t, f.job, Options{HTTPClient: runtest.InProcess})
 	rep.Status = StatusRunning // as a killed run leaves it...
 	rep.Problems.Done += 3     // ...with 3 finished records not yet in a shard
 	if err := WriteReport(fsys.OS, f.job.Out, rep); err != nil {

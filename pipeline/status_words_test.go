@@ -15,7 +15,7 @@ import (
 func TestStatusSpeaksOfTheLastSession(t *testing.T) {
 	t.Parallel()
 	f := runtest.NewFixture(t, 6, sim.Config{})
-	runJob(t, f.Job, Options{})
+	runJob(t, f.Job, Options{HTTPClient: runtest.InProcess})
 	st, err := ReadStatus(f.Job.Out)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestGroundedBadFilesAreNotLines(t *testing.T) {
 	runtest.WriteFile(t, filepath.Join(docs, "_index.md"), "---\ntitle: Section\n---\n")
 	_, url := runtest.StartSim(t, sim.Config{})
 	j := runtest.GroundedTestJob(docs, filepath.Join(dir, "run"), url)
-	rep := runJob(t, j, Options{})
+	rep := runJob(t, j, Options{HTTPClient: runtest.InProcess})
 	var sum strings.Builder
 	rep.WriteSummary(&sum, j.Out)
 	if strings.Contains(sum.String(), "bad lines") || !strings.Contains(sum.String(), "1 unusable documents") {

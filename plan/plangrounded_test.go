@@ -56,7 +56,7 @@ func passageMark(t *testing.T, text string) string {
 // request that names a sampled passage.
 func TestPlanOfAGroundedJobThenRunSendsNothingForTheSample(t *testing.T) {
 	t.Parallel()
-	jb, opt, counter := groundedPlanSetup(t, 12)
+	jb, opt, counter := groundedPlanSetup(t, 8)
 	units := runtest.DistinctUnits(t, jb)
 	const sample = 20
 	plan, err := Run(context.Background(), jb, opt, Options{Sample: sample, AllowBadRows: true})

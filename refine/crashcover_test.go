@@ -9,26 +9,33 @@ import (
 
 // crashEvery is the stride of the default cover of crash points (see
 // crashCover).
-const crashEvery = 8
+const crashEvery = 16
 
 // crashCover is the crash points a crash sweep visits. make test-long
-// (longtest) visits every operation of ops; make test a cover: every
-// rename with the operations just before and after it (the directory
-// syncs around a commit), the first and last operation of every kind, and
-// every crashEvery-th operation. Every kind of operation is crashed at, and
-// every commit point.
+// (longtest) visits every operation of ops; make test a cover, as
+// corpus's crash tests pick theirs: the first operation of every kind
+// (every kind is crashed at), every crashEvery-th operation and the last
+// one; and the commit of --out, the last rename (the work directory
+// renamed into place) with the operations just before and after it (the
+// syncs of its parent).
 func crashCover(t *testing.T, ops []crashfs.Op) []crashfs.Op {
 	t.Helper()
 	if longtest.Pick(t, false, true) {
 		return ops
+	}
+	commit := -1
+	for i, op := range ops {
+		if op.Kind == crashfs.OpRename {
+			commit = i
+		}
 	}
 	seen := map[crashfs.Kind]bool{}
 	var out []crashfs.Op
 	for i, op := range ops {
 		firstOfKind := !seen[op.Kind]
 		seen[op.Kind] = true
-		afterRename := i > 0 && ops[i-1].Kind == crashfs.OpRename
-		if i%crashEvery == 0 || firstOfKind || op.Kind == crashfs.OpRename || afterRename || i == len(ops)-1 {
+		aroundCommit := commit >= 0 && i >= commit-1 && i <= commit+1
+		if i%crashEvery == 0 || firstOfKind || aroundCommit || i == len(ops)-1 {
 			out = append(out, op)
 		}
 	}

@@ -48,7 +48,7 @@ func panelRun(t *testing.T, n int, errs ...float64) string {
 // given by flag wins.
 func TestJudgeErrorFromThePanel(t *testing.T) {
 	t.Parallel()
-	src := panelRun(t, 150, 0.04, 0.08, 0.12)
+	src := panelRun(t, 60, 0.04, 0.08, 0.12)
 	want := judgestats.MajorityError([]float64{0.04, 0.08, 0.12})
 	sum, err := Run(t.Context(), Config{Src: src, DryRun: true, Options: DefaultOptions()})
 	if err != nil {

@@ -24,7 +24,7 @@ func TestBudgetScopeJobSplitsItBetweenWorkers(t *testing.T) {
 	// In batch mode, where a budget holds back the batches that do not
 	// fit it (online, each worker may pass its budget by what its
 	// requests in flight spend).
-	_, whole, _ := runtest.BatchSetup(t, 20, sim.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
+	_, whole, _ := runtest.BatchSetup(t, 12, sim.Config{}, job.StageRollout, job.StageDistill, job.StageJudge, job.StageEmpirical)
 	whole.Batch.MaxRequests = 8
 	cost := runJob(t, whole, pipeline.Options{}).LLM.Total.CostUSD
 	const k = 4

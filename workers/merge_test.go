@@ -137,7 +137,7 @@ func (c *stopAfter) Err() error {
 // finishes the same corpus, each record once, without duplicate failures.
 func TestInterruptedMergeResumes(t *testing.T) {
 	t.Parallel()
-	f := runtest.NewFixture(t, 24, sim.Config{})
+	f := runtest.NewFixture(t, 16, sim.Config{})
 	dirs := runWorkers(t, f.Job, f.Dir, 4)
 	full := filepath.Join(f.Dir, "full")
 	if _, err := Merge(t.Context(), dirs, full, MergeOptions{ShardRows: 3}); err != nil {

@@ -477,14 +477,16 @@ func TestConcurrentLatency(t *testing.T) {
 	})
 }
 
-// TestConcurrency is TestConcurrentLatency over HTTP: 256 requests at
+// TestConcurrency is TestConcurrentLatency over HTTP: 64 requests at
 // 20ms latency sent at once through net/http's client and server (over an
 // in-memory network, under a fake clock): if the sleeps overlap, the fake
 // time that passes is one latency (at most 30ms), however slow or busy the
-// machine; serialized sleeps would make it about 5s, and a lock held while
-// sleeping no progress at all (the watchdog).
+// machine; serialized sleeps would make it about 1.3s (and sleeps two or
+// more at a time but not all of them at least 40ms), and a lock held while
+// sleeping no progress at all (the watchdog). TestConcurrentLatency sends
+// 512 in process.
 func TestConcurrency(t *testing.T) {
-	const workers = 256
+	const workers = 64
 	bodies := rolloutBodies(t, workers)
 	watchdog := time.AfterFunc(30*time.Second, func() {
 		panic("TestConcurrency: no progress in 30s; is a lock held while a request sleeps?")

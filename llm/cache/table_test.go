@@ -131,8 +131,8 @@ func TestIndexMergesAndReopens(t *testing.T) {
 	ix := newIndex(w, 500)
 	want := map[uint64][]uint64{}
 	r := rand.New(rand.NewPCG(3, 4))
-	keys := make([]uint64, 0, 20000)
-	for i := range 20000 {
+	keys := make([]uint64, 0, 10000)
+	for i := range 10000 { // 20 merges, the table doubling from 2^10 homes to 2^14
 		k := r.Uint64()
 		if i%1000 == 999 {
 			k = keys[r.IntN(len(keys))] // a collision
@@ -180,7 +180,7 @@ func TestIndexMergesAndReopens(t *testing.T) {
 	if err != nil || string(meta) != "meta" {
 		t.Fatalf("adopt: %q %v", meta, err)
 	}
-	if back.responses != ix.responses || back.tombstones != ix.tombstones || back.len() != 20000 {
+	if back.responses != ix.responses || back.tombstones != ix.tombstones || back.len() != 10000 {
 		t.Errorf("counts %d/%d, want %d/%d", back.responses, back.tombstones, ix.responses, ix.tombstones)
 	}
 	wantIndex(t, back, want)
@@ -316,13 +316,13 @@ func TestCacheIndexCrash(t *testing.T) {
 	}
 }
 
-// TestCacheIndexMemory: an open cache of 40,000 entries holds almost none
+// TestCacheIndexMemory: an open cache of 30,000 entries holds almost none
 // of its index in the heap: only the keys since the last merge (at most
 // 1,024 here). An index kept in the heap costs 16 bytes or more an entry
 // (the test fails with cacheMergeAt(1<<30): no merge while opening).
 func TestCacheIndexMemory(t *testing.T) {
 	// Not parallel: it measures the heap, which other tests would share.
-	const n = 40_000
+	const n = 30_000
 	path := filepath.Join(t.TempDir(), "cache.db")
 	buildLog(t, path, n, 10)
 	var m0, m1 runtime.MemStats

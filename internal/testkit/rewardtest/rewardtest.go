@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,12 +177,17 @@ func Client(t testing.TB, transport http.RoundTripper, attempts int, meter *llm.
 	return client
 }
 
-// Prompts are the embedded templates.
+// Prompts are the embedded templates, parsed once per test binary (a
+// prompts.Set is safe for concurrent use; parsing them is ~8 ms of CPU
+// under the race detector, and the reward family's tests make hundreds of
+// judges and servers).
 func Prompts(t testing.TB) *prompts.Set {
 	t.Helper()
-	ps, err := prompts.Load("")
+	ps, err := embeddedPrompts()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ps
 }
+
+var embeddedPrompts = sync.OnceValues(func() (*prompts.Set, error) { return prompts.Load("") })

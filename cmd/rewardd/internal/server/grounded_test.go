@@ -63,7 +63,7 @@ func judgedHarness(t testing.TB, labels []schema.Label, simulator sim.Config, op
 	}
 	rec := &recordingTransport{next: transport}
 	judge := newTestJudge(t, rec, 4, llm.NewMeter(nil, llm.Budget{}), opt)
-	cfg := Config{Judge: judge}
+	cfg := Config{Judge: judge, Prompts: rewardtest.Prompts(t)}
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)
 	}

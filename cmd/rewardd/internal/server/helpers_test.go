@@ -69,6 +69,9 @@ func newHarnessVia(t testing.TB, labels []schema.Label, wrap func(http.RoundTrip
 	j := newTestJudge(t, transport, 4, meter, judge.Options{Model: "simulated"})
 	logs := &bytes.Buffer{}
 	cfg.Judge, cfg.Meter = j, meter
+	if cfg.Prompts == nil {
+		cfg.Prompts = rewardtest.Prompts(t) // what New loads, parsed once
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if labels != nil {
 		cfg.Index, _ = NewIndex(labels)

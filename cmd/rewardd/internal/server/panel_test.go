@@ -31,7 +31,7 @@ func newPanelHarness(t testing.TB, labels []schema.Label, models ...string) *har
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	cfg := Config{Judge: p, Meter: meter, Logger: slog.New(slog.NewTextHandler(logs, nil))}
+	cfg := Config{Judge: p, Meter: meter, Logger: slog.New(slog.NewTextHandler(logs, nil)), Prompts: rewardtest.Prompts(t)}
 	cfg.Index, _ = NewIndex(labels)
 	srv, err := New(cfg)
 	if err != nil {
