@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,12 +21,8 @@ func TestPlanCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	input := filepath.Join(dir, "p.jsonl")
-	answers := writeProblems(t, input, 20)
-	_, url, stop, err := sim.Start(sim.Config{Answers: answers})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	writeProblems(t, input, 20)
+	url := startBuiltSim(t, input)
 	out := filepath.Join(dir, "run")
 	args := []string{"--input", input, "--base-url", url, "--model", "simulated", "--n", "4", "--out", out, "--quiet", "--free-models", "simulated", "--max-cost-usd", "5"}
 
@@ -45,9 +42,7 @@ func TestPlanCommand(t *testing.T) {
 	if code := run([]string{"status", out}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "pilot of distill plan") || !strings.Contains(stdout.String(), "plan of ") {
 		t.Errorf("status after the plan (exit %d):\n%s", code, stdout.String())
 	}
-	if code := run(append([]string{"run"}, args...), &stdout, &stderr); code != exitOK && code != exitProblems {
-		t.Fatalf("run after the plan: exit %d: %s", code, stderr.String())
-	}
+	runBuilt(t, append([]string{"run"}, args...))
 	stdout.Reset()
 	run([]string{"status", out}, &stdout, &stderr)
 	if !strings.Contains(stdout.String(), "against the plan, for the 100.0% of the input handled") {
@@ -78,11 +73,7 @@ func TestPlanCommandUsage(t *testing.T) {
 func TestPlanCommandGrounded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	_, url, stop, err := sim.Start(sim.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	url := startBuiltSim(t, "")
 	out := filepath.Join(dir, "run")
 	args := []string{"--style", "grounded", "--input", filepath.Join("..", "..", "examples", "documents"), "--passage-chars", "1200",
 		"--base-url", url, "--model", "simulated", "--out", out, "--quiet", "--free-models", "simulated"}
@@ -100,12 +91,41 @@ func TestPlanCommandGrounded(t *testing.T) {
 			t.Errorf("plan output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if code := run(append([]string{"run"}, args...), &stdout, &stderr); code != exitOK && code != exitProblems {
-		t.Fatalf("run after the plan: exit %d: %s", code, stderr.String())
-	}
+	runBuilt(t, append([]string{"run"}, args...))
 	stdout.Reset()
 	run([]string{"status", out}, &stdout, &stderr)
 	if !strings.Contains(stdout.String(), "against the plan, for the 100.0% of the input handled") || !strings.Contains(stdout.String(), "passages left") {
 		t.Errorf("status after the run does not compare with the plan:\n%s", stdout.String())
+	}
+}
+
+// startBuiltSim starts the built simllm as sim.Config{} with the answers
+// of the problems file (none when it is empty) and returns its URL; it
+// stops when the test ends. For the plan tests the endpoint is setup: the
+// plan's pilot, their subject, runs in-process and sends to it.
+func startBuiltSim(t *testing.T, problems string) string {
+	t.Helper()
+	args, err := simllmArgs(sim.Config{}, problems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := startSimllm(buildBins(t).simllm, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return url
+}
+
+// runBuilt runs the built distill with args, for a run that is setup (the
+// real run a plan is compared with): exit 0 or 3 (some problems failed).
+func runBuilt(t *testing.T, args []string) {
+	t.Helper()
+	if msg, err := exec.Command(buildDistill(t), args...).CombinedOutput(); err != nil && !exitedWith(err, exitProblems) {
+		t.Fatalf("%s: %v\n%s", args[0], err, msg)
 	}
 }
