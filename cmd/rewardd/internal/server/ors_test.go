@@ -451,7 +451,24 @@ func TestORSClientGoneMidStreamLeaksNoGoroutine(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the held judge request did not see the client go away in 10s")
 	}
+	// The call ends when its handler has given the session back; only then
+	// does the session take another answer, and only then is the count
+	// meaningful (it can reach the baseline while the handler still runs,
+	// when connections of earlier requests close meanwhile).
 	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sess, err := h.srv.sessions.touch(e.sid)
+		if err != nil {
+			t.Fatalf("the session after the client went away: %v", err)
+		}
+		if !sess.scoring {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call whose client went away was still being scored 10s later")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	for runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
