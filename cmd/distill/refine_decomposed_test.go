@@ -68,24 +68,39 @@ func decomposeBuiltSim(t *testing.T, style string, problems int) decomposition {
 	return d
 }
 
+// withPlantedSimllm starts the built simllm configured as
+// plantedConfig(answers) for the problems beside src, runs f against its
+// URL and stops the simulator before it returns.
+func withPlantedSimllm(bins builtBins, src string, answers map[string]string, f func(simURL string) error) (cfg sim.Config, err error) {
+	cfg = plantedConfig(answers)
+	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
+	if err != nil {
+		return cfg, err
+	}
+	simURL, stop, err := startSimllm(bins.simllm, args)
+	if err != nil {
+		return cfg, err
+	}
+	defer func() { err = errors.Join(err, stop()) }()
+	return cfg, f(simURL)
+}
+
 // builtDecompose runs refine --decompose --json of src into dst with the
 // built distill against the built simllm configured as
 // plantedConfig(answers); the simulator ends before it returns. It keeps
 // no prompts.
-func builtDecompose(bins builtBins, src string, answers map[string]string, dst string) (d decomposition, err error) {
-	cfg := plantedConfig(answers)
-	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
+func builtDecompose(bins builtBins, src string, answers map[string]string, dst string) (decomposition, error) {
+	var out []byte
+	cfg, err := withPlantedSimllm(bins, src, answers, func(simURL string) error {
+		var err error
+		out, err = exec.Command(bins.distill, decomposeArgs(src, dst, simURL)...).Output()
+		if err != nil {
+			return fmt.Errorf("refine --decompose: %v\n%s", err, stderrOf(err))
+		}
+		return nil
+	})
 	if err != nil {
-		return d, err
-	}
-	simURL, stop, err := startSimllm(bins.simllm, args)
-	if err != nil {
-		return d, err
-	}
-	defer func() { err = errors.Join(err, stop()) }()
-	out, err := exec.Command(bins.distill, decomposeArgs(src, dst, simURL)...).Output()
-	if err != nil {
-		return d, fmt.Errorf("refine --decompose: %v\n%s", err, stderrOf(err))
+		return decomposition{}, err
 	}
 	return decomposition{src: src, dst: dst, stdout: out, simulator: sim.New(cfg)}, nil
 }
@@ -93,26 +108,22 @@ func builtDecompose(bins builtBins, src string, answers map[string]string, dst s
 // decompose runs refine --decompose --json of src into dst in-process
 // against the built simllm configured as plantedConfig(answers), through
 // a recording proxy; both end before it returns.
-func decompose(bins builtBins, src string, answers map[string]string, dst string) (d decomposition, err error) {
-	cfg := plantedConfig(answers)
-	args, err := simllmArgs(cfg, filepath.Join(filepath.Dir(src), "p.jsonl"))
-	if err != nil {
-		return d, err
-	}
-	simURL, stop, err := startSimllm(bins.simllm, args)
-	if err != nil {
-		return d, err
-	}
-	defer func() { err = errors.Join(err, stop()) }()
+func decompose(bins builtBins, src string, answers map[string]string, dst string) (decomposition, error) {
 	var rec promptRecorder
-	proxied, closeProxy, err := rec.serve(simURL)
-	if err != nil {
-		return d, err
-	}
-	defer closeProxy()
 	var stdout, stderr bytes.Buffer
-	if code := run(decomposeArgs(src, dst, proxied), &stdout, &stderr); code != exitOK {
-		return d, fmt.Errorf("refine --decompose: exit %d\n%s", code, stderr.String())
+	cfg, err := withPlantedSimllm(bins, src, answers, func(simURL string) error {
+		proxied, closeProxy, err := rec.serve(simURL)
+		if err != nil {
+			return err
+		}
+		defer closeProxy()
+		if code := run(decomposeArgs(src, dst, proxied), &stdout, &stderr); code != exitOK {
+			return fmt.Errorf("refine --decompose: exit %d\n%s", code, stderr.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return decomposition{}, err
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
